@@ -1,0 +1,3 @@
+module github.com/mltop/mltop
+
+go 1.26.8

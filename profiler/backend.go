@@ -1,0 +1,80 @@
+package profiler
+
+// DeviceInfo describes the device a backend drives: what families plan
+// against and what the budget and occupancy panels hold numbers against.
+type DeviceInfo struct {
+	Backend            string           `json:"backend"` // "metal", "cuda", "cpu"
+	Name               string           `json:"name"`
+	Vendor             string           `json:"vendor"`
+	Arch               string           `json:"arch,omitempty"` // "sm_90a", "applegpu_g13g", "amd64"
+	Units              int              `json:"units"`          // SMs, GPU cores, CPU cores
+	UnitName           string           `json:"unit_name"`      // "SM", "core"
+	TGMPerGroup        int              `json:"tgm_per_group"`  // bytes a threadgroup may use (default, without opt-in)
+	TGMPerGroupOptIn   int              `json:"tgm_per_group_optin,omitempty"`
+	TGMPerUnit         int              `json:"tgm_per_unit"`
+	MaxThreadsPerGroup int              `json:"max_threads_per_group"`
+	MaxThreadsPerUnit  int              `json:"max_threads_per_unit"`
+	MaxGroupsPerUnit   int              `json:"max_groups_per_unit,omitempty"`
+	RegistersPerUnit   int              `json:"registers_per_unit,omitempty"`
+	SIMDWidth          int              `json:"simd_width"`
+	MemoryBytes        int64            `json:"memory_bytes"`
+	CacheBytes         int64            `json:"cache_bytes"` // last-level cache (L2 / SLC / L3)
+	PeakFLOPS          map[DType]float64 `json:"peak_flops,omitempty"`
+	PeakBandwidth      float64          `json:"peak_bandwidth,omitempty"` // bytes/s
+	MeasuredFLOPS      map[DType]float64 `json:"measured_flops,omitempty"`
+	MeasuredBandwidth  float64          `json:"measured_bandwidth,omitempty"`
+	Timer              string           `json:"timer"` // default timer: "metal-counters", "cuda-event", "wall-clock"
+	Notes              []string         `json:"notes,omitempty"`
+}
+
+// KernelAttrs are what the compiler reports about a compiled kernel. Zero
+// means "not reported by this platform".
+type KernelAttrs struct {
+	StaticTGM      int `json:"static_tgm"`
+	MaxThreads     int `json:"max_threads"` // Metal: maxTotalThreadsPerThreadgroup (drops under register pressure)
+	ExecutionWidth int `json:"execution_width,omitempty"`
+	Registers      int `json:"registers,omitempty"` // per thread
+	SpillBytes     int `json:"spill_bytes,omitempty"`
+}
+
+// Kernel is a compiled entry point.
+type Kernel interface {
+	Attrs() KernelAttrs
+}
+
+// Buffer is device memory.
+type Buffer interface {
+	Size() int64
+}
+
+// Launch binds a dispatch to compiled code and buffers.
+type Launch struct {
+	Dispatch *Dispatch
+	Kernel   Kernel   // nil for a zero-fill dispatch
+	Args     []Buffer // in Dispatch.Args order
+	Zero     Buffer   // the buffer a zero-fill dispatch clears
+}
+
+// Timing is what Backend.Time returns: Samples[rep][dispatch] in nanoseconds.
+type Timing struct {
+	Samples [][]float64
+	Timer   string // the timer actually used (Metal may fall back)
+}
+
+// Backend runs plans on one device. Keep it this small.
+type Backend interface {
+	Info() DeviceInfo
+	Compile(p Program) (Kernel, error)
+	Alloc(bytes int64) (Buffer, error)
+	Free(b Buffer)
+	Upload(b Buffer, src []byte) error
+	Download(b Buffer, dst []byte) error
+	// Run executes the launches once, in order, and waits.
+	Run(launches []Launch) error
+	// Time runs the launches reps times; cold flushes the last-level cache
+	// before each rep (the flush is not timed).
+	Time(launches []Launch, reps int, cold bool) (Timing, error)
+	// Occupancy estimates or asks how many groups of this launch fit per unit.
+	Occupancy(l Launch) Occupancy
+	Close() error
+}

@@ -1,0 +1,112 @@
+package profiler
+
+import "fmt"
+
+// BuildBudget holds a dispatch's named TGM items against the device limit
+// and the compiler's figures (attrs may be zero when nothing was compiled).
+func BuildBudget(d *Dispatch, dev DeviceInfo, attrs KernelAttrs) BudgetReport {
+	b := BudgetReport{Dispatch: d.Name, Items: d.TGM, Total: d.TGMBytes(), Limit: TGMLimit(dev, d), CompilerTGM: attrs.StaticTGM, Threads: d.Threads(), MaxThreads: attrs.MaxThreads}
+	if b.Limit > 0 && b.Total > b.Limit {
+		b.Warnings = append(b.Warnings, fmt.Sprintf("TGM %d B exceeds the %d B limit by %d B", b.Total, b.Limit, b.Total-b.Limit))
+	}
+	if attrs.MaxThreads > 0 && b.Threads > attrs.MaxThreads {
+		b.Warnings = append(b.Warnings, fmt.Sprintf("%d threads requested but the compiled pipeline allows %d (register pressure)", b.Threads, attrs.MaxThreads))
+	}
+	if attrs.StaticTGM > 0 && b.Total > 0 && attrs.StaticTGM+d.DynamicTGM != b.Total {
+		b.Warnings = append(b.Warnings, fmt.Sprintf("compiler reports %d B static + %d B dynamic TGM, the plan's items sum to %d B", attrs.StaticTGM, d.DynamicTGM, b.Total))
+	}
+	if attrs.SpillBytes > 0 {
+		b.Warnings = append(b.Warnings, fmt.Sprintf("%d B of register spills", attrs.SpillBytes))
+	}
+	return b
+}
+
+// TGMLimit is the threadgroup memory a dispatch may use: the opt-in limit
+// where the platform has one and the dispatch asks for more than the default.
+func TGMLimit(dev DeviceInfo, d *Dispatch) int {
+	if dev.TGMPerGroupOptIn > dev.TGMPerGroup && d.TGMBytes() > dev.TGMPerGroup {
+		return dev.TGMPerGroupOptIn
+	}
+	return dev.TGMPerGroup
+}
+
+// EstimateOccupancy is the limit-table estimate of resident groups per unit
+// from threads, TGM and (when known) registers per thread. Backends with a
+// better source (the CUDA driver) answer themselves; Metal and the TUI's
+// preview use this.
+func EstimateOccupancy(dev DeviceInfo, d *Dispatch, attrs KernelAttrs) Occupancy {
+	o := Occupancy{Dispatch: d.Name, Estimate: true, Registers: attrs.Registers, SpillBytes: attrs.SpillBytes, Source: "limits table"}
+	threads := d.Threads()
+	if threads == 0 || dev.MaxThreadsPerUnit == 0 {
+		o.Reason = fmt.Sprintf("%s reports no per-%s limits", dev.Backend, unitName(dev))
+		return o
+	}
+	type lim struct {
+		name string
+		n    int
+	}
+	lims := []lim{{"threads", dev.MaxThreadsPerUnit / threads}}
+	if tgm := d.TGMBytes(); tgm > 0 && dev.TGMPerUnit > 0 {
+		lims = append(lims, lim{"tgm", dev.TGMPerUnit / tgm})
+	}
+	if attrs.Registers > 0 && dev.RegistersPerUnit > 0 {
+		lims = append(lims, lim{"registers", dev.RegistersPerUnit / (attrs.Registers * threads)})
+	}
+	if dev.MaxGroupsPerUnit > 0 {
+		lims = append(lims, lim{"groups", dev.MaxGroupsPerUnit})
+	}
+	best := lims[0]
+	for _, l := range lims[1:] {
+		if l.n < best.n {
+			best = l
+		}
+	}
+	o.Available = true
+	o.GroupsPerUnit = best.n
+	o.Limiter = best.name
+	o.ThreadsPct = 100 * float64(best.n*threads) / float64(dev.MaxThreadsPerUnit)
+	return o
+}
+
+func unitName(dev DeviceInfo) string {
+	if dev.UnitName != "" {
+		return dev.UnitName
+	}
+	return "unit"
+}
+
+// Preview is what the TUI shows before anything runs: the plan's budget and
+// an occupancy estimate for the current knobs.
+type Preview struct {
+	Spec      Spec
+	Plan      *Plan
+	Budget    []BudgetReport
+	Occupancy []Occupancy
+	Err       error // the family's rules rejected the spec (the reason is shown in red)
+}
+
+// MakePreview plans s against dev without touching a device.
+func MakePreview(s Spec, dev DeviceInfo) Preview {
+	f, full, err := Resolve(s, dev)
+	p := Preview{Spec: full, Err: err}
+	if f == nil {
+		return p
+	}
+	plan, perr := f.Plan(full, dev)
+	if perr != nil {
+		if p.Err == nil {
+			p.Err = perr
+		}
+		return p
+	}
+	p.Plan = plan
+	for i := range plan.Dispatches {
+		d := &plan.Dispatches[i]
+		if d.Zero != "" {
+			continue
+		}
+		p.Budget = append(p.Budget, BuildBudget(d, dev, KernelAttrs{}))
+		p.Occupancy = append(p.Occupancy, EstimateOccupancy(dev, d, KernelAttrs{}))
+	}
+	return p
+}

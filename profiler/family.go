@@ -1,0 +1,149 @@
+package profiler
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Tolerance is the pass criterion |got-want| <= ATol + RTol*|want|.
+type Tolerance struct {
+	ATol, RTol float64
+}
+
+// Check is one output buffer's expected values at chosen flat indices.
+type Check struct {
+	Buffer string
+	Index  []int
+	Want   []float64
+}
+
+// Reference is the float64 answer for a sample of rows.
+type Reference struct {
+	Checks      []Check
+	RowsChecked int
+	RowsTotal   int
+	Rows        string // which rows, in words ("all 8192 rows", "64 of 1048576 rows, seed 1")
+}
+
+// Inputs are the host copies of the input buffers after rounding to their
+// dtype, which is what the device sees.
+type Inputs map[string][]float32
+
+// Family is one kernel design: what it lets a user set, how it plans a
+// spec, and the float64 math it must match.
+type Family interface {
+	Name() string
+	Doc() string
+	Schema() Schema
+	// Validate applies the family's rules beyond the schema (tile
+	// divisibility, thread counts, TGM against the device limit).
+	Validate(s Spec, dev DeviceInfo) error
+	Plan(s Spec, dev DeviceInfo) (*Plan, error)
+	// Reference computes expected outputs in float64 for at most maxRows
+	// rows, chosen deterministically from seed.
+	Reference(s Spec, in Inputs, maxRows int, seed uint64) (*Reference, error)
+	Tolerance(d DType) Tolerance
+}
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]Family{}
+)
+
+// Register adds a family; kernels/ calls it from init. Registering a name
+// twice is a programming error.
+func Register(f Family) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[f.Name()]; dup {
+		panic("profiler: family registered twice: " + f.Name())
+	}
+	registry[f.Name()] = f
+}
+
+// Lookup finds a family by name.
+func Lookup(name string) (Family, error) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	if f, ok := registry[name]; ok {
+		return f, nil
+	}
+	return nil, fmt.Errorf("unknown kernel %q: known kernels are %s (see `mltop list`)", name, strings.Join(familyNamesLocked(false), ", "))
+}
+
+// Families lists registered families sorted by name. Families whose name
+// starts with "test_" exist only for tests and are hidden unless asked for.
+func Families(includeTest bool) []Family {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	var out []Family
+	for _, n := range familyNamesLocked(includeTest) {
+		out = append(out, registry[n])
+	}
+	return out
+}
+
+func familyNamesLocked(includeTest bool) []string {
+	var names []string
+	for n := range registry {
+		if !includeTest && strings.HasPrefix(n, "test_") {
+			continue
+		}
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Resolve applies the family's defaults to s and checks it against the
+// schema and the family's rules.
+func Resolve(s Spec, dev DeviceInfo) (Family, Spec, error) {
+	f, err := Lookup(s.Kernel)
+	if err != nil {
+		return nil, s, err
+	}
+	sc := f.Schema()
+	full := s.WithDefaults(sc)
+	if err := full.CheckSchema(sc); err != nil {
+		return f, full, err
+	}
+	if err := f.Validate(full, dev); err != nil {
+		return f, full, err
+	}
+	return f, full, nil
+}
+
+// SampleRows picks at most max of total rows, deterministically from seed:
+// the first and last rows always (edges catch tile-boundary bugs), the rest
+// spread with a seeded generator. Returned sorted.
+func SampleRows(total, max int, seed uint64) []int {
+	if total <= max || max <= 0 {
+		out := make([]int, total)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	picked := map[int]bool{0: true, total - 1: true}
+	rng := NewRNG(seed ^ 0x9e3779b97f4a7c15)
+	for len(picked) < max {
+		picked[int(rng.Uint64()%uint64(total))] = true
+	}
+	out := make([]int, 0, len(picked))
+	for r := range picked {
+		out = append(out, r)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// DescribeRows says which rows were checked.
+func DescribeRows(rows []int, total int, seed uint64) string {
+	if len(rows) == total {
+		return fmt.Sprintf("all %d rows", total)
+	}
+	return fmt.Sprintf("%d of %d rows (first, last and %d seeded with %d)", len(rows), total, len(rows)-2, seed)
+}

@@ -1,0 +1,141 @@
+package profiler
+
+// Plan is what a family makes of a Spec for one device: the programs to
+// compile, the buffers, the dispatches (timed together and one by one), the
+// work model and the threadgroup-memory layout.
+type Plan struct {
+	Buffers    []BufferSpec
+	Setup      []Dispatch // run once before verification and timing, untimed (e.g. a forward pass feeding a backward)
+	Dispatches []Dispatch // the algorithm that is timed
+	FLOPs      float64    // floating-point operations of one run of Dispatches
+	Bytes      float64    // the fewest bytes one run must move through device memory
+	Notes      []string   // anything the user should know (e.g. "FLOPs count unmasked pairs only")
+}
+
+// Role says what a buffer is for.
+type Role string
+
+const (
+	In      Role = "in"
+	Out     Role = "out"
+	Scratch Role = "scratch"
+)
+
+// InitKind says how the runner fills a buffer before the run.
+type InitKind string
+
+const (
+	InitNormal  InitKind = "normal"  // N(0, Scale²), rounded to the dtype
+	InitUniform InitKind = "uniform" // U(Lo, Hi), rounded to the dtype
+	InitInts    InitKind = "ints"    // integers in [Lo, Hi)
+	InitZero    InitKind = "zero"
+	InitPoison  InitKind = "poison" // NaN bytes, so unwritten outputs fail verification
+)
+
+// BufferSpec is one device buffer.
+type BufferSpec struct {
+	Name   string
+	Role   Role
+	Type   DType
+	Elems  int64
+	Init   InitKind
+	Scale  float64 // InitNormal
+	Lo, Hi float64 // InitUniform, InitInts
+}
+
+// Bytes is the buffer's size.
+func (b BufferSpec) Bytes() int64 { return b.Elems * int64(b.Type.Size()) }
+
+// Macro is a preprocessor definition baked into the program (MLX's
+// JIT-constant approach: knobs become compile-time constants).
+type Macro struct {
+	Name  string
+	Value string
+}
+
+// Program names a kernel source and entry point. Source is the file stem:
+// shaders/metal/<Source>.metal, shaders/cuda/<Source>.cu, or the CPU
+// backend's Go kernel of that name.
+type Program struct {
+	Source string
+	Entry  string
+	Macros []Macro
+}
+
+// ScalarKind is the type of a scalar kernel parameter.
+type ScalarKind string
+
+const (
+	ScalarI32 ScalarKind = "i32"
+	ScalarF32 ScalarKind = "f32"
+)
+
+// Scalar is a by-value kernel parameter. CUDA passes each as its own
+// argument after the buffers; Metal packs them, in order, into one struct
+// bound with setBytes at the index after the last buffer.
+type Scalar struct {
+	Name string
+	Kind ScalarKind
+	I    int64
+	F    float64
+}
+
+// I32Param makes an int scalar.
+func I32Param(name string, v int) Scalar { return Scalar{Name: name, Kind: ScalarI32, I: int64(v)} }
+
+// F32Param makes a float scalar.
+func F32Param(name string, v float64) Scalar { return Scalar{Name: name, Kind: ScalarF32, F: v} }
+
+// TGMItem is one named piece of threadgroup (shared) memory.
+type TGMItem struct {
+	Name  string
+	Bytes int
+	Note  string // e.g. "BQ×(D+8) bf16, +8 padding against bank conflicts"
+}
+
+// Dispatch is one kernel launch, or a zero fill of a buffer when Zero is set.
+type Dispatch struct {
+	Name       string
+	Program    Program
+	Grid       [3]int // threadgroups
+	Group      [3]int // threads per threadgroup
+	Args       []string
+	Scalars    []Scalar
+	DynamicTGM int // bytes of threadgroup memory set at dispatch time
+	TGM        []TGMItem
+	Zero       string // when set: fill this buffer with zeros instead of launching
+}
+
+// Threads is the threadgroup size.
+func (d Dispatch) Threads() int { return d.Group[0] * d.Group[1] * d.Group[2] }
+
+// Groups is the number of threadgroups.
+func (d Dispatch) Groups() int64 { return int64(d.Grid[0]) * int64(d.Grid[1]) * int64(d.Grid[2]) }
+
+// TGMBytes sums the named items.
+func (d Dispatch) TGMBytes() int {
+	t := 0
+	for _, it := range d.TGM {
+		t += it.Bytes
+	}
+	return t
+}
+
+// Buffer looks a buffer up by name.
+func (p *Plan) Buffer(name string) (BufferSpec, bool) {
+	for _, b := range p.Buffers {
+		if b.Name == name {
+			return b, true
+		}
+	}
+	return BufferSpec{}, false
+}
+
+// MemoryBytes is the device memory the plan allocates: its peak footprint.
+func (p *Plan) MemoryBytes() int64 {
+	var t int64
+	for _, b := range p.Buffers {
+		t += b.Bytes()
+	}
+	return t
+}

@@ -1,0 +1,133 @@
+package profiler
+
+import "time"
+
+// Status is the outcome of one spec.
+type Status string
+
+const (
+	StatusOK           Status = "ok"
+	StatusMismatch     Status = "mismatch"
+	StatusCompileError Status = "compile_error"
+	StatusInvalid      Status = "invalid"
+	StatusCrashed      Status = "crashed"
+	StatusTimeout      Status = "timeout"
+	StatusError        Status = "error" // a backend call failed (allocation, launch)
+)
+
+// Failed says whether the status counts as a failed spec for the exit code.
+func (s Status) Failed() bool { return s != StatusOK && s != StatusInvalid }
+
+// Stats summarise samples (nanoseconds).
+type Stats struct {
+	N      int     `json:"n"`
+	Min    float64 `json:"min_ns"`
+	P10    float64 `json:"p10_ns"`
+	Median float64 `json:"median_ns"`
+	P90    float64 `json:"p90_ns"`
+	Mean   float64 `json:"mean_ns"`
+	Stdev  float64 `json:"stdev_ns"`
+	CV     float64 `json:"cv"`
+}
+
+// Verdict compares outputs to the float64 reference.
+type Verdict struct {
+	MaxAbsErr   float64 `json:"max_abs_err"`
+	MaxRelErr   float64 `json:"max_rel_err"`
+	RMSErr      float64 `json:"rms_err"`
+	Mismatches  int     `json:"mismatches"`
+	NaNInf      int     `json:"nan_inf"`
+	Checked     int     `json:"elements_checked"`
+	ATol        float64 `json:"atol"`
+	RTol        float64 `json:"rtol"`
+	RowsChecked int     `json:"rows_checked"`
+	RowsTotal   int     `json:"rows_total"`
+	Rows        string  `json:"rows"` // which rows, in words
+	Pass        bool    `json:"pass"`
+	Worst       string  `json:"worst,omitempty"` // where the largest error is
+}
+
+// BudgetReport holds one dispatch's threadgroup memory against the limit.
+type BudgetReport struct {
+	Dispatch    string    `json:"dispatch"`
+	Items       []TGMItem `json:"items"`
+	Total       int       `json:"total"`
+	Limit       int       `json:"limit"`
+	CompilerTGM int       `json:"compiler_tgm,omitempty"` // static TGM the compiler reports
+	Threads     int       `json:"threads"`
+	MaxThreads  int       `json:"max_threads,omitempty"` // compiler's limit for this pipeline
+	Warnings    []string  `json:"warnings,omitempty"`
+}
+
+// Occupancy is groups resident per unit and what limits it.
+type Occupancy struct {
+	Dispatch      string  `json:"dispatch"`
+	Available     bool    `json:"available"`
+	Reason        string  `json:"reason,omitempty"` // why not available
+	GroupsPerUnit int     `json:"groups_per_unit"`
+	Limiter       string  `json:"limiter"` // "threads", "tgm", "registers", "groups"
+	Estimate      bool    `json:"estimate"`
+	Confidence    string  `json:"confidence,omitempty"` // "low" where the table is known to be rough
+	Source        string  `json:"source,omitempty"`     // "driver", "table: …"
+	ThreadsPct    float64 `json:"threads_pct"`          // resident threads / max threads per unit
+	Registers     int     `json:"registers,omitempty"`
+	SpillBytes    int     `json:"spill_bytes,omitempty"`
+}
+
+// DispatchStats is the timing of one dispatch of a multi-kernel plan.
+type DispatchStats struct {
+	Name  string `json:"name"`
+	Stats Stats  `json:"stats"`
+}
+
+// Result is everything known about one spec after it ran (or failed to).
+type Result struct {
+	Time        time.Time       `json:"time"`
+	Spec        Spec            `json:"spec"`
+	Backend     string          `json:"backend"`
+	Device      string          `json:"device"`
+	Timer       string          `json:"timer,omitempty"`
+	Status      Status          `json:"status"`
+	Error       string          `json:"error,omitempty"`
+	Stats       Stats           `json:"stats"`
+	PerDispatch []DispatchStats `json:"per_dispatch,omitempty"`
+	FLOPs       float64         `json:"flops"`
+	Bytes       float64         `json:"bytes"`
+	TFLOPS      float64         `json:"tflops"`
+	GBps        float64         `json:"gbps"`
+	PctPeakFLOP float64         `json:"pct_peak_flops,omitempty"`
+	PctPeakBW   float64         `json:"pct_peak_bw,omitempty"`
+	PctMeasFLOP float64         `json:"pct_measured_flops,omitempty"`
+	PctMeasBW   float64         `json:"pct_measured_bw,omitempty"`
+	MemoryBytes int64           `json:"memory_bytes"`
+	Budget      []BudgetReport  `json:"budget,omitempty"`
+	Occupancy   []Occupancy     `json:"occupancy,omitempty"`
+	Verdict     *Verdict        `json:"verdict,omitempty"`
+	Notes       []string        `json:"notes,omitempty"`
+	WallSeconds float64         `json:"wall_s"`
+}
+
+// MaxTGM is the largest per-dispatch threadgroup memory total.
+func (r *Result) MaxTGM() (total, limit int) {
+	for _, b := range r.Budget {
+		if b.Total >= total {
+			total, limit = b.Total, b.Limit
+		}
+	}
+	return total, limit
+}
+
+// MinOccupancy is the tightest available occupancy across dispatches.
+func (r *Result) MinOccupancy() (Occupancy, bool) {
+	var best Occupancy
+	found := false
+	for _, o := range r.Occupancy {
+		if !o.Available {
+			continue
+		}
+		if !found || o.GroupsPerUnit < best.GroupsPerUnit {
+			best, found = o, true
+		}
+	}
+	return best, found
+}

@@ -1,0 +1,77 @@
+package profiler
+
+import "math"
+
+// RNG is a small seeded generator (SplitMix64): fast, deterministic across
+// platforms and Go versions, so inputs and row samples are reproducible.
+type RNG struct{ s uint64 }
+
+// NewRNG seeds a generator.
+func NewRNG(seed uint64) *RNG { return &RNG{s: seed} }
+
+// Uint64 returns the next value.
+func (r *RNG) Uint64() uint64 {
+	r.s += 0x9e3779b97f4a7c15
+	z := r.s
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// Float64 is uniform in [0, 1).
+func (r *RNG) Float64() float64 { return float64(r.Uint64()>>11) / (1 << 53) }
+
+// Normal is a standard normal deviate (Box-Muller).
+func (r *RNG) Normal() float64 {
+	u1 := r.Float64()
+	for u1 == 0 {
+		u1 = r.Float64()
+	}
+	u2 := r.Float64()
+	return math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
+}
+
+// SeedFor derives a per-buffer seed so that each input has its own stream
+// and adding a buffer does not change the others.
+func SeedFor(seed uint64, name string) uint64 {
+	h := uint64(1469598103934665603)
+	for i := 0; i < len(name); i++ {
+		h ^= uint64(name[i])
+		h *= 1099511628211
+	}
+	return seed ^ h
+}
+
+// Fill generates a buffer's initial host values, rounded to its dtype.
+func Fill(b BufferSpec, seed uint64) []float32 {
+	out := make([]float32, b.Elems)
+	rng := NewRNG(SeedFor(seed, b.Name))
+	switch b.Init {
+	case InitNormal:
+		s := b.Scale
+		if s == 0 {
+			s = 1
+		}
+		for i := range out {
+			out[i] = b.Type.Round(float32(rng.Normal() * s))
+		}
+	case InitUniform:
+		for i := range out {
+			out[i] = b.Type.Round(float32(b.Lo + (b.Hi-b.Lo)*rng.Float64()))
+		}
+	case InitInts:
+		span := uint64(b.Hi - b.Lo)
+		if span == 0 {
+			span = 1
+		}
+		for i := range out {
+			out[i] = float32(b.Lo + float64(rng.Uint64()%span))
+		}
+	case InitPoison:
+		nan := float32(math.NaN())
+		for i := range out {
+			out[i] = nan
+		}
+	}
+	return out
+}

@@ -1,0 +1,480 @@
+package profiler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// StatusCancelled marks a spec the user stopped (esc in the TUI, ctrl+c).
+const StatusCancelled Status = "cancelled"
+
+// Options are the measurement settings of one spec.
+type Options struct {
+	Stop    StopRule      `json:"stop"`
+	Hot     bool          `json:"hot"`      // skip the cache flush before each sample
+	Seed    uint64        `json:"seed"`     // input generator seed
+	MaxRows int           `json:"max_rows"` // rows checked against the reference (0: default 256)
+	Warmup  float64       `json:"warmup_s"` // seconds of warm-up runs (default 0.05, at least one run)
+	Timeout time.Duration `json:"timeout"`  // watchdog for a worker (0: MaxTime*2 + 60 s)
+}
+
+// DefaultOptions are the settings when a user sets nothing.
+func DefaultOptions() Options {
+	return Options{Stop: DefaultStopRule(), Seed: 1, MaxRows: 256, Warmup: 0.05}
+}
+
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.Stop.Noise == 0 {
+		o.Stop.Noise = d.Stop.Noise
+	}
+	if o.Stop.MinSamples == 0 {
+		o.Stop.MinSamples = d.Stop.MinSamples
+	}
+	if o.Stop.MinTime == 0 {
+		o.Stop.MinTime = d.Stop.MinTime
+	}
+	if o.Stop.MaxTime == 0 {
+		o.Stop.MaxTime = d.Stop.MaxTime
+	}
+	if o.MaxRows == 0 {
+		o.MaxRows = d.MaxRows
+	}
+	if o.Warmup == 0 {
+		o.Warmup = d.Warmup
+	}
+	return o
+}
+
+// WatchdogTimeout is how long a worker may take on one spec.
+func (o Options) WatchdogTimeout() time.Duration {
+	if o.Timeout > 0 {
+		return o.Timeout
+	}
+	o = o.withDefaults()
+	return time.Duration(o.Stop.MaxTime*2*float64(time.Second)) + 60*time.Second
+}
+
+// Progress reports a running spec's phase to the UI or the progress bar.
+type Progress struct {
+	Phase   string  `json:"phase"` // "plan", "compile", "verify", "warmup", "measure"
+	Samples int     `json:"samples"`
+	Median  float64 `json:"median_ns"`
+	CV      float64 `json:"cv"`
+}
+
+// Executor runs specs: in process (Runner) or in a worker subprocess
+// (WorkerPool). The TUI and the sweep talk to this.
+type Executor interface {
+	Device() DeviceInfo
+	Run(ctx context.Context, s Spec, opt Options, progress func(Progress)) Result
+	Close() error
+}
+
+// Runner executes specs on a backend in this process.
+type Runner struct {
+	backend Backend
+	dev     DeviceInfo
+
+	mu      sync.Mutex
+	kernels map[string]Kernel
+	refs    map[string]*Reference
+	inputs  inputCache
+}
+
+type inputCache struct {
+	key  string
+	data map[string][]float32
+}
+
+// NewRunner wraps a backend.
+func NewRunner(b Backend) *Runner {
+	return &Runner{backend: b, dev: b.Info(), kernels: map[string]Kernel{}, refs: map[string]*Reference{}}
+}
+
+// Device is the backend's device.
+func (r *Runner) Device() DeviceInfo { return r.dev }
+
+// Close closes the backend.
+func (r *Runner) Close() error { return r.backend.Close() }
+
+// Run measures one spec. It never panics: a panic in a family or backend
+// becomes a crashed result.
+func (r *Runner) Run(ctx context.Context, s Spec, opt Options, progress func(Progress)) (res Result) {
+	start := time.Now()
+	res = Result{Time: start.UTC(), Spec: s, Backend: r.dev.Backend, Device: r.dev.Name}
+	defer func() {
+		if p := recover(); p != nil {
+			res.Status = StatusCrashed
+			res.Error = fmt.Sprintf("panic: %v\n%s", p, lastLines(string(debug.Stack()), 12))
+		}
+		res.WallSeconds = time.Since(start).Seconds()
+	}()
+	if progress == nil {
+		progress = func(Progress) {}
+	}
+	opt = opt.withDefaults()
+	r.run(ctx, s, opt, progress, &res)
+	return res
+}
+
+func (r *Runner) fail(res *Result, st Status, err error) {
+	res.Status = st
+	res.Error = err.Error()
+}
+
+func (r *Runner) run(ctx context.Context, s Spec, opt Options, progress func(Progress), res *Result) {
+	progress(Progress{Phase: "plan"})
+	f, full, err := Resolve(s, r.dev)
+	res.Spec = full
+	if err != nil {
+		r.fail(res, StatusInvalid, err)
+		return
+	}
+	plan, err := f.Plan(full, r.dev)
+	if err != nil {
+		r.fail(res, StatusInvalid, err)
+		return
+	}
+	res.FLOPs, res.Bytes, res.MemoryBytes = plan.FLOPs, plan.Bytes, plan.MemoryBytes()
+	res.Notes = append(res.Notes, plan.Notes...)
+	if err := CheckMemory(plan, r.dev); err != nil {
+		r.fail(res, StatusInvalid, err)
+		return
+	}
+
+	progress(Progress{Phase: "compile"})
+	launches, setup, err := r.compile(plan)
+	if err != nil {
+		r.fail(res, StatusCompileError, err)
+		return
+	}
+	for i := range launches {
+		l := launches[i]
+		if l.Kernel == nil {
+			continue
+		}
+		res.Budget = append(res.Budget, BuildBudget(l.Dispatch, r.dev, l.Kernel.Attrs()))
+		res.Occupancy = append(res.Occupancy, r.backend.Occupancy(l))
+	}
+
+	bufs, err := r.allocate(plan, opt.Seed, full)
+	defer func() {
+		for _, b := range bufs {
+			if b != nil {
+				r.backend.Free(b)
+			}
+		}
+	}()
+	if err != nil {
+		r.fail(res, StatusError, err)
+		return
+	}
+	bind(launches, plan, bufs)
+	bind(setup, plan, bufs)
+
+	progress(Progress{Phase: "verify"})
+	if len(setup) > 0 {
+		if err := r.backend.Run(setup); err != nil {
+			r.fail(res, StatusError, fmt.Errorf("setup dispatch: %w", err))
+			return
+		}
+	}
+	if err := r.backend.Run(launches); err != nil {
+		r.fail(res, StatusError, fmt.Errorf("run: %w", err))
+		return
+	}
+	verdict, err := r.verify(f, full, plan, bufs, opt)
+	if err != nil {
+		r.fail(res, StatusError, err)
+		return
+	}
+	res.Verdict = &verdict
+	res.Status = StatusOK
+	if !verdict.Pass {
+		res.Status = StatusMismatch
+		res.Error = fmt.Sprintf("%d of %d checked elements outside atol %.3g + rtol %.3g·|ref| (%d NaN/Inf); worst %s", verdict.Mismatches, verdict.Checked, verdict.ATol, verdict.RTol, verdict.NaNInf, verdict.Worst)
+	}
+
+	if err := r.measure(ctx, launches, opt, progress, res); err != nil {
+		if errors.Is(err, context.Canceled) {
+			res.Status, res.Error = StatusCancelled, "cancelled by user"
+			return
+		}
+		r.fail(res, StatusError, err)
+		return
+	}
+	r.throughput(res)
+}
+
+// CheckMemory refuses plans that cannot fit before anything is allocated.
+func CheckMemory(plan *Plan, dev DeviceInfo) error {
+	need := plan.MemoryBytes()
+	for _, b := range plan.Buffers {
+		if b.Elems <= 0 {
+			return fmt.Errorf("buffer %s has %d elements: every dim must be positive", b.Name, b.Elems)
+		}
+	}
+	if dev.MemoryBytes > 0 && float64(need) > 0.9*float64(dev.MemoryBytes) {
+		return fmt.Errorf("the plan needs %s of device memory but %s has %s (90%% usable): reduce the dims", FormatBytes(need), dev.Name, FormatBytes(dev.MemoryBytes))
+	}
+	return nil
+}
+
+// FormatBytes prints sizes the way people read them.
+func FormatBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func programKey(p Program) string {
+	k := p.Source + ":" + p.Entry
+	for _, m := range p.Macros {
+		k += "|" + m.Name + "=" + m.Value
+	}
+	return k
+}
+
+func (r *Runner) kernel(p Program) (Kernel, error) {
+	key := programKey(p)
+	r.mu.Lock()
+	k, ok := r.kernels[key]
+	r.mu.Unlock()
+	if ok {
+		return k, nil
+	}
+	k, err := r.backend.Compile(p)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.kernels[key] = k
+	r.mu.Unlock()
+	return k, nil
+}
+
+func (r *Runner) compile(plan *Plan) (timed, setup []Launch, err error) {
+	mk := func(ds []Dispatch) ([]Launch, error) {
+		out := make([]Launch, len(ds))
+		for i := range ds {
+			out[i].Dispatch = &ds[i]
+			if ds[i].Zero != "" {
+				if _, ok := plan.Buffer(ds[i].Zero); !ok {
+					return nil, fmt.Errorf("dispatch %s zero-fills unknown buffer %s", ds[i].Name, ds[i].Zero)
+				}
+				continue
+			}
+			k, err := r.kernel(ds[i].Program)
+			if err != nil {
+				return nil, fmt.Errorf("compiling %s (%s): %w", ds[i].Name, ds[i].Program.Entry, err)
+			}
+			out[i].Kernel = k
+		}
+		return out, nil
+	}
+	if setup, err = mk(plan.Setup); err != nil {
+		return nil, nil, err
+	}
+	if timed, err = mk(plan.Dispatches); err != nil {
+		return nil, nil, err
+	}
+	return timed, setup, nil
+}
+
+func bind(ls []Launch, plan *Plan, bufs map[string]Buffer) {
+	for i := range ls {
+		d := ls[i].Dispatch
+		if d.Zero != "" {
+			ls[i].Zero = bufs[d.Zero]
+			continue
+		}
+		ls[i].Args = make([]Buffer, len(d.Args))
+		for j, name := range d.Args {
+			ls[i].Args[j] = bufs[name]
+		}
+	}
+}
+
+// allocate creates and fills every buffer. Inputs are generated once per
+// (shape, seed) and reused while a sweep varies only knobs.
+func (r *Runner) allocate(plan *Plan, seed uint64, s Spec) (map[string]Buffer, error) {
+	bufs := map[string]Buffer{}
+	key := fmt.Sprintf("%s|seed=%d", s.ShapeKey(), seed)
+	r.mu.Lock()
+	if r.inputs.key != key {
+		r.inputs = inputCache{key: key, data: map[string][]float32{}}
+	}
+	cache := r.inputs.data
+	r.mu.Unlock()
+	for _, b := range plan.Buffers {
+		buf, err := r.backend.Alloc(b.Bytes())
+		if err != nil {
+			return bufs, fmt.Errorf("allocating %s (%s): %w", b.Name, FormatBytes(b.Bytes()), err)
+		}
+		bufs[b.Name] = buf
+		var vals []float32
+		switch b.Init {
+		case InitNormal, InitUniform, InitInts:
+			r.mu.Lock()
+			vals = cache[b.Name]
+			r.mu.Unlock()
+			if int64(len(vals)) != b.Elems {
+				vals = Fill(b, seed)
+				r.mu.Lock()
+				cache[b.Name] = vals
+				r.mu.Unlock()
+			}
+		case InitPoison:
+			raw := make([]byte, b.Bytes())
+			for i := range raw {
+				raw[i] = 0xff // NaN in f32, f16 and bf16
+			}
+			if err := r.backend.Upload(buf, raw); err != nil {
+				return bufs, err
+			}
+			continue
+		default: // zero
+			if err := r.backend.Upload(buf, make([]byte, b.Bytes())); err != nil {
+				return bufs, err
+			}
+			continue
+		}
+		raw := make([]byte, b.Bytes())
+		b.Type.Encode(raw, vals)
+		if err := r.backend.Upload(buf, raw); err != nil {
+			return bufs, fmt.Errorf("uploading %s: %w", b.Name, err)
+		}
+	}
+	return bufs, nil
+}
+
+func (r *Runner) verify(f Family, s Spec, plan *Plan, bufs map[string]Buffer, opt Options) (Verdict, error) {
+	key := fmt.Sprintf("%s|seed=%d|rows=%d", s.ShapeKey(), opt.Seed, opt.MaxRows)
+	r.mu.Lock()
+	ref := r.refs[key]
+	inputs := Inputs(r.inputs.data)
+	r.mu.Unlock()
+	if ref == nil {
+		var err error
+		ref, err = f.Reference(s, inputs, opt.MaxRows, opt.Seed)
+		if err != nil {
+			return Verdict{}, fmt.Errorf("reference: %w", err)
+		}
+		r.mu.Lock()
+		if len(r.refs) > 64 {
+			clear(r.refs)
+		}
+		r.refs[key] = ref
+		r.mu.Unlock()
+	}
+	got := map[string][]float32{}
+	for _, c := range ref.Checks {
+		if _, done := got[c.Buffer]; done {
+			continue
+		}
+		spec, ok := plan.Buffer(c.Buffer)
+		if !ok {
+			return Verdict{}, fmt.Errorf("reference checks unknown buffer %s", c.Buffer)
+		}
+		raw := make([]byte, spec.Bytes())
+		if err := r.backend.Download(bufs[c.Buffer], raw); err != nil {
+			return Verdict{}, fmt.Errorf("downloading %s: %w", c.Buffer, err)
+		}
+		vals := make([]float32, spec.Elems)
+		spec.Type.Decode(raw, vals)
+		got[c.Buffer] = vals
+	}
+	return Verify(ref, got, f.Tolerance(s.DType)), nil
+}
+
+func (r *Runner) measure(ctx context.Context, ls []Launch, opt Options, progress func(Progress), res *Result) error {
+	cold := !opt.Hot
+	// Warm-up: at least one run, then until Warmup seconds have passed.
+	progress(Progress{Phase: "warmup"})
+	wstart := time.Now()
+	var one float64
+	for time.Since(wstart).Seconds() < opt.Warmup || one == 0 {
+		t, err := r.backend.Time(ls, 1, cold)
+		if err != nil {
+			return err
+		}
+		one = math.Max(sumRep(t.Samples[0]), 1)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	var samples []float64
+	per := make([][]float64, len(ls))
+	mstart := time.Now()
+	for {
+		// Batches of about 20 ms keep the UI responsive and the rule checked often.
+		reps := int(math.Max(1, math.Min(100, 20e6/one)))
+		t, err := r.backend.Time(ls, reps, cold)
+		if err != nil {
+			return err
+		}
+		res.Timer = t.Timer
+		for _, rep := range t.Samples {
+			samples = append(samples, sumRep(rep))
+			for i, v := range rep {
+				per[i] = append(per[i], v)
+			}
+		}
+		st := Summarize(samples)
+		progress(Progress{Phase: "measure", Samples: st.N, Median: st.Median, CV: st.CV})
+		if done, _ := opt.Stop.Done(samples, time.Since(mstart).Seconds()); done {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	res.Stats = Summarize(samples)
+	if len(ls) > 1 {
+		for i, l := range ls {
+			res.PerDispatch = append(res.PerDispatch, DispatchStats{Name: l.Dispatch.Name, Stats: Summarize(per[i])})
+		}
+	}
+	return nil
+}
+
+func sumRep(rep []float64) float64 {
+	t := 0.0
+	for _, v := range rep {
+		t += v
+	}
+	return t
+}
+
+func (r *Runner) throughput(res *Result) {
+	sec := res.Stats.Median / 1e9
+	if sec <= 0 {
+		return
+	}
+	res.TFLOPS = res.FLOPs / sec / 1e12
+	res.GBps = res.Bytes / sec / 1e9
+	if p := r.dev.PeakFLOPS[res.Spec.DType]; p > 0 {
+		res.PctPeakFLOP = 100 * res.FLOPs / sec / p
+	}
+	if r.dev.PeakBandwidth > 0 {
+		res.PctPeakBW = 100 * res.Bytes / sec / r.dev.PeakBandwidth
+	}
+	if p := r.dev.MeasuredFLOPS[res.Spec.DType]; p > 0 {
+		res.PctMeasFLOP = 100 * res.FLOPs / sec / p
+	}
+	if r.dev.MeasuredBandwidth > 0 {
+		res.PctMeasBW = 100 * res.Bytes / sec / r.dev.MeasuredBandwidth
+	}
+}

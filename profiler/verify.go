@@ -1,0 +1,69 @@
+package profiler
+
+import (
+	"fmt"
+	"math"
+)
+
+// Tolerances per dtype, used by families that have no reason to differ.
+// f32: accumulation-order differences only. f16: 10 mantissa bits (unit
+// roundoff 4.9e-4) with outputs rounded once. bf16: 7 mantissa bits (unit
+// roundoff 3.9e-3) on inputs and outputs.
+var DefaultTolerances = map[DType]Tolerance{
+	F32:  {ATol: 1e-5, RTol: 1e-4},
+	F16:  {ATol: 1e-3, RTol: 5e-3},
+	BF16: {ATol: 8e-3, RTol: 2e-2},
+}
+
+// Verify compares got (decoded device outputs by buffer name) against the
+// reference checks.
+func Verify(ref *Reference, got map[string][]float32, tol Tolerance) Verdict {
+	v := Verdict{ATol: tol.ATol, RTol: tol.RTol, RowsChecked: ref.RowsChecked, RowsTotal: ref.RowsTotal, Rows: ref.Rows}
+	var sq float64
+	worst := -1.0
+	for _, c := range ref.Checks {
+		out := got[c.Buffer]
+		for k, idx := range c.Index {
+			want := c.Want[k]
+			if idx >= len(out) {
+				v.Mismatches++
+				continue
+			}
+			g := float64(out[idx])
+			v.Checked++
+			if math.IsNaN(g) || math.IsInf(g, 0) {
+				if !(math.IsNaN(want) && math.IsNaN(g)) && !(math.IsInf(want, 0) && g == want) {
+					v.NaNInf++
+					v.Mismatches++
+					if worst < math.Inf(1) {
+						worst = math.Inf(1)
+						v.Worst = fmt.Sprintf("%s[%d]=%v want %.6g", c.Buffer, idx, g, want)
+					}
+				}
+				continue
+			}
+			d := math.Abs(g - want)
+			sq += d * d
+			if d > v.MaxAbsErr {
+				v.MaxAbsErr = d
+			}
+			if aw := math.Abs(want); aw > 0 {
+				if r := d / aw; r > v.MaxRelErr && aw > tol.ATol {
+					v.MaxRelErr = r
+				}
+			}
+			if d > tol.ATol+tol.RTol*math.Abs(want) {
+				v.Mismatches++
+			}
+			if d > worst {
+				worst = d
+				v.Worst = fmt.Sprintf("%s[%d]=%.6g want %.6g", c.Buffer, idx, g, want)
+			}
+		}
+	}
+	if v.Checked > 0 {
+		v.RMSErr = math.Sqrt(sq / float64(v.Checked))
+	}
+	v.Pass = v.Mismatches == 0 && v.NaNInf == 0 && v.Checked > 0
+	return v
+}
