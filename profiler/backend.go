@@ -3,28 +3,28 @@ package profiler
 // DeviceInfo describes the device a backend drives: what families plan
 // against and what the budget and occupancy panels hold numbers against.
 type DeviceInfo struct {
-	Backend            string           `json:"backend"` // "metal", "cuda", "cpu"
-	Name               string           `json:"name"`
-	Vendor             string           `json:"vendor"`
-	Arch               string           `json:"arch,omitempty"` // "sm_90a", "applegpu_g13g", "amd64"
-	Units              int              `json:"units"`          // SMs, GPU cores, CPU cores
-	UnitName           string           `json:"unit_name"`      // "SM", "core"
-	TGMPerGroup        int              `json:"tgm_per_group"`  // bytes a threadgroup may use (default, without opt-in)
-	TGMPerGroupOptIn   int              `json:"tgm_per_group_optin,omitempty"`
-	TGMPerUnit         int              `json:"tgm_per_unit"`
-	MaxThreadsPerGroup int              `json:"max_threads_per_group"`
-	MaxThreadsPerUnit  int              `json:"max_threads_per_unit"`
-	MaxGroupsPerUnit   int              `json:"max_groups_per_unit,omitempty"`
-	RegistersPerUnit   int              `json:"registers_per_unit,omitempty"`
-	SIMDWidth          int              `json:"simd_width"`
-	MemoryBytes        int64            `json:"memory_bytes"`
-	CacheBytes         int64            `json:"cache_bytes"` // last-level cache (L2 / SLC / L3)
+	Backend            string            `json:"backend"` // "metal", "cuda", "cpu"
+	Name               string            `json:"name"`
+	Vendor             string            `json:"vendor"`
+	Arch               string            `json:"arch,omitempty"` // "sm_90a", "applegpu_g13g", "amd64"
+	Units              int               `json:"units"`          // SMs, GPU cores, CPU cores
+	UnitName           string            `json:"unit_name"`      // "SM", "core"
+	TGMPerGroup        int               `json:"tgm_per_group"`  // bytes a threadgroup may use (default, without opt-in)
+	TGMPerGroupOptIn   int               `json:"tgm_per_group_optin,omitempty"`
+	TGMPerUnit         int               `json:"tgm_per_unit"`
+	MaxThreadsPerGroup int               `json:"max_threads_per_group"`
+	MaxThreadsPerUnit  int               `json:"max_threads_per_unit"`
+	MaxGroupsPerUnit   int               `json:"max_groups_per_unit,omitempty"`
+	RegistersPerUnit   int               `json:"registers_per_unit,omitempty"`
+	SIMDWidth          int               `json:"simd_width"`
+	MemoryBytes        int64             `json:"memory_bytes"`
+	CacheBytes         int64             `json:"cache_bytes"` // last-level cache (L2 / SLC / L3)
 	PeakFLOPS          map[DType]float64 `json:"peak_flops,omitempty"`
-	PeakBandwidth      float64          `json:"peak_bandwidth,omitempty"` // bytes/s
+	PeakBandwidth      float64           `json:"peak_bandwidth,omitempty"` // bytes/s
 	MeasuredFLOPS      map[DType]float64 `json:"measured_flops,omitempty"`
-	MeasuredBandwidth  float64          `json:"measured_bandwidth,omitempty"`
-	Timer              string           `json:"timer"` // default timer: "metal-counters", "cuda-event", "wall-clock"
-	Notes              []string         `json:"notes,omitempty"`
+	MeasuredBandwidth  float64           `json:"measured_bandwidth,omitempty"`
+	Timer              string            `json:"timer"` // default timer: "metal-counters", "cuda-event", "wall-clock"
+	Notes              []string          `json:"notes,omitempty"`
 }
 
 // KernelAttrs are what the compiler reports about a compiled kernel. Zero
