@@ -90,6 +90,7 @@ type Result struct {
 	Status      Status          `json:"status"`
 	Error       string          `json:"error,omitempty"`
 	Stats       Stats           `json:"stats"`
+	Samples     []float64       `json:"samples_ns,omitempty"` // per rep, all dispatches summed, in time order
 	PerDispatch []DispatchStats `json:"per_dispatch,omitempty"`
 	FLOPs       float64         `json:"flops"`
 	Bytes       float64         `json:"bytes"`

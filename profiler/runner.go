@@ -442,6 +442,7 @@ func (r *Runner) measure(ctx context.Context, ls []Launch, opt Options, progress
 		}
 	}
 	res.Stats = Summarize(samples)
+	res.Samples = samples
 	if len(ls) > 1 {
 		for i, l := range ls {
 			res.PerDispatch = append(res.PerDispatch, DispatchStats{Name: l.Dispatch.Name, Stats: Summarize(per[i])})

@@ -1,0 +1,439 @@
+package profiler
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// InputError is bad input: a malformed or impossible sweep file or flag. The
+// CLI exits 2 on it, before anything runs.
+type InputError struct {
+	File      string
+	Line, Col int
+	Field     string
+	Msg       string
+	Snippet   string
+}
+
+func (e *InputError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+		}
+		b.WriteString(": ")
+	}
+	if e.Field != "" {
+		fmt.Fprintf(&b, "%s: ", e.Field)
+	}
+	b.WriteString(e.Msg)
+	if e.Snippet != "" {
+		b.WriteString("\n")
+		b.WriteString(strings.TrimRight(e.Snippet, "\n"))
+	}
+	return b.String()
+}
+
+// IsInputError reports whether err is bad input (exit code 2).
+func IsInputError(err error) bool {
+	var ie *InputError
+	return errors.As(err, &ie)
+}
+
+// IntList is a YAML value that may be one int or a list of ints.
+type IntList []int
+
+// UnmarshalYAML accepts `32` and `[16, 32]`.
+func (l *IntList) UnmarshalYAML(b []byte) error {
+	var one int
+	if err := yaml.Unmarshal(b, &one); err == nil {
+		*l = IntList{one}
+		return nil
+	}
+	var many []int
+	if err := yaml.Unmarshal(b, &many); err != nil {
+		return fmt.Errorf("want an integer or a list of integers, got %s", strings.TrimSpace(string(b)))
+	}
+	*l = many
+	return nil
+}
+
+// BoolList is one bool or a list of bools.
+type BoolList []bool
+
+// UnmarshalYAML accepts `true` and `[false, true]`.
+func (l *BoolList) UnmarshalYAML(b []byte) error {
+	var one bool
+	if err := yaml.Unmarshal(b, &one); err == nil {
+		*l = BoolList{one}
+		return nil
+	}
+	var many []bool
+	if err := yaml.Unmarshal(b, &many); err != nil {
+		return fmt.Errorf("want true/false or a list of them, got %s", strings.TrimSpace(string(b)))
+	}
+	*l = many
+	return nil
+}
+
+// MeasureYAML are the measurement options a sweep file may set.
+type MeasureYAML struct {
+	Noise      *float64 `yaml:"noise"`       // target CV, e.g. 0.01
+	MinSamples *int     `yaml:"min_samples"` // default 10
+	MinTime    *float64 `yaml:"min_time"`    // seconds of measured time, default 0.2
+	TimeLimit  *float64 `yaml:"time_limit"`  // seconds per spec, default 5
+	Warmup     *float64 `yaml:"warmup"`      // seconds, default 0.05
+	Hot        *bool    `yaml:"hot"`         // no cache flush between samples
+	Seed       *uint64  `yaml:"seed"`
+	MaxRows    *int     `yaml:"max_rows"` // rows checked against the reference
+	Timeout    *float64 `yaml:"timeout"`  // worker watchdog, seconds
+}
+
+// SweepYAML is one entry of `sweeps:`.
+type SweepYAML struct {
+	Kernel  string              `yaml:"kernel"`
+	DTypes  []string            `yaml:"dtypes"`
+	Knobs   map[string]IntList  `yaml:"knobs"`
+	Dims    map[string]IntList  `yaml:"dims"`
+	Flags   map[string]BoolList `yaml:"flags"`
+	Where   []string            `yaml:"where"`
+	Options *MeasureYAML        `yaml:"options"`
+}
+
+// DeviceLimitsYAML overrides what the backend reports (Metal's occupancy
+// table is an estimate; a user who knows better sets it here).
+type DeviceLimitsYAML struct {
+	TGMPerGroup       *int `yaml:"tgm_per_group"`
+	TGMPerUnit        *int `yaml:"tgm_per_unit"`
+	MaxThreadsPerUnit *int `yaml:"max_threads_per_unit"`
+	MaxGroupsPerUnit  *int `yaml:"max_groups_per_unit"`
+}
+
+// FileYAML is a whole sweep file.
+type FileYAML struct {
+	Backend      string            `yaml:"backend"`
+	Defaults     *MeasureYAML      `yaml:"defaults"`
+	DeviceLimits *DeviceLimitsYAML `yaml:"device_limits"`
+	Sweeps       []SweepYAML       `yaml:"sweeps"`
+}
+
+// Job is one spec to run with its options.
+type Job struct {
+	Spec    Spec
+	Options Options
+}
+
+// Sweep is a loaded, expanded sweep file.
+type Sweep struct {
+	File         string
+	Backend      string // "" when the file does not say
+	DeviceLimits *DeviceLimitsYAML
+	Jobs         []Job
+}
+
+// KnownBackends are the names --backend and `backend:` accept.
+var KnownBackends = []string{"auto", "metal", "cuda", "cpu"}
+
+var posRE = regexp.MustCompile(`^\[(\d+):(\d+)\]\s*(.*)$`)
+
+// LoadSweep reads and expands a sweep file. Any unknown key, kernel, dtype,
+// knob, dim or backend fails the whole file with an InputError that names
+// file:line:col and the field. Values the family's rules reject are not
+// errors here: they become `invalid` rows when run.
+func LoadSweep(path string, base Options) (*Sweep, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &InputError{File: path, Msg: fmt.Sprintf("cannot read the sweep file: %v", errors.Unwrap(err))}
+	}
+	return ParseSweep(path, src, base)
+}
+
+// ParseSweep is LoadSweep on bytes.
+func ParseSweep(name string, src []byte, base Options) (*Sweep, error) {
+	var f FileYAML
+	if err := yaml.UnmarshalWithOptions(src, &f, yaml.Strict()); err != nil {
+		return nil, yamlError(name, err)
+	}
+	astFile, _ := parser.ParseBytes(src, 0)
+	at := func(path, field, msg string) error {
+		e := &InputError{File: name, Field: field, Msg: msg}
+		if astFile != nil {
+			if p, perr := yaml.PathString(path); perr == nil {
+				if n, nerr := p.FilterFile(astFile); nerr == nil && n != nil {
+					tk := n.GetToken()
+					e.Line, e.Col = tk.Position.Line, tk.Position.Column
+				}
+			}
+		}
+		return e
+	}
+	if f.Backend != "" && !slices.Contains(KnownBackends, f.Backend) {
+		return nil, at("$.backend", "backend", fmt.Sprintf("unknown backend %q: use one of %s", f.Backend, strings.Join(KnownBackends, ", ")))
+	}
+	if len(f.Sweeps) == 0 {
+		return nil, at("$", "sweeps", "the file has no sweeps: add a `sweeps:` list with at least one `kernel:` entry")
+	}
+	defaults, err := applyMeasure(base, f.Defaults, func(field, msg string) error { return at("$.defaults."+field, "defaults."+field, msg) })
+	if err != nil {
+		return nil, err
+	}
+	sw := &Sweep{File: name, Backend: f.Backend, DeviceLimits: f.DeviceLimits}
+	for i, s := range f.Sweeps {
+		p := fmt.Sprintf("$.sweeps[%d]", i)
+		field := fmt.Sprintf("sweeps[%d]", i)
+		jobs, err := expand(s, defaults, func(sub, msg string) error {
+			return at(p+"."+sub, field+"."+sub, msg)
+		})
+		if err != nil {
+			return nil, err
+		}
+		sw.Jobs = append(sw.Jobs, jobs...)
+	}
+	return sw, nil
+}
+
+func yamlError(name string, err error) error {
+	msg := err.Error()
+	first, rest, _ := strings.Cut(msg, "\n")
+	e := &InputError{File: name, Msg: first, Snippet: rest}
+	if m := posRE.FindStringSubmatch(first); m != nil {
+		fmt.Sscan(m[1], &e.Line)
+		fmt.Sscan(m[2], &e.Col)
+		e.Msg = m[3]
+	}
+	if strings.Contains(e.Msg, "unknown field") {
+		e.Msg += ": check the spelling; the keys are documented in the README (YAML reference)"
+	}
+	return e
+}
+
+func applyMeasure(o Options, m *MeasureYAML, at func(field, msg string) error) (Options, error) {
+	if m == nil {
+		return o, nil
+	}
+	pos := func(field string, v float64) error {
+		if v <= 0 {
+			return at(field, fmt.Sprintf("%s=%g must be positive", field, v))
+		}
+		return nil
+	}
+	if m.Noise != nil {
+		if *m.Noise <= 0 || *m.Noise >= 1 {
+			return o, at("noise", fmt.Sprintf("noise=%g must be a fraction between 0 and 1 (0.01 means 1%%)", *m.Noise))
+		}
+		o.Stop.Noise = *m.Noise
+	}
+	if m.MinSamples != nil {
+		if *m.MinSamples < 1 {
+			return o, at("min_samples", fmt.Sprintf("min_samples=%d must be at least 1", *m.MinSamples))
+		}
+		o.Stop.MinSamples = *m.MinSamples
+	}
+	if m.MinTime != nil {
+		if err := pos("min_time", *m.MinTime); err != nil {
+			return o, err
+		}
+		o.Stop.MinTime = *m.MinTime
+	}
+	if m.TimeLimit != nil {
+		if err := pos("time_limit", *m.TimeLimit); err != nil {
+			return o, err
+		}
+		o.Stop.MaxTime = *m.TimeLimit
+	}
+	if m.Warmup != nil {
+		if err := pos("warmup", *m.Warmup); err != nil {
+			return o, err
+		}
+		o.Warmup = *m.Warmup
+	}
+	if m.Hot != nil {
+		o.Hot = *m.Hot
+	}
+	if m.Seed != nil {
+		o.Seed = *m.Seed
+	}
+	if m.MaxRows != nil {
+		if *m.MaxRows < 1 {
+			return o, at("max_rows", fmt.Sprintf("max_rows=%d must be at least 1", *m.MaxRows))
+		}
+		o.MaxRows = *m.MaxRows
+	}
+	if m.Timeout != nil {
+		if err := pos("timeout", *m.Timeout); err != nil {
+			return o, err
+		}
+		o.Timeout = time.Duration(*m.Timeout * float64(time.Second))
+	}
+	return o, nil
+}
+
+// splitNames lets one key set several dims to the same value: "Lq,Lk: [512, 1024]".
+func splitNames(key string) []string {
+	parts := strings.Split(key, ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
+}
+
+type axis struct {
+	names  []string
+	kind   string // "knob", "dim", "flag"
+	values []int
+}
+
+func expand(s SweepYAML, base Options, at func(sub, msg string) error) ([]Job, error) {
+	f, err := Lookup(s.Kernel)
+	if err != nil {
+		if s.Kernel == "" {
+			return nil, at("kernel", "missing `kernel:`: name one of the kernels `mltop list` prints")
+		}
+		return nil, at("kernel", err.Error())
+	}
+	sc := f.Schema()
+	opt, err := applyMeasure(base, s.Options, func(field, msg string) error { return at("options."+field, msg) })
+	if err != nil {
+		return nil, err
+	}
+	var dtypes []DType
+	for i, d := range s.DTypes {
+		dt, err := ParseDType(d)
+		if err == nil && !slices.Contains(sc.DTypes, dt) {
+			err = fmt.Errorf("%s does not support dtype %q: use one of %s", s.Kernel, d, joinDTypes(sc.DTypes))
+		}
+		if err != nil {
+			return nil, at(fmt.Sprintf("dtypes[%d]", i), err.Error())
+		}
+		dtypes = append(dtypes, dt)
+	}
+	if len(dtypes) == 0 {
+		dtypes = []DType{sc.DTypes[0]}
+	}
+	// Dims outermost and knobs innermost, so consecutive specs share a
+	// shape and reuse the inputs and the reference.
+	var axes []axis
+	for _, key := range slices.Sorted(maps.Keys(s.Dims)) {
+		for _, n := range splitNames(key) {
+			p, ok := sc.Dim(n)
+			if !ok {
+				return nil, at("dims."+key, fmt.Sprintf("%s has no dim %q: dims are %s", s.Kernel, n, paramNames(sc.Dims)))
+			}
+			for _, v := range s.Dims[key] {
+				if err := p.Check(v); err != nil {
+					return nil, at("dims."+key, err.Error()+" (dims are checked before anything runs)")
+				}
+			}
+		}
+		if len(s.Dims[key]) == 0 {
+			return nil, at("dims."+key, "empty list: give at least one value")
+		}
+		axes = append(axes, axis{names: splitNames(key), kind: "dim", values: s.Dims[key]})
+	}
+	for _, key := range slices.Sorted(maps.Keys(s.Flags)) {
+		if _, ok := sc.Flag(key); !ok {
+			return nil, at("flags."+key, fmt.Sprintf("%s has no flag %q", s.Kernel, key))
+		}
+		var vals []int
+		for _, b := range s.Flags[key] {
+			vals = append(vals, map[bool]int{false: 0, true: 1}[b])
+		}
+		axes = append(axes, axis{names: []string{key}, kind: "flag", values: vals})
+	}
+	for _, key := range slices.Sorted(maps.Keys(s.Knobs)) {
+		for _, n := range splitNames(key) {
+			if _, ok := sc.Knob(n); !ok {
+				return nil, at("knobs."+key, fmt.Sprintf("%s has no knob %q: knobs are %s", s.Kernel, n, paramNames(sc.Knobs)))
+			}
+		}
+		if len(s.Knobs[key]) == 0 {
+			return nil, at("knobs."+key, "empty list: give at least one value")
+		}
+		axes = append(axes, axis{names: splitNames(key), kind: "knob", values: s.Knobs[key]})
+	}
+	var filters []*Expr
+	for i, w := range s.Where {
+		e, err := ParseExpr(w)
+		if err != nil {
+			return nil, at(fmt.Sprintf("where[%d]", i), fmt.Sprintf("cannot parse %q: %v", w, err))
+		}
+		for _, id := range e.Idents() {
+			if _, ok := sc.Knob(id); ok {
+				continue
+			}
+			if _, ok := sc.Dim(id); ok {
+				continue
+			}
+			if _, ok := sc.Flag(id); ok {
+				continue
+			}
+			return nil, at(fmt.Sprintf("where[%d]", i), fmt.Sprintf("%q names %q, which is not a knob, dim or flag of %s (%s)", w, id, s.Kernel, strings.Join(sc.Names(), ", ")))
+		}
+		filters = append(filters, e)
+	}
+
+	var jobs []Job
+	for _, dt := range dtypes {
+		idx := make([]int, len(axes))
+		for {
+			sp := Spec{Kernel: s.Kernel, DType: dt}
+			for a, ax := range axes {
+				for _, n := range ax.names {
+					_ = sp.Set(sc, n, ax.values[idx[a]])
+				}
+			}
+			sp = sp.WithDefaults(sc)
+			keep := true
+			for _, e := range filters {
+				ok, err := e.Eval(specVars(sp))
+				if err != nil {
+					return nil, at("where", err.Error())
+				}
+				keep = keep && ok
+			}
+			if keep {
+				jobs = append(jobs, Job{Spec: sp, Options: opt})
+			}
+			// odometer, last axis fastest
+			a := len(axes) - 1
+			for ; a >= 0; a-- {
+				idx[a]++
+				if idx[a] < len(axes[a].values) {
+					break
+				}
+				idx[a] = 0
+			}
+			if a < 0 {
+				break
+			}
+		}
+	}
+	if len(jobs) == 0 {
+		return nil, at("where", "the `where` filters leave no specs to run: loosen them")
+	}
+	return jobs, nil
+}
+
+func specVars(s Spec) map[string]int {
+	v := map[string]int{}
+	maps.Copy(v, s.Dims)
+	maps.Copy(v, s.Knobs)
+	for k, b := range s.Flags {
+		if b {
+			v[k] = 1
+		} else {
+			v[k] = 0
+		}
+	}
+	return v
+}

@@ -1,0 +1,290 @@
+package profiler
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The worker protocol: JSON lines. The parent starts `mltop worker
+// --backend X`; the worker answers one hello (or fatal) line, then for each
+// request line {spec, options} it writes progress lines and one result line.
+// A GPU fault or hang kills only the worker; the parent records the spec as
+// crashed or timeout with the worker's last words and starts a fresh worker
+// for the next spec.
+
+type workerRequest struct {
+	Spec    Spec    `json:"spec"`
+	Options Options `json:"options"`
+}
+
+type workerMessage struct {
+	Type     string      `json:"type"` // hello, fatal, progress, result
+	Device   *DeviceInfo `json:"device,omitempty"`
+	Error    string      `json:"error,omitempty"`
+	Progress *Progress   `json:"progress,omitempty"`
+	Result   *Result     `json:"result,omitempty"`
+}
+
+// ServeWorker runs the worker side until in closes. open is called once;
+// its error is reported to the parent as a fatal line.
+func ServeWorker(in io.Reader, out io.Writer, open func() (Executor, error)) error {
+	var mu sync.Mutex
+	enc := json.NewEncoder(out)
+	send := func(m workerMessage) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return enc.Encode(m)
+	}
+	exec, err := open()
+	if err != nil {
+		_ = send(workerMessage{Type: "fatal", Error: err.Error()})
+		return err
+	}
+	defer exec.Close()
+	dev := exec.Device()
+	if err := send(workerMessage{Type: "hello", Device: &dev}); err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var req workerRequest
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			_ = send(workerMessage{Type: "fatal", Error: fmt.Sprintf("bad request: %v", err)})
+			continue
+		}
+		res := exec.Run(context.Background(), req.Spec, req.Options, func(p Progress) {
+			_ = send(workerMessage{Type: "progress", Progress: &p})
+		})
+		if err := send(workerMessage{Type: "result", Result: &res}); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}
+
+// WorkerPool is an Executor that runs each spec in a worker subprocess.
+type WorkerPool struct {
+	cmd []string
+	env []string
+	dev DeviceInfo
+
+	mu sync.Mutex
+	w  *worker
+}
+
+type worker struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan workerMessage
+	done   chan struct{} // closed when stdout ends
+	stderr *tailBuffer
+}
+
+// NewWorkerPool starts one worker with argv cmd (e.g. [mltop worker
+// --backend cuda]) and waits for its hello, so an unavailable backend fails
+// here with the worker's reason.
+func NewWorkerPool(cmd []string, env []string) (*WorkerPool, error) {
+	p := &WorkerPool{cmd: cmd, env: env}
+	w, dev, err := p.start()
+	if err != nil {
+		return nil, err
+	}
+	p.w, p.dev = w, dev
+	return p, nil
+}
+
+func (p *WorkerPool) start() (*worker, DeviceInfo, error) {
+	c := exec.Command(p.cmd[0], p.cmd[1:]...)
+	c.Env = append(os.Environ(), p.env...)
+	stdin, err := c.StdinPipe()
+	if err != nil {
+		return nil, DeviceInfo{}, err
+	}
+	stdout, err := c.StdoutPipe()
+	if err != nil {
+		return nil, DeviceInfo{}, err
+	}
+	w := &worker{cmd: c, stdin: stdin, lines: make(chan workerMessage, 64), done: make(chan struct{}), stderr: &tailBuffer{max: 8 << 10}}
+	c.Stderr = w.stderr
+	if err := c.Start(); err != nil {
+		return nil, DeviceInfo{}, fmt.Errorf("starting worker %s: %w", strings.Join(p.cmd, " "), err)
+	}
+	go func() {
+		defer close(w.done)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<26)
+		for sc.Scan() {
+			var m workerMessage
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil || m.Type == "" {
+				w.stderr.Write(append(sc.Bytes(), '\n')) // stray output: keep it as last words
+				continue
+			}
+			w.lines <- m
+		}
+	}()
+	select {
+	case m := <-w.lines:
+		switch m.Type {
+		case "hello":
+			return w, *m.Device, nil
+		case "fatal":
+			w.kill()
+			return nil, DeviceInfo{}, errors.New(m.Error)
+		}
+		w.kill()
+		return nil, DeviceInfo{}, fmt.Errorf("worker said %q before hello", m.Type)
+	case <-w.done:
+		w.kill()
+		return nil, DeviceInfo{}, fmt.Errorf("worker exited before it said hello: %s", w.lastWords())
+	case <-time.After(120 * time.Second):
+		w.kill()
+		return nil, DeviceInfo{}, fmt.Errorf("worker did not say hello within 120 s: %s", w.lastWords())
+	}
+}
+
+func (w *worker) kill() {
+	if w.cmd.Process != nil {
+		_ = w.cmd.Process.Kill()
+	}
+	_ = w.cmd.Wait()
+}
+
+func (w *worker) lastWords() string {
+	s := strings.TrimSpace(lastLines(w.stderr.String(), 8))
+	state := ""
+	if w.cmd.ProcessState != nil {
+		state = w.cmd.ProcessState.String()
+	}
+	switch {
+	case s == "" && state == "":
+		return "(no output)"
+	case s == "":
+		return state + ", no output"
+	case state == "":
+		return s
+	}
+	return state + "; last words: " + s
+}
+
+// Device is the worker's device.
+func (p *WorkerPool) Device() DeviceInfo { return p.dev }
+
+// Run sends one spec to the worker and waits for its result, the worker's
+// death (crashed) or the watchdog (timeout). A dead worker is replaced for
+// the next spec.
+func (p *WorkerPool) Run(ctx context.Context, s Spec, opt Options, progress func(Progress)) Result {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	start := time.Now()
+	fail := func(st Status, msg string) Result {
+		return Result{Time: start.UTC(), Spec: s, Backend: p.dev.Backend, Device: p.dev.Name, Status: st, Error: msg, WallSeconds: time.Since(start).Seconds()}
+	}
+	if p.w == nil {
+		w, _, err := p.start()
+		if err != nil {
+			return fail(StatusCrashed, "could not start a fresh worker: "+err.Error())
+		}
+		p.w = w
+	}
+	w := p.w
+	req, _ := json.Marshal(workerRequest{Spec: s, Options: opt})
+	if _, err := w.stdin.Write(append(req, '\n')); err != nil {
+		p.w = nil
+		w.kill()
+		return fail(StatusCrashed, "worker is gone: "+w.lastWords())
+	}
+	timeout := opt.WatchdogTimeout()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		select {
+		case m := <-w.lines:
+			switch m.Type {
+			case "progress":
+				if progress != nil && m.Progress != nil {
+					progress(*m.Progress)
+				}
+			case "result":
+				return *m.Result
+			case "fatal":
+				p.w = nil
+				w.kill()
+				return fail(StatusCrashed, m.Error)
+			}
+		case <-w.done:
+			// Drain anything said just before the end.
+		drain:
+			for {
+				select {
+				case m := <-w.lines:
+					if m.Type == "result" {
+						return *m.Result
+					}
+				default:
+					break drain
+				}
+			}
+			p.w = nil
+			w.kill()
+			return fail(StatusCrashed, "worker died: "+w.lastWords())
+		case <-timer.C:
+			p.w = nil
+			w.kill()
+			return fail(StatusTimeout, fmt.Sprintf("no result after %s (watchdog); worker killed; %s", timeout.Round(time.Millisecond), w.lastWords()))
+		case <-ctx.Done():
+			// The only way to stop a kernel mid-flight is to end its process.
+			p.w = nil
+			w.kill()
+			return fail(StatusCancelled, "cancelled by user")
+		}
+	}
+}
+
+// Close stops the worker.
+func (p *WorkerPool) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.w != nil {
+		_ = p.w.stdin.Close()
+		select {
+		case <-p.w.done:
+		case <-time.After(5 * time.Second):
+		}
+		p.w.kill()
+		p.w = nil
+	}
+	return nil
+}
+
+// tailBuffer keeps the last max bytes written (the worker's stderr).
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > t.max {
+		t.buf = t.buf[len(t.buf)-t.max:]
+	}
+	return len(b), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
