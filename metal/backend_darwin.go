@@ -1,0 +1,515 @@
+//go:build darwin
+
+package metal
+
+import (
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/ebitengine/purego/objc"
+
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/shaders"
+)
+
+// maxSamples bounds one counter sample buffer (Metal caps a sample buffer's
+// size; 4096 timestamps is 32 KB). A batch larger than maxSamples/2 passes
+// is split over several command buffers.
+const maxSamples = 4096
+
+// Backend is the Metal profiler.Backend. All fields below are touched only
+// on the worker thread.
+type Backend struct {
+	w    *worker
+	r    *rt
+	info profiler.DeviceInfo
+	raw  RawDevice
+
+	dev, queue objc.ID
+	tsSet      objc.ID // timestamp counter set (owned by the device)
+	samples    objc.ID // counter sample buffer, 0 when counters are off
+	flush      objc.ID // cold-run flush buffer, allocated on first cold run
+	flushBytes int64
+
+	timer  TimerState
+	anchor [2]uint64 // (cpu ns, gpu ticks) read at Open: the calibration's first point
+
+	cache map[string]*kernel
+
+	// The last counter batch, for the self-test report.
+	lastRaw []uint64
+	lastCal Calibration
+}
+
+type kernel struct {
+	p     *pipeline
+	entry string
+}
+
+// Attrs reports the compiler's view of the pipeline.
+func (k *kernel) Attrs() profiler.KernelAttrs {
+	return profiler.KernelAttrs{StaticTGM: k.p.attrs.staticTGM, MaxThreads: k.p.attrs.maxThreads, ExecutionWidth: k.p.attrs.execWidth}
+}
+
+type buffer struct {
+	id objc.ID
+	n  int64
+}
+
+func (b *buffer) Size() int64 { return b.n }
+
+// Available says whether Metal can run here, and why not.
+func Available() (bool, string) {
+	b, err := Open()
+	if err != nil {
+		return false, err.Error()
+	}
+	name := b.Info().Name
+	b.Close()
+	return true, name
+}
+
+// Open finds the system default device and prepares the queue and, when
+// the device supports stage-boundary sampling, the timestamp counters.
+func Open() (profiler.Backend, error) {
+	return open()
+}
+
+func open() (*Backend, error) {
+	b := &Backend{cache: map[string]*kernel{}}
+	var loadErr error
+	b.w = newWorker(func(f func() error) error {
+		if b.r == nil {
+			return f()
+		}
+		p := b.r.pushPool()
+		defer b.r.popPool(p)
+		return f()
+	})
+	err := b.w.do(func() error {
+		b.r, loadErr = loadRuntime()
+		if loadErr != nil {
+			return loadErr
+		}
+		p := b.r.pushPool()
+		defer b.r.popPool(p)
+		dev, err := b.r.createSystemDefaultDevice()
+		if err != nil {
+			return err
+		}
+		b.dev = dev
+		b.raw, b.tsSet = b.r.rawDevice(dev)
+		b.info = DeviceInfo(b.raw)
+		b.flushBytes = FlushBytes(ParseChip(b.raw.Name, b.raw.Arch))
+		b.queue = b.r.send(dev, "newCommandQueue")
+		if b.queue == 0 {
+			return errors.New("newCommandQueue returned nil")
+		}
+		b.timer = NewTimerState(b.raw.HasTimestampSet, b.raw.StageBoundary)
+		if b.timer.Counters {
+			sb, err := b.r.newCounterSampleBuffer(dev, b.tsSet, maxSamples)
+			if err != nil {
+				b.timer.Fail(err)
+			} else {
+				b.samples = sb
+			}
+		}
+		b.anchor[0], b.anchor[1] = b.r.sampleTimestamps(dev)
+		b.info.Timer = b.timer.Name()
+		return nil
+	})
+	if err != nil {
+		b.w.stop()
+		return nil, err
+	}
+	return b, nil
+}
+
+// Info describes the device.
+func (b *Backend) Info() profiler.DeviceInfo { return b.info }
+
+// Timer says which timer Time currently uses and, after a fallback, why.
+func (b *Backend) Timer() TimerState {
+	var t TimerState
+	_ = b.w.do(func() error { t = b.timer; return nil })
+	return t
+}
+
+// Compile builds a program: mltop_common.h is pasted in front of the
+// kernel source (newLibraryWithSource: has no include path), the Plan's
+// macros become preprocessorMacros, and pipelines are cached by source
+// hash and macros for the life of the backend.
+func (b *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
+	src, err := shaders.Source("metal", p.Source, ".metal")
+	if err != nil {
+		return nil, err
+	}
+	hdrs, err := shaders.Headers("metal")
+	if err != nil {
+		return nil, fmt.Errorf("reading Metal headers: %w", err)
+	}
+	macros, err := MacroPairs(p.Macros)
+	if err != nil {
+		return nil, err
+	}
+	return b.compileSource(AssembleSource(hdrs[CommonHeader], src), p.Entry, CompileOptions{Macros: macros, MathMode: DefaultMathMode})
+}
+
+func (b *Backend) compileSource(src, entry string, opt CompileOptions) (*kernel, error) {
+	key := CacheKey(src, entry, opt)
+	var k *kernel
+	err := b.w.do(func() error {
+		if c, ok := b.cache[key]; ok {
+			k = c
+			return nil
+		}
+		p, err := b.r.newPipeline(b.dev, src, entry, opt)
+		if err != nil {
+			return err
+		}
+		k = &kernel{p: p, entry: entry}
+		b.cache[key] = k
+		return nil
+	})
+	return k, err
+}
+
+// Alloc makes a shared-storage buffer.
+func (b *Backend) Alloc(n int64) (profiler.Buffer, error) {
+	var out *buffer
+	err := b.w.do(func() error {
+		id, err := b.r.newBuffer(b.dev, n)
+		if err != nil {
+			return err
+		}
+		out = &buffer{id: id, n: n}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Free releases a buffer.
+func (b *Backend) Free(buf profiler.Buffer) {
+	mb, ok := buf.(*buffer)
+	if !ok || mb == nil {
+		return
+	}
+	_ = b.w.do(func() error { b.r.release(mb.id); mb.id = 0; return nil })
+}
+
+func asBuffer(buf profiler.Buffer) (*buffer, error) {
+	mb, ok := buf.(*buffer)
+	if !ok || mb == nil || mb.id == 0 {
+		return nil, fmt.Errorf("buffer %T is not a live Metal buffer", buf)
+	}
+	return mb, nil
+}
+
+// Upload copies src into a buffer. Shared storage needs no synchronisation
+// beyond the GPU being idle, which Run and Time guarantee by waiting.
+func (b *Backend) Upload(buf profiler.Buffer, src []byte) error {
+	mb, err := asBuffer(buf)
+	if err != nil {
+		return err
+	}
+	if int64(len(src)) > mb.n {
+		return fmt.Errorf("upload of %d bytes into a %d-byte buffer", len(src), mb.n)
+	}
+	return b.w.do(func() error {
+		copy(unsafe.Slice((*byte)(b.r.contents(mb.id)), mb.n), src)
+		return nil
+	})
+}
+
+// Download copies a buffer into dst.
+func (b *Backend) Download(buf profiler.Buffer, dst []byte) error {
+	mb, err := asBuffer(buf)
+	if err != nil {
+		return err
+	}
+	if int64(len(dst)) > mb.n {
+		return fmt.Errorf("download of %d bytes from a %d-byte buffer", len(dst), mb.n)
+	}
+	return b.w.do(func() error {
+		copy(dst, unsafe.Slice((*byte)(b.r.contents(mb.id)), mb.n))
+		return nil
+	})
+}
+
+// prepared is a launch resolved to Metal objects.
+type prepared struct {
+	zero    *buffer
+	k       *kernel
+	bufs    []objc.ID
+	scalars []byte
+	dynTGM  int
+	grid    MTLSize
+	group   MTLSize
+}
+
+func prepare(ls []profiler.Launch) ([]prepared, error) {
+	out := make([]prepared, len(ls))
+	for i, l := range ls {
+		d := l.Dispatch
+		if d == nil {
+			return nil, fmt.Errorf("launch %d has no dispatch", i)
+		}
+		if d.Zero != "" {
+			zb, err := asBuffer(l.Zero)
+			if err != nil {
+				return nil, fmt.Errorf("zero-fill %s: %w", d.Name, err)
+			}
+			out[i].zero = zb
+			continue
+		}
+		k, ok := l.Kernel.(*kernel)
+		if !ok || k == nil {
+			return nil, fmt.Errorf("dispatch %s: kernel %T was not compiled by the Metal backend", d.Name, l.Kernel)
+		}
+		if d.Threads() > k.p.attrs.maxThreads && k.p.attrs.maxThreads > 0 {
+			return nil, fmt.Errorf("dispatch %s asks for %d threads per group but the pipeline allows %d (register pressure): lower WM/WN or WG", d.Name, d.Threads(), k.p.attrs.maxThreads)
+		}
+		out[i].k = k
+		for j, a := range l.Args {
+			mb, err := asBuffer(a)
+			if err != nil {
+				return nil, fmt.Errorf("dispatch %s argument %d (%s): %w", d.Name, j, d.Args[j], err)
+			}
+			out[i].bufs = append(out[i].bufs, mb.id)
+		}
+		sc, err := PackScalars(d.Scalars)
+		if err != nil {
+			return nil, fmt.Errorf("dispatch %s: %w", d.Name, err)
+		}
+		out[i].scalars = sc
+		out[i].dynTGM = d.DynamicTGM
+		out[i].grid = MTLSize{uint64(d.Grid[0]), uint64(d.Grid[1]), uint64(d.Grid[2])}
+		out[i].group = MTLSize{uint64(d.Group[0]), uint64(d.Group[1]), uint64(d.Group[2])}
+	}
+	return out, nil
+}
+
+// encode records one launch as its own pass, sampled into sb at
+// (start, end) when sb != 0.
+func (b *Backend) encode(cb objc.ID, p *prepared, sb objc.ID, start, end uint64) {
+	if p.zero != nil {
+		enc := b.r.blitPass(cb, sb, start, end)
+		b.r.fill(enc, p.zero.id, p.zero.n, 0)
+		b.r.send(enc, "endEncoding")
+		return
+	}
+	enc := b.r.computePass(cb, sb, start, end)
+	b.r.encodeDispatch(enc, p.k.p, p.bufs, p.scalars, p.dynTGM, p.grid, p.group)
+	b.r.send(enc, "endEncoding")
+}
+
+// encodeFlush touches the flush buffer (twice the SLC) so the next rep
+// starts cold. It is a plain blit pass with no samples: untimed.
+func (b *Backend) encodeFlush(cb objc.ID) error {
+	if b.flush == 0 {
+		id, err := b.r.newBuffer(b.dev, b.flushBytes)
+		if err != nil {
+			return fmt.Errorf("allocating the %s cache-flush buffer: %w", profiler.FormatBytes(b.flushBytes), err)
+		}
+		b.flush = id
+	}
+	enc := b.r.blitPass(cb, 0, 0, 0)
+	b.r.fill(enc, b.flush, b.flushBytes, 1)
+	b.r.send(enc, "endEncoding")
+	return nil
+}
+
+// Run executes the launches once, in order, in one command buffer.
+func (b *Backend) Run(ls []profiler.Launch) error {
+	ps, err := prepare(ls)
+	if err != nil {
+		return err
+	}
+	return b.w.do(func() error {
+		cb := b.r.send(b.queue, "commandBuffer")
+		for i := range ps {
+			b.encode(cb, &ps[i], 0, 0, 0)
+		}
+		return b.r.commitWait(cb)
+	})
+}
+
+// Time runs the launches reps times. With counters, every launch is its
+// own pass with start/end samples, many passes per command buffer; samples
+// that are unusable switch the backend to command-buffer timing for good
+// and the batch is measured again that way.
+func (b *Backend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timing, error) {
+	if reps < 1 {
+		return profiler.Timing{}, fmt.Errorf("reps = %d: need at least 1", reps)
+	}
+	ps, err := prepare(ls)
+	if err != nil {
+		return profiler.Timing{}, err
+	}
+	var t profiler.Timing
+	err = b.w.do(func() error {
+		if b.timer.Counters {
+			s, err := b.timeCounters(ps, reps, cold)
+			if err == nil {
+				t = profiler.Timing{Samples: s, Timer: TimerCounters}
+				return nil
+			}
+			var gpuErr *gpuError
+			if errors.As(err, &gpuErr) {
+				return err // the kernel failed; a different timer will not help
+			}
+			b.timer.Fail(err)
+			b.info.Timer = TimerCmdBuf
+			b.info.Notes = append(b.info.Notes, b.timer.Reason)
+		}
+		s, err := b.timeCmdBuf(ps, reps, cold)
+		if err != nil {
+			return err
+		}
+		t = profiler.Timing{Samples: s, Timer: TimerCmdBuf}
+		return nil
+	})
+	return t, err
+}
+
+// gpuError is a command buffer that failed on the GPU.
+type gpuError struct{ err error }
+
+func (e *gpuError) Error() string { return e.err.Error() }
+func (e *gpuError) Unwrap() error { return e.err }
+
+func (b *Backend) timeCounters(ps []prepared, reps int, cold bool) ([][]float64, error) {
+	n := len(ps)
+	if n == 0 {
+		return make([][]float64, reps), nil
+	}
+	if 2*n > maxSamples {
+		return nil, fmt.Errorf("%d dispatches need %d samples per rep, more than one sample buffer holds (%d)", n, 2*n, maxSamples)
+	}
+	perChunk := maxSamples / (2 * n) // reps per command buffer
+	out := make([][]float64, 0, reps)
+	for done := 0; done < reps; {
+		m := min(perChunk, reps-done)
+		cb := b.r.send(b.queue, "commandBuffer")
+		k := uint64(0)
+		for range m {
+			if cold {
+				if err := b.encodeFlush(cb); err != nil {
+					return nil, &gpuError{err}
+				}
+			}
+			for i := range ps {
+				b.encode(cb, &ps[i], b.samples, 2*k, 2*k+1)
+				k++
+			}
+		}
+		cpu0, gpu0 := b.r.sampleTimestamps(b.dev)
+		if err := b.r.commitWait(cb); err != nil {
+			return nil, &gpuError{err}
+		}
+		cpu1, gpu1 := b.r.sampleTimestamps(b.dev)
+		raw, err := b.r.resolveTimestamps(b.samples, int(2*k))
+		if err != nil {
+			return nil, err
+		}
+		b.lastRaw, b.lastCal = raw, Calibration{CPU0: b.anchor[0], GPU0: b.anchor[1], CPU1: cpu1, GPU1: gpu1}
+		pairs, err := Pairs(raw)
+		if err != nil {
+			return nil, err
+		}
+		// The anchor from Open gives a long, stable slope; if the GPU clock
+		// restarted since (sleep), the readings around this batch alone are
+		// tried, and become the new anchor when they work.
+		ns, err := CounterDurations(pairs, Calibration{CPU0: b.anchor[0], GPU0: b.anchor[1], CPU1: cpu1, GPU1: gpu1})
+		if err != nil {
+			var err2 error
+			ns, err2 = CounterDurations(pairs, Calibration{CPU0: cpu0, GPU0: gpu0, CPU1: cpu1, GPU1: gpu1})
+			if err2 != nil {
+				return nil, err
+			}
+			b.anchor = [2]uint64{cpu0, gpu0}
+		}
+		for r := range m {
+			out = append(out, ns[r*n:(r+1)*n])
+		}
+		done += m
+	}
+	return out, nil
+}
+
+func (b *Backend) timeCmdBuf(ps []prepared, reps int, cold bool) ([][]float64, error) {
+	out := make([][]float64, reps)
+	for r := range reps {
+		out[r] = make([]float64, len(ps))
+		if cold {
+			// Same queue, so the flush completes before the next buffer starts;
+			// it is a buffer of its own so its time is not counted.
+			fcb := b.r.send(b.queue, "commandBuffer")
+			if err := b.encodeFlush(fcb); err != nil {
+				return nil, err
+			}
+			b.r.send(fcb, "commit")
+		}
+		for i := range ps {
+			cb := b.r.send(b.queue, "commandBuffer")
+			b.encode(cb, &ps[i], 0, 0, 0)
+			if err := b.r.commitWait(cb); err != nil {
+				return nil, err
+			}
+			ns, err := CmdBufDuration(b.r.gpuTimes(cb))
+			if err != nil {
+				return nil, err
+			}
+			out[r][i] = ns
+		}
+	}
+	return out, nil
+}
+
+// Occupancy estimates groups per core from the generation table.
+func (b *Backend) Occupancy(l profiler.Launch) profiler.Occupancy {
+	var attrs profiler.KernelAttrs
+	if l.Kernel != nil {
+		attrs = l.Kernel.Attrs()
+	}
+	return Occupancy(b.info, l.Dispatch, attrs)
+}
+
+// Close releases every Metal object and stops the worker thread.
+func (b *Backend) Close() error {
+	if b.w == nil {
+		return nil
+	}
+	err := b.w.do(func() error {
+		for k, kn := range b.cache {
+			b.r.release(kn.p.state)
+			delete(b.cache, k)
+		}
+		b.r.release(b.flush)
+		b.r.release(b.samples)
+		b.r.release(b.queue)
+		b.r.release(b.dev)
+		b.flush, b.samples, b.queue, b.dev = 0, 0, 0, 0
+		return nil
+	})
+	b.w.stop()
+	b.w = nil
+	return err
+}
+
+// wallTime runs f on the worker and measures it with the monotonic clock.
+func (b *Backend) wallTime(f func() error) (time.Duration, error) {
+	var d time.Duration
+	err := b.w.do(func() error {
+		t0 := time.Now()
+		err := f()
+		d = time.Since(t0)
+		return err
+	})
+	return d, err
+}

@@ -1,0 +1,175 @@
+// Package metal is mltop's Metal backend for Apple Silicon: a small typed
+// binding over purego/objc (darwin only) and the profiler.Backend on top of
+// it. Everything that does not need a Mac — timestamp validation and
+// conversion, the occupancy table, macro and scalar encoding, struct layouts,
+// source assembly — lives in files without a build tag and is tested on
+// Linux; the objc calls live in *_darwin.go files.
+package metal
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+// MTLSize mirrors Metal's MTLSize: three NSUIntegers (unsigned long on
+// arm64), 24 bytes, no padding. purego passes it by value following
+// AAPCS64 rule B.4: a composite larger than 16 bytes is copied to memory
+// by the caller and a pointer to the copy goes in the next integer
+// register (purego's struct_arm64.go placeStack does exactly that).
+type MTLSize struct {
+	Width, Height, Depth uint64
+}
+
+// NSRange mirrors Foundation's NSRange {NSUInteger location, length}: 16
+// bytes, passed in two integer registers on arm64 (a composite of at most
+// 16 bytes that is not a floating-point aggregate).
+type NSRange struct {
+	Location, Length uint64
+}
+
+// Constants from the Metal headers that mltop passes as integers.
+const (
+	// MTLResourceStorageModeShared is MTLStorageModeShared (0) shifted by
+	// MTLResourceStorageModeShift (4): CPU and GPU share the memory.
+	MTLResourceStorageModeShared uint64 = 0 << 4
+	// MTLStorageModeShared for descriptors that take an MTLStorageMode.
+	MTLStorageModeShared uint64 = 0
+
+	// MTLCounterSamplingPointAtStageBoundary: Apple GPUs sample counters
+	// only at the start and end of a pass, not per dispatch.
+	MTLCounterSamplingPointAtStageBoundary    uint64 = 0
+	MTLCounterSamplingPointAtDispatchBoundary uint64 = 2
+
+	// MTLCounterErrorValue is what a sample that could not be taken holds.
+	MTLCounterErrorValue uint64 = ^uint64(0)
+	// MTLCounterDontSample leaves a sample-buffer attachment index unused.
+	MTLCounterDontSample uint64 = ^uint64(0)
+
+	// MTLMathMode (macOS 15+): Relaxed allows unsafe reassociation but
+	// honours Inf and NaN, which the attention kernel's -inf masks need.
+	MTLMathModeSafe    uint64 = 0
+	MTLMathModeRelaxed uint64 = 1
+	MTLMathModeFast    uint64 = 2
+
+	// MTLCommandBufferStatus values.
+	MTLCommandBufferStatusCompleted uint64 = 4
+	MTLCommandBufferStatusError     uint64 = 5
+)
+
+// LanguageVersion encodes an MTLLanguageVersion: (major << 16) | minor.
+// 3.1 is the first with a native bfloat type.
+func LanguageVersion(major, minor int) uint64 { return uint64(major)<<16 | uint64(minor) }
+
+// MacroPairs turns a Program's macros into the key/value strings of the
+// NSDictionary handed to MTLCompileOptions.preprocessorMacros. Keys must be
+// C identifiers and appear once; values are passed as NSStrings (an empty
+// value defines the macro as empty, like -DNAME=).
+func MacroPairs(ms []profiler.Macro) ([][2]string, error) {
+	seen := map[string]bool{}
+	out := make([][2]string, 0, len(ms))
+	for _, m := range ms {
+		if !isIdent(m.Name) {
+			return nil, fmt.Errorf("macro name %q is not a C identifier: use letters, digits and _ only, not starting with a digit", m.Name)
+		}
+		if seen[m.Name] {
+			return nil, fmt.Errorf("macro %s is defined twice: each knob must be baked once", m.Name)
+		}
+		seen[m.Name] = true
+		out = append(out, [2]string{m.Name, m.Value})
+	}
+	return out, nil
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// PackScalars packs a dispatch's scalars, in order, as the struct of 4-byte
+// little-endian fields that the kernels read at buffer(n): i32 as two's
+// complement, f32 as IEEE-754 single. All fields are 4 bytes with 4-byte
+// alignment, so the MSL struct has no padding and its size is 4·len.
+func PackScalars(ss []profiler.Scalar) ([]byte, error) {
+	out := make([]byte, 4*len(ss))
+	for i, s := range ss {
+		field := out[4*i : 4*i+4]
+		switch s.Kind {
+		case profiler.ScalarI32:
+			if s.I < math.MinInt32 || s.I > math.MaxInt32 {
+				return nil, fmt.Errorf("scalar %s = %d does not fit in i32: shrink the dimension", s.Name, s.I)
+			}
+			binary.LittleEndian.PutUint32(field, uint32(int32(s.I)))
+		case profiler.ScalarF32:
+			binary.LittleEndian.PutUint32(field, math.Float32bits(float32(s.F)))
+		default:
+			return nil, fmt.Errorf("scalar %s has kind %q: Metal kernels take only i32 and f32", s.Name, s.Kind)
+		}
+	}
+	return out, nil
+}
+
+// CompileOptions are the MTLCompileOptions mltop sets.
+type CompileOptions struct {
+	Macros          [][2]string
+	MathMode        uint64 // MTLMathMode*; applied with setMathMode: where it exists, else setFastMathEnabled:(mode == Fast)
+	LanguageVersion uint64 // 0: the OS default (the newest it supports)
+}
+
+// DefaultMathMode keeps Inf/NaN semantics (masks use -inf) while letting the
+// compiler reassociate, which is also Apple's default on Apple silicon.
+const DefaultMathMode = MTLMathModeRelaxed
+
+// CommonHeader is the header every Metal kernel source includes.
+const CommonHeader = "mltop_common.h"
+
+// AssembleSource prepends the common header to a kernel source, because
+// newLibraryWithSource: has no include path. The kernel's own
+// `#include "mltop_common.h"` line is replaced by a comment so the header is
+// not pasted twice; its #pragma once would also hold, but a missing file
+// would be a compile error.
+func AssembleSource(header, kernel string) string {
+	const inc = `#include "` + CommonHeader + `"`
+	out := "// ---- " + CommonHeader + " (prepended by mltop) ----\n" + header + "\n// ---- kernel ----\n"
+	for _, l := range strings.Split(strings.TrimSuffix(kernel, "\n"), "\n") {
+		if strings.TrimSpace(l) == inc {
+			out += "// " + l + " (prepended above)\n"
+			continue
+		}
+		out += l + "\n"
+	}
+	return out
+}
+
+// CacheKey identifies a compiled pipeline: the assembled source, the entry
+// point and the compile options (macros sorted, so their order does not
+// split the cache).
+func CacheKey(source, entry string, opt CompileOptions) string {
+	h := sha256.New()
+	h.Write([]byte(source))
+	h.Write([]byte{0})
+	h.Write([]byte(entry))
+	ms := append([][2]string(nil), opt.Macros...)
+	sort.Slice(ms, func(i, j int) bool { return ms[i][0] < ms[j][0] })
+	for _, m := range ms {
+		fmt.Fprintf(h, "\x00%s=%s", m[0], m[1])
+	}
+	fmt.Fprintf(h, "\x00math=%d\x00lang=%d", opt.MathMode, opt.LanguageVersion)
+	return hex.EncodeToString(h.Sum(nil))
+}
