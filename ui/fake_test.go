@@ -1,0 +1,194 @@
+package ui
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+	_ "github.com/mltop/mltop/kernels"
+	"github.com/mltop/mltop/profiler"
+)
+
+// fakeDevice is a made-up GPU, so frames hold nothing of the test machine.
+var fakeDevice = profiler.DeviceInfo{
+	Backend: "fake", Name: "Test GPU", Vendor: "test", Units: 10, UnitName: "core",
+	TGMPerGroup: 32 << 10, TGMPerUnit: 64 << 10, MaxThreadsPerGroup: 1024, MaxThreadsPerUnit: 2048,
+	SIMDWidth: 32, MemoryBytes: 8 << 30, Timer: "fake-timer",
+}
+
+// fakeExec answers every spec at once with numbers that depend only on the
+// spec: the median is 100 µs plus 1 µs per unit of the knob sum.
+type fakeExec struct {
+	mu     sync.Mutex
+	calls  []profiler.Spec
+	status profiler.Status // what Run reports (default ok)
+	errMsg string
+	block  bool // wait for the context to end, then report cancelled
+}
+
+func (f *fakeExec) Device() profiler.DeviceInfo { return fakeDevice }
+func (f *fakeExec) Close() error                { return nil }
+
+func (f *fakeExec) Run(ctx context.Context, s profiler.Spec, _ profiler.Options, progress func(profiler.Progress)) profiler.Result {
+	f.mu.Lock()
+	f.calls = append(f.calls, s)
+	st, msg, block := f.status, f.errMsg, f.block
+	f.mu.Unlock()
+	p := profiler.MakePreview(s, fakeDevice)
+	res := profiler.Result{Spec: p.Spec, Backend: "fake", Device: fakeDevice.Name, Timer: "fake-timer"}
+	if p.Err != nil {
+		res.Status, res.Error = profiler.StatusInvalid, p.Err.Error()
+		return res
+	}
+	res.FLOPs, res.Bytes = p.Plan.FLOPs, p.Plan.Bytes
+	progress(profiler.Progress{Phase: "compile"})
+	if st != "" && st != profiler.StatusOK {
+		res.Status, res.Error = st, msg
+		return res
+	}
+	for _, b := range p.Budget {
+		b.CompilerTGM = b.Total
+		res.Budget = append(res.Budget, b)
+	}
+	res.Occupancy = p.Occupancy
+	if block {
+		progress(profiler.Progress{Phase: "measure", Samples: 7, Median: 123456, CV: 0.02})
+		<-ctx.Done()
+		res.Status, res.Error = profiler.StatusCancelled, "cancelled by user"
+		return res
+	}
+	sum := 0
+	for _, v := range p.Spec.Knobs {
+		sum += v
+	}
+	med := 100e3 + float64(sum)*1e3
+	res.Stats = profiler.Stats{N: 50, Min: med * 0.97, P10: med * 0.98, Median: med, P90: med * 1.03, Mean: med * 1.001, Stdev: med * 0.012, CV: 0.012}
+	res.Verdict = &profiler.Verdict{MaxAbsErr: 1.25e-6, MaxRelErr: 3.5e-5, RMSErr: 2.5e-7, Checked: 4096, ATol: 1e-5, RTol: 1e-4, RowsChecked: 256, RowsTotal: 2048, Rows: "256 of 2048 rows", Pass: true}
+	res.Status = profiler.StatusOK
+	res.TFLOPS = res.FLOPs / (med / 1e9) / 1e12
+	res.GBps = res.Bytes / (med / 1e9) / 1e9
+	return res
+}
+
+func (f *fakeExec) set(st profiler.Status, msg string) {
+	f.mu.Lock()
+	f.status, f.errMsg = st, msg
+	f.mu.Unlock()
+}
+
+// harness drives a program through teatest and checks conditions on the
+// model inside the event loop (a program filter), so no state is read
+// across goroutines and no frame depends on render timing.
+type harness struct {
+	t  *testing.T
+	tm *teatest.TestModel
+
+	mu    sync.Mutex
+	cond  func(Model) bool
+	frame string
+	last  Model
+	hit   chan struct{}
+}
+
+type nudge struct{}
+
+func fixedNow() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+
+func testOptions() Options {
+	return Options{NoColor: true, Backends: "fake (test)", Now: fixedNow}
+}
+
+func start(t *testing.T, exec profiler.Executor, opts Options, w, h int) *harness {
+	t.Helper()
+	hs := &harness{t: t, hit: make(chan struct{}, 1)}
+	filter := func(m tea.Model, msg tea.Msg) tea.Msg {
+		mm, ok := m.(Model)
+		if !ok {
+			return msg
+		}
+		hs.mu.Lock()
+		defer hs.mu.Unlock()
+		hs.last = mm
+		if hs.cond != nil && hs.cond(mm) {
+			hs.cond = nil
+			hs.frame = ansi.Strip(mm.Render())
+			hs.hit <- struct{}{}
+		}
+		return msg
+	}
+	hs.tm = teatest.NewTestModel(t, NewModel(exec, opts), teatest.WithInitialTermSize(w, h),
+		teatest.WithProgramOptions(tea.WithFilter(filter)))
+	t.Cleanup(func() {
+		_ = hs.tm.Quit()
+		hs.tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	})
+	return hs
+}
+
+// waitFor returns the screen (plain text) at the first moment cond holds.
+func (hs *harness) waitFor(what string, cond func(Model) bool) string {
+	hs.t.Helper()
+	hs.mu.Lock()
+	hs.cond = cond
+	hs.mu.Unlock()
+	deadline := time.After(5 * time.Second)
+	for {
+		hs.tm.Send(nudge{})
+		select {
+		case <-hs.hit:
+			hs.mu.Lock()
+			defer hs.mu.Unlock()
+			return hs.frame
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			hs.mu.Lock()
+			hs.cond = nil
+			frame := ansi.Strip(hs.last.Render())
+			hs.mu.Unlock()
+			hs.t.Fatalf("timed out waiting for %s; screen:\n%s", what, frame)
+		}
+	}
+}
+
+func (hs *harness) keys(ks ...string) {
+	for _, k := range ks {
+		hs.tm.Send(keyMsg(k))
+	}
+}
+
+func keyMsg(k string) tea.KeyPressMsg {
+	special := map[string]rune{"left": tea.KeyLeft, "right": tea.KeyRight, "up": tea.KeyUp, "down": tea.KeyDown,
+		"enter": tea.KeyEnter, "esc": tea.KeyEscape, "tab": tea.KeyTab, "backspace": tea.KeyBackspace}
+	if k == "shift+tab" {
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+	}
+	if k == "ctrl+c" {
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	}
+	if c, ok := special[k]; ok {
+		return tea.KeyPressMsg{Code: c}
+	}
+	r := []rune(k)[0]
+	return tea.KeyPressMsg{Code: r, Text: k}
+}
+
+func (hs *harness) typeText(s string) { hs.tm.Type(s) }
+
+// checkFrame asserts the frame is exactly w×h cells at most.
+func checkFrame(t *testing.T, frame string, w, h int) {
+	t.Helper()
+	lines := strings.Split(frame, "\n")
+	if len(lines) != h {
+		t.Errorf("frame has %d lines, want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if n := ansi.StringWidth(l); n > w {
+			t.Errorf("line %d is %d cells wide, more than %d: %q", i+1, n, w, l)
+		}
+	}
+}
