@@ -21,6 +21,27 @@ type Options struct {
 	MaxRows int           `json:"max_rows"` // rows checked against the reference (0: default 256)
 	Warmup  float64       `json:"warmup_s"` // seconds of warm-up runs (default 0.05, at least one run)
 	Timeout time.Duration `json:"timeout"`  // watchdog for a worker (0: MaxTime*2 + 60 s)
+	// Limits overrides what the backend reports about the device (the
+	// sweep file's device_limits), e.g. where Metal's table is only an estimate.
+	Limits *DeviceLimitsYAML `json:"limits,omitempty"`
+}
+
+// Apply returns dev with the overrides set.
+func (l *DeviceLimitsYAML) Apply(dev DeviceInfo) DeviceInfo {
+	if l == nil {
+		return dev
+	}
+	set := func(dst *int, v *int) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&dev.TGMPerGroup, l.TGMPerGroup)
+	set(&dev.TGMPerUnit, l.TGMPerUnit)
+	set(&dev.MaxThreadsPerUnit, l.MaxThreadsPerUnit)
+	set(&dev.MaxGroupsPerUnit, l.MaxGroupsPerUnit)
+	dev.Notes = append(dev.Notes, "device limits overridden by the sweep file")
+	return dev
 }
 
 // DefaultOptions are the settings when a user sets nothing.
@@ -130,20 +151,21 @@ func (r *Runner) fail(res *Result, st Status, err error) {
 
 func (r *Runner) run(ctx context.Context, s Spec, opt Options, progress func(Progress), res *Result) {
 	progress(Progress{Phase: "plan"})
-	f, full, err := Resolve(s, r.dev)
+	dev := opt.Limits.Apply(r.dev)
+	f, full, err := Resolve(s, dev)
 	res.Spec = full
 	if err != nil {
 		r.fail(res, StatusInvalid, err)
 		return
 	}
-	plan, err := f.Plan(full, r.dev)
+	plan, err := f.Plan(full, dev)
 	if err != nil {
 		r.fail(res, StatusInvalid, err)
 		return
 	}
 	res.FLOPs, res.Bytes, res.MemoryBytes = plan.FLOPs, plan.Bytes, plan.MemoryBytes()
 	res.Notes = append(res.Notes, plan.Notes...)
-	if err := CheckMemory(plan, r.dev); err != nil {
+	if err := CheckMemory(plan, dev); err != nil {
 		r.fail(res, StatusInvalid, err)
 		return
 	}
@@ -159,8 +181,14 @@ func (r *Runner) run(ctx context.Context, s Spec, opt Options, progress func(Pro
 		if l.Kernel == nil {
 			continue
 		}
-		res.Budget = append(res.Budget, BuildBudget(l.Dispatch, r.dev, l.Kernel.Attrs()))
-		res.Occupancy = append(res.Occupancy, r.backend.Occupancy(l))
+		res.Budget = append(res.Budget, BuildBudget(l.Dispatch, dev, l.Kernel.Attrs()))
+		occ := r.backend.Occupancy(l)
+		if occ.Estimate && opt.Limits != nil {
+			// The user's device_limits replace the table the estimate came from.
+			occ = EstimateOccupancy(dev, l.Dispatch, l.Kernel.Attrs())
+			occ.Source = "device_limits from the sweep file"
+		}
+		res.Occupancy = append(res.Occupancy, occ)
 	}
 
 	bufs, err := r.allocate(plan, opt.Seed, full)
@@ -209,7 +237,7 @@ func (r *Runner) run(ctx context.Context, s Spec, opt Options, progress func(Pro
 		r.fail(res, StatusError, err)
 		return
 	}
-	r.throughput(res)
+	throughput(res, dev)
 }
 
 // CheckMemory refuses plans that cannot fit before anything is allocated.
@@ -459,23 +487,23 @@ func sumRep(rep []float64) float64 {
 	return t
 }
 
-func (r *Runner) throughput(res *Result) {
+func throughput(res *Result, dev DeviceInfo) {
 	sec := res.Stats.Median / 1e9
 	if sec <= 0 {
 		return
 	}
 	res.TFLOPS = res.FLOPs / sec / 1e12
 	res.GBps = res.Bytes / sec / 1e9
-	if p := r.dev.PeakFLOPS[res.Spec.DType]; p > 0 {
+	if p := dev.PeakFLOPS[res.Spec.DType]; p > 0 {
 		res.PctPeakFLOP = 100 * res.FLOPs / sec / p
 	}
-	if r.dev.PeakBandwidth > 0 {
-		res.PctPeakBW = 100 * res.Bytes / sec / r.dev.PeakBandwidth
+	if dev.PeakBandwidth > 0 {
+		res.PctPeakBW = 100 * res.Bytes / sec / dev.PeakBandwidth
 	}
-	if p := r.dev.MeasuredFLOPS[res.Spec.DType]; p > 0 {
+	if p := dev.MeasuredFLOPS[res.Spec.DType]; p > 0 {
 		res.PctMeasFLOP = 100 * res.FLOPs / sec / p
 	}
-	if r.dev.MeasuredBandwidth > 0 {
-		res.PctMeasBW = 100 * res.Bytes / sec / r.dev.MeasuredBandwidth
+	if dev.MeasuredBandwidth > 0 {
+		res.PctMeasBW = 100 * res.Bytes / sec / dev.MeasuredBandwidth
 	}
 }

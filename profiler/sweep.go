@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 )
 
@@ -54,35 +55,32 @@ func IsInputError(err error) bool {
 type IntList []int
 
 // UnmarshalYAML accepts `32` and `[16, 32]`.
-func (l *IntList) UnmarshalYAML(b []byte) error {
-	var one int
-	if err := yaml.Unmarshal(b, &one); err == nil {
-		*l = IntList{one}
-		return nil
-	}
-	var many []int
-	if err := yaml.Unmarshal(b, &many); err != nil {
-		return fmt.Errorf("want an integer or a list of integers, got %s", strings.TrimSpace(string(b)))
-	}
-	*l = many
-	return nil
+func (l *IntList) UnmarshalYAML(n ast.Node) error {
+	return unmarshalList(n, (*[]int)(l), "an integer or a list of integers")
 }
 
 // BoolList is one bool or a list of bools.
 type BoolList []bool
 
 // UnmarshalYAML accepts `true` and `[false, true]`.
-func (l *BoolList) UnmarshalYAML(b []byte) error {
-	var one bool
-	if err := yaml.Unmarshal(b, &one); err == nil {
-		*l = BoolList{one}
+func (l *BoolList) UnmarshalYAML(n ast.Node) error {
+	return unmarshalList(n, (*[]bool)(l), "true/false or a list of them")
+}
+
+// unmarshalList decodes one value or a sequence of values; its errors carry
+// the node's position in the "[line:col]" form yamlError understands.
+func unmarshalList[T any](n ast.Node, dst *[]T, want string) error {
+	var one T
+	if err := yaml.NodeToValue(n, &one); err == nil {
+		*dst = []T{one}
 		return nil
 	}
-	var many []bool
-	if err := yaml.Unmarshal(b, &many); err != nil {
-		return fmt.Errorf("want true/false or a list of them, got %s", strings.TrimSpace(string(b)))
+	var many []T
+	if err := yaml.NodeToValue(n, &many); err != nil {
+		tk := n.GetToken()
+		return fmt.Errorf("[%d:%d] want %s, got %s", tk.Position.Line, tk.Position.Column, want, strings.TrimSpace(n.String()))
 	}
-	*l = many
+	*dst = many
 	return nil
 }
 
@@ -161,7 +159,7 @@ func LoadSweep(path string, base Options) (*Sweep, error) {
 // ParseSweep is LoadSweep on bytes.
 func ParseSweep(name string, src []byte, base Options) (*Sweep, error) {
 	var f FileYAML
-	if err := yaml.UnmarshalWithOptions(src, &f, yaml.Strict()); err != nil {
+	if err := strictUnmarshal(src, &f); err != nil {
 		return nil, yamlError(name, err)
 	}
 	astFile, _ := parser.ParseBytes(src, 0)
@@ -187,6 +185,7 @@ func ParseSweep(name string, src []byte, base Options) (*Sweep, error) {
 	if err != nil {
 		return nil, err
 	}
+	defaults.Limits = f.DeviceLimits
 	sw := &Sweep{File: name, Backend: f.Backend, DeviceLimits: f.DeviceLimits}
 	for i, s := range f.Sweeps {
 		p := fmt.Sprintf("$.sweeps[%d]", i)
@@ -202,11 +201,27 @@ func ParseSweep(name string, src []byte, base Options) (*Sweep, error) {
 	return sw, nil
 }
 
+// strictUnmarshal decodes rejecting unknown keys. The YAML library has
+// panicked on some malformed inputs (found by FuzzParseSweep, e.g. a bare
+// tag "sweeps: ! "): that is bad input too, not a crash.
+func strictUnmarshal(src []byte, v any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the file is not valid YAML for a sweep (the parser failed: %v)", p)
+		}
+	}()
+	return yaml.UnmarshalWithOptions(src, v, yaml.Strict())
+}
+
 func yamlError(name string, err error) error {
 	msg := err.Error()
 	first, rest, _ := strings.Cut(msg, "\n")
 	e := &InputError{File: name, Msg: first, Snippet: rest}
 	if m := posRE.FindStringSubmatch(first); m != nil {
+		// a nested "[l:c]" from unmarshalList is the more precise position
+		if inner := posRE.FindStringSubmatch(m[3]); inner != nil {
+			m = inner
+		}
 		fmt.Sscan(m[1], &e.Line)
 		fmt.Sscan(m[2], &e.Col)
 		e.Msg = m[3]
@@ -352,8 +367,16 @@ func expand(s SweepYAML, base Options, at func(sub, msg string) error) ([]Job, e
 	}
 	for _, key := range slices.Sorted(maps.Keys(s.Knobs)) {
 		for _, n := range splitNames(key) {
-			if _, ok := sc.Knob(n); !ok {
+			p, ok := sc.Knob(n)
+			if !ok {
 				return nil, at("knobs."+key, fmt.Sprintf("%s has no knob %q: knobs are %s", s.Kernel, n, paramNames(sc.Knobs)))
+			}
+			// Off-schema values fail the file; values the family's rules
+			// reject in combination become invalid rows when run.
+			for _, v := range s.Knobs[key] {
+				if err := p.Check(v); err != nil {
+					return nil, at("knobs."+key, err.Error())
+				}
 			}
 		}
 		if len(s.Knobs[key]) == 0 {

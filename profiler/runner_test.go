@@ -1,0 +1,176 @@
+package profiler
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func quickOptions() Options {
+	o := DefaultOptions()
+	o.Stop = StopRule{Noise: 0.01, MinSamples: 10, MinTime: 1e-6, MaxTime: 1}
+	o.Warmup = 1e-6
+	return o
+}
+
+func TestRunnerOK(t *testing.T) {
+	b := &memBackend{}
+	r := NewRunner(b)
+	for _, dt := range []DType{F32, BF16} {
+		res := r.Run(context.Background(), Spec{Kernel: "test_scale", DType: dt, Dims: map[string]int{"N": 1000}}, quickOptions(), nil)
+		if res.Status != StatusOK {
+			t.Fatalf("%s: status %s: %s", dt, res.Status, res.Error)
+		}
+		if res.Stats.N < 10 || res.Stats.Median < 1000 || res.Stats.Median > 1002 {
+			t.Errorf("stats %+v", res.Stats)
+		}
+		if res.Verdict == nil || !res.Verdict.Pass || res.Verdict.Checked != 256 || res.Verdict.RowsTotal != 1000 {
+			t.Errorf("verdict %+v", res.Verdict)
+		}
+		// 1000 FLOP in ~1001 ns = ~1 GFLOP/s = 0.001 TFLOP/s, 0.1% of the 1 TFLOP/s peak
+		if res.TFLOPS < 0.00099 || res.TFLOPS > 0.00101 || (dt == F32 && (res.PctPeakFLOP < 0.099 || res.PctPeakFLOP > 0.101)) || (dt == BF16 && res.PctPeakFLOP != 0) {
+			t.Errorf("throughput %g TFLOP/s, %g%% of peak", res.TFLOPS, res.PctPeakFLOP)
+		}
+		if res.Spec.Knobs["WG"] != 64 {
+			t.Errorf("default knob not applied: %v", res.Spec.Knobs)
+		}
+		if len(res.Budget) != 1 || res.Budget[0].Total != 8 || res.Budget[0].Limit != 32768 {
+			t.Errorf("budget %+v", res.Budget)
+		}
+		// threads: 2048/64 = 32 groups; tgm: 65536/8 = 8192 → threads bind
+		if o, ok := res.MinOccupancy(); !ok || o.GroupsPerUnit != 32 || o.Limiter != "threads" {
+			t.Errorf("occupancy %+v", res.Occupancy)
+		}
+	}
+	if b.compiled != 1 {
+		t.Errorf("compiled %d times; one program must compile once", b.compiled)
+	}
+}
+
+func TestRunnerCatchesBrokenKernel(t *testing.T) {
+	r := NewRunner(&memBackend{})
+	res := r.Run(context.Background(), Spec{Kernel: "test_scale", DType: F32, Dims: map[string]int{"N": 100}, Flags: map[string]bool{"broken": true}}, quickOptions(), nil)
+	if res.Status != StatusMismatch {
+		t.Fatalf("status %s, want mismatch", res.Status)
+	}
+	// the unwritten last element is still the NaN poison
+	if res.Verdict.NaNInf != 1 || !strings.Contains(res.Error, "out[99]") {
+		t.Errorf("verdict %+v, error %q", res.Verdict, res.Error)
+	}
+}
+
+func TestRunnerInvalidAndCompileError(t *testing.T) {
+	r := NewRunner(&memBackend{})
+	cases := []struct {
+		spec Spec
+		want Status
+		msg  string
+	}{
+		{Spec{Kernel: "test_scale", DType: F32, Knobs: map[string]int{"WG": 48}}, StatusInvalid, "WG=48 is not allowed: use one of 32, 64, 128"},
+		{Spec{Kernel: "test_scale", DType: F32, Knobs: map[string]int{"WG": 128}, Dims: map[string]int{"N": 7}}, StatusInvalid, "rejected by the family"},
+		{Spec{Kernel: "test_scale", DType: F32, Dims: map[string]int{"N": 0}}, StatusInvalid, "N=0 is out of range"},
+		{Spec{Kernel: "test_scale", DType: F32, Dims: map[string]int{"N": 1 << 40}}, StatusInvalid, "reduce the dims"},
+		{Spec{Kernel: "nope", DType: F32}, StatusInvalid, `unknown kernel "nope"`},
+		{Spec{Kernel: "test_scale", DType: I32}, StatusInvalid, `does not support dtype "i32"`},
+	}
+	for _, c := range cases {
+		res := r.Run(context.Background(), c.spec, quickOptions(), nil)
+		if res.Status != c.want || !strings.Contains(res.Error, c.msg) {
+			t.Errorf("%v: %s %q, want %s containing %q", c.spec, res.Status, res.Error, c.want, c.msg)
+		}
+	}
+	res := NewRunner(&memBackend{failComp: true}).Run(context.Background(), Spec{Kernel: "test_scale", DType: F32}, quickOptions(), nil)
+	if res.Status != StatusCompileError || !strings.Contains(res.Error, "expected ';'") {
+		t.Errorf("compile error: %s %q", res.Status, res.Error)
+	}
+}
+
+func TestRunnerCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res := NewRunner(&memBackend{}).Run(ctx, Spec{Kernel: "test_scale", DType: F32}, quickOptions(), nil)
+	if res.Status != StatusCancelled {
+		t.Errorf("status %s", res.Status)
+	}
+}
+
+func TestDeviceLimitOverride(t *testing.T) {
+	opt := quickOptions()
+	tgm := 16
+	opt.Limits = &DeviceLimitsYAML{TGMPerUnit: &tgm}
+	res := NewRunner(&memBackend{}).Run(context.Background(), Spec{Kernel: "test_scale", DType: F32}, opt, nil)
+	// 16 B per unit / 8 B per group = 2 groups, now bound by TGM
+	if o, ok := res.MinOccupancy(); !ok || o.GroupsPerUnit != 2 || o.Limiter != "tgm" {
+		t.Errorf("occupancy with override %+v", res.Occupancy)
+	}
+}
+
+func TestStopRule(t *testing.T) {
+	r := DefaultStopRule()
+	quiet := make([]float64, 10)
+	for i := range quiet {
+		quiet[i] = 30e6 // 30 ms each: 0.3 s measured
+	}
+	if done, why := r.Done(quiet, 1); !done || why != "noise target" {
+		t.Errorf("quiet samples: %v %q", done, why)
+	}
+	if done, _ := r.Done(quiet[:9], 1); done {
+		t.Error("stopped before MinSamples")
+	}
+	short := []float64{1e3, 1e3, 1e3, 1e3, 1e3, 1e3, 1e3, 1e3, 1e3, 1e3}
+	if done, _ := r.Done(short, 1); done {
+		t.Error("stopped before MinTime of measured time")
+	}
+	noisy := []float64{10e6, 50e6, 10e6, 50e6, 10e6, 50e6, 10e6, 50e6, 10e6, 50e6}
+	if done, _ := r.Done(noisy, 1); done {
+		t.Error("stopped while noisy")
+	}
+	if done, why := r.Done(noisy, 5); !done || why != "time limit" {
+		t.Errorf("time limit: %v %q", done, why)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	s := Summarize([]float64{5, 1, 4, 2, 3})
+	want := Stats{N: 5, Min: 1, P10: 1.4, Median: 3, P90: 4.6, Mean: 3, Stdev: 1.5811388300841898, CV: 0.5270462766947299}
+	if s != want {
+		t.Errorf("got %+v\nwant %+v", s, want)
+	}
+	if (Summarize(nil) != Stats{}) {
+		t.Error("empty samples")
+	}
+}
+
+func TestVerifyCounts(t *testing.T) {
+	ref := &Reference{Checks: []Check{{Buffer: "o", Index: []int{0, 1, 2, 3}, Want: []float64{1, -2, 100, 0}}}, RowsChecked: 4, RowsTotal: 4}
+	nan := float32(0)
+	nan = nan / nan
+	got := map[string][]float32{"o": {1.001, -2, 101, nan}}
+	v := Verify(ref, got, Tolerance{ATol: 0.01, RTol: 0.001})
+	// 1.001: |d|=0.001 ok; 101 vs 100: d=1 > 0.01+0.1 mismatch; NaN mismatch
+	if v.Mismatches != 2 || v.NaNInf != 1 || v.Pass || v.Checked != 4 {
+		t.Errorf("%+v", v)
+	}
+	if v.MaxAbsErr < 0.999 || v.MaxAbsErr > 1.001 || v.MaxRelErr < 0.00999 || v.MaxRelErr > 0.01001 {
+		t.Errorf("errors %+v", v)
+	}
+}
+
+func TestSampleRows(t *testing.T) {
+	a := SampleRows(10000, 50, 7)
+	b := SampleRows(10000, 50, 7)
+	if len(a) != 50 || a[0] != 0 || a[49] != 9999 {
+		t.Fatalf("rows %v", a)
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatal("not deterministic")
+		}
+	}
+	if c := SampleRows(10000, 50, 8); c[10] == a[10] && c[20] == a[20] && c[30] == a[30] {
+		t.Error("seed has no effect")
+	}
+	if all := SampleRows(5, 50, 1); len(all) != 5 {
+		t.Errorf("small shape: %v", all)
+	}
+}

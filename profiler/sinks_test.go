@@ -1,0 +1,168 @@
+package profiler
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func sampleResults(t *testing.T) []Result {
+	r := NewRunner(&memBackend{})
+	var out []Result
+	for _, wg := range []int{32, 64} {
+		out = append(out, r.Run(context.Background(), Spec{Kernel: "test_scale", DType: F32, Knobs: map[string]int{"WG": wg}, Dims: map[string]int{"N": 500}}, quickOptions(), nil))
+	}
+	out = append(out, r.Run(context.Background(), Spec{Kernel: "test_scale", DType: F32, Knobs: map[string]int{"WG": 48}}, quickOptions(), nil))
+	return out
+}
+
+func TestCSVSinkAndResume(t *testing.T) {
+	results := sampleResults(t)
+	specs := []Spec{results[0].Spec, results[1].Spec}
+	cols := ColumnsFor(specs)
+	path := filepath.Join(t.TempDir(), "out.csv")
+	s, err := OpenCSV(path, cols, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(results[0]); err != nil {
+		t.Fatal(err)
+	}
+	// flushed per row: the file holds the row before Close
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("after one Write the file has %d lines:\n%s", len(lines), data)
+	}
+	wantHead := "time,backend,device,timer,kernel,dtype,WG,N,broken,n,min_us,p10_us,median_us,p90_us,cv,tflops,gbps,pct_peak_flops,pct_peak_bw,tgm_bytes,tgm_limit,compiler_tgm,occupancy,occupancy_limiter,memory_bytes,max_abs_err,max_rel_err,rms_err,tol,rows_checked,status,error"
+	if lines[0] != wantHead {
+		t.Errorf("header\n%s\nwant\n%s", lines[0], wantHead)
+	}
+	row := strings.Split(lines[1], ",")
+	if row[1] != "mem" || row[4] != "test_scale" || row[6] != "32" || row[7] != "500" || row[8] != "0" || row[len(row)-2] != "ok" || row[22] != "64" || row[23] != "threads" {
+		t.Errorf("row %v", row)
+	}
+	s.Write(results[2]) // invalid row with an error
+	s.Close()
+
+	done, err := ReadDone(path, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !done[results[0].Spec.Key()] || done[results[1].Spec.Key()] || len(done) != 2 {
+		t.Errorf("done %v", done)
+	}
+	// appending keeps the rows and adds no second header
+	s2, err := OpenCSV(path, cols, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Write(results[1])
+	s2.Close()
+	data, _ = os.ReadFile(path)
+	if n := strings.Count(string(data), "time,backend"); n != 1 {
+		t.Errorf("%d headers after append", n)
+	}
+	if n := strings.Count(string(data), "\n"); n != 4 {
+		t.Errorf("%d lines after append:\n%s", n, data)
+	}
+}
+
+func TestResumeRejectsOtherColumns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.csv")
+	os.WriteFile(path, []byte("time,backend,kernel,BQ\n"), 0o644)
+	_, err := ReadDone(path, ColumnsFor([]Spec{{Kernel: "test_scale"}}))
+	if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), "columns differ") || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("err %v", err)
+	}
+	if d, err := ReadDone(filepath.Join(t.TempDir(), "new.csv"), Columns{}); err != nil || len(d) != 0 {
+		t.Errorf("missing file: %v %v", d, err)
+	}
+}
+
+func TestOpenCSVUnwritable(t *testing.T) {
+	_, err := OpenCSV("/nonexistent-dir/x.csv", Columns{}, false)
+	if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), "/nonexistent-dir/x.csv") || !strings.Contains(err.Error(), "writable path") {
+		t.Errorf("err %v", err)
+	}
+}
+
+func TestBenchSink(t *testing.T) {
+	var buf bytes.Buffer
+	s := NewBenchSink(&buf)
+	for _, r := range sampleResults(t) {
+		s.Write(r)
+	}
+	out := buf.String()
+	if !strings.HasPrefix(out, "goos: ") || !strings.Contains(out, "\ncpu: test device\n") {
+		t.Errorf("header:\n%s", out)
+	}
+	var lines int
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "BenchmarkTest_scale/dtype=f32/WG=32/N=500\t") {
+			lines++
+			f := strings.Split(l, "\t")
+			if len(f) != 5 || !strings.HasSuffix(f[2], " ns/op") || !strings.HasSuffix(f[3], " TFLOP/s") || !strings.HasSuffix(f[4], " GB/s") {
+				t.Errorf("line %q", l)
+			}
+		}
+	}
+	if lines != 10 {
+		t.Errorf("%d lines for one spec, want 10 chunks:\n%s", lines, out)
+	}
+	if !strings.Contains(out, "# BenchmarkTest_scale/dtype=f32/WG=48/N=1000: invalid") {
+		t.Errorf("invalid spec not noted:\n%s", out)
+	}
+}
+
+func TestJSONAndTableSinks(t *testing.T) {
+	results := sampleResults(t)
+	var buf bytes.Buffer
+	j := NewJSONSink(&buf)
+	for _, r := range results {
+		j.Write(r)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d JSON lines", len(lines))
+	}
+	var back Result
+	if err := json.Unmarshal([]byte(lines[0]), &back); err != nil || back.Status != StatusOK || back.Stats.N != results[0].Stats.N || back.Verdict.RowsChecked != 256 {
+		t.Errorf("round trip: %v %+v", err, back)
+	}
+	buf.Reset()
+	tab := NewTableSink(&buf)
+	for _, r := range results {
+		tab.Write(r)
+	}
+	out := buf.String()
+	if !strings.Contains(out, "median µs") || !strings.Contains(out, "test_scale f32 WG=32 | N=500") || !strings.Contains(out, "└ WG=48 is not allowed") {
+		t.Errorf("table:\n%s", out)
+	}
+	block := FormatResult(results[0])
+	for _, want := range []string{"timing (fake)", "median 1.00 µs", "threadgroup memory — scale (32 threads)", "red_smem", "of 32768 B limit", "occupancy — scale", "limited by threads", "correctness vs float64 reference: PASS", "256 of 500 rows"} {
+		if !strings.Contains(block, want) {
+			t.Errorf("result block lacks %q:\n%s", want, block)
+		}
+	}
+}
+
+func TestSummaryExitCode(t *testing.T) {
+	cases := []struct {
+		s    Summary
+		want int
+	}{
+		{Summary{}, 0},
+		{Summary{Invalid: 1}, 2},
+		{Summary{Failed: 1, Invalid: 1}, 1},
+	}
+	for _, c := range cases {
+		if got := c.s.ExitCode(); got != c.want {
+			t.Errorf("%+v: %d want %d", c.s, got, c.want)
+		}
+	}
+}
