@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -192,3 +193,7 @@ func checkFrame(t *testing.T, frame string, w, h int) {
 		}
 	}
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func resize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }

@@ -27,6 +27,16 @@ func fmtDur(ns float64) string {
 	return fmt.Sprintf("%.3g ns", ns)
 }
 
+// fmtRange prints "150–156 µs", or both values with units when they differ.
+func fmtRange(lo, hi float64) string {
+	a, b := fmtDur(lo), fmtDur(hi)
+	ia, ib := strings.LastIndexByte(a, ' '), strings.LastIndexByte(b, ' ')
+	if ia > 0 && ib > 0 && a[ia:] == b[ib:] {
+		return a[:ia] + "–" + b
+	}
+	return a + "–" + b
+}
+
 // fmtKiB prints a byte count of threadgroup memory compactly.
 func fmtKiB(b int) string {
 	if b < 1024 {

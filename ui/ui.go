@@ -39,9 +39,7 @@ type Options struct {
 // Run starts the session on the terminal and returns when the user quits or
 // ctx ends. A run in flight is cancelled on the way out.
 func Run(ctx context.Context, exec profiler.Executor, opts Options) error {
-	if os.Getenv("NO_COLOR") != "" {
-		opts.NoColor = true
-	}
+	opts = resolveOptions(opts, os.Getenv)
 	m := NewModel(exec, opts)
 	defer close(m.stop)
 	popts := []tea.ProgramOption{tea.WithContext(ctx)}
@@ -56,6 +54,15 @@ func Run(ctx context.Context, exec profiler.Executor, opts Options) error {
 		return nil // the caller ended the session (a signal): not an error
 	}
 	return err
+}
+
+// resolveOptions applies the environment: any non-empty NO_COLOR turns
+// colour off (https://no-color.org).
+func resolveOptions(opts Options, getenv func(string) string) Options {
+	if getenv("NO_COLOR") != "" {
+		opts.NoColor = true
+	}
+	return opts
 }
 
 type pane int
@@ -121,6 +128,7 @@ type Model struct {
 	specs    map[string]profiler.Spec // the edited spec of each family
 	fields   []field
 	fieldCur int
+	edited   string // the field changed last: blamed when an error names none
 	preview  profiler.Preview
 
 	focus    pane
@@ -227,6 +235,9 @@ func (m *Model) spec() profiler.Spec {
 }
 
 func (m *Model) setSpec(s profiler.Spec) {
+	if len(m.fields) > 0 {
+		m.edited = m.fields[m.fieldCur].name
+	}
 	if f := m.family(); f != nil {
 		m.specs[f.Name()] = s
 		m.refreshPreview()
@@ -255,7 +266,7 @@ func (m *Model) selectFamily(i int) {
 func (m *Model) refilter() {
 	m.visible = m.visible[:0]
 	for i, f := range m.fams {
-		if m.filter == "" || containsFold(f.Name(), m.filter) || containsFold(f.Doc(), m.filter) {
+		if m.filter == "" || containsFold(f.Name(), m.filter) {
 			m.visible = append(m.visible, i)
 		}
 	}

@@ -239,12 +239,16 @@ func (m Model) editorLines(w, h int) []string {
 	s := m.spec()
 	rows := max(1, h-len(head))
 	start := clamp(m.fieldCur-rows/2, 0, max(0, len(m.fields)-rows))
+	named := false
+	for _, fd := range m.fields {
+		named = named || fd.blames(m.preview.Err)
+	}
 	out := head
 	for i := start; i < len(m.fields) && i < start+rows; i++ {
 		fd := m.fields[i]
 		val := fd.value(s)
 		cur := i == m.fieldCur
-		bad := fd.blames(m.preview.Err)
+		bad := fd.blames(m.preview.Err) || (!named && m.preview.Err != nil && fd.name == m.edited)
 		switch {
 		case cur && m.mode == modeTyping:
 			val = m.input.View()
@@ -571,7 +575,7 @@ func (m Model) occLines(w, h int) []string {
 
 func (m Model) corrTitle() string {
 	if e, ok := m.selected(); ok {
-		return fmt.Sprintf("correctness · #%d", e.id)
+		return fmt.Sprintf("correctness #%d", e.id)
 	}
 	return "correctness"
 }
@@ -613,7 +617,7 @@ func (m Model) timingLines(w, h int) []string {
 	}
 	return []string{
 		"median " + fmtDur(st.Median),
-		"p10–p90 " + fmtDur(st.P10) + "–" + fmtDur(st.P90),
+		"p10–p90 " + fmtRange(st.P10, st.P90),
 		fmt.Sprintf("CV %.1f%% · n %d", st.CV*100, st.N),
 		fmtThroughput(e.res),
 		"timer " + e.res.Timer,
@@ -625,7 +629,7 @@ func (m Model) errorLines(e entry, w, h int) []string {
 	if msg == "" {
 		msg = string(e.res.Status)
 	}
-	out := []string{m.th.dim.Render(fit(e.res.Spec.String(), w))}
+	out := []string{m.th.dim.Render(fit(e.res.Spec.Kernel+" "+string(e.res.Spec.DType)+" "+knobString(e.res.Spec)+" · "+dimString(e.res.Spec), w))}
 	for _, l := range wrap(msg, w) {
 		out = append(out, m.th.bad.Render(l))
 	}
@@ -646,19 +650,60 @@ func (m Model) historyTitle() string {
 	return fmt.Sprintf("history · %d runs · sort %s %s", len(m.history), c.name, dir)
 }
 
-var histCols = []struct {
-	name  string
-	w     int
-	right bool
-}{{"#", 4, true}, {"kernel", 12, false}, {"dtype", 5, false}, {"status", 13, false}, {"median", 9, true}, {"throughput", 15, true}, {"max err", 9, true}}
+type histCol struct {
+	name     string
+	w        int
+	right    bool
+	optional bool // dropped on narrow terminals
+}
+
+var histCols = []histCol{{"#", 4, true, false}, {"kernel", 12, false, false}, {"dtype", 5, false, true}, {"status", 16, false, false}, {"median", 9, true, false}, {"throughput", 14, true, false}, {"max err", 9, true, true}}
+
+// cell is a history column's value for one run.
+func cell(name string, e entry) string {
+	r := e.res
+	switch name {
+	case "#":
+		return strconv.Itoa(e.id)
+	case "kernel":
+		return r.Spec.Kernel
+	case "dtype":
+		return string(r.Spec.DType)
+	case "status":
+		if r.Status != profiler.StatusOK {
+			return "✗ " + string(r.Status)
+		}
+		return string(r.Status)
+	case "median":
+		if r.Stats.N > 0 {
+			return fmtDur(r.Stats.Median)
+		}
+	case "throughput":
+		return fmtThroughput(r)
+	case "max err":
+		if r.Verdict != nil {
+			return fmtErr(r.Verdict.MaxAbsErr)
+		}
+	}
+	return "—"
+}
 
 func (m Model) historyLines(w, h int) []string {
 	if len(m.history) == 0 {
 		return []string{m.th.dim.Render("runs appear here · o sorts · e exports CSV")}
 	}
+	cols := histCols
+	if w < 100 {
+		cols = nil
+		for _, c := range histCols {
+			if !c.optional {
+				cols = append(cols, c)
+			}
+		}
+	}
 	row := func(cells []string) string {
 		var b strings.Builder
-		for i, c := range histCols {
+		for i, c := range cols {
 			if c.right {
 				b.WriteString(padLeft(cells[i], c.w))
 			} else {
@@ -666,11 +711,11 @@ func (m Model) historyLines(w, h int) []string {
 			}
 			b.WriteString(" ")
 		}
-		b.WriteString(cells[len(histCols)])
+		b.WriteString(cells[len(cols)])
 		return fit(b.String(), w)
 	}
-	hdr := make([]string, len(histCols)+1)
-	for i, c := range histCols {
+	hdr := make([]string, len(cols)+1)
+	for i, c := range cols {
 		hdr[i] = c.name
 		if c.name == sortCols[m.sortCol].name {
 			if m.sortDesc {
@@ -680,7 +725,7 @@ func (m Model) historyLines(w, h int) []string {
 			}
 		}
 	}
-	hdr[len(histCols)] = "knobs · dims"
+	hdr[len(cols)] = "knobs · dims"
 	out := []string{m.th.title.Render(row(hdr))}
 	rows := m.sortedHistory()
 	n := max(1, h-1)
@@ -691,24 +736,16 @@ func (m Model) historyLines(w, h int) []string {
 	}
 	for i := start; i < len(rows) && i < start+n; i++ {
 		e := rows[i]
-		r := e.res
-		errs := "—"
-		if r.Verdict != nil {
-			errs = fmtErr(r.Verdict.MaxAbsErr)
+		cells := make([]string, 0, len(cols)+1)
+		for _, c := range cols {
+			cells = append(cells, cell(c.name, e))
 		}
-		status := string(r.Status)
-		if r.Status != profiler.StatusOK {
-			status = "✗ " + status
-		}
-		median := "—"
-		if r.Stats.N > 0 {
-			median = fmtDur(r.Stats.Median)
-		}
-		line := row([]string{strconv.Itoa(e.id), r.Spec.Kernel, string(r.Spec.DType), status, median, fmtThroughput(r), errs, knobString(r.Spec) + " · " + dimString(r.Spec)})
+		cells = append(cells, knobString(e.res.Spec)+" · "+dimString(e.res.Spec))
+		line := row(cells)
 		switch {
 		case m.focus == paneHistory && i == cur:
 			line = m.th.sel.Render(line)
-		case r.Status != profiler.StatusOK:
+		case e.res.Status != profiler.StatusOK:
 			line = m.th.bad.Render(line)
 		}
 		out = append(out, line)
