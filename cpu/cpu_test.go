@@ -54,6 +54,8 @@ func (r remap) Compile(p profiler.Program) (profiler.Kernel, error) {
 	return r.Backend.Compile(p)
 }
 
+func newBackendB() (profiler.Backend, error) { return cpu.New() }
+
 func newBackend(t *testing.T) profiler.Backend {
 	t.Helper()
 	b, err := cpu.New()
