@@ -59,13 +59,17 @@ func writeMap(b *strings.Builder, tag string, m map[string]int) {
 func (s Spec) String() string {
 	var parts []string
 	parts = append(parts, s.Kernel, string(s.DType))
-	for _, k := range slices.Sorted(maps.Keys(s.Knobs)) {
+	var knobOrder, dimOrder []Param
+	if f, err := Lookup(s.Kernel); err == nil {
+		knobOrder, dimOrder = f.Schema().Knobs, f.Schema().Dims
+	}
+	for _, k := range schemaOrder(s.Knobs, knobOrder) {
 		parts = append(parts, k+"="+strconv.Itoa(s.Knobs[k]))
 	}
 	if len(s.Dims) > 0 {
 		parts = append(parts, "|")
 	}
-	for _, k := range slices.Sorted(maps.Keys(s.Dims)) {
+	for _, k := range schemaOrder(s.Dims, dimOrder) {
 		parts = append(parts, k+"="+strconv.Itoa(s.Dims[k]))
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Flags)) {
@@ -185,4 +189,20 @@ func joinDTypes(ds []DType) string {
 		s[i] = string(d)
 	}
 	return strings.Join(s, ", ")
+}
+
+// schemaOrder lists m's keys in the schema's order, then any others sorted.
+func schemaOrder(m map[string]int, order []Param) []string {
+	var out []string
+	for _, p := range order {
+		if _, ok := m[p.Name]; ok {
+			out = append(out, p.Name)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }

@@ -98,7 +98,11 @@ func FormatResult(r Result) string {
 	for _, o := range r.Occupancy {
 		fmt.Fprintf(&b, "\noccupancy — %s\n", o.Dispatch)
 		if !o.Available {
-			fmt.Fprintf(&b, "  n/a: %s\n", o.Reason)
+			reason := o.Reason
+			if !strings.HasPrefix(reason, "n/a") {
+				reason = "n/a: " + reason
+			}
+			fmt.Fprintf(&b, "  %s\n", reason)
 			continue
 		}
 		kind := "from " + o.Source

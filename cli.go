@@ -1,0 +1,448 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+var errHelp = errors.New("help shown")
+
+// options are the flags shared by the interactive session, sweeps and run.
+type options struct {
+	backend    string
+	csv        string
+	resume     string
+	json       bool
+	bench      bool
+	noise      float64
+	timeLimit  float64
+	minTime    float64
+	minSamples int
+	warmup     float64
+	hot        bool
+	seed       uint64
+	maxRows    int
+	timeout    float64
+	isolate    string
+	noColor    bool
+	quiet      bool
+	set        map[string]bool // flags given explicitly on the command line
+}
+
+func (o *options) register(fs *flag.FlagSet) {
+	d := profiler.DefaultOptions()
+	fs.StringVar(&o.backend, "backend", "auto", "backend: auto (Metal on macOS, else CUDA where libcuda.so.1 loads, else CPU), metal, cuda or cpu")
+	fs.StringVar(&o.csv, "csv", "", "write one CSV row per spec to `file`, flushed as each spec finishes")
+	fs.StringVar(&o.resume, "resume", "", "append to CSV `file` and skip specs already in it (implies --csv file)")
+	fs.BoolVar(&o.json, "json", false, "print results as JSON lines on stdout instead of the table")
+	fs.BoolVar(&o.bench, "bench", false, "print results in Go benchmark format on stdout (for benchstat)")
+	fs.Float64Var(&o.noise, "noise", d.Stop.Noise, "stop sampling when stdev/mean is at most this `fraction`")
+	fs.Float64Var(&o.timeLimit, "time-limit", d.Stop.MaxTime, "stop sampling a spec after this many `seconds` whatever the noise")
+	fs.Float64Var(&o.minTime, "min-time", d.Stop.MinTime, "measure at least this many `seconds` of kernel time")
+	fs.IntVar(&o.minSamples, "min-samples", d.Stop.MinSamples, "take at least this many samples")
+	fs.Float64Var(&o.warmup, "warmup", d.Warmup, "warm up for this many `seconds` (at least one run)")
+	fs.BoolVar(&o.hot, "hot", false, "do not flush the last-level cache before each sample")
+	fs.Uint64Var(&o.seed, "seed", d.Seed, "seed of the input generator")
+	fs.IntVar(&o.maxRows, "max-rows", d.MaxRows, "check at most this many rows against the float64 reference")
+	fs.Float64Var(&o.timeout, "timeout", 0, "worker watchdog per spec in `seconds` (0: 2×time-limit + 60)")
+	fs.StringVar(&o.isolate, "isolate", "auto", "run specs in a worker subprocess: auto (on for GPU backends), on, off")
+	fs.BoolVar(&o.noColor, "no-color", false, "plain output without colour (also NO_COLOR=1)")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar on stderr")
+}
+
+// validate checks flag values.
+func (o *options) validate() error {
+	if !slices.Contains(profiler.KnownBackends, o.backend) {
+		return badInput("unknown backend %q: use one of %s", o.backend, strings.Join(profiler.KnownBackends, ", "))
+	}
+	if !slices.Contains([]string{"auto", "on", "off"}, o.isolate) {
+		return badInput("--isolate=%q: use auto, on or off", o.isolate)
+	}
+	if o.noise <= 0 || o.noise >= 1 {
+		return badInput("--noise=%g: use a fraction between 0 and 1 (0.01 is 1%%)", o.noise)
+	}
+	for name, v := range map[string]float64{"time-limit": o.timeLimit, "min-time": o.minTime, "warmup": o.warmup} {
+		if v <= 0 {
+			return badInput("--%s=%g: must be a positive number of seconds", name, v)
+		}
+	}
+	if o.minSamples < 1 || o.maxRows < 1 {
+		return badInput("--min-samples and --max-rows must be at least 1")
+	}
+	if o.timeout < 0 {
+		return badInput("--timeout=%g: must be positive (or 0 for the default)", o.timeout)
+	}
+	if o.json && o.bench {
+		return badInput("--json and --bench both write to stdout: choose one")
+	}
+	if o.resume != "" {
+		if o.csv != "" && o.csv != o.resume {
+			return badInput("--resume %s and --csv %s name different files: --resume appends to its file, drop --csv", o.resume, o.csv)
+		}
+		o.csv = o.resume
+	}
+	return nil
+}
+
+// measureOptions makes profiler.Options from the flags. With base, only the
+// flags given explicitly override base (a sweep file's settings).
+func (o *options) measureOptions(base *profiler.Options) profiler.Options {
+	var m profiler.Options
+	if base != nil {
+		m = *base
+	} else {
+		m = profiler.DefaultOptions()
+	}
+	use := func(name string) bool { return base == nil || o.set[name] }
+	if use("noise") {
+		m.Stop.Noise = o.noise
+	}
+	if use("time-limit") {
+		m.Stop.MaxTime = o.timeLimit
+	}
+	if use("min-time") {
+		m.Stop.MinTime = o.minTime
+	}
+	if use("min-samples") {
+		m.Stop.MinSamples = o.minSamples
+	}
+	if use("warmup") {
+		m.Warmup = o.warmup
+	}
+	if use("hot") {
+		m.Hot = o.hot
+	}
+	if use("seed") {
+		m.Seed = o.seed
+	}
+	if use("max-rows") {
+		m.MaxRows = o.maxRows
+	}
+	if use("timeout") && o.timeout > 0 {
+		m.Timeout = time.Duration(o.timeout * float64(time.Second))
+	}
+	return m
+}
+
+func newFlagSet(name string, stderr io.Writer, usageFn func(io.Writer)) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { usageFn(stderr) }
+	return fs
+}
+
+// parseInterleaved parses flags that may come before and after positional
+// arguments ("run attn_fwd --set BQ=32" and "run --set BQ=32 attn_fwd").
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, errHelp
+			}
+			return nil, &exitError{code: exitBadInput}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	m := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { m[f.Name] = true })
+	return m
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `mltop — top for GPU compute kernels
+
+Usage:
+  mltop [flags]                         interactive session (TUI)
+  mltop --config sweep.yaml [flags]     headless sweep: progress on stderr, table on stdout
+  mltop run KERNEL [--set K=V,...] [--dtype D] [flags]
+                                        one spec from the command line; unset knobs and dims
+                                        take the family's defaults; flags are set as causal=1
+  mltop list                            backends found (and why a missing one is missing),
+                                        kernel families with their knobs, dims and dtypes
+  mltop selftest [--backend B]          checks the device, its timer and two kernels against
+                                        the reference; prints a report for bug reports
+
+Exit codes: 0 all specs ran and verified; 1 a spec failed (mismatch, crash, timeout,
+compile error); 2 bad input (flags, YAML, impossible spec).
+
+Flags:
+`)
+	fs := flag.NewFlagSet("mltop", flag.ContinueOnError)
+	var o options
+	o.register(fs)
+	fs.String("config", "", "run the sweep in YAML `file` headless")
+	fs.String("set", "", "(run) knob, dim or flag values: `K=V,K=V` (repeatable)")
+	fs.String("dtype", "", "(run) f32, f16 or bf16 (default: the family's first)")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// cmdMain is `mltop [--config file]`.
+func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mltop", stderr, usage)
+	var o options
+	o.register(fs)
+	config := fs.String("config", "", "")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return badInput("unexpected argument %q: use `mltop run %s` to run one kernel, or --config FILE for a sweep", pos[0], pos[0])
+	}
+	o.set = setFlags(fs)
+	if err := o.validate(); err != nil {
+		return err
+	}
+	if *config == "" {
+		if o.csv != "" || o.json || o.bench {
+			return badInput("--csv, --resume, --json and --bench need --config FILE (or `mltop run`); in the interactive session press e to export")
+		}
+		return runTUI(ctx, &o, stderr)
+	}
+	return runSweep(ctx, *config, &o, stdout, stderr)
+}
+
+func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Writer) error {
+	sw, err := profiler.LoadSweep(path, profiler.DefaultOptions())
+	if err != nil {
+		return err
+	}
+	for i := range sw.Jobs {
+		opt := o.measureOptions(&sw.Jobs[i].Options)
+		sw.Jobs[i].Options = opt
+	}
+	backend := o.backend
+	if !o.set["backend"] && sw.Backend != "" {
+		backend = sw.Backend
+	}
+	specs := make([]profiler.Spec, len(sw.Jobs))
+	for i, j := range sw.Jobs {
+		specs[i] = j.Spec
+	}
+	cols := profiler.ColumnsFor(specs)
+	// Check the output before anything runs: bad paths are bad input.
+	skip := map[string]bool{}
+	if o.resume != "" {
+		if skip, err = profiler.ReadDone(o.resume, cols); err != nil {
+			return err
+		}
+	}
+	sinks, closeSinks, err := openSinks(o, cols, stdout)
+	if err != nil {
+		return err
+	}
+	defer closeSinks()
+	exec, err := openExecutor(backend, o.isolate)
+	if err != nil {
+		return err
+	}
+	defer exec.Close()
+	dev := exec.Device()
+	fmt.Fprintf(stderr, "mltop: %s on %s (%s), %d specs from %s\n", dev.Backend, dev.Name, dev.Timer, len(sw.Jobs), path)
+	bar := newProgressBar(stderr, o.quiet)
+	sum, err := profiler.RunJobs(ctx, exec, sw.Jobs, skip, sinks, bar.hooks())
+	bar.finish()
+	fmt.Fprintln(stderr, "mltop:", sum.String())
+	if o.csv != "" {
+		fmt.Fprintf(stderr, "mltop: CSV in %s\n", o.csv)
+	}
+	if err != nil {
+		return &exitError{code: exitFailed, msg: err.Error()}
+	}
+	if code := sum.ExitCode(); code != exitOK {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+func openSinks(o *options, cols profiler.Columns, stdout io.Writer) ([]profiler.Sink, func(), error) {
+	var sinks []profiler.Sink
+	switch {
+	case o.json:
+		sinks = append(sinks, profiler.NewJSONSink(stdout))
+	case o.bench:
+		sinks = append(sinks, profiler.NewBenchSink(stdout))
+	default:
+		sinks = append(sinks, profiler.NewTableSink(stdout))
+	}
+	if o.csv != "" {
+		c, err := profiler.OpenCSV(o.csv, cols, o.resume != "")
+		if err != nil {
+			return nil, nil, err
+		}
+		sinks = append(sinks, c)
+	}
+	return sinks, func() {
+		for _, s := range sinks {
+			s.Close()
+		}
+	}, nil
+}
+
+// cmdRun is `mltop run KERNEL --set K=V,... --dtype D`.
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mltop run", stderr, usage)
+	var o options
+	o.register(fs)
+	var sets []string
+	fs.Func("set", "", func(s string) error { sets = append(sets, s); return nil })
+	dtype := fs.String("dtype", "", "")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return badInput("run takes one kernel name, got %d arguments %q: e.g. mltop run attn_fwd --set BQ=32,D=64", len(pos), pos)
+	}
+	o.set = setFlags(fs)
+	if err := o.validate(); err != nil {
+		return err
+	}
+	if o.resume != "" {
+		return badInput("--resume is for sweeps (--config); use --csv with run")
+	}
+	spec, err := parseSpec(pos[0], *dtype, sets)
+	if err != nil {
+		return err
+	}
+	cols := profiler.ColumnsFor([]profiler.Spec{spec})
+	var sinks []profiler.Sink
+	if o.json {
+		sinks = append(sinks, profiler.NewJSONSink(stdout))
+	} else if o.bench {
+		sinks = append(sinks, profiler.NewBenchSink(stdout))
+	}
+	if o.csv != "" {
+		c, err := profiler.OpenCSV(o.csv, cols, false)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		sinks = append(sinks, c)
+	}
+	exec, err := openExecutor(o.backend, o.isolate)
+	if err != nil {
+		return err
+	}
+	defer exec.Close()
+	bar := newProgressBar(stderr, o.quiet)
+	h := bar.hooks()
+	h.Start(0, 1, spec)
+	res := exec.Run(ctx, spec, o.measureOptions(nil), func(p profiler.Progress) { h.Progress(0, 1, spec, p) })
+	bar.finish()
+	for _, s := range sinks {
+		if err := s.Write(res); err != nil {
+			return err
+		}
+	}
+	if !o.json && !o.bench {
+		fmt.Fprint(stdout, profiler.FormatResult(res))
+	}
+	switch {
+	case res.Status == profiler.StatusOK:
+		return nil
+	case res.Status == profiler.StatusInvalid:
+		return &exitError{code: exitBadInput, msg: fmt.Sprintf("invalid spec: %s", res.Error)}
+	}
+	return &exitError{code: exitFailed}
+}
+
+// parseSpec builds a Spec from --set pairs, checking every name and value
+// against the family's schema.
+func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
+	f, err := profiler.Lookup(kernel)
+	if err != nil {
+		return profiler.Spec{}, badInput("%v", err)
+	}
+	sc := f.Schema()
+	spec := profiler.Spec{Kernel: kernel}
+	if dtype != "" {
+		dt, err := profiler.ParseDType(dtype)
+		if err != nil {
+			return spec, badInput("--dtype: %v", err)
+		}
+		spec.DType = dt
+	}
+	for _, group := range sets {
+		for _, kv := range strings.Split(group, ",") {
+			kv = strings.TrimSpace(kv)
+			if kv == "" {
+				continue
+			}
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				return spec, badInput("--set %q: write NAME=VALUE, e.g. BQ=32", kv)
+			}
+			k = strings.TrimSpace(k)
+			n, err := parseValue(strings.TrimSpace(v))
+			if err != nil {
+				return spec, badInput("--set %s=%s: %v", k, v, err)
+			}
+			if err := spec.Set(sc, k, n); err != nil {
+				return spec, badInput("--set: %v", err)
+			}
+		}
+	}
+	spec = spec.WithDefaults(sc)
+	if err := spec.CheckSchema(sc); err != nil {
+		return spec, badInput("%v", err)
+	}
+	return spec, nil
+}
+
+func parseValue(v string) (int, error) {
+	switch strings.ToLower(v) {
+	case "true", "yes", "on":
+		return 1, nil
+	case "false", "no", "off":
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not an integer", v)
+	}
+	return n, nil
+}
+
+// cmdWorker is the hidden `mltop worker --backend B`: JSON lines on
+// stdin/stdout. Everything else the process prints goes to stderr.
+func cmdWorker(args []string) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	backend := fs.String("backend", "cpu", "")
+	if err := fs.Parse(args); err != nil {
+		return badInput("worker: %v", err)
+	}
+	protocol := os.Stdout
+	os.Stdout = os.Stderr // stray prints must not corrupt the protocol
+	err := profiler.ServeWorker(os.Stdin, protocol, func() (profiler.Executor, error) {
+		b, _, err := openBackend(*backend)
+		if err != nil {
+			return nil, err
+		}
+		return profiler.NewRunner(b), nil
+	})
+	if err != nil {
+		return &exitError{code: exitFailed, msg: "worker: " + err.Error()}
+	}
+	return nil
+}

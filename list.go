@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+// cmdList prints the backends found and every kernel family's schema.
+func cmdList(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mltop list", stderr, usage)
+	if _, err := parseInterleaved(fs, args); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "Backends:")
+	for _, b := range probeBackends() {
+		mark := "found  "
+		if !b.available {
+			mark = "missing"
+		}
+		fmt.Fprintf(stdout, "  %-6s %s  %s\n", b.name, mark, b.reason)
+	}
+	fmt.Fprintf(stdout, "  auto picks: %s\n", resolveBackend("auto"))
+	fmt.Fprintln(stdout, "\nKernel families:")
+	for _, f := range profiler.Families(false) {
+		sc := f.Schema()
+		dts := make([]string, len(sc.DTypes))
+		for i, d := range sc.DTypes {
+			dts[i] = string(d)
+		}
+		fmt.Fprintf(stdout, "\n  %s — %s\n    dtypes: %s\n", f.Name(), f.Doc(), strings.Join(dts, ", "))
+		printParams(stdout, "knobs", sc.Knobs)
+		printParams(stdout, "dims", sc.Dims)
+		if len(sc.Flags) > 0 {
+			fmt.Fprintln(stdout, "    flags:")
+			for _, fl := range sc.Flags {
+				fmt.Fprintf(stdout, "      %-8s default %-5t %s\n", fl.Name, fl.Default, fl.Doc)
+			}
+		}
+	}
+	return nil
+}
+
+func printParams(w io.Writer, title string, ps []profiler.Param) {
+	if len(ps) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "    %s:\n", title)
+	for _, p := range ps {
+		fmt.Fprintf(w, "      %-8s %-28s default %-6d %s\n", p.Name, p.Describe(), p.Default, p.Doc)
+	}
+}

@@ -1,0 +1,90 @@
+// Command mltop is top for GPU compute kernels: pick a kernel, its tile
+// geometry, dtype and shape, run it with hardware timestamps, and see
+// throughput, the threadgroup-memory budget, occupancy and correctness.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	_ "github.com/mltop/mltop/kernels"
+	"github.com/mltop/mltop/profiler"
+)
+
+// Exit codes (README: "Exit codes").
+const (
+	exitOK       = 0
+	exitFailed   = 1
+	exitBadInput = 2
+)
+
+func main() {
+	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// realMain is main without os.Exit, so tests can call it.
+func realMain(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmd := ""
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	var err error
+	switch cmd {
+	case "":
+		err = cmdMain(ctx, args, stdout, stderr)
+	case "run":
+		err = cmdRun(ctx, args, stdout, stderr)
+	case "list":
+		err = cmdList(args, stdout, stderr)
+	case "worker":
+		err = cmdWorker(args)
+	case "selftest":
+		err = cmdSelftest(ctx, args, stdout, stderr)
+	case "help":
+		usage(stdout)
+		return exitOK
+	default:
+		err = badInput("unknown command %q: use run, list, selftest, or no command for the interactive session (mltop --help)", cmd)
+	}
+	return report(err, stderr)
+}
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func badInput(format string, a ...any) error {
+	return &exitError{code: exitBadInput, msg: fmt.Sprintf(format, a...)}
+}
+
+func report(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(stderr, "mltop:", ee.msg)
+		}
+		return ee.code
+	}
+	if errors.Is(err, errHelp) {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "mltop:", err)
+	if profiler.IsInputError(err) {
+		return exitBadInput
+	}
+	return exitFailed
+}

@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mltop/mltop/cpu"
+	"github.com/mltop/mltop/profiler"
+)
+
+// TestMain lets the test binary act as `mltop worker`, so the isolation
+// tests run the real worker protocol with the test-only family below.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// faultFamily is test-only: out = x, except that MODE makes its CPU kernel
+// panic (1), hang (2) or kill its process (3).
+type faultFamily struct{}
+
+func (faultFamily) Name() string { return "test_fault" }
+func (faultFamily) Doc() string  { return "test-only: copies x, or panics, hangs or exits" }
+func (faultFamily) Schema() profiler.Schema {
+	return profiler.Schema{
+		Knobs:  []profiler.Param{{Name: "MODE", Values: []int{0, 1, 2, 3}, Doc: "0 ok, 1 panic, 2 hang, 3 exit"}},
+		Dims:   []profiler.Param{{Name: "N", Min: 1, Max: 1 << 20, Default: 64}},
+		DTypes: []profiler.DType{profiler.F32},
+	}
+}
+func (faultFamily) Validate(profiler.Spec, profiler.DeviceInfo) error { return nil }
+func (faultFamily) Plan(s profiler.Spec, _ profiler.DeviceInfo) (*profiler.Plan, error) {
+	n := s.Dims["N"]
+	return &profiler.Plan{
+		Buffers: []profiler.BufferSpec{
+			{Name: "x", Role: profiler.In, Type: profiler.F32, Elems: int64(n), Init: profiler.InitNormal},
+			{Name: "out", Role: profiler.Out, Type: profiler.F32, Elems: int64(n), Init: profiler.InitPoison},
+		},
+		Dispatches: []profiler.Dispatch{{Name: "fault", Program: profiler.Program{Source: "test_fault", Entry: "test_fault"},
+			Grid: [3]int{1, 1, 1}, Group: [3]int{32, 1, 1}, Args: []string{"x", "out"},
+			Scalars: []profiler.Scalar{profiler.I32Param("n", n), profiler.I32Param("mode", s.Knobs["MODE"])}}},
+		FLOPs: float64(n), Bytes: float64(8 * n),
+	}, nil
+}
+func (faultFamily) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, seed uint64) (*profiler.Reference, error) {
+	c := profiler.Check{Buffer: "out"}
+	for i, v := range in["x"] {
+		c.Index = append(c.Index, i)
+		c.Want = append(c.Want, float64(v))
+	}
+	return &profiler.Reference{Checks: []profiler.Check{c}, RowsChecked: len(c.Index), RowsTotal: len(c.Index), Rows: "all"}, nil
+}
+func (faultFamily) Tolerance(profiler.DType) profiler.Tolerance { return profiler.Tolerance{} }
+
+func faultKernel(g *cpu.Group) {
+	switch g.Int("mode") {
+	case 1:
+		panic("test_fault: deliberate panic in the kernel")
+	case 2:
+		time.Sleep(time.Hour)
+	case 3:
+		fmt.Fprintln(os.Stderr, "test_fault: device lost, exiting")
+		os.Exit(3)
+	}
+	n := g.Int("n")
+	vals := make([]float32, n)
+	g.Arg(0, profiler.F32).Load(0, vals)
+	g.Arg(1, profiler.F32).Store(0, vals)
+}
+
+func init() {
+	profiler.Register(faultFamily{})
+	cpu.RegisterKernel("test_fault", faultKernel)
+}
+
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = realMain(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func readCSV(t *testing.T, path string) []map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, h := range recs[0] {
+			m[h] = r[i]
+		}
+		rows = append(rows, m)
+	}
+	return rows
+}
+
+const fastDefaults = "defaults: {time_limit: 0.3, min_time: 0.001, warmup: 0.001, hot: true}\n"
+
+func TestWorkerIsolation(t *testing.T) {
+	sweep := writeFile(t, "faults.yaml", fastDefaults+`sweeps:
+  - kernel: test_fault
+    knobs: {MODE: 0}
+  - kernel: test_fault
+    knobs: {MODE: 1}
+  - kernel: test_fault
+    knobs: {MODE: 2}
+    options: {timeout: 2}
+  - kernel: test_fault
+    knobs: {MODE: 3}
+  - kernel: test_fault
+    knobs: {MODE: 0}
+    dims: {N: 32}
+`)
+	out := filepath.Join(t.TempDir(), "faults.csv")
+	code, stdout, stderr := run(t, "--config", sweep, "--backend", "cpu", "--isolate", "on", "--csv", out)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	rows := readCSV(t, out)
+	if len(rows) != 5 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	want := []struct{ status, words string }{
+		{"ok", ""},
+		{"crashed", "deliberate panic in the kernel"},
+		{"timeout", "no result after 2s (watchdog)"},
+		{"crashed", "exit status 3; last words: test_fault: device lost, exiting"},
+		{"ok", ""},
+	}
+	for i, w := range want {
+		if rows[i]["status"] != w.status || !strings.Contains(rows[i]["error"], w.words) {
+			t.Errorf("row %d: %s %q, want %s with %q", i, rows[i]["status"], rows[i]["error"], w.status, w.words)
+		}
+	}
+	if !strings.Contains(stderr, "5 specs: 2 ok, 1 crashed") && !strings.Contains(stderr, "2 crashed, 1 timeout") {
+		t.Errorf("summary: %s", stderr)
+	}
+}
+
+func TestSweepCSVAndResume(t *testing.T) {
+	sweep := writeFile(t, "s.yaml", fastDefaults+`backend: cpu
+sweeps:
+  - kernel: softmax_bwd
+    dtypes: [f32, bf16]
+    knobs: {WG: [32, 64]}
+    dims: {rows: 8, cols: 100}
+  - kernel: attn_fwd
+    dtypes: [f16]
+    knobs: {BQ: [16], BK: 16, WM: [1, 4], WN: 1}
+    dims: {H: 2, Hkv: 1, Lq: 40, Lk: 40, D: 64}
+    flags: {causal: [false, true]}
+`)
+	out := filepath.Join(t.TempDir(), "s.csv")
+	code, stdout, stderr := run(t, "--config", sweep, "--csv", out)
+	// WM=4 needs BQ a multiple of 32: those two specs are invalid rows → exit 2
+	if code != 2 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	rows := readCSV(t, out)
+	if len(rows) != 8 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	statuses := map[string]int{}
+	for _, r := range rows {
+		statuses[r["status"]]++
+		if r["backend"] != "cpu" || r["timer"] == "" && r["status"] == "ok" {
+			t.Errorf("row %v", r)
+		}
+	}
+	if statuses["ok"] != 6 || statuses["invalid"] != 2 {
+		t.Errorf("statuses %v\n%s", statuses, stdout)
+	}
+	if !strings.Contains(stdout, "median µs") || !strings.Contains(stdout, "softmax_bwd f32 WG=32 | rows=8 cols=100") {
+		t.Errorf("table:\n%s", stdout)
+	}
+	// --resume skips everything already written and appends nothing new
+	code, _, stderr = run(t, "--config", sweep, "--resume", out)
+	if code != 0 || !strings.Contains(stderr, "8 skipped") {
+		t.Errorf("resume: exit %d\n%s", code, stderr)
+	}
+	if n := len(readCSV(t, out)); n != 8 {
+		t.Errorf("resume changed the file: %d rows", n)
+	}
+}
+
+func TestRunCommand(t *testing.T) {
+	csvPath := filepath.Join(t.TempDir(), "one.csv")
+	code, stdout, stderr := run(t, "run", "attn_fwd", "--set", "BQ=32,BK=16,D=64,Lq=64,Lk=64,H=2,Hkv=2", "--dtype", "bf16", "--hot", "--time-limit", "0.3", "--json", "--csv", csvPath)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var r profiler.Result
+	if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &r); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if r.Status != profiler.StatusOK || r.Spec.Knobs["WM"] != 4 || r.Spec.Dims["B"] != 1 || r.Spec.DType != profiler.BF16 || r.Timer != "wall-clock" {
+		t.Errorf("result %+v", r)
+	}
+	if rows := readCSV(t, csvPath); len(rows) != 1 || rows[0]["BQ"] != "32" || rows[0]["tgm_bytes"] != "9216" {
+		t.Errorf("csv %v", rows)
+	}
+	code, stdout, _ = run(t, "run", "softmax_bwd", "--set", "rows=4,cols=64", "--hot", "--time-limit", "0.2")
+	if code != 0 || !strings.Contains(stdout, "correctness vs float64 reference: PASS") || !strings.Contains(stdout, "red_smem") {
+		t.Errorf("block:\n%s", stdout)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	goodSweep := writeFile(t, "good.yaml", fastDefaults+"sweeps:\n  - kernel: softmax_bwd\n    dims: {rows: 2, cols: 8}\n")
+	otherCSV := writeFile(t, "other.csv", "time,backend,kernel\n")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"unknown backend", []string{"--backend", "rocm", "--config", goodSweep}, `unknown backend "rocm"`},
+		{"bad isolate", []string{"--isolate", "maybe", "--config", goodSweep}, `--isolate="maybe"`},
+		{"bad noise", []string{"--noise", "2", "--config", goodSweep}, "--noise=2"},
+		{"unknown flag", []string{"--frob"}, ""},
+		{"missing config", []string{"--config", filepath.Join(dir, "none.yaml")}, "none.yaml: cannot read the sweep file"},
+		{"malformed yaml", []string{"--config", writeFile(t, "bad.yaml", "sweeps: [\n")}, "bad.yaml:1:"},
+		{"unknown key", []string{"--config", writeFile(t, "key.yaml", "sweeps:\n  - kernel: attn_fwd\n    knbos: {BQ: 32}\n")}, `key.yaml:3:5: unknown field "knbos"`},
+		{"unknown kernel in yaml", []string{"--config", writeFile(t, "k.yaml", "sweeps:\n  - kernel: flash\n")}, `k.yaml:2:13: sweeps[0].kernel: unknown kernel "flash"`},
+		{"unwritable csv", []string{"--config", goodSweep, "--csv", filepath.Join(dir, "no/such/dir.csv")}, "cannot write the CSV file"},
+		{"resume other columns", []string{"--config", goodSweep, "--resume", otherCSV}, "columns differ"},
+		{"run unknown kernel", []string{"run", "flash"}, `unknown kernel "flash"`},
+		{"run no kernel", []string{"run"}, "run takes one kernel name"},
+		{"run bad set", []string{"run", "attn_fwd", "--set", "BQ"}, `--set "BQ": write NAME=VALUE`},
+		{"run bad value", []string{"run", "attn_fwd", "--set", "BQ=big"}, `"big" is not an integer`},
+		{"run unknown knob", []string{"run", "attn_fwd", "--set", "XX=1"}, `has no knob, dim or flag "XX"`},
+		{"run knob off schema", []string{"run", "attn_fwd", "--set", "BQ=48"}, "BQ=48 is not allowed: use one of 8, 16, 32, 64, 128"},
+		{"run zero dim", []string{"run", "attn_fwd", "--set", "Lq=0"}, "Lq=0 is out of range"},
+		{"run negative dim", []string{"run", "softmax_bwd", "--set", "rows=-3"}, "rows=-3 is out of range"},
+		{"run bad dtype", []string{"run", "attn_fwd", "--dtype", "f8"}, `unknown dtype "f8"`},
+		{"run rule violation", []string{"run", "attn_fwd", "--set", "BQ=8,WM=4", "--time-limit", "0.1"}, "invalid spec"},
+		{"run absurd dims", []string{"run", "attn_fwd", "--set", "B=64,H=256,Hkv=256,Lq=65536,Lk=65536,D=256", "--time-limit", "0.1"}, "reduce the dims"},
+		{"run resume", []string{"run", "attn_fwd", "--resume", otherCSV}, "--resume is for sweeps"},
+		{"tui with csv", []string{"--csv", "x.csv"}, "need --config FILE"},
+	}
+	for _, c := range cases {
+		code, _, stderr := run(t, c.args...)
+		if code != 2 {
+			t.Errorf("%s: exit %d, want 2 (stderr %q)", c.name, code, stderr)
+			continue
+		}
+		if !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: stderr %q lacks %q", c.name, stderr, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "no")); err == nil {
+		t.Error("a directory was created for the unwritable CSV")
+	}
+}
+
+func TestList(t *testing.T) {
+	code, stdout, _ := run(t, "list")
+	for _, want := range []string{"Backends:", "cpu    found", "metal  missing", "cuda", "attn_fwd", "BQ       {8, 16, 32, 64, 128}", "softmax_bwd", "causal", "dtypes: f32, f16, bf16"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("list lacks %q:\n%s", want, stdout)
+		}
+	}
+	if code != 0 || strings.Contains(stdout, "test_fault") {
+		t.Errorf("exit %d; test families must be hidden", code)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	code, stdout, _ := run(t, "help")
+	if code != 0 || !strings.Contains(stdout, "mltop --config sweep.yaml") || !strings.Contains(stdout, "-time-limit") || !strings.Contains(stdout, "Exit codes") {
+		t.Errorf("help:\n%s", stdout)
+	}
+	code, _, stderr := run(t, "--help")
+	if code != 0 || !strings.Contains(stderr, "Usage:") {
+		t.Errorf("--help: exit %d\n%s", code, stderr)
+	}
+}

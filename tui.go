@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/ui"
+)
+
+// runTUI starts the interactive session on the chosen backend.
+func runTUI(ctx context.Context, o *options, stderr io.Writer) error {
+	exec, err := openExecutor(o.backend, o.isolate)
+	if err != nil {
+		return err
+	}
+	defer exec.Close()
+	var lines []string
+	for _, b := range probeBackends() {
+		state := "missing"
+		if b.available {
+			state = "found"
+		}
+		lines = append(lines, b.name+" "+state)
+	}
+	base := o.measureOptions(nil)
+	return ui.Run(ctx, exec, ui.Options{
+		NoColor:        o.noColor || os.Getenv("NO_COLOR") != "",
+		DefaultOptions: base,
+		Backends:       joinComma(lines),
+		LoadSweep: func(path string) ([]profiler.Spec, profiler.Options, error) {
+			sw, err := profiler.LoadSweep(path, base)
+			if err != nil {
+				return nil, base, err
+			}
+			specs := make([]profiler.Spec, len(sw.Jobs))
+			for i, j := range sw.Jobs {
+				specs[i] = j.Spec
+			}
+			return specs, sw.Jobs[0].Options, nil
+		},
+		WriteCSV: profiler.WriteCSVFile,
+	})
+}
+
+func joinComma(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += ", "
+		}
+		out += x
+	}
+	return out
+}
