@@ -168,8 +168,8 @@ func keyMsg(k string) tea.KeyPressMsg {
 	if k == "shift+tab" {
 		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
 	}
-	if k == "ctrl+c" {
-		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	if c, ok := strings.CutPrefix(k, "ctrl+"); ok {
+		return tea.KeyPressMsg{Code: rune(c[0]), Mod: tea.ModCtrl}
 	}
 	if c, ok := special[k]; ok {
 		return tea.KeyPressMsg{Code: c}

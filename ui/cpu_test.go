@@ -1,0 +1,50 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/cpu"
+	"github.com/mltop/mltop/profiler"
+)
+
+// TestRealCPUBackend drives a real run through the CPU backend: pick
+// softmax_bwd, shrink it, run, and see status ok with a passing verdict.
+func TestRealCPUBackend(t *testing.T) {
+	be, err := cpu.New()
+	if err != nil {
+		t.Fatalf("cpu backend: %v", err)
+	}
+	r := profiler.NewRunner(be)
+	defer r.Close()
+	opts := testOptions()
+	o := profiler.DefaultOptions()
+	o.Stop = profiler.StopRule{Noise: 0.5, MinSamples: 3, MinTime: 0.001, MaxTime: 0.5}
+	o.Warmup = 0.001
+	opts.DefaultOptions = o
+	hs := start(t, r, opts, 120, 40)
+	hs.keys("shift+tab", "down", "enter")
+	hs.waitFor("softmax_bwd", func(m Model) bool { return m.family().Name() == "softmax_bwd" && m.focus == paneEditor })
+	// Fields: WG, dtype, rows, cols. Type rows=64 and cols=512.
+	hs.keys("down", "down", "enter")
+	hs.tm.Send(keyMsg("ctrl+u"))
+	hs.typeText("64")
+	hs.keys("enter", "down", "enter")
+	hs.tm.Send(keyMsg("ctrl+u"))
+	hs.typeText("512")
+	hs.keys("enter")
+	hs.waitFor("small shape", func(m Model) bool { return m.spec().Dims["rows"] == 64 && m.spec().Dims["cols"] == 512 })
+	hs.keys("r")
+	frame := hs.waitFor("cpu run", idle(1))
+	var res profiler.Result
+	hs.waitFor("result", func(m Model) bool { res = m.history[0].res; return true })
+	if res.Status != profiler.StatusOK {
+		t.Fatalf("cpu run status %s: %s\n%s", res.Status, res.Error, frame)
+	}
+	if res.Verdict == nil || !res.Verdict.Pass || res.Stats.N < 3 {
+		t.Errorf("cpu run: verdict %+v, %d samples; want a pass and at least 3 samples", res.Verdict, res.Stats.N)
+	}
+	if !strings.Contains(frame, "✓ PASS") || !strings.Contains(frame, "GB/s") {
+		t.Errorf("cpu run results not on screen:\n%s", frame)
+	}
+}
