@@ -1,2 +1,156 @@
 // Shared helpers for mltop's CUDA kernels (bf16/f16 storage, f32 math).
+//
+// NVRTC compiles these without the CUDA toolkit's headers, so the 16-bit
+// types are raw bits (unsigned short) converted with PTX cvt instructions,
+// and nothing here includes a system header.
 #pragma once
+
+#ifndef DTYPE
+#define DTYPE 0
+#endif
+
+// Storage type T by the DTYPE macro: 0 f32, 1 f16, 2 bf16.
+#if DTYPE == 0
+typedef float T;
+#else
+typedef unsigned short T;
+#endif
+
+#define MLTOP_INF __int_as_float(0x7f800000)
+
+__device__ __forceinline__ float to_f32(float x) { return x; }
+
+__device__ __forceinline__ float to_f32(unsigned short h) {
+#if DTYPE == 1
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+#else
+    return __uint_as_float(((unsigned)h) << 16);
+#endif
+}
+
+// from_f32 rounds to nearest even.
+__device__ __forceinline__ T from_f32(float f) {
+#if DTYPE == 0
+    return f;
+#elif DTYPE == 1
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#elif __CUDA_ARCH__ >= 800
+    unsigned short h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
+    unsigned u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (unsigned short)(u >> 16);
+#endif
+}
+
+// pack2 puts lo in the low 16 bits and hi in the high 16 bits, as the
+// tensor-core operand registers expect (lower column first).
+__device__ __forceinline__ unsigned pack2(float lo, float hi) {
+#if DTYPE == 1 && __CUDA_ARCH__ >= 800
+    unsigned r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+#elif DTYPE == 2 && __CUDA_ARCH__ >= 800
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+#else
+    return (unsigned)from_f32(lo) | ((unsigned)from_f32(hi) << 16);
+#endif
+}
+
+// fast 2^x (MUFU.EX2); ex2(-inf) = 0.
+__device__ __forceinline__ float ex2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+    unsigned a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+
+// copy16 copies 16 bytes global -> shared, asynchronously on sm_80+; when
+// valid is false the destination is zero-filled and nothing is read.
+__device__ __forceinline__ void copy16(void* dst, const void* src, bool valid) {
+#if __CUDA_ARCH__ >= 800
+    unsigned n = valid ? 16 : 0;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(n));
+#else
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (valid) v = *(const uint4*)src;
+    *(uint4*)dst = v;
+#endif
+}
+
+__device__ __forceinline__ void async_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;");
+#endif
+}
+
+// async_wait waits until at most N committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void async_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;" ::"n"(N));
+#endif
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+#if __CUDA_ARCH__ >= 800
+// ldmatrix: each lane gives one 16-byte row address; x4 loads four 8x8
+// b16 matrices (lanes 0-7 address the first, 8-15 the second, …).
+__device__ __forceinline__ void ldsm_x4(unsigned (&r)[4], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldsm_x2(unsigned (&r)[2], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+                 : "=r"(r[0]), "=r"(r[1]) : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldsm_x4_t(unsigned (&r)[4], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldsm_x2_t(unsigned (&r)[2], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];"
+                 : "=r"(r[0]), "=r"(r[1]) : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldsm_x1_t(unsigned& r, const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];" : "=r"(r) : "r"(smem_addr(p)));
+}
+
+#if DTYPE == 1
+#define MMA_TYPES "f32.f16.f16.f32"
+#else
+#define MMA_TYPES "f32.bf16.bf16.f32"
+#endif
+
+// D += A·B for a 16x8 f32 tile, A 16x16 (4 regs), B 16x8 (2 regs).
+__device__ __forceinline__ void mma16816(float& d0, float& d1, float& d2, float& d3, const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col." MMA_TYPES " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+// D += A·B for a 16x8 f32 tile, A 16x8 (2 regs), B 8x8 (1 reg).
+__device__ __forceinline__ void mma1688(float& d0, float& d1, float& d2, float& d3, unsigned a0, unsigned a1, unsigned b0) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col." MMA_TYPES " {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+                 : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+                 : "r"(a0), "r"(a1), "r"(b0));
+}
+#endif

@@ -1,0 +1,690 @@
+//go:build linux
+
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/shaders"
+)
+
+// Available says whether the backend can run here, and if not, why: the
+// driver loads, it sees a device, and NVRTC loads.
+func Available() (bool, string) {
+	d, err := loadDriver()
+	if err != nil {
+		return false, err.Error()
+	}
+	if err := d.call("cuInit", d.cuInit, 0); err != nil {
+		return false, "the NVIDIA driver does not start: " + err.Error()
+	}
+	var n int32
+	if err := d.call("cuDeviceGetCount", d.cuDeviceGetCount, ptr(&n)); err != nil || n == 0 {
+		return false, "the NVIDIA driver sees no GPU"
+	}
+	nv, err := loadNVRTC()
+	if err != nil {
+		return false, err.Error()
+	}
+	ma, mi, _ := nv.version()
+	return true, fmt.Sprintf("%d GPU(s), NVRTC %d.%d from %s", n, ma, mi, nv.path)
+}
+
+// backend is the CUDA profiler.Backend. Every driver call runs on the
+// goroutine started by Open, locked to its OS thread, where the context is
+// current; callers hand it closures through cmds.
+type backend struct {
+	drv    *driver
+	nv     *nvrtc
+	cmds   chan func()
+	quit   chan struct{}
+	exited chan struct{}
+	once   sync.Once
+	cache  *cubinCache
+
+	info     profiler.DeviceInfo
+	dev      int32
+	ctx      uintptr
+	stream   uintptr
+	arch     string
+	compiler string // "nvrtc-13.0"
+	reserved int    // shared memory the driver reserves per block
+	headers  map[string]string
+	flush    *buffer // L2-sized scratch cleared before cold samples
+	events   []uintptr
+	compiles int
+	lost     error // set after a sticky error
+	statsMu  sync.Mutex
+}
+
+type buffer struct {
+	ptr  uint64
+	size int64
+}
+
+func (b *buffer) Size() int64 { return b.size }
+
+type kernel struct {
+	mod, fn uintptr
+	name    string
+	attrs   profiler.KernelAttrs
+	maxDyn  int // current CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+}
+
+func (k *kernel) Attrs() profiler.KernelAttrs { return k.attrs }
+
+// Open loads the driver and NVRTC, creates a context on device
+// MLTOP_CUDA_DEVICE (default 0) and reads the device's limits.
+func Open() (profiler.Backend, error) {
+	drv, err := loadDriver()
+	if err != nil {
+		return nil, err
+	}
+	nv, err := loadNVRTC()
+	if err != nil {
+		return nil, err
+	}
+	hdrs, err := shaders.Headers("cuda")
+	if err != nil {
+		return nil, fmt.Errorf("reading the embedded CUDA headers: %w", err)
+	}
+	ordinal := 0
+	if s := os.Getenv("MLTOP_CUDA_DEVICE"); s != "" {
+		ordinal, err = strconv.Atoi(s)
+		if err != nil || ordinal < 0 {
+			return nil, fmt.Errorf("MLTOP_CUDA_DEVICE=%q is not a device number: use 0, 1, …", s)
+		}
+	}
+	b := &backend{drv: drv, nv: nv, cmds: make(chan func()), quit: make(chan struct{}), exited: make(chan struct{}), cache: newCubinCache(DefaultCacheDir()), headers: hdrs}
+	ready := make(chan error, 1)
+	go b.loop(ordinal, ready)
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// loop is the CUDA thread: it sets up the context, then runs commands until
+// Close.
+func (b *backend) loop(ordinal int, ready chan<- error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := b.setup(ordinal); err != nil {
+		ready <- err
+		return
+	}
+	ready <- nil
+	for {
+		select {
+		case f := <-b.cmds:
+			f()
+		case <-b.quit:
+			b.teardown()
+			close(b.exited)
+			return
+		}
+	}
+}
+
+// do runs f on the CUDA thread and waits. A panic in f becomes an error.
+func (b *backend) do(f func() error) (err error) {
+	errc := make(chan error, 1)
+	run := func() {
+		defer func() {
+			if p := recover(); p != nil {
+				errc <- fmt.Errorf("panic on the CUDA thread: %v", p)
+			}
+		}()
+		errc <- f()
+	}
+	select {
+	case b.cmds <- run:
+	case <-b.quit:
+		return errors.New("the CUDA backend is closed")
+	}
+	return <-errc
+}
+
+// check records sticky errors: after one, every call fails with the first.
+func (b *backend) check(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *Error
+	if errors.As(err, &ce) && ce.Sticky() && b.lost == nil {
+		b.lost = err
+		if os.Getenv(ExitOnFaultEnv) != "" {
+			// A worker process: die now so the parent records the spec as
+			// crashed and the next spec gets a fresh process and context.
+			fmt.Fprintf(os.Stderr, "mltop cuda: %v\nthe CUDA context is lost; the worker exits so that the next spec gets a fresh one\n", err)
+			os.Exit(70)
+		}
+	}
+	return err
+}
+
+func (b *backend) alive() error {
+	if b.lost != nil {
+		return fmt.Errorf("%w (first error: %v)", ErrContextLost, b.lost)
+	}
+	return nil
+}
+
+// Lost reports the sticky error that made the context unusable, or nil. The
+// worker uses it to exit so that the next spec gets a fresh process.
+func (b *backend) Lost() error {
+	var err error
+	b.do(func() error { err = b.lost; return nil })
+	return err
+}
+
+func (b *backend) attr(a int) int {
+	var v int32
+	if err := b.drv.call("cuDeviceGetAttribute", b.drv.cuDeviceGetAttribute, ptr(&v), uintptr(a), uintptr(b.dev)); err != nil {
+		return 0
+	}
+	return int(v)
+}
+
+func (b *backend) setup(ordinal int) error {
+	d := b.drv
+	if err := d.call("cuInit", d.cuInit, 0); err != nil {
+		return fmt.Errorf("the NVIDIA driver does not start: %w", err)
+	}
+	var count int32
+	if err := d.call("cuDeviceGetCount", d.cuDeviceGetCount, ptr(&count)); err != nil {
+		return err
+	}
+	if int(count) <= ordinal {
+		return fmt.Errorf("CUDA device %d asked for but the driver sees %d GPU(s)", ordinal, count)
+	}
+	if err := d.call("cuDeviceGet", d.cuDeviceGet, ptr(&b.dev), uintptr(ordinal)); err != nil {
+		return err
+	}
+	if err := d.call("cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain, ptr(&b.ctx), uintptr(b.dev)); err != nil {
+		return err
+	}
+	if err := d.call("cuCtxSetCurrent", d.cuCtxSetCurrent, b.ctx); err != nil {
+		return err
+	}
+	if err := d.call("cuStreamCreate", d.cuStreamCreate, ptr(&b.stream), cuStreamNonBlocking); err != nil {
+		return err
+	}
+	name := make([]byte, 256)
+	if err := d.call("cuDeviceGetName", d.cuDeviceGetName, ptr(&name[0]), uintptr(len(name)), uintptr(b.dev)); err != nil {
+		return err
+	}
+	var total uintptr
+	if err := d.call("cuDeviceTotalMem_v2", d.cuDeviceTotalMem, ptr(&total), uintptr(b.dev)); err != nil {
+		return err
+	}
+	major, minor := b.attr(attrComputeCapMajor), b.attr(attrComputeCapMinor)
+	b.arch = ArchName(major, minor)
+	nvMa, nvMi, err := b.nv.version()
+	if err != nil {
+		return err
+	}
+	b.compiler = fmt.Sprintf("nvrtc-%d.%d", nvMa, nvMi)
+	var drvVer int32
+	d.call("cuDriverGetVersion", d.cuDriverGetVersion, ptr(&drvVer))
+	b.reserved = b.attr(attrReservedSharedPerBlk)
+
+	devName := strings.TrimRight(string(name[:clen(name)]), " ")
+	peak, src := PeakFLOPS(devName, major)
+	info := profiler.DeviceInfo{
+		Backend:            "cuda",
+		Name:               devName,
+		Vendor:             "NVIDIA",
+		Arch:               b.arch,
+		Units:              b.attr(attrMultiprocessorCount),
+		UnitName:           "SM",
+		TGMPerGroup:        b.attr(attrMaxSharedPerBlock),
+		TGMPerGroupOptIn:   b.attr(attrMaxSharedPerBlockOpt),
+		TGMPerUnit:         b.attr(attrMaxSharedPerSM),
+		MaxThreadsPerGroup: b.attr(attrMaxThreadsPerBlock),
+		MaxThreadsPerUnit:  b.attr(attrMaxThreadsPerSM),
+		MaxGroupsPerUnit:   b.attr(attrMaxBlocksPerSM),
+		RegistersPerUnit:   b.attr(attrMaxRegistersPerSM),
+		SIMDWidth:          b.attr(attrWarpSize),
+		MemoryBytes:        int64(total),
+		CacheBytes:         int64(b.attr(attrL2CacheSize)),
+		PeakFLOPS:          peak,
+		PeakBandwidth:      PeakBandwidth(b.attr(attrMemoryClockRate), b.attr(attrGlobalMemoryBusWidth)),
+		Timer:              "cuda-event",
+		Notes: []string{
+			fmt.Sprintf("compute capability %d.%d, target %s, %s (%s), driver %d.%d", major, minor, b.arch, b.compiler, b.nv.path, drvVer/1000, drvVer%1000/10),
+		},
+	}
+	if src != "" {
+		info.Notes = append(info.Notes, "peak FLOP/s: "+src+" (dense, f32 accumulate)")
+	} else {
+		info.Notes = append(info.Notes, "peak FLOP/s unknown for this GPU: % of peak is not shown")
+	}
+	if info.PeakBandwidth == 0 {
+		info.Notes = append(info.Notes, "the driver reports no memory clock: % of peak bandwidth is not shown")
+	}
+	b.info = info
+
+	// The cold-cache scratch: twice the L2, so that a memset of it leaves
+	// none of the kernel's data resident.
+	if l2 := info.CacheBytes; l2 > 0 {
+		f, err := b.alloc(2 * l2)
+		if err != nil {
+			return fmt.Errorf("allocating the L2 flush buffer: %w", err)
+		}
+		b.flush = f
+	}
+	return nil
+}
+
+func clen(b []byte) int {
+	for i, c := range b {
+		if c == 0 {
+			return i
+		}
+	}
+	return len(b)
+}
+
+func (b *backend) teardown() {
+	d := b.drv
+	for _, e := range b.events {
+		d.call("cuEventDestroy", d.cuEventDestroy, e)
+	}
+	b.events = nil
+	if b.flush != nil {
+		d.call("cuMemFree_v2", d.cuMemFree, uintptr(b.flush.ptr))
+	}
+	if b.stream != 0 {
+		d.call("cuStreamDestroy", d.cuStreamDestroy, b.stream)
+	}
+	if b.ctx != 0 {
+		d.call("cuDevicePrimaryCtxRelease", d.cuDevicePrimaryCtxRelease, uintptr(b.dev))
+	}
+}
+
+func (b *backend) Info() profiler.DeviceInfo { return b.info }
+
+// Close releases the context and stops the CUDA thread. Closing twice is
+// harmless.
+func (b *backend) Close() error {
+	b.once.Do(func() {
+		close(b.quit)
+		<-b.exited // the loop tears down on its own thread
+	})
+	return nil
+}
+
+// CompileOptions are the NVRTC flags for a program on this device.
+func CompileOptions(p profiler.Program, arch string) []string {
+	opts := []string{"--gpu-architecture=" + arch, "-lineinfo", "--std=c++17", "-default-device"}
+	for _, m := range p.Macros {
+		opts = append(opts, "-D"+m.Name+"="+m.Value)
+	}
+	return opts
+}
+
+// Compile builds p with NVRTC (or takes the cubin from the cache) and loads
+// it. NVRTC runs on the caller's goroutine, so compiling the next spec can
+// overlap timing the current one; loading runs on the CUDA thread.
+func (b *backend) Compile(p profiler.Program) (profiler.Kernel, error) {
+	src, err := shaders.Source("cuda", p.Source, ".cu")
+	if err != nil {
+		return nil, err
+	}
+	key := CompileKey(src, b.headers, p.Macros, b.arch, b.compiler)
+	cubin, ok := b.cache.get(key)
+	if !ok {
+		cubin, _, err = b.nv.compile(src, p.Source+".cu", b.headers, CompileOptions(p, b.arch))
+		if err != nil {
+			return nil, fmt.Errorf("NVRTC could not compile %s.cu for %s: %w", p.Source, b.arch, err)
+		}
+		b.statsMu.Lock()
+		b.compiles++
+		b.statsMu.Unlock()
+		b.cache.put(key, cubin)
+	}
+	k := &kernel{name: p.Entry}
+	err = b.do(func() error {
+		if err := b.alive(); err != nil {
+			return err
+		}
+		d := b.drv
+		if err := b.check(d.call("cuModuleLoadData", d.cuModuleLoadData, ptr(&k.mod), ptr(&cubin[0]))); err != nil {
+			return err
+		}
+		if err := d.call("cuModuleGetFunction", d.cuModuleGetFunction, ptr(&k.fn), k.mod, ptr(cString(p.Entry))); err != nil {
+			d.call("cuModuleUnload", d.cuModuleUnload, k.mod)
+			return fmt.Errorf("%s.cu has no kernel %q (is it extern \"C\" __global__?): %w", p.Source, p.Entry, err)
+		}
+		fa := func(a int) int {
+			var v int32
+			d.call("cuFuncGetAttribute", d.cuFuncGetAttribute, ptr(&v), uintptr(a), k.fn)
+			return int(v)
+		}
+		k.attrs = profiler.KernelAttrs{
+			StaticTGM:      fa(funcAttrSharedSizeBytes),
+			MaxThreads:     fa(funcAttrMaxThreads),
+			ExecutionWidth: 32,
+			Registers:      fa(funcAttrNumRegs),
+			SpillBytes:     fa(funcAttrLocalSizeBytes),
+		}
+		k.maxDyn = fa(funcAttrMaxDynamicShared)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Stats reports the compile cache's hits and NVRTC compiles so far.
+func (b *backend) Stats() CacheStats {
+	b.cache.mu.Lock()
+	defer b.cache.mu.Unlock()
+	b.statsMu.Lock()
+	defer b.statsMu.Unlock()
+	return CacheStats{MemoryHits: b.cache.hits, DiskHits: b.cache.disk, Compiles: b.compiles}
+}
+
+func (b *backend) alloc(n int64) (*buffer, error) {
+	if n <= 0 {
+		n = 1
+	}
+	buf := &buffer{size: n}
+	if err := b.check(b.drv.call("cuMemAlloc_v2", b.drv.cuMemAlloc, ptr(&buf.ptr), uintptr(n))); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+func (b *backend) Alloc(n int64) (profiler.Buffer, error) {
+	var buf *buffer
+	err := b.do(func() error {
+		if err := b.alive(); err != nil {
+			return err
+		}
+		var err error
+		buf, err = b.alloc(n)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("allocating %s on the GPU: %w", profiler.FormatBytes(n), err)
+	}
+	return buf, nil
+}
+
+func (b *backend) Free(x profiler.Buffer) {
+	buf, ok := x.(*buffer)
+	if !ok || buf == nil || buf.ptr == 0 {
+		return
+	}
+	b.do(func() error {
+		b.drv.call("cuMemFree_v2", b.drv.cuMemFree, uintptr(buf.ptr))
+		buf.ptr = 0
+		return nil
+	})
+}
+
+func asBuffer(x profiler.Buffer) (*buffer, error) {
+	buf, ok := x.(*buffer)
+	if !ok || buf == nil || buf.ptr == 0 {
+		return nil, fmt.Errorf("not a live CUDA buffer: %T", x)
+	}
+	return buf, nil
+}
+
+func (b *backend) Upload(x profiler.Buffer, src []byte) error {
+	buf, err := asBuffer(x)
+	if err != nil {
+		return err
+	}
+	if int64(len(src)) > buf.size {
+		return fmt.Errorf("upload of %d B into a %d B buffer", len(src), buf.size)
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	return b.do(func() error {
+		if err := b.alive(); err != nil {
+			return err
+		}
+		return b.check(b.drv.call("cuMemcpyHtoD_v2", b.drv.cuMemcpyHtoD, uintptr(buf.ptr), ptr(&src[0]), uintptr(len(src))))
+	})
+}
+
+func (b *backend) Download(x profiler.Buffer, dst []byte) error {
+	buf, err := asBuffer(x)
+	if err != nil {
+		return err
+	}
+	if int64(len(dst)) > buf.size {
+		return fmt.Errorf("download of %d B from a %d B buffer", len(dst), buf.size)
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	return b.do(func() error {
+		if err := b.alive(); err != nil {
+			return err
+		}
+		return b.check(b.drv.call("cuMemcpyDtoH_v2", b.drv.cuMemcpyDtoH, ptr(&dst[0]), uintptr(buf.ptr), uintptr(len(dst))))
+	})
+}
+
+// dynamicShared is the launch's dynamic shared memory: the plan's
+// DynamicTGM, or, when the plan leaves it at 0, its TGM items beyond what
+// the kernel declares statically.
+func dynamicShared(d *profiler.Dispatch, k *kernel) int {
+	if d.DynamicTGM > 0 {
+		return d.DynamicTGM
+	}
+	return max(0, d.TGMBytes()-k.attrs.StaticTGM)
+}
+
+// prepare raises the kernel's dynamic shared memory limit where the launch
+// needs more than the default 48 KiB. CUDA thread only.
+func (b *backend) prepare(l *profiler.Launch) (*kernel, int, error) {
+	k, ok := l.Kernel.(*kernel)
+	if !ok || k == nil {
+		return nil, 0, fmt.Errorf("dispatch %s has no compiled CUDA kernel", l.Dispatch.Name)
+	}
+	dyn := dynamicShared(l.Dispatch, k)
+	if dyn > k.maxDyn {
+		if err := b.drv.call("cuFuncSetAttribute", b.drv.cuFuncSetAttribute, k.fn, funcAttrMaxDynamicShared, uintptr(dyn)); err != nil {
+			return nil, 0, fmt.Errorf("dispatch %s needs %d B of dynamic shared memory, more than %s allows (opt-in limit %d B): %w", l.Dispatch.Name, dyn, b.info.Name, b.info.TGMPerGroupOptIn, err)
+		}
+		k.maxDyn = dyn
+	}
+	return k, dyn, nil
+}
+
+// launch enqueues one dispatch on the stream. CUDA thread only.
+func (b *backend) launch(l *profiler.Launch) error {
+	d := l.Dispatch
+	if d.Zero != "" {
+		buf, err := asBuffer(l.Zero)
+		if err != nil {
+			return fmt.Errorf("zero-fill %s: %w", d.Name, err)
+		}
+		return b.check(b.drv.call("cuMemsetD8Async", b.drv.cuMemsetD8Async, uintptr(buf.ptr), 0, uintptr(buf.size), b.stream))
+	}
+	k, dyn, err := b.prepare(l)
+	if err != nil {
+		return err
+	}
+	if len(l.Args) != len(d.Args) {
+		return fmt.Errorf("dispatch %s binds %d buffers but names %d", d.Name, len(l.Args), len(d.Args))
+	}
+	// Each parameter lives in its own 8-byte slot; the kernel reads 4 or 8
+	// bytes from the slot's start (little endian).
+	vals := make([]uint64, len(l.Args)+len(d.Scalars))
+	params := make([]unsafe.Pointer, len(vals))
+	for i, a := range l.Args {
+		buf, err := asBuffer(a)
+		if err != nil {
+			return fmt.Errorf("dispatch %s argument %s: %w", d.Name, d.Args[i], err)
+		}
+		vals[i] = buf.ptr
+	}
+	for j, s := range d.Scalars {
+		i := len(l.Args) + j
+		switch s.Kind {
+		case profiler.ScalarF32:
+			vals[i] = uint64(math.Float32bits(float32(s.F)))
+		default:
+			vals[i] = uint64(uint32(int32(s.I)))
+		}
+	}
+	for i := range vals {
+		params[i] = unsafe.Pointer(&vals[i])
+	}
+	var pp uintptr
+	if len(params) > 0 {
+		pp = ptr(&params[0])
+	}
+	g, t := d.Grid, d.Group
+	for i := range 3 {
+		if g[i] <= 0 || t[i] <= 0 {
+			return fmt.Errorf("dispatch %s has grid %v and group %v: every extent must be at least 1", d.Name, g, t)
+		}
+	}
+	r, _, _ := purego.SyscallN(b.drv.cuLaunchKernel, k.fn, uintptr(g[0]), uintptr(g[1]), uintptr(g[2]),
+		uintptr(t[0]), uintptr(t[1]), uintptr(t[2]), uintptr(dyn), b.stream, pp, 0)
+	runtime.KeepAlive(vals)
+	runtime.KeepAlive(params)
+	if code := int32(r); code != 0 {
+		return b.check(fmt.Errorf("launching %s (grid %v, group %v, %d B dynamic shared): %w", d.Name, g, t, dyn, b.drv.err("cuLaunchKernel", int(code))))
+	}
+	return nil
+}
+
+// Run executes the launches once, in order, and waits.
+func (b *backend) Run(ls []profiler.Launch) error {
+	return b.do(func() error {
+		if err := b.alive(); err != nil {
+			return err
+		}
+		for i := range ls {
+			if err := b.launch(&ls[i]); err != nil {
+				return err
+			}
+		}
+		return b.check(b.drv.call("cuStreamSynchronize", b.drv.cuStreamSynchronize, b.stream))
+	})
+}
+
+func (b *backend) eventsFor(n int) error {
+	for len(b.events) < n {
+		var e uintptr
+		if err := b.check(b.drv.call("cuEventCreate", b.drv.cuEventCreate, ptr(&e), cuEventDefault)); err != nil {
+			return err
+		}
+		b.events = append(b.events, e)
+	}
+	return nil
+}
+
+// Time runs the launches reps times with an event before the first launch
+// and after each one; in cold mode an L2-sized memset precedes each rep,
+// outside the events. Samples are nanoseconds per dispatch.
+func (b *backend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timing, error) {
+	if reps < 1 {
+		reps = 1
+	}
+	out := profiler.Timing{Timer: "cuda-event"}
+	err := b.do(func() error {
+		if err := b.alive(); err != nil {
+			return err
+		}
+		d := b.drv
+		n := len(ls)
+		per := n + 1
+		if err := b.eventsFor(reps * per); err != nil {
+			return err
+		}
+		for r := range reps {
+			if cold && b.flush != nil {
+				if err := b.check(d.call("cuMemsetD8Async", d.cuMemsetD8Async, uintptr(b.flush.ptr), uintptr(r&0xff), uintptr(b.flush.size), b.stream)); err != nil {
+					return err
+				}
+			}
+			ev := b.events[r*per : (r+1)*per]
+			if err := b.check(d.call("cuEventRecord", d.cuEventRecord, ev[0], b.stream)); err != nil {
+				return err
+			}
+			for i := range ls {
+				if err := b.launch(&ls[i]); err != nil {
+					return err
+				}
+				if err := b.check(d.call("cuEventRecord", d.cuEventRecord, ev[i+1], b.stream)); err != nil {
+					return err
+				}
+			}
+		}
+		if err := b.check(d.call("cuEventSynchronize", d.cuEventSynchronize, b.events[reps*per-1])); err != nil {
+			return err
+		}
+		out.Samples = make([][]float64, reps)
+		for r := range reps {
+			ev := b.events[r*per : (r+1)*per]
+			row := make([]float64, n)
+			for i := range n {
+				var ms float32
+				if err := b.check(d.call("cuEventElapsedTime", d.cuEventElapsedTime, ptr(&ms), ev[i], ev[i+1])); err != nil {
+					return err
+				}
+				row[i] = float64(ms) * 1e6
+			}
+			out.Samples[r] = row
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Occupancy asks the driver how many blocks of the launch fit on one SM
+// with its dynamic shared memory, and names the resource that binds.
+func (b *backend) Occupancy(l profiler.Launch) profiler.Occupancy {
+	o := profiler.Occupancy{Dispatch: l.Dispatch.Name, Source: "driver"}
+	err := b.do(func() error {
+		if err := b.alive(); err != nil {
+			return err
+		}
+		k, dyn, err := b.prepare(&l)
+		if err != nil {
+			return err
+		}
+		o.Registers, o.SpillBytes = k.attrs.Registers, k.attrs.SpillBytes
+		threads := l.Dispatch.Threads()
+		var n int32
+		if err := b.drv.call("cuOccupancyMaxActiveBlocksPerMultiprocessor", b.drv.cuOccupancyMaxActiveBlocksPerMultiprocessor, ptr(&n), k.fn, uintptr(threads), uintptr(dyn)); err != nil {
+			return err
+		}
+		o.Available = true
+		o.GroupsPerUnit = int(n)
+		o.Limiter = limiterFor(b.info, occupancyInput{Threads: threads, Registers: k.attrs.Registers, SharedBytes: k.attrs.StaticTGM + dyn, ReservedShared: b.reserved, DriverBlocks: int(n)})
+		if n == 0 {
+			o.Limiter = "does not fit"
+		}
+		if b.info.MaxThreadsPerUnit > 0 {
+			o.ThreadsPct = 100 * float64(int(n)*threads) / float64(b.info.MaxThreadsPerUnit)
+		}
+		return nil
+	})
+	if err != nil {
+		o.Available = false
+		o.Reason = err.Error()
+	}
+	return o
+}

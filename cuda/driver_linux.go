@@ -1,0 +1,365 @@
+//go:build linux
+
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// Error is a failed driver or NVRTC call.
+type Error struct {
+	Op   string // the C function
+	Code int    // CUresult or nvrtcResult
+	Name string // CUDA_ERROR_ILLEGAL_ADDRESS, NVRTC_ERROR_COMPILATION…
+	Msg  string // the library's description
+}
+
+func (e *Error) Error() string {
+	if e.Msg != "" && e.Msg != e.Name {
+		return fmt.Sprintf("%s: %s (%d): %s", e.Op, e.Name, e.Code, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s (%d)", e.Op, e.Name, e.Code)
+}
+
+// Sticky says whether the error leaves the CUDA context unusable: after
+// an illegal address or a failed launch every later call fails too, and
+// only a new process gets a working context.
+func (e *Error) Sticky() bool {
+	switch e.Code {
+	case 700, 702, 710, 714, 715, 716, 717, 718, 719, 999:
+		return true
+	}
+	return false
+}
+
+// ErrContextLost wraps every error after a sticky one.
+var ErrContextLost = errors.New("the CUDA context is lost after a kernel fault; only a new process can use the GPU again")
+
+// Device attributes (CUdevice_attribute, cuda.h).
+const (
+	attrMaxThreadsPerBlock    = 1
+	attrMaxSharedPerBlock     = 8
+	attrWarpSize              = 10
+	attrClockRate             = 13
+	attrMultiprocessorCount   = 16
+	attrMemoryClockRate       = 36
+	attrGlobalMemoryBusWidth  = 37
+	attrL2CacheSize           = 38
+	attrMaxThreadsPerSM       = 39
+	attrComputeCapMajor       = 75
+	attrComputeCapMinor       = 76
+	attrMaxSharedPerSM        = 81
+	attrMaxRegistersPerSM     = 82
+	attrMaxSharedPerBlockOpt  = 97
+	attrMaxBlocksPerSM        = 106
+	attrReservedSharedPerBlk  = 111
+	funcAttrMaxThreads        = 0
+	funcAttrSharedSizeBytes   = 1
+	funcAttrLocalSizeBytes    = 3
+	funcAttrNumRegs           = 4
+	funcAttrMaxDynamicShared  = 8
+	cuStreamNonBlocking       = 1
+	cuEventDefault            = 0
+	nvrtcSuccess              = 0
+	maxDynamicSharedNoOptIn   = 48 << 10
+	cuErrorNotReady           = 600
+	cuErrorNoDevice           = 100
+	cuErrorInsufficientDriver = 35
+)
+
+// driver holds libcuda's entry points.
+type driver struct {
+	handle uintptr
+	path   string
+
+	cuInit, cuDriverGetVersion, cuDeviceGetCount, cuDeviceGet, cuDeviceGetName,
+	cuDeviceTotalMem, cuDeviceGetAttribute, cuDevicePrimaryCtxRetain,
+	cuDevicePrimaryCtxRelease, cuCtxSetCurrent, cuCtxSynchronize, cuMemAlloc,
+	cuMemFree, cuMemcpyHtoD, cuMemcpyDtoH, cuMemsetD8Async, cuModuleLoadData,
+	cuModuleUnload, cuModuleGetFunction, cuLaunchKernel, cuFuncGetAttribute,
+	cuFuncSetAttribute, cuOccupancyMaxActiveBlocksPerMultiprocessor,
+	cuEventCreate, cuEventRecord, cuEventSynchronize, cuEventElapsedTime,
+	cuEventDestroy, cuStreamCreate, cuStreamSynchronize, cuStreamDestroy,
+	cuGetErrorName, cuGetErrorString uintptr
+}
+
+// nvrtc holds NVRTC's entry points.
+type nvrtc struct {
+	handle uintptr
+	path   string
+
+	nvrtcVersion, nvrtcCreateProgram, nvrtcCompileProgram, nvrtcGetCUBINSize,
+	nvrtcGetCUBIN, nvrtcGetProgramLogSize, nvrtcGetProgramLog,
+	nvrtcDestroyProgram, nvrtcGetErrorString uintptr
+}
+
+type symbol struct {
+	dst   *uintptr
+	names []string // first found wins (versioned names first)
+}
+
+func bind(handle uintptr, lib string, syms []symbol) error {
+	var missing []string
+	for _, s := range syms {
+		for _, n := range s.names {
+			if p, err := purego.Dlsym(handle, n); err == nil && p != 0 {
+				*s.dst = p
+				break
+			}
+		}
+		if *s.dst == 0 {
+			missing = append(missing, s.names[0])
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s lacks %s: the driver is too old for mltop (CUDA 12 or newer is needed)", lib, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+func loadDriver() (*driver, error) {
+	var h uintptr
+	var errs []string
+	var path string
+	for _, name := range []string{"libcuda.so.1", "libcuda.so"} {
+		p, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		if err == nil {
+			h, path = p, name
+			break
+		}
+		errs = append(errs, err.Error())
+	}
+	if h == 0 {
+		return nil, fmt.Errorf("no NVIDIA driver: cannot load libcuda.so.1 (%s); install the NVIDIA driver or use --backend cpu", strings.Join(errs, "; "))
+	}
+	d := &driver{handle: h, path: path}
+	err := bind(h, path, []symbol{
+		{&d.cuInit, []string{"cuInit"}},
+		{&d.cuDriverGetVersion, []string{"cuDriverGetVersion"}},
+		{&d.cuDeviceGetCount, []string{"cuDeviceGetCount"}},
+		{&d.cuDeviceGet, []string{"cuDeviceGet"}},
+		{&d.cuDeviceGetName, []string{"cuDeviceGetName"}},
+		{&d.cuDeviceTotalMem, []string{"cuDeviceTotalMem_v2"}},
+		{&d.cuDeviceGetAttribute, []string{"cuDeviceGetAttribute"}},
+		{&d.cuDevicePrimaryCtxRetain, []string{"cuDevicePrimaryCtxRetain"}},
+		{&d.cuDevicePrimaryCtxRelease, []string{"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}},
+		{&d.cuCtxSetCurrent, []string{"cuCtxSetCurrent"}},
+		{&d.cuCtxSynchronize, []string{"cuCtxSynchronize"}},
+		{&d.cuMemAlloc, []string{"cuMemAlloc_v2"}},
+		{&d.cuMemFree, []string{"cuMemFree_v2"}},
+		{&d.cuMemcpyHtoD, []string{"cuMemcpyHtoD_v2"}},
+		{&d.cuMemcpyDtoH, []string{"cuMemcpyDtoH_v2"}},
+		{&d.cuMemsetD8Async, []string{"cuMemsetD8Async"}},
+		{&d.cuModuleLoadData, []string{"cuModuleLoadData"}},
+		{&d.cuModuleUnload, []string{"cuModuleUnload"}},
+		{&d.cuModuleGetFunction, []string{"cuModuleGetFunction"}},
+		{&d.cuLaunchKernel, []string{"cuLaunchKernel"}},
+		{&d.cuFuncGetAttribute, []string{"cuFuncGetAttribute"}},
+		{&d.cuFuncSetAttribute, []string{"cuFuncSetAttribute"}},
+		{&d.cuOccupancyMaxActiveBlocksPerMultiprocessor, []string{"cuOccupancyMaxActiveBlocksPerMultiprocessor"}},
+		{&d.cuEventCreate, []string{"cuEventCreate"}},
+		{&d.cuEventRecord, []string{"cuEventRecord"}},
+		{&d.cuEventSynchronize, []string{"cuEventSynchronize"}},
+		{&d.cuEventElapsedTime, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}},
+		{&d.cuEventDestroy, []string{"cuEventDestroy_v2", "cuEventDestroy"}},
+		{&d.cuStreamCreate, []string{"cuStreamCreate"}},
+		{&d.cuStreamSynchronize, []string{"cuStreamSynchronize"}},
+		{&d.cuStreamDestroy, []string{"cuStreamDestroy_v2", "cuStreamDestroy"}},
+		{&d.cuGetErrorName, []string{"cuGetErrorName"}},
+		{&d.cuGetErrorString, []string{"cuGetErrorString"}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// nvrtcCandidates lists where NVRTC may be: MLTOP_NVRTC, the sonames the
+// loader finds on its own, then the CUDA toolkit and pip wheel layouts.
+func nvrtcCandidates() []string {
+	var out []string
+	if p := os.Getenv("MLTOP_NVRTC"); p != "" {
+		out = append(out, p)
+	}
+	out = append(out, "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so")
+	dirs := []string{"/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib", "/usr/local/cuda/targets/sbsa-linux/lib"}
+	for _, pat := range []string{
+		"/usr/local/cuda-*/lib64",
+		"/usr/local/lib/python3*/dist-packages/nvidia/cu13/lib",
+		"/usr/local/lib/python3*/dist-packages/nvidia/*/lib",
+		"/usr/lib/python3*/dist-packages/nvidia/*/lib",
+		"/opt/*/.venv/lib/python3*/site-packages/nvidia/cu13/lib",
+		"/opt/*/.venv/lib/python3*/site-packages/nvidia/*/lib",
+		"/opt/*/lib/python3*/site-packages/nvidia/*/lib",
+		os.Getenv("HOME") + "/.local/lib/python3*/site-packages/nvidia/*/lib",
+	} {
+		m, _ := filepath.Glob(pat)
+		dirs = append(dirs, m...)
+	}
+	for _, d := range dirs {
+		libs, _ := filepath.Glob(filepath.Join(d, "libnvrtc.so*"))
+		// Newest first: libnvrtc.so.13 before libnvrtc.so.12.
+		slices.Sort(libs)
+		slices.Reverse(libs)
+		out = append(out, libs...)
+	}
+	return out
+}
+
+func loadNVRTC() (*nvrtc, error) {
+	var tried []string
+	for _, c := range nvrtcCandidates() {
+		if strings.Contains(filepath.Base(c), "builtins") {
+			continue
+		}
+		if strings.Contains(c, "/") {
+			// NVRTC dlopens its builtins by soname; load them first from
+			// the same folder so that a pip layout works without
+			// LD_LIBRARY_PATH.
+			b, _ := filepath.Glob(filepath.Join(filepath.Dir(c), "libnvrtc-builtins.so*"))
+			for _, bl := range b {
+				purego.Dlopen(bl, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+			}
+		}
+		h, err := purego.Dlopen(c, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		if err != nil {
+			tried = append(tried, c)
+			continue
+		}
+		n := &nvrtc{handle: h, path: c}
+		if err := bind(h, c, []symbol{
+			{&n.nvrtcVersion, []string{"nvrtcVersion"}},
+			{&n.nvrtcCreateProgram, []string{"nvrtcCreateProgram"}},
+			{&n.nvrtcCompileProgram, []string{"nvrtcCompileProgram"}},
+			{&n.nvrtcGetCUBINSize, []string{"nvrtcGetCUBINSize"}},
+			{&n.nvrtcGetCUBIN, []string{"nvrtcGetCUBIN"}},
+			{&n.nvrtcGetProgramLogSize, []string{"nvrtcGetProgramLogSize"}},
+			{&n.nvrtcGetProgramLog, []string{"nvrtcGetProgramLog"}},
+			{&n.nvrtcDestroyProgram, []string{"nvrtcDestroyProgram"}},
+			{&n.nvrtcGetErrorString, []string{"nvrtcGetErrorString"}},
+		}); err != nil {
+			tried = append(tried, c+" ("+err.Error()+")")
+			continue
+		}
+		return n, nil
+	}
+	return nil, fmt.Errorf("no NVRTC: cannot load libnvrtc (tried %s); install the CUDA toolkit or `pip install nvidia-cuda-nvrtc`, or set MLTOP_NVRTC to the library's path", strings.Join(tried, ", "))
+}
+
+// cString returns a NUL-terminated copy of s.
+func cString(s string) *byte {
+	b := make([]byte, len(s)+1)
+	copy(b, s)
+	return &b[0]
+}
+
+// goString reads a C string.
+func goString(p *byte) string {
+	if p == nil {
+		return ""
+	}
+	var n int
+	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
+		n++
+	}
+	return string(unsafe.Slice(p, n))
+}
+
+func ptr[T any](p *T) uintptr { return uintptr(unsafe.Pointer(p)) }
+
+// call runs a driver function and turns a non-zero CUresult into an *Error.
+func (d *driver) call(op string, fn uintptr, args ...uintptr) error {
+	r, _, _ := purego.SyscallN(fn, args...)
+	if code := int32(r); code != 0 {
+		return d.err(op, int(code))
+	}
+	return nil
+}
+
+func (d *driver) err(op string, code int) *Error {
+	e := &Error{Op: op, Code: code, Name: fmt.Sprintf("CUresult %d", code)}
+	var name, msg *byte
+	if r, _, _ := purego.SyscallN(d.cuGetErrorName, uintptr(code), ptr(&name)); int32(r) == 0 {
+		e.Name = goString(name)
+	}
+	if r, _, _ := purego.SyscallN(d.cuGetErrorString, uintptr(code), ptr(&msg)); int32(r) == 0 {
+		e.Msg = goString(msg)
+	}
+	return e
+}
+
+func (n *nvrtc) call(op string, fn uintptr, args ...uintptr) error {
+	r, _, _ := purego.SyscallN(fn, args...)
+	if code := int32(r); code != nvrtcSuccess {
+		e := &Error{Op: op, Code: int(code), Name: fmt.Sprintf("nvrtcResult %d", code)}
+		// nvrtcGetErrorString returns a const char* (static C memory).
+		r2, _, _ := purego.SyscallN(n.nvrtcGetErrorString, uintptr(code))
+		e.Name = goString(*(**byte)(unsafe.Pointer(&r2)))
+		return e
+	}
+	return nil
+}
+
+func (n *nvrtc) version() (int, int, error) {
+	var major, minor int32
+	err := n.call("nvrtcVersion", n.nvrtcVersion, ptr(&major), ptr(&minor))
+	return int(major), int(minor), err
+}
+
+// compile turns CUDA C++ into a cubin; the error carries NVRTC's log.
+func (n *nvrtc) compile(src, name string, headers map[string]string, opts []string) ([]byte, string, error) {
+	var prog uintptr
+	hnames := make([]string, 0, len(headers))
+	for h := range headers {
+		hnames = append(hnames, h)
+	}
+	slices.Sort(hnames)
+	hsrc := make([]*byte, len(hnames)+1)
+	hinc := make([]*byte, len(hnames)+1)
+	for i, h := range hnames {
+		hsrc[i] = cString(headers[h])
+		hinc[i] = cString(h)
+	}
+	csrc, cname := cString(src), cString(name)
+	if err := n.call("nvrtcCreateProgram", n.nvrtcCreateProgram, ptr(&prog), ptr(csrc), ptr(cname),
+		uintptr(len(hnames)), ptr(&hsrc[0]), ptr(&hinc[0])); err != nil {
+		return nil, "", err
+	}
+	defer purego.SyscallN(n.nvrtcDestroyProgram, ptr(&prog))
+	copts := make([]*byte, len(opts)+1)
+	for i, o := range opts {
+		copts[i] = cString(o)
+	}
+	cerr := n.call("nvrtcCompileProgram", n.nvrtcCompileProgram, prog, uintptr(len(opts)), ptr(&copts[0]))
+	var logSize uintptr
+	log := ""
+	if n.call("nvrtcGetProgramLogSize", n.nvrtcGetProgramLogSize, prog, ptr(&logSize)) == nil && logSize > 1 {
+		buf := make([]byte, logSize)
+		if n.call("nvrtcGetProgramLog", n.nvrtcGetProgramLog, prog, ptr(&buf[0])) == nil {
+			log = strings.TrimRight(string(buf[:logSize-1]), "\x00\n ")
+		}
+	}
+	if cerr != nil {
+		return nil, log, fmt.Errorf("%w\n%s", cerr, log)
+	}
+	var size uintptr
+	if err := n.call("nvrtcGetCUBINSize", n.nvrtcGetCUBINSize, prog, ptr(&size)); err != nil {
+		return nil, log, err
+	}
+	if size == 0 {
+		return nil, log, fmt.Errorf("NVRTC produced no cubin for %s (is the architecture a real sm_XY?)", name)
+	}
+	cubin := make([]byte, size)
+	if err := n.call("nvrtcGetCUBIN", n.nvrtcGetCUBIN, prog, ptr(&cubin[0])); err != nil {
+		return nil, log, err
+	}
+	return cubin, log, nil
+}

@@ -1,0 +1,17 @@
+//go:build !linux
+
+package cuda
+
+import (
+	"errors"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+var errNoLinux = errors.New("CUDA backend needs Linux with the NVIDIA driver")
+
+// Open fails off Linux: the CUDA backend needs libcuda.so.1.
+func Open() (profiler.Backend, error) { return nil, errNoLinux }
+
+// Available says whether the backend can run here, and if not, why.
+func Available() (bool, string) { return false, errNoLinux.Error() }
