@@ -146,7 +146,15 @@ const CommonHeader = "mltop_common.h"
 // would be a compile error.
 func AssembleSource(header, kernel string) string {
 	const inc = `#include "` + CommonHeader + `"`
-	out := "// ---- " + CommonHeader + " (prepended by mltop) ----\n" + header + "\n// ---- kernel ----\n"
+	out := "// ---- " + CommonHeader + " (prepended by mltop) ----\n"
+	for _, l := range strings.Split(strings.TrimSuffix(header, "\n"), "\n") {
+		// In the pasted main file #pragma once would only draw a warning.
+		if strings.TrimSpace(l) == "#pragma once" {
+			l = "// " + l
+		}
+		out += l + "\n"
+	}
+	out += "// ---- kernel ----\n"
 	for _, l := range strings.Split(strings.TrimSuffix(kernel, "\n"), "\n") {
 		if strings.TrimSpace(l) == inc {
 			out += "// " + l + " (prepended above)\n"

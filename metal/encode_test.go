@@ -28,7 +28,7 @@ func TestStructLayouts(t *testing.T) {
 }
 
 func TestMacroPairs(t *testing.T) {
-	got, err := MacroPairs([]profiler.Macro{{"BQ", "32"}, {"BK", "16"}, {"DTYPE", "2"}, {"CAUSAL", "0"}, {"EMPTY", ""}})
+	got, err := MacroPairs([]profiler.Macro{{Name: "BQ", Value: "32"}, {Name: "BK", Value: "16"}, {Name: "DTYPE", Value: "2"}, {Name: "CAUSAL", Value: "0"}, {Name: "EMPTY", Value: ""}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,10 +45,10 @@ func TestMacroPairs(t *testing.T) {
 		ms   []profiler.Macro
 		want string
 	}{
-		{[]profiler.Macro{{"1BQ", "2"}}, "not a C identifier"},
-		{[]profiler.Macro{{"B Q", "2"}}, "not a C identifier"},
-		{[]profiler.Macro{{"", "2"}}, "not a C identifier"},
-		{[]profiler.Macro{{"BQ", "2"}, {"BQ", "4"}}, "defined twice"},
+		{[]profiler.Macro{{Name: "1BQ", Value: "2"}}, "not a C identifier"},
+		{[]profiler.Macro{{Name: "B Q", Value: "2"}}, "not a C identifier"},
+		{[]profiler.Macro{{Name: "", Value: "2"}}, "not a C identifier"},
+		{[]profiler.Macro{{Name: "BQ", Value: "2"}, {Name: "BQ", Value: "4"}}, "defined twice"},
 	}
 	for _, c := range bad {
 		if _, err := MacroPairs(c.ms); err == nil || !strings.Contains(err.Error(), c.want) {
