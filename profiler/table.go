@@ -16,7 +16,7 @@ type TableSink struct {
 // NewTableSink writes to w.
 func NewTableSink(w io.Writer) *TableSink { return &TableSink{w: w} }
 
-const tableFmt = "%-44s %10s %17s %6s %9s %9s %8s %5s %9s %-13s\n"
+const tableFmt = "%-64s %10s %17s %6s %9s %9s %8s %5s %9s %-13s\n"
 
 // Write prints one row (and the header before the first).
 func (t *TableSink) Write(r Result) error {
@@ -42,7 +42,7 @@ func (t *TableSink) Write(r Result) error {
 	if r.Verdict != nil {
 		rel = fmt.Sprintf("%.2e", r.Verdict.MaxRelErr)
 	}
-	_, err := fmt.Fprintf(t.w, tableFmt, clip(r.Spec.String(), 44), med, spread, cv, tf, gb, fmt.Sprint(tgm), occ, rel, r.Status)
+	_, err := fmt.Fprintf(t.w, tableFmt, clip(r.Spec.String(), 64), med, spread, cv, tf, gb, fmt.Sprint(tgm), occ, rel, r.Status)
 	if r.Status != StatusOK && r.Error != "" {
 		fmt.Fprintf(t.w, "    └ %s\n", clip(oneLine(r.Error), 160))
 	}
