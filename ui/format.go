@@ -18,13 +18,24 @@ func fmtDur(ns float64) string {
 	case ns <= 0 || math.IsNaN(ns):
 		return "—"
 	case ns >= 1e9:
-		return fmt.Sprintf("%.3g s", ns/1e9)
+		return sig3(ns/1e9) + " s"
 	case ns >= 1e6:
-		return fmt.Sprintf("%.3g ms", ns/1e6)
+		return sig3(ns/1e6) + " ms"
 	case ns >= 1e3:
-		return fmt.Sprintf("%.3g µs", ns/1e3)
+		return sig3(ns/1e3) + " µs"
 	}
-	return fmt.Sprintf("%.3g ns", ns)
+	return sig3(ns) + " ns"
+}
+
+// sig3 prints three significant digits keeping trailing zeros (14.0, 1.50).
+func sig3(v float64) string {
+	switch {
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
 // fmtRange prints "150–156 µs", or both values with units when they differ.
@@ -128,7 +139,7 @@ func fmtThroughput(r profiler.Result) string {
 	if !ok {
 		return "—"
 	}
-	return fmt.Sprintf("%.3g %s", m.value, m.name)
+	return sig3(m.value) + " " + m.name
 }
 
 // knobString is "BQ=32 BK=16 …" in schema order when the family is known.

@@ -422,7 +422,11 @@ func (m Model) onRunEvent(msg runEventMsg) (tea.Model, tea.Cmd) {
 			m.histCur = 0
 		}
 		if len(b.specs) == 1 {
-			m.setMsg(r.Status != profiler.StatusOK, fmt.Sprintf("run #%d %s: %s", len(m.history), r.Spec.Kernel, r.Status))
+			s := fmt.Sprintf("run #%d %s: %s", len(m.history), r.Spec.Kernel, r.Status)
+			if r.Stats.N > 0 {
+				s += " · median " + fmtDur(r.Stats.Median) + " · " + fmtThroughput(*r)
+			}
+			m.setMsg(r.Status != profiler.StatusOK, s)
 		}
 	}
 	return m, waitRun(msg.batch, msg.ch)

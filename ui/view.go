@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/guptarohit/asciigraph"
@@ -362,7 +363,7 @@ func (m Model) runChart(w, h int) []string {
 	}
 	caption := fmt.Sprintf("%s, runs #%d–#%d", unit, first, ids[len(ids)-1])
 	if h < 4 {
-		return []string{caption, fmt.Sprintf("last %.3g %s", data[len(data)-1], unit)}
+		return []string{caption, fmt.Sprintf("last %s %s", sig3(data[len(data)-1]), unit)}
 	}
 	labelW := len(strconv.FormatFloat(maxOf(data), 'f', 2, 64)) + 1
 	pw := max(4, w-labelW-3)
@@ -424,7 +425,7 @@ func (m Model) sweepBars(w int) []string {
 			tail = m.th.bad.Render("✗ " + string(r.Status))
 		default:
 			val := inUnit(*r, unit)
-			tail = fmt.Sprintf(" %.3g", val)
+			tail = " " + sig3(val)
 			if val == best {
 				tail += " ★"
 			}
@@ -470,12 +471,7 @@ func (m Model) budgets() ([]profiler.BudgetReport, bool) {
 	return m.preview.Budget, false
 }
 
-func (m Model) budgetTitle() string {
-	if _, compiled := m.budgets(); compiled {
-		return "TGM (compiled)"
-	}
-	return "TGM (planned)"
-}
+func (m Model) budgetTitle() string { return "TGM budget" }
 
 func (m Model) budgetLines(w, h int) []string {
 	bs, compiled := m.budgets()
@@ -596,14 +592,17 @@ func (m Model) corrLines(w, h int) []string {
 	if v.NaNInf > 0 {
 		verdict += m.th.bad.Render(fmt.Sprintf(" %d NaN/Inf", v.NaNInf))
 	}
-	return []string{
-		verdict,
-		"max abs " + fmtErr(v.MaxAbsErr),
+	out := []string{verdict}
+	if !v.Pass && v.Worst != "" {
+		out = append(out, m.th.bad.Render(fit("worst "+v.Worst, w)))
+	}
+	return append(out,
+		"max abs "+fmtErr(v.MaxAbsErr),
 		"max rel " + fmtErr(v.MaxRelErr),
 		"rms     " + fmtErr(v.RMSErr),
 		fmt.Sprintf("tol %.0e+%.0e·|x|", v.ATol, v.RTol),
 		fmt.Sprintf("rows %d/%d", v.RowsChecked, v.RowsTotal),
-	}
+	)
 }
 
 func (m Model) timingLines(w, h int) []string {
@@ -797,15 +796,42 @@ func (m Model) helpBar(w int) string {
 	return hm.ShortHelpView(m.keys.ShortHelp())
 }
 
+// fullHelp is the `?` screen: every binding, grouped, in two columns when
+// the terminal is wide enough.
 func (m Model) fullHelp(w, h int) []string {
-	hm := m.help
-	hm.SetWidth(w - 2)
-	lines := strings.Split(hm.FullHelpView(m.keys.FullHelp()), "\n")
-	lines = append(lines, "",
-		"The editor steps knobs and dims through their allowed values; the TGM budget",
-		"and the occupancy estimate follow every change before anything runs.",
-		"s sweeps the knob under the editor cursor over its allowed values.",
-		"In the history (tab to it) ↑/↓ pick the run the bottom panels describe.",
-		"esc or ? closes this help.")
+	k := m.keys
+	group := func(title string, bs ...key.Binding) []string {
+		out := []string{m.th.title.Render(title)}
+		for _, b := range bs {
+			out = append(out, m.th.helpKey.Render(fit(b.Help().Key, 10))+" "+b.Help().Desc)
+		}
+		return append(out, "")
+	}
+	left := append(group("navigate", k.Up, k.Down, k.Tab, k.BackTab, k.Filter),
+		group("edit", k.Left, k.Right, k.Enter, k.Reset)...)
+	right := append(group("measure", k.Run, k.Sweep, k.Load, k.Cancel),
+		group("results", k.Sort, k.Reverse, k.Export, k.Help, k.Quit)...)
+	var lines []string
+	if cw := (w - 2) / 2; cw >= 32 {
+		for i := range max(len(left), len(right)) {
+			l, r := "", ""
+			if i < len(left) {
+				l = left[i]
+			}
+			if i < len(right) {
+				r = right[i]
+			}
+			lines = append(lines, fit(l, cw)+r)
+		}
+	} else {
+		lines = append(left, right...)
+	}
+	for _, p := range []string{
+		"The editor steps knobs and dims through their allowed values; the TGM budget and the occupancy estimate follow every change before anything runs.",
+		"s sweeps the knob under the editor cursor over its allowed values. In the history (tab to it) ↑/↓ pick the run the bottom panels describe.",
+		"esc or ? closes this help.",
+	} {
+		lines = append(lines, wrap(p, w-2)...)
+	}
 	return m.box("help", lines, w, h, true)
 }
