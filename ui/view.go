@@ -598,8 +598,8 @@ func (m Model) corrLines(w, h int) []string {
 	}
 	return append(out,
 		"max abs "+fmtErr(v.MaxAbsErr),
-		"max rel " + fmtErr(v.MaxRelErr),
-		"rms     " + fmtErr(v.RMSErr),
+		"max rel "+fmtErr(v.MaxRelErr),
+		"rms     "+fmtErr(v.RMSErr),
 		fmt.Sprintf("tol %.0e+%.0e·|x|", v.ATol, v.RTol),
 		fmt.Sprintf("rows %d/%d", v.RowsChecked, v.RowsTotal),
 	)
