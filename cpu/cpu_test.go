@@ -13,8 +13,10 @@ import (
 	"github.com/mltop/mltop/profiler"
 )
 
-// skipLastTile is attn_fwd with a classic off-by-one: the loop bound drops
-// the last key tile. It must be caught as a mismatch.
+// skipLastTile is attn_fwd with a classic off-by-one: the key loop bound
+// drops the last key tile (it runs with Lk rounded down to whole tiles, one
+// tile short when Lk is a multiple of BK; with causal the mask offset Lk−Lq
+// moves too). It must be caught as a mismatch.
 const skipLastTile = "test_attn_fwd_skip_last_tile"
 
 func init() {
