@@ -5,6 +5,7 @@ package metal
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -24,8 +25,9 @@ const maxSamples = 4096
 type Backend struct {
 	w    *worker
 	r    *rt
-	info profiler.DeviceInfo
 	raw  RawDevice
+	mu   sync.Mutex // guards info, which Time updates when it falls back
+	info profiler.DeviceInfo
 
 	dev, queue objc.ID
 	tsSet      objc.ID // timestamp counter set (owned by the device)
@@ -128,7 +130,19 @@ func open() (*Backend, error) {
 }
 
 // Info describes the device.
-func (b *Backend) Info() profiler.DeviceInfo { return b.info }
+func (b *Backend) Info() profiler.DeviceInfo {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.info
+}
+
+// noteFallback records a switch to command-buffer timing in the device info.
+func (b *Backend) noteFallback() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.info.Timer = TimerCmdBuf
+	b.info.Notes = append(b.info.Notes, b.timer.Reason)
+}
 
 // Timer says which timer Time currently uses and, after a fallback, why.
 func (b *Backend) Timer() TimerState {
@@ -364,8 +378,7 @@ func (b *Backend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timi
 				return err // the kernel failed; a different timer will not help
 			}
 			b.timer.Fail(err)
-			b.info.Timer = TimerCmdBuf
-			b.info.Notes = append(b.info.Notes, b.timer.Reason)
+			b.noteFallback()
 		}
 		s, err := b.timeCmdBuf(ps, reps, cold)
 		if err != nil {

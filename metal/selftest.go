@@ -11,13 +11,19 @@ import (
 type SelfTestReport struct {
 	Device string
 	Arch   string
-	Timer  string   // the timer the backend ends up on
-	Lines  []string // one finding per line
+	Timer  string // the timer the backend ends up on
+	Lines  []SelfTestLine
 	OK     bool
 }
 
-func (r *SelfTestReport) addf(format string, a ...any) {
-	r.Lines = append(r.Lines, fmt.Sprintf(format, a...))
+// SelfTestLine is one finding; OK is false for a problem.
+type SelfTestLine struct {
+	OK   bool
+	Text string
+}
+
+func (r *SelfTestReport) addf(ok bool, format string, a ...any) {
+	r.Lines = append(r.Lines, SelfTestLine{OK: ok, Text: fmt.Sprintf(format, a...)})
 }
 
 // String formats the report.
@@ -29,7 +35,11 @@ func (r SelfTestReport) String() string {
 	}
 	fmt.Fprintf(&b, "metal timestamps: %s on %s (%s), timer %s\n", verdict, r.Device, r.Arch, r.Timer)
 	for _, l := range r.Lines {
-		fmt.Fprintf(&b, "  %s\n", l)
+		mark := "ok  "
+		if !l.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(&b, "  %s %s\n", mark, l.Text)
 	}
 	return b.String()
 }

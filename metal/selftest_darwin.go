@@ -18,15 +18,15 @@ func SelfTestTimestamps(pb profiler.Backend) (SelfTestReport, error) {
 		return SelfTestReport{}, fmt.Errorf("SelfTestTimestamps needs the Metal backend, got %T", pb)
 	}
 	rep := SelfTestReport{Device: b.raw.Name, Arch: b.raw.Arch}
-	rep.addf("timestamp counter set: %v; sampling at stage boundary: %v, at dispatch boundary: %v", b.raw.HasTimestampSet, b.raw.StageBoundary, b.raw.DispatchBoundary)
-	rep.addf("threadgroup memory %d B per group, %d threads per group, working set %s", b.raw.MaxTGMPerGroup, b.raw.MaxThreadsWidth, profiler.FormatBytes(b.raw.WorkingSetBytes))
+	rep.addf(true, "timestamp counter set: %v; sampling at stage boundary: %v, at dispatch boundary: %v", b.raw.HasTimestampSet, b.raw.StageBoundary, b.raw.DispatchBoundary)
+	rep.addf(true, "threadgroup memory %d B per group, %d threads per group, working set %s", b.raw.MaxTGMPerGroup, b.raw.MaxThreadsWidth, profiler.FormatBytes(b.raw.WorkingSetBytes))
 
 	const threads = 1 << 20
 	k, err := b.compileSource(selfTestSource, "mltop_spin", CompileOptions{Macros: [][2]string{{"ITERS", "4096"}}, MathMode: DefaultMathMode})
 	if err != nil {
 		return rep, fmt.Errorf("compiling the self-test kernel: %w", err)
 	}
-	rep.addf("self-test kernel compiled: max %d threads per group, execution width %d, static TGM %d B", k.p.attrs.maxThreads, k.p.attrs.execWidth, k.p.attrs.staticTGM)
+	rep.addf(true, "self-test kernel compiled: max %d threads per group, execution width %d, static TGM %d B", k.p.attrs.maxThreads, k.p.attrs.execWidth, k.p.attrs.staticTGM)
 	out, err := b.Alloc(4 * threads)
 	if err != nil {
 		return rep, err
@@ -54,25 +54,25 @@ func SelfTestTimestamps(pb profiler.Backend) (SelfTestReport, error) {
 		})
 		if b.lastRaw != nil {
 			n := min(len(b.lastRaw), 6)
-			rep.addf("raw counter samples (first %d of %d): %v; calibration cpu %d→%d ns, gpu %d→%d ticks", n, len(b.lastRaw), b.lastRaw[:n], b.lastCal.CPU0, b.lastCal.CPU1, b.lastCal.GPU0, b.lastCal.GPU1)
+			rep.addf(true, "raw counter samples (first %d of %d): %v; calibration cpu %d→%d ns, gpu %d→%d ticks", n, len(b.lastRaw), b.lastRaw[:n], b.lastCal.CPU0, b.lastCal.CPU1, b.lastCal.GPU0, b.lastCal.GPU1)
 			if s, err := b.lastCal.NSPerTick(); err == nil {
-				rep.addf("calibrated %.6f ns per GPU tick", s)
+				rep.addf(true, "calibrated %.6f ns per GPU tick", s)
 			}
 		}
 		if err != nil {
-			rep.addf("counters: unusable: %v", err)
+			rep.addf(true, "counters: unusable, timing falls back to command-buffer GPU times: %v", err)
 		} else {
 			flat := flatten(ns)
 			counterMed = medianOf(flat)
 			if err := CheckWall(sum(flat), float64(wall.Nanoseconds()), 0.3); err != nil {
-				rep.addf("counters: %d reps, median %.3f ms, but against the wall clock: %v", reps, counterMed/1e6, err)
+				rep.addf(false, "counters: %d reps, median %.3f ms, but against the wall clock: %v", reps, counterMed/1e6, err)
 			} else {
 				countersOK = true
-				rep.addf("counters: %d reps, median %.3f ms, %.1f%% of the %.3f ms wall clock", reps, counterMed/1e6, 100*sum(flat)/float64(wall.Nanoseconds()), float64(wall.Nanoseconds())/1e6)
+				rep.addf(true, "counters: %d reps, median %.3f ms, %.1f%% of the %.3f ms wall clock", reps, counterMed/1e6, 100*sum(flat)/float64(wall.Nanoseconds()), float64(wall.Nanoseconds())/1e6)
 			}
 		}
 	} else {
-		rep.addf("counters: off (%s)", b.timer.Reason)
+		rep.addf(true, "counters: off (%s)", b.timer.Reason)
 	}
 
 	var ns [][]float64
@@ -82,20 +82,20 @@ func SelfTestTimestamps(pb profiler.Backend) (SelfTestReport, error) {
 		return err
 	})
 	if err != nil {
-		rep.addf("command-buffer times: failed: %v", err)
+		rep.addf(false, "command-buffer times: failed: %v", err)
 		rep.Timer = b.Timer().Name()
 		return rep, nil
 	}
 	flat := flatten(ns)
 	cmdMed := medianOf(flat)
 	cmdOK := CheckWall(sum(flat), float64(wall.Nanoseconds()), 0.3) == nil
-	rep.addf("command-buffer times: %d reps, median %.3f ms, %.1f%% of the %.3f ms wall clock", reps, cmdMed/1e6, 100*sum(flat)/float64(wall.Nanoseconds()), float64(wall.Nanoseconds())/1e6)
+	rep.addf(cmdOK, "command-buffer times: %d reps, median %.3f ms, %.1f%% of the %.3f ms wall clock", reps, cmdMed/1e6, 100*sum(flat)/float64(wall.Nanoseconds()), float64(wall.Nanoseconds())/1e6)
 	if countersOK {
 		if err := AgreeTimers(counterMed, cmdMed); err != nil {
 			countersOK = false
-			rep.addf("timers disagree: %v", err)
+			rep.addf(false, "timers disagree: %v", err)
 		} else {
-			rep.addf("timers agree: counters %.3f ms vs command buffer %.3f ms", counterMed/1e6, cmdMed/1e6)
+			rep.addf(true, "timers agree: counters %.3f ms vs command buffer %.3f ms", counterMed/1e6, cmdMed/1e6)
 		}
 	}
 	if !countersOK && b.timer.Counters {
@@ -124,4 +124,18 @@ func sum(xs []float64) float64 {
 		t += x
 	}
 	return t
+}
+
+// SelfTest is the profiler.SelfTester hook `mltop selftest` calls: the
+// timestamp self-test as one check per finding.
+func (b *Backend) SelfTest() []profiler.SelfCheck {
+	rep, err := SelfTestTimestamps(b)
+	if err != nil {
+		return []profiler.SelfCheck{{Name: "metal timestamps", OK: false, Detail: err.Error()}}
+	}
+	out := []profiler.SelfCheck{{Name: "metal timestamps", OK: rep.OK, Detail: fmt.Sprintf("%s (%s), timer %s", rep.Device, rep.Arch, rep.Timer)}}
+	for _, l := range rep.Lines {
+		out = append(out, profiler.SelfCheck{Name: "metal", OK: l.OK, Detail: l.Text})
+	}
+	return out
 }
