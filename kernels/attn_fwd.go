@@ -116,9 +116,12 @@ func (f AttnFwd) dispatch(s profiler.Spec) profiler.Dispatch {
 
 // Validate applies the tile, thread and TGM rules.
 func (f AttnFwd) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
+	if err := checkPositive(s, []string{"BQ", "BK", "WM", "WN"}, []string{"B", "H", "Hkv", "Lq", "Lk", "D"}); err != nil {
+		return err
+	}
 	a := AttnShapeOf(s)
 	k := attnKnobsOf(s)
-	if a.Hkv <= 0 || a.H%a.Hkv != 0 {
+	if a.H%a.Hkv != 0 {
 		return fmt.Errorf("H=%d must be a multiple of Hkv=%d (GQA groups of H/Hkv query heads): set Hkv to a divisor of H", a.H, a.Hkv)
 	}
 	rowMul := 8 * k.WM
@@ -259,6 +262,22 @@ func checkGroup(d *profiler.Dispatch, dev profiler.DeviceInfo, threadsFix, tgmFi
 	}
 	if lim := profiler.TGMLimit(dev, d); lim > 0 && d.TGMBytes() > lim {
 		return fmt.Errorf("TGM %d B exceeds the %s limit of %d B per group by %d B: %s", d.TGMBytes(), dev.Name, lim, d.TGMBytes()-lim, tgmFix)
+	}
+	return nil
+}
+
+// checkPositive guards the rules' arithmetic against a spec whose knobs or
+// dims were never filled (Validate called without the schema defaults).
+func checkPositive(s profiler.Spec, knobs, dims []string) error {
+	for _, n := range knobs {
+		if v := s.Knobs[n]; v <= 0 {
+			return fmt.Errorf("knob %s=%d must be positive: set it or apply the schema defaults", n, v)
+		}
+	}
+	for _, n := range dims {
+		if v := s.Dims[n]; v <= 0 {
+			return fmt.Errorf("dim %s=%d must be positive: set it or apply the schema defaults", n, v)
+		}
 	}
 	return nil
 }

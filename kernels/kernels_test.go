@@ -112,6 +112,8 @@ func TestValidate(t *testing.T) {
 		{"TGM fits CUDA opt-in", a, profiler.BF16, map[string]int{"D": 256, "BQ": 64, "BK": 32}, cudaDev, ""},
 		{"TGM over CUDA opt-in", a, profiler.F32, map[string]int{"D": 256, "BQ": 128, "BK": 128, "WM": 8, "WN": 4}, cudaDev, "exceeds the H100 limit of 232448 B"},
 		{"32-bit index range", a, profiler.F32, map[string]int{"B": 64, "H": 256, "Hkv": 256, "Lq": 65536, "D": 256}, cudaDev, "32-bit indices"},
+		{"zero dim", a, profiler.F32, map[string]int{"Lk": 0}, cpuDev, "dim Lk=0 must be positive"},
+		{"softmax zero WG", sm, profiler.F32, map[string]int{"WG": 0}, cpuDev, "knob WG=0 must be positive"},
 		{"softmax defaults", sm, profiler.BF16, nil, cpuDev, ""},
 		{"softmax WG over device max", sm, profiler.F32, map[string]int{"WG": 1024}, smallDev, "1024 threads per group exceed the small limit of 512"},
 		{"softmax 32-bit index range", sm, profiler.F32, map[string]int{"rows": 1 << 24, "cols": 1 << 20}, cpuDev, "32-bit indices"},

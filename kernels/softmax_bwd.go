@@ -55,6 +55,9 @@ func (SoftmaxBwd) dispatch(s profiler.Spec) profiler.Dispatch {
 
 // Validate applies the thread, TGM and index-range rules.
 func (f SoftmaxBwd) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
+	if err := checkPositive(s, []string{"WG"}, []string{"rows", "cols"}); err != nil {
+		return err
+	}
 	rows, cols := s.Dims["rows"], s.Dims["cols"]
 	if err := checkIndexRange(map[string]int64{"Y/dY/dX": int64(rows) * int64(cols)}); err != nil {
 		return err
