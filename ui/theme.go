@@ -29,8 +29,9 @@ type theme struct {
 
 func newTheme(plain bool) theme {
 	s := lipgloss.NewStyle
-	if plain {
-		return theme{plain: true, title: s(), focus: s(), border: s(), focusBord: s(), dim: s(), sel: s(), bad: s(), good: s(), warn: s(), accent: s(), barFill: s(), barOver: s(), helpKey: s(), helpDesc: s()}
+	if plain { // text attributes only: the ASCII profile keeps bold and reverse
+		b := s().Bold(true)
+		return theme{plain: true, title: b, focus: b, border: s(), focusBord: s(), dim: s(), sel: s().Reverse(true), bad: b, good: s(), warn: s(), accent: b, barFill: s(), barOver: s(), helpKey: b, helpDesc: s()}
 	}
 	c := func(hex string) color.Color { return lipgloss.Color(hex) }
 	return theme{

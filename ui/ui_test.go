@@ -249,6 +249,19 @@ func TestFilterKernels(t *testing.T) {
 	hs.waitFor("filter cleared", func(m Model) bool { return m.filter == "" && len(m.visible) == 2 })
 }
 
+func TestHistorySelectionDrivesPanels(t *testing.T) {
+	hs := start(t, &fakeExec{}, testOptions(), 120, 40)
+	hs.keys("r")
+	hs.waitFor("run 1", idle(1))
+	hs.keys("right", "r")
+	hs.waitFor("run 2", idle(2))
+	hs.keys("tab", "down") // history, newest first: row 2 is run #1 (BQ=32)
+	frame := hs.waitFor("row 2", func(m Model) bool { return m.focus == paneHistory && m.histCur == 1 })
+	if !strings.Contains(frame, "correctness #1") || !strings.Contains(frame, "median 153 µs") || !strings.Contains(frame, "▸  1 attn_fwd") {
+		t.Errorf("panels do not describe the selected run #1:\n%s", frame)
+	}
+}
+
 func TestHelpScreen(t *testing.T) {
 	hs := start(t, &fakeExec{}, testOptions(), 100, 32)
 	hs.keys("?")
@@ -273,9 +286,11 @@ func TestNoColor(t *testing.T) {
 			opts.NoColor = tc.noColor
 			m := NewModel(&fakeExec{}, opts)
 			m.width, m.height = 100, 30
-			hasEsc := strings.Contains(m.Render(), "\x1b[")
-			if hasEsc == tc.wantPlain {
-				t.Errorf("NoColor=%v: escape sequences present=%v", tc.noColor, hasEsc)
+			// The themes use 24-bit colours only; the plain one keeps bold and reverse.
+			frame := m.Render()
+			hasColour := strings.Contains(frame, "38;2;") || strings.Contains(frame, "48;2;")
+			if hasColour == tc.wantPlain {
+				t.Errorf("NoColor=%v: colour sequences present=%v", tc.noColor, hasColour)
 			}
 		})
 	}

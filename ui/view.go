@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/guptarohit/asciigraph"
 	"github.com/mltop/mltop/profiler"
 )
@@ -743,7 +744,7 @@ func (m Model) historyLines(w, h int) []string {
 		line := row(cells)
 		switch {
 		case m.focus == paneHistory && i == cur:
-			line = m.th.sel.Render(line)
+			line = m.th.sel.Render("▸" + ansi.Cut(line, 1, w))
 		case e.res.Status != profiler.StatusOK:
 			line = m.th.bad.Render(line)
 		}
