@@ -59,6 +59,11 @@ func writeMap(b *strings.Builder, tag string, m map[string]int) {
 func (s Spec) String() string {
 	var parts []string
 	parts = append(parts, s.Kernel, string(s.DType))
+	for _, k := range slices.Sorted(maps.Keys(s.Flags)) {
+		if s.Flags[k] {
+			parts = append(parts, k)
+		}
+	}
 	var knobOrder, dimOrder []Param
 	if f, err := Lookup(s.Kernel); err == nil {
 		knobOrder, dimOrder = f.Schema().Knobs, f.Schema().Dims
@@ -71,11 +76,6 @@ func (s Spec) String() string {
 	}
 	for _, k := range schemaOrder(s.Dims, dimOrder) {
 		parts = append(parts, k+"="+strconv.Itoa(s.Dims[k]))
-	}
-	for _, k := range slices.Sorted(maps.Keys(s.Flags)) {
-		if s.Flags[k] {
-			parts = append(parts, k)
-		}
 	}
 	return strings.Join(parts, " ")
 }
