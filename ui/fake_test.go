@@ -48,7 +48,7 @@ func (f *fakeExec) Run(ctx context.Context, s profiler.Spec, _ profiler.Options,
 	}
 	res.FLOPs, res.Bytes = p.Plan.FLOPs, p.Plan.Bytes
 	progress(profiler.Progress{Phase: "compile"})
-	if st != "" && st != profiler.StatusOK {
+	if st != "" && st != profiler.StatusOK && st != profiler.StatusMismatch {
 		res.Status, res.Error = st, msg
 		return res
 	}
@@ -71,6 +71,11 @@ func (f *fakeExec) Run(ctx context.Context, s profiler.Spec, _ profiler.Options,
 	res.Stats = profiler.Stats{N: 50, Min: med * 0.97, P10: med * 0.98, Median: med, P90: med * 1.03, Mean: med * 1.001, Stdev: med * 0.012, CV: 0.012}
 	res.Verdict = &profiler.Verdict{MaxAbsErr: 1.25e-6, MaxRelErr: 3.5e-5, RMSErr: 2.5e-7, Checked: 4096, ATol: 1e-5, RTol: 1e-4, RowsChecked: 256, RowsTotal: 2048, Rows: "256 of 2048 rows", Pass: true}
 	res.Status = profiler.StatusOK
+	if st == profiler.StatusMismatch {
+		res.Status, res.Error = st, msg
+		res.Verdict.Pass, res.Verdict.Mismatches, res.Verdict.MaxAbsErr = false, 3, 0.25
+		res.Verdict.Worst = "O[0,0,17,5] got 1.5 want 1.25"
+	}
 	res.TFLOPS = res.FLOPs / (med / 1e9) / 1e12
 	res.GBps = res.Bytes / (med / 1e9) / 1e9
 	return res

@@ -114,6 +114,38 @@ func TestErrorShownInPanel(t *testing.T) {
 	}
 }
 
+func TestMismatchShownInCorrectness(t *testing.T) {
+	exec := &fakeExec{}
+	exec.set(profiler.StatusMismatch, "3 of 4096 checked elements outside tolerance")
+	hs := start(t, exec, testOptions(), 120, 40)
+	hs.keys("r")
+	frame := hs.waitFor("mismatch", idle(1))
+	for _, want := range []string{"✗ FAIL 3 bad", "worst O[0,0,17,5] got 1.5", "max abs 2.50e-01", "✗ mismatch", "median 153 µs"} {
+		if !strings.Contains(frame, want) {
+			t.Errorf("screen lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(frame)
+	}
+}
+
+func TestLongErrorIsClipped(t *testing.T) {
+	exec := &fakeExec{}
+	var log []string
+	for i := range 30 {
+		log = append(log, "attn_fwd.cu("+itoa(i+1)+"): error: something is wrong here")
+	}
+	exec.set(profiler.StatusCompileError, strings.Join(log, "\n"))
+	hs := start(t, exec, testOptions(), 120, 40)
+	hs.keys("r")
+	frame := hs.waitFor("compile error", idle(1))
+	checkFrame(t, frame, 120, 40)
+	if !strings.Contains(frame, "attn_fwd.cu(1): error") || !strings.Contains(frame, "more lines") {
+		t.Errorf("a long compiler log should show its head and say how much was cut:\n%s", frame)
+	}
+}
+
 func TestResizeTo80x24(t *testing.T) {
 	hs := start(t, &fakeExec{}, testOptions(), 120, 40)
 	hs.keys("r")

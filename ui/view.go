@@ -595,7 +595,11 @@ func (m Model) corrLines(w, h int) []string {
 	}
 	out := []string{verdict}
 	if !v.Pass && v.Worst != "" {
-		out = append(out, m.th.bad.Render(fit("worst "+v.Worst, w)))
+		for i, l := range wrap("worst "+v.Worst, w) {
+			if i < 2 {
+				out = append(out, m.th.bad.Render(l))
+			}
+		}
 	}
 	return append(out,
 		"max abs "+fmtErr(v.MaxAbsErr),
@@ -630,11 +634,13 @@ func (m Model) errorLines(e entry, w, h int) []string {
 		msg = string(e.res.Status)
 	}
 	out := []string{m.th.dim.Render(fit(e.res.Spec.Kernel+" "+string(e.res.Spec.DType)+" "+knobString(e.res.Spec)+" · "+dimString(e.res.Spec), w))}
-	for _, l := range wrap(msg, w) {
-		out = append(out, m.th.bad.Render(l))
+	lines := wrap(msg, w)
+	if room := h - 1; len(lines) > room && room > 1 {
+		// Compilers put the first error first: keep the head, say what was cut.
+		lines = append(lines[:room-1], fmt.Sprintf("… %d more lines (e exports the full text to CSV)", len(lines)-room+1))
 	}
-	if len(out) > h {
-		out = out[:h]
+	for _, l := range lines {
+		out = append(out, m.th.bad.Render(l))
 	}
 	return out
 }
