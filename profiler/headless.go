@@ -66,6 +66,9 @@ func RunJobs(ctx context.Context, exec Executor, jobs []Job, skip map[string]boo
 		if h.Start != nil {
 			h.Start(i, len(todo), j.Spec)
 		}
+		if pf, ok := exec.(Prefetcher); ok && i+1 < len(todo) {
+			pf.Prefetch(todo[i+1].Spec)
+		}
 		res := exec.Run(ctx, j.Spec, j.Options, func(p Progress) {
 			if h.Progress != nil {
 				h.Progress(i, len(todo), j.Spec, p)

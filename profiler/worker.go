@@ -22,8 +22,9 @@ import (
 // for the next spec.
 
 type workerRequest struct {
-	Spec    Spec    `json:"spec"`
-	Options Options `json:"options"`
+	Prefetch bool    `json:"prefetch,omitempty"` // only prepare the spec; no answer
+	Spec     Spec    `json:"spec"`
+	Options  Options `json:"options"`
 }
 
 type workerMessage struct {
@@ -60,6 +61,12 @@ func ServeWorker(in io.Reader, out io.Writer, open func() (Executor, error)) err
 		var req workerRequest
 		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
 			_ = send(workerMessage{Type: "fatal", Error: fmt.Sprintf("bad request: %v", err)})
+			continue
+		}
+		if req.Prefetch {
+			if pf, ok := exec.(Prefetcher); ok {
+				pf.Prefetch(req.Spec)
+			}
 			continue
 		}
 		res := exec.Run(context.Background(), req.Spec, req.Options, func(p Progress) {
@@ -248,6 +255,19 @@ func (p *WorkerPool) Run(ctx context.Context, s Spec, opt Options, progress func
 			return fail(StatusCancelled, "cancelled by user")
 		}
 	}
+}
+
+// Prefetch asks the worker to start compiling s while it measures the
+// current spec. A dead or missing worker is simply not asked.
+func (p *WorkerPool) Prefetch(s Spec) {
+	p.mu.Lock()
+	w := p.w
+	p.mu.Unlock()
+	if w == nil {
+		return
+	}
+	req, _ := json.Marshal(workerRequest{Prefetch: true, Spec: s})
+	_, _ = w.stdin.Write(append(req, '\n'))
 }
 
 // Close stops the worker.
