@@ -64,6 +64,14 @@ func fmtKiBPair(used, limit int) string {
 	return fmt.Sprintf("%.1f/%.1f KiB", float64(used)/1024, float64(limit)/1024)
 }
 
+// fmtKiBShort is fmtKiBPair for narrow panels: "18.0/32.0K".
+func fmtKiBShort(used, limit int) string {
+	if limit < 1024 && used < 1024 {
+		return fmt.Sprintf("%d/%dB", used, limit)
+	}
+	return fmt.Sprintf("%.1f/%.1fK", float64(used)/1024, float64(limit)/1024)
+}
+
 // fmtErr prints an error magnitude.
 func fmtErr(v float64) string {
 	if v == 0 {

@@ -230,7 +230,7 @@ func (m Model) editorLines(w, h int) []string {
 			head = append(head, m.th.bad.Render(l))
 		}
 	} else {
-		for i, l := range wrap("✓ "+m.previewSummary(), w) {
+		for i, l := range wrap("✓ "+m.previewSummary(w < 30), w) {
 			if i == 2 {
 				break
 			}
@@ -281,7 +281,7 @@ func (m Model) editorLines(w, h int) []string {
 }
 
 // previewSummary is the one-line budget and occupancy preview.
-func (m Model) previewSummary() string {
+func (m Model) previewSummary(narrow bool) string {
 	p := m.preview
 	if len(p.Budget) == 0 {
 		return "no threadgroup memory"
@@ -293,6 +293,9 @@ func (m Model) previewSummary() string {
 		}
 	}
 	s := "TGM " + fmtKiBPair(b.Total, b.Limit)
+	if narrow {
+		s = "TGM " + fmtKiBShort(b.Total, b.Limit)
+	}
 	if o, ok := minOcc(p.Occupancy); ok {
 		s += fmt.Sprintf(" · %d/%s", o.GroupsPerUnit, unitLabel(m.dev))
 	}
@@ -509,6 +512,9 @@ func (m Model) budgetLines(w, h int) []string {
 // bar draws used against limit: "████░░░░ 12.5/32.0 KiB".
 func (m Model) bar(used, limit, w int) string {
 	label := " " + fmtKiBPair(used, limit)
+	if w-len([]rune(label)) < 8 {
+		label = " " + fmtKiBShort(used, limit)
+	}
 	if limit <= 0 {
 		return fmtKiB(used) + " (no limit reported)"
 	}
