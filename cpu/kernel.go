@@ -3,9 +3,11 @@ package cpu
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/mltop/mltop/profiler"
 )
@@ -141,14 +143,50 @@ func (t Tensor) Len() int { return len(t.b) / t.DType.Size() }
 // Load decodes len(dst) elements starting at element off.
 func (t Tensor) Load(off int, dst []float32) {
 	sz := t.DType.Size()
-	t.DType.Decode(t.b[off*sz:(off+len(dst))*sz], dst)
+	b := t.b[off*sz : (off+len(dst))*sz]
+	if littleEndian && len(dst) > 0 {
+		switch t.DType {
+		case profiler.F32:
+			copy(dst, unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(dst)))
+			return
+		case profiler.BF16:
+			h := unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(dst))
+			for i, x := range h {
+				dst[i] = math.Float32frombits(uint32(x) << 16)
+			}
+			return
+		}
+	}
+	t.DType.Decode(b, dst)
 }
 
 // Store encodes src into the elements starting at element off.
 func (t Tensor) Store(off int, src []float32) {
 	sz := t.DType.Size()
-	t.DType.Encode(t.b[off*sz:(off+len(src))*sz], src)
+	b := t.b[off*sz : (off+len(src))*sz]
+	if littleEndian && len(src) > 0 {
+		switch t.DType {
+		case profiler.F32:
+			copy(unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(src)), src)
+			return
+		case profiler.BF16:
+			h := unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(src))
+			for i, x := range src {
+				h[i] = profiler.F32ToBF16(x)
+			}
+			return
+		}
+	}
+	t.DType.Encode(b, src)
 }
+
+// littleEndian enables the fast paths of Load and Store, which view the
+// buffer's bytes as native float32/uint16 (buffers are allocated by make,
+// so element offsets are aligned). Elsewhere the portable codecs run.
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
 
 // At decodes element i.
 func (t Tensor) At(i int) float32 {
