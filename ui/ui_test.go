@@ -83,7 +83,7 @@ func TestInvalidValueShowsReason(t *testing.T) {
 		t.Errorf("r on an invalid spec should explain why it does not run:\n%s", frame)
 	}
 	// A typed value goes through the same check.
-	hs.keys("enter", "backspace", "backspace", "backspace")
+	hs.keys("enter")
 	hs.typeText("48")
 	hs.keys("enter")
 	frame = hs.waitFor("typed BQ=48", func(m Model) bool { return m.spec().Knobs["BQ"] == 48 })

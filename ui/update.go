@@ -137,7 +137,11 @@ func (m *Model) onNavKey(k tea.KeyPressMsg) {
 				m.setSpec(s)
 				return
 			}
-			m.prompt(modeTyping, "", f.value(m.spec()))
+			// Start empty with the current value as placeholder: typing
+			// replaces it, enter alone keeps it.
+			m.prompt(modeTyping, "", "")
+			m.input.Placeholder = f.value(m.spec())
+			m.input.SetWidth(10)
 		}
 	case paneHistory:
 		switch {
@@ -163,6 +167,7 @@ func (m *Model) prompt(md mode, label, value string) tea.Cmd {
 	m.input.Prompt = label
 	m.input.SetValue(value)
 	m.input.CursorEnd()
+	m.input.Placeholder = ""
 	m.input.SetWidth(max(10, m.width-len(label)-4))
 	return m.input.Focus()
 }
@@ -187,6 +192,9 @@ func (m Model) onPromptKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 				m.selectFamily(m.visible[m.listCur])
 			}
 		case modeTyping:
+			if val == "" {
+				return m, nil
+			}
 			f := m.fields[m.fieldCur]
 			s := m.spec().Clone()
 			if err := f.setTyped(&s, val); err != nil {

@@ -771,6 +771,11 @@ func (m Model) statusLine(w int) string {
 	switch {
 	case m.mode == modeExport || m.mode == modeLoad:
 		return fit(m.input.View(), w)
+	case m.mode == modeTyping:
+		f := m.fields[m.fieldCur]
+		return fit(m.th.warn.Render(fmt.Sprintf("type %s %s · enter sets it, esc cancels", f.name, f.allowed())), w)
+	case m.mode == modeFilter:
+		return fit(m.th.warn.Render("filter kernels by name · enter keeps the filter, esc clears it"), w)
 	case m.running():
 		b := m.batch
 		p := b.progress
