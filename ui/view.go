@@ -779,7 +779,7 @@ func (m Model) statusLine(w int) string {
 	case m.running():
 		b := m.batch
 		p := b.progress
-		s := fmt.Sprintf("▶ %s %d/%d", b.label, b.done+1, len(b.specs))
+		s := fmt.Sprintf("▶ %s %d/%d", b.label, min(b.done+1, len(b.specs)), len(b.specs))
 		if b.current < len(b.specs) {
 			s += " · " + b.specs[b.current].Kernel + " " + knobString(b.specs[b.current])
 		}
