@@ -15,9 +15,9 @@ import (
 	"github.com/mltop/mltop/shaders"
 )
 
-// maxSamples bounds one counter sample buffer (Metal caps a sample buffer's
-// size; 4096 timestamps is 32 KB). A batch larger than maxSamples/2 passes
-// is split over several command buffers.
+// maxSamples is the counter sample buffer mltop asks for first (4096
+// timestamps, 32 KB). A batch with more passes than half the buffer's
+// samples is split over several command buffers.
 const maxSamples = 4096
 
 // Backend is the Metal profiler.Backend. All fields below are touched only
@@ -32,6 +32,7 @@ type Backend struct {
 	dev, queue objc.ID
 	tsSet      objc.ID // timestamp counter set (owned by the device)
 	samples    objc.ID // counter sample buffer, 0 when counters are off
+	nSamples   int     // its size in samples
 	flush      objc.ID // cold-run flush buffer, allocated on first cold run
 	flushBytes int64
 
@@ -111,11 +112,18 @@ func open() (*Backend, error) {
 		}
 		b.timer = NewTimerState(b.raw.HasTimestampSet, b.raw.StageBoundary)
 		if b.timer.Counters {
-			sb, err := b.r.newCounterSampleBuffer(dev, b.tsSet, maxSamples)
+			// The largest sample buffer a device accepts is not documented;
+			// try smaller ones before giving up on counters.
+			var err error
+			for _, n := range []int{maxSamples, 1024, 256} {
+				var sb objc.ID
+				if sb, err = b.r.newCounterSampleBuffer(dev, b.tsSet, n); err == nil {
+					b.samples, b.nSamples = sb, n
+					break
+				}
+			}
 			if err != nil {
 				b.timer.Fail(err)
-			} else {
-				b.samples = sb
 			}
 		}
 		b.anchor[0], b.anchor[1] = b.r.sampleTimestamps(dev)
@@ -401,10 +409,10 @@ func (b *Backend) timeCounters(ps []prepared, reps int, cold bool) ([][]float64,
 	if n == 0 {
 		return make([][]float64, reps), nil
 	}
-	if 2*n > maxSamples {
-		return nil, fmt.Errorf("%d dispatches need %d samples per rep, more than one sample buffer holds (%d)", n, 2*n, maxSamples)
+	if 2*n > b.nSamples {
+		return nil, fmt.Errorf("%d dispatches need %d samples per rep, more than the sample buffer holds (%d)", n, 2*n, b.nSamples)
 	}
-	perChunk := maxSamples / (2 * n) // reps per command buffer
+	perChunk := b.nSamples / (2 * n) // reps per command buffer
 	out := make([][]float64, 0, reps)
 	for done := 0; done < reps; {
 		m := min(perChunk, reps-done)

@@ -62,6 +62,9 @@ inline mltop_t mltop_from_f32(float x) { return mltop_bf16_from_f32(x); }
 //   c = ((l / 8) % 2) * 4 + (l % 2) * 2   (bit 3 -> +4, bit 0 -> +2).
 // So the four lanes of one row differ in bits 0 and 3: a row reduction is a
 // shuffle-xor by 1 and by 8. thread_elements() exposes the two values.
+// Apple does not document this layout; it is the one Philip Turner's
+// Metal FlashAttention describes (simdgroup_matrix_internals, after US
+// patent 11256518 B2) and MLX's steel kernels rely on.
 inline short2 mltop_frag_coord(ushort lane) {
   const short row = short((lane / 16) * 4 + (lane / 2) % 4);
   const short col = short(((lane / 8) % 2) * 4 + (lane % 2) * 2);
