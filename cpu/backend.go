@@ -322,7 +322,45 @@ type KernelPanic struct {
 }
 
 func (p *KernelPanic) Error() string {
-	return fmt.Sprintf("cpu kernel %s, group (%d,%d,%d): %v", p.Kernel, p.Group[0], p.Group[1], p.Group[2], p.Value)
+	msg := fmt.Sprintf("cpu kernel %s, group (%d,%d,%d): %v", p.Kernel, p.Group[0], p.Group[1], p.Group[2], p.Value)
+	if at := panicSite(p.Stack); at != "" {
+		msg += " (at " + at + ")"
+	}
+	return msg
+}
+
+// isAccessor says whether a stack frame is one of the Tensor or Group
+// helpers, which are never the kernel's own mistake.
+func isAccessor(fn string) bool {
+	for _, p := range []string{"github.com/mltop/mltop/cpu.Tensor.", "github.com/mltop/mltop/cpu.(*Group).", "github.com/mltop/mltop/cpu.boundsPanic"} {
+		if strings.HasPrefix(fn, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// panicSite finds the file:line that panicked in a goroutine stack: the
+// first frame after the panic call that is not in the runtime.
+func panicSite(stack string) string {
+	lines := strings.Split(stack, "\n")
+	seenPanic := false
+	for i := 0; i+1 < len(lines); i++ {
+		fn := lines[i]
+		if strings.HasPrefix(fn, "panic(") {
+			seenPanic = true
+			continue
+		}
+		if !seenPanic || strings.HasPrefix(fn, "\t") || strings.HasPrefix(fn, "runtime.") || isAccessor(fn) {
+			continue
+		}
+		loc := strings.TrimSpace(lines[i+1])
+		if j := strings.LastIndex(loc, " +0x"); j > 0 {
+			loc = loc[:j]
+		}
+		return filepath.Base(loc)
+	}
+	return ""
 }
 
 func (p *KernelPanic) String() string { return p.Error() }

@@ -37,6 +37,11 @@ func init() {
 		dt := []profiler.DType{profiler.F32, profiler.F16, profiler.BF16}[g.Int("dtype")]
 		g.Arg(1, dt).Set(0, g.Arg(0, profiler.F32).At(0))
 	})
+	cpu.RegisterKernel("test_out_of_range", func(g *cpu.Group) {
+		if g.ID[0] == 0 {
+			g.Arg(0, profiler.F32).At(4) // a 16-byte buffer holds elements 0..3
+		}
+	})
 	cpu.RegisterKernel("test_panics", func(g *cpu.Group) {
 		if g.ID[0] == 3 {
 			panic("boom in group 3")
@@ -238,23 +243,37 @@ func TestSoftmaxBwdOK(t *testing.T) {
 }
 
 func TestKernelPanicPropagates(t *testing.T) {
-	b := newBackend(t)
-	k, err := b.Compile(profiler.Program{Source: "test_panics"})
-	if err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		kernel string
+		want   []string
+	}{
+		{"test_panics", []string{"boom in group 3", "cpu kernel test_panics, group (3,0,0)", "(at cpu_test.go:"}},
+		{"test_out_of_range", []string{"load of elements [4, 5) out of range: the f32 tensor holds 4 elements", "group (0,0,0)", "(at cpu_test.go:"}},
 	}
-	d := &profiler.Dispatch{Name: "p", Grid: [3]int{64, 1, 1}, Group: [3]int{32, 1, 1}}
-	defer func() {
-		p := recover()
-		if p == nil {
-			t.Fatal("Run returned without panicking")
-		}
-		msg := fmt.Sprint(p)
-		if !strings.Contains(msg, "boom in group 3") || !strings.Contains(msg, "group (3,0,0)") {
-			t.Errorf("panic %q lacks the original message or the group", msg)
-		}
-	}()
-	_ = b.Run([]profiler.Launch{{Dispatch: d, Kernel: k}})
+	b := newBackend(t)
+	for _, c := range cases {
+		t.Run(c.kernel, func(t *testing.T) {
+			k, err := b.Compile(profiler.Program{Source: c.kernel})
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf, _ := b.Alloc(16)
+			d := &profiler.Dispatch{Name: "p", Grid: [3]int{64, 1, 1}, Group: [3]int{32, 1, 1}}
+			defer func() {
+				p := recover()
+				if p == nil {
+					t.Fatal("Run returned without panicking")
+				}
+				msg := fmt.Sprint(p)
+				for _, w := range c.want {
+					if !strings.Contains(msg, w) {
+						t.Errorf("panic %q lacks %q", msg, w)
+					}
+				}
+			}()
+			_ = b.Run([]profiler.Launch{{Dispatch: d, Kernel: k, Args: []profiler.Buffer{buf}}})
+		})
+	}
 }
 
 func TestPanicBecomesCrashedResult(t *testing.T) {
@@ -372,5 +391,36 @@ func TestTensorRoundsToNearestEven(t *testing.T) {
 		if got[0] != c.want {
 			t.Errorf("%s store of %v = %v, want %v", c.dt, c.in, got[0], c.want)
 		}
+	}
+}
+
+// Random shapes and knobs (seeded): every spec the family accepts must
+// verify, including the edge shapes (Lq or Lk of 1, tiles larger than the
+// sequence, D=256).
+func TestAttnFwdRandomShapes(t *testing.T) {
+	be := newBackend(t)
+	r := profiler.NewRunner(be)
+	rng := profiler.NewRNG(2024)
+	pick := func(vs ...int) int { return vs[rng.Uint64()%uint64(len(vs))] }
+	opt := quick()
+	opt.Stop.MaxTime = 0.005
+	ran := 0
+	for n := 0; ran < 24 && n < 200; n++ {
+		h := pick(1, 2, 4)
+		dims := map[string]int{"B": pick(1, 2), "H": h, "Hkv": pick(1, h), "Lq": 1 + int(rng.Uint64()%70), "Lk": 1 + int(rng.Uint64()%70), "D": pick(64, 96, 128, 256)}
+		knobs := map[string]int{"BQ": pick(8, 16, 32, 64, 128), "BK": pick(8, 16, 32, 64, 128), "WM": pick(1, 2, 4, 8), "WN": pick(1, 2, 4)}
+		dt := profiler.FloatDTypes[rng.Uint64()%3]
+		s := attnSpec(dt, knobs, dims, rng.Uint64()%2 == 0)
+		if _, _, err := profiler.Resolve(s, be.Info()); err != nil {
+			continue // a spec the rules reject (tile vs warps, TGM)
+		}
+		ran++
+		res := r.Run(context.Background(), s, opt, nil)
+		if res.Status != profiler.StatusOK {
+			t.Errorf("%s: status %s: %s", res.Spec, res.Status, res.Error)
+		}
+	}
+	if ran < 24 {
+		t.Fatalf("only %d random specs were valid", ran)
 	}
 }

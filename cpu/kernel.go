@@ -143,6 +143,9 @@ func (t Tensor) Len() int { return len(t.b) / t.DType.Size() }
 // Load decodes len(dst) elements starting at element off.
 func (t Tensor) Load(off int, dst []float32) {
 	sz := t.DType.Size()
+	if off < 0 || (off+len(dst))*sz > len(t.b) {
+		boundsPanic("load", off, len(dst), t)
+	}
 	b := t.b[off*sz : (off+len(dst))*sz]
 	if littleEndian && len(dst) > 0 {
 		switch t.DType {
@@ -163,6 +166,9 @@ func (t Tensor) Load(off int, dst []float32) {
 // Store encodes src into the elements starting at element off.
 func (t Tensor) Store(off int, src []float32) {
 	sz := t.DType.Size()
+	if off < 0 || (off+len(src))*sz > len(t.b) {
+		boundsPanic("store", off, len(src), t)
+	}
 	b := t.b[off*sz : (off+len(src))*sz]
 	if littleEndian && len(src) > 0 {
 		switch t.DType {
@@ -178,6 +184,10 @@ func (t Tensor) Store(off int, src []float32) {
 		}
 	}
 	t.DType.Encode(b, src)
+}
+
+func boundsPanic(op string, off, n int, t Tensor) {
+	panic(fmt.Sprintf("%s of elements [%d, %d) out of range: the %s tensor holds %d elements", op, off, off+n, t.DType, t.Len()))
 }
 
 // littleEndian enables the fast paths of Load and Store, which view the
