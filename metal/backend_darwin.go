@@ -104,6 +104,7 @@ func open() (*Backend, error) {
 		}
 		b.dev = dev
 		b.raw, b.tsSet = b.r.rawDevice(dev)
+		b.raw.Cores = b.r.gpuCoreCount()
 		b.info = DeviceInfo(b.raw)
 		b.flushBytes = FlushBytes(ParseChip(b.raw.Name, b.raw.Arch))
 		b.queue = b.r.send(dev, "newCommandQueue")

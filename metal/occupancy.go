@@ -153,6 +153,7 @@ type RawDevice struct {
 	HasTimestampSet  bool   // counterSets contains "timestamp"
 	StageBoundary    bool   // supportsCounterSampling:AtStageBoundary
 	DispatchBoundary bool   // supportsCounterSampling:AtDispatchBoundary
+	Cores            int    // IORegistry gpu-core-count, 0 when unknown
 }
 
 // DeviceInfo fills the profiler's device description from the raw device
@@ -172,8 +173,10 @@ func DeviceInfo(raw RawDevice) profiler.DeviceInfo {
 		CacheBytes:         SLCBytes(chip),
 		Timer:              NewTimerState(raw.HasTimestampSet, raw.StageBoundary).Name(),
 	}
-	// Metal does not report the GPU core count; per-core limits still hold.
-	d.Notes = append(d.Notes, "GPU core count is not reported by Metal; occupancy is per core from a table")
+	d.Units = raw.Cores
+	if d.Units == 0 {
+		d.Notes = append(d.Notes, "GPU core count unknown (IORegistry gpu-core-count unreadable); occupancy is per core")
+	}
 	if g, ok := GenerationFor(chip.Number); ok {
 		d.TGMPerUnit = g.TGMPerCore
 		d.MaxThreadsPerUnit = g.MaxThreadsPerCore

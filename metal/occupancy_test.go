@@ -62,9 +62,9 @@ func attnDispatch(threads, tgm int) *profiler.Dispatch {
 
 func TestDeviceInfoAndOccupancy(t *testing.T) {
 	m1 := DeviceInfo(RawDevice{Name: "Apple M1 Max", Arch: "applegpu_g13c", MaxTGMPerGroup: 32768, MaxThreadsWidth: 1024,
-		WorkingSetBytes: 48 << 30, HasTimestampSet: true, StageBoundary: true})
+		WorkingSetBytes: 48 << 30, HasTimestampSet: true, StageBoundary: true, Cores: 32})
 	if m1.TGMPerUnit != 65536 || m1.MaxThreadsPerUnit != 3072 || m1.TGMPerGroup != 32768 || m1.MaxThreadsPerGroup != 1024 ||
-		m1.Timer != TimerCounters || m1.CacheBytes != 48<<20 || m1.Backend != "metal" || m1.SIMDWidth != 32 {
+		m1.Timer != TimerCounters || m1.CacheBytes != 48<<20 || m1.Units != 32 || m1.UnitName != "core" || m1.Backend != "metal" || m1.SIMDWidth != 32 {
 		t.Fatalf("M1 Max info: %+v", m1)
 	}
 	cases := []struct {
