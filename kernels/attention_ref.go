@@ -149,6 +149,75 @@ func AttnRowRef(a AttnShape, q, k, v []float32, b, h, i int) (o []float64, lse f
 	return o, lse
 }
 
+// AttnRowGrad is the float64 backward of one query row (b, h, i) given its
+// output gradient dO_i. With P the row's probabilities over its visible
+// keys, dP_j = dO_i·v_j, Δ = dO_i·O_i = Σ_j P_j·dP_j and
+// dS_j = P_j·(dP_j − Δ):
+//
+//	dQ_i  = scale·Σ_j dS_j·k_j
+//	dK_j += scale·dS_j·q_i   (summed over the rows and the GQA heads that see j)
+//	dV_j += P_j·dO_i
+type AttnRowGrad struct {
+	P, DS []float64 // over the visible keys 0..len(P)-1
+	Delta float64   // Δ = rowsum(dO·O), what the backward kernels precompute
+	LSE   float64
+	DQ    []float64 // D values
+}
+
+// AttnRowBackward computes AttnRowGrad for row (b, h, i); dO has Q's layout.
+// A row that sees no key has P = nil and dQ = 0.
+func AttnRowBackward(a AttnShape, q, k, v, dO []float32, b, h, i int) AttnRowGrad {
+	p, lse := AttnRowProbs(a, q, k, b, h, i)
+	g := AttnRowGrad{P: p, LSE: lse, DS: make([]float64, len(p)), DQ: make([]float64, a.D)}
+	kvh := a.KVHead(h)
+	qo := a.QOffset(b, h, i)
+	do := dO[qo : qo+a.D]
+	dp := make([]float64, len(p))
+	for j := range p {
+		vo := a.KVOffset(b, kvh, j)
+		var s float64
+		for d, x := range v[vo : vo+a.D] {
+			s += float64(do[d]) * float64(x)
+		}
+		dp[j] = s
+		g.Delta += p[j] * s
+	}
+	scale := a.Scale()
+	for j := range p {
+		g.DS[j] = p[j] * (dp[j] - g.Delta)
+		ko := a.KVOffset(b, kvh, j)
+		for d, x := range k[ko : ko+a.D] {
+			g.DQ[d] += scale * g.DS[j] * float64(x)
+		}
+	}
+	return g
+}
+
+// AttnKVGrads is the float64 dK and dV ([Lk, D] each) of kv head kvh of
+// batch b: the sum over every query row of the H/Hkv query heads that read
+// it. It costs O(H/Hkv · Lq · Lk · D): reference a few kv heads, not all.
+func AttnKVGrads(a AttnShape, q, k, v, dO []float32, b, kvh int) (dK, dV []float64) {
+	dK = make([]float64, a.Lk*a.D)
+	dV = make([]float64, a.Lk*a.D)
+	group := a.H / a.Hkv
+	scale := a.Scale()
+	for h := kvh * group; h < (kvh+1)*group; h++ {
+		for i := range a.Lq {
+			g := AttnRowBackward(a, q, k, v, dO, b, h, i)
+			qo := a.QOffset(b, h, i)
+			qr, dor := q[qo:qo+a.D], dO[qo:qo+a.D]
+			for j := range g.P {
+				kr, vr := dK[j*a.D:(j+1)*a.D], dV[j*a.D:(j+1)*a.D]
+				for d := range a.D {
+					kr[d] += scale * g.DS[j] * float64(qr[d])
+					vr[d] += g.P[j] * float64(dor[d])
+				}
+			}
+		}
+	}
+	return dK, dV
+}
+
 // ParallelRows runs fn(k) for k in 0..n-1 over the CPU cores; the
 // references of large shapes are the slow part of a first run.
 func ParallelRows(n int, fn func(k int)) {
