@@ -279,7 +279,8 @@ func (b *Backend) Time(launches []profiler.Launch, reps int, cold bool) (profile
 // caches are evicted too.
 func (b *Backend) flushCache() {
 	if b.flush == nil {
-		b.flush = make([]byte, 2*b.info.CacheBytes)
+		// Twice the last-level cache, within reason on many-core hosts.
+		b.flush = make([]byte, min(2*b.info.CacheBytes, 1<<30, max(b.info.MemoryBytes/8, 64<<20)))
 	}
 	n := runtime.NumCPU()
 	part := (len(b.flush)/n + 63) &^ 63
