@@ -18,6 +18,9 @@ type Check struct {
 	Buffer string
 	Index  []int
 	Want   []float64
+	// Tol, when set, replaces the family's tolerance for this buffer (e.g.
+	// an f32 logsumexp next to a bf16 output is held to f32 accuracy).
+	Tol *Tolerance
 }
 
 // Reference is the float64 answer for a sample of rows.

@@ -174,3 +174,16 @@ func TestSampleRows(t *testing.T) {
 		t.Errorf("small shape: %v", all)
 	}
 }
+
+func TestVerifyPerBufferTolerance(t *testing.T) {
+	strict := Tolerance{ATol: 1e-6, RTol: 0}
+	ref := &Reference{Checks: []Check{
+		{Buffer: "o", Index: []int{0}, Want: []float64{1}},
+		{Buffer: "l", Index: []int{0}, Want: []float64{1}, Tol: &strict},
+	}}
+	got := map[string][]float32{"o": {1.001}, "l": {1.001}}
+	v := Verify(ref, got, Tolerance{ATol: 0.01})
+	if v.Mismatches != 1 || v.Pass {
+		t.Errorf("the strict buffer's error must count once: %+v", v)
+	}
+}

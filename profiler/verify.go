@@ -23,6 +23,10 @@ func Verify(ref *Reference, got map[string][]float32, tol Tolerance) Verdict {
 	worst := -1.0
 	for _, c := range ref.Checks {
 		out := got[c.Buffer]
+		tol := tol
+		if c.Tol != nil {
+			tol = *c.Tol
+		}
 		for k, idx := range c.Index {
 			want := c.Want[k]
 			if idx >= len(out) {
