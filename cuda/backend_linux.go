@@ -29,7 +29,7 @@ func Available() (bool, string) {
 		return false, "the NVIDIA driver does not start: " + err.Error()
 	}
 	var n int32
-	if err := d.call("cuDeviceGetCount", d.cuDeviceGetCount, ptr(&n)); err != nil || n == 0 {
+	if err := d.call("cuDeviceGetCount", d.cuDeviceGetCount, uintptr(unsafe.Pointer(&n))); err != nil || n == 0 {
 		return false, "the NVIDIA driver sees no GPU"
 	}
 	nv, err := loadNVRTC()
@@ -190,7 +190,7 @@ func (b *backend) Lost() error {
 
 func (b *backend) attr(a int) int {
 	var v int32
-	if err := b.drv.call("cuDeviceGetAttribute", b.drv.cuDeviceGetAttribute, ptr(&v), uintptr(a), uintptr(b.dev)); err != nil {
+	if err := b.drv.call("cuDeviceGetAttribute", b.drv.cuDeviceGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(a), uintptr(b.dev)); err != nil {
 		return 0
 	}
 	return int(v)
@@ -202,30 +202,30 @@ func (b *backend) setup(ordinal int) error {
 		return fmt.Errorf("the NVIDIA driver does not start: %w", err)
 	}
 	var count int32
-	if err := d.call("cuDeviceGetCount", d.cuDeviceGetCount, ptr(&count)); err != nil {
+	if err := d.call("cuDeviceGetCount", d.cuDeviceGetCount, uintptr(unsafe.Pointer(&count))); err != nil {
 		return err
 	}
 	if int(count) <= ordinal {
 		return fmt.Errorf("CUDA device %d asked for but the driver sees %d GPU(s)", ordinal, count)
 	}
-	if err := d.call("cuDeviceGet", d.cuDeviceGet, ptr(&b.dev), uintptr(ordinal)); err != nil {
+	if err := d.call("cuDeviceGet", d.cuDeviceGet, uintptr(unsafe.Pointer(&b.dev)), uintptr(ordinal)); err != nil {
 		return err
 	}
-	if err := d.call("cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain, ptr(&b.ctx), uintptr(b.dev)); err != nil {
+	if err := d.call("cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain, uintptr(unsafe.Pointer(&b.ctx)), uintptr(b.dev)); err != nil {
 		return err
 	}
 	if err := d.call("cuCtxSetCurrent", d.cuCtxSetCurrent, b.ctx); err != nil {
 		return err
 	}
-	if err := d.call("cuStreamCreate", d.cuStreamCreate, ptr(&b.stream), cuStreamNonBlocking); err != nil {
+	if err := d.call("cuStreamCreate", d.cuStreamCreate, uintptr(unsafe.Pointer(&b.stream)), cuStreamNonBlocking); err != nil {
 		return err
 	}
 	name := make([]byte, 256)
-	if err := d.call("cuDeviceGetName", d.cuDeviceGetName, ptr(&name[0]), uintptr(len(name)), uintptr(b.dev)); err != nil {
+	if err := d.call("cuDeviceGetName", d.cuDeviceGetName, uintptr(unsafe.Pointer(&name[0])), uintptr(len(name)), uintptr(b.dev)); err != nil {
 		return err
 	}
 	var total uintptr
-	if err := d.call("cuDeviceTotalMem_v2", d.cuDeviceTotalMem, ptr(&total), uintptr(b.dev)); err != nil {
+	if err := d.call("cuDeviceTotalMem_v2", d.cuDeviceTotalMem, uintptr(unsafe.Pointer(&total)), uintptr(b.dev)); err != nil {
 		return err
 	}
 	major, minor := b.attr(attrComputeCapMajor), b.attr(attrComputeCapMinor)
@@ -236,7 +236,7 @@ func (b *backend) setup(ordinal int) error {
 	}
 	b.compiler = fmt.Sprintf("nvrtc-%d.%d", nvMa, nvMi)
 	var drvVer int32
-	d.call("cuDriverGetVersion", d.cuDriverGetVersion, ptr(&drvVer))
+	d.call("cuDriverGetVersion", d.cuDriverGetVersion, uintptr(unsafe.Pointer(&drvVer)))
 	b.reserved = b.attr(attrReservedSharedPerBlk)
 
 	devName := strings.TrimRight(string(name[:clen(name)]), " ")
@@ -325,13 +325,18 @@ func (b *backend) Close() error {
 	return nil
 }
 
+// ExtraOptionsEnv adds NVRTC options to every compile (space separated, e.g.
+// "-DQ_IN_REGS=0 -maxrregcount=128"): for kernel experiments. They are part
+// of the compile-cache key.
+const ExtraOptionsEnv = "MLTOP_NVRTC_OPTIONS"
+
 // CompileOptions are the NVRTC flags for a program on this device.
 func CompileOptions(p profiler.Program, arch string) []string {
 	opts := []string{"--gpu-architecture=" + arch, "-lineinfo", "--std=c++17", "-default-device"}
 	for _, m := range p.Macros {
 		opts = append(opts, "-D"+m.Name+"="+m.Value)
 	}
-	return opts
+	return append(opts, strings.Fields(os.Getenv(ExtraOptionsEnv))...)
 }
 
 // Compile builds p with NVRTC (or takes the cubin from the cache) and loads
@@ -342,10 +347,11 @@ func (b *backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := CompileKey(src, b.headers, p.Macros, b.arch, b.compiler)
+	opts := CompileOptions(p, b.arch)
+	key := CompileKey(src, b.headers, p.Macros, b.arch, b.compiler+" "+strings.Join(opts, " "))
 	cubin, ok := b.cache.get(key)
 	if !ok {
-		cubin, _, err = b.nv.compile(src, p.Source+".cu", b.headers, CompileOptions(p, b.arch))
+		cubin, _, err = b.nv.compile(src, p.Source+".cu", b.headers, opts)
 		if err != nil {
 			return nil, fmt.Errorf("NVRTC could not compile %s.cu for %s: %w", p.Source, b.arch, err)
 		}
@@ -360,16 +366,16 @@ func (b *backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 			return err
 		}
 		d := b.drv
-		if err := b.check(d.call("cuModuleLoadData", d.cuModuleLoadData, ptr(&k.mod), ptr(&cubin[0]))); err != nil {
+		if err := b.check(d.call("cuModuleLoadData", d.cuModuleLoadData, uintptr(unsafe.Pointer(&k.mod)), uintptr(unsafe.Pointer(&cubin[0])))); err != nil {
 			return err
 		}
-		if err := d.call("cuModuleGetFunction", d.cuModuleGetFunction, ptr(&k.fn), k.mod, ptr(cString(p.Entry))); err != nil {
+		if err := d.call("cuModuleGetFunction", d.cuModuleGetFunction, uintptr(unsafe.Pointer(&k.fn)), k.mod, uintptr(unsafe.Pointer(cString(p.Entry)))); err != nil {
 			d.call("cuModuleUnload", d.cuModuleUnload, k.mod)
 			return fmt.Errorf("%s.cu has no kernel %q (is it extern \"C\" __global__?): %w", p.Source, p.Entry, err)
 		}
 		fa := func(a int) int {
 			var v int32
-			d.call("cuFuncGetAttribute", d.cuFuncGetAttribute, ptr(&v), uintptr(a), k.fn)
+			d.call("cuFuncGetAttribute", d.cuFuncGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(a), k.fn)
 			return int(v)
 		}
 		k.attrs = profiler.KernelAttrs{
@@ -402,7 +408,7 @@ func (b *backend) alloc(n int64) (*buffer, error) {
 		n = 1
 	}
 	buf := &buffer{size: n}
-	if err := b.check(b.drv.call("cuMemAlloc_v2", b.drv.cuMemAlloc, ptr(&buf.ptr), uintptr(n))); err != nil {
+	if err := b.check(b.drv.call("cuMemAlloc_v2", b.drv.cuMemAlloc, uintptr(unsafe.Pointer(&buf.ptr)), uintptr(n))); err != nil {
 		return nil, err
 	}
 	return buf, nil
@@ -459,7 +465,7 @@ func (b *backend) Upload(x profiler.Buffer, src []byte) error {
 		if err := b.alive(); err != nil {
 			return err
 		}
-		return b.check(b.drv.call("cuMemcpyHtoD_v2", b.drv.cuMemcpyHtoD, uintptr(buf.ptr), ptr(&src[0]), uintptr(len(src))))
+		return b.check(b.drv.call("cuMemcpyHtoD_v2", b.drv.cuMemcpyHtoD, uintptr(buf.ptr), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src))))
 	})
 }
 
@@ -478,7 +484,7 @@ func (b *backend) Download(x profiler.Buffer, dst []byte) error {
 		if err := b.alive(); err != nil {
 			return err
 		}
-		return b.check(b.drv.call("cuMemcpyDtoH_v2", b.drv.cuMemcpyDtoH, ptr(&dst[0]), uintptr(buf.ptr), uintptr(len(dst))))
+		return b.check(b.drv.call("cuMemcpyDtoH_v2", b.drv.cuMemcpyDtoH, uintptr(unsafe.Pointer(&dst[0])), uintptr(buf.ptr), uintptr(len(dst))))
 	})
 }
 
@@ -551,7 +557,7 @@ func (b *backend) launch(l *profiler.Launch) error {
 	}
 	var pp uintptr
 	if len(params) > 0 {
-		pp = ptr(&params[0])
+		pp = uintptr(unsafe.Pointer(&params[0]))
 	}
 	g, t := d.Grid, d.Group
 	for i := range 3 {
@@ -587,7 +593,7 @@ func (b *backend) Run(ls []profiler.Launch) error {
 func (b *backend) eventsFor(n int) error {
 	for len(b.events) < n {
 		var e uintptr
-		if err := b.check(b.drv.call("cuEventCreate", b.drv.cuEventCreate, ptr(&e), cuEventDefault)); err != nil {
+		if err := b.check(b.drv.call("cuEventCreate", b.drv.cuEventCreate, uintptr(unsafe.Pointer(&e)), cuEventDefault)); err != nil {
 			return err
 		}
 		b.events = append(b.events, e)
@@ -641,7 +647,7 @@ func (b *backend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timi
 			row := make([]float64, n)
 			for i := range n {
 				var ms float32
-				if err := b.check(d.call("cuEventElapsedTime", d.cuEventElapsedTime, ptr(&ms), ev[i], ev[i+1])); err != nil {
+				if err := b.check(d.call("cuEventElapsedTime", d.cuEventElapsedTime, uintptr(unsafe.Pointer(&ms)), ev[i], ev[i+1])); err != nil {
 					return err
 				}
 				row[i] = float64(ms) * 1e6
@@ -668,7 +674,7 @@ func (b *backend) Occupancy(l profiler.Launch) profiler.Occupancy {
 		o.Registers, o.SpillBytes = k.attrs.Registers, k.attrs.SpillBytes
 		threads := l.Dispatch.Threads()
 		var n int32
-		if err := b.drv.call("cuOccupancyMaxActiveBlocksPerMultiprocessor", b.drv.cuOccupancyMaxActiveBlocksPerMultiprocessor, ptr(&n), k.fn, uintptr(threads), uintptr(dyn)); err != nil {
+		if err := b.drv.call("cuOccupancyMaxActiveBlocksPerMultiprocessor", b.drv.cuOccupancyMaxActiveBlocksPerMultiprocessor, uintptr(unsafe.Pointer(&n)), k.fn, uintptr(threads), uintptr(dyn)); err != nil {
 			return err
 		}
 		o.Available = true

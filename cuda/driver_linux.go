@@ -273,9 +273,12 @@ func goString(p *byte) string {
 	return string(unsafe.Slice(p, n))
 }
 
-func ptr[T any](p *T) uintptr { return uintptr(unsafe.Pointer(p)) }
-
 // call runs a driver function and turns a non-zero CUresult into an *Error.
+// Callers pass pointers as uintptr(unsafe.Pointer(&x)) right in the call:
+// with uintptrescapes the pointed-to memory stays alive and in place until
+// the C function returns.
+//
+//go:uintptrescapes
 func (d *driver) call(op string, fn uintptr, args ...uintptr) error {
 	r, _, _ := purego.SyscallN(fn, args...)
 	if code := int32(r); code != 0 {
@@ -287,15 +290,16 @@ func (d *driver) call(op string, fn uintptr, args ...uintptr) error {
 func (d *driver) err(op string, code int) *Error {
 	e := &Error{Op: op, Code: code, Name: fmt.Sprintf("CUresult %d", code)}
 	var name, msg *byte
-	if r, _, _ := purego.SyscallN(d.cuGetErrorName, uintptr(code), ptr(&name)); int32(r) == 0 {
+	if r, _, _ := purego.SyscallN(d.cuGetErrorName, uintptr(code), uintptr(unsafe.Pointer(&name))); int32(r) == 0 {
 		e.Name = goString(name)
 	}
-	if r, _, _ := purego.SyscallN(d.cuGetErrorString, uintptr(code), ptr(&msg)); int32(r) == 0 {
+	if r, _, _ := purego.SyscallN(d.cuGetErrorString, uintptr(code), uintptr(unsafe.Pointer(&msg))); int32(r) == 0 {
 		e.Msg = goString(msg)
 	}
 	return e
 }
 
+//go:uintptrescapes
 func (n *nvrtc) call(op string, fn uintptr, args ...uintptr) error {
 	r, _, _ := purego.SyscallN(fn, args...)
 	if code := int32(r); code != nvrtcSuccess {
@@ -310,7 +314,7 @@ func (n *nvrtc) call(op string, fn uintptr, args ...uintptr) error {
 
 func (n *nvrtc) version() (int, int, error) {
 	var major, minor int32
-	err := n.call("nvrtcVersion", n.nvrtcVersion, ptr(&major), ptr(&minor))
+	err := n.call("nvrtcVersion", n.nvrtcVersion, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor)))
 	return int(major), int(minor), err
 }
 
@@ -329,21 +333,21 @@ func (n *nvrtc) compile(src, name string, headers map[string]string, opts []stri
 		hinc[i] = cString(h)
 	}
 	csrc, cname := cString(src), cString(name)
-	if err := n.call("nvrtcCreateProgram", n.nvrtcCreateProgram, ptr(&prog), ptr(csrc), ptr(cname),
-		uintptr(len(hnames)), ptr(&hsrc[0]), ptr(&hinc[0])); err != nil {
+	if err := n.call("nvrtcCreateProgram", n.nvrtcCreateProgram, uintptr(unsafe.Pointer(&prog)), uintptr(unsafe.Pointer(csrc)), uintptr(unsafe.Pointer(cname)),
+		uintptr(len(hnames)), uintptr(unsafe.Pointer(&hsrc[0])), uintptr(unsafe.Pointer(&hinc[0]))); err != nil {
 		return nil, "", err
 	}
-	defer purego.SyscallN(n.nvrtcDestroyProgram, ptr(&prog))
+	defer func() { purego.SyscallN(n.nvrtcDestroyProgram, uintptr(unsafe.Pointer(&prog))) }()
 	copts := make([]*byte, len(opts)+1)
 	for i, o := range opts {
 		copts[i] = cString(o)
 	}
-	cerr := n.call("nvrtcCompileProgram", n.nvrtcCompileProgram, prog, uintptr(len(opts)), ptr(&copts[0]))
+	cerr := n.call("nvrtcCompileProgram", n.nvrtcCompileProgram, prog, uintptr(len(opts)), uintptr(unsafe.Pointer(&copts[0])))
 	var logSize uintptr
 	log := ""
-	if n.call("nvrtcGetProgramLogSize", n.nvrtcGetProgramLogSize, prog, ptr(&logSize)) == nil && logSize > 1 {
+	if n.call("nvrtcGetProgramLogSize", n.nvrtcGetProgramLogSize, prog, uintptr(unsafe.Pointer(&logSize))) == nil && logSize > 1 {
 		buf := make([]byte, logSize)
-		if n.call("nvrtcGetProgramLog", n.nvrtcGetProgramLog, prog, ptr(&buf[0])) == nil {
+		if n.call("nvrtcGetProgramLog", n.nvrtcGetProgramLog, prog, uintptr(unsafe.Pointer(&buf[0]))) == nil {
 			log = strings.TrimRight(string(buf[:logSize-1]), "\x00\n ")
 		}
 	}
@@ -351,14 +355,14 @@ func (n *nvrtc) compile(src, name string, headers map[string]string, opts []stri
 		return nil, log, fmt.Errorf("%w\n%s", cerr, log)
 	}
 	var size uintptr
-	if err := n.call("nvrtcGetCUBINSize", n.nvrtcGetCUBINSize, prog, ptr(&size)); err != nil {
+	if err := n.call("nvrtcGetCUBINSize", n.nvrtcGetCUBINSize, prog, uintptr(unsafe.Pointer(&size))); err != nil {
 		return nil, log, err
 	}
 	if size == 0 {
 		return nil, log, fmt.Errorf("NVRTC produced no cubin for %s (is the architecture a real sm_XY?)", name)
 	}
 	cubin := make([]byte, size)
-	if err := n.call("nvrtcGetCUBIN", n.nvrtcGetCUBIN, prog, ptr(&cubin[0])); err != nil {
+	if err := n.call("nvrtcGetCUBIN", n.nvrtcGetCUBIN, prog, uintptr(unsafe.Pointer(&cubin[0]))); err != nil {
 		return nil, log, err
 	}
 	return cubin, log, nil

@@ -62,8 +62,12 @@ static_assert(BK % (8 * WN) == 0, "BK must be a multiple of 8*WN");
 static_assert(D % (8 * WN) == 0 && D % 16 == 0, "D must be a multiple of 16 and of 8*WN");
 
 #define MT (RW / 16)  // 16-row mma tiles per warp (tensor-core path)
-// Keep the warp's Q fragments in registers when they are few.
-#define Q_IN_REGS (TC && MT * D <= 256)
+// Keep the warp's Q fragments in registers when they are few (one 16-row
+// tile, D <= 128: at most 32 registers); otherwise reload them from Q_smem
+// with ldmatrix, which leaves the registers to the O accumulators.
+#ifndef Q_IN_REGS
+#define Q_IN_REGS (TC && MT == 1 && D <= 128)
+#endif
 
 // load_rows copies R rows of a row-major [*, D] matrix, from row r0, into
 // shared memory with stride LDQ; rows at or past nrows are zero-filled.
@@ -98,7 +102,10 @@ attn_fwd(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = warp / WN, wn = warp % WN;
     const int g = lane >> 2, q = lane & 3;
-    const int q0 = blockIdx.x * BQ, h = blockIdx.y, b = blockIdx.z;
+    // Causal: the last query blocks see the most keys; start them first so
+    // that the short ones fill the tail of the grid.
+    const int qb = CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+    const int q0 = qb * BQ, h = blockIdx.y, b = blockIdx.z;
     const int hk = h / (H / Hkv);
     const T* Qg = Q + (size_t)(b * H + h) * Lq * D;
     const T* Kg = K + (size_t)(b * Hkv + hk) * Lk * D;
