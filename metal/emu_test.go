@@ -71,6 +71,8 @@ type emuBackend struct {
 	dir  string
 	bins map[string]string
 	n    int
+	// nativeBF16 compiles with __HAVE_BFLOAT__ (Metal 3.1's bfloat branch).
+	nativeBF16 bool
 }
 
 type emuKernel struct{ bin string }
@@ -97,7 +99,7 @@ func (e *emuBackend) Compile(p profiler.Program) (profiler.Kernel, error) {
 		return nil, err
 	}
 	full := AssembleSource(hdrs[CommonHeader], src)
-	key := CacheKey(full, p.Entry, CompileOptions{Macros: macros})
+	key := CacheKey(full, p.Entry, CompileOptions{Macros: macros}) + fmt.Sprint(e.nativeBF16)
 	if bin, ok := e.bins[key]; ok {
 		return emuKernel{bin}, nil
 	}
@@ -114,6 +116,9 @@ func (e *emuBackend) Compile(p profiler.Program) (profiler.Kernel, error) {
 		return nil, err
 	}
 	args := []string{"-std=c++20", "-O1", "-pthread", "-w", "-I", e.shim}
+	if e.nativeBF16 {
+		args = append(args, "-D__HAVE_BFLOAT__=1")
+	}
 	for _, m := range macros {
 		args = append(args, "-D"+m[0]+"="+m[1])
 	}
@@ -201,13 +206,13 @@ func TestMetalKernelsOnCPUEmulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	eb := &emuBackend{t: t, gxx: gxx, shim: shim, dir: t.TempDir(), bins: map[string]string{}}
-	runner := profiler.NewRunner(eb)
 	opt := profiler.DefaultOptions()
 	opt.Stop = profiler.StopRule{Noise: 1, MinSamples: 1, MinTime: 1e-9, MaxTime: 1e-3}
 	opt.Warmup = 1e-9
 	type tc struct {
-		name string
-		spec profiler.Spec
+		name   string
+		spec   profiler.Spec
+		native bool // bf16 through the __HAVE_BFLOAT__ branch
 	}
 	attn := func(dt profiler.DType, causal bool, bq, bk, wm, wn, lq, lk, d, h, hkv int) profiler.Spec {
 		return profiler.Spec{Kernel: "attn_fwd", DType: dt,
@@ -216,18 +221,24 @@ func TestMetalKernelsOnCPUEmulator(t *testing.T) {
 			Flags: map[string]bool{"causal": causal}}
 	}
 	cases := []tc{
-		{"attn f32 GQA ragged WN=1", attn(profiler.F32, false, 16, 16, 2, 1, 40, 56, 64, 2, 1)},
-		{"attn f16 causal WN=2", attn(profiler.F16, true, 32, 16, 2, 2, 24, 40, 64, 2, 2)},
-		{"attn bf16 causal Lq>Lk masked rows D=96", attn(profiler.BF16, true, 16, 16, 1, 2, 40, 24, 96, 1, 1)},
-		{"softmax_bwd f32 WG=64", profiler.Spec{Kernel: "softmax_bwd", DType: profiler.F32, Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"rows": 5, "cols": 300}}},
-		{"softmax_bwd bf16 WG=256", profiler.Spec{Kernel: "softmax_bwd", DType: profiler.BF16, Knobs: map[string]int{"WG": 256}, Dims: map[string]int{"rows": 3, "cols": 1000}}},
+		{"attn f32 GQA ragged WN=1", attn(profiler.F32, false, 16, 16, 2, 1, 40, 56, 64, 2, 1), false},
+		{"attn f16 causal WN=2", attn(profiler.F16, true, 32, 16, 2, 2, 24, 40, 64, 2, 2), false},
+		{"attn bf16 causal Lq>Lk masked rows D=96", attn(profiler.BF16, true, 16, 16, 1, 2, 40, 24, 96, 1, 1), false},
+		{"attn bf16 native bfloat WN=2", attn(profiler.BF16, false, 16, 16, 2, 2, 33, 47, 64, 2, 1), true},
+		{"attn f16 WN=4 D=128", attn(profiler.F16, false, 8, 32, 1, 4, 20, 70, 128, 3, 3), false},
+		{"attn f32 WM=8 causal Lq>Lk", attn(profiler.F32, true, 64, 16, 8, 1, 70, 33, 64, 1, 1), false},
+		{"softmax_bwd f32 WG=64", profiler.Spec{Kernel: "softmax_bwd", DType: profiler.F32, Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"rows": 5, "cols": 300}}, false},
+		{"softmax_bwd bf16 WG=256", profiler.Spec{Kernel: "softmax_bwd", DType: profiler.BF16, Knobs: map[string]int{"WG": 256}, Dims: map[string]int{"rows": 3, "cols": 1000}}, false},
+		{"softmax_bwd bf16 native WG=32", profiler.Spec{Kernel: "softmax_bwd", DType: profiler.BF16, Knobs: map[string]int{"WG": 32}, Dims: map[string]int{"rows": 4, "cols": 77}}, true},
 	}
 	if testing.Short() {
 		cases = cases[:1]
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := runner.Run(context.Background(), c.spec, opt, nil)
+			eb.nativeBF16 = c.native
+			// A runner per case: its kernel cache does not know about nativeBF16.
+			res := profiler.NewRunner(eb).Run(context.Background(), c.spec, opt, nil)
 			if res.Status != profiler.StatusOK || res.Verdict == nil || !res.Verdict.Pass {
 				t.Fatalf("status %s: %s\nverdict %+v", res.Status, res.Error, res.Verdict)
 			}
