@@ -386,8 +386,13 @@ func (b *Backend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timi
 			if errors.As(err, &gpuErr) {
 				return err // the kernel failed; a different timer will not help
 			}
-			b.timer.Fail(err)
-			b.noteFallback()
+			// A calibration problem is not the counters' fault: this batch
+			// uses command buffers, the next tries counters again. Bad
+			// samples turn counters off for good.
+			if !errors.Is(err, ErrCalibration) {
+				b.timer.Fail(err)
+				b.noteFallback()
+			}
 		}
 		s, err := b.timeCmdBuf(ps, reps, cold)
 		if err != nil {
@@ -447,14 +452,18 @@ func (b *Backend) timeCounters(ps []prepared, reps int, cold bool) ([][]float64,
 		// The anchor from Open gives a long, stable slope; if the GPU clock
 		// restarted since (sleep), the readings around this batch alone are
 		// tried, and become the new anchor when they work.
-		ns, err := CounterDurations(pairs, Calibration{CPU0: b.anchor[0], GPU0: b.anchor[1], CPU1: cpu1, GPU1: gpu1})
-		if err != nil {
-			var err2 error
-			ns, err2 = CounterDurations(pairs, Calibration{CPU0: cpu0, GPU0: gpu0, CPU1: cpu1, GPU1: gpu1})
-			if err2 != nil {
-				return nil, err
-			}
+		ns, err := CounterDurations(pairs, Calibration{CPU0: b.anchor[0], GPU0: b.anchor[1], CPU1: cpu1, GPU1: gpu1}, gpu0, gpu1)
+		if err != nil && errors.Is(err, ErrCalibration) {
+			// Re-anchor (the GPU clock may have restarted after sleep) and
+			// try the readings around this batch alone.
 			b.anchor = [2]uint64{cpu0, gpu0}
+			var err2 error
+			if ns, err2 = CounterDurations(pairs, Calibration{CPU0: cpu0, GPU0: gpu0, CPU1: cpu1, GPU1: gpu1}, gpu0, gpu1); err2 == nil {
+				err = nil
+			}
+		}
+		if err != nil {
+			return nil, err
 		}
 		for r := range m {
 			out = append(out, ns[r*n:(r+1)*n])

@@ -2,9 +2,15 @@ package metal
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 )
+
+// ErrCalibration marks a failure of the CPU/GPU clock pairing rather than
+// of the samples: the counters may be fine, so the backend times that batch
+// with command buffers and tries counters again with a fresh anchor.
+var ErrCalibration = errors.New("timestamp calibration")
 
 // Timer names reported in Timing.Timer and Result.Timer.
 const (
@@ -96,9 +102,13 @@ func Pairs(samples []uint64) ([]SamplePair, error) {
 }
 
 // CounterDurations converts pass sample pairs to nanoseconds with the
-// calibration. Any unusable sample or a bad calibration is an error whose
-// text says why, and the caller falls back to command-buffer timing.
-func CounterDurations(pairs []SamplePair, cal Calibration) ([]float64, error) {
+// calibration's slope. lo and hi are the GPU clock read just before the
+// batch was committed and just after it completed: every sample must lie
+// between them, which catches samples the GPU never wrote (stale values
+// from an earlier batch). Any unusable sample or a bad calibration is an
+// error whose text says why, and the caller falls back to command-buffer
+// timing.
+func CounterDurations(pairs []SamplePair, cal Calibration, lo, hi uint64) ([]float64, error) {
 	if len(pairs) == 0 {
 		return nil, fmt.Errorf("no timestamp samples were resolved")
 	}
@@ -109,15 +119,13 @@ func CounterDurations(pairs []SamplePair, cal Calibration) ([]float64, error) {
 	}
 	slope, err := cal.NSPerTick()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrCalibration, err)
 	}
-	// The samples must lie inside the calibration window (with 1 ms of slack
-	// for clock-read skew): a GPU clock that restarted or a stale sample
-	// buffer shows up here.
-	slack := uint64(1e6 / slope)
+	// 100 µs of slack for the skew between reading the clock and sampling it.
+	slack := uint64(1e5 / slope)
 	for i, p := range pairs {
-		if p.Start+slack < cal.GPU0 || p.End > cal.GPU1+slack {
-			return nil, fmt.Errorf("pass %d samples %d..%d lie outside the calibration window %d..%d ticks", i, p.Start, p.End, cal.GPU0, cal.GPU1)
+		if p.Start+slack < lo || p.End > hi+slack {
+			return nil, fmt.Errorf("pass %d samples %d..%d lie outside the batch's GPU clock window %d..%d ticks: stale or foreign samples", i, p.Start, p.End, lo, hi)
 		}
 	}
 	out := make([]float64, len(pairs))

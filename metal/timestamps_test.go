@@ -2,6 +2,7 @@ package metal
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -94,7 +95,7 @@ func TestCounterDurations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, err := CounterDurations(pairs, cal24MHz)
+	ns, err := CounterDurations(pairs, cal24MHz, 120_000_090_000, 120_000_110_000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +108,8 @@ func TestCounterDurations(t *testing.T) {
 }
 
 func TestCounterDurationsFallbackCases(t *testing.T) {
+	// The batch under test ran between these GPU clock readings.
+	const batchLo, batchHi = 120_000_200_000, 120_000_210_000
 	cases := []struct {
 		name    string
 		samples []uint64
@@ -115,11 +118,14 @@ func TestCounterDurationsFallbackCases(t *testing.T) {
 	}{
 		// macOS 26: every sample of every pass reads 0.
 		{"all zero", []uint64{0, 0, 0, 0, 0, 0}, cal24MHz, "is 0"},
-		{"error value", []uint64{120_000_100_000, 120_000_100_240, ^uint64(0), ^uint64(0)}, cal24MHz, "pass 1 of 2"},
-		{"end before start", []uint64{120_000_100_240, 120_000_100_000}, cal24MHz, "precedes"},
-		{"stale samples", []uint64{100, 340}, cal24MHz, "outside the calibration window"},
+		{"error value", []uint64{120_000_200_000, 120_000_200_240, ^uint64(0), ^uint64(0)}, cal24MHz, "pass 1 of 2"},
+		{"end before start", []uint64{120_000_200_240, 120_000_200_000}, cal24MHz, "precedes"},
+		{"foreign samples", []uint64{100, 340}, cal24MHz, "outside the batch"},
+		// Samples left from an earlier batch: inside the calibration span but
+		// before this batch was committed.
+		{"stale samples", []uint64{120_000_100_000, 120_000_100_240}, cal24MHz, "stale"},
 		{"no samples", nil, cal24MHz, "no timestamp samples"},
-		{"bad calibration", []uint64{120_000_100_000, 120_000_100_240}, Calibration{}, "zero reading"},
+		{"bad calibration", []uint64{120_000_200_000, 120_000_200_240}, Calibration{}, "zero reading"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -127,9 +133,12 @@ func TestCounterDurationsFallbackCases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = CounterDurations(pairs, c.cal)
+			_, err = CounterDurations(pairs, c.cal, batchLo, batchHi)
 			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 				t.Fatalf("err = %v, want one containing %q", err, c.wantErr)
+			}
+			if errors.Is(err, ErrCalibration) != (c.name == "bad calibration") {
+				t.Fatalf("ErrCalibration = %v for %v", errors.Is(err, ErrCalibration), err)
 			}
 			// The backend's decision: any such error turns counters off for good.
 			ts := NewTimerState(true, true)
