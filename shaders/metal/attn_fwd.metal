@@ -55,7 +55,11 @@ inline void load_tile(threadgroup mltop_t* dst, const device mltop_t* src, int v
   for (uint i = tid; i < uint(ROWS * D); i += NT) {
     const int r = int(i) / D;
     const int c = int(i) % D;
-    dst[r * LDS + c] = r < valid ? src[r * D + c] : zero;
+    if (r < valid) {
+      dst[r * LDS + c] = src[r * D + c];
+    } else {
+      dst[r * LDS + c] = zero;
+    }
   }
 }
 
