@@ -1,0 +1,244 @@
+package kernels
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+// AttnBwd is the two-kernel attention backward of seed 001 (FlashAttention-2
+// style, no atomics): delta = rowsum(dO∘O) first, then a dQ kernel over
+// query blocks and a dKV kernel over key blocks, each recomputing P from
+// the saved logsumexp in the log2 domain (P = 2^(S·scale·log2e − L·log2e)).
+//
+// Plan contract (CPU, CUDA and Metal agree on it):
+//
+//	buffers, in order: Q [B,H,Lq,D] T in; K, V [B,Hkv,Lk,D] T in;
+//	  O [B,H,Lq,D] T and L [B,H,Lq] f32 scratch, written by the untimed
+//	  Setup (attn_fwd's program); dO [B,H,Lq,D] T in; delta [B,H,Lq] f32
+//	  scratch; dQ [B,H,Lq,D] T out; dK, dV [B,Hkv,Lk,D] T out.
+//	scalars (every dispatch): i32 B, i32 H, i32 Hkv, i32 Lq, i32 Lk, f32 scale.
+//	dispatches (all timed):
+//	  1. "attn_bwd_delta" (source/entry attn_bwd_delta): grid (ceil(Lq/8),
+//	     H, B), group (256,1,1), one warp per row; Args O, dO, delta;
+//	     macros D, DTYPE.
+//	  2. "attn_bwd_dq" (attn_bwd_dq): grid (ceil(Lq/BQ_dq), H, B), group
+//	     (32·WM_dq,1,1); Args Q,K,V,dO,L,delta,dQ; macros BQ=BQ_dq,
+//	     BK=BK_dq, WM=WM_dq, D, DTYPE, CAUSAL. Warp w owns query rows
+//	     [w·BQ/WM, …) of the block for S, dP, dS and its dQ rows (registers).
+//	     TGM: Q_smem, dO_smem BQ·(D+8)·sz; K_smem, V_smem BK·(D+8)·sz;
+//	     dS_smem BQ·(BK+4)·4; stat_smem 2·BQ·4.
+//	  3. "attn_bwd_dkv" (attn_bwd_dkv): grid (ceil(Lk/BK_dkv), Hkv, B),
+//	     group (32·WM_dkv,1,1); loops over the H/Hkv query heads of the kv
+//	     head, then over the query blocks that see the key block (causal
+//	     skips the rest); Args Q,K,V,dO,L,delta,dK,dV; macros BQ=BQ_dkv,
+//	     BK=BK_dkv, WM=WM_dkv, D, DTYPE, CAUSAL, ALIAS. Warp w owns query
+//	     rows [w·BQ/WM, …) of each block and keeps a partial dK/dV of the
+//	     whole BK×D key block in registers; with WM > 1 the partials are
+//	     summed through red_smem (BK·D f32, dK then dV) after the loops.
+//	     TGM: Q_smem, dO_smem BQ·(D+8)·sz; KV_smem 2·BK·(D+8)·sz (K and V
+//	     of the block, resident); P_smem, dS_smem BQ·(BK+4)·4; stat_smem
+//	     2·BQ·4; red_smem BK·D·4 when WM > 1 — with alias=1 it lives over
+//	     Q_smem+dO_smem (temporally disjoint: the loops are over), listed
+//	     with 0 bytes, which needs Q_smem+dO_smem ≥ red_smem.
+//	rules: BQ_x % (8·WM_x) == 0, BK_x % 8 == 0, threads and TGM within the
+//	  device limits, alias=1 only where red_smem fits under Q_smem+dO_smem.
+//	FLOPs: 2.5 × forward (10·D per unmasked pair). Bytes: Q, K, V, O, dO, L
+//	  read, dQ, dK, dV written, delta written and read twice.
+type AttnBwd struct{}
+
+// Name is the family name.
+func (AttnBwd) Name() string { return "attn_bwd" }
+
+// Doc is the one-line description.
+func (AttnBwd) Doc() string {
+	return "attention backward, two kernels (seed 001): delta, dQ over Q blocks, dKV over K blocks (GQA heads then Q blocks), no atomics, log2 softmax, red_smem aliasing"
+}
+
+var bwdWM = []int{1, 2, 4, 8}
+
+// Schema lists knobs, dims, flags and dtypes.
+func (AttnBwd) Schema() profiler.Schema {
+	return profiler.Schema{
+		Knobs: []profiler.Param{
+			{Name: "BQ_dq", Doc: "dQ kernel: query rows per threadgroup", Default: 32, Values: tileSizes},
+			{Name: "BK_dq", Doc: "dQ kernel: keys per inner tile", Default: 32, Values: tileSizes},
+			{Name: "WM_dq", Doc: "dQ kernel: warps (each owns BQ/WM query rows)", Default: 4, Values: bwdWM},
+			{Name: "BQ_dkv", Doc: "dKV kernel: query rows per inner tile", Default: 16, Values: tileSizes},
+			{Name: "BK_dkv", Doc: "dKV kernel: keys per threadgroup", Default: 16, Values: tileSizes},
+			{Name: "WM_dkv", Doc: "dKV kernel: warps (each owns BQ/WM query rows of a tile, partial dK/dV reduced in red_smem)", Default: 2, Values: bwdWM},
+		},
+		Dims: attnBwdDims(),
+		Flags: []profiler.FlagParam{
+			{Name: "causal", Doc: "causal mask, bottom-right aligned: row i sees key j iff j <= i + Lk - Lq", Default: false},
+			{Name: "alias", Doc: "dKV: alias red_smem over Q_smem+dO_smem (seed 001: D=128 dKV 23 KB → 14.8 KB)", Default: false},
+		},
+		DTypes: []profiler.DType{profiler.F32, profiler.F16, profiler.BF16},
+	}
+}
+
+// AttnBwdDQTGM is the dQ kernel's threadgroup memory.
+func AttnBwdDQTGM(bq, bk, d int, dt profiler.DType) []profiler.TGMItem {
+	sz, ty := dt.Size(), string(dt)
+	return []profiler.TGMItem{
+		{Name: "Q_smem", Bytes: bq * (d + tgmPad) * sz, Note: fmt.Sprintf("BQ×(D+8) %s, 8-element pad", ty)},
+		{Name: "dO_smem", Bytes: bq * (d + tgmPad) * sz, Note: fmt.Sprintf("BQ×(D+8) %s, 8-element pad", ty)},
+		{Name: "K_smem", Bytes: bk * (d + tgmPad) * sz, Note: fmt.Sprintf("BK×(D+8) %s, 8-element pad", ty)},
+		{Name: "V_smem", Bytes: bk * (d + tgmPad) * sz, Note: fmt.Sprintf("BK×(D+8) %s, 8-element pad", ty)},
+		{Name: "dS_smem", Bytes: bq * (bk + 4) * 4, Note: "BQ×(BK+4) f32 dS, 4-element pad"},
+		{Name: "stat_smem", Bytes: 2 * bq * 4, Note: "2·BQ f32: L·log2e and delta per row"},
+	}
+}
+
+// AttnBwdDKVTGM is the dKV kernel's threadgroup memory; with alias the
+// reduction buffer is carved out of Q_smem+dO_smem and costs nothing.
+func AttnBwdDKVTGM(bq, bk, wm, d int, dt profiler.DType, alias bool) []profiler.TGMItem {
+	sz, ty := dt.Size(), string(dt)
+	items := []profiler.TGMItem{
+		{Name: "Q_smem", Bytes: bq * (d + tgmPad) * sz, Note: fmt.Sprintf("BQ×(D+8) %s, 8-element pad", ty)},
+		{Name: "dO_smem", Bytes: bq * (d + tgmPad) * sz, Note: fmt.Sprintf("BQ×(D+8) %s, 8-element pad", ty)},
+		{Name: "KV_smem", Bytes: 2 * bk * (d + tgmPad) * sz, Note: fmt.Sprintf("2·BK×(D+8) %s: the block's K and V, resident; 8-element pad", ty)},
+		{Name: "P_smem", Bytes: bq * (bk + 4) * 4, Note: "BQ×(BK+4) f32 probabilities, 4-element pad"},
+		{Name: "dS_smem", Bytes: bq * (bk + 4) * 4, Note: "BQ×(BK+4) f32 dS, 4-element pad"},
+		{Name: "stat_smem", Bytes: 2 * bq * 4, Note: "2·BQ f32: L·log2e and delta per row"},
+	}
+	if wm > 1 {
+		red := profiler.TGMItem{Name: "red_smem", Bytes: bk * d * 4, Note: fmt.Sprintf("BK×D f32 (%d B): the WM warps' partial dK, then dV, summed; no pad", bk*d*4)}
+		if alias {
+			red.Bytes = 0
+			red.Note = fmt.Sprintf("aliased over Q_smem+dO_smem (%d B of %d B; used only after the loops)", bk*d*4, 2*bq*(d+tgmPad)*sz)
+		}
+		items = append(items, red)
+	}
+	return items
+}
+
+type bwdKnobs struct{ bq, bk, wm int }
+
+func (f AttnBwd) knobs(s profiler.Spec) (dq, dkv bwdKnobs) {
+	return bwdKnobs{s.Knobs["BQ_dq"], s.Knobs["BK_dq"], s.Knobs["WM_dq"]},
+		bwdKnobs{s.Knobs["BQ_dkv"], s.Knobs["BK_dkv"], s.Knobs["WM_dkv"]}
+}
+
+func (f AttnBwd) dispatches(s profiler.Spec) []profiler.Dispatch {
+	a := AttnShapeOf(s)
+	dq, dkv := f.knobs(s)
+	sc := attnBwdScalars(a)
+	tile := func(k bwdKnobs) []profiler.Macro {
+		return []profiler.Macro{
+			{Name: "BQ", Value: strconv.Itoa(k.bq)},
+			{Name: "BK", Value: strconv.Itoa(k.bk)},
+			{Name: "WM", Value: strconv.Itoa(k.wm)},
+			{Name: "D", Value: strconv.Itoa(a.D)},
+			{Name: "DTYPE", Value: DTypeMacro(s.DType)},
+			{Name: "CAUSAL", Value: b2i(a.Causal)},
+		}
+	}
+	alias := s.Flags["alias"]
+	return []profiler.Dispatch{
+		attnBwdDeltaDispatch(a, s.DType),
+		{
+			Name:    "attn_bwd_dq",
+			Program: profiler.Program{Source: "attn_bwd_dq", Entry: "attn_bwd_dq", Macros: tile(dq)},
+			Grid:    [3]int{ceilDiv(a.Lq, dq.bq), a.H, a.B},
+			Group:   [3]int{32 * dq.wm, 1, 1},
+			Args:    []string{"Q", "K", "V", "dO", "L", "delta", "dQ"},
+			Scalars: sc,
+			TGM:     AttnBwdDQTGM(dq.bq, dq.bk, a.D, s.DType),
+		},
+		{
+			Name:    "attn_bwd_dkv",
+			Program: profiler.Program{Source: "attn_bwd_dkv", Entry: "attn_bwd_dkv", Macros: append(tile(dkv), profiler.Macro{Name: "ALIAS", Value: b2i(alias)})},
+			Grid:    [3]int{ceilDiv(a.Lk, dkv.bk), a.Hkv, a.B},
+			Group:   [3]int{32 * dkv.wm, 1, 1},
+			Args:    []string{"Q", "K", "V", "dO", "L", "delta", "dK", "dV"},
+			Scalars: sc,
+			TGM:     AttnBwdDKVTGM(dkv.bq, dkv.bk, dkv.wm, a.D, s.DType, alias),
+		},
+	}
+}
+
+// attnBwdDeltaDispatch is delta = rowsum(dO∘O), one warp per row, eight
+// rows per group (shared with the unfused family).
+func attnBwdDeltaDispatch(a AttnShape, dt profiler.DType) profiler.Dispatch {
+	return profiler.Dispatch{
+		Name: "attn_bwd_delta",
+		Program: profiler.Program{Source: "attn_bwd_delta", Entry: "attn_bwd_delta", Macros: []profiler.Macro{
+			{Name: "D", Value: strconv.Itoa(a.D)},
+			{Name: "DTYPE", Value: DTypeMacro(dt)},
+		}},
+		Grid:    [3]int{ceilDiv(a.Lq, 8), a.H, a.B},
+		Group:   [3]int{256, 1, 1},
+		Args:    []string{"O", "dO", "delta"},
+		Scalars: attnBwdScalars(a),
+	}
+}
+
+// Validate applies the tile, thread, TGM and aliasing rules.
+func (f AttnBwd) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
+	if err := validateAttnShape(s, []string{"BQ_dq", "BK_dq", "WM_dq", "BQ_dkv", "BK_dkv", "WM_dkv"}); err != nil {
+		return err
+	}
+	a := AttnShapeOf(s)
+	dq, dkv := f.knobs(s)
+	for _, c := range []struct {
+		k   bwdKnobs
+		sfx string
+	}{{dq, "dq"}, {dkv, "dkv"}} {
+		if c.k.bq%(8*c.k.wm) != 0 {
+			return fmt.Errorf("BQ_%s=%d must be a multiple of 8·WM_%s=%d: each warp owns a multiple of 8 query rows; raise BQ_%s or lower WM_%s", c.sfx, c.k.bq, c.sfx, 8*c.k.wm, c.sfx, c.sfx)
+		}
+	}
+	if s.Flags["alias"] && dkv.wm > 1 {
+		red, room := dkv.bk*a.D*4, 2*dkv.bq*(a.D+tgmPad)*s.DType.Size()
+		if red > room {
+			return fmt.Errorf("alias: red_smem (BK_dkv·D·4 = %d B) does not fit over Q_smem+dO_smem (%d B): raise BQ_dkv, lower BK_dkv, or turn alias off", red, room)
+		}
+	}
+	ds := f.dispatches(s)
+	if err := checkGroup(&ds[1], dev, "lower WM_dq", "lower BQ_dq or BK_dq"); err != nil {
+		return fmt.Errorf("dQ kernel: %w", err)
+	}
+	if err := checkGroup(&ds[2], dev, "lower WM_dkv", "lower BQ_dkv or BK_dkv, or set alias"); err != nil {
+		return fmt.Errorf("dKV kernel: %w", err)
+	}
+	return nil
+}
+
+// Plan builds buffers, the Setup, the dispatches, FLOPs and bytes.
+func (f AttnBwd) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan, error) {
+	if err := f.Validate(s, dev); err != nil {
+		return nil, err
+	}
+	a := AttnShapeOf(s)
+	setup, err := attnBwdSetup(s, dev, false)
+	if err != nil {
+		return nil, err
+	}
+	ln := int64(a.B) * int64(a.H) * int64(a.Lq)
+	bufs := attnBwdInputs(a, s.DType)
+	bufs = append(bufs, profiler.BufferSpec{Name: "delta", Role: profiler.Scratch, Type: profiler.F32, Elems: ln, Init: profiler.InitPoison})
+	bufs = append(bufs, attnBwdOutputs(a, s.DType)...)
+	return &profiler.Plan{
+		Buffers:    bufs,
+		Setup:      setup,
+		Dispatches: f.dispatches(s),
+		FLOPs:      AttnBwdFLOPs(a),
+		Bytes:      attnBwdIOBytes(a, s.DType) + 3*4*float64(ln),
+		Notes: []string{
+			"FLOPs = 2.5 × forward = 10·D per unmasked (query, key) pair",
+			"O and L come from an untimed Setup forward (attn_fwd); the timed plan is delta + dQ + dKV",
+		},
+	}, nil
+}
+
+// Reference computes dQ on sampled query rows and dK/dV on sampled key rows.
+func (AttnBwd) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, seed uint64) (*profiler.Reference, error) {
+	return AttnBwdReference(s, in, maxRows, seed)
+}
+
+// Tolerance is the pass criterion for dtype d.
+func (AttnBwd) Tolerance(d profiler.DType) profiler.Tolerance { return AttnBwdTolerances[d] }
+
+func init() { profiler.Register(AttnBwd{}) }
