@@ -5,9 +5,33 @@
 // `#include "mltop_common.h"` line. Knobs arrive as preprocessor macros
 // (MTLCompileOptions.preprocessorMacros).
 #pragma once
+// The knob macros arrive before any #include and have short names (D, BQ,
+// WM, ...); hide them from Metal's own headers, which may use such names
+// as identifiers, and bring them back for the kernel.
+#pragma push_macro("D")
+#pragma push_macro("BQ")
+#pragma push_macro("BK")
+#pragma push_macro("WM")
+#pragma push_macro("WN")
+#pragma push_macro("WG")
+#pragma push_macro("CAUSAL")
+#undef D
+#undef BQ
+#undef BK
+#undef WM
+#undef WN
+#undef WG
+#undef CAUSAL
 #include <metal_stdlib>
 #include <metal_simdgroup>
 #include <metal_simdgroup_matrix>
+#pragma pop_macro("D")
+#pragma pop_macro("BQ")
+#pragma pop_macro("BK")
+#pragma pop_macro("WM")
+#pragma pop_macro("WN")
+#pragma pop_macro("WG")
+#pragma pop_macro("CAUSAL")
 using namespace metal;
 
 #ifndef DTYPE
