@@ -297,7 +297,7 @@ func (m Model) previewSummary(narrow bool) string {
 		s = "TGM " + fmtKiBShort(b.Total, b.Limit)
 	}
 	if o, ok := minOcc(p.Occupancy); ok {
-		s += fmt.Sprintf(" · %d/%s", o.GroupsPerUnit, unitLabel(m.dev))
+		s += fmt.Sprintf(" · ~%d/%s", o.GroupsPerUnit, unitLabel(m.dev)) // ~: a limits-table estimate
 	}
 	return s
 }
