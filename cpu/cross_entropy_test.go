@@ -1,0 +1,42 @@
+package cpu_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mltop/mltop/cpu"
+	"github.com/mltop/mltop/profiler"
+)
+
+func init() {
+	// Ignores the pad id: pad rows get a loss and a gradient.
+	cpu.RegisterKernel("test_cross_entropy_no_pad", func(g *cpu.Group) {
+		ng := *g
+		ng.Scalars = append([]profiler.Scalar(nil), g.Scalars...)
+		for i := range ng.Scalars {
+			if ng.Scalars[i].Name == "pad_id" {
+				ng.Scalars[i].I = -1
+			}
+		}
+		cpu.CrossEntropy(&ng)
+	})
+}
+
+func TestCrossEntropyOK(t *testing.T) {
+	all := profiler.FloatDTypes
+	runTrainCases(t, "cross_entropy", []trainCase{
+		{"small vocab with pad rows", all, map[string]int{"WG": 32, "VEC": 1}, map[string]int{"rows": 64, "vocab": 16, "pad_id": 3}, nil},
+		{"vocab not a multiple of WG", all, map[string]int{"WG": 64, "VEC": 4}, map[string]int{"rows": 8, "vocab": 1000, "pad_id": -1}, nil},
+	})
+}
+
+func TestCrossEntropyPadRowsAreZero(t *testing.T) {
+	// With vocab 4 about a quarter of the rows hit pad id 0; the broken
+	// kernel that ignores the pad must fail exactly there.
+	s := profiler.Spec{Kernel: "cross_entropy", DType: profiler.F32, Knobs: map[string]int{"WG": 32, "VEC": 1}, Dims: map[string]int{"rows": 32, "vocab": 4, "pad_id": 0}}
+	res := profiler.NewRunner(newCPU(t)).Run(context.Background(), s, trainOpts(), nil)
+	if res.Status != profiler.StatusOK {
+		t.Fatalf("status %s: %s", res.Status, res.Error)
+	}
+	wantMismatch(t, "test_cross_entropy_no_pad", s)
+}

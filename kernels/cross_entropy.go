@@ -1,0 +1,197 @@
+package kernels
+
+// cross_entropy: fused forward loss and backward gradient of the softmax
+// cross entropy, one group per row of logits:
+//   lse = log Σ_j exp(x_j);  loss = lse − x_t;  dX_j = exp(x_j − lse) − [j = t]
+// where t is the row's target. Rows whose target equals pad_id are ignored:
+// loss 0 and dX 0. dX is the gradient of the summed loss (reduction "sum";
+// a mean is the same kernel times 1/n).
+//
+// Plan contract (Plan, CPU Go kernel, CUDA and Metal kernels agree):
+//   source "cross_entropy", entry "cross_entropy".
+//   dims: rows (1..1<<20, default 4096), vocab (2..1<<18, default 32000),
+//     pad_id (-1..1<<18, default 0; -1: no padding; must be < vocab).
+//   knobs: WG ∈ {32,…,1024} threads per group (default 512), VEC ∈ {1,2,4,8}
+//     elements per vector access (default 8; VEC·sizeof(T) ≤ 16, vocab % VEC == 0).
+//   buffers: logits [rows, vocab] T in (normal, scale 2), targets [rows] i32 in
+//     (ints in [0, vocab)), loss [rows] f32 out (poison), dlogits [rows, vocab]
+//     T out (poison).
+//   dispatch "cross_entropy": grid (rows,1,1), group (WG,1,1); Args logits,
+//     targets, loss, dlogits; Scalars (i32 rows, i32 vocab, i32 pad_id);
+//     Macros WG, VEC, DTYPE.
+//   Two passes over the row: an online (max, Σexp) per thread, merged per
+//   warp by shuffles and across warps through red_smem; then dX is written.
+//   TGM items: red_smem 2·(WG/32)·4 bytes (per-warp max and sum).
+//   FLOPs 8 per element (exp counted as one); bytes 2·rows·vocab·sz + 8·rows
+//   (logits read once, dlogits written once, targets and loss: the minimum;
+//   the second read of a row is meant to hit the L2).
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+func init() { profiler.Register(CrossEntropy{}) }
+
+var _ profiler.Family = CrossEntropy{}
+
+// CrossEntropy is the fused cross-entropy forward+backward family.
+type CrossEntropy struct{}
+
+// Name is the family name.
+func (CrossEntropy) Name() string { return "cross_entropy" }
+
+// Doc is the one-line description.
+func (CrossEntropy) Doc() string {
+	return "fused cross entropy: per-row loss and dlogits = softmax − onehot in one kernel, pad rows ignored (memory-bound)"
+}
+
+// Schema lists knobs, dims and dtypes.
+func (CrossEntropy) Schema() profiler.Schema {
+	return profiler.Schema{
+		Knobs: []profiler.Param{
+			{Name: "WG", Doc: "threads per group (one group per row)", Default: 512, Values: wgValues},
+			{Name: "VEC", Doc: "elements per vector load/store (VEC·sizeof(T) ≤ 16 bytes)", Default: 8, Values: []int{1, 2, 4, 8}},
+		},
+		Dims: []profiler.Param{
+			{Name: "rows", Doc: "rows (tokens)", Default: 4096, Min: 1, Max: 1 << 20},
+			{Name: "vocab", Doc: "classes per row", Default: 32000, Min: 2, Max: 1 << 18},
+			{Name: "pad_id", Doc: "target id whose rows are ignored (-1: none)", Default: 0, Min: -1, Max: 1 << 18},
+		},
+		DTypes: []profiler.DType{profiler.F32, profiler.F16, profiler.BF16},
+	}
+}
+
+// CrossEntropyTGM is the per-warp max and sum.
+func CrossEntropyTGM(wg int) []profiler.TGMItem {
+	return []profiler.TGMItem{{Name: "red_smem", Bytes: 2 * (wg / 32) * 4, Note: "2·WG/32 f32: per-warp running max and Σexp"}}
+}
+
+func (CrossEntropy) dispatch(s profiler.Spec) profiler.Dispatch {
+	rows, vocab, wg, vec := s.Dims["rows"], s.Dims["vocab"], s.Knobs["WG"], s.Knobs["VEC"]
+	return profiler.Dispatch{
+		Name: "cross_entropy",
+		Program: profiler.Program{Source: "cross_entropy", Entry: "cross_entropy", Macros: []profiler.Macro{
+			{Name: "WG", Value: strconv.Itoa(wg)},
+			{Name: "VEC", Value: strconv.Itoa(vec)},
+			{Name: "DTYPE", Value: DTypeMacro(s.DType)},
+		}},
+		Grid:    [3]int{rows, 1, 1},
+		Group:   [3]int{wg, 1, 1},
+		Args:    []string{"logits", "targets", "loss", "dlogits"},
+		Scalars: []profiler.Scalar{profiler.I32Param("rows", rows), profiler.I32Param("vocab", vocab), profiler.I32Param("pad_id", s.Dims["pad_id"])},
+		TGM:     CrossEntropyTGM(wg),
+	}
+}
+
+// Validate applies the vector, pad, thread and index rules.
+func (f CrossEntropy) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
+	if err := checkPositive(s, []string{"WG", "VEC"}, []string{"rows", "vocab"}); err != nil {
+		return err
+	}
+	vocab := s.Dims["vocab"]
+	if err := checkVec(s.Knobs["VEC"], s.DType, vocab, "vocab"); err != nil {
+		return err
+	}
+	if p := s.Dims["pad_id"]; p >= vocab {
+		return fmt.Errorf("pad_id=%d is not a class of vocab=%d: use -1 (no padding) or an id below %d", p, vocab, vocab)
+	}
+	if err := checkElems(map[string]int64{"logits/dlogits": int64(s.Dims["rows"]) * int64(vocab)}); err != nil {
+		return err
+	}
+	d := f.dispatch(s)
+	return checkGroup(&d, dev, "lower WG", "lower WG")
+}
+
+// Plan builds buffers, the dispatch, FLOPs and bytes.
+func (f CrossEntropy) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan, error) {
+	if err := f.Validate(s, dev); err != nil {
+		return nil, err
+	}
+	rows, vocab := int64(s.Dims["rows"]), int64(s.Dims["vocab"])
+	n := rows * vocab
+	t := s.DType
+	p := &profiler.Plan{
+		Buffers: []profiler.BufferSpec{
+			{Name: "logits", Role: profiler.In, Type: t, Elems: n, Init: profiler.InitNormal, Scale: 2},
+			{Name: "targets", Role: profiler.In, Type: profiler.I32, Elems: rows, Init: profiler.InitInts, Lo: 0, Hi: float64(vocab)},
+			{Name: "loss", Role: profiler.Out, Type: profiler.F32, Elems: rows, Init: profiler.InitPoison},
+			{Name: "dlogits", Role: profiler.Out, Type: t, Elems: n, Init: profiler.InitPoison},
+		},
+		Dispatches: []profiler.Dispatch{f.dispatch(s)},
+		FLOPs:      8 * float64(n),
+		Bytes:      2*float64(n)*float64(t.Size()) + 8*float64(rows),
+	}
+	if s.Dims["pad_id"] >= 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("targets are uniform in [0, %d): about 1 row in %d has the pad id %d and is ignored", vocab, vocab, s.Dims["pad_id"]))
+	}
+	return p, nil
+}
+
+// Reference computes loss and dlogits in float64 for sampled rows.
+func (CrossEntropy) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, seed uint64) (*profiler.Reference, error) {
+	rowsN, vocab, pad := s.Dims["rows"], s.Dims["vocab"], s.Dims["pad_id"]
+	if err := needInputs(in, map[string]int{"logits": rowsN * vocab, "targets": rowsN}); err != nil {
+		return nil, err
+	}
+	x, tg := in["logits"], in["targets"]
+	rows := profiler.SampleRows(rowsN, maxRows, seed)
+	idx := make([]int, len(rows)*vocab)
+	want := make([]float64, len(rows)*vocab)
+	lIdx := make([]int, len(rows))
+	lWant := make([]float64, len(rows))
+	ParallelRows(len(rows), func(n int) {
+		r := rows[n]
+		off := r * vocab
+		lWant[n] = CrossEntropyRow(x[off:off+vocab], int(tg[r]), pad, want[n*vocab:(n+1)*vocab])
+		lIdx[n] = r
+		for c := range vocab {
+			idx[n*vocab+c] = off + c
+		}
+	})
+	return &profiler.Reference{
+		Checks:      []profiler.Check{{Buffer: "loss", Index: lIdx, Want: lWant}, {Buffer: "dlogits", Index: idx, Want: want}},
+		RowsChecked: len(rows),
+		RowsTotal:   rowsN,
+		Rows:        profiler.DescribeRows(rows, rowsN, seed),
+	}, nil
+}
+
+// CrossEntropyRow writes dX of one row and returns its loss, in float64; a
+// row whose target is pad gets zeros.
+func CrossEntropyRow(x []float32, target, pad int, dx []float64) float64 {
+	if target == pad {
+		clear(dx)
+		return 0
+	}
+	m := math.Inf(-1)
+	for _, v := range x {
+		m = math.Max(m, float64(v))
+	}
+	var sum float64
+	for _, v := range x {
+		sum += math.Exp(float64(v) - m)
+	}
+	lse := m + math.Log(sum)
+	for c, v := range x {
+		dx[c] = math.Exp(float64(v) - lse)
+	}
+	dx[target]--
+	return lse - float64(x[target])
+}
+
+// CrossEntropyTolerances: the probabilities are small (about 1/vocab), so
+// the ATol is far below the default; the RTol covers rounding dX once.
+var CrossEntropyTolerances = map[profiler.DType]profiler.Tolerance{
+	profiler.F32:  {ATol: 1e-7, RTol: 1e-4},
+	profiler.F16:  {ATol: 1e-7, RTol: 5e-3},
+	profiler.BF16: {ATol: 1e-7, RTol: 2e-2},
+}
+
+// Tolerance is the pass criterion for dtype d.
+func (CrossEntropy) Tolerance(d profiler.DType) profiler.Tolerance {
+	return pickTol(CrossEntropyTolerances, d)
+}

@@ -1,0 +1,165 @@
+package kernels
+
+// embedding_bwd: the backward pass of an embedding lookup, a scatter-add
+//   dW[ids[t], :] += dY[t, :]   for every token t
+// into an f32 gradient table with float atomics (tokens that share an id
+// collide), after a zero fill of the table.
+//
+// Plan contract (Plan, CPU Go kernel, CUDA and Metal kernels agree):
+//   source "embedding_bwd", entry "embedding_bwd".
+//   dims: tokens (1..1<<24, default 8192), vocab (1..1<<20, default 32000),
+//     D (1..16384, default 4096).
+//   knobs: WG ∈ {32,…,1024} threads per group (default 256); VEC ∈ {1,2,4,8}
+//     elements per thread per step (default 4; VEC·sizeof(T) ≤ 16, D % VEC == 0).
+//     TPG ∈ {1,2,4,8} tokens per group (default 1).
+//   buffers: ids [tokens] i32 in (ints in [0, vocab)), dY [tokens, D] T in
+//     (normal), dW [vocab, D] f32 out.
+//   dispatches (both timed): "zero_dW" zero-fills dW; "embedding_bwd" grid
+//     (ceil(tokens/TPG),1,1), group (WG,1,1); Args ids, dY, dW; Scalars
+//     (i32 tokens, i32 D); Macros WG, VEC, TPG, DTYPE. Group g handles tokens
+//     [g·TPG, …); thread i adds the VEC-wide column vectors i, i+WG, … of
+//     each token's dY row into its dW row.
+//   TGM items: none.
+//   FLOPs 1 per element of dY; bytes tokens·D·sz + 4·tokens + 4·vocab·D
+//     (read dY and ids once, write the whole table once: the minimum).
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+func init() { profiler.Register(EmbeddingBwd{}) }
+
+var _ profiler.Family = EmbeddingBwd{}
+
+// EmbeddingBwd is the embedding backward (scatter-add) family.
+type EmbeddingBwd struct{}
+
+// Name is the family name.
+func (EmbeddingBwd) Name() string { return "embedding_bwd" }
+
+// Doc is the one-line description.
+func (EmbeddingBwd) Doc() string {
+	return "embedding backward: zero fill dW, then scatter-add dY rows into dW[ids] with float atomics (memory-bound)"
+}
+
+// Schema lists knobs, dims and dtypes.
+func (EmbeddingBwd) Schema() profiler.Schema {
+	return profiler.Schema{
+		Knobs: []profiler.Param{
+			{Name: "WG", Doc: "threads per group", Default: 256, Values: wgValues},
+			{Name: "VEC", Doc: "elements per thread per step (VEC·sizeof(T) ≤ 16 bytes)", Default: 4, Values: []int{1, 2, 4, 8}},
+			{Name: "TPG", Doc: "tokens per group", Default: 1, Values: []int{1, 2, 4, 8}},
+		},
+		Dims: []profiler.Param{
+			{Name: "tokens", Doc: "tokens (rows of dY)", Default: 8192, Min: 1, Max: 1 << 24},
+			{Name: "vocab", Doc: "rows of the embedding table", Default: 32000, Min: 1, Max: 1 << 20},
+			{Name: "D", Doc: "embedding width", Default: 4096, Min: 1, Max: 16384},
+		},
+		DTypes: []profiler.DType{profiler.F32, profiler.F16, profiler.BF16},
+	}
+}
+
+func (EmbeddingBwd) dispatches(s profiler.Spec) []profiler.Dispatch {
+	tokens, d := s.Dims["tokens"], s.Dims["D"]
+	wg, vec, tpg := s.Knobs["WG"], s.Knobs["VEC"], s.Knobs["TPG"]
+	return []profiler.Dispatch{
+		{Name: "zero_dW", Zero: "dW"},
+		{
+			Name: "embedding_bwd",
+			Program: profiler.Program{Source: "embedding_bwd", Entry: "embedding_bwd", Macros: []profiler.Macro{
+				{Name: "WG", Value: strconv.Itoa(wg)},
+				{Name: "VEC", Value: strconv.Itoa(vec)},
+				{Name: "TPG", Value: strconv.Itoa(tpg)},
+				{Name: "DTYPE", Value: DTypeMacro(s.DType)},
+			}},
+			Grid:    [3]int{ceilDiv(tokens, tpg), 1, 1},
+			Group:   [3]int{wg, 1, 1},
+			Args:    []string{"ids", "dY", "dW"},
+			Scalars: []profiler.Scalar{profiler.I32Param("tokens", tokens), profiler.I32Param("D", d)},
+		},
+	}
+}
+
+// Validate applies the vector, thread and index rules.
+func (f EmbeddingBwd) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
+	if err := checkPositive(s, []string{"WG", "VEC", "TPG"}, []string{"tokens", "vocab", "D"}); err != nil {
+		return err
+	}
+	if err := checkVec(s.Knobs["VEC"], s.DType, s.Dims["D"], "D"); err != nil {
+		return err
+	}
+	d := int64(s.Dims["D"])
+	if err := checkElems(map[string]int64{"dY": int64(s.Dims["tokens"]) * d, "dW": int64(s.Dims["vocab"]) * d}); err != nil {
+		return err
+	}
+	ds := f.dispatches(s)
+	return checkGroup(&ds[1], dev, "lower WG", "")
+}
+
+// Plan builds buffers, the zero fill and the scatter, FLOPs and bytes.
+func (f EmbeddingBwd) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan, error) {
+	if err := f.Validate(s, dev); err != nil {
+		return nil, err
+	}
+	tokens, vocab, d := int64(s.Dims["tokens"]), int64(s.Dims["vocab"]), int64(s.Dims["D"])
+	t := s.DType
+	return &profiler.Plan{
+		Buffers: []profiler.BufferSpec{
+			{Name: "ids", Role: profiler.In, Type: profiler.I32, Elems: tokens, Init: profiler.InitInts, Lo: 0, Hi: float64(vocab)},
+			{Name: "dY", Role: profiler.In, Type: t, Elems: tokens * d, Init: profiler.InitNormal, Scale: 1},
+			{Name: "dW", Role: profiler.Out, Type: profiler.F32, Elems: vocab * d, Init: profiler.InitPoison},
+		},
+		Dispatches: f.dispatches(s),
+		FLOPs:      float64(tokens * d),
+		Bytes:      float64(tokens*d)*float64(t.Size()) + 4*float64(tokens) + 4*float64(vocab*d),
+		Notes:      []string{fmt.Sprintf("dW (%s f32) is zero-filled in the timed plan: with few tokens per table row the fill dominates", profiler.FormatBytes(4*vocab*d))},
+	}, nil
+}
+
+// Reference sums the dY rows of each sampled table row in float64.
+func (EmbeddingBwd) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, seed uint64) (*profiler.Reference, error) {
+	tokens, vocab, d := s.Dims["tokens"], s.Dims["vocab"], s.Dims["D"]
+	if err := needInputs(in, map[string]int{"ids": tokens, "dY": tokens * d}); err != nil {
+		return nil, err
+	}
+	ids, dy := in["ids"], in["dY"]
+	rows := profiler.SampleRows(vocab, maxRows, seed)
+	pos := make(map[int]int, len(rows))
+	for n, r := range rows {
+		pos[r] = n
+	}
+	hits := make([][]int, len(rows))
+	for t, id := range ids {
+		if n, ok := pos[int(id)]; ok {
+			hits[n] = append(hits[n], t)
+		}
+	}
+	idx := make([]int, len(rows)*d)
+	want := make([]float64, len(rows)*d)
+	ParallelRows(len(rows), func(n int) {
+		out := want[n*d : (n+1)*d]
+		for _, t := range hits[n] {
+			for c := range d {
+				out[c] += float64(dy[t*d+c])
+			}
+		}
+		for c := range d {
+			idx[n*d+c] = rows[n]*d + c
+		}
+	})
+	return &profiler.Reference{
+		Checks:      []profiler.Check{{Buffer: "dW", Index: idx, Want: want}},
+		RowsChecked: len(rows),
+		RowsTotal:   vocab,
+		Rows:        profiler.DescribeRows(rows, vocab, seed) + " of dW",
+	}, nil
+}
+
+// Tolerance: dW is f32 summed from exact inputs, whatever T is; only the
+// order of the atomic adds differs.
+func (EmbeddingBwd) Tolerance(profiler.DType) profiler.Tolerance {
+	return profiler.Tolerance{ATol: 1e-4, RTol: 1e-4}
+}

@@ -1,0 +1,234 @@
+package kernels
+
+// rmsnorm_bwd: the backward pass of y = x·r·w with r = 1/sqrt(mean(x²)+eps),
+// per row of D elements:
+//   dX_i = r·w_i·dY_i − x_i·r³/D · Σ_j dY_j·w_j·x_j
+//   dW_i = Σ_rows dY_i·x_i·r   (accumulated with float atomics)
+//
+// Plan contract (Plan, CPU Go kernel, CUDA and Metal kernels agree):
+//   source "rmsnorm_bwd", entry "rmsnorm_bwd".
+//   dims: rows (1..1<<24, default 4096), D (1..65536, default 4096).
+//   knobs: WG ∈ {32,…,1024} threads per group (default 256); VEC ∈ {1,2,4,8}
+//     elements per vector access (default 8; VEC·sizeof(T) ≤ 16, D % VEC == 0);
+//     RPG ∈ {1,2,4,8,16,32,64} rows per group (default 16): a group keeps its
+//     columns' dW partials in registers over its RPG rows and issues one
+//     atomic add per column at the end, so atomics are rows/RPG·D in all.
+//     Thread t owns the VEC-wide column vectors t, t+WG, t+2·WG, …: at most
+//     32 columns per thread (NIT = ceil(D/(WG·VEC)) steps, NIT·VEC ≤ 32).
+//   buffers: X [rows, D] T in (normal), W [D] T in (uniform 0.5..1.5),
+//     dY [rows, D] T in (normal), dX [rows, D] T out (poison), dW [D] f32 out.
+//   dispatches (both timed): "zero_dW" zero-fills dW; "rmsnorm_bwd" grid
+//     (ceil(rows/RPG),1,1), group (WG,1,1); Args X, W, dY, dX, dW; Scalars
+//     (i32 rows, f32 eps = 1e-5); Macros WG, VEC, RPG, D, DTYPE.
+//   TGM items: red_smem 2·(WG/32)·4 bytes (per-warp partials of Σx² and
+//     Σ dY·w·x, reduced together).
+//   FLOPs 12 per element; bytes 3·rows·D·sz + D·sz + 4·D (X, dY read, dX
+//     written, W read, dW written once: the minimum).
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+func init() { profiler.Register(RMSNormBwd{}) }
+
+var _ profiler.Family = RMSNormBwd{}
+
+// RMSNormBwd is the RMSNorm backward family.
+type RMSNormBwd struct{}
+
+// RMSNormEps is the epsilon under the square root.
+const RMSNormEps = 1e-5
+
+// maxColsPerThread bounds the columns a thread keeps in registers.
+const maxColsPerThread = 32
+
+// Name is the family name.
+func (RMSNormBwd) Name() string { return "rmsnorm_bwd" }
+
+// Doc is the one-line description.
+func (RMSNormBwd) Doc() string {
+	return "RMSNorm backward: dX per row (tree reduction) and dW accumulated over rows with float atomics after a zero fill (memory-bound)"
+}
+
+// Schema lists knobs, dims and dtypes.
+func (RMSNormBwd) Schema() profiler.Schema {
+	return profiler.Schema{
+		Knobs: []profiler.Param{
+			{Name: "WG", Doc: "threads per group", Default: 256, Values: wgValues},
+			{Name: "VEC", Doc: "elements per vector load/store (VEC·sizeof(T) ≤ 16 bytes)", Default: 8, Values: []int{1, 2, 4, 8}},
+			{Name: "RPG", Doc: "rows per group: dW partials stay in registers over them (fewer atomics)", Default: 16, Values: []int{1, 2, 4, 8, 16, 32, 64}},
+		},
+		Dims: []profiler.Param{
+			{Name: "rows", Doc: "rows (tokens)", Default: 4096, Min: 1, Max: 1 << 24},
+			{Name: "D", Doc: "normalized width (model dim)", Default: 4096, Min: 1, Max: 65536},
+		},
+		DTypes: []profiler.DType{profiler.F32, profiler.F16, profiler.BF16},
+	}
+}
+
+// RMSNormBwdTGM is the per-warp partials of the two row sums.
+func RMSNormBwdTGM(wg int) []profiler.TGMItem {
+	return []profiler.TGMItem{{Name: "red_smem", Bytes: 2 * (wg / 32) * 4, Note: "2·WG/32 f32: per-warp Σx² and Σ dY·w·x"}}
+}
+
+func (RMSNormBwd) dispatches(s profiler.Spec) []profiler.Dispatch {
+	rows, d := s.Dims["rows"], s.Dims["D"]
+	wg, vec, rpg := s.Knobs["WG"], s.Knobs["VEC"], s.Knobs["RPG"]
+	return []profiler.Dispatch{
+		{Name: "zero_dW", Zero: "dW"},
+		{
+			Name: "rmsnorm_bwd",
+			Program: profiler.Program{Source: "rmsnorm_bwd", Entry: "rmsnorm_bwd", Macros: []profiler.Macro{
+				{Name: "WG", Value: strconv.Itoa(wg)},
+				{Name: "VEC", Value: strconv.Itoa(vec)},
+				{Name: "RPG", Value: strconv.Itoa(rpg)},
+				{Name: "D", Value: strconv.Itoa(d)},
+				{Name: "DTYPE", Value: DTypeMacro(s.DType)},
+			}},
+			Grid:    [3]int{ceilDiv(rows, rpg), 1, 1},
+			Group:   [3]int{wg, 1, 1},
+			Args:    []string{"X", "W", "dY", "dX", "dW"},
+			Scalars: []profiler.Scalar{profiler.I32Param("rows", rows), profiler.F32Param("eps", RMSNormEps)},
+			TGM:     RMSNormBwdTGM(wg),
+		},
+	}
+}
+
+// checkVec holds a vector width against the element size and the row length.
+func checkVec(vec int, dt profiler.DType, width int, widthName string) error {
+	if vec*dt.Size() > 16 {
+		return fmt.Errorf("VEC=%d %s elements are %d bytes, more than one 16-byte vector access: use VEC ≤ %d for %s", vec, dt, vec*dt.Size(), 16/dt.Size(), dt)
+	}
+	if width%vec != 0 {
+		return fmt.Errorf("%s=%d must be a multiple of VEC=%d so that every row starts on a vector boundary: lower VEC", widthName, width, vec)
+	}
+	return nil
+}
+
+// Validate applies the vector, register, thread and index rules.
+func (f RMSNormBwd) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
+	if err := checkPositive(s, []string{"WG", "VEC", "RPG"}, []string{"rows", "D"}); err != nil {
+		return err
+	}
+	d, wg, vec := s.Dims["D"], s.Knobs["WG"], s.Knobs["VEC"]
+	if err := checkVec(vec, s.DType, d, "D"); err != nil {
+		return err
+	}
+	if per := ceilDiv(d, wg*vec) * vec; per > maxColsPerThread {
+		return fmt.Errorf("D=%d over WG=%d threads is %d columns per thread, more than the %d a thread keeps in registers (X, dY, W and dW partials): raise WG to at least %d", d, wg, per, maxColsPerThread, ceilDiv(d, maxColsPerThread))
+	}
+	if err := checkElems(map[string]int64{"X/dY/dX": int64(s.Dims["rows"]) * int64(d)}); err != nil {
+		return err
+	}
+	ds := f.dispatches(s)
+	return checkGroup(&ds[1], dev, "lower WG", "lower WG")
+}
+
+// Plan builds buffers, the zero fill and the kernel, FLOPs and bytes.
+func (f RMSNormBwd) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan, error) {
+	if err := f.Validate(s, dev); err != nil {
+		return nil, err
+	}
+	rows, d := int64(s.Dims["rows"]), int64(s.Dims["D"])
+	n := rows * d
+	t := s.DType
+	sz := float64(t.Size())
+	return &profiler.Plan{
+		Buffers: []profiler.BufferSpec{
+			{Name: "X", Role: profiler.In, Type: t, Elems: n, Init: profiler.InitNormal, Scale: 1},
+			{Name: "W", Role: profiler.In, Type: t, Elems: d, Init: profiler.InitUniform, Lo: 0.5, Hi: 1.5},
+			{Name: "dY", Role: profiler.In, Type: t, Elems: n, Init: profiler.InitNormal, Scale: 1},
+			{Name: "dX", Role: profiler.Out, Type: t, Elems: n, Init: profiler.InitPoison},
+			{Name: "dW", Role: profiler.Out, Type: profiler.F32, Elems: d, Init: profiler.InitPoison},
+		},
+		Dispatches: f.dispatches(s),
+		FLOPs:      12 * float64(n),
+		Bytes:      3*float64(n)*sz + float64(d)*sz + 4*float64(d),
+		Notes:      []string{fmt.Sprintf("dW is zero-filled and then takes %d float atomic adds (rows/RPG·D); the zero fill is timed", int64(ceilDiv(int(rows), s.Knobs["RPG"]))*d)},
+	}, nil
+}
+
+// Reference computes dX for sampled rows and all of dW (which sums every
+// row) in float64.
+func (RMSNormBwd) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, seed uint64) (*profiler.Reference, error) {
+	rowsN, d := s.Dims["rows"], s.Dims["D"]
+	if err := needInputs(in, map[string]int{"X": rowsN * d, "W": d, "dY": rowsN * d}); err != nil {
+		return nil, err
+	}
+	x, w, dy := in["X"], in["W"], in["dY"]
+	rinv := make([]float64, rowsN)
+	ParallelRows(rowsN, func(r int) {
+		rinv[r] = RMSNormInv(x[r*d : (r+1)*d])
+	})
+	rows := profiler.SampleRows(rowsN, maxRows, seed)
+	idx := make([]int, len(rows)*d)
+	want := make([]float64, len(rows)*d)
+	ParallelRows(len(rows), func(n int) {
+		off := rows[n] * d
+		RMSNormBwdRow(x[off:off+d], w, dy[off:off+d], rinv[rows[n]], want[n*d:(n+1)*d])
+		for c := range d {
+			idx[n*d+c] = off + c
+		}
+	})
+	// dW by column blocks, each over every row.
+	dw := make([]float64, d)
+	dwIdx := make([]int, d)
+	const blk = 256
+	ParallelRows(ceilDiv(d, blk), func(b int) {
+		lo, hi := b*blk, min((b+1)*blk, d)
+		for r := range rowsN {
+			off := r * d
+			for c := lo; c < hi; c++ {
+				dw[c] += float64(dy[off+c]) * float64(x[off+c]) * rinv[r]
+			}
+		}
+		for c := lo; c < hi; c++ {
+			dwIdx[c] = c
+		}
+	})
+	return &profiler.Reference{
+		Checks:      []profiler.Check{{Buffer: "dX", Index: idx, Want: want}, {Buffer: "dW", Index: dwIdx, Want: dw}},
+		RowsChecked: len(rows),
+		RowsTotal:   rowsN,
+		Rows:        profiler.DescribeRows(rows, rowsN, seed) + " of dX; all of dW",
+	}, nil
+}
+
+// RMSNormInv is 1/sqrt(mean(x²)+eps) in float64.
+func RMSNormInv(x []float32) float64 {
+	var ss float64
+	for _, v := range x {
+		ss += float64(v) * float64(v)
+	}
+	return 1 / math.Sqrt(ss/float64(len(x))+RMSNormEps)
+}
+
+// RMSNormBwdRow is dX of one row in float64.
+func RMSNormBwdRow(x, w, dy []float32, r float64, dx []float64) {
+	var dot float64
+	for c := range x {
+		dot += float64(dy[c]) * float64(w[c]) * float64(x[c])
+	}
+	k := r * r * r / float64(len(x)) * dot
+	for c := range x {
+		dx[c] = r*float64(w[c])*float64(dy[c]) - float64(x[c])*k
+	}
+}
+
+// RMSNormBwdTolerances: dW sums every row in f32 in an order set by the
+// atomics, so f32 gets a larger ATol than the default; the 16-bit types
+// round dX once.
+var RMSNormBwdTolerances = map[profiler.DType]profiler.Tolerance{
+	profiler.F32:  {ATol: 1e-4, RTol: 1e-4},
+	profiler.F16:  {ATol: 1e-3, RTol: 5e-3},
+	profiler.BF16: {ATol: 8e-3, RTol: 2e-2},
+}
+
+// Tolerance is the pass criterion for dtype d.
+func (RMSNormBwd) Tolerance(d profiler.DType) profiler.Tolerance {
+	return pickTol(RMSNormBwdTolerances, d)
+}
