@@ -138,6 +138,14 @@ func open() (*Backend, error) {
 	return b, nil
 }
 
+// do runs f on the Metal thread; after Close it fails instead.
+func (b *Backend) do(f func() error) error {
+	if b.w == nil {
+		return errors.New("the Metal backend is closed")
+	}
+	return b.w.do(f)
+}
+
 // Info describes the device.
 func (b *Backend) Info() profiler.DeviceInfo {
 	b.mu.Lock()
@@ -156,7 +164,7 @@ func (b *Backend) noteFallback() {
 // Timer says which timer Time currently uses and, after a fallback, why.
 func (b *Backend) Timer() TimerState {
 	var t TimerState
-	_ = b.w.do(func() error { t = b.timer; return nil })
+	_ = b.do(func() error { t = b.timer; return nil })
 	return t
 }
 
@@ -183,7 +191,7 @@ func (b *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 func (b *Backend) compileSource(src, entry string, opt CompileOptions) (*kernel, error) {
 	key := CacheKey(src, entry, opt)
 	var k *kernel
-	err := b.w.do(func() error {
+	err := b.do(func() error {
 		if c, ok := b.cache[key]; ok {
 			k = c
 			return nil
@@ -202,7 +210,7 @@ func (b *Backend) compileSource(src, entry string, opt CompileOptions) (*kernel,
 // Alloc makes a shared-storage buffer.
 func (b *Backend) Alloc(n int64) (profiler.Buffer, error) {
 	var out *buffer
-	err := b.w.do(func() error {
+	err := b.do(func() error {
 		id, err := b.r.newBuffer(b.dev, n)
 		if err != nil {
 			return err
@@ -222,7 +230,7 @@ func (b *Backend) Free(buf profiler.Buffer) {
 	if !ok || mb == nil {
 		return
 	}
-	_ = b.w.do(func() error { b.r.release(mb.id); mb.id = 0; return nil })
+	_ = b.do(func() error { b.r.release(mb.id); mb.id = 0; return nil })
 }
 
 func asBuffer(buf profiler.Buffer) (*buffer, error) {
@@ -243,7 +251,7 @@ func (b *Backend) Upload(buf profiler.Buffer, src []byte) error {
 	if int64(len(src)) > mb.n {
 		return fmt.Errorf("upload of %d bytes into a %d-byte buffer", len(src), mb.n)
 	}
-	return b.w.do(func() error {
+	return b.do(func() error {
 		copy(unsafe.Slice((*byte)(b.r.contents(mb.id)), mb.n), src)
 		return nil
 	})
@@ -258,7 +266,7 @@ func (b *Backend) Download(buf profiler.Buffer, dst []byte) error {
 	if int64(len(dst)) > mb.n {
 		return fmt.Errorf("download of %d bytes from a %d-byte buffer", len(dst), mb.n)
 	}
-	return b.w.do(func() error {
+	return b.do(func() error {
 		copy(dst, unsafe.Slice((*byte)(b.r.contents(mb.id)), mb.n))
 		return nil
 	})
@@ -353,7 +361,7 @@ func (b *Backend) Run(ls []profiler.Launch) error {
 	if err != nil {
 		return err
 	}
-	return b.w.do(func() error {
+	return b.do(func() error {
 		cb := b.r.send(b.queue, "commandBuffer")
 		for i := range ps {
 			b.encode(cb, &ps[i], 0, 0, 0)
@@ -375,7 +383,7 @@ func (b *Backend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timi
 		return profiler.Timing{}, err
 	}
 	var t profiler.Timing
-	err = b.w.do(func() error {
+	err = b.do(func() error {
 		if b.timer.Counters {
 			s, err := b.timeCounters(ps, reps, cold)
 			if err == nil {
@@ -536,7 +544,7 @@ func (b *Backend) Close() error {
 // wallTime runs f on the worker and measures it with the monotonic clock.
 func (b *Backend) wallTime(f func() error) (time.Duration, error) {
 	var d time.Duration
-	err := b.w.do(func() error {
+	err := b.do(func() error {
 		t0 := time.Now()
 		err := f()
 		d = time.Since(t0)

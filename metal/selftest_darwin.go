@@ -99,7 +99,7 @@ func SelfTestTimestamps(pb profiler.Backend) (SelfTestReport, error) {
 		}
 	}
 	if !countersOK && b.timer.Counters {
-		_ = b.w.do(func() error {
+		_ = b.do(func() error {
 			b.timer.Fail(fmt.Errorf("self-test found the counters unusable"))
 			b.info.Timer = TimerCmdBuf
 			return nil
