@@ -1,0 +1,63 @@
+package profiler
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestBuildBudgetWarnings(t *testing.T) {
+	dev := DeviceInfo{TGMPerGroup: 32768, TGMPerGroupOptIn: 0}
+	d := &Dispatch{Name: "k", Group: [3]int{256, 1, 1}, TGM: []TGMItem{{Name: "a", Bytes: 20000}, {Name: "b", Bytes: 16000}, {Name: "red", Bytes: 4}}}
+	b := BuildBudget(d, dev, KernelAttrs{StaticTGM: 36016, MaxThreads: 128, SpillBytes: 8})
+	want := []string{"exceeds the 32768 B limit by 3236 B", "256 threads requested but the compiled pipeline allows 128", "8 B of register spills"}
+	if len(b.Warnings) != len(want) {
+		t.Fatalf("warnings %q", b.Warnings)
+	}
+	for i, w := range want {
+		if !strings.Contains(b.Warnings[i], w) {
+			t.Errorf("warning %d %q lacks %q", i, b.Warnings[i], w)
+		}
+	}
+	// 12 B more than planned is Metal's 16-byte rounding; 16 B is a real difference
+	if b := BuildBudget(d, dev, KernelAttrs{StaticTGM: 36016}); len(b.Warnings) != 1 {
+		t.Errorf("rounding flagged: %q", b.Warnings)
+	}
+	if b := BuildBudget(d, dev, KernelAttrs{StaticTGM: 36020}); len(b.Warnings) != 2 || !strings.Contains(b.Warnings[1], "compiler reports 36020 B static") {
+		t.Errorf("real difference not flagged: %q", b.Warnings)
+	}
+	// an opt-in limit applies once the plan needs more than the default
+	big := &Dispatch{TGM: []TGMItem{{Name: "a", Bytes: 60000}}}
+	if lim := TGMLimit(DeviceInfo{TGMPerGroup: 49152, TGMPerGroupOptIn: 232448}, big); lim != 232448 {
+		t.Errorf("opt-in limit %d", lim)
+	}
+	if lim := TGMLimit(DeviceInfo{TGMPerGroup: 49152, TGMPerGroupOptIn: 232448}, d); lim != 49152 {
+		t.Errorf("default limit %d", lim)
+	}
+}
+
+func TestEstimateOccupancyLimiters(t *testing.T) {
+	dev := DeviceInfo{Backend: "x", MaxThreadsPerUnit: 2048, TGMPerUnit: 100000, RegistersPerUnit: 65536, MaxGroupsPerUnit: 32}
+	cases := []struct {
+		threads, tgm, regs int
+		groups             int
+		limiter            string
+	}{
+		{128, 0, 0, 16, "threads"},
+		{128, 40000, 0, 2, "tgm"},
+		{128, 1000, 128, 4, "registers"},
+		{32, 100, 0, 32, "groups"},
+	}
+	for _, c := range cases {
+		d := &Dispatch{Group: [3]int{c.threads, 1, 1}}
+		if c.tgm > 0 {
+			d.TGM = []TGMItem{{Name: "t", Bytes: c.tgm}}
+		}
+		o := EstimateOccupancy(dev, d, KernelAttrs{Registers: c.regs})
+		if !o.Available || o.GroupsPerUnit != c.groups || o.Limiter != c.limiter {
+			t.Errorf("%+v: got %d by %s", c, o.GroupsPerUnit, o.Limiter)
+		}
+	}
+	if o := EstimateOccupancy(DeviceInfo{Backend: "cpu"}, &Dispatch{Group: [3]int{32, 1, 1}}, KernelAttrs{}); o.Available || o.Reason == "" {
+		t.Errorf("no limits: %+v", o)
+	}
+}
