@@ -105,8 +105,18 @@ type nudge struct{}
 
 func fixedNow() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
 
+// testOptions offers the two families the frames were drawn with, so new
+// families registered by kernels/ do not change the golden frames.
 func testOptions() Options {
-	return Options{NoColor: true, Backends: "fake (test)", Now: fixedNow}
+	var fams []profiler.Family
+	for _, n := range []string{"attn_fwd", "softmax_bwd"} {
+		f, err := profiler.Lookup(n)
+		if err != nil {
+			panic(err)
+		}
+		fams = append(fams, f)
+	}
+	return Options{NoColor: true, Backends: "fake (test)", Now: fixedNow, Families: fams}
 }
 
 func start(t *testing.T, exec profiler.Executor, opts Options, w, h int) *harness {
