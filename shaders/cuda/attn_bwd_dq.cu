@@ -1,0 +1,139 @@
+// attn_bwd_dq: the dQ kernel of the two-kernel attention backward (seed
+// 001's design), written from the math for mltop. See kernels/attn_bwd.go
+// for the Plan contract.
+//
+// Grid (ceil(Lq/BQ), H, B); block 32·WM threads; warp w owns query rows
+// [w·RW, (w+1)·RW) of the block. Q and dO stay in shared memory; per key
+// tile every lane computes RW·BK/32 elements of S and dP, P = 2^(S·scale·
+// log2e − L·log2e) (log2 domain), dS = P∘(dP − delta) goes to dS_smem and
+// dQ += dS·K accumulates in registers (RW·D/32 per lane). No atomics.
+#include "mltop_common.cuh"
+
+#ifndef BQ
+#define BQ 32
+#endif
+#ifndef BK
+#define BK 32
+#endif
+#ifndef WM
+#define WM 4
+#endif
+#ifndef D
+#define D 64
+#endif
+#ifndef CAUSAL
+#define CAUSAL 0
+#endif
+
+#define NTHREADS (32 * WM)
+#define RW (BQ / WM)
+#define SPL (RW * BK / 32)
+#define QPL (RW * D / 32)
+#define LDT (D + 8)
+#define LDS (BK + 4)
+#define VEC (16 / (int)sizeof(T))
+#define LOG2E 1.4426950408889634f
+
+static_assert(BQ % (8 * WM) == 0, "BQ must be a multiple of 8*WM");
+static_assert(BK % 8 == 0, "BK must be a multiple of 8");
+
+template <int R>
+__device__ __forceinline__ void load_rows(T* sm, const T* g, int r0, int nrows, int tid) {
+    constexpr int CPR = D / VEC;
+    constexpr int TOTAL = R * CPR;
+#pragma unroll
+    for (int it = 0; it < (TOTAL + NTHREADS - 1) / NTHREADS; ++it) {
+        int i = it * NTHREADS + tid;
+        if (TOTAL % NTHREADS == 0 || i < TOTAL) {
+            int r = i / CPR, c = (i % CPR) * VEC;
+            bool ok = r0 + r < nrows;
+            copy16(sm + r * LDT + c, g + (size_t)(ok ? r0 + r : 0) * D + c, ok);
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(NTHREADS)
+attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
+            const T* __restrict__ dO, const float* __restrict__ L, const float* __restrict__ delta,
+            T* __restrict__ dQ, int B, int H, int Hkv, int Lq, int Lk, float scale) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    T* Qs = (T*)smem;
+    T* dOs = Qs + BQ * LDT;
+    T* Ks = dOs + BQ * LDT;
+    T* Vs = Ks + BK * LDT;
+    float* dSs = (float*)(Vs + BK * LDT);
+    float* Ls = dSs + BQ * LDS;
+    float* Dl = Ls + BQ;
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int q0 = blockIdx.x * BQ, h = blockIdx.y, b = blockIdx.z;
+    const int hk = h / (H / Hkv);
+    const size_t qbase = (size_t)(b * H + h) * Lq;
+    const size_t kbase = (size_t)(b * Hkv + hk) * Lk;
+    const int off = Lk - Lq;
+    const float sl2 = scale * LOG2E;
+
+    load_rows<BQ>(Qs, Q + qbase * D, q0, Lq, tid);
+    load_rows<BQ>(dOs, dO + qbase * D, q0, Lq, tid);
+    async_commit();
+    for (int r = tid; r < BQ; r += NTHREADS) {
+        const int row = q0 + r;
+        Ls[r] = row < Lq ? L[qbase + row] * LOG2E : 0.f;
+        Dl[r] = row < Lq ? delta[qbase + row] : 0.f;
+    }
+
+    float dq[QPL];
+#pragma unroll
+    for (int t = 0; t < QPL; ++t) dq[t] = 0.f;
+
+    int kend = CAUSAL ? min(Lk, q0 + BQ + off) : Lk;
+    kend = max(kend, 0);
+    const int ntiles = (kend + BK - 1) / BK;
+    for (int j = 0; j < ntiles; ++j) {
+        const int k0 = j * BK;
+        __syncthreads();
+        load_rows<BK>(Ks, K + kbase * D, k0, Lk, tid);
+        load_rows<BK>(Vs, V + kbase * D, k0, Lk, tid);
+        async_commit();
+        async_wait<0>();
+        __syncthreads();
+
+#pragma unroll
+        for (int t = 0; t < SPL; ++t) {
+            const int e = lane + 32 * t;
+            const int r = warp * RW + e / BK, c = e % BK;
+            const int row = q0 + r, col = k0 + c;
+            const T* qr = Qs + r * LDT;
+            const T* dr = dOs + r * LDT;
+            const T* kr = Ks + c * LDT;
+            const T* vr = Vs + c * LDT;
+            float s = 0.f, dp = 0.f;
+#pragma unroll 8
+            for (int d = 0; d < D; ++d) {
+                s = fmaf(to_f32(qr[d]), to_f32(kr[d]), s);
+                dp = fmaf(to_f32(dr[d]), to_f32(vr[d]), dp);
+            }
+            const bool ok = row < Lq && col < Lk && (!CAUSAL || col <= row + off);
+            const float p = ok ? ex2(fmaf(s, sl2, -Ls[r])) : 0.f;
+            dSs[r * LDS + c] = p * (dp - Dl[r]);
+        }
+        __syncwarp();  // a warp reads only its own rows of dS_smem
+
+#pragma unroll
+        for (int t = 0; t < QPL; ++t) {
+            const int e = lane + 32 * t;
+            const int r = warp * RW + e / D, c = e % D;
+            float acc = dq[t];
+#pragma unroll 8
+            for (int k = 0; k < BK; ++k) acc = fmaf(dSs[r * LDS + k], to_f32(Ks[k * LDT + c]), acc);
+            dq[t] = acc;
+        }
+    }
+
+#pragma unroll
+    for (int t = 0; t < QPL; ++t) {
+        const int e = lane + 32 * t;
+        const int r = warp * RW + e / D, c = e % D;
+        if (q0 + r < Lq) dQ[(qbase + q0 + r) * D + c] = from_f32(dq[t] * scale);
+    }
+}

@@ -1,0 +1,161 @@
+// attn_bwd_mm: the tiled matrix kernel of the unfused attention backward
+// (the baseline of seed 001), written for mltop. MODE selects the product
+// (see kernels/attn_bwd_unfused.go):
+//   0  P  = exp(scale·Q·Kᵀ − L), 0 where causal-masked   [B,H,Lq,Lk] f32
+//   1  dS = P∘(dO·Vᵀ − delta)                             [B,H,Lq,Lk] f32
+//   2  dV = Σ_heads Pᵀ·dO                                 [B,Hkv,Lk,D] T
+//   3  dK = scale·Σ_heads dSᵀ·Q                           [B,Hkv,Lk,D] T
+//   4  dQ = scale·dS·K                                    [B,H,Lq,D]   T
+// 256 threads (16×16) per BM×BN output tile, each thread (BM/16)×(BN/16)
+// outputs strided by 16; K steps of 16 staged in f32 (A_smem, B_smem,
+// k-major). Plain FMAs: a SIMT baseline, no tensor cores.
+#include "mltop_common.cuh"
+
+#ifndef BM
+#define BM 64
+#endif
+#ifndef BN
+#define BN 64
+#endif
+#ifndef D
+#define D 64
+#endif
+#ifndef CAUSAL
+#define CAUSAL 0
+#endif
+#ifndef MODE
+#define MODE 0
+#endif
+
+#define KS 16
+#define TM (BM / 16)
+#define TN (BN / 16)
+#define LDA (BM + 4)
+#define LDB (BN + 4)
+#define LOG2E 1.4426950408889634f
+
+extern "C" __global__ void __launch_bounds__(256)
+attn_bwd_mm(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
+            const T* __restrict__ dO, const float* __restrict__ L, const float* __restrict__ delta,
+            float* __restrict__ P, float* __restrict__ dS,
+            T* __restrict__ dQ, T* __restrict__ dK, T* __restrict__ dV,
+            int B, int H, int Hkv, int Lq, int Lk, float scale) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    float* As = (float*)smem;
+    float* Bs = As + KS * LDA;
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int n0 = blockIdx.x * BN, m0 = blockIdx.y * BM, z = blockIdx.z;
+    const int G = H / Hkv;
+#if MODE <= 1 || MODE == 4
+    const int b = z / H, h0 = z % H, hk = h0 / G, nheads = 1;
+    const int M = Lq, N = MODE == 4 ? D : Lk, KD = MODE == 4 ? Lk : D;
+#else
+    const int b = z / Hkv, hk = z % Hkv, nheads = G;
+    const int M = Lk, N = D, KD = Lq;
+#endif
+    const size_t kvrow = (size_t)(b * Hkv + hk) * Lk;
+
+    float acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
+
+    for (int hh = 0; hh < nheads; ++hh) {
+#if MODE <= 1 || MODE == 4
+        const int h = h0;
+#else
+        const int h = hk * G + hh;
+#endif
+        const size_t qrow = (size_t)(b * H + h) * Lq;
+        for (int k0 = 0; k0 < KD; k0 += KS) {
+            for (int e = tid; e < KS * BM; e += 256) {
+#if MODE == 2 || MODE == 3
+                const int k = e / BM, m = e % BM;  // A(m, k) contiguous in m
+#else
+                const int m = e / KS, k = e % KS;  // contiguous in k
+#endif
+                const int gm = m0 + m, gk = k0 + k;
+                float v = 0.f;
+                if (gm < M && gk < KD) {
+#if MODE == 0
+                    v = to_f32(Q[(qrow + gm) * D + gk]);
+#elif MODE == 1
+                    v = to_f32(dO[(qrow + gm) * D + gk]);
+#elif MODE == 2
+                    v = P[(qrow + gk) * Lk + gm];
+#elif MODE == 3
+                    v = dS[(qrow + gk) * Lk + gm];
+#else
+                    v = dS[(qrow + gm) * Lk + gk];
+#endif
+                }
+                As[k * LDA + m] = v;
+            }
+            for (int e = tid; e < KS * BN; e += 256) {
+#if MODE <= 1
+                const int n = e / KS, k = e % KS;  // B(k, n) = K/V row n, contiguous in k
+#else
+                const int k = e / BN, n = e % BN;  // contiguous in n
+#endif
+                const int gn = n0 + n, gk = k0 + k;
+                float v = 0.f;
+                if (gn < N && gk < KD) {
+#if MODE == 0
+                    v = to_f32(K[(kvrow + gn) * D + gk]);
+#elif MODE == 1
+                    v = to_f32(V[(kvrow + gn) * D + gk]);
+#elif MODE == 2
+                    v = to_f32(dO[(qrow + gk) * D + gn]);
+#elif MODE == 3
+                    v = to_f32(Q[(qrow + gk) * D + gn]);
+#else
+                    v = to_f32(K[(kvrow + gk) * D + gn]);
+#endif
+                }
+                Bs[k * LDB + n] = v;
+            }
+            __syncthreads();
+#pragma unroll
+            for (int k = 0; k < KS; ++k) {
+                float a[TM], bb[TN];
+#pragma unroll
+                for (int i = 0; i < TM; ++i) a[i] = As[k * LDA + ty + 16 * i];
+#pragma unroll
+                for (int j = 0; j < TN; ++j) bb[j] = Bs[k * LDB + tx + 16 * j];
+#pragma unroll
+                for (int i = 0; i < TM; ++i)
+#pragma unroll
+                    for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], bb[j], acc[i][j]);
+            }
+            __syncthreads();
+        }
+    }
+
+    const int off = Lk - Lq;
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+        const int m = m0 + ty + 16 * i;
+        if (m >= M) continue;
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+            const int n = n0 + tx + 16 * j;
+            if (n >= N) continue;
+            const float x = acc[i][j];
+#if MODE == 0
+            const size_t r = (size_t)z * Lq + m;
+            const bool ok = !CAUSAL || n <= m + off;
+            P[r * Lk + n] = ok ? ex2(fmaf(x, scale * LOG2E, -L[r] * LOG2E)) : 0.f;
+#elif MODE == 1
+            const size_t r = (size_t)z * Lq + m;
+            dS[r * Lk + n] = P[r * Lk + n] * (x - delta[r]);
+#elif MODE == 2
+            dV[((size_t)z * Lk + m) * D + n] = from_f32(x);
+#elif MODE == 3
+            dK[((size_t)z * Lk + m) * D + n] = from_f32(x * scale);
+#else
+            dQ[((size_t)z * Lq + m) * D + n] = from_f32(x * scale);
+#endif
+        }
+    }
+}
