@@ -58,16 +58,22 @@ func fmtKiB(b int) string {
 
 // fmtKiBPair prints "used/limit KiB" with one unit.
 func fmtKiBPair(used, limit int) string {
-	if limit < 1024 && used < 1024 {
+	switch {
+	case limit < 1024 && used < 1024:
 		return fmt.Sprintf("%d/%d B", used, limit)
+	case used < 1024:
+		return fmt.Sprintf("%d B/%.1f KiB", used, float64(limit)/1024)
 	}
 	return fmt.Sprintf("%.1f/%.1f KiB", float64(used)/1024, float64(limit)/1024)
 }
 
 // fmtKiBShort is fmtKiBPair for narrow panels: "18.0/32.0K".
 func fmtKiBShort(used, limit int) string {
-	if limit < 1024 && used < 1024 {
+	switch {
+	case limit < 1024 && used < 1024:
 		return fmt.Sprintf("%d/%dB", used, limit)
+	case used < 1024:
+		return fmt.Sprintf("%dB/%.1fK", used, float64(limit)/1024)
 	}
 	return fmt.Sprintf("%.1f/%.1fK", float64(used)/1024, float64(limit)/1024)
 }

@@ -83,7 +83,11 @@ func (m Model) body(w, h int) []string {
 	// but keeps a header and a row on short terminals.
 	topH := max(6, min(len(m.fields)+5, h-panH-4))
 	histH := h - panH - topH
-	listW := clamp(w/6, 15, 24)
+	longest := 0
+	for _, f := range m.fams {
+		longest = max(longest, len(f.Name()))
+	}
+	listW := clamp(longest+5, 16, max(16, w/5))
 	edW := clamp(w*3/10, 28, 40)
 	chartW := w - listW - edW
 
@@ -180,7 +184,7 @@ func joinCols(cols ...[]string) []string {
 
 func (m Model) listTitle() string {
 	if m.filter != "" && m.mode != modeFilter {
-		return "kernels /" + m.filter
+		return "/" + m.filter
 	}
 	return "kernels"
 }
