@@ -1,0 +1,316 @@
+package profiler
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// The attention-backward report: from the CSV of a sweep such as
+// configs/attention_bwd.yaml, the two tables of seed 001 — fused vs unfused
+// speed (per causal/dense, per dtype) and peak device memory (unfused vs
+// fused, savings %). Each cell is the best (lowest median) knob setting of
+// its kernel at that shape among the rows with status ok.
+
+// ReadCSVRows reads a sweep CSV into one map per row, keyed by the header.
+func ReadCSVRows(path string) ([]map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rd := csv.NewReader(f)
+	rd.FieldsPerRecord = -1
+	recs, err := rd.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s is empty: run a sweep with --csv first", path)
+	}
+	head := recs[0]
+	var rows []map[string]string
+	for i, rec := range recs[1:] {
+		if len(rec) != len(head) {
+			return nil, fmt.Errorf("%s line %d has %d fields, the header %d", path, i+2, len(rec), len(head))
+		}
+		m := make(map[string]string, len(head))
+		for j, h := range head {
+			m[h] = rec[j]
+		}
+		rows = append(rows, m)
+	}
+	return rows, nil
+}
+
+// ReportFile prints the report of the sweep CSV at path.
+func ReportFile(w io.Writer, path string) error {
+	rows, err := ReadCSVRows(path)
+	if err != nil {
+		return err
+	}
+	return Report(w, rows)
+}
+
+// Unfused and fused kernel names the report pairs up.
+const (
+	reportUnfused = "attn_bwd_unfused"
+)
+
+var reportFused = []string{"attn_bwd", "attn_bwd_atomic"}
+
+type reportKey struct {
+	dtype        string
+	b, h, hkv, d int
+	lq, lk       int
+	causal       bool
+}
+
+type reportCell struct {
+	medianUS float64
+	memory   int64
+	knobs    string
+}
+
+// Report prints the speed-ratio and peak-memory tables of the attention
+// backward from sweep rows (as ReadCSVRows returns them). It needs rows of
+// attn_bwd_unfused and of at least one fused family at the same shapes.
+func Report(w io.Writer, rows []map[string]string) error {
+	best := map[string]map[reportKey]reportCell{}
+	var keys []reportKey
+	seen := map[reportKey]bool{}
+	skipped := 0
+	for _, r := range rows {
+		k := r["kernel"]
+		if k != reportUnfused && !slices.Contains(reportFused, k) {
+			continue
+		}
+		if r["status"] != "ok" {
+			skipped++
+			continue
+		}
+		key, err := reportKeyOf(r)
+		if err != nil {
+			return err
+		}
+		med, err1 := strconv.ParseFloat(r["median_us"], 64)
+		mem, err2 := strconv.ParseInt(r["memory_bytes"], 10, 64)
+		if err1 != nil || err2 != nil || med <= 0 {
+			continue
+		}
+		if best[k] == nil {
+			best[k] = map[reportKey]reportCell{}
+		}
+		if c, ok := best[k][key]; !ok || med < c.medianUS {
+			best[k][key] = reportCell{medianUS: med, memory: mem, knobs: knobsOf(r, k)}
+		}
+		if !seen[key] {
+			seen[key] = true
+			keys = append(keys, key)
+		}
+	}
+	if len(best[reportUnfused]) == 0 {
+		return fmt.Errorf("no ok rows of %s: the report compares fused against unfused; run configs/attention_bwd.yaml (it sweeps both)", reportUnfused)
+	}
+	var fused []string
+	for _, f := range reportFused {
+		if len(best[f]) > 0 {
+			fused = append(fused, f)
+		}
+	}
+	if len(fused) == 0 {
+		return fmt.Errorf("no ok rows of %s: the report compares them against %s", strings.Join(reportFused, " or "), reportUnfused)
+	}
+	slices.SortFunc(keys, func(a, b reportKey) int {
+		for _, c := range []int{
+			strings.Compare(a.dtype, b.dtype), cmpBool(a.causal, b.causal) * -1,
+			a.d - b.d, a.lq - b.lq, a.lk - b.lk, a.b - b.b, a.h - b.h, a.hkv - b.hkv,
+		} {
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+
+	// Speed: one table per (dtype, causal).
+	fmt.Fprintln(w, "Performance: fused vs unfused (speedup > 1.0x means fused is faster; best knobs per cell)")
+	for _, dtype := range uniq(keys, func(k reportKey) string { return k.dtype }) {
+		for _, causal := range []bool{true, false} {
+			var sel []reportKey
+			for _, k := range keys {
+				if k.dtype == dtype && k.causal == causal {
+					if _, ok := best[reportUnfused][k]; ok {
+						sel = append(sel, k)
+					}
+				}
+			}
+			if len(sel) == 0 {
+				continue
+			}
+			mode := "Dense"
+			if causal {
+				mode = "Causal"
+			}
+			fmt.Fprintf(w, "\n%s attention, %s\n", mode, dtype)
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+			head := "D\tL\tUnfused (s)\t"
+			for _, f := range fused {
+				head += f + " (s)\tSpeedup\t"
+			}
+			fmt.Fprintln(tw, head)
+			for _, k := range sel {
+				u := best[reportUnfused][k]
+				line := fmt.Sprintf("%d\t%s\t%s\t", k.d, shapeL(k), secs(u.medianUS))
+				for _, f := range fused {
+					c, ok := best[f][k]
+					if !ok {
+						line += "-\t-\t"
+						continue
+					}
+					line += fmt.Sprintf("%s\t%.2fx\t", secs(c.medianUS), u.medianUS/c.medianUS)
+				}
+				fmt.Fprintln(tw, line)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+
+	// Memory: peak device memory of the plan (every buffer it allocates).
+	fmt.Fprintln(w, "\nMemory: peak device memory (all buffers of the plan; MB = 10^6 B)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "Config\tUnfused Peak\t"
+	for _, f := range fused {
+		head += f + " Peak\tSavings\t"
+	}
+	fmt.Fprintln(tw, head+"Attn Matrix Size\t")
+	for _, k := range keys {
+		u, ok := best[reportUnfused][k]
+		if !ok {
+			continue
+		}
+		cfg := fmt.Sprintf("%s D=%d L=%s", k.dtype, k.d, shapeL(k))
+		if k.causal {
+			cfg += " causal"
+		}
+		if k.hkv != k.h {
+			cfg += fmt.Sprintf(" GQA(%d/%d)", k.h, k.hkv)
+		}
+		if k.b != 1 {
+			cfg += fmt.Sprintf(" B=%d", k.b)
+		}
+		line := cfg + "\t" + mb(u.memory) + "\t"
+		for _, f := range fused {
+			c, ok := best[f][k]
+			if !ok {
+				line += "-\t-\t"
+				continue
+			}
+			line += fmt.Sprintf("%s\t%.0f%%\t", mb(c.memory), 100*(1-float64(c.memory)/float64(u.memory)))
+		}
+		attn := int64(k.b) * int64(k.h) * int64(k.lq) * int64(k.lk) * int64(dtypeBytes(k.dtype))
+		fmt.Fprintln(tw, line+mb(attn)+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nAttn Matrix Size = B·H·Lq·Lk in the storage type (seed 001's column); the unfused plan holds P and dS in f32.\n")
+	if skipped > 0 {
+		fmt.Fprintf(w, "%d rows with a status other than ok were left out.\n", skipped)
+	}
+	return nil
+}
+
+func reportKeyOf(r map[string]string) (reportKey, error) {
+	k := reportKey{dtype: r["dtype"], causal: r["causal"] == "1" || r["causal"] == "true"}
+	for _, f := range []struct {
+		name string
+		dst  *int
+	}{{"B", &k.b}, {"H", &k.h}, {"Hkv", &k.hkv}, {"D", &k.d}, {"Lq", &k.lq}, {"Lk", &k.lk}} {
+		v, err := strconv.Atoi(r[f.name])
+		if err != nil {
+			return k, fmt.Errorf("row of %s has %s=%q: the report needs the attention dims B, H, Hkv, Lq, Lk, D", r["kernel"], f.name, r[f.name])
+		}
+		*f.dst = v
+	}
+	return k, nil
+}
+
+// knobsOf lists the family's knob columns that are set in the row.
+func knobsOf(r map[string]string, kernel string) string {
+	f, err := Lookup(kernel)
+	if err != nil {
+		return ""
+	}
+	var parts []string
+	for _, p := range f.Schema().Knobs {
+		if v := r[p.Name]; v != "" {
+			parts = append(parts, p.Name+"="+v)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func uniq(keys []reportKey, f func(reportKey) string) []string {
+	var out []string
+	for _, k := range keys {
+		if s := f(k); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+func shapeL(k reportKey) string {
+	if k.lq == k.lk {
+		return strconv.Itoa(k.lq)
+	}
+	return fmt.Sprintf("%dx%d", k.lq, k.lk)
+}
+
+// secs prints a median in microseconds as seconds with three significant
+// decimals, as the seed's tables do (0.011).
+func secs(us float64) string {
+	s := us / 1e6
+	if s >= 0.001 {
+		return strconv.FormatFloat(s, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(s, 'f', 1+int(math.Ceil(-math.Log10(s))), 64)
+}
+
+func mb(b int64) string {
+	v := float64(b) / 1e6
+	if v >= 1000 {
+		s := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+		return s[:len(s)-3] + "," + s[len(s)-3:] + " MB"
+	}
+	if v >= 10 {
+		return fmt.Sprintf("%.0f MB", v)
+	}
+	return fmt.Sprintf("%.1f MB", v)
+}
+
+func dtypeBytes(dt string) int {
+	if d := DType(dt); d == F32 || d == F16 || d == BF16 {
+		return d.Size()
+	}
+	return 2
+}
