@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The seed-kernel families (sdpa_multi, gated_delta_chunk, rmsnorm_bwd,
+# cross_entropy, embedding_bwd, transpose) on an NVIDIA GPU.
+#
+#   scripts/training-ops-gpu.sh          # here: build .gpu/mltop (CGO off)
+#   scripts/training-ops-gpu.sh --run    # on the GPU machine, repo root:
+#        the device's copy bandwidth through torch, a small correctness
+#        sweep of every family and dtype, then both configs; CSVs go to
+#        $OUT (or /tmp) as smoke.csv, training.csv and sdpa_gated.csv.
+#   SKIP_CONFIGS=1 ... --run             # the smoke sweep only
+set -uo pipefail
+cd "$(dirname "$0")/.."
+if [[ "${1:-}" != "--run" ]]; then
+	mkdir -p .gpu
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -o .gpu/mltop . && ls -la .gpu/mltop
+	exit $?
+fi
+
+out=${OUT:-/tmp}
+export MLTOP_CUDA_CACHE=${MLTOP_CUDA_CACHE:-/tmp/mltop-cuda-cache}
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader || true
+python3 scripts/training-ops-copybw.py || true
+
+cat >/tmp/training-smoke.yaml <<'YAML'
+backend: cuda
+defaults: {time_limit: 0.2, min_time: 0.02, noise: 0.1}
+sweeps:
+  - {kernel: transpose, dtypes: [f32, f16, bf16], knobs: {TILE: [16, 64], WG: 256}, dims: {rows: 257, cols: 1000}}
+  - {kernel: rmsnorm_bwd, dtypes: [f32], knobs: {WG: 128, VEC: [1, 4], RPG: 4}, dims: {rows: 67, D: 1000}}
+  - {kernel: rmsnorm_bwd, dtypes: [f16, bf16], knobs: {WG: 128, VEC: [2, 8], RPG: 4}, dims: {rows: 67, D: 1000}}
+  - {kernel: cross_entropy, dtypes: [f32], knobs: {WG: 128, VEC: [1, 4]}, dims: {rows: 200, vocab: 1000, pad_id: 7}}
+  - {kernel: cross_entropy, dtypes: [f16, bf16], knobs: {WG: 128, VEC: 8}, dims: {rows: 200, vocab: 1000, pad_id: 7}}
+  - {kernel: cross_entropy, dtypes: [bf16], knobs: {WG: 64, VEC: 2}, dims: {rows: 64, vocab: 10, pad_id: 3}}
+  - {kernel: embedding_bwd, dtypes: [f32], knobs: {WG: 64, VEC: [1, 4], TPG: 4}, dims: {tokens: 500, vocab: 50, D: 96}}
+  - {kernel: embedding_bwd, dtypes: [f16, bf16], knobs: {WG: 64, VEC: [4, 8], TPG: 1}, dims: {tokens: 500, vocab: 50, D: 96}}
+  - {kernel: sdpa_multi, dtypes: [f32, f16, bf16], knobs: {TPG: [32, 1024]}, dims: {n_query: 5, H: 4, Hkv: 2, D: [64, 128, 256], base_kv: 100, kv_stride: 120}, flags: {causal: [true, false]}}
+  - {kernel: sdpa_multi, dtypes: [bf16], knobs: {TPG: [16, 48, 2048]}, dims: {n_query: 5, H: 4, Hkv: 2, D: 128, base_kv: 100, kv_stride: 120}}
+  - {kernel: gated_delta_chunk, dtypes: [bf16], knobs: {BV: [8, 64], WG: [32, 256]}, dims: {B: 2, T: 192, H: 2, Hg: 1, K: [32, 128], V: 64, BT: [16, 64]}}
+YAML
+status=0
+.gpu/mltop --backend cuda --quiet --config /tmp/training-smoke.yaml --csv "$out/smoke.csv" || status=1
+if [[ -z "${SKIP_CONFIGS:-}" ]]; then
+	.gpu/mltop --backend cuda --quiet --config configs/training_ops.yaml --csv "$out/training.csv" || status=1
+	.gpu/mltop --backend cuda --quiet --config configs/sdpa_gated.yaml --csv "$out/sdpa_gated.csv" || status=1
+fi
+exit $status

@@ -1,0 +1,110 @@
+// cross_entropy: fused softmax cross entropy forward and backward, one
+// block of WG threads per row (see the plan contract in
+// kernels/cross_entropy.go). Pass 1 keeps an online (max, Σ2^x) per thread
+// in the log2 domain over VEC-wide loads, merges it per warp by shuffles
+// and across warps through red_smem; pass 2 re-reads the row (from L2) and
+// writes dX = 2^(x·log2e − lse2) − [j = target]. Pad rows get zeros.
+#include "mltop_common.cuh"
+
+#ifndef WG
+#define WG 512
+#endif
+#ifndef VEC
+#define VEC 8
+#endif
+#define NW (WG / 32)
+#define LOG2E 1.4426950408889634f
+#define LN2 0.6931471805599453f
+
+static_assert(WG % 32 == 0 && WG <= 1024, "WG must be a multiple of 32, at most 1024");
+static_assert(VEC * sizeof(T) <= 16, "VEC elements must fit one 16-byte access");
+
+struct __align__(VEC * sizeof(T)) VecT {
+    T v[VEC];
+};
+
+__device__ __forceinline__ void load_vec(const T* p, float (&f)[VEC]) {
+    const VecT t = *(const VecT*)p;
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) f[i] = to_f32(t.v[i]);
+}
+
+__device__ __forceinline__ void store_vec(T* p, const float (&f)[VEC]) {
+    VecT t;
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) t.v[i] = from_f32(f[i]);
+    *(VecT*)p = t;
+}
+
+__device__ __forceinline__ float lg2(float x) {
+    float y;
+    asm("lg2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+// merge combines two online (max, sum) pairs; an empty pair has max -inf.
+__device__ __forceinline__ void merge(float& m, float& s, float om, float os) {
+    const float nm = fmaxf(m, om);
+    if (nm == -MLTOP_INF) return;
+    s = (m == -MLTOP_INF ? 0.f : s * ex2(m - nm)) + (om == -MLTOP_INF ? 0.f : os * ex2(om - nm));
+    m = nm;
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+cross_entropy(const T* __restrict__ logits, const int* __restrict__ targets, float* __restrict__ loss,
+              T* __restrict__ dlogits, int rows, int vocab, int pad_id) {
+    __shared__ float red_smem[2 * NW];
+    const int row = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    if (row >= rows) return;
+    const T* x = logits + (size_t)row * vocab;
+    T* dx = dlogits + (size_t)row * vocab;
+    const int target = targets[row];
+    const int nv = vocab / VEC;
+    if (target == pad_id) { // the whole block takes this branch
+        float z[VEC];
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) z[k] = 0.f;
+        for (int i = tid; i < nv; i += WG) store_vec(dx + (size_t)i * VEC, z);
+        if (tid == 0) loss[row] = 0.f;
+        return;
+    }
+    float m = -MLTOP_INF, s = 0.f;
+    for (int i = tid; i < nv; i += WG) {
+        float f[VEC];
+        load_vec(x + (size_t)i * VEC, f);
+        float cm = f[0] * LOG2E;
+#pragma unroll
+        for (int k = 1; k < VEC; ++k) cm = fmaxf(cm, f[k] * LOG2E);
+        float cs = 0.f;
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) cs += ex2(fmaf(f[k], LOG2E, -cm));
+        merge(m, s, cm, cs);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float om = __shfl_xor_sync(0xffffffffu, m, o);
+        const float os = __shfl_xor_sync(0xffffffffu, s, o);
+        merge(m, s, om, os);
+    }
+    if (lane == 0) {
+        red_smem[warp] = m;
+        red_smem[NW + warp] = s;
+    }
+    __syncthreads();
+    m = red_smem[0];
+    s = red_smem[NW];
+#pragma unroll
+    for (int i = 1; i < NW; ++i) merge(m, s, red_smem[i], red_smem[NW + i]);
+    const float lse2 = m + lg2(s);
+    if (tid == 0) loss[row] = lse2 * LN2 - to_f32(x[target]);
+    for (int i = tid; i < nv; i += WG) {
+        float f[VEC];
+        load_vec(x + (size_t)i * VEC, f);
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) {
+            f[k] = ex2(fmaf(f[k], LOG2E, -lse2));
+            if (i * VEC + k == target) f[k] -= 1.f;
+        }
+        store_vec(dx + (size_t)i * VEC, f);
+    }
+}

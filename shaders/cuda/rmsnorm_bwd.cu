@@ -1,0 +1,127 @@
+// rmsnorm_bwd: dX and dW of y = x·r·w, r = 1/sqrt(mean(x²)+eps) (see the
+// plan contract in kernels/rmsnorm_bwd.go). A block of WG threads owns RPG
+// rows; thread t owns the VEC-wide column vectors t, t+WG, … (NIT of them)
+// and keeps its W values and dW partials in registers across the rows.
+// Per row: Σx² and Σ dY·w·x in f32 (warp shuffles, then red_smem across
+// warps), dX written with VEC-wide stores, dY·x·r added to the partials.
+// After the rows, one atomic add per column into dW (zeroed by the plan's
+// zero_dW dispatch).
+#include "mltop_common.cuh"
+
+#ifndef WG
+#define WG 256
+#endif
+#ifndef VEC
+#define VEC 8
+#endif
+#ifndef RPG
+#define RPG 16
+#endif
+#ifndef D
+#define D 4096
+#endif
+#define NW (WG / 32)
+#define NIT ((D + WG * VEC - 1) / (WG * VEC))
+
+static_assert(WG % 32 == 0 && WG <= 1024, "WG must be a multiple of 32, at most 1024");
+static_assert(D % VEC == 0, "D must be a multiple of VEC");
+static_assert(VEC * sizeof(T) <= 16, "VEC elements must fit one 16-byte access");
+
+struct __align__(VEC * sizeof(T)) VecT {
+    T v[VEC];
+};
+
+__device__ __forceinline__ void load_vec(const T* p, float (&f)[VEC]) {
+    const VecT t = *(const VecT*)p;
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) f[i] = to_f32(t.v[i]);
+}
+
+__device__ __forceinline__ void store_vec(T* p, const float (&f)[VEC]) {
+    VecT t;
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) t.v[i] = from_f32(f[i]);
+    *(VecT*)p = t;
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+rmsnorm_bwd(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ dY, T* __restrict__ dX,
+            float* __restrict__ dW, int rows, float eps) {
+    __shared__ float red_smem[2 * NW];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    float w[NIT][VEC], acc[NIT][VEC];
+#pragma unroll
+    for (int it = 0; it < NIT; ++it) {
+        const int c = (it * WG + tid) * VEC;
+        if (c < D) {
+            load_vec(W + c, w[it]);
+        } else {
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) w[it][v] = 0.f;
+        }
+#pragma unroll
+        for (int v = 0; v < VEC; ++v) acc[it][v] = 0.f;
+    }
+    const int r0 = blockIdx.x * RPG;
+    const int r1 = min(r0 + RPG, rows);
+    for (int r = r0; r < r1; ++r) {
+        const T* x = X + (size_t)r * D;
+        const T* dy = dY + (size_t)r * D;
+        float xv[NIT][VEC], gv[NIT][VEC];
+        float ss = 0.f, dot = 0.f;
+#pragma unroll
+        for (int it = 0; it < NIT; ++it) {
+            const int c = (it * WG + tid) * VEC;
+            if (c < D) {
+                load_vec(x + c, xv[it]);
+                load_vec(dy + c, gv[it]);
+            } else {
+#pragma unroll
+                for (int v = 0; v < VEC; ++v) xv[it][v] = gv[it][v] = 0.f;
+            }
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) {
+                ss = fmaf(xv[it][v], xv[it][v], ss);
+                dot = fmaf(gv[it][v] * w[it][v], xv[it][v], dot);
+            }
+        }
+        ss = warp_sum(ss);
+        dot = warp_sum(dot);
+        if (lane == 0) {
+            red_smem[warp] = ss;
+            red_smem[NW + warp] = dot;
+        }
+        __syncthreads();
+        float tss = 0.f, tdot = 0.f;
+#pragma unroll
+        for (int i = 0; i < NW; ++i) {
+            tss += red_smem[i];
+            tdot += red_smem[NW + i];
+        }
+        __syncthreads(); // everyone has read before the next row overwrites
+        const float rinv = rsqrtf(tss * (1.0f / D) + eps);
+        const float k = rinv * rinv * rinv * (1.0f / D) * tdot;
+        T* dx = dX + (size_t)r * D;
+#pragma unroll
+        for (int it = 0; it < NIT; ++it) {
+            const int c = (it * WG + tid) * VEC;
+            if (c < D) {
+                float out[VEC];
+#pragma unroll
+                for (int v = 0; v < VEC; ++v) {
+                    out[v] = rinv * w[it][v] * gv[it][v] - xv[it][v] * k;
+                    acc[it][v] = fmaf(gv[it][v] * xv[it][v], rinv, acc[it][v]);
+                }
+                store_vec(dx + c, out);
+            }
+        }
+    }
+#pragma unroll
+    for (int it = 0; it < NIT; ++it) {
+        const int c = (it * WG + tid) * VEC;
+        if (c < D && r0 < r1) {
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) atomicAdd(dW + c + v, acc[it][v]);
+        }
+    }
+}
