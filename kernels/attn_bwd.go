@@ -63,7 +63,7 @@ func (AttnBwd) Schema() profiler.Schema {
 	return profiler.Schema{
 		Knobs: []profiler.Param{
 			{Name: "BQ_dq", Doc: "dQ kernel: query rows per threadgroup", Default: 32, Values: tileSizes},
-			{Name: "BK_dq", Doc: "dQ kernel: keys per inner tile", Default: 32, Values: tileSizes},
+			{Name: "BK_dq", Doc: "dQ kernel: keys per inner tile", Default: 16, Values: tileSizes},
 			{Name: "WM_dq", Doc: "dQ kernel: warps (each owns BQ/WM query rows)", Default: 4, Values: bwdWM},
 			{Name: "BQ_dkv", Doc: "dKV kernel: query rows per inner tile", Default: 16, Values: tileSizes},
 			{Name: "BK_dkv", Doc: "dKV kernel: keys per threadgroup", Default: 16, Values: tileSizes},
