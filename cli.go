@@ -178,6 +178,8 @@ Usage:
                                         take the family's defaults; flags are set as causal=1
   mltop list                            backends found (and why a missing one is missing),
                                         kernel families with their knobs, dims and dtypes
+  mltop report FILE.csv                 attention-backward tables (fused/unfused speed ratio,
+                                        peak memory) from a sweep's CSV, in seed 001's layout
   mltop selftest [--backend B]          checks the device, its timer and two kernels against
                                         the reference; prints a report for bug reports
 

@@ -47,11 +47,13 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		err = cmdWorker(args)
 	case "selftest":
 		err = cmdSelftest(ctx, args, stdout, stderr)
+	case "report":
+		err = cmdReport(args, stdout, stderr)
 	case "help":
 		usage(stdout)
 		return exitOK
 	default:
-		err = badInput("unknown command %q: use run, list, selftest, or no command for the interactive session (mltop --help)", cmd)
+		err = badInput("unknown command %q: use run, list, report, selftest, or no command for the interactive session (mltop --help)", cmd)
 	}
 	return report(err, stderr)
 }

@@ -302,3 +302,26 @@ func TestHelp(t *testing.T) {
 		t.Errorf("--help: exit %d\n%s", code, stderr)
 	}
 }
+
+func TestReportCommand(t *testing.T) {
+	sweep := writeFile(t, "bwd.yaml", fastDefaults+`backend: cpu
+sweeps:
+  - kernel: attn_bwd
+    dims: {B: 1, H: 2, Hkv: 2, D: 64, "Lq,Lk": 64}
+    flags: {causal: [false, true]}
+  - kernel: attn_bwd_unfused
+    dims: {B: 1, H: 2, Hkv: 2, D: 64, "Lq,Lk": 64}
+    flags: {causal: [false, true]}
+`)
+	out := filepath.Join(t.TempDir(), "bwd.csv")
+	if code, stdout, stderr := run(t, "--config", sweep, "--csv", out); code != 0 {
+		t.Fatalf("sweep exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr := run(t, "report", out)
+	if code != 0 || !strings.Contains(stdout, "attn_bwd") || !strings.Contains(stdout, "unfused") {
+		t.Errorf("report exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, _, stderr := run(t, "report", filepath.Join(t.TempDir(), "none.csv")); code != 2 || !strings.Contains(stderr, "none.csv does not exist") {
+		t.Errorf("missing file: exit %d %s", code, stderr)
+	}
+}
