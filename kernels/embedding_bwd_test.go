@@ -1,0 +1,38 @@
+package kernels
+
+import (
+	"testing"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+func TestEmbeddingBwdRules(t *testing.T) {
+	checkRules(t, "embedding_bwd", []ruleCase{
+		{"defaults", profiler.BF16, nil, nil, tCUDA, ""},
+		{"D not a multiple of VEC", profiler.BF16, map[string]int{"D": 30, "VEC": 4}, nil, tCPU, "D=30 must be a multiple of VEC=4"},
+		{"f32 VEC=8", profiler.F32, map[string]int{"VEC": 8}, nil, tCPU, "32 bytes"},
+		{"table too large", profiler.F32, map[string]int{"vocab": 1 << 20, "D": 4096, "VEC": 4}, nil, tCUDA, "dW would hold"},
+	})
+}
+
+func TestEmbeddingBwdReferenceAndPlan(t *testing.T) {
+	s := profiler.Spec{Kernel: "embedding_bwd", DType: profiler.F32, Knobs: map[string]int{"WG": 32, "VEC": 1, "TPG": 2}, Dims: map[string]int{"tokens": 3, "vocab": 2, "D": 2}}
+	// Tokens 0 and 2 hit row 1, token 1 hits row 0.
+	ref, err := EmbeddingBwd{}.Reference(s, profiler.Inputs{"ids": {1, 0, 1}, "dY": {1, 2, 10, 20, 100, 200}}, 10, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{10, 20, 101, 202}
+	for i, w := range want {
+		if ref.Checks[0].Want[i] != w || ref.Checks[0].Index[i] != i {
+			t.Errorf("dW[%d] = %v at %d, want %v", i, ref.Checks[0].Want[i], ref.Checks[0].Index[i], w)
+		}
+	}
+	p := planOf(t, s, tCUDA)
+	if p.Dispatches[0].Zero != "dW" || p.Dispatches[1].Grid != [3]int{2, 1, 1} {
+		t.Errorf("dispatches %+v", p.Dispatches)
+	}
+	if want := 3.0*2*4 + 3*4 + 2*2*4; p.Bytes != want {
+		t.Errorf("bytes %g, want %g (dY + ids + the whole table once)", p.Bytes, want)
+	}
+}

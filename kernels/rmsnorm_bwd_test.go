@@ -1,0 +1,60 @@
+package kernels
+
+import (
+	"math"
+	"testing"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+func TestRMSNormBwdRules(t *testing.T) {
+	checkRules(t, "rmsnorm_bwd", []ruleCase{
+		{"defaults bf16", profiler.BF16, nil, nil, tCUDA, ""},
+		{"f32 VEC=8 is 32 bytes", profiler.F32, map[string]int{"VEC": 8}, nil, tCUDA, "VEC=8 f32 elements are 32 bytes"},
+		{"D not a multiple of VEC", profiler.BF16, map[string]int{"D": 100, "VEC": 8}, nil, tCPU, "D=100 must be a multiple of VEC=8"},
+		{"too many columns per thread", profiler.BF16, map[string]int{"D": 4096, "WG": 64, "VEC": 8}, nil, tCUDA, "64 columns per thread"},
+		{"WG over the device", profiler.F32, map[string]int{"WG": 1024, "VEC": 4}, nil, tSmall, "exceed the small limit of 512"},
+		{"odd D with VEC=1", profiler.F32, map[string]int{"D": 999, "VEC": 1, "WG": 64}, nil, tCPU, ""},
+	})
+}
+
+func TestRMSNormBwdPlan(t *testing.T) {
+	s := profiler.Spec{Kernel: "rmsnorm_bwd", DType: profiler.BF16, Knobs: map[string]int{"WG": 256, "VEC": 8, "RPG": 16}, Dims: map[string]int{"rows": 100, "D": 4096}}
+	p := planOf(t, s, tCUDA)
+	if len(p.Dispatches) != 2 || p.Dispatches[0].Zero != "dW" {
+		t.Fatalf("dispatches %+v, want the zero fill of dW first", p.Dispatches)
+	}
+	d := p.Dispatches[1]
+	if d.Grid != [3]int{7, 1, 1} || d.TGMBytes() != 2*8*4 {
+		t.Errorf("grid %v, TGM %d", d.Grid, d.TGMBytes())
+	}
+	if want := 3.0*100*4096*2 + 4096*2 + 4096*4; p.Bytes != want {
+		t.Errorf("bytes %g, want %g", p.Bytes, want)
+	}
+}
+
+// Hand-checked: x = (3, 4), w = (1, 2), dy = (1, 1), eps ignored:
+// r = 1/sqrt(12.5); Σ dy·w·x = 11; dx_i = r·w_i − x_i·r³/2·11.
+func TestRMSNormBwdReferenceHandChecked(t *testing.T) {
+	s := profiler.Spec{Kernel: "rmsnorm_bwd", DType: profiler.F32, Dims: map[string]int{"rows": 2, "D": 2}}
+	in := profiler.Inputs{"X": {3, 4, 3, 4}, "W": {1, 2}, "dY": {1, 1, 1, 1}}
+	ref, err := RMSNormBwd{}.Reference(s, in, 10, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := 1 / math.Sqrt(12.5+RMSNormEps)
+	k := r * r * r / 2 * 11
+	wantDX := []float64{r - 3*k, 2*r - 4*k}
+	dx, dw := ref.Checks[0], ref.Checks[1]
+	for i, w := range wantDX {
+		if math.Abs(dx.Want[i]-w) > 1e-12 || math.Abs(dx.Want[i+2]-w) > 1e-12 {
+			t.Errorf("dX[%d] = %v, want %v", i, dx.Want[i], w)
+		}
+	}
+	// dW sums both rows: 2·dy·x·r.
+	for i, x := range []float64{3, 4} {
+		if math.Abs(dw.Want[i]-2*x*r) > 1e-12 {
+			t.Errorf("dW[%d] = %v, want %v", i, dw.Want[i], 2*x*r)
+		}
+	}
+}
