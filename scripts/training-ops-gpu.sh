@@ -19,7 +19,8 @@ fi
 out=${OUT:-/tmp}
 export MLTOP_CUDA_CACHE=${MLTOP_CUDA_CACHE:-/tmp/mltop-cuda-cache}
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader || true
-python3 scripts/training-ops-copybw.py || true
+python3 scripts/training-ops-copybw.py | tee /tmp/copybw.txt || true
+copy=$(sed -n 's/^copy bandwidth: \([0-9]*\) GB.*/\1/p' /tmp/copybw.txt); copy=${copy:--}
 
 cat >/tmp/training-smoke.yaml <<'YAML'
 backend: cuda
@@ -38,9 +39,16 @@ sweeps:
   - {kernel: gated_delta_chunk, dtypes: [bf16], knobs: {BV: [8, 64], WG: [32, 256]}, dims: {B: 2, T: 192, H: 2, Hg: 1, K: [32, 128], V: 64, BT: [16, 64]}}
 YAML
 status=0
-.gpu/mltop --backend cuda --quiet --config /tmp/training-smoke.yaml --csv "$out/smoke.csv" || status=1
+# Tables go to files; the log shows the rows that are not ok and the summary.
+sweep() { # name config
+	.gpu/mltop --backend cuda --quiet --no-color --config "$2" --csv "$out/$1.csv" >"$out/$1.txt" 2>&1 || status=1
+	echo "== $1: $(tail -1 "$out/$1.txt")"
+	grep -v ' ok ' "$out/$1.txt" | grep -v '^mltop:' | head -40
+}
+sweep smoke /tmp/training-smoke.yaml
 if [[ -z "${SKIP_CONFIGS:-}" ]]; then
-	.gpu/mltop --backend cuda --quiet --config configs/training_ops.yaml --csv "$out/training.csv" || status=1
-	.gpu/mltop --backend cuda --quiet --config configs/sdpa_gated.yaml --csv "$out/sdpa_gated.csv" || status=1
+	sweep training configs/training_ops.yaml
+	sweep sdpa_gated configs/sdpa_gated.yaml
 fi
+python3 scripts/training-ops-summary.py "$copy" "$out"/smoke.csv "$out"/training.csv "$out"/sdpa_gated.csv || true
 exit $status
