@@ -64,10 +64,10 @@ func (AttnBwd) Schema() profiler.Schema {
 		Knobs: []profiler.Param{
 			{Name: "BQ_dq", Doc: "dQ kernel: query rows per threadgroup", Default: 32, Values: tileSizes},
 			{Name: "BK_dq", Doc: "dQ kernel: keys per inner tile", Default: 16, Values: tileSizes},
-			{Name: "WM_dq", Doc: "dQ kernel: warps (each owns BQ/WM query rows)", Default: 4, Values: bwdWM},
+			{Name: "WM_dq", Doc: "dQ kernel: warps (each owns BQ/WM query rows)", Default: 2, Values: bwdWM},
 			{Name: "BQ_dkv", Doc: "dKV kernel: query rows per inner tile", Default: 16, Values: tileSizes},
 			{Name: "BK_dkv", Doc: "dKV kernel: keys per threadgroup", Default: 16, Values: tileSizes},
-			{Name: "WM_dkv", Doc: "dKV kernel: warps (each owns BQ/WM query rows of a tile, partial dK/dV reduced in red_smem)", Default: 2, Values: bwdWM},
+			{Name: "WM_dkv", Doc: "dKV kernel: warps (each owns BQ/WM query rows of a tile, partial dK/dV reduced in red_smem)", Default: 1, Values: bwdWM},
 		},
 		Dims: attnBwdDims(),
 		Flags: []profiler.FlagParam{
@@ -78,31 +78,43 @@ func (AttnBwd) Schema() profiler.Schema {
 	}
 }
 
-// AttnBwdDQTGM is the dQ kernel's threadgroup memory.
-func AttnBwdDQTGM(bq, bk, d int, dt profiler.DType) []profiler.TGMItem {
+// AttnBwdDQTGM is the dQ kernel's threadgroup memory. On the CUDA
+// tensor-core path (tc) dS stays in the mma registers and has no tile.
+func AttnBwdDQTGM(bq, bk, d int, dt profiler.DType, tc bool) []profiler.TGMItem {
 	sz, ty := dt.Size(), string(dt)
-	return []profiler.TGMItem{
+	items := []profiler.TGMItem{
 		{Name: "Q_smem", Bytes: bq * (d + tgmPad) * sz, Note: fmt.Sprintf("BQ×(D+8) %s, 8-element pad", ty)},
 		{Name: "dO_smem", Bytes: bq * (d + tgmPad) * sz, Note: fmt.Sprintf("BQ×(D+8) %s, 8-element pad", ty)},
 		{Name: "K_smem", Bytes: bk * (d + tgmPad) * sz, Note: fmt.Sprintf("BK×(D+8) %s, 8-element pad", ty)},
 		{Name: "V_smem", Bytes: bk * (d + tgmPad) * sz, Note: fmt.Sprintf("BK×(D+8) %s, 8-element pad", ty)},
-		{Name: "dS_smem", Bytes: bq * (bk + 4) * 4, Note: "BQ×(BK+4) f32 dS, 4-element pad"},
-		{Name: "stat_smem", Bytes: 2 * bq * 4, Note: "2·BQ f32: L·log2e and delta per row"},
 	}
+	if !tc {
+		items = append(items, profiler.TGMItem{Name: "dS_smem", Bytes: bq * (bk + 4) * 4, Note: "BQ×(BK+4) f32 dS, 4-element pad"})
+	}
+	return append(items, profiler.TGMItem{Name: "stat_smem", Bytes: 2 * bq * 4, Note: "2·BQ f32: L·log2e and delta per row"})
+}
+
+// attnBwdTC reports whether the CUDA tensor-core path runs: f16/bf16 on
+// CUDA, where P and dS stay in mma registers.
+func attnBwdTC(dev profiler.DeviceInfo, dt profiler.DType) bool {
+	return dev.Backend == "cuda" && (dt == profiler.F16 || dt == profiler.BF16)
 }
 
 // AttnBwdDKVTGM is the dKV kernel's threadgroup memory; with alias the
 // reduction buffer is carved out of Q_smem+dO_smem and costs nothing.
-func AttnBwdDKVTGM(bq, bk, wm, d int, dt profiler.DType, alias bool) []profiler.TGMItem {
+func AttnBwdDKVTGM(bq, bk, wm, d int, dt profiler.DType, alias, tc bool) []profiler.TGMItem {
 	sz, ty := dt.Size(), string(dt)
 	items := []profiler.TGMItem{
 		{Name: "Q_smem", Bytes: bq * (d + tgmPad) * sz, Note: fmt.Sprintf("BQ×(D+8) %s, 8-element pad", ty)},
 		{Name: "dO_smem", Bytes: bq * (d + tgmPad) * sz, Note: fmt.Sprintf("BQ×(D+8) %s, 8-element pad", ty)},
 		{Name: "KV_smem", Bytes: 2 * bk * (d + tgmPad) * sz, Note: fmt.Sprintf("2·BK×(D+8) %s: the block's K and V, resident; 8-element pad", ty)},
-		{Name: "P_smem", Bytes: bq * (bk + 4) * 4, Note: "BQ×(BK+4) f32 probabilities, 4-element pad"},
-		{Name: "dS_smem", Bytes: bq * (bk + 4) * 4, Note: "BQ×(BK+4) f32 dS, 4-element pad"},
-		{Name: "stat_smem", Bytes: 2 * bq * 4, Note: "2·BQ f32: L·log2e and delta per row"},
 	}
+	if !tc {
+		items = append(items,
+			profiler.TGMItem{Name: "P_smem", Bytes: bq * (bk + 4) * 4, Note: "BQ×(BK+4) f32 probabilities, 4-element pad"},
+			profiler.TGMItem{Name: "dS_smem", Bytes: bq * (bk + 4) * 4, Note: "BQ×(BK+4) f32 dS, 4-element pad"})
+	}
+	items = append(items, profiler.TGMItem{Name: "stat_smem", Bytes: 2 * bq * 4, Note: "2·BQ f32: L·log2e and delta per row"})
 	if wm > 1 {
 		red := profiler.TGMItem{Name: "red_smem", Bytes: bk * d * 4, Note: fmt.Sprintf("BK×D f32 (%d B): the WM warps' partial dK, then dV, summed; no pad", bk*d*4)}
 		if alias {
@@ -121,8 +133,9 @@ func (f AttnBwd) knobs(s profiler.Spec) (dq, dkv bwdKnobs) {
 		bwdKnobs{s.Knobs["BQ_dkv"], s.Knobs["BK_dkv"], s.Knobs["WM_dkv"]}
 }
 
-func (f AttnBwd) dispatches(s profiler.Spec) []profiler.Dispatch {
+func (f AttnBwd) dispatches(s profiler.Spec, dev profiler.DeviceInfo) []profiler.Dispatch {
 	a := AttnShapeOf(s)
+	tc := attnBwdTC(dev, s.DType)
 	dq, dkv := f.knobs(s)
 	sc := attnBwdScalars(a)
 	tile := func(k bwdKnobs) []profiler.Macro {
@@ -145,7 +158,7 @@ func (f AttnBwd) dispatches(s profiler.Spec) []profiler.Dispatch {
 			Group:   [3]int{32 * dq.wm, 1, 1},
 			Args:    []string{"Q", "K", "V", "dO", "L", "delta", "dQ"},
 			Scalars: sc,
-			TGM:     AttnBwdDQTGM(dq.bq, dq.bk, a.D, s.DType),
+			TGM:     AttnBwdDQTGM(dq.bq, dq.bk, a.D, s.DType, tc),
 		},
 		{
 			Name:    "attn_bwd_dkv",
@@ -154,7 +167,7 @@ func (f AttnBwd) dispatches(s profiler.Spec) []profiler.Dispatch {
 			Group:   [3]int{32 * dkv.wm, 1, 1},
 			Args:    []string{"Q", "K", "V", "dO", "L", "delta", "dK", "dV"},
 			Scalars: sc,
-			TGM:     AttnBwdDKVTGM(dkv.bq, dkv.bk, dkv.wm, a.D, s.DType, alias),
+			TGM:     AttnBwdDKVTGM(dkv.bq, dkv.bk, dkv.wm, a.D, s.DType, alias, tc),
 		},
 	}
 }
@@ -182,12 +195,19 @@ func (f AttnBwd) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
 	}
 	a := AttnShapeOf(s)
 	dq, dkv := f.knobs(s)
+	rows, keys, why := 8, 8, "each warp owns a multiple of 8 query rows"
+	if attnBwdTC(dev, s.DType) {
+		rows, keys, why = 16, 16, "the CUDA tensor-core path gives each warp a multiple of 16 query rows"
+	}
 	for _, c := range []struct {
 		k   bwdKnobs
 		sfx string
 	}{{dq, "dq"}, {dkv, "dkv"}} {
-		if c.k.bq%(8*c.k.wm) != 0 {
-			return fmt.Errorf("BQ_%s=%d must be a multiple of 8·WM_%s=%d: each warp owns a multiple of 8 query rows; raise BQ_%s or lower WM_%s", c.sfx, c.k.bq, c.sfx, 8*c.k.wm, c.sfx, c.sfx)
+		if c.k.bq%(rows*c.k.wm) != 0 {
+			return fmt.Errorf("BQ_%s=%d must be a multiple of %d·WM_%s=%d: %s; raise BQ_%s or lower WM_%s", c.sfx, c.k.bq, rows, c.sfx, rows*c.k.wm, why, c.sfx, c.sfx)
+		}
+		if c.k.bk%keys != 0 {
+			return fmt.Errorf("BK_%s=%d must be a multiple of %d on the CUDA tensor-core path (k16 mma steps over the keys)", c.sfx, c.k.bk, keys)
 		}
 	}
 	if s.Flags["alias"] && dkv.wm > 1 {
@@ -196,7 +216,7 @@ func (f AttnBwd) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
 			return fmt.Errorf("alias: red_smem (BK_dkv·D·4 = %d B) does not fit over Q_smem+dO_smem (%d B): raise BQ_dkv, lower BK_dkv, or turn alias off", red, room)
 		}
 	}
-	ds := f.dispatches(s)
+	ds := f.dispatches(s, dev)
 	if err := checkGroup(&ds[1], dev, "lower WM_dq", "lower BQ_dq or BK_dq"); err != nil {
 		return fmt.Errorf("dQ kernel: %w", err)
 	}
@@ -223,7 +243,7 @@ func (f AttnBwd) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 	return &profiler.Plan{
 		Buffers:    bufs,
 		Setup:      setup,
-		Dispatches: f.dispatches(s),
+		Dispatches: f.dispatches(s, dev),
 		FLOPs:      AttnBwdFLOPs(a),
 		Bytes:      attnBwdIOBytes(a, s.DType) + 3*4*float64(ln),
 		Notes: []string{

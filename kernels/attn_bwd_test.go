@@ -103,8 +103,11 @@ func TestAttnBwdRules(t *testing.T) {
 		{"atomic D=256 small tile fits", profiler.Spec{Kernel: "attn_bwd_atomic", DType: profiler.BF16, Knobs: map[string]int{"BQ": 16, "BK": 8, "WM": 1}, Dims: map[string]int{"D": 256}}, bwdM1, ""},
 		{"atomic D=256 opt-in on CUDA", profiler.Spec{Kernel: "attn_bwd_atomic", DType: profiler.BF16, Dims: map[string]int{"D": 256}}, bwdH100, ""},
 		{"GQA divisor", profiler.Spec{Kernel: "attn_bwd", DType: profiler.F16, Dims: map[string]int{"H": 6, "Hkv": 4}}, bwdM1, "multiple of Hkv=4"},
-		{"alias ignored with WM=1", profiler.Spec{Kernel: "attn_bwd", DType: profiler.F16, Knobs: map[string]int{"BQ_dkv": 8, "BK_dkv": 64, "WM_dkv": 1}, Flags: map[string]bool{"alias": true}}, bwdH100, ""},
-		{"alias too small", profiler.Spec{Kernel: "attn_bwd", DType: profiler.F16, Knobs: map[string]int{"BQ_dkv": 16, "BK_dkv": 64, "WM_dkv": 2}, Flags: map[string]bool{"alias": true}}, bwdH100, "does not fit over Q_smem+dO_smem"},
+		{"alias ignored with WM=1", profiler.Spec{Kernel: "attn_bwd", DType: profiler.F16, Knobs: map[string]int{"BQ_dkv": 16, "BK_dkv": 64, "WM_dkv": 1}, Flags: map[string]bool{"alias": true}}, bwdH100, ""},
+		{"alias too small", profiler.Spec{Kernel: "attn_bwd", DType: profiler.F16, Knobs: map[string]int{"BQ_dkv": 32, "BK_dkv": 128, "WM_dkv": 2}, Flags: map[string]bool{"alias": true}}, bwdH100, "does not fit over Q_smem+dO_smem"},
+		{"CUDA tensor cores: 16 rows per warp", profiler.Spec{Kernel: "attn_bwd", DType: profiler.BF16, Knobs: map[string]int{"BQ_dkv": 16, "WM_dkv": 2}}, bwdH100, "BQ_dkv=16 must be a multiple of 16·WM_dkv=32"},
+		{"CUDA f32 keeps 8 rows per warp", profiler.Spec{Kernel: "attn_bwd", DType: profiler.F32, Knobs: map[string]int{"BQ_dkv": 16, "WM_dkv": 2}}, bwdH100, ""},
+		{"CUDA tensor cores: BK multiple of 16", profiler.Spec{Kernel: "attn_bwd", DType: profiler.F16, Knobs: map[string]int{"BK_dq": 8}}, bwdH100, "BK_dq=8 must be a multiple of 16"},
 		{"unfused", profiler.Spec{Kernel: "attn_bwd_unfused", DType: profiler.F32}, bwdM1, ""},
 	}
 	for _, c := range cases {

@@ -10,6 +10,12 @@
 // (BK·D/32 each per lane); with WM > 1 the partials are summed through
 // red_smem after the loops. With ALIAS, red_smem is carved out of
 // Q_smem+dO_smem, which are no longer read by then (seed 001's aliasing).
+//
+// f16/bf16 (TC): tensor cores (mma.sync m16n8k16, ldmatrix). The warp
+// computes Sᵀ = K·Q_wᵀ and dPᵀ = V·dO_wᵀ for its query rows, so P and dS
+// come out key-major and serve directly as the A operands of dV += Pᵀ·dO_w
+// and dK += dSᵀ·Q_w; P_smem and dS_smem are not used (the Plan leaves them
+// out on this path). Needs BQ % (16·WM) == 0 and BK % 16 == 0.
 #include "mltop_common.cuh"
 
 #ifndef BQ
@@ -42,6 +48,20 @@
 
 static_assert(BQ % (8 * WM) == 0, "BQ must be a multiple of 8*WM");
 static_assert(BK % 8 == 0, "BK must be a multiple of 8");
+#if DTYPE != 0
+#if __CUDA_ARCH__ < 800
+#error "attn_bwd_dkv for f16/bf16 needs sm_80 or newer (mma.sync m16n8k16)"
+#endif
+#define TC 1
+#define MK (BK / 16)  // 16-key mma tiles
+#define NQ (RW / 8)   // 8-query column tiles of the warp
+#define ND (D / 8)    // 8-column dK/dV tiles
+static_assert(RW % 16 == 0, "tensor-core path: BQ must be a multiple of 16*WM");
+static_assert(BK % 16 == 0, "tensor-core path: BK must be a multiple of 16");
+#else
+#define TC 0
+#endif
+
 static_assert(!ALIAS || WM == 1 || BK * D * 4 <= 2 * BQ * LDT * (int)sizeof(T),
               "ALIAS: red_smem must fit over Q_smem+dO_smem");
 
@@ -78,6 +98,35 @@ __device__ __forceinline__ void reduce_warps(float (&acc)[APL], float* red, int 
     }
 }
 
+#if TC
+// The tensor-core accumulators: element (rt·8 + g, nd·8 + 2q + e) of the
+// BK×D block, g = lane/4, q = lane%4; red holds it at the same place.
+__device__ __forceinline__ void reduce_warps_tc(float (&acc)[2 * MK][ND][2], float* red, int warp, int lane) {
+    const int g = lane >> 2, qd = lane & 3;
+    for (int w = 1; w < WM; ++w) {
+        if (warp == w) {
+#pragma unroll
+            for (int rt = 0; rt < 2 * MK; ++rt)
+#pragma unroll
+                for (int nd = 0; nd < ND; ++nd)
+                    *(float2*)(red + (rt * 8 + g) * D + nd * 8 + 2 * qd) = make_float2(acc[rt][nd][0], acc[rt][nd][1]);
+        }
+        __syncthreads();
+        if (warp == 0) {
+#pragma unroll
+            for (int rt = 0; rt < 2 * MK; ++rt)
+#pragma unroll
+                for (int nd = 0; nd < ND; ++nd) {
+                    const float2 v = *(const float2*)(red + (rt * 8 + g) * D + nd * 8 + 2 * qd);
+                    acc[rt][nd][0] += v.x;
+                    acc[rt][nd][1] += v.y;
+                }
+        }
+        __syncthreads();
+    }
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(NTHREADS)
 attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
              const T* __restrict__ dO, const float* __restrict__ L, const float* __restrict__ delta,
@@ -87,9 +136,13 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
     T* dOs = Qs + BQ * LDT;
     T* Ks = dOs + BQ * LDT;  // KV_smem: K then V
     T* Vs = Ks + BK * LDT;
+#if TC
+    float* Ls = (float*)(Vs + BK * LDT);  // no P_smem/dS_smem: P and dS stay in registers
+#else
     float* Ps = (float*)(Vs + BK * LDT);
     float* dSs = Ps + BQ * LDS;
     float* Ls = dSs + BQ * LDS;
+#endif
     float* Dl = Ls + BQ;
 #if WM > 1
 #if ALIAS
@@ -110,6 +163,127 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
     load_rows<BK>(Vs, V + kbase * D, k0, Lk, tid);
     async_commit();
 
+#if TC
+    const int g = lane >> 2, qd = lane & 3;
+    float dk[2 * MK][ND][2], dv[2 * MK][ND][2];
+#pragma unroll
+    for (int rt = 0; rt < 2 * MK; ++rt)
+#pragma unroll
+        for (int nd = 0; nd < ND; ++nd) dk[rt][nd][0] = dk[rt][nd][1] = dv[rt][nd][0] = dv[rt][nd][1] = 0.f;
+
+    const int qstart = CAUSAL ? max(0, k0 - off) / BQ * BQ : 0;
+    for (int hh = 0; hh < G; ++hh) {
+        const int h = hk * G + hh;
+        const size_t qbase = (size_t)(b * H + h) * Lq;
+        for (int i0 = qstart; i0 < Lq; i0 += BQ) {
+            __syncthreads();
+            load_rows<BQ>(Qs, Q + qbase * D, i0, Lq, tid);
+            load_rows<BQ>(dOs, dO + qbase * D, i0, Lq, tid);
+            async_commit();
+            for (int r = tid; r < BQ; r += NTHREADS) {
+                const int row = i0 + r;
+                Ls[r] = row < Lq ? L[qbase + row] * LOG2E : 0.f;
+                Dl[r] = row < Lq ? delta[qbase + row] : 0.f;
+            }
+            async_wait<0>();
+            __syncthreads();
+
+            // Sᵀ = K·Q_wᵀ and dPᵀ = V·dO_wᵀ: rows are keys, columns this warp's queries.
+            float st[2 * MK][NQ][2], dpt[2 * MK][NQ][2];
+#pragma unroll
+            for (int rt = 0; rt < 2 * MK; ++rt)
+#pragma unroll
+                for (int nt = 0; nt < NQ; ++nt) st[rt][nt][0] = st[rt][nt][1] = dpt[rt][nt][0] = dpt[rt][nt][1] = 0.f;
+#pragma unroll
+            for (int kd = 0; kd < D / 16; ++kd) {
+                unsigned ak[MK][4], av[MK][4];
+#pragma unroll
+                for (int mk = 0; mk < MK; ++mk) {
+                    ldsm_x4(ak[mk], Ks + (mk * 16 + (lane & 15)) * LDT + kd * 16 + (lane >> 4) * 8);
+                    ldsm_x4(av[mk], Vs + (mk * 16 + (lane & 15)) * LDT + kd * 16 + (lane >> 4) * 8);
+                }
+#pragma unroll
+                for (int np = 0; np < NQ / 2; ++np) {
+                    unsigned bq[4], bo[4];
+                    ldsm_x4(bq, Qs + (warp * RW + np * 16 + (lane & 7) + (lane >> 4) * 8) * LDT + kd * 16 + ((lane >> 3) & 1) * 8);
+                    ldsm_x4(bo, dOs + (warp * RW + np * 16 + (lane & 7) + (lane >> 4) * 8) * LDT + kd * 16 + ((lane >> 3) & 1) * 8);
+#pragma unroll
+                    for (int mk = 0; mk < MK; ++mk) {
+                        mma16816(st[2 * mk][2 * np][0], st[2 * mk][2 * np][1], st[2 * mk + 1][2 * np][0], st[2 * mk + 1][2 * np][1], ak[mk], bq[0], bq[1]);
+                        mma16816(st[2 * mk][2 * np + 1][0], st[2 * mk][2 * np + 1][1], st[2 * mk + 1][2 * np + 1][0], st[2 * mk + 1][2 * np + 1][1], ak[mk], bq[2], bq[3]);
+                        mma16816(dpt[2 * mk][2 * np][0], dpt[2 * mk][2 * np][1], dpt[2 * mk + 1][2 * np][0], dpt[2 * mk + 1][2 * np][1], av[mk], bo[0], bo[1]);
+                        mma16816(dpt[2 * mk][2 * np + 1][0], dpt[2 * mk][2 * np + 1][1], dpt[2 * mk + 1][2 * np + 1][0], dpt[2 * mk + 1][2 * np + 1][1], av[mk], bo[2], bo[3]);
+                    }
+                }
+            }
+            // Pᵀ in st, dSᵀ in dpt.
+#pragma unroll
+            for (int rt = 0; rt < 2 * MK; ++rt) {
+                const int key = k0 + rt * 8 + g;
+#pragma unroll
+                for (int nt = 0; nt < NQ; ++nt)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        const int c = warp * RW + nt * 8 + 2 * qd + e;
+                        const int row = i0 + c;
+                        const bool ok = row < Lq && key < Lk && (!CAUSAL || key <= row + off);
+                        const float pv = ok ? ex2(fmaf(st[rt][nt][e], sl2, -Ls[c])) : 0.f;
+                        st[rt][nt][e] = pv;
+                        dpt[rt][nt][e] = pv * (dpt[rt][nt][e] - Dl[c]);
+                    }
+            }
+            // dV += Pᵀ·dO_w, dK += dSᵀ·Q_w (the k dimension is the warp's queries).
+#pragma unroll
+            for (int kk = 0; kk < RW / 16; ++kk) {
+                unsigned ap[MK][4], ad[MK][4];
+#pragma unroll
+                for (int mk = 0; mk < MK; ++mk) {
+                    ap[mk][0] = pack2(st[2 * mk][2 * kk][0], st[2 * mk][2 * kk][1]);
+                    ap[mk][1] = pack2(st[2 * mk + 1][2 * kk][0], st[2 * mk + 1][2 * kk][1]);
+                    ap[mk][2] = pack2(st[2 * mk][2 * kk + 1][0], st[2 * mk][2 * kk + 1][1]);
+                    ap[mk][3] = pack2(st[2 * mk + 1][2 * kk + 1][0], st[2 * mk + 1][2 * kk + 1][1]);
+                    ad[mk][0] = pack2(dpt[2 * mk][2 * kk][0], dpt[2 * mk][2 * kk][1]);
+                    ad[mk][1] = pack2(dpt[2 * mk + 1][2 * kk][0], dpt[2 * mk + 1][2 * kk][1]);
+                    ad[mk][2] = pack2(dpt[2 * mk][2 * kk + 1][0], dpt[2 * mk][2 * kk + 1][1]);
+                    ad[mk][3] = pack2(dpt[2 * mk + 1][2 * kk + 1][0], dpt[2 * mk + 1][2 * kk + 1][1]);
+                }
+#pragma unroll
+                for (int dd = 0; dd < ND / 2; ++dd) {
+                    unsigned bo[4], bq[4];
+                    ldsm_x4_t(bo, dOs + (warp * RW + kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDT + dd * 16 + (lane >> 4) * 8);
+                    ldsm_x4_t(bq, Qs + (warp * RW + kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDT + dd * 16 + (lane >> 4) * 8);
+#pragma unroll
+                    for (int mk = 0; mk < MK; ++mk) {
+                        mma16816(dv[2 * mk][2 * dd][0], dv[2 * mk][2 * dd][1], dv[2 * mk + 1][2 * dd][0], dv[2 * mk + 1][2 * dd][1], ap[mk], bo[0], bo[1]);
+                        mma16816(dv[2 * mk][2 * dd + 1][0], dv[2 * mk][2 * dd + 1][1], dv[2 * mk + 1][2 * dd + 1][0], dv[2 * mk + 1][2 * dd + 1][1], ap[mk], bo[2], bo[3]);
+                        mma16816(dk[2 * mk][2 * dd][0], dk[2 * mk][2 * dd][1], dk[2 * mk + 1][2 * dd][0], dk[2 * mk + 1][2 * dd][1], ad[mk], bq[0], bq[1]);
+                        mma16816(dk[2 * mk][2 * dd + 1][0], dk[2 * mk][2 * dd + 1][1], dk[2 * mk + 1][2 * dd + 1][0], dk[2 * mk + 1][2 * dd + 1][1], ad[mk], bq[2], bq[3]);
+                    }
+                }
+            }
+        }
+    }
+#if WM > 1
+    __syncthreads();  // Q_smem/dO_smem are free (ALIAS)
+    reduce_warps_tc(dk, red, warp, lane);
+    reduce_warps_tc(dv, red, warp, lane);
+#endif
+    if (warp == 0) {
+#pragma unroll
+        for (int rt = 0; rt < 2 * MK; ++rt) {
+            const int key = k0 + rt * 8 + g;
+            if (key >= Lk) continue;
+            T* krow = dK + (kbase + key) * D + 2 * qd;
+            T* vrow = dV + (kbase + key) * D + 2 * qd;
+#pragma unroll
+            for (int nd = 0; nd < ND; ++nd) {
+                *(unsigned*)(krow + nd * 8) = pack2(dk[rt][nd][0] * scale, dk[rt][nd][1] * scale);
+                *(unsigned*)(vrow + nd * 8) = pack2(dv[rt][nd][0], dv[rt][nd][1]);
+            }
+        }
+    }
+}
+#else
     float dk[APL], dv[APL];
 #pragma unroll
     for (int t = 0; t < APL; ++t) dk[t] = dv[t] = 0.f;
@@ -187,3 +361,4 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
         }
     }
 }
+#endif

@@ -7,6 +7,11 @@
 // tile every lane computes RW·BK/32 elements of S and dP, P = 2^(S·scale·
 // log2e − L·log2e) (log2 domain), dS = P∘(dP − delta) goes to dS_smem and
 // dQ += dS·K accumulates in registers (RW·D/32 per lane). No atomics.
+//
+// f16/bf16 (TC): tensor cores, the forward's fragment layout (mma.sync
+// m16n8k16, ldmatrix): S and dP accumulate in registers, dS is computed in
+// place and reused as the A operand of dS·K, so dS_smem is not used (the
+// Plan leaves it out on this path). Needs BQ % (16·WM) == 0, BK % 16 == 0.
 #include "mltop_common.cuh"
 
 #ifndef BQ
@@ -37,6 +42,20 @@
 static_assert(BQ % (8 * WM) == 0, "BQ must be a multiple of 8*WM");
 static_assert(BK % 8 == 0, "BK must be a multiple of 8");
 
+#if DTYPE != 0
+#if __CUDA_ARCH__ < 800
+#error "attn_bwd_dq for f16/bf16 needs sm_80 or newer (mma.sync m16n8k16)"
+#endif
+#define TC 1
+#define MT (RW / 16)  // 16-row mma tiles per warp
+#define NT (BK / 8)   // 8-column S tiles
+#define ND (D / 8)    // 8-column dQ tiles
+static_assert(RW % 16 == 0, "tensor-core path: BQ must be a multiple of 16*WM");
+static_assert(BK % 16 == 0, "tensor-core path: BK must be a multiple of 16");
+#else
+#define TC 0
+#endif
+
 template <int R>
 __device__ __forceinline__ void load_rows(T* sm, const T* g, int r0, int nrows, int tid) {
     constexpr int CPR = D / VEC;
@@ -61,8 +80,12 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
     T* dOs = Qs + BQ * LDT;
     T* Ks = dOs + BQ * LDT;
     T* Vs = Ks + BK * LDT;
+#if TC
+    float* Ls = (float*)(Vs + BK * LDT);  // no dS_smem: dS stays in registers
+#else
     float* dSs = (float*)(Vs + BK * LDT);
     float* Ls = dSs + BQ * LDS;
+#endif
     float* Dl = Ls + BQ;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -82,6 +105,98 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
         Dl[r] = row < Lq ? delta[qbase + row] : 0.f;
     }
 
+#if TC
+    float s[2 * MT][NT][2], dp[2 * MT][NT][2], dq[2 * MT][ND][2];
+#pragma unroll
+    for (int rt = 0; rt < 2 * MT; ++rt)
+#pragma unroll
+        for (int nd = 0; nd < ND; ++nd) dq[rt][nd][0] = dq[rt][nd][1] = 0.f;
+    const int g = lane >> 2, qd = lane & 3;
+    int kend = CAUSAL ? min(Lk, q0 + BQ + off) : Lk;
+    kend = max(kend, 0);
+    const int ntiles = (kend + BK - 1) / BK;
+    for (int j = 0; j < ntiles; ++j) {
+        const int k0 = j * BK;
+        __syncthreads();
+        load_rows<BK>(Ks, K + kbase * D, k0, Lk, tid);
+        load_rows<BK>(Vs, V + kbase * D, k0, Lk, tid);
+        async_commit();
+        async_wait<0>();
+        __syncthreads();
+#pragma unroll
+        for (int rt = 0; rt < 2 * MT; ++rt)
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) s[rt][nt][0] = s[rt][nt][1] = dp[rt][nt][0] = dp[rt][nt][1] = 0.f;
+#pragma unroll
+        for (int kd = 0; kd < D / 16; ++kd) {
+            unsigned a[MT][4], ao[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) {
+                ldsm_x4(a[mt], Qs + (warp * RW + mt * 16 + (lane & 15)) * LDT + kd * 16 + (lane >> 4) * 8);
+                ldsm_x4(ao[mt], dOs + (warp * RW + mt * 16 + (lane & 15)) * LDT + kd * 16 + (lane >> 4) * 8);
+            }
+#pragma unroll
+            for (int np = 0; np < NT / 2; ++np) {
+                unsigned bk[4], bv[4];
+                ldsm_x4(bk, Ks + (np * 16 + (lane & 7) + (lane >> 4) * 8) * LDT + kd * 16 + ((lane >> 3) & 1) * 8);
+                ldsm_x4(bv, Vs + (np * 16 + (lane & 7) + (lane >> 4) * 8) * LDT + kd * 16 + ((lane >> 3) & 1) * 8);
+#pragma unroll
+                for (int mt = 0; mt < MT; ++mt) {
+                    mma16816(s[2 * mt][2 * np][0], s[2 * mt][2 * np][1], s[2 * mt + 1][2 * np][0], s[2 * mt + 1][2 * np][1], a[mt], bk[0], bk[1]);
+                    mma16816(s[2 * mt][2 * np + 1][0], s[2 * mt][2 * np + 1][1], s[2 * mt + 1][2 * np + 1][0], s[2 * mt + 1][2 * np + 1][1], a[mt], bk[2], bk[3]);
+                    mma16816(dp[2 * mt][2 * np][0], dp[2 * mt][2 * np][1], dp[2 * mt + 1][2 * np][0], dp[2 * mt + 1][2 * np][1], ao[mt], bv[0], bv[1]);
+                    mma16816(dp[2 * mt][2 * np + 1][0], dp[2 * mt][2 * np + 1][1], dp[2 * mt + 1][2 * np + 1][0], dp[2 * mt + 1][2 * np + 1][1], ao[mt], bv[2], bv[3]);
+                }
+            }
+        }
+        // dS = P∘(dP − delta) in place of S; P = 2^(S·scale·log2e − L·log2e).
+#pragma unroll
+        for (int rt = 0; rt < 2 * MT; ++rt) {
+            const int r = warp * RW + rt * 8 + g, row = q0 + r;
+            const float l2 = Ls[r], dl = Dl[r];
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const int col = k0 + nt * 8 + 2 * qd + e;
+                    const bool ok = row < Lq && col < Lk && (!CAUSAL || col <= row + off);
+                    const float pv = ok ? ex2(fmaf(s[rt][nt][e], sl2, -l2)) : 0.f;
+                    s[rt][nt][e] = pv * (dp[rt][nt][e] - dl);
+                }
+        }
+        // dQ += dS·K: the dS accumulators are the A operand.
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {
+            unsigned a[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) {
+                a[mt][0] = pack2(s[2 * mt][2 * kk][0], s[2 * mt][2 * kk][1]);
+                a[mt][1] = pack2(s[2 * mt + 1][2 * kk][0], s[2 * mt + 1][2 * kk][1]);
+                a[mt][2] = pack2(s[2 * mt][2 * kk + 1][0], s[2 * mt][2 * kk + 1][1]);
+                a[mt][3] = pack2(s[2 * mt + 1][2 * kk + 1][0], s[2 * mt + 1][2 * kk + 1][1]);
+            }
+#pragma unroll
+            for (int dd = 0; dd < ND / 2; ++dd) {
+                unsigned bb[4];
+                ldsm_x4_t(bb, Ks + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDT + dd * 16 + (lane >> 4) * 8);
+#pragma unroll
+                for (int mt = 0; mt < MT; ++mt) {
+                    mma16816(dq[2 * mt][2 * dd][0], dq[2 * mt][2 * dd][1], dq[2 * mt + 1][2 * dd][0], dq[2 * mt + 1][2 * dd][1], a[mt], bb[0], bb[1]);
+                    mma16816(dq[2 * mt][2 * dd + 1][0], dq[2 * mt][2 * dd + 1][1], dq[2 * mt + 1][2 * dd + 1][0], dq[2 * mt + 1][2 * dd + 1][1], a[mt], bb[2], bb[3]);
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int rt = 0; rt < 2 * MT; ++rt) {
+        const int row = q0 + warp * RW + rt * 8 + g;
+        if (row >= Lq) continue;
+        T* orow = dQ + (qbase + row) * D + 2 * qd;
+#pragma unroll
+        for (int nd = 0; nd < ND; ++nd) *(unsigned*)(orow + nd * 8) = pack2(dq[rt][nd][0] * scale, dq[rt][nd][1] * scale);
+    }
+}
+#else
     float dq[QPL];
 #pragma unroll
     for (int t = 0; t < QPL; ++t) dq[t] = 0.f;
@@ -137,3 +252,4 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
         if (q0 + r < Lq) dQ[(qbase + q0 + r) * D + c] = from_f32(dq[t] * scale);
     }
 }
+#endif
