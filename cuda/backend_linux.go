@@ -65,6 +65,7 @@ type backend struct {
 	compiles int
 	lost     error // set after a sticky error
 	statsMu  sync.Mutex
+	inflight map[string]chan struct{} // compiles under way, by cache key
 }
 
 type buffer struct {
@@ -343,22 +344,9 @@ func CompileOptions(p profiler.Program, arch string) []string {
 // it. NVRTC runs on the caller's goroutine, so compiling the next spec can
 // overlap timing the current one; loading runs on the CUDA thread.
 func (b *backend) Compile(p profiler.Program) (profiler.Kernel, error) {
-	src, err := shaders.Source("cuda", p.Source, ".cu")
+	cubin, err := b.cubin(p)
 	if err != nil {
 		return nil, err
-	}
-	opts := CompileOptions(p, b.arch)
-	key := CompileKey(src, b.headers, p.Macros, b.arch, b.compiler+" "+strings.Join(opts, " "))
-	cubin, ok := b.cache.get(key)
-	if !ok {
-		cubin, _, err = b.nv.compile(src, p.Source+".cu", b.headers, opts)
-		if err != nil {
-			return nil, fmt.Errorf("NVRTC could not compile %s.cu for %s: %w", p.Source, b.arch, err)
-		}
-		b.statsMu.Lock()
-		b.compiles++
-		b.statsMu.Unlock()
-		b.cache.put(key, cubin)
 	}
 	k := &kernel{name: p.Entry}
 	err = b.do(func() error {
@@ -392,6 +380,56 @@ func (b *backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 		return nil, err
 	}
 	return k, nil
+}
+
+// cubin compiles p with NVRTC or takes it from the cache. Two callers
+// asking for one program at once share one compile.
+func (b *backend) cubin(p profiler.Program) ([]byte, error) {
+	src, err := shaders.Source("cuda", p.Source, ".cu")
+	if err != nil {
+		return nil, err
+	}
+	opts := CompileOptions(p, b.arch)
+	key := CompileKey(src, b.headers, p.Macros, b.arch, b.compiler+" "+strings.Join(opts, " "))
+	for {
+		if c, ok := b.cache.get(key); ok {
+			return c, nil
+		}
+		b.statsMu.Lock()
+		wait, busy := b.inflight[key]
+		if !busy {
+			if b.inflight == nil {
+				b.inflight = map[string]chan struct{}{}
+			}
+			done := make(chan struct{})
+			b.inflight[key] = done
+			b.statsMu.Unlock()
+			c, _, err := b.nv.compile(src, p.Source+".cu", b.headers, opts)
+			if err == nil {
+				b.cache.put(key, c)
+			}
+			b.statsMu.Lock()
+			if err == nil {
+				b.compiles++
+			}
+			delete(b.inflight, key)
+			b.statsMu.Unlock()
+			close(done)
+			if err != nil {
+				return nil, fmt.Errorf("NVRTC could not compile %s.cu for %s: %w", p.Source, b.arch, err)
+			}
+			return c, nil
+		}
+		b.statsMu.Unlock()
+		<-wait // then take it from the cache, or compile it ourselves if that one failed
+	}
+}
+
+// Prefetch compiles p in the background (NVRTC needs no context), so that
+// a sweep can compile the next spec's program while the current one is
+// measured; the later Compile finds the cubin in the cache.
+func (b *backend) Prefetch(p profiler.Program) {
+	go b.cubin(p)
 }
 
 // Stats reports the compile cache's hits and NVRTC compiles so far.

@@ -110,6 +110,15 @@ func TestCompileCache(t *testing.T) {
 		t.Fatalf("after two compiles of one program: %+v, want 1 compile and 1 memory hit", st)
 	}
 	t.Logf("first compile %v, cached %v; attrs %+v", first, second, k1.Attrs())
+	// A prefetch racing a compile of the same program compiles it once.
+	p2 := profiler.Program{Source: "softmax_bwd", Entry: "softmax_bwd", Macros: []profiler.Macro{{Name: "WG", Value: "128"}, {Name: "DTYPE", Value: "2"}}}
+	b.Prefetch(p2)
+	if _, err := b.Compile(p2); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.Stats(); st.Compiles != 2 {
+		t.Fatalf("prefetch + compile of a new program: %+v, want 2 compiles in all", st)
+	}
 	// A second backend over the same cache dir (a later run) reads the disk.
 	b2, err := Open()
 	if err != nil {

@@ -14,6 +14,8 @@ shapes=(
 	"B=4,H=16,Hkv=16,Lq=1024,Lk=1024,D=64,BQ=64,BK=64,WM=4,WN=1"
 	"B=1,H=32,Hkv=8,Lq=2048,Lk=2048,D=128,causal=1,BQ=128,BK=32,WM=4,WN=1"
 )
+# shapes may be given as arguments instead
+[[ $# -gt 0 ]] && shapes=("$@")
 median_json() { python3 -c 'import sys,json
 for l in sys.stdin:
     l=l.strip()
@@ -22,11 +24,11 @@ for l in sys.stdin:
 for s in "${shapes[@]}"; do
 	read -r mine cv n st < <($M run attn_fwd --set "$s" --dtype bf16 --backend cuda --isolate off --json --quiet | median_json)
 	# Under ncu every launch is replayed slowly: ask for enough samples and
-	# time, skip the verification and warm-up launches, keep 30.
+	# time, skip the verification and warm-up launches, keep 20.
 	$NCU --cache-control all --clock-control none --metrics gpu__time_duration.sum -k regex:attn_fwd \
-		--launch-skip 5 --launch-count 30 --csv \
+		--launch-skip 5 --launch-count 20 --csv \
 		$M run attn_fwd --set "$s" --dtype bf16 --backend cuda --isolate off --quiet --json \
-		--min-samples 40 --min-time 0.001 --time-limit 120 --warmup 0.001 >/tmp/ncu.out 2>/tmp/ncu.err
+		--min-samples 30 --min-time 0.001 --time-limit 120 --warmup 0.001 >/tmp/ncu.out 2>/tmp/ncu.err
 	theirs=$(python3 - <<'PY'
 import csv, statistics
 rows = [l for l in open("/tmp/ncu.out") if l.startswith('"')]

@@ -247,18 +247,33 @@ attn_fwd(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__
 #endif
 
         // Online softmax: rescale what was accumulated by 2^(m_old - m_new).
+        // Once the row maxima settle, alpha is 1 for every row of the warp
+        // and the O rescale is skipped (a warp-uniform branch).
+        float alpha[RT];
+        bool moved = false;
 #pragma unroll
         for (int rt = 0; rt < RT; ++rt) {
             const float mnew = fmaxf(m[rt], mx[rt] * sl2);
             const float muse = mnew == -MLTOP_INF ? 0.f : mnew;  // all masked so far
-            const float alpha = ex2(m[rt] - muse);
+            alpha[rt] = ex2(m[rt] - muse);
+            moved |= mnew != m[rt];
             m[rt] = mnew;
-            l[rt] *= alpha;
+            mx[rt] = muse;
+        }
+        if (__any_sync(0xffffffffu, moved)) {
 #pragma unroll
-            for (int nd = 0; nd < ND; ++nd) {
-                o[rt][nd][0] *= alpha;
-                o[rt][nd][1] *= alpha;
+            for (int rt = 0; rt < RT; ++rt) {
+                l[rt] *= alpha[rt];
+#pragma unroll
+                for (int nd = 0; nd < ND; ++nd) {
+                    o[rt][nd][0] *= alpha[rt];
+                    o[rt][nd][1] *= alpha[rt];
+                }
             }
+        }
+#pragma unroll
+        for (int rt = 0; rt < RT; ++rt) {
+            const float muse = mx[rt];
 #pragma unroll
             for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
