@@ -116,16 +116,22 @@ func throughput(r profiler.Result) (metric, bool) {
 	return metric{}, false
 }
 
-// unitFor picks one unit for a series so all points compare.
+// unitFor picks one unit for a series so all points compare: the kind
+// (bytes or FLOP) of the last measured result, in TFLOP/s when any point of
+// that kind reaches it. Points of the other kind are left out of the chart.
 func unitFor(rs []profiler.Result) string {
 	unit := ""
-	for _, r := range rs {
-		m, ok := throughput(r)
-		if !ok {
-			continue
-		}
-		if unit == "" || (unit == "GFLOP/s" && m.name == "TFLOP/s") {
+	for i := len(rs) - 1; i >= 0 && unit == ""; i-- {
+		if m, ok := throughput(rs[i]); ok {
 			unit = m.name
+		}
+	}
+	if unit != "GFLOP/s" {
+		return unit
+	}
+	for _, r := range rs {
+		if m, ok := throughput(r); ok && m.name == "TFLOP/s" {
+			return "TFLOP/s"
 		}
 	}
 	return unit

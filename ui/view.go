@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -358,7 +359,7 @@ func (m Model) runChart(w, h int) []string {
 		return wrap("no runs yet: r runs the kernel, s sweeps the selected knob, L loads a YAML sweep", w)
 	}
 	// Points of one unit only; runs of another kind (FLOP/s vs GB/s) are left out.
-	unit := unitFor(rs[len(rs)-1:])
+	unit := unitFor(rs)
 	var data []float64
 	first := 0
 	for i, r := range rs {
@@ -482,7 +483,19 @@ func (m Model) budgets() ([]profiler.BudgetReport, bool) {
 func (m Model) budgetTitle() string { return "TGM budget" }
 
 func (m Model) budgetLines(w, h int) []string {
-	bs, compiled := m.budgets()
+	all, compiled := m.budgets()
+	// Dispatches without threadgroup memory (a zero fill, an elementwise
+	// prologue) say nothing here; the largest budget comes first.
+	var bs []profiler.BudgetReport
+	for _, b := range all {
+		if b.Total > 0 || len(all) == 1 {
+			bs = append(bs, b)
+		}
+	}
+	slices.SortStableFunc(bs, func(a, b profiler.BudgetReport) int { return b.Total - a.Total })
+	if len(all) > 0 && len(bs) == 0 {
+		return []string{"no threadgroup memory"}
+	}
 	if len(bs) == 0 {
 		if m.preview.Err != nil {
 			return []string{m.th.bad.Render("✗ invalid spec"), "fix the value in red"}
@@ -560,11 +573,15 @@ func (m Model) occLines(w, h int) []string {
 		return append([]string{"n/a"}, wrap(os[0].Reason, w)...)
 	}
 	unit := unitLabel(m.dev)
-	out := []string{
+	var out []string
+	if len(os) > 1 { // the tightest dispatch of a multi-kernel plan
+		out = append(out, m.th.dim.Render(o.Dispatch))
+	}
+	out = append(out,
 		fmt.Sprintf("%d groups/%s", o.GroupsPerUnit, unit),
 		"bound by " + m.th.warn.Render(o.Limiter),
 		fmt.Sprintf("%.0f%% of max threads", o.ThreadsPct),
-	}
+	)
 	if o.Registers > 0 {
 		out = append(out, fmt.Sprintf("regs %d/thread, spills %d B", o.Registers, o.SpillBytes))
 	} else {

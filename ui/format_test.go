@@ -1,0 +1,139 @@
+package ui
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/mltop/mltop/profiler"
+)
+
+func TestStepInt(t *testing.T) {
+	choices := []int{8, 16, 32, 64, 128}
+	for _, tc := range []struct{ cur, dir, want int }{
+		{32, 1, 64}, {32, -1, 16}, {128, 1, 128}, {8, -1, 8},
+		{48, 1, 64}, {48, -1, 32}, // a typed value steps to its neighbours
+		{1000, -1, 128}, {1, 1, 8},
+	} {
+		if got := stepInt(choices, tc.cur, tc.dir); got != tc.want {
+			t.Errorf("stepInt(%d, %+d) = %d, want %d", tc.cur, tc.dir, got, tc.want)
+		}
+	}
+}
+
+func TestFieldBlames(t *testing.T) {
+	for _, tc := range []struct {
+		field, msg string
+		want       bool
+	}{
+		{"BQ", "BQ=48 is not allowed: use one of 8, 16", true},
+		{"B", "BQ=48 is not allowed", false},
+		{"Q", "BQ=48 is not allowed", false},
+		{"H", "Hkv=3 must divide H=8", true},
+		{"Hkv", "Hkv=3 must divide H=8", true},
+		{"D", "TGM 46080 B exceeds the limit: lower BQ, BK or WN", false},
+	} {
+		f := field{kind: kindKnob, name: tc.field}
+		if got := f.blames(errors.New(tc.msg)); got != tc.want {
+			t.Errorf("%s blamed by %q = %v, want %v", tc.field, tc.msg, got, tc.want)
+		}
+	}
+}
+
+func TestFormatting(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{fmtDur(153e3), "153 µs"},
+		{fmtDur(14e6), "14.0 ms"},
+		{fmtDur(1.5e9), "1.50 s"},
+		{fmtDur(0), "—"},
+		{fmtRange(150e3, 158e3), "150–158 µs"},
+		{fmtRange(900e3, 1.2e6), "900 µs–1.20 ms"},
+		{fmtKiBPair(18432, 32768), "18.0/32.0 KiB"},
+		{fmtKiBPair(32, 65536), "32 B/64.0 KiB"},
+		{fmtKiBShort(18432, 32768), "18.0/32.0K"},
+		{fit("abcdef", 4), "abc…"},
+		{fit("ab", 4), "ab  "},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+	lines := wrap("compiling attn_fwd: identifier BQX is undefined", 16)
+	for _, l := range lines {
+		if ansi.StringWidth(l) > 16 {
+			t.Errorf("wrap made a line of %d cells: %q", ansi.StringWidth(l), l)
+		}
+	}
+	if !slices.Equal(lines, []string{"compiling", "attn_fwd:", "identifier BQX", "is undefined"}) {
+		t.Errorf("wrap = %q", lines)
+	}
+}
+
+// TestThroughputUnits: bandwidth-bound results chart in GB/s, compute-bound
+// ones in FLOP/s, and one series shares one unit.
+func TestThroughputUnits(t *testing.T) {
+	res := func(flops, bytes, ns float64) profiler.Result {
+		return profiler.Result{Status: profiler.StatusOK, FLOPs: flops, Bytes: bytes, Stats: profiler.Stats{N: 1, Median: ns}}
+	}
+	sm := res(4e6, 12e6, 10e3)   // 0.33 FLOP/B: 1200 GB/s
+	at := res(1.3e8, 1.6e6, 35e3) // 84 FLOP/B: 3.8 TFLOP/s
+	small := res(1.3e8, 1.6e6, 350e3)
+	for _, tc := range []struct {
+		name string
+		r    profiler.Result
+		want string
+	}{{"softmax-like", sm, "1200 GB/s"}, {"attention-like", at, "3.71 TFLOP/s"}, {"slow attention", small, "371 GFLOP/s"}} {
+		if got := fmtThroughput(tc.r); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if u := unitFor([]profiler.Result{at, small}); u != "TFLOP/s" {
+		t.Errorf("unit of a series reaching TFLOP/s = %q", u)
+	}
+	if v := inUnit(small, "TFLOP/s"); v < 0.37 || v > 0.372 {
+		t.Errorf("371 GFLOP/s in TFLOP/s = %g", v)
+	}
+	if u := unitFor([]profiler.Result{at, sm}); u != "GB/s" {
+		t.Errorf("the last result's kind picks the unit: got %q", u)
+	}
+	failed := profiler.Result{Status: profiler.StatusCompileError}
+	if got := fmtThroughput(failed); got != "—" {
+		t.Errorf("a failed run has no throughput, got %q", got)
+	}
+}
+
+// TestMultiDispatchBudget: a plan of several kernels lists the dispatches
+// with threadgroup memory, largest first, and names the tightest for occupancy.
+func TestMultiDispatchBudget(t *testing.T) {
+	f, err := profiler.Lookup("attn_bwd")
+	if err != nil {
+		t.Skip("no multi-dispatch family registered:", err)
+	}
+	opts := testOptions()
+	opts.Families = []profiler.Family{f}
+	m := NewModel(&fakeExec{}, opts)
+	if len(m.preview.Budget) < 2 {
+		t.Skipf("attn_bwd plans %d dispatches here", len(m.preview.Budget))
+	}
+	biggest := m.preview.Budget[0]
+	for _, b := range m.preview.Budget {
+		if b.Total > biggest.Total {
+			biggest = b
+		}
+	}
+	lines := m.budgetLines(40, 20)
+	if ansi.Strip(lines[0]) != biggest.Dispatch {
+		t.Errorf("budget starts with %q, want the largest dispatch %q (%d B)", ansi.Strip(lines[0]), biggest.Dispatch, biggest.Total)
+	}
+	for _, l := range lines {
+		if ansi.Strip(l) == "" {
+			t.Errorf("empty line in budget: %q", lines)
+		}
+	}
+	occ := m.occLines(40, 20)
+	o, _ := minOcc(m.preview.Occupancy)
+	if ansi.Strip(occ[0]) != o.Dispatch {
+		t.Errorf("occupancy names %q, want the tightest dispatch %q", ansi.Strip(occ[0]), o.Dispatch)
+	}
+}
