@@ -76,7 +76,7 @@ func TestThroughputUnits(t *testing.T) {
 	res := func(flops, bytes, ns float64) profiler.Result {
 		return profiler.Result{Status: profiler.StatusOK, FLOPs: flops, Bytes: bytes, Stats: profiler.Stats{N: 1, Median: ns}}
 	}
-	sm := res(4e6, 12e6, 10e3)   // 0.33 FLOP/B: 1200 GB/s
+	sm := res(4e6, 12e6, 10e3)    // 0.33 FLOP/B: 1200 GB/s
 	at := res(1.3e8, 1.6e6, 35e3) // 84 FLOP/B: 3.8 TFLOP/s
 	small := res(1.3e8, 1.6e6, 350e3)
 	for _, tc := range []struct {

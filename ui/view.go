@@ -579,7 +579,7 @@ func (m Model) occLines(w, h int) []string {
 	}
 	out = append(out,
 		fmt.Sprintf("%d groups/%s", o.GroupsPerUnit, unit),
-		"bound by " + m.th.warn.Render(o.Limiter),
+		"bound by "+m.th.warn.Render(o.Limiter),
 		fmt.Sprintf("%.0f%% of max threads", o.ThreadsPct),
 	)
 	if o.Registers > 0 {
