@@ -36,7 +36,10 @@ import (
 //	     MODE 4 dQ = scale·dS·K: M=Lq, N=D, K=Lk, grid (ceil(D/BN),
 //	       ceil(Lq/BM), B·H)
 //	TGM items: A_smem 16·(BM+4)·4, B_smem 16·(BN+4)·4 (f32 staging of the
-//	  operands, k-major, 4-element pad).
+//	  operands, k-major, 4-element pad); on the CUDA tensor-core path
+//	  (f16/bf16) A_smem BM·(32+8)·sz, B_smem BN·(32+8)·sz (K steps of 32 in
+//	  the storage type, k-contiguous; P and dS rounded to it on load), which
+//	  needs BM ≥ 32 and BN ≥ 64.
 //	FLOPs: the same useful 2.5 × forward over unmasked pairs as the fused
 //	  families (so TFLOP/s compare like for like; the square is computed).
 //	Bytes: the fused minimum plus P and dS written once and read twice each.
@@ -67,8 +70,17 @@ func (AttnBwdUnfused) Schema() profiler.Schema {
 	}
 }
 
-// AttnBwdMMTGM is the matrix kernels' threadgroup memory.
-func AttnBwdMMTGM(bm, bn int) []profiler.TGMItem {
+// AttnBwdMMTGM is the matrix kernels' threadgroup memory. The CUDA
+// tensor-core path (tc) stages K steps of 32 in the storage type, both
+// operands k-contiguous.
+func AttnBwdMMTGM(bm, bn int, dt profiler.DType, tc bool) []profiler.TGMItem {
+	if tc {
+		sz, ty := dt.Size(), string(dt)
+		return []profiler.TGMItem{
+			{Name: "A_smem", Bytes: bm * 40 * sz, Note: fmt.Sprintf("BM×(32+8) %s, k-contiguous, 8-element pad", ty)},
+			{Name: "B_smem", Bytes: bn * 40 * sz, Note: fmt.Sprintf("BN×(32+8) %s, k-contiguous, 8-element pad", ty)},
+		}
+	}
 	return []profiler.TGMItem{
 		{Name: "A_smem", Bytes: 16 * (bm + 4) * 4, Note: "16×(BM+4) f32, k-major, 4-element pad"},
 		{Name: "B_smem", Bytes: 16 * (bn + 4) * 4, Note: "16×(BN+4) f32, k-major, 4-element pad"},
@@ -77,7 +89,7 @@ func AttnBwdMMTGM(bm, bn int) []profiler.TGMItem {
 
 var mmModes = []string{"P = exp(scale·Q·Kᵀ − L)", "dS = P∘(dO·Vᵀ − delta)", "dV = Pᵀ·dO", "dK = scale·dSᵀ·Q", "dQ = scale·dS·K"}
 
-func (f AttnBwdUnfused) dispatches(s profiler.Spec) []profiler.Dispatch {
+func (f AttnBwdUnfused) dispatches(s profiler.Spec, dev profiler.DeviceInfo) []profiler.Dispatch {
 	a := AttnShapeOf(s)
 	bm, bn := s.Knobs["BM"], s.Knobs["BN"]
 	out := []profiler.Dispatch{attnBwdDeltaDispatch(a, s.DType)}
@@ -105,7 +117,7 @@ func (f AttnBwdUnfused) dispatches(s profiler.Spec) []profiler.Dispatch {
 			Group:   [3]int{256, 1, 1},
 			Args:    []string{"Q", "K", "V", "dO", "L", "delta", "P", "dS", "dQ", "dK", "dV"},
 			Scalars: attnBwdScalars(a),
-			TGM:     AttnBwdMMTGM(bm, bn),
+			TGM:     AttnBwdMMTGM(bm, bn, s.DType, attnBwdTC(dev, s.DType)),
 		})
 	}
 	return out
@@ -120,7 +132,13 @@ func (f AttnBwdUnfused) Validate(s profiler.Spec, dev profiler.DeviceInfo) error
 	if n := int64(a.B) * int64(a.H) * int64(a.Lq) * int64(a.Lk); n > maxIndexElems {
 		return fmt.Errorf("P/dS would hold %d elements, more than the kernels' 32-bit indices address: reduce B, H, Lq or Lk (the fused families have no such matrix)", n)
 	}
-	ds := f.dispatches(s)
+	if attnBwdTC(dev, s.DType) {
+		bm, bn := s.Knobs["BM"], s.Knobs["BN"]
+		if bm < 32 || bn < 64 {
+			return fmt.Errorf("BM=%d, BN=%d: the CUDA tensor-core matrix kernel splits the tile over a 2×4 warp grid of 16×16 blocks; use BM ≥ 32 and BN ≥ 64", bm, bn)
+		}
+	}
+	ds := f.dispatches(s, dev)
 	return checkGroup(&ds[1], dev, "the matrix kernels need 256 threads", "lower BM or BN")
 }
 
@@ -146,7 +164,7 @@ func (f AttnBwdUnfused) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profile
 	return &profiler.Plan{
 		Buffers:    bufs,
 		Setup:      setup,
-		Dispatches: f.dispatches(s),
+		Dispatches: f.dispatches(s, dev),
 		FLOPs:      AttnBwdFLOPs(a),
 		Bytes:      attnBwdIOBytes(a, s.DType) + 3*4*float64(ln) + 6*4*float64(pn),
 		Notes: []string{

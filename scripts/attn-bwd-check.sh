@@ -47,7 +47,7 @@ sweeps:
     flags: {causal: [false, true]}
   - kernel: attn_bwd_unfused
     dtypes: [f32, f16, bf16]
-    knobs: {BM: [32, 64], BN: 64}
+    knobs: {BM: [32, 128], BN: [64, 128]}
     dims: {B: 2, H: 4, Hkv: 2, Lq: 77, Lk: 90, D: [64, 128]}
     flags: {causal: [false, true]}
 YAML

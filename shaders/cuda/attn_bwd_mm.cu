@@ -8,7 +8,13 @@
 //   4  dQ = scale·dS·K                                    [B,H,Lq,D]   T
 // 256 threads (16×16) per BM×BN output tile, each thread (BM/16)×(BN/16)
 // outputs strided by 16; K steps of 16 staged in f32 (A_smem, B_smem,
-// k-major). Plain FMAs: a SIMT baseline, no tensor cores.
+// k-major). Plain FMAs for f32.
+//
+// f16/bf16 (TC): tensor cores. 8 warps as a 2×4 grid over the tile, each a
+// (BM/2)×(BN/4) block of m16n8k16 mma.sync; K steps of 32 staged in the
+// storage type, both operands k-contiguous (A_smem BM×(32+8), B_smem
+// BN×(32+8)), P and dS rounded to it on the way in (as a bf16 unfused graph
+// would hold them). Needs BM ∈ {32, 64, 128}, BN ∈ {64, 128}.
 #include "mltop_common.cuh"
 
 #ifndef BM
@@ -34,6 +40,22 @@
 #define LDB (BN + 4)
 #define LOG2E 1.4426950408889634f
 
+#if DTYPE != 0
+#if __CUDA_ARCH__ < 800
+#error "attn_bwd_mm for f16/bf16 needs sm_80 or newer (mma.sync m16n8k16)"
+#endif
+#define TC 1
+#define KT 32            // K step of the tensor-core path
+#define LDK (KT + 8)     // row stride of A_smem/B_smem (elements)
+#define WTM (BM / 2)     // warp tile rows
+#define WTN (BN / 4)     // warp tile columns
+#define MTT (WTM / 16)
+#define NTT (WTN / 8)
+static_assert(WTM % 16 == 0 && NTT % 2 == 0, "tensor-core path: BM in {32,64,128}, BN in {64,128}");
+#else
+#define TC 0
+#endif
+
 extern "C" __global__ void __launch_bounds__(256)
 attn_bwd_mm(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
             const T* __restrict__ dO, const float* __restrict__ L, const float* __restrict__ delta,
@@ -54,6 +76,123 @@ attn_bwd_mm(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
     const int M = Lk, N = D, KD = Lq;
 #endif
     const size_t kvrow = (size_t)(b * Hkv + hk) * Lk;
+
+#if TC
+    T* At = (T*)smem;
+    T* Bt = At + BM * LDK;
+    const int lane = tid & 31, warp = tid >> 5, wm = warp >> 2, wn = warp & 3;
+    const int g = lane >> 2, qd = lane & 3;
+    float acc[MTT][NTT][4];
+#pragma unroll
+    for (int i = 0; i < MTT; ++i)
+#pragma unroll
+        for (int j = 0; j < NTT; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
+    for (int hh = 0; hh < nheads; ++hh) {
+#if MODE <= 1 || MODE == 4
+        const int h = h0;
+#else
+        const int h = hk * G + hh;
+#endif
+        const size_t qrow = (size_t)(b * H + h) * Lq;
+        for (int k0 = 0; k0 < KD; k0 += KT) {
+            for (int e = tid; e < KT * BM; e += 256) {
+#if MODE == 2 || MODE == 3
+                const int k = e / BM, m = e % BM;
+#else
+                const int m = e / KT, k = e % KT;
+#endif
+                const int gm = m0 + m, gk = k0 + k;
+                float v = 0.f;
+                if (gm < M && gk < KD) {
+#if MODE == 0
+                    v = to_f32(Q[(qrow + gm) * D + gk]);
+#elif MODE == 1
+                    v = to_f32(dO[(qrow + gm) * D + gk]);
+#elif MODE == 2
+                    v = P[(qrow + gk) * Lk + gm];
+#elif MODE == 3
+                    v = dS[(qrow + gk) * Lk + gm];
+#else
+                    v = dS[(qrow + gm) * Lk + gk];
+#endif
+                }
+                At[m * LDK + k] = from_f32(v);
+            }
+            for (int e = tid; e < KT * BN; e += 256) {
+#if MODE <= 1
+                const int n = e / KT, k = e % KT;
+#else
+                const int k = e / BN, n = e % BN;
+#endif
+                const int gn = n0 + n, gk = k0 + k;
+                float v = 0.f;
+                if (gn < N && gk < KD) {
+#if MODE == 0
+                    v = to_f32(K[(kvrow + gn) * D + gk]);
+#elif MODE == 1
+                    v = to_f32(V[(kvrow + gn) * D + gk]);
+#elif MODE == 2
+                    v = to_f32(dO[(qrow + gk) * D + gn]);
+#elif MODE == 3
+                    v = to_f32(Q[(qrow + gk) * D + gn]);
+#else
+                    v = to_f32(K[(kvrow + gk) * D + gn]);
+#endif
+                }
+                Bt[n * LDK + k] = from_f32(v);
+            }
+            __syncthreads();
+#pragma unroll
+            for (int ks = 0; ks < KT / 16; ++ks) {
+                unsigned a[MTT][4];
+#pragma unroll
+                for (int i = 0; i < MTT; ++i)
+                    ldsm_x4(a[i], At + (wm * WTM + i * 16 + (lane & 15)) * LDK + ks * 16 + (lane >> 4) * 8);
+#pragma unroll
+                for (int np = 0; np < NTT / 2; ++np) {
+                    unsigned bb[4];
+                    ldsm_x4(bb, Bt + (wn * WTN + np * 16 + (lane & 7) + (lane >> 4) * 8) * LDK + ks * 16 + ((lane >> 3) & 1) * 8);
+#pragma unroll
+                    for (int i = 0; i < MTT; ++i) {
+                        mma16816(acc[i][2 * np][0], acc[i][2 * np][1], acc[i][2 * np][2], acc[i][2 * np][3], a[i], bb[0], bb[1]);
+                        mma16816(acc[i][2 * np + 1][0], acc[i][2 * np + 1][1], acc[i][2 * np + 1][2], acc[i][2 * np + 1][3], a[i], bb[2], bb[3]);
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    }
+    const int off = Lk - Lq;
+#pragma unroll
+    for (int i = 0; i < MTT; ++i)
+#pragma unroll
+        for (int hi = 0; hi < 2; ++hi) {
+            const int m = m0 + wm * WTM + i * 16 + g + 8 * hi;
+            if (m >= M) continue;
+#pragma unroll
+            for (int j = 0; j < NTT; ++j)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const int n = n0 + wn * WTN + j * 8 + 2 * qd + e;
+                    if (n >= N) continue;
+                    const float x = acc[i][j][2 * hi + e];
+#if MODE == 0
+                    const size_t r = (size_t)z * Lq + m;
+                    const bool ok = !CAUSAL || n <= m + off;
+                    P[r * Lk + n] = ok ? ex2(fmaf(x, scale * LOG2E, -L[r] * LOG2E)) : 0.f;
+#elif MODE == 1
+                    const size_t r = (size_t)z * Lq + m;
+                    dS[r * Lk + n] = P[r * Lk + n] * (x - delta[r]);
+#elif MODE == 2
+                    dV[((size_t)z * Lk + m) * D + n] = from_f32(x);
+#elif MODE == 3
+                    dK[((size_t)z * Lk + m) * D + n] = from_f32(x * scale);
+#else
+                    dQ[((size_t)z * Lq + m) * D + n] = from_f32(x * scale);
+#endif
+                }
+        }
+#else
 
     float acc[TM][TN];
 #pragma unroll
@@ -158,4 +297,5 @@ attn_bwd_mm(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
 #endif
         }
     }
+#endif
 }
