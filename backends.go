@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 
@@ -68,19 +69,38 @@ func openExecutor(name, isolate string) (profiler.Executor, error) {
 	name = resolveBackend(name)
 	useWorker := isolate == "on" || (isolate == "auto" && name != "cpu")
 	if !useWorker {
-		b, _, err := openBackend(name)
-		if err != nil {
-			return nil, err
-		}
-		return profiler.NewRunner(b), nil
+		return openRunner(name, os.Stderr)
 	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("cannot find the mltop binary to start a worker: %w (use --isolate off)", err)
 	}
-	pool, err := profiler.NewWorkerPool([]string{self, "worker", "--backend", name}, nil)
+	var env []string
+	if name == "cuda" {
+		// An illegal address poisons a CUDA context for good: the worker
+		// exits on it, the pool records `crashed` and starts a fresh one.
+		env = append(env, cuda.ExitOnFaultEnv+"=1")
+	}
+	pool, err := profiler.NewWorkerPool([]string{self, "worker", "--backend", name}, env)
 	if err != nil {
 		return nil, badInput("the %s backend is not available here: %v (see `mltop list`; --backend cpu runs anywhere)", name, err)
 	}
 	return pool, nil
+}
+
+// openRunner opens a backend in this process. GPU backends are calibrated
+// on first use (cached per device afterwards), so Results can give % of the
+// measured ceilings; the CPU is calibrated only by `mltop calibrate`.
+func openRunner(name string, log io.Writer) (*profiler.Runner, error) {
+	b, name, err := openBackend(name)
+	if err != nil {
+		return nil, err
+	}
+	r := profiler.NewRunner(b)
+	if name != "cpu" && os.Getenv("MLTOP_NO_CALIBRATE") == "" {
+		if _, err := r.Calibrate(false); err != nil {
+			fmt.Fprintf(log, "mltop: calibration failed, only spec peaks will be shown: %v\n", err)
+		}
+	}
+	return r, nil
 }

@@ -180,6 +180,9 @@ Usage:
                                         kernel families with their knobs, dims and dtypes
   mltop report FILE.csv                 attention-backward tables (fused/unfused speed ratio,
                                         peak memory) from a sweep's CSV, in seed 001's layout
+  mltop calibrate [--backend B]         measure copy bandwidth and FLOP/s per dtype with built-in
+                                        micro-kernels; cached per device, Results then give % of
+                                        both the datasheet and the measured peak
   mltop selftest [--backend B]          checks the device, its timer and two kernels against
                                         the reference; prints a report for bug reports
 
@@ -437,11 +440,7 @@ func cmdWorker(args []string) error {
 	protocol := os.Stdout
 	os.Stdout = os.Stderr // stray prints must not corrupt the protocol
 	err := profiler.ServeWorker(os.Stdin, protocol, func() (profiler.Executor, error) {
-		b, _, err := openBackend(*backend)
-		if err != nil {
-			return nil, err
-		}
-		return profiler.NewRunner(b), nil
+		return openRunner(*backend, os.Stderr)
 	})
 	if err != nil {
 		return &exitError{code: exitFailed, msg: "worker: " + err.Error()}

@@ -325,3 +325,19 @@ sweeps:
 		t.Errorf("missing file: exit %d %s", code, stderr)
 	}
 }
+
+func TestCalibrateCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("calibration takes a second")
+	}
+	t.Setenv("MLTOP_CACHE_DIR", t.TempDir())
+	code, stdout, stderr := run(t, "calibrate", "--backend", "cpu")
+	if code != 0 || !strings.Contains(stdout, "copy bandwidth") || !strings.Contains(stdout, "f32") || !strings.Contains(stdout, "cached in") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// the next run holds its result against the measured ceilings
+	code, stdout, _ = run(t, "run", "softmax_bwd", "--set", "rows=64,cols=256", "--hot", "--time-limit", "0.2")
+	if code != 0 || !strings.Contains(stdout, "of measured peak") {
+		t.Errorf("run after calibrate:\n%s", stdout)
+	}
+}

@@ -432,6 +432,10 @@ func (b *backend) Prefetch(p profiler.Program) {
 	go b.cubin(p)
 }
 
+// Precompile makes the backend a profiler.Precompiler, so a sweep's
+// prefetch of the next spec reaches NVRTC.
+func (b *backend) Precompile(p profiler.Program) { b.Prefetch(p) }
+
 // Stats reports the compile cache's hits and NVRTC compiles so far.
 func (b *backend) Stats() CacheStats {
 	b.cache.mu.Lock()

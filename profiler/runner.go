@@ -113,9 +113,42 @@ type inputCache struct {
 	data map[string][]float32
 }
 
-// NewRunner wraps a backend.
+// NewRunner wraps a backend. The device's measured ceilings come from its
+// cached calibration when there is one (see Calibrate).
 func NewRunner(b Backend) *Runner {
-	return &Runner{backend: b, dev: b.Info(), kernels: map[string]Kernel{}, refs: map[string]*Reference{}}
+	dev := b.Info()
+	if c, err := LoadCalibration(dev); err == nil {
+		dev = ApplyCalibration(dev, c)
+	}
+	return &Runner{backend: b, dev: dev, kernels: map[string]Kernel{}, refs: map[string]*Reference{}}
+}
+
+// Calibrate measures the device's ceilings with the backend's micro-kernels
+// now (lazily: only when none are cached, unless force), caches them, and
+// uses them for the Results that follow.
+func (r *Runner) Calibrate(force bool) (*Calibration, error) {
+	var c *Calibration
+	var err error
+	if force {
+		cal, ok := r.backend.(Calibrator)
+		if !ok {
+			return nil, fmt.Errorf("the %s backend has no calibration micro-kernels", r.dev.Backend)
+		}
+		got, cerr := cal.Calibrate()
+		if cerr != nil {
+			return nil, cerr
+		}
+		c = &got
+		_, err = SaveCalibration(r.dev, got)
+	} else {
+		c, err = EnsureCalibration(r.backend, r.dev)
+	}
+	if c != nil {
+		r.mu.Lock()
+		r.dev = ApplyCalibration(r.dev, c)
+		r.mu.Unlock()
+	}
+	return c, err
 }
 
 // Device is the backend's device.

@@ -1,0 +1,112 @@
+package profiler
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Calibration is what a device achieves on micro-kernels: the ceilings
+// Results are also held against (next to the datasheet peaks).
+type Calibration struct {
+	Backend       string            `json:"backend"`
+	Device        string            `json:"device"`
+	Time          time.Time         `json:"time"`
+	CopyBandwidth float64           `json:"copy_bandwidth"` // bytes/s, bytes read + bytes written
+	FLOPS         map[DType]float64 `json:"flops"`          // per dtype: tensor-core/matrix path where the device has one, else FMA
+	Details       []string          `json:"details,omitempty"`
+}
+
+// Calibrator is a backend with built-in micro-kernels.
+type Calibrator interface {
+	Calibrate() (Calibration, error)
+}
+
+// CalibrationPath is where the calibration of a device is cached:
+// <user cache dir>/mltop/calibration/<backend>-<device>.json.
+func CalibrationPath(dev DeviceInfo) (string, error) {
+	dir := os.Getenv("MLTOP_CACHE_DIR")
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(base, "mltop")
+	}
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, dev.Backend+"-"+dev.Name)
+	return filepath.Join(dir, "calibration", name+".json"), nil
+}
+
+// LoadCalibration reads the cached calibration of dev; a missing file is
+// (nil, nil).
+func LoadCalibration(dev DeviceInfo) (*Calibration, error) {
+	p, err := CalibrationPath(dev)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var c Calibration
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%s: %v (delete it or run `mltop calibrate`)", p, err)
+	}
+	return &c, nil
+}
+
+// SaveCalibration caches c for dev.
+func SaveCalibration(dev DeviceInfo, c Calibration) (string, error) {
+	p, err := CalibrationPath(dev)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", err
+	}
+	b, _ := json.MarshalIndent(c, "", "  ")
+	return p, os.WriteFile(p, b, 0o644)
+}
+
+// ApplyCalibration fills the measured ceilings of dev.
+func ApplyCalibration(dev DeviceInfo, c *Calibration) DeviceInfo {
+	if c == nil {
+		return dev
+	}
+	dev.MeasuredBandwidth = c.CopyBandwidth
+	dev.MeasuredFLOPS = c.FLOPS
+	return dev
+}
+
+// EnsureCalibration loads the cached calibration, or, when there is none and
+// the backend can calibrate, measures and caches it (the lazy first use).
+func EnsureCalibration(b Backend, dev DeviceInfo) (*Calibration, error) {
+	c, err := LoadCalibration(dev)
+	if err != nil || c != nil {
+		return c, err
+	}
+	cal, ok := b.(Calibrator)
+	if !ok {
+		return nil, nil
+	}
+	got, err := cal.Calibrate()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := SaveCalibration(dev, got); err != nil {
+		return &got, err
+	}
+	return &got, nil
+}
