@@ -38,13 +38,13 @@ sweeps:
   - kernel: attn_bwd
     dtypes: [bf16]
     knobs: {BQ_dq: 16, BK_dq: 16, WM_dq: 1, BQ_dkv: 16, BK_dkv: 32, WM_dkv: 1}
+    dims: {B: 1, H: 2, Hkv: 2, Lq: 50, Lk: 33, D: 256}
+    flags: {causal: [false, true]}
   - kernel: attn_bwd
     dtypes: [f32]
     knobs: {BQ_dq: 16, BK_dq: 8, WM_dq: 2, BQ_dkv: 16, BK_dkv: 8, WM_dkv: 2}
     dims: {B: 1, H: 4, Hkv: 1, Lq: 45, Lk: 61, D: 64}
     flags: {causal: [false, true], alias: [false, true]}
-    dims: {B: 1, H: 2, Hkv: 2, Lq: 50, Lk: 33, D: 256}
-    flags: {causal: [false, true]}
   - kernel: attn_bwd_unfused
     dtypes: [f32, f16, bf16]
     knobs: {BM: [32, 128], BN: [64, 128]}
