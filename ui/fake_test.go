@@ -9,6 +9,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	_ "github.com/mltop/mltop/kernels"
@@ -138,7 +139,7 @@ func start(t *testing.T, exec profiler.Executor, opts Options, w, h int) *harnes
 		return msg
 	}
 	hs.tm = teatest.NewTestModel(t, NewModel(exec, opts), teatest.WithInitialTermSize(w, h),
-		teatest.WithProgramOptions(tea.WithFilter(filter)))
+		teatest.WithProgramOptions(tea.WithFilter(filter), tea.WithColorProfile(colorprofile.ASCII)))
 	t.Cleanup(func() {
 		_ = hs.tm.Quit()
 		hs.tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))

@@ -1,14 +1,17 @@
 package ui
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 	"github.com/mltop/mltop/profiler"
 )
 
@@ -335,6 +338,26 @@ func TestNoColor(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("NO_COLOR=%q --no-color=%v: NoColor=%v, want %v", tc.env, tc.flag, got, tc.want)
 		}
+	}
+}
+
+// TestASCIIProfileStripsColour: with the ASCII profile (what Run picks for
+// NO_COLOR and --no-color) the terminal receives no colour even from the
+// colour theme.
+func TestASCIIProfileStripsColour(t *testing.T) {
+	opts := testOptions()
+	opts.NoColor = false
+	hs := start(t, &fakeExec{}, opts, 100, 30)
+	var out []byte // WaitFor drains the output: keep what it saw
+	teatest.WaitFor(t, hs.tm.Output(), func(b []byte) bool {
+		out = append(out[:0], b...)
+		return bytes.Contains(b, []byte("softmax_bwd")) && bytes.Contains(b, []byte("r run"))
+	}, teatest.WithDuration(5*time.Second))
+	if !bytes.Contains(out, []byte("\x1b[")) {
+		t.Fatalf("no escape sequences at all: is this the renderer's output? %q", out)
+	}
+	if bytes.Contains(out, []byte("38;2;")) || bytes.Contains(out, []byte("48;2;")) || bytes.Contains(out, []byte("38;5;")) {
+		t.Errorf("colour sequences reached an ASCII terminal")
 	}
 }
 

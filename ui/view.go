@@ -646,13 +646,17 @@ func (m Model) timingLines(w, h int) []string {
 	if st.N == 0 {
 		return []string{m.th.dim.Render("not measured")}
 	}
-	return []string{
+	out := []string{
 		"median " + fmtDur(st.Median),
 		"p10–p90 " + fmtRange(st.P10, st.P90),
 		fmt.Sprintf("CV %.1f%% · n %d", st.CV*100, st.N),
 		fmtThroughput(e.res),
 		"timer " + e.res.Timer,
 	}
+	for _, d := range e.res.PerDispatch { // multi-kernel plans: each kernel's median
+		out = append(out, m.th.dim.Render(fit(d.Name, max(1, w-9))+padLeft(fmtDur(d.Stats.Median), 9)))
+	}
+	return out
 }
 
 func (m Model) errorLines(e entry, w, h int) []string {
