@@ -44,6 +44,22 @@ __device__ __forceinline__ void store_vec(T* p, const float (&f)[VEC]) {
     *(VecT*)p = t;
 }
 
+// load_row reads this thread's columns of row r of X and dY (zeros past D).
+__device__ __forceinline__ void load_row(const T* __restrict__ X, const T* __restrict__ dY, int r, int tid,
+                                         float (&xv)[NIT][VEC], float (&gv)[NIT][VEC]) {
+#pragma unroll
+    for (int it = 0; it < NIT; ++it) {
+        const int c = (it * WG + tid) * VEC;
+        if (c < D) {
+            load_vec(X + (size_t)r * D + c, xv[it]);
+            load_vec(dY + (size_t)r * D + c, gv[it]);
+        } else {
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) xv[it][v] = gv[it][v] = 0.f;
+        }
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(WG)
 rmsnorm_bwd(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ dY, T* __restrict__ dX,
             float* __restrict__ dW, int rows, float eps) {
@@ -64,27 +80,22 @@ rmsnorm_bwd(const T* __restrict__ X, const T* __restrict__ W, const T* __restric
     }
     const int r0 = blockIdx.x * RPG;
     const int r1 = min(r0 + RPG, rows);
+    // Rows are software-pipelined: the next row's X and dY are loaded
+    // before this row's reduction waits on the barrier.
+    float xv[NIT][VEC], gv[NIT][VEC];
+    load_row(X, dY, r0, tid, xv, gv);
     for (int r = r0; r < r1; ++r) {
-        const T* x = X + (size_t)r * D;
-        const T* dy = dY + (size_t)r * D;
-        float xv[NIT][VEC], gv[NIT][VEC];
         float ss = 0.f, dot = 0.f;
 #pragma unroll
         for (int it = 0; it < NIT; ++it) {
-            const int c = (it * WG + tid) * VEC;
-            if (c < D) {
-                load_vec(x + c, xv[it]);
-                load_vec(dy + c, gv[it]);
-            } else {
-#pragma unroll
-                for (int v = 0; v < VEC; ++v) xv[it][v] = gv[it][v] = 0.f;
-            }
 #pragma unroll
             for (int v = 0; v < VEC; ++v) {
                 ss = fmaf(xv[it][v], xv[it][v], ss);
                 dot = fmaf(gv[it][v] * w[it][v], xv[it][v], dot);
             }
         }
+        float xn[NIT][VEC], gn[NIT][VEC];
+        if (r + 1 < r1) load_row(X, dY, r + 1, tid, xn, gn);
         ss = warp_sum(ss);
         dot = warp_sum(dot);
         if (lane == 0) {
@@ -113,6 +124,14 @@ rmsnorm_bwd(const T* __restrict__ X, const T* __restrict__ W, const T* __restric
                     acc[it][v] = fmaf(gv[it][v] * xv[it][v], rinv, acc[it][v]);
                 }
                 store_vec(dx + c, out);
+            }
+        }
+#pragma unroll
+        for (int it = 0; it < NIT; ++it) {
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) {
+                xv[it][v] = xn[it][v];
+                gv[it][v] = gn[it][v];
             }
         }
     }
