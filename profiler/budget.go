@@ -95,6 +95,14 @@ func MakePreview(s Spec, dev DeviceInfo) Preview {
 		return p
 	}
 	plan, perr := f.Plan(full, dev)
+	if perr != nil && p.Err != nil {
+		// Families refuse to plan what breaks their rules. Plan again
+		// without the TGM limit: when that is the only rule broken, the
+		// budget can show how far over the limit the tile is.
+		unlimited := dev
+		unlimited.TGMPerGroup, unlimited.TGMPerGroupOptIn = 1<<30, 0
+		plan, perr = f.Plan(full, unlimited)
+	}
 	if perr != nil {
 		if p.Err == nil {
 			p.Err = perr

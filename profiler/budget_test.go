@@ -61,3 +61,17 @@ func TestEstimateOccupancyLimiters(t *testing.T) {
 		t.Errorf("no limits: %+v", o)
 	}
 }
+
+func TestPreviewShowsBudgetOverLimit(t *testing.T) {
+	dev := (&memBackend{}).Info()
+	dev.TGMPerGroup = 4 // the test family plans wg/32·4 bytes: WG=64 needs 8
+	p := MakePreview(Spec{Kernel: "test_scale", DType: F32}, dev)
+	if p.Err != nil || len(p.Budget) != 1 || p.Budget[0].Total != 8 || p.Budget[0].Limit != 4 || len(p.Budget[0].Warnings) != 1 {
+		t.Fatalf("preview %+v", p)
+	}
+	// a spec the family rejects still gets its budget when only TGM is over
+	p = MakePreview(Spec{Kernel: "test_scale", DType: F32, Knobs: map[string]int{"WG": 128}, Dims: map[string]int{"N": 7}}, dev)
+	if p.Err == nil || len(p.Budget) != 1 || p.Budget[0].Total != 16 {
+		t.Errorf("rejected spec preview %+v", p)
+	}
+}
