@@ -20,16 +20,25 @@ sweeps:
   - kernel: attn_bwd
     dtypes: [bf16]
     knobs:
-      BQ_dq: [64, 128]
-      BK_dq: [32, 64]
+      BQ_dq: 128
+      BK_dq: 32
       WM_dq: 4
-      BQ_dkv: [32, 64]
-      BK_dkv: 16
-      WM_dkv: 2
+      BQ_dkv: [64, 128]
+      BK_dkv: [16, 32]
+      WM_dkv: [2, 4]
     dims: {B: 1, H: 32, Hkv: 32, D: 128, Lq: 4096, Lk: 4096}
     flags: {causal: [false, true], alias: true}
 YAML
-"$mltop" --backend cuda --config "$cfg" --csv "$csv"
+# JSON lines on stdout carry the per-dispatch times (delta, dQ, dKV).
+"$mltop" --backend cuda --config "$cfg" --csv "$csv" --json >"$csv.jsonl"
+python3 - "$csv.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    s = r.get("spec", {})
+    per = ", ".join(f"{d['name']} {d['stats']['median_ns']/1e3:.3f} ms" for d in r.get("per_dispatch") or [])
+    print(s.get("knobs"), s.get("flags"), r.get("status"), per)
+PY
 best() {
   python3 - "$csv" "$1" <<'PY'
 import csv, sys
