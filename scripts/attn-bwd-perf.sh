@@ -36,7 +36,7 @@ import json, sys
 for line in open(sys.argv[1]):
     r = json.loads(line)
     s = r.get("spec", {})
-    per = ", ".join(f"{d['name']} {d['stats']['median_ns']/1e3:.3f} ms" for d in r.get("per_dispatch") or [])
+    per = ", ".join(f"{d['name']} {d['stats']['median_ns']/1e6:.3f} ms" for d in r.get("per_dispatch") or [])
     print(s.get("knobs"), s.get("flags"), r.get("status"), per)
 PY
 best() {
