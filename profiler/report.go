@@ -160,21 +160,21 @@ func Report(w io.Writer, rows []map[string]string) error {
 			}
 			fmt.Fprintf(w, "\n%s attention, %s\n", mode, dtype)
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			head := "D\tL\tUnfused (s)\t"
+			head := "D\tL\tUnfused (ms)\t"
 			for _, f := range fused {
-				head += f + " (s)\tSpeedup\t"
+				head += f + " (ms)\tSpeedup\t"
 			}
 			fmt.Fprintln(tw, head)
 			for _, k := range sel {
 				u := best[reportUnfused][k]
-				line := fmt.Sprintf("%d\t%s\t%s\t", k.d, shapeL(k), secs(u.medianUS))
+				line := fmt.Sprintf("%d\t%s\t%s\t", k.d, shapeL(k), msec(u.medianUS))
 				for _, f := range fused {
 					c, ok := best[f][k]
 					if !ok {
 						line += "-\t-\t"
 						continue
 					}
-					line += fmt.Sprintf("%s\t%.2fx\t", secs(c.medianUS), u.medianUS/c.medianUS)
+					line += fmt.Sprintf("%s\t%.2fx\t", msec(c.medianUS), u.medianUS/c.medianUS)
 				}
 				fmt.Fprintln(tw, line)
 			}
@@ -286,14 +286,20 @@ func shapeL(k reportKey) string {
 	return fmt.Sprintf("%dx%d", k.lq, k.lk)
 }
 
-// secs prints a median in microseconds as seconds with three significant
-// decimals, as the seed's tables do (0.011).
-func secs(us float64) string {
-	s := us / 1e6
-	if s >= 0.001 {
-		return strconv.FormatFloat(s, 'f', 3, 64)
+// msec prints a median given in microseconds as milliseconds with about
+// three significant digits (the seed's tables use seconds, which GPU times
+// under a millisecond would round away).
+func msec(us float64) string {
+	ms := us / 1e3
+	switch {
+	case ms >= 100:
+		return strconv.FormatFloat(ms, 'f', 0, 64)
+	case ms >= 10:
+		return strconv.FormatFloat(ms, 'f', 1, 64)
+	case ms >= 1:
+		return strconv.FormatFloat(ms, 'f', 2, 64)
 	}
-	return strconv.FormatFloat(s, 'f', 1+int(math.Ceil(-math.Log10(s))), 64)
+	return strconv.FormatFloat(ms, 'f', 3, 64)
 }
 
 func mb(b int64) string {

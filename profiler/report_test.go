@@ -45,7 +45,7 @@ func TestReportTables(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"Causal attention, f16", "Dense attention, f16",
-		"0.044", "0.033", "1.33x", "0.50x", // 44/33 and 44/88
+		"44.0", "33.0", "88.0", "1.33x", "0.50x", // ms; 44/33 and 44/88
 		"0.70x",                  // 40/57
 		"239 MB", "42 MB", "82%", // 1 − 42/239
 		"67 MB", // 32·1024²·2 B
@@ -90,7 +90,7 @@ func TestReportFileReadsSweepCSV(t *testing.T) {
 	if err := profiler.ReportFile(&b, path); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"0.67x", "969 MB", "168 MB", "83%", "GQA(32/8)", "bf16 D=128 L=2048 causal"} {
+	for _, want := range []string{"261", "392", "0.67x", "969 MB", "168 MB", "83%", "GQA(32/8)", "bf16 D=128 L=2048 causal"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
