@@ -69,7 +69,7 @@ func openExecutor(name, isolate string) (profiler.Executor, error) {
 	name = resolveBackend(name)
 	useWorker := isolate == "on" || (isolate == "auto" && name != "cpu")
 	if !useWorker {
-		return openRunner(name, os.Stderr)
+		return openRunner(name, os.Stderr, true)
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -91,13 +91,13 @@ func openExecutor(name, isolate string) (profiler.Executor, error) {
 // openRunner opens a backend in this process. GPU backends are calibrated
 // on first use (cached per device afterwards), so Results can give % of the
 // measured ceilings; the CPU is calibrated only by `mltop calibrate`.
-func openRunner(name string, log io.Writer) (*profiler.Runner, error) {
+func openRunner(name string, log io.Writer, calibrate bool) (*profiler.Runner, error) {
 	b, name, err := openBackend(name)
 	if err != nil {
 		return nil, err
 	}
 	r := profiler.NewRunner(b)
-	if name != "cpu" && os.Getenv("MLTOP_NO_CALIBRATE") == "" {
+	if calibrate && name != "cpu" && os.Getenv("MLTOP_NO_CALIBRATE") == "" {
 		if _, err := r.Calibrate(false); err != nil {
 			fmt.Fprintf(log, "mltop: calibration failed, only spec peaks will be shown: %v\n", err)
 		}

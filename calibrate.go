@@ -17,7 +17,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
-	r, err := openRunner(*backend, io.Discard)
+	r, err := openRunner(*backend, io.Discard, false) // calibrated once, below
 	if err != nil {
 		return err
 	}

@@ -440,7 +440,7 @@ func cmdWorker(args []string) error {
 	protocol := os.Stdout
 	os.Stdout = os.Stderr // stray prints must not corrupt the protocol
 	err := profiler.ServeWorker(os.Stdin, protocol, func() (profiler.Executor, error) {
-		return openRunner(*backend, os.Stderr)
+		return openRunner(*backend, os.Stderr, true)
 	})
 	if err != nil {
 		return &exitError{code: exitFailed, msg: "worker: " + err.Error()}

@@ -54,7 +54,7 @@ func ColumnsFor(specs []Spec) Columns {
 }
 
 var csvHead = []string{"time", "backend", "device", "timer", "kernel", "dtype"}
-var csvTail = []string{"n", "min_us", "p10_us", "median_us", "p90_us", "cv", "tflops", "gbps", "pct_peak_flops", "pct_peak_bw",
+var csvTail = []string{"n", "min_us", "p10_us", "median_us", "p90_us", "cv", "tflops", "gbps", "pct_peak_flops", "pct_peak_bw", "pct_measured_flops", "pct_measured_bw",
 	"tgm_bytes", "tgm_limit", "compiler_tgm", "occupancy", "occupancy_limiter", "memory_bytes",
 	"max_abs_err", "max_rel_err", "rms_err", "tol", "rows_checked", "status", "error"}
 
@@ -99,7 +99,7 @@ func (c Columns) Row(r Result) []string {
 		occ, occLim = strconv.Itoa(o.GroupsPerUnit), o.Limiter
 	}
 	row = append(row, strconv.Itoa(st.N), us(st.Min), us(st.P10), us(st.Median), us(st.P90), fnum(st.CV, 4),
-		fnum(r.TFLOPS, 4), fnum(r.GBps, 4), fnum(r.PctPeakFLOP, 3), fnum(r.PctPeakBW, 3),
+		fnum(r.TFLOPS, 4), fnum(r.GBps, 4), fnum(r.PctPeakFLOP, 3), fnum(r.PctPeakBW, 3), fnum(r.PctMeasFLOP, 3), fnum(r.PctMeasBW, 3),
 		strconv.Itoa(tgm), strconv.Itoa(lim), strconv.Itoa(compilerTGM), occ, occLim, strconv.FormatInt(r.MemoryBytes, 10))
 	if v := r.Verdict; v != nil {
 		row = append(row, fnum(v.MaxAbsErr, 4), fnum(v.MaxRelErr, 4), fnum(v.RMSErr, 4),

@@ -2,7 +2,7 @@
 # The seed-kernel families (sdpa_multi, gated_delta_chunk, rmsnorm_bwd,
 # cross_entropy, embedding_bwd, transpose) on an NVIDIA GPU.
 #
-#   scripts/training-ops-gpu.sh          # here: build .gpu/mltop (CGO off)
+#   scripts/training-ops-gpu.sh          # here: build .gpu/train/mltop (CGO off)
 #   scripts/training-ops-gpu.sh --run    # on the GPU machine, repo root:
 #        the device's copy bandwidth through torch, a small correctness
 #        sweep of every family and dtype, then both configs; CSVs go to
@@ -11,8 +11,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [[ "${1:-}" != "--run" ]]; then
-	mkdir -p .gpu
-	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -o .gpu/mltop . && ls -la .gpu/mltop
+	mkdir -p .gpu/train
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -o .gpu/train/mltop . && ls -la .gpu/train/mltop
 	exit $?
 fi
 
@@ -41,7 +41,7 @@ YAML
 status=0
 # Tables go to files; the log shows the rows that are not ok and the summary.
 sweep() { # name config
-	.gpu/mltop --backend cuda --quiet --no-color --config "$2" --csv "$out/$1.csv" >"$out/$1.txt" 2>&1 || status=1
+	.gpu/train/mltop --backend cuda --quiet --no-color --config "$2" --csv "$out/$1.csv" >"$out/$1.txt" 2>&1 || status=1
 	echo "== $1: $(tail -1 "$out/$1.txt")"
 	grep -v ' ok ' "$out/$1.txt" | grep -v '^mltop:' | head -40
 }
