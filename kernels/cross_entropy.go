@@ -20,7 +20,9 @@ package kernels
 //     targets, loss, dlogits; Scalars (i32 rows, i32 vocab, i32 pad_id);
 //     Macros WG, VEC, DTYPE.
 //   Two passes over the row: an online (max, Σexp) per thread, merged per
-//   warp by shuffles and across warps through red_smem; then dX is written.
+//   warp by shuffles and across warps through red_smem; then dX is written
+//   (the CUDA kernel keeps each thread's first ~32 elements in registers
+//   between the passes and re-reads the rest).
 //   TGM items: red_smem 2·(WG/32)·4 bytes (per-warp max and sum).
 //   FLOPs 8 per element (exp counted as one); bytes 2·rows·vocab·sz + 8·rows
 //   (logits read once, dlogits written once, targets and loss: the minimum;

@@ -6,13 +6,17 @@ package kernels
 // Plan contract (Plan, CPU Go kernel, CUDA and Metal kernels agree):
 //   source "transpose", entry "transpose".
 //   dims: rows (1..1<<20, default 8192), cols (1..1<<20, default 8192).
-//   knobs: TILE ∈ {16, 32, 64} (square tile edge, default 32), WG ∈ {32, 64,
-//     128, 256, 512, 1024} (threads per group, default 256). WG must divide
-//     TILE·TILE and be a multiple of TILE (each thread moves TILE·TILE/WG
-//     elements: WG/TILE rows of the tile per step).
+//   knobs: TILE ∈ {16, 32, 64} (square tile edge, default 64), WG ∈ {32, 64,
+//     128, 256, 512, 1024} (threads per group, default 256), VEC ∈ {1, 2, 4}
+//     (adjacent elements per access along the contiguous dimension, default
+//     2; VEC·sizeof(T) ≤ 16). A tile row is TV = TILE/VEC vectors; WG must be
+//     a multiple of TV and divide TILE·TV (each step moves WG/TV whole tile
+//     rows). Vector accesses need cols % VEC == 0 (reads) and rows % VEC == 0
+//     (writes); otherwise the kernels fall back to one element per access.
 //   buffers: X [rows, cols] T in (normal), Y [cols, rows] T out (poison).
 //   dispatch "transpose": grid (ceil(cols/TILE), ceil(rows/TILE), 1), group
-//     (WG,1,1); Args X, Y; Scalars (i32 rows, i32 cols); Macros TILE, WG, DTYPE.
+//     (WG,1,1); Args X, Y; Scalars (i32 rows, i32 cols); Macros TILE, WG, VEC,
+//     DTYPE.
 //     Group (x, y) reads X rows [y·TILE, …) × cols [x·TILE, …) and writes Y
 //     rows [x·TILE, …) × cols [y·TILE, …).
 //   TGM items: tile_smem TILE·(TILE+1)·4 bytes (the tile in f32, one float
@@ -51,8 +55,9 @@ func (Transpose) Doc() string {
 func (Transpose) Schema() profiler.Schema {
 	return profiler.Schema{
 		Knobs: []profiler.Param{
-			{Name: "TILE", Doc: "square tile edge staged through TGM", Default: 32, Values: []int{16, 32, 64}},
+			{Name: "TILE", Doc: "square tile edge staged through TGM", Default: 64, Values: []int{16, 32, 64}},
 			{Name: "WG", Doc: "threads per group; each moves TILE·TILE/WG elements", Default: 256, Values: wgValues},
+			{Name: "VEC", Doc: "adjacent elements per access (VEC·sizeof(T) ≤ 16 bytes)", Default: 2, Values: []int{1, 2, 4}},
 		},
 		Dims: []profiler.Param{
 			{Name: "rows", Doc: "rows of X (columns of Y)", Default: 8192, Min: 1, Max: 1 << 20},
@@ -68,12 +73,13 @@ func TransposeTGM(tile int) []profiler.TGMItem {
 }
 
 func (Transpose) dispatch(s profiler.Spec) profiler.Dispatch {
-	rows, cols, tile, wg := s.Dims["rows"], s.Dims["cols"], s.Knobs["TILE"], s.Knobs["WG"]
+	rows, cols, tile, wg, vec := s.Dims["rows"], s.Dims["cols"], s.Knobs["TILE"], s.Knobs["WG"], s.Knobs["VEC"]
 	return profiler.Dispatch{
 		Name: "transpose",
 		Program: profiler.Program{Source: "transpose", Entry: "transpose", Macros: []profiler.Macro{
 			{Name: "TILE", Value: strconv.Itoa(tile)},
 			{Name: "WG", Value: strconv.Itoa(wg)},
+			{Name: "VEC", Value: strconv.Itoa(vec)},
 			{Name: "DTYPE", Value: DTypeMacro(s.DType)},
 		}},
 		Grid:    [3]int{ceilDiv(cols, tile), ceilDiv(rows, tile), 1},
@@ -86,12 +92,16 @@ func (Transpose) dispatch(s profiler.Spec) profiler.Dispatch {
 
 // Validate applies the tile, thread, grid and index rules.
 func (f Transpose) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
-	if err := checkPositive(s, []string{"TILE", "WG"}, []string{"rows", "cols"}); err != nil {
+	if err := checkPositive(s, []string{"TILE", "WG", "VEC"}, []string{"rows", "cols"}); err != nil {
 		return err
 	}
-	tile, wg := s.Knobs["TILE"], s.Knobs["WG"]
-	if wg%tile != 0 || (tile*tile)%wg != 0 {
-		return fmt.Errorf("WG=%d must be a multiple of TILE=%d and divide TILE·TILE=%d: each step a group moves WG/TILE whole tile rows; pick WG in [%d, %d]", wg, tile, tile*tile, tile, tile*tile)
+	tile, wg, vec := s.Knobs["TILE"], s.Knobs["WG"], s.Knobs["VEC"]
+	if vec*s.DType.Size() > 16 {
+		return fmt.Errorf("VEC=%d %s elements are %d bytes, more than one 16-byte access: use VEC ≤ %d", vec, s.DType, vec*s.DType.Size(), 16/s.DType.Size())
+	}
+	tv := tile / vec
+	if wg%tv != 0 || (tile*tv)%wg != 0 {
+		return fmt.Errorf("WG=%d must be a multiple of TILE/VEC=%d and divide TILE·TILE/VEC=%d: each step a group moves WG/(TILE/VEC) whole tile rows; pick WG in [%d, %d]", wg, tv, tile*tv, tv, tile*tv)
 	}
 	if err := checkElems(map[string]int64{"X/Y": int64(s.Dims["rows"]) * int64(s.Dims["cols"])}); err != nil {
 		return err

@@ -204,16 +204,18 @@ func TestSeedCUDASourcesMatchPlans(t *testing.T) {
 func TestTransposeRules(t *testing.T) {
 	checkRules(t, "transpose", []ruleCase{
 		{"defaults", profiler.BF16, nil, nil, tCUDA, ""},
-		{"WG above TILE²", profiler.F32, map[string]int{"TILE": 16, "WG": 512}, nil, tCPU, "must be a multiple of TILE=16 and divide TILE·TILE=256"},
-		{"WG below TILE", profiler.F32, map[string]int{"TILE": 64, "WG": 32}, nil, tCPU, "WG=32 must be a multiple of TILE=64"},
+		{"WG above TILE²/VEC", profiler.F32, map[string]int{"TILE": 16, "WG": 512, "VEC": 2}, nil, tCPU, "must be a multiple of TILE/VEC=8 and divide TILE·TILE/VEC=128"},
+		{"WG below TILE/VEC", profiler.F32, map[string]int{"TILE": 64, "WG": 32, "VEC": 1}, nil, tCPU, "WG=32 must be a multiple of TILE/VEC=64"},
+		{"WG = TILE/VEC", profiler.F32, map[string]int{"TILE": 64, "WG": 32, "VEC": 2}, nil, tCPU, ""},
+		{"f32 VEC=4 is one 16-byte access", profiler.F32, map[string]int{"VEC": 4}, nil, tCUDA, ""},
 		{"too many elements", profiler.F16, map[string]int{"rows": 1 << 20, "cols": 1 << 12}, nil, tCPU, "32-bit indices"},
-		{"CUDA grid y", profiler.F16, map[string]int{"TILE": 16, "WG": 256, "rows": 1 << 20, "cols": 16}, nil, tCUDA, "groups along y, more than CUDA's 65535"},
-		{"threads over the device", profiler.F32, map[string]int{"TILE": 32, "WG": 1024}, nil, tSmall, "exceed the small limit of 512"},
+		{"CUDA grid y", profiler.F16, map[string]int{"TILE": 16, "WG": 128, "rows": 1 << 20, "cols": 16}, nil, tCUDA, "groups along y, more than CUDA's 65535"},
+		{"threads over the device", profiler.F32, map[string]int{"TILE": 64, "WG": 1024, "VEC": 1}, nil, tSmall, "exceed the small limit of 512"},
 	})
 }
 
 func TestTransposePlan(t *testing.T) {
-	p := planOf(t, profiler.Spec{Kernel: "transpose", DType: profiler.BF16, Knobs: map[string]int{"TILE": 32, "WG": 256}, Dims: map[string]int{"rows": 100, "cols": 70}}, tCUDA)
+	p := planOf(t, profiler.Spec{Kernel: "transpose", DType: profiler.BF16, Knobs: map[string]int{"TILE": 32, "WG": 256, "VEC": 2}, Dims: map[string]int{"rows": 100, "cols": 70}}, tCUDA)
 	d := p.Dispatches[0]
 	if d.Grid != [3]int{3, 4, 1} || d.Group != [3]int{256, 1, 1} {
 		t.Errorf("grid %v group %v, want (3,4,1) and (256,1,1)", d.Grid, d.Group)

@@ -7,7 +7,8 @@
 #        the device's copy bandwidth through torch, a small correctness
 #        sweep of every family and dtype, then both configs; CSVs go to
 #        $OUT (or /tmp) as smoke.csv, training.csv and sdpa_gated.csv.
-#   SKIP_CONFIGS=1 ... --run             # the smoke sweep only
+#   CONFIGS=training ... --run           # the smoke sweep and only these configs
+#                                        # (training, sdpa_gated; "" for none)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [[ "${1:-}" != "--run" ]]; then
@@ -26,7 +27,8 @@ cat >/tmp/training-smoke.yaml <<'YAML'
 backend: cuda
 defaults: {time_limit: 0.2, min_time: 0.02, noise: 0.1}
 sweeps:
-  - {kernel: transpose, dtypes: [f32, f16, bf16], knobs: {TILE: [16, 64], WG: 256}, dims: {rows: 257, cols: 1000}}
+  - {kernel: transpose, dtypes: [f32, f16, bf16], knobs: {TILE: [16, 64], WG: 256, VEC: [1, 2, 4]}, dims: {rows: 257, cols: 1000}}
+  - {kernel: transpose, dtypes: [bf16], knobs: {TILE: 32, WG: 128, VEC: 4}, dims: {rows: 256, cols: 1000}}
   - {kernel: rmsnorm_bwd, dtypes: [f32], knobs: {WG: 128, VEC: [1, 4], RPG: 4}, dims: {rows: 67, D: 1000}}
   - {kernel: rmsnorm_bwd, dtypes: [f16, bf16], knobs: {WG: 128, VEC: [2, 8], RPG: 4}, dims: {rows: 67, D: 1000}}
   - {kernel: cross_entropy, dtypes: [f32], knobs: {WG: 128, VEC: [1, 4]}, dims: {rows: 200, vocab: 1000, pad_id: 7}}
@@ -46,9 +48,11 @@ sweep() { # name config
 	grep -v ' ok ' "$out/$1.txt" | grep -v '^mltop:' | head -40
 }
 sweep smoke /tmp/training-smoke.yaml
-if [[ -z "${SKIP_CONFIGS:-}" ]]; then
-	sweep training configs/training_ops.yaml
-	sweep sdpa_gated configs/sdpa_gated.yaml
-fi
-python3 scripts/training-ops-summary.py "$copy" "$out"/smoke.csv "$out"/training.csv "$out"/sdpa_gated.csv || true
+for c in ${CONFIGS-training sdpa_gated}; do
+	case $c in
+	training) sweep training configs/training_ops.yaml ;;
+	sdpa_gated) sweep sdpa_gated configs/sdpa_gated.yaml ;;
+	esac
+done
+python3 scripts/training-ops-summary.py "$copy" $(for c in ${CONFIGS-training sdpa_gated}; do echo "$out/$c.csv"; done) || true
 exit $status

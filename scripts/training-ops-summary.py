@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Best config per (kernel, dtype) from mltop CSVs: the fastest ok row, its
-GB/s and % of the measured copy bandwidth (memory-bound families) and its
-TFLOP/s. Also counts the rows by status.
+"""Best config per (kernel, dtype, shape) from mltop CSVs: the ok row with
+the most GB/s (memory-bound families) or TFLOP/s (sdpa_multi,
+gated_delta_chunk), with its % of the measured copy bandwidth. Also counts
+the rows by status.
 
 usage: training-ops-summary.py COPY_GBPS file.csv [file.csv ...]
 """
@@ -9,6 +10,8 @@ import collections
 import csv
 import sys
 
+KNOBS = {"WG", "VEC", "RPG", "TPG", "TILE", "BV"}
+COMPUTE = {"sdpa_multi", "gated_delta_chunk"}
 copy = float(sys.argv[1]) if sys.argv[1] != "-" else 0.0
 best = {}
 status = collections.Counter()
@@ -22,14 +25,17 @@ for path in sys.argv[2:]:
         status[(r["kernel"], r["status"])] += 1
         if r["status"] != "ok" or not r.get("median_us"):
             continue
-        key = (r["kernel"], r["dtype"])
-        if key not in best or float(r["median_us"]) < float(best[key]["median_us"]):
+        cols = list(r)
+        dims = tuple(r[c] for c in cols[cols.index("dtype") + 1 : cols.index("n")] if c not in KNOBS)
+        key = (r["kernel"], r["dtype"], dims)
+        metric = "tflops" if r["kernel"] in COMPUTE else "gbps"
+        if key not in best or float(r[metric] or 0) > float(best[key][metric] or 0):
             best[key] = r
 
 for (k, st), n in sorted(status.items()):
     print(f"{k:20s} {st:14s} {n}")
 print()
-for (k, dt), r in sorted(best.items()):
+for (k, dt, _), r in sorted(best.items()):
     gbps = float(r["gbps"] or 0)
     pct = f"{100 * gbps / copy:5.1f}% of copy" if copy else ""
     cols = list(r)

@@ -2,8 +2,10 @@
 // block of WG threads per row (see the plan contract in
 // kernels/cross_entropy.go). Pass 1 keeps an online (max, Σ2^x) per thread
 // in the log2 domain over VEC-wide loads, merges it per warp by shuffles
-// and across warps through red_smem; pass 2 re-reads the row (from L2) and
-// writes dX = 2^(x·log2e − lse2) − [j = target]. Pad rows get zeros.
+// and across warps through red_smem; pass 2 writes dX = 2^(x·log2e − lse2)
+// − [j = target]. The first CACHE vectors of each thread stay in registers
+// between the passes; the rest of a long row is re-read (from L2). Pad rows
+// get zeros.
 #include "mltop_common.cuh"
 
 #ifndef WG
@@ -13,6 +15,9 @@
 #define VEC 8
 #endif
 #define NW (WG / 32)
+// Vectors per thread kept in registers between the passes (about 32
+// floats; fewer at 1024 threads, where a thread has at most 64 registers).
+#define CACHE ((WG >= 1024 ? 24 : 32) / VEC)
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
 
@@ -50,6 +55,28 @@ __device__ __forceinline__ void merge(float& m, float& s, float om, float os) {
     m = nm;
 }
 
+// accumulate folds one vector (scaled to log2 units) into (m, s).
+__device__ __forceinline__ void accumulate(float& m, float& s, const float (&f)[VEC]) {
+    float cm = f[0] * LOG2E;
+#pragma unroll
+    for (int k = 1; k < VEC; ++k) cm = fmaxf(cm, f[k] * LOG2E);
+    float cs = 0.f;
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) cs += ex2(fmaf(f[k], LOG2E, -cm));
+    merge(m, s, cm, cs);
+}
+
+// write_grad stores dX of vector i: softmax minus the one-hot of the target.
+__device__ __forceinline__ void write_grad(T* dx, int i, const float (&f)[VEC], float lse2, int target) {
+    float g[VEC];
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) {
+        g[k] = ex2(fmaf(f[k], LOG2E, -lse2));
+        if (i * VEC + k == target) g[k] -= 1.f;
+    }
+    store_vec(dx + (size_t)i * VEC, g);
+}
+
 extern "C" __global__ void __launch_bounds__(WG)
 cross_entropy(const T* __restrict__ logits, const int* __restrict__ targets, float* __restrict__ loss,
               T* __restrict__ dlogits, int rows, int vocab, int pad_id) {
@@ -69,16 +96,19 @@ cross_entropy(const T* __restrict__ logits, const int* __restrict__ targets, flo
         return;
     }
     float m = -MLTOP_INF, s = 0.f;
-    for (int i = tid; i < nv; i += WG) {
+    float keep[CACHE][VEC];
+#pragma unroll
+    for (int j = 0; j < CACHE; ++j) {
+        const int i = tid + j * WG;
+        if (i < nv) {
+            load_vec(x + (size_t)i * VEC, keep[j]);
+            accumulate(m, s, keep[j]);
+        }
+    }
+    for (int i = tid + CACHE * WG; i < nv; i += WG) {
         float f[VEC];
         load_vec(x + (size_t)i * VEC, f);
-        float cm = f[0] * LOG2E;
-#pragma unroll
-        for (int k = 1; k < VEC; ++k) cm = fmaxf(cm, f[k] * LOG2E);
-        float cs = 0.f;
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) cs += ex2(fmaf(f[k], LOG2E, -cm));
-        merge(m, s, cm, cs);
+        accumulate(m, s, f);
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
@@ -97,14 +127,14 @@ cross_entropy(const T* __restrict__ logits, const int* __restrict__ targets, flo
     for (int i = 1; i < NW; ++i) merge(m, s, red_smem[i], red_smem[NW + i]);
     const float lse2 = m + lg2(s);
     if (tid == 0) loss[row] = lse2 * LN2 - to_f32(x[target]);
-    for (int i = tid; i < nv; i += WG) {
+#pragma unroll
+    for (int j = 0; j < CACHE; ++j) {
+        const int i = tid + j * WG;
+        if (i < nv) write_grad(dx, i, keep[j], lse2, target);
+    }
+    for (int i = tid + CACHE * WG; i < nv; i += WG) {
         float f[VEC];
         load_vec(x + (size_t)i * VEC, f);
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) {
-            f[k] = ex2(fmaf(f[k], LOG2E, -lse2));
-            if (i * VEC + k == target) f[k] -= 1.f;
-        }
-        store_vec(dx + (size_t)i * VEC, f);
+        write_grad(dx, i, f, lse2, target);
     }
 }

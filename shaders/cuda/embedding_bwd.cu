@@ -3,7 +3,7 @@
 // tokens; thread i loads the VEC-wide column vectors i, i+WG, … of a
 // token's dY row and adds them to the table row. dW is f32 and zeroed by
 // the plan's zero_dW dispatch. The atomics are fire-and-forget reductions
-// (RED) that the L2 performs.
+// (RED) that the L2 performs, vector-wide on sm_90.
 #include "mltop_common.cuh"
 
 #ifndef WG
@@ -23,6 +23,31 @@ struct __align__(VEC * sizeof(T)) VecT {
     T v[VEC];
 };
 
+// red_add adds f[0..N) to the f32 elements p[0..N) with fire-and-forget
+// reductions (RED, performed in L2); on sm_90 four (or two) at a time with
+// one vector instruction. p must be aligned to the vector width.
+template <int N>
+__device__ __forceinline__ void red_add(float* p, const float (&f)[N]) {
+#if __CUDA_ARCH__ >= 900
+    if constexpr (N % 4 == 0) {
+#pragma unroll
+        for (int i = 0; i < N; i += 4)
+            asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p + i), "f"(f[i]), "f"(f[i + 1]), "f"(f[i + 2]),
+                         "f"(f[i + 3])
+                         : "memory");
+        return;
+    }
+    if constexpr (N % 2 == 0) {
+#pragma unroll
+        for (int i = 0; i < N; i += 2)
+            asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p + i), "f"(f[i]), "f"(f[i + 1]) : "memory");
+        return;
+    }
+#endif
+#pragma unroll
+    for (int i = 0; i < N; ++i) atomicAdd(p + i, f[i]);
+}
+
 extern "C" __global__ void __launch_bounds__(WG)
 embedding_bwd(const int* __restrict__ ids, const T* __restrict__ dY, float* __restrict__ dW, int tokens, int D) {
     const int nv = D / VEC;
@@ -36,14 +61,10 @@ embedding_bwd(const int* __restrict__ ids, const T* __restrict__ dY, float* __re
         float* w = dW + (size_t)id * D;
         for (int i = threadIdx.x; i < nv; i += WG) {
             const VecT v = g[i];
-#if __CUDA_ARCH__ >= 900 && VEC == 4
-            asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(w + i * VEC), "f"(to_f32(v.v[0])),
-                         "f"(to_f32(v.v[1])), "f"(to_f32(v.v[2])), "f"(to_f32(v.v[3]))
-                         : "memory");
-#else
+            float f[VEC];
 #pragma unroll
-            for (int k = 0; k < VEC; ++k) atomicAdd(w + i * VEC + k, to_f32(v.v[k]));
-#endif
+            for (int k = 0; k < VEC; ++k) f[k] = to_f32(v.v[k]);
+            red_add(w + i * VEC, f);
         }
     }
 }

@@ -5,7 +5,7 @@
 // Per row: Σx² and Σ dY·w·x in f32 (warp shuffles, then red_smem across
 // warps), dX written with VEC-wide stores, dY·x·r added to the partials.
 // After the rows, one atomic add per column into dW (zeroed by the plan's
-// zero_dW dispatch).
+// zero_dW dispatch), VEC-wide on sm_90.
 #include "mltop_common.cuh"
 
 #ifndef WG
@@ -42,6 +42,31 @@ __device__ __forceinline__ void store_vec(T* p, const float (&f)[VEC]) {
 #pragma unroll
     for (int i = 0; i < VEC; ++i) t.v[i] = from_f32(f[i]);
     *(VecT*)p = t;
+}
+
+// red_add adds f[0..N) to the f32 elements p[0..N) with fire-and-forget
+// reductions (RED, performed in L2); on sm_90 four (or two) at a time with
+// one vector instruction. p must be aligned to the vector width.
+template <int N>
+__device__ __forceinline__ void red_add(float* p, const float (&f)[N]) {
+#if __CUDA_ARCH__ >= 900
+    if constexpr (N % 4 == 0) {
+#pragma unroll
+        for (int i = 0; i < N; i += 4)
+            asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p + i), "f"(f[i]), "f"(f[i + 1]), "f"(f[i + 2]),
+                         "f"(f[i + 3])
+                         : "memory");
+        return;
+    }
+    if constexpr (N % 2 == 0) {
+#pragma unroll
+        for (int i = 0; i < N; i += 2)
+            asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p + i), "f"(f[i]), "f"(f[i + 1]) : "memory");
+        return;
+    }
+#endif
+#pragma unroll
+    for (int i = 0; i < N; ++i) atomicAdd(p + i, f[i]);
 }
 
 // load_row reads this thread's columns of row r of X and dY (zeros past D).
@@ -138,9 +163,6 @@ rmsnorm_bwd(const T* __restrict__ X, const T* __restrict__ W, const T* __restric
 #pragma unroll
     for (int it = 0; it < NIT; ++it) {
         const int c = (it * WG + tid) * VEC;
-        if (c < D && r0 < r1) {
-#pragma unroll
-            for (int v = 0; v < VEC; ++v) atomicAdd(dW + c + v, acc[it][v]);
-        }
+        if (c < D && r0 < r1) red_add(dW + c, acc[it]);
     }
 }
