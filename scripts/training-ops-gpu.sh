@@ -7,6 +7,7 @@
 #        the device's copy bandwidth through torch, a small correctness
 #        sweep of every family and dtype, then both configs; CSVs go to
 #        $OUT (or /tmp) as smoke.csv, training.csv and sdpa_gated.csv.
+#   SMOKE=0 ... --run                    # skip the correctness sweep
 #   CONFIGS=training ... --run           # the smoke sweep and only these configs
 #                                        # (training, sdpa_gated; "" for none)
 set -uo pipefail
@@ -47,12 +48,17 @@ sweep() { # name config
 	echo "== $1: $(tail -1 "$out/$1.txt")"
 	grep -v ' ok ' "$out/$1.txt" | grep -v '^mltop:' | head -40
 }
-sweep smoke /tmp/training-smoke.yaml
+[[ "${SMOKE:-1}" == 1 ]] && sweep smoke /tmp/training-smoke.yaml
 for c in ${CONFIGS-training sdpa_gated}; do
 	case $c in
 	training) sweep training configs/training_ops.yaml ;;
 	sdpa_gated) sweep sdpa_gated configs/sdpa_gated.yaml ;;
 	esac
 done
+# Per-dispatch split of embedding_bwd (zero fill vs scatter) at its config shape.
+if [[ "${SPLIT:-1}" == 1 ]]; then
+	.gpu/train/mltop run embedding_bwd --backend cuda --quiet --dtype bf16 --set WG=512,VEC=4,TPG=1,tokens=8192,vocab=32000,D=4096 --json 2>/dev/null |
+		python3 -c 'import json,sys; r=json.loads(sys.stdin.readline()); print("embedding_bwd per dispatch:", [(d["name"], round(d["stats"]["median_ns"]/1e3, 1)) for d in r.get("per_dispatch", [])], "us")' || true
+fi
 python3 scripts/training-ops-summary.py "$copy" $(for c in ${CONFIGS-training sdpa_gated}; do echo "$out/$c.csv"; done) || true
 exit $status
