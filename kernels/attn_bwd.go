@@ -39,9 +39,7 @@ import (
 //	     summed through red_smem (BK·D f32, dK then dV) after the loops.
 //	     TGM: Q_smem, dO_smem BQ·(D+8)·sz; KV_smem 2·BK·(D+8)·sz (K and V
 //	     of the block, resident); P_smem, dS_smem BQ·(BK+4)·4; stat_smem
-//	     2·BQ·4 (on the CUDA tensor-core path: no P/dS tiles, P and dS stay
-//	     in mma registers; Q_smem, dO_smem and stat_smem double-buffered);
-//	     red_smem BK·D·4 when WM > 1 — with alias=1 it lives over
+//	     2·BQ·4; red_smem BK·D·4 when WM > 1 — with alias=1 it lives over
 //	     Q_smem+dO_smem (temporally disjoint: the loops are over), listed
 //	     with 0 bytes, which needs Q_smem+dO_smem ≥ red_smem.
 //	rules: BQ_x % (8·WM_x) == 0, BK_x % 8 == 0, threads and TGM within the
@@ -106,13 +104,9 @@ func attnBwdTC(dev profiler.DeviceInfo, dt profiler.DType) bool {
 // reduction buffer is carved out of Q_smem+dO_smem and costs nothing.
 func AttnBwdDKVTGM(bq, bk, wm, d int, dt profiler.DType, alias, tc bool) []profiler.TGMItem {
 	sz, ty := dt.Size(), string(dt)
-	bufs, dbl := 1, ""
-	if tc {
-		bufs, dbl = 2, " ×2 (double-buffered: cp.async fetches the next query block)"
-	}
 	items := []profiler.TGMItem{
-		{Name: "Q_smem", Bytes: bufs * bq * (d + tgmPad) * sz, Note: fmt.Sprintf("BQ×(D+8) %s%s, 8-element pad", ty, dbl)},
-		{Name: "dO_smem", Bytes: bufs * bq * (d + tgmPad) * sz, Note: fmt.Sprintf("BQ×(D+8) %s%s, 8-element pad", ty, dbl)},
+		{Name: "Q_smem", Bytes: bq * (d + tgmPad) * sz, Note: fmt.Sprintf("BQ×(D+8) %s, 8-element pad", ty)},
+		{Name: "dO_smem", Bytes: bq * (d + tgmPad) * sz, Note: fmt.Sprintf("BQ×(D+8) %s, 8-element pad", ty)},
 		{Name: "KV_smem", Bytes: 2 * bk * (d + tgmPad) * sz, Note: fmt.Sprintf("2·BK×(D+8) %s: the block's K and V, resident; 8-element pad", ty)},
 	}
 	if !tc {
@@ -120,12 +114,12 @@ func AttnBwdDKVTGM(bq, bk, wm, d int, dt profiler.DType, alias, tc bool) []profi
 			profiler.TGMItem{Name: "P_smem", Bytes: bq * (bk + 4) * 4, Note: "BQ×(BK+4) f32 probabilities, 4-element pad"},
 			profiler.TGMItem{Name: "dS_smem", Bytes: bq * (bk + 4) * 4, Note: "BQ×(BK+4) f32 dS, 4-element pad"})
 	}
-	items = append(items, profiler.TGMItem{Name: "stat_smem", Bytes: bufs * 2 * bq * 4, Note: "2·BQ f32: L·log2e and delta per row" + dbl})
+	items = append(items, profiler.TGMItem{Name: "stat_smem", Bytes: 2 * bq * 4, Note: "2·BQ f32: L·log2e and delta per row"})
 	if wm > 1 {
 		red := profiler.TGMItem{Name: "red_smem", Bytes: bk * d * 4, Note: fmt.Sprintf("BK×D f32 (%d B): the WM warps' partial dK, then dV, summed; no pad", bk*d*4)}
 		if alias {
 			red.Bytes = 0
-			red.Note = fmt.Sprintf("aliased over Q_smem+dO_smem (%d B of %d B; used only after the loops)", bk*d*4, bufs*2*bq*(d+tgmPad)*sz)
+			red.Note = fmt.Sprintf("aliased over Q_smem+dO_smem (%d B of %d B; used only after the loops)", bk*d*4, 2*bq*(d+tgmPad)*sz)
 		}
 		items = append(items, red)
 	}
@@ -218,9 +212,6 @@ func (f AttnBwd) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
 	}
 	if s.Flags["alias"] && dkv.wm > 1 {
 		red, room := dkv.bk*a.D*4, 2*dkv.bq*(a.D+tgmPad)*s.DType.Size()
-		if attnBwdTC(dev, s.DType) {
-			room *= 2 // double-buffered Q_smem and dO_smem
-		}
 		if red > room {
 			return fmt.Errorf("alias: red_smem (BK_dkv·D·4 = %d B) does not fit over Q_smem+dO_smem (%d B): raise BQ_dkv, lower BK_dkv, or turn alias off", red, room)
 		}

@@ -23,9 +23,9 @@ sweeps:
       BQ_dq: 128
       BK_dq: 32
       WM_dq: 4
-      BQ_dkv: [32, 64]
-      BK_dkv: 16
-      WM_dkv: 2
+      BQ_dkv: [64, 128]
+      BK_dkv: [16, 32]
+      WM_dkv: [2, 4]
     dims: {B: 1, H: 32, Hkv: 32, D: 128, Lq: 4096, Lk: 4096}
     flags: {causal: [false, true], alias: true}
 YAML

@@ -62,7 +62,7 @@ static_assert(BK % 16 == 0, "tensor-core path: BK must be a multiple of 16");
 #define TC 0
 #endif
 
-static_assert(!ALIAS || WM == 1 || BK * D * 4 <= (TC ? 4 : 2) * BQ * LDT * (int)sizeof(T),
+static_assert(!ALIAS || WM == 1 || BK * D * 4 <= 2 * BQ * LDT * (int)sizeof(T),
               "ALIAS: red_smem must fit over Q_smem+dO_smem");
 
 template <int R>
@@ -132,32 +132,23 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
              const T* __restrict__ dO, const float* __restrict__ L, const float* __restrict__ delta,
              T* __restrict__ dK, T* __restrict__ dV, int B, int H, int Hkv, int Lq, int Lk, float scale) {
     extern __shared__ __align__(16) unsigned char smem[];
-#if TC
-    // Q_smem, dO_smem and stat_smem are double-buffered: the next query
-    // block is fetched (cp.async) while this one is computed.
-    T* Qs = (T*)smem;
-    T* dOs = Qs + 2 * BQ * LDT;
-    T* Ks = dOs + 2 * BQ * LDT;  // KV_smem: K then V
-    T* Vs = Ks + BK * LDT;
-    float* Ls = (float*)(Vs + BK * LDT);  // no P_smem/dS_smem: P and dS stay in registers
-    float* Dl = Ls + 2 * BQ;
-    float* red_own = Dl + 2 * BQ;
-#else
     T* Qs = (T*)smem;
     T* dOs = Qs + BQ * LDT;
     T* Ks = dOs + BQ * LDT;  // KV_smem: K then V
     T* Vs = Ks + BK * LDT;
+#if TC
+    float* Ls = (float*)(Vs + BK * LDT);  // no P_smem/dS_smem: P and dS stay in registers
+#else
     float* Ps = (float*)(Vs + BK * LDT);
     float* dSs = Ps + BQ * LDS;
     float* Ls = dSs + BQ * LDS;
-    float* Dl = Ls + BQ;
-    float* red_own = Dl + BQ;
 #endif
+    float* Dl = Ls + BQ;
 #if WM > 1
 #if ALIAS
     float* red = (float*)smem;  // over Q_smem + dO_smem
 #else
-    float* red = red_own;
+    float* red = Dl + BQ;
 #endif
 #endif
 
@@ -181,49 +172,22 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
         for (int nd = 0; nd < ND; ++nd) dk[rt][nd][0] = dk[rt][nd][1] = dv[rt][nd][0] = dv[rt][nd][1] = 0.f;
 
     const int qstart = CAUSAL ? max(0, k0 - off) / BQ * BQ : 0;
-    const int nblk = qstart < Lq ? (Lq - qstart + BQ - 1) / BQ : 0;
-    const int total = G * nblk;  // (head of the group, query block) pairs, flattened
-    constexpr int SPT = (BQ + NTHREADS - 1) / NTHREADS;
-    float pl[SPT], pd[SPT];  // the next block's L·log2e and delta, staged in registers
-    auto issue = [&](int it, int buf) {
-        const int i0 = qstart + (it % nblk) * BQ;
-        const size_t qbase = (size_t)(b * H + hk * G + it / nblk) * Lq;
-        load_rows<BQ>(Qs + buf * BQ * LDT, Q + qbase * D, i0, Lq, tid);
-        load_rows<BQ>(dOs + buf * BQ * LDT, dO + qbase * D, i0, Lq, tid);
-        async_commit();
-#pragma unroll
-        for (int u = 0; u < SPT; ++u) {
-            const int r = tid + u * NTHREADS, row = i0 + r;
-            const bool ok = r < BQ && row < Lq;
-            pl[u] = ok ? L[qbase + row] * LOG2E : 0.f;
-            pd[u] = ok ? delta[qbase + row] : 0.f;
-        }
-    };
-    auto put = [&](int buf) {
-#pragma unroll
-        for (int u = 0; u < SPT; ++u) {
-            const int r = tid + u * NTHREADS;
-            if (r < BQ) {
-                Ls[buf * BQ + r] = pl[u];
-                Dl[buf * BQ + r] = pd[u];
+    for (int hh = 0; hh < G; ++hh) {
+        const int h = hk * G + hh;
+        const size_t qbase = (size_t)(b * H + h) * Lq;
+        for (int i0 = qstart; i0 < Lq; i0 += BQ) {
+            __syncthreads();
+            load_rows<BQ>(Qs, Q + qbase * D, i0, Lq, tid);
+            load_rows<BQ>(dOs, dO + qbase * D, i0, Lq, tid);
+            async_commit();
+            for (int r = tid; r < BQ; r += NTHREADS) {
+                const int row = i0 + r;
+                Ls[r] = row < Lq ? L[qbase + row] * LOG2E : 0.f;
+                Dl[r] = row < Lq ? delta[qbase + row] : 0.f;
             }
-        }
-    };
-    if (total > 0) {
-        issue(0, 0);
-        put(0);
-    }
-    for (int it = 0; it < total; ++it) {
-        const int buf = it & 1;
-        const int i0 = qstart + (it % nblk) * BQ;
-        async_wait<0>();
-        __syncthreads();  // block it has landed; nobody reads buffer buf^1 any more
-        if (it + 1 < total) issue(it + 1, buf ^ 1);
-        const T* Qc = Qs + buf * BQ * LDT;
-        const T* dOc = dOs + buf * BQ * LDT;
-        const float* Lc = Ls + buf * BQ;
-        const float* Dc = Dl + buf * BQ;
-        {
+            async_wait<0>();
+            __syncthreads();
+
             // Sᵀ = K·Q_wᵀ and dPᵀ = V·dO_wᵀ: rows are keys, columns this warp's queries.
             float st[2 * MK][NQ][2], dpt[2 * MK][NQ][2];
 #pragma unroll
@@ -241,8 +205,8 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
 #pragma unroll
                 for (int np = 0; np < NQ / 2; ++np) {
                     unsigned bq[4], bo[4];
-                    ldsm_x4(bq, Qc + (warp * RW + np * 16 + (lane & 7) + (lane >> 4) * 8) * LDT + kd * 16 + ((lane >> 3) & 1) * 8);
-                    ldsm_x4(bo, dOc + (warp * RW + np * 16 + (lane & 7) + (lane >> 4) * 8) * LDT + kd * 16 + ((lane >> 3) & 1) * 8);
+                    ldsm_x4(bq, Qs + (warp * RW + np * 16 + (lane & 7) + (lane >> 4) * 8) * LDT + kd * 16 + ((lane >> 3) & 1) * 8);
+                    ldsm_x4(bo, dOs + (warp * RW + np * 16 + (lane & 7) + (lane >> 4) * 8) * LDT + kd * 16 + ((lane >> 3) & 1) * 8);
 #pragma unroll
                     for (int mk = 0; mk < MK; ++mk) {
                         mma16816(st[2 * mk][2 * np][0], st[2 * mk][2 * np][1], st[2 * mk + 1][2 * np][0], st[2 * mk + 1][2 * np][1], ak[mk], bq[0], bq[1]);
@@ -263,9 +227,9 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
                         const int c = warp * RW + nt * 8 + 2 * qd + e;
                         const int row = i0 + c;
                         const bool ok = row < Lq && key < Lk && (!CAUSAL || key <= row + off);
-                        const float pv = ok ? ex2(fmaf(st[rt][nt][e], sl2, -Lc[c])) : 0.f;
+                        const float pv = ok ? ex2(fmaf(st[rt][nt][e], sl2, -Ls[c])) : 0.f;
                         st[rt][nt][e] = pv;
-                        dpt[rt][nt][e] = pv * (dpt[rt][nt][e] - Dc[c]);
+                        dpt[rt][nt][e] = pv * (dpt[rt][nt][e] - Dl[c]);
                     }
             }
             // dV += Pᵀ·dO_w, dK += dSᵀ·Q_w (the k dimension is the warp's queries).
@@ -286,8 +250,8 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
 #pragma unroll
                 for (int dd = 0; dd < ND / 2; ++dd) {
                     unsigned bo[4], bq[4];
-                    ldsm_x4_t(bo, dOc + (warp * RW + kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDT + dd * 16 + (lane >> 4) * 8);
-                    ldsm_x4_t(bq, Qc + (warp * RW + kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDT + dd * 16 + (lane >> 4) * 8);
+                    ldsm_x4_t(bo, dOs + (warp * RW + kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDT + dd * 16 + (lane >> 4) * 8);
+                    ldsm_x4_t(bq, Qs + (warp * RW + kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDT + dd * 16 + (lane >> 4) * 8);
 #pragma unroll
                     for (int mk = 0; mk < MK; ++mk) {
                         mma16816(dv[2 * mk][2 * dd][0], dv[2 * mk][2 * dd][1], dv[2 * mk + 1][2 * dd][0], dv[2 * mk + 1][2 * dd][1], ap[mk], bo[0], bo[1]);
@@ -298,7 +262,6 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
                 }
             }
         }
-        if (it + 1 < total) put(buf ^ 1);
     }
 #if WM > 1
     __syncthreads();  // Q_smem/dO_smem are free (ALIAS)
