@@ -303,8 +303,7 @@ func splitNames(key string) []string {
 }
 
 type axis struct {
-	names  []string
-	kind   string // "knob", "dim", "flag"
+	names  []string // one axis may set several names to the same value
 	values []int
 }
 
@@ -339,21 +338,11 @@ func expand(s SweepYAML, base Options, at func(sub, msg string) error) ([]Job, e
 	// shape and reuse the inputs and the reference.
 	var axes []axis
 	for _, key := range slices.Sorted(maps.Keys(s.Dims)) {
-		for _, n := range splitNames(key) {
-			p, ok := sc.Dim(n)
-			if !ok {
-				return nil, at("dims."+key, fmt.Sprintf("%s has no dim %q: dims are %s", s.Kernel, n, paramNames(sc.Dims)))
-			}
-			for _, v := range s.Dims[key] {
-				if err := p.Check(v); err != nil {
-					return nil, at("dims."+key, err.Error()+" (dims are checked before anything runs)")
-				}
-			}
+		ax, err := intAxis("dim", key, s.Dims[key], s.Kernel, sc.Dims, at)
+		if err != nil {
+			return nil, err
 		}
-		if len(s.Dims[key]) == 0 {
-			return nil, at("dims."+key, "empty list: give at least one value")
-		}
-		axes = append(axes, axis{names: splitNames(key), kind: "dim", values: s.Dims[key]})
+		axes = append(axes, ax)
 	}
 	for _, key := range slices.Sorted(maps.Keys(s.Flags)) {
 		if _, ok := sc.Flag(key); !ok {
@@ -363,26 +352,16 @@ func expand(s SweepYAML, base Options, at func(sub, msg string) error) ([]Job, e
 		for _, b := range s.Flags[key] {
 			vals = append(vals, map[bool]int{false: 0, true: 1}[b])
 		}
-		axes = append(axes, axis{names: []string{key}, kind: "flag", values: vals})
+		axes = append(axes, axis{names: []string{key}, values: vals})
 	}
+	// Off-schema knob values fail the file like dims; values the family's
+	// rules reject in combination become invalid rows when run.
 	for _, key := range slices.Sorted(maps.Keys(s.Knobs)) {
-		for _, n := range splitNames(key) {
-			p, ok := sc.Knob(n)
-			if !ok {
-				return nil, at("knobs."+key, fmt.Sprintf("%s has no knob %q: knobs are %s", s.Kernel, n, paramNames(sc.Knobs)))
-			}
-			// Off-schema values fail the file; values the family's rules
-			// reject in combination become invalid rows when run.
-			for _, v := range s.Knobs[key] {
-				if err := p.Check(v); err != nil {
-					return nil, at("knobs."+key, err.Error())
-				}
-			}
+		ax, err := intAxis("knob", key, s.Knobs[key], s.Kernel, sc.Knobs, at)
+		if err != nil {
+			return nil, err
 		}
-		if len(s.Knobs[key]) == 0 {
-			return nil, at("knobs."+key, "empty list: give at least one value")
-		}
-		axes = append(axes, axis{names: splitNames(key), kind: "knob", values: s.Knobs[key]})
+		axes = append(axes, ax)
 	}
 	var filters []*Expr
 	for i, w := range s.Where {
@@ -445,6 +424,28 @@ func expand(s SweepYAML, base Options, at func(sub, msg string) error) ([]Job, e
 		return nil, at("where", "the `where` filters leave no specs to run: loosen them")
 	}
 	return jobs, nil
+}
+
+// intAxis checks one `dims:` or `knobs:` entry (a key may name several
+// params, "Lq,Lk") against the schema and makes it a sweep axis.
+func intAxis(kind, key string, vals IntList, kernel string, params []Param, at func(sub, msg string) error) (axis, error) {
+	field := kind + "s." + key
+	names := splitNames(key)
+	for _, n := range names {
+		p, ok := findParam(params, n)
+		if !ok {
+			return axis{}, at(field, fmt.Sprintf("%s has no %s %q: %ss are %s", kernel, kind, n, kind, paramNames(params)))
+		}
+		for _, v := range vals {
+			if err := p.Check(v); err != nil {
+				return axis{}, at(field, err.Error())
+			}
+		}
+	}
+	if len(vals) == 0 {
+		return axis{}, at(field, "empty list: give at least one value")
+	}
+	return axis{names: names, values: vals}, nil
 }
 
 func specVars(s Spec) map[string]int {
