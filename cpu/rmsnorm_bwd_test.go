@@ -24,7 +24,7 @@ func TestRMSNormBwdOK(t *testing.T) {
 	runTrainCases(t, "rmsnorm_bwd", []trainCase{
 		{"rows a multiple of RPG", all, map[string]int{"WG": 32, "VEC": 2, "RPG": 4}, map[string]int{"rows": 32, "D": 256}, nil},
 		{"ragged last group", all, map[string]int{"WG": 64, "VEC": 1, "RPG": 16}, map[string]int{"rows": 37, "D": 100}, nil},
-		{"one row per group", []profiler.DType{profiler.BF16}, map[string]int{"WG": 128, "VEC": 8, "RPG": 1}, map[string]int{"rows": 9, "D": 512}, nil},
+		{"one row per group", []profiler.DType{profiler.BF16}, map[string]int{"WG": 128, "VEC": 8, "RPG": 1, "RB": 1}, map[string]int{"rows": 9, "D": 512}, nil},
 	})
 }
 

@@ -13,15 +13,19 @@ package kernels
 //     RPG ∈ {1,2,4,8,16,32,64} rows per group (default 16): a group keeps its
 //     columns' dW partials in registers over its RPG rows and issues one
 //     atomic add per column at the end, so atomics are rows/RPG·D in all.
+//     RB ∈ {1,2,4,8} rows per batch (default 2; RPG % RB == 0): a group loads
+//     RB rows before one combined reduction, so RB rows' loads are in flight
+//     and the two barriers are paid once per batch.
 //     Thread t owns the VEC-wide column vectors t, t+WG, t+2·WG, …: at most
-//     32 columns per thread (NIT = ceil(D/(WG·VEC)) steps, NIT·VEC ≤ 32).
+//     32 columns per thread (NIT = ceil(D/(WG·VEC)) steps, NIT·VEC ≤ 32),
+//     and NIT·VEC·(2·RB+2) ≤ 128 (X and dY of a batch, W, dW partials).
 //   buffers: X [rows, D] T in (normal), W [D] T in (uniform 0.5..1.5),
 //     dY [rows, D] T in (normal), dX [rows, D] T out (poison), dW [D] f32 out.
 //   dispatches (both timed): "zero_dW" zero-fills dW; "rmsnorm_bwd" grid
 //     (ceil(rows/RPG),1,1), group (WG,1,1); Args X, W, dY, dX, dW; Scalars
-//     (i32 rows, f32 eps = 1e-5); Macros WG, VEC, RPG, D, DTYPE.
-//   TGM items: red_smem 2·(WG/32)·4 bytes (per-warp partials of Σx² and
-//     Σ dY·w·x, reduced together).
+//     (i32 rows, f32 eps = 1e-5); Macros WG, VEC, RPG, RB, D, DTYPE.
+//   TGM items: red_smem 2·RB·(WG/32)·4 bytes (per-warp partials of Σx² and
+//     Σ dY·w·x of each row of a batch, reduced together).
 //   FLOPs 12 per element; bytes 3·rows·D·sz + D·sz + 4·D (X, dY read, dX
 //     written, W read, dW written once: the minimum).
 
@@ -61,6 +65,7 @@ func (RMSNormBwd) Schema() profiler.Schema {
 			{Name: "WG", Doc: "threads per group", Default: 256, Values: wgValues},
 			{Name: "VEC", Doc: "elements per vector load/store (VEC·sizeof(T) ≤ 16 bytes)", Default: 8, Values: []int{1, 2, 4, 8}},
 			{Name: "RPG", Doc: "rows per group: dW partials stay in registers over them (fewer atomics)", Default: 16, Values: []int{1, 2, 4, 8, 16, 32, 64}},
+			{Name: "RB", Doc: "rows per batch: loaded together, reduced with one pair of barriers", Default: 2, Values: []int{1, 2, 4, 8}},
 		},
 		Dims: []profiler.Param{
 			{Name: "rows", Doc: "rows (tokens)", Default: 4096, Min: 1, Max: 1 << 24},
@@ -70,14 +75,15 @@ func (RMSNormBwd) Schema() profiler.Schema {
 	}
 }
 
-// RMSNormBwdTGM is the per-warp partials of the two row sums.
-func RMSNormBwdTGM(wg int) []profiler.TGMItem {
-	return []profiler.TGMItem{{Name: "red_smem", Bytes: 2 * (wg / 32) * 4, Note: "2·WG/32 f32: per-warp Σx² and Σ dY·w·x"}}
+// RMSNormBwdTGM is the per-warp partials of the two row sums of each row
+// of a batch.
+func RMSNormBwdTGM(wg, rb int) []profiler.TGMItem {
+	return []profiler.TGMItem{{Name: "red_smem", Bytes: 2 * rb * (wg / 32) * 4, Note: "2·RB·WG/32 f32: per-warp Σx² and Σ dY·w·x of each row of a batch"}}
 }
 
 func (RMSNormBwd) dispatches(s profiler.Spec) []profiler.Dispatch {
 	rows, d := s.Dims["rows"], s.Dims["D"]
-	wg, vec, rpg := s.Knobs["WG"], s.Knobs["VEC"], s.Knobs["RPG"]
+	wg, vec, rpg, rb := s.Knobs["WG"], s.Knobs["VEC"], s.Knobs["RPG"], s.Knobs["RB"]
 	return []profiler.Dispatch{
 		{Name: "zero_dW", Zero: "dW"},
 		{
@@ -86,6 +92,7 @@ func (RMSNormBwd) dispatches(s profiler.Spec) []profiler.Dispatch {
 				{Name: "WG", Value: strconv.Itoa(wg)},
 				{Name: "VEC", Value: strconv.Itoa(vec)},
 				{Name: "RPG", Value: strconv.Itoa(rpg)},
+				{Name: "RB", Value: strconv.Itoa(rb)},
 				{Name: "D", Value: strconv.Itoa(d)},
 				{Name: "DTYPE", Value: DTypeMacro(s.DType)},
 			}},
@@ -93,7 +100,7 @@ func (RMSNormBwd) dispatches(s profiler.Spec) []profiler.Dispatch {
 			Group:   [3]int{wg, 1, 1},
 			Args:    []string{"X", "W", "dY", "dX", "dW"},
 			Scalars: []profiler.Scalar{profiler.I32Param("rows", rows), profiler.F32Param("eps", RMSNormEps)},
-			TGM:     RMSNormBwdTGM(wg),
+			TGM:     RMSNormBwdTGM(wg, rb),
 		},
 	}
 }
@@ -111,15 +118,20 @@ func checkVec(vec int, dt profiler.DType, width int, widthName string) error {
 
 // Validate applies the vector, register, thread and index rules.
 func (f RMSNormBwd) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
-	if err := checkPositive(s, []string{"WG", "VEC", "RPG"}, []string{"rows", "D"}); err != nil {
+	if err := checkPositive(s, []string{"WG", "VEC", "RPG", "RB"}, []string{"rows", "D"}); err != nil {
 		return err
 	}
-	d, wg, vec := s.Dims["D"], s.Knobs["WG"], s.Knobs["VEC"]
+	d, wg, vec, rpg, rb := s.Dims["D"], s.Knobs["WG"], s.Knobs["VEC"], s.Knobs["RPG"], s.Knobs["RB"]
+	if rpg%rb != 0 {
+		return fmt.Errorf("RPG=%d must be a multiple of RB=%d: a group takes its rows in whole batches; lower RB or raise RPG", rpg, rb)
+	}
 	if err := checkVec(vec, s.DType, d, "D"); err != nil {
 		return err
 	}
 	if per := ceilDiv(d, wg*vec) * vec; per > maxColsPerThread {
 		return fmt.Errorf("D=%d over WG=%d threads is %d columns per thread, more than the %d a thread keeps in registers (X, dY, W and dW partials): raise WG to at least %d", d, wg, per, maxColsPerThread, ceilDiv(d, maxColsPerThread))
+	} else if regs := per * (2*rb + 2); regs > 4*maxColsPerThread {
+		return fmt.Errorf("RB=%d rows of %d columns per thread need %d registers for X, dY, W and the dW partials, more than %d: lower RB or raise WG", rb, per, regs, 4*maxColsPerThread)
 	}
 	if err := checkElems(map[string]int64{"X/dY/dX": int64(s.Dims["rows"]) * int64(d)}); err != nil {
 		return err

@@ -15,17 +15,20 @@ func TestRMSNormBwdRules(t *testing.T) {
 		{"too many columns per thread", profiler.BF16, map[string]int{"D": 4096, "WG": 64, "VEC": 8}, nil, tCUDA, "64 columns per thread"},
 		{"WG over the device", profiler.F32, map[string]int{"WG": 1024, "VEC": 4}, nil, tSmall, "exceed the small limit of 512"},
 		{"odd D with VEC=1", profiler.F32, map[string]int{"D": 999, "VEC": 1, "WG": 64}, nil, tCPU, ""},
+		{"RPG not a multiple of RB", profiler.BF16, map[string]int{"RPG": 2, "RB": 4}, nil, tCUDA, "RPG=2 must be a multiple of RB=4"},
+		{"batch too large for registers", profiler.BF16, map[string]int{"WG": 256, "VEC": 8, "RB": 4}, nil, tCUDA, "RB=4 rows of 16 columns per thread need 160 registers"},
+		{"batch of 8 thin rows", profiler.F32, map[string]int{"WG": 1024, "VEC": 4, "RB": 8}, nil, tCUDA, ""},
 	})
 }
 
 func TestRMSNormBwdPlan(t *testing.T) {
-	s := profiler.Spec{Kernel: "rmsnorm_bwd", DType: profiler.BF16, Knobs: map[string]int{"WG": 256, "VEC": 8, "RPG": 16}, Dims: map[string]int{"rows": 100, "D": 4096}}
+	s := profiler.Spec{Kernel: "rmsnorm_bwd", DType: profiler.BF16, Knobs: map[string]int{"WG": 256, "VEC": 8, "RPG": 16, "RB": 2}, Dims: map[string]int{"rows": 100, "D": 4096}}
 	p := planOf(t, s, tCUDA)
 	if len(p.Dispatches) != 2 || p.Dispatches[0].Zero != "dW" {
 		t.Fatalf("dispatches %+v, want the zero fill of dW first", p.Dispatches)
 	}
 	d := p.Dispatches[1]
-	if d.Grid != [3]int{7, 1, 1} || d.TGMBytes() != 2*8*4 {
+	if d.Grid != [3]int{7, 1, 1} || d.TGMBytes() != 2*2*8*4 {
 		t.Errorf("grid %v, TGM %d", d.Grid, d.TGMBytes())
 	}
 	if want := 3.0*100*4096*2 + 4096*2 + 4096*4; p.Bytes != want {

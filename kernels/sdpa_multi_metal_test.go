@@ -239,7 +239,7 @@ func TestSeedMetalKernelsOnCPUEmulator(t *testing.T) {
 	}
 	specs := []profiler.Spec{
 		{Kernel: "transpose", DType: profiler.F16, Knobs: map[string]int{"TILE": 16, "WG": 64}, Dims: map[string]int{"rows": 37, "cols": 50}},
-		{Kernel: "rmsnorm_bwd", DType: profiler.BF16, Knobs: map[string]int{"WG": 64, "VEC": 2, "RPG": 4}, Dims: map[string]int{"rows": 10, "D": 200}},
+		{Kernel: "rmsnorm_bwd", DType: profiler.BF16, Knobs: map[string]int{"WG": 64, "VEC": 2, "RPG": 4, "RB": 4}, Dims: map[string]int{"rows": 10, "D": 200}},
 		{Kernel: "cross_entropy", DType: profiler.F32, Knobs: map[string]int{"WG": 64, "VEC": 2}, Dims: map[string]int{"rows": 12, "vocab": 6, "pad_id": 1}},
 		{Kernel: "cross_entropy", DType: profiler.BF16, Knobs: map[string]int{"WG": 32, "VEC": 4}, Dims: map[string]int{"rows": 3, "vocab": 500, "pad_id": -1}},
 		{Kernel: "embedding_bwd", DType: profiler.F32, Knobs: map[string]int{"WG": 32, "VEC": 4, "TPG": 2}, Dims: map[string]int{"tokens": 9, "vocab": 3, "D": 40}},

@@ -73,7 +73,7 @@ func TestSeedKernelsDeclareThePlansTGM(t *testing.T) {
 	}
 	for _, wg := range wgValues {
 		combos = append(combos,
-			combo{"rmsnorm_bwd", profiler.BF16, map[string]int{"WG": wg, "D": 512}},
+			combo{"rmsnorm_bwd", profiler.BF16, map[string]int{"WG": wg, "D": 512, "RB": 2, "RPG": 4}},
 			combo{"cross_entropy", profiler.F32, map[string]int{"WG": wg, "VEC": 4}})
 	}
 	for _, tpg := range []int{32, 96, 512, 1024} {

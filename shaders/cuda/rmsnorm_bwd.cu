@@ -1,9 +1,12 @@
 // rmsnorm_bwd: dX and dW of y = x·r·w, r = 1/sqrt(mean(x²)+eps) (see the
 // plan contract in kernels/rmsnorm_bwd.go). A block of WG threads owns RPG
-// rows; thread t owns the VEC-wide column vectors t, t+WG, … (NIT of them)
-// and keeps its W values and dW partials in registers across the rows.
-// Per row: Σx² and Σ dY·w·x in f32 (warp shuffles, then red_smem across
-// warps), dX written with VEC-wide stores, dY·x·r added to the partials.
+// rows, taken RB at a time; thread t owns the VEC-wide column vectors t,
+// t+WG, … (NIT of them) and keeps its W values and dW partials in
+// registers across the rows. Per batch: the RB rows' X and dY are loaded
+// together (RB rows of loads in flight), Σx² and Σ dY·w·x of each row are
+// reduced in f32 (warp shuffles, then red_smem across warps, one pair of
+// barriers for the batch), dX is written with VEC-wide stores and dY·x·r
+// added to the partials.
 // After the rows, one atomic add per column into dW (zeroed by the plan's
 // zero_dW dispatch), VEC-wide on sm_90.
 #include "mltop_common.cuh"
@@ -17,6 +20,9 @@
 #ifndef RPG
 #define RPG 16
 #endif
+#ifndef RB
+#define RB 2
+#endif
 #ifndef D
 #define D 4096
 #endif
@@ -25,6 +31,7 @@
 
 static_assert(WG % 32 == 0 && WG <= 1024, "WG must be a multiple of 32, at most 1024");
 static_assert(D % VEC == 0, "D must be a multiple of VEC");
+static_assert(RPG % RB == 0, "RPG must be a multiple of RB");
 static_assert(VEC * sizeof(T) <= 16, "VEC elements must fit one 16-byte access");
 
 struct __align__(VEC * sizeof(T)) VecT {
@@ -88,7 +95,7 @@ __device__ __forceinline__ void load_row(const T* __restrict__ X, const T* __res
 extern "C" __global__ void __launch_bounds__(WG)
 rmsnorm_bwd(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ dY, T* __restrict__ dX,
             float* __restrict__ dW, int rows, float eps) {
-    __shared__ float red_smem[2 * NW];
+    __shared__ float red_smem[2 * RB * NW];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     float w[NIT][VEC], acc[NIT][VEC];
 #pragma unroll
@@ -105,58 +112,64 @@ rmsnorm_bwd(const T* __restrict__ X, const T* __restrict__ W, const T* __restric
     }
     const int r0 = blockIdx.x * RPG;
     const int r1 = min(r0 + RPG, rows);
-    // Rows are software-pipelined: the next row's X and dY are loaded
-    // before this row's reduction waits on the barrier.
-    float xv[NIT][VEC], gv[NIT][VEC];
-    load_row(X, dY, r0, tid, xv, gv);
-    for (int r = r0; r < r1; ++r) {
-        float ss = 0.f, dot = 0.f;
+    for (int rb = r0; rb < r1; rb += RB) {
+        float xv[RB][NIT][VEC], gv[RB][NIT][VEC];
 #pragma unroll
-        for (int it = 0; it < NIT; ++it) {
+        for (int b = 0; b < RB; ++b) load_row(X, dY, min(rb + b, r1 - 1), tid, xv[b], gv[b]);
+        float ss[RB], dot[RB];
 #pragma unroll
-            for (int v = 0; v < VEC; ++v) {
-                ss = fmaf(xv[it][v], xv[it][v], ss);
-                dot = fmaf(gv[it][v] * w[it][v], xv[it][v], dot);
-            }
-        }
-        float xn[NIT][VEC], gn[NIT][VEC];
-        if (r + 1 < r1) load_row(X, dY, r + 1, tid, xn, gn);
-        ss = warp_sum(ss);
-        dot = warp_sum(dot);
-        if (lane == 0) {
-            red_smem[warp] = ss;
-            red_smem[NW + warp] = dot;
-        }
-        __syncthreads();
-        float tss = 0.f, tdot = 0.f;
+        for (int b = 0; b < RB; ++b) {
+            ss[b] = 0.f;
+            dot[b] = 0.f;
 #pragma unroll
-        for (int i = 0; i < NW; ++i) {
-            tss += red_smem[i];
-            tdot += red_smem[NW + i];
-        }
-        __syncthreads(); // everyone has read before the next row overwrites
-        const float rinv = rsqrtf(tss * (1.0f / D) + eps);
-        const float k = rinv * rinv * rinv * (1.0f / D) * tdot;
-        T* dx = dX + (size_t)r * D;
-#pragma unroll
-        for (int it = 0; it < NIT; ++it) {
-            const int c = (it * WG + tid) * VEC;
-            if (c < D) {
-                float out[VEC];
+            for (int it = 0; it < NIT; ++it) {
 #pragma unroll
                 for (int v = 0; v < VEC; ++v) {
-                    out[v] = rinv * w[it][v] * gv[it][v] - xv[it][v] * k;
-                    acc[it][v] = fmaf(gv[it][v] * xv[it][v], rinv, acc[it][v]);
+                    ss[b] = fmaf(xv[b][it][v], xv[b][it][v], ss[b]);
+                    dot[b] = fmaf(gv[b][it][v] * w[it][v], xv[b][it][v], dot[b]);
                 }
-                store_vec(dx + c, out);
+            }
+            ss[b] = warp_sum(ss[b]);
+            dot[b] = warp_sum(dot[b]);
+        }
+        if (lane == 0) {
+#pragma unroll
+            for (int b = 0; b < RB; ++b) {
+                red_smem[(2 * b) * NW + warp] = ss[b];
+                red_smem[(2 * b + 1) * NW + warp] = dot[b];
             }
         }
+        __syncthreads();
 #pragma unroll
-        for (int it = 0; it < NIT; ++it) {
+        for (int b = 0; b < RB; ++b) {
+            ss[b] = 0.f;
+            dot[b] = 0.f;
 #pragma unroll
-            for (int v = 0; v < VEC; ++v) {
-                xv[it][v] = xn[it][v];
-                gv[it][v] = gn[it][v];
+            for (int i = 0; i < NW; ++i) {
+                ss[b] += red_smem[(2 * b) * NW + i];
+                dot[b] += red_smem[(2 * b + 1) * NW + i];
+            }
+        }
+        __syncthreads(); // everyone has read before the next batch overwrites
+#pragma unroll
+        for (int b = 0; b < RB; ++b) {
+            const int r = rb + b;
+            if (r >= r1) break; // a ragged last batch (its rows were loaded clamped)
+            const float rinv = rsqrtf(ss[b] * (1.0f / D) + eps);
+            const float k = rinv * rinv * rinv * (1.0f / D) * dot[b];
+            T* dx = dX + (size_t)r * D;
+#pragma unroll
+            for (int it = 0; it < NIT; ++it) {
+                const int c = (it * WG + tid) * VEC;
+                if (c < D) {
+                    float out[VEC];
+#pragma unroll
+                    for (int v = 0; v < VEC; ++v) {
+                        out[v] = rinv * w[it][v] * gv[b][it][v] - xv[b][it][v] * k;
+                        acc[it][v] = fmaf(gv[b][it][v] * xv[b][it][v], rinv, acc[it][v]);
+                    }
+                    store_vec(dx + c, out);
+                }
             }
         }
     }

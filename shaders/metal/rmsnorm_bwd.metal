@@ -2,15 +2,17 @@
 // plan contract in kernels/rmsnorm_bwd.go).
 //
 // Macros: WG (threads per group), VEC (elements per access), RPG (rows per
-// group), D (row width), DTYPE. Buffers: X, W, dY, dX (T), dW (f32,
+// group), RB (rows per batch), D (row width), DTYPE. Buffers: X, W, dY, dX (T), dW (f32,
 // atomically accumulated; zeroed by the plan's zero_dW dispatch); scalars
 // (rows, eps) at buffer(5). Grid (ceil(rows/RPG), 1, 1), group (WG, 1, 1).
 //
 // Thread t owns the VEC-wide column vectors t, t+WG, … (NIT of them) and
-// keeps W and its dW partials in registers across the group's rows. Per
-// row, Σx² and Σ dY·w·x are reduced by simd_sum and through red_smem
-// (2·WG/32 floats, the Plan's only item); after the rows each thread adds
-// its partials to dW with one relaxed atomic per column.
+// keeps W and its dW partials in registers across the group's rows. Rows
+// come RB at a time: the batch's X and dY are loaded together, and Σx² and
+// Σ dY·w·x of each of its rows are reduced by simd_sum and through
+// red_smem (2·RB·WG/32 floats, the Plan's only item) with one pair of
+// barriers; after the rows each thread adds its partials to dW with one
+// relaxed atomic per column.
 #include "mltop_common.h"
 
 #define NW (WG / 32)
@@ -18,6 +20,7 @@
 
 static_assert(WG % 32 == 0 && WG <= 1024, "WG must be a multiple of 32, at most 1024");
 static_assert(D % VEC == 0, "D must be a multiple of VEC");
+static_assert(RPG % RB == 0, "RPG must be a multiple of RB");
 
 struct RMSNormBwdParams {
   int rows;
@@ -35,7 +38,7 @@ struct RMSNormBwdParams {
     uint tid [[thread_index_in_threadgroup]],
     ushort sgid [[simdgroup_index_in_threadgroup]],
     ushort lane [[thread_index_in_simdgroup]]) {
-  threadgroup float red_smem[2 * NW];
+  threadgroup float red_smem[2 * RB * NW];
   float w[NIT * VEC];
   float acc[NIT * VEC];
   for (int it = 0; it < NIT; ++it) {
@@ -47,48 +50,60 @@ struct RMSNormBwdParams {
   }
   const int r0 = int(grp) * RPG;
   const int r1 = min(r0 + RPG, p.rows);
-  for (int r = r0; r < r1; ++r) {
-    const device mltop_t* x = X + size_t(r) * D;
-    const device mltop_t* dy = dY + size_t(r) * D;
-    float xv[NIT * VEC];
-    float gv[NIT * VEC];
-    float ss = 0.0f;
-    float dot = 0.0f;
-    for (int it = 0; it < NIT; ++it) {
-      const int c = (it * WG + int(tid)) * VEC;
-      for (int v = 0; v < VEC; ++v) {
-        const int i = it * VEC + v;
-        xv[i] = c < D ? mltop_to_f32(x[c + v]) : 0.0f;
-        gv[i] = c < D ? mltop_to_f32(dy[c + v]) : 0.0f;
-        ss = fma(xv[i], xv[i], ss);
-        dot = fma(gv[i] * w[i], xv[i], dot);
+  for (int rb = r0; rb < r1; rb += RB) {
+    float xv[RB * NIT * VEC];
+    float gv[RB * NIT * VEC];
+    float ss[RB];
+    float dot[RB];
+    for (int b = 0; b < RB; ++b) {
+      // A ragged last batch re-reads the group's last row and writes nothing for it.
+      const int r = min(rb + b, r1 - 1);
+      const device mltop_t* x = X + size_t(r) * D;
+      const device mltop_t* dy = dY + size_t(r) * D;
+      ss[b] = 0.0f;
+      dot[b] = 0.0f;
+      for (int it = 0; it < NIT; ++it) {
+        const int c = (it * WG + int(tid)) * VEC;
+        for (int v = 0; v < VEC; ++v) {
+          const int i = (b * NIT + it) * VEC + v;
+          xv[i] = c < D ? mltop_to_f32(x[c + v]) : 0.0f;
+          gv[i] = c < D ? mltop_to_f32(dy[c + v]) : 0.0f;
+          ss[b] = fma(xv[i], xv[i], ss[b]);
+          dot[b] = fma(gv[i] * w[it * VEC + v], xv[i], dot[b]);
+        }
+      }
+      ss[b] = simd_sum(ss[b]);
+      dot[b] = simd_sum(dot[b]);
+    }
+    if (lane == 0) {
+      for (int b = 0; b < RB; ++b) {
+        red_smem[(2 * b) * NW + sgid] = ss[b];
+        red_smem[(2 * b + 1) * NW + sgid] = dot[b];
       }
     }
-    ss = simd_sum(ss);
-    dot = simd_sum(dot);
-    if (lane == 0) {
-      red_smem[sgid] = ss;
-      red_smem[NW + sgid] = dot;
-    }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    float tss = 0.0f;
-    float tdot = 0.0f;
-    for (int i = 0; i < NW; ++i) {
-      tss += red_smem[i];
-      tdot += red_smem[NW + i];
+    for (int b = 0; b < RB; ++b) {
+      ss[b] = 0.0f;
+      dot[b] = 0.0f;
+      for (int i = 0; i < NW; ++i) {
+        ss[b] += red_smem[(2 * b) * NW + i];
+        dot[b] += red_smem[(2 * b + 1) * NW + i];
+      }
     }
-    // Everyone has read the partials before the next row overwrites them.
+    // Everyone has read the partials before the next batch overwrites them.
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    const float rinv = rsqrt(tss * (1.0f / D) + p.eps);
-    const float k = rinv * rinv * rinv * (1.0f / D) * tdot;
-    device mltop_t* dx = dX + size_t(r) * D;
-    for (int it = 0; it < NIT; ++it) {
-      const int c = (it * WG + int(tid)) * VEC;
-      if (c < D) {
-        for (int v = 0; v < VEC; ++v) {
-          const int i = it * VEC + v;
-          dx[c + v] = mltop_from_f32(rinv * w[i] * gv[i] - xv[i] * k);
-          acc[i] = fma(gv[i] * xv[i], rinv, acc[i]);
+    for (int b = 0; b < RB && rb + b < r1; ++b) {
+      const float rinv = rsqrt(ss[b] * (1.0f / D) + p.eps);
+      const float k = rinv * rinv * rinv * (1.0f / D) * dot[b];
+      device mltop_t* dx = dX + size_t(rb + b) * D;
+      for (int it = 0; it < NIT; ++it) {
+        const int c = (it * WG + int(tid)) * VEC;
+        if (c < D) {
+          for (int v = 0; v < VEC; ++v) {
+            const int i = (b * NIT + it) * VEC + v;
+            dx[c + v] = mltop_from_f32(rinv * w[it * VEC + v] * gv[i] - xv[i] * k);
+            acc[it * VEC + v] = fma(gv[i] * xv[i], rinv, acc[it * VEC + v]);
+          }
         }
       }
     }
