@@ -3,10 +3,12 @@
 // rows, taken RB at a time; thread t owns the VEC-wide column vectors t,
 // t+WG, … (NIT of them) and keeps its W values and dW partials in
 // registers across the rows. Per batch: the RB rows' X and dY are loaded
-// together (RB rows of loads in flight), Σx² and Σ dY·w·x of each row are
-// reduced in f32 (warp shuffles, then red_smem across warps, one pair of
-// barriers for the batch), dX is written with VEC-wide stores and dY·x·r
-// added to the partials.
+// together, kept raw (16-bit values packed, half the registers of floats),
+// and the next batch is loaded before this one's barriers, so two batches
+// of loads are in flight; Σx² and Σ dY·w·x of each row are reduced in f32
+// (warp shuffles, then red_smem across warps, one pair of barriers for the
+// batch), dX is written with VEC-wide stores and dY·x·r added to the
+// partials.
 // After the rows, one atomic add per column into dW (zeroed by the plan's
 // zero_dW dispatch), VEC-wide on sm_90.
 #include "mltop_common.cuh"
@@ -76,18 +78,24 @@ __device__ __forceinline__ void red_add(float* p, const float (&f)[N]) {
     for (int i = 0; i < N; ++i) atomicAdd(p + i, f[i]);
 }
 
-// load_row reads this thread's columns of row r of X and dY (zeros past D).
-__device__ __forceinline__ void load_row(const T* __restrict__ X, const T* __restrict__ dY, int r, int tid,
-                                         float (&xv)[NIT][VEC], float (&gv)[NIT][VEC]) {
+// load_batch reads the raw vectors of this thread's columns of rows
+// rb..rb+RB-1 of X and dY (rows past the group's last repeat it; columns
+// past D read as zero).
+__device__ __forceinline__ void load_batch(const T* __restrict__ X, const T* __restrict__ dY, int rb, int rlast, int tid,
+                                           VecT (&xr)[RB][NIT], VecT (&gr)[RB][NIT]) {
 #pragma unroll
-    for (int it = 0; it < NIT; ++it) {
-        const int c = (it * WG + tid) * VEC;
-        if (c < D) {
-            load_vec(X + (size_t)r * D + c, xv[it]);
-            load_vec(dY + (size_t)r * D + c, gv[it]);
-        } else {
+    for (int b = 0; b < RB; ++b) {
+        const size_t off = (size_t)min(rb + b, rlast) * D;
 #pragma unroll
-            for (int v = 0; v < VEC; ++v) xv[it][v] = gv[it][v] = 0.f;
+        for (int it = 0; it < NIT; ++it) {
+            const int c = (it * WG + tid) * VEC;
+            if (c < D) {
+                xr[b][it] = *(const VecT*)(X + off + c);
+                gr[b][it] = *(const VecT*)(dY + off + c);
+            } else {
+#pragma unroll
+                for (int v = 0; v < VEC; ++v) xr[b][it].v[v] = gr[b][it].v[v] = T(0);
+            }
         }
     }
 }
@@ -112,10 +120,9 @@ rmsnorm_bwd(const T* __restrict__ X, const T* __restrict__ W, const T* __restric
     }
     const int r0 = blockIdx.x * RPG;
     const int r1 = min(r0 + RPG, rows);
+    VecT xr[RB][NIT], gr[RB][NIT];
+    load_batch(X, dY, r0, r1 - 1, tid, xr, gr);
     for (int rb = r0; rb < r1; rb += RB) {
-        float xv[RB][NIT][VEC], gv[RB][NIT][VEC];
-#pragma unroll
-        for (int b = 0; b < RB; ++b) load_row(X, dY, min(rb + b, r1 - 1), tid, xv[b], gv[b]);
         float ss[RB], dot[RB];
 #pragma unroll
         for (int b = 0; b < RB; ++b) {
@@ -125,10 +132,17 @@ rmsnorm_bwd(const T* __restrict__ X, const T* __restrict__ W, const T* __restric
             for (int it = 0; it < NIT; ++it) {
 #pragma unroll
                 for (int v = 0; v < VEC; ++v) {
-                    ss[b] = fmaf(xv[b][it][v], xv[b][it][v], ss[b]);
-                    dot[b] = fmaf(gv[b][it][v] * w[it][v], xv[b][it][v], dot[b]);
+                    const float x = to_f32(xr[b][it].v[v]), g = to_f32(gr[b][it].v[v]);
+                    ss[b] = fmaf(x, x, ss[b]);
+                    dot[b] = fmaf(g * w[it][v], x, dot[b]);
                 }
             }
+        }
+        // The next batch's loads go out before this batch waits on barriers.
+        VecT xn[RB][NIT], gn[RB][NIT];
+        if (rb + RB < r1) load_batch(X, dY, rb + RB, r1 - 1, tid, xn, gn);
+#pragma unroll
+        for (int b = 0; b < RB; ++b) {
             ss[b] = warp_sum(ss[b]);
             dot[b] = warp_sum(dot[b]);
         }
@@ -165,11 +179,20 @@ rmsnorm_bwd(const T* __restrict__ X, const T* __restrict__ W, const T* __restric
                     float out[VEC];
 #pragma unroll
                     for (int v = 0; v < VEC; ++v) {
-                        out[v] = rinv * w[it][v] * gv[b][it][v] - xv[b][it][v] * k;
-                        acc[it][v] = fmaf(gv[b][it][v] * xv[b][it][v], rinv, acc[it][v]);
+                        const float x = to_f32(xr[b][it].v[v]), g = to_f32(gr[b][it].v[v]);
+                        out[v] = rinv * w[it][v] * g - x * k;
+                        acc[it][v] = fmaf(g * x, rinv, acc[it][v]);
                     }
                     store_vec(dx + c, out);
                 }
+            }
+        }
+#pragma unroll
+        for (int b = 0; b < RB; ++b) {
+#pragma unroll
+            for (int it = 0; it < NIT; ++it) {
+                xr[b][it] = xn[b][it];
+                gr[b][it] = gn[b][it];
             }
         }
     }
