@@ -21,12 +21,12 @@ func init() {
 func TestGatedDeltaOK(t *testing.T) {
 	bf := []profiler.DType{profiler.BF16}
 	runTrainCases(t, "gated_delta_chunk", []trainCase{
-		{"two chunks, two V tiles", bf, map[string]int{"BV": 8, "WG": 64}, map[string]int{"B": 1, "T": 32, "H": 2, "Hg": 1, "K": 32, "V": 16, "BT": 16}, nil},
-		{"batch 2, BT=32", bf, map[string]int{"BV": 16, "WG": 128}, map[string]int{"B": 2, "T": 96, "H": 1, "Hg": 1, "K": 64, "V": 16, "BT": 32}, nil},
+		{"two chunks, two V tiles", bf, map[string]int{"BT": 16, "BV": 8, "WG": 64}, map[string]int{"B": 1, "T": 32, "H": 2, "Hg": 1, "K": 32, "V": 16}, nil},
+		{"batch 2, BT=32", bf, map[string]int{"BT": 32, "BV": 16, "WG": 128}, map[string]int{"B": 2, "T": 96, "H": 1, "Hg": 1, "K": 64, "V": 16}, nil},
 	})
 }
 
 func TestGatedDeltaBrokenIsMismatch(t *testing.T) {
-	wantMismatch(t, "test_gated_delta_no_gate", profiler.Spec{Kernel: "gated_delta_chunk", DType: profiler.BF16, Knobs: map[string]int{"BV": 8, "WG": 32},
-		Dims: map[string]int{"B": 1, "T": 32, "H": 1, "Hg": 1, "K": 32, "V": 8, "BT": 16}})
+	wantMismatch(t, "test_gated_delta_no_gate", profiler.Spec{Kernel: "gated_delta_chunk", DType: profiler.BF16, Knobs: map[string]int{"BT": 16, "BV": 8, "WG": 32},
+		Dims: map[string]int{"B": 1, "T": 32, "H": 1, "Hg": 1, "K": 32, "V": 8}})
 }

@@ -69,6 +69,7 @@ func (GatedDelta) Doc() string {
 func (GatedDelta) Schema() profiler.Schema {
 	return profiler.Schema{
 		Knobs: []profiler.Param{
+			{Name: "BT", Doc: "chunk length (changes where the gates and bf16 rounding fall: checked against its own reference)", Default: 64, Values: []int{16, 32, 64}, Shape: true},
 			{Name: "BV", Doc: "rows of the state (V tile) per group", Default: 32, Values: []int{8, 16, 32, 64}},
 			{Name: "WG", Doc: "threads per group", Default: 128, Values: []int{32, 64, 128, 256, 512}},
 		},
@@ -79,7 +80,6 @@ func (GatedDelta) Schema() profiler.Schema {
 			{Name: "Hg", Doc: "key heads (H must be a multiple)", Default: 16, Min: 1, Max: 256},
 			{Name: "K", Doc: "key dim", Default: 128, Values: []int{32, 64, 128, 256}},
 			{Name: "V", Doc: "value dim (a multiple of BV)", Default: 128, Min: 1, Max: 1024},
-			{Name: "BT", Doc: "chunk length (changes the math: part of the shape)", Default: 64, Values: []int{16, 32, 64}},
 		},
 		DTypes: []profiler.DType{profiler.BF16},
 	}
@@ -88,10 +88,10 @@ func (GatedDelta) Schema() profiler.Schema {
 // GDShape is the problem of a spec.
 type GDShape struct{ B, T, H, Hg, K, V, BT int }
 
-// GDShapeOf reads the dims.
+// GDShapeOf reads the dims and the chunk length BT.
 func GDShapeOf(s profiler.Spec) GDShape {
 	d := s.Dims
-	return GDShape{B: d["B"], T: d["T"], H: d["H"], Hg: d["Hg"], K: d["K"], V: d["V"], BT: d["BT"]}
+	return GDShape{B: d["B"], T: d["T"], H: d["H"], Hg: d["Hg"], K: d["K"], V: d["V"], BT: s.Knobs["BT"]}
 }
 
 // NT is the number of chunks.
@@ -134,7 +134,7 @@ func (GatedDelta) dispatch(s profiler.Spec) profiler.Dispatch {
 
 // Validate applies the chunk, tile, head, thread and TGM rules.
 func (f GatedDelta) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
-	if err := checkPositive(s, []string{"BV", "WG"}, []string{"B", "T", "H", "Hg", "K", "V", "BT"}); err != nil {
+	if err := checkPositive(s, []string{"BT", "BV", "WG"}, []string{"B", "T", "H", "Hg", "K", "V"}); err != nil {
 		return err
 	}
 	a := GDShapeOf(s)

@@ -22,8 +22,8 @@ func TestGatedDeltaRules(t *testing.T) {
 }
 
 func TestGatedDeltaPlan(t *testing.T) {
-	s := profiler.Spec{Kernel: "gated_delta_chunk", DType: profiler.BF16, Knobs: map[string]int{"BV": 32, "WG": 128},
-		Dims: map[string]int{"B": 2, "T": 128, "H": 4, "Hg": 2, "K": 128, "V": 64, "BT": 64}}
+	s := profiler.Spec{Kernel: "gated_delta_chunk", DType: profiler.BF16, Knobs: map[string]int{"BT": 64, "BV": 32, "WG": 128},
+		Dims: map[string]int{"B": 2, "T": 128, "H": 4, "Hg": 2, "K": 128, "V": 64}}
 	p := planOf(t, s, tCUDA)
 	d := p.Dispatches[0]
 	if d.Grid != [3]int{2, 4, 2} {
@@ -61,5 +61,21 @@ func TestGatedDeltaRowHandChecked(t *testing.T) {
 	before := math.Exp(-0.3) + float64(profiler.BF16.Round(1))*math.Exp(-0.2) + 2
 	if math.Abs(final[0]-before) < 1e-4 {
 		t.Errorf("final %v cannot tell the round trip after the gate (%v) from before it (%v)", final[0], want, before)
+	}
+}
+
+// BT is a knob that changes the math: specs that differ in BT must not
+// share inputs or the cached reference, specs that differ in BV must.
+func TestGatedDeltaBTIsPartOfTheShape(t *testing.T) {
+	base := profiler.Spec{Kernel: "gated_delta_chunk", DType: profiler.BF16, Knobs: map[string]int{"BT": 16, "BV": 8, "WG": 32}, Dims: map[string]int{"T": 64}}
+	bt := base.Clone()
+	bt.Knobs["BT"] = 64
+	bv := base.Clone()
+	bv.Knobs["BV"] = 16
+	if base.ShapeKey() == bt.ShapeKey() {
+		t.Error("BT=16 and BT=64 share a shape key")
+	}
+	if base.ShapeKey() != bv.ShapeKey() {
+		t.Errorf("BV changes the shape key: %s vs %s", base.ShapeKey(), bv.ShapeKey())
 	}
 }

@@ -244,7 +244,7 @@ func TestSeedMetalKernelsOnCPUEmulator(t *testing.T) {
 		{Kernel: "cross_entropy", DType: profiler.BF16, Knobs: map[string]int{"WG": 32, "VEC": 4}, Dims: map[string]int{"rows": 3, "vocab": 500, "pad_id": -1}},
 		{Kernel: "embedding_bwd", DType: profiler.F32, Knobs: map[string]int{"WG": 32, "VEC": 4, "TPG": 2}, Dims: map[string]int{"tokens": 9, "vocab": 3, "D": 40}},
 		{Kernel: "sdpa_multi", DType: profiler.F16, Knobs: map[string]int{"TPG": 64}, Dims: map[string]int{"n_query": 3, "H": 2, "Hkv": 1, "D": 64, "base_kv": 5, "kv_stride": 9}, Flags: map[string]bool{"causal": true}},
-		{Kernel: "gated_delta_chunk", DType: profiler.BF16, Knobs: map[string]int{"BV": 8, "WG": 32}, Dims: map[string]int{"B": 1, "T": 32, "H": 2, "Hg": 1, "K": 32, "V": 16, "BT": 16}},
+		{Kernel: "gated_delta_chunk", DType: profiler.BF16, Knobs: map[string]int{"BT": 16, "BV": 8, "WG": 32}, Dims: map[string]int{"B": 1, "T": 32, "H": 2, "Hg": 1, "K": 32, "V": 16}},
 	}
 	eb := &seedEmu{gxx: gxx, shim: shim, dir: t.TempDir(), bins: map[string]string{}}
 	opt := profiler.DefaultOptions()

@@ -19,6 +19,10 @@ type Param struct {
 	Values   []int // allowed values; empty means the range Min..Max
 	Min, Max int
 	Multiple int // when > 1, values in the range must be multiples of it
+	// Shape marks a knob that changes the math (a chunk length that moves
+	// rounding points): it stays in Spec.ShapeKey, so inputs and the cached
+	// reference are not shared across its values.
+	Shape bool
 }
 
 // Check reports whether v is allowed, with an error that names the value and

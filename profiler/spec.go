@@ -42,10 +42,21 @@ func (s Spec) Key() string {
 	return b.String()
 }
 
-// ShapeKey identifies the math of a spec: knobs do not change it.
+// ShapeKey identifies the math of a spec: knobs do not change it, except
+// those the family's schema marks as Shape.
 func (s Spec) ShapeKey() string {
 	c := s.Clone()
 	c.Knobs = nil
+	if f, err := Lookup(s.Kernel); err == nil {
+		for _, p := range f.Schema().Knobs {
+			if v, ok := s.Knobs[p.Name]; ok && p.Shape {
+				if c.Knobs == nil {
+					c.Knobs = map[string]int{}
+				}
+				c.Knobs[p.Name] = v
+			}
+		}
+	}
 	return c.Key()
 }
 
