@@ -1,0 +1,4 @@
+package metal
+
+// TestDev is the device the internal tests plan for, for the external ones.
+var TestDev = testDev

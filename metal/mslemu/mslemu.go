@@ -1,0 +1,272 @@
+// Package mslemu is test support: a profiler.Backend that compiles mltop's
+// Metal kernel sources with g++ against a CPU emulation of the MSL subset
+// they use (metal/testdata/mslemu) and runs them, so the real Runner can
+// check them against the float64 references on a machine without a Mac.
+//
+// It proves the tile logic, masks, barriers, atomics, buffer order, scalar
+// layout and macros; it cannot prove that the Metal compiler accepts the
+// text or the hardware's simdgroup fragment layout (see mltop_common.h).
+package mslemu
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/metal"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/shaders"
+)
+
+// main reads the buffers and scalar struct from files, runs CALL over the
+// grid, and writes the buffers back.
+const emuMain = `
+#include <cstdio>
+#include <string>
+static std::vector<char> emu_read(const std::string& p) {
+  std::vector<char> v;
+  FILE* f = std::fopen(p.c_str(), "rb");
+  if (!f) { std::perror(p.c_str()); std::exit(2); }
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) v.insert(v.end(), buf, buf + n);
+  std::fclose(f);
+  v.resize(v.size() + 64); // a scalar struct may be read whole
+  return v;
+}
+int main(int argc, char** argv) {
+  if (argc != 7) { std::fprintf(stderr, "usage: dir gx gy gz nt nbufs\n"); return 2; }
+  const std::string dir = argv[1];
+  const uint gx = std::atoi(argv[2]), gy = std::atoi(argv[3]), gz = std::atoi(argv[4]), nt = std::atoi(argv[5]);
+  const int nb = std::atoi(argv[6]);
+  std::vector<std::vector<char>> b;
+  std::vector<size_t> sizes;
+  for (int i = 0; i < nb; i++) {
+    b.push_back(emu_read(dir + "/buf" + std::to_string(i) + ".bin"));
+    sizes.push_back(b.back().size() - 64);
+  }
+  std::vector<char> sc = emu_read(dir + "/scalars.bin");
+  emu_dispatch(gx, gy, gz, nt, [&](uint3 tg, uint tid, ushort sg, ushort lane) { CALL });
+  for (int i = 0; i < nb; i++) {
+    FILE* f = std::fopen((dir + "/buf" + std::to_string(i) + ".bin").c_str(), "wb");
+    std::fwrite(b[i].data(), 1, sizes[i], f);
+    std::fclose(f);
+  }
+  return 0;
+}
+`
+
+// calls invoke each entry point with the Plan's buffers b[i], in order, and
+// the scalar struct's bytes sc.
+var calls = map[string]string{
+	"attn_fwd":          `attn_fwd(` + Args("const mltop_t", "const mltop_t", "const mltop_t", "mltop_t", "float") + `, *(AttnParams*)sc.data(), tg, tid, sg, lane);`,
+	"softmax_bwd":       `softmax_bwd(` + Args("const mltop_t", "const mltop_t", "mltop_t") + `, *(SoftmaxBwdParams*)sc.data(), tg.x, tid, sg, lane);`,
+	"attn_bwd_atomic":   `attn_bwd_atomic(` + Args("mltop_t", "mltop_t", "mltop_t", "mltop_t", "float", "mltop_t", "float", "mltop_t", "float", "float") + `, *(BwdParams*)sc.data(), tg, tid, sg, lane);`,
+	"attn_bwd_cast":     `attn_bwd_cast(` + Args("float", "float", "mltop_t", "mltop_t") + `, *(CastParams*)sc.data(), tg, tid);`,
+	"attn_bwd_delta":    `attn_bwd_delta(` + Args("mltop_t", "mltop_t", "float") + `, *(BwdParams*)sc.data(), tg, sg, lane);`,
+	"attn_bwd_prep":     `attn_bwd_prep(` + Args("mltop_t", "mltop_t", "mltop_t", "float", "mltop_t", "float") + `, *(BwdParams*)sc.data(), tg, sg, lane);`,
+	"attn_bwd_dq":       `attn_bwd_dq(` + Args("mltop_t", "mltop_t", "mltop_t", "mltop_t", "float", "float", "mltop_t") + `, *(BwdParams*)sc.data(), tg, tid, sg, lane);`,
+	"attn_bwd_dkv":      `attn_bwd_dkv(` + Args("mltop_t", "mltop_t", "mltop_t", "mltop_t", "float", "float", "mltop_t", "mltop_t") + `, *(BwdParams*)sc.data(), tg, tid, sg, lane);`,
+	"attn_bwd_mm":       `attn_bwd_mm(` + Args("mltop_t", "mltop_t", "mltop_t", "mltop_t", "float", "float", "float", "float", "mltop_t", "mltop_t", "mltop_t") + `, *(BwdParams*)sc.data(), tg, tid);`,
+	"transpose":         `transpose(` + Args("const mltop_t", "mltop_t") + `, *(TransposeParams*)sc.data(), tg, tid);`,
+	"rmsnorm_bwd":       `rmsnorm_bwd(` + Args("const mltop_t", "const mltop_t", "const mltop_t", "mltop_t", "atomic_float") + `, *(RMSNormBwdParams*)sc.data(), tg.x, tid, sg, lane);`,
+	"cross_entropy":     `cross_entropy(` + Args("const mltop_t", "const int", "float", "mltop_t") + `, *(CrossEntropyParams*)sc.data(), tg.x, tid, sg, lane);`,
+	"embedding_bwd":     `embedding_bwd(` + Args("const int", "const mltop_t", "atomic_float") + `, *(EmbeddingBwdParams*)sc.data(), tg.x, tid);`,
+	"sdpa_multi":        `sdpa_multi(` + Args("const mltop_t", "const mltop_t", "const mltop_t", "mltop_t") + `, *(SDPAMultiParams*)sc.data(), tg, tid, sg, lane);`,
+	"gated_delta_chunk": `gated_delta_chunk(` + Args("const mltop_t", "const mltop_t", "const mltop_t", "const float", "const float", "mltop_t", "mltop_t", "float") + `, *(GatedDeltaParams*)sc.data(), tg, tid);`,
+}
+
+// Threadgroup arrays are shared by the group's threads: they become
+// statics, which is right because groups run one after another.
+var threadgroupArray = regexp.MustCompile(`(?m)^(\s*)threadgroup (\w+ \w+\[)`)
+
+// Backend is a profiler.Backend over the g++-compiled emulation.
+type Backend struct {
+	dev profiler.DeviceInfo
+	// NativeBF16 compiles with __HAVE_BFLOAT__ (Metal 3.1's bfloat branch).
+	// The Runner's kernel cache does not know about it: use a Runner per
+	// value.
+	NativeBF16 bool
+
+	gxx, shim, dir string
+	bins           map[string]string
+	n              int
+}
+
+// New returns a Backend that reports dev. shim is the directory of the MSL
+// emulation headers (metal/testdata/mslemu). It skips t when g++ is
+// missing.
+func New(t testing.TB, shim string, dev profiler.DeviceInfo) *Backend {
+	t.Helper()
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("g++ not found: the MSL emulation test needs a C++20 compiler with _Float16")
+	}
+	shim, err = filepath.Abs(shim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Reading the shim lets `go test`'s cache notice when it changes (g++
+	// reads it outside the test's view).
+	for _, f := range []string{"metal_stdlib", "metal_simdgroup", "metal_simdgroup_matrix"} {
+		if _, err := os.ReadFile(filepath.Join(shim, f)); err != nil {
+			t.Fatalf("the MSL emulation shim: %v", err)
+		}
+	}
+	return &Backend{dev: dev, gxx: gxx, shim: shim, dir: t.TempDir(), bins: map[string]string{}}
+}
+
+// Args casts the buffers b[0..] to pointers of the given types, in order.
+func Args(types ...string) string {
+	var out []string
+	for i, t := range types {
+		out = append(out, fmt.Sprintf("(%s*)b[%d].data()", t, i))
+	}
+	return strings.Join(out, ", ")
+}
+
+// Options makes the Runner measure once and at once: timing is not what
+// this backend is for.
+func Options() profiler.Options {
+	opt := profiler.DefaultOptions()
+	opt.Stop = profiler.StopRule{Noise: 1, MinSamples: 1, MinTime: 1e-9, MaxTime: 1e-3}
+	opt.Warmup = 1e-9
+	return opt
+}
+
+// Check runs s and fails t unless it ran and its verdict passed.
+func Check(t *testing.T, r *profiler.Runner, s profiler.Spec, opt profiler.Options) {
+	t.Helper()
+	res := r.Run(context.Background(), s, opt, nil)
+	if res.Status != profiler.StatusOK || res.Verdict == nil || !res.Verdict.Pass {
+		t.Fatalf("status %s: %s\nverdict %+v", res.Status, res.Error, res.Verdict)
+	}
+	t.Logf("max abs err %.3g, max rel err %.3g over %d elements (%s)", res.Verdict.MaxAbsErr, res.Verdict.MaxRelErr, res.Verdict.Checked, res.Verdict.Rows)
+}
+
+type kernel struct{ bin string }
+
+func (kernel) Attrs() profiler.KernelAttrs { return profiler.KernelAttrs{} }
+
+type buffer struct{ b []byte }
+
+func (b *buffer) Size() int64 { return int64(len(b.b)) }
+
+func (e *Backend) Info() profiler.DeviceInfo { return e.dev }
+
+func (e *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
+	src, err := shaders.Source("metal", p.Source, ".metal")
+	if err != nil {
+		return nil, err
+	}
+	hdrs, err := shaders.Headers("metal")
+	if err != nil {
+		return nil, err
+	}
+	macros, err := metal.MacroPairs(p.Macros)
+	if err != nil {
+		return nil, err
+	}
+	full := metal.AssembleSource(hdrs[metal.CommonHeader], src)
+	key := metal.CacheKey(full, p.Entry, metal.CompileOptions{Macros: macros}) + fmt.Sprint(e.NativeBF16)
+	if bin, ok := e.bins[key]; ok {
+		return kernel{bin}, nil
+	}
+	call, ok := calls[p.Entry]
+	if !ok {
+		return nil, fmt.Errorf("no emulator call for %s", p.Entry)
+	}
+	full = threadgroupArray.ReplaceAllString(full, "${1}static $2")
+	e.n++
+	cc := filepath.Join(e.dir, fmt.Sprintf("k%d.cc", e.n))
+	bin := filepath.Join(e.dir, fmt.Sprintf("k%d", e.n))
+	if err := os.WriteFile(cc, []byte(full+strings.Replace(emuMain, "CALL", call, 1)), 0o644); err != nil {
+		return nil, err
+	}
+	args := []string{"-std=c++20", "-O1", "-pthread", "-w", "-I", e.shim}
+	if e.NativeBF16 {
+		args = append(args, "-D__HAVE_BFLOAT__=1")
+	}
+	for _, m := range macros {
+		args = append(args, "-D"+m[0]+"="+m[1])
+	}
+	args = append(args, "-o", bin, cc)
+	if out, err := exec.Command(e.gxx, args...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("g++ %s %v: %v\n%s", p.Source, macros, err, out)
+	}
+	e.bins[key] = bin
+	return kernel{bin}, nil
+}
+
+func (e *Backend) Alloc(n int64) (profiler.Buffer, error) { return &buffer{make([]byte, n)}, nil }
+func (e *Backend) Free(profiler.Buffer)                   {}
+func (e *Backend) Upload(b profiler.Buffer, src []byte) error {
+	copy(b.(*buffer).b, src)
+	return nil
+}
+func (e *Backend) Download(b profiler.Buffer, dst []byte) error {
+	copy(dst, b.(*buffer).b)
+	return nil
+}
+
+// Run passes each launch's buffers and scalars to its binary through files.
+func (e *Backend) Run(ls []profiler.Launch) error {
+	for _, l := range ls {
+		if l.Dispatch.Zero != "" {
+			clear(l.Zero.(*buffer).b)
+			continue
+		}
+		d := l.Dispatch
+		run := filepath.Join(e.dir, "run")
+		if err := os.MkdirAll(run, 0o755); err != nil {
+			return err
+		}
+		for i, a := range l.Args {
+			if err := os.WriteFile(filepath.Join(run, fmt.Sprintf("buf%d.bin", i)), a.(*buffer).b, 0o644); err != nil {
+				return err
+			}
+		}
+		sc, err := metal.PackScalars(d.Scalars)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(run, "scalars.bin"), sc, 0o644); err != nil {
+			return err
+		}
+		cmd := exec.Command(l.Kernel.(kernel).bin, run, fmt.Sprint(d.Grid[0]), fmt.Sprint(d.Grid[1]), fmt.Sprint(d.Grid[2]), fmt.Sprint(d.Threads()), fmt.Sprint(len(l.Args)))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("emulated %s: %v\n%s", d.Name, err, out)
+		}
+		for i, a := range l.Args {
+			b, err := os.ReadFile(filepath.Join(run, fmt.Sprintf("buf%d.bin", i)))
+			if err != nil {
+				return err
+			}
+			copy(a.(*buffer).b, b)
+		}
+	}
+	return nil
+}
+
+// Time is not what this backend is for: a constant sample ends measuring at once.
+func (e *Backend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timing, error) {
+	t := profiler.Timing{Timer: "emulated"}
+	for range reps {
+		s := make([]float64, len(ls))
+		for i := range s {
+			s[i] = 1e6
+		}
+		t.Samples = append(t.Samples, s)
+	}
+	return t, nil
+}
+
+func (e *Backend) Occupancy(l profiler.Launch) profiler.Occupancy {
+	return metal.Occupancy(e.dev, l.Dispatch, profiler.KernelAttrs{})
+}
+func (e *Backend) Close() error { return nil }
