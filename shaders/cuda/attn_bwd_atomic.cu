@@ -43,30 +43,12 @@
 #define QPL (RW * DW / 32)    // dQ elements per lane
 #define LDT (D + 8)           // row stride of the T tiles
 #define LDS (BK + 4)          // row stride of P_smem, dS_smem
-#define VEC (16 / (int)sizeof(T))
 #define LOG2E 1.4426950408889634f
 
 static_assert(BQ % (8 * WM) == 0, "BQ must be a multiple of 8*WM");
 static_assert(BK % (8 * WN) == 0, "BK must be a multiple of 8*WN");
 static_assert(D % (8 * WN) == 0, "D must be a multiple of 8*WN");
 static_assert((RW * DW) % 32 == 0, "dQ sub-tile must split over 32 lanes");
-
-// load_rows copies R rows of a row-major [*, D] matrix, from row r0, into
-// shared memory with stride LDT; rows at or past nrows are zero-filled.
-template <int R>
-__device__ __forceinline__ void load_rows(T* sm, const T* g, int r0, int nrows, int tid) {
-    constexpr int CPR = D / VEC;
-    constexpr int TOTAL = R * CPR;
-#pragma unroll
-    for (int it = 0; it < (TOTAL + NTHREADS - 1) / NTHREADS; ++it) {
-        int i = it * NTHREADS + tid;
-        if (TOTAL % NTHREADS == 0 || i < TOTAL) {
-            int r = i / CPR, c = (i % CPR) * VEC;
-            bool ok = r0 + r < nrows;
-            copy16(sm + r * LDT + c, g + (size_t)(ok ? r0 + r : 0) * D + c, ok);
-        }
-    }
-}
 
 extern "C" __global__ void __launch_bounds__(NTHREADS)
 attn_bwd_atomic(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
@@ -93,8 +75,8 @@ attn_bwd_atomic(const T* __restrict__ Q, const T* __restrict__ K, const T* __res
     const int off = Lk - Lq;  // causal: row i sees key j iff j <= i + off
     const float sl2 = scale * LOG2E;
 
-    load_rows<BQ>(Qs, Q + qbase * D, q0, Lq, tid);
-    load_rows<BQ>(dOs, dO + qbase * D, q0, Lq, tid);
+    load_tile_rows<BQ, D, LDT, NTHREADS>(Qs, Q + qbase * D, q0, Lq, tid);
+    load_tile_rows<BQ, D, LDT, NTHREADS>(dOs, dO + qbase * D, q0, Lq, tid);
     async_commit();
     async_wait<0>();
     __syncthreads();
@@ -124,8 +106,8 @@ attn_bwd_atomic(const T* __restrict__ Q, const T* __restrict__ K, const T* __res
     for (int j = 0; j < ntiles; ++j) {
         const int k0 = j * BK;
         __syncthreads();  // the previous tile's readers are done
-        load_rows<BK>(Ks, K + kbase * D, k0, Lk, tid);
-        load_rows<BK>(Vs, V + kbase * D, k0, Lk, tid);
+        load_tile_rows<BK, D, LDT, NTHREADS>(Ks, K + kbase * D, k0, Lk, tid);
+        load_tile_rows<BK, D, LDT, NTHREADS>(Vs, V + kbase * D, k0, Lk, tid);
         async_commit();
         async_wait<0>();
         __syncthreads();

@@ -43,7 +43,6 @@
 #define APL (BK * D / 32)
 #define LDT (D + 8)
 #define LDS (BK + 4)
-#define VEC (16 / (int)sizeof(T))
 #define LOG2E 1.4426950408889634f
 
 static_assert(BQ % (8 * WM) == 0, "BQ must be a multiple of 8*WM");
@@ -64,21 +63,6 @@ static_assert(BK % 16 == 0, "tensor-core path: BK must be a multiple of 16");
 
 static_assert(!ALIAS || WM == 1 || BK * D * 4 <= 2 * BQ * LDT * (int)sizeof(T),
               "ALIAS: red_smem must fit over Q_smem+dO_smem");
-
-template <int R>
-__device__ __forceinline__ void load_rows(T* sm, const T* g, int r0, int nrows, int tid) {
-    constexpr int CPR = D / VEC;
-    constexpr int TOTAL = R * CPR;
-#pragma unroll
-    for (int it = 0; it < (TOTAL + NTHREADS - 1) / NTHREADS; ++it) {
-        int i = it * NTHREADS + tid;
-        if (TOTAL % NTHREADS == 0 || i < TOTAL) {
-            int r = i / CPR, c = (i % CPR) * VEC;
-            bool ok = r0 + r < nrows;
-            copy16(sm + r * LDT + c, g + (size_t)(ok ? r0 + r : 0) * D + c, ok);
-        }
-    }
-}
 
 // reduce_warps sums the WM warps' partials into warp 0 through red (BK·D
 // f32), one warp at a time. acc is taken by reference so it stays in
@@ -159,8 +143,8 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
     const int off = Lk - Lq;
     const float sl2 = scale * LOG2E;
 
-    load_rows<BK>(Ks, K + kbase * D, k0, Lk, tid);
-    load_rows<BK>(Vs, V + kbase * D, k0, Lk, tid);
+    load_tile_rows<BK, D, LDT, NTHREADS>(Ks, K + kbase * D, k0, Lk, tid);
+    load_tile_rows<BK, D, LDT, NTHREADS>(Vs, V + kbase * D, k0, Lk, tid);
     async_commit();
 
 #if TC
@@ -177,8 +161,8 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
         const size_t qbase = (size_t)(b * H + h) * Lq;
         for (int i0 = qstart; i0 < Lq; i0 += BQ) {
             __syncthreads();
-            load_rows<BQ>(Qs, Q + qbase * D, i0, Lq, tid);
-            load_rows<BQ>(dOs, dO + qbase * D, i0, Lq, tid);
+            load_tile_rows<BQ, D, LDT, NTHREADS>(Qs, Q + qbase * D, i0, Lq, tid);
+            load_tile_rows<BQ, D, LDT, NTHREADS>(dOs, dO + qbase * D, i0, Lq, tid);
             async_commit();
             for (int r = tid; r < BQ; r += NTHREADS) {
                 const int row = i0 + r;
@@ -209,10 +193,8 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
                     ldsm_x4(bo, dOs + (warp * RW + np * 16 + (lane & 7) + (lane >> 4) * 8) * LDT + kd * 16 + ((lane >> 3) & 1) * 8);
 #pragma unroll
                     for (int mk = 0; mk < MK; ++mk) {
-                        mma16816(st[2 * mk][2 * np][0], st[2 * mk][2 * np][1], st[2 * mk + 1][2 * np][0], st[2 * mk + 1][2 * np][1], ak[mk], bq[0], bq[1]);
-                        mma16816(st[2 * mk][2 * np + 1][0], st[2 * mk][2 * np + 1][1], st[2 * mk + 1][2 * np + 1][0], st[2 * mk + 1][2 * np + 1][1], ak[mk], bq[2], bq[3]);
-                        mma16816(dpt[2 * mk][2 * np][0], dpt[2 * mk][2 * np][1], dpt[2 * mk + 1][2 * np][0], dpt[2 * mk + 1][2 * np][1], av[mk], bo[0], bo[1]);
-                        mma16816(dpt[2 * mk][2 * np + 1][0], dpt[2 * mk][2 * np + 1][1], dpt[2 * mk + 1][2 * np + 1][0], dpt[2 * mk + 1][2 * np + 1][1], av[mk], bo[2], bo[3]);
+                        mma_16x16(st, mk, np, ak[mk], bq);
+                        mma_16x16(dpt, mk, np, av[mk], bo);
                     }
                 }
             }
@@ -238,14 +220,8 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
                 unsigned ap[MK][4], ad[MK][4];
 #pragma unroll
                 for (int mk = 0; mk < MK; ++mk) {
-                    ap[mk][0] = pack2(st[2 * mk][2 * kk][0], st[2 * mk][2 * kk][1]);
-                    ap[mk][1] = pack2(st[2 * mk + 1][2 * kk][0], st[2 * mk + 1][2 * kk][1]);
-                    ap[mk][2] = pack2(st[2 * mk][2 * kk + 1][0], st[2 * mk][2 * kk + 1][1]);
-                    ap[mk][3] = pack2(st[2 * mk + 1][2 * kk + 1][0], st[2 * mk + 1][2 * kk + 1][1]);
-                    ad[mk][0] = pack2(dpt[2 * mk][2 * kk][0], dpt[2 * mk][2 * kk][1]);
-                    ad[mk][1] = pack2(dpt[2 * mk + 1][2 * kk][0], dpt[2 * mk + 1][2 * kk][1]);
-                    ad[mk][2] = pack2(dpt[2 * mk][2 * kk + 1][0], dpt[2 * mk][2 * kk + 1][1]);
-                    ad[mk][3] = pack2(dpt[2 * mk + 1][2 * kk + 1][0], dpt[2 * mk + 1][2 * kk + 1][1]);
+                    pack_a16(ap[mk], st, mk, kk);
+                    pack_a16(ad[mk], dpt, mk, kk);
                 }
 #pragma unroll
                 for (int dd = 0; dd < ND / 2; ++dd) {
@@ -254,10 +230,8 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
                     ldsm_x4_t(bq, Qs + (warp * RW + kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDT + dd * 16 + (lane >> 4) * 8);
 #pragma unroll
                     for (int mk = 0; mk < MK; ++mk) {
-                        mma16816(dv[2 * mk][2 * dd][0], dv[2 * mk][2 * dd][1], dv[2 * mk + 1][2 * dd][0], dv[2 * mk + 1][2 * dd][1], ap[mk], bo[0], bo[1]);
-                        mma16816(dv[2 * mk][2 * dd + 1][0], dv[2 * mk][2 * dd + 1][1], dv[2 * mk + 1][2 * dd + 1][0], dv[2 * mk + 1][2 * dd + 1][1], ap[mk], bo[2], bo[3]);
-                        mma16816(dk[2 * mk][2 * dd][0], dk[2 * mk][2 * dd][1], dk[2 * mk + 1][2 * dd][0], dk[2 * mk + 1][2 * dd][1], ad[mk], bq[0], bq[1]);
-                        mma16816(dk[2 * mk][2 * dd + 1][0], dk[2 * mk][2 * dd + 1][1], dk[2 * mk + 1][2 * dd + 1][0], dk[2 * mk + 1][2 * dd + 1][1], ad[mk], bq[2], bq[3]);
+                        mma_16x16(dv, mk, dd, ap[mk], bo);
+                        mma_16x16(dk, mk, dd, ad[mk], bq);
                     }
                 }
             }
@@ -295,8 +269,8 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
         const size_t qbase = (size_t)(b * H + h) * Lq;
         for (int i0 = qstart; i0 < Lq; i0 += BQ) {
             __syncthreads();  // the previous block's readers are done
-            load_rows<BQ>(Qs, Q + qbase * D, i0, Lq, tid);
-            load_rows<BQ>(dOs, dO + qbase * D, i0, Lq, tid);
+            load_tile_rows<BQ, D, LDT, NTHREADS>(Qs, Q + qbase * D, i0, Lq, tid);
+            load_tile_rows<BQ, D, LDT, NTHREADS>(dOs, dO + qbase * D, i0, Lq, tid);
             async_commit();
             for (int r = tid; r < BQ; r += NTHREADS) {
                 const int row = i0 + r;

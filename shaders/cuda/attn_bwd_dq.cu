@@ -36,7 +36,6 @@
 #define QPL (RW * D / 32)
 #define LDT (D + 8)
 #define LDS (BK + 4)
-#define VEC (16 / (int)sizeof(T))
 #define LOG2E 1.4426950408889634f
 
 static_assert(BQ % (8 * WM) == 0, "BQ must be a multiple of 8*WM");
@@ -55,21 +54,6 @@ static_assert(BK % 16 == 0, "tensor-core path: BK must be a multiple of 16");
 #else
 #define TC 0
 #endif
-
-template <int R>
-__device__ __forceinline__ void load_rows(T* sm, const T* g, int r0, int nrows, int tid) {
-    constexpr int CPR = D / VEC;
-    constexpr int TOTAL = R * CPR;
-#pragma unroll
-    for (int it = 0; it < (TOTAL + NTHREADS - 1) / NTHREADS; ++it) {
-        int i = it * NTHREADS + tid;
-        if (TOTAL % NTHREADS == 0 || i < TOTAL) {
-            int r = i / CPR, c = (i % CPR) * VEC;
-            bool ok = r0 + r < nrows;
-            copy16(sm + r * LDT + c, g + (size_t)(ok ? r0 + r : 0) * D + c, ok);
-        }
-    }
-}
 
 extern "C" __global__ void __launch_bounds__(NTHREADS)
 attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
@@ -96,8 +80,8 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
     const int off = Lk - Lq;
     const float sl2 = scale * LOG2E;
 
-    load_rows<BQ>(Qs, Q + qbase * D, q0, Lq, tid);
-    load_rows<BQ>(dOs, dO + qbase * D, q0, Lq, tid);
+    load_tile_rows<BQ, D, LDT, NTHREADS>(Qs, Q + qbase * D, q0, Lq, tid);
+    load_tile_rows<BQ, D, LDT, NTHREADS>(dOs, dO + qbase * D, q0, Lq, tid);
     async_commit();
     for (int r = tid; r < BQ; r += NTHREADS) {
         const int row = q0 + r;
@@ -118,8 +102,8 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
     for (int j = 0; j < ntiles; ++j) {
         const int k0 = j * BK;
         __syncthreads();
-        load_rows<BK>(Ks, K + kbase * D, k0, Lk, tid);
-        load_rows<BK>(Vs, V + kbase * D, k0, Lk, tid);
+        load_tile_rows<BK, D, LDT, NTHREADS>(Ks, K + kbase * D, k0, Lk, tid);
+        load_tile_rows<BK, D, LDT, NTHREADS>(Vs, V + kbase * D, k0, Lk, tid);
         async_commit();
         async_wait<0>();
         __syncthreads();
@@ -142,10 +126,8 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
                 ldsm_x4(bv, Vs + (np * 16 + (lane & 7) + (lane >> 4) * 8) * LDT + kd * 16 + ((lane >> 3) & 1) * 8);
 #pragma unroll
                 for (int mt = 0; mt < MT; ++mt) {
-                    mma16816(s[2 * mt][2 * np][0], s[2 * mt][2 * np][1], s[2 * mt + 1][2 * np][0], s[2 * mt + 1][2 * np][1], a[mt], bk[0], bk[1]);
-                    mma16816(s[2 * mt][2 * np + 1][0], s[2 * mt][2 * np + 1][1], s[2 * mt + 1][2 * np + 1][0], s[2 * mt + 1][2 * np + 1][1], a[mt], bk[2], bk[3]);
-                    mma16816(dp[2 * mt][2 * np][0], dp[2 * mt][2 * np][1], dp[2 * mt + 1][2 * np][0], dp[2 * mt + 1][2 * np][1], ao[mt], bv[0], bv[1]);
-                    mma16816(dp[2 * mt][2 * np + 1][0], dp[2 * mt][2 * np + 1][1], dp[2 * mt + 1][2 * np + 1][0], dp[2 * mt + 1][2 * np + 1][1], ao[mt], bv[2], bv[3]);
+                    mma_16x16(s, mt, np, a[mt], bk);
+                    mma_16x16(dp, mt, np, ao[mt], bv);
                 }
             }
         }
@@ -170,10 +152,7 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
             unsigned a[MT][4];
 #pragma unroll
             for (int mt = 0; mt < MT; ++mt) {
-                a[mt][0] = pack2(s[2 * mt][2 * kk][0], s[2 * mt][2 * kk][1]);
-                a[mt][1] = pack2(s[2 * mt + 1][2 * kk][0], s[2 * mt + 1][2 * kk][1]);
-                a[mt][2] = pack2(s[2 * mt][2 * kk + 1][0], s[2 * mt][2 * kk + 1][1]);
-                a[mt][3] = pack2(s[2 * mt + 1][2 * kk + 1][0], s[2 * mt + 1][2 * kk + 1][1]);
+                pack_a16(a[mt], s, mt, kk);
             }
 #pragma unroll
             for (int dd = 0; dd < ND / 2; ++dd) {
@@ -181,8 +160,7 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
                 ldsm_x4_t(bb, Ks + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDT + dd * 16 + (lane >> 4) * 8);
 #pragma unroll
                 for (int mt = 0; mt < MT; ++mt) {
-                    mma16816(dq[2 * mt][2 * dd][0], dq[2 * mt][2 * dd][1], dq[2 * mt + 1][2 * dd][0], dq[2 * mt + 1][2 * dd][1], a[mt], bb[0], bb[1]);
-                    mma16816(dq[2 * mt][2 * dd + 1][0], dq[2 * mt][2 * dd + 1][1], dq[2 * mt + 1][2 * dd + 1][0], dq[2 * mt + 1][2 * dd + 1][1], a[mt], bb[2], bb[3]);
+                    mma_16x16(dq, mt, dd, a[mt], bb);
                 }
             }
         }
@@ -207,8 +185,8 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
     for (int j = 0; j < ntiles; ++j) {
         const int k0 = j * BK;
         __syncthreads();
-        load_rows<BK>(Ks, K + kbase * D, k0, Lk, tid);
-        load_rows<BK>(Vs, V + kbase * D, k0, Lk, tid);
+        load_tile_rows<BK, D, LDT, NTHREADS>(Ks, K + kbase * D, k0, Lk, tid);
+        load_tile_rows<BK, D, LDT, NTHREADS>(Vs, V + kbase * D, k0, Lk, tid);
         async_commit();
         async_wait<0>();
         __syncthreads();

@@ -45,7 +45,6 @@
 #define ND (DW / 8)   // 8-column output tiles per warp
 #define LDQ (D + 8)   // row stride of Q_smem, K_smem, V_smem (elements)
 #define LDP (BK + 8)  // row stride of P_smem
-#define VEC (16 / (int)sizeof(T))
 
 #if DTYPE != 0
 #if __CUDA_ARCH__ < 800
@@ -68,23 +67,6 @@ static_assert(D % (8 * WN) == 0 && D % 16 == 0, "D must be a multiple of 16 and 
 #ifndef Q_IN_REGS
 #define Q_IN_REGS (TC && MT == 1 && D <= 128)
 #endif
-
-// load_rows copies R rows of a row-major [*, D] matrix, from row r0, into
-// shared memory with stride LDQ; rows at or past nrows are zero-filled.
-template <int R>
-__device__ __forceinline__ void load_rows(T* sm, const T* g, int r0, int nrows, int tid) {
-    constexpr int CPR = D / VEC;
-    constexpr int TOTAL = R * CPR;
-#pragma unroll
-    for (int it = 0; it < (TOTAL + NTHREADS - 1) / NTHREADS; ++it) {
-        int i = it * NTHREADS + tid;
-        if (TOTAL % NTHREADS == 0 || i < TOTAL) {
-            int r = i / CPR, c = (i % CPR) * VEC;
-            bool ok = r0 + r < nrows;
-            copy16(sm + r * LDQ + c, g + (size_t)(ok ? r0 + r : 0) * D + c, ok);
-        }
-    }
-}
 
 extern "C" __global__ void __launch_bounds__(NTHREADS)
 attn_fwd(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
@@ -115,10 +97,10 @@ attn_fwd(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__
     const int nk = kend > 0 ? (kend + BK - 1) / BK : 0;
     const float sl2 = scale * 1.4426950408889634f;  // scores in log2 units
 
-    load_rows<BQ>(Qs, Qg, q0, Lq, tid);
-    if (nk > 0) load_rows<BK>(Ks, Kg, 0, Lk, tid);
+    load_tile_rows<BQ, D, LDQ, NTHREADS>(Qs, Qg, q0, Lq, tid);
+    if (nk > 0) load_tile_rows<BK, D, LDQ, NTHREADS>(Ks, Kg, 0, Lk, tid);
     async_commit();
-    if (nk > 0) load_rows<BK>(Vs, Vg, 0, Lk, tid);
+    if (nk > 0) load_tile_rows<BK, D, LDQ, NTHREADS>(Vs, Vg, 0, Lk, tid);
     async_commit();
 
     float o[RT][ND][2];
@@ -173,8 +155,7 @@ attn_fwd(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__
                 ldsm_x4(bb, Ks + (wn * CW + np * 16 + (lane & 7) + (lane >> 4) * 8) * LDQ + kd * 16 + ((lane >> 3) & 1) * 8);
 #pragma unroll
                 for (int mt = 0; mt < MT; ++mt) {
-                    mma16816(s[2 * mt][2 * np][0], s[2 * mt][2 * np][1], s[2 * mt + 1][2 * np][0], s[2 * mt + 1][2 * np][1], a[mt], bb[0], bb[1]);
-                    mma16816(s[2 * mt][2 * np + 1][0], s[2 * mt][2 * np + 1][1], s[2 * mt + 1][2 * np + 1][0], s[2 * mt + 1][2 * np + 1][1], a[mt], bb[2], bb[3]);
+                    mma_16x16(s, mt, np, a[mt], bb);
                 }
             }
             if (NT % 2) {
@@ -203,7 +184,7 @@ attn_fwd(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__
         }
 #endif
         __syncthreads();  // every warp is done with K_j: fetch K_{j+1}
-        if (j + 1 < nk) load_rows<BK>(Ks, Kg, k0 + BK, Lk, tid);
+        if (j + 1 < nk) load_tile_rows<BK, D, LDQ, NTHREADS>(Ks, Kg, k0 + BK, Lk, tid);
         async_commit();
 
         // Mask keys past Lk and, when causal, keys after the row's diagonal.
@@ -308,10 +289,7 @@ attn_fwd(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__
 #pragma unroll
             for (int mt = 0; mt < MT; ++mt) {
 #if WN == 1
-                a[mt][0] = pack2(s[2 * mt][2 * kk][0], s[2 * mt][2 * kk][1]);
-                a[mt][1] = pack2(s[2 * mt + 1][2 * kk][0], s[2 * mt + 1][2 * kk][1]);
-                a[mt][2] = pack2(s[2 * mt][2 * kk + 1][0], s[2 * mt][2 * kk + 1][1]);
-                a[mt][3] = pack2(s[2 * mt + 1][2 * kk + 1][0], s[2 * mt + 1][2 * kk + 1][1]);
+                pack_a16(a[mt], s, mt, kk);
 #else
                 ldsm_x4(a[mt], Ps + (wm * RW + mt * 16 + (lane & 15)) * LDP + kk * 16 + (lane >> 4) * 8);
 #endif
@@ -322,8 +300,7 @@ attn_fwd(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__
                 ldsm_x4_t(bb, Vs + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDQ + wn * DW + dp * 16 + (lane >> 4) * 8);
 #pragma unroll
                 for (int mt = 0; mt < MT; ++mt) {
-                    mma16816(o[2 * mt][2 * dp][0], o[2 * mt][2 * dp][1], o[2 * mt + 1][2 * dp][0], o[2 * mt + 1][2 * dp][1], a[mt], bb[0], bb[1]);
-                    mma16816(o[2 * mt][2 * dp + 1][0], o[2 * mt][2 * dp + 1][1], o[2 * mt + 1][2 * dp + 1][0], o[2 * mt + 1][2 * dp + 1][1], a[mt], bb[2], bb[3]);
+                    mma_16x16(o, mt, dp, a[mt], bb);
                 }
             }
             if (ND % 2) {
@@ -388,7 +365,7 @@ attn_fwd(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__
         }
 #endif
         __syncthreads();  // every warp is done with V_j (and P_smem): fetch V_{j+1}
-        if (j + 1 < nk) load_rows<BK>(Vs, Vg, k0 + BK, Lk, tid);
+        if (j + 1 < nk) load_tile_rows<BK, D, LDQ, NTHREADS>(Vs, Vg, k0 + BK, Lk, tid);
         async_commit();
     }
 

@@ -24,23 +24,6 @@
 static_assert(WG % 32 == 0 && WG <= 1024, "WG must be a multiple of 32, at most 1024");
 static_assert(VEC * sizeof(T) <= 16, "VEC elements must fit one 16-byte access");
 
-struct __align__(VEC * sizeof(T)) VecT {
-    T v[VEC];
-};
-
-__device__ __forceinline__ void load_vec(const T* p, float (&f)[VEC]) {
-    const VecT t = *(const VecT*)p;
-#pragma unroll
-    for (int i = 0; i < VEC; ++i) f[i] = to_f32(t.v[i]);
-}
-
-__device__ __forceinline__ void store_vec(T* p, const float (&f)[VEC]) {
-    VecT t;
-#pragma unroll
-    for (int i = 0; i < VEC; ++i) t.v[i] = from_f32(f[i]);
-    *(VecT*)p = t;
-}
-
 __device__ __forceinline__ float lg2(float x) {
     float y;
     asm("lg2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));

@@ -112,6 +112,72 @@ __device__ __forceinline__ float warp_sum(float v) {
     return v;
 }
 
+// load_tile_rows copies R rows of a row-major [*, COLS] matrix, from row r0,
+// into shared memory with row stride LD (elements), 16 bytes per copy16
+// spread over NTH threads; rows at or past nrows are zero-filled.
+template <int R, int COLS, int LD, int NTH>
+__device__ __forceinline__ void load_tile_rows(T* sm, const T* g, int r0, int nrows, int tid) {
+    constexpr int VE = 16 / (int)sizeof(T);
+    constexpr int CPR = COLS / VE;
+    constexpr int TOTAL = R * CPR;
+#pragma unroll
+    for (int it = 0; it < (TOTAL + NTH - 1) / NTH; ++it) {
+        int i = it * NTH + tid;
+        if (TOTAL % NTH == 0 || i < TOTAL) {
+            int r = i / CPR, c = (i % CPR) * VE;
+            bool ok = r0 + r < nrows;
+            copy16(sm + r * LD + c, g + (size_t)(ok ? r0 + r : 0) * COLS + c, ok);
+        }
+    }
+}
+
+// VecN holds N storage elements moved as one aligned access (N·sizeof(T)
+// must be a power of two, at most 16 bytes).
+template <int N>
+struct alignas(N * sizeof(T)) VecN {
+    T v[N];
+};
+
+template <int N>
+__device__ __forceinline__ void load_vec(const T* p, float (&f)[N]) {
+    const VecN<N> t = *(const VecN<N>*)p;
+#pragma unroll
+    for (int i = 0; i < N; ++i) f[i] = to_f32(t.v[i]);
+}
+
+template <int N>
+__device__ __forceinline__ void store_vec(T* p, const float (&f)[N]) {
+    VecN<N> t;
+#pragma unroll
+    for (int i = 0; i < N; ++i) t.v[i] = from_f32(f[i]);
+    *(VecN<N>*)p = t;
+}
+
+// red_add adds f[0..N) to the f32 elements p[0..N) with fire-and-forget
+// reductions (RED, performed in L2); on sm_90 four (or two) at a time with
+// one vector instruction. p must be aligned to the vector width.
+template <int N>
+__device__ __forceinline__ void red_add(float* p, const float (&f)[N]) {
+#if __CUDA_ARCH__ >= 900
+    if constexpr (N % 4 == 0) {
+#pragma unroll
+        for (int i = 0; i < N; i += 4)
+            asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p + i), "f"(f[i]), "f"(f[i + 1]), "f"(f[i + 2]),
+                         "f"(f[i + 3])
+                         : "memory");
+        return;
+    }
+    if constexpr (N % 2 == 0) {
+#pragma unroll
+        for (int i = 0; i < N; i += 2)
+            asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p + i), "f"(f[i]), "f"(f[i + 1]) : "memory");
+        return;
+    }
+#endif
+#pragma unroll
+    for (int i = 0; i < N; ++i) atomicAdd(p + i, f[i]);
+}
+
 #if __CUDA_ARCH__ >= 800
 // ldmatrix: each lane gives one 16-byte row address; x4 loads four 8x8
 // b16 matrices (lanes 0-7 address the first, 8-15 the second, …).
@@ -152,5 +218,28 @@ __device__ __forceinline__ void mma1688(float& d0, float& d1, float& d2, float& 
     asm volatile("mma.sync.aligned.m16n8k8.row.col." MMA_TYPES " {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
                  : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
                  : "r"(a0), "r"(a1), "r"(b0));
+}
+
+// The accumulator fragments of a warp's tile: acc[rt][nt][e] is element
+// (rt·8 + g, nt·8 + 2q + e), g = lane/4, q = lane%4.
+
+// mma_16x16 adds A·B to the 16x16 block (rows 16m.., columns 16n..) of acc:
+// a is the 16x16 A operand, b the two 16x8 B operands (columns 16n.. and
+// 16n+8..) as ldsm_x4 returns them.
+template <int R, int C>
+__device__ __forceinline__ void mma_16x16(float (&acc)[R][C][2], int m, int n, const unsigned (&a)[4], const unsigned (&b)[4]) {
+    mma16816(acc[2 * m][2 * n][0], acc[2 * m][2 * n][1], acc[2 * m + 1][2 * n][0], acc[2 * m + 1][2 * n][1], a, b[0], b[1]);
+    mma16816(acc[2 * m][2 * n + 1][0], acc[2 * m][2 * n + 1][1], acc[2 * m + 1][2 * n + 1][0], acc[2 * m + 1][2 * n + 1][1], a, b[2], b[3]);
+}
+
+// pack_a16 rounds the 16x16 block (rows 16m.., columns 16k..) of acc into
+// the A operand registers of the next mma (the accumulator and A fragment
+// layouts agree, so no data leaves the thread).
+template <int R, int C>
+__device__ __forceinline__ void pack_a16(unsigned (&a)[4], const float (&acc)[R][C][2], int m, int k) {
+    a[0] = pack2(acc[2 * m][2 * k][0], acc[2 * m][2 * k][1]);
+    a[1] = pack2(acc[2 * m + 1][2 * k][0], acc[2 * m + 1][2 * k][1]);
+    a[2] = pack2(acc[2 * m][2 * k + 1][0], acc[2 * m][2 * k + 1][1]);
+    a[3] = pack2(acc[2 * m + 1][2 * k + 1][0], acc[2 * m + 1][2 * k + 1][1]);
 }
 #endif

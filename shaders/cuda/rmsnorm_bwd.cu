@@ -36,47 +36,7 @@ static_assert(D % VEC == 0, "D must be a multiple of VEC");
 static_assert(RPG % RB == 0, "RPG must be a multiple of RB");
 static_assert(VEC * sizeof(T) <= 16, "VEC elements must fit one 16-byte access");
 
-struct __align__(VEC * sizeof(T)) VecT {
-    T v[VEC];
-};
-
-__device__ __forceinline__ void load_vec(const T* p, float (&f)[VEC]) {
-    const VecT t = *(const VecT*)p;
-#pragma unroll
-    for (int i = 0; i < VEC; ++i) f[i] = to_f32(t.v[i]);
-}
-
-__device__ __forceinline__ void store_vec(T* p, const float (&f)[VEC]) {
-    VecT t;
-#pragma unroll
-    for (int i = 0; i < VEC; ++i) t.v[i] = from_f32(f[i]);
-    *(VecT*)p = t;
-}
-
-// red_add adds f[0..N) to the f32 elements p[0..N) with fire-and-forget
-// reductions (RED, performed in L2); on sm_90 four (or two) at a time with
-// one vector instruction. p must be aligned to the vector width.
-template <int N>
-__device__ __forceinline__ void red_add(float* p, const float (&f)[N]) {
-#if __CUDA_ARCH__ >= 900
-    if constexpr (N % 4 == 0) {
-#pragma unroll
-        for (int i = 0; i < N; i += 4)
-            asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p + i), "f"(f[i]), "f"(f[i + 1]), "f"(f[i + 2]),
-                         "f"(f[i + 3])
-                         : "memory");
-        return;
-    }
-    if constexpr (N % 2 == 0) {
-#pragma unroll
-        for (int i = 0; i < N; i += 2)
-            asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p + i), "f"(f[i]), "f"(f[i + 1]) : "memory");
-        return;
-    }
-#endif
-#pragma unroll
-    for (int i = 0; i < N; ++i) atomicAdd(p + i, f[i]);
-}
+typedef VecN<VEC> VecT;  // raw batches: VEC elements, one access
 
 // load_batch reads the raw vectors of this thread's columns of rows
 // rb..rb+RB-1 of X and dY (rows past the group's last repeat it; columns

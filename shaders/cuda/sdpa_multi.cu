@@ -25,16 +25,6 @@
 static_assert(TPG % 32 == 0 && TPG >= 32 && TPG <= 1024, "TPG must be a multiple of 32 in [32, 1024]: a group of less than one warp would never advance the key walk");
 static_assert(D % 32 == 0, "each lane owns D/32 head-dim elements");
 
-struct __align__(EPL * sizeof(T)) LaneT {
-    T v[EPL];
-};
-
-__device__ __forceinline__ void load_lane(const T* p, float (&f)[EPL]) {
-    const LaneT t = *(const LaneT*)p;
-#pragma unroll
-    for (int i = 0; i < EPL; ++i) f[i] = to_f32(t.v[i]);
-}
-
 extern "C" __global__ void __launch_bounds__(TPG)
 sdpa_multi(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V, T* __restrict__ O,
            int n_query, int H, int Hkv, int base_kv, int kv_stride, float scale) {
@@ -47,7 +37,7 @@ sdpa_multi(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict
     const int n = CAUSAL ? base_kv + r + 1 : base_kv + n_query;
     const int kvh = h / (H / Hkv);
     float q[EPL];
-    load_lane(Q + ((size_t)r * H + h) * D + lane * EPL, q);
+    load_vec(Q + ((size_t)r * H + h) * D + lane * EPL, q);
 #pragma unroll
     for (int e = 0; e < EPL; ++e) q[e] *= scale * LOG2E;
     const T* kb = K + (size_t)kvh * kv_stride * D + lane * EPL;
@@ -59,10 +49,10 @@ sdpa_multi(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict
     int j = warp;
     for (; j + NW < n; j += 2 * NW) {
         float k0[EPL], k1[EPL], v0[EPL], v1[EPL];
-        load_lane(kb + (size_t)j * D, k0);
-        load_lane(kb + (size_t)(j + NW) * D, k1);
-        load_lane(vb + (size_t)j * D, v0);
-        load_lane(vb + (size_t)(j + NW) * D, v1);
+        load_vec(kb + (size_t)j * D, k0);
+        load_vec(kb + (size_t)(j + NW) * D, k1);
+        load_vec(vb + (size_t)j * D, v0);
+        load_vec(vb + (size_t)(j + NW) * D, v1);
         float s0 = 0.f, s1 = 0.f;
 #pragma unroll
         for (int e = 0; e < EPL; ++e) {
@@ -83,8 +73,8 @@ sdpa_multi(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict
     }
     if (j < n) {
         float k0[EPL], v0[EPL];
-        load_lane(kb + (size_t)j * D, k0);
-        load_lane(vb + (size_t)j * D, v0);
+        load_vec(kb + (size_t)j * D, k0);
+        load_vec(vb + (size_t)j * D, v0);
         float s0 = 0.f;
 #pragma unroll
         for (int e = 0; e < EPL; ++e) s0 = fmaf(q[e], k0[e], s0);

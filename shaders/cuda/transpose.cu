@@ -22,9 +22,7 @@
 static_assert(TILE % VEC == 0 && WG % TV == 0 && TILE % STEP == 0, "WG must be a multiple of TILE/VEC and divide TILE*TILE/VEC");
 static_assert(VEC * sizeof(T) <= 16, "VEC elements must fit one 16-byte access");
 
-struct __align__(VEC * sizeof(T)) VecT {
-    T v[VEC];
-};
+typedef VecN<VEC> VecT;
 
 extern "C" __global__ void __launch_bounds__(WG)
 transpose(const T* __restrict__ X, T* __restrict__ Y, int rows, int cols) {
