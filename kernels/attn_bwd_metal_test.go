@@ -2,15 +2,13 @@ package kernels_test
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/mltop/mltop/internal/plancheck"
 	"github.com/mltop/mltop/kernels"
-	"github.com/mltop/mltop/metal"
 	"github.com/mltop/mltop/metal/mslemu"
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/shaders"
 )
 
 var bwdMetalDev = profiler.DeviceInfo{Backend: "metal", Name: "Apple M3 Max (test)", TGMPerGroup: 32768, TGMPerUnit: 32768, MaxThreadsPerGroup: 1024, MaxThreadsPerUnit: 1024, SIMDWidth: 32}
@@ -30,20 +28,9 @@ var bwdMetalSpecs = []profiler.Spec{
 // the scalar struct at the Plan's indices, declare the scalars in order, and
 // use every macro the Plan passes.
 func TestAttnBwdMetalSourcesMatchPlans(t *testing.T) {
-	hdrs, err := shaders.Headers("metal")
-	if err != nil {
-		t.Fatal(err)
-	}
 	checked := map[string]bool{}
 	for _, s := range bwdMetalSpecs {
-		f, full, err := profiler.Resolve(s, bwdMetalDev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan, err := f.Plan(full, bwdMetalDev)
-		if err != nil {
-			t.Fatal(err)
-		}
+		plan, _ := plancheck.Plan(t, s, bwdMetalDev)
 		for _, d := range append(plan.Setup, plan.Dispatches...) {
 			if d.Zero != "" || d.Program.Source == "attn_fwd" {
 				continue
@@ -53,47 +40,7 @@ func TestAttnBwdMetalSourcesMatchPlans(t *testing.T) {
 				continue
 			}
 			checked[key] = true
-			src, err := shaders.Source("metal", d.Program.Source, ".metal")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !regexp.MustCompile(`\]\]\s*void\s+` + d.Program.Entry + `\(`).MatchString(src) {
-				t.Errorf("%s.metal has no kernel %s", d.Program.Source, d.Program.Entry)
-			}
-			full := metal.AssembleSource(hdrs[metal.CommonHeader], src)
-			for _, m := range d.Program.Macros {
-				// Used beyond its own #ifndef default.
-				uses := regexp.MustCompile(`\b`+m.Name+`\b`).FindAllStringIndex(full, -1)
-				defs := regexp.MustCompile(`#(ifndef|define) `+m.Name+`\b`).FindAllStringIndex(full, -1)
-				if len(uses) <= len(defs) {
-					t.Errorf("%s.metal never uses macro %s", d.Program.Source, m.Name)
-				}
-			}
-			for i := 0; i <= len(d.Args); i++ {
-				if !strings.Contains(src, fmt.Sprintf("[[buffer(%d)]]", i)) {
-					t.Errorf("%s.metal binds nothing at buffer(%d)", d.Program.Source, i)
-				}
-			}
-			if strings.Contains(src, fmt.Sprintf("[[buffer(%d)]]", len(d.Args)+1)) {
-				t.Errorf("%s.metal binds a buffer past the scalars", d.Program.Source)
-			}
-			st := regexp.MustCompile(`struct \w+ \{([^}]*)\}`).FindStringSubmatch(src)
-			if st == nil {
-				t.Fatalf("%s.metal has no scalar struct", d.Program.Source)
-			}
-			var fields []string
-			for _, l := range strings.Split(st[1], ";") {
-				if f := strings.Fields(l); len(f) == 2 {
-					fields = append(fields, f[0]+" "+f[1])
-				}
-			}
-			var want []string
-			for _, sc := range d.Scalars {
-				want = append(want, map[profiler.ScalarKind]string{profiler.ScalarI32: "int", profiler.ScalarF32: "float"}[sc.Kind]+" "+sc.Name)
-			}
-			if strings.Join(fields, ";") != strings.Join(want, ";") {
-				t.Errorf("%s scalar struct %v, plan scalars %v", d.Program.Source, fields, want)
-			}
+			src := plancheck.MetalSource(t, d)
 			// The TGM items the plan lists are the arrays the kernel declares.
 			for _, it := range d.TGM {
 				if !strings.Contains(src, it.Name) {

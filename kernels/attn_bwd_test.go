@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mltop/mltop/internal/plancheck"
 	"github.com/mltop/mltop/profiler"
 )
 
@@ -13,19 +14,6 @@ var (
 	bwdM1   = profiler.DeviceInfo{Backend: "metal", Name: "Apple M3 Max", TGMPerGroup: 32768, TGMPerUnit: 32768, MaxThreadsPerGroup: 1024, MaxThreadsPerUnit: 1024, SIMDWidth: 32}
 	bwdH100 = profiler.DeviceInfo{Backend: "cuda", Name: "H100", TGMPerGroup: 49152, TGMPerGroupOptIn: 232448, TGMPerUnit: 233472, MaxThreadsPerGroup: 1024, MaxThreadsPerUnit: 2048, SIMDWidth: 32}
 )
-
-func bwdResolve(t *testing.T, s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan, profiler.Spec) {
-	t.Helper()
-	f, full, err := profiler.Resolve(s, dev)
-	if err != nil {
-		t.Fatalf("resolve %v: %v", s, err)
-	}
-	p, err := f.Plan(full, dev)
-	if err != nil {
-		t.Fatalf("plan %v: %v", full, err)
-	}
-	return p, full
-}
 
 func tgmItem(d profiler.Dispatch, name string) (profiler.TGMItem, bool) {
 	for _, it := range d.TGM {
@@ -44,7 +32,7 @@ func TestAttnBwdAliasTGM(t *testing.T) {
 	dims := map[string]int{"D": 128, "H": 32, "Hkv": 32}
 	var totals [2]int
 	for i, alias := range []bool{false, true} {
-		p, _ := bwdResolve(t, profiler.Spec{Kernel: "attn_bwd", DType: profiler.F16, Knobs: knobs, Dims: dims, Flags: map[string]bool{"alias": alias}}, bwdM1)
+		p, _ := plancheck.Plan(t, profiler.Spec{Kernel: "attn_bwd", DType: profiler.F16, Knobs: knobs, Dims: dims, Flags: map[string]bool{"alias": alias}}, bwdM1)
 		d := p.Dispatches[2]
 		if d.Name != "attn_bwd_dkv" {
 			t.Fatalf("dispatch 2 is %s", d.Name)
@@ -76,7 +64,7 @@ func TestAttnBwdAliasTGM(t *testing.T) {
 	// core (16000 B vs 22144 B), the effect seed 001 reports for its D=128.
 	var groups []int
 	for _, alias := range []bool{false, true} {
-		p, _ := bwdResolve(t, profiler.Spec{Kernel: "attn_bwd", DType: profiler.F16, Knobs: knobs, Dims: map[string]int{"D": 96}, Flags: map[string]bool{"alias": alias}}, bwdM1)
+		p, _ := plancheck.Plan(t, profiler.Spec{Kernel: "attn_bwd", DType: profiler.F16, Knobs: knobs, Dims: map[string]int{"D": 96}, Flags: map[string]bool{"alias": alias}}, bwdM1)
 		d := p.Dispatches[2]
 		groups = append(groups, profiler.EstimateOccupancy(bwdM1, &d, profiler.KernelAttrs{}).GroupsPerUnit)
 	}
@@ -84,7 +72,7 @@ func TestAttnBwdAliasTGM(t *testing.T) {
 		t.Errorf("D=96 dKV groups per core without/with alias %v, want [1 2]", groups)
 	}
 	// WM=1: one warp, no reduction buffer at all.
-	p, _ := bwdResolve(t, profiler.Spec{Kernel: "attn_bwd", DType: profiler.F16, Knobs: map[string]int{"WM_dkv": 1}, Dims: dims}, bwdM1)
+	p, _ := plancheck.Plan(t, profiler.Spec{Kernel: "attn_bwd", DType: profiler.F16, Knobs: map[string]int{"WM_dkv": 1}, Dims: dims}, bwdM1)
 	if _, ok := tgmItem(p.Dispatches[2], "red_smem"); ok {
 		t.Error("WM_dkv=1 must not list red_smem")
 	}
@@ -129,10 +117,10 @@ func TestAttnBwdFLOPsAndMemory(t *testing.T) {
 	dims := map[string]int{"B": 1, "H": 32, "Hkv": 32, "Lq": 4096, "Lk": 4096, "D": 64}
 	for _, causal := range []bool{false, true} {
 		fl := map[string]bool{"causal": causal}
-		fwd, _ := bwdResolve(t, profiler.Spec{Kernel: "attn_fwd", DType: profiler.F16, Knobs: map[string]int{"BQ": 64, "WM": 4}, Dims: dims, Flags: fl}, bwdH100)
+		fwd, _ := plancheck.Plan(t, profiler.Spec{Kernel: "attn_fwd", DType: profiler.F16, Knobs: map[string]int{"BQ": 64, "WM": 4}, Dims: dims, Flags: fl}, bwdH100)
 		mem := map[string]int64{}
 		for _, k := range []string{"attn_bwd", "attn_bwd_atomic", "attn_bwd_unfused"} {
-			p, _ := bwdResolve(t, profiler.Spec{Kernel: k, DType: profiler.F16, Dims: dims, Flags: fl}, bwdH100)
+			p, _ := plancheck.Plan(t, profiler.Spec{Kernel: k, DType: profiler.F16, Dims: dims, Flags: fl}, bwdH100)
 			if math.Abs(p.FLOPs/fwd.FLOPs-2.5) > 1e-12 {
 				t.Errorf("%s causal=%t: FLOPs %g = %g × forward, want 2.5×", k, causal, p.FLOPs, p.FLOPs/fwd.FLOPs)
 			}
@@ -159,7 +147,7 @@ func TestAttnBwdFLOPsAndMemory(t *testing.T) {
 func TestAttnBwdAtomicMaskPlan(t *testing.T) {
 	dims := map[string]int{"Lq": 100, "Lk": 70}
 	for _, mask := range []bool{false, true} {
-		p, _ := bwdResolve(t, profiler.Spec{Kernel: "attn_bwd_atomic", DType: profiler.F16, Dims: dims, Flags: map[string]bool{"mask": mask}}, bwdM1)
+		p, _ := plancheck.Plan(t, profiler.Spec{Kernel: "attn_bwd_atomic", DType: profiler.F16, Dims: dims, Flags: map[string]bool{"mask": mask}}, bwdM1)
 		b, _ := p.Buffer("mask")
 		wantElems, wantSetup := int64(1), "attn_fwd"
 		if mask {

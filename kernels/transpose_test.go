@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mltop/mltop/internal/plancheck"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/shaders"
 )
@@ -63,14 +64,7 @@ func checkRules(t *testing.T, kernel string, cases []ruleCase) {
 
 func planOf(t *testing.T, s profiler.Spec, dev profiler.DeviceInfo) *profiler.Plan {
 	t.Helper()
-	f, full, err := profiler.Resolve(s, dev)
-	if err != nil {
-		t.Fatalf("%v: %v", s, err)
-	}
-	p, err := f.Plan(full, dev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := plancheck.Plan(t, s, dev)
 	return p
 }
 
@@ -89,57 +83,13 @@ var seedSpecs = []profiler.Spec{
 // entry, uses every macro the Plan passes, binds every Arg and the scalar
 // struct at the Plan's indices, and declares the scalars in order.
 func TestSeedMetalSourcesMatchPlans(t *testing.T) {
-	hdrs, err := shaders.Headers("metal")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, s := range seedSpecs {
 		p := planOf(t, s, tMetal)
 		for _, d := range p.Dispatches {
 			if d.Zero != "" {
 				continue
 			}
-			src, err := shaders.Source("metal", d.Program.Source, ".metal")
-			if err != nil {
-				t.Fatal(err)
-			}
-			full := hdrs["mltop_common.h"] + src
-			if !regexp.MustCompile(`\]\]\s*void\s+` + d.Program.Entry + `\(`).MatchString(src) {
-				t.Errorf("%s.metal has no kernel %s", d.Program.Source, d.Program.Entry)
-			}
-			for _, m := range d.Program.Macros {
-				if !regexp.MustCompile(`\b`+m.Name+`\b`).MatchString(strings.ReplaceAll(src, "#define "+m.Name, "")) && m.Name != "DTYPE" {
-					t.Errorf("%s.metal never uses macro %s", d.Program.Source, m.Name)
-				}
-				if m.Name == "DTYPE" && !strings.Contains(full, "DTYPE") {
-					t.Errorf("%s.metal: DTYPE is not used", d.Program.Source)
-				}
-			}
-			for i := 0; i <= len(d.Args); i++ {
-				if !strings.Contains(src, fmt.Sprintf("[[buffer(%d)]]", i)) {
-					t.Errorf("%s.metal binds nothing at buffer(%d)", d.Program.Source, i)
-				}
-			}
-			if strings.Contains(src, fmt.Sprintf("[[buffer(%d)]]", len(d.Args)+1)) {
-				t.Errorf("%s.metal binds a buffer past the scalars", d.Program.Source)
-			}
-			st := regexp.MustCompile(`struct \w+ \{([^}]*)\}`).FindStringSubmatch(src)
-			if st == nil {
-				t.Fatalf("%s.metal has no scalar struct", d.Program.Source)
-			}
-			var fields []string
-			for _, l := range strings.Split(st[1], ";") {
-				if f := strings.Fields(l); len(f) == 2 {
-					fields = append(fields, f[0]+" "+f[1])
-				}
-			}
-			var want []string
-			for _, sc := range d.Scalars {
-				want = append(want, map[profiler.ScalarKind]string{profiler.ScalarI32: "int", profiler.ScalarF32: "float"}[sc.Kind]+" "+sc.Name)
-			}
-			if strings.Join(fields, ", ") != strings.Join(want, ", ") {
-				t.Errorf("%s.metal scalar struct %v, plan scalars %v", d.Program.Source, fields, want)
-			}
+			src := plancheck.MetalSource(t, d)
 			// Every TGM item of the plan is declared by name.
 			for _, it := range d.TGM {
 				if !regexp.MustCompile(`threadgroup \w+ ` + it.Name + `\[`).MatchString(src) {

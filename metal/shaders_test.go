@@ -1,11 +1,11 @@
 package metal
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/mltop/mltop/internal/plancheck"
 	"github.com/mltop/mltop/kernels" // also registers attn_fwd and softmax_bwd
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/shaders"
@@ -13,75 +13,18 @@ import (
 
 var testDev = DeviceInfo(RawDevice{Name: "Apple M1 Max", MaxTGMPerGroup: 32768, MaxThreadsWidth: 1024, HasTimestampSet: true, StageBoundary: true})
 
-func planFor(t *testing.T, s profiler.Spec) *profiler.Plan {
-	t.Helper()
-	f, full, err := profiler.Resolve(s, testDev)
-	if err != nil {
-		t.Fatalf("resolve %v: %v", s, err)
-	}
-	p, err := f.Plan(full, testDev)
-	if err != nil {
-		t.Fatalf("plan %v: %v", s, err)
-	}
-	return p
-}
-
 // The kernels must be embedded, define the Plan's entry points, bind every
 // Arg and the scalar struct at the Plan's buffer indices, and use every
 // macro the Plan passes.
 func TestMetalSourcesMatchPlans(t *testing.T) {
-	hdrs, err := shaders.Headers("metal")
-	if err != nil || hdrs[CommonHeader] == "" {
-		t.Fatalf("common header missing: %v", err)
-	}
 	specs := []profiler.Spec{
 		{Kernel: "attn_fwd", DType: profiler.BF16, Flags: map[string]bool{"causal": true}},
 		{Kernel: "softmax_bwd", DType: profiler.F16},
 	}
 	for _, s := range specs {
-		plan := planFor(t, s)
+		plan, _ := plancheck.Plan(t, s, testDev)
 		for _, d := range plan.Dispatches {
-			src, err := shaders.Source("metal", d.Program.Source, ".metal")
-			if err != nil {
-				t.Fatal(err)
-			}
-			full := AssembleSource(hdrs[CommonHeader], src)
-			if !regexp.MustCompile(`\]\]\s*void\s+` + d.Program.Entry + `\(`).MatchString(src) {
-				t.Errorf("%s.metal has no kernel %s", d.Program.Source, d.Program.Entry)
-			}
-			for _, m := range d.Program.Macros {
-				if !regexp.MustCompile(`\b` + m.Name + `\b`).MatchString(full) {
-					t.Errorf("%s.metal never uses macro %s", d.Program.Source, m.Name)
-				}
-			}
-			for i := 0; i <= len(d.Args); i++ {
-				if !strings.Contains(src, fmt.Sprintf("[[buffer(%d)]]", i)) {
-					t.Errorf("%s.metal binds nothing at buffer(%d)", d.Program.Source, i)
-				}
-			}
-			if strings.Contains(src, fmt.Sprintf("[[buffer(%d)]]", len(d.Args)+1)) {
-				t.Errorf("%s.metal binds a buffer past the scalars", d.Program.Source)
-			}
-			// The scalar struct has one 4-byte field per Scalar, in order.
-			st := regexp.MustCompile(`struct \w+ \{([^}]*)\}`).FindStringSubmatch(src)
-			if st == nil {
-				t.Fatalf("%s.metal has no scalar struct", d.Program.Source)
-			}
-			var fields []string
-			for _, l := range strings.Split(st[1], ";") {
-				if f := strings.Fields(l); len(f) == 2 {
-					fields = append(fields, f[0]+" "+f[1])
-				}
-			}
-			if len(fields) != len(d.Scalars) {
-				t.Fatalf("%s scalar struct %v, plan scalars %v", d.Program.Source, fields, d.Scalars)
-			}
-			for i, sc := range d.Scalars {
-				want := map[profiler.ScalarKind]string{profiler.ScalarI32: "int", profiler.ScalarF32: "float"}[sc.Kind] + " " + sc.Name
-				if fields[i] != want {
-					t.Errorf("%s scalar %d is %q, plan says %q", d.Program.Source, i, fields[i], want)
-				}
-			}
+			plancheck.MetalSource(t, d)
 		}
 	}
 }
