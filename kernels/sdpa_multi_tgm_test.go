@@ -1,62 +1,14 @@
 package kernels
 
 import (
-	"go/token"
-	"go/types"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/mltop/mltop/internal/plancheck"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/shaders"
 )
-
-// declaredTGM evaluates a kernel's threadgroup array declarations (Metal
-// `threadgroup T name[expr];`, CUDA `__shared__ T name[e1][e2];`) for the
-// given macro values, expanding the file's own #defines: the bytes the
-// compiler will report, from the source text.
-func declaredTGM(t *testing.T, src string, macros map[string]int, elem int) map[string]int {
-	t.Helper()
-	defs := map[string]string{}
-	for _, m := range regexp.MustCompile(`(?m)^#define (\w+) (\(.*?\))`).FindAllStringSubmatch(src, -1) {
-		defs[m[1]] = m[2]
-	}
-	for k, v := range macros {
-		defs[k] = strconv.Itoa(v)
-	}
-	ident := regexp.MustCompile(`[A-Za-z_]\w*`)
-	eval := func(e string) int {
-		for range 6 {
-			e = ident.ReplaceAllStringFunc(e, func(id string) string {
-				if d, ok := defs[id]; ok {
-					return d
-				}
-				return id
-			})
-		}
-		tv, err := types.Eval(token.NewFileSet(), nil, token.NoPos, e)
-		if err != nil {
-			t.Fatalf("evaluating %q: %v", e, err)
-		}
-		n, _ := strconv.Atoi(tv.Value.ExactString())
-		return n
-	}
-	out := map[string]int{}
-	decl := regexp.MustCompile(`(?m)^\s*(?:threadgroup|__shared__(?: __align__\(\d+\))?) (\w+) (\w+)((?:\[[^\]]+\])+);`)
-	for _, m := range decl.FindAllStringSubmatch(src, -1) {
-		sz := map[string]int{"float": 4, "mltop_t": elem, "T": elem}[m[1]]
-		if sz == 0 {
-			t.Fatalf("threadgroup array %s of unknown type %s", m[2], m[1])
-		}
-		n := 1
-		for _, dim := range regexp.MustCompile(`\[([^\]]+)\]`).FindAllStringSubmatch(m[3], -1) {
-			n *= eval(dim[1])
-		}
-		out[m[2]] = n * sz
-	}
-	return out
-}
 
 // The kernels' threadgroup declarations must add up to the Plans' TGM
 // items, name by name, over the knob space (the CUDA gated_delta kernel
@@ -110,7 +62,7 @@ func TestSeedKernelsDeclareThePlansTGM(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := declaredTGM(t, src, macros, c.dt.Size())
+			got := plancheck.DeclaredTGM(t, src, macros, c.dt.Size())
 			if len(got) != len(d.TGM) {
 				t.Errorf("%s%s %v: declares %v, plan has %v", d.Program.Source, ext, c.set, got, d.TGM)
 				continue
