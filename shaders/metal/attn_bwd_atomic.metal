@@ -51,36 +51,6 @@ struct BwdParams {
   float scale;
 };
 
-// Rows of D elements from device memory into a padded tile; rows at or past
-// `valid` are zero-filled.
-template <int ROWS>
-inline void load_tile(threadgroup mltop_t* dst, const device mltop_t* src, int valid, uint tid) {
-  const mltop_t zero = mltop_from_f32(0.0f);
-  for (uint i = tid; i < uint(ROWS * D); i += NT) {
-    const int r = int(i) / D;
-    const int c = int(i) % D;
-    if (r < valid) {
-      dst[r * LDT + c] = src[r * D + c];
-    } else {
-      dst[r * LDT + c] = zero;
-    }
-  }
-}
-
-// 8x8 fragment of a threadgroup f32 tile: element (r, c) = src[r·ld + c].
-inline void ffrag_load(thread simdgroup_float8x8& m, const threadgroup float* src, int ld, short2 rc) {
-  thread auto& e = m.thread_elements();
-  e[0] = src[rc.y * ld + rc.x];
-  e[1] = src[rc.y * ld + rc.x + 1];
-}
-
-// Its transpose: element (r, c) = src[c·ld + r].
-inline void ffrag_load_t(thread simdgroup_float8x8& m, const threadgroup float* src, int ld, short2 rc) {
-  thread auto& e = m.thread_elements();
-  e[0] = src[rc.x * ld + rc.y];
-  e[1] = src[(rc.x + 1) * ld + rc.y];
-}
-
 [[kernel, max_total_threads_per_threadgroup(NT)]] void attn_bwd_atomic(
     const device mltop_t* Q [[buffer(0)]],
     const device mltop_t* K [[buffer(1)]],
@@ -117,8 +87,8 @@ inline void ffrag_load_t(thread simdgroup_float8x8& m, const threadgroup float* 
   const size_t qrow = (size_t(b) * size_t(p.H) + size_t(h)) * size_t(p.Lq);
   const size_t kvrow = (size_t(b) * size_t(p.Hkv) + size_t(hkv)) * size_t(p.Lk);
 
-  load_tile<BQ>(Q_smem, Q + (qrow + size_t(q0)) * D, p.Lq - q0, tid);
-  load_tile<BQ>(dO_smem, dO + (qrow + size_t(q0)) * D, p.Lq - q0, tid);
+  mltop_load_tile<BQ, D, LDT, NT>(Q_smem, Q + (qrow + size_t(q0)) * D, p.Lq - q0, tid);
+  mltop_load_tile<BQ, D, LDT, NT>(dO_smem, dO + (qrow + size_t(q0)) * D, p.Lq - q0, tid);
   threadgroup_barrier(mem_flags::mem_threadgroup);
 
   // Row statistics, one warp per row: delta = Σ dO·O, L in log2 units.
@@ -150,8 +120,8 @@ inline void ffrag_load_t(thread simdgroup_float8x8& m, const threadgroup float* 
 #endif
   for (int k0 = 0; k0 < kend; k0 += BK) {
     threadgroup_barrier(mem_flags::mem_threadgroup); // the last tile's readers are done
-    load_tile<BK>(K_smem, K + (kvrow + size_t(k0)) * D, p.Lk - k0, tid);
-    load_tile<BK>(V_smem, V + (kvrow + size_t(k0)) * D, p.Lk - k0, tid);
+    mltop_load_tile<BK, D, LDT, NT>(K_smem, K + (kvrow + size_t(k0)) * D, p.Lk - k0, tid);
+    mltop_load_tile<BK, D, LDT, NT>(V_smem, V + (kvrow + size_t(k0)) * D, p.Lk - k0, tid);
     threadgroup_barrier(mem_flags::mem_threadgroup);
 
     // S and dP of this warp's sub-tile, then P and dS into shared memory.
@@ -203,7 +173,7 @@ inline void ffrag_load_t(thread simdgroup_float8x8& m, const threadgroup float* 
         for (int kb = 0; kb < BK; kb += 8) {
           simdgroup_float8x8 a;
           simdgroup_float8x8 bk;
-          ffrag_load(a, dS_smem + (wm * RW + i * 8) * LDS + kb, LDS, fc);
+          mltop_ffrag_load(a, dS_smem + (wm * RW + i * 8) * LDS + kb, LDS, fc);
           mltop_frag_load(bk, K_smem + kb * LDT + wn * DW + d * 8, LDT, fc);
           simdgroup_multiply_accumulate(dq[i][d], a, bk, dq[i][d]);
         }
@@ -220,10 +190,10 @@ inline void ffrag_load_t(thread simdgroup_float8x8& m, const threadgroup float* 
       for (int rb = 0; rb < BQ; rb += 8) {
         simdgroup_float8x8 a;
         simdgroup_float8x8 bq;
-        ffrag_load_t(a, dS_smem + rb * LDS + jb * 8, LDS, fc);
+        mltop_ffrag_load_t(a, dS_smem + rb * LDS + jb * 8, LDS, fc);
         mltop_frag_load(bq, Q_smem + rb * LDT + db * 8, LDT, fc);
         simdgroup_multiply_accumulate(ak, a, bq, ak);
-        ffrag_load_t(a, P_smem + rb * LDS + jb * 8, LDS, fc);
+        mltop_ffrag_load_t(a, P_smem + rb * LDS + jb * 8, LDS, fc);
         mltop_frag_load(bq, dO_smem + rb * LDT + db * 8, LDT, fc);
         simdgroup_multiply_accumulate(av, a, bq, av);
       }

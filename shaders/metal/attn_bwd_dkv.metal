@@ -47,27 +47,6 @@ struct BwdParams {
   float scale;
 };
 
-template <int ROWS>
-inline void load_tile(threadgroup mltop_t* dst, const device mltop_t* src, int valid, uint tid) {
-  const mltop_t zero = mltop_from_f32(0.0f);
-  for (uint i = tid; i < uint(ROWS * D); i += NT) {
-    const int r = int(i) / D;
-    const int c = int(i) % D;
-    if (r < valid) {
-      dst[r * LDT + c] = src[r * D + c];
-    } else {
-      dst[r * LDT + c] = zero;
-    }
-  }
-}
-
-// Transposed fragment of a threadgroup f32 tile: element (r, c) = src[c·ld + r].
-inline void ffrag_load_t(thread simdgroup_float8x8& m, const threadgroup float* src, int ld, short2 rc) {
-  thread auto& e = m.thread_elements();
-  e[0] = src[rc.x * ld + rc.y];
-  e[1] = src[(rc.x + 1) * ld + rc.y];
-}
-
 #if WM > 1
 // Sum the warps' partial fragments into warp 0 through red (a BK×D f32 tile).
 inline void reduce_warps(thread simdgroup_float8x8 (&acc)[TN][TD], threadgroup float* red, int w, short2 fc) {
@@ -140,8 +119,8 @@ inline void reduce_warps(thread simdgroup_float8x8 (&acc)[TN][TD], threadgroup f
   threadgroup mltop_t* K_smem = KV_smem;
   threadgroup mltop_t* V_smem = KV_smem + BK * LDT;
 
-  load_tile<BK>(K_smem, K + (kvrow + size_t(k0)) * D, p.Lk - k0, tid);
-  load_tile<BK>(V_smem, V + (kvrow + size_t(k0)) * D, p.Lk - k0, tid);
+  mltop_load_tile<BK, D, LDT, NT>(K_smem, K + (kvrow + size_t(k0)) * D, p.Lk - k0, tid);
+  mltop_load_tile<BK, D, LDT, NT>(V_smem, V + (kvrow + size_t(k0)) * D, p.Lk - k0, tid);
 
   simdgroup_float8x8 dk[TN][TD];
   simdgroup_float8x8 dv[TN][TD];
@@ -160,8 +139,8 @@ inline void reduce_warps(thread simdgroup_float8x8 (&acc)[TN][TD], threadgroup f
     const size_t qrow = (size_t(b) * size_t(p.H) + size_t(hkv * G + hh)) * size_t(p.Lq);
     for (int i0 = qstart; i0 < p.Lq; i0 += BQ) {
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      load_tile<BQ>(Q_smem, Q + (qrow + size_t(i0)) * D, p.Lq - i0, tid);
-      load_tile<BQ>(dO_smem, dO + (qrow + size_t(i0)) * D, p.Lq - i0, tid);
+      mltop_load_tile<BQ, D, LDT, NT>(Q_smem, Q + (qrow + size_t(i0)) * D, p.Lq - i0, tid);
+      mltop_load_tile<BQ, D, LDT, NT>(dO_smem, dO + (qrow + size_t(i0)) * D, p.Lq - i0, tid);
       for (int r = int(tid); r < BQ; r += NT) {
         const int row = i0 + r;
         stat_smem[r] = row < p.Lq ? L[qrow + size_t(row)] * LOG2E : 0.0f;
@@ -212,10 +191,10 @@ inline void reduce_warps(thread simdgroup_float8x8 (&acc)[TN][TD], threadgroup f
             const int rb = w0 + i * 8;
             simdgroup_float8x8 a;
             simdgroup_float8x8 bq;
-            ffrag_load_t(a, dS_smem + rb * LDS + jb * 8, LDS, fc);
+            mltop_ffrag_load_t(a, dS_smem + rb * LDS + jb * 8, LDS, fc);
             mltop_frag_load(bq, Q_smem + rb * LDT + db * 8, LDT, fc);
             simdgroup_multiply_accumulate(dk[jb][db], a, bq, dk[jb][db]);
-            ffrag_load_t(a, P_smem + rb * LDS + jb * 8, LDS, fc);
+            mltop_ffrag_load_t(a, P_smem + rb * LDS + jb * 8, LDS, fc);
             mltop_frag_load(bq, dO_smem + rb * LDT + db * 8, LDT, fc);
             simdgroup_multiply_accumulate(dv[jb][db], a, bq, dv[jb][db]);
           }

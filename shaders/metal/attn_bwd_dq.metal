@@ -36,26 +36,6 @@ struct BwdParams {
   float scale;
 };
 
-template <int ROWS>
-inline void load_tile(threadgroup mltop_t* dst, const device mltop_t* src, int valid, uint tid) {
-  const mltop_t zero = mltop_from_f32(0.0f);
-  for (uint i = tid; i < uint(ROWS * D); i += NT) {
-    const int r = int(i) / D;
-    const int c = int(i) % D;
-    if (r < valid) {
-      dst[r * LDT + c] = src[r * D + c];
-    } else {
-      dst[r * LDT + c] = zero;
-    }
-  }
-}
-
-inline void ffrag_load(thread simdgroup_float8x8& m, const threadgroup float* src, int ld, short2 rc) {
-  thread auto& e = m.thread_elements();
-  e[0] = src[rc.y * ld + rc.x];
-  e[1] = src[rc.y * ld + rc.x + 1];
-}
-
 [[kernel, max_total_threads_per_threadgroup(NT)]] void attn_bwd_dq(
     const device mltop_t* Q [[buffer(0)]],
     const device mltop_t* K [[buffer(1)]],
@@ -87,8 +67,8 @@ inline void ffrag_load(thread simdgroup_float8x8& m, const threadgroup float* sr
   const size_t kvrow = (size_t(b) * size_t(p.Hkv) + size_t(hkv)) * size_t(p.Lk);
   const int w0 = int(sgid) * RW; // first row of this warp
 
-  load_tile<BQ>(Q_smem, Q + (qrow + size_t(q0)) * D, p.Lq - q0, tid);
-  load_tile<BQ>(dO_smem, dO + (qrow + size_t(q0)) * D, p.Lq - q0, tid);
+  mltop_load_tile<BQ, D, LDT, NT>(Q_smem, Q + (qrow + size_t(q0)) * D, p.Lq - q0, tid);
+  mltop_load_tile<BQ, D, LDT, NT>(dO_smem, dO + (qrow + size_t(q0)) * D, p.Lq - q0, tid);
   for (int r = int(tid); r < BQ; r += NT) {
     const int row = q0 + r;
     stat_smem[r] = row < p.Lq ? L[qrow + size_t(row)] * LOG2E : 0.0f;
@@ -108,8 +88,8 @@ inline void ffrag_load(thread simdgroup_float8x8& m, const threadgroup float* sr
 #endif
   for (int k0 = 0; k0 < kend; k0 += BK) {
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    load_tile<BK>(K_smem, K + (kvrow + size_t(k0)) * D, p.Lk - k0, tid);
-    load_tile<BK>(V_smem, V + (kvrow + size_t(k0)) * D, p.Lk - k0, tid);
+    mltop_load_tile<BK, D, LDT, NT>(K_smem, K + (kvrow + size_t(k0)) * D, p.Lk - k0, tid);
+    mltop_load_tile<BK, D, LDT, NT>(V_smem, V + (kvrow + size_t(k0)) * D, p.Lk - k0, tid);
     threadgroup_barrier(mem_flags::mem_threadgroup);
 
     for (int i = 0; i < TM; i++) {
@@ -150,7 +130,7 @@ inline void ffrag_load(thread simdgroup_float8x8& m, const threadgroup float* sr
         for (int kb = 0; kb < BK; kb += 8) {
           simdgroup_float8x8 a;
           simdgroup_float8x8 bk;
-          ffrag_load(a, dS_smem + (w0 + i * 8) * LDS + kb, LDS, fc);
+          mltop_ffrag_load(a, dS_smem + (w0 + i * 8) * LDS + kb, LDS, fc);
           mltop_frag_load(bk, K_smem + kb * LDT + d * 8, LDT, fc);
           simdgroup_multiply_accumulate(dq[i][d], a, bk, dq[i][d]);
         }

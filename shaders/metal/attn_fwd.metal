@@ -47,22 +47,6 @@ struct AttnParams {
   float scale;
 };
 
-// Copy `rows` rows of D elements from device memory into a padded tile,
-// zero-filling rows at or beyond `valid` (the ragged last tile).
-template <int ROWS>
-inline void load_tile(threadgroup mltop_t* dst, const device mltop_t* src, int valid, uint tid) {
-  const mltop_t zero = mltop_from_f32(0.0f);
-  for (uint i = tid; i < uint(ROWS * D); i += NT) {
-    const int r = int(i) / D;
-    const int c = int(i) % D;
-    if (r < valid) {
-      dst[r * LDS + c] = src[r * D + c];
-    } else {
-      dst[r * LDS + c] = zero;
-    }
-  }
-}
-
 [[kernel, max_total_threads_per_threadgroup(NT)]] void attn_fwd(
     const device mltop_t* Q [[buffer(0)]],
     const device mltop_t* K [[buffer(1)]],
@@ -97,7 +81,7 @@ inline void load_tile(threadgroup mltop_t* dst, const device mltop_t* src, int v
   const device mltop_t* Kh = K + (size_t(b) * size_t(p.Hkv) + size_t(hkv)) * size_t(p.Lk) * D;
   const device mltop_t* Vh = V + (size_t(b) * size_t(p.Hkv) + size_t(hkv)) * size_t(p.Lk) * D;
 
-  load_tile<BQ>(Q_smem, Qh + size_t(q0) * D, p.Lq - q0, tid);
+  mltop_load_tile<BQ, D, LDS, NT>(Q_smem, Qh + size_t(q0) * D, p.Lq - q0, tid);
 
   // Running row max and sum for the rows this lane holds (one per row
   // fragment; the four lanes of a row keep identical copies).
@@ -123,8 +107,8 @@ inline void load_tile(threadgroup mltop_t* dst, const device mltop_t* src, int v
   for (int t = 0; t < ntiles; t++) {
     const int k0 = t * BK;
     threadgroup_barrier(mem_flags::mem_threadgroup); // previous tile's readers are done (and Q is loaded)
-    load_tile<BK>(K_smem, Kh + size_t(k0) * D, p.Lk - k0, tid);
-    load_tile<BK>(V_smem, Vh + size_t(k0) * D, p.Lk - k0, tid);
+    mltop_load_tile<BK, D, LDS, NT>(K_smem, Kh + size_t(k0) * D, p.Lk - k0, tid);
+    mltop_load_tile<BK, D, LDS, NT>(V_smem, Vh + size_t(k0) * D, p.Lk - k0, tid);
     threadgroup_barrier(mem_flags::mem_threadgroup);
 
     // S = Q·Kᵀ for this warp's TM×TN fragments.

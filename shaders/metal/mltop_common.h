@@ -121,3 +121,33 @@ inline float mltop_row_sum(float v) {
   v += simd_shuffle_xor(v, ushort(8));
   return v;
 }
+
+// Load an 8x8 float fragment from row-major threadgroup f32 storage
+// (element (r, c) is src[r * ld + c]), and its transpose (src[c * ld + r]).
+inline void mltop_ffrag_load(thread simdgroup_float8x8& m, const threadgroup float* src, int ld, short2 rc) {
+  thread auto& e = m.thread_elements();
+  e[0] = src[rc.y * ld + rc.x];
+  e[1] = src[rc.y * ld + rc.x + 1];
+}
+inline void mltop_ffrag_load_t(thread simdgroup_float8x8& m, const threadgroup float* src, int ld, short2 rc) {
+  thread auto& e = m.thread_elements();
+  e[0] = src[rc.x * ld + rc.y];
+  e[1] = src[(rc.x + 1) * ld + rc.y];
+}
+
+// mltop_load_tile copies ROWS rows of a row-major [*, COLS] matrix of T into
+// threadgroup memory with row stride LD (elements), NTH threads striding
+// the elements; rows at or past valid are zero-filled.
+template <int ROWS, int COLS, int LD, int NTH>
+inline void mltop_load_tile(threadgroup mltop_t* dst, const device mltop_t* src, int valid, uint tid) {
+  const mltop_t zero = mltop_from_f32(0.0f);
+  for (uint i = tid; i < uint(ROWS * COLS); i += NTH) {
+    const int r = int(i) / COLS;
+    const int c = int(i) % COLS;
+    if (r < valid) {
+      dst[r * LD + c] = src[r * COLS + c];
+    } else {
+      dst[r * LD + c] = zero;
+    }
+  }
+}
