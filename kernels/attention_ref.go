@@ -97,6 +97,32 @@ func (a AttnShape) QOffset(b, h, i int) int { return ((b*a.H+h)*a.Lq + i) * a.D 
 // KVOffset is the element offset of K/V row (b, kvh, j).
 func (a AttnShape) KVOffset(b, kvh, j int) int { return ((b*a.Hkv+kvh)*a.Lk + j) * a.D }
 
+// attnScores sets s[j] to the scaled score scale·q_i·k_j (+ mask[i][j]
+// when mask is not nil) of query row (b, h, i) for each key j < len(s),
+// and returns their max (-Inf for none).
+func attnScores(a AttnShape, q, k, mask []float32, b, h, i int, s []float64) float64 {
+	qo := a.QOffset(b, h, i)
+	qr := q[qo : qo+a.D]
+	kvh := a.KVHead(h)
+	scale := a.Scale()
+	mx := math.Inf(-1)
+	for j := range s {
+		ko := a.KVOffset(b, kvh, j)
+		kr := k[ko : ko+a.D]
+		var sj float64
+		for d, x := range qr {
+			sj += float64(x) * float64(kr[d])
+		}
+		sj *= scale
+		if mask != nil {
+			sj += float64(mask[i*a.Lk+j])
+		}
+		s[j] = sj
+		mx = max(mx, sj)
+	}
+	return mx
+}
+
 // AttnRowProbs computes, in float64, the softmax probabilities of query row
 // (b, h, i) over its visible keys and the row's natural-log logsumexp of the
 // scaled scores. A row that sees no key returns (nil, -Inf).
@@ -105,23 +131,8 @@ func AttnRowProbs(a AttnShape, q, k []float32, b, h, i int) (p []float64, lse fl
 	if n == 0 {
 		return nil, math.Inf(-1)
 	}
-	qo := a.QOffset(b, h, i)
-	qr := q[qo : qo+a.D]
-	kvh := a.KVHead(h)
-	scale := a.Scale()
 	p = make([]float64, n)
-	mx := math.Inf(-1)
-	for j := range n {
-		ko := a.KVOffset(b, kvh, j)
-		kr := k[ko : ko+a.D]
-		var s float64
-		for d, x := range qr {
-			s += float64(x) * float64(kr[d])
-		}
-		s *= scale
-		p[j] = s
-		mx = max(mx, s)
-	}
+	mx := attnScores(a, q, k, nil, b, h, i, p)
 	var sum float64
 	for j := range p {
 		p[j] = math.Exp(p[j] - mx)

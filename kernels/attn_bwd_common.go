@@ -172,25 +172,10 @@ func attnBwdRefRow(a AttnShape, q, k, v, dO, mask []float32, b, h, i int, p, ds 
 	n := a.Visible(i)
 	clear(p)
 	clear(ds)
+	mx := attnScores(a, q, k, mask, b, h, i, p[:n])
 	qo := a.QOffset(b, h, i)
-	qr, dor := q[qo:qo+a.D], dO[qo:qo+a.D]
+	dor := dO[qo : qo+a.D]
 	kvh := a.KVHead(h)
-	scale := a.Scale()
-	mx := math.Inf(-1)
-	for j := range n {
-		ko := a.KVOffset(b, kvh, j)
-		kr := k[ko : ko+a.D]
-		var s float64
-		for d, x := range qr {
-			s += float64(x) * float64(kr[d])
-		}
-		s *= scale
-		if mask != nil {
-			s += float64(mask[i*a.Lk+j])
-		}
-		p[j] = s
-		mx = max(mx, s)
-	}
 	if n == 0 || math.IsInf(mx, -1) {
 		clear(p)
 		return
