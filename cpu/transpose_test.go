@@ -31,32 +31,11 @@ type trainCase struct {
 	flags  map[string]bool
 }
 
-// rerouted sends every compile of the family's source to another CPU
-// kernel: same plan, different code.
-type rerouted struct {
-	profiler.Backend
-	to string
-}
-
-func (r rerouted) Compile(p profiler.Program) (profiler.Kernel, error) {
-	p.Source = r.to
-	return r.Backend.Compile(p)
-}
-
-func newCPU(t *testing.T) profiler.Backend {
-	t.Helper()
-	b, err := cpu.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // runTrainCases runs each case for each of its dtypes and wants ok with
 // every row checked, a positive time, and GB/s (all of these move bytes).
 func runTrainCases(t *testing.T, kernel string, cases []trainCase) {
 	t.Helper()
-	r := profiler.NewRunner(newCPU(t))
+	r := profiler.NewRunner(newBackend(t))
 	for _, c := range cases {
 		for _, dt := range c.dtypes {
 			t.Run(fmt.Sprintf("%s/%s", c.name, dt), func(t *testing.T) {
@@ -81,7 +60,7 @@ func runTrainCases(t *testing.T, kernel string, cases []trainCase) {
 // kernel and wants a mismatch with mismatching elements.
 func wantMismatch(t *testing.T, broken string, s profiler.Spec) profiler.Result {
 	t.Helper()
-	r := profiler.NewRunner(rerouted{Backend: newCPU(t), to: broken})
+	r := profiler.NewRunner(remap{newBackend(t), broken})
 	res := r.Run(context.Background(), s, trainOpts(), nil)
 	if res.Status != profiler.StatusMismatch {
 		t.Fatalf("broken kernel %s: status %s (%s), want mismatch", broken, res.Status, res.Error)
