@@ -67,7 +67,7 @@ func TestDeviceInfoAndOccupancy(t *testing.T) {
 		m1.Timer != TimerCounters || m1.CacheBytes != 48<<20 || m1.Units != 32 || m1.UnitName != "core" || m1.Backend != "metal" || m1.SIMDWidth != 32 {
 		t.Fatalf("M1 Max info: %+v", m1)
 	}
-	cases := []struct {
+	type occCase struct {
 		name       string
 		dev        profiler.DeviceInfo
 		threads    int
@@ -77,7 +77,8 @@ func TestDeviceInfoAndOccupancy(t *testing.T) {
 		limiter    string
 		confidence string
 		available  bool
-	}{
+	}
+	cases := []occCase{
 		// attn_fwd BQ=32 BK=16 WM=4 WN=1 D=64 f16: Q 32·72·2 + K,V 16·72·2 each = 9216 B, 128 threads.
 		{"M1 small tile", m1, 128, 9216, profiler.KernelAttrs{MaxThreads: 1024}, 7, "tgm", "", true},
 		// D=256 bf16 at BQ=32, BK=16: 16896+8448+8448 = 33792 B > 32 KB per group, but per core 1 group.
@@ -86,17 +87,7 @@ func TestDeviceInfoAndOccupancy(t *testing.T) {
 		{"register pressure", m1, 1024, 1024, profiler.KernelAttrs{MaxThreads: 512}, 0, "", "", false},
 	}
 	m3 := DeviceInfo(RawDevice{Name: "Apple M3 Max", MaxTGMPerGroup: 32768, MaxThreadsWidth: 1024})
-	cases = append(cases, struct {
-		name       string
-		dev        profiler.DeviceInfo
-		threads    int
-		tgm        int
-		attrs      profiler.KernelAttrs
-		groups     int
-		limiter    string
-		confidence string
-		available  bool
-	}{"M3 low confidence", m3, 128, 9216, profiler.KernelAttrs{}, 7, "tgm", "low", true})
+	cases = append(cases, occCase{"M3 low confidence", m3, 128, 9216, profiler.KernelAttrs{}, 7, "tgm", "low", true})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			o := Occupancy(c.dev, attnDispatch(c.threads, c.tgm), c.attrs)
