@@ -56,6 +56,40 @@ static_assert(WTM % 16 == 0 && NTT % 2 == 0, "tensor-core path: BM in {32,64,128
 #define TC 0
 #endif
 
+// The MODE switches both paths share: the head h of a step, the A(gm, gk)
+// and B(gn, gk) operand elements as f32, and the store of output (m, n) = x.
+#if MODE <= 1 || MODE == 4
+#define MM_HEAD h0
+#else
+#define MM_HEAD hk * G + hh
+#endif
+#if MODE == 0
+#define MM_A(gm, gk) to_f32(Q[(qrow + gm) * D + gk])
+#define MM_B(gn, gk) to_f32(K[(kvrow + gn) * D + gk])
+#define MM_STORE(m, n, x)                                  \
+    const size_t r = (size_t)z * Lq + m;                   \
+    const bool ok = !CAUSAL || n <= m + off;               \
+    P[r * Lk + n] = ok ? ex2(fmaf(x, scale * LOG2E, -L[r] * LOG2E)) : 0.f
+#elif MODE == 1
+#define MM_A(gm, gk) to_f32(dO[(qrow + gm) * D + gk])
+#define MM_B(gn, gk) to_f32(V[(kvrow + gn) * D + gk])
+#define MM_STORE(m, n, x)                    \
+    const size_t r = (size_t)z * Lq + m;     \
+    dS[r * Lk + n] = P[r * Lk + n] * (x - delta[r])
+#elif MODE == 2
+#define MM_A(gm, gk) P[(qrow + gk) * Lk + gm]
+#define MM_B(gn, gk) to_f32(dO[(qrow + gk) * D + gn])
+#define MM_STORE(m, n, x) dV[((size_t)z * Lk + m) * D + n] = from_f32(x)
+#elif MODE == 3
+#define MM_A(gm, gk) dS[(qrow + gk) * Lk + gm]
+#define MM_B(gn, gk) to_f32(Q[(qrow + gk) * D + gn])
+#define MM_STORE(m, n, x) dK[((size_t)z * Lk + m) * D + n] = from_f32(x * scale)
+#else
+#define MM_A(gm, gk) dS[(qrow + gm) * Lk + gk]
+#define MM_B(gn, gk) to_f32(K[(kvrow + gk) * D + gn])
+#define MM_STORE(m, n, x) dQ[((size_t)z * Lq + m) * D + n] = from_f32(x * scale)
+#endif
+
 extern "C" __global__ void __launch_bounds__(256)
 attn_bwd_mm(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
             const T* __restrict__ dO, const float* __restrict__ L, const float* __restrict__ delta,
@@ -88,11 +122,7 @@ attn_bwd_mm(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
 #pragma unroll
         for (int j = 0; j < NTT; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
     for (int hh = 0; hh < nheads; ++hh) {
-#if MODE <= 1 || MODE == 4
-        const int h = h0;
-#else
-        const int h = hk * G + hh;
-#endif
+        const int h = MM_HEAD;
         const size_t qrow = (size_t)(b * H + h) * Lq;
         for (int k0 = 0; k0 < KD; k0 += KT) {
             for (int e = tid; e < KT * BM; e += 256) {
@@ -104,17 +134,7 @@ attn_bwd_mm(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
                 const int gm = m0 + m, gk = k0 + k;
                 float v = 0.f;
                 if (gm < M && gk < KD) {
-#if MODE == 0
-                    v = to_f32(Q[(qrow + gm) * D + gk]);
-#elif MODE == 1
-                    v = to_f32(dO[(qrow + gm) * D + gk]);
-#elif MODE == 2
-                    v = P[(qrow + gk) * Lk + gm];
-#elif MODE == 3
-                    v = dS[(qrow + gk) * Lk + gm];
-#else
-                    v = dS[(qrow + gm) * Lk + gk];
-#endif
+                    v = MM_A(gm, gk);
                 }
                 At[m * LDK + k] = from_f32(v);
             }
@@ -127,17 +147,7 @@ attn_bwd_mm(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
                 const int gn = n0 + n, gk = k0 + k;
                 float v = 0.f;
                 if (gn < N && gk < KD) {
-#if MODE == 0
-                    v = to_f32(K[(kvrow + gn) * D + gk]);
-#elif MODE == 1
-                    v = to_f32(V[(kvrow + gn) * D + gk]);
-#elif MODE == 2
-                    v = to_f32(dO[(qrow + gk) * D + gn]);
-#elif MODE == 3
-                    v = to_f32(Q[(qrow + gk) * D + gn]);
-#else
-                    v = to_f32(K[(kvrow + gk) * D + gn]);
-#endif
+                    v = MM_B(gn, gk);
                 }
                 Bt[n * LDK + k] = from_f32(v);
             }
@@ -176,20 +186,7 @@ attn_bwd_mm(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
                     const int n = n0 + wn * WTN + j * 8 + 2 * qd + e;
                     if (n >= N) continue;
                     const float x = acc[i][j][2 * hi + e];
-#if MODE == 0
-                    const size_t r = (size_t)z * Lq + m;
-                    const bool ok = !CAUSAL || n <= m + off;
-                    P[r * Lk + n] = ok ? ex2(fmaf(x, scale * LOG2E, -L[r] * LOG2E)) : 0.f;
-#elif MODE == 1
-                    const size_t r = (size_t)z * Lq + m;
-                    dS[r * Lk + n] = P[r * Lk + n] * (x - delta[r]);
-#elif MODE == 2
-                    dV[((size_t)z * Lk + m) * D + n] = from_f32(x);
-#elif MODE == 3
-                    dK[((size_t)z * Lk + m) * D + n] = from_f32(x * scale);
-#else
-                    dQ[((size_t)z * Lq + m) * D + n] = from_f32(x * scale);
-#endif
+                    MM_STORE(m, n, x);
                 }
         }
 #else
@@ -201,11 +198,7 @@ attn_bwd_mm(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
         for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
 
     for (int hh = 0; hh < nheads; ++hh) {
-#if MODE <= 1 || MODE == 4
-        const int h = h0;
-#else
-        const int h = hk * G + hh;
-#endif
+        const int h = MM_HEAD;
         const size_t qrow = (size_t)(b * H + h) * Lq;
         for (int k0 = 0; k0 < KD; k0 += KS) {
             for (int e = tid; e < KS * BM; e += 256) {
@@ -217,17 +210,7 @@ attn_bwd_mm(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
                 const int gm = m0 + m, gk = k0 + k;
                 float v = 0.f;
                 if (gm < M && gk < KD) {
-#if MODE == 0
-                    v = to_f32(Q[(qrow + gm) * D + gk]);
-#elif MODE == 1
-                    v = to_f32(dO[(qrow + gm) * D + gk]);
-#elif MODE == 2
-                    v = P[(qrow + gk) * Lk + gm];
-#elif MODE == 3
-                    v = dS[(qrow + gk) * Lk + gm];
-#else
-                    v = dS[(qrow + gm) * Lk + gk];
-#endif
+                    v = MM_A(gm, gk);
                 }
                 As[k * LDA + m] = v;
             }
@@ -240,17 +223,7 @@ attn_bwd_mm(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
                 const int gn = n0 + n, gk = k0 + k;
                 float v = 0.f;
                 if (gn < N && gk < KD) {
-#if MODE == 0
-                    v = to_f32(K[(kvrow + gn) * D + gk]);
-#elif MODE == 1
-                    v = to_f32(V[(kvrow + gn) * D + gk]);
-#elif MODE == 2
-                    v = to_f32(dO[(qrow + gk) * D + gn]);
-#elif MODE == 3
-                    v = to_f32(Q[(qrow + gk) * D + gn]);
-#else
-                    v = to_f32(K[(kvrow + gk) * D + gn]);
-#endif
+                    v = MM_B(gn, gk);
                 }
                 Bs[k * LDB + n] = v;
             }
@@ -281,20 +254,7 @@ attn_bwd_mm(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
             const int n = n0 + tx + 16 * j;
             if (n >= N) continue;
             const float x = acc[i][j];
-#if MODE == 0
-            const size_t r = (size_t)z * Lq + m;
-            const bool ok = !CAUSAL || n <= m + off;
-            P[r * Lk + n] = ok ? ex2(fmaf(x, scale * LOG2E, -L[r] * LOG2E)) : 0.f;
-#elif MODE == 1
-            const size_t r = (size_t)z * Lq + m;
-            dS[r * Lk + n] = P[r * Lk + n] * (x - delta[r]);
-#elif MODE == 2
-            dV[((size_t)z * Lk + m) * D + n] = from_f32(x);
-#elif MODE == 3
-            dK[((size_t)z * Lk + m) * D + n] = from_f32(x * scale);
-#else
-            dQ[((size_t)z * Lq + m) * D + n] = from_f32(x * scale);
-#endif
+            MM_STORE(m, n, x);
         }
     }
 #endif
