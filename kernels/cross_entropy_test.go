@@ -9,14 +9,14 @@ import (
 
 func TestCrossEntropyRules(t *testing.T) {
 	checkRules(t, "cross_entropy", []ruleCase{
-		{"defaults", profiler.BF16, nil, nil, tCUDA, ""},
-		{"152k vocab", profiler.BF16, map[string]int{"rows": 512, "vocab": 152064}, nil, tCUDA, ""},
-		{"pad id outside the vocab", profiler.F32, map[string]int{"vocab": 100, "pad_id": 100, "VEC": 4}, nil, tCPU, "pad_id=100 is not a class of vocab=100"},
-		{"no padding", profiler.F32, map[string]int{"vocab": 100, "pad_id": -1, "VEC": 4}, nil, tCPU, ""},
-		{"vocab not a multiple of VEC", profiler.BF16, map[string]int{"vocab": 32001}, nil, tCUDA, "vocab=32001 must be a multiple of VEC=8"},
-		{"f16 VEC=8 fits 16 bytes", profiler.F16, map[string]int{"VEC": 8}, nil, tMetal, ""},
-		{"f32 VEC=8 does not", profiler.F32, map[string]int{"VEC": 8}, nil, tMetal, "more than one 16-byte vector access"},
-		{"logits too large", profiler.F32, map[string]int{"rows": 1 << 20, "vocab": 1 << 12, "VEC": 4}, nil, tCUDA, "32-bit indices"},
+		{"defaults", profiler.BF16, nil, nil, cudaDev, ""},
+		{"152k vocab", profiler.BF16, map[string]int{"rows": 512, "vocab": 152064}, nil, cudaDev, ""},
+		{"pad id outside the vocab", profiler.F32, map[string]int{"vocab": 100, "pad_id": 100, "VEC": 4}, nil, cpuDev, "pad_id=100 is not a class of vocab=100"},
+		{"no padding", profiler.F32, map[string]int{"vocab": 100, "pad_id": -1, "VEC": 4}, nil, cpuDev, ""},
+		{"vocab not a multiple of VEC", profiler.BF16, map[string]int{"vocab": 32001}, nil, cudaDev, "vocab=32001 must be a multiple of VEC=8"},
+		{"f16 VEC=8 fits 16 bytes", profiler.F16, map[string]int{"VEC": 8}, nil, metalDev, ""},
+		{"f32 VEC=8 does not", profiler.F32, map[string]int{"VEC": 8}, nil, metalDev, "more than one 16-byte vector access"},
+		{"logits too large", profiler.F32, map[string]int{"rows": 1 << 20, "vocab": 1 << 12, "VEC": 4}, nil, cudaDev, "32-bit indices"},
 	})
 }
 

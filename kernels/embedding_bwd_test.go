@@ -8,10 +8,10 @@ import (
 
 func TestEmbeddingBwdRules(t *testing.T) {
 	checkRules(t, "embedding_bwd", []ruleCase{
-		{"defaults", profiler.BF16, nil, nil, tCUDA, ""},
-		{"D not a multiple of VEC", profiler.BF16, map[string]int{"D": 30, "VEC": 4}, nil, tCPU, "D=30 must be a multiple of VEC=4"},
-		{"f32 VEC=8", profiler.F32, map[string]int{"VEC": 8}, nil, tCPU, "32 bytes"},
-		{"table too large", profiler.F32, map[string]int{"vocab": 1 << 20, "D": 4096, "VEC": 4}, nil, tCUDA, "dW would hold"},
+		{"defaults", profiler.BF16, nil, nil, cudaDev, ""},
+		{"D not a multiple of VEC", profiler.BF16, map[string]int{"D": 30, "VEC": 4}, nil, cpuDev, "D=30 must be a multiple of VEC=4"},
+		{"f32 VEC=8", profiler.F32, map[string]int{"VEC": 8}, nil, cpuDev, "32 bytes"},
+		{"table too large", profiler.F32, map[string]int{"vocab": 1 << 20, "D": 4096, "VEC": 4}, nil, cudaDev, "dW would hold"},
 	})
 }
 
@@ -28,7 +28,7 @@ func TestEmbeddingBwdReferenceAndPlan(t *testing.T) {
 			t.Errorf("dW[%d] = %v at %d, want %v", i, ref.Checks[0].Want[i], ref.Checks[0].Index[i], w)
 		}
 	}
-	p := planOf(t, s, tCUDA)
+	p := planOf(t, s, cudaDev)
 	if p.Dispatches[0].Zero != "dW" || p.Dispatches[1].Grid != [3]int{2, 1, 1} {
 		t.Errorf("dispatches %+v", p.Dispatches)
 	}

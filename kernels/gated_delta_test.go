@@ -9,14 +9,14 @@ import (
 
 func TestGatedDeltaRules(t *testing.T) {
 	checkRules(t, "gated_delta_chunk", []ruleCase{
-		{"defaults fit CUDA", profiler.BF16, nil, nil, tCUDA, ""},
-		{"BV=64 needs the CUDA opt-in", profiler.BF16, map[string]int{"BV": 64}, nil, tCUDA, ""},
-		{"BV=32, K=128 overflows Metal's 32 KB", profiler.BF16, map[string]int{"BV": 32}, nil, tMetal, "TGM 41344 B exceeds"},
-		{"BV=16 fits Metal", profiler.BF16, map[string]int{"BV": 16}, nil, tMetal, ""},
-		{"T not a multiple of BT", profiler.BF16, map[string]int{"T": 100, "BT": 64}, nil, tCUDA, "T=100 must be a multiple of BT=64"},
-		{"V not a multiple of BV", profiler.BF16, map[string]int{"V": 100, "BV": 32}, nil, tCUDA, "V=100 must be a multiple of BV=32"},
-		{"heads", profiler.BF16, map[string]int{"H": 6, "Hg": 4}, nil, tCUDA, "H=6 must be a multiple of Hg=4"},
-		{"bf16 only", profiler.F32, nil, nil, tCUDA, "does not support dtype"},
+		{"defaults fit CUDA", profiler.BF16, nil, nil, cudaDev, ""},
+		{"BV=64 needs the CUDA opt-in", profiler.BF16, map[string]int{"BV": 64}, nil, cudaDev, ""},
+		{"BV=32, K=128 overflows Metal's 32 KB", profiler.BF16, map[string]int{"BV": 32}, nil, metalDev, "TGM 41344 B exceeds"},
+		{"BV=16 fits Metal", profiler.BF16, map[string]int{"BV": 16}, nil, metalDev, ""},
+		{"T not a multiple of BT", profiler.BF16, map[string]int{"T": 100, "BT": 64}, nil, cudaDev, "T=100 must be a multiple of BT=64"},
+		{"V not a multiple of BV", profiler.BF16, map[string]int{"V": 100, "BV": 32}, nil, cudaDev, "V=100 must be a multiple of BV=32"},
+		{"heads", profiler.BF16, map[string]int{"H": 6, "Hg": 4}, nil, cudaDev, "H=6 must be a multiple of Hg=4"},
+		{"bf16 only", profiler.F32, nil, nil, cudaDev, "does not support dtype"},
 		{"WG over the device", profiler.BF16, map[string]int{"WG": 512, "BV": 16}, nil, profiler.DeviceInfo{Backend: "metal", Name: "tiny", TGMPerGroup: 32 << 10, MaxThreadsPerGroup: 256}, "exceed the tiny limit of 256"},
 	})
 }
@@ -24,7 +24,7 @@ func TestGatedDeltaRules(t *testing.T) {
 func TestGatedDeltaPlan(t *testing.T) {
 	s := profiler.Spec{Kernel: "gated_delta_chunk", DType: profiler.BF16, Knobs: map[string]int{"BT": 64, "BV": 32, "WG": 128},
 		Dims: map[string]int{"B": 2, "T": 128, "H": 4, "Hg": 2, "K": 128, "V": 64}}
-	p := planOf(t, s, tCUDA)
+	p := planOf(t, s, cudaDev)
 	d := p.Dispatches[0]
 	if d.Grid != [3]int{2, 4, 2} {
 		t.Errorf("grid %v, want (V/BV, H, B) = (2, 4, 2)", d.Grid)

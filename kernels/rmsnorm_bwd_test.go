@@ -9,21 +9,21 @@ import (
 
 func TestRMSNormBwdRules(t *testing.T) {
 	checkRules(t, "rmsnorm_bwd", []ruleCase{
-		{"defaults bf16", profiler.BF16, nil, nil, tCUDA, ""},
-		{"f32 VEC=8 is 32 bytes", profiler.F32, map[string]int{"VEC": 8}, nil, tCUDA, "VEC=8 f32 elements are 32 bytes"},
-		{"D not a multiple of VEC", profiler.BF16, map[string]int{"D": 100, "VEC": 8}, nil, tCPU, "D=100 must be a multiple of VEC=8"},
-		{"too many columns per thread", profiler.BF16, map[string]int{"D": 4096, "WG": 64, "VEC": 8}, nil, tCUDA, "64 columns per thread"},
-		{"WG over the device", profiler.F32, map[string]int{"WG": 1024, "VEC": 4}, nil, tSmall, "exceed the small limit of 512"},
-		{"odd D with VEC=1", profiler.F32, map[string]int{"D": 999, "VEC": 1, "WG": 64}, nil, tCPU, ""},
-		{"RPG not a multiple of RB", profiler.BF16, map[string]int{"RPG": 2, "RB": 4}, nil, tCUDA, "RPG=2 must be a multiple of RB=4"},
-		{"batch too large for registers", profiler.BF16, map[string]int{"WG": 256, "VEC": 8, "RB": 4}, nil, tCUDA, "RB=4 rows of 16 columns per thread need 160 registers"},
-		{"batch of 8 thin rows", profiler.F32, map[string]int{"WG": 1024, "VEC": 4, "RB": 8}, nil, tCUDA, ""},
+		{"defaults bf16", profiler.BF16, nil, nil, cudaDev, ""},
+		{"f32 VEC=8 is 32 bytes", profiler.F32, map[string]int{"VEC": 8}, nil, cudaDev, "VEC=8 f32 elements are 32 bytes"},
+		{"D not a multiple of VEC", profiler.BF16, map[string]int{"D": 100, "VEC": 8}, nil, cpuDev, "D=100 must be a multiple of VEC=8"},
+		{"too many columns per thread", profiler.BF16, map[string]int{"D": 4096, "WG": 64, "VEC": 8}, nil, cudaDev, "64 columns per thread"},
+		{"WG over the device", profiler.F32, map[string]int{"WG": 1024, "VEC": 4}, nil, smallDev, "exceed the small limit of 512"},
+		{"odd D with VEC=1", profiler.F32, map[string]int{"D": 999, "VEC": 1, "WG": 64}, nil, cpuDev, ""},
+		{"RPG not a multiple of RB", profiler.BF16, map[string]int{"RPG": 2, "RB": 4}, nil, cudaDev, "RPG=2 must be a multiple of RB=4"},
+		{"batch too large for registers", profiler.BF16, map[string]int{"WG": 256, "VEC": 8, "RB": 4}, nil, cudaDev, "RB=4 rows of 16 columns per thread need 160 registers"},
+		{"batch of 8 thin rows", profiler.F32, map[string]int{"WG": 1024, "VEC": 4, "RB": 8}, nil, cudaDev, ""},
 	})
 }
 
 func TestRMSNormBwdPlan(t *testing.T) {
 	s := profiler.Spec{Kernel: "rmsnorm_bwd", DType: profiler.BF16, Knobs: map[string]int{"WG": 256, "VEC": 8, "RPG": 16, "RB": 2}, Dims: map[string]int{"rows": 100, "D": 4096}}
-	p := planOf(t, s, tCUDA)
+	p := planOf(t, s, cudaDev)
 	if len(p.Dispatches) != 2 || p.Dispatches[0].Zero != "dW" {
 		t.Fatalf("dispatches %+v, want the zero fill of dW first", p.Dispatches)
 	}

@@ -10,24 +10,24 @@ import (
 func TestSDPAMultiRules(t *testing.T) {
 	yes := map[string]bool{"causal": true}
 	checkRules(t, "sdpa_multi", []ruleCase{
-		{"the seed's geometry", profiler.BF16, map[string]int{"TPG": 1024, "D": 128}, yes, tCUDA, ""},
-		{"TPG 16 would hang", profiler.BF16, map[string]int{"TPG": 16}, yes, tCUDA, "TPG=16 is less than one warp"},
-		{"TPG 1 would hang", profiler.F32, map[string]int{"TPG": 1}, yes, tCPU, "never advance"},
-		{"TPG 48 is a partial warp", profiler.F16, map[string]int{"TPG": 48}, yes, tMetal, "TPG=48 is not a multiple of 32"},
-		{"TPG above the device", profiler.BF16, map[string]int{"TPG": 1024}, yes, tSmall, "TPG=1024 exceeds small's 512 threads per group"},
-		{"TPG 2048 above any device", profiler.BF16, map[string]int{"TPG": 2048}, yes, tCUDA, "exceeds H100's 1024"},
-		{"one warp, D=64", profiler.BF16, map[string]int{"TPG": 32, "D": 64}, yes, tMetal, ""},
-		{"D=256 at 1024 threads fits CUDA", profiler.BF16, map[string]int{"TPG": 1024, "D": 256}, yes, tCUDA, ""},
-		{"D=256 at 1024 threads overflows Metal's 32 KB", profiler.BF16, map[string]int{"TPG": 1024, "D": 256}, yes, tMetal, "TGM 33024 B exceeds"},
-		{"GQA must divide", profiler.BF16, map[string]int{"H": 6, "Hkv": 4}, yes, tCUDA, "H=6 must be a multiple of Hkv=4"},
-		{"block past the cache", profiler.BF16, map[string]int{"base_kv": 100, "n_query": 30, "kv_stride": 128}, yes, tCUDA, "exceed kv_stride=128"},
+		{"the seed's geometry", profiler.BF16, map[string]int{"TPG": 1024, "D": 128}, yes, cudaDev, ""},
+		{"TPG 16 would hang", profiler.BF16, map[string]int{"TPG": 16}, yes, cudaDev, "TPG=16 is less than one warp"},
+		{"TPG 1 would hang", profiler.F32, map[string]int{"TPG": 1}, yes, cpuDev, "never advance"},
+		{"TPG 48 is a partial warp", profiler.F16, map[string]int{"TPG": 48}, yes, metalDev, "TPG=48 is not a multiple of 32"},
+		{"TPG above the device", profiler.BF16, map[string]int{"TPG": 1024}, yes, smallDev, "TPG=1024 exceeds small's 512 threads per group"},
+		{"TPG 2048 above any device", profiler.BF16, map[string]int{"TPG": 2048}, yes, cudaDev, "exceeds H100's 1024"},
+		{"one warp, D=64", profiler.BF16, map[string]int{"TPG": 32, "D": 64}, yes, metalDev, ""},
+		{"D=256 at 1024 threads fits CUDA", profiler.BF16, map[string]int{"TPG": 1024, "D": 256}, yes, cudaDev, ""},
+		{"D=256 at 1024 threads overflows Metal's 32 KB", profiler.BF16, map[string]int{"TPG": 1024, "D": 256}, yes, metalDev, "TGM 33024 B exceeds"},
+		{"GQA must divide", profiler.BF16, map[string]int{"H": 6, "Hkv": 4}, yes, cudaDev, "H=6 must be a multiple of Hkv=4"},
+		{"block past the cache", profiler.BF16, map[string]int{"base_kv": 100, "n_query": 30, "kv_stride": 128}, yes, cudaDev, "exceed kv_stride=128"},
 	})
 }
 
 func TestSDPAMultiPairsAndPlan(t *testing.T) {
 	s := profiler.Spec{Kernel: "sdpa_multi", DType: profiler.BF16, Knobs: map[string]int{"TPG": 256},
 		Dims: map[string]int{"n_query": 3, "H": 4, "Hkv": 2, "D": 64, "base_kv": 10, "kv_stride": 16}, Flags: map[string]bool{"causal": true}}
-	p := planOf(t, s, tCUDA)
+	p := planOf(t, s, cudaDev)
 	// Causal: the queries see 11, 12, 13 keys.
 	if want := 4.0 * 64 * 4 * (11 + 12 + 13); p.FLOPs != want {
 		t.Errorf("FLOPs %g, want %g", p.FLOPs, want)
@@ -37,7 +37,7 @@ func TestSDPAMultiPairsAndPlan(t *testing.T) {
 		t.Errorf("grid %v TGM %d", d.Grid, d.TGMBytes())
 	}
 	s.Flags["causal"] = false
-	if p := planOf(t, s, tCUDA); p.FLOPs != 4*64*4*3*13 {
+	if p := planOf(t, s, cudaDev); p.FLOPs != 4*64*4*3*13 {
 		t.Errorf("dense FLOPs %g, want every query to see 13 keys", p.FLOPs)
 	}
 }

@@ -11,14 +11,6 @@ import (
 	"github.com/mltop/mltop/shaders"
 )
 
-// Devices for the seed-kernel families' tests.
-var (
-	tCPU   = profiler.DeviceInfo{Backend: "cpu", Name: "cpu", TGMPerGroup: 64 << 10, MaxThreadsPerGroup: 1024}
-	tMetal = profiler.DeviceInfo{Backend: "metal", Name: "M2", TGMPerGroup: 32 << 10, MaxThreadsPerGroup: 1024}
-	tCUDA  = profiler.DeviceInfo{Backend: "cuda", Name: "H100", TGMPerGroup: 48 << 10, TGMPerGroupOptIn: 227 << 10, MaxThreadsPerGroup: 1024}
-	tSmall = profiler.DeviceInfo{Backend: "metal", Name: "small", TGMPerGroup: 32 << 10, MaxThreadsPerGroup: 512}
-)
-
 // ruleCase is one spec and the error it must get ("" for none).
 type ruleCase struct {
 	name  string
@@ -84,7 +76,7 @@ var seedSpecs = []profiler.Spec{
 // struct at the Plan's indices, and declares the scalars in order.
 func TestSeedMetalSourcesMatchPlans(t *testing.T) {
 	for _, s := range seedSpecs {
-		p := planOf(t, s, tMetal)
+		p := planOf(t, s, metalDev)
 		for _, d := range p.Dispatches {
 			if d.Zero != "" {
 				continue
@@ -104,7 +96,7 @@ func TestSeedMetalSourcesMatchPlans(t *testing.T) {
 // the Scalars (int / float), every macro used, and every TGM item named.
 func TestSeedCUDASourcesMatchPlans(t *testing.T) {
 	for _, s := range seedSpecs {
-		p := planOf(t, s, tCUDA)
+		p := planOf(t, s, cudaDev)
 		for _, d := range p.Dispatches {
 			if d.Zero != "" {
 				continue
@@ -153,19 +145,19 @@ func TestSeedCUDASourcesMatchPlans(t *testing.T) {
 
 func TestTransposeRules(t *testing.T) {
 	checkRules(t, "transpose", []ruleCase{
-		{"defaults", profiler.BF16, nil, nil, tCUDA, ""},
-		{"WG above TILE²/VEC", profiler.F32, map[string]int{"TILE": 16, "WG": 512, "VEC": 2}, nil, tCPU, "must be a multiple of TILE/VEC=8 and divide TILE·TILE/VEC=128"},
-		{"WG below TILE/VEC", profiler.F32, map[string]int{"TILE": 64, "WG": 32, "VEC": 1}, nil, tCPU, "WG=32 must be a multiple of TILE/VEC=64"},
-		{"WG = TILE/VEC", profiler.F32, map[string]int{"TILE": 64, "WG": 32, "VEC": 2}, nil, tCPU, ""},
-		{"f32 VEC=4 is one 16-byte access", profiler.F32, map[string]int{"VEC": 4}, nil, tCUDA, ""},
-		{"too many elements", profiler.F16, map[string]int{"rows": 1 << 20, "cols": 1 << 12}, nil, tCPU, "32-bit indices"},
-		{"CUDA grid y", profiler.F16, map[string]int{"TILE": 16, "WG": 128, "rows": 1 << 20, "cols": 16}, nil, tCUDA, "groups along y, more than CUDA's 65535"},
-		{"threads over the device", profiler.F32, map[string]int{"TILE": 64, "WG": 1024, "VEC": 1}, nil, tSmall, "exceed the small limit of 512"},
+		{"defaults", profiler.BF16, nil, nil, cudaDev, ""},
+		{"WG above TILE²/VEC", profiler.F32, map[string]int{"TILE": 16, "WG": 512, "VEC": 2}, nil, cpuDev, "must be a multiple of TILE/VEC=8 and divide TILE·TILE/VEC=128"},
+		{"WG below TILE/VEC", profiler.F32, map[string]int{"TILE": 64, "WG": 32, "VEC": 1}, nil, cpuDev, "WG=32 must be a multiple of TILE/VEC=64"},
+		{"WG = TILE/VEC", profiler.F32, map[string]int{"TILE": 64, "WG": 32, "VEC": 2}, nil, cpuDev, ""},
+		{"f32 VEC=4 is one 16-byte access", profiler.F32, map[string]int{"VEC": 4}, nil, cudaDev, ""},
+		{"too many elements", profiler.F16, map[string]int{"rows": 1 << 20, "cols": 1 << 12}, nil, cpuDev, "32-bit indices"},
+		{"CUDA grid y", profiler.F16, map[string]int{"TILE": 16, "WG": 128, "rows": 1 << 20, "cols": 16}, nil, cudaDev, "groups along y, more than CUDA's 65535"},
+		{"threads over the device", profiler.F32, map[string]int{"TILE": 64, "WG": 1024, "VEC": 1}, nil, smallDev, "exceed the small limit of 512"},
 	})
 }
 
 func TestTransposePlan(t *testing.T) {
-	p := planOf(t, profiler.Spec{Kernel: "transpose", DType: profiler.BF16, Knobs: map[string]int{"TILE": 32, "WG": 256, "VEC": 2}, Dims: map[string]int{"rows": 100, "cols": 70}}, tCUDA)
+	p := planOf(t, profiler.Spec{Kernel: "transpose", DType: profiler.BF16, Knobs: map[string]int{"TILE": 32, "WG": 256, "VEC": 2}, Dims: map[string]int{"rows": 100, "cols": 70}}, cudaDev)
 	d := p.Dispatches[0]
 	if d.Grid != [3]int{3, 4, 1} || d.Group != [3]int{256, 1, 1} {
 		t.Errorf("grid %v group %v, want (3,4,1) and (256,1,1)", d.Grid, d.Group)
