@@ -83,9 +83,9 @@ __device__ __forceinline__ void reduce_warps(float (&acc)[APL], float* red, int 
 }
 
 #if TC
-// The tensor-core accumulators: element (rt·8 + g, nd·8 + 2q + e) of the
+// reduce_warps for the tensor-core accumulators: element (rt·8 + g, nd·8 + 2q + e) of the
 // BK×D block, g = lane/4, q = lane%4; red holds it at the same place.
-__device__ __forceinline__ void reduce_warps_tc(float (&acc)[2 * MK][ND][2], float* red, int warp, int lane) {
+__device__ __forceinline__ void reduce_warps(float (&acc)[2 * MK][ND][2], float* red, int warp, int lane) {
     const int g = lane >> 2, qd = lane & 3;
     for (int w = 1; w < WM; ++w) {
         if (warp == w) {
@@ -154,13 +154,19 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
     for (int rt = 0; rt < 2 * MK; ++rt)
 #pragma unroll
         for (int nd = 0; nd < ND; ++nd) dk[rt][nd][0] = dk[rt][nd][1] = dv[rt][nd][0] = dv[rt][nd][1] = 0.f;
+#else
+    float dk[APL], dv[APL];
+#pragma unroll
+    for (int t = 0; t < APL; ++t) dk[t] = dv[t] = 0.f;
+#endif
 
+    // Causal: the first query row that sees key k0 is k0 - off.
     const int qstart = CAUSAL ? max(0, k0 - off) / BQ * BQ : 0;
     for (int hh = 0; hh < G; ++hh) {
         const int h = hk * G + hh;
         const size_t qbase = (size_t)(b * H + h) * Lq;
         for (int i0 = qstart; i0 < Lq; i0 += BQ) {
-            __syncthreads();
+            __syncthreads();  // the previous block's readers are done
             load_tile_rows<BQ, D, LDT, NTHREADS>(Qs, Q + qbase * D, i0, Lq, tid);
             load_tile_rows<BQ, D, LDT, NTHREADS>(dOs, dO + qbase * D, i0, Lq, tid);
             async_commit();
@@ -171,7 +177,7 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
             }
             async_wait<0>();
             __syncthreads();
-
+#if TC
             // Sᵀ = K·Q_wᵀ and dPᵀ = V·dO_wᵀ: rows are keys, columns this warp's queries.
             float st[2 * MK][NQ][2], dpt[2 * MK][NQ][2];
 #pragma unroll
@@ -235,51 +241,7 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
                     }
                 }
             }
-        }
-    }
-#if WM > 1
-    __syncthreads();  // Q_smem/dO_smem are free (ALIAS)
-    reduce_warps_tc(dk, red, warp, lane);
-    reduce_warps_tc(dv, red, warp, lane);
-#endif
-    if (warp == 0) {
-#pragma unroll
-        for (int rt = 0; rt < 2 * MK; ++rt) {
-            const int key = k0 + rt * 8 + g;
-            if (key >= Lk) continue;
-            T* krow = dK + (kbase + key) * D + 2 * qd;
-            T* vrow = dV + (kbase + key) * D + 2 * qd;
-#pragma unroll
-            for (int nd = 0; nd < ND; ++nd) {
-                *(unsigned*)(krow + nd * 8) = pack2(dk[rt][nd][0] * scale, dk[rt][nd][1] * scale);
-                *(unsigned*)(vrow + nd * 8) = pack2(dv[rt][nd][0], dv[rt][nd][1]);
-            }
-        }
-    }
-}
 #else
-    float dk[APL], dv[APL];
-#pragma unroll
-    for (int t = 0; t < APL; ++t) dk[t] = dv[t] = 0.f;
-
-    // Causal: the first query row that sees key k0 is k0 - off.
-    const int qstart = CAUSAL ? max(0, k0 - off) / BQ * BQ : 0;
-    for (int hh = 0; hh < G; ++hh) {
-        const int h = hk * G + hh;
-        const size_t qbase = (size_t)(b * H + h) * Lq;
-        for (int i0 = qstart; i0 < Lq; i0 += BQ) {
-            __syncthreads();  // the previous block's readers are done
-            load_tile_rows<BQ, D, LDT, NTHREADS>(Qs, Q + qbase * D, i0, Lq, tid);
-            load_tile_rows<BQ, D, LDT, NTHREADS>(dOs, dO + qbase * D, i0, Lq, tid);
-            async_commit();
-            for (int r = tid; r < BQ; r += NTHREADS) {
-                const int row = i0 + r;
-                Ls[r] = row < Lq ? L[qbase + row] * LOG2E : 0.f;
-                Dl[r] = row < Lq ? delta[qbase + row] : 0.f;
-            }
-            async_wait<0>();
-            __syncthreads();
-
 #pragma unroll
             for (int t = 0; t < SPL; ++t) {
                 const int e = lane + 32 * t;
@@ -315,6 +277,7 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
                 dk[t] = ak;
                 dv[t] = av;
             }
+#endif
         }
     }
 
@@ -324,6 +287,20 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
     reduce_warps(dv, red, warp, lane);
 #endif
     if (warp == 0) {
+#if TC
+#pragma unroll
+        for (int rt = 0; rt < 2 * MK; ++rt) {
+            const int key = k0 + rt * 8 + g;
+            if (key >= Lk) continue;
+            T* krow = dK + (kbase + key) * D + 2 * qd;
+            T* vrow = dV + (kbase + key) * D + 2 * qd;
+#pragma unroll
+            for (int nd = 0; nd < ND; ++nd) {
+                *(unsigned*)(krow + nd * 8) = pack2(dk[rt][nd][0] * scale, dk[rt][nd][1] * scale);
+                *(unsigned*)(vrow + nd * 8) = pack2(dv[rt][nd][0], dv[rt][nd][1]);
+            }
+        }
+#else
 #pragma unroll
         for (int t = 0; t < APL; ++t) {
             const int e = lane + 32 * t;
@@ -333,6 +310,6 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
                 dV[(kbase + k0 + jr) * D + d] = from_f32(dv[t]);
             }
         }
+#endif
     }
 }
-#endif

@@ -96,6 +96,11 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
 #pragma unroll
         for (int nd = 0; nd < ND; ++nd) dq[rt][nd][0] = dq[rt][nd][1] = 0.f;
     const int g = lane >> 2, qd = lane & 3;
+#else
+    float dq[QPL];
+#pragma unroll
+    for (int t = 0; t < QPL; ++t) dq[t] = 0.f;
+#endif
     int kend = CAUSAL ? min(Lk, q0 + BQ + off) : Lk;
     kend = max(kend, 0);
     const int ntiles = (kend + BK - 1) / BK;
@@ -107,6 +112,7 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
         async_commit();
         async_wait<0>();
         __syncthreads();
+#if TC
 #pragma unroll
         for (int rt = 0; rt < 2 * MT; ++rt)
 #pragma unroll
@@ -164,33 +170,7 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
                 }
             }
         }
-    }
-#pragma unroll
-    for (int rt = 0; rt < 2 * MT; ++rt) {
-        const int row = q0 + warp * RW + rt * 8 + g;
-        if (row >= Lq) continue;
-        T* orow = dQ + (qbase + row) * D + 2 * qd;
-#pragma unroll
-        for (int nd = 0; nd < ND; ++nd) *(unsigned*)(orow + nd * 8) = pack2(dq[rt][nd][0] * scale, dq[rt][nd][1] * scale);
-    }
-}
 #else
-    float dq[QPL];
-#pragma unroll
-    for (int t = 0; t < QPL; ++t) dq[t] = 0.f;
-
-    int kend = CAUSAL ? min(Lk, q0 + BQ + off) : Lk;
-    kend = max(kend, 0);
-    const int ntiles = (kend + BK - 1) / BK;
-    for (int j = 0; j < ntiles; ++j) {
-        const int k0 = j * BK;
-        __syncthreads();
-        load_tile_rows<BK, D, LDT, NTHREADS>(Ks, K + kbase * D, k0, Lk, tid);
-        load_tile_rows<BK, D, LDT, NTHREADS>(Vs, V + kbase * D, k0, Lk, tid);
-        async_commit();
-        async_wait<0>();
-        __syncthreads();
-
 #pragma unroll
         for (int t = 0; t < SPL; ++t) {
             const int e = lane + 32 * t;
@@ -221,13 +201,23 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
             for (int k = 0; k < BK; ++k) acc = fmaf(dSs[r * LDS + k], to_f32(Ks[k * LDT + c]), acc);
             dq[t] = acc;
         }
+#endif
     }
-
+#if TC
+#pragma unroll
+    for (int rt = 0; rt < 2 * MT; ++rt) {
+        const int row = q0 + warp * RW + rt * 8 + g;
+        if (row >= Lq) continue;
+        T* orow = dQ + (qbase + row) * D + 2 * qd;
+#pragma unroll
+        for (int nd = 0; nd < ND; ++nd) *(unsigned*)(orow + nd * 8) = pack2(dq[rt][nd][0] * scale, dq[rt][nd][1] * scale);
+    }
+#else
 #pragma unroll
     for (int t = 0; t < QPL; ++t) {
         const int e = lane + 32 * t;
         const int r = warp * RW + e / D, c = e % D;
         if (q0 + r < Lq) dQ[(qbase + q0 + r) * D + c] = from_f32(dq[t] * scale);
     }
-}
 #endif
+}
