@@ -118,15 +118,7 @@ attn_bwd_atomic(const T* __restrict__ Q, const T* __restrict__ K, const T* __res
             const int r = wm * RW + e / CW, c = wn * CW + e % CW;
             const int row = q0 + r, col = k0 + c;
             float s = 0.f, dp = 0.f;
-            const T* qr = Qs + r * LDT;
-            const T* dr = dOs + r * LDT;
-            const T* kr = Ks + c * LDT;
-            const T* vr = Vs + c * LDT;
-#pragma unroll 8
-            for (int d = 0; d < D; ++d) {
-                s = fmaf(to_f32(qr[d]), to_f32(kr[d]), s);
-                dp = fmaf(to_f32(dr[d]), to_f32(vr[d]), dp);
-            }
+            dot2<D>(Qs + r * LDT, Ks + c * LDT, dOs + r * LDT, Vs + c * LDT, s, dp);
             float p = 0.f;
             const bool ok = row < Lq && col < Lk && (!CAUSAL || col <= row + off);
             if (ok) {

@@ -176,16 +176,8 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
             const int e = lane + 32 * t;
             const int r = warp * RW + e / BK, c = e % BK;
             const int row = q0 + r, col = k0 + c;
-            const T* qr = Qs + r * LDT;
-            const T* dr = dOs + r * LDT;
-            const T* kr = Ks + c * LDT;
-            const T* vr = Vs + c * LDT;
             float s = 0.f, dp = 0.f;
-#pragma unroll 8
-            for (int d = 0; d < D; ++d) {
-                s = fmaf(to_f32(qr[d]), to_f32(kr[d]), s);
-                dp = fmaf(to_f32(dr[d]), to_f32(vr[d]), dp);
-            }
+            dot2<D>(Qs + r * LDT, Ks + c * LDT, dOs + r * LDT, Vs + c * LDT, s, dp);
             const bool ok = row < Lq && col < Lk && (!CAUSAL || col <= row + off);
             const float p = ok ? ex2(fmaf(s, sl2, -Ls[r])) : 0.f;
             dSs[r * LDS + c] = p * (dp - Dl[r]);

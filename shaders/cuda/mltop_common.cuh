@@ -131,6 +131,17 @@ __device__ __forceinline__ void load_tile_rows(T* sm, const T* g, int r0, int nr
     }
 }
 
+// dot2 adds Σ a[d]·b[d] to s and Σ c[d]·e[d] to t over d < N in one pass
+// (the S and dP elements of one query row and one key).
+template <int N>
+__device__ __forceinline__ void dot2(const T* a, const T* b, const T* c, const T* e, float& s, float& t) {
+#pragma unroll 8
+    for (int d = 0; d < N; ++d) {
+        s = fmaf(to_f32(a[d]), to_f32(b[d]), s);
+        t = fmaf(to_f32(c[d]), to_f32(e[d]), t);
+    }
+}
+
 // VecN holds N storage elements moved as one aligned access (N·sizeof(T)
 // must be a power of two, at most 16 bytes).
 template <int N>
