@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/mltop/mltop/profiler"
 )
@@ -99,16 +98,8 @@ func (f AttnBwdAtomic) dispatches(s profiler.Spec) []profiler.Dispatch {
 		{Name: "zero dV_acc", Zero: "dV_acc"},
 		{
 			Name: "attn_bwd_atomic",
-			Program: profiler.Program{Source: "attn_bwd_atomic", Entry: "attn_bwd_atomic", Macros: []profiler.Macro{
-				{Name: "BQ", Value: strconv.Itoa(k.BQ)},
-				{Name: "BK", Value: strconv.Itoa(k.BK)},
-				{Name: "WM", Value: strconv.Itoa(k.WM)},
-				{Name: "WN", Value: strconv.Itoa(k.WN)},
-				{Name: "D", Value: strconv.Itoa(a.D)},
-				{Name: "DTYPE", Value: DTypeMacro(s.DType)},
-				{Name: "CAUSAL", Value: b2i(a.Causal)},
-				{Name: "MASK", Value: b2i(s.Flags["mask"])},
-			}},
+			Program: profiler.Program{Source: "attn_bwd_atomic", Entry: "attn_bwd_atomic",
+				Macros: append(k.macros(a, s.DType), profiler.Macro{Name: "MASK", Value: b2i(s.Flags["mask"])})},
 			Grid:    [3]int{ceilDiv(a.Lq, k.BQ), a.H, a.B},
 			Group:   [3]int{32 * k.WM * k.WN, 1, 1},
 			Args:    []string{"Q", "K", "V", "O", "L", "dO", "mask", "dQ", "dK_acc", "dV_acc"},

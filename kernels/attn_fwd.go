@@ -62,6 +62,20 @@ func attnKnobsOf(s profiler.Spec) attnKnobs {
 	return attnKnobs{BQ: s.Knobs["BQ"], BK: s.Knobs["BK"], WM: s.Knobs["WM"], WN: s.Knobs["WN"]}
 }
 
+// macros are what the attn_fwd and attn_bwd_atomic kernels compile with:
+// these tile knobs, the head dim, the dtype and the causal flag.
+func (k attnKnobs) macros(a AttnShape, dt profiler.DType) []profiler.Macro {
+	return []profiler.Macro{
+		{Name: "BQ", Value: strconv.Itoa(k.BQ)},
+		{Name: "BK", Value: strconv.Itoa(k.BK)},
+		{Name: "WM", Value: strconv.Itoa(k.WM)},
+		{Name: "WN", Value: strconv.Itoa(k.WN)},
+		{Name: "D", Value: strconv.Itoa(a.D)},
+		{Name: "DTYPE", Value: DTypeMacro(dt)},
+		{Name: "CAUSAL", Value: b2i(a.Causal)},
+	}
+}
+
 // AttnFwdTGM is the threadgroup memory the GPU kernels allocate for these
 // knobs: padded Q, K and V tiles, and with WN > 1 a shared P tile and the
 // row max/sum partials. With WN == 1 each warp owns whole rows and keeps P
@@ -87,24 +101,12 @@ func AttnFwdTGM(bq, bk, wn, d int, dt profiler.DType) []profiler.TGMItem {
 func (f AttnFwd) dispatch(s profiler.Spec) profiler.Dispatch {
 	a := AttnShapeOf(s)
 	k := attnKnobsOf(s)
-	causal := 0
-	if a.Causal {
-		causal = 1
-	}
 	return profiler.Dispatch{
-		Name: "attn_fwd",
-		Program: profiler.Program{Source: "attn_fwd", Entry: "attn_fwd", Macros: []profiler.Macro{
-			{Name: "BQ", Value: strconv.Itoa(k.BQ)},
-			{Name: "BK", Value: strconv.Itoa(k.BK)},
-			{Name: "WM", Value: strconv.Itoa(k.WM)},
-			{Name: "WN", Value: strconv.Itoa(k.WN)},
-			{Name: "D", Value: strconv.Itoa(a.D)},
-			{Name: "DTYPE", Value: DTypeMacro(s.DType)},
-			{Name: "CAUSAL", Value: strconv.Itoa(causal)},
-		}},
-		Grid:  [3]int{ceilDiv(a.Lq, k.BQ), a.H, a.B},
-		Group: [3]int{32 * k.WM * k.WN, 1, 1},
-		Args:  []string{"Q", "K", "V", "O", "L"},
+		Name:    "attn_fwd",
+		Program: profiler.Program{Source: "attn_fwd", Entry: "attn_fwd", Macros: k.macros(a, s.DType)},
+		Grid:    [3]int{ceilDiv(a.Lq, k.BQ), a.H, a.B},
+		Group:   [3]int{32 * k.WM * k.WN, 1, 1},
+		Args:    []string{"Q", "K", "V", "O", "L"},
 		Scalars: []profiler.Scalar{
 			profiler.I32Param("B", a.B), profiler.I32Param("H", a.H), profiler.I32Param("Hkv", a.Hkv),
 			profiler.I32Param("Lq", a.Lq), profiler.I32Param("Lk", a.Lk),
