@@ -10,11 +10,13 @@ import (
 	"github.com/mltop/mltop/profiler"
 )
 
-// selftestSpecs are small, fast specs that exercise the tiled attention
+// selftestSpecs are small, fast specs, valid on every backend (knobs set
+// explicitly: BQ a multiple of 16·WM for CUDA, TGM under Metal's 32 KB), that
+// exercise the tiled attention
 // path (causal, a partial last tile, GQA) and a reduction.
 var selftestSpecs = []profiler.Spec{
-	{Kernel: "attn_fwd", DType: profiler.F32, Dims: map[string]int{"B": 1, "H": 4, "Hkv": 2, "Lq": 100, "Lk": 130, "D": 64}, Flags: map[string]bool{"causal": true}},
-	{Kernel: "attn_fwd", DType: profiler.BF16, Dims: map[string]int{"B": 1, "H": 4, "Hkv": 4, "Lq": 256, "Lk": 256, "D": 128}},
+	{Kernel: "attn_fwd", DType: profiler.F32, Knobs: map[string]int{"BQ": 32, "BK": 16, "WM": 2}, Dims: map[string]int{"B": 1, "H": 4, "Hkv": 2, "Lq": 100, "Lk": 130, "D": 64}, Flags: map[string]bool{"causal": true}},
+	{Kernel: "attn_fwd", DType: profiler.BF16, Knobs: map[string]int{"BQ": 32, "BK": 16, "WM": 2}, Dims: map[string]int{"B": 1, "H": 4, "Hkv": 4, "Lq": 256, "Lk": 256, "D": 128}},
 	{Kernel: "softmax_bwd", DType: profiler.F16, Dims: map[string]int{"rows": 256, "cols": 1000}},
 }
 

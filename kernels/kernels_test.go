@@ -559,3 +559,24 @@ func TestSoftmaxBwdReference(t *testing.T) {
 		t.Errorf("short inputs: %v", err)
 	}
 }
+
+// attn_fwd's defaults must run everywhere `mltop run attn_fwd` is tried
+// first: its default dtype (f32) on every backend, and every dtype on the
+// CPU and Metal. CUDA's tensor-core path (f16/bf16) needs BQ a multiple of
+// 16·WM, which the defaults (BQ=32, WM=4) are not: there the spec is
+// invalid with the fix in the message.
+func TestAttnFwdDefaultsValid(t *testing.T) {
+	for _, dev := range []profiler.DeviceInfo{cpuDev, metalDev, cudaDev} {
+		for _, dt := range profiler.FloatDTypes {
+			s := profiler.Spec{Kernel: "attn_fwd", DType: dt}.WithDefaults(AttnFwd{}.Schema())
+			err := (AttnFwd{}).Validate(s, dev)
+			tc := dev.Backend == "cuda" && dt != profiler.F32
+			if !tc && err != nil {
+				t.Errorf("%s %s: %v", dev.Backend, dt, err)
+			}
+			if tc && (err == nil || !strings.Contains(err.Error(), "raise BQ or lower WM")) {
+				t.Errorf("%s %s: %v", dev.Backend, dt, err)
+			}
+		}
+	}
+}
