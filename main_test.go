@@ -251,6 +251,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown kernel in yaml", []string{"--config", writeFile(t, "k.yaml", "sweeps:\n  - kernel: flash\n")}, `k.yaml:2:13: sweeps[0].kernel: unknown kernel "flash"`},
 		{"unwritable csv", []string{"--config", goodSweep, "--csv", filepath.Join(dir, "no/such/dir.csv")}, "cannot write the CSV file"},
 		{"resume other columns", []string{"--config", goodSweep, "--resume", otherCSV}, "columns differ"},
+		{"csv would replace rows", []string{"--config", goodSweep, "--csv", otherCSV}, "exists and is not empty"},
 		{"run unknown kernel", []string{"run", "flash"}, `unknown kernel "flash"`},
 		{"run no kernel", []string{"run"}, "run takes one kernel name"},
 		{"run bad set", []string{"run", "attn_fwd", "--set", "BQ"}, `--set "BQ": write NAME=VALUE`},

@@ -147,6 +147,9 @@ func OpenCSV(path string, cols Columns, appending bool) (*CSVSink, error) {
 	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if appending {
 		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	} else if st, err := os.Stat(path); err == nil && st.Size() > 0 {
+		// Never replace measurements silently.
+		return nil, &InputError{File: path, Msg: "the CSV file exists and is not empty: add to it with --resume " + path + ", or choose a new path"}
 	}
 	f, err := os.OpenFile(path, flags, 0o644)
 	if err != nil {

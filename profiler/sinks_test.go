@@ -166,3 +166,15 @@ func TestSummaryExitCode(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenCSVKeepsExistingRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.csv")
+	os.WriteFile(path, []byte("time,backend\n1,cpu\n"), 0o644)
+	_, err := OpenCSV(path, Columns{}, false)
+	if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), "--resume "+path) {
+		t.Errorf("err %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "time,backend\n1,cpu\n" {
+		t.Errorf("the file changed: %q", b)
+	}
+}
