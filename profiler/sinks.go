@@ -238,6 +238,9 @@ func ReadDone(path string, cols Columns) (map[string]bool, error) {
 			// A row cut short by a kill: ignore it, the spec runs again.
 			continue
 		}
+		if rec[idx["status"]] == string(StatusCancelled) {
+			continue // stopped by the user before it was measured: run it again
+		}
 		s := Spec{Kernel: rec[idx["kernel"]], DType: DType(rec[idx["dtype"]]), Knobs: map[string]int{}, Dims: map[string]int{}, Flags: map[string]bool{}}
 		for _, k := range cols.Knobs {
 			if v, err := strconv.Atoi(rec[idx[k]]); err == nil {

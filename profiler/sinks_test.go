@@ -178,3 +178,19 @@ func TestOpenCSVKeepsExistingRows(t *testing.T) {
 		t.Errorf("the file changed: %q", b)
 	}
 }
+
+func TestResumeRerunsCancelledSpecs(t *testing.T) {
+	results := sampleResults(t)
+	cols := ColumnsFor([]Spec{results[0].Spec})
+	path := filepath.Join(t.TempDir(), "c.csv")
+	s, _ := OpenCSV(path, cols, false)
+	cancelled := results[1]
+	cancelled.Status = StatusCancelled
+	s.Write(results[0])
+	s.Write(cancelled)
+	s.Close()
+	done, err := ReadDone(path, cols)
+	if err != nil || !done[results[0].Spec.Key()] || done[cancelled.Spec.Key()] {
+		t.Errorf("done %v, %v", done, err)
+	}
+}

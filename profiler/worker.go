@@ -94,6 +94,7 @@ type worker struct {
 	stdin  io.WriteCloser
 	lines  chan workerMessage
 	done   chan struct{} // closed when stdout ends
+	quit   chan struct{} // closed by kill: the reader stops handing lines over
 	stderr *tailBuffer
 }
 
@@ -121,7 +122,7 @@ func (p *WorkerPool) start() (*worker, DeviceInfo, error) {
 	if err != nil {
 		return nil, DeviceInfo{}, err
 	}
-	w := &worker{cmd: c, stdin: stdin, lines: make(chan workerMessage, 64), done: make(chan struct{}), stderr: &tailBuffer{max: 8 << 10}}
+	w := &worker{cmd: c, stdin: stdin, lines: make(chan workerMessage, 64), done: make(chan struct{}), quit: make(chan struct{}), stderr: &tailBuffer{max: 8 << 10}}
 	c.Stderr = w.stderr
 	if err := c.Start(); err != nil {
 		return nil, DeviceInfo{}, fmt.Errorf("starting worker %s: %w", strings.Join(p.cmd, " "), err)
@@ -136,7 +137,10 @@ func (p *WorkerPool) start() (*worker, DeviceInfo, error) {
 				w.stderr.Write(append(sc.Bytes(), '\n')) // stray output: keep it as last words
 				continue
 			}
-			w.lines <- m
+			select {
+			case w.lines <- m:
+			case <-w.quit: // nobody reads any more; drain stdout so the process can end
+			}
 		}
 	}()
 	select {
@@ -160,6 +164,11 @@ func (p *WorkerPool) start() (*worker, DeviceInfo, error) {
 }
 
 func (w *worker) kill() {
+	select {
+	case <-w.quit:
+	default:
+		close(w.quit)
+	}
 	if w.cmd.Process != nil {
 		_ = w.cmd.Process.Kill()
 	}
