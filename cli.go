@@ -271,6 +271,13 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 	if o.csv != "" {
 		fmt.Fprintf(stderr, "mltop: CSV in %s\n", o.csv)
 	}
+	if errors.Is(err, context.Canceled) {
+		msg := "interrupted"
+		if o.csv != "" {
+			msg += fmt.Sprintf("; the rows written so far are in %s: add --resume %s to go on where it stopped", o.csv, o.csv)
+		}
+		return &exitError{code: exitFailed, msg: msg}
+	}
 	if err != nil {
 		return &exitError{code: exitFailed, msg: err.Error()}
 	}
