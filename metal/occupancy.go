@@ -174,6 +174,8 @@ func DeviceInfo(raw RawDevice) profiler.DeviceInfo {
 		Timer:              NewTimerState(raw.HasTimestampSet, raw.StageBoundary).Name(),
 	}
 	d.Units = raw.Cores
+	d.PeakBandwidth = PeakBandwidth(chip, raw.Cores)
+	d.PeakFLOPS = PeakFLOPS(chip, raw.Cores)
 	if d.Units == 0 {
 		d.Notes = append(d.Notes, "GPU core count unknown (IORegistry gpu-core-count unreadable); occupancy is per core")
 	}
