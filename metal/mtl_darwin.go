@@ -164,28 +164,27 @@ func (r *rt) resolveTimestamps(sb objc.ID, n int) ([]uint64, error) {
 // computePass begins a compute encoder (autoreleased). With a sample buffer
 // it attaches start/end samples at the pass's stage boundaries.
 func (r *rt) computePass(cb, sb objc.ID, start, end uint64) objc.ID {
-	if sb == 0 {
-		return r.send(cb, "computeCommandEncoder")
-	}
-	pd := r.send(r.class("MTLComputePassDescriptor"), "computePassDescriptor")
-	att := r.send(r.send(pd, "sampleBufferAttachments"), "objectAtIndexedSubscript:", uint64(0))
-	r.send(att, "setSampleBuffer:", sb)
-	r.send(att, "setStartOfEncoderSampleIndex:", start)
-	r.send(att, "setEndOfEncoderSampleIndex:", end)
-	return r.send(cb, "computeCommandEncoderWithDescriptor:", pd)
+	return r.sampledPass(cb, sb, start, end, "computeCommandEncoder", "MTLComputePassDescriptor", "computePassDescriptor", "computeCommandEncoderWithDescriptor:")
 }
 
 // blitPass begins a blit encoder, sampled like computePass when sb != 0.
 func (r *rt) blitPass(cb, sb objc.ID, start, end uint64) objc.ID {
+	return r.sampledPass(cb, sb, start, end, "blitCommandEncoder", "MTLBlitPassDescriptor", "blitPassDescriptor", "blitCommandEncoderWithDescriptor:")
+}
+
+// sampledPass begins an encoder with plain, or, when sb != 0, through a
+// pass descriptor (class descClass, made by descNew) whose first sample
+// buffer attachment samples sb at indices start and end, with withDesc.
+func (r *rt) sampledPass(cb, sb objc.ID, start, end uint64, plain, descClass, descNew, withDesc string) objc.ID {
 	if sb == 0 {
-		return r.send(cb, "blitCommandEncoder")
+		return r.send(cb, plain)
 	}
-	pd := r.send(r.class("MTLBlitPassDescriptor"), "blitPassDescriptor")
+	pd := r.send(r.class(descClass), descNew)
 	att := r.send(r.send(pd, "sampleBufferAttachments"), "objectAtIndexedSubscript:", uint64(0))
 	r.send(att, "setSampleBuffer:", sb)
 	r.send(att, "setStartOfEncoderSampleIndex:", start)
 	r.send(att, "setEndOfEncoderSampleIndex:", end)
-	return r.send(cb, "blitCommandEncoderWithDescriptor:", pd)
+	return r.send(cb, withDesc, pd)
 }
 
 // fill clears (or sets) a whole buffer with a blit.
