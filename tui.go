@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/ui"
@@ -28,7 +29,7 @@ func runTUI(ctx context.Context, o *options, stderr io.Writer) error {
 	return ui.Run(ctx, exec, ui.Options{
 		NoColor:        o.noColor || os.Getenv("NO_COLOR") != "",
 		DefaultOptions: base,
-		Backends:       joinComma(lines),
+		Backends:       strings.Join(lines, ", "),
 		LoadSweep: func(path string) ([]profiler.Spec, profiler.Options, error) {
 			sw, err := profiler.LoadSweep(path, base)
 			if err != nil {
@@ -42,15 +43,4 @@ func runTUI(ctx context.Context, o *options, stderr io.Writer) error {
 		},
 		WriteCSV: profiler.WriteCSVFile,
 	})
-}
-
-func joinComma(s []string) string {
-	out := ""
-	for i, x := range s {
-		if i > 0 {
-			out += ", "
-		}
-		out += x
-	}
-	return out
 }
