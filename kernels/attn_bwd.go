@@ -42,8 +42,17 @@ import (
 //	     2·BQ·4; red_smem BK·D·4 when WM > 1 — with alias=1 it lives over
 //	     Q_smem+dO_smem (temporally disjoint: the loops are over), listed
 //	     with 0 bytes, which needs Q_smem+dO_smem ≥ red_smem.
+//	     CUDA f16/bf16 (tensor cores) differ: the dQ kernel double-buffers
+//	     K_smem/V_smem and keeps dS in registers (no dS_smem); in the dKV
+//	     kernel warp w owns key rows [w·BK/WM, …) of the block and every
+//	     query row of each Q block, so its dK/dV rows are complete in
+//	     registers — no red_smem (alias has nothing to alias), no
+//	     P_smem/dS_smem — and Q_smem, dO_smem and stat_smem are
+//	     double-buffered (2 stages each).
 //	rules: BQ_x % (8·WM_x) == 0, BK_x % 8 == 0, threads and TGM within the
-//	  device limits, alias=1 only where red_smem fits under Q_smem+dO_smem.
+//	  device limits, alias=1 only where red_smem fits under Q_smem+dO_smem;
+//	  on the CUDA tensor-core path BQ_dq % (16·WM_dq), BK_dq % 16,
+//	  BK_dkv % (16·WM_dkv) and BQ_dkv % 16 == 0 instead.
 //	FLOPs: 2.5 × forward (10·D per unmasked pair). Bytes: Q, K, V, O, dO, L
 //	  read, dQ, dK, dV written, delta written and read twice.
 type AttnBwd struct{}
@@ -67,7 +76,7 @@ func (AttnBwd) Schema() profiler.Schema {
 			{Name: "WM_dq", Doc: "dQ kernel: warps (each owns BQ/WM query rows)", Default: 2, Values: bwdWM},
 			{Name: "BQ_dkv", Doc: "dKV kernel: query rows per inner tile", Default: 16, Values: tileSizes},
 			{Name: "BK_dkv", Doc: "dKV kernel: keys per threadgroup", Default: 16, Values: tileSizes},
-			{Name: "WM_dkv", Doc: "dKV kernel: warps (each owns BQ/WM query rows of a tile, partial dK/dV reduced in red_smem)", Default: 1, Values: bwdWM},
+			{Name: "WM_dkv", Doc: "dKV kernel: warps (each owns BQ/WM query rows of a tile, partial dK/dV reduced in red_smem; on CUDA f16/bf16 each owns BK/WM key rows)", Default: 1, Values: bwdWM},
 		},
 		Dims: attnBwdDims(),
 		Flags: []profiler.FlagParam{
@@ -79,14 +88,20 @@ func (AttnBwd) Schema() profiler.Schema {
 }
 
 // AttnBwdDQTGM is the dQ kernel's threadgroup memory. On the CUDA
-// tensor-core path (tc) dS stays in the mma registers and has no tile.
+// tensor-core path (tc) dS stays in the mma registers and has no tile, and
+// K and V are double-buffered.
 func AttnBwdDQTGM(bq, bk, d int, dt profiler.DType, tc bool) []profiler.TGMItem {
 	sz, ty := dt.Size(), string(dt)
+	kv := func(name string) profiler.TGMItem {
+		if tc {
+			return profiler.TGMItem{Name: name, Bytes: 2 * bk * (d + tgmPad) * sz, Note: fmt.Sprintf("2 stages × BK×(D+8) %s (the next key tile loads during this one), 8-element pad", ty)}
+		}
+		return profiler.TGMItem{Name: name, Bytes: bk * (d + tgmPad) * sz, Note: fmt.Sprintf("BK×(D+8) %s, 8-element pad", ty)}
+	}
 	items := []profiler.TGMItem{
 		{Name: "Q_smem", Bytes: bq * (d + tgmPad) * sz, Note: fmt.Sprintf("BQ×(D+8) %s, 8-element pad", ty)},
 		{Name: "dO_smem", Bytes: bq * (d + tgmPad) * sz, Note: fmt.Sprintf("BQ×(D+8) %s, 8-element pad", ty)},
-		{Name: "K_smem", Bytes: bk * (d + tgmPad) * sz, Note: fmt.Sprintf("BK×(D+8) %s, 8-element pad", ty)},
-		{Name: "V_smem", Bytes: bk * (d + tgmPad) * sz, Note: fmt.Sprintf("BK×(D+8) %s, 8-element pad", ty)},
+		kv("K_smem"), kv("V_smem"),
 	}
 	if !tc {
 		items = append(items, profiler.TGMItem{Name: "dS_smem", Bytes: bq * (bk + 4) * 4, Note: "BQ×(BK+4) f32 dS, 4-element pad"})
@@ -101,20 +116,28 @@ func attnBwdTC(dev profiler.DeviceInfo, dt profiler.DType) bool {
 }
 
 // AttnBwdDKVTGM is the dKV kernel's threadgroup memory; with alias the
-// reduction buffer is carved out of Q_smem+dO_smem and costs nothing.
+// reduction buffer is carved out of Q_smem+dO_smem and costs nothing. On
+// the CUDA tensor-core path (tc) warps own key rows, so there is no
+// reduction buffer, P and dS stay in registers, and Q, dO and the row
+// statistics are double-buffered.
 func AttnBwdDKVTGM(bq, bk, wm, d int, dt profiler.DType, alias, tc bool) []profiler.TGMItem {
 	sz, ty := dt.Size(), string(dt)
+	if tc {
+		return []profiler.TGMItem{
+			{Name: "Q_smem", Bytes: 2 * bq * (d + tgmPad) * sz, Note: fmt.Sprintf("2 stages × BQ×(D+8) %s (the next Q block loads during this one), 8-element pad", ty)},
+			{Name: "dO_smem", Bytes: 2 * bq * (d + tgmPad) * sz, Note: fmt.Sprintf("2 stages × BQ×(D+8) %s, 8-element pad", ty)},
+			{Name: "KV_smem", Bytes: 2 * bk * (d + tgmPad) * sz, Note: fmt.Sprintf("2·BK×(D+8) %s: the block's K and V, resident; 8-element pad", ty)},
+			{Name: "stat_smem", Bytes: 2 * 2 * bq * 4, Note: "2 stages × 2·BQ f32: L and delta per row"},
+		}
+	}
 	items := []profiler.TGMItem{
 		{Name: "Q_smem", Bytes: bq * (d + tgmPad) * sz, Note: fmt.Sprintf("BQ×(D+8) %s, 8-element pad", ty)},
 		{Name: "dO_smem", Bytes: bq * (d + tgmPad) * sz, Note: fmt.Sprintf("BQ×(D+8) %s, 8-element pad", ty)},
 		{Name: "KV_smem", Bytes: 2 * bk * (d + tgmPad) * sz, Note: fmt.Sprintf("2·BK×(D+8) %s: the block's K and V, resident; 8-element pad", ty)},
+		{Name: "P_smem", Bytes: bq * (bk + 4) * 4, Note: "BQ×(BK+4) f32 probabilities, 4-element pad"},
+		{Name: "dS_smem", Bytes: bq * (bk + 4) * 4, Note: "BQ×(BK+4) f32 dS, 4-element pad"},
+		{Name: "stat_smem", Bytes: 2 * bq * 4, Note: "2·BQ f32: L and delta per row"},
 	}
-	if !tc {
-		items = append(items,
-			profiler.TGMItem{Name: "P_smem", Bytes: bq * (bk + 4) * 4, Note: "BQ×(BK+4) f32 probabilities, 4-element pad"},
-			profiler.TGMItem{Name: "dS_smem", Bytes: bq * (bk + 4) * 4, Note: "BQ×(BK+4) f32 dS, 4-element pad"})
-	}
-	items = append(items, profiler.TGMItem{Name: "stat_smem", Bytes: 2 * bq * 4, Note: "2·BQ f32: L·log2e and delta per row"})
 	if wm > 1 {
 		red := profiler.TGMItem{Name: "red_smem", Bytes: bk * d * 4, Note: fmt.Sprintf("BK×D f32 (%d B): the WM warps' partial dK, then dV, summed; no pad", bk*d*4)}
 		if alias {
@@ -195,22 +218,34 @@ func (f AttnBwd) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
 	}
 	a := AttnShapeOf(s)
 	dq, dkv := f.knobs(s)
-	rows, keys, why := 8, 8, "each warp owns a multiple of 8 query rows"
-	if attnBwdTC(dev, s.DType) {
-		rows, keys, why = 16, 16, "the CUDA tensor-core path gives each warp a multiple of 16 query rows"
-	}
-	for _, c := range []struct {
-		k   bwdKnobs
-		sfx string
-	}{{dq, "dq"}, {dkv, "dkv"}} {
-		if c.k.bq%(rows*c.k.wm) != 0 {
-			return fmt.Errorf("BQ_%s=%d must be a multiple of %d·WM_%s=%d: %s; raise BQ_%s or lower WM_%s", c.sfx, c.k.bq, rows, c.sfx, rows*c.k.wm, why, c.sfx, c.sfx)
+	tc := attnBwdTC(dev, s.DType)
+	if tc {
+		if dq.bq%(16*dq.wm) != 0 {
+			return fmt.Errorf("BQ_dq=%d must be a multiple of 16·WM_dq=%d: the CUDA tensor-core path gives each warp a multiple of 16 query rows; raise BQ_dq or lower WM_dq", dq.bq, 16*dq.wm)
 		}
-		if c.k.bk%keys != 0 {
-			return fmt.Errorf("BK_%s=%d must be a multiple of %d on the CUDA tensor-core path (k16 mma steps over the keys)", c.sfx, c.k.bk, keys)
+		if dq.bk%16 != 0 {
+			return fmt.Errorf("BK_dq=%d must be a multiple of 16 on the CUDA tensor-core path (k16 mma steps over the keys)", dq.bk)
+		}
+		if dkv.bk%(16*dkv.wm) != 0 {
+			return fmt.Errorf("BK_dkv=%d must be a multiple of 16·WM_dkv=%d: on the CUDA tensor-core path each warp owns a multiple of 16 key rows; raise BK_dkv or lower WM_dkv", dkv.bk, 16*dkv.wm)
+		}
+		if dkv.bq%16 != 0 {
+			return fmt.Errorf("BQ_dkv=%d must be a multiple of 16 on the CUDA tensor-core path (k16 mma steps over the queries)", dkv.bq)
+		}
+	} else {
+		for _, c := range []struct {
+			k   bwdKnobs
+			sfx string
+		}{{dq, "dq"}, {dkv, "dkv"}} {
+			if c.k.bq%(8*c.k.wm) != 0 {
+				return fmt.Errorf("BQ_%s=%d must be a multiple of 8·WM_%s=%d: each warp owns a multiple of 8 query rows; raise BQ_%s or lower WM_%s", c.sfx, c.k.bq, c.sfx, 8*c.k.wm, c.sfx, c.sfx)
+			}
+			if c.k.bk%8 != 0 {
+				return fmt.Errorf("BK_%s=%d must be a multiple of 8", c.sfx, c.k.bk)
+			}
 		}
 	}
-	if s.Flags["alias"] && dkv.wm > 1 {
+	if s.Flags["alias"] && dkv.wm > 1 && !tc {
 		red, room := dkv.bk*a.D*4, 2*dkv.bq*(a.D+tgmPad)*s.DType.Size()
 		if red > room {
 			return fmt.Errorf("alias: red_smem (BK_dkv·D·4 = %d B) does not fit over Q_smem+dO_smem (%d B): raise BQ_dkv, lower BK_dkv, or turn alias off", red, room)

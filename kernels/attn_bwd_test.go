@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -78,6 +79,30 @@ func TestAttnBwdAliasTGM(t *testing.T) {
 	}
 }
 
+// On the CUDA tensor-core path the dKV warps own key rows: no partials, so
+// no red_smem whatever alias says, and Q, dO and the row statistics are
+// double-buffered. The f32 path keeps seed 001's layout.
+func TestAttnBwdDKVTensorCoreTGM(t *testing.T) {
+	knobs := map[string]int{"BQ_dkv": 64, "BK_dkv": 128, "WM_dkv": 8}
+	dims := map[string]int{"D": 128, "H": 32, "Hkv": 32}
+	for _, alias := range []bool{false, true} {
+		p, _ := plancheck.Plan(t, profiler.Spec{Kernel: "attn_bwd", DType: profiler.BF16, Knobs: knobs, Dims: dims, Flags: map[string]bool{"alias": alias}}, bwdH100)
+		d := p.Dispatches[2]
+		got := map[string]int{}
+		for _, it := range d.TGM {
+			got[it.Name] = it.Bytes
+		}
+		want := map[string]int{"Q_smem": 2 * 64 * 136 * 2, "dO_smem": 2 * 64 * 136 * 2, "KV_smem": 2 * 128 * 136 * 2, "stat_smem": 2 * 2 * 64 * 4}
+		if !maps.Equal(got, want) {
+			t.Errorf("alias=%t: dKV TGM %v, want %v", alias, got, want)
+		}
+	}
+	p, _ := plancheck.Plan(t, profiler.Spec{Kernel: "attn_bwd", DType: profiler.F32, Knobs: map[string]int{"BQ_dkv": 64, "BK_dkv": 64, "WM_dkv": 4}, Dims: dims}, bwdH100)
+	if it, ok := tgmItem(p.Dispatches[2], "red_smem"); !ok || it.Bytes != 64*128*4 {
+		t.Errorf("f32 dKV red_smem %+v (present %t), want %d B", it, ok, 64*128*4)
+	}
+}
+
 func TestAttnBwdRules(t *testing.T) {
 	cases := []struct {
 		name string
@@ -92,8 +117,11 @@ func TestAttnBwdRules(t *testing.T) {
 		{"atomic D=256 opt-in on CUDA", profiler.Spec{Kernel: "attn_bwd_atomic", DType: profiler.BF16, Dims: map[string]int{"D": 256}}, bwdH100, ""},
 		{"GQA divisor", profiler.Spec{Kernel: "attn_bwd", DType: profiler.F16, Dims: map[string]int{"H": 6, "Hkv": 4}}, bwdM1, "multiple of Hkv=4"},
 		{"alias ignored with WM=1", profiler.Spec{Kernel: "attn_bwd", DType: profiler.F16, Knobs: map[string]int{"BQ_dkv": 16, "BK_dkv": 64, "WM_dkv": 1}, Flags: map[string]bool{"alias": true}}, bwdH100, ""},
-		{"alias too small", profiler.Spec{Kernel: "attn_bwd", DType: profiler.F16, Knobs: map[string]int{"BQ_dkv": 32, "BK_dkv": 128, "WM_dkv": 2}, Flags: map[string]bool{"alias": true}}, bwdH100, "does not fit over Q_smem+dO_smem"},
-		{"CUDA tensor cores: 16 rows per warp", profiler.Spec{Kernel: "attn_bwd", DType: profiler.BF16, Knobs: map[string]int{"BQ_dkv": 16, "WM_dkv": 2}}, bwdH100, "BQ_dkv=16 must be a multiple of 16·WM_dkv=32"},
+		{"alias too small", profiler.Spec{Kernel: "attn_bwd", DType: profiler.F32, Knobs: map[string]int{"BQ_dkv": 32, "BK_dkv": 128, "WM_dkv": 2}, Flags: map[string]bool{"alias": true}}, bwdH100, "does not fit over Q_smem+dO_smem"},
+		{"alias has nothing to alias on the tensor-core path", profiler.Spec{Kernel: "attn_bwd", DType: profiler.F16, Knobs: map[string]int{"BQ_dkv": 32, "BK_dkv": 128, "WM_dkv": 2}, Flags: map[string]bool{"alias": true}}, bwdH100, ""},
+		{"CUDA tensor cores: 16 keys per warp", profiler.Spec{Kernel: "attn_bwd", DType: profiler.BF16, Knobs: map[string]int{"BK_dkv": 16, "WM_dkv": 2}}, bwdH100, "BK_dkv=16 must be a multiple of 16·WM_dkv=32"},
+		{"CUDA tensor cores: dKV query block of 16s", profiler.Spec{Kernel: "attn_bwd", DType: profiler.BF16, Knobs: map[string]int{"BQ_dkv": 8, "BK_dkv": 64, "WM_dkv": 4}}, bwdH100, "BQ_dkv=8 must be a multiple of 16"},
+		{"CUDA tensor cores: dQ rows per warp", profiler.Spec{Kernel: "attn_bwd", DType: profiler.BF16, Knobs: map[string]int{"BQ_dq": 32, "WM_dq": 4}}, bwdH100, "BQ_dq=32 must be a multiple of 16·WM_dq=64"},
 		{"CUDA f32 keeps 8 rows per warp", profiler.Spec{Kernel: "attn_bwd", DType: profiler.F32, Knobs: map[string]int{"BQ_dkv": 16, "WM_dkv": 2}}, bwdH100, ""},
 		{"CUDA tensor cores: BK multiple of 16", profiler.Spec{Kernel: "attn_bwd", DType: profiler.F16, Knobs: map[string]int{"BK_dq": 8}}, bwdH100, "BK_dq=8 must be a multiple of 16"},
 		{"unfused", profiler.Spec{Kernel: "attn_bwd_unfused", DType: profiler.F32}, bwdM1, ""},

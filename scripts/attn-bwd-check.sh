@@ -32,9 +32,16 @@ sweeps:
     flags: {causal: [false, true]}
   - kernel: attn_bwd
     dtypes: [f32, f16, bf16]
-    knobs: {BQ_dq: 64, BK_dq: 32, WM_dq: 4, BQ_dkv: 32, BK_dkv: 16, WM_dkv: 2}
+    knobs: {BQ_dq: 64, BK_dq: 32, WM_dq: 4, BQ_dkv: 32, BK_dkv: 32, WM_dkv: 2}
     dims: {B: 2, H: 4, Hkv: 2, Lq: 77, Lk: 90, D: [64, 96, 128]}
     flags: {causal: [false, true], alias: [false, true]}
+  # The tensor-core dKV split (warps own key rows, double-buffered Q/dO)
+  # with many warps, and the double-buffered dQ with several key tiles.
+  - kernel: attn_bwd
+    dtypes: [f16, bf16]
+    knobs: {BQ_dq: 128, BK_dq: 64, WM_dq: 8, BQ_dkv: [16, 64], BK_dkv: 128, WM_dkv: 8}
+    dims: {B: 1, H: 4, Hkv: 2, Lq: [200, 333], Lk: 301, D: [64, 128]}
+    flags: {causal: [false, true]}
   - kernel: attn_bwd
     dtypes: [bf16]
     knobs: {BQ_dq: 16, BK_dq: 16, WM_dq: 1, BQ_dkv: 16, BK_dkv: 32, WM_dkv: 1}
@@ -42,7 +49,7 @@ sweeps:
     flags: {causal: [false, true]}
   - kernel: attn_bwd
     dtypes: [f32]
-    knobs: {BQ_dq: 16, BK_dq: 8, WM_dq: 2, BQ_dkv: 16, BK_dkv: 8, WM_dkv: 2}
+    knobs: {BQ_dq: 16, BK_dq: 8, WM_dq: 2, BQ_dkv: 16, BK_dkv: 8, WM_dkv: 2}  # f32 only: 8 rows per warp
     dims: {B: 1, H: 4, Hkv: 1, Lq: 45, Lk: 61, D: 64}
     flags: {causal: [false, true], alias: [false, true]}
   - kernel: attn_bwd_unfused

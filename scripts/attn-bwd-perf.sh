@@ -20,12 +20,15 @@ sweeps:
   - kernel: attn_bwd
     dtypes: [bf16]
     knobs:
-      BQ_dq: 128
-      BK_dq: 32
-      WM_dq: 4
-      BQ_dkv: [64, 128]
-      BK_dkv: [16, 32]
-      WM_dkv: [2, 4]
+      BQ_dq: [64, 128]
+      BK_dq: [16, 32, 64]
+      WM_dq: [4, 8]
+      BQ_dkv: [32, 64]
+      BK_dkv: [64, 128]
+      WM_dkv: [4, 8]
+    where:
+      - "BQ_dq >= 16 * WM_dq"
+      - "BK_dkv == 16 * WM_dkv"
     dims: {B: 1, H: 32, Hkv: 32, D: 128, Lq: 4096, Lk: 4096}
     flags: {causal: [false, true], alias: true}
 YAML

@@ -11,7 +11,9 @@
 // f16/bf16 (TC): tensor cores, the forward's fragment layout (mma.sync
 // m16n8k16, ldmatrix): S and dP accumulate in registers, dS is computed in
 // place and reused as the A operand of dS·K, so dS_smem is not used (the
-// Plan leaves it out on this path). Needs BQ % (16·WM) == 0, BK % 16 == 0.
+// Plan leaves it out on this path). K and V are double-buffered (cp.async):
+// the next key tile streams in while this one is computed. Needs
+// BQ % (16·WM) == 0, BK % 16 == 0.
 #include "mltop_common.cuh"
 
 #ifndef BQ
@@ -51,8 +53,10 @@ static_assert(BK % 8 == 0, "BK must be a multiple of 8");
 #define ND (D / 8)    // 8-column dQ tiles
 static_assert(RW % 16 == 0, "tensor-core path: BQ must be a multiple of 16*WM");
 static_assert(BK % 16 == 0, "tensor-core path: BK must be a multiple of 16");
+#define STAGES 2  // K/V buffers
 #else
 #define TC 0
+#define STAGES 1
 #endif
 
 extern "C" __global__ void __launch_bounds__(NTHREADS)
@@ -62,10 +66,10 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
     extern __shared__ __align__(16) unsigned char smem[];
     T* Qs = (T*)smem;
     T* dOs = Qs + BQ * LDT;
-    T* Ks = dOs + BQ * LDT;
-    T* Vs = Ks + BK * LDT;
+    T* Ks = dOs + BQ * LDT;         // STAGES × BK×LDT
+    T* Vs = Ks + STAGES * BK * LDT;  // STAGES × BK×LDT
 #if TC
-    float* Ls = (float*)(Vs + BK * LDT);  // no dS_smem: dS stays in registers
+    float* Ls = (float*)(Vs + STAGES * BK * LDT);  // no dS_smem: dS stays in registers
 #else
     float* dSs = (float*)(Vs + BK * LDT);
     float* Ls = dSs + BQ * LDS;
@@ -104,14 +108,34 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
     int kend = CAUSAL ? min(Lk, q0 + BQ + off) : Lk;
     kend = max(kend, 0);
     const int ntiles = (kend + BK - 1) / BK;
+    // issue starts the copies of key tile j into stage st.
+    auto issue = [&](int j, int st) {
+        load_tile_rows<BK, D, LDT, NTHREADS>(Ks + st * BK * LDT, K + kbase * D, j * BK, Lk, tid);
+        load_tile_rows<BK, D, LDT, NTHREADS>(Vs + st * BK * LDT, V + kbase * D, j * BK, Lk, tid);
+        async_commit();
+    };
+    if (ntiles > 0) issue(0, 0);
     for (int j = 0; j < ntiles; ++j) {
         const int k0 = j * BK;
-        __syncthreads();
-        load_tile_rows<BK, D, LDT, NTHREADS>(Ks, K + kbase * D, k0, Lk, tid);
-        load_tile_rows<BK, D, LDT, NTHREADS>(Vs, V + kbase * D, k0, Lk, tid);
-        async_commit();
+#if STAGES == 2
+        // One barrier per tile: once every warp is past it, tile j has landed
+        // and tile j-1's stage is free, so tile j+1 streams into it while
+        // tile j is computed.
         async_wait<0>();
         __syncthreads();
+        if (j + 1 < ntiles) issue(j + 1, (j + 1) & 1);
+        const T* Kc = Ks + (j & 1) * BK * LDT;
+        const T* Vc = Vs + (j & 1) * BK * LDT;
+#else
+        if (j > 0) {
+            __syncthreads();  // the previous tile's readers are done
+            issue(j, 0);
+        }
+        async_wait<0>();
+        __syncthreads();
+        const T* Kc = Ks;
+        const T* Vc = Vs;
+#endif
 #if TC
 #pragma unroll
         for (int rt = 0; rt < 2 * MT; ++rt)
@@ -128,8 +152,8 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
 #pragma unroll
             for (int np = 0; np < NT / 2; ++np) {
                 unsigned bk[4], bv[4];
-                ldsm_x4(bk, Ks + (np * 16 + (lane & 7) + (lane >> 4) * 8) * LDT + kd * 16 + ((lane >> 3) & 1) * 8);
-                ldsm_x4(bv, Vs + (np * 16 + (lane & 7) + (lane >> 4) * 8) * LDT + kd * 16 + ((lane >> 3) & 1) * 8);
+                ldsm_x4(bk, Kc + (np * 16 + (lane & 7) + (lane >> 4) * 8) * LDT + kd * 16 + ((lane >> 3) & 1) * 8);
+                ldsm_x4(bv, Vc + (np * 16 + (lane & 7) + (lane >> 4) * 8) * LDT + kd * 16 + ((lane >> 3) & 1) * 8);
 #pragma unroll
                 for (int mt = 0; mt < MT; ++mt) {
                     mma_16x16(s, mt, np, a[mt], bk);
@@ -163,7 +187,7 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
 #pragma unroll
             for (int dd = 0; dd < ND / 2; ++dd) {
                 unsigned bb[4];
-                ldsm_x4_t(bb, Ks + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDT + dd * 16 + (lane >> 4) * 8);
+                ldsm_x4_t(bb, Kc + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDT + dd * 16 + (lane >> 4) * 8);
 #pragma unroll
                 for (int mt = 0; mt < MT; ++mt) {
                     mma_16x16(dq, mt, dd, a[mt], bb);
@@ -177,7 +201,7 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
             const int r = warp * RW + e / BK, c = e % BK;
             const int row = q0 + r, col = k0 + c;
             float s = 0.f, dp = 0.f;
-            dot2<D>(Qs + r * LDT, Ks + c * LDT, dOs + r * LDT, Vs + c * LDT, s, dp);
+            dot2<D>(Qs + r * LDT, Kc + c * LDT, dOs + r * LDT, Vc + c * LDT, s, dp);
             const bool ok = row < Lq && col < Lk && (!CAUSAL || col <= row + off);
             const float p = ok ? ex2(fmaf(s, sl2, -Ls[r])) : 0.f;
             dSs[r * LDS + c] = p * (dp - Dl[r]);
@@ -190,11 +214,12 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
             const int r = warp * RW + e / D, c = e % D;
             float acc = dq[t];
 #pragma unroll 8
-            for (int k = 0; k < BK; ++k) acc = fmaf(dSs[r * LDS + k], to_f32(Ks[k * LDT + c]), acc);
+            for (int k = 0; k < BK; ++k) acc = fmaf(dSs[r * LDS + k], to_f32(Kc[k * LDT + c]), acc);
             dq[t] = acc;
         }
 #endif
     }
+    async_wait<0>();  // ntiles == 0: the Q/dO copies are still in flight
 #if TC
 #pragma unroll
     for (int rt = 0; rt < 2 * MT; ++rt) {
