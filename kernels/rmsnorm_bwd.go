@@ -16,6 +16,14 @@ package kernels
 //     RB ∈ {1,2,4,8} rows per batch (default 2; RPG % RB == 0): a group loads
 //     RB rows before one combined reduction, so RB rows' loads are in flight
 //     and the two barriers are paid once per batch.
+//     ST ∈ {0,2,3,4,6,8} row slots of a shared-memory ring (default 0, CUDA
+//     only): with ST > 0 the CUDA kernel copies X and dY rows into ST slots
+//     of [X | dY] by cp.async (ST/RB batches in flight, no registers held
+//     while in flight; ST % RB == 0, ST ≥ 2·RB, VEC·sizeof(T) ≥ 4) and pays
+//     one barrier per batch (red_smem double-buffered); ST = 0 keeps the
+//     register path (the next batch is loaded into registers). ST > 0 also
+//     drops the zero fill: the first group to finish stores its dW
+//     partials and raises a flag, the others add theirs after it (below).
 //     Thread t owns the VEC-wide column vectors t, t+WG, t+2·WG, …: at most
 //     32 columns per thread (NIT = ceil(D/(WG·VEC)) steps, NIT·VEC ≤ 32),
 //     and NIT·VEC·(2·RB+2) ≤ 128 (X and dY of a batch, W, dW partials).
@@ -23,9 +31,15 @@ package kernels
 //     dY [rows, D] T in (normal), dX [rows, D] T out (poison), dW [D] f32 out.
 //   dispatches (both timed): "zero_dW" zero-fills dW; "rmsnorm_bwd" grid
 //     (ceil(rows/RPG),1,1), group (WG,1,1); Args X, W, dY, dX, dW; Scalars
-//     (i32 rows, f32 eps = 1e-5); Macros WG, VEC, RPG, RB, D, DTYPE.
+//     (i32 rows, f32 eps = 1e-5); Macros WG, VEC, RPG, RB, ST, D, DTYPE.
+//     With ST > 0: no zero_dW dispatch; a scratch buffer sync [3] i32
+//     (zero-initialised once; ticket, flag, groups done) follows dW in the
+//     Args, and the kernel leaves it zeroed for the next launch.
 //   TGM items: red_smem 2·RB·(WG/32)·4 bytes (per-warp partials of Σx² and
-//     Σ dY·w·x of each row of a batch, reduced together).
+//     Σ dY·w·x of each row of a batch, reduced together), twice that with
+//     ST > 0 (two parities); with ST > 0 also ticket_smem 4 bytes (the
+//     group's ticket) and ring_smem ST·2·D·sizeof(T) bytes (the dispatch's
+//     DynamicTGM).
 //   FLOPs 12 per element; bytes 3·rows·D·sz + D·sz + 4·D (X, dY read, dX
 //     written, W read, dW written once: the minimum).
 
@@ -66,6 +80,7 @@ func (RMSNormBwd) Schema() profiler.Schema {
 			{Name: "VEC", Doc: "elements per vector load/store (VEC·sizeof(T) ≤ 16 bytes)", Default: 8, Values: []int{1, 2, 4, 8}},
 			{Name: "RPG", Doc: "rows per group: dW partials stay in registers over them (fewer atomics)", Default: 16, Values: []int{1, 2, 4, 8, 16, 32, 64}},
 			{Name: "RB", Doc: "rows per batch: loaded together, reduced with one pair of barriers", Default: 2, Values: []int{1, 2, 4, 8}},
+			{Name: "ST", Doc: "row slots of a cp.async ring in shared memory (0: rows through registers; CUDA only)", Default: 0, Values: []int{0, 2, 3, 4, 6, 8}},
 		},
 		Dims: []profiler.Param{
 			{Name: "rows", Doc: "rows (tokens)", Default: 4096, Min: 1, Max: 1 << 24},
@@ -76,33 +91,45 @@ func (RMSNormBwd) Schema() profiler.Schema {
 }
 
 // RMSNormBwdTGM is the per-warp partials of the two row sums of each row
-// of a batch.
-func RMSNormBwdTGM(wg, rb int) []profiler.TGMItem {
-	return []profiler.TGMItem{{Name: "red_smem", Bytes: 2 * rb * (wg / 32) * 4, Note: "2·RB·WG/32 f32: per-warp Σx² and Σ dY·w·x of each row of a batch"}}
+// of a batch, and with st > 0 their second parity and the ring of st row
+// slots of [X | dY] (d elements each, sz bytes per element).
+func RMSNormBwdTGM(wg, rb, st, d, sz int) []profiler.TGMItem {
+	if st == 0 {
+		return []profiler.TGMItem{{Name: "red_smem", Bytes: 2 * rb * (wg / 32) * 4, Note: "2·RB·WG/32 f32: per-warp Σx² and Σ dY·w·x of each row of a batch"}}
+	}
+	return []profiler.TGMItem{
+		{Name: "red_smem", Bytes: 2 * 2 * rb * (wg / 32) * 4, Note: "2 parities × 2·RB·WG/32 f32: per-warp Σx² and Σ dY·w·x of each row of a batch"},
+		{Name: "ticket_smem", Bytes: 4, Note: "the group's arrival ticket: 0 stores dW, the rest add"},
+		{Name: "ring_smem", Bytes: st * 2 * d * sz, Note: fmt.Sprintf("ST=%d row slots of [X | dY], 2·D elements each (dynamic)", st)},
+	}
 }
 
 func (RMSNormBwd) dispatches(s profiler.Spec) []profiler.Dispatch {
 	rows, d := s.Dims["rows"], s.Dims["D"]
-	wg, vec, rpg, rb := s.Knobs["WG"], s.Knobs["VEC"], s.Knobs["RPG"], s.Knobs["RB"]
-	return []profiler.Dispatch{
-		{Name: "zero_dW", Zero: "dW"},
-		{
-			Name: "rmsnorm_bwd",
-			Program: profiler.Program{Source: "rmsnorm_bwd", Entry: "rmsnorm_bwd", Macros: []profiler.Macro{
-				{Name: "WG", Value: strconv.Itoa(wg)},
-				{Name: "VEC", Value: strconv.Itoa(vec)},
-				{Name: "RPG", Value: strconv.Itoa(rpg)},
-				{Name: "RB", Value: strconv.Itoa(rb)},
-				{Name: "D", Value: strconv.Itoa(d)},
-				{Name: "DTYPE", Value: DTypeMacro(s.DType)},
-			}},
-			Grid:    [3]int{ceilDiv(rows, rpg), 1, 1},
-			Group:   [3]int{wg, 1, 1},
-			Args:    []string{"X", "W", "dY", "dX", "dW"},
-			Scalars: []profiler.Scalar{profiler.I32Param("rows", rows), profiler.F32Param("eps", RMSNormEps)},
-			TGM:     RMSNormBwdTGM(wg, rb),
-		},
+	wg, vec, rpg, rb, st := s.Knobs["WG"], s.Knobs["VEC"], s.Knobs["RPG"], s.Knobs["RB"], s.Knobs["ST"]
+	k := profiler.Dispatch{
+		Name: "rmsnorm_bwd",
+		Program: profiler.Program{Source: "rmsnorm_bwd", Entry: "rmsnorm_bwd", Macros: []profiler.Macro{
+			{Name: "WG", Value: strconv.Itoa(wg)},
+			{Name: "VEC", Value: strconv.Itoa(vec)},
+			{Name: "RPG", Value: strconv.Itoa(rpg)},
+			{Name: "RB", Value: strconv.Itoa(rb)},
+			{Name: "ST", Value: strconv.Itoa(st)},
+			{Name: "D", Value: strconv.Itoa(d)},
+			{Name: "DTYPE", Value: DTypeMacro(s.DType)},
+		}},
+		Grid:    [3]int{ceilDiv(rows, rpg), 1, 1},
+		Group:   [3]int{wg, 1, 1},
+		Args:    []string{"X", "W", "dY", "dX", "dW"},
+		Scalars: []profiler.Scalar{profiler.I32Param("rows", rows), profiler.F32Param("eps", RMSNormEps)},
+		TGM:     RMSNormBwdTGM(wg, rb, st, d, s.DType.Size()),
 	}
+	if st > 0 {
+		k.Args = append(k.Args, "sync")
+		k.DynamicTGM = st * 2 * d * s.DType.Size()
+		return []profiler.Dispatch{k}
+	}
+	return []profiler.Dispatch{{Name: "zero_dW", Zero: "dW"}, k}
 }
 
 // checkVec holds a vector width against the element size and the row length.
@@ -128,6 +155,17 @@ func (f RMSNormBwd) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
 	if err := checkVec(vec, s.DType, d, "D"); err != nil {
 		return err
 	}
+	if st := s.Knobs["ST"]; st != 0 {
+		if dev.Backend != "cuda" {
+			return fmt.Errorf("ST=%d stages rows in shared memory with cp.async, which only the CUDA kernel does: set ST=0 on %s", st, dev.Backend)
+		}
+		if st%rb != 0 || st < 2*rb {
+			return fmt.Errorf("ST=%d row slots must be a multiple of RB=%d and at least 2·RB=%d (one batch in use while the next is in flight): raise ST or lower RB", st, rb, 2*rb)
+		}
+		if vec*s.DType.Size() < 4 {
+			return fmt.Errorf("VEC=%d %s elements are %d bytes, less than the 4 bytes cp.async moves: with ST > 0 use VEC ≥ %d", vec, s.DType, vec*s.DType.Size(), 4/s.DType.Size())
+		}
+	}
 	if per := ceilDiv(d, wg*vec) * vec; per > maxColsPerThread {
 		return fmt.Errorf("D=%d over WG=%d threads is %d columns per thread, more than the %d a thread keeps in registers (X, dY, W and dW partials): raise WG to at least %d", d, wg, per, maxColsPerThread, ceilDiv(d, maxColsPerThread))
 	} else if regs := per * (2*rb + 2); regs > 4*maxColsPerThread {
@@ -137,7 +175,7 @@ func (f RMSNormBwd) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
 		return err
 	}
 	ds := f.dispatches(s)
-	return checkGroup(&ds[1], dev, "lower WG", "lower WG")
+	return checkGroup(&ds[len(ds)-1], dev, "lower WG", "lower ST (the ring holds ST·2·D elements)")
 }
 
 // Plan builds buffers, the zero fill and the kernel, FLOPs and bytes.
@@ -149,7 +187,7 @@ func (f RMSNormBwd) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Pl
 	n := rows * d
 	t := s.DType
 	sz := float64(t.Size())
-	return &profiler.Plan{
+	p := &profiler.Plan{
 		Buffers: []profiler.BufferSpec{
 			{Name: "X", Role: profiler.In, Type: t, Elems: n, Init: profiler.InitNormal, Scale: 1},
 			{Name: "W", Role: profiler.In, Type: t, Elems: d, Init: profiler.InitUniform, Lo: 0.5, Hi: 1.5},
@@ -161,7 +199,12 @@ func (f RMSNormBwd) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Pl
 		FLOPs:      12 * float64(n),
 		Bytes:      3*float64(n)*sz + float64(d)*sz + 4*float64(d),
 		Notes:      []string{fmt.Sprintf("dW is zero-filled and then takes %d float atomic adds (rows/RPG·D); the zero fill is timed", int64(ceilDiv(int(rows), s.Knobs["RPG"]))*d)},
-	}, nil
+	}
+	if s.Knobs["ST"] > 0 {
+		p.Buffers = append(p.Buffers, profiler.BufferSpec{Name: "sync", Role: profiler.Scratch, Type: profiler.I32, Elems: 3, Init: profiler.InitZero})
+		p.Notes = []string{fmt.Sprintf("no zero fill: the first group to finish stores its dW partials, the other %d add theirs after its flag", ceilDiv(int(rows), s.Knobs["RPG"])-1)}
+	}
+	return p, nil
 }
 
 // Reference computes dX for sampled rows and all of dW (which sums every

@@ -18,6 +18,12 @@ func TestRMSNormBwdRules(t *testing.T) {
 		{"RPG not a multiple of RB", profiler.BF16, map[string]int{"RPG": 2, "RB": 4}, nil, cudaDev, "RPG=2 must be a multiple of RB=4"},
 		{"batch too large for registers", profiler.BF16, map[string]int{"WG": 256, "VEC": 8, "RB": 4}, nil, cudaDev, "RB=4 rows of 16 columns per thread need 160 registers"},
 		{"batch of 8 thin rows", profiler.F32, map[string]int{"WG": 1024, "VEC": 4, "RB": 8}, nil, cudaDev, ""},
+		{"row ring", profiler.BF16, map[string]int{"WG": 512, "RPG": 32, "RB": 2, "ST": 4}, nil, cudaDev, ""},
+		{"row ring on metal", profiler.BF16, map[string]int{"ST": 4}, nil, metalDev, "set ST=0 on metal"},
+		{"ring shorter than two batches", profiler.BF16, map[string]int{"RB": 2, "ST": 2}, nil, cudaDev, "at least 2·RB=4"},
+		{"ring slots not whole batches", profiler.BF16, map[string]int{"RB": 2, "ST": 6, "RPG": 16}, nil, cudaDev, ""},
+		{"ring of 2-byte vectors", profiler.BF16, map[string]int{"VEC": 1, "WG": 1024, "RB": 1, "ST": 2, "D": 1024}, nil, cudaDev, "less than the 4 bytes cp.async moves"},
+		{"ring over shared memory", profiler.F32, map[string]int{"VEC": 4, "WG": 1024, "RB": 1, "ST": 8, "D": 8192}, nil, cudaDev, "lower ST"},
 	})
 }
 
@@ -59,5 +65,28 @@ func TestRMSNormBwdReferenceHandChecked(t *testing.T) {
 		if math.Abs(dw.Want[i]-2*x*r) > 1e-12 {
 			t.Errorf("dW[%d] = %v, want %v", i, dw.Want[i], 2*x*r)
 		}
+	}
+}
+
+// With the row ring there is no zero fill: the kernel takes the sync
+// scratch after dW and the ring is the dispatch's dynamic TGM.
+func TestRMSNormBwdRingPlan(t *testing.T) {
+	s := profiler.Spec{Kernel: "rmsnorm_bwd", DType: profiler.BF16, Knobs: map[string]int{"WG": 256, "VEC": 8, "RPG": 16, "RB": 1, "ST": 4}, Dims: map[string]int{"rows": 100, "D": 4096}}
+	p := planOf(t, s, cudaDev)
+	if len(p.Dispatches) != 1 {
+		t.Fatalf("dispatches %+v, want the kernel alone", p.Dispatches)
+	}
+	d := p.Dispatches[0]
+	if got := d.Args[len(d.Args)-1]; got != "sync" {
+		t.Errorf("last arg %s, want sync", got)
+	}
+	if d.DynamicTGM != 4*2*4096*2 || d.TGMBytes() != 2*2*8*4+4+4*2*4096*2 {
+		t.Errorf("dynamic TGM %d, total %d", d.DynamicTGM, d.TGMBytes())
+	}
+	if b, ok := p.Buffer("sync"); !ok || b.Init != profiler.InitZero || b.Elems != 3 {
+		t.Errorf("sync buffer %+v", b)
+	}
+	if want := 3.0*100*4096*2 + 4096*2 + 4096*4; p.Bytes != want {
+		t.Errorf("bytes %g, want %g (unchanged)", p.Bytes, want)
 	}
 }

@@ -92,6 +92,27 @@ __device__ __forceinline__ void copy16(void* dst, const void* src, bool valid) {
 #endif
 }
 
+// copy_async copies BYTES (4, 8 or 16) global -> shared, asynchronously on
+// sm_80+ (16-byte copies bypass L1); both addresses aligned to BYTES. It
+// joins the current commit group like copy16.
+template <int BYTES>
+__device__ __forceinline__ void copy_async(void* dst, const void* src) {
+    static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
+#if __CUDA_ARCH__ >= 800
+    if constexpr (BYTES == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(dst)), "l"(src));
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(smem_addr(dst)), "l"(src), "n"(BYTES));
+#else
+    if constexpr (BYTES == 16)
+        *(uint4*)dst = *(const uint4*)src;
+    else if constexpr (BYTES == 8)
+        *(uint2*)dst = *(const uint2*)src;
+    else
+        *(unsigned*)dst = *(const unsigned*)src;
+#endif
+}
+
 __device__ __forceinline__ void async_commit() {
 #if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;");
@@ -162,6 +183,27 @@ __device__ __forceinline__ void store_vec(T* p, const float (&f)[N]) {
 #pragma unroll
     for (int i = 0; i < N; ++i) t.v[i] = from_f32(f[i]);
     *(VecN<N>*)p = t;
+}
+
+// store_vec_cs is store_vec with the streaming (evict-first) cache hint, for
+// outputs nothing reads back soon, so they do not push inputs out of L2.
+template <int N>
+__device__ __forceinline__ void store_vec_cs(T* p, const float (&f)[N]) {
+    VecN<N> t;
+#pragma unroll
+    for (int i = 0; i < N; ++i) t.v[i] = from_f32(f[i]);
+    constexpr int B = N * (int)sizeof(T);
+    if constexpr (B == 16) {
+        const uint4 u = *(const uint4*)&t;
+        asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(u.x), "r"(u.y), "r"(u.z), "r"(u.w) : "memory");
+    } else if constexpr (B == 8) {
+        const uint2 u = *(const uint2*)&t;
+        asm volatile("st.global.cs.v2.u32 [%0], {%1, %2};" ::"l"(p), "r"(u.x), "r"(u.y) : "memory");
+    } else if constexpr (B == 4) {
+        asm volatile("st.global.cs.u32 [%0], %1;" ::"l"(p), "r"(*(const unsigned*)&t) : "memory");
+    } else {
+        *(VecN<N>*)p = t;
+    }
 }
 
 // red_add adds f[0..N) to the f32 elements p[0..N) with fire-and-forget

@@ -11,6 +11,19 @@
 // partials.
 // After the rows, one atomic add per column into dW (zeroed by the plan's
 // zero_dW dispatch), VEC-wide on sm_90.
+//
+// ST > 0 (sm_80+): the rows come through a ring of ST row slots ([X | dY],
+// 2·D elements each) in dynamic shared memory, filled by cp.async, so ST
+// rows' loads are in flight per group without holding registers. Each
+// thread copies exactly the column vectors it later reads, so a slot needs
+// no barrier between its fill and its use; batch k+ST/RB−1 is issued into
+// the slots of batch k−1 (read before that batch's barrier). red_smem is
+// double-buffered by batch parity, so each batch pays one barrier.
+// There is no zero fill of dW either: the first group to finish its rows
+// (a ticket from sync[0]) stores its partials, fences and raises sync[1];
+// the others wait for that flag (on a group that is already running, so
+// never for one that is not scheduled) and then add theirs. The last group
+// to count itself done in sync[2] zeroes sync for the next launch.
 #include "mltop_common.cuh"
 
 #ifndef WG
@@ -25,6 +38,9 @@
 #ifndef RB
 #define RB 2
 #endif
+#ifndef ST
+#define ST 0
+#endif
 #ifndef D
 #define D 4096
 #endif
@@ -37,6 +53,8 @@ static_assert(RPG % RB == 0, "RPG must be a multiple of RB");
 static_assert(VEC * sizeof(T) <= 16, "VEC elements must fit one 16-byte access");
 
 typedef VecN<VEC> VecT;  // raw batches: VEC elements, one access
+
+#if ST == 0
 
 // load_batch reads the raw vectors of this thread's columns of rows
 // rb..rb+RB-1 of X and dY (rows past the group's last repeat it; columns
@@ -162,3 +180,171 @@ rmsnorm_bwd(const T* __restrict__ X, const T* __restrict__ W, const T* __restric
         if (c < D && r0 < r1) red_add(dW + c, acc[it]);
     }
 }
+// ST > 0: the shared-memory ring.
+#else
+
+static_assert(ST % RB == 0 && ST >= 2 * RB, "ST must be a multiple of RB and at least 2·RB");
+static_assert(VEC * sizeof(T) >= 4, "cp.async moves at least 4 bytes: raise VEC");
+#define NB (ST / RB) // batches in the ring
+
+// issue_batch starts the copies of this thread's column vectors of rows
+// rb..rb+RB-1 (those below rend) into the ring slots of batch k.
+__device__ __forceinline__ void issue_batch(T* ring, const T* __restrict__ X, const T* __restrict__ dY, int k, int rb, int rend,
+                                            int tid) {
+#pragma unroll
+    for (int b = 0; b < RB; ++b) {
+        if (rb + b < rend) {
+            T* slot = ring + (size_t)((k % NB) * RB + b) * (2 * D);
+            const size_t off = (size_t)(rb + b) * D;
+#pragma unroll
+            for (int it = 0; it < NIT; ++it) {
+                const int c = (it * WG + tid) * VEC;
+                if (c < D) {
+                    copy_async<VEC * sizeof(T)>(slot + c, X + off + c);
+                    copy_async<VEC * sizeof(T)>(slot + D + c, dY + off + c);
+                }
+            }
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(WG)
+rmsnorm_bwd(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ dY, T* __restrict__ dX,
+            float* __restrict__ dW, int* __restrict__ sync, int rows, float eps) {
+    extern __shared__ __align__(16) unsigned char ring_raw[];
+    T* ring = (T*)ring_raw;
+    __shared__ float red_smem[2][2 * RB * NW];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int r0 = blockIdx.x * RPG;
+    const int r1 = min(r0 + RPG, rows);
+    const int nb = (r1 - r0 + RB - 1) / RB;
+    // The first NB-1 batches go out before anything else.
+#pragma unroll
+    for (int k = 0; k < NB - 1; ++k) {
+        if (k < nb) issue_batch(ring, X, dY, k, r0 + k * RB, r1, tid);
+        async_commit();
+    }
+    float w[NIT][VEC], acc[NIT][VEC];
+#pragma unroll
+    for (int it = 0; it < NIT; ++it) {
+        const int c = (it * WG + tid) * VEC;
+        if (c < D) {
+            load_vec(W + c, w[it]);
+        } else {
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) w[it][v] = 0.f;
+        }
+#pragma unroll
+        for (int v = 0; v < VEC; ++v) acc[it][v] = 0.f;
+    }
+    for (int k = 0; k < nb; ++k) {
+        const int rb = r0 + k * RB;
+        if (k + NB - 1 < nb) issue_batch(ring, X, dY, k + NB - 1, rb + (NB - 1) * RB, r1, tid);
+        async_commit();
+        async_wait<NB - 1>(); // this thread's copies of batch k have landed
+        VecT xr[RB][NIT], gr[RB][NIT];
+        float ss[RB], dot[RB];
+#pragma unroll
+        for (int b = 0; b < RB; ++b) {
+            const T* slot = ring + (size_t)((k % NB) * RB + b) * (2 * D);
+            ss[b] = 0.f;
+            dot[b] = 0.f;
+#pragma unroll
+            for (int it = 0; it < NIT; ++it) {
+                const int c = (it * WG + tid) * VEC;
+                if (c < D && rb + b < r1) {
+                    xr[b][it] = *(const VecT*)(slot + c);
+                    gr[b][it] = *(const VecT*)(slot + D + c);
+                } else {
+#pragma unroll
+                    for (int v = 0; v < VEC; ++v) xr[b][it].v[v] = gr[b][it].v[v] = T(0);
+                }
+#pragma unroll
+                for (int v = 0; v < VEC; ++v) {
+                    const float x = to_f32(xr[b][it].v[v]), g = to_f32(gr[b][it].v[v]);
+                    ss[b] = fmaf(x, x, ss[b]);
+                    dot[b] = fmaf(g * w[it][v], x, dot[b]);
+                }
+            }
+            ss[b] = warp_sum(ss[b]);
+            dot[b] = warp_sum(dot[b]);
+        }
+        float* red = red_smem[k & 1];
+        if (lane == 0) {
+#pragma unroll
+            for (int b = 0; b < RB; ++b) {
+                red[(2 * b) * NW + warp] = ss[b];
+                red[(2 * b + 1) * NW + warp] = dot[b];
+            }
+        }
+        __syncthreads(); // one barrier per batch: the other parity is written next
+#pragma unroll
+        for (int b = 0; b < RB; ++b) {
+            const int r = rb + b;
+            if (r >= r1) break;
+            float sb = 0.f, db = 0.f;
+#pragma unroll
+            for (int i = 0; i < NW; ++i) {
+                sb += red[(2 * b) * NW + i];
+                db += red[(2 * b + 1) * NW + i];
+            }
+            const float rinv = rsqrtf(sb * (1.0f / D) + eps);
+            const float kk = rinv * rinv * rinv * (1.0f / D) * db;
+            T* dx = dX + (size_t)r * D;
+#pragma unroll
+            for (int it = 0; it < NIT; ++it) {
+                const int c = (it * WG + tid) * VEC;
+                if (c < D) {
+                    float out[VEC];
+#pragma unroll
+                    for (int v = 0; v < VEC; ++v) {
+                        const float x = to_f32(xr[b][it].v[v]), g = to_f32(gr[b][it].v[v]);
+                        out[v] = rinv * w[it][v] * g - x * kk;
+                        acc[it][v] = fmaf(g * x, rinv, acc[it][v]);
+                    }
+                    store_vec(dx + c, out);
+                }
+            }
+        }
+    }
+    // dW: the first group to get here stores, the rest add after its flag.
+    __shared__ int ticket_smem;
+    if (tid == 0) ticket_smem = atomicAdd(&sync[0], 1);
+    __syncthreads();
+    const bool first = ticket_smem == 0;
+    if (first) {
+#pragma unroll
+        for (int it = 0; it < NIT; ++it) {
+            const int c = (it * WG + tid) * VEC;
+            if (c < D) {
+#pragma unroll
+                for (int v = 0; v < VEC; ++v) dW[c + v] = acc[it][v];
+            }
+        }
+        __threadfence();
+        __syncthreads();
+        if (tid == 0) asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(sync + 1), "r"(1) : "memory");
+    } else {
+        if (tid == 0) {
+            int f;
+            for (;;) {
+                asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(f) : "l"(sync + 1) : "memory");
+                if (f) break;
+                __nanosleep(200);
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int it = 0; it < NIT; ++it) {
+            const int c = (it * WG + tid) * VEC;
+            if (c < D) red_add(dW + c, acc[it]);
+        }
+    }
+    // Every group has passed its wait once all have counted themselves here.
+    if (tid == 0 && atomicAdd(&sync[2], 1) == (int)gridDim.x - 1) {
+        sync[0] = 0;
+        sync[1] = 0;
+        sync[2] = 0;
+    }
+}
+#endif

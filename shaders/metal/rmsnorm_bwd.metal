@@ -2,7 +2,8 @@
 // plan contract in kernels/rmsnorm_bwd.go).
 //
 // Macros: WG (threads per group), VEC (elements per access), RPG (rows per
-// group), RB (rows per batch), D (row width), DTYPE. Buffers: X, W, dY, dX (T), dW (f32,
+// group), RB (rows per batch), ST (0 here: the row ring is CUDA-only), D
+// (row width), DTYPE. Buffers: X, W, dY, dX (T), dW (f32,
 // atomically accumulated; zeroed by the plan's zero_dW dispatch); scalars
 // (rows, eps) at buffer(5). Grid (ceil(rows/RPG), 1, 1), group (WG, 1, 1).
 //
@@ -21,6 +22,7 @@
 static_assert(WG % 32 == 0 && WG <= 1024, "WG must be a multiple of 32, at most 1024");
 static_assert(D % VEC == 0, "D must be a multiple of VEC");
 static_assert(RPG % RB == 0, "RPG must be a multiple of RB");
+static_assert(ST == 0, "ST > 0 (the cp.async row ring) is CUDA-only: the plan rejects it on Metal");
 
 struct RMSNormBwdParams {
   int rows;
