@@ -13,25 +13,35 @@ package kernels
 //     pad_id (-1..1<<18, default 0; -1: no padding; must be < vocab).
 //   knobs: WG ∈ {32,…,1024} threads per group (default 512), VEC ∈ {1,2,4,8}
 //     elements per vector access (default 8; VEC·sizeof(T) ≤ 16, vocab % VEC == 0).
+//     CL ∈ {0,1,2,4,8} (default 0; CUDA only for CL ≥ 1, sm_90 for CL > 1):
+//     0 is the two-pass kernel below; CL ≥ 1 splits each row over CL groups
+//     (a thread-block cluster), each staging its ceil((vocab/VEC)/CL)
+//     vectors of the row in shared memory (cp.async, so VEC·sizeof(T) ≥ 4):
+//     one read of the logits, whatever the vocab; the groups exchange their
+//     (max, Σexp) pairs over distributed shared memory.
 //   buffers: logits [rows, vocab] T in (normal, scale 2), targets [rows] i32 in
 //     (ints in [0, vocab)), loss [rows] f32 out (poison), dlogits [rows, vocab]
 //     T out (poison).
-//   dispatch "cross_entropy": grid (rows,1,1), group (WG,1,1); Args logits,
-//     targets, loss, dlogits; Scalars (i32 rows, i32 vocab, i32 pad_id);
-//     Macros WG, VEC, DTYPE.
+//   dispatch "cross_entropy": grid (rows·max(CL,1),1,1), group (WG,1,1); Args
+//     logits, targets, loss, dlogits; Scalars (i32 rows, i32 vocab, i32
+//     pad_id); Macros WG, VEC, CL, DTYPE.
 //   Two passes over the row: an online (max, Σexp) per thread, merged per
 //   warp by shuffles and across warps through red_smem; then dX is written
 //   (the CUDA kernel keeps each thread's first ~32 elements in registers
-//   between the passes and re-reads the rest).
-//   TGM items: red_smem 2·(WG/32)·4 bytes (per-warp max and sum).
+//   between the passes and re-reads the rest, last-read first).
+//   TGM items: red_smem 2·(WG/32)·4 bytes (per-warp max and sum); with
+//     CL > 1 xch_smem 8 bytes (the group's pair, read by its peers); with
+//     CL ≥ 1 chunk_smem ceil((vocab/VEC)/CL)·VEC·sizeof(T) bytes (the
+//     dispatch's DynamicTGM).
 //   FLOPs 8 per element (exp counted as one); bytes 2·rows·vocab·sz + 8·rows
 //   (logits read once, dlogits written once, targets and loss: the minimum;
-//   the second read of a row is meant to hit the L2).
+//   with CL = 0 the second read of a row is meant to hit the L2).
 
 import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/mltop/mltop/profiler"
 )
@@ -57,6 +67,7 @@ func (CrossEntropy) Schema() profiler.Schema {
 		Knobs: []profiler.Param{
 			{Name: "WG", Doc: "threads per group (one group per row)", Default: 512, Values: wgValues},
 			{Name: "VEC", Doc: "elements per vector load/store (VEC·sizeof(T) ≤ 16 bytes)", Default: 8, Values: []int{1, 2, 4, 8}},
+			{Name: "CL", Doc: "groups per row, each staging its share in shared memory (a cluster; 0: one group, two passes; CUDA only)", Default: 0, Values: []int{0, 1, 2, 4, 8}},
 		},
 		Dims: []profiler.Param{
 			{Name: "rows", Doc: "rows (tokens)", Default: 4096, Min: 1, Max: 1 << 20},
@@ -67,25 +78,37 @@ func (CrossEntropy) Schema() profiler.Schema {
 	}
 }
 
-// CrossEntropyTGM is the per-warp max and sum.
-func CrossEntropyTGM(wg int) []profiler.TGMItem {
-	return []profiler.TGMItem{{Name: "red_smem", Bytes: 2 * (wg / 32) * 4, Note: "2·WG/32 f32: per-warp running max and Σexp"}}
+// CrossEntropyTGM is the per-warp max and sum, and with cl ≥ 1 the group's
+// share of the row (chunk vectors of vecBytes) and, with cl > 1, the pair
+// its cluster peers read.
+func CrossEntropyTGM(wg, cl, chunk, vecBytes int) []profiler.TGMItem {
+	items := []profiler.TGMItem{{Name: "red_smem", Bytes: 2 * (wg / 32) * 4, Note: "2·WG/32 f32: per-warp running max and Σexp"}}
+	if cl > 1 {
+		items = append(items, profiler.TGMItem{Name: "xch_smem", Bytes: 8, Note: "the group's (max, Σexp), read by the cluster over DSMEM"})
+	}
+	if cl >= 1 {
+		items = append(items, profiler.TGMItem{Name: "chunk_smem", Bytes: chunk * vecBytes, Note: fmt.Sprintf("%d vectors of the row: ceil(vocab/VEC/CL) (dynamic)", chunk)})
+	}
+	return items
 }
 
 func (CrossEntropy) dispatch(s profiler.Spec) profiler.Dispatch {
-	rows, vocab, wg, vec := s.Dims["rows"], s.Dims["vocab"], s.Knobs["WG"], s.Knobs["VEC"]
+	rows, vocab, wg, vec, cl := s.Dims["rows"], s.Dims["vocab"], s.Knobs["WG"], s.Knobs["VEC"], s.Knobs["CL"]
 	return profiler.Dispatch{
 		Name: "cross_entropy",
 		Program: profiler.Program{Source: "cross_entropy", Entry: "cross_entropy", Macros: []profiler.Macro{
 			{Name: "WG", Value: strconv.Itoa(wg)},
 			{Name: "VEC", Value: strconv.Itoa(vec)},
+			{Name: "CL", Value: strconv.Itoa(cl)},
 			{Name: "DTYPE", Value: DTypeMacro(s.DType)},
 		}},
-		Grid:    [3]int{rows, 1, 1},
+		Grid:    [3]int{rows * max(cl, 1), 1, 1},
 		Group:   [3]int{wg, 1, 1},
 		Args:    []string{"logits", "targets", "loss", "dlogits"},
 		Scalars: []profiler.Scalar{profiler.I32Param("rows", rows), profiler.I32Param("vocab", vocab), profiler.I32Param("pad_id", s.Dims["pad_id"])},
-		TGM:     CrossEntropyTGM(wg),
+		TGM:     CrossEntropyTGM(wg, cl, ceilDiv(vocab/vec, max(cl, 1)), vec*s.DType.Size()),
+		// The chunk is the dynamic part; without CL it is 0 (no dynamic TGM).
+		DynamicTGM: min(cl, 1) * ceilDiv(vocab/vec, max(cl, 1)) * vec * s.DType.Size(),
 	}
 }
 
@@ -104,8 +127,19 @@ func (f CrossEntropy) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
 	if err := checkElems(map[string]int64{"logits/dlogits": int64(s.Dims["rows"]) * int64(vocab)}); err != nil {
 		return err
 	}
+	if cl := s.Knobs["CL"]; cl != 0 {
+		if dev.Backend != "cuda" {
+			return fmt.Errorf("CL=%d stages the row in shared memory with cp.async and clusters, which only the CUDA kernel does: set CL=0 on %s", cl, dev.Backend)
+		}
+		if sm := cudaSM(dev); cl > 1 && sm > 0 && sm < 90 {
+			return fmt.Errorf("CL=%d groups per row form a thread-block cluster, which needs sm_90 (this device is %s): use CL ≤ 1", cl, dev.Arch)
+		}
+		if vb := s.Knobs["VEC"] * s.DType.Size(); vb < 4 {
+			return fmt.Errorf("VEC=%d %s elements are %d bytes, less than the 4 bytes cp.async moves: with CL ≥ 1 use VEC ≥ %d", s.Knobs["VEC"], s.DType, vb, 4/s.DType.Size())
+		}
+	}
 	d := f.dispatch(s)
-	return checkGroup(&d, dev, "lower WG", "lower WG")
+	return checkGroup(&d, dev, "lower WG", "raise CL: each group stages ceil(vocab/VEC/CL) vectors of the row")
 }
 
 // Plan builds buffers, the dispatch, FLOPs and bytes.
@@ -196,4 +230,20 @@ var CrossEntropyTolerances = map[profiler.DType]profiler.Tolerance{
 // Tolerance is the pass criterion for dtype d.
 func (CrossEntropy) Tolerance(d profiler.DType) profiler.Tolerance {
 	return pickTol(CrossEntropyTolerances, d)
+}
+
+// cudaSM is the compute capability of a CUDA device as a number (90 for
+// sm_90a), or 0 when the device does not say.
+func cudaSM(dev profiler.DeviceInfo) int {
+	if dev.Backend != "cuda" || !strings.HasPrefix(dev.Arch, "sm_") {
+		return 0
+	}
+	n := 0
+	for _, c := range dev.Arch[3:] {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = 10*n + int(c-'0')
+	}
+	return n
 }

@@ -17,6 +17,12 @@ func TestCrossEntropyRules(t *testing.T) {
 		{"f16 VEC=8 fits 16 bytes", profiler.F16, map[string]int{"VEC": 8}, nil, metalDev, ""},
 		{"f32 VEC=8 does not", profiler.F32, map[string]int{"VEC": 8}, nil, metalDev, "more than one 16-byte vector access"},
 		{"logits too large", profiler.F32, map[string]int{"rows": 1 << 20, "vocab": 1 << 12, "VEC": 4}, nil, cudaDev, "32-bit indices"},
+		{"152k over a cluster of 4", profiler.BF16, map[string]int{"rows": 512, "vocab": 152064, "CL": 4}, nil, cudaDev, ""},
+		{"152k in one group's shared memory", profiler.BF16, map[string]int{"rows": 512, "vocab": 152064, "CL": 1}, nil, cudaDev, "raise CL"},
+		{"cluster on metal", profiler.BF16, map[string]int{"CL": 2}, nil, metalDev, "set CL=0 on metal"},
+		{"cluster before sm_90", profiler.BF16, map[string]int{"CL": 2}, nil, profiler.DeviceInfo{Backend: "cuda", Name: "A100", Arch: "sm_80", TGMPerGroup: 48 << 10, TGMPerGroupOptIn: 163 << 10, MaxThreadsPerGroup: 1024}, "needs sm_90"},
+		{"one staged group before sm_90", profiler.BF16, map[string]int{"CL": 1, "vocab": 16000}, nil, profiler.DeviceInfo{Backend: "cuda", Name: "A100", Arch: "sm_80", TGMPerGroup: 48 << 10, TGMPerGroupOptIn: 163 << 10, MaxThreadsPerGroup: 1024}, ""},
+		{"staged 2-byte vectors", profiler.BF16, map[string]int{"CL": 4, "VEC": 1}, nil, cudaDev, "less than the 4 bytes cp.async moves"},
 	})
 }
 

@@ -1,7 +1,8 @@
 // cross_entropy: fused softmax cross entropy forward and backward, one
 // group per row (see the plan contract in kernels/cross_entropy.go).
 //
-// Macros: WG (threads per group), VEC (elements per access), DTYPE.
+// Macros: WG (threads per group), VEC (elements per access), CL (0 here:
+// the row split over a cluster is CUDA-only), DTYPE.
 // Buffers: logits [rows, vocab] T, targets [rows] int, loss [rows] f32,
 // dlogits [rows, vocab] T; scalars (rows, vocab, pad_id) at buffer(4).
 // Grid (rows, 1, 1), group (WG, 1, 1).
@@ -16,6 +17,7 @@
 #define NW (WG / 32)
 
 static_assert(WG % 32 == 0 && WG <= 1024, "WG must be a multiple of 32, at most 1024");
+static_assert(CL == 0, "CL > 0 (rows staged in shared memory over a cluster) is CUDA-only: the plan rejects it on Metal");
 
 struct CrossEntropyParams {
   int rows;
