@@ -12,6 +12,9 @@ func TestEmbeddingBwdRules(t *testing.T) {
 		{"D not a multiple of VEC", profiler.BF16, map[string]int{"D": 30, "VEC": 4}, nil, cpuDev, "D=30 must be a multiple of VEC=4"},
 		{"f32 VEC=8", profiler.F32, map[string]int{"VEC": 8}, nil, cpuDev, "32 bytes"},
 		{"table too large", profiler.F32, map[string]int{"vocab": 1 << 20, "D": 4096, "VEC": 4}, nil, cudaDev, "dW would hold"},
+		{"gather", profiler.BF16, map[string]int{"GATHER": 1, "WG": 512}, nil, cudaDev, ""},
+		{"gather on the CPU", profiler.BF16, map[string]int{"GATHER": 1}, nil, cpuDev, "set GATHER=0 on cpu"},
+		{"gather links over the device", profiler.BF16, map[string]int{"GATHER": 1, "WG": 128}, nil, profiler.DeviceInfo{Backend: "cuda", Name: "small", TGMPerGroup: 48 << 10, MaxThreadsPerGroup: 128}, "linking the tokens needs 256 threads"},
 	})
 }
 
@@ -34,5 +37,24 @@ func TestEmbeddingBwdReferenceAndPlan(t *testing.T) {
 	}
 	if want := 3.0*2*4 + 3*4 + 2*2*4; p.Bytes != want {
 		t.Errorf("bytes %g, want %g (dY + ids + the whole table once)", p.Bytes, want)
+	}
+}
+
+func TestEmbeddingBwdGatherPlan(t *testing.T) {
+	s := profiler.Spec{Kernel: "embedding_bwd", DType: profiler.BF16, Knobs: map[string]int{"WG": 256, "VEC": 4, "TPG": 2, "GATHER": 1}, Dims: map[string]int{"tokens": 100, "vocab": 9, "D": 8}}
+	p := planOf(t, s, cudaDev)
+	if len(p.Dispatches) != 2 || p.Dispatches[0].Program.Entry != "embedding_link" || p.Dispatches[0].Grid != [3]int{1, 1, 1} || p.Dispatches[1].Grid != [3]int{5, 1, 1} {
+		t.Fatalf("dispatches %+v, want the linking then ceil(vocab/TPG) gather groups, no zero fill", p.Dispatches)
+	}
+	if b, _ := p.Buffer("head"); b.Init != profiler.InitZero {
+		t.Errorf("head starts %s, want zero (an empty list)", b.Init)
+	}
+	for _, b := range []string{"head", "nxt"} {
+		if _, ok := p.Buffer(b); !ok {
+			t.Errorf("no scratch buffer %s", b)
+		}
+	}
+	if want := 100.0*8*2 + 100*4 + 9*8*4; p.Bytes != want {
+		t.Errorf("bytes %g, want %g: the same minimum as the scatter", p.Bytes, want)
 	}
 }
