@@ -32,11 +32,20 @@ sweeps:
   - {kernel: transpose, dtypes: [bf16], knobs: {TILE: 32, WG: 128, VEC: 4}, dims: {rows: 256, cols: 1000}}
   - {kernel: rmsnorm_bwd, dtypes: [f32], knobs: {WG: 128, VEC: [1, 4], RPG: 4}, dims: {rows: 67, D: 1000}}
   - {kernel: rmsnorm_bwd, dtypes: [f16, bf16], knobs: {WG: 128, VEC: [2, 8], RPG: 4}, dims: {rows: 67, D: 1000}}
+  - {kernel: rmsnorm_bwd, dtypes: [f32], knobs: {WG: 128, VEC: [1, 4], RPG: 4, RB: [1, 2], ST: 4}, dims: {rows: 67, D: 1000}}
+  - {kernel: rmsnorm_bwd, dtypes: [f16, bf16], knobs: {WG: 128, VEC: [2, 8], RPG: [4, 8], RB: 1, ST: [2, 3]}, dims: {rows: 67, D: 1000}}
   - {kernel: cross_entropy, dtypes: [f32], knobs: {WG: 128, VEC: [1, 4]}, dims: {rows: 200, vocab: 1000, pad_id: 7}}
   - {kernel: cross_entropy, dtypes: [f16, bf16], knobs: {WG: 128, VEC: 8}, dims: {rows: 200, vocab: 1000, pad_id: 7}}
   - {kernel: cross_entropy, dtypes: [bf16], knobs: {WG: 64, VEC: 2}, dims: {rows: 64, vocab: 10, pad_id: 3}}
+  - {kernel: cross_entropy, dtypes: [f32], knobs: {WG: 128, VEC: [1, 4], CL: [1, 2, 8]}, dims: {rows: 200, vocab: 1000, pad_id: 7}}
+  - {kernel: cross_entropy, dtypes: [f16, bf16], knobs: {WG: 128, VEC: 8, CL: [1, 4, 8]}, dims: {rows: 200, vocab: 1000, pad_id: 7}}
+  - {kernel: cross_entropy, dtypes: [bf16], knobs: {WG: 64, VEC: 2, CL: [1, 8]}, dims: {rows: 64, vocab: 10, pad_id: 3}}
+  - {kernel: cross_entropy, dtypes: [bf16], knobs: {WG: 256, VEC: 8, CL: [0, 2]}, dims: {rows: 3, vocab: 152064, pad_id: -1}}
   - {kernel: embedding_bwd, dtypes: [f32], knobs: {WG: 64, VEC: [1, 4], TPG: 4}, dims: {tokens: 500, vocab: 50, D: 96}}
   - {kernel: embedding_bwd, dtypes: [f16, bf16], knobs: {WG: 64, VEC: [4, 8], TPG: 1}, dims: {tokens: 500, vocab: 50, D: 96}}
+  - {kernel: embedding_bwd, dtypes: [f32], knobs: {WG: 64, VEC: [1, 4], TPG: [1, 4], GATHER: 1}, dims: {tokens: 500, vocab: 50, D: 96}}
+  - {kernel: embedding_bwd, dtypes: [f16, bf16], knobs: {WG: 64, VEC: [2, 8], TPG: 1, GATHER: 1}, dims: {tokens: 500, vocab: 50, D: 96}}
+  - {kernel: embedding_bwd, dtypes: [bf16], knobs: {WG: 128, VEC: 4, TPG: 2, GATHER: 1}, dims: {tokens: 3000, vocab: 5001, D: 64}}
   - {kernel: sdpa_multi, dtypes: [f32, f16, bf16], knobs: {TPG: [32, 1024]}, dims: {n_query: 5, H: 4, Hkv: 2, D: [64, 128, 256], base_kv: 100, kv_stride: 120}, flags: {causal: [true, false]}}
   - {kernel: sdpa_multi, dtypes: [bf16], knobs: {TPG: [16, 48, 2048]}, dims: {n_query: 5, H: 4, Hkv: 2, D: 128, base_kv: 100, kv_stride: 120}}
   - {kernel: gated_delta_chunk, dtypes: [bf16], knobs: {BT: [16, 64], BV: [8, 64], WG: [32, 256]}, dims: {B: 2, T: 192, H: 2, Hg: 1, K: [32, 128], V: 64}}

@@ -10,7 +10,7 @@ import collections
 import csv
 import sys
 
-KNOBS = {"WG", "VEC", "RPG", "RB", "TPG", "TILE", "BV"}
+KNOBS = {"WG", "VEC", "RPG", "RB", "ST", "CL", "GATHER", "TPG", "TILE", "BV"}
 COMPUTE = {"sdpa_multi", "gated_delta_chunk"}
 copy = float(sys.argv[1]) if sys.argv[1] != "-" else 0.0
 best = {}
