@@ -22,8 +22,8 @@ package kernels
 //     while in flight; ST % RB == 0, ST ≥ 2·RB, VEC·sizeof(T) ≥ 4) and pays
 //     one barrier per batch (red_smem double-buffered); ST = 0 keeps the
 //     register path (the next batch is loaded into registers). ST > 0 also
-//     drops the zero fill: the first group to finish stores its dW
-//     partials and raises a flag, the others add theirs after it (below).
+//     drops the zero fill dispatch: the launch's first group zeroes dW and
+//     raises a flag, and every group adds its partials after it (below).
 //     Thread t owns the VEC-wide column vectors t, t+WG, t+2·WG, …: at most
 //     32 columns per thread (NIT = ceil(D/(WG·VEC)) steps, NIT·VEC ≤ 32),
 //     and NIT·VEC·(2·RB+2) ≤ 128 (X and dY of a batch, W, dW partials).
@@ -32,13 +32,16 @@ package kernels
 //   dispatches (both timed): "zero_dW" zero-fills dW; "rmsnorm_bwd" grid
 //     (ceil(rows/RPG),1,1), group (WG,1,1); Args X, W, dY, dX, dW; Scalars
 //     (i32 rows, f32 eps = 1e-5); Macros WG, VEC, RPG, RB, ST, D, DTYPE.
-//     With ST > 0: no zero_dW dispatch; a scratch buffer sync [3] i32
-//     (zero-initialised once; ticket, flag, groups done) follows dW in the
-//     Args, and the kernel leaves it zeroed for the next launch.
+//     With ST > 0: no zero_dW dispatch; a scratch buffer sync [2] i32
+//     (zero-initialised once) follows dW in the Args: sync[0] counts the
+//     groups started over all launches (launch n hands out tickets n·G …
+//     n·G+G−1 for a grid of G), the group with ticket n·G zeroes dW and
+//     stores sync[1] = n+1, and each group adds its dW partials once it
+//     reads that value: no reset between launches.
 //   TGM items: red_smem 2·RB·(WG/32)·4 bytes (per-warp partials of Σx² and
 //     Σ dY·w·x of each row of a batch, reduced together), twice that with
 //     ST > 0 (two parities); with ST > 0 also ticket_smem 4 bytes (the
-//     group's ticket) and ring_smem ST·2·D·sizeof(T) bytes (the dispatch's
+//     group's ticket, shared with its threads) and ring_smem ST·2·D·sizeof(T) bytes (the dispatch's
 //     DynamicTGM).
 //   FLOPs 12 per element; bytes 3·rows·D·sz + D·sz + 4·D (X, dY read, dX
 //     written, W read, dW written once: the minimum).
@@ -99,7 +102,7 @@ func RMSNormBwdTGM(wg, rb, st, d, sz int) []profiler.TGMItem {
 	}
 	return []profiler.TGMItem{
 		{Name: "red_smem", Bytes: 2 * 2 * rb * (wg / 32) * 4, Note: "2 parities × 2·RB·WG/32 f32: per-warp Σx² and Σ dY·w·x of each row of a batch"},
-		{Name: "ticket_smem", Bytes: 4, Note: "the group's arrival ticket: 0 stores dW, the rest add"},
+		{Name: "ticket_smem", Bytes: 4, Note: "the group's ticket: the launch's first zeroes dW"},
 		{Name: "ring_smem", Bytes: st * 2 * d * sz, Note: fmt.Sprintf("ST=%d row slots of [X | dY], 2·D elements each (dynamic)", st)},
 	}
 }
@@ -201,8 +204,8 @@ func (f RMSNormBwd) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Pl
 		Notes:      []string{fmt.Sprintf("dW is zero-filled and then takes %d float atomic adds (rows/RPG·D); the zero fill is timed", int64(ceilDiv(int(rows), s.Knobs["RPG"]))*d)},
 	}
 	if s.Knobs["ST"] > 0 {
-		p.Buffers = append(p.Buffers, profiler.BufferSpec{Name: "sync", Role: profiler.Scratch, Type: profiler.I32, Elems: 3, Init: profiler.InitZero})
-		p.Notes = []string{fmt.Sprintf("no zero fill: the first group to finish stores its dW partials, the other %d add theirs after its flag", ceilDiv(int(rows), s.Knobs["RPG"])-1)}
+		p.Buffers = append(p.Buffers, profiler.BufferSpec{Name: "sync", Role: profiler.Scratch, Type: profiler.I32, Elems: 2, Init: profiler.InitZero})
+		p.Notes = []string{fmt.Sprintf("no zero fill dispatch: the launch's first group zeroes dW, and the %d groups add %d float atomics after its flag", ceilDiv(int(rows), s.Knobs["RPG"]), int64(ceilDiv(int(rows), s.Knobs["RPG"]))*d)}
 	}
 	return p, nil
 }

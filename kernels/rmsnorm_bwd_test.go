@@ -83,7 +83,7 @@ func TestRMSNormBwdRingPlan(t *testing.T) {
 	if d.DynamicTGM != 4*2*4096*2 || d.TGMBytes() != 2*2*8*4+4+4*2*4096*2 {
 		t.Errorf("dynamic TGM %d, total %d", d.DynamicTGM, d.TGMBytes())
 	}
-	if b, ok := p.Buffer("sync"); !ok || b.Init != profiler.InitZero || b.Elems != 3 {
+	if b, ok := p.Buffer("sync"); !ok || b.Init != profiler.InitZero || b.Elems != 2 {
 		t.Errorf("sync buffer %+v", b)
 	}
 	if want := 3.0*100*4096*2 + 4096*2 + 4096*4; p.Bytes != want {

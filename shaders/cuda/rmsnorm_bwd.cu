@@ -19,11 +19,13 @@
 // no barrier between its fill and its use; batch k+ST/RB−1 is issued into
 // the slots of batch k−1 (read before that batch's barrier). red_smem is
 // double-buffered by batch parity, so each batch pays one barrier.
-// There is no zero fill of dW either: the first group to finish its rows
-// (a ticket from sync[0]) stores its partials, fences and raises sync[1];
-// the others wait for that flag (on a group that is already running, so
-// never for one that is not scheduled) and then add theirs. The last group
-// to count itself done in sync[2] zeroes sync for the next launch.
+// There is no zero fill dispatch either: each group takes a ticket from
+// sync[0] as it starts (the counter runs on across launches, so launch n
+// hands out tickets n·G … n·G+G−1 for a grid of G groups); the group with
+// ticket n·G zeroes dW, fences and sets sync[1] = n+1. Every group adds its
+// partials only once it has seen that flag, which a group already running
+// raises before it waits on anything, so no group waits on one that is
+// not scheduled. Nothing needs resetting between launches.
 #include "mltop_common.cuh"
 
 #ifndef WG
@@ -224,6 +226,17 @@ rmsnorm_bwd(const T* __restrict__ X, const T* __restrict__ W, const T* __restric
         if (k < nb) issue_batch(ring, X, dY, k, r0 + k * RB, r1, tid);
         async_commit();
     }
+    // The ticket: the launch's first group zeroes dW and raises the flag.
+    __shared__ unsigned ticket_smem;
+    if (tid == 0) ticket_smem = atomicAdd((unsigned*)&sync[0], 1u);
+    __syncthreads();
+    const unsigned gen = ticket_smem / gridDim.x + 1; // the flag value of this launch
+    if (ticket_smem % gridDim.x == 0) {
+        for (int c = tid; c < D; c += WG) dW[c] = 0.f;
+        __threadfence();
+        __syncthreads();
+        if (tid == 0) asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(sync + 1), "r"(gen) : "memory");
+    }
     float w[NIT][VEC], acc[NIT][VEC];
 #pragma unroll
     for (int it = 0; it < NIT; ++it) {
@@ -307,44 +320,20 @@ rmsnorm_bwd(const T* __restrict__ X, const T* __restrict__ W, const T* __restric
             }
         }
     }
-    // dW: the first group to get here stores, the rest add after its flag.
-    __shared__ int ticket_smem;
-    if (tid == 0) ticket_smem = atomicAdd(&sync[0], 1);
-    __syncthreads();
-    const bool first = ticket_smem == 0;
-    if (first) {
-#pragma unroll
-        for (int it = 0; it < NIT; ++it) {
-            const int c = (it * WG + tid) * VEC;
-            if (c < D) {
-#pragma unroll
-                for (int v = 0; v < VEC; ++v) dW[c + v] = acc[it][v];
-            }
-        }
-        __threadfence();
-        __syncthreads();
-        if (tid == 0) asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(sync + 1), "r"(1) : "memory");
-    } else {
-        if (tid == 0) {
-            int f;
-            for (;;) {
-                asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(f) : "l"(sync + 1) : "memory");
-                if (f) break;
-                __nanosleep(200);
-            }
-        }
-        __syncthreads();
-#pragma unroll
-        for (int it = 0; it < NIT; ++it) {
-            const int c = (it * WG + tid) * VEC;
-            if (c < D) red_add(dW + c, acc[it]);
+    // dW: add the partials once this launch's zero fill is visible.
+    if (tid == 0) {
+        unsigned f;
+        for (;;) {
+            asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(f) : "l"(sync + 1) : "memory");
+            if (f == gen) break;
+            __nanosleep(100);
         }
     }
-    // Every group has passed its wait once all have counted themselves here.
-    if (tid == 0 && atomicAdd(&sync[2], 1) == (int)gridDim.x - 1) {
-        sync[0] = 0;
-        sync[1] = 0;
-        sync[2] = 0;
+    __syncthreads();
+#pragma unroll
+    for (int it = 0; it < NIT; ++it) {
+        const int c = (it * WG + tid) * VEC;
+        if (c < D && r0 < r1) red_add(dW + c, acc[it]);
     }
 }
 #endif
