@@ -11,7 +11,7 @@ package kernels
 //     D (1..16384, default 4096).
 //   knobs: WG ∈ {32,…,1024} threads per group (default 256); VEC ∈ {1,2,4,8}
 //     elements per thread per step (default 4; VEC·sizeof(T) ≤ 16, D % VEC == 0).
-//     TPG ∈ {1,2,4,8} tokens per group (default 1; with GATHER=1 table rows
+//     TPG ∈ {1,2,4,8,16,32} tokens per group (default 1; with GATHER=1 table rows
 //     per group). GATHER ∈ {0,1} (default 0; 1 is CUDA only): 0 zero-fills
 //     dW and scatters with atomics, 1 links the tokens of each id into a
 //     list first and writes each table row once (below).
@@ -67,7 +67,7 @@ func (EmbeddingBwd) Schema() profiler.Schema {
 		Knobs: []profiler.Param{
 			{Name: "WG", Doc: "threads per group", Default: 256, Values: wgValues},
 			{Name: "VEC", Doc: "elements per thread per step (VEC·sizeof(T) ≤ 16 bytes)", Default: 4, Values: []int{1, 2, 4, 8}},
-			{Name: "TPG", Doc: "tokens per group (GATHER=1: table rows per group)", Default: 1, Values: []int{1, 2, 4, 8}},
+			{Name: "TPG", Doc: "tokens per group (GATHER=1: table rows per group)", Default: 1, Values: []int{1, 2, 4, 8, 16, 32}},
 			{Name: "GATHER", Doc: "1: link each id's tokens, then write each table row once (no zero fill, no float atomics; CUDA only); 0: zero fill + atomic scatter", Default: 0, Values: []int{0, 1}},
 		},
 		Dims: []profiler.Param{

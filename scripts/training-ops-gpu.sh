@@ -46,6 +46,7 @@ sweeps:
   - {kernel: embedding_bwd, dtypes: [f32], knobs: {WG: 64, VEC: [1, 4], TPG: [1, 4], GATHER: 1}, dims: {tokens: 500, vocab: 50, D: 96}}
   - {kernel: embedding_bwd, dtypes: [f16, bf16], knobs: {WG: 64, VEC: [2, 8], TPG: 1, GATHER: 1}, dims: {tokens: 500, vocab: 50, D: 96}}
   - {kernel: embedding_bwd, dtypes: [bf16], knobs: {WG: 128, VEC: 4, TPG: 2, GATHER: 1}, dims: {tokens: 3000, vocab: 5001, D: 64}}
+  - {kernel: embedding_bwd, dtypes: [f32, bf16], knobs: {WG: 64, VEC: 4, TPG: [16, 32], GATHER: [0, 1]}, dims: {tokens: 500, vocab: 50, D: 96}}
   - {kernel: sdpa_multi, dtypes: [f32, f16, bf16], knobs: {TPG: [32, 1024]}, dims: {n_query: 5, H: 4, Hkv: 2, D: [64, 128, 256], base_kv: 100, kv_stride: 120}, flags: {causal: [true, false]}}
   - {kernel: sdpa_multi, dtypes: [bf16], knobs: {TPG: [16, 48, 2048]}, dims: {n_query: 5, H: 4, Hkv: 2, D: 128, base_kv: 100, kv_stride: 120}}
   - {kernel: gated_delta_chunk, dtypes: [bf16], knobs: {BT: [16, 64], BV: [8, 64], WG: [32, 256]}, dims: {B: 2, T: 192, H: 2, Hg: 1, K: [32, 128], V: 64}}
