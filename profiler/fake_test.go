@@ -3,6 +3,7 @@ package profiler
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 )
@@ -10,7 +11,9 @@ import (
 // A test family and an in-memory backend, so the engine is tested without
 // kernels/ or cpu/. test_scale computes out = a·x with a knob WG that only
 // changes the grid, and a flag "broken" that makes the kernel skip the last
-// element (which verification must catch).
+// element (which verification must catch), and a flag "drift" whose kernel
+// is right on the first launch and adds to its output on every later one
+// (state kept across launches, which the check after timing must catch).
 type scaleFamily struct{}
 
 func (scaleFamily) Name() string { return "test_scale" }
@@ -19,7 +22,7 @@ func (scaleFamily) Schema() Schema {
 	return Schema{
 		Knobs:  []Param{{Name: "WG", Values: []int{32, 64, 128}, Default: 64, Doc: "threads per group"}},
 		Dims:   []Param{{Name: "N", Min: 1, Max: 1 << 40, Default: 1000, Doc: "elements"}},
-		Flags:  []FlagParam{{Name: "broken", Doc: "skip the last element"}},
+		Flags:  []FlagParam{{Name: "broken", Doc: "skip the last element"}, {Name: "drift", Doc: "accumulate across launches"}},
 		DTypes: []DType{F32, F16, BF16},
 	}
 }
@@ -35,6 +38,9 @@ func (scaleFamily) Plan(s Spec, dev DeviceInfo) (*Plan, error) {
 	prog := "scale"
 	if s.Flags["broken"] {
 		prog = "scale_broken"
+	}
+	if s.Flags["drift"] {
+		prog = "scale_drift"
 	}
 	return &Plan{
 		Buffers: []BufferSpec{
@@ -119,6 +125,10 @@ func (b *memBackend) Run(ls []Launch) error {
 		res := make([]float32, n)
 		dt.Decode(out.b, res)
 		for i := 0; i < last; i++ {
+			if k.name == "scale_drift" && !math.IsNaN(float64(res[i])) {
+				res[i] = dt.Round(res[i] + 2*vals[i])
+				continue
+			}
 			res[i] = dt.Round(2 * vals[i])
 		}
 		dt.Encode(out.b, res)

@@ -270,6 +270,21 @@ func (r *Runner) run(ctx context.Context, s Spec, opt Options, progress func(Pro
 		r.fail(res, StatusError, err)
 		return
 	}
+	// Verify again after the timed launches: a kernel that keeps state
+	// across launches (counters, lists, accumulators that are never reset)
+	// can be right once and wrong on every timed launch after it.
+	if res.Status == StatusOK {
+		again, err := r.verify(f, full, plan, bufs, opt)
+		if err != nil {
+			r.fail(res, StatusError, fmt.Errorf("verification after timing: %w", err))
+			return
+		}
+		if !again.Pass {
+			res.Verdict = &again
+			res.Status = StatusMismatch
+			res.Error = fmt.Sprintf("right on the first launch, wrong after the timed launches (state kept across launches?): %d of %d checked elements outside atol %.3g + rtol %.3g·|ref| (%d NaN/Inf); worst %s", again.Mismatches, again.Checked, again.ATol, again.RTol, again.NaNInf, again.Worst)
+		}
+	}
 	throughput(res, dev)
 }
 

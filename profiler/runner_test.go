@@ -59,6 +59,22 @@ func TestRunnerCatchesBrokenKernel(t *testing.T) {
 	}
 }
 
+// A kernel that is right once but keeps state across launches passes the
+// first check and must fail the one after the timed launches.
+func TestRunnerCatchesStateAcrossLaunches(t *testing.T) {
+	r := NewRunner(&memBackend{})
+	res := r.Run(context.Background(), Spec{Kernel: "test_scale", DType: F32, Dims: map[string]int{"N": 100}, Flags: map[string]bool{"drift": true}}, quickOptions(), nil)
+	if res.Status != StatusMismatch || !strings.Contains(res.Error, "after the timed launches") {
+		t.Fatalf("status %s, error %q; want a mismatch after the timed launches", res.Status, res.Error)
+	}
+	if res.Verdict == nil || res.Verdict.Mismatches == 0 {
+		t.Errorf("verdict %+v", res.Verdict)
+	}
+	if res.Stats.N == 0 {
+		t.Error("the timing must be kept with the mismatch")
+	}
+}
+
 func TestRunnerInvalidAndCompileError(t *testing.T) {
 	r := NewRunner(&memBackend{})
 	cases := []struct {
