@@ -201,26 +201,7 @@ attn_bwd_dkv(const T* __restrict__ Q, const T* __restrict__ K, const T* __restri
         for (int rt = 0; rt < 2 * MK; ++rt)
 #pragma unroll
             for (int nt = 0; nt < NQ; ++nt) st_[rt][nt][0] = st_[rt][nt][1] = dpt[rt][nt][0] = dpt[rt][nt][1] = 0.f;
-#pragma unroll
-        for (int kd = 0; kd < D / 16; ++kd) {
-            unsigned ak[MK][4], av[MK][4];
-#pragma unroll
-            for (int mk = 0; mk < MK; ++mk) {
-                ldsm_x4(ak[mk], Ks + (kw0 + mk * 16 + (lane & 15)) * LDT + kd * 16 + (lane >> 4) * 8);
-                ldsm_x4(av[mk], Vs + (kw0 + mk * 16 + (lane & 15)) * LDT + kd * 16 + (lane >> 4) * 8);
-            }
-#pragma unroll
-            for (int np = 0; np < NQ / 2; ++np) {
-                unsigned bq[4], bo[4];
-                ldsm_x4(bq, Qc + (np * 16 + (lane & 7) + (lane >> 4) * 8) * LDT + kd * 16 + ((lane >> 3) & 1) * 8);
-                ldsm_x4(bo, dOc + (np * 16 + (lane & 7) + (lane >> 4) * 8) * LDT + kd * 16 + ((lane >> 3) & 1) * 8);
-#pragma unroll
-                for (int mk = 0; mk < MK; ++mk) {
-                    mma_16x16(st_, mk, np, ak[mk], bq);
-                    mma_16x16(dpt, mk, np, av[mk], bo);
-                }
-            }
-        }
+        mma_abt2<MK, NQ / 2, D, LDT>(st_, dpt, Ks + kw0 * LDT, Vs + kw0 * LDT, Qc, dOc, lane);
         // Pᵀ into st_, dSᵀ into dpt.
 #pragma unroll
         for (int nt = 0; nt < NQ; ++nt)

@@ -141,26 +141,7 @@ attn_bwd_dq(const T* __restrict__ Q, const T* __restrict__ K, const T* __restric
         for (int rt = 0; rt < 2 * MT; ++rt)
 #pragma unroll
             for (int nt = 0; nt < NT; ++nt) s[rt][nt][0] = s[rt][nt][1] = dp[rt][nt][0] = dp[rt][nt][1] = 0.f;
-#pragma unroll
-        for (int kd = 0; kd < D / 16; ++kd) {
-            unsigned a[MT][4], ao[MT][4];
-#pragma unroll
-            for (int mt = 0; mt < MT; ++mt) {
-                ldsm_x4(a[mt], Qs + (warp * RW + mt * 16 + (lane & 15)) * LDT + kd * 16 + (lane >> 4) * 8);
-                ldsm_x4(ao[mt], dOs + (warp * RW + mt * 16 + (lane & 15)) * LDT + kd * 16 + (lane >> 4) * 8);
-            }
-#pragma unroll
-            for (int np = 0; np < NT / 2; ++np) {
-                unsigned bk[4], bv[4];
-                ldsm_x4(bk, Kc + (np * 16 + (lane & 7) + (lane >> 4) * 8) * LDT + kd * 16 + ((lane >> 3) & 1) * 8);
-                ldsm_x4(bv, Vc + (np * 16 + (lane & 7) + (lane >> 4) * 8) * LDT + kd * 16 + ((lane >> 3) & 1) * 8);
-#pragma unroll
-                for (int mt = 0; mt < MT; ++mt) {
-                    mma_16x16(s, mt, np, a[mt], bk);
-                    mma_16x16(dp, mt, np, ao[mt], bv);
-                }
-            }
-        }
+        mma_abt2<MT, NT / 2, D, LDT>(s, dp, Qs + warp * RW * LDT, dOs + warp * RW * LDT, Kc, Vc, lane);
         // dS = P∘(dP − delta) in place of S; P = 2^(S·scale·log2e − L·log2e).
 #pragma unroll
         for (int rt = 0; rt < 2 * MT; ++rt) {
