@@ -1,5 +1,9 @@
 // Shared helpers for mltop's CUDA kernels (bf16/f16 storage, f32 math).
 //
+// Every family's macros (-DK=128, -DD=64, …) apply to this header too: a
+// template parameter named like one of them stops compiling that family.
+// kernels/shader_macros_test.go checks the names.
+//
 // NVRTC compiles these without the CUDA toolkit's headers, so the 16-bit
 // types are raw bits (unsigned short) converted with PTX cvt instructions,
 // and nothing here includes a system header.
@@ -286,27 +290,28 @@ __device__ __forceinline__ void mma_16x16(float (&acc)[R][C][2], int m, int n, c
 }
 
 // mma_abt2 adds A1·B1ᵀ to c1 and A2·B2ᵀ to c2 (the S = Q·Kᵀ and dP = dO·Vᵀ
-// pair of an attention backward, sharing one loop over the K columns): A1
-// and A2 are MA·16 rows, B1 and B2 NB·16 rows of row-major tiles in shared
-// memory with row stride LD; c1 and c2 hold MA·16 × NB·16 blocks.
-template <int MA, int NB, int K, int LD>
-__device__ __forceinline__ void mma_abt2(float (&c1)[2 * MA][2 * NB][2], float (&c2)[2 * MA][2 * NB][2], const T* A1, const T* A2,
+// pair of an attention backward, sharing one loop over the DEPTH columns):
+// A1 and A2 are TILES_M·16 rows, B1 and B2 TILES_N·16 rows of row-major
+// tiles in shared memory with row stride STRIDE; c1 and c2 hold
+// TILES_M·16 × TILES_N·16 blocks.
+template <int TILES_M, int TILES_N, int DEPTH, int STRIDE>
+__device__ __forceinline__ void mma_abt2(float (&c1)[2 * TILES_M][2 * TILES_N][2], float (&c2)[2 * TILES_M][2 * TILES_N][2], const T* A1, const T* A2,
                                          const T* B1, const T* B2, int lane) {
 #pragma unroll
-    for (int kd = 0; kd < K / 16; ++kd) {
-        unsigned a1[MA][4], a2[MA][4];
+    for (int kd = 0; kd < DEPTH / 16; ++kd) {
+        unsigned a1[TILES_M][4], a2[TILES_M][4];
 #pragma unroll
-        for (int m = 0; m < MA; ++m) {
-            ldsm_x4(a1[m], A1 + (m * 16 + (lane & 15)) * LD + kd * 16 + (lane >> 4) * 8);
-            ldsm_x4(a2[m], A2 + (m * 16 + (lane & 15)) * LD + kd * 16 + (lane >> 4) * 8);
+        for (int m = 0; m < TILES_M; ++m) {
+            ldsm_x4(a1[m], A1 + (m * 16 + (lane & 15)) * STRIDE + kd * 16 + (lane >> 4) * 8);
+            ldsm_x4(a2[m], A2 + (m * 16 + (lane & 15)) * STRIDE + kd * 16 + (lane >> 4) * 8);
         }
 #pragma unroll
-        for (int n = 0; n < NB; ++n) {
+        for (int n = 0; n < TILES_N; ++n) {
             unsigned b1[4], b2[4];
-            ldsm_x4(b1, B1 + (n * 16 + (lane & 7) + (lane >> 4) * 8) * LD + kd * 16 + ((lane >> 3) & 1) * 8);
-            ldsm_x4(b2, B2 + (n * 16 + (lane & 7) + (lane >> 4) * 8) * LD + kd * 16 + ((lane >> 3) & 1) * 8);
+            ldsm_x4(b1, B1 + (n * 16 + (lane & 7) + (lane >> 4) * 8) * STRIDE + kd * 16 + ((lane >> 3) & 1) * 8);
+            ldsm_x4(b2, B2 + (n * 16 + (lane & 7) + (lane >> 4) * 8) * STRIDE + kd * 16 + ((lane >> 3) & 1) * 8);
 #pragma unroll
-            for (int m = 0; m < MA; ++m) {
+            for (int m = 0; m < TILES_M; ++m) {
                 mma_16x16(c1, m, n, a1[m], b1);
                 mma_16x16(c2, m, n, a2[m], b2);
             }
