@@ -48,6 +48,27 @@ __device__ __forceinline__ void merge(float& m, float& s, float om, float os) {
     m = nm;
 }
 
+// block_merge leaves every thread of the block with the merge of all its
+// threads' (m, s) pairs: shuffles within each warp, then red (2·NW floats)
+// across the warps.
+__device__ __forceinline__ void block_merge(float& m, float& s, float* red, int warp, int lane) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float om = __shfl_xor_sync(0xffffffffu, m, o);
+        const float os = __shfl_xor_sync(0xffffffffu, s, o);
+        merge(m, s, om, os);
+    }
+    if (lane == 0) {
+        red[warp] = m;
+        red[NW + warp] = s;
+    }
+    __syncthreads();
+    m = red[0];
+    s = red[NW];
+#pragma unroll
+    for (int i = 1; i < NW; ++i) merge(m, s, red[i], red[NW + i]);
+}
+
 // accumulate folds one vector (scaled to log2 units) into (m, s).
 __device__ __forceinline__ void accumulate(float& m, float& s, const float (&f)[VEC]) {
     float cm = f[0] * LOG2E;
@@ -104,21 +125,7 @@ cross_entropy(const T* __restrict__ logits, const int* __restrict__ targets, flo
         load_vec(x + (size_t)i * VEC, f);
         accumulate(m, s, f);
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        const float om = __shfl_xor_sync(0xffffffffu, m, o);
-        const float os = __shfl_xor_sync(0xffffffffu, s, o);
-        merge(m, s, om, os);
-    }
-    if (lane == 0) {
-        red_smem[warp] = m;
-        red_smem[NW + warp] = s;
-    }
-    __syncthreads();
-    m = red_smem[0];
-    s = red_smem[NW];
-#pragma unroll
-    for (int i = 1; i < NW; ++i) merge(m, s, red_smem[i], red_smem[NW + i]);
+    block_merge(m, s, red_smem, warp, lane);
     const float lse2 = m + lg2(s);
     if (tid == 0) loss[row] = lse2 * LN2 - to_f32(x[target]);
 #pragma unroll
@@ -202,21 +209,7 @@ cross_entropy(const T* __restrict__ logits, const int* __restrict__ targets, flo
             for (int k = 0; k < VEC; ++k) s += ex2(fmaf(to_f32(v.v[k]), LOG2E, -m));
         }
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        const float om = __shfl_xor_sync(0xffffffffu, m, o);
-        const float os = __shfl_xor_sync(0xffffffffu, s, o);
-        merge(m, s, om, os);
-    }
-    if (lane == 0) {
-        red_smem[warp] = m;
-        red_smem[NW + warp] = s;
-    }
-    __syncthreads();
-    m = red_smem[0];
-    s = red_smem[NW];
-#pragma unroll
-    for (int i = 1; i < NW; ++i) merge(m, s, red_smem[i], red_smem[NW + i]);
+    block_merge(m, s, red_smem, warp, lane);
 #if CL > 1
     if (tid == 0) {
         xch_smem[0] = m;

@@ -56,6 +56,46 @@ static_assert(VEC * sizeof(T) <= 16, "VEC elements must fit one 16-byte access")
 
 typedef VecN<VEC> VecT;  // raw batches: VEC elements, one access
 
+// load_w reads this thread's W vectors (zero past D) and clears its dW
+// partials.
+__device__ __forceinline__ void load_w(const T* __restrict__ W, int tid, float (&w)[NIT][VEC], float (&acc)[NIT][VEC]) {
+#pragma unroll
+    for (int it = 0; it < NIT; ++it) {
+        const int c = (it * WG + tid) * VEC;
+        if (c < D) {
+            load_vec(W + c, w[it]);
+        } else {
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) w[it][v] = 0.f;
+        }
+#pragma unroll
+        for (int v = 0; v < VEC; ++v) acc[it][v] = 0.f;
+    }
+}
+
+// finish_row writes dX of one row, dX = r·w·dY − x·r³·Σ(dY·w·x)/D, from the
+// row's Σx² (ss) and Σ dY·w·x (dot), and adds dY·x·r to the dW partials.
+__device__ __forceinline__ void finish_row(T* __restrict__ dx, const VecT (&xr)[NIT], const VecT (&gr)[NIT],
+                                           const float (&w)[NIT][VEC], float (&acc)[NIT][VEC], float ss, float dot, float eps,
+                                           int tid) {
+    const float rinv = rsqrtf(ss * (1.0f / D) + eps);
+    const float k = rinv * rinv * rinv * (1.0f / D) * dot;
+#pragma unroll
+    for (int it = 0; it < NIT; ++it) {
+        const int c = (it * WG + tid) * VEC;
+        if (c < D) {
+            float out[VEC];
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) {
+                const float x = to_f32(xr[it].v[v]), g = to_f32(gr[it].v[v]);
+                out[v] = rinv * w[it][v] * g - x * k;
+                acc[it][v] = fmaf(g * x, rinv, acc[it][v]);
+            }
+            store_vec(dx + c, out);
+        }
+    }
+}
+
 #if ST == 0
 
 // load_batch reads the raw vectors of this thread's columns of rows
@@ -86,18 +126,7 @@ rmsnorm_bwd(const T* __restrict__ X, const T* __restrict__ W, const T* __restric
     __shared__ float red_smem[2 * RB * NW];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     float w[NIT][VEC], acc[NIT][VEC];
-#pragma unroll
-    for (int it = 0; it < NIT; ++it) {
-        const int c = (it * WG + tid) * VEC;
-        if (c < D) {
-            load_vec(W + c, w[it]);
-        } else {
-#pragma unroll
-            for (int v = 0; v < VEC; ++v) w[it][v] = 0.f;
-        }
-#pragma unroll
-        for (int v = 0; v < VEC; ++v) acc[it][v] = 0.f;
-    }
+    load_w(W, tid, w, acc);
     const int r0 = blockIdx.x * RPG;
     const int r1 = min(r0 + RPG, rows);
     VecT xr[RB][NIT], gr[RB][NIT];
@@ -149,23 +178,7 @@ rmsnorm_bwd(const T* __restrict__ X, const T* __restrict__ W, const T* __restric
         for (int b = 0; b < RB; ++b) {
             const int r = rb + b;
             if (r >= r1) break; // a ragged last batch (its rows were loaded clamped)
-            const float rinv = rsqrtf(ss[b] * (1.0f / D) + eps);
-            const float k = rinv * rinv * rinv * (1.0f / D) * dot[b];
-            T* dx = dX + (size_t)r * D;
-#pragma unroll
-            for (int it = 0; it < NIT; ++it) {
-                const int c = (it * WG + tid) * VEC;
-                if (c < D) {
-                    float out[VEC];
-#pragma unroll
-                    for (int v = 0; v < VEC; ++v) {
-                        const float x = to_f32(xr[b][it].v[v]), g = to_f32(gr[b][it].v[v]);
-                        out[v] = rinv * w[it][v] * g - x * k;
-                        acc[it][v] = fmaf(g * x, rinv, acc[it][v]);
-                    }
-                    store_vec(dx + c, out);
-                }
-            }
+            finish_row(dX + (size_t)r * D, xr[b], gr[b], w, acc, ss[b], dot[b], eps, tid);
         }
 #pragma unroll
         for (int b = 0; b < RB; ++b) {
@@ -238,18 +251,7 @@ rmsnorm_bwd(const T* __restrict__ X, const T* __restrict__ W, const T* __restric
         if (tid == 0) asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(sync + 1), "r"(gen) : "memory");
     }
     float w[NIT][VEC], acc[NIT][VEC];
-#pragma unroll
-    for (int it = 0; it < NIT; ++it) {
-        const int c = (it * WG + tid) * VEC;
-        if (c < D) {
-            load_vec(W + c, w[it]);
-        } else {
-#pragma unroll
-            for (int v = 0; v < VEC; ++v) w[it][v] = 0.f;
-        }
-#pragma unroll
-        for (int v = 0; v < VEC; ++v) acc[it][v] = 0.f;
-    }
+    load_w(W, tid, w, acc);
     for (int k = 0; k < nb; ++k) {
         const int rb = r0 + k * RB;
         if (k + NB - 1 < nb) issue_batch(ring, X, dY, k + NB - 1, rb + (NB - 1) * RB, r1, tid);
@@ -301,23 +303,7 @@ rmsnorm_bwd(const T* __restrict__ X, const T* __restrict__ W, const T* __restric
                 sb += red[(2 * b) * NW + i];
                 db += red[(2 * b + 1) * NW + i];
             }
-            const float rinv = rsqrtf(sb * (1.0f / D) + eps);
-            const float kk = rinv * rinv * rinv * (1.0f / D) * db;
-            T* dx = dX + (size_t)r * D;
-#pragma unroll
-            for (int it = 0; it < NIT; ++it) {
-                const int c = (it * WG + tid) * VEC;
-                if (c < D) {
-                    float out[VEC];
-#pragma unroll
-                    for (int v = 0; v < VEC; ++v) {
-                        const float x = to_f32(xr[b][it].v[v]), g = to_f32(gr[b][it].v[v]);
-                        out[v] = rinv * w[it][v] * g - x * kk;
-                        acc[it][v] = fmaf(g * x, rinv, acc[it][v]);
-                    }
-                    store_vec(dx + c, out);
-                }
-            }
+            finish_row(dX + (size_t)r * D, xr[b], gr[b], w, acc, sb, db, eps, tid);
         }
     }
     // dW: add the partials once this launch's zero fill is visible.
