@@ -10,6 +10,7 @@ import (
 	"github.com/mltop/mltop/cuda"
 	"github.com/mltop/mltop/metal"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // backendStatus says whether a backend can run here, and why not.
@@ -81,7 +82,7 @@ func openExecutor(name, isolate string) (profiler.Executor, error) {
 		// exits on it, the pool records `crashed` and starts a fresh one.
 		env = append(env, cuda.ExitOnFaultEnv+"=1")
 	}
-	pool, err := profiler.NewWorkerPool([]string{self, "worker", "--backend", name}, env)
+	pool, err := run.NewWorkerPool([]string{self, "worker", "--backend", name}, env)
 	if err != nil {
 		return nil, badInput("the %s backend is not available here: %v (see `mltop list`; --backend cpu runs anywhere)", name, err)
 	}
@@ -91,12 +92,12 @@ func openExecutor(name, isolate string) (profiler.Executor, error) {
 // openRunner opens a backend in this process. GPU backends are calibrated
 // on first use (cached per device afterwards), so Results can give % of the
 // measured ceilings; the CPU is calibrated only by `mltop calibrate`.
-func openRunner(name string, log io.Writer, calibrate bool) (*profiler.Runner, error) {
+func openRunner(name string, log io.Writer, calibrate bool) (*run.Runner, error) {
 	b, name, err := openBackend(name)
 	if err != nil {
 		return nil, err
 	}
-	r := profiler.NewRunner(b)
+	r := run.NewRunner(b)
 	if calibrate && name != "cpu" && os.Getenv("MLTOP_NO_CALIBRATE") == "" {
 		if _, err := r.Calibrate(false); err != nil {
 			fmt.Fprintf(log, "mltop: calibration failed, only spec peaks will be shown: %v\n", err)

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // cmdCalibrate is `mltop calibrate`: measure the device's copy bandwidth and
@@ -27,7 +28,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 		return &exitError{code: exitFailed, msg: fmt.Sprintf("calibration failed: %v", err)}
 	}
 	dev := r.Device()
-	path, _ := profiler.CalibrationPath(dev)
+	path, _ := run.CalibrationPath(dev)
 	fmt.Fprintf(stdout, "%s (%s)\n", dev.Name, dev.Backend)
 	fmt.Fprintf(stdout, "  copy bandwidth  %8.1f GB/s measured  %s\n", c.CopyBandwidth/1e9, ofPeak(c.CopyBandwidth, dev.PeakBandwidth))
 	var dts []profiler.DType

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
+	"github.com/mltop/mltop/profiler/sink"
+	"github.com/mltop/mltop/profiler/sweep"
 )
 
 var errHelp = errors.New("help shown")
@@ -62,8 +65,8 @@ func (o *options) register(fs *flag.FlagSet) {
 
 // validate checks flag values.
 func (o *options) validate() error {
-	if !slices.Contains(profiler.KnownBackends, o.backend) {
-		return badInput("unknown backend %q: use one of %s", o.backend, strings.Join(profiler.KnownBackends, ", "))
+	if !slices.Contains(sweep.KnownBackends, o.backend) {
+		return badInput("unknown backend %q: use one of %s", o.backend, strings.Join(sweep.KnownBackends, ", "))
 	}
 	if !slices.Contains([]string{"auto", "on", "off"}, o.isolate) {
 		return badInput("--isolate=%q: use auto, on or off", o.isolate)
@@ -228,7 +231,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Writer) error {
-	sw, err := profiler.LoadSweep(path, profiler.DefaultOptions())
+	sw, err := sweep.Load(path, profiler.DefaultOptions())
 	if err != nil {
 		return err
 	}
@@ -244,11 +247,11 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 	for i, j := range sw.Jobs {
 		specs[i] = j.Spec
 	}
-	cols := profiler.ColumnsFor(specs)
+	cols := sink.ColumnsFor(specs)
 	// Check the output before anything runs: bad paths are bad input.
 	skip := map[string]bool{}
 	if o.resume != "" {
-		if skip, err = profiler.ReadDone(o.resume, cols); err != nil {
+		if skip, err = sink.ReadDone(o.resume, cols); err != nil {
 			return err
 		}
 	}
@@ -265,7 +268,7 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 	dev := exec.Device()
 	fmt.Fprintf(stderr, "mltop: %s on %s (%s), %d specs from %s\n", dev.Backend, dev.Name, dev.Timer, len(sw.Jobs), path)
 	bar := newProgressBar(stderr, o.quiet)
-	sum, err := profiler.RunJobs(ctx, exec, sw.Jobs, skip, sinks, bar.hooks())
+	sum, err := run.Jobs(ctx, exec, sw.Jobs, skip, sinks, bar.hooks())
 	bar.finish()
 	fmt.Fprintln(stderr, "mltop:", sum.String())
 	if o.csv != "" {
@@ -287,18 +290,18 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 	return nil
 }
 
-func openSinks(o *options, cols profiler.Columns, stdout io.Writer) ([]profiler.Sink, func(), error) {
+func openSinks(o *options, cols sink.Columns, stdout io.Writer) ([]profiler.Sink, func(), error) {
 	var sinks []profiler.Sink
 	switch {
 	case o.json:
-		sinks = append(sinks, profiler.NewJSONSink(stdout))
+		sinks = append(sinks, sink.NewJSON(stdout))
 	case o.bench:
-		sinks = append(sinks, profiler.NewBenchSink(stdout))
+		sinks = append(sinks, sink.NewBench(stdout))
 	default:
-		sinks = append(sinks, profiler.NewTableSink(stdout))
+		sinks = append(sinks, sink.NewTable(stdout))
 	}
 	if o.csv != "" {
-		c, err := profiler.OpenCSV(o.csv, cols, o.resume != "")
+		c, err := sink.OpenCSV(o.csv, cols, o.resume != "")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -337,15 +340,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	cols := profiler.ColumnsFor([]profiler.Spec{spec})
+	cols := sink.ColumnsFor([]profiler.Spec{spec})
 	var sinks []profiler.Sink
 	if o.json {
-		sinks = append(sinks, profiler.NewJSONSink(stdout))
+		sinks = append(sinks, sink.NewJSON(stdout))
 	} else if o.bench {
-		sinks = append(sinks, profiler.NewBenchSink(stdout))
+		sinks = append(sinks, sink.NewBench(stdout))
 	}
 	if o.csv != "" {
-		c, err := profiler.OpenCSV(o.csv, cols, false)
+		c, err := sink.OpenCSV(o.csv, cols, false)
 		if err != nil {
 			return err
 		}
@@ -368,7 +371,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	if !o.json && !o.bench {
-		fmt.Fprint(stdout, profiler.FormatResult(res))
+		fmt.Fprint(stdout, sink.FormatResult(res))
 	}
 	switch {
 	case res.Status == profiler.StatusOK:
@@ -446,7 +449,7 @@ func cmdWorker(args []string) error {
 	}
 	protocol := os.Stdout
 	os.Stdout = os.Stderr // stray prints must not corrupt the protocol
-	err := profiler.ServeWorker(os.Stdin, protocol, func() (profiler.Executor, error) {
+	err := run.ServeWorker(os.Stdin, protocol, func() (profiler.Executor, error) {
 		return openRunner(*backend, os.Stderr, true)
 	})
 	if err != nil {

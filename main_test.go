@@ -82,7 +82,7 @@ func init() {
 	cpu.RegisterKernel("test_fault", faultKernel)
 }
 
-func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var o, e bytes.Buffer
 	code = realMain(args, &o, &e)
@@ -138,7 +138,7 @@ func TestWorkerIsolation(t *testing.T) {
     dims: {N: 32}
 `)
 	out := filepath.Join(t.TempDir(), "faults.csv")
-	code, stdout, stderr := run(t, "--config", sweep, "--backend", "cpu", "--isolate", "on", "--csv", out)
+	code, stdout, stderr := runMain(t, "--config", sweep, "--backend", "cpu", "--isolate", "on", "--csv", out)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -177,7 +177,7 @@ sweeps:
     flags: {causal: [false, true]}
 `)
 	out := filepath.Join(t.TempDir(), "s.csv")
-	code, stdout, stderr := run(t, "--config", sweep, "--csv", out)
+	code, stdout, stderr := runMain(t, "--config", sweep, "--csv", out)
 	// WM=4 needs BQ a multiple of 32: those two specs are invalid rows → exit 2
 	if code != 2 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
@@ -200,7 +200,7 @@ sweeps:
 		t.Errorf("table:\n%s", stdout)
 	}
 	// --resume skips everything already written and appends nothing new
-	code, _, stderr = run(t, "--config", sweep, "--resume", out)
+	code, _, stderr = runMain(t, "--config", sweep, "--resume", out)
 	if code != 0 || !strings.Contains(stderr, "8 skipped") {
 		t.Errorf("resume: exit %d\n%s", code, stderr)
 	}
@@ -211,7 +211,7 @@ sweeps:
 
 func TestRunCommand(t *testing.T) {
 	csvPath := filepath.Join(t.TempDir(), "one.csv")
-	code, stdout, stderr := run(t, "run", "attn_fwd", "--set", "BQ=32,BK=16,D=64,Lq=64,Lk=64,H=2,Hkv=2", "--dtype", "bf16", "--hot", "--time-limit", "0.3", "--json", "--csv", csvPath)
+	code, stdout, stderr := runMain(t, "run", "attn_fwd", "--set", "BQ=32,BK=16,D=64,Lq=64,Lk=64,H=2,Hkv=2", "--dtype", "bf16", "--hot", "--time-limit", "0.3", "--json", "--csv", csvPath)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -225,7 +225,7 @@ func TestRunCommand(t *testing.T) {
 	if rows := readCSV(t, csvPath); len(rows) != 1 || rows[0]["BQ"] != "32" || rows[0]["tgm_bytes"] != "9216" {
 		t.Errorf("csv %v", rows)
 	}
-	code, stdout, _ = run(t, "run", "softmax_bwd", "--set", "rows=4,cols=64", "--hot", "--time-limit", "0.2")
+	code, stdout, _ = runMain(t, "run", "softmax_bwd", "--set", "rows=4,cols=64", "--hot", "--time-limit", "0.2")
 	if code != 0 || !strings.Contains(stdout, "correctness vs float64 reference: PASS") || !strings.Contains(stdout, "red_smem") {
 		t.Errorf("block:\n%s", stdout)
 	}
@@ -267,7 +267,7 @@ func TestBadInput(t *testing.T) {
 		{"tui with csv", []string{"--csv", "x.csv"}, "need --config FILE"},
 	}
 	for _, c := range cases {
-		code, _, stderr := run(t, c.args...)
+		code, _, stderr := runMain(t, c.args...)
 		if code != 2 {
 			t.Errorf("%s: exit %d, want 2 (stderr %q)", c.name, code, stderr)
 			continue
@@ -282,7 +282,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestList(t *testing.T) {
-	code, stdout, _ := run(t, "list")
+	code, stdout, _ := runMain(t, "list")
 	for _, want := range []string{"Backends:", "cpu    found", "metal  missing", "cuda", "attn_fwd", "BQ       {8, 16, 32, 64, 128}", "softmax_bwd", "causal", "dtypes: f32, f16, bf16"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("list lacks %q:\n%s", want, stdout)
@@ -294,11 +294,11 @@ func TestList(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	code, stdout, _ := run(t, "help")
+	code, stdout, _ := runMain(t, "help")
 	if code != 0 || !strings.Contains(stdout, "mltop --config sweep.yaml") || !strings.Contains(stdout, "-time-limit") || !strings.Contains(stdout, "Exit codes") {
 		t.Errorf("help:\n%s", stdout)
 	}
-	code, _, stderr := run(t, "--help")
+	code, _, stderr := runMain(t, "--help")
 	if code != 0 || !strings.Contains(stderr, "Usage:") {
 		t.Errorf("--help: exit %d\n%s", code, stderr)
 	}
@@ -315,14 +315,14 @@ sweeps:
     flags: {causal: [false, true]}
 `)
 	out := filepath.Join(t.TempDir(), "bwd.csv")
-	if code, stdout, stderr := run(t, "--config", sweep, "--csv", out); code != 0 {
+	if code, stdout, stderr := runMain(t, "--config", sweep, "--csv", out); code != 0 {
 		t.Fatalf("sweep exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	code, stdout, stderr := run(t, "report", out)
+	code, stdout, stderr := runMain(t, "report", out)
 	if code != 0 || !strings.Contains(stdout, "attn_bwd") || !strings.Contains(stdout, "unfused") {
 		t.Errorf("report exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if code, _, stderr := run(t, "report", filepath.Join(t.TempDir(), "none.csv")); code != 2 || !strings.Contains(stderr, "none.csv does not exist") {
+	if code, _, stderr := runMain(t, "report", filepath.Join(t.TempDir(), "none.csv")); code != 2 || !strings.Contains(stderr, "none.csv does not exist") {
 		t.Errorf("missing file: exit %d %s", code, stderr)
 	}
 }
@@ -332,12 +332,12 @@ func TestCalibrateCommand(t *testing.T) {
 		t.Skip("calibration takes a second")
 	}
 	t.Setenv("MLTOP_CACHE_DIR", t.TempDir())
-	code, stdout, stderr := run(t, "calibrate", "--backend", "cpu")
+	code, stdout, stderr := runMain(t, "calibrate", "--backend", "cpu")
 	if code != 0 || !strings.Contains(stdout, "copy bandwidth") || !strings.Contains(stdout, "f32") || !strings.Contains(stdout, "cached in") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	// the next run holds its result against the measured ceilings
-	code, stdout, _ = run(t, "run", "softmax_bwd", "--set", "rows=64,cols=256", "--hot", "--time-limit", "0.2")
+	code, stdout, _ = runMain(t, "run", "softmax_bwd", "--set", "rows=64,cols=256", "--hot", "--time-limit", "0.2")
 	if code != 0 || !strings.Contains(stdout, "of measured peak") {
 		t.Errorf("run after calibrate:\n%s", stdout)
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
+	"github.com/mltop/mltop/profiler/sink"
 )
 
 // progressBar draws one self-overwriting line on stderr when it is a
@@ -34,7 +36,7 @@ func (b *progressBar) draw(i, n int, s profiler.Spec, phase string) {
 		return
 	}
 	b.last = time.Now()
-	bar := profiler.Bar(float64(i), float64(n), 20)
+	bar := sink.Bar(float64(i), float64(n), 20)
 	line := fmt.Sprintf("%s %d/%d %s  %s", bar, i+1, n, s.String(), phase)
 	if r := []rune(line); len(r) > b.width {
 		line = string(r[:b.width-1]) + "…"
@@ -42,8 +44,8 @@ func (b *progressBar) draw(i, n int, s profiler.Spec, phase string) {
 	fmt.Fprintf(b.w, "\r%-*s", b.width, line)
 }
 
-func (b *progressBar) hooks() profiler.SweepHooks {
-	return profiler.SweepHooks{
+func (b *progressBar) hooks() run.Hooks {
+	return run.Hooks{
 		Start: func(i, n int, s profiler.Spec) {
 			b.last = time.Time{}
 			b.draw(i, n, s, "starting")

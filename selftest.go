@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // selftestSpecs are small, fast specs, valid on every backend (knobs set
@@ -37,13 +38,13 @@ func cmdSelftest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(stdout, "FAIL open %s: %v\n", name, err)
 		return &exitError{code: exitFailed}
 	}
-	runner := profiler.NewRunner(b)
+	runner := run.NewRunner(b)
 	defer runner.Close()
 	dev := runner.Device()
 	fmt.Fprintf(stdout, "device: %s (%s, %s), %d %ss, TGM %d B/group, %d threads/group, timer %s\n",
 		dev.Name, dev.Backend, dev.Arch, dev.Units, dev.UnitName, dev.TGMPerGroup, dev.MaxThreadsPerGroup, dev.Timer)
 	passed, failed := 0, 0
-	check := func(c profiler.SelfCheck) {
+	check := func(c run.SelfCheck) {
 		mark := "ok  "
 		if c.OK {
 			passed++
@@ -53,7 +54,7 @@ func cmdSelftest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		fmt.Fprintf(stdout, "%s %s: %s\n", mark, c.Name, c.Detail)
 	}
-	if st, ok := b.(profiler.SelfTester); ok {
+	if st, ok := b.(run.SelfTester); ok {
 		for _, c := range st.SelfTest() {
 			check(c)
 		}
@@ -71,10 +72,10 @@ func cmdSelftest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if res.Error != "" {
 			detail += ": " + res.Error
 		}
-		check(profiler.SelfCheck{Name: s.String(), OK: res.Status == profiler.StatusOK, Detail: detail})
+		check(run.SelfCheck{Name: s.String(), OK: res.Status == profiler.StatusOK, Detail: detail})
 		// The timer can never report more kernel time than wall time passed.
 		measured := res.Stats.Mean * float64(res.Stats.N) / 1e9
-		check(profiler.SelfCheck{Name: "timer ≤ wall clock for " + s.Kernel, OK: res.Stats.N > 0 && measured <= wall,
+		check(run.SelfCheck{Name: "timer ≤ wall clock for " + s.Kernel, OK: res.Stats.N > 0 && measured <= wall,
 			Detail: fmt.Sprintf("%.4f s of samples within %.4f s of wall time", measured, wall)})
 	}
 	fmt.Fprintf(stdout, "selftest: %d passed, %d failed\n", passed, failed)

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/sink"
+	"github.com/mltop/mltop/profiler/sweep"
 	"github.com/mltop/mltop/ui"
 )
 
@@ -31,7 +33,7 @@ func runTUI(ctx context.Context, o *options, stderr io.Writer) error {
 		DefaultOptions: base,
 		Backends:       strings.Join(lines, ", "),
 		LoadSweep: func(path string) ([]profiler.Spec, profiler.Options, error) {
-			sw, err := profiler.LoadSweep(path, base)
+			sw, err := sweep.Load(path, base)
 			if err != nil {
 				return nil, base, err
 			}
@@ -41,6 +43,6 @@ func runTUI(ctx context.Context, o *options, stderr io.Writer) error {
 			}
 			return specs, sw.Jobs[0].Options, nil
 		},
-		WriteCSV: profiler.WriteCSVFile,
+		WriteCSV: sink.WriteCSVFile,
 	})
 }

@@ -7,6 +7,7 @@ import (
 
 	_ "github.com/mltop/mltop/kernels"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // Deliberately broken attn_bwd_atomic variants: the reference check must
@@ -89,7 +90,7 @@ func TestAttnBwdFamiliesOK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := profiler.NewRunner(be)
+	r := run.NewRunner(be)
 	for _, c := range cases {
 		for _, dt := range profiler.FloatDTypes {
 			t.Run(c.kernel+"/"+c.name+"/"+string(dt), func(t *testing.T) {
@@ -119,7 +120,7 @@ func TestAttnBwdAtomicBrokenVariantsMismatch(t *testing.T) {
 			for _, dt := range profiler.FloatDTypes {
 				t.Run(fmt.Sprintf("%s/causal=%t/%s", broken, causal, dt), func(t *testing.T) {
 					be, _ := New()
-					r := profiler.NewRunner(remapSource{be, "attn_bwd_atomic", broken})
+					r := run.NewRunner(remapSource{be, "attn_bwd_atomic", broken})
 					res := r.Run(context.Background(), bwdSpec("attn_bwd_atomic", dt, knobs, gqaRagged, map[string]bool{"causal": causal}), bwdQuick(), nil)
 					if res.Status != profiler.StatusMismatch {
 						t.Fatalf("status %s, want mismatch (verdict %+v)", res.Status, res.Verdict)
@@ -133,7 +134,7 @@ func TestAttnBwdAtomicBrokenVariantsMismatch(t *testing.T) {
 	}
 	// The same shapes pass with the real kernel (the failures above are the bug's).
 	be, _ := New()
-	res := profiler.NewRunner(be).Run(context.Background(), bwdSpec("attn_bwd_atomic", profiler.BF16, knobs, gqaRagged, map[string]bool{"causal": true}), bwdQuick(), nil)
+	res := run.NewRunner(be).Run(context.Background(), bwdSpec("attn_bwd_atomic", profiler.BF16, knobs, gqaRagged, map[string]bool{"causal": true}), bwdQuick(), nil)
 	if res.Status != profiler.StatusOK {
 		t.Fatalf("real kernel: status %s: %s", res.Status, res.Error)
 	}
@@ -149,7 +150,7 @@ func TestAttnBwdFamiliesAgree(t *testing.T) {
 		bwdSpec("attn_bwd_unfused", profiler.F32, map[string]int{"BM": 16, "BN": 128}, dims, map[string]bool{"causal": true}),
 	}
 	be, _ := New()
-	r := profiler.NewRunner(be)
+	r := run.NewRunner(be)
 	for _, s := range specs {
 		res := r.Run(context.Background(), s, bwdQuick(), nil)
 		if res.Status != profiler.StatusOK {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // BenchmarkAttnFwd measures the CPU attn_fwd through the Runner (the path
@@ -22,7 +23,7 @@ func BenchmarkAttnFwd(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			r := profiler.NewRunner(be)
+			r := run.NewRunner(be)
 			s := attnSpec(profiler.BF16, map[string]int{"BQ": 32, "BK": 16}, map[string]int{"B": 1, "H": 8, "Hkv": 8, "Lq": 1024, "Lk": 1024, "D": 64}, causal)
 			opt := profiler.DefaultOptions()
 			opt.Hot = true

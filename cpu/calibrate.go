@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // Calibrate measures the host's ceilings the way the CPU kernels use it:
@@ -14,8 +15,8 @@ import (
 // (bytes read + written), and float32 multiply-adds on all cores. The Go
 // kernels compute in float32 whatever the storage dtype, so f16 and bf16
 // get the float32 figure.
-func (b *Backend) Calibrate() (profiler.Calibration, error) {
-	c := profiler.Calibration{Backend: "cpu", Device: b.info.Name, Time: time.Now().UTC(), FLOPS: map[profiler.DType]float64{}}
+func (b *Backend) Calibrate() (run.Calibration, error) {
+	c := run.Calibration{Backend: "cpu", Device: b.info.Name, Time: time.Now().UTC(), FLOPS: map[profiler.DType]float64{}}
 	size := max(8*b.info.CacheBytes, 256<<20)
 	size = min(size, 1<<30)
 	bw, dt := copyBandwidth(int(size), runtime.NumCPU())

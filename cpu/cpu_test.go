@@ -11,6 +11,7 @@ import (
 	"github.com/mltop/mltop/cpu"
 	_ "github.com/mltop/mltop/kernels"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // skipLastTile is attn_fwd with a classic off-by-one: the key loop bound
@@ -99,7 +100,7 @@ func TestAttnFwdOK(t *testing.T) {
 		{"causal Lq>Lk (fully masked rows)", map[string]int{"BQ": 16, "BK": 8, "WM": 2, "WN": 1}, map[string]int{"B": 1, "H": 2, "Hkv": 1, "Lq": 40, "Lk": 25, "D": 128}, true},
 		{"WN=2, BK=64 > Lk", map[string]int{"BQ": 32, "BK": 64, "WM": 2, "WN": 2}, map[string]int{"B": 1, "H": 1, "Hkv": 1, "Lq": 33, "Lk": 40, "D": 64}, false},
 	}
-	r := profiler.NewRunner(newBackend(t))
+	r := run.NewRunner(newBackend(t))
 	for _, c := range cases {
 		for _, dt := range profiler.FloatDTypes {
 			t.Run(fmt.Sprintf("%s/%s", c.name, dt), func(t *testing.T) {
@@ -128,7 +129,7 @@ func TestAttnFwdOK(t *testing.T) {
 func TestAttnFwdFullyMaskedRows(t *testing.T) {
 	// Lq=12 > Lk=4, causal: rows 0..7 see no key and must read O=0, L=-inf.
 	b := newBackend(t)
-	r := profiler.NewRunner(b)
+	r := run.NewRunner(b)
 	s := attnSpec(profiler.F32, map[string]int{"BQ": 8, "BK": 8, "WM": 1}, map[string]int{"B": 1, "H": 1, "Hkv": 1, "Lq": 12, "Lk": 4, "D": 64}, true)
 	res := r.Run(context.Background(), s, quick(), nil)
 	if res.Status != profiler.StatusOK {
@@ -203,7 +204,7 @@ func TestAttnFwdSkippedTileIsMismatch(t *testing.T) {
 	for _, c := range cases {
 		for _, dt := range profiler.FloatDTypes {
 			t.Run(c.name+"/"+string(dt), func(t *testing.T) {
-				r := profiler.NewRunner(remap{newBackend(t), skipLastTile})
+				r := run.NewRunner(remap{newBackend(t), skipLastTile})
 				res := r.Run(context.Background(), attnSpec(dt, map[string]int{"BQ": 16, "BK": 16, "WM": 2}, c.dims, c.causal), quick(), nil)
 				if res.Status != profiler.StatusMismatch {
 					t.Fatalf("status %s, want mismatch (verdict %+v)", res.Status, res.Verdict)
@@ -225,7 +226,7 @@ func TestSoftmaxBwdOK(t *testing.T) {
 		{256, 16, 4096}, // default width
 		{1024, 5, 513},
 	}
-	r := profiler.NewRunner(newBackend(t))
+	r := run.NewRunner(newBackend(t))
 	for _, c := range cases {
 		for _, dt := range profiler.FloatDTypes {
 			t.Run(fmt.Sprintf("WG=%d rows=%d cols=%d/%s", c.wg, c.rows, c.cols, dt), func(t *testing.T) {
@@ -277,7 +278,7 @@ func TestKernelPanicPropagates(t *testing.T) {
 }
 
 func TestPanicBecomesCrashedResult(t *testing.T) {
-	r := profiler.NewRunner(remap{newBackend(t), "test_panics"})
+	r := run.NewRunner(remap{newBackend(t), "test_panics"})
 	res := r.Run(context.Background(), profiler.Spec{Kernel: "softmax_bwd", DType: profiler.F32, Dims: map[string]int{"rows": 8, "cols": 8}}, quick(), nil)
 	if res.Status != profiler.StatusCrashed || !strings.Contains(res.Error, "boom in group 3") {
 		t.Fatalf("status %s error %q, want crashed with the kernel's message", res.Status, res.Error)
@@ -399,7 +400,7 @@ func TestTensorRoundsToNearestEven(t *testing.T) {
 // sequence, D=256).
 func TestAttnFwdRandomShapes(t *testing.T) {
 	be := newBackend(t)
-	r := profiler.NewRunner(be)
+	r := run.NewRunner(be)
 	rng := profiler.NewRNG(2024)
 	pick := func(vs ...int) int { return vs[rng.Uint64()%uint64(len(vs))] }
 	opt := quick()

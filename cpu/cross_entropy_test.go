@@ -6,6 +6,7 @@ import (
 
 	"github.com/mltop/mltop/cpu"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 func init() {
@@ -34,7 +35,7 @@ func TestCrossEntropyPadRowsAreZero(t *testing.T) {
 	// With vocab 4 about a quarter of the rows hit pad id 0; the broken
 	// kernel that ignores the pad must fail exactly there.
 	s := profiler.Spec{Kernel: "cross_entropy", DType: profiler.F32, Knobs: map[string]int{"WG": 32, "VEC": 1}, Dims: map[string]int{"rows": 32, "vocab": 4, "pad_id": 0}}
-	res := profiler.NewRunner(newBackend(t)).Run(context.Background(), s, trainOpts(), nil)
+	res := run.NewRunner(newBackend(t)).Run(context.Background(), s, trainOpts(), nil)
 	if res.Status != profiler.StatusOK {
 		t.Fatalf("status %s: %s", res.Status, res.Error)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mltop/mltop/cpu"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // Helpers shared by the training-op and seed-kernel tests (transpose,
@@ -35,7 +36,7 @@ type trainCase struct {
 // every row checked, a positive time, and GB/s (all of these move bytes).
 func runTrainCases(t *testing.T, kernel string, cases []trainCase) {
 	t.Helper()
-	r := profiler.NewRunner(newBackend(t))
+	r := run.NewRunner(newBackend(t))
 	for _, c := range cases {
 		for _, dt := range c.dtypes {
 			t.Run(fmt.Sprintf("%s/%s", c.name, dt), func(t *testing.T) {
@@ -60,7 +61,7 @@ func runTrainCases(t *testing.T, kernel string, cases []trainCase) {
 // kernel and wants a mismatch with mismatching elements.
 func wantMismatch(t *testing.T, broken string, s profiler.Spec) profiler.Result {
 	t.Helper()
-	r := profiler.NewRunner(remap{newBackend(t), broken})
+	r := run.NewRunner(remap{newBackend(t), broken})
 	res := r.Run(context.Background(), s, trainOpts(), nil)
 	if res.Status != profiler.StatusMismatch {
 		t.Fatalf("broken kernel %s: status %s (%s), want mismatch", broken, res.Status, res.Error)

@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
-var _ profiler.Calibrator = (*backend)(nil)
+var _ run.Calibrator = (*backend)(nil)
 
 // Calibrate measures this GPU's achievable copy bandwidth and, per dtype,
 // its arithmetic rate with the micro-kernels of shaders/cuda/calibrate.cu,
@@ -19,10 +20,10 @@ var _ profiler.Calibrator = (*backend)(nil)
 // events, back to back: every buffer here is far larger than the L2 or
 // never leaves the registers). Each figure is the fastest of several
 // launches; Details say which kernel, how much work and how long.
-func (b *backend) Calibrate() (profiler.Calibration, error) {
+func (b *backend) Calibrate() (run.Calibration, error) {
 	start := time.Now()
 	info := b.info
-	cal := profiler.Calibration{Backend: "cuda", Device: info.Name, Time: start.UTC(), FLOPS: map[profiler.DType]float64{}}
+	cal := run.Calibration{Backend: "cuda", Device: info.Name, Time: start.UTC(), FLOPS: map[profiler.DType]float64{}}
 	sms := max(info.Units, 1)
 
 	entries := []string{"cal_fill", "cal_copy", "cal_fma_f32"}
@@ -114,7 +115,7 @@ func (b *backend) Calibrate() (profiler.Calibration, error) {
 }
 
 // calibrateCopy times cal_copy over two buffers of copyBufferBytes each.
-func (b *backend) calibrateCopy(cal *profiler.Calibration, kern map[string]profiler.Kernel, sms int) error {
+func (b *backend) calibrateCopy(cal *run.Calibration, kern map[string]profiler.Kernel, sms int) error {
 	t0 := time.Now()
 	n := copyBufferBytes(b.info.MemoryBytes, b.info.CacheBytes)
 	src, err := b.Alloc(n)

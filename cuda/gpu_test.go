@@ -15,6 +15,7 @@ import (
 
 	_ "github.com/mltop/mltop/kernels"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // openOrSkip opens the backend with its compile cache in a temp dir, or
@@ -151,7 +152,7 @@ func attnSpec(dt profiler.DType, causal bool, knobs map[string]int, dims map[str
 
 func TestFamiliesOnGPU(t *testing.T) {
 	b := openOrSkip(t)
-	r := profiler.NewRunner(b)
+	r := run.NewRunner(b)
 	var specs []profiler.Spec
 	for _, dt := range []profiler.DType{profiler.F32, profiler.F16, profiler.BF16} {
 		for _, causal := range []bool{false, true} {
@@ -195,7 +196,7 @@ func TestFamiliesOnGPU(t *testing.T) {
 
 func TestTimeColdAndHot(t *testing.T) {
 	b := openOrSkip(t)
-	r := profiler.NewRunner(b)
+	r := run.NewRunner(b)
 	s := profiler.Spec{Kernel: "softmax_bwd", DType: profiler.BF16, Knobs: map[string]int{"WG": 256}, Dims: map[string]int{"rows": 4096, "cols": 4096}}
 	o := quick()
 	cold := r.Run(context.Background(), s, o, nil)
@@ -237,7 +238,7 @@ func TestStickyErrorIsReported(t *testing.T) {
 		return
 	}
 	b := openOrSkip(t)
-	r := profiler.NewRunner(b)
+	r := run.NewRunner(b)
 	res := r.Run(context.Background(), faultSpec(faultOOB), quick(), nil)
 	if res.Status != profiler.StatusError || !strings.Contains(res.Error, "CUDA_ERROR_ILLEGAL_ADDRESS") {
 		t.Fatalf("oob kernel: %s %q, want error with CUDA_ERROR_ILLEGAL_ADDRESS", res.Status, res.Error)
@@ -260,7 +261,7 @@ func TestWorkerIsolation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool, err := profiler.NewWorkerPool([]string{exe, "-test.run=^TestHelperWorker$"}, []string{"MLTOP_CUDA_TEST_WORKER=1", ExitOnFaultEnv + "=1"})
+	pool, err := run.NewWorkerPool([]string{exe, "-test.run=^TestHelperWorker$"}, []string{"MLTOP_CUDA_TEST_WORKER=1", ExitOnFaultEnv + "=1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,12 +299,12 @@ func TestHelperWorker(t *testing.T) {
 	if os.Getenv("MLTOP_CUDA_TEST_WORKER") == "" {
 		t.Skip("helper process for TestWorkerIsolation")
 	}
-	err := profiler.ServeWorker(os.Stdin, os.Stdout, func() (profiler.Executor, error) {
+	err := run.ServeWorker(os.Stdin, os.Stdout, func() (profiler.Executor, error) {
 		b, err := Open()
 		if err != nil {
 			return nil, err
 		}
-		return profiler.NewRunner(b), nil
+		return run.NewRunner(b), nil
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -321,7 +322,7 @@ func TestBenchAttn(t *testing.T) {
 		t.Skip("set MLTOP_CUDA_BENCH=1 to run the attn_fwd benchmark sweep")
 	}
 	b := openOrSkip(t)
-	r := profiler.NewRunner(b)
+	r := run.NewRunner(b)
 	L := 4096
 	if s := os.Getenv("MLTOP_CUDA_BENCH_L"); s != "" {
 		fmt.Sscan(s, &L)

@@ -9,6 +9,7 @@ import (
 	"github.com/mltop/mltop/kernels"
 	"github.com/mltop/mltop/metal/mslemu"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 var bwdMetalDev = profiler.DeviceInfo{Backend: "metal", Name: "Apple M3 Max (test)", TGMPerGroup: 32768, TGMPerUnit: 32768, MaxThreadsPerGroup: 1024, MaxThreadsPerUnit: 1024, SIMDWidth: 32}
@@ -66,7 +67,7 @@ func TestAttnBwdMetalKernelsOnCPUEmulator(t *testing.T) {
 	opt := mslemu.Options()
 	opt.Hot = true
 	opt.MaxRows = 4096
-	r := profiler.NewRunner(eb)
+	r := run.NewRunner(eb)
 	for _, s := range bwdMetalSpecs {
 		t.Run(s.Kernel, func(t *testing.T) {
 			mslemu.Check(t, r, s, opt)

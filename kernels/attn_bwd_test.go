@@ -9,6 +9,8 @@ import (
 
 	"github.com/mltop/mltop/internal/plancheck"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
+	"github.com/mltop/mltop/profiler/sweep"
 )
 
 var (
@@ -55,7 +57,7 @@ func TestAttnBwdAliasTGM(t *testing.T) {
 			t.Errorf("alias=%t: red_smem %d B, want %d", alias, red.Bytes, wantRed)
 		}
 		totals[i] = d.TGMBytes()
-		occ := profiler.EstimateOccupancy(bwdM1, &d, profiler.KernelAttrs{})
+		occ := run.EstimateOccupancy(bwdM1, &d, profiler.KernelAttrs{})
 		t.Logf("alias=%t: dKV TGM %d B, %d groups per core (%s)", alias, totals[i], occ.GroupsPerUnit, occ.Limiter)
 	}
 	if totals[0]-totals[1] != 8192 {
@@ -67,7 +69,7 @@ func TestAttnBwdAliasTGM(t *testing.T) {
 	for _, alias := range []bool{false, true} {
 		p, _ := plancheck.Plan(t, profiler.Spec{Kernel: "attn_bwd", DType: profiler.F16, Knobs: knobs, Dims: map[string]int{"D": 96}, Flags: map[string]bool{"alias": alias}}, bwdM1)
 		d := p.Dispatches[2]
-		groups = append(groups, profiler.EstimateOccupancy(bwdM1, &d, profiler.KernelAttrs{}).GroupsPerUnit)
+		groups = append(groups, run.EstimateOccupancy(bwdM1, &d, profiler.KernelAttrs{}).GroupsPerUnit)
 	}
 	if !slices.Equal(groups, []int{1, 2}) {
 		t.Errorf("D=96 dKV groups per core without/with alias %v, want [1 2]", groups)
@@ -196,7 +198,7 @@ func TestAttnBwdAtomicMaskPlan(t *testing.T) {
 
 // configs/attention_bwd.yaml loads and every spec plans on an H100.
 func TestAttentionBwdConfigPlans(t *testing.T) {
-	sw, err := profiler.LoadSweep("../configs/attention_bwd.yaml", profiler.DefaultOptions())
+	sw, err := sweep.Load("../configs/attention_bwd.yaml", profiler.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/sweep"
 )
 
 // Every shipped config loads and every spec in it is valid on an H100: an
@@ -17,7 +18,7 @@ func TestShippedConfigsAreValidOnCUDA(t *testing.T) {
 	dev := bwdH100
 	dev.Arch = "sm_90"
 	for _, f := range files {
-		sw, err := profiler.LoadSweep(f, profiler.DefaultOptions())
+		sw, err := sweep.Load(f, profiler.DefaultOptions())
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 var (
@@ -515,7 +516,7 @@ func TestAttnToleranceSeparatesRightFromOffByOne(t *testing.T) {
 			a := AttnShapeOf(s)
 			for _, skip := range []bool{false, true} {
 				o, l := simulateGPU(a, in["Q"], in["K"], in["V"], dt, skip)
-				v := profiler.Verify(ref, map[string][]float32{"O": o, "L": l}, AttnFwd{}.Tolerance(dt))
+				v := run.Verify(ref, map[string][]float32{"O": o, "L": l}, AttnFwd{}.Tolerance(dt))
 				if v.Pass == skip {
 					t.Errorf("%s Lk=%d skipLast=%v: pass=%v (max abs %.3g, rel %.3g, %d mismatches, tol %+v)", dt, lk, skip, v.Pass, v.MaxAbsErr, v.MaxRelErr, v.Mismatches, AttnFwd{}.Tolerance(dt))
 				}

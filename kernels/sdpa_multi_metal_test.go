@@ -5,6 +5,7 @@ import (
 
 	"github.com/mltop/mltop/metal/mslemu"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // The Metal kernels of the seed families (sdpa_multi, gated_delta_chunk,
@@ -33,7 +34,7 @@ func TestSeedMetalKernelsOnCPUEmulator(t *testing.T) {
 	opt := mslemu.Options()
 	opt.Hot = true
 	opt.MaxRows = 4096
-	r := profiler.NewRunner(eb)
+	r := run.NewRunner(eb)
 	for _, s := range specs {
 		t.Run(s.Kernel+"/"+string(s.DType), func(t *testing.T) {
 			mslemu.Check(t, r, s, opt)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // These tests need a Mac with Apple silicon; they skip elsewhere (and on a
@@ -44,7 +45,7 @@ func TestSelfTestTimestampsOnMac(t *testing.T) {
 
 func TestKernelsOnMac(t *testing.T) {
 	b := openOrSkip(t)
-	runner := profiler.NewRunner(b)
+	runner := run.NewRunner(b)
 	opt := profiler.DefaultOptions()
 	opt.Stop.MaxTime, opt.Stop.MinTime, opt.Warmup = 0.3, 0.02, 0.01
 	specs := []profiler.Spec{

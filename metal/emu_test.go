@@ -6,6 +6,7 @@ import (
 	"github.com/mltop/mltop/metal"
 	"github.com/mltop/mltop/metal/mslemu"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // The Metal kernels' source text, compiled with g++ against a CPU
@@ -48,7 +49,7 @@ func TestMetalKernelsOnCPUEmulator(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			eb.NativeBF16 = c.native
 			// A runner per case: its kernel cache does not know about NativeBF16.
-			mslemu.Check(t, profiler.NewRunner(eb), c.spec, opt)
+			mslemu.Check(t, run.NewRunner(eb), c.spec, opt)
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // Generation is what mltop knows about one Apple GPU generation's cores.
@@ -200,7 +201,7 @@ func DeviceInfo(raw RawDevice) profiler.DeviceInfo {
 // Occupancy estimates resident groups per core for a launch from the
 // generation table and the compiled pipeline's attributes.
 func Occupancy(dev profiler.DeviceInfo, d *profiler.Dispatch, attrs profiler.KernelAttrs) profiler.Occupancy {
-	o := profiler.EstimateOccupancy(dev, d, attrs)
+	o := run.EstimateOccupancy(dev, d, attrs)
 	chip := ParseChip(dev.Name, dev.Arch)
 	g, ok := GenerationFor(chip.Number)
 	if !ok {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 func TestParseChip(t *testing.T) {
@@ -111,7 +112,7 @@ func TestDeviceInfoAndOccupancy(t *testing.T) {
 
 func TestBudgetWarnsOnRegisterPressure(t *testing.T) {
 	d := attnDispatch(1024, 1024)
-	b := profiler.BuildBudget(d, DeviceInfo(RawDevice{Name: "Apple M1", MaxTGMPerGroup: 32768, MaxThreadsWidth: 1024}), profiler.KernelAttrs{StaticTGM: 1024, MaxThreads: 896})
+	b := run.BuildBudget(d, DeviceInfo(RawDevice{Name: "Apple M1", MaxTGMPerGroup: 32768, MaxThreadsWidth: 1024}), profiler.KernelAttrs{StaticTGM: 1024, MaxThreads: 896})
 	if len(b.Warnings) != 1 || !strings.Contains(b.Warnings[0], "allows 896") {
 		t.Fatalf("warnings %v", b.Warnings)
 	}

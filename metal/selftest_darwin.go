@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // SelfTestTimestamps compiles a kernel that spins for a few milliseconds,
@@ -128,14 +129,14 @@ func sum(xs []float64) float64 {
 
 // SelfTest is the profiler.SelfTester hook `mltop selftest` calls: the
 // timestamp self-test as one check per finding.
-func (b *Backend) SelfTest() []profiler.SelfCheck {
+func (b *Backend) SelfTest() []run.SelfCheck {
 	rep, err := SelfTestTimestamps(b)
 	if err != nil {
-		return []profiler.SelfCheck{{Name: "metal timestamps", OK: false, Detail: err.Error()}}
+		return []run.SelfCheck{{Name: "metal timestamps", OK: false, Detail: err.Error()}}
 	}
-	out := []profiler.SelfCheck{{Name: "metal timestamps", OK: rep.OK, Detail: fmt.Sprintf("%s (%s), timer %s", rep.Device, rep.Arch, rep.Timer)}}
+	out := []run.SelfCheck{{Name: "metal timestamps", OK: rep.OK, Detail: fmt.Sprintf("%s (%s), timer %s", rep.Device, rep.Arch, rep.Timer)}}
 	for _, l := range rep.Lines {
-		out = append(out, profiler.SelfCheck{Name: "metal", OK: l.OK, Detail: l.Text})
+		out = append(out, run.SelfCheck{Name: "metal", OK: l.OK, Detail: l.Text})
 	}
 	return out
 }

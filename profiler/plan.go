@@ -139,3 +139,12 @@ func (p *Plan) MemoryBytes() int64 {
 	}
 	return t
 }
+
+// TGMLimit is the threadgroup memory a dispatch may use: the opt-in limit
+// where the platform has one and the dispatch asks for more than the default.
+func TGMLimit(dev DeviceInfo, d *Dispatch) int {
+	if dev.TGMPerGroupOptIn > dev.TGMPerGroup && d.TGMBytes() > dev.TGMPerGroup {
+		return dev.TGMPerGroupOptIn
+	}
+	return dev.TGMPerGroup
+}

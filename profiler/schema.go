@@ -89,7 +89,8 @@ type Schema struct {
 	DTypes []DType
 }
 
-func findParam(ps []Param, name string) (Param, bool) {
+// FindParam returns the parameter of ps named name.
+func FindParam(ps []Param, name string) (Param, bool) {
 	for _, p := range ps {
 		if p.Name == name {
 			return p, true
@@ -99,10 +100,10 @@ func findParam(ps []Param, name string) (Param, bool) {
 }
 
 // Knob returns the knob named name.
-func (s Schema) Knob(name string) (Param, bool) { return findParam(s.Knobs, name) }
+func (s Schema) Knob(name string) (Param, bool) { return FindParam(s.Knobs, name) }
 
 // Dim returns the dim named name.
-func (s Schema) Dim(name string) (Param, bool) { return findParam(s.Dims, name) }
+func (s Schema) Dim(name string) (Param, bool) { return FindParam(s.Dims, name) }
 
 // Flag returns the flag named name.
 func (s Schema) Flag(name string) (FlagParam, bool) {

@@ -129,12 +129,12 @@ func (s Spec) WithDefaults(sc Schema) Spec {
 // default).
 func (s Spec) CheckSchema(sc Schema) error {
 	if !slices.Contains(sc.DTypes, s.DType) {
-		return fmt.Errorf("%s does not support dtype %q: use one of %s", s.Kernel, s.DType, joinDTypes(sc.DTypes))
+		return fmt.Errorf("%s does not support dtype %q: use one of %s", s.Kernel, s.DType, JoinDTypes(sc.DTypes))
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Knobs)) {
 		p, ok := sc.Knob(k)
 		if !ok {
-			return fmt.Errorf("%s has no knob %q: knobs are %s", s.Kernel, k, paramNames(sc.Knobs))
+			return fmt.Errorf("%s has no knob %q: knobs are %s", s.Kernel, k, ParamNames(sc.Knobs))
 		}
 		if err := p.Check(s.Knobs[k]); err != nil {
 			return err
@@ -143,7 +143,7 @@ func (s Spec) CheckSchema(sc Schema) error {
 	for _, k := range slices.Sorted(maps.Keys(s.Dims)) {
 		p, ok := sc.Dim(k)
 		if !ok {
-			return fmt.Errorf("%s has no dim %q: dims are %s", s.Kernel, k, paramNames(sc.Dims))
+			return fmt.Errorf("%s has no dim %q: dims are %s", s.Kernel, k, ParamNames(sc.Dims))
 		}
 		if err := p.Check(s.Dims[k]); err != nil {
 			return err
@@ -183,7 +183,8 @@ func (s *Spec) Set(sc Schema, name string, value int) error {
 	return fmt.Errorf("%s has no knob, dim or flag %q: it has %s", s.Kernel, name, strings.Join(sc.Names(), ", "))
 }
 
-func paramNames(ps []Param) string {
+// ParamNames lists the parameters' names for an error message.
+func ParamNames(ps []Param) string {
 	n := make([]string, len(ps))
 	for i, p := range ps {
 		n[i] = p.Name
@@ -194,7 +195,8 @@ func paramNames(ps []Param) string {
 	return strings.Join(n, ", ")
 }
 
-func joinDTypes(ds []DType) string {
+// JoinDTypes lists dtypes for an error message: "f32, f16, bf16".
+func JoinDTypes(ds []DType) string {
 	s := make([]string, len(ds))
 	for i, d := range ds {
 		s[i] = string(d)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mltop/mltop/cpu"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // TestRealCPUBackend drives a real run through the CPU backend: pick
@@ -15,7 +16,7 @@ func TestRealCPUBackend(t *testing.T) {
 	if err != nil {
 		t.Fatalf("cpu backend: %v", err)
 	}
-	r := profiler.NewRunner(be)
+	r := run.NewRunner(be)
 	defer r.Close()
 	opts := testOptions()
 	o := profiler.DefaultOptions()

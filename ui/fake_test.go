@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	_ "github.com/mltop/mltop/kernels"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // fakeDevice is a made-up GPU, so frames hold nothing of the test machine.
@@ -41,7 +42,7 @@ func (f *fakeExec) Run(ctx context.Context, s profiler.Spec, _ profiler.Options,
 	f.calls = append(f.calls, s)
 	st, msg, block := f.status, f.errMsg, f.block
 	f.mu.Unlock()
-	p := profiler.MakePreview(s, fakeDevice)
+	p := run.MakePreview(s, fakeDevice)
 	res := profiler.Result{Spec: p.Spec, Backend: "fake", Device: fakeDevice.Name, Timer: "fake-timer"}
 	if p.Err != nil {
 		res.Status, res.Error = profiler.StatusInvalid, p.Err.Error()

@@ -15,6 +15,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // Options configure a session.
@@ -129,7 +130,7 @@ type Model struct {
 	fields   []field
 	fieldCur int
 	edited   string // the field changed last: blamed when an error names none
-	preview  profiler.Preview
+	preview  run.Preview
 
 	focus    pane
 	mode     mode
@@ -245,7 +246,7 @@ func (m *Model) setSpec(s profiler.Spec) {
 }
 
 func (m *Model) refreshPreview() {
-	m.preview = profiler.MakePreview(m.spec(), m.dev)
+	m.preview = run.MakePreview(m.spec(), m.dev)
 }
 
 func (m *Model) selectFamily(i int) {

@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 func (m Model) onKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
@@ -314,7 +315,7 @@ func (m Model) startSweep() (tea.Model, tea.Cmd) {
 		} else {
 			s.Dims[f.name] = v
 		}
-		p := profiler.MakePreview(s, m.dev)
+		p := run.MakePreview(s, m.dev)
 		if p.Err != nil {
 			skipped = append(skipped, fmt.Sprint(v))
 			continue

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mltop/mltop/metal"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 	"github.com/mltop/mltop/shaders"
 )
 
@@ -140,7 +141,7 @@ func Options() profiler.Options {
 }
 
 // Check runs s and fails t unless it ran and its verdict passed.
-func Check(t *testing.T, r *profiler.Runner, s profiler.Spec, opt profiler.Options) {
+func Check(t *testing.T, r *run.Runner, s profiler.Spec, opt profiler.Options) {
 	t.Helper()
 	res := r.Run(context.Background(), s, opt, nil)
 	if res.Status != profiler.StatusOK || res.Verdict == nil || !res.Verdict.Pass {

@@ -1,10 +1,11 @@
-package profiler
+package sweep
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mltop/mltop/profiler"
 )
 
 const goodSweep = `backend: cpu
@@ -26,7 +27,7 @@ sweeps:
 `
 
 func TestParseSweepExpands(t *testing.T) {
-	sw, err := ParseSweep("s.yaml", []byte(goodSweep), DefaultOptions())
+	sw, err := Parse("s.yaml", []byte(goodSweep), profiler.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,10 +40,10 @@ func TestParseSweepExpands(t *testing.T) {
 		t.Fatalf("%d jobs, want 4", len(sw.Jobs))
 	}
 	j := sw.Jobs[0]
-	if j.Spec.DType != F32 || j.Spec.Knobs["WG"] != 32 || j.Spec.Dims["N"] != 1000 || j.Spec.Flags["broken"] {
+	if j.Spec.DType != profiler.F32 || j.Spec.Knobs["WG"] != 32 || j.Spec.Dims["N"] != 1000 || j.Spec.Flags["broken"] {
 		t.Errorf("first job %v", j.Spec)
 	}
-	if sw.Jobs[2].Spec.DType != BF16 {
+	if sw.Jobs[2].Spec.DType != profiler.BF16 {
 		t.Errorf("dtype order: %v", sw.Jobs[2].Spec)
 	}
 	if j.Options.Stop.Noise != 0.02 || j.Options.Stop.MaxTime != 2 || !j.Options.Hot || j.Options.Seed != 9 || j.Options.Stop.MinSamples != 10 {
@@ -55,11 +56,11 @@ func TestParseSweepExpands(t *testing.T) {
 
 func TestParseSweepScalarsAndTiedDims(t *testing.T) {
 	src := "sweeps:\n  - kernel: test_scale\n    knobs: {WG: 64}\n    dims: {\"N\": [10, 20]}\n    flags: {broken: [false, true]}\n"
-	sw, err := ParseSweep("s.yaml", []byte(src), DefaultOptions())
+	sw, err := Parse("s.yaml", []byte(src), profiler.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sw.Jobs) != 4 || sw.Jobs[0].Spec.DType != F32 {
+	if len(sw.Jobs) != 4 || sw.Jobs[0].Spec.DType != profiler.F32 {
 		t.Fatalf("jobs %d", len(sw.Jobs))
 	}
 }
@@ -90,12 +91,12 @@ func TestParseSweepErrors(t *testing.T) {
 		{"empty file", "", "has no sweeps"},
 	}
 	for _, c := range cases {
-		_, err := ParseSweep("s.yaml", []byte(c.src), DefaultOptions())
+		_, err := Parse("s.yaml", []byte(c.src), profiler.DefaultOptions())
 		if err == nil {
 			t.Errorf("%s: no error", c.name)
 			continue
 		}
-		if !IsInputError(err) {
+		if !profiler.IsInputError(err) {
 			t.Errorf("%s: %T is not an InputError", c.name, err)
 		}
 		if !strings.Contains(err.Error(), c.want) {
@@ -105,7 +106,7 @@ func TestParseSweepErrors(t *testing.T) {
 }
 
 func TestLoadSweepMissingFile(t *testing.T) {
-	_, err := LoadSweep(filepath.Join(t.TempDir(), "nope.yaml"), DefaultOptions())
+	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"), profiler.DefaultOptions())
 	if err == nil || !strings.Contains(err.Error(), "nope.yaml: cannot read the sweep file") {
 		t.Errorf("err %v", err)
 	}
@@ -117,9 +118,9 @@ func FuzzParseSweep(f *testing.F) {
 	f.Add([]byte("sweeps: [{kernel: test_scale, dims: {N: [1, 2]}}]"))
 	f.Add([]byte("defaults: {noise: 0.5, seed: 3}\nsweeps:\n - kernel: x\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
-		sw, err := ParseSweep("fuzz.yaml", src, DefaultOptions())
+		sw, err := Parse("fuzz.yaml", src, profiler.DefaultOptions())
 		if err != nil {
-			if !IsInputError(err) {
+			if !profiler.IsInputError(err) {
 				t.Fatalf("error of type %T: %v", err, err)
 			}
 			return
@@ -128,7 +129,7 @@ func FuzzParseSweep(f *testing.F) {
 			t.Fatal("no error and no jobs")
 		}
 		for _, j := range sw.Jobs {
-			f, err := Lookup(j.Spec.Kernel)
+			f, err := profiler.Lookup(j.Spec.Kernel)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -175,5 +176,3 @@ func TestExpr(t *testing.T) {
 		t.Errorf("division by zero: %v", err)
 	}
 }
-
-func TestMainTempDirCleanup(t *testing.T) { _ = os.TempDir() }

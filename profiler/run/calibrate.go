@@ -1,4 +1,4 @@
-package profiler
+package run
 
 import (
 	"encoding/json"
@@ -8,17 +8,19 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mltop/mltop/profiler"
 )
 
 // Calibration is what a device achieves on micro-kernels: the ceilings
 // Results are also held against (next to the datasheet peaks).
 type Calibration struct {
-	Backend       string            `json:"backend"`
-	Device        string            `json:"device"`
-	Time          time.Time         `json:"time"`
-	CopyBandwidth float64           `json:"copy_bandwidth"` // bytes/s, bytes read + bytes written
-	FLOPS         map[DType]float64 `json:"flops"`          // per dtype: tensor-core/matrix path where the device has one, else FMA
-	Details       []string          `json:"details,omitempty"`
+	Backend       string                     `json:"backend"`
+	Device        string                     `json:"device"`
+	Time          time.Time                  `json:"time"`
+	CopyBandwidth float64                    `json:"copy_bandwidth"` // bytes/s, bytes read + bytes written
+	FLOPS         map[profiler.DType]float64 `json:"flops"`          // per dtype: tensor-core/matrix path where the device has one, else FMA
+	Details       []string                   `json:"details,omitempty"`
 }
 
 // Calibrator is a backend with built-in micro-kernels.
@@ -28,7 +30,7 @@ type Calibrator interface {
 
 // CalibrationPath is where the calibration of a device is cached:
 // <user cache dir>/mltop/calibration/<backend>-<device>.json.
-func CalibrationPath(dev DeviceInfo) (string, error) {
+func CalibrationPath(dev profiler.DeviceInfo) (string, error) {
 	dir := os.Getenv("MLTOP_CACHE_DIR")
 	if dir == "" {
 		base, err := os.UserCacheDir()
@@ -48,7 +50,7 @@ func CalibrationPath(dev DeviceInfo) (string, error) {
 
 // LoadCalibration reads the cached calibration of dev; a missing file is
 // (nil, nil).
-func LoadCalibration(dev DeviceInfo) (*Calibration, error) {
+func LoadCalibration(dev profiler.DeviceInfo) (*Calibration, error) {
 	p, err := CalibrationPath(dev)
 	if err != nil {
 		return nil, err
@@ -68,7 +70,7 @@ func LoadCalibration(dev DeviceInfo) (*Calibration, error) {
 }
 
 // SaveCalibration caches c for dev.
-func SaveCalibration(dev DeviceInfo, c Calibration) (string, error) {
+func SaveCalibration(dev profiler.DeviceInfo, c Calibration) (string, error) {
 	p, err := CalibrationPath(dev)
 	if err != nil {
 		return "", err
@@ -81,7 +83,7 @@ func SaveCalibration(dev DeviceInfo, c Calibration) (string, error) {
 }
 
 // ApplyCalibration fills the measured ceilings of dev.
-func ApplyCalibration(dev DeviceInfo, c *Calibration) DeviceInfo {
+func ApplyCalibration(dev profiler.DeviceInfo, c *Calibration) profiler.DeviceInfo {
 	if c == nil {
 		return dev
 	}
@@ -92,7 +94,7 @@ func ApplyCalibration(dev DeviceInfo, c *Calibration) DeviceInfo {
 
 // EnsureCalibration loads the cached calibration, or, when there is none and
 // the backend can calibrate, measures and caches it (the lazy first use).
-func EnsureCalibration(b Backend, dev DeviceInfo) (*Calibration, error) {
+func EnsureCalibration(b profiler.Backend, dev profiler.DeviceInfo) (*Calibration, error) {
 	c, err := LoadCalibration(dev)
 	if err != nil || c != nil {
 		return c, err

@@ -1,4 +1,4 @@
-package profiler
+package run
 
 import (
 	"context"
@@ -8,103 +8,18 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/mltop/mltop/profiler"
 )
-
-// StatusCancelled marks a spec the user stopped (esc in the TUI, ctrl+c).
-const StatusCancelled Status = "cancelled"
-
-// Options are the measurement settings of one spec.
-type Options struct {
-	Stop    StopRule      `json:"stop"`
-	Hot     bool          `json:"hot"`      // skip the cache flush before each sample
-	Seed    uint64        `json:"seed"`     // input generator seed
-	MaxRows int           `json:"max_rows"` // rows checked against the reference (0: default 256)
-	Warmup  float64       `json:"warmup_s"` // seconds of warm-up runs (default 0.05, at least one run)
-	Timeout time.Duration `json:"timeout"`  // watchdog for a worker (0: MaxTime*2 + 60 s)
-	// Limits overrides what the backend reports about the device (the
-	// sweep file's device_limits), e.g. where Metal's table is only an estimate.
-	Limits *DeviceLimitsYAML `json:"limits,omitempty"`
-}
-
-// Apply returns dev with the overrides set.
-func (l *DeviceLimitsYAML) Apply(dev DeviceInfo) DeviceInfo {
-	if l == nil {
-		return dev
-	}
-	set := func(dst *int, v *int) {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	set(&dev.TGMPerGroup, l.TGMPerGroup)
-	set(&dev.TGMPerUnit, l.TGMPerUnit)
-	set(&dev.MaxThreadsPerUnit, l.MaxThreadsPerUnit)
-	set(&dev.MaxGroupsPerUnit, l.MaxGroupsPerUnit)
-	dev.Notes = append(dev.Notes, "device limits overridden by the sweep file")
-	return dev
-}
-
-// DefaultOptions are the settings when a user sets nothing.
-func DefaultOptions() Options {
-	return Options{Stop: DefaultStopRule(), Seed: 1, MaxRows: 256, Warmup: 0.05}
-}
-
-func (o Options) withDefaults() Options {
-	d := DefaultOptions()
-	if o.Stop.Noise == 0 {
-		o.Stop.Noise = d.Stop.Noise
-	}
-	if o.Stop.MinSamples == 0 {
-		o.Stop.MinSamples = d.Stop.MinSamples
-	}
-	if o.Stop.MinTime == 0 {
-		o.Stop.MinTime = d.Stop.MinTime
-	}
-	if o.Stop.MaxTime == 0 {
-		o.Stop.MaxTime = d.Stop.MaxTime
-	}
-	if o.MaxRows == 0 {
-		o.MaxRows = d.MaxRows
-	}
-	if o.Warmup == 0 {
-		o.Warmup = d.Warmup
-	}
-	return o
-}
-
-// WatchdogTimeout is how long a worker may take on one spec.
-func (o Options) WatchdogTimeout() time.Duration {
-	if o.Timeout > 0 {
-		return o.Timeout
-	}
-	o = o.withDefaults()
-	return time.Duration(o.Stop.MaxTime*2*float64(time.Second)) + 60*time.Second
-}
-
-// Progress reports a running spec's phase to the UI or the progress bar.
-type Progress struct {
-	Phase   string  `json:"phase"` // "plan", "compile", "verify", "warmup", "measure"
-	Samples int     `json:"samples"`
-	Median  float64 `json:"median_ns"`
-	CV      float64 `json:"cv"`
-}
-
-// Executor runs specs: in process (Runner) or in a worker subprocess
-// (WorkerPool). The TUI and the sweep talk to this.
-type Executor interface {
-	Device() DeviceInfo
-	Run(ctx context.Context, s Spec, opt Options, progress func(Progress)) Result
-	Close() error
-}
 
 // Runner executes specs on a backend in this process.
 type Runner struct {
-	backend Backend
-	dev     DeviceInfo
+	backend profiler.Backend
+	dev     profiler.DeviceInfo
 
 	mu      sync.Mutex
-	kernels map[string]Kernel
-	refs    map[string]*Reference
+	kernels map[string]profiler.Kernel
+	refs    map[string]*profiler.Reference
 	inputs  inputCache
 }
 
@@ -115,12 +30,12 @@ type inputCache struct {
 
 // NewRunner wraps a backend. The device's measured ceilings come from its
 // cached calibration when there is one (see Calibrate).
-func NewRunner(b Backend) *Runner {
+func NewRunner(b profiler.Backend) *Runner {
 	dev := b.Info()
 	if c, err := LoadCalibration(dev); err == nil {
 		dev = ApplyCalibration(dev, c)
 	}
-	return &Runner{backend: b, dev: dev, kernels: map[string]Kernel{}, refs: map[string]*Reference{}}
+	return &Runner{backend: b, dev: dev, kernels: map[string]profiler.Kernel{}, refs: map[string]*profiler.Reference{}}
 }
 
 // Calibrate measures the device's ceilings with the backend's micro-kernels
@@ -152,61 +67,61 @@ func (r *Runner) Calibrate(force bool) (*Calibration, error) {
 }
 
 // Device is the backend's device.
-func (r *Runner) Device() DeviceInfo { return r.dev }
+func (r *Runner) Device() profiler.DeviceInfo { return r.dev }
 
 // Close closes the backend.
 func (r *Runner) Close() error { return r.backend.Close() }
 
 // Run measures one spec. It never panics: a panic in a family or backend
 // becomes a crashed result.
-func (r *Runner) Run(ctx context.Context, s Spec, opt Options, progress func(Progress)) (res Result) {
+func (r *Runner) Run(ctx context.Context, s profiler.Spec, opt profiler.Options, progress func(profiler.Progress)) (res profiler.Result) {
 	start := time.Now()
-	res = Result{Time: start.UTC(), Spec: s, Backend: r.dev.Backend, Device: r.dev.Name}
+	res = profiler.Result{Time: start.UTC(), Spec: s, Backend: r.dev.Backend, Device: r.dev.Name}
 	defer func() {
 		if p := recover(); p != nil {
-			res.Status = StatusCrashed
+			res.Status = profiler.StatusCrashed
 			res.Error = fmt.Sprintf("panic: %v\n%s", p, lastLines(string(debug.Stack()), 12))
 		}
 		res.WallSeconds = time.Since(start).Seconds()
 	}()
 	if progress == nil {
-		progress = func(Progress) {}
+		progress = func(profiler.Progress) {}
 	}
-	opt = opt.withDefaults()
+	opt = opt.WithDefaults()
 	r.run(ctx, s, opt, progress, &res)
 	return res
 }
 
-func (r *Runner) fail(res *Result, st Status, err error) {
+func (r *Runner) fail(res *profiler.Result, st profiler.Status, err error) {
 	res.Status = st
 	res.Error = err.Error()
 }
 
-func (r *Runner) run(ctx context.Context, s Spec, opt Options, progress func(Progress), res *Result) {
-	progress(Progress{Phase: "plan"})
+func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options, progress func(profiler.Progress), res *profiler.Result) {
+	progress(profiler.Progress{Phase: "plan"})
 	dev := opt.Limits.Apply(r.dev)
-	f, full, err := Resolve(s, dev)
+	f, full, err := profiler.Resolve(s, dev)
 	res.Spec = full
 	if err != nil {
-		r.fail(res, StatusInvalid, err)
+		r.fail(res, profiler.StatusInvalid, err)
 		return
 	}
 	plan, err := f.Plan(full, dev)
 	if err != nil {
-		r.fail(res, StatusInvalid, err)
+		r.fail(res, profiler.StatusInvalid, err)
 		return
 	}
 	res.FLOPs, res.Bytes, res.MemoryBytes = plan.FLOPs, plan.Bytes, plan.MemoryBytes()
 	res.Notes = append(res.Notes, plan.Notes...)
 	if err := CheckMemory(plan, dev); err != nil {
-		r.fail(res, StatusInvalid, err)
+		r.fail(res, profiler.StatusInvalid, err)
 		return
 	}
 
-	progress(Progress{Phase: "compile"})
+	progress(profiler.Progress{Phase: "compile"})
 	launches, setup, err := r.compile(plan)
 	if err != nil {
-		r.fail(res, StatusCompileError, err)
+		r.fail(res, profiler.StatusCompileError, err)
 		return
 	}
 	for i := range launches {
@@ -233,55 +148,55 @@ func (r *Runner) run(ctx context.Context, s Spec, opt Options, progress func(Pro
 		}
 	}()
 	if err != nil {
-		r.fail(res, StatusError, err)
+		r.fail(res, profiler.StatusError, err)
 		return
 	}
 	bind(launches, plan, bufs)
 	bind(setup, plan, bufs)
 
-	progress(Progress{Phase: "verify"})
+	progress(profiler.Progress{Phase: "verify"})
 	if len(setup) > 0 {
 		if err := r.backend.Run(setup); err != nil {
-			r.fail(res, StatusError, fmt.Errorf("setup dispatch: %w", err))
+			r.fail(res, profiler.StatusError, fmt.Errorf("setup dispatch: %w", err))
 			return
 		}
 	}
 	if err := r.backend.Run(launches); err != nil {
-		r.fail(res, StatusError, fmt.Errorf("run: %w", err))
+		r.fail(res, profiler.StatusError, fmt.Errorf("run: %w", err))
 		return
 	}
 	verdict, err := r.verify(f, full, plan, bufs, opt)
 	if err != nil {
-		r.fail(res, StatusError, err)
+		r.fail(res, profiler.StatusError, err)
 		return
 	}
 	res.Verdict = &verdict
-	res.Status = StatusOK
+	res.Status = profiler.StatusOK
 	if !verdict.Pass {
-		res.Status = StatusMismatch
+		res.Status = profiler.StatusMismatch
 		res.Error = fmt.Sprintf("%d of %d checked elements outside atol %.3g + rtol %.3g·|ref| (%d NaN/Inf); worst %s", verdict.Mismatches, verdict.Checked, verdict.ATol, verdict.RTol, verdict.NaNInf, verdict.Worst)
 	}
 
 	if err := r.measure(ctx, launches, opt, progress, res); err != nil {
 		if errors.Is(err, context.Canceled) {
-			res.Status, res.Error = StatusCancelled, "cancelled by user"
+			res.Status, res.Error = profiler.StatusCancelled, "cancelled by user"
 			return
 		}
-		r.fail(res, StatusError, err)
+		r.fail(res, profiler.StatusError, err)
 		return
 	}
 	// Verify again after the timed launches: a kernel that keeps state
 	// across launches (counters, lists, accumulators that are never reset)
 	// can be right once and wrong on every timed launch after it.
-	if res.Status == StatusOK {
+	if res.Status == profiler.StatusOK {
 		again, err := r.verify(f, full, plan, bufs, opt)
 		if err != nil {
-			r.fail(res, StatusError, fmt.Errorf("verification after timing: %w", err))
+			r.fail(res, profiler.StatusError, fmt.Errorf("verification after timing: %w", err))
 			return
 		}
 		if !again.Pass {
 			res.Verdict = &again
-			res.Status = StatusMismatch
+			res.Status = profiler.StatusMismatch
 			res.Error = fmt.Sprintf("right on the first launch, wrong after the timed launches (state kept across launches?): %d of %d checked elements outside atol %.3g + rtol %.3g·|ref| (%d NaN/Inf); worst %s", again.Mismatches, again.Checked, again.ATol, again.RTol, again.NaNInf, again.Worst)
 		}
 	}
@@ -289,7 +204,7 @@ func (r *Runner) run(ctx context.Context, s Spec, opt Options, progress func(Pro
 }
 
 // CheckMemory refuses plans that cannot fit before anything is allocated.
-func CheckMemory(plan *Plan, dev DeviceInfo) error {
+func CheckMemory(plan *profiler.Plan, dev profiler.DeviceInfo) error {
 	need := plan.MemoryBytes()
 	for _, b := range plan.Buffers {
 		if b.Elems <= 0 {
@@ -297,25 +212,12 @@ func CheckMemory(plan *Plan, dev DeviceInfo) error {
 		}
 	}
 	if dev.MemoryBytes > 0 && float64(need) > 0.9*float64(dev.MemoryBytes) {
-		return fmt.Errorf("the plan needs %s of device memory but %s has %s (90%% usable): reduce the dims", FormatBytes(need), dev.Name, FormatBytes(dev.MemoryBytes))
+		return fmt.Errorf("the plan needs %s of device memory but %s has %s (90%% usable): reduce the dims", profiler.FormatBytes(need), dev.Name, profiler.FormatBytes(dev.MemoryBytes))
 	}
 	return nil
 }
 
-// FormatBytes prints sizes the way people read them.
-func FormatBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
-
-func programKey(p Program) string {
+func programKey(p profiler.Program) string {
 	k := p.Source + ":" + p.Entry
 	for _, m := range p.Macros {
 		k += "|" + m.Name + "=" + m.Value
@@ -323,7 +225,7 @@ func programKey(p Program) string {
 	return k
 }
 
-func (r *Runner) kernel(p Program) (Kernel, error) {
+func (r *Runner) kernel(p profiler.Program) (profiler.Kernel, error) {
 	key := programKey(p)
 	r.mu.Lock()
 	k, ok := r.kernels[key]
@@ -341,9 +243,9 @@ func (r *Runner) kernel(p Program) (Kernel, error) {
 	return k, nil
 }
 
-func (r *Runner) compile(plan *Plan) (timed, setup []Launch, err error) {
-	mk := func(ds []Dispatch) ([]Launch, error) {
-		out := make([]Launch, len(ds))
+func (r *Runner) compile(plan *profiler.Plan) (timed, setup []profiler.Launch, err error) {
+	mk := func(ds []profiler.Dispatch) ([]profiler.Launch, error) {
+		out := make([]profiler.Launch, len(ds))
 		for i := range ds {
 			out[i].Dispatch = &ds[i]
 			if ds[i].Zero != "" {
@@ -369,14 +271,14 @@ func (r *Runner) compile(plan *Plan) (timed, setup []Launch, err error) {
 	return timed, setup, nil
 }
 
-func bind(ls []Launch, plan *Plan, bufs map[string]Buffer) {
+func bind(ls []profiler.Launch, plan *profiler.Plan, bufs map[string]profiler.Buffer) {
 	for i := range ls {
 		d := ls[i].Dispatch
 		if d.Zero != "" {
 			ls[i].Zero = bufs[d.Zero]
 			continue
 		}
-		ls[i].Args = make([]Buffer, len(d.Args))
+		ls[i].Args = make([]profiler.Buffer, len(d.Args))
 		for j, name := range d.Args {
 			ls[i].Args[j] = bufs[name]
 		}
@@ -385,8 +287,8 @@ func bind(ls []Launch, plan *Plan, bufs map[string]Buffer) {
 
 // allocate creates and fills every buffer. Inputs are generated once per
 // (shape, seed) and reused while a sweep varies only knobs.
-func (r *Runner) allocate(plan *Plan, seed uint64, s Spec) (map[string]Buffer, error) {
-	bufs := map[string]Buffer{}
+func (r *Runner) allocate(plan *profiler.Plan, seed uint64, s profiler.Spec) (map[string]profiler.Buffer, error) {
+	bufs := map[string]profiler.Buffer{}
 	key := fmt.Sprintf("%s|seed=%d", s.ShapeKey(), seed)
 	r.mu.Lock()
 	if r.inputs.key != key {
@@ -397,22 +299,22 @@ func (r *Runner) allocate(plan *Plan, seed uint64, s Spec) (map[string]Buffer, e
 	for _, b := range plan.Buffers {
 		buf, err := r.backend.Alloc(b.Bytes())
 		if err != nil {
-			return bufs, fmt.Errorf("allocating %s (%s): %w", b.Name, FormatBytes(b.Bytes()), err)
+			return bufs, fmt.Errorf("allocating %s (%s): %w", b.Name, profiler.FormatBytes(b.Bytes()), err)
 		}
 		bufs[b.Name] = buf
 		var vals []float32
 		switch b.Init {
-		case InitNormal, InitUniform, InitInts:
+		case profiler.InitNormal, profiler.InitUniform, profiler.InitInts:
 			r.mu.Lock()
 			vals = cache[b.Name]
 			r.mu.Unlock()
 			if int64(len(vals)) != b.Elems {
-				vals = Fill(b, seed)
+				vals = profiler.Fill(b, seed)
 				r.mu.Lock()
 				cache[b.Name] = vals
 				r.mu.Unlock()
 			}
-		case InitPoison:
+		case profiler.InitPoison:
 			raw := make([]byte, b.Bytes())
 			for i := range raw {
 				raw[i] = 0xff // NaN in f32, f16 and bf16
@@ -436,17 +338,17 @@ func (r *Runner) allocate(plan *Plan, seed uint64, s Spec) (map[string]Buffer, e
 	return bufs, nil
 }
 
-func (r *Runner) verify(f Family, s Spec, plan *Plan, bufs map[string]Buffer, opt Options) (Verdict, error) {
+func (r *Runner) verify(f profiler.Family, s profiler.Spec, plan *profiler.Plan, bufs map[string]profiler.Buffer, opt profiler.Options) (profiler.Verdict, error) {
 	key := fmt.Sprintf("%s|seed=%d|rows=%d", s.ShapeKey(), opt.Seed, opt.MaxRows)
 	r.mu.Lock()
 	ref := r.refs[key]
-	inputs := Inputs(r.inputs.data)
+	inputs := profiler.Inputs(r.inputs.data)
 	r.mu.Unlock()
 	if ref == nil {
 		var err error
 		ref, err = f.Reference(s, inputs, opt.MaxRows, opt.Seed)
 		if err != nil {
-			return Verdict{}, fmt.Errorf("reference: %w", err)
+			return profiler.Verdict{}, fmt.Errorf("reference: %w", err)
 		}
 		r.mu.Lock()
 		if len(r.refs) > 64 {
@@ -462,11 +364,11 @@ func (r *Runner) verify(f Family, s Spec, plan *Plan, bufs map[string]Buffer, op
 		}
 		spec, ok := plan.Buffer(c.Buffer)
 		if !ok {
-			return Verdict{}, fmt.Errorf("reference checks unknown buffer %s", c.Buffer)
+			return profiler.Verdict{}, fmt.Errorf("reference checks unknown buffer %s", c.Buffer)
 		}
 		raw := make([]byte, spec.Bytes())
 		if err := r.backend.Download(bufs[c.Buffer], raw); err != nil {
-			return Verdict{}, fmt.Errorf("downloading %s: %w", c.Buffer, err)
+			return profiler.Verdict{}, fmt.Errorf("downloading %s: %w", c.Buffer, err)
 		}
 		vals := make([]float32, spec.Elems)
 		spec.Type.Decode(raw, vals)
@@ -475,10 +377,10 @@ func (r *Runner) verify(f Family, s Spec, plan *Plan, bufs map[string]Buffer, op
 	return Verify(ref, got, f.Tolerance(s.DType)), nil
 }
 
-func (r *Runner) measure(ctx context.Context, ls []Launch, opt Options, progress func(Progress), res *Result) error {
+func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, opt profiler.Options, progress func(profiler.Progress), res *profiler.Result) error {
 	cold := !opt.Hot
 	// Warm-up: at least one run, then until Warmup seconds have passed.
-	progress(Progress{Phase: "warmup"})
+	progress(profiler.Progress{Phase: "warmup"})
 	wstart := time.Now()
 	var one float64
 	for time.Since(wstart).Seconds() < opt.Warmup || one == 0 {
@@ -508,8 +410,8 @@ func (r *Runner) measure(ctx context.Context, ls []Launch, opt Options, progress
 				per[i] = append(per[i], v)
 			}
 		}
-		st := Summarize(samples)
-		progress(Progress{Phase: "measure", Samples: st.N, Median: st.Median, CV: st.CV})
+		st := profiler.Summarize(samples)
+		progress(profiler.Progress{Phase: "measure", Samples: st.N, Median: st.Median, CV: st.CV})
 		if done, _ := opt.Stop.Done(samples, time.Since(mstart).Seconds()); done {
 			break
 		}
@@ -517,11 +419,11 @@ func (r *Runner) measure(ctx context.Context, ls []Launch, opt Options, progress
 			return err
 		}
 	}
-	res.Stats = Summarize(samples)
+	res.Stats = profiler.Summarize(samples)
 	res.Samples = samples
 	if len(ls) > 1 {
 		for i, l := range ls {
-			res.PerDispatch = append(res.PerDispatch, DispatchStats{Name: l.Dispatch.Name, Stats: Summarize(per[i])})
+			res.PerDispatch = append(res.PerDispatch, profiler.DispatchStats{Name: l.Dispatch.Name, Stats: profiler.Summarize(per[i])})
 		}
 	}
 	return nil
@@ -535,7 +437,7 @@ func sumRep(rep []float64) float64 {
 	return t
 }
 
-func throughput(res *Result, dev DeviceInfo) {
+func throughput(res *profiler.Result, dev profiler.DeviceInfo) {
 	sec := res.Stats.Median / 1e9
 	if sec <= 0 {
 		return

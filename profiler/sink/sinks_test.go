@@ -1,4 +1,4 @@
-package profiler
+package sink
 
 import (
 	"bytes"
@@ -8,21 +8,25 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mltop/mltop/internal/enginetest"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
-func sampleResults(t *testing.T) []Result {
-	r := NewRunner(&memBackend{})
-	var out []Result
+func sampleResults(t *testing.T) []profiler.Result {
+	r := run.NewRunner(&enginetest.MemBackend{})
+	var out []profiler.Result
 	for _, wg := range []int{32, 64} {
-		out = append(out, r.Run(context.Background(), Spec{Kernel: "test_scale", DType: F32, Knobs: map[string]int{"WG": wg}, Dims: map[string]int{"N": 500}}, quickOptions(), nil))
+		out = append(out, r.Run(context.Background(), profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Knobs: map[string]int{"WG": wg}, Dims: map[string]int{"N": 500}}, enginetest.QuickOptions(), nil))
 	}
-	out = append(out, r.Run(context.Background(), Spec{Kernel: "test_scale", DType: F32, Knobs: map[string]int{"WG": 48}}, quickOptions(), nil))
+	out = append(out, r.Run(context.Background(), profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Knobs: map[string]int{"WG": 48}}, enginetest.QuickOptions(), nil))
 	return out
 }
 
 func TestCSVSinkAndResume(t *testing.T) {
 	results := sampleResults(t)
-	specs := []Spec{results[0].Spec, results[1].Spec}
+	specs := []profiler.Spec{results[0].Spec, results[1].Spec}
 	cols := ColumnsFor(specs)
 	path := filepath.Join(t.TempDir(), "out.csv")
 	s, err := OpenCSV(path, cols, false)
@@ -75,8 +79,8 @@ func TestCSVSinkAndResume(t *testing.T) {
 func TestResumeRejectsOtherColumns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.csv")
 	os.WriteFile(path, []byte("time,backend,kernel,BQ\n"), 0o644)
-	_, err := ReadDone(path, ColumnsFor([]Spec{{Kernel: "test_scale"}}))
-	if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), "columns differ") || !strings.Contains(err.Error(), "missing") {
+	_, err := ReadDone(path, ColumnsFor([]profiler.Spec{{Kernel: "test_scale"}}))
+	if err == nil || !profiler.IsInputError(err) || !strings.Contains(err.Error(), "columns differ") || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("err %v", err)
 	}
 	if d, err := ReadDone(filepath.Join(t.TempDir(), "new.csv"), Columns{}); err != nil || len(d) != 0 {
@@ -86,14 +90,14 @@ func TestResumeRejectsOtherColumns(t *testing.T) {
 
 func TestOpenCSVUnwritable(t *testing.T) {
 	_, err := OpenCSV("/nonexistent-dir/x.csv", Columns{}, false)
-	if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), "/nonexistent-dir/x.csv") || !strings.Contains(err.Error(), "writable path") {
+	if err == nil || !profiler.IsInputError(err) || !strings.Contains(err.Error(), "/nonexistent-dir/x.csv") || !strings.Contains(err.Error(), "writable path") {
 		t.Errorf("err %v", err)
 	}
 }
 
 func TestBenchSink(t *testing.T) {
 	var buf bytes.Buffer
-	s := NewBenchSink(&buf)
+	s := NewBench(&buf)
 	for _, r := range sampleResults(t) {
 		s.Write(r)
 	}
@@ -122,7 +126,7 @@ func TestBenchSink(t *testing.T) {
 func TestJSONAndTableSinks(t *testing.T) {
 	results := sampleResults(t)
 	var buf bytes.Buffer
-	j := NewJSONSink(&buf)
+	j := NewJSON(&buf)
 	for _, r := range results {
 		j.Write(r)
 	}
@@ -130,12 +134,12 @@ func TestJSONAndTableSinks(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("%d JSON lines", len(lines))
 	}
-	var back Result
-	if err := json.Unmarshal([]byte(lines[0]), &back); err != nil || back.Status != StatusOK || back.Stats.N != results[0].Stats.N || back.Verdict.RowsChecked != 256 {
+	var back profiler.Result
+	if err := json.Unmarshal([]byte(lines[0]), &back); err != nil || back.Status != profiler.StatusOK || back.Stats.N != results[0].Stats.N || back.Verdict.RowsChecked != 256 {
 		t.Errorf("round trip: %v %+v", err, back)
 	}
 	buf.Reset()
-	tab := NewTableSink(&buf)
+	tab := NewTable(&buf)
 	for _, r := range results {
 		tab.Write(r)
 	}
@@ -153,12 +157,12 @@ func TestJSONAndTableSinks(t *testing.T) {
 
 func TestSummaryExitCode(t *testing.T) {
 	cases := []struct {
-		s    Summary
+		s    run.Summary
 		want int
 	}{
-		{Summary{}, 0},
-		{Summary{Invalid: 1}, 2},
-		{Summary{Failed: 1, Invalid: 1}, 1},
+		{run.Summary{}, 0},
+		{run.Summary{Invalid: 1}, 2},
+		{run.Summary{Failed: 1, Invalid: 1}, 1},
 	}
 	for _, c := range cases {
 		if got := c.s.ExitCode(); got != c.want {
@@ -171,7 +175,7 @@ func TestOpenCSVKeepsExistingRows(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.csv")
 	os.WriteFile(path, []byte("time,backend\n1,cpu\n"), 0o644)
 	_, err := OpenCSV(path, Columns{}, false)
-	if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), "--resume "+path) {
+	if err == nil || !profiler.IsInputError(err) || !strings.Contains(err.Error(), "--resume "+path) {
 		t.Errorf("err %v", err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "time,backend\n1,cpu\n" {
@@ -181,11 +185,11 @@ func TestOpenCSVKeepsExistingRows(t *testing.T) {
 
 func TestResumeRerunsCancelledSpecs(t *testing.T) {
 	results := sampleResults(t)
-	cols := ColumnsFor([]Spec{results[0].Spec})
+	cols := ColumnsFor([]profiler.Spec{results[0].Spec})
 	path := filepath.Join(t.TempDir(), "c.csv")
 	s, _ := OpenCSV(path, cols, false)
 	cancelled := results[1]
-	cancelled.Status = StatusCancelled
+	cancelled.Status = profiler.StatusCancelled
 	s.Write(results[0])
 	s.Write(cancelled)
 	s.Close()

@@ -1,24 +1,16 @@
-package profiler
+package run
 
 import (
 	"fmt"
 	"math"
-)
 
-// Tolerances per dtype, used by families that have no reason to differ.
-// f32: accumulation-order differences only. f16: 10 mantissa bits (unit
-// roundoff 4.9e-4) with outputs rounded once. bf16: 7 mantissa bits (unit
-// roundoff 3.9e-3) on inputs and outputs.
-var DefaultTolerances = map[DType]Tolerance{
-	F32:  {ATol: 1e-5, RTol: 1e-4},
-	F16:  {ATol: 1e-3, RTol: 5e-3},
-	BF16: {ATol: 8e-3, RTol: 2e-2},
-}
+	"github.com/mltop/mltop/profiler"
+)
 
 // Verify compares got (decoded device outputs by buffer name) against the
 // reference checks.
-func Verify(ref *Reference, got map[string][]float32, tol Tolerance) Verdict {
-	v := Verdict{ATol: tol.ATol, RTol: tol.RTol, RowsChecked: ref.RowsChecked, RowsTotal: ref.RowsTotal, Rows: ref.Rows}
+func Verify(ref *profiler.Reference, got map[string][]float32, tol profiler.Tolerance) profiler.Verdict {
+	v := profiler.Verdict{ATol: tol.ATol, RTol: tol.RTol, RowsChecked: ref.RowsChecked, RowsTotal: ref.RowsTotal, Rows: ref.Rows}
 	var sq float64
 	worst := -1.0
 	for _, c := range ref.Checks {

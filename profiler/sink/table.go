@@ -1,25 +1,27 @@
-package profiler
+package sink
 
 import (
 	"fmt"
 	"io"
 	"math"
 	"strings"
+
+	"github.com/mltop/mltop/profiler"
 )
 
-// TableSink prints a readable row per Result as it finishes.
-type TableSink struct {
+// Table prints a readable row per Result as it finishes.
+type Table struct {
 	w      io.Writer
 	header bool
 }
 
-// NewTableSink writes to w.
-func NewTableSink(w io.Writer) *TableSink { return &TableSink{w: w} }
+// NewTable writes to w.
+func NewTable(w io.Writer) *Table { return &Table{w: w} }
 
 const tableFmt = "%-64s %10s %17s %6s %9s %9s %8s %5s %9s %-13s\n"
 
 // Write prints one row (and the header before the first).
-func (t *TableSink) Write(r Result) error {
+func (t *Table) Write(r profiler.Result) error {
 	if !t.header {
 		fmt.Fprintf(t.w, tableFmt, "spec", "median µs", "p10–p90 µs", "cv%", "TFLOP/s", "GB/s", "TGM B", "occ", "max rel", "status")
 		t.header = true
@@ -43,14 +45,14 @@ func (t *TableSink) Write(r Result) error {
 		rel = fmt.Sprintf("%.2e", r.Verdict.MaxRelErr)
 	}
 	_, err := fmt.Fprintf(t.w, tableFmt, clip(r.Spec.String(), 64), med, spread, cv, tf, gb, fmt.Sprint(tgm), occ, rel, r.Status)
-	if r.Status != StatusOK && r.Error != "" {
+	if r.Status != profiler.StatusOK && r.Error != "" {
 		fmt.Fprintf(t.w, "    └ %s\n", clip(oneLine(r.Error), 160))
 	}
 	return err
 }
 
 // Close does nothing.
-func (t *TableSink) Close() error { return nil }
+func (t *Table) Close() error { return nil }
 
 func clip(s string, n int) string {
 	r := []rune(s)
@@ -62,7 +64,7 @@ func clip(s string, n int) string {
 
 // FormatResult is the result block `mltop run` prints (the same panels the
 // TUI shows): timing, throughput, TGM budget by item, occupancy, correctness.
-func FormatResult(r Result) string {
+func FormatResult(r profiler.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", r.Spec.String())
 	fmt.Fprintf(&b, "  device     %s (%s)\n", r.Device, r.Backend)
@@ -80,7 +82,7 @@ func FormatResult(r Result) string {
 			fmt.Fprintf(&b, "  %-22s median %.2f µs  cv %.2f%%\n", d.Name, d.Stats.Median/1e3, 100*d.Stats.CV)
 		}
 		fmt.Fprintf(&b, "\nthroughput\n  %.3f TFLOP/s (%s)   %.1f GB/s (%s)\n", r.TFLOPS, pct(r.PctPeakFLOP, r.PctMeasFLOP), r.GBps, pct(r.PctPeakBW, r.PctMeasBW))
-		fmt.Fprintf(&b, "  work: %.4g FLOP, %s moved, %s allocated\n", r.FLOPs, FormatBytes(int64(r.Bytes)), FormatBytes(r.MemoryBytes))
+		fmt.Fprintf(&b, "  work: %.4g FLOP, %s moved, %s allocated\n", r.FLOPs, profiler.FormatBytes(int64(r.Bytes)), profiler.FormatBytes(r.MemoryBytes))
 	}
 	for _, bud := range r.Budget {
 		fmt.Fprintf(&b, "\nthreadgroup memory — %s (%d threads)\n", bud.Dispatch, bud.Threads)

@@ -1,4 +1,4 @@
-package profiler
+package sweep
 
 import (
 	"errors"
@@ -13,43 +13,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/mltop/mltop/profiler"
 )
-
-// InputError is bad input: a malformed or impossible sweep file or flag. The
-// CLI exits 2 on it, before anything runs.
-type InputError struct {
-	File      string
-	Line, Col int
-	Field     string
-	Msg       string
-	Snippet   string
-}
-
-func (e *InputError) Error() string {
-	var b strings.Builder
-	if e.File != "" {
-		b.WriteString(e.File)
-		if e.Line > 0 {
-			fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
-		}
-		b.WriteString(": ")
-	}
-	if e.Field != "" {
-		fmt.Fprintf(&b, "%s: ", e.Field)
-	}
-	b.WriteString(e.Msg)
-	if e.Snippet != "" {
-		b.WriteString("\n")
-		b.WriteString(strings.TrimRight(e.Snippet, "\n"))
-	}
-	return b.String()
-}
-
-// IsInputError reports whether err is bad input (exit code 2).
-func IsInputError(err error) bool {
-	var ie *InputError
-	return errors.As(err, &ie)
-}
 
 // IntList is a YAML value that may be one int or a list of ints.
 type IntList []int
@@ -108,63 +73,50 @@ type SweepYAML struct {
 	Options *MeasureYAML        `yaml:"options"`
 }
 
-// DeviceLimitsYAML overrides what the backend reports (Metal's occupancy
-// table is an estimate; a user who knows better sets it here).
-type DeviceLimitsYAML struct {
-	TGMPerGroup       *int `yaml:"tgm_per_group"`
-	TGMPerUnit        *int `yaml:"tgm_per_unit"`
-	MaxThreadsPerUnit *int `yaml:"max_threads_per_unit"`
-	MaxGroupsPerUnit  *int `yaml:"max_groups_per_unit"`
-}
-
 // FileYAML is a whole sweep file.
 type FileYAML struct {
-	Backend      string            `yaml:"backend"`
-	Defaults     *MeasureYAML      `yaml:"defaults"`
-	DeviceLimits *DeviceLimitsYAML `yaml:"device_limits"`
-	Sweeps       []SweepYAML       `yaml:"sweeps"`
-}
-
-// Job is one spec to run with its options.
-type Job struct {
-	Spec    Spec
-	Options Options
+	Backend      string                     `yaml:"backend"`
+	Defaults     *MeasureYAML               `yaml:"defaults"`
+	DeviceLimits *profiler.DeviceLimitsYAML `yaml:"device_limits"`
+	Sweeps       []SweepYAML                `yaml:"sweeps"`
 }
 
 // Sweep is a loaded, expanded sweep file.
 type Sweep struct {
 	File         string
 	Backend      string // "" when the file does not say
-	DeviceLimits *DeviceLimitsYAML
-	Jobs         []Job
+	DeviceLimits *profiler.DeviceLimitsYAML
+	Jobs         []profiler.
+
+		// KnownBackends are the names --backend and `backend:` accept.
+		Job
 }
 
-// KnownBackends are the names --backend and `backend:` accept.
 var KnownBackends = []string{"auto", "metal", "cuda", "cpu"}
 
 var posRE = regexp.MustCompile(`^\[(\d+):(\d+)\]\s*(.*)$`)
 
-// LoadSweep reads and expands a sweep file. Any unknown key, kernel, dtype,
+// Load reads and expands a sweep file. Any unknown key, kernel, dtype,
 // knob, dim or backend fails the whole file with an InputError that names
 // file:line:col and the field. Values the family's rules reject are not
 // errors here: they become `invalid` rows when run.
-func LoadSweep(path string, base Options) (*Sweep, error) {
+func Load(path string, base profiler.Options) (*Sweep, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &InputError{File: path, Msg: fmt.Sprintf("cannot read the sweep file: %v", errors.Unwrap(err))}
+		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot read the sweep file: %v", errors.Unwrap(err))}
 	}
-	return ParseSweep(path, src, base)
+	return Parse(path, src, base)
 }
 
-// ParseSweep is LoadSweep on bytes.
-func ParseSweep(name string, src []byte, base Options) (*Sweep, error) {
+// Parse is Load on bytes.
+func Parse(name string, src []byte, base profiler.Options) (*Sweep, error) {
 	var f FileYAML
 	if err := strictUnmarshal(src, &f); err != nil {
 		return nil, yamlError(name, err)
 	}
 	astFile, _ := parser.ParseBytes(src, 0)
 	at := func(path, field, msg string) error {
-		e := &InputError{File: name, Field: field, Msg: msg}
+		e := &profiler.InputError{File: name, Field: field, Msg: msg}
 		if astFile != nil {
 			if p, perr := yaml.PathString(path); perr == nil {
 				if n, nerr := p.FilterFile(astFile); nerr == nil && n != nil {
@@ -216,7 +168,7 @@ func strictUnmarshal(src []byte, v any) (err error) {
 func yamlError(name string, err error) error {
 	msg := err.Error()
 	first, rest, _ := strings.Cut(msg, "\n")
-	e := &InputError{File: name, Msg: first, Snippet: rest}
+	e := &profiler.InputError{File: name, Msg: first, Snippet: rest}
 	if m := posRE.FindStringSubmatch(first); m != nil {
 		// a nested "[l:c]" from unmarshalList is the more precise position
 		if inner := posRE.FindStringSubmatch(m[3]); inner != nil {
@@ -232,7 +184,7 @@ func yamlError(name string, err error) error {
 	return e
 }
 
-func applyMeasure(o Options, m *MeasureYAML, at func(field, msg string) error) (Options, error) {
+func applyMeasure(o profiler.Options, m *MeasureYAML, at func(field, msg string) error) (profiler.Options, error) {
 	if m == nil {
 		return o, nil
 	}
@@ -307,8 +259,8 @@ type axis struct {
 	values []int
 }
 
-func expand(s SweepYAML, base Options, at func(sub, msg string) error) ([]Job, error) {
-	f, err := Lookup(s.Kernel)
+func expand(s SweepYAML, base profiler.Options, at func(sub, msg string) error) ([]profiler.Job, error) {
+	f, err := profiler.Lookup(s.Kernel)
 	if err != nil {
 		if s.Kernel == "" {
 			return nil, at("kernel", "missing `kernel:`: name one of the kernels `mltop list` prints")
@@ -320,11 +272,11 @@ func expand(s SweepYAML, base Options, at func(sub, msg string) error) ([]Job, e
 	if err != nil {
 		return nil, err
 	}
-	var dtypes []DType
+	var dtypes []profiler.DType
 	for i, d := range s.DTypes {
-		dt, err := ParseDType(d)
+		dt, err := profiler.ParseDType(d)
 		if err == nil && !slices.Contains(sc.DTypes, dt) {
-			err = fmt.Errorf("%s does not support dtype %q: use one of %s", s.Kernel, d, joinDTypes(sc.DTypes))
+			err = fmt.Errorf("%s does not support dtype %q: use one of %s", s.Kernel, d, profiler.JoinDTypes(sc.DTypes))
 		}
 		if err != nil {
 			return nil, at(fmt.Sprintf("dtypes[%d]", i), err.Error())
@@ -332,7 +284,7 @@ func expand(s SweepYAML, base Options, at func(sub, msg string) error) ([]Job, e
 		dtypes = append(dtypes, dt)
 	}
 	if len(dtypes) == 0 {
-		dtypes = []DType{sc.DTypes[0]}
+		dtypes = []profiler.DType{sc.DTypes[0]}
 	}
 	// Dims outermost and knobs innermost, so consecutive specs share a
 	// shape and reuse the inputs and the reference.
@@ -384,11 +336,11 @@ func expand(s SweepYAML, base Options, at func(sub, msg string) error) ([]Job, e
 		filters = append(filters, e)
 	}
 
-	var jobs []Job
+	var jobs []profiler.Job
 	for _, dt := range dtypes {
 		idx := make([]int, len(axes))
 		for {
-			sp := Spec{Kernel: s.Kernel, DType: dt}
+			sp := profiler.Spec{Kernel: s.Kernel, DType: dt}
 			for a, ax := range axes {
 				for _, n := range ax.names {
 					_ = sp.Set(sc, n, ax.values[idx[a]])
@@ -404,7 +356,7 @@ func expand(s SweepYAML, base Options, at func(sub, msg string) error) ([]Job, e
 				keep = keep && ok
 			}
 			if keep {
-				jobs = append(jobs, Job{Spec: sp, Options: opt})
+				jobs = append(jobs, profiler.Job{Spec: sp, Options: opt})
 			}
 			// odometer, last axis fastest
 			a := len(axes) - 1
@@ -428,13 +380,13 @@ func expand(s SweepYAML, base Options, at func(sub, msg string) error) ([]Job, e
 
 // intAxis checks one `dims:` or `knobs:` entry (a key may name several
 // params, "Lq,Lk") against the schema and makes it a sweep axis.
-func intAxis(kind, key string, vals IntList, kernel string, params []Param, at func(sub, msg string) error) (axis, error) {
+func intAxis(kind, key string, vals IntList, kernel string, params []profiler.Param, at func(sub, msg string) error) (axis, error) {
 	field := kind + "s." + key
 	names := splitNames(key)
 	for _, n := range names {
-		p, ok := findParam(params, n)
+		p, ok := profiler.FindParam(params, n)
 		if !ok {
-			return axis{}, at(field, fmt.Sprintf("%s has no %s %q: %ss are %s", kernel, kind, n, kind, paramNames(params)))
+			return axis{}, at(field, fmt.Sprintf("%s has no %s %q: %ss are %s", kernel, kind, n, kind, profiler.ParamNames(params)))
 		}
 		for _, v := range vals {
 			if err := p.Check(v); err != nil {
@@ -448,7 +400,7 @@ func intAxis(kind, key string, vals IntList, kernel string, params []Param, at f
 	return axis{names: names, values: vals}, nil
 }
 
-func specVars(s Spec) map[string]int {
+func specVars(s profiler.Spec) map[string]int {
 	v := map[string]int{}
 	maps.Copy(v, s.Dims)
 	maps.Copy(v, s.Knobs)

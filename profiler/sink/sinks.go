@@ -1,4 +1,4 @@
-package profiler
+package sink
 
 import (
 	"encoding/csv"
@@ -12,13 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-)
 
-// Sink receives finished Results. Sinks only read Results.
-type Sink interface {
-	Write(r Result) error
-	Close() error
-}
+	"github.com/mltop/mltop/profiler"
+)
 
 // Columns are the spec-dependent CSV columns: the union of knob, dim and
 // flag names over a sweep, in schema order.
@@ -27,7 +23,7 @@ type Columns struct {
 }
 
 // ColumnsFor builds the union over specs.
-func ColumnsFor(specs []Spec) Columns {
+func ColumnsFor(specs []profiler.Spec) Columns {
 	var c Columns
 	add := func(list *[]string, name string) {
 		if !slices.Contains(*list, name) {
@@ -35,7 +31,7 @@ func ColumnsFor(specs []Spec) Columns {
 		}
 	}
 	for _, s := range specs {
-		f, err := Lookup(s.Kernel)
+		f, err := profiler.Lookup(s.Kernel)
 		if err != nil {
 			continue
 		}
@@ -68,7 +64,7 @@ func (c Columns) Header() []string {
 }
 
 // Row renders r under the header.
-func (c Columns) Row(r Result) []string {
+func (c Columns) Row(r profiler.Result) []string {
 	row := []string{r.Time.UTC().Format("2006-01-02T15:04:05Z"), r.Backend, r.Device, r.Timer, r.Spec.Kernel, string(r.Spec.DType)}
 	for _, k := range c.Knobs {
 		row = append(row, optInt(r.Spec.Knobs, k))
@@ -133,9 +129,9 @@ func oneLine(s string) string {
 	return strings.ReplaceAll(s, "\n", " | ")
 }
 
-// CSVSink writes one row per Result and flushes after each, so a killed
+// CSV writes one row per Result and flushes after each, so a killed
 // sweep loses at most the running spec.
-type CSVSink struct {
+type CSV struct {
 	f    *os.File
 	w    *csv.Writer
 	cols Columns
@@ -143,19 +139,19 @@ type CSVSink struct {
 
 // OpenCSV creates path (or appends to it when appending, after the header
 // has been checked by ReadDone) and writes the header to a new file.
-func OpenCSV(path string, cols Columns, appending bool) (*CSVSink, error) {
+func OpenCSV(path string, cols Columns, appending bool) (*CSV, error) {
 	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if appending {
 		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
 	} else if st, err := os.Stat(path); err == nil && st.Size() > 0 {
 		// Never replace measurements silently.
-		return nil, &InputError{File: path, Msg: "the CSV file exists and is not empty: add to it with --resume " + path + ", or choose a new path"}
+		return nil, &profiler.InputError{File: path, Msg: "the CSV file exists and is not empty: add to it with --resume " + path + ", or choose a new path"}
 	}
 	f, err := os.OpenFile(path, flags, 0o644)
 	if err != nil {
-		return nil, &InputError{File: path, Msg: fmt.Sprintf("cannot write the CSV file: %v: choose a writable path with --csv", errors.Unwrap(err))}
+		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot write the CSV file: %v: choose a writable path with --csv", errors.Unwrap(err))}
 	}
-	s := &CSVSink{f: f, w: csv.NewWriter(f), cols: cols}
+	s := &CSV{f: f, w: csv.NewWriter(f), cols: cols}
 	st, _ := f.Stat()
 	if !appending || st.Size() == 0 {
 		if err := s.w.Write(cols.Header()); err != nil {
@@ -167,7 +163,7 @@ func OpenCSV(path string, cols Columns, appending bool) (*CSVSink, error) {
 }
 
 // Write appends a row and flushes it to the file.
-func (s *CSVSink) Write(r Result) error {
+func (s *CSV) Write(r profiler.Result) error {
 	if err := s.w.Write(s.cols.Row(r)); err != nil {
 		return err
 	}
@@ -176,11 +172,11 @@ func (s *CSVSink) Write(r Result) error {
 }
 
 // Close closes the file.
-func (s *CSVSink) Close() error { return s.f.Close() }
+func (s *CSV) Close() error { return s.f.Close() }
 
 // WriteCSVFile writes results to path in one go (the TUI's export).
-func WriteCSVFile(path string, results []Result) error {
-	specs := make([]Spec, len(results))
+func WriteCSVFile(path string, results []profiler.Result) error {
+	specs := make([]profiler.Spec, len(results))
 	for i, r := range results {
 		specs[i] = r.Spec
 	}
@@ -206,7 +202,7 @@ func ReadDone(path string, cols Columns) (map[string]bool, error) {
 		return map[string]bool{}, nil
 	}
 	if err != nil {
-		return nil, &InputError{File: path, Msg: fmt.Sprintf("cannot read the --resume file: %v", err)}
+		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot read the --resume file: %v", err)}
 	}
 	defer f.Close()
 	r := csv.NewReader(f)
@@ -216,11 +212,11 @@ func ReadDone(path string, cols Columns) (map[string]bool, error) {
 		return map[string]bool{}, nil
 	}
 	if err != nil {
-		return nil, &InputError{File: path, Msg: fmt.Sprintf("not a CSV file: %v", err)}
+		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("not a CSV file: %v", err)}
 	}
 	want := cols.Header()
 	if !slices.Equal(head, want) {
-		return nil, &InputError{File: path, Field: "header", Msg: fmt.Sprintf("its columns differ from this sweep's (%s)\n  file:  %s\n  sweep: %s\nuse the CSV this sweep wrote, or a new --csv path without --resume", diffCols(head, want), strings.Join(head, ","), strings.Join(want, ","))}
+		return nil, &profiler.InputError{File: path, Field: "header", Msg: fmt.Sprintf("its columns differ from this sweep's (%s)\n  file:  %s\n  sweep: %s\nuse the CSV this sweep wrote, or a new --csv path without --resume", diffCols(head, want), strings.Join(head, ","), strings.Join(want, ","))}
 	}
 	idx := map[string]int{}
 	for i, h := range head {
@@ -238,10 +234,10 @@ func ReadDone(path string, cols Columns) (map[string]bool, error) {
 			// A row cut short by a kill: ignore it, the spec runs again.
 			continue
 		}
-		if rec[idx["status"]] == string(StatusCancelled) {
+		if rec[idx["status"]] == string(profiler.StatusCancelled) {
 			continue // stopped by the user before it was measured: run it again
 		}
-		s := Spec{Kernel: rec[idx["kernel"]], DType: DType(rec[idx["dtype"]]), Knobs: map[string]int{}, Dims: map[string]int{}, Flags: map[string]bool{}}
+		s := profiler.Spec{Kernel: rec[idx["kernel"]], DType: profiler.DType(rec[idx["dtype"]]), Knobs: map[string]int{}, Dims: map[string]int{}, Flags: map[string]bool{}}
 		for _, k := range cols.Knobs {
 			if v, err := strconv.Atoi(rec[idx[k]]); err == nil {
 				s.Knobs[k] = v
@@ -290,15 +286,15 @@ func diffCols(have, want []string) string {
 	return strings.Join(parts, "; ")
 }
 
-// JSONSink writes one Result per line.
-type JSONSink struct {
+// JSON writes one Result per line.
+type JSON struct {
 	enc *json.Encoder
 	c   io.Closer
 }
 
-// NewJSONSink writes JSON lines to w.
-func NewJSONSink(w io.Writer) *JSONSink {
-	s := &JSONSink{enc: json.NewEncoder(w)}
+// NewJSON writes JSON lines to w.
+func NewJSON(w io.Writer) *JSON {
+	s := &JSON{enc: json.NewEncoder(w)}
 	if c, ok := w.(io.Closer); ok && w != os.Stdout {
 		s.c = c
 	}
@@ -306,29 +302,29 @@ func NewJSONSink(w io.Writer) *JSONSink {
 }
 
 // Write encodes one line.
-func (s *JSONSink) Write(r Result) error { return s.enc.Encode(r) }
+func (s *JSON) Write(r profiler.Result) error { return s.enc.Encode(r) }
 
 // Close closes the writer when it owns it.
-func (s *JSONSink) Close() error {
+func (s *JSON) Close() error {
 	if s.c != nil {
 		return s.c.Close()
 	}
 	return nil
 }
 
-// BenchSink prints Go benchmark lines that benchstat reads: one line per
+// Bench prints Go benchmark lines that benchstat reads: one line per
 // chunk of samples (up to 10 chunks, like -count=10), with ns/op, TFLOP/s
 // and GB/s.
-type BenchSink struct {
+type Bench struct {
 	w      io.Writer
 	header bool
 }
 
-// NewBenchSink writes to w.
-func NewBenchSink(w io.Writer) *BenchSink { return &BenchSink{w: w} }
+// NewBench writes to w.
+func NewBench(w io.Writer) *Bench { return &Bench{w: w} }
 
 // BenchName is the benchmark name of a spec: Benchmark<Kernel>/dtype=…/K=V….
-func BenchName(s Spec) string {
+func BenchName(s profiler.Spec) string {
 	var b strings.Builder
 	b.WriteString("Benchmark")
 	b.WriteString(strings.ToUpper(s.Kernel[:1]) + s.Kernel[1:])
@@ -348,12 +344,12 @@ func BenchName(s Spec) string {
 
 // Write prints the lines of one result; failed specs print nothing (benchstat
 // has no way to say "failed") but a comment line.
-func (s *BenchSink) Write(r Result) error {
+func (s *Bench) Write(r profiler.Result) error {
 	if !s.header {
 		fmt.Fprintf(s.w, "goos: %s\ngoarch: %s\npkg: mltop/%s\ncpu: %s\n", runtime.GOOS, runtime.GOARCH, r.Backend, r.Device)
 		s.header = true
 	}
-	if r.Status != StatusOK || len(r.Samples) == 0 {
+	if r.Status != profiler.StatusOK || len(r.Samples) == 0 {
 		_, err := fmt.Fprintf(s.w, "# %s: %s %s\n", BenchName(r.Spec), r.Status, oneLine(r.Error))
 		return err
 	}
@@ -381,7 +377,7 @@ func (s *BenchSink) Write(r Result) error {
 }
 
 // Close does nothing.
-func (s *BenchSink) Close() error { return nil }
+func (s *Bench) Close() error { return nil }
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

@@ -1,14 +1,16 @@
-package profiler
+package run
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/mltop/mltop/profiler"
 )
 
 // Summary counts a sweep's outcomes.
 type Summary struct {
 	Total, Skipped int
-	ByStatus       map[Status]int
+	ByStatus       map[profiler.Status]int
 	Failed         int // mismatch, compile_error, crashed, timeout, error, cancelled
 	Invalid        int
 }
@@ -27,8 +29,8 @@ func (s Summary) ExitCode() int {
 
 // String is the one-line summary printed at the end of a sweep.
 func (s Summary) String() string {
-	msg := fmt.Sprintf("%d specs: %d ok", s.Total, s.ByStatus[StatusOK])
-	for _, st := range []Status{StatusMismatch, StatusCompileError, StatusCrashed, StatusTimeout, StatusError, StatusCancelled, StatusInvalid} {
+	msg := fmt.Sprintf("%d specs: %d ok", s.Total, s.ByStatus[profiler.StatusOK])
+	for _, st := range []profiler.Status{profiler.StatusMismatch, profiler.StatusCompileError, profiler.StatusCrashed, profiler.StatusTimeout, profiler.StatusError, profiler.StatusCancelled, profiler.StatusInvalid} {
 		if n := s.ByStatus[st]; n > 0 {
 			msg += fmt.Sprintf(", %d %s", n, st)
 		}
@@ -39,18 +41,18 @@ func (s Summary) String() string {
 	return msg
 }
 
-// SweepHooks let the CLI draw progress.
-type SweepHooks struct {
-	Start    func(i, n int, s Spec)
-	Progress func(i, n int, s Spec, p Progress)
-	Done     func(i, n int, r Result)
+// Hooks let the CLI draw progress.
+type Hooks struct {
+	Start    func(i, n int, s profiler.Spec)
+	Progress func(i, n int, s profiler.Spec, p profiler.Progress)
+	Done     func(i, n int, r profiler.Result)
 }
 
-// RunJobs runs jobs in order on exec, skipping those whose Spec.Key is in
+// Jobs runs jobs in order on exec, skipping those whose Spec.Key is in
 // skip, and hands each Result to every sink as soon as it is known.
-func RunJobs(ctx context.Context, exec Executor, jobs []Job, skip map[string]bool, sinks []Sink, h SweepHooks) (Summary, error) {
-	sum := Summary{ByStatus: map[Status]int{}}
-	var todo []Job
+func Jobs(ctx context.Context, exec profiler.Executor, jobs []profiler.Job, skip map[string]bool, sinks []profiler.Sink, h Hooks) (Summary, error) {
+	sum := Summary{ByStatus: map[profiler.Status]int{}}
+	var todo []profiler.Job
 	for _, j := range jobs {
 		if skip[j.Spec.Key()] {
 			sum.Skipped++
@@ -69,13 +71,13 @@ func RunJobs(ctx context.Context, exec Executor, jobs []Job, skip map[string]boo
 		if pf, ok := exec.(Prefetcher); ok && i+1 < len(todo) {
 			pf.Prefetch(todo[i+1].Spec)
 		}
-		res := exec.Run(ctx, j.Spec, j.Options, func(p Progress) {
+		res := exec.Run(ctx, j.Spec, j.Options, func(p profiler.Progress) {
 			if h.Progress != nil {
 				h.Progress(i, len(todo), j.Spec, p)
 			}
 		})
 		sum.ByStatus[res.Status]++
-		if res.Status == StatusInvalid {
+		if res.Status == profiler.StatusInvalid {
 			sum.Invalid++
 		} else if res.Status.Failed() {
 			sum.Failed++

@@ -1,4 +1,4 @@
-package profiler
+package run
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mltop/mltop/profiler"
 )
 
 // The worker protocol: JSON lines. The parent starts `mltop worker
@@ -22,22 +24,22 @@ import (
 // for the next spec.
 
 type workerRequest struct {
-	Prefetch bool    `json:"prefetch,omitempty"` // only prepare the spec; no answer
-	Spec     Spec    `json:"spec"`
-	Options  Options `json:"options"`
+	Prefetch bool             `json:"prefetch,omitempty"` // only prepare the spec; no answer
+	Spec     profiler.Spec    `json:"spec"`
+	Options  profiler.Options `json:"options"`
 }
 
 type workerMessage struct {
-	Type     string      `json:"type"` // hello, fatal, progress, result
-	Device   *DeviceInfo `json:"device,omitempty"`
-	Error    string      `json:"error,omitempty"`
-	Progress *Progress   `json:"progress,omitempty"`
-	Result   *Result     `json:"result,omitempty"`
+	Type     string               `json:"type"` // hello, fatal, progress, result
+	Device   *profiler.DeviceInfo `json:"device,omitempty"`
+	Error    string               `json:"error,omitempty"`
+	Progress *profiler.Progress   `json:"progress,omitempty"`
+	Result   *profiler.Result     `json:"result,omitempty"`
 }
 
 // ServeWorker runs the worker side until in closes. open is called once;
 // its error is reported to the parent as a fatal line.
-func ServeWorker(in io.Reader, out io.Writer, open func() (Executor, error)) error {
+func ServeWorker(in io.Reader, out io.Writer, open func() (profiler.Executor, error)) error {
 	var mu sync.Mutex
 	enc := json.NewEncoder(out)
 	send := func(m workerMessage) error {
@@ -69,7 +71,7 @@ func ServeWorker(in io.Reader, out io.Writer, open func() (Executor, error)) err
 			}
 			continue
 		}
-		res := exec.Run(context.Background(), req.Spec, req.Options, func(p Progress) {
+		res := exec.Run(context.Background(), req.Spec, req.Options, func(p profiler.Progress) {
 			_ = send(workerMessage{Type: "progress", Progress: &p})
 		})
 		if err := send(workerMessage{Type: "result", Result: &res}); err != nil {
@@ -83,7 +85,7 @@ func ServeWorker(in io.Reader, out io.Writer, open func() (Executor, error)) err
 type WorkerPool struct {
 	cmd []string
 	env []string
-	dev DeviceInfo
+	dev profiler.DeviceInfo
 
 	mu sync.Mutex
 	w  *worker
@@ -111,21 +113,21 @@ func NewWorkerPool(cmd []string, env []string) (*WorkerPool, error) {
 	return p, nil
 }
 
-func (p *WorkerPool) start() (*worker, DeviceInfo, error) {
+func (p *WorkerPool) start() (*worker, profiler.DeviceInfo, error) {
 	c := exec.Command(p.cmd[0], p.cmd[1:]...)
 	c.Env = append(os.Environ(), p.env...)
 	stdin, err := c.StdinPipe()
 	if err != nil {
-		return nil, DeviceInfo{}, err
+		return nil, profiler.DeviceInfo{}, err
 	}
 	stdout, err := c.StdoutPipe()
 	if err != nil {
-		return nil, DeviceInfo{}, err
+		return nil, profiler.DeviceInfo{}, err
 	}
 	w := &worker{cmd: c, stdin: stdin, lines: make(chan workerMessage, 64), done: make(chan struct{}), quit: make(chan struct{}), stderr: &tailBuffer{max: 8 << 10}}
 	c.Stderr = w.stderr
 	if err := c.Start(); err != nil {
-		return nil, DeviceInfo{}, fmt.Errorf("starting worker %s: %w", strings.Join(p.cmd, " "), err)
+		return nil, profiler.DeviceInfo{}, fmt.Errorf("starting worker %s: %w", strings.Join(p.cmd, " "), err)
 	}
 	go func() {
 		defer close(w.done)
@@ -150,16 +152,16 @@ func (p *WorkerPool) start() (*worker, DeviceInfo, error) {
 			return w, *m.Device, nil
 		case "fatal":
 			w.kill()
-			return nil, DeviceInfo{}, errors.New(m.Error)
+			return nil, profiler.DeviceInfo{}, errors.New(m.Error)
 		}
 		w.kill()
-		return nil, DeviceInfo{}, fmt.Errorf("worker said %q before hello", m.Type)
+		return nil, profiler.DeviceInfo{}, fmt.Errorf("worker said %q before hello", m.Type)
 	case <-w.done:
 		w.kill()
-		return nil, DeviceInfo{}, fmt.Errorf("worker exited before it said hello: %s", w.lastWords())
+		return nil, profiler.DeviceInfo{}, fmt.Errorf("worker exited before it said hello: %s", w.lastWords())
 	case <-time.After(120 * time.Second):
 		w.kill()
-		return nil, DeviceInfo{}, fmt.Errorf("worker did not say hello within 120 s: %s", w.lastWords())
+		return nil, profiler.DeviceInfo{}, fmt.Errorf("worker did not say hello within 120 s: %s", w.lastWords())
 	}
 }
 
@@ -193,22 +195,22 @@ func (w *worker) lastWords() string {
 }
 
 // Device is the worker's device.
-func (p *WorkerPool) Device() DeviceInfo { return p.dev }
+func (p *WorkerPool) Device() profiler.DeviceInfo { return p.dev }
 
 // Run sends one spec to the worker and waits for its result, the worker's
 // death (crashed) or the watchdog (timeout). A dead worker is replaced for
 // the next spec.
-func (p *WorkerPool) Run(ctx context.Context, s Spec, opt Options, progress func(Progress)) Result {
+func (p *WorkerPool) Run(ctx context.Context, s profiler.Spec, opt profiler.Options, progress func(profiler.Progress)) profiler.Result {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	start := time.Now()
-	fail := func(st Status, msg string) Result {
-		return Result{Time: start.UTC(), Spec: s, Backend: p.dev.Backend, Device: p.dev.Name, Status: st, Error: msg, WallSeconds: time.Since(start).Seconds()}
+	fail := func(st profiler.Status, msg string) profiler.Result {
+		return profiler.Result{Time: start.UTC(), Spec: s, Backend: p.dev.Backend, Device: p.dev.Name, Status: st, Error: msg, WallSeconds: time.Since(start).Seconds()}
 	}
 	if p.w == nil {
 		w, _, err := p.start()
 		if err != nil {
-			return fail(StatusCrashed, "could not start a fresh worker: "+err.Error())
+			return fail(profiler.StatusCrashed, "could not start a fresh worker: "+err.Error())
 		}
 		p.w = w
 	}
@@ -217,7 +219,7 @@ func (p *WorkerPool) Run(ctx context.Context, s Spec, opt Options, progress func
 	if _, err := w.stdin.Write(append(req, '\n')); err != nil {
 		p.w = nil
 		w.kill()
-		return fail(StatusCrashed, "worker is gone: "+w.lastWords())
+		return fail(profiler.StatusCrashed, "worker is gone: "+w.lastWords())
 	}
 	timeout := opt.WatchdogTimeout()
 	timer := time.NewTimer(timeout)
@@ -235,7 +237,7 @@ func (p *WorkerPool) Run(ctx context.Context, s Spec, opt Options, progress func
 			case "fatal":
 				p.w = nil
 				w.kill()
-				return fail(StatusCrashed, m.Error)
+				return fail(profiler.StatusCrashed, m.Error)
 			}
 		case <-w.done:
 			// Drain anything said just before the end.
@@ -252,23 +254,23 @@ func (p *WorkerPool) Run(ctx context.Context, s Spec, opt Options, progress func
 			}
 			p.w = nil
 			w.kill()
-			return fail(StatusCrashed, "worker died: "+w.lastWords())
+			return fail(profiler.StatusCrashed, "worker died: "+w.lastWords())
 		case <-timer.C:
 			p.w = nil
 			w.kill()
-			return fail(StatusTimeout, fmt.Sprintf("no result after %s (watchdog); worker killed; %s", timeout.Round(time.Millisecond), w.lastWords()))
+			return fail(profiler.StatusTimeout, fmt.Sprintf("no result after %s (watchdog); worker killed; %s", timeout.Round(time.Millisecond), w.lastWords()))
 		case <-ctx.Done():
 			// The only way to stop a kernel mid-flight is to end its process.
 			p.w = nil
 			w.kill()
-			return fail(StatusCancelled, "cancelled by user")
+			return fail(profiler.StatusCancelled, "cancelled by user")
 		}
 	}
 }
 
 // Prefetch asks the worker to start compiling s while it measures the
 // current spec. A dead or missing worker is simply not asked.
-func (p *WorkerPool) Prefetch(s Spec) {
+func (p *WorkerPool) Prefetch(s profiler.Spec) {
 	p.mu.Lock()
 	w := p.w
 	p.mu.Unlock()

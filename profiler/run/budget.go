@@ -1,11 +1,15 @@
-package profiler
+package run
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/mltop/mltop/profiler"
+)
 
 // BuildBudget holds a dispatch's named TGM items against the device limit
 // and the compiler's figures (attrs may be zero when nothing was compiled).
-func BuildBudget(d *Dispatch, dev DeviceInfo, attrs KernelAttrs) BudgetReport {
-	b := BudgetReport{Dispatch: d.Name, Items: d.TGM, Total: d.TGMBytes(), Limit: TGMLimit(dev, d), CompilerTGM: attrs.StaticTGM, Threads: d.Threads(), MaxThreads: attrs.MaxThreads}
+func BuildBudget(d *profiler.Dispatch, dev profiler.DeviceInfo, attrs profiler.KernelAttrs) profiler.BudgetReport {
+	b := profiler.BudgetReport{Dispatch: d.Name, Items: d.TGM, Total: d.TGMBytes(), Limit: profiler.TGMLimit(dev, d), CompilerTGM: attrs.StaticTGM, Threads: d.Threads(), MaxThreads: attrs.MaxThreads}
 	if b.Limit > 0 && b.Total > b.Limit {
 		b.Warnings = append(b.Warnings, fmt.Sprintf("TGM %d B exceeds the %d B limit by %d B", b.Total, b.Limit, b.Total-b.Limit))
 	}
@@ -23,21 +27,12 @@ func BuildBudget(d *Dispatch, dev DeviceInfo, attrs KernelAttrs) BudgetReport {
 	return b
 }
 
-// TGMLimit is the threadgroup memory a dispatch may use: the opt-in limit
-// where the platform has one and the dispatch asks for more than the default.
-func TGMLimit(dev DeviceInfo, d *Dispatch) int {
-	if dev.TGMPerGroupOptIn > dev.TGMPerGroup && d.TGMBytes() > dev.TGMPerGroup {
-		return dev.TGMPerGroupOptIn
-	}
-	return dev.TGMPerGroup
-}
-
 // EstimateOccupancy is the limit-table estimate of resident groups per unit
 // from threads, TGM and (when known) registers per thread. Backends with a
 // better source (the CUDA driver) answer themselves; Metal and the TUI's
 // preview use this.
-func EstimateOccupancy(dev DeviceInfo, d *Dispatch, attrs KernelAttrs) Occupancy {
-	o := Occupancy{Dispatch: d.Name, Estimate: true, Registers: attrs.Registers, SpillBytes: attrs.SpillBytes, Source: "limits table"}
+func EstimateOccupancy(dev profiler.DeviceInfo, d *profiler.Dispatch, attrs profiler.KernelAttrs) profiler.Occupancy {
+	o := profiler.Occupancy{Dispatch: d.Name, Estimate: true, Registers: attrs.Registers, SpillBytes: attrs.SpillBytes, Source: "limits table"}
 	threads := d.Threads()
 	if threads == 0 || dev.MaxThreadsPerUnit == 0 {
 		o.Reason = fmt.Sprintf("%s reports no per-%s limits", dev.Backend, unitName(dev))
@@ -70,7 +65,7 @@ func EstimateOccupancy(dev DeviceInfo, d *Dispatch, attrs KernelAttrs) Occupancy
 	return o
 }
 
-func unitName(dev DeviceInfo) string {
+func unitName(dev profiler.DeviceInfo) string {
 	if dev.UnitName != "" {
 		return dev.UnitName
 	}
@@ -80,16 +75,16 @@ func unitName(dev DeviceInfo) string {
 // Preview is what the TUI shows before anything runs: the plan's budget and
 // an occupancy estimate for the current knobs.
 type Preview struct {
-	Spec      Spec
-	Plan      *Plan
-	Budget    []BudgetReport
-	Occupancy []Occupancy
+	Spec      profiler.Spec
+	Plan      *profiler.Plan
+	Budget    []profiler.BudgetReport
+	Occupancy []profiler.Occupancy
 	Err       error // the family's rules rejected the spec (the reason is shown in red)
 }
 
 // MakePreview plans s against dev without touching a device.
-func MakePreview(s Spec, dev DeviceInfo) Preview {
-	f, full, err := Resolve(s, dev)
+func MakePreview(s profiler.Spec, dev profiler.DeviceInfo) Preview {
+	f, full, err := profiler.Resolve(s, dev)
 	p := Preview{Spec: full, Err: err}
 	if f == nil {
 		return p
@@ -115,8 +110,8 @@ func MakePreview(s Spec, dev DeviceInfo) Preview {
 		if d.Zero != "" {
 			continue
 		}
-		p.Budget = append(p.Budget, BuildBudget(d, dev, KernelAttrs{}))
-		p.Occupancy = append(p.Occupancy, EstimateOccupancy(dev, d, KernelAttrs{}))
+		p.Budget = append(p.Budget, BuildBudget(d, dev, profiler.KernelAttrs{}))
+		p.Occupancy = append(p.Occupancy, EstimateOccupancy(dev, d, profiler.KernelAttrs{}))
 	}
 	return p
 }

@@ -1,24 +1,21 @@
-package profiler
+package run_test
 
 import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/mltop/mltop/internal/enginetest"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
-func quickOptions() Options {
-	o := DefaultOptions()
-	o.Stop = StopRule{Noise: 0.01, MinSamples: 10, MinTime: 1e-6, MaxTime: 1}
-	o.Warmup = 1e-6
-	return o
-}
-
 func TestRunnerOK(t *testing.T) {
-	b := &memBackend{}
-	r := NewRunner(b)
-	for _, dt := range []DType{F32, BF16} {
-		res := r.Run(context.Background(), Spec{Kernel: "test_scale", DType: dt, Dims: map[string]int{"N": 1000}}, quickOptions(), nil)
-		if res.Status != StatusOK {
+	b := &enginetest.MemBackend{}
+	r := run.NewRunner(b)
+	for _, dt := range []profiler.DType{profiler.F32, profiler.BF16} {
+		res := r.Run(context.Background(), profiler.Spec{Kernel: "test_scale", DType: dt, Dims: map[string]int{"N": 1000}}, enginetest.QuickOptions(), nil)
+		if res.Status != profiler.StatusOK {
 			t.Fatalf("%s: status %s: %s", dt, res.Status, res.Error)
 		}
 		if res.Stats.N < 10 || res.Stats.Median < 1000 || res.Stats.Median > 1002 {
@@ -28,7 +25,7 @@ func TestRunnerOK(t *testing.T) {
 			t.Errorf("verdict %+v", res.Verdict)
 		}
 		// 1000 FLOP in ~1001 ns = ~1 GFLOP/s = 0.001 TFLOP/s, 0.1% of the 1 TFLOP/s peak
-		if res.TFLOPS < 0.00099 || res.TFLOPS > 0.00101 || (dt == F32 && (res.PctPeakFLOP < 0.099 || res.PctPeakFLOP > 0.101)) || (dt == BF16 && res.PctPeakFLOP != 0) {
+		if res.TFLOPS < 0.00099 || res.TFLOPS > 0.00101 || (dt == profiler.F32 && (res.PctPeakFLOP < 0.099 || res.PctPeakFLOP > 0.101)) || (dt == profiler.BF16 && res.PctPeakFLOP != 0) {
 			t.Errorf("throughput %g TFLOP/s, %g%% of peak", res.TFLOPS, res.PctPeakFLOP)
 		}
 		if res.Spec.Knobs["WG"] != 64 {
@@ -42,15 +39,15 @@ func TestRunnerOK(t *testing.T) {
 			t.Errorf("occupancy %+v", res.Occupancy)
 		}
 	}
-	if b.compiled != 1 {
-		t.Errorf("compiled %d times; one program must compile once", b.compiled)
+	if b.Compiled != 1 {
+		t.Errorf("compiled %d times; one program must compile once", b.Compiled)
 	}
 }
 
 func TestRunnerCatchesBrokenKernel(t *testing.T) {
-	r := NewRunner(&memBackend{})
-	res := r.Run(context.Background(), Spec{Kernel: "test_scale", DType: F32, Dims: map[string]int{"N": 100}, Flags: map[string]bool{"broken": true}}, quickOptions(), nil)
-	if res.Status != StatusMismatch {
+	r := run.NewRunner(&enginetest.MemBackend{})
+	res := r.Run(context.Background(), profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Dims: map[string]int{"N": 100}, Flags: map[string]bool{"broken": true}}, enginetest.QuickOptions(), nil)
+	if res.Status != profiler.StatusMismatch {
 		t.Fatalf("status %s, want mismatch", res.Status)
 	}
 	// the unwritten last element is still the NaN poison
@@ -62,9 +59,9 @@ func TestRunnerCatchesBrokenKernel(t *testing.T) {
 // A kernel that is right once but keeps state across launches passes the
 // first check and must fail the one after the timed launches.
 func TestRunnerCatchesStateAcrossLaunches(t *testing.T) {
-	r := NewRunner(&memBackend{})
-	res := r.Run(context.Background(), Spec{Kernel: "test_scale", DType: F32, Dims: map[string]int{"N": 100}, Flags: map[string]bool{"drift": true}}, quickOptions(), nil)
-	if res.Status != StatusMismatch || !strings.Contains(res.Error, "after the timed launches") {
+	r := run.NewRunner(&enginetest.MemBackend{})
+	res := r.Run(context.Background(), profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Dims: map[string]int{"N": 100}, Flags: map[string]bool{"drift": true}}, enginetest.QuickOptions(), nil)
+	if res.Status != profiler.StatusMismatch || !strings.Contains(res.Error, "after the timed launches") {
 		t.Fatalf("status %s, error %q; want a mismatch after the timed launches", res.Status, res.Error)
 	}
 	if res.Verdict == nil || res.Verdict.Mismatches == 0 {
@@ -76,27 +73,27 @@ func TestRunnerCatchesStateAcrossLaunches(t *testing.T) {
 }
 
 func TestRunnerInvalidAndCompileError(t *testing.T) {
-	r := NewRunner(&memBackend{})
+	r := run.NewRunner(&enginetest.MemBackend{})
 	cases := []struct {
-		spec Spec
-		want Status
+		spec profiler.Spec
+		want profiler.Status
 		msg  string
 	}{
-		{Spec{Kernel: "test_scale", DType: F32, Knobs: map[string]int{"WG": 48}}, StatusInvalid, "WG=48 is not allowed: use one of 32, 64, 128"},
-		{Spec{Kernel: "test_scale", DType: F32, Knobs: map[string]int{"WG": 128}, Dims: map[string]int{"N": 7}}, StatusInvalid, "rejected by the family"},
-		{Spec{Kernel: "test_scale", DType: F32, Dims: map[string]int{"N": 0}}, StatusInvalid, "N=0 is out of range"},
-		{Spec{Kernel: "test_scale", DType: F32, Dims: map[string]int{"N": 1 << 40}}, StatusInvalid, "reduce the dims"},
-		{Spec{Kernel: "nope", DType: F32}, StatusInvalid, `unknown kernel "nope"`},
-		{Spec{Kernel: "test_scale", DType: I32}, StatusInvalid, `does not support dtype "i32"`},
+		{profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Knobs: map[string]int{"WG": 48}}, profiler.StatusInvalid, "WG=48 is not allowed: use one of 32, 64, 128"},
+		{profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Knobs: map[string]int{"WG": 128}, Dims: map[string]int{"N": 7}}, profiler.StatusInvalid, "rejected by the family"},
+		{profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Dims: map[string]int{"N": 0}}, profiler.StatusInvalid, "N=0 is out of range"},
+		{profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Dims: map[string]int{"N": 1 << 40}}, profiler.StatusInvalid, "reduce the dims"},
+		{profiler.Spec{Kernel: "nope", DType: profiler.F32}, profiler.StatusInvalid, `unknown kernel "nope"`},
+		{profiler.Spec{Kernel: "test_scale", DType: profiler.I32}, profiler.StatusInvalid, `does not support dtype "i32"`},
 	}
 	for _, c := range cases {
-		res := r.Run(context.Background(), c.spec, quickOptions(), nil)
+		res := r.Run(context.Background(), c.spec, enginetest.QuickOptions(), nil)
 		if res.Status != c.want || !strings.Contains(res.Error, c.msg) {
 			t.Errorf("%v: %s %q, want %s containing %q", c.spec, res.Status, res.Error, c.want, c.msg)
 		}
 	}
-	res := NewRunner(&memBackend{failComp: true}).Run(context.Background(), Spec{Kernel: "test_scale", DType: F32}, quickOptions(), nil)
-	if res.Status != StatusCompileError || !strings.Contains(res.Error, "expected ';'") {
+	res := run.NewRunner(&enginetest.MemBackend{FailCompile: true}).Run(context.Background(), profiler.Spec{Kernel: "test_scale", DType: profiler.F32}, enginetest.QuickOptions(), nil)
+	if res.Status != profiler.StatusCompileError || !strings.Contains(res.Error, "expected ';'") {
 		t.Errorf("compile error: %s %q", res.Status, res.Error)
 	}
 }
@@ -104,17 +101,17 @@ func TestRunnerInvalidAndCompileError(t *testing.T) {
 func TestRunnerCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res := NewRunner(&memBackend{}).Run(ctx, Spec{Kernel: "test_scale", DType: F32}, quickOptions(), nil)
-	if res.Status != StatusCancelled {
+	res := run.NewRunner(&enginetest.MemBackend{}).Run(ctx, profiler.Spec{Kernel: "test_scale", DType: profiler.F32}, enginetest.QuickOptions(), nil)
+	if res.Status != profiler.StatusCancelled {
 		t.Errorf("status %s", res.Status)
 	}
 }
 
 func TestDeviceLimitOverride(t *testing.T) {
-	opt := quickOptions()
+	opt := enginetest.QuickOptions()
 	tgm := 16
-	opt.Limits = &DeviceLimitsYAML{TGMPerUnit: &tgm}
-	res := NewRunner(&memBackend{}).Run(context.Background(), Spec{Kernel: "test_scale", DType: F32}, opt, nil)
+	opt.Limits = &profiler.DeviceLimitsYAML{TGMPerUnit: &tgm}
+	res := run.NewRunner(&enginetest.MemBackend{}).Run(context.Background(), profiler.Spec{Kernel: "test_scale", DType: profiler.F32}, opt, nil)
 	// 16 B per unit / 8 B per group = 2 groups, now bound by TGM
 	if o, ok := res.MinOccupancy(); !ok || o.GroupsPerUnit != 2 || o.Limiter != "tgm" {
 		t.Errorf("occupancy with override %+v", res.Occupancy)
@@ -122,7 +119,7 @@ func TestDeviceLimitOverride(t *testing.T) {
 }
 
 func TestStopRule(t *testing.T) {
-	r := DefaultStopRule()
+	r := profiler.DefaultStopRule()
 	quiet := make([]float64, 10)
 	for i := range quiet {
 		quiet[i] = 30e6 // 30 ms each: 0.3 s measured
@@ -147,22 +144,22 @@ func TestStopRule(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
-	s := Summarize([]float64{5, 1, 4, 2, 3})
-	want := Stats{N: 5, Min: 1, P10: 1.4, Median: 3, P90: 4.6, Mean: 3, Stdev: 1.5811388300841898, CV: 0.5270462766947299}
+	s := profiler.Summarize([]float64{5, 1, 4, 2, 3})
+	want := profiler.Stats{N: 5, Min: 1, P10: 1.4, Median: 3, P90: 4.6, Mean: 3, Stdev: 1.5811388300841898, CV: 0.5270462766947299}
 	if s != want {
 		t.Errorf("got %+v\nwant %+v", s, want)
 	}
-	if (Summarize(nil) != Stats{}) {
+	if (profiler.Summarize(nil) != profiler.Stats{}) {
 		t.Error("empty samples")
 	}
 }
 
 func TestVerifyCounts(t *testing.T) {
-	ref := &Reference{Checks: []Check{{Buffer: "o", Index: []int{0, 1, 2, 3}, Want: []float64{1, -2, 100, 0}}}, RowsChecked: 4, RowsTotal: 4}
+	ref := &profiler.Reference{Checks: []profiler.Check{{Buffer: "o", Index: []int{0, 1, 2, 3}, Want: []float64{1, -2, 100, 0}}}, RowsChecked: 4, RowsTotal: 4}
 	nan := float32(0)
 	nan = nan / nan
 	got := map[string][]float32{"o": {1.001, -2, 101, nan}}
-	v := Verify(ref, got, Tolerance{ATol: 0.01, RTol: 0.001})
+	v := run.Verify(ref, got, profiler.Tolerance{ATol: 0.01, RTol: 0.001})
 	// 1.001: |d|=0.001 ok; 101 vs 100: d=1 > 0.01+0.1 mismatch; NaN mismatch
 	if v.Mismatches != 2 || v.NaNInf != 1 || v.Pass || v.Checked != 4 {
 		t.Errorf("%+v", v)
@@ -173,8 +170,8 @@ func TestVerifyCounts(t *testing.T) {
 }
 
 func TestSampleRows(t *testing.T) {
-	a := SampleRows(10000, 50, 7)
-	b := SampleRows(10000, 50, 7)
+	a := profiler.SampleRows(10000, 50, 7)
+	b := profiler.SampleRows(10000, 50, 7)
 	if len(a) != 50 || a[0] != 0 || a[49] != 9999 {
 		t.Fatalf("rows %v", a)
 	}
@@ -183,22 +180,22 @@ func TestSampleRows(t *testing.T) {
 			t.Fatal("not deterministic")
 		}
 	}
-	if c := SampleRows(10000, 50, 8); c[10] == a[10] && c[20] == a[20] && c[30] == a[30] {
+	if c := profiler.SampleRows(10000, 50, 8); c[10] == a[10] && c[20] == a[20] && c[30] == a[30] {
 		t.Error("seed has no effect")
 	}
-	if all := SampleRows(5, 50, 1); len(all) != 5 {
+	if all := profiler.SampleRows(5, 50, 1); len(all) != 5 {
 		t.Errorf("small shape: %v", all)
 	}
 }
 
 func TestVerifyPerBufferTolerance(t *testing.T) {
-	strict := Tolerance{ATol: 1e-6, RTol: 0}
-	ref := &Reference{Checks: []Check{
+	strict := profiler.Tolerance{ATol: 1e-6, RTol: 0}
+	ref := &profiler.Reference{Checks: []profiler.Check{
 		{Buffer: "o", Index: []int{0}, Want: []float64{1}},
 		{Buffer: "l", Index: []int{0}, Want: []float64{1}, Tol: &strict},
 	}}
 	got := map[string][]float32{"o": {1.001}, "l": {1.001}}
-	v := Verify(ref, got, Tolerance{ATol: 0.01})
+	v := run.Verify(ref, got, profiler.Tolerance{ATol: 0.01})
 	if v.Mismatches != 1 || v.Pass {
 		t.Errorf("the strict buffer's error must count once: %+v", v)
 	}

@@ -1,4 +1,4 @@
-package profiler
+package run
 
 // SelfCheck is one line of `mltop selftest`.
 type SelfCheck struct {

@@ -1,27 +1,29 @@
-package profiler
+package run
+
+import "github.com/mltop/mltop/profiler"
 
 // Precompiler is implemented by backends that can compile a program ahead
 // of time, off their device thread (CUDA: NVRTC into the compile cache).
 // Precompile must return at once and never fail loudly: the real Compile
 // reports errors when the spec runs.
 type Precompiler interface {
-	Precompile(p Program)
+	Precompile(p profiler.Program)
 }
 
 // Prefetcher is an Executor that can start preparing a spec it will be
 // asked to run next, so compiling the next spec overlaps measuring the
 // current one.
 type Prefetcher interface {
-	Prefetch(s Spec)
+	Prefetch(s profiler.Spec)
 }
 
 // Prefetch plans s and hands its programs to the backend's precompiler.
-func (r *Runner) Prefetch(s Spec) {
+func (r *Runner) Prefetch(s profiler.Spec) {
 	pc, ok := r.backend.(Precompiler)
 	if !ok {
 		return
 	}
-	f, full, err := Resolve(s, r.dev)
+	f, full, err := profiler.Resolve(s, r.dev)
 	if err != nil {
 		return
 	}
@@ -30,7 +32,7 @@ func (r *Runner) Prefetch(s Spec) {
 		return
 	}
 	seen := map[string]bool{}
-	for _, ds := range [][]Dispatch{plan.Setup, plan.Dispatches} {
+	for _, ds := range [][]profiler.Dispatch{plan.Setup, plan.Dispatches} {
 		for _, d := range ds {
 			if d.Zero != "" || seen[programKey(d.Program)] {
 				continue

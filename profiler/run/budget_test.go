@@ -1,0 +1,81 @@
+package run_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/internal/enginetest"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
+)
+
+func TestBuildBudgetWarnings(t *testing.T) {
+	dev := profiler.DeviceInfo{TGMPerGroup: 32768, TGMPerGroupOptIn: 0}
+	d := &profiler.Dispatch{Name: "k", Group: [3]int{256, 1, 1}, TGM: []profiler.TGMItem{{Name: "a", Bytes: 20000}, {Name: "b", Bytes: 16000}, {Name: "red", Bytes: 4}}}
+	b := run.BuildBudget(d, dev, profiler.KernelAttrs{StaticTGM: 36016, MaxThreads: 128, SpillBytes: 8})
+	want := []string{"exceeds the 32768 B limit by 3236 B", "256 threads requested but the compiled pipeline allows 128", "8 B of register spills"}
+	if len(b.Warnings) != len(want) {
+		t.Fatalf("warnings %q", b.Warnings)
+	}
+	for i, w := range want {
+		if !strings.Contains(b.Warnings[i], w) {
+			t.Errorf("warning %d %q lacks %q", i, b.Warnings[i], w)
+		}
+	}
+	// 12 B more than planned is Metal's 16-byte rounding; 16 B is a real difference
+	if b := run.BuildBudget(d, dev, profiler.KernelAttrs{StaticTGM: 36016}); len(b.Warnings) != 1 {
+		t.Errorf("rounding flagged: %q", b.Warnings)
+	}
+	if b := run.BuildBudget(d, dev, profiler.KernelAttrs{StaticTGM: 36020}); len(b.Warnings) != 2 || !strings.Contains(b.Warnings[1], "compiler reports 36020 B static") {
+		t.Errorf("real difference not flagged: %q", b.Warnings)
+	}
+	// an opt-in limit applies once the plan needs more than the default
+	big := &profiler.Dispatch{TGM: []profiler.TGMItem{{Name: "a", Bytes: 60000}}}
+	if lim := profiler.TGMLimit(profiler.DeviceInfo{TGMPerGroup: 49152, TGMPerGroupOptIn: 232448}, big); lim != 232448 {
+		t.Errorf("opt-in limit %d", lim)
+	}
+	if lim := profiler.TGMLimit(profiler.DeviceInfo{TGMPerGroup: 49152, TGMPerGroupOptIn: 232448}, d); lim != 49152 {
+		t.Errorf("default limit %d", lim)
+	}
+}
+
+func TestEstimateOccupancyLimiters(t *testing.T) {
+	dev := profiler.DeviceInfo{Backend: "x", MaxThreadsPerUnit: 2048, TGMPerUnit: 100000, RegistersPerUnit: 65536, MaxGroupsPerUnit: 32}
+	cases := []struct {
+		threads, tgm, regs int
+		groups             int
+		limiter            string
+	}{
+		{128, 0, 0, 16, "threads"},
+		{128, 40000, 0, 2, "tgm"},
+		{128, 1000, 128, 4, "registers"},
+		{32, 100, 0, 32, "groups"},
+	}
+	for _, c := range cases {
+		d := &profiler.Dispatch{Group: [3]int{c.threads, 1, 1}}
+		if c.tgm > 0 {
+			d.TGM = []profiler.TGMItem{{Name: "t", Bytes: c.tgm}}
+		}
+		o := run.EstimateOccupancy(dev, d, profiler.KernelAttrs{Registers: c.regs})
+		if !o.Available || o.GroupsPerUnit != c.groups || o.Limiter != c.limiter {
+			t.Errorf("%+v: got %d by %s", c, o.GroupsPerUnit, o.Limiter)
+		}
+	}
+	if o := run.EstimateOccupancy(profiler.DeviceInfo{Backend: "cpu"}, &profiler.Dispatch{Group: [3]int{32, 1, 1}}, profiler.KernelAttrs{}); o.Available || o.Reason == "" {
+		t.Errorf("no limits: %+v", o)
+	}
+}
+
+func TestPreviewShowsBudgetOverLimit(t *testing.T) {
+	dev := (&enginetest.MemBackend{}).Info()
+	dev.TGMPerGroup = 4 // the test family plans wg/32·4 bytes: WG=64 needs 8
+	p := run.MakePreview(profiler.Spec{Kernel: "test_scale", DType: profiler.F32}, dev)
+	if p.Err != nil || len(p.Budget) != 1 || p.Budget[0].Total != 8 || p.Budget[0].Limit != 4 || len(p.Budget[0].Warnings) != 1 {
+		t.Fatalf("preview %+v", p)
+	}
+	// a spec the family rejects still gets its budget when only TGM is over
+	p = run.MakePreview(profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Knobs: map[string]int{"WG": 128}, Dims: map[string]int{"N": 7}}, dev)
+	if p.Err == nil || len(p.Budget) != 1 || p.Budget[0].Total != 16 {
+		t.Errorf("rejected spec preview %+v", p)
+	}
+}

@@ -1,0 +1,14 @@
+package sink
+
+import (
+	"os"
+	"testing"
+
+	"github.com/mltop/mltop/internal/enginetest"
+)
+
+// TestMain registers the engine's test family (test_scale).
+func TestMain(m *testing.M) {
+	enginetest.Register()
+	os.Exit(m.Run())
+}
