@@ -145,7 +145,10 @@ func (e *InputError) Error() string {
 	if e.File != "" {
 		b.WriteString(e.File)
 		if e.Line > 0 {
-			fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+			fmt.Fprintf(&b, ":%d", e.Line)
+			if e.Col > 0 {
+				fmt.Fprintf(&b, ":%d", e.Col)
+			}
 		}
 		b.WriteString(": ")
 	}

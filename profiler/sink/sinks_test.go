@@ -155,31 +155,32 @@ func TestJSONAndTableSinks(t *testing.T) {
 	}
 }
 
-func TestSummaryExitCode(t *testing.T) {
-	cases := []struct {
-		s    run.Summary
-		want int
-	}{
-		{run.Summary{}, 0},
-		{run.Summary{Invalid: 1}, 2},
-		{run.Summary{Failed: 1, Invalid: 1}, 1},
-	}
-	for _, c := range cases {
-		if got := c.s.ExitCode(); got != c.want {
-			t.Errorf("%+v: %d want %d", c.s, got, c.want)
-		}
-	}
-}
-
 func TestOpenCSVKeepsExistingRows(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.csv")
-	os.WriteFile(path, []byte("time,backend\n1,cpu\n"), 0o644)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "old.csv")
+	WriteCSVFile(path, sampleResults(t)[:1])
+	before, _ := os.ReadFile(path)
 	_, err := OpenCSV(path, Columns{}, false)
 	if err == nil || !profiler.IsInputError(err) || !strings.Contains(err.Error(), "--resume "+path) {
 		t.Errorf("err %v", err)
 	}
-	if b, _ := os.ReadFile(path); string(b) != "time,backend\n1,cpu\n" {
+	if b, _ := os.ReadFile(path); string(b) != string(before) {
 		t.Errorf("the file changed: %q", b)
+	}
+	// A file that is not an mltop CSV, or a directory: no advice to resume it.
+	yaml := filepath.Join(dir, "res.yaml")
+	os.WriteFile(yaml, []byte("sweeps: []\n"), 0o644)
+	for _, p := range []string{yaml, dir} {
+		_, err := OpenCSV(p, Columns{}, false)
+		if err == nil || !profiler.IsInputError(err) || strings.Contains(err.Error(), "--resume") || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: err %v", p, err)
+		}
+	}
+	if _, err := OpenCSV(dir, Columns{}, false); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("directory: %v", err)
+	}
+	if _, err := OpenCSV(yaml, Columns{}, false); err == nil || !strings.Contains(err.Error(), "not an mltop CSV") {
+		t.Errorf("yaml: %v", err)
 	}
 }
 

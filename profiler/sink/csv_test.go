@@ -1,0 +1,237 @@
+package sink
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+var testCols = Columns{Knobs: []string{"WG"}, Dims: []string{"N"}, Flags: []string{"broken"}}
+
+// richResult sets every field a CSV column holds to a value other than
+// the one an empty Result encodes to.
+func richResult() profiler.Result {
+	return profiler.Result{
+		Time:    time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC),
+		Backend: "mem", Device: "test device, 4 units", Timer: "fake",
+		Spec: profiler.Spec{Kernel: "test_scale", DType: profiler.BF16,
+			Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"N": 500}, Flags: map[string]bool{"broken": true}},
+		Status: profiler.StatusMismatch, Error: "3 of 256 outside\nworst out[7]",
+		Stats:  profiler.Stats{N: 42, Min: 1500, P10: 1600, Median: 1750, P90: 1900, CV: 0.0123},
+		TFLOPS: 1.234, GBps: 456.7, PctPeakFLOP: 12.5, PctPeakBW: 45.6, PctMeasFLOP: 20.25, PctMeasBW: 50.5,
+		MemoryBytes: 123456789,
+		Budget: []profiler.BudgetReport{
+			{Dispatch: "a", Total: 1024, Limit: 32768, CompilerTGM: 512},
+			{Dispatch: "b", Total: 4096, Limit: 32768, CompilerTGM: 4000},
+		},
+		Occupancy: []profiler.Occupancy{
+			{Dispatch: "a", Available: true, GroupsPerUnit: 8, Limiter: "threads"},
+			{Dispatch: "b", Available: true, GroupsPerUnit: 3, Limiter: "tgm"},
+		},
+		Verdict: &profiler.Verdict{MaxAbsErr: 0.25, MaxRelErr: 0.0625, RMSErr: 0.01, ATol: 8e-3, RTol: 2e-2, RowsChecked: 256},
+	}
+}
+
+func emptyResult() profiler.Result {
+	return profiler.Result{Spec: profiler.Spec{Knobs: map[string]int{}, Dims: map[string]int{}, Flags: map[string]bool{}}}
+}
+
+// Every column of the table must read back what it writes: a column added
+// to the encoder without a decoder (or with one that drops the value)
+// fails here, as does one richResult does not exercise. Cells are decoded
+// in the table's order, as a row is.
+func TestEveryColumnDecodesWhatItEncodes(t *testing.T) {
+	rich, empty := richResult(), emptyResult()
+	back := emptyResult()
+	table := testCols.Table()
+	for _, col := range table {
+		cell := col.Encode(&rich)
+		if cell == col.Encode(&empty) {
+			t.Errorf("column %s: richResult encodes to the empty value %q; give it a value in richResult", col.Name, cell)
+		}
+		if col.Decode == nil {
+			t.Fatalf("column %s has no decoder", col.Name)
+		}
+		if err := col.Decode(&back, cell); err != nil {
+			t.Errorf("column %s: decoding %q: %v", col.Name, cell, err)
+		}
+	}
+	for _, col := range table {
+		if want, got := col.Encode(&rich), col.Encode(&back); got != want {
+			t.Errorf("column %s: wrote %q, read back and wrote %q", col.Name, want, got)
+		}
+	}
+}
+
+func TestCSVRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rt.csv")
+	s, err := OpenCSV(path, testCols, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rich := richResult()
+	invalid := profiler.Result{Time: rich.Time, Backend: "mem", Spec: profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Knobs: map[string]int{"WG": 48}},
+		Status: profiler.StatusInvalid, Error: "WG=48 is not allowed"}
+	for _, r := range []profiler.Result{rich, invalid} {
+		if err := s.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	got, err := ReadCSV(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("read %d rows, wrote 2", len(got))
+	}
+	// The file is a fixed point: what is read back writes the same rows.
+	for i, r := range []profiler.Result{rich, invalid} {
+		if a, b := testCols.Row(r), testCols.Row(got[i]); !slices.Equal(a, b) {
+			t.Errorf("row %d:\nwrote %q\nreread %q", i, a, b)
+		}
+	}
+	g := got[0]
+	if g.Spec.Key() != rich.Spec.Key() || g.Status != profiler.StatusMismatch || g.Error != "3 of 256 outside | worst out[7]" ||
+		!g.Time.Equal(rich.Time) || g.Device != rich.Device || g.Stats.Median != 1750 || g.Stats.N != 42 ||
+		g.MemoryBytes != 123456789 || g.Verdict == nil || g.Verdict.RTol != 2e-2 || g.Verdict.RowsChecked != 256 {
+		t.Errorf("read back %+v", g)
+	}
+	if tgm, lim := g.MaxTGM(); tgm != 4096 || lim != 32768 {
+		t.Errorf("budget %d of %d", tgm, lim)
+	}
+	if o, ok := g.MinOccupancy(); !ok || o.GroupsPerUnit != 3 || o.Limiter != "tgm" {
+		t.Errorf("occupancy %+v %v", o, ok)
+	}
+	if got[1].Verdict != nil || len(got[1].Occupancy) != 0 || got[1].Spec.Dims["N"] != 0 || got[1].Spec.Knobs["WG"] != 48 {
+		t.Errorf("invalid row read back %+v", got[1])
+	}
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func csvText(rows ...[]string) string {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.WriteAll(rows)
+	return b.String()
+}
+
+func TestReadCSVNamesLineAndColumn(t *testing.T) {
+	head := testCols.Header()
+	good := testCols.Row(richResult())
+	col := slices.Index(head, "median_us")
+	bad := slices.Clone(good)
+	bad[col] = "fast"
+	path := writeFile(t, "bad.csv", csvText(head, good, bad))
+	_, err := ReadCSV(path)
+	var ie *profiler.InputError
+	if !errors.As(err, &ie) || ie.Line != 3 || ie.Col != col+1 || !strings.Contains(err.Error(), "median_us") || !strings.Contains(err.Error(), `"fast"`) {
+		t.Errorf("err %v (%+v)", err, ie)
+	}
+	short := writeFile(t, "short.csv", csvText(head, good[:5]))
+	if _, err := ReadCSV(short); err == nil || !strings.Contains(err.Error(), "short.csv:2:") || !strings.Contains(err.Error(), "5 fields") {
+		t.Errorf("short row: %v", err)
+	}
+	st := slices.Clone(good)
+	st[slices.Index(head, "status")] = "great"
+	if _, err := ReadCSV(writeFile(t, "st.csv", csvText(head, st))); err == nil || !strings.Contains(err.Error(), `unknown status "great"`) {
+		t.Errorf("status: %v", err)
+	}
+}
+
+func TestReadCSVForeign(t *testing.T) {
+	path := writeFile(t, "foreign.csv", "name,score\nada,3\n")
+	_, err := ReadCSV(path)
+	if err == nil || !profiler.IsInputError(err) || !strings.Contains(err.Error(), "not an mltop CSV") ||
+		!strings.Contains(err.Error(), "median_us") || !strings.Contains(err.Error(), "foreign.csv") {
+		t.Errorf("err %v", err)
+	}
+	if _, err := ReadCSV(writeFile(t, "empty.csv", "")); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("empty: %v", err)
+	}
+	if _, err := ReadCSV(filepath.Join(t.TempDir(), "none.csv")); err == nil || !strings.Contains(err.Error(), "none.csv") {
+		t.Errorf("missing: %v", err)
+	}
+}
+
+// ColumnsOf reads spec columns back by what the registered families call
+// them, so a report reads a CSV without the sweep that wrote it.
+func TestColumnsOfHeader(t *testing.T) {
+	c := ColumnsOf(testCols.Header())
+	if !slices.Equal(c.Knobs, []string{"WG"}) || !slices.Equal(c.Dims, []string{"N"}) || !slices.Equal(c.Flags, []string{"broken"}) {
+		t.Errorf("columns %+v", c)
+	}
+}
+
+func TestResumeIgnoresOnlyACutLastRow(t *testing.T) {
+	head := testCols.Header()
+	r1 := richResult()
+	r2 := richResult()
+	r2.Spec.Knobs = map[string]int{"WG": 32}
+	row1, row2 := testCols.Row(r1), testCols.Row(r2)
+	// killed while writing row 2: it is ignored, row 1 is done
+	path := writeFile(t, "cut.csv", csvText(head, row1)+strings.Join(row2[:7], ","))
+	done, err := ReadDone(path, testCols)
+	if err != nil || !done[r1.Spec.Key()] || done[r2.Spec.Key()] || len(done) != 1 {
+		t.Errorf("done %v, %v", done, err)
+	}
+	// a damaged row before the last is an error naming its line
+	bad := slices.Clone(row1)
+	bad[slices.Index(head, "WG")] = "x"
+	path = writeFile(t, "bad.csv", csvText(head, bad, row2))
+	_, err = ReadDone(path, testCols)
+	if err == nil || !strings.Contains(err.Error(), "bad.csv:2:7: column WG") {
+		t.Errorf("err %v", err)
+	}
+}
+
+// FuzzDecoder: no input makes the decoder panic; every error is an
+// InputError, and one about a row names its line.
+func FuzzDecoder(f *testing.F) {
+	head := strings.Join(testCols.Header(), ",") + "\n"
+	f.Add(head + strings.Join(testCols.Row(richResult()), ",") + "\n")
+	f.Add(head + "x,y\n")
+	f.Add(head + `"unterminated` + "\n")
+	f.Add("name,score\n1,2\n")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, src string) {
+		d, err := NewDecoder(strings.NewReader(src), "f.csv", nil)
+		if err != nil {
+			if !profiler.IsInputError(err) {
+				t.Fatalf("header error is not an InputError: %v", err)
+			}
+			return
+		}
+		for range 1000 {
+			r, err := d.Next()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				var ie *profiler.InputError
+				if !errors.As(err, &ie) || ie.Line < 2 || !strings.Contains(err.Error(), "f.csv:") {
+					t.Fatalf("row error without a line: %v", err)
+				}
+				continue
+			}
+			_ = d.Spec.Row(r) // what was read can be written
+		}
+	})
+}
