@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/mltop/mltop/profiler"
+	attnbwd "github.com/mltop/mltop/kernels/attn_bwd"
 )
 
 // cmdReport is `mltop report FILE.csv`: the attention-backward tables of
@@ -22,7 +22,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 	if _, err := os.Stat(pos[0]); errors.Is(err, os.ErrNotExist) {
 		return badInput("%s does not exist: run a sweep with --csv %s first (e.g. configs/attention_bwd.yaml)", pos[0], pos[0])
 	}
-	if err := profiler.ReportFile(stdout, pos[0]); err != nil {
+	if err := attnbwd.ReportFile(stdout, pos[0]); err != nil {
 		return badInput("%v", err)
 	}
 	return nil

@@ -1,15 +1,16 @@
-package profiler
+package attnbwd
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/sink"
 )
 
 // The attention-backward report: from the CSV of a sweep such as
@@ -18,40 +19,10 @@ import (
 // fused, savings %). Each cell is the best (lowest median) knob setting of
 // its kernel at that shape among the rows with status ok.
 
-// ReadCSVRows reads a sweep CSV into one map per row, keyed by the header.
-func ReadCSVRows(path string) ([]map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	rd := csv.NewReader(f)
-	rd.FieldsPerRecord = -1
-	recs, err := rd.ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("%s is empty: run a sweep with --csv first", path)
-	}
-	head := recs[0]
-	var rows []map[string]string
-	for i, rec := range recs[1:] {
-		if len(rec) != len(head) {
-			return nil, fmt.Errorf("%s line %d has %d fields, the header %d", path, i+2, len(rec), len(head))
-		}
-		m := make(map[string]string, len(head))
-		for j, h := range head {
-			m[h] = rec[j]
-		}
-		rows = append(rows, m)
-	}
-	return rows, nil
-}
-
-// ReportFile prints the report of the sweep CSV at path.
+// ReportFile prints the report of the sweep CSV at path, read through the
+// CSV sink's decoder (a file that is not an mltop CSV is refused as such).
 func ReportFile(w io.Writer, path string) error {
-	rows, err := ReadCSVRows(path)
+	rows, err := sink.ReadCSV(path)
 	if err != nil {
 		return err
 	}
@@ -75,23 +46,22 @@ type reportKey struct {
 type reportCell struct {
 	medianUS float64
 	memory   int64
-	knobs    string
 }
 
 // Report prints the speed-ratio and peak-memory tables of the attention
-// backward from sweep rows (as ReadCSVRows returns them). It needs rows of
+// backward from sweep rows (as sink.ReadCSV returns them). It needs rows of
 // attn_bwd_unfused and of at least one fused family at the same shapes.
-func Report(w io.Writer, rows []map[string]string) error {
+func Report(w io.Writer, rows []profiler.Result) error {
 	best := map[string]map[reportKey]reportCell{}
 	var keys []reportKey
 	seen := map[reportKey]bool{}
 	skipped := 0
 	for _, r := range rows {
-		k := r["kernel"]
+		k := r.Spec.Kernel
 		if k != reportUnfused && !slices.Contains(reportFused, k) {
 			continue
 		}
-		if r["status"] != "ok" {
+		if r.Status != profiler.StatusOK {
 			skipped++
 			continue
 		}
@@ -99,16 +69,15 @@ func Report(w io.Writer, rows []map[string]string) error {
 		if err != nil {
 			return err
 		}
-		med, err1 := strconv.ParseFloat(r["median_us"], 64)
-		mem, err2 := strconv.ParseInt(r["memory_bytes"], 10, 64)
-		if err1 != nil || err2 != nil || med <= 0 {
+		med, mem := r.Stats.Median/1e3, r.MemoryBytes
+		if med <= 0 {
 			continue
 		}
 		if best[k] == nil {
 			best[k] = map[reportKey]reportCell{}
 		}
 		if c, ok := best[k][key]; !ok || med < c.medianUS {
-			best[k][key] = reportCell{medianUS: med, memory: mem, knobs: knobsOf(r, k)}
+			best[k][key] = reportCell{medianUS: med, memory: mem}
 		}
 		if !seen[key] {
 			seen[key] = true
@@ -229,34 +198,19 @@ func Report(w io.Writer, rows []map[string]string) error {
 	return nil
 }
 
-func reportKeyOf(r map[string]string) (reportKey, error) {
-	k := reportKey{dtype: r["dtype"], causal: r["causal"] == "1" || r["causal"] == "true"}
+func reportKeyOf(r profiler.Result) (reportKey, error) {
+	k := reportKey{dtype: string(r.Spec.DType), causal: r.Spec.Flags["causal"]}
 	for _, f := range []struct {
 		name string
 		dst  *int
 	}{{"B", &k.b}, {"H", &k.h}, {"Hkv", &k.hkv}, {"D", &k.d}, {"Lq", &k.lq}, {"Lk", &k.lk}} {
-		v, err := strconv.Atoi(r[f.name])
-		if err != nil {
-			return k, fmt.Errorf("row of %s has %s=%q: the report needs the attention dims B, H, Hkv, Lq, Lk, D", r["kernel"], f.name, r[f.name])
+		v, ok := r.Spec.Dims[f.name]
+		if !ok {
+			return k, fmt.Errorf("a row of %s (%s) has no %s: the report needs the attention dims B, H, Hkv, Lq, Lk, D", r.Spec.Kernel, r.Spec, f.name)
 		}
 		*f.dst = v
 	}
 	return k, nil
-}
-
-// knobsOf lists the family's knob columns that are set in the row.
-func knobsOf(r map[string]string, kernel string) string {
-	f, err := Lookup(kernel)
-	if err != nil {
-		return ""
-	}
-	var parts []string
-	for _, p := range f.Schema().Knobs {
-		if v := r[p.Name]; v != "" {
-			parts = append(parts, p.Name+"="+v)
-		}
-	}
-	return strings.Join(parts, " ")
 }
 
 func uniq(keys []reportKey, f func(reportKey) string) []string {
@@ -315,7 +269,7 @@ func mb(b int64) string {
 }
 
 func dtypeBytes(dt string) int {
-	if d := DType(dt); d == F32 || d == F16 || d == BF16 {
+	if d := profiler.DType(dt); d == profiler.F32 || d == profiler.F16 || d == profiler.BF16 {
 		return d.Size()
 	}
 	return 2

@@ -1,0 +1,115 @@
+package attnbwd_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/mltop/mltop/kernels"
+	attnbwd "github.com/mltop/mltop/kernels/attn_bwd"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/sink"
+)
+
+func reportRow(kernel string, d, l int, causal bool, medianUS float64, mem int64, status string) profiler.Result {
+	return profiler.Result{
+		Spec: profiler.Spec{Kernel: kernel, DType: profiler.F16,
+			Dims:  map[string]int{"B": 1, "H": 32, "Hkv": 32, "D": d, "Lq": l, "Lk": l},
+			Flags: map[string]bool{"causal": causal}},
+		Stats: profiler.Stats{Median: medianUS * 1e3}, MemoryBytes: mem, Status: profiler.Status(status),
+	}
+}
+
+func TestReportTables(t *testing.T) {
+	rows := []profiler.Result{
+		// seed 001's D=64 L=1024 causal: unfused 0.044 s, fused 0.033 s → 1.33x
+		reportRow("attn_bwd_unfused", 64, 1024, true, 44000, 239_000_000, "ok"),
+		reportRow("attn_bwd", 64, 1024, true, 33000, 42_000_000, "ok"),
+		reportRow("attn_bwd", 64, 1024, true, 40000, 42_000_000, "ok"), // worse knobs: not chosen
+		reportRow("attn_bwd_atomic", 64, 1024, true, 88000, 50_000_000, "ok"),
+		// dense: fused slower
+		reportRow("attn_bwd_unfused", 64, 1024, false, 40000, 239_000_000, "ok"),
+		reportRow("attn_bwd", 64, 1024, false, 57000, 42_000_000, "ok"),
+		reportRow("attn_bwd", 128, 4096, false, 1000, 1, "mismatch"),
+	}
+	var b strings.Builder
+	if err := attnbwd.Report(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"Causal attention, f16", "Dense attention, f16",
+		"44.0", "33.0", "88.0", "1.33x", "0.50x", // ms; 44/33 and 44/88
+		"0.70x",                  // 40/57
+		"239 MB", "42 MB", "82%", // 1 − 42/239
+		"67 MB", // 32·1024²·2 B
+		"1 rows with a status other than ok were left out",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "1.10x") { // 44/40 would mean the worse knobs were picked
+		t.Errorf("report did not take the best knobs:\n%s", out)
+	}
+}
+
+func TestReportNeedsBothSides(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		rows []profiler.Result
+		want string
+	}{
+		{"no unfused", []profiler.Result{reportRow("attn_bwd", 64, 512, false, 1, 1, "ok")}, "attn_bwd_unfused"},
+		{"no fused", []profiler.Result{reportRow("attn_bwd_unfused", 64, 512, false, 1, 1, "ok")}, "attn_bwd or attn_bwd_atomic"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := attnbwd.Report(&strings.Builder{}, c.rows)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one naming %s", err, c.want)
+			}
+		})
+	}
+}
+
+func TestReportFileReadsSweepCSV(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bwd.csv")
+	gqa := func(r profiler.Result) profiler.Result {
+		r.Spec.DType = profiler.BF16
+		r.Spec.Dims["Hkv"] = 8
+		return r
+	}
+	cols := sink.ColumnsFor([]profiler.Spec{{Kernel: "attn_bwd_unfused"}, {Kernel: "attn_bwd"}})
+	w, err := sink.OpenCSV(path, cols, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(gqa(reportRow("attn_bwd_unfused", 128, 2048, true, 261000, 969_000_000, "ok")))
+	w.Write(gqa(reportRow("attn_bwd", 128, 2048, true, 392000, 168_000_000, "ok")))
+	w.Close()
+	var b strings.Builder
+	if err := attnbwd.ReportFile(&b, path); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"261", "392", "0.67x", "969 MB", "168 MB", "83%", "GQA(32/8)", "bf16 D=128 L=2048 causal"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+	if err := attnbwd.ReportFile(&b, filepath.Join(dir, "none.csv")); err == nil {
+		t.Error("a missing file must be an error")
+	}
+}
+
+// A CSV that mltop did not write is refused as such, naming the columns
+// it lacks, not with advice about attention kernels (issue 13 item 10).
+func TestReportFileForeignCSV(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "foreign.csv")
+	os.WriteFile(path, []byte("kernel,dtype,median_us\nattn_bwd,f16,3\n"), 0o644)
+	err := attnbwd.ReportFile(&strings.Builder{}, path)
+	if err == nil || !strings.Contains(err.Error(), "not an mltop CSV") || !strings.Contains(err.Error(), "memory_bytes") || strings.Contains(err.Error(), "attn_bwd_unfused") {
+		t.Errorf("err %v", err)
+	}
+}
