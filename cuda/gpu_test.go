@@ -252,7 +252,7 @@ func TestStickyErrorIsReported(t *testing.T) {
 	}
 }
 
-// TestWorkerIsolation runs specs through profiler.WorkerPool with this test
+// TestWorkerIsolation runs specs through run.WorkerPool with this test
 // binary as the worker: the out-of-bounds kernel is recorded as crashed, the
 // endless one as timeout, and the sweep goes on with a fresh worker.
 func TestWorkerIsolation(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 // The Metal kernels' source text, compiled with g++ against a CPU
 // emulation of the MSL subset they use (testdata/mslemu), driven through
-// the real profiler.Runner: the family's Plan, this package's scalar
+// the real run.Runner: the family's Plan, this package's scalar
 // packing and source assembly, the seeded inputs and the float64
 // reference. It proves the tile logic, masks, buffer order, scalar layout
 // and macros on Linux; it cannot prove the Metal compiler accepts the text

@@ -88,8 +88,8 @@ type Progress struct {
 	CV      float64 `json:"cv"`
 }
 
-// Executor runs specs: in process (Runner) or in a worker subprocess
-// (WorkerPool). The TUI and the sweep talk to this.
+// Executor runs specs: in process (run.Runner) or in a worker subprocess
+// (run.WorkerPool). The TUI and the sweep talk to this.
 type Executor interface {
 	Device() DeviceInfo
 	Run(ctx context.Context, s Spec, opt Options, progress func(Progress)) Result
