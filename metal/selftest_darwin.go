@@ -45,7 +45,7 @@ func SelfTestTimestamps(pb profiler.Backend) (SelfTestReport, error) {
 
 	var counterMed float64
 	countersOK := false
-	if b.samples != 0 {
+	if !b.samples.Nil() {
 		var ns [][]float64
 		wall, err := b.wallTime(func() error {
 			var err error
