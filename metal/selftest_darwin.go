@@ -127,15 +127,20 @@ func sum(xs []float64) float64 {
 }
 
 // SelfTest is the profiler.SelfTester hook `mltop selftest` calls: the
-// timestamp self-test as one check per finding.
+// timestamp self-test as one check per finding, then the calibration
+// micro-kernels' figures (not cached: `mltop calibrate` does that).
 func (b *Backend) SelfTest() []profiler.SelfCheck {
+	var out []profiler.SelfCheck
 	rep, err := SelfTestTimestamps(b)
 	if err != nil {
-		return []profiler.SelfCheck{{Name: "metal timestamps", OK: false, Detail: err.Error()}}
+		out = append(out, profiler.SelfCheck{Name: "metal timestamps", OK: false, Detail: err.Error()})
+	} else {
+		out = append(out, profiler.SelfCheck{Name: "metal timestamps", OK: rep.OK, Detail: fmt.Sprintf("%s (%s), timer %s", rep.Device, rep.Arch, rep.Timer)})
+		for _, l := range rep.Lines {
+			out = append(out, profiler.SelfCheck{Name: "metal", OK: l.OK, Detail: l.Text})
+		}
 	}
-	out := []profiler.SelfCheck{{Name: "metal timestamps", OK: rep.OK, Detail: fmt.Sprintf("%s (%s), timer %s", rep.Device, rep.Arch, rep.Timer)}}
-	for _, l := range rep.Lines {
-		out = append(out, profiler.SelfCheck{Name: "metal", OK: l.OK, Detail: l.Text})
-	}
-	return out
+	// The calibration micro-kernels, on the timer the self-test settled on.
+	c, err := b.Calibrate()
+	return append(out, calibrationChecks(c, err, b.Info())...)
 }
