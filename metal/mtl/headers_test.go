@@ -241,6 +241,10 @@ func cppKind(typ string, types map[string]string) (Kind, bool) {
 		return KDouble, true
 	case "uint8_t":
 		return KU8, true
+	case "uint32_t", "unsignedint", "mach_port_t", "io_object_t", "io_service_t", "io_registry_entry_t", "IOOptionBits":
+		return KU32, true
+	case "int32_t", "int", "kern_return_t":
+		return KI32, true
 	case "UInteger", "uint64_t", "unsignedlong", "unsignedlonglong":
 		return KUint, true
 	case "Integer", "int64_t", "long", "longlong":

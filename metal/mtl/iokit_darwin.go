@@ -3,8 +3,15 @@
 package mtl
 
 import (
+	"sync"
+
 	"github.com/ebitengine/purego"
 	"github.com/ebitengine/purego/objc"
+)
+
+var (
+	iokitOnce sync.Once
+	iokitErr  error
 )
 
 // GPUCoreCount reads the "gpu-core-count" property of the AGXAccelerator
@@ -16,31 +23,26 @@ func GPUCoreCount() int {
 	if Load() != nil {
 		return 0
 	}
-	lib, err := purego.Dlopen(iokitPath, purego.RTLD_NOW|purego.RTLD_GLOBAL)
-	if err != nil {
+	iokitOnce.Do(func() {
+		lib, err := purego.Dlopen(iokitPath, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		if err == nil {
+			err = bindFuncs(lib, "IOKit")
+		}
+		iokitErr = err
+	})
+	if iokitErr != nil {
 		return 0
 	}
-	var (
-		serviceMatching       func(name string) objc.ID                                          // CFMutableDictionaryRef IOServiceMatching(const char *)
-		getMatchingService    func(port uint32, matching objc.ID) uint32                         // io_service_t IOServiceGetMatchingService(mach_port_t, CFDictionaryRef); consumes matching
-		registryEntryProperty func(entry uint32, key objc.ID, alloc objc.ID, opt uint32) objc.ID // CFTypeRef IORegistryEntryCreateCFProperty(io_registry_entry_t, CFStringRef, CFAllocatorRef, IOOptionBits), +1
-		objectRelease         func(obj uint32) int32                                             // kern_return_t IOObjectRelease(io_object_t)
-	)
-	purego.RegisterLibFunc(&serviceMatching, lib, "IOServiceMatching")
-	purego.RegisterLibFunc(&getMatchingService, lib, "IOServiceGetMatchingService")
-	purego.RegisterLibFunc(&registryEntryProperty, lib, "IORegistryEntryCreateCFProperty")
-	purego.RegisterLibFunc(&objectRelease, lib, "IOObjectRelease")
-
-	matching := serviceMatching("AGXAccelerator")
+	matching := fnIOServiceMatching("AGXAccelerator")
 	if matching == 0 {
 		return 0
 	}
-	entry := getMatchingService(0, matching) // 0 is kIOMainPortDefault
+	entry := fnIOServiceGetMatchingService(0, matching) // 0 is kIOMainPortDefault; consumes matching
 	if entry == 0 {
 		return 0
 	}
-	defer objectRelease(entry)
-	num := registryEntryProperty(entry, String("gpu-core-count"), 0, 0)
+	defer fnIOObjectRelease(entry)
+	num := objc.ID(fnIORegistryEntryCreateCFProperty(entry, uintptr(String("gpu-core-count")), 0, 0)) // +1
 	if num == 0 {
 		return 0
 	}

@@ -19,7 +19,7 @@ func CreateSystemDefaultDevice() (Device, error) {
 	if err := Load(); err != nil {
 		return Device{}, err
 	}
-	d := createSystemDefaultDevice()
+	d := objc.ID(fnMTLCreateSystemDefaultDevice())
 	if d == 0 {
 		return Device{}, errors.New("MTLCreateSystemDefaultDevice returned nil: no Metal GPU is available (a VM or a headless session without GPU access?)")
 	}

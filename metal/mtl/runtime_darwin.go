@@ -55,8 +55,6 @@ var (
 	loadErr  error
 	sels     [numMsgs]objc.SEL
 	classes  [numClasses]objc.ID
-
-	createSystemDefaultDevice func() objc.ID
 )
 
 // Load dlopens Foundation and Metal, registers every selector of the
@@ -79,10 +77,9 @@ func load() error {
 	if err != nil {
 		return fmt.Errorf("loading Metal (%s): %w", metalPath, err)
 	}
-	if _, err := purego.Dlsym(metal, "MTLCreateSystemDefaultDevice"); err != nil {
-		return fmt.Errorf("Metal has no MTLCreateSystemDefaultDevice: %w", err)
+	if err := bindFuncs(metal, "Metal"); err != nil {
+		return err
 	}
-	purego.RegisterLibFunc(&createSystemDefaultDevice, metal, "MTLCreateSystemDefaultDevice")
 	for i, m := range methods {
 		if m.Sel == "" {
 			return fmt.Errorf("selector table row %d is empty", i)
@@ -139,4 +136,22 @@ func responds(obj objc.ID, m msg) bool {
 		return false
 	}
 	return sendT[bool](obj, msgRespondsToSelector, sels[m])
+}
+
+// bindFuncs binds the cfuncs rows of lib (a framework name) to their Go
+// variables, after checking each variable's shape against its row.
+func bindFuncs(handle uintptr, lib string) error {
+	for _, f := range cfuncs {
+		if f.Lib != lib {
+			continue
+		}
+		if err := checkFunc(f); err != nil {
+			return fmt.Errorf("mtl: %w", err)
+		}
+		if _, err := purego.Dlsym(handle, f.Name); err != nil {
+			return fmt.Errorf("%s has no %s: %w", lib, f.Name, err)
+		}
+		purego.RegisterLibFunc(f.fn, handle, f.Name)
+	}
+	return nil
 }

@@ -57,10 +57,12 @@ const (
 	KU8                 // uint8_t: uint8
 	KSize               // MTL::Size by value: Size
 	KRange              // NS::Range by value: Range
+	KU32                // uint32_t, mach_port_t, io_object_t (C functions): uint32
+	KI32                // int32_t, kern_return_t (C functions): int32
 	numKinds
 )
 
-var kindNames = [numKinds]string{"void", "id", "uint", "int", "bool", "double", "ptr", "cstr", "sel", "u8", "size", "range"}
+var kindNames = [numKinds]string{"void", "id", "uint", "int", "bool", "double", "ptr", "cstr", "sel", "u8", "size", "range", "u32", "i32"}
 
 func (k Kind) String() string {
 	if k < numKinds {
@@ -291,23 +293,33 @@ func Methods() []Method {
 	return out
 }
 
-// CFunc is a C function mltop calls through dlopen/dlsym.
+// CFunc is a C function mltop calls through dlopen/dlsym: its row, and
+// the Go function variable purego binds it to (a pointer to a func).
 type CFunc struct {
 	Lib  string // framework: "Metal", "IOKit"
 	Name string
 	Args []Kind
 	Ret  Kind
+	fn   any
 }
 
-// functions are the C entry points, each bound once at Load.
+// The Go side of the C functions, bound at Load (Metal) and on first use
+// (IOKit). Objects travel as uintptr here.
+var (
+	fnMTLCreateSystemDefaultDevice    func() uintptr
+	fnIOServiceMatching               func(name string) uintptr
+	fnIOServiceGetMatchingService     func(mainPort uint32, matching uintptr) uint32
+	fnIORegistryEntryCreateCFProperty func(entry uint32, key, allocator uintptr, options uint32) uintptr
+	fnIOObjectRelease                 func(object uint32) int32
+)
+
+// cfuncs are the C entry points, each bound once.
 var cfuncs = []CFunc{
-	{Lib: "Metal", Name: "MTLCreateSystemDefaultDevice", Ret: KID},
-	// IOKit: io_service_t and mach_port_t are uint32, kern_return_t int32;
-	// they travel as integers, recorded here as KUint/KInt.
-	{Lib: "IOKit", Name: "IOServiceMatching", Args: args(KCStr), Ret: KID},
-	{Lib: "IOKit", Name: "IOServiceGetMatchingService", Args: args(KUint, KID), Ret: KUint},
-	{Lib: "IOKit", Name: "IORegistryEntryCreateCFProperty", Args: args(KUint, KID, KID, KUint), Ret: KID},
-	{Lib: "IOKit", Name: "IOObjectRelease", Args: args(KUint), Ret: KInt},
+	{Lib: "Metal", Name: "MTLCreateSystemDefaultDevice", Ret: KID, fn: &fnMTLCreateSystemDefaultDevice},
+	{Lib: "IOKit", Name: "IOServiceMatching", Args: args(KCStr), Ret: KID, fn: &fnIOServiceMatching},
+	{Lib: "IOKit", Name: "IOServiceGetMatchingService", Args: args(KU32, KID), Ret: KU32, fn: &fnIOServiceGetMatchingService},
+	{Lib: "IOKit", Name: "IORegistryEntryCreateCFProperty", Args: args(KU32, KID, KID, KU32), Ret: KID, fn: &fnIORegistryEntryCreateCFProperty},
+	{Lib: "IOKit", Name: "IOObjectRelease", Args: args(KU32), Ret: KI32, fn: &fnIOObjectRelease},
 }
 
 // CFuncs lists the C functions mltop binds.
@@ -315,6 +327,41 @@ func CFuncs() []CFunc {
 	out := make([]CFunc, len(cfuncs))
 	copy(out, cfuncs)
 	return out
+}
+
+// checkFunc says whether f's Go function variable has the row's shape:
+// as many parameters, each of a Go type purego passes as that kind (a Go
+// string for a C string, uintptr for an object), and the result.
+func checkFunc(f CFunc) error {
+	p := reflect.TypeOf(f.fn)
+	if p == nil || p.Kind() != reflect.Pointer || p.Elem().Kind() != reflect.Func {
+		return fmt.Errorf("%s: bound to %T, not a pointer to a func", f.Name, f.fn)
+	}
+	t := p.Elem()
+	if t.NumIn() != len(f.Args) {
+		return fmt.Errorf("%s takes %d arguments, its Go variable %d", f.Name, len(f.Args), t.NumIn())
+	}
+	is := func(t reflect.Type, k Kind) bool {
+		switch {
+		case k == KCStr && t.Kind() == reflect.String:
+			return true
+		case k == KID && t.Kind() == reflect.Uintptr:
+			return true
+		}
+		return goTypeIs(t, k)
+	}
+	for i, k := range f.Args {
+		if !is(t.In(i), k) {
+			return fmt.Errorf("%s argument %d is %s, its Go variable takes %v", f.Name, i+1, k, t.In(i))
+		}
+	}
+	switch {
+	case f.Ret == KVoid && t.NumOut() == 0:
+	case t.NumOut() == 1 && is(t.Out(0), f.Ret):
+	default:
+		return fmt.Errorf("%s returns %s, its Go variable %v", f.Name, f.Ret, t)
+	}
+	return nil
 }
 
 // checkArgs says whether Go values are what m's row says the selector
@@ -381,6 +428,10 @@ func goTypeIs(t reflect.Type, k Kind) bool {
 		return t == reflect.TypeOf(Size{})
 	case KRange:
 		return t == reflect.TypeOf(Range{})
+	case KU32:
+		return t == reflect.TypeOf(uint32(0))
+	case KI32:
+		return t == reflect.TypeOf(int32(0))
 	}
 	return false
 }

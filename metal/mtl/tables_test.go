@@ -604,3 +604,39 @@ func TestStructLayouts(t *testing.T) {
 		t.Errorf("Size is %d bytes (Depth at %d), Range %d; want 24 (16), 16", unsafe.Sizeof(Size{}), unsafe.Offsetof(Size{}.Depth), unsafe.Sizeof(Range{}))
 	}
 }
+
+// Each C function's Go variable has its row's shape, and the check
+// catches a variable that does not.
+func TestCFuncGoVariables(t *testing.T) {
+	for _, f := range CFuncs() {
+		if err := checkFunc(f); err != nil {
+			t.Error(err)
+		}
+	}
+	var (
+		wide    func(entry uint64) int32  // io_object_t is 32 bits
+		noRet   func(entry uint32)        // drops kern_return_t
+		extra   func(a, b uint32) int32   // one argument too many
+		byValue func(name []byte) uintptr // a C string is a Go string or *byte
+		signed  func(entry uint32) uint32 // kern_return_t is signed
+	)
+	row := CFunc{Name: "IOObjectRelease", Args: []Kind{KU32}, Ret: KI32}
+	for _, c := range []struct {
+		fn   any
+		args []Kind
+		ret  Kind
+	}{
+		{&wide, row.Args, row.Ret},
+		{&noRet, row.Args, row.Ret},
+		{&extra, row.Args, row.Ret},
+		{&signed, row.Args, row.Ret},
+		{&byValue, []Kind{KCStr}, KID},
+		{wide, row.Args, row.Ret}, // not a pointer
+	} {
+		bad := row
+		bad.fn, bad.Args, bad.Ret = c.fn, c.args, c.ret
+		if err := checkFunc(bad); err == nil {
+			t.Errorf("checkFunc accepted %T for %s%s %s", c.fn, bad.Name, kindsString(bad.Args), bad.Ret)
+		}
+	}
+}
