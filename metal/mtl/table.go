@@ -88,7 +88,7 @@ type Method struct {
 	Args  []Kind
 	Ret   Kind
 	Class bool   // sent to the class object (alloc, computePassDescriptor, ...)
-	Since string // the macOS release that added it when newer than mltop's floor; sent only after respondsToSelector:
+	Since string // the macOS release that added it, for methods sent only after respondsToSelector: ("" for the rest)
 }
 
 // Arity is the selector's argument count: one per colon.
