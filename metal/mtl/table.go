@@ -8,12 +8,15 @@
 //
 // Every message mltop sends is a row of one table (methods, below): the
 // declaring class as metal-cpp names it, the selector, the kinds of its
-// arguments and result, whether it goes to a class object, and the macOS
-// release that introduced it when that is newer than mltop's floor. The
-// darwin code registers each selector once, at Load, and sends by row,
-// checking every call's Go arguments and result type against the row; a
-// test checks the rows against testdata/selectors.tsv, and another, given
-// MLTOP_METAL_CPP, checks that file against Apple's metal-cpp headers.
+// arguments and result, whether it goes to a class object, and, for the
+// few a supported macOS may lack, the release that added them (those are
+// sent only after respondsToSelector:). The C functions (Metal's
+// MTLCreateSystemDefaultDevice, IOKit's registry calls) are rows of a
+// second table, cfuncs. The darwin code registers each selector once, at
+// Load, and sends by row, checking every call's Go arguments and result
+// type against the row; tests check the rows against
+// testdata/selectors.tsv and testdata/cfuncs.tsv, and, given
+// MLTOP_METAL_CPP, those files against Apple's metal-cpp headers.
 //
 // This file and the checks have no build tag so they are tested on any
 // machine; the sends live in *_darwin.go.
