@@ -9,7 +9,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ebitengine/purego/objc"
+	"github.com/mltop/mltop/metal/mtl"
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/shaders"
@@ -24,16 +24,16 @@ const maxSamples = 4096
 // on the worker thread.
 type Backend struct {
 	w    *worker
-	r    *rt
 	raw  RawDevice
 	mu   sync.Mutex // guards info, which Time updates when it falls back
 	info profiler.DeviceInfo
 
-	dev, queue objc.ID
-	tsSet      objc.ID // timestamp counter set (owned by the device)
-	samples    objc.ID // counter sample buffer, 0 when counters are off
-	nSamples   int     // its size in samples
-	flush      objc.ID // cold-run flush buffer, allocated on first cold run
+	dev        mtl.Device
+	queue      mtl.CommandQueue
+	tsSet      mtl.CounterSet          // timestamp counter set (owned by the device)
+	samples    mtl.CounterSampleBuffer // nil when counters are off
+	nSamples   int                     // its size in samples
+	flush      mtl.Buffer              // cold-run flush buffer, allocated on first cold run
 	flushBytes int64
 
 	timer  TimerState
@@ -57,7 +57,7 @@ func (k *kernel) Attrs() profiler.KernelAttrs {
 }
 
 type buffer struct {
-	id objc.ID
+	id mtl.Buffer
 	n  int64
 }
 
@@ -82,34 +82,32 @@ func Open() (profiler.Backend, error) {
 
 func open() (*Backend, error) {
 	b := &Backend{cache: map[string]*kernel{}}
-	var loadErr error
+	loaded := false
 	b.w = newWorker(func(f func() error) error {
-		if b.r == nil {
+		if !loaded {
 			return f()
 		}
-		p := b.r.pushPool()
-		defer b.r.popPool(p)
+		p := mtl.NewAutoreleasePool()
+		defer p.Drain()
 		return f()
 	})
 	err := b.w.do(func() error {
-		b.r, loadErr = loadRuntime()
-		if loadErr != nil {
-			return loadErr
+		if err := mtl.Load(); err != nil {
+			return err
 		}
-		p := b.r.pushPool()
-		defer b.r.popPool(p)
-		dev, err := b.r.createSystemDefaultDevice()
+		loaded = true
+		p := mtl.NewAutoreleasePool()
+		defer p.Drain()
+		dev, err := mtl.CreateSystemDefaultDevice()
 		if err != nil {
 			return err
 		}
 		b.dev = dev
-		b.raw, b.tsSet = b.r.rawDevice(dev)
-		b.raw.Cores = b.r.gpuCoreCount()
+		b.raw, b.tsSet = rawDevice(dev)
 		b.info = DeviceInfo(b.raw)
 		b.flushBytes = FlushBytes(ParseChip(b.raw.Name, b.raw.Arch))
-		b.queue = b.r.send(dev, "newCommandQueue")
-		if b.queue == 0 {
-			return errors.New("newCommandQueue returned nil")
+		if b.queue, err = dev.NewCommandQueue(); err != nil {
+			return err
 		}
 		b.timer = NewTimerState(b.raw.HasTimestampSet, b.raw.StageBoundary)
 		if b.timer.Counters {
@@ -117,8 +115,8 @@ func open() (*Backend, error) {
 			// try smaller ones before giving up on counters.
 			var err error
 			for _, n := range []int{maxSamples, 1024, 256} {
-				var sb objc.ID
-				if sb, err = b.r.newCounterSampleBuffer(dev, b.tsSet, n); err == nil {
+				var sb mtl.CounterSampleBuffer
+				if sb, err = newCounterSampleBuffer(dev, b.tsSet, n); err == nil {
 					b.samples, b.nSamples = sb, n
 					break
 				}
@@ -127,7 +125,7 @@ func open() (*Backend, error) {
 				b.timer.Fail(err)
 			}
 		}
-		b.anchor[0], b.anchor[1] = b.r.sampleTimestamps(dev)
+		b.anchor[0], b.anchor[1] = dev.SampleTimestamps()
 		b.info.Timer = b.timer.Name()
 		return nil
 	})
@@ -196,7 +194,7 @@ func (b *Backend) compileSource(src, entry string, opt CompileOptions) (*kernel,
 			k = c
 			return nil
 		}
-		p, err := b.r.newPipeline(b.dev, src, entry, opt)
+		p, err := newPipeline(b.dev, src, entry, opt)
 		if err != nil {
 			return err
 		}
@@ -211,7 +209,7 @@ func (b *Backend) compileSource(src, entry string, opt CompileOptions) (*kernel,
 func (b *Backend) Alloc(n int64) (profiler.Buffer, error) {
 	var out *buffer
 	err := b.do(func() error {
-		id, err := b.r.newBuffer(b.dev, n)
+		id, err := newBuffer(b.dev, n)
 		if err != nil {
 			return err
 		}
@@ -230,12 +228,12 @@ func (b *Backend) Free(buf profiler.Buffer) {
 	if !ok || mb == nil {
 		return
 	}
-	_ = b.do(func() error { b.r.release(mb.id); mb.id = 0; return nil })
+	_ = b.do(func() error { mb.id.Release(); mb.id = mtl.Buffer{}; return nil })
 }
 
 func asBuffer(buf profiler.Buffer) (*buffer, error) {
 	mb, ok := buf.(*buffer)
-	if !ok || mb == nil || mb.id == 0 {
+	if !ok || mb == nil || mb.id.Nil() {
 		return nil, fmt.Errorf("buffer %T is not a live Metal buffer", buf)
 	}
 	return mb, nil
@@ -252,7 +250,7 @@ func (b *Backend) Upload(buf profiler.Buffer, src []byte) error {
 		return fmt.Errorf("upload of %d bytes into a %d-byte buffer", len(src), mb.n)
 	}
 	return b.do(func() error {
-		copy(unsafe.Slice((*byte)(b.r.contents(mb.id)), mb.n), src)
+		copy(unsafe.Slice((*byte)(mb.id.Contents()), mb.n), src)
 		return nil
 	})
 }
@@ -267,7 +265,7 @@ func (b *Backend) Download(buf profiler.Buffer, dst []byte) error {
 		return fmt.Errorf("download of %d bytes from a %d-byte buffer", len(dst), mb.n)
 	}
 	return b.do(func() error {
-		copy(dst, unsafe.Slice((*byte)(b.r.contents(mb.id)), mb.n))
+		copy(dst, unsafe.Slice((*byte)(mb.id.Contents()), mb.n))
 		return nil
 	})
 }
@@ -276,7 +274,7 @@ func (b *Backend) Download(buf profiler.Buffer, dst []byte) error {
 type prepared struct {
 	zero    *buffer
 	k       *kernel
-	bufs    []objc.ID
+	bufs    []mtl.Buffer
 	scalars []byte
 	dynTGM  int
 	grid    MTLSize
@@ -319,39 +317,39 @@ func prepare(ls []profiler.Launch) ([]prepared, error) {
 		}
 		out[i].scalars = sc
 		out[i].dynTGM = d.DynamicTGM
-		out[i].grid = MTLSize{uint64(d.Grid[0]), uint64(d.Grid[1]), uint64(d.Grid[2])}
-		out[i].group = MTLSize{uint64(d.Group[0]), uint64(d.Group[1]), uint64(d.Group[2])}
+		out[i].grid = MTLSize{Width: uint64(d.Grid[0]), Height: uint64(d.Grid[1]), Depth: uint64(d.Grid[2])}
+		out[i].group = MTLSize{Width: uint64(d.Group[0]), Height: uint64(d.Group[1]), Depth: uint64(d.Group[2])}
 	}
 	return out, nil
 }
 
-// encode records one launch as its own pass, sampled into sb at
-// (start, end) when sb != 0.
-func (b *Backend) encode(cb objc.ID, p *prepared, sb objc.ID, start, end uint64) {
+// encode records one launch as its own pass, sampled as span says (an
+// unsampled pass when span has no buffer).
+func (b *Backend) encode(cb mtl.CommandBuffer, p *prepared, span mtl.SampleSpan) {
 	if p.zero != nil {
-		enc := b.r.blitPass(cb, sb, start, end)
-		b.r.fill(enc, p.zero.id, p.zero.n, 0)
-		b.r.send(enc, "endEncoding")
+		enc := cb.BlitCommandEncoder(span)
+		enc.FillBuffer(p.zero.id, NSRange{Location: 0, Length: uint64(p.zero.n)}, 0)
+		enc.EndEncoding()
 		return
 	}
-	enc := b.r.computePass(cb, sb, start, end)
-	b.r.encodeDispatch(enc, p.k.p, p.bufs, p.scalars, p.dynTGM, p.grid, p.group)
-	b.r.send(enc, "endEncoding")
+	enc := cb.ComputeCommandEncoder(span)
+	encodeDispatch(enc, p.k.p, p.bufs, p.scalars, p.dynTGM, p.grid, p.group)
+	enc.EndEncoding()
 }
 
 // encodeFlush touches the flush buffer (twice the SLC) so the next rep
 // starts cold. It is a plain blit pass with no samples: untimed.
-func (b *Backend) encodeFlush(cb objc.ID) error {
-	if b.flush == 0 {
-		id, err := b.r.newBuffer(b.dev, b.flushBytes)
+func (b *Backend) encodeFlush(cb mtl.CommandBuffer) error {
+	if b.flush.Nil() {
+		id, err := newBuffer(b.dev, b.flushBytes)
 		if err != nil {
 			return fmt.Errorf("allocating the %s cache-flush buffer: %w", profiler.FormatBytes(b.flushBytes), err)
 		}
 		b.flush = id
 	}
-	enc := b.r.blitPass(cb, 0, 0, 0)
-	b.r.fill(enc, b.flush, b.flushBytes, 1)
-	b.r.send(enc, "endEncoding")
+	enc := cb.BlitCommandEncoder(mtl.SampleSpan{})
+	enc.FillBuffer(b.flush, NSRange{Location: 0, Length: uint64(b.flushBytes)}, 1)
+	enc.EndEncoding()
 	return nil
 }
 
@@ -362,11 +360,11 @@ func (b *Backend) Run(ls []profiler.Launch) error {
 		return err
 	}
 	return b.do(func() error {
-		cb := b.r.send(b.queue, "commandBuffer")
+		cb := b.queue.CommandBuffer()
 		for i := range ps {
-			b.encode(cb, &ps[i], 0, 0, 0)
+			b.encode(cb, &ps[i], mtl.SampleSpan{})
 		}
-		return b.r.commitWait(cb)
+		return commitWait(cb)
 	})
 }
 
@@ -430,7 +428,7 @@ func (b *Backend) timeCounters(ps []prepared, reps int, cold bool) ([][]float64,
 	out := make([][]float64, 0, reps)
 	for done := 0; done < reps; {
 		m := min(perChunk, reps-done)
-		cb := b.r.send(b.queue, "commandBuffer")
+		cb := b.queue.CommandBuffer()
 		k := uint64(0)
 		for range m {
 			if cold {
@@ -439,16 +437,16 @@ func (b *Backend) timeCounters(ps []prepared, reps int, cold bool) ([][]float64,
 				}
 			}
 			for i := range ps {
-				b.encode(cb, &ps[i], b.samples, 2*k, 2*k+1)
+				b.encode(cb, &ps[i], mtl.SampleSpan{Buffer: b.samples, Start: 2 * k, End: 2*k + 1})
 				k++
 			}
 		}
-		cpu0, gpu0 := b.r.sampleTimestamps(b.dev)
-		if err := b.r.commitWait(cb); err != nil {
+		cpu0, gpu0 := b.dev.SampleTimestamps()
+		if err := commitWait(cb); err != nil {
 			return nil, &gpuError{err}
 		}
-		cpu1, gpu1 := b.r.sampleTimestamps(b.dev)
-		raw, err := b.r.resolveTimestamps(b.samples, int(2*k))
+		cpu1, gpu1 := b.dev.SampleTimestamps()
+		raw, err := resolveTimestamps(b.samples, int(2*k))
 		if err != nil {
 			return nil, err
 		}
@@ -488,19 +486,19 @@ func (b *Backend) timeCmdBuf(ps []prepared, reps int, cold bool) ([][]float64, e
 		if cold {
 			// Same queue, so the flush completes before the next buffer starts;
 			// it is a buffer of its own so its time is not counted.
-			fcb := b.r.send(b.queue, "commandBuffer")
+			fcb := b.queue.CommandBuffer()
 			if err := b.encodeFlush(fcb); err != nil {
 				return nil, err
 			}
-			b.r.send(fcb, "commit")
+			fcb.Commit()
 		}
 		for i := range ps {
-			cb := b.r.send(b.queue, "commandBuffer")
-			b.encode(cb, &ps[i], 0, 0, 0)
-			if err := b.r.commitWait(cb); err != nil {
+			cb := b.queue.CommandBuffer()
+			b.encode(cb, &ps[i], mtl.SampleSpan{})
+			if err := commitWait(cb); err != nil {
 				return nil, err
 			}
-			ns, err := CmdBufDuration(b.r.gpuTimes(cb))
+			ns, err := CmdBufDuration(cb.GPUStartTime(), cb.GPUEndTime())
 			if err != nil {
 				return nil, err
 			}
@@ -526,14 +524,14 @@ func (b *Backend) Close() error {
 	}
 	err := b.w.do(func() error {
 		for k, kn := range b.cache {
-			b.r.release(kn.p.state)
+			kn.p.state.Release()
 			delete(b.cache, k)
 		}
-		b.r.release(b.flush)
-		b.r.release(b.samples)
-		b.r.release(b.queue)
-		b.r.release(b.dev)
-		b.flush, b.samples, b.queue, b.dev = 0, 0, 0, 0
+		b.flush.Release()
+		b.samples.Release()
+		b.queue.Release()
+		b.dev.Release()
+		b.flush, b.samples, b.queue, b.dev = mtl.Buffer{}, mtl.CounterSampleBuffer{}, mtl.CommandQueue{}, mtl.Device{}
 		return nil
 	})
 	b.w.stop()

@@ -15,24 +15,17 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mltop/mltop/metal/mtl"
 	"github.com/mltop/mltop/profiler"
 )
 
-// MTLSize mirrors Metal's MTLSize: three NSUIntegers (unsigned long on
-// arm64), 24 bytes, no padding. purego passes it by value following
-// AAPCS64 rule B.4: a composite larger than 16 bytes is copied to memory
-// by the caller and a pointer to the copy goes in the next integer
-// register (purego's struct_arm64.go placeStack does exactly that).
-type MTLSize struct {
-	Width, Height, Depth uint64
-}
+// MTLSize is Metal's MTLSize (metal/mtl.Size: three NSUIntegers, 24
+// bytes, passed by value as AAPCS64 rule B.4 says).
+type MTLSize = mtl.Size
 
-// NSRange mirrors Foundation's NSRange {NSUInteger location, length}: 16
-// bytes, passed in two integer registers on arm64 (a composite of at most
-// 16 bytes that is not a floating-point aggregate).
-type NSRange struct {
-	Location, Length uint64
-}
+// NSRange is Foundation's NSRange (metal/mtl.Range: 16 bytes, two integer
+// registers on arm64).
+type NSRange = mtl.Range
 
 // Constants from the Metal headers that mltop passes as integers.
 const (

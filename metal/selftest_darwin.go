@@ -46,7 +46,7 @@ func SelfTestTimestamps(pb profiler.Backend) (SelfTestReport, error) {
 
 	var counterMed float64
 	countersOK := false
-	if b.samples != 0 {
+	if !b.samples.Nil() {
 		var ns [][]float64
 		wall, err := b.wallTime(func() error {
 			var err error
@@ -127,16 +127,21 @@ func sum(xs []float64) float64 {
 	return t
 }
 
-// SelfTest is the profiler.SelfTester hook `mltop selftest` calls: the
-// timestamp self-test as one check per finding.
+// SelfTest is the run.SelfTester hook `mltop selftest` calls: the
+// timestamp self-test as one check per finding, then the calibration
+// micro-kernels' figures (not cached: `mltop calibrate` does that).
 func (b *Backend) SelfTest() []run.SelfCheck {
+	var out []run.SelfCheck
 	rep, err := SelfTestTimestamps(b)
 	if err != nil {
-		return []run.SelfCheck{{Name: "metal timestamps", OK: false, Detail: err.Error()}}
+		out = append(out, run.SelfCheck{Name: "metal timestamps", OK: false, Detail: err.Error()})
+	} else {
+		out = append(out, run.SelfCheck{Name: "metal timestamps", OK: rep.OK, Detail: fmt.Sprintf("%s (%s), timer %s", rep.Device, rep.Arch, rep.Timer)})
+		for _, l := range rep.Lines {
+			out = append(out, run.SelfCheck{Name: "metal", OK: l.OK, Detail: l.Text})
+		}
 	}
-	out := []run.SelfCheck{{Name: "metal timestamps", OK: rep.OK, Detail: fmt.Sprintf("%s (%s), timer %s", rep.Device, rep.Arch, rep.Timer)}}
-	for _, l := range rep.Lines {
-		out = append(out, run.SelfCheck{Name: "metal", OK: l.OK, Detail: l.Text})
-	}
-	return out
+	// The calibration micro-kernels, on the timer the self-test settled on.
+	c, err := b.Calibrate()
+	return append(out, calibrationChecks(c, err, b.Info())...)
 }

@@ -80,6 +80,13 @@ var calls = map[string]string{
 	"embedding_bwd":     `embedding_bwd(` + Args("const int", "const mltop_t", "atomic_float") + `, *(EmbeddingBwdParams*)sc.data(), tg.x, tid);`,
 	"sdpa_multi":        `sdpa_multi(` + Args("const mltop_t", "const mltop_t", "const mltop_t", "mltop_t") + `, *(SDPAMultiParams*)sc.data(), tg, tid, sg, lane);`,
 	"gated_delta_chunk": `gated_delta_chunk(` + Args("const mltop_t", "const mltop_t", "const mltop_t", "const float", "const float", "mltop_t", "mltop_t", "float") + `, *(GatedDeltaParams*)sc.data(), tg, tid);`,
+	// calibrate.metal (the calibration micro-kernels)
+	"cal_fill":          `cal_fill(` + Args("uint4") + `, *(CalCopyParams*)sc.data(), tg.x, tid, gx);`,
+	"cal_copy":          `cal_copy(` + Args("const uint4", "uint4") + `, *(CalCopyParams*)sc.data(), tg.x, tid, gx);`,
+	"cal_fma_f32":       `cal_fma_f32(` + Args("const float", "float") + `, *(CalMathParams*)sc.data(), tg.x, tid);`,
+	"cal_fma_f16":       `cal_fma_f16(` + Args("const float", "float") + `, *(CalMathParams*)sc.data(), tg.x, tid);`,
+	"cal_simdgroup_f32": `cal_simdgroup_f32(` + Args("const float", "float") + `, *(CalMathParams*)sc.data(), tg.x, tid);`,
+	"cal_simdgroup_f16": `cal_simdgroup_f16(` + Args("const float", "float") + `, *(CalMathParams*)sc.data(), tg.x, tid);`,
 }
 
 // Threadgroup arrays are shared by the group's threads: they become
