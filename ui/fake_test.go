@@ -26,15 +26,24 @@ var fakeDevice = profiler.DeviceInfo{
 // fakeExec answers every spec at once with numbers that depend only on the
 // spec: the median is 100 µs plus 1 µs per unit of the knob sum.
 type fakeExec struct {
-	mu     sync.Mutex
-	calls  []profiler.Spec
-	status profiler.Status // what Run reports (default ok)
-	errMsg string
-	block  bool // wait for the context to end, then report cancelled
+	mu         sync.Mutex
+	calls      []profiler.Spec
+	prefetched []profiler.Spec // specs the job loop asked to prepare ahead
+	status     profiler.Status // what Run reports (default ok)
+	errMsg     string
+	block      bool // wait for the context to end, then report cancelled
 }
 
 func (f *fakeExec) Device() profiler.DeviceInfo { return fakeDevice }
-func (f *fakeExec) Close() error                { return nil }
+
+// Prefetch records the spec: the job loop calls it for the next spec
+// before it runs the current one.
+func (f *fakeExec) Prefetch(s profiler.Spec) {
+	f.mu.Lock()
+	f.prefetched = append(f.prefetched, s)
+	f.mu.Unlock()
+}
+func (f *fakeExec) Close() error { return nil }
 
 func (f *fakeExec) Run(ctx context.Context, s profiler.Spec, _ profiler.Options, progress func(profiler.Progress)) profiler.Result {
 	f.mu.Lock()

@@ -17,14 +17,14 @@ import (
 
 // tgmTotal is the planned TGM of the model's current spec.
 func tgmTotal(m Model) int {
-	if len(m.preview.Budget) == 0 {
+	if len(m.editor.preview.Budget) == 0 {
 		return -1
 	}
-	return m.preview.Budget[0].Total
+	return m.editor.preview.Budget[0].Total
 }
 
 func idle(n int) func(Model) bool {
-	return func(m Model) bool { return len(m.history) == n && !m.running() }
+	return func(m Model) bool { return m.hist.len() == n && !m.running() }
 }
 
 func TestMainScreenGolden(t *testing.T) {
@@ -76,7 +76,7 @@ func TestFullCycle(t *testing.T) {
 func TestInvalidValueShowsReason(t *testing.T) {
 	hs := start(t, &fakeExec{}, testOptions(), 120, 40)
 	hs.keys("right", "right") // BQ 128: Q_smem 36 KiB alone exceeds the 32 KiB limit
-	frame := hs.waitFor("invalid BQ", func(m Model) bool { return m.spec().Knobs["BQ"] == 128 && m.preview.Err != nil })
+	frame := hs.waitFor("invalid BQ", func(m Model) bool { return m.spec().Knobs["BQ"] == 128 && m.editor.preview.Err != nil })
 	if !strings.Contains(frame, "✗") || !strings.Contains(frame, "128 ▸ ✗") {
 		t.Errorf("BQ=128 is not marked invalid:\n%s", frame)
 	}
@@ -172,7 +172,7 @@ func TestKeysWorkDuringRunAndEscCancels(t *testing.T) {
 		t.Errorf("progress not shown:\n%s", frame)
 	}
 	hs.keys("down", "down") // the editor still answers
-	hs.waitFor("cursor moved during the run", func(m Model) bool { return m.fieldCur == 2 && m.running() })
+	hs.waitFor("cursor moved during the run", func(m Model) bool { return m.editor.cur == 2 && m.running() })
 	hs.keys("esc")
 	frame = hs.waitFor("cancelled", idle(1))
 	if !strings.Contains(frame, "cancelled by user") {
@@ -211,12 +211,12 @@ func TestHistorySortAndExport(t *testing.T) {
 	hs.keys("r")
 	hs.waitFor("run 2", idle(2))
 	hs.keys("o") // sort by median, fastest first: run 1 (BQ=32) before run 2 (BQ=64)
-	frame := hs.waitFor("sorted", func(m Model) bool { return sortCols[m.sortCol].name == "median" })
+	frame := hs.waitFor("sorted", func(m Model) bool { return sortCols[m.hist.sortCol].name == "median" })
 	if !strings.Contains(frame, "sort median ▲") {
 		t.Errorf("sort column not shown:\n%s", frame)
 	}
 	hs.keys("e")
-	frame = hs.waitFor("prompt", func(m Model) bool { return m.mode == modeExport })
+	frame = hs.waitFor("prompt", func(m Model) bool { return m.prompt.kind == promptExport })
 	if !strings.Contains(frame, "export CSV to: ./mltop-20260102-030405.csv") {
 		t.Errorf("default export path missing:\n%s", frame)
 	}
@@ -276,12 +276,12 @@ func TestFilterKernels(t *testing.T) {
 	hs.keys("/")
 	hs.typeText("soft")
 	hs.keys("enter")
-	frame := hs.waitFor("filtered", func(m Model) bool { return m.mode == modeNormal && m.filter == "soft" })
+	frame := hs.waitFor("filtered", func(m Model) bool { return !m.prompt.active() && m.list.filter == "soft" })
 	if !strings.Contains(frame, "/soft") || strings.Contains(frame, "attn_fwd") {
 		t.Errorf("filter did not narrow the list to softmax_bwd:\n%s", frame)
 	}
 	hs.keys("esc")
-	hs.waitFor("filter cleared", func(m Model) bool { return m.filter == "" && len(m.visible) == 2 })
+	hs.waitFor("filter cleared", func(m Model) bool { return m.list.filter == "" && len(m.list.visible) == 2 })
 }
 
 func TestHistorySelectionDrivesPanels(t *testing.T) {
@@ -291,7 +291,7 @@ func TestHistorySelectionDrivesPanels(t *testing.T) {
 	hs.keys("right", "r")
 	hs.waitFor("run 2", idle(2))
 	hs.keys("tab", "down") // history, newest first: row 2 is run #1 (BQ=32)
-	frame := hs.waitFor("row 2", func(m Model) bool { return m.focus == paneHistory && m.histCur == 1 })
+	frame := hs.waitFor("row 2", func(m Model) bool { return m.focus == paneHistory && m.hist.cur == 1 })
 	if !strings.Contains(frame, "correctness #1") || !strings.Contains(frame, "median 153 µs") || !strings.Contains(frame, "▸  1 attn_fwd") {
 		t.Errorf("panels do not describe the selected run #1:\n%s", frame)
 	}
@@ -300,14 +300,14 @@ func TestHistorySelectionDrivesPanels(t *testing.T) {
 func TestHelpScreen(t *testing.T) {
 	hs := start(t, &fakeExec{}, testOptions(), 100, 32)
 	hs.keys("?")
-	frame := hs.waitFor("help", func(m Model) bool { return m.showHelp })
+	frame := hs.waitFor("help", func(m Model) bool { return m.help.open })
 	for _, want := range []string{"sweep knob", "load YAML sweep", "export CSV", "esc or ? closes this help"} {
 		if !strings.Contains(frame, want) {
 			t.Errorf("help lacks %q", want)
 		}
 	}
 	hs.keys("esc")
-	hs.waitFor("help closed", func(m Model) bool { return !m.showHelp })
+	hs.waitFor("help closed", func(m Model) bool { return !m.help.open })
 }
 
 func TestNoColor(t *testing.T) {
