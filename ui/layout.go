@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
+	"github.com/mltop/mltop/profiler"
 )
 
 // Below these sizes the layout stops shrinking and clips instead.
@@ -155,9 +156,4 @@ func scrollLines(th theme, lines []string, off, h int) ([]string, int) {
 }
 
 // plural is "1 run", "2 runs".
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
+func plural(n int, word string) string { return profiler.Plural(n, word, word+"s") }
