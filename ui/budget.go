@@ -17,7 +17,6 @@ import (
 type budgetPanel struct {
 	th       theme
 	reports  []profiler.BudgetReport
-	kernel   string // the family: dispatch names are shown without it
 	compiled bool   // the figures come from a run (the compiler's are known)
 	run      int    // the run they describe, 0 for the editor's plan
 	invalid  bool   // the editor's spec is rejected: nothing to plan
@@ -30,7 +29,6 @@ type budgetPanel struct {
 // showPreview describes the editor's plan.
 func (p *budgetPanel) showPreview(pv profiler.Preview) {
 	p.set("plan "+pv.Spec.Key(), pv.Budget, false, 0)
-	p.kernel = pv.Spec.Kernel
 	p.invalid = pv.Err != nil
 }
 
@@ -38,7 +36,6 @@ func (p *budgetPanel) showPreview(pv profiler.Preview) {
 // compiled, the plan of its spec.
 func (p *budgetPanel) showRun(e entry, dev profiler.DeviceInfo) {
 	p.invalid = false
-	p.kernel = e.res.Spec.Kernel
 	if len(e.res.Budget) > 0 {
 		p.set(fmt.Sprintf("run %d", e.id), e.res.Budget, true, e.id)
 		return
@@ -173,11 +170,27 @@ func (p budgetPanel) bar(used, limit, w int) string {
 	return fill.Render(strings.Repeat("█", n)) + p.th.dim.Render(strings.Repeat("░", bw-n)) + label
 }
 
-// short is a dispatch's name without its family's prefix: attn_bwd's
-// "attn_bwd_dkv" is "dkv" in a panel that already says which kernel it is.
+// short is a dispatch's name without the prefix all of the plan's
+// dispatches share up to an underscore: attn_bwd's "attn_bwd_dkv" is "dkv",
+// attn_bwd_atomic's "attn_bwd_cast" is "cast", in a panel that already says
+// which kernel it is.
 func (p budgetPanel) short(dispatch string) string {
-	if s, ok := strings.CutPrefix(dispatch, p.kernel+"_"); ok && s != "" {
-		return s
+	if len(p.reports) < 2 {
+		return dispatch
 	}
-	return dispatch
+	prefix := p.reports[0].Dispatch
+	for _, b := range p.reports[1:] {
+		n := 0
+		for n < len(prefix) && n < len(b.Dispatch) && prefix[n] == b.Dispatch[n] {
+			n++
+		}
+		prefix = prefix[:n]
+	}
+	prefix = prefix[:strings.LastIndex(prefix, "_")+1]
+	for _, b := range p.reports {
+		if len(b.Dispatch) == len(prefix) {
+			return dispatch // one name is all prefix: keep them whole
+		}
+	}
+	return strings.TrimPrefix(dispatch, prefix)
 }

@@ -437,7 +437,7 @@ func (e editor) previewSummary(narrow bool) string {
 	if narrow {
 		s = "TGM " + fmtKiBShort(b.Total, b.Limit)
 	}
-	if len(p.Budget) > 1 {
+	if len(p.Budget) > 1 && !narrow {
 		s += " (max of " + plural(len(p.Budget), "kernel") + ")"
 	}
 	if o, ok := minOcc(p.Occupancy); ok {

@@ -147,3 +147,28 @@ func TestMultiDispatchBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestDispatchShortNames: the budget drops the prefix a plan's dispatches
+// share, never a whole name.
+func TestDispatchShortNames(t *testing.T) {
+	for fam, want := range map[string][]string{
+		"attn_bwd":        {"delta", "dq", "dkv"},
+		"attn_bwd_atomic": {"atomic", "cast"},
+		"attn_fwd":        {"attn_fwd"},
+	} {
+		f, err := profiler.Lookup(fam)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := profiler.MakePreview(profiler.Spec{Kernel: fam}.WithDefaults(f.Schema()), fakeDevice)
+		bp := budgetPanel{}
+		bp.showPreview(p)
+		var got []string
+		for _, b := range p.Budget {
+			got = append(got, bp.short(b.Dispatch))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: short names %q, want %q", fam, got, want)
+		}
+	}
+}

@@ -29,7 +29,7 @@ func makeLayout(w, h, longestName int) layout {
 	rest := h - l.panH
 	l.topH = clamp(rest*2/3, 6, max(6, rest-4))
 	l.histH = h - l.panH - l.topH
-	l.listW = clamp(longestName+5, 16, max(16, w/5))
+	l.listW = clamp(longestName+5, 16, max(16, w/4))
 	l.edW = clamp(w*3/10, 28, 40)
 	l.chartW = w - l.listW - l.edW
 	pw := w / 4

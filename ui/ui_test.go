@@ -33,6 +33,18 @@ func TestMainScreenGolden(t *testing.T) {
 			hs := start(t, &fakeExec{}, testOptions(), sz.w, sz.h)
 			frame := hs.waitFor("first frame", func(m Model) bool { return m.width == sz.w && m.height == sz.h })
 			checkFrame(t, frame, sz.w, sz.h)
+			want := []string{"▸ attn_fwd", "softmax_bwd", "▸attn_fwd", "▸ BQ      ◂ 32 ▸", "throughput per run", "no runs yet: r runs the kernel",
+				"TGM budget", "Q_smem", "occupancy est.", "3 groups/core", "correctness", "timing", "history · 0 runs", "r run"}
+			if sz.h == 24 {
+				want = append(want, "↓ 7 more") // the editor's fields below the fold
+			} else {
+				want = append(want, "causal  off", "compiler: after a run")
+			}
+			for _, w := range want {
+				if !strings.Contains(frame, w) {
+					t.Errorf("first frame lacks %q", w)
+				}
+			}
 			golden.RequireEqual(t, frame)
 		})
 	}
@@ -156,6 +168,11 @@ func TestResizeTo80x24(t *testing.T) {
 	hs.tm.Send(resize(80, 24))
 	frame := hs.waitFor("80×24", func(m Model) bool { return m.width == 80 && m.height == 24 })
 	checkFrame(t, frame, 80, 24)
+	for _, want := range []string{"throughput per run", "GFLOP/s, run #1", "TGM budget #1", "✓ PASS", "median 153 µs", "history · 1 run ", "1 attn_fwd", "run #1 attn_fwd: ok"} {
+		if !strings.Contains(frame, want) {
+			t.Errorf("80×24 after a run lacks %q", want)
+		}
+	}
 	golden.RequireEqual(t, frame)
 	// Smaller than supported still never draws past the terminal.
 	hs.tm.Send(resize(50, 15))
@@ -370,6 +387,11 @@ func TestScreenCapture(t *testing.T) {
 	hs.keys("s")
 	frame := hs.waitFor("sweep", idle(3))
 	checkFrame(t, frame, 100, 32)
+	for _, want := range []string{"throughput vs BQ", "GFLOP/s, runs #2–#3", "32 ", "★", "history · 3 runs", "sweep BQ done: 2 runs, 0 failed", "correctness #3"} {
+		if !strings.Contains(frame, want) {
+			t.Errorf("screen capture lacks %q", want)
+		}
+	}
 	golden.RequireEqual(t, frame)
 	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
 		if err := os.WriteFile("testdata/screen.txt", []byte(frame+"\n"), 0o644); err != nil {

@@ -100,24 +100,18 @@ func (m Model) statusLine(w int) string {
 	case m.prompt.kind == promptFilter:
 		return fit(th.warn.Render("filter kernels by name · enter keeps the filter, esc clears it"), w)
 	case m.msg != "":
+		// The message comes first and stays until the next key; a run's
+		// progress follows it in what room is left.
+		msg := m.msg
 		if m.msgBad {
-			return fit(th.bad.Render(m.msg), w)
+			msg = th.bad.Render(msg)
 		}
-		return fit(m.msg, w)
+		if m.running() {
+			msg += th.dim.Render("  │ " + m.progress())
+		}
+		return fit(msg, w)
 	case m.running():
-		b := m.batch
-		p := b.progress
-		s := fmt.Sprintf("▶ %s %d/%d", b.label, min(b.done+1, len(b.specs)), len(b.specs))
-		if b.current < len(b.specs) {
-			s += " · " + b.specs[b.current].Kernel + " " + knobString(b.specs[b.current])
-		}
-		if p.Phase != "" {
-			s += " · " + p.Phase
-		}
-		if p.Samples > 0 {
-			s += fmt.Sprintf(" n=%d median %s cv %.1f%%", p.Samples, fmtDur(p.Median), p.CV*100)
-		}
-		return fit(th.warn.Render(s+" · esc cancels"), w)
+		return fit(th.warn.Render(m.progress()+" · esc cancels"), w)
 	case m.focus == paneEditor && m.editor.preview.Err != nil:
 		return fit(th.bad.Render(m.editor.preview.Err.Error()), w)
 	case m.focus == paneEditor && len(m.editor.fields) > 0:
@@ -129,8 +123,27 @@ func (m Model) statusLine(w int) string {
 		return fit(th.dim.Render(s), w)
 	case m.focus == paneKernels && m.family() != nil:
 		return fit(th.dim.Render(m.family().Doc()), w)
+	case m.focus == paneHistory && m.hist.len() > 0:
+		return fit(th.dim.Render("↑/↓ pick the run the panels describe · p pins it as the baseline · o/O sort · e exports"), w)
 	case m.focus == paneBudget:
 		return fit(th.dim.Render("TGM budget: ↑/↓ scroll · tab leaves"), w)
 	}
 	return fit("", w)
+}
+
+// progress is the run in flight: "▶ sweep BQ 2/3 · attn_fwd BQ=64 … · measure n=7 …".
+func (m Model) progress() string {
+	b := m.batch
+	p := b.progress
+	s := fmt.Sprintf("▶ %s %d/%d", b.label, min(b.done+1, len(b.specs)), len(b.specs))
+	if b.current < len(b.specs) {
+		s += " · " + b.specs[b.current].Kernel + " " + knobString(b.specs[b.current])
+	}
+	if p.Phase != "" {
+		s += " · " + p.Phase
+	}
+	if p.Samples > 0 {
+		s += fmt.Sprintf(" n=%d median %s cv %.1f%%", p.Samples, fmtDur(p.Median), p.CV*100)
+	}
+	return s
 }
