@@ -120,6 +120,11 @@ func (c chart) plot(es []entry, w, h int, empty string) []string {
 		opts = append(opts, asciigraph.LowerBound(0))
 	}
 	out := strings.Split(asciigraph.Plot(data, opts...), "\n")
+	for i, l := range out { // the axis' lowest label can round to "-0.00"
+		if z := strings.Index(l, "-0.00 "); z >= 0 && strings.TrimSpace(l[:z]) == "" {
+			out[i] = l[:z] + " 0.00 " + l[z+6:]
+		}
+	}
 	if !c.th.plain {
 		for i := range out {
 			out[i] = c.th.barFill.Render(out[i])

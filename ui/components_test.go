@@ -291,21 +291,35 @@ func TestSweepChartPlotsOnlyTheSweep(t *testing.T) {
 	}
 }
 
-// TestExternalEventReruns: an Event from outside (a file watcher) shows its
-// text and reruns the spec in the editor.
+// TestExternalEventReruns: Events from outside (a file watcher) show their
+// text; one with Rerun runs the spec in the editor again, and the timing
+// panel compares the rerun with the previous run.
 func TestExternalEventReruns(t *testing.T) {
 	exec := &fakeExec{}
-	hs := start(t, exec, testOptions(), 120, 40)
-	hs.tm.Send(Event{Text: "attn_fwd reloaded", Rerun: true})
+	events := make(chan Event, 4)
+	opts := testOptions()
+	opts.Events = events
+	hs := start(t, exec, opts, 120, 40)
+	events <- Event{Text: "attn_fwd reloaded", Rerun: true}
 	frame := hs.waitFor("rerun", idle(1))
-	if !strings.Contains(frame, "attn_fwd reloaded") {
-		t.Errorf("the event's text is not shown:\n%s", frame)
+	if !strings.Contains(frame, "attn_fwd reloaded · run #1 attn_fwd: ok") {
+		t.Errorf("the event's text is not shown with the run's outcome:\n%s", frame)
 	}
-	hs.tm.Send(Event{Text: "compile error at attn_fwd.cu:12", Bad: true})
+	events <- Event{Text: "compile error at attn_fwd.cu:12", Bad: true}
 	frame = hs.waitFor("error event", func(m Model) bool { return m.msgBad })
 	if !strings.Contains(frame, "compile error at attn_fwd.cu:12") || len(exec.calls) != 1 {
 		t.Errorf("an event without Rerun must only show its text (%d runs):\n%s", len(exec.calls), frame)
 	}
+	hs.keys("right") // BQ=64: the rerun is slower than run #1
+	hs.waitFor("BQ=64", func(m Model) bool { return m.spec().Knobs["BQ"] == 64 })
+	events <- Event{Text: "attn_fwd reloaded", Rerun: true}
+	frame = hs.waitFor("second rerun", idle(2))
+	if !strings.Contains(frame, "-17.3% vs previous #1") {
+		t.Errorf("the timing panel does not compare the rerun with the previous run:\n%s", frame)
+	}
+	close(events)
+	hs.keys("r") // the session goes on after the channel closes
+	hs.waitFor("run after close", idle(3))
 }
 
 // TestPinBaseline: p in the history pins a run; every other run of the
@@ -341,5 +355,18 @@ func TestPlural(t *testing.T) {
 		if got := plural(n, "run"); got != want {
 			t.Errorf("plural(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestChartAxisHasNoNegativeZero: the lowest label of a plot from 0 reads
+// "0.00", not "-0.00".
+func TestChartAxisHasNoNegativeZero(t *testing.T) {
+	hs := start(t, &fakeExec{}, testOptions(), 100, 32)
+	hs.keys("r")
+	hs.waitFor("run", idle(1))
+	hs.keys("s")
+	frame := hs.waitFor("sweep", idle(3))
+	if strings.Contains(frame, "-0.00") || !strings.Contains(frame, " 0.00 ┤") {
+		t.Errorf("the axis should end at 0.00:\n%s", frame)
 	}
 }

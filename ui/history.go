@@ -71,6 +71,18 @@ func delta(r, base profiler.Result) string {
 	return fmt.Sprintf("%+.1f%%", (a.value/b.value-1)*100)
 }
 
+// previous is the newest run of e's kernel before e that has a
+// throughput: what a rerun compares with.
+func (h history) previous(e entry) (entry, bool) {
+	for i := min(e.id-1, len(h.entries)) - 1; i >= 0; i-- {
+		p := h.entries[i]
+		if _, ok := throughput(p.res); ok && p.res.Spec.Kernel == e.res.Spec.Kernel {
+			return p, true
+		}
+	}
+	return entry{}, false
+}
+
 // latest is the newest run.
 func (h history) latest() (entry, bool) {
 	if len(h.entries) == 0 {

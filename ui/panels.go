@@ -122,10 +122,11 @@ func (p corrPanel) lines(w int) []string {
 }
 
 // timingPanel is the selected run's statistics, and its change against
-// the pinned baseline.
+// the previous run of the kernel and the pinned baseline.
 type timingPanel struct {
 	th   theme
 	run  *entry
+	prev *entry
 	base *entry
 }
 
@@ -147,6 +148,11 @@ func (p timingPanel) lines(w int) []string {
 		"p10–p90 " + fmtRange(st.P10, st.P90),
 		fmt.Sprintf("CV %.1f%% · n %d", st.CV*100, st.N),
 		fmtThroughput(p.run.res),
+	}
+	if b := p.prev; b != nil && (p.base == nil || b.id != p.base.id) {
+		if d := delta(p.run.res, b.res); d != "" {
+			out = append(out, fmt.Sprintf("%s vs previous #%d", d, b.id))
+		}
 	}
 	if b := p.base; b != nil && b.id != p.run.id {
 		if d := delta(p.run.res, b.res); d != "" {

@@ -53,6 +53,9 @@ type Options struct {
 	Families []profiler.Family
 	// Now stamps the default export file name; nil means time.Now.
 	Now func() time.Time
+	// Events are messages from outside the session (a file watcher that
+	// reloads user kernels, say), handled in order until the channel closes.
+	Events <-chan Event
 }
 
 // Run starts the session on the terminal and returns when the user quits or
@@ -98,7 +101,8 @@ const (
 // Event is a message from outside the session, for instance a file watcher
 // that reloads a user kernel: Text goes to the status line (red when Bad)
 // and stays until the next key; Rerun runs the spec in the editor again
-// when no run is in flight. Send it with tea.Program.Send.
+// when no run is in flight. Hand them over through Options.Events (or
+// tea.Program.Send).
 type Event struct {
 	Text  string
 	Bad   bool
@@ -180,8 +184,28 @@ func NewModel(exec profiler.Executor, opts Options) Model {
 	return m
 }
 
-// Init starts nothing: the session waits for keys.
-func (m Model) Init() tea.Cmd { return nil }
+// Init listens for outside events, if any; otherwise the session waits for
+// keys.
+func (m Model) Init() tea.Cmd { return waitEvent(m.opts.Events) }
+
+// waitEvent delivers the next outside event; nothing once the channel
+// closes (or without one).
+func waitEvent(ch <-chan Event) tea.Cmd {
+	if ch == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		ev, ok := <-ch
+		if !ok {
+			return nil
+		}
+		return eventMsg{ev}
+	}
+}
+
+// eventMsg is an Event read from Options.Events: handled as Event, then
+// the next one is awaited.
+type eventMsg struct{ Event }
 
 // Update handles one message.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -193,6 +217,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		mm, cmd := m.onRunEvent(msg)
 		mm.syncPanels()
 		return mm, cmd
+	case eventMsg:
+		mm, cmd := m.Update(msg.Event)
+		return mm, tea.Batch(cmd, waitEvent(m.opts.Events))
 	case Event:
 		m.setMsg(msg.Bad, msg.Text)
 		if msg.Rerun && !m.running() && m.editor.preview.Err == nil && m.family() != nil {
@@ -249,9 +276,14 @@ func (m *Model) syncPanels() {
 		run = &e
 	}
 	m.corr.run, m.timing.run, m.errp.run = run, run, run
-	m.timing.base = nil
+	m.timing.base, m.timing.prev = nil, nil
 	if b, ok := m.hist.baseline(); ok {
 		m.timing.base = &b
+	}
+	if run != nil {
+		if p, ok := m.hist.previous(*run); ok {
+			m.timing.prev = &p
+		}
 	}
 	// The budget and occupancy follow the picked run; otherwise they show
 	// the editor's plan, with the compiled figures of the latest run when it
