@@ -53,14 +53,15 @@ func (p *budgetPanel) set(key string, rs []profiler.BudgetReport, compiled bool,
 	p.reports, p.compiled, p.run = rs, compiled, run
 }
 
-// Update scrolls.
-func (p budgetPanel) Update(k tea.KeyPressMsg, keys keyMap) budgetPanel {
+// Update scrolls a panel whose inside is w×h cells.
+func (p budgetPanel) Update(k tea.KeyPressMsg, keys keyMap, w, h int) budgetPanel {
 	switch {
 	case key.Matches(k, keys.Up):
-		p.off = max(0, p.off-1)
+		p.off--
 	case key.Matches(k, keys.Down):
-		p.off++ // clamped when drawn
+		p.off++
 	}
+	_, p.off = scrollLines(p.th, p.lines(w), max(0, p.off), h)
 	return p
 }
 

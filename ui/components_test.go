@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -157,6 +158,41 @@ func TestBudgetFollowsPickedRun(t *testing.T) {
 	if !strings.Contains(frame, "TGM budget #2") || !strings.Contains(frame, "Q_smem              18.0 KiB") || !strings.Contains(frame, "compiler: 27.0 KiB static") {
 		t.Errorf("budget does not follow the picked run #2:\n%s", frame)
 	}
+	hs.keys("tab") // to the budget itself: it still describes the picked run
+	frame = hs.waitFor("budget focused", func(m Model) bool { return m.focus == paneBudget })
+	if !strings.Contains(frame, "▸TGM budget #2") || !strings.Contains(frame, "correctness #2") {
+		t.Errorf("focusing the budget lost the picked run:\n%s", frame)
+	}
+	hs.keys("tab", "tab") // kernel list → editor: back to the editor's plan (BQ=128, invalid)
+	frame = hs.waitFor("editor", func(m Model) bool { return m.focus == paneEditor })
+	if strings.Contains(frame, "TGM budget #") || !strings.Contains(frame, "45.0/32.0 KiB ✗") || !strings.Contains(frame, "1 group/core") {
+		t.Errorf("back in the editor the budget should show its plan:\n%s", frame)
+	}
+}
+
+// TestHistoryCursorStaysOnItsRun: a result that arrives while the user
+// browses the history does not move the cursor to another run.
+func TestHistoryCursorStaysOnItsRun(t *testing.T) {
+	exec := &fakeExec{}
+	hs := start(t, exec, testOptions(), 120, 40)
+	hs.keys("r")
+	hs.waitFor("run 1", idle(1))
+	hs.keys("r")
+	hs.waitFor("run 2", idle(2))
+	exec.mu.Lock()
+	exec.block, exec.release = true, make(chan struct{})
+	exec.mu.Unlock()
+	hs.keys("r")
+	hs.waitFor("running", func(m Model) bool { return m.running() && m.batch.progress.Phase == "measure" })
+	hs.keys("tab", "down") // run #1 (newest first: #2, #1)
+	hs.waitFor("run 1 picked", func(m Model) bool { e, _ := m.hist.current(); return e.id == 1 })
+	close(exec.release)
+	frame := hs.waitFor("run 3", idle(3))
+	var cur int
+	hs.waitFor("cursor", func(m Model) bool { e, _ := m.hist.current(); cur = e.id; return true })
+	if cur != 1 || !strings.Contains(frame, "correctness #1") {
+		t.Errorf("the cursor moved to run #%d when run #3 arrived:\n%s", cur, frame)
+	}
 }
 
 // TestEditorErrorIsWrappedNotCut: the reason for a red value is shown in
@@ -223,11 +259,8 @@ func TestPathTypedDuringRunIsNotCommands(t *testing.T) {
 	var wrote []string
 	opts := testOptions()
 	opts.WriteCSV = func(path string, _ []profiler.Result) error { wrote = append(wrote, path); return nil }
-	opts.LoadSweep = func(string) ([]profiler.Spec, profiler.Options, error) {
-		t.Error("L loaded a sweep during a run")
-		return nil, profiler.Options{}, nil
-	}
-	exec := &fakeExec{block: true}
+	opts.LoadSweep = quickSweep
+	exec := &fakeExec{block: true, release: make(chan struct{})}
 	hs := start(t, exec, opts, 120, 40)
 	hs.keys("r")
 	hs.waitFor("running", func(m Model) bool { return m.running() && m.batch.progress.Phase == "measure" })
@@ -246,15 +279,55 @@ func TestPathTypedDuringRunIsNotCommands(t *testing.T) {
 	if len(wrote) != 0 {
 		t.Errorf("wrote %v with no runs", wrote)
 	}
-	// L during a run: the path goes to the prompt, enter says why it waits.
+	// L during a run: the path goes to the prompt; the sweep is checked at
+	// once and starts when the run in flight ends.
 	hs.keys("L")
-	hs.typeText("/q/sweep.yaml")
+	hs.typeText("/q/quick.yaml")
 	hs.keys("enter")
 	frame = hs.waitFor("L answer", func(m Model) bool { return !m.prompt.active() && m.msg != "" })
-	if !strings.Contains(frame, "a run is in flight: esc cancels it, or wait; then press L again to load /q/sweep.yaml") {
-		t.Errorf("L during a run should say why it waits:\n%s", frame)
+	if !strings.Contains(frame, "quick.yaml (2 specs) starts when the run in flight ends; esc cancels both") {
+		t.Errorf("L during a run should queue the sweep and say so:\n%s", frame)
 	}
-	hs.waitFor("still running, no filter", func(m Model) bool { return m.list.filter == "" && m.running() })
+	hs.waitFor("still running, no filter", func(m Model) bool { return m.list.filter == "" && m.running() && m.queued != nil })
+	close(exec.release)
+	frame = hs.waitFor("run and queued sweep done", idle(3))
+	if !strings.Contains(frame, "quick.yaml done: 2 runs, 0 failed") || !strings.Contains(frame, "WG=128") {
+		t.Errorf("the queued sweep did not run after the run in flight:\n%s", frame)
+	}
+}
+
+// quickSweep is a LoadSweep that knows one file, quick.yaml (any folder).
+func quickSweep(path string) ([]profiler.Spec, profiler.Options, error) {
+	if !strings.HasSuffix(path, "quick.yaml") {
+		return nil, profiler.Options{}, errors.New(path + ": no such file")
+	}
+	return []profiler.Spec{
+		{Kernel: "softmax_bwd", DType: profiler.F32, Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"rows": 64, "cols": 256}},
+		{Kernel: "softmax_bwd", DType: profiler.F32, Knobs: map[string]int{"WG": 128}, Dims: map[string]int{"rows": 64, "cols": 256}},
+	}, profiler.DefaultOptions(), nil
+}
+
+// TestEscDropsQueuedSweep: esc cancels the run in flight and the sweep
+// queued behind it, and says so.
+func TestEscDropsQueuedSweep(t *testing.T) {
+	opts := testOptions()
+	opts.LoadSweep = quickSweep
+	exec := &fakeExec{block: true}
+	hs := start(t, exec, opts, 120, 40)
+	hs.keys("r")
+	hs.waitFor("running", func(m Model) bool { return m.running() && m.batch.progress.Phase == "measure" })
+	hs.keys("L")
+	hs.typeText("quick.yaml")
+	hs.keys("enter")
+	hs.waitFor("queued", func(m Model) bool { return m.queued != nil })
+	hs.keys("esc")
+	frame := hs.waitFor("cancelled", idle(1))
+	if !strings.Contains(frame, "run cancelled after 1 of 1 spec; quick.yaml was not started") {
+		t.Errorf("esc should say the queued sweep was dropped:\n%s", frame)
+	}
+	if len(exec.calls) != 1 {
+		t.Errorf("%d runs, want only the cancelled one", len(exec.calls))
+	}
 }
 
 // TestSweepUsesJobLoopAndPrefetches: a sweep runs through the engine's job

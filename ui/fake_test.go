@@ -31,7 +31,8 @@ type fakeExec struct {
 	prefetched []profiler.Spec // specs the job loop asked to prepare ahead
 	status     profiler.Status // what Run reports (default ok)
 	errMsg     string
-	block      bool // wait for the context to end, then report cancelled
+	block      bool          // wait for the context to end, then report cancelled
+	release    chan struct{} // with block: closing it ends the wait with a normal result
 }
 
 func (f *fakeExec) Device() profiler.DeviceInfo { return fakeDevice }
@@ -48,7 +49,7 @@ func (f *fakeExec) Close() error { return nil }
 func (f *fakeExec) Run(ctx context.Context, s profiler.Spec, _ profiler.Options, progress func(profiler.Progress)) profiler.Result {
 	f.mu.Lock()
 	f.calls = append(f.calls, s)
-	st, msg, block := f.status, f.errMsg, f.block
+	st, msg, block, release := f.status, f.errMsg, f.block, f.release
 	f.mu.Unlock()
 	p := profiler.MakePreview(s, fakeDevice)
 	res := profiler.Result{Spec: p.Spec, Backend: "fake", Device: fakeDevice.Name, Timer: "fake-timer"}
@@ -69,9 +70,12 @@ func (f *fakeExec) Run(ctx context.Context, s profiler.Spec, _ profiler.Options,
 	res.Occupancy = p.Occupancy
 	if block {
 		progress(profiler.Progress{Phase: "measure", Samples: 7, Median: 123456, CV: 0.02})
-		<-ctx.Done()
-		res.Status, res.Error = profiler.StatusCancelled, "cancelled by user"
-		return res
+		select {
+		case <-ctx.Done():
+			res.Status, res.Error = profiler.StatusCancelled, "cancelled by user"
+			return res
+		case <-release: // nil unless set: then only the context ends the wait
+		}
 	}
 	sum := 0
 	for _, v := range p.Spec.Knobs {

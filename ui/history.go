@@ -38,10 +38,15 @@ func (h history) len() int { return len(h.entries) }
 // add appends a result and returns its entry; resetCursor puts the cursor
 // back on the first row (when the user is not browsing).
 func (h *history) add(r profiler.Result, resetCursor bool) entry {
+	was, browsing := h.current()
 	e := entry{id: len(h.entries) + 1, res: r}
 	h.entries = append(h.entries, e)
 	if resetCursor {
 		h.cur = 0
+		return e
+	}
+	if browsing { // the cursor stays on the run it was on
+		h.cur = slices.IndexFunc(h.sorted(), func(x entry) bool { return x.id == was.id })
 	}
 	return e
 }

@@ -54,7 +54,7 @@ func (p occPanel) lines(w int) []string {
 		out = append(out, th.dim.Render(o.Dispatch))
 	}
 	out = append(out,
-		fmt.Sprintf("%d groups/%s", o.GroupsPerUnit, p.unit),
+		plural(o.GroupsPerUnit, "group")+"/"+p.unit,
 		"bound by "+th.warn.Render(o.Limiter),
 		fmt.Sprintf("%.0f%% of max threads", o.ThreadsPct),
 	)

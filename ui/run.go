@@ -65,10 +65,6 @@ func (m Model) load(path string) (Model, tea.Cmd) {
 		m.setMsg(true, "no sweep file given: press L and type a path such as configs/quick.yaml")
 		return m, nil
 	}
-	if m.running() {
-		m.setMsg(true, busy+"; then press L again to load "+path)
-		return m, nil
-	}
 	specs, o, err := m.opts.LoadSweep(path)
 	if err != nil {
 		m.setMsg(true, err.Error())
@@ -78,7 +74,13 @@ func (m Model) load(path string) (Model, tea.Cmd) {
 		m.setMsg(true, path+" holds no specs")
 		return m, nil
 	}
-	m = m.startBatch(&batch{label: filepath.Base(path), specs: specs}, o)
+	b := &batch{label: filepath.Base(path), specs: specs}
+	if m.running() { // checked now, run next
+		m.queued, m.queuedOpts = b, o
+		m.setMsg(false, fmt.Sprintf("%s (%s) starts when the run in flight ends; esc cancels both", b.label, plural(len(specs), "spec")))
+		return m, nil
+	}
+	m = m.startBatch(b, o)
 	return m, m.waitBatch()
 }
 
@@ -208,8 +210,20 @@ func (m Model) onRunEvent(msg runEventMsg) (Model, tea.Cmd) {
 		switch {
 		case b.cancelled:
 			m.setMsg(false, fmt.Sprintf("%s cancelled after %d of %s", b.label, b.done, plural(len(b.specs), "spec")))
+			if m.queued != nil {
+				m.msg += "; " + m.queued.label + " was not started"
+			}
 		case len(b.specs) > 1:
 			m.setMsg(failed > 0, fmt.Sprintf("%s done: %s, %d failed", b.label, plural(b.done, "run"), failed))
+		}
+		if q := m.queued; q != nil {
+			m.queued = nil
+			if !b.cancelled {
+				msg, bad := m.msg, m.msgBad
+				m = m.startBatch(q, m.queuedOpts)
+				m.setMsg(bad, strings.TrimPrefix(msg+"; ", "; ")+"started "+q.label)
+				return m, m.waitBatch()
+			}
 		}
 		return m, nil
 	}
@@ -225,7 +239,7 @@ func (m Model) onRunEvent(msg runEventMsg) (Model, tea.Cmd) {
 		b.results[ev.idx] = r
 		b.done++
 		b.progress = profiler.Progress{}
-		e := m.hist.add(*r, m.focus != paneHistory)
+		e := m.hist.add(*r, !m.picking())
 		b.ids[ev.idx] = e.id
 		if len(b.specs) == 1 {
 			s := fmt.Sprintf("run #%d %s: %s", e.id, r.Spec.Kernel, r.Status)

@@ -121,6 +121,7 @@ type Model struct {
 
 	width, height int
 	focus         pane
+	picked        bool // see picking
 
 	list   kernelList
 	editor editor
@@ -134,8 +135,10 @@ type Model struct {
 	prompt prompt
 	help   helpScreen
 
-	batchSeq int
-	batch    *batch
+	batchSeq   int
+	batch      *batch
+	queued     *batch           // a sweep loaded during a run: it starts when that run ends
+	queuedOpts profiler.Options // its measurement options
 
 	msg    string // the status message: stays until the next key
 	msgBad bool
@@ -234,6 +237,12 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyPressMsg:
 		mm, cmd := m.onKey(msg)
+		switch mm.focus {
+		case paneHistory:
+			mm.picked = true
+		case paneKernels, paneEditor:
+			mm.picked = false
+		}
 		mm.syncPanels()
 		return mm, cmd
 	}
@@ -254,9 +263,11 @@ func (m *Model) setMsg(bad bool, s string) { m.msg, m.msgBad = s, bad }
 
 func (m *Model) running() bool { return m.batch != nil && m.batch.running }
 
-// picking is true while the user chooses a run in the history: the panels
-// then describe that run rather than the latest.
-func (m *Model) picking() bool { return m.focus == paneHistory || m.focus == paneBudget }
+// picking is true from the moment the user goes to the history until they
+// go back to the kernel list or the editor (the TGM budget, next after the
+// history, keeps it): the panels then describe the picked run rather than
+// the latest.
+func (m *Model) picking() bool { return m.picked }
 
 // selected is the run the panels describe: the highlighted history row
 // while the user is picking, else the latest run.
@@ -354,7 +365,7 @@ func (m Model) onKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 		}
 		label := "sweep file: "
 		if m.running() {
-			label = "sweep file (runs once the run in flight ends or esc cancels it): "
+			label = "sweep file (starts when the run in flight ends): "
 		}
 		return m, m.prompt.open(promptLoad, label, "", m.width)
 	case key.Matches(k, m.keys.Export):
@@ -418,7 +429,8 @@ func (m *Model) onNavKey(k tea.KeyPressMsg) {
 	case paneHistory:
 		m.hist = m.hist.Update(k, m.keys)
 	case paneBudget:
-		m.budget = m.budget.Update(k, m.keys)
+		l := makeLayout(max(m.width, minWidth), max(m.height, minHeight)-3, m.list.longest)
+		m.budget = m.budget.Update(k, m.keys, l.panW[0]-2, l.panH-2)
 	}
 }
 
