@@ -72,21 +72,32 @@ func (p budgetPanel) title() string {
 	return "TGM budget"
 }
 
-// View is the panel boxed to w×h.
+// View is the panel boxed to w×h. Scrolled into a dispatch's items, the
+// "↑ N more" mark names the dispatch they belong to.
 func (p budgetPanel) View(w, h int, focused bool) []string {
-	lines, _ := scrollLines(p.th, p.lines(w-2), p.off, h-2)
+	all, owner := p.linesOwned(w - 2)
+	lines, off := scrollLines(p.th, all, p.off, h-2)
+	if off > 0 && off < len(owner) && owner[off] != "" {
+		lines[0] = p.th.dim.Render(fmt.Sprintf("↑ %d more · %s", off, owner[off]))
+	}
 	return box(p.th, p.title(), lines, w, h, focused)
 }
 
 func (p budgetPanel) lines(w int) []string {
+	l, _ := p.linesOwned(w)
+	return l
+}
+
+// linesOwned is the panel's text and, for each line, the dispatch whose
+// section it is in ("" for the totals and single-dispatch plans).
+func (p budgetPanel) linesOwned(w int) (out, owner []string) {
 	th := p.th
 	if len(p.reports) == 0 {
 		if p.invalid {
-			return []string{th.bad.Render("✗ invalid spec"), "fix the value in red"}
+			return []string{th.bad.Render("✗ invalid spec"), "fix the value in red"}, nil
 		}
-		return []string{th.dim.Render("no kernel")}
+		return []string{th.dim.Render("no kernel")}, nil
 	}
-	var out []string
 	multi := len(p.reports) > 1
 	if multi { // every dispatch's total first: nothing below can hide one
 		lw := 0
@@ -117,12 +128,16 @@ func (p budgetPanel) lines(w int) []string {
 		}
 	}
 	for _, b := range p.reports {
+		for len(owner) < len(out) { // the lines so far belong to the sections before
+			owner = append(owner, "")
+		}
+		section := ""
 		if multi {
 			if b.Total == 0 && len(b.Items) == 0 {
 				continue
 			}
-			n := p.short(b.Dispatch)
-			out = append(out, th.dim.Render("─ "+n+" "+strings.Repeat("─", max(0, w-3-len([]rune(n))))), p.bar(b.Total, b.Limit, w))
+			section = p.short(b.Dispatch)
+			out = append(out, th.dim.Render("─ "+section+" "+strings.Repeat("─", max(0, w-3-len([]rune(section))))), p.bar(b.Total, b.Limit, w))
 		} else if b.Total == 0 && len(b.Items) == 0 {
 			out = append(out, "no threadgroup memory")
 		} else {
@@ -145,8 +160,11 @@ func (p budgetPanel) lines(w int) []string {
 				out = append(out, th.bad.Render(l))
 			}
 		}
+		for len(owner) < len(out) {
+			owner = append(owner, section)
+		}
 	}
-	return out
+	return out, owner
 }
 
 // bar draws used against limit: "████░░░░ 12.5/32.0 KiB".

@@ -134,7 +134,7 @@ func TestBudgetShowsEveryDispatch(t *testing.T) {
 	hs.keys("down", "down", "down")
 	frame := hs.waitFor("scrolled", func(m Model) bool { return m.budget.off == 3 })
 	budget = strings.Join(column(frame, 0, 30), "\n")
-	if !strings.Contains(budget, "↑ ") || !strings.Contains(budget, "▸TGM budget") || !strings.Contains(budget, "Q_smem") {
+	if !strings.Contains(budget, "↑ 3 more · dq") || !strings.Contains(budget, "▸TGM budget") || !strings.Contains(budget, "Q_smem") {
 		t.Errorf("a scrolled budget should say how much is above:\n%s", budget)
 	}
 }

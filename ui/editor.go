@@ -420,8 +420,8 @@ func (e editor) View(w, h int, focused bool, typing string) []string {
 	return box(e.th, e.title(), out, w, h, focused)
 }
 
-// previewSummary is the one-line budget and occupancy preview: the
-// tightest dispatch's budget.
+// previewSummary is the one-line budget and occupancy preview: the largest
+// dispatch's budget (the budget panel shows every one).
 func (e editor) previewSummary(narrow bool) string {
 	p := e.preview
 	if len(p.Budget) == 0 {
@@ -436,9 +436,6 @@ func (e editor) previewSummary(narrow bool) string {
 	s := "TGM " + fmtKiBPair(b.Total, b.Limit)
 	if narrow {
 		s = "TGM " + fmtKiBShort(b.Total, b.Limit)
-	}
-	if len(p.Budget) > 1 && !narrow {
-		s += " (max of " + plural(len(p.Budget), "kernel") + ")"
 	}
 	if o, ok := minOcc(p.Occupancy); ok {
 		s += fmt.Sprintf(" · ~%d/%s", o.GroupsPerUnit, unitLabel(e.dev)) // ~: a limits-table estimate
