@@ -390,9 +390,24 @@ func TestExternalEventReruns(t *testing.T) {
 	if !strings.Contains(frame, "-17.3% vs previous #1") {
 		t.Errorf("the timing panel does not compare the rerun with the previous run:\n%s", frame)
 	}
+	exec.mu.Lock()
+	exec.block = true
+	exec.mu.Unlock()
+	hs.keys("r")
+	hs.waitFor("running", func(m Model) bool { return m.running() && m.batch.progress.Phase == "measure" })
+	events <- Event{Text: "attn_fwd reloaded", Rerun: true}
+	frame = hs.waitFor("event during a run", func(m Model) bool { return strings.Contains(m.msg, "reloaded") })
+	if !strings.Contains(frame, "attn_fwd reloaded · not rerun: a run is in flight") {
+		t.Errorf("a rerun event during a run should say it did not rerun:\n%s", frame)
+	}
+	hs.keys("esc")
+	hs.waitFor("cancelled", idle(3))
+	exec.mu.Lock()
+	exec.block = false
+	exec.mu.Unlock()
 	close(events)
 	hs.keys("r") // the session goes on after the channel closes
-	hs.waitFor("run after close", idle(3))
+	hs.waitFor("run after close", idle(4))
 }
 
 // TestPinBaseline: p in the history pins a run; every other run of the

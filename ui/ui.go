@@ -225,6 +225,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return mm, tea.Batch(cmd, waitEvent(m.opts.Events))
 	case Event:
 		m.setMsg(msg.Bad, msg.Text)
+		if msg.Rerun && m.running() {
+			m.msg += " · not rerun: a run is in flight (r reruns once it ends)"
+		}
 		if msg.Rerun && !m.running() && m.editor.preview.Err == nil && m.family() != nil {
 			mm, cmd := m.startRun()
 			if mm.running() {
