@@ -225,7 +225,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if o.csv != "" || o.json || o.bench {
 			return badInput("--csv, --resume, --json and --bench need --config FILE (or `mltop run`); in the interactive session press e to export")
 		}
-		return runTUI(ctx, &o, stderr)
+		return runTUI(ctx, &o, stdout, stderr)
 	}
 	return runSweep(ctx, *config, &o, stdout, stderr)
 }
@@ -266,7 +266,7 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 	}
 	defer exec.Close()
 	dev := exec.Device()
-	fmt.Fprintf(stderr, "mltop: %s on %s (%s), %d specs from %s\n", dev.Backend, dev.Name, dev.Timer, len(sw.Jobs), path)
+	fmt.Fprintf(stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, dev.Name, dev.Timer, profiler.Plural(len(sw.Jobs), "spec", "specs"), path)
 	bar := newProgressBar(stderr, o.quiet)
 	sum, err := run.Jobs(ctx, exec, sw.Jobs, skip, sinks, bar.hooks())
 	bar.finish()

@@ -6,14 +6,20 @@ import (
 	"os"
 	"strings"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/sink"
 	"github.com/mltop/mltop/profiler/sweep"
 	"github.com/mltop/mltop/ui"
 )
 
-// runTUI starts the interactive session on the chosen backend.
-func runTUI(ctx context.Context, o *options, stderr io.Writer) error {
+// runTUI starts the interactive session on the chosen backend. Without a
+// terminal on stdin and stdout it starts nothing and says what runs
+// headless instead (exit 2).
+func runTUI(ctx context.Context, o *options, stdout, stderr io.Writer) error {
+	if err := needTerminal(isTerminal(os.Stdin), isTerminal(stdout)); err != nil {
+		return err
+	}
 	exec, err := openExecutor(o.backend, o.isolate)
 	if err != nil {
 		return err
@@ -45,4 +51,34 @@ func runTUI(ctx context.Context, o *options, stderr io.Writer) error {
 		},
 		WriteCSV: sink.WriteCSVFile,
 	})
+}
+
+// isTerminal reports whether w is a file open on a terminal.
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
+// needTerminal explains why the interactive session cannot start when
+// stdin or stdout is not a terminal, and what to run instead.
+func needTerminal(stdinTTY, stdoutTTY bool) error {
+	var not []string
+	if !stdinTTY {
+		not = append(not, "stdin")
+	}
+	if !stdoutTTY {
+		not = append(not, "stdout")
+	}
+	if len(not) == 0 {
+		return nil
+	}
+	verb := "is"
+	if len(not) > 1 {
+		verb = "are"
+	}
+	return badInput(`the interactive session needs a terminal, and %s %s not one here.
+Without a terminal, run mltop headless:
+  mltop --config FILE [--csv out.csv]   a YAML sweep (configs/quick.yaml runs in seconds on the CPU)
+  mltop run KERNEL [--set K=V,...]      one spec from the command line
+  mltop list                            backends found and kernel families`, strings.Join(not, " and "), verb)
 }

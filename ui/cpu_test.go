@@ -38,7 +38,7 @@ func TestRealCPUBackend(t *testing.T) {
 	hs.keys("r")
 	frame := hs.waitFor("cpu run", idle(1))
 	var res profiler.Result
-	hs.waitFor("result", func(m Model) bool { res = m.history[0].res; return true })
+	hs.waitFor("result", func(m Model) bool { res = m.hist.entries[0].res; return true })
 	if res.Status != profiler.StatusOK {
 		t.Fatalf("cpu run status %s: %s\n%s", res.Status, res.Error, frame)
 	}

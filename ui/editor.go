@@ -6,7 +6,11 @@ import (
 	"strconv"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 type fieldKind int
@@ -214,4 +218,240 @@ func clamp(v, lo, hi int) int {
 		return hi
 	}
 	return v
+}
+
+// editor edits the selected family's spec: one line per field, the
+// preview (budget and occupancy summary, or the reason the family rejects
+// the spec, never cut) on top. Each family keeps its own edited spec.
+type editor struct {
+	th      theme
+	dev     profiler.DeviceInfo
+	fam     profiler.Family
+	specs   map[string]profiler.Spec // the edited spec of each family
+	fields  []field
+	cur     int
+	edited  string // the field changed last: blamed when an error names none
+	preview run.Preview
+}
+
+// editorAction is what a key asks of the root beyond the editor's state.
+type editorAction int
+
+const (
+	actionNone editorAction = iota
+	actionType              // open the value prompt on the current field
+)
+
+func newEditor(th theme, dev profiler.DeviceInfo) editor {
+	return editor{th: th, dev: dev, specs: map[string]profiler.Spec{}}
+}
+
+func (e *editor) setFamily(f profiler.Family) {
+	if f == nil || (e.fam != nil && e.fam.Name() == f.Name()) {
+		return
+	}
+	e.fam = f
+	sc := f.Schema()
+	if _, ok := e.specs[f.Name()]; !ok {
+		e.specs[f.Name()] = profiler.Spec{Kernel: f.Name()}.WithDefaults(sc)
+	}
+	e.fields = fieldsOf(sc)
+	e.cur = clamp(e.cur, 0, max(0, len(e.fields)-1))
+	e.refresh()
+}
+
+func (e editor) spec() profiler.Spec {
+	if e.fam == nil {
+		return profiler.Spec{}
+	}
+	return e.specs[e.fam.Name()]
+}
+
+func (e editor) field() (field, bool) {
+	if len(e.fields) == 0 {
+		return field{}, false
+	}
+	return e.fields[e.cur], true
+}
+
+func (e *editor) setSpec(s profiler.Spec) {
+	if f, ok := e.field(); ok {
+		e.edited = f.name
+	}
+	if e.fam != nil {
+		e.specs[e.fam.Name()] = s
+		e.refresh()
+	}
+}
+
+func (e *editor) refresh() { e.preview = run.MakePreview(e.spec(), e.dev) }
+
+// setTyped sets the current field to a typed value.
+func (e *editor) setTyped(text string) error {
+	f, ok := e.field()
+	if !ok {
+		return nil
+	}
+	s := e.spec().Clone()
+	if err := f.setTyped(&s, text); err != nil {
+		return err
+	}
+	e.setSpec(s)
+	return nil
+}
+
+// Update moves between fields and steps or resets values.
+func (e editor) Update(k tea.KeyPressMsg, keys keyMap) (editor, editorAction) {
+	f, ok := e.field()
+	if !ok {
+		return e, actionNone
+	}
+	switch {
+	case key.Matches(k, keys.Up):
+		e.cur = clamp(e.cur-1, 0, len(e.fields)-1)
+	case key.Matches(k, keys.Down):
+		e.cur = clamp(e.cur+1, 0, len(e.fields)-1)
+	case key.Matches(k, keys.Left), key.Matches(k, keys.Right):
+		dir := 1
+		if key.Matches(k, keys.Left) {
+			dir = -1
+		}
+		s := e.spec().Clone()
+		f.step(&s, dir)
+		e.setSpec(s)
+	case key.Matches(k, keys.Reset):
+		s := e.spec().Clone()
+		switch f.kind {
+		case kindKnob:
+			s.Knobs[f.name] = f.param.Default
+		case kindDim:
+			s.Dims[f.name] = f.param.Default
+		case kindFlag:
+			s.Flags[f.name] = f.flag.Default
+		case kindDType:
+			s.DType = f.types[0]
+		}
+		e.setSpec(s)
+	case key.Matches(k, keys.Enter):
+		if f.kind == kindFlag {
+			s := e.spec().Clone()
+			f.step(&s, 1)
+			e.setSpec(s)
+			return e, actionNone
+		}
+		// Start empty with the current value as placeholder: typing
+		// replaces it, enter alone keeps it.
+		return e, actionType
+	}
+	return e, actionNone
+}
+
+func (e editor) title() string {
+	if e.fam != nil {
+		return e.fam.Name()
+	}
+	return "editor"
+}
+
+// View is the editor boxed to w×h; typing is the value prompt's line while
+// the user types the current field's value.
+func (e editor) View(w, h int, focused bool, typing string) []string {
+	iw, ih := w-2, h-2
+	if e.fam == nil {
+		return box(e.th, e.title(), []string{e.th.dim.Render("pick a kernel on the left")}, w, h, focused)
+	}
+	var head []string
+	if err := e.preview.Err; err != nil {
+		// The reason is the point of a red value: wrap it, never cut it,
+		// and give the fields what is left (at least the current one).
+		for _, l := range wrap("✗ "+err.Error(), iw) {
+			head = append(head, e.th.bad.Render(l))
+		}
+		if len(head) > ih-2 {
+			head = append(head[:max(1, ih-3)], e.th.bad.Render("… the full reason is in the status line"))
+		}
+	} else {
+		for i, l := range wrap("✓ "+e.previewSummary(iw < 30), iw) {
+			if i == 2 {
+				break
+			}
+			head = append(head, l)
+		}
+	}
+	head = append(head, e.th.dim.Render(strings.Repeat("─", iw)))
+	s := e.spec()
+	named := false
+	for _, fd := range e.fields {
+		named = named || fd.blames(e.preview.Err)
+	}
+	start, end := window(len(e.fields), e.cur, ih-len(head))
+	var rows []string
+	for i := start; i < end; i++ {
+		fd := e.fields[i]
+		val := fd.value(s)
+		cur := i == e.cur
+		bad := fd.blames(e.preview.Err) || (!named && e.preview.Err != nil && fd.name == e.edited)
+		switch {
+		case cur && typing != "":
+			val = typing
+		case cur && fd.kind != kindFlag:
+			val = "◂ " + val + " ▸"
+		case cur:
+			val = "[" + val + "]"
+		}
+		mark := "  "
+		if cur {
+			mark = "▸ "
+		}
+		name := fit(fd.name, 7)
+		if bad {
+			val = e.th.bad.Render(val + " ✗")
+		}
+		line := mark + name + " " + val
+		tag := e.th.dim.Render(fd.kind.String())
+		if lipgloss.Width(line)+1+lipgloss.Width(tag) <= iw {
+			line = fit(line, iw-lipgloss.Width(tag)) + tag
+		}
+		if cur && focused && typing == "" {
+			line = e.th.sel.Render(fit(line, iw))
+		}
+		rows = append(rows, line)
+	}
+	out := append(head, scrollMarks(e.th, rows, start, end, len(e.fields))...)
+	return box(e.th, e.title(), out, w, h, focused)
+}
+
+// previewSummary is the one-line budget and occupancy preview: the largest
+// dispatch's budget (the budget panel shows every one).
+func (e editor) previewSummary(narrow bool) string {
+	p := e.preview
+	if len(p.Budget) == 0 {
+		return "no threadgroup memory"
+	}
+	b := p.Budget[0]
+	for _, x := range p.Budget[1:] {
+		if x.Total > b.Total {
+			b = x
+		}
+	}
+	s := "TGM " + fmtKiBPair(b.Total, b.Limit)
+	if narrow {
+		s = "TGM " + fmtKiBShort(b.Total, b.Limit)
+	}
+	if o, ok := minOcc(p.Occupancy); ok {
+		s += fmt.Sprintf(" · ~%d/%s", o.GroupsPerUnit, unitLabel(e.dev)) // ~: a limits-table estimate
+	}
+	return s
+}
+
+func minOcc(os []profiler.Occupancy) (profiler.Occupancy, bool) {
+	r := profiler.Result{Occupancy: os}
+	return r.MinOccupancy()
+}
+
+func unitLabel(d profiler.DeviceInfo) string {
+	if d.UnitName != "" {
+		return d.UnitName
+	}
+	return "unit"
 }

@@ -27,20 +27,30 @@ var fakeDevice = profiler.DeviceInfo{
 // fakeExec answers every spec at once with numbers that depend only on the
 // spec: the median is 100 µs plus 1 µs per unit of the knob sum.
 type fakeExec struct {
-	mu     sync.Mutex
-	calls  []profiler.Spec
-	status profiler.Status // what Run reports (default ok)
-	errMsg string
-	block  bool // wait for the context to end, then report cancelled
+	mu         sync.Mutex
+	calls      []profiler.Spec
+	prefetched []profiler.Spec // specs the job loop asked to prepare ahead
+	status     profiler.Status // what Run reports (default ok)
+	errMsg     string
+	block      bool          // wait for the context to end, then report cancelled
+	release    chan struct{} // with block: closing it ends the wait with a normal result
 }
 
 func (f *fakeExec) Device() profiler.DeviceInfo { return fakeDevice }
-func (f *fakeExec) Close() error                { return nil }
+
+// Prefetch records the spec: the job loop calls it for the next spec
+// before it runs the current one.
+func (f *fakeExec) Prefetch(s profiler.Spec) {
+	f.mu.Lock()
+	f.prefetched = append(f.prefetched, s)
+	f.mu.Unlock()
+}
+func (f *fakeExec) Close() error { return nil }
 
 func (f *fakeExec) Run(ctx context.Context, s profiler.Spec, _ profiler.Options, progress func(profiler.Progress)) profiler.Result {
 	f.mu.Lock()
 	f.calls = append(f.calls, s)
-	st, msg, block := f.status, f.errMsg, f.block
+	st, msg, block, release := f.status, f.errMsg, f.block, f.release
 	f.mu.Unlock()
 	p := run.MakePreview(s, fakeDevice)
 	res := profiler.Result{Spec: p.Spec, Backend: "fake", Device: fakeDevice.Name, Timer: "fake-timer"}
@@ -61,9 +71,12 @@ func (f *fakeExec) Run(ctx context.Context, s profiler.Spec, _ profiler.Options,
 	res.Occupancy = p.Occupancy
 	if block {
 		progress(profiler.Progress{Phase: "measure", Samples: 7, Median: 123456, CV: 0.02})
-		<-ctx.Done()
-		res.Status, res.Error = profiler.StatusCancelled, "cancelled by user"
-		return res
+		select {
+		case <-ctx.Done():
+			res.Status, res.Error = profiler.StatusCancelled, "cancelled by user"
+			return res
+		case <-release: // nil unless set: then only the context ends the wait
+		}
 	}
 	sum := 0
 	for _, v := range p.Spec.Knobs {

@@ -3,10 +3,12 @@ package ui
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 func TestStepInt(t *testing.T) {
@@ -103,37 +105,71 @@ func TestThroughputUnits(t *testing.T) {
 	}
 }
 
-// TestMultiDispatchBudget: a plan of several kernels lists the dispatches
-// with threadgroup memory, largest first, and names the tightest for occupancy.
+// TestMultiDispatchBudget: a plan of several kernels shows every
+// dispatch's total first, in plan order, then every item of each; the
+// occupancy panel names the tightest dispatch.
 func TestMultiDispatchBudget(t *testing.T) {
-	f, err := profiler.Lookup("attn_bwd")
-	if err != nil {
-		t.Skip("no multi-dispatch family registered:", err)
+	for _, name := range []string{"attn_bwd", "attn_bwd_atomic"} {
+		t.Run(name, func(t *testing.T) {
+			f, err := profiler.Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := testOptions()
+			opts.Families = []profiler.Family{f}
+			m := NewModel(&fakeExec{}, opts)
+			bs := m.editor.preview.Budget
+			lines := m.budget.lines(40)
+			for i, l := range lines {
+				lines[i] = ansi.Strip(l)
+				if lines[i] == "" {
+					t.Errorf("empty line in budget: %q", lines)
+				}
+			}
+			if len(bs) > 1 {
+				for i, b := range bs {
+					if n := m.budget.short(b.Dispatch); !strings.HasSuffix(lines[i], " "+n) {
+						t.Errorf("line %d is %q, want dispatch %q's total", i, lines[i], n)
+					}
+				}
+			}
+			all := strings.Join(lines, "\n")
+			for _, b := range bs {
+				for _, it := range b.Items {
+					if !strings.Contains(all, it.Name) {
+						t.Errorf("budget hides item %s of %s:\n%s", it.Name, b.Dispatch, all)
+					}
+				}
+			}
+			occ := m.occ.lines(40)
+			if o, ok := minOcc(m.editor.preview.Occupancy); ok && len(m.editor.preview.Occupancy) > 1 && ansi.Strip(occ[0]) != o.Dispatch {
+				t.Errorf("occupancy names %q, want the tightest dispatch %q", ansi.Strip(occ[0]), o.Dispatch)
+			}
+		})
 	}
-	opts := testOptions()
-	opts.Families = []profiler.Family{f}
-	m := NewModel(&fakeExec{}, opts)
-	if len(m.preview.Budget) < 2 {
-		t.Skipf("attn_bwd plans %d dispatches here", len(m.preview.Budget))
-	}
-	biggest := m.preview.Budget[0]
-	for _, b := range m.preview.Budget {
-		if b.Total > biggest.Total {
-			biggest = b
+}
+
+// TestDispatchShortNames: the budget drops the prefix a plan's dispatches
+// share, never a whole name.
+func TestDispatchShortNames(t *testing.T) {
+	for fam, want := range map[string][]string{
+		"attn_bwd":        {"delta", "dq", "dkv"},
+		"attn_bwd_atomic": {"atomic", "cast"},
+		"attn_fwd":        {"attn_fwd"},
+	} {
+		f, err := profiler.Lookup(fam)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	lines := m.budgetLines(40, 20)
-	if ansi.Strip(lines[0]) != biggest.Dispatch {
-		t.Errorf("budget starts with %q, want the largest dispatch %q (%d B)", ansi.Strip(lines[0]), biggest.Dispatch, biggest.Total)
-	}
-	for _, l := range lines {
-		if ansi.Strip(l) == "" {
-			t.Errorf("empty line in budget: %q", lines)
+		p := run.MakePreview(profiler.Spec{Kernel: fam}.WithDefaults(f.Schema()), fakeDevice)
+		bp := budgetPanel{}
+		bp.showPreview(p)
+		var got []string
+		for _, b := range p.Budget {
+			got = append(got, bp.short(b.Dispatch))
 		}
-	}
-	occ := m.occLines(40, 20)
-	o, _ := minOcc(m.preview.Occupancy)
-	if ansi.Strip(occ[0]) != o.Dispatch {
-		t.Errorf("occupancy names %q, want the tightest dispatch %q", ansi.Strip(occ[0]), o.Dispatch)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: short names %q, want %q", fam, got, want)
+		}
 	}
 }

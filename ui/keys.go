@@ -11,6 +11,7 @@ type keyMap struct {
 	Run, Sweep, Load      key.Binding
 	Cancel                key.Binding
 	Export, Sort, Reverse key.Binding
+	Pin                   key.Binding
 	Reset                 key.Binding
 	Help, Quit            key.Binding
 }
@@ -35,6 +36,7 @@ func newKeyMap() keyMap {
 		Export:  b([]string{"e"}, "e", "export CSV"),
 		Sort:    b([]string{"o"}, "o", "sort column"),
 		Reverse: b([]string{"O"}, "O", "reverse sort"),
+		Pin:     b([]string{"p"}, "p", "pin baseline"),
 		Reset:   b([]string{"d"}, "d", "default value"),
 		Help:    b([]string{"?"}, "?", "help"),
 		Quit:    b([]string{"q", "ctrl+c"}, "q", "quit"),
@@ -61,6 +63,6 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.Tab, k.BackTab, k.Filter},
 		{k.Left, k.Right, k.Enter, k.Reset},
 		{k.Run, k.Sweep, k.Load, k.Cancel},
-		{k.Export, k.Sort, k.Reverse, k.Help, k.Quit},
+		{k.Export, k.Sort, k.Reverse, k.Pin, k.Help, k.Quit},
 	}
 }

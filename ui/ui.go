@@ -2,20 +2,38 @@
 // kernel family's knobs, previews the threadgroup-memory budget and the
 // occupancy estimate as they change, runs specs on an Executor in the
 // background and shows throughput, correctness and timing as results arrive.
+//
+// The session is a root Model composed of one model per component, each in
+// its own file with its own state and a View(width, height):
+//
+//	kernellist.go   kernelList   the families, filtered, with scroll marks
+//	editor.go       editor       knobs, dtype, dims, flags of the selected family; the live preview
+//	chart.go        chart        throughput per run, or the current sweep's bars
+//	budget.go       budgetPanel  every dispatch's threadgroup-memory budget (scrolls)
+//	panels.go       occPanel, corrPanel, timingPanel, errorPanel: the selected run
+//	history.go      history      every run, sortable, with a pinnable baseline
+//	prompt.go       prompt       the one-line editor of the filter, typed values and paths
+//	help.go         helpScreen   the help bar and the `?` screen
+//	run.go          batch        runs through run.Jobs, the job loop the headless sweep uses
+//	view.go         the root's layout (layout.go) and status line
+//
+// The root routes keys by focus (any open prompt takes every key first),
+// keeps the components in step (syncPanels) and lays them out on a grid
+// that depends on the terminal size only. Messages from outside the session
+// (a file watcher, say) arrive as Event.
 package ui
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
-	"charm.land/bubbles/v2/help"
-	"charm.land/bubbles/v2/textinput"
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/run"
 )
 
 // Options configure a session.
@@ -35,6 +53,9 @@ type Options struct {
 	Families []profiler.Family
 	// Now stamps the default export file name; nil means time.Now.
 	Now func() time.Time
+	// Events are messages from outside the session (a file watcher that
+	// reloads user kernels, say), handled in order until the channel closes.
+	Events <-chan Event
 }
 
 // Run starts the session on the terminal and returns when the user quits or
@@ -66,85 +87,60 @@ func resolveOptions(opts Options, getenv func(string) string) Options {
 	return opts
 }
 
+// pane is a focusable component; tab cycles through them in this order.
 type pane int
 
 const (
 	paneKernels pane = iota
 	paneEditor
 	paneHistory
+	paneBudget
 	paneCount
 )
 
-type mode int
-
-const (
-	modeNormal mode = iota
-	modeFilter
-	modeTyping
-	modeExport
-	modeLoad
-)
-
-// entry is one row of the history.
-type entry struct {
-	id  int
-	res profiler.Result
+// Event is a message from outside the session, for instance a file watcher
+// that reloads a user kernel: Text goes to the status line (red when Bad)
+// and stays until the next key; Rerun runs the spec in the editor again
+// when no run is in flight. Hand them over through Options.Events (or
+// tea.Program.Send).
+type Event struct {
+	Text  string
+	Bad   bool
+	Rerun bool
 }
 
-// batch is a group of specs started by one key: `r` (one spec), `s` (a
-// sweep of one knob) or `L` (a YAML sweep).
-type batch struct {
-	id        int
-	label     string
-	specs     []profiler.Spec
-	sweep     string // the swept field, empty unless `s`
-	sweepVals []int
-	results   []*profiler.Result // by spec index, nil until finished
-	done      int
-	running   bool
-	progress  profiler.Progress
-	current   int // index of the spec being measured
-	cancel    context.CancelFunc
-	cancelled bool
-}
-
-// Model is the session's state. It is a bubbletea model; NewModel makes one
-// for tests and Run drives one on the terminal.
+// Model is the session's state: the components and what ties them
+// together. It is a bubbletea model; NewModel makes one for tests and Run
+// drives one on the terminal.
 type Model struct {
 	exec profiler.Executor
 	dev  profiler.DeviceInfo
 	opts Options
 	th   theme
 	keys keyMap
-	help help.Model
 
 	width, height int
+	focus         pane
+	picked        bool // see picking
 
-	fams    []profiler.Family
-	visible []int // indices of fams that pass the filter
-	filter  string
-	listCur int // cursor in visible
-	famIdx  int // selected family, index in fams (-1: none)
+	list   kernelList
+	editor editor
+	chart  chart
+	budget budgetPanel
+	occ    occPanel
+	corr   corrPanel
+	timing timingPanel
+	errp   errorPanel
+	hist   history
+	prompt prompt
+	help   helpScreen
 
-	specs    map[string]profiler.Spec // the edited spec of each family
-	fields   []field
-	fieldCur int
-	edited   string // the field changed last: blamed when an error names none
-	preview  run.Preview
+	batchSeq   int
+	batch      *batch
+	queued     *batch           // a sweep loaded during a run: it starts when that run ends
+	queuedOpts profiler.Options // its measurement options
 
-	focus    pane
-	mode     mode
-	input    textinput.Model
-	showHelp bool
-
-	batchSeq int
-	batch    *batch
-	history  []entry
-	histCur  int
-	sortCol  int
-	sortDesc bool
-
-	msg    string
+	msg    string // the status message: stays until the next key
 	msgBad bool
 	stop   chan struct{} // closed when the program has exited
 }
@@ -157,48 +153,62 @@ func NewModel(exec profiler.Executor, opts Options) Model {
 	if opts.Families == nil {
 		opts.Families = profiler.Families(false)
 	}
+	th := newTheme(opts.NoColor)
+	keys := newKeyMap()
+	dev := exec.Device()
 	m := Model{
-		exec:     exec,
-		dev:      exec.Device(),
-		opts:     opts,
-		th:       newTheme(opts.NoColor),
-		keys:     newKeyMap(),
-		help:     help.New(),
-		width:    80,
-		height:   24,
-		fams:     opts.Families,
-		famIdx:   -1,
-		specs:    map[string]profiler.Spec{},
-		focus:    paneEditor,
-		sortCol:  0,
-		sortDesc: true,
-		stop:     make(chan struct{}),
+		exec:   exec,
+		dev:    dev,
+		opts:   opts,
+		th:     th,
+		keys:   keys,
+		width:  80,
+		height: 24,
+		focus:  paneEditor,
+		list:   newKernelList(th, opts.Families),
+		editor: newEditor(th, dev),
+		chart:  chart{th: th},
+		budget: budgetPanel{th: th},
+		occ:    occPanel{th: th, unit: unitLabel(dev)},
+		corr:   corrPanel{th: th},
+		timing: timingPanel{th: th},
+		errp:   errorPanel{th: th},
+		hist:   newHistory(th),
+		prompt: newPrompt(th, opts.NoColor),
+		help:   newHelpScreen(th, keys),
+		stop:   make(chan struct{}),
 	}
-	m.help.Styles.ShortKey = m.th.helpKey
-	m.help.Styles.ShortDesc = m.th.helpDesc
-	m.help.Styles.ShortSeparator = m.th.dim
-	m.help.Styles.Ellipsis = m.th.dim
-	m.help.Styles.FullKey = m.th.helpKey
-	m.help.Styles.FullDesc = m.th.helpDesc
-	m.help.Styles.FullSeparator = m.th.dim
-	m.input = textinput.New()
-	st := textinput.DefaultDarkStyles()
-	st.Cursor.Blink = false // a steady cursor keeps frames reproducible
-	if opts.NoColor {
-		st = textinput.Styles{}
-	}
-	m.input.SetStyles(st)
-	m.refilter()
-	if len(m.visible) > 0 {
-		m.selectFamily(m.visible[0])
+	if f := m.list.selectedFamily(); f != nil {
+		m.editor.setFamily(f)
 	} else {
 		m.focus = paneKernels
 	}
+	m.syncPanels()
 	return m
 }
 
-// Init starts nothing: the session waits for keys.
-func (m Model) Init() tea.Cmd { return nil }
+// Init listens for outside events, if any; otherwise the session waits for
+// keys.
+func (m Model) Init() tea.Cmd { return waitEvent(m.opts.Events) }
+
+// waitEvent delivers the next outside event; nothing once the channel
+// closes (or without one).
+func waitEvent(ch <-chan Event) tea.Cmd {
+	if ch == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		ev, ok := <-ch
+		if !ok {
+			return nil
+		}
+		return eventMsg{ev}
+	}
+}
+
+// eventMsg is an Event read from Options.Events: handled as Event, then
+// the next one is awaited.
+type eventMsg struct{ Event }
 
 // Update handles one message.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -207,78 +217,301 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = msg.Width, msg.Height
 		return m, nil
 	case runEventMsg:
-		return m.onRunEvent(msg)
+		mm, cmd := m.onRunEvent(msg)
+		mm.syncPanels()
+		return mm, cmd
+	case eventMsg:
+		mm, cmd := m.Update(msg.Event)
+		return mm, tea.Batch(cmd, waitEvent(m.opts.Events))
+	case Event:
+		m.setMsg(msg.Bad, msg.Text)
+		if msg.Rerun && m.running() {
+			m.msg += " · not rerun: a run is in flight (r reruns once it ends)"
+		}
+		if msg.Rerun && !m.running() && m.editor.preview.Err == nil && m.family() != nil {
+			mm, cmd := m.startRun()
+			if mm.running() {
+				mm.batch.note = msg.Text
+			}
+			mm.setMsg(msg.Bad, msg.Text)
+			mm.syncPanels()
+			return mm, cmd
+		}
+		return m, nil
 	case tea.KeyPressMsg:
-		return m.onKey(msg)
+		mm, cmd := m.onKey(msg)
+		switch mm.focus {
+		case paneHistory:
+			mm.picked = true
+		case paneKernels, paneEditor:
+			mm.picked = false
+		}
+		mm.syncPanels()
+		return mm, cmd
 	}
-	if m.mode != modeNormal {
+	if m.prompt.active() {
 		var cmd tea.Cmd
-		m.input, cmd = m.input.Update(msg)
+		m.prompt, cmd = m.prompt.Update(msg)
 		return m, cmd
 	}
 	return m, nil
 }
 
-func (m *Model) family() profiler.Family {
-	if m.famIdx < 0 || m.famIdx >= len(m.fams) {
-		return nil
-	}
-	return m.fams[m.famIdx]
-}
+func (m *Model) family() profiler.Family { return m.editor.fam }
 
 // spec is the edited spec of the selected family.
-func (m *Model) spec() profiler.Spec {
-	f := m.family()
-	if f == nil {
-		return profiler.Spec{}
-	}
-	return m.specs[f.Name()]
-}
-
-func (m *Model) setSpec(s profiler.Spec) {
-	if len(m.fields) > 0 {
-		m.edited = m.fields[m.fieldCur].name
-	}
-	if f := m.family(); f != nil {
-		m.specs[f.Name()] = s
-		m.refreshPreview()
-	}
-}
-
-func (m *Model) refreshPreview() {
-	m.preview = run.MakePreview(m.spec(), m.dev)
-}
-
-func (m *Model) selectFamily(i int) {
-	if i == m.famIdx {
-		return
-	}
-	m.famIdx = i
-	f := m.family()
-	sc := f.Schema()
-	if _, ok := m.specs[f.Name()]; !ok {
-		m.specs[f.Name()] = profiler.Spec{Kernel: f.Name()}.WithDefaults(sc)
-	}
-	m.fields = fieldsOf(sc)
-	m.fieldCur = clamp(m.fieldCur, 0, max(0, len(m.fields)-1))
-	m.refreshPreview()
-}
-
-func (m *Model) refilter() {
-	m.visible = m.visible[:0]
-	for i, f := range m.fams {
-		if m.filter == "" || containsFold(f.Name(), m.filter) {
-			m.visible = append(m.visible, i)
-		}
-	}
-	m.listCur = 0
-	for j, i := range m.visible {
-		if i == m.famIdx {
-			m.listCur = j
-		}
-	}
-}
+func (m *Model) spec() profiler.Spec { return m.editor.spec() }
 
 func (m *Model) setMsg(bad bool, s string) { m.msg, m.msgBad = s, bad }
 
 func (m *Model) running() bool { return m.batch != nil && m.batch.running }
+
+// picking is true from the moment the user goes to the history until they
+// go back to the kernel list or the editor (the TGM budget, next after the
+// history, keeps it): the panels then describe the picked run rather than
+// the latest.
+func (m *Model) picking() bool { return m.picked }
+
+// selected is the run the panels describe: the highlighted history row
+// while the user is picking, else the latest run.
+func (m *Model) selected() (entry, bool) {
+	if m.picking() {
+		return m.hist.current()
+	}
+	return m.hist.latest()
+}
+
+// syncPanels hands every panel what it describes now: the selected run, or
+// the spec in the editor. Called after every message that can change either.
+func (m *Model) syncPanels() {
+	e, ok := m.selected()
+	var run *entry
+	if ok {
+		run = &e
+	}
+	m.corr.run, m.timing.run, m.errp.run = run, run, run
+	m.timing.base, m.timing.prev = nil, nil
+	if b, ok := m.hist.baseline(); ok {
+		m.timing.base = &b
+	}
+	if run != nil {
+		if p, ok := m.hist.previous(*run); ok {
+			m.timing.prev = &p
+		}
+	}
+	// The budget and occupancy follow the picked run; otherwise they show
+	// the editor's plan, with the compiled figures of the latest run when it
+	// measured this very spec.
+	switch {
+	case run != nil && m.picking():
+		m.budget.showRun(*run, m.dev)
+		m.occ.showRun(*run, m.dev)
+	case run != nil && run.res.Spec.Key() == m.editor.preview.Spec.Key() && len(run.res.Budget) > 0:
+		m.budget.showRun(*run, m.dev)
+		m.occ.showRun(*run, m.dev)
+	default:
+		m.budget.showPreview(m.editor.preview)
+		m.occ.showPreview(m.editor.preview)
+	}
+	m.chart.batch = m.batch
+	m.chart.runs = m.hist.entries
+}
+
+func (m Model) onKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
+	if k.String() == "ctrl+c" {
+		return m.quit()
+	}
+	if m.help.open {
+		switch {
+		case key.Matches(k, m.keys.Quit):
+			return m.quit()
+		case key.Matches(k, m.keys.Help, m.keys.Cancel):
+			m.help.open = false
+		}
+		return m, nil
+	}
+	// An open prompt takes every key: a typed path never becomes commands.
+	if m.prompt.active() {
+		return m.onPromptKey(k)
+	}
+	m.msg = ""
+	switch {
+	case key.Matches(k, m.keys.Quit):
+		return m.quit()
+	case key.Matches(k, m.keys.Help):
+		m.help.open = true
+	case key.Matches(k, m.keys.Cancel):
+		switch {
+		case m.running():
+			m.batch.cancel()
+			m.batch.cancelled = true
+			m.setMsg(false, "cancelling… the current spec stops at its next check")
+		case m.list.filter != "":
+			m.list.setFilter("")
+			m.followList()
+		}
+	case key.Matches(k, m.keys.Tab):
+		m.focus = (m.focus + 1) % paneCount
+	case key.Matches(k, m.keys.BackTab):
+		m.focus = (m.focus + paneCount - 1) % paneCount
+	case key.Matches(k, m.keys.Filter):
+		m.focus = paneKernels
+		return m, m.prompt.open(promptFilter, "/", m.list.filter, m.width)
+	case key.Matches(k, m.keys.Run):
+		return m.startRun()
+	case key.Matches(k, m.keys.Sweep):
+		return m.startSweep()
+	case key.Matches(k, m.keys.Load):
+		if m.opts.LoadSweep == nil {
+			m.setMsg(true, "loading a YAML sweep is unavailable in this build: run `mltop --config FILE` instead")
+			return m, nil
+		}
+		label := "sweep file: "
+		if m.running() {
+			label = "sweep file (starts when the run in flight ends): "
+		}
+		return m, m.prompt.open(promptLoad, label, "", m.width)
+	case key.Matches(k, m.keys.Export):
+		if m.opts.WriteCSV == nil {
+			m.setMsg(true, "export unavailable: this build has no CSV writer")
+			return m, nil
+		}
+		name := "./mltop-" + m.opts.Now().Format("20060102-150405") + ".csv"
+		label := "export CSV to: "
+		if m.hist.len() == 0 {
+			label = "export CSV (no runs yet) to: "
+		}
+		return m, m.prompt.open(promptExport, label, name, m.width)
+	case key.Matches(k, m.keys.Sort, m.keys.Reverse, m.keys.Pin):
+		m.hist = m.hist.Update(k, m.keys)
+		if key.Matches(k, m.keys.Pin) {
+			m.pin()
+		}
+	default:
+		m.onNavKey(k)
+	}
+	return m, nil
+}
+
+// pin makes the selected run the history's baseline (again: unpins).
+func (m *Model) pin() {
+	e, ok := m.selected()
+	if !ok {
+		m.setMsg(true, "nothing to pin yet: press r to run")
+		return
+	}
+	if b, ok := m.hist.baseline(); ok && b.id == e.id {
+		m.hist.Pin(0)
+		m.setMsg(false, fmt.Sprintf("run #%d is no longer the baseline", e.id))
+		return
+	}
+	m.hist.Pin(e.id)
+	m.setMsg(false, fmt.Sprintf("run #%d is the baseline: Δ base compares every run of %s with it", e.id, e.res.Spec.Kernel))
+}
+
+// onNavKey hands a key to the focused component.
+func (m *Model) onNavKey(k tea.KeyPressMsg) {
+	switch m.focus {
+	case paneKernels:
+		switch {
+		case key.Matches(k, m.keys.Right, m.keys.Enter):
+			m.focus = paneEditor
+		default:
+			m.list = m.list.Update(k, m.keys)
+			m.followList()
+		}
+	case paneEditor:
+		var act editorAction
+		m.editor, act = m.editor.Update(k, m.keys)
+		if act == actionType {
+			f, _ := m.editor.field()
+			m.prompt.open(promptTyping, "", "", 10)
+			m.prompt.input.Placeholder = f.value(m.spec())
+			m.prompt.input.SetWidth(10)
+		}
+	case paneHistory:
+		m.hist = m.hist.Update(k, m.keys)
+	case paneBudget:
+		l := makeLayout(max(m.width, minWidth), max(m.height, minHeight)-3, m.list.longest)
+		m.budget = m.budget.Update(k, m.keys, l.panW[0]-2, l.panH-2)
+	}
+}
+
+// followList puts the list's selected family in the editor.
+func (m *Model) followList() {
+	if f := m.list.selectedFamily(); f != nil {
+		m.editor.setFamily(f)
+	}
+}
+
+func (m Model) onPromptKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
+	switch k.String() {
+	case "esc":
+		if m.prompt.kind == promptFilter {
+			m.list.setFilter("")
+			m.followList()
+		}
+		m.prompt.close()
+		return m, nil
+	case "enter":
+		kind, val := m.prompt.kind, m.prompt.value()
+		m.prompt.close()
+		switch kind {
+		case promptFilter:
+			m.followList()
+		case promptTyping:
+			if val == "" {
+				return m, nil
+			}
+			if err := m.editor.setTyped(val); err != nil {
+				m.setMsg(true, err.Error())
+			}
+		case promptExport:
+			return m.export(val)
+		case promptLoad:
+			return m.load(val)
+		}
+		return m, nil
+	}
+	if m.prompt.kind == promptFilter && (k.String() == "up" || k.String() == "down") {
+		m.list = m.list.Update(k, m.keys)
+		m.followList()
+		return m, nil
+	}
+	var cmd tea.Cmd
+	m.prompt, cmd = m.prompt.Update(k)
+	if m.prompt.kind == promptFilter {
+		m.list.setFilter(m.prompt.input.Value())
+		m.followList()
+	}
+	return m, cmd
+}
+
+func (m Model) quit() (Model, tea.Cmd) {
+	if m.running() {
+		m.batch.cancel()
+	}
+	return m, tea.Quit
+}
+
+func (m Model) export(path string) (Model, tea.Cmd) {
+	if path == "" {
+		m.setMsg(true, "export cancelled: no file name given")
+		return m, nil
+	}
+	rows := m.hist.sorted()
+	if len(rows) == 0 {
+		m.setMsg(true, "nothing exported to "+path+": no run has finished yet (press r to run, then e)")
+		return m, nil
+	}
+	res := make([]profiler.Result, len(rows))
+	for i, e := range rows {
+		res[i] = e.res
+	}
+	if err := m.opts.WriteCSV(path, res); err != nil {
+		m.setMsg(true, fmt.Sprintf("export to %s failed: %v", path, err))
+		return m, nil
+	}
+	m.setMsg(false, fmt.Sprintf("exported %s to %s", plural(len(res), "run"), path))
+	return m, nil
+}

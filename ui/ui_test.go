@@ -17,14 +17,14 @@ import (
 
 // tgmTotal is the planned TGM of the model's current spec.
 func tgmTotal(m Model) int {
-	if len(m.preview.Budget) == 0 {
+	if len(m.editor.preview.Budget) == 0 {
 		return -1
 	}
-	return m.preview.Budget[0].Total
+	return m.editor.preview.Budget[0].Total
 }
 
 func idle(n int) func(Model) bool {
-	return func(m Model) bool { return len(m.history) == n && !m.running() }
+	return func(m Model) bool { return m.hist.len() == n && !m.running() }
 }
 
 func TestMainScreenGolden(t *testing.T) {
@@ -33,6 +33,18 @@ func TestMainScreenGolden(t *testing.T) {
 			hs := start(t, &fakeExec{}, testOptions(), sz.w, sz.h)
 			frame := hs.waitFor("first frame", func(m Model) bool { return m.width == sz.w && m.height == sz.h })
 			checkFrame(t, frame, sz.w, sz.h)
+			want := []string{"▸ attn_fwd", "softmax_bwd", "▸attn_fwd", "▸ BQ      ◂ 32 ▸", "throughput per run", "no runs yet: r runs the kernel",
+				"TGM budget", "Q_smem", "occupancy est.", "3 groups/core", "correctness", "timing", "history · 0 runs", "r run"}
+			if sz.h == 24 {
+				want = append(want, "↓ 7 more") // the editor's fields below the fold
+			} else {
+				want = append(want, "causal  off", "compiler: after a run")
+			}
+			for _, w := range want {
+				if !strings.Contains(frame, w) {
+					t.Errorf("first frame lacks %q", w)
+				}
+			}
 			golden.RequireEqual(t, frame)
 		})
 	}
@@ -76,7 +88,7 @@ func TestFullCycle(t *testing.T) {
 func TestInvalidValueShowsReason(t *testing.T) {
 	hs := start(t, &fakeExec{}, testOptions(), 120, 40)
 	hs.keys("right", "right") // BQ 128: Q_smem 36 KiB alone exceeds the 32 KiB limit
-	frame := hs.waitFor("invalid BQ", func(m Model) bool { return m.spec().Knobs["BQ"] == 128 && m.preview.Err != nil })
+	frame := hs.waitFor("invalid BQ", func(m Model) bool { return m.spec().Knobs["BQ"] == 128 && m.editor.preview.Err != nil })
 	if !strings.Contains(frame, "✗") || !strings.Contains(frame, "128 ▸ ✗") {
 		t.Errorf("BQ=128 is not marked invalid:\n%s", frame)
 	}
@@ -156,6 +168,11 @@ func TestResizeTo80x24(t *testing.T) {
 	hs.tm.Send(resize(80, 24))
 	frame := hs.waitFor("80×24", func(m Model) bool { return m.width == 80 && m.height == 24 })
 	checkFrame(t, frame, 80, 24)
+	for _, want := range []string{"throughput per run", "GFLOP/s, run #1", "TGM budget #1", "✓ PASS", "median 153 µs", "history · 1 run ", "1 attn_fwd", "run #1 attn_fwd: ok"} {
+		if !strings.Contains(frame, want) {
+			t.Errorf("80×24 after a run lacks %q", want)
+		}
+	}
 	golden.RequireEqual(t, frame)
 	// Smaller than supported still never draws past the terminal.
 	hs.tm.Send(resize(50, 15))
@@ -172,7 +189,7 @@ func TestKeysWorkDuringRunAndEscCancels(t *testing.T) {
 		t.Errorf("progress not shown:\n%s", frame)
 	}
 	hs.keys("down", "down") // the editor still answers
-	hs.waitFor("cursor moved during the run", func(m Model) bool { return m.fieldCur == 2 && m.running() })
+	hs.waitFor("cursor moved during the run", func(m Model) bool { return m.editor.cur == 2 && m.running() })
 	hs.keys("esc")
 	frame = hs.waitFor("cancelled", idle(1))
 	if !strings.Contains(frame, "cancelled by user") {
@@ -211,12 +228,12 @@ func TestHistorySortAndExport(t *testing.T) {
 	hs.keys("r")
 	hs.waitFor("run 2", idle(2))
 	hs.keys("o") // sort by median, fastest first: run 1 (BQ=32) before run 2 (BQ=64)
-	frame := hs.waitFor("sorted", func(m Model) bool { return sortCols[m.sortCol].name == "median" })
+	frame := hs.waitFor("sorted", func(m Model) bool { return sortCols[m.hist.sortCol].name == "median" })
 	if !strings.Contains(frame, "sort median ▲") {
 		t.Errorf("sort column not shown:\n%s", frame)
 	}
 	hs.keys("e")
-	frame = hs.waitFor("prompt", func(m Model) bool { return m.mode == modeExport })
+	frame = hs.waitFor("prompt", func(m Model) bool { return m.prompt.kind == promptExport })
 	if !strings.Contains(frame, "export CSV to: ./mltop-20260102-030405.csv") {
 		t.Errorf("default export path missing:\n%s", frame)
 	}
@@ -276,12 +293,12 @@ func TestFilterKernels(t *testing.T) {
 	hs.keys("/")
 	hs.typeText("soft")
 	hs.keys("enter")
-	frame := hs.waitFor("filtered", func(m Model) bool { return m.mode == modeNormal && m.filter == "soft" })
+	frame := hs.waitFor("filtered", func(m Model) bool { return !m.prompt.active() && m.list.filter == "soft" })
 	if !strings.Contains(frame, "/soft") || strings.Contains(frame, "attn_fwd") {
 		t.Errorf("filter did not narrow the list to softmax_bwd:\n%s", frame)
 	}
 	hs.keys("esc")
-	hs.waitFor("filter cleared", func(m Model) bool { return m.filter == "" && len(m.visible) == 2 })
+	hs.waitFor("filter cleared", func(m Model) bool { return m.list.filter == "" && len(m.list.visible) == 2 })
 }
 
 func TestHistorySelectionDrivesPanels(t *testing.T) {
@@ -291,7 +308,7 @@ func TestHistorySelectionDrivesPanels(t *testing.T) {
 	hs.keys("right", "r")
 	hs.waitFor("run 2", idle(2))
 	hs.keys("tab", "down") // history, newest first: row 2 is run #1 (BQ=32)
-	frame := hs.waitFor("row 2", func(m Model) bool { return m.focus == paneHistory && m.histCur == 1 })
+	frame := hs.waitFor("row 2", func(m Model) bool { return m.focus == paneHistory && m.hist.cur == 1 })
 	if !strings.Contains(frame, "correctness #1") || !strings.Contains(frame, "median 153 µs") || !strings.Contains(frame, "▸  1 attn_fwd") {
 		t.Errorf("panels do not describe the selected run #1:\n%s", frame)
 	}
@@ -300,14 +317,14 @@ func TestHistorySelectionDrivesPanels(t *testing.T) {
 func TestHelpScreen(t *testing.T) {
 	hs := start(t, &fakeExec{}, testOptions(), 100, 32)
 	hs.keys("?")
-	frame := hs.waitFor("help", func(m Model) bool { return m.showHelp })
+	frame := hs.waitFor("help", func(m Model) bool { return m.help.open })
 	for _, want := range []string{"sweep knob", "load YAML sweep", "export CSV", "esc or ? closes this help"} {
 		if !strings.Contains(frame, want) {
 			t.Errorf("help lacks %q", want)
 		}
 	}
 	hs.keys("esc")
-	hs.waitFor("help closed", func(m Model) bool { return !m.showHelp })
+	hs.waitFor("help closed", func(m Model) bool { return !m.help.open })
 }
 
 func TestNoColor(t *testing.T) {
@@ -370,6 +387,11 @@ func TestScreenCapture(t *testing.T) {
 	hs.keys("s")
 	frame := hs.waitFor("sweep", idle(3))
 	checkFrame(t, frame, 100, 32)
+	for _, want := range []string{"throughput vs BQ", "GFLOP/s, runs #2–#3", "32 ", "★", "history · 3 runs", "sweep BQ done: 2 runs, 0 failed", "correctness #3"} {
+		if !strings.Contains(frame, want) {
+			t.Errorf("screen capture lacks %q", want)
+		}
+	}
 	golden.RequireEqual(t, frame)
 	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
 		if err := os.WriteFile("testdata/screen.txt", []byte(frame+"\n"), 0o644); err != nil {

@@ -193,7 +193,7 @@ func Report(w io.Writer, rows []profiler.Result) error {
 	}
 	fmt.Fprintf(w, "\nAttn Matrix Size = B·H·Lq·Lk in the storage type (seed 001's column); the unfused plan holds P and dS in f32.\n")
 	if skipped > 0 {
-		fmt.Fprintf(w, "%d rows with a status other than ok were left out.\n", skipped)
+		fmt.Fprintf(w, "%s with a status other than ok %s left out.\n", profiler.Plural(skipped, "row", "rows"), map[bool]string{true: "was", false: "were"}[skipped == 1])
 	}
 	return nil
 }

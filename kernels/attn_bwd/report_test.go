@@ -44,7 +44,7 @@ func TestReportTables(t *testing.T) {
 		"0.70x",                  // 40/57
 		"239 MB", "42 MB", "82%", // 1 − 42/239
 		"67 MB", // 32·1024²·2 B
-		"1 rows with a status other than ok were left out",
+		"1 row with a status other than ok was left out",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)

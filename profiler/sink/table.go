@@ -126,7 +126,7 @@ func FormatResult(r profiler.Result) string {
 		}
 		fmt.Fprintf(&b, "\ncorrectness vs float64 reference: %s\n", verdict)
 		fmt.Fprintf(&b, "  max abs %.3e   max rel %.3e   rms %.3e   tol atol %g + rtol %g·|ref|\n", v.MaxAbsErr, v.MaxRelErr, v.RMSErr, v.ATol, v.RTol)
-		fmt.Fprintf(&b, "  %d mismatches, %d NaN/Inf, %d elements in %s\n", v.Mismatches, v.NaNInf, v.Checked, v.Rows)
+		fmt.Fprintf(&b, "  %s, %d NaN/Inf, %s in %s\n", profiler.Plural(v.Mismatches, "mismatch", "mismatches"), v.NaNInf, profiler.Plural(v.Checked, "element", "elements"), v.Rows)
 		if !v.Pass && v.Worst != "" {
 			fmt.Fprintf(&b, "  worst: %s\n", v.Worst)
 		}

@@ -1,0 +1,257 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
+)
+
+// This file is the session's only use of the engine's job loop: a batch
+// runs through run.Jobs, the loop the headless sweep uses, so the
+// TUI prefetches the next spec's compile exactly as `mltop --config` does.
+
+// batch is a group of specs started by one key: `r` (one spec), `s` (a
+// sweep of one knob) or `L` (a YAML sweep).
+type batch struct {
+	id        int
+	label     string
+	specs     []profiler.Spec
+	sweep     string // the swept field, empty unless `s`
+	sweepVals []int
+	results   []*profiler.Result // by spec index, nil until finished
+	ids       []int              // by spec index: the history id of its run
+	done      int
+	running   bool
+	progress  profiler.Progress
+	current   int // index of the spec being measured
+	cancel    context.CancelFunc
+	cancelled bool
+	events    <-chan runEvent
+	note      string // why it runs, when not a key (an Event): kept in the messages
+}
+
+// runEvent is what the job loop's hooks send: the start of spec idx, a
+// progress report, or its result. The channel closes when the batch ends.
+type runEvent struct {
+	idx      int
+	started  bool
+	progress *profiler.Progress
+	result   *profiler.Result
+}
+
+type runEventMsg struct {
+	batch int
+	ch    <-chan runEvent
+	ev    runEvent
+	done  bool
+}
+
+func waitRun(id int, ch <-chan runEvent) tea.Cmd {
+	return func() tea.Msg {
+		ev, ok := <-ch
+		return runEventMsg{batch: id, ch: ch, ev: ev, done: !ok}
+	}
+}
+
+// busy is the answer to a key that starts a run while one is in flight.
+const busy = "a run is in flight: esc cancels it, or wait"
+
+func (m Model) load(path string) (Model, tea.Cmd) {
+	if path == "" {
+		m.setMsg(true, "no sweep file given: press L and type a path such as configs/quick.yaml")
+		return m, nil
+	}
+	specs, o, err := m.opts.LoadSweep(path)
+	if err != nil {
+		m.setMsg(true, err.Error())
+		return m, nil
+	}
+	if len(specs) == 0 {
+		m.setMsg(true, path+" holds no specs")
+		return m, nil
+	}
+	b := &batch{label: filepath.Base(path), specs: specs}
+	if m.running() { // checked now, run next
+		m.queued, m.queuedOpts = b, o
+		m.setMsg(false, fmt.Sprintf("%s (%s) starts when the run in flight ends; esc cancels both", b.label, plural(len(specs), "spec")))
+		return m, nil
+	}
+	m = m.startBatch(b, o)
+	return m, m.waitBatch()
+}
+
+func (m Model) startRun() (Model, tea.Cmd) {
+	if m.family() == nil {
+		m.setMsg(true, "no kernel selected: pick one in the list")
+		return m, nil
+	}
+	if m.running() {
+		m.setMsg(true, busy)
+		return m, nil
+	}
+	if err := m.editor.preview.Err; err != nil {
+		m.setMsg(true, "cannot run: "+err.Error())
+		return m, nil
+	}
+	m = m.startBatch(&batch{label: "run", specs: []profiler.Spec{m.editor.preview.Spec}}, m.opts.DefaultOptions)
+	return m, m.waitBatch()
+}
+
+// startSweep measures the selected knob (or dim) over its allowed values,
+// skipping the values the family's rules reject for the other settings.
+func (m Model) startSweep() (Model, tea.Cmd) {
+	f, ok := m.editor.field()
+	if m.family() == nil || !ok {
+		m.setMsg(true, "no kernel selected: pick one in the list")
+		return m, nil
+	}
+	if m.running() {
+		m.setMsg(true, busy)
+		return m, nil
+	}
+	if !f.sweepable() {
+		m.setMsg(true, fmt.Sprintf("s sweeps a knob or dim: move the editor cursor to one (it is on %s)", f.name))
+		return m, nil
+	}
+	b := &batch{label: "sweep " + f.name, sweep: f.name}
+	var skipped []string
+	for _, v := range f.sweepValues() {
+		s := m.spec().Clone()
+		if f.kind == kindKnob {
+			s.Knobs[f.name] = v
+		} else {
+			s.Dims[f.name] = v
+		}
+		p := run.MakePreview(s, m.dev)
+		if p.Err != nil {
+			skipped = append(skipped, fmt.Sprint(v))
+			continue
+		}
+		b.specs = append(b.specs, p.Spec)
+		b.sweepVals = append(b.sweepVals, v)
+	}
+	if len(b.specs) == 0 {
+		m.setMsg(true, fmt.Sprintf("no value of %s is valid with the other settings: %v", f.name, m.editor.preview.Err))
+		return m, nil
+	}
+	m = m.startBatch(b, m.opts.DefaultOptions)
+	if len(skipped) > 0 {
+		m.setMsg(false, fmt.Sprintf("sweeping %s over %s; skipped %s=%s (invalid with the other settings)", f.name, plural(len(b.specs), "value"), f.name, strings.Join(skipped, ",")))
+	}
+	return m, m.waitBatch()
+}
+
+// startBatch runs b's specs through the engine's job loop in a goroutine.
+// The UI keeps handling keys; the loop's hooks send events back.
+func (m Model) startBatch(b *batch, o profiler.Options) Model {
+	m.batchSeq++
+	b.id = m.batchSeq
+	b.running = true
+	b.results = make([]*profiler.Result, len(b.specs))
+	b.ids = make([]int, len(b.specs))
+	ctx, cancel := context.WithCancel(context.Background())
+	b.cancel = cancel
+	m.batch = b
+	m.msg = ""
+	ch := make(chan runEvent, 64)
+	b.events = ch
+	jobs := make([]profiler.Job, len(b.specs))
+	for i, s := range b.specs {
+		jobs[i] = profiler.Job{Spec: s, Options: o}
+	}
+	exec, stop := m.exec, m.stop
+	send := func(ev runEvent) { // results and starts may not be dropped
+		select {
+		case ch <- ev:
+		case <-stop:
+			cancel()
+		}
+	}
+	hooks := run.Hooks{
+		Start: func(i, _ int, _ profiler.Spec) { send(runEvent{idx: i, started: true}) },
+		Progress: func(i, _ int, _ profiler.Spec, p profiler.Progress) {
+			select { // progress may be dropped
+			case ch <- runEvent{idx: i, progress: &p}:
+			default:
+			}
+		},
+		Done: func(i, _ int, r profiler.Result) { send(runEvent{idx: i, result: &r}) },
+	}
+	go func() {
+		defer close(ch)
+		_, _ = run.Jobs(ctx, exec, jobs, nil, nil, hooks)
+	}()
+	return m
+}
+
+func (m Model) waitBatch() tea.Cmd { return waitRun(m.batch.id, m.batch.events) }
+
+func (m Model) onRunEvent(msg runEventMsg) (Model, tea.Cmd) {
+	b := m.batch
+	if b == nil || b.id != msg.batch {
+		if msg.done {
+			return m, nil
+		}
+		return m, waitRun(msg.batch, msg.ch) // drain a superseded batch
+	}
+	if msg.done {
+		b.running = false
+		b.cancel()
+		failed := 0
+		for _, r := range b.results {
+			if r != nil && r.Status != profiler.StatusOK {
+				failed++
+			}
+		}
+		switch {
+		case b.cancelled:
+			m.setMsg(false, fmt.Sprintf("%s cancelled after %d of %s", b.label, b.done, plural(len(b.specs), "spec")))
+			if m.queued != nil {
+				m.msg += "; " + m.queued.label + " was not started"
+			}
+		case len(b.specs) > 1:
+			m.setMsg(failed > 0, fmt.Sprintf("%s done: %s, %d failed", b.label, plural(b.done, "run"), failed))
+		}
+		if q := m.queued; q != nil {
+			m.queued = nil
+			if !b.cancelled {
+				msg, bad := m.msg, m.msgBad
+				m = m.startBatch(q, m.queuedOpts)
+				m.setMsg(bad, strings.TrimPrefix(msg+"; ", "; ")+"started "+q.label)
+				return m, m.waitBatch()
+			}
+		}
+		return m, nil
+	}
+	switch ev := msg.ev; {
+	case ev.started:
+		b.current = ev.idx
+		b.progress = profiler.Progress{}
+	case ev.progress != nil:
+		b.progress = *ev.progress
+		b.current = ev.idx
+	case ev.result != nil:
+		r := ev.result
+		b.results[ev.idx] = r
+		b.done++
+		b.progress = profiler.Progress{}
+		e := m.hist.add(*r, !m.picking())
+		b.ids[ev.idx] = e.id
+		if len(b.specs) == 1 {
+			s := fmt.Sprintf("run #%d %s: %s", e.id, r.Spec.Kernel, r.Status)
+			if r.Stats.N > 0 {
+				s += " · median " + fmtDur(r.Stats.Median) + " · " + fmtThroughput(*r)
+			}
+			if b.note != "" {
+				s = b.note + " · " + s
+			}
+			m.setMsg(r.Status != profiler.StatusOK, s)
+		}
+	}
+	return m, waitRun(msg.batch, msg.ch)
+}
