@@ -16,11 +16,15 @@ const StatusCancelled Status = "cancelled"
 // Options are the measurement settings of one spec.
 type Options struct {
 	Stop    StopRule      `json:"stop"`
-	Hot     bool          `json:"hot"`      // skip the cache flush before each sample
+	Hot     bool          `json:"hot"`      // skip the cache flush before each sample (older switch: see Cache)
 	Seed    uint64        `json:"seed"`     // input generator seed
 	MaxRows int           `json:"max_rows"` // rows checked against the reference (0: default 256)
-	Warmup  float64       `json:"warmup_s"` // seconds of warm-up runs (default 0.05, at least one run)
+	Warmup  float64       `json:"warmup_s"` // seconds of warm-up runs (default 0.02, at least two runs)
 	Timeout time.Duration `json:"timeout"`  // watchdog for a worker (0: MaxTime*2 + 60 s)
+	// Cache is what the last-level cache holds before each sample: cold
+	// (the default), hot or dirty (see CacheMode); "" means cold, or hot
+	// when Hot is set.
+	Cache CacheMode `json:"cache,omitempty"`
 	// Limits overrides what the backend reports about the device (the
 	// sweep file's device_limits), e.g. where Metal's table is only an estimate.
 	Limits *DeviceLimitsYAML `json:"limits,omitempty"`
@@ -46,7 +50,7 @@ func (l *DeviceLimitsYAML) Apply(dev DeviceInfo) DeviceInfo {
 
 // DefaultOptions are the settings when a user sets nothing.
 func DefaultOptions() Options {
-	return Options{Stop: DefaultStopRule(), Seed: 1, MaxRows: 256, Warmup: 0.05}
+	return Options{Stop: DefaultStopRule(), Seed: 1, MaxRows: 256, Warmup: 0.02}
 }
 
 func (o Options) withDefaults() Options {
@@ -62,6 +66,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Stop.MaxTime == 0 {
 		o.Stop.MaxTime = d.Stop.MaxTime
+	}
+	if o.Stop.MaxSamples == 0 {
+		o.Stop.MaxSamples = d.Stop.MaxSamples
 	}
 	if o.MaxRows == 0 {
 		o.MaxRows = d.MaxRows
@@ -173,7 +180,8 @@ func (r *Runner) Run(ctx context.Context, s Spec, opt Options, progress func(Pro
 		progress = func(Progress) {}
 	}
 	opt = opt.withDefaults()
-	r.run(ctx, s, opt, progress, &res)
+	res.Phases = &Phases{}
+	r.run(ctx, s, opt, progress, &res, newPhaseClock(res.Phases))
 	return res
 }
 
@@ -182,7 +190,9 @@ func (r *Runner) fail(res *Result, st Status, err error) {
 	res.Error = err.Error()
 }
 
-func (r *Runner) run(ctx context.Context, s Spec, opt Options, progress func(Progress), res *Result) {
+func (r *Runner) run(ctx context.Context, s Spec, opt Options, progress func(Progress), res *Result, clk *phaseClock) {
+	ph := clk.p
+	defer clk.mark(&ph.Free) // what follows the last mark: freeing buffers
 	progress(Progress{Phase: "plan"})
 	dev := opt.Limits.Apply(r.dev)
 	f, full, err := Resolve(s, dev)
@@ -203,6 +213,7 @@ func (r *Runner) run(ctx context.Context, s Spec, opt Options, progress func(Pro
 		return
 	}
 
+	clk.mark(&ph.Plan)
 	progress(Progress{Phase: "compile"})
 	launches, setup, err := r.compile(plan)
 	if err != nil {
@@ -224,7 +235,8 @@ func (r *Runner) run(ctx context.Context, s Spec, opt Options, progress func(Pro
 		res.Occupancy = append(res.Occupancy, occ)
 	}
 
-	bufs, err := r.allocate(plan, opt.Seed, full)
+	clk.mark(&ph.Compile)
+	bufs, err := r.allocate(plan, opt.Seed, full, clk)
 	defer func() {
 		for _, b := range bufs {
 			if b != nil {
@@ -250,7 +262,8 @@ func (r *Runner) run(ctx context.Context, s Spec, opt Options, progress func(Pro
 		r.fail(res, StatusError, fmt.Errorf("run: %w", err))
 		return
 	}
-	verdict, err := r.verify(f, full, plan, bufs, opt)
+	verdict, err := r.verify(f, full, plan, bufs, opt, clk)
+	clk.mark(&ph.Verify)
 	if err != nil {
 		r.fail(res, StatusError, err)
 		return
@@ -262,7 +275,7 @@ func (r *Runner) run(ctx context.Context, s Spec, opt Options, progress func(Pro
 		res.Error = fmt.Sprintf("%d of %d checked elements outside atol %.3g + rtol %.3g·|ref| (%d NaN/Inf); worst %s", verdict.Mismatches, verdict.Checked, verdict.ATol, verdict.RTol, verdict.NaNInf, verdict.Worst)
 	}
 
-	if err := r.measure(ctx, launches, opt, progress, res); err != nil {
+	if err := r.measure(ctx, launches, opt, progress, res, clk); err != nil {
 		if errors.Is(err, context.Canceled) {
 			res.Status, res.Error = StatusCancelled, "cancelled by user"
 			return
@@ -274,7 +287,8 @@ func (r *Runner) run(ctx context.Context, s Spec, opt Options, progress func(Pro
 	// across launches (counters, lists, accumulators that are never reset)
 	// can be right once and wrong on every timed launch after it.
 	if res.Status == StatusOK {
-		again, err := r.verify(f, full, plan, bufs, opt)
+		again, err := r.verify(f, full, plan, bufs, opt, clk)
+		clk.mark(&ph.VerifyAfter)
 		if err != nil {
 			r.fail(res, StatusError, fmt.Errorf("verification after timing: %w", err))
 			return
@@ -385,7 +399,8 @@ func bind(ls []Launch, plan *Plan, bufs map[string]Buffer) {
 
 // allocate creates and fills every buffer. Inputs are generated once per
 // (shape, seed) and reused while a sweep varies only knobs.
-func (r *Runner) allocate(plan *Plan, seed uint64, s Spec) (map[string]Buffer, error) {
+func (r *Runner) allocate(plan *Plan, seed uint64, s Spec, clk *phaseClock) (map[string]Buffer, error) {
+	defer clk.mark(&clk.p.Alloc)
 	bufs := map[string]Buffer{}
 	key := fmt.Sprintf("%s|seed=%d", s.ShapeKey(), seed)
 	r.mu.Lock()
@@ -407,7 +422,9 @@ func (r *Runner) allocate(plan *Plan, seed uint64, s Spec) (map[string]Buffer, e
 			vals = cache[b.Name]
 			r.mu.Unlock()
 			if int64(len(vals)) != b.Elems {
+				clk.mark(&clk.p.Alloc)
 				vals = Fill(b, seed)
+				clk.mark(&clk.p.Inputs)
 				r.mu.Lock()
 				cache[b.Name] = vals
 				r.mu.Unlock()
@@ -436,7 +453,7 @@ func (r *Runner) allocate(plan *Plan, seed uint64, s Spec) (map[string]Buffer, e
 	return bufs, nil
 }
 
-func (r *Runner) verify(f Family, s Spec, plan *Plan, bufs map[string]Buffer, opt Options) (Verdict, error) {
+func (r *Runner) verify(f Family, s Spec, plan *Plan, bufs map[string]Buffer, opt Options, clk *phaseClock) (Verdict, error) {
 	key := fmt.Sprintf("%s|seed=%d|rows=%d", s.ShapeKey(), opt.Seed, opt.MaxRows)
 	r.mu.Lock()
 	ref := r.refs[key]
@@ -444,7 +461,9 @@ func (r *Runner) verify(f Family, s Spec, plan *Plan, bufs map[string]Buffer, op
 	r.mu.Unlock()
 	if ref == nil {
 		var err error
+		clk.mark(&clk.p.Verify) // the run before this call counts as verification
 		ref, err = f.Reference(s, inputs, opt.MaxRows, opt.Seed)
+		clk.mark(&clk.p.Reference)
 		if err != nil {
 			return Verdict{}, fmt.Errorf("reference: %w", err)
 		}
@@ -475,14 +494,15 @@ func (r *Runner) verify(f Family, s Spec, plan *Plan, bufs map[string]Buffer, op
 	return Verify(ref, got, f.Tolerance(s.DType)), nil
 }
 
-func (r *Runner) measure(ctx context.Context, ls []Launch, opt Options, progress func(Progress), res *Result) error {
-	cold := !opt.Hot
-	// Warm-up: at least one run, then until Warmup seconds have passed.
+func (r *Runner) measure(ctx context.Context, ls []Launch, opt Options, progress func(Progress), res *Result, clk *phaseClock) error {
+	mode := EffectiveCache(opt.Cache, opt.Hot)
+	// Warm-up: at least two runs (the verification run before was the
+	// first), then until Warmup seconds have passed.
 	progress(Progress{Phase: "warmup"})
 	wstart := time.Now()
 	var one float64
-	for time.Since(wstart).Seconds() < opt.Warmup || one == 0 {
-		t, err := r.backend.Time(ls, 1, cold)
+	for runs := 0; time.Since(wstart).Seconds() < opt.Warmup || runs < 2; runs++ {
+		t, _, err := timeIn(r.backend, ls, 1, mode)
 		if err != nil {
 			return err
 		}
@@ -491,37 +511,53 @@ func (r *Runner) measure(ctx context.Context, ls []Launch, opt Options, progress
 			return err
 		}
 	}
+	clk.mark(&clk.p.Warmup)
 	var samples []float64
 	per := make([][]float64, len(ls))
 	mstart := time.Now()
 	for {
-		// Batches of about 20 ms keep the UI responsive and the rule checked often.
-		reps := int(math.Max(1, math.Min(100, 20e6/one)))
-		t, err := r.backend.Time(ls, reps, cold)
+		// The first batch takes the minimum count; then batches of about
+		// 10 ms keep the UI responsive and the rule checked often, growing
+		// with the count (a quarter of it) so that checking the rule, which
+		// sorts the samples, stays a small share of the time for kernels
+		// of a few µs.
+		reps := int(math.Max(1, math.Min(2000, math.Max(10e6/one, float64(len(samples)/4)))))
+		if len(samples) == 0 {
+			reps = max(opt.Stop.MinSamples, 1)
+		}
+		if opt.Stop.MaxSamples > 0 {
+			reps = max(1, min(reps, opt.Stop.MaxSamples-len(samples)))
+		}
+		t, used, err := timeIn(r.backend, ls, reps, mode)
 		if err != nil {
 			return err
 		}
-		res.Timer = t.Timer
+		res.Timer, res.Cache = t.Timer, used
 		for _, rep := range t.Samples {
 			samples = append(samples, sumRep(rep))
 			for i, v := range rep {
 				per[i] = append(per[i], v)
 			}
 		}
+		done, why := opt.Stop.Done(samples, time.Since(mstart).Seconds())
 		st := Summarize(samples)
 		progress(Progress{Phase: "measure", Samples: st.N, Median: st.Median, CV: st.CV})
-		if done, _ := opt.Stop.Done(samples, time.Since(mstart).Seconds()); done {
+		if done {
+			res.StopReason = why
 			break
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 	}
+	clk.mark(&clk.p.Measure)
 	res.Stats = Summarize(samples)
+	res.DriftRel = Estimate(samples).DriftRel
 	res.Samples = samples
 	if len(ls) > 1 {
 		for i, l := range ls {
-			res.PerDispatch = append(res.PerDispatch, DispatchStats{Name: l.Dispatch.Name, Stats: Summarize(per[i])})
+			st := Summarize(per[i])
+			res.PerDispatch = append(res.PerDispatch, DispatchStats{Name: l.Dispatch.Name, MedianNS: st.Median, Setup: l.Dispatch.Zero != "", Stats: st})
 		}
 	}
 	return nil

@@ -45,7 +45,7 @@ func TestParseSweepExpands(t *testing.T) {
 	if sw.Jobs[2].Spec.DType != BF16 {
 		t.Errorf("dtype order: %v", sw.Jobs[2].Spec)
 	}
-	if j.Options.Stop.Noise != 0.02 || j.Options.Stop.MaxTime != 2 || !j.Options.Hot || j.Options.Seed != 9 || j.Options.Stop.MinSamples != 10 {
+	if j.Options.Stop.Noise != 0.02 || j.Options.Stop.MaxTime != 2 || !j.Options.Hot || j.Options.Seed != 9 || j.Options.Stop.MinSamples != DefaultStopRule().MinSamples {
 		t.Errorf("options %+v", j.Options)
 	}
 	if sw.Backend != "cpu" {

@@ -231,7 +231,7 @@ func (p *WorkerPool) Run(ctx context.Context, s Spec, opt Options, progress func
 					progress(*m.Progress)
 				}
 			case "result":
-				return *m.Result
+				return withRoundTrip(*m.Result, start)
 			case "fatal":
 				p.w = nil
 				w.kill()

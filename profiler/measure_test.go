@@ -1,0 +1,132 @@
+package profiler
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// coldRecorder is memBackend that remembers the cold switch it was given.
+type coldRecorder struct {
+	memBackend
+	colds map[bool]int
+}
+
+func (b *coldRecorder) Time(ls []Launch, reps int, cold bool) (Timing, error) {
+	if b.colds == nil {
+		b.colds = map[bool]int{}
+	}
+	b.colds[cold]++
+	return b.memBackend.Time(ls, reps, cold)
+}
+
+// modeRecorder knows the cache modes itself.
+type modeRecorder struct {
+	memBackend
+	modes map[CacheMode]int
+}
+
+func (b *modeRecorder) TimeCache(ls []Launch, reps int, mode CacheMode) (Timing, error) {
+	if b.modes == nil {
+		b.modes = map[CacheMode]int{}
+	}
+	b.modes[mode]++
+	return b.memBackend.Time(ls, reps, mode != CacheHot)
+}
+
+func TestParseCacheMode(t *testing.T) {
+	for in, want := range map[string]CacheMode{"": CacheCold, "cold": CacheCold, "HOT": CacheHot, " dirty": CacheDirty} {
+		if got, err := ParseCacheMode(in); err != nil || got != want {
+			t.Errorf("%q: %q %v", in, got, err)
+		}
+	}
+	if _, err := ParseCacheMode("warm"); err == nil || !strings.Contains(err.Error(), "dirty") {
+		t.Errorf("warm: %v", err)
+	}
+	if EffectiveCache("", true) != CacheHot || EffectiveCache("", false) != CacheCold || EffectiveCache(CacheDirty, true) != CacheDirty {
+		t.Error("EffectiveCache")
+	}
+}
+
+func TestRunnerCacheModes(t *testing.T) {
+	spec := Spec{Kernel: "test_scale", DType: F32, Dims: map[string]int{"N": 100}}
+	for _, c := range []struct {
+		mode      CacheMode
+		hot       bool
+		wantCold  bool
+		wantShown CacheMode
+	}{
+		{"", false, true, CacheCold},
+		{"", true, false, CacheHot},
+		{CacheHot, false, false, CacheHot},
+		{CacheDirty, false, true, "flush"}, // this backend has one flush: not known to be dirty
+	} {
+		b := &coldRecorder{}
+		o := quickOptions()
+		o.Cache, o.Hot = c.mode, c.hot
+		res := NewRunner(b).Run(context.Background(), spec, o, nil)
+		if res.Status != StatusOK || res.Cache != c.wantShown {
+			t.Errorf("%q hot=%v: status %s cache %q, want %q", c.mode, c.hot, res.Status, res.Cache, c.wantShown)
+		}
+		if b.colds[!c.wantCold] != 0 || b.colds[c.wantCold] == 0 {
+			t.Errorf("%q hot=%v: Time's cold switch %v", c.mode, c.hot, b.colds)
+		}
+	}
+	b := &modeRecorder{}
+	o := quickOptions()
+	o.Cache = CacheDirty
+	res := NewRunner(b).Run(context.Background(), spec, o, nil)
+	if res.Cache != CacheDirty || len(b.modes) != 1 || b.modes[CacheDirty] == 0 {
+		t.Errorf("a CacheTimer gets the mode: %q %v", res.Cache, b.modes)
+	}
+}
+
+func TestRunnerReportsStopAndPhases(t *testing.T) {
+	o := quickOptions()
+	res := NewRunner(&memBackend{}).Run(context.Background(), Spec{Kernel: "test_scale", DType: F32, Dims: map[string]int{"N": 100}}, o, nil)
+	if res.StopReason != StopPrecision {
+		t.Errorf("stop reason %q", res.StopReason)
+	}
+	if res.Stats.CILo == 0 || res.Stats.CILo > res.Stats.Median || res.Stats.CIHi < res.Stats.Median {
+		t.Errorf("CI %+v", res.Stats)
+	}
+	p := res.Phases
+	if p == nil || p.Plan <= 0 || p.Verify <= 0 || p.Warmup <= 0 || p.Measure <= 0 || p.VerifyAfter <= 0 || p.Inputs <= 0 || p.Reference <= 0 {
+		t.Fatalf("phases %+v", p)
+	}
+	if tot := p.Total(); tot > res.WallSeconds*1.0001+1e-6 || tot < res.WallSeconds*0.5 {
+		t.Errorf("phases sum to %g s of a %g s spec", tot, res.WallSeconds)
+	}
+	if !strings.Contains(p.String(), "measure ") {
+		t.Errorf("String: %q", p.String())
+	}
+	// Same shape and seed again: inputs and reference come from the caches.
+	r := NewRunner(&memBackend{})
+	spec := Spec{Kernel: "test_scale", DType: F32, Dims: map[string]int{"N": 100}, Knobs: map[string]int{"WG": 32}}
+	r.Run(context.Background(), spec, o, nil)
+	spec.Knobs["WG"] = 64
+	again := r.Run(context.Background(), spec, o, nil)
+	if again.Phases.Inputs != 0 || again.Phases.Reference != 0 {
+		t.Errorf("a knob change regenerated inputs or the reference: %+v", again.Phases)
+	}
+	o.Stop.MaxSamples = 15
+	o.Stop.MinSamples = 20
+	res = NewRunner(&memBackend{}).Run(context.Background(), spec, o, nil)
+	if res.StopReason != StopMaxSamples || res.Stats.N != 15 {
+		t.Errorf("max samples: %q n=%d", res.StopReason, res.Stats.N)
+	}
+}
+
+func TestPhasesAdd(t *testing.T) {
+	var a Phases
+	a.Add(Phases{Measure: 1, Worker: 0.5})
+	a.Add(Phases{Measure: 2, Compile: 1})
+	if a.Measure != 3 || a.Worker != 0.5 || a.Compile != 1 || a.Total() != 4.5 {
+		t.Errorf("%+v", a)
+	}
+	r := withRoundTrip(Result{WallSeconds: 0}, time.Now().Add(-time.Second))
+	if r.Phases == nil || r.Phases.Worker < 0.99 {
+		t.Errorf("round trip %+v", r.Phases)
+	}
+}
