@@ -130,3 +130,24 @@ func TestPhasesAdd(t *testing.T) {
 		t.Errorf("round trip %+v", r.Phases)
 	}
 }
+
+func TestDecodeCheckedAndSlab(t *testing.T) {
+	spec := BufferSpec{Name: "o", Elems: 6, Type: BF16}
+	raw := make([]byte, 12)
+	BF16.Encode(raw, []float32{1, 2, 3, 4, 5, 6})
+	ref := &Reference{Checks: []Check{{Buffer: "o", Index: []int{1, 4, 99}}, {Buffer: "l", Index: []int{0}}}}
+	got := decodeChecked(ref, "o", spec, raw)
+	if len(got) != 6 || got[1] != 2 || got[4] != 5 || got[0] != 0 || got[5] != 0 {
+		t.Errorf("decoded %v: want only elements 1 and 4", got)
+	}
+	var s []byte
+	if p := slab(&s, 4, 0xff); len(p) != 4 || p[3] != 0xff {
+		t.Errorf("%v", p)
+	}
+	if p := slab(&s, 2, 0xff); len(p) != 2 || &p[0] != &s[0] {
+		t.Error("a smaller request must reuse the slab")
+	}
+	if p := slab(&s, 8, 0xff); len(p) != 8 || p[7] != 0xff {
+		t.Errorf("grown %v", p)
+	}
+}
