@@ -33,6 +33,11 @@ func TestCacheFlag(t *testing.T) {
 			t.Errorf("%v: cache %q stop %q phases %+v", c.args, res.Cache, res.StopReason, res.Phases)
 		}
 	}
+	code, stdout, stderr := run(t, "run", "softmax_bwd", "--set", "rows=4,cols=64", "--backend", "cpu", "--isolate", "off", "--json", "--quiet", "--max-samples", "7", "--min-samples", "30")
+	var res profiler.Result
+	if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &res); code != 0 || err != nil || res.Stats.N != 7 || res.StopReason != profiler.StopMaxSamples {
+		t.Errorf("--max-samples 7: exit %d %v n=%d %q %s", code, err, res.Stats.N, res.StopReason, stderr)
+	}
 	if code, _, stderr := run(t, "run", "softmax_bwd", "--cache", "warm"); code != exitBadInput || !strings.Contains(stderr, `cache mode "warm"`) {
 		t.Errorf("--cache warm: exit %d %s", code, stderr)
 	}

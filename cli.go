@@ -28,6 +28,7 @@ type options struct {
 	timeLimit  float64
 	minTime    float64
 	minSamples int
+	maxSamples int
 	warmup     float64
 	hot        bool
 	cache      string
@@ -52,6 +53,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.Float64Var(&o.timeLimit, "time-limit", d.Stop.MaxTime, "stop sampling a spec after this many `seconds` whatever the noise")
 	fs.Float64Var(&o.minTime, "min-time", d.Stop.MinTime, "measure at least this many `seconds` of kernel time")
 	fs.IntVar(&o.minSamples, "min-samples", d.Stop.MinSamples, "take at least this many samples")
+	fs.IntVar(&o.maxSamples, "max-samples", d.Stop.MaxSamples, "take at most this many samples")
 	fs.Float64Var(&o.warmup, "warmup", d.Warmup, "warm up for this many `seconds` (at least one run)")
 	fs.BoolVar(&o.hot, "hot", false, "same as --cache hot")
 	fs.StringVar(&o.cache, "cache", "cold", "last-level cache before each sample: cold (flushed, holding only clean lines, as ncu --cache-control all), hot (not flushed) or dirty (flushed by writing, full of dirty lines the kernel must write back)")
@@ -86,8 +88,8 @@ func (o *options) validate() error {
 	if o.hot && o.set["cache"] && o.cache != string(profiler.CacheHot) {
 		return badInput("--hot and --cache=%s contradict each other: use --cache alone", o.cache)
 	}
-	if o.minSamples < 1 || o.maxRows < 1 {
-		return badInput("--min-samples and --max-rows must be at least 1")
+	if o.minSamples < 1 || o.maxRows < 1 || o.maxSamples < 1 {
+		return badInput("--min-samples, --max-samples and --max-rows must be at least 1")
 	}
 	if o.timeout < 0 {
 		return badInput("--timeout=%g: must be positive (or 0 for the default)", o.timeout)
@@ -125,6 +127,9 @@ func (o *options) measureOptions(base *profiler.Options) profiler.Options {
 	}
 	if use("min-samples") {
 		m.Stop.MinSamples = o.minSamples
+	}
+	if use("max-samples") {
+		m.Stop.MaxSamples = o.maxSamples
 	}
 	if use("warmup") {
 		m.Warmup = o.warmup

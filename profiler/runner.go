@@ -19,7 +19,7 @@ type Options struct {
 	Hot     bool          `json:"hot"`      // skip the cache flush before each sample (older switch: see Cache)
 	Seed    uint64        `json:"seed"`     // input generator seed
 	MaxRows int           `json:"max_rows"` // rows checked against the reference (0: default 256)
-	Warmup  float64       `json:"warmup_s"` // seconds of warm-up runs (default 0.02, at least two runs)
+	Warmup  float64       `json:"warmup_s"` // seconds of warm-up runs (default 0.02, at least one run)
 	Timeout time.Duration `json:"timeout"`  // watchdog for a worker (0: MaxTime*2 + 60 s)
 	// Cache is what the last-level cache holds before each sample: cold
 	// (the default), hot or dirty (see CacheMode); "" means cold, or hot
@@ -513,12 +513,12 @@ func (r *Runner) verify(f Family, s Spec, plan *Plan, bufs map[string]Buffer, op
 
 func (r *Runner) measure(ctx context.Context, ls []Launch, opt Options, progress func(Progress), res *Result, clk *phaseClock) error {
 	mode := EffectiveCache(opt.Cache, opt.Hot)
-	// Warm-up: at least two runs (the verification run before was the
-	// first), then until Warmup seconds have passed.
+	// Warm-up: at least one run (after the verification's), then until
+	// Warmup seconds have passed.
 	progress(Progress{Phase: "warmup"})
 	wstart := time.Now()
 	var one float64
-	for runs := 0; time.Since(wstart).Seconds() < opt.Warmup || runs < 2; runs++ {
+	for time.Since(wstart).Seconds() < opt.Warmup || one == 0 {
 		t, _, err := timeIn(r.backend, ls, 1, mode)
 		if err != nil {
 			return err
@@ -542,6 +542,9 @@ func (r *Runner) measure(ctx context.Context, ls []Launch, opt Options, progress
 		if len(samples) == 0 {
 			reps = max(opt.Stop.MinSamples, 1)
 		}
+		// Never plan past the time limit (slow kernels: one sample at a time).
+		left := opt.Stop.MaxTime - time.Since(mstart).Seconds()
+		reps = max(1, min(reps, int(left*1e9/one)))
 		if opt.Stop.MaxSamples > 0 {
 			reps = max(1, min(reps, opt.Stop.MaxSamples-len(samples)))
 		}
