@@ -89,13 +89,13 @@ import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 print()
 print("FIDELITY: mltop median vs ncu gpu__time_duration (--cache-control all --clock-control none), per dispatch")
-print(f"{'kernel':<16} {'shape':<44} {'dispatch':<14} {'mode':<6} {'mltop us':>9} {'ncu us':>9} {'ratio':>6}  {'cv':>6} {'n':>6} status")
+print(f"{'kernel':<16} {'shape':<64} {'dispatch':<14} {'mode':<6} {'mltop us':>9} {'ncu us':>9} {'ratio':>6}  {'cv':>6} {'n':>6} status")
 worst = {}
 for label, shape, disp, mode, mine, ncu, nn, cv, n, st in rows:
     mine, ncu = float(mine), float(ncu)
     ratio = mine / ncu if ncu > 0 and mine > 0 else float("nan")
-    short = shape if len(shape) <= 44 else shape[:41] + "..."
-    print(f"{label:<16} {short:<44} {disp:<14} {mode:<6} {mine/1e3:9.1f} {ncu/1e3:9.1f} {ratio:6.3f}  {float(cv)*100:5.2f}% {n:>6} {st}")
+    short = shape if len(shape) <= 64 else shape[:61] + "..."
+    print(f"{label:<16} {short:<64} {disp:<14} {mode:<6} {mine/1e3:9.1f} {ncu/1e3:9.1f} {ratio:6.3f}  {float(cv)*100:5.2f}% {n:>6} {st}")
     if ratio == ratio:
         worst[mode] = max(worst.get(mode, 0), abs(ratio - 1))
 for mode, w in sorted(worst.items()):
