@@ -31,8 +31,11 @@ type options struct {
 	timeLimit  float64
 	minTime    float64
 	minSamples int
+	maxSamples int
 	warmup     float64
 	hot        bool
+	cache      string
+	phases     bool
 	seed       uint64
 	maxRows    int
 	timeout    float64
@@ -49,12 +52,15 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.resume, "resume", "", "append to CSV `file` and skip specs already in it (implies --csv file)")
 	fs.BoolVar(&o.json, "json", false, "print results as JSON lines on stdout instead of the table")
 	fs.BoolVar(&o.bench, "bench", false, "print results in Go benchmark format on stdout (for benchstat)")
-	fs.Float64Var(&o.noise, "noise", d.Stop.Noise, "stop sampling when stdev/mean is at most this `fraction`")
+	fs.Float64Var(&o.noise, "noise", d.Stop.Noise, "stop sampling when the 95% confidence interval of the median is within ± this `fraction` of it")
 	fs.Float64Var(&o.timeLimit, "time-limit", d.Stop.MaxTime, "stop sampling a spec after this many `seconds` whatever the noise")
 	fs.Float64Var(&o.minTime, "min-time", d.Stop.MinTime, "measure at least this many `seconds` of kernel time")
 	fs.IntVar(&o.minSamples, "min-samples", d.Stop.MinSamples, "take at least this many samples")
+	fs.IntVar(&o.maxSamples, "max-samples", d.Stop.MaxSamples, "take at most this many samples")
 	fs.Float64Var(&o.warmup, "warmup", d.Warmup, "warm up for this many `seconds` (at least one run)")
-	fs.BoolVar(&o.hot, "hot", false, "do not flush the last-level cache before each sample")
+	fs.BoolVar(&o.hot, "hot", false, "same as --cache hot")
+	fs.StringVar(&o.cache, "cache", "cold", "last-level cache before each sample: cold (flushed, holding only clean lines, as ncu --cache-control all), hot (not flushed) or dirty (flushed by writing, full of dirty lines the kernel must write back)")
+	fs.BoolVar(&o.phases, "phases", false, "print where each spec's wall time went (plan, compile, inputs, reference, verify, warm-up, measure, …) on stderr")
 	fs.Uint64Var(&o.seed, "seed", d.Seed, "seed of the input generator")
 	fs.IntVar(&o.maxRows, "max-rows", d.MaxRows, "check at most this many rows against the float64 reference")
 	fs.Float64Var(&o.timeout, "timeout", 0, "worker watchdog per spec in `seconds` (0: 2×time-limit + 60)")
@@ -79,8 +85,14 @@ func (o *options) validate() error {
 			return badInput("--%s=%g: must be a positive number of seconds", name, v)
 		}
 	}
-	if o.minSamples < 1 || o.maxRows < 1 {
-		return badInput("--min-samples and --max-rows must be at least 1")
+	if _, err := profiler.ParseCacheMode(o.cache); err != nil {
+		return badInput("--%s", err)
+	}
+	if o.hot && o.set["cache"] && o.cache != string(profiler.CacheHot) {
+		return badInput("--hot and --cache=%s contradict each other: use --cache alone", o.cache)
+	}
+	if o.minSamples < 1 || o.maxRows < 1 || o.maxSamples < 1 {
+		return badInput("--min-samples, --max-samples and --max-rows must be at least 1")
 	}
 	if o.timeout < 0 {
 		return badInput("--timeout=%g: must be positive (or 0 for the default)", o.timeout)
@@ -119,11 +131,20 @@ func (o *options) measureOptions(base *profiler.Options) profiler.Options {
 	if use("min-samples") {
 		m.Stop.MinSamples = o.minSamples
 	}
+	if use("max-samples") {
+		m.Stop.MaxSamples = o.maxSamples
+	}
 	if use("warmup") {
 		m.Warmup = o.warmup
 	}
 	if use("hot") {
 		m.Hot = o.hot
+		if o.hot {
+			m.Cache = profiler.CacheHot
+		}
+	}
+	if use("cache") && (o.set["cache"] || !o.hot) {
+		m.Cache, _ = profiler.ParseCacheMode(o.cache)
 	}
 	if use("seed") {
 		m.Seed = o.seed
@@ -259,6 +280,11 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
+	var phases *phaseSink
+	if o.phases {
+		phases = &phaseSink{w: stderr}
+		sinks = append(sinks, phases)
+	}
 	defer closeSinks()
 	exec, err := openExecutor(backend, o.isolate)
 	if err != nil {
@@ -270,6 +296,9 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 	bar := newProgressBar(stderr, o.quiet)
 	sum, err := run.Jobs(ctx, exec, sw.Jobs, skip, sinks, bar.hooks())
 	bar.finish()
+	if phases != nil {
+		phases.Close()
+	}
 	fmt.Fprintln(stderr, "mltop:", sum.String())
 	if o.csv != "" {
 		fmt.Fprintf(stderr, "mltop: CSV in %s\n", o.csv)

@@ -253,7 +253,7 @@ func TestBadInput(t *testing.T) {
 		{"resume other columns", []string{"--config", goodSweep, "--resume", otherCSV}, "columns differ"},
 		{"csv would replace rows", []string{"--config", goodSweep, "--csv", otherCSV}, "exists and is not empty"},
 		{"csv is a directory", []string{"--config", goodSweep, "--csv", dir}, "is a directory"},
-		{"report foreign csv", []string{"report", otherCSV}, "not an mltop CSV: the header lacks the columns device, timer, dtype, n,"},
+		{"report foreign csv", []string{"report", otherCSV}, "not an mltop CSV: the header lacks the columns device, timer, cache, dtype, n,"},
 		{"run unknown kernel", []string{"run", "flash"}, `unknown kernel "flash"`},
 		{"run no kernel", []string{"run"}, "run takes one kernel name"},
 		{"run bad set", []string{"run", "attn_fwd", "--set", "BQ"}, `--set "BQ": write NAME=VALUE`},

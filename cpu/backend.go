@@ -33,8 +33,9 @@ const MaxThreadsPerGroup = 1024
 
 // Backend runs Go kernels on the host CPU.
 type Backend struct {
-	info  profiler.DeviceInfo
-	flush []byte // written through before each cold sample
+	info     profiler.DeviceInfo
+	flush    []byte // read (cold) or written (dirty) through before each sample
+	flushSum byte   // what the cold flush read, so its reads are kept
 }
 
 // New probes the host and returns the CPU backend.
@@ -253,14 +254,29 @@ func (b *Backend) Run(launches []profiler.Launch) error {
 	return nil
 }
 
-// Time measures each dispatch of each rep with the monotonic wall clock.
-// cold writes through a buffer of twice the last-level cache before each
-// rep (not timed).
+var _ profiler.CacheTimer = (*Backend)(nil)
+
+// Time measures each dispatch of each rep with the monotonic wall clock;
+// cold flushes the caches clean before each rep (see TimeCache).
 func (b *Backend) Time(launches []profiler.Launch, reps int, cold bool) (profiler.Timing, error) {
+	mode := profiler.CacheHot
+	if cold {
+		mode = profiler.CacheCold
+	}
+	return b.TimeCache(launches, reps, mode)
+}
+
+// TimeCache measures each dispatch of each rep with the monotonic wall
+// clock. Before each rep (not timed): cold reads one word per 64-byte line
+// of a buffer twice the last-level cache, on all cores, so the caches hold
+// only clean lines of it; dirty writes one byte per line of it instead, so
+// they hold dirty lines the kernel's loads must write back as they evict
+// them; hot does nothing.
+func (b *Backend) TimeCache(launches []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
 	t := profiler.Timing{Timer: "wall-clock", Samples: make([][]float64, reps)}
 	for r := range reps {
-		if cold {
-			b.flushCache()
+		if mode != profiler.CacheHot {
+			b.flushCache(mode == profiler.CacheDirty)
 		}
 		t.Samples[r] = make([]float64, len(launches))
 		for i := range launches {
@@ -274,28 +290,47 @@ func (b *Backend) Time(launches []profiler.Launch, reps int, cold bool) (profile
 	return t, nil
 }
 
-// flushCache writes one byte per 64-byte line of a buffer twice the size of
-// the last-level cache, split over all cores so that each core's private
-// caches are evicted too.
-func (b *Backend) flushCache() {
+// flushCache touches one byte per 64-byte line of a buffer twice the size
+// of the last-level cache, split over all cores so that each core's
+// private caches are evicted too: reading (clean) or writing (dirty).
+// Returns what it read, so the reads are not dead code.
+func (b *Backend) flushCache(dirty bool) byte {
 	if b.flush == nil {
 		// Twice the last-level cache, within reason on many-core hosts.
 		b.flush = make([]byte, min(2*b.info.CacheBytes, 1<<30, max(b.info.MemoryBytes/8, 64<<20)))
+		// Fresh pages all map the kernel's one zero page until written:
+		// reading them would flush nothing.
+		for i := 0; i < len(b.flush); i += 4096 {
+			b.flush[i] = 1
+		}
 	}
 	n := runtime.NumCPU()
 	part := (len(b.flush)/n + 63) &^ 63
 	var wg sync.WaitGroup
+	sums := make([]byte, n)
 	for w := range n {
 		lo := min(w*part, len(b.flush))
 		hi := min(lo+part, len(b.flush))
 		buf := b.flush[lo:hi]
 		wg.Go(func() {
+			var x byte
 			for i := 0; i < len(buf); i += 64 {
-				buf[i]++
+				if dirty {
+					buf[i]++
+				} else {
+					x ^= buf[i]
+				}
 			}
+			sums[w] = x
 		})
 	}
 	wg.Wait()
+	var x byte
+	for _, s := range sums {
+		x ^= s
+	}
+	b.flushSum ^= x
+	return x
 }
 
 // Occupancy has no meaning for goroutines.

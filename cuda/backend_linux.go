@@ -60,7 +60,9 @@ type backend struct {
 	compiler string // "nvrtc-13.0"
 	reserved int    // shared memory the driver reserves per block
 	headers  map[string]string
-	flush    *buffer // L2-sized scratch cleared before cold samples
+	flush    *buffer // flushFactor × L2 of zeros, read (cold) or written (dirty) before each sample
+	flushMu  sync.Mutex
+	flushK   *kernel // mltop_l2_flush, compiled on the first cold sample
 	events   []uintptr
 	compiles int
 	lost     error // set after a sticky error
@@ -276,14 +278,20 @@ func (b *backend) setup(ordinal int) error {
 	}
 	b.info = info
 
-	// The cold-cache scratch: twice the L2, so that a memset of it leaves
-	// none of the kernel's data resident.
+	// The cold-cache scratch: flushFactor × the L2, zero-filled (the flush
+	// kernel's store condition depends on it).
 	if l2 := info.CacheBytes; l2 > 0 {
-		f, err := b.alloc(2 * l2)
+		f, err := b.alloc(flushFactor * l2)
 		if err != nil {
 			return fmt.Errorf("allocating the L2 flush buffer: %w", err)
 		}
 		b.flush = f
+		if err := d.call("cuMemsetD8Async", d.cuMemsetD8Async, uintptr(f.ptr), 0, uintptr(f.size), b.stream); err != nil {
+			return err
+		}
+		if err := d.call("cuStreamSynchronize", d.cuStreamSynchronize, b.stream); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -643,12 +651,67 @@ func (b *backend) eventsFor(n int) error {
 	return nil
 }
 
-// Time runs the launches reps times with an event before the first launch
-// and after each one; in cold mode an L2-sized memset precedes each rep,
-// outside the events. Samples are nanoseconds per dispatch.
+// flushFactor is the cold flush's size in L2s. Reading 1× the L2 of new
+// data evicts everything under LRU; the L2's replacement is not exactly
+// LRU (and Hopper's L2 is two partitions that may both hold a line), so
+// the flush reads 3×: ~150 MB, ~50 µs on an H100, outside the timed events.
+// The dirty mode writes the first 2× (the old flush, unchanged).
+const flushFactor = 3
+
+var _ profiler.CacheTimer = (*backend)(nil)
+
+// Time runs the launches reps times; cold flushes the L2 clean before each
+// rep (see TimeCache).
 func (b *backend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timing, error) {
+	mode := profiler.CacheHot
+	if cold {
+		mode = profiler.CacheCold
+	}
+	return b.TimeCache(ls, reps, mode)
+}
+
+// flushKernel compiles mltop_l2_flush once (NVRTC on this goroutine, the
+// module load on the CUDA thread): never called from inside b.do.
+func (b *backend) flushKernel() (*kernel, error) {
+	b.flushMu.Lock()
+	defer b.flushMu.Unlock()
+	if b.flushK != nil {
+		return b.flushK, nil
+	}
+	k, err := b.Compile(profiler.Program{Source: "l2flush", Entry: "mltop_l2_flush"})
+	if err != nil {
+		return nil, fmt.Errorf("the cold-cache flush kernel: %w", err)
+	}
+	b.flushK = k.(*kernel)
+	return b.flushK, nil
+}
+
+// flushLaunch is the cold flush: read the whole zero-filled flush buffer,
+// 4 blocks of 256 threads per SM, never = 1 (the XOR of zeros is 0).
+func (b *backend) flushLaunch(k *kernel) profiler.Launch {
+	words := b.flush.size / 16
+	d := &profiler.Dispatch{Name: "l2 flush", Grid: [3]int{max(b.info.Units, 1) * 4, 1, 1}, Group: [3]int{256, 1, 1},
+		Args: []string{"flush"}, Scalars: []profiler.Scalar{profiler.I32Param("n", int(words)), profiler.I32Param("never", 1)}}
+	return profiler.Launch{Dispatch: d, Kernel: k, Args: []profiler.Buffer{b.flush}}
+}
+
+// TimeCache runs the launches reps times with an event before the first
+// launch and after each one. Before each rep, outside the events and on
+// the same stream (so the first event is recorded only once the flush has
+// finished): cold reads flushFactor × L2 with mltop_l2_flush, leaving the
+// L2 clean; dirty memsets 2 × L2 (a new byte value each rep), leaving it
+// dirty; hot does nothing. Samples are nanoseconds per dispatch.
+func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
 	if reps < 1 {
 		reps = 1
+	}
+	var flush profiler.Launch
+	if mode == profiler.CacheCold && b.flush != nil {
+		k, err := b.flushKernel()
+		if err != nil {
+			return profiler.Timing{}, err
+		}
+		flush = b.flushLaunch(k)
 	}
 	out := profiler.Timing{Timer: "cuda-event"}
 	err := b.do(func() error {
@@ -662,8 +725,15 @@ func (b *backend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timi
 			return err
 		}
 		for r := range reps {
-			if cold && b.flush != nil {
-				if err := b.check(d.call("cuMemsetD8Async", d.cuMemsetD8Async, uintptr(b.flush.ptr), uintptr(r&0xff), uintptr(b.flush.size), b.stream)); err != nil {
+			switch {
+			case b.flush == nil:
+			case mode == profiler.CacheCold:
+				if err := b.launch(&flush); err != nil {
+					return err
+				}
+			case mode == profiler.CacheDirty:
+				size := min(b.flush.size, 2*b.info.CacheBytes)
+				if err := b.check(d.call("cuMemsetD8Async", d.cuMemsetD8Async, uintptr(b.flush.ptr), uintptr(r&0xff|1), uintptr(size), b.stream)); err != nil {
 					return err
 				}
 			}

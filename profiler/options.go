@@ -14,11 +14,15 @@ const StatusCancelled Status = "cancelled"
 // Options are the measurement settings of one spec.
 type Options struct {
 	Stop    StopRule      `json:"stop"`
-	Hot     bool          `json:"hot"`      // skip the cache flush before each sample
+	Hot     bool          `json:"hot"`      // skip the cache flush before each sample (older switch: see Cache)
 	Seed    uint64        `json:"seed"`     // input generator seed
 	MaxRows int           `json:"max_rows"` // rows checked against the reference (0: default 256)
-	Warmup  float64       `json:"warmup_s"` // seconds of warm-up runs (default 0.05, at least one run)
+	Warmup  float64       `json:"warmup_s"` // seconds of warm-up runs (default 0.02, at least one run)
 	Timeout time.Duration `json:"timeout"`  // watchdog for a worker (0: MaxTime*2 + 60 s)
+	// Cache is what the last-level cache holds before each sample: cold
+	// (the default), hot or dirty (see CacheMode); "" means cold, or hot
+	// when Hot is set.
+	Cache CacheMode `json:"cache,omitempty"`
 	// Limits overrides what the backend reports about the device (the
 	// sweep file's device_limits), e.g. where Metal's table is only an estimate.
 	Limits *DeviceLimitsYAML `json:"limits,omitempty"`
@@ -44,7 +48,7 @@ func (l *DeviceLimitsYAML) Apply(dev DeviceInfo) DeviceInfo {
 
 // DefaultOptions are the settings when a user sets nothing.
 func DefaultOptions() Options {
-	return Options{Stop: DefaultStopRule(), Seed: 1, MaxRows: 256, Warmup: 0.05}
+	return Options{Stop: DefaultStopRule(), Seed: 1, MaxRows: 256, Warmup: 0.02}
 }
 
 // WithDefaults fills the settings left at zero from DefaultOptions.
@@ -61,6 +65,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.Stop.MaxTime == 0 {
 		o.Stop.MaxTime = d.Stop.MaxTime
+	}
+	if o.Stop.MaxSamples == 0 {
+		o.Stop.MaxSamples = d.Stop.MaxSamples
 	}
 	if o.MaxRows == 0 {
 		o.MaxRows = d.MaxRows

@@ -27,7 +27,20 @@ type Stats struct {
 	P90    float64 `json:"p90_ns"`
 	Mean   float64 `json:"mean_ns"`
 	Stdev  float64 `json:"stdev_ns"`
-	CV     float64 `json:"cv"`
+	CV     float64 `json:"cv"` // reported, not used to stop
+	// 95% distribution-free confidence interval of the median (order
+	// statistics); zero below 6 samples.
+	CILo float64 `json:"ci_lo_ns,omitempty"`
+	CIHi float64 `json:"ci_hi_ns,omitempty"`
+}
+
+// CIHalfRel is the half-width of the median's confidence interval relative
+// to the median (0 when unknown).
+func (s Stats) CIHalfRel() float64 {
+	if s.Median <= 0 || s.CIHi == 0 {
+		return 0
+	}
+	return (s.CIHi - s.CILo) / 2 / s.Median
 }
 
 // Verdict compares outputs to the float64 reference.
@@ -76,8 +89,10 @@ type Occupancy struct {
 
 // DispatchStats is the timing of one dispatch of a multi-kernel plan.
 type DispatchStats struct {
-	Name  string `json:"name"`
-	Stats Stats  `json:"stats"`
+	Name     string  `json:"name"`
+	MedianNS float64 `json:"median_ns"` // = Stats.Median, at the top for people comparing with ncu
+	Setup    bool    `json:"setup"`     // a setup step timed with the plan (a zero fill), not a kernel
+	Stats    Stats   `json:"stats"`
 }
 
 // Result is everything known about one spec after it ran (or failed to).
@@ -87,6 +102,10 @@ type Result struct {
 	Backend     string          `json:"backend"`
 	Device      string          `json:"device"`
 	Timer       string          `json:"timer,omitempty"`
+	Cache       CacheMode       `json:"cache,omitempty"`       // the cache mode the samples were taken in
+	StopReason  string          `json:"stop_reason,omitempty"` // StopPrecision, StopTimeLimit, StopMaxSamples
+	DriftRel    float64         `json:"drift_rel,omitempty"`   // |median of first third − last third| / median at the stop
+	Phases      *Phases         `json:"phases,omitempty"`      // where the spec's wall time went
 	Status      Status          `json:"status"`
 	Error       string          `json:"error,omitempty"`
 	Stats       Stats           `json:"stats"`

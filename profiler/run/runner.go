@@ -24,8 +24,10 @@ type Runner struct {
 }
 
 type inputCache struct {
-	key  string
-	data map[string][]float32
+	key          string
+	data         map[string][]float32
+	raw          map[string][]byte // data encoded in the buffer's dtype, as uploaded
+	zero, poison []byte            // slabs for zero and poison buffers (see slab)
 }
 
 // NewRunner wraps a backend. The device's measured ceilings come from its
@@ -88,7 +90,8 @@ func (r *Runner) Run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 		progress = func(profiler.Progress) {}
 	}
 	opt = opt.WithDefaults()
-	r.run(ctx, s, opt, progress, &res)
+	res.Phases = &profiler.Phases{}
+	r.run(ctx, s, opt, progress, &res, newPhaseClock(res.Phases))
 	return res
 }
 
@@ -97,7 +100,9 @@ func (r *Runner) fail(res *profiler.Result, st profiler.Status, err error) {
 	res.Error = err.Error()
 }
 
-func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options, progress func(profiler.Progress), res *profiler.Result) {
+func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options, progress func(profiler.Progress), res *profiler.Result, clk *phaseClock) {
+	ph := clk.p
+	defer clk.mark(&ph.Free) // what follows the last mark: freeing buffers
 	progress(profiler.Progress{Phase: "plan"})
 	dev := opt.Limits.Apply(r.dev)
 	f, full, err := profiler.Resolve(s, dev)
@@ -118,6 +123,7 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 		return
 	}
 
+	clk.mark(&ph.Plan)
 	progress(profiler.Progress{Phase: "compile"})
 	launches, setup, err := r.compile(plan)
 	if err != nil {
@@ -139,7 +145,8 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 		res.Occupancy = append(res.Occupancy, occ)
 	}
 
-	bufs, err := r.allocate(plan, opt.Seed, full)
+	clk.mark(&ph.Compile)
+	bufs, err := r.allocate(plan, opt.Seed, full, clk)
 	defer func() {
 		for _, b := range bufs {
 			if b != nil {
@@ -165,7 +172,8 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 		r.fail(res, profiler.StatusError, fmt.Errorf("run: %w", err))
 		return
 	}
-	verdict, err := r.verify(f, full, plan, bufs, opt)
+	verdict, err := r.verify(f, full, plan, bufs, opt, clk)
+	clk.mark(&ph.Verify)
 	if err != nil {
 		r.fail(res, profiler.StatusError, err)
 		return
@@ -177,7 +185,7 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 		res.Error = fmt.Sprintf("%d of %d checked elements outside atol %.3g + rtol %.3g·|ref| (%d NaN/Inf); worst %s", verdict.Mismatches, verdict.Checked, verdict.ATol, verdict.RTol, verdict.NaNInf, verdict.Worst)
 	}
 
-	if err := r.measure(ctx, launches, opt, progress, res); err != nil {
+	if err := r.measure(ctx, launches, opt, progress, res, clk); err != nil {
 		if errors.Is(err, context.Canceled) {
 			res.Status, res.Error = profiler.StatusCancelled, "cancelled by user"
 			return
@@ -189,7 +197,8 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 	// across launches (counters, lists, accumulators that are never reset)
 	// can be right once and wrong on every timed launch after it.
 	if res.Status == profiler.StatusOK {
-		again, err := r.verify(f, full, plan, bufs, opt)
+		again, err := r.verify(f, full, plan, bufs, opt, clk)
+		clk.mark(&ph.VerifyAfter)
 		if err != nil {
 			r.fail(res, profiler.StatusError, fmt.Errorf("verification after timing: %w", err))
 			return
@@ -287,12 +296,13 @@ func bind(ls []profiler.Launch, plan *profiler.Plan, bufs map[string]profiler.Bu
 
 // allocate creates and fills every buffer. Inputs are generated once per
 // (shape, seed) and reused while a sweep varies only knobs.
-func (r *Runner) allocate(plan *profiler.Plan, seed uint64, s profiler.Spec) (map[string]profiler.Buffer, error) {
+func (r *Runner) allocate(plan *profiler.Plan, seed uint64, s profiler.Spec, clk *phaseClock) (map[string]profiler.Buffer, error) {
+	defer clk.mark(&clk.p.Alloc)
 	bufs := map[string]profiler.Buffer{}
 	key := fmt.Sprintf("%s|seed=%d", s.ShapeKey(), seed)
 	r.mu.Lock()
 	if r.inputs.key != key {
-		r.inputs = inputCache{key: key, data: map[string][]float32{}}
+		r.inputs = inputCache{key: key, data: map[string][]float32{}, raw: map[string][]byte{}, zero: r.inputs.zero, poison: r.inputs.poison}
 	}
 	cache := r.inputs.data
 	r.mu.Unlock()
@@ -309,28 +319,47 @@ func (r *Runner) allocate(plan *profiler.Plan, seed uint64, s profiler.Spec) (ma
 			vals = cache[b.Name]
 			r.mu.Unlock()
 			if int64(len(vals)) != b.Elems {
+				clk.mark(&clk.p.Alloc)
 				vals = profiler.Fill(b, seed)
+				clk.mark(&clk.p.Inputs)
 				r.mu.Lock()
 				cache[b.Name] = vals
 				r.mu.Unlock()
 			}
 		case profiler.InitPoison:
-			raw := make([]byte, b.Bytes())
-			for i := range raw {
-				raw[i] = 0xff // NaN in f32, f16 and bf16
-			}
-			if err := r.backend.Upload(buf, raw); err != nil {
+			r.mu.Lock()
+			err := r.backend.Upload(buf, slab(&r.inputs.poison, b.Bytes(), 0xff)) // NaN in f32, f16 and bf16
+			r.mu.Unlock()
+			if err != nil {
 				return bufs, err
 			}
 			continue
 		default: // zero
-			if err := r.backend.Upload(buf, make([]byte, b.Bytes())); err != nil {
+			r.mu.Lock()
+			err := r.backend.Upload(buf, slab(&r.inputs.zero, b.Bytes(), 0))
+			r.mu.Unlock()
+			if err != nil {
 				return bufs, err
 			}
 			continue
 		}
-		raw := make([]byte, b.Bytes())
-		b.Type.Encode(raw, vals)
+		// The encoded bytes are cached with the values: a sweep over knobs
+		// uploads the same bytes for every spec of a shape.
+		var raw []byte
+		r.mu.Lock()
+		if r.inputs.key == key {
+			raw = r.inputs.raw[b.Name]
+		}
+		r.mu.Unlock()
+		if int64(len(raw)) != b.Bytes() {
+			raw = make([]byte, b.Bytes())
+			b.Type.Encode(raw, vals)
+			r.mu.Lock()
+			if r.inputs.key == key {
+				r.inputs.raw[b.Name] = raw
+			}
+			r.mu.Unlock()
+		}
 		if err := r.backend.Upload(buf, raw); err != nil {
 			return bufs, fmt.Errorf("uploading %s: %w", b.Name, err)
 		}
@@ -338,7 +367,7 @@ func (r *Runner) allocate(plan *profiler.Plan, seed uint64, s profiler.Spec) (ma
 	return bufs, nil
 }
 
-func (r *Runner) verify(f profiler.Family, s profiler.Spec, plan *profiler.Plan, bufs map[string]profiler.Buffer, opt profiler.Options) (profiler.Verdict, error) {
+func (r *Runner) verify(f profiler.Family, s profiler.Spec, plan *profiler.Plan, bufs map[string]profiler.Buffer, opt profiler.Options, clk *phaseClock) (profiler.Verdict, error) {
 	key := fmt.Sprintf("%s|seed=%d|rows=%d", s.ShapeKey(), opt.Seed, opt.MaxRows)
 	r.mu.Lock()
 	ref := r.refs[key]
@@ -346,7 +375,9 @@ func (r *Runner) verify(f profiler.Family, s profiler.Spec, plan *profiler.Plan,
 	r.mu.Unlock()
 	if ref == nil {
 		var err error
+		clk.mark(&clk.p.Verify) // the run before this call counts as verification
 		ref, err = f.Reference(s, inputs, opt.MaxRows, opt.Seed)
+		clk.mark(&clk.p.Reference)
 		if err != nil {
 			return profiler.Verdict{}, fmt.Errorf("reference: %w", err)
 		}
@@ -370,21 +401,20 @@ func (r *Runner) verify(f profiler.Family, s profiler.Spec, plan *profiler.Plan,
 		if err := r.backend.Download(bufs[c.Buffer], raw); err != nil {
 			return profiler.Verdict{}, fmt.Errorf("downloading %s: %w", c.Buffer, err)
 		}
-		vals := make([]float32, spec.Elems)
-		spec.Type.Decode(raw, vals)
-		got[c.Buffer] = vals
+		got[c.Buffer] = decodeChecked(ref, c.Buffer, spec, raw)
 	}
 	return Verify(ref, got, f.Tolerance(s.DType)), nil
 }
 
-func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, opt profiler.Options, progress func(profiler.Progress), res *profiler.Result) error {
-	cold := !opt.Hot
-	// Warm-up: at least one run, then until Warmup seconds have passed.
+func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, opt profiler.Options, progress func(profiler.Progress), res *profiler.Result, clk *phaseClock) error {
+	mode := profiler.EffectiveCache(opt.Cache, opt.Hot)
+	// Warm-up: at least one run (after the verification's), then until
+	// Warmup seconds have passed.
 	progress(profiler.Progress{Phase: "warmup"})
 	wstart := time.Now()
 	var one float64
 	for time.Since(wstart).Seconds() < opt.Warmup || one == 0 {
-		t, err := r.backend.Time(ls, 1, cold)
+		t, _, err := timeIn(r.backend, ls, 1, mode)
 		if err != nil {
 			return err
 		}
@@ -393,37 +423,56 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, opt profiler
 			return err
 		}
 	}
+	clk.mark(&clk.p.Warmup)
 	var samples []float64
 	per := make([][]float64, len(ls))
 	mstart := time.Now()
 	for {
-		// Batches of about 20 ms keep the UI responsive and the rule checked often.
-		reps := int(math.Max(1, math.Min(100, 20e6/one)))
-		t, err := r.backend.Time(ls, reps, cold)
+		// The first batch takes the minimum count; then batches of about
+		// 10 ms keep the UI responsive and the rule checked often, growing
+		// with the count (a quarter of it) so that checking the rule, which
+		// sorts the samples, stays a small share of the time for kernels
+		// of a few µs.
+		reps := int(math.Max(1, math.Min(2000, math.Max(10e6/one, float64(len(samples)/4)))))
+		if len(samples) == 0 {
+			reps = max(opt.Stop.MinSamples, 1)
+		}
+		// Never plan past the time limit (slow kernels: one sample at a time).
+		left := opt.Stop.MaxTime - time.Since(mstart).Seconds()
+		reps = max(1, min(reps, int(left*1e9/one)))
+		if opt.Stop.MaxSamples > 0 {
+			reps = max(1, min(reps, opt.Stop.MaxSamples-len(samples)))
+		}
+		t, used, err := timeIn(r.backend, ls, reps, mode)
 		if err != nil {
 			return err
 		}
-		res.Timer = t.Timer
+		res.Timer, res.Cache = t.Timer, used
 		for _, rep := range t.Samples {
 			samples = append(samples, sumRep(rep))
 			for i, v := range rep {
 				per[i] = append(per[i], v)
 			}
 		}
+		done, why := opt.Stop.Done(samples, time.Since(mstart).Seconds())
 		st := profiler.Summarize(samples)
 		progress(profiler.Progress{Phase: "measure", Samples: st.N, Median: st.Median, CV: st.CV})
-		if done, _ := opt.Stop.Done(samples, time.Since(mstart).Seconds()); done {
+		if done {
+			res.StopReason = why
 			break
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 	}
+	clk.mark(&clk.p.Measure)
 	res.Stats = profiler.Summarize(samples)
+	res.DriftRel = profiler.Estimate(samples).DriftRel
 	res.Samples = samples
 	if len(ls) > 1 {
 		for i, l := range ls {
-			res.PerDispatch = append(res.PerDispatch, profiler.DispatchStats{Name: l.Dispatch.Name, Stats: profiler.Summarize(per[i])})
+			st := profiler.Summarize(per[i])
+			res.PerDispatch = append(res.PerDispatch, profiler.DispatchStats{Name: l.Dispatch.Name, MedianNS: st.Median, Setup: l.Dispatch.Zero != "", Stats: st})
 		}
 	}
 	return nil

@@ -118,31 +118,6 @@ func TestDeviceLimitOverride(t *testing.T) {
 	}
 }
 
-func TestStopRule(t *testing.T) {
-	r := profiler.DefaultStopRule()
-	quiet := make([]float64, 10)
-	for i := range quiet {
-		quiet[i] = 30e6 // 30 ms each: 0.3 s measured
-	}
-	if done, why := r.Done(quiet, 1); !done || why != "noise target" {
-		t.Errorf("quiet samples: %v %q", done, why)
-	}
-	if done, _ := r.Done(quiet[:9], 1); done {
-		t.Error("stopped before MinSamples")
-	}
-	short := []float64{1e3, 1e3, 1e3, 1e3, 1e3, 1e3, 1e3, 1e3, 1e3, 1e3}
-	if done, _ := r.Done(short, 1); done {
-		t.Error("stopped before MinTime of measured time")
-	}
-	noisy := []float64{10e6, 50e6, 10e6, 50e6, 10e6, 50e6, 10e6, 50e6, 10e6, 50e6}
-	if done, _ := r.Done(noisy, 1); done {
-		t.Error("stopped while noisy")
-	}
-	if done, why := r.Done(noisy, 5); !done || why != "time limit" {
-		t.Errorf("time limit: %v %q", done, why)
-	}
-}
-
 func TestSummarize(t *testing.T) {
 	s := profiler.Summarize([]float64{5, 1, 4, 2, 3})
 	want := profiler.Stats{N: 5, Min: 1, P10: 1.4, Median: 3, P90: 4.6, Mean: 3, Stdev: 1.5811388300841898, CV: 0.5270462766947299}

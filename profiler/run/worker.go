@@ -233,7 +233,7 @@ func (p *WorkerPool) Run(ctx context.Context, s profiler.Spec, opt profiler.Opti
 					progress(*m.Progress)
 				}
 			case "result":
-				return *m.Result
+				return withRoundTrip(*m.Result, start)
 			case "fatal":
 				p.w = nil
 				w.kill()

@@ -128,6 +128,8 @@ var headColumns = []Column{
 	stringColumn("backend", func(r *profiler.Result) *string { return &r.Backend }),
 	stringColumn("device", func(r *profiler.Result) *string { return &r.Device }),
 	stringColumn("timer", func(r *profiler.Result) *string { return &r.Timer }),
+	{"cache", func(r *profiler.Result) string { return string(r.Cache) },
+		func(r *profiler.Result, cell string) error { r.Cache = profiler.CacheMode(cell); return nil }},
 	stringColumn("kernel", func(r *profiler.Result) *string { return &r.Spec.Kernel }),
 	{"dtype", func(r *profiler.Result) string { return string(r.Spec.DType) },
 		func(r *profiler.Result, cell string) error {

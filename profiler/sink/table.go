@@ -75,11 +75,18 @@ func FormatResult(r profiler.Result) string {
 	b.WriteString("\n")
 	st := r.Stats
 	if st.N > 0 {
-		fmt.Fprintf(&b, "\ntiming (%s)\n", r.Timer)
-		fmt.Fprintf(&b, "  median %.2f µs   p10–p90 %.2f–%.2f µs   min %.2f µs   cv %.2f%%   n %d\n",
-			st.Median/1e3, st.P10/1e3, st.P90/1e3, st.Min/1e3, 100*st.CV, st.N)
+		fmt.Fprintf(&b, "\ntiming (%s) cache %s, stopped on %s\n", r.Timer, r.Cache, r.StopReason)
+		fmt.Fprintf(&b, "  median %.2f µs ± %.2f%% (95%% CI %.2f–%.2f)   p10–p90 %.2f–%.2f µs   min %.2f µs   cv %.2f%%   n %d\n",
+			st.Median/1e3, 100*st.CIHalfRel(), st.CILo/1e3, st.CIHi/1e3, st.P10/1e3, st.P90/1e3, st.Min/1e3, 100*st.CV, st.N)
 		for _, d := range r.PerDispatch {
-			fmt.Fprintf(&b, "  %-22s median %.2f µs  cv %.2f%%\n", d.Name, d.Stats.Median/1e3, 100*d.Stats.CV)
+			setup := ""
+			if d.Setup {
+				setup = " (setup)"
+			}
+			fmt.Fprintf(&b, "  %-22s median %.2f µs  cv %.2f%%%s\n", d.Name, d.Stats.Median/1e3, 100*d.Stats.CV, setup)
+		}
+		if r.Phases != nil {
+			fmt.Fprintf(&b, "  wall %.1f ms: %s\n", 1e3*r.Phases.Total(), r.Phases)
 		}
 		fmt.Fprintf(&b, "\nthroughput\n  %.3f TFLOP/s (%s)   %.1f GB/s (%s)\n", r.TFLOPS, pct(r.PctPeakFLOP, r.PctMeasFLOP), r.GBps, pct(r.PctPeakBW, r.PctMeasBW))
 		fmt.Fprintf(&b, "  work: %.4g FLOP, %s moved, %s allocated\n", r.FLOPs, profiler.FormatBytes(int64(r.Bytes)), profiler.FormatBytes(r.MemoryBytes))

@@ -56,7 +56,8 @@ type MeasureYAML struct {
 	MinTime    *float64 `yaml:"min_time"`    // seconds of measured time, default 0.2
 	TimeLimit  *float64 `yaml:"time_limit"`  // seconds per spec, default 5
 	Warmup     *float64 `yaml:"warmup"`      // seconds, default 0.05
-	Hot        *bool    `yaml:"hot"`         // no cache flush between samples
+	Hot        *bool    `yaml:"hot"`         // no cache flush between samples (older switch: see cache)
+	Cache      *string  `yaml:"cache"`       // cold (default), hot or dirty: what the cache holds before each sample
 	Seed       *uint64  `yaml:"seed"`
 	MaxRows    *int     `yaml:"max_rows"` // rows checked against the reference
 	Timeout    *float64 `yaml:"timeout"`  // worker watchdog, seconds
@@ -86,12 +87,10 @@ type Sweep struct {
 	File         string
 	Backend      string // "" when the file does not say
 	DeviceLimits *profiler.DeviceLimitsYAML
-	Jobs         []profiler.
-
-		// KnownBackends are the names --backend and `backend:` accept.
-		Job
+	Jobs         []profiler.Job
 }
 
+// KnownBackends are the names --backend and `backend:` accept.
 var KnownBackends = []string{"auto", "metal", "cuda", "cpu"}
 
 var posRE = regexp.MustCompile(`^\[(\d+):(\d+)\]\s*(.*)$`)
@@ -226,6 +225,13 @@ func applyMeasure(o profiler.Options, m *MeasureYAML, at func(field, msg string)
 	}
 	if m.Hot != nil {
 		o.Hot = *m.Hot
+	}
+	if m.Cache != nil {
+		c, err := profiler.ParseCacheMode(*m.Cache)
+		if err != nil {
+			return o, at("cache", err.Error())
+		}
+		o.Cache = c
 	}
 	if m.Seed != nil {
 		o.Seed = *m.Seed

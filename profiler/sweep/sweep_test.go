@@ -46,7 +46,7 @@ func TestParseSweepExpands(t *testing.T) {
 	if sw.Jobs[2].Spec.DType != profiler.BF16 {
 		t.Errorf("dtype order: %v", sw.Jobs[2].Spec)
 	}
-	if j.Options.Stop.Noise != 0.02 || j.Options.Stop.MaxTime != 2 || !j.Options.Hot || j.Options.Seed != 9 || j.Options.Stop.MinSamples != 10 {
+	if j.Options.Stop.Noise != 0.02 || j.Options.Stop.MaxTime != 2 || !j.Options.Hot || j.Options.Seed != 9 || j.Options.Stop.MinSamples != profiler.DefaultStopRule().MinSamples {
 		t.Errorf("options %+v", j.Options)
 	}
 	if sw.Backend != "cpu" {
@@ -174,5 +174,19 @@ func TestExpr(t *testing.T) {
 	e, _ := ParseExpr("BQ / (BK - 16) > 0")
 	if _, err := e.Eval(vars); err == nil || !strings.Contains(err.Error(), "division by zero") {
 		t.Errorf("division by zero: %v", err)
+	}
+}
+
+func TestCacheKey(t *testing.T) {
+	sw, err := Parse("c.yaml", []byte("defaults: {cache: dirty}\nsweeps:\n  - kernel: test_scale\n    dims: {N: 64}\n"), profiler.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sw.Jobs) == 0 || sw.Jobs[0].Options.Cache != profiler.CacheDirty {
+		t.Errorf("cache: %+v", sw.Jobs)
+	}
+	_, err = Parse("c.yaml", []byte("defaults: {cache: warm}\nsweeps:\n  - kernel: test_scale\n    dims: {N: 64}\n"), profiler.DefaultOptions())
+	if err == nil || !strings.Contains(err.Error(), "c.yaml:1") || !strings.Contains(err.Error(), "warm") {
+		t.Errorf("bad cache mode: %v", err)
 	}
 }

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+// --cache picks the mode the Result reports; --hot is its older spelling;
+// a wrong value or a contradiction is bad input.
+func TestCacheFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want profiler.CacheMode
+	}{
+		{nil, profiler.CacheCold},
+		{[]string{"--cache", "dirty"}, profiler.CacheDirty},
+		{[]string{"--cache=hot"}, profiler.CacheHot},
+		{[]string{"--hot"}, profiler.CacheHot},
+	} {
+		args := append([]string{"run", "softmax_bwd", "--set", "rows=4,cols=64", "--backend", "cpu", "--isolate", "off", "--time-limit", "0.2", "--json", "--quiet"}, c.args...)
+		code, stdout, stderr := runMain(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, stderr)
+		}
+		var res profiler.Result
+		if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &res); err != nil {
+			t.Fatalf("%v: %v: %s", c.args, err, stdout)
+		}
+		if res.Cache != c.want || res.StopReason == "" || res.Phases == nil || res.Phases.Measure <= 0 {
+			t.Errorf("%v: cache %q stop %q phases %+v", c.args, res.Cache, res.StopReason, res.Phases)
+		}
+	}
+	code, stdout, stderr := runMain(t, "run", "softmax_bwd", "--set", "rows=4,cols=64", "--backend", "cpu", "--isolate", "off", "--json", "--quiet", "--max-samples", "7", "--min-samples", "30")
+	var res profiler.Result
+	if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &res); code != 0 || err != nil || res.Stats.N != 7 || res.StopReason != profiler.StopMaxSamples {
+		t.Errorf("--max-samples 7: exit %d %v n=%d %q %s", code, err, res.Stats.N, res.StopReason, stderr)
+	}
+	if code, _, stderr := runMain(t, "run", "softmax_bwd", "--cache", "warm"); code != exitBadInput || !strings.Contains(stderr, `cache mode "warm"`) {
+		t.Errorf("--cache warm: exit %d %s", code, stderr)
+	}
+	if code, _, stderr := runMain(t, "run", "softmax_bwd", "--cache", "dirty", "--hot"); code != exitBadInput || !strings.Contains(stderr, "contradict") {
+		t.Errorf("--cache dirty --hot: exit %d %s", code, stderr)
+	}
+}
+
+// --phases prints each spec's breakdown and the sum over the sweep.
+func TestPhasesFlag(t *testing.T) {
+	cfg := writeFile(t, "s.yaml", "backend: cpu\ndefaults: {time_limit: 0.2}\nsweeps:\n  - kernel: softmax_bwd\n    dims: {rows: 4, cols: [64, 128]}\n")
+	code, _, stderr := runMain(t, "--config", cfg, "--phases", "--isolate", "off", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Count(stderr, "mltop: phases softmax_bwd") != 2 || !strings.Contains(stderr, "phases over 2 specs") || !strings.Contains(stderr, "measure ") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}

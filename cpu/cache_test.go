@@ -1,0 +1,50 @@
+package cpu
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+// Cold reads the flush buffer (its lines stay clean), dirty writes every
+// line of it, hot does not touch it.
+func TestFlushModes(t *testing.T) {
+	pb, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := pb.(*Backend)
+	b.info.CacheBytes = 1 << 20
+	b.info.MemoryBytes = 1 << 20 // keeps the buffer at its 64 MiB floor
+	buf, err := b.Alloc(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &profiler.Dispatch{Name: "zero", Zero: "x"}
+	ls := []profiler.Launch{{Dispatch: d, Zero: buf}}
+	if _, err := b.TimeCache(ls, 1, profiler.CacheCold); err != nil {
+		t.Fatal(err)
+	}
+	if len(b.flush) == 0 || b.flush[0] != 1 || b.flush[64] != 0 {
+		t.Fatalf("the buffer's pages are written once when made (one byte per page), not per line: %d %d", b.flush[0], b.flush[64])
+	}
+	before := bytes.Clone(b.flush)
+	if _, err := b.TimeCache(ls, 2, profiler.CacheCold); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, b.flush) {
+		t.Error("the cold flush wrote to its buffer: it must leave clean lines")
+	}
+	if _, err := b.TimeCache(ls, 2, profiler.CacheHot); err != nil || !bytes.Equal(before, b.flush) {
+		t.Errorf("hot touched the buffer (%v)", err)
+	}
+	if _, err := b.TimeCache(ls, 1, profiler.CacheDirty); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{64, 128, len(b.flush) - 64} {
+		if b.flush[i] != before[i]+1 {
+			t.Errorf("dirty did not write line %d", i/64)
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package run_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mltop/mltop/internal/enginetest"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
+)
+
+// coldRecorder is enginetest.MemBackend that remembers the cold switch it was given.
+type coldRecorder struct {
+	enginetest.MemBackend
+	colds map[bool]int
+}
+
+func (b *coldRecorder) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timing, error) {
+	if b.colds == nil {
+		b.colds = map[bool]int{}
+	}
+	b.colds[cold]++
+	return b.MemBackend.Time(ls, reps, cold)
+}
+
+// modeRecorder knows the cache modes itself.
+type modeRecorder struct {
+	enginetest.MemBackend
+	modes map[profiler.CacheMode]int
+}
+
+func (b *modeRecorder) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
+	if b.modes == nil {
+		b.modes = map[profiler.CacheMode]int{}
+	}
+	b.modes[mode]++
+	return b.MemBackend.Time(ls, reps, mode != profiler.CacheHot)
+}
+
+func TestRunnerCacheModes(t *testing.T) {
+	spec := profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Dims: map[string]int{"N": 100}}
+	for _, c := range []struct {
+		mode      profiler.CacheMode
+		hot       bool
+		wantCold  bool
+		wantShown profiler.CacheMode
+	}{
+		{"", false, true, profiler.CacheCold},
+		{"", true, false, profiler.CacheHot},
+		{profiler.CacheHot, false, false, profiler.CacheHot},
+		{profiler.CacheDirty, false, true, "flush"}, // this backend has one flush: not known to be dirty
+	} {
+		b := &coldRecorder{}
+		o := enginetest.QuickOptions()
+		o.Cache, o.Hot = c.mode, c.hot
+		res := run.NewRunner(b).Run(context.Background(), spec, o, nil)
+		if res.Status != profiler.StatusOK || res.Cache != c.wantShown {
+			t.Errorf("%q hot=%v: status %s cache %q, want %q", c.mode, c.hot, res.Status, res.Cache, c.wantShown)
+		}
+		if b.colds[!c.wantCold] != 0 || b.colds[c.wantCold] == 0 {
+			t.Errorf("%q hot=%v: Time's cold switch %v", c.mode, c.hot, b.colds)
+		}
+	}
+	b := &modeRecorder{}
+	o := enginetest.QuickOptions()
+	o.Cache = profiler.CacheDirty
+	res := run.NewRunner(b).Run(context.Background(), spec, o, nil)
+	if res.Cache != profiler.CacheDirty || len(b.modes) != 1 || b.modes[profiler.CacheDirty] == 0 {
+		t.Errorf("a CacheTimer gets the mode: %q %v", res.Cache, b.modes)
+	}
+}
+
+func TestRunnerReportsStopAndPhases(t *testing.T) {
+	o := enginetest.QuickOptions()
+	res := run.NewRunner(&enginetest.MemBackend{}).Run(context.Background(), profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Dims: map[string]int{"N": 100}}, o, nil)
+	if res.StopReason != profiler.StopPrecision {
+		t.Errorf("stop reason %q", res.StopReason)
+	}
+	if res.Stats.CILo == 0 || res.Stats.CILo > res.Stats.Median || res.Stats.CIHi < res.Stats.Median {
+		t.Errorf("CI %+v", res.Stats)
+	}
+	p := res.Phases
+	if p == nil || p.Plan <= 0 || p.Verify <= 0 || p.Warmup <= 0 || p.Measure <= 0 || p.VerifyAfter <= 0 || p.Inputs <= 0 || p.Reference <= 0 {
+		t.Fatalf("phases %+v", p)
+	}
+	if tot := p.Total(); tot > res.WallSeconds*1.0001+1e-6 || tot < res.WallSeconds*0.5 {
+		t.Errorf("phases sum to %g s of a %g s spec", tot, res.WallSeconds)
+	}
+	if !strings.Contains(p.String(), "measure ") {
+		t.Errorf("String: %q", p.String())
+	}
+	// Same shape and seed again: inputs and reference come from the caches.
+	r := run.NewRunner(&enginetest.MemBackend{})
+	spec := profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Dims: map[string]int{"N": 100}, Knobs: map[string]int{"WG": 32}}
+	r.Run(context.Background(), spec, o, nil)
+	spec.Knobs["WG"] = 64
+	again := r.Run(context.Background(), spec, o, nil)
+	if again.Phases.Inputs != 0 || again.Phases.Reference != 0 {
+		t.Errorf("a knob change regenerated inputs or the reference: %+v", again.Phases)
+	}
+	o.Stop.MaxSamples = 15
+	o.Stop.MinSamples = 20
+	res = run.NewRunner(&enginetest.MemBackend{}).Run(context.Background(), spec, o, nil)
+	if res.StopReason != profiler.StopMaxSamples || res.Stats.N != 15 {
+		t.Errorf("max samples: %q n=%d", res.StopReason, res.Stats.N)
+	}
+}
+
+func TestWithRoundTrip(t *testing.T) {
+	r := run.WithRoundTrip(profiler.Result{WallSeconds: 0}, time.Now().Add(-time.Second))
+	if r.Phases == nil || r.Phases.Worker < 0.99 {
+		t.Errorf("round trip %+v", r.Phases)
+	}
+}
+
+func TestDecodeCheckedAndSlab(t *testing.T) {
+	spec := profiler.BufferSpec{Name: "o", Elems: 6, Type: profiler.BF16}
+	raw := make([]byte, 12)
+	profiler.BF16.Encode(raw, []float32{1, 2, 3, 4, 5, 6})
+	ref := &profiler.Reference{Checks: []profiler.Check{{Buffer: "o", Index: []int{1, 4, 99}}, {Buffer: "l", Index: []int{0}}}}
+	got := run.DecodeChecked(ref, "o", spec, raw)
+	if len(got) != 6 || got[1] != 2 || got[4] != 5 || got[0] != 0 || got[5] != 0 {
+		t.Errorf("decoded %v: want only elements 1 and 4", got)
+	}
+	var s []byte
+	if p := run.Slab(&s, 4, 0xff); len(p) != 4 || p[3] != 0xff {
+		t.Errorf("%v", p)
+	}
+	if p := run.Slab(&s, 2, 0xff); len(p) != 2 || &p[0] != &s[0] {
+		t.Error("a smaller request must reuse the slab")
+	}
+	if p := run.Slab(&s, 8, 0xff); len(p) != 8 || p[7] != 0xff {
+		t.Errorf("grown %v", p)
+	}
+}
