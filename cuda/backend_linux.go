@@ -695,12 +695,17 @@ func (b *backend) flushLaunch(k *kernel) profiler.Launch {
 	return profiler.Launch{Dispatch: d, Kernel: k, Args: []profiler.Buffer{b.flush}}
 }
 
-// TimeCache runs the launches reps times with an event before the first
-// launch and after each one. Before each rep, outside the events and on
-// the same stream (so the first event is recorded only once the flush has
-// finished): cold reads flushFactor × L2 with mltop_l2_flush, leaving the
-// L2 clean; dirty memsets 2 × L2 (a new byte value each rep), leaving it
-// dirty; hot does nothing. Samples are nanoseconds per dispatch.
+// TimeCache runs the launches reps times. Hot: one event before the first
+// launch and one after each, back to back. Cold and dirty: the cache is
+// prepared before EACH dispatch, as Nsight Compute's --cache-control all
+// does, so that every dispatch's time is comparable with ncu's
+// gpu__time_duration of that kernel; each dispatch then has its own event
+// pair, and the flush runs between pairs on the same stream (the start
+// event is recorded only once the flush has finished, and is not timed).
+// Cold reads flushFactor × L2 with mltop_l2_flush, leaving the L2 clean;
+// dirty memsets 2 × L2 (a new byte value each time), leaving it dirty.
+// A zero fill's dirty lines are thus written back by the next flush, not
+// by the kernel after it. Samples are nanoseconds per dispatch.
 func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
 	if reps < 1 {
 		reps = 1
@@ -713,6 +718,7 @@ func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheM
 		}
 		flush = b.flushLaunch(k)
 	}
+	prepare := b.flush != nil && (mode == profiler.CacheCold || mode == profiler.CacheDirty)
 	out := profiler.Timing{Timer: "cuda-event"}
 	err := b.do(func() error {
 		if err := b.alive(); err != nil {
@@ -720,32 +726,50 @@ func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheM
 		}
 		d := b.drv
 		n := len(ls)
+		// Event layout of one rep: hot n+1 (shared boundaries), else 2n.
 		per := n + 1
+		if prepare {
+			per = 2 * n
+		}
 		if err := b.eventsFor(reps * per); err != nil {
 			return err
 		}
-		for r := range reps {
-			switch {
-			case b.flush == nil:
-			case mode == profiler.CacheCold:
-				if err := b.launch(&flush); err != nil {
-					return err
-				}
-			case mode == profiler.CacheDirty:
-				size := min(b.flush.size, 2*b.info.CacheBytes)
-				if err := b.check(d.call("cuMemsetD8Async", d.cuMemsetD8Async, uintptr(b.flush.ptr), uintptr(r&0xff|1), uintptr(size), b.stream)); err != nil {
-					return err
-				}
+		record := func(ev uintptr) error {
+			return b.check(d.call("cuEventRecord", d.cuEventRecord, ev, b.stream))
+		}
+		flushes := 0
+		prep := func() error {
+			flushes++
+			if mode == profiler.CacheCold {
+				return b.launch(&flush)
 			}
+			size := min(b.flush.size, 2*b.info.CacheBytes)
+			return b.check(d.call("cuMemsetD8Async", d.cuMemsetD8Async, uintptr(b.flush.ptr), uintptr(flushes&0xff|1), uintptr(size), b.stream))
+		}
+		for r := range reps {
 			ev := b.events[r*per : (r+1)*per]
-			if err := b.check(d.call("cuEventRecord", d.cuEventRecord, ev[0], b.stream)); err != nil {
-				return err
+			if !prepare {
+				if err := record(ev[0]); err != nil {
+					return err
+				}
 			}
 			for i := range ls {
+				if prepare {
+					if err := prep(); err != nil {
+						return err
+					}
+					if err := record(ev[2*i]); err != nil {
+						return err
+					}
+				}
 				if err := b.launch(&ls[i]); err != nil {
 					return err
 				}
-				if err := b.check(d.call("cuEventRecord", d.cuEventRecord, ev[i+1], b.stream)); err != nil {
+				end := ev[i+1]
+				if prepare {
+					end = ev[2*i+1]
+				}
+				if err := record(end); err != nil {
 					return err
 				}
 			}
@@ -758,8 +782,12 @@ func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheM
 			ev := b.events[r*per : (r+1)*per]
 			row := make([]float64, n)
 			for i := range n {
+				start, end := ev[i], ev[i+1]
+				if prepare {
+					start, end = ev[2*i], ev[2*i+1]
+				}
 				var ms float32
-				if err := b.check(d.call("cuEventElapsedTime", d.cuEventElapsedTime, uintptr(unsafe.Pointer(&ms)), ev[i], ev[i+1])); err != nil {
+				if err := b.check(d.call("cuEventElapsedTime", d.cuEventElapsedTime, uintptr(unsafe.Pointer(&ms)), start, end)); err != nil {
 					return err
 				}
 				row[i] = float64(ms) * 1e6
