@@ -371,7 +371,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprint(stdout, profiler.FormatResult(res))
 	}
 	switch {
-	case res.Status == profiler.StatusOK:
+	case res.Status == profiler.StatusOK, res.Status == profiler.StatusUnchecked:
 		return nil
 	case res.Status == profiler.StatusInvalid:
 		return &exitError{code: exitBadInput, msg: fmt.Sprintf("invalid spec: %s", res.Error)}

@@ -29,6 +29,9 @@ type Reference struct {
 	RowsChecked int
 	RowsTotal   int
 	Rows        string // which rows, in words ("all 8192 rows", "64 of 1048576 rows, seed 1")
+	// Unchecked says there is nothing to compare against (a user kernel
+	// with `check: none`): the run's status is unchecked, never ok.
+	Unchecked bool
 }
 
 // Inputs are the host copies of the input buffers after rounding to their

@@ -206,7 +206,11 @@ func (r *Runner) run(ctx context.Context, s Spec, opt Options, progress func(Pro
 	progress(Progress{Phase: "compile"})
 	launches, setup, err := r.compile(plan)
 	if err != nil {
-		r.fail(res, StatusCompileError, err)
+		st := StatusCompileError
+		if errors.Is(err, ErrCannotRun) {
+			st = StatusInvalid
+		}
+		r.fail(res, st, err)
 		return
 	}
 	for i := range launches {
@@ -257,6 +261,9 @@ func (r *Runner) run(ctx context.Context, s Spec, opt Options, progress func(Pro
 	}
 	res.Verdict = &verdict
 	res.Status = StatusOK
+	if verdict.Unchecked {
+		res.Status = StatusUnchecked
+	}
 	if !verdict.Pass {
 		res.Status = StatusMismatch
 		res.Error = fmt.Sprintf("%d of %d checked elements outside atol %.3g + rtol %.3g·|ref| (%d NaN/Inf); worst %s", verdict.Mismatches, verdict.Checked, verdict.ATol, verdict.RTol, verdict.NaNInf, verdict.Worst)
@@ -319,6 +326,10 @@ func programKey(p Program) string {
 	k := p.Source + ":" + p.Entry
 	for _, m := range p.Macros {
 		k += "|" + m.Name + "=" + m.Value
+	}
+	if p.Code != "" {
+		// A user kernel's source changes under the same name (live reload).
+		k += "|" + userSourceKey(p)
 	}
 	return k
 }
@@ -402,7 +413,7 @@ func (r *Runner) allocate(plan *Plan, seed uint64, s Spec) (map[string]Buffer, e
 		bufs[b.Name] = buf
 		var vals []float32
 		switch b.Init {
-		case InitNormal, InitUniform, InitInts:
+		case InitNormal, InitUniform, InitInts, InitOnes, InitArange:
 			r.mu.Lock()
 			vals = cache[b.Name]
 			r.mu.Unlock()

@@ -19,6 +19,10 @@ var DefaultTolerances = map[DType]Tolerance{
 // reference checks.
 func Verify(ref *Reference, got map[string][]float32, tol Tolerance) Verdict {
 	v := Verdict{ATol: tol.ATol, RTol: tol.RTol, RowsChecked: ref.RowsChecked, RowsTotal: ref.RowsTotal, Rows: ref.Rows}
+	if ref.Unchecked {
+		v.Unchecked, v.Pass = true, true
+		return v
+	}
 	var sq float64
 	worst := -1.0
 	for _, c := range ref.Checks {
