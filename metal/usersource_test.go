@@ -9,8 +9,8 @@ import (
 
 func TestAssembleUserSource(t *testing.T) {
 	p := profiler.Program{
-		File: "/k/softmax.metal",
-		Code: "#include <metal_stdlib>\n#include \"common.h\"\nkernel void f() {}\n#include \"common.h\"\n",
+		File:     "/k/softmax.metal",
+		Code:     "#include <metal_stdlib>\n#include \"common.h\"\nkernel void f() {}\n#include \"common.h\"\n",
 		Includes: map[string]string{"common.h": "#include \"inner.h\"\nconstant int X = 1;", "inner.h": "// inner"},
 	}
 	got, err := AssembleUserSource(p)

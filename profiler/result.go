@@ -48,7 +48,7 @@ type Verdict struct {
 	Rows        string  `json:"rows"` // which rows, in words
 	Pass        bool    `json:"pass"`
 	Unchecked   bool    `json:"unchecked,omitempty"` // nothing to compare against: Pass means only "not failed"
-	Worst       string  `json:"worst,omitempty"` // where the largest error is
+	Worst       string  `json:"worst,omitempty"`     // where the largest error is
 }
 
 // BudgetReport holds one dispatch's threadgroup memory against the limit.
