@@ -153,3 +153,14 @@ func DescribeRows(rows []int, total int, seed uint64) string {
 	}
 	return fmt.Sprintf("%d of %d rows (first, last and %d seeded with %d)", len(rows), total, len(rows)-2, seed)
 }
+
+// Replace registers f, replacing a family of the same name if there is one
+// (a user kernel reloaded after its manifest or sources changed). It
+// returns the family it replaced, or nil.
+func Replace(f Family) Family {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	old := registry[f.Name()]
+	registry[f.Name()] = f
+	return old
+}
