@@ -209,6 +209,10 @@ func (r *Runner) run(ctx context.Context, s Spec, opt Options, progress func(Pro
 		st := StatusCompileError
 		if errors.Is(err, ErrCannotRun) {
 			st = StatusInvalid
+			// The budget needs no compiler: show it anyway.
+			for i := range plan.Dispatches {
+				res.Budget = append(res.Budget, BuildBudget(&plan.Dispatches[i], dev, KernelAttrs{}))
+			}
 		}
 		r.fail(res, st, err)
 		return

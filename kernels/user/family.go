@@ -24,6 +24,10 @@ type Family struct {
 	disps        []udisp
 	flops, bytes *expr.Program
 	check        checker
+	// paramNames are the parameter names of the kernels in each source: a
+	// knob, dim or flag of that name is not defined as a macro there (the
+	// macro would rewrite the parameter's declaration).
+	paramNames map[string]map[string]bool
 }
 
 var _ profiler.Family = (*Family)(nil)
@@ -229,18 +233,23 @@ var DTypeCodes = map[profiler.DType]int{profiler.F32: 0, profiler.F16: 1, profil
 // T (the dtype's C type), DTYPE (0 f32, 1 f16, 2 bf16) and DTYPE_<NAME>=1.
 func (f *Family) macros(s profiler.Spec, lang string) []profiler.Macro {
 	var out []profiler.Macro
+	add := func(name, value string) {
+		if !f.paramNames[lang][name] {
+			out = append(out, profiler.Macro{Name: name, Value: value})
+		}
+	}
 	for _, p := range f.schema.Knobs {
-		out = append(out, profiler.Macro{Name: p.Name, Value: strconv.Itoa(s.Knobs[p.Name])})
+		add(p.Name, strconv.Itoa(s.Knobs[p.Name]))
 	}
 	for _, p := range f.schema.Dims {
-		out = append(out, profiler.Macro{Name: p.Name, Value: strconv.Itoa(s.Dims[p.Name])})
+		add(p.Name, strconv.Itoa(s.Dims[p.Name]))
 	}
 	for _, fl := range f.schema.Flags {
 		v := "0"
 		if s.Flags[fl.Name] {
 			v = "1"
 		}
-		out = append(out, profiler.Macro{Name: fl.Name, Value: v})
+		add(fl.Name, v)
 	}
 	return append(out,
 		profiler.Macro{Name: "T", Value: CTypes[lang][s.DType]},

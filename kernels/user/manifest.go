@@ -269,6 +269,18 @@ func (f *Family) build(read func(string) ([]byte, error)) error {
 			return d.err("$.sources."+lang, "sources."+lang, "cannot read %s: %v: the path is relative to the manifest's folder", p, unwrapPath(err))
 		}
 		f.src[lang] = source{path: p, code: string(b)}
+		names := map[string]bool{}
+		for _, sig := range FindEntries(string(b)) {
+			for _, prm := range sig.Params {
+				if prm.Name != "" {
+					names[prm.Name] = true
+				}
+			}
+		}
+		if f.paramNames == nil {
+			f.paramNames = map[string]map[string]bool{}
+		}
+		f.paramNames[lang] = names
 	}
 	f.includes = map[string]string{}
 	for i, inc := range m.Includes {
