@@ -318,6 +318,9 @@ func (f *Family) build(read func(string) ([]byte, error)) error {
 		if prev, dup := seen[name]; dup {
 			return profiler.Param{}, d.err(path, field, "%s is already %s: names must be unique across knobs, dims and flags", name, prev)
 		}
+		if Reserved[name] {
+			return profiler.Param{}, d.err(path, field, "%s is the name of a CSV column (or of a macro mltop defines): rename it, e.g. %s_", name, name)
+		}
 		seen[name] = kind
 		out := profiler.Param{Name: name, Doc: p.Doc, Values: p.Values, Multiple: p.Multiple, Shape: p.Shape || isDim}
 		out.Min, out.Max = 1, 1<<31-1
@@ -368,6 +371,9 @@ func (f *Family) build(read func(string) ([]byte, error)) error {
 		}
 		if prev, dup := seen[name]; dup {
 			return d.err(path, field, "%s is already %s: names must be unique across knobs, dims and flags", name, prev)
+		}
+		if Reserved[name] {
+			return d.err(path, field, "%s is the name of a CSV column (or of a macro mltop defines): rename it, e.g. %s_", name, name)
 		}
 		seen[name] = "flags"
 		fl := profiler.FlagParam{Name: name}
@@ -752,4 +758,17 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// Reserved are names a knob, dim or flag may not take: the CSV's fixed
+// columns (profiler's csvHead/csvTail) and the macros mltop defines.
+var Reserved = map[string]bool{}
+
+func init() {
+	for _, n := range strings.Fields(`time backend device timer kernel dtype n min_us p10_us median_us p90_us cv tflops gbps
+		pct_peak_flops pct_peak_bw pct_measured_flops pct_measured_bw tgm_bytes tgm_limit compiler_tgm occupancy
+		occupancy_limiter memory_bytes max_abs_err max_rel_err rms_err tol rows_checked status error
+		T DTYPE DTYPE_F32 DTYPE_F16 DTYPE_BF16`) {
+		Reserved[n] = true
+	}
 }

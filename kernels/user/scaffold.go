@@ -45,6 +45,13 @@ func Scaffold(name, srcPath, src, entry, dir string) (string, []string, error) {
 		if pname == "" {
 			pname = fmt.Sprintf("arg%d", i)
 		}
+		if Reserved[pname] {
+			old := pname
+			if pname = strings.ToUpper(pname); Reserved[pname] {
+				pname += "_"
+			}
+			notes = append(notes, fmt.Sprintf("parameter %s is named %s in the manifest (%s is a CSV column or an mltop macro)", old, pname, old))
+		}
 		switch {
 		case p.Pointer && strings.Contains(p.Type, "constant") && !strings.Contains(p.Type, "*"):
 			notes = append(notes, fmt.Sprintf("%s (%s) is a struct of scalars: list its int fields, in order, as dims at the end of args (mltop packs them into one struct)", pname, p.Type))
