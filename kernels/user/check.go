@@ -159,11 +159,17 @@ func (f *Family) tolFor(b ubuf, dt profiler.DType) *profiler.Tolerance {
 		return nil
 	}
 	t := profiler.DefaultTolerances[dt]
-	if b.tol.ATol != nil {
-		t.ATol = *b.tol.ATol
+	set := func(a, r *float64) {
+		if a != nil {
+			t.ATol = *a
+		}
+		if r != nil {
+			t.RTol = *r
+		}
 	}
-	if b.tol.RTol != nil {
-		t.RTol = *b.tol.RTol
+	set(b.tol.ATol, b.tol.RTol)
+	if p := map[profiler.DType]*tolPair{profiler.F32: b.tol.F32, profiler.F16: b.tol.F16, profiler.BF16: b.tol.BF16}[dt]; p != nil {
+		set(p.ATol, p.RTol)
 	}
 	return &t
 }

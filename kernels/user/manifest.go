@@ -67,7 +67,18 @@ type flagYAML struct {
 	Doc     string `yaml:"doc"`
 }
 
+// tolYAML is a buffer's tolerance: `{atol, rtol}` for every dtype, and/or
+// per dtype `{f32: {atol, rtol}, bf16: {...}}` (unset values keep the
+// dtype's default).
 type tolYAML struct {
+	ATol *float64 `yaml:"atol"`
+	RTol *float64 `yaml:"rtol"`
+	F32  *tolPair `yaml:"f32"`
+	F16  *tolPair `yaml:"f16"`
+	BF16 *tolPair `yaml:"bf16"`
+}
+
+type tolPair struct {
 	ATol *float64 `yaml:"atol"`
 	RTol *float64 `yaml:"rtol"`
 }
