@@ -27,7 +27,17 @@ func inline(b *strings.Builder, file, code string, incs map[string]string, done 
 	}
 	fmt.Fprintf(b, "#line 1 %q\n", file)
 	lines := strings.Split(strings.TrimSuffix(code, "\n"), "\n")
-	for i, l := range lines {
+	cur := 1 // the line number the next line has
+	for _, l := range lines {
+		if n, f, ok := lineDirective(l); ok {
+			cur = n
+			if f != "" {
+				file = f
+			}
+			b.WriteString(l)
+			b.WriteString("\n")
+			continue
+		}
 		name, ok := quotedInclude(l)
 		if body, known := incs[name]; ok && known {
 			if !done[name] {
@@ -36,14 +46,40 @@ func inline(b *strings.Builder, file, code string, incs map[string]string, done 
 					return err
 				}
 			}
-			fmt.Fprintf(b, "#line %d %q\n", i+2, file)
-			b.WriteString("\n")
+			fmt.Fprintf(b, "#line %d %q\n", cur+1, file)
+			cur++
 			continue
 		}
 		b.WriteString(l)
 		b.WriteString("\n")
+		cur++
 	}
 	return nil
+}
+
+// lineDirective reads `#line N` or `#line N "file"`.
+func lineDirective(l string) (int, string, bool) {
+	t := strings.TrimSpace(l)
+	if !strings.HasPrefix(t, "#") {
+		return 0, "", false
+	}
+	t = strings.TrimSpace(t[1:])
+	if !strings.HasPrefix(t, "line") {
+		return 0, "", false
+	}
+	var n int
+	var f string
+	fields := strings.Fields(t[len("line"):])
+	if len(fields) == 0 {
+		return 0, "", false
+	}
+	if _, err := fmt.Sscan(fields[0], &n); err != nil {
+		return 0, "", false
+	}
+	if len(fields) > 1 {
+		f = strings.Trim(strings.Join(fields[1:], " "), "\"")
+	}
+	return n, f, true
 }
 
 // quotedInclude returns name for a line `#include "name"`.

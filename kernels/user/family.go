@@ -261,8 +261,9 @@ func (f *Family) macros(s profiler.Spec, lang string) []profiler.Macro {
 func (f *Family) dispatch(d udisp, e map[string]any, dev profiler.DeviceInfo, src source, macros []profiler.Macro) (profiler.Dispatch, error) {
 	pd := profiler.Dispatch{
 		Name: d.name,
-		Program: profiler.Program{Source: f.Name(), Entry: d.entry, Macros: macros,
-			Code: src.code, File: src.path, Includes: f.includes},
+		// The macros travel in the code (see withMacros), not as -D options.
+		Program: profiler.Program{Source: f.Name(), Entry: d.entry,
+			Code: withMacros(src.code, src.path, macros), File: src.path, Includes: f.includes},
 		Args: d.bufArgs,
 	}
 	for k := range 3 {
