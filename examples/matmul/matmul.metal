@@ -12,12 +12,12 @@ struct MatmulParams {
     int k;
 };
 
-kernel void matmul_tiled(device const T* A [[buffer(0)]],
-                         device const T* B [[buffer(1)]],
-                         device T* C [[buffer(2)]],
-                         constant MatmulParams& p [[buffer(3)]],
-                         uint3 tg [[threadgroup_position_in_grid]],
-                         uint tid [[thread_index_in_threadgroup]]) {
+[[kernel]] void matmul_tiled(device const T* A [[buffer(0)]],
+                             device const T* B [[buffer(1)]],
+                             device T* C [[buffer(2)]],
+                             constant MatmulParams& p [[buffer(3)]],
+                             uint3 tg [[threadgroup_position_in_grid]],
+                             uint tid [[thread_index_in_threadgroup]]) {
     threadgroup float As[BM][BK];
     threadgroup float Bs[BK][BN];
     const int m = p.m, n = p.n, k = p.k;

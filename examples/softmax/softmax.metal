@@ -9,13 +9,13 @@ struct SoftmaxParams {
     int n_cols;
 };
 
-kernel void softmax_rows(device const T* X [[buffer(0)]],
-                         device T* Y [[buffer(1)]],
-                         constant SoftmaxParams& p [[buffer(2)]],
-                         uint row [[threadgroup_position_in_grid]],
-                         uint tid [[thread_position_in_threadgroup]],
-                         ushort sg [[simdgroup_index_in_threadgroup]],
-                         ushort lane [[thread_index_in_simdgroup]]) {
+[[kernel]] void softmax_rows(device const T* X [[buffer(0)]],
+                             device T* Y [[buffer(1)]],
+                             constant SoftmaxParams& p [[buffer(2)]],
+                             uint row [[threadgroup_position_in_grid]],
+                             uint tid [[thread_position_in_threadgroup]],
+                             ushort sg [[simdgroup_index_in_threadgroup]],
+                             ushort lane [[thread_index_in_simdgroup]]) {
     threadgroup float red[WG / 32];
     const int n = p.n_cols;
     device const T* x = X + (ulong)row * n;

@@ -7,11 +7,11 @@ struct TransposeUserParams {
     int w;
 };
 
-kernel void transpose_tiled(device const T* src [[buffer(0)]],
-                            device T* dst [[buffer(1)]],
-                            constant TransposeUserParams& p [[buffer(2)]],
-                            uint3 tg [[threadgroup_position_in_grid]],
-                            uint tid [[thread_index_in_threadgroup]]) {
+[[kernel]] void transpose_tiled(device const T* src [[buffer(0)]],
+                                device T* dst [[buffer(1)]],
+                                constant TransposeUserParams& p [[buffer(2)]],
+                                uint3 tg [[threadgroup_position_in_grid]],
+                                uint tid [[thread_index_in_threadgroup]]) {
     threadgroup float tile[TILE][TILE + 1];
     const int h = p.h, w = p.w;
     const int tx = tid % TILE, ty = tid / TILE;
