@@ -28,7 +28,7 @@ func (s Summary) ExitCode() int {
 // String is the one-line summary printed at the end of a sweep.
 func (s Summary) String() string {
 	msg := fmt.Sprintf("%d specs: %d ok", s.Total, s.ByStatus[StatusOK])
-	for _, st := range []Status{StatusMismatch, StatusCompileError, StatusCrashed, StatusTimeout, StatusError, StatusCancelled, StatusInvalid} {
+	for _, st := range []Status{StatusMismatch, StatusCompileError, StatusCrashed, StatusTimeout, StatusError, StatusCancelled, StatusInvalid, StatusUnchecked} {
 		if n := s.ByStatus[st]; n > 0 {
 			msg += fmt.Sprintf(", %d %s", n, st)
 		}
