@@ -154,6 +154,26 @@ func DescribeRows(rows []int, total int, seed uint64) string {
 	return fmt.Sprintf("%d of %d rows (first, last and %d seeded with %d)", len(rows), total, len(rows)-2, seed)
 }
 
+// Versioned is a family whose definition can change while the process
+// runs (a user kernel reloaded from its files): the runner keys its cached
+// inputs and references by the version too, so an edited manifest or
+// reference is not answered from the cache.
+type Versioned interface {
+	Version() string
+}
+
+// FamilyVersion is f's version, or "" for a family that never changes.
+func FamilyVersion(name string) string {
+	f, err := Lookup(name)
+	if err != nil {
+		return ""
+	}
+	if v, ok := f.(Versioned); ok {
+		return v.Version()
+	}
+	return ""
+}
+
 // Replace registers f, replacing a family of the same name if there is one
 // (a user kernel reloaded after its manifest or sources changed). It
 // returns the family it replaced, or nil.

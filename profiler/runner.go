@@ -402,7 +402,7 @@ func bind(ls []Launch, plan *Plan, bufs map[string]Buffer) {
 // (shape, seed) and reused while a sweep varies only knobs.
 func (r *Runner) allocate(plan *Plan, seed uint64, s Spec) (map[string]Buffer, error) {
 	bufs := map[string]Buffer{}
-	key := fmt.Sprintf("%s|seed=%d", s.ShapeKey(), seed)
+	key := fmt.Sprintf("%s|seed=%d|v=%s", s.ShapeKey(), seed, FamilyVersion(s.Kernel))
 	r.mu.Lock()
 	if r.inputs.key != key {
 		r.inputs = inputCache{key: key, data: map[string][]float32{}}
@@ -452,7 +452,7 @@ func (r *Runner) allocate(plan *Plan, seed uint64, s Spec) (map[string]Buffer, e
 }
 
 func (r *Runner) verify(f Family, s Spec, plan *Plan, bufs map[string]Buffer, opt Options) (Verdict, error) {
-	key := fmt.Sprintf("%s|seed=%d|rows=%d", s.ShapeKey(), opt.Seed, opt.MaxRows)
+	key := fmt.Sprintf("%s|seed=%d|rows=%d|v=%s", s.ShapeKey(), opt.Seed, opt.MaxRows, FamilyVersion(s.Kernel))
 	r.mu.Lock()
 	ref := r.refs[key]
 	inputs := Inputs(r.inputs.data)

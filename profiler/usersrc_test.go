@@ -79,3 +79,37 @@ func TestFillInits(t *testing.T) {
 		t.Errorf("normal(5, 0.5) mean %g", mean)
 	}
 }
+
+// versionedFamily is test_scale whose definition changes (a reloaded user kernel).
+type versionedFamily struct {
+	scaleFamily
+	version string
+	refs    *int
+}
+
+func (versionedFamily) Name() string      { return "test_versioned" }
+func (v versionedFamily) Version() string { return v.version }
+func (v versionedFamily) Reference(s Spec, in Inputs, maxRows int, seed uint64) (*Reference, error) {
+	*v.refs++
+	return v.scaleFamily.Reference(s, in, maxRows, seed)
+}
+
+func TestReferenceCacheFollowsVersion(t *testing.T) {
+	n := 0
+	Replace(versionedFamily{version: "a", refs: &n})
+	r := NewRunner(&memBackend{})
+	s := Spec{Kernel: "test_versioned", DType: F32, Dims: map[string]int{"N": 256}}
+	for range 2 {
+		if res := r.Run(context.Background(), s, quickOptions(), nil); res.Status != StatusOK {
+			t.Fatalf("%s %s", res.Status, res.Error)
+		}
+	}
+	if n != 1 {
+		t.Fatalf("reference computed %d times for one version, want 1", n)
+	}
+	Replace(versionedFamily{version: "b", refs: &n})
+	r.Run(context.Background(), s, quickOptions(), nil)
+	if n != 2 {
+		t.Errorf("a new version reused the cached reference (%d computations)", n)
+	}
+}

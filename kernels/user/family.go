@@ -28,7 +28,12 @@ type Family struct {
 	// knob, dim or flag of that name is not defined as a macro there (the
 	// macro would rewrite the parameter's declaration).
 	paramNames map[string]map[string]bool
+	version    string // hash of the manifest and the files it names
 }
+
+// Version identifies the family's definition (profiler.Versioned): it
+// changes when the manifest, a source, an include or ref.py changes.
+func (f *Family) Version() string { return f.version }
 
 var _ profiler.Family = (*Family)(nil)
 

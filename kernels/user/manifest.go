@@ -7,6 +7,8 @@
 package user
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -254,6 +256,14 @@ func Parse(path string, src []byte, read func(string) ([]byte, error)) (*Family,
 	if err := f.build(read); err != nil {
 		return nil, err
 	}
+	h := sha256.New()
+	h.Write(src)
+	for _, p := range f.Files()[1:] {
+		b, _ := read(p)
+		fmt.Fprintf(h, "\x00%s\x00%d\x00", p, len(b))
+		h.Write(b)
+	}
+	f.version = hex.EncodeToString(h.Sum(nil)[:8])
 	return f, nil
 }
 

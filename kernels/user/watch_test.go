@@ -109,3 +109,21 @@ func TestWatchFirstLoadError(t *testing.T) {
 		t.Errorf("first load error: %v", err)
 	}
 }
+
+func TestVersionFollowsFiles(t *testing.T) {
+	y := strings.Replace(goodYAML, "check: none", "check: {python: ref.py}", 1)
+	path := writeKernel(t, map[string]string{"kernel.yaml": y, "k.cu": goodCU, "ref.py": "def reference(i, d):\n    return {}\n"})
+	a, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Load(path)
+	if a.Version() == "" || a.Version() != b.Version() {
+		t.Fatalf("versions %q %q", a.Version(), b.Version())
+	}
+	os.WriteFile(filepath.Join(filepath.Dir(path), "ref.py"), []byte("def reference(i, d):\n    return {'Y': 1}\n"), 0o644)
+	c, _ := Load(path)
+	if c.Version() == a.Version() {
+		t.Error("editing ref.py kept the version")
+	}
+}
