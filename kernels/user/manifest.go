@@ -437,7 +437,12 @@ func (f *Family) build(read func(string) ([]byte, error)) error {
 		if err != nil {
 			return nil, d.err(path, field, "%v", err)
 		}
-		return expr.Compile(s, vars, d.where(path, field))
+		p, err := expr.Compile(s, vars, d.where(path, field))
+		var ee *expr.Error
+		if err != nil && errors.As(err, &ee) && strings.Count(s, "(") != strings.Count(s, ")") {
+			ee.Msg += `: YAML splits [a, b] lists at commas, so quote an expression that has one: ["cdiv(cols, 4)", 1]`
+		}
+		return p, err
 	}
 	// buffers
 	if len(m.Buffers) == 0 {

@@ -145,6 +145,7 @@ func TestBadManifests(t *testing.T) {
 		{"missing source", sub("cuda: k.cu", "cuda: nope.cu"), nil, []string{"kernel.yaml:2:", "sources.cuda", "nope.cu", "relative to the manifest"}},
 		{"missing include", sub("dtypes: [f32]", "dtypes: [f32]\nincludes: [common.h]"), nil, []string{"includes[0]", "common.h"}},
 		{"unknown name in grid", sub("grid: [rows]", "grid: [\"cdiv(colz, 4)\"]"), nil, []string{"unknown name 'colz' in grid[0] 'cdiv(colz, 4)' at", "kernel.yaml:14:", "known: T, WG, cols, rows"}},
+		{"unquoted comma", sub("grid: [rows]", "grid: [cdiv(rows, 4)]"), nil, []string{"syntax error", "quote an expression that has one"}},
 		{"unknown name in shape", sub("shape: [rows, cols]}", "shape: [rows, colls]}"), nil, []string{"unknown name 'colls' in buffers[X].shape[1]"}},
 		{"unknown name in rule", sub(`"cols % 4 == 0"`, `"col % 4 == 0"`), nil, []string{"unknown name 'col' in rules[0]", "kernel.yaml:9:"}},
 		{"args count", sub("args: [X, Y, rows, cols]", "args: [X, Y, rows]"), nil, []string{"args", "3 args but", "k.cu:1 k(T* X, T* Y, int rows, int cols) takes 4 parameters"}},
