@@ -82,6 +82,8 @@ func TestUserExamplesOnCPUEmulator(t *testing.T) {
 		{"matmul f16", "matmul", profiler.Spec{DType: profiler.F16, Knobs: map[string]int{"BM": 64, "BN": 32, "BK": 16, "WG": 128}, Dims: map[string]int{"M": 64, "N": 64, "K": 40}}, true},
 		{"transpose f32 ragged", "transpose", profiler.Spec{DType: profiler.F32, Knobs: map[string]int{"TILE": 16, "ROWS": 4}, Dims: map[string]int{"height": 33, "width": 47}}, false},
 		{"transpose f16 TILE=32", "transpose", profiler.Spec{DType: profiler.F16, Knobs: map[string]int{"TILE": 32, "ROWS": 8}, Dims: map[string]int{"height": 64, "width": 40}}, false},
+		{"transpose bf16 native bfloat", "transpose", profiler.Spec{DType: profiler.BF16, Knobs: map[string]int{"TILE": 16, "ROWS": 2}, Dims: map[string]int{"height": 20, "width": 17}}, false},
+		{"softmax bf16 native bfloat", "softmax", profiler.Spec{DType: profiler.BF16, Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"rows": 3, "cols": 200}}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -94,6 +96,8 @@ func TestUserExamplesOnCPUEmulator(t *testing.T) {
 			}
 			s := c.spec
 			s.Kernel = fams[0].Name()
+			eb.NativeBF16 = s.DType == profiler.BF16 // user kernels use Metal 3.1's bfloat for T
+			defer func() { eb.NativeBF16 = false }()
 			mslemu.Check(t, profiler.NewRunner(eb), s, opt)
 		})
 	}
