@@ -43,6 +43,7 @@ type options struct {
 	noColor    bool
 	quiet      bool
 	set        map[string]bool // flags given explicitly on the command line
+	kernels    kernelPaths     // --kernel PATH: user manifests
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -67,10 +68,14 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.isolate, "isolate", "auto", "run specs in a worker subprocess: auto (on for GPU backends), on, off")
 	fs.BoolVar(&o.noColor, "no-color", false, "plain output without colour (also NO_COLOR=1)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar on stderr")
+	fs.Var(&o.kernels, "kernel", "add the user kernel(s) of `PATH` (a kernel.yaml or a folder of them; repeatable)")
 }
 
 // validate checks flag values.
 func (o *options) validate() error {
+	if err := loadUserKernels(o.kernels); err != nil {
+		return err
+	}
 	if !slices.Contains(sweep.KnownBackends, o.backend) {
 		return badInput("unknown backend %q: use one of %s", o.backend, strings.Join(sweep.KnownBackends, ", "))
 	}
@@ -199,7 +204,10 @@ Usage:
   mltop --config sweep.yaml [flags]     headless sweep: progress on stderr, table on stdout
   mltop run KERNEL [--set K=V,...] [--dtype D] [flags]
                                         one spec from the command line; unset knobs and dims
-                                        take the family's defaults; flags are set as causal=1
+                                        take the family's defaults; flags are set as causal=1;
+                                        KERNEL may be a user kernel's ./dir/kernel.yaml
+  mltop new NAME --from FILE.cu --entry FN [-o DIR]
+                                        write a starting kernel.yaml for your own kernel
   mltop list                            backends found (and why a missing one is missing),
                                         kernel families with their knobs, dims and dtypes
   mltop report FILE.csv                 attention-backward tables (fused/unfused speed ratio,
@@ -403,7 +411,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprint(stdout, sink.FormatResult(res))
 	}
 	switch {
-	case res.Status == profiler.StatusOK:
+	case res.Status == profiler.StatusOK, res.Status == profiler.StatusUnchecked:
 		return nil
 	case res.Status == profiler.StatusInvalid:
 		return &exitError{code: exitBadInput, msg: fmt.Sprintf("invalid spec: %s", res.Error)}
@@ -414,6 +422,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // parseSpec builds a Spec from --set pairs, checking every name and value
 // against the family's schema.
 func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
+	kernel, err := resolveKernelArg(kernel)
+	if err != nil {
+		return profiler.Spec{}, err
+	}
 	f, err := profiler.Lookup(kernel)
 	if err != nil {
 		return profiler.Spec{}, badInput("%v", err)

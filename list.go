@@ -11,7 +11,12 @@ import (
 // cmdList prints the backends found and every kernel family's schema.
 func cmdList(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mltop list", stderr, usage)
+	var kernels kernelPaths
+	fs.Var(&kernels, "kernel", "")
 	if _, err := parseInterleaved(fs, args); err != nil {
+		return err
+	}
+	if err := loadUserKernels(kernels); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, "Backends:")

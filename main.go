@@ -35,6 +35,9 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
 	}
+	if err := registerEnvKernels(); err != nil {
+		return report(err, stderr)
+	}
 	var err error
 	switch cmd {
 	case "":
@@ -51,11 +54,13 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		err = cmdReport(args, stdout, stderr)
 	case "calibrate":
 		err = cmdCalibrate(args, stdout, stderr)
+	case "new":
+		err = cmdNew(args, stdout, stderr)
 	case "help":
 		usage(stdout)
 		return exitOK
 	default:
-		err = badInput("unknown command %q: use run, list, report, calibrate, selftest, or no command for the interactive session (mltop --help)", cmd)
+		err = badInput("unknown command %q: use run, list, new, report, calibrate, selftest, or no command for the interactive session (mltop --help)", cmd)
 	}
 	return report(err, stderr)
 }

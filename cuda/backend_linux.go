@@ -5,6 +5,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"runtime"
@@ -367,7 +368,11 @@ func (b *backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 		}
 		if err := d.call("cuModuleGetFunction", d.cuModuleGetFunction, uintptr(unsafe.Pointer(&k.fn)), k.mod, uintptr(unsafe.Pointer(cString(p.Entry)))); err != nil {
 			d.call("cuModuleUnload", d.cuModuleUnload, k.mod)
-			return fmt.Errorf("%s.cu has no kernel %q (is it extern \"C\" __global__?): %w", p.Source, p.Entry, err)
+			file := p.Source + ".cu"
+			if p.Code != "" {
+				file = p.File
+			}
+			return fmt.Errorf("%s has no kernel %q (is it extern \"C\" __global__?): %w", file, p.Entry, err)
 		}
 		fa := func(a int) int {
 			var v int32
@@ -393,12 +398,12 @@ func (b *backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 // cubin compiles p with NVRTC or takes it from the cache. Two callers
 // asking for one program at once share one compile.
 func (b *backend) cubin(p profiler.Program) ([]byte, error) {
-	src, err := shaders.Source("cuda", p.Source, ".cu")
+	src, name, hdrs, err := b.programSource(p)
 	if err != nil {
 		return nil, err
 	}
 	opts := CompileOptions(p, b.arch)
-	key := CompileKey(src, b.headers, p.Macros, b.arch, b.compiler+" "+strings.Join(opts, " "))
+	key := CompileKey(src, hdrs, p.Macros, b.arch, b.compiler+" "+strings.Join(opts, " "))
 	for {
 		if c, ok := b.cache.get(key); ok {
 			return c, nil
@@ -412,7 +417,7 @@ func (b *backend) cubin(p profiler.Program) ([]byte, error) {
 			done := make(chan struct{})
 			b.inflight[key] = done
 			b.statsMu.Unlock()
-			c, _, err := b.nv.compile(src, p.Source+".cu", b.headers, opts)
+			c, _, err := b.nv.compile(src, name, hdrs, opts)
 			if err == nil {
 				b.cache.put(key, c)
 			}
@@ -424,13 +429,32 @@ func (b *backend) cubin(p profiler.Program) ([]byte, error) {
 			b.statsMu.Unlock()
 			close(done)
 			if err != nil {
-				return nil, fmt.Errorf("NVRTC could not compile %s.cu for %s: %w", p.Source, b.arch, err)
+				return nil, fmt.Errorf("NVRTC could not compile %s for %s: %w", name, b.arch, err)
 			}
 			return c, nil
 		}
 		b.statsMu.Unlock()
 		<-wait // then take it from the cache, or compile it ourselves if that one failed
 	}
+}
+
+// programSource is what NVRTC compiles for p: a built-in shader, or a
+// user kernel's own source (named by its real path, so that NVRTC's log
+// points at the user's file:line) with its includes beside the built-in
+// headers.
+func (b *backend) programSource(p profiler.Program) (src, name string, hdrs map[string]string, err error) {
+	if p.Code == "" {
+		src, err = shaders.Source("cuda", p.Source, ".cu")
+		return src, p.Source + ".cu", b.headers, err
+	}
+	hdrs = make(map[string]string, len(b.headers)+len(p.Includes))
+	maps.Copy(hdrs, b.headers)
+	maps.Copy(hdrs, p.Includes)
+	name = p.File
+	if name == "" {
+		name = p.Source + ".cu"
+	}
+	return p.Code, name, hdrs, nil
 }
 
 // Prefetch compiles p in the background (NVRTC needs no context), so that

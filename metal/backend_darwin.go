@@ -171,6 +171,17 @@ func (b *Backend) Timer() TimerState {
 // macros become preprocessorMacros, and pipelines are cached by source
 // hash and macros for the life of the backend.
 func (b *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
+	if p.Code != "" { // a user kernel's own source: its includes pasted, #line kept
+		macros, err := MacroPairs(p.Macros)
+		if err != nil {
+			return nil, err
+		}
+		src, err := AssembleUserSource(p)
+		if err != nil {
+			return nil, err
+		}
+		return b.compileSource(src, p.Entry, CompileOptions{Macros: macros, MathMode: DefaultMathMode})
+	}
 	src, err := shaders.Source("metal", p.Source, ".metal")
 	if err != nil {
 		return nil, err

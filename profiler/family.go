@@ -29,6 +29,9 @@ type Reference struct {
 	RowsChecked int
 	RowsTotal   int
 	Rows        string // which rows, in words ("all 8192 rows", "64 of 1048576 rows, seed 1")
+	// Unchecked says there is nothing to compare against (a user kernel
+	// with `check: none`): the run's status is unchecked, never ok.
+	Unchecked bool
 }
 
 // Inputs are the host copies of the input buffers after rounding to their
@@ -149,4 +152,35 @@ func DescribeRows(rows []int, total int, seed uint64) string {
 		return fmt.Sprintf("all %d rows", total)
 	}
 	return fmt.Sprintf("%d of %d rows (first, last and %d seeded with %d)", len(rows), total, len(rows)-2, seed)
+}
+
+// Versioned is a family whose definition can change while the process
+// runs (a user kernel reloaded from its files): the runner keys its cached
+// inputs and references by the version too, so an edited manifest or
+// reference is not answered from the cache.
+type Versioned interface {
+	Version() string
+}
+
+// FamilyVersion is f's version, or "" for a family that never changes.
+func FamilyVersion(name string) string {
+	f, err := Lookup(name)
+	if err != nil {
+		return ""
+	}
+	if v, ok := f.(Versioned); ok {
+		return v.Version()
+	}
+	return ""
+}
+
+// Replace registers f, replacing a family of the same name if there is one
+// (a user kernel reloaded after its manifest or sources changed). It
+// returns the family it replaced, or nil.
+func Replace(f Family) Family {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	old := registry[f.Name()]
+	registry[f.Name()] = f
+	return old
 }

@@ -25,11 +25,13 @@ const (
 type InitKind string
 
 const (
-	InitNormal  InitKind = "normal"  // N(0, Scale²), rounded to the dtype
+	InitNormal  InitKind = "normal"  // N(Mean, Scale²), rounded to the dtype
 	InitUniform InitKind = "uniform" // U(Lo, Hi), rounded to the dtype
 	InitInts    InitKind = "ints"    // integers in [Lo, Hi)
 	InitZero    InitKind = "zero"
 	InitPoison  InitKind = "poison" // NaN bytes, so unwritten outputs fail verification
+	InitOnes    InitKind = "ones"
+	InitArange  InitKind = "arange" // 0, 1, 2, … (rounded to the dtype)
 )
 
 // BufferSpec is one device buffer.
@@ -40,6 +42,7 @@ type BufferSpec struct {
 	Elems  int64
 	Init   InitKind
 	Scale  float64 // InitNormal
+	Mean   float64 // InitNormal
 	Lo, Hi float64 // InitUniform, InitInts
 }
 
@@ -56,10 +59,18 @@ type Macro struct {
 // Program names a kernel source and entry point. Source is the file stem:
 // shaders/metal/<Source>.metal, shaders/cuda/<Source>.cu, or the CPU
 // backend's Go kernel of that name.
+//
+// A user kernel's program carries its own source instead: Code is the text,
+// File the path compile errors name (the user's file, so that a log's
+// file:line points at it) and Includes the headers it may #include, by the
+// name it includes them with.
 type Program struct {
-	Source string
-	Entry  string
-	Macros []Macro
+	Source   string
+	Entry    string
+	Macros   []Macro
+	Code     string            `json:",omitempty"`
+	File     string            `json:",omitempty"`
+	Includes map[string]string `json:",omitempty"`
 }
 
 // ScalarKind is the type of a scalar kernel parameter.

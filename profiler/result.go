@@ -13,10 +13,13 @@ const (
 	StatusCrashed      Status = "crashed"
 	StatusTimeout      Status = "timeout"
 	StatusError        Status = "error" // a backend call failed (allocation, launch)
+	// StatusUnchecked: ran and was timed, but there was nothing to check
+	// the outputs against (a user kernel with `check: none`).
+	StatusUnchecked Status = "unchecked"
 )
 
 // Failed says whether the status counts as a failed spec for the exit code.
-func (s Status) Failed() bool { return s != StatusOK && s != StatusInvalid }
+func (s Status) Failed() bool { return s != StatusOK && s != StatusInvalid && s != StatusUnchecked }
 
 // Stats summarise samples (nanoseconds).
 type Stats struct {
@@ -57,7 +60,8 @@ type Verdict struct {
 	RowsTotal   int     `json:"rows_total"`
 	Rows        string  `json:"rows"` // which rows, in words
 	Pass        bool    `json:"pass"`
-	Worst       string  `json:"worst,omitempty"` // where the largest error is
+	Unchecked   bool    `json:"unchecked,omitempty"` // nothing to compare against: Pass means only "not failed"
+	Worst       string  `json:"worst,omitempty"`     // where the largest error is
 }
 
 // BudgetReport holds one dispatch's threadgroup memory against the limit.

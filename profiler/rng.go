@@ -53,7 +53,7 @@ func Fill(b BufferSpec, seed uint64) []float32 {
 			s = 1
 		}
 		for i := range out {
-			out[i] = b.Type.Round(float32(rng.Normal() * s))
+			out[i] = b.Type.Round(float32(b.Mean + rng.Normal()*s))
 		}
 	case InitUniform:
 		for i := range out {
@@ -66,6 +66,14 @@ func Fill(b BufferSpec, seed uint64) []float32 {
 		}
 		for i := range out {
 			out[i] = float32(b.Lo + float64(rng.Uint64()%span))
+		}
+	case InitOnes:
+		for i := range out {
+			out[i] = 1
+		}
+	case InitArange:
+		for i := range out {
+			out[i] = b.Type.Round(float32(i))
 		}
 	case InitPoison:
 		nan := float32(math.NaN())

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/metal"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
@@ -168,6 +169,9 @@ func (b *buffer) Size() int64 { return int64(len(b.b)) }
 func (e *Backend) Info() profiler.DeviceInfo { return e.dev }
 
 func (e *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
+	if p.Code != "" {
+		return e.compileUser(p)
+	}
 	src, err := shaders.Source("metal", p.Source, ".metal")
 	if err != nil {
 		return nil, err
@@ -189,6 +193,70 @@ func (e *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 	if !ok {
 		return nil, fmt.Errorf("no emulator call for %s", p.Entry)
 	}
+	return e.build(full, call, macros, p.Source, key)
+}
+
+// compileUser builds a user kernel's own source (kernels/user: the macros
+// are already in the code), calling its entry with arguments made from its
+// signature.
+func (e *Backend) compileUser(p profiler.Program) (profiler.Kernel, error) {
+	full, err := metal.AssembleUserSource(p)
+	if err != nil {
+		return nil, err
+	}
+	key := metal.CacheKey(full, p.Entry, metal.CompileOptions{}) + fmt.Sprint(e.NativeBF16)
+	if bin, ok := e.bins[key]; ok {
+		return kernel{bin}, nil
+	}
+	sig, found, ok := user.FindEntry(p.Code, p.Entry)
+	if !ok {
+		return nil, fmt.Errorf("%s has no kernel %q (found %v)", p.File, p.Entry, found)
+	}
+	call, err := UserCall(sig)
+	if err != nil {
+		return nil, err
+	}
+	return e.build(full, call, nil, p.Source, key)
+}
+
+// UserCall is the emulator's call of a user kernel: buffers from b[i],
+// the scalar struct from sc, thread positions from the emulator's tg, tid,
+// sg and lane.
+func UserCall(sig user.Signature) (string, error) {
+	var args []string
+	for _, prm := range sig.Params {
+		base := strings.TrimSpace(strings.NewReplacer("device", "", "constant", "", "*", "", "&", "").Replace(prm.Type))
+		switch {
+		case strings.HasPrefix(prm.Attr, "buffer("):
+			var i int
+			if _, err := fmt.Sscanf(prm.Attr, "buffer(%d)", &i); err != nil {
+				return "", fmt.Errorf("%s: cannot read [[%s]]", prm.Name, prm.Attr)
+			}
+			if strings.Contains(prm.Type, "&") {
+				args = append(args, fmt.Sprintf("*(%s*)sc.data()", base))
+			} else {
+				args = append(args, fmt.Sprintf("(%s*)b[%d].data()", base, i))
+			}
+		case prm.Attr == "threadgroup_position_in_grid":
+			if base == "uint3" {
+				args = append(args, "tg")
+			} else {
+				args = append(args, "tg.x")
+			}
+		case prm.Attr == "thread_position_in_threadgroup" || prm.Attr == "thread_index_in_threadgroup":
+			args = append(args, "tid")
+		case prm.Attr == "simdgroup_index_in_threadgroup":
+			args = append(args, "sg")
+		case prm.Attr == "thread_index_in_simdgroup":
+			args = append(args, "lane")
+		default:
+			return "", fmt.Errorf("the emulator cannot pass %s [[%s]]", prm.Name, prm.Attr)
+		}
+	}
+	return fmt.Sprintf("%s(%s);", sig.Entry, strings.Join(args, ", ")), nil
+}
+
+func (e *Backend) build(full, call string, macros [][2]string, source, key string) (profiler.Kernel, error) {
 	full = threadgroupArray.ReplaceAllString(full, "${1}static $2")
 	e.n++
 	cc := filepath.Join(e.dir, fmt.Sprintf("k%d.cc", e.n))
@@ -205,7 +273,7 @@ func (e *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 	}
 	args = append(args, "-o", bin, cc)
 	if out, err := exec.Command(e.gxx, args...).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("g++ %s %v: %v\n%s", p.Source, macros, err, out)
+		return nil, fmt.Errorf("g++ %s %v: %v\n%s", source, macros, err, out)
 	}
 	e.bins[key] = bin
 	return kernel{bin}, nil

@@ -6,3 +6,6 @@ var (
 	DecodeChecked = decodeChecked
 	Slab          = slab
 )
+
+// ProgramKey is programKey for the external tests.
+var ProgramKey = programKey

@@ -30,7 +30,7 @@ func (s Summary) ExitCode() int {
 // String is the one-line summary printed at the end of a sweep.
 func (s Summary) String() string {
 	msg := fmt.Sprintf("%s: %d ok", profiler.Plural(s.Total, "spec", "specs"), s.ByStatus[profiler.StatusOK])
-	for _, st := range []profiler.Status{profiler.StatusMismatch, profiler.StatusCompileError, profiler.StatusCrashed, profiler.StatusTimeout, profiler.StatusError, profiler.StatusCancelled, profiler.StatusInvalid} {
+	for _, st := range []profiler.Status{profiler.StatusMismatch, profiler.StatusCompileError, profiler.StatusCrashed, profiler.StatusTimeout, profiler.StatusError, profiler.StatusCancelled, profiler.StatusInvalid, profiler.StatusUnchecked} {
 		if n := s.ByStatus[st]; n > 0 {
 			msg += fmt.Sprintf(", %d %s", n, st)
 		}

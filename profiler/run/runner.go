@@ -127,7 +127,15 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 	progress(profiler.Progress{Phase: "compile"})
 	launches, setup, err := r.compile(plan)
 	if err != nil {
-		r.fail(res, profiler.StatusCompileError, err)
+		st := profiler.StatusCompileError
+		if errors.Is(err, profiler.ErrCannotRun) {
+			st = profiler.StatusInvalid
+			// The budget needs no compiler: show it anyway.
+			for i := range plan.Dispatches {
+				res.Budget = append(res.Budget, BuildBudget(&plan.Dispatches[i], dev, profiler.KernelAttrs{}))
+			}
+		}
+		r.fail(res, st, err)
 		return
 	}
 	for i := range launches {
@@ -180,6 +188,9 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 	}
 	res.Verdict = &verdict
 	res.Status = profiler.StatusOK
+	if verdict.Unchecked {
+		res.Status = profiler.StatusUnchecked
+	}
 	if !verdict.Pass {
 		res.Status = profiler.StatusMismatch
 		res.Error = fmt.Sprintf("%d of %d checked elements outside atol %.3g + rtol %.3g·|ref| (%d NaN/Inf); worst %s", verdict.Mismatches, verdict.Checked, verdict.ATol, verdict.RTol, verdict.NaNInf, verdict.Worst)
@@ -230,6 +241,10 @@ func programKey(p profiler.Program) string {
 	k := p.Source + ":" + p.Entry
 	for _, m := range p.Macros {
 		k += "|" + m.Name + "=" + m.Value
+	}
+	if p.Code != "" {
+		// A user kernel's source changes under the same name (live reload).
+		k += "|" + p.SourceKey()
 	}
 	return k
 }
@@ -299,7 +314,7 @@ func bind(ls []profiler.Launch, plan *profiler.Plan, bufs map[string]profiler.Bu
 func (r *Runner) allocate(plan *profiler.Plan, seed uint64, s profiler.Spec, clk *phaseClock) (map[string]profiler.Buffer, error) {
 	defer clk.mark(&clk.p.Alloc)
 	bufs := map[string]profiler.Buffer{}
-	key := fmt.Sprintf("%s|seed=%d", s.ShapeKey(), seed)
+	key := fmt.Sprintf("%s|seed=%d|v=%s", s.ShapeKey(), seed, profiler.FamilyVersion(s.Kernel))
 	r.mu.Lock()
 	if r.inputs.key != key {
 		r.inputs = inputCache{key: key, data: map[string][]float32{}, raw: map[string][]byte{}, zero: r.inputs.zero, poison: r.inputs.poison}
@@ -314,7 +329,7 @@ func (r *Runner) allocate(plan *profiler.Plan, seed uint64, s profiler.Spec, clk
 		bufs[b.Name] = buf
 		var vals []float32
 		switch b.Init {
-		case profiler.InitNormal, profiler.InitUniform, profiler.InitInts:
+		case profiler.InitNormal, profiler.InitUniform, profiler.InitInts, profiler.InitOnes, profiler.InitArange:
 			r.mu.Lock()
 			vals = cache[b.Name]
 			r.mu.Unlock()
@@ -368,7 +383,7 @@ func (r *Runner) allocate(plan *profiler.Plan, seed uint64, s profiler.Spec, clk
 }
 
 func (r *Runner) verify(f profiler.Family, s profiler.Spec, plan *profiler.Plan, bufs map[string]profiler.Buffer, opt profiler.Options, clk *phaseClock) (profiler.Verdict, error) {
-	key := fmt.Sprintf("%s|seed=%d|rows=%d", s.ShapeKey(), opt.Seed, opt.MaxRows)
+	key := fmt.Sprintf("%s|seed=%d|rows=%d|v=%s", s.ShapeKey(), opt.Seed, opt.MaxRows, profiler.FamilyVersion(s.Kernel))
 	r.mu.Lock()
 	ref := r.refs[key]
 	inputs := profiler.Inputs(r.inputs.data)

@@ -11,6 +11,10 @@ import (
 // reference checks.
 func Verify(ref *profiler.Reference, got map[string][]float32, tol profiler.Tolerance) profiler.Verdict {
 	v := profiler.Verdict{ATol: tol.ATol, RTol: tol.RTol, RowsChecked: ref.RowsChecked, RowsTotal: ref.RowsTotal, Rows: ref.Rows}
+	if ref.Unchecked {
+		v.Unchecked, v.Pass = true, true
+		return v
+	}
 	var sq float64
 	worst := -1.0
 	for _, c := range ref.Checks {

@@ -1,0 +1,437 @@
+package user
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+// checker is what a manifest's `check:` says.
+type checker struct {
+	python  string // path of ref.py
+	against profiler.Family
+	amap    map[string]string // user name → built-in family's name
+	none    bool
+}
+
+func (c checker) kind() string {
+	switch {
+	case c.python != "":
+		return "python"
+	case c.against != nil:
+		return "against"
+	}
+	return "none"
+}
+
+func (c checker) files() []string {
+	if c.python != "" {
+		return []string{c.python}
+	}
+	return nil
+}
+
+func (f *Family) parseCheck() error {
+	d := f.doc
+	switch v := f.m.Check.(type) {
+	case nil:
+		return d.err("$", "check", "no check: add `check: {python: ref.py}`, `check: {against: <built-in family>, map: {...}}` or `check: none` (runs are then `unchecked`)")
+	case string:
+		if v != "none" {
+			return d.err("$.check", "check", "%q: write `check: none`, or a mapping such as `check: {python: ref.py}`", v)
+		}
+		f.check = checker{none: true}
+		return nil
+	case map[string]any:
+		var keys []string
+		for k := range v {
+			keys = append(keys, k)
+			switch k {
+			case "python", "against", "map", "kernel":
+			default:
+				return d.err("$.check."+k, "check."+k, "unknown key %q: check has python, against (+ map) or kernel", k)
+			}
+		}
+		if n := len(keys) - btoi(v["map"] != nil); n != 1 {
+			return d.err("$.check", "check", "give exactly one of python, against or kernel, got %s", strings.Join(slices.Sorted(slices.Values(keys)), ", "))
+		}
+		if p, ok := v["python"]; ok {
+			s, _ := p.(string)
+			path := filepath.Join(f.dir, s)
+			if s == "" {
+				return d.err("$.check.python", "check.python", "want the path of a Python file defining reference(inputs, dims)")
+			}
+			if _, err := os.Stat(path); err != nil {
+				return d.err("$.check.python", "check.python", "cannot read %s: %v: the path is relative to the manifest's folder", path, unwrapPath(err))
+			}
+			f.check = checker{python: path}
+			return nil
+		}
+		if _, ok := v["kernel"]; ok {
+			return d.err("$.check.kernel", "check.kernel", "comparing against another manifest's kernel is not supported yet: use `python: ref.py` or `against: <built-in family>`")
+		}
+		name, _ := v["against"].(string)
+		fam, err := profiler.Lookup(name)
+		if err != nil || fam == nil {
+			return d.err("$.check.against", "check.against", "%v", err)
+		}
+		if _, isUser := fam.(*Family); isUser {
+			return d.err("$.check.against", "check.against", "%s is a user kernel: against names a built-in family (its float64 reference is reused)", name)
+		}
+		c := checker{against: fam, amap: map[string]string{}}
+		if mm, ok := v["map"].(map[string]any); ok {
+			for k, x := range mm {
+				s, ok := x.(string)
+				if !ok {
+					return d.err("$.check.map."+k, "check.map."+k, "want the built-in family's name for %s, got %v", k, x)
+				}
+				c.amap[k] = s
+			}
+		} else if v["map"] != nil {
+			return d.err("$.check.map", "check.map", "want a mapping from your buffer and dim names to %s's", name)
+		}
+		// Every output must map to one of the family's checked buffers, every
+		// family dim must get a value.
+		sc := fam.Schema()
+		for _, p := range sc.Dims {
+			if _, ok := c.userName(p.Name, f); !ok {
+				return d.err("$.check", "check.map", "%s's dim %s has no source: map one of your dims or knobs to it (map: {yours: %s})", name, p.Name, p.Name)
+			}
+		}
+		for user := range c.amap {
+			if _, ok := f.vars[user]; !ok && !slices.Contains(bufNames(f.bufs), user) {
+				return d.err("$.check.map."+user, "check.map."+user, "%s is not one of your buffers or dims: %s", user, strings.Join(append(bufNames(f.bufs), f.vars.Names()...), ", "))
+			}
+		}
+		f.check = c
+		return nil
+	}
+	return d.err("$.check", "check", "want `none` or a mapping, got %v", f.m.Check)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// userName finds the user's name for a built-in family's name: the map, or
+// the same name.
+func (c checker) userName(builtin string, f *Family) (string, bool) {
+	for u, b := range c.amap {
+		if b == builtin {
+			return u, true
+		}
+	}
+	if _, ok := f.vars[builtin]; ok {
+		return builtin, true
+	}
+	if slices.Contains(bufNames(f.bufs), builtin) {
+		return builtin, true
+	}
+	return "", false
+}
+
+// Reference runs the manifest's check.
+func (f *Family) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, seed uint64) (*profiler.Reference, error) {
+	switch f.check.kind() {
+	case "none":
+		return &profiler.Reference{Unchecked: true, Rows: "unchecked (check: none)"}, nil
+	case "against":
+		return f.referenceAgainst(s, in, maxRows, seed)
+	}
+	return f.referencePython(s, in, maxRows, seed)
+}
+
+func (f *Family) tolFor(b ubuf, dt profiler.DType) *profiler.Tolerance {
+	if b.tol == nil {
+		return nil
+	}
+	t := profiler.DefaultTolerances[dt]
+	set := func(a, r *float64) {
+		if a != nil {
+			t.ATol = *a
+		}
+		if r != nil {
+			t.RTol = *r
+		}
+	}
+	set(b.tol.ATol, b.tol.RTol)
+	if p := map[profiler.DType]*tolPair{profiler.F32: b.tol.F32, profiler.F16: b.tol.F16, profiler.BF16: b.tol.BF16}[dt]; p != nil {
+		set(p.ATol, p.RTol)
+	}
+	return &t
+}
+
+func (f *Family) referenceAgainst(s profiler.Spec, in profiler.Inputs, maxRows int, seed uint64) (*profiler.Reference, error) {
+	c := f.check
+	fam := c.against
+	sc := fam.Schema()
+	bs := profiler.Spec{Kernel: fam.Name(), DType: s.DType, Dims: map[string]int{}, Knobs: map[string]int{}, Flags: map[string]bool{}}
+	e := env(s)
+	for _, p := range sc.Dims {
+		u, _ := c.userName(p.Name, f)
+		v, ok := e[u].(int)
+		if !ok {
+			return nil, fmt.Errorf("check against %s: its dim %s maps to %s, which is not a dim or knob", fam.Name(), p.Name, u)
+		}
+		bs.Dims[p.Name] = v
+	}
+	for _, p := range sc.Knobs {
+		if u, ok := c.userName(p.Name, f); ok {
+			if v, ok := e[u].(int); ok {
+				bs.Knobs[p.Name] = v
+			}
+		}
+	}
+	for _, fl := range sc.Flags {
+		if u, ok := c.userName(fl.Name, f); ok {
+			if v, ok := e[u].(bool); ok {
+				bs.Flags[fl.Name] = v
+			}
+		}
+	}
+	bs = bs.WithDefaults(sc)
+	bin := profiler.Inputs{}
+	back := map[string]string{}
+	for _, b := range f.bufs {
+		name := b.name
+		if m, ok := c.amap[b.name]; ok {
+			name = m
+		}
+		back[name] = b.name
+		if v, ok := in[b.name]; ok {
+			bin[name] = v
+		}
+	}
+	ref, err := fam.Reference(bs, bin, maxRows, seed)
+	if err != nil {
+		return nil, fmt.Errorf("%s's reference (check: against): %w", fam.Name(), err)
+	}
+	out := *ref
+	out.Checks = nil
+	for _, ch := range ref.Checks {
+		u, ok := back[ch.Buffer]
+		if !ok {
+			return nil, fmt.Errorf("%s's reference checks its buffer %s, which none of your buffers maps to: add `map: {yours: %s}` under check", fam.Name(), ch.Buffer, ch.Buffer)
+		}
+		ch.Buffer = u
+		if i := slices.IndexFunc(f.bufs, func(b ubuf) bool { return b.name == u }); i >= 0 {
+			if t := f.tolFor(f.bufs[i], s.DType); t != nil {
+				ch.Tol = t
+			}
+		}
+		out.Checks = append(out.Checks, ch)
+	}
+	return &out, nil
+}
+
+// PythonEnv names the interpreter for `check: {python: …}` (default python3).
+const PythonEnv = "MLTOP_PYTHON"
+
+// PythonTimeout bounds one reference run.
+var PythonTimeout = 10 * time.Minute
+
+const driver = `import sys, json, traceback
+try:
+    import numpy as np
+except ImportError:
+    sys.stderr.write("MLTOP_NO_NUMPY\n")
+    sys.exit(3)
+import importlib.util
+d = sys.argv[1]
+meta = json.load(open(d + "/meta.json"))
+spec = importlib.util.spec_from_file_location("mltop_user_ref", meta["ref"])
+mod = importlib.util.module_from_spec(spec)
+sys.path.insert(0, meta["dir"])
+try:
+    spec.loader.exec_module(mod)
+    if not hasattr(mod, "reference"):
+        sys.stderr.write("%s defines no function reference(inputs, dims)\n" % meta["ref"])
+        sys.exit(4)
+    inputs = {n: np.load(d + "/in_" + n + ".npy") for n in meta["inputs"]}
+    out = mod.reference(inputs, meta["dims"])
+except Exception:
+    traceback.print_exc()
+    sys.exit(5)
+if not isinstance(out, dict):
+    sys.stderr.write("reference() returned %s, not a dict of arrays by output name\n" % type(out).__name__)
+    sys.exit(4)
+names = []
+for k, v in out.items():
+    a = np.asarray(v)
+    if a.dtype.kind not in "fiub":
+        sys.stderr.write("reference() returned %s with dtype %s: return numbers (float64)\n" % (k, a.dtype))
+        sys.exit(4)
+    np.save(d + "/out_" + str(k) + ".npy", np.ascontiguousarray(a), allow_pickle=False)
+    names.append(str(k))
+json.dump(names, open(d + "/outputs.json", "w"))
+`
+
+func (f *Family) shapeOf(b ubuf, e map[string]any) ([]int, error) {
+	var out []int
+	for _, p := range b.shape {
+		v, err := p.Int(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, int(v))
+	}
+	return out, nil
+}
+
+func (f *Family) referencePython(s profiler.Spec, in profiler.Inputs, maxRows int, seed uint64) (*profiler.Reference, error) {
+	py := os.Getenv(PythonEnv)
+	if py == "" {
+		py = "python3"
+	}
+	if _, err := exec.LookPath(py); err != nil {
+		return nil, fmt.Errorf("check: python: %s not found (%v): install Python 3 with NumPy (e.g. apt install python3-numpy, or pip install numpy), or set %s to an interpreter that has NumPy", py, err, PythonEnv)
+	}
+	dir, err := os.MkdirTemp("", "mltop-ref-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	e := env(s)
+	meta := map[string]any{"ref": f.check.python, "dir": filepath.Dir(f.check.python)}
+	dims := map[string]any{"dtype": string(s.DType)}
+	for k, v := range e {
+		if k != "T" {
+			dims[k] = v
+		}
+	}
+	meta["dims"] = dims
+	var inputs []string
+	shapes := map[string][]int{}
+	for _, b := range f.bufs {
+		sh, err := f.shapeOf(b, e)
+		if err != nil {
+			return nil, err
+		}
+		shapes[b.name] = sh
+		if b.out {
+			continue
+		}
+		n := 1
+		for _, x := range sh {
+			n *= x
+		}
+		vals := in[b.name]
+		if vals == nil {
+			vals = make([]float32, n) // zero-initialised inputs are not in the runner's cache
+		}
+		if len(vals) != n {
+			return nil, fmt.Errorf("input %s has %d values, its shape %v holds %d", b.name, len(vals), sh, n)
+		}
+		fh, err := os.Create(filepath.Join(dir, "in_"+b.name+".npy"))
+		if err != nil {
+			return nil, err
+		}
+		if b.dtype == profiler.I32 {
+			iv := make([]int64, n)
+			for i, v := range vals {
+				iv[i] = int64(v)
+			}
+			err = WriteNPYInt64(fh, sh, iv)
+		} else {
+			fv := make([]float64, n)
+			for i, v := range vals {
+				fv[i] = float64(v)
+			}
+			err = WriteNPY(fh, sh, fv)
+		}
+		if cerr := fh.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, b.name)
+	}
+	meta["inputs"] = inputs
+	mb, _ := json.Marshal(meta)
+	if err := os.WriteFile(filepath.Join(dir, "meta.json"), mb, 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "driver.py"), []byte(driver), 0o644); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), PythonTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, filepath.Join(dir, "driver.py"), dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Stdout = &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		var ee *exec.ExitError
+		switch {
+		case strings.Contains(msg, "MLTOP_NO_NUMPY"):
+			return nil, fmt.Errorf("check: python: %s has no NumPy: install it (apt install python3-numpy, or %s -m pip install numpy), or set %s to an interpreter that has it", py, py, PythonEnv)
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("check: python: %s did not finish in %s", f.check.python, PythonTimeout)
+		case errors.As(err, &ee) && ee.ExitCode() == 5:
+			return nil, fmt.Errorf("check: python: %s raised an exception:\n%s", f.check.python, msg)
+		}
+		return nil, fmt.Errorf("check: python: %s failed (%v):\n%s", f.check.python, err, msg)
+	}
+	var names []string
+	nb, err := os.ReadFile(filepath.Join(dir, "outputs.json"))
+	if err == nil {
+		err = json.Unmarshal(nb, &names)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("check: python: reading what %s returned: %v", f.check.python, err)
+	}
+	ref := &profiler.Reference{}
+	for _, b := range f.bufs {
+		if !b.out {
+			continue
+		}
+		if !slices.Contains(names, b.name) {
+			return nil, fmt.Errorf("check: python: %s returned no %s (it returned %s): return a dict with every output buffer (out: true)", f.check.python, b.name, strings.Join(names, ", "))
+		}
+		fh, err := os.Open(filepath.Join(dir, "out_"+b.name+".npy"))
+		if err != nil {
+			return nil, err
+		}
+		a, err := ReadNPY(fh)
+		fh.Close()
+		if err != nil {
+			return nil, fmt.Errorf("check: python: output %s: %w", b.name, err)
+		}
+		if !slices.Equal(a.Shape, shapes[b.name]) {
+			return nil, fmt.Errorf("check: python: %s returned %s with shape %v (dtype %s), but the buffer's shape is %v: return an array of the buffer's shape", f.check.python, b.name, a.Shape, a.Descr, shapes[b.name])
+		}
+		sh := shapes[b.name]
+		cols := sh[len(sh)-1]
+		rows := len(a.Data) / max(cols, 1)
+		pick := profiler.SampleRows(rows, maxRows, seed)
+		ch := profiler.Check{Buffer: b.name, Tol: f.tolFor(b, s.DType)}
+		for _, r := range pick {
+			for c := range cols {
+				i := r*cols + c
+				ch.Index = append(ch.Index, i)
+				ch.Want = append(ch.Want, a.Data[i])
+			}
+		}
+		ref.Checks = append(ref.Checks, ch)
+		if ref.RowsTotal == 0 {
+			ref.RowsTotal, ref.RowsChecked = rows, len(pick)
+			ref.Rows = profiler.DescribeRows(pick, rows, seed) + " of " + b.name + " (python reference)"
+		}
+	}
+	return ref, nil
+}

@@ -1,0 +1,222 @@
+package user
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+// usePython points MLTOP_PYTHON at an interpreter with NumPy, or skips.
+func usePython(t *testing.T) {
+	t.Helper()
+	for _, py := range []string{os.Getenv(PythonEnv), "python3", "/usr/bin/python3"} {
+		if py == "" {
+			continue
+		}
+		if err := exec.Command(py, "-c", "import numpy").Run(); err == nil {
+			t.Setenv(PythonEnv, py)
+			return
+		}
+	}
+	t.Skip("no python3 with NumPy here (apt install python3-numpy, or set MLTOP_PYTHON): the python reference tests need it")
+}
+
+func TestNPYRoundTrip(t *testing.T) {
+	for _, shape := range [][]int{{3}, {2, 3}, {1, 2, 2}} {
+		n := 1
+		for _, s := range shape {
+			n *= s
+		}
+		data := make([]float64, n)
+		for i := range data {
+			data[i] = float64(i) * 0.5
+		}
+		var b bytes.Buffer
+		if err := WriteNPY(&b, shape, data); err != nil {
+			t.Fatal(err)
+		}
+		if (b.Len()-n*8)%64 != 0 {
+			t.Errorf("header not padded to 64: %d", b.Len()-n*8)
+		}
+		a, err := ReadNPY(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(a.Shape, shape) || !slices.Equal(a.Data, data) || a.Descr != "<f8" {
+			t.Errorf("%v: got %+v", shape, a)
+		}
+	}
+	var b bytes.Buffer
+	WriteNPYInt64(&b, []int{2}, []int64{-1, 7})
+	a, err := ReadNPY(&b)
+	if err != nil || !slices.Equal(a.Data, []float64{-1, 7}) {
+		t.Errorf("int64: %+v %v", a, err)
+	}
+	if err := WriteNPY(&b, []int{3}, []float64{1}); err == nil {
+		t.Error("shape/length mismatch not caught")
+	}
+}
+
+func TestReadNPYErrors(t *testing.T) {
+	hdr := func(h string) []byte {
+		h += "\n"
+		out := []byte("\x93NUMPY\x01\x00")
+		out = append(out, byte(len(h)), byte(len(h)>>8))
+		return append(out, h...)
+	}
+	for _, c := range []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"magic", []byte("PK\x03\x04xxxxxxxx"), "bad magic"},
+		{"object", hdr("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }"), "is not supported"},
+		{"complex", hdr("{'descr': '<c16', 'fortran_order': False, 'shape': (1,), }"), "not numeric"},
+		{"fortran", hdr("{'descr': '<f8', 'fortran_order': True, 'shape': (1,), }"), "Fortran"},
+		{"short", hdr("{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }"), "short"},
+		{"big-endian", hdr("{'descr': '>f8', 'fortran_order': False, 'shape': (1,), }"), "little-endian"},
+	} {
+		_, err := ReadNPY(bytes.NewReader(c.in))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+func FuzzReadNPY(f *testing.F) {
+	var b bytes.Buffer
+	WriteNPY(&b, []int{2, 2}, []float64{1, 2, 3, 4})
+	f.Add(b.Bytes())
+	f.Add([]byte("\x93NUMPY\x02\x00\x10\x00\x00\x00{'descr': '<f4'}"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		a, err := ReadNPY(bytes.NewReader(in))
+		if err == nil {
+			n := 1
+			for _, s := range a.Shape {
+				n *= s
+			}
+			if n != len(a.Data) {
+				t.Fatalf("shape %v but %d values", a.Shape, len(a.Data))
+			}
+		}
+	})
+}
+
+func pyKernel(t *testing.T, ref string) *Family {
+	t.Helper()
+	y := strings.Replace(goodYAML, "check: none", "check: {python: ref.py}", 1)
+	f, err := Load(writeKernel(t, map[string]string{"kernel.yaml": y, "k.cu": goodCU, "ref.py": ref}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestPythonReference(t *testing.T) {
+	usePython(t)
+	f := pyKernel(t, "import numpy as np\ndef reference(inputs, dims):\n    assert inputs['X'].dtype == np.float64\n    return {'Y': inputs['X'] * 2 + dims['WG']}\n")
+	s := profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema())
+	x := make([]float32, 8*16)
+	for i := range x {
+		x[i] = float32(i)
+	}
+	ref, err := f.Reference(s, profiler.Inputs{"X": x}, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.Checks) != 1 || ref.Checks[0].Buffer != "Y" || ref.RowsChecked != 3 || ref.RowsTotal != 8 {
+		t.Fatalf("ref %+v", ref)
+	}
+	c := ref.Checks[0]
+	for k, i := range c.Index {
+		if want := float64(i)*2 + 64; math.Abs(c.Want[k]-want) > 0 {
+			t.Fatalf("Y[%d] = %g, want %g", i, c.Want[k], want)
+		}
+	}
+	if c.Tol == nil || c.Tol.ATol != 1e-3 || c.Tol.RTol != profiler.DefaultTolerances[profiler.F32].RTol {
+		t.Errorf("per-buffer tolerance %+v", c.Tol)
+	}
+}
+
+func TestPythonReferenceErrors(t *testing.T) {
+	usePython(t)
+	s := func(f *Family) profiler.Spec { return profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema()) }
+	in := profiler.Inputs{"X": make([]float32, 8*16)}
+	for _, c := range []struct {
+		name, ref string
+		want      []string
+	}{
+		{"wrong shape", "import numpy as np\ndef reference(i, d):\n    return {'Y': np.zeros((16, 8))}\n", []string{"returned Y with shape [16 8] (dtype <f8), but the buffer's shape is [8 16]"}},
+		{"wrong dtype", "import numpy as np\ndef reference(i, d):\n    return {'Y': np.zeros((8, 16), dtype=complex)}\n", []string{"Y with dtype complex128"}},
+		{"strings", "import numpy as np\ndef reference(i, d):\n    return {'Y': np.array(['a'])}\n", []string{"dtype <U1"}},
+		{"missing output", "def reference(i, d):\n    return {'Z': i['X']}\n", []string{"returned no Y (it returned Z)"}},
+		{"not a dict", "def reference(i, d):\n    return 3\n", []string{"returned int, not a dict"}},
+		{"exception", "def reference(i, d):\n    return helper(i)\n\ndef helper(i):\n    raise ValueError('boom here')\n", []string{"raised an exception", "Traceback", "ValueError: boom here", "line 5, in helper"}},
+		{"no function", "x = 1\n", []string{"defines no function reference"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := pyKernel(t, c.ref)
+			_, err := f.Reference(s(f), in, 4, 1)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nlacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestPythonMissing(t *testing.T) {
+	f := pyKernel(t, "def reference(i, d):\n    return {}\n")
+	t.Setenv(PythonEnv, "/nonexistent/python3")
+	_, err := f.Reference(profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema()), profiler.Inputs{}, 4, 1)
+	if err == nil || !strings.Contains(err.Error(), "not found") || !strings.Contains(err.Error(), "install Python 3 with NumPy") {
+		t.Errorf("missing python: %v", err)
+	}
+	// An interpreter without NumPy: a shell script standing in for one.
+	dir := t.TempDir()
+	fake := dir + "/python3"
+	os.WriteFile(fake, []byte("#!/bin/sh\necho MLTOP_NO_NUMPY >&2\nexit 3\n"), 0o755)
+	t.Setenv(PythonEnv, fake)
+	_, err = f.Reference(profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema()), profiler.Inputs{}, 4, 1)
+	if err == nil || !strings.Contains(err.Error(), "has no NumPy: install it") {
+		t.Errorf("missing numpy: %v", err)
+	}
+}
+
+func TestSoftmaxExampleReference(t *testing.T) {
+	usePython(t)
+	f, err := Load("../../examples/softmax/kernel.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32, Dims: map[string]int{"rows": 4, "cols": 5}}.WithDefaults(f.Schema())
+	x := []float32{0, 0, 0, 0, 0, 1, 2, 3, 4, 5, -1, 0, 1, 0, -1, 9, 9, 9, 9, 9}
+	ref, err := f.Reference(s, profiler.Inputs{"X": x}, 256, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, i := range ref.Checks[0].Index {
+		r := i / 5
+		m, sum := math.Inf(-1), 0.0
+		for c := range 5 {
+			m = math.Max(m, float64(x[r*5+c]))
+		}
+		for c := range 5 {
+			sum += math.Exp(float64(x[r*5+c]) - m)
+		}
+		want := math.Exp(float64(x[i])-m) / sum
+		if math.Abs(ref.Checks[0].Want[k]-want) > 1e-15 {
+			t.Errorf("Y[%d] = %g, want %g", i, ref.Checks[0].Want[k], want)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package user
+
+import (
+	"math"
+	"testing"
+
+	_ "github.com/mltop/mltop/kernels" // the built-in families `against:` names
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
+)
+
+func TestTransposeExampleAgainst(t *testing.T) {
+	f, err := Load("../../examples/transpose/kernel.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, w := 5, 7
+	s := profiler.Spec{Kernel: f.Name(), DType: profiler.BF16, Dims: map[string]int{"height": h, "width": w}}.WithDefaults(f.Schema())
+	if err := f.Validate(s, cudaDev); err != nil {
+		t.Fatal(err)
+	}
+	src := make([]float32, h*w)
+	for i := range src {
+		src[i] = float32(i)
+	}
+	ref, err := f.Reference(s, profiler.Inputs{"src": src}, 256, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.Checks) != 1 || ref.Checks[0].Buffer != "dst" || ref.Checks[0].Tol == nil || ref.Checks[0].Tol.ATol != 0 {
+		t.Fatalf("checks %+v", ref.Checks)
+	}
+	good := make([]float32, h*w)
+	for r := range h {
+		for c := range w {
+			good[c*h+r] = src[r*w+c]
+		}
+	}
+	v := run.Verify(ref, map[string][]float32{"dst": good}, f.Tolerance(s.DType))
+	if !v.Pass || v.Checked != h*w {
+		t.Errorf("a right transpose fails: %+v", v)
+	}
+	bad := append([]float32(nil), good...)
+	bad[3] += 1
+	if v := run.Verify(ref, map[string][]float32{"dst": bad}, f.Tolerance(s.DType)); v.Pass || v.Mismatches != 1 {
+		t.Errorf("a broken transpose passes: %+v", v)
+	}
+}
+
+func TestMatmulExample(t *testing.T) {
+	usePython(t)
+	f, err := Load("../../examples/matmul/kernel.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, n, k := 3, 4, 5
+	s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32, Dims: map[string]int{"M": m, "N": n, "K": k}}.WithDefaults(f.Schema())
+	for _, bad := range []map[string]int{{"BN": 128, "WG": 64}, {"BM": 128, "BN": 128, "WG": 128}} {
+		b := s.Clone()
+		for kk, v := range bad {
+			b.Knobs[kk] = v
+		}
+		if err := f.Validate(b, cudaDev); err == nil {
+			t.Errorf("%v: the rules let it through", bad)
+		}
+	}
+	p, err := f.Plan(s, cudaDev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Dispatches[0]; d.Grid != [3]int{1, 1, 1} || d.TGMBytes() != (64*16+16*64)*4 || len(d.Scalars) != 3 {
+		t.Errorf("dispatch %+v", d)
+	}
+	a, bm := make([]float32, m*k), make([]float32, k*n)
+	for i := range a {
+		a[i] = float32(i%7) - 3
+	}
+	for i := range bm {
+		bm[i] = float32(i%5) - 2
+	}
+	ref, err := f.Reference(s, profiler.Inputs{"A": a, "B": bm}, 256, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ref.Checks[0]
+	if c.Tol == nil || c.Tol.ATol != 1e-4 {
+		t.Errorf("f32 tolerance %+v", c.Tol)
+	}
+	for j, idx := range c.Index {
+		r, col := idx/n, idx%n
+		want := 0.0
+		for kk := range k {
+			want += float64(a[r*k+kk]) * float64(bm[kk*n+col])
+		}
+		if math.Abs(c.Want[j]-want) > 1e-12 {
+			t.Errorf("C[%d] = %g, want %g", idx, c.Want[j], want)
+		}
+	}
+	// bf16 keeps the default tolerance (tol lists only f32)
+	sb := s.Clone()
+	sb.DType = profiler.BF16
+	if tl := f.tolFor(f.bufs[2], profiler.BF16); *tl != profiler.DefaultTolerances[profiler.BF16] {
+		t.Errorf("bf16 tolerance %+v", tl)
+	}
+}

@@ -1,0 +1,331 @@
+package user
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/expr"
+)
+
+// Family is a kernel family defined by a manifest.
+type Family struct {
+	path, dir    string
+	doc          *doc
+	m            manifestYAML
+	src          map[string]source // "cuda", "metal"
+	includes     map[string]string // by the name the sources include them with
+	includePaths []string
+	schema       profiler.Schema
+	vars         expr.Vars
+	rules        []*expr.Program
+	bufs         []ubuf
+	disps        []udisp
+	flops, bytes *expr.Program
+	check        checker
+	// paramNames are the parameter names of the kernels in each source: a
+	// knob, dim or flag of that name is not defined as a macro there (the
+	// macro would rewrite the parameter's declaration).
+	paramNames map[string]map[string]bool
+	version    string // hash of the manifest and the files it names
+}
+
+// Version identifies the family's definition (profiler.Versioned): it
+// changes when the manifest, a source, an include or ref.py changes.
+func (f *Family) Version() string { return f.version }
+
+var _ profiler.Family = (*Family)(nil)
+
+// Name is the manifest's name.
+func (f *Family) Name() string { return f.m.Name }
+
+// Doc is the manifest's description and where it came from.
+func (f *Family) Doc() string {
+	d := f.m.Description
+	if d == "" {
+		d = "user kernel"
+	}
+	return d + " (" + f.path + ")"
+}
+
+// Path is the manifest's path.
+func (f *Family) Path() string { return f.path }
+
+// Files are the files the family was built from: the manifest, its
+// sources and includes (what a watcher watches).
+func (f *Family) Files() []string {
+	out := []string{f.path}
+	for _, lang := range []string{"cuda", "metal"} {
+		if s, ok := f.src[lang]; ok {
+			out = append(out, s.path)
+		}
+	}
+	out = append(out, f.includePaths...)
+	return append(out, f.check.files()...)
+}
+
+// Schema is the manifest's knobs, dims, flags and dtypes.
+func (f *Family) Schema() profiler.Schema { return f.schema }
+
+// Tolerance is the default for the dtype; buffers' `tol:` override it.
+func (f *Family) Tolerance(d profiler.DType) profiler.Tolerance {
+	return profiler.DefaultTolerances[d]
+}
+
+// env is the expression environment of a spec.
+func env(s profiler.Spec) map[string]any {
+	e := make(map[string]any, len(s.Knobs)+len(s.Dims)+len(s.Flags)+1)
+	for k, v := range s.Knobs {
+		e[k] = v
+	}
+	for k, v := range s.Dims {
+		e[k] = v
+	}
+	for k, v := range s.Flags {
+		e[k] = v
+	}
+	e["T"] = string(s.DType)
+	return e
+}
+
+// valuesOf names the values an expression used: "cols=1001, WG=256".
+func valuesOf(p *expr.Program, e map[string]any) string {
+	var parts []string
+	for _, n := range p.Names() {
+		parts = append(parts, fmt.Sprintf("%s=%v", n, e[n]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Validate applies the manifest's rules, then the limits every plan must
+// respect (positive grids, threads and TGM within the device's limits).
+func (f *Family) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
+	e := env(s)
+	for _, r := range f.rules {
+		ok, err := r.Bool(e)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("rule '%s' (%s) does not hold for %s", r.Source(), r.Where(), valuesOf(r, e))
+		}
+	}
+	_, err := f.plan(s, dev)
+	return err
+}
+
+// Plan evaluates buffers, dispatches, TGM items and the work model.
+func (f *Family) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan, error) {
+	return f.plan(s, dev)
+}
+
+func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan, error) {
+	e := env(s)
+	p := &profiler.Plan{Notes: f.m.Notes}
+	if f.check.kind() == "none" {
+		p.Notes = append(p.Notes, "check: none — outputs are not verified (status unchecked)")
+	}
+	for _, b := range f.bufs {
+		bs, err := f.bufferSpec(b, s, e)
+		if err != nil {
+			return nil, err
+		}
+		p.Buffers = append(p.Buffers, bs)
+	}
+	lang := sourceFor(dev)
+	src, ok := f.src[lang]
+	if !ok {
+		for _, l := range []string{"cuda", "metal"} { // the CPU backend refuses either with a clear message
+			if s2, ok2 := f.src[l]; ok2 && dev.Backend == "cpu" {
+				src, ok = s2, true
+				break
+			}
+		}
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s has no %s source for the %s backend: add `sources: {%s: kernel.%s}` to %s", f.Name(), lang, dev.Backend, lang, map[string]string{"cuda": "cu", "metal": "metal"}[lang], f.path)
+	}
+	macros := f.macros(s, lang)
+	for _, d := range f.disps {
+		pd, err := f.dispatch(d, e, dev, src, macros)
+		if err != nil {
+			return nil, err
+		}
+		if d.timed {
+			p.Dispatches = append(p.Dispatches, pd)
+		} else {
+			p.Setup = append(p.Setup, pd)
+		}
+	}
+	if f.flops != nil {
+		v, err := f.flops.Float(e)
+		if err != nil {
+			return nil, err
+		}
+		p.FLOPs = v
+	}
+	if f.bytes != nil {
+		v, err := f.bytes.Float(e)
+		if err != nil {
+			return nil, err
+		}
+		p.Bytes = v
+	} else {
+		for _, b := range p.Buffers {
+			p.Bytes += float64(b.Bytes())
+		}
+		p.Notes = append(p.Notes, "bytes: no work.bytes in the manifest, so every buffer counted once")
+	}
+	return p, nil
+}
+
+// sourceFor picks the source language for a device: Metal's on Metal,
+// CUDA's elsewhere.
+func sourceFor(dev profiler.DeviceInfo) string {
+	if dev.Backend == "metal" {
+		return "metal"
+	}
+	return "cuda"
+}
+
+func (f *Family) bufferSpec(b ubuf, s profiler.Spec, e map[string]any) (profiler.BufferSpec, error) {
+	dt := b.dtype
+	if dt == "" {
+		dt = s.DType
+	}
+	n := int64(1)
+	for _, p := range b.shape {
+		v, err := p.Int(e)
+		if err != nil {
+			return profiler.BufferSpec{}, err
+		}
+		if v <= 0 {
+			return profiler.BufferSpec{}, fmt.Errorf("buffer %s: shape %s '%s' (%s) is %d for %s: every extent must be positive", b.name, p.Where().Field, p.Source(), p.Where(), v, valuesOf(p, e))
+		}
+		if n > (1<<62)/v {
+			return profiler.BufferSpec{}, fmt.Errorf("buffer %s: the shape overflows", b.name)
+		}
+		n *= v
+	}
+	role := profiler.In
+	if b.out {
+		role = profiler.Out
+	}
+	bs := profiler.BufferSpec{Name: b.name, Role: role, Type: dt, Elems: n, Init: b.init.kind}
+	switch b.init.kind {
+	case profiler.InitNormal:
+		bs.Mean, bs.Scale = b.init.a, b.init.b
+		if bs.Scale == 0 { // N(m, 0) is the constant m (Fill reads Scale 0 as 1)
+			bs.Init, bs.Lo, bs.Hi = profiler.InitUniform, bs.Mean, bs.Mean
+		}
+	case profiler.InitUniform, profiler.InitInts:
+		bs.Lo, bs.Hi = b.init.a, b.init.b
+	}
+	return bs, nil
+}
+
+// CTypes are the C types the macro T names per dtype and language.
+var CTypes = map[string]map[profiler.DType]string{
+	"cuda":  {profiler.F32: "float", profiler.F16: "__half", profiler.BF16: "__nv_bfloat16"},
+	"metal": {profiler.F32: "float", profiler.F16: "half", profiler.BF16: "bfloat"},
+}
+
+// DTypeCodes are the values of the DTYPE macro.
+var DTypeCodes = map[profiler.DType]int{profiler.F32: 0, profiler.F16: 1, profiler.BF16: 2}
+
+// macros are the -D definitions of a spec: every knob, dim and flag (0/1),
+// T (the dtype's C type), DTYPE (0 f32, 1 f16, 2 bf16) and DTYPE_<NAME>=1.
+func (f *Family) macros(s profiler.Spec, lang string) []profiler.Macro {
+	var out []profiler.Macro
+	add := func(name, value string) {
+		if !f.paramNames[lang][name] {
+			out = append(out, profiler.Macro{Name: name, Value: value})
+		}
+	}
+	for _, p := range f.schema.Knobs {
+		add(p.Name, strconv.Itoa(s.Knobs[p.Name]))
+	}
+	for _, p := range f.schema.Dims {
+		add(p.Name, strconv.Itoa(s.Dims[p.Name]))
+	}
+	for _, fl := range f.schema.Flags {
+		v := "0"
+		if s.Flags[fl.Name] {
+			v = "1"
+		}
+		add(fl.Name, v)
+	}
+	return append(out,
+		profiler.Macro{Name: "T", Value: CTypes[lang][s.DType]},
+		profiler.Macro{Name: "DTYPE", Value: strconv.Itoa(DTypeCodes[s.DType])},
+		profiler.Macro{Name: "DTYPE_" + strings.ToUpper(string(s.DType)), Value: "1"},
+	)
+}
+
+func (f *Family) dispatch(d udisp, e map[string]any, dev profiler.DeviceInfo, src source, macros []profiler.Macro) (profiler.Dispatch, error) {
+	pd := profiler.Dispatch{
+		Name: d.name,
+		// The macros travel in the code (see withMacros), not as -D options.
+		Program: profiler.Program{Source: f.Name(), Entry: d.entry,
+			Code: withMacros(src.code, src.path, macros), File: src.path, Includes: f.includes},
+		Args: d.bufArgs,
+	}
+	for k := range 3 {
+		for _, g := range []struct {
+			what string
+			p    *expr.Program
+			dst  *int
+		}{{"grid", d.grid[k], &pd.Grid[k]}, {"threads", d.threads[k], &pd.Group[k]}} {
+			v, err := g.p.Int(e)
+			if err != nil {
+				return pd, err
+			}
+			if v <= 0 {
+				return pd, fmt.Errorf("dispatch %s: %s '%s' (%s) is %d for %s: a launch needs at least 1 in every dimension", d.name, g.p.Where().Field, g.p.Source(), g.p.Where(), v, valuesOf(g.p, e))
+			}
+			if v > 1<<31-1 {
+				return pd, fmt.Errorf("dispatch %s: %s '%s' (%s) is %d, beyond a 32-bit launch extent", d.name, g.p.Where().Field, g.p.Source(), g.p.Where(), v)
+			}
+			*g.dst = int(v)
+		}
+	}
+	if dev.MaxThreadsPerGroup > 0 && pd.Threads() > dev.MaxThreadsPerGroup {
+		return pd, fmt.Errorf("dispatch %s: %d threads per group (threads %v) but %s allows %d: lower the threads expression", d.name, pd.Threads(), pd.Group, dev.Name, dev.MaxThreadsPerGroup)
+	}
+	for _, sc := range d.scalars {
+		v, err := sc.p.Int(e)
+		if err != nil {
+			return pd, err
+		}
+		if v > 1<<31-1 || v < -(1<<31) {
+			return pd, fmt.Errorf("dispatch %s: scalar %s = %d does not fit the i32 it is passed as", d.name, sc.name, v)
+		}
+		pd.Scalars = append(pd.Scalars, profiler.I32Param(sc.name, int(v)))
+	}
+	for _, t := range d.tgm {
+		v, err := t.bytes.Int(e)
+		if err != nil {
+			return pd, err
+		}
+		if v < 0 {
+			return pd, fmt.Errorf("dispatch %s: TGM item %s is %d bytes", d.name, t.name, v)
+		}
+		pd.TGM = append(pd.TGM, profiler.TGMItem{Name: t.name, Bytes: int(v), Note: t.note})
+	}
+	if d.dynTGM != nil {
+		v, err := d.dynTGM.Int(e)
+		if err != nil {
+			return pd, err
+		}
+		pd.DynamicTGM = int(v)
+	}
+	limit := dev.TGMPerGroupOptIn
+	if limit == 0 {
+		limit = dev.TGMPerGroup
+	}
+	if tot := max(pd.TGMBytes(), pd.DynamicTGM); limit > 0 && tot > limit {
+		return pd, fmt.Errorf("dispatch %s: threadgroup memory %d B is over %s's %d B per group: shrink the tiles", d.name, tot, dev.Name, limit)
+	}
+	return pd, nil
+}

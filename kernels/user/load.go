@@ -1,0 +1,141 @@
+package user
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+// ManifestName is the file a folder's kernel is described in.
+const ManifestName = "kernel.yaml"
+
+// PathsEnv carries the manifests loaded by the parent process to `mltop
+// worker` subprocesses (a list separated by os.PathListSeparator), so that
+// user kernels run isolated like built-in ones.
+const PathsEnv = "MLTOP_KERNELS"
+
+// IsPath says whether a kernel argument names a manifest (or a folder
+// holding one) rather than a family: it is not a family's name, and it
+// exists, ends in .yaml/.yml or has a path separator.
+func IsPath(arg string) bool {
+	if _, err := profiler.Lookup(arg); err == nil {
+		return false
+	}
+	if _, err := os.Stat(arg); err == nil {
+		return true
+	}
+	return strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") || strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator)
+}
+
+// Manifests lists the manifests a path names: the file itself, or every
+// kernel.yaml under a folder (sorted).
+func Manifests(path string) ([]string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read it: %v: give a kernel.yaml or a folder holding kernel.yaml files", unwrapPath(err))}
+	}
+	if !st.IsDir() {
+		return []string{path}, nil
+	}
+	var out []string
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != path && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && d.Name() == ManifestName {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	if len(out) == 0 {
+		return nil, &Error{File: path, Msg: "the folder holds no " + ManifestName + ": write one (mltop new NAME --from kernel.cu --entry fn)"}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+var (
+	loadedMu sync.Mutex
+	loaded   = map[string]string{} // family name → absolute manifest path
+)
+
+// Register loads the manifests a path names and registers their families.
+// A name already taken by a built-in family or by another manifest is an
+// error; the same manifest loaded twice replaces itself (reload).
+func Register(path string) ([]*Family, error) {
+	ms, err := Manifests(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Family
+	for _, m := range ms {
+		f, err := Load(m)
+		if err != nil {
+			return nil, err
+		}
+		if err := Install(f); err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// Install registers f, replacing an earlier load of the same manifest.
+func Install(f *Family) error {
+	abs, err := filepath.Abs(f.path)
+	if err != nil {
+		abs = f.path
+	}
+	loadedMu.Lock()
+	defer loadedMu.Unlock()
+	if prev, ok := loaded[f.Name()]; ok && prev != abs {
+		return &Error{File: f.path, Field: "name", Msg: fmt.Sprintf("%s is already the name of the kernel in %s: give each manifest its own name", f.Name(), prev)}
+	}
+	if old, err := profiler.Lookup(f.Name()); err == nil {
+		if _, isUser := old.(*Family); !isUser {
+			return &Error{File: f.path, Field: "name", Msg: fmt.Sprintf("%s is a built-in family: pick another name", f.Name())}
+		}
+	}
+	loaded[f.Name()] = abs
+	profiler.Replace(f)
+	return nil
+}
+
+// AddToEnv records path in PathsEnv so that worker subprocesses load it.
+func AddToEnv(path string) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	cur := filepath.SplitList(os.Getenv(PathsEnv))
+	if slices.Contains(cur, abs) {
+		return
+	}
+	os.Setenv(PathsEnv, strings.Join(append(cur, abs), string(os.PathListSeparator)))
+}
+
+// RegisterFromEnv loads the manifests PathsEnv names (in `mltop worker`).
+func RegisterFromEnv() error {
+	for _, p := range filepath.SplitList(os.Getenv(PathsEnv)) {
+		if p == "" {
+			continue
+		}
+		if _, err := Register(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,269 @@
+package user
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
+)
+
+var cudaDev = profiler.DeviceInfo{Backend: "cuda", Name: "test GPU", TGMPerGroup: 48 << 10, TGMPerGroupOptIn: 227 << 10, MaxThreadsPerGroup: 1024, MemoryBytes: 80 << 30}
+var metalDev = profiler.DeviceInfo{Backend: "metal", Name: "test Mac", TGMPerGroup: 32 << 10, MaxThreadsPerGroup: 1024, MemoryBytes: 16 << 30}
+
+func TestSoftmaxExample(t *testing.T) {
+	f, err := Load("../../examples/softmax/kernel.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Name() != "user_softmax" {
+		t.Errorf("name %q", f.Name())
+	}
+	sc := f.Schema()
+	if len(sc.Knobs) != 1 || sc.Knobs[0].Name != "WG" || len(sc.Dims) != 2 || sc.Dims[0].Name != "rows" || sc.Dims[1].Name != "cols" {
+		t.Fatalf("schema %+v", sc)
+	}
+	s := profiler.Spec{Kernel: f.Name(), DType: profiler.BF16, Knobs: map[string]int{"WG": 512}}.WithDefaults(sc)
+	if err := f.Validate(s, cudaDev); err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.Plan(s, cudaDev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Buffers) != 2 || p.Buffers[0].Elems != 4096*4096 || p.Buffers[0].Type != profiler.BF16 || p.Buffers[1].Role != profiler.Out || p.Buffers[1].Init != profiler.InitPoison {
+		t.Errorf("buffers %+v", p.Buffers)
+	}
+	if p.Buffers[0].Init != profiler.InitNormal || p.Buffers[0].Scale != 2 {
+		t.Errorf("X init %+v", p.Buffers[0])
+	}
+	d := p.Dispatches[0]
+	if d.Grid != [3]int{4096, 1, 1} || d.Group != [3]int{512, 1, 1} || !slices.Equal(d.Args, []string{"X", "Y"}) || len(d.Scalars) != 2 || d.Scalars[1].I != 4096 {
+		t.Errorf("dispatch %+v", d)
+	}
+	if d.TGMBytes() != 512/32*4 {
+		t.Errorf("TGM %d", d.TGMBytes())
+	}
+	if p.FLOPs != 5*4096*4096 || p.Bytes != 2*4096*4096*2 {
+		t.Errorf("work %g %g", p.FLOPs, p.Bytes)
+	}
+	if !strings.HasSuffix(d.Program.File, "softmax.cu") || d.Program.Code == "" || d.Program.Includes[cudaHeaderName] == "" {
+		t.Errorf("program %s %q", d.Program.File, d.Program.Entry)
+	}
+	macros := defines(d.Program.Code)
+	for k, v := range map[string]string{"WG": "512", "rows": "4096", "cols": "4096", "T": "__nv_bfloat16", "DTYPE": "2", "DTYPE_BF16": "1"} {
+		if macros[k] != v {
+			t.Errorf("macro %s=%q, want %q", k, macros[k], v)
+		}
+	}
+	mp, err := f.Plan(s, metalDev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(mp.Dispatches[0].Program.File, "softmax.metal") {
+		t.Errorf("metal plan uses %s", mp.Dispatches[0].Program.File)
+	}
+	if m := defines(mp.Dispatches[0].Program.Code); m["T"] != "bfloat" {
+		t.Errorf("metal T=%s", m["T"])
+	}
+}
+
+// writeKernel writes a manifest and sources into a temp dir and returns the
+// manifest's path.
+func writeKernel(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for n, c := range files {
+		p := filepath.Join(dir, n)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "kernel.yaml")
+}
+
+const goodCU = `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {}`
+
+const goodYAML = `name: t_kernel
+sources: {cuda: k.cu}
+dtypes: [f32]
+knobs:
+  WG: {values: [64, 128], default: 64}
+dims:
+  rows: {default: 8}
+  cols: {default: 16}
+rules: ["cols % 4 == 0"]
+buffers:
+  - {name: X, dtype: T, shape: [rows, cols]}
+  - {name: Y, dtype: T, shape: [rows, cols], out: true, tol: {atol: 1e-3}}
+dispatches:
+  - {entry: k, grid: [rows], threads: [WG], args: [X, Y, rows, cols]}
+check: none
+`
+
+func TestGoodManifest(t *testing.T) {
+	path := writeKernel(t, map[string]string{"kernel.yaml": goodYAML, "k.cu": goodCU})
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema())
+	if err := f.Validate(s, cudaDev); err != nil {
+		t.Fatal(err)
+	}
+	s.Dims["cols"] = 18
+	err = f.Validate(s, cudaDev)
+	if err == nil || !strings.Contains(err.Error(), "rule 'cols % 4 == 0'") || !strings.Contains(err.Error(), "cols=18") || !strings.Contains(err.Error(), "kernel.yaml:9:") {
+		t.Errorf("rule violation: %v", err)
+	}
+	ref, err := f.Reference(s, nil, 10, 1)
+	if err != nil || !ref.Unchecked {
+		t.Errorf("check none: %+v %v", ref, err)
+	}
+	if got := f.Files(); len(got) != 2 {
+		t.Errorf("files %v", got)
+	}
+}
+
+func TestBadManifests(t *testing.T) {
+	sub := func(old, new string) string {
+		if !strings.Contains(goodYAML, old) {
+			t.Fatalf("test setup: %q not in the manifest", old)
+		}
+		return strings.Replace(goodYAML, old, new, 1)
+	}
+	for _, c := range []struct {
+		name  string
+		yaml  string
+		files map[string]string
+		want  []string
+	}{
+		{"unknown key", sub("dtypes: [f32]", "dtypes: [f32]\nthreds: 3"), nil, []string{"kernel.yaml:4:1", "unknown field \"threds\"", "manifest keys are"}},
+		{"missing source", sub("cuda: k.cu", "cuda: nope.cu"), nil, []string{"kernel.yaml:2:", "sources.cuda", "nope.cu", "relative to the manifest"}},
+		{"missing include", sub("dtypes: [f32]", "dtypes: [f32]\nincludes: [common.h]"), nil, []string{"includes[0]", "common.h"}},
+		{"unknown name in grid", sub("grid: [rows]", "grid: [\"cdiv(colz, 4)\"]"), nil, []string{"unknown name 'colz' in grid[0] 'cdiv(colz, 4)' at", "kernel.yaml:14:", "known: T, WG, cols, rows"}},
+		{"unquoted comma", sub("grid: [rows]", "grid: [cdiv(rows, 4)]"), nil, []string{"syntax error", "quote an expression that has one"}},
+		{"unknown name in shape", sub("shape: [rows, cols]}", "shape: [rows, colls]}"), nil, []string{"unknown name 'colls' in buffers[X].shape[1]"}},
+		{"unknown name in rule", sub(`"cols % 4 == 0"`, `"col % 4 == 0"`), nil, []string{"unknown name 'col' in rules[0]", "kernel.yaml:9:"}},
+		{"args count", sub("args: [X, Y, rows, cols]", "args: [X, Y, rows]"), nil, []string{"args", "3 args but", "k.cu:1 k(T* X, T* Y, int rows, int cols) takes 4 parameters"}},
+		{"arg not known", sub("args: [X, Y, rows, cols]", "args: [X, Z, rows, cols]"), nil, []string{"dispatches[0].args[1]", "\"Z\" is neither a buffer (X, Y)"}},
+		{"buffer after scalar", sub("args: [X, Y, rows, cols]", "args: [X, rows, Y, cols]"), nil, []string{"buffer Y comes after a scalar"}},
+		{"entry missing", sub("entry: k,", "entry: kk,"), nil, []string{"has no kernel \"kk\" (kernels found: k)"}},
+		{"no output", sub(", out: true, tol: {atol: 1e-3}", ""), nil, []string{"no output"}},
+		{"bad init", sub("shape: [rows, cols]}", "shape: [rows, cols], init: \"gauss(0, 1)\"}"), nil, []string{"buffers[X].init", "unknown init \"gauss\""}},
+		{"randint on float", sub("shape: [rows, cols]}", "shape: [rows, cols], init: \"randint(0, 9)\"}"), nil, []string{"dtype: i32"}},
+		{"bad dtype", sub("dtypes: [f32]", "dtypes: [f64]"), nil, []string{"dtypes[0]", "unknown dtype"}},
+		{"default not allowed", sub("default: 64}", "default: 96}"), nil, []string{"knobs.WG.default", "WG=96 is not allowed"}},
+		{"no check", sub("check: none", ""), nil, []string{"no check"}},
+		{"check bad key", sub("check: none", "check: {pyton: ref.py}"), nil, []string{"unknown key \"pyton\""}},
+		{"check python missing", sub("check: none", "check: {python: ref.py}"), nil, []string{"check.python", "ref.py"}},
+		{"check against unknown", sub("check: none", "check: {against: nope}"), nil, []string{"unknown kernel \"nope\""}},
+		{"duplicate name", sub("cols: {default: 16}", "WG: {default: 16}"), nil, []string{"already"}},
+		{"tol on input", sub("shape: [rows, cols]}", "shape: [rows, cols], tol: {atol: 1}}"), nil, []string{"only outputs"}},
+		{"no name", sub("name: t_kernel", "description: x"), nil, []string{"no name"}},
+		{"macro clash", sub("cols: {default: 16}", "cols: {default: 16}\n  T: {default: 1}"), nil, []string{"already the dtype"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			files := map[string]string{"kernel.yaml": c.yaml, "k.cu": goodCU}
+			for k, v := range c.files {
+				files[k] = v
+			}
+			_, err := Load(writeKernel(t, files))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nlacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestPlanErrors(t *testing.T) {
+	y := strings.Replace(goodYAML, "grid: [rows]", "grid: [\"rows - 8\"]", 1)
+	y = strings.Replace(y, "dims:\n  rows: {default: 8}", "dims:\n  rows: {default: 8}\n  big: {default: 1}", 1)
+	y = strings.Replace(y, "shape: [rows, cols]}", "shape: [rows, cols, big]}", 1)
+	f, err := Load(writeKernel(t, map[string]string{"kernel.yaml": y, "k.cu": goodCU}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema())
+	err = f.Validate(s, cudaDev)
+	if err == nil || !strings.Contains(err.Error(), "grid[0] 'rows - 8'") || !strings.Contains(err.Error(), "is 0 for rows=8") {
+		t.Errorf("zero grid: %v", err)
+	}
+	s.Dims["rows"] = 16
+	s.Dims["big"] = 1 << 30
+	p, err := f.Plan(s, cudaDev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.CheckMemory(p, cudaDev); err == nil || !strings.Contains(err.Error(), "reduce the dims") {
+		t.Errorf("too large a buffer: %v", err)
+	}
+	s.Knobs["WG"] = 128
+	small := cudaDev
+	small.MaxThreadsPerGroup = 64
+	if err := f.Validate(profiler.Spec{Kernel: f.Name(), Knobs: map[string]int{"WG": 128}, Dims: map[string]int{"rows": 16}}.WithDefaults(f.Schema()), small); err == nil || !strings.Contains(err.Error(), "128 threads per group") {
+		t.Errorf("too many threads: %v", err)
+	}
+}
+
+func TestIsPath(t *testing.T) {
+	dir := t.TempDir()
+	for arg, want := range map[string]bool{"softmax_bwd_not_registered_here": false, "./k.yaml": true, "k.yml": true, "a/b": true, dir: true, "transpose": false} {
+		if got := IsPath(arg); got != want && !(arg == "transpose") {
+			t.Errorf("IsPath(%q) = %v", arg, got)
+		}
+	}
+}
+
+// defines reads the #define prelude of a user program's code.
+func defines(code string) map[string]string {
+	out := map[string]string{}
+	for _, l := range strings.Split(code, "\n") {
+		if strings.HasPrefix(l, "#line") {
+			break
+		}
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "#define" {
+			out[f[1]] = f[2]
+		}
+	}
+	return out
+}
+
+func TestWithMacros(t *testing.T) {
+	ms := []profiler.Macro{{Name: "T", Value: "float"}, {Name: "WG", Value: "256"}}
+	got := withMacros("#include <metal_stdlib>\n#include \"mine.h\"\nkernel void k() {}\n", "/a/k.metal", ms)
+	want := "#define T float\n#define WG 256\n#line 1 \"/a/k.metal\"\n" +
+		"#pragma push_macro(\"T\")\n#undef T\n#pragma push_macro(\"WG\")\n#undef WG\n#include <metal_stdlib>\n#pragma pop_macro(\"T\")\n#pragma pop_macro(\"WG\")\n#line 2 \"/a/k.metal\"\n" +
+		"#include \"mine.h\"\nkernel void k() {}\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A knob or dim that is also a kernel parameter's name is not a macro.
+func TestParamNamesAreNotMacros(t *testing.T) {
+	f, err := Load(writeKernel(t, map[string]string{"kernel.yaml": goodYAML, "k.cu": goodCU}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.Plan(profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema()), cudaDev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := defines(p.Dispatches[0].Program.Code)
+	if _, ok := m["rows"]; ok {
+		t.Error("rows is k's parameter but became a macro")
+	}
+	if m["WG"] != "64" || m["T"] != "float" {
+		t.Errorf("macros %v", m)
+	}
+}

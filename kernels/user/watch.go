@@ -1,0 +1,169 @@
+package user
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Reload is what a Watcher reports after the files of a manifest changed:
+// the reloaded Family (already installed in the registry, replacing the old
+// one), or the error that stopped it (a manifest error names file:line:col;
+// the old family stays registered).
+type Reload struct {
+	Path    string   // the manifest
+	Family  *Family  // nil on error
+	Err     error    // nil on success
+	Changed []string // the files whose change triggered it
+}
+
+// Watcher watches a manifest, its sources, includes and Python reference,
+// and reloads the manifest when any of them changes. It watches the files'
+// folders, not the files, so editors that save by writing a new file and
+// renaming it over the old one are seen too.
+type Watcher struct {
+	path     string
+	debounce time.Duration
+	install  bool
+	w        *fsnotify.Watcher
+	events   chan Reload
+	files    []string // absolute paths that matter
+	dirs     []string
+}
+
+// WatchOptions tune a Watcher.
+type WatchOptions struct {
+	// Debounce is how long the files must be quiet before a reload (an
+	// editor's save is often several events). Default 150 ms.
+	Debounce time.Duration
+	// NoInstall leaves the registry alone (the caller installs the family).
+	NoInstall bool
+}
+
+// Watch starts watching the manifest at path. The first load happens now:
+// its error (if any) is returned, and nothing is watched.
+func Watch(ctx context.Context, path string, opt WatchOptions) (*Watcher, *Family, error) {
+	f, err := Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, nil, err
+	}
+	if opt.Debounce <= 0 {
+		opt.Debounce = 150 * time.Millisecond
+	}
+	w := &Watcher{path: path, debounce: opt.Debounce, install: !opt.NoInstall, w: fw, events: make(chan Reload, 4)}
+	if w.install {
+		if err := Install(f); err != nil {
+			fw.Close()
+			return nil, nil, err
+		}
+	}
+	if err := w.track(f.Files()); err != nil {
+		fw.Close()
+		return nil, nil, err
+	}
+	go w.loop(ctx)
+	return w, f, nil
+}
+
+// Events delivers one Reload per settled burst of changes; it is closed
+// when the context ends.
+func (w *Watcher) Events() <-chan Reload { return w.events }
+
+// Files are the files watched now.
+func (w *Watcher) Files() []string { return slices.Clone(w.files) }
+
+func (w *Watcher) track(files []string) error {
+	w.files = w.files[:0]
+	want := map[string]bool{}
+	for _, f := range files {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return err
+		}
+		w.files = append(w.files, filepath.Clean(abs))
+		want[filepath.Dir(abs)] = true
+	}
+	for _, d := range w.dirs {
+		if !want[d] {
+			_ = w.w.Remove(d)
+		}
+	}
+	var dirs []string
+	for d := range want {
+		if !slices.Contains(w.dirs, d) {
+			if err := w.w.Add(d); err != nil {
+				return err
+			}
+		}
+		dirs = append(dirs, d)
+	}
+	w.dirs = dirs
+	return nil
+}
+
+func (w *Watcher) loop(ctx context.Context) {
+	defer close(w.events)
+	defer w.w.Close()
+	var timer *time.Timer
+	var fire <-chan time.Time
+	var changed []string
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.w.Events:
+			if !ok {
+				return
+			}
+			name := filepath.Clean(ev.Name)
+			if !slices.Contains(w.files, name) || ev.Op == fsnotify.Chmod {
+				continue
+			}
+			if !slices.Contains(changed, name) {
+				changed = append(changed, name)
+			}
+			if timer == nil {
+				timer = time.NewTimer(w.debounce)
+			} else {
+				timer.Reset(w.debounce)
+			}
+			fire = timer.C
+		case <-w.w.Errors:
+			// overflow and similar: reload to be safe
+			if timer == nil {
+				timer = time.NewTimer(w.debounce)
+			} else {
+				timer.Reset(w.debounce)
+			}
+			fire = timer.C
+		case <-fire:
+			fire = nil
+			r := Reload{Path: w.path, Changed: changed}
+			changed = nil
+			f, err := Load(w.path)
+			if err == nil && w.install {
+				err = Install(f)
+			}
+			if err != nil {
+				r.Err = err
+			} else {
+				r.Family = f
+				if terr := w.track(f.Files()); terr != nil {
+					r.Err = terr
+				}
+			}
+			select {
+			case w.events <- r:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}

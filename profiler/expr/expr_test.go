@@ -1,0 +1,148 @@
+package expr
+
+import (
+	"strings"
+	"testing"
+)
+
+var vars = Vars{"rows": Int, "cols": Int, "WG": Int, "causal": Bool, "T": DType}
+
+func env() map[string]any {
+	return map[string]any{"rows": 4096, "cols": 1000, "WG": 256, "causal": true, "T": "bf16"}
+}
+
+func TestInt(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		want int64
+	}{
+		{"rows", 4096},
+		{"cdiv(cols, 256)", 4},
+		{"cdiv(1024, 256)", 4},
+		{"WG / 32 * 4", 32},
+		{"cols / 3", 333}, // C-style integer division
+		{"2 * rows * cols * sizeof(T)", 2 * 4096 * 1000 * 2},
+		{"min(rows, cols, WG)", 256},
+		{"max(rows, cols)", 4096},
+		{"rows % 7", 4096 % 7},
+		{"ceil(cols / 3.0)", 334},
+		{"log2(WG)", 8},
+		{"causal ? rows : cols", 4096},
+		{"1e3", 1000},
+	} {
+		p, err := Compile(c.src, vars, Where{Field: "x"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		got, err := p.Int(env())
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		if got != c.want {
+			t.Errorf("%s = %d, want %d", c.src, got, c.want)
+		}
+	}
+}
+
+func TestBool(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		want bool
+	}{
+		{"cols % 4 == 0", true},
+		{"cols % 3 == 0", false},
+		{"WG <= 1024 && causal", true},
+		{"!causal || rows > 1", true},
+		{"WG in [64, 128]", false},
+		{"rows >= cols and WG != 0", true},
+	} {
+		p, err := Compile(c.src, vars, Where{Field: "rule"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		got, err := p.Bool(env())
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		if got != c.want {
+			t.Errorf("%s = %v, want %v", c.src, got, c.want)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	w := Where{Field: "grid[0]", File: "kernel.yaml", Line: 14, Col: 12}
+	for _, c := range []struct {
+		src  string
+		want []string
+	}{
+		{"cdiv(colz, 4)", []string{"unknown name 'colz' in grid[0] 'cdiv(colz, 4)' at kernel.yaml:14:17; known: T, WG, causal, cols, rows"}},
+		{"frob(rows)", []string{"unknown function 'frob'", "cdiv(a, b)"}},
+		{"rows +", []string{"syntax error", "grid[0] 'rows +' at kernel.yaml:14:"}},
+		{"", []string{"empty expression in grid[0]"}},
+		{"rows * \"a\"", []string{"grid[0]"}},
+		{"now()", []string{"unknown"}},
+	} {
+		_, err := Compile(c.src, vars, w)
+		if err == nil {
+			t.Errorf("%q: no error", c.src)
+			continue
+		}
+		for _, s := range c.want {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("%q: error %q lacks %q", c.src, err, s)
+			}
+		}
+	}
+}
+
+func TestEvalErrors(t *testing.T) {
+	for _, c := range []struct {
+		src, want string
+		f         func(p *Program) error
+	}{
+		{"rows / 0", "division by zero", func(p *Program) error { _, err := p.Int(env()); return err }},
+		{"cdiv(rows, WG - 256)", "cdiv by zero", func(p *Program) error { _, err := p.Int(env()); return err }},
+		{"cols / 3.0", "not an integer", func(p *Program) error { _, err := p.Int(env()); return err }},
+		{"rows + 1", "not true or false", func(p *Program) error { _, err := p.Bool(env()); return err }},
+		{"rows > 1", "not a number", func(p *Program) error { _, err := p.Int(env()); return err }},
+	} {
+		p, err := Compile(c.src, vars, Where{Field: "f", File: "k.yaml", Line: 1, Col: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		err = c.f(p)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.src, err, c.want)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	p, err := Compile("cdiv(rows, WG) * rows + cols", vars, Where{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(p.Names(), ","); got != "rows,WG,cols" {
+		t.Errorf("Names = %s", got)
+	}
+}
+
+func FuzzCompile(f *testing.F) {
+	for _, s := range []string{"rows", "cdiv(cols, WG)", "cols % 4 == 0 && causal", "sizeof(T) * rows", "min(", "rows / 0", "((", "1 ? 2 : 3", "max(rows, 1.5)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		p, err := Compile(src, vars, Where{Field: "fuzz", File: "k.yaml", Line: 1, Col: 1})
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		// Evaluation may fail but must not panic.
+		_, _ = p.Eval(env())
+		_, _ = p.Int(env())
+		_, _ = p.Bool(env())
+	})
+}

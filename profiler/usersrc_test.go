@@ -1,0 +1,25 @@
+package profiler
+
+import (
+	"math"
+	"testing"
+)
+
+func TestFillInits(t *testing.T) {
+	ones := Fill(BufferSpec{Name: "o", Type: F32, Elems: 3, Init: InitOnes}, 1)
+	ar := Fill(BufferSpec{Name: "a", Type: BF16, Elems: 300, Init: InitArange}, 1)
+	nm := Fill(BufferSpec{Name: "n", Type: F32, Elems: 20000, Init: InitNormal, Mean: 5, Scale: 0.5}, 1)
+	if ones[0] != 1 || ones[2] != 1 {
+		t.Errorf("ones %v", ones)
+	}
+	if ar[3] != 3 || ar[257] != BF16.Round(257) {
+		t.Errorf("arange %v %v", ar[3], ar[257])
+	}
+	mean := 0.0
+	for _, v := range nm {
+		mean += float64(v)
+	}
+	if mean /= float64(len(nm)); math.Abs(mean-5) > 0.05 {
+		t.Errorf("normal(5, 0.5) mean %g", mean)
+	}
+}

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# User kernels on an NVIDIA GPU (issue 11): each example runs, verifies and
+# sweeps; broken copies fail the way they should; a faulting kernel is
+# `crashed`/`error` and the sweep goes on. Prints a summary table; logs,
+# JSON and CSV go under $OUT (default /tmp/user-kernels-gpu).
+#   scripts/user-kernels-gpu.sh BINARY
+# Run from the repository root (it reads examples/). Needs python3 with
+# NumPy for the Python references (and to read the JSON results).
+set -uo pipefail
+shopt -s extglob
+bin=$(realpath "${1:?usage: scripts/user-kernels-gpu.sh BINARY}")
+out=${OUT:-/tmp/user-kernels-gpu}
+mkdir -p "$out"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fast=(--backend cuda --time-limit 1 --min-time 0.05 --warmup 0.02 --quiet)
+rows=()
+pass=0
+fail=0
+
+# row NAME EXPECTED GOT DETAIL: one line of the summary
+row() {
+	local ok=FAIL
+	if [[ "$3" == $2 ]]; then ok=PASS; pass=$((pass + 1)); else fail=$((fail + 1)); fi
+	rows+=("$(printf '%-42s %-22s %-14s %-4s %s' "$1" "$2" "$3" "$ok" "$4")")
+}
+
+# field FILE EXPR: a field of the first JSON line of FILE
+field() {
+	python3 - "$1" "$2" <<'PY' 2>/dev/null || echo "?"
+import json, sys
+try:
+    line = open(sys.argv[1]).readline()
+    r = json.loads(line)
+except Exception:
+    print("no-json"); sys.exit(0)
+v = eval(sys.argv[2], {}, {"r": r})
+print(v if v is not None else "")
+PY
+}
+
+# runone NAME EXPECTED_STATUS ARGS...: mltop run with --json
+runone() {
+	local name=$1 want=$2
+	shift 2
+	"$bin" run "$@" "${fast[@]}" --json >"$out/$name.json" 2>"$out/$name.err"
+	local rc=$?
+	local st med err
+	st=$(field "$out/$name.json" 'r["status"]')
+	med=$(field "$out/$name.json" '"%.1f us %.0f GB/s %.2f TFLOP/s maxerr %s" % (r["stats"]["median_ns"]/1e3, r["gbps"], r["tflops"], (r.get("verdict") or {}).get("max_abs_err"))')
+	err=$(field "$out/$name.json" '(r.get("error") or "")[:160].replace("\n", " | ")')
+	row "$name" "$want" "$st" "rc=$rc $med ${err}"
+}
+
+echo "== device" | tee "$out/summary.txt"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee -a "$out/summary.txt"
+"$bin" list --kernel examples >"$out/list.txt" 2>&1
+row "list --kernel examples" "0" "$?" "$(grep -c '^  user_' "$out/list.txt") user kernels listed"
+
+# 1. each example, f32 and bf16 (and f16 for softmax)
+runone softmax-f32 ok examples/softmax/kernel.yaml --dtype f32
+runone softmax-bf16-WG512 ok examples/softmax/kernel.yaml --dtype bf16 --set WG=512
+runone softmax-f16-ragged ok examples/softmax/kernel.yaml --dtype f16 --set rows=333,cols=1001,WG=128
+runone matmul-f32 ok examples/matmul/kernel.yaml --dtype f32
+runone matmul-bf16-128x128 ok examples/matmul/kernel.yaml --dtype bf16 --set BM=128,BN=128,BK=16,WG=256
+runone matmul-f16-ragged ok examples/matmul/kernel.yaml --dtype f16 --set M=1000,N=777,K=333
+runone transpose-f32 ok examples/transpose/kernel.yaml --dtype f32
+runone transpose-bf16-ragged ok examples/transpose/kernel.yaml --dtype bf16 --set height=4097,width=3001,TILE=64,ROWS=8
+
+# 2. a small sweep of all three to CSV (through the worker, as always on CUDA)
+cat >"$work/sweep.yaml" <<'YAML'
+backend: cuda
+defaults: {time_limit: 0.5, min_time: 0.05, warmup: 0.02}
+sweeps:
+  - kernel: user_softmax
+    dtypes: [f32, bf16]
+    knobs: {WG: [128, 256, 1024]}
+    dims: {rows: 4096, cols: [1000, 4096]}
+  - kernel: user_matmul
+    dtypes: [f32, bf16]
+    knobs: {BM: [64, 128], BN: [64, 128], BK: [16, 32], WG: 256}
+    dims: {M: 1024, N: 1024, K: 1024}
+  - kernel: user_transpose
+    dtypes: [f16]
+    knobs: {TILE: [16, 32, 64], ROWS: [4, 8]}
+    dims: {height: 4097, width: 3001}
+YAML
+"$bin" --config "$work/sweep.yaml" --kernel examples --csv "$out/sweep.csv" --quiet >"$out/sweep.txt" 2>"$out/sweep.err"
+src=$?
+st=$(python3 -c "import csv,collections,sys; print(dict(collections.Counter(r['status'] for r in csv.DictReader(open(sys.argv[1])))))" "$out/sweep.csv" 2>&1)
+row "sweep examples -> CSV" "0" "$src" "$st"
+
+# 3. a deliberately broken copy: a 1% error in every output
+cp -r examples/softmax "$work/broken"
+sed -i 's/\* inv);/* inv * 1.01f);/' "$work/broken/softmax.cu"
+sed -i 's/^name: user_softmax/name: user_softmax_broken/' "$work/broken/kernel.yaml"
+runone broken-softmax mismatch "$work/broken/kernel.yaml" --dtype f32
+
+# 4. a syntax error: the log must name the user's file and line (30)
+cp -r examples/softmax "$work/syntax"
+sed -i '30s/^/    this is not C++;\n/' "$work/syntax/softmax.cu"
+sed -i 's/^name: user_softmax/name: user_softmax_syntax/' "$work/syntax/kernel.yaml"
+runone syntax-error compile_error "$work/syntax/kernel.yaml" --dtype f32
+if grep -q "syntax/softmax.cu(30)" "$out/syntax-error.json"; then
+	row "syntax error names softmax.cu(30)" "yes" "yes" ""
+else
+	row "syntax error names softmax.cu(30)" "yes" "no" "$(grep -o 'softmax.cu([0-9]*)' "$out/syntax-error.json" | head -1)"
+fi
+
+# 5. an entry the module does not export (C++ name mangling: no extern "C")
+cp -r examples/softmax "$work/mangled"
+sed -i 's/^extern "C" __global__/__global__/' "$work/mangled/softmax.cu"
+sed -i 's/^name: user_softmax/name: user_softmax_mangled/' "$work/mangled/kernel.yaml"
+runone entry-not-exported compile_error "$work/mangled/kernel.yaml" --dtype f32
+
+# 6. a reference returning the wrong shape
+cp -r examples/softmax "$work/badref"
+sed -i 's|return {"Y": e / e.sum(axis=1, keepdims=True)}|return {"Y": (e / e.sum(axis=1, keepdims=True))[:, 1:]}|' "$work/badref/ref.py"
+sed -i 's/^name: user_softmax/name: user_softmax_badref/' "$work/badref/kernel.yaml"
+runone ref-wrong-shape error "$work/badref/kernel.yaml" --dtype f32 --set rows=64,cols=256
+
+# 7. check: none -> unchecked (exit 0)
+cp -r examples/softmax "$work/nocheck"
+sed -i 's/^check: .*/check: none/; s/^name: user_softmax/name: user_softmax_nocheck/' "$work/nocheck/kernel.yaml"
+runone unchecked unchecked "$work/nocheck/kernel.yaml" --dtype f32
+
+# 8. a faulting kernel in a sweep: crashed (or error), and the next spec runs
+cp -r examples/softmax "$work/fault"
+sed -i 's/^name: user_softmax/name: user_softmax_fault/' "$work/fault/kernel.yaml"
+sed -i 's/^knobs:/flags:\n  FAULT: {default: false}\nknobs:/' "$work/fault/kernel.yaml"
+sed -i 's|^    const float inv = 1.0f / s;|    const float inv = 1.0f / s;\n#if FAULT\n    if (row == 7) y = (T*)((size_t)1 << 47);\n#endif|' "$work/fault/softmax.cu"
+cat >"$work/fault.yaml" <<'YAML'
+backend: cuda
+defaults: {time_limit: 0.3, min_time: 0.02, warmup: 0.01}
+sweeps:
+  - kernel: user_softmax_fault
+    dtypes: [f32]
+    flags: {FAULT: [true, false]}
+    dims: {rows: 256, cols: 1024}
+YAML
+"$bin" --config "$work/fault.yaml" --kernel "$work/fault" --csv "$out/fault.csv" --quiet >"$out/fault.txt" 2>"$out/fault.err"
+frc=$?
+fst=$(python3 -c "import csv,sys; print(' '.join(r['status'] for r in csv.DictReader(open(sys.argv[1]))))" "$out/fault.csv" 2>&1)
+row "faulting kernel, then a good one" "@(crashed|error) ok" "$fst" "rc=$frc"
+
+# 9. engine time from the command to a result for softmax (compile cache cold)
+rm -rf "${XDG_CACHE_HOME:-$HOME/.cache}/mltop/cubin" 2>/dev/null
+t0=$(date +%s.%N)
+"$bin" run examples/softmax/kernel.yaml --dtype bf16 --set WG=256,rows=4096,cols=4096 "${fast[@]}" --json >"$out/reload-time.json" 2>&1
+t1=$(date +%s.%N)
+row "softmax cold compile+verify+time" "ok" "$(field "$out/reload-time.json" 'r["status"]')" "$(python3 -c "print('%.2f s wall' % ($t1 - $t0))")"
+
+{
+	echo
+	printf '%-42s %-22s %-14s %-4s %s\n' CHECK EXPECTED GOT OK DETAIL
+	printf '%s\n' "${rows[@]}"
+	echo
+	echo "$pass passed, $fail failed; logs in $out"
+} | tee -a "$out/summary.txt"
+[[ $fail -eq 0 ]]

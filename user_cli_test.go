@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The user-kernel CLI on the CPU backend: everything that needs no GPU.
+
+const cliKernel = `// a scale kernel
+#include "mltop_user.cuh"
+extern "C" __global__ void scale(const T* __restrict__ x, T* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = from_f32<T>(2.0f * to_f32(x[i]));
+}
+`
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := realMain(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestUserKernelCLI(t *testing.T) {
+	t.Setenv("MLTOP_KERNELS", "")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "scale.cu")
+	os.WriteFile(src, []byte(cliKernel), 0o644)
+	code, out, errs := runCLI(t, "new", "cli_scale", "--from", src, "--entry", "scale")
+	if code != 0 || !strings.Contains(out, "wrote "+filepath.Join(dir, "kernel.yaml")) || !strings.Contains(out, "y is not const") {
+		t.Fatalf("new: %d\n%s\n%s", code, out, errs)
+	}
+	manifest := filepath.Join(dir, "kernel.yaml")
+	code, _, errs = runCLI(t, "new", "cli_scale", "--from", src, "--entry", "scale")
+	if code != 2 || !strings.Contains(errs, "exists") {
+		t.Errorf("new over an existing manifest: %d %s", code, errs)
+	}
+	code, _, errs = runCLI(t, "new", "x", "--from", src, "--entry", "nope")
+	if code != 2 || !strings.Contains(errs, `has no kernel "nope" (kernels found: scale)`) {
+		t.Errorf("new with a wrong entry: %d %s", code, errs)
+	}
+	code, out, errs = runCLI(t, "list", "--kernel", dir)
+	if code != 0 || !strings.Contains(out, "cli_scale — TODO one line") || !strings.Contains(out, "N ") {
+		t.Fatalf("list --kernel: %d\n%s\n%s", code, out, errs)
+	}
+	for _, isolate := range []string{"off", "on"} {
+		code, out, errs = runCLI(t, "run", manifest, "--backend", "cpu", "--isolate", isolate, "--set", "N=4096,WG=128", "--quiet")
+		if code != 2 || !strings.Contains(errs, "the CPU backend cannot run user kernel cli_scale") || !strings.Contains(out, "threadgroup memory") {
+			t.Errorf("run on the CPU (isolate %s): %d\n%s\n%s", isolate, code, out, errs)
+		}
+	}
+	code, _, errs = runCLI(t, "run", manifest, "--backend", "cpu", "--set", "WG=100")
+	if code != 2 || !strings.Contains(errs, "WG=100 is not allowed") {
+		t.Errorf("bad knob: %d %s", code, errs)
+	}
+	// a sweep over the user kernel: an invalid row on the CPU, exit 0
+	sweep := filepath.Join(dir, "sweep.yaml")
+	os.WriteFile(sweep, []byte("backend: cpu\nsweeps:\n  - kernel: cli_scale\n    knobs: {WG: [64, 128]}\n    dims: {N: 1000}\n"), 0o644)
+	csvPath := filepath.Join(dir, "out.csv")
+	code, _, errs = runCLI(t, "--config", sweep, "--kernel", manifest, "--csv", csvPath, "--quiet", "--isolate", "off")
+	b, _ := os.ReadFile(csvPath)
+	if code != 2 || strings.Count(string(b), "invalid") != 2 || !strings.Contains(string(b), ",WG,N,n,") {
+		t.Errorf("sweep: %d %s\n%s", code, errs, b)
+	}
+	// a broken manifest: exit 2 naming file:line:col
+	os.Setenv("MLTOP_KERNELS", "")
+	os.WriteFile(manifest, []byte("name: cli_scale\nsourcez: {}\n"), 0o644)
+	code, _, errs = runCLI(t, "run", manifest, "--backend", "cpu")
+	if code != 2 || !strings.Contains(errs, manifest+":2:1") || !strings.Contains(errs, "sourcez") {
+		t.Errorf("broken manifest: %d %s", code, errs)
+	}
+	code, _, errs = runCLI(t, "list", "--kernel", filepath.Join(dir, "missing"))
+	if code != 2 || !strings.Contains(errs, "missing") {
+		t.Errorf("missing path: %d %s", code, errs)
+	}
+}
+
+// The examples load, plan and validate without a GPU.
+func TestExamplesList(t *testing.T) {
+	t.Setenv("MLTOP_KERNELS", "")
+	code, out, errs := runCLI(t, "list", "--kernel", "examples")
+	if code != 0 {
+		t.Fatalf("list --kernel examples: %d %s", code, errs)
+	}
+	for _, n := range []string{"user_softmax", "user_matmul", "user_transpose"} {
+		if !strings.Contains(out, n+" — ") {
+			t.Errorf("list lacks %s", n)
+		}
+	}
+}
