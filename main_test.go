@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -290,6 +291,40 @@ func TestList(t *testing.T) {
 	}
 	if code != 0 || strings.Contains(stdout, "test_fault") {
 		t.Errorf("exit %d; test families must be hidden", code)
+	}
+}
+
+var updateList = flag.Bool("update", false, "rewrite kernels/all/testdata/list.golden from `mltop list`")
+
+// TestListGolden holds the family part of `mltop list` to a golden shared
+// with kernels/all's plan golden, so that moving families changes neither.
+func TestListGolden(t *testing.T) {
+	code, stdout, _ := run(t, "list")
+	if code != 0 {
+		t.Fatalf("list exited %d", code)
+	}
+	_, fams, ok := strings.Cut(stdout, "Kernel families:\n")
+	if !ok {
+		t.Fatalf("list prints no \"Kernel families:\" section:\n%s", stdout)
+	}
+	for _, f := range profiler.Families(false) {
+		if !strings.Contains(fams, "\n  "+f.Name()+" — ") {
+			t.Errorf("list lacks family %s", f.Name())
+		}
+	}
+	path := filepath.Join("kernels", "all", "testdata", "list.golden")
+	if *updateList {
+		if err := os.WriteFile(path, []byte(fams), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -run ListGolden -update . creates it)", err)
+	}
+	if string(want) != fams {
+		t.Errorf("the families in `mltop list` differ from %s (if deliberate: go test -run ListGolden -update .):\n%s", path, fams)
 	}
 }
 
