@@ -6,14 +6,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/mltop/mltop/kernels/kit/host"
+	"github.com/mltop/mltop/profiler"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mltop/mltop/cpu"
-	"github.com/mltop/mltop/profiler"
 )
 
 // TestMain lets the test binary act as `mltop worker`, so the isolation
@@ -62,7 +61,7 @@ func (faultFamily) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, s
 }
 func (faultFamily) Tolerance(profiler.DType) profiler.Tolerance { return profiler.Tolerance{} }
 
-func faultKernel(g *cpu.Group) {
+func faultKernel(g *host.Group) {
 	switch g.Int("mode") {
 	case 1:
 		panic("test_fault: deliberate panic in the kernel")
@@ -80,7 +79,7 @@ func faultKernel(g *cpu.Group) {
 
 func init() {
 	profiler.Register(faultFamily{})
-	cpu.RegisterKernel("test_fault", faultKernel)
+	host.RegisterKernel("test_fault", faultKernel)
 }
 
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {

@@ -247,6 +247,8 @@ func (b *backend) setup(ordinal int) error {
 		Name:               devName,
 		Vendor:             "NVIDIA",
 		Arch:               b.arch,
+		Features:           Features(major, minor),
+		MaxGrid:            MaxGrid,
 		Units:              b.attr(attrMultiprocessorCount),
 		UnitName:           "SM",
 		TGMPerGroup:        b.attr(attrMaxSharedPerBlock),

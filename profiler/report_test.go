@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/mltop/mltop/kernels"
+	_ "github.com/mltop/mltop/kernels/all"
 	"github.com/mltop/mltop/profiler"
 )
 

@@ -24,10 +24,13 @@ var (
 		MaxThreadsPerGroup: 1024, MaxThreadsPerUnit: 1024, SIMDWidth: 1}
 	goldenH100 = profiler.DeviceInfo{Backend: "cuda", Name: "H100 (golden)", Vendor: "NVIDIA", Arch: "sm_90a",
 		Units: 132, UnitName: "SM", TGMPerGroup: 48 << 10, TGMPerGroupOptIn: 227 << 10, TGMPerUnit: 228 << 10,
-		MaxThreadsPerGroup: 1024, MaxThreadsPerUnit: 2048, MaxGroupsPerUnit: 32, RegistersPerUnit: 65536, SIMDWidth: 32}
+		MaxThreadsPerGroup: 1024, MaxThreadsPerUnit: 2048, MaxGroupsPerUnit: 32, RegistersPerUnit: 65536, SIMDWidth: 32,
+		MaxGrid:  [3]int{1<<31 - 1, 65535, 65535},
+		Features: []profiler.Feature{profiler.FeatureMMAF16, profiler.FeatureMMABF16, profiler.FeatureCPAsync, profiler.FeatureClusters, profiler.FeatureCUDAKernels}}
 	goldenM2 = profiler.DeviceInfo{Backend: "metal", Name: "Apple M2 (golden)", Vendor: "Apple", Arch: "applegpu_g14g",
 		Units: 10, UnitName: "core", TGMPerGroup: 32 << 10, TGMPerUnit: 64 << 10,
-		MaxThreadsPerGroup: 1024, MaxThreadsPerUnit: 1536, SIMDWidth: 32}
+		MaxThreadsPerGroup: 1024, MaxThreadsPerUnit: 1536, SIMDWidth: 32,
+		Features: []profiler.Feature{profiler.FeatureSimdgroupMatrix}}
 	goldenDevices = []profiler.DeviceInfo{goldenCPU, goldenH100, goldenM2}
 )
 

@@ -1,0 +1,46 @@
+package all_test
+
+import (
+	"testing"
+
+	"github.com/mltop/mltop/kernels/kit/kittest"
+	"github.com/mltop/mltop/metal/mslemu"
+	"github.com/mltop/mltop/profiler"
+)
+
+// Every family's Metal kernels, compiled with g++ against the CPU
+// emulation of MSL in metal/testdata/mslemu and run through the real
+// Runner against the float64 references, on each of the family's
+// examples; the first bf16 example again through Metal 3.1's native
+// bfloat branch. It proves the indexing, masks, reductions, barriers,
+// atomics, buffer order, scalar layout and macros; it cannot prove that
+// the Metal compiler accepts the text or the hardware's fragment layout.
+func TestMetalKernelsOnCPUEmulator(t *testing.T) {
+	eb := mslemu.New(t, "../../metal/testdata/mslemu", kittest.Named(kittest.M3Max, "Apple M2 (emulated)"))
+	opt := mslemu.Options()
+	opt.Hot = true
+	opt.MaxRows = 4096
+	for fam, specs := range examples(t) {
+		if testing.Short() {
+			specs = specs[:1]
+		}
+		native := false
+		for _, s := range specs {
+			runs := []bool{false}
+			if s.DType == profiler.BF16 && !native && !testing.Short() {
+				runs, native = []bool{false, true}, true
+			}
+			for _, nat := range runs {
+				name := fam + "/" + s.String()
+				if nat {
+					name += "/native-bfloat"
+				}
+				t.Run(name, func(t *testing.T) {
+					eb.NativeBF16 = nat
+					// A runner per case: its kernel cache does not know about NativeBF16.
+					mslemu.Check(t, profiler.NewRunner(eb), s, opt)
+				})
+			}
+		}
+	}
+}
