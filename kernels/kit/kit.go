@@ -182,3 +182,10 @@ func NeedInputs(in profiler.Inputs, want map[string]int) error {
 type Exampler interface {
 	Examples() []profiler.Spec
 }
+
+// NoSourcer is how a family states in code why it has no kernel source for
+// a backend ("cuda" or "metal") yet: a non-empty reason excuses the missing
+// file in the completeness test, and is the message a user should see.
+type NoSourcer interface {
+	NoSource(backend string) string
+}
