@@ -1,7 +1,6 @@
 package profiler
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -175,5 +174,3 @@ func TestExpr(t *testing.T) {
 		t.Errorf("division by zero: %v", err)
 	}
 }
-
-func TestMainTempDirCleanup(t *testing.T) { _ = os.TempDir() }
