@@ -65,7 +65,9 @@ func (AttnBwdAtomic) Schema() profiler.Schema {
 	return profiler.Schema{
 		Knobs: []profiler.Param{
 			{Name: "BQ", Doc: "query rows per threadgroup", Default: 32, Values: attention.TileSizes},
-			{Name: "BK", Doc: "keys per inner tile", Default: 16, Values: attention.TileSizes},
+			{Name: "BK", Doc: "keys per inner tile", Default: 16, Values: attention.TileSizes,
+				// f32 tiles at BK=16 overflow Apple's 32 KB by 256 B
+				ByDType: map[profiler.DType]int{profiler.F32: 8}},
 			{Name: "WM", Doc: "warps along the query rows", Default: 4, Values: []int{1, 2, 4, 8}},
 			{Name: "WN", Doc: "warps along the keys / head dim", Default: 1, Values: []int{1, 2, 4}},
 		},

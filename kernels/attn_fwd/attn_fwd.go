@@ -26,7 +26,9 @@ func (AttnFwd) Doc() string {
 func (AttnFwd) Schema() profiler.Schema {
 	return profiler.Schema{
 		Knobs: []profiler.Param{
-			{Name: "BQ", Doc: "query rows per threadgroup (S tile height)", Default: 32, Values: attention.TileSizes},
+			{Name: "BQ", Doc: "query rows per threadgroup (S tile height)", Default: 32, Values: attention.TileSizes,
+				// the CUDA tensor-core path needs 16·WM rows: 64 at the default WM=4
+				ByDType: map[profiler.DType]int{profiler.F16: 64, profiler.BF16: 64}},
 			{Name: "BK", Doc: "keys per inner tile (S tile width)", Default: 16, Values: attention.TileSizes},
 			{Name: "WM", Doc: "warps (simdgroups) along the query rows", Default: 4, Values: []int{1, 2, 4, 8}},
 			{Name: "WN", Doc: "warps along the keys / head dim; WN>1 shares P and row stats through TGM", Default: 1, Values: []int{1, 2, 4}},
@@ -34,7 +36,7 @@ func (AttnFwd) Schema() profiler.Schema {
 		Dims: []profiler.Param{
 			{Name: "B", Doc: "batch", Default: 1, Min: 1, Max: 64},
 			{Name: "H", Doc: "query heads", Default: 8, Min: 1, Max: 256},
-			{Name: "Hkv", Doc: "key/value heads (GQA: H must be a multiple)", Default: 8, Min: 1, Max: 256},
+			{Name: "Hkv", Doc: "key/value heads (GQA: H must be a multiple; follows H when only H is set)", Default: 8, Min: 1, Max: 256, Follows: "H"},
 			{Name: "Lq", Doc: "query length", Default: 256, Min: 1, Max: 65536},
 			{Name: "Lk", Doc: "key/value length", Default: 256, Min: 1, Max: 65536},
 			{Name: "D", Doc: "head dim", Default: 64, Values: []int{64, 96, 128, 256}},

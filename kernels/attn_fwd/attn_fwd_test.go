@@ -506,22 +506,24 @@ func TestAttnToleranceSeparatesRightFromOffByOne(t *testing.T) {
 	}
 }
 
-// attn_fwd's defaults must run everywhere `mltop run attn_fwd` is tried
-// first: its default dtype (f32) on every backend, and every dtype on the
-// CPU and Metal. CUDA's tensor-core path (f16/bf16) needs BQ a multiple of
-// 16·WM, which the defaults (BQ=32, WM=4) are not: there the spec is
-// invalid with the fix in the message.
+// attn_fwd's defaults run everywhere, every dtype (f16/bf16 default to
+// BQ=64, the 16·WM rows CUDA's tensor-core path needs at WM=4); BQ=32 set
+// by hand is refused there with the fix in the message.
 func TestAttnFwdDefaultsValid(t *testing.T) {
 	for _, dev := range []profiler.DeviceInfo{kittest.CPU, kittest.M2, kittest.H100} {
 		for _, dt := range profiler.FloatDTypes {
 			s := profiler.Spec{Kernel: "attn_fwd", DType: dt}.WithDefaults(attnfwd.AttnFwd{}.Schema())
+			if err := (attnfwd.AttnFwd{}).Validate(s, dev); err != nil {
+				t.Errorf("%s %s defaults: %v", dev.Backend, dt, err)
+			}
+			s.Knobs["BQ"] = 32
 			err := (attnfwd.AttnFwd{}).Validate(s, dev)
 			tc := dev.Backend == "cuda" && dt != profiler.F32
 			if !tc && err != nil {
-				t.Errorf("%s %s: %v", dev.Backend, dt, err)
+				t.Errorf("%s %s BQ=32: %v", dev.Backend, dt, err)
 			}
 			if tc && (err == nil || !strings.Contains(err.Error(), "raise BQ or lower WM")) {
-				t.Errorf("%s %s: %v", dev.Backend, dt, err)
+				t.Errorf("%s %s BQ=32: %v, want the tensor-core rule", dev.Backend, dt, err)
 			}
 		}
 	}

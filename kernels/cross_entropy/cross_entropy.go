@@ -65,7 +65,8 @@ func (CrossEntropy) Schema() profiler.Schema {
 	return profiler.Schema{
 		Knobs: []profiler.Param{
 			{Name: "WG", Doc: "threads per group (one group per row)", Default: 512, Values: kit.WGValues},
-			{Name: "VEC", Doc: "elements per vector load/store (VEC·sizeof(T) ≤ 16 bytes)", Default: 8, Values: []int{1, 2, 4, 8}},
+			{Name: "VEC", Doc: "elements per vector load/store (VEC·sizeof(T) ≤ 16 bytes)", Default: 8, Values: []int{1, 2, 4, 8},
+				ByDType: map[profiler.DType]int{profiler.F32: 4}},
 			{Name: "CL", Doc: "groups per row, each staging its share in shared memory (a cluster; 0: one group, two passes; CUDA only)", Default: 0, Values: []int{0, 1, 2, 4, 8}},
 		},
 		Dims: []profiler.Param{

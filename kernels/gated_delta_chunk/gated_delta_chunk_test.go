@@ -11,7 +11,7 @@ func TestGatedDeltaRules(t *testing.T) {
 	kittest.CheckRules(t, "gated_delta_chunk", []kittest.RuleCase{
 		{Name: "defaults fit CUDA", DT: profiler.BF16, Set: nil, Flags: nil, Dev: kittest.H100, Want: ""},
 		{Name: "BV=64 needs the CUDA opt-in", DT: profiler.BF16, Set: map[string]int{"BV": 64}, Flags: nil, Dev: kittest.H100, Want: ""},
-		{Name: "BV=32, K=128 overflows Metal's 32 KB", DT: profiler.BF16, Set: map[string]int{"BV": 32}, Flags: nil, Dev: kittest.M2, Want: "TGM 41344 B exceeds"},
+		{Name: "BV=32, BT=64, K=128 overflows Metal's 32 KB", DT: profiler.BF16, Set: map[string]int{"BV": 32, "BT": 64}, Flags: nil, Dev: kittest.M2, Want: "TGM 41344 B exceeds"},
 		{Name: "BV=16 fits Metal", DT: profiler.BF16, Set: map[string]int{"BV": 16}, Flags: nil, Dev: kittest.M2, Want: ""},
 		{Name: "T not a multiple of BT", DT: profiler.BF16, Set: map[string]int{"T": 100, "BT": 64}, Flags: nil, Dev: kittest.H100, Want: "T=100 must be a multiple of BT=64"},
 		{Name: "V not a multiple of BV", DT: profiler.BF16, Set: map[string]int{"V": 100, "BV": 32}, Flags: nil, Dev: kittest.H100, Want: "V=100 must be a multiple of BV=32"},

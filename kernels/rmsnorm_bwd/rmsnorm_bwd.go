@@ -80,7 +80,8 @@ func (RMSNormBwd) Schema() profiler.Schema {
 	return profiler.Schema{
 		Knobs: []profiler.Param{
 			{Name: "WG", Doc: "threads per group", Default: 256, Values: kit.WGValues},
-			{Name: "VEC", Doc: "elements per vector load/store (VEC·sizeof(T) ≤ 16 bytes)", Default: 8, Values: []int{1, 2, 4, 8}},
+			{Name: "VEC", Doc: "elements per vector load/store (VEC·sizeof(T) ≤ 16 bytes)", Default: 8, Values: []int{1, 2, 4, 8},
+				ByDType: map[profiler.DType]int{profiler.F32: 4}},
 			{Name: "RPG", Doc: "rows per group: dW partials stay in registers over them (fewer atomics)", Default: 16, Values: []int{1, 2, 4, 8, 16, 32, 64}},
 			{Name: "RB", Doc: "rows per batch: loaded together, reduced with one pair of barriers", Default: 2, Values: []int{1, 2, 4, 8}},
 			{Name: "ST", Doc: "row slots of a cp.async ring in shared memory (0: rows through registers; CUDA only)", Default: 0, Values: []int{0, 2, 3, 4, 6, 8}},

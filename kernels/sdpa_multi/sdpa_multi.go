@@ -67,7 +67,7 @@ func (SDPAMulti) Schema() profiler.Schema {
 		Dims: []profiler.Param{
 			{Name: "n_query", Doc: "query rows of the block", Default: 16, Min: 1, Max: 4096},
 			{Name: "H", Doc: "query heads", Default: 32, Min: 1, Max: 256},
-			{Name: "Hkv", Doc: "key/value heads (GQA: H must be a multiple)", Default: 8, Min: 1, Max: 256},
+			{Name: "Hkv", Doc: "key/value heads (GQA: H must be a multiple; follows H when only H is set)", Default: 8, Min: 1, Max: 256, Follows: "H"},
 			{Name: "D", Doc: "head dim (each lane owns D/32 elements)", Default: 128, Values: []int{64, 128, 256}},
 			{Name: "base_kv", Doc: "cached keys before the block", Default: 4096, Min: 0, Max: 1 << 20},
 			{Name: "kv_stride", Doc: "allocated cache depth (≥ base_kv + n_query)", Default: 4608, Min: 1, Max: 1 << 20},
