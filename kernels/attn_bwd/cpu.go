@@ -293,7 +293,7 @@ func CPUAttnBwdDKV(g *host.Group) {
 }
 
 // CPUAttnBwdMM is the unfused family's matrix kernel: one BM×BN output tile
-// of the product selected by MODE (see kernels/attn_bwd_unfused.go).
+// of the product selected by MODE (see kernels/attn_bwd_unfused/attn_bwd_unfused.go).
 func CPUAttnBwdMM(g *host.Group) {
 	s := bwdShapeOf(g)
 	bm, bn, d := g.Macro("BM"), g.Macro("BN"), s.d

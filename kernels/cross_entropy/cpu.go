@@ -9,7 +9,7 @@ import (
 func init() { host.RegisterKernel("cross_entropy", CPUCrossEntropy) }
 
 // CPUCrossEntropy is the CPU fused cross entropy (see the cross_entropy plan
-// contract in kernels/cross_entropy.go): group x owns row x. Each of WG
+// contract in kernels/cross_entropy/cross_entropy.go): group x owns row x. Each of WG
 // chunks keeps an online (max, Σexp) in f32, the chunks are merged, then
 // loss = lse − x[target] and dX = exp(x − lse) − onehot; a pad row gets 0.
 func CPUCrossEntropy(g *host.Group) {

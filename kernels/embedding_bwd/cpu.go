@@ -8,7 +8,7 @@ import (
 func init() { host.RegisterKernel("embedding_bwd", CPUEmbeddingBwd) }
 
 // CPUEmbeddingBwd is the CPU embedding backward (see the embedding_bwd plan
-// contract in kernels/embedding_bwd.go): group x scatters the dY rows of
+// contract in kernels/embedding_bwd/embedding_bwd.go): group x scatters the dY rows of
 // tokens [x·TPG, …) into dW[ids[t]] with atomic adds.
 func CPUEmbeddingBwd(g *host.Group) {
 	tpg := g.Macro("TPG")

@@ -9,7 +9,7 @@ import (
 func init() { host.RegisterKernel("gated_delta", CPUGatedDeltaChunk) }
 
 // CPUGatedDeltaChunk is the CPU gated delta rule chunk recurrence (see the
-// gated_delta_chunk plan contract in kernels/gated_delta.go): group
+// gated_delta_chunk plan contract in kernels/gated_delta_chunk/gated_delta_chunk.go): group
 // (x, h, b) owns state rows [x·BV, …) of head h, batch b, kept in f32
 // scratch across the chunks, with the bf16 round trip of the gated Vn
 // between the gate and the outer update.

@@ -9,7 +9,7 @@ import (
 func init() { host.RegisterKernel("rmsnorm_bwd", CPURMSNormBwd) }
 
 // CPURMSNormBwd is the CPU RMSNorm backward (see the rmsnorm_bwd plan
-// contract in kernels/rmsnorm_bwd.go): group x owns rows [x·RPG, …). Per
+// contract in kernels/rmsnorm_bwd/rmsnorm_bwd.go): group x owns rows [x·RPG, …). Per
 // row, Σx² and Σ dY·w·x are accumulated in f32 in WG chunks combined as a
 // tree (the GPU's per-thread partials), dX is written, and the row's
 // dY·x·r is added to the group's dW partials; the partials go into dW with

@@ -8,7 +8,7 @@ import (
 func init() { host.RegisterKernel("sdpa_multi", CPUSDPAMulti) }
 
 // CPUSDPAMulti is the CPU multi-query SDPA (see the sdpa_multi plan contract
-// in kernels/sdpa_multi.go): group (h, r) computes O of query r, head h.
+// in kernels/sdpa_multi/sdpa_multi.go): group (h, r) computes O of query r, head h.
 // As on the GPU, the TPG/32 warps take the visible keys round-robin, each
 // keeping an online softmax in f32, and the warps are merged at the end.
 func CPUSDPAMulti(g *host.Group) {

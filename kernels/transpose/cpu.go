@@ -7,7 +7,7 @@ import (
 func init() { host.RegisterKernel("transpose", CPUTranspose) }
 
 // CPUTranspose is the CPU transpose (see the transpose plan contract in
-// kernels/transpose.go): group (x, y) stages the TILE×TILE tile of X at
+// kernels/transpose/transpose.go): group (x, y) stages the TILE×TILE tile of X at
 // rows y·TILE, columns x·TILE, and writes it transposed into Y.
 func CPUTranspose(g *host.Group) {
 	tile := g.Macro("TILE")
