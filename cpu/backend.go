@@ -336,7 +336,7 @@ func (p *KernelPanic) Error() string {
 // isAccessor says whether a stack frame is one of the Tensor or Group
 // helpers, which are never the kernel's own mistake.
 func isAccessor(fn string) bool {
-	for _, p := range []string{"github.com/mltop/mltop/cpu.Tensor.", "github.com/mltop/mltop/cpu.(*Group).", "github.com/mltop/mltop/cpu.boundsPanic"} {
+	for _, p := range []string{"github.com/mltop/mltop/kernels/kit/host.Tensor.", "github.com/mltop/mltop/kernels/kit/host.(*Group).", "github.com/mltop/mltop/kernels/kit/host.boundsPanic"} {
 		if strings.HasPrefix(fn, p) {
 			return true
 		}
