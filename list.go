@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/mltop/mltop/profiler"
@@ -54,6 +55,15 @@ func printParams(w io.Writer, title string, ps []profiler.Param) {
 	}
 	fmt.Fprintf(w, "    %s:\n", title)
 	for _, p := range ps {
-		fmt.Fprintf(w, "      %-8s %-28s default %-6d %s\n", p.Name, p.Describe(), p.Default, p.Doc)
+		def := strconv.Itoa(p.Default)
+		for _, d := range []profiler.DType{profiler.F32, profiler.F16, profiler.BF16} {
+			if v, ok := p.ByDType[d]; ok {
+				def += fmt.Sprintf(" (%s: %d)", d, v)
+			}
+		}
+		if p.Follows != "" {
+			def += " (or " + p.Follows + ")"
+		}
+		fmt.Fprintf(w, "      %-8s %-28s default %-6s %s\n", p.Name, p.Describe(), def, p.Doc)
 	}
 }

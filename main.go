@@ -12,7 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	_ "github.com/mltop/mltop/kernels"
+	_ "github.com/mltop/mltop/kernels/all"
 	"github.com/mltop/mltop/profiler"
 )
 

@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"github.com/mltop/mltop/kernels/kit/host"
+	"github.com/mltop/mltop/profiler"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mltop/mltop/cpu"
-	"github.com/mltop/mltop/profiler"
 )
 
 // TestMain lets the test binary act as `mltop worker`, so the isolation
@@ -61,7 +61,7 @@ func (faultFamily) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, s
 }
 func (faultFamily) Tolerance(profiler.DType) profiler.Tolerance { return profiler.Tolerance{} }
 
-func faultKernel(g *cpu.Group) {
+func faultKernel(g *host.Group) {
 	switch g.Int("mode") {
 	case 1:
 		panic("test_fault: deliberate panic in the kernel")
@@ -79,7 +79,7 @@ func faultKernel(g *cpu.Group) {
 
 func init() {
 	profiler.Register(faultFamily{})
-	cpu.RegisterKernel("test_fault", faultKernel)
+	host.RegisterKernel("test_fault", faultKernel)
 }
 
 func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -292,6 +292,40 @@ func TestList(t *testing.T) {
 	}
 	if code != 0 || strings.Contains(stdout, "test_fault") {
 		t.Errorf("exit %d; test families must be hidden", code)
+	}
+}
+
+var updateList = flag.Bool("update", false, "rewrite kernels/all/testdata/list.golden from `mltop list`")
+
+// TestListGolden holds the family part of `mltop list` to a golden shared
+// with kernels/all's plan golden, so that moving families changes neither.
+func TestListGolden(t *testing.T) {
+	code, stdout, _ := runMain(t, "list")
+	if code != 0 {
+		t.Fatalf("list exited %d", code)
+	}
+	_, fams, ok := strings.Cut(stdout, "Kernel families:\n")
+	if !ok {
+		t.Fatalf("list prints no \"Kernel families:\" section:\n%s", stdout)
+	}
+	for _, f := range profiler.Families(false) {
+		if !strings.Contains(fams, "\n  "+f.Name()+" — ") {
+			t.Errorf("list lacks family %s", f.Name())
+		}
+	}
+	path := filepath.Join("kernels", "all", "testdata", "list.golden")
+	if *updateList {
+		if err := os.WriteFile(path, []byte(fams), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -run ListGolden -update . creates it)", err)
+	}
+	if string(want) != fams {
+		t.Errorf("the families in `mltop list` differ from %s (if deliberate: go test -run ListGolden -update .):\n%s", path, fams)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mltop/mltop/kernels/kit/host"
 	"github.com/mltop/mltop/profiler"
 )
 
@@ -45,6 +46,8 @@ func New() (profiler.Backend, error) {
 
 func probe() profiler.DeviceInfo {
 	name, vendor := cpuModel()
+	// No Features and no MaxGrid: the Go kernels need no device feature
+	// (paths written only in CUDA are refused), and any grid runs.
 	return profiler.DeviceInfo{
 		Backend:            "cpu",
 		Name:               name,
@@ -158,7 +161,7 @@ func (b *Backend) Info() profiler.DeviceInfo { return b.info }
 // kernel is a "compiled" CPU kernel: the Go function and its parsed macros.
 type kernel struct {
 	name   string
-	fn     KernelFunc
+	fn     host.KernelFunc
 	macros map[string]int
 }
 
@@ -171,9 +174,9 @@ func (b *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 	if p.Code != "" {
 		return nil, fmt.Errorf("the CPU backend cannot run user kernel %s: it runs only built-in families' Go code; use --backend cuda or metal (list, rules, plan and the TGM budget work here): %w", p.Source, profiler.ErrCannotRun)
 	}
-	fn, ok := lookupKernel(p.Source)
+	fn, ok := host.Lookup(p.Source)
 	if !ok {
-		return nil, fmt.Errorf("the CPU backend has no Go kernel %q: known CPU kernels are %s", p.Source, strings.Join(Kernels(), ", "))
+		return nil, fmt.Errorf("the CPU backend has no Go kernel %q: known CPU kernels are %s", p.Source, strings.Join(host.Kernels(), ", "))
 	}
 	macros := make(map[string]int, len(p.Macros))
 	for _, m := range p.Macros {
@@ -371,7 +374,7 @@ func (p *KernelPanic) Error() string {
 // isAccessor says whether a stack frame is one of the Tensor or Group
 // helpers, which are never the kernel's own mistake.
 func isAccessor(fn string) bool {
-	for _, p := range []string{"github.com/mltop/mltop/cpu.Tensor.", "github.com/mltop/mltop/cpu.(*Group).", "github.com/mltop/mltop/cpu.boundsPanic"} {
+	for _, p := range []string{"github.com/mltop/mltop/kernels/kit/host.Tensor.", "github.com/mltop/mltop/kernels/kit/host.(*Group).", "github.com/mltop/mltop/kernels/kit/host.boundsPanic"} {
 		if strings.HasPrefix(fn, p) {
 			return true
 		}
@@ -425,13 +428,13 @@ func (b *Backend) launch(l *profiler.Launch) error {
 		return fmt.Errorf("kernel %T was not compiled by the CPU backend", l.Kernel)
 	}
 	d := l.Dispatch
-	args := make([]*Buffer, len(l.Args))
+	args := make([][]byte, len(l.Args))
 	for i, a := range l.Args {
 		cb, err := asBuffer(a)
 		if err != nil {
 			return fmt.Errorf("%s argument %d: %w", d.Name, i, err)
 		}
-		args[i] = cb
+		args[i] = cb.data
 	}
 	grid := d.Grid
 	for i := range grid {
@@ -448,7 +451,7 @@ func (b *Backend) launch(l *profiler.Launch) error {
 	var failed atomic.Pointer[KernelPanic]
 	var wg sync.WaitGroup
 	work := func() {
-		g := &Group{Grid: grid, Threads: d.Threads(), Macros: k.macros, Scalars: d.Scalars, args: args, arena: &arena{}}
+		g := host.NewGroup(grid, d.Threads(), k.macros, d.Scalars, args)
 		defer func() {
 			if p := recover(); p != nil {
 				failed.CompareAndSwap(nil, &KernelPanic{Kernel: k.name, Group: g.ID, Value: p, Stack: string(debug.Stack())})
@@ -464,7 +467,7 @@ func (b *Backend) launch(l *profiler.Launch) error {
 				y := int(n / int64(grid[0]) % int64(grid[1]))
 				z := int(n / (int64(grid[0]) * int64(grid[1])))
 				g.ID = [3]int{x, y, z}
-				g.arena.reset()
+				g.Reset()
 				k.fn(g)
 			}
 		}

@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/mltop/mltop/cpu"
-	_ "github.com/mltop/mltop/kernels"
+	_ "github.com/mltop/mltop/kernels/all"
+	attnfwd "github.com/mltop/mltop/kernels/attn_fwd"
+	"github.com/mltop/mltop/kernels/kit/host"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 )
@@ -21,7 +23,7 @@ import (
 const skipLastTile = "test_attn_fwd_skip_last_tile"
 
 func init() {
-	cpu.RegisterKernel(skipLastTile, func(g *cpu.Group) {
+	host.RegisterKernel(skipLastTile, func(g *host.Group) {
 		// Run the real kernel against Lk shortened by one tile; rows then
 		// miss keys (and, for causal, the mask shifts).
 		bk, lk := g.Macro("BK"), g.Int("Lk")
@@ -32,18 +34,18 @@ func init() {
 				short.Scalars[i].I = int64((lk - 1) / bk * bk)
 			}
 		}
-		cpu.AttnFwd(&short)
+		attnfwd.CPUAttnFwd(&short)
 	})
-	cpu.RegisterKernel("test_store", func(g *cpu.Group) {
+	host.RegisterKernel("test_store", func(g *host.Group) {
 		dt := []profiler.DType{profiler.F32, profiler.F16, profiler.BF16}[g.Int("dtype")]
 		g.Arg(1, dt).Set(0, g.Arg(0, profiler.F32).At(0))
 	})
-	cpu.RegisterKernel("test_out_of_range", func(g *cpu.Group) {
+	host.RegisterKernel("test_out_of_range", func(g *host.Group) {
 		if g.ID[0] == 0 {
 			g.Arg(0, profiler.F32).At(4) // a 16-byte buffer holds elements 0..3
 		}
 	})
-	cpu.RegisterKernel("test_panics", func(g *cpu.Group) {
+	host.RegisterKernel("test_panics", func(g *host.Group) {
 		if g.ID[0] == 3 {
 			panic("boom in group 3")
 		}

@@ -250,6 +250,8 @@ func (b *backend) setup(ordinal int) error {
 		Name:               devName,
 		Vendor:             "NVIDIA",
 		Arch:               b.arch,
+		Features:           Features(major, minor),
+		MaxGrid:            MaxGrid,
 		Units:              b.attr(attrMultiprocessorCount),
 		UnitName:           "SM",
 		TGMPerGroup:        b.attr(attrMaxSharedPerBlock),
@@ -464,7 +466,7 @@ func (b *backend) Prefetch(p profiler.Program) {
 	go b.cubin(p)
 }
 
-// Precompile makes the backend a profiler.Precompiler, so a sweep's
+// Precompile makes the backend a run.Precompiler, so a sweep's
 // prefetch of the next spec reaches NVRTC.
 func (b *backend) Precompile(p profiler.Program) { b.Prefetch(p) }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/mltop/mltop/profiler"
 )
 
-// The calibration micro-kernels' shapes (shaders/cuda/calibrate.cu). The
+// The calibration micro-kernels' shapes (shaders/calibrate/calibrate.cu). The
 // kernels take MMA_ACC and FMA_CHAINS as macros from here, so the work
 // counted below is the work the kernels do.
 const (

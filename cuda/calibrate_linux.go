@@ -15,7 +15,7 @@ import (
 var _ run.Calibrator = (*backend)(nil)
 
 // Calibrate measures this GPU's achievable copy bandwidth and, per dtype,
-// its arithmetic rate with the micro-kernels of shaders/cuda/calibrate.cu,
+// its arithmetic rate with the micro-kernels of shaders/calibrate/calibrate.cu,
 // compiled and timed through the same Compile/Time path as the specs (CUDA
 // events, back to back: every buffer here is far larger than the L2 or
 // never leaves the registers). Each figure is the fastest of several

@@ -1,5 +1,5 @@
 // Package cuda is mltop's CUDA backend: a small binding over purego (no cgo)
-// that dlopens libcuda.so.1 and NVRTC, compiles shaders/cuda/*.cu at run
+// that dlopens libcuda.so.1 and NVRTC, compiles shaders/<family>/*.cu at run
 // time for the device's architecture, and times launches with CUDA events.
 //
 // Every CUDA call runs on one goroutine locked to its OS thread, because a

@@ -9,7 +9,7 @@ import (
 )
 
 // faultFamily ("test_cuda_fault") runs the test-only kernels of
-// shaders/cuda/test_fault.cu: MODE 0 fills X[i] = i (passes), 1 writes far
+// shaders/test_fault/test_fault.cu: MODE 0 fills X[i] = i (passes), 1 writes far
 // out of bounds (a sticky illegal address), 2 never ends.
 type faultFamily struct{}
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/mltop/mltop/kernels"
+	_ "github.com/mltop/mltop/kernels/all"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 )
@@ -313,16 +313,23 @@ func TestHelperWorker(t *testing.T) {
 	os.Exit(0)
 }
 
-// TestBenchAttn is a measurement, not a check: with MLTOP_CUDA_BENCH=1 it
-// sweeps attn_fwd bf16 at B=1 H=32 D=128 L=4096 (dense and causal) at the
-// default measurement settings and prints each config's median and
-// TFLOP/s, the best, and the sweep's compile and run times.
-func TestBenchAttn(t *testing.T) {
-	if os.Getenv("MLTOP_CUDA_BENCH") == "" {
-		t.Skip("set MLTOP_CUDA_BENCH=1 to run the attn_fwd benchmark sweep")
+// BenchmarkAttnFwdSweep sweeps attn_fwd bf16 at B=1 H=32 D=128 L=4096
+// (dense and causal) at the default measurement settings, one
+// sub-benchmark per config, reporting the median and TFLOP/s (run once
+// each: -test.benchtime 1x). MLTOP_CUDA_BENCH_L and
+// MLTOP_CUDA_BENCH_CONFIGS ("BQ,BK,WM,WN ...") change the sweep.
+//
+//	.gpu/cuda.test -test.run '^$' -test.bench AttnFwdSweep -test.benchtime 1x
+func BenchmarkAttnFwdSweep(b *testing.B) {
+	if ok, why := Available(); !ok {
+		b.Skip("no CUDA driver: " + why)
 	}
-	b := openOrSkip(t)
-	r := run.NewRunner(b)
+	be, err := Open()
+	if err != nil {
+		b.Skip("no CUDA driver: " + err.Error())
+	}
+	defer be.Close()
+	r := run.NewRunner(be)
 	L := 4096
 	if s := os.Getenv("MLTOP_CUDA_BENCH_L"); s != "" {
 		fmt.Sscan(s, &L)
@@ -344,23 +351,26 @@ func TestBenchAttn(t *testing.T) {
 	opt := profiler.DefaultOptions()
 	opt.Stop.MaxTime = 2
 	for _, causal := range []bool{false, true} {
-		best := 0.0
-		bestCfg := ""
-		start := time.Now()
 		for _, c := range configs {
-			s := profiler.Spec{Kernel: "attn_fwd", DType: profiler.BF16,
-				Knobs: map[string]int{"BQ": c.BQ, "BK": c.BK, "WM": c.WM, "WN": c.WN},
-				Dims:  map[string]int{"B": 1, "H": 32, "Hkv": 32, "Lq": L, "Lk": L, "D": 128}, Flags: map[string]bool{"causal": causal}}
-			res := r.Run(context.Background(), s, opt, nil)
-			o, _ := res.MinOccupancy()
-			fmt.Printf("BENCH attn_fwd bf16 causal=%v BQ=%d BK=%d WM=%d WN=%d: %s median %.1f µs (min %.1f p10 %.1f p90 %.1f) cv %.4f n=%d %.1f TFLOP/s occ %d (%s) regs %d spill %d wall %.2fs %s\n",
-				causal, c.BQ, c.BK, c.WM, c.WN, res.Status, res.Stats.Median/1e3, res.Stats.Min/1e3, res.Stats.P10/1e3, res.Stats.P90/1e3, res.Stats.CV, res.Stats.N, res.TFLOPS, o.GroupsPerUnit, o.Limiter, o.Registers, o.SpillBytes, res.WallSeconds, firstLine(res.Error))
-			if res.Status == profiler.StatusOK && res.TFLOPS > best {
-				best, bestCfg = res.TFLOPS, fmt.Sprintf("BQ=%d BK=%d WM=%d WN=%d", c.BQ, c.BK, c.WM, c.WN)
-			}
+			name := fmt.Sprintf("causal=%v/BQ=%d/BK=%d/WM=%d/WN=%d", causal, c.BQ, c.BK, c.WM, c.WN)
+			b.Run(name, func(b *testing.B) {
+				s := profiler.Spec{Kernel: "attn_fwd", DType: profiler.BF16,
+					Knobs: map[string]int{"BQ": c.BQ, "BK": c.BK, "WM": c.WM, "WN": c.WN},
+					Dims:  map[string]int{"B": 1, "H": 32, "Hkv": 32, "Lq": L, "Lk": L, "D": 128}, Flags: map[string]bool{"causal": causal}}
+				var res profiler.Result
+				for b.Loop() {
+					res = r.Run(context.Background(), s, opt, nil)
+				}
+				if res.Status != profiler.StatusOK {
+					b.Skipf("%s: %s", res.Status, firstLine(res.Error))
+				}
+				o, _ := res.MinOccupancy()
+				b.ReportMetric(res.Stats.Median/1e3, "µs/median")
+				b.ReportMetric(res.TFLOPS, "TFLOP/s")
+				b.ReportMetric(res.Stats.CV, "cv")
+				b.ReportMetric(float64(o.GroupsPerUnit), "groups/SM")
+				b.ReportMetric(float64(o.Registers), "regs")
+			})
 		}
-		fmt.Printf("BEST attn_fwd bf16 B=1 H=32 D=128 L=%d causal=%v: %.1f TFLOP/s (%s); sweep of %d configs took %.1fs\n", L, causal, best, bestCfg, len(configs), time.Since(start).Seconds())
 	}
-	st := b.Stats()
-	fmt.Printf("CACHE %+v\n", st)
 }

@@ -1,4 +1,7 @@
 package metal
 
-// TestDev is the device the internal tests plan for, for the external ones.
+// testDev is the device the emulation and calibration tests plan for.
+var testDev = DeviceInfo(RawDevice{Name: "Apple M1 Max", MaxTGMPerGroup: 32768, MaxThreadsWidth: 1024, HasTimestampSet: true, StageBoundary: true})
+
+// TestDev is testDev, for the external tests.
 var TestDev = testDev

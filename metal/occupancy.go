@@ -173,6 +173,7 @@ func DeviceInfo(raw RawDevice) profiler.DeviceInfo {
 		MemoryBytes:        raw.WorkingSetBytes,
 		CacheBytes:         SLCBytes(chip),
 		Timer:              NewTimerState(raw.HasTimestampSet, raw.StageBoundary).Name(),
+		Features:           Features(chip),
 	}
 	d.Units = raw.Cores
 	d.PeakBandwidth = PeakBandwidth(chip, raw.Cores)

@@ -117,3 +117,14 @@ func TestBudgetWarnsOnRegisterPressure(t *testing.T) {
 		t.Fatalf("warnings %v", b.Warnings)
 	}
 }
+
+func TestDeviceInfoFeatures(t *testing.T) {
+	m1 := DeviceInfo(RawDevice{Name: "Apple M1 Max", MaxTGMPerGroup: 32768, MaxThreadsWidth: 1024})
+	if !m1.Has(profiler.FeatureSimdgroupMatrix) || m1.Has(profiler.FeatureCUDAKernels) {
+		t.Errorf("M1 Max features %v: want simdgroup_matrix only", m1.Features)
+	}
+	unknown := DeviceInfo(RawDevice{Name: "Apple Paravirtual device", MaxTGMPerGroup: 32768, MaxThreadsWidth: 1024})
+	if len(unknown.Features) != 0 {
+		t.Errorf("unknown GPU features %v: want none claimed", unknown.Features)
+	}
+}

@@ -24,7 +24,13 @@ type DeviceInfo struct {
 	MeasuredFLOPS      map[DType]float64 `json:"measured_flops,omitempty"`
 	MeasuredBandwidth  float64           `json:"measured_bandwidth,omitempty"`
 	Timer              string            `json:"timer"` // default timer: "metal-counters", "cuda-event", "wall-clock"
-	Notes              []string          `json:"notes,omitempty"`
+	// MaxGrid is the most threadgroups a dispatch may have along x, y, z;
+	// 0 means no limit the families need to respect.
+	MaxGrid [3]int `json:"max_grid,omitempty"`
+	// Features are the device's capabilities that kernels choose paths by
+	// (families ask these, never the backend's name).
+	Features []Feature `json:"features,omitempty"`
+	Notes    []string  `json:"notes,omitempty"`
 }
 
 // KernelAttrs are what the compiler reports about a compiled kernel. Zero
@@ -77,4 +83,34 @@ type Backend interface {
 	// Occupancy estimates or asks how many groups of this launch fit per unit.
 	Occupancy(l Launch) Occupancy
 	Close() error
+}
+
+// Feature is a device capability a kernel path needs.
+type Feature string
+
+const (
+	// FeatureMMAF16 and FeatureMMABF16: warp-level tensor-core MMA on f16 /
+	// bf16 operands with f32 accumulation (CUDA mma.sync, sm_80 and later),
+	// which the CUDA kernels' tensor-core paths use.
+	FeatureMMAF16  Feature = "mma_f16"
+	FeatureMMABF16 Feature = "mma_bf16"
+	// FeatureCPAsync: asynchronous global→shared copies (cp.async, sm_80+).
+	FeatureCPAsync Feature = "cp_async"
+	// FeatureClusters: thread-block clusters with distributed shared memory (sm_90+).
+	FeatureClusters Feature = "clusters"
+	// FeatureSimdgroupMatrix: Metal's simdgroup_matrix 8×8 MMA (Apple7 / M1 and later).
+	FeatureSimdgroupMatrix Feature = "simdgroup_matrix"
+	// FeatureCUDAKernels: the device runs the families' CUDA C++ sources, so
+	// paths written only in CUDA (no Metal or Go twin yet) are available.
+	FeatureCUDAKernels Feature = "cuda_kernels"
+)
+
+// Has reports whether the device has feature f.
+func (d DeviceInfo) Has(f Feature) bool {
+	for _, x := range d.Features {
+		if x == f {
+			return true
+		}
+	}
+	return false
 }

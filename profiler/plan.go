@@ -57,8 +57,9 @@ type Macro struct {
 }
 
 // Program names a kernel source and entry point. Source is the file stem:
-// shaders/metal/<Source>.metal, shaders/cuda/<Source>.cu, or the CPU
-// backend's Go kernel of that name.
+// <Source>.metal and <Source>.cu in the family's folder shaders/<family>/
+// (shaders.Source finds them by name), and the CPU kernel registered as
+// <Source> with kernels/kit/host.
 //
 // A user kernel's program carries its own source instead: Code is the text,
 // File the path compile errors name (the user's file, so that a log's

@@ -23,6 +23,22 @@ type Param struct {
 	// rounding points): it stays in Spec.ShapeKey, so inputs and the cached
 	// reference are not shared across its values.
 	Shape bool
+	// ByDType replaces Default for the dtypes it lists: a default valid for
+	// one dtype may not be for another (VEC=8 is 16 bytes of bf16 but 32 of f32).
+	ByDType map[DType]int
+	// Follows names another param of the same kind: when a spec sets that
+	// one and not this one, this one takes its value instead of Default
+	// (Hkv follows H: --set H=2 alone gives H=2 Hkv=2, not an invalid Hkv=8);
+	// and Spec.Set moves this one along with it while the two are equal.
+	Follows string
+}
+
+// DefaultFor is the default for dtype dt.
+func (p Param) DefaultFor(dt DType) int {
+	if v, ok := p.ByDType[dt]; ok {
+		return v
+	}
+	return p.Default
 }
 
 // Check reports whether v is allowed, with an error that names the value and

@@ -103,23 +103,27 @@ func (s Spec) WithDefaults(sc Schema) Spec {
 	if c.Flags == nil {
 		c.Flags = map[string]bool{}
 	}
-	for _, p := range sc.Knobs {
-		if _, ok := c.Knobs[p.Name]; !ok {
-			c.Knobs[p.Name] = p.Default
+	if c.DType == "" && len(sc.DTypes) > 0 {
+		c.DType = sc.DTypes[0]
+	}
+	fill := func(m map[string]int, set map[string]int, ps []Param) {
+		for _, p := range ps {
+			if _, ok := m[p.Name]; ok {
+				continue
+			}
+			if v, ok := set[p.Follows]; ok && p.Follows != "" {
+				m[p.Name] = v
+				continue
+			}
+			m[p.Name] = p.DefaultFor(c.DType)
 		}
 	}
-	for _, p := range sc.Dims {
-		if _, ok := c.Dims[p.Name]; !ok {
-			c.Dims[p.Name] = p.Default
-		}
-	}
+	fill(c.Knobs, s.Knobs, sc.Knobs)
+	fill(c.Dims, s.Dims, sc.Dims)
 	for _, f := range sc.Flags {
 		if _, ok := c.Flags[f.Name]; !ok {
 			c.Flags[f.Name] = f.Default
 		}
-	}
-	if c.DType == "" && len(sc.DTypes) > 0 {
-		c.DType = sc.DTypes[0]
 	}
 	return c
 }
@@ -170,7 +174,16 @@ func (s *Spec) Set(sc Schema, name string, value int) error {
 		if s.Dims == nil {
 			s.Dims = map[string]int{}
 		}
+		old, had := s.Dims[name]
 		s.Dims[name] = value
+		// A dim that follows this one and was tied to it moves with it.
+		for _, p := range sc.Dims {
+			if p.Follows == name && had {
+				if v, ok := s.Dims[p.Name]; ok && v == old {
+					s.Dims[p.Name] = value
+				}
+			}
+		}
 		return nil
 	}
 	if _, ok := sc.Flag(name); ok {

@@ -12,8 +12,8 @@ if [[ "${1:-}" != "--run" ]]; then
 	export CGO_ENABLED=0 GOOS=linux GOARCH=amd64
 	if [[ -f main.go ]]; then go build -o .gpu/mltop . || echo "warning: mltop did not build; running the test binaries only" >&2; fi
 	go test -c -o .gpu/cuda.test ./cuda/
-	for p in profiler kernels; do
-		[[ -d $p ]] && go test -c -o ".gpu/$p.test" "./$p/" 2>/dev/null || true
+	for p in profiler kernels/all; do
+		[[ -d $p ]] && go test -c -o ".gpu/${p//\//_}.test" "./$p/" 2>/dev/null || true
 	done
 	cp scripts/cuda-*.sh scripts/*.py .gpu/ 2>/dev/null || true
 	ls -la .gpu
@@ -25,8 +25,10 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu 
 export MLTOP_CUDA_CACHE=${MLTOP_CUDA_CACHE:-/tmp/mltop-cuda-cache}
 status=0
 (cd cuda && ../.gpu/cuda.test -test.v -test.run "${GPU_TESTS:-.}" -test.timeout 600s) || status=1
-for p in profiler kernels; do
-	[[ -x .gpu/$p.test ]] && { (cd $p && ../.gpu/$p.test -test.timeout 300s) || status=1; }
+root=$(pwd)
+for p in profiler kernels/all; do
+	t="$root/.gpu/${p//\//_}.test"
+	[[ -x $t ]] && { (cd "$p" && "$t" -test.timeout 300s) || status=1; }
 done
 if [[ -x .gpu/mltop ]]; then
 	.gpu/mltop list || status=1

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/mltop/mltop/kernels"
+	_ "github.com/mltop/mltop/kernels/all"
 	attnbwd "github.com/mltop/mltop/kernels/attn_bwd"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/sink"

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	_ "github.com/mltop/mltop/kernels" // the built-in families `against:` names
+	_ "github.com/mltop/mltop/kernels/all" // the built-in families `against:` names
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 )

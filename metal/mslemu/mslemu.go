@@ -63,31 +63,60 @@ int main(int argc, char** argv) {
 }
 `
 
-// calls invoke each entry point with the Plan's buffers b[i], in order, and
-// the scalar struct's bytes sc.
-var calls = map[string]string{
-	"attn_fwd":          `attn_fwd(` + Args("const mltop_t", "const mltop_t", "const mltop_t", "mltop_t", "float") + `, *(AttnParams*)sc.data(), tg, tid, sg, lane);`,
-	"softmax_bwd":       `softmax_bwd(` + Args("const mltop_t", "const mltop_t", "mltop_t") + `, *(SoftmaxBwdParams*)sc.data(), tg.x, tid, sg, lane);`,
-	"attn_bwd_atomic":   `attn_bwd_atomic(` + Args("mltop_t", "mltop_t", "mltop_t", "mltop_t", "float", "mltop_t", "float", "mltop_t", "float", "float") + `, *(BwdParams*)sc.data(), tg, tid, sg, lane);`,
-	"attn_bwd_cast":     `attn_bwd_cast(` + Args("float", "float", "mltop_t", "mltop_t") + `, *(CastParams*)sc.data(), tg, tid);`,
-	"attn_bwd_delta":    `attn_bwd_delta(` + Args("mltop_t", "mltop_t", "float") + `, *(BwdParams*)sc.data(), tg, sg, lane);`,
-	"attn_bwd_prep":     `attn_bwd_prep(` + Args("mltop_t", "mltop_t", "mltop_t", "float", "mltop_t", "float") + `, *(BwdParams*)sc.data(), tg, sg, lane);`,
-	"attn_bwd_dq":       `attn_bwd_dq(` + Args("mltop_t", "mltop_t", "mltop_t", "mltop_t", "float", "float", "mltop_t") + `, *(BwdParams*)sc.data(), tg, tid, sg, lane);`,
-	"attn_bwd_dkv":      `attn_bwd_dkv(` + Args("mltop_t", "mltop_t", "mltop_t", "mltop_t", "float", "float", "mltop_t", "mltop_t") + `, *(BwdParams*)sc.data(), tg, tid, sg, lane);`,
-	"attn_bwd_mm":       `attn_bwd_mm(` + Args("mltop_t", "mltop_t", "mltop_t", "mltop_t", "float", "float", "float", "float", "mltop_t", "mltop_t", "mltop_t") + `, *(BwdParams*)sc.data(), tg, tid);`,
-	"transpose":         `transpose(` + Args("const mltop_t", "mltop_t") + `, *(TransposeParams*)sc.data(), tg, tid);`,
-	"rmsnorm_bwd":       `rmsnorm_bwd(` + Args("const mltop_t", "const mltop_t", "const mltop_t", "mltop_t", "atomic_float") + `, *(RMSNormBwdParams*)sc.data(), tg.x, tid, sg, lane);`,
-	"cross_entropy":     `cross_entropy(` + Args("const mltop_t", "const int", "float", "mltop_t") + `, *(CrossEntropyParams*)sc.data(), tg.x, tid, sg, lane);`,
-	"embedding_bwd":     `embedding_bwd(` + Args("const int", "const mltop_t", "atomic_float") + `, *(EmbeddingBwdParams*)sc.data(), tg.x, tid);`,
-	"sdpa_multi":        `sdpa_multi(` + Args("const mltop_t", "const mltop_t", "const mltop_t", "mltop_t") + `, *(SDPAMultiParams*)sc.data(), tg, tid, sg, lane);`,
-	"gated_delta_chunk": `gated_delta_chunk(` + Args("const mltop_t", "const mltop_t", "const mltop_t", "const float", "const float", "mltop_t", "mltop_t", "float") + `, *(GatedDeltaParams*)sc.data(), tg, tid);`,
-	// calibrate.metal (the calibration micro-kernels)
-	"cal_fill":          `cal_fill(` + Args("uint4") + `, *(CalCopyParams*)sc.data(), tg.x, tid, gx);`,
-	"cal_copy":          `cal_copy(` + Args("const uint4", "uint4") + `, *(CalCopyParams*)sc.data(), tg.x, tid, gx);`,
-	"cal_fma_f32":       `cal_fma_f32(` + Args("const float", "float") + `, *(CalMathParams*)sc.data(), tg.x, tid);`,
-	"cal_fma_f16":       `cal_fma_f16(` + Args("const float", "float") + `, *(CalMathParams*)sc.data(), tg.x, tid);`,
-	"cal_simdgroup_f32": `cal_simdgroup_f32(` + Args("const float", "float") + `, *(CalMathParams*)sc.data(), tg.x, tid);`,
-	"cal_simdgroup_f16": `cal_simdgroup_f16(` + Args("const float", "float") + `, *(CalMathParams*)sc.data(), tg.x, tid);`,
+// The emulator calls an entry point with the Plan's buffers b[i], the
+// scalar struct's bytes sc and the thread coordinates tg, tid, sg, lane.
+// CallFor derives that call from the kernel's own signature, so a new
+// family's .metal runs here without a hand-kept table.
+var (
+	kernelSig = regexp.MustCompile(`(?s)\[\[kernel[^\]]*\]\]\s*void\s+(\w+)\s*\((.*?)\)\s*\{`)
+	bufParam  = regexp.MustCompile(`^(const\s+)?device\s+([\w:]+)\s*\*\s*\w+\s*\[\[buffer\((\d+)\)\]\]$`)
+	cstParam  = regexp.MustCompile(`^constant\s+(\w+)\s*&\s*\w+\s*\[\[buffer\((\d+)\)\]\]$`)
+	posParam  = regexp.MustCompile(`^(\w+)\s+\w+\s*\[\[(\w+)\]\]$`)
+)
+
+// CallFor returns the C++ call of entry in the MSL source src.
+func CallFor(src, entry string) (string, error) {
+	for _, m := range kernelSig.FindAllStringSubmatch(src, -1) {
+		if m[1] != entry {
+			continue
+		}
+		var args []string
+		for _, raw := range strings.Split(m[2], ",") {
+			prm := strings.Join(strings.Fields(raw), " ")
+			if b := bufParam.FindStringSubmatch(prm); b != nil {
+				args = append(args, fmt.Sprintf("(%s%s*)b[%s].data()", b[1], b[2], b[3]))
+				continue
+			}
+			if c := cstParam.FindStringSubmatch(prm); c != nil {
+				args = append(args, "*("+c[1]+"*)sc.data()")
+				continue
+			}
+			pp := posParam.FindStringSubmatch(prm)
+			if pp == nil {
+				return "", fmt.Errorf("kernel %s: the emulator cannot pass parameter %q", entry, prm)
+			}
+			switch pp[2] {
+			case "threadgroup_position_in_grid":
+				if pp[1] == "uint3" {
+					args = append(args, "tg")
+				} else {
+					args = append(args, "tg.x")
+				}
+			case "thread_index_in_threadgroup":
+				args = append(args, "tid")
+			case "simdgroup_index_in_threadgroup":
+				args = append(args, "sg")
+			case "thread_index_in_simdgroup":
+				args = append(args, "lane")
+			case "threadgroups_per_grid":
+				args = append(args, "gx")
+			default:
+				return "", fmt.Errorf("kernel %s: the emulator has no value for [[%s]] (parameter %q)", entry, pp[2], prm)
+			}
+		}
+		return entry + "(" + strings.Join(args, ", ") + ");", nil
+	}
+	return "", fmt.Errorf("no [[kernel]] void %s(...) in the source", entry)
 }
 
 // Threadgroup arrays are shared by the group's threads: they become
@@ -128,15 +157,6 @@ func New(t testing.TB, shim string, dev profiler.DeviceInfo) *Backend {
 		}
 	}
 	return &Backend{dev: dev, gxx: gxx, shim: shim, dir: t.TempDir(), bins: map[string]string{}}
-}
-
-// Args casts the buffers b[0..] to pointers of the given types, in order.
-func Args(types ...string) string {
-	var out []string
-	for i, t := range types {
-		out = append(out, fmt.Sprintf("(%s*)b[%d].data()", t, i))
-	}
-	return strings.Join(out, ", ")
 }
 
 // Options makes the Runner measure once and at once: timing is not what
@@ -189,9 +209,9 @@ func (e *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 	if bin, ok := e.bins[key]; ok {
 		return kernel{bin}, nil
 	}
-	call, ok := calls[p.Entry]
-	if !ok {
-		return nil, fmt.Errorf("no emulator call for %s", p.Entry)
+	call, err := CallFor(src, p.Entry)
+	if err != nil {
+		return nil, fmt.Errorf("%s.metal: %w", p.Source, err)
 	}
 	return e.build(full, call, macros, p.Source, key)
 }
