@@ -49,13 +49,15 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		err = cmdSelftest(ctx, args, stdout, stderr)
 	case "report":
 		err = cmdReport(args, stdout, stderr)
+	case "merge":
+		err = cmdMerge(args, stdout, stderr)
 	case "calibrate":
 		err = cmdCalibrate(args, stdout, stderr)
 	case "help":
 		usage(stdout)
 		return exitOK
 	default:
-		err = badInput("unknown command %q: use run, list, report, calibrate, selftest, or no command for the interactive session (mltop --help)", cmd)
+		err = badInput("unknown command %q: use run, list, report, merge, calibrate, selftest, or no command for the interactive session (mltop --help)", cmd)
 	}
 	return report(err, stderr)
 }
