@@ -38,237 +38,214 @@ type ensurer interface{ Ensure() error }
 // specs from one queue, and every Result is stamped with its device's
 // ordinal. Sinks and hooks are called one at a time, so they need no lock.
 //
-// Failures: a crashed worker is replaced on its device by the next spec. A
-// device that fails MaxDeviceFailures times in a row is dropped with a line
-// on log, and the specs that failed on it run again on the others (once: a
-// spec that fails again is recorded as it failed). A spec whose crash is
-// followed by a success on the same device is recorded as crashed, as a
-// one-device sweep records it. When every device is dropped, the specs not
+// Failures. A crashed worker is replaced on its device for the next spec.
+// A spec that crashes or times out on one device runs once more on another
+// (when another is left): if it fails there too, it is the spec's fault and
+// that result is recorded, as a one-device sweep records it; if it runs
+// there, the first device is to blame. A device to blame MaxDeviceFailures
+// times in a row (a success on it resets the count), or whose fresh worker
+// fails to start that many times, is dropped with a line on log and the
+// sweep goes on on the others. When every device is dropped, the specs not
 // run are left for --resume and the error says how many.
 func JobsOnDevices(ctx context.Context, devs []Device, jobs []profiler.Job, skip map[string]bool, sinks []profiler.Sink, h Hooks, log io.Writer) (Summary, error) {
-	sum := Summary{ByStatus: map[profiler.Status]int{}, Total: len(jobs)}
-	q := &jobQueue{}
-	q.cond = sync.NewCond(&q.mu)
+	st := &devSweep{
+		sum:   Summary{ByStatus: map[profiler.Status]int{}, Total: len(jobs)},
+		sinks: sinks, h: h, log: log,
+		fails: make([]int, len(devs)),
+		live:  len(devs),
+	}
+	st.cond = sync.NewCond(&st.mu)
 	for _, j := range jobs {
 		if skip[j.Spec.Key()] {
-			sum.Skipped++
+			st.sum.Skipped++
 			continue
 		}
-		q.items = append(q.items, queued{job: j})
+		st.items = append(st.items, queued{job: j, failedOn: -1})
 	}
-	n := len(q.items)
-	counts := make([]DeviceCount, len(devs))
+	st.n = len(st.items)
+	st.counts = make([]DeviceCount, len(devs))
 	for i, d := range devs {
-		counts[i] = DeviceCount{Ordinal: d.Ordinal, Name: d.Exec.Device().Name}
+		st.counts[i] = DeviceCount{Ordinal: d.Ordinal, Name: d.Exec.Device().Name}
 	}
-
-	var (
-		mu      sync.Mutex // sinks, hooks, sum, counts
-		started int
-		sinkErr error
-	)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	showDevices := func() {
-		if h.Devices != nil {
-			h.Devices(append([]DeviceCount(nil), counts...))
-		}
-	}
-	record := func(res profiler.Result, i int) {
-		sum.ByStatus[res.Status]++
-		if res.Status == profiler.StatusInvalid {
-			sum.Invalid++
-		} else if res.Status.Failed() {
-			sum.Failed++
-		}
-		for _, s := range sinks {
-			if err := s.Write(res); err != nil && sinkErr == nil {
-				sinkErr = fmt.Errorf("writing result: %w", err)
-				cancel()
-			}
-		}
-		if h.Done != nil {
-			h.Done(i, n, res)
-		}
-	}
+	st.cancel = cancel
+	stop := context.AfterFunc(ctx, func() { // wake the waiting devices
+		st.mu.Lock()
+		st.cond.Broadcast()
+		st.mu.Unlock()
+	})
+	defer stop()
 
 	var wg sync.WaitGroup
 	for di, d := range devs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var held []queued // failed here, not yet known whether spec or device is to blame
-			var heldRes []profiler.Result
-			fails := 0
-			release := func() { // the device works: its failures were the specs'
-				mu.Lock()
-				for _, r := range heldRes {
-					record(r, started)
-				}
-				mu.Unlock()
-				for range held {
-					q.done()
-				}
-				held, heldRes = nil, nil
-			}
-			drop := func(why string) {
-				mu.Lock()
-				counts[di].Dropped, counts[di].Busy = true, false
-				fmt.Fprintf(log, "mltop: device %d (%s) dropped after %d failures in a row (last: %s); the sweep goes on on the other devices\n", d.Ordinal, counts[di].Name, fails, oneLine(why))
-				showDevices()
-				mu.Unlock()
-				var retry []queued
-				for k, it := range held {
-					if it.retried {
-						mu.Lock()
-						record(heldRes[k], started)
-						mu.Unlock()
-						continue
-					}
-					it.retried = true
-					retry = append(retry, it)
-				}
-				q.giveUp(retry, len(held))
-			}
-			for {
-				it, ok := q.take(len(held))
-				if !ok || ctx.Err() != nil {
-					if ok {
-						q.putBack(it)
-					}
-					release()
-					return
-				}
-				if e, ok := d.Exec.(ensurer); ok {
-					if err := e.Ensure(); err != nil {
-						fails++
-						q.putBack(it)
-						if fails >= MaxDeviceFailures {
-							drop("a fresh worker did not start: " + err.Error())
-							return
-						}
-						continue
-					}
-				}
-				mu.Lock()
-				i := started
-				started++
-				counts[di].Busy = true
-				if h.Start != nil {
-					h.Start(i, n, it.job.Spec)
-				}
-				showDevices()
-				mu.Unlock()
-				res := d.Exec.Run(ctx, it.job.Spec, it.job.Options, func(p profiler.Progress) {
-					if h.Progress != nil {
-						mu.Lock()
-						h.Progress(i, n, it.job.Spec, p)
-						mu.Unlock()
-					}
-				})
-				res.DeviceOrdinal = d.Ordinal
-				deviceFault := (res.Status == profiler.StatusCrashed || res.Status == profiler.StatusTimeout) && ctx.Err() == nil
-				mu.Lock()
-				counts[di].Busy = false
-				counts[di].Done++
-				mu.Unlock()
-				if deviceFault && !it.retried {
-					fails++
-					// Still out: a device waiting for the queue must not end
-					// while these may come back.
-					held, heldRes = append(held, it), append(heldRes, res)
-					if fails >= MaxDeviceFailures {
-						drop(res.Error)
-						return
-					}
-					continue
-				}
-				if !deviceFault {
-					fails = 0
-					release()
-				}
-				mu.Lock()
-				record(res, i)
-				showDevices()
-				mu.Unlock()
-				q.done()
-			}
+			st.device(ctx, di, d)
 		}()
 	}
 	wg.Wait()
-	if sinkErr != nil {
-		return sum, sinkErr
+	if st.sinkErr != nil {
+		return st.sum, st.sinkErr
 	}
 	if err := ctx.Err(); err != nil {
-		return sum, err
+		return st.sum, err
 	}
-	if left := q.left(); left > 0 {
-		return sum, fmt.Errorf("every device was dropped; %d specs did not run: fix the devices and add --resume to run them", left)
+	if len(st.items) > 0 {
+		return st.sum, fmt.Errorf("every device was dropped; %d specs did not run: fix the devices and add --resume to run them", len(st.items))
 	}
-	return sum, nil
+	return st.sum, nil
 }
 
 type queued struct {
-	job     profiler.Job
-	retried bool // it failed on a device that was then dropped
+	job      profiler.Job
+	failedOn int             // index of the device it crashed on, -1 if none
+	first    profiler.Result // that first result
 }
 
-// jobQueue hands out specs to devices. A device that takes a spec and cannot
-// run it puts it back; take waits while specs are out that may come back.
-type jobQueue struct {
-	mu    sync.Mutex
-	cond  *sync.Cond
-	items []queued
-	out   int // taken, not yet done or put back
+// devSweep is the state the devices of JobsOnDevices share, under mu.
+type devSweep struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	items   []queued
+	out     int // specs running
+	n       int // specs to run
+	started int
+	fails   []int
+	live    int
+	counts  []DeviceCount
+	sum     Summary
+	sinks   []profiler.Sink
+	sinkErr error
+	cancel  func()
+	h       Hooks
+	log     io.Writer
 }
 
-// take waits while the queue is empty and specs other than the caller's own
-// mine are out.
-func (q *jobQueue) take(mine int) (queued, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for len(q.items) == 0 && q.out > mine {
-		q.cond.Wait()
+func (st *devSweep) device(ctx context.Context, di int, d Device) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for {
+		it, ok := st.take(ctx, di)
+		if !ok {
+			return
+		}
+		if e, ok := d.Exec.(ensurer); ok {
+			st.mu.Unlock()
+			err := e.Ensure()
+			st.mu.Lock()
+			if err != nil {
+				st.out--
+				st.items = append([]queued{it}, st.items...)
+				st.blame(di, "a fresh worker did not start: "+err.Error())
+				st.cond.Broadcast()
+				continue
+			}
+		}
+		i := st.started
+		st.started++
+		st.counts[di].Busy = true
+		if st.h.Start != nil {
+			st.h.Start(i, st.n, it.job.Spec)
+		}
+		st.showDevices()
+		st.mu.Unlock()
+		res := d.Exec.Run(ctx, it.job.Spec, it.job.Options, func(p profiler.Progress) {
+			if st.h.Progress != nil {
+				st.mu.Lock()
+				st.h.Progress(i, st.n, it.job.Spec, p)
+				st.mu.Unlock()
+			}
+		})
+		st.mu.Lock()
+		res.DeviceOrdinal = d.Ordinal
+		st.out--
+		st.counts[di].Busy = false
+		st.counts[di].Done++
+		failed := (res.Status == profiler.StatusCrashed || res.Status == profiler.StatusTimeout) && ctx.Err() == nil
+		if !failed {
+			st.fails[di] = 0
+		}
+		switch {
+		case failed && it.failedOn < 0 && (st.live > 1 || st.counts[di].Dropped):
+			// Spec or device? Another device tells (this one may have
+			// been dropped while the spec ran).
+			it.failedOn, it.first = di, res
+			st.items = append([]queued{it}, st.items...)
+		case it.failedOn >= 0 && it.failedOn != di && !failed:
+			st.blame(it.failedOn, it.first.Error)
+			st.record(res, i)
+		default:
+			st.record(res, i)
+		}
+		st.showDevices()
+		st.cond.Broadcast()
 	}
-	if len(q.items) == 0 {
-		return queued{}, false
+}
+
+// take waits for a spec this device may run: any spec but one that failed
+// on it, unless it is the only device left. It returns false when the
+// device was dropped, the sweep is cancelled, or nothing is left to run.
+func (st *devSweep) take(ctx context.Context, di int) (queued, bool) {
+	for {
+		if st.counts[di].Dropped || ctx.Err() != nil {
+			return queued{}, false
+		}
+		for k, it := range st.items {
+			if it.failedOn != di || st.live == 1 {
+				st.items = append(st.items[:k:k], st.items[k+1:]...)
+				st.out++
+				return it, true
+			}
+		}
+		if len(st.items) == 0 && st.out == 0 {
+			return queued{}, false
+		}
+		st.cond.Wait()
 	}
-	it := q.items[0]
-	q.items = q.items[1:]
-	q.out++
-	return it, true
 }
 
-func (q *jobQueue) done() {
-	q.mu.Lock()
-	q.out--
-	q.mu.Unlock()
-	q.cond.Broadcast()
+// blame counts a failure against device di and drops it at the limit.
+func (st *devSweep) blame(di int, why string) {
+	st.fails[di]++
+	if st.fails[di] < MaxDeviceFailures || st.counts[di].Dropped {
+		return
+	}
+	st.counts[di].Dropped = true
+	st.live--
+	c := st.counts[di]
+	more := "the sweep goes on on the other devices"
+	if st.live == 0 {
+		more = "no device is left"
+	}
+	fmt.Fprintf(st.log, "mltop: device %d (%s) dropped after %d failures in a row (last: %s); %s\n", c.Ordinal, c.Name, st.fails[di], oneLine(why), more)
+	st.showDevices()
+	st.cond.Broadcast()
 }
 
-// putBack returns a taken spec to the front of the queue.
-func (q *jobQueue) putBack(it queued) {
-	q.mu.Lock()
-	q.items = append([]queued{it}, q.items...)
-	q.out--
-	q.mu.Unlock()
-	q.cond.Broadcast()
+func (st *devSweep) record(res profiler.Result, i int) {
+	st.sum.ByStatus[res.Status]++
+	if res.Status == profiler.StatusInvalid {
+		st.sum.Invalid++
+	} else if res.Status.Failed() {
+		st.sum.Failed++
+	}
+	for _, s := range st.sinks {
+		if err := s.Write(res); err != nil && st.sinkErr == nil {
+			st.sinkErr = fmt.Errorf("writing result: %w", err)
+			st.cancel()
+		}
+	}
+	if st.h.Done != nil {
+		st.h.Done(i, st.n, res)
+	}
 }
 
-// giveUp ends out specs a dropped device had taken and queues items (those
-// of them to run again) at the end.
-func (q *jobQueue) giveUp(items []queued, out int) {
-	q.mu.Lock()
-	q.items = append(q.items, items...)
-	q.out -= out
-	q.mu.Unlock()
-	q.cond.Broadcast()
-}
-
-func (q *jobQueue) left() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.items)
+func (st *devSweep) showDevices() {
+	if st.h.Devices != nil {
+		st.h.Devices(append([]DeviceCount(nil), st.counts...))
+	}
 }
 
 func oneLine(s string) string {
