@@ -23,6 +23,11 @@ import (
 // multi-device mechanics are tested on machines without GPUs.
 const fakeDevicesEnv = "MLTOP_FAKE_DEVICES"
 
+// repeatDevicesEnv lets --devices name one device more than once (two
+// workers on one GPU): their timings disturb each other, so it is only for
+// testing the multi-device mechanics on a one-GPU machine.
+const repeatDevicesEnv = "MLTOP_DEVICES_REPEAT"
+
 // deviceOrdinalEnv tells a worker which of the parent's devices it drives.
 const deviceOrdinalEnv = "MLTOP_DEVICE_ORDINAL"
 
@@ -52,8 +57,8 @@ func countDevices(backend string) (int, error) {
 
 // resolveDevices reads --devices: "all" or a comma-separated list of
 // ordinals as the process sees them (after any CUDA_VISIBLE_DEVICES of its
-// own). It returns the ordinals in the order given, each once.
-func resolveDevices(v, backend string, count deviceCounter) ([]int, error) {
+// own). It returns the ordinals in the order given, each once unless repeat.
+func resolveDevices(v, backend string, count deviceCounter, repeat bool) ([]int, error) {
 	n, err := count(backend)
 	if err != nil {
 		return nil, badInput("--devices %s: %v", v, err)
@@ -78,8 +83,8 @@ func resolveDevices(v, backend string, count deviceCounter) ([]int, error) {
 		if o >= n {
 			return nil, badInput("--devices %q: device %d asked for, but the %s backend sees %d device(s) (0 to %d)", v, o, backend, n, n-1)
 		}
-		if slices.Contains(ords, o) {
-			return nil, badInput("--devices %q: device %d is listed twice", v, o)
+		if slices.Contains(ords, o) && !repeat {
+			return nil, badInput("--devices %q: device %d is listed twice (two workers on one GPU disturb each other's timings; %s=1 allows it for tests)", v, o, repeatDevicesEnv)
 		}
 		ords = append(ords, o)
 	}
@@ -157,7 +162,7 @@ func sweepOnDevices(ctx context.Context, o *options, backend string, jobs []prof
 	if o.isolate == "off" {
 		return run.Summary{}, badInput("--devices runs one worker subprocess per device: drop --isolate off")
 	}
-	ords, err := resolveDevices(o.devices, backend, countDevices)
+	ords, err := resolveDevices(o.devices, backend, countDevices, os.Getenv(repeatDevicesEnv) == "1")
 	if err != nil {
 		return run.Summary{}, err
 	}

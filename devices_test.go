@@ -176,7 +176,7 @@ func TestResolveDevices(t *testing.T) {
 		{"all", 0, nil, nil, "sees no device"},
 		{"all", 0, errors.New("no NVIDIA driver"), nil, "--devices all: no NVIDIA driver"},
 	} {
-		got, err := resolveDevices(c.v, "cuda", count(c.n, c.err))
+		got, err := resolveDevices(c.v, "cuda", count(c.n, c.err), false)
 		if c.msg == "" {
 			if err != nil || !slices.Equal(got, c.want) {
 				t.Errorf("%q: %v %v, want %v", c.v, got, err, c.want)
@@ -187,6 +187,9 @@ func TestResolveDevices(t *testing.T) {
 		if !errors.As(err, &ee) || ee.code != exitBadInput || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%q: %v, want exit 2 with %q", c.v, err, c.msg)
 		}
+	}
+	if got, err := resolveDevices("0,0", "cuda", count(1, nil), true); err != nil || !slices.Equal(got, []int{0, 0}) {
+		t.Errorf("repeat: %v %v", got, err)
 	}
 	// the CPU backend is one device unless the test hook says otherwise
 	if _, err := countDevices("cpu"); err == nil || !strings.Contains(err.Error(), "the cpu backend is one device") {
