@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // brokenDeviceHook runs in test workers' test_fault kernel. With
@@ -282,5 +284,12 @@ sweeps:
 	}
 	if code, _, stderr := runMain(t, "--shard", "0/2"); code != 2 || !strings.Contains(stderr, "are for sweeps") {
 		t.Errorf("--shard without --config: exit %d\n%s", code, stderr)
+	}
+}
+
+func TestDeviceText(t *testing.T) {
+	got := deviceText([]run.DeviceCount{{Ordinal: 0, Done: 12, Busy: true}, {Ordinal: 2, Done: 3, Dropped: true}, {Ordinal: 3, Done: 0}})
+	if got != "[gpu0:12* gpu2:3x gpu3:0]" {
+		t.Errorf("%q", got)
 	}
 }
