@@ -126,10 +126,23 @@ type devSweep struct {
 func (st *devSweep) device(ctx context.Context, di int, d Device) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	var ahead *queued // taken and prefetched: this device runs it next
+	defer func() {
+		if ahead != nil { // dropped or cancelled: the others may run it
+			st.out--
+			st.items = append([]queued{*ahead}, st.items...)
+			st.cond.Broadcast()
+		}
+	}()
 	for {
-		it, ok := st.take(ctx, di)
-		if !ok {
-			return
+		var it queued
+		if ahead != nil && !st.counts[di].Dropped && ctx.Err() == nil {
+			it, ahead = *ahead, nil
+		} else {
+			var ok bool
+			if it, ok = st.take(ctx, di); !ok {
+				return
+			}
 		}
 		if e, ok := d.Exec.(ensurer); ok {
 			st.mu.Unlock()
@@ -150,7 +163,19 @@ func (st *devSweep) device(ctx context.Context, di int, d Device) {
 			st.h.Start(i, st.n, it.job.Spec)
 		}
 		st.showDevices()
+		// Take the next spec now and let the worker compile it while this
+		// one is measured — unless the queue is nearly empty, where a spec
+		// held here could have run at once on an idle device.
+		var next *profiler.Spec
+		if _, ok := d.Exec.(Prefetcher); ok && len(st.items) > st.live {
+			if nx, ok := st.tryTake(di); ok {
+				ahead, next = &nx, &nx.job.Spec
+			}
+		}
 		st.mu.Unlock()
+		if next != nil {
+			d.Exec.(Prefetcher).Prefetch(*next)
+		}
 		res := d.Exec.Run(ctx, it.job.Spec, it.job.Options, func(p profiler.Progress) {
 			if st.h.Progress != nil {
 				st.mu.Lock()
@@ -192,18 +217,26 @@ func (st *devSweep) take(ctx context.Context, di int) (queued, bool) {
 		if st.counts[di].Dropped || ctx.Err() != nil {
 			return queued{}, false
 		}
-		for k, it := range st.items {
-			if it.failedOn != di || st.live == 1 {
-				st.items = append(st.items[:k:k], st.items[k+1:]...)
-				st.out++
-				return it, true
-			}
+		if it, ok := st.tryTake(di); ok {
+			return it, true
 		}
 		if len(st.items) == 0 && st.out == 0 {
 			return queued{}, false
 		}
 		st.cond.Wait()
 	}
+}
+
+// tryTake is take without waiting.
+func (st *devSweep) tryTake(di int) (queued, bool) {
+	for k, it := range st.items {
+		if it.failedOn != di || st.live == 1 {
+			st.items = append(st.items[:k:k], st.items[k+1:]...)
+			st.out++
+			return it, true
+		}
+	}
+	return queued{}, false
 }
 
 // blame counts a failure against device di and drops it at the limit.

@@ -25,6 +25,13 @@ type fakeDevice struct {
 
 	mu  sync.Mutex
 	ran []string
+	pre []string // prefetched
+}
+
+func (f *fakeDevice) Prefetch(s profiler.Spec) {
+	f.mu.Lock()
+	f.pre = append(f.pre, s.Key())
+	f.mu.Unlock()
 }
 
 func (f *fakeDevice) Device() profiler.DeviceInfo {
@@ -124,6 +131,17 @@ func TestJobsOnDevicesShareOneQueue(t *testing.T) {
 	}
 	if log.Len() != 0 {
 		t.Errorf("log: %s", log.String())
+	}
+	// a spec prefetched on a device runs there, after the one it overlapped
+	for _, f := range []*fakeDevice{a, b} {
+		if len(f.pre) == 0 {
+			t.Errorf("%s prefetched nothing", f.name)
+		}
+		for _, k := range f.pre {
+			if i := slices.Index(f.ran, k); i < 1 {
+				t.Errorf("%s prefetched %s and ran it at %d: %v", f.name, k, i, f.ran)
+			}
+		}
 	}
 }
 
