@@ -86,7 +86,7 @@ func SaveCalibration(dev profiler.DeviceInfo, c Calibration) (string, error) {
 		return "", err
 	}
 	_, werr := tmp.Write(b)
-	if err := errors.Join(werr, tmp.Close()); err != nil {
+	if err := errors.Join(werr, tmp.Chmod(0o644), tmp.Close()); err != nil {
 		os.Remove(tmp.Name())
 		return "", err
 	}
