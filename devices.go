@@ -185,7 +185,7 @@ func sweepOnDevices(ctx context.Context, o *options, backend string, jobs []prof
 
 // registerSweepFlags adds the flags only a sweep takes.
 func registerSweepFlags(fs *flag.FlagSet, o *options) {
-	fs.StringVar(&o.devices, "devices", "", "(sweeps) run on several GPUs, one worker each: `all` or ordinals such as 0,2,3 (CUDA)")
+	fs.StringVar(&o.devices, "devices", "", "(sweeps) run on several GPUs, one worker each: all, or a `list` of ordinals such as 0,2,3 (CUDA)")
 	fs.StringVar(&o.shard, "shard", "", "(sweeps) run only part `i/n` of the sweep (0 ≤ i < n), or auto / auto/n from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX; join the CSVs with mltop merge")
 }
 
