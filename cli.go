@@ -42,6 +42,8 @@ type options struct {
 	isolate    string
 	noColor    bool
 	quiet      bool
+	devices    string          // --devices (sweeps): "" for one device
+	shard      string          // --shard (sweeps)
 	set        map[string]bool // flags given explicitly on the command line
 	kernels    kernelPaths     // --kernel PATH: user manifests
 }
@@ -212,6 +214,9 @@ Usage:
                                         kernel families with their knobs, dims and dtypes
   mltop report FILE.csv                 attention-backward tables (fused/unfused speed ratio,
                                         peak memory) from a sweep's CSV, in seed 001's layout
+  mltop merge A.csv B.csv … -o ALL.csv [--config sweep.yaml]
+                                        join the CSVs of a sweep's shards (--shard): checks the
+                                        columns, drops duplicate specs, lists specs with no row
   mltop calibrate [--backend B]         measure copy bandwidth and FLOP/s per dtype with built-in
                                         micro-kernels; cached per device, Results then give % of
                                         both the datasheet and the measured peak
@@ -229,6 +234,7 @@ Flags:
 	fs.String("config", "", "run the sweep in YAML `file` headless")
 	fs.String("set", "", "(run) knob, dim or flag values: `K=V,K=V` (repeatable)")
 	fs.String("dtype", "", "(run) f32, f16 or bf16 (default: the family's first)")
+	registerSweepFlags(fs, &options{})
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 }
@@ -239,6 +245,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var o options
 	o.register(fs)
 	config := fs.String("config", "", "")
+	registerSweepFlags(fs, &o)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -251,6 +258,9 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if *config == "" {
+		if o.devices != "" || o.shard != "" {
+			return badInput("--devices and --shard are for sweeps: add --config FILE")
+		}
 		if o.csv != "" || o.json || o.bench {
 			return badInput("--csv, --resume, --json and --bench need --config FILE (or `mltop run`); in the interactive session press e to export")
 		}
@@ -276,7 +286,12 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 	for i, j := range sw.Jobs {
 		specs[i] = j.Spec
 	}
-	cols := sink.ColumnsFor(specs)
+	cols := sink.ColumnsFor(specs) // from the whole sweep: every shard writes the same header
+	if o.shard != "" {
+		if sw.Jobs, err = shardJobs(o.shard, sw.Jobs, stderr); err != nil {
+			return err
+		}
+	}
 	// Check the output before anything runs: bad paths are bad input.
 	skip := map[string]bool{}
 	if o.resume != "" {
@@ -294,16 +309,25 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 		sinks = append(sinks, phases)
 	}
 	defer closeSinks()
-	exec, err := openExecutor(backend, o.isolate)
-	if err != nil {
-		return err
+	var sum run.Summary
+	if o.devices != "" {
+		sum, err = sweepOnDevices(ctx, o, backend, sw.Jobs, skip, sinks, path, stderr)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return err
+		}
+	} else {
+		exec, oerr := openExecutor(backend, o.isolate)
+		if oerr != nil {
+			return oerr
+		}
+		defer exec.Close()
+		dev := exec.Device()
+		fmt.Fprintf(stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, dev.Name, dev.Timer, profiler.Plural(len(sw.Jobs), "spec", "specs"), path)
+		bar := newProgressBar(stderr, o.quiet)
+		sum, err = run.Jobs(ctx, exec, sw.Jobs, skip, sinks, bar.hooks())
+		bar.finish()
 	}
-	defer exec.Close()
-	dev := exec.Device()
-	fmt.Fprintf(stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, dev.Name, dev.Timer, profiler.Plural(len(sw.Jobs), "spec", "specs"), path)
-	bar := newProgressBar(stderr, o.quiet)
-	sum, err := run.Jobs(ctx, exec, sw.Jobs, skip, sinks, bar.hooks())
-	bar.finish()
 	if phases != nil {
 		phases.Close()
 	}

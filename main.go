@@ -52,6 +52,8 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		err = cmdSelftest(ctx, args, stdout, stderr)
 	case "report":
 		err = cmdReport(args, stdout, stderr)
+	case "merge":
+		err = cmdMerge(args, stdout, stderr)
 	case "calibrate":
 		err = cmdCalibrate(args, stdout, stderr)
 	case "new":
@@ -60,7 +62,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return exitOK
 	default:
-		err = badInput("unknown command %q: use run, list, new, report, calibrate, selftest, or no command for the interactive session (mltop --help)", cmd)
+		err = badInput("unknown command %q: use run, list, new, report, merge, calibrate, selftest, or no command for the interactive session (mltop --help)", cmd)
 	}
 	return report(err, stderr)
 }

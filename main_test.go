@@ -19,6 +19,10 @@ import (
 // tests run the real worker protocol with the test-only family below.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		if d := os.Getenv("MLTOP_TEST_DEAD_DEVICE"); d != "" && d == os.Getenv(deviceOrdinalEnv) {
+			fmt.Fprintln(os.Stderr, "test: no such device")
+			os.Exit(1)
+		}
 		os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
@@ -71,6 +75,7 @@ func faultKernel(g *host.Group) {
 		fmt.Fprintln(os.Stderr, "test_fault: device lost, exiting")
 		os.Exit(3)
 	}
+	brokenDeviceHook()
 	n := g.Int("n")
 	vals := make([]float32, n)
 	g.Arg(0, profiler.F32).Load(0, vals)
@@ -253,7 +258,7 @@ func TestBadInput(t *testing.T) {
 		{"resume other columns", []string{"--config", goodSweep, "--resume", otherCSV}, "columns differ"},
 		{"csv would replace rows", []string{"--config", goodSweep, "--csv", otherCSV}, "exists and is not empty"},
 		{"csv is a directory", []string{"--config", goodSweep, "--csv", dir}, "is a directory"},
-		{"report foreign csv", []string{"report", otherCSV}, "not an mltop CSV: the header lacks the columns device, timer, cache, dtype, n,"},
+		{"report foreign csv", []string{"report", otherCSV}, "not an mltop CSV: the header lacks the columns device, timer, dtype, n,"},
 		{"run unknown kernel", []string{"run", "flash"}, `unknown kernel "flash"`},
 		{"run no kernel", []string{"run"}, "run takes one kernel name"},
 		{"run bad set", []string{"run", "attn_fwd", "--set", "BQ"}, `--set "BQ": write NAME=VALUE`},

@@ -19,6 +19,9 @@ type progressBar struct {
 	on    bool
 	last  time.Time
 	width int
+	// devices is the per-device count of a multi-device sweep (--devices),
+	// shown as text after the bar.
+	devices []run.DeviceCount
 }
 
 func newProgressBar(w io.Writer, quiet bool) *progressBar {
@@ -38,6 +41,9 @@ func (b *progressBar) draw(i, n int, s profiler.Spec, phase string) {
 	b.last = time.Now()
 	bar := sink.Bar(float64(i), float64(n), 20)
 	line := fmt.Sprintf("%s %d/%d %s  %s", bar, i+1, n, s.String(), phase)
+	if len(b.devices) > 0 {
+		line = fmt.Sprintf("%s %d/%d %s  %s", bar, i+1, n, deviceText(b.devices), s.String())
+	}
 	if r := []rune(line); len(r) > b.width {
 		line = string(r[:b.width-1]) + "…"
 	}
@@ -57,7 +63,25 @@ func (b *progressBar) hooks() run.Hooks {
 			}
 			b.draw(i, n, s, phase)
 		},
+		Devices: func(c []run.DeviceCount) { b.devices = c },
 	}
+}
+
+// deviceText is the per-device part of the progress line: specs done on
+// each device, * on one running a spec, x on one dropped.
+func deviceText(c []run.DeviceCount) string {
+	parts := make([]string, len(c))
+	for i, d := range c {
+		mark := ""
+		switch {
+		case d.Dropped:
+			mark = "x"
+		case d.Busy:
+			mark = "*"
+		}
+		parts[i] = fmt.Sprintf("gpu%d:%d%s", d.Ordinal, d.Done, mark)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
 }
 
 func (b *progressBar) finish() {

@@ -41,6 +41,24 @@ func Available() (bool, string) {
 	return true, fmt.Sprintf("%d GPU(s), NVRTC %d.%d from %s", n, ma, mi, nv.path)
 }
 
+// DeviceCount is how many GPUs the driver shows this process (those that
+// CUDA_VISIBLE_DEVICES lets through). It creates no context, so a parent
+// can count the GPUs and leave them to its workers.
+func DeviceCount() (int, error) {
+	d, err := loadDriver()
+	if err != nil {
+		return 0, err
+	}
+	if err := d.call("cuInit", d.cuInit, 0); err != nil {
+		return 0, fmt.Errorf("the NVIDIA driver does not start: %w", err)
+	}
+	var n int32
+	if err := d.call("cuDeviceGetCount", d.cuDeviceGetCount, uintptr(unsafe.Pointer(&n))); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
 // backend is the CUDA profiler.Backend. Every driver call runs on the
 // goroutine started by Open, locked to its OS thread, where the context is
 // current; callers hand it closures through cmds.

@@ -15,3 +15,6 @@ func Open() (profiler.Backend, error) { return nil, errNoLinux }
 
 // Available says whether the backend can run here, and if not, why.
 func Available() (bool, string) { return false, errNoLinux.Error() }
+
+// DeviceCount fails off Linux.
+func DeviceCount() (int, error) { return 0, errNoLinux }

@@ -129,6 +129,10 @@ type Result struct {
 	Verdict     *Verdict        `json:"verdict,omitempty"`
 	Notes       []string        `json:"notes,omitempty"`
 	WallSeconds float64         `json:"wall_s"`
+
+	// DeviceOrdinal is the GPU's ordinal on its host as the parent process
+	// numbers them (the N of --devices N; 0 on a one-device run).
+	DeviceOrdinal int `json:"device_ordinal"`
 }
 
 // MaxTGM is the largest per-dispatch threadgroup memory total.

@@ -79,7 +79,22 @@ func SaveCalibration(dev profiler.DeviceInfo, c Calibration) (string, error) {
 		return "", err
 	}
 	b, _ := json.MarshalIndent(c, "", "  ")
-	return p, os.WriteFile(p, b, 0o644)
+	// Through a temporary file and a rename: workers on several GPUs of one
+	// model calibrate at once, and a reader must never see half a file.
+	tmp, err := os.CreateTemp(filepath.Dir(p), filepath.Base(p)+".*.tmp")
+	if err != nil {
+		return "", err
+	}
+	_, werr := tmp.Write(b)
+	if err := errors.Join(werr, tmp.Chmod(0o644), tmp.Close()); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return p, nil
 }
 
 // ApplyCalibration fills the measured ceilings of dev.

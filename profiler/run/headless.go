@@ -46,6 +46,9 @@ type Hooks struct {
 	Start    func(i, n int, s profiler.Spec)
 	Progress func(i, n int, s profiler.Spec, p profiler.Progress)
 	Done     func(i, n int, r profiler.Result)
+	// Devices, when set, gets each device's count after every change in a
+	// multi-device sweep (JobsOnDevices).
+	Devices func([]DeviceCount)
 }
 
 // Jobs runs jobs in order on exec, skipping those whose Spec.Key is in

@@ -268,6 +268,24 @@ func (p *WorkerPool) Run(ctx context.Context, s profiler.Spec, opt profiler.Opti
 	}
 }
 
+// Ensure starts a fresh worker when the last one died, and says why it
+// could not. A multi-device sweep calls it before handing the pool a spec,
+// so a device whose workers no longer start is told apart from a spec that
+// crashes its worker.
+func (p *WorkerPool) Ensure() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.w != nil {
+		return nil
+	}
+	w, _, err := p.start()
+	if err != nil {
+		return err
+	}
+	p.w = w
+	return nil
+}
+
 // Prefetch asks the worker to start compiling s while it measures the
 // current spec. A dead or missing worker is simply not asked.
 func (p *WorkerPool) Prefetch(s profiler.Spec) {

@@ -101,6 +101,11 @@ func (c Columns) Row(r profiler.Result) []string {
 	return row
 }
 
+// optionalColumns are fixed columns that CSVs written before they existed
+// lack; a decoder reads such files and leaves the field at its zero value.
+// (--resume still wants the exact header of the sweep it continues.)
+var optionalColumns = []string{"device_ordinal", "cache"}
+
 // FixedColumns are the names every mltop CSV has, whatever its kernels.
 func FixedColumns() []string {
 	var names []string
@@ -127,6 +132,8 @@ var headColumns = []Column{
 		}},
 	stringColumn("backend", func(r *profiler.Result) *string { return &r.Backend }),
 	stringColumn("device", func(r *profiler.Result) *string { return &r.Device }),
+	{"device_ordinal", func(r *profiler.Result) string { return strconv.Itoa(r.DeviceOrdinal) },
+		func(r *profiler.Result, cell string) error { return parseInt(cell, &r.DeviceOrdinal) }},
 	stringColumn("timer", func(r *profiler.Result) *string { return &r.Timer }),
 	{"cache", func(r *profiler.Result) string { return string(r.Cache) },
 		func(r *profiler.Result, cell string) error { r.Cache = profiler.CacheMode(cell); return nil }},
@@ -491,7 +498,7 @@ func readHeader(cr *csv.Reader, file string) ([]string, error) {
 func newDecoder(cr *csv.Reader, head []string, file string, cols *Columns) (*Decoder, error) {
 	var missing []string
 	for _, name := range FixedColumns() {
-		if !slices.Contains(head, name) {
+		if !slices.Contains(head, name) && !slices.Contains(optionalColumns, name) {
 			missing = append(missing, name)
 		}
 	}

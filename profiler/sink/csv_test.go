@@ -22,7 +22,7 @@ var testCols = Columns{Knobs: []string{"WG"}, Dims: []string{"N"}, Flags: []stri
 func richResult() profiler.Result {
 	return profiler.Result{
 		Time:    time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC),
-		Backend: "mem", Device: "test device, 4 units", Timer: "fake", Cache: profiler.CacheCold,
+		Backend: "mem", Device: "test device, 4 units", Timer: "fake", Cache: profiler.CacheCold, DeviceOrdinal: 3,
 		Spec: profiler.Spec{Kernel: "test_scale", DType: profiler.BF16,
 			Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"N": 500}, Flags: map[string]bool{"broken": true}},
 		Status: profiler.StatusMismatch, Error: "3 of 256 outside\nworst out[7]",
@@ -197,7 +197,7 @@ func TestResumeIgnoresOnlyACutLastRow(t *testing.T) {
 	bad[slices.Index(head, "WG")] = "x"
 	path = writeFile(t, "bad.csv", csvText(head, bad, row2))
 	_, err = ReadDone(path, testCols)
-	if err == nil || !strings.Contains(err.Error(), "bad.csv:2:8: column WG") {
+	if err == nil || !strings.Contains(err.Error(), "bad.csv:2:9: column WG") {
 		t.Errorf("err %v", err)
 	}
 }

@@ -1,0 +1,286 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+// Device is one GPU of a multi-device sweep: the ordinal the parent knows
+// it by and the executor pinned to it (a WorkerPool whose workers see only
+// that GPU).
+type Device struct {
+	Ordinal int
+	Exec    profiler.Executor
+}
+
+// DeviceCount is one device's share of a running sweep, for progress.
+type DeviceCount struct {
+	Ordinal int
+	Name    string
+	Done    int  // specs finished on it
+	Busy    bool // a spec is running on it
+	Dropped bool // it failed MaxDeviceFailures times in a row
+}
+
+// MaxDeviceFailures is how many failures in a row (a worker that will not
+// start, a spec that crashes or times out) drop a device from a sweep.
+const MaxDeviceFailures = 3
+
+// ensurer is a WorkerPool: it can say whether a fresh worker starts.
+type ensurer interface{ Ensure() error }
+
+// JobsOnDevices is Jobs over several devices: one goroutine per device pulls
+// specs from one queue, and every Result is stamped with its device's
+// ordinal. Sinks and hooks are called one at a time, so they need no lock.
+//
+// Failures. A crashed worker is replaced on its device for the next spec.
+// A spec that crashes or times out on one device runs once more on another
+// (when another is left): if it fails there too, it is the spec's fault and
+// that result is recorded, as a one-device sweep records it; if it runs
+// there, the first device is to blame. A device to blame MaxDeviceFailures
+// times in a row (a success on it resets the count), or whose fresh worker
+// fails to start that many times, is dropped with a line on log and the
+// sweep goes on on the others. When every device is dropped, the specs not
+// run are left for --resume and the error says how many.
+func JobsOnDevices(ctx context.Context, devs []Device, jobs []profiler.Job, skip map[string]bool, sinks []profiler.Sink, h Hooks, log io.Writer) (Summary, error) {
+	st := &devSweep{
+		sum:   Summary{ByStatus: map[profiler.Status]int{}, Total: len(jobs)},
+		sinks: sinks, h: h, log: log,
+		fails: make([]int, len(devs)),
+		live:  len(devs),
+	}
+	st.cond = sync.NewCond(&st.mu)
+	for _, j := range jobs {
+		if skip[j.Spec.Key()] {
+			st.sum.Skipped++
+			continue
+		}
+		st.items = append(st.items, queued{job: j, failedOn: -1})
+	}
+	st.n = len(st.items)
+	st.counts = make([]DeviceCount, len(devs))
+	for i, d := range devs {
+		st.counts[i] = DeviceCount{Ordinal: d.Ordinal, Name: d.Exec.Device().Name}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st.cancel = cancel
+	stop := context.AfterFunc(ctx, func() { // wake the waiting devices
+		st.mu.Lock()
+		st.cond.Broadcast()
+		st.mu.Unlock()
+	})
+	defer stop()
+
+	var wg sync.WaitGroup
+	for di, d := range devs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st.device(ctx, di, d)
+		}()
+	}
+	wg.Wait()
+	if st.sinkErr != nil {
+		return st.sum, st.sinkErr
+	}
+	if err := ctx.Err(); err != nil {
+		return st.sum, err
+	}
+	if len(st.items) > 0 {
+		return st.sum, fmt.Errorf("every device was dropped; %d specs did not run: fix the devices and add --resume to run them", len(st.items))
+	}
+	return st.sum, nil
+}
+
+type queued struct {
+	job      profiler.Job
+	failedOn int             // index of the device it crashed on, -1 if none
+	first    profiler.Result // that first result
+}
+
+// devSweep is the state the devices of JobsOnDevices share, under mu.
+type devSweep struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	items   []queued
+	out     int // specs running
+	n       int // specs to run
+	started int
+	fails   []int
+	live    int
+	counts  []DeviceCount
+	sum     Summary
+	sinks   []profiler.Sink
+	sinkErr error
+	cancel  func()
+	h       Hooks
+	log     io.Writer
+}
+
+func (st *devSweep) device(ctx context.Context, di int, d Device) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var ahead *queued // taken and prefetched: this device runs it next
+	defer func() {
+		if ahead != nil { // dropped or cancelled: the others may run it
+			st.out--
+			st.items = append([]queued{*ahead}, st.items...)
+			st.cond.Broadcast()
+		}
+	}()
+	for {
+		var it queued
+		if ahead != nil && !st.counts[di].Dropped && ctx.Err() == nil {
+			it, ahead = *ahead, nil
+		} else {
+			var ok bool
+			if it, ok = st.take(ctx, di); !ok {
+				return
+			}
+		}
+		if e, ok := d.Exec.(ensurer); ok {
+			st.mu.Unlock()
+			err := e.Ensure()
+			st.mu.Lock()
+			if err != nil {
+				st.out--
+				st.items = append([]queued{it}, st.items...)
+				st.blame(di, "a fresh worker did not start: "+err.Error())
+				st.cond.Broadcast()
+				continue
+			}
+		}
+		i := st.started
+		st.started++
+		st.counts[di].Busy = true
+		if st.h.Start != nil {
+			st.h.Start(i, st.n, it.job.Spec)
+		}
+		st.showDevices()
+		// Take the next spec now and let the worker compile it while this
+		// one is measured — unless the queue is nearly empty, where a spec
+		// held here could have run at once on an idle device.
+		var next *profiler.Spec
+		if _, ok := d.Exec.(Prefetcher); ok && len(st.items) > st.live {
+			if nx, ok := st.tryTake(di); ok {
+				ahead, next = &nx, &nx.job.Spec
+			}
+		}
+		st.mu.Unlock()
+		if next != nil {
+			d.Exec.(Prefetcher).Prefetch(*next)
+		}
+		res := d.Exec.Run(ctx, it.job.Spec, it.job.Options, func(p profiler.Progress) {
+			if st.h.Progress != nil {
+				st.mu.Lock()
+				st.h.Progress(i, st.n, it.job.Spec, p)
+				st.mu.Unlock()
+			}
+		})
+		st.mu.Lock()
+		res.DeviceOrdinal = d.Ordinal
+		st.out--
+		st.counts[di].Busy = false
+		st.counts[di].Done++
+		failed := (res.Status == profiler.StatusCrashed || res.Status == profiler.StatusTimeout) && ctx.Err() == nil
+		if !failed {
+			st.fails[di] = 0
+		}
+		switch {
+		case failed && it.failedOn < 0 && (st.live > 1 || st.counts[di].Dropped):
+			// Spec or device? Another device tells (this one may have
+			// been dropped while the spec ran).
+			it.failedOn, it.first = di, res
+			st.items = append([]queued{it}, st.items...)
+		case it.failedOn >= 0 && it.failedOn != di && !failed:
+			st.blame(it.failedOn, it.first.Error)
+			st.record(res, i)
+		default:
+			st.record(res, i)
+		}
+		st.showDevices()
+		st.cond.Broadcast()
+	}
+}
+
+// take waits for a spec this device may run: any spec but one that failed
+// on it, unless it is the only device left. It returns false when the
+// device was dropped, the sweep is cancelled, or nothing is left to run.
+func (st *devSweep) take(ctx context.Context, di int) (queued, bool) {
+	for {
+		if st.counts[di].Dropped || ctx.Err() != nil {
+			return queued{}, false
+		}
+		if it, ok := st.tryTake(di); ok {
+			return it, true
+		}
+		if len(st.items) == 0 && st.out == 0 {
+			return queued{}, false
+		}
+		st.cond.Wait()
+	}
+}
+
+// tryTake is take without waiting.
+func (st *devSweep) tryTake(di int) (queued, bool) {
+	for k, it := range st.items {
+		if it.failedOn != di || st.live == 1 {
+			st.items = append(st.items[:k:k], st.items[k+1:]...)
+			st.out++
+			return it, true
+		}
+	}
+	return queued{}, false
+}
+
+// blame counts a failure against device di and drops it at the limit.
+func (st *devSweep) blame(di int, why string) {
+	st.fails[di]++
+	if st.fails[di] < MaxDeviceFailures || st.counts[di].Dropped {
+		return
+	}
+	st.counts[di].Dropped = true
+	st.live--
+	c := st.counts[di]
+	more := "the sweep goes on on the other devices"
+	if st.live == 0 {
+		more = "no device is left"
+	}
+	fmt.Fprintf(st.log, "mltop: device %d (%s) dropped after %d failures in a row (last: %s); %s\n", c.Ordinal, c.Name, st.fails[di], oneLine(why), more)
+	st.showDevices()
+	st.cond.Broadcast()
+}
+
+func (st *devSweep) record(res profiler.Result, i int) {
+	st.sum.ByStatus[res.Status]++
+	if res.Status == profiler.StatusInvalid {
+		st.sum.Invalid++
+	} else if res.Status.Failed() {
+		st.sum.Failed++
+	}
+	for _, s := range st.sinks {
+		if err := s.Write(res); err != nil && st.sinkErr == nil {
+			st.sinkErr = fmt.Errorf("writing result: %w", err)
+			st.cancel()
+		}
+	}
+	if st.h.Done != nil {
+		st.h.Done(i, st.n, res)
+	}
+}
+
+func (st *devSweep) showDevices() {
+	if st.h.Devices != nil {
+		st.h.Devices(append([]DeviceCount(nil), st.counts...))
+	}
+}
+
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.TrimSpace(s), "\n", " | ")
+}

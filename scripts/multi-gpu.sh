@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Sweeps over several GPUs (issue 15): a 100-config attn_fwd sweep (the shape
+# of scripts/cuda-sweep-rate.sh) on one GPU, then on N GPUs with
+# --devices all, then as 2 shards merged with `mltop merge`. Compares the rows
+# (same specs and statuses, medians within noise) and the wall time: the
+# target for N GPUs is at most 1.15/N of the one-GPU time, compile excluded
+# (a first run fills the compile cache; the timed runs all find it warm).
+# With N=1 the --devices run is trivially the one-GPU run, and the mechanics
+# are exercised with two workers on the one GPU (MLTOP_DEVICES_REPEAT=1;
+# their timings disturb each other, so only the rows are compared there).
+#
+#   scripts/multi-gpu.sh BINARY [N]      N: GPUs to use (default: all found)
+#
+# BACKEND=cpu MLTOP_FAKE_DEVICES=2 DIMS='{B: 1, H: 1, Hkv: 1, Lq: 32, Lk: 32,
+# D: 64}' TIME_LIMIT=0.02 runs the same steps on the CPU (a dry run of the
+# script; CPU timings say nothing about GPUs).
+# Logs and CSVs go to $OUT (default /tmp/mltop-multi-gpu). The summary is
+# printed last.
+set -uo pipefail
+B=${1:?usage: scripts/multi-gpu.sh BINARY [N]}
+B=$(realpath "$B")
+N=${2:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}
+[ "${N:-0}" -ge 1 ] || { echo "no GPU found (nvidia-smi -L); give N" >&2; exit 2; }
+O=${OUT:-/tmp/mltop-multi-gpu}
+mkdir -p "$O"
+rm -f "$O"/*.csv
+export MLTOP_CUDA_CACHE="$O/cubin-cache"
+rm -rf "$MLTOP_CUDA_CACHE"
+DEVS=$(seq -s, 0 $((N - 1)))
+
+cat >"$O/sweep.yaml" <<YAML
+backend: ${BACKEND:-cuda}
+defaults:
+  time_limit: ${TIME_LIMIT:-0.3}
+sweeps:
+  - kernel: attn_fwd
+    dtypes: [bf16]
+    knobs: {BQ: [16, 32, 64, 128], BK: [8, 16, 32, 64, 128], WM: [1, 2, 4, 8], WN: 1}
+    dims: ${DIMS:-{B: 1, H: 32, Hkv: 32, Lq: 2048, Lk: 2048, D: 64\}}
+    flags: {causal: [false, true]}
+    where: ["BQ % (16*WM) == 0"]
+YAML
+
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+
+# timed NAME ARGS…: runs mltop, logs to $O/NAME.err, records the seconds.
+timed() {
+	local name=$1
+	shift
+	local t0 t1
+	t0=$(date +%s.%N)
+	"$@" >"$O/$name.out" 2>"$O/$name.err"
+	local rc=$?
+	t1=$(date +%s.%N)
+	echo "$name $rc $(secs "$t0" "$t1")" >>"$O/times"
+	echo "== $name: exit $rc, $(secs "$t0" "$t1") s" >&2
+	tail -4 "$O/$name.err" >&2
+}
+: >"$O/times"
+
+# 1. compile cache fill (not compared), 2. one GPU, warm cache
+timed cold "$B" --config "$O/sweep.yaml" --csv "$O/cold.csv" --quiet
+timed one "$B" --config "$O/sweep.yaml" --csv "$O/one.csv" --quiet
+# 3. N GPUs
+timed multi "$B" --config "$O/sweep.yaml" --devices "$DEVS" --csv "$O/multi.csv" --quiet
+# 4. N=1: two workers on the one GPU (mechanics only)
+if [ "$N" -eq 1 ]; then
+	timed two-workers env MLTOP_DEVICES_REPEAT=1 "$B" --config "$O/sweep.yaml" --devices 0,0 --csv "$O/two-workers.csv" --quiet
+fi
+# 5. two shards: side by side on GPUs 0 and 1 when there are two, else one after the other
+t0=$(date +%s.%N)
+if [ "$N" -ge 2 ]; then
+	CUDA_VISIBLE_DEVICES=0 "$B" --config "$O/sweep.yaml" --shard 0/2 --csv "$O/shard0.csv" --quiet >"$O/shard0.out" 2>"$O/shard0.err" &
+	CUDA_VISIBLE_DEVICES=1 "$B" --config "$O/sweep.yaml" --shard 1/2 --csv "$O/shard1.csv" --quiet >"$O/shard1.out" 2>"$O/shard1.err" &
+	wait
+else
+	for i in 0 1; do
+		"$B" --config "$O/sweep.yaml" --shard $i/2 --csv "$O/shard$i.csv" --quiet >"$O/shard$i.out" 2>"$O/shard$i.err"
+	done
+fi
+t1=$(date +%s.%N)
+echo "shards 0 $(secs "$t0" "$t1")" >>"$O/times"
+head -1 "$O/shard0.err" "$O/shard1.err" >&2
+"$B" merge "$O/shard0.csv" "$O/shard1.csv" -o "$O/merged.csv" --config "$O/sweep.yaml" 2>"$O/merge.err"
+echo "merge $? 0" >>"$O/times"
+cat "$O/merge.err" >&2
+
+python3 - "$O" "$N" <<'PY'
+import csv, os, statistics, sys
+o, n = sys.argv[1], int(sys.argv[2])
+times = {}
+for line in open(os.path.join(o, "times")):
+    name, rc, secs = line.split()
+    times[name] = (int(rc), float(secs))
+knobs = ["BQ", "BK", "WM", "WN", "causal"]
+def load(name):
+    p = os.path.join(o, name + ".csv")
+    if not os.path.exists(p):
+        return None
+    return {tuple(r[k] for k in knobs): r for r in csv.DictReader(open(p))}
+one = load("one")
+lines, ok = [], True
+def compare(name, timing):
+    global ok
+    rows = load(name)
+    if rows is None or one is None:
+        lines.append(f"{name}: no CSV"); ok = False; return
+    same_specs = set(rows) == set(one)
+    same_status = all(rows[k]["status"] == one[k]["status"] for k in set(rows) & set(one))
+    devs = sorted({r.get("device_ordinal", "?") for r in rows.values()})
+    rel = [abs(float(rows[k]["median_us"]) / float(one[k]["median_us"]) - 1)
+           for k in set(rows) & set(one) if rows[k]["status"] == "ok" and one[k]["status"] == "ok" and float(one[k]["median_us"]) > 0]
+    med = statistics.median(rel) if rel else float("nan")
+    far = sum(1 for r in rel if r > 0.10)
+    verdict = same_specs and same_status and (not timing or far <= max(2, len(rel) // 20))
+    ok = ok and same_specs and same_status
+    lines.append(f"{name}: {len(rows)} rows (one GPU {len(one)}), same specs {same_specs}, same statuses {same_status}, "
+                 f"devices {','.join(devs)}, median |Δmedian| {100*med:.1f}%, {far} beyond 10%"
+                 + ("" if timing else " (two workers share one GPU: timings not compared)")
+                 + ("  OK" if verdict else "  CHECK"))
+compare("multi", True)
+if n == 1:
+    compare("two-workers", False)
+compare("merged", True)
+t1, tn = times["one"][1], times["multi"][1]
+target = 1.15 / n
+lines.append(f"wall: cold {times['cold'][1]:.1f} s (compile), one GPU {t1:.1f} s, {n} GPU(s) {tn:.1f} s = {tn/t1:.3f} of one GPU "
+             f"(target <= {target:.3f}) {'OK' if tn/t1 <= target else 'SLOWER THAN TARGET'}")
+lines.append(f"shards: 2 shards in {times['shards'][1]:.1f} s ({'side by side on 2 GPUs' if n >= 2 else 'one after the other on 1 GPU'}); merge exit {times['merge'][0]} (0: every spec has a row)")
+lines.append("exits: " + ", ".join(f"{k} {v[0]}" for k, v in times.items()))
+ok = ok and times["merge"][0] == 0
+print("MULTI-GPU SUMMARY (N=%d)" % n)
+print("\n".join("  " + l for l in lines))
+print("RESULT:", "rows agree" if ok else "ROWS DIFFER (see above and %s)" % o)
+PY
