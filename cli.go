@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,6 +41,7 @@ type options struct {
 	isolate    string
 	noColor    bool
 	quiet      bool
+	yes        bool
 	set        map[string]bool // flags given explicitly on the command line
 }
 
@@ -61,6 +64,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.isolate, "isolate", "auto", "run specs in a worker subprocess: auto (on for GPU backends), on, off")
 	fs.BoolVar(&o.noColor, "no-color", false, "plain output without colour (also NO_COLOR=1)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar on stderr")
+	fs.BoolVar(&o.yes, "yes", false, fmt.Sprintf("start a sweep of more than %d specs without asking (in a terminal)", bigSweep))
 }
 
 // validate checks flag values.
@@ -71,22 +75,34 @@ func (o *options) validate() error {
 	if !slices.Contains([]string{"auto", "on", "off"}, o.isolate) {
 		return badInput("--isolate=%q: use auto, on or off", o.isolate)
 	}
-	if o.noise <= 0 || o.noise >= 1 {
-		return badInput("--noise=%g: use a fraction between 0 and 1 (0.01 is 1%%)", o.noise)
-	}
-	for name, v := range map[string]float64{"time-limit": o.timeLimit, "min-time": o.minTime, "warmup": o.warmup} {
-		if v <= 0 {
-			return badInput("--%s=%g: must be a positive number of seconds", name, v)
+	// Every float flag: finite first (NaN passes every comparison), then in range.
+	for _, f := range []struct {
+		name string
+		v    float64
+		ok   func(float64) bool
+		want string
+	}{
+		{"noise", o.noise, func(v float64) bool { return v > 0 && v < 1 }, "a fraction between 0 and 1 (0.01 is 1%)"},
+		{"time-limit", o.timeLimit, func(v float64) bool { return v > 0 }, "a positive number of seconds"},
+		{"min-time", o.minTime, func(v float64) bool { return v > 0 }, "a positive number of seconds"},
+		{"warmup", o.warmup, func(v float64) bool { return v > 0 }, "a positive number of seconds"},
+		{"timeout", o.timeout, func(v float64) bool { return v >= 0 }, "a positive number of seconds (or 0 for the default)"},
+	} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || !f.ok(f.v) {
+			return badInput("--%s=%g: use %s", f.name, f.v, f.want)
 		}
 	}
 	if o.minSamples < 1 || o.maxRows < 1 {
 		return badInput("--min-samples and --max-rows must be at least 1")
 	}
-	if o.timeout < 0 {
-		return badInput("--timeout=%g: must be positive (or 0 for the default)", o.timeout)
-	}
 	if o.json && o.bench {
 		return badInput("--json and --bench both write to stdout: choose one")
+	}
+	for _, f := range []struct{ name, path string }{{"csv", o.csv}, {"resume", o.resume}} {
+		switch strings.ToLower(filepath.Ext(f.path)) {
+		case ".yaml", ".yml":
+			return badInput("--%s %s: --%s takes the CSV file to write (e.g. results.csv); the sweep file goes in --config %s", f.name, f.path, f.name, f.path)
+		}
 	}
 	if o.resume != "" {
 		if o.csv != "" && o.csv != o.resume {
@@ -255,6 +271,9 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 			return err
 		}
 	}
+	if err := announce(sw.Jobs, skip, path, o.yes, stderr); err != nil {
+		return err
+	}
 	sinks, closeSinks, err := openSinks(o, cols, stdout)
 	if err != nil {
 		return err
@@ -275,9 +294,11 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "mltop: CSV in %s\n", o.csv)
 	}
 	if errors.Is(err, context.Canceled) {
-		msg := "interrupted"
+		msg := fmt.Sprintf("interrupted: %d of %d specs not run", sum.NotRun, sum.Total)
 		if o.csv != "" {
-			msg += fmt.Sprintf("; the rows written so far are in %s: add --resume %s to go on where it stopped", o.csv, o.csv)
+			msg += fmt.Sprintf("; the rows written so far are in %s: run the same command with --resume %s to measure only those", o.csv, o.csv)
+		} else {
+			msg += "; the finished rows are only in the table above: run again with --csv FILE, so that --resume FILE can go on after an interruption"
 		}
 		return &exitError{code: exitFailed, msg: msg}
 	}
@@ -398,6 +419,7 @@ func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
 		}
 		spec.DType = dt
 	}
+	given := map[string]string{}
 	for _, group := range sets {
 		for _, kv := range strings.Split(group, ",") {
 			kv = strings.TrimSpace(kv)
@@ -409,6 +431,10 @@ func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
 				return spec, badInput("--set %q: write NAME=VALUE, e.g. BQ=32", kv)
 			}
 			k = strings.TrimSpace(k)
+			if prev, dup := given[k]; dup {
+				return spec, badInput("--set gives %s twice (%s=%s and %s=%s): give each name once; to try several values write a sweep file (--config)", k, k, prev, k, strings.TrimSpace(v))
+			}
+			given[k] = strings.TrimSpace(v)
 			n, err := parseValue(strings.TrimSpace(v))
 			if err != nil {
 				return spec, badInput("--set %s=%s: %v", k, v, err)
@@ -425,11 +451,13 @@ func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
 	return spec, nil
 }
 
+// parseValue reads an integer, or a boolean in any spelling
+// profiler.ParseBool (and so a sweep file) accepts.
 func parseValue(v string) (int, error) {
-	switch strings.ToLower(v) {
-	case "true", "yes", "on":
-		return 1, nil
-	case "false", "no", "off":
+	if b, err := profiler.ParseBool(v); err == nil {
+		if b {
+			return 1, nil
+		}
 		return 0, nil
 	}
 	n, err := strconv.Atoi(v)
@@ -454,6 +482,38 @@ func cmdWorker(args []string) error {
 	})
 	if err != nil {
 		return &exitError{code: exitFailed, msg: "worker: " + err.Error()}
+	}
+	return nil
+}
+
+// bigSweep is the spec count above which a sweep started from a terminal
+// needs --yes.
+const bigSweep = 2000
+
+// stdinIsTerminal says whether someone could answer; tests replace it.
+var stdinIsTerminal = func() bool { return isTerminal(os.Stdin) }
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// announce prints how many specs will run and how long measuring takes at
+// least and at most, before anything runs. A sweep of more than bigSweep
+// specs started from a terminal needs --yes (without a terminal, e.g. in
+// CI, it proceeds: the count is in the log).
+func announce(jobs []profiler.Job, skip map[string]bool, path string, yes bool, stderr io.Writer) error {
+	var todo []profiler.Job
+	for _, j := range jobs {
+		if !skip[j.Spec.Key()] {
+			todo = append(todo, j)
+		}
+	}
+	lo, hi, builds := run.Estimate(todo)
+	fmt.Fprintf(stderr, "mltop: %d specs to run from %s (%d kernel builds); measuring takes %s to %s (warmup + min_time to warmup + time_limit each), plus the builds\n",
+		len(todo), path, builds, run.FormatDuration(lo), run.FormatDuration(hi))
+	if len(todo) > bigSweep && !yes && stdinIsTerminal() {
+		return badInput("%d specs is more than %d: add --yes to start it, or narrow the sweep (fewer values, `where:` rules); with --csv FILE an interrupted sweep goes on with --resume FILE", len(todo), bigSweep)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +13,9 @@ import (
 	"time"
 
 	"github.com/mltop/mltop/cpu"
+	"github.com/mltop/mltop/cuda"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // TestMain lets the test binary act as `mltop worker`, so the isolation
@@ -267,6 +270,17 @@ func TestBadInput(t *testing.T) {
 		{"run absurd dims", []string{"run", "attn_fwd", "--set", "B=64,H=256,Hkv=256,Lq=65536,Lk=65536,D=256", "--time-limit", "0.1"}, "reduce the dims"},
 		{"run resume", []string{"run", "attn_fwd", "--resume", otherCSV}, "--resume is for sweeps"},
 		{"tui with csv", []string{"--csv", "x.csv"}, "need --config FILE"},
+		{"nan noise", []string{"--noise", "NaN", "--config", goodSweep}, "--noise=NaN: use a fraction between 0 and 1"},
+		{"inf time limit", []string{"--time-limit", "+Inf", "--config", goodSweep}, "--time-limit=+Inf: use a positive number of seconds"},
+		{"nan min-time", []string{"run", "attn_fwd", "--min-time", "nan"}, "--min-time=NaN"},
+		{"nan timeout", []string{"--timeout", "NaN", "--config", goodSweep}, "--timeout=NaN"},
+		{"negative warmup", []string{"--warmup", "-1", "--config", goodSweep}, "--warmup=-1"},
+		{"csv is the sweep", []string{"--config", goodSweep, "--csv", goodSweep}, "--csv takes the CSV file to write (e.g. results.csv); the sweep file goes in --config"},
+		{"csv names a new yaml", []string{"--config", goodSweep, "--csv", filepath.Join(dir, "res.yaml")}, "the sweep file goes in --config"},
+		{"resume names a yaml", []string{"--config", goodSweep, "--resume", "res.YML"}, "--resume res.YML: --resume takes the CSV file"},
+		{"run set twice in one group", []string{"run", "attn_fwd", "--set", "BQ=32,BQ=64"}, "--set gives BQ twice (BQ=32 and BQ=64)"},
+		{"run set twice in two flags", []string{"run", "attn_fwd", "--set", "BQ=32", "--set", "D=64,BQ=64"}, "--set gives BQ twice"},
+		{"run bad bool", []string{"run", "attn_fwd", "--set", "causal=maybe"}, `"maybe" is not an integer`},
 	}
 	for _, c := range cases {
 		code, _, stderr := runMain(t, c.args...)
@@ -342,5 +356,72 @@ func TestCalibrateCommand(t *testing.T) {
 	code, stdout, _ = runMain(t, "run", "softmax_bwd", "--set", "rows=64,cols=256", "--hot", "--time-limit", "0.2")
 	if code != 0 || !strings.Contains(stdout, "of measured peak") {
 		t.Errorf("run after calibrate:\n%s", stdout)
+	}
+}
+
+// TestBackendUnavailableSaidOnce: the reason a backend cannot open appears
+// once, whether it was opened in process or by a worker (whose fatal line
+// already carries the full sentence).
+func TestBackendUnavailableSaidOnce(t *testing.T) {
+	if ok, _ := cuda.Available(); ok {
+		t.Skip("CUDA is available here")
+	}
+	sweep := writeFile(t, "s.yaml", fastDefaults+"sweeps:\n  - kernel: softmax_bwd\n    dims: {rows: 2, cols: 8}\n")
+	for _, isolate := range []string{"off", "on"} {
+		code, _, stderr := runMain(t, "--backend", "cuda", "--isolate", isolate, "--config", sweep)
+		if code != 2 {
+			t.Errorf("isolate %s: exit %d: %s", isolate, code, stderr)
+		}
+		for _, once := range []string{"backend is not available here", "(see `mltop list`"} {
+			if n := strings.Count(stderr, once); n != 1 {
+				t.Errorf("isolate %s: %q appears %d times:\n%s", isolate, once, n, stderr)
+			}
+		}
+	}
+	// An error that already says it is passed on unchanged, however deep.
+	inner := unavailable("cuda", errors.New("no driver"))
+	for _, err := range []error{inner, fmt.Errorf("opening: %w", inner), &run.WorkerFatal{Msg: inner.Error()}} {
+		if got := unavailable("cuda", err).Error(); strings.Count(got, "not available here") != 1 || strings.Count(got, "mltop list") != 1 {
+			t.Errorf("doubled: %s", got)
+		}
+	}
+}
+
+func TestSetBooleanWordsMatchYAML(t *testing.T) {
+	for word, want := range map[string]bool{"yes": true, "on": true, "1": true, "TRUE": true, "no": false, "off": false, "0": false, "false": false} {
+		s, err := parseSpec("attn_fwd", "", []string{"causal=" + word})
+		if err != nil {
+			t.Fatalf("causal=%s: %v", word, err)
+		}
+		if s.Flags["causal"] != want {
+			t.Errorf("causal=%s gave %v", word, s.Flags["causal"])
+		}
+	}
+}
+
+// TestSweepAnnounce: the count and time range come before anything runs; a
+// big sweep from a terminal needs --yes and runs nothing without it.
+func TestSweepAnnounce(t *testing.T) {
+	vals := make([]string, 0, 60)
+	for i := 1; i <= 60; i++ {
+		vals = append(vals, fmt.Sprint(i))
+	}
+	list := "[" + strings.Join(vals, ", ") + "]"
+	big := writeFile(t, "big.yaml", fastDefaults+"sweeps:\n  - kernel: softmax_bwd\n    dims: {rows: "+list+", cols: "+list+"}\n")
+	old := stdinIsTerminal
+	defer func() { stdinIsTerminal = old }()
+	stdinIsTerminal = func() bool { return true }
+	out := filepath.Join(t.TempDir(), "big.csv")
+	code, _, stderr := runMain(t, "--config", big, "--csv", out)
+	if code != 2 || !strings.Contains(stderr, "3600 specs to run from") || !strings.Contains(stderr, "3600 specs is more than 2000: add --yes") {
+		t.Errorf("exit %d:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the refused sweep created its CSV")
+	}
+	small := writeFile(t, "small.yaml", fastDefaults+"sweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64]}\n    dims: {rows: 2, cols: 8}\n")
+	code, _, stderr = runMain(t, "--config", small)
+	if code != 0 || !strings.Contains(stderr, "2 specs to run from") || !strings.Contains(stderr, "(2 kernel builds); measuring takes") {
+		t.Errorf("exit %d:\n%s", code, stderr)
 	}
 }
