@@ -425,3 +425,11 @@ func TestSweepAnnounce(t *testing.T) {
 		t.Errorf("exit %d:\n%s", code, stderr)
 	}
 }
+
+func TestTUIIsolatesByDefault(t *testing.T) {
+	for flag, want := range map[string]string{"auto": "on", "on": "on", "off": "off"} {
+		if got := tuiIsolate(flag); got != want {
+			t.Errorf("--isolate %s: the session uses %s, want %s", flag, got, want)
+		}
+	}
+}

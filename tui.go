@@ -14,7 +14,7 @@ import (
 
 // runTUI starts the interactive session on the chosen backend.
 func runTUI(ctx context.Context, o *options, stderr io.Writer) error {
-	exec, err := openExecutor(o.backend, o.isolate)
+	exec, err := openExecutor(o.backend, tuiIsolate(o.isolate))
 	if err != nil {
 		return err
 	}
@@ -45,4 +45,16 @@ func runTUI(ctx context.Context, o *options, stderr io.Writer) error {
 		},
 		WriteCSV: sink.WriteCSVFile,
 	})
+}
+
+// tuiIsolate runs the session's specs in a worker by default even on the
+// CPU: a Go program out of memory dies with a fatal error that no recover
+// and no deferred terminal restore can catch, so it must not be the
+// process that holds the terminal in raw mode. --isolate off still runs in
+// process.
+func tuiIsolate(flag string) string {
+	if flag == "auto" {
+		return "on"
+	}
+	return flag
 }

@@ -188,6 +188,18 @@ func (w *worker) lastWords() string {
 	if w.cmd.ProcessState != nil {
 		state = w.cmd.ProcessState.String()
 	}
+	if line, ok := OutOfMemory(s); ok {
+		// A Go program out of memory prints a goroutine dump after its
+		// fatal line; the dump's last frames say nothing useful.
+		msg := "out of memory (" + line + ")"
+		if state != "" {
+			msg = state + "; " + msg
+		}
+		return msg + ": the spec needs more host memory than there was; reduce the dims"
+	}
+	if strings.Contains(state, "signal: killed") && s == "" {
+		state += " (by the system's out-of-memory killer, or by hand)"
+	}
 	switch {
 	case s == "" && state == "":
 		return "(no output)"
