@@ -274,11 +274,13 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 	if err := announce(sw.Jobs, skip, path, o.yes, stderr); err != nil {
 		return err
 	}
-	sinks, closeSinks, err := openSinks(o, cols, stdout)
+	csvSink, err := openCSV(o, cols)
 	if err != nil {
 		return err
 	}
-	defer closeSinks()
+	if csvSink != nil {
+		defer csvSink.Close()
+	}
 	exec, err := openExecutor(backend, o.isolate)
 	if err != nil {
 		return err
@@ -286,7 +288,18 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 	defer exec.Close()
 	dev := exec.Device()
 	fmt.Fprintf(stderr, "mltop: %s on %s (%s), %d specs from %s\n", dev.Backend, dev.Name, dev.Timer, len(sw.Jobs), path)
-	bar := newProgressBar(stderr, o.quiet)
+	todo := 0
+	for _, j := range sw.Jobs {
+		if !skip[j.Spec.Key()] {
+			todo++
+		}
+	}
+	bar := newProgress(stdout, stderr, o.quiet, todo)
+	defer bar.finish()
+	sinks := []profiler.Sink{stdoutSink(o, bar, specs)}
+	if csvSink != nil {
+		sinks = append(sinks, csvSink)
+	}
 	sum, err := run.Jobs(ctx, exec, sw.Jobs, skip, sinks, bar.hooks())
 	bar.finish()
 	fmt.Fprintln(stderr, "mltop:", sum.String())
@@ -311,28 +324,29 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 	return nil
 }
 
-func openSinks(o *options, cols sink.Columns, stdout io.Writer) ([]profiler.Sink, func(), error) {
-	var sinks []profiler.Sink
+// openCSV opens --csv (nil without it) before anything runs: a bad path
+// is bad input, found before the backend starts.
+func openCSV(o *options, cols sink.Columns) (profiler.Sink, error) {
+	if o.csv == "" {
+		return nil, nil
+	}
+	c, err := sink.OpenCSV(o.csv, cols, o.resume != "")
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// stdoutSink is --json, --bench or the table (fitted to stdout's terminal,
+// its rows above the progress bar).
+func stdoutSink(o *options, bar *progress, specs []profiler.Spec) profiler.Sink {
 	switch {
 	case o.json:
-		sinks = append(sinks, sink.NewJSON(stdout))
+		return sink.NewJSON(bar.rows)
 	case o.bench:
-		sinks = append(sinks, sink.NewBench(stdout))
-	default:
-		sinks = append(sinks, sink.NewTable(stdout))
+		return sink.NewBench(bar.rows)
 	}
-	if o.csv != "" {
-		c, err := sink.OpenCSV(o.csv, cols, o.resume != "")
-		if err != nil {
-			return nil, nil, err
-		}
-		sinks = append(sinks, c)
-	}
-	return sinks, func() {
-		for _, s := range sinks {
-			s.Close()
-		}
-	}, nil
+	return bar.table(specs)
 }
 
 // cmdRun is `mltop run KERNEL --set K=V,... --dtype D`.
@@ -381,10 +395,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer exec.Close()
-	bar := newProgressBar(stderr, o.quiet)
+	bar := newProgress(stdout, stderr, o.quiet, 1)
+	defer bar.finish()
 	h := bar.hooks()
-	h.Start(0, 1, spec)
-	res := exec.Run(ctx, spec, o.measureOptions(nil), func(p profiler.Progress) { h.Progress(0, 1, spec, p) })
+	if h.Start != nil {
+		h.Start(0, 1, spec)
+	}
+	res := exec.Run(ctx, spec, o.measureOptions(nil), func(p profiler.Progress) {
+		if h.Progress != nil {
+			h.Progress(0, 1, spec, p)
+		}
+	})
 	bar.finish()
 	for _, s := range sinks {
 		if err := s.Write(res); err != nil {

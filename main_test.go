@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -431,5 +433,66 @@ func TestTUIIsolatesByDefault(t *testing.T) {
 		if got := tuiIsolate(flag); got != want {
 			t.Errorf("--isolate %s: the session uses %s, want %s", flag, got, want)
 		}
+	}
+}
+
+var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
+
+// TestProgressAndTableShareATerminal: with stdout and stderr on one
+// terminal, every row comes out above the bar (through the progress
+// container, on stderr), in order, each fitting the width, with the
+// differing part of the spec visible; piped, rows go to stdout whole.
+func TestProgressAndTableShareATerminal(t *testing.T) {
+	sweep := writeFile(t, "s.yaml", fastDefaults+`sweeps:
+  - kernel: attn_fwd
+    knobs: {BQ: 16, BK: 16, WM: 1, WN: 1}
+    dims: {B: 1, H: 1, Hkv: 1, Lq: [16, 32, 48], Lk: 16, D: 64}
+`)
+	old := terminalWidth
+	defer func() { terminalWidth = old }()
+	terminalWidth = func(io.Writer) (int, bool) { return 60, true }
+	code, stdout, stderr := runMain(t, "--config", sweep)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if stdout != "" {
+		t.Errorf("rows went to stdout beside the bar:\n%s", stdout)
+	}
+	var rows []string
+	for _, line := range strings.Split(ansiEscape.ReplaceAllString(stderr, ""), "\n") {
+		line = strings.TrimRight(line, "\r ")
+		if strings.HasPrefix(line, "Lq=") || strings.HasPrefix(line, "spec") || strings.HasPrefix(line, "every row:") {
+			rows = append(rows, line)
+			if n := len([]rune(line)); n > 60 {
+				t.Errorf("row of %d columns on a 60-column terminal: %q", n, line)
+			}
+		}
+	}
+	want := []string{"every row:", "spec", "Lq=16", "Lq=32", "Lq=48"}
+	if len(rows) != len(want) {
+		t.Fatalf("rows %q\nstderr:\n%s", rows, stderr)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(rows[i], w) {
+			t.Errorf("row %d is %q, want it to start with %q", i, rows[i], w)
+		}
+	}
+	if !strings.Contains(stderr, "3/3") {
+		t.Errorf("no progress bar:\n%s", stderr)
+	}
+
+	terminalWidth = func(io.Writer) (int, bool) { return 0, false }
+	code, stdout, stderr = runMain(t, "--config", sweep)
+	if code != 0 || strings.Contains(stderr, "3/3") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, lq := range []string{"16", "32", "48"} {
+		full := "attn_fwd f32 BQ=16 BK=16 WM=1 WN=1 | B=1 H=1 Hkv=1 Lq=" + lq + " Lk=16 D=64"
+		if !strings.Contains(stdout, full+" ") {
+			t.Errorf("piped table lacks the whole spec %q:\n%s", full, stdout)
+		}
+	}
+	if strings.Contains(stdout, "…") {
+		t.Errorf("piped table cut something:\n%s", stdout)
 	}
 }
