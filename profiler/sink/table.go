@@ -17,11 +17,11 @@ import (
 type Table struct {
 	w      io.Writer
 	header bool
-	width  int             // terminal width; 0: never truncate
+	width  int                        // terminal width; 0: never truncate
 	vary   map[string]map[string]bool // per kernel, the spec parts that differ (Fit)
 	shared map[string]bool            // parts every spec has (Fit): printed once
-	specW  int             // spec column width
-	common string          // parts every spec shares (Fit), printed once
+	specW  int                        // spec column width
+	common string                     // parts every spec shares (Fit), printed once
 	cols   []tableCol
 }
 
