@@ -307,7 +307,8 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "mltop: CSV in %s\n", o.csv)
 	}
 	if errors.Is(err, context.Canceled) {
-		msg := fmt.Sprintf("interrupted: %d of %d specs not run", sum.NotRun, sum.Total)
+		left := sum.NotRun + sum.ByStatus[profiler.StatusCancelled]
+		msg := fmt.Sprintf("interrupted: %d of %d specs still to measure (%d not run, %d cancelled)", left, sum.Total, sum.NotRun, sum.ByStatus[profiler.StatusCancelled])
 		if o.csv != "" {
 			msg += fmt.Sprintf("; the rows written so far are in %s: run the same command with --resume %s to measure only those", o.csv, o.csv)
 		} else {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -421,7 +422,7 @@ func TestSweepAnnounce(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Error("the refused sweep created its CSV")
 	}
-	small := writeFile(t, "small.yaml", fastDefaults+"sweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64]}\n    dims: {rows: 2, cols: 8}\n")
+	small := writeFile(t, "small.yaml", "defaults: {time_limit: 0.02, min_time: 0.001, warmup: 0.001, hot: true}\nsweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64]}\n    dims: {rows: 2, cols: 8}\n")
 	code, _, stderr = runMain(t, "--config", small)
 	if code != 0 || !strings.Contains(stderr, "2 specs to run from") || !strings.Contains(stderr, "(2 kernel builds); measuring takes") {
 		t.Errorf("exit %d:\n%s", code, stderr)
@@ -443,7 +444,8 @@ var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
 // container, on stderr), in order, each fitting the width, with the
 // differing part of the spec visible; piped, rows go to stdout whole.
 func TestProgressAndTableShareATerminal(t *testing.T) {
-	sweep := writeFile(t, "s.yaml", fastDefaults+`sweeps:
+	sweep := writeFile(t, "s.yaml", `defaults: {time_limit: 0.02, min_time: 0.001, warmup: 0.001, hot: true}
+sweeps:
   - kernel: attn_fwd
     knobs: {BQ: 16, BK: 16, WM: 1, WN: 1}
     dims: {B: 1, H: 1, Hkv: 1, Lq: [16, 32, 48], Lk: 16, D: 64}
@@ -494,5 +496,35 @@ func TestProgressAndTableShareATerminal(t *testing.T) {
 	}
 	if strings.Contains(stdout, "…") {
 		t.Errorf("piped table cut something:\n%s", stdout)
+	}
+}
+
+// TestInterruptedSweepSaysWhatIsLeft: after ctrl-C the message counts the
+// specs still to measure and says how to go on.
+func TestInterruptedSweepSaysWhatIsLeft(t *testing.T) {
+	sweep := writeFile(t, "s.yaml", fastDefaults+"sweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64, 128]}\n    dims: {rows: 2, cols: 8}\n")
+	out := filepath.Join(t.TempDir(), "i.csv")
+	var o options
+	fs := newFlagSet("mltop", io.Discard, usage)
+	o.register(fs)
+	if err := fs.Parse([]string{"--csv", out, "--isolate", "off"}); err != nil {
+		t.Fatal(err)
+	}
+	o.set = setFlags(fs)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	err := runSweep(ctx, sweep, &o, &stdout, &stderr)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitFailed {
+		t.Fatalf("err %v", err)
+	}
+	for _, want := range []string{"interrupted: 3 of 3 specs still to measure (3 not run, 0 cancelled)", "--resume " + out} {
+		if !strings.Contains(ee.msg, want) {
+			t.Errorf("%q lacks %q", ee.msg, want)
+		}
+	}
+	if !strings.Contains(stderr.String(), "3 specs: 0 ok, 3 not run") {
+		t.Errorf("summary:\n%s", stderr.String())
 	}
 }
