@@ -34,6 +34,5 @@ YAML
 check sweep-announce 0 "3 specs to run from" "$mltop" --backend cuda --config "$cfg"
 check sweep-piped-whole 0 "Lq=512 Lk=512 D=128" "$mltop" --backend cuda --config "$cfg"
 check set-twice 2 "gives BQ twice" "$mltop" run attn_fwd --backend cuda --set BQ=32,BQ=64
-check device-memory-listed 0 "memory" "$mltop" list
 echo "polish-gpu: $([[ $fail -eq 0 ]] && echo all ok || echo FAILURES) (logs in $out)"
 exit $fail
