@@ -31,7 +31,11 @@ func (s Summary) ExitCode() int {
 
 // String is the one-line summary printed at the end of a sweep.
 func (s Summary) String() string {
-	msg := fmt.Sprintf("%d specs: %d ok", s.Total, s.ByStatus[profiler.StatusOK])
+	noun := "specs"
+	if s.Total == 1 {
+		noun = "spec"
+	}
+	msg := fmt.Sprintf("%d %s: %d ok", s.Total, noun, s.ByStatus[profiler.StatusOK])
 	for _, st := range []profiler.Status{profiler.StatusMismatch, profiler.StatusCompileError, profiler.StatusCrashed, profiler.StatusTimeout, profiler.StatusError, profiler.StatusCancelled, profiler.StatusInvalid} {
 		if n := s.ByStatus[st]; n > 0 {
 			msg += fmt.Sprintf(", %d %s", n, st)

@@ -79,3 +79,10 @@ func TestEstimate(t *testing.T) {
 		}
 	}
 }
+
+func TestSummaryOneSpec(t *testing.T) {
+	s := run.Summary{Total: 1, ByStatus: map[profiler.Status]int{profiler.StatusOK: 1}}
+	if got := s.String(); got != "1 spec: 1 ok" {
+		t.Errorf("%q", got)
+	}
+}
