@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/mltop/mltop/cpu"
 	"github.com/mltop/mltop/cuda"
@@ -59,7 +61,7 @@ func openBackend(name string) (profiler.Backend, string, error) {
 		return nil, name, badInput("unknown backend %q: use auto, metal, cuda or cpu", name)
 	}
 	if err != nil {
-		return nil, name, badInput("the %s backend is not available here: %v (see `mltop list`; --backend cpu runs anywhere)", name, err)
+		return nil, name, unavailable(name, err)
 	}
 	return b, name, nil
 }
@@ -84,7 +86,7 @@ func openExecutor(name, isolate string) (profiler.Executor, error) {
 	}
 	pool, err := run.NewWorkerPool([]string{self, "worker", "--backend", name}, env)
 	if err != nil {
-		return nil, badInput("the %s backend is not available here: %v (see `mltop list`; --backend cpu runs anywhere)", name, err)
+		return nil, unavailable(name, err)
 	}
 	return pool, nil
 }
@@ -104,4 +106,27 @@ func openRunner(name string, log io.Writer, calibrate bool) (*run.Runner, error)
 		}
 	}
 	return r, nil
+}
+
+// unavailableMarker starts every "backend not available" message; a worker
+// that could not open its backend already said it in full, so the parent
+// passes its words on instead of wrapping them a second time.
+const unavailableMarker = "backend is not available here: "
+
+// unavailable says that a backend cannot be opened, once: an error that
+// already carries the explanation (from a worker's fatal line, or an inner
+// open) is passed on as it is.
+func unavailable(name string, err error) error {
+	var fatal *run.WorkerFatal
+	if errors.As(err, &fatal) {
+		err = errors.New(fatal.Msg)
+	}
+	var ee *exitError
+	if errors.As(err, &ee) && strings.Contains(ee.msg, unavailableMarker) {
+		return badInput("%s", ee.msg)
+	}
+	if strings.Contains(err.Error(), unavailableMarker) {
+		return badInput("%s", err.Error())
+	}
+	return badInput("the %s %s%v (see `mltop list`; --backend cpu runs anywhere)", name, unavailableMarker, err)
 }

@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,8 +44,9 @@ type options struct {
 	isolate    string
 	noColor    bool
 	quiet      bool
-	devices    string          // --devices (sweeps): "" for one device
-	shard      string          // --shard (sweeps)
+	devices    string // --devices (sweeps): "" for one device
+	shard      string // --shard (sweeps)
+	yes        bool
 	set        map[string]bool // flags given explicitly on the command line
 	kernels    kernelPaths     // --kernel PATH: user manifests
 }
@@ -71,6 +74,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.noColor, "no-color", false, "plain output without colour (also NO_COLOR=1)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar on stderr")
 	fs.Var(&o.kernels, "kernel", "add the user kernel(s) of `PATH` (a kernel.yaml or a folder of them; repeatable)")
+	fs.BoolVar(&o.yes, "yes", false, fmt.Sprintf("start a sweep of more than %d specs without asking (in a terminal)", bigSweep))
 }
 
 // validate checks flag values.
@@ -84,12 +88,21 @@ func (o *options) validate() error {
 	if !slices.Contains([]string{"auto", "on", "off"}, o.isolate) {
 		return badInput("--isolate=%q: use auto, on or off", o.isolate)
 	}
-	if o.noise <= 0 || o.noise >= 1 {
-		return badInput("--noise=%g: use a fraction between 0 and 1 (0.01 is 1%%)", o.noise)
-	}
-	for name, v := range map[string]float64{"time-limit": o.timeLimit, "min-time": o.minTime, "warmup": o.warmup} {
-		if v <= 0 {
-			return badInput("--%s=%g: must be a positive number of seconds", name, v)
+	// Every float flag: finite first (NaN passes every comparison), then in range.
+	for _, f := range []struct {
+		name string
+		v    float64
+		ok   func(float64) bool
+		want string
+	}{
+		{"noise", o.noise, func(v float64) bool { return v > 0 && v < 1 }, "a fraction between 0 and 1 (0.01 is 1%)"},
+		{"time-limit", o.timeLimit, func(v float64) bool { return v > 0 }, "a positive number of seconds"},
+		{"min-time", o.minTime, func(v float64) bool { return v > 0 }, "a positive number of seconds"},
+		{"warmup", o.warmup, func(v float64) bool { return v > 0 }, "a positive number of seconds"},
+		{"timeout", o.timeout, func(v float64) bool { return v >= 0 }, "a positive number of seconds (or 0 for the default)"},
+	} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || !f.ok(f.v) {
+			return badInput("--%s=%g: use %s", f.name, f.v, f.want)
 		}
 	}
 	if _, err := profiler.ParseCacheMode(o.cache); err != nil {
@@ -101,11 +114,14 @@ func (o *options) validate() error {
 	if o.minSamples < 1 || o.maxRows < 1 || o.maxSamples < 1 {
 		return badInput("--min-samples, --max-samples and --max-rows must be at least 1")
 	}
-	if o.timeout < 0 {
-		return badInput("--timeout=%g: must be positive (or 0 for the default)", o.timeout)
-	}
 	if o.json && o.bench {
 		return badInput("--json and --bench both write to stdout: choose one")
+	}
+	for _, f := range []struct{ name, path string }{{"csv", o.csv}, {"resume", o.resume}} {
+		switch strings.ToLower(filepath.Ext(f.path)) {
+		case ".yaml", ".yml":
+			return badInput("--%s %s: --%s takes the CSV file to write (e.g. results.csv); the sweep file goes in --config %s", f.name, f.path, f.name, f.path)
+		}
 	}
 	if o.resume != "" {
 		if o.csv != "" && o.csv != o.resume {
@@ -299,19 +315,40 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 			return err
 		}
 	}
-	sinks, closeSinks, err := openSinks(o, cols, stdout)
+	if err := announce(sw.Jobs, skip, path, o.yes, stderr); err != nil {
+		return err
+	}
+	csvSink, err := openCSV(o, cols)
 	if err != nil {
 		return err
+	}
+	if csvSink != nil {
+		defer csvSink.Close()
+	}
+	todo := 0
+	for _, j := range sw.Jobs {
+		if !skip[j.Spec.Key()] {
+			todo++
+		}
 	}
 	var phases *phaseSink
 	if o.phases {
 		phases = &phaseSink{w: stderr}
-		sinks = append(sinks, phases)
 	}
-	defer closeSinks()
+	// sinksFor: the table (above the bar), the CSV, the phase summary.
+	sinksFor := func(bar *progress) []profiler.Sink {
+		sinks := []profiler.Sink{stdoutSink(o, bar, specs)}
+		if csvSink != nil {
+			sinks = append(sinks, csvSink)
+		}
+		if phases != nil {
+			sinks = append(sinks, phases)
+		}
+		return sinks
+	}
 	var sum run.Summary
 	if o.devices != "" {
-		sum, err = sweepOnDevices(ctx, o, backend, sw.Jobs, skip, sinks, path, stderr)
+		sum, err = sweepOnDevices(ctx, o, backend, sw.Jobs, skip, path, stdout, stderr, todo, sinksFor)
 		var ee *exitError
 		if errors.As(err, &ee) {
 			return err
@@ -324,8 +361,9 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 		defer exec.Close()
 		dev := exec.Device()
 		fmt.Fprintf(stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, dev.Name, dev.Timer, profiler.Plural(len(sw.Jobs), "spec", "specs"), path)
-		bar := newProgressBar(stderr, o.quiet)
-		sum, err = run.Jobs(ctx, exec, sw.Jobs, skip, sinks, bar.hooks())
+		bar := newProgress(stdout, stderr, o.quiet, todo)
+		defer bar.finish()
+		sum, err = run.Jobs(ctx, exec, sw.Jobs, skip, sinksFor(bar), bar.hooks())
 		bar.finish()
 	}
 	if phases != nil {
@@ -336,9 +374,12 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "mltop: CSV in %s\n", o.csv)
 	}
 	if errors.Is(err, context.Canceled) {
-		msg := "interrupted"
+		left := sum.NotRun + sum.ByStatus[profiler.StatusCancelled]
+		msg := fmt.Sprintf("interrupted: %d of %d specs still to measure (%d not run, %d cancelled)", left, sum.Total, sum.NotRun, sum.ByStatus[profiler.StatusCancelled])
 		if o.csv != "" {
-			msg += fmt.Sprintf("; the rows written so far are in %s: add --resume %s to go on where it stopped", o.csv, o.csv)
+			msg += fmt.Sprintf("; the rows written so far are in %s: run the same command with --resume %s to measure only those", o.csv, o.csv)
+		} else {
+			msg += "; the finished rows are only in the table above: run again with --csv FILE, so that --resume FILE can go on after an interruption"
 		}
 		return &exitError{code: exitFailed, msg: msg}
 	}
@@ -351,28 +392,29 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 	return nil
 }
 
-func openSinks(o *options, cols sink.Columns, stdout io.Writer) ([]profiler.Sink, func(), error) {
-	var sinks []profiler.Sink
+// openCSV opens --csv (nil without it) before anything runs: a bad path
+// is bad input, found before the backend starts.
+func openCSV(o *options, cols sink.Columns) (profiler.Sink, error) {
+	if o.csv == "" {
+		return nil, nil
+	}
+	c, err := sink.OpenCSV(o.csv, cols, o.resume != "")
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// stdoutSink is --json, --bench or the table (fitted to stdout's terminal,
+// its rows above the progress bar).
+func stdoutSink(o *options, bar *progress, specs []profiler.Spec) profiler.Sink {
 	switch {
 	case o.json:
-		sinks = append(sinks, sink.NewJSON(stdout))
+		return sink.NewJSON(bar.rows)
 	case o.bench:
-		sinks = append(sinks, sink.NewBench(stdout))
-	default:
-		sinks = append(sinks, sink.NewTable(stdout))
+		return sink.NewBench(bar.rows)
 	}
-	if o.csv != "" {
-		c, err := sink.OpenCSV(o.csv, cols, o.resume != "")
-		if err != nil {
-			return nil, nil, err
-		}
-		sinks = append(sinks, c)
-	}
-	return sinks, func() {
-		for _, s := range sinks {
-			s.Close()
-		}
-	}, nil
+	return bar.table(specs)
 }
 
 // cmdRun is `mltop run KERNEL --set K=V,... --dtype D`.
@@ -421,10 +463,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer exec.Close()
-	bar := newProgressBar(stderr, o.quiet)
+	bar := newProgress(stdout, stderr, o.quiet, 1)
+	defer bar.finish()
 	h := bar.hooks()
-	h.Start(0, 1, spec)
-	res := exec.Run(ctx, spec, o.measureOptions(nil), func(p profiler.Progress) { h.Progress(0, 1, spec, p) })
+	if h.Start != nil {
+		h.Start(0, 1, spec)
+	}
+	res := exec.Run(ctx, spec, o.measureOptions(nil), func(p profiler.Progress) {
+		if h.Progress != nil {
+			h.Progress(0, 1, spec, p)
+		}
+	})
 	bar.finish()
 	for _, s := range sinks {
 		if err := s.Write(res); err != nil {
@@ -463,6 +512,7 @@ func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
 		}
 		spec.DType = dt
 	}
+	given := map[string]string{}
 	for _, group := range sets {
 		for _, kv := range strings.Split(group, ",") {
 			kv = strings.TrimSpace(kv)
@@ -474,6 +524,10 @@ func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
 				return spec, badInput("--set %q: write NAME=VALUE, e.g. BQ=32", kv)
 			}
 			k = strings.TrimSpace(k)
+			if prev, dup := given[k]; dup {
+				return spec, badInput("--set gives %s twice (%s=%s and %s=%s): give each name once; to try several values write a sweep file (--config)", k, k, prev, k, strings.TrimSpace(v))
+			}
+			given[k] = strings.TrimSpace(v)
 			n, err := parseValue(strings.TrimSpace(v))
 			if err != nil {
 				return spec, badInput("--set %s=%s: %v", k, v, err)
@@ -490,11 +544,13 @@ func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
 	return spec, nil
 }
 
+// parseValue reads an integer, or a boolean in any spelling
+// profiler.ParseBool (and so a sweep file) accepts.
 func parseValue(v string) (int, error) {
-	switch strings.ToLower(v) {
-	case "true", "yes", "on":
-		return 1, nil
-	case "false", "no", "off":
+	if b, err := profiler.ParseBool(v); err == nil {
+		if b {
+			return 1, nil
+		}
 		return 0, nil
 	}
 	n, err := strconv.Atoi(v)
@@ -519,6 +575,33 @@ func cmdWorker(args []string) error {
 	})
 	if err != nil {
 		return &exitError{code: exitFailed, msg: "worker: " + err.Error()}
+	}
+	return nil
+}
+
+// bigSweep is the spec count above which a sweep started from a terminal
+// needs --yes.
+const bigSweep = 2000
+
+// stdinIsTerminal says whether someone could answer; tests replace it.
+var stdinIsTerminal = func() bool { return isTerminal(os.Stdin) }
+
+// announce prints how many specs will run and how long measuring takes at
+// least and at most, before anything runs. A sweep of more than bigSweep
+// specs started from a terminal needs --yes (without a terminal, e.g. in
+// CI, it proceeds: the count is in the log).
+func announce(jobs []profiler.Job, skip map[string]bool, path string, yes bool, stderr io.Writer) error {
+	var todo []profiler.Job
+	for _, j := range jobs {
+		if !skip[j.Spec.Key()] {
+			todo = append(todo, j)
+		}
+	}
+	lo, hi, builds := run.Estimate(todo)
+	fmt.Fprintf(stderr, "mltop: %d specs to run from %s (%d kernel builds); measuring takes %s to %s (warmup + min_time to warmup + time_limit each), plus the builds\n",
+		len(todo), path, builds, run.FormatDuration(lo), run.FormatDuration(hi))
+	if len(todo) > bigSweep && !yes && stdinIsTerminal() {
+		return badInput("%d specs is more than %d: add --yes to start it, or narrow the sweep (fewer values, `where:` rules); with --csv FILE an interrupted sweep goes on with --resume FILE", len(todo), bigSweep)
 	}
 	return nil
 }

@@ -157,7 +157,7 @@ func closeDevices(devs []run.Device) {
 }
 
 // sweepOnDevices runs jobs with one worker per device of --devices.
-func sweepOnDevices(ctx context.Context, o *options, backend string, jobs []profiler.Job, skip map[string]bool, sinks []profiler.Sink, path string, stderr io.Writer) (run.Summary, error) {
+func sweepOnDevices(ctx context.Context, o *options, backend string, jobs []profiler.Job, skip map[string]bool, path string, stdout, stderr io.Writer, todo int, sinksFor func(*progress) []profiler.Sink) (run.Summary, error) {
 	backend = resolveBackend(backend)
 	if o.isolate == "off" {
 		return run.Summary{}, badInput("--devices runs one worker subprocess per device: drop --isolate off")
@@ -177,8 +177,9 @@ func sweepOnDevices(ctx context.Context, o *options, backend string, jobs []prof
 	}
 	dev := devs[0].Exec.Device()
 	fmt.Fprintf(stderr, "mltop: %s on %d devices (%s), %d specs from %s\n", dev.Backend, len(devs), strings.Join(names, ", "), len(jobs), path)
-	bar := newProgressBar(stderr, o.quiet)
-	sum, err := run.JobsOnDevices(ctx, devs, jobs, skip, sinks, bar.hooks(), stderr)
+	bar := newProgress(stdout, stderr, o.quiet, todo)
+	defer bar.finish()
+	sum, err := run.JobsOnDevices(ctx, devs, jobs, skip, sinksFor(bar), bar.hooks(), stderr)
 	bar.finish()
 	return sum, err
 }

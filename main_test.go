@@ -2,17 +2,24 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
-	"github.com/mltop/mltop/kernels/kit/host"
-	"github.com/mltop/mltop/profiler"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mltop/mltop/cuda"
+	"github.com/mltop/mltop/kernels/kit/host"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // TestMain lets the test binary act as `mltop worker`, so the isolation
@@ -272,6 +279,17 @@ func TestBadInput(t *testing.T) {
 		{"run absurd dims", []string{"run", "attn_fwd", "--set", "B=64,H=256,Hkv=256,Lq=65536,Lk=65536,D=256", "--time-limit", "0.1"}, "reduce the dims"},
 		{"run resume", []string{"run", "attn_fwd", "--resume", otherCSV}, "--resume is for sweeps"},
 		{"tui with csv", []string{"--csv", "x.csv"}, "need --config FILE"},
+		{"nan noise", []string{"--noise", "NaN", "--config", goodSweep}, "--noise=NaN: use a fraction between 0 and 1"},
+		{"inf time limit", []string{"--time-limit", "+Inf", "--config", goodSweep}, "--time-limit=+Inf: use a positive number of seconds"},
+		{"nan min-time", []string{"run", "attn_fwd", "--min-time", "nan"}, "--min-time=NaN"},
+		{"nan timeout", []string{"--timeout", "NaN", "--config", goodSweep}, "--timeout=NaN"},
+		{"negative warmup", []string{"--warmup", "-1", "--config", goodSweep}, "--warmup=-1"},
+		{"csv is the sweep", []string{"--config", goodSweep, "--csv", goodSweep}, "--csv takes the CSV file to write (e.g. results.csv); the sweep file goes in --config"},
+		{"csv names a new yaml", []string{"--config", goodSweep, "--csv", filepath.Join(dir, "res.yaml")}, "the sweep file goes in --config"},
+		{"resume names a yaml", []string{"--config", goodSweep, "--resume", "res.YML"}, "--resume res.YML: --resume takes the CSV file"},
+		{"run set twice in one group", []string{"run", "attn_fwd", "--set", "BQ=32,BQ=64"}, "--set gives BQ twice (BQ=32 and BQ=64)"},
+		{"run set twice in two flags", []string{"run", "attn_fwd", "--set", "BQ=32", "--set", "D=64,BQ=64"}, "--set gives BQ twice"},
+		{"run bad bool", []string{"run", "attn_fwd", "--set", "causal=maybe"}, `"maybe" is not an integer`},
 	}
 	for _, c := range cases {
 		code, _, stderr := runMain(t, c.args...)
@@ -381,5 +399,172 @@ func TestCalibrateCommand(t *testing.T) {
 	code, stdout, _ = runMain(t, "run", "softmax_bwd", "--set", "rows=64,cols=256", "--hot", "--time-limit", "0.2")
 	if code != 0 || !strings.Contains(stdout, "of measured peak") {
 		t.Errorf("run after calibrate:\n%s", stdout)
+	}
+}
+
+// TestBackendUnavailableSaidOnce: the reason a backend cannot open appears
+// once, whether it was opened in process or by a worker (whose fatal line
+// already carries the full sentence).
+func TestBackendUnavailableSaidOnce(t *testing.T) {
+	if ok, _ := cuda.Available(); ok {
+		t.Skip("CUDA is available here")
+	}
+	sweep := writeFile(t, "s.yaml", fastDefaults+"sweeps:\n  - kernel: softmax_bwd\n    dims: {rows: 2, cols: 8}\n")
+	for _, isolate := range []string{"off", "on"} {
+		code, _, stderr := runMain(t, "--backend", "cuda", "--isolate", isolate, "--config", sweep)
+		if code != 2 {
+			t.Errorf("isolate %s: exit %d: %s", isolate, code, stderr)
+		}
+		for _, once := range []string{"backend is not available here", "(see `mltop list`"} {
+			if n := strings.Count(stderr, once); n != 1 {
+				t.Errorf("isolate %s: %q appears %d times:\n%s", isolate, once, n, stderr)
+			}
+		}
+	}
+	// An error that already says it is passed on unchanged, however deep.
+	inner := unavailable("cuda", errors.New("no driver"))
+	for _, err := range []error{inner, fmt.Errorf("opening: %w", inner), &run.WorkerFatal{Msg: inner.Error()}} {
+		if got := unavailable("cuda", err).Error(); strings.Count(got, "not available here") != 1 || strings.Count(got, "mltop list") != 1 {
+			t.Errorf("doubled: %s", got)
+		}
+	}
+}
+
+func TestSetBooleanWordsMatchYAML(t *testing.T) {
+	for word, want := range map[string]bool{"yes": true, "on": true, "1": true, "TRUE": true, "no": false, "off": false, "0": false, "false": false} {
+		s, err := parseSpec("attn_fwd", "", []string{"causal=" + word})
+		if err != nil {
+			t.Fatalf("causal=%s: %v", word, err)
+		}
+		if s.Flags["causal"] != want {
+			t.Errorf("causal=%s gave %v", word, s.Flags["causal"])
+		}
+	}
+}
+
+// TestSweepAnnounce: the count and time range come before anything runs; a
+// big sweep from a terminal needs --yes and runs nothing without it.
+func TestSweepAnnounce(t *testing.T) {
+	vals := make([]string, 0, 60)
+	for i := 1; i <= 60; i++ {
+		vals = append(vals, fmt.Sprint(i))
+	}
+	list := "[" + strings.Join(vals, ", ") + "]"
+	big := writeFile(t, "big.yaml", fastDefaults+"sweeps:\n  - kernel: softmax_bwd\n    dims: {rows: "+list+", cols: "+list+"}\n")
+	old := stdinIsTerminal
+	defer func() { stdinIsTerminal = old }()
+	stdinIsTerminal = func() bool { return true }
+	out := filepath.Join(t.TempDir(), "big.csv")
+	code, _, stderr := runMain(t, "--config", big, "--csv", out)
+	if code != 2 || !strings.Contains(stderr, "3600 specs to run from") || !strings.Contains(stderr, "3600 specs is more than 2000: add --yes") {
+		t.Errorf("exit %d:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the refused sweep created its CSV")
+	}
+	small := writeFile(t, "small.yaml", "defaults: {time_limit: 0.02, min_time: 0.001, warmup: 0.001, hot: true}\nsweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64]}\n    dims: {rows: 2, cols: 8}\n")
+	code, _, stderr = runMain(t, "--config", small)
+	if code != 0 || !strings.Contains(stderr, "2 specs to run from") || !strings.Contains(stderr, "(2 kernel builds); measuring takes") {
+		t.Errorf("exit %d:\n%s", code, stderr)
+	}
+}
+
+func TestTUIIsolatesByDefault(t *testing.T) {
+	for flag, want := range map[string]string{"auto": "on", "on": "on", "off": "off"} {
+		if got := tuiIsolate(flag); got != want {
+			t.Errorf("--isolate %s: the session uses %s, want %s", flag, got, want)
+		}
+	}
+}
+
+var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
+
+// TestProgressAndTableShareATerminal: with stdout and stderr on one
+// terminal, every row comes out above the bar (through the progress
+// container, on stderr), in order, each fitting the width, with the
+// differing part of the spec visible; piped, rows go to stdout whole.
+func TestProgressAndTableShareATerminal(t *testing.T) {
+	sweep := writeFile(t, "s.yaml", `defaults: {time_limit: 0.02, min_time: 0.001, warmup: 0.001, hot: true}
+sweeps:
+  - kernel: attn_fwd
+    knobs: {BQ: 16, BK: 16, WM: 1, WN: 1}
+    dims: {B: 1, H: 1, Hkv: 1, Lq: [16, 32, 48], Lk: 16, D: 64}
+`)
+	old := terminalWidth
+	defer func() { terminalWidth = old }()
+	terminalWidth = func(io.Writer) (int, bool) { return 60, true }
+	code, stdout, stderr := runMain(t, "--config", sweep)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if stdout != "" {
+		t.Errorf("rows went to stdout beside the bar:\n%s", stdout)
+	}
+	var rows []string
+	for _, line := range strings.Split(ansiEscape.ReplaceAllString(stderr, ""), "\n") {
+		line = strings.TrimRight(line, "\r ")
+		if strings.HasPrefix(line, "Lq=") || strings.HasPrefix(line, "spec") || strings.HasPrefix(line, "every row:") {
+			rows = append(rows, line)
+			if n := len([]rune(line)); n > 60 {
+				t.Errorf("row of %d columns on a 60-column terminal: %q", n, line)
+			}
+		}
+	}
+	want := []string{"every row:", "spec", "Lq=16", "Lq=32", "Lq=48"}
+	if len(rows) != len(want) {
+		t.Fatalf("rows %q\nstderr:\n%s", rows, stderr)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(rows[i], w) {
+			t.Errorf("row %d is %q, want it to start with %q", i, rows[i], w)
+		}
+	}
+	if !strings.Contains(stderr, "3/3") {
+		t.Errorf("no progress bar:\n%s", stderr)
+	}
+
+	terminalWidth = func(io.Writer) (int, bool) { return 0, false }
+	code, stdout, stderr = runMain(t, "--config", sweep)
+	if code != 0 || strings.Contains(stderr, "3/3") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, lq := range []string{"16", "32", "48"} {
+		full := "attn_fwd f32 BQ=16 BK=16 WM=1 WN=1 | B=1 H=1 Hkv=1 Lq=" + lq + " Lk=16 D=64"
+		if !strings.Contains(stdout, full+" ") {
+			t.Errorf("piped table lacks the whole spec %q:\n%s", full, stdout)
+		}
+	}
+	if strings.Contains(stdout, "…") {
+		t.Errorf("piped table cut something:\n%s", stdout)
+	}
+}
+
+// TestInterruptedSweepSaysWhatIsLeft: after ctrl-C the message counts the
+// specs still to measure and says how to go on.
+func TestInterruptedSweepSaysWhatIsLeft(t *testing.T) {
+	sweep := writeFile(t, "s.yaml", fastDefaults+"sweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64, 128]}\n    dims: {rows: 2, cols: 8}\n")
+	out := filepath.Join(t.TempDir(), "i.csv")
+	var o options
+	fs := newFlagSet("mltop", io.Discard, usage)
+	o.register(fs)
+	if err := fs.Parse([]string{"--csv", out, "--isolate", "off"}); err != nil {
+		t.Fatal(err)
+	}
+	o.set = setFlags(fs)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	err := runSweep(ctx, sweep, &o, &stdout, &stderr)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitFailed {
+		t.Fatalf("err %v", err)
+	}
+	for _, want := range []string{"interrupted: 3 of 3 specs still to measure (3 not run, 0 cancelled)", "--resume " + out} {
+		if !strings.Contains(ee.msg, want) {
+			t.Errorf("%q lacks %q", ee.msg, want)
+		}
+	}
+	if !strings.Contains(stderr.String(), "3 specs: 0 ok, 3 not run") {
+		t.Errorf("summary:\n%s", stderr.String())
 	}
 }

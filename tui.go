@@ -20,7 +20,7 @@ func runTUI(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	if err := needTerminal(isTerminal(os.Stdin), isTerminal(stdout)); err != nil {
 		return err
 	}
-	exec, err := openExecutor(o.backend, o.isolate)
+	exec, err := openExecutor(o.backend, tuiIsolate(o.isolate))
 	if err != nil {
 		return err
 	}
@@ -81,4 +81,16 @@ Without a terminal, run mltop headless:
   mltop --config FILE [--csv out.csv]   a YAML sweep (configs/quick.yaml runs in seconds on the CPU)
   mltop run KERNEL [--set K=V,...]      one spec from the command line
   mltop list                            backends found and kernel families`, strings.Join(not, " and "), verb)
+}
+
+// tuiIsolate runs the session's specs in a worker by default even on the
+// CPU: a Go program out of memory dies with a fatal error that no recover
+// and no deferred terminal restore can catch, so it must not be the
+// process that holds the terminal in raw mode. --isolate off still runs in
+// process.
+func tuiIsolate(flag string) string {
+	if flag == "auto" {
+		return "on"
+	}
+	return flag
 }

@@ -100,9 +100,9 @@ func F32Param(name string, v float64) Scalar { return Scalar{Name: name, Kind: S
 
 // TGMItem is one named piece of threadgroup (shared) memory.
 type TGMItem struct {
-	Name  string
-	Bytes int
-	Note  string // e.g. "BQ×(D+8) bf16, +8 padding against bank conflicts"
+	Name  string `json:"name"`
+	Bytes int    `json:"bytes"`
+	Note  string `json:"note"` // e.g. "BQ×(D+8) bf16, +8 padding against bank conflicts"
 }
 
 // Dispatch is one kernel launch, or a zero fill of a buffer when Zero is set.

@@ -85,6 +85,7 @@ func (MemKernel) Attrs() profiler.KernelAttrs { return profiler.KernelAttrs{MaxT
 type MemBackend struct {
 	Timed       int
 	Compiled    int
+	Allocs      int // buffers allocated
 	FailCompile bool
 }
 
@@ -100,8 +101,11 @@ func (b *MemBackend) Compile(p profiler.Program) (profiler.Kernel, error) {
 	}
 	return MemKernel{p.Source}, nil
 }
-func (b *MemBackend) Alloc(n int64) (profiler.Buffer, error) { return &MemBuf{make([]byte, n)}, nil }
-func (b *MemBackend) Free(profiler.Buffer)                   {}
+func (b *MemBackend) Alloc(n int64) (profiler.Buffer, error) {
+	b.Allocs++
+	return &MemBuf{make([]byte, n)}, nil
+}
+func (b *MemBackend) Free(profiler.Buffer) {}
 func (b *MemBackend) Upload(buf profiler.Buffer, src []byte) error {
 	copy(buf.(*MemBuf).b, src)
 	return nil

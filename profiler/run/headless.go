@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/mltop/mltop/profiler"
 )
@@ -10,6 +11,7 @@ import (
 // Summary counts a sweep's outcomes.
 type Summary struct {
 	Total, Skipped int
+	NotRun         int // left when the sweep was interrupted
 	ByStatus       map[profiler.Status]int
 	Failed         int // mismatch, compile_error, crashed, timeout, error, cancelled
 	Invalid        int
@@ -34,6 +36,9 @@ func (s Summary) String() string {
 		if n := s.ByStatus[st]; n > 0 {
 			msg += fmt.Sprintf(", %d %s", n, st)
 		}
+	}
+	if s.NotRun > 0 {
+		msg += fmt.Sprintf(", %d not run", s.NotRun)
 	}
 	if s.Skipped > 0 {
 		msg += fmt.Sprintf(" (%d skipped: already in the --resume file)", s.Skipped)
@@ -66,6 +71,7 @@ func Jobs(ctx context.Context, exec profiler.Executor, jobs []profiler.Job, skip
 	sum.Total = len(jobs)
 	for i, j := range todo {
 		if ctx.Err() != nil {
+			sum.NotRun = len(todo) - i
 			break
 		}
 		if h.Start != nil {
@@ -95,4 +101,40 @@ func Jobs(ctx context.Context, exec profiler.Executor, jobs []profiler.Job, skip
 		}
 	}
 	return sum, ctx.Err()
+}
+
+// Estimate bounds a sweep's measuring time from its options: each spec
+// warms up, then samples for at least MinTime and at most MaxTime seconds.
+// builds counts the distinct kernels to compile (kernel, dtype, knobs,
+// flags), whose cost depends on the backend and is not included.
+func Estimate(jobs []profiler.Job) (lo, hi time.Duration, builds int) {
+	seen := map[string]bool{}
+	var l, h float64
+	for _, j := range jobs {
+		o := j.Options.WithDefaults()
+		l += o.Warmup + o.Stop.MinTime
+		h += o.Warmup + o.Stop.MaxTime
+		k := j.Spec
+		k.Dims = nil
+		key := k.Key()
+		if !seen[key] {
+			seen[key] = true
+			builds++
+		}
+	}
+	return time.Duration(l * float64(time.Second)), time.Duration(h * float64(time.Second)), builds
+}
+
+// FormatDuration is a duration for people: 45 s, 12 min, 3.5 h, 2.1 days.
+func FormatDuration(d time.Duration) string {
+	s := d.Seconds()
+	switch {
+	case s < 90:
+		return fmt.Sprintf("%.0f s", s)
+	case s < 90*60:
+		return fmt.Sprintf("%.0f min", s/60)
+	case s < 48*3600:
+		return fmt.Sprintf("%.1f h", s/3600)
+	}
+	return fmt.Sprintf("%.1f days", s/86400)
 }

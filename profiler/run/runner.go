@@ -118,7 +118,7 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 	}
 	res.FLOPs, res.Bytes, res.MemoryBytes = plan.FLOPs, plan.Bytes, plan.MemoryBytes()
 	res.Notes = append(res.Notes, plan.Notes...)
-	if err := CheckMemory(plan, dev); err != nil {
+	if err := CheckFit(plan, dev, full, opt.Hot); err != nil {
 		r.fail(res, profiler.StatusInvalid, err)
 		return
 	}
@@ -221,20 +221,6 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 		}
 	}
 	throughput(res, dev)
-}
-
-// CheckMemory refuses plans that cannot fit before anything is allocated.
-func CheckMemory(plan *profiler.Plan, dev profiler.DeviceInfo) error {
-	need := plan.MemoryBytes()
-	for _, b := range plan.Buffers {
-		if b.Elems <= 0 {
-			return fmt.Errorf("buffer %s has %d elements: every dim must be positive", b.Name, b.Elems)
-		}
-	}
-	if dev.MemoryBytes > 0 && float64(need) > 0.9*float64(dev.MemoryBytes) {
-		return fmt.Errorf("the plan needs %s of device memory but %s has %s (90%% usable): reduce the dims", profiler.FormatBytes(need), dev.Name, profiler.FormatBytes(dev.MemoryBytes))
-	}
-	return nil
 }
 
 func programKey(p profiler.Program) string {

@@ -82,7 +82,7 @@ func TestRunnerInvalidAndCompileError(t *testing.T) {
 		{profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Knobs: map[string]int{"WG": 48}}, profiler.StatusInvalid, "WG=48 is not allowed: use one of 32, 64, 128"},
 		{profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Knobs: map[string]int{"WG": 128}, Dims: map[string]int{"N": 7}}, profiler.StatusInvalid, "rejected by the family"},
 		{profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Dims: map[string]int{"N": 0}}, profiler.StatusInvalid, "N=0 is out of range"},
-		{profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Dims: map[string]int{"N": 1 << 40}}, profiler.StatusInvalid, "reduce the dims"},
+		{profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Dims: map[string]int{"N": 1 << 40}}, profiler.StatusInvalid, "of device memory (2 buffers) but test device has 1.00 GiB (90% usable): reduce N=1099511627776"},
 		{profiler.Spec{Kernel: "nope", DType: profiler.F32}, profiler.StatusInvalid, `unknown kernel "nope"`},
 		{profiler.Spec{Kernel: "test_scale", DType: profiler.I32}, profiler.StatusInvalid, `does not support dtype "i32"`},
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -36,6 +35,12 @@ type workerMessage struct {
 	Progress *profiler.Progress   `json:"progress,omitempty"`
 	Result   *profiler.Result     `json:"result,omitempty"`
 }
+
+// WorkerFatal is a worker's own account of why it could not start (its
+// fatal line), complete as it stands: callers pass it on without wrapping.
+type WorkerFatal struct{ Msg string }
+
+func (e *WorkerFatal) Error() string { return e.Msg }
 
 // ServeWorker runs the worker side until in closes. open is called once;
 // its error is reported to the parent as a fatal line.
@@ -152,7 +157,7 @@ func (p *WorkerPool) start() (*worker, profiler.DeviceInfo, error) {
 			return w, *m.Device, nil
 		case "fatal":
 			w.kill()
-			return nil, profiler.DeviceInfo{}, errors.New(m.Error)
+			return nil, profiler.DeviceInfo{}, &WorkerFatal{Msg: m.Error}
 		}
 		w.kill()
 		return nil, profiler.DeviceInfo{}, fmt.Errorf("worker said %q before hello", m.Type)
@@ -182,6 +187,18 @@ func (w *worker) lastWords() string {
 	state := ""
 	if w.cmd.ProcessState != nil {
 		state = w.cmd.ProcessState.String()
+	}
+	if line, ok := OutOfMemory(s); ok {
+		// A Go program out of memory prints a goroutine dump after its
+		// fatal line; the dump's last frames say nothing useful.
+		msg := "out of memory (" + line + ")"
+		if state != "" {
+			msg = state + "; " + msg
+		}
+		return msg + ": the spec needs more host memory than there was; reduce the dims"
+	}
+	if strings.Contains(state, "signal: killed") && s == "" {
+		state += " (by the system's out-of-memory killer, or by hand)"
 	}
 	switch {
 	case s == "" && state == "":

@@ -199,3 +199,45 @@ func TestResumeRerunsCancelledSpecs(t *testing.T) {
 		t.Errorf("done %v, %v", done, err)
 	}
 }
+
+// TestTableFitKeepsDifferingParts: on a narrow terminal the parts that
+// differ between a kernel's rows come first and survive the cut; piped,
+// nothing is cut however long the spec.
+func TestTableFitKeepsDifferingParts(t *testing.T) {
+	mk := func(wg, n int) profiler.Result {
+		return profiler.Result{Spec: profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Knobs: map[string]int{"WG": wg}, Dims: map[string]int{"N": n}}, Status: profiler.StatusOK}
+	}
+	results := []profiler.Result{mk(32, 100000000001), mk(32, 100000000002), mk(64, 100000000001)}
+	var specs []profiler.Spec
+	for _, r := range results {
+		specs = append(specs, r.Spec)
+	}
+	var buf bytes.Buffer
+	tab := NewTable(&buf)
+	tab.Fit(60, specs)
+	for _, r := range results {
+		tab.Write(r)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 5 || lines[0] != "every row: test_scale f32" {
+		t.Fatalf("table:\n%s", buf.String())
+	}
+	for i, want := range []string{"WG=32 N=100000000001", "WG=32 N=100000000002", "WG=64 N=100000000001"} {
+		if !strings.HasPrefix(lines[2+i], want) {
+			t.Errorf("row %q lacks %q first", lines[2+i], want)
+		}
+	}
+	for _, l := range lines {
+		if n := len([]rune(l)); n > 60 {
+			t.Errorf("%d columns: %q", n, l)
+		}
+	}
+	// Piped: the whole spec, even past the 64-column default.
+	buf.Reset()
+	long := mk(32, 1)
+	long.Spec.Kernel = strings.Repeat("k", 70)
+	NewTable(&buf).Write(long)
+	if !strings.Contains(buf.String(), long.Spec.String()) {
+		t.Errorf("cut:\n%s", buf.String())
+	}
+}

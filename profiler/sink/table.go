@@ -9,50 +9,275 @@ import (
 	"github.com/mltop/mltop/profiler"
 )
 
-// Table prints a readable row per Result as it finishes.
+// Table prints a readable row per Result as it finishes. By default (a
+// pipe, a file) nothing is cut: the spec column holds the whole spec. On a
+// terminal (Fit) rows fit its width, and the spec column shows first what
+// differs between the sweep's specs; what all of them share is printed
+// once above the header.
 type Table struct {
 	w      io.Writer
 	header bool
+	width  int                        // terminal width; 0: never truncate
+	vary   map[string]map[string]bool // per kernel, the spec parts that differ (Fit)
+	shared map[string]bool            // parts every spec has (Fit): printed once
+	specW  int                        // spec column width
+	common string                     // parts every spec shares (Fit), printed once
+	cols   []tableCol
+}
+
+type tableCol struct {
+	head  string
+	width int
+	drop  int // order in which columns go when the terminal is narrow (0: never)
+	val   func(r profiler.Result) string
 }
 
 // NewTable writes to w.
-func NewTable(w io.Writer) *Table { return &Table{w: w} }
+func NewTable(w io.Writer) *Table { return &Table{w: w, specW: 64, cols: tableCols()} }
 
-const tableFmt = "%-64s %10s %17s %6s %9s %9s %8s %5s %9s %-13s\n"
+func tableCols() []tableCol {
+	stat := func(f func(profiler.Result) string) func(profiler.Result) string {
+		return func(r profiler.Result) string {
+			if r.Stats.N == 0 {
+				return "-"
+			}
+			return f(r)
+		}
+	}
+	return []tableCol{
+		{"median µs", 10, 0, stat(func(r profiler.Result) string { return fmt.Sprintf("%.2f", r.Stats.Median/1e3) })},
+		{"p10–p90 µs", 17, 1, stat(func(r profiler.Result) string {
+			return fmt.Sprintf("%.2f–%.2f", r.Stats.P10/1e3, r.Stats.P90/1e3)
+		})},
+		{"cv%", 6, 0, stat(func(r profiler.Result) string { return fmt.Sprintf("%.2f", 100*r.Stats.CV) })},
+		{"TFLOP/s", 9, 5, stat(func(r profiler.Result) string { return fmt.Sprintf("%.3f", r.TFLOPS) })},
+		{"GB/s", 9, 4, stat(func(r profiler.Result) string { return fmt.Sprintf("%.1f", r.GBps) })},
+		{"TGM B", 8, 3, func(r profiler.Result) string { tgm, _ := r.MaxTGM(); return fmt.Sprint(tgm) }},
+		{"occ", 5, 2, func(r profiler.Result) string {
+			if o, ok := r.MinOccupancy(); ok {
+				return fmt.Sprint(o.GroupsPerUnit)
+			}
+			return "n/a"
+		}},
+		{"max rel", 9, 6, func(r profiler.Result) string {
+			if r.Verdict == nil {
+				return "-"
+			}
+			return fmt.Sprintf("%.2e", r.Verdict.MaxRelErr)
+		}},
+		{"status", -13, 0, func(r profiler.Result) string { return string(r.Status) }},
+	}
+}
+
+// Fit makes rows fit a terminal of width columns. specs are the sweep's
+// specs: the parts on which they differ are shown first in the spec column,
+// the parts they share once above the header.
+func (t *Table) Fit(width int, specs []profiler.Spec) {
+	if width <= 0 {
+		return
+	}
+	t.width = width
+	t.vary = Varying(specs)
+	t.shared = commonParts(specs)
+	// The spec column needs at least the differing parts of every row and
+	// takes at most the longest text; the least needed columns go first.
+	need, longest := 12, 12
+	for _, s := range specs {
+		text := t.specText(s)
+		first, _, _ := strings.Cut(text, " · ")
+		need = max(need, len([]rune(first)))
+		longest = max(longest, len([]rune(text)))
+	}
+	t.specW = need
+	for t.rowWidth() > width {
+		worst := -1
+		for i, c := range t.cols {
+			if c.drop > 0 && (worst < 0 || c.drop < t.cols[worst].drop) {
+				worst = i
+			}
+		}
+		if worst < 0 {
+			break
+		}
+		t.cols = append(t.cols[:worst], t.cols[worst+1:]...)
+	}
+	t.specW = max(min(longest, need+width-t.rowWidth()), 8)
+	t.common = Common(specs)
+}
+
+func (t *Table) rowWidth() int {
+	n := t.specW
+	for _, c := range t.cols {
+		n += 1 + abs(c.width)
+	}
+	return n
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// specText is the spec column's text: all of it, or on a terminal first
+// the parts that differ between the rows of its kernel, then " · " and the
+// rest, without the parts every row shares (printed once above the header).
+// Cut to the column, the differing parts are what stays.
+func (t *Table) specText(s profiler.Spec) string {
+	if t.vary == nil {
+		return s.String()
+	}
+	vary := t.vary[s.Kernel]
+	var first, rest []string
+	for _, p := range SpecParts(s) {
+		switch {
+		case vary[p.Key]:
+			first = append(first, p.Text)
+		case !t.shared[p.Text]:
+			rest = append(rest, p.Text)
+		}
+	}
+	if len(first) == 0 {
+		return s.String()
+	}
+	text := strings.Join(first, " ")
+	if len(rest) > 0 {
+		text += " · " + strings.Join(rest, " ")
+	}
+	return text
+}
 
 // Write prints one row (and the header before the first).
 func (t *Table) Write(r profiler.Result) error {
 	if !t.header {
-		fmt.Fprintf(t.w, tableFmt, "spec", "median µs", "p10–p90 µs", "cv%", "TFLOP/s", "GB/s", "TGM B", "occ", "max rel", "status")
+		if t.common != "" {
+			fmt.Fprintf(t.w, "%s\n", clip("every row: "+t.common, max(t.width, 20)))
+		}
+		t.line("spec", func(c tableCol) string { return c.head })
 		t.header = true
 	}
-	st := r.Stats
-	med, spread, cv, tf, gb := "-", "-", "-", "-", "-"
-	if st.N > 0 {
-		med = fmt.Sprintf("%.2f", st.Median/1e3)
-		spread = fmt.Sprintf("%.2f–%.2f", st.P10/1e3, st.P90/1e3)
-		cv = fmt.Sprintf("%.2f", 100*st.CV)
-		tf = fmt.Sprintf("%.3f", r.TFLOPS)
-		gb = fmt.Sprintf("%.1f", r.GBps)
+	spec := t.specText(r.Spec)
+	if t.width > 0 {
+		spec = clip(spec, t.specW)
 	}
-	tgm, _ := r.MaxTGM()
-	occ := "n/a"
-	if o, ok := r.MinOccupancy(); ok {
-		occ = fmt.Sprint(o.GroupsPerUnit)
-	}
-	rel := "-"
-	if r.Verdict != nil {
-		rel = fmt.Sprintf("%.2e", r.Verdict.MaxRelErr)
-	}
-	_, err := fmt.Fprintf(t.w, tableFmt, clip(r.Spec.String(), 64), med, spread, cv, tf, gb, fmt.Sprint(tgm), occ, rel, r.Status)
+	err := t.line(spec, func(c tableCol) string { return c.val(r) })
 	if r.Status != profiler.StatusOK && r.Error != "" {
-		fmt.Fprintf(t.w, "    └ %s\n", clip(oneLine(r.Error), 160))
+		msg := oneLine(r.Error)
+		if t.width > 0 {
+			msg = clip(msg, max(t.width-6, 20))
+		}
+		fmt.Fprintf(t.w, "    └ %s\n", msg)
 	}
+	return err
+}
+
+func (t *Table) line(spec string, val func(tableCol) string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-*s", t.specW, spec)
+	for _, c := range t.cols {
+		fmt.Fprintf(&b, " %*s", c.width, val(c))
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(t.w, b.String())
 	return err
 }
 
 // Close does nothing.
 func (t *Table) Close() error { return nil }
+
+// SpecPart is one piece of a spec's one-line form: the kernel, the dtype, a
+// flag, a knob or a dim. Key names what it sets ("kernel", "dtype", "BQ").
+type SpecPart struct{ Key, Text string }
+
+// SpecParts splits a spec as Spec.String prints it (without the "|").
+func SpecParts(s profiler.Spec) []SpecPart {
+	words := strings.Fields(s.String())
+	parts := make([]SpecPart, 0, len(words))
+	for i, w := range words {
+		switch {
+		case w == "|":
+			continue
+		case i == 0:
+			parts = append(parts, SpecPart{"kernel", w})
+		case i == 1:
+			parts = append(parts, SpecPart{"dtype", w})
+		default:
+			k, _, ok := strings.Cut(w, "=")
+			if !ok {
+				parts = append(parts, SpecPart{"flag:" + w, w}) // a flag that is on
+				continue
+			}
+			parts = append(parts, SpecPart{k, w})
+		}
+	}
+	return parts
+}
+
+// Varying names, per kernel, the spec parts that differ between that
+// kernel's specs (a part set in some and not in others differs too);
+// "kernel" differs when there are several kernels.
+func Varying(specs []profiler.Spec) map[string]map[string]bool {
+	byKernel := map[string][]profiler.Spec{}
+	for _, s := range specs {
+		byKernel[s.Kernel] = append(byKernel[s.Kernel], s)
+	}
+	out := map[string]map[string]bool{}
+	for k, group := range byKernel {
+		vals := map[string]map[string]bool{}
+		count := map[string]int{}
+		for _, s := range group {
+			for _, p := range SpecParts(s) {
+				if vals[p.Key] == nil {
+					vals[p.Key] = map[string]bool{}
+				}
+				vals[p.Key][p.Text] = true
+				count[p.Key]++
+			}
+		}
+		vary := map[string]bool{"kernel": len(byKernel) > 1}
+		for key, v := range vals {
+			if key != "kernel" && (len(v) > 1 || count[key] < len(group)) {
+				vary[key] = true
+			}
+		}
+		out[k] = vary
+	}
+	return out
+}
+
+// Common is the text of the parts every spec shares, in spec order ("" with
+// fewer than two specs).
+func Common(specs []profiler.Spec) string {
+	shared := commonParts(specs)
+	if len(specs) < 2 {
+		return ""
+	}
+	var out []string
+	for _, p := range SpecParts(specs[0]) {
+		if shared[p.Text] {
+			out = append(out, p.Text)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// commonParts are the parts (by text) present in every spec.
+func commonParts(specs []profiler.Spec) map[string]bool {
+	n := map[string]int{}
+	for _, s := range specs {
+		for _, p := range SpecParts(s) {
+			n[p.Text]++
+		}
+	}
+	shared := map[string]bool{}
+	for t, c := range n {
+		if c == len(specs) && len(specs) > 1 {
+			shared[t] = true
+		}
+	}
+	return shared
+}
 
 func clip(s string, n int) string {
 	r := []rune(s)

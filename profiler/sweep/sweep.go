@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -27,9 +28,24 @@ func (l *IntList) UnmarshalYAML(n ast.Node) error {
 // BoolList is one bool or a list of bools.
 type BoolList []bool
 
-// UnmarshalYAML accepts `true` and `[false, true]`.
+// UnmarshalYAML accepts `true` and `[false, true]`, spelt as anything
+// profiler.ParseBool reads (yes/no, on/off, 1/0), as --set does.
 func (l *BoolList) UnmarshalYAML(n ast.Node) error {
-	return unmarshalList(n, (*[]bool)(l), "true/false or a list of them")
+	var words []string
+	if err := unmarshalList(n, &words, "true/false or a list of them"); err != nil {
+		return err
+	}
+	out := make([]bool, len(words))
+	for i, w := range words {
+		b, err := profiler.ParseBool(w)
+		if err != nil {
+			tk := n.GetToken()
+			return fmt.Errorf("[%d:%d] %v", tk.Position.Line, tk.Position.Column, err)
+		}
+		out[i] = b
+	}
+	*l = out
+	return nil
 }
 
 // unmarshalList decodes one value or a sequence of values; its errors carry
@@ -109,6 +125,10 @@ func Load(path string, base profiler.Options) (*Sweep, error) {
 
 // Parse is Load on bytes.
 func Parse(name string, src []byte, base profiler.Options) (*Sweep, error) {
+	src = stripBOM(src)
+	if err := checkShape(name, src); err != nil {
+		return nil, err
+	}
 	var f FileYAML
 	if err := strictUnmarshal(src, &f); err != nil {
 		return nil, yamlError(name, err)
@@ -188,13 +208,13 @@ func applyMeasure(o profiler.Options, m *MeasureYAML, at func(field, msg string)
 		return o, nil
 	}
 	pos := func(field string, v float64) error {
-		if v <= 0 {
-			return at(field, fmt.Sprintf("%s=%g must be positive", field, v))
+		if !(v > 0) || math.IsInf(v, 0) { // NaN and .inf too
+			return at(field, fmt.Sprintf("%s=%g must be positive and finite", field, v))
 		}
 		return nil
 	}
 	if m.Noise != nil {
-		if *m.Noise <= 0 || *m.Noise >= 1 {
+		if !(*m.Noise > 0 && *m.Noise < 1) { // NaN fails too
 			return o, at("noise", fmt.Sprintf("noise=%g must be a fraction between 0 and 1 (0.01 means 1%%)", *m.Noise))
 		}
 		o.Stop.Noise = *m.Noise

@@ -88,6 +88,14 @@ func TestParseSweepErrors(t *testing.T) {
 		{"bad noise", "defaults: {noise: 5}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:19: defaults.noise: noise=5 must be a fraction"},
 		{"negative time", "defaults: {time_limit: -1}\nsweeps:\n  - kernel: test_scale\n", "time_limit=-1 must be positive"},
 		{"no sweeps", "backend: cpu\n", "has no sweeps"},
+		{"nan noise", "defaults: {noise: .nan}\nsweeps:\n  - kernel: test_scale\n", "noise=NaN must be a fraction"},
+		{"inf time", "defaults: {time_limit: .inf}\nsweeps:\n  - kernel: test_scale\n", "time_limit=+Inf must be positive and finite"},
+		{"unknown top-level key", "options_are_per_sweep: 1\n", `unknown field "options_are_per_sweep"`},
+		{"second document", "sweeps:\n  - kernel: test_scale\n---\nsweeps:\n  - kernel: test_scale\n", "s.yaml:3: a sweep file holds one YAML document; the second starts at line 3"},
+		{"all unknown keys in file order", "zeta: 1\nsweeps:\n  - kernel: test_scale\n    knbos: {WG: 32}\n    dimz: {N: 4}\nalpha: 2\n",
+			`s.yaml:1:1: unknown field "zeta"; also unknown: "knbos" (line 4), "dimz" (line 5), "alpha" (line 6)`},
+		{"unknown option key", "defaults: {noize: 0.1}\nsweeps:\n  - kernel: test_scale\n    options: {seeed: 1}\n", `unknown field "noize"; also unknown: "seeed" (line 4)`},
+		{"bad flag word", "sweeps:\n  - kernel: test_scale\n    flags: {broken: maybe}\n", `"maybe" is not a boolean: use true/false, 1/0, yes/no or on/off`},
 		{"empty file", "", "has no sweeps"},
 	}
 	for _, c := range cases {
@@ -117,6 +125,11 @@ func FuzzParseSweep(f *testing.F) {
 	f.Add([]byte("sweeps:\n  - kernel: test_scale\n    where: [\"(WG+1)*2 % 3 != 0 && !broken\"]\n"))
 	f.Add([]byte("sweeps: [{kernel: test_scale, dims: {N: [1, 2]}}]"))
 	f.Add([]byte("defaults: {noise: 0.5, seed: 3}\nsweeps:\n - kernel: x\n"))
+	f.Add([]byte("\ufeffsweeps:\n  - kernel: test_scale\n"))
+	f.Add([]byte("sweeps:\n  - kernel: test_scale\n---\nsweeps: []\n"))
+	f.Add([]byte("zz: 1\nsweeps:\n  - kernel: test_scale\n    qq: 2\n    flags: {broken: yes}\n"))
+	f.Add([]byte("defaults: {noise: .nan, time_limit: .inf}\nsweeps:\n  - kernel: test_scale\n"))
+	f.Add([]byte("sweeps:\n  - &a {kernel: test_scale, knobs: {WG: 32}}\n  - *a\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		sw, err := Parse("fuzz.yaml", src, profiler.DefaultOptions())
 		if err != nil {
@@ -188,5 +201,45 @@ func TestCacheKey(t *testing.T) {
 	_, err = Parse("c.yaml", []byte("defaults: {cache: warm}\nsweeps:\n  - kernel: test_scale\n    dims: {N: 64}\n"), profiler.DefaultOptions())
 	if err == nil || !strings.Contains(err.Error(), "c.yaml:1") || !strings.Contains(err.Error(), "warm") {
 		t.Errorf("bad cache mode: %v", err)
+	}
+}
+
+func TestParseSweepBOMAndBoolWords(t *testing.T) {
+	src := "\ufeffsweeps:\n  - kernel: test_scale\n    flags: {broken: [no, yes, off, on, 0, 1, false, True]}\n---\n"
+	sw, err := Parse("s.yaml", []byte(src), profiler.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []bool
+	for _, j := range sw.Jobs {
+		got = append(got, j.Spec.Flags["broken"])
+	}
+	want := []bool{false, true, false, true, false, true, false, true}
+	if len(got) != len(want) {
+		t.Fatalf("flags %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("flags %v, want %v", got, want)
+		}
+	}
+}
+
+// TestUnknownKeysDeterministic: the report is the same on every parse (map
+// order must not pick which key is named).
+func TestUnknownKeysDeterministic(t *testing.T) {
+	src := "sweeps:\n  - kernel: test_scale\n    knobs: {WG: 32}\n    a1: 1\n    b2: 2\n    c3: 3\n    d4: 4\n"
+	_, err := Parse("s.yaml", []byte(src), profiler.DefaultOptions())
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for range 20 {
+		_, again := Parse("s.yaml", []byte(src), profiler.DefaultOptions())
+		if again.Error() != err.Error() {
+			t.Fatalf("reports differ:\n%s\n%s", err, again)
+		}
+	}
+	if !strings.Contains(err.Error(), `unknown field "a1"; also unknown: "b2" (line 5), "c3" (line 6), "d4" (line 7)`) {
+		t.Errorf("err %v", err)
 	}
 }
