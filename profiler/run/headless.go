@@ -61,6 +61,17 @@ func Jobs(ctx context.Context, exec profiler.Executor, jobs []profiler.Job, skip
 		todo = append(todo, j)
 	}
 	sum.Total = len(jobs)
+	// Hand the Prefetcher the spec about to run and the Lookahead specs
+	// after it: all of those before the first run (the first spec's own
+	// programs then compile in parallel too), then one more per run, in
+	// order, so the nearest specs are compiled first.
+	pf, _ := exec.(Prefetcher)
+	ahead := 0
+	prefetch := func(upto int) {
+		for ; pf != nil && ahead < min(upto, len(todo)); ahead++ {
+			pf.Prefetch(todo[ahead].Spec)
+		}
+	}
 	for i, j := range todo {
 		if ctx.Err() != nil {
 			break
@@ -68,9 +79,7 @@ func Jobs(ctx context.Context, exec profiler.Executor, jobs []profiler.Job, skip
 		if h.Start != nil {
 			h.Start(i, len(todo), j.Spec)
 		}
-		if pf, ok := exec.(Prefetcher); ok && i+1 < len(todo) {
-			pf.Prefetch(todo[i+1].Spec)
-		}
+		prefetch(i + 1 + Lookahead())
 		res := exec.Run(ctx, j.Spec, j.Options, func(p profiler.Progress) {
 			if h.Progress != nil {
 				h.Progress(i, len(todo), j.Spec, p)

@@ -21,6 +21,9 @@ type Runner struct {
 	kernels map[string]profiler.Kernel
 	refs    map[string]*profiler.Reference
 	inputs  inputCache
+	queued  map[string]bool // programs handed to the compile pool (see Prefetch)
+	pool    compilePool
+	workers int // compile pool size (CompileWorkers)
 }
 
 type inputCache struct {
@@ -37,7 +40,7 @@ func NewRunner(b profiler.Backend) *Runner {
 	if c, err := LoadCalibration(dev); err == nil {
 		dev = ApplyCalibration(dev, c)
 	}
-	return &Runner{backend: b, dev: dev, kernels: map[string]profiler.Kernel{}, refs: map[string]*profiler.Reference{}}
+	return &Runner{backend: b, dev: dev, kernels: map[string]profiler.Kernel{}, refs: map[string]*profiler.Reference{}, queued: map[string]bool{}, workers: CompileWorkers()}
 }
 
 // Calibrate measures the device's ceilings with the backend's micro-kernels
@@ -71,8 +74,11 @@ func (r *Runner) Calibrate(force bool) (*Calibration, error) {
 // Device is the backend's device.
 func (r *Runner) Device() profiler.DeviceInfo { return r.dev }
 
-// Close closes the backend.
-func (r *Runner) Close() error { return r.backend.Close() }
+// Close stops the compile pool and closes the backend.
+func (r *Runner) Close() error {
+	r.pool.close()
+	return r.backend.Close()
+}
 
 // Run measures one spec. It never panics: a panic in a family or backend
 // becomes a crashed result.
