@@ -50,7 +50,7 @@ func SelfTestTimestamps(pb profiler.Backend) (SelfTestReport, error) {
 		var ns [][]float64
 		wall, err := b.wallTime(func() error {
 			var err error
-			ns, err = b.timeCounters(ps, reps, false)
+			ns, err = b.timeCounters(ps, reps, profiler.CacheHot, nil)
 			return err
 		})
 		if b.lastRaw != nil {
@@ -79,7 +79,7 @@ func SelfTestTimestamps(pb profiler.Backend) (SelfTestReport, error) {
 	var ns [][]float64
 	wall, err := b.wallTime(func() error {
 		var err error
-		ns, err = b.timeCmdBuf(ps, reps, false)
+		ns, err = b.timeCmdBuf(ps, reps, profiler.CacheHot, nil)
 		return err
 	})
 	if err != nil {
