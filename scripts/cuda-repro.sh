@@ -11,10 +11,12 @@
 # 1%, 100% within 2%). The GPU's SM clock, power and temperature are logged
 # every 100 ms meanwhile (nvidia-smi, read only), and each run's mean clock
 # is printed, so that a run-to-run shift can be told apart as a clock shift.
-# Run 0 fills the compile cache first (its rate is the cold-cache rate).
+# Run 0 fills the compile cache first (its rate is the cold-cache rate);
+# one more sweep, not compared, then brings the GPU to the loaded state in
+# which each pair starts.
 #
 # Usage: scripts/cuda-repro.sh [BINARY]   (default .gpu/mltop)
-# Logs under $OUT (or /tmp/mltop-repro). About 3-4 minutes.
+# Logs under $OUT (or /tmp/mltop-repro). About 3-4 minutes on an H100.
 set -uo pipefail
 M=${1:-.gpu/mltop}
 LOG=${OUT:-/tmp/mltop-repro}
@@ -52,6 +54,7 @@ sweep() { # name args...
 }
 
 sweep run0-cold-cache
+sweep heat --min-time 0.01 --warmup 0.02 # not compared: brings the GPU to its loaded state, as A2..C2 find it
 sweep A1 --min-time 0.01 --warmup 0.02
 sweep A2 --min-time 0.01 --warmup 0.02
 sweep B1 --min-time 0.1 --warmup 0.02
