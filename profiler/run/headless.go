@@ -61,12 +61,12 @@ func Jobs(ctx context.Context, exec profiler.Executor, jobs []profiler.Job, skip
 		todo = append(todo, j)
 	}
 	sum.Total = len(jobs)
-	// Hand the Prefetcher the spec about to run and the Lookahead specs
-	// after it: all of those before the first run (the first spec's own
-	// programs then compile in parallel too), then one more per run, in
-	// order, so the nearest specs are compiled first.
+	// Hand the Prefetcher the Lookahead specs after the one about to run:
+	// all of those before the first run, then one more per run, in order,
+	// so the nearest specs are compiled first. The spec about to run
+	// compiles in its own Run.
 	pf, _ := exec.(Prefetcher)
-	ahead := 0
+	ahead := 1
 	prefetch := func(upto int) {
 		for ; pf != nil && ahead < min(upto, len(todo)); ahead++ {
 			pf.Prefetch(todo[ahead].Spec)
