@@ -133,7 +133,8 @@ def repro(a, b):
     return line, worst
 
 print()
-print("REPRODUCIBILITY vs RATE: 99 attn_fwd bf16 configs, B=1 H=32 L=2048 D=128")
+import os
+print(f"REPRODUCIBILITY vs RATE: 99 attn_fwd bf16 configs, B=1 H=32 L=2048 D=128 (host: {os.cpu_count()} cores)")
 print("  " + rate("run0-cold-cache")[1] + "   <- empty compile cache (target >= 1.5)")
 settings = {"A": "--min-time 0.01 --warmup 0.02 (defaults)", "B": "--min-time 0.1 --warmup 0.02", "C": "--min-time 0.2 --warmup 0.1"}
 for s, desc in settings.items():
