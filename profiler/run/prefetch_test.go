@@ -1,11 +1,14 @@
 package run_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -211,4 +214,65 @@ func TestJobsPrefetchLookahead(t *testing.T) {
 	if !slices.Equal(e.log, want) {
 		t.Errorf("calls\n%v\nwant\n%v", e.log, want)
 	}
+}
+
+// A worker hands prefetch requests to its Runner's compile pool and
+// answers only the run requests, in order.
+func TestServeWorkerPrefetches(t *testing.T) {
+	b := &precompilingBackend{got: make(chan string, 16), bad: map[string]bool{}}
+	var in strings.Builder
+	enc := json.NewEncoder(&in)
+	type req struct {
+		Prefetch bool             `json:"prefetch,omitempty"`
+		Spec     profiler.Spec    `json:"spec"`
+		Options  profiler.Options `json:"options"`
+	}
+	for _, wg := range []int{64, 128} {
+		_ = enc.Encode(req{Prefetch: true, Spec: scaleSpec(64, wg)})
+	}
+	for _, wg := range []int{32, 64, 128} {
+		_ = enc.Encode(req{Spec: scaleSpec(64, wg), Options: enginetest.QuickOptions()})
+	}
+	var out bytes.Buffer
+	// Close drops queued compiles: the precompiles are collected before it.
+	var names []string
+	r := &closeAfter{Runner: run.NewRunner(b), before: func() { names = b.wait(t, 2) }}
+	err := run.ServeWorker(strings.NewReader(in.String()), &out, func() (profiler.Executor, error) { return r, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(names)
+	if !slices.Equal(names, []string{"scale 128", "scale 64"}) {
+		t.Errorf("precompiled %v", names)
+	}
+	var wgs []int
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			Type   string           `json:"type"`
+			Result *profiler.Result `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Type == "result" {
+			if m.Result.Status != profiler.StatusOK {
+				t.Errorf("%s %s", m.Result.Status, m.Result.Error)
+			}
+			wgs = append(wgs, m.Result.Spec.Knobs["WG"])
+		}
+	}
+	if !slices.Equal(wgs, []int{32, 64, 128}) {
+		t.Errorf("results for WG %v, want [32 64 128]: one per run request, none per prefetch", wgs)
+	}
+}
+
+// closeAfter runs before, then closes the Runner.
+type closeAfter struct {
+	*run.Runner
+	before func()
+}
+
+func (c *closeAfter) Close() error {
+	c.before()
+	return c.Runner.Close()
 }
