@@ -37,6 +37,7 @@ type Backend struct {
 	info     profiler.DeviceInfo
 	flush    []byte // read (cold) or written (dirty) through before each sample
 	flushSum byte   // what the cold flush read, so its reads are kept
+	flushes  int    // flushes so far (tests)
 }
 
 // New probes the host and returns the CPU backend.
@@ -263,7 +264,7 @@ func (b *Backend) Run(launches []profiler.Launch) error {
 var _ profiler.CacheTimer = (*Backend)(nil)
 
 // Time measures each dispatch of each rep with the monotonic wall clock;
-// cold flushes the caches clean before each rep (see TimeCache).
+// cold flushes the caches clean before each dispatch (see TimeCache).
 func (b *Backend) Time(launches []profiler.Launch, reps int, cold bool) (profiler.Timing, error) {
 	mode := profiler.CacheHot
 	if cold {
@@ -273,19 +274,22 @@ func (b *Backend) Time(launches []profiler.Launch, reps int, cold bool) (profile
 }
 
 // TimeCache measures each dispatch of each rep with the monotonic wall
-// clock. Before each rep (not timed): cold reads one word per 64-byte line
-// of a buffer twice the last-level cache, on all cores, so the caches hold
-// only clean lines of it; dirty writes one byte per line of it instead, so
-// they hold dirty lines the kernel's loads must write back as they evict
-// them; hot does nothing.
+// clock. Before each dispatch (not timed), as the CUDA backend and ncu's
+// --cache-control all do: cold reads one word per 64-byte line of a
+// buffer twice the last-level cache, on all cores, so the caches hold only
+// clean lines of it; dirty writes one byte per line of it instead, so they
+// hold dirty lines the kernel's loads must write back as they evict them;
+// hot does nothing. Per dispatch, not per rep: a multi-dispatch spec's
+// second kernel then finds cold caches too, instead of the first one's
+// output.
 func (b *Backend) TimeCache(launches []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
 	t := profiler.Timing{Timer: "wall-clock", Samples: make([][]float64, reps)}
 	for r := range reps {
-		if mode != profiler.CacheHot {
-			b.flushCache(mode == profiler.CacheDirty)
-		}
 		t.Samples[r] = make([]float64, len(launches))
 		for i := range launches {
+			if mode != profiler.CacheHot {
+				b.flushCache(mode == profiler.CacheDirty)
+			}
 			start := time.Now()
 			if err := b.launch(&launches[i]); err != nil {
 				return t, err
@@ -310,6 +314,7 @@ func (b *Backend) flushCache(dirty bool) byte {
 			b.flush[i] = 1
 		}
 	}
+	b.flushes++
 	n := runtime.NumCPU()
 	part := (len(b.flush)/n + 63) &^ 63
 	var wg sync.WaitGroup

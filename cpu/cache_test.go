@@ -48,3 +48,41 @@ func TestFlushModes(t *testing.T) {
 		}
 	}
 }
+
+// Cold and dirty prepare the caches before every dispatch, not once per
+// rep (as CUDA and ncu's --cache-control all); hot never.
+func TestFlushPerDispatch(t *testing.T) {
+	pb, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := pb.(*Backend)
+	b.info.CacheBytes = 1 << 20
+	b.info.MemoryBytes = 1 << 20
+	buf, err := b.Alloc(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &profiler.Dispatch{Name: "zero", Zero: "x"}
+	ls := []profiler.Launch{{Dispatch: d, Zero: buf}, {Dispatch: d, Zero: buf}, {Dispatch: d, Zero: buf}}
+	for _, c := range []struct {
+		mode profiler.CacheMode
+		want int
+	}{{profiler.CacheCold, 6}, {profiler.CacheDirty, 6}, {profiler.CacheHot, 0}} {
+		before := b.flushes
+		tm, err := b.TimeCache(ls, 2, c.mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.flushes - before; got != c.want {
+			t.Errorf("%s: %d flushes for 2 reps of 3 dispatches, want %d", c.mode, got, c.want)
+		}
+		if len(tm.Samples) != 2 || len(tm.Samples[0]) != 3 {
+			t.Errorf("%s: samples %v", c.mode, tm.Samples)
+		}
+	}
+	before := b.flushes
+	if _, err := b.Time(ls, 1, true); err != nil || b.flushes-before != 3 {
+		t.Errorf("Time(cold): %d flushes for 3 dispatches (%v)", b.flushes-before, err)
+	}
+}

@@ -477,16 +477,12 @@ func (b *backend) programSource(p profiler.Program) (src, name string, hdrs map[
 	return p.Code, name, hdrs, nil
 }
 
-// Prefetch compiles p in the background (NVRTC needs no context), so that
-// a sweep can compile the next spec's program while the current one is
-// measured; the later Compile finds the cubin in the cache.
-func (b *backend) Prefetch(p profiler.Program) {
-	go b.cubin(p)
-}
-
-// Precompile makes the backend a run.Precompiler, so a sweep's
-// prefetch of the next spec reaches NVRTC.
-func (b *backend) Precompile(p profiler.Program) { b.Prefetch(p) }
+// Precompile compiles p into the compile cache and returns when done
+// (NVRTC needs no context, and is thread-safe: the run package calls this
+// from a bounded pool of goroutines for the specs ahead of the one being
+// measured, and the later Compile finds the cubin in the cache). An error
+// is dropped here: that Compile compiles again and reports it on its spec.
+func (b *backend) Precompile(p profiler.Program) { _, _ = b.cubin(p) }
 
 // Stats reports the compile cache's hits and NVRTC compiles so far.
 func (b *backend) Stats() CacheStats {

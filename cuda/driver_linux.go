@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"unsafe"
@@ -343,6 +344,14 @@ func (n *nvrtc) compile(src, name string, headers map[string]string, opts []stri
 		copts[i] = cString(o)
 	}
 	cerr := n.call("nvrtcCompileProgram", n.nvrtcCompileProgram, prog, uintptr(len(opts)), uintptr(unsafe.Pointer(&copts[0])))
+	// The C strings live in Go memory that only uintptrs point at during
+	// the calls: keep them until NVRTC has returned (several compiles run
+	// at once, and a collection in between would free them).
+	runtime.KeepAlive(copts)
+	runtime.KeepAlive(hsrc)
+	runtime.KeepAlive(hinc)
+	runtime.KeepAlive(csrc)
+	runtime.KeepAlive(cname)
 	var logSize uintptr
 	log := ""
 	if n.call("nvrtcGetProgramLogSize", n.nvrtcGetProgramLogSize, prog, uintptr(unsafe.Pointer(&logSize))) == nil && logSize > 1 {

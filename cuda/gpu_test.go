@@ -113,7 +113,7 @@ func TestCompileCache(t *testing.T) {
 	t.Logf("first compile %v, cached %v; attrs %+v", first, second, k1.Attrs())
 	// A prefetch racing a compile of the same program compiles it once.
 	p2 := profiler.Program{Source: "softmax_bwd", Entry: "softmax_bwd", Macros: []profiler.Macro{{Name: "WG", Value: "128"}, {Name: "DTYPE", Value: "2"}}}
-	b.Prefetch(p2)
+	go b.Precompile(p2)
 	if _, err := b.Compile(p2); err != nil {
 		t.Fatal(err)
 	}

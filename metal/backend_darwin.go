@@ -33,8 +33,9 @@ type Backend struct {
 	tsSet      mtl.CounterSet          // timestamp counter set (owned by the device)
 	samples    mtl.CounterSampleBuffer // nil when counters are off
 	nSamples   int                     // its size in samples
-	flush      mtl.Buffer              // cold-run flush buffer, allocated on first cold run
+	flush      mtl.Buffer              // cache-flush buffer (cold reads it, dirty fills it), allocated on first use
 	flushBytes int64
+	flushK     *kernel // the cold flush kernel (l2flush.metal), compiled on first cold run
 
 	timer  TimerState
 	anchor [2]uint64 // (cpu ns, gpu ticks) read at Open: the calibration's first point
@@ -348,19 +349,64 @@ func (b *Backend) encode(cb mtl.CommandBuffer, p *prepared, span mtl.SampleSpan)
 	enc.EndEncoding()
 }
 
-// encodeFlush touches the flush buffer (twice the SLC) so the next rep
-// starts cold. It is a plain blit pass with no samples: untimed.
-func (b *Backend) encodeFlush(cb mtl.CommandBuffer) error {
-	if b.flush.Nil() {
-		id, err := newBuffer(b.dev, b.flushBytes)
-		if err != nil {
-			return fmt.Errorf("allocating the %s cache-flush buffer: %w", profiler.FormatBytes(b.flushBytes), err)
-		}
-		b.flush = id
+// flushBuffer allocates the zero-filled flush buffer (twice the SLC) on
+// first use. Worker thread only.
+func (b *Backend) flushBuffer() error {
+	if !b.flush.Nil() {
+		return nil
 	}
-	enc := cb.BlitCommandEncoder(mtl.SampleSpan{})
-	enc.FillBuffer(b.flush, NSRange{Location: 0, Length: uint64(b.flushBytes)}, 1)
-	enc.EndEncoding()
+	id, err := newBuffer(b.dev, b.flushBytes)
+	if err != nil {
+		return fmt.Errorf("allocating the %s cache-flush buffer: %w", profiler.FormatBytes(b.flushBytes), err)
+	}
+	clear(unsafe.Slice((*byte)(id.Contents()), b.flushBytes)) // the cold kernel's never relies on one byte value throughout
+	b.flush = id
+	return nil
+}
+
+// coldFlush prepares the cold flush launch: mltop_slc_flush reading the
+// whole flush buffer. Not on the worker thread (Compile enters it).
+func (b *Backend) coldFlush() (*prepared, error) {
+	if b.flushK == nil {
+		k, err := b.Compile(FlushProgram)
+		if err != nil {
+			return nil, fmt.Errorf("the cold-cache flush kernel: %w", err)
+		}
+		b.flushK = k.(*kernel)
+	}
+	var p *prepared
+	err := b.do(func() error {
+		if err := b.flushBuffer(); err != nil {
+			return err
+		}
+		d := FlushDispatch(b.flushBytes, FlushGroups(b.info.Units))
+		ps, err := prepare([]profiler.Launch{{Dispatch: d, Kernel: b.flushK, Args: []profiler.Buffer{&buffer{id: b.flush, n: b.flushBytes}}}})
+		if err != nil {
+			return err
+		}
+		p = &ps[0]
+		return nil
+	})
+	return p, err
+}
+
+// encodeFlush prepares the caches for the next dispatch as mode says, in
+// a pass of its own with no samples (untimed): cold runs the flush kernel
+// (cold, non-nil), which reads twice the SLC and leaves only clean lines;
+// dirty blit-fills the flush buffer, leaving dirty lines the next kernel
+// must write back; hot does nothing.
+func (b *Backend) encodeFlush(cb mtl.CommandBuffer, mode profiler.CacheMode, cold *prepared) error {
+	switch mode {
+	case profiler.CacheCold:
+		b.encode(cb, cold, mtl.SampleSpan{})
+	case profiler.CacheDirty:
+		if err := b.flushBuffer(); err != nil {
+			return err
+		}
+		enc := cb.BlitCommandEncoder(mtl.SampleSpan{})
+		enc.FillBuffer(b.flush, NSRange{Location: 0, Length: uint64(b.flushBytes)}, 1)
+		enc.EndEncoding()
+	}
 	return nil
 }
 
@@ -379,11 +425,25 @@ func (b *Backend) Run(ls []profiler.Launch) error {
 	})
 }
 
-// Time runs the launches reps times. With counters, every launch is its
-// own pass with start/end samples, many passes per command buffer; samples
-// that are unusable switch the backend to command-buffer timing for good
-// and the batch is measured again that way.
+var _ profiler.CacheTimer = (*Backend)(nil)
+
+// Time is TimeCache with cold (true) or hot.
 func (b *Backend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timing, error) {
+	mode := profiler.CacheHot
+	if cold {
+		mode = profiler.CacheCold
+	}
+	return b.TimeCache(ls, reps, mode)
+}
+
+// TimeCache runs the launches reps times. With counters, every launch is
+// its own pass with start/end samples, many passes per command buffer;
+// samples that are unusable switch the backend to command-buffer timing
+// for good and the batch is measured again that way. Cold and dirty
+// prepare the caches before EACH dispatch (see encodeFlush), as the CUDA
+// backend and Nsight Compute's --cache-control all do, so each dispatch's
+// time is that of the kernel alone on cold caches.
+func (b *Backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
 	if reps < 1 {
 		return profiler.Timing{}, fmt.Errorf("reps = %d: need at least 1", reps)
 	}
@@ -391,10 +451,16 @@ func (b *Backend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timi
 	if err != nil {
 		return profiler.Timing{}, err
 	}
+	var cold *prepared
+	if mode == profiler.CacheCold {
+		if cold, err = b.coldFlush(); err != nil {
+			return profiler.Timing{}, err
+		}
+	}
 	var t profiler.Timing
 	err = b.do(func() error {
 		if b.timer.Counters {
-			s, err := b.timeCounters(ps, reps, cold)
+			s, err := b.timeCounters(ps, reps, mode, cold)
 			if err == nil {
 				t = profiler.Timing{Samples: s, Timer: TimerCounters}
 				return nil
@@ -411,7 +477,7 @@ func (b *Backend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timi
 				b.noteFallback()
 			}
 		}
-		s, err := b.timeCmdBuf(ps, reps, cold)
+		s, err := b.timeCmdBuf(ps, reps, mode, cold)
 		if err != nil {
 			return err
 		}
@@ -427,7 +493,7 @@ type gpuError struct{ err error }
 func (e *gpuError) Error() string { return e.err.Error() }
 func (e *gpuError) Unwrap() error { return e.err }
 
-func (b *Backend) timeCounters(ps []prepared, reps int, cold bool) ([][]float64, error) {
+func (b *Backend) timeCounters(ps []prepared, reps int, mode profiler.CacheMode, cold *prepared) ([][]float64, error) {
 	n := len(ps)
 	if n == 0 {
 		return make([][]float64, reps), nil
@@ -442,12 +508,10 @@ func (b *Backend) timeCounters(ps []prepared, reps int, cold bool) ([][]float64,
 		cb := b.queue.CommandBuffer()
 		k := uint64(0)
 		for range m {
-			if cold {
-				if err := b.encodeFlush(cb); err != nil {
+			for i := range ps {
+				if err := b.encodeFlush(cb, mode, cold); err != nil {
 					return nil, &gpuError{err}
 				}
-			}
-			for i := range ps {
 				b.encode(cb, &ps[i], mtl.SampleSpan{Buffer: b.samples, Start: 2 * k, End: 2*k + 1})
 				k++
 			}
@@ -490,20 +554,20 @@ func (b *Backend) timeCounters(ps []prepared, reps int, cold bool) ([][]float64,
 	return out, nil
 }
 
-func (b *Backend) timeCmdBuf(ps []prepared, reps int, cold bool) ([][]float64, error) {
+func (b *Backend) timeCmdBuf(ps []prepared, reps int, mode profiler.CacheMode, cold *prepared) ([][]float64, error) {
 	out := make([][]float64, reps)
 	for r := range reps {
 		out[r] = make([]float64, len(ps))
-		if cold {
-			// Same queue, so the flush completes before the next buffer starts;
-			// it is a buffer of its own so its time is not counted.
-			fcb := b.queue.CommandBuffer()
-			if err := b.encodeFlush(fcb); err != nil {
-				return nil, err
-			}
-			fcb.Commit()
-		}
 		for i := range ps {
+			if mode != profiler.CacheHot {
+				// Same queue, so the flush completes before the next buffer
+				// starts; it is a buffer of its own so its time is not counted.
+				fcb := b.queue.CommandBuffer()
+				if err := b.encodeFlush(fcb, mode, cold); err != nil {
+					return nil, err
+				}
+				fcb.Commit()
+			}
 			cb := b.queue.CommandBuffer()
 			b.encode(cb, &ps[i], mtl.SampleSpan{})
 			if err := commitWait(cb); err != nil {

@@ -50,7 +50,7 @@ func SelfTestTimestamps(pb profiler.Backend) (SelfTestReport, error) {
 		var ns [][]float64
 		wall, err := b.wallTime(func() error {
 			var err error
-			ns, err = b.timeCounters(ps, reps, false)
+			ns, err = b.timeCounters(ps, reps, profiler.CacheHot, nil)
 			return err
 		})
 		if b.lastRaw != nil {
@@ -79,7 +79,7 @@ func SelfTestTimestamps(pb profiler.Backend) (SelfTestReport, error) {
 	var ns [][]float64
 	wall, err := b.wallTime(func() error {
 		var err error
-		ns, err = b.timeCmdBuf(ps, reps, false)
+		ns, err = b.timeCmdBuf(ps, reps, profiler.CacheHot, nil)
 		return err
 	})
 	if err != nil {
@@ -107,8 +107,33 @@ func SelfTestTimestamps(pb profiler.Backend) (SelfTestReport, error) {
 		})
 	}
 	rep.Timer = b.Timer().Name()
-	rep.OK = cmdOK && (countersOK || !b.raw.StageBoundary || !b.raw.HasTimestampSet || rep.Timer == TimerCmdBuf)
+	flushOK := b.selfTestFlush(&rep)
+	rep.OK = cmdOK && flushOK && (countersOK || !b.raw.StageBoundary || !b.raw.HasTimestampSet || rep.Timer == TimerCmdBuf)
 	return rep, nil
+}
+
+// selfTestFlush compiles and times the cold-cache flush kernel on its own
+// (command-buffer times), so the report shows it builds on this Mac and
+// how fast it streams twice the SLC.
+func (b *Backend) selfTestFlush(rep *SelfTestReport) bool {
+	cold, err := b.coldFlush()
+	if err != nil {
+		rep.addf(false, "cold-cache flush kernel: %v", err)
+		return false
+	}
+	var ns [][]float64
+	err = b.do(func() error {
+		var err error
+		ns, err = b.timeCmdBuf([]prepared{*cold}, 5, profiler.CacheHot, nil)
+		return err
+	})
+	if err != nil {
+		rep.addf(false, "cold-cache flush kernel: running it failed: %v", err)
+		return false
+	}
+	med := medianOf(flatten(ns))
+	rep.addf(true, "cold-cache flush: reads %s (twice the SLC) in %.3f ms, %.0f GB/s", profiler.FormatBytes(b.flushBytes), med/1e6, float64(b.flushBytes)/med)
+	return true
 }
 
 func flatten(xs [][]float64) []float64 {

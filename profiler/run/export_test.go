@@ -9,3 +9,14 @@ var (
 
 // ProgramKey is programKey for the external tests.
 var ProgramKey = programKey
+
+// CompilePool exposes the Runner's compile pool to the external tests.
+type CompilePool struct{ p compilePool }
+
+func (c *CompilePool) Submit(size int, f func()) { c.p.submit(size, f) }
+func (c *CompilePool) Queued() int {
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	return len(c.p.queue)
+}
+func (c *CompilePool) Close() { c.p.close() }

@@ -69,6 +69,17 @@ func Jobs(ctx context.Context, exec profiler.Executor, jobs []profiler.Job, skip
 		todo = append(todo, j)
 	}
 	sum.Total = len(jobs)
+	// Hand the Prefetcher the Lookahead specs after the one about to run:
+	// all of those before the first run, then one more per run, in order,
+	// so the nearest specs are compiled first. The spec about to run
+	// compiles in its own Run.
+	pf, _ := exec.(Prefetcher)
+	ahead := 1
+	prefetch := func(upto int) {
+		for ; pf != nil && ahead < min(upto, len(todo)); ahead++ {
+			pf.Prefetch(todo[ahead].Spec)
+		}
+	}
 	for i, j := range todo {
 		if ctx.Err() != nil {
 			sum.NotRun = len(todo) - i
@@ -77,9 +88,7 @@ func Jobs(ctx context.Context, exec profiler.Executor, jobs []profiler.Job, skip
 		if h.Start != nil {
 			h.Start(i, len(todo), j.Spec)
 		}
-		if pf, ok := exec.(Prefetcher); ok && i+1 < len(todo) {
-			pf.Prefetch(todo[i+1].Spec)
-		}
+		prefetch(i + 1 + Lookahead())
 		res := exec.Run(ctx, j.Spec, j.Options, func(p profiler.Progress) {
 			if h.Progress != nil {
 				h.Progress(i, len(todo), j.Spec, p)

@@ -21,13 +21,58 @@ type Runner struct {
 	kernels map[string]profiler.Kernel
 	refs    map[string]*profiler.Reference
 	inputs  inputCache
+	spare   map[int64][]profiler.Buffer // the last spec's device buffers, by size, for the next (see allocate)
+	queued  map[string]bool             // programs handed to the compile pool (see Prefetch)
+	pool    compilePool
+	workers int // compile pool size (CompileWorkers)
 }
 
+// inputCache keeps the generated inputs of the last few shapes (most
+// recent last), so a sweep that alternates shapes or flags (causal
+// false/true inside a knob sweep) does not regenerate them every spec.
 type inputCache struct {
-	key          string
-	data         map[string][]float32
-	raw          map[string][]byte // data encoded in the buffer's dtype, as uploaded
-	zero, poison []byte            // slabs for zero and poison buffers (see slab)
+	sets         []*inputSet
+	cur          *inputSet // the spec being run
+	zero, poison []byte    // slabs for zero and poison buffers (see slab)
+}
+
+type inputSet struct {
+	key   string
+	data  map[string][]float32
+	raw   map[string][]byte // data encoded in the buffer's dtype, as uploaded
+	bytes int64
+}
+
+// inputCacheBytes bounds the host memory the input cache holds for shapes
+// other than the current one (which is always kept).
+const inputCacheBytes = 1 << 30
+
+// use makes the set for key current (creating it), and drops the least
+// recently used others beyond inputCacheBytes.
+func (c *inputCache) use(key string) *inputSet {
+	var set *inputSet
+	for i, s := range c.sets {
+		if s.key == key {
+			set = s
+			c.sets = append(c.sets[:i], c.sets[i+1:]...)
+			break
+		}
+	}
+	if set == nil {
+		set = &inputSet{key: key, data: map[string][]float32{}, raw: map[string][]byte{}}
+	}
+	var total int64
+	keep := 0
+	for i := len(c.sets) - 1; i >= 0; i-- {
+		total += c.sets[i].bytes
+		if total > inputCacheBytes {
+			keep = i + 1
+			break
+		}
+	}
+	c.sets = append(c.sets[keep:], set)
+	c.cur = set
+	return set
 }
 
 // NewRunner wraps a backend. The device's measured ceilings come from its
@@ -37,7 +82,7 @@ func NewRunner(b profiler.Backend) *Runner {
 	if c, err := LoadCalibration(dev); err == nil {
 		dev = ApplyCalibration(dev, c)
 	}
-	return &Runner{backend: b, dev: dev, kernels: map[string]profiler.Kernel{}, refs: map[string]*profiler.Reference{}}
+	return &Runner{backend: b, dev: dev, kernels: map[string]profiler.Kernel{}, refs: map[string]*profiler.Reference{}, queued: map[string]bool{}, workers: CompileWorkers()}
 }
 
 // Calibrate measures the device's ceilings with the backend's micro-kernels
@@ -71,8 +116,21 @@ func (r *Runner) Calibrate(force bool) (*Calibration, error) {
 // Device is the backend's device.
 func (r *Runner) Device() profiler.DeviceInfo { return r.dev }
 
-// Close closes the backend.
-func (r *Runner) Close() error { return r.backend.Close() }
+// Close stops the compile pool, frees the spare buffers and closes the
+// backend.
+func (r *Runner) Close() error {
+	r.pool.close()
+	r.mu.Lock()
+	spare := r.spare
+	r.spare = nil
+	r.mu.Unlock()
+	for _, bs := range spare {
+		for _, b := range bs {
+			r.backend.Free(b)
+		}
+	}
+	return r.backend.Close()
+}
 
 // Run measures one spec. It never panics: a panic in a family or backend
 // becomes a crashed result.
@@ -155,13 +213,7 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 
 	clk.mark(&ph.Compile)
 	bufs, err := r.allocate(plan, opt.Seed, full, clk)
-	defer func() {
-		for _, b := range bufs {
-			if b != nil {
-				r.backend.Free(b)
-			}
-		}
-	}()
+	defer r.keep(bufs)
 	if err != nil {
 		r.fail(res, profiler.StatusError, err)
 		return
@@ -296,37 +348,44 @@ func bind(ls []profiler.Launch, plan *profiler.Plan, bufs map[string]profiler.Bu
 }
 
 // allocate creates and fills every buffer. Inputs are generated once per
-// (shape, seed) and reused while a sweep varies only knobs.
+// (shape, seed) and reused while a sweep varies only knobs (see
+// inputCache). Device buffers are reused from the previous spec where the
+// sizes match (see keep): every buffer is filled again here whatever it
+// held, inputs from the cached bytes, outputs with poison, scratch with
+// zeros, so what a previous spec left in it cannot leak into this one.
 func (r *Runner) allocate(plan *profiler.Plan, seed uint64, s profiler.Spec, clk *phaseClock) (map[string]profiler.Buffer, error) {
 	defer clk.mark(&clk.p.Alloc)
 	bufs := map[string]profiler.Buffer{}
 	key := fmt.Sprintf("%s|seed=%d|v=%s", s.ShapeKey(), seed, profiler.FamilyVersion(s.Kernel))
 	r.mu.Lock()
-	if r.inputs.key != key {
-		r.inputs = inputCache{key: key, data: map[string][]float32{}, raw: map[string][]byte{}, zero: r.inputs.zero, poison: r.inputs.poison}
-	}
-	cache := r.inputs.data
-	r.mu.Unlock()
+	set := r.inputs.use(key)
+	// Take the previous spec's buffers of the sizes wanted, and free the
+	// others before allocating, so two specs' buffers are never held at once.
 	for _, b := range plan.Buffers {
-		buf, err := r.backend.Alloc(b.Bytes())
-		if err != nil {
-			return bufs, fmt.Errorf("allocating %s (%s): %w", b.Name, profiler.FormatBytes(b.Bytes()), err)
+		if l := r.spare[b.Bytes()]; len(l) > 0 {
+			bufs[b.Name] = l[len(l)-1]
+			r.spare[b.Bytes()] = l[:len(l)-1]
 		}
-		bufs[b.Name] = buf
-		var vals []float32
+	}
+	unused := r.spare
+	r.spare = nil
+	r.mu.Unlock()
+	for _, l := range unused {
+		for _, b := range l {
+			r.backend.Free(b)
+		}
+	}
+	for _, b := range plan.Buffers {
+		buf := bufs[b.Name]
+		if buf == nil {
+			var err error
+			if buf, err = r.backend.Alloc(b.Bytes()); err != nil {
+				return bufs, fmt.Errorf("allocating %s (%s): %w", b.Name, profiler.FormatBytes(b.Bytes()), err)
+			}
+			bufs[b.Name] = buf
+		}
 		switch b.Init {
 		case profiler.InitNormal, profiler.InitUniform, profiler.InitInts, profiler.InitOnes, profiler.InitArange:
-			r.mu.Lock()
-			vals = cache[b.Name]
-			r.mu.Unlock()
-			if int64(len(vals)) != b.Elems {
-				clk.mark(&clk.p.Alloc)
-				vals = profiler.Fill(b, seed)
-				clk.mark(&clk.p.Inputs)
-				r.mu.Lock()
-				cache[b.Name] = vals
-				r.mu.Unlock()
-			}
 		case profiler.InitPoison:
 			r.mu.Lock()
 			err := r.backend.Upload(buf, slab(&r.inputs.poison, b.Bytes(), 0xff)) // NaN in f32, f16 and bf16
@@ -344,21 +403,28 @@ func (r *Runner) allocate(plan *profiler.Plan, seed uint64, s profiler.Spec, clk
 			}
 			continue
 		}
+		r.mu.Lock()
+		vals := set.data[b.Name]
+		raw := set.raw[b.Name]
+		r.mu.Unlock()
+		if int64(len(vals)) != b.Elems {
+			clk.mark(&clk.p.Alloc)
+			vals = fill(b, seed)
+			raw = nil
+			clk.mark(&clk.p.Inputs)
+			r.mu.Lock()
+			set.data[b.Name] = vals
+			set.bytes += 4 * int64(len(vals))
+			r.mu.Unlock()
+		}
 		// The encoded bytes are cached with the values: a sweep over knobs
 		// uploads the same bytes for every spec of a shape.
-		var raw []byte
-		r.mu.Lock()
-		if r.inputs.key == key {
-			raw = r.inputs.raw[b.Name]
-		}
-		r.mu.Unlock()
 		if int64(len(raw)) != b.Bytes() {
 			raw = make([]byte, b.Bytes())
-			b.Type.Encode(raw, vals)
+			encode(b.Type, raw, vals)
 			r.mu.Lock()
-			if r.inputs.key == key {
-				r.inputs.raw[b.Name] = raw
-			}
+			set.raw[b.Name] = raw
+			set.bytes += int64(len(raw))
 			r.mu.Unlock()
 		}
 		if err := r.backend.Upload(buf, raw); err != nil {
@@ -368,11 +434,28 @@ func (r *Runner) allocate(plan *profiler.Plan, seed uint64, s profiler.Spec, clk
 	return bufs, nil
 }
 
+// keep holds a finished spec's device buffers for the next spec (see
+// allocate), instead of freeing and allocating them again: a sweep over
+// knobs needs the same sizes spec after spec, and device allocation costs
+// milliseconds.
+func (r *Runner) keep(bufs map[string]profiler.Buffer) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.spare == nil {
+		r.spare = map[int64][]profiler.Buffer{}
+	}
+	for _, b := range bufs {
+		if b != nil {
+			r.spare[b.Size()] = append(r.spare[b.Size()], b)
+		}
+	}
+}
+
 func (r *Runner) verify(f profiler.Family, s profiler.Spec, plan *profiler.Plan, bufs map[string]profiler.Buffer, opt profiler.Options, clk *phaseClock) (profiler.Verdict, error) {
 	key := fmt.Sprintf("%s|seed=%d|rows=%d|v=%s", s.ShapeKey(), opt.Seed, opt.MaxRows, profiler.FamilyVersion(s.Kernel))
 	r.mu.Lock()
 	ref := r.refs[key]
-	inputs := profiler.Inputs(r.inputs.data)
+	inputs := profiler.Inputs(r.inputs.cur.data)
 	r.mu.Unlock()
 	if ref == nil {
 		var err error

@@ -1,0 +1,103 @@
+package run
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+// fillChunk is the elements one goroutine generates or encodes at a time.
+const fillChunk = 1 << 18
+
+// golden is SplitMix64's increment: after k draws a generator seeded s is
+// in the state s + k·golden, so a chunk of a buffer can start its own
+// generator where the sequential one would be (see profiler.RNG).
+const golden = 0x9e3779b97f4a7c15
+
+// fill is profiler.Fill on all cores, value for value: every element of
+// these inits takes a fixed number of draws (normal: two, uniform and
+// ints: one), so each chunk seeds its generator at the state the
+// sequential fill reaches there. A normal draw whose first uniform is 0
+// (Box-Muller retries, about once in 2^53) shifts every later element:
+// fill then falls back to the sequential profiler.Fill. Other inits (no
+// draws) and small buffers go to profiler.Fill directly.
+func fill(b profiler.BufferSpec, seed uint64) []float32 {
+	draws := map[profiler.InitKind]uint64{profiler.InitNormal: 2, profiler.InitUniform: 1, profiler.InitInts: 1}[b.Init]
+	if draws == 0 || b.Elems < 2*fillChunk || runtime.GOMAXPROCS(0) == 1 {
+		return profiler.Fill(b, seed)
+	}
+	out := make([]float32, b.Elems)
+	base := profiler.SeedFor(seed, b.Name)
+	var retried sync.Once
+	irregular := false
+	parallel(int(b.Elems), func(lo, hi int) {
+		rng := profiler.NewRNG(base + uint64(lo)*draws*golden)
+		switch b.Init {
+		case profiler.InitNormal:
+			s := b.Scale
+			if s == 0 {
+				s = 1
+			}
+			for i := lo; i < hi; i++ {
+				// the same call and expression as profiler.Fill, after a
+				// look at the first uniform on a copy of the generator
+				if peek := *rng; peek.Float64() == 0 {
+					retried.Do(func() { irregular = true })
+					return
+				}
+				out[i] = b.Type.Round(float32(b.Mean + rng.Normal()*s))
+			}
+		case profiler.InitUniform:
+			for i := lo; i < hi; i++ {
+				out[i] = b.Type.Round(float32(b.Lo + (b.Hi-b.Lo)*rng.Float64()))
+			}
+		case profiler.InitInts:
+			span := uint64(b.Hi - b.Lo)
+			if span == 0 {
+				span = 1
+			}
+			for i := lo; i < hi; i++ {
+				out[i] = float32(b.Lo + float64(rng.Uint64()%span))
+			}
+		}
+	})
+	if irregular {
+		return profiler.Fill(b, seed)
+	}
+	return out
+}
+
+// encode is t.Encode(dst, vals) on all cores (each element is encoded on
+// its own).
+func encode(t profiler.DType, dst []byte, vals []float32) {
+	size := t.Size()
+	if len(vals) < 2*fillChunk {
+		t.Encode(dst, vals)
+		return
+	}
+	parallel(len(vals), func(lo, hi int) { t.Encode(dst[lo*size:hi*size], vals[lo:hi]) })
+}
+
+// parallel calls f over [0, n) in chunks of fillChunk on GOMAXPROCS
+// goroutines.
+func parallel(n int, f func(lo, hi int)) {
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), (n+fillChunk-1)/fillChunk) {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				lo := next
+				next += fillChunk
+				mu.Unlock()
+				if lo >= n {
+					return
+				}
+				f(lo, min(lo+fillChunk, n))
+			}
+		})
+	}
+	wg.Wait()
+}
