@@ -212,12 +212,14 @@ func (f GatedDelta) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, 
 	vnWant := make([]float64, len(rows)*a.T)
 	fIdx := make([]int, len(rows)*a.K)
 	fWant := make([]float64, len(rows)*a.K)
-	// A one-ulp bf16 flip per term, summed in f32: h_out and final over
-	// the BT terms of a chunk (older chunks decayed into M), v_new over K.
-	flip := kit.Unit(profiler.BF16)
-	gHo := kit.NewGrowth(a.BT, len(hoWant), flip)
-	gVn := kit.NewGrowth(a.K, len(vnWant), flip)
-	gF := kit.NewGrowth(a.BT, len(fWant), flip)
+	// f32 accumulation over the BT terms a chunk adds to S (older chunks
+	// decayed into M) and over the K terms of w·S. The bf16 flips of the
+	// gated Vn (one ulp of a few terms, random in sign) stay inside atol
+	// and rtol: the state decays by exp(γ) per chunk, so no error grows
+	// with T.
+	gHo := kit.NewGrowth(a.BT, len(hoWant), 0)
+	gVn := kit.NewGrowth(a.K, len(vnWant), 0)
+	gF := kit.NewGrowth(a.BT, len(fWant), 0)
 	kit.ParallelRows(len(rows), func(n int) {
 		row := rows[n] // (b·H + h)·V + v
 		v := row % a.V
@@ -265,10 +267,9 @@ func GatedDeltaRow(a GDShape, in profiler.Inputs, b, h, v int) (hOut, vNew, fina
 }
 
 // GatedDeltaMag is the magnitude of each output of GatedDeltaRowMag
-// (README "Tolerances"). The state's M = exp(γ)·M + Σ_t |bf16(Vn_t)·k_t|
-// is what a one-ulp bf16 flip of each gated Vn_t (the kernel's f32 Vn may
-// round to the neighbouring bf16 value) moves S by, decayed chunk to
-// chunk; Vn_t = u_t − w_t·S has |u_t| + Σ|w_t|·(|S| + M).
+// (README "Tolerances"): the state's M = exp(γ)·M + Σ_t |bf16(Vn_t)·k_t|,
+// the absolute terms S sums, decayed chunk to chunk; Vn_t = u_t − w_t·S
+// has |u_t| + Σ|w_t|·(|S| + M).
 type GatedDeltaMag struct {
 	HOut, VNew, Final []float64
 }
