@@ -228,7 +228,7 @@ func (f SDPAMulti) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, s
 			idx[n*a.D+d] = row*a.D + d
 		}
 	})
-	gr.TermEps = kit.SoftmaxTermEps(s.DType, a.D, slices.Max(append(sabs, 0)))
+	gr.TermEps = kit.SoftmaxTermEps(profiler.F32, a.D, slices.Max(append(sabs, 0))) // P stays f32: no tensor-core rounding
 	return &profiler.Reference{
 		Checks:      []profiler.Check{{Buffer: "O", Index: idx, Want: want, Growth: gr, Dims: []int{a.NQ, a.H, a.D}}},
 		RowsChecked: len(rows),
