@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -21,6 +22,54 @@ type Check struct {
 	// Tol, when set, replaces the family's tolerance for this buffer (e.g.
 	// an f32 logsumexp next to a bf16 output is held to f32 accuracy).
 	Tol *Tolerance
+	// Growth, when set, widens each element's bound by the rounding a
+	// correct kernel accumulates forming it (see Growth and README
+	// "Tolerances"); nil for an output that is copied or formed exactly.
+	Growth *Growth
+	// Dims, when set, is the buffer's shape: a mismatch then names the
+	// element as [i,j,...] instead of its flat index.
+	Dims []int
+}
+
+// GrowthC is the safety factor of the growth term: the bound allows
+// GrowthC times the expected rounding of a correct kernel.
+const GrowthC = 2
+
+// Growth is the computation behind a Check's outputs: element k was formed
+// from terms whose absolute values sum to Mag[k] (or Scale when Mag is
+// nil), by a reduction of N terms in arithmetic of unit roundoff Eps, each
+// term formed with relative error TermEps (a product rounded to a 16-bit
+// intermediate, an approximate exp). The bound of element k grows by
+//
+//	GrowthC · (TermEps + Eps·√N) · Mag[k]
+//
+// √N is the growth of the random rounding of a sum of N terms (a worst
+// case would be N; correct GPU reductions, which sum per thread and then
+// in a tree, stay well below √N·Eps·Σ|terms|).
+type Growth struct {
+	Eps     float64
+	TermEps float64
+	N       int
+	Mag     []float64
+	Scale   float64
+}
+
+// Term is the growth of element k's bound.
+func (g *Growth) Term(k int) float64 {
+	if g == nil {
+		return 0
+	}
+	m := g.Scale
+	if g.Mag != nil {
+		m = g.Mag[k]
+	}
+	return GrowthC * (g.TermEps + g.Eps*math.Sqrt(float64(max(g.N, 1)))) * m
+}
+
+// Bound is the largest |got−want| element k of c may have under tol: the
+// elementwise atol + rtol·|want| plus the computation's growth term.
+func (c *Check) Bound(k int, tol Tolerance) float64 {
+	return tol.ATol + tol.RTol*math.Abs(c.Want[k]) + c.Growth.Term(k)
 }
 
 // Reference is the float64 answer for a sample of rows.

@@ -61,7 +61,10 @@ type Verdict struct {
 	Rows        string  `json:"rows"` // which rows, in words
 	Pass        bool    `json:"pass"`
 	Unchecked   bool    `json:"unchecked,omitempty"` // nothing to compare against: Pass means only "not failed"
-	Worst       string  `json:"worst,omitempty"`     // where the largest error is
+	Worst       string  `json:"worst,omitempty"`     // the element nearest to (or furthest past) its bound, with the bound's parts
+	// WorstRatio is max |got−want|/bound over the checked elements: above 1
+	// is a mismatch, and how far below 1 a pass stays is its headroom.
+	WorstRatio float64 `json:"worst_over_bound"`
 }
 
 // BudgetReport holds one dispatch's threadgroup memory against the limit.

@@ -4,6 +4,7 @@
 package attention
 
 import (
+	"github.com/mltop/mltop/kernels/kit"
 	"github.com/mltop/mltop/profiler"
 	"math"
 )
@@ -230,3 +231,46 @@ func AttnKVGrads(a AttnShape, q, k, v, dO []float32, b, kvh int) (dK, dV []float
 const TGMPad = 8
 
 var TileSizes = []int{8, 16, 32, 64, 128}
+
+// AttnRowRefMag is AttnRowRef with the magnitudes the tolerance model needs
+// (README "Tolerances"): mag[d], the kit.SumMag of the terms P_j·V_jd that
+// O_d sums (min(Σ|t|, |O_d| + 3·√Σt²)), and
+// sabs = max_j scale·Σ_d |q_d·k_jd|, the scale of the scores whose f32
+// rounding enters every P_j relatively.
+func AttnRowRefMag(a AttnShape, q, k, v []float32, b, h, i int) (o, mag []float64, lse, sabs float64) {
+	o = make([]float64, a.D)
+	mag = make([]float64, a.D)
+	sq := make([]float64, a.D)
+	p, lse := AttnRowProbs(a, q, k, b, h, i)
+	kvh := a.KVHead(h)
+	for j, pj := range p {
+		vo := a.KVOffset(b, kvh, j)
+		for d, x := range v[vo : vo+a.D] {
+			t := pj * float64(x)
+			o[d] += t
+			mag[d] += math.Abs(t)
+			sq[d] += t * t
+		}
+	}
+	for d := range mag {
+		mag[d] = kit.SumMag(o[d], mag[d], sq[d])
+	}
+	return o, mag, lse, ScoreAbs(a, q, k, b, h, i)
+}
+
+// ScoreAbs is max_j scale·Σ_d |q_d·k_jd| over the keys row (b, h, i) sees.
+func ScoreAbs(a AttnShape, q, k []float32, b, h, i int) float64 {
+	qo := a.QOffset(b, h, i)
+	qr := q[qo : qo+a.D]
+	kvh := a.KVHead(h)
+	var m float64
+	for j := range a.Visible(i) {
+		ko := a.KVOffset(b, kvh, j)
+		var s float64
+		for d, x := range k[ko : ko+a.D] {
+			s += math.Abs(float64(qr[d]) * float64(x))
+		}
+		m = max(m, s)
+	}
+	return m * a.Scale()
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/mltop/mltop/profiler"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -163,10 +164,13 @@ var AttnBwdTolerances = map[profiler.DType]profiler.Tolerance{
 // attnBwdRefRows computes, in float64, the softmax row of query (b, h, i)
 // over all Lk keys (masked keys have p = 0) and dS = p∘(dP − delta), with
 // dP_j = dO_i·V_j and delta = Σ_j p_j·dP_j. mask is nil or [Lq, Lk].
-func AttnBwdRefRow(a attention.AttnShape, q, k, v, dO, mask []float32, b, h, i int, p, ds []float64) {
+// dsAbs, when not nil, gets the magnitude dS_j is formed from (README
+// "Tolerances"): p_j·(Σ_d|dO_d·V_jd| + Σ_j' p_j'·Σ_d|dO_d·V_j'd|).
+func AttnBwdRefRow(a attention.AttnShape, q, k, v, dO, mask []float32, b, h, i int, p, ds, dsAbs []float64) {
 	n := a.Visible(i)
 	clear(p)
 	clear(ds)
+	clear(dsAbs)
 	mx := attention.AttnScores(a, q, k, mask, b, h, i, p[:n])
 	qo := a.QOffset(b, h, i)
 	dor := dO[qo : qo+a.D]
@@ -180,20 +184,28 @@ func AttnBwdRefRow(a attention.AttnShape, q, k, v, dO, mask []float32, b, h, i i
 		p[j] = math.Exp(p[j] - mx)
 		sum += p[j]
 	}
-	var delta float64
+	var delta, deltaAbs float64
 	for j := range n {
 		p[j] /= sum
 		vo := a.KVOffset(b, kvh, j)
 		vr := v[vo : vo+a.D]
-		var dp float64
+		var dp, dpAbs float64
 		for d, x := range dor {
 			dp += float64(x) * float64(vr[d])
+			dpAbs += math.Abs(float64(x) * float64(vr[d]))
 		}
 		ds[j] = dp
 		delta += p[j] * dp
+		if dsAbs != nil {
+			dsAbs[j] = dpAbs
+			deltaAbs += p[j] * dpAbs
+		}
 	}
 	for j := range n {
 		ds[j] = p[j] * (ds[j] - delta)
+		if dsAbs != nil {
+			dsAbs[j] = p[j] * (dsAbs[j] + deltaAbs)
+		}
 	}
 }
 
@@ -232,28 +244,39 @@ func AttnBwdReference(s profiler.Spec, in profiler.Inputs, maxRows int, seed uin
 	rows := profiler.SampleRows(total, maxRows, seed)
 	qIdx := make([]int, len(rows)*a.D)
 	qWant := make([]float64, len(rows)*a.D)
+	gQ := kit.NewGrowth(a.Lk, len(qWant), 0)
+	sabs := make([]float64, len(rows))
 	kit.ParallelRows(len(rows), func(n int) {
 		r := rows[n]
 		b, h, i := a.RowBHI(r)
 		p := make([]float64, a.Lk)
 		ds := make([]float64, a.Lk)
-		AttnBwdRefRow(a, q, k, v, dO, mask, b, h, i, p, ds)
+		dsAbs := make([]float64, a.Lk)
+		AttnBwdRefRow(a, q, k, v, dO, mask, b, h, i, p, ds, dsAbs)
+		sabs[n] = attention.ScoreAbs(a, q, k, b, h, i)
 		kvh := a.KVHead(h)
 		acc := make([]float64, a.D)
+		mag := gQ.Mag[n*a.D : (n+1)*a.D]
 		for j, x := range ds {
-			if x == 0 {
+			if x == 0 && dsAbs[j] == 0 {
 				continue
 			}
 			ko := a.KVOffset(b, kvh, j)
 			for d, kk := range k[ko : ko+a.D] {
 				acc[d] += x * float64(kk)
+				mag[d] += dsAbs[j] * math.Abs(float64(kk))
 			}
 		}
 		for d := range a.D {
 			qIdx[n*a.D+d] = r*a.D + d
 			qWant[n*a.D+d] = scale * acc[d]
+			mag[d] *= scale
 		}
 	})
+	// Every gradient sums terms built from P (and dS): the per-term error is
+	// the softmax's, with the score scale of the sampled query rows.
+	termEps := kit.SoftmaxTermEps(s.DType, a.D, slices.Max(append(sabs, 0)))
+	gQ.TermEps = termEps
 
 	// dK/dV on whole kv heads, then sampled key rows of them.
 	type head struct{ b, kvh int }
@@ -273,10 +296,10 @@ func AttnBwdReference(s profiler.Spec, in profiler.Inputs, maxRows int, seed uin
 		perHead = max(2, maxRows/len(heads))
 	}
 	var kIdx, vIdx []int
-	var kWant, vWant []float64
+	var kWant, vWant, kMag, vMag []float64
 	keyRows := 0
 	for hi, hd := range heads {
-		dk, dv := AttnBwdRefKVHead(a, q, k, v, dO, mask, hd.b, hd.kvh)
+		dk, dv, mk, mv := AttnBwdRefKVHead(a, q, k, v, dO, mask, hd.b, hd.kvh)
 		keys := profiler.SampleRows(a.Lk, perHead, seed+uint64(hi))
 		keyRows += len(keys)
 		for _, j := range keys {
@@ -284,8 +307,10 @@ func AttnBwdReference(s profiler.Spec, in profiler.Inputs, maxRows int, seed uin
 			for d := range a.D {
 				kIdx = append(kIdx, off+d)
 				kWant = append(kWant, scale*dk[j*a.D+d])
+				kMag = append(kMag, scale*mk[j*a.D+d])
 				vIdx = append(vIdx, off+d)
 				vWant = append(vWant, dv[j*a.D+d])
+				vMag = append(vMag, mv[j*a.D+d])
 			}
 		}
 	}
@@ -297,9 +322,9 @@ func AttnBwdReference(s profiler.Spec, in profiler.Inputs, maxRows int, seed uin
 	}
 	return &profiler.Reference{
 		Checks: []profiler.Check{
-			{Buffer: "dQ", Index: qIdx, Want: qWant},
-			{Buffer: "dK", Index: kIdx, Want: kWant},
-			{Buffer: "dV", Index: vIdx, Want: vWant},
+			{Buffer: "dQ", Index: qIdx, Want: qWant, Growth: gQ, Dims: []int{a.B, a.H, a.Lq, a.D}},
+			{Buffer: "dK", Index: kIdx, Want: kWant, Growth: &profiler.Growth{Eps: gQ.Eps, TermEps: termEps, N: a.Lq * a.H / a.Hkv, Mag: kMag}, Dims: []int{a.B, a.Hkv, a.Lk, a.D}},
+			{Buffer: "dV", Index: vIdx, Want: vWant, Growth: &profiler.Growth{Eps: gQ.Eps, TermEps: termEps, N: a.Lq * a.H / a.Hkv, Mag: vMag}, Dims: []int{a.B, a.Hkv, a.Lk, a.D}},
 		},
 		RowsChecked: len(rows) + keyRows,
 		RowsTotal:   total + a.B*a.Hkv*a.Lk,
@@ -310,48 +335,58 @@ func AttnBwdReference(s profiler.Spec, in profiler.Inputs, maxRows int, seed uin
 // AttnBwdRefKVHead accumulates, in float64, Σ dS_ij·Q_i (unscaled) and
 // Σ P_ij·dO_i into every key row j of kv head (b, kvh), over all query rows
 // of all query heads of its group. The rows are split over the cores, each
-// with its own accumulators.
-func AttnBwdRefKVHead(a attention.AttnShape, q, k, v, dO, mask []float32, b, kvh int) (dk, dv []float64) {
+// with its own accumulators. mk and mv are the magnitudes of the same sums
+// (Σ|dS|·|Q| from AttnBwdRefRow's dsAbs, and Σ P·|dO|).
+func AttnBwdRefKVHead(a attention.AttnShape, q, k, v, dO, mask []float32, b, kvh int) (dk, dv, mk, mv []float64) {
 	group := a.H / a.Hkv
 	n := group * a.Lq
 	workers := max(1, min(runtime.NumCPU(), n))
-	parts := make([][2][]float64, workers)
+	parts := make([][4][]float64, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			pk := make([]float64, a.Lk*a.D)
 			pv := make([]float64, a.Lk*a.D)
+			qk := make([]float64, a.Lk*a.D)
+			qv := make([]float64, a.Lk*a.D)
 			p := make([]float64, a.Lk)
 			ds := make([]float64, a.Lk)
+			dsAbs := make([]float64, a.Lk)
 			for r := w; r < n; r += workers {
 				h := kvh*group + r/a.Lq
 				i := r % a.Lq
-				AttnBwdRefRow(a, q, k, v, dO, mask, b, h, i, p, ds)
+				AttnBwdRefRow(a, q, k, v, dO, mask, b, h, i, p, ds, dsAbs)
 				qo := a.QOffset(b, h, i)
 				qr, dor := q[qo:qo+a.D], dO[qo:qo+a.D]
 				for j := range a.Lk {
-					pj, dsj := p[j], ds[j]
-					if pj == 0 && dsj == 0 {
+					pj, dsj, dsa := p[j], ds[j], dsAbs[j]
+					if pj == 0 && dsj == 0 && dsa == 0 {
 						continue
 					}
 					rk := pk[j*a.D : (j+1)*a.D]
 					rv := pv[j*a.D : (j+1)*a.D]
+					ak := qk[j*a.D : (j+1)*a.D]
+					av := qv[j*a.D : (j+1)*a.D]
 					for d := range a.D {
 						rk[d] += dsj * float64(qr[d])
 						rv[d] += pj * float64(dor[d])
+						ak[d] += dsa * math.Abs(float64(qr[d]))
+						av[d] += pj * math.Abs(float64(dor[d]))
 					}
 				}
 			}
-			parts[w] = [2][]float64{pk, pv}
+			parts[w] = [4][]float64{pk, pv, qk, qv}
 		})
 	}
 	wg.Wait()
-	dk, dv = parts[0][0], parts[0][1]
+	dk, dv, mk, mv = parts[0][0], parts[0][1], parts[0][2], parts[0][3]
 	for _, pt := range parts[1:] {
 		for x := range dk {
 			dk[x] += pt[0][x]
 			dv[x] += pt[1][x]
+			mk[x] += pt[2][x]
+			mv[x] += pt[3][x]
 		}
 	}
-	return dk, dv
+	return dk, dv, mk, mv
 }

@@ -5,6 +5,7 @@ import (
 	"github.com/mltop/mltop/kernels/attention"
 	"github.com/mltop/mltop/kernels/kit"
 	"github.com/mltop/mltop/profiler"
+	"slices"
 	"strconv"
 )
 
@@ -193,20 +194,27 @@ func (f AttnFwd) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, see
 	lIdx := make([]int, len(rows))
 	lWant := make([]float64, len(rows))
 	q, k, v := in["Q"], in["K"], in["V"]
+	gO := kit.NewGrowth(a.Lk, len(oWant), 0)
+	sabs := make([]float64, len(rows))
 	kit.ParallelRows(len(rows), func(n int) {
 		r := rows[n]
 		b, h, i := a.RowBHI(r)
-		o, lse := attention.AttnRowRef(a, q, k, v, b, h, i)
+		o, mag, lse, sa := attention.AttnRowRefMag(a, q, k, v, b, h, i)
 		for d := range a.D {
 			oIdx[n*a.D+d] = r*a.D + d
 			oWant[n*a.D+d] = o[d]
 		}
-		lIdx[n], lWant[n] = r, lse
+		copy(gO.Mag[n*a.D:], mag)
+		lIdx[n], lWant[n], sabs[n] = r, lse, sa
 	})
+	// O sums Lk terms P_j·V_j; L = m + log Σ exp is off by the relative
+	// error of its positive sum, an absolute error of scale 1.
+	gO.TermEps = kit.SoftmaxTermEps(s.DType, a.D, slices.Max(append(sabs, 0)))
+	gL := &profiler.Growth{Eps: gO.Eps, TermEps: gO.TermEps, N: a.Lk, Scale: 1}
 	return &profiler.Reference{
 		Checks: []profiler.Check{
-			{Buffer: "O", Index: oIdx, Want: oWant},
-			{Buffer: "L", Index: lIdx, Want: lWant, Tol: &lseTolerance},
+			{Buffer: "O", Index: oIdx, Want: oWant, Growth: gO, Dims: []int{a.B, a.H, a.Lq, a.D}},
+			{Buffer: "L", Index: lIdx, Want: lWant, Tol: &lseTolerance, Growth: gL, Dims: []int{a.B, a.H, a.Lq}},
 		},
 		RowsChecked: len(rows),
 		RowsTotal:   total,

@@ -179,17 +179,23 @@ func (CrossEntropy) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, 
 	want := make([]float64, len(rows)*vocab)
 	lIdx := make([]int, len(rows))
 	lWant := make([]float64, len(rows))
+	gd := kit.NewGrowth(vocab, len(want), kit.ExpEps)
+	gl := kit.NewGrowth(vocab, len(rows), kit.ExpEps)
 	kit.ParallelRows(len(rows), func(n int) {
 		r := rows[n]
 		off := r * vocab
 		lWant[n] = CrossEntropyRow(x[off:off+vocab], int(tg[r]), pad, want[n*vocab:(n+1)*vocab])
+		gl.Mag[n] = CrossEntropyMag(x[off:off+vocab], int(tg[r]), pad, gd.Mag[n*vocab:(n+1)*vocab])
 		lIdx[n] = r
 		for c := range vocab {
 			idx[n*vocab+c] = off + c
 		}
 	})
 	return &profiler.Reference{
-		Checks:      []profiler.Check{{Buffer: "loss", Index: lIdx, Want: lWant}, {Buffer: "dlogits", Index: idx, Want: want}},
+		Checks: []profiler.Check{
+			{Buffer: "loss", Index: lIdx, Want: lWant, Growth: gl},
+			{Buffer: "dlogits", Index: idx, Want: want, Growth: gd, Dims: []int{rowsN, vocab}},
+		},
 		RowsChecked: len(rows),
 		RowsTotal:   rowsN,
 		Rows:        profiler.DescribeRows(rows, rowsN, seed),
@@ -217,6 +223,32 @@ func CrossEntropyRow(x []float32, target, pad int, dx []float64) float64 {
 	}
 	dx[target]--
 	return lse - float64(x[target])
+}
+
+// CrossEntropyMag sets mag[c] to the magnitude dlogits[c] is formed from
+// and returns the loss's. The row's logsumexp sums vocab positive terms,
+// so its absolute error is about (ExpEps + eps·√vocab) plus the rounding
+// of m + log(sum); p_c = exp(x_c − lse) carries that error relative to
+// p_c: mag_c = p_c·(2 + |lse| + |x_c|), and the loss's is 1 + |lse| + |x_t|.
+// A pad row is exact zeros.
+func CrossEntropyMag(x []float32, target, pad int, mag []float64) float64 {
+	if target == pad {
+		clear(mag)
+		return 0
+	}
+	m := math.Inf(-1)
+	for _, v := range x {
+		m = math.Max(m, float64(v))
+	}
+	var sum float64
+	for _, v := range x {
+		sum += math.Exp(float64(v) - m)
+	}
+	lse := m + math.Log(sum)
+	for c, v := range x {
+		mag[c] = math.Exp(float64(v)-lse) * (2 + math.Abs(lse) + math.Abs(float64(v)))
+	}
+	return 1 + math.Abs(lse) + math.Abs(float64(x[target]))
 }
 
 // CrossEntropyTolerances: the probabilities are small (about 1/vocab), so

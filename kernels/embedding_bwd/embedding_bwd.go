@@ -43,6 +43,7 @@ import (
 	"fmt"
 	"github.com/mltop/mltop/kernels/kit"
 	"github.com/mltop/mltop/profiler"
+	"math"
 	"strconv"
 )
 
@@ -200,19 +201,32 @@ func (EmbeddingBwd) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, 
 	}
 	idx := make([]int, len(rows)*d)
 	want := make([]float64, len(rows)*d)
+	// The reduction length is the most tokens any checked row sums.
+	most := 0
+	for _, h := range hits {
+		most = max(most, len(h))
+	}
+	gr := kit.NewGrowth(most, len(want), 0)
 	kit.ParallelRows(len(rows), func(n int) {
-		out := want[n*d : (n+1)*d]
+		out, mag := want[n*d:(n+1)*d], gr.Mag[n*d:(n+1)*d]
+		sq := make([]float64, d)
 		for _, t := range hits[n] {
 			for c := range d {
-				out[c] += float64(dy[t*d+c])
+				x := float64(dy[t*d+c])
+				out[c] += x
+				mag[c] += math.Abs(x)
+				sq[c] += x * x
 			}
+		}
+		for c := range d {
+			mag[c] = kit.SumMag(out[c], mag[c], sq[c])
 		}
 		for c := range d {
 			idx[n*d+c] = rows[n]*d + c
 		}
 	})
 	return &profiler.Reference{
-		Checks:      []profiler.Check{{Buffer: "dW", Index: idx, Want: want}},
+		Checks:      []profiler.Check{{Buffer: "dW", Index: idx, Want: want, Growth: gr, Dims: []int{vocab, d}}},
 		RowsChecked: len(rows),
 		RowsTotal:   vocab,
 		Rows:        profiler.DescribeRows(rows, vocab, seed) + " of dW",

@@ -215,9 +215,11 @@ func (RMSNormBwd) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, se
 	rows := profiler.SampleRows(rowsN, maxRows, seed)
 	idx := make([]int, len(rows)*d)
 	want := make([]float64, len(rows)*d)
+	gx := kit.NewGrowth(d, len(want), 0)
 	kit.ParallelRows(len(rows), func(n int) {
 		off := rows[n] * d
 		RMSNormBwdRow(x[off:off+d], w, dy[off:off+d], rinv[rows[n]], want[n*d:(n+1)*d])
+		RMSNormBwdMag(x[off:off+d], w, dy[off:off+d], rinv[rows[n]], gx.Mag[n*d:(n+1)*d])
 		for c := range d {
 			idx[n*d+c] = off + c
 		}
@@ -225,21 +227,32 @@ func (RMSNormBwd) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, se
 	// dW by column blocks, each over every row.
 	dw := make([]float64, d)
 	dwIdx := make([]int, d)
+	gw := kit.NewGrowth(rowsN, d, 0)
+	dwSq := make([]float64, d)
 	const blk = 256
 	kit.ParallelRows(kit.CeilDiv(d, blk), func(b int) {
 		lo, hi := b*blk, min((b+1)*blk, d)
 		for r := range rowsN {
 			off := r * d
 			for c := lo; c < hi; c++ {
-				dw[c] += float64(dy[off+c]) * float64(x[off+c]) * rinv[r]
+				t := float64(dy[off+c]) * float64(x[off+c]) * rinv[r]
+				dw[c] += t
+				gw.Mag[c] += math.Abs(t)
+				dwSq[c] += t * t
 			}
+		}
+		for c := lo; c < hi; c++ {
+			gw.Mag[c] = kit.SumMag(dw[c], gw.Mag[c], dwSq[c])
 		}
 		for c := lo; c < hi; c++ {
 			dwIdx[c] = c
 		}
 	})
 	return &profiler.Reference{
-		Checks:      []profiler.Check{{Buffer: "dX", Index: idx, Want: want}, {Buffer: "dW", Index: dwIdx, Want: dw}},
+		Checks: []profiler.Check{
+			{Buffer: "dX", Index: idx, Want: want, Growth: gx, Dims: []int{rowsN, d}},
+			{Buffer: "dW", Index: dwIdx, Want: dw, Growth: gw},
+		},
 		RowsChecked: len(rows),
 		RowsTotal:   rowsN,
 		Rows:        profiler.DescribeRows(rows, rowsN, seed) + " of dX; all of dW",
@@ -264,6 +277,22 @@ func RMSNormBwdRow(x, w, dy []float32, r float64, dx []float64) {
 	k := r * r * r / float64(len(x)) * dot
 	for c := range x {
 		dx[c] = r*float64(w[c])*float64(dy[c]) - float64(x[c])*k
+	}
+}
+
+// RMSNormBwdMag sets mag[c] to the magnitude dX[c] is formed from:
+// r·|W_c·dY_c| + 3·|X_c|·r³/D·R, R the kit.SumMag of the row's dot
+// Σ dY·W·X (r = 1/rms is itself a reduction of D squares, and enters
+// cubed), the row's D terms being the reduction.
+func RMSNormBwdMag(x, w, dy []float32, r float64, mag []float64) {
+	var sum, abs, sq float64
+	for c := range x {
+		t := float64(dy[c]) * float64(w[c]) * float64(x[c])
+		sum, abs, sq = sum+t, abs+math.Abs(t), sq+t*t
+	}
+	k := 3 * r * r * r / float64(len(x)) * kit.SumMag(sum, abs, sq)
+	for c := range x {
+		mag[c] = r*math.Abs(float64(w[c])*float64(dy[c])) + math.Abs(float64(x[c]))*k
 	}
 }
 

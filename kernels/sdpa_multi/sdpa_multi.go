@@ -40,6 +40,7 @@ import (
 	"github.com/mltop/mltop/kernels/kit"
 	"github.com/mltop/mltop/profiler"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -218,15 +219,18 @@ func (f SDPAMulti) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, s
 	idx := make([]int, len(rows)*a.D)
 	want := make([]float64, len(rows)*a.D)
 	q, k, v := in["Q"], in["K"], in["V"]
+	gr := kit.NewGrowth(a.Visible(a.NQ-1), len(want), 0)
+	sabs := make([]float64, len(rows))
 	kit.ParallelRows(len(rows), func(n int) {
 		row := rows[n] // = r·H + h, the layout of Q and O
-		SDPAMultiRow(a, q, k, v, row/a.H, row%a.H, want[n*a.D:(n+1)*a.D])
+		sabs[n] = SDPAMultiRowMag(a, q, k, v, row/a.H, row%a.H, want[n*a.D:(n+1)*a.D], gr.Mag[n*a.D:(n+1)*a.D])
 		for d := range a.D {
 			idx[n*a.D+d] = row*a.D + d
 		}
 	})
+	gr.TermEps = kit.SoftmaxTermEps(profiler.F32, a.D, slices.Max(append(sabs, 0))) // P stays f32: no tensor-core rounding
 	return &profiler.Reference{
-		Checks:      []profiler.Check{{Buffer: "O", Index: idx, Want: want}},
+		Checks:      []profiler.Check{{Buffer: "O", Index: idx, Want: want, Growth: gr, Dims: []int{a.NQ, a.H, a.D}}},
 		RowsChecked: len(rows),
 		RowsTotal:   total,
 		Rows:        profiler.DescribeRows(rows, total, seed) + " (row = query·H + head)",
@@ -235,6 +239,13 @@ func (f SDPAMulti) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, s
 
 // SDPAMultiRow is O of query r, head h in float64 (two-pass softmax).
 func SDPAMultiRow(a SDPAMultiShape, q, k, v []float32, r, h int, o []float64) {
+	SDPAMultiRowMag(a, q, k, v, r, h, o, nil)
+}
+
+// SDPAMultiRowMag is SDPAMultiRow that also sets mag[d], the kit.SumMag
+// of the terms P_j·V_jd that O_d sums, when mag is not nil, and returns max_j scale·Σ_d |q_d·k_jd| (README
+// "Tolerances").
+func SDPAMultiRowMag(a SDPAMultiShape, q, k, v []float32, r, h int, o, mag []float64) (sabs float64) {
 	n := a.Visible(r)
 	qo := (r*a.H + h) * a.D
 	kvh := h / (a.H / a.Hkv)
@@ -243,15 +254,22 @@ func SDPAMultiRow(a SDPAMultiShape, q, k, v []float32, r, h int, o []float64) {
 	s := make([]float64, n)
 	m := math.Inf(-1)
 	for j := range n {
-		var dot float64
+		var dot, abs float64
 		kr := k[base+j*a.D : base+(j+1)*a.D]
 		for d := range a.D {
 			dot += float64(q[qo+d]) * float64(kr[d])
+			abs += math.Abs(float64(q[qo+d]) * float64(kr[d]))
 		}
 		s[j] = dot * scale
+		sabs = max(sabs, abs*scale)
 		m = math.Max(m, s[j])
 	}
 	clear(o)
+	clear(mag)
+	var sq []float64
+	if mag != nil {
+		sq = make([]float64, a.D)
+	}
 	var sum float64
 	for j := range n {
 		p := math.Exp(s[j] - m)
@@ -259,11 +277,20 @@ func SDPAMultiRow(a SDPAMultiShape, q, k, v []float32, r, h int, o []float64) {
 		vr := v[base+j*a.D : base+(j+1)*a.D]
 		for d := range a.D {
 			o[d] += p * float64(vr[d])
+			if mag != nil {
+				t := p * float64(vr[d])
+				mag[d] += math.Abs(t)
+				sq[d] += t * t
+			}
 		}
 	}
 	for d := range o {
 		o[d] /= sum
+		if mag != nil {
+			mag[d] = kit.SumMag(o[d], mag[d]/sum, sq[d]/(sum*sum))
+		}
 	}
+	return sabs
 }
 
 // Tolerance: f32 softmax and accumulation, O rounded once to T.

@@ -3,6 +3,7 @@ package softmaxbwd
 import (
 	"github.com/mltop/mltop/kernels/kit"
 	"github.com/mltop/mltop/profiler"
+	"math"
 	"strconv"
 )
 
@@ -94,16 +95,18 @@ func (SoftmaxBwd) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, se
 	rows := profiler.SampleRows(rowsN, maxRows, seed)
 	idx := make([]int, len(rows)*cols)
 	want := make([]float64, len(rows)*cols)
+	gr := kit.NewGrowth(cols, len(want), 0)
 	y, dy := in["Y"], in["dY"]
 	kit.ParallelRows(len(rows), func(n int) {
 		off := rows[n] * cols
 		SoftmaxBwdRow(y[off:off+cols], dy[off:off+cols], want[n*cols:(n+1)*cols])
+		SoftmaxBwdMag(y[off:off+cols], dy[off:off+cols], gr.Mag[n*cols:(n+1)*cols])
 		for c := range cols {
 			idx[n*cols+c] = off + c
 		}
 	})
 	return &profiler.Reference{
-		Checks:      []profiler.Check{{Buffer: "dX", Index: idx, Want: want}},
+		Checks:      []profiler.Check{{Buffer: "dX", Index: idx, Want: want, Growth: gr, Dims: []int{rowsN, cols}}},
 		RowsChecked: len(rows),
 		RowsTotal:   rowsN,
 		Rows:        profiler.DescribeRows(rows, rowsN, seed),
@@ -118,6 +121,21 @@ func SoftmaxBwdRow(y, dy []float32, dx []float64) {
 	}
 	for c := range y {
 		dx[c] = float64(y[c]) * (float64(dy[c]) - dot)
+	}
+}
+
+// SoftmaxBwdMag sets mag[c] to the magnitude dX[c] is formed from:
+// |Y_c|·(|dY_c| + R), R the kit.SumMag of the row's dot product Σ Y·dY
+// over cols terms, the reduction.
+func SoftmaxBwdMag(y, dy []float32, mag []float64) {
+	var sum, abs, sq float64
+	for c := range y {
+		t := float64(dy[c]) * float64(y[c])
+		sum, abs, sq = sum+t, abs+math.Abs(t), sq+t*t
+	}
+	r := kit.SumMag(sum, abs, sq)
+	for c := range y {
+		mag[c] = math.Abs(float64(y[c])) * (math.Abs(float64(dy[c])) + r)
 	}
 }
 

@@ -143,7 +143,7 @@ func (Transpose) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, see
 		}
 	}
 	return &profiler.Reference{
-		Checks:      []profiler.Check{{Buffer: "Y", Index: idx, Want: want}},
+		Checks:      []profiler.Check{{Buffer: "Y", Index: idx, Want: want, Dims: []int{cols, rowsN}}}, // exact: no growth
 		RowsChecked: len(yRows),
 		RowsTotal:   cols,
 		Rows:        profiler.DescribeRows(yRows, cols, seed) + " of Y",

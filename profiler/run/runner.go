@@ -245,7 +245,7 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 	}
 	if !verdict.Pass {
 		res.Status = profiler.StatusMismatch
-		res.Error = fmt.Sprintf("%d of %d checked elements outside atol %.3g + rtol %.3g·|ref| (%d NaN/Inf); worst %s", verdict.Mismatches, verdict.Checked, verdict.ATol, verdict.RTol, verdict.NaNInf, verdict.Worst)
+		res.Error = fmt.Sprintf("%d of %d checked elements outside their bound atol %.3g + rtol %.3g·|ref| + growth (%d NaN/Inf); worst %s", verdict.Mismatches, verdict.Checked, verdict.ATol, verdict.RTol, verdict.NaNInf, verdict.Worst)
 	}
 
 	if err := r.measure(ctx, launches, opt, progress, res, clk); err != nil {
@@ -269,7 +269,7 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 		if !again.Pass {
 			res.Verdict = &again
 			res.Status = profiler.StatusMismatch
-			res.Error = fmt.Sprintf("right on the first launch, wrong after the timed launches (state kept across launches?): %d of %d checked elements outside atol %.3g + rtol %.3g·|ref| (%d NaN/Inf); worst %s", again.Mismatches, again.Checked, again.ATol, again.RTol, again.NaNInf, again.Worst)
+			res.Error = fmt.Sprintf("right on the first launch, wrong after the timed launches (state kept across launches?): %d of %d checked elements outside their bound atol %.3g + rtol %.3g·|ref| + growth (%d NaN/Inf); worst %s", again.Mismatches, again.Checked, again.ATol, again.RTol, again.NaNInf, again.Worst)
 		}
 	}
 	throughput(res, dev)

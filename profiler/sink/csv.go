@@ -104,7 +104,7 @@ func (c Columns) Row(r profiler.Result) []string {
 // optionalColumns are fixed columns that CSVs written before they existed
 // lack; a decoder reads such files and leaves the field at its zero value.
 // (--resume still wants the exact header of the sweep it continues.)
-var optionalColumns = []string{"device_ordinal", "cache"}
+var optionalColumns = []string{"device_ordinal", "cache", DispatchMediansColumn}
 
 // FixedColumns are the names every mltop CSV has, whatever its kernels.
 func FixedColumns() []string {
@@ -269,6 +269,59 @@ var tailColumns = []Column{
 			return nil
 		}},
 	stringColumn("error", func(r *profiler.Result) *string { return &r.Error }),
+	{DispatchMediansColumn, func(r *profiler.Result) string { return EncodeDispatchMedians(r.PerDispatch) },
+		func(r *profiler.Result, cell string) error {
+			d, err := DecodeDispatchMedians(cell)
+			if err != nil {
+				return err
+			}
+			r.PerDispatch = d
+			return nil
+		}},
+}
+
+// DispatchMediansColumn holds a multi-dispatch plan's median per dispatch.
+// CSVs written before it existed lack it and still read.
+const DispatchMediansColumn = "dispatch_medians_us"
+
+
+// EncodeDispatchMedians renders per-dispatch medians compactly, in plan
+// order: "delta=31.2;dq=1331;dkv=1868.4", a setup dispatch (a zero fill)
+// marked with * after its name: "zero_dW*=3.1;rmsnorm_bwd=50". Empty for a
+// single-dispatch plan (the median_us column is its figure). A ';' or '='
+// in a name is written as '_'.
+func EncodeDispatchMedians(ds []profiler.DispatchStats) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		name := strings.NewReplacer(";", "_", "=", "_", "\n", " ", "\r", " ").Replace(d.Name)
+		if d.Setup {
+			name += "*"
+		}
+		parts[i] = name + "=" + fnum(d.MedianNS/1e3, 6)
+	}
+	return strings.Join(parts, ";")
+}
+
+// DecodeDispatchMedians reads EncodeDispatchMedians's cell back: each
+// dispatch's name, setup mark and median (Stats.Median too; the cell holds
+// no other statistic).
+func DecodeDispatchMedians(cell string) ([]profiler.DispatchStats, error) {
+	if cell == "" {
+		return nil, nil
+	}
+	var out []profiler.DispatchStats
+	for _, part := range strings.Split(cell, ";") {
+		name, val, ok := strings.Cut(part, "=")
+		setup := strings.HasSuffix(name, "*")
+		name = strings.TrimSuffix(name, "*")
+		us, err := strconv.ParseFloat(val, 64)
+		if !ok || name == "" || err != nil || us < 0 || math.IsNaN(us) || math.IsInf(us, 0) {
+			return nil, fmt.Errorf("%q is not a list of dispatch medians like \"zero_dW*=3.1;rmsnorm_bwd=50.2\" (name, * for a setup step, = median in µs; ; between dispatches)", part)
+		}
+		ns := us * 1e3
+		out = append(out, profiler.DispatchStats{Name: name, MedianNS: ns, Setup: setup, Stats: profiler.Stats{Median: ns}})
+	}
+	return out, nil
 }
 
 // The statuses a row may hold.

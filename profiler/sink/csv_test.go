@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,6 +39,10 @@ func richResult() profiler.Result {
 			{Dispatch: "b", Available: true, GroupsPerUnit: 3, Limiter: "tgm"},
 		},
 		Verdict: &profiler.Verdict{MaxAbsErr: 0.25, MaxRelErr: 0.0625, RMSErr: 0.01, ATol: 8e-3, RTol: 2e-2, RowsChecked: 256},
+		PerDispatch: []profiler.DispatchStats{
+			{Name: "zero dK_acc", MedianNS: 3100, Setup: true, Stats: profiler.Stats{Median: 3100}},
+			{Name: "dq", MedianNS: 1331000, Stats: profiler.Stats{Median: 1331000}},
+		},
 	}
 }
 
@@ -234,4 +239,91 @@ func FuzzDecoder(f *testing.F) {
 			_ = d.Spec.Row(r) // what was read can be written
 		}
 	})
+}
+
+func TestDispatchMediansRoundTrip(t *testing.T) {
+	ds := []profiler.DispatchStats{
+		{Name: "delta", MedianNS: 31200},
+		{Name: "zero_dW", MedianNS: 3100, Setup: true},
+		{Name: "dq", MedianNS: 1331000},
+		{Name: "dkv", MedianNS: 1868400},
+		{Name: "zero dV_acc", MedianNS: 0.5, Setup: true},
+	}
+	cell := EncodeDispatchMedians(ds)
+	if want := "delta=31.2;zero_dW*=3.1;dq=1331;dkv=1868.4;zero dV_acc*=0.0005"; cell != want {
+		t.Errorf("encoded %q, want %q", cell, want)
+	}
+	back, err := DecodeDispatchMedians(cell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != len(ds) {
+		t.Fatalf("decoded %d dispatches, want %d", len(back), len(ds))
+	}
+	for i, d := range ds {
+		b := back[i]
+		if b.Name != d.Name || b.Setup != d.Setup || math.Abs(b.MedianNS-d.MedianNS) > 1e-9*d.MedianNS || b.Stats.Median != b.MedianNS {
+			t.Errorf("dispatch %d: got %+v, want %+v", i, b, d)
+		}
+	}
+	if got := EncodeDispatchMedians(nil); got != "" {
+		t.Errorf("no dispatches encode to %q, want empty", got)
+	}
+	// Separators in a name cannot break the cell.
+	odd := EncodeDispatchMedians([]profiler.DispatchStats{{Name: "a;b=c", MedianNS: 1000}})
+	if back, err := DecodeDispatchMedians(odd); err != nil || len(back) != 1 || back[0].Name != "a_b_c" {
+		t.Errorf("%q decodes to %+v, %v", odd, back, err)
+	}
+	for _, bad := range []string{"dq", "dq=", "=3", "dq=x", "dq=-1", "dq=3;", "dq=NaN", "*=1"} {
+		if _, err := DecodeDispatchMedians(bad); err == nil || !strings.Contains(err.Error(), "dispatch medians") {
+			t.Errorf("%q: error %v, want one naming dispatch medians", bad, err)
+		}
+	}
+}
+
+func FuzzDispatchMedians(f *testing.F) {
+	f.Add("delta=31.2;zero_dW*=3.1;dq=1331")
+	f.Add("a=1e+06")
+	f.Fuzz(func(t *testing.T, cell string) {
+		ds, err := DecodeDispatchMedians(cell)
+		if err != nil {
+			return
+		}
+		again, err := DecodeDispatchMedians(EncodeDispatchMedians(ds))
+		if err != nil || len(again) != len(ds) {
+			t.Fatalf("%q: re-encoded cell does not decode: %v", cell, err)
+		}
+		for i := range ds {
+			if again[i].Setup != ds[i].Setup || math.Abs(again[i].MedianNS-ds[i].MedianNS) > 1e-5*ds[i].MedianNS {
+				t.Fatalf("%q: dispatch %d %+v became %+v", cell, i, ds[i], again[i])
+			}
+		}
+	})
+}
+
+// A CSV written before dispatch_medians_us existed still reads.
+func TestCSVWithoutDispatchMediansReads(t *testing.T) {
+	head := testCols.Header()
+	row := testCols.Row(richResult())
+	i := slices.Index(head, DispatchMediansColumn)
+	if i < 0 {
+		t.Fatal("no dispatch_medians_us column")
+	}
+	head, row = slices.Delete(head, i, i+1), slices.Delete(row, i, i+1)
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write(head)
+	w.Write(row)
+	w.Flush()
+	d, err := NewDecoder(&b, "old.csv", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := d.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.PerDispatch != nil || r.Stats.Median != 1750 {
+		t.Errorf("read %+v", r)
+	}
 }
