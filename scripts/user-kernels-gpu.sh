@@ -101,10 +101,10 @@ cp -r examples/softmax "$work/syntax"
 sed -i '30s/^/    this is not C++;\n/' "$work/syntax/softmax.cu"
 sed -i 's/^name: user_softmax/name: user_softmax_syntax/' "$work/syntax/kernel.yaml"
 runone syntax-error compile_error "$work/syntax/kernel.yaml" --dtype f32
-if grep -q "syntax/softmax.cu(30)" "$out/syntax-error.json"; then
-	row "syntax error names softmax.cu(30)" "yes" "yes" ""
+if grep -q "syntax/softmax.cu:30: error" "$out/syntax-error.json"; then
+	row "syntax error names softmax.cu:30" "yes" "yes" ""
 else
-	row "syntax error names softmax.cu(30)" "yes" "no" "$(grep -o 'softmax.cu([0-9]*)' "$out/syntax-error.json" | head -1)"
+	row "syntax error names softmax.cu:30" "yes" "no" "$(grep -o 'softmax.cu[:(][0-9]*' "$out/syntax-error.json" | head -1)"
 fi
 
 # 5. an entry the module does not export (C++ name mangling: no extern "C")
