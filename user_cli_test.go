@@ -86,7 +86,7 @@ func TestExamplesList(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("list --kernel examples: %d %s", code, errs)
 	}
-	for _, n := range []string{"user_softmax", "user_matmul", "user_transpose"} {
+	for _, n := range []string{"user_softmax", "user_softmax_naive", "user_matmul", "user_transpose"} {
 		if !strings.Contains(out, n+" — ") {
 			t.Errorf("list lacks %s", n)
 		}
