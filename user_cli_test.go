@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mltop/mltop/profiler"
 )
 
 // The user-kernel CLI on the CPU backend: everything that needs no GPU.
@@ -124,5 +127,32 @@ func TestSweepKernelPath(t *testing.T) {
 	code, _, errs = runCLI(t, "--config", sweep, "--backend", "cpu")
 	if code != 2 || !strings.Contains(errs, sweep+":2:13: sweeps[0].kernel: cannot load the user kernel ../k/broken.yaml") || !strings.Contains(errs, "broken.yaml:2:1") || !strings.Contains(errs, "sourcez") {
 		t.Errorf("broken manifest in a sweep: %d %s", code, errs)
+	}
+}
+
+// A user kernel loaded after the worker started (a sweep file opened in the
+// interactive session) reaches it: the pool starts a fresh worker when the
+// environment changed, so the row is the CPU backend's refusal of the
+// kernel, not "unknown kernel".
+func TestWorkerSeesKernelsLoadedLater(t *testing.T) {
+	t.Setenv("MLTOP_KERNELS", "")
+	exec, err := openExecutor("cpu", "on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exec.Close()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "scale.cu")
+	os.WriteFile(src, []byte(cliKernel), 0o644)
+	if code, out, errs := runCLI(t, "new", "late_scale", "--from", src, "--entry", "scale"); code != 0 {
+		t.Fatalf("new: %d %s %s", code, out, errs)
+	}
+	name, err := resolveSweepKernel(dir)
+	if err != nil || name != "late_scale" {
+		t.Fatalf("resolve: %q %v", name, err)
+	}
+	res := exec.Run(context.Background(), profiler.Spec{Kernel: "late_scale", DType: profiler.F32}, profiler.DefaultOptions(), nil)
+	if res.Status != profiler.StatusInvalid || !strings.Contains(res.Error, "cannot run user kernel late_scale") {
+		t.Errorf("%s: %s", res.Status, res.Error)
 	}
 }
