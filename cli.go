@@ -286,7 +286,7 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Writer) error {
-	sw, err := sweep.Load(path, profiler.DefaultOptions())
+	sw, err := sweep.LoadWith(path, profiler.DefaultOptions(), sweepOptions())
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func runTUI(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		DefaultOptions: base,
 		Backends:       strings.Join(lines, ", "),
 		LoadSweep: func(path string) ([]profiler.Spec, profiler.Options, error) {
-			sw, err := sweep.Load(path, base)
+			sw, err := sweep.LoadWith(path, base, sweepOptions())
 			if err != nil {
 				return nil, base, err
 			}

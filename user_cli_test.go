@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mltop/mltop/profiler"
 )
 
 // The user-kernel CLI on the CPU backend: everything that needs no GPU.
@@ -86,9 +89,70 @@ func TestExamplesList(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("list --kernel examples: %d %s", code, errs)
 	}
-	for _, n := range []string{"user_softmax", "user_matmul", "user_transpose"} {
+	for _, n := range []string{"user_softmax", "user_softmax_naive", "user_matmul", "user_transpose"} {
 		if !strings.Contains(out, n+" — ") {
 			t.Errorf("list lacks %s", n)
 		}
+	}
+}
+
+// A sweep file names a user kernel by a path relative to itself; workers
+// get it too (an isolated run finds the kernel: the row is the CPU
+// backend's refusal, not an unknown kernel).
+func TestSweepKernelPath(t *testing.T) {
+	t.Setenv("MLTOP_KERNELS", "")
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "k"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "sweeps"), 0o755)
+	src := filepath.Join(dir, "k", "scale.cu")
+	os.WriteFile(src, []byte(cliKernel), 0o644)
+	if code, out, errs := runCLI(t, "new", "sweep_scale", "--from", src, "--entry", "scale"); code != 0 {
+		t.Fatalf("new: %d %s %s", code, out, errs)
+	}
+	sweep := filepath.Join(dir, "sweeps", "s.yaml")
+	os.WriteFile(sweep, []byte("backend: cpu\nsweeps:\n  - kernel: ../k/kernel.yaml\n    knobs: {WG: [64, 128]}\n    dims: {N: 1000}\n    where: [\"N % WG != 0 && sizeof(T) == 4\"]\n"), 0o644)
+	csvPath := filepath.Join(dir, "out.csv")
+	code, _, errs := runCLI(t, "--config", sweep, "--csv", csvPath, "--quiet", "--isolate", "on")
+	b, _ := os.ReadFile(csvPath)
+	if code != 2 || strings.Count(string(b), "invalid") != 2 || !strings.Contains(string(b), "cannot run user kernel sweep_scale") {
+		t.Errorf("sweep with a kernel path: %d %s\n%s", code, errs, b)
+	}
+	if !strings.Contains(os.Getenv("MLTOP_KERNELS"), filepath.Join(dir, "k", "kernel.yaml")) {
+		t.Errorf("MLTOP_KERNELS=%q lacks the sweep's kernel", os.Getenv("MLTOP_KERNELS"))
+	}
+	// a broken manifest: the sweep's file:line:col and the manifest's own error
+	os.Setenv("MLTOP_KERNELS", "")
+	os.WriteFile(sweep, []byte("sweeps:\n  - kernel: ../k/broken.yaml\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "k", "broken.yaml"), []byte("name: sweep_broken\nsourcez: {}\n"), 0o644)
+	code, _, errs = runCLI(t, "--config", sweep, "--backend", "cpu")
+	if code != 2 || !strings.Contains(errs, sweep+":2:13: sweeps[0].kernel: cannot load the user kernel ../k/broken.yaml") || !strings.Contains(errs, "broken.yaml:2:1") || !strings.Contains(errs, "sourcez") {
+		t.Errorf("broken manifest in a sweep: %d %s", code, errs)
+	}
+}
+
+// A user kernel loaded after the worker started (a sweep file opened in the
+// interactive session) reaches it: the pool starts a fresh worker when the
+// environment changed, so the row is the CPU backend's refusal of the
+// kernel, not "unknown kernel".
+func TestWorkerSeesKernelsLoadedLater(t *testing.T) {
+	t.Setenv("MLTOP_KERNELS", "")
+	exec, err := openExecutor("cpu", "on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exec.Close()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "scale.cu")
+	os.WriteFile(src, []byte(cliKernel), 0o644)
+	if code, out, errs := runCLI(t, "new", "late_scale", "--from", src, "--entry", "scale"); code != 0 {
+		t.Fatalf("new: %d %s %s", code, out, errs)
+	}
+	name, err := resolveSweepKernel(dir)
+	if err != nil || name != "late_scale" {
+		t.Fatalf("resolve: %q %v", name, err)
+	}
+	res := exec.Run(context.Background(), profiler.Spec{Kernel: "late_scale", DType: profiler.F32}, profiler.DefaultOptions(), nil)
+	if res.Status != profiler.StatusInvalid || !strings.Contains(res.Error, "cannot run user kernel late_scale") {
+		t.Errorf("%s: %s", res.Status, res.Error)
 	}
 }

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/profiler/sweep"
 )
 
 // kernelPaths is the repeatable --kernel PATH flag: a kernel.yaml or a
@@ -50,4 +53,23 @@ func registerEnvKernels() error {
 		return badInput("%s: %v", user.PathsEnv, err)
 	}
 	return nil
+}
+
+// sweepOptions lets sweep files name user kernels by path (`kernel:
+// ./softmax/kernel.yaml`, relative to the sweep file): they are registered
+// here and passed to workers like --kernel's.
+func sweepOptions() sweep.Options {
+	return sweep.Options{ResolveKernel: resolveSweepKernel}
+}
+
+func resolveSweepKernel(path string) (string, error) {
+	fams, err := user.Register(path)
+	if err != nil {
+		return "", err
+	}
+	if len(fams) != 1 {
+		return "", fmt.Errorf("the folder holds %d kernels: name one kernel.yaml", len(fams))
+	}
+	user.AddToEnv(path)
+	return fams[0].Name(), nil
 }

@@ -357,7 +357,7 @@ func (n *nvrtc) compile(src, name string, headers map[string]string, opts []stri
 	if n.call("nvrtcGetProgramLogSize", n.nvrtcGetProgramLogSize, prog, uintptr(unsafe.Pointer(&logSize))) == nil && logSize > 1 {
 		buf := make([]byte, logSize)
 		if n.call("nvrtcGetProgramLog", n.nvrtcGetProgramLog, prog, uintptr(unsafe.Pointer(&buf[0]))) == nil {
-			log = strings.TrimRight(string(buf[:logSize-1]), "\x00\n ")
+			log = RewriteLog(strings.TrimRight(string(buf[:logSize-1]), "\x00\n "))
 		}
 	}
 	if cerr != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -43,6 +44,8 @@ func TestUserExamplesOnCPUEmulator(t *testing.T) {
 		{"transpose f16 TILE=32", "transpose", profiler.Spec{DType: profiler.F16, Knobs: map[string]int{"TILE": 32, "ROWS": 8}, Dims: map[string]int{"height": 64, "width": 40}}, false},
 		{"transpose bf16 native bfloat", "transpose", profiler.Spec{DType: profiler.BF16, Knobs: map[string]int{"TILE": 16, "ROWS": 2}, Dims: map[string]int{"height": 20, "width": 17}}, false},
 		{"softmax bf16 native bfloat", "softmax", profiler.Spec{DType: profiler.BF16, Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"rows": 3, "cols": 200}}, true},
+		{"softmax_naive f32 ragged", "softmax_naive", profiler.Spec{DType: profiler.F32, Knobs: map[string]int{"WG": 32}, Dims: map[string]int{"rows": 45, "cols": 70}}, true},
+		{"softmax_naive f16", "softmax_naive", profiler.Spec{DType: profiler.F16, Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"rows": 64, "cols": 33}}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -78,6 +81,52 @@ func TestUserExamplesOnCPUEmulator(t *testing.T) {
 		if res.Status != profiler.StatusMismatch {
 			t.Errorf("broken softmax: status %s %s", res.Status, res.Error)
 		}
+	}
+}
+
+// examples/softmax checked against examples/softmax_naive (check: kernel)
+// instead of its Python reference: the naive kernel runs at f32 through the
+// same emulated device, on the same inputs. A broken softmax is caught.
+func TestUserExampleKernelCheckOnCPUEmulator(t *testing.T) {
+	eb := mslemu.New(t, "testdata/mslemu", metal.TestDev)
+	opt := mslemu.Options()
+	opt.MaxRows = 64
+	naive, err := filepath.Abs("../examples/softmax_naive/kernel.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _ := os.ReadFile("../examples/softmax/softmax.metal")
+	y, _ := os.ReadFile("../examples/softmax/kernel.yaml")
+	for _, c := range []struct {
+		name, scale string
+		dt          profiler.DType
+		want        profiler.Status
+	}{
+		{"user_softmax_vs_naive", "", profiler.BF16, profiler.StatusOK},
+		{"user_softmax_vs_naive_f32", "", profiler.F32, profiler.StatusOK},
+		{"user_softmax_vs_naive_broken", " * 1.01f", profiler.F32, profiler.StatusMismatch},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			manifest := strings.Replace(string(y), "name: user_softmax", "name: "+c.name, 1)
+			manifest = strings.Replace(manifest, "check: {python: ref.py}", "check: {kernel: "+naive+"}", 1)
+			if !strings.Contains(manifest, "\ncheck: {kernel: "+naive+"}") {
+				t.Fatal("test setup: the softmax example's check changed")
+			}
+			os.WriteFile(dir+"/kernel.yaml", []byte(manifest), 0o644)
+			os.WriteFile(dir+"/softmax.metal", []byte(strings.Replace(string(src), "* inv);", "* inv"+c.scale+");", 1)), 0o644)
+			os.WriteFile(dir+"/softmax.cu", []byte("extern \"C\" __global__ void softmax_rows(const T* X, T* Y, int a, int b) {}"), 0o644)
+			fams, err := user.Register(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			eb.NativeBF16 = c.dt == profiler.BF16
+			defer func() { eb.NativeBF16 = false }()
+			res := run.NewRunner(eb).Run(context.Background(), profiler.Spec{Kernel: fams[0].Name(), DType: c.dt, Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"rows": 37, "cols": 130}}, opt, nil)
+			if res.Status != c.want || res.Verdict == nil || !strings.Contains(res.Verdict.Rows, "against user_softmax_naive at f32") {
+				t.Errorf("status %s (want %s) %s %+v", res.Status, c.want, res.Error, res.Verdict)
+			}
+		})
 	}
 }
 

@@ -233,3 +233,18 @@ func Replace(f Family) Family {
 	registry[f.Name()] = f
 	return old
 }
+
+// RunOnDevice runs spec s of family f once on the backend that runs the
+// current spec: buffers named in in get those values (encoded in their
+// dtype), the others their own initialisers with the current seed. It
+// returns the output buffers (role out) decoded to float32, by name.
+type RunOnDevice func(f Family, s Spec, in Inputs) (map[string][]float32, error)
+
+// DeviceReference is a family whose expected outputs come from another
+// kernel run on the same device (a user kernel's `check: {kernel: …}`).
+// The runner calls DeviceReference instead of Reference for such a family,
+// with run bound to its backend. Families know nothing of backends: run is
+// the whole of what they get.
+type DeviceReference interface {
+	DeviceReference(s Spec, in Inputs, maxRows int, seed uint64, run RunOnDevice) (*Reference, error)
+}

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # User kernels on an NVIDIA GPU (issue 11): each example runs, verifies and
 # sweeps; broken copies fail the way they should; a faulting kernel is
-# `crashed`/`error` and the sweep goes on. Prints a summary table; logs,
+# `crashed`/`error` and the sweep goes on; the softmax checked against the
+# naive one-thread-per-row kernel (check: kernel); a sweep file naming
+# kernels by paths relative to itself. Prints a summary table; logs,
 # JSON and CSV go under $OUT (default /tmp/user-kernels-gpu).
 #   scripts/user-kernels-gpu.sh BINARY
 # Run from the repository root (it reads examples/). Needs python3 with
@@ -11,6 +13,7 @@ shopt -s extglob
 bin=$(realpath "${1:?usage: scripts/user-kernels-gpu.sh BINARY}")
 out=${OUT:-/tmp/user-kernels-gpu}
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fast=(--backend cuda --time-limit 1 --min-time 0.05 --warmup 0.02 --quiet)
@@ -101,10 +104,10 @@ cp -r examples/softmax "$work/syntax"
 sed -i '30s/^/    this is not C++;\n/' "$work/syntax/softmax.cu"
 sed -i 's/^name: user_softmax/name: user_softmax_syntax/' "$work/syntax/kernel.yaml"
 runone syntax-error compile_error "$work/syntax/kernel.yaml" --dtype f32
-if grep -q "syntax/softmax.cu(30)" "$out/syntax-error.json"; then
-	row "syntax error names softmax.cu(30)" "yes" "yes" ""
+if grep -q "syntax/softmax.cu:30: error" "$out/syntax-error.json"; then
+	row "syntax error names softmax.cu:30" "yes" "yes" ""
 else
-	row "syntax error names softmax.cu(30)" "yes" "no" "$(grep -o 'softmax.cu([0-9]*)' "$out/syntax-error.json" | head -1)"
+	row "syntax error names softmax.cu:30" "yes" "no" "$(grep -o 'softmax.cu[:(][0-9]*' "$out/syntax-error.json" | head -1)"
 fi
 
 # 5. an entry the module does not export (C++ name mangling: no extern "C")
@@ -149,6 +152,53 @@ t0=$(date +%s.%N)
 "$bin" run examples/softmax/kernel.yaml --dtype bf16 --set WG=256,rows=4096,cols=4096 "${fast[@]}" --json >"$out/reload-time.json" 2>&1
 t1=$(date +%s.%N)
 row "softmax cold compile+verify+time" "ok" "$(field "$out/reload-time.json" 'r["status"]')" "$(python3 -c "print('%.2f s wall' % ($t1 - $t0))")"
+
+# 10. the naive softmax, checked by the softmax's Python reference
+runone softmax-naive-f32 ok examples/softmax_naive/kernel.yaml --dtype f32 --set rows=4096,cols=1024
+runone softmax-naive-bf16-ragged ok examples/softmax_naive/kernel.yaml --dtype bf16 --set rows=1000,cols=333,WG=64
+
+# 11. check: kernel: the softmax against the naive kernel run at f32 on the
+# same inputs (a copy of examples/, so that ../softmax_naive resolves)
+cp -r examples "$work/ex"
+sed -i 's|^check: {python: ref.py}|check: {kernel: ../softmax_naive/kernel.yaml}|; s/^name: user_softmax$/name: user_softmax_vsnaive/' "$work/ex/softmax/kernel.yaml"
+runone vsnaive-bf16-WG512 ok "$work/ex/softmax/kernel.yaml" --dtype bf16 --set WG=512
+runone vsnaive-f16-ragged ok "$work/ex/softmax/kernel.yaml" --dtype f16 --set rows=333,cols=1001,WG=128
+rowsdesc=$(field "$out/vsnaive-bf16-WG512.json" '(r.get("verdict") or {}).get("rows")')
+row "vsnaive verdict names the naive kernel" "*against user_softmax_naive at f32*" "$rowsdesc" ""
+cp -r "$work/ex/softmax" "$work/ex/softmax_broken"
+sed -i 's/\* inv);/* inv * 1.01f);/' "$work/ex/softmax_broken/softmax.cu"
+sed -i 's/^name: user_softmax_vsnaive/name: user_softmax_vsnaive_broken/' "$work/ex/softmax_broken/kernel.yaml"
+runone vsnaive-broken mismatch "$work/ex/softmax_broken/kernel.yaml" --dtype f32
+
+# 12. a sweep file naming kernels by paths relative to itself (a manifest
+# and a folder), no --kernel: the workers load them from MLTOP_KERNELS;
+# where: in the manifests' language (cdiv, sizeof(T)). 8 + 2 specs.
+cat >"$work/rel.yaml" <<'YAML'
+backend: cuda
+defaults: {time_limit: 0.3, min_time: 0.02, warmup: 0.01}
+sweeps:
+  - kernel: ex/softmax/kernel.yaml
+    dtypes: [f32, bf16]
+    knobs: {WG: [128, 256, 1024]}
+    dims: {rows: 2048, cols: [1000, 4096]}
+    where: ["cdiv(cols, WG) <= 8 && sizeof(T) * cols <= 16384"]
+  - kernel: ./ex/softmax_naive
+    dtypes: [f32]
+    knobs: {WG: [64, 128]}
+    dims: {rows: 2048, cols: 1024}
+YAML
+(cd / && "$bin" --config "$work/rel.yaml" --csv "$out/rel.csv" --quiet >"$out/rel.txt" 2>"$out/rel.err")
+rrc=$?
+rst=$(python3 -c "import csv,collections,sys; print(dict(collections.Counter(r['status'] for r in csv.DictReader(open(sys.argv[1])))))" "$out/rel.csv" 2>&1)
+row "sweep with relative kernel: paths" "0 {'ok': 10}" "$rrc $rst" ""
+printf 'sweeps:\n  - kernel: ./ex/nope/kernel.yaml\n' >"$work/rel-bad.yaml"
+"$bin" --config "$work/rel-bad.yaml" --backend cuda >/dev/null 2>"$out/rel-bad.err"
+brc=$?
+row "sweep with a missing kernel path" "2 yes" "$brc $(grep -q 'rel-bad.yaml:2:13: sweeps\[0\].kernel: cannot load the user kernel' "$out/rel-bad.err" && echo yes || echo no)" "$(head -c 160 "$out/rel-bad.err")"
+
+# 13. the Go benchmark format keeps unchecked rows' numbers
+"$bin" run "$work/nocheck/kernel.yaml" --dtype f32 "${fast[@]}" --bench >"$out/bench-unchecked.txt" 2>&1
+row "--bench prints unchecked rows" "@([1-9]|10)" "$(grep -c '^BenchmarkUser_softmax_nocheck' "$out/bench-unchecked.txt")" ""
 
 {
 	echo

@@ -20,8 +20,10 @@ import (
 type checker struct {
 	python  string // path of ref.py
 	against profiler.Family
-	amap    map[string]string // user name → built-in family's name
+	kernel  *Family           // check: {kernel: other.yaml}, run at f32 on the device
+	amap    map[string]string // user name → built-in family's (or the other kernel's) name
 	none    bool
+	skipped bool // a nested manifest's check, not loaded
 }
 
 func (c checker) kind() string {
@@ -30,6 +32,10 @@ func (c checker) kind() string {
 		return "python"
 	case c.against != nil:
 		return "against"
+	case c.kernel != nil:
+		return "kernel"
+	case c.skipped:
+		return "skipped"
 	}
 	return "none"
 }
@@ -38,10 +44,13 @@ func (c checker) files() []string {
 	if c.python != "" {
 		return []string{c.python}
 	}
+	if c.kernel != nil {
+		return c.kernel.Files()
+	}
 	return nil
 }
 
-func (f *Family) parseCheck() error {
+func (f *Family) parseCheck(read func(string) ([]byte, error)) error {
 	d := f.doc
 	switch v := f.m.Check.(type) {
 	case nil:
@@ -77,8 +86,12 @@ func (f *Family) parseCheck() error {
 			f.check = checker{python: path}
 			return nil
 		}
-		if _, ok := v["kernel"]; ok {
-			return d.err("$.check.kernel", "check.kernel", "comparing against another manifest's kernel is not supported yet: use `python: ref.py` or `against: <built-in family>`")
+		if k, ok := v["kernel"]; ok {
+			if f.nested {
+				f.check = checker{skipped: true}
+				return nil
+			}
+			return f.parseKernelCheck(k, v["map"], read)
 		}
 		name, _ := v["against"].(string)
 		fam, err := profiler.Lookup(name)
@@ -146,6 +159,10 @@ func (c checker) userName(builtin string, f *Family) (string, bool) {
 // Reference runs the manifest's check.
 func (f *Family) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, seed uint64) (*profiler.Reference, error) {
 	switch f.check.kind() {
+	case "kernel":
+		return nil, fmt.Errorf("check: kernel %s runs on the device, and this runner offers none", f.check.kernel.path)
+	case "skipped":
+		return nil, fmt.Errorf("%s was loaded as another manifest's check kernel: its own check is not loaded", f.path)
 	case "none":
 		return &profiler.Reference{Unchecked: true, Rows: "unchecked (check: none)"}, nil
 	case "against":

@@ -29,6 +29,7 @@ type Family struct {
 	// macro would rewrite the parameter's declaration).
 	paramNames map[string]map[string]bool
 	version    string // hash of the manifest and the files it names
+	nested     bool   // loaded as another manifest's check: kernel (its own check is not loaded)
 }
 
 // Version identifies the family's definition (profiler.Versioned): it
@@ -123,8 +124,11 @@ func (f *Family) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan, error) {
 	e := env(s)
 	p := &profiler.Plan{Notes: f.m.Notes}
-	if f.check.kind() == "none" {
+	switch f.check.kind() {
+	case "none":
 		p.Notes = append(p.Notes, "check: none — outputs are not verified (status unchecked)")
+	case "kernel":
+		p.Notes = append(p.Notes, fmt.Sprintf("check: kernel %s (%s), run at f32 on the same device and inputs", f.check.kernel.Name(), f.check.kernel.path))
 	}
 	for _, b := range f.bufs {
 		bs, err := f.bufferSpec(b, s, e)

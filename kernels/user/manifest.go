@@ -246,13 +246,20 @@ var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 // Parse is Load on bytes; read reads the files the manifest names (paths
 // are relative to the manifest's folder).
 func Parse(path string, src []byte, read func(string) ([]byte, error)) (*Family, error) {
+	return parse(path, src, read, false)
+}
+
+// parse is Parse; nested is true for the manifest a `check: {kernel: …}`
+// names, whose own check is not loaded (it is not used, and a pair of
+// manifests that name each other would never end).
+func parse(path string, src []byte, read func(string) ([]byte, error), nested bool) (*Family, error) {
 	var m manifestYAML
 	if err := strictUnmarshal(src, &m); err != nil {
 		return nil, yamlErr(path, err)
 	}
 	af, _ := parser.ParseBytes(src, 0)
 	d := &doc{file: path, ast: af}
-	f := &Family{path: path, dir: filepath.Dir(path), doc: d, m: m}
+	f := &Family{path: path, dir: filepath.Dir(path), doc: d, m: m, nested: nested}
 	if err := f.build(read); err != nil {
 		return nil, err
 	}
@@ -612,7 +619,7 @@ func (f *Family) build(read func(string) ([]byte, error)) error {
 			f.bytes = p
 		}
 	}
-	return f.parseCheck()
+	return f.parseCheck(read)
 }
 
 type source struct{ path, code string }

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -84,6 +85,10 @@ type Error struct {
 	Where Where
 	Src   string
 	Msg   string
+	// Off is the 0-based offset in Src of what the error is about (an
+	// unknown name, a syntax error), or -1 when it is about the whole
+	// expression; callers that hold a finer position than Where use it.
+	Off int
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -196,7 +201,7 @@ func (v *idents) Visit(n *ast.Node) {
 // error naming it, where it is and the names that are known.
 func Compile(src string, vars Vars, w Where) (*Program, error) {
 	if strings.TrimSpace(src) == "" {
-		return nil, &Error{Where: w, Src: src, Msg: fmt.Sprintf("empty expression in %s at %s: write a number or an expression over %s", w.Field, w, strings.Join(vars.Names(), ", "))}
+		return nil, &Error{Where: w, Src: src, Off: -1, Msg: fmt.Sprintf("empty expression in %s at %s: write a number or an expression over %s", w.Field, w, strings.Join(vars.Names(), ", "))}
 	}
 	tree, err := parser.Parse(src)
 	if err != nil {
@@ -207,12 +212,12 @@ func Compile(src string, vars Vars, w Where) (*Program, error) {
 	for _, id := range v.names {
 		if v.callees[ast.Node(id)] {
 			if !knownFunction(id.Value) {
-				return nil, &Error{Where: w, Src: src, Msg: fmt.Sprintf("unknown function '%s' in %s '%s' at %s; functions: %s", id.Value, w.Field, src, w.at(id.Location().From), strings.Join(Functions, ", "))}
+				return nil, &Error{Where: w, Src: src, Off: id.Location().From, Msg: fmt.Sprintf("unknown function '%s' in %s '%s' at %s; functions: %s", id.Value, w.Field, src, w.at(id.Location().From), strings.Join(Functions, ", "))}
 			}
 			continue
 		}
 		if _, ok := vars[id.Value]; !ok {
-			return nil, &Error{Where: w, Src: src, Msg: fmt.Sprintf("unknown name '%s' in %s '%s' at %s; known: %s", id.Value, w.Field, src, w.at(id.Location().From), strings.Join(vars.Names(), ", "))}
+			return nil, &Error{Where: w, Src: src, Off: id.Location().From, Msg: fmt.Sprintf("unknown name '%s' in %s '%s' at %s; known: %s", id.Value, w.Field, src, w.at(id.Location().From), strings.Join(vars.Names(), ", "))}
 		}
 	}
 	opts := append([]expr.Option{expr.Env(sample(vars))}, functions...)
@@ -234,7 +239,7 @@ func knownFunction(name string) bool {
 
 func wrap(err error, src string, w Where, what string) error {
 	msg := err.Error()
-	off := 0
+	off := -1
 	var fe *file.Error
 	if errors.As(err, &fe) {
 		msg = fe.Message
@@ -243,7 +248,7 @@ func wrap(err error, src string, w Where, what string) error {
 	if what != "" {
 		msg = what + ": " + msg
 	}
-	return &Error{Where: w, Src: src, Msg: fmt.Sprintf("%s in %s '%s' at %s", msg, w.Field, src, w.at(off))}
+	return &Error{Where: w, Src: src, Off: off, Msg: fmt.Sprintf("%s in %s '%s' at %s", msg, w.Field, src, w.at(max(off, 0)))}
 }
 
 // Eval evaluates the program with env (names → int, bool, float64 or a
@@ -307,7 +312,15 @@ func (p *Program) Bool(env map[string]any) (bool, error) {
 }
 
 func (p *Program) errf(format string, a ...any) error {
-	return &Error{Where: p.where, Src: p.src, Msg: fmt.Sprintf(format, a...)}
+	return &Error{Where: p.where, Src: p.src, Off: -1, Msg: fmt.Sprintf(format, a...)}
+}
+
+// IsBool says whether the expression is true/false by its types (a rule,
+// a filter), so that a caller can refuse `rows + 1` before evaluating it.
+// An expression whose type is known only when it runs counts as bool.
+func (p *Program) IsBool() bool {
+	t := p.prog.Node().Type()
+	return t == nil || t.Kind() == reflect.Bool || t.Kind() == reflect.Interface
 }
 
 // Names lists the variables the expression uses, in order of appearance.

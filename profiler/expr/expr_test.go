@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -96,6 +97,28 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// Error.Off points into the source at what is wrong, for callers that
+// know a finer position (sweep files put it in file:line:col).
+func TestErrorOffset(t *testing.T) {
+	for _, c := range []struct {
+		src string
+		off int
+	}{
+		{"cdiv(colz, 4)", 5},
+		{"rows + frob(1)", 7},
+		{"", -1},
+	} {
+		_, err := Compile(c.src, vars, Where{Field: "f"})
+		var ee *Error
+		if !errors.As(err, &ee) {
+			t.Fatalf("%q: error %T %v", c.src, err, err)
+		}
+		if ee.Off != c.off {
+			t.Errorf("%q: Off = %d, want %d", c.src, ee.Off, c.off)
+		}
+	}
+}
+
 func TestEvalErrors(t *testing.T) {
 	for _, c := range []struct {
 		src, want string
@@ -114,6 +137,18 @@ func TestEvalErrors(t *testing.T) {
 		err = c.f(p)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.src, err, c.want)
+		}
+	}
+}
+
+func TestIsBool(t *testing.T) {
+	for src, want := range map[string]bool{"rows > 1": true, "causal": true, "!causal || rows % 4 == 0": true, "rows + 1": false, "sizeof(T)": false, "cols / 3.0": false} {
+		p, err := Compile(src, vars, Where{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.IsBool() != want {
+			t.Errorf("%s: IsBool = %v, want %v", src, !want, want)
 		}
 	}
 }

@@ -460,7 +460,11 @@ func (r *Runner) verify(f profiler.Family, s profiler.Spec, plan *profiler.Plan,
 	if ref == nil {
 		var err error
 		clk.mark(&clk.p.Verify) // the run before this call counts as verification
-		ref, err = f.Reference(s, inputs, opt.MaxRows, opt.Seed)
+		if dr, ok := f.(profiler.DeviceReference); ok {
+			ref, err = dr.DeviceReference(s, inputs, opt.MaxRows, opt.Seed, r.onDevice(opt.Limits.Apply(r.dev), opt.Seed))
+		} else {
+			ref, err = f.Reference(s, inputs, opt.MaxRows, opt.Seed)
+		}
 		clk.mark(&clk.p.Reference)
 		if err != nil {
 			return profiler.Verdict{}, fmt.Errorf("reference: %w", err)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -103,6 +104,7 @@ type worker struct {
 	done   chan struct{} // closed when stdout ends
 	quit   chan struct{} // closed by kill: the reader stops handing lines over
 	stderr *tailBuffer
+	env    []string // the environment it started with
 }
 
 // NewWorkerPool starts one worker with argv cmd (e.g. [mltop worker
@@ -118,9 +120,14 @@ func NewWorkerPool(cmd []string, env []string) (*WorkerPool, error) {
 	return p, nil
 }
 
+// environ is a worker's environment: this process's, and the pool's own.
+func (p *WorkerPool) environ() []string {
+	return append(os.Environ(), p.env...)
+}
+
 func (p *WorkerPool) start() (*worker, profiler.DeviceInfo, error) {
 	c := exec.Command(p.cmd[0], p.cmd[1:]...)
-	c.Env = append(os.Environ(), p.env...)
+	c.Env = p.environ()
 	stdin, err := c.StdinPipe()
 	if err != nil {
 		return nil, profiler.DeviceInfo{}, err
@@ -131,6 +138,7 @@ func (p *WorkerPool) start() (*worker, profiler.DeviceInfo, error) {
 	}
 	w := &worker{cmd: c, stdin: stdin, lines: make(chan workerMessage, 64), done: make(chan struct{}), quit: make(chan struct{}), stderr: &tailBuffer{max: 8 << 10}}
 	c.Stderr = w.stderr
+	w.env = c.Env
 	if err := c.Start(); err != nil {
 		return nil, profiler.DeviceInfo{}, fmt.Errorf("starting worker %s: %w", strings.Join(p.cmd, " "), err)
 	}
@@ -223,6 +231,13 @@ func (p *WorkerPool) Run(ctx context.Context, s profiler.Spec, opt profiler.Opti
 	start := time.Now()
 	fail := func(st profiler.Status, msg string) profiler.Result {
 		return profiler.Result{Time: start.UTC(), Spec: s, Backend: p.dev.Backend, Device: p.dev.Name, Status: st, Error: msg, WallSeconds: time.Since(start).Seconds()}
+	}
+	if p.w != nil && !slices.Equal(p.w.env, p.environ()) {
+		// The environment changed since the worker started (a user kernel
+		// loaded since, e.g. by a sweep file opened in the interactive
+		// session, is passed in MLTOP_KERNELS): a fresh worker sees it.
+		p.w.kill()
+		p.w = nil
 	}
 	if p.w == nil {
 		w, _, err := p.start()

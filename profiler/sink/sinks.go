@@ -69,15 +69,23 @@ func BenchName(s profiler.Spec) string {
 }
 
 // Write prints the lines of one result; failed specs print nothing (benchstat
-// has no way to say "failed") but a comment line.
+// has no way to say "failed") but a comment line. Unchecked specs (a user
+// kernel with `check: none`) were measured like ok ones: their lines are
+// printed, after a comment that says the outputs were not verified.
 func (s *Bench) Write(r profiler.Result) error {
 	if !s.header {
 		fmt.Fprintf(s.w, "goos: %s\ngoarch: %s\npkg: mltop/%s\ncpu: %s\n", runtime.GOOS, runtime.GOARCH, r.Backend, r.Device)
 		s.header = true
 	}
-	if r.Status != profiler.StatusOK || len(r.Samples) == 0 {
+	measured := r.Status == profiler.StatusOK || r.Status == profiler.StatusUnchecked
+	if !measured || len(r.Samples) == 0 {
 		_, err := fmt.Fprintf(s.w, "# %s: %s %s\n", BenchName(r.Spec), r.Status, oneLine(r.Error))
 		return err
+	}
+	if r.Status == profiler.StatusUnchecked {
+		if _, err := fmt.Fprintf(s.w, "# %s: unchecked (outputs not verified)\n", BenchName(r.Spec)); err != nil {
+			return err
+		}
 	}
 	chunks := min(10, len(r.Samples))
 	per := len(r.Samples) / chunks

@@ -123,6 +123,26 @@ func TestBenchSink(t *testing.T) {
 	}
 }
 
+// Unchecked rows were measured: their numbers are printed (benchstat reads
+// them), with a comment saying the outputs were not verified.
+func TestBenchSinkUnchecked(t *testing.T) {
+	r := sampleResults(t)[0]
+	r.Status = profiler.StatusUnchecked
+	var buf bytes.Buffer
+	s := NewBench(&buf)
+	if err := s.Write(r); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	name := BenchName(r.Spec)
+	if n := strings.Count(out, "\n"+name+"\t"); n != 10 {
+		t.Errorf("%d benchmark lines for an unchecked spec, want 10:\n%s", n, out)
+	}
+	if !strings.Contains(out, "# "+name+": unchecked") {
+		t.Errorf("unchecked spec not noted:\n%s", out)
+	}
+}
+
 func TestJSONAndTableSinks(t *testing.T) {
 	results := sampleResults(t)
 	var buf bytes.Buffer

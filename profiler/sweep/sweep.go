@@ -15,6 +15,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/expr"
 )
 
 // IntList is a YAML value that may be one int or a list of ints.
@@ -116,15 +117,26 @@ var posRE = regexp.MustCompile(`^\[(\d+):(\d+)\]\s*(.*)$`)
 // file:line:col and the field. Values the family's rules reject are not
 // errors here: they become `invalid` rows when run.
 func Load(path string, base profiler.Options) (*Sweep, error) {
+	return LoadWith(path, base, Options{})
+}
+
+// LoadWith is Load with options (a resolver for `kernel:` paths).
+func LoadWith(path string, base profiler.Options, o Options) (*Sweep, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot read the sweep file: %v", errors.Unwrap(err))}
 	}
-	return Parse(path, src, base)
+	return ParseWith(path, src, base, o)
 }
 
 // Parse is Load on bytes.
 func Parse(name string, src []byte, base profiler.Options) (*Sweep, error) {
+	return ParseWith(name, src, base, Options{})
+}
+
+// ParseWith is LoadWith on bytes; name is the file's path (`kernel:`
+// paths are relative to its folder).
+func ParseWith(name string, src []byte, base profiler.Options, o Options) (*Sweep, error) {
 	src = stripBOM(src)
 	if err := checkShape(name, src); err != nil {
 		return nil, err
@@ -161,9 +173,20 @@ func Parse(name string, src []byte, base profiler.Options) (*Sweep, error) {
 	for i, s := range f.Sweeps {
 		p := fmt.Sprintf("$.sweeps[%d]", i)
 		field := fmt.Sprintf("sweeps[%d]", i)
-		jobs, err := expand(s, defaults, func(sub, msg string) error {
-			return at(p+"."+sub, field+"."+sub, msg)
-		})
+		sx := sweepCtx{
+			file: name,
+			at: func(sub, msg string) error {
+				return at(p+"."+sub, field+"."+sub, msg)
+			},
+			pos:   func(sub string) exprPos { return exprStart(astFile, p+"."+sub) },
+			field: func(sub string) string { return field + "." + sub },
+		}
+		kernel, err := resolveKernel(name, s.Kernel, o)
+		if err != nil {
+			return nil, sx.at("kernel", err.Error())
+		}
+		s.Kernel = kernel
+		jobs, err := expand(s, defaults, sx)
 		if err != nil {
 			return nil, err
 		}
@@ -285,7 +308,38 @@ type axis struct {
 	values []int
 }
 
-func expand(s SweepYAML, base profiler.Options, at func(sub, msg string) error) ([]profiler.Job, error) {
+// sweepCtx is how expand names places in the file.
+type sweepCtx struct {
+	file  string
+	at    func(sub, msg string) error // an InputError at the sweep's sub-path
+	pos   func(sub string) exprPos    // where an expression starts
+	field func(sub string) string     // "sweeps[0]." + sub
+}
+
+// exprStart is the line and column of the first character of the string
+// at path (after its opening quote).
+func exprStart(f *ast.File, path string) exprPos {
+	if f == nil {
+		return exprPos{}
+	}
+	p, err := yaml.PathString(path)
+	if err != nil {
+		return exprPos{}
+	}
+	n, err := p.FilterFile(f)
+	if err != nil || n == nil || n.GetToken() == nil {
+		return exprPos{}
+	}
+	tk := n.GetToken()
+	at := exprPos{line: tk.Position.Line, col: tk.Position.Column}
+	if sn, ok := n.(*ast.StringNode); ok && sn.Token != nil && strings.Contains(sn.Token.Type.String(), "Quote") {
+		at.col++
+	}
+	return at
+}
+
+func expand(s SweepYAML, base profiler.Options, sx sweepCtx) ([]profiler.Job, error) {
+	at := sx.at
 	f, err := profiler.Lookup(s.Kernel)
 	if err != nil {
 		if s.Kernel == "" {
@@ -341,23 +395,12 @@ func expand(s SweepYAML, base profiler.Options, at func(sub, msg string) error) 
 		}
 		axes = append(axes, ax)
 	}
-	var filters []*Expr
+	var filters []*expr.Program
 	for i, w := range s.Where {
-		e, err := ParseExpr(w)
+		sub := fmt.Sprintf("where[%d]", i)
+		e, err := compileWhere(sx.file, sx.field(sub), w, s.Kernel, sc, sx.pos(sub))
 		if err != nil {
-			return nil, at(fmt.Sprintf("where[%d]", i), fmt.Sprintf("cannot parse %q: %v", w, err))
-		}
-		for _, id := range e.Idents() {
-			if _, ok := sc.Knob(id); ok {
-				continue
-			}
-			if _, ok := sc.Dim(id); ok {
-				continue
-			}
-			if _, ok := sc.Flag(id); ok {
-				continue
-			}
-			return nil, at(fmt.Sprintf("where[%d]", i), fmt.Sprintf("%q names %q, which is not a knob, dim or flag of %s (%s)", w, id, s.Kernel, strings.Join(sc.Names(), ", ")))
+			return nil, err
 		}
 		filters = append(filters, e)
 	}
@@ -374,12 +417,17 @@ func expand(s SweepYAML, base profiler.Options, at func(sub, msg string) error) 
 			}
 			sp = sp.WithDefaults(sc)
 			keep := true
-			for _, e := range filters {
-				ok, err := e.Eval(specVars(sp))
+			env := whereEnv(sc, sp)
+			for i, e := range filters {
+				ok, err := e.Bool(env)
 				if err != nil {
-					return nil, at("where", err.Error())
+					sub := fmt.Sprintf("where[%d]", i)
+					return nil, whereError(sx.file, sx.field(sub), s.Kernel, sx.pos(sub), fmt.Errorf("%w (for %s)", err, sp))
 				}
-				keep = keep && ok
+				if !ok {
+					keep = false
+					break
+				}
 			}
 			if keep {
 				jobs = append(jobs, profiler.Job{Spec: sp, Options: opt})
@@ -424,18 +472,4 @@ func intAxis(kind, key string, vals IntList, kernel string, params []profiler.Pa
 		return axis{}, at(field, "empty list: give at least one value")
 	}
 	return axis{names: names, values: vals}, nil
-}
-
-func specVars(s profiler.Spec) map[string]int {
-	v := map[string]int{}
-	maps.Copy(v, s.Dims)
-	maps.Copy(v, s.Knobs)
-	for k, b := range s.Flags {
-		if b {
-			v[k] = 1
-		} else {
-			v[k] = 0
-		}
-	}
-	return v
 }

@@ -1,7 +1,9 @@
 package sweep
 
 import (
+	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -82,8 +84,13 @@ func TestParseSweepErrors(t *testing.T) {
 		{"zero dim", "sweeps:\n  - kernel: test_scale\n    dims: {N: [0]}\n", "N=0 is out of range"},
 		{"negative dim", "sweeps:\n  - kernel: test_scale\n    dims: {N: [-5]}\n", "N=-5 is out of range"},
 		{"not an int", "sweeps:\n  - kernel: test_scale\n    dims: {N: [abc]}\n", "s.yaml:3:15: want an integer or a list of integers, got [abc]"},
-		{"bad where", "sweeps:\n  - kernel: test_scale\n    where: [\"WG >\"]\n", "cannot parse"},
-		{"where unknown name", "sweeps:\n  - kernel: test_scale\n    where: [\"BQ > 1\"]\n", "names \"BQ\", which is not a knob"},
+		{"bad where", "sweeps:\n  - kernel: test_scale\n    where: [\"WG >\"]\n", "s.yaml:3:17: sweeps[0].where[0]: syntax error: unexpected token EOF in where 'WG >' at column 4"},
+		{"where unknown name", "sweeps:\n  - kernel: test_scale\n    where: [\"WG > BQ\"]\n", "s.yaml:3:19: sweeps[0].where[0]: unknown name 'BQ' in where 'WG > BQ' at column 6; known: N, T, WG, broken, drift (the knobs, dims and flags of test_scale, and T, the dtype)"},
+		{"where unknown name, plain scalar", "sweeps:\n  - kernel: test_scale\n    where:\n      - N > BQ\n", "s.yaml:4:13: sweeps[0].where[0]: unknown name 'BQ' in where 'N > BQ' at column 5"},
+		{"where not a bool", "sweeps:\n  - kernel: test_scale\n    where: [\"WG + 1\"]\n", "s.yaml:3:14: sweeps[0].where[0]: 'WG + 1' is a number, not true or false"},
+		{"where int as bool", "sweeps:\n  - kernel: test_scale\n    where: [\"WG && broken\"]\n", "s.yaml:3:17: sweeps[0].where[0]: invalid operation: && (mismatched types int and bool)"},
+		{"where division by zero", "sweeps:\n  - kernel: test_scale\n    where: [\"N / (WG - 64) > 1\"]\n", "division by zero"},
+		{"where second filter", "sweeps:\n  - kernel: test_scale\n    where: [\"WG > 1\", \"sizeof(X) == 4\"]\n", "s.yaml:3:31: sweeps[0].where[1]: unknown name 'X' in where 'sizeof(X) == 4' at column 8"},
 		{"where removes all", "sweeps:\n  - kernel: test_scale\n    where: [\"WG > 1000\"]\n", "leave no specs"},
 		{"bad noise", "defaults: {noise: 5}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:19: defaults.noise: noise=5 must be a fraction"},
 		{"negative time", "defaults: {time_limit: -1}\nsweeps:\n  - kernel: test_scale\n", "time_limit=-1 must be positive"},
@@ -130,6 +137,9 @@ func FuzzParseSweep(f *testing.F) {
 	f.Add([]byte("zz: 1\nsweeps:\n  - kernel: test_scale\n    qq: 2\n    flags: {broken: yes}\n"))
 	f.Add([]byte("defaults: {noise: .nan, time_limit: .inf}\nsweeps:\n  - kernel: test_scale\n"))
 	f.Add([]byte("sweeps:\n  - &a {kernel: test_scale, knobs: {WG: 32}}\n  - *a\n"))
+	f.Add([]byte("sweeps:\n  - kernel: test_scale\n    where: [\"cdiv(N, WG) > sizeof(T) && min(N, 3) == 3\"]\n"))
+	f.Add([]byte("sweeps:\n  - kernel: test_scale\n    where:\n      - N / (WG - 64) > 0\n"))
+	f.Add([]byte("sweeps:\n  - kernel: ./k/kernel.yaml\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		sw, err := Parse("fuzz.yaml", src, profiler.DefaultOptions())
 		if err != nil {
@@ -153,40 +163,36 @@ func FuzzParseSweep(f *testing.F) {
 	})
 }
 
-func TestExpr(t *testing.T) {
-	vars := map[string]int{"BQ": 32, "BK": 16, "WM": 4, "causal": 1}
-	cases := map[string]bool{
-		"BQ >= BK":                true,
-		"BQ % (8*WM) == 0":        true,
-		"BQ / BK == 2 && causal":  true,
-		"!causal || BQ < BK":      false,
-		"-BQ + 40 == 8":           true,
-		"BQ*BK <= 256 || WM == 4": true,
-		"(BQ + BK) * 2 != 96":     false,
-		"BQ > BK > 0":             true, // (BQ > BK) > 0
-		"true && !false":          true,
-		"BK - 1 - 1 == 14":        true, // left associative
-		"BQ / 4 / 2 == 4":         true,
+// where: filters are profiler/expr expressions over the knobs, dims,
+// flags (booleans) and T of the kernel: the manifests' language.
+func TestWhere(t *testing.T) {
+	cases := []struct {
+		where string
+		want  int // jobs kept of WG {32, 64, 128} × N {100, 1000} × broken {false, true} × dtype {f32, bf16}
+	}{
+		{"WG >= 64", 16},
+		{"WG % (8 * 8) == 0", 16},
+		{"N / WG == 7", 4}, // integer division: 1000/128 = 7
+		{"cdiv(N, WG) == 8", 4},
+		{"!broken || WG == 32", 16},
+		{"broken && T == \"bf16\"", 6},
+		{"sizeof(T) == 2", 12},
+		{"sizeof(T) * N <= 2000", 18},
+		{"min(WG, 64) == 64 and max(N, 500) == 500", 8},
+		{"-WG + 40 == 8", 8},
+		{"WG * N <= 6400 || WG == 128", 16},
+		{"true && !false", 24},
 	}
-	for src, want := range cases {
-		e, err := ParseExpr(src)
+	for _, c := range cases {
+		src := "sweeps:\n  - kernel: test_scale\n    dtypes: [f32, bf16]\n    knobs: {WG: [32, 64, 128]}\n    dims: {N: [100, 1000]}\n    flags: {broken: [false, true]}\n    where: [" + strconv.Quote(c.where) + "]\n"
+		sw, err := Parse("w.yaml", []byte(src), profiler.DefaultOptions())
 		if err != nil {
-			t.Errorf("%q: %v", src, err)
+			t.Errorf("%s: %v", c.where, err)
 			continue
 		}
-		got, err := e.Eval(vars)
-		if err != nil || got != want {
-			t.Errorf("%q = %v (%v), want %v", src, got, err, want)
+		if len(sw.Jobs) != c.want {
+			t.Errorf("%s: %d jobs, want %d", c.where, len(sw.Jobs), c.want)
 		}
-	}
-	for _, bad := range []string{"", "BQ >", "(BQ", "BQ $ 2", "BQ BK"} {
-		if _, err := ParseExpr(bad); err == nil {
-			t.Errorf("%q parsed", bad)
-		}
-	}
-	e, _ := ParseExpr("BQ / (BK - 16) > 0")
-	if _, err := e.Eval(vars); err == nil || !strings.Contains(err.Error(), "division by zero") {
-		t.Errorf("division by zero: %v", err)
 	}
 }
 
@@ -225,6 +231,50 @@ func TestParseSweepBOMAndBoolWords(t *testing.T) {
 	}
 }
 
+// `kernel:` may be a path to a user kernel, relative to the sweep file:
+// the program's resolver gets it joined to the file's folder.
+func TestKernelPath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweeps")
+	var asked []string
+	o := Options{ResolveKernel: func(p string) (string, error) {
+		asked = append(asked, p)
+		if strings.Contains(p, "broken") {
+			return "", errors.New("k/kernel.yaml:2:1: unknown key \"sourcez\"")
+		}
+		return "test_scale", nil
+	}}
+	src := "sweeps:\n  - kernel: ../k/kernel.yaml\n    knobs: {WG: [32, 64]}\n    where: [\"WG > 32\"]\n  - kernel: test_scale\n"
+	sw, err := ParseWith(filepath.Join(dir, "s.yaml"), []byte(src), profiler.DefaultOptions(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "..", "k", "kernel.yaml"); len(asked) != 1 || asked[0] != want {
+		t.Errorf("resolver asked %q, want [%s]", asked, want)
+	}
+	if len(sw.Jobs) != 2 || sw.Jobs[0].Spec.Kernel != "test_scale" || sw.Jobs[0].Spec.Knobs["WG"] != 64 {
+		t.Errorf("jobs %v", sw.Jobs)
+	}
+	// a name is never a path; a bare folder name is one when it exists
+	if isKernelPath("test_scale", dir) || !isKernelPath("k.yaml", dir) || !isKernelPath("./k", dir) || isKernelPath("nope", dir) {
+		t.Error("isKernelPath")
+	}
+	for _, c := range []struct {
+		name, src string
+		o         Options
+		want      string
+	}{
+		{"resolver error", "sweeps:\n  - kernel: ./broken/kernel.yaml\n", o,
+			"s.yaml:2:13: sweeps[0].kernel: cannot load the user kernel ./broken/kernel.yaml (" + filepath.Join(dir, "broken", "kernel.yaml") + "; paths are relative to the sweep file): k/kernel.yaml:2:1: unknown key \"sourcez\""},
+		{"no resolver", "sweeps:\n  - kernel: ./k/kernel.yaml\n", Options{},
+			"s.yaml:2:13: sweeps[0].kernel: ./k/kernel.yaml is a path to a user kernel, and this program does not load them here"},
+	} {
+		_, err := ParseWith(filepath.Join(dir, "s.yaml"), []byte(c.src), profiler.DefaultOptions(), c.o)
+		if err == nil || !profiler.IsInputError(err) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v\nwant %s", c.name, err, c.want)
+		}
+	}
+}
+
 // TestUnknownKeysDeterministic: the report is the same on every parse (map
 // order must not pick which key is named).
 func TestUnknownKeysDeterministic(t *testing.T) {
@@ -242,4 +292,25 @@ func TestUnknownKeysDeterministic(t *testing.T) {
 	if !strings.Contains(err.Error(), `unknown field "a1"; also unknown: "b2" (line 5), "c3" (line 6), "d4" (line 7)`) {
 		t.Errorf("err %v", err)
 	}
+}
+
+// Any `where:` text either fails the file with an InputError or keeps
+// specs of the sweep; it never panics.
+func FuzzWhere(f *testing.F) {
+	for _, s := range []string{"WG > 32", "cdiv(N, WG) > sizeof(T)", "!broken || N % WG == 0", "N / (WG - 64) > 1", "min(", "T == 'f32'", "WG && 1", "1 ? true : false", "N > 1e400"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, w string) {
+		src := "sweeps:\n  - kernel: test_scale\n    knobs: {WG: [32, 64]}\n    dims: {N: [7, 1000]}\n    where: [" + strconv.Quote(w) + "]\n"
+		sw, err := Parse("w.yaml", []byte(src), profiler.DefaultOptions())
+		if err != nil {
+			if !profiler.IsInputError(err) {
+				t.Fatalf("%q: error of type %T: %v", w, err, err)
+			}
+			return
+		}
+		if len(sw.Jobs) == 0 || len(sw.Jobs) > 4 {
+			t.Fatalf("%q: %d jobs", w, len(sw.Jobs))
+		}
+	})
 }

@@ -1,0 +1,200 @@
+package user
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+// check: {kernel: ../naive/kernel.yaml} compares the outputs against
+// another manifest's kernel run at f32 on the same inputs, on the same
+// device: a naive version of the same math is often the easiest reference
+// to trust. Dims and buffers match by name (or by `map: {yours: theirs}`);
+// knobs by name where the other kernel has them, its defaults otherwise.
+
+func (f *Family) parseKernelCheck(k, mm any, read func(string) ([]byte, error)) error {
+	d := f.doc
+	rel, _ := k.(string)
+	if rel == "" {
+		return d.err("$.check.kernel", "check.kernel", "want the path of another kernel.yaml (relative to this manifest), e.g. `kernel: ../naive/kernel.yaml`")
+	}
+	path := rel
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(f.dir, rel)
+	}
+	if filepath.Clean(path) == filepath.Clean(f.path) {
+		return d.err("$.check.kernel", "check.kernel", "%s is this manifest: name another kernel (a naive version of the same math)", rel)
+	}
+	src, err := read(path)
+	if err != nil {
+		return d.err("$.check.kernel", "check.kernel", "cannot read %s: %v: the path is relative to the manifest's folder", path, unwrapPath(err))
+	}
+	other, err := parse(path, src, read, true)
+	if err != nil {
+		return d.err("$.check.kernel", "check.kernel", "the check kernel %s does not load: %v", rel, err)
+	}
+	if other.Name() == f.Name() {
+		return d.err("$.check.kernel", "check.kernel", "%s has this kernel's name %s: give the check kernel its own name", rel, f.Name())
+	}
+	osc := other.Schema()
+	if !slices.Contains(osc.DTypes, profiler.F32) {
+		return d.err("$.check.kernel", "check.kernel", "%s (%s) does not list f32 in its dtypes: the check kernel runs at f32", other.Name(), rel)
+	}
+	c := checker{kernel: other, amap: map[string]string{}}
+	if m, ok := mm.(map[string]any); ok {
+		for u, x := range m {
+			s, ok := x.(string)
+			if !ok {
+				return d.err("$.check.map."+u, "check.map."+u, "want %s's name for %s, got %v", other.Name(), u, x)
+			}
+			if _, ok := f.vars[u]; !ok && !slices.Contains(bufNames(f.bufs), u) {
+				return d.err("$.check.map."+u, "check.map."+u, "%s is not one of your buffers or dims: %s", u, strings.Join(append(bufNames(f.bufs), f.vars.Names()...), ", "))
+			}
+			c.amap[u] = s
+		}
+	} else if mm != nil {
+		return d.err("$.check.map", "check.map", "want a mapping from your buffer and dim names to %s's", other.Name())
+	}
+	for _, p := range osc.Dims {
+		u, ok := c.userName(p.Name, f)
+		if _, isDim := f.schema.Dim(u); !ok || !isDim {
+			return d.err("$.check", "check.map", "%s's dim %s has no source: give your kernel a dim %s, or map one of yours to it (map: {yours: %s})", other.Name(), p.Name, p.Name, p.Name)
+		}
+	}
+	for _, b := range f.bufs {
+		if !b.out {
+			continue
+		}
+		theirs := c.theirName(b.name)
+		i := slices.IndexFunc(other.bufs, func(ob ubuf) bool { return ob.name == theirs })
+		if i < 0 || !other.bufs[i].out {
+			return d.err("$.check", "check.map", "your output %s has no output %s in %s (its outputs: %s): name them alike or map yours to one (map: {%s: theirs})", b.name, theirs, other.Name(), strings.Join(outNames(other.bufs), ", "), b.name)
+		}
+	}
+	f.check = c
+	return nil
+}
+
+func outNames(bs []ubuf) []string {
+	var out []string
+	for _, b := range bs {
+		if b.out {
+			out = append(out, b.name)
+		}
+	}
+	return out
+}
+
+// theirName is the other kernel's name for one of ours: the map, or the same.
+func (c checker) theirName(user string) string {
+	if t, ok := c.amap[user]; ok {
+		return t
+	}
+	return user
+}
+
+var _ profiler.DeviceReference = (*Family)(nil)
+
+// DeviceReference runs the check kernel at f32 on the device with this
+// spec's inputs and turns its outputs into checks (float64 of the f32
+// outputs, on a sample of rows, with the manifest's tolerances). Other
+// checks are answered by Reference.
+func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows int, seed uint64, runOn profiler.RunOnDevice) (*profiler.Reference, error) {
+	c := f.check
+	if c.kind() != "kernel" {
+		return f.Reference(s, in, maxRows, seed)
+	}
+	other := c.kernel
+	osc := other.Schema()
+	ospec := profiler.Spec{Kernel: other.Name(), DType: profiler.F32, Knobs: map[string]int{}, Dims: map[string]int{}, Flags: map[string]bool{}}
+	e := env(s)
+	for _, p := range osc.Dims {
+		u, _ := c.userName(p.Name, f)
+		v, ok := e[u].(int)
+		if !ok {
+			return nil, fmt.Errorf("check: kernel %s: its dim %s maps to %s, which is not one of your dims", other.Name(), p.Name, u)
+		}
+		ospec.Dims[p.Name] = v
+	}
+	var knobNotes []string
+	for _, p := range osc.Knobs {
+		u, ok := c.userName(p.Name, f)
+		if !ok {
+			continue
+		}
+		v, ok := e[u].(int)
+		if ok && p.Check(v) == nil {
+			ospec.Knobs[p.Name] = v
+		} else if ok {
+			knobNotes = append(knobNotes, fmt.Sprintf("%s=%d is not allowed there, its default is used", p.Name, v))
+		}
+	}
+	for _, fl := range osc.Flags {
+		if u, ok := c.userName(fl.Name, f); ok {
+			if v, ok := e[u].(bool); ok {
+				ospec.Flags[fl.Name] = v
+			}
+		}
+	}
+	ospec = ospec.WithDefaults(osc)
+	oin := profiler.Inputs{}
+	for _, b := range f.bufs {
+		if vals, ok := in[b.name]; ok && !b.out {
+			oin[c.theirName(b.name)] = vals
+		}
+	}
+	outs, err := runOn(other, ospec, oin)
+	if err != nil {
+		what := fmt.Sprintf("check: kernel %s (%s) at %s", other.Name(), other.path, ospec)
+		if errors.Is(err, profiler.ErrCannotRun) {
+			return nil, fmt.Errorf("%s: %w: the check kernel needs a GPU backend, as yours does", what, err)
+		}
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	ref := &profiler.Reference{}
+	for _, b := range f.bufs {
+		if !b.out {
+			continue
+		}
+		theirs := c.theirName(b.name)
+		got, ok := outs[theirs]
+		if !ok {
+			return nil, fmt.Errorf("check: kernel %s returned no output %s", other.Name(), theirs)
+		}
+		sh, err := f.shapeOf(b, e)
+		if err != nil {
+			return nil, err
+		}
+		n := 1
+		for _, x := range sh {
+			n *= x
+		}
+		if len(got) != n {
+			return nil, fmt.Errorf("check: kernel %s's output %s has %d elements, your %s has %d (shape %v): the two kernels must compute the same shape", other.Name(), theirs, len(got), b.name, n, sh)
+		}
+		cols := max(sh[len(sh)-1], 1)
+		rows := n / cols
+		pick := profiler.SampleRows(rows, maxRows, seed)
+		ch := profiler.Check{Buffer: b.name, Tol: f.tolFor(b, s.DType)}
+		for _, r := range pick {
+			for k := range cols {
+				i := r*cols + k
+				ch.Index = append(ch.Index, i)
+				ch.Want = append(ch.Want, float64(got[i]))
+			}
+		}
+		ref.Checks = append(ref.Checks, ch)
+		if ref.RowsTotal == 0 {
+			ref.RowsTotal, ref.RowsChecked = rows, len(pick)
+			ref.Rows = profiler.DescribeRows(pick, rows, seed) + " of " + b.name + " (against " + other.Name() + " at f32)"
+			if len(knobNotes) > 0 {
+				ref.Rows += "; " + strings.Join(knobNotes, "; ")
+			}
+		}
+	}
+	return ref, nil
+}

@@ -1,0 +1,89 @@
+package run
+
+import (
+	"fmt"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+// onDevice is the profiler.RunOnDevice a DeviceReference family gets: it
+// plans, compiles and runs another spec on this runner's backend, with its
+// own buffers (the current spec's and the input cache are not touched).
+func (r *Runner) onDevice(dev profiler.DeviceInfo, seed uint64) profiler.RunOnDevice {
+	return func(f profiler.Family, s profiler.Spec, in profiler.Inputs) (map[string][]float32, error) {
+		sc := f.Schema()
+		full := s.WithDefaults(sc)
+		if err := full.CheckSchema(sc); err != nil {
+			return nil, err
+		}
+		if err := f.Validate(full, dev); err != nil {
+			return nil, err
+		}
+		plan, err := f.Plan(full, dev)
+		if err != nil {
+			return nil, err
+		}
+		if err := CheckMemory(plan, dev); err != nil {
+			return nil, err
+		}
+		launches, setup, err := r.compile(plan)
+		if err != nil {
+			return nil, err
+		}
+		bufs := map[string]profiler.Buffer{}
+		defer func() {
+			for _, b := range bufs {
+				r.backend.Free(b)
+			}
+		}()
+		for _, b := range plan.Buffers {
+			buf, err := r.backend.Alloc(b.Bytes())
+			if err != nil {
+				return nil, fmt.Errorf("allocating %s (%s): %w", b.Name, profiler.FormatBytes(b.Bytes()), err)
+			}
+			bufs[b.Name] = buf
+			raw := make([]byte, b.Bytes())
+			vals, given := in[b.Name]
+			switch {
+			case given && b.Role != profiler.Out:
+				if int64(len(vals)) != b.Elems {
+					return nil, fmt.Errorf("input %s: %d values given, %s's buffer holds %d: the shapes differ", b.Name, len(vals), full.Kernel, b.Elems)
+				}
+				b.Type.Encode(raw, vals)
+			case b.Init == profiler.InitPoison:
+				for i := range raw {
+					raw[i] = 0xff
+				}
+			case b.Init == profiler.InitNormal || b.Init == profiler.InitUniform || b.Init == profiler.InitInts || b.Init == profiler.InitOnes || b.Init == profiler.InitArange:
+				b.Type.Encode(raw, profiler.Fill(b, seed))
+			}
+			if err := r.backend.Upload(buf, raw); err != nil {
+				return nil, fmt.Errorf("uploading %s: %w", b.Name, err)
+			}
+		}
+		bind(launches, plan, bufs)
+		bind(setup, plan, bufs)
+		if len(setup) > 0 {
+			if err := r.backend.Run(setup); err != nil {
+				return nil, fmt.Errorf("setup dispatch: %w", err)
+			}
+		}
+		if err := r.backend.Run(launches); err != nil {
+			return nil, fmt.Errorf("run: %w", err)
+		}
+		out := map[string][]float32{}
+		for _, b := range plan.Buffers {
+			if b.Role != profiler.Out {
+				continue
+			}
+			raw := make([]byte, b.Bytes())
+			if err := r.backend.Download(bufs[b.Name], raw); err != nil {
+				return nil, fmt.Errorf("downloading %s: %w", b.Name, err)
+			}
+			vals := make([]float32, b.Elems)
+			b.Type.Decode(raw, vals)
+			out[b.Name] = vals
+		}
+		return out, nil
+	}
+}
