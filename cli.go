@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 	"github.com/mltop/mltop/profiler/sink"
@@ -490,9 +491,11 @@ func cmdWorker(args []string) error {
 	}
 	protocol := os.Stdout
 	os.Stdout = os.Stderr // stray prints must not corrupt the protocol
-	err := run.ServeWorker(os.Stdin, protocol, func() (profiler.Executor, error) {
+	// A request for a user kernel the parent reloaded (another version)
+	// registers the manifests again first: the worker runs the new kernel.
+	err := run.ServeWorkerReload(os.Stdin, protocol, func() (profiler.Executor, error) {
 		return openRunner(*backend, os.Stderr, true)
-	})
+	}, user.RegisterFromEnv)
 	if err != nil {
 		return &exitError{code: exitFailed, msg: "worker: " + err.Error()}
 	}

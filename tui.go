@@ -34,7 +34,19 @@ func runTUI(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		lines = append(lines, b.name+" "+state)
 	}
 	base := o.measureOptions(nil)
+	// Live reload: every --kernel manifest is watched; a save reloads the
+	// family (workers catch up through the version in each request) and
+	// reruns the spec in the editor.
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	var events <-chan ui.Event
+	if len(o.kernels) > 0 {
+		if events, err = ui.WatchKernels(wctx, o.kernels, 0); err != nil {
+			return badInput("--kernel: %v", err)
+		}
+	}
 	return ui.Run(ctx, exec, ui.Options{
+		Events:         events,
 		NoColor:        o.noColor || os.Getenv("NO_COLOR") != "",
 		DefaultOptions: base,
 		Backends:       strings.Join(lines, ", "),
