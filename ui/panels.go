@@ -253,7 +253,12 @@ func (p errorPanel) lines(w, h int) []string {
 	for _, l := range wrap(first, w) {
 		out = append(out, p.th.bad.Render(l))
 	}
-	rest := wrap(strings.TrimSpace(msg), w)
+	var rest []string
+	for _, l := range wrap(strings.TrimSpace(msg), w) {
+		if strings.TrimSpace(l) != "" { // the first error's place stays no gap
+			rest = append(rest, l)
+		}
+	}
 	if tail != "" {
 		rest = append(rest, wrap(tail, w)...)
 	}

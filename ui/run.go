@@ -268,29 +268,34 @@ func (m Model) onRunEvent(msg runEventMsg) (Model, tea.Cmd) {
 // names the user's file:line and what to do.
 func (m Model) outcome(b *batch, e entry) string {
 	r := e.res
+	reload := b.origin == originReload
 	s := fmt.Sprintf("run #%d %s: %s", e.id, r.Spec.Kernel, r.Status)
+	if reload { // the note names the kernel
+		s = fmt.Sprintf("run #%d: %s", e.id, r.Status)
+	}
 	if r.Status == profiler.StatusCompileError {
 		if at := siteLabel(r.Error); at != "" {
 			s = fmt.Sprintf("run #%d: compile error in %s", e.id, at)
 		} else {
 			s = fmt.Sprintf("run #%d %s: compile error", e.id, r.Spec.Kernel)
 		}
-		if b.origin == originReload {
+		if reload {
 			s += " — fix and save to rerun"
 		} else {
 			s += " — fix it and press r"
 		}
 	}
+	if reload && !b.saved.IsZero() {
+		s += fmt.Sprintf(" · %s after save", fmtSeconds(time.Since(b.saved)))
+	}
 	if r.Stats.N > 0 {
-		s += " · median " + fmtDur(r.Stats.Median) + " · " + fmtThroughput(r)
+		s += " · median " + fmtDur(r.Stats.Median)
 		if p, ok := m.hist.previous(e); ok {
 			if d := deltaMedian(r, p.res); d != "" {
-				s += fmt.Sprintf(" (median %s vs #%d)", d, p.id)
+				s += fmt.Sprintf(" (%s vs #%d)", d, p.id)
 			}
 		}
-	}
-	if b.origin == originReload && !b.saved.IsZero() {
-		s += fmt.Sprintf(" · %s after save", fmtSeconds(time.Since(b.saved)))
+		s += " · " + fmtThroughput(r)
 	}
 	if b.note != "" {
 		s = b.note + " · " + s
