@@ -207,6 +207,10 @@ Usage:
                                         one spec from the command line; unset knobs and dims
                                         take the family's defaults; flags are set as causal=1;
                                         KERNEL may be a user kernel's ./dir/kernel.yaml
+  mltop watch ./dir [--set K=V,...] [--dtype D] [--count N]
+                                        run a user kernel, then again on each save of its
+                                        manifest, sources, includes or ref.py: one line per run
+                                        with the change and the time from save to result
   mltop new NAME --from FILE.cu --entry FN [-o DIR]
                                         write a starting kernel.yaml for your own kernel
   mltop list                            backends found (and why a missing one is missing),

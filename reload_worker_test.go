@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,5 +74,59 @@ func TestWorkerRunsReloadedKernel(t *testing.T) {
 	}
 	if strings.Contains(r.Error, "the worker") {
 		t.Errorf("the worker reported a reload problem: %s", r.Error)
+	}
+}
+
+// TestWatchCommand: `mltop watch DIR` runs the spec, then reruns it on each
+// save and prints one line per run with the time from the save; a broken
+// manifest prints a reload error naming file:line and keeps watching;
+// --count stops after that many saves. The CPU backend plans a user
+// kernel but cannot run its source: each run is `invalid` saying so.
+func TestWatchCommand(t *testing.T) {
+	t.Setenv(user.PathsEnv, "")
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "kernel.yaml")
+	good := strings.Replace(strings.Replace(workerReloadYAML, "FACTOR", "1", 1), "test_worker_reload", "test_watch_cmd", 1)
+	os.WriteFile(manifest, []byte(good), 0o644)
+	src := filepath.Join(dir, "k.cu")
+	os.WriteFile(src, []byte(`extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {}`), 0o644)
+
+	pr, pw := io.Pipe()
+	var errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- realMain([]string{"watch", dir, "--backend", "cpu", "--isolate", "off", "--set", "WG=128", "--count", "2"}, pw, &errb)
+		pw.Close()
+	}()
+	lines := bufio.NewScanner(pr)
+	next := func() string {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("watch ended early; stderr:\n%s", errb.String())
+		}
+		t.Log(lines.Text())
+		return lines.Text()
+	}
+	l := next()
+	if !strings.HasPrefix(l, "#1  start  invalid") || !strings.Contains(l, "the CPU backend cannot run user kernel test_watch_cmd") || !strings.Contains(l, "after_start=") {
+		t.Errorf("first run: %q", l)
+	}
+	os.WriteFile(src, []byte("// faster\n"+`extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {}`), 0o644)
+	if l = next(); !strings.HasPrefix(l, "#2  k.cu saved  invalid") || !strings.Contains(l, "after_save=") {
+		t.Errorf("rerun on save: %q", l)
+	}
+	os.WriteFile(manifest, []byte(strings.Replace(good, "grid: [rows]", "grid: [rowz]", 1)), 0o644)
+	if l = next(); !strings.HasPrefix(l, "#3  kernel.yaml saved  reload error") || !strings.Contains(l, manifest+":") || !strings.Contains(l, "rowz") {
+		t.Errorf("broken manifest: %q", l)
+	}
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d after --count 2; stderr:\n%s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "the kernel as loaded before stays") {
+		t.Errorf("stderr lacks what to do:\n%s", errb.String())
+	}
+	os.Setenv(user.PathsEnv, "") // the broken manifest stays out of the next command
+	if code, _, errs := runCLI(t, "watch", "attn_fwd"); code != 2 || !strings.Contains(errs, "built-in kernels do not change") {
+		t.Errorf("watch of a built-in: %d %s", code, errs)
 	}
 }

@@ -155,6 +155,10 @@ func carrySpec(old profiler.Spec, sc profiler.Schema) profiler.Spec {
 	return s.WithDefaults(sc)
 }
 
+// ErrorSite is errorSite for the headless `mltop watch`: the file and
+// line an error message points at, and the message's line that says so.
+func ErrorSite(msg string) (file string, line int, text string, ok bool) { return errorSite(msg) }
+
 // errorSite finds where an error message points: the first file:line of a
 // line that says "error" (else the first file:line at all). It reads the
 // forms compilers and the manifest loader write: NVRTC's file.cu(30),

@@ -258,3 +258,35 @@ func TestCarrySpec(t *testing.T) {
 		t.Error("a knob the schema dropped was kept")
 	}
 }
+
+// TestStepMovesTiedDim: stepping H with ←/→ moves a tied Hkv along (Hkv
+// follows H), as Spec.Set does for --set; once untied, Hkv stays.
+func TestStepMovesTiedDim(t *testing.T) {
+	hs := start(t, &fakeExec{}, testOptions(), 120, 40)
+	hs.keys("down", "down", "down", "down", "down", "down") // BQ BK WM WN dtype B → H
+	hs.waitFor("cursor on H", func(m Model) bool { f, _ := m.editor.field(); return f.name == "H" })
+	hs.keys("right")
+	var h, hkv int
+	hs.waitFor("H stepped", func(m Model) bool {
+		h, hkv = m.spec().Dims["H"], m.spec().Dims["Hkv"]
+		return h != 8
+	})
+	if hkv != h {
+		t.Fatalf("H stepped to %d but the tied Hkv stayed at %d", h, hkv)
+	}
+	hs.keys("down", "left") // Hkv down one step: untied
+	hs.waitFor("Hkv untied", func(m Model) bool {
+		hkv = m.spec().Dims["Hkv"]
+		return hkv < h
+	})
+	hs.keys("up", "right")
+	hs.waitFor("H steps again", func(m Model) bool {
+		if m.spec().Dims["H"] == h {
+			return false
+		}
+		if got := m.spec().Dims["Hkv"]; got != hkv {
+			t.Errorf("an untied Hkv moved with H: %d → %d", hkv, got)
+		}
+		return true
+	})
+}

@@ -26,7 +26,9 @@ func TestSyncVersion(t *testing.T) {
 	}
 	defer profiler.Replace(base)
 	profiler.Replace(versionedFamily{base, "v1"})
-	req := func(v string) workerRequest { return workerRequest{Spec: profiler.Spec{Kernel: "test_scale"}, Version: v} }
+	req := func(v string) workerRequest {
+		return workerRequest{Spec: profiler.Spec{Kernel: "test_scale"}, Version: v}
+	}
 	reloads := 0
 	to := func(v string) func() error {
 		return func() error { reloads++; profiler.Replace(versionedFamily{base, v}); return nil }
