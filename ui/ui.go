@@ -15,12 +15,15 @@
 //	prompt.go       prompt       the one-line editor of the filter, typed values and paths
 //	help.go         helpScreen   the help bar and the `?` screen
 //	run.go          batch        runs through run.Jobs, the job loop the headless sweep uses
+//	reload.go       live reload: WatchKernels turns a user kernel's saves into Events; the
+//	                reloaded family replaces the old one in the list and the editor; errorSite
+//	                finds the file:line an error names
 //	view.go         the root's layout (layout.go) and status line
 //
 // The root routes keys by focus (any open prompt takes every key first),
 // keeps the components in step (syncPanels) and lays them out on a grid
 // that depends on the terminal size only. Messages from outside the session
-// (a file watcher, say) arrive as Event.
+// (the file watcher of WatchKernels, say) arrive as Event.
 package ui
 
 import (
