@@ -290,3 +290,26 @@ func TestStepMovesTiedDim(t *testing.T) {
 		return true
 	})
 }
+
+// TestReloadDuringRerun: a save while the previous save's rerun is still
+// measuring reruns once more when it ends, with the newest files.
+func TestReloadDuringRerun(t *testing.T) {
+	exec := &fakeExec{block: true, release: make(chan struct{})}
+	hs, dir := reloadSession(t, "test_reload_twice", exec)
+	src := filepath.Join(dir, "k.cu")
+	write(t, src, reloadCU("30"))
+	hs.waitFor("reload run measuring", func(m Model) bool {
+		return m.running() && m.batch.origin == originReload && m.batch.progress.Phase == "measure"
+	})
+	write(t, src, reloadCU("40"))
+	frame := hs.waitFor("second save noted", func(m Model) bool { return m.pendingReload != nil })
+	if !strings.Contains(frame, "reruns when the run in flight ends") {
+		t.Errorf("the status line does not say the save will rerun:\n%s", frame)
+	}
+	close(exec.release)
+	frame = hs.waitFor("rerun after the first", runs(2))
+	// WG=64 + cost 40: 204 µs, the newest source.
+	if !strings.Contains(frame, "run #2: ok") || !strings.Contains(frame, "median 204 µs") {
+		t.Errorf("the second save did not rerun with the newest source:\n%s", frame)
+	}
+}
