@@ -38,9 +38,16 @@ func reloadCU(cost string) string {
 
 // reloadSession writes a user kernel named name into a temporary folder,
 // watches it as `mltop --kernel DIR` does and starts a session on it with
-// the fake executor. It returns the folder.
-func reloadSession(t *testing.T, name string, exec *fakeExec) (*harness, string) {
+// the fake executor. It returns the folder and the name (a suffix keeps it
+// unique when the test runs again in the same process: -count).
+func reloadSession(t *testing.T, name string, exec *fakeExec) (*harness, string, string) {
 	t.Helper()
+	for i := 2; ; i++ {
+		if _, err := profiler.Lookup(name); err != nil {
+			break
+		}
+		name = strings.TrimRight(strings.TrimRight(name, "0123456789"), "_") + "_" + itoa(i)
+	}
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "kernel.yaml"), strings.Replace(reloadYAML, "NAME", name, 1))
 	write(t, filepath.Join(dir, "k.cu"), reloadCU("10"))
@@ -58,7 +65,7 @@ func reloadSession(t *testing.T, name string, exec *fakeExec) (*harness, string)
 	opts := testOptions()
 	opts.Families = []profiler.Family{f, attn}
 	opts.Events = events
-	return start(t, exec, opts, 120, 40), dir
+	return start(t, exec, opts, 120, 40), dir, name
 }
 
 func write(t *testing.T, path, text string) {
@@ -80,7 +87,7 @@ func runs(n int) func(Model) bool {
 // reload. The time from the save to the result is logged.
 func TestReloadRerunsOnSave(t *testing.T) {
 	exec := &fakeExec{}
-	hs, dir := reloadSession(t, "test_reload_save", exec)
+	hs, dir, name := reloadSession(t, "test_reload_save", exec)
 	hs.keys("r")
 	hs.waitFor("run 1", runs(1)) // WG=64 + cost 10: 174 µs
 	hs.keys("tab", "tab", "p", "shift+tab", "shift+tab")
@@ -99,7 +106,7 @@ func TestReloadRerunsOnSave(t *testing.T) {
 	})
 	t.Logf("save → result with the fake executor: %s (debounce 30 ms)", took.Round(time.Millisecond))
 	for _, want := range []string{
-		"test_reload_save reloaded (k.cu saved) · run #2: ok · ",
+		name + " reloaded (k.cu saved) · run #2: ok · ",
 		" after save · median 194 µs (+11.5% vs #1)",
 	} {
 		if !strings.Contains(frame, want) {
@@ -133,11 +140,11 @@ func TestReloadRerunsOnSave(t *testing.T) {
 // user's file:line, and the status line says what to do.
 func TestReloadErrors(t *testing.T) {
 	exec := &fakeExec{}
-	hs, dir := reloadSession(t, "test_reload_broken", exec)
+	hs, dir, name := reloadSession(t, "test_reload_broken", exec)
 	hs.keys("r")
 	hs.waitFor("run 1", runs(1))
 	manifest := filepath.Join(dir, "kernel.yaml")
-	good := strings.Replace(reloadYAML, "NAME", "test_reload_broken", 1)
+	good := strings.Replace(reloadYAML, "NAME", name, 1)
 	write(t, manifest, strings.Replace(good, "grid: [rows]", "grid: [rowz]", 1))
 	frame := hs.waitFor("reload error", func(m Model) bool { return m.loadErr != nil })
 	for _, want := range []string{
@@ -156,7 +163,7 @@ func TestReloadErrors(t *testing.T) {
 	// The old family is still there: it runs.
 	hs.keys("r")
 	frame = hs.waitFor("run of the old family", runs(2))
-	if !strings.Contains(frame, "run #2 test_reload_broken: ok") {
+	if !strings.Contains(frame, "run #2 "+name+": ok") {
 		t.Errorf("the old family did not run after a broken save:\n%s", frame)
 	}
 
@@ -186,13 +193,13 @@ func TestReloadErrors(t *testing.T) {
 // the editor, values the new schema still allows are kept, a removed knob
 // goes, and the history stays.
 func TestReloadManifestRebuildsEditor(t *testing.T) {
-	hs, dir := reloadSession(t, "test_reload_knobs", &fakeExec{})
+	hs, dir, name := reloadSession(t, "test_reload_knobs", &fakeExec{})
 	hs.keys("right") // WG=128
 	hs.waitFor("WG=128", func(m Model) bool { return m.spec().Knobs["WG"] == 128 })
 	hs.keys("r")
 	hs.waitFor("run 1", runs(1))
 	manifest := filepath.Join(dir, "kernel.yaml")
-	good := strings.Replace(reloadYAML, "NAME", "test_reload_knobs", 1)
+	good := strings.Replace(reloadYAML, "NAME", name, 1)
 	write(t, manifest, strings.Replace(good, "knobs:\n", "knobs:\n  UNROLL: {values: [1, 2, 4], default: 2, doc: loop unroll}\n", 1))
 	frame := hs.waitFor("new knob", func(m Model) bool { return runs(2)(m) && len(m.editor.fields) == 5 })
 	if !regexp.MustCompile(`UNROLL +2 +knob`).MatchString(frame) || !regexp.MustCompile(`WG +◂? ?128`).MatchString(frame) {
@@ -295,7 +302,7 @@ func TestStepMovesTiedDim(t *testing.T) {
 // measuring reruns once more when it ends, with the newest files.
 func TestReloadDuringRerun(t *testing.T) {
 	exec := &fakeExec{block: true, release: make(chan struct{})}
-	hs, dir := reloadSession(t, "test_reload_twice", exec)
+	hs, dir, _ := reloadSession(t, "test_reload_twice", exec)
 	src := filepath.Join(dir, "k.cu")
 	write(t, src, reloadCU("30"))
 	hs.waitFor("reload run measuring", func(m Model) bool {
