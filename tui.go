@@ -40,13 +40,19 @@ func runTUI(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	var events <-chan ui.Event
+	selected := "" // the session starts on the first user kernel
 	if len(o.kernels) > 0 {
-		if events, err = ui.WatchKernels(wctx, o.kernels, 0); err != nil {
+		var fams []profiler.Family
+		if events, fams, err = ui.WatchKernels(wctx, o.kernels, 0); err != nil {
 			return badInput("--kernel: %v", err)
+		}
+		if len(fams) > 0 {
+			selected = fams[0].Name()
 		}
 	}
 	return ui.Run(ctx, exec, ui.Options{
 		Events:         events,
+		Select:         selected,
 		NoColor:        o.noColor || os.Getenv("NO_COLOR") != "",
 		DefaultOptions: base,
 		Backends:       strings.Join(lines, ", "),

@@ -210,20 +210,23 @@ func siteLabel(msg string) string {
 // folders of them, as --kernel takes) and sends an Event for each reload:
 // the new family (installed in the registry by the watcher) with Rerun, or
 // the error that kept the old one, naming file:line. The channel closes
-// when ctx ends. The first load's error is returned and nothing is watched.
-func WatchKernels(ctx context.Context, paths []string, debounce time.Duration) (<-chan Event, error) {
+// when ctx ends. It also returns the families as first loaded (for
+// Options.Select). The first load's error is returned and nothing is watched.
+func WatchKernels(ctx context.Context, paths []string, debounce time.Duration) (<-chan Event, []profiler.Family, error) {
 	var ws []*user.Watcher
+	var fams []profiler.Family
 	for _, p := range paths {
 		ms, err := user.Manifests(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, mf := range ms {
-			w, _, err := user.Watch(ctx, mf, user.WatchOptions{Debounce: debounce})
+			w, f, err := user.Watch(ctx, mf, user.WatchOptions{Debounce: debounce})
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			ws = append(ws, w)
+			fams = append(fams, f)
 		}
 	}
 	out := make(chan Event, 4)
@@ -245,7 +248,18 @@ func WatchKernels(ctx context.Context, paths []string, debounce time.Duration) (
 		wg.Wait()
 		close(out)
 	}()
-	return out, nil
+	return out, fams, nil
+}
+
+// selectName selects the family called name, if listed.
+func (l *kernelList) selectName(name string) {
+	for i, f := range l.fams {
+		if f.Name() == name {
+			l.sel = i
+			l.setFilter(l.filter)
+			return
+		}
+	}
 }
 
 // reloadEvent says what a reload did, for the status line and the session.

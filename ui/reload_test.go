@@ -53,9 +53,12 @@ func reloadSession(t *testing.T, name string, exec *fakeExec) (*harness, string,
 	write(t, filepath.Join(dir, "k.cu"), reloadCU("10"))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	events, err := WatchKernels(ctx, []string{dir}, 30*time.Millisecond)
+	events, fams, err := WatchKernels(ctx, []string{dir}, 30*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(fams) != 1 || fams[0].Name() != name {
+		t.Fatalf("WatchKernels loaded %v", fams)
 	}
 	f, err := profiler.Lookup(name)
 	if err != nil {
@@ -63,7 +66,8 @@ func reloadSession(t *testing.T, name string, exec *fakeExec) (*harness, string,
 	}
 	attn, _ := profiler.Lookup("attn_fwd")
 	opts := testOptions()
-	opts.Families = []profiler.Family{f, attn}
+	opts.Families = []profiler.Family{attn, f} // the user kernel second: Select picks it
+	opts.Select = name
 	opts.Events = events
 	return start(t, exec, opts, 120, 40), dir, name
 }

@@ -56,6 +56,9 @@ type Options struct {
 	Families []profiler.Family
 	// Now stamps the default export file name; nil means time.Now.
 	Now func() time.Time
+	// Select is the family selected at the start (the first --kernel);
+	// empty: the first in the list.
+	Select string
 	// Events are messages from outside the session (a file watcher that
 	// reloads user kernels, say), handled in order until the channel closes.
 	Events <-chan Event
@@ -200,6 +203,9 @@ func NewModel(exec profiler.Executor, opts Options) Model {
 		prompt: newPrompt(th, opts.NoColor),
 		help:   newHelpScreen(th, keys),
 		stop:   make(chan struct{}),
+	}
+	if opts.Select != "" {
+		m.list.selectName(opts.Select)
 	}
 	if f := m.list.selectedFamily(); f != nil {
 		m.editor.setFamily(f)
