@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 	"github.com/mltop/mltop/profiler/sink"
@@ -224,6 +225,10 @@ Usage:
                                         one spec from the command line; unset knobs and dims
                                         take the family's defaults; flags are set as causal=1;
                                         KERNEL may be a user kernel's ./dir/kernel.yaml
+  mltop watch ./dir [--set K=V,...] [--dtype D] [--count N]
+                                        run a user kernel, then again on each save of its
+                                        manifest, sources, includes or ref.py: one line per run
+                                        with the change and the time from save to result
   mltop new NAME --from FILE.cu --entry FN [-o DIR]
                                         write a starting kernel.yaml for your own kernel
   mltop list                            backends found (and why a missing one is missing),
@@ -570,9 +575,11 @@ func cmdWorker(args []string) error {
 	}
 	protocol := os.Stdout
 	os.Stdout = os.Stderr // stray prints must not corrupt the protocol
-	err := run.ServeWorker(os.Stdin, protocol, func() (profiler.Executor, error) {
+	// A request for a user kernel the parent reloaded (another version)
+	// registers the manifests again first: the worker runs the new kernel.
+	err := run.ServeWorkerReload(os.Stdin, protocol, func() (profiler.Executor, error) {
 		return openRunner(*backend, os.Stderr, true)
-	})
+	}, user.RegisterFromEnv)
 	if err != nil {
 		return &exitError{code: exitFailed, msg: "worker: " + err.Error()}
 	}

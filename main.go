@@ -58,11 +58,13 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		err = cmdCalibrate(args, stdout, stderr)
 	case "new":
 		err = cmdNew(args, stdout, stderr)
+	case "watch":
+		err = cmdWatch(ctx, args, stdout, stderr)
 	case "help":
 		usage(stdout)
 		return exitOK
 	default:
-		err = badInput("unknown command %q: use run, list, new, report, merge, calibrate, selftest, or no command for the interactive session (mltop --help)", cmd)
+		err = badInput("unknown command %q: use run, watch, list, new, report, merge, calibrate, selftest, or no command for the interactive session (mltop --help)", cmd)
 	}
 	return report(err, stderr)
 }

@@ -34,7 +34,25 @@ func runTUI(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		lines = append(lines, b.name+" "+state)
 	}
 	base := o.measureOptions(nil)
+	// Live reload: every --kernel manifest is watched; a save reloads the
+	// family (workers catch up through the version in each request) and
+	// reruns the spec in the editor.
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	var events <-chan ui.Event
+	selected := "" // the session starts on the first user kernel
+	if len(o.kernels) > 0 {
+		var fams []profiler.Family
+		if events, fams, err = ui.WatchKernels(wctx, o.kernels, 0); err != nil {
+			return badInput("--kernel: %v", err)
+		}
+		if len(fams) > 0 {
+			selected = fams[0].Name()
+		}
+	}
 	return ui.Run(ctx, exec, ui.Options{
+		Events:         events,
+		Select:         selected,
 		NoColor:        o.noColor || os.Getenv("NO_COLOR") != "",
 		DefaultOptions: base,
 		Backends:       strings.Join(lines, ", "),

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -387,8 +388,12 @@ func TestExternalEventReruns(t *testing.T) {
 	hs.waitFor("BQ=64", func(m Model) bool { return m.spec().Knobs["BQ"] == 64 })
 	events <- Event{Text: "attn_fwd reloaded", Rerun: true}
 	frame = hs.waitFor("second rerun", idle(2))
-	if !strings.Contains(frame, "-17.3% vs previous #1") {
+	// BQ=64 (185 µs) against BQ=32 (153 µs): +20.9% time, −17.3% throughput.
+	if !regexp.MustCompile(`#1 +\+20\.9% +-17\.3% ✓`).MatchString(frame) {
 		t.Errorf("the timing panel does not compare the rerun with the previous run:\n%s", frame)
+	}
+	if !regexp.MustCompile(`2 event +attn_fwd`).MatchString(frame) {
+		t.Errorf("the history does not say the rerun came from an event:\n%s", frame)
 	}
 	exec.mu.Lock()
 	exec.block = true
@@ -429,7 +434,7 @@ func TestPinBaseline(t *testing.T) {
 	}
 	hs.keys("up") // run #2: the timing panel compares it with the baseline
 	frame = hs.waitFor("run 2 picked", func(m Model) bool { return m.hist.cur == 0 })
-	if !strings.Contains(frame, "-17.3% vs baseline #1") {
+	if !regexp.MustCompile(`◆#1 +\+20\.9% +-17\.3% ✓`).MatchString(frame) {
 		t.Errorf("timing panel lacks the change against the baseline:\n%s", frame)
 	}
 	golden.RequireEqual(t, frame)

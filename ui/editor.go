@@ -104,7 +104,9 @@ func (f field) sweepValues() []int { return f.param.Choices() }
 
 // step moves the field's value by dir (−1 or +1) through its allowed values.
 // A value not in the list (typed by hand) steps to the nearest one in dir.
-func (f field) step(s *profiler.Spec, dir int) {
+// A dim goes through the schema's Set, so the dims that follow it and were
+// tied to it (Hkv follows H) move along.
+func (f field) step(s *profiler.Spec, dir int, sc profiler.Schema) {
 	switch f.kind {
 	case kindFlag:
 		s.Flags[f.name] = !s.Flags[f.name]
@@ -114,12 +116,10 @@ func (f field) step(s *profiler.Spec, dir int) {
 		if len(f.types) > 0 {
 			s.DType = f.types[i]
 		}
-	case kindKnob, kindDim:
-		m := s.Knobs
-		if f.kind == kindDim {
-			m = s.Dims
-		}
-		m[f.name] = stepInt(f.param.Choices(), m[f.name], dir)
+	case kindKnob:
+		s.Knobs[f.name] = stepInt(f.param.Choices(), s.Knobs[f.name], dir)
+	case kindDim:
+		_ = s.Set(sc, f.name, stepInt(f.param.Choices(), s.Dims[f.name], dir))
 	}
 }
 
@@ -147,7 +147,7 @@ func stepInt(choices []int, cur, dir int) int {
 
 // setTyped assigns a typed value. The value is kept even when the schema
 // rejects it, so the editor can show it in red with the reason.
-func (f field) setTyped(s *profiler.Spec, text string) error {
+func (f field) setTyped(s *profiler.Spec, text string, sc profiler.Schema) error {
 	text = strings.TrimSpace(text)
 	switch f.kind {
 	case kindFlag:
@@ -174,7 +174,7 @@ func (f field) setTyped(s *profiler.Spec, text string) error {
 		return fmt.Errorf("%s=%q is not a whole number: type a value in %s", f.name, text, f.allowed())
 	}
 	if f.kind == kindDim {
-		s.Dims[f.name] = v
+		_ = s.Set(sc, f.name, v) // a tied follower moves along
 	} else {
 		s.Knobs[f.name] = v
 	}
@@ -293,7 +293,7 @@ func (e *editor) setTyped(text string) error {
 		return nil
 	}
 	s := e.spec().Clone()
-	if err := f.setTyped(&s, text); err != nil {
+	if err := f.setTyped(&s, text, e.fam.Schema()); err != nil {
 		return err
 	}
 	e.setSpec(s)
@@ -317,7 +317,7 @@ func (e editor) Update(k tea.KeyPressMsg, keys keyMap) (editor, editorAction) {
 			dir = -1
 		}
 		s := e.spec().Clone()
-		f.step(&s, dir)
+		f.step(&s, dir, e.fam.Schema())
 		e.setSpec(s)
 	case key.Matches(k, keys.Reset):
 		s := e.spec().Clone()
@@ -325,7 +325,7 @@ func (e editor) Update(k tea.KeyPressMsg, keys keyMap) (editor, editorAction) {
 		case kindKnob:
 			s.Knobs[f.name] = f.param.Default
 		case kindDim:
-			s.Dims[f.name] = f.param.Default
+			_ = s.Set(e.fam.Schema(), f.name, f.param.DefaultFor(s.DType))
 		case kindFlag:
 			s.Flags[f.name] = f.flag.Default
 		case kindDType:
@@ -335,7 +335,7 @@ func (e editor) Update(k tea.KeyPressMsg, keys keyMap) (editor, editorAction) {
 	case key.Matches(k, keys.Enter):
 		if f.kind == kindFlag {
 			s := e.spec().Clone()
-			f.step(&s, 1)
+			f.step(&s, 1, e.fam.Schema())
 			e.setSpec(s)
 			return e, actionNone
 		}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,6 +65,11 @@ func (f *fakeExec) Run(ctx context.Context, s profiler.Spec, _ profiler.Options,
 		res.Status, res.Error = st, msg
 		return res
 	}
+	cost, err := fakeCompile(p.Plan)
+	if err != nil {
+		res.Status, res.Error = profiler.StatusCompileError, err.Error()
+		return res
+	}
 	for _, b := range p.Budget {
 		b.CompilerTGM = b.Total
 		res.Budget = append(res.Budget, b)
@@ -82,7 +88,7 @@ func (f *fakeExec) Run(ctx context.Context, s profiler.Spec, _ profiler.Options,
 	for _, v := range p.Spec.Knobs {
 		sum += v
 	}
-	med := 100e3 + float64(sum)*1e3
+	med := 100e3 + float64(sum)*1e3 + cost
 	res.Stats = profiler.Stats{N: 50, Min: med * 0.97, P10: med * 0.98, Median: med, P90: med * 1.03, Mean: med * 1.001, Stdev: med * 0.012, CV: 0.012}
 	res.Verdict = &profiler.Verdict{MaxAbsErr: 1.25e-6, MaxRelErr: 3.5e-5, RMSErr: 2.5e-7, Checked: 4096, ATol: 1e-5, RTol: 1e-4, RowsChecked: 256, RowsTotal: 2048, Rows: "256 of 2048 rows", Pass: true}
 	res.Status = profiler.StatusOK
@@ -227,3 +233,36 @@ func checkFrame(t *testing.T, frame string, w, h int) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func resize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }
+
+// fakeCompile "compiles" a user kernel's own source the way the runner
+// would hand it to NVRTC: a line holding #error fails with an NVRTC-style
+// log naming the user's file and line; a line "// cost N" makes the kernel
+// N µs slower (so an edit changes the timing). Built-in families' sources
+// cost nothing.
+func fakeCompile(p *profiler.Plan) (float64, error) {
+	cost := 0.0
+	for _, d := range p.Dispatches {
+		line := 0 // as the compiler counts, following #line
+		for _, l := range strings.Split(d.Program.Code, "\n") {
+			line++
+			l = strings.TrimSpace(l)
+			if n, ok := strings.CutPrefix(l, "#line "); ok {
+				f, _, _ := strings.Cut(n, " ")
+				v, _ := strconv.Atoi(f)
+				line = v - 1
+				continue
+			}
+			if strings.HasPrefix(l, "#error") {
+				return 0, fmt.Errorf("compiling %s (%s): nvrtcCompileProgram: NVRTC_ERROR_COMPILATION (6)\n%s(%d): error: %s\n\n1 error detected in the compilation of \"%s\".",
+					d.Name, d.Program.Entry, d.Program.File, line, strings.TrimSpace(strings.TrimPrefix(l, "#error")), d.Program.File)
+			}
+			if n, ok := strings.CutPrefix(l, "// cost "); ok {
+				v, err := strconv.ParseFloat(n, 64)
+				if err == nil {
+					cost += v * 1e3
+				}
+			}
+		}
+	}
+	return cost, nil
+}

@@ -17,6 +17,7 @@ import (
 type entry struct {
 	id  int
 	res profiler.Result
+	via string // what started the run: r, sweep, yaml, reload, event
 }
 
 // history is every run of the session: sortable, with a cursor the panels
@@ -35,11 +36,11 @@ func newHistory(th theme) history { return history{th: th, sortDesc: true} }
 
 func (h history) len() int { return len(h.entries) }
 
-// add appends a result and returns its entry; resetCursor puts the cursor
-// back on the first row (when the user is not browsing).
-func (h *history) add(r profiler.Result, resetCursor bool) entry {
+// add appends a result started by via and returns its entry; resetCursor
+// puts the cursor back on the first row (when the user is not browsing).
+func (h *history) add(r profiler.Result, resetCursor bool, via string) entry {
 	was, browsing := h.current()
-	e := entry{id: len(h.entries) + 1, res: r}
+	e := entry{id: len(h.entries) + 1, res: r, via: via}
 	h.entries = append(h.entries, e)
 	if resetCursor {
 		h.cur = 0
@@ -74,6 +75,31 @@ func delta(r, base profiler.Result) string {
 		return ""
 	}
 	return fmt.Sprintf("%+.1f%%", (a.value/b.value-1)*100)
+}
+
+// deltaMedian is r's median time against base's as "-4.2%" (negative is
+// faster), or "" when they are not comparable: another kernel or shape
+// (knobs may differ: that is what they compare), or no median.
+func deltaMedian(r, base profiler.Result) string {
+	if r.Spec.Kernel != base.Spec.Kernel || r.Stats.N == 0 || base.Stats.N == 0 || base.Stats.Median == 0 {
+		return ""
+	}
+	if r.Spec.ShapeKey() != base.Spec.ShapeKey() {
+		return ""
+	}
+	return fmt.Sprintf("%+.1f%%", (r.Stats.Median/base.Stats.Median-1)*100)
+}
+
+// verdictMark is a run's correctness in one symbol: ✓ pass, ✗ fail, ·
+// not verified.
+func verdictMark(r profiler.Result) string {
+	switch {
+	case r.Verdict == nil:
+		return "·"
+	case r.Verdict.Pass && r.Verdict.NaNInf == 0:
+		return "✓"
+	}
+	return "✗"
 }
 
 // previous is the newest run of e's kernel before e that has a
@@ -216,7 +242,7 @@ type histCol struct {
 	optional bool // dropped on narrow terminals
 }
 
-var histCols = []histCol{{"#", 4, true, false}, {"kernel", 12, false, false}, {"dtype", 5, false, true}, {"status", 16, false, false}, {"median", 9, true, false}, {"throughput", 14, true, false}, {"max err", 9, true, true}}
+var histCols = []histCol{{"#", 4, true, false}, {"via", 6, false, true}, {"kernel", 12, false, false}, {"dtype", 5, false, true}, {"status", 16, false, false}, {"median", 9, true, false}, {"throughput", 14, true, false}, {"max err", 9, true, true}}
 
 // deltaCol is shown while a baseline is pinned.
 var deltaCol = histCol{"Δ base", 8, true, false}
@@ -230,6 +256,10 @@ func (h history) cell(name string, e entry) string {
 			return "◆" + strconv.Itoa(e.id)
 		}
 		return strconv.Itoa(e.id)
+	case "via":
+		if e.via != "" {
+			return e.via
+		}
 	case "kernel":
 		return r.Spec.Kernel
 	case "dtype":

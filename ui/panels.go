@@ -2,6 +2,8 @@ package ui
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
@@ -146,20 +148,39 @@ func (p timingPanel) lines(w int) []string {
 	}
 	out := []string{
 		"median " + fmtDur(st.Median),
-		"p10–p90 " + fmtRange(st.P10, st.P90),
-		fmt.Sprintf("CV %.1f%% · n %d", st.CV*100, st.N),
 		fmtThroughput(p.run.res),
 	}
-	if b := p.prev; b != nil && (p.base == nil || b.id != p.base.id) {
-		if d := delta(p.run.res, b.res); d != "" {
-			out = append(out, fmt.Sprintf("%s vs previous #%d", d, b.id))
+	// The change against the previous run of the kernel and the pinned
+	// baseline comes before the details: it is what a rerun is for.
+	var cmp []string
+	row := func(label string, b *entry) {
+		dm, dt := deltaMedian(p.run.res, b.res), delta(p.run.res, b.res)
+		if dm == "" && dt == "" {
+			return
 		}
+		ok := verdictMark(b.res)
+		if now := verdictMark(p.run.res); now != ok {
+			ok += "→" + now
+		}
+		cmp = append(cmp, fmt.Sprintf("%-4s%7s%7s %s", fmt.Sprintf("%s#%d", label, b.id), orDash(dm), orDash(dt), ok))
+	}
+	// Rows: the previous run (#id) and the baseline (◆#id, as the history
+	// marks it): Δ median time, Δ throughput, its verdict (→ this run's
+	// when it changed).
+	if b := p.prev; b != nil && (p.base == nil || b.id != p.base.id) {
+		row("", b)
 	}
 	if b := p.base; b != nil && b.id != p.run.id {
-		if d := delta(p.run.res, b.res); d != "" {
-			out = append(out, fmt.Sprintf("%s vs baseline #%d", d, b.id))
-		}
+		row("◆", b)
 	}
+	if len(cmp) > 0 {
+		out = append(out, th.dim.Render(fmt.Sprintf("%-4s%7s%7s %s", "Δ", "median", "thr", "ok")))
+		out = append(out, cmp...)
+	}
+	out = append(out,
+		"p10–p90 "+fmtRange(st.P10, st.P90),
+		fmt.Sprintf("CV %.1f%% · n %d", st.CV*100, st.N),
+	)
 	out = append(out, "timer "+p.run.res.Timer)
 	for _, d := range p.run.res.PerDispatch { // multi-kernel plans: each kernel's median
 		out = append(out, th.dim.Render(fit(d.Name, max(1, w-9))+padLeft(fmtDur(d.Stats.Median), 9)))
@@ -168,10 +189,13 @@ func (p timingPanel) lines(w int) []string {
 }
 
 // errorPanel replaces correctness and timing for a run that produced no
-// numbers (compile error, crash, timeout): its error text, head first.
+// numbers (compile error, crash, timeout), or a user kernel whose reload
+// failed: its error text, the first error (the line naming the user's
+// file:line) first and whole, wrapped, never cut.
 type errorPanel struct {
-	th  theme
-	run *entry
+	th   theme
+	run  *entry
+	load *loadError
 }
 
 // isFailure is a status whose story is an error message rather than numbers.
@@ -179,28 +203,85 @@ func isFailure(s profiler.Status) bool {
 	return s != profiler.StatusOK && s != profiler.StatusMismatch
 }
 
-func (p errorPanel) show() bool { return p.run != nil && isFailure(p.run.res.Status) }
+func (p errorPanel) show() bool {
+	return p.load != nil || (p.run != nil && isFailure(p.run.res.Status))
+}
+
+// wide is an error that leaves the occupancy nothing to say (the kernel
+// never compiled): the panel takes its room too.
+func (p errorPanel) wide() bool {
+	return p.load != nil || p.run.res.Status == profiler.StatusCompileError
+}
 
 func (p errorPanel) View(w, h int) []string {
+	if p.load != nil {
+		title := "✗ reload failed · " + filepath.Base(p.load.source)
+		if at := siteLabel(p.load.text); at != "" {
+			title = "✗ reload failed · " + at
+		}
+		return boxStyled(p.th, p.th.bad, title, p.lines(w-2, h-2), w, h, false)
+	}
 	e := *p.run
-	return boxStyled(p.th, p.th.bad, fmt.Sprintf("✗ %s · run #%d", e.res.Status, e.id), p.lines(w-2, h-2), w, h, false)
+	title := fmt.Sprintf("✗ %s · run #%d", e.res.Status, e.id)
+	if at := siteLabel(e.res.Error); at != "" && e.res.Status == profiler.StatusCompileError {
+		title += " · " + at
+	}
+	return boxStyled(p.th, p.th.bad, title, p.lines(w-2, h-2), w, h, false)
 }
 
 func (p errorPanel) lines(w, h int) []string {
-	e := *p.run
-	msg := e.res.Error
-	if msg == "" {
-		msg = string(e.res.Status)
+	var head, msg, tail string
+	if p.load != nil {
+		msg = p.load.text
+		tail = "the kernel as loaded before stays: fix and save to reload"
+	} else {
+		e := *p.run
+		msg = e.res.Error
+		if msg == "" {
+			msg = string(e.res.Status)
+		}
+		head = fit(e.res.Spec.Kernel+" "+string(e.res.Spec.DType)+" "+knobString(e.res.Spec)+" · "+dimString(e.res.Spec), w)
 	}
-	out := []string{p.th.dim.Render(fit(e.res.Spec.Kernel+" "+string(e.res.Spec.DType)+" "+knobString(e.res.Spec)+" · "+dimString(e.res.Spec), w))}
-	lines := wrap(msg, w)
-	if room := h - 1; len(lines) > room && room > 1 {
-		// Compilers put the first error first: keep the head, say what was cut.
-		cut := len(lines) - room + 1
-		lines = append(lines[:room-1], "… "+plural(cut, "more line")+" (e exports the full text to CSV)")
+	// The first error, whole, before the rest of the message (a compiler's
+	// log starts with what called it).
+	first := ""
+	if _, _, text, ok := errorSite(msg); ok {
+		first = text
+		msg = strings.Replace(msg, text, "", 1)
 	}
-	for _, l := range lines {
+	var out []string
+	for _, l := range wrap(first, w) {
 		out = append(out, p.th.bad.Render(l))
 	}
+	var rest []string
+	for _, l := range wrap(strings.TrimSpace(msg), w) {
+		if strings.TrimSpace(l) != "" { // the first error's place stays no gap
+			rest = append(rest, l)
+		}
+	}
+	if tail != "" {
+		rest = append(rest, wrap(tail, w)...)
+	}
+	room := h - len(out)
+	if head != "" {
+		room--
+	}
+	if len(rest) > room && room > 1 {
+		cut := len(rest) - room + 1
+		rest = append(rest[:room-1], "… "+plural(cut, "more line")+" (e exports the full text to CSV)")
+	}
+	for _, l := range rest {
+		out = append(out, p.th.bad.Render(l))
+	}
+	if head != "" {
+		out = append([]string{p.th.dim.Render(head)}, out...)
+	}
 	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
 }

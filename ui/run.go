@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/mltop/mltop/profiler"
@@ -32,7 +33,9 @@ type batch struct {
 	cancel    context.CancelFunc
 	cancelled bool
 	events    <-chan runEvent
-	note      string // why it runs, when not a key (an Event): kept in the messages
+	note      string    // why it runs, when not a key (an Event): kept in the messages
+	origin    string    // what started it: r, sweep, yaml, reload, event (the history's via)
+	saved     time.Time // a reload's save time: the result says how long after it it came
 }
 
 // runEvent is what the job loop's hooks send: the start of spec idx, a
@@ -75,7 +78,7 @@ func (m Model) load(path string) (Model, tea.Cmd) {
 		m.setMsg(true, path+" holds no specs")
 		return m, nil
 	}
-	b := &batch{label: filepath.Base(path), specs: specs}
+	b := &batch{label: filepath.Base(path), specs: specs, origin: originYAML}
 	if m.running() { // checked now, run next
 		m.queued, m.queuedOpts = b, o
 		m.setMsg(false, fmt.Sprintf("%s (%s) starts when the run in flight ends; esc cancels both", b.label, plural(len(specs), "spec")))
@@ -98,7 +101,7 @@ func (m Model) startRun() (Model, tea.Cmd) {
 		m.setMsg(true, "cannot run: "+err.Error())
 		return m, nil
 	}
-	m = m.startBatch(&batch{label: "run", specs: []profiler.Spec{m.editor.preview.Spec}}, m.opts.DefaultOptions)
+	m = m.startBatch(&batch{label: "run", specs: []profiler.Spec{m.editor.preview.Spec}, origin: originRun}, m.opts.DefaultOptions)
 	return m, m.waitBatch()
 }
 
@@ -118,7 +121,7 @@ func (m Model) startSweep() (Model, tea.Cmd) {
 		m.setMsg(true, fmt.Sprintf("s sweeps a knob or dim: move the editor cursor to one (it is on %s)", f.name))
 		return m, nil
 	}
-	b := &batch{label: "sweep " + f.name, sweep: f.name}
+	b := &batch{label: "sweep " + f.name, sweep: f.name, origin: originSweep}
 	var skipped []string
 	for _, v := range f.sweepValues() {
 		s := m.spec().Clone()
@@ -226,6 +229,17 @@ func (m Model) onRunEvent(msg runEventMsg) (Model, tea.Cmd) {
 				return m, m.waitBatch()
 			}
 		}
+		if ev := m.pendingReload; ev != nil {
+			m.pendingReload = nil
+			if !b.cancelled {
+				msg, bad := m.msg, m.msgBad
+				mm, cmd := m.onEvent(*ev)
+				if !mm.running() { // not rerun after all: keep the last outcome in view
+					mm.setMsg(bad, msg+" · "+mm.msg)
+				}
+				return mm, cmd
+			}
+		}
 		return m, nil
 	}
 	switch ev := msg.ev; {
@@ -240,18 +254,62 @@ func (m Model) onRunEvent(msg runEventMsg) (Model, tea.Cmd) {
 		b.results[ev.idx] = r
 		b.done++
 		b.progress = profiler.Progress{}
-		e := m.hist.add(*r, !m.picking())
+		e := m.hist.add(*r, !m.picking(), b.origin)
 		b.ids[ev.idx] = e.id
 		if len(b.specs) == 1 {
-			s := fmt.Sprintf("run #%d %s: %s", e.id, r.Spec.Kernel, r.Status)
-			if r.Stats.N > 0 {
-				s += " · median " + fmtDur(r.Stats.Median) + " · " + fmtThroughput(*r)
-			}
-			if b.note != "" {
-				s = b.note + " · " + s
-			}
-			m.setMsg(r.Status != profiler.StatusOK, s)
+			m.setMsg(r.Status != profiler.StatusOK, m.outcome(b, e))
 		}
 	}
 	return m, waitRun(msg.batch, msg.ch)
+}
+
+// outcome is the status line after a single run: what it gave and, for a
+// rerun on save, how long after the save the result came; a compile error
+// names the user's file:line and what to do.
+func (m Model) outcome(b *batch, e entry) string {
+	r := e.res
+	reload := b.origin == originReload
+	s := fmt.Sprintf("run #%d %s: %s", e.id, r.Spec.Kernel, r.Status)
+	if reload { // the note names the kernel
+		s = fmt.Sprintf("run #%d: %s", e.id, r.Status)
+	}
+	if r.Status == profiler.StatusCompileError {
+		if at := siteLabel(r.Error); at != "" {
+			s = fmt.Sprintf("run #%d: compile error in %s", e.id, at)
+		} else {
+			s = fmt.Sprintf("run #%d %s: compile error", e.id, r.Spec.Kernel)
+		}
+		if reload {
+			s += " — fix and save to rerun"
+		} else {
+			s += " — fix it and press r"
+		}
+	}
+	if reload && !b.saved.IsZero() {
+		s += fmt.Sprintf(" · %s after save", fmtSeconds(time.Since(b.saved)))
+	}
+	if r.Stats.N > 0 {
+		s += " · median " + fmtDur(r.Stats.Median)
+		if p, ok := m.hist.previous(e); ok {
+			if d := deltaMedian(r, p.res); d != "" {
+				s += fmt.Sprintf(" (%s vs #%d)", d, p.id)
+			}
+		}
+		s += " · " + fmtThroughput(r)
+	}
+	if b.note != "" {
+		s = b.note + " · " + s
+	}
+	return s
+}
+
+// fmtSeconds is a short duration: "850 ms", "2.4 s".
+func fmtSeconds(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
 }

@@ -15,12 +15,15 @@
 //	prompt.go       prompt       the one-line editor of the filter, typed values and paths
 //	help.go         helpScreen   the help bar and the `?` screen
 //	run.go          batch        runs through run.Jobs, the job loop the headless sweep uses
+//	reload.go       live reload: WatchKernels turns a user kernel's saves into Events; the
+//	                reloaded family replaces the old one in the list and the editor; errorSite
+//	                finds the file:line an error names
 //	view.go         the root's layout (layout.go) and status line
 //
 // The root routes keys by focus (any open prompt takes every key first),
 // keeps the components in step (syncPanels) and lays them out on a grid
 // that depends on the terminal size only. Messages from outside the session
-// (a file watcher, say) arrive as Event.
+// (the file watcher of WatchKernels, say) arrive as Event.
 package ui
 
 import (
@@ -53,6 +56,9 @@ type Options struct {
 	Families []profiler.Family
 	// Now stamps the default export file name; nil means time.Now.
 	Now func() time.Time
+	// Select is the family selected at the start (the first --kernel);
+	// empty: the first in the list.
+	Select string
 	// Events are messages from outside the session (a file watcher that
 	// reloads user kernels, say), handled in order until the channel closes.
 	Events <-chan Event
@@ -107,6 +113,23 @@ type Event struct {
 	Text  string
 	Bad   bool
 	Rerun bool
+	// Family is a new definition of a family (a user kernel reloaded from
+	// its files, already installed in the registry): it replaces the family
+	// of that name in the list and the editor, whose values are kept where
+	// the new schema still allows them; the history stays. With Family set,
+	// Rerun reruns only when that family is the selected one.
+	Family profiler.Family
+	// Source is the file the definition came from (a manifest), for Family
+	// and LoadError.
+	Source string
+	// LoadError is a definition that failed to reload (a manifest that no
+	// longer parses): the old family stays, and the error panel shows the
+	// error until the next Family from the same Source.
+	LoadError string
+	// Saved is when the change was saved (the newest modification time of
+	// the changed files): the rerun's status line says how long after it
+	// the result came.
+	Saved time.Time
 }
 
 // Model is the session's state: the components and what ties them
@@ -142,7 +165,10 @@ type Model struct {
 
 	msg    string // the status message: stays until the next key
 	msgBad bool
-	stop   chan struct{} // closed when the program has exited
+
+	loadErr       *loadError    // a reload that failed: the error panel shows it
+	pendingReload *Event        // a reload that came during a reload run: rerun when it ends
+	stop          chan struct{} // closed when the program has exited
 }
 
 // NewModel builds a session model over exec.
@@ -177,6 +203,9 @@ func NewModel(exec profiler.Executor, opts Options) Model {
 		prompt: newPrompt(th, opts.NoColor),
 		help:   newHelpScreen(th, keys),
 		stop:   make(chan struct{}),
+	}
+	if opts.Select != "" {
+		m.list.selectName(opts.Select)
 	}
 	if f := m.list.selectedFamily(); f != nil {
 		m.editor.setFamily(f)
@@ -224,20 +253,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		mm, cmd := m.Update(msg.Event)
 		return mm, tea.Batch(cmd, waitEvent(m.opts.Events))
 	case Event:
-		m.setMsg(msg.Bad, msg.Text)
-		if msg.Rerun && m.running() {
-			m.msg += " · not rerun: a run is in flight (r reruns once it ends)"
-		}
-		if msg.Rerun && !m.running() && m.editor.preview.Err == nil && m.family() != nil {
-			mm, cmd := m.startRun()
-			if mm.running() {
-				mm.batch.note = msg.Text
-			}
-			mm.setMsg(msg.Bad, msg.Text)
-			mm.syncPanels()
-			return mm, cmd
-		}
-		return m, nil
+		mm, cmd := m.onEvent(msg)
+		mm.syncPanels()
+		return mm, cmd
 	case tea.KeyPressMsg:
 		mm, cmd := m.onKey(msg)
 		switch mm.focus {
@@ -290,6 +308,10 @@ func (m *Model) syncPanels() {
 		run = &e
 	}
 	m.corr.run, m.timing.run, m.errp.run = run, run, run
+	m.errp.load = nil
+	if m.loadErr != nil && !m.picking() && m.hist.len() == m.loadErr.runs {
+		m.errp.load = m.loadErr // until a newer run or a good reload
+	}
 	m.timing.base, m.timing.prev = nil, nil
 	if b, ok := m.hist.baseline(); ok {
 		m.timing.base = &b

@@ -309,7 +309,7 @@ func TestHistorySelectionDrivesPanels(t *testing.T) {
 	hs.waitFor("run 2", idle(2))
 	hs.keys("tab", "down") // history, newest first: row 2 is run #1 (BQ=32)
 	frame := hs.waitFor("row 2", func(m Model) bool { return m.focus == paneHistory && m.hist.cur == 1 })
-	if !strings.Contains(frame, "correctness #1") || !strings.Contains(frame, "median 153 µs") || !strings.Contains(frame, "▸  1 attn_fwd") {
+	if !strings.Contains(frame, "correctness #1") || !strings.Contains(frame, "median 153 µs") || !strings.Contains(frame, "▸  1 r      attn_fwd") {
 		t.Errorf("panels do not describe the selected run #1:\n%s", frame)
 	}
 }

@@ -69,13 +69,14 @@ func (m Model) body(w, h int) []string {
 		m.editor.View(l.edW, l.topH, m.focus == paneEditor, m.prompt.View(promptTyping)),
 		m.chart.View(l.chartW, l.topH),
 	)
-	panels := [][]string{
-		m.budget.View(l.panW[0], l.panH, m.focus == paneBudget),
-		m.occ.View(l.panW[1], l.panH),
-	}
-	if m.errp.show() {
-		panels = append(panels, m.errp.View(l.panW[2]+l.panW[3], l.panH))
-	} else {
+	panels := [][]string{m.budget.View(l.panW[0], l.panH, m.focus == paneBudget)}
+	switch {
+	case m.errp.show() && m.errp.wide():
+		panels = append(panels, m.errp.View(l.panW[1]+l.panW[2]+l.panW[3], l.panH))
+	case m.errp.show():
+		panels = append(panels, m.occ.View(l.panW[1], l.panH), m.errp.View(l.panW[2]+l.panW[3], l.panH))
+	default:
+		panels = append(panels, m.occ.View(l.panW[1], l.panH))
 		panels = append(panels, m.corr.View(l.panW[2], l.panH), m.timing.View(l.panW[3], l.panH))
 	}
 	out := append(top, joinCols(panels...)...)

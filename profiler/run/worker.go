@@ -27,6 +27,10 @@ type workerRequest struct {
 	Prefetch bool             `json:"prefetch,omitempty"` // only prepare the spec; no answer
 	Spec     profiler.Spec    `json:"spec"`
 	Options  profiler.Options `json:"options"`
+	// Version is the parent's version of the spec's family (a user kernel
+	// reloaded from its files: profiler.Versioned). A worker that has
+	// another one reloads its families before it runs the spec.
+	Version string `json:"version,omitempty"`
 }
 
 type workerMessage struct {
@@ -46,6 +50,17 @@ func (e *WorkerFatal) Error() string { return e.Msg }
 // ServeWorker runs the worker side until in closes. open is called once;
 // its error is reported to the parent as a fatal line.
 func ServeWorker(in io.Reader, out io.Writer, open func() (profiler.Executor, error)) error {
+	return ServeWorkerReload(in, out, open, nil)
+}
+
+// ServeWorkerReload is ServeWorker with live reload: when a request's
+// family version differs from the worker's (the parent reloaded a user
+// kernel after its files changed), reload is called to register the
+// families anew before the spec runs, so the worker never runs the old
+// kernel. A reload that fails, or that still leaves another version (the
+// files changed again in between), makes the spec invalid with the reason;
+// the parent's watcher reloads again and the next request catches up.
+func ServeWorkerReload(in io.Reader, out io.Writer, open func() (profiler.Executor, error), reload func() error) error {
 	var mu sync.Mutex
 	enc := json.NewEncoder(out)
 	send := func(m workerMessage) error {
@@ -71,9 +86,17 @@ func ServeWorker(in io.Reader, out io.Writer, open func() (profiler.Executor, er
 			_ = send(workerMessage{Type: "fatal", Error: fmt.Sprintf("bad request: %v", err)})
 			continue
 		}
+		stale := syncVersion(req, reload)
 		if req.Prefetch {
-			if pf, ok := exec.(Prefetcher); ok {
+			if pf, ok := exec.(Prefetcher); ok && stale == nil {
 				pf.Prefetch(req.Spec)
+			}
+			continue
+		}
+		if stale != nil {
+			res := profiler.Result{Time: time.Now().UTC(), Spec: req.Spec, Backend: dev.Backend, Device: dev.Name, Status: profiler.StatusInvalid, Error: stale.Error()}
+			if err := send(workerMessage{Type: "result", Result: &res}); err != nil {
+				return err
 			}
 			continue
 		}
@@ -85,6 +108,24 @@ func ServeWorker(in io.Reader, out io.Writer, open func() (profiler.Executor, er
 		}
 	}
 	return sc.Err()
+}
+
+// syncVersion brings the worker's definition of req's family to the
+// parent's version, through reload; the error says why it could not.
+func syncVersion(req workerRequest, reload func() error) error {
+	if req.Version == "" || profiler.FamilyVersion(req.Spec.Kernel) == req.Version {
+		return nil
+	}
+	if reload == nil {
+		return fmt.Errorf("the worker has another version of %s than the session and cannot reload it: restart mltop", req.Spec.Kernel)
+	}
+	if err := reload(); err != nil {
+		return fmt.Errorf("the worker could not reload %s: %w", req.Spec.Kernel, err)
+	}
+	if v := profiler.FamilyVersion(req.Spec.Kernel); v != req.Version {
+		return fmt.Errorf("the files of %s changed again while the worker reloaded them (version %.8s, the session has %.8s): save again, or press r", req.Spec.Kernel, v, req.Version)
+	}
+	return nil
 }
 
 // WorkerPool is an Executor that runs each spec in a worker subprocess.
@@ -247,7 +288,7 @@ func (p *WorkerPool) Run(ctx context.Context, s profiler.Spec, opt profiler.Opti
 		p.w = w
 	}
 	w := p.w
-	req, _ := json.Marshal(workerRequest{Spec: s, Options: opt})
+	req, _ := json.Marshal(workerRequest{Spec: s, Options: opt, Version: profiler.FamilyVersion(s.Kernel)})
 	if _, err := w.stdin.Write(append(req, '\n')); err != nil {
 		p.w = nil
 		w.kill()
@@ -327,7 +368,7 @@ func (p *WorkerPool) Prefetch(s profiler.Spec) {
 	if w == nil {
 		return
 	}
-	req, _ := json.Marshal(workerRequest{Prefetch: true, Spec: s})
+	req, _ := json.Marshal(workerRequest{Prefetch: true, Spec: s, Version: profiler.FamilyVersion(s.Kernel)})
 	_, _ = w.stdin.Write(append(req, '\n'))
 }
 

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
+)
+
+const workerReloadYAML = `name: test_worker_reload
+sources: {cuda: k.cu}
+dtypes: [f32]
+knobs:
+  WG: {values: [64, 128], default: 64}
+dims:
+  rows: {default: 8}
+  cols: {default: 16}
+buffers:
+  - {name: X, dtype: T, shape: [rows, cols]}
+  - {name: Y, dtype: T, shape: [rows, cols], out: true}
+dispatches:
+  - {entry: k, grid: [rows], threads: [WG], args: [X, Y, rows, cols]}
+work: {flops: "FACTOR * rows * cols"}
+check: none
+`
+
+// TestWorkerRunsReloadedKernel: after the session reloads a user kernel,
+// the worker subprocess (which loaded the manifest at its start) plans the
+// NEW definition: each request carries the family's version and a worker
+// with another one registers its manifests again. The CPU backend cannot
+// run a user source, but it plans it first: the FLOP count the result
+// reports comes from the manifest the worker used.
+func TestWorkerRunsReloadedKernel(t *testing.T) {
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "kernel.yaml")
+	save := func(factor string) {
+		t.Helper()
+		if err := os.WriteFile(manifest, []byte(strings.Replace(workerReloadYAML, "FACTOR", factor, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save("1")
+	os.WriteFile(filepath.Join(dir, "k.cu"), []byte(`extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {}`), 0o644)
+	t.Setenv(user.PathsEnv, "")
+	if _, err := user.Register(dir); err != nil {
+		t.Fatal(err)
+	}
+	user.AddToEnv(dir)
+	pool, err := run.NewWorkerPool([]string{os.Args[0], "worker", "--backend", "cpu"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	spec := profiler.Spec{Kernel: "test_worker_reload", DType: profiler.F32, Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"rows": 8, "cols": 16}}
+	opt := profiler.DefaultOptions()
+	if r := pool.Run(context.Background(), spec, opt, nil); r.FLOPs != 128 {
+		t.Fatalf("first run: %v FLOPs (want 128), %s %s", r.FLOPs, r.Status, r.Error)
+	}
+	save("3") // what the watcher does on save: reload and install
+	if _, err := user.Register(dir); err != nil {
+		t.Fatal(err)
+	}
+	r := pool.Run(context.Background(), spec, opt, nil)
+	if r.FLOPs != 384 {
+		t.Errorf("after the reload the worker planned %v FLOPs, want 384 (the old kernel ran): %s %s", r.FLOPs, r.Status, r.Error)
+	}
+	if strings.Contains(r.Error, "the worker") {
+		t.Errorf("the worker reported a reload problem: %s", r.Error)
+	}
+}
+
+// TestWatchCommand: `mltop watch DIR` runs the spec, then reruns it on each
+// save and prints one line per run with the time from the save; a broken
+// manifest prints a reload error naming file:line and keeps watching;
+// --count stops after that many saves. The CPU backend plans a user
+// kernel but cannot run its source: each run is `invalid` saying so.
+func TestWatchCommand(t *testing.T) {
+	t.Setenv(user.PathsEnv, "")
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "kernel.yaml")
+	good := strings.Replace(strings.Replace(workerReloadYAML, "FACTOR", "1", 1), "test_worker_reload", "test_watch_cmd", 1)
+	os.WriteFile(manifest, []byte(good), 0o644)
+	src := filepath.Join(dir, "k.cu")
+	os.WriteFile(src, []byte(`extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {}`), 0o644)
+
+	pr, pw := io.Pipe()
+	var errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- realMain([]string{"watch", dir, "--backend", "cpu", "--isolate", "off", "--set", "WG=128", "--count", "2"}, pw, &errb)
+		pw.Close()
+	}()
+	lines := bufio.NewScanner(pr)
+	next := func() string {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("watch ended early; stderr:\n%s", errb.String())
+		}
+		t.Log(lines.Text())
+		return lines.Text()
+	}
+	l := next()
+	if !strings.HasPrefix(l, "#1  start  invalid") || !strings.Contains(l, "the CPU backend cannot run user kernel test_watch_cmd") || !strings.Contains(l, "after_start=") {
+		t.Errorf("first run: %q", l)
+	}
+	os.WriteFile(src, []byte("// faster\n"+`extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {}`), 0o644)
+	if l = next(); !strings.HasPrefix(l, "#2  k.cu saved  invalid") || !strings.Contains(l, "after_save=") {
+		t.Errorf("rerun on save: %q", l)
+	}
+	os.WriteFile(manifest, []byte(strings.Replace(good, "grid: [rows]", "grid: [rowz]", 1)), 0o644)
+	if l = next(); !strings.HasPrefix(l, "#3  kernel.yaml saved  reload error") || !strings.Contains(l, manifest+":") || !strings.Contains(l, "rowz") {
+		t.Errorf("broken manifest: %q", l)
+	}
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d after --count 2; stderr:\n%s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "the kernel as loaded before stays") {
+		t.Errorf("stderr lacks what to do:\n%s", errb.String())
+	}
+	os.Setenv(user.PathsEnv, "") // the broken manifest stays out of the next command
+	if code, _, errs := runCLI(t, "watch", "attn_fwd"); code != 2 || !strings.Contains(errs, "built-in kernels do not change") {
+		t.Errorf("watch of a built-in: %d %s", code, errs)
+	}
+}

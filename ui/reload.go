@@ -1,0 +1,299 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/profiler"
+)
+
+// This file is live reload: the Events a user kernel's watcher sends, what
+// the session does with them (new definition in the list and the editor,
+// rerun of the spec in the editor, the failed reload in the error panel),
+// and where a compiler's or a manifest's error points (file:line).
+
+// Origins of a run, shown in the history's "via" column.
+const (
+	originRun    = "r"
+	originSweep  = "sweep"
+	originYAML   = "yaml"
+	originReload = "reload"
+	originEvent  = "event"
+)
+
+// loadError is a reload that failed: the kernel as loaded before stays.
+type loadError struct {
+	source string // the manifest
+	text   string
+	runs   int // the history's length when it happened: a newer run takes the panel back
+}
+
+// onEvent handles an Event from outside the session.
+func (m Model) onEvent(ev Event) (Model, tea.Cmd) {
+	if ev.LoadError != "" {
+		m.loadErr = &loadError{source: ev.Source, text: ev.LoadError, runs: m.hist.len()}
+		m.setMsg(true, ev.Text)
+		return m, nil
+	}
+	rerun := ev.Rerun
+	if ev.Family != nil {
+		if m.loadErr != nil && (ev.Source == "" || m.loadErr.source == ev.Source) {
+			m.loadErr = nil
+		}
+		m.list.replace(ev.Family)
+		m.editor.replaceFamily(ev.Family)
+		if m.family() == nil || m.family().Name() != ev.Family.Name() {
+			rerun = false
+			if ev.Rerun {
+				ev.Text += " · not rerun: it is not the selected kernel"
+			}
+		}
+	}
+	m.setMsg(ev.Bad, ev.Text)
+	if !rerun || m.family() == nil {
+		return m, nil
+	}
+	origin := originEvent
+	if ev.Family != nil {
+		origin = originReload
+	}
+	if m.running() {
+		if m.batch.origin == originReload && origin == originReload && len(m.batch.specs) == 1 {
+			e := ev
+			m.pendingReload = &e // saved again during the rerun: rerun once more
+			m.msg += " · reruns when the run in flight ends"
+			return m, nil
+		}
+		m.msg += " · not rerun: a run is in flight (r reruns once it ends)"
+		return m, nil
+	}
+	if err := m.editor.preview.Err; err != nil {
+		m.setMsg(true, ev.Text+" · not rerun: "+err.Error())
+		return m, nil
+	}
+	mm, cmd := m.startRun()
+	if mm.running() {
+		mm.batch.note, mm.batch.origin, mm.batch.saved = ev.Text, origin, ev.Saved
+	}
+	mm.setMsg(ev.Bad, ev.Text)
+	return mm, cmd
+}
+
+// replace puts a new definition of a family in place of the one of the
+// same name (appended when the list has none), keeping the selection.
+func (l *kernelList) replace(f profiler.Family) {
+	for i, g := range l.fams {
+		if g.Name() == f.Name() {
+			l.fams[i] = f
+			return
+		}
+	}
+	l.fams = append(l.fams, f)
+	l.longest = max(l.longest, len(f.Name()))
+	l.setFilter(l.filter)
+}
+
+// replaceFamily takes a new definition of a family: its edited spec keeps
+// every value the new schema still allows (others take the defaults), and
+// when it is the family in the editor, the fields are rebuilt from the new
+// schema with the cursor on the same field where it still exists.
+func (e *editor) replaceFamily(f profiler.Family) {
+	sc := f.Schema()
+	if old, ok := e.specs[f.Name()]; ok {
+		e.specs[f.Name()] = carrySpec(old, sc)
+	}
+	if e.fam == nil || e.fam.Name() != f.Name() {
+		return
+	}
+	name := ""
+	if fd, ok := e.field(); ok {
+		name = fd.name
+	}
+	e.fam = f
+	e.fields = fieldsOf(sc)
+	e.cur = clamp(e.cur, 0, max(0, len(e.fields)-1))
+	for i, fd := range e.fields {
+		if fd.name == name {
+			e.cur = i
+		}
+	}
+	e.refresh()
+}
+
+// carrySpec keeps old's values that sc still allows.
+func carrySpec(old profiler.Spec, sc profiler.Schema) profiler.Spec {
+	s := profiler.Spec{Kernel: old.Kernel, Knobs: map[string]int{}, Dims: map[string]int{}, Flags: map[string]bool{}}
+	for _, p := range sc.Knobs {
+		if v, ok := old.Knobs[p.Name]; ok && p.Check(v) == nil {
+			s.Knobs[p.Name] = v
+		}
+	}
+	for _, p := range sc.Dims {
+		if v, ok := old.Dims[p.Name]; ok && p.Check(v) == nil {
+			s.Dims[p.Name] = v
+		}
+	}
+	for _, fl := range sc.Flags {
+		if v, ok := old.Flags[fl.Name]; ok {
+			s.Flags[fl.Name] = v
+		}
+	}
+	for _, t := range sc.DTypes {
+		if t == old.DType {
+			s.DType = t
+		}
+	}
+	return s.WithDefaults(sc)
+}
+
+// ErrorSite is errorSite for the headless `mltop watch`: the file and
+// line an error message points at, and the message's line that says so.
+func ErrorSite(msg string) (file string, line int, text string, ok bool) { return errorSite(msg) }
+
+// errorSite finds where an error message points: the first file:line of a
+// line that says "error" (else the first file:line at all). It reads the
+// forms compilers and the manifest loader write: NVRTC's file.cu(30),
+// clang's and Metal's file.metal:30:5, a manifest's kernel.yaml:12:3.
+func errorSite(msg string) (file string, line int, text string, ok bool) {
+	var first struct {
+		file string
+		line int
+		text string
+	}
+	for _, l := range strings.Split(msg, "\n") {
+		for _, m := range siteRE.FindAllStringSubmatch(l, -1) {
+			f, n := m[1], m[2]
+			if f == "" {
+				f, n = m[3], m[4]
+			}
+			num, err := strconv.Atoi(n)
+			if err != nil || num < 1 {
+				continue
+			}
+			if strings.Contains(strings.ToLower(l), "error") {
+				return f, num, strings.TrimSpace(l), true
+			}
+			if first.file == "" {
+				first.file, first.line, first.text = f, num, strings.TrimSpace(l)
+			}
+			break
+		}
+	}
+	if first.file != "" {
+		return first.file, first.line, first.text, true
+	}
+	return "", 0, "", false
+}
+
+// siteRE matches "path/file.ext(LINE)" or "path/file.ext:LINE".
+var siteRE = regexp.MustCompile(`([^\s():"'<>]+\.[A-Za-z][A-Za-z0-9]*)\((\d+)\)|([^\s():"'<>]+\.[A-Za-z][A-Za-z0-9]*):(\d+)`)
+
+// siteLabel is "softmax.cu:30" for an error that names a file and line.
+func siteLabel(msg string) string {
+	f, n, _, ok := errorSite(msg)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d", filepath.Base(f), n)
+}
+
+// WatchKernels watches the user kernels that paths name (manifests, or
+// folders of them, as --kernel takes) and sends an Event for each reload:
+// the new family (installed in the registry by the watcher) with Rerun, or
+// the error that kept the old one, naming file:line. The channel closes
+// when ctx ends. It also returns the families as first loaded (for
+// Options.Select). The first load's error is returned and nothing is watched.
+func WatchKernels(ctx context.Context, paths []string, debounce time.Duration) (<-chan Event, []profiler.Family, error) {
+	var ws []*user.Watcher
+	var fams []profiler.Family
+	for _, p := range paths {
+		ms, err := user.Manifests(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, mf := range ms {
+			w, f, err := user.Watch(ctx, mf, user.WatchOptions{Debounce: debounce})
+			if err != nil {
+				return nil, nil, err
+			}
+			ws = append(ws, w)
+			fams = append(fams, f)
+		}
+	}
+	out := make(chan Event, 4)
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range w.Events() {
+				select {
+				case out <- reloadEvent(r):
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(out)
+	}()
+	return out, fams, nil
+}
+
+// selectName selects the family called name, if listed.
+func (l *kernelList) selectName(name string) {
+	for i, f := range l.fams {
+		if f.Name() == name {
+			l.sel = i
+			l.setFilter(l.filter)
+			return
+		}
+	}
+}
+
+// reloadEvent says what a reload did, for the status line and the session.
+func reloadEvent(r user.Reload) Event {
+	var changed []string
+	var saved time.Time
+	for _, c := range r.Changed {
+		changed = append(changed, filepath.Base(c))
+		if st, err := os.Stat(c); err == nil && st.ModTime().After(saved) {
+			saved = st.ModTime()
+		}
+	}
+	what := strings.Join(changed, ", ")
+	if what == "" {
+		what = filepath.Base(r.Path)
+	}
+	if r.Err != nil {
+		at := siteLabel(r.Err.Error())
+		if at == "" {
+			at = filepath.Base(r.Path)
+		}
+		return Event{
+			Text:      fmt.Sprintf("manifest error in %s — fix and save to reload (the kernel as loaded before stays)", at),
+			Bad:       true,
+			Source:    r.Path,
+			LoadError: r.Err.Error(),
+			Saved:     saved,
+		}
+	}
+	return Event{
+		Text:   fmt.Sprintf("%s reloaded (%s saved)", r.Family.Name(), what),
+		Rerun:  true,
+		Family: r.Family,
+		Source: r.Path,
+		Saved:  saved,
+	}
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/ui"
+)
+
+// cmdWatch is `mltop watch KERNEL [--set K=V,...] [--dtype D] [--count N]`:
+// the live reload of the interactive session without the TUI, for people
+// who live in their editor. It runs the spec once, then again each time
+// the manifest, a source, an include or ref.py is saved, and prints one
+// line per run: the outcome, the change against the previous run, and the
+// time from the save (the newest modification time of the changed files)
+// to the result.
+func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mltop watch", stderr, usage)
+	var o options
+	o.register(fs)
+	var sets []string
+	fs.Func("set", "", func(s string) error { sets = append(sets, s); return nil })
+	dtype := fs.String("dtype", "", "")
+	count := fs.Int("count", 0, "")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return badInput("watch takes one user kernel (its kernel.yaml or folder), got %d arguments %q: e.g. mltop watch ./examples/softmax --set WG=256", len(pos), pos)
+	}
+	o.set = setFlags(fs)
+	if err := o.validate(); err != nil {
+		return err
+	}
+	if *count < 0 {
+		return badInput("--count=%d: give how many reruns to wait for (0: until ctrl-c)", *count)
+	}
+	if o.csv != "" || o.json || o.bench {
+		return badInput("watch prints one line per run: --csv, --json and --bench are for run and sweeps")
+	}
+	if !user.IsPath(pos[0]) {
+		return badInput("watch %s: built-in kernels do not change while mltop runs; give a user kernel's kernel.yaml or folder (e.g. ./examples/softmax)", pos[0])
+	}
+	ms, err := user.Manifests(pos[0])
+	if err != nil {
+		return badInput("%v", err)
+	}
+	if len(ms) != 1 {
+		return badInput("%s holds %d kernels: name one kernel.yaml", pos[0], len(ms))
+	}
+	spec, err := parseSpec(ms[0], *dtype, sets)
+	if err != nil {
+		return err
+	}
+	name := spec.Kernel
+	exec, err := openExecutor(o.backend, o.isolate)
+	if err != nil {
+		return err
+	}
+	defer exec.Close()
+	w, _, err := user.Watch(ctx, ms[0], user.WatchOptions{})
+	if err != nil {
+		return badInput("%v", err)
+	}
+	dev := exec.Device()
+	fmt.Fprintf(stderr, "mltop: watching %s (%s) for %s on %s (%s); save one to rerun, ctrl-c stops\n",
+		ms[0], profiler.Plural(len(w.Files()), "file", "files"), name, dev.Name, dev.Backend)
+	opt := o.measureOptions(nil)
+	var prev *profiler.Result
+	n := 0
+	runOnce := func(why string, since time.Time, label string) {
+		n++
+		res := exec.Run(ctx, spec, opt, nil)
+		fmt.Fprintln(stdout, watchLine(n, why, res, prev, label, time.Since(since)))
+		if res.Stats.N > 0 {
+			prev = &res
+		}
+	}
+	runOnce("start", time.Now(), "after_start")
+	reruns := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case r, ok := <-w.Events():
+			if !ok {
+				return nil
+			}
+			saved, why := savedAt(r.Changed)
+			if r.Err != nil {
+				n++
+				fmt.Fprintf(stdout, "#%d  %s  reload error  %s  after_save=%.3fs\n", n, why, oneLine(r.Err.Error()), time.Since(saved).Seconds())
+				fmt.Fprintf(stderr, "mltop: %v\nmltop: the kernel as loaded before stays: fix and save to rerun\n", r.Err)
+			} else if s, err := parseSpec(name, *dtype, sets); err != nil {
+				n++
+				fmt.Fprintf(stdout, "#%d  %s  spec error  %s\n", n, why, oneLine(err.Error()))
+			} else {
+				spec = s
+				runOnce(why, saved, "after_save")
+			}
+			reruns++
+			if *count > 0 && reruns >= *count {
+				return nil
+			}
+		}
+	}
+}
+
+// savedAt is the newest modification time of the changed files and what
+// to call the change ("softmax.cu saved").
+func savedAt(changed []string) (time.Time, string) {
+	var t time.Time
+	var names []string
+	for _, c := range changed {
+		names = append(names, filepath.Base(c))
+		if st, err := os.Stat(c); err == nil && st.ModTime().After(t) {
+			t = st.ModTime()
+		}
+	}
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return t, strings.Join(names, ",") + " saved"
+}
+
+// watchLine is one run of `mltop watch`:
+//
+//	#2  softmax.cu saved  ok  median 41.3 µs (-4.2% vs #1)  812 GB/s  ✓ max err 3.1e-07  after_save=1.432s
+func watchLine(n int, why string, r profiler.Result, prev *profiler.Result, label string, took time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#%d  %s  %s", n, why, r.Status)
+	if r.Stats.N > 0 {
+		fmt.Fprintf(&b, "  median %s", fmtMicros(r.Stats.Median))
+		if prev != nil && prev.Stats.Median > 0 {
+			fmt.Fprintf(&b, " (%+.1f%% vs previous)", (r.Stats.Median/prev.Stats.Median-1)*100)
+		}
+		switch {
+		case r.TFLOPS >= 1:
+			fmt.Fprintf(&b, "  %.2f TFLOP/s", r.TFLOPS)
+		case r.GBps > 0:
+			fmt.Fprintf(&b, "  %.0f GB/s", r.GBps)
+		}
+	}
+	if v := r.Verdict; v != nil {
+		if v.Pass {
+			fmt.Fprintf(&b, "  ✓ max err %.1e", v.MaxAbsErr)
+		} else {
+			fmt.Fprintf(&b, "  ✗ %d mismatches, max err %.1e", v.Mismatches, v.MaxAbsErr)
+		}
+	}
+	if r.Status != profiler.StatusOK && r.Status != profiler.StatusUnchecked && r.Error != "" {
+		msg := r.Error
+		if f, line, text, ok := ui.ErrorSite(msg); ok {
+			fmt.Fprintf(&b, "  at %s:%d", filepath.Base(f), line)
+			msg = text
+		}
+		fmt.Fprintf(&b, "  %s", oneLine(msg))
+	}
+	fmt.Fprintf(&b, "  %s=%.3fs", label, took.Seconds())
+	return b.String()
+}
+
+// fmtMicros is a duration in nanoseconds as µs (or ms past 10 ms).
+func fmtMicros(ns float64) string {
+	if ns >= 1e7 {
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	}
+	return fmt.Sprintf("%.1f µs", ns/1e3)
+}
+
+// oneLine is the first line of s.
+func oneLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
