@@ -263,11 +263,19 @@ func parse(path string, src []byte, read func(string) ([]byte, error), nested bo
 	if err := f.build(read); err != nil {
 		return nil, err
 	}
+	// The version hashes contents and the files' names relative to the
+	// manifest, never how the manifest was reached: a session that loaded
+	// ./examples/softmax and a worker that loaded its absolute path must
+	// agree on it.
 	h := sha256.New()
 	h.Write(src)
 	for _, p := range f.Files()[1:] {
 		b, _ := read(p)
-		fmt.Fprintf(h, "\x00%s\x00%d\x00", p, len(b))
+		name := p
+		if rel, err := filepath.Rel(f.dir, p); err == nil {
+			name = filepath.ToSlash(rel)
+		}
+		fmt.Fprintf(h, "\x00%s\x00%d\x00", name, len(b))
 		h.Write(b)
 	}
 	f.version = hex.EncodeToString(h.Sum(nil)[:8])
