@@ -399,3 +399,21 @@ func TestScreenCapture(t *testing.T) {
 		}
 	}
 }
+
+// The `e` prompt shows its whole default path at 80 columns, even after
+// a narrow typing prompt was open (the input kept that prompt's scroll).
+func TestExportPromptShowsWholePathAt80(t *testing.T) {
+	opts := testOptions()
+	opts.WriteCSV = func(string, []profiler.Result) error { return nil }
+	hs := start(t, &fakeExec{}, opts, 80, 24)
+	hs.keys("r")
+	hs.waitFor("run", idle(1))
+	hs.keys("enter") // the typing prompt, 10 cells wide
+	hs.waitFor("typing", func(m Model) bool { return m.prompt.kind == promptTyping })
+	hs.keys("esc", "e")
+	frame := hs.waitFor("prompt", func(m Model) bool { return m.prompt.kind == promptExport })
+	checkFrame(t, frame, 80, 24)
+	if !strings.Contains(frame, "export CSV to: ./mltop-20260102-030405.csv") {
+		t.Errorf("the export prompt cuts its default path at 80 columns:\n%s", frame)
+	}
+}
