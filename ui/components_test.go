@@ -292,7 +292,7 @@ func TestPathTypedDuringRunIsNotCommands(t *testing.T) {
 	hs.waitFor("still running, no filter", func(m Model) bool { return m.list.filter == "" && m.running() && m.queued != nil })
 	close(exec.release)
 	frame = hs.waitFor("run and queued sweep done", idle(3))
-	if !strings.Contains(frame, "quick.yaml done: 2 runs, 0 failed") || !strings.Contains(frame, "WG=128") {
+	if !strings.Contains(frame, "quick.yaml done: 2 runs: 2 ok") || !strings.Contains(frame, "WG=128") {
 		t.Errorf("the queued sweep did not run after the run in flight:\n%s", frame)
 	}
 }
