@@ -173,3 +173,28 @@ func TestDispatchShortNames(t *testing.T) {
 		}
 	}
 }
+
+func TestReasonDropsPrefixes(t *testing.T) {
+	cpu := "compiling rowsum (rowsum): the CPU backend cannot run user kernel rowsum: it runs only built-in families' Go code: " + profiler.ErrCannotRun.Error()
+	for _, c := range []struct {
+		st        profiler.Status
+		err, want string
+	}{
+		{profiler.StatusInvalid, cpu, cannotRunUser + "\nthe CPU backend cannot run user kernel rowsum: it runs only built-in families' Go code"},
+		{profiler.StatusInvalid, "compiling k (k): BQ=8 too small", "BQ=8 too small"},
+		{profiler.StatusInvalid, "BQ=8 must be a multiple of 32", "BQ=8 must be a multiple of 32"},
+		// A compile error keeps the dispatch's name: it says which of several failed.
+		{profiler.StatusCompileError, "compiling k (k): error", "compiling k (k): error"},
+	} {
+		if got := reason(profiler.Result{Status: c.st, Error: c.err}); got != c.want {
+			t.Errorf("reason(%s, %q) = %q, want %q", c.st, c.err, got, c.want)
+		}
+	}
+	if !needsGPU(&profiler.Plan{Dispatches: []profiler.Dispatch{{Program: profiler.Program{Code: "x"}}}}, profiler.DeviceInfo{Backend: "cpu"}) {
+		t.Error("a user source on the CPU backend should need a GPU")
+	}
+	if needsGPU(&profiler.Plan{Dispatches: []profiler.Dispatch{{Program: profiler.Program{Code: "x"}}}}, profiler.DeviceInfo{Backend: "cuda"}) ||
+		needsGPU(&profiler.Plan{Dispatches: []profiler.Dispatch{{}}}, profiler.DeviceInfo{Backend: "cpu"}) {
+		t.Error("CUDA runs user sources; the CPU runs built-in families")
+	}
+}

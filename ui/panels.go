@@ -210,7 +210,8 @@ func (p errorPanel) show() bool {
 // wide is an error that leaves the occupancy nothing to say (the kernel
 // never compiled): the panel takes its room too.
 func (p errorPanel) wide() bool {
-	return p.load != nil || p.run.res.Status == profiler.StatusCompileError
+	return p.load != nil || p.run.res.Status == profiler.StatusCompileError ||
+		strings.Contains(p.run.res.Error, profiler.ErrCannotRun.Error()) // never compiled either
 }
 
 func (p errorPanel) View(w, h int) []string {
@@ -236,7 +237,7 @@ func (p errorPanel) lines(w, h int) []string {
 		tail = "the kernel as loaded before stays: fix and save to reload"
 	} else {
 		e := *p.run
-		msg = e.res.Error
+		msg = reason(e.res)
 		if msg == "" {
 			msg = string(e.res.Status)
 		}
@@ -248,6 +249,8 @@ func (p errorPanel) lines(w, h int) []string {
 	if _, _, text, ok := errorSite(msg); ok {
 		first = text
 		msg = strings.Replace(msg, text, "", 1)
+	} else if p.run != nil && p.run.res.Status == profiler.StatusInvalid {
+		first, msg, _ = strings.Cut(msg, "\n") // the reason's first line, whole
 	}
 	var out []string
 	for _, l := range wrap(first, w) {

@@ -306,6 +306,9 @@ func (m Model) outcome(b *batch, e entry) string {
 	if reload { // the note names the kernel
 		s = fmt.Sprintf("run #%d: %s", e.id, r.Status)
 	}
+	if r.Status == profiler.StatusInvalid && r.Error != "" {
+		s += " — " + oneLine(reason(r)) // the reason first: it is what to fix
+	}
 	if r.Status == profiler.StatusCompileError {
 		if at := siteLabel(r.Error); at != "" {
 			s = fmt.Sprintf("run #%d: compile error in %s", e.id, at)

@@ -12,6 +12,7 @@
 //	budget.go       budgetPanel  every dispatch's threadgroup-memory budget (scrolls)
 //	panels.go       occPanel, corrPanel, timingPanel, errorPanel: the selected run
 //	history.go      history      every run, sortable, with a pinnable baseline
+//	reason.go       —            an invalid run's reason for the status line and error panel; whether the backend runs user sources
 //	prompt.go       prompt       the one-line editor of the filter, typed values and paths
 //	help.go         helpScreen   the help bar and the `?` screen
 //	run.go          batch        runs through run.Jobs, the job loop the headless sweep uses
