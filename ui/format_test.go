@@ -198,3 +198,20 @@ func TestReasonDropsPrefixes(t *testing.T) {
 		t.Error("CUDA runs user sources; the CPU runs built-in families")
 	}
 }
+
+func TestDeltaComparesSameKindAndShape(t *testing.T) {
+	mk := func(lq int, med, flops float64) profiler.Result {
+		return profiler.Result{Status: profiler.StatusOK, FLOPs: flops, Stats: profiler.Stats{N: 1, Median: med},
+			Spec: profiler.Spec{Kernel: "attn_fwd", DType: profiler.F32, Dims: map[string]int{"Lq": lq}}}
+	}
+	// 2 TFLOP/s against 500 GFLOP/s is one kind in two scales: +300%.
+	if got := delta(mk(64, 1000, 2e6), mk(64, 1000, 5e5)); got != "+300.0%" {
+		t.Errorf("delta across TFLOP/s and GFLOP/s = %q, want +300.0%%", got)
+	}
+	if got := delta(mk(64, 1000, 2e9), mk(256, 1000, 1e9)); got != "" {
+		t.Errorf("delta against another shape = %q, want none", got)
+	}
+	if got := deltaMedian(mk(64, 1000, 2e9), mk(256, 1000, 1e9)); got != "" {
+		t.Errorf("deltaMedian against another shape = %q, want none", got)
+	}
+}
