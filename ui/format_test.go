@@ -215,3 +215,17 @@ func TestDeltaComparesSameKindAndShape(t *testing.T) {
 		t.Errorf("deltaMedian against another shape = %q, want none", got)
 	}
 }
+
+func TestPreviousIsSameKernelAndShape(t *testing.T) {
+	mk := func(id, lq int) entry {
+		return entry{id: id, res: profiler.Result{Status: profiler.StatusOK, FLOPs: 1e9, Stats: profiler.Stats{N: 1, Median: 1000},
+			Spec: profiler.Spec{Kernel: "attn_fwd", DType: profiler.F32, Dims: map[string]int{"Lq": lq}}}}
+	}
+	h := history{entries: []entry{mk(1, 64), mk(2, 256), mk(3, 64)}}
+	if p, ok := h.previous(h.entries[2]); !ok || p.id != 1 {
+		t.Errorf("previous of #3 (Lq=64) = #%d %v, want #1: #2 is another shape", p.id, ok)
+	}
+	if _, ok := h.previous(h.entries[1]); ok {
+		t.Error("#2 has no previous run of its shape")
+	}
+}

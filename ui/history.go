@@ -107,12 +107,13 @@ func verdictMark(r profiler.Result) string {
 	return "✗"
 }
 
-// previous is the newest run of e's kernel before e that has a
+// previous is the newest run of e's kernel and shape before e that has a
 // throughput: what a rerun compares with.
 func (h history) previous(e entry) (entry, bool) {
 	for i := min(e.id-1, len(h.entries)) - 1; i >= 0; i-- {
 		p := h.entries[i]
-		if _, ok := throughput(p.res); ok && p.res.Spec.Kernel == e.res.Spec.Kernel {
+		if _, ok := throughput(p.res); ok && p.res.Spec.Kernel == e.res.Spec.Kernel &&
+			p.res.Spec.ShapeKey() == e.res.Spec.ShapeKey() { // a Δ needs both
 			return p, true
 		}
 	}
