@@ -20,6 +20,7 @@ type budgetPanel struct {
 	reports  []profiler.BudgetReport
 	compiled bool   // the figures come from a run (the compiler's are known)
 	run      int    // the run they describe, 0 for the editor's plan
+	of       string // the run's kernel when it is not the editor's
 	invalid  bool   // the editor's spec is rejected: nothing to plan
 	off      int    // scroll offset in lines
 	key      string // what is shown, to reset the scroll when it changes
@@ -29,6 +30,7 @@ type budgetPanel struct {
 
 // showPreview describes the editor's plan.
 func (p *budgetPanel) showPreview(pv run.Preview) {
+	p.of = ""
 	p.set("plan "+pv.Spec.Key(), pv.Budget, false, 0)
 	p.invalid = pv.Err != nil
 }
@@ -36,7 +38,7 @@ func (p *budgetPanel) showPreview(pv run.Preview) {
 // showRun describes a run: its compiled figures, or, for a run that never
 // compiled, the plan of its spec.
 func (p *budgetPanel) showRun(e entry, dev profiler.DeviceInfo) {
-	p.invalid = false
+	p.invalid, p.of = false, ""
 	if len(e.res.Budget) > 0 {
 		p.set(fmt.Sprintf("run %d", e.id), e.res.Budget, true, e.id)
 		return
@@ -68,6 +70,9 @@ func (p budgetPanel) Update(k tea.KeyPressMsg, keys keyMap, w, h int) budgetPane
 
 func (p budgetPanel) title() string {
 	if p.run > 0 {
+		if p.of != "" {
+			return fmt.Sprintf("TGM budget #%d %s", p.run, p.of)
+		}
 		return fmt.Sprintf("TGM budget #%d", p.run)
 	}
 	return "TGM budget"

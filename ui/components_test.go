@@ -292,7 +292,7 @@ func TestPathTypedDuringRunIsNotCommands(t *testing.T) {
 	hs.waitFor("still running, no filter", func(m Model) bool { return m.list.filter == "" && m.running() && m.queued != nil })
 	close(exec.release)
 	frame = hs.waitFor("run and queued sweep done", idle(3))
-	if !strings.Contains(frame, "quick.yaml done: 2 runs, 0 failed") || !strings.Contains(frame, "WG=128") {
+	if !strings.Contains(frame, "quick.yaml done: 2 runs: 2 ok") || !strings.Contains(frame, "WG=128") {
 		t.Errorf("the queued sweep did not run after the run in flight:\n%s", frame)
 	}
 }
@@ -427,7 +427,7 @@ func TestPinBaseline(t *testing.T) {
 	frame := hs.waitFor("pinned", func(m Model) bool { return m.hist.base == 1 })
 	// BQ does not change the work, so run #2 (185 µs) against run #1
 	// (153 µs) is 153/185 − 1 = −17.3% in throughput.
-	for _, want := range []string{"baseline #1", "Δ base", "◆1", "base", "-17.3%"} {
+	for _, want := range []string{"baseline #1", "Δthr base", "◆1", "base", "-17.3%"} {
 		if !strings.Contains(frame, want) {
 			t.Errorf("pinned history lacks %q", want)
 		}
@@ -461,5 +461,51 @@ func TestChartAxisHasNoNegativeZero(t *testing.T) {
 	frame := hs.waitFor("sweep", idle(3))
 	if strings.Contains(frame, "-0.00") || !strings.Contains(frame, " 0.00 ┤") {
 		t.Errorf("the axis should end at 0.00:\n%s", frame)
+	}
+}
+
+// TestPanelsNameAnotherKernel: after a run of attn_fwd, picking
+// softmax_bwd in the list puts its plan in the budget while correctness
+// and timing still show run #1: their titles name attn_fwd, and picking
+// the run in the history names it in the budget and occupancy too.
+func TestPanelsNameAnotherKernel(t *testing.T) {
+	hs := start(t, &fakeExec{}, testOptions(), 120, 40)
+	hs.keys("r")
+	hs.waitFor("run 1", idle(1))
+	hs.keys("shift+tab", "down") // kernel list: attn_fwd → softmax_bwd
+	frame := hs.waitFor("softmax_bwd", func(m Model) bool { return m.family().Name() == "softmax_bwd" })
+	for _, want := range []string{"correctness #1 attn_fwd", "timing #1 attn_fwd", "TGM budget ─"} {
+		if !strings.Contains(frame, want) {
+			t.Errorf("with softmax_bwd in the editor the panels lack %q:\n%s", want, frame)
+		}
+	}
+	hs.keys("tab", "tab", "down") // the history: pick run #1
+	frame = hs.waitFor("run 1 picked", func(m Model) bool { return m.picking() })
+	for _, want := range []string{"TGM budget #1 attn_fwd", "#1 attn_fwd", "correctness #1 attn_fwd"} {
+		if !strings.Contains(frame, want) {
+			t.Errorf("the picked run of another kernel: panels lack %q:\n%s", want, frame)
+		}
+	}
+}
+
+// TestDeltaNeedsSameShape: a baseline of another shape is not compared:
+// the history's Δthr base shows — and the timing panel says why.
+func TestDeltaNeedsSameShape(t *testing.T) {
+	hs := start(t, &fakeExec{}, testOptions(), 120, 40)
+	hs.keys("r")
+	hs.waitFor("run 1", idle(1))
+	hs.keys("p") // pin run #1
+	hs.waitFor("pinned", func(m Model) bool { return m.hist.base == 1 })
+	var shape string
+	hs.waitFor("shape", func(m Model) bool { shape = m.spec().ShapeKey(); return true })
+	hs.keys("down", "down", "down", "down", "down", "right") // the first dim: another shape
+	hs.waitFor("new shape", func(m Model) bool { return m.spec().ShapeKey() != shape })
+	hs.keys("r")
+	frame := hs.waitFor("run 2", idle(2))
+	if !strings.Contains(strings.Join(strings.Fields(frame), " "), "◆#1 baseline is another") || !strings.Contains(frame, "shape") {
+		t.Errorf("the timing panel should say the baseline is another shape:\n%s", frame)
+	}
+	if regexp.MustCompile(`[-+]\d+\.\d%`).MatchString(frame) {
+		t.Errorf("a Δ against a baseline of another shape is shown:\n%s", frame)
 	}
 }

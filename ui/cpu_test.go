@@ -49,3 +49,40 @@ func TestRealCPUBackend(t *testing.T) {
 		t.Errorf("cpu run results not on screen:\n%s", frame)
 	}
 }
+
+// TestUserKernelOnCPUSaysWhy: a user kernel on the CPU backend, which can
+// never run it. Before the run the editor says it needs a GPU backend
+// instead of a green ✓; after it, at 80×24, the status line carries the
+// reason and the error panel starts with it, without the runner's
+// "compiling NAME (ENTRY): " prefix.
+func TestUserKernelOnCPUSaysWhy(t *testing.T) {
+	be, err := cpu.New()
+	if err != nil {
+		t.Fatalf("cpu backend: %v", err)
+	}
+	r := run.NewRunner(be)
+	defer r.Close()
+	opts, _, name := userKernelOptions(t, "my_rowsum")
+	hs := start(t, r, opts, 80, 24)
+	frame := hs.waitFor("user kernel picked", func(m Model) bool { return m.family() != nil && m.family().Name() == name })
+	if !strings.Contains(frame, "needs a GPU backend") || strings.Contains(frame, "✓ TGM") {
+		t.Errorf("before the run the editor should say the kernel needs a GPU backend, not ✓:\n%s", frame)
+	}
+	hs.keys("r")
+	frame = hs.waitFor("invalid run", idle(1))
+	checkFrame(t, frame, 80, 24)
+	lines := strings.Split(frame, "\n")
+	status := lines[len(lines)-2]
+	if !strings.HasPrefix(status, "run #1 "+name+": invalid — needs a GPU backend: use --backend cuda or metal") {
+		t.Errorf("the status line should carry the reason: %q", status)
+	}
+	if strings.Contains(frame, "compiling ") || strings.Contains(frame, "cannot run the program") {
+		t.Errorf("the error panel repeats the runner's prefix or the sentinel:\n%s", frame)
+	}
+	if !strings.Contains(frame, "use --backend cuda or metal") {
+		t.Errorf("the error panel lacks what to do:\n%s", frame)
+	}
+	if t.Failed() {
+		t.Log(frame)
+	}
+}

@@ -370,6 +370,15 @@ func (e editor) View(w, h int, focused bool, typing string) []string {
 		if len(head) > ih-2 {
 			head = append(head[:max(1, ih-3)], e.th.bad.Render("… the full reason is in the status line"))
 		}
+	} else if needsGPU(e.preview.Plan, e.dev) {
+		// Rules and budget pass, but this backend can never run the
+		// kernel: no green ✓ for a run that will be invalid.
+		for i, l := range wrap("✗ needs a GPU backend (--backend cuda or metal) · "+e.previewSummary(iw < 30), iw) {
+			if i == 2 {
+				break
+			}
+			head = append(head, e.th.warn.Render(l))
+		}
 	} else {
 		for i, l := range wrap("✓ "+e.previewSummary(iw < 30), iw) {
 			if i == 2 {

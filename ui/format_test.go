@@ -173,3 +173,59 @@ func TestDispatchShortNames(t *testing.T) {
 		}
 	}
 }
+
+func TestReasonDropsPrefixes(t *testing.T) {
+	cpu := "compiling rowsum (rowsum): the CPU backend cannot run user kernel rowsum: it runs only built-in families' Go code: " + profiler.ErrCannotRun.Error()
+	for _, c := range []struct {
+		st        profiler.Status
+		err, want string
+	}{
+		{profiler.StatusInvalid, cpu, cannotRunUser + "\nthe CPU backend cannot run user kernel rowsum: it runs only built-in families' Go code"},
+		{profiler.StatusInvalid, "compiling k (k): BQ=8 too small", "BQ=8 too small"},
+		{profiler.StatusInvalid, "BQ=8 must be a multiple of 32", "BQ=8 must be a multiple of 32"},
+		// A compile error keeps the dispatch's name: it says which of several failed.
+		{profiler.StatusCompileError, "compiling k (k): error", "compiling k (k): error"},
+	} {
+		if got := reason(profiler.Result{Status: c.st, Error: c.err}); got != c.want {
+			t.Errorf("reason(%s, %q) = %q, want %q", c.st, c.err, got, c.want)
+		}
+	}
+	if !needsGPU(&profiler.Plan{Dispatches: []profiler.Dispatch{{Program: profiler.Program{Code: "x"}}}}, profiler.DeviceInfo{Backend: "cpu"}) {
+		t.Error("a user source on the CPU backend should need a GPU")
+	}
+	if needsGPU(&profiler.Plan{Dispatches: []profiler.Dispatch{{Program: profiler.Program{Code: "x"}}}}, profiler.DeviceInfo{Backend: "cuda"}) ||
+		needsGPU(&profiler.Plan{Dispatches: []profiler.Dispatch{{}}}, profiler.DeviceInfo{Backend: "cpu"}) {
+		t.Error("CUDA runs user sources; the CPU runs built-in families")
+	}
+}
+
+func TestDeltaComparesSameKindAndShape(t *testing.T) {
+	mk := func(lq int, med, flops float64) profiler.Result {
+		return profiler.Result{Status: profiler.StatusOK, FLOPs: flops, Stats: profiler.Stats{N: 1, Median: med},
+			Spec: profiler.Spec{Kernel: "attn_fwd", DType: profiler.F32, Dims: map[string]int{"Lq": lq}}}
+	}
+	// 2 TFLOP/s against 500 GFLOP/s is one kind in two scales: +300%.
+	if got := delta(mk(64, 1000, 2e6), mk(64, 1000, 5e5)); got != "+300.0%" {
+		t.Errorf("delta across TFLOP/s and GFLOP/s = %q, want +300.0%%", got)
+	}
+	if got := delta(mk(64, 1000, 2e9), mk(256, 1000, 1e9)); got != "" {
+		t.Errorf("delta against another shape = %q, want none", got)
+	}
+	if got := deltaMedian(mk(64, 1000, 2e9), mk(256, 1000, 1e9)); got != "" {
+		t.Errorf("deltaMedian against another shape = %q, want none", got)
+	}
+}
+
+func TestPreviousIsSameKernelAndShape(t *testing.T) {
+	mk := func(id, lq int) entry {
+		return entry{id: id, res: profiler.Result{Status: profiler.StatusOK, FLOPs: 1e9, Stats: profiler.Stats{N: 1, Median: 1000},
+			Spec: profiler.Spec{Kernel: "attn_fwd", DType: profiler.F32, Dims: map[string]int{"Lq": lq}}}}
+	}
+	h := history{entries: []entry{mk(1, 64), mk(2, 256), mk(3, 64)}}
+	if p, ok := h.previous(h.entries[2]); !ok || p.id != 1 {
+		t.Errorf("previous of #3 (Lq=64) = #%d %v, want #1: #2 is another shape", p.id, ok)
+	}
+	if _, ok := h.previous(h.entries[1]); ok {
+		t.Error("#2 has no previous run of its shape")
+	}
+}

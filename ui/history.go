@@ -21,8 +21,8 @@ type entry struct {
 }
 
 // history is every run of the session: sortable, with a cursor the panels
-// follow while it has focus, and an optional baseline that the Δ base
-// column compares every run of the same kernel with.
+// follow while it has focus, and an optional baseline that the Δthr base
+// column compares every run of the same kernel and shape with.
 type history struct {
 	th       theme
 	entries  []entry // in run order; ids are 1, 2, …
@@ -64,17 +64,22 @@ func (h history) baseline() (entry, bool) {
 }
 
 // delta is r's throughput against base's as "+12.3%", or "" when they are
-// not comparable (another kernel or unit, or no throughput).
+// not comparable (another kernel, shape or unit, or no throughput).
 func delta(r, base profiler.Result) string {
-	if r.Spec.Kernel != base.Spec.Kernel {
+	if r.Spec.Kernel != base.Spec.Kernel || r.Spec.ShapeKey() != base.Spec.ShapeKey() {
 		return ""
 	}
 	a, okA := throughput(r)
 	b, okB := throughput(base)
-	if !okA || !okB || a.name != b.name || b.value == 0 {
+	// GFLOP/s and TFLOP/s are one kind in two scales: compare in FLOP/s.
+	if !okA || !okB || (a.name == "GB/s") != (b.name == "GB/s") {
 		return ""
 	}
-	return fmt.Sprintf("%+.1f%%", (a.value/b.value-1)*100)
+	va, vb := throughputKey(r), throughputKey(base)
+	if vb <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%+.1f%%", (va/vb-1)*100)
 }
 
 // deltaMedian is r's median time against base's as "-4.2%" (negative is
@@ -102,12 +107,13 @@ func verdictMark(r profiler.Result) string {
 	return "✗"
 }
 
-// previous is the newest run of e's kernel before e that has a
+// previous is the newest run of e's kernel and shape before e that has a
 // throughput: what a rerun compares with.
 func (h history) previous(e entry) (entry, bool) {
 	for i := min(e.id-1, len(h.entries)) - 1; i >= 0; i-- {
 		p := h.entries[i]
-		if _, ok := throughput(p.res); ok && p.res.Spec.Kernel == e.res.Spec.Kernel {
+		if _, ok := throughput(p.res); ok && p.res.Spec.Kernel == e.res.Spec.Kernel &&
+			p.res.Spec.ShapeKey() == e.res.Spec.ShapeKey() { // a Δ needs both
 			return p, true
 		}
 	}
@@ -245,7 +251,7 @@ type histCol struct {
 var histCols = []histCol{{"#", 4, true, false}, {"via", 6, false, true}, {"kernel", 12, false, false}, {"dtype", 5, false, true}, {"status", 16, false, false}, {"median", 9, true, false}, {"throughput", 14, true, false}, {"max err", 9, true, true}}
 
 // deltaCol is shown while a baseline is pinned.
-var deltaCol = histCol{"Δ base", 8, true, false}
+var deltaCol = histCol{"Δthr base", 9, true, false}
 
 // cell is a history column's value for one run.
 func (h history) cell(name string, e entry) string {

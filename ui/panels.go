@@ -13,17 +13,19 @@ import (
 // driver, or estimated from the device's limits table.
 type occPanel struct {
 	th      theme
+	of      string // " #9 attn_fwd" when it shows a run of another kernel than the editor's
 	unit    string
 	os      []profiler.Occupancy
 	planKey string
 	plan    []profiler.Occupancy
 }
 
-func (p *occPanel) showPreview(pv run.Preview) { p.os = pv.Occupancy }
+func (p *occPanel) showPreview(pv run.Preview) { p.os, p.of = pv.Occupancy, "" }
 
 // showRun describes a run: its figures, or the plan of its spec when it
 // never compiled.
 func (p *occPanel) showRun(e entry, dev profiler.DeviceInfo) {
+	p.of = ""
 	if len(e.res.Occupancy) > 0 {
 		p.os = e.res.Occupancy
 		return
@@ -36,9 +38,9 @@ func (p *occPanel) showRun(e entry, dev profiler.DeviceInfo) {
 
 func (p occPanel) title() string {
 	if o, ok := minOcc(p.os); ok && !o.Estimate {
-		return "occupancy"
+		return "occupancy" + p.of
 	}
-	return "occupancy est."
+	return "occupancy est." + p.of
 }
 
 func (p occPanel) View(w, h int) []string { return box(p.th, p.title(), p.lines(w-2), w, h, false) }
@@ -78,13 +80,14 @@ func (p occPanel) lines(w int) []string {
 
 // corrPanel is the verdict of the selected run.
 type corrPanel struct {
-	th  theme
-	run *entry
+	th    theme
+	run   *entry
+	other bool // the run is of another kernel than the editor's: the title names it
 }
 
 func (p corrPanel) title() string {
 	if p.run != nil {
-		return fmt.Sprintf("correctness #%d", p.run.id)
+		return "correctness" + runTitle(*p.run, p.other)
 	}
 	return "correctness"
 }
@@ -127,14 +130,29 @@ func (p corrPanel) lines(w int) []string {
 // timingPanel is the selected run's statistics, and its change against
 // the previous run of the kernel and the pinned baseline.
 type timingPanel struct {
-	th   theme
-	run  *entry
-	prev *entry
-	base *entry
+	th    theme
+	run   *entry
+	prev  *entry
+	base  *entry
+	other bool // the run is of another kernel than the editor's: the title names it
+}
+
+// runTitle is the run a panel's title names: " #9", and its kernel
+// (" #9 attn_fwd") when the editor holds another kernel, so no two panels
+// describe two kernels without saying so.
+func runTitle(e entry, other bool) string {
+	if other {
+		return fmt.Sprintf(" #%d %s", e.id, e.res.Spec.Kernel)
+	}
+	return fmt.Sprintf(" #%d", e.id)
 }
 
 func (p timingPanel) View(w, h int) []string {
-	return box(p.th, "timing", p.lines(w-2), w, h, false)
+	title := "timing"
+	if p.run != nil && p.other {
+		title += runTitle(*p.run, true)
+	}
+	return box(p.th, title, p.lines(w-2), w, h, false)
 }
 
 func (p timingPanel) lines(w int) []string {
@@ -171,10 +189,21 @@ func (p timingPanel) lines(w int) []string {
 		row("", b)
 	}
 	if b := p.base; b != nil && b.id != p.run.id {
+		n := len(cmp)
 		row("◆", b)
+		if len(cmp) == n { // not comparable: say why rather than nothing
+			why := "baseline is another shape"
+			if b.res.Spec.Kernel != p.run.res.Spec.Kernel {
+				why = "baseline is another kernel"
+			}
+			for _, l := range wrap(fmt.Sprintf("◆#%d %s", b.id, why), w) {
+				cmp = append(cmp, th.dim.Render(l))
+			}
+		}
 	}
 	if len(cmp) > 0 {
-		out = append(out, th.dim.Render(fmt.Sprintf("%-4s%7s%7s %s", "Δ", "median", "thr", "ok")))
+		// Δ median time in % (negative is faster), Δ throughput in %.
+		out = append(out, th.dim.Render(fmt.Sprintf("%-4s%7s%7s %s", "Δ", "time%", "thr%", "ok")))
 		out = append(out, cmp...)
 	}
 	out = append(out,
@@ -210,7 +239,8 @@ func (p errorPanel) show() bool {
 // wide is an error that leaves the occupancy nothing to say (the kernel
 // never compiled): the panel takes its room too.
 func (p errorPanel) wide() bool {
-	return p.load != nil || p.run.res.Status == profiler.StatusCompileError
+	return p.load != nil || p.run.res.Status == profiler.StatusCompileError ||
+		strings.Contains(p.run.res.Error, profiler.ErrCannotRun.Error()) // never compiled either
 }
 
 func (p errorPanel) View(w, h int) []string {
@@ -236,7 +266,7 @@ func (p errorPanel) lines(w, h int) []string {
 		tail = "the kernel as loaded before stays: fix and save to reload"
 	} else {
 		e := *p.run
-		msg = e.res.Error
+		msg = reason(e.res)
 		if msg == "" {
 			msg = string(e.res.Status)
 		}
@@ -248,6 +278,8 @@ func (p errorPanel) lines(w, h int) []string {
 	if _, _, text, ok := errorSite(msg); ok {
 		first = text
 		msg = strings.Replace(msg, text, "", 1)
+	} else if p.run != nil && p.run.res.Status == profiler.StatusInvalid {
+		first, msg, _ = strings.Cut(msg, "\n") // the reason's first line, whole
 	}
 	var out []string
 	for _, l := range wrap(first, w) {

@@ -3,6 +3,8 @@ package ui
 import (
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 )
@@ -43,10 +45,13 @@ func (p prompt) active() bool { return p.kind != promptNone }
 func (p *prompt) open(kind promptKind, label, value string, width int) tea.Cmd {
 	p.kind = kind
 	p.input.Prompt = label
+	p.input.Placeholder = ""
+	// The width first: the input scrolls to the cursor with the width it
+	// has when the value is set, so setting it afterwards would keep the
+	// scroll of the previous, narrower prompt and cut the path's start.
+	p.input.SetWidth(max(10, width-ansi.StringWidth(label)-4))
 	p.input.SetValue(value)
 	p.input.CursorEnd()
-	p.input.Placeholder = ""
-	p.input.SetWidth(max(10, width-len(label)-4))
 	return p.input.Focus()
 }
 

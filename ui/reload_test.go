@@ -42,6 +42,14 @@ func reloadCU(cost string) string {
 // unique when the test runs again in the same process: -count).
 func reloadSession(t *testing.T, name string, exec *fakeExec) (*harness, string, string) {
 	t.Helper()
+	opts, dir, name := userKernelOptions(t, name)
+	return start(t, exec, opts, 120, 40), dir, name
+}
+
+// userKernelOptions writes and watches the user kernel of reloadSession
+// and returns the session's options with it selected.
+func userKernelOptions(t *testing.T, name string) (Options, string, string) {
+	t.Helper()
 	for i := 2; ; i++ {
 		if _, err := profiler.Lookup(name); err != nil {
 			break
@@ -69,7 +77,7 @@ func reloadSession(t *testing.T, name string, exec *fakeExec) (*harness, string,
 	opts.Families = []profiler.Family{attn, f} // the user kernel second: Select picks it
 	opts.Select = name
 	opts.Events = events
-	return start(t, exec, opts, 120, 40), dir, name
+	return opts, dir, name
 }
 
 func write(t *testing.T, path, text string) {

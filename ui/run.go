@@ -36,6 +36,42 @@ type batch struct {
 	note      string    // why it runs, when not a key (an Event): kept in the messages
 	origin    string    // what started it: r, sweep, yaml, reload, event (the history's via)
 	saved     time.Time // a reload's save time: the result says how long after it it came
+	skipped   []string  // values a sweep skipped before running, as "BQ=8"
+	skipWhy   string    // the rule that rejected the first skipped value
+}
+
+// summary counts a finished batch's runs by outcome, invalid apart from
+// failures ("4 runs: 3 ok, 1 invalid, 1 failed"), and names the values
+// skipped before running ("; 1 skipped: BQ=8 (rule …)"). bad is true when
+// any run did not pass.
+func (b *batch) summary() (msg string, bad bool) {
+	ok, invalid, failed := 0, 0, 0
+	for _, r := range b.results {
+		switch {
+		case r == nil:
+		case r.Status == profiler.StatusOK:
+			ok++
+		case r.Status == profiler.StatusInvalid:
+			invalid++
+		default:
+			failed++
+		}
+	}
+	parts := []string{fmt.Sprintf("%d ok", ok)}
+	if invalid > 0 {
+		parts = append(parts, fmt.Sprintf("%d invalid", invalid))
+	}
+	if failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed", failed))
+	}
+	msg = fmt.Sprintf("%s done: %s: %s", b.label, plural(b.done, "run"), strings.Join(parts, ", "))
+	if len(b.skipped) > 0 {
+		msg += fmt.Sprintf("; %d skipped: %s", len(b.skipped), strings.Join(b.skipped, ","))
+		if b.skipWhy != "" {
+			msg += " (" + b.skipWhy + ")"
+		}
+	}
+	return msg, invalid+failed > 0
 }
 
 // runEvent is what the job loop's hooks send: the start of spec idx, a
@@ -122,7 +158,6 @@ func (m Model) startSweep() (Model, tea.Cmd) {
 		return m, nil
 	}
 	b := &batch{label: "sweep " + f.name, sweep: f.name, origin: originSweep}
-	var skipped []string
 	for _, v := range f.sweepValues() {
 		s := m.spec().Clone()
 		if f.kind == kindKnob {
@@ -132,7 +167,10 @@ func (m Model) startSweep() (Model, tea.Cmd) {
 		}
 		p := run.MakePreview(s, m.dev)
 		if p.Err != nil {
-			skipped = append(skipped, fmt.Sprint(v))
+			if len(b.skipped) == 0 {
+				b.skipWhy = p.Err.Error()
+			}
+			b.skipped = append(b.skipped, fmt.Sprintf("%s=%d", f.name, v))
 			continue
 		}
 		b.specs = append(b.specs, p.Spec)
@@ -143,8 +181,8 @@ func (m Model) startSweep() (Model, tea.Cmd) {
 		return m, nil
 	}
 	m = m.startBatch(b, m.opts.DefaultOptions)
-	if len(skipped) > 0 {
-		m.setMsg(false, fmt.Sprintf("sweeping %s over %s; skipped %s=%s (invalid with the other settings)", f.name, plural(len(b.specs), "value"), f.name, strings.Join(skipped, ",")))
+	if len(b.skipped) > 0 {
+		m.setMsg(false, fmt.Sprintf("sweeping %s over %s; %d skipped: %s (%s)", f.name, plural(len(b.specs), "value"), len(b.skipped), strings.Join(b.skipped, ","), b.skipWhy))
 	}
 	return m, m.waitBatch()
 }
@@ -205,12 +243,6 @@ func (m Model) onRunEvent(msg runEventMsg) (Model, tea.Cmd) {
 	if msg.done {
 		b.running = false
 		b.cancel()
-		failed := 0
-		for _, r := range b.results {
-			if r != nil && r.Status != profiler.StatusOK {
-				failed++
-			}
-		}
 		switch {
 		case b.cancelled:
 			m.setMsg(false, fmt.Sprintf("%s cancelled after %d of %s", b.label, b.done, plural(len(b.specs), "spec")))
@@ -218,7 +250,8 @@ func (m Model) onRunEvent(msg runEventMsg) (Model, tea.Cmd) {
 				m.msg += "; " + m.queued.label + " was not started"
 			}
 		case len(b.specs) > 1:
-			m.setMsg(failed > 0, fmt.Sprintf("%s done: %s, %d failed", b.label, plural(b.done, "run"), failed))
+			sum, bad := b.summary()
+			m.setMsg(bad, sum)
 		}
 		if q := m.queued; q != nil {
 			m.queued = nil
@@ -272,6 +305,9 @@ func (m Model) outcome(b *batch, e entry) string {
 	s := fmt.Sprintf("run #%d %s: %s", e.id, r.Spec.Kernel, r.Status)
 	if reload { // the note names the kernel
 		s = fmt.Sprintf("run #%d: %s", e.id, r.Status)
+	}
+	if r.Status == profiler.StatusInvalid && r.Error != "" {
+		s += " — " + oneLine(reason(r)) // the reason first: it is what to fix
 	}
 	if r.Status == profiler.StatusCompileError {
 		if at := siteLabel(r.Error); at != "" {

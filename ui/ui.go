@@ -12,6 +12,7 @@
 //	budget.go       budgetPanel  every dispatch's threadgroup-memory budget (scrolls)
 //	panels.go       occPanel, corrPanel, timingPanel, errorPanel: the selected run
 //	history.go      history      every run, sortable, with a pinnable baseline
+//	reason.go       —            an invalid run's reason for the status line and error panel; whether the backend runs user sources
 //	prompt.go       prompt       the one-line editor of the filter, typed values and paths
 //	help.go         helpScreen   the help bar and the `?` screen
 //	run.go          batch        runs through run.Jobs, the job loop the headless sweep uses
@@ -308,6 +309,9 @@ func (m *Model) syncPanels() {
 		run = &e
 	}
 	m.corr.run, m.timing.run, m.errp.run = run, run, run
+	// A run of another kernel than the editor's is named in every title.
+	other := run != nil && m.family() != nil && run.res.Spec.Kernel != m.family().Name()
+	m.corr.other, m.timing.other = other, other
 	m.errp.load = nil
 	if m.loadErr != nil && !m.picking() && m.hist.len() == m.loadErr.runs {
 		m.errp.load = m.loadErr // until a newer run or a good reload
@@ -328,6 +332,9 @@ func (m *Model) syncPanels() {
 	case run != nil && m.picking():
 		m.budget.showRun(*run, m.dev)
 		m.occ.showRun(*run, m.dev)
+		if other {
+			m.budget.of, m.occ.of = run.res.Spec.Kernel, runTitle(*run, true)
+		}
 	case run != nil && run.res.Spec.Key() == m.editor.preview.Spec.Key() && len(run.res.Budget) > 0:
 		m.budget.showRun(*run, m.dev)
 		m.occ.showRun(*run, m.dev)
@@ -428,7 +435,7 @@ func (m *Model) pin() {
 		return
 	}
 	m.hist.Pin(e.id)
-	m.setMsg(false, fmt.Sprintf("run #%d is the baseline: Δ base compares every run of %s with it", e.id, e.res.Spec.Kernel))
+	m.setMsg(false, fmt.Sprintf("run #%d is the baseline: Δthr base compares every run of %s of its shape with it", e.id, e.res.Spec.Kernel))
 }
 
 // onNavKey hands a key to the focused component.

@@ -209,7 +209,7 @@ func TestSweepSkipsInvalidValues(t *testing.T) {
 	if !slices.Equal(got, []int{32, 64}) {
 		t.Errorf("swept BQ=%v, want [32 64]", got)
 	}
-	for _, want := range []string{"throughput vs BQ", "sweep BQ done: 2 runs, 0 failed"} {
+	for _, want := range []string{"throughput vs BQ", "sweep BQ done: 2 runs: 2 ok; 3 skipped: BQ=8,BQ=16,BQ=128"} {
 		if !strings.Contains(frame, want) {
 			t.Errorf("screen lacks %q", want)
 		}
@@ -269,6 +269,7 @@ func TestLoadSweep(t *testing.T) {
 		return []profiler.Spec{
 			{Kernel: "softmax_bwd", DType: profiler.F32, Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"rows": 64, "cols": 256}},
 			{Kernel: "softmax_bwd", DType: profiler.F32, Knobs: map[string]int{"WG": 128}, Dims: map[string]int{"rows": 64, "cols": 256}},
+			{Kernel: "softmax_bwd", DType: profiler.F32, Knobs: map[string]int{"WG": 48}, Dims: map[string]int{"rows": 64, "cols": 256}},
 		}, profiler.DefaultOptions(), nil
 	}
 	hs := start(t, &fakeExec{}, opts, 120, 40)
@@ -282,8 +283,9 @@ func TestLoadSweep(t *testing.T) {
 	hs.keys("L")
 	hs.typeText("quick.yaml")
 	hs.keys("enter")
-	frame = hs.waitFor("loaded sweep", idle(2))
-	if !strings.Contains(frame, "quick.yaml done: 2 runs, 0 failed") || !strings.Contains(frame, "WG=128") {
+	frame = hs.waitFor("loaded sweep", idle(3))
+	// An invalid spec is counted apart from failures, as headless runs do.
+	if !strings.Contains(frame, "quick.yaml done: 3 runs: 2 ok, 1 invalid") || !strings.Contains(frame, "WG=128") {
 		t.Errorf("loaded sweep did not run:\n%s", frame)
 	}
 }
@@ -387,7 +389,7 @@ func TestScreenCapture(t *testing.T) {
 	hs.keys("s")
 	frame := hs.waitFor("sweep", idle(3))
 	checkFrame(t, frame, 100, 32)
-	for _, want := range []string{"throughput vs BQ", "GFLOP/s, runs #2–#3", "32 ", "★", "history · 3 runs", "sweep BQ done: 2 runs, 0 failed", "correctness #3"} {
+	for _, want := range []string{"throughput vs BQ", "GFLOP/s, runs #2–#3", "32 ", "★", "history · 3 runs", "sweep BQ done: 2 runs: 2 ok; 3 skipped: BQ=8,BQ=16,BQ=128", "correctness #3"} {
 		if !strings.Contains(frame, want) {
 			t.Errorf("screen capture lacks %q", want)
 		}
@@ -397,5 +399,23 @@ func TestScreenCapture(t *testing.T) {
 		if err := os.WriteFile("testdata/screen.txt", []byte(frame+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// The `e` prompt shows its whole default path at 80 columns, even after
+// a narrow typing prompt was open (the input kept that prompt's scroll).
+func TestExportPromptShowsWholePathAt80(t *testing.T) {
+	opts := testOptions()
+	opts.WriteCSV = func(string, []profiler.Result) error { return nil }
+	hs := start(t, &fakeExec{}, opts, 80, 24)
+	hs.keys("r")
+	hs.waitFor("run", idle(1))
+	hs.keys("enter") // the typing prompt, 10 cells wide
+	hs.waitFor("typing", func(m Model) bool { return m.prompt.kind == promptTyping })
+	hs.keys("esc", "e")
+	frame := hs.waitFor("prompt", func(m Model) bool { return m.prompt.kind == promptExport })
+	checkFrame(t, frame, 80, 24)
+	if !strings.Contains(frame, "export CSV to: ./mltop-20260102-030405.csv") {
+		t.Errorf("the export prompt cuts its default path at 80 columns:\n%s", frame)
 	}
 }

@@ -1,0 +1,61 @@
+package ui
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+// cannotRunUser is the short reason a spec is invalid on a backend that
+// runs no user kernel sources: what to do first, so it fits a status line.
+const cannotRunUser = "needs a GPU backend: use --backend cuda or metal"
+
+// runsUserSources says whether the device's backend compiles a user
+// kernel's own source. Only the CPU backend cannot: it runs the built-in
+// families' Go code and refuses a Program with Code (profiler.ErrCannotRun).
+func runsUserSources(dev profiler.DeviceInfo) bool { return dev.Backend != "cpu" }
+
+// needsGPU says whether the plan holds a user kernel's own source that the
+// device can never run: the editor says so instead of a green ✓.
+func needsGPU(p *profiler.Plan, dev profiler.DeviceInfo) bool {
+	if p == nil || runsUserSources(dev) {
+		return false
+	}
+	for _, d := range p.Dispatches {
+		if d.Program.Code != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// compilingPrefix is the runner's "compiling NAME (ENTRY): " that an
+// invalid run's error starts with; the panel's head already names the
+// kernel, so the prefix only pushes the reason out of a small panel.
+var compilingPrefix = regexp.MustCompile(`^compiling [^ ]+ \([^)]*\): `)
+
+// reason is an invalid run's error with what the panel and status line
+// need not repeat: the runner's prefix and profiler.ErrCannotRun's text.
+// A user kernel refused by a backend that runs none reads cannotRunUser
+// first, then the backend's own words.
+func reason(r profiler.Result) string {
+	msg := r.Error
+	if r.Status != profiler.StatusInvalid {
+		return msg
+	}
+	msg = compilingPrefix.ReplaceAllString(msg, "")
+	if rest, ok := strings.CutSuffix(msg, ": "+profiler.ErrCannotRun.Error()); ok {
+		msg = rest
+		if strings.Contains(msg, "cannot run user kernel") {
+			msg = cannotRunUser + "\n" + msg
+		}
+	}
+	return msg
+}
+
+// oneLine is the first line of a reason, for the status line.
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
