@@ -468,6 +468,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer exec.Close()
+	if msg := runEstimate(exec.Device(), spec); msg != "" {
+		fmt.Fprintln(stderr, "mltop:", msg)
+	}
 	bar := newProgress(stdout, stderr, o.quiet, 1)
 	defer bar.finish()
 	h := bar.hooks()
@@ -493,8 +496,53 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return nil
 	case res.Status == profiler.StatusInvalid:
 		return &exitError{code: exitBadInput, msg: fmt.Sprintf("invalid spec: %s", res.Error)}
+	case res.Status == profiler.StatusCancelled:
+		return &exitError{code: exitFailed, msg: "cancelled (ctrl-C or SIGTERM): nothing was measured"}
 	}
 	return &exitError{code: exitFailed}
+}
+
+// cpuFLOPSPerCore is a rough rate of the CPU backend's scalar Go kernels,
+// enough to warn before a run of minutes.
+const cpuFLOPSPerCore = 1e9
+
+// slowRun is the estimated time of one kernel run above which `run` says so.
+const slowRun = 2 * time.Second
+
+// runEstimate says how long one run of spec takes when that is long: the
+// plan's FLOPs and bytes against the device's peaks, or a rough CPU rate.
+// "" when it is short or cannot be planned (the run reports why).
+func runEstimate(dev profiler.DeviceInfo, spec profiler.Spec) string {
+	f, full, err := profiler.Resolve(spec, dev)
+	if err != nil {
+		return ""
+	}
+	plan, err := f.Plan(full, dev)
+	if err != nil {
+		return ""
+	}
+	d := oneRunTime(dev, full.DType, plan.FLOPs, plan.Bytes)
+	if d < slowRun {
+		return ""
+	}
+	return fmt.Sprintf("about %s per kernel run on the %s backend (%.3g GFLOP, %.3g GB); at least 3 runs (verify, warm-up, one sample) plus the reference check; --time-limit bounds only the sampling; ctrl-C stops it",
+		run.FormatDuration(d), dev.Backend, plan.FLOPs/1e9, plan.Bytes/1e9)
+}
+
+// oneRunTime is the longer of FLOPs over peak FLOP/s and bytes over peak
+// bandwidth; on a device without peaks (the CPU) FLOPs over
+// cpuFLOPSPerCore per core.
+func oneRunTime(dev profiler.DeviceInfo, dt profiler.DType, flops, bytes float64) time.Duration {
+	var s float64
+	if p := dev.PeakFLOPS[dt]; p > 0 {
+		s = flops / p
+	} else {
+		s = flops / (cpuFLOPSPerCore * float64(max(dev.Units, 1)))
+	}
+	if dev.PeakBandwidth > 0 {
+		s = max(s, bytes/dev.PeakBandwidth)
+	}
+	return time.Duration(s * float64(time.Second))
 }
 
 // parseSpec builds a Spec from --set pairs, checking every name and value
