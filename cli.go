@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mltop/mltop/kernels/user"
@@ -184,10 +185,19 @@ func (o *options) measureOptions(base *profiler.Options) profiler.Options {
 
 func newFlagSet(name string, stderr io.Writer, usageFn func(io.Writer)) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { usageFn(stderr) }
+	// Errors become one line (flagError); only -h prints the usage.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	if flagProbe.on {
+		flagProbe.fs = fs
+	} else {
+		helpFor.Store(fs, func() { usageFn(stderr) })
+	}
 	return fs
 }
+
+// helpFor holds what -h prints for each flag set of newFlagSet.
+var helpFor sync.Map
 
 // parseInterleaved parses flags that may come before and after positional
 // arguments ("run attn_fwd --set BQ=32" and "run --set BQ=32 attn_fwd").
@@ -196,9 +206,12 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				if help, ok := helpFor.Load(fs); ok {
+					help.(func())()
+				}
 				return nil, errHelp
 			}
-			return nil, &exitError{code: exitBadInput}
+			return nil, flagError(strings.TrimSpace(strings.TrimPrefix(fs.Name(), "mltop")), err)
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -272,7 +285,10 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if len(pos) > 0 {
-		return badInput("unexpected argument %q: use `mltop run %s` to run one kernel, or --config FILE for a sweep", pos[0], pos[0])
+		if _, err := profiler.Lookup(pos[0]); err == nil {
+			return badInput("unexpected argument %q: use `mltop run %s` to run one kernel, or --config FILE for a sweep", pos[0], pos[0])
+		}
+		return badInput("unexpected argument %q: commands are run, watch, list, new, report, merge, calibrate and selftest; see mltop --help", pos[0])
 	}
 	o.set = setFlags(fs)
 	if err := o.validate(); err != nil {

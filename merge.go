@@ -16,6 +16,7 @@ import (
 // sweep have no row, else 0.
 func cmdMerge(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mltop merge", stderr, usage)
+	registerNoopFlags(fs)
 	out := fs.String("o", "", "")
 	config := fs.String("config", "", "")
 	inputs, err := parseInterleaved(fs, args)

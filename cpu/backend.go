@@ -480,12 +480,13 @@ func (b *Backend) launch(l *profiler.Launch) error {
 	// stop is set once b.ctx is done: each worker checks it before every
 	// group, so ctrl-C ends even a minutes-long launch within one group.
 	var stop atomic.Bool
-	if b.ctx != nil && b.ctx.Done() != nil {
+	ctx := b.ctx
+	if ctx != nil && ctx.Done() != nil {
 		finished := make(chan struct{})
 		defer close(finished)
 		go func() {
 			select {
-			case <-b.ctx.Done():
+			case <-ctx.Done():
 				stop.Store(true)
 			case <-finished:
 			}
@@ -522,7 +523,7 @@ func (b *Backend) launch(l *profiler.Launch) error {
 		panic(p)
 	}
 	if stop.Load() {
-		return b.ctx.Err()
+		return ctx.Err()
 	}
 	return nil
 }
