@@ -597,7 +597,7 @@ func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
 				return spec, badInput("--set gives %s twice (%s=%s and %s=%s): give each name once; to try several values write a sweep file (--config)", k, k, prev, k, strings.TrimSpace(v))
 			}
 			given[k] = strings.TrimSpace(v)
-			n, err := parseValue(strings.TrimSpace(v))
+			n, err := parseValue(strings.TrimSpace(v), isFlag(sc, k))
 			if err != nil {
 				return spec, badInput("--set %s=%s: %v", k, v, err)
 			}
@@ -613,10 +613,24 @@ func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
 	return spec, nil
 }
 
-// parseValue reads an integer, or a boolean in any spelling
-// profiler.ParseBool (and so a sweep file) accepts.
-func parseValue(v string) (int, error) {
-	if b, err := profiler.ParseBool(v); err == nil {
+// isFlag says whether name is one of the schema's boolean flags.
+func isFlag(sc profiler.Schema, name string) bool {
+	for _, f := range sc.Flags {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// parseValue reads a flag's value as profiler.ParseBool (and so a sweep
+// file) does — causal=maybe and causal=2 are refused — or else an integer.
+func parseValue(v string, flag bool) (int, error) {
+	if flag {
+		b, err := profiler.ParseBool(v)
+		if err != nil {
+			return 0, err
+		}
 		if b {
 			return 1, nil
 		}

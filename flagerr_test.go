@@ -78,3 +78,26 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+// TestSetBoolLikeYAML: --set reads a family flag as a sweep file does.
+func TestSetBoolLikeYAML(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		ok   bool
+		want bool
+	}{{"maybe", false, false}, {"2", false, false}, {"yes", true, true}, {"off", true, false}, {"1", true, true}, {"FALSE", true, false}} {
+		spec, err := parseSpec("attn_fwd", "", []string{"causal=" + c.v})
+		if !c.ok {
+			if err == nil || !strings.Contains(err.Error(), "is not a boolean: use true/false, 1/0, yes/no or on/off") || !strings.Contains(err.Error(), "causal="+c.v) {
+				t.Errorf("causal=%s: %v, want the boolean error", c.v, err)
+			}
+			continue
+		}
+		if err != nil || spec.Flags["causal"] != c.want {
+			t.Errorf("causal=%s: %v %v", c.v, spec.Flags, err)
+		}
+	}
+	if _, err := parseSpec("attn_fwd", "", []string{"BQ=yes"}); err == nil || !strings.Contains(err.Error(), "not an integer") {
+		t.Errorf("BQ=yes: %v, want not an integer", err)
+	}
+}
