@@ -19,6 +19,8 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 	registerNoopFlags(fs)
 	out := fs.String("o", "", "")
 	config := fs.String("config", "", "")
+	var kernels kernelPaths
+	fs.Var(&kernels, "kernel", "")
 	inputs, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -35,8 +37,13 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	var want []profiler.Spec
+	if err := loadUserKernels(kernels); err != nil {
+		return err
+	}
 	if *config != "" {
-		sw, err := sweep.Load(*config, profiler.DefaultOptions())
+		// The loader of runSweep: kernel: ./path entries resolve against
+		// the sweep file, as when the shards ran.
+		sw, err := sweep.LoadWith(*config, profiler.DefaultOptions(), sweepOptions())
 		if err != nil {
 			return err
 		}
