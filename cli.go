@@ -336,16 +336,33 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 			return err
 		}
 	}
-	if err := announce(sw.Jobs, skip, path, o.yes, stderr); err != nil {
-		return err
+	// Every input is checked before the announcement: --devices against
+	// the backend, the CSV path, then the backend itself.
+	if o.devices != "" {
+		if _, err := resolveDevices(o.devices, resolveBackend(backend), countDevices, os.Getenv(repeatDevicesEnv) == "1"); err != nil {
+			return err
+		}
 	}
-	csvSink, err := openCSV(o, cols)
-	if err != nil {
-		return err
+	if o.csv != "" {
+		if err := sink.CheckCSVPath(o.csv, o.resume != ""); err != nil {
+			return err
+		}
 	}
-	if csvSink != nil {
-		defer csvSink.Close()
+	// openCSV comes after the announcement (a refused big sweep creates no file).
+	var csvSink profiler.Sink
+	openOut := func() error {
+		c, err := openCSV(o, cols)
+		if err != nil {
+			return err
+		}
+		csvSink = c
+		return nil
 	}
+	defer func() {
+		if csvSink != nil {
+			csvSink.Close()
+		}
+	}()
 	todo := 0
 	for _, j := range sw.Jobs {
 		if !skip[j.Spec.Key()] {
@@ -369,6 +386,12 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 	}
 	var sum run.Summary
 	if o.devices != "" {
+		if err := announce(sw.Jobs, skip, path, o.yes, nil, stderr); err != nil {
+			return err
+		}
+		if err := openOut(); err != nil {
+			return err
+		}
 		sum, err = sweepOnDevices(ctx, o, backend, sw.Jobs, skip, path, stdout, stderr, todo, sinksFor)
 		var ee *exitError
 		if errors.As(err, &ee) {
@@ -381,6 +404,12 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 		}
 		defer exec.Close()
 		dev := exec.Device()
+		if err := announce(sw.Jobs, skip, path, o.yes, &dev, stderr); err != nil {
+			return err
+		}
+		if err := openOut(); err != nil {
+			return err
+		}
 		fmt.Fprintf(stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, dev.Name, dev.Timer, profiler.Plural(len(sw.Jobs), "spec", "specs"), path)
 		bar := newProgress(stdout, stderr, o.quiet, todo)
 		defer bar.finish()
@@ -675,18 +704,53 @@ var stdinIsTerminal = func() bool { return isTerminal(os.Stdin) }
 // least and at most, before anything runs. A sweep of more than bigSweep
 // specs started from a terminal needs --yes (without a terminal, e.g. in
 // CI, it proceeds: the count is in the log).
-func announce(jobs []profiler.Job, skip map[string]bool, path string, yes bool, stderr io.Writer) error {
+func announce(jobs []profiler.Job, skip map[string]bool, path string, yes bool, dev *profiler.DeviceInfo, stderr io.Writer) error {
 	var todo []profiler.Job
+	invalid := 0
 	for _, j := range jobs {
-		if !skip[j.Spec.Key()] {
-			todo = append(todo, j)
+		if skip[j.Spec.Key()] {
+			continue
 		}
+		if dev != nil && !runnable(j, *dev) {
+			invalid++
+			continue
+		}
+		todo = append(todo, j)
 	}
 	lo, hi, builds := run.Estimate(todo)
-	fmt.Fprintf(stderr, "mltop: %d specs to run from %s (%d kernel builds); measuring takes %s to %s (warmup + min_time to warmup + time_limit each), plus the builds\n",
-		len(todo), path, builds, run.FormatDuration(lo), run.FormatDuration(hi))
+	bad := ""
+	if invalid > 0 {
+		bad = fmt.Sprintf(", and %d invalid (the family's rules, the device's limits, or a user kernel on the CPU backend): they become invalid rows at once", invalid)
+	}
+	fmt.Fprintf(stderr, "mltop: %s to run from %s (%s)%s; measuring takes %s to %s (warmup + min_time to warmup + time_limit each), plus the builds\n",
+		profiler.Plural(len(todo), "spec", "specs"), path, profiler.Plural(builds, "kernel build", "kernel builds"), bad, run.FormatDuration(lo), run.FormatDuration(hi))
 	if len(todo) > bigSweep && !yes && stdinIsTerminal() {
 		return badInput("%d specs is more than %d: add --yes to start it, or narrow the sweep (fewer values, `where:` rules); with --csv FILE an interrupted sweep goes on with --resume FILE", len(todo), bigSweep)
 	}
 	return nil
+}
+
+// runnable says, cheaply and without the backend, whether j's spec can run
+// on dev: the family's rules, its plan, the device's memory, and whether
+// the CPU backend would refuse a user kernel.
+func runnable(j profiler.Job, dev profiler.DeviceInfo) bool {
+	f, full, err := profiler.Resolve(j.Spec, dev)
+	if err != nil {
+		return false
+	}
+	plan, err := f.Plan(full, dev)
+	if err != nil {
+		return false
+	}
+	if run.CheckFit(plan, dev, full, j.Options.Hot) != nil {
+		return false
+	}
+	if dev.Backend == "cpu" {
+		for _, d := range plan.Dispatches {
+			if d.Program.Code != "" {
+				return false
+			}
+		}
+	}
+	return true
 }

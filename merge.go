@@ -58,7 +58,7 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 	if err := sink.WriteMerged(*out, m); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "mltop: %d rows from %d files → %d specs in %s", m.Rows, len(inputs), len(m.Results), *out)
+	fmt.Fprintf(stderr, "mltop: %s from %s → %s in %s", profiler.Plural(m.Rows, "row", "rows"), profiler.Plural(len(inputs), "file", "files"), profiler.Plural(len(m.Results), "spec", "specs"), *out)
 	if m.Duplicates > 0 {
 		fmt.Fprintf(stderr, " (%d duplicate rows dropped: of each spec's rows the first ok one is kept, else the first, in the order the files were given)", m.Duplicates)
 	}
