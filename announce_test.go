@@ -34,3 +34,28 @@ func TestAnnounceAfterInputChecks(t *testing.T) {
 		t.Errorf("mixed:\n%s", stderr)
 	}
 }
+
+// TestListShowsRulesAndOpenRanges: list --kernel prints a manifest's rules
+// and a dim without an upper bound as ≥min, not 1..2147483647.
+func TestListShowsRulesAndOpenRanges(t *testing.T) {
+	t.Setenv("MLTOP_KERNELS", "")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "k.cu"), []byte(cliKernel), 0o644)
+	manifest := "name: list_rules\nsources: {cuda: k.cu}\nknobs:\n  WG: {values: [64, 128], default: 64}\ndims:\n  N: {default: 1024, min: 1}\nrules: [\"N % WG == 0\"]\nbuffers:\n  - {name: x, dtype: f32, shape: [N], init: \"normal(0, 1)\"}\n  - {name: y, dtype: f32, shape: [N], out: true}\ndispatches:\n  - entry: scale\n    grid: [\"cdiv(N, WG)\", 1, 1]\n    threads: [WG, 1, 1]\n    args: [x, y, N]\ncheck: none\n"
+	os.WriteFile(filepath.Join(dir, "kernel.yaml"), []byte(manifest), 0o644)
+	code, out, errs := runMain(t, "list", "--kernel", filepath.Join(dir, "kernel.yaml"))
+	if code != 0 {
+		t.Fatalf("list: %d %s", code, errs)
+	}
+	i := strings.Index(out, "list_rules —")
+	if i < 0 {
+		t.Fatalf("list lacks the kernel:\n%s", out)
+	}
+	block := out[i:]
+	if j := strings.Index(block, "\n\n"); j > 0 {
+		block = block[:j]
+	}
+	if !strings.Contains(block, "rules (a spec must satisfy each):\n      N % WG == 0") || !strings.Contains(block, "≥1") || strings.Contains(block, "2147483647") {
+		t.Errorf("list block:\n%s", block)
+	}
+}

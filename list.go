@@ -55,6 +55,12 @@ func cmdList(args []string, stdout, stderr io.Writer) error {
 				fmt.Fprintf(stdout, "      %-8s default %-5t %s\n", fl.Name, fl.Default, fl.Doc)
 			}
 		}
+		if r, ok := f.(interface{ Rules() []string }); ok && len(r.Rules()) > 0 {
+			fmt.Fprintln(stdout, "    rules (a spec must satisfy each):")
+			for _, rule := range r.Rules() {
+				fmt.Fprintf(stdout, "      %s\n", rule)
+			}
+		}
 	}
 	return nil
 }
