@@ -257,6 +257,9 @@ Usage:
   mltop selftest [--backend B]          checks the device, its timer and two kernels against
                                         the reference; prints a report for bug reports
 
+Flags go before or after the subcommand; each subcommand takes only the flags
+that apply to it (README "Flags"); a second ctrl-C kills at once.
+
 Exit codes: 0 all specs ran and verified; 1 a spec failed (mismatch, crash, timeout,
 compile error); 2 bad input (flags, YAML, impossible spec).
 

@@ -31,6 +31,13 @@ func main() {
 func realMain(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first ctrl-C cancels (commands stop at the next check and report
+	// what they have); after it the signals kill as usual, so a second
+	// ctrl-C ends a run stuck where nothing checks (a GPU launch).
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	cmd := ""
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]

@@ -1,5 +1,8 @@
 package main
 
+// These tests register user kernels in the process: the file sorts after
+// main_test.go so that TestListGolden sees only the built-in families.
+
 import (
 	"os"
 	"path/filepath"
