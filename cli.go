@@ -573,8 +573,21 @@ func runEstimate(dev profiler.DeviceInfo, spec profiler.Spec) string {
 	if d < slowRun {
 		return ""
 	}
-	return fmt.Sprintf("about %s per kernel run on the %s backend (%.3g GFLOP, %.3g GB); at least 3 runs (verify, warm-up, one sample) plus the reference check; --time-limit bounds only the sampling; ctrl-C stops it",
-		run.FormatDuration(d), dev.Backend, plan.FLOPs/1e9, plan.Bytes/1e9)
+	return fmt.Sprintf("about %s per kernel run on the %s backend (%sFLOP, %sB); at least 3 runs (verify, warm-up, one sample) plus the reference check; --time-limit bounds only the sampling; ctrl-C stops it",
+		run.FormatDuration(d), dev.Backend, siPrefix(plan.FLOPs), siPrefix(plan.Bytes))
+}
+
+// siPrefix writes x with a decimal prefix: 2.2 T, 2.1 G, 512 .
+func siPrefix(x float64) string {
+	for _, p := range []struct {
+		v float64
+		s string
+	}{{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if x >= p.v {
+			return fmt.Sprintf("%.3g %s", x/p.v, p.s)
+		}
+	}
+	return fmt.Sprintf("%.3g ", x)
 }
 
 // oneRunTime is the longer of FLOPs over peak FLOP/s and bytes over peak

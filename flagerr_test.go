@@ -2,6 +2,8 @@ package main
 
 import (
 	"strings"
+
+	"github.com/mltop/mltop/profiler"
 	"testing"
 )
 
@@ -99,5 +101,25 @@ func TestSetBoolLikeYAML(t *testing.T) {
 	}
 	if _, err := parseSpec("attn_fwd", "", []string{"BQ=yes"}); err == nil || !strings.Contains(err.Error(), "not an integer") {
 		t.Errorf("BQ=yes: %v, want not an integer", err)
+	}
+}
+
+// TestRunEstimate: a long CPU run is announced with the rule of at least
+// three runs; a short one says nothing.
+func TestRunEstimate(t *testing.T) {
+	dev := profiler.DeviceInfo{Backend: "cpu", Units: 4}
+	big, err := parseSpec("attn_fwd", "", []string{"Lq=4096,Lk=4096,H=32,B=8,D=128"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := runEstimate(dev, big)
+	for _, w := range []string{"per kernel run on the cpu backend", "TFLOP", "at least 3 runs (verify, warm-up, one sample)", "--time-limit bounds only the sampling"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("estimate %q lacks %q", msg, w)
+		}
+	}
+	small, _ := parseSpec("attn_fwd", "", []string{"Lq=64,Lk=64,H=1,B=1"})
+	if msg := runEstimate(dev, small); msg != "" {
+		t.Errorf("small spec: %q, want nothing", msg)
 	}
 }
