@@ -2,9 +2,9 @@ package main
 
 import (
 	"strings"
+	"testing"
 
 	"github.com/mltop/mltop/profiler"
-	"testing"
 )
 
 // TestFlagErrors: a bad flag is one line naming it, with a did-you-mean or
