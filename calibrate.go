@@ -14,6 +14,7 @@ import (
 // and print them next to the datasheet peaks.
 func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mltop calibrate", stderr, usage)
+	registerNoopFlags(fs)
 	backend := fs.String("backend", "auto", "")
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err

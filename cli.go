@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mltop/mltop/kernels/user"
@@ -184,10 +185,19 @@ func (o *options) measureOptions(base *profiler.Options) profiler.Options {
 
 func newFlagSet(name string, stderr io.Writer, usageFn func(io.Writer)) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { usageFn(stderr) }
+	// Errors become one line (flagError); only -h prints the usage.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	if flagProbe.on {
+		flagProbe.fs = fs
+	} else {
+		helpFor.Store(fs, func() { usageFn(stderr) })
+	}
 	return fs
 }
+
+// helpFor holds what -h prints for each flag set of newFlagSet.
+var helpFor sync.Map
 
 // parseInterleaved parses flags that may come before and after positional
 // arguments ("run attn_fwd --set BQ=32" and "run --set BQ=32 attn_fwd").
@@ -196,9 +206,12 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				if help, ok := helpFor.Load(fs); ok {
+					help.(func())()
+				}
 				return nil, errHelp
 			}
-			return nil, &exitError{code: exitBadInput}
+			return nil, flagError(strings.TrimSpace(strings.TrimPrefix(fs.Name(), "mltop")), err)
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -244,6 +257,9 @@ Usage:
   mltop selftest [--backend B]          checks the device, its timer and two kernels against
                                         the reference; prints a report for bug reports
 
+Flags go before or after the subcommand; each subcommand takes only the flags
+that apply to it (README "Flags"); a second ctrl-C kills at once.
+
 Exit codes: 0 all specs ran and verified; 1 a spec failed (mismatch, crash, timeout,
 compile error); 2 bad input (flags, YAML, impossible spec).
 
@@ -272,7 +288,10 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if len(pos) > 0 {
-		return badInput("unexpected argument %q: use `mltop run %s` to run one kernel, or --config FILE for a sweep", pos[0], pos[0])
+		if _, err := profiler.Lookup(pos[0]); err == nil {
+			return badInput("unexpected argument %q: use `mltop run %s` to run one kernel, or --config FILE for a sweep", pos[0], pos[0])
+		}
+		return badInput("unexpected argument %q: commands are run, watch, list, new, report, merge, calibrate and selftest; see mltop --help", pos[0])
 	}
 	o.set = setFlags(fs)
 	if err := o.validate(); err != nil {
@@ -320,16 +339,33 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 			return err
 		}
 	}
-	if err := announce(sw.Jobs, skip, path, o.yes, stderr); err != nil {
-		return err
+	// Every input is checked before the announcement: --devices against
+	// the backend, the CSV path, then the backend itself.
+	if o.devices != "" {
+		if _, err := resolveDevices(o.devices, resolveBackend(backend), countDevices, os.Getenv(repeatDevicesEnv) == "1"); err != nil {
+			return err
+		}
 	}
-	csvSink, err := openCSV(o, cols)
-	if err != nil {
-		return err
+	if o.csv != "" {
+		if err := sink.CheckCSVPath(o.csv, o.resume != ""); err != nil {
+			return err
+		}
 	}
-	if csvSink != nil {
-		defer csvSink.Close()
+	// openCSV comes after the announcement (a refused big sweep creates no file).
+	var csvSink profiler.Sink
+	openOut := func() error {
+		c, err := openCSV(o, cols)
+		if err != nil {
+			return err
+		}
+		csvSink = c
+		return nil
 	}
+	defer func() {
+		if csvSink != nil {
+			csvSink.Close()
+		}
+	}()
 	todo := 0
 	for _, j := range sw.Jobs {
 		if !skip[j.Spec.Key()] {
@@ -353,6 +389,12 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 	}
 	var sum run.Summary
 	if o.devices != "" {
+		if err := announce(sw.Jobs, skip, path, o.yes, nil, stderr); err != nil {
+			return err
+		}
+		if err := openOut(); err != nil {
+			return err
+		}
 		sum, err = sweepOnDevices(ctx, o, backend, sw.Jobs, skip, path, stdout, stderr, todo, sinksFor)
 		var ee *exitError
 		if errors.As(err, &ee) {
@@ -365,6 +407,12 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 		}
 		defer exec.Close()
 		dev := exec.Device()
+		if err := announce(sw.Jobs, skip, path, o.yes, &dev, stderr); err != nil {
+			return err
+		}
+		if err := openOut(); err != nil {
+			return err
+		}
 		fmt.Fprintf(stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, dev.Name, dev.Timer, profiler.Plural(len(sw.Jobs), "spec", "specs"), path)
 		bar := newProgress(stdout, stderr, o.quiet, todo)
 		defer bar.finish()
@@ -468,6 +516,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer exec.Close()
+	if msg := runEstimate(exec.Device(), spec); msg != "" {
+		fmt.Fprintln(stderr, "mltop:", msg)
+	}
 	bar := newProgress(stdout, stderr, o.quiet, 1)
 	defer bar.finish()
 	h := bar.hooks()
@@ -493,8 +544,66 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return nil
 	case res.Status == profiler.StatusInvalid:
 		return &exitError{code: exitBadInput, msg: fmt.Sprintf("invalid spec: %s", res.Error)}
+	case res.Status == profiler.StatusCancelled:
+		return &exitError{code: exitFailed, msg: "cancelled (ctrl-C or SIGTERM): nothing was measured"}
 	}
 	return &exitError{code: exitFailed}
+}
+
+// cpuFLOPSPerCore is a rough rate of the CPU backend's scalar Go kernels,
+// enough to warn before a run of minutes.
+const cpuFLOPSPerCore = 1e9
+
+// slowRun is the estimated time of one kernel run above which `run` says so.
+const slowRun = 2 * time.Second
+
+// runEstimate says how long one run of spec takes when that is long: the
+// plan's FLOPs and bytes against the device's peaks, or a rough CPU rate.
+// "" when it is short or cannot be planned (the run reports why).
+func runEstimate(dev profiler.DeviceInfo, spec profiler.Spec) string {
+	f, full, err := profiler.Resolve(spec, dev)
+	if err != nil {
+		return ""
+	}
+	plan, err := f.Plan(full, dev)
+	if err != nil {
+		return ""
+	}
+	d := oneRunTime(dev, full.DType, plan.FLOPs, plan.Bytes)
+	if d < slowRun {
+		return ""
+	}
+	return fmt.Sprintf("about %s per kernel run on the %s backend (%sFLOP, %sB); at least 3 runs (verify, warm-up, one sample) plus the reference check; --time-limit bounds only the sampling; ctrl-C stops it",
+		run.FormatDuration(d), dev.Backend, siPrefix(plan.FLOPs), siPrefix(plan.Bytes))
+}
+
+// siPrefix writes x with a decimal prefix: 2.2 T, 2.1 G, 512 .
+func siPrefix(x float64) string {
+	for _, p := range []struct {
+		v float64
+		s string
+	}{{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if x >= p.v {
+			return fmt.Sprintf("%.3g %s", x/p.v, p.s)
+		}
+	}
+	return fmt.Sprintf("%.3g ", x)
+}
+
+// oneRunTime is the longer of FLOPs over peak FLOP/s and bytes over peak
+// bandwidth; on a device without peaks (the CPU) FLOPs over
+// cpuFLOPSPerCore per core.
+func oneRunTime(dev profiler.DeviceInfo, dt profiler.DType, flops, bytes float64) time.Duration {
+	var s float64
+	if p := dev.PeakFLOPS[dt]; p > 0 {
+		s = flops / p
+	} else {
+		s = flops / (cpuFLOPSPerCore * float64(max(dev.Units, 1)))
+	}
+	if dev.PeakBandwidth > 0 {
+		s = max(s, bytes/dev.PeakBandwidth)
+	}
+	return time.Duration(s * float64(time.Second))
 }
 
 // parseSpec builds a Spec from --set pairs, checking every name and value
@@ -533,7 +642,7 @@ func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
 				return spec, badInput("--set gives %s twice (%s=%s and %s=%s): give each name once; to try several values write a sweep file (--config)", k, k, prev, k, strings.TrimSpace(v))
 			}
 			given[k] = strings.TrimSpace(v)
-			n, err := parseValue(strings.TrimSpace(v))
+			n, err := parseValue(strings.TrimSpace(v), isFlag(sc, k))
 			if err != nil {
 				return spec, badInput("--set %s=%s: %v", k, v, err)
 			}
@@ -549,10 +658,24 @@ func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
 	return spec, nil
 }
 
-// parseValue reads an integer, or a boolean in any spelling
-// profiler.ParseBool (and so a sweep file) accepts.
-func parseValue(v string) (int, error) {
-	if b, err := profiler.ParseBool(v); err == nil {
+// isFlag says whether name is one of the schema's boolean flags.
+func isFlag(sc profiler.Schema, name string) bool {
+	for _, f := range sc.Flags {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// parseValue reads a flag's value as profiler.ParseBool (and so a sweep
+// file) does — causal=maybe and causal=2 are refused — or else an integer.
+func parseValue(v string, flag bool) (int, error) {
+	if flag {
+		b, err := profiler.ParseBool(v)
+		if err != nil {
+			return 0, err
+		}
 		if b {
 			return 1, nil
 		}
@@ -597,18 +720,53 @@ var stdinIsTerminal = func() bool { return isTerminal(os.Stdin) }
 // least and at most, before anything runs. A sweep of more than bigSweep
 // specs started from a terminal needs --yes (without a terminal, e.g. in
 // CI, it proceeds: the count is in the log).
-func announce(jobs []profiler.Job, skip map[string]bool, path string, yes bool, stderr io.Writer) error {
+func announce(jobs []profiler.Job, skip map[string]bool, path string, yes bool, dev *profiler.DeviceInfo, stderr io.Writer) error {
 	var todo []profiler.Job
+	invalid := 0
 	for _, j := range jobs {
-		if !skip[j.Spec.Key()] {
-			todo = append(todo, j)
+		if skip[j.Spec.Key()] {
+			continue
 		}
+		if dev != nil && !runnable(j, *dev) {
+			invalid++
+			continue
+		}
+		todo = append(todo, j)
 	}
 	lo, hi, builds := run.Estimate(todo)
-	fmt.Fprintf(stderr, "mltop: %d specs to run from %s (%d kernel builds); measuring takes %s to %s (warmup + min_time to warmup + time_limit each), plus the builds\n",
-		len(todo), path, builds, run.FormatDuration(lo), run.FormatDuration(hi))
+	bad := ""
+	if invalid > 0 {
+		bad = fmt.Sprintf(", and %d invalid (the family's rules, the device's limits, or a user kernel on the CPU backend): they become invalid rows at once", invalid)
+	}
+	fmt.Fprintf(stderr, "mltop: %s to run from %s (%s)%s; measuring takes %s to %s (warmup + min_time to warmup + time_limit each), plus the builds\n",
+		profiler.Plural(len(todo), "spec", "specs"), path, profiler.Plural(builds, "kernel build", "kernel builds"), bad, run.FormatDuration(lo), run.FormatDuration(hi))
 	if len(todo) > bigSweep && !yes && stdinIsTerminal() {
 		return badInput("%d specs is more than %d: add --yes to start it, or narrow the sweep (fewer values, `where:` rules); with --csv FILE an interrupted sweep goes on with --resume FILE", len(todo), bigSweep)
 	}
 	return nil
+}
+
+// runnable says, cheaply and without the backend, whether j's spec can run
+// on dev: the family's rules, its plan, the device's memory, and whether
+// the CPU backend would refuse a user kernel.
+func runnable(j profiler.Job, dev profiler.DeviceInfo) bool {
+	f, full, err := profiler.Resolve(j.Spec, dev)
+	if err != nil {
+		return false
+	}
+	plan, err := f.Plan(full, dev)
+	if err != nil {
+		return false
+	}
+	if run.CheckFit(plan, dev, full, j.Options.Hot) != nil {
+		return false
+	}
+	if dev.Backend == "cpu" {
+		for _, d := range plan.Dispatches {
+			if d.Program.Code != "" {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"github.com/mltop/mltop/profiler/sweep"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,8 +16,13 @@ func cmdList(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mltop list", stderr, usage)
 	var kernels kernelPaths
 	fs.Var(&kernels, "kernel", "")
+	backend := fs.String("backend", "auto", "")
+	registerNoopFlags(fs)
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
+	}
+	if !slices.Contains(sweep.KnownBackends, *backend) {
+		return badInput("unknown backend %q: use one of %s", *backend, strings.Join(sweep.KnownBackends, ", "))
 	}
 	if err := loadUserKernels(kernels); err != nil {
 		return err
@@ -29,6 +36,9 @@ func cmdList(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  %-6s %s  %s\n", b.name, mark, b.reason)
 	}
 	fmt.Fprintf(stdout, "  auto picks: %s\n", resolveBackend("auto"))
+	if *backend != "auto" {
+		fmt.Fprintf(stdout, "  --backend %s: %s\n", *backend, resolveBackend(*backend))
+	}
 	fmt.Fprintln(stdout, "\nKernel families:")
 	for _, f := range profiler.Families(false) {
 		sc := f.Schema()
@@ -43,6 +53,12 @@ func cmdList(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stdout, "    flags:")
 			for _, fl := range sc.Flags {
 				fmt.Fprintf(stdout, "      %-8s default %-5t %s\n", fl.Name, fl.Default, fl.Doc)
+			}
+		}
+		if r, ok := f.(interface{ Rules() []string }); ok && len(r.Rules()) > 0 {
+			fmt.Fprintln(stdout, "    rules (a spec must satisfy each):")
+			for _, rule := range r.Rules() {
+				fmt.Fprintf(stdout, "      %s\n", rule)
 			}
 		}
 	}

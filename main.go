@@ -31,9 +31,18 @@ func main() {
 func realMain(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first ctrl-C cancels (commands stop at the next check and report
+	// what they have); after it the signals kill as usual, so a second
+	// ctrl-C ends a run stuck where nothing checks (a GPU launch).
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	cmd := ""
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
+	} else if c, rest := hoistCommand(args); c != "" {
+		cmd, args = c, rest // mltop --backend cpu list
 	}
 	if err := registerEnvKernels(); err != nil {
 		return report(err, stderr)
@@ -64,7 +73,11 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return exitOK
 	default:
-		err = badInput("unknown command %q: use run, watch, list, new, report, merge, calibrate, selftest, or no command for the interactive session (mltop --help)", cmd)
+		hint := ""
+		if near := nearestCommand(cmd); near != "" {
+			hint = fmt.Sprintf("did you mean %s? ", near)
+		}
+		err = badInput("unknown command %q: %suse run, watch, list, new, report, merge, calibrate, selftest, or no command for the interactive session (mltop --help)", cmd, hint)
 	}
 	return report(err, stderr)
 }

@@ -289,7 +289,7 @@ func TestBadInput(t *testing.T) {
 		{"resume names a yaml", []string{"--config", goodSweep, "--resume", "res.YML"}, "--resume res.YML: --resume takes the CSV file"},
 		{"run set twice in one group", []string{"run", "attn_fwd", "--set", "BQ=32,BQ=64"}, "--set gives BQ twice (BQ=32 and BQ=64)"},
 		{"run set twice in two flags", []string{"run", "attn_fwd", "--set", "BQ=32", "--set", "D=64,BQ=64"}, "--set gives BQ twice"},
-		{"run bad bool", []string{"run", "attn_fwd", "--set", "causal=maybe"}, `"maybe" is not an integer`},
+		{"run bad bool", []string{"run", "attn_fwd", "--set", "causal=maybe"}, `"maybe" is not a boolean: use true/false, 1/0, yes/no or on/off`},
 	}
 	for _, c := range cases {
 		code, _, stderr := runMain(t, c.args...)

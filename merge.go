@@ -16,8 +16,11 @@ import (
 // sweep have no row, else 0.
 func cmdMerge(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mltop merge", stderr, usage)
+	registerNoopFlags(fs)
 	out := fs.String("o", "", "")
 	config := fs.String("config", "", "")
+	var kernels kernelPaths
+	fs.Var(&kernels, "kernel", "")
 	inputs, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -34,8 +37,13 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	var want []profiler.Spec
+	if err := loadUserKernels(kernels); err != nil {
+		return err
+	}
 	if *config != "" {
-		sw, err := sweep.Load(*config, profiler.DefaultOptions())
+		// The loader of runSweep: kernel: ./path entries resolve against
+		// the sweep file, as when the shards ran.
+		sw, err := sweep.LoadWith(*config, profiler.DefaultOptions(), sweepOptions())
 		if err != nil {
 			return err
 		}
@@ -50,7 +58,7 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 	if err := sink.WriteMerged(*out, m); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "mltop: %d rows from %d files → %d specs in %s", m.Rows, len(inputs), len(m.Results), *out)
+	fmt.Fprintf(stderr, "mltop: %s from %s → %s in %s", profiler.Plural(m.Rows, "row", "rows"), profiler.Plural(len(inputs), "file", "files"), profiler.Plural(len(m.Results), "spec", "specs"), *out)
 	if m.Duplicates > 0 {
 		fmt.Fprintf(stderr, " (%d duplicate rows dropped: of each spec's rows the first ok one is kept, else the first, in the order the files were given)", m.Duplicates)
 	}

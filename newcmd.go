@@ -14,6 +14,7 @@ import (
 // kernel.yaml from the entry's signature.
 func cmdNew(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mltop new", stderr, usage)
+	registerNoopFlags(fs)
 	from := fs.String("from", "", "the kernel source (.cu or .metal)")
 	entry := fs.String("entry", "", "the kernel function")
 	out := fs.String("o", "", "folder to write kernel.yaml into (default: the source's folder)")

@@ -12,6 +12,7 @@ import (
 // seed 001 (fused/unfused speed ratio, peak memory) from a sweep's CSV.
 func cmdReport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mltop report", stderr, usage)
+	registerNoopFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err

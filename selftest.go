@@ -25,6 +25,7 @@ var selftestSpecs = []profiler.Spec{
 // process so that a failure shows where it happened.
 func cmdSelftest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mltop selftest", stderr, usage)
+	registerNoopFlags(fs)
 	backend := fs.String("backend", "auto", "")
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err

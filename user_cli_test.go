@@ -156,3 +156,41 @@ func TestWorkerSeesKernelsLoadedLater(t *testing.T) {
 		t.Errorf("%s: %s", res.Status, res.Error)
 	}
 }
+
+// TestMergeUserKernels: merge --config loads a sweep of user kernels as the
+// sweep did: kernel: ./path entries relative to the sweep file, names
+// with --kernel PATH; without it the error says how.
+func TestMergeUserKernels(t *testing.T) {
+	t.Setenv("MLTOP_KERNELS", "")
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "k"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "sweeps"), 0o755)
+	src := filepath.Join(dir, "k", "scale.cu")
+	os.WriteFile(src, []byte(cliKernel), 0o644)
+	if code, out, errs := runCLI(t, "new", "merge_scale", "--from", src, "--entry", "scale"); code != 0 {
+		t.Fatalf("new: %d %s %s", code, out, errs)
+	}
+	// Before anything registered merge_scale in this process.
+	csvPath := filepath.Join(dir, "out.csv")
+	byName := filepath.Join(dir, "sweeps", "name.yaml")
+	os.WriteFile(byName, []byte("backend: cpu\nsweeps:\n  - kernel: merge_scale\n    knobs: {WG: [64, 128]}\n    dims: {N: 1000}\n"), 0o644)
+	os.Setenv("MLTOP_KERNELS", "")
+	code, _, errs := runCLI(t, "merge", csvPath, "-o", filepath.Join(dir, "m2.csv"), "--config", byName)
+	if code != 2 || !strings.Contains(errs, `unknown kernel "merge_scale"`) || !strings.Contains(errs, "add --kernel PATH or write kernel: ./path/kernel.yaml in the sweep file") {
+		t.Errorf("merge without --kernel: %d %s", code, errs)
+	}
+	byPath := filepath.Join(dir, "sweeps", "path.yaml")
+	os.WriteFile(byPath, []byte("backend: cpu\nsweeps:\n  - kernel: ../k/kernel.yaml\n    knobs: {WG: [64, 128]}\n    dims: {N: 1000}\n"), 0o644)
+	if code, _, errs := runCLI(t, "--config", byPath, "--csv", csvPath, "--quiet", "--isolate", "off"); code != 2 {
+		t.Fatalf("sweep: %d %s", code, errs)
+	}
+	os.Setenv("MLTOP_KERNELS", "")
+	code, _, errs = runCLI(t, "merge", csvPath, "-o", filepath.Join(dir, "m1.csv"), "--config", byPath)
+	if code != 0 || !strings.Contains(errs, "every spec of") {
+		t.Errorf("merge --config with kernel: ../k/kernel.yaml: %d %s", code, errs)
+	}
+	code, _, errs = runCLI(t, "merge", csvPath, "-o", filepath.Join(dir, "m3.csv"), "--config", byName, "--kernel", filepath.Join(dir, "k"))
+	if code != 0 || !strings.Contains(errs, "every spec of") {
+		t.Errorf("merge --kernel: %d %s", code, errs)
+	}
+}

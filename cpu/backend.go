@@ -7,6 +7,7 @@ package cpu
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,9 +36,24 @@ const MaxThreadsPerGroup = 1024
 // Backend runs Go kernels on the host CPU.
 type Backend struct {
 	info     profiler.DeviceInfo
-	flush    []byte // read (cold) or written (dirty) through before each sample
-	flushSum byte   // what the cold flush read, so its reads are kept
-	flushes  int    // flushes so far (tests)
+	flush    []byte          // read (cold) or written (dirty) through before each sample
+	flushSum byte            // what the cold flush read, so its reads are kept
+	flushes  int             // flushes so far (tests)
+	ctx      context.Context // SetContext: launches stop between groups once it is done
+}
+
+var _ profiler.Interruptible = (*Backend)(nil)
+
+// SetContext makes later launches stop between threadgroups, and Run and
+// Time return ctx.Err(), once ctx is done (ctrl-C during a long CPU run).
+func (b *Backend) SetContext(ctx context.Context) { b.ctx = ctx }
+
+// cancelled is the context's error, nil without one.
+func (b *Backend) cancelled() error {
+	if b.ctx == nil {
+		return nil
+	}
+	return b.ctx.Err()
 }
 
 // New probes the host and returns the CPU backend.
@@ -254,6 +270,9 @@ func (b *Backend) Download(buf profiler.Buffer, dst []byte) error {
 // Run executes the launches once, in order.
 func (b *Backend) Run(launches []profiler.Launch) error {
 	for i := range launches {
+		if err := b.cancelled(); err != nil {
+			return err
+		}
 		if err := b.launch(&launches[i]); err != nil {
 			return err
 		}
@@ -285,6 +304,9 @@ func (b *Backend) Time(launches []profiler.Launch, reps int, cold bool) (profile
 func (b *Backend) TimeCache(launches []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
 	t := profiler.Timing{Timer: "wall-clock", Samples: make([][]float64, reps)}
 	for r := range reps {
+		if err := b.cancelled(); err != nil {
+			return t, err
+		}
 		t.Samples[r] = make([]float64, len(launches))
 		for i := range launches {
 			if mode != profiler.CacheHot {
@@ -455,6 +477,21 @@ func (b *Backend) launch(l *profiler.Launch) error {
 	var next atomic.Int64
 	var failed atomic.Pointer[KernelPanic]
 	var wg sync.WaitGroup
+	// stop is set once b.ctx is done: each worker checks it before every
+	// group, so ctrl-C ends even a minutes-long launch within one group.
+	var stop atomic.Bool
+	ctx := b.ctx
+	if ctx != nil && ctx.Done() != nil {
+		finished := make(chan struct{})
+		defer close(finished)
+		go func() {
+			select {
+			case <-ctx.Done():
+				stop.Store(true)
+			case <-finished:
+			}
+		}()
+	}
 	work := func() {
 		g := host.NewGroup(grid, d.Threads(), k.macros, d.Scalars, args)
 		defer func() {
@@ -462,12 +499,12 @@ func (b *Backend) launch(l *profiler.Launch) error {
 				failed.CompareAndSwap(nil, &KernelPanic{Kernel: k.name, Group: g.ID, Value: p, Stack: string(debug.Stack())})
 			}
 		}()
-		for failed.Load() == nil {
+		for failed.Load() == nil && !stop.Load() {
 			start := next.Add(chunk) - chunk
 			if start >= total {
 				return
 			}
-			for n := start; n < min(start+chunk, total); n++ {
+			for n := start; n < min(start+chunk, total) && !stop.Load(); n++ {
 				x := int(n % int64(grid[0]))
 				y := int(n / int64(grid[0]) % int64(grid[1]))
 				z := int(n / (int64(grid[0]) * int64(grid[1])))
@@ -484,6 +521,9 @@ func (b *Backend) launch(l *profiler.Launch) error {
 	wg.Wait()
 	if p := failed.Load(); p != nil {
 		panic(p)
+	}
+	if stop.Load() {
+		return ctx.Err()
 	}
 	return nil
 }

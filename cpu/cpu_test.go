@@ -2,6 +2,7 @@ package cpu_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -425,5 +426,43 @@ func TestAttnFwdRandomShapes(t *testing.T) {
 	}
 	if ran < 24 {
 		t.Fatalf("only %d random specs were valid", ran)
+	}
+}
+
+// TestCancelStopsLaunch: ctrl-C during the first (verification) run of a
+// spec stops the CPU launch itself: the result is cancelled with no
+// verdict, instead of the whole launch, the reference and the check
+// finishing first.
+func TestCancelStopsLaunch(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := run.NewRunner(newBackend(t))
+	spec := attnSpec(profiler.F32, map[string]int{"BQ": 16, "BK": 16, "WM": 2}, map[string]int{"B": 1, "H": 2, "Hkv": 2, "Lq": 64, "Lk": 64, "D": 64}, false)
+	res := r.Run(ctx, spec, quick(), func(p profiler.Progress) {
+		if p.Phase == "verify" {
+			cancel()
+		}
+	})
+	if res.Status != profiler.StatusCancelled || res.Verdict != nil {
+		t.Fatalf("status %s (%s), verdict %v: want cancelled before the check", res.Status, res.Error, res.Verdict)
+	}
+	// The same runner runs the next spec normally.
+	if res := r.Run(context.Background(), spec, quick(), nil); res.Status != profiler.StatusOK {
+		t.Fatalf("after a cancel: status %s: %s", res.Status, res.Error)
+	}
+}
+
+// TestLaunchHonoursCancelledContext: a launch under a done context
+// returns context.Canceled.
+func TestLaunchHonoursCancelledContext(t *testing.T) {
+	b := newBackend(t).(*cpu.Backend)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	b.SetContext(ctx)
+	if err := b.Run([]profiler.Launch{{Dispatch: &profiler.Dispatch{Name: "x"}}}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run under a cancelled context: %v, want context.Canceled", err)
+	}
+	if _, err := b.Time(nil, 3, false); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Time under a cancelled context: %v, want context.Canceled", err)
 	}
 }

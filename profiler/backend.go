@@ -1,5 +1,7 @@
 package profiler
 
+import "context"
+
 // DeviceInfo describes the device a backend drives: what families plan
 // against and what the budget and occupancy panels hold numbers against.
 type DeviceInfo struct {
@@ -83,6 +85,16 @@ type Backend interface {
 	// Occupancy estimates or asks how many groups of this launch fit per unit.
 	Occupancy(l Launch) Occupancy
 	Close() error
+}
+
+// Interruptible is a Backend whose launches can be cut short: once the
+// context given to SetContext is done, a launch in flight stops between
+// threadgroups and Run/Time return the context's error (context.Canceled).
+// The runner sets it for each spec, so ctrl-C ends a long CPU run within a
+// threadgroup instead of after the whole launch. A GPU launch cannot be
+// stopped midway; GPU backends need not implement it.
+type Interruptible interface {
+	SetContext(ctx context.Context)
 }
 
 // Feature is a device capability a kernel path needs.

@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -115,5 +116,19 @@ func TestEncodeDecode(t *testing.T) {
 	I32.Decode(buf, out)
 	if out[0] != 7 || out[1] != -2 {
 		t.Errorf("i32 round trip: %v", out)
+	}
+}
+
+// TestParseDTypeAliases: the README's aliases and nothing else.
+func TestParseDTypeAliases(t *testing.T) {
+	for in, want := range map[string]DType{"f32": F32, "float32": F32, "fp32": F32, "f16": F16, "float16": F16, "fp16": F16, "half": F16, "bf16": BF16, "bfloat16": BF16} {
+		if got, err := ParseDType(in); err != nil || got != want {
+			t.Errorf("%s: %s %v, want %s", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"f64", "int8", "F16", "bf32", ""} {
+		if _, err := ParseDType(in); err == nil || !strings.Contains(err.Error(), "use one of f32, f16, bf16") {
+			t.Errorf("%q: %v, want refused with the list", in, err)
+		}
 	}
 }

@@ -126,7 +126,7 @@ func Lookup(name string) (Family, error) {
 	if f, ok := registry[name]; ok {
 		return f, nil
 	}
-	return nil, fmt.Errorf("unknown kernel %q: known kernels are %s (see `mltop list`)", name, strings.Join(familyNamesLocked(false), ", "))
+	return nil, fmt.Errorf("unknown kernel %q: known kernels are %s (see `mltop list`); if it is your own kernel, add --kernel PATH or write kernel: ./path/kernel.yaml in the sweep file", name, strings.Join(familyNamesLocked(false), ", "))
 }
 
 // Families lists registered families sorted by name. Families whose name

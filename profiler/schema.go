@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -84,6 +85,9 @@ func (p Param) Describe() string {
 		return "{" + joinInts(p.Values) + "}"
 	}
 	s := fmt.Sprintf("%d..%d", p.Min, p.Max)
+	if p.Max >= math.MaxInt32 {
+		s = fmt.Sprintf("≥%d", p.Min) // no upper bound
+	}
 	if p.Multiple > 1 {
 		s += fmt.Sprintf(" step %d", p.Multiple)
 	}

@@ -2,6 +2,7 @@ package user
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -333,3 +334,6 @@ func (f *Family) dispatch(d udisp, e map[string]any, dev profiler.DeviceInfo, sr
 	}
 	return pd, nil
 }
+
+// Rules are the manifest's rules as written (mltop list shows them).
+func (f *Family) Rules() []string { return slices.Clone(f.m.Rules) }

@@ -95,3 +95,40 @@ func FuzzFindEntries(f *testing.F) {
 		}
 	})
 }
+
+// TestScaffoldWorkAndShared: new never writes zero work (throughput 0) and
+// suggests a tgm: item per static shared array, with its bytes when the
+// type and extents are known.
+func TestScaffoldWorkAndShared(t *testing.T) {
+	src := `extern "C" __global__ void rowsum(const float* x, float* y, int rows) {
+    __shared__ float red[1024];
+    __shared__ T tile[WG][33];
+    __shared__ float other[BLOCK];
+    __shared__ mystruct s[4];
+    extern __shared__ float dyn[];
+}`
+	text, notes, err := Scaffold("my_rowsum", "/w/k.cu", src, "rowsum", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{
+		`- {name: red, bytes: "4096"}`,
+		`- {name: tile, bytes: "WG * 33 * sizeof(T)"}`,
+		`# - {name: other, bytes: "TODO"}`,
+		`# - {name: s, bytes: "TODO"}`,
+	} {
+		if !strings.Contains(text, w) {
+			t.Errorf("manifest lacks %q:\n%s", w, text)
+		}
+	}
+	if strings.Contains(text, `flops: "0"`) || strings.Contains(text, `bytes: "0"`) || strings.Contains(text, "\nwork:") {
+		t.Errorf("manifest writes zero work:\n%s", text)
+	}
+	if !strings.Contains(strings.Join(notes, "\n"), "extern shared array dyn") {
+		t.Errorf("notes lack the extern array: %v", notes)
+	}
+	path := writeKernel(t, map[string]string{"kernel.yaml": text, "k.cu": src})
+	if _, err := Load(path); err != nil {
+		t.Errorf("the scaffold does not load: %v", err)
+	}
+}

@@ -149,6 +149,17 @@ func (r *Runner) Run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 	}
 	opt = opt.WithDefaults()
 	res.Phases = &profiler.Phases{}
+	if ib, ok := r.backend.(profiler.Interruptible); ok && ctx != nil {
+		ib.SetContext(ctx)
+		defer ib.SetContext(nil)
+	}
+	defer func() {
+		// A backend cut short by ctrl-C (profiler.Interruptible) fails its
+		// launch with context.Canceled: that is a cancellation, not an error.
+		if ctx != nil && ctx.Err() != nil && res.Status == profiler.StatusError {
+			res.Status, res.Error = profiler.StatusCancelled, "cancelled by user"
+		}
+	}()
 	r.run(ctx, s, opt, progress, &res, newPhaseClock(res.Phases))
 	return res
 }
@@ -212,7 +223,7 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 	}
 
 	clk.mark(&ph.Compile)
-	bufs, err := r.allocate(plan, opt.Seed, full, clk)
+	bufs, err := r.allocate(ctx, plan, opt.Seed, full, clk)
 	defer r.keep(bufs)
 	if err != nil {
 		r.fail(res, profiler.StatusError, err)
@@ -353,7 +364,7 @@ func bind(ls []profiler.Launch, plan *profiler.Plan, bufs map[string]profiler.Bu
 // sizes match (see keep): every buffer is filled again here whatever it
 // held, inputs from the cached bytes, outputs with poison, scratch with
 // zeros, so what a previous spec left in it cannot leak into this one.
-func (r *Runner) allocate(plan *profiler.Plan, seed uint64, s profiler.Spec, clk *phaseClock) (map[string]profiler.Buffer, error) {
+func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64, s profiler.Spec, clk *phaseClock) (map[string]profiler.Buffer, error) {
 	defer clk.mark(&clk.p.Alloc)
 	bufs := map[string]profiler.Buffer{}
 	key := fmt.Sprintf("%s|seed=%d|v=%s", s.ShapeKey(), seed, profiler.FamilyVersion(s.Kernel))
@@ -376,6 +387,11 @@ func (r *Runner) allocate(plan *profiler.Plan, seed uint64, s profiler.Spec, clk
 		}
 	}
 	for _, b := range plan.Buffers {
+		// Generating a large shape's inputs takes seconds per buffer:
+		// ctrl-C stops between buffers.
+		if ctx != nil && ctx.Err() != nil {
+			return bufs, ctx.Err()
+		}
 		buf := bufs[b.Name]
 		if buf == nil {
 			var err error

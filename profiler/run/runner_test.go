@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -173,5 +174,38 @@ func TestVerifyPerBufferTolerance(t *testing.T) {
 	v := run.Verify(ref, got, profiler.Tolerance{ATol: 0.01})
 	if v.Mismatches != 1 || v.Pass {
 		t.Errorf("the strict buffer's error must count once: %+v", v)
+	}
+}
+
+// slowBackend's Run blocks until the context the runner handed it
+// (profiler.Interruptible) is done: a CPU launch of minutes.
+type slowBackend struct {
+	*enginetest.MemBackend
+	ctx context.Context
+}
+
+func (b *slowBackend) SetContext(ctx context.Context) { b.ctx = ctx }
+
+func (b *slowBackend) Run(ls []profiler.Launch) error {
+	if b.ctx == nil {
+		return errors.New("the runner did not hand the backend its context")
+	}
+	<-b.ctx.Done()
+	return b.ctx.Err()
+}
+
+// TestRunnerCancelReachesBackend: ctrl-C while the backend is inside a long
+// launch ends the spec as cancelled, not as an error.
+func TestRunnerCancelReachesBackend(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b := &slowBackend{MemBackend: &enginetest.MemBackend{}}
+	res := run.NewRunner(b).Run(ctx, profiler.Spec{Kernel: "test_scale", DType: profiler.F32}, enginetest.QuickOptions(), func(p profiler.Progress) {
+		if p.Phase == "verify" {
+			cancel()
+		}
+	})
+	if res.Status != profiler.StatusCancelled || res.Error != "cancelled by user" {
+		t.Fatalf("status %s %q, want cancelled", res.Status, res.Error)
 	}
 }

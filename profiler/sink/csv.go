@@ -284,7 +284,6 @@ var tailColumns = []Column{
 // CSVs written before it existed lack it and still read.
 const DispatchMediansColumn = "dispatch_medians_us"
 
-
 // EncodeDispatchMedians renders per-dispatch medians compactly, in plan
 // order: "delta=31.2;dq=1331;dkv=1868.4", a setup dispatch (a zero fill)
 // marked with * after its name: "zero_dW*=3.1;rmsnorm_bwd=50". Empty for a
@@ -661,15 +660,8 @@ func OpenCSV(path string, cols Columns, appending bool) (*CSV, error) {
 	if appending {
 		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return nil, &profiler.InputError{File: path, Msg: "is a directory: give --csv a file path, e.g. " + strings.TrimRight(path, "/") + "/out.csv"}
-	} else if err == nil && st.Size() > 0 && !appending {
-		// Never replace measurements silently, and never suggest resuming a
-		// file that is not an mltop CSV.
-		if !isMltopCSV(path) {
-			return nil, &profiler.InputError{File: path, Msg: "the file exists and is not empty, and it is not an mltop CSV: choose a new path for --csv"}
-		}
-		return nil, &profiler.InputError{File: path, Msg: "the CSV file exists and is not empty: add to it with --resume " + path + ", or choose a new path"}
+	if err := CheckCSVPath(path, appending); err != nil {
+		return nil, err
 	}
 	f, err := os.OpenFile(path, flags, 0o644)
 	if err != nil {
@@ -684,6 +676,22 @@ func OpenCSV(path string, cols Columns, appending bool) (*CSV, error) {
 		s.w.Flush()
 	}
 	return s, s.w.Error()
+}
+
+// CheckCSVPath refuses what OpenCSV would refuse before creating anything:
+// a directory, or (unless appending) a file that already holds rows.
+func CheckCSVPath(path string, appending bool) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return &profiler.InputError{File: path, Msg: "is a directory: give --csv a file path, e.g. " + strings.TrimRight(path, "/") + "/out.csv"}
+	} else if err == nil && st.Size() > 0 && !appending {
+		// Never replace measurements silently, and never suggest resuming a
+		// file that is not an mltop CSV.
+		if !isMltopCSV(path) {
+			return &profiler.InputError{File: path, Msg: "the file exists and is not empty, and it is not an mltop CSV: choose a new path for --csv"}
+		}
+		return &profiler.InputError{File: path, Msg: "the CSV file exists and is not empty: add to it with --resume " + path + ", or choose a new path"}
+	}
+	return nil
 }
 
 func isMltopCSV(path string) bool {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -40,7 +41,7 @@ func MergeCSV(paths []string) (*Merged, error) {
 		if m.Header == nil {
 			m.Header, m.Cols = head, cols
 		} else if !sameSet(head, m.Header) {
-			return nil, &profiler.InputError{File: path, Field: "header", Msg: fmt.Sprintf("its columns differ from %s's (%s): merge the CSVs of one sweep, written by one mltop version", paths[0], diffCols(head, m.Header))}
+			return nil, &profiler.InputError{File: path, Field: "header", Msg: fmt.Sprintf("its columns differ from %s's (%s): merge the CSVs of one sweep, written by one mltop version", paths[0], mergeDiff(filepath.Base(path), filepath.Base(paths[0]), head, m.Header))}
 		}
 		for _, r := range rows {
 			m.Rows++
@@ -147,4 +148,27 @@ func SpecList(specs []profiler.Spec, n int) string {
 		fmt.Fprintf(&b, "  %s\n", s.String())
 	}
 	return b.String()
+}
+
+// mergeDiff names the columns each of two headers has and the other lacks.
+func mergeDiff(file, first string, have, want []string) string {
+	var parts []string
+	for _, d := range []struct {
+		name string
+		a, b []string
+	}{{file, have, want}, {first, want, have}} {
+		var only []string
+		for _, c := range d.a {
+			if !slices.Contains(d.b, c) {
+				only = append(only, c)
+			}
+		}
+		if len(only) > 0 {
+			parts = append(parts, fmt.Sprintf("only %s has %s", d.name, strings.Join(only, ",")))
+		}
+	}
+	if len(parts) == 0 {
+		return "same names in another order"
+	}
+	return strings.Join(parts, "; ")
 }

@@ -107,7 +107,7 @@ func TestMergeRejectsOtherColumns(t *testing.T) {
 	b := writeShard(t, "b.csv", other, scaleResult(64, 100, profiler.StatusOK, 0))
 	_, err := MergeCSV([]string{a, b})
 	var ie *profiler.InputError
-	if !errors.As(err, &ie) || ie.File != b || !strings.Contains(err.Error(), "extra M") {
+	if !errors.As(err, &ie) || ie.File != b || !strings.Contains(err.Error(), "only b.csv has M") {
 		t.Fatalf("err %v", err)
 	}
 	// a file that is not an mltop CSV, and none at all

@@ -261,3 +261,15 @@ func TestTableFitKeepsDifferingParts(t *testing.T) {
 		t.Errorf("cut:\n%s", buf.String())
 	}
 }
+
+// TestMergeDiffNamesBothSides: merge says which columns each file has
+// that the other lacks, not only the missing ones.
+func TestMergeDiffNamesBothSides(t *testing.T) {
+	got := mergeDiff("b.csv", "a.csv", []string{"time", "WG", "rows"}, []string{"time", "BQ", "rows"})
+	if got != "only b.csv has WG; only a.csv has BQ" {
+		t.Errorf("got %q", got)
+	}
+	if got := mergeDiff("b.csv", "a.csv", []string{"time", "BQ", "extra"}, []string{"time", "BQ"}); got != "only b.csv has extra" {
+		t.Errorf("extra only: %q", got)
+	}
+}

@@ -63,7 +63,11 @@ func checkShape(name string, src []byte) error {
 		}
 		msg += fmt.Sprintf("; also unknown: %s", strings.Join(rest, ", "))
 	}
-	msg += ": check the spelling; the keys are documented in the README (YAML reference)"
+	at := strings.TrimPrefix(first.path[:len(first.path)-len(first.key)-1], ".")
+	if at == "" {
+		at = "the top level"
+	}
+	msg += fmt.Sprintf(": check the spelling; the keys at %s are %s (README: \"Sweep files (YAML)\")", at, strings.Join(first.valid, ", "))
 	return &profiler.InputError{File: name, Line: first.line, Col: first.col, Msg: msg}
 }
 
@@ -80,6 +84,19 @@ func parseAST(src []byte) (f *ast.File, err error) {
 type unknownKey struct {
 	key, path string
 	line, col int
+	valid     []string // the keys allowed where it stands
+}
+
+// yamlKeys are the yaml tags of struct type t, in field order.
+func yamlKeys(t reflect.Type) []string {
+	var keys []string
+	for i := range t.NumField() {
+		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if tag != "" && tag != "-" {
+			keys = append(keys, tag)
+		}
+	}
+	return keys
 }
 
 // walkKeys compares a mapping's keys with the yaml tags of struct type t,
@@ -104,7 +121,7 @@ func walkKeys(n ast.Node, t reflect.Type, path string, out *[]unknownKey) {
 			f, ok := fieldByTag(t, key)
 			if !ok {
 				tk := kv.Key.GetToken()
-				*out = append(*out, unknownKey{key: key, path: path + "." + key, line: tk.Position.Line, col: tk.Position.Column})
+				*out = append(*out, unknownKey{key: key, path: path + "." + key, line: tk.Position.Line, col: tk.Position.Column, valid: yamlKeys(t)})
 				continue
 			}
 			walkKeys(kv.Value, f.Type, path+"."+key, out)

@@ -221,7 +221,7 @@ func yamlError(name string, err error) error {
 		e.Msg = m[3]
 	}
 	if strings.Contains(e.Msg, "unknown field") {
-		e.Msg += ": check the spelling; the keys are documented in the README (YAML reference)"
+		e.Msg += ": check the spelling; the keys are in the README, \"Sweep files (YAML)\""
 	}
 	return e
 }

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// commandNames are the subcommands in the order messages list them; ""
+// is `mltop` itself (the interactive session and --config sweeps).
+var commandNames = []string{"", "run", "watch", "list", "new", "report", "merge", "calibrate", "selftest"}
+
+// commandFn is the function of a subcommand, nil for an unknown one.
+func commandFn(name string) func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	noCtx := func(f func([]string, io.Writer, io.Writer) error) func(context.Context, []string, io.Writer, io.Writer) error {
+		return func(_ context.Context, args []string, stdout, stderr io.Writer) error { return f(args, stdout, stderr) }
+	}
+	switch name {
+	case "":
+		return cmdMain
+	case "run":
+		return cmdRun
+	case "watch":
+		return cmdWatch
+	case "list":
+		return noCtx(cmdList)
+	case "new":
+		return noCtx(cmdNew)
+	case "report":
+		return noCtx(cmdReport)
+	case "merge":
+		return noCtx(cmdMerge)
+	case "calibrate":
+		return noCtx(cmdCalibrate)
+	case "selftest":
+		return cmdSelftest
+	}
+	return nil
+}
+
+func isCommand(name string) bool { return name != "" && commandFn(name) != nil }
+
+// flagProbe captures the flag set a command builds: flagsOf runs the
+// command with -h (every command parses its flags before doing anything),
+// so the flags a message names are the ones the commands really take.
+var flagProbe struct {
+	sync.Mutex
+	on bool
+	fs *flag.FlagSet
+}
+
+// flagsOf is the flag set of a subcommand ("" for mltop itself).
+func flagsOf(cmd string) *flag.FlagSet {
+	fn := commandFn(cmd)
+	if fn == nil {
+		return nil
+	}
+	flagProbe.Lock()
+	defer flagProbe.Unlock()
+	flagProbe.on, flagProbe.fs = true, nil
+	_ = fn(context.Background(), []string{"-h"}, io.Discard, io.Discard)
+	flagProbe.on = false
+	return flagProbe.fs
+}
+
+// registerNoopFlags lets commands that print no colour and no progress
+// take --no-color and --quiet, so that flags a user keeps on every command
+// line do not fail them.
+func registerNoopFlags(fs *flag.FlagSet) {
+	fs.Bool("no-color", false, "")
+	fs.Bool("quiet", false, "")
+}
+
+// commandLabel names a command in messages.
+func commandLabel(cmd string) string {
+	if cmd == "" {
+		return "mltop"
+	}
+	return "mltop " + cmd
+}
+
+// sweepOnly are flags of mltop itself that only a --config sweep uses.
+var sweepOnly = map[string]bool{"config": true, "devices": true, "shard": true, "resume": true, "yes": true}
+
+// flagError turns a flag package error of command cmd into one line:
+// the flag, a did-you-mean or the commands that take it, and where the
+// full list is. Never the whole usage.
+func flagError(cmd string, err error) error {
+	msg := err.Error()
+	const undefined = "flag provided but not defined: -"
+	if !strings.HasPrefix(msg, undefined) {
+		msg = strings.ReplaceAll(msg, "flag -", "flag --")
+		msg = strings.ReplaceAll(msg, "argument: -", "argument: --")
+		if cmd != "" {
+			msg = cmd + ": " + msg
+		}
+		return badInput("%s; see mltop --help", msg)
+	}
+	name := strings.TrimPrefix(msg, undefined)
+	return badInput("%s", unknownFlag(cmd, name))
+}
+
+// unknownFlag is the message for --name, which cmd does not take.
+func unknownFlag(cmd, name string) string {
+	var takers []string
+	for _, c := range commandNames {
+		if c == cmd {
+			continue
+		}
+		if fs := flagsOf(c); fs != nil && fs.Lookup(name) != nil {
+			takers = append(takers, c)
+		}
+	}
+	head := "unknown flag --" + name
+	if cmd != "" {
+		head = cmd + ": " + head
+	}
+	switch {
+	case len(takers) > 0 && takers[0] == "" && sweepOnly[name]:
+		return fmt.Sprintf("%s: --%s is a sweep flag: use it with --config FILE (mltop --config FILE --%s …); see mltop --help", head, name, name)
+	case len(takers) > 0:
+		labels := make([]string, len(takers))
+		for i, c := range takers {
+			labels[i] = commandLabel(c)
+		}
+		return fmt.Sprintf("%s: --%s is a flag of %s; see mltop --help", head, name, strings.Join(labels, ", "))
+	}
+	if near := nearestFlag(flagsOf(cmd), name); near != "" {
+		return fmt.Sprintf("%s: did you mean --%s? see mltop --help", head, near)
+	}
+	// A typo of another command's flag.
+	for _, c := range commandNames {
+		if c == cmd {
+			continue
+		}
+		if near := nearestFlag(flagsOf(c), name); near != "" {
+			return fmt.Sprintf("%s: did you mean --%s (a flag of %s)? see mltop --help", head, near, commandLabel(c))
+		}
+	}
+	return head + "; see mltop --help"
+}
+
+// nearestCommand is the subcommand closest to name, "" when none is close.
+func nearestCommand(name string) string {
+	for _, c := range commandNames {
+		if c != "" && editDistance(name, c) <= 2 {
+			return c
+		}
+	}
+	return ""
+}
+
+// nearestFlag is fs's flag closest to name, "" when none is close: an
+// edit distance of at most 1 for short names, 2 from 5 letters on.
+func nearestFlag(fs *flag.FlagSet, name string) string {
+	if fs == nil {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	sort.Strings(names)
+	best, bestD := "", 1
+	if len(name) >= 5 {
+		bestD = 2
+	}
+	for _, n := range names {
+		if len(n) < 2 {
+			continue // -o: every one-letter typo is "close"
+		}
+		if d := editDistance(name, n); d <= bestD && (best == "" || d < editDistance(name, best)) {
+			best = n
+		}
+	}
+	return best
+}
+
+// editDistance is the Damerau (optimal string alignment) distance:
+// insertions, deletions, substitutions and swaps of neighbours cost 1.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range rb {
+		d[0][j+1] = j + 1
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
+
+// hoistCommand finds a subcommand after leading flags of mltop itself
+// (`mltop --backend cpu list`) and returns it with those flags moved after
+// it, where the subcommand parses them (and names any it does not take).
+func hoistCommand(args []string) (cmd string, rest []string) {
+	main := flagsOf("")
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		if a == "--" || !strings.HasPrefix(a, "-") || a == "-" {
+			break
+		}
+		name := strings.TrimLeft(a, "-")
+		if k := strings.IndexByte(name, '='); k >= 0 {
+			i++
+			continue
+		}
+		f := main.Lookup(name)
+		if f == nil {
+			return "", args // mltop reports it
+		}
+		if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+			i++
+		} else {
+			i += 2
+		}
+	}
+	if i < len(args) && isCommand(args[i]) {
+		rest = append(append([]string{}, args[i+1:]...), args[:i]...)
+		return args[i], rest
+	}
+	return "", args
+}
