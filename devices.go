@@ -176,7 +176,7 @@ func sweepOnDevices(ctx context.Context, o *options, backend string, jobs []prof
 		names = append(names, fmt.Sprintf("%d %s", d.Ordinal, d.Exec.Device().Name))
 	}
 	dev := devs[0].Exec.Device()
-	fmt.Fprintf(stderr, "mltop: %s on %d devices (%s), %d specs from %s\n", dev.Backend, len(devs), strings.Join(names, ", "), len(jobs), path)
+	fmt.Fprintf(stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, profiler.Plural(len(devs), "device", "devices"), strings.Join(names, ", "), profiler.Plural(len(jobs), "spec", "specs"), path)
 	bar := newProgress(stdout, stderr, o.quiet, todo)
 	defer bar.finish()
 	sum, err := run.JobsOnDevices(ctx, devs, jobs, skip, sinksFor(bar), bar.hooks(), stderr)
