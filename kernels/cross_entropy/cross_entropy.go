@@ -184,8 +184,7 @@ func (CrossEntropy) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, 
 	kit.ParallelRows(len(rows), func(n int) {
 		r := rows[n]
 		off := r * vocab
-		lWant[n] = CrossEntropyRow(x[off:off+vocab], int(tg[r]), pad, want[n*vocab:(n+1)*vocab])
-		gl.Mag[n] = CrossEntropyMag(x[off:off+vocab], int(tg[r]), pad, gd.Mag[n*vocab:(n+1)*vocab])
+		lWant[n], gl.Mag[n] = crossEntropyRow(x[off:off+vocab], int(tg[r]), pad, want[n*vocab:(n+1)*vocab], gd.Mag[n*vocab:(n+1)*vocab])
 		lIdx[n] = r
 		for c := range vocab {
 			idx[n*vocab+c] = off + c
@@ -202,12 +201,18 @@ func (CrossEntropy) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, 
 	}, nil
 }
 
-// CrossEntropyRow writes dX of one row and returns its loss, in float64; a
-// row whose target is pad gets zeros.
-func CrossEntropyRow(x []float32, target, pad int, dx []float64) float64 {
+// crossEntropyRow writes, for one row in float64, dX into dx and the
+// magnitude each dX is formed from into mag, and returns the loss and its
+// magnitude; a row whose target is pad gets zeros. The row's logsumexp
+// sums vocab positive terms, so its absolute error is about
+// (ExpEps + eps·√vocab) plus the rounding of m + log(sum); p_c =
+// exp(x_c − lse) carries that error relative to p_c: mag_c =
+// p_c·(2 + |lse| + |x_c|), and the loss's is 1 + |lse| + |x_t|.
+func crossEntropyRow(x []float32, target, pad int, dx, mag []float64) (loss, lossMag float64) {
 	if target == pad {
 		clear(dx)
-		return 0
+		clear(mag)
+		return 0, 0
 	}
 	m := math.Inf(-1)
 	for _, v := range x {
@@ -219,36 +224,12 @@ func CrossEntropyRow(x []float32, target, pad int, dx []float64) float64 {
 	}
 	lse := m + math.Log(sum)
 	for c, v := range x {
-		dx[c] = math.Exp(float64(v) - lse)
+		p := math.Exp(float64(v) - lse)
+		dx[c] = p
+		mag[c] = p * (2 + math.Abs(lse) + math.Abs(float64(v)))
 	}
 	dx[target]--
-	return lse - float64(x[target])
-}
-
-// CrossEntropyMag sets mag[c] to the magnitude dlogits[c] is formed from
-// and returns the loss's. The row's logsumexp sums vocab positive terms,
-// so its absolute error is about (ExpEps + eps·√vocab) plus the rounding
-// of m + log(sum); p_c = exp(x_c − lse) carries that error relative to
-// p_c: mag_c = p_c·(2 + |lse| + |x_c|), and the loss's is 1 + |lse| + |x_t|.
-// A pad row is exact zeros.
-func CrossEntropyMag(x []float32, target, pad int, mag []float64) float64 {
-	if target == pad {
-		clear(mag)
-		return 0
-	}
-	m := math.Inf(-1)
-	for _, v := range x {
-		m = math.Max(m, float64(v))
-	}
-	var sum float64
-	for _, v := range x {
-		sum += math.Exp(float64(v) - m)
-	}
-	lse := m + math.Log(sum)
-	for c, v := range x {
-		mag[c] = math.Exp(float64(v)-lse) * (2 + math.Abs(lse) + math.Abs(float64(v)))
-	}
-	return 1 + math.Abs(lse) + math.Abs(float64(x[target]))
+	return lse - float64(x[target]), 1 + math.Abs(lse) + math.Abs(float64(x[target]))
 }
 
 // CrossEntropyTolerances: the probabilities are small (about 1/vocab), so
