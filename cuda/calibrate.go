@@ -3,7 +3,6 @@ package cuda
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -96,26 +95,6 @@ func clampIters(x float64) int {
 		return 1 << 30
 	}
 	return int(x)
-}
-
-// bestMedian reduces single-dispatch samples (ns) to the fastest and the
-// median.
-func bestMedian(samples [][]float64) (best, median float64) {
-	var v []float64
-	for _, row := range samples {
-		if len(row) > 0 && row[0] > 0 {
-			v = append(v, row[0])
-		}
-	}
-	if len(v) == 0 {
-		return 0, 0
-	}
-	slices.Sort(v)
-	median = v[len(v)/2]
-	if len(v)%2 == 0 {
-		median = (v[len(v)/2-1] + v[len(v)/2]) / 2
-	}
-	return v[0], median
 }
 
 // perSecond is work over nanoseconds.

@@ -90,7 +90,7 @@ func (b *backend) Calibrate() (run.Calibration, error) {
 		if err != nil {
 			return cal, fmt.Errorf("calibration %s: %w", j.entry, err)
 		}
-		p, _ := bestMedian(pilot.Samples)
+		p, _ := run.BestMedian(pilot.Samples)
 		iters = scaleIters(iters, p, calTarget*1e9)
 		d.Scalars = []profiler.Scalar{profiler.I32Param("iters", iters)}
 		tm, err := b.Time([]profiler.Launch{l}, mathReps, false)
@@ -100,7 +100,7 @@ func (b *backend) Calibrate() (run.Calibration, error) {
 		if err := b.checkFinite(out, j.blocks*calThreads, j.entry); err != nil {
 			return cal, err
 		}
-		best, med := bestMedian(tm.Samples)
+		best, med := run.BestMedian(tm.Samples)
 		work := j.perIter * float64(iters)
 		rate := perSecond(work, best)
 		cal.FLOPS[j.dt] = rate
@@ -155,7 +155,7 @@ func (b *backend) calibrateCopy(cal *run.Calibration, kern map[string]profiler.K
 	if err != nil {
 		return fmt.Errorf("calibration copy: %w", err)
 	}
-	best, med := bestMedian(tm.Samples)
+	best, med := run.BestMedian(tm.Samples)
 	cal.CopyBandwidth = perSecond(copyTraffic(n), best)
 	l2 := ""
 	if b.info.CacheBytes > 0 {

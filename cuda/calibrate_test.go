@@ -81,24 +81,6 @@ func TestCalibrationIters(t *testing.T) {
 	}
 }
 
-func TestBestMedian(t *testing.T) {
-	for _, c := range []struct {
-		name         string
-		samples      [][]float64
-		best, median float64
-	}{
-		{"odd", [][]float64{{5}, {3}, {4}}, 3, 4},
-		{"even", [][]float64{{5}, {3}, {4}, {10}}, 3, 4.5},
-		{"zeros and empty rows are not samples", [][]float64{{0}, {}, {7}}, 7, 7},
-		{"none", nil, 0, 0},
-	} {
-		b, m := bestMedian(c.samples)
-		if b != c.best || m != c.median {
-			t.Errorf("%s: bestMedian = %g, %g; want %g, %g", c.name, b, m, c.best, c.median)
-		}
-	}
-}
-
 func TestArchMajor(t *testing.T) {
 	for arch, want := range map[string]int{"sm_90a": 9, "sm_80": 8, "sm_86": 8, "sm_75": 7, "sm_100a": 10, "sm_120": 12, "compute_90": 0, "": 0, "sm_": 0} {
 		if got := archMajor(arch); got != want {

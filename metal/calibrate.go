@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"time"
 
@@ -110,21 +109,6 @@ func calIters(rate, perIter, seconds float64, maxIters int) int {
 	return int(min(x, float64(max(maxIters, 16))))
 }
 
-// fastest reduces single-dispatch samples (ns) to the fastest and the
-// median of the positive ones.
-func fastest(samples [][]float64) (best, median float64) {
-	var v []float64
-	for _, row := range samples {
-		if len(row) > 0 && row[0] > 0 {
-			v = append(v, row[0])
-		}
-	}
-	if len(v) == 0 {
-		return 0, 0
-	}
-	return slices.Min(v), medianOf(v)
-}
-
 // calInputBytes are the arithmetic kernels' operands: calInputs floats
 // (1 + i%8)/8, all exact in half, none zero.
 func calInputBytes() []byte {
@@ -212,7 +196,7 @@ func runCalibration(b profiler.Backend, info profiler.DeviceInfo, sz calSizes) (
 		if err != nil {
 			return cal, fmt.Errorf("calibration %s: %w", j.entry, err)
 		}
-		if p, _ := fastest(pilot.Samples); p > 0 {
+		if p, _ := run.BestMedian(pilot.Samples); p > 0 {
 			iters = calIters(j.perIter*float64(iters)/(p*1e-9), j.perIter, sz.targetSeconds, sz.maxIters)
 		}
 		setIters(iters)
@@ -223,7 +207,7 @@ func runCalibration(b profiler.Backend, info profiler.DeviceInfo, sz calSizes) (
 		if err := checkResults(b, out, sz.groups*calThreads, j.entry); err != nil {
 			return cal, err
 		}
-		best, med := fastest(tm.Samples)
+		best, med := run.BestMedian(tm.Samples)
 		work := j.perIter * float64(iters)
 		rate := 0.0
 		if best > 0 {
@@ -272,7 +256,7 @@ func calibrateCopy(b profiler.Backend, info profiler.DeviceInfo, sz calSizes, ke
 	if err != nil {
 		return fmt.Errorf("calibration copy: %w", err)
 	}
-	best, med := fastest(tm.Samples)
+	best, med := run.BestMedian(tm.Samples)
 	if best > 0 {
 		cal.CopyBandwidth = copyTraffic(n) / (best * 1e-9)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -126,4 +127,25 @@ func EnsureCalibration(b profiler.Backend, dev profiler.DeviceInfo) (*Calibratio
 		return &got, err
 	}
 	return &got, nil
+}
+
+// BestMedian reads a calibration kernel's timing (one dispatch per
+// sample): the fastest and the median sample in ns. Zeros and empty rows
+// are not samples; none gives 0, 0.
+func BestMedian(samples [][]float64) (best, median float64) {
+	var v []float64
+	for _, row := range samples {
+		if len(row) > 0 && row[0] > 0 {
+			v = append(v, row[0])
+		}
+	}
+	if len(v) == 0 {
+		return 0, 0
+	}
+	slices.Sort(v)
+	median = v[len(v)/2]
+	if len(v)%2 == 0 {
+		median = (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return v[0], median
 }

@@ -64,3 +64,21 @@ func TestLoadCalibrationCorrupt(t *testing.T) {
 		t.Errorf("corrupt cache: %v", err)
 	}
 }
+
+func TestBestMedian(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		samples      [][]float64
+		best, median float64
+	}{
+		{"odd", [][]float64{{5}, {3}, {4}}, 3, 4},
+		{"even", [][]float64{{5}, {3}, {4}, {10}}, 3, 4.5},
+		{"zeros and empty rows are not samples", [][]float64{{0}, {}, {7}}, 7, 7},
+		{"none", nil, 0, 0},
+	} {
+		b, m := run.BestMedian(c.samples)
+		if b != c.best || m != c.median {
+			t.Errorf("%s: BestMedian = %g, %g; want %g, %g", c.name, b, m, c.best, c.median)
+		}
+	}
+}
