@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -83,10 +84,14 @@ type backend struct {
 	flushMu  sync.Mutex
 	flushK   *kernel // mltop_l2_flush, compiled on the first cold sample
 	events   []uintptr
-	compiles int
-	lost     error // set after a sticky error
-	statsMu  sync.Mutex
-	inflight map[string]chan struct{} // compiles under way, by cache key
+	// kclock reads kernels' own GPU timestamps (CUPTI); nil: events only.
+	kclock     *cuptiLib
+	kclockWhy  string // why events are the timer, when they are
+	kclockWarn sync.Once
+	compiles   int
+	lost       error // set after a sticky error
+	statsMu    sync.Mutex
+	inflight   map[string]chan struct{} // compiles under way, by cache key
 }
 
 type buffer struct {
@@ -284,7 +289,7 @@ func (b *backend) setup(ordinal int) error {
 		CacheBytes:         int64(b.attr(attrL2CacheSize)),
 		PeakFLOPS:          peak,
 		PeakBandwidth:      PeakBandwidth(b.attr(attrMemoryClockRate), b.attr(attrGlobalMemoryBusWidth)),
-		Timer:              "cuda-event",
+		Timer:              TimerEvents,
 		Notes: []string{
 			fmt.Sprintf("compute capability %d.%d, target %s, %s (%s), driver %d.%d", major, minor, b.arch, b.compiler, b.nv.path, drvVer/1000, drvVer%1000/10),
 		},
@@ -296,6 +301,17 @@ func (b *backend) setup(ordinal int) error {
 	}
 	if info.PeakBandwidth == 0 {
 		info.Notes = append(info.Notes, "the driver reports no memory clock: % of peak bandwidth is not shown")
+	}
+	kc, why, err := openKernelClock()
+	if err != nil {
+		return err
+	}
+	b.kclock, b.kclockWhy = kc, why
+	if kc != nil {
+		info.Timer = TimerKernel
+		info.Notes = append(info.Notes, "timer: each kernel's own GPU start/end timestamps through CUPTI ("+kc.path+"); "+TimerEnv+"=events for CUDA events around each launch")
+	} else {
+		info.Notes = append(info.Notes, "timer: CUDA events around each launch, which include ~2-3 µs of launch per kernel ("+why+")")
 	}
 	b.info = info
 
@@ -759,7 +775,7 @@ func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheM
 		flush = b.flushLaunch(k)
 	}
 	prepare := b.flush != nil && (mode == profiler.CacheCold || mode == profiler.CacheDirty)
-	out := profiler.Timing{Timer: "cuda-event"}
+	out := profiler.Timing{Timer: TimerEvents}
 	err := b.do(func() error {
 		if err := b.alive(); err != nil {
 			return err
@@ -777,11 +793,38 @@ func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheM
 		record := func(ev uintptr) error {
 			return b.check(d.call("cuEventRecord", d.cuEventRecord, ev, b.stream))
 		}
+		// The kernel clock's records are matched to this loop's work in
+		// stream order (see matchActivities): nothing else may be pending.
+		var want []expected
+		if b.kclock != nil {
+			if err := b.check(d.call("cuStreamSynchronize", d.cuStreamSynchronize, b.stream)); err != nil {
+				return err
+			}
+			if err := b.kclock.discard(); err != nil {
+				b.kernelClockFailed(err)
+			}
+			want = make([]expected, 0, reps*n*2)
+		}
+		expect := func(l *profiler.Launch, slot int) {
+			if b.kclock == nil {
+				return
+			}
+			if l.Dispatch.Zero != "" {
+				want = append(want, expected{Memset: true, Slot: slot})
+				return
+			}
+			g, t := l.Dispatch.Grid, l.Dispatch.Group
+			want = append(want, expected{Grid: [3]int32{int32(g[0]), int32(g[1]), int32(g[2])}, Block: [3]int32{int32(t[0]), int32(t[1]), int32(t[2])}, Slot: slot})
+		}
 		flushes := 0
 		prep := func() error {
 			flushes++
 			if mode == profiler.CacheCold {
+				expect(&flush, -1)
 				return b.launch(&flush)
+			}
+			if b.kclock != nil {
+				want = append(want, expected{Memset: true, Slot: -1})
 			}
 			size := min(b.flush.size, 2*b.info.CacheBytes)
 			return b.check(d.call("cuMemsetD8Async", d.cuMemsetD8Async, uintptr(b.flush.ptr), uintptr(flushes&0xff|1), uintptr(size), b.stream))
@@ -802,6 +845,7 @@ func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheM
 						return err
 					}
 				}
+				expect(&ls[i], r*n+i)
 				if err := b.launch(&ls[i]); err != nil {
 					return err
 				}
@@ -834,9 +878,38 @@ func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheM
 			}
 			out.Samples[r] = row
 		}
+		if b.kclock != nil {
+			if durs, err := b.kernelTimes(want, reps*n); err != nil {
+				b.kernelClockFailed(err)
+			} else {
+				for r := range reps {
+					copy(out.Samples[r], durs[r*n:(r+1)*n])
+				}
+				out.Timer = TimerKernel
+			}
+		}
 		return nil
 	})
 	return out, err
+}
+
+// kernelTimes collects the kernel clock's records of a timing loop and
+// gives each timed slot its kernel's own duration. CUDA thread only, after
+// the loop's work has finished.
+func (b *backend) kernelTimes(want []expected, slots int) ([]float64, error) {
+	recs, err := b.kclock.take(uint32(b.dev), len(want), 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return matchActivities(want, recs, slots)
+}
+
+// kernelClockFailed reports, once per process, that a timing loop fell
+// back to its event timings; the results of that loop say timer cuda-event.
+func (b *backend) kernelClockFailed(err error) {
+	b.kclockWarn.Do(func() {
+		fmt.Fprintf(os.Stderr, "mltop cuda: the kernel clock (CUPTI) did not account for a timing loop's launches, so its samples are CUDA event times (timer %s): %v\n", TimerEvents, err)
+	})
 }
 
 // Occupancy asks the driver how many blocks of the launch fit on one SM

@@ -191,28 +191,7 @@ func nvrtcCandidates() []string {
 		out = append(out, p)
 	}
 	out = append(out, "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so")
-	dirs := []string{"/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib", "/usr/local/cuda/targets/sbsa-linux/lib"}
-	for _, pat := range []string{
-		"/usr/local/cuda-*/lib64",
-		"/usr/local/lib/python3*/dist-packages/nvidia/cu13/lib",
-		"/usr/local/lib/python3*/dist-packages/nvidia/*/lib",
-		"/usr/lib/python3*/dist-packages/nvidia/*/lib",
-		"/opt/*/.venv/lib/python3*/site-packages/nvidia/cu13/lib",
-		"/opt/*/.venv/lib/python3*/site-packages/nvidia/*/lib",
-		"/opt/*/lib/python3*/site-packages/nvidia/*/lib",
-		os.Getenv("HOME") + "/.local/lib/python3*/site-packages/nvidia/*/lib",
-	} {
-		m, _ := filepath.Glob(pat)
-		dirs = append(dirs, m...)
-	}
-	for _, d := range dirs {
-		libs, _ := filepath.Glob(filepath.Join(d, "libnvrtc.so*"))
-		// Newest first: libnvrtc.so.13 before libnvrtc.so.12.
-		slices.Sort(libs)
-		slices.Reverse(libs)
-		out = append(out, libs...)
-	}
-	return out
+	return append(out, toolkitLibs("libnvrtc.so*", "", "")...)
 }
 
 func loadNVRTC() (*nvrtc, error) {

@@ -59,7 +59,7 @@ func TestDeviceInfo(t *testing.T) {
 		{"warp 32", d.SIMDWidth == 32},
 		{"L2 > 1 MiB", d.CacheBytes > 1<<20},
 		{"memory > 1 GiB", d.MemoryBytes > 1<<30},
-		{"timer", d.Timer == "cuda-event"},
+		{"timer", d.Timer == TimerKernel && b.kclock != nil || d.Timer == TimerEvents && b.kclock == nil},
 	}
 	for _, c := range checks {
 		if !c.ok {
@@ -206,7 +206,7 @@ func TestTimeColdAndHot(t *testing.T) {
 		t.Fatalf("cold %s %s / hot %s %s", cold.Status, cold.Error, hot.Status, hot.Error)
 	}
 	t.Logf("softmax_bwd 4096² bf16: cold %.1f µs (%.0f GB/s), hot %.1f µs (%.0f GB/s)", cold.Stats.Median/1e3, cold.GBps, hot.Stats.Median/1e3, hot.GBps)
-	if cold.Timer != "cuda-event" || cold.Stats.Median <= 0 {
+	if cold.Timer != b.Info().Timer || cold.Stats.Median <= 0 {
 		t.Errorf("timer %q median %g", cold.Timer, cold.Stats.Median)
 	}
 	if math.IsNaN(cold.GBps) || cold.GBps <= 0 || cold.GBps > 1.2*b.Info().PeakBandwidth/1e9 && b.Info().PeakBandwidth > 0 {
@@ -372,5 +372,34 @@ func BenchmarkAttnFwdSweep(b *testing.B) {
 				b.ReportMetric(float64(o.Registers), "regs")
 			})
 		}
+	}
+}
+
+// TestKernelClockOnGPU times one memory-bound kernel with the kernel clock
+// (CUPTI) and with events on the same backend: both positive, the kernel
+// clock below the events by the launch they include (a few µs), never by
+// more than 20 µs, and every sample accounted for.
+func TestKernelClockOnGPU(t *testing.T) {
+	b := openOrSkip(t)
+	if b.kclock == nil {
+		t.Skip("no kernel clock: " + b.kclockWhy)
+	}
+	r := run.NewRunner(b)
+	s := profiler.Spec{Kernel: "softmax_bwd", DType: profiler.F32, Knobs: map[string]int{"WG": 256}, Dims: map[string]int{"rows": 4096, "cols": 2048}}
+	o := quick()
+	kc := r.Run(context.Background(), s, o, nil)
+	clock := b.kclock
+	b.kclock = nil
+	ev := r.Run(context.Background(), s, o, nil)
+	b.kclock = clock
+	if kc.Status != profiler.StatusOK || ev.Status != profiler.StatusOK {
+		t.Fatalf("kernel clock %s %s / events %s %s", kc.Status, kc.Error, ev.Status, ev.Error)
+	}
+	t.Logf("softmax_bwd 4096×2048 f32 cold: kernel clock %.2f µs, events %.2f µs (n %d / %d)", kc.Stats.Median/1e3, ev.Stats.Median/1e3, kc.Stats.N, ev.Stats.N)
+	if kc.Timer != TimerKernel || ev.Timer != TimerEvents {
+		t.Errorf("timers %q and %q, want %q and %q", kc.Timer, ev.Timer, TimerKernel, TimerEvents)
+	}
+	if d := ev.Stats.Median - kc.Stats.Median; kc.Stats.Median <= 0 || d < -0.02*ev.Stats.Median || d > 20e3 {
+		t.Errorf("kernel clock %.0f ns vs events %.0f ns: the difference should be the launch, a few µs", kc.Stats.Median, ev.Stats.Median)
 	}
 }

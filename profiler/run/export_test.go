@@ -20,3 +20,7 @@ func (c *CompilePool) Queued() int {
 	return len(c.p.queue)
 }
 func (c *CompilePool) Close() { c.p.close() }
+
+var WarmupFor = warmupFor
+
+const WarmBusyWindow = warmBusyWindow

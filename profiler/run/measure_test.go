@@ -135,3 +135,22 @@ func TestDecodeCheckedAndSlab(t *testing.T) {
 		t.Errorf("grown %v", p)
 	}
 }
+
+func TestWarmupFor(t *testing.T) {
+	cases := []struct {
+		since time.Duration
+		want  float64
+	}{
+		{10 * time.Millisecond, 0.005}, // a sweep's next spec
+		{run.WarmBusyWindow - time.Millisecond, 0.005},
+		{run.WarmBusyWindow, 0.02}, // a pause: the clocks may have dropped
+		{time.Hour, 0.02},
+		{time.Since(time.Time{}), 0.02}, // the runner never measured
+		{-time.Second, 0.02},            // clock went backwards: take the whole warm-up
+	}
+	for _, c := range cases {
+		if got := run.WarmupFor(0.02, c.since); got != c.want {
+			t.Errorf("run.WarmupFor(0.02, %v) = %g, want %g", c.since, got, c.want)
+		}
+	}
+}

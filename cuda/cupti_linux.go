@@ -1,0 +1,293 @@
+//go:build linux
+
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+	"golang.org/x/sys/unix"
+)
+
+// TimerEnv picks the CUDA timer: "kernel" (each kernel's own GPU
+// timestamps through CUPTI; an error when CUPTI cannot be loaded),
+// "events" (CUDA events around each launch), or unset for the kernel clock
+// when CUPTI loads and events otherwise.
+const TimerEnv = "MLTOP_CUDA_TIMER"
+
+// Timer names as results report them.
+const (
+	TimerKernel = "cupti-kernel" // the kernel's own start/end GPU timestamps
+	TimerEvents = "cuda-event"   // an event pair around each launch
+)
+
+// cuptiLib is libcupti's activity API, loaded once per process: CUPTI's
+// callbacks are process-wide.
+type cuptiLib struct {
+	path string
+
+	activityEnable, activityFlushAll, activityGetNextRecord, activityRegisterCallbacks uintptr
+
+	mu      sync.Mutex
+	arrived *sync.Cond
+	recs    []activity // records delivered since the last take
+	spare   [][]byte   // activity buffers CUPTI has handed back
+	lent    map[uintptr][]byte
+}
+
+const cuptiBufferBytes = 8 << 20 // ~40 000 kernel records
+
+var (
+	cuptiOnce sync.Once
+	cuptiInst *cuptiLib
+	cuptiErr  error
+)
+
+// cuptiCandidates lists where libcupti may be: MLTOP_CUPTI, the sonames the
+// loader finds, then the toolkit and pip layouts (Nsight Compute's private
+// copies are not used: they belong to its own CUDA version).
+func cuptiCandidates() []string {
+	var out []string
+	if p := os.Getenv("MLTOP_CUPTI"); p != "" {
+		out = append(out, p)
+	}
+	out = append(out, "libcupti.so.13", "libcupti.so.12", "libcupti.so")
+	return append(out, toolkitLibs("libcupti.so*", "extras/CUPTI/lib64", "cuda_cupti/lib")...)
+}
+
+// loadCUPTI loads libcupti and turns on kernel and memset activity records.
+func loadCUPTI() (*cuptiLib, error) {
+	cuptiOnce.Do(func() { cuptiInst, cuptiErr = openCUPTI() })
+	return cuptiInst, cuptiErr
+}
+
+func openCUPTI() (*cuptiLib, error) {
+	var tried []string
+	for _, c := range cuptiCandidates() {
+		h, err := purego.Dlopen(c, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		if err != nil {
+			tried = append(tried, c)
+			continue
+		}
+		l := &cuptiLib{path: c, lent: map[uintptr][]byte{}}
+		l.arrived = sync.NewCond(&l.mu)
+		if err := bind(h, c, []symbol{
+			{&l.activityEnable, []string{"cuptiActivityEnable"}},
+			{&l.activityFlushAll, []string{"cuptiActivityFlushAll"}},
+			{&l.activityGetNextRecord, []string{"cuptiActivityGetNextRecord"}},
+			{&l.activityRegisterCallbacks, []string{"cuptiActivityRegisterCallbacks"}},
+		}); err != nil {
+			tried = append(tried, c+" ("+err.Error()+")")
+			continue
+		}
+		if err := l.start(); err != nil {
+			return nil, fmt.Errorf("%s: %w", c, err)
+		}
+		return l, nil
+	}
+	return nil, fmt.Errorf("cannot load libcupti (tried %s); install the CUDA toolkit's CUPTI or set MLTOP_CUPTI to the library's path", strings.Join(tried, ", "))
+}
+
+func (l *cuptiLib) call(op string, fn uintptr, args ...uintptr) error {
+	r, _, _ := purego.SyscallN(fn, args...)
+	if code := int32(r); code != 0 {
+		hint := ""
+		if code == 39 || code == 14 || code == 17 {
+			hint = " (another profiler, such as Nsight Compute, holds CUPTI)"
+		}
+		return fmt.Errorf("%s: CUPTI error %d%s", op, code, hint)
+	}
+	return nil
+}
+
+func (l *cuptiLib) start() error {
+	requested := purego.NewCallback(func(buf *unsafe.Pointer, size *uint64, maxRecords *uint64) {
+		b := l.buffer()
+		*buf = unsafe.Pointer(&b[0])
+		*size = uint64(len(b))
+		*maxRecords = 0
+	})
+	completed := purego.NewCallback(func(ctx unsafe.Pointer, stream uint32, buf unsafe.Pointer, size uint64, valid uint64) {
+		l.completed(buf, valid)
+	})
+	if err := l.call("cuptiActivityRegisterCallbacks", l.activityRegisterCallbacks, requested, completed); err != nil {
+		return err
+	}
+	if err := l.call("cuptiActivityEnable(CONCURRENT_KERNEL)", l.activityEnable, activityConcurrentKernel); err != nil {
+		return err
+	}
+	return l.call("cuptiActivityEnable(MEMSET)", l.activityEnable, activityMemset)
+}
+
+// buffer lends CUPTI a buffer outside the Go heap (CUPTI keeps it until it
+// hands it back).
+func (l *cuptiLib) buffer() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b []byte
+	if n := len(l.spare); n > 0 {
+		b, l.spare = l.spare[n-1], l.spare[:n-1]
+	} else {
+		var err error
+		b, err = unix.Mmap(-1, 0, cuptiBufferBytes, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+		if err != nil {
+			panic(fmt.Sprintf("mltop: mapping a %d-byte CUPTI buffer: %v", cuptiBufferBytes, err))
+		}
+	}
+	l.lent[uintptr(unsafe.Pointer(&b[0]))] = b
+	return b
+}
+
+// completed reads the records of a buffer CUPTI hands back.
+func (l *cuptiLib) completed(buf unsafe.Pointer, valid uint64) {
+	var got []activity
+	var rec unsafe.Pointer
+	for {
+		r, _, _ := purego.SyscallN(l.activityGetNextRecord, uintptr(buf), uintptr(valid), uintptr(unsafe.Pointer(&rec)))
+		if int32(r) != 0 { // CUPTI_ERROR_MAX_LIMIT_REACHED: no more
+			break
+		}
+		// Longer than any prefix read: parseActivity looks at the kind first.
+		n := min(uint64(uintptr(buf)+uintptr(valid)-uintptr(rec)), 256)
+		if a, ok := parseActivity(unsafe.Slice((*byte)(rec), n)); ok {
+			got = append(got, a)
+		}
+	}
+	l.mu.Lock()
+	if len(l.recs) > 1<<20 {
+		// Nobody is taking them (a backend on events in a process that
+		// loaded CUPTI for another): keep memory bounded.
+		l.recs = append(l.recs[:0], l.recs[len(l.recs)/2:]...)
+	}
+	l.recs = append(l.recs, got...)
+	if b, ok := l.lent[uintptr(buf)]; ok {
+		delete(l.lent, uintptr(buf))
+		l.spare = append(l.spare, b)
+	}
+	l.arrived.Broadcast()
+	l.mu.Unlock()
+}
+
+// flush asks CUPTI for every record so far (the GPU work must be finished).
+func (l *cuptiLib) flush() error {
+	return l.call("cuptiActivityFlushAll", l.activityFlushAll, 1) // CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
+}
+
+// discard drops the records delivered so far (work before a timing loop).
+func (l *cuptiLib) discard() error {
+	err := l.flush()
+	l.mu.Lock()
+	l.recs = l.recs[:0]
+	l.mu.Unlock()
+	return err
+}
+
+// take flushes and returns device dev's records, waiting up to wait for
+// at least n of them (CUPTI may deliver from its own thread).
+func (l *cuptiLib) take(dev uint32, n int, wait time.Duration) ([]activity, error) {
+	if err := l.flush(); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(wait)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for countDevice(l.recs, dev) < n && time.Now().Before(deadline) {
+		l.mu.Unlock()
+		time.Sleep(time.Millisecond)
+		l.mu.Lock()
+	}
+	var out []activity
+	for _, a := range l.recs {
+		if a.Device == dev {
+			out = append(out, a)
+		}
+	}
+	l.recs = l.recs[:0]
+	return out, nil
+}
+
+func countDevice(rs []activity, dev uint32) int {
+	n := 0
+	for _, a := range rs {
+		if a.Device == dev {
+			n++
+		}
+	}
+	return n
+}
+
+// openKernelClock decides the timer from MLTOP_CUDA_TIMER. The second
+// result says why events are used when they are.
+func openKernelClock() (*cuptiLib, string, error) {
+	switch v := strings.ToLower(strings.TrimSpace(os.Getenv(TimerEnv))); v {
+	case "events", "event", TimerEvents:
+		return nil, TimerEnv + "=" + v, nil
+	case "", "auto", "kernel", TimerKernel:
+		l, err := loadCUPTI()
+		if err != nil {
+			if v == "" || v == "auto" {
+				return nil, err.Error(), nil
+			}
+			return nil, "", fmt.Errorf("%s=%s: %w", TimerEnv, v, err)
+		}
+		return l, "", nil
+	default:
+		return nil, "", fmt.Errorf("%s=%q: use kernel (each kernel's own GPU timestamps, through CUPTI), events (CUDA events around each launch) or leave it unset (kernel when CUPTI loads)", TimerEnv, v)
+	}
+}
+
+// errNoKernelClock is returned by kernelTimes when the records do not
+// account for the loop's launches.
+var errNoKernelClock = errors.New("kernel clock unavailable")
+
+// toolkitLibs lists files matching pattern in the CUDA toolkit's and pip
+// wheels' library folders (newest name first within a folder); extra names
+// folders relative to a toolkit root and pipSub a folder under a pip
+// wheel's nvidia/ directory.
+func toolkitLibs(pattern, extra, pipSub string) []string {
+	dirs := []string{"/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib", "/usr/local/cuda/targets/sbsa-linux/lib"}
+	pats := []string{
+		"/usr/local/cuda-*/lib64",
+		"/usr/local/cuda-*/targets/*/lib",
+		"/usr/local/lib/python3*/dist-packages/nvidia/cu13/lib",
+		"/usr/local/lib/python3*/dist-packages/nvidia/*/lib",
+		"/usr/lib/python3*/dist-packages/nvidia/*/lib",
+		"/opt/*/.venv/lib/python3*/site-packages/nvidia/cu13/lib",
+		"/opt/*/.venv/lib/python3*/site-packages/nvidia/*/lib",
+		"/opt/*/lib/python3*/site-packages/nvidia/*/lib",
+		os.Getenv("HOME") + "/.local/lib/python3*/site-packages/nvidia/*/lib",
+	}
+	if extra != "" {
+		dirs = append(dirs, "/usr/local/cuda/"+extra)
+		pats = append(pats, "/usr/local/cuda-*/"+extra)
+	}
+	if pipSub != "" {
+		pats = append(pats, "/usr/local/lib/python3*/dist-packages/nvidia/"+pipSub, "/opt/*/.venv/lib/python3*/site-packages/nvidia/"+pipSub)
+	}
+	for _, pat := range pats {
+		m, _ := filepath.Glob(pat)
+		dirs = append(dirs, m...)
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		libs, _ := filepath.Glob(filepath.Join(d, pattern))
+		slices.Sort(libs)
+		slices.Reverse(libs)
+		for _, l := range libs {
+			if !seen[l] {
+				seen[l] = true
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}

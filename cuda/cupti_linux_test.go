@@ -1,0 +1,54 @@
+//go:build linux
+
+package cuda
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestTimerEnv(t *testing.T) {
+	_, cuptiErr := loadCUPTI()
+	cases := []struct {
+		val       string
+		wantErr   string // "" when no error is expected
+		wantClock bool
+	}{
+		{"events", "", false},
+		{"EVENTS", "", false},
+		{"cuda-event", "", false},
+		{"sometimes", `MLTOP_CUDA_TIMER="sometimes": use kernel`, false},
+		{"", "", cuptiErr == nil},
+		{"auto", "", cuptiErr == nil},
+		{"kernel", map[bool]string{true: "", false: "MLTOP_CUDA_TIMER=kernel: cannot load libcupti"}[cuptiErr == nil], cuptiErr == nil},
+	}
+	for _, c := range cases {
+		t.Run(c.val, func(t *testing.T) {
+			t.Setenv(TimerEnv, c.val)
+			l, why, err := openKernelClock()
+			switch {
+			case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+				t.Fatalf("error %v, want one containing %q", err, c.wantErr)
+			case c.wantErr == "" && err != nil:
+				t.Fatalf("unexpected error %v", err)
+			}
+			if (l != nil) != c.wantClock {
+				t.Errorf("kernel clock %v, want %v", l != nil, c.wantClock)
+			}
+			if err == nil && l == nil && why == "" {
+				t.Errorf("events chosen without a reason")
+			}
+		})
+	}
+}
+
+func TestToolkitLibsFindsNothingOutsideItsFolders(t *testing.T) {
+	for _, p := range toolkitLibs("libdefinitely-not-a-cuda-lib.so*", "extras/CUPTI/lib64", "cuda_cupti/lib") {
+		t.Errorf("found %s", p)
+	}
+	for _, c := range cuptiCandidates() {
+		if strings.Contains(c, "nsight-compute") {
+			t.Errorf("candidate %s is Nsight Compute's private copy", c)
+		}
+	}
+}
