@@ -136,18 +136,14 @@ type StopRule struct {
 //   - MinTime 10 ms: with the 20 ms warm-up, enough for the GPU's clocks
 //     to settle; more only slows sweeps of 100 µs kernels (a kernel with
 //     samples scattered by 3% needs ~200 samples, 20–40 ms, to reach 0.5%).
-//     Open question (issue 12): on an H100 two back-to-back runs of a
-//     99-config attention sweep (0.25–3 ms kernels, ~50 ms measured each)
-//     agreed within 1% on only 73% of rows while each median was precise
-//     to ~0.3%: the spread between runs comes from the GPU's state (clocks
-//     under power and thermal control), which a confidence interval taken
-//     within one short window cannot see. If the clocks move on a period
-//     shorter than a window, a longer window (100–200 ms) averages over
-//     them and brings runs together at ~6 and ~4 configs/s; if they drift
-//     over the whole sweep (temperature), no window helps and only clock
-//     locking (ncu's --clock-control base, needs root) would.
-//     scripts/cuda-repro.sh measures both rate and agreement under 10, 100
-//     and 200 ms, with the clocks logged, to settle the default on data.
+//     Longer windows were measured and do not buy agreement between runs
+//     (issue 12, scripts/cuda-repro.sh, 99 attention configs): on an H100
+//     76-77% of rows agree within 1% at these defaults (7.7-9.1 configs/s)
+//     and 69% at MinTime 50 ms (3.4-3.7 configs/s); an H200 91-93% at the
+//     defaults. Within one run a spec's samples sit within ±1%; between
+//     runs the same kernel settles on one of a few levels 1-3% apart that
+//     hold for tens of ms to seconds, which no window of this length
+//     averages away (README "How mltop measures").
 //   - MaxTime 2 s, MaxSamples 50000: bounds for kernels that never settle.
 func DefaultStopRule() StopRule {
 	return StopRule{Noise: 0.005, MinSamples: 20, MinTime: 0.01, MaxTime: 2, MaxSamples: 50000}

@@ -1,5 +1,5 @@
 # Where does an event-timed kernel's extra time come from? (issue 12)
-# For a memory-bound copy of several sizes (and a near-empty kernel), each
+# For a memory-bound elementwise add (y = x + 1) of several sizes, each
 # launch preceded by a read flush of 3x L2 as mltop's cold mode does, this
 # measures the same launches three ways:
 #   events  CUDA events recorded right after the flush and right after the

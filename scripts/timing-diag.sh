@@ -9,23 +9,16 @@ M=${1:-.gpu/mltop}
 LOG=${OUT:-/tmp/mltop-diag}
 mkdir -p "$LOG"
 D=$(dirname "$0")
-which nsys ncu; ls -d /usr/local/cuda*/extras/CUPTI/lib64 2>/dev/null; find / -name 'libcupti.so*' 2>/dev/null | head -5
+which ncu
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv
-for n in 1024 1048576 4194304 16777216 33554432 67108864; do
-	python3 "$D/timing-diag.py" events $n 300 2>&1 | grep DIAG
-	ncu --cache-control all --clock-control none --metrics gpu__time_duration.sum,gpc__cycles_elapsed.avg.per_second -k regex:elementwise --launch-skip 10 --launch-count 20 --csv \
-		python3 "$D/timing-diag.py" ncu $n 40 >"$LOG/ncu-copy-$n.csv" 2>&1
-	python3 - "$LOG/ncu-copy-$n.csv" $n <<'PY'
+for n in 1024 1048576 4194304 16777216 67108864; do
+	python3 "$D/timing-diag.py" events $n 300 2>&1 | grep -E "DIAG|Error" | tail -3
+	ncu --cache-control all --clock-control none --metrics gpu__time_duration.sum -k regex:elementwise --launch-skip 10 --launch-count 20 --csv \
+		python3 "$D/timing-diag.py" ncu $n 40 2>&1 | python3 -c "
 import csv, statistics, sys
-rows = [l for l in open(sys.argv[1]) if l.startswith('"')]
-v = {}
-for r in csv.DictReader(rows):
-    x = float(r["Metric Value"].replace(",", ""))
-    u = r.get("Metric Unit", "")
-    x *= {"usecond": 1e3, "msecond": 1e6, "ghz": 1e3, "Ghz": 1e3}.get(u, 1)
-    v.setdefault(r["Metric Name"] + " " + u, []).append(x)
-print("NCU n=%s " % sys.argv[2] + " ".join(f"{k}={statistics.median(x):.1f}" for k, x in v.items()))
-PY
+rows = [l for l in sys.stdin if l.startswith('\"')]
+v = [float(r['Metric Value'].replace(',', '')) for r in csv.DictReader(rows)]
+print('NCU n=$n gpu__time_duration_ns=%s' % (statistics.median(v) if v else 'none'))"
 done
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader,nounits -lms 50 >"$LOG/smi.csv" 2>/dev/null &
 SMI=$!
@@ -33,7 +26,7 @@ for spec in "rmsnorm_bwd|bf16|rows=8192,D=2048|rmsnorm_bwd" "embedding_bwd|f32|t
 	IFS='|' read -r kernel dtype set dispatch <<<"$spec"
 	for cache in cold hot; do
 		s=$(date +%s.%N)
-		"$M" run "$kernel" --set "$set" --dtype "$dtype" --backend cuda --isolate off --quiet --json --cache $cache >"$LOG/m-$kernel-$cache.json" 2>&1
+		MLTOP_CUDA_TIMER=${MLTOP_CUDA_TIMER:-} "$M" run "$kernel" --set "$set" --dtype "$dtype" --backend cuda --isolate off --quiet --json --cache $cache >"$LOG/m-$kernel-$cache.json" 2>&1
 		e=$(date +%s.%N)
 		python3 - "$LOG/m-$kernel-$cache.json" "$dispatch" "$kernel $cache" "$s" "$e" "$LOG/smi.csv" <<'PY'
 import json, sys, datetime
@@ -56,7 +49,7 @@ print(f"MLTOP {sys.argv[3]}: {med/1e3:.2f} us n={r['stats']['n']} status={r['sta
 PY
 	done
 	for cc in all none; do
-		ncu --cache-control $cc --clock-control none --metrics gpu__time_duration.sum,gpc__cycles_elapsed.avg.per_second,dram__bytes.sum -k "regex:^${dispatch}\$" --launch-skip 3 --launch-count 15 --csv \
+		MLTOP_CUDA_TIMER=events ncu --cache-control $cc --clock-control none --metrics gpu__time_duration.sum,gpc__cycles_elapsed.avg.per_second,dram__bytes.sum -k "regex:^${dispatch}\$" --launch-skip 3 --launch-count 15 --csv \
 			"$M" run "$kernel" --set "$set" --dtype "$dtype" --backend cuda --isolate off --quiet --json --cache $([ $cc = all ] && echo cold || echo hot) \
 			--min-samples 20 --max-samples 20 --min-time 0.000001 --warmup 0.000001 --time-limit 60 >"$LOG/ncu-$kernel-$cc.csv" 2>&1
 		python3 - "$LOG/ncu-$kernel-$cc.csv" "$kernel ncu-cache-$cc" <<'PY'
