@@ -130,3 +130,86 @@ func TestWatchCommand(t *testing.T) {
 		t.Errorf("watch of a built-in: %d %s", code, errs)
 	}
 }
+
+// TestWorkerDropsRenamedKernel: after a user kernel's manifest renames it,
+// the old name does not run the stale kernel in a worker that loaded it
+// before: it is an unknown kernel (invalid), and the new name runs the new
+// definition.
+func TestWorkerDropsRenamedKernel(t *testing.T) {
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "kernel.yaml")
+	save := func(name, factor string) {
+		t.Helper()
+		y := strings.Replace(strings.Replace(workerReloadYAML, "FACTOR", factor, 1), "test_worker_reload", name, 1)
+		if err := os.WriteFile(manifest, []byte(y), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := user.Register(dir); err != nil { // what the watcher does on save
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "k.cu"), []byte(`extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {}`), 0o644)
+	t.Setenv(user.PathsEnv, "")
+	save("test_worker_old", "1")
+	user.AddToEnv(dir)
+	pool, err := run.NewWorkerPool([]string{os.Args[0], "worker", "--backend", "cpu"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	spec := func(name string) profiler.Spec {
+		return profiler.Spec{Kernel: name, DType: profiler.F32, Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"rows": 8, "cols": 16}}
+	}
+	opt := profiler.DefaultOptions()
+	if r := pool.Run(context.Background(), spec("test_worker_old"), opt, nil); r.FLOPs != 128 {
+		t.Fatalf("first run: %v FLOPs (want 128), %s %s", r.FLOPs, r.Status, r.Error)
+	}
+	save("test_worker_new", "3")
+	if r := pool.Run(context.Background(), spec("test_worker_old"), opt, nil); r.Status != profiler.StatusInvalid || !strings.Contains(r.Error, `unknown kernel "test_worker_old"`) {
+		t.Errorf("the old name after the rename: %s, %v FLOPs, %q; want invalid: unknown kernel", r.Status, r.FLOPs, r.Error)
+	}
+	if r := pool.Run(context.Background(), spec("test_worker_new"), opt, nil); r.FLOPs != 384 {
+		t.Errorf("the new name planned %v FLOPs, want 384: %s %s", r.FLOPs, r.Status, r.Error)
+	}
+}
+
+// TestWatchCommandRename: `mltop watch` follows a rename in the manifest:
+// the rerun is of the new name (the old one is no longer registered), and
+// its line says so.
+func TestWatchCommandRename(t *testing.T) {
+	t.Setenv(user.PathsEnv, "")
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "kernel.yaml")
+	good := strings.Replace(strings.Replace(workerReloadYAML, "FACTOR", "1", 1), "test_worker_reload", "test_watch_old", 1)
+	os.WriteFile(manifest, []byte(good), 0o644)
+	os.WriteFile(filepath.Join(dir, "k.cu"), []byte(`extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {}`), 0o644)
+	pr, pw := io.Pipe()
+	var errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- realMain([]string{"watch", dir, "--backend", "cpu", "--isolate", "off", "--count", "1"}, pw, &errb)
+		pw.Close()
+	}()
+	lines := bufio.NewScanner(pr)
+	next := func() string {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("watch ended early; stderr:\n%s", errb.String())
+		}
+		t.Log(lines.Text())
+		return lines.Text()
+	}
+	if l := next(); !strings.Contains(l, "user kernel test_watch_old") {
+		t.Errorf("first run: %q", l)
+	}
+	os.WriteFile(manifest, []byte(strings.Replace(good, "test_watch_old", "test_watch_new", 1)), 0o644)
+	if l := next(); !strings.HasPrefix(l, "#2  kernel.yaml saved (renamed test_watch_old → test_watch_new)  invalid") || !strings.Contains(l, "user kernel test_watch_new") {
+		t.Errorf("rerun after the rename: %q", l)
+	}
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d; stderr:\n%s", code, errb.String())
+	}
+	if _, err := profiler.Lookup("test_watch_old"); err == nil {
+		t.Error("test_watch_old is still registered")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -330,5 +331,72 @@ func TestReloadDuringRerun(t *testing.T) {
 	// WG=64 + cost 40: 204 µs, the newest source.
 	if !strings.Contains(frame, "run #2: ok") || !strings.Contains(frame, "median 204 µs") {
 		t.Errorf("the second save did not rerun with the newest source:\n%s", frame)
+	}
+}
+
+// listed are the names in the session's kernel list.
+func listed(m Model) []string {
+	var out []string
+	for _, f := range m.list.fams {
+		out = append(out, f.Name())
+	}
+	return out
+}
+
+// TestReloadRename: a manifest saved with another name replaces the old
+// entry of the list (the old name is not listed beside the new one, and
+// is not registered), keeps the editor's values, and reruns under the new
+// name; a rename onto a built-in family's name is a load error that keeps
+// the kernel under its previous name, listed and runnable.
+func TestReloadRename(t *testing.T) {
+	exec := &fakeExec{}
+	hs, dir, name := reloadSession(t, "test_reload_rename", exec)
+	hs.keys("right") // WG=128
+	hs.waitFor("WG=128", func(m Model) bool { return m.spec().Knobs["WG"] == 128 })
+	hs.keys("r")
+	hs.waitFor("run 1", runs(1))
+	manifest := filepath.Join(dir, "kernel.yaml")
+	good := strings.Replace(reloadYAML, "NAME", name, 1)
+	renamed := name + "_v2"
+	write(t, manifest, strings.Replace(good, "name: "+name, "name: "+renamed, 1))
+	frame := hs.waitFor("rerun under the new name", runs(2))
+	var m Model
+	hs.waitFor("model", func(mm Model) bool { m = mm; return true })
+	if got := listed(m); !slices.Equal(got, []string{"attn_fwd", renamed}) {
+		t.Errorf("the list holds %v, want [attn_fwd %s]", got, renamed)
+	}
+	if m.family() == nil || m.family().Name() != renamed || m.spec().Kernel != renamed || m.spec().Knobs["WG"] != 128 {
+		t.Errorf("the editor has %v with %v, want %s with WG=128 kept", m.family(), m.spec(), renamed)
+	}
+	if _, err := profiler.Lookup(name); err == nil {
+		t.Errorf("%s is still registered after the rename", name)
+	}
+	exec.mu.Lock()
+	last := exec.calls[len(exec.calls)-1]
+	exec.mu.Unlock()
+	if last.Kernel != renamed {
+		t.Errorf("the rerun ran %s, want %s", last.Kernel, renamed)
+	}
+	if !strings.Contains(frame, name+" reloaded as "+renamed+" (kernel.yaml saved)") {
+		t.Errorf("the status line does not say the kernel was renamed:\n%s", frame)
+	}
+
+	write(t, manifest, strings.Replace(good, "name: "+name, "name: attn_fwd", 1))
+	frame = hs.waitFor("refused", func(m Model) bool { return m.loadErr != nil })
+	hs.waitFor("model", func(mm Model) bool { m = mm; return true })
+	if !strings.Contains(m.loadErr.text, "kernel.yaml:1:7: name: attn_fwd is a built-in family: pick another name (the kernel stays registered as "+renamed) ||
+		!strings.Contains(frame, "manifest error in kernel.yaml:1") {
+		t.Errorf("the refused rename is not shown with its line (%q):\n%s", m.loadErr.text, frame)
+	}
+	if got := listed(m); !slices.Equal(got, []string{"attn_fwd", renamed}) {
+		t.Errorf("after the refused rename the list holds %v, want [attn_fwd %s]", got, renamed)
+	}
+	if f, _ := profiler.Lookup("attn_fwd"); f == nil || f.Doc() == "" || strings.Contains(f.Doc(), "user kernel") {
+		t.Errorf("attn_fwd is no longer the built-in family: %v", f)
+	}
+	hs.keys("r")
+	frame = hs.waitFor("the kept kernel runs", runs(3))
+	if !strings.Contains(frame, "run #3 "+renamed+": ok") {
+		t.Errorf("the kernel as loaded before did not run:\n%s", frame)
 	}
 }
