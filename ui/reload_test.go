@@ -10,31 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
 )
 
-// A user kernel on disk for the reload tests: the fake executor plans it
-// through the registry (the family the watcher installed) and "compiles"
-// its source (fakeCompile): "// cost N" slows it by N µs, #error fails.
-const reloadYAML = `name: NAME
-sources: {cuda: k.cu}
-dtypes: [f32]
-knobs:
-  WG: {values: [64, 128], default: 64}
-dims:
-  rows: {default: 8}
-  cols: {default: 16}
-rules: ["cols % 4 == 0"]
-buffers:
-  - {name: X, dtype: T, shape: [rows, cols]}
-  - {name: Y, dtype: T, shape: [rows, cols], out: true}
-dispatches:
-  - {entry: k, grid: [rows], threads: [WG], args: [X, Y, rows, cols]}
-check: none
-`
-
+// The user kernel of the reload tests is usertest's: the fake executor
+// plans it through the registry (the family the watcher installed) and
+// "compiles" its source (fakeCompile): "// cost N" slows it by N µs,
+// #error fails.
 func reloadCU(cost string) string {
-	return "// cost " + cost + "\nextern \"C\" __global__ void k(const T* X, T* Y, int rows, int cols) {}\n"
+	return "// cost " + cost + "\n" + usertest.Source + "\n"
 }
 
 // reloadSession writes a user kernel named name into a temporary folder,
@@ -57,9 +42,7 @@ func userKernelOptions(t *testing.T, name string) (Options, string, string) {
 		}
 		name = strings.TrimRight(strings.TrimRight(name, "0123456789"), "_") + "_" + itoa(i)
 	}
-	dir := t.TempDir()
-	write(t, filepath.Join(dir, "kernel.yaml"), strings.Replace(reloadYAML, "NAME", name, 1))
-	write(t, filepath.Join(dir, "k.cu"), reloadCU("10"))
+	dir := filepath.Dir(usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest(name), "k.cu": reloadCU("10")}))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	events, fams, err := WatchKernels(ctx, []string{dir}, 30*time.Millisecond)
@@ -157,7 +140,7 @@ func TestReloadErrors(t *testing.T) {
 	hs.keys("r")
 	hs.waitFor("run 1", runs(1))
 	manifest := filepath.Join(dir, "kernel.yaml")
-	good := strings.Replace(reloadYAML, "NAME", name, 1)
+	good := usertest.Manifest(name)
 	write(t, manifest, strings.Replace(good, "grid: [rows]", "grid: [rowz]", 1))
 	frame := hs.waitFor("reload error", func(m Model) bool { return m.loadErr != nil })
 	for _, want := range []string{
@@ -212,7 +195,7 @@ func TestReloadManifestRebuildsEditor(t *testing.T) {
 	hs.keys("r")
 	hs.waitFor("run 1", runs(1))
 	manifest := filepath.Join(dir, "kernel.yaml")
-	good := strings.Replace(reloadYAML, "NAME", name, 1)
+	good := usertest.Manifest(name)
 	write(t, manifest, strings.Replace(good, "knobs:\n", "knobs:\n  UNROLL: {values: [1, 2, 4], default: 2, doc: loop unroll}\n", 1))
 	frame := hs.waitFor("new knob", func(m Model) bool { return runs(2)(m) && len(m.editor.fields) == 5 })
 	if !regexp.MustCompile(`UNROLL +2 +knob`).MatchString(frame) || !regexp.MustCompile(`WG +◂? ?128`).MatchString(frame) {
@@ -356,7 +339,7 @@ func TestReloadRename(t *testing.T) {
 	hs.keys("r")
 	hs.waitFor("run 1", runs(1))
 	manifest := filepath.Join(dir, "kernel.yaml")
-	good := strings.Replace(reloadYAML, "NAME", name, 1)
+	good := usertest.Manifest(name)
 	renamed := name + "_v2"
 	write(t, manifest, strings.Replace(good, "name: "+name, "name: "+renamed, 1))
 	frame := hs.waitFor("rerun under the new name", runs(2))

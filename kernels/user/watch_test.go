@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mltop/mltop/internal/enginetest"
+	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
 )
 
@@ -29,7 +30,7 @@ func next(t *testing.T, w *Watcher) Reload {
 
 func TestWatcher(t *testing.T) {
 	y := strings.Replace(goodYAML, "name: t_kernel", "name: test_watch_kernel", 1)
-	path := writeKernel(t, map[string]string{"kernel.yaml": y, "k.cu": goodCU})
+	path := usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": usertest.Source})
 	dir := filepath.Dir(path)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -47,7 +48,7 @@ func TestWatcher(t *testing.T) {
 	// 1. the source is written in place (several writes: one reload)
 	src := filepath.Join(dir, "k.cu")
 	for i := range 3 {
-		os.WriteFile(src, []byte(goodCU+strings.Repeat("\n", i+1)), 0o644)
+		os.WriteFile(src, []byte(usertest.Source+strings.Repeat("\n", i+1)), 0o644)
 	}
 	r := next(t, w)
 	if r.Err != nil || r.Family == nil || len(r.Changed) != 1 || r.Changed[0] != src {
@@ -59,7 +60,7 @@ func TestWatcher(t *testing.T) {
 
 	// 2. an editor that saves by rename
 	tmp := filepath.Join(dir, ".k.cu.swp")
-	os.WriteFile(tmp, []byte("// new\n"+goodCU), 0o644)
+	os.WriteFile(tmp, []byte("// new\n"+usertest.Source), 0o644)
 	if err := os.Rename(tmp, src); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestWatcher(t *testing.T) {
 }
 
 func TestWatchFirstLoadError(t *testing.T) {
-	path := writeKernel(t, map[string]string{"kernel.yaml": "name: x\nbogus: 1\n"})
+	path := usertest.Write(t, map[string]string{"kernel.yaml": "name: x\nbogus: 1\n"})
 	_, _, err := Watch(context.Background(), path, WatchOptions{})
 	if err == nil || !strings.Contains(err.Error(), "bogus") {
 		t.Errorf("first load error: %v", err)
@@ -114,7 +115,7 @@ func TestWatchFirstLoadError(t *testing.T) {
 
 func TestVersionFollowsFiles(t *testing.T) {
 	y := strings.Replace(goodYAML, "check: none", "check: {python: ref.py}", 1)
-	path := writeKernel(t, map[string]string{"kernel.yaml": y, "k.cu": goodCU, "ref.py": "def reference(i, d):\n    return {}\n"})
+	path := usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": usertest.Source, "ref.py": "def reference(i, d):\n    return {}\n"})
 	a, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +150,7 @@ func registered(prefix string) []string {
 func TestWatchRename(t *testing.T) {
 	enginetest.Register() // test_scale: a family that is not a user kernel
 	y := strings.Replace(goodYAML, "name: t_kernel", "name: test_rename_a", 1)
-	path := writeKernel(t, map[string]string{"kernel.yaml": y, "k.cu": goodCU})
+	path := usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": usertest.Source})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w, _, err := Watch(ctx, path, WatchOptions{Debounce: 30 * time.Millisecond})
@@ -211,8 +212,8 @@ func TestWatchRename(t *testing.T) {
 // and a name another manifest holds is refused with the kernel kept.
 func TestRegisterRename(t *testing.T) {
 	y := strings.Replace(goodYAML, "name: t_kernel", "name: test_reg_a", 1)
-	path := writeKernel(t, map[string]string{"kernel.yaml": y, "k.cu": goodCU})
-	other := writeKernel(t, map[string]string{"kernel.yaml": strings.Replace(y, "test_reg_a", "test_reg_other", 1), "k.cu": goodCU})
+	path := usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": usertest.Source})
+	other := usertest.Write(t, map[string]string{"kernel.yaml": strings.Replace(y, "test_reg_a", "test_reg_other", 1), "k.cu": usertest.Source})
 	for _, p := range []string{path, other} {
 		if _, err := Register(p); err != nil {
 			t.Fatal(err)
