@@ -71,6 +71,16 @@ func write(t *testing.T, path, text string) {
 	}
 }
 
+// runAtWG128 sets the user kernel's WG to 128 (off its default) in the
+// editor and runs it once: a reload must keep that value.
+func runAtWG128(hs *harness) {
+	hs.t.Helper()
+	hs.keys("right")
+	hs.waitFor("WG=128", func(m Model) bool { return m.spec().Knobs["WG"] == 128 })
+	hs.keys("r")
+	hs.waitFor("run 1", runs(1))
+}
+
 // runs is a condition: the session is idle with n runs in its history.
 func runs(n int) func(Model) bool {
 	return func(m Model) bool { return !m.running() && m.hist.len() == n }
@@ -190,10 +200,7 @@ func TestReloadErrors(t *testing.T) {
 // goes, and the history stays.
 func TestReloadManifestRebuildsEditor(t *testing.T) {
 	hs, dir, name := reloadSession(t, "test_reload_knobs", &fakeExec{})
-	hs.keys("right") // WG=128
-	hs.waitFor("WG=128", func(m Model) bool { return m.spec().Knobs["WG"] == 128 })
-	hs.keys("r")
-	hs.waitFor("run 1", runs(1))
+	runAtWG128(hs)
 	manifest := filepath.Join(dir, "kernel.yaml")
 	good := usertest.Manifest(name)
 	write(t, manifest, strings.Replace(good, "knobs:\n", "knobs:\n  UNROLL: {values: [1, 2, 4], default: 2, doc: loop unroll}\n", 1))
@@ -334,10 +341,7 @@ func listed(m Model) []string {
 func TestReloadRename(t *testing.T) {
 	exec := &fakeExec{}
 	hs, dir, name := reloadSession(t, "test_reload_rename", exec)
-	hs.keys("right") // WG=128
-	hs.waitFor("WG=128", func(m Model) bool { return m.spec().Knobs["WG"] == 128 })
-	hs.keys("r")
-	hs.waitFor("run 1", runs(1))
+	runAtWG128(hs)
 	manifest := filepath.Join(dir, "kernel.yaml")
 	good := usertest.Manifest(name)
 	renamed := name + "_v2"
