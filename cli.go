@@ -550,31 +550,27 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return &exitError{code: exitFailed}
 }
 
-// cpuFLOPSPerCore is a rough rate of the CPU backend's scalar Go kernels,
-// enough to warn before a run of minutes.
-const cpuFLOPSPerCore = 1e9
-
-// slowRun is the estimated time of one kernel run above which `run` says so.
-const slowRun = 2 * time.Second
-
-// runEstimate says how long one run of spec takes when that is long: the
-// plan's FLOPs and bytes against the device's peaks, or a rough CPU rate.
-// "" when it is short or cannot be planned (the run reports why).
+// runEstimate says how long one run of spec takes when that is long (see
+// kernelRunNote); "" when it is short or cannot be planned (the run
+// reports why).
 func runEstimate(dev profiler.DeviceInfo, spec profiler.Spec) string {
-	f, full, err := profiler.Resolve(spec, dev)
-	if err != nil {
+	note := kernelRunNote(dev, spec)
+	if note == "" {
 		return ""
 	}
-	plan, err := f.Plan(full, dev)
-	if err != nil {
+	return note + "; --time-limit bounds only the sampling; ctrl-C stops it"
+}
+
+// kernelRunNote is how long one kernel run of spec takes on dev and what
+// that means, when it is run.SlowRun or more: `mltop run` and a sweep's
+// banner both say it. "" when the run is short or cannot be planned.
+func kernelRunNote(dev profiler.DeviceInfo, spec profiler.Spec) string {
+	d, plan, err := run.KernelRunTime(dev, spec)
+	if err != nil || d < run.SlowRun {
 		return ""
 	}
-	d := oneRunTime(dev, full.DType, plan.FLOPs, plan.Bytes)
-	if d < slowRun {
-		return ""
-	}
-	return fmt.Sprintf("about %s per kernel run on the %s backend (%sFLOP, %sB); at least 3 runs (verify, warm-up, one sample) plus the reference check; --time-limit bounds only the sampling; ctrl-C stops it",
-		run.FormatDuration(d), dev.Backend, siPrefix(plan.FLOPs), siPrefix(plan.Bytes))
+	return fmt.Sprintf("about %s per kernel run on the %s backend (%sFLOP, %sB); at least %d runs (verify, warm-up, one sample) plus the reference check",
+		run.FormatDuration(d), dev.Backend, siPrefix(plan.FLOPs), siPrefix(plan.Bytes), run.MinRuns)
 }
 
 // siPrefix writes x with a decimal prefix: 2.2 T, 2.1 G, 512 .
@@ -588,22 +584,6 @@ func siPrefix(x float64) string {
 		}
 	}
 	return fmt.Sprintf("%.3g ", x)
-}
-
-// oneRunTime is the longer of FLOPs over peak FLOP/s and bytes over peak
-// bandwidth; on a device without peaks (the CPU) FLOPs over
-// cpuFLOPSPerCore per core.
-func oneRunTime(dev profiler.DeviceInfo, dt profiler.DType, flops, bytes float64) time.Duration {
-	var s float64
-	if p := dev.PeakFLOPS[dt]; p > 0 {
-		s = flops / p
-	} else {
-		s = flops / (cpuFLOPSPerCore * float64(max(dev.Units, 1)))
-	}
-	if dev.PeakBandwidth > 0 {
-		s = max(s, bytes/dev.PeakBandwidth)
-	}
-	return time.Duration(s * float64(time.Second))
 }
 
 // parseSpec builds a Spec from --set pairs, checking every name and value
@@ -733,13 +713,21 @@ func announce(jobs []profiler.Job, skip map[string]bool, path string, yes bool, 
 		}
 		todo = append(todo, j)
 	}
-	lo, hi, builds := run.Estimate(todo)
+	est := run.Estimate(todo, dev)
 	bad := ""
 	if invalid > 0 {
 		bad = fmt.Sprintf(", and %d invalid (the family's rules, the device's limits, or a user kernel on the CPU backend): they become invalid rows at once", invalid)
 	}
-	fmt.Fprintf(stderr, "mltop: %s to run from %s (%s)%s; measuring takes %s to %s (warmup + min_time to warmup + time_limit each), plus the builds\n",
-		profiler.Plural(len(todo), "spec", "specs"), path, profiler.Plural(builds, "kernel build", "kernel builds"), bad, run.FormatDuration(lo), run.FormatDuration(hi))
+	each := "warmup + min_time to warmup + time_limit each"
+	if est.Slow > 0 {
+		each += fmt.Sprintf(", at least %d kernel runs of the slow specs", run.MinRuns)
+	}
+	fmt.Fprintf(stderr, "mltop: %s to run from %s (%s)%s; measuring takes %s to %s (%s), plus the builds\n",
+		profiler.Plural(len(todo), "spec", "specs"), path, profiler.Plural(est.Builds, "kernel build", "kernel builds"), bad, run.FormatDuration(est.Lo), run.FormatDuration(est.Hi), each)
+	if est.Slow > 0 {
+		fmt.Fprintf(stderr, "mltop: slow kernels in %d of %s (%s or more per kernel run); the slowest, %s: %s; time_limit bounds only the sampling; ctrl-C stops the sweep (with --csv FILE, --resume FILE goes on)\n",
+			est.Slow, profiler.Plural(len(todo), "spec", "specs"), run.FormatDuration(run.SlowRun), est.Slowest, kernelRunNote(*dev, est.Slowest))
+	}
 	if len(todo) > bigSweep && !yes && stdinIsTerminal() {
 		return badInput("%d specs is more than %d: add --yes to start it, or narrow the sweep (fewer values, `where:` rules); with --csv FILE an interrupted sweep goes on with --resume FILE", len(todo), bigSweep)
 	}

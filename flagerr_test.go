@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // TestFlagErrors: a bad flag is one line naming it, with a did-you-mean or
@@ -121,5 +124,50 @@ func TestRunEstimate(t *testing.T) {
 	small, _ := parseSpec("attn_fwd", "", []string{"Lq=64,Lk=64,H=1,B=1"})
 	if msg := runEstimate(dev, small); msg != "" {
 		t.Errorf("small spec: %q, want nothing", msg)
+	}
+}
+
+// TestSweepBannerEstimate: a sweep's banner says what `mltop run` says of
+// a long kernel run (the same note, from the same estimate) for its
+// slowest spec, and the measuring range counts at least three runs of it;
+// without a device (several, not opened yet) it says neither.
+func TestSweepBannerEstimate(t *testing.T) {
+	dev := profiler.DeviceInfo{Backend: "cpu", Units: 4}
+	big, err := parseSpec("attn_fwd", "f32", []string{"Lq=4096,Lk=4096,H=32,B=8,D=128"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, _ := parseSpec("attn_fwd", "f32", []string{"Lq=64,Lk=64,H=1,B=1"})
+	opt := profiler.DefaultOptions()
+	opt.Warmup, opt.Stop.MinTime, opt.Stop.MaxTime = 0.5, 1, 10
+	jobs := []profiler.Job{{Spec: big, Options: opt}, {Spec: small, Options: opt}}
+	var b bytes.Buffer
+	if err := announce(jobs, nil, "s.yaml", false, &dev, &b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	t.Log(out)
+	note := kernelRunNote(dev, big)
+	d, _, _ := run.KernelRunTime(dev, big)
+	if note == "" || d < run.SlowRun || !strings.HasPrefix(runEstimate(dev, big), note) {
+		t.Fatalf("the big spec: note %q, run %v, mltop run says %q", note, d, runEstimate(dev, big))
+	}
+	lo := run.FormatDuration(3*d + 1500*time.Millisecond)
+	for _, want := range []string{
+		"2 specs to run from s.yaml",
+		"measuring takes " + lo + " to ",
+		"at least 3 kernel runs of the slow specs",
+		"slow kernels in 1 of 2 specs (2 s or more per kernel run); the slowest, " + big.String() + ": " + note + "; time_limit bounds only the sampling",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("banner lacks %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	if err := announce(jobs, nil, "s.yaml", false, nil, &b); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); strings.Contains(out, "slow") || !strings.Contains(out, "measuring takes 3 s to 21 s") {
+		t.Errorf("banner without a device:\n%s", out)
 	}
 }

@@ -11,26 +11,47 @@ import (
 	"testing"
 
 	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 )
 
-const workerReloadYAML = `name: test_worker_reload
-sources: {cuda: k.cu}
-dtypes: [f32]
-knobs:
-  WG: {values: [64, 128], default: 64}
-dims:
-  rows: {default: 8}
-  cols: {default: 16}
-buffers:
-  - {name: X, dtype: T, shape: [rows, cols]}
-  - {name: Y, dtype: T, shape: [rows, cols], out: true}
-dispatches:
-  - {entry: k, grid: [rows], threads: [WG], args: [X, Y, rows, cols]}
-work: {flops: "FACTOR * rows * cols"}
-check: none
-`
+// reloadManifest is usertest's manifest called name, with factor·rows·cols
+// FLOPs: a run's FLOP count says which definition planned it.
+func reloadManifest(name, factor string) string {
+	return strings.Replace(usertest.Manifest(name), `flops: "rows * cols"`, `flops: "`+factor+` * rows * cols"`, 1)
+}
+
+// writeReloadKernel writes reloadManifest(name, factor) and its source
+// into a new temporary folder and returns the folder.
+func writeReloadKernel(t *testing.T, name, factor string) string {
+	t.Helper()
+	return filepath.Dir(usertest.Write(t, map[string]string{"kernel.yaml": reloadManifest(name, factor), "k.cu": usertest.Source}))
+}
+
+// startWatch runs `mltop watch` with args in the background: next returns
+// its next stdout line (failing the test when it ended), done its exit
+// code, errb its stderr.
+func startWatch(t *testing.T, args ...string) (next func() string, done <-chan int, errb *bytes.Buffer) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	errb = &bytes.Buffer{}
+	d := make(chan int, 1)
+	go func() {
+		d <- realMain(append([]string{"watch"}, args...), pw, errb)
+		pw.Close()
+	}()
+	lines := bufio.NewScanner(pr)
+	next = func() string {
+		t.Helper()
+		if !lines.Scan() {
+			t.Fatalf("watch ended early; stderr:\n%s", errb.String())
+		}
+		t.Log(lines.Text())
+		return lines.Text()
+	}
+	return next, d, errb
+}
 
 // TestWorkerRunsReloadedKernel: after the session reloads a user kernel,
 // the worker subprocess (which loaded the manifest at its start) plans the
@@ -39,16 +60,14 @@ check: none
 // run a user source, but it plans it first: the FLOP count the result
 // reports comes from the manifest the worker used.
 func TestWorkerRunsReloadedKernel(t *testing.T) {
-	dir := t.TempDir()
+	dir := writeReloadKernel(t, "test_worker_reload", "1")
 	manifest := filepath.Join(dir, "kernel.yaml")
 	save := func(factor string) {
 		t.Helper()
-		if err := os.WriteFile(manifest, []byte(strings.Replace(workerReloadYAML, "FACTOR", factor, 1)), 0o644); err != nil {
+		if err := os.WriteFile(manifest, []byte(reloadManifest("test_worker_reload", factor)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	save("1")
-	os.WriteFile(filepath.Join(dir, "k.cu"), []byte(`extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {}`), 0o644)
 	t.Setenv(user.PathsEnv, "")
 	if _, err := user.Register(dir); err != nil {
 		t.Fatal(err)
@@ -84,34 +103,16 @@ func TestWorkerRunsReloadedKernel(t *testing.T) {
 // kernel but cannot run its source: each run is `invalid` saying so.
 func TestWatchCommand(t *testing.T) {
 	t.Setenv(user.PathsEnv, "")
-	dir := t.TempDir()
+	dir := writeReloadKernel(t, "test_watch_cmd", "1")
 	manifest := filepath.Join(dir, "kernel.yaml")
-	good := strings.Replace(strings.Replace(workerReloadYAML, "FACTOR", "1", 1), "test_worker_reload", "test_watch_cmd", 1)
-	os.WriteFile(manifest, []byte(good), 0o644)
+	good := reloadManifest("test_watch_cmd", "1")
 	src := filepath.Join(dir, "k.cu")
-	os.WriteFile(src, []byte(`extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {}`), 0o644)
-
-	pr, pw := io.Pipe()
-	var errb bytes.Buffer
-	done := make(chan int, 1)
-	go func() {
-		done <- realMain([]string{"watch", dir, "--backend", "cpu", "--isolate", "off", "--set", "WG=128", "--count", "2"}, pw, &errb)
-		pw.Close()
-	}()
-	lines := bufio.NewScanner(pr)
-	next := func() string {
-		t.Helper()
-		if !lines.Scan() {
-			t.Fatalf("watch ended early; stderr:\n%s", errb.String())
-		}
-		t.Log(lines.Text())
-		return lines.Text()
-	}
+	next, done, errb := startWatch(t, dir, "--backend", "cpu", "--isolate", "off", "--set", "WG=128", "--count", "2")
 	l := next()
 	if !strings.HasPrefix(l, "#1  start  invalid") || !strings.Contains(l, "the CPU backend cannot run user kernel test_watch_cmd") || !strings.Contains(l, "after_start=") {
 		t.Errorf("first run: %q", l)
 	}
-	os.WriteFile(src, []byte("// faster\n"+`extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {}`), 0o644)
+	os.WriteFile(src, []byte("// faster\n"+usertest.Source), 0o644)
 	if l = next(); !strings.HasPrefix(l, "#2  k.cu saved  invalid") || !strings.Contains(l, "after_save=") {
 		t.Errorf("rerun on save: %q", l)
 	}
@@ -128,5 +129,68 @@ func TestWatchCommand(t *testing.T) {
 	os.Setenv(user.PathsEnv, "") // the broken manifest stays out of the next command
 	if code, _, errs := runCLI(t, "watch", "attn_fwd"); code != 2 || !strings.Contains(errs, "built-in kernels do not change") {
 		t.Errorf("watch of a built-in: %d %s", code, errs)
+	}
+}
+
+// TestWorkerDropsRenamedKernel: after a user kernel's manifest renames it,
+// the old name does not run the stale kernel in a worker that loaded it
+// before: it is an unknown kernel (invalid), and the new name runs the new
+// definition.
+func TestWorkerDropsRenamedKernel(t *testing.T) {
+	dir := writeReloadKernel(t, "test_worker_old", "1")
+	manifest := filepath.Join(dir, "kernel.yaml")
+	save := func(name, factor string) {
+		t.Helper()
+		if err := os.WriteFile(manifest, []byte(reloadManifest(name, factor)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := user.Register(dir); err != nil { // what the watcher does on save
+			t.Fatal(err)
+		}
+	}
+	t.Setenv(user.PathsEnv, "")
+	save("test_worker_old", "1")
+	user.AddToEnv(dir)
+	pool, err := run.NewWorkerPool([]string{os.Args[0], "worker", "--backend", "cpu"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	spec := func(name string) profiler.Spec {
+		return profiler.Spec{Kernel: name, DType: profiler.F32, Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"rows": 8, "cols": 16}}
+	}
+	opt := profiler.DefaultOptions()
+	if r := pool.Run(context.Background(), spec("test_worker_old"), opt, nil); r.FLOPs != 128 {
+		t.Fatalf("first run: %v FLOPs (want 128), %s %s", r.FLOPs, r.Status, r.Error)
+	}
+	save("test_worker_new", "3")
+	if r := pool.Run(context.Background(), spec("test_worker_old"), opt, nil); r.Status != profiler.StatusInvalid || !strings.Contains(r.Error, `unknown kernel "test_worker_old"`) {
+		t.Errorf("the old name after the rename: %s, %v FLOPs, %q; want invalid: unknown kernel", r.Status, r.FLOPs, r.Error)
+	}
+	if r := pool.Run(context.Background(), spec("test_worker_new"), opt, nil); r.FLOPs != 384 {
+		t.Errorf("the new name planned %v FLOPs, want 384: %s %s", r.FLOPs, r.Status, r.Error)
+	}
+}
+
+// TestWatchCommandRename: `mltop watch` follows a rename in the manifest:
+// the rerun is of the new name (the old one is no longer registered), and
+// its line says so.
+func TestWatchCommandRename(t *testing.T) {
+	t.Setenv(user.PathsEnv, "")
+	dir := writeReloadKernel(t, "test_watch_old", "1")
+	manifest := filepath.Join(dir, "kernel.yaml")
+	next, done, errb := startWatch(t, dir, "--backend", "cpu", "--isolate", "off", "--count", "1")
+	if l := next(); !strings.Contains(l, "user kernel test_watch_old") {
+		t.Errorf("first run: %q", l)
+	}
+	os.WriteFile(manifest, []byte(reloadManifest("test_watch_new", "1")), 0o644)
+	if l := next(); !strings.HasPrefix(l, "#2  kernel.yaml saved (renamed test_watch_old → test_watch_new)  invalid") || !strings.Contains(l, "user kernel test_watch_new") {
+		t.Errorf("rerun after the rename: %q", l)
+	}
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d; stderr:\n%s", code, errb.String())
+	}
+	if _, err := profiler.Lookup("test_watch_old"); err == nil {
+		t.Error("test_watch_old is still registered")
 	}
 }

@@ -96,19 +96,29 @@ func TestExamplesList(t *testing.T) {
 	}
 }
 
-// A sweep file names a user kernel by a path relative to itself; workers
-// get it too (an isolated run finds the kernel: the row is the CPU
-// backend's refusal, not an unknown kernel).
-func TestSweepKernelPath(t *testing.T) {
-	t.Setenv("MLTOP_KERNELS", "")
+// scaffoldKernel makes a folder with k/scale.cu (cliKernel) and the user
+// kernel name that `mltop new` scaffolds from it in k/kernel.yaml, and an
+// empty sweeps/ for sweep files that name it by a relative path. It
+// returns the folder.
+func scaffoldKernel(t *testing.T, name string) string {
+	t.Helper()
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "k"), 0o755)
 	os.MkdirAll(filepath.Join(dir, "sweeps"), 0o755)
 	src := filepath.Join(dir, "k", "scale.cu")
 	os.WriteFile(src, []byte(cliKernel), 0o644)
-	if code, out, errs := runCLI(t, "new", "sweep_scale", "--from", src, "--entry", "scale"); code != 0 {
+	if code, out, errs := runCLI(t, "new", name, "--from", src, "--entry", "scale"); code != 0 {
 		t.Fatalf("new: %d %s %s", code, out, errs)
 	}
+	return dir
+}
+
+// A sweep file names a user kernel by a path relative to itself; workers
+// get it too (an isolated run finds the kernel: the row is the CPU
+// backend's refusal, not an unknown kernel).
+func TestSweepKernelPath(t *testing.T) {
+	t.Setenv("MLTOP_KERNELS", "")
+	dir := scaffoldKernel(t, "sweep_scale")
 	sweep := filepath.Join(dir, "sweeps", "s.yaml")
 	os.WriteFile(sweep, []byte("backend: cpu\nsweeps:\n  - kernel: ../k/kernel.yaml\n    knobs: {WG: [64, 128]}\n    dims: {N: 1000}\n    where: [\"N % WG != 0 && sizeof(T) == 4\"]\n"), 0o644)
 	csvPath := filepath.Join(dir, "out.csv")
@@ -162,14 +172,7 @@ func TestWorkerSeesKernelsLoadedLater(t *testing.T) {
 // with --kernel PATH; without it the error says how.
 func TestMergeUserKernels(t *testing.T) {
 	t.Setenv("MLTOP_KERNELS", "")
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "k"), 0o755)
-	os.MkdirAll(filepath.Join(dir, "sweeps"), 0o755)
-	src := filepath.Join(dir, "k", "scale.cu")
-	os.WriteFile(src, []byte(cliKernel), 0o644)
-	if code, out, errs := runCLI(t, "new", "merge_scale", "--from", src, "--entry", "scale"); code != 0 {
-		t.Fatalf("new: %d %s %s", code, out, errs)
-	}
+	dir := scaffoldKernel(t, "merge_scale")
 	// Before anything registered merge_scale in this process.
 	csvPath := filepath.Join(dir, "out.csv")
 	byName := filepath.Join(dir, "sweeps", "name.yaml")

@@ -99,12 +99,18 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				n++
 				fmt.Fprintf(stdout, "#%d  %s  reload error  %s  after_save=%.3fs\n", n, why, oneLine(r.Err.Error()), time.Since(saved).Seconds())
 				fmt.Fprintf(stderr, "mltop: %v\nmltop: the kernel as loaded before stays: fix and save to rerun\n", r.Err)
-			} else if s, err := parseSpec(name, *dtype, sets); err != nil {
-				n++
-				fmt.Fprintf(stdout, "#%d  %s  spec error  %s\n", n, why, oneLine(err.Error()))
 			} else {
-				spec = s
-				runOnce(why, saved, "after_save")
+				if r.Renamed != "" { // the old name is gone from the registry: follow the new one
+					name = r.Family.Name()
+					why += fmt.Sprintf(" (renamed %s → %s)", r.Renamed, name)
+				}
+				if s, err := parseSpec(name, *dtype, sets); err != nil {
+					n++
+					fmt.Fprintf(stdout, "#%d  %s  spec error  %s\n", n, why, oneLine(err.Error()))
+				} else {
+					spec = s
+					runOnce(why, saved, "after_save")
+				}
 			}
 			reruns++
 			if *count > 0 && reruns >= *count {

@@ -64,12 +64,12 @@ func (b *backend) Calibrate() (run.Calibration, error) {
 	if tensor {
 		mb := sms * mmaBlocksPerSM
 		for _, dt := range []profiler.DType{profiler.BF16, profiler.F16} {
-			jobs = append(jobs, job{dt, "cal_mma_" + string(dt), mb, mmaFLOPs(mb, calThreads, 1),
+			jobs = append(jobs, job{dt, "cal_mma_" + string(dt), mb, run.MatrixFLOPs(mb, calThreads, 1, mmaAcc, mmaOpFLOPs),
 				fmt.Sprintf("mma.sync m16n8k16 %s, f32 accumulate, %d blocks × %d warps × %d accumulators", dt, mb, calThreads/32, mmaAcc)})
 		}
 	}
 	fb := sms * fmaBlocksPerSM
-	jobs = append(jobs, job{profiler.F32, "cal_fma_f32", fb, fmaFLOPs(fb, calThreads, 1),
+	jobs = append(jobs, job{profiler.F32, "cal_fma_f32", fb, run.FMAFLOPs(fb, calThreads, 1, fmaChains),
 		fmt.Sprintf("FMA, %d blocks × %d threads × %d chains", fb, calThreads, fmaChains)})
 	for _, j := range jobs {
 		t0 := time.Now()
@@ -81,7 +81,7 @@ func (b *backend) Calibrate() (run.Calibration, error) {
 		}
 		// The pilot (aimed at 2 ms at the datasheet rate) warms the clocks
 		// and measures the rate; the timed launches aim at 20 ms.
-		iters := itersFor(guess, j.perIter, calPilot)
+		iters := run.CalIters(guess, j.perIter, calPilot, maxIters)
 		d.Scalars = []profiler.Scalar{profiler.I32Param("iters", iters)}
 		if err := b.Run([]profiler.Launch{l}); err != nil {
 			return cal, fmt.Errorf("calibration %s: %w", j.entry, err)
@@ -97,15 +97,15 @@ func (b *backend) Calibrate() (run.Calibration, error) {
 		if err != nil {
 			return cal, fmt.Errorf("calibration %s: %w", j.entry, err)
 		}
-		if err := b.checkFinite(out, j.blocks*calThreads, j.entry); err != nil {
+		if err := run.CheckCalResults(b, out, j.blocks*calThreads, j.entry); err != nil {
 			return cal, err
 		}
 		best, med := run.BestMedian(tm.Samples)
 		work := j.perIter * float64(iters)
-		rate := perSecond(work, best)
+		rate := run.PerSecond(work, best)
 		cal.FLOPS[j.dt] = rate
 		cal.Details = append(cal.Details, fmt.Sprintf("%s: %s (%s) × %d iterations = %.3g FLOP per launch; best %.2f ms of %d (median %.2f ms) → %.1f TFLOP/s, %s; took %.0f ms",
-			j.dt, j.entry, j.what, iters, work, best/1e6, mathReps, med/1e6, rate/1e12, ofSpec(rate, info.PeakFLOPS[j.dt], "TFLOP/s", 1e12), ms(time.Since(t0))))
+			j.dt, j.entry, j.what, iters, work, best/1e6, mathReps, med/1e6, rate/1e12, run.OfDatasheet(rate, info.PeakFLOPS[j.dt], "TFLOP/s", 1e12), ms(time.Since(t0))))
 	}
 	if !tensor {
 		cal.Details = append(cal.Details, fmt.Sprintf("no bf16/f16 figure: %s has no mma.sync m16n8k16 (needs sm_80 or newer)", b.arch))
@@ -114,10 +114,10 @@ func (b *backend) Calibrate() (run.Calibration, error) {
 	return cal, nil
 }
 
-// calibrateCopy times cal_copy over two buffers of copyBufferBytes each.
+// calibrateCopy times cal_copy over two buffers of run.CalCopyBytes each.
 func (b *backend) calibrateCopy(cal *run.Calibration, kern map[string]profiler.Kernel, sms int) error {
 	t0 := time.Now()
-	n := copyBufferBytes(b.info.MemoryBytes, b.info.CacheBytes)
+	n := run.CalCopyBytes(b.info.MemoryBytes, b.info.CacheBytes)
 	src, err := b.Alloc(n)
 	if err != nil {
 		return fmt.Errorf("calibration copy: %w", err)
@@ -156,13 +156,13 @@ func (b *backend) calibrateCopy(cal *run.Calibration, kern map[string]profiler.K
 		return fmt.Errorf("calibration copy: %w", err)
 	}
 	best, med := run.BestMedian(tm.Samples)
-	cal.CopyBandwidth = perSecond(copyTraffic(n), best)
+	cal.CopyBandwidth = run.PerSecond(run.CopyTraffic(n), best)
 	l2 := ""
 	if b.info.CacheBytes > 0 {
 		l2 = fmt.Sprintf(" (%.0f× L2)", float64(n)/float64(b.info.CacheBytes))
 	}
 	cal.Details = append(cal.Details, fmt.Sprintf("copy: cal_copy (16-byte grid-stride, %d blocks × %d threads), %s each way%s, bytes read + written; best %.3f ms of %d (median %.3f ms) → %.0f GB/s, %s; took %.0f ms",
-		blocks, calThreads, profiler.FormatBytes(n), l2, best/1e6, copyReps, med/1e6, cal.CopyBandwidth/1e9, ofSpec(cal.CopyBandwidth, b.info.PeakBandwidth, "GB/s", 1e9), ms(time.Since(t0))))
+		blocks, calThreads, profiler.FormatBytes(n), l2, best/1e6, copyReps, med/1e6, cal.CopyBandwidth/1e9, run.OfDatasheet(cal.CopyBandwidth, b.info.PeakBandwidth, "GB/s", 1e9), ms(time.Since(t0))))
 	return nil
 }
 
@@ -196,29 +196,6 @@ func (b *backend) mathBuffers(sms int) (in, out profiler.Buffer, err error) {
 		return nil, nil, err
 	}
 	return in, out, nil
-}
-
-// checkFinite reads the first of a kernel's per-thread results back: finite, and not all
-// zero (a kernel that did nothing would leave the allocation's contents or
-// zeros).
-func (b *backend) checkFinite(out profiler.Buffer, threads int, entry string) error {
-	n := min(out.Size(), 4*int64(threads), 1<<16)
-	buf := make([]byte, n)
-	if err := b.Download(out, buf); err != nil {
-		return err
-	}
-	nonzero := false
-	for i := 0; i+4 <= len(buf); i += 4 {
-		v := math.Float32frombits(binary.LittleEndian.Uint32(buf[i:]))
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return fmt.Errorf("calibration %s: result %d is %v; the micro-kernel is broken", entry, i/4, v)
-		}
-		nonzero = nonzero || v != 0
-	}
-	if !nonzero {
-		return fmt.Errorf("calibration %s: every result is 0; the micro-kernel did no work", entry)
-	}
-	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }

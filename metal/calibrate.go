@@ -41,21 +41,6 @@ func calMacros() []profiler.Macro {
 	}
 }
 
-// simdFLOPs is the work of one cal_simdgroup_* launch: every simdgroup
-// issues simdAcc 8x8x8 multiply-accumulates (1024 FLOPs) per iteration.
-func simdFLOPs(groups, threads, iters int) float64 {
-	return float64(groups) * float64(threads/32) * float64(iters) * simdAcc * simdOpFLOPs
-}
-
-// fmaFLOPs is the work of one cal_fma_* launch: every thread runs
-// fmaChains FMAs (2 FLOPs each) per iteration.
-func fmaFLOPs(groups, threads, iters int) float64 {
-	return float64(groups) * float64(threads) * float64(iters) * fmaChains * 2
-}
-
-// copyTraffic is the bytes a copy of n bytes moves: n read plus n written.
-func copyTraffic(n int64) float64 { return 2 * float64(n) }
-
 // calSizes are the calibration's launch sizes.
 type calSizes struct {
 	groups        int     // threadgroups per launch, every kernel
@@ -69,44 +54,15 @@ type calSizes struct {
 
 // calSizesFor picks the sizes for a device: calGroupsPerCore groups per
 // GPU core (IORegistry's count, else calDefaultCores), and copy buffers of
-// calCopyBytes.
+// run.CalCopyBytes of the working set (Metal's
+// recommendedMaxWorkingSetSize) and the SLC.
 func calSizesFor(info profiler.DeviceInfo) calSizes {
 	cores := info.Units
 	if cores <= 0 {
 		cores = calDefaultCores
 	}
-	return calSizes{groups: cores * calGroupsPerCore, copyBytes: calCopyBytes(info.MemoryBytes, info.CacheBytes),
+	return calSizes{groups: cores * calGroupsPerCore, copyBytes: run.CalCopyBytes(info.MemoryBytes, info.CacheBytes),
 		pilotSeconds: 2e-3, targetSeconds: 20e-3, maxIters: 1 << 30, copyReps: 10, mathReps: 5}
-}
-
-// calCopyBytes is the size of each copy buffer: 1 GiB (dozens of times any
-// Apple SLC) when the two fit in a quarter of the GPU's working set (Metal's
-// recommendedMaxWorkingSetSize), else 8× the SLC, never more than an eighth
-// of the working set each, never under 1 MiB; a multiple of 16 bytes.
-func calCopyBytes(workingSet, slc int64) int64 {
-	n := int64(1 << 30)
-	if workingSet > 0 && 2*n > workingSet/4 {
-		n = 8 * slc
-		if n <= 0 {
-			n = 64 << 20
-		}
-		n = min(n, workingSet/8)
-	}
-	n = max(n, 1<<20)
-	return n &^ (calVecBytes - 1)
-}
-
-// calIters is the iteration count at which a launch of perIter FLOPs per
-// iteration takes seconds at rate FLOP/s, within [16, maxIters].
-func calIters(rate, perIter, seconds float64, maxIters int) int {
-	x := 16.0
-	if rate > 0 && perIter > 0 && seconds > 0 {
-		x = rate * seconds / perIter
-	}
-	if math.IsNaN(x) || x < 16 {
-		x = 16
-	}
-	return int(min(x, float64(max(maxIters, 16))))
 }
 
 // calInputBytes are the arithmetic kernels' operands: calInputs floats
@@ -131,9 +87,9 @@ func calJobs(groups int) []calJob {
 	var jobs []calJob
 	for _, dt := range []profiler.DType{profiler.F32, profiler.F16} {
 		jobs = append(jobs,
-			calJob{dt, "cal_simdgroup_" + string(dt), simdFLOPs(groups, calThreads, 1),
+			calJob{dt, "cal_simdgroup_" + string(dt), run.MatrixFLOPs(groups, calThreads, 1, simdAcc, simdOpFLOPs),
 				fmt.Sprintf("simdgroup_%s8x8 multiply-accumulate, %d groups × %d simdgroups × %d accumulators", map[profiler.DType]string{profiler.F32: "float", profiler.F16: "half"}[dt], groups, calThreads/32, simdAcc)},
-			calJob{dt, "cal_fma_" + string(dt), fmaFLOPs(groups, calThreads, 1),
+			calJob{dt, "cal_fma_" + string(dt), run.FMAFLOPs(groups, calThreads, 1, fmaChains),
 				fmt.Sprintf("fma, %d groups × %d threads × %d chains", groups, calThreads, fmaChains)})
 	}
 	return jobs
@@ -187,7 +143,7 @@ func runCalibration(b profiler.Backend, info profiler.DeviceInfo, sz calSizes) (
 		// The pilot (aimed at pilotSeconds at the datasheet rate) warms the
 		// clocks and measures the rate; the timed launches aim at
 		// targetSeconds.
-		iters := calIters(guess, j.perIter, sz.pilotSeconds, sz.maxIters)
+		iters := run.CalIters(guess, j.perIter, sz.pilotSeconds, sz.maxIters)
 		setIters(iters)
 		if err := b.Run([]profiler.Launch{l}); err != nil {
 			return cal, fmt.Errorf("calibration %s: %w", j.entry, err)
@@ -197,25 +153,22 @@ func runCalibration(b profiler.Backend, info profiler.DeviceInfo, sz calSizes) (
 			return cal, fmt.Errorf("calibration %s: %w", j.entry, err)
 		}
 		if p, _ := run.BestMedian(pilot.Samples); p > 0 {
-			iters = calIters(j.perIter*float64(iters)/(p*1e-9), j.perIter, sz.targetSeconds, sz.maxIters)
+			iters = run.CalIters(run.PerSecond(j.perIter*float64(iters), p), j.perIter, sz.targetSeconds, sz.maxIters)
 		}
 		setIters(iters)
 		tm, err := b.Time([]profiler.Launch{l}, sz.mathReps, false)
 		if err != nil {
 			return cal, fmt.Errorf("calibration %s: %w", j.entry, err)
 		}
-		if err := checkResults(b, out, sz.groups*calThreads, j.entry); err != nil {
+		if err := run.CheckCalResults(b, out, sz.groups*calThreads, j.entry); err != nil {
 			return cal, err
 		}
 		best, med := run.BestMedian(tm.Samples)
 		work := j.perIter * float64(iters)
-		rate := 0.0
-		if best > 0 {
-			rate = work / (best * 1e-9)
-		}
+		rate := run.PerSecond(work, best)
 		cal.FLOPS[j.dt] = max(cal.FLOPS[j.dt], rate)
 		cal.Details = append(cal.Details, fmt.Sprintf("%s: %s (%s) × %d iterations = %.3g FLOP per launch; best %.2f ms of %d (median %.2f ms) → %.2f TFLOP/s, %s; took %.0f ms",
-			j.dt, j.entry, j.what, iters, work, best/1e6, sz.mathReps, med/1e6, rate/1e12, ofDatasheet(rate, info.PeakFLOPS[j.dt], "TFLOP/s", 1e12), msSince(t0)))
+			j.dt, j.entry, j.what, iters, work, best/1e6, sz.mathReps, med/1e6, rate/1e12, run.OfDatasheet(rate, info.PeakFLOPS[j.dt], "TFLOP/s", 1e12), msSince(t0)))
 	}
 	cal.Details = append(cal.Details, "bf16: not calibrated (Apple GPUs before M3 have no bf16 ALU path; the f32 figure applies)",
 		fmt.Sprintf("calibration took %.2f s", time.Since(start).Seconds()))
@@ -257,15 +210,13 @@ func calibrateCopy(b profiler.Backend, info profiler.DeviceInfo, sz calSizes, ke
 		return fmt.Errorf("calibration copy: %w", err)
 	}
 	best, med := run.BestMedian(tm.Samples)
-	if best > 0 {
-		cal.CopyBandwidth = copyTraffic(n) / (best * 1e-9)
-	}
+	cal.CopyBandwidth = run.PerSecond(run.CopyTraffic(n), best)
 	slc := ""
 	if info.CacheBytes > 0 {
 		slc = fmt.Sprintf(" (%.3g× the SLC)", float64(n)/float64(info.CacheBytes))
 	}
 	cal.Details = append(cal.Details, fmt.Sprintf("copy: cal_copy (16-byte grid-stride, %d groups × %d threads), %s each way%s, bytes read + written; best %.3f ms of %d (median %.3f ms) → %.0f GB/s, %s; took %.0f ms",
-		sz.groups, calThreads, profiler.FormatBytes(n), slc, best/1e6, sz.copyReps, med/1e6, cal.CopyBandwidth/1e9, ofDatasheet(cal.CopyBandwidth, info.PeakBandwidth, "GB/s", 1e9), msSince(t0)))
+		sz.groups, calThreads, profiler.FormatBytes(n), slc, best/1e6, sz.copyReps, med/1e6, cal.CopyBandwidth/1e9, run.OfDatasheet(cal.CopyBandwidth, info.PeakBandwidth, "GB/s", 1e9), msSince(t0)))
 	return nil
 }
 
@@ -291,35 +242,6 @@ func checkCopy(b profiler.Backend, src, dst profiler.Buffer, n int64) error {
 		return fmt.Errorf("calibration copy: cal_fill did not fill (first words %x)", a[:16])
 	}
 	return nil
-}
-
-// checkResults reads back the per-thread results of an arithmetic kernel:
-// finite, and not all zero (a kernel that did nothing would leave zeros).
-func checkResults(b profiler.Backend, out profiler.Buffer, threads int, entry string) error {
-	buf := make([]byte, min(out.Size(), 4*int64(threads), 1<<16))
-	if err := b.Download(out, buf); err != nil {
-		return err
-	}
-	nonzero := false
-	for i := 0; i+4 <= len(buf); i += 4 {
-		v := float64(math.Float32frombits(binary.LittleEndian.Uint32(buf[i:])))
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("calibration %s: result %d is %v; the micro-kernel is broken", entry, i/4, v)
-		}
-		nonzero = nonzero || v != 0
-	}
-	if !nonzero {
-		return fmt.Errorf("calibration %s: every result is 0; the micro-kernel did no work", entry)
-	}
-	return nil
-}
-
-// ofDatasheet says what share of the datasheet figure a measurement is.
-func ofDatasheet(got, spec float64, unit string, scale float64) string {
-	if spec <= 0 {
-		return "no datasheet figure for this GPU"
-	}
-	return fmt.Sprintf("%.0f%% of the %.1f %s datasheet peak", 100*got/spec, spec/scale, unit)
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1e3 }

@@ -1,15 +1,26 @@
 package metal
 
-import "github.com/mltop/mltop/profiler"
+import (
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
+)
 
 // For the calibration's emulation test (package metal_test).
 var (
 	RunCalibration = runCalibration
 	CalMacros      = calMacros
 	CalInputBytes  = calInputBytes
-	SimdFLOPs      = simdFLOPs
-	FMAFLOPs       = fmaFLOPs
 )
+
+// SimdFLOPs and FMAFLOPs are the work of the arithmetic launches with
+// calibrate.metal's shapes (accumulators, chains).
+func SimdFLOPs(groups, threads, iters int) float64 {
+	return run.MatrixFLOPs(groups, threads, iters, simdAcc, simdOpFLOPs)
+}
+
+func FMAFLOPs(groups, threads, iters int) float64 {
+	return run.FMAFLOPs(groups, threads, iters, fmaChains)
+}
 
 const (
 	CalThreads = calThreads

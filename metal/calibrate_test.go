@@ -13,47 +13,24 @@ import (
 	"github.com/mltop/mltop/shaders"
 )
 
-// The work counted per launch, checked against numbers worked by hand.
+// The work counted per launch with calibrate.metal's shapes, checked
+// against numbers worked by hand (run's tests check the formulas).
 func TestCalibrationWork(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		got, want float64
 	}{
 		// one simdgroup, one iteration: 8 accumulators × 2·8·8·8
-		{"simdgroup: 1 group of 32 threads, 1 iter", simdFLOPs(1, 32, 1), 8 * 1024},
+		{"simdgroup: 1 group of 32 threads, 1 iter", SimdFLOPs(1, 32, 1), 8 * 1024},
 		// M1 Max grid: 32 cores × 8 groups × 8 simdgroups × 8 acc × 1000 iters × 1024
-		{"simdgroup: M1 Max grid, 1000 iters", simdFLOPs(256, 256, 1000), 256 * 8 * 8 * 1000 * 1024},
+		{"simdgroup: M1 Max grid, 1000 iters", SimdFLOPs(32*calGroupsPerCore, calThreads, 1000), 256 * 8 * 8 * 1000 * 1024},
 		{"2·8·8·8", simdOpFLOPs, 1024},
 		// one thread: 16 chains × 2 FLOPs per FMA
-		{"fma: 1 thread, 1 iter", fmaFLOPs(1, 1, 1), 32},
-		{"fma: M1 Max grid, 1000 iters", fmaFLOPs(256, 256, 1000), 256 * 256 * 1000 * 32},
-		{"copy of 1 GiB moves 2 GiB", copyTraffic(1 << 30), 2 << 30},
+		{"fma: 1 thread, 1 iter", FMAFLOPs(1, 1, 1), 32},
+		{"fma: M1 Max grid, 1000 iters", FMAFLOPs(256, calThreads, 1000), 256 * 256 * 1000 * 32},
 	} {
 		if math.Abs(c.got-c.want) > 1e-9*math.Abs(c.want) {
 			t.Errorf("%s: got %g, want %g", c.name, c.got, c.want)
-		}
-	}
-}
-
-func TestCalCopyBytes(t *testing.T) {
-	const gib, mib = 1 << 30, 1 << 20
-	for _, c := range []struct {
-		name            string
-		workingSet, slc int64
-		want            int64
-	}{
-		{"M1 Max, 48 GiB working set: 1 GiB each way", 48 * gib, 48 * mib, gib},
-		{"8 GiB working set: 2 GiB is a quarter, still 1 GiB", 8 * gib, 8 * mib, gib},
-		{"M1 with a 5.3 GiB working set: 8 × the 8 MiB SLC", 5461 * mib, 8 * mib, 64 * mib},
-		{"SLC unknown: 64 MiB", 4 * gib, 0, 64 * mib},
-		{"a tiny working set caps it at an eighth", 256 * mib, 48 * mib, 32 * mib},
-		{"working set unknown: 1 GiB", 0, 0, gib},
-		{"never under 1 MiB", 4 * mib, 0, mib},
-		{"odd sizes round down to 16 bytes", 1000*mib + 7, 1*mib + 3, 8*mib + 16},
-	} {
-		got := calCopyBytes(c.workingSet, c.slc)
-		if got != c.want || got%16 != 0 {
-			t.Errorf("%s: calCopyBytes(%d, %d) = %d, want %d (a multiple of 16)", c.name, c.workingSet, c.slc, got, c.want)
 		}
 	}
 }
@@ -70,28 +47,6 @@ func TestCalSizesFor(t *testing.T) {
 	}
 	if sz.pilotSeconds >= sz.targetSeconds || sz.maxIters < 1<<20 || sz.copyReps < 3 || sz.mathReps < 3 {
 		t.Errorf("implausible sizes %+v", sz)
-	}
-}
-
-func TestCalIters(t *testing.T) {
-	m1max := simdFLOPs(256, 256, 1) // 16.8 MFLOP per iteration
-	for _, c := range []struct {
-		name      string
-		got, want int
-	}{
-		// 10.47 TFLOP/s × 2 ms / 16.777 MFLOP = 1248.1
-		{"pilot at the M1 Max spec", calIters(10.47e12, m1max, 2e-3, 1<<30), 1248},
-		{"no rate known", calIters(0, m1max, 2e-3, 1<<30), 16},
-		{"no work per iteration", calIters(1e12, 0, 2e-3, 1<<30), 16},
-		{"never below 16", calIters(1e9, m1max, 1e-3, 1<<30), 16},
-		{"capped", calIters(1e20, 1, 1, 1000), 1000},
-		{"a cap under 16 is 16", calIters(1e20, 1, 1, 3), 16},
-		// a pilot of 1000 iterations of 1 MFLOP in 2 ms is 0.5 TFLOP/s; 20 ms of it
-		{"rescaled from a pilot", calIters(1e6*1000/2e-3, 1e6, 20e-3, 1<<30), 10000},
-	} {
-		if c.got != c.want {
-			t.Errorf("%s: got %d, want %d", c.name, c.got, c.want)
-		}
 	}
 }
 

@@ -226,12 +226,21 @@ func FamilyVersion(name string) string {
 // Replace registers f, replacing a family of the same name if there is one
 // (a user kernel reloaded after its manifest or sources changed). It
 // returns the family it replaced, or nil.
-func Replace(f Family) Family {
+func Replace(f Family) Family { return ReplaceNamed(f.Name(), f) }
+
+// ReplaceNamed registers f in place of the family called old (a user
+// kernel whose manifest was edited to give it another name): in one step,
+// old is no longer registered and f is, under its own name, so no lookup
+// in between sees both or neither. It returns the family that was called
+// old, or nil. Callers check that f's name is theirs to take (Replace
+// does not refuse a built-in family's name).
+func ReplaceNamed(old string, f Family) Family {
 	registryMu.Lock()
 	defer registryMu.Unlock()
-	old := registry[f.Name()]
+	prev := registry[old]
+	delete(registry, old)
 	registry[f.Name()] = f
-	return old
+	return prev
 }
 
 // RunOnDevice runs spec s of family f once on the backend that runs the

@@ -20,19 +20,10 @@
 set -uo pipefail
 M=${1:-.gpu/mltop}
 LOG=${OUT:-/tmp/mltop-repro}
-mkdir -p "$LOG"
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/sweep99.sh"
+sweep99_setup "$LOG"
 : >"$LOG/times"
-cat >"$LOG/sweep99.yaml" <<'YAML'
-backend: cuda
-sweeps:
-  - kernel: attn_fwd
-    dtypes: [bf16]
-    knobs: {BQ: [32, 64, 128], WM: [1, 2, 4, 8], BK: [16, 32, 64, 128], WN: [1, 2, 4]}
-    dims: {B: 1, H: 32, Hkv: 32, Lq: 2048, Lk: 2048, D: 128}
-    where: ["BQ % (16 * WM) == 0", "BK % (8 * WN) == 0"]
-YAML
-export MLTOP_CUDA_CACHE=$LOG/compile-cache
-rm -rf "$MLTOP_CUDA_CACHE"
 
 SMI=""
 if command -v nvidia-smi >/dev/null; then
@@ -63,9 +54,11 @@ sweep C1 --min-time 0.2 --warmup 0.1
 sweep C2 --min-time 0.2 --warmup 0.1
 [ -n "$SMI" ] && kill "$SMI" 2>/dev/null
 
-python3 - "$LOG" <<'PY'
+python3 - "$LOG" "$HERE" <<'PY'
 import json, sys, datetime, statistics
 log = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+import sweep_agreement
 
 def load(p):
     return [json.loads(l) for l in open(p) if l.startswith("{")]
@@ -98,10 +91,6 @@ def clocks(name):
             f"(min {min(x[1] for x in xs):.0f}), {statistics.mean(x[2] for x in xs):.0f} W, "
             f"{statistics.mean(x[3] for x in xs):.0f}-{max(x[3] for x in xs):.0f} C")
 
-def key(r):
-    s = r["spec"]
-    return json.dumps([s.get("kernel"), s.get("knobs"), s.get("dims"), s.get("flags"), s.get("dtype")], sort_keys=True)
-
 def rate(name):
     rows = load(f"{log}/{name}.jsonl")
     a, b, rc = times[name]
@@ -109,14 +98,7 @@ def rate(name):
     return rows, f"{name}: {len(rows)} configs ({ok} ok) in {b-a:.1f} s = {len(rows)/(b-a):.2f} configs/s (exit {rc}){clocks(name)}"
 
 def repro(a, b):
-    ma = {key(r): (i, r) for i, r in enumerate(a) if r.get("status") == "ok"}
-    devs = []
-    for r in b:
-        k = key(r)
-        if r.get("status") == "ok" and k in ma:
-            i, ra = ma[k]
-            x, y = ra["stats"]["median_ns"], r["stats"]["median_ns"]
-            devs.append((abs(y / x - 1), i, r["spec"].get("knobs"), x, y, (y / x - 1)))
+    devs = [(abs(y / x - 1), i, k, x, y, y / x - 1) for i, k, x, y in sweep_agreement.pairs(a, b)]
     if not devs:
         return "no common ok rows", []
     n = len(devs)

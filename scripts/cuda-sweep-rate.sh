@@ -15,18 +15,8 @@ set -uo pipefail
 M=${1:-.gpu/mltop}
 LOG=${OUT:-/tmp/mltop-sweep-rate}
 HERE=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$LOG"
-cat >"$LOG/sweep99.yaml" <<'YAML'
-backend: cuda
-sweeps:
-  - kernel: attn_fwd
-    dtypes: [bf16]
-    knobs: {BQ: [32, 64, 128], WM: [1, 2, 4, 8], BK: [16, 32, 64, 128], WN: [1, 2, 4]}
-    dims: {B: 1, H: 32, Hkv: 32, Lq: 2048, Lk: 2048, D: 128}
-    where: ["BQ % (16 * WM) == 0", "BK % (8 * WN) == 0"]
-YAML
-export MLTOP_CUDA_CACHE=$LOG/compile-cache
-rm -rf "$MLTOP_CUDA_CACHE"
+. "$HERE/sweep99.sh"
+sweep99_setup "$LOG"
 for run in 1 2 3; do
 	start=$(date +%s.%N)
 	"$M" --config "$LOG/sweep99.yaml" --json --quiet >"$LOG/run$run.jsonl" 2>"$LOG/run$run.err"
@@ -37,10 +27,11 @@ for run in 1 2 3; do
 done
 
 python3 - "$LOG" "$HERE" <<'PY'
-import json, sys
+import sys
 log, here = sys.argv[1], sys.argv[2]
 sys.path.insert(0, here)
 import importlib.util
+import sweep_agreement
 spec = importlib.util.spec_from_file_location("ps", f"{here}/phases-summary.py")
 ps = importlib.util.module_from_spec(spec); spec.loader.exec_module(ps)
 times = {}
@@ -57,18 +48,8 @@ for r, rows in runs.items():
 for r, rows in runs.items():
     ps.summary(f"  run {r}", rows)
 
-def key(r):
-    s = r["spec"]
-    return json.dumps([s.get("kernel"), s.get("knobs"), s.get("dims"), s.get("flags"), s.get("dtype")], sort_keys=True)
-
 def repro(a, b, label):
-    ma = {key(r): r for r in a if r.get("status") == "ok"}
-    devs = []
-    for r in b:
-        k = key(r)
-        if r.get("status") == "ok" and k in ma:
-            x, y = ma[k]["stats"]["median_ns"], r["stats"]["median_ns"]
-            devs.append((abs(y / x - 1), r["spec"].get("knobs"), x, y))
+    devs = [(abs(y / x - 1), k, x, y) for _, k, x, y in sweep_agreement.pairs(a, b)]
     if not devs:
         print(f"REPRODUCIBILITY {label}: no common ok rows")
         return

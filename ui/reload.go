@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,8 +50,8 @@ func (m Model) onEvent(ev Event) (Model, tea.Cmd) {
 		if m.loadErr != nil && (ev.Source == "" || m.loadErr.source == ev.Source) {
 			m.loadErr = nil
 		}
-		m.list.replace(ev.Family)
-		m.editor.replaceFamily(ev.Family)
+		m.list.replace(ev.Family, ev.Renamed)
+		m.editor.replaceFamily(ev.Family, ev.Renamed)
 		if m.family() == nil || m.family().Name() != ev.Family.Name() {
 			rerun = false
 			if ev.Rerun {
@@ -89,29 +90,51 @@ func (m Model) onEvent(ev Event) (Model, tea.Cmd) {
 }
 
 // replace puts a new definition of a family in place of the one of the
-// same name (appended when the list has none), keeping the selection.
-func (l *kernelList) replace(f profiler.Family) {
-	for i, g := range l.fams {
-		if g.Name() == f.Name() {
-			l.fams[i] = f
-			return
+// same name, or of the name renamed (its manifest renamed it; "" if not),
+// appended when the list has neither, keeping the selection.
+func (l *kernelList) replace(f profiler.Family, renamed string) {
+	at := -1
+	for i := 0; i < len(l.fams); i++ {
+		if n := l.fams[i].Name(); n != f.Name() && (renamed == "" || n != renamed) {
+			continue
 		}
+		if at < 0 {
+			at = i
+			l.fams[i] = f
+			continue
+		}
+		// both names listed: the later entry goes
+		l.fams = slices.Delete(l.fams, i, i+1)
+		if l.sel == i {
+			l.sel = at
+		} else if l.sel > i {
+			l.sel--
+		}
+		i--
 	}
-	l.fams = append(l.fams, f)
+	if at < 0 {
+		l.fams = append(l.fams, f)
+	}
 	l.longest = max(l.longest, len(f.Name()))
 	l.setFilter(l.filter)
 }
 
-// replaceFamily takes a new definition of a family: its edited spec keeps
-// every value the new schema still allows (others take the defaults), and
-// when it is the family in the editor, the fields are rebuilt from the new
-// schema with the cursor on the same field where it still exists.
-func (e *editor) replaceFamily(f profiler.Family) {
+// replaceFamily takes a new definition of a family (called renamed before,
+// when its manifest renamed it): its edited spec keeps every value the new
+// schema still allows (others take the defaults), and when it is the
+// family in the editor, the fields are rebuilt from the new schema with
+// the cursor on the same field where it still exists.
+func (e *editor) replaceFamily(f profiler.Family, renamed string) {
 	sc := f.Schema()
+	if old, ok := e.specs[renamed]; ok && renamed != "" {
+		delete(e.specs, renamed)
+		old.Kernel = f.Name()
+		e.specs[f.Name()] = old
+	}
 	if old, ok := e.specs[f.Name()]; ok {
 		e.specs[f.Name()] = carrySpec(old, sc)
 	}
-	if e.fam == nil || e.fam.Name() != f.Name() {
+	if e.fam == nil || (e.fam.Name() != f.Name() && (renamed == "" || e.fam.Name() != renamed)) {
 		return
 	}
 	name := ""
@@ -289,11 +312,16 @@ func reloadEvent(r user.Reload) Event {
 			Saved:     saved,
 		}
 	}
+	text := fmt.Sprintf("%s reloaded (%s saved)", r.Family.Name(), what)
+	if r.Renamed != "" {
+		text = fmt.Sprintf("%s reloaded as %s (%s saved)", r.Renamed, r.Family.Name(), what)
+	}
 	return Event{
-		Text:   fmt.Sprintf("%s reloaded (%s saved)", r.Family.Name(), what),
-		Rerun:  true,
-		Family: r.Family,
-		Source: r.Path,
-		Saved:  saved,
+		Text:    text,
+		Rerun:   true,
+		Family:  r.Family,
+		Renamed: r.Renamed,
+		Source:  r.Path,
+		Saved:   saved,
 	}
 }

@@ -5,35 +5,21 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
 )
 
-// A user kernel on disk for the reload tests: the fake executor plans it
-// through the registry (the family the watcher installed) and "compiles"
-// its source (fakeCompile): "// cost N" slows it by N µs, #error fails.
-const reloadYAML = `name: NAME
-sources: {cuda: k.cu}
-dtypes: [f32]
-knobs:
-  WG: {values: [64, 128], default: 64}
-dims:
-  rows: {default: 8}
-  cols: {default: 16}
-rules: ["cols % 4 == 0"]
-buffers:
-  - {name: X, dtype: T, shape: [rows, cols]}
-  - {name: Y, dtype: T, shape: [rows, cols], out: true}
-dispatches:
-  - {entry: k, grid: [rows], threads: [WG], args: [X, Y, rows, cols]}
-check: none
-`
-
+// The user kernel of the reload tests is usertest's: the fake executor
+// plans it through the registry (the family the watcher installed) and
+// "compiles" its source (fakeCompile): "// cost N" slows it by N µs,
+// #error fails.
 func reloadCU(cost string) string {
-	return "// cost " + cost + "\nextern \"C\" __global__ void k(const T* X, T* Y, int rows, int cols) {}\n"
+	return "// cost " + cost + "\n" + usertest.Source + "\n"
 }
 
 // reloadSession writes a user kernel named name into a temporary folder,
@@ -56,9 +42,7 @@ func userKernelOptions(t *testing.T, name string) (Options, string, string) {
 		}
 		name = strings.TrimRight(strings.TrimRight(name, "0123456789"), "_") + "_" + itoa(i)
 	}
-	dir := t.TempDir()
-	write(t, filepath.Join(dir, "kernel.yaml"), strings.Replace(reloadYAML, "NAME", name, 1))
-	write(t, filepath.Join(dir, "k.cu"), reloadCU("10"))
+	dir := filepath.Dir(usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest(name), "k.cu": reloadCU("10")}))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	events, fams, err := WatchKernels(ctx, []string{dir}, 30*time.Millisecond)
@@ -85,6 +69,16 @@ func write(t *testing.T, path, text string) {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// runAtWG128 sets the user kernel's WG to 128 (off its default) in the
+// editor and runs it once: a reload must keep that value.
+func runAtWG128(hs *harness) {
+	hs.t.Helper()
+	hs.keys("right")
+	hs.waitFor("WG=128", func(m Model) bool { return m.spec().Knobs["WG"] == 128 })
+	hs.keys("r")
+	hs.waitFor("run 1", runs(1))
 }
 
 // runs is a condition: the session is idle with n runs in its history.
@@ -156,7 +150,7 @@ func TestReloadErrors(t *testing.T) {
 	hs.keys("r")
 	hs.waitFor("run 1", runs(1))
 	manifest := filepath.Join(dir, "kernel.yaml")
-	good := strings.Replace(reloadYAML, "NAME", name, 1)
+	good := usertest.Manifest(name)
 	write(t, manifest, strings.Replace(good, "grid: [rows]", "grid: [rowz]", 1))
 	frame := hs.waitFor("reload error", func(m Model) bool { return m.loadErr != nil })
 	for _, want := range []string{
@@ -206,12 +200,9 @@ func TestReloadErrors(t *testing.T) {
 // goes, and the history stays.
 func TestReloadManifestRebuildsEditor(t *testing.T) {
 	hs, dir, name := reloadSession(t, "test_reload_knobs", &fakeExec{})
-	hs.keys("right") // WG=128
-	hs.waitFor("WG=128", func(m Model) bool { return m.spec().Knobs["WG"] == 128 })
-	hs.keys("r")
-	hs.waitFor("run 1", runs(1))
+	runAtWG128(hs)
 	manifest := filepath.Join(dir, "kernel.yaml")
-	good := strings.Replace(reloadYAML, "NAME", name, 1)
+	good := usertest.Manifest(name)
 	write(t, manifest, strings.Replace(good, "knobs:\n", "knobs:\n  UNROLL: {values: [1, 2, 4], default: 2, doc: loop unroll}\n", 1))
 	frame := hs.waitFor("new knob", func(m Model) bool { return runs(2)(m) && len(m.editor.fields) == 5 })
 	if !regexp.MustCompile(`UNROLL +2 +knob`).MatchString(frame) || !regexp.MustCompile(`WG +◂? ?128`).MatchString(frame) {
@@ -330,5 +321,69 @@ func TestReloadDuringRerun(t *testing.T) {
 	// WG=64 + cost 40: 204 µs, the newest source.
 	if !strings.Contains(frame, "run #2: ok") || !strings.Contains(frame, "median 204 µs") {
 		t.Errorf("the second save did not rerun with the newest source:\n%s", frame)
+	}
+}
+
+// listed are the names in the session's kernel list.
+func listed(m Model) []string {
+	var out []string
+	for _, f := range m.list.fams {
+		out = append(out, f.Name())
+	}
+	return out
+}
+
+// TestReloadRename: a manifest saved with another name replaces the old
+// entry of the list (the old name is not listed beside the new one, and
+// is not registered), keeps the editor's values, and reruns under the new
+// name; a rename onto a built-in family's name is a load error that keeps
+// the kernel under its previous name, listed and runnable.
+func TestReloadRename(t *testing.T) {
+	exec := &fakeExec{}
+	hs, dir, name := reloadSession(t, "test_reload_rename", exec)
+	runAtWG128(hs)
+	manifest := filepath.Join(dir, "kernel.yaml")
+	good := usertest.Manifest(name)
+	renamed := name + "_v2"
+	write(t, manifest, strings.Replace(good, "name: "+name, "name: "+renamed, 1))
+	frame := hs.waitFor("rerun under the new name", runs(2))
+	var m Model
+	hs.waitFor("model", func(mm Model) bool { m = mm; return true })
+	if got := listed(m); !slices.Equal(got, []string{"attn_fwd", renamed}) {
+		t.Errorf("the list holds %v, want [attn_fwd %s]", got, renamed)
+	}
+	if m.family() == nil || m.family().Name() != renamed || m.spec().Kernel != renamed || m.spec().Knobs["WG"] != 128 {
+		t.Errorf("the editor has %v with %v, want %s with WG=128 kept", m.family(), m.spec(), renamed)
+	}
+	if _, err := profiler.Lookup(name); err == nil {
+		t.Errorf("%s is still registered after the rename", name)
+	}
+	exec.mu.Lock()
+	last := exec.calls[len(exec.calls)-1]
+	exec.mu.Unlock()
+	if last.Kernel != renamed {
+		t.Errorf("the rerun ran %s, want %s", last.Kernel, renamed)
+	}
+	if !strings.Contains(frame, name+" reloaded as "+renamed+" (kernel.yaml saved)") {
+		t.Errorf("the status line does not say the kernel was renamed:\n%s", frame)
+	}
+
+	write(t, manifest, strings.Replace(good, "name: "+name, "name: attn_fwd", 1))
+	frame = hs.waitFor("refused", func(m Model) bool { return m.loadErr != nil })
+	hs.waitFor("model", func(mm Model) bool { m = mm; return true })
+	if !strings.Contains(m.loadErr.text, "kernel.yaml:1:7: name: attn_fwd is a built-in family: pick another name (the kernel stays registered as "+renamed) ||
+		!strings.Contains(frame, "manifest error in kernel.yaml:1") {
+		t.Errorf("the refused rename is not shown with its line (%q):\n%s", m.loadErr.text, frame)
+	}
+	if got := listed(m); !slices.Equal(got, []string{"attn_fwd", renamed}) {
+		t.Errorf("after the refused rename the list holds %v, want [attn_fwd %s]", got, renamed)
+	}
+	if f, _ := profiler.Lookup("attn_fwd"); f == nil || f.Doc() == "" || strings.Contains(f.Doc(), "user kernel") {
+		t.Errorf("attn_fwd is no longer the built-in family: %v", f)
+	}
+	hs.keys("r")
+	frame = hs.waitFor("the kept kernel runs", runs(3))
+	if !strings.Contains(frame, "run #3 "+renamed+": ok") {
+		t.Errorf("the kernel as loaded before did not run:\n%s", frame)
 	}
 }

@@ -120,6 +120,10 @@ type Event struct {
 	// the new schema still allows them; the history stays. With Family set,
 	// Rerun reruns only when that family is the selected one.
 	Family profiler.Family
+	// Renamed is the name Family had before its manifest renamed it: the
+	// list's entry and the editor's spec of that name become Family's, so
+	// the list never shows the old name beside the new one.
+	Renamed string
 	// Source is the file the definition came from (a manifest), for Family
 	// and LoadError.
 	Source string

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
 )
 
@@ -111,7 +112,7 @@ func FuzzReadNPY(f *testing.F) {
 func pyKernel(t *testing.T, ref string) *Family {
 	t.Helper()
 	y := strings.Replace(goodYAML, "check: none", "check: {python: ref.py}", 1)
-	f, err := Load(writeKernel(t, map[string]string{"kernel.yaml": y, "k.cu": goodCU, "ref.py": ref}))
+	f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": usertest.Source, "ref.py": ref}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,11 @@ func Register(path string) ([]*Family, error) {
 	return out, nil
 }
 
-// Install registers f, replacing an earlier load of the same manifest.
+// Install registers f, replacing an earlier load of the same manifest. When
+// the manifest now gives its kernel another name, the old name is
+// unregistered in the same step, so exactly the new name is registered. A
+// name that a built-in family or another manifest holds is refused, and
+// the kernel stays registered as it was.
 func Install(f *Family) error {
 	abs, err := filepath.Abs(f.path)
 	if err != nil {
@@ -101,17 +105,41 @@ func Install(f *Family) error {
 	}
 	loadedMu.Lock()
 	defer loadedMu.Unlock()
+	prevName := ""
+	for name, p := range loaded {
+		if p == abs {
+			prevName = name
+		}
+	}
+	keeps := ""
+	if prevName != "" && prevName != f.Name() {
+		keeps = fmt.Sprintf(" (the kernel stays registered as %s until the manifest names a free one)", prevName)
+	}
 	if prev, ok := loaded[f.Name()]; ok && prev != abs {
-		return &Error{File: f.path, Field: "name", Msg: fmt.Sprintf("%s is already the name of the kernel in %s: give each manifest its own name", f.Name(), prev)}
+		return f.nameErr("%s is already the name of the kernel in %s: give each manifest its own name%s", f.Name(), prev, keeps)
 	}
 	if old, err := profiler.Lookup(f.Name()); err == nil {
 		if _, isUser := old.(*Family); !isUser {
-			return &Error{File: f.path, Field: "name", Msg: fmt.Sprintf("%s is a built-in family: pick another name", f.Name())}
+			return f.nameErr("%s is a built-in family: pick another name%s", f.Name(), keeps)
 		}
 	}
+	if prevName == "" || prevName == f.Name() {
+		loaded[f.Name()] = abs
+		profiler.Replace(f)
+		return nil
+	}
+	delete(loaded, prevName)
 	loaded[f.Name()] = abs
-	profiler.Replace(f)
+	profiler.ReplaceNamed(prevName, f)
 	return nil
+}
+
+// nameErr is an error about the manifest's name, at its line where known.
+func (f *Family) nameErr(format string, a ...any) error {
+	if f.doc != nil {
+		return f.doc.err("$.name", "name", format, a...)
+	}
+	return &Error{File: f.path, Field: "name", Msg: fmt.Sprintf(format, a...)}
 }
 
 // AddToEnv records path in PathsEnv so that worker subprocesses load it.

@@ -3,6 +3,8 @@ package user
 import (
 	"strings"
 	"testing"
+
+	"github.com/mltop/mltop/kernels/user/usertest"
 )
 
 func TestFindEntries(t *testing.T) {
@@ -63,7 +65,7 @@ func TestScaffold(t *testing.T) {
 		t.Errorf("notes %v", notes)
 	}
 	// what it writes parses (with a source beside it)
-	path := writeKernel(t, map[string]string{"kernel.yaml": text, "k.cu": src})
+	path := usertest.Write(t, map[string]string{"kernel.yaml": text, "k.cu": src})
 	if _, err := Load(path); err != nil {
 		t.Errorf("the scaffold does not load: %v", err)
 	}
@@ -127,7 +129,7 @@ func TestScaffoldWorkAndShared(t *testing.T) {
 	if !strings.Contains(strings.Join(notes, "\n"), "extern shared array dyn") {
 		t.Errorf("notes lack the extern array: %v", notes)
 	}
-	path := writeKernel(t, map[string]string{"kernel.yaml": text, "k.cu": src})
+	path := usertest.Write(t, map[string]string{"kernel.yaml": text, "k.cu": src})
 	if _, err := Load(path); err != nil {
 		t.Errorf("the scaffold does not load: %v", err)
 	}

@@ -1,12 +1,11 @@
 package user
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 )
@@ -71,42 +70,11 @@ func TestSoftmaxExample(t *testing.T) {
 	}
 }
 
-// writeKernel writes a manifest and sources into a temp dir and returns the
-// manifest's path.
-func writeKernel(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for n, c := range files {
-		p := filepath.Join(dir, n)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return filepath.Join(dir, "kernel.yaml")
-}
-
-const goodCU = `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {}`
-
-const goodYAML = `name: t_kernel
-sources: {cuda: k.cu}
-dtypes: [f32]
-knobs:
-  WG: {values: [64, 128], default: 64}
-dims:
-  rows: {default: 8}
-  cols: {default: 16}
-rules: ["cols % 4 == 0"]
-buffers:
-  - {name: X, dtype: T, shape: [rows, cols]}
-  - {name: Y, dtype: T, shape: [rows, cols], out: true, tol: {atol: 1e-3}}
-dispatches:
-  - {entry: k, grid: [rows], threads: [WG], args: [X, Y, rows, cols]}
-check: none
-`
+// goodYAML is the shared manifest of a valid kernel, called t_kernel.
+var goodYAML = usertest.Manifest("t_kernel")
 
 func TestGoodManifest(t *testing.T) {
-	path := writeKernel(t, map[string]string{"kernel.yaml": goodYAML, "k.cu": goodCU})
+	path := usertest.Write(t, map[string]string{"kernel.yaml": goodYAML, "k.cu": usertest.Source})
 	f, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -168,11 +136,11 @@ func TestBadManifests(t *testing.T) {
 		{"macro clash", sub("cols: {default: 16}", "cols: {default: 16}\n  T: {default: 1}"), nil, []string{"already the dtype"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			files := map[string]string{"kernel.yaml": c.yaml, "k.cu": goodCU}
+			files := map[string]string{"kernel.yaml": c.yaml, "k.cu": usertest.Source}
 			for k, v := range c.files {
 				files[k] = v
 			}
-			_, err := Load(writeKernel(t, files))
+			_, err := Load(usertest.Write(t, files))
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -189,7 +157,7 @@ func TestPlanErrors(t *testing.T) {
 	y := strings.Replace(goodYAML, "grid: [rows]", "grid: [\"rows - 8\"]", 1)
 	y = strings.Replace(y, "dims:\n  rows: {default: 8}", "dims:\n  rows: {default: 8}\n  big: {default: 1}", 1)
 	y = strings.Replace(y, "shape: [rows, cols]}", "shape: [rows, cols, big]}", 1)
-	f, err := Load(writeKernel(t, map[string]string{"kernel.yaml": y, "k.cu": goodCU}))
+	f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": usertest.Source}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +219,7 @@ func TestWithMacros(t *testing.T) {
 
 // A knob or dim that is also a kernel parameter's name is not a macro.
 func TestParamNamesAreNotMacros(t *testing.T) {
-	f, err := Load(writeKernel(t, map[string]string{"kernel.yaml": goodYAML, "k.cu": goodCU}))
+	f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": goodYAML, "k.cu": usertest.Source}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,9 @@ type Reload struct {
 	Family  *Family  // nil on error
 	Err     error    // nil on success
 	Changed []string // the files whose change triggered it
+	// Renamed is the kernel's name before this reload when the manifest's
+	// name changed ("" otherwise): that name is no longer registered.
+	Renamed string
 }
 
 // Watcher watches a manifest, its sources, includes and Python reference,
@@ -32,6 +35,7 @@ type Watcher struct {
 	events   chan Reload
 	files    []string // absolute paths that matter
 	dirs     []string
+	name     string // the kernel's name as last loaded
 }
 
 // WatchOptions tune a Watcher.
@@ -57,7 +61,7 @@ func Watch(ctx context.Context, path string, opt WatchOptions) (*Watcher, *Famil
 	if opt.Debounce <= 0 {
 		opt.Debounce = 150 * time.Millisecond
 	}
-	w := &Watcher{path: path, debounce: opt.Debounce, install: !opt.NoInstall, w: fw, events: make(chan Reload, 4)}
+	w := &Watcher{path: path, debounce: opt.Debounce, install: !opt.NoInstall, w: fw, events: make(chan Reload, 4), name: f.Name()}
 	if w.install {
 		if err := Install(f); err != nil {
 			fw.Close()
@@ -155,6 +159,9 @@ func (w *Watcher) loop(ctx context.Context) {
 				r.Err = err
 			} else {
 				r.Family = f
+				if f.Name() != w.name {
+					r.Renamed, w.name = w.name, f.Name()
+				}
 				if terr := w.track(f.Files()); terr != nil {
 					r.Err = terr
 				}

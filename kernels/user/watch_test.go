@@ -4,10 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mltop/mltop/internal/enginetest"
+	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
 )
 
@@ -27,7 +30,7 @@ func next(t *testing.T, w *Watcher) Reload {
 
 func TestWatcher(t *testing.T) {
 	y := strings.Replace(goodYAML, "name: t_kernel", "name: test_watch_kernel", 1)
-	path := writeKernel(t, map[string]string{"kernel.yaml": y, "k.cu": goodCU})
+	path := usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": usertest.Source})
 	dir := filepath.Dir(path)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -45,7 +48,7 @@ func TestWatcher(t *testing.T) {
 	// 1. the source is written in place (several writes: one reload)
 	src := filepath.Join(dir, "k.cu")
 	for i := range 3 {
-		os.WriteFile(src, []byte(goodCU+strings.Repeat("\n", i+1)), 0o644)
+		os.WriteFile(src, []byte(usertest.Source+strings.Repeat("\n", i+1)), 0o644)
 	}
 	r := next(t, w)
 	if r.Err != nil || r.Family == nil || len(r.Changed) != 1 || r.Changed[0] != src {
@@ -57,7 +60,7 @@ func TestWatcher(t *testing.T) {
 
 	// 2. an editor that saves by rename
 	tmp := filepath.Join(dir, ".k.cu.swp")
-	os.WriteFile(tmp, []byte("// new\n"+goodCU), 0o644)
+	os.WriteFile(tmp, []byte("// new\n"+usertest.Source), 0o644)
 	if err := os.Rename(tmp, src); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +106,7 @@ func TestWatcher(t *testing.T) {
 }
 
 func TestWatchFirstLoadError(t *testing.T) {
-	path := writeKernel(t, map[string]string{"kernel.yaml": "name: x\nbogus: 1\n"})
+	path := usertest.Write(t, map[string]string{"kernel.yaml": "name: x\nbogus: 1\n"})
 	_, _, err := Watch(context.Background(), path, WatchOptions{})
 	if err == nil || !strings.Contains(err.Error(), "bogus") {
 		t.Errorf("first load error: %v", err)
@@ -112,7 +115,7 @@ func TestWatchFirstLoadError(t *testing.T) {
 
 func TestVersionFollowsFiles(t *testing.T) {
 	y := strings.Replace(goodYAML, "check: none", "check: {python: ref.py}", 1)
-	path := writeKernel(t, map[string]string{"kernel.yaml": y, "k.cu": goodCU, "ref.py": "def reference(i, d):\n    return {}\n"})
+	path := usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": usertest.Source, "ref.py": "def reference(i, d):\n    return {}\n"})
 	a, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -125,5 +128,110 @@ func TestVersionFollowsFiles(t *testing.T) {
 	c, _ := Load(path)
 	if c.Version() == a.Version() {
 		t.Error("editing ref.py kept the version")
+	}
+}
+
+// registered lists the registered families whose name starts with prefix.
+func registered(prefix string) []string {
+	var out []string
+	for _, f := range profiler.Families(true) {
+		if strings.HasPrefix(f.Name(), prefix) {
+			out = append(out, f.Name())
+		}
+	}
+	return out
+}
+
+// TestWatchRename: a manifest edited to give its kernel another name
+// leaves exactly the new name registered (the old one no longer runs the
+// stale kernel), and the reload says which name it had; a rename onto a
+// built-in family's name is refused at the manifest's name line, and the
+// kernel stays registered under its previous name.
+func TestWatchRename(t *testing.T) {
+	enginetest.Register() // test_scale: a family that is not a user kernel
+	y := strings.Replace(goodYAML, "name: t_kernel", "name: test_rename_a", 1)
+	path := usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": usertest.Source})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, _, err := Watch(ctx, path, WatchOptions{Debounce: 30 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := registered("test_rename_"); !slices.Equal(got, []string{"test_rename_a"}) {
+		t.Fatalf("registered after the first load: %v", got)
+	}
+
+	os.WriteFile(path, []byte(strings.Replace(y, "test_rename_a", "test_rename_b", 1)), 0o644)
+	r := next(t, w)
+	if r.Err != nil || r.Family.Name() != "test_rename_b" || r.Renamed != "test_rename_a" {
+		t.Fatalf("rename: family %v, renamed %q, err %v; want test_rename_b renamed from test_rename_a", r.Family, r.Renamed, r.Err)
+	}
+	if got := registered("test_rename_"); !slices.Equal(got, []string{"test_rename_b"}) {
+		t.Errorf("registered after the rename: %v, want only test_rename_b", got)
+	}
+	if f, err := profiler.Lookup("test_rename_b"); err != nil || f != profiler.Family(r.Family) {
+		t.Errorf("test_rename_b is not the reloaded family: %v", err)
+	}
+
+	// onto a built-in family's name: refused, test_rename_b stays
+	os.WriteFile(path, []byte(strings.Replace(y, "test_rename_a", "test_scale", 1)), 0o644)
+	r = next(t, w)
+	if r.Err == nil || !IsError(r.Err) {
+		t.Fatalf("rename onto test_scale: %+v, want a manifest error", r)
+	}
+	for _, want := range []string{path + ":1:", "name: test_scale is a built-in family: pick another name", "stays registered as test_rename_b"} {
+		if !strings.Contains(r.Err.Error(), want) {
+			t.Errorf("error %q lacks %q", r.Err, want)
+		}
+	}
+	if got := registered("test_rename_"); !slices.Equal(got, []string{"test_rename_b"}) {
+		t.Errorf("registered after the refused rename: %v, want test_rename_b still", got)
+	}
+	if f, _ := profiler.Lookup("test_scale"); f == nil {
+		t.Error("test_scale was unregistered")
+	} else if _, isUser := f.(*Family); isUser {
+		t.Error("the manifest replaced the built-in test_scale")
+	}
+
+	// renamed back: the failed attempt left nothing behind
+	os.WriteFile(path, []byte(y), 0o644)
+	r = next(t, w)
+	if r.Err != nil || r.Renamed != "test_rename_b" {
+		t.Fatalf("rename back: renamed %q, err %v; want from test_rename_b", r.Renamed, r.Err)
+	}
+	if got := registered("test_rename_"); !slices.Equal(got, []string{"test_rename_a"}) {
+		t.Errorf("registered after renaming back: %v, want only test_rename_a", got)
+	}
+	cancel()
+	for range w.Events() {
+	}
+}
+
+// TestRegisterRename: loading a manifest again after its name changed
+// (what a worker subprocess does on reload) replaces the old name too,
+// and a name another manifest holds is refused with the kernel kept.
+func TestRegisterRename(t *testing.T) {
+	y := strings.Replace(goodYAML, "name: t_kernel", "name: test_reg_a", 1)
+	path := usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": usertest.Source})
+	other := usertest.Write(t, map[string]string{"kernel.yaml": strings.Replace(y, "test_reg_a", "test_reg_other", 1), "k.cu": usertest.Source})
+	for _, p := range []string{path, other} {
+		if _, err := Register(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(path, []byte(strings.Replace(y, "test_reg_a", "test_reg_b", 1)), 0o644)
+	if _, err := Register(path); err != nil {
+		t.Fatal(err)
+	}
+	if got := registered("test_reg_"); !slices.Equal(got, []string{"test_reg_b", "test_reg_other"}) {
+		t.Errorf("registered after the rename: %v", got)
+	}
+	os.WriteFile(path, []byte(strings.Replace(y, "test_reg_a", "test_reg_other", 1)), 0o644)
+	_, err := Register(path)
+	if err == nil || !strings.Contains(err.Error(), "test_reg_other is already the name of the kernel in "+other) || !strings.Contains(err.Error(), "stays registered as test_reg_b") {
+		t.Errorf("rename onto another manifest's name: %v", err)
+	}
+	if got := registered("test_reg_"); !slices.Equal(got, []string{"test_reg_b", "test_reg_other"}) {
+		t.Errorf("registered after the refused rename: %v", got)
 	}
 }

@@ -112,26 +112,95 @@ func Jobs(ctx context.Context, exec profiler.Executor, jobs []profiler.Job, skip
 	return sum, ctx.Err()
 }
 
+// SweepEstimate is what Estimate says of a sweep before it runs.
+type SweepEstimate struct {
+	// Lo and Hi bound the measuring time of all the specs (builds aside).
+	Lo, Hi time.Duration
+	// Builds counts the distinct kernels to compile (kernel, dtype, knobs,
+	// flags), whose cost depends on the backend and is not included.
+	Builds int
+	// Slow counts the specs whose one kernel run takes SlowRun or more on
+	// the device (KernelRunTime); Slowest is the slowest of them, one run
+	// of it SlowestRun. Zero without a device.
+	Slow       int
+	Slowest    profiler.Spec
+	SlowestRun time.Duration
+}
+
 // Estimate bounds a sweep's measuring time from its options: each spec
 // warms up, then samples for at least MinTime and at most MaxTime seconds.
-// builds counts the distinct kernels to compile (kernel, dtype, knobs,
-// flags), whose cost depends on the backend and is not included.
-func Estimate(jobs []profiler.Job) (lo, hi time.Duration, builds int) {
+// With dev, a spec also runs its kernel at least MinRuns times however
+// short its limits (KernelRunTime each), and a time limit can be overrun
+// by a run in flight: the bounds grow by that, and the slow specs are
+// counted. Without dev (several devices, not opened yet) the run time of
+// a kernel is not known and counts nothing.
+func Estimate(jobs []profiler.Job, dev *profiler.DeviceInfo) SweepEstimate {
+	var e SweepEstimate
 	seen := map[string]bool{}
 	var l, h float64
 	for _, j := range jobs {
 		o := j.Options.WithDefaults()
-		l += o.Warmup + o.Stop.MinTime
-		h += o.Warmup + o.Stop.MaxTime
+		var r float64
+		if dev != nil {
+			if d, _, err := KernelRunTime(*dev, j.Spec); err == nil {
+				r = d.Seconds()
+				if d >= SlowRun {
+					e.Slow++
+					if d > e.SlowestRun {
+						e.Slowest, e.SlowestRun = j.Spec, d
+					}
+				}
+			}
+		}
+		l += max(o.Warmup+o.Stop.MinTime, MinRuns*r)
+		h += o.Warmup + o.Stop.MaxTime + MinRuns*r
 		k := j.Spec
 		k.Dims = nil
 		key := k.Key()
 		if !seen[key] {
 			seen[key] = true
-			builds++
+			e.Builds++
 		}
 	}
-	return time.Duration(l * float64(time.Second)), time.Duration(h * float64(time.Second)), builds
+	e.Lo, e.Hi = time.Duration(l*float64(time.Second)), time.Duration(h*float64(time.Second))
+	return e
+}
+
+// MinRuns is how many times a spec's kernel runs at the least: once to
+// verify, once to warm up, once for one sample.
+const MinRuns = 3
+
+// SlowRun is the time of one kernel run from which `mltop run` and a
+// sweep's banner say how long a run takes.
+const SlowRun = 2 * time.Second
+
+// CPUFLOPSPerCore is a rough rate of the CPU backend's scalar Go kernels,
+// enough to warn before a run of minutes.
+const CPUFLOPSPerCore = 1e9
+
+// KernelRunTime estimates one run of spec s's kernel on dev from its plan:
+// the longer of its FLOPs over the device's peak FLOP/s and its bytes over
+// the peak bandwidth; on a device without a FLOP/s peak (the CPU), FLOPs
+// over CPUFLOPSPerCore per core. The error is the spec's (rules, plan).
+func KernelRunTime(dev profiler.DeviceInfo, s profiler.Spec) (time.Duration, *profiler.Plan, error) {
+	f, full, err := profiler.Resolve(s, dev)
+	if err != nil {
+		return 0, nil, err
+	}
+	plan, err := f.Plan(full, dev)
+	if err != nil {
+		return 0, nil, err
+	}
+	var sec float64
+	if p := dev.PeakFLOPS[full.DType]; p > 0 {
+		sec = plan.FLOPs / p
+	} else {
+		sec = plan.FLOPs / (CPUFLOPSPerCore * float64(max(dev.Units, 1)))
+	}
+	if dev.PeakBandwidth > 0 {
+		sec = max(sec, plan.Bytes/dev.PeakBandwidth)
+	}
+	return time.Duration(sec * float64(time.Second)), plan, nil
 }
 
 // FormatDuration is a duration for people: 45 s, 12 min, 3.5 h, 2.1 days.

@@ -69,9 +69,9 @@ func TestEstimate(t *testing.T) {
 	mk := func(wg, n int) profiler.Job {
 		return profiler.Job{Spec: profiler.Spec{Kernel: "k", Knobs: map[string]int{"WG": wg}, Dims: map[string]int{"N": n}}, Options: opt}
 	}
-	lo, hi, builds := run.Estimate([]profiler.Job{mk(32, 1), mk(32, 2), mk(64, 1)})
-	if lo != 4500*time.Millisecond || hi != 31500*time.Millisecond || builds != 2 {
-		t.Errorf("lo %v hi %v builds %d", lo, hi, builds)
+	e := run.Estimate([]profiler.Job{mk(32, 1), mk(32, 2), mk(64, 1)}, nil)
+	if e.Lo != 4500*time.Millisecond || e.Hi != 31500*time.Millisecond || e.Builds != 2 || e.Slow != 0 {
+		t.Errorf("lo %v hi %v builds %d slow %d", e.Lo, e.Hi, e.Builds, e.Slow)
 	}
 	for d, want := range map[time.Duration]string{45 * time.Second: "45 s", 20 * time.Minute: "20 min", 5 * time.Hour: "5.0 h", 72 * time.Hour: "3.0 days"} {
 		if got := run.FormatDuration(d); got != want {
@@ -84,5 +84,39 @@ func TestSummaryOneSpec(t *testing.T) {
 	s := run.Summary{Total: 1, ByStatus: map[profiler.Status]int{profiler.StatusOK: 1}}
 	if got := s.String(); got != "1 spec: 1 ok" {
 		t.Errorf("%q", got)
+	}
+}
+
+// TestEstimateSlowKernels: with a device, a spec whose one kernel run is
+// long counts MinRuns runs however short its limits, its overrun of the
+// time limit too, and the slowest is named; a spec the family's rules
+// refuse counts only its limits.
+func TestEstimateSlowKernels(t *testing.T) {
+	opt := profiler.DefaultOptions()
+	opt.Warmup, opt.Stop.MinTime, opt.Stop.MaxTime = 0.5, 1, 10
+	mk := func(wg, n int) profiler.Job {
+		return profiler.Job{Spec: profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Knobs: map[string]int{"WG": wg}, Dims: map[string]int{"N": n}}, Options: opt}
+	}
+	// test_scale: N FLOPs, 8N bytes in f32; 1e9 FLOP/s per core, no peaks
+	dev := profiler.DeviceInfo{Backend: "cpu", Units: 1}
+	d, plan, err := run.KernelRunTime(dev, mk(32, 5e9).Spec)
+	if err != nil || d != 5*time.Second || plan.FLOPs != 5e9 {
+		t.Fatalf("KernelRunTime = %v, %v, %v; want 5 s for 5 GFLOP at 1 GFLOP/s", d, plan, err)
+	}
+	dev2 := profiler.DeviceInfo{Backend: "gpu", Units: 1, PeakFLOPS: map[profiler.DType]float64{profiler.F32: 1e12}, PeakBandwidth: 1e10}
+	if d, _, _ := run.KernelRunTime(dev2, mk(32, 5e9).Spec); d != 4*time.Second {
+		t.Errorf("bandwidth-bound run: %v, want 40 GB / 10 GB/s = 4 s", d)
+	}
+	if _, _, err := run.KernelRunTime(dev, mk(128, 7).Spec); err == nil || !strings.Contains(err.Error(), "rejected by the family's rules") {
+		t.Errorf("a refused spec: %v", err)
+	}
+	// 5 s, 20 s, 1 µs and a refused one: lo = 15 + 60 + 1.5 + 1.5,
+	// hi = 10.5·4 + 15 + 60 + 3e-6
+	e := run.Estimate([]profiler.Job{mk(32, 5e9), mk(64, 2e10), mk(32, 1000), mk(128, 7)}, &dev)
+	if e.Lo != 78*time.Second || e.Hi.Round(time.Millisecond) != 117*time.Second {
+		t.Errorf("lo %v hi %v, want 1m18s and 1m57s", e.Lo, e.Hi)
+	}
+	if e.Slow != 2 || e.SlowestRun != 20*time.Second || e.Slowest.Dims["N"] != 2e10 {
+		t.Errorf("slow %d, slowest %v (%v), want 2 and N=2e10 at 20 s", e.Slow, e.Slowest, e.SlowestRun)
 	}
 }

@@ -273,6 +273,11 @@ func (p *WorkerPool) Run(ctx context.Context, s profiler.Spec, opt profiler.Opti
 	fail := func(st profiler.Status, msg string) profiler.Result {
 		return profiler.Result{Time: start.UTC(), Spec: s, Backend: p.dev.Backend, Device: p.dev.Name, Status: st, Error: msg, WallSeconds: time.Since(start).Seconds()}
 	}
+	if _, err := profiler.Lookup(s.Kernel); err != nil {
+		// The session's registry decides what exists: a worker may still
+		// hold a user kernel under a name its manifest has since dropped.
+		return fail(profiler.StatusInvalid, err.Error())
+	}
 	if p.w != nil && !slices.Equal(p.w.env, p.environ()) {
 		// The environment changed since the worker started (a user kernel
 		// loaded since, e.g. by a sweep file opened in the interactive
