@@ -83,6 +83,9 @@ type backend struct {
 	flush    *buffer // flushFactor × L2 of zeros, read (cold) or written (dirty) before each sample
 	flushMu  sync.Mutex
 	flushK   *kernel // mltop_l2_flush, compiled on the first cold sample
+	clockK   *kernel // mltop_sm_clock, compiled on the first timing loop
+	clockBuf *buffer // the clock probes' cycles and nanoseconds
+	noClock  bool    // the probe could not be built: timings carry no clock
 	events   []uintptr
 	// kclock reads kernels' own GPU timestamps (CUPTI); nil: events only.
 	kclock     *cuptiLib
@@ -323,6 +326,11 @@ func (b *backend) setup(ordinal int) error {
 			return fmt.Errorf("allocating the L2 flush buffer: %w", err)
 		}
 		b.flush = f
+		if cb, err := b.alloc(32); err == nil {
+			b.clockBuf = cb
+		} else {
+			b.noClock = true
+		}
 		if err := d.call("cuMemsetD8Async", d.cuMemsetD8Async, uintptr(f.ptr), 0, uintptr(f.size), b.stream); err != nil {
 			return err
 		}
@@ -350,6 +358,9 @@ func (b *backend) teardown() {
 	b.events = nil
 	if b.flush != nil {
 		d.call("cuMemFree_v2", d.cuMemFree, uintptr(b.flush.ptr))
+	}
+	if b.clockBuf != nil {
+		d.call("cuMemFree_v2", d.cuMemFree, uintptr(b.clockBuf.ptr))
 	}
 	if b.stream != 0 {
 		d.call("cuStreamDestroy", d.cuStreamDestroy, b.stream)
@@ -729,17 +740,57 @@ func (b *backend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timi
 // flushKernel compiles mltop_l2_flush once (NVRTC on this goroutine, the
 // module load on the CUDA thread): never called from inside b.do.
 func (b *backend) flushKernel() (*kernel, error) {
+	return b.helperKernel("mltop_l2_flush", &b.flushK, "the cold-cache flush kernel")
+}
+
+// helperKernel compiles one of mltop's own kernels of shaders/l2flush once.
+func (b *backend) helperKernel(entry string, dst **kernel, what string) (*kernel, error) {
 	b.flushMu.Lock()
 	defer b.flushMu.Unlock()
-	if b.flushK != nil {
-		return b.flushK, nil
+	if *dst != nil {
+		return *dst, nil
 	}
-	k, err := b.Compile(profiler.Program{Source: "l2flush", Entry: "mltop_l2_flush"})
+	k, err := b.Compile(profiler.Program{Source: "l2flush", Entry: entry})
 	if err != nil {
-		return nil, fmt.Errorf("the cold-cache flush kernel: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	b.flushK = k.(*kernel)
-	return b.flushK, nil
+	*dst = k.(*kernel)
+	return *dst, nil
+}
+
+// clockProbeNS is how long each SM clock probe counts cycles: 20 µs, a
+// few parts per million of error once both ends sit on a timer tick.
+const clockProbeNS = 20000
+
+// clockProbe returns the probe's launch for slot, or ok false when it
+// cannot be had (the timing then carries no clock). Not from inside b.do.
+func (b *backend) clockProbe() (k *kernel, ok bool) {
+	if b.noClock {
+		return nil, false
+	}
+	k, err := b.helperKernel("mltop_sm_clock", &b.clockK, "the SM clock probe")
+	if err != nil {
+		b.noClock = true
+		fmt.Fprintf(os.Stderr, "mltop cuda: no SM clock in the results: %v\n", err)
+		return nil, false
+	}
+	return k, true
+}
+
+func (b *backend) clockLaunch(k *kernel, slot int) profiler.Launch {
+	d := &profiler.Dispatch{Name: "sm clock", Grid: [3]int{1, 1, 1}, Group: [3]int{1, 1, 1},
+		Args: []string{"clock"}, Scalars: []profiler.Scalar{profiler.I32Param("slot", slot), profiler.I32Param("ns", clockProbeNS)}}
+	return profiler.Launch{Dispatch: d, Kernel: k, Args: []profiler.Buffer{b.clockBuf}}
+}
+
+// smClockMHz reads the probes' counts (CUDA thread, after the stream is
+// idle): the mean of the slots' cycles per nanosecond, in MHz.
+func (b *backend) smClockMHz(slots int) (float64, error) {
+	raw := make([]uint64, 2*slots)
+	if err := b.check(b.drv.call("cuMemcpyDtoH", b.drv.cuMemcpyDtoH, uintptr(unsafe.Pointer(&raw[0])), uintptr(b.clockBuf.ptr), uintptr(16*slots))); err != nil {
+		return 0, err
+	}
+	return clockFromProbes(raw), nil
 }
 
 // flushLaunch is the cold flush: read the whole zero-filled flush buffer,
@@ -775,6 +826,14 @@ func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheM
 		flush = b.flushLaunch(k)
 	}
 	prepare := b.flush != nil && (mode == profiler.CacheCold || mode == profiler.CacheDirty)
+	// The SM clock is probed just before the loop and just after it, outside
+	// every timed window.
+	var probes [2]profiler.Launch
+	probeK, probing := b.clockProbe()
+	probing = probing && b.clockBuf != nil
+	if probing {
+		probes = [2]profiler.Launch{b.clockLaunch(probeK, 0), b.clockLaunch(probeK, 1)}
+	}
 	out := profiler.Timing{Timer: TimerEvents}
 	err := b.do(func() error {
 		if err := b.alive(); err != nil {
@@ -829,6 +888,12 @@ func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheM
 			size := min(b.flush.size, 2*b.info.CacheBytes)
 			return b.check(d.call("cuMemsetD8Async", d.cuMemsetD8Async, uintptr(b.flush.ptr), uintptr(flushes&0xff|1), uintptr(size), b.stream))
 		}
+		if probing {
+			expect(&probes[0], -1)
+			if err := b.launch(&probes[0]); err != nil {
+				return err
+			}
+		}
 		for r := range reps {
 			ev := b.events[r*per : (r+1)*per]
 			if !prepare {
@@ -858,8 +923,21 @@ func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheM
 				}
 			}
 		}
-		if err := b.check(d.call("cuEventSynchronize", d.cuEventSynchronize, b.events[reps*per-1])); err != nil {
+		if probing {
+			expect(&probes[1], -1)
+			if err := b.launch(&probes[1]); err != nil {
+				return err
+			}
+		}
+		if err := b.check(d.call("cuStreamSynchronize", d.cuStreamSynchronize, b.stream)); err != nil {
 			return err
+		}
+		if probing {
+			mhz, err := b.smClockMHz(2)
+			if err != nil {
+				return err
+			}
+			out.SMClockMHz = mhz
 		}
 		out.Samples = make([][]float64, reps)
 		for r := range reps {

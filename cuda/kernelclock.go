@@ -163,3 +163,27 @@ func matchActivities(want []expected, got []activity, slots int) ([]float64, err
 	}
 	return out, nil
 }
+
+// clockFromProbes turns the SM clock probes' counts (cycles, nanoseconds
+// per slot) into MHz: the mean over slots that counted something plausible
+// (100 MHz to 10 GHz), or 0 when none did.
+func clockFromProbes(raw []uint64) float64 {
+	var sum float64
+	n := 0
+	for i := 0; i+1 < len(raw); i += 2 {
+		cycles, ns := raw[i], raw[i+1]
+		if ns == 0 {
+			continue
+		}
+		mhz := 1e3 * float64(cycles) / float64(ns)
+		if mhz < 100 || mhz > 10000 {
+			continue
+		}
+		sum += mhz
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}

@@ -117,3 +117,22 @@ func TestMatchActivities(t *testing.T) {
 		t.Errorf("unfilled slot: %v", err)
 	}
 }
+
+func TestClockFromProbes(t *testing.T) {
+	cases := []struct {
+		name string
+		raw  []uint64
+		want float64
+	}{
+		{"two probes", []uint64{39600, 20000, 40000, 20000}, 1990},
+		{"one slot never ran", []uint64{39600, 20000, 0, 0}, 1980},
+		{"implausible slot ignored", []uint64{39600, 20000, 5, 20000}, 1980},
+		{"nothing", []uint64{0, 0, 0, 0}, 0},
+		{"odd length", []uint64{39600}, 0},
+	}
+	for _, c := range cases {
+		if got := clockFromProbes(c.raw); got != c.want {
+			t.Errorf("%s: %g MHz, want %g", c.name, got, c.want)
+		}
+	}
+}

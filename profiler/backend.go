@@ -67,6 +67,10 @@ type Launch struct {
 type Timing struct {
 	Samples [][]float64
 	Timer   string // the timer actually used (Metal may fall back)
+	// SMClockMHz is the clock the GPU's cores ran at around these samples,
+	// measured on the GPU (cycles over nanoseconds), or 0 where the backend
+	// cannot measure it.
+	SMClockMHz float64
 }
 
 // Backend runs plans on one device. Keep it this small.

@@ -109,10 +109,11 @@ type Result struct {
 	Backend     string          `json:"backend"`
 	Device      string          `json:"device"`
 	Timer       string          `json:"timer,omitempty"`
-	Cache       CacheMode       `json:"cache,omitempty"`       // the cache mode the samples were taken in
-	StopReason  string          `json:"stop_reason,omitempty"` // StopPrecision, StopTimeLimit, StopMaxSamples
-	DriftRel    float64         `json:"drift_rel,omitempty"`   // |median of first third − last third| / median at the stop
-	Phases      *Phases         `json:"phases,omitempty"`      // where the spec's wall time went
+	Cache       CacheMode       `json:"cache,omitempty"`        // the cache mode the samples were taken in
+	SMClockMHz  float64         `json:"sm_clock_mhz,omitempty"` // the GPU's effective core clock during the samples (median of the probes around each batch; CUDA)
+	StopReason  string          `json:"stop_reason,omitempty"`  // StopPrecision, StopTimeLimit, StopMaxSamples
+	DriftRel    float64         `json:"drift_rel,omitempty"`    // |median of first third − last third| / median at the stop
+	Phases      *Phases         `json:"phases,omitempty"`       // where the spec's wall time went
 	Status      Status          `json:"status"`
 	Error       string          `json:"error,omitempty"`
 	Stats       Stats           `json:"stats"`

@@ -136,14 +136,14 @@ type StopRule struct {
 //   - MinTime 10 ms: with the 20 ms warm-up, enough for the GPU's clocks
 //     to settle; more only slows sweeps of 100 µs kernels (a kernel with
 //     samples scattered by 3% needs ~200 samples, 20–40 ms, to reach 0.5%).
-//     Longer windows were measured and do not buy agreement between runs
+//     Longer windows were measured and buy little agreement between runs
 //     (issue 12, scripts/cuda-repro.sh, 99 attention configs): on an H100
-//     76-77% of rows agree within 1% at these defaults (7.7-9.1 configs/s)
-//     and 69% at MinTime 50 ms (3.4-3.7 configs/s); an H200 91-93% at the
-//     defaults. Within one run a spec's samples sit within ±1%; between
-//     runs the same kernel settles on one of a few levels 1-3% apart that
-//     hold for tens of ms to seconds, which no window of this length
-//     averages away (README "How mltop measures").
+//     76-77% of rows agree within 1% at these defaults (7.7-9.5 configs/s),
+//     69% at MinTime 50 ms and 85% at 100 ms (2.5-3.7 configs/s); an H200
+//     91-93% at the defaults. Within one run a spec's samples sit within
+//     ±1%; between runs GPU Boost moves the effective SM clock between
+//     ~1976 and ~2086 MHz in steps that hold for up to seconds, and the
+//     medians follow it (Result.SMClockMHz; README "How mltop measures").
 //   - MaxTime 2 s, MaxSamples 50000: bounds for kernels that never settle.
 func DefaultStopRule() StopRule {
 	return StopRule{Noise: 0.005, MinSamples: 20, MinTime: 0.01, MaxTime: 2, MaxSamples: 50000}

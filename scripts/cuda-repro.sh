@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Reproducibility against sweep rate (issue 12, item 2): the warm sweep of
 # scripts/cuda-sweep-rate.sh (99 attn_fwd bf16 configs, B=1 H=32 L=2048
-# D=128, ~0.25-3 ms kernels) run twice back to back under each of three
-# candidate measurement settings, so the defaults can be picked from data:
+# D=128, ~0.25-3 ms kernels) run twice back to back under two measurement
+# settings:
 #   A  defaults                       --min-time 0.01 --warmup 0.02
 #   B  100 ms of kernel time a spec   --min-time 0.1  --warmup 0.02
-#   C  200 ms, longer warm-up         --min-time 0.2  --warmup 0.1
 # For each: configs/s of each run and the rows whose medians agree within
 # 1% and 2% between its two runs (targets: >= 5 configs/s, >= 95% within
-# 1%, 100% within 2%). The GPU's SM clock, power and temperature are logged
-# every 100 ms meanwhile (nvidia-smi, read only), and each run's mean clock
-# is printed, so that a run-to-run shift can be told apart as a clock shift.
+# 1%, 100% within 2%), and the same for the medians times the SM clock
+# mltop measured during each spec (sm_clock_mhz: the kernel's length in
+# core cycles), which shows how much of the disagreement is the clock.
+# nvidia-smi's view (target clock, power, temperature) is logged every
+# 100 ms too; it reads the target clock, not the effective one.
 # Run 0 fills the compile cache first (its rate is the cold-cache rate);
 # one more sweep, not compared, then brings the GPU to the loaded state in
 # which each pair starts.
@@ -50,8 +51,6 @@ sweep A1 --min-time 0.01 --warmup 0.02
 sweep A2 --min-time 0.01 --warmup 0.02
 sweep B1 --min-time 0.1 --warmup 0.02
 sweep B2 --min-time 0.1 --warmup 0.02
-sweep C1 --min-time 0.2 --warmup 0.1
-sweep C2 --min-time 0.2 --warmup 0.1
 [ -n "$SMI" ] && kill "$SMI" 2>/dev/null
 
 python3 - "$LOG" "$HERE" <<'PY'
@@ -97,8 +96,8 @@ def rate(name):
     ok = sum(r.get("status") == "ok" for r in rows)
     return rows, f"{name}: {len(rows)} configs ({ok} ok) in {b-a:.1f} s = {len(rows)/(b-a):.2f} configs/s (exit {rc}){clocks(name)}"
 
-def repro(a, b):
-    devs = [(abs(y / x - 1), i, k, x, y, y / x - 1) for i, k, x, y in sweep_agreement.pairs(a, b)]
+def repro(a, b, pairs=sweep_agreement.pairs):
+    devs = [(abs(y / x - 1), i, k, x, y, y / x - 1) for i, k, x, y in pairs(a, b)]
     if not devs:
         return "no common ok rows", []
     n = len(devs)
@@ -118,7 +117,7 @@ print()
 import os
 print(f"REPRODUCIBILITY vs RATE: 99 attn_fwd bf16 configs, B=1 H=32 L=2048 D=128 (host: {os.cpu_count()} cores)")
 print("  " + rate("run0-cold-cache")[1] + "   <- empty compile cache (target >= 1.5)")
-settings = {"A": "--min-time 0.01 --warmup 0.02 (defaults)", "B": "--min-time 0.1 --warmup 0.02", "C": "--min-time 0.2 --warmup 0.1"}
+settings = {"A": "--min-time 0.01 --warmup 0.02 (defaults)", "B": "--min-time 0.1 --warmup 0.02"}
 for s, desc in settings.items():
     print(f"setting {s}: {desc}")
     r1, l1 = rate(f"{s}1")
@@ -129,4 +128,6 @@ for s, desc in settings.items():
     print(f"  {s}1 vs {s}2: {line}")
     for d, i, k, x, y, _ in worst:
         print(f"    worst: row {i} {k}: {x/1e3:.1f} vs {y/1e3:.1f} us ({100*d:.2f}%)")
+    line, _ = repro(r1, r2, sweep_agreement.cycle_pairs)
+    print(f"  {s}1 vs {s}2 in core cycles (median x sm_clock_mhz): {line}")
 PY

@@ -54,7 +54,7 @@ func (f *fakeExec) Run(ctx context.Context, s profiler.Spec, _ profiler.Options,
 	st, msg, block, release := f.status, f.errMsg, f.block, f.release
 	f.mu.Unlock()
 	p := run.MakePreview(s, fakeDevice)
-	res := profiler.Result{Spec: p.Spec, Backend: "fake", Device: fakeDevice.Name, Timer: "fake-timer"}
+	res := profiler.Result{Spec: p.Spec, Backend: "fake", Device: fakeDevice.Name, Timer: "fake-timer", SMClockMHz: 1755}
 	if p.Err != nil {
 		res.Status, res.Error = profiler.StatusInvalid, p.Err.Error()
 		return res

@@ -211,6 +211,9 @@ func (p timingPanel) lines(w int) []string {
 		fmt.Sprintf("CV %.1f%% · n %d", st.CV*100, st.N),
 	)
 	out = append(out, "timer "+p.run.res.Timer)
+	if mhz := p.run.res.SMClockMHz; mhz > 0 {
+		out = append(out, fmt.Sprintf("SM clock %.0f MHz", mhz))
+	}
 	for _, d := range p.run.res.PerDispatch { // multi-kernel plans: each kernel's median
 		out = append(out, th.dim.Render(fit(d.Name, max(1, w-9))+padLeft(fmtDur(d.Stats.Median), 9)))
 	}

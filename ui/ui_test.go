@@ -74,7 +74,7 @@ func TestFullCycle(t *testing.T) {
 	hs.keys("r")
 	frame := hs.waitFor("run #1", idle(1))
 	checkFrame(t, frame, 120, 40)
-	for _, want := range []string{"✓ PASS", "max abs 1.25e-06", "rows 256/2048", "median 185 µs", "p10–p90 181–191 µs", "CV 1.2% · n 50", "timer fake-timer", "compiler: 27.0 KiB static", "BQ=64 BK=16 WM=4 WN=1"} {
+	for _, want := range []string{"✓ PASS", "max abs 1.25e-06", "rows 256/2048", "median 185 µs", "p10–p90 181–191 µs", "CV 1.2% · n 50", "timer fake-timer", "SM clock 1755 MHz", "compiler: 27.0 KiB static", "BQ=64 BK=16 WM=4 WN=1"} {
 		if !strings.Contains(frame, want) {
 			t.Errorf("after the run the screen lacks %q", want)
 		}

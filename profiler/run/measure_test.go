@@ -154,3 +154,36 @@ func TestWarmupFor(t *testing.T) {
 		}
 	}
 }
+
+// clockReporter reports a different SM clock for each timing loop.
+type clockReporter struct {
+	enginetest.MemBackend
+	loops int
+}
+
+func (b *clockReporter) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timing, error) {
+	t, err := b.MemBackend.Time(ls, reps, cold)
+	b.loops++
+	t.SMClockMHz = []float64{1900, 2000, 1950, 0}[b.loops%4] // 0: a loop without a probe
+	return t, err
+}
+
+// The result's SM clock is the median over the measurement's timing loops
+// that reported one; a backend that never reports leaves it 0.
+func TestRunnerSMClock(t *testing.T) {
+	spec := profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Dims: map[string]int{"N": 100}}
+	o := enginetest.QuickOptions()
+	o.Stop.MinSamples, o.Stop.MaxSamples = 40, 40
+	b := &clockReporter{}
+	res := run.NewRunner(b).Run(context.Background(), spec, o, nil)
+	if res.Status != profiler.StatusOK {
+		t.Fatalf("%s %s", res.Status, res.Error)
+	}
+	if res.SMClockMHz < 1900 || res.SMClockMHz > 2000 || b.loops < 2 {
+		t.Errorf("SM clock %g MHz over %d loops, want the median of the reported 1900-2000", res.SMClockMHz, b.loops)
+	}
+	plain := run.NewRunner(&enginetest.MemBackend{}).Run(context.Background(), spec, o, nil)
+	if plain.SMClockMHz != 0 {
+		t.Errorf("a backend without a clock gave %g MHz", plain.SMClockMHz)
+	}
+}

@@ -534,7 +534,7 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, opt profiler
 		}
 	}
 	clk.mark(&clk.p.Warmup)
-	var samples []float64
+	var samples, clocks []float64
 	per := make([][]float64, len(ls))
 	mstart := time.Now()
 	for {
@@ -558,6 +558,9 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, opt profiler
 			return err
 		}
 		res.Timer, res.Cache = t.Timer, used
+		if t.SMClockMHz > 0 {
+			clocks = append(clocks, t.SMClockMHz)
+		}
 		for _, rep := range t.Samples {
 			samples = append(samples, sumRep(rep))
 			for i, v := range rep {
@@ -580,6 +583,9 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, opt profiler
 	r.measured = time.Now()
 	r.mu.Unlock()
 	res.Stats = profiler.Summarize(samples)
+	if len(clocks) > 0 {
+		res.SMClockMHz = profiler.Summarize(clocks).Median
+	}
 	res.DriftRel = profiler.Estimate(samples).DriftRel
 	res.Samples = samples
 	if len(ls) > 1 {

@@ -104,7 +104,7 @@ func (c Columns) Row(r profiler.Result) []string {
 // optionalColumns are fixed columns that CSVs written before they existed
 // lack; a decoder reads such files and leaves the field at its zero value.
 // (--resume still wants the exact header of the sweep it continues.)
-var optionalColumns = []string{"device_ordinal", "cache", DispatchMediansColumn}
+var optionalColumns = []string{"device_ordinal", "cache", DispatchMediansColumn, SMClockColumn}
 
 // FixedColumns are the names every mltop CSV has, whatever its kernels.
 func FixedColumns() []string {
@@ -278,7 +278,24 @@ var tailColumns = []Column{
 			r.PerDispatch = d
 			return nil
 		}},
+	// The GPU's effective core clock during the samples; empty where the
+	// backend does not measure it (CPU, Metal).
+	{SMClockColumn, func(r *profiler.Result) string {
+		if r.SMClockMHz <= 0 {
+			return ""
+		}
+		return fnum(r.SMClockMHz, 5)
+	}, func(r *profiler.Result, cell string) error {
+		if cell == "" {
+			return nil
+		}
+		return parseFloat(cell, &r.SMClockMHz)
+	}},
 }
+
+// SMClockColumn holds the GPU's measured core clock (MHz) during a spec's
+// samples. CSVs written before it existed lack it and still read.
+const SMClockColumn = "sm_clock_mhz"
 
 // DispatchMediansColumn holds a multi-dispatch plan's median per dispatch.
 // CSVs written before it existed lack it and still read.

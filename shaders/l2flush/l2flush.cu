@@ -31,3 +31,28 @@ extern "C" __global__ void __launch_bounds__(256) mltop_l2_flush(const uint4* sr
         ((u32*)src)[blockIdx.x] = acc;
     }
 }
+
+// The SM clock probe mltop runs before and after each batch of timed
+// samples (never inside a timed window): one thread spins for `ns`
+// nanoseconds of %globaltimer and counts the SM's cycles meanwhile, so that
+// cycles / ns is the clock the GPU actually ran at. nvidia-smi's
+// clocks.sm reads the target clock and misses GPU Boost moving the
+// effective one by several per cent over tens of milliseconds, which is
+// what makes one kernel's median differ between two runs.
+extern "C" __global__ void mltop_sm_clock(unsigned long long* out, u32 slot, u32 ns) {
+    // %globaltimer may tick coarsely (up to a µs): start the count right
+    // after a tick and stop right after a later one, so both ends sit on an
+    // edge and the quantisation cancels.
+    unsigned long long prev, t0, t1;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(prev));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    } while (t0 == prev);
+    const long long c0 = clock64();
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    } while (t1 - t0 < ns);
+    const long long c1 = clock64();
+    out[2 * slot] = (unsigned long long)(c1 - c0);
+    out[2 * slot + 1] = t1 - t0;
+}
