@@ -55,12 +55,20 @@ var (
 // loader finds, then the toolkit and pip layouts (Nsight Compute's private
 // copies are not used: they belong to its own CUDA version).
 func cuptiCandidates() []string {
+	return libCandidates("MLTOP_CUPTI", "libcupti", "extras/CUPTI/lib64", "cuda_cupti/lib")
+}
+
+// libCandidates lists where a CUDA library named base ("libnvrtc") may be:
+// the path in env, the sonames of CUDA 13 and 12 the loader finds on its
+// own, then the files in the toolkit's and pip wheels' folders (see
+// toolkitLibs for extra and pipSub).
+func libCandidates(env, base, extra, pipSub string) []string {
 	var out []string
-	if p := os.Getenv("MLTOP_CUPTI"); p != "" {
+	if p := os.Getenv(env); p != "" {
 		out = append(out, p)
 	}
-	out = append(out, "libcupti.so.13", "libcupti.so.12", "libcupti.so")
-	return append(out, toolkitLibs("libcupti.so*", "extras/CUPTI/lib64", "cuda_cupti/lib")...)
+	out = append(out, base+".so.13", base+".so.12", base+".so")
+	return append(out, toolkitLibs(base+".so*", extra, pipSub)...)
 }
 
 // loadCUPTI loads libcupti and turns on kernel and memset activity records.

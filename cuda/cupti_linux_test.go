@@ -52,3 +52,21 @@ func TestToolkitLibsFindsNothingOutsideItsFolders(t *testing.T) {
 		}
 	}
 }
+
+func TestLibCandidatesOrder(t *testing.T) {
+	t.Setenv("MLTOP_TEST_LIB", "/opt/x/libfoo.so.13")
+	got := libCandidates("MLTOP_TEST_LIB", "libfoo", "", "")
+	want := []string{"/opt/x/libfoo.so.13", "libfoo.so.13", "libfoo.so.12", "libfoo.so"}
+	if len(got) < len(want) {
+		t.Fatalf("candidates %v", got)
+	}
+	for i, w := range want {
+		if got[i] != w {
+			t.Errorf("candidate %d = %s, want %s (all %v)", i, got[i], w, got)
+		}
+	}
+	t.Setenv("MLTOP_TEST_LIB", "")
+	if got := libCandidates("MLTOP_TEST_LIB", "libfoo", "", ""); got[0] != "libfoo.so.13" {
+		t.Errorf("without the variable the sonames come first: %v", got)
+	}
+}

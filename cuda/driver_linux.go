@@ -5,7 +5,6 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -186,12 +185,7 @@ func loadDriver() (*driver, error) {
 // nvrtcCandidates lists where NVRTC may be: MLTOP_NVRTC, the sonames the
 // loader finds on its own, then the CUDA toolkit and pip wheel layouts.
 func nvrtcCandidates() []string {
-	var out []string
-	if p := os.Getenv("MLTOP_NVRTC"); p != "" {
-		out = append(out, p)
-	}
-	out = append(out, "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so")
-	return append(out, toolkitLibs("libnvrtc.so*", "", "")...)
+	return libCandidates("MLTOP_NVRTC", "libnvrtc", "", "")
 }
 
 func loadNVRTC() (*nvrtc, error) {

@@ -12,30 +12,30 @@ def key(r):
     return json.dumps([s.get("kernel"), s.get("knobs"), s.get("dims"), s.get("flags"), s.get("dtype")], sort_keys=True)
 
 
-def pairs(a, b):
+def pairs(a, b, value=lambda r: r["stats"]["median_ns"]):
     """The specs that are ok in both runs, in b's order: (index of the row
-    in a, the knobs, median in a, median in b), medians in ns."""
+    in a, the knobs, value in a, value in b); the value is the median in
+    ns unless said, and specs whose value is None in either run are left
+    out."""
     ma = {key(r): (i, r) for i, r in enumerate(a) if r.get("status") == "ok"}
     out = []
     for r in b:
         k = key(r)
         if r.get("status") == "ok" and k in ma:
             i, ra = ma[k]
-            out.append((i, r["spec"].get("knobs"), ra["stats"]["median_ns"], r["stats"]["median_ns"]))
+            x, y = value(ra), value(r)
+            if x is not None and y is not None:
+                out.append((i, r["spec"].get("knobs"), x, y))
     return out
+
+
+def cycles(r):
+    """The median times the SM clock measured during it (sm_clock_mhz):
+    the kernel's length in core cycles, in ns at 1 GHz; None without a clock."""
+    c = r.get("sm_clock_mhz", 0)
+    return r["stats"]["median_ns"] * c / 1e3 if c > 0 else None
 
 
 def cycle_pairs(a, b):
-    """Like pairs, with each median times the SM clock measured during it
-    (sm_clock_mhz): the kernel's length in core cycles, in ns at 1 GHz.
-    Specs without a clock in either run are left out."""
-    ma = {key(r): (i, r) for i, r in enumerate(a) if r.get("status") == "ok"}
-    out = []
-    for r in b:
-        k = key(r)
-        if r.get("status") == "ok" and k in ma:
-            i, ra = ma[k]
-            ca, cb = ra.get("sm_clock_mhz", 0), r.get("sm_clock_mhz", 0)
-            if ca > 0 and cb > 0:
-                out.append((i, r["spec"].get("knobs"), ra["stats"]["median_ns"] * ca / 1e3, r["stats"]["median_ns"] * cb / 1e3))
-    return out
+    """pairs of the medians in core cycles (see cycles)."""
+    return pairs(a, b, cycles)
