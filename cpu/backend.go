@@ -267,6 +267,33 @@ func (b *Backend) Download(buf profiler.Buffer, dst []byte) error {
 	return nil
 }
 
+// Fill sets every byte of the buffer (see profiler.Filler).
+func (b *Backend) Fill(buf profiler.Buffer, value byte) error {
+	cb, err := asBuffer(buf)
+	if err != nil {
+		return err
+	}
+	for i := range cb.data {
+		cb.data[i] = value
+	}
+	return nil
+}
+
+// DownloadRanges copies parts of the buffer (see profiler.RangeDownloader).
+func (b *Backend) DownloadRanges(buf profiler.Buffer, offsets []int64, dsts [][]byte) error {
+	cb, err := asBuffer(buf)
+	if err != nil {
+		return err
+	}
+	if err := profiler.CheckRanges(int64(len(cb.data)), offsets, dsts); err != nil {
+		return err
+	}
+	for i, off := range offsets {
+		copy(dsts[i], cb.data[off:])
+	}
+	return nil
+}
+
 // Run executes the launches once, in order.
 func (b *Backend) Run(launches []profiler.Launch) error {
 	for i := range launches {

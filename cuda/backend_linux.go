@@ -605,6 +605,49 @@ func (b *backend) Download(x profiler.Buffer, dst []byte) error {
 	})
 }
 
+// Fill sets every byte of a buffer on the device (see profiler.Filler).
+func (b *backend) Fill(x profiler.Buffer, value byte) error {
+	buf, err := asBuffer(x)
+	if err != nil {
+		return err
+	}
+	return b.do(func() error {
+		if err := b.alive(); err != nil {
+			return err
+		}
+		if err := b.check(b.drv.call("cuMemsetD8Async", b.drv.cuMemsetD8Async, uintptr(buf.ptr), uintptr(value), uintptr(buf.size), b.stream)); err != nil {
+			return err
+		}
+		return b.check(b.drv.call("cuStreamSynchronize", b.drv.cuStreamSynchronize, b.stream))
+	})
+}
+
+// DownloadRanges copies parts of a buffer (see profiler.RangeDownloader),
+// all in one trip to the CUDA thread.
+func (b *backend) DownloadRanges(x profiler.Buffer, offsets []int64, dsts [][]byte) error {
+	buf, err := asBuffer(x)
+	if err != nil {
+		return err
+	}
+	if err := profiler.CheckRanges(buf.size, offsets, dsts); err != nil {
+		return err
+	}
+	return b.do(func() error {
+		if err := b.alive(); err != nil {
+			return err
+		}
+		for i, off := range offsets {
+			if len(dsts[i]) == 0 {
+				continue
+			}
+			if err := b.check(b.drv.call("cuMemcpyDtoH_v2", b.drv.cuMemcpyDtoH, uintptr(unsafe.Pointer(&dsts[i][0])), uintptr(buf.ptr+uint64(off)), uintptr(len(dsts[i])))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // dynamicShared is the launch's dynamic shared memory: the plan's
 // DynamicTGM, or, when the plan leaves it at 0, its TGM items beyond what
 // the kernel declares statically.

@@ -282,6 +282,25 @@ func (b *Backend) Download(buf profiler.Buffer, dst []byte) error {
 	})
 }
 
+// DownloadRanges copies parts of a buffer (see profiler.RangeDownloader);
+// buffers are in shared storage, so each part is a copy from Contents.
+func (b *Backend) DownloadRanges(buf profiler.Buffer, offsets []int64, dsts [][]byte) error {
+	mb, err := asBuffer(buf)
+	if err != nil {
+		return err
+	}
+	if err := profiler.CheckRanges(mb.n, offsets, dsts); err != nil {
+		return err
+	}
+	return b.do(func() error {
+		all := unsafe.Slice((*byte)(mb.id.Contents()), mb.n)
+		for i, off := range offsets {
+			copy(dsts[i], all[off:])
+		}
+		return nil
+	})
+}
+
 // prepared is a launch resolved to Metal objects.
 type prepared struct {
 	zero    *buffer

@@ -1,5 +1,7 @@
 package profiler
 
+import "fmt"
+
 import "context"
 
 // DeviceInfo describes the device a backend drives: what families plan
@@ -71,6 +73,34 @@ type Timing struct {
 	// measured on the GPU (cycles over nanoseconds), or 0 where the backend
 	// cannot measure it.
 	SMClockMHz float64
+}
+
+// RangeDownloader is a Backend that reads parts of a buffer: dsts[i]
+// receives the bytes at offsets[i]. Verification uses it to read only the
+// elements it checks (256 rows of an output of millions), instead of the
+// whole buffer.
+type RangeDownloader interface {
+	DownloadRanges(b Buffer, offsets []int64, dsts [][]byte) error
+}
+
+// Filler is a Backend that sets every byte of a buffer on the device,
+// instead of uploading a host buffer of that value: outputs are poisoned
+// and scratch zeroed before every spec.
+type Filler interface {
+	Fill(b Buffer, value byte) error
+}
+
+// CheckRanges validates ranges against a buffer of size bytes.
+func CheckRanges(size int64, offsets []int64, dsts [][]byte) error {
+	if len(offsets) != len(dsts) {
+		return fmt.Errorf("%d offsets for %d destinations", len(offsets), len(dsts))
+	}
+	for i, off := range offsets {
+		if off < 0 || off+int64(len(dsts[i])) > size {
+			return fmt.Errorf("range %d..%d is outside the %d-byte buffer", off, off+int64(len(dsts[i])), size)
+		}
+	}
+	return nil
 }
 
 // Backend runs plans on one device. Keep it this small.

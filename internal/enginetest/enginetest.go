@@ -114,6 +114,38 @@ func (b *MemBackend) Download(buf profiler.Buffer, dst []byte) error {
 	copy(dst, buf.(*MemBuf).b)
 	return nil
 }
+
+// RangedBackend is MemBackend that reads parts of buffers
+// (profiler.RangeDownloader) and fills buffers on the "device"
+// (profiler.Filler), counting both.
+type RangedBackend struct {
+	MemBackend
+	RangeBytes, Ranges int
+	Fills              int
+}
+
+// Fill sets the buffer's bytes and counts the fills (profiler.Filler).
+func (b *RangedBackend) Fill(buf profiler.Buffer, value byte) error {
+	for i := range buf.(*MemBuf).b {
+		buf.(*MemBuf).b[i] = value
+	}
+	b.Fills++
+	return nil
+}
+
+func (b *RangedBackend) DownloadRanges(buf profiler.Buffer, offsets []int64, dsts [][]byte) error {
+	m := buf.(*MemBuf)
+	if err := profiler.CheckRanges(int64(len(m.b)), offsets, dsts); err != nil {
+		return err
+	}
+	for i, off := range offsets {
+		copy(dsts[i], m.b[off:])
+		b.RangeBytes += len(dsts[i])
+		b.Ranges++
+	}
+	return nil
+}
+
 func (b *MemBackend) Run(ls []profiler.Launch) error {
 	for _, l := range ls {
 		k := l.Kernel.(MemKernel)

@@ -24,3 +24,5 @@ func (c *CompilePool) Close() { c.p.close() }
 var WarmupFor = warmupFor
 
 const WarmBusyWindow = warmBusyWindow
+
+var CheckedRanges = checkedRanges

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"slices"
 	"time"
 
 	"github.com/mltop/mltop/profiler"
@@ -65,7 +66,12 @@ func slab(b *[]byte, n int64, v byte) []byte {
 // larger than the rows checked (an attention output of 16 MiB against 256
 // checked rows), and the slice's untouched pages cost nothing.
 func decodeChecked(ref *profiler.Reference, name string, spec profiler.BufferSpec, raw []byte) []float32 {
-	vals := make([]float32, spec.Elems)
+	return decodeCheckedInto(make([]float32, spec.Elems), ref, name, spec, raw)
+}
+
+// decodeCheckedInto is decodeChecked into vals (spec.Elems long), whose
+// unchecked elements are left as they are: Verify reads only checked ones.
+func decodeCheckedInto(vals []float32, ref *profiler.Reference, name string, spec profiler.BufferSpec, raw []byte) []float32 {
 	size := spec.Type.Size()
 	for _, c := range ref.Checks {
 		if c.Buffer != name {
@@ -79,4 +85,36 @@ func decodeChecked(ref *profiler.Reference, name string, spec profiler.BufferSpe
 		}
 	}
 	return vals
+}
+
+// rangeGap: checked elements closer than this many bytes are read in one
+// range, so that a few hundred checked rows take tens of copies, not
+// hundreds, and a dense check reads the buffer in one piece.
+const rangeGap = 64 << 10
+
+// checkedRanges turns the checked element indices of a buffer of n
+// elements of size bytes into sorted byte ranges [off, off+len), merging
+// ranges less than gap bytes apart. Indices outside the buffer are left
+// out (Verify reports them).
+func checkedRanges(idx []int, size, n, gap int64) (offs, lens []int64) {
+	if len(idx) == 0 {
+		return nil, nil
+	}
+	s := make([]int, 0, len(idx))
+	for _, i := range idx {
+		if i >= 0 && int64(i) < n {
+			s = append(s, i)
+		}
+	}
+	slices.Sort(s)
+	for _, i := range s {
+		start, end := int64(i)*size, int64(i+1)*size
+		if k := len(offs) - 1; k >= 0 && start <= offs[k]+lens[k]+gap {
+			lens[k] = max(lens[k], end-offs[k])
+			continue
+		}
+		offs = append(offs, start)
+		lens = append(lens, end-start)
+	}
+	return offs, lens
 }

@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -185,5 +186,58 @@ func TestRunnerSMClock(t *testing.T) {
 	plain := run.NewRunner(&enginetest.MemBackend{}).Run(context.Background(), spec, o, nil)
 	if plain.SMClockMHz != 0 {
 		t.Errorf("a backend without a clock gave %g MHz", plain.SMClockMHz)
+	}
+}
+
+func TestCheckedRanges(t *testing.T) {
+	cases := []struct {
+		name       string
+		idx        []int
+		size, n    int64
+		gap        int64
+		offs, lens []int64
+	}{
+		{"none", nil, 4, 100, 0, nil, nil},
+		{"one element", []int{7}, 2, 100, 0, []int64{14}, []int64{2}},
+		{"sorted and merged when touching", []int{3, 1, 2, 9}, 4, 100, 0, []int64{4, 36}, []int64{12, 4}},
+		{"merged within the gap", []int{0, 5, 50}, 4, 100, 16, []int64{0, 200}, []int64{24, 4}},
+		{"duplicates once", []int{5, 5, 5}, 4, 100, 0, []int64{20}, []int64{4}},
+		{"out of range left out", []int{-1, 2, 100, 1000}, 4, 100, 0, []int64{8}, []int64{4}},
+	}
+	for _, c := range cases {
+		offs, lens := run.CheckedRanges(c.idx, c.size, c.n, c.gap)
+		if !slices.Equal(offs, c.offs) || !slices.Equal(lens, c.lens) {
+			t.Errorf("%s: offsets %v lengths %v, want %v %v", c.name, offs, lens, c.offs, c.lens)
+		}
+	}
+}
+
+// A backend that reads parts of buffers gets asked for the checked rows
+// only, and a kernel that skips its last element is still caught (the
+// output is poisoned by the backend's own fill).
+func TestVerifyReadsOnlyCheckedRanges(t *testing.T) {
+	const n = 1 << 22 // 16 MiB of f32: 256 checked rows are far apart
+	for _, broken := range []bool{false, true} {
+		b := &enginetest.RangedBackend{}
+		spec := profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Dims: map[string]int{"N": n}, Flags: map[string]bool{"broken": broken}}
+		o := enginetest.QuickOptions()
+		res := run.NewRunner(b).Run(context.Background(), spec, o, nil)
+		want := profiler.StatusOK
+		if broken {
+			want = profiler.StatusMismatch
+		}
+		if res.Status != want {
+			t.Fatalf("broken=%v: status %s (%s), want %s", broken, res.Status, res.Error, want)
+		}
+		if b.Fills == 0 {
+			t.Errorf("broken=%v: the output was poisoned by upload, not by the backend's fill", broken)
+		}
+		checks := 2 // before and after timing; a mismatch stops after the first
+		if broken {
+			checks = 1
+		}
+		if b.Ranges == 0 || b.RangeBytes > checks*4*n/2 {
+			t.Errorf("broken=%v: %d ranges, %d bytes read over %d checks of a %d-byte output: want only the checked rows (under half)", broken, b.Ranges, b.RangeBytes, checks, 4*n)
+		}
 	}
 }

@@ -25,6 +25,7 @@ type Runner struct {
 	queued  map[string]bool             // programs handed to the compile pool (see Prefetch)
 	pool    compilePool
 	workers int // compile pool size (CompileWorkers)
+	scratch verifyScratch
 	// measured is when the last measurement ended: a sweep's next spec
 	// finds the GPU busy and its clocks up (see warmupFor).
 	measured time.Time
@@ -406,18 +407,12 @@ func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64,
 		switch b.Init {
 		case profiler.InitNormal, profiler.InitUniform, profiler.InitInts, profiler.InitOnes, profiler.InitArange:
 		case profiler.InitPoison:
-			r.mu.Lock()
-			err := r.backend.Upload(buf, slab(&r.inputs.poison, b.Bytes(), 0xff)) // NaN in f32, f16 and bf16
-			r.mu.Unlock()
-			if err != nil {
+			if err := r.fill(buf, b.Bytes(), 0xff, &r.inputs.poison); err != nil { // NaN in f32, f16 and bf16
 				return bufs, err
 			}
 			continue
 		default: // zero
-			r.mu.Lock()
-			err := r.backend.Upload(buf, slab(&r.inputs.zero, b.Bytes(), 0))
-			r.mu.Unlock()
-			if err != nil {
+			if err := r.fill(buf, b.Bytes(), 0, &r.inputs.zero); err != nil {
 				return bufs, err
 			}
 			continue
@@ -451,6 +446,17 @@ func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64,
 		}
 	}
 	return bufs, nil
+}
+
+// fill sets n bytes of buf to v: on the device where the backend can
+// (profiler.Filler), else by uploading a slab of v.
+func (r *Runner) fill(buf profiler.Buffer, n int64, v byte, slabBuf *[]byte) error {
+	if f, ok := r.backend.(profiler.Filler); ok && buf.Size() == n {
+		return f.Fill(buf, v)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.backend.Upload(buf, slab(slabBuf, n, v))
 }
 
 // keep holds a finished spec's device buffers for the next spec (see
@@ -495,6 +501,8 @@ func (r *Runner) verify(f profiler.Family, s profiler.Spec, plan *profiler.Plan,
 		r.refs[key] = ref
 		r.mu.Unlock()
 	}
+	r.scratch.mu.Lock()
+	defer r.scratch.mu.Unlock()
 	got := map[string][]float32{}
 	for _, c := range ref.Checks {
 		if _, done := got[c.Buffer]; done {
@@ -504,13 +512,73 @@ func (r *Runner) verify(f profiler.Family, s profiler.Spec, plan *profiler.Plan,
 		if !ok {
 			return profiler.Verdict{}, fmt.Errorf("reference checks unknown buffer %s", c.Buffer)
 		}
-		raw := make([]byte, spec.Bytes())
-		if err := r.backend.Download(bufs[c.Buffer], raw); err != nil {
+		vals, err := r.readChecked(ref, c.Buffer, spec, bufs[c.Buffer])
+		if err != nil {
 			return profiler.Verdict{}, fmt.Errorf("downloading %s: %w", c.Buffer, err)
 		}
-		got[c.Buffer] = decodeChecked(ref, c.Buffer, spec, raw)
+		got[c.Buffer] = vals
 	}
 	return Verify(ref, got, f.Tolerance(s.DType)), nil
+}
+
+// verifyScratch keeps the download and decode slices of the last checks,
+// by buffer name, so that checking a 16 MiB output twice per spec does not
+// allocate (and zero) 48 MiB each time. Only buffers up to
+// maxScratchBytes are kept; larger ones are allocated per check.
+type verifyScratch struct {
+	mu   sync.Mutex
+	raw  map[string][]byte
+	vals map[string][]float32
+}
+
+const maxScratchBytes = 64 << 20
+
+// readChecked downloads what the reference checks of one buffer (only the
+// checked ranges where the backend can read parts and they are under half
+// the buffer) and decodes the checked elements. Caller holds r.scratch.mu.
+func (r *Runner) readChecked(ref *profiler.Reference, name string, spec profiler.BufferSpec, buf profiler.Buffer) ([]float32, error) {
+	raw, vals := r.scratch.get(name, spec)
+	var idx []int
+	for _, c := range ref.Checks {
+		if c.Buffer == name {
+			idx = append(idx, c.Index...)
+		}
+	}
+	size := int64(spec.Type.Size())
+	offs, lens := checkedRanges(idx, size, spec.Elems, rangeGap)
+	total := int64(0)
+	for _, l := range lens {
+		total += l
+	}
+	if rd, ok := r.backend.(profiler.RangeDownloader); ok && 2*total <= spec.Bytes() {
+		dsts := make([][]byte, len(offs))
+		for i, off := range offs {
+			dsts[i] = raw[off : off+lens[i]]
+		}
+		if err := rd.DownloadRanges(buf, offs, dsts); err != nil {
+			return nil, err
+		}
+	} else if err := r.backend.Download(buf, raw); err != nil {
+		return nil, err
+	}
+	return decodeCheckedInto(vals, ref, name, spec, raw), nil
+}
+
+// get returns download and decode slices for a buffer of spec's size.
+func (v *verifyScratch) get(name string, spec profiler.BufferSpec) ([]byte, []float32) {
+	n := spec.Bytes()
+	if n > maxScratchBytes {
+		return make([]byte, n), make([]float32, spec.Elems)
+	}
+	if v.raw == nil {
+		v.raw, v.vals = map[string][]byte{}, map[string][]float32{}
+	}
+	raw, vals := v.raw[name], v.vals[name]
+	if int64(cap(raw)) < n || int64(cap(vals)) < spec.Elems {
+		raw, vals = make([]byte, n), make([]float32, spec.Elems)
+		v.raw[name], v.vals[name] = raw, vals
+	}
+	return raw[:n], vals[:spec.Elems]
 }
 
 func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, opt profiler.Options, progress func(profiler.Progress), res *profiler.Result, clk *phaseClock) error {
