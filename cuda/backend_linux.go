@@ -868,7 +868,6 @@ func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheM
 		}
 		flush = b.flushLaunch(k)
 	}
-	prepare := b.flush != nil && (mode == profiler.CacheCold || mode == profiler.CacheDirty)
 	// The SM clock is probed just before the loop and just after it, outside
 	// every timed window.
 	var probes [2]profiler.Launch
@@ -877,23 +876,16 @@ func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheM
 	if probing {
 		probes = [2]profiler.Launch{b.clockLaunch(probeK, 0), b.clockLaunch(probeK, 1)}
 	}
+	n := len(ls)
+	steps, spans, nev := timingLoop(n, reps, mode, b.flush != nil, probing)
 	out := profiler.Timing{Timer: TimerEvents}
 	err := b.do(func() error {
 		if err := b.alive(); err != nil {
 			return err
 		}
 		d := b.drv
-		n := len(ls)
-		// Event layout of one rep: hot n+1 (shared boundaries), else 2n.
-		per := n + 1
-		if prepare {
-			per = 2 * n
-		}
-		if err := b.eventsFor(reps * per); err != nil {
+		if err := b.eventsFor(nev); err != nil {
 			return err
-		}
-		record := func(ev uintptr) error {
-			return b.check(d.call("cuEventRecord", d.cuEventRecord, ev, b.stream))
 		}
 		// The kernel clock's records are matched to this loop's work in
 		// stream order (see matchActivities): nothing else may be pending.
@@ -905,70 +897,38 @@ func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheM
 			if err := b.kclock.discard(); err != nil {
 				b.kernelClockFailed(err)
 			}
-			want = make([]expected, 0, reps*n*2)
+			want = make([]expected, 0, len(steps))
 		}
 		expect := func(l *profiler.Launch, slot int) {
-			if b.kclock == nil {
-				return
+			if b.kclock != nil {
+				want = append(want, expectedOf(l.Dispatch, slot))
 			}
-			if l.Dispatch.Zero != "" {
-				want = append(want, expected{Memset: true, Slot: slot})
-				return
-			}
-			g, t := l.Dispatch.Grid, l.Dispatch.Group
-			want = append(want, expected{Grid: [3]int32{int32(g[0]), int32(g[1]), int32(g[2])}, Block: [3]int32{int32(t[0]), int32(t[1]), int32(t[2])}, Slot: slot})
 		}
 		flushes := 0
-		prep := func() error {
-			flushes++
-			if mode == profiler.CacheCold {
+		for _, st := range steps {
+			var err error
+			switch st.Kind {
+			case stepProbe:
+				expect(&probes[st.Index], -1)
+				err = b.launch(&probes[st.Index])
+			case stepFlush:
 				expect(&flush, -1)
-				return b.launch(&flush)
-			}
-			if b.kclock != nil {
-				want = append(want, expected{Memset: true, Slot: -1})
-			}
-			size := min(b.flush.size, 2*b.info.CacheBytes)
-			return b.check(d.call("cuMemsetD8Async", d.cuMemsetD8Async, uintptr(b.flush.ptr), uintptr(flushes&0xff|1), uintptr(size), b.stream))
-		}
-		if probing {
-			expect(&probes[0], -1)
-			if err := b.launch(&probes[0]); err != nil {
-				return err
-			}
-		}
-		for r := range reps {
-			ev := b.events[r*per : (r+1)*per]
-			if !prepare {
-				if err := record(ev[0]); err != nil {
-					return err
+				err = b.launch(&flush)
+			case stepDirty:
+				// A new byte value each time, so that every line is written.
+				flushes++
+				if b.kclock != nil {
+					want = append(want, expected{Memset: true, Slot: -1})
 				}
+				size := min(b.flush.size, 2*b.info.CacheBytes)
+				err = b.check(d.call("cuMemsetD8Async", d.cuMemsetD8Async, uintptr(b.flush.ptr), uintptr(flushes&0xff|1), uintptr(size), b.stream))
+			case stepRecord:
+				err = b.check(d.call("cuEventRecord", d.cuEventRecord, b.events[st.Index], b.stream))
+			case stepLaunch:
+				expect(&ls[st.Index], st.Slot)
+				err = b.launch(&ls[st.Index])
 			}
-			for i := range ls {
-				if prepare {
-					if err := prep(); err != nil {
-						return err
-					}
-					if err := record(ev[2*i]); err != nil {
-						return err
-					}
-				}
-				expect(&ls[i], r*n+i)
-				if err := b.launch(&ls[i]); err != nil {
-					return err
-				}
-				end := ev[i+1]
-				if prepare {
-					end = ev[2*i+1]
-				}
-				if err := record(end); err != nil {
-					return err
-				}
-			}
-		}
-		if probing {
-			expect(&probes[1], -1)
-			if err := b.launch(&probes[1]); err != nil {
+			if err != nil {
 				return err
 			}
 		}
@@ -984,15 +944,11 @@ func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheM
 		}
 		out.Samples = make([][]float64, reps)
 		for r := range reps {
-			ev := b.events[r*per : (r+1)*per]
 			row := make([]float64, n)
 			for i := range n {
-				start, end := ev[i], ev[i+1]
-				if prepare {
-					start, end = ev[2*i], ev[2*i+1]
-				}
+				span := spans[r*n+i]
 				var ms float32
-				if err := b.check(d.call("cuEventElapsedTime", d.cuEventElapsedTime, uintptr(unsafe.Pointer(&ms)), start, end)); err != nil {
+				if err := b.check(d.call("cuEventElapsedTime", d.cuEventElapsedTime, uintptr(unsafe.Pointer(&ms)), b.events[span[0]], b.events[span[1]])); err != nil {
 					return err
 				}
 				row[i] = float64(ms) * 1e6

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+
+	"github.com/mltop/mltop/profiler"
 )
 
 // The kernel clock: each kernel's own start and end timestamps, taken by
@@ -186,4 +188,75 @@ func clockFromProbes(raw []uint64) float64 {
 		return 0
 	}
 	return sum / float64(n)
+}
+
+// stepKind is one thing a timing loop enqueues on the stream.
+type stepKind int
+
+const (
+	stepProbe  stepKind = iota // the SM clock probe; Index is its slot
+	stepFlush                  // the cold flush kernel
+	stepDirty                  // the dirty flush (a memset)
+	stepRecord                 // an event record; Index is the event
+	stepLaunch                 // dispatch Index of the plan; Slot is rep×n + Index
+)
+
+// step is one entry of a timing loop's stream order.
+type step struct {
+	Kind  stepKind
+	Index int
+	Slot  int
+}
+
+// timingLoop lays out a timing loop of reps repetitions of n dispatches in
+// stream order, and for each timed slot (rep×n + dispatch) the events that
+// bound it. Hot: one event before each rep and one after each dispatch,
+// back to back (a slot spans from the previous dispatch's end). Cold and
+// dirty, when the backend has a flush buffer: before EACH dispatch the
+// flush, then the dispatch's own start event, the dispatch, its end event,
+// so that no flush is ever inside a timed span. The SM clock probes, when
+// probing, come first and last, outside every span.
+func timingLoop(n, reps int, mode profiler.CacheMode, canFlush, probing bool) (steps []step, spans [][2]int, events int) {
+	prepare := canFlush && (mode == profiler.CacheCold || mode == profiler.CacheDirty)
+	per := n + 1
+	if prepare {
+		per = 2 * n
+	}
+	if probing {
+		steps = append(steps, step{Kind: stepProbe, Index: 0})
+	}
+	spans = make([][2]int, reps*n)
+	for r := range reps {
+		base := r * per
+		if !prepare {
+			steps = append(steps, step{Kind: stepRecord, Index: base})
+		}
+		for i := range n {
+			start, end := base+i, base+i+1
+			if prepare {
+				start, end = base+2*i, base+2*i+1
+				flush := stepFlush
+				if mode == profiler.CacheDirty {
+					flush = stepDirty
+				}
+				steps = append(steps, step{Kind: flush}, step{Kind: stepRecord, Index: start})
+			}
+			steps = append(steps, step{Kind: stepLaunch, Index: i, Slot: r*n + i}, step{Kind: stepRecord, Index: end})
+			spans[r*n+i] = [2]int{start, end}
+		}
+	}
+	if probing {
+		steps = append(steps, step{Kind: stepProbe, Index: 1})
+	}
+	return steps, spans, reps * per
+}
+
+// expectedOf is the record a dispatch leaves: a memset for a zero fill, a
+// kernel of its grid and block otherwise.
+func expectedOf(d *profiler.Dispatch, slot int) expected {
+	if d.Zero != "" {
+		return expected{Memset: true, Slot: slot}
+	}
+	g, t := d.Grid, d.Group
+	return expected{Grid: [3]int32{int32(g[0]), int32(g[1]), int32(g[2])}, Block: [3]int32{int32(t[0]), int32(t[1]), int32(t[2])}, Slot: slot}
 }

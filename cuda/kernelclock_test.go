@@ -2,8 +2,11 @@ package cuda
 
 import (
 	"encoding/binary"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/mltop/mltop/profiler"
 )
 
 // kernelRecord lays out a CUpti_ActivityKernel-style record.
@@ -134,5 +137,84 @@ func TestClockFromProbes(t *testing.T) {
 		if got := clockFromProbes(c.raw); got != c.want {
 			t.Errorf("%s: %g MHz, want %g", c.name, got, c.want)
 		}
+	}
+}
+
+// TestTimingLoopLayout checks the invariants the timer's honesty rests on,
+// for every cache mode: each timed span holds exactly its own dispatch and
+// nothing else (no flush, no probe, no other dispatch), every dispatch of
+// every rep is timed once, cold and dirty flush before EACH dispatch, and
+// the clock probes come first and last.
+func TestTimingLoopLayout(t *testing.T) {
+	for _, c := range []struct {
+		mode     profiler.CacheMode
+		canFlush bool
+		flush    stepKind // the step before each start event; -1: none
+	}{
+		{profiler.CacheCold, true, stepFlush},
+		{profiler.CacheDirty, true, stepDirty},
+		{profiler.CacheHot, true, -1},
+		{profiler.CacheCold, false, -1}, // no flush buffer: back to back
+	} {
+		for _, probing := range []bool{false, true} {
+			const n, reps = 3, 4
+			steps, spans, events := timingLoop(n, reps, c.mode, c.canFlush, probing)
+			name := fmt.Sprintf("%s flush=%v probe=%v", c.mode, c.canFlush, probing)
+			pos := map[int]int{} // event -> position of its record
+			for i, st := range steps {
+				if st.Kind == stepRecord {
+					if _, dup := pos[st.Index]; dup || st.Index < 0 || st.Index >= events {
+						t.Fatalf("%s: event %d recorded twice or out of range", name, st.Index)
+					}
+					pos[st.Index] = i
+				}
+			}
+			if len(pos) != events {
+				t.Errorf("%s: %d events recorded of %d", name, len(pos), events)
+			}
+			if len(spans) != n*reps {
+				t.Fatalf("%s: %d spans, want %d", name, len(spans), n*reps)
+			}
+			for slot, sp := range spans {
+				a, b := pos[sp[0]], pos[sp[1]]
+				if a >= b {
+					t.Fatalf("%s: slot %d's span ends before it starts", name, slot)
+				}
+				var inside []step
+				for _, st := range steps[a+1 : b] {
+					if st.Kind != stepRecord {
+						inside = append(inside, st)
+					}
+				}
+				if len(inside) != 1 || inside[0].Kind != stepLaunch || inside[0].Slot != slot || inside[0].Index != slot%n {
+					t.Errorf("%s: slot %d's span holds %v, want only its launch", name, slot, inside)
+				}
+				if c.flush >= 0 && (a == 0 || steps[a-1].Kind != c.flush) {
+					t.Errorf("%s: slot %d is not preceded by its flush", name, slot)
+				}
+			}
+			probes := 0
+			for _, st := range steps {
+				if st.Kind == stepProbe {
+					probes++
+				}
+			}
+			if probing && (probes != 2 || steps[0].Kind != stepProbe || steps[len(steps)-1].Kind != stepProbe) {
+				t.Errorf("%s: probes %d, first %v, last %v", name, probes, steps[0], steps[len(steps)-1])
+			}
+			if !probing && probes != 0 {
+				t.Errorf("%s: %d probes without probing", name, probes)
+			}
+		}
+	}
+}
+
+func TestExpectedOf(t *testing.T) {
+	k := expectedOf(&profiler.Dispatch{Grid: [3]int{8, 2, 1}, Group: [3]int{128, 1, 1}}, 5)
+	if k.Memset || k.Grid != [3]int32{8, 2, 1} || k.Block != [3]int32{128, 1, 1} || k.Slot != 5 {
+		t.Errorf("kernel dispatch expected as %+v", k)
+	}
+	if z := expectedOf(&profiler.Dispatch{Zero: "dW"}, 2); !z.Memset || z.Slot != 2 {
+		t.Errorf("zero fill expected as %+v", z)
 	}
 }
