@@ -605,6 +605,30 @@ func (b *backend) Download(x profiler.Buffer, dst []byte) error {
 	})
 }
 
+// Copy copies src into dst on the device (see profiler.Copier).
+func (b *backend) Copy(dst, src profiler.Buffer) error {
+	d, err := asBuffer(dst)
+	if err != nil {
+		return err
+	}
+	sb, err := asBuffer(src)
+	if err != nil {
+		return err
+	}
+	if d.size != sb.size {
+		return fmt.Errorf("copy of a %d-byte buffer into a %d-byte one", sb.size, d.size)
+	}
+	return b.do(func() error {
+		if err := b.alive(); err != nil {
+			return err
+		}
+		if err := b.check(b.drv.call("cuMemcpyDtoDAsync_v2", b.drv.cuMemcpyDtoDAsync, uintptr(d.ptr), uintptr(sb.ptr), uintptr(d.size), b.stream)); err != nil {
+			return err
+		}
+		return b.check(b.drv.call("cuStreamSynchronize", b.drv.cuStreamSynchronize, b.stream))
+	})
+}
+
 // Fill sets every byte of a buffer on the device (see profiler.Filler).
 func (b *backend) Fill(x profiler.Buffer, value byte) error {
 	buf, err := asBuffer(x)

@@ -90,6 +90,13 @@ type Filler interface {
 	Fill(b Buffer, value byte) error
 }
 
+// Copier is a Backend that copies one buffer into another of the same
+// size on the device: the runner keeps a device copy of a shape's inputs
+// and restores them before each spec instead of uploading them again.
+type Copier interface {
+	Copy(dst, src Buffer) error
+}
+
 // CheckRanges validates ranges against a buffer of size bytes.
 func CheckRanges(size int64, offsets []int64, dsts [][]byte) error {
 	if len(offsets) != len(dsts) {

@@ -116,12 +116,24 @@ func (b *MemBackend) Download(buf profiler.Buffer, dst []byte) error {
 }
 
 // RangedBackend is MemBackend that reads parts of buffers
-// (profiler.RangeDownloader) and fills buffers on the "device"
-// (profiler.Filler), counting both.
+// (profiler.RangeDownloader), fills buffers on the "device"
+// (profiler.Filler) and copies between them (profiler.Copier), counting
+// each.
 type RangedBackend struct {
 	MemBackend
 	RangeBytes, Ranges int
-	Fills              int
+	Fills, Copies      int
+}
+
+// Copy copies between buffers and counts the copies (profiler.Copier).
+func (b *RangedBackend) Copy(dst, src profiler.Buffer) error {
+	d, s := dst.(*MemBuf), src.(*MemBuf)
+	if len(d.b) != len(s.b) {
+		return fmt.Errorf("copy of %d bytes into %d", len(s.b), len(d.b))
+	}
+	copy(d.b, s.b)
+	b.Copies++
+	return nil
 }
 
 // Fill sets the buffer's bytes and counts the fills (profiler.Filler).

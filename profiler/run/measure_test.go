@@ -241,3 +241,33 @@ func TestVerifyReadsOnlyCheckedRanges(t *testing.T) {
 		}
 	}
 }
+
+// A backend that copies on the device gets a shape's inputs uploaded once:
+// the first spec keeps a device copy, the next specs of that shape restore
+// from it (and still check ok), and a new shape starts over.
+func TestInputsRestoredFromDeviceCopy(t *testing.T) {
+	b := &enginetest.RangedBackend{}
+	r := run.NewRunner(b)
+	o := enginetest.QuickOptions()
+	runAt := func(n, wg int) profiler.Result {
+		spec := profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Knobs: map[string]int{"WG": wg}, Dims: map[string]int{"N": n}}
+		res := r.Run(context.Background(), spec, o, nil)
+		if res.Status != profiler.StatusOK {
+			t.Fatalf("N=%d WG=%d: %s %s", n, wg, res.Status, res.Error)
+		}
+		return res
+	}
+	runAt(4096, 64)
+	if b.Copies != 1 {
+		t.Fatalf("first spec: %d device copies, want 1 (keeping x)", b.Copies)
+	}
+	runAt(4096, 128)
+	runAt(4096, 32)
+	if b.Copies != 3 {
+		t.Errorf("two more specs of the shape: %d device copies in all, want 3 (x restored twice)", b.Copies)
+	}
+	runAt(8192, 64)
+	if b.Copies != 4 {
+		t.Errorf("a new shape: %d device copies in all, want 4 (a new copy kept, none restored)", b.Copies)
+	}
+}

@@ -26,6 +26,12 @@ type Runner struct {
 	pool    compilePool
 	workers int // compile pool size (CompileWorkers)
 	scratch verifyScratch
+	// pristine holds a device copy of the current input set's buffers, by
+	// name, for backends that copy on the device (profiler.Copier): each
+	// spec of a shape restores its inputs from them instead of uploading.
+	pristine      map[string]profiler.Buffer
+	pristineKey   string
+	pristineBytes int64
 	// measured is when the last measurement ended: a sweep's next spec
 	// finds the GPU busy and its clocks up (see warmupFor).
 	measured time.Time
@@ -127,11 +133,15 @@ func (r *Runner) Close() error {
 	r.mu.Lock()
 	spare := r.spare
 	r.spare = nil
+	stale := r.dropPristine("")
 	r.mu.Unlock()
 	for _, bs := range spare {
 		for _, b := range bs {
 			r.backend.Free(b)
 		}
+	}
+	for _, b := range stale {
+		r.backend.Free(b)
 	}
 	return r.backend.Close()
 }
@@ -384,11 +394,15 @@ func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64,
 	}
 	unused := r.spare
 	r.spare = nil
+	stale := r.dropPristine(key)
 	r.mu.Unlock()
 	for _, l := range unused {
 		for _, b := range l {
 			r.backend.Free(b)
 		}
+	}
+	for _, b := range stale {
+		r.backend.Free(b)
 	}
 	for _, b := range plan.Buffers {
 		// Generating a large shape's inputs takes seconds per buffer:
@@ -441,11 +455,77 @@ func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64,
 			set.bytes += int64(len(raw))
 			r.mu.Unlock()
 		}
+		if r.restore(b, buf) {
+			continue
+		}
 		if err := r.backend.Upload(buf, raw); err != nil {
 			return bufs, fmt.Errorf("uploading %s: %w", b.Name, err)
 		}
+		r.keepPristine(key, b, buf, plan)
 	}
 	return bufs, nil
+}
+
+// dropPristine forgets the device copies of another input set than key
+// and returns them to be freed (before this spec allocates). Caller holds
+// r.mu.
+func (r *Runner) dropPristine(key string) []profiler.Buffer {
+	if r.pristineKey == key {
+		return nil
+	}
+	var out []profiler.Buffer
+	for _, b := range r.pristine {
+		out = append(out, b)
+	}
+	r.pristine, r.pristineKey, r.pristineBytes = nil, key, 0
+	return out
+}
+
+// restore copies input b's device copy into buf, if there is one of its
+// size; false: upload instead.
+func (r *Runner) restore(b profiler.BufferSpec, buf profiler.Buffer) bool {
+	cp, ok := r.backend.(profiler.Copier)
+	if !ok {
+		return false
+	}
+	r.mu.Lock()
+	src := r.pristine[b.Name]
+	r.mu.Unlock()
+	if src == nil || src.Size() != buf.Size() {
+		return false
+	}
+	return cp.Copy(buf, src) == nil
+}
+
+// keepPristine makes a device copy of input b, just uploaded into buf,
+// while the plan's buffers plus the copies stay within half of the
+// device's memory (the copies are a cache: never worth running short).
+func (r *Runner) keepPristine(key string, b profiler.BufferSpec, buf profiler.Buffer, plan *profiler.Plan) {
+	cp, ok := r.backend.(profiler.Copier)
+	if !ok || r.dev.MemoryBytes <= 0 {
+		return
+	}
+	r.mu.Lock()
+	fits := r.pristineKey == key && r.pristine[b.Name] == nil && plan.MemoryBytes()+r.pristineBytes+b.Bytes() <= r.dev.MemoryBytes/2
+	r.mu.Unlock()
+	if !fits {
+		return
+	}
+	p, err := r.backend.Alloc(b.Bytes())
+	if err != nil {
+		return
+	}
+	if err := cp.Copy(p, buf); err != nil {
+		r.backend.Free(p)
+		return
+	}
+	r.mu.Lock()
+	if r.pristine == nil {
+		r.pristine = map[string]profiler.Buffer{}
+	}
+	r.pristine[b.Name] = p
+	r.pristineBytes += b.Bytes()
+	r.mu.Unlock()
 }
 
 // fill sets n bytes of buf to v: on the device where the backend can
