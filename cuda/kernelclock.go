@@ -9,8 +9,8 @@ import (
 )
 
 // The kernel clock: each kernel's own start and end timestamps, taken by
-// the GPU and delivered by CUPTI's activity records (the numbers Nsight
-// Systems shows), instead of CUDA events recorded around the launch.
+// the GPU and delivered by CUPTI's activity records, instead of CUDA
+// events recorded around the launch.
 //
 // Why: an event pair measures from the moment the stream reaches the start
 // event to the moment it reaches the end event, which includes the launch
