@@ -370,7 +370,7 @@ func expand(s SweepYAML, base profiler.Options, sx sweepCtx) ([]profiler.Job, er
 	// shape and reuse the inputs and the reference.
 	var axes []axis
 	for _, key := range slices.Sorted(maps.Keys(s.Dims)) {
-		ax, err := intAxis("dim", key, s.Dims[key], s.Kernel, sc.Dims, at)
+		ax, err := intAxis("dim", key, s.Dims[key], s.Kernel, sc, at)
 		if err != nil {
 			return nil, err
 		}
@@ -378,7 +378,7 @@ func expand(s SweepYAML, base profiler.Options, sx sweepCtx) ([]profiler.Job, er
 	}
 	for _, key := range slices.Sorted(maps.Keys(s.Flags)) {
 		if _, ok := sc.Flag(key); !ok {
-			return nil, at("flags."+key, fmt.Sprintf("%s has no flag %q", s.Kernel, key))
+			return nil, at("flags."+key, fmt.Sprintf("%s has no flag %q: %s", s.Kernel, key, profiler.UnknownFlag(sc, key)))
 		}
 		var vals []int
 		for _, b := range s.Flags[key] {
@@ -389,7 +389,7 @@ func expand(s SweepYAML, base profiler.Options, sx sweepCtx) ([]profiler.Job, er
 	// Off-schema knob values fail the file like dims; values the family's
 	// rules reject in combination become invalid rows when run.
 	for _, key := range slices.Sorted(maps.Keys(s.Knobs)) {
-		ax, err := intAxis("knob", key, s.Knobs[key], s.Kernel, sc.Knobs, at)
+		ax, err := intAxis("knob", key, s.Knobs[key], s.Kernel, sc, at)
 		if err != nil {
 			return nil, err
 		}
@@ -454,13 +454,34 @@ func expand(s SweepYAML, base profiler.Options, sx sweepCtx) ([]profiler.Job, er
 
 // intAxis checks one `dims:` or `knobs:` entry (a key may name several
 // params, "Lq,Lk") against the schema and makes it a sweep axis.
-func intAxis(kind, key string, vals IntList, kernel string, params []profiler.Param, at func(sub, msg string) error) (axis, error) {
+// paramNames are the parameters' names, for a did-you-mean.
+func paramNames(ps []profiler.Param) []string {
+	n := make([]string, len(ps))
+	for i, p := range ps {
+		n[i] = p.Name
+	}
+	return n
+}
+
+func intAxis(kind, key string, vals IntList, kernel string, sc profiler.Schema, at func(sub, msg string) error) (axis, error) {
 	field := kind + "s." + key
+	params := sc.Knobs
+	if kind == "dim" {
+		params = sc.Dims
+	}
 	names := splitNames(key)
 	for _, n := range names {
 		p, ok := profiler.FindParam(params, n)
 		if !ok {
-			return axis{}, at(field, fmt.Sprintf("%s has no %s %q: %ss are %s", kernel, kind, n, kind, profiler.ParamNames(params)))
+			hint := profiler.DidYouMean(n, paramNames(params))
+			if _, isKnob := sc.Knob(n); isKnob && kind == "dim" {
+				hint = fmt.Sprintf("%s is a knob (put it under knobs:); ", n)
+			} else if _, isDim := sc.Dim(n); isDim && kind == "knob" {
+				hint = fmt.Sprintf("%s is a dim (put it under dims:); ", n)
+			} else if _, isFlag := sc.Flag(n); isFlag {
+				hint = fmt.Sprintf("%s is a flag (put it under flags:); ", n)
+			}
+			return axis{}, at(field, fmt.Sprintf("%s has no %s %q: %s%ss are %s", kernel, kind, n, hint, kind, profiler.ParamNames(params)))
 		}
 		for _, v := range vals {
 			if err := p.Check(v); err != nil {
