@@ -275,6 +275,11 @@ func applyMeasure(o profiler.Options, m *MeasureYAML, at func(field, msg string)
 			return o, at("cache", err.Error())
 		}
 		o.Cache = c
+		// The command line refuses --hot with another --cache; a block
+		// that sets both must agree too, or one would silently win.
+		if m.Hot != nil && *m.Hot != (c == profiler.CacheHot) {
+			return o, at("hot", fmt.Sprintf("hot: %t and cache: %s contradict each other: use cache alone (cold, hot or dirty)", *m.Hot, c))
+		}
 	}
 	if m.Seed != nil {
 		o.Seed = *m.Seed

@@ -80,6 +80,8 @@ func TestParseSweepErrors(t *testing.T) {
 		{"unknown backend", "backend: rocm\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:10: backend: unknown backend \"rocm\": use one of auto, metal, cuda, cpu"},
 		{"unknown knob", "sweeps:\n  - kernel: test_scale\n    knobs: {BQ: [32]}\n", "sweeps[0].knobs.BQ: test_scale has no knob \"BQ\": knobs are WG"},
 		{"unknown dim", "sweeps:\n  - kernel: test_scale\n    dims: {M: [32]}\n", "has no dim \"M\""},
+		{"hot contradicts cache", "defaults: {hot: true, cache: dirty}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:17: defaults.hot: hot: true and cache: dirty contradict each other: use cache alone"},
+		{"hot false contradicts cache hot", "sweeps:\n  - kernel: test_scale\n    options: {cache: hot, hot: false}\n", "sweeps[0].options.hot: hot: false and cache: hot contradict"},
 		{"knob typo", "sweeps:\n  - kernel: test_scale\n    knobs: {wg: [32]}\n", "sweeps[0].knobs.wg: test_scale has no knob \"wg\": did you mean WG? knobs are WG"},
 		{"knob under dims", "sweeps:\n  - kernel: test_scale\n    dims: {WG: [32]}\n", "sweeps[0].dims.WG: test_scale has no dim \"WG\": WG is a knob (put it under knobs:); dims are N"},
 		{"dim under knobs", "sweeps:\n  - kernel: test_scale\n    knobs: {N: [32]}\n", "test_scale has no knob \"N\": N is a dim (put it under dims:); knobs are WG"},
@@ -207,6 +209,17 @@ func TestCacheKey(t *testing.T) {
 	}
 	if len(sw.Jobs) == 0 || sw.Jobs[0].Options.Cache != profiler.CacheDirty {
 		t.Errorf("cache: %+v", sw.Jobs)
+	}
+	// hot and cache that agree, in one block or across blocks (a sweep's
+	// options override defaults), are fine.
+	for _, src := range []string{
+		"defaults: {hot: true, cache: hot}\nsweeps:\n  - kernel: test_scale\n    dims: {N: 64}\n",
+		"defaults: {hot: false, cache: dirty}\nsweeps:\n  - kernel: test_scale\n    dims: {N: 64}\n",
+		"defaults: {hot: true}\nsweeps:\n  - kernel: test_scale\n    dims: {N: 64}\n    options: {cache: dirty}\n",
+	} {
+		if _, err := Parse("c.yaml", []byte(src), profiler.DefaultOptions()); err != nil {
+			t.Errorf("%q: %v", src, err)
+		}
 	}
 	_, err = Parse("c.yaml", []byte("defaults: {cache: warm}\nsweeps:\n  - kernel: test_scale\n    dims: {N: 64}\n"), profiler.DefaultOptions())
 	if err == nil || !strings.Contains(err.Error(), "c.yaml:1") || !strings.Contains(err.Error(), "warm") {
