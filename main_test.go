@@ -261,7 +261,7 @@ func TestBadInput(t *testing.T) {
 		{"malformed yaml", []string{"--config", writeFile(t, "bad.yaml", "sweeps: [\n")}, "bad.yaml:1:"},
 		{"unknown key", []string{"--config", writeFile(t, "key.yaml", "sweeps:\n  - kernel: attn_fwd\n    knbos: {BQ: 32}\n")}, `key.yaml:3:5: unknown field "knbos"`},
 		{"unknown kernel in yaml", []string{"--config", writeFile(t, "k.yaml", "sweeps:\n  - kernel: flash\n")}, `k.yaml:2:13: sweeps[0].kernel: unknown kernel "flash"`},
-		{"unwritable csv", []string{"--config", goodSweep, "--csv", filepath.Join(dir, "no/such/dir.csv")}, "cannot write the CSV file"},
+		{"unwritable csv", []string{"--config", goodSweep, "--csv", filepath.Join(dir, "no/such/dir.csv")}, "cannot write the CSV file: the folder " + filepath.Join(dir, "no/such") + " does not exist: create it"},
 		{"resume other columns", []string{"--config", goodSweep, "--resume", otherCSV}, "columns differ"},
 		{"csv would replace rows", []string{"--config", goodSweep, "--csv", otherCSV}, "exists and is not empty"},
 		{"csv is a directory", []string{"--config", goodSweep, "--csv", dir}, "is a directory"},

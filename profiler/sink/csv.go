@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -707,6 +709,16 @@ func CheckCSVPath(path string, appending bool) error {
 			return &profiler.InputError{File: path, Msg: "the file exists and is not empty, and it is not an mltop CSV: choose a new path for --csv"}
 		}
 		return &profiler.InputError{File: path, Msg: "the CSV file exists and is not empty: add to it with --resume " + path + ", or choose a new path"}
+	} else if err != nil {
+		// The file is created later, after the sweep is announced: a
+		// folder that is not there must fail now, before anything runs.
+		dir := filepath.Dir(path)
+		switch st, derr := os.Stat(dir); {
+		case errors.Is(derr, fs.ErrNotExist):
+			return &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot write the CSV file: the folder %s does not exist: create it, or choose a writable path with --csv", dir)}
+		case derr == nil && !st.IsDir():
+			return &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot write the CSV file: %s is not a folder: choose a writable path with --csv", dir)}
+		}
 	}
 	return nil
 }
