@@ -260,8 +260,9 @@ Usage:
 Flags go before or after the subcommand; each subcommand takes only the flags
 that apply to it (README "Flags"); a second ctrl-C kills at once.
 
-Exit codes: 0 all specs ran and verified; 1 a spec failed (mismatch, crash, timeout,
-compile error); 2 bad input (flags, YAML, impossible spec).
+Exit codes: 0 all specs ran and verified (or are unchecked: check: none); 1 a spec
+failed (mismatch, compile_error, crashed, timeout, error, cancelled); 2 bad input
+(flags, YAML, an impossible spec), or a sweep whose only failures are invalid rows.
 
 Flags:
 `)

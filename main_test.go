@@ -257,12 +257,12 @@ func TestBadInput(t *testing.T) {
 		{"bad isolate", []string{"--isolate", "maybe", "--config", goodSweep}, `--isolate="maybe"`},
 		{"bad noise", []string{"--noise", "2", "--config", goodSweep}, "--noise=2"},
 		{"unknown flag", []string{"--frob"}, ""},
-		{"missing config", []string{"--config", filepath.Join(dir, "none.yaml")}, "none.yaml: cannot read the sweep file"},
+		{"missing config", []string{"--config", filepath.Join(dir, "none.yaml")}, "none.yaml: cannot read the sweep file: no such file or directory: check the path"},
 		{"malformed yaml", []string{"--config", writeFile(t, "bad.yaml", "sweeps: [\n")}, "bad.yaml:1:"},
 		{"unknown key", []string{"--config", writeFile(t, "key.yaml", "sweeps:\n  - kernel: attn_fwd\n    knbos: {BQ: 32}\n")}, `key.yaml:3:5: unknown field "knbos"`},
 		{"unknown kernel in yaml", []string{"--config", writeFile(t, "k.yaml", "sweeps:\n  - kernel: flash\n")}, `k.yaml:2:13: sweeps[0].kernel: unknown kernel "flash"`},
 		{"unwritable csv", []string{"--config", goodSweep, "--csv", filepath.Join(dir, "no/such/dir.csv")}, "cannot write the CSV file: the folder " + filepath.Join(dir, "no/such") + " does not exist: create it"},
-		{"resume other columns", []string{"--config", goodSweep, "--resume", otherCSV}, "columns differ"},
+		{"resume a foreign csv", []string{"--config", goodSweep, "--resume", otherCSV}, "other.csv:1: not an mltop CSV (the header lacks device, timer, dtype"},
 		{"csv would replace rows", []string{"--config", goodSweep, "--csv", otherCSV}, "exists and is not empty"},
 		{"csv is a directory", []string{"--config", goodSweep, "--csv", dir}, "is a directory"},
 		{"report foreign csv", []string{"report", otherCSV}, "not an mltop CSV: the header lacks the columns device, timer, dtype, n,"},
@@ -364,6 +364,19 @@ func TestHelp(t *testing.T) {
 	code, _, stderr := runMain(t, "--help")
 	if code != 0 || !strings.Contains(stderr, "Usage:") {
 		t.Errorf("--help: exit %d\n%s", code, stderr)
+	}
+	// The exit codes name every status that makes a sweep exit 1, as
+	// results spell them, and the invalid rows' 2 (README "Exit codes").
+	_, codes, _ := strings.Cut(stdout, "Exit codes:")
+	codes, _, _ = strings.Cut(codes, "Flags:")
+	codes = strings.Join(strings.Fields(codes), " ")
+	for _, st := range []profiler.Status{profiler.StatusMismatch, profiler.StatusCompileError, profiler.StatusCrashed, profiler.StatusTimeout, profiler.StatusError, profiler.StatusCancelled, profiler.StatusUnchecked} {
+		if !strings.Contains(codes, string(st)) {
+			t.Errorf("help's exit codes lack %s: %s", st, codes)
+		}
+	}
+	if !strings.Contains(codes, "2 bad input") || !strings.Contains(codes, "invalid rows") {
+		t.Errorf("help's exit code 2: %s", codes)
 	}
 }
 

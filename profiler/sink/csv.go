@@ -566,13 +566,20 @@ func readHeader(cr *csv.Reader, file string) ([]string, error) {
 	return head, nil
 }
 
-func newDecoder(cr *csv.Reader, head []string, file string, cols *Columns) (*Decoder, error) {
+// missingFixed lists the fixed columns that every mltop CSV has and head
+// lacks: none for a file mltop wrote, however old.
+func missingFixed(head []string) []string {
 	var missing []string
 	for _, name := range FixedColumns() {
 		if !slices.Contains(head, name) && !slices.Contains(optionalColumns, name) {
 			missing = append(missing, name)
 		}
 	}
+	return missing
+}
+
+func newDecoder(cr *csv.Reader, head []string, file string, cols *Columns) (*Decoder, error) {
+	missing := missingFixed(head)
 	if len(missing) > 0 {
 		return nil, &profiler.InputError{File: file, Line: 1, Msg: fmt.Sprintf("not an mltop CSV: the header lacks the columns %s (mltop --config … --csv FILE writes them)", strings.Join(missing, ", "))}
 	}
@@ -788,6 +795,11 @@ func ReadDone(path string, cols Columns) (map[string]bool, error) {
 		return nil, err
 	}
 	want := cols.Header()
+	if missing := missingFixed(head); len(missing) > 0 {
+		// Not one of mltop's: a column diff against the sweep would only
+		// list every column.
+		return nil, &profiler.InputError{File: path, Line: 1, Msg: fmt.Sprintf("not an mltop CSV (the header lacks %s): --resume adds to the CSV a sweep wrote with --csv; give that file, or a new path to --csv without --resume", strings.Join(missing, ", "))}
+	}
 	if !slices.Equal(head, want) {
 		return nil, headerMismatch(path, head, want)
 	}

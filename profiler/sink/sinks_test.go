@@ -77,11 +77,22 @@ func TestCSVSinkAndResume(t *testing.T) {
 }
 
 func TestResumeRejectsOtherColumns(t *testing.T) {
+	// An mltop CSV of another sweep: the difference is named.
 	path := filepath.Join(t.TempDir(), "old.csv")
-	os.WriteFile(path, []byte("time,backend,kernel,BQ\n"), 0o644)
+	other := ColumnsFor([]profiler.Spec{{Kernel: "test_scale"}})
+	other.Knobs = append(other.Knobs, "BQ")
+	os.WriteFile(path, []byte(strings.Join(other.Header(), ",")+"\n"), 0o644)
 	_, err := ReadDone(path, ColumnsFor([]profiler.Spec{{Kernel: "test_scale"}}))
-	if err == nil || !profiler.IsInputError(err) || !strings.Contains(err.Error(), "columns differ") || !strings.Contains(err.Error(), "missing") {
+	if err == nil || !profiler.IsInputError(err) || !strings.Contains(err.Error(), "columns differ") || !strings.Contains(err.Error(), "extra BQ") {
 		t.Errorf("err %v", err)
+	}
+	// A file mltop did not write: said so, not a diff of every column.
+	foreign := filepath.Join(t.TempDir(), "foreign.csv")
+	os.WriteFile(foreign, []byte("time,backend,kernel,BQ\n"), 0o644)
+	_, err = ReadDone(foreign, ColumnsFor([]profiler.Spec{{Kernel: "test_scale"}}))
+	if err == nil || !profiler.IsInputError(err) || !strings.Contains(err.Error(), "foreign.csv:1: not an mltop CSV (the header lacks device, timer,") ||
+		!strings.Contains(err.Error(), "a new path to --csv without --resume") || strings.Contains(err.Error(), "columns differ") {
+		t.Errorf("foreign: %v", err)
 	}
 	if d, err := ReadDone(filepath.Join(t.TempDir(), "new.csv"), Columns{}); err != nil || len(d) != 0 {
 		t.Errorf("missing file: %v %v", d, err)

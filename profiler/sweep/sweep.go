@@ -124,7 +124,11 @@ func Load(path string, base profiler.Options) (*Sweep, error) {
 func LoadWith(path string, base profiler.Options, o Options) (*Sweep, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot read the sweep file: %v", errors.Unwrap(err))}
+		hint := ""
+		if errors.Is(err, os.ErrNotExist) {
+			hint = ": check the path (relative to the current folder); configs/quick.yaml in the repository is a sweep to start from"
+		}
+		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot read the sweep file: %v%s", errors.Unwrap(err), hint)}
 	}
 	return ParseWith(path, src, base, o)
 }
