@@ -544,7 +544,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	case res.Status == profiler.StatusOK, res.Status == profiler.StatusUnchecked:
 		return nil
 	case res.Status == profiler.StatusInvalid:
-		return &exitError{code: exitBadInput, msg: fmt.Sprintf("invalid spec: %s", res.Error)}
+		return &exitError{code: exitBadInput, msg: fmt.Sprintf("invalid spec: %s", res.Reason())}
 	case res.Status == profiler.StatusCancelled:
 		return &exitError{code: exitFailed, msg: "cancelled (ctrl-C or SIGTERM): nothing was measured"}
 	}
