@@ -5,11 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/sweep"
 )
 
 // commandNames are the subcommands in the order messages list them; ""
@@ -215,4 +217,16 @@ func hoistCommand(args []string) (cmd string, rest []string) {
 		return args[i], rest
 	}
 	return "", args
+}
+
+// noArgs refuses arguments of a subcommand that takes none, instead of
+// ignoring them; a backend's name points to --backend.
+func noArgs(cmd string, pos []string) error {
+	if len(pos) == 0 {
+		return nil
+	}
+	if slices.Contains(sweep.KnownBackends, pos[0]) {
+		return badInput("%s takes no arguments, got %q: to pick the backend write mltop %s --backend %s", cmd, pos, cmd, pos[0])
+	}
+	return badInput("%s takes no arguments, got %q: see mltop --help", cmd, pos)
 }

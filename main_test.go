@@ -268,6 +268,8 @@ func TestBadInput(t *testing.T) {
 		{"report foreign csv", []string{"report", otherCSV}, "not an mltop CSV: the header lacks the columns device, timer, dtype, n,"},
 		{"run unknown kernel", []string{"run", "flash"}, `unknown kernel "flash"`},
 		{"new missing source", []string{"new", "k", "--from", filepath.Join(dir, "none.cu"), "--entry", "k"}, "none.cu: no such file or directory: give the .cu or .metal file that holds the kernel"},
+		{"calibrate with a backend name", []string{"calibrate", "cuda"}, `calibrate takes no arguments, got ["cuda"]: to pick the backend write mltop calibrate --backend cuda`},
+		{"selftest with an argument", []string{"selftest", "now"}, `selftest takes no arguments, got ["now"]`},
 		{"list with a name", []string{"list", "attn_fwd"}, `list takes no arguments, got ["attn_fwd"]: run mltop list alone`},
 		{"list with a path", []string{"list", "./scale"}, `list takes no arguments, got ["./scale"]: to add a user kernel write mltop list --kernel ./scale`},
 		{"run kernel typo", []string{"run", "atn_fwd"}, `unknown kernel "atn_fwd": did you mean attn_fwd? known kernels are`},
