@@ -615,7 +615,7 @@ func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
 				continue
 			}
 			k, v, ok := strings.Cut(kv, "=")
-			if !ok {
+			if !ok || strings.TrimSpace(k) == "" {
 				return spec, badInput("--set %q: write NAME=VALUE, e.g. BQ=32", kv)
 			}
 			k = strings.TrimSpace(k)

@@ -278,6 +278,7 @@ func TestBadInput(t *testing.T) {
 		{"yaml kernel typo", []string{"--config", writeFile(t, "kt.yaml", "sweeps:\n  - kernel: softmax_bwdd\n")}, `kt.yaml:2:13: sweeps[0].kernel: unknown kernel "softmax_bwdd": did you mean softmax_bwd?`},
 		{"run no kernel", []string{"run"}, "run takes one kernel name"},
 		{"run bad set", []string{"run", "attn_fwd", "--set", "BQ"}, `--set "BQ": write NAME=VALUE`},
+		{"run set without a name", []string{"run", "attn_fwd", "--set", "=32"}, `--set "=32": write NAME=VALUE`},
 		{"run bad value", []string{"run", "attn_fwd", "--set", "BQ=big"}, `"big" is not an integer`},
 		{"run unknown knob", []string{"run", "attn_fwd", "--set", "XX=1"}, `has no knob, dim or flag "XX"`},
 		{"run knob off schema", []string{"run", "attn_fwd", "--set", "BQ=48"}, "BQ=48 is not allowed: use one of 8, 16, 32, 64, 128"},
