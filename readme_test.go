@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,7 +13,8 @@ import (
 )
 
 // TestReadmeNamesWhatExists: every `--flag` the README names is a flag of
-// some mltop command (other tools' flags excepted), every MLTOP_ variable
+// some mltop command (other tools' flags excepted) and every flag of mltop
+// and run has a row in its Flags table, every MLTOP_ variable
 // it names is read somewhere in the code or its tests, every CSV column mltop writes
 // is in its CSV table, and every sweep in configs/ is named. A newcomer
 // reads the README first: a renamed flag or a new config must not leave
@@ -47,6 +49,16 @@ func TestReadmeNamesWhatExists(t *testing.T) {
 		if !found {
 			t.Errorf("README names `--%s`, which no mltop command takes", name)
 		}
+	}
+
+	// And the other way: each flag of mltop and run has a row in the
+	// Flags table, as the README says.
+	for _, c := range []string{"", "run"} {
+		flagsOf(c).VisitAll(func(f *flag.Flag) {
+			if !strings.Contains(readme, "\n| `--"+f.Name) {
+				t.Errorf("README's Flags table has no row for --%s (a flag of %s)", f.Name, commandLabel(c))
+			}
+		})
 	}
 
 	var code strings.Builder
