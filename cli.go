@@ -72,7 +72,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&o.seed, "seed", d.Seed, "seed of the input generator")
 	fs.IntVar(&o.maxRows, "max-rows", d.MaxRows, "check at most this many rows against the float64 reference")
 	fs.Float64Var(&o.timeout, "timeout", 0, "worker watchdog per spec in `seconds` (0: 2×time-limit + 60)")
-	fs.StringVar(&o.isolate, "isolate", "auto", "run specs in a worker subprocess: auto (on for GPU backends), on, off")
+	fs.StringVar(&o.isolate, "isolate", "auto", "run specs in a worker subprocess: auto (on for GPU backends and the interactive session), on, off")
 	fs.BoolVar(&o.noColor, "no-color", false, "plain output without colour (also NO_COLOR=1)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar on stderr")
 	fs.Var(&o.kernels, "kernel", "add the user kernel(s) of `PATH` (a kernel.yaml or a folder of them; repeatable)")
