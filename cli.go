@@ -714,6 +714,11 @@ func announce(jobs []profiler.Job, skip map[string]bool, path string, yes bool, 
 		}
 		todo = append(todo, j)
 	}
+	if len(todo) == 0 && invalid == 0 && len(skip) > 0 {
+		// Everything is in the --resume file: no time range of nothing.
+		fmt.Fprintf(stderr, "mltop: nothing to run from %s: all its %s are already in the --resume file\n", path, profiler.Plural(len(jobs), "spec", "specs"))
+		return nil
+	}
 	est := run.Estimate(todo, dev)
 	bad := ""
 	if invalid > 0 {

@@ -216,6 +216,10 @@ sweeps:
 	if code != 0 || !strings.Contains(stderr, "8 skipped") {
 		t.Errorf("resume: exit %d\n%s", code, stderr)
 	}
+	// The banner says there is nothing to do, not "0 specs … 0 s to 0 s".
+	if !strings.Contains(stderr, "nothing to run from "+sweep+": all its 8 specs are already in the --resume file") || strings.Contains(stderr, "0 specs to run") {
+		t.Errorf("resume banner:\n%s", stderr)
+	}
 	if n := len(readCSV(t, out)); n != 8 {
 		t.Errorf("resume changed the file: %d rows", n)
 	}
