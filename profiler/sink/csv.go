@@ -680,18 +680,25 @@ type CSV struct {
 }
 
 // OpenCSV creates path (or appends to it when appending, after the header
-// has been checked by ReadDone) and writes the header to a new file.
+// has been checked by ReadDone) and writes the header to a new file. Its
+// errors name --csv; OpenCSVVia names another way the path was given.
 func OpenCSV(path string, cols Columns, appending bool) (*CSV, error) {
+	return OpenCSVVia(path, cols, appending, "--csv")
+}
+
+// OpenCSVVia is OpenCSV for a path given by via: "--csv", "-o" (merge) or
+// "" (the session's export prompt), which its errors name.
+func OpenCSVVia(path string, cols Columns, appending bool, via string) (*CSV, error) {
 	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if appending {
 		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
 	}
-	if err := CheckCSVPath(path, appending); err != nil {
+	if err := checkCSVPath(path, appending, via); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(path, flags, 0o644)
 	if err != nil {
-		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot write the CSV file: %v: choose a writable path with --csv", errors.Unwrap(err))}
+		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot write the CSV file: %v: choose a writable path%s", errors.Unwrap(err), viaSuffix(via))}
 	}
 	s := &CSV{f: f, w: csv.NewWriter(f), cols: cols}
 	st, _ := f.Stat()
@@ -704,16 +711,32 @@ func OpenCSV(path string, cols Columns, appending bool) (*CSV, error) {
 	return s, s.w.Error()
 }
 
+// viaSuffix is " for --csv" (or -o), "" for a path typed at a prompt.
+func viaSuffix(via string) string {
+	if via == "" {
+		return ""
+	}
+	return " for " + via
+}
+
 // CheckCSVPath refuses what OpenCSV would refuse before creating anything:
-// a directory, or (unless appending) a file that already holds rows.
+// a directory, a folder that does not exist, or (unless appending) a file
+// that already holds rows.
 func CheckCSVPath(path string, appending bool) error {
+	return checkCSVPath(path, appending, "--csv")
+}
+
+func checkCSVPath(path string, appending bool, via string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return &profiler.InputError{File: path, Msg: "is a directory: give --csv a file path, e.g. " + strings.TrimRight(path, "/") + "/out.csv"}
+		return &profiler.InputError{File: path, Msg: "is a directory: give a file path" + viaSuffix(via) + ", e.g. " + strings.TrimRight(path, "/") + "/out.csv"}
 	} else if err == nil && st.Size() > 0 && !appending {
 		// Never replace measurements silently, and never suggest resuming a
 		// file that is not an mltop CSV.
 		if !isMltopCSV(path) {
-			return &profiler.InputError{File: path, Msg: "the file exists and is not empty, and it is not an mltop CSV: choose a new path for --csv"}
+			return &profiler.InputError{File: path, Msg: "the file exists and is not empty, and it is not an mltop CSV: choose a new path" + viaSuffix(via)}
+		}
+		if via != "--csv" {
+			return &profiler.InputError{File: path, Msg: "the CSV file exists and is not empty: choose a new path" + viaSuffix(via) + " (mltop never replaces measurements)"}
 		}
 		return &profiler.InputError{File: path, Msg: "the CSV file exists and is not empty: add to it with --resume " + path + ", or choose a new path"}
 	} else if err != nil {
@@ -722,9 +745,9 @@ func CheckCSVPath(path string, appending bool) error {
 		dir := filepath.Dir(path)
 		switch st, derr := os.Stat(dir); {
 		case errors.Is(derr, fs.ErrNotExist):
-			return &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot write the CSV file: the folder %s does not exist: create it, or choose a writable path with --csv", dir)}
+			return &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot write the CSV file: the folder %s does not exist: create it, or choose a writable path%s", dir, viaSuffix(via))}
 		case derr == nil && !st.IsDir():
-			return &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot write the CSV file: %s is not a folder: choose a writable path with --csv", dir)}
+			return &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot write the CSV file: %s is not a folder: choose a writable path%s", dir, viaSuffix(via))}
 		}
 	}
 	return nil
@@ -758,7 +781,7 @@ func WriteCSVFile(path string, results []profiler.Result) error {
 	for i, r := range results {
 		specs[i] = r.Spec
 	}
-	s, err := OpenCSV(path, ColumnsFor(specs), false)
+	s, err := OpenCSVVia(path, ColumnsFor(specs), false, "")
 	if err != nil {
 		return err
 	}

@@ -215,6 +215,35 @@ func TestOpenCSVKeepsExistingRows(t *testing.T) {
 	}
 }
 
+// TestCSVErrorsNameHowThePathCame: the same refusals name --csv for a
+// sweep, -o for merge and no flag for the session's export prompt, and
+// only --csv is told to --resume.
+func TestCSVErrorsNameHowThePathCame(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.csv")
+	WriteCSVFile(old, sampleResults(t)[:1])
+	missing := filepath.Join(dir, "no", "x.csv")
+	for _, c := range []struct {
+		path, via, want, not string
+	}{
+		{old, "--csv", "add to it with --resume " + old, ""},
+		{old, "-o", "the CSV file exists and is not empty: choose a new path for -o (mltop never replaces measurements)", "--resume"},
+		{old, "", "the CSV file exists and is not empty: choose a new path (mltop", "--"},
+		{missing, "--csv", "does not exist: create it, or choose a writable path for --csv", ""},
+		{missing, "-o", "does not exist: create it, or choose a writable path for -o", "--csv"},
+		{missing, "", "does not exist: create it, or choose a writable path", "--csv"},
+		{dir, "-o", "is a directory: give a file path for -o, e.g.", "--csv"},
+	} {
+		_, err := OpenCSVVia(c.path, Columns{}, false, c.via)
+		if err == nil || !profiler.IsInputError(err) || !strings.Contains(err.Error(), c.want) || c.not != "" && strings.Contains(err.Error(), c.not) {
+			t.Errorf("%s via %q: %v\nwant %q, without %q", c.path, c.via, err, c.want, c.not)
+		}
+	}
+	if err := WriteCSVFile(old, sampleResults(t)[:1]); err == nil || strings.Contains(err.Error(), "--") {
+		t.Errorf("export over rows: %v", err)
+	}
+}
+
 func TestResumeRerunsCancelledSpecs(t *testing.T) {
 	results := sampleResults(t)
 	cols := ColumnsFor([]profiler.Spec{results[0].Spec})
