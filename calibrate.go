@@ -16,7 +16,11 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mltop calibrate", stderr, usage)
 	registerNoopFlags(fs)
 	backend := fs.String("backend", "auto", "")
-	if _, err := parseInterleaved(fs, args); err != nil {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs("calibrate", pos); err != nil {
 		return err
 	}
 	r, err := openRunner(*backend, io.Discard, false) // calibrated once, below

@@ -72,7 +72,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&o.seed, "seed", d.Seed, "seed of the input generator")
 	fs.IntVar(&o.maxRows, "max-rows", d.MaxRows, "check at most this many rows against the float64 reference")
 	fs.Float64Var(&o.timeout, "timeout", 0, "worker watchdog per spec in `seconds` (0: 2×time-limit + 60)")
-	fs.StringVar(&o.isolate, "isolate", "auto", "run specs in a worker subprocess: auto (on for GPU backends), on, off")
+	fs.StringVar(&o.isolate, "isolate", "auto", "run specs in a worker subprocess: auto (on for GPU backends and the interactive session), on, off")
 	fs.BoolVar(&o.noColor, "no-color", false, "plain output without colour (also NO_COLOR=1)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar on stderr")
 	fs.Var(&o.kernels, "kernel", "add the user kernel(s) of `PATH` (a kernel.yaml or a folder of them; repeatable)")
@@ -260,8 +260,9 @@ Usage:
 Flags go before or after the subcommand; each subcommand takes only the flags
 that apply to it (README "Flags"); a second ctrl-C kills at once.
 
-Exit codes: 0 all specs ran and verified; 1 a spec failed (mismatch, crash, timeout,
-compile error); 2 bad input (flags, YAML, impossible spec).
+Exit codes: 0 all specs ran and verified (or are unchecked: check: none); 1 a spec
+failed (mismatch, compile_error, crashed, timeout, error, cancelled); 2 bad input
+(flags, YAML, an impossible spec), or a sweep whose only failures are invalid rows.
 
 Flags:
 `)
@@ -543,7 +544,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	case res.Status == profiler.StatusOK, res.Status == profiler.StatusUnchecked:
 		return nil
 	case res.Status == profiler.StatusInvalid:
-		return &exitError{code: exitBadInput, msg: fmt.Sprintf("invalid spec: %s", res.Error)}
+		return &exitError{code: exitBadInput, msg: fmt.Sprintf("invalid spec: %s", res.Reason())}
 	case res.Status == profiler.StatusCancelled:
 		return &exitError{code: exitFailed, msg: "cancelled (ctrl-C or SIGTERM): nothing was measured"}
 	}
@@ -614,7 +615,7 @@ func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
 				continue
 			}
 			k, v, ok := strings.Cut(kv, "=")
-			if !ok {
+			if !ok || strings.TrimSpace(k) == "" {
 				return spec, badInput("--set %q: write NAME=VALUE, e.g. BQ=32", kv)
 			}
 			k = strings.TrimSpace(k)
@@ -712,6 +713,11 @@ func announce(jobs []profiler.Job, skip map[string]bool, path string, yes bool, 
 			continue
 		}
 		todo = append(todo, j)
+	}
+	if len(todo) == 0 && invalid == 0 && len(skip) > 0 {
+		// Everything is in the --resume file: no time range of nothing.
+		fmt.Fprintf(stderr, "mltop: nothing to run from %s: all its %s are already in the --resume file\n", path, profiler.Plural(len(jobs), "spec", "specs"))
+		return nil
 	}
 	est := run.Estimate(todo, dev)
 	bad := ""

@@ -5,9 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/sweep"
 )
 
 // commandNames are the subcommands in the order messages list them; ""
@@ -178,32 +182,9 @@ func nearestFlag(fs *flag.FlagSet, name string) string {
 	return best
 }
 
-// editDistance is the Damerau (optimal string alignment) distance:
-// insertions, deletions, substitutions and swaps of neighbours cost 1.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range rb {
-		d[0][j+1] = j + 1
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
-}
+// editDistance is profiler.EditDistance, the one measure of "close" that
+// every did-you-mean uses.
+func editDistance(a, b string) int { return profiler.EditDistance(a, b) }
 
 // hoistCommand finds a subcommand after leading flags of mltop itself
 // (`mltop --backend cpu list`) and returns it with those flags moved after
@@ -236,4 +217,16 @@ func hoistCommand(args []string) (cmd string, rest []string) {
 		return args[i], rest
 	}
 	return "", args
+}
+
+// noArgs refuses arguments of a subcommand that takes none, instead of
+// ignoring them; a backend's name points to --backend.
+func noArgs(cmd string, pos []string) error {
+	if len(pos) == 0 {
+		return nil
+	}
+	if slices.Contains(sweep.KnownBackends, pos[0]) {
+		return badInput("%s takes no arguments, got %q: to pick the backend write mltop %s --backend %s", cmd, pos, cmd, pos[0])
+	}
+	return badInput("%s takes no arguments, got %q: see mltop --help", cmd, pos)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/mltop/mltop/profiler/sweep"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,8 +19,16 @@ func cmdList(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&kernels, "kernel", "")
 	backend := fs.String("backend", "auto", "")
 	registerNoopFlags(fs)
-	if _, err := parseInterleaved(fs, args); err != nil {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
 		return err
+	}
+	if len(pos) > 0 {
+		// Ignoring them would print everything as if they meant nothing.
+		if _, err := os.Stat(pos[0]); err == nil || strings.ContainsAny(pos[0], "/\\") || strings.HasSuffix(pos[0], ".yaml") {
+			return badInput("list takes no arguments, got %q: to add a user kernel write mltop list --kernel %s", pos, pos[0])
+		}
+		return badInput("list takes no arguments, got %q: run mltop list alone (it prints every backend and kernel family, with each one's knobs, dims and dtypes)", pos)
 	}
 	if !slices.Contains(sweep.KnownBackends, *backend) {
 		return badInput("unknown backend %q: use one of %s", *backend, strings.Join(sweep.KnownBackends, ", "))

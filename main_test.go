@@ -216,6 +216,10 @@ sweeps:
 	if code != 0 || !strings.Contains(stderr, "8 skipped") {
 		t.Errorf("resume: exit %d\n%s", code, stderr)
 	}
+	// The banner says there is nothing to do, not "0 specs … 0 s to 0 s".
+	if !strings.Contains(stderr, "nothing to run from "+sweep+": all its 8 specs are already in the --resume file") || strings.Contains(stderr, "0 specs to run") {
+		t.Errorf("resume banner:\n%s", stderr)
+	}
 	if n := len(readCSV(t, out)); n != 8 {
 		t.Errorf("resume changed the file: %d rows", n)
 	}
@@ -257,18 +261,28 @@ func TestBadInput(t *testing.T) {
 		{"bad isolate", []string{"--isolate", "maybe", "--config", goodSweep}, `--isolate="maybe"`},
 		{"bad noise", []string{"--noise", "2", "--config", goodSweep}, "--noise=2"},
 		{"unknown flag", []string{"--frob"}, ""},
-		{"missing config", []string{"--config", filepath.Join(dir, "none.yaml")}, "none.yaml: cannot read the sweep file"},
+		{"missing config", []string{"--config", filepath.Join(dir, "none.yaml")}, "none.yaml: cannot read the sweep file: no such file or directory: check the path"},
 		{"malformed yaml", []string{"--config", writeFile(t, "bad.yaml", "sweeps: [\n")}, "bad.yaml:1:"},
 		{"unknown key", []string{"--config", writeFile(t, "key.yaml", "sweeps:\n  - kernel: attn_fwd\n    knbos: {BQ: 32}\n")}, `key.yaml:3:5: unknown field "knbos"`},
 		{"unknown kernel in yaml", []string{"--config", writeFile(t, "k.yaml", "sweeps:\n  - kernel: flash\n")}, `k.yaml:2:13: sweeps[0].kernel: unknown kernel "flash"`},
-		{"unwritable csv", []string{"--config", goodSweep, "--csv", filepath.Join(dir, "no/such/dir.csv")}, "cannot write the CSV file"},
-		{"resume other columns", []string{"--config", goodSweep, "--resume", otherCSV}, "columns differ"},
+		{"unwritable csv", []string{"--config", goodSweep, "--csv", filepath.Join(dir, "no/such/dir.csv")}, "cannot write the CSV file: the folder " + filepath.Join(dir, "no/such") + " does not exist: create it"},
+		{"resume a foreign csv", []string{"--config", goodSweep, "--resume", otherCSV}, "other.csv:1: not an mltop CSV (the header lacks device, timer, dtype"},
 		{"csv would replace rows", []string{"--config", goodSweep, "--csv", otherCSV}, "exists and is not empty"},
 		{"csv is a directory", []string{"--config", goodSweep, "--csv", dir}, "is a directory"},
 		{"report foreign csv", []string{"report", otherCSV}, "not an mltop CSV: the header lacks the columns device, timer, dtype, n,"},
 		{"run unknown kernel", []string{"run", "flash"}, `unknown kernel "flash"`},
+		{"new missing source", []string{"new", "k", "--from", filepath.Join(dir, "none.cu"), "--entry", "k"}, "none.cu: no such file or directory: give the .cu or .metal file that holds the kernel"},
+		{"calibrate with a backend name", []string{"calibrate", "cuda"}, `calibrate takes no arguments, got ["cuda"]: to pick the backend write mltop calibrate --backend cuda`},
+		{"selftest with an argument", []string{"selftest", "now"}, `selftest takes no arguments, got ["now"]`},
+		{"list with a name", []string{"list", "attn_fwd"}, `list takes no arguments, got ["attn_fwd"]: run mltop list alone`},
+		{"list with a path", []string{"list", "./scale"}, `list takes no arguments, got ["./scale"]: to add a user kernel write mltop list --kernel ./scale`},
+		{"run kernel typo", []string{"run", "atn_fwd"}, `unknown kernel "atn_fwd": did you mean attn_fwd? known kernels are`},
+		{"run knob typo", []string{"run", "attn_fwd", "--set", "bq=32"}, `has no knob, dim or flag "bq": did you mean BQ?`},
+		{"run flag typo", []string{"run", "attn_fwd", "--set", "casual=1"}, `has no knob, dim or flag "casual": did you mean causal?`},
+		{"yaml kernel typo", []string{"--config", writeFile(t, "kt.yaml", "sweeps:\n  - kernel: softmax_bwdd\n")}, `kt.yaml:2:13: sweeps[0].kernel: unknown kernel "softmax_bwdd": did you mean softmax_bwd?`},
 		{"run no kernel", []string{"run"}, "run takes one kernel name"},
 		{"run bad set", []string{"run", "attn_fwd", "--set", "BQ"}, `--set "BQ": write NAME=VALUE`},
+		{"run set without a name", []string{"run", "attn_fwd", "--set", "=32"}, `--set "=32": write NAME=VALUE`},
 		{"run bad value", []string{"run", "attn_fwd", "--set", "BQ=big"}, `"big" is not an integer`},
 		{"run unknown knob", []string{"run", "attn_fwd", "--set", "XX=1"}, `has no knob, dim or flag "XX"`},
 		{"run knob off schema", []string{"run", "attn_fwd", "--set", "BQ=48"}, "BQ=48 is not allowed: use one of 8, 16, 32, 64, 128"},
@@ -360,6 +374,19 @@ func TestHelp(t *testing.T) {
 	code, _, stderr := runMain(t, "--help")
 	if code != 0 || !strings.Contains(stderr, "Usage:") {
 		t.Errorf("--help: exit %d\n%s", code, stderr)
+	}
+	// The exit codes name every status that makes a sweep exit 1, as
+	// results spell them, and the invalid rows' 2 (README "Exit codes").
+	_, codes, _ := strings.Cut(stdout, "Exit codes:")
+	codes, _, _ = strings.Cut(codes, "Flags:")
+	codes = strings.Join(strings.Fields(codes), " ")
+	for _, st := range []profiler.Status{profiler.StatusMismatch, profiler.StatusCompileError, profiler.StatusCrashed, profiler.StatusTimeout, profiler.StatusError, profiler.StatusCancelled, profiler.StatusUnchecked} {
+		if !strings.Contains(codes, string(st)) {
+			t.Errorf("help's exit codes lack %s: %s", st, codes)
+		}
+	}
+	if !strings.Contains(codes, "2 bad input") || !strings.Contains(codes, "invalid rows") {
+		t.Errorf("help's exit code 2: %s", codes)
 	}
 }
 

@@ -27,7 +27,7 @@ func cmdNew(args []string, stdout, stderr io.Writer) error {
 	}
 	src, err := os.ReadFile(*from)
 	if err != nil {
-		return badInput("--from %s: %v", *from, errors.Unwrap(err))
+		return badInput("--from %s: %v: give the .cu or .metal file that holds the kernel", *from, errors.Unwrap(err))
 	}
 	dir := *out
 	if dir == "" {

@@ -109,7 +109,7 @@ func TestWatchCommand(t *testing.T) {
 	src := filepath.Join(dir, "k.cu")
 	next, done, errb := startWatch(t, dir, "--backend", "cpu", "--isolate", "off", "--set", "WG=128", "--count", "2")
 	l := next()
-	if !strings.HasPrefix(l, "#1  start  invalid") || !strings.Contains(l, "the CPU backend cannot run user kernel test_watch_cmd") || !strings.Contains(l, "after_start=") {
+	if !strings.HasPrefix(l, "#1  start  invalid  the CPU backend cannot run user kernel test_watch_cmd") || strings.Contains(l, profiler.ErrCannotRun.Error()) || !strings.Contains(l, "after_start=") {
 		t.Errorf("first run: %q", l)
 	}
 	os.WriteFile(src, []byte("// faster\n"+usertest.Source), 0o644)

@@ -27,7 +27,11 @@ func cmdSelftest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := newFlagSet("mltop selftest", stderr, usage)
 	registerNoopFlags(fs)
 	backend := fs.String("backend", "auto", "")
-	if _, err := parseInterleaved(fs, args); err != nil {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs("selftest", pos); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "mltop selftest — %s/%s, %s\n", runtime.GOOS, runtime.GOARCH, runtime.Version())

@@ -10,8 +10,9 @@ import (
 	"testing"
 )
 
-// TestAnnounceAfterInputChecks: a CSV that holds rows and --devices on the
-// CPU are refused before the sweep is announced; the count is singular
+// TestAnnounceAfterInputChecks: a CSV that holds rows, a CSV in a folder
+// that does not exist (or is a file) and --devices on the CPU are refused
+// before the sweep is announced; the count is singular
 // for one spec and leaves invalid specs out, naming them.
 func TestAnnounceAfterInputChecks(t *testing.T) {
 	one := writeFile(t, "one.yaml", "defaults: {time_limit: 0.02, min_time: 0.001, warmup: 0.001, hot: true}\nsweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: 64}\n    dims: {rows: 2, cols: 8}\n")
@@ -20,6 +21,8 @@ func TestAnnounceAfterInputChecks(t *testing.T) {
 	for _, args := range [][]string{
 		{"--config", one, "--backend", "cpu", "--csv", full},
 		{"--config", one, "--backend", "cpu", "--devices", "all"},
+		{"--config", one, "--backend", "cpu", "--csv", filepath.Join(t.TempDir(), "no", "such", "dir.csv")},
+		{"--config", one, "--backend", "cpu", "--csv", filepath.Join(full, "x.csv")},
 	} {
 		code, _, stderr := runMain(t, args...)
 		if code != exitBadInput || strings.Contains(stderr, "to run from") {

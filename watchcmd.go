@@ -163,7 +163,7 @@ func watchLine(n int, why string, r profiler.Result, prev *profiler.Result, labe
 		}
 	}
 	if r.Status != profiler.StatusOK && r.Status != profiler.StatusUnchecked && r.Error != "" {
-		msg := r.Error
+		msg := r.Reason()
 		if f, line, text, ok := ui.ErrorSite(msg); ok {
 			fmt.Fprintf(&b, "  at %s:%d", filepath.Base(f), line)
 			msg = text

@@ -126,7 +126,8 @@ func Lookup(name string) (Family, error) {
 	if f, ok := registry[name]; ok {
 		return f, nil
 	}
-	return nil, fmt.Errorf("unknown kernel %q: known kernels are %s (see `mltop list`); if it is your own kernel, add --kernel PATH or write kernel: ./path/kernel.yaml in the sweep file", name, strings.Join(familyNamesLocked(false), ", "))
+	known := familyNamesLocked(false)
+	return nil, fmt.Errorf("unknown kernel %q: %sknown kernels are %s (see `mltop list`); if it is your own kernel, add --kernel PATH or write kernel: ./path/kernel.yaml in the sweep file", name, DidYouMean(name, known), strings.Join(known, ", "))
 }
 
 // Families lists registered families sorted by name. Families whose name

@@ -138,7 +138,7 @@ func (s Spec) CheckSchema(sc Schema) error {
 	for _, k := range slices.Sorted(maps.Keys(s.Knobs)) {
 		p, ok := sc.Knob(k)
 		if !ok {
-			return fmt.Errorf("%s has no knob %q: knobs are %s", s.Kernel, k, ParamNames(sc.Knobs))
+			return fmt.Errorf("%s has no knob %q: %sknobs are %s", s.Kernel, k, DidYouMean(k, paramNames(sc.Knobs)), ParamNames(sc.Knobs))
 		}
 		if err := p.Check(s.Knobs[k]); err != nil {
 			return err
@@ -147,7 +147,7 @@ func (s Spec) CheckSchema(sc Schema) error {
 	for _, k := range slices.Sorted(maps.Keys(s.Dims)) {
 		p, ok := sc.Dim(k)
 		if !ok {
-			return fmt.Errorf("%s has no dim %q: dims are %s", s.Kernel, k, ParamNames(sc.Dims))
+			return fmt.Errorf("%s has no dim %q: %sdims are %s", s.Kernel, k, DidYouMean(k, paramNames(sc.Dims)), ParamNames(sc.Dims))
 		}
 		if err := p.Check(s.Dims[k]); err != nil {
 			return err
@@ -155,7 +155,7 @@ func (s Spec) CheckSchema(sc Schema) error {
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Flags)) {
 		if _, ok := sc.Flag(k); !ok {
-			return fmt.Errorf("%s has no flag %q", s.Kernel, k)
+			return fmt.Errorf("%s has no flag %q: %s", s.Kernel, k, UnknownFlag(sc, k))
 		}
 	}
 	return nil
@@ -193,19 +193,37 @@ func (s *Spec) Set(sc Schema, name string, value int) error {
 		s.Flags[name] = value != 0
 		return nil
 	}
-	return fmt.Errorf("%s has no knob, dim or flag %q: it has %s", s.Kernel, name, strings.Join(sc.Names(), ", "))
+	return fmt.Errorf("%s has no knob, dim or flag %q: %sit has %s", s.Kernel, name, DidYouMean(name, sc.Names()), strings.Join(sc.Names(), ", "))
 }
 
 // ParamNames lists the parameters' names for an error message.
 func ParamNames(ps []Param) string {
-	n := make([]string, len(ps))
-	for i, p := range ps {
-		n[i] = p.Name
-	}
+	n := paramNames(ps)
 	if len(n) == 0 {
 		return "(none)"
 	}
 	return strings.Join(n, ", ")
+}
+
+func paramNames(ps []Param) []string {
+	n := make([]string, len(ps))
+	for i, p := range ps {
+		n[i] = p.Name
+	}
+	return n
+}
+
+// UnknownFlag is the hint for an unknown flag name: the nearest flag
+// when one is close, then the family's flags (or that it has none).
+func UnknownFlag(sc Schema, name string) string {
+	if len(sc.Flags) == 0 {
+		return "it has no flags"
+	}
+	n := make([]string, len(sc.Flags))
+	for i, f := range sc.Flags {
+		n[i] = f.Name
+	}
+	return DidYouMean(name, n) + "flags are " + strings.Join(n, ", ")
 }
 
 // JoinDTypes lists dtypes for an error message: "f32, f16, bf16".

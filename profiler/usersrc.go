@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"maps"
+	"regexp"
 	"slices"
+	"strings"
 )
 
 // ErrCannotRun marks a program that a backend cannot execute at all (the
@@ -27,4 +29,24 @@ func (p Program) SourceKey() string {
 		h.Write([]byte(p.Includes[n]))
 	}
 	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// compilingPrefix is the runner's "compiling NAME (ENTRY): " in front of
+// a compile step's error.
+var compilingPrefix = regexp.MustCompile(`^compiling [^ ]+ \([^)]*\): `)
+
+// Reason is what a result's error says to a person: for an invalid spec,
+// without the runner's "compiling NAME (ENTRY): " prefix and
+// ErrCannotRun's text after the backend's own words (both are for
+// errors.Is and the status, and only push the reason out of a line).
+// Other statuses keep their error whole: a compile log starts there. The
+// CSV's error column keeps Error as it is.
+func (r Result) Reason() string {
+	msg := r.Error
+	if r.Status != StatusInvalid {
+		return msg
+	}
+	msg = compilingPrefix.ReplaceAllString(msg, "")
+	msg, _ = strings.CutSuffix(msg, ": "+ErrCannotRun.Error())
+	return msg
 }

@@ -23,3 +23,22 @@ func TestFillInits(t *testing.T) {
 		t.Errorf("normal(5, 0.5) mean %g", mean)
 	}
 }
+
+func TestResultReason(t *testing.T) {
+	cpu := "compiling rowsum (rowsum_entry): the CPU backend cannot run user kernel rowsum: use --backend cuda or metal: " + ErrCannotRun.Error()
+	cases := []struct {
+		st        Status
+		err, want string
+	}{
+		{StatusInvalid, cpu, "the CPU backend cannot run user kernel rowsum: use --backend cuda or metal"},
+		{StatusInvalid, "BQ=8 must be a multiple of 8·WM=32", "BQ=8 must be a multiple of 8·WM=32"},
+		// A compile error keeps its prefix and log: the log starts there.
+		{StatusCompileError, "compiling k (k): k.cu(3): error: x", "compiling k (k): k.cu(3): error: x"},
+		{StatusOK, "", ""},
+	}
+	for _, c := range cases {
+		if got := (Result{Status: c.st, Error: c.err}).Reason(); got != c.want {
+			t.Errorf("%s %q: Reason() = %q, want %q", c.st, c.err, got, c.want)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/mltop/mltop/profiler"
@@ -30,26 +29,15 @@ func needsGPU(p *profiler.Plan, dev profiler.DeviceInfo) bool {
 	return false
 }
 
-// compilingPrefix is the runner's "compiling NAME (ENTRY): " that an
-// invalid run's error starts with; the panel's head already names the
-// kernel, so the prefix only pushes the reason out of a small panel.
-var compilingPrefix = regexp.MustCompile(`^compiling [^ ]+ \([^)]*\): `)
-
 // reason is an invalid run's error with what the panel and status line
-// need not repeat: the runner's prefix and profiler.ErrCannotRun's text.
-// A user kernel refused by a backend that runs none reads cannotRunUser
-// first, then the backend's own words.
+// need not repeat (profiler.Result.Reason). A user kernel refused by a
+// backend that runs none reads cannotRunUser first, then the backend's
+// own words.
 func reason(r profiler.Result) string {
-	msg := r.Error
-	if r.Status != profiler.StatusInvalid {
-		return msg
-	}
-	msg = compilingPrefix.ReplaceAllString(msg, "")
-	if rest, ok := strings.CutSuffix(msg, ": "+profiler.ErrCannotRun.Error()); ok {
-		msg = rest
-		if strings.Contains(msg, "cannot run user kernel") {
-			msg = cannotRunUser + "\n" + msg
-		}
+	msg := r.Reason()
+	if r.Status == profiler.StatusInvalid && strings.HasSuffix(r.Error, ": "+profiler.ErrCannotRun.Error()) &&
+		strings.Contains(msg, "cannot run user kernel") {
+		msg = cannotRunUser + "\n" + msg
 	}
 	return msg
 }

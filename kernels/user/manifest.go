@@ -22,6 +22,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/mltop/mltop/internal/yamlmsg"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/expr"
 )
@@ -220,6 +221,7 @@ func yamlErr(file string, err error) error {
 	if strings.Contains(e.Msg, "unknown field") {
 		e.Msg += ": check the spelling; the manifest keys are name, description, sources, includes, dtypes, knobs, dims, flags, rules, buffers, dispatches, work, check, notes (README: \"Profile your own kernel\")"
 	}
+	e.Msg = yamlmsg.Plain(e.Msg)
 	return e
 }
 
@@ -254,10 +256,15 @@ func Parse(path string, src []byte, read func(string) ([]byte, error)) (*Family,
 // manifests that name each other would never end).
 func parse(path string, src []byte, read func(string) ([]byte, error), nested bool) (*Family, error) {
 	var m manifestYAML
-	if err := strictUnmarshal(src, &m); err != nil {
-		return nil, yamlErr(path, err)
-	}
 	af, _ := parser.ParseBytes(src, 0)
+	if err := strictUnmarshal(src, &m); err != nil {
+		e := yamlErr(path, err)
+		// A value of the wrong type names its field, like the later checks.
+		if ue, ok := e.(*Error); ok && ue.Field == "" && ue.Line > 0 && !strings.Contains(ue.Msg, "unknown field") {
+			ue.Field = yamlmsg.FieldAt(af, ue.Line, ue.Col)
+		}
+		return nil, e
+	}
 	d := &doc{file: path, ast: af}
 	f := &Family{path: path, dir: filepath.Dir(path), doc: d, m: m, nested: nested}
 	if err := f.build(read); err != nil {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -564,13 +566,20 @@ func readHeader(cr *csv.Reader, file string) ([]string, error) {
 	return head, nil
 }
 
-func newDecoder(cr *csv.Reader, head []string, file string, cols *Columns) (*Decoder, error) {
+// missingFixed lists the fixed columns that every mltop CSV has and head
+// lacks: none for a file mltop wrote, however old.
+func missingFixed(head []string) []string {
 	var missing []string
 	for _, name := range FixedColumns() {
 		if !slices.Contains(head, name) && !slices.Contains(optionalColumns, name) {
 			missing = append(missing, name)
 		}
 	}
+	return missing
+}
+
+func newDecoder(cr *csv.Reader, head []string, file string, cols *Columns) (*Decoder, error) {
+	missing := missingFixed(head)
 	if len(missing) > 0 {
 		return nil, &profiler.InputError{File: file, Line: 1, Msg: fmt.Sprintf("not an mltop CSV: the header lacks the columns %s (mltop --config … --csv FILE writes them)", strings.Join(missing, ", "))}
 	}
@@ -671,18 +680,25 @@ type CSV struct {
 }
 
 // OpenCSV creates path (or appends to it when appending, after the header
-// has been checked by ReadDone) and writes the header to a new file.
+// has been checked by ReadDone) and writes the header to a new file. Its
+// errors name --csv; OpenCSVVia names another way the path was given.
 func OpenCSV(path string, cols Columns, appending bool) (*CSV, error) {
+	return OpenCSVVia(path, cols, appending, "--csv")
+}
+
+// OpenCSVVia is OpenCSV for a path given by via: "--csv", "-o" (merge) or
+// "" (the session's export prompt), which its errors name.
+func OpenCSVVia(path string, cols Columns, appending bool, via string) (*CSV, error) {
 	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if appending {
 		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
 	}
-	if err := CheckCSVPath(path, appending); err != nil {
+	if err := checkCSVPath(path, appending, via); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(path, flags, 0o644)
 	if err != nil {
-		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot write the CSV file: %v: choose a writable path with --csv", errors.Unwrap(err))}
+		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot write the CSV file: %v: choose a writable path%s", errors.Unwrap(err), viaSuffix(via))}
 	}
 	s := &CSV{f: f, w: csv.NewWriter(f), cols: cols}
 	st, _ := f.Stat()
@@ -695,18 +711,44 @@ func OpenCSV(path string, cols Columns, appending bool) (*CSV, error) {
 	return s, s.w.Error()
 }
 
+// viaSuffix is " for --csv" (or -o), "" for a path typed at a prompt.
+func viaSuffix(via string) string {
+	if via == "" {
+		return ""
+	}
+	return " for " + via
+}
+
 // CheckCSVPath refuses what OpenCSV would refuse before creating anything:
-// a directory, or (unless appending) a file that already holds rows.
+// a directory, a folder that does not exist, or (unless appending) a file
+// that already holds rows.
 func CheckCSVPath(path string, appending bool) error {
+	return checkCSVPath(path, appending, "--csv")
+}
+
+func checkCSVPath(path string, appending bool, via string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return &profiler.InputError{File: path, Msg: "is a directory: give --csv a file path, e.g. " + strings.TrimRight(path, "/") + "/out.csv"}
+		return &profiler.InputError{File: path, Msg: "is a directory: give a file path" + viaSuffix(via) + ", e.g. " + strings.TrimRight(path, "/") + "/out.csv"}
 	} else if err == nil && st.Size() > 0 && !appending {
 		// Never replace measurements silently, and never suggest resuming a
 		// file that is not an mltop CSV.
 		if !isMltopCSV(path) {
-			return &profiler.InputError{File: path, Msg: "the file exists and is not empty, and it is not an mltop CSV: choose a new path for --csv"}
+			return &profiler.InputError{File: path, Msg: "the file exists and is not empty, and it is not an mltop CSV: choose a new path" + viaSuffix(via)}
+		}
+		if via != "--csv" {
+			return &profiler.InputError{File: path, Msg: "the CSV file exists and is not empty: choose a new path" + viaSuffix(via) + " (mltop never replaces measurements)"}
 		}
 		return &profiler.InputError{File: path, Msg: "the CSV file exists and is not empty: add to it with --resume " + path + ", or choose a new path"}
+	} else if err != nil {
+		// The file is created later, after the sweep is announced: a
+		// folder that is not there must fail now, before anything runs.
+		dir := filepath.Dir(path)
+		switch st, derr := os.Stat(dir); {
+		case errors.Is(derr, fs.ErrNotExist):
+			return &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot write the CSV file: the folder %s does not exist: create it, or choose a writable path%s", dir, viaSuffix(via))}
+		case derr == nil && !st.IsDir():
+			return &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot write the CSV file: %s is not a folder: choose a writable path%s", dir, viaSuffix(via))}
+		}
 	}
 	return nil
 }
@@ -739,7 +781,7 @@ func WriteCSVFile(path string, results []profiler.Result) error {
 	for i, r := range results {
 		specs[i] = r.Spec
 	}
-	s, err := OpenCSV(path, ColumnsFor(specs), false)
+	s, err := OpenCSVVia(path, ColumnsFor(specs), false, "")
 	if err != nil {
 		return err
 	}
@@ -776,6 +818,11 @@ func ReadDone(path string, cols Columns) (map[string]bool, error) {
 		return nil, err
 	}
 	want := cols.Header()
+	if missing := missingFixed(head); len(missing) > 0 {
+		// Not one of mltop's: a column diff against the sweep would only
+		// list every column.
+		return nil, &profiler.InputError{File: path, Line: 1, Msg: fmt.Sprintf("not an mltop CSV (the header lacks %s): --resume adds to the CSV a sweep wrote with --csv; give that file, or a new path to --csv without --resume", strings.Join(missing, ", "))}
+	}
 	if !slices.Equal(head, want) {
 		return nil, headerMismatch(path, head, want)
 	}

@@ -124,7 +124,7 @@ func WriteMerged(path string, m *Merged) error {
 	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
 		return &profiler.InputError{File: path, Msg: "the output exists and is not empty: merge into a new path (mltop never replaces measurements)"}
 	}
-	s, err := OpenCSV(path, m.Cols, false)
+	s, err := OpenCSVVia(path, m.Cols, false, "-o")
 	if err != nil {
 		return err
 	}

@@ -77,11 +77,22 @@ func TestCSVSinkAndResume(t *testing.T) {
 }
 
 func TestResumeRejectsOtherColumns(t *testing.T) {
+	// An mltop CSV of another sweep: the difference is named.
 	path := filepath.Join(t.TempDir(), "old.csv")
-	os.WriteFile(path, []byte("time,backend,kernel,BQ\n"), 0o644)
+	other := ColumnsFor([]profiler.Spec{{Kernel: "test_scale"}})
+	other.Knobs = append(other.Knobs, "BQ")
+	os.WriteFile(path, []byte(strings.Join(other.Header(), ",")+"\n"), 0o644)
 	_, err := ReadDone(path, ColumnsFor([]profiler.Spec{{Kernel: "test_scale"}}))
-	if err == nil || !profiler.IsInputError(err) || !strings.Contains(err.Error(), "columns differ") || !strings.Contains(err.Error(), "missing") {
+	if err == nil || !profiler.IsInputError(err) || !strings.Contains(err.Error(), "columns differ") || !strings.Contains(err.Error(), "extra BQ") {
 		t.Errorf("err %v", err)
+	}
+	// A file mltop did not write: said so, not a diff of every column.
+	foreign := filepath.Join(t.TempDir(), "foreign.csv")
+	os.WriteFile(foreign, []byte("time,backend,kernel,BQ\n"), 0o644)
+	_, err = ReadDone(foreign, ColumnsFor([]profiler.Spec{{Kernel: "test_scale"}}))
+	if err == nil || !profiler.IsInputError(err) || !strings.Contains(err.Error(), "foreign.csv:1: not an mltop CSV (the header lacks device, timer,") ||
+		!strings.Contains(err.Error(), "a new path to --csv without --resume") || strings.Contains(err.Error(), "columns differ") {
+		t.Errorf("foreign: %v", err)
 	}
 	if d, err := ReadDone(filepath.Join(t.TempDir(), "new.csv"), Columns{}); err != nil || len(d) != 0 {
 		t.Errorf("missing file: %v %v", d, err)
@@ -201,6 +212,35 @@ func TestOpenCSVKeepsExistingRows(t *testing.T) {
 	}
 	if _, err := OpenCSV(yaml, Columns{}, false); err == nil || !strings.Contains(err.Error(), "not an mltop CSV") {
 		t.Errorf("yaml: %v", err)
+	}
+}
+
+// TestCSVErrorsNameHowThePathCame: the same refusals name --csv for a
+// sweep, -o for merge and no flag for the session's export prompt, and
+// only --csv is told to --resume.
+func TestCSVErrorsNameHowThePathCame(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.csv")
+	WriteCSVFile(old, sampleResults(t)[:1])
+	missing := filepath.Join(dir, "no", "x.csv")
+	for _, c := range []struct {
+		path, via, want, not string
+	}{
+		{old, "--csv", "add to it with --resume " + old, ""},
+		{old, "-o", "the CSV file exists and is not empty: choose a new path for -o (mltop never replaces measurements)", "--resume"},
+		{old, "", "the CSV file exists and is not empty: choose a new path (mltop", "--"},
+		{missing, "--csv", "does not exist: create it, or choose a writable path for --csv", ""},
+		{missing, "-o", "does not exist: create it, or choose a writable path for -o", "--csv"},
+		{missing, "", "does not exist: create it, or choose a writable path", "--csv"},
+		{dir, "-o", "is a directory: give a file path for -o, e.g.", "--csv"},
+	} {
+		_, err := OpenCSVVia(c.path, Columns{}, false, c.via)
+		if err == nil || !profiler.IsInputError(err) || !strings.Contains(err.Error(), c.want) || c.not != "" && strings.Contains(err.Error(), c.not) {
+			t.Errorf("%s via %q: %v\nwant %q, without %q", c.path, c.via, err, c.want, c.not)
+		}
+	}
+	if err := WriteCSVFile(old, sampleResults(t)[:1]); err == nil || strings.Contains(err.Error(), "--") {
+		t.Errorf("export over rows: %v", err)
 	}
 }
 

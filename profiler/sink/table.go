@@ -163,7 +163,7 @@ func (t *Table) Write(r profiler.Result) error {
 	}
 	err := t.line(spec, func(c tableCol) string { return c.val(r) })
 	if r.Status != profiler.StatusOK && r.Error != "" {
-		msg := oneLine(r.Error)
+		msg := oneLine(r.Reason())
 		if t.width > 0 {
 			msg = clip(msg, max(t.width-6, 20))
 		}
@@ -295,7 +295,7 @@ func FormatResult(r profiler.Result) string {
 	fmt.Fprintf(&b, "  device     %s (%s)\n", r.Device, r.Backend)
 	fmt.Fprintf(&b, "  status     %s", r.Status)
 	if r.Error != "" {
-		fmt.Fprintf(&b, ": %s", r.Error)
+		fmt.Fprintf(&b, ": %s", r.Reason())
 	}
 	b.WriteString("\n")
 	st := r.Stats

@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/mltop/mltop/internal/yamlmsg"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/expr"
 )
@@ -124,7 +125,11 @@ func Load(path string, base profiler.Options) (*Sweep, error) {
 func LoadWith(path string, base profiler.Options, o Options) (*Sweep, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot read the sweep file: %v", errors.Unwrap(err))}
+		hint := ""
+		if errors.Is(err, os.ErrNotExist) {
+			hint = ": check the path (relative to the current folder); configs/quick.yaml in the repository is a sweep to start from"
+		}
+		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot read the sweep file: %v%s", errors.Unwrap(err), hint)}
 	}
 	return ParseWith(path, src, base, o)
 }
@@ -142,10 +147,16 @@ func ParseWith(name string, src []byte, base profiler.Options, o Options) (*Swee
 		return nil, err
 	}
 	var f FileYAML
-	if err := strictUnmarshal(src, &f); err != nil {
-		return nil, yamlError(name, err)
-	}
 	astFile, _ := parser.ParseBytes(src, 0)
+	if err := strictUnmarshal(src, &f); err != nil {
+		e := yamlError(name, err)
+		// A value of the wrong type ("abc" for a dim, "maybe" for a flag)
+		// names its field too, like every later check.
+		if ie, ok := e.(*profiler.InputError); ok && ie.Field == "" && ie.Line > 0 && !strings.Contains(ie.Msg, "unknown field") {
+			ie.Field = yamlmsg.FieldAt(astFile, ie.Line, ie.Col)
+		}
+		return nil, e
+	}
 	at := func(path, field, msg string) error {
 		e := &profiler.InputError{File: name, Field: field, Msg: msg}
 		if astFile != nil {
@@ -223,6 +234,7 @@ func yamlError(name string, err error) error {
 	if strings.Contains(e.Msg, "unknown field") {
 		e.Msg += ": check the spelling; the keys are in the README, \"Sweep files (YAML)\""
 	}
+	e.Msg = yamlmsg.Plain(e.Msg)
 	return e
 }
 
@@ -275,6 +287,11 @@ func applyMeasure(o profiler.Options, m *MeasureYAML, at func(field, msg string)
 			return o, at("cache", err.Error())
 		}
 		o.Cache = c
+		// The command line refuses --hot with another --cache; a block
+		// that sets both must agree too, or one would silently win.
+		if m.Hot != nil && *m.Hot != (c == profiler.CacheHot) {
+			return o, at("hot", fmt.Sprintf("hot: %t and cache: %s contradict each other: use cache alone (cold, hot or dirty)", *m.Hot, c))
+		}
 	}
 	if m.Seed != nil {
 		o.Seed = *m.Seed
@@ -370,7 +387,7 @@ func expand(s SweepYAML, base profiler.Options, sx sweepCtx) ([]profiler.Job, er
 	// shape and reuse the inputs and the reference.
 	var axes []axis
 	for _, key := range slices.Sorted(maps.Keys(s.Dims)) {
-		ax, err := intAxis("dim", key, s.Dims[key], s.Kernel, sc.Dims, at)
+		ax, err := intAxis("dim", key, s.Dims[key], s.Kernel, sc, at)
 		if err != nil {
 			return nil, err
 		}
@@ -378,7 +395,7 @@ func expand(s SweepYAML, base profiler.Options, sx sweepCtx) ([]profiler.Job, er
 	}
 	for _, key := range slices.Sorted(maps.Keys(s.Flags)) {
 		if _, ok := sc.Flag(key); !ok {
-			return nil, at("flags."+key, fmt.Sprintf("%s has no flag %q", s.Kernel, key))
+			return nil, at("flags."+key, fmt.Sprintf("%s has no flag %q: %s", s.Kernel, key, profiler.UnknownFlag(sc, key)))
 		}
 		var vals []int
 		for _, b := range s.Flags[key] {
@@ -389,7 +406,7 @@ func expand(s SweepYAML, base profiler.Options, sx sweepCtx) ([]profiler.Job, er
 	// Off-schema knob values fail the file like dims; values the family's
 	// rules reject in combination become invalid rows when run.
 	for _, key := range slices.Sorted(maps.Keys(s.Knobs)) {
-		ax, err := intAxis("knob", key, s.Knobs[key], s.Kernel, sc.Knobs, at)
+		ax, err := intAxis("knob", key, s.Knobs[key], s.Kernel, sc, at)
 		if err != nil {
 			return nil, err
 		}
@@ -454,13 +471,34 @@ func expand(s SweepYAML, base profiler.Options, sx sweepCtx) ([]profiler.Job, er
 
 // intAxis checks one `dims:` or `knobs:` entry (a key may name several
 // params, "Lq,Lk") against the schema and makes it a sweep axis.
-func intAxis(kind, key string, vals IntList, kernel string, params []profiler.Param, at func(sub, msg string) error) (axis, error) {
+// paramNames are the parameters' names, for a did-you-mean.
+func paramNames(ps []profiler.Param) []string {
+	n := make([]string, len(ps))
+	for i, p := range ps {
+		n[i] = p.Name
+	}
+	return n
+}
+
+func intAxis(kind, key string, vals IntList, kernel string, sc profiler.Schema, at func(sub, msg string) error) (axis, error) {
 	field := kind + "s." + key
+	params := sc.Knobs
+	if kind == "dim" {
+		params = sc.Dims
+	}
 	names := splitNames(key)
 	for _, n := range names {
 		p, ok := profiler.FindParam(params, n)
 		if !ok {
-			return axis{}, at(field, fmt.Sprintf("%s has no %s %q: %ss are %s", kernel, kind, n, kind, profiler.ParamNames(params)))
+			hint := profiler.DidYouMean(n, paramNames(params))
+			if _, isKnob := sc.Knob(n); isKnob && kind == "dim" {
+				hint = fmt.Sprintf("%s is a knob (put it under knobs:); ", n)
+			} else if _, isDim := sc.Dim(n); isDim && kind == "knob" {
+				hint = fmt.Sprintf("%s is a dim (put it under dims:); ", n)
+			} else if _, isFlag := sc.Flag(n); isFlag {
+				hint = fmt.Sprintf("%s is a flag (put it under flags:); ", n)
+			}
+			return axis{}, at(field, fmt.Sprintf("%s has no %s %q: %s%ss are %s", kernel, kind, n, hint, kind, profiler.ParamNames(params)))
 		}
 		for _, v := range vals {
 			if err := p.Check(v); err != nil {

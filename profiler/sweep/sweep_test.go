@@ -80,10 +80,23 @@ func TestParseSweepErrors(t *testing.T) {
 		{"unknown backend", "backend: rocm\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:10: backend: unknown backend \"rocm\": use one of auto, metal, cuda, cpu"},
 		{"unknown knob", "sweeps:\n  - kernel: test_scale\n    knobs: {BQ: [32]}\n", "sweeps[0].knobs.BQ: test_scale has no knob \"BQ\": knobs are WG"},
 		{"unknown dim", "sweeps:\n  - kernel: test_scale\n    dims: {M: [32]}\n", "has no dim \"M\""},
+		{"hot contradicts cache", "defaults: {hot: true, cache: dirty}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:17: defaults.hot: hot: true and cache: dirty contradict each other: use cache alone"},
+		{"hot false contradicts cache hot", "sweeps:\n  - kernel: test_scale\n    options: {cache: hot, hot: false}\n", "sweeps[0].options.hot: hot: false and cache: hot contradict"},
+		{"knob typo", "sweeps:\n  - kernel: test_scale\n    knobs: {wg: [32]}\n", "sweeps[0].knobs.wg: test_scale has no knob \"wg\": did you mean WG? knobs are WG"},
+		{"knob under dims", "sweeps:\n  - kernel: test_scale\n    dims: {WG: [32]}\n", "sweeps[0].dims.WG: test_scale has no dim \"WG\": WG is a knob (put it under knobs:); dims are N"},
+		{"dim under knobs", "sweeps:\n  - kernel: test_scale\n    knobs: {N: [32]}\n", "test_scale has no knob \"N\": N is a dim (put it under dims:); knobs are WG"},
+		{"flag typo", "sweeps:\n  - kernel: test_scale\n    flags: {brokn: true}\n", "sweeps[0].flags.brokn: test_scale has no flag \"brokn\": did you mean broken? flags are broken, drift"},
 		{"knob off schema", "sweeps:\n  - kernel: test_scale\n    knobs: {WG: [32, 48]}\n", "sweeps[0].knobs.WG: WG=48 is not allowed: use one of 32, 64, 128"},
 		{"zero dim", "sweeps:\n  - kernel: test_scale\n    dims: {N: [0]}\n", "N=0 is out of range"},
 		{"negative dim", "sweeps:\n  - kernel: test_scale\n    dims: {N: [-5]}\n", "N=-5 is out of range"},
-		{"not an int", "sweeps:\n  - kernel: test_scale\n    dims: {N: [abc]}\n", "s.yaml:3:15: want an integer or a list of integers, got [abc]"},
+		{"not an int", "sweeps:\n  - kernel: test_scale\n    dims: {N: [abc]}\n", "s.yaml:3:15: sweeps[0].dims.N: want an integer or a list of integers, got [abc]"},
+		{"not an int, block", "sweeps:\n  - kernel: test_scale\n    dims:\n      N: abc\n", "s.yaml:4:10: sweeps[0].dims.N: want an integer or a list of integers, got abc"},
+		{"not a bool", "sweeps:\n  - kernel: test_scale\n    flags: {broken: maybe}\n", "s.yaml:3:21: sweeps[0].flags.broken: \"maybe\" is not a boolean"},
+		{"option not a number", "defaults:\n  time_limit: fast\nsweeps:\n  - kernel: test_scale\n", "s.yaml:2:15: defaults.time_limit: want a number here, got a string"},
+		{"hot not a bool", "defaults: {hot: maybe}\nsweeps:\n  - kernel: test_scale\n", "defaults.hot: want true or false here, got a string"},
+		{"kernel a list", "sweeps:\n  - kernel: [test_scale]\n", "s.yaml:2:13: sweeps[0].kernel: want a string here, got a list\n"},
+		{"sweeps a mapping", "sweeps:\n  kernel: test_scale\n", "sweeps: want a list (one \"- item\" per line, or [a, b]) here, got a mapping\n"},
+		{"where a string", "sweeps:\n  - kernel: test_scale\n    where: WG > 8\n", "s.yaml:3:12: sweeps[0].where: want a list (one \"- item\" per line, or [a, b]) here, got a string"},
 		{"bad where", "sweeps:\n  - kernel: test_scale\n    where: [\"WG >\"]\n", "s.yaml:3:17: sweeps[0].where[0]: syntax error: unexpected token EOF in where 'WG >' at column 4"},
 		{"where unknown name", "sweeps:\n  - kernel: test_scale\n    where: [\"WG > BQ\"]\n", "s.yaml:3:19: sweeps[0].where[0]: unknown name 'BQ' in where 'WG > BQ' at column 6; known: N, T, WG, broken, drift (the knobs, dims and flags of test_scale, and T, the dtype)"},
 		{"where unknown name, plain scalar", "sweeps:\n  - kernel: test_scale\n    where:\n      - N > BQ\n", "s.yaml:4:13: sweeps[0].where[0]: unknown name 'BQ' in where 'N > BQ' at column 5"},
@@ -203,6 +216,17 @@ func TestCacheKey(t *testing.T) {
 	}
 	if len(sw.Jobs) == 0 || sw.Jobs[0].Options.Cache != profiler.CacheDirty {
 		t.Errorf("cache: %+v", sw.Jobs)
+	}
+	// hot and cache that agree, in one block or across blocks (a sweep's
+	// options override defaults), are fine.
+	for _, src := range []string{
+		"defaults: {hot: true, cache: hot}\nsweeps:\n  - kernel: test_scale\n    dims: {N: 64}\n",
+		"defaults: {hot: false, cache: dirty}\nsweeps:\n  - kernel: test_scale\n    dims: {N: 64}\n",
+		"defaults: {hot: true}\nsweeps:\n  - kernel: test_scale\n    dims: {N: 64}\n    options: {cache: dirty}\n",
+	} {
+		if _, err := Parse("c.yaml", []byte(src), profiler.DefaultOptions()); err != nil {
+			t.Errorf("%q: %v", src, err)
+		}
 	}
 	_, err = Parse("c.yaml", []byte("defaults: {cache: warm}\nsweeps:\n  - kernel: test_scale\n    dims: {N: 64}\n"), profiler.DefaultOptions())
 	if err == nil || !strings.Contains(err.Error(), "c.yaml:1") || !strings.Contains(err.Error(), "warm") {
