@@ -80,7 +80,7 @@ func loadCUPTI() (*cuptiLib, error) {
 func openCUPTI() (*cuptiLib, error) {
 	var tried []string
 	for _, c := range cuptiCandidates() {
-		h, err := purego.Dlopen(c, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		h, err := dlopen(c)
 		if err != nil {
 			tried = append(tried, c)
 			continue

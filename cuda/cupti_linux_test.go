@@ -70,3 +70,25 @@ func TestLibCandidatesOrder(t *testing.T) {
 		t.Errorf("without the variable the sonames come first: %v", got)
 	}
 }
+
+// A failed load always says why, naming the library (dlerror is read on
+// the thread that called dlopen).
+func TestDlopenErrorNamesTheLibrary(t *testing.T) {
+	done := make(chan struct{})
+	go func() { // keep the scheduler moving goroutines between threads
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+	}()
+	defer close(done)
+	for i := range 300 {
+		_, err := dlopen("libmltop-does-not-exist.so.1")
+		if err == nil || !strings.Contains(err.Error(), "libmltop-does-not-exist.so.1") {
+			t.Fatalf("load %d: error %v, want one naming the library", i, err)
+		}
+	}
+}

@@ -130,7 +130,7 @@ func loadDriver() (*driver, error) {
 	var errs []string
 	var path string
 	for _, name := range []string{"libcuda.so.1", "libcuda.so"} {
-		p, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		p, err := dlopen(name)
 		if err == nil {
 			h, path = p, name
 			break
@@ -201,10 +201,10 @@ func loadNVRTC() (*nvrtc, error) {
 			// LD_LIBRARY_PATH.
 			b, _ := filepath.Glob(filepath.Join(filepath.Dir(c), "libnvrtc-builtins.so*"))
 			for _, bl := range b {
-				purego.Dlopen(bl, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+				dlopen(bl)
 			}
 		}
-		h, err := purego.Dlopen(c, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		h, err := dlopen(c)
 		if err != nil {
 			tried = append(tried, c)
 			continue
@@ -349,4 +349,18 @@ func (n *nvrtc) compile(src, name string, headers map[string]string, opts []stri
 		return nil, log, err
 	}
 	return cubin, log, nil
+}
+
+// dlopen loads a library with its error message intact: dlerror is per
+// OS thread, and purego calls dlopen and dlerror separately, so a goroutine
+// that moved between the two read an empty message (seen about one load
+// in twenty). The thread is held for both.
+func dlopen(name string) (uintptr, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	if err != nil && strings.TrimSpace(err.Error()) == "" {
+		err = fmt.Errorf("%s: not found or not loadable", name)
+	}
+	return h, err
 }
