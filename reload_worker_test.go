@@ -123,6 +123,9 @@ func TestWatchCommand(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Errorf("exit %d after --count 2; stderr:\n%s", code, errb.String())
 	}
+	if !strings.Contains(errb.String(), "every run here is invalid; each save still re-checks the manifest") {
+		t.Errorf("stderr does not say what watching on the CPU does:\n%s", errb.String())
+	}
 	if !strings.Contains(errb.String(), "the kernel as loaded before stays") {
 		t.Errorf("stderr lacks what to do:\n%s", errb.String())
 	}

@@ -76,15 +76,20 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	opt := o.measureOptions(nil)
 	var prev *profiler.Result
 	n := 0
-	runOnce := func(why string, since time.Time, label string) {
+	runOnce := func(why string, since time.Time, label string) profiler.Result {
 		n++
 		res := exec.Run(ctx, spec, opt, nil)
 		fmt.Fprintln(stdout, watchLine(n, why, res, prev, label, time.Since(since)))
 		if res.Stats.N > 0 {
 			prev = &res
 		}
+		return res
 	}
-	runOnce("start", time.Now(), "after_start")
+	if first := runOnce("start", time.Now(), "after_start"); first.Status == profiler.StatusInvalid && strings.Contains(first.Error, profiler.ErrCannotRun.Error()) {
+		// No save makes it runnable here; what a save still checks is the
+		// manifest, the plan and the budget.
+		fmt.Fprintf(stderr, "mltop: %s cannot run %s's source, so every run here is invalid; each save still re-checks the manifest, the plan and the TGM budget. To measure, watch with --backend cuda or metal\n", dev.Backend, name)
+	}
 	reruns := 0
 	for {
 		select {
