@@ -85,7 +85,7 @@ type backend struct {
 	flushK   *kernel // mltop_l2_flush, compiled on the first cold sample
 	clockK   *kernel // mltop_sm_clock, compiled on the first timing loop
 	clockBuf *buffer // the clock probes' cycles and nanoseconds
-	noClock  bool    // the probe could not be built: timings carry no clock
+	noClock  bool    // the probe did not compile: timings carry no clock
 	events   []uintptr
 	// kclock reads kernels' own GPU timestamps (CUPTI); nil: events only.
 	kclock     *cuptiLib
@@ -314,7 +314,7 @@ func (b *backend) setup(ordinal int) error {
 		info.Timer = TimerKernel
 		info.Notes = append(info.Notes, "timer: each kernel's own GPU start/end timestamps through CUPTI ("+kc.path+"); "+TimerEnv+"=events for CUDA events around each launch")
 	} else {
-		info.Notes = append(info.Notes, "timer: CUDA events around each launch, which include ~2-3 µs of launch per kernel ("+why+")")
+		info.Notes = append(info.Notes, "timer: CUDA events around each launch, which include about 2-4 µs of launch per kernel ("+why+")")
 	}
 	b.info = info
 
@@ -327,9 +327,7 @@ func (b *backend) setup(ordinal int) error {
 		}
 		b.flush = f
 		if cb, err := b.alloc(32); err == nil {
-			b.clockBuf = cb
-		} else {
-			b.noClock = true
+			b.clockBuf = cb // else no probe: timings carry no clock
 		}
 		if err := d.call("cuMemsetD8Async", d.cuMemsetD8Async, uintptr(f.ptr), 0, uintptr(f.size), b.stream); err != nil {
 			return err
@@ -618,14 +616,8 @@ func (b *backend) Copy(dst, src profiler.Buffer) error {
 	if d.size != sb.size {
 		return fmt.Errorf("copy of a %d-byte buffer into a %d-byte one", sb.size, d.size)
 	}
-	return b.do(func() error {
-		if err := b.alive(); err != nil {
-			return err
-		}
-		if err := b.check(b.drv.call("cuMemcpyDtoDAsync_v2", b.drv.cuMemcpyDtoDAsync, uintptr(d.ptr), uintptr(sb.ptr), uintptr(d.size), b.stream)); err != nil {
-			return err
-		}
-		return b.check(b.drv.call("cuStreamSynchronize", b.drv.cuStreamSynchronize, b.stream))
+	return b.onStream(func() error {
+		return b.check(b.drv.call("cuMemcpyDtoDAsync_v2", b.drv.cuMemcpyDtoDAsync, uintptr(d.ptr), uintptr(sb.ptr), uintptr(d.size), b.stream))
 	})
 }
 
@@ -635,14 +627,8 @@ func (b *backend) Fill(x profiler.Buffer, value byte) error {
 	if err != nil {
 		return err
 	}
-	return b.do(func() error {
-		if err := b.alive(); err != nil {
-			return err
-		}
-		if err := b.check(b.drv.call("cuMemsetD8Async", b.drv.cuMemsetD8Async, uintptr(buf.ptr), uintptr(value), uintptr(buf.size), b.stream)); err != nil {
-			return err
-		}
-		return b.check(b.drv.call("cuStreamSynchronize", b.drv.cuStreamSynchronize, b.stream))
+	return b.onStream(func() error {
+		return b.check(b.drv.call("cuMemsetD8Async", b.drv.cuMemsetD8Async, uintptr(buf.ptr), uintptr(value), uintptr(buf.size), b.stream))
 	})
 }
 
@@ -761,14 +747,25 @@ func (b *backend) launch(l *profiler.Launch) error {
 
 // Run executes the launches once, in order, and waits.
 func (b *backend) Run(ls []profiler.Launch) error {
-	return b.do(func() error {
-		if err := b.alive(); err != nil {
-			return err
-		}
+	return b.onStream(func() error {
 		for i := range ls {
 			if err := b.launch(&ls[i]); err != nil {
 				return err
 			}
+		}
+		return nil
+	})
+}
+
+// onStream runs enqueue on the CUDA thread, on a live context, and waits
+// for the stream to finish what it enqueued.
+func (b *backend) onStream(enqueue func() error) error {
+	return b.do(func() error {
+		if err := b.alive(); err != nil {
+			return err
+		}
+		if err := enqueue(); err != nil {
+			return err
 		}
 		return b.check(b.drv.call("cuStreamSynchronize", b.drv.cuStreamSynchronize, b.stream))
 	})
@@ -829,10 +826,11 @@ func (b *backend) helperKernel(entry string, dst **kernel, what string) (*kernel
 // few parts per million of error once both ends sit on a timer tick.
 const clockProbeNS = 20000
 
-// clockProbe returns the probe's launch for slot, or ok false when it
-// cannot be had (the timing then carries no clock). Not from inside b.do.
+// clockProbe returns the probe kernel, or ok false when there is none (no
+// probe buffer, or it did not compile): the timing then carries no clock.
+// Not from inside b.do.
 func (b *backend) clockProbe() (k *kernel, ok bool) {
-	if b.noClock {
+	if b.noClock || b.clockBuf == nil {
 		return nil, false
 	}
 	k, err := b.helperKernel("mltop_sm_clock", &b.clockK, "the SM clock probe")
@@ -854,7 +852,7 @@ func (b *backend) clockLaunch(k *kernel, slot int) profiler.Launch {
 // idle): the mean of the slots' cycles per nanosecond, in MHz.
 func (b *backend) smClockMHz(slots int) (float64, error) {
 	raw := make([]uint64, 2*slots)
-	if err := b.check(b.drv.call("cuMemcpyDtoH", b.drv.cuMemcpyDtoH, uintptr(unsafe.Pointer(&raw[0])), uintptr(b.clockBuf.ptr), uintptr(16*slots))); err != nil {
+	if err := b.check(b.drv.call("cuMemcpyDtoH_v2", b.drv.cuMemcpyDtoH, uintptr(unsafe.Pointer(&raw[0])), uintptr(b.clockBuf.ptr), uintptr(16*slots))); err != nil {
 		return 0, err
 	}
 	return clockFromProbes(raw), nil
@@ -896,7 +894,6 @@ func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheM
 	// every timed window.
 	var probes [2]profiler.Launch
 	probeK, probing := b.clockProbe()
-	probing = probing && b.clockBuf != nil
 	if probing {
 		probes = [2]profiler.Launch{b.clockLaunch(probeK, 0), b.clockLaunch(probeK, 1)}
 	}
@@ -923,9 +920,9 @@ func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheM
 			}
 			want = make([]expected, 0, len(steps))
 		}
-		expect := func(l *profiler.Launch, slot int) {
+		expect := func(e expected) {
 			if b.kclock != nil {
-				want = append(want, expectedOf(l.Dispatch, slot))
+				want = append(want, e)
 			}
 		}
 		flushes := 0
@@ -933,23 +930,21 @@ func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheM
 			var err error
 			switch st.Kind {
 			case stepProbe:
-				expect(&probes[st.Index], -1)
+				expect(expectedOf(probes[st.Index].Dispatch, -1))
 				err = b.launch(&probes[st.Index])
 			case stepFlush:
-				expect(&flush, -1)
+				expect(expectedOf(flush.Dispatch, -1))
 				err = b.launch(&flush)
 			case stepDirty:
 				// A new byte value each time, so that every line is written.
 				flushes++
-				if b.kclock != nil {
-					want = append(want, expected{Memset: true, Slot: -1})
-				}
+				expect(expected{Memset: true, Slot: -1})
 				size := min(b.flush.size, 2*b.info.CacheBytes)
 				err = b.check(d.call("cuMemsetD8Async", d.cuMemsetD8Async, uintptr(b.flush.ptr), uintptr(flushes&0xff|1), uintptr(size), b.stream))
 			case stepRecord:
 				err = b.check(d.call("cuEventRecord", d.cuEventRecord, b.events[st.Index], b.stream))
 			case stepLaunch:
-				expect(&ls[st.Index], st.Slot)
+				expect(expectedOf(ls[st.Index].Dispatch, st.Slot))
 				err = b.launch(&ls[st.Index])
 			}
 			if err != nil {
