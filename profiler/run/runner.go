@@ -29,9 +29,8 @@ type Runner struct {
 	// pristine holds a device copy of the current input set's buffers, by
 	// name, for backends that copy on the device (profiler.Copier): each
 	// spec of a shape restores its inputs from them instead of uploading.
-	pristine      map[string]profiler.Buffer
-	pristineKey   string
-	pristineBytes int64
+	pristine    map[string]profiler.Buffer
+	pristineKey string
 	// measured is when the last measurement ended: a sweep's next spec
 	// finds the GPU busy and its clocks up (see warmupFor).
 	measured time.Time
@@ -477,7 +476,7 @@ func (r *Runner) dropPristine(key string) []profiler.Buffer {
 	for _, b := range r.pristine {
 		out = append(out, b)
 	}
-	r.pristine, r.pristineKey, r.pristineBytes = nil, key, 0
+	r.pristine, r.pristineKey = nil, key
 	return out
 }
 
@@ -506,7 +505,11 @@ func (r *Runner) keepPristine(key string, b profiler.BufferSpec, buf profiler.Bu
 		return
 	}
 	r.mu.Lock()
-	fits := r.pristineKey == key && r.pristine[b.Name] == nil && plan.MemoryBytes()+r.pristineBytes+b.Bytes() <= r.dev.MemoryBytes/2
+	held := int64(0)
+	for _, p := range r.pristine {
+		held += p.Size()
+	}
+	fits := r.pristineKey == key && r.pristine[b.Name] == nil && plan.MemoryBytes()+held+b.Bytes() <= r.dev.MemoryBytes/2
 	r.mu.Unlock()
 	if !fits {
 		return
@@ -524,7 +527,6 @@ func (r *Runner) keepPristine(key string, b profiler.BufferSpec, buf profiler.Bu
 		r.pristine = map[string]profiler.Buffer{}
 	}
 	r.pristine[b.Name] = p
-	r.pristineBytes += b.Bytes()
 	r.mu.Unlock()
 }
 
