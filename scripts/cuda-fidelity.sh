@@ -17,6 +17,7 @@
 # Logs under $OUT (or /tmp/mltop-fidelity). About 2-3 minutes.
 set -uo pipefail
 M=${1:-.gpu/mltop}
+HERE=$(cd "$(dirname "$0")" && pwd)
 NCU=${NCU:-ncu}
 LOG=${OUT:-/tmp/mltop-fidelity}
 mkdir -p "$LOG"
@@ -68,18 +69,7 @@ for spec in "${specs[@]}"; do
 		"$M" run "$kernel" --set "$set" --dtype "$dtype" --backend cuda --isolate off --quiet --json \
 		--min-samples 20 --max-samples 20 --min-time 0.000001 --warmup 0.000001 --time-limit 60 \
 		>"$LOG/ncu-$tag.csv" 2>"$LOG/ncu-$tag.err"
-	ncu_ns=$(python3 - "$LOG/ncu-$tag.csv" <<'PY'
-import csv, statistics, sys
-rows = [l for l in open(sys.argv[1]) if l.startswith('"')]
-vals = []
-for r in csv.DictReader(rows):
-    if r.get("Metric Name") == "gpu__time_duration.sum":
-        v = float(r["Metric Value"].replace(",", ""))
-        v *= {"nsecond": 1, "ns": 1, "usecond": 1e3, "us": 1e3, "msecond": 1e6, "ms": 1e6, "second": 1e9}.get(r.get("Metric Unit", "nsecond"), 1)
-        vals.append(v)
-print(statistics.median(vals) if vals else 0, len(vals))
-PY
-)
+	ncu_ns=$(python3 "$HERE/ncu_csv.py" "$LOG/ncu-$tag.csv" gpu__time_duration.sum)
 	read -r ncu nn <<<"$ncu_ns"
 	[[ "${ncu:-0}" == "0" ]] && { echo "ncu gave nothing for $label:"; tail -5 "$LOG/ncu-$tag.err"; }
 	for setting in cold cold-events dirty; do

@@ -14,11 +14,8 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --fo
 for n in 1024 1048576 4194304 16777216 67108864; do
 	python3 "$D/timing-diag.py" events $n 300 2>&1 | grep -E "DIAG|Error" | tail -3
 	ncu --cache-control all --clock-control none --metrics gpu__time_duration.sum -k regex:elementwise --launch-skip 10 --launch-count 20 --csv \
-		python3 "$D/timing-diag.py" ncu $n 40 2>&1 | python3 -c "
-import csv, statistics, sys
-rows = [l for l in sys.stdin if l.startswith('\"')]
-v = [float(r['Metric Value'].replace(',', '')) for r in csv.DictReader(rows)]
-print('NCU n=$n gpu__time_duration_ns=%s' % (statistics.median(v) if v else 'none'))"
+		python3 "$D/timing-diag.py" ncu $n 40 >"$LOG/ncu-add-$n.csv" 2>&1
+	echo "NCU n=$n gpu__time_duration_ns (median, count): $(python3 "$D/ncu_csv.py" "$LOG/ncu-add-$n.csv" gpu__time_duration.sum)"
 done
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader,nounits -lms 50 >"$LOG/smi.csv" 2>/dev/null &
 SMI=$!
@@ -52,15 +49,7 @@ PY
 		MLTOP_CUDA_TIMER=events ncu --cache-control $cc --clock-control none --metrics gpu__time_duration.sum,gpc__cycles_elapsed.avg.per_second,dram__bytes.sum -k "regex:^${dispatch}\$" --launch-skip 3 --launch-count 15 --csv \
 			"$M" run "$kernel" --set "$set" --dtype "$dtype" --backend cuda --isolate off --quiet --json --cache $([ $cc = all ] && echo cold || echo hot) \
 			--min-samples 20 --max-samples 20 --min-time 0.000001 --warmup 0.000001 --time-limit 60 >"$LOG/ncu-$kernel-$cc.csv" 2>&1
-		python3 - "$LOG/ncu-$kernel-$cc.csv" "$kernel ncu-cache-$cc" <<'PY'
-import csv, statistics, sys
-rows = [l for l in open(sys.argv[1]) if l.startswith('"')]
-v = {}
-for r in csv.DictReader(rows):
-    x = float(r["Metric Value"].replace(",", ""))
-    v.setdefault(r["Metric Name"] + "(" + r.get("Metric Unit", "") + ")", []).append(x)
-print("NCU " + sys.argv[2] + " " + " ".join(f"{k}={statistics.median(x):.2f}" for k, x in v.items()))
-PY
+		echo "NCU $kernel ncu-cache-$cc $(python3 "$D/ncu_csv.py" "$LOG/ncu-$kernel-$cc.csv")"
 	done
 done
 kill $SMI
