@@ -85,7 +85,7 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return res
 	}
-	if first := runOnce("start", time.Now(), "after_start"); first.Status == profiler.StatusInvalid && strings.Contains(first.Error, profiler.ErrCannotRun.Error()) {
+	if first := runOnce("start", time.Now(), "after_start"); first.CannotRun() {
 		// No save makes it runnable here; what a save still checks is the
 		// manifest, the plan and the budget.
 		fmt.Fprintf(stderr, "mltop: %s cannot run %s's source, so every run here is invalid; each save still re-checks the manifest, the plan and the TGM budget. To measure, watch with --backend cuda or metal\n", dev.Backend, name)

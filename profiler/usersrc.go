@@ -35,6 +35,13 @@ func (p Program) SourceKey() string {
 // a compile step's error.
 var compilingPrefix = regexp.MustCompile(`^compiling [^ ]+ \([^)]*\): `)
 
+// CannotRun says the spec is invalid because the backend cannot execute
+// its program at all (ErrCannotRun, e.g. a user kernel on the CPU): no
+// compile log, and nothing a save or a retry on this backend can change.
+func (r Result) CannotRun() bool {
+	return r.Status == StatusInvalid && strings.HasSuffix(r.Error, ": "+ErrCannotRun.Error())
+}
+
 // Reason is what a result's error says to a person: for an invalid spec,
 // without the runner's "compiling NAME (ENTRY): " prefix and
 // ErrCannotRun's text after the backend's own words (both are for

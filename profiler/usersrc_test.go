@@ -29,16 +29,22 @@ func TestResultReason(t *testing.T) {
 	cases := []struct {
 		st        Status
 		err, want string
+		cannotRun bool
 	}{
-		{StatusInvalid, cpu, "the CPU backend cannot run user kernel rowsum: use --backend cuda or metal"},
-		{StatusInvalid, "BQ=8 must be a multiple of 8·WM=32", "BQ=8 must be a multiple of 8·WM=32"},
+		{StatusInvalid, cpu, "the CPU backend cannot run user kernel rowsum: use --backend cuda or metal", true},
+		{StatusInvalid, "BQ=8 must be a multiple of 8·WM=32", "BQ=8 must be a multiple of 8·WM=32", false},
 		// A compile error keeps its prefix and log: the log starts there.
-		{StatusCompileError, "compiling k (k): k.cu(3): error: x", "compiling k (k): k.cu(3): error: x"},
-		{StatusOK, "", ""},
+		{StatusCompileError, "compiling k (k): k.cu(3): error: x", "compiling k (k): k.cu(3): error: x", false},
+		{StatusCrashed, cpu, cpu, false}, // only an invalid spec is one the backend cannot run
+		{StatusOK, "", "", false},
 	}
 	for _, c := range cases {
-		if got := (Result{Status: c.st, Error: c.err}).Reason(); got != c.want {
+		r := Result{Status: c.st, Error: c.err}
+		if got := r.Reason(); got != c.want {
 			t.Errorf("%s %q: Reason() = %q, want %q", c.st, c.err, got, c.want)
+		}
+		if r.CannotRun() != c.cannotRun {
+			t.Errorf("%s %q: CannotRun() = %v, want %v", c.st, c.err, r.CannotRun(), c.cannotRun)
 		}
 	}
 }

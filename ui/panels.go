@@ -243,7 +243,7 @@ func (p errorPanel) show() bool {
 // never compiled): the panel takes its room too.
 func (p errorPanel) wide() bool {
 	return p.load != nil || p.run.res.Status == profiler.StatusCompileError ||
-		strings.Contains(p.run.res.Error, profiler.ErrCannotRun.Error()) // never compiled either
+		p.run.res.CannotRun() // never compiled either
 }
 
 func (p errorPanel) View(w, h int) []string {

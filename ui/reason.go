@@ -35,8 +35,7 @@ func needsGPU(p *profiler.Plan, dev profiler.DeviceInfo) bool {
 // own words.
 func reason(r profiler.Result) string {
 	msg := r.Reason()
-	if r.Status == profiler.StatusInvalid && strings.HasSuffix(r.Error, ": "+profiler.ErrCannotRun.Error()) &&
-		strings.Contains(msg, "cannot run user kernel") {
+	if r.CannotRun() && strings.Contains(msg, "cannot run user kernel") {
 		msg = cannotRunUser + "\n" + msg
 	}
 	return msg
