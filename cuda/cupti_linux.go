@@ -3,7 +3,6 @@
 package cuda
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -251,10 +250,6 @@ func openKernelClock() (*cuptiLib, string, error) {
 		return nil, "", fmt.Errorf("%s=%q: use kernel (each kernel's own GPU timestamps, through CUPTI), events (CUDA events around each launch) or leave it unset (kernel when CUPTI loads)", TimerEnv, v)
 	}
 }
-
-// errNoKernelClock is returned by kernelTimes when the records do not
-// account for the loop's launches.
-var errNoKernelClock = errors.New("kernel clock unavailable")
 
 // toolkitLibs lists files matching pattern in the CUDA toolkit's and pip
 // wheels' library folders (newest name first within a folder); extra names
