@@ -35,11 +35,10 @@ type cuptiLib struct {
 
 	activityEnable, activityFlushAll, activityGetNextRecord, activityRegisterCallbacks uintptr
 
-	mu      sync.Mutex
-	arrived *sync.Cond
-	recs    []activity // records delivered since the last take
-	spare   [][]byte   // activity buffers CUPTI has handed back
-	lent    map[uintptr][]byte
+	mu    sync.Mutex
+	recs  []activity // records delivered since the last take
+	spare [][]byte   // activity buffers CUPTI has handed back
+	lent  map[uintptr][]byte
 }
 
 const cuptiBufferBytes = 8 << 20 // ~40 000 kernel records
@@ -85,7 +84,6 @@ func openCUPTI() (*cuptiLib, error) {
 			continue
 		}
 		l := &cuptiLib{path: c, lent: map[uintptr][]byte{}}
-		l.arrived = sync.NewCond(&l.mu)
 		if err := bind(h, c, []symbol{
 			{&l.activityEnable, []string{"cuptiActivityEnable"}},
 			{&l.activityFlushAll, []string{"cuptiActivityFlushAll"}},
@@ -179,7 +177,6 @@ func (l *cuptiLib) completed(buf unsafe.Pointer, valid uint64) {
 		delete(l.lent, uintptr(buf))
 		l.spare = append(l.spare, b)
 	}
-	l.arrived.Broadcast()
 	l.mu.Unlock()
 }
 
