@@ -13,6 +13,10 @@ import (
 // the test's compile cache starts empty) and checks that the ceilings are
 // plausible against the datasheet: copy 30–100% of the peak bandwidth, the
 // tensor-core and FMA rates 20–100% of the peak FLOP/s.
+// boostHeadroom is how far above its datasheet peak a measured ceiling may
+// lie: the clock above the rated boost that GPUs were seen to run at.
+const boostHeadroom = 1.08
+
 func TestCalibrate(t *testing.T) {
 	b := openOrSkip(t)
 	info := b.Info()
@@ -46,8 +50,12 @@ func TestCalibrate(t *testing.T) {
 			t.Logf("%s: %.4g, no datasheet figure to hold it against", k.what, k.got)
 			continue
 		}
-		if r := k.got / k.spec; r < k.lo || r > 1 {
-			t.Errorf("%s: measured %.4g is %.0f%% of the datasheet %.4g; want %.0f%%–100%%", k.what, k.got, 100*r, k.spec, 100*k.lo)
+		// The datasheet assumes the rated boost clock; an H100 was measured
+		// running up to 6% above it (sm_clock_mhz 2097 against 1980), which
+		// puts f32 FMA at 101% of the datasheet. More than boostHeadroom
+		// over it would be a timing or FLOP-count error.
+		if r := k.got / k.spec; r < k.lo || r > boostHeadroom {
+			t.Errorf("%s: measured %.4g is %.0f%% of the datasheet %.4g; want %.0f%%–%.0f%%", k.what, k.got, 100*r, k.spec, 100*k.lo, 100*boostHeadroom)
 		}
 	}
 	if took > 10*time.Second {

@@ -16,6 +16,7 @@ if [[ "${1:-}" != "--run" ]]; then
 	exit 0
 fi
 out=${OUT:-/tmp}
+mkdir -p "$out"
 export MLTOP_CUDA_CACHE=/tmp/mltop-cuda-cache MLTOP_CACHE_DIR=/tmp/mltop-cache
 status=0
 step() { printf '\n== %s\n' "$*"; }
