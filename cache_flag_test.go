@@ -57,3 +57,43 @@ func TestPhasesFlag(t *testing.T) {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 }
+
+// --settle (and a sweep file's settle:) warms every spec up for that long,
+// the second spec of a sweep too, which otherwise gets a quarter of
+// --warmup (runner.warmupFor).
+func TestSettle(t *testing.T) {
+	const settle = 0.6 // far above a warm-up of 0.02 s, and its noise on a busy machine
+	fileSettle := writeFile(t, "settle.yaml", "backend: cpu\ndefaults: {time_limit: 0.2, settle: 0.6}\nsweeps:\n  - kernel: softmax_bwd\n    dims: {rows: 4, cols: [64, 128]}\n")
+	plain := writeFile(t, "plain.yaml", "backend: cpu\ndefaults: {time_limit: 0.2}\nsweeps:\n  - kernel: softmax_bwd\n    dims: {rows: 4, cols: [64, 128]}\n")
+	for _, c := range []struct {
+		name    string
+		args    []string
+		settled bool
+	}{
+		{"flag", []string{"--config", plain, "--settle", "0.6"}, true},
+		{"file", []string{"--config", fileSettle}, true},
+		{"flag 0 overrides the file", []string{"--config", fileSettle, "--settle", "0"}, false},
+		{"none", []string{"--config", plain}, false},
+	} {
+		code, stdout, stderr := runMain(t, append(c.args, "--isolate", "off", "--json", "--quiet")...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.name, code, stderr)
+		}
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("%s: %d results: %s", c.name, len(lines), stdout)
+		}
+		for i, l := range lines {
+			var res profiler.Result
+			if err := json.Unmarshal([]byte(l), &res); err != nil || res.Phases == nil {
+				t.Fatalf("%s: %v: %s", c.name, err, l)
+			}
+			if got := res.Phases.Warmup >= settle; got != c.settled {
+				t.Errorf("%s: spec %d warmed up %.3f s; want settled=%v (>= %g s)", c.name, i, res.Phases.Warmup, c.settled, settle)
+			}
+		}
+	}
+	if code, _, stderr := runMain(t, "run", "softmax_bwd", "--settle", "-1"); code != exitBadInput || !strings.Contains(stderr, "--settle=-1: use 0 (off) or a positive number of seconds") {
+		t.Errorf("--settle -1: exit %d %s", code, stderr)
+	}
+}

@@ -37,6 +37,7 @@ type options struct {
 	minSamples int
 	maxSamples int
 	warmup     float64
+	settle     float64
 	hot        bool
 	cache      string
 	phases     bool
@@ -66,6 +67,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.minSamples, "min-samples", d.Stop.MinSamples, "take at least this many samples")
 	fs.IntVar(&o.maxSamples, "max-samples", d.Stop.MaxSamples, "take at most this many samples")
 	fs.Float64Var(&o.warmup, "warmup", d.Warmup, "warm up for this many `seconds` (at least one run)")
+	fs.Float64Var(&o.settle, "settle", 0, "run each spec this many `seconds` before sampling, every spec in full, so the GPU's boost clock reaches the level the spec sustains (1 for run-to-run agreement within 1%; 0: off)")
 	fs.BoolVar(&o.hot, "hot", false, "same as --cache hot")
 	fs.StringVar(&o.cache, "cache", "cold", "last-level cache before each sample: cold (flushed, holding only clean lines, as ncu --cache-control all), hot (not flushed) or dirty (flushed by writing, full of dirty lines the kernel must write back)")
 	fs.BoolVar(&o.phases, "phases", false, "print where each spec's wall time went (plan, compile, inputs, reference, verify, warm-up, measure, …) on stderr")
@@ -101,6 +103,7 @@ func (o *options) validate() error {
 		{"time-limit", o.timeLimit, func(v float64) bool { return v > 0 }, "a positive number of seconds"},
 		{"min-time", o.minTime, func(v float64) bool { return v > 0 }, "a positive number of seconds"},
 		{"warmup", o.warmup, func(v float64) bool { return v > 0 }, "a positive number of seconds"},
+		{"settle", o.settle, func(v float64) bool { return v >= 0 }, "0 (off) or a positive number of seconds, e.g. 1"},
 		{"timeout", o.timeout, func(v float64) bool { return v >= 0 }, "a positive number of seconds (or 0 for the default)"},
 	} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || !f.ok(f.v) {
@@ -161,6 +164,9 @@ func (o *options) measureOptions(base *profiler.Options) profiler.Options {
 	}
 	if use("warmup") {
 		m.Warmup = o.warmup
+	}
+	if use("settle") {
+		m.Settle = o.settle
 	}
 	if use("hot") {
 		m.Hot = o.hot
@@ -424,6 +430,9 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 		phases.Close()
 	}
 	fmt.Fprintln(stderr, "mltop:", sum.String())
+	if note := sum.ClockNote(); note != "" && !slices.ContainsFunc(sw.Jobs, func(j profiler.Job) bool { return j.Options.Settle > 0 }) {
+		fmt.Fprintln(stderr, "mltop:", note)
+	}
 	if o.csv != "" {
 		fmt.Fprintf(stderr, "mltop: CSV in %s\n", o.csv)
 	}

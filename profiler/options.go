@@ -13,12 +13,18 @@ const StatusCancelled Status = "cancelled"
 
 // Options are the measurement settings of one spec.
 type Options struct {
-	Stop    StopRule      `json:"stop"`
-	Hot     bool          `json:"hot"`      // skip the cache flush before each sample (older switch: see Cache)
-	Seed    uint64        `json:"seed"`     // input generator seed
-	MaxRows int           `json:"max_rows"` // rows checked against the reference (0: default 256)
-	Warmup  float64       `json:"warmup_s"` // seconds of warm-up runs (default 0.02, at least one run)
-	Timeout time.Duration `json:"timeout"`  // watchdog for a worker (0: MaxTime*2 + 60 s)
+	Stop    StopRule `json:"stop"`
+	Hot     bool     `json:"hot"`      // skip the cache flush before each sample (older switch: see Cache)
+	Seed    uint64   `json:"seed"`     // input generator seed
+	MaxRows int      `json:"max_rows"` // rows checked against the reference (0: default 256)
+	Warmup  float64  `json:"warmup_s"` // seconds of warm-up runs (default 0.02, at least one run)
+	// Settle is seconds of the spec's own runs before sampling, taken in
+	// full for every spec (0: off). A GPU's boost clock follows the power
+	// of about the last second, so without it a spec is timed partly at
+	// the clock the specs before it left behind; with Settle 1 each spec
+	// is timed at the clock it sustains itself (README "Reproducibility").
+	Settle  float64       `json:"settle_s,omitempty"`
+	Timeout time.Duration `json:"timeout"` // watchdog for a worker (0: MaxTime*2 + 60 s)
 	// Cache is what the last-level cache holds before each sample: cold
 	// (the default), hot or dirty (see CacheMode); "" means cold, or hot
 	// when Hot is set.
@@ -78,13 +84,19 @@ func (o Options) WithDefaults() Options {
 	return o
 }
 
+// WarmupTime is the longest warm-up a spec can take: Warmup, or Settle
+// where that is longer.
+func (o Options) WarmupTime() float64 {
+	return max(o.Warmup, o.Settle)
+}
+
 // WatchdogTimeout is how long a worker may take on one spec.
 func (o Options) WatchdogTimeout() time.Duration {
 	if o.Timeout > 0 {
 		return o.Timeout
 	}
 	o = o.WithDefaults()
-	return time.Duration(o.Stop.MaxTime*2*float64(time.Second)) + 60*time.Second
+	return time.Duration((o.Stop.MaxTime*2+o.Settle)*float64(time.Second)) + 60*time.Second
 }
 
 // Progress reports a running spec's phase to the UI or the progress bar.

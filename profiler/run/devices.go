@@ -258,12 +258,7 @@ func (st *devSweep) blame(di int, why string) {
 }
 
 func (st *devSweep) record(res profiler.Result, i int) {
-	st.sum.ByStatus[res.Status]++
-	if res.Status == profiler.StatusInvalid {
-		st.sum.Invalid++
-	} else if res.Status.Failed() {
-		st.sum.Failed++
-	}
+	st.sum.count(res)
 	for _, s := range st.sinks {
 		if err := s.Write(res); err != nil && st.sinkErr == nil {
 			st.sinkErr = fmt.Errorf("writing result: %w", err)

@@ -1,5 +1,7 @@
 package run
 
+import "github.com/mltop/mltop/profiler"
+
 // Test hooks for the external tests of this package.
 var (
 	WithRoundTrip = withRoundTrip
@@ -26,3 +28,12 @@ var WarmupFor = warmupFor
 const WarmBusyWindow = warmBusyWindow
 
 var CheckedRanges = checkedRanges
+
+// CountResults is a Summary of results, as a sweep counts them.
+func CountResults(rs []profiler.Result) Summary {
+	var s Summary
+	for _, r := range rs {
+		s.count(r)
+	}
+	return s
+}

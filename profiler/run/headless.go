@@ -15,6 +15,60 @@ type Summary struct {
 	ByStatus       map[profiler.Status]int
 	Failed         int // mismatch, compile_error, crashed, timeout, error, cancelled
 	Invalid        int
+	// Clocks is the range of the SM clock the measured specs ran at
+	// (Result.SMClockMHz), per device ordinal; empty where the backend
+	// has no clock probe.
+	Clocks map[int]ClockRange
+}
+
+// ClockRange is the lowest and the highest SM clock seen, in MHz.
+type ClockRange struct{ Lo, Hi float64 }
+
+// count adds one result to the summary.
+func (s *Summary) count(res profiler.Result) {
+	if s.ByStatus == nil {
+		s.ByStatus = map[profiler.Status]int{}
+	}
+	s.ByStatus[res.Status]++
+	if res.Status == profiler.StatusInvalid {
+		s.Invalid++
+	} else if res.Status.Failed() {
+		s.Failed++
+	}
+	if c := res.SMClockMHz; c > 0 {
+		if s.Clocks == nil {
+			s.Clocks = map[int]ClockRange{}
+		}
+		r, seen := s.Clocks[res.DeviceOrdinal]
+		if !seen {
+			r = ClockRange{c, c}
+		}
+		r.Lo, r.Hi = min(r.Lo, c), max(r.Hi, c)
+		s.Clocks[res.DeviceOrdinal] = r
+	}
+}
+
+// ClockNoteSpread is the clock range, as a fraction of its low end, from
+// which ClockNote speaks: on an H100 a 6% higher clock made attention
+// kernels 2-3.5% faster, so specs timed 2% apart in clock can differ by
+// about 1% for that alone.
+const ClockNoteSpread = 0.02
+
+// ClockNote is a line for the end of a sweep timed without --settle when
+// the SM clock moved by ClockNoteSpread or more between its specs (on the
+// device where it moved most), else "".
+func (s Summary) ClockNote() string {
+	var widest ClockRange
+	for _, r := range s.Clocks {
+		if r.Hi/r.Lo > widest.Hi/max(widest.Lo, 1) {
+			widest = r
+		}
+	}
+	if widest.Lo <= 0 || widest.Hi/widest.Lo-1 < ClockNoteSpread {
+		return ""
+	}
+	return fmt.Sprintf("the SM clock ranged %.0f–%.0f MHz over these specs (%.1f%%): a GPU's boost clock follows its load of about the last second, so each time here depends partly on the specs before it; for medians that repeat from run to run within 1%%, use --settle 1 (README: Reproducibility)",
+		widest.Lo, widest.Hi, 100*(widest.Hi/widest.Lo-1))
 }
 
 // ExitCode maps a sweep's outcome to the process exit code: 1 if any spec
@@ -94,12 +148,7 @@ func Jobs(ctx context.Context, exec profiler.Executor, jobs []profiler.Job, skip
 				h.Progress(i, len(todo), j.Spec, p)
 			}
 		})
-		sum.ByStatus[res.Status]++
-		if res.Status == profiler.StatusInvalid {
-			sum.Invalid++
-		} else if res.Status.Failed() {
-			sum.Failed++
-		}
+		sum.count(res)
 		for _, s := range sinks {
 			if err := s.Write(res); err != nil {
 				return sum, fmt.Errorf("writing result: %w", err)
@@ -152,8 +201,8 @@ func Estimate(jobs []profiler.Job, dev *profiler.DeviceInfo) SweepEstimate {
 				}
 			}
 		}
-		l += max(o.Warmup+o.Stop.MinTime, MinRuns*r)
-		h += o.Warmup + o.Stop.MaxTime + MinRuns*r
+		l += max(o.WarmupTime()+o.Stop.MinTime, MinRuns*r)
+		h += o.WarmupTime() + o.Stop.MaxTime + MinRuns*r
 		k := j.Spec
 		k.Dims = nil
 		key := k.Key()

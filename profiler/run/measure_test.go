@@ -139,19 +139,25 @@ func TestDecodeCheckedAndSlab(t *testing.T) {
 
 func TestWarmupFor(t *testing.T) {
 	cases := []struct {
-		since time.Duration
-		want  float64
+		settle float64
+		since  time.Duration
+		want   float64
 	}{
-		{10 * time.Millisecond, 0.005}, // a sweep's next spec
-		{run.WarmBusyWindow - time.Millisecond, 0.005},
-		{run.WarmBusyWindow, 0.02}, // a pause: the clocks may have dropped
-		{time.Hour, 0.02},
-		{time.Since(time.Time{}), 0.02}, // the runner never measured
-		{-time.Second, 0.02},            // clock went backwards: take the whole warm-up
+		{0, 10 * time.Millisecond, 0.005}, // a sweep's next spec
+		{0, run.WarmBusyWindow - time.Millisecond, 0.005},
+		{0, run.WarmBusyWindow, 0.02}, // a pause: the clocks may have dropped
+		{0, time.Hour, 0.02},
+		{0, time.Since(time.Time{}), 0.02}, // the runner never measured
+		{0, -time.Second, 0.02},            // clock went backwards: take the whole warm-up
+		// --settle is taken in full even right after another spec
+		{1, 10 * time.Millisecond, 1},
+		{1, time.Hour, 1},
+		{0.01, time.Hour, 0.02}, // a settle shorter than the warm-up changes nothing
+		{0.01, 10 * time.Millisecond, 0.01},
 	}
 	for _, c := range cases {
-		if got := run.WarmupFor(0.02, c.since); got != c.want {
-			t.Errorf("run.WarmupFor(0.02, %v) = %g, want %g", c.since, got, c.want)
+		if got := run.WarmupFor(0.02, c.settle, c.since); got != c.want {
+			t.Errorf("run.WarmupFor(0.02, %g, %v) = %g, want %g", c.settle, c.since, got, c.want)
 		}
 	}
 }

@@ -670,7 +670,7 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, opt profiler
 	progress(profiler.Progress{Phase: "warmup"})
 	wstart := time.Now()
 	r.mu.Lock()
-	warmup := warmupFor(opt.Warmup, wstart.Sub(r.measured))
+	warmup := warmupFor(opt.Warmup, opt.Settle, wstart.Sub(r.measured))
 	r.mu.Unlock()
 	var one float64
 	for time.Since(wstart).Seconds() < warmup || one == 0 {
@@ -754,11 +754,11 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, opt profiler
 // for a quarter of the time (and always for at least one run, for the
 // kernel's own first-launch effects). The first spec, and any spec after a
 // pause of more than warmBusyWindow, gets the whole warm-up.
-func warmupFor(asked float64, sinceLast time.Duration) float64 {
+func warmupFor(asked, settle float64, sinceLast time.Duration) float64 {
 	if sinceLast >= 0 && sinceLast < warmBusyWindow {
-		return asked / 4
+		asked /= 4
 	}
-	return asked
+	return max(asked, settle)
 }
 
 // warmBusyWindow: a GPU that measured this recently counts as warm. Between

@@ -149,7 +149,7 @@ func Cost(j profiler.Job) float64 {
 	}
 	kernel := math.Max(p.FLOPs/refFLOPS, p.Bytes/refBandwidth)
 	measure := math.Min(math.Max(o.Stop.MinTime, 100*kernel), o.Stop.MaxTime)
-	return compileSeconds + math.Max(o.Warmup, kernel) + measure
+	return compileSeconds + math.Max(o.WarmupTime(), kernel) + measure
 }
 
 // Partition returns the jobs of shard sh, in their sweep order. Jobs are

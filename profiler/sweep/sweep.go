@@ -73,7 +73,8 @@ type MeasureYAML struct {
 	MinSamples *int     `yaml:"min_samples"` // default 10
 	MinTime    *float64 `yaml:"min_time"`    // seconds of measured time, default 0.2
 	TimeLimit  *float64 `yaml:"time_limit"`  // seconds per spec, default 5
-	Warmup     *float64 `yaml:"warmup"`      // seconds, default 0.05
+	Warmup     *float64 `yaml:"warmup"`      // seconds, default 0.02
+	Settle     *float64 `yaml:"settle"`      // seconds of each spec's own runs before sampling, default 0 (off)
 	Hot        *bool    `yaml:"hot"`         // no cache flush between samples (older switch: see cache)
 	Cache      *string  `yaml:"cache"`       // cold (default), hot or dirty: what the cache holds before each sample
 	Seed       *uint64  `yaml:"seed"`
@@ -277,6 +278,12 @@ func applyMeasure(o profiler.Options, m *MeasureYAML, at func(field, msg string)
 			return o, err
 		}
 		o.Warmup = *m.Warmup
+	}
+	if m.Settle != nil {
+		if v := *m.Settle; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return o, at("settle", fmt.Sprintf("settle=%g must be 0 (off) or a positive number of seconds, e.g. 1", v))
+		}
+		o.Settle = *m.Settle
 	}
 	if m.Hot != nil {
 		o.Hot = *m.Hot

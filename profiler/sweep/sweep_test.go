@@ -107,6 +107,8 @@ func TestParseSweepErrors(t *testing.T) {
 		{"where removes all", "sweeps:\n  - kernel: test_scale\n    where: [\"WG > 1000\"]\n", "leave no specs"},
 		{"bad noise", "defaults: {noise: 5}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:19: defaults.noise: noise=5 must be a fraction"},
 		{"negative time", "defaults: {time_limit: -1}\nsweeps:\n  - kernel: test_scale\n", "time_limit=-1 must be positive"},
+		{"negative settle", "defaults: {settle: -1}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:20: defaults.settle: settle=-1 must be 0 (off) or a positive number of seconds"},
+		{"nan settle", "sweeps:\n  - kernel: test_scale\n    options: {settle: .nan}\n", "settle=NaN must be 0"},
 		{"no sweeps", "backend: cpu\n", "has no sweeps"},
 		{"nan noise", "defaults: {noise: .nan}\nsweeps:\n  - kernel: test_scale\n", "noise=NaN must be a fraction"},
 		{"inf time", "defaults: {time_limit: .inf}\nsweeps:\n  - kernel: test_scale\n", "time_limit=+Inf must be positive and finite"},
