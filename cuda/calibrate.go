@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/run"
 )
 
 // The calibration micro-kernels' shapes (shaders/calibrate/calibrate.cu). The
@@ -33,17 +32,6 @@ func calMacros() []profiler.Macro {
 		{Name: "MMA_ACC", Value: strconv.Itoa(mmaAcc)},
 		{Name: "FMA_CHAINS", Value: strconv.Itoa(fmaChains)},
 	}
-}
-
-// scaleIters rescales a pilot's iteration count from the time it took to
-// the target time (both in nanoseconds); ×10 when the pilot measured no
-// time.
-func scaleIters(iters int, gotNs, targetNs float64) int {
-	x := float64(iters) * 10
-	if gotNs > 0 {
-		x = float64(iters) * targetNs / gotNs
-	}
-	return run.CalIters(x, 1, 1, maxIters)
 }
 
 // archMajor is the compute capability major of an NVRTC target name:

@@ -32,25 +32,6 @@ func TestCalibrationWork(t *testing.T) {
 	}
 }
 
-func TestScaleIters(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		got  int
-		want int
-	}{
-		// a pilot of 1000 iterations that took 2 ms, scaled to 20 ms
-		{"scale ×10", scaleIters(1000, 2e6, 20e6), 10000},
-		{"scale down", scaleIters(1000, 40e6, 20e6), 500},
-		{"no time measured: ×10", scaleIters(1000, 0, 20e6), 10000},
-		{"never below 16", scaleIters(1000, 20e9, 20e6), 16},
-		{"never above 2^30", scaleIters(1<<29, 1, 20e6), 1 << 30},
-	} {
-		if c.got != c.want {
-			t.Errorf("%s: got %d, want %d", c.name, c.got, c.want)
-		}
-	}
-}
-
 func TestArchMajor(t *testing.T) {
 	for arch, want := range map[string]int{"sm_90a": 9, "sm_80": 8, "sm_86": 8, "sm_75": 7, "sm_100a": 10, "sm_120": 12, "compute_90": 0, "": 0, "sm_": 0} {
 		if got := archMajor(arch); got != want {

@@ -75,22 +75,21 @@ func calInputBytes() []byte {
 	return b
 }
 
-// calJob is one arithmetic measurement.
-type calJob struct {
-	dt      profiler.DType
-	entry   string
-	perIter float64 // FLOPs per iteration of the whole launch
-	what    string
-}
-
-func calJobs(groups int) []calJob {
-	var jobs []calJob
+// calJobs are the arithmetic measurements, for f32 and f16: the
+// simdgroup-matrix and the FMA kernel.
+func calJobs(groups int, kern map[string]profiler.Kernel) []run.CalRate {
+	scalars := func(n int) []profiler.Scalar {
+		return []profiler.Scalar{profiler.I32Param("iters", n), profiler.F32Param("m", calFMAM), profiler.F32Param("c", calFMAC)}
+	}
+	var jobs []run.CalRate
 	for _, dt := range []profiler.DType{profiler.F32, profiler.F16} {
+		simd, fma := "cal_simdgroup_"+string(dt), "cal_fma_"+string(dt)
 		jobs = append(jobs,
-			calJob{dt, "cal_simdgroup_" + string(dt), run.MatrixFLOPs(groups, calThreads, 1, simdAcc, simdOpFLOPs),
-				fmt.Sprintf("simdgroup_%s8x8 multiply-accumulate, %d groups × %d simdgroups × %d accumulators", map[profiler.DType]string{profiler.F32: "float", profiler.F16: "half"}[dt], groups, calThreads/32, simdAcc)},
-			calJob{dt, "cal_fma_" + string(dt), run.FMAFLOPs(groups, calThreads, 1, fmaChains),
-				fmt.Sprintf("fma, %d groups × %d threads × %d chains", groups, calThreads, fmaChains)})
+			run.CalRate{DType: dt, Kernel: kern[simd], Entry: simd, Groups: groups, PerIter: run.MatrixFLOPs(groups, calThreads, 1, simdAcc, simdOpFLOPs),
+				What:    fmt.Sprintf("simdgroup_%s8x8 multiply-accumulate, %d groups × %d simdgroups × %d accumulators", map[profiler.DType]string{profiler.F32: "float", profiler.F16: "half"}[dt], groups, calThreads/32, simdAcc),
+				Scalars: scalars},
+			run.CalRate{DType: dt, Kernel: kern[fma], Entry: fma, Groups: groups, PerIter: run.FMAFLOPs(groups, calThreads, 1, fmaChains),
+				What: fmt.Sprintf("fma, %d groups × %d threads × %d chains", groups, calThreads, fmaChains), Scalars: scalars})
 	}
 	return jobs
 }
@@ -112,10 +111,15 @@ func runCalibration(b profiler.Backend, info profiler.DeviceInfo, sz calSizes) (
 		}
 		kern[e] = k
 	}
-	cal.Details = append(cal.Details, fmt.Sprintf("compiled calibrate.metal (%d kernels) in %.0f ms", len(calEntries), msSince(start)))
-	if err := calibrateCopy(b, info, sz, kern, &cal); err != nil {
+	cal.Details = append(cal.Details, fmt.Sprintf("compiled calibrate.metal (%d kernels) in %.0f ms", len(calEntries), float64(time.Since(start).Microseconds())/1e3))
+	shape := run.CalShape{Groups: sz.groups, Threads: calThreads, GroupWord: "groups", CacheWord: "the SLC"}
+	bw, detail, err := run.CalibrateCopy(b, info, shape, run.CalCopy{Fill: kern["cal_fill"], Copy: kern["cal_copy"],
+		Bytes: sz.copyBytes, Reps: sz.copyReps, CopyScalars: []profiler.Scalar{profiler.I32Param("seed", 0)}})
+	if err != nil {
 		return cal, err
 	}
+	cal.CopyBandwidth = bw
+	cal.Details = append(cal.Details, detail)
 	in, err := b.Alloc(4 * calInputs)
 	if err != nil {
 		return cal, err
@@ -129,122 +133,20 @@ func runCalibration(b profiler.Backend, info profiler.DeviceInfo, sz calSizes) (
 		return cal, err
 	}
 	defer b.Free(out)
-	for _, j := range calJobs(sz.groups) {
-		t0 := time.Now()
-		d := &profiler.Dispatch{Name: j.entry, Grid: [3]int{sz.groups, 1, 1}, Group: [3]int{calThreads, 1, 1}, Args: []string{"in", "out"}}
-		l := profiler.Launch{Dispatch: d, Kernel: kern[j.entry], Args: []profiler.Buffer{in, out}}
-		setIters := func(n int) {
-			d.Scalars = []profiler.Scalar{profiler.I32Param("iters", n), profiler.F32Param("m", calFMAM), profiler.F32Param("c", calFMAC)}
-		}
-		guess := info.PeakFLOPS[j.dt]
-		if guess <= 0 {
-			guess = 10e12
-		}
-		// The pilot (aimed at pilotSeconds at the datasheet rate) warms the
-		// clocks and measures the rate; the timed launches aim at
-		// targetSeconds.
-		iters := run.CalIters(guess, j.perIter, sz.pilotSeconds, sz.maxIters)
-		setIters(iters)
-		if err := b.Run([]profiler.Launch{l}); err != nil {
-			return cal, fmt.Errorf("calibration %s: %w", j.entry, err)
-		}
-		pilot, err := b.Time([]profiler.Launch{l}, 1, false)
+	timing := run.CalTiming{PilotSeconds: sz.pilotSeconds, TargetSeconds: sz.targetSeconds, MaxIters: sz.maxIters, Reps: sz.mathReps, Guess: 10e12}
+	for _, j := range calJobs(sz.groups, kern) {
+		rate, detail, err := run.CalibrateRate(b, info, in, out, calThreads, j, timing)
 		if err != nil {
-			return cal, fmt.Errorf("calibration %s: %w", j.entry, err)
-		}
-		if p, _ := run.BestMedian(pilot.Samples); p > 0 {
-			iters = run.CalIters(run.PerSecond(j.perIter*float64(iters), p), j.perIter, sz.targetSeconds, sz.maxIters)
-		}
-		setIters(iters)
-		tm, err := b.Time([]profiler.Launch{l}, sz.mathReps, false)
-		if err != nil {
-			return cal, fmt.Errorf("calibration %s: %w", j.entry, err)
-		}
-		if err := run.CheckCalResults(b, out, sz.groups*calThreads, j.entry); err != nil {
 			return cal, err
 		}
-		best, med := run.BestMedian(tm.Samples)
-		work := j.perIter * float64(iters)
-		rate := run.PerSecond(work, best)
-		cal.FLOPS[j.dt] = max(cal.FLOPS[j.dt], rate)
-		cal.Details = append(cal.Details, fmt.Sprintf("%s: %s (%s) × %d iterations = %.3g FLOP per launch; best %.2f ms of %d (median %.2f ms) → %.2f TFLOP/s, %s; took %.0f ms",
-			j.dt, j.entry, j.what, iters, work, best/1e6, sz.mathReps, med/1e6, rate/1e12, run.OfDatasheet(rate, info.PeakFLOPS[j.dt], "TFLOP/s", 1e12), msSince(t0)))
+		// each dtype's figure is the faster of its two paths
+		cal.FLOPS[j.DType] = max(cal.FLOPS[j.DType], rate)
+		cal.Details = append(cal.Details, detail)
 	}
 	cal.Details = append(cal.Details, "bf16: not calibrated (Apple GPUs before M3 have no bf16 ALU path; the f32 figure applies)",
 		fmt.Sprintf("calibration took %.2f s", time.Since(start).Seconds()))
 	return cal, nil
 }
-
-// calibrateCopy fills a buffer on the GPU, copies it, checks the copy, and
-// times cal_copy over the two buffers.
-func calibrateCopy(b profiler.Backend, info profiler.DeviceInfo, sz calSizes, kern map[string]profiler.Kernel, cal *run.Calibration) error {
-	t0 := time.Now()
-	n := sz.copyBytes
-	src, err := b.Alloc(n)
-	if err != nil {
-		return fmt.Errorf("calibration copy: %w", err)
-	}
-	defer b.Free(src)
-	dst, err := b.Alloc(n)
-	if err != nil {
-		return fmt.Errorf("calibration copy: %w", err)
-	}
-	defer b.Free(dst)
-	elems := int(n / calVecBytes)
-	group := [3]int{calThreads, 1, 1}
-	grid := [3]int{sz.groups, 1, 1}
-	fill := profiler.Launch{Dispatch: &profiler.Dispatch{Name: "cal_fill", Grid: grid, Group: group, Args: []string{"dst"},
-		Scalars: []profiler.Scalar{profiler.I32Param("n", elems), profiler.I32Param("seed", 0x5eed)}},
-		Kernel: kern["cal_fill"], Args: []profiler.Buffer{src}}
-	cp := profiler.Launch{Dispatch: &profiler.Dispatch{Name: "cal_copy", Grid: grid, Group: group, Args: []string{"src", "dst"},
-		Scalars: []profiler.Scalar{profiler.I32Param("n", elems), profiler.I32Param("seed", 0)}},
-		Kernel: kern["cal_copy"], Args: []profiler.Buffer{src, dst}}
-	if err := b.Run([]profiler.Launch{fill, cp}); err != nil {
-		return fmt.Errorf("calibration copy: %w", err)
-	}
-	if err := checkCopy(b, src, dst, n); err != nil {
-		return err
-	}
-	tm, err := b.Time([]profiler.Launch{cp}, sz.copyReps, false)
-	if err != nil {
-		return fmt.Errorf("calibration copy: %w", err)
-	}
-	best, med := run.BestMedian(tm.Samples)
-	cal.CopyBandwidth = run.PerSecond(run.CopyTraffic(n), best)
-	slc := ""
-	if info.CacheBytes > 0 {
-		slc = fmt.Sprintf(" (%.3g× the SLC)", float64(n)/float64(info.CacheBytes))
-	}
-	cal.Details = append(cal.Details, fmt.Sprintf("copy: cal_copy (16-byte grid-stride, %d groups × %d threads), %s each way%s, bytes read + written; best %.3f ms of %d (median %.3f ms) → %.0f GB/s, %s; took %.0f ms",
-		sz.groups, calThreads, profiler.FormatBytes(n), slc, best/1e6, sz.copyReps, med/1e6, cal.CopyBandwidth/1e9, run.OfDatasheet(cal.CopyBandwidth, info.PeakBandwidth, "GB/s", 1e9), msSince(t0)))
-	return nil
-}
-
-// checkCopy compares the copy's buffers (the first 4 KiB when they are
-// over 1 MiB: Download reads from the start): equal, and filled (cal_fill
-// sets the low bit of every element's first word).
-func checkCopy(b profiler.Backend, src, dst profiler.Buffer, n int64) error {
-	k := n
-	if k > 1<<20 {
-		k = 4096
-	}
-	a, c := make([]byte, k), make([]byte, k)
-	if err := b.Download(src, a); err != nil {
-		return err
-	}
-	if err := b.Download(dst, c); err != nil {
-		return err
-	}
-	if string(a) != string(c) {
-		return fmt.Errorf("calibration copy: cal_copy did not copy its source (first words %x vs %x)", a[:16], c[:16])
-	}
-	if binary.LittleEndian.Uint32(a)&1 == 0 {
-		return fmt.Errorf("calibration copy: cal_fill did not fill (first words %x)", a[:16])
-	}
-	return nil
-}
-
-func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1e3 }
 
 // calibrationChecks are `mltop selftest`'s lines for a calibration: one
 // per ceiling, failing when the calibration failed, a figure is missing or

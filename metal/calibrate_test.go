@@ -100,9 +100,9 @@ func TestCalibrateSource(t *testing.T) {
 			}
 		}
 	}
-	for _, j := range calJobs(1) {
-		if !strings.Contains(src, "void "+j.entry+"(") {
-			t.Errorf("job %s has no kernel", j.entry)
+	for _, j := range calJobs(1, nil) {
+		if !strings.Contains(src, "void "+j.Entry+"(") {
+			t.Errorf("job %s has no kernel", j.Entry)
 		}
 	}
 	if !strings.Contains(src, "simdgroup_multiply_accumulate(acc[k], a[k], b, acc[k])") {
@@ -113,10 +113,13 @@ func TestCalibrateSource(t *testing.T) {
 // Every dtype the calibration reports has both of its paths measured.
 func TestCalJobs(t *testing.T) {
 	got := map[profiler.DType][]string{}
-	for _, j := range calJobs(4) {
-		got[j.dt] = append(got[j.dt], j.entry)
-		if j.perIter <= 0 {
-			t.Errorf("%s counts no work", j.entry)
+	for _, j := range calJobs(4, nil) {
+		got[j.DType] = append(got[j.DType], j.Entry)
+		if j.PerIter <= 0 {
+			t.Errorf("%s counts no work", j.Entry)
+		}
+		if s := j.Scalars(7); len(s) != 3 || s[0].Name != "iters" {
+			t.Errorf("%s: scalars %v, want iters, m, c", j.Entry, s)
 		}
 	}
 	want := map[profiler.DType][]string{

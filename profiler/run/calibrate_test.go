@@ -214,3 +214,26 @@ func TestCheckCalResults(t *testing.T) {
 		t.Errorf("a result past the threads was read: %v", err)
 	}
 }
+
+func TestRescaleIters(t *testing.T) {
+	timing := run.CalTiming{TargetSeconds: 20e-3, MaxIters: 1 << 30}
+	pilot := func(ns float64) [][]float64 { return [][]float64{{ns}} }
+	for _, c := range []struct {
+		name  string
+		iters int
+		pilot [][]float64
+		want  int
+	}{
+		// a pilot of 1000 iterations that took 2 ms, scaled to 20 ms
+		{"scale ×10", 1000, pilot(2e6), 10000},
+		{"scale down", 1000, pilot(40e6), 500},
+		{"no time measured: ×10", 1000, pilot(0), 10000},
+		{"no sample at all: ×10", 1000, nil, 10000},
+		{"never below 16", 1000, pilot(20e9), 16},
+		{"never above the cap", 1 << 29, pilot(1), 1 << 30},
+	} {
+		if got := run.RescaleIters(c.iters, c.pilot, timing); got != c.want {
+			t.Errorf("%s: got %d, want %d", c.name, got, c.want)
+		}
+	}
+}

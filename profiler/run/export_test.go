@@ -37,3 +37,6 @@ func CountResults(rs []profiler.Result) Summary {
 	}
 	return s
 }
+
+// RescaleIters is rescaleIters for the external tests.
+var RescaleIters = rescaleIters
