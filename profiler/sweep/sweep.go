@@ -24,7 +24,45 @@ type IntList []int
 
 // UnmarshalYAML accepts `32` and `[16, 32]`.
 func (l *IntList) UnmarshalYAML(n ast.Node) error {
+	if err := wholeNumbers(n); err != nil {
+		return err
+	}
 	return unmarshalList(n, (*[]int)(l), "an integer or a list of integers")
+}
+
+// Whole is an integer option (min_samples, max_rows) that refuses a
+// fraction instead of truncating it.
+type Whole int
+
+// UnmarshalYAML accepts an integer (or a float with no fraction, 20.0).
+func (w *Whole) UnmarshalYAML(n ast.Node) error {
+	if err := wholeNumbers(n); err != nil {
+		return err
+	}
+	var v int
+	if err := yaml.NodeToValue(n, &v); err != nil {
+		tk := n.GetToken()
+		return fmt.Errorf("[%d:%d] want an integer here, got %s", tk.Position.Line, tk.Position.Column, strings.TrimSpace(n.String()))
+	}
+	*w = Whole(v)
+	return nil
+}
+
+// wholeNumbers refuses a number with a fraction where an integer goes (n,
+// or each value of a list n): the YAML decoder would truncate 64.5 to 64
+// and run a spec nobody asked for.
+func wholeNumbers(n ast.Node) error {
+	vals := []ast.Node{n}
+	if s, ok := n.(*ast.SequenceNode); ok {
+		vals = s.Values
+	}
+	for _, v := range vals {
+		if f, ok := v.(*ast.FloatNode); ok && f.Value != math.Trunc(f.Value) {
+			tk := f.GetToken()
+			return fmt.Errorf("[%d:%d] %s is not a whole number: use an integer", tk.Position.Line, tk.Position.Column, strings.TrimSpace(f.String()))
+		}
+	}
+	return nil
 }
 
 // BoolList is one bool or a list of bools.
@@ -70,15 +108,15 @@ func unmarshalList[T any](n ast.Node, dst *[]T, want string) error {
 // MeasureYAML are the measurement options a sweep file may set.
 type MeasureYAML struct {
 	Noise      *float64 `yaml:"noise"`       // target CV, e.g. 0.01
-	MinSamples *int     `yaml:"min_samples"` // default 10
-	MinTime    *float64 `yaml:"min_time"`    // seconds of measured time, default 0.2
-	TimeLimit  *float64 `yaml:"time_limit"`  // seconds per spec, default 5
+	MinSamples *Whole   `yaml:"min_samples"` // default 20
+	MinTime    *float64 `yaml:"min_time"`    // seconds of measured kernel time, default 0.01
+	TimeLimit  *float64 `yaml:"time_limit"`  // seconds of sampling per spec, default 2
 	Warmup     *float64 `yaml:"warmup"`      // seconds, default 0.02
 	Settle     *float64 `yaml:"settle"`      // seconds of each spec's own runs before sampling, default 0 (off)
 	Hot        *bool    `yaml:"hot"`         // no cache flush between samples (older switch: see cache)
 	Cache      *string  `yaml:"cache"`       // cold (default), hot or dirty: what the cache holds before each sample
 	Seed       *uint64  `yaml:"seed"`
-	MaxRows    *int     `yaml:"max_rows"` // rows checked against the reference
+	MaxRows    *Whole   `yaml:"max_rows"` // rows checked against the reference
 	Timeout    *float64 `yaml:"timeout"`  // worker watchdog, seconds
 }
 
@@ -259,7 +297,7 @@ func applyMeasure(o profiler.Options, m *MeasureYAML, at func(field, msg string)
 		if *m.MinSamples < 1 {
 			return o, at("min_samples", fmt.Sprintf("min_samples=%d must be at least 1", *m.MinSamples))
 		}
-		o.Stop.MinSamples = *m.MinSamples
+		o.Stop.MinSamples = int(*m.MinSamples)
 	}
 	if m.MinTime != nil {
 		if err := pos("min_time", *m.MinTime); err != nil {
@@ -307,7 +345,7 @@ func applyMeasure(o profiler.Options, m *MeasureYAML, at func(field, msg string)
 		if *m.MaxRows < 1 {
 			return o, at("max_rows", fmt.Sprintf("max_rows=%d must be at least 1", *m.MaxRows))
 		}
-		o.MaxRows = *m.MaxRows
+		o.MaxRows = int(*m.MaxRows)
 	}
 	if m.Timeout != nil {
 		if err := pos("timeout", *m.Timeout); err != nil {

@@ -119,6 +119,12 @@ func TestParseSweepErrors(t *testing.T) {
 		{"unknown option key", "defaults: {noize: 0.1}\nsweeps:\n  - kernel: test_scale\n    options: {seeed: 1}\n", `unknown field "noize"; also unknown: "seeed" (line 4)`},
 		{"bad flag word", "sweeps:\n  - kernel: test_scale\n    flags: {broken: maybe}\n", `"maybe" is not a boolean: use true/false, 1/0, yes/no or on/off`},
 		{"empty file", "", "has no sweeps"},
+		{"fractional dim", "sweeps:\n  - kernel: test_scale\n    dims: {N: 64.5}\n", "s.yaml:3:15: sweeps[0].dims.N: 64.5 is not a whole number: use an integer"},
+		{"fractional dim in a list", "sweeps:\n  - kernel: test_scale\n    dims: {N: [64, 128.5]}\n", "s.yaml:3:20: sweeps[0].dims.N[1]: 128.5 is not a whole number"},
+		{"fractional knob", "sweeps:\n  - kernel: test_scale\n    knobs: {WG: [32.5]}\n", "sweeps[0].knobs.WG[0]: 32.5 is not a whole number"},
+		{"fractional min_samples", "defaults: {min_samples: 2.5}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:25: defaults.min_samples: 2.5 is not a whole number"},
+		{"fractional max_rows", "sweeps:\n  - kernel: test_scale\n    options: {max_rows: 1.5}\n", "sweeps[0].options.max_rows: 1.5 is not a whole number"},
+		{"min_samples a string", "defaults: {min_samples: many}\nsweeps:\n  - kernel: test_scale\n", "defaults.min_samples: want an integer here, got many"},
 	}
 	for _, c := range cases {
 		_, err := Parse("s.yaml", []byte(c.src), profiler.DefaultOptions())
@@ -132,6 +138,22 @@ func TestParseSweepErrors(t *testing.T) {
 		if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error\n%s\nwant it to contain %q", c.name, err, c.want)
 		}
+	}
+}
+
+// A float without a fraction is the integer it spells (YAML writers emit
+// 64.0); only a fraction is refused.
+func TestParseSweepWholeFloats(t *testing.T) {
+	src := "defaults: {min_samples: 30.0, max_rows: 8}\nsweeps:\n  - kernel: test_scale\n    knobs: {WG: 64.0}\n    dims: {N: [100.0, 1000]}\n"
+	sw, err := Parse("s.yaml", []byte(src), profiler.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sw.Jobs) != 2 || sw.Jobs[0].Spec.Knobs["WG"] != 64 || sw.Jobs[0].Spec.Dims["N"] != 100 || sw.Jobs[1].Spec.Dims["N"] != 1000 {
+		t.Fatalf("jobs %v", sw.Jobs)
+	}
+	if o := sw.Jobs[0].Options; o.Stop.MinSamples != 30 || o.MaxRows != 8 {
+		t.Errorf("options %+v", o)
 	}
 }
 
