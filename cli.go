@@ -116,8 +116,13 @@ func (o *options) validate() error {
 	if o.hot && o.set["cache"] && o.cache != string(profiler.CacheHot) {
 		return badInput("--hot and --cache=%s contradict each other: use --cache alone", o.cache)
 	}
-	if o.minSamples < 1 || o.maxRows < 1 || o.maxSamples < 1 {
-		return badInput("--min-samples, --max-samples and --max-rows must be at least 1")
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"min-samples", o.minSamples}, {"max-samples", o.maxSamples}, {"max-rows", o.maxRows}} {
+		if f.v < 1 {
+			return badInput("--%s=%d: use a whole number of at least 1", f.name, f.v)
+		}
 	}
 	if o.json && o.bench {
 		return badInput("--json and --bench both write to stdout: choose one")
