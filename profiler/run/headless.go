@@ -201,7 +201,9 @@ func Estimate(jobs []profiler.Job, dev *profiler.DeviceInfo) SweepEstimate {
 				}
 			}
 		}
-		l += max(o.WarmupTime()+o.Stop.MinTime, MinRuns*r)
+		// time_limit stops sampling whatever min_time asks: the least a
+		// spec samples is the smaller of the two.
+		l += max(o.WarmupTime()+min(o.Stop.MinTime, o.Stop.MaxTime), MinRuns*r)
 		h += o.WarmupTime() + o.Stop.MaxTime + MinRuns*r
 		k := j.Spec
 		k.Dims = nil
