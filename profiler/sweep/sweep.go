@@ -48,6 +48,24 @@ func (w *Whole) UnmarshalYAML(n ast.Node) error {
 	return nil
 }
 
+// Seed is the input generator's seed: a whole number, 0 or more.
+type Seed uint64
+
+// UnmarshalYAML refuses a negative or fractional seed in words a user
+// reads (the decoder's own says "overflow" and names a Go type).
+func (v *Seed) UnmarshalYAML(n ast.Node) error {
+	if err := wholeNumbers(n); err != nil {
+		return err
+	}
+	var u uint64
+	if err := yaml.NodeToValue(n, &u); err != nil {
+		tk := n.GetToken()
+		return fmt.Errorf("[%d:%d] seed %s: use a whole number, 0 or more", tk.Position.Line, tk.Position.Column, strings.TrimSpace(n.String()))
+	}
+	*v = Seed(u)
+	return nil
+}
+
 // wholeNumbers refuses a number with a fraction where an integer goes (n,
 // or each value of a list n): the YAML decoder would truncate 64.5 to 64
 // and run a spec nobody asked for.
@@ -115,7 +133,7 @@ type MeasureYAML struct {
 	Settle     *float64 `yaml:"settle"`      // seconds of each spec's own runs before sampling, default 0 (off)
 	Hot        *bool    `yaml:"hot"`         // no cache flush between samples (older switch: see cache)
 	Cache      *string  `yaml:"cache"`       // cold (default), hot or dirty: what the cache holds before each sample
-	Seed       *uint64  `yaml:"seed"`
+	Seed       *Seed    `yaml:"seed"`
 	MaxRows    *Whole   `yaml:"max_rows"` // rows checked against the reference
 	Timeout    *float64 `yaml:"timeout"`  // worker watchdog, seconds
 }
@@ -339,7 +357,7 @@ func applyMeasure(o profiler.Options, m *MeasureYAML, at func(field, msg string)
 		}
 	}
 	if m.Seed != nil {
-		o.Seed = *m.Seed
+		o.Seed = uint64(*m.Seed)
 	}
 	if m.MaxRows != nil {
 		if *m.MaxRows < 1 {

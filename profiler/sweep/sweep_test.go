@@ -124,6 +124,9 @@ func TestParseSweepErrors(t *testing.T) {
 		{"fractional knob", "sweeps:\n  - kernel: test_scale\n    knobs: {WG: [32.5]}\n", "sweeps[0].knobs.WG[0]: 32.5 is not a whole number"},
 		{"fractional min_samples", "defaults: {min_samples: 2.5}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:25: defaults.min_samples: 2.5 is not a whole number"},
 		{"fractional max_rows", "sweeps:\n  - kernel: test_scale\n    options: {max_rows: 1.5}\n", "sweeps[0].options.max_rows: 1.5 is not a whole number"},
+		{"negative seed", "defaults: {seed: -1}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:18: defaults.seed: seed -1: use a whole number, 0 or more"},
+		{"seed a word", "sweeps:\n  - kernel: test_scale\n    options: {seed: abc}\n", "sweeps[0].options.seed: seed abc: use a whole number, 0 or more"},
+		{"fractional seed", "defaults: {seed: 1.5}\nsweeps:\n  - kernel: test_scale\n", "defaults.seed: 1.5 is not a whole number"},
 		{"min_samples a string", "defaults: {min_samples: many}\nsweeps:\n  - kernel: test_scale\n", "defaults.min_samples: want an integer here, got many"},
 	}
 	for _, c := range cases {
