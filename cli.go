@@ -73,7 +73,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.phases, "phases", false, "print where each spec's wall time went (plan, compile, inputs, reference, verify, warm-up, measure, …) on stderr")
 	fs.Uint64Var(&o.seed, "seed", d.Seed, "seed of the input generator")
 	fs.IntVar(&o.maxRows, "max-rows", d.MaxRows, "check at most this many rows against the float64 reference")
-	fs.Float64Var(&o.timeout, "timeout", 0, "worker watchdog per spec in `seconds` (0: 2×time-limit + 60)")
+	fs.Float64Var(&o.timeout, "timeout", 0, "worker watchdog per spec in `seconds` (0: 2×time-limit + settle + 60)")
 	fs.StringVar(&o.isolate, "isolate", "auto", "run specs in a worker subprocess: auto (on for GPU backends and the interactive session), on, off")
 	fs.BoolVar(&o.noColor, "no-color", false, "plain output without colour (also NO_COLOR=1)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar on stderr")
@@ -739,6 +739,9 @@ func announce(jobs []profiler.Job, skip map[string]bool, path string, yes bool, 
 		bad = fmt.Sprintf(", and %d invalid (the family's rules, the device's limits, or a user kernel on the CPU backend): they become invalid rows at once", invalid)
 	}
 	each := "warmup + min_time to warmup + time_limit each"
+	if slices.ContainsFunc(todo, func(j profiler.Job) bool { return j.Options.Settle > j.Options.Warmup }) {
+		each = "settle (or warmup) + min_time to settle + time_limit each"
+	}
 	if est.Slow > 0 {
 		each += fmt.Sprintf(", at least %d kernel runs of the slow specs", run.MinRuns)
 	}

@@ -65,3 +65,17 @@ func TestListShowsRulesAndOpenRanges(t *testing.T) {
 		t.Errorf("list block:\n%s", block)
 	}
 }
+
+// The banner's time range counts --settle in place of the warm-up, and
+// says so: a user who set settle: 1 sees why the least is a second a spec.
+func TestBannerNamesSettle(t *testing.T) {
+	sw := writeFile(t, "settle.yaml", "defaults: {time_limit: 0.05, min_time: 0.001, warmup: 0.001, hot: true, settle: 0.02}\nsweeps:\n  - kernel: softmax_bwd\n    dims: {rows: 2, cols: 8}\n")
+	code, _, stderr := runMain(t, "--config", sw, "--backend", "cpu", "--isolate", "off", "--quiet")
+	if code != 0 || !strings.Contains(stderr, "(settle (or warmup) + min_time to settle + time_limit each)") {
+		t.Errorf("exit %d, banner:\n%s", code, stderr)
+	}
+	plain := writeFile(t, "plain.yaml", "defaults: {time_limit: 0.05, min_time: 0.001, warmup: 0.001, hot: true}\nsweeps:\n  - kernel: softmax_bwd\n    dims: {rows: 2, cols: 8}\n")
+	if code, _, stderr := runMain(t, "--config", plain, "--backend", "cpu", "--isolate", "off", "--quiet"); code != 0 || !strings.Contains(stderr, "(warmup + min_time to warmup + time_limit each)") {
+		t.Errorf("exit %d, banner without settle:\n%s", code, stderr)
+	}
+}
