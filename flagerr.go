@@ -163,6 +163,9 @@ func unknownFlag(cmd, name string) string {
 		head = cmd + ": " + head
 	}
 	switch {
+	case name == "config" && len(takers) > 0 && takers[0] == "":
+		// --config is the sweep itself, not an option of this command.
+		return fmt.Sprintf("%s: a sweep file runs on its own, as mltop --config FILE [--csv out.csv], not with %s; see mltop --help", head, commandLabel(cmd))
 	case len(takers) > 0 && takers[0] == "" && sweepOnly[name]:
 		return fmt.Sprintf("%s: --%s is a sweep flag: use it with --config FILE (mltop --config FILE --%s …); see mltop --help", head, name, name)
 	case len(takers) > 0:

@@ -21,6 +21,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"run", "attn_fwd", "--sett", "BQ=32"}, []string{"run: unknown flag --sett", "did you mean --set?"}},
 		{[]string{"run", "attn_fwd", "--shard", "0/2"}, []string{"--shard is a sweep flag: use it with --config FILE"}},
 		{[]string{"run", "attn_fwd", "--devices", "all"}, []string{"--devices is a sweep flag"}},
+		{[]string{"run", "attn_fwd", "--config", "s.yaml"}, []string{"run: unknown flag --config: a sweep file runs on its own, as mltop --config FILE [--csv out.csv], not with mltop run"}},
+		{[]string{"--config", "s.yaml", "list"}, []string{"list: unknown flag --config: a sweep file runs on its own"}},
 		{[]string{"merge", "a.csv", "-o", "m.csv", "--json"}, []string{"merge: unknown flag --json: --json is a flag of mltop, mltop run, mltop watch"}},
 		{[]string{"report", "--bakend", "cpu"}, []string{"report: unknown flag --bakend", "did you mean --backend (a flag of mltop)?"}},
 		{[]string{"list", "--zzzzzz"}, []string{"list: unknown flag --zzzzzz; see mltop --help"}},
