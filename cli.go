@@ -181,6 +181,9 @@ func (o *options) measureOptions(base *profiler.Options) profiler.Options {
 	}
 	if use("cache") && (o.set["cache"] || !o.hot) {
 		m.Cache, _ = profiler.ParseCacheMode(o.cache)
+		// --cache wins over the file's hot: (the memory check counts the
+		// flush buffer by Hot).
+		m.Hot = m.Cache == profiler.CacheHot
 	}
 	if use("seed") {
 		m.Seed = o.seed

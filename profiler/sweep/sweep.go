@@ -350,6 +350,9 @@ func applyMeasure(o profiler.Options, m *MeasureYAML, at func(field, msg string)
 			return o, at("cache", err.Error())
 		}
 		o.Cache = c
+		// cache: wins over a hot: inherited from defaults (the memory
+		// check counts the flush buffer by Hot).
+		o.Hot = c == profiler.CacheHot
 		// The command line refuses --hot with another --cache; a block
 		// that sets both must agree too, or one would silently win.
 		if m.Hot != nil && *m.Hot != (c == profiler.CacheHot) {

@@ -160,6 +160,23 @@ func TestParseSweepWholeFloats(t *testing.T) {
 	}
 }
 
+// A sweep's cache: overrides a hot: true from defaults in full: Hot (which
+// the memory check reads to leave out the flush buffer) follows it.
+func TestParseSweepCacheOverridesDefaultsHot(t *testing.T) {
+	src := "defaults: {hot: true}\nsweeps:\n  - kernel: test_scale\n    options: {cache: cold}\n  - kernel: test_scale\n"
+	sw, err := Parse("s.yaml", []byte(src), profiler.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, last := sw.Jobs[0].Options, sw.Jobs[len(sw.Jobs)-1].Options
+	if first.Cache != profiler.CacheCold || first.Hot {
+		t.Errorf("options: {cache: cold} after defaults {hot: true}: cache %q hot %v", first.Cache, first.Hot)
+	}
+	if !last.Hot {
+		t.Errorf("defaults {hot: true} alone: hot %v", last.Hot)
+	}
+}
+
 func TestLoadSweepMissingFile(t *testing.T) {
 	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"), profiler.DefaultOptions())
 	if err == nil || !strings.Contains(err.Error(), "nope.yaml: cannot read the sweep file") {
