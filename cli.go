@@ -324,6 +324,28 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return runSweep(ctx, *config, &o, stdout, stderr)
 }
 
+// resumeSameCache refuses a --resume whose file timed the sweep's specs in
+// another cache mode: the specs in it would be skipped, and the file would
+// end up with rows of two modes while the user believes it holds one.
+func resumeSameCache(path string, done map[string]profiler.CacheMode, jobs []profiler.Job) error {
+	n, first := 0, ""
+	for _, j := range jobs {
+		had, ok := done[j.Spec.Key()]
+		want := profiler.EffectiveCache(j.Options.Cache, j.Options.Hot)
+		if !ok || had == "" || had == want {
+			continue
+		}
+		if n == 0 {
+			first = fmt.Sprintf("%s was timed with cache %s, this sweep times it with cache %s", j.Spec, had, want)
+		}
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	return badInput("--resume %s: %d rows of this sweep were timed in another cache mode (%s): resume with the settings that wrote the file (--cache, cache: in the sweep file), or write a new --csv", path, n, first)
+}
+
 func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Writer) error {
 	sw, err := sweep.LoadWith(path, profiler.DefaultOptions(), sweepOptions())
 	if err != nil {
@@ -350,8 +372,15 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 	// Check the output before anything runs: bad paths are bad input.
 	skip := map[string]bool{}
 	if o.resume != "" {
-		if skip, err = sink.ReadDone(o.resume, cols); err != nil {
+		done, err := sink.ReadDoneCache(o.resume, cols)
+		if err != nil {
 			return err
+		}
+		if err := resumeSameCache(o.resume, done, sw.Jobs); err != nil {
+			return err
+		}
+		for k := range done {
+			skip[k] = true
 		}
 	}
 	// Every input is checked before the announcement: --devices against

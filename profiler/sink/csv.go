@@ -839,9 +839,24 @@ func WriteCSVFile(path string, results []profiler.Result) error {
 // may be cut short by a kill: it is ignored and its spec runs again; a bad
 // row before it is an error naming its line and column.
 func ReadDone(path string, cols Columns) (map[string]bool, error) {
+	modes, err := ReadDoneCache(path, cols)
+	if err != nil {
+		return nil, err
+	}
+	done := make(map[string]bool, len(modes))
+	for k := range modes {
+		done[k] = true
+	}
+	return done, nil
+}
+
+// ReadDoneCache is ReadDone with the cache mode each done spec was timed
+// in (the row's cache column), so that --resume can refuse to add rows of
+// another mode to a file whose rows it would skip.
+func ReadDoneCache(path string, cols Columns) (map[string]profiler.CacheMode, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return map[string]bool{}, nil
+		return map[string]profiler.CacheMode{}, nil
 	}
 	if err != nil {
 		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot read the --resume file: %v", err)}
@@ -851,7 +866,7 @@ func ReadDone(path string, cols Columns) (map[string]bool, error) {
 	cr.FieldsPerRecord = -1
 	head, err := readHeader(cr, path)
 	if err == io.EOF {
-		return map[string]bool{}, nil
+		return map[string]profiler.CacheMode{}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -869,7 +884,7 @@ func ReadDone(path string, cols Columns) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	done := map[string]bool{}
+	done := map[string]profiler.CacheMode{}
 	var pending error
 	for {
 		r, err := d.Next()
@@ -886,7 +901,7 @@ func ReadDone(path string, cols Columns) (map[string]bool, error) {
 		if r.Status == profiler.StatusCancelled {
 			continue // stopped by the user before it was measured: run it again
 		}
-		done[r.Spec.Key()] = true
+		done[r.Spec.Key()] = r.Cache
 	}
 	return done, nil
 }
