@@ -530,6 +530,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if len(pos) != 1 {
+		// NAME=VALUE words are settings that lost their --set (often after
+		// a space: --set rows=64 cols=128): say how to give them.
+		var kv []string
+		for _, p := range pos[min(1, len(pos)):] {
+			if name, _, ok := strings.Cut(p, "="); ok && name != "" && !strings.ContainsAny(name, "/\\.") {
+				kv = append(kv, p)
+			}
+		}
+		if len(kv) > 0 {
+			return badInput("run takes one kernel name, got %d arguments %q: %s is a setting: give settings to --set, joined by commas without spaces (--set %s)", len(pos), pos, kv[0], strings.Join(append(slices.Clone(sets), kv...), ","))
+		}
 		return badInput("run takes one kernel name, got %d arguments %q: e.g. mltop run attn_fwd --set BQ=32,D=64", len(pos), pos)
 	}
 	o.set = setFlags(fs)
