@@ -324,6 +324,22 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return runSweep(ctx, *config, &o, stdout, stderr)
 }
 
+// straySettings says how to give the NAME=VALUE words among the
+// arguments after the first: settings that lost their --set (often after a
+// space: --set rows=64 cols=128). "" when there are none.
+func straySettings(pos, sets []string) string {
+	var kv []string
+	for _, p := range pos[min(1, len(pos)):] {
+		if name, _, ok := strings.Cut(p, "="); ok && name != "" && !strings.ContainsAny(name, "/\\.") {
+			kv = append(kv, p)
+		}
+	}
+	if len(kv) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s is a setting: give settings to --set, joined by commas without spaces (--set %s)", kv[0], strings.Join(append(slices.Clone(sets), kv...), ","))
+}
+
 // resumeSameCache refuses a --resume whose file timed the sweep's specs in
 // another cache mode: the specs in it would be skipped, and the file would
 // end up with rows of two modes while the user believes it holds one.
@@ -530,16 +546,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if len(pos) != 1 {
-		// NAME=VALUE words are settings that lost their --set (often after
-		// a space: --set rows=64 cols=128): say how to give them.
-		var kv []string
-		for _, p := range pos[min(1, len(pos)):] {
-			if name, _, ok := strings.Cut(p, "="); ok && name != "" && !strings.ContainsAny(name, "/\\.") {
-				kv = append(kv, p)
-			}
-		}
-		if len(kv) > 0 {
-			return badInput("run takes one kernel name, got %d arguments %q: %s is a setting: give settings to --set, joined by commas without spaces (--set %s)", len(pos), pos, kv[0], strings.Join(append(slices.Clone(sets), kv...), ","))
+		if hint := straySettings(pos, sets); hint != "" {
+			return badInput("run takes one kernel name, got %d arguments %q: %s", len(pos), pos, hint)
 		}
 		return badInput("run takes one kernel name, got %d arguments %q: e.g. mltop run attn_fwd --set BQ=32,D=64", len(pos), pos)
 	}

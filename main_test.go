@@ -289,6 +289,7 @@ func TestBadInput(t *testing.T) {
 		{"run set split by a space", []string{"run", "softmax_bwd", "--set", "rows=64", "cols=128"}, "cols=128 is a setting: give settings to --set"},
 		{"run set split by a space, joined", []string{"run", "softmax_bwd", "--set", "rows=64", "cols=128"}, "(--set rows=64,cols=128)"},
 		{"run setting without --set", []string{"run", "softmax_bwd", "rows=64"}, "(--set rows=64)"},
+		{"watch set split by a space", []string{"watch", "./k", "--set", "WG=128", "rows=64"}, "rows=64 is a setting: give settings to --set, joined by commas without spaces (--set WG=128,rows=64)"},
 		{"run bad set", []string{"run", "attn_fwd", "--set", "BQ"}, `--set "BQ": write NAME=VALUE`},
 		{"run set without a name", []string{"run", "attn_fwd", "--set", "=32"}, `--set "=32": write NAME=VALUE`},
 		{"run bad value", []string{"run", "attn_fwd", "--set", "BQ=big"}, `"big" is not an integer`},
