@@ -97,3 +97,18 @@ func TestSettle(t *testing.T) {
 		t.Errorf("--settle -1: exit %d %s", code, stderr)
 	}
 }
+
+// --cache overrides a sweep file's hot: true in full: Hot, which the memory
+// check reads to leave the flush buffer out, follows the mode.
+func TestCacheFlagOverridesFileHot(t *testing.T) {
+	base := profiler.DefaultOptions()
+	base.Hot, base.Cache = true, profiler.CacheHot
+	o := options{cache: "cold", set: map[string]bool{"cache": true}}
+	if m := o.measureOptions(&base); m.Cache != profiler.CacheCold || m.Hot {
+		t.Errorf("--cache cold over hot: true: cache %q hot %v", m.Cache, m.Hot)
+	}
+	o = options{cache: "cold", set: map[string]bool{}}
+	if m := o.measureOptions(&base); m.Cache != profiler.CacheHot || !m.Hot {
+		t.Errorf("no flag over hot: true: cache %q hot %v", m.Cache, m.Hot)
+	}
+}

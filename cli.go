@@ -67,13 +67,13 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.minSamples, "min-samples", d.Stop.MinSamples, "take at least this many samples")
 	fs.IntVar(&o.maxSamples, "max-samples", d.Stop.MaxSamples, "take at most this many samples")
 	fs.Float64Var(&o.warmup, "warmup", d.Warmup, "warm up for this many `seconds` (at least one run)")
-	fs.Float64Var(&o.settle, "settle", 0, "run each spec this many `seconds` before sampling, every spec in full, so the GPU's boost clock reaches the level the spec sustains (1 is enough on an H100; 0: off)")
+	fs.Float64Var(&o.settle, "settle", 0, "run each spec this many `seconds` before sampling, every spec in full, so the GPU's boost clock reaches the level the spec sustains (1: on an H100, 99% of the rows repeat within 2% from run to run, for 1 s more per spec; 0: off)")
 	fs.BoolVar(&o.hot, "hot", false, "same as --cache hot")
 	fs.StringVar(&o.cache, "cache", "cold", "last-level cache before each sample: cold (flushed, holding only clean lines, as ncu --cache-control all), hot (not flushed) or dirty (flushed by writing, full of dirty lines the kernel must write back)")
 	fs.BoolVar(&o.phases, "phases", false, "print where each spec's wall time went (plan, compile, inputs, reference, verify, warm-up, measure, …) on stderr")
 	fs.Uint64Var(&o.seed, "seed", d.Seed, "seed of the input generator")
 	fs.IntVar(&o.maxRows, "max-rows", d.MaxRows, "check at most this many rows against the float64 reference")
-	fs.Float64Var(&o.timeout, "timeout", 0, "worker watchdog per spec in `seconds` (0: 2×time-limit + 60)")
+	fs.Float64Var(&o.timeout, "timeout", 0, "worker watchdog per spec in `seconds` (0: 2×time-limit + settle + 60)")
 	fs.StringVar(&o.isolate, "isolate", "auto", "run specs in a worker subprocess: auto (on for GPU backends and the interactive session), on, off")
 	fs.BoolVar(&o.noColor, "no-color", false, "plain output without colour (also NO_COLOR=1)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar on stderr")
@@ -116,8 +116,13 @@ func (o *options) validate() error {
 	if o.hot && o.set["cache"] && o.cache != string(profiler.CacheHot) {
 		return badInput("--hot and --cache=%s contradict each other: use --cache alone", o.cache)
 	}
-	if o.minSamples < 1 || o.maxRows < 1 || o.maxSamples < 1 {
-		return badInput("--min-samples, --max-samples and --max-rows must be at least 1")
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"min-samples", o.minSamples}, {"max-samples", o.maxSamples}, {"max-rows", o.maxRows}} {
+		if f.v < 1 {
+			return badInput("--%s=%d: use a whole number of at least 1", f.name, f.v)
+		}
 	}
 	if o.json && o.bench {
 		return badInput("--json and --bench both write to stdout: choose one")
@@ -176,6 +181,9 @@ func (o *options) measureOptions(base *profiler.Options) profiler.Options {
 	}
 	if use("cache") && (o.set["cache"] || !o.hot) {
 		m.Cache, _ = profiler.ParseCacheMode(o.cache)
+		// --cache wins over the file's hot: (the memory check counts the
+		// flush buffer by Hot).
+		m.Hot = m.Cache == profiler.CacheHot
 	}
 	if use("seed") {
 		m.Seed = o.seed
@@ -316,6 +324,44 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return runSweep(ctx, *config, &o, stdout, stderr)
 }
 
+// straySettings says how to give the NAME=VALUE words among the
+// arguments after the first: settings that lost their --set (often after a
+// space: --set rows=64 cols=128). "" when there are none.
+func straySettings(pos, sets []string) string {
+	var kv []string
+	for _, p := range pos[min(1, len(pos)):] {
+		if name, _, ok := strings.Cut(p, "="); ok && name != "" && !strings.ContainsAny(name, "/\\.") {
+			kv = append(kv, p)
+		}
+	}
+	if len(kv) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s is a setting: give settings to --set, joined by commas without spaces (--set %s)", kv[0], strings.Join(append(slices.Clone(sets), kv...), ","))
+}
+
+// resumeSameCache refuses a --resume whose file timed the sweep's specs in
+// another cache mode: the specs in it would be skipped, and the file would
+// end up with rows of two modes while the user believes it holds one.
+func resumeSameCache(path string, done map[string]profiler.CacheMode, jobs []profiler.Job) error {
+	n, first := 0, ""
+	for _, j := range jobs {
+		had, ok := done[j.Spec.Key()]
+		want := profiler.EffectiveCache(j.Options.Cache, j.Options.Hot)
+		if !ok || had == "" || had == want {
+			continue
+		}
+		if n == 0 {
+			first = fmt.Sprintf("%s was timed with cache %s, this sweep times it with cache %s", j.Spec, had, want)
+		}
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	return badInput("--resume %s: %d rows of this sweep were timed in another cache mode (%s): resume with the settings that wrote the file (--cache, cache: in the sweep file), or write a new --csv", path, n, first)
+}
+
 func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Writer) error {
 	sw, err := sweep.LoadWith(path, profiler.DefaultOptions(), sweepOptions())
 	if err != nil {
@@ -342,8 +388,15 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 	// Check the output before anything runs: bad paths are bad input.
 	skip := map[string]bool{}
 	if o.resume != "" {
-		if skip, err = sink.ReadDone(o.resume, cols); err != nil {
+		done, err := sink.ReadDoneCache(o.resume, cols)
+		if err != nil {
 			return err
+		}
+		if err := resumeSameCache(o.resume, done, sw.Jobs); err != nil {
+			return err
+		}
+		for k := range done {
+			skip[k] = true
 		}
 	}
 	// Every input is checked before the announcement: --devices against
@@ -493,6 +546,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if len(pos) != 1 {
+		if hint := straySettings(pos, sets); hint != "" {
+			return badInput("run takes one kernel name, got %d arguments %q: %s", len(pos), pos, hint)
+		}
 		return badInput("run takes one kernel name, got %d arguments %q: e.g. mltop run attn_fwd --set BQ=32,D=64", len(pos), pos)
 	}
 	o.set = setFlags(fs)
@@ -734,6 +790,9 @@ func announce(jobs []profiler.Job, skip map[string]bool, path string, yes bool, 
 		bad = fmt.Sprintf(", and %d invalid (the family's rules, the device's limits, or a user kernel on the CPU backend): they become invalid rows at once", invalid)
 	}
 	each := "warmup + min_time to warmup + time_limit each"
+	if slices.ContainsFunc(todo, func(j profiler.Job) bool { return j.Options.Settle > j.Options.Warmup }) {
+		each = "settle (or warmup) + min_time to settle + time_limit each"
+	}
 	if est.Slow > 0 {
 		each += fmt.Sprintf(", at least %d kernel runs of the slow specs", run.MinRuns)
 	}

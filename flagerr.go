@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -96,6 +97,15 @@ var sweepOnly = map[string]bool{"config": true, "devices": true, "shard": true, 
 func flagError(cmd string, err error) error {
 	msg := err.Error()
 	const undefined = "flag provided but not defined: -"
+	if m := badValueRE.FindStringSubmatch(msg); m != nil {
+		if want := flagWants(cmd, m[2]); want != "" {
+			prefix := ""
+			if cmd != "" {
+				prefix = cmd + ": "
+			}
+			return badInput("%s--%s %q: use %s; see mltop --help", prefix, m[2], m[1], want)
+		}
+	}
 	if !strings.HasPrefix(msg, undefined) {
 		msg = strings.ReplaceAll(msg, "flag -", "flag --")
 		msg = strings.ReplaceAll(msg, "argument: -", "argument: --")
@@ -106,6 +116,35 @@ func flagError(cmd string, err error) error {
 	}
 	name := strings.TrimPrefix(msg, undefined)
 	return badInput("%s", unknownFlag(cmd, name))
+}
+
+// badValueRE matches the flag package's message for a value that does not
+// parse as the flag's type ("parse error" says nothing of what would).
+var badValueRE = regexp.MustCompile(`^invalid value "(.*)" for flag -([\w-]+): (?:parse error|value out of range)`)
+
+// flagWants says what a numeric flag of cmd takes, "" for other flags.
+func flagWants(cmd, name string) string {
+	fs := flagsOf(cmd)
+	if fs == nil {
+		return ""
+	}
+	f := fs.Lookup(name)
+	if f == nil {
+		return ""
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return ""
+	}
+	switch g.Get().(type) {
+	case float64:
+		return fmt.Sprintf("a number (default %s)", f.DefValue)
+	case int:
+		return fmt.Sprintf("a whole number (default %s)", f.DefValue)
+	case uint64:
+		return fmt.Sprintf("a whole number, 0 or more (default %s)", f.DefValue)
+	}
+	return ""
 }
 
 // unknownFlag is the message for --name, which cmd does not take.
@@ -124,6 +163,9 @@ func unknownFlag(cmd, name string) string {
 		head = cmd + ": " + head
 	}
 	switch {
+	case name == "config" && len(takers) > 0 && takers[0] == "":
+		// --config is the sweep itself, not an option of this command.
+		return fmt.Sprintf("%s: a sweep file runs on its own, as mltop --config FILE [--csv out.csv], not with %s; see mltop --help", head, commandLabel(cmd))
 	case len(takers) > 0 && takers[0] == "" && sweepOnly[name]:
 		return fmt.Sprintf("%s: --%s is a sweep flag: use it with --config FILE (mltop --config FILE --%s …); see mltop --help", head, name, name)
 	case len(takers) > 0:

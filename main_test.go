@@ -170,6 +170,11 @@ func TestWorkerIsolation(t *testing.T) {
 			t.Errorf("row %d: %s %q, want %s with %q", i, rows[i]["status"], rows[i]["error"], w.status, w.words)
 		}
 	}
+	// The watchdog's own kill is not blamed on the out-of-memory killer,
+	// and the row says what to change.
+	if e := rows[2]["error"]; strings.Contains(e, "out-of-memory") || !strings.Contains(e, "killed by mltop") || !strings.Contains(e, "raise --timeout") {
+		t.Errorf("timeout row: %q", e)
+	}
 	if !strings.Contains(stderr, "5 specs: 2 ok, 1 crashed") && !strings.Contains(stderr, "2 crashed, 1 timeout") {
 		t.Errorf("summary: %s", stderr)
 	}
@@ -281,6 +286,10 @@ func TestBadInput(t *testing.T) {
 		{"run flag typo", []string{"run", "attn_fwd", "--set", "casual=1"}, `has no knob, dim or flag "casual": did you mean causal?`},
 		{"yaml kernel typo", []string{"--config", writeFile(t, "kt.yaml", "sweeps:\n  - kernel: softmax_bwdd\n")}, `kt.yaml:2:13: sweeps[0].kernel: unknown kernel "softmax_bwdd": did you mean softmax_bwd?`},
 		{"run no kernel", []string{"run"}, "run takes one kernel name"},
+		{"run set split by a space", []string{"run", "softmax_bwd", "--set", "rows=64", "cols=128"}, "cols=128 is a setting: give settings to --set"},
+		{"run set split by a space, joined", []string{"run", "softmax_bwd", "--set", "rows=64", "cols=128"}, "(--set rows=64,cols=128)"},
+		{"run setting without --set", []string{"run", "softmax_bwd", "rows=64"}, "(--set rows=64)"},
+		{"watch set split by a space", []string{"watch", "./k", "--set", "WG=128", "rows=64"}, "rows=64 is a setting: give settings to --set, joined by commas without spaces (--set WG=128,rows=64)"},
 		{"run bad set", []string{"run", "attn_fwd", "--set", "BQ"}, `--set "BQ": write NAME=VALUE`},
 		{"run set without a name", []string{"run", "attn_fwd", "--set", "=32"}, `--set "=32": write NAME=VALUE`},
 		{"run bad value", []string{"run", "attn_fwd", "--set", "BQ=big"}, `"big" is not an integer`},
@@ -304,6 +313,11 @@ func TestBadInput(t *testing.T) {
 		{"run set twice in one group", []string{"run", "attn_fwd", "--set", "BQ=32,BQ=64"}, "--set gives BQ twice (BQ=32 and BQ=64)"},
 		{"run set twice in two flags", []string{"run", "attn_fwd", "--set", "BQ=32", "--set", "D=64,BQ=64"}, "--set gives BQ twice"},
 		{"run bad bool", []string{"run", "attn_fwd", "--set", "causal=maybe"}, `"maybe" is not a boolean: use true/false, 1/0, yes/no or on/off`},
+		{"negative seed", []string{"run", "attn_fwd", "--seed", "-1"}, `run: --seed "-1": use a whole number, 0 or more (default 1)`},
+		{"word for a float flag", []string{"--noise", "1%", "--config", goodSweep}, `--noise "1%": use a number (default 0.005)`},
+		{"fraction for an int flag", []string{"run", "attn_fwd", "--min-samples", "2.5"}, `run: --min-samples "2.5": use a whole number (default 20)`},
+		{"negative min-samples", []string{"run", "attn_fwd", "--min-samples", "-3"}, "--min-samples=-3: use a whole number of at least 1"},
+		{"zero max-rows", []string{"--max-rows", "0", "--config", goodSweep}, "--max-rows=0: use a whole number of at least 1"},
 	}
 	for _, c := range cases {
 		code, _, stderr := runMain(t, c.args...)

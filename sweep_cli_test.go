@@ -65,3 +65,40 @@ func TestListShowsRulesAndOpenRanges(t *testing.T) {
 		t.Errorf("list block:\n%s", block)
 	}
 }
+
+// The banner's time range counts --settle in place of the warm-up, and
+// says so: a user who set settle: 1 sees why the least is a second a spec.
+func TestBannerNamesSettle(t *testing.T) {
+	sw := writeFile(t, "settle.yaml", "defaults: {time_limit: 0.05, min_time: 0.001, warmup: 0.001, hot: true, settle: 0.02}\nsweeps:\n  - kernel: softmax_bwd\n    dims: {rows: 2, cols: 8}\n")
+	code, _, stderr := runMain(t, "--config", sw, "--backend", "cpu", "--isolate", "off", "--quiet")
+	if code != 0 || !strings.Contains(stderr, "(settle (or warmup) + min_time to settle + time_limit each)") {
+		t.Errorf("exit %d, banner:\n%s", code, stderr)
+	}
+	plain := writeFile(t, "plain.yaml", "defaults: {time_limit: 0.05, min_time: 0.001, warmup: 0.001, hot: true}\nsweeps:\n  - kernel: softmax_bwd\n    dims: {rows: 2, cols: 8}\n")
+	if code, _, stderr := runMain(t, "--config", plain, "--backend", "cpu", "--isolate", "off", "--quiet"); code != 0 || !strings.Contains(stderr, "(warmup + min_time to warmup + time_limit each)") {
+		t.Errorf("exit %d, banner without settle:\n%s", code, stderr)
+	}
+}
+
+// --resume with another cache mode than the file's rows is refused before
+// anything runs, and the file is left as it was: its specs would be
+// skipped, and the file would mix two modes.
+func TestResumeRefusesAnotherCacheMode(t *testing.T) {
+	sw := writeFile(t, "hot.yaml", "defaults: {time_limit: 0.05, min_time: 0.001, warmup: 0.001, cache: hot}\nsweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64]}\n    dims: {rows: 2, cols: 8}\n")
+	out := filepath.Join(t.TempDir(), "hot.csv")
+	if code, _, stderr := runMain(t, "--config", sw, "--backend", "cpu", "--isolate", "off", "--quiet", "--csv", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	before, _ := os.ReadFile(out)
+	code, _, stderr := runMain(t, "--config", sw, "--backend", "cpu", "--isolate", "off", "--quiet", "--resume", out, "--cache", "cold")
+	if code != 2 || !strings.Contains(stderr, "2 rows of this sweep were timed in another cache mode") || !strings.Contains(stderr, "was timed with cache hot, this sweep times it with cache cold") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	if after, _ := os.ReadFile(out); string(after) != string(before) {
+		t.Errorf("the file changed:\n%s", after)
+	}
+	// the same settings resume as ever
+	if code, _, stderr := runMain(t, "--config", sw, "--backend", "cpu", "--isolate", "off", "--quiet", "--resume", out); code != 0 || !strings.Contains(stderr, "already in the --resume file") {
+		t.Errorf("same mode: exit %d: %s", code, stderr)
+	}
+}

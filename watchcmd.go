@@ -34,6 +34,9 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if len(pos) != 1 {
+		if hint := straySettings(pos, sets); hint != "" {
+			return badInput("watch takes one user kernel (its kernel.yaml or folder), got %d arguments %q: %s", len(pos), pos, hint)
+		}
 		return badInput("watch takes one user kernel (its kernel.yaml or folder), got %d arguments %q: e.g. mltop watch ./examples/softmax --set WG=256", len(pos), pos)
 	}
 	o.set = setFlags(fs)

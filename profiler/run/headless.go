@@ -67,7 +67,7 @@ func (s Summary) ClockNote() string {
 	if widest.Lo <= 0 || widest.Hi/widest.Lo-1 < ClockNoteSpread {
 		return ""
 	}
-	return fmt.Sprintf("the SM clock ranged %.0f–%.0f MHz over these specs (%.1f%%): a GPU's boost clock follows its load of about the last second, so each time here depends partly on the specs before it; --settle 1 times each spec at the clock it sustains itself, for medians that repeat from run to run (README: Reproducibility)",
+	return fmt.Sprintf("the SM clock ranged %.0f–%.0f MHz over these specs (%.1f%%): a GPU's boost clock follows its load of about the last second, so each time here depends partly on the specs before it; compare rows only where sm_clock_mhz agrees, or time each spec at its own clock with --settle 1 (1 s more per spec; on an H100, 99%% of the rows then repeat within 2%%; README: Reproducibility)",
 		widest.Lo, widest.Hi, 100*(widest.Hi/widest.Lo-1))
 }
 
@@ -201,7 +201,9 @@ func Estimate(jobs []profiler.Job, dev *profiler.DeviceInfo) SweepEstimate {
 				}
 			}
 		}
-		l += max(o.WarmupTime()+o.Stop.MinTime, MinRuns*r)
+		// time_limit stops sampling whatever min_time asks: the least a
+		// spec samples is the smaller of the two.
+		l += max(o.WarmupTime()+min(o.Stop.MinTime, o.Stop.MaxTime), MinRuns*r)
 		h += o.WarmupTime() + o.Stop.MaxTime + MinRuns*r
 		k := j.Spec
 		k.Dims = nil

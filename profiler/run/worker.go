@@ -146,6 +146,9 @@ type worker struct {
 	quit   chan struct{} // closed by kill: the reader stops handing lines over
 	stderr *tailBuffer
 	env    []string // the environment it started with
+	// byWatchdog: mltop killed it for taking too long, so a "signal:
+	// killed" is that, not the out-of-memory killer.
+	byWatchdog bool
 }
 
 // NewWorkerPool starts one worker with argv cmd (e.g. [mltop worker
@@ -246,7 +249,9 @@ func (w *worker) lastWords() string {
 		}
 		return msg + ": the spec needs more host memory than there was; reduce the dims"
 	}
-	if strings.Contains(state, "signal: killed") && s == "" {
+	if w.byWatchdog && strings.Contains(state, "signal: killed") {
+		state = "" // the caller says it was the watchdog
+	} else if strings.Contains(state, "signal: killed") && s == "" {
 		state += " (by the system's out-of-memory killer, or by hand)"
 	}
 	switch {
@@ -335,8 +340,9 @@ func (p *WorkerPool) Run(ctx context.Context, s profiler.Spec, opt profiler.Opti
 			return fail(profiler.StatusCrashed, "worker died: "+w.lastWords())
 		case <-timer.C:
 			p.w = nil
+			w.byWatchdog = true
 			w.kill()
-			return fail(profiler.StatusTimeout, fmt.Sprintf("no result after %s (watchdog); worker killed; %s", timeout.Round(time.Millisecond), w.lastWords()))
+			return fail(profiler.StatusTimeout, fmt.Sprintf("no result after %s (watchdog); worker killed by mltop; %s; if the spec is only slow, raise --timeout (timeout: in a sweep file) above settle + warm-up + time limit", timeout.Round(time.Millisecond), w.lastWords()))
 		case <-ctx.Done():
 			// The only way to stop a kernel mid-flight is to end its process.
 			p.w = nil

@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -691,7 +692,7 @@ func OpenCSV(path string, cols Columns, appending bool) (*CSV, error) {
 func OpenCSVVia(path string, cols Columns, appending bool, via string) (*CSV, error) {
 	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if appending {
-		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+		flags = os.O_CREATE | os.O_RDWR | os.O_APPEND // RDWR: endLastLine reads the end
 	}
 	if err := checkCSVPath(path, appending, via); err != nil {
 		return nil, err
@@ -702,6 +703,12 @@ func OpenCSVVia(path string, cols Columns, appending bool, via string) (*CSV, er
 	}
 	s := &CSV{f: f, w: csv.NewWriter(f), cols: cols}
 	st, _ := f.Stat()
+	if appending && st.Size() > 0 {
+		if err := endLastLine(f, path, st.Size(), len(cols.Header())); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
 	if !appending || st.Size() == 0 {
 		if err := s.w.Write(cols.Header()); err != nil {
 			return nil, err
@@ -709,6 +716,38 @@ func OpenCSVVia(path string, cols Columns, appending bool, via string) (*CSV, er
 		s.w.Flush()
 	}
 	return s, s.w.Error()
+}
+
+// endLastLine makes a file that is appended to end with a newline, so the
+// next row starts a line of its own. A sweep killed mid-write leaves a
+// last line without one: a whole row (only the newline missing; --resume
+// counted it as done) gets its newline, a row cut short (--resume runs its
+// spec again) is cut off, or the new row would be glued to it and the
+// file could no longer be read.
+func endLastLine(f *os.File, path string, size int64, fields int) error {
+	const maxTail = 1 << 20
+	n := min(size, maxTail)
+	tail := make([]byte, n)
+	if _, err := f.ReadAt(tail, size-n); err != nil {
+		return &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot read the end of the CSV file: %v", err)}
+	}
+	if tail[n-1] == '\n' {
+		return nil
+	}
+	nl := bytes.LastIndexByte(tail, '\n')
+	if nl < 0 {
+		return &profiler.InputError{File: path, Msg: "the CSV file's last line is longer than 1 MiB and not finished: not a CSV mltop wrote; give a new path to --csv"}
+	}
+	cr := csv.NewReader(bytes.NewReader(tail[nl+1:]))
+	cr.FieldsPerRecord = -1
+	if rec, err := cr.Read(); err == nil && len(rec) == fields {
+		_, err := f.Write([]byte("\n"))
+		return err
+	}
+	if err := f.Truncate(size - n + int64(nl) + 1); err != nil {
+		return &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot cut the unfinished last row of the CSV file: %v", err)}
+	}
+	return nil
 }
 
 // viaSuffix is " for --csv" (or -o), "" for a path typed at a prompt.
@@ -800,9 +839,24 @@ func WriteCSVFile(path string, results []profiler.Result) error {
 // may be cut short by a kill: it is ignored and its spec runs again; a bad
 // row before it is an error naming its line and column.
 func ReadDone(path string, cols Columns) (map[string]bool, error) {
+	modes, err := ReadDoneCache(path, cols)
+	if err != nil {
+		return nil, err
+	}
+	done := make(map[string]bool, len(modes))
+	for k := range modes {
+		done[k] = true
+	}
+	return done, nil
+}
+
+// ReadDoneCache is ReadDone with the cache mode each done spec was timed
+// in (the row's cache column), so that --resume can refuse to add rows of
+// another mode to a file whose rows it would skip.
+func ReadDoneCache(path string, cols Columns) (map[string]profiler.CacheMode, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return map[string]bool{}, nil
+		return map[string]profiler.CacheMode{}, nil
 	}
 	if err != nil {
 		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot read the --resume file: %v", err)}
@@ -812,7 +866,7 @@ func ReadDone(path string, cols Columns) (map[string]bool, error) {
 	cr.FieldsPerRecord = -1
 	head, err := readHeader(cr, path)
 	if err == io.EOF {
-		return map[string]bool{}, nil
+		return map[string]profiler.CacheMode{}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -830,7 +884,7 @@ func ReadDone(path string, cols Columns) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	done := map[string]bool{}
+	done := map[string]profiler.CacheMode{}
 	var pending error
 	for {
 		r, err := d.Next()
@@ -847,7 +901,7 @@ func ReadDone(path string, cols Columns) (map[string]bool, error) {
 		if r.Status == profiler.StatusCancelled {
 			continue // stopped by the user before it was measured: run it again
 		}
-		done[r.Spec.Key()] = true
+		done[r.Spec.Key()] = r.Cache
 	}
 	return done, nil
 }

@@ -327,3 +327,47 @@ func TestCSVWithoutDispatchMediansReads(t *testing.T) {
 		t.Errorf("read %+v", r)
 	}
 }
+
+// Appending to a file whose last line a kill left unfinished starts the
+// next row on a line of its own: a cut row is dropped (its spec runs
+// again), a whole row missing only its newline is kept, and the file
+// reads back whole either way.
+func TestAppendAfterAnUnfinishedLastLine(t *testing.T) {
+	head := testCols.Header()
+	r1, r2, r3 := richResult(), richResult(), richResult()
+	r2.Spec.Knobs = map[string]int{"WG": 32}
+	r3.Spec.Knobs = map[string]int{"WG": 128}
+	row1, row2 := testCols.Row(r1), testCols.Row(r2)
+	for _, c := range []struct {
+		name, text string
+		want       []string // spec keys done after appending r3
+	}{
+		{"cut row", csvText(head, row1) + strings.Join(row2[:7], ","), []string{r1.Spec.Key(), r3.Spec.Key()}},
+		{"whole row without its newline", strings.TrimSuffix(csvText(head, row1, row2), "\n"), []string{r1.Spec.Key(), r2.Spec.Key(), r3.Spec.Key()}},
+		{"ends with a newline", csvText(head, row1), []string{r1.Spec.Key(), r3.Spec.Key()}},
+	} {
+		path := writeFile(t, "a.csv", c.text)
+		s, err := OpenCSV(path, testCols, true)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if err := s.Write(r3); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		s.Close()
+		done, err := ReadDone(path, testCols)
+		if err != nil {
+			data, _ := os.ReadFile(path)
+			t.Errorf("%s: %v\n%s", c.name, err, data)
+			continue
+		}
+		if len(done) != len(c.want) {
+			t.Errorf("%s: done %v, want %v", c.name, done, c.want)
+		}
+		for _, k := range c.want {
+			if !done[k] {
+				t.Errorf("%s: %s not done: %v", c.name, k, done)
+			}
+		}
+	}
+}

@@ -184,6 +184,18 @@ func TestJSONAndTableSinks(t *testing.T) {
 			t.Errorf("result block lacks %q:\n%s", want, block)
 		}
 	}
+	// A spec that stopped on its time limit says how far the median is
+	// good and what would tighten it; one that reached precision does not.
+	r := results[0]
+	r.StopReason = profiler.StopTimeLimit
+	r.Stats.CILo, r.Stats.CIHi = 0.97*r.Stats.Median, 1.03*r.Stats.Median
+	if b := FormatResult(r); !strings.Contains(b, "did not reach the --noise target before the time limit: it is good to ±3.00%; a longer --time-limit") {
+		t.Errorf("time-limit block:\n%s", b)
+	}
+	r.StopReason = profiler.StopPrecision
+	if b := FormatResult(r); strings.Contains(b, "did not reach") {
+		t.Errorf("precision block:\n%s", b)
+	}
 }
 
 func TestOpenCSVKeepsExistingRows(t *testing.T) {

@@ -303,6 +303,11 @@ func FormatResult(r profiler.Result) string {
 		fmt.Fprintf(&b, "\ntiming (%s) cache %s, stopped on %s\n", r.Timer, r.Cache, r.StopReason)
 		fmt.Fprintf(&b, "  median %.2f µs ± %.2f%% (95%% CI %.2f–%.2f)   p10–p90 %.2f–%.2f µs   min %.2f µs   cv %.2f%%   n %d\n",
 			st.Median/1e3, 100*st.CIHalfRel(), st.CILo/1e3, st.CIHi/1e3, st.P10/1e3, st.P90/1e3, st.Min/1e3, 100*st.CV, st.N)
+		if r.StopReason == profiler.StopTimeLimit || r.StopReason == profiler.StopMaxSamples {
+			// The --noise target was not reached: say what the median is
+			// good for and what would tighten it.
+			fmt.Fprintf(&b, "  the median's interval did not reach the --noise target before the %s: it is good to ±%.2f%%; a longer --time-limit (or a quieter machine) narrows it\n", r.StopReason, 100*st.CIHalfRel())
+		}
 		for _, d := range r.PerDispatch {
 			setup := ""
 			if d.Setup {

@@ -24,7 +24,63 @@ type IntList []int
 
 // UnmarshalYAML accepts `32` and `[16, 32]`.
 func (l *IntList) UnmarshalYAML(n ast.Node) error {
+	if err := wholeNumbers(n); err != nil {
+		return err
+	}
 	return unmarshalList(n, (*[]int)(l), "an integer or a list of integers")
+}
+
+// Whole is an integer option (min_samples, max_rows) that refuses a
+// fraction instead of truncating it.
+type Whole int
+
+// UnmarshalYAML accepts an integer (or a float with no fraction, 20.0).
+func (w *Whole) UnmarshalYAML(n ast.Node) error {
+	if err := wholeNumbers(n); err != nil {
+		return err
+	}
+	var v int
+	if err := yaml.NodeToValue(n, &v); err != nil {
+		tk := n.GetToken()
+		return fmt.Errorf("[%d:%d] want an integer here, got %s", tk.Position.Line, tk.Position.Column, strings.TrimSpace(n.String()))
+	}
+	*w = Whole(v)
+	return nil
+}
+
+// Seed is the input generator's seed: a whole number, 0 or more.
+type Seed uint64
+
+// UnmarshalYAML refuses a negative or fractional seed in words a user
+// reads (the decoder's own says "overflow" and names a Go type).
+func (v *Seed) UnmarshalYAML(n ast.Node) error {
+	if err := wholeNumbers(n); err != nil {
+		return err
+	}
+	var u uint64
+	if err := yaml.NodeToValue(n, &u); err != nil {
+		tk := n.GetToken()
+		return fmt.Errorf("[%d:%d] seed %s: use a whole number, 0 or more", tk.Position.Line, tk.Position.Column, strings.TrimSpace(n.String()))
+	}
+	*v = Seed(u)
+	return nil
+}
+
+// wholeNumbers refuses a number with a fraction where an integer goes (n,
+// or each value of a list n): the YAML decoder would truncate 64.5 to 64
+// and run a spec nobody asked for.
+func wholeNumbers(n ast.Node) error {
+	vals := []ast.Node{n}
+	if s, ok := n.(*ast.SequenceNode); ok {
+		vals = s.Values
+	}
+	for _, v := range vals {
+		if f, ok := v.(*ast.FloatNode); ok && f.Value != math.Trunc(f.Value) {
+			tk := f.GetToken()
+			return fmt.Errorf("[%d:%d] %s is not a whole number: use an integer", tk.Position.Line, tk.Position.Column, strings.TrimSpace(f.String()))
+		}
+	}
+	return nil
 }
 
 // BoolList is one bool or a list of bools.
@@ -70,15 +126,15 @@ func unmarshalList[T any](n ast.Node, dst *[]T, want string) error {
 // MeasureYAML are the measurement options a sweep file may set.
 type MeasureYAML struct {
 	Noise      *float64 `yaml:"noise"`       // target CV, e.g. 0.01
-	MinSamples *int     `yaml:"min_samples"` // default 10
-	MinTime    *float64 `yaml:"min_time"`    // seconds of measured time, default 0.2
-	TimeLimit  *float64 `yaml:"time_limit"`  // seconds per spec, default 5
+	MinSamples *Whole   `yaml:"min_samples"` // default 20
+	MinTime    *float64 `yaml:"min_time"`    // seconds of measured kernel time, default 0.01
+	TimeLimit  *float64 `yaml:"time_limit"`  // seconds of sampling per spec, default 2
 	Warmup     *float64 `yaml:"warmup"`      // seconds, default 0.02
 	Settle     *float64 `yaml:"settle"`      // seconds of each spec's own runs before sampling, default 0 (off)
 	Hot        *bool    `yaml:"hot"`         // no cache flush between samples (older switch: see cache)
 	Cache      *string  `yaml:"cache"`       // cold (default), hot or dirty: what the cache holds before each sample
-	Seed       *uint64  `yaml:"seed"`
-	MaxRows    *int     `yaml:"max_rows"` // rows checked against the reference
+	Seed       *Seed    `yaml:"seed"`
+	MaxRows    *Whole   `yaml:"max_rows"` // rows checked against the reference
 	Timeout    *float64 `yaml:"timeout"`  // worker watchdog, seconds
 }
 
@@ -259,7 +315,7 @@ func applyMeasure(o profiler.Options, m *MeasureYAML, at func(field, msg string)
 		if *m.MinSamples < 1 {
 			return o, at("min_samples", fmt.Sprintf("min_samples=%d must be at least 1", *m.MinSamples))
 		}
-		o.Stop.MinSamples = *m.MinSamples
+		o.Stop.MinSamples = int(*m.MinSamples)
 	}
 	if m.MinTime != nil {
 		if err := pos("min_time", *m.MinTime); err != nil {
@@ -294,6 +350,9 @@ func applyMeasure(o profiler.Options, m *MeasureYAML, at func(field, msg string)
 			return o, at("cache", err.Error())
 		}
 		o.Cache = c
+		// cache: wins over a hot: inherited from defaults (the memory
+		// check counts the flush buffer by Hot).
+		o.Hot = c == profiler.CacheHot
 		// The command line refuses --hot with another --cache; a block
 		// that sets both must agree too, or one would silently win.
 		if m.Hot != nil && *m.Hot != (c == profiler.CacheHot) {
@@ -301,13 +360,13 @@ func applyMeasure(o profiler.Options, m *MeasureYAML, at func(field, msg string)
 		}
 	}
 	if m.Seed != nil {
-		o.Seed = *m.Seed
+		o.Seed = uint64(*m.Seed)
 	}
 	if m.MaxRows != nil {
 		if *m.MaxRows < 1 {
 			return o, at("max_rows", fmt.Sprintf("max_rows=%d must be at least 1", *m.MaxRows))
 		}
-		o.MaxRows = *m.MaxRows
+		o.MaxRows = int(*m.MaxRows)
 	}
 	if m.Timeout != nil {
 		if err := pos("timeout", *m.Timeout); err != nil {
