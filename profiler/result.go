@@ -111,6 +111,7 @@ type Result struct {
 	Timer       string          `json:"timer,omitempty"`
 	Cache       CacheMode       `json:"cache,omitempty"`        // the cache mode the samples were taken in
 	SMClockMHz  float64         `json:"sm_clock_mhz,omitempty"` // the GPU's effective core clock during the samples (median of the probes around each batch; CUDA)
+	Settle      float64         `json:"settle_s,omitempty"`     // seconds the spec ran before its samples when --settle asked for it (Options.Settle)
 	StopReason  string          `json:"stop_reason,omitempty"`  // StopPrecision, StopTimeLimit, StopMaxSamples
 	DriftRel    float64         `json:"drift_rel,omitempty"`    // |median of first third − last third| / median at the stop
 	Phases      *Phases         `json:"phases,omitempty"`       // where the spec's wall time went

@@ -173,7 +173,7 @@ func (hs *harness) waitFor(what string, cond func(Model) bool) string {
 	hs.mu.Lock()
 	hs.cond = cond
 	hs.mu.Unlock()
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(uiWait)
 	for {
 		hs.tm.Send(nudge{})
 		select {
@@ -266,3 +266,8 @@ func fakeCompile(p *profiler.Plan) (float64, error) {
 	}
 	return cost, nil
 }
+
+// uiWait is how long a test waits for a frame: generous, because CI's two
+// cores may be busy with other packages' tests; a frame that comes sooner
+// ends the wait at once.
+const uiWait = 30 * time.Second

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest/v2"
@@ -371,7 +370,7 @@ func TestASCIIProfileStripsColour(t *testing.T) {
 	teatest.WaitFor(t, hs.tm.Output(), func(b []byte) bool {
 		out = append(out[:0], b...)
 		return bytes.Contains(b, []byte("softmax_bwd")) && bytes.Contains(b, []byte("r run"))
-	}, teatest.WithDuration(5*time.Second))
+	}, teatest.WithDuration(uiWait))
 	if !bytes.Contains(out, []byte("\x1b[")) {
 		t.Fatalf("no escape sequences at all: is this the renderer's output? %q", out)
 	}

@@ -684,6 +684,7 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, opt profiler
 		}
 	}
 	clk.mark(&clk.p.Warmup)
+	res.Settle = opt.Settle
 	var samples, clocks []float64
 	per := make([][]float64, len(ls))
 	mstart := time.Now()

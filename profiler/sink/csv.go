@@ -107,7 +107,7 @@ func (c Columns) Row(r profiler.Result) []string {
 // optionalColumns are fixed columns that CSVs written before they existed
 // lack; a decoder reads such files and leaves the field at its zero value.
 // (--resume still wants the exact header of the sweep it continues.)
-var optionalColumns = []string{"device_ordinal", "cache", DispatchMediansColumn, SMClockColumn}
+var optionalColumns = []string{"device_ordinal", "cache", DispatchMediansColumn, SMClockColumn, SettleColumn}
 
 // FixedColumns are the names every mltop CSV has, whatever its kernels.
 func FixedColumns() []string {
@@ -294,7 +294,24 @@ var tailColumns = []Column{
 		}
 		return parseFloat(cell, &r.SMClockMHz)
 	}},
+	// --settle's seconds, so that settled and unsettled rows can be told
+	// apart in one file; empty without it.
+	{SettleColumn, func(r *profiler.Result) string {
+		if r.Settle <= 0 {
+			return ""
+		}
+		return fnum(r.Settle, 4)
+	}, func(r *profiler.Result, cell string) error {
+		if cell == "" {
+			return nil
+		}
+		return parseFloat(cell, &r.Settle)
+	}},
 }
+
+// SettleColumn holds the --settle a spec was measured with. CSVs written
+// before it existed lack it and still read.
+const SettleColumn = "settle_s"
 
 // SMClockColumn holds the GPU's measured core clock (MHz) during a spec's
 // samples. CSVs written before it existed lack it and still read.
