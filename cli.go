@@ -340,26 +340,35 @@ func straySettings(pos, sets []string) string {
 	return fmt.Sprintf("%s is a setting: give settings to --set, joined by commas without spaces (--set %s)", kv[0], strings.Join(append(slices.Clone(sets), kv...), ","))
 }
 
-// resumeSameCache refuses a --resume whose file timed the sweep's specs in
-// another cache mode: the specs in it would be skipped, and the file would
-// end up with rows of two modes while the user believes it holds one.
-func resumeSameCache(path string, done map[string]profiler.CacheMode, jobs []profiler.Job) error {
+// resumeSameSettings refuses a --resume whose file timed the sweep's specs
+// in another cache mode or with another --settle: the specs in it would be
+// skipped, and the file would end up with rows of two settings while the
+// user believes it holds one.
+func resumeSameSettings(path string, done map[string]sink.DoneRow, jobs []profiler.Job) error {
 	n, first := 0, ""
 	for _, j := range jobs {
 		had, ok := done[j.Spec.Key()]
-		want := profiler.EffectiveCache(j.Options.Cache, j.Options.Hot)
-		if !ok || had == "" || had == want {
+		if !ok || had.Cache == "" { // not in the file, or not measured there
+			continue
+		}
+		why := ""
+		if want := profiler.EffectiveCache(j.Options.Cache, j.Options.Hot); had.Cache != want {
+			why = fmt.Sprintf("cache %s, this sweep times it with cache %s", had.Cache, want)
+		} else if had.Settle != j.Options.Settle {
+			why = fmt.Sprintf("--settle %g, this sweep times it with --settle %g", had.Settle, j.Options.Settle)
+		}
+		if why == "" {
 			continue
 		}
 		if n == 0 {
-			first = fmt.Sprintf("%s was timed with cache %s, this sweep times it with cache %s", j.Spec, had, want)
+			first = fmt.Sprintf("%s was timed with %s", j.Spec, why)
 		}
 		n++
 	}
 	if n == 0 {
 		return nil
 	}
-	return badInput("--resume %s: %d rows of this sweep were timed in another cache mode (%s): resume with the settings that wrote the file (--cache, cache: in the sweep file), or write a new --csv", path, n, first)
+	return badInput("--resume %s: %d rows of this sweep were timed with other settings (%s): resume with the settings that wrote the file (--cache and --settle, or cache: and settle: in the sweep file), or write a new --csv", path, n, first)
 }
 
 func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Writer) error {
@@ -388,11 +397,11 @@ func runSweep(ctx context.Context, path string, o *options, stdout, stderr io.Wr
 	// Check the output before anything runs: bad paths are bad input.
 	skip := map[string]bool{}
 	if o.resume != "" {
-		done, err := sink.ReadDoneCache(o.resume, cols)
+		done, err := sink.ReadDoneRows(o.resume, cols)
 		if err != nil {
 			return err
 		}
-		if err := resumeSameCache(o.resume, done, sw.Jobs); err != nil {
+		if err := resumeSameSettings(o.resume, done, sw.Jobs); err != nil {
 			return err
 		}
 		for k := range done {

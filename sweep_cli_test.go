@@ -80,10 +80,10 @@ func TestBannerNamesSettle(t *testing.T) {
 	}
 }
 
-// --resume with another cache mode than the file's rows is refused before
+// --resume with another cache mode or --settle than the file's rows is refused before
 // anything runs, and the file is left as it was: its specs would be
 // skipped, and the file would mix two modes.
-func TestResumeRefusesAnotherCacheMode(t *testing.T) {
+func TestResumeRefusesOtherSettings(t *testing.T) {
 	sw := writeFile(t, "hot.yaml", "defaults: {time_limit: 0.05, min_time: 0.001, warmup: 0.001, cache: hot}\nsweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64]}\n    dims: {rows: 2, cols: 8}\n")
 	out := filepath.Join(t.TempDir(), "hot.csv")
 	if code, _, stderr := runMain(t, "--config", sw, "--backend", "cpu", "--isolate", "off", "--quiet", "--csv", out); code != 0 {
@@ -91,8 +91,12 @@ func TestResumeRefusesAnotherCacheMode(t *testing.T) {
 	}
 	before, _ := os.ReadFile(out)
 	code, _, stderr := runMain(t, "--config", sw, "--backend", "cpu", "--isolate", "off", "--quiet", "--resume", out, "--cache", "cold")
-	if code != 2 || !strings.Contains(stderr, "2 rows of this sweep were timed in another cache mode") || !strings.Contains(stderr, "was timed with cache hot, this sweep times it with cache cold") {
+	if code != 2 || !strings.Contains(stderr, "2 rows of this sweep were timed with other settings") || !strings.Contains(stderr, "was timed with cache hot, this sweep times it with cache cold") {
 		t.Errorf("exit %d: %s", code, stderr)
+	}
+	code, _, stderr = runMain(t, "--config", sw, "--backend", "cpu", "--isolate", "off", "--quiet", "--resume", out, "--settle", "0.01")
+	if code != 2 || !strings.Contains(stderr, "was timed with --settle 0, this sweep times it with --settle 0.01") {
+		t.Errorf("--settle 0.01: exit %d: %s", code, stderr)
 	}
 	if after, _ := os.ReadFile(out); string(after) != string(before) {
 		t.Errorf("the file changed:\n%s", after)

@@ -856,24 +856,31 @@ func WriteCSVFile(path string, results []profiler.Result) error {
 // may be cut short by a kill: it is ignored and its spec runs again; a bad
 // row before it is an error naming its line and column.
 func ReadDone(path string, cols Columns) (map[string]bool, error) {
-	modes, err := ReadDoneCache(path, cols)
+	rows, err := ReadDoneRows(path, cols)
 	if err != nil {
 		return nil, err
 	}
-	done := make(map[string]bool, len(modes))
-	for k := range modes {
+	done := make(map[string]bool, len(rows))
+	for k := range rows {
 		done[k] = true
 	}
 	return done, nil
 }
 
-// ReadDoneCache is ReadDone with the cache mode each done spec was timed
-// in (the row's cache column), so that --resume can refuse to add rows of
-// another mode to a file whose rows it would skip.
-func ReadDoneCache(path string, cols Columns) (map[string]profiler.CacheMode, error) {
+// DoneRow is how a done spec was measured: the settings --resume must
+// keep, so as not to add rows of other settings to a file whose rows it
+// skips. Cache is "" for a row that was not measured (invalid, crashed).
+type DoneRow struct {
+	Cache  profiler.CacheMode
+	Settle float64
+}
+
+// ReadDoneRows is ReadDone with how each done spec was measured (the
+// row's cache and settle_s columns).
+func ReadDoneRows(path string, cols Columns) (map[string]DoneRow, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return map[string]profiler.CacheMode{}, nil
+		return map[string]DoneRow{}, nil
 	}
 	if err != nil {
 		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot read the --resume file: %v", err)}
@@ -883,7 +890,7 @@ func ReadDoneCache(path string, cols Columns) (map[string]profiler.CacheMode, er
 	cr.FieldsPerRecord = -1
 	head, err := readHeader(cr, path)
 	if err == io.EOF {
-		return map[string]profiler.CacheMode{}, nil
+		return map[string]DoneRow{}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -901,7 +908,7 @@ func ReadDoneCache(path string, cols Columns) (map[string]profiler.CacheMode, er
 	if err != nil {
 		return nil, err
 	}
-	done := map[string]profiler.CacheMode{}
+	done := map[string]DoneRow{}
 	var pending error
 	for {
 		r, err := d.Next()
@@ -918,7 +925,7 @@ func ReadDoneCache(path string, cols Columns) (map[string]profiler.CacheMode, er
 		if r.Status == profiler.StatusCancelled {
 			continue // stopped by the user before it was measured: run it again
 		}
-		done[r.Spec.Key()] = r.Cache
+		done[r.Spec.Key()] = DoneRow{Cache: r.Cache, Settle: r.Settle}
 	}
 	return done, nil
 }
