@@ -283,30 +283,10 @@ var tailColumns = []Column{
 		}},
 	// The GPU's effective core clock during the samples; empty where the
 	// backend does not measure it (CPU, Metal).
-	{SMClockColumn, func(r *profiler.Result) string {
-		if r.SMClockMHz <= 0 {
-			return ""
-		}
-		return fnum(r.SMClockMHz, 5)
-	}, func(r *profiler.Result, cell string) error {
-		if cell == "" {
-			return nil
-		}
-		return parseFloat(cell, &r.SMClockMHz)
-	}},
+	positiveColumn(SMClockColumn, 5, func(r *profiler.Result) *float64 { return &r.SMClockMHz }),
 	// --settle's seconds, so that settled and unsettled rows can be told
 	// apart in one file; empty without it.
-	{SettleColumn, func(r *profiler.Result) string {
-		if r.Settle <= 0 {
-			return ""
-		}
-		return fnum(r.Settle, 4)
-	}, func(r *profiler.Result, cell string) error {
-		if cell == "" {
-			return nil
-		}
-		return parseFloat(cell, &r.Settle)
-	}},
+	positiveColumn(SettleColumn, 4, func(r *profiler.Result) *float64 { return &r.Settle }),
 }
 
 // SettleColumn holds the --settle a spec was measured with. CSVs written
@@ -382,6 +362,24 @@ func floatColumn(name string, sig int, field func(r *profiler.Result) *float64) 
 	return Column{name,
 		func(r *profiler.Result) string { return fnum(*field(r), sig) },
 		func(r *profiler.Result, cell string) error { return parseFloat(cell, field(r)) }}
+}
+
+// positiveColumn is floatColumn for a figure that is only sometimes
+// known: an empty cell where it is 0 (or less), and an empty cell reads as 0.
+func positiveColumn(name string, sig int, field func(r *profiler.Result) *float64) Column {
+	return Column{name,
+		func(r *profiler.Result) string {
+			if *field(r) <= 0 {
+				return ""
+			}
+			return fnum(*field(r), sig)
+		},
+		func(r *profiler.Result, cell string) error {
+			if cell == "" {
+				return nil
+			}
+			return parseFloat(cell, field(r))
+		}}
 }
 
 // microsColumn holds a duration kept in ns as µs.
