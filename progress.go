@@ -73,21 +73,13 @@ func newProgress(stdout, stderr io.Writer, quiet bool, total int, opts ...mpb.Co
 			if room < 4 {
 				return ""
 			}
-			return " " + clipRunes(pr.label, room)
+			return " " + sink.Clip(pr.label, room)
 		})),
 	)
 	if outTerm {
 		pr.rows = pr.p // rows above the bar, on the one terminal
 	}
 	return pr
-}
-
-func clipRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 func (pr *progress) set(s profiler.Spec, phase string) {

@@ -325,3 +325,20 @@ func TestMergeDiffNamesBothSides(t *testing.T) {
 		t.Errorf("extra only: %q", got)
 	}
 }
+
+func TestClip(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"attn_fwd", 8, "attn_fwd"},
+		{"attn_fwd", 9, "attn_fwd"},
+		{"attn_fwd", 5, "attn…"},
+		{"µs±σ done", 4, "µs±…"}, // runes, not bytes
+	} {
+		if got := Clip(c.s, c.n); got != c.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
+	}
+}

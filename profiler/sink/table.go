@@ -152,20 +152,20 @@ func (t *Table) specText(s profiler.Spec) string {
 func (t *Table) Write(r profiler.Result) error {
 	if !t.header {
 		if t.common != "" {
-			fmt.Fprintf(t.w, "%s\n", clip("every row: "+t.common, max(t.width, 20)))
+			fmt.Fprintf(t.w, "%s\n", Clip("every row: "+t.common, max(t.width, 20)))
 		}
 		t.line("spec", func(c tableCol) string { return c.head })
 		t.header = true
 	}
 	spec := t.specText(r.Spec)
 	if t.width > 0 {
-		spec = clip(spec, t.specW)
+		spec = Clip(spec, t.specW)
 	}
 	err := t.line(spec, func(c tableCol) string { return c.val(r) })
 	if r.Status != profiler.StatusOK && r.Error != "" {
 		msg := oneLine(r.Reason())
 		if t.width > 0 {
-			msg = clip(msg, max(t.width-6, 20))
+			msg = Clip(msg, max(t.width-6, 20))
 		}
 		fmt.Fprintf(t.w, "    └ %s\n", msg)
 	}
@@ -279,7 +279,8 @@ func commonParts(specs []profiler.Spec) map[string]bool {
 	return shared
 }
 
-func clip(s string, n int) string {
+// Clip shortens s to n runes (n ≥ 1), ending it with … when it was longer.
+func Clip(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s
