@@ -324,6 +324,38 @@ func cmdMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return runSweep(ctx, *config, &o, stdout, stderr)
 }
 
+// specArgs are the arguments of the commands that run one spec (run and
+// watch): the shared flags, --set (repeatable), --dtype and one target.
+type specArgs struct {
+	o     options
+	sets  []string
+	dtype string
+}
+
+func (a *specArgs) register(fs *flag.FlagSet) {
+	a.o.register(fs)
+	fs.Func("set", "", func(s string) error { a.sets = append(a.sets, s); return nil })
+	fs.StringVar(&a.dtype, "dtype", "", "")
+}
+
+// parse reads args into a and returns the one target: cmd takes what,
+// and example shows a right call.
+func (a *specArgs) parse(fs *flag.FlagSet, args []string, cmd, what, example string) (string, error) {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 {
+		hint := straySettings(pos, a.sets)
+		if hint == "" {
+			hint = "e.g. " + example
+		}
+		return "", badInput("%s takes %s, got %d arguments %q: %s", cmd, what, len(pos), pos, hint)
+	}
+	a.o.set = setFlags(fs)
+	return pos[0], a.o.validate()
+}
+
 // straySettings says how to give the NAME=VALUE words among the
 // arguments after the first: settings that lost their --set (often after a
 // space: --set rows=64 cols=128). "" when there are none.
@@ -545,29 +577,17 @@ func stdoutSink(o *options, bar *progress, specs []profiler.Spec) profiler.Sink 
 // cmdRun is `mltop run KERNEL --set K=V,... --dtype D`.
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mltop run", stderr, usage)
-	var o options
-	o.register(fs)
-	var sets []string
-	fs.Func("set", "", func(s string) error { sets = append(sets, s); return nil })
-	dtype := fs.String("dtype", "", "")
-	pos, err := parseInterleaved(fs, args)
+	var a specArgs
+	a.register(fs)
+	kernel, err := a.parse(fs, args, "run", "one kernel name", "mltop run attn_fwd --set BQ=32,D=64")
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		if hint := straySettings(pos, sets); hint != "" {
-			return badInput("run takes one kernel name, got %d arguments %q: %s", len(pos), pos, hint)
-		}
-		return badInput("run takes one kernel name, got %d arguments %q: e.g. mltop run attn_fwd --set BQ=32,D=64", len(pos), pos)
-	}
-	o.set = setFlags(fs)
-	if err := o.validate(); err != nil {
-		return err
-	}
+	o := &a.o
 	if o.resume != "" {
 		return badInput("--resume is for sweeps (--config); use --csv with run")
 	}
-	spec, err := parseSpec(pos[0], *dtype, sets)
+	spec, err := parseSpec(kernel, a.dtype, a.sets)
 	if err != nil {
 		return err
 	}

@@ -23,43 +23,31 @@ import (
 // to the result.
 func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mltop watch", stderr, usage)
-	var o options
-	o.register(fs)
-	var sets []string
-	fs.Func("set", "", func(s string) error { sets = append(sets, s); return nil })
-	dtype := fs.String("dtype", "", "")
+	var a specArgs
+	a.register(fs)
 	count := fs.Int("count", 0, "")
-	pos, err := parseInterleaved(fs, args)
+	target, err := a.parse(fs, args, "watch", "one user kernel (its kernel.yaml or folder)", "mltop watch ./examples/softmax --set WG=256")
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		if hint := straySettings(pos, sets); hint != "" {
-			return badInput("watch takes one user kernel (its kernel.yaml or folder), got %d arguments %q: %s", len(pos), pos, hint)
-		}
-		return badInput("watch takes one user kernel (its kernel.yaml or folder), got %d arguments %q: e.g. mltop watch ./examples/softmax --set WG=256", len(pos), pos)
-	}
-	o.set = setFlags(fs)
-	if err := o.validate(); err != nil {
-		return err
-	}
+	o, sets, dtype := &a.o, a.sets, a.dtype
 	if *count < 0 {
 		return badInput("--count=%d: give how many reruns to wait for (0: until ctrl-c)", *count)
 	}
 	if o.csv != "" || o.json || o.bench {
 		return badInput("watch prints one line per run: --csv, --json and --bench are for run and sweeps")
 	}
-	if !user.IsPath(pos[0]) {
-		return badInput("watch %s: built-in kernels do not change while mltop runs; give a user kernel's kernel.yaml or folder (e.g. ./examples/softmax)", pos[0])
+	if !user.IsPath(target) {
+		return badInput("watch %s: built-in kernels do not change while mltop runs; give a user kernel's kernel.yaml or folder (e.g. ./examples/softmax)", target)
 	}
-	ms, err := user.Manifests(pos[0])
+	ms, err := user.Manifests(target)
 	if err != nil {
 		return badInput("%v", err)
 	}
 	if len(ms) != 1 {
-		return badInput("%s holds %d kernels: name one kernel.yaml", pos[0], len(ms))
+		return badInput("%s holds %d kernels: name one kernel.yaml", target, len(ms))
 	}
-	spec, err := parseSpec(ms[0], *dtype, sets)
+	spec, err := parseSpec(ms[0], dtype, sets)
 	if err != nil {
 		return err
 	}
@@ -112,7 +100,7 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 					name = r.Family.Name()
 					why += fmt.Sprintf(" (renamed %s → %s)", r.Renamed, name)
 				}
-				if s, err := parseSpec(name, *dtype, sets); err != nil {
+				if s, err := parseSpec(name, dtype, sets); err != nil {
 					n++
 					fmt.Fprintf(stdout, "#%d  %s  spec error  %s\n", n, why, oneLine(err.Error()))
 				} else {
