@@ -156,6 +156,31 @@ func (c checker) userName(builtin string, f *Family) (string, bool) {
 	return "", false
 }
 
+// theirSpec starts the spec of the family a check runs (name, schema sc,
+// at dtype dt) from the user's values e (env): each of its dims from the
+// user dim or knob it maps to (userName), each of its flags that maps to a
+// user flag. Knobs are left to the caller, which treats them as its check
+// needs. The error names the first dim that maps to nothing.
+func (c checker) theirSpec(f *Family, name string, dt profiler.DType, sc profiler.Schema, e map[string]any) (profiler.Spec, error) {
+	s := profiler.Spec{Kernel: name, DType: dt, Knobs: map[string]int{}, Dims: map[string]int{}, Flags: map[string]bool{}}
+	for _, p := range sc.Dims {
+		u, _ := c.userName(p.Name, f)
+		v, ok := e[u].(int)
+		if !ok {
+			return s, fmt.Errorf("its dim %s maps to %s, which is not one of your dims or knobs", p.Name, u)
+		}
+		s.Dims[p.Name] = v
+	}
+	for _, fl := range sc.Flags {
+		if u, ok := c.userName(fl.Name, f); ok {
+			if v, ok := e[u].(bool); ok {
+				s.Flags[fl.Name] = v
+			}
+		}
+	}
+	return s, nil
+}
+
 // Reference runs the manifest's check.
 func (f *Family) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, seed uint64) (*profiler.Reference, error) {
 	switch f.check.kind() {
@@ -195,27 +220,15 @@ func (f *Family) referenceAgainst(s profiler.Spec, in profiler.Inputs, maxRows i
 	c := f.check
 	fam := c.against
 	sc := fam.Schema()
-	bs := profiler.Spec{Kernel: fam.Name(), DType: s.DType, Dims: map[string]int{}, Knobs: map[string]int{}, Flags: map[string]bool{}}
 	e := env(s)
-	for _, p := range sc.Dims {
-		u, _ := c.userName(p.Name, f)
-		v, ok := e[u].(int)
-		if !ok {
-			return nil, fmt.Errorf("check against %s: its dim %s maps to %s, which is not a dim or knob", fam.Name(), p.Name, u)
-		}
-		bs.Dims[p.Name] = v
+	bs, err := c.theirSpec(f, fam.Name(), s.DType, sc, e)
+	if err != nil {
+		return nil, fmt.Errorf("check against %s: %w", fam.Name(), err)
 	}
 	for _, p := range sc.Knobs {
 		if u, ok := c.userName(p.Name, f); ok {
 			if v, ok := e[u].(int); ok {
 				bs.Knobs[p.Name] = v
-			}
-		}
-	}
-	for _, fl := range sc.Flags {
-		if u, ok := c.userName(fl.Name, f); ok {
-			if v, ok := e[u].(bool); ok {
-				bs.Flags[fl.Name] = v
 			}
 		}
 	}

@@ -110,15 +110,10 @@ func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows in
 	}
 	other := c.kernel
 	osc := other.Schema()
-	ospec := profiler.Spec{Kernel: other.Name(), DType: profiler.F32, Knobs: map[string]int{}, Dims: map[string]int{}, Flags: map[string]bool{}}
 	e := env(s)
-	for _, p := range osc.Dims {
-		u, _ := c.userName(p.Name, f)
-		v, ok := e[u].(int)
-		if !ok {
-			return nil, fmt.Errorf("check: kernel %s: its dim %s maps to %s, which is not one of your dims", other.Name(), p.Name, u)
-		}
-		ospec.Dims[p.Name] = v
+	ospec, err := c.theirSpec(f, other.Name(), profiler.F32, osc, e)
+	if err != nil {
+		return nil, fmt.Errorf("check: kernel %s: %w", other.Name(), err)
 	}
 	var knobNotes []string
 	for _, p := range osc.Knobs {
@@ -131,13 +126,6 @@ func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows in
 			ospec.Knobs[p.Name] = v
 		} else if ok {
 			knobNotes = append(knobNotes, fmt.Sprintf("%s=%d is not allowed there, its default is used", p.Name, v))
-		}
-	}
-	for _, fl := range osc.Flags {
-		if u, ok := c.userName(fl.Name, f); ok {
-			if v, ok := e[u].(bool); ok {
-				ospec.Flags[fl.Name] = v
-			}
 		}
 	}
 	ospec = ospec.WithDefaults(osc)

@@ -161,6 +161,12 @@ func TestKernelCheckDeviceReference(t *testing.T) {
 	if err == nil || !errors.Is(err, profiler.ErrCannotRun) || !strings.Contains(err.Error(), "check: kernel kd_naive") || !strings.Contains(err.Error(), "needs a GPU backend") {
 		t.Errorf("cannot run: %v", err)
 	}
+	// a dim of the check kernel that none of the spec's values gives
+	noN := profiler.Spec{Kernel: "kd_fast", DType: profiler.BF16, Knobs: map[string]int{"WG": 128}, Dims: map[string]int{}}
+	_, err = f.DeviceReference(noN, profiler.Inputs{"x": x}, 4, 1, runOn)
+	if err == nil || !strings.Contains(err.Error(), "check: kernel kd_naive: its dim N maps to N, which is not one of your dims or knobs") {
+		t.Errorf("missing dim: %v", err)
+	}
 	// a wrong shape back is an error, not a pass
 	_, err = f.DeviceReference(s, profiler.Inputs{"x": x}, 4, 1, func(profiler.Family, profiler.Spec, profiler.Inputs) (map[string][]float32, error) {
 		return map[string][]float32{"y": make([]float32, 9)}, nil
