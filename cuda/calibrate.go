@@ -16,7 +16,6 @@ const (
 	fmaChains      = 16  // independent FMA chains per thread
 	mmaBlocksPerSM = 4   // 32 warps per SM for the tensor-core kernels
 	fmaBlocksPerSM = 8   // 2048 threads per SM for FMA and copy
-	copyVecBytes   = 16  // the copy moves one uint4 per element (run.CalCopyBytes sizes in 16s)
 	mmaOpFLOPs     = 2 * 16 * 8 * 16
 
 	calTarget = 20e-3 // seconds per timed arithmetic launch

@@ -42,7 +42,7 @@ func (b *backend) Calibrate() (run.Calibration, error) {
 		}
 		kern[e] = k
 	}
-	cal.Details = append(cal.Details, fmt.Sprintf("compiled calibrate.cu for %s (%d kernels) in %.0f ms", b.arch, len(entries), ms(time.Since(start))))
+	cal.Details = append(cal.Details, fmt.Sprintf("compiled calibrate.cu for %s (%d kernels) in %.0f ms", b.arch, len(entries), run.MsSince(start)))
 
 	shape := run.CalShape{Groups: sms * fmaBlocksPerSM, Threads: calThreads, GroupWord: "blocks", CacheWord: "L2"}
 	bw, detail, err := run.CalibrateCopy(b, info, shape, run.CalCopy{Fill: kern["cal_fill"], Copy: kern["cal_copy"],
@@ -118,5 +118,3 @@ func (b *backend) mathBuffers(sms int) (in, out profiler.Buffer, err error) {
 	}
 	return in, out, nil
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }

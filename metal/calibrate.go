@@ -20,7 +20,6 @@ const (
 	simdAcc          = 8   // independent 8x8 accumulators per simdgroup
 	calGroupsPerCore = 8   // 2048 threads per core: more than any Apple GPU keeps resident
 	calDefaultCores  = 8   // when IOKit gave no core count (the smallest M1)
-	calVecBytes      = 16  // the copy moves one uint4 per element
 	simdOpFLOPs      = 2 * 8 * 8 * 8
 	calInputs        = 1024 // floats in the arithmetic kernels' input
 
@@ -111,7 +110,7 @@ func runCalibration(b profiler.Backend, info profiler.DeviceInfo, sz calSizes) (
 		}
 		kern[e] = k
 	}
-	cal.Details = append(cal.Details, fmt.Sprintf("compiled calibrate.metal (%d kernels) in %.0f ms", len(calEntries), float64(time.Since(start).Microseconds())/1e3))
+	cal.Details = append(cal.Details, fmt.Sprintf("compiled calibrate.metal (%d kernels) in %.0f ms", len(calEntries), run.MsSince(start)))
 	shape := run.CalShape{Groups: sz.groups, Threads: calThreads, GroupWord: "groups", CacheWord: "the SLC"}
 	bw, detail, err := run.CalibrateCopy(b, info, shape, run.CalCopy{Fill: kern["cal_fill"], Copy: kern["cal_copy"],
 		Bytes: sz.copyBytes, Reps: sz.copyReps, CopyScalars: []profiler.Scalar{profiler.I32Param("seed", 0)}})

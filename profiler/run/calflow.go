@@ -75,7 +75,7 @@ func CalibrateCopy(b profiler.Backend, info profiler.DeviceInfo, sh CalShape, c 
 		cache = fmt.Sprintf(" (%.3g× %s)", float64(n)/float64(info.CacheBytes), sh.CacheWord)
 	}
 	detail = fmt.Sprintf("copy: cal_copy (16-byte grid-stride, %d %s × %d threads), %s each way%s, bytes read + written; best %.3f ms of %d (median %.3f ms) → %.0f GB/s, %s; took %.0f ms",
-		sh.Groups, sh.GroupWord, sh.Threads, profiler.FormatBytes(n), cache, best/1e6, c.Reps, med/1e6, bandwidth/1e9, OfDatasheet(bandwidth, info.PeakBandwidth, "GB/s", 1e9), msSince(t0))
+		sh.Groups, sh.GroupWord, sh.Threads, profiler.FormatBytes(n), cache, best/1e6, c.Reps, med/1e6, bandwidth/1e9, OfDatasheet(bandwidth, info.PeakBandwidth, "GB/s", 1e9), MsSince(t0))
 	return bandwidth, detail, nil
 }
 
@@ -164,7 +164,7 @@ func CalibrateRate(b profiler.Backend, info profiler.DeviceInfo, in, out profile
 	work := j.PerIter * float64(iters)
 	rate = PerSecond(work, best)
 	detail = fmt.Sprintf("%s: %s (%s) × %d iterations = %.3g FLOP per launch; best %.2f ms of %d (median %.2f ms) → %.2f TFLOP/s, %s; took %.0f ms",
-		j.DType, j.Entry, j.What, iters, work, best/1e6, t.Reps, med/1e6, rate/1e12, OfDatasheet(rate, info.PeakFLOPS[j.DType], "TFLOP/s", 1e12), msSince(t0))
+		j.DType, j.Entry, j.What, iters, work, best/1e6, t.Reps, med/1e6, rate/1e12, OfDatasheet(rate, info.PeakFLOPS[j.DType], "TFLOP/s", 1e12), MsSince(t0))
 	return rate, detail, nil
 }
 
@@ -179,4 +179,5 @@ func rescaleIters(iters int, pilot [][]float64, t CalTiming) int {
 	return CalIters(x, 1, 1, t.MaxIters)
 }
 
-func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1e3 }
+// MsSince is the milliseconds since t, for Details.
+func MsSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1e3 }
