@@ -23,16 +23,12 @@ import (
 // Available says whether the backend can run here, and if not, why: the
 // driver loads, it sees a device, and NVRTC loads.
 func Available() (bool, string) {
-	d, err := loadDriver()
+	n, err := DeviceCount()
 	if err != nil {
 		return false, err.Error()
 	}
-	if err := d.call("cuInit", d.cuInit, 0); err != nil {
-		return false, "the NVIDIA driver does not start: " + err.Error()
-	}
-	var n int32
-	if err := d.call("cuDeviceGetCount", d.cuDeviceGetCount, uintptr(unsafe.Pointer(&n))); err != nil || n == 0 {
-		return false, "the NVIDIA driver sees no GPU"
+	if n == 0 {
+		return false, noGPU
 	}
 	nv, err := loadNVRTC()
 	if err != nil {
@@ -55,10 +51,12 @@ func DeviceCount() (int, error) {
 	}
 	var n int32
 	if err := d.call("cuDeviceGetCount", d.cuDeviceGetCount, uintptr(unsafe.Pointer(&n))); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%s: %w", noGPU, err)
 	}
 	return int(n), nil
 }
+
+const noGPU = "the NVIDIA driver sees no GPU"
 
 // backend is the CUDA profiler.Backend. Every driver call runs on the
 // goroutine started by Open, locked to its OS thread, where the context is
@@ -89,7 +87,6 @@ type backend struct {
 	events   []uintptr
 	// kclock reads kernels' own GPU timestamps (CUPTI); nil: events only.
 	kclock     *cuptiLib
-	kclockWhy  string // why events are the timer, when they are
 	kclockWarn sync.Once
 	compiles   int
 	lost       error // set after a sticky error
@@ -309,7 +306,7 @@ func (b *backend) setup(ordinal int) error {
 	if err != nil {
 		return err
 	}
-	b.kclock, b.kclockWhy = kc, why
+	b.kclock = kc
 	if kc != nil {
 		info.Timer = TimerKernel
 		info.Notes = append(info.Notes, "timer: each kernel's own GPU start/end timestamps through CUPTI ("+kc.path+"); "+TimerEnv+"=events for CUDA events around each launch")
@@ -955,7 +952,7 @@ func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheM
 			return err
 		}
 		if probing {
-			mhz, err := b.smClockMHz(2)
+			mhz, err := b.smClockMHz(len(probes))
 			if err != nil {
 				return err
 			}
