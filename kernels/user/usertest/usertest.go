@@ -60,10 +60,3 @@ func Write(t testing.TB, files map[string]string) string {
 	}
 	return filepath.Join(dir, "kernel.yaml")
 }
-
-// WriteKernel writes Manifest(name) and Source into a new temporary
-// folder and returns the manifest's path.
-func WriteKernel(t testing.TB, name string) string {
-	t.Helper()
-	return Write(t, map[string]string{"kernel.yaml": Manifest(name), "k.cu": Source})
-}
