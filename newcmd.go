@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/kernels/user/scaffold"
 )
 
 // cmdNew is `mltop new NAME --from FILE --entry FN [-o DIR]`: a starting
@@ -33,7 +34,7 @@ func cmdNew(args []string, stdout, stderr io.Writer) error {
 	if dir == "" {
 		dir = filepath.Dir(*from)
 	}
-	text, notes, err := user.Scaffold(pos[0], *from, string(src), *entry, dir)
+	text, notes, err := scaffold.Manifest(pos[0], *from, string(src), *entry, dir)
 	if err != nil {
 		return badInput("%v", err)
 	}

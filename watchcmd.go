@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/kernels/user/watch"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/ui"
 )
@@ -57,7 +58,7 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer exec.Close()
-	w, _, err := user.Watch(ctx, ms[0], user.WatchOptions{})
+	w, _, err := watch.Start(ctx, ms[0], watch.Options{})
 	if err != nil {
 		return badInput("%v", err)
 	}

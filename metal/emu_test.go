@@ -10,6 +10,7 @@ import (
 
 	_ "github.com/mltop/mltop/kernels/all" // transpose, the built-in family the example is checked against
 	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/kernels/user/pyref"
 	"github.com/mltop/mltop/metal"
 	"github.com/mltop/mltop/metal/mslemu"
 	"github.com/mltop/mltop/profiler"
@@ -28,7 +29,7 @@ func TestUserExamplesOnCPUEmulator(t *testing.T) {
 	opt.MaxRows = 64
 	hasNumPy := exec.Command(pythonForTests(), "-c", "import numpy").Run() == nil
 	if hasNumPy {
-		t.Setenv(user.PythonEnv, pythonForTests())
+		t.Setenv(pyref.PythonEnv, pythonForTests())
 	}
 	cases := []struct {
 		name   string
@@ -131,7 +132,7 @@ func TestUserExampleKernelCheckOnCPUEmulator(t *testing.T) {
 }
 
 func pythonForTests() string {
-	if p := os.Getenv(user.PythonEnv); p != "" {
+	if p := os.Getenv(pyref.PythonEnv); p != "" {
 		return p
 	}
 	for _, p := range []string{"python3", "/usr/bin/python3"} {

@@ -14,6 +14,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/kernels/user/watch"
 	"github.com/mltop/mltop/profiler"
 )
 
@@ -236,7 +237,7 @@ func siteLabel(msg string) string {
 // when ctx ends. It also returns the families as first loaded (for
 // Options.Select). The first load's error is returned and nothing is watched.
 func WatchKernels(ctx context.Context, paths []string, debounce time.Duration) (<-chan Event, []profiler.Family, error) {
-	var ws []*user.Watcher
+	var ws []*watch.Watcher
 	var fams []profiler.Family
 	for _, p := range paths {
 		ms, err := user.Manifests(p)
@@ -244,7 +245,7 @@ func WatchKernels(ctx context.Context, paths []string, debounce time.Duration) (
 			return nil, nil, err
 		}
 		for _, mf := range ms {
-			w, f, err := user.Watch(ctx, mf, user.WatchOptions{Debounce: debounce})
+			w, f, err := watch.Start(ctx, mf, watch.Options{Debounce: debounce})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -286,7 +287,7 @@ func (l *kernelList) selectName(name string) {
 }
 
 // reloadEvent says what a reload did, for the status line and the session.
-func reloadEvent(r user.Reload) Event {
+func reloadEvent(r watch.Reload) Event {
 	var changed []string
 	var saved time.Time
 	for _, c := range r.Changed {

@@ -1,18 +1,13 @@
 package user
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/mltop/mltop/kernels/user/pyref"
 	"github.com/mltop/mltop/profiler"
 )
 
@@ -267,48 +262,6 @@ func (f *Family) referenceAgainst(s profiler.Spec, in profiler.Inputs, maxRows i
 	return &out, nil
 }
 
-// PythonEnv names the interpreter for `check: {python: …}` (default python3).
-const PythonEnv = "MLTOP_PYTHON"
-
-// PythonTimeout bounds one reference run.
-var PythonTimeout = 10 * time.Minute
-
-const driver = `import sys, json, traceback
-try:
-    import numpy as np
-except ImportError:
-    sys.stderr.write("MLTOP_NO_NUMPY\n")
-    sys.exit(3)
-import importlib.util
-d = sys.argv[1]
-meta = json.load(open(d + "/meta.json"))
-spec = importlib.util.spec_from_file_location("mltop_user_ref", meta["ref"])
-mod = importlib.util.module_from_spec(spec)
-sys.path.insert(0, meta["dir"])
-try:
-    spec.loader.exec_module(mod)
-    if not hasattr(mod, "reference"):
-        sys.stderr.write("%s defines no function reference(inputs, dims)\n" % meta["ref"])
-        sys.exit(4)
-    inputs = {n: np.load(d + "/in_" + n + ".npy") for n in meta["inputs"]}
-    out = mod.reference(inputs, meta["dims"])
-except Exception:
-    traceback.print_exc()
-    sys.exit(5)
-if not isinstance(out, dict):
-    sys.stderr.write("reference() returned %s, not a dict of arrays by output name\n" % type(out).__name__)
-    sys.exit(4)
-names = []
-for k, v in out.items():
-    a = np.asarray(v)
-    if a.dtype.kind not in "fiub":
-        sys.stderr.write("reference() returned %s with dtype %s: return numbers (float64)\n" % (k, a.dtype))
-        sys.exit(4)
-    np.save(d + "/out_" + str(k) + ".npy", np.ascontiguousarray(a), allow_pickle=False)
-    names.append(str(k))
-json.dump(names, open(d + "/outputs.json", "w"))
-`
-
 func (f *Family) shapeOf(b ubuf, e map[string]any) ([]int, error) {
 	var out []int
 	for _, p := range b.shape {
@@ -322,28 +275,18 @@ func (f *Family) shapeOf(b ubuf, e map[string]any) ([]int, error) {
 }
 
 func (f *Family) referencePython(s profiler.Spec, in profiler.Inputs, maxRows int, seed uint64) (*profiler.Reference, error) {
-	py := os.Getenv(PythonEnv)
-	if py == "" {
-		py = "python3"
-	}
-	if _, err := exec.LookPath(py); err != nil {
-		return nil, fmt.Errorf("check: python: %s not found (%v): install Python 3 with NumPy (e.g. apt install python3-numpy, or pip install numpy), or set %s to an interpreter that has NumPy", py, err, PythonEnv)
-	}
-	dir, err := os.MkdirTemp("", "mltop-ref-")
+	py, err := pyref.Interpreter()
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
 	e := env(s)
-	meta := map[string]any{"ref": f.check.python, "dir": filepath.Dir(f.check.python)}
 	dims := map[string]any{"dtype": string(s.DType)}
 	for k, v := range e {
 		if k != "T" {
 			dims[k] = v
 		}
 	}
-	meta["dims"] = dims
-	var inputs []string
+	var inputs []pyref.Input
 	shapes := map[string][]int{}
 	for _, b := range f.bufs {
 		sh, err := f.shapeOf(b, e)
@@ -365,82 +308,30 @@ func (f *Family) referencePython(s profiler.Spec, in profiler.Inputs, maxRows in
 		if len(vals) != n {
 			return nil, fmt.Errorf("input %s has %d values, its shape %v holds %d", b.name, len(vals), sh, n)
 		}
-		fh, err := os.Create(filepath.Join(dir, "in_"+b.name+".npy"))
-		if err != nil {
-			return nil, err
-		}
-		if b.dtype == profiler.I32 {
-			iv := make([]int64, n)
-			for i, v := range vals {
-				iv[i] = int64(v)
-			}
-			err = WriteNPYInt64(fh, sh, iv)
-		} else {
-			fv := make([]float64, n)
-			for i, v := range vals {
-				fv[i] = float64(v)
-			}
-			err = WriteNPY(fh, sh, fv)
-		}
-		if cerr := fh.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return nil, err
-		}
-		inputs = append(inputs, b.name)
+		inputs = append(inputs, pyref.Input{Name: b.name, Shape: sh, Data: vals, Int: b.dtype == profiler.I32})
 	}
-	meta["inputs"] = inputs
-	mb, _ := json.Marshal(meta)
-	if err := os.WriteFile(filepath.Join(dir, "meta.json"), mb, 0o644); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "driver.py"), []byte(driver), 0o644); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), PythonTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, py, filepath.Join(dir, "driver.py"), dir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.Stdout = &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		var ee *exec.ExitError
-		switch {
-		case strings.Contains(msg, "MLTOP_NO_NUMPY"):
-			return nil, fmt.Errorf("check: python: %s has no NumPy: install it (apt install python3-numpy, or %s -m pip install numpy), or set %s to an interpreter that has it", py, py, PythonEnv)
-		case ctx.Err() != nil:
-			return nil, fmt.Errorf("check: python: %s did not finish in %s", f.check.python, PythonTimeout)
-		case errors.As(err, &ee) && ee.ExitCode() == 5:
-			return nil, fmt.Errorf("check: python: %s raised an exception:\n%s", f.check.python, msg)
-		}
-		return nil, fmt.Errorf("check: python: %s failed (%v):\n%s", f.check.python, err, msg)
-	}
-	var names []string
-	nb, err := os.ReadFile(filepath.Join(dir, "outputs.json"))
-	if err == nil {
-		err = json.Unmarshal(nb, &names)
-	}
+	outs, err := pyref.Run(py, f.check.python, dims, inputs)
 	if err != nil {
-		return nil, fmt.Errorf("check: python: reading what %s returned: %v", f.check.python, err)
+		return nil, err
 	}
+	defer outs.Close()
+	return f.pythonChecks(outs, shapes, s.DType, maxRows, seed)
+}
+
+// pythonChecks compares the sampled rows of each output buffer with the
+// array the Python reference returned for it.
+func (f *Family) pythonChecks(outs *pyref.Outputs, shapes map[string][]int, dt profiler.DType, maxRows int, seed uint64) (*profiler.Reference, error) {
 	ref := &profiler.Reference{}
 	for _, b := range f.bufs {
 		if !b.out {
 			continue
 		}
-		if !slices.Contains(names, b.name) {
-			return nil, fmt.Errorf("check: python: %s returned no %s (it returned %s): return a dict with every output buffer (out: true)", f.check.python, b.name, strings.Join(names, ", "))
+		if !slices.Contains(outs.Names, b.name) {
+			return nil, fmt.Errorf("check: python: %s returned no %s (it returned %s): return a dict with every output buffer (out: true)", f.check.python, b.name, strings.Join(outs.Names, ", "))
 		}
-		fh, err := os.Open(filepath.Join(dir, "out_"+b.name+".npy"))
+		a, err := outs.Read(b.name)
 		if err != nil {
 			return nil, err
-		}
-		a, err := ReadNPY(fh)
-		fh.Close()
-		if err != nil {
-			return nil, fmt.Errorf("check: python: output %s: %w", b.name, err)
 		}
 		if !slices.Equal(a.Shape, shapes[b.name]) {
 			return nil, fmt.Errorf("check: python: %s returned %s with shape %v (dtype %s), but the buffer's shape is %v: return an array of the buffer's shape", f.check.python, b.name, a.Shape, a.Descr, shapes[b.name])
@@ -449,7 +340,7 @@ func (f *Family) referencePython(s profiler.Spec, in profiler.Inputs, maxRows in
 		cols := sh[len(sh)-1]
 		rows := len(a.Data) / max(cols, 1)
 		pick := profiler.SampleRows(rows, maxRows, seed)
-		ch := profiler.Check{Buffer: b.name, Tol: f.tolFor(b, s.DType)}
+		ch := profiler.Check{Buffer: b.name, Tol: f.tolFor(b, dt)}
 		for _, r := range pick {
 			for c := range cols {
 				i := r*cols + c

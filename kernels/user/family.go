@@ -54,6 +54,10 @@ func (f *Family) Doc() string {
 // Path is the manifest's path.
 func (f *Family) Path() string { return f.path }
 
+// Source is the text of the manifest's source in lang ("cuda" or
+// "metal"), "" when it names none.
+func (f *Family) Source(lang string) string { return f.src[lang].code }
+
 // Files are the files the family was built from: the manifest, its
 // sources and includes (what a watcher watches).
 func (f *Family) Files() []string {

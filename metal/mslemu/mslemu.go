@@ -18,7 +18,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/kernels/user/csrc"
 	"github.com/mltop/mltop/metal"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
@@ -228,7 +228,7 @@ func (e *Backend) compileUser(p profiler.Program) (profiler.Kernel, error) {
 	if bin, ok := e.bins[key]; ok {
 		return kernel{bin}, nil
 	}
-	sig, found, ok := user.FindEntry(p.Code, p.Entry)
+	sig, found, ok := csrc.FindEntry(p.Code, p.Entry)
 	if !ok {
 		return nil, fmt.Errorf("%s has no kernel %q (found %v)", p.File, p.Entry, found)
 	}
@@ -242,7 +242,7 @@ func (e *Backend) compileUser(p profiler.Program) (profiler.Kernel, error) {
 // UserCall is the emulator's call of a user kernel: buffers from b[i],
 // the scalar struct from sc, thread positions from the emulator's tg, tid,
 // sg and lane.
-func UserCall(sig user.Signature) (string, error) {
+func UserCall(sig csrc.Signature) (string, error) {
 	var args []string
 	for _, prm := range sig.Params {
 		base := strings.TrimSpace(strings.NewReplacer("device", "", "constant", "", "*", "", "&", "").Replace(prm.Type))

@@ -1,4 +1,6 @@
-package user
+// Package scaffold writes a starting kernel.yaml for a kernel source
+// (`mltop new`).
+package scaffold
 
 import (
 	"fmt"
@@ -6,15 +8,18 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/kernels/user/csrc"
 )
 
-// Scaffold writes a starting manifest for the kernel entry in src (the
+// Manifest writes a starting manifest for the kernel entry in src (the
 // text of the file at srcPath, which the manifest will name relative to
 // dir). Pointer parameters become buffers (const → inputs, others →
 // outputs), int scalars become dims; notes say what was guessed and what
 // to fill in.
-func Scaffold(name, srcPath, src, entry, dir string) (string, []string, error) {
-	if !nameRE.MatchString(name) {
+func Manifest(name, srcPath, src, entry, dir string) (string, []string, error) {
+	if !user.ValidName(name) {
 		return "", nil, fmt.Errorf("%q is not a usable kernel name: use letters, digits and _, starting with a letter", name)
 	}
 	lang := "cuda"
@@ -25,7 +30,7 @@ func Scaffold(name, srcPath, src, entry, dir string) (string, []string, error) {
 	default:
 		return "", nil, fmt.Errorf("%s: want a .cu or .metal file", srcPath)
 	}
-	sig, found, ok := FindEntry(src, entry)
+	sig, found, ok := csrc.FindEntry(src, entry)
 	if !ok {
 		hint := "it has no __global__ or kernel functions"
 		if len(found) > 0 {
@@ -47,9 +52,9 @@ func Scaffold(name, srcPath, src, entry, dir string) (string, []string, error) {
 		if pname == "" {
 			pname = fmt.Sprintf("arg%d", i)
 		}
-		if Reserved[pname] {
+		if user.Reserved[pname] {
 			old := pname
-			if pname = strings.ToUpper(pname); Reserved[pname] {
+			if pname = strings.ToUpper(pname); user.Reserved[pname] {
 				pname += "_"
 			}
 			notes = append(notes, fmt.Sprintf("parameter %s is named %s in the manifest (%s is a CSV column or an mltop macro)", old, pname, old))
@@ -83,7 +88,7 @@ func Scaffold(name, srcPath, src, entry, dir string) (string, []string, error) {
 			if !p.Const {
 				notes = append(notes, fmt.Sprintf("%s is not const: guessed it is an output (out: true); if the kernel only reads it, drop out: true and add an init", pname))
 			}
-		case IsIntScalar(p.Scalar):
+		case csrc.IsIntScalar(p.Scalar):
 			scalarSeen = true
 			dims = append(dims, fmt.Sprintf("  %s: {default: 1024, min: 1}   # TODO: default and range", pname))
 			scalarArgs = append(scalarArgs, pname)

@@ -1,9 +1,11 @@
-package user
+// Package csrc reads C, C++, CUDA and Metal Shading Language source just
+// enough for mltop: a tokenizer and the kernel entry points with their
+// parameters. It is not a C++ parser.
+package csrc
 
 import (
 	"fmt"
 	"strings"
-	"unicode"
 )
 
 // Param is one parameter of a kernel entry point as written in the source.
@@ -36,125 +38,15 @@ func (s Signature) Bindable() []Param {
 	return out
 }
 
-type token struct {
-	text string
-	line int
-}
-
-// tokenize splits C/C++/MSL source into identifiers, numbers and punctuation,
-// dropping comments, string literals' contents and preprocessor lines. It is
-// enough to find function signatures, not to parse C++.
-func tokenize(src string) []token {
-	var out []token
-	line := 1
-	i := 0
-	atLineStart := true
-	for i < len(src) {
-		c := src[i]
-		switch {
-		case c == '\n':
-			line++
-			i++
-			atLineStart = true
-			continue
-		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
-			i++
-			continue
-		case c == '#' && atLineStart:
-			// a preprocessor line, with backslash continuations
-			for i < len(src) && src[i] != '\n' {
-				if src[i] == '\\' && i+1 < len(src) && src[i+1] == '\n' {
-					line++
-					i += 2
-					continue
-				}
-				i++
-			}
-			continue
-		case strings.HasPrefix(src[i:], "//"):
-			for i < len(src) && src[i] != '\n' {
-				i++
-			}
-			continue
-		case strings.HasPrefix(src[i:], "/*"):
-			end := strings.Index(src[i+2:], "*/")
-			if end < 0 {
-				end = len(src) - i - 2
-			}
-			line += strings.Count(src[i:i+2+end], "\n")
-			i += 2 + end + 2
-			continue
-		case c == '"' || c == '\'':
-			j := i + 1
-			for j < len(src) && src[j] != c && src[j] != '\n' {
-				if src[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			out = append(out, token{text: string(c) + string(c), line: line})
-			i = j + 1
-			atLineStart = false
-			continue
-		}
-		atLineStart = false
-		if isIdentByte(c) {
-			j := i
-			for j < len(src) && (isIdentByte(src[j]) || src[j] >= '0' && src[j] <= '9') {
-				j++
-			}
-			out = append(out, token{text: src[i:j], line: line})
-			i = j
-			continue
-		}
-		if c >= '0' && c <= '9' {
-			j := i
-			for j < len(src) && (isIdentByte(src[j]) || src[j] >= '0' && src[j] <= '9' || src[j] == '.') {
-				j++
-			}
-			out = append(out, token{text: src[i:j], line: line})
-			i = j
-			continue
-		}
-		if strings.HasPrefix(src[i:], "[[") || strings.HasPrefix(src[i:], "]]") || strings.HasPrefix(src[i:], "::") {
-			out = append(out, token{text: src[i : i+2], line: line})
-			i += 2
-			continue
-		}
-		if c >= 0x80 { // non-ASCII: skip the rune
-			_, n := decodeRune(src[i:])
-			i += n
-			continue
-		}
-		out = append(out, token{text: string(c), line: line})
-		i++
-	}
-	return out
-}
-
-func decodeRune(s string) (rune, int) {
-	for n := 1; n <= 4 && n <= len(s); n++ {
-		r := []rune(s[:n])
-		if len(r) == 1 && r[0] != unicode.ReplacementChar {
-			return r[0], n
-		}
-	}
-	return unicode.ReplacementChar, 1
-}
-
-func isIdentByte(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-}
-
 // FindEntries lists the kernel entry points in src: CUDA `__global__`
 // functions and Metal `kernel` / `[[kernel]]` functions.
 func FindEntries(src string) []Signature {
-	toks := tokenize(src)
+	toks := Tokenize(src)
 	var out []Signature
 	for i := 0; i < len(toks); i++ {
-		t := toks[i].text
+		t := toks[i].Text
 		isKernel := t == "__global__" || t == "kernel"
-		if t == "[[" && i+2 < len(toks) && toks[i+1].text == "kernel" && toks[i+2].text == "]]" {
+		if t == "[[" && i+2 < len(toks) && toks[i+1].Text == "kernel" && toks[i+2].Text == "]]" {
 			isKernel = true
 		}
 		if !isKernel {
@@ -165,13 +57,13 @@ func FindEntries(src string) []Signature {
 		// a manifest are extern "C" or plain).
 		j := i + 1
 		depth := 0
-		for j < len(toks) && !(toks[j].text == "(" && depth == 0 && toks[j-1].text != "__launch_bounds__") {
-			switch toks[j].text {
+		for j < len(toks) && !(toks[j].Text == "(" && depth == 0 && toks[j-1].Text != "__launch_bounds__") {
+			switch toks[j].Text {
 			case "(": // __launch_bounds__(…): skip it
 				for d := 0; j < len(toks); j++ {
-					if toks[j].text == "(" {
+					if toks[j].Text == "(" {
 						d++
-					} else if toks[j].text == ")" {
+					} else if toks[j].Text == ")" {
 						if d--; d == 0 {
 							break
 						}
@@ -192,14 +84,14 @@ func FindEntries(src string) []Signature {
 			continue
 		}
 		name := toks[j-1]
-		if !isIdentByte(name.text[0]) {
+		if !isIdentByte(name.Text[0]) {
 			continue
 		}
 		params, end := parseParams(toks, j)
 		if end < 0 {
 			continue
 		}
-		out = append(out, Signature{Entry: name.text, Params: params, Line: name.line})
+		out = append(out, Signature{Entry: name.Text, Params: params, Line: name.Line})
 		i = end
 	}
 	return out
@@ -221,7 +113,7 @@ var qualifiers = map[string]bool{"const": true, "volatile": true, "__restrict__"
 	"device": true, "constant": true, "threadgroup": true, "thread": true, "struct": true, "unsigned": false}
 
 // parseParams reads the parameter list starting at toks[open] == "(".
-func parseParams(toks []token, open int) ([]Param, int) {
+func parseParams(toks []Token, open int) ([]Param, int) {
 	depth := 0
 	var cur []string
 	var params []Param
@@ -234,7 +126,7 @@ func parseParams(toks []token, open int) ([]Param, int) {
 		cur = nil
 	}
 	for k := open; k < len(toks); k++ {
-		t := toks[k].text
+		t := toks[k].Text
 		switch t {
 		case "(", "<", "[[", "[":
 			depth++

@@ -1,4 +1,4 @@
-package user
+package pyref
 
 import (
 	"bytes"

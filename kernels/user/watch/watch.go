@@ -1,4 +1,6 @@
-package user
+// Package watch reloads a user kernel's manifest when it or the files it
+// names change (`mltop watch`, the session's live reload).
+package watch
 
 import (
 	"context"
@@ -7,6 +9,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/mltop/mltop/kernels/user"
 )
 
 // Reload is what a Watcher reports after the files of a manifest changed:
@@ -14,10 +18,10 @@ import (
 // one), or the error that stopped it (a manifest error names file:line:col;
 // the old family stays registered).
 type Reload struct {
-	Path    string   // the manifest
-	Family  *Family  // nil on error
-	Err     error    // nil on success
-	Changed []string // the files whose change triggered it
+	Path    string       // the manifest
+	Family  *user.Family // nil on error
+	Err     error        // nil on success
+	Changed []string     // the files whose change triggered it
 	// Renamed is the kernel's name before this reload when the manifest's
 	// name changed ("" otherwise): that name is no longer registered.
 	Renamed string
@@ -38,8 +42,8 @@ type Watcher struct {
 	name     string // the kernel's name as last loaded
 }
 
-// WatchOptions tune a Watcher.
-type WatchOptions struct {
+// Options tune a Watcher.
+type Options struct {
 	// Debounce is how long the files must be quiet before a reload (an
 	// editor's save is often several events). Default 150 ms.
 	Debounce time.Duration
@@ -47,10 +51,10 @@ type WatchOptions struct {
 	NoInstall bool
 }
 
-// Watch starts watching the manifest at path. The first load happens now:
+// Start starts watching the manifest at path. The first load happens now:
 // its error (if any) is returned, and nothing is watched.
-func Watch(ctx context.Context, path string, opt WatchOptions) (*Watcher, *Family, error) {
-	f, err := Load(path)
+func Start(ctx context.Context, path string, opt Options) (*Watcher, *user.Family, error) {
+	f, err := user.Load(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -63,7 +67,7 @@ func Watch(ctx context.Context, path string, opt WatchOptions) (*Watcher, *Famil
 	}
 	w := &Watcher{path: path, debounce: opt.Debounce, install: !opt.NoInstall, w: fw, events: make(chan Reload, 4), name: f.Name()}
 	if w.install {
-		if err := Install(f); err != nil {
+		if err := user.Install(f); err != nil {
 			fw.Close()
 			return nil, nil, err
 		}
@@ -151,9 +155,9 @@ func (w *Watcher) loop(ctx context.Context) {
 			fire = nil
 			r := Reload{Path: w.path, Changed: changed}
 			changed = nil
-			f, err := Load(w.path)
+			f, err := user.Load(w.path)
 			if err == nil && w.install {
-				err = Install(f)
+				err = user.Install(f)
 			}
 			if err != nil {
 				r.Err = err

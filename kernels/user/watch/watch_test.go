@@ -1,4 +1,4 @@
-package user
+package watch
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mltop/mltop/internal/enginetest"
+	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
 )
@@ -28,13 +29,16 @@ func next(t *testing.T, w *Watcher) Reload {
 	return Reload{}
 }
 
+// goodYAML is the shared manifest of a valid kernel, called t_kernel.
+var goodYAML = usertest.Manifest("t_kernel")
+
 func TestWatcher(t *testing.T) {
 	y := strings.Replace(goodYAML, "name: t_kernel", "name: test_watch_kernel", 1)
 	path := usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": usertest.Source})
 	dir := filepath.Dir(path)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w, f, err := Watch(ctx, path, WatchOptions{Debounce: 50 * time.Millisecond})
+	w, f, err := Start(ctx, path, Options{Debounce: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +69,7 @@ func TestWatcher(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = next(t, w)
-	if r.Err != nil || !strings.HasPrefix(r.Family.src["cuda"].code, "// new") {
+	if r.Err != nil || !strings.HasPrefix(r.Family.Source("cuda"), "// new") {
 		t.Fatalf("rename save: %+v", r)
 	}
 
@@ -107,27 +111,9 @@ func TestWatcher(t *testing.T) {
 
 func TestWatchFirstLoadError(t *testing.T) {
 	path := usertest.Write(t, map[string]string{"kernel.yaml": "name: x\nbogus: 1\n"})
-	_, _, err := Watch(context.Background(), path, WatchOptions{})
+	_, _, err := Start(context.Background(), path, Options{})
 	if err == nil || !strings.Contains(err.Error(), "bogus") {
 		t.Errorf("first load error: %v", err)
-	}
-}
-
-func TestVersionFollowsFiles(t *testing.T) {
-	y := strings.Replace(goodYAML, "check: none", "check: {python: ref.py}", 1)
-	path := usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": usertest.Source, "ref.py": "def reference(i, d):\n    return {}\n"})
-	a, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := Load(path)
-	if a.Version() == "" || a.Version() != b.Version() {
-		t.Fatalf("versions %q %q", a.Version(), b.Version())
-	}
-	os.WriteFile(filepath.Join(filepath.Dir(path), "ref.py"), []byte("def reference(i, d):\n    return {'Y': 1}\n"), 0o644)
-	c, _ := Load(path)
-	if c.Version() == a.Version() {
-		t.Error("editing ref.py kept the version")
 	}
 }
 
@@ -153,7 +139,7 @@ func TestWatchRename(t *testing.T) {
 	path := usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": usertest.Source})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w, _, err := Watch(ctx, path, WatchOptions{Debounce: 30 * time.Millisecond})
+	w, _, err := Start(ctx, path, Options{Debounce: 30 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +162,7 @@ func TestWatchRename(t *testing.T) {
 	// onto a built-in family's name: refused, test_rename_b stays
 	os.WriteFile(path, []byte(strings.Replace(y, "test_rename_a", "test_scale", 1)), 0o644)
 	r = next(t, w)
-	if r.Err == nil || !IsError(r.Err) {
+	if r.Err == nil || !user.IsError(r.Err) {
 		t.Fatalf("rename onto test_scale: %+v, want a manifest error", r)
 	}
 	for _, want := range []string{path + ":1:", "name: test_scale is a built-in family: pick another name", "stays registered as test_rename_b"} {
@@ -189,7 +175,7 @@ func TestWatchRename(t *testing.T) {
 	}
 	if f, _ := profiler.Lookup("test_scale"); f == nil {
 		t.Error("test_scale was unregistered")
-	} else if _, isUser := f.(*Family); isUser {
+	} else if _, isUser := f.(*user.Family); isUser {
 		t.Error("the manifest replaced the built-in test_scale")
 	}
 
@@ -204,34 +190,5 @@ func TestWatchRename(t *testing.T) {
 	}
 	cancel()
 	for range w.Events() {
-	}
-}
-
-// TestRegisterRename: loading a manifest again after its name changed
-// (what a worker subprocess does on reload) replaces the old name too,
-// and a name another manifest holds is refused with the kernel kept.
-func TestRegisterRename(t *testing.T) {
-	y := strings.Replace(goodYAML, "name: t_kernel", "name: test_reg_a", 1)
-	path := usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": usertest.Source})
-	other := usertest.Write(t, map[string]string{"kernel.yaml": strings.Replace(y, "test_reg_a", "test_reg_other", 1), "k.cu": usertest.Source})
-	for _, p := range []string{path, other} {
-		if _, err := Register(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	os.WriteFile(path, []byte(strings.Replace(y, "test_reg_a", "test_reg_b", 1)), 0o644)
-	if _, err := Register(path); err != nil {
-		t.Fatal(err)
-	}
-	if got := registered("test_reg_"); !slices.Equal(got, []string{"test_reg_b", "test_reg_other"}) {
-		t.Errorf("registered after the rename: %v", got)
-	}
-	os.WriteFile(path, []byte(strings.Replace(y, "test_reg_a", "test_reg_other", 1)), 0o644)
-	_, err := Register(path)
-	if err == nil || !strings.Contains(err.Error(), "test_reg_other is already the name of the kernel in "+other) || !strings.Contains(err.Error(), "stays registered as test_reg_b") {
-		t.Errorf("rename onto another manifest's name: %v", err)
-	}
-	if got := registered("test_reg_"); !slices.Equal(got, []string{"test_reg_b", "test_reg_other"}) {
-		t.Errorf("registered after the refused rename: %v", got)
 	}
 }

@@ -1,0 +1,139 @@
+package user
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/mltop/mltop/internal/yamlmsg"
+	"github.com/mltop/mltop/profiler/expr"
+)
+
+// Error is bad input in a manifest: file:line:col, the field and what to do.
+type Error struct {
+	File      string
+	Line, Col int
+	Field     string
+	Msg       string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// IsError reports whether err is a manifest error (bad input, exit 2).
+func IsError(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
+}
+
+// doc positions: YAML paths → line:col, for messages.
+type doc struct {
+	file string
+	ast  *ast.File
+}
+
+func (d *doc) pos(path string) (line, col int, quoted bool) {
+	if d.ast == nil {
+		return 0, 0, false
+	}
+	p, err := yaml.PathString(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	n, err := p.FilterFile(d.ast)
+	if err != nil || n == nil {
+		return 0, 0, false
+	}
+	tk := n.GetToken()
+	if tk == nil {
+		return 0, 0, false
+	}
+	q := false
+	if sn, ok := n.(*ast.StringNode); ok && sn.Token != nil {
+		t := sn.Token.Type.String()
+		q = strings.Contains(t, "Quote")
+	}
+	return tk.Position.Line, tk.Position.Column, q
+}
+
+func (d *doc) err(path, field, format string, a ...any) error {
+	l, c, _ := d.pos(path)
+	return &Error{File: d.file, Line: l, Col: c, Field: field, Msg: fmt.Sprintf(format, a...)}
+}
+
+// where is the position of an expression at path for the expr package.
+func (d *doc) where(path, field string) expr.Where {
+	l, c, q := d.pos(path)
+	if q {
+		c++
+	}
+	return expr.Where{Field: field, File: d.file, Line: l, Col: c}
+}
+
+// keys lists a mapping's keys in file order.
+func (d *doc) keys(path string) []string {
+	if d.ast == nil {
+		return nil
+	}
+	p, err := yaml.PathString(path)
+	if err != nil {
+		return nil
+	}
+	n, err := p.FilterFile(d.ast)
+	if err != nil || n == nil {
+		return nil
+	}
+	var out []string
+	switch m := n.(type) {
+	case *ast.MappingNode:
+		for _, v := range m.Values {
+			out = append(out, v.Key.String())
+		}
+	case *ast.MappingValueNode:
+		out = append(out, m.Key.String())
+	}
+	return out
+}
+
+var posRE = regexp.MustCompile(`^\[(\d+):(\d+)\]\s*(.*)$`)
+
+func yamlErr(file string, err error) error {
+	msg := err.Error()
+	first, _, _ := strings.Cut(msg, "\n")
+	e := &Error{File: file, Msg: first}
+	if m := posRE.FindStringSubmatch(first); m != nil {
+		e.Line, _ = strconv.Atoi(m[1])
+		e.Col, _ = strconv.Atoi(m[2])
+		e.Msg = m[3]
+	}
+	if strings.Contains(e.Msg, "unknown field") {
+		e.Msg += ": check the spelling; the manifest keys are name, description, sources, includes, dtypes, knobs, dims, flags, rules, buffers, dispatches, work, check, notes (README: \"Profile your own kernel\")"
+	}
+	e.Msg = yamlmsg.Plain(e.Msg)
+	return e
+}
+
+func strictUnmarshal(src []byte, v any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the file is not valid YAML for a manifest (the parser failed: %v)", p)
+		}
+	}()
+	return yaml.UnmarshalWithOptions(src, v, yaml.Strict())
+}

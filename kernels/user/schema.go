@@ -1,0 +1,87 @@
+package user
+
+// The manifest as YAML decodes it (kernel.yaml): build checks it and turns
+// it into a Family.
+
+type paramYAML struct {
+	Values   []int  `yaml:"values"`
+	Default  *int   `yaml:"default"`
+	Min      *int   `yaml:"min"`
+	Max      *int   `yaml:"max"`
+	Multiple int    `yaml:"multiple"`
+	Doc      string `yaml:"doc"`
+	Shape    bool   `yaml:"shape"` // a knob that changes the math (kept in the reference cache key)
+}
+
+type flagYAML struct {
+	Default bool   `yaml:"default"`
+	Doc     string `yaml:"doc"`
+}
+
+// tolYAML is a buffer's tolerance: `{atol, rtol}` for every dtype, and/or
+// per dtype `{f32: {atol, rtol}, bf16: {...}}` (unset values keep the
+// dtype's default).
+type tolYAML struct {
+	ATol *float64 `yaml:"atol"`
+	RTol *float64 `yaml:"rtol"`
+	F32  *tolPair `yaml:"f32"`
+	F16  *tolPair `yaml:"f16"`
+	BF16 *tolPair `yaml:"bf16"`
+}
+
+type tolPair struct {
+	ATol *float64 `yaml:"atol"`
+	RTol *float64 `yaml:"rtol"`
+}
+
+type bufferYAML struct {
+	Name  string   `yaml:"name"`
+	DType string   `yaml:"dtype"`
+	Shape []any    `yaml:"shape"`
+	Init  string   `yaml:"init"`
+	Out   bool     `yaml:"out"`
+	Tol   *tolYAML `yaml:"tol"`
+	Doc   string   `yaml:"doc"`
+}
+
+type tgmYAML struct {
+	Name  string `yaml:"name"`
+	Bytes any    `yaml:"bytes"`
+	Note  string `yaml:"note"`
+}
+
+type dispatchYAML struct {
+	Name       string    `yaml:"name"`
+	Entry      string    `yaml:"entry"`
+	Grid       []any     `yaml:"grid"`
+	Threads    []any     `yaml:"threads"`
+	Args       []string  `yaml:"args"`
+	TGM        []tgmYAML `yaml:"tgm"`
+	DynamicTGM any       `yaml:"dynamic_tgm"`
+	Timed      *bool     `yaml:"timed"`
+}
+
+type checkYAML struct {
+	Python  string            `yaml:"python"`
+	Against string            `yaml:"against"`
+	Map     map[string]string `yaml:"map"`
+	Kernel  string            `yaml:"kernel"`
+	MaxRows int               `yaml:"max_rows"`
+}
+
+type manifestYAML struct {
+	Name        string               `yaml:"name"`
+	Description string               `yaml:"description"`
+	Sources     map[string]string    `yaml:"sources"`
+	Includes    []string             `yaml:"includes"`
+	DTypes      []string             `yaml:"dtypes"`
+	Knobs       map[string]paramYAML `yaml:"knobs"`
+	Dims        map[string]paramYAML `yaml:"dims"`
+	Flags       map[string]any       `yaml:"flags"`
+	Rules       []string             `yaml:"rules"`
+	Buffers     []bufferYAML         `yaml:"buffers"`
+	Dispatches  []dispatchYAML       `yaml:"dispatches"`
+	Work        map[string]any       `yaml:"work"`
+	Check       any                  `yaml:"check"`
+	Notes       []string             `yaml:"notes"`
+}

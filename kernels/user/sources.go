@@ -1,0 +1,58 @@
+package user
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/mltop/mltop/kernels/user/csrc"
+)
+
+// sources reads the sources and includes, and notes the parameter names of
+// every kernel in each source (they are not defined as macros).
+func (bl *builder) sources() error {
+	f, m, d, read := bl.f, bl.m, bl.d, bl.read
+	if len(m.Sources) == 0 {
+		return d.err("$", "sources", "no sources: add `sources: {cuda: kernel.cu}` and/or `metal: kernel.metal`")
+	}
+	f.src = map[string]source{}
+	for _, lang := range slices.Sorted(mapsKeys(m.Sources)) {
+		if lang != "cuda" && lang != "metal" {
+			return d.err("$.sources."+lang, "sources."+lang, "unknown source language %q: use cuda or metal", lang)
+		}
+		p := filepath.Join(f.dir, m.Sources[lang])
+		b, err := read(p)
+		if err != nil {
+			return d.err("$.sources."+lang, "sources."+lang, "cannot read %s: %v: the path is relative to the manifest's folder", p, unwrapPath(err))
+		}
+		f.src[lang] = source{path: p, code: string(b)}
+		names := map[string]bool{}
+		for _, sig := range csrc.FindEntries(string(b)) {
+			for _, prm := range sig.Params {
+				if prm.Name != "" {
+					names[prm.Name] = true
+				}
+			}
+		}
+		if f.paramNames == nil {
+			f.paramNames = map[string]map[string]bool{}
+		}
+		f.paramNames[lang] = names
+	}
+	f.includes = map[string]string{}
+	for i, inc := range m.Includes {
+		p := filepath.Join(f.dir, inc)
+		b, err := read(p)
+		if err != nil {
+			return d.err(fmt.Sprintf("$.includes[%d]", i), fmt.Sprintf("includes[%d]", i), "cannot read %s: %v: the path is relative to the manifest's folder", p, unwrapPath(err))
+		}
+		f.includes[filepath.ToSlash(inc)] = string(b)
+		f.includePaths = append(f.includePaths, p)
+	}
+	if _, ok := f.src["cuda"]; ok {
+		f.includes[cudaHeaderName] = cudaHeader
+	}
+	return nil
+}
+
+type source struct{ path, code string }
