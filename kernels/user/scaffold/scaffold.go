@@ -42,6 +42,60 @@ func Manifest(name, srcPath, src, entry, dir string) (string, []string, error) {
 	if err != nil {
 		rel = srcPath
 	}
+	g := guessParams(sig)
+	notes, bufs, dims, args, dimNames, usesT, firstDim := g.notes, g.bufs, g.dims, g.args, g.dimNames, g.usesT, g.firstDim
+	if len(bufs) == 0 {
+		return "", nil, fmt.Errorf("%s: %s has no pointer parameters: a kernel needs at least one buffer to write", srcPath, sig)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Written by `mltop new` from %s (%s). Fill in the TODOs; keys: README \"Profile your own kernel\".\n", rel, sig)
+	fmt.Fprintf(&b, "name: %s\ndescription: TODO one line\n", name)
+	fmt.Fprintf(&b, "sources: {%s: %s}\n", lang, rel)
+	if usesT {
+		b.WriteString("dtypes: [f32, f16, bf16]   # passed as the macro T\n")
+	} else {
+		b.WriteString("dtypes: [f32]   # the buffers' types are fixed in the source; use the macro T to make them follow the spec's dtype\n")
+	}
+	b.WriteString("knobs:\n  WG: {values: [64, 128, 256, 512, 1024], default: 256, doc: threads per group}   # TODO: your tile knobs (each a -D macro)\n")
+	b.WriteString("dims:\n" + strings.Join(dims, "\n") + "\n")
+	b.WriteString("flags: {}\nrules: []\n")
+	b.WriteString("buffers:\n" + strings.Join(bufs, "\n") + "\n")
+	b.WriteString("dispatches:\n")
+	fmt.Fprintf(&b, "  - entry: %s\n    grid: [\"cdiv(%s, WG)\", 1, 1]   # TODO: groups (blocks)\n    threads: [WG, 1, 1]\n    args: [%s]\n", sig.Entry, firstDim, strings.Join(args, ", "))
+	known := map[string]bool{"WG": true, firstDim: true}
+	for _, d := range dimNames {
+		known[d] = true
+	}
+	tgm, tgmNotes := sharedItems(src, known)
+	notes = append(notes, tgmNotes...)
+	if len(tgm) > 0 {
+		b.WriteString("    tgm:   # from the source's static shared (threadgroup) arrays: the TGM budget\n")
+		for _, t := range tgm {
+			b.WriteString("      " + t + "\n")
+		}
+	}
+	// No bytes: every buffer counts once (README); flops has no guess.
+	b.WriteString("# work: {flops: \"TODO\"}   # TODO: FLOPs of one run (an expression of dims and knobs); bytes: leave out to count every buffer once\n")
+	b.WriteString("check: none   # TODO: {python: ref.py} with def reference(inputs, dims) -> {output: array}\n")
+	notes = append(notes,
+		fmt.Sprintf("guessed grid cdiv(%s, WG) × WG threads: one thread per element; fix grid and threads for your kernel", firstDim),
+		"buffer shapes are TODO: each is [first dim] for now",
+		"check is none (runs are `unchecked`): write ref.py and set check: {python: ref.py}",
+		"knob, dim and flag names become -D macros (except where they are also kernel parameter names): do not use them as other identifiers")
+	return b.String(), notes, nil
+}
+
+// guesses is what Manifest makes of an entry's parameters: manifest lines
+// for buffers and dims, the dispatch's args, and notes on each guess.
+type guesses struct {
+	notes, bufs, dims, args, dimNames []string
+	usesT                             bool   // a buffer follows the spec's dtype
+	firstDim                          string // the shapes' and grid's size
+}
+
+// guessParams makes buffers of pointer parameters (const → inputs, others
+// → outputs) and dims of int scalars.
+func guessParams(sig csrc.Signature) guesses {
 	var notes []string
 	var bufs, dims, args, scalarArgs, dimNames []string
 	scalarSeen := false
@@ -111,46 +165,8 @@ func Manifest(name, srcPath, src, entry, dir string) (string, []string, error) {
 			bufs[i] = strings.Replace(bufs[i], "shape: [N]", "shape: ["+firstDim+"]", 1)
 		}
 	}
-	if len(bufs) == 0 {
-		return "", nil, fmt.Errorf("%s: %s has no pointer parameters: a kernel needs at least one buffer to write", srcPath, sig)
-	}
 	args = append(args, scalarArgs...)
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Written by `mltop new` from %s (%s). Fill in the TODOs; keys: README \"Profile your own kernel\".\n", rel, sig)
-	fmt.Fprintf(&b, "name: %s\ndescription: TODO one line\n", name)
-	fmt.Fprintf(&b, "sources: {%s: %s}\n", lang, rel)
-	if usesT {
-		b.WriteString("dtypes: [f32, f16, bf16]   # passed as the macro T\n")
-	} else {
-		b.WriteString("dtypes: [f32]   # the buffers' types are fixed in the source; use the macro T to make them follow the spec's dtype\n")
-	}
-	b.WriteString("knobs:\n  WG: {values: [64, 128, 256, 512, 1024], default: 256, doc: threads per group}   # TODO: your tile knobs (each a -D macro)\n")
-	b.WriteString("dims:\n" + strings.Join(dims, "\n") + "\n")
-	b.WriteString("flags: {}\nrules: []\n")
-	b.WriteString("buffers:\n" + strings.Join(bufs, "\n") + "\n")
-	b.WriteString("dispatches:\n")
-	fmt.Fprintf(&b, "  - entry: %s\n    grid: [\"cdiv(%s, WG)\", 1, 1]   # TODO: groups (blocks)\n    threads: [WG, 1, 1]\n    args: [%s]\n", sig.Entry, firstDim, strings.Join(args, ", "))
-	known := map[string]bool{"WG": true, firstDim: true}
-	for _, d := range dimNames {
-		known[d] = true
-	}
-	tgm, tgmNotes := sharedItems(src, known)
-	notes = append(notes, tgmNotes...)
-	if len(tgm) > 0 {
-		b.WriteString("    tgm:   # from the source's static shared (threadgroup) arrays: the TGM budget\n")
-		for _, t := range tgm {
-			b.WriteString("      " + t + "\n")
-		}
-	}
-	// No bytes: every buffer counts once (README); flops has no guess.
-	b.WriteString("# work: {flops: \"TODO\"}   # TODO: FLOPs of one run (an expression of dims and knobs); bytes: leave out to count every buffer once\n")
-	b.WriteString("check: none   # TODO: {python: ref.py} with def reference(inputs, dims) -> {output: array}\n")
-	notes = append(notes,
-		fmt.Sprintf("guessed grid cdiv(%s, WG) × WG threads: one thread per element; fix grid and threads for your kernel", firstDim),
-		"buffer shapes are TODO: each is [first dim] for now",
-		"check is none (runs are `unchecked`): write ref.py and set check: {python: ref.py}",
-		"knob, dim and flag names become -D macros (except where they are also kernel parameter names): do not use them as other identifiers")
-	return b.String(), notes, nil
+	return guesses{notes: notes, bufs: bufs, dims: dims, args: args, dimNames: dimNames, usesT: usesT, firstDim: firstDim}
 }
 
 func typeWords(t string) map[string]bool {
