@@ -5,7 +5,6 @@ package cuda
 import (
 	"fmt"
 	"maps"
-	"os"
 	"strings"
 	"unsafe"
 
@@ -21,20 +20,6 @@ type kernel struct {
 }
 
 func (k *kernel) Attrs() profiler.KernelAttrs { return k.attrs }
-
-// ExtraOptionsEnv adds NVRTC options to every compile (space separated, e.g.
-// "-DQ_IN_REGS=0 -maxrregcount=128"): for kernel experiments. They are part
-// of the compile-cache key.
-const ExtraOptionsEnv = "MLTOP_NVRTC_OPTIONS"
-
-// CompileOptions are the NVRTC flags for a program on this device.
-func CompileOptions(p profiler.Program, arch string) []string {
-	opts := []string{"--gpu-architecture=" + arch, "-lineinfo", "--std=c++17", "-default-device"}
-	for _, m := range p.Macros {
-		opts = append(opts, "-D"+m.Name+"="+m.Value)
-	}
-	return append(opts, strings.Fields(os.Getenv(ExtraOptionsEnv))...)
-}
 
 // Compile builds p with NVRTC (or takes the cubin from the cache) and loads
 // it. NVRTC runs on the caller's goroutine, so compiling the next spec can
@@ -90,7 +75,7 @@ func (b *backend) cubin(p profiler.Program) ([]byte, error) {
 		return nil, err
 	}
 	opts := CompileOptions(p, b.arch)
-	key := CompileKey(src, hdrs, p.Macros, b.arch, b.compiler+" "+strings.Join(opts, " "))
+	key := CompileKey(src, hdrs, p.Macros, b.arch, b.compiler+" "+strings.Join(opts, " ")+" "+includeFingerprint(p.IncludeDirs))
 	for {
 		if c, ok := b.cache.get(key); ok {
 			return c, nil

@@ -18,3 +18,6 @@ func Available() (bool, string) { return false, errNoLinux.Error() }
 
 // DeviceCount fails off Linux.
 func DeviceCount() (int, error) { return 0, errNoLinux }
+
+// nvrtcLocation: NVRTC is loaded only on Linux.
+func nvrtcLocation() (path, desc string) { return "", "not loaded: " + errNoLinux.Error() }

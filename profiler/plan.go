@@ -64,14 +64,19 @@ type Macro struct {
 // A user kernel's program carries its own source instead: Code is the text,
 // File the path compile errors name (the user's file, so that a log's
 // file:line points at it) and Includes the headers it may #include, by the
-// name it includes them with.
+// name it includes them with. IncludeDirs are directories searched for
+// the rest of its #includes (a manifest's include_dirs:, absolute paths),
+// before the toolkit's. Entry may be any C++ name of the kernel: an
+// extern "C" name, ns::kernel, or a template instance such as
+// layernorm_fwd<__nv_bfloat16, 4> (backends that support it resolve it).
 type Program struct {
-	Source   string
-	Entry    string
-	Macros   []Macro
-	Code     string            `json:",omitempty"`
-	File     string            `json:",omitempty"`
-	Includes map[string]string `json:",omitempty"`
+	Source      string
+	Entry       string
+	Macros      []Macro
+	Code        string            `json:",omitempty"`
+	File        string            `json:",omitempty"`
+	Includes    map[string]string `json:",omitempty"`
+	IncludeDirs []string          `json:",omitempty"`
 }
 
 // ScalarKind is the type of a scalar kernel parameter.
