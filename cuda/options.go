@@ -83,3 +83,11 @@ func includeFingerprint(dirs []string) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// compileKeyTail is the part of the compile-cache key beyond the source,
+// headers, macros and arch: the compiler, its options (the include path
+// among them), the entry's name expression (each instantiation is its own
+// cubin) and the state of the program's own include directories.
+func compileKeyTail(compiler string, opts []string, entryExpr string, includeDirs []string) string {
+	return compiler + " " + strings.Join(opts, " ") + " entry=" + entryExpr + " " + includeFingerprint(includeDirs)
+}
