@@ -232,7 +232,7 @@ func loadNVRTC() (*nvrtc, error) {
 		n.nvrtcGetLoweredName, _ = purego.Dlsym(h, "nvrtcGetLoweredName")
 		return n, nil
 	}
-	return nil, fmt.Errorf("no NVRTC: cannot load libnvrtc (tried %s); install the CUDA toolkit or `pip install nvidia-cuda-nvrtc`, or set MLTOP_NVRTC to the library's path", strings.Join(tried, ", "))
+	return nil, fmt.Errorf("NVRTC not found (looked in %s); install the CUDA toolkit or `pip install nvidia-cuda-nvrtc`, or set MLTOP_NVRTC to the library's path", strings.Join(tried, ", "))
 }
 
 // cString returns a NUL-terminated copy of s.
