@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"fmt"
-	"math"
 	"runtime"
 	"unsafe"
 
@@ -56,8 +55,8 @@ func (b *backend) launch(l *profiler.Launch) error {
 	if len(l.Args) != len(d.Args) {
 		return fmt.Errorf("dispatch %s binds %d buffers but names %d", d.Name, len(l.Args), len(d.Args))
 	}
-	// Each parameter lives in its own 8-byte slot; the kernel reads 4 or 8
-	// bytes from the slot's start (little endian).
+	// Each parameter lives in its own 8-byte slot, which holds the value as
+	// C lays out its type (the driver copies the parameter's size from it).
 	vals := make([]uint64, len(l.Args)+len(d.Scalars))
 	params := make([]unsafe.Pointer, len(vals))
 	for i, a := range l.Args {
@@ -68,13 +67,11 @@ func (b *backend) launch(l *profiler.Launch) error {
 		vals[i] = buf.ptr
 	}
 	for j, s := range d.Scalars {
-		i := len(l.Args) + j
-		switch s.Kind {
-		case profiler.ScalarF32:
-			vals[i] = uint64(math.Float32bits(float32(s.F)))
-		default:
-			vals[i] = uint64(uint32(int32(s.I)))
+		v, err := scalarSlot(s)
+		if err != nil {
+			return fmt.Errorf("dispatch %s: %w", d.Name, err)
 		}
+		vals[len(l.Args)+j] = v
 	}
 	for i := range vals {
 		params[i] = unsafe.Pointer(&vals[i])
