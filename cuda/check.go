@@ -35,9 +35,9 @@ func checkArch(arch string) string {
 }
 
 // cubinFacts reads, from a cubin (an ELF file), the kernels it holds (each
-// has a .nv.info.<name> section) and, for the entry, its registers (the
-// top byte of its .text.<name> section's info) and static shared memory
-// (the size of its .nv.shared.<name> section). Unknown values are -1.
+// has a .nv.info.<name> section) and, for the entry, its static shared
+// memory (the size of its .nv.shared.<name> section; 0 when it has code
+// and no such section). Registers are not read yet: -1.
 func cubinFacts(cubin []byte, entry string) (kernels []string, registers, shared int) {
 	registers, shared = -1, -1
 	f, err := elf.NewFile(bytes.NewReader(cubin))
@@ -45,18 +45,19 @@ func cubinFacts(cubin []byte, entry string) (kernels []string, registers, shared
 		return nil, -1, -1
 	}
 	defer f.Close()
+	hasCode := false
 	for _, s := range f.Sections {
 		if name, ok := strings.CutPrefix(s.Name, ".nv.info."); ok {
 			kernels = append(kernels, name)
 		}
 		switch s.Name {
 		case ".text." + entry:
-			registers = int(s.Info >> 24)
+			hasCode = true
 		case ".nv.shared." + entry:
 			shared = int(s.Size)
 		}
 	}
-	if registers >= 0 && shared < 0 {
+	if hasCode && shared < 0 {
 		shared = 0 // a kernel without a shared section declares none
 	}
 	return kernels, registers, shared

