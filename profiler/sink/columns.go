@@ -79,7 +79,8 @@ func (c Columns) Table() []Column {
 // optionalColumns are fixed columns that CSVs written before they existed
 // lack; a decoder reads such files and leaves the field at its zero value.
 // (--resume still wants the exact header of the sweep it continues.)
-var optionalColumns = []string{"device_ordinal", "cache", DispatchMediansColumn, SMClockColumn, SettleColumn}
+var optionalColumns = []string{"device_ordinal", "cache", DispatchMediansColumn, SMClockColumn, SettleColumn,
+	CILoColumn, CIHiColumn, StopReasonColumn, WorstOverBoundColumn}
 
 // FixedColumns are the names every mltop CSV has, whatever its kernels.
 func FixedColumns() []string {
@@ -128,35 +129,70 @@ var headColumns = []Column{
 }
 
 var tailColumns = []Column{
-	{"n", func(r *profiler.Result) string { return strconv.Itoa(r.Stats.N) },
-		func(r *profiler.Result, cell string) error { return parseInt(cell, &r.Stats.N) }},
-	microsColumn("min_us", func(r *profiler.Result) *float64 { return &r.Stats.Min }),
-	microsColumn("p10_us", func(r *profiler.Result) *float64 { return &r.Stats.P10 }),
-	microsColumn("median_us", func(r *profiler.Result) *float64 { return &r.Stats.Median }),
-	microsColumn("p90_us", func(r *profiler.Result) *float64 { return &r.Stats.P90 }),
-	floatColumn("cv", 4, func(r *profiler.Result) *float64 { return &r.Stats.CV }),
-	floatColumn("tflops", 4, func(r *profiler.Result) *float64 { return &r.TFLOPS }),
-	floatColumn("gbps", 4, func(r *profiler.Result) *float64 { return &r.GBps }),
-	floatColumn("pct_peak_flops", 3, func(r *profiler.Result) *float64 { return &r.PctPeakFLOP }),
-	floatColumn("pct_peak_bw", 3, func(r *profiler.Result) *float64 { return &r.PctPeakBW }),
-	floatColumn("pct_measured_flops", 3, func(r *profiler.Result) *float64 { return &r.PctMeasFLOP }),
-	floatColumn("pct_measured_bw", 3, func(r *profiler.Result) *float64 { return &r.PctMeasBW }),
+	{"n", func(r *profiler.Result) string {
+		if !measured(r) {
+			return ""
+		}
+		return strconv.Itoa(r.Stats.N)
+	}, func(r *profiler.Result, cell string) error { return parseOptInt(cell, &r.Stats.N) }},
+	microsColumn("min_us", measured, func(r *profiler.Result) *float64 { return &r.Stats.Min }),
+	microsColumn("p10_us", measured, func(r *profiler.Result) *float64 { return &r.Stats.P10 }),
+	microsColumn("median_us", measured, func(r *profiler.Result) *float64 { return &r.Stats.Median }),
+	microsColumn("p90_us", measured, func(r *profiler.Result) *float64 { return &r.Stats.P90 }),
+	// The median's 95% confidence interval; empty below 6 samples, where
+	// there is none.
+	microsColumn(CILoColumn, hasCI, func(r *profiler.Result) *float64 { return &r.Stats.CILo }),
+	microsColumn(CIHiColumn, hasCI, func(r *profiler.Result) *float64 { return &r.Stats.CIHi }),
+	measuredFloat("cv", func(r *profiler.Result) *float64 { return &r.Stats.CV }),
+	{StopReasonColumn, func(r *profiler.Result) string { return r.StopReason },
+		func(r *profiler.Result, cell string) error {
+			if cell != "" && !slices.Contains(stopReasons, cell) {
+				return fmt.Errorf("unknown stop reason %q: mltop writes one of %s", cell, strings.Join(stopReasons, ", "))
+			}
+			r.StopReason = cell
+			return nil
+		}},
+	measuredFloat("tflops", func(r *profiler.Result) *float64 { return &r.TFLOPS }),
+	measuredFloat("gbps", func(r *profiler.Result) *float64 { return &r.GBps }),
+	// A percentage of a peak is empty where the peak is not known.
+	positiveColumn("pct_peak_flops", func(r *profiler.Result) *float64 { return &r.PctPeakFLOP }),
+	positiveColumn("pct_peak_bw", func(r *profiler.Result) *float64 { return &r.PctPeakBW }),
+	positiveColumn("pct_measured_flops", func(r *profiler.Result) *float64 { return &r.PctMeasFLOP }),
+	positiveColumn("pct_measured_bw", func(r *profiler.Result) *float64 { return &r.PctMeasBW }),
 	// The budget columns hold the largest dispatch's TGM and its limit, and
 	// the largest static TGM a compiler reported; they read back as one
-	// BudgetReport.
-	{"tgm_bytes", func(r *profiler.Result) string { tgm, _ := r.MaxTGM(); return strconv.Itoa(tgm) },
-		func(r *profiler.Result, cell string) error { return parseInt(cell, &budget(r).Total) }},
-	{"tgm_limit", func(r *profiler.Result) string { _, lim := r.MaxTGM(); return strconv.Itoa(lim) },
-		func(r *profiler.Result, cell string) error { return parseInt(cell, &budget(r).Limit) }},
+	// BudgetReport, and are empty where there is none (a spec refused
+	// before its plan was built).
+	{"tgm_bytes", func(r *profiler.Result) string {
+		if len(r.Budget) == 0 {
+			return ""
+		}
+		tgm, _ := r.MaxTGM()
+		return strconv.Itoa(tgm)
+	}, func(r *profiler.Result, cell string) error {
+		return parseBudgetInt(r, cell, func(b *profiler.BudgetReport) *int { return &b.Total })
+	}},
+	{"tgm_limit", func(r *profiler.Result) string {
+		if len(r.Budget) == 0 {
+			return ""
+		}
+		_, lim := r.MaxTGM()
+		return strconv.Itoa(lim)
+	}, func(r *profiler.Result, cell string) error {
+		return parseBudgetInt(r, cell, func(b *profiler.BudgetReport) *int { return &b.Limit })
+	}},
 	{"compiler_tgm", func(r *profiler.Result) string {
 		c := 0
 		for _, b := range r.Budget {
 			c = max(c, b.CompilerTGM)
 		}
+		if c == 0 {
+			return "" // no compiler reported one
+		}
 		return strconv.Itoa(c)
-	}, func(r *profiler.Result, cell string) error { return parseInt(cell, &budget(r).CompilerTGM) }},
-	// Occupancy: the tightest dispatch's groups per unit ("n/a" when no
-	// dispatch has one) and the limit that binds; read back as one Occupancy.
+	}, func(r *profiler.Result, cell string) error {
+		return parseBudgetInt(r, cell, func(b *profiler.BudgetReport) *int { return &b.CompilerTGM })
+	}},
 	{"occupancy", func(r *profiler.Result) string {
 		if o, ok := r.MinOccupancy(); ok {
 			return strconv.Itoa(o.GroupsPerUnit)
@@ -188,8 +224,16 @@ var tailColumns = []Column{
 		r.Occupancy[0].Limiter = cell
 		return nil
 	}},
-	{"memory_bytes", func(r *profiler.Result) string { return strconv.FormatInt(r.MemoryBytes, 10) },
+	{"memory_bytes", func(r *profiler.Result) string {
+		if r.MemoryBytes == 0 {
+			return "" // no plan was built
+		}
+		return strconv.FormatInt(r.MemoryBytes, 10)
+	},
 		func(r *profiler.Result, cell string) error {
+			if cell == "" {
+				return nil
+			}
 			v, err := strconv.ParseInt(cell, 10, 64)
 			if err != nil {
 				return fmt.Errorf("%q is not a whole number of bytes", cell)
@@ -200,6 +244,19 @@ var tailColumns = []Column{
 	verdictFloat("max_abs_err", func(v *profiler.Verdict) *float64 { return &v.MaxAbsErr }),
 	verdictFloat("max_rel_err", func(v *profiler.Verdict) *float64 { return &v.MaxRelErr }),
 	verdictFloat("rms_err", func(v *profiler.Verdict) *float64 { return &v.RMSErr }),
+	// How close the worst element came to its bound (|got−want|/bound):
+	// above 1 failed; empty where nothing was compared.
+	{WorstOverBoundColumn, func(r *profiler.Result) string {
+		if v := r.Verdict; v != nil && !v.Unchecked {
+			return fnum(v.WorstRatio)
+		}
+		return ""
+	}, func(r *profiler.Result, cell string) error {
+		if cell == "" {
+			return nil
+		}
+		return parseFloat(cell, &verdict(r).WorstRatio)
+	}},
 	{"tol", func(r *profiler.Result) string {
 		if v := r.Verdict; v != nil {
 			return fmt.Sprintf("atol=%g rtol=%g", v.ATol, v.RTol)
@@ -255,11 +312,23 @@ var tailColumns = []Column{
 		}},
 	// The GPU's effective core clock during the samples; empty where the
 	// backend does not measure it (CPU, Metal).
-	positiveColumn(SMClockColumn, 5, func(r *profiler.Result) *float64 { return &r.SMClockMHz }),
+	positiveColumn(SMClockColumn, func(r *profiler.Result) *float64 { return &r.SMClockMHz }),
 	// --settle's seconds, so that settled and unsettled rows can be told
 	// apart in one file; empty without it.
-	positiveColumn(SettleColumn, 4, func(r *profiler.Result) *float64 { return &r.Settle }),
+	positiveColumn(SettleColumn, func(r *profiler.Result) *float64 { return &r.Settle }),
 }
+
+// The columns added with exact floats and empty unmeasured cells; CSVs
+// written before them lack them and still read.
+const (
+	CILoColumn           = "ci_lo_us"         // low end of the median's 95% confidence interval
+	CIHiColumn           = "ci_hi_us"         // high end of it
+	StopReasonColumn     = "stop_reason"      // why sampling stopped (profiler.StopPrecision, …)
+	WorstOverBoundColumn = "worst_over_bound" // the worst element's |got−want| over its bound
+)
+
+// stopReasons are the stop_reason values mltop writes.
+var stopReasons = []string{profiler.StopPrecision, profiler.StopTimeLimit, profiler.StopMaxSamples}
 
 // SettleColumn holds the --settle a spec was measured with. CSVs written
 // before it existed lack it and still read.
@@ -275,7 +344,7 @@ const DispatchMediansColumn = "dispatch_medians_us"
 
 // The statuses a row may hold.
 var knownStatuses = []profiler.Status{profiler.StatusOK, profiler.StatusMismatch, profiler.StatusCompileError, profiler.StatusInvalid,
-	profiler.StatusCrashed, profiler.StatusTimeout, profiler.StatusError, profiler.StatusCancelled}
+	profiler.StatusCrashed, profiler.StatusTimeout, profiler.StatusError, profiler.StatusCancelled, profiler.StatusUnchecked}
 
 func joinStatuses() string {
 	s := make([]string, len(knownStatuses))
@@ -291,40 +360,59 @@ func stringColumn(name string, field func(r *profiler.Result) *string) Column {
 		func(r *profiler.Result, cell string) error { *field(r) = cell; return nil }}
 }
 
-func floatColumn(name string, sig int, field func(r *profiler.Result) *float64) Column {
+// measured says whether r holds timings. A row that was not timed
+// (invalid, compile_error, crashed, cancelled) has none, and its
+// measurement cells are empty rather than 0, so that an average over a
+// column does not count it.
+func measured(r *profiler.Result) bool { return r.Stats.N > 0 }
+
+// hasCI says whether r's median has a confidence interval (6 samples or more).
+func hasCI(r *profiler.Result) bool { return measured(r) && r.Stats.CIHi > 0 }
+
+// measuredFloat is a figure of a timed row; empty for a row not timed.
+func measuredFloat(name string, field func(r *profiler.Result) *float64) Column {
 	return Column{name,
-		func(r *profiler.Result) string { return fnum(*field(r), sig) },
-		func(r *profiler.Result, cell string) error { return parseFloat(cell, field(r)) }}
+		func(r *profiler.Result) string {
+			if !measured(r) {
+				return ""
+			}
+			return fnum(*field(r))
+		},
+		func(r *profiler.Result, cell string) error { return parseOptFloat(cell, field(r)) }}
 }
 
-// positiveColumn is floatColumn for a figure that is only sometimes
-// known: an empty cell where it is 0 (or less), and an empty cell reads as 0.
-func positiveColumn(name string, sig int, field func(r *profiler.Result) *float64) Column {
+// positiveColumn is a figure that is only sometimes known: an empty cell
+// where it is 0 (or less), and an empty cell reads as 0.
+func positiveColumn(name string, field func(r *profiler.Result) *float64) Column {
 	return Column{name,
 		func(r *profiler.Result) string {
 			if *field(r) <= 0 {
 				return ""
 			}
-			return fnum(*field(r), sig)
+			return fnum(*field(r))
+		},
+		func(r *profiler.Result, cell string) error { return parseOptFloat(cell, field(r)) }}
+}
+
+// microsColumn holds a duration kept in ns as µs, exactly (see fmicros),
+// where known says it is; empty elsewhere.
+func microsColumn(name string, known func(r *profiler.Result) bool, field func(r *profiler.Result) *float64) Column {
+	return Column{name,
+		func(r *profiler.Result) string {
+			if !known(r) {
+				return ""
+			}
+			return fmicros(*field(r))
 		},
 		func(r *profiler.Result, cell string) error {
 			if cell == "" {
 				return nil
 			}
-			return parseFloat(cell, field(r))
-		}}
-}
-
-// microsColumn holds a duration kept in ns as µs.
-func microsColumn(name string, field func(r *profiler.Result) *float64) Column {
-	return Column{name,
-		func(r *profiler.Result) string { return fnum(*field(r)/1e3, 4) },
-		func(r *profiler.Result, cell string) error {
-			var us float64
-			if err := parseFloat(cell, &us); err != nil {
+			ns, err := parseMicros(cell)
+			if err != nil {
 				return err
 			}
-			*field(r) = us * 1e3
+			*field(r) = ns
 			return nil
 		}}
 }
@@ -335,7 +423,7 @@ func verdictFloat(name string, field func(v *profiler.Verdict) *float64) Column 
 			if r.Verdict == nil {
 				return ""
 			}
-			return fnum(*field(r.Verdict), 4)
+			return fnum(*field(r.Verdict))
 		},
 		func(r *profiler.Result, cell string) error {
 			if cell == "" {

@@ -26,11 +26,10 @@ func DecodeDispatchMedians(cell string) ([]profiler.DispatchStats, error) {
 		name, val, ok := strings.Cut(part, "=")
 		setup := strings.HasSuffix(name, "*")
 		name = strings.TrimSuffix(name, "*")
-		us, err := strconv.ParseFloat(val, 64)
-		if !ok || name == "" || err != nil || us < 0 || math.IsNaN(us) || math.IsInf(us, 0) {
+		ns, err := parseMicros(val)
+		if !ok || name == "" || err != nil || ns < 0 || math.IsNaN(ns) || math.IsInf(ns, 0) {
 			return nil, fmt.Errorf("%q is not a list of dispatch medians like \"zero_dW*=3.1;rmsnorm_bwd=50.2\" (name, * for a setup step, = median in µs; ; between dispatches)", part)
 		}
-		ns := us * 1e3
 		out = append(out, profiler.DispatchStats{Name: name, MedianNS: ns, Setup: setup, Stats: profiler.Stats{Median: ns}})
 	}
 	return out, nil
@@ -54,6 +53,61 @@ func parseFloat(cell string, dst *float64) error {
 	return nil
 }
 
+// parseOptInt and parseOptFloat read an empty cell as "not measured":
+// nothing is set.
+func parseOptInt(cell string, dst *int) error {
+	if cell == "" {
+		return nil
+	}
+	return parseInt(cell, dst)
+}
+
+func parseOptFloat(cell string, dst *float64) error {
+	if cell == "" {
+		return nil
+	}
+	return parseFloat(cell, dst)
+}
+
+// parseBudgetInt sets one field of the row's one BudgetReport; an empty
+// cell sets nothing (and makes no report).
+func parseBudgetInt(r *profiler.Result, cell string, field func(b *profiler.BudgetReport) *int) error {
+	if cell == "" {
+		return nil
+	}
+	var v int
+	if err := parseInt(cell, &v); err != nil {
+		return err
+	}
+	*field(budget(r)) = v
+	return nil
+}
+
+// parseMicros reads a µs cell as ns. A decimal is read with its exponent
+// raised by 3, so that what fmicros wrote comes back as the very float64
+// (and a 4-digit cell of an older mltop as the nearest one to its value).
+func parseMicros(cell string) (float64, error) {
+	us, err := strconv.ParseFloat(cell, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number of µs", cell)
+	}
+	if strings.Trim(cell, "0123456789.+-eE") != "" || math.IsInf(us, 0) || math.IsNaN(us) {
+		return us * 1e3, nil // "inf", "nan", a hex float
+	}
+	mant, exp := cell, 0
+	if i := strings.IndexAny(cell, "eE"); i >= 0 {
+		mant = cell[:i]
+		if exp, err = strconv.Atoi(cell[i+1:]); err != nil {
+			return us * 1e3, nil
+		}
+	}
+	ns, err := strconv.ParseFloat(mant+"e"+strconv.Itoa(exp+3), 64)
+	if err != nil {
+		return us * 1e3, nil
+	}
+	return ns, nil
+}
+
 // Decoder reads the rows of an mltop CSV back into Results through the
 // column table.
 type Decoder struct {
@@ -63,6 +117,8 @@ type Decoder struct {
 	cols []Column // by header position
 	line int
 	Spec Columns // the spec columns the header holds
+	// record is the row Next read last, as its cells.
+	record []string
 }
 
 // NewDecoder reads the header from r and checks that it is an mltop CSV:
@@ -162,6 +218,7 @@ func (d *Decoder) Next() (profiler.Result, error) {
 	if len(rec) != len(d.head) {
 		return profiler.Result{}, &profiler.InputError{File: d.file, Line: d.line, Msg: fmt.Sprintf("the row has %d fields, the header %d (a row cut short?)", len(rec), len(d.head))}
 	}
+	d.record = rec
 	res := profiler.Result{Spec: profiler.Spec{Knobs: map[string]int{}, Dims: map[string]int{}, Flags: map[string]bool{}}}
 	for i, cell := range rec {
 		if err := d.cols[i].Decode(&res, cell); err != nil {

@@ -40,7 +40,7 @@ func EncodeDispatchMedians(ds []profiler.DispatchStats) string {
 		if d.Setup {
 			name += "*"
 		}
-		parts[i] = name + "=" + fnum(d.MedianNS/1e3, 6)
+		parts[i] = name + "=" + fmicros(d.MedianNS)
 	}
 	return strings.Join(parts, ";")
 }
@@ -52,15 +52,36 @@ func optInt(m map[string]int, k string) string {
 	return ""
 }
 
-// fnum prints with sig significant digits, no exponent for ordinary sizes.
-func fnum(v float64, sig int) string {
-	if v == 0 {
-		return "0"
+// fnum prints v with the fewest digits that read back as v exactly.
+func fnum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// fmicros writes a duration kept in ns as µs, exactly: the shortest
+// decimal that reads back as ns, its point moved three places left, so
+// that parseMicros returns the very float64 written (ns/1e3, then ×1e3,
+// is not always ns). Plain decimals from 1e-9 µs to 1e21 µs, an exponent
+// beyond.
+func fmicros(ns float64) string {
+	if ns == 0 || math.IsNaN(ns) || math.IsInf(ns, 0) {
+		return fnum(ns / 1e3)
 	}
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return strconv.FormatFloat(v, 'g', -1, 64)
+	mant, exp, _ := strings.Cut(strconv.FormatFloat(ns, 'e', -1, 64), "e")
+	e, _ := strconv.Atoi(exp)
+	e -= 3
+	sign := ""
+	if strings.HasPrefix(mant, "-") {
+		sign, mant = "-", mant[1:]
 	}
-	return strconv.FormatFloat(v, 'g', sig, 64)
+	digits := strings.Replace(mant, ".", "", 1) // the value is 0.digits × 10^(e+1)
+	point := e + 1                              // digits before the point
+	switch {
+	case e < -9 || e > 20:
+		return sign + mant + "e" + strconv.Itoa(e)
+	case point <= 0:
+		return sign + "0." + strings.Repeat("0", -point) + digits
+	case point >= len(digits):
+		return sign + digits + strings.Repeat("0", point-len(digits))
+	}
+	return sign + digits[:point] + "." + digits[point:]
 }
 
 func oneLine(s string) string {

@@ -1,15 +1,12 @@
 package sink
 
 import (
-	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/mltop/mltop/profiler"
@@ -23,8 +20,10 @@ type CSV struct {
 	cols Columns
 }
 
-// OpenCSV creates path (or appends to it when appending, after the header
-// has been checked by ReadDone) and writes the header to a new file. Its
+// OpenCSV creates path and writes the header, or, when appending (--resume,
+// after ReadDoneRows checked the file), first rewrites the file without the
+// rows whose specs the sweep runs again (see rewriteForResume), then
+// appends to it. Its
 // errors name --csv; OpenCSVVia names another way the path was given.
 func OpenCSV(path string, cols Columns, appending bool) (*CSV, error) {
 	return OpenCSVVia(path, cols, appending, "--csv")
@@ -35,10 +34,17 @@ func OpenCSV(path string, cols Columns, appending bool) (*CSV, error) {
 func OpenCSVVia(path string, cols Columns, appending bool, via string) (*CSV, error) {
 	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if appending {
-		flags = os.O_CREATE | os.O_RDWR | os.O_APPEND // RDWR: endLastLine reads the end
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
 	}
 	if err := checkCSVPath(path, appending, via); err != nil {
 		return nil, err
+	}
+	if appending {
+		// Leave one row per finished spec, and a file that ends with a
+		// whole line under this sweep's header, before adding to it.
+		if err := rewriteForResume(path, cols); err != nil {
+			return nil, err
+		}
 	}
 	f, err := os.OpenFile(path, flags, 0o644)
 	if err != nil {
@@ -46,12 +52,6 @@ func OpenCSVVia(path string, cols Columns, appending bool, via string) (*CSV, er
 	}
 	s := &CSV{f: f, w: csv.NewWriter(f), cols: cols}
 	st, _ := f.Stat()
-	if appending && st.Size() > 0 {
-		if err := endLastLine(f, path, st.Size(), len(cols.Header())); err != nil {
-			f.Close()
-			return nil, err
-		}
-	}
 	if !appending || st.Size() == 0 {
 		if err := s.w.Write(cols.Header()); err != nil {
 			return nil, err
@@ -59,38 +59,6 @@ func OpenCSVVia(path string, cols Columns, appending bool, via string) (*CSV, er
 		s.w.Flush()
 	}
 	return s, s.w.Error()
-}
-
-// endLastLine makes a file that is appended to end with a newline, so the
-// next row starts a line of its own. A sweep killed mid-write leaves a
-// last line without one: a whole row (only the newline missing; --resume
-// counted it as done) gets its newline, a row cut short (--resume runs its
-// spec again) is cut off, or the new row would be glued to it and the
-// file could no longer be read.
-func endLastLine(f *os.File, path string, size int64, fields int) error {
-	const maxTail = 1 << 20
-	n := min(size, maxTail)
-	tail := make([]byte, n)
-	if _, err := f.ReadAt(tail, size-n); err != nil {
-		return &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot read the end of the CSV file: %v", err)}
-	}
-	if tail[n-1] == '\n' {
-		return nil
-	}
-	nl := bytes.LastIndexByte(tail, '\n')
-	if nl < 0 {
-		return &profiler.InputError{File: path, Msg: "the CSV file's last line is longer than 1 MiB and not finished: not a CSV mltop wrote; give a new path to --csv"}
-	}
-	cr := csv.NewReader(bytes.NewReader(tail[nl+1:]))
-	cr.FieldsPerRecord = -1
-	if rec, err := cr.Read(); err == nil && len(rec) == fields {
-		_, err := f.Write([]byte("\n"))
-		return err
-	}
-	if err := f.Truncate(size - n + int64(nl) + 1); err != nil {
-		return &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot cut the unfinished last row of the CSV file: %v", err)}
-	}
-	return nil
 }
 
 // viaSuffix is " for --csv" (or -o), "" for a path typed at a prompt.
@@ -174,113 +142,4 @@ func WriteCSVFile(path string, results []profiler.Result) error {
 		}
 	}
 	return s.Close()
-}
-
-// ReadDone reads an existing CSV for --resume: it checks that its header is
-// exactly the one this sweep writes and returns the keys of specs already
-// in it. A missing or empty file is fine (nothing done yet). The last row
-// may be cut short by a kill: it is ignored and its spec runs again; a bad
-// row before it is an error naming its line and column.
-func ReadDone(path string, cols Columns) (map[string]bool, error) {
-	rows, err := ReadDoneRows(path, cols)
-	if err != nil {
-		return nil, err
-	}
-	done := make(map[string]bool, len(rows))
-	for k := range rows {
-		done[k] = true
-	}
-	return done, nil
-}
-
-// DoneRow is how a done spec was measured: the settings --resume must
-// keep, so as not to add rows of other settings to a file whose rows it
-// skips. Cache is "" for a row that was not measured (invalid, crashed).
-type DoneRow struct {
-	Cache  profiler.CacheMode
-	Settle float64
-}
-
-// ReadDoneRows is ReadDone with how each done spec was measured (the
-// row's cache and settle_s columns).
-func ReadDoneRows(path string, cols Columns) (map[string]DoneRow, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return map[string]DoneRow{}, nil
-	}
-	if err != nil {
-		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot read the --resume file: %v", err)}
-	}
-	defer f.Close()
-	cr := csv.NewReader(f)
-	cr.FieldsPerRecord = -1
-	head, err := readHeader(cr, path)
-	if err == io.EOF {
-		return map[string]DoneRow{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	want := cols.Header()
-	if missing := missingFixed(head); len(missing) > 0 {
-		// Not one of mltop's: a column diff against the sweep would only
-		// list every column.
-		return nil, &profiler.InputError{File: path, Line: 1, Msg: fmt.Sprintf("not an mltop CSV (the header lacks %s): --resume adds to the CSV a sweep wrote with --csv; give that file, or a new path to --csv without --resume", strings.Join(missing, ", "))}
-	}
-	if !slices.Equal(head, want) {
-		return nil, headerMismatch(path, head, want)
-	}
-	d, err := newDecoder(cr, head, path, &cols)
-	if err != nil {
-		return nil, err
-	}
-	done := map[string]DoneRow{}
-	var pending error
-	for {
-		r, err := d.Next()
-		if err == io.EOF {
-			break
-		}
-		if pending != nil {
-			return nil, pending // a bad row that was not the last
-		}
-		if err != nil {
-			pending = err
-			continue
-		}
-		if r.Status == profiler.StatusCancelled {
-			continue // stopped by the user before it was measured: run it again
-		}
-		done[r.Spec.Key()] = DoneRow{Cache: r.Cache, Settle: r.Settle}
-	}
-	return done, nil
-}
-
-func headerMismatch(path string, head, want []string) error {
-	return &profiler.InputError{File: path, Field: "header", Msg: fmt.Sprintf("its columns differ from this sweep's (%s)\n  file:  %s\n  sweep: %s\nuse the CSV this sweep wrote, or a new --csv path without --resume", diffCols(head, want), strings.Join(head, ","), strings.Join(want, ","))}
-}
-
-func diffCols(have, want []string) string {
-	var missing, extra []string
-	for _, w := range want {
-		if !slices.Contains(have, w) {
-			missing = append(missing, w)
-		}
-	}
-	for _, h := range have {
-		if !slices.Contains(want, h) {
-			extra = append(extra, h)
-		}
-	}
-	var parts []string
-	if len(missing) > 0 {
-		parts = append(parts, "missing "+strings.Join(missing, ","))
-	}
-	if len(extra) > 0 {
-		parts = append(parts, "extra "+strings.Join(extra, ","))
-	}
-	if len(parts) == 0 {
-		return "same names in another order"
-	}
-	return strings.Join(parts, "; ")
 }
