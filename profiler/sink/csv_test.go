@@ -27,7 +27,7 @@ func richResult() profiler.Result {
 		Spec: profiler.Spec{Kernel: "test_scale", DType: profiler.BF16,
 			Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"N": 500}, Flags: map[string]bool{"broken": true}},
 		Status: profiler.StatusMismatch, Error: "3 of 256 outside\nworst out[7]",
-		Stats:  profiler.Stats{N: 42, Min: 1500, P10: 1600, Median: 1750, P90: 1900, CV: 0.0123},
+		Stats: profiler.Stats{N: 42, Min: 1500, P10: 1600, Median: 1750, P90: 1900, CV: 0.0123, CILo: 1700.123456789, CIHi: 1801.5}, StopReason: profiler.StopTimeLimit,
 		TFLOPS: 1.234, GBps: 456.7, PctPeakFLOP: 12.5, PctPeakBW: 45.6, PctMeasFLOP: 20.25, PctMeasBW: 50.5,
 		MemoryBytes: 123456789,
 		Budget: []profiler.BudgetReport{
@@ -38,7 +38,7 @@ func richResult() profiler.Result {
 			{Dispatch: "a", Available: true, GroupsPerUnit: 8, Limiter: "threads"},
 			{Dispatch: "b", Available: true, GroupsPerUnit: 3, Limiter: "tgm"},
 		},
-		Verdict: &profiler.Verdict{MaxAbsErr: 0.25, MaxRelErr: 0.0625, RMSErr: 0.01, ATol: 8e-3, RTol: 2e-2, RowsChecked: 256},
+		Verdict: &profiler.Verdict{MaxAbsErr: 0.25, MaxRelErr: 0.0625, RMSErr: 0.01, ATol: 8e-3, RTol: 2e-2, RowsChecked: 256, WorstRatio: 1.0625},
 		PerDispatch: []profiler.DispatchStats{
 			{Name: "zero dK_acc", MedianNS: 3100, Setup: true, Stats: profiler.Stats{Median: 3100}},
 			{Name: "dq", MedianNS: 1331000, Stats: profiler.Stats{Median: 1331000}},
@@ -216,6 +216,11 @@ func FuzzDecoder(f *testing.F) {
 	f.Add(head + `"unterminated` + "\n")
 	f.Add("name,score\n1,2\n")
 	f.Add("")
+	notRun := profiler.Result{Spec: profiler.Spec{Kernel: "test_scale", Knobs: map[string]int{"WG": 48}}, Status: profiler.StatusInvalid}
+	f.Add(head + strings.Join(testCols.Row(notRun), ",") + "\n")
+	if old, err := os.ReadFile("testdata/previous-version.csv"); err == nil {
+		f.Add(string(old))
+	}
 	f.Fuzz(func(t *testing.T, src string) {
 		d, err := NewDecoder(strings.NewReader(src), "f.csv", nil)
 		if err != nil {
@@ -236,7 +241,19 @@ func FuzzDecoder(f *testing.F) {
 				}
 				continue
 			}
-			_ = d.Spec.Row(r) // what was read can be written
+			// What was read writes a row that reads back as itself.
+			row := d.Spec.Row(r)
+			d2, err := NewDecoder(strings.NewReader(csvText(d.Spec.Header(), row)), "g.csv", &d.Spec)
+			if err != nil {
+				t.Fatalf("rewritten header: %v", err)
+			}
+			r2, err := d2.Next()
+			if err != nil {
+				t.Fatalf("row %q does not read back: %v", row, err)
+			}
+			if again := d2.Spec.Row(r2); !slices.Equal(again, row) {
+				t.Fatalf("wrote %q\nread back and wrote %q", row, again)
+			}
 		}
 	})
 }

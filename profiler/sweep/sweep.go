@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -163,6 +164,11 @@ type Sweep struct {
 	Backend      string // "" when the file does not say
 	DeviceLimits *profiler.DeviceLimitsYAML
 	Jobs         []profiler.Job
+	// Duplicates counts the jobs dropped from Jobs because an earlier job
+	// has the same spec and options (a value repeated in a list, e.g.
+	// `BQ: [32, 32]`, or two entries that expand to one spec): each spec
+	// runs once, and a CSV holds one row of it.
+	Duplicates int
 }
 
 // KnownBackends are the names --backend and `backend:` accept.
@@ -260,7 +266,34 @@ func ParseWith(name string, src []byte, base profiler.Options, o Options) (*Swee
 		}
 		sw.Jobs = append(sw.Jobs, jobs...)
 	}
+	sw.Jobs, sw.Duplicates = dropDuplicates(sw.Jobs)
 	return sw, nil
+}
+
+// dropDuplicates keeps the first of jobs with the same spec (Spec.Key) and
+// options, in order, and counts the others.
+func dropDuplicates(jobs []profiler.Job) ([]profiler.Job, int) {
+	seen := map[string][]profiler.Options{}
+	kept := jobs[:0:0]
+	for _, j := range jobs {
+		k := j.Spec.Key()
+		if slices.ContainsFunc(seen[k], func(o profiler.Options) bool { return reflect.DeepEqual(o, j.Options) }) {
+			continue
+		}
+		seen[k] = append(seen[k], j.Options)
+		kept = append(kept, j)
+	}
+	return kept, len(jobs) - len(kept)
+}
+
+// DuplicatesNote is the line that tells how many duplicate jobs were
+// dropped ("" when none), for the sweep's banner.
+func (s *Sweep) DuplicatesNote() string {
+	if s.Duplicates == 0 {
+		return ""
+	}
+	return fmt.Sprintf("mltop: dropped %s from %s (a value repeated in a list, or sweeps that overlap): each spec runs once\n",
+		profiler.Plural(s.Duplicates, "duplicate spec", "duplicate specs"), s.File)
 }
 
 // strictUnmarshal decodes rejecting unknown keys. The YAML library has

@@ -288,8 +288,9 @@ func TestParseSweepBOMAndBoolWords(t *testing.T) {
 	for _, j := range sw.Jobs {
 		got = append(got, j.Spec.Flags["broken"])
 	}
-	want := []bool{false, true, false, true, false, true, false, true}
-	if len(got) != len(want) {
+	// every word reads as a bool; the repeats are one spec each
+	want := []bool{false, true}
+	if len(got) != len(want) || sw.Duplicates != 6 {
 		t.Fatalf("flags %v, want %v", got, want)
 	}
 	for i := range want {
@@ -311,7 +312,7 @@ func TestKernelPath(t *testing.T) {
 		}
 		return "test_scale", nil
 	}}
-	src := "sweeps:\n  - kernel: ../k/kernel.yaml\n    knobs: {WG: [32, 64]}\n    where: [\"WG > 32\"]\n  - kernel: test_scale\n"
+	src := "sweeps:\n  - kernel: ../k/kernel.yaml\n    knobs: {WG: [32, 64]}\n    where: [\"WG > 32\"]\n  - kernel: test_scale\n    knobs: {WG: [32]}\n"
 	sw, err := ParseWith(filepath.Join(dir, "s.yaml"), []byte(src), profiler.DefaultOptions(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -319,7 +320,7 @@ func TestKernelPath(t *testing.T) {
 	if want := filepath.Join(dir, "..", "k", "kernel.yaml"); len(asked) != 1 || asked[0] != want {
 		t.Errorf("resolver asked %q, want [%s]", asked, want)
 	}
-	if len(sw.Jobs) != 2 || sw.Jobs[0].Spec.Kernel != "test_scale" || sw.Jobs[0].Spec.Knobs["WG"] != 64 {
+	if len(sw.Jobs) != 2 || sw.Jobs[0].Spec.Kernel != "test_scale" || sw.Jobs[0].Spec.Knobs["WG"] != 64 || sw.Jobs[1].Spec.Knobs["WG"] != 32 {
 		t.Errorf("jobs %v", sw.Jobs)
 	}
 	// a name is never a path; a bare folder name is one when it exists
