@@ -72,6 +72,8 @@ type Program struct {
 	Code     string            `json:",omitempty"`
 	File     string            `json:",omitempty"`
 	Includes map[string]string `json:",omitempty"`
+
+	Constants []FunctionConstant `json:",omitempty"` // Metal [[function_constant]] values (constants.go)
 }
 
 // ScalarKind is the type of a scalar kernel parameter.
