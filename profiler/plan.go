@@ -73,10 +73,11 @@ type Program struct {
 	Source      string
 	Entry       string
 	Macros      []Macro
-	Code        string            `json:",omitempty"`
-	File        string            `json:",omitempty"`
-	Includes    map[string]string `json:",omitempty"`
-	IncludeDirs []string          `json:",omitempty"`
+	Code        string             `json:",omitempty"`
+	File        string             `json:",omitempty"`
+	Includes    map[string]string  `json:",omitempty"`
+	IncludeDirs []string           `json:",omitempty"`
+	Constants   []FunctionConstant `json:",omitempty"` // Metal [[function_constant]] values (constants.go)
 }
 
 // ScalarKind is the C type of a scalar kernel parameter (see scalar.go).
