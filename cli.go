@@ -261,7 +261,7 @@ Usage:
   mltop list                            backends found (and why a missing one is missing),
                                         kernel families with their knobs, dims and dtypes
   mltop report FILE.csv                 attention-backward tables (fused/unfused speed ratio,
-                                        peak memory) from a sweep's CSV, in seed 001's layout
+                                        peak device memory) from a sweep's CSV
   mltop merge A.csv B.csv … -o ALL.csv [--config sweep.yaml]
                                         join the CSVs of a sweep's shards (--shard): checks the
                                         columns, drops duplicate specs, lists specs with no row
@@ -272,7 +272,7 @@ Usage:
                                         the reference; prints a report for bug reports
 
 Flags go before or after the subcommand; each subcommand takes only the flags
-that apply to it (README "Flags"); a second ctrl-C kills at once.
+that apply to it (docs/commands.md); a second ctrl-C kills at once.
 
 Exit codes: 0 all specs ran and verified (or are unchecked: check: none); 1 a spec
 failed (mismatch, compile_error, crashed, timeout, error, cancelled); 2 bad input

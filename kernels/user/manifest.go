@@ -1,5 +1,5 @@
 // Package user makes kernel families out of data: a `kernel.yaml` manifest
-// beside a user's .cu / .metal sources (README: "Profile your own kernel").
+// beside a user's .cu / .metal sources (docs/own-kernels.md).
 // A loaded manifest is a profiler.Family like the built-in ones: schema,
 // rules, plan, TGM budget, work model and a reference (a Python function
 // over NumPy arrays, a built-in family's reference, another manifest's

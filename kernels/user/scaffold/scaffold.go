@@ -48,7 +48,7 @@ func Manifest(name, srcPath, src, entry, dir string) (string, []string, error) {
 		return "", nil, fmt.Errorf("%s: %s has no pointer parameters: a kernel needs at least one buffer to write", srcPath, sig)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Written by `mltop new` from %s (%s). Fill in the TODOs; keys: README \"Profile your own kernel\".\n", rel, sig)
+	fmt.Fprintf(&b, "# Written by `mltop new` from %s (%s). Fill in the TODOs; keys: docs/own-kernels.md.\n", rel, sig)
 	fmt.Fprintf(&b, "name: %s\ndescription: TODO one line\n", name)
 	fmt.Fprintf(&b, "sources: {%s: %s}\n", lang, rel)
 	if usesT {
