@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ extern "C" __global__ void scale(const T* __restrict__ x, T* y, int n) {
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := realMain(args, &out, &errb)
+	code := Main(args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 

@@ -1,4 +1,4 @@
-package main
+package cli
 
 // These tests register user kernels in the process: the file sorts after
 // main_test.go so that TestListGolden sees only the built-in families.

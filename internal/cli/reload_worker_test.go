@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -38,7 +38,7 @@ func startWatch(t *testing.T, args ...string) (next func() string, done <-chan i
 	errb = &bytes.Buffer{}
 	d := make(chan int, 1)
 	go func() {
-		d <- realMain(append([]string{"watch"}, args...), pw, errb)
+		d <- Main(append([]string{"watch"}, args...), pw, errb)
 		pw.Close()
 	}()
 	lines := bufio.NewScanner(pr)
