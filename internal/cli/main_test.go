@@ -110,6 +110,12 @@ func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, o.String(), e.String()
 }
 
+// newTestSession is the session of one Main call, for tests that call a
+// command's parts directly.
+func newTestSession(stdout, stderr io.Writer) *session {
+	return &session{stdout: stdout, stderr: stderr, given: map[string]bool{}, kernels: &manifestList{}}
+}
+
 func writeFile(t *testing.T, name, content string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
@@ -595,7 +601,7 @@ func TestInterruptedSweepSaysWhatIsLeft(t *testing.T) {
 	sweep := writeFile(t, "s.yaml", fastDefaults+"sweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64, 128]}\n    dims: {rows: 2, cols: 8}\n")
 	out := filepath.Join(t.TempDir(), "i.csv")
 	var o options
-	fs := newFlagSet("mltop", io.Discard, usage)
+	fs := newFlagSet("mltop")
 	o.register(fs)
 	if err := fs.Parse([]string{"--csv", out, "--isolate", "off"}); err != nil {
 		t.Fatal(err)
@@ -604,7 +610,7 @@ func TestInterruptedSweepSaysWhatIsLeft(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var stdout, stderr bytes.Buffer
-	err := runSweep(ctx, sweep, &o, &stdout, &stderr)
+	err := runSweep(ctx, newTestSession(&stdout, &stderr), sweep, &o, &stdout, &stderr)
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != exitFailed {
 		t.Fatalf("err %v", err)

@@ -2,10 +2,53 @@ package cli
 
 import (
 	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"sync"
 
 	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/profiler/sweep"
 )
+
+// session is one call of Main: where its output goes, the flags given on
+// its command line, and the user kernels it loaded.
+type session struct {
+	stdout, stderr io.Writer
+	given          map[string]bool // flags given explicitly (command.call sets it)
+	// kernels are the manifests this call registered (--kernel, a kernel
+	// argument that is a path, a sweep file's kernel: ./path): its worker
+	// subprocesses are started with them (mltop worker --kernel PATH …).
+	kernels *manifestList
+}
+
+// manifestList is a growing set of absolute manifest paths, safe to read
+// while a command adds to it (the interactive session loads sweep files
+// while its worker runs).
+type manifestList struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+// add records path (made absolute, once).
+func (m *manifestList) add(path string) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !slices.Contains(m.paths, abs) {
+		m.paths = append(m.paths, abs)
+	}
+}
+
+// list is a copy of the paths, in the order they were added.
+func (m *manifestList) list() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.paths)
+}
 
 // kernelPaths is the repeatable --kernel PATH flag: a kernel.yaml or a
 // folder of them, added to the families of this run (and of its workers).
@@ -19,20 +62,20 @@ func (k *kernelPaths) Set(v string) error {
 }
 
 // loadUserKernels registers the manifests the paths name and records them
-// for `mltop worker` subprocesses (they inherit the environment).
-func loadUserKernels(paths []string) error {
+// for the session's `mltop worker` subprocesses.
+func (s *session) loadUserKernels(paths []string) error {
 	for _, p := range paths {
 		if _, err := user.Register(p); err != nil {
 			return badInput("--kernel %s: %v", p, err)
 		}
-		user.AddToEnv(p)
+		s.kernels.add(p)
 	}
 	return nil
 }
 
 // resolveKernelArg turns a kernel argument that is a path (./dir/kernel.yaml
 // or ./dir) into the name of the family it defines, registering it.
-func resolveKernelArg(arg string) (string, error) {
+func (s *session) resolveKernelArg(arg string) (string, error) {
 	if !user.IsPath(arg) {
 		return arg, nil
 	}
@@ -43,26 +86,18 @@ func resolveKernelArg(arg string) (string, error) {
 	if len(fams) != 1 {
 		return "", badInput("%s holds %d kernels: name one kernel.yaml", arg, len(fams))
 	}
-	user.AddToEnv(arg)
+	s.kernels.add(arg)
 	return fams[0].Name(), nil
-}
-
-// registerEnvKernels loads the manifests a parent process passed down.
-func registerEnvKernels() error {
-	if err := user.RegisterFromEnv(); err != nil {
-		return badInput("%s: %v", user.PathsEnv, err)
-	}
-	return nil
 }
 
 // sweepOptions lets sweep files name user kernels by path (`kernel:
 // ./softmax/kernel.yaml`, relative to the sweep file): they are registered
 // here and passed to workers like --kernel's.
-func sweepOptions() sweep.Options {
-	return sweep.Options{ResolveKernel: resolveSweepKernel}
+func (s *session) sweepOptions() sweep.Options {
+	return sweep.Options{ResolveKernel: s.resolveSweepKernel}
 }
 
-func resolveSweepKernel(path string) (string, error) {
+func (s *session) resolveSweepKernel(path string) (string, error) {
 	fams, err := user.Register(path)
 	if err != nil {
 		return "", err
@@ -70,6 +105,19 @@ func resolveSweepKernel(path string) (string, error) {
 	if len(fams) != 1 {
 		return "", fmt.Errorf("the folder holds %d kernels: name one kernel.yaml", len(fams))
 	}
-	user.AddToEnv(path)
+	s.kernels.add(path)
 	return fams[0].Name(), nil
+}
+
+// workerArgv is the command line of a worker subprocess for backend: this
+// binary's `worker --backend B`, then --kernel PATH for each manifest the
+// session has loaded by the time the worker starts.
+func (s *session) workerArgv(self, backend string) func() []string {
+	return func() []string {
+		argv := []string{self, "worker", "--backend", backend}
+		for _, p := range s.kernels.list() {
+			argv = append(argv, "--kernel", p)
+		}
+		return argv
+	}
 }

@@ -40,42 +40,16 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	} else if c, rest := hoistCommand(args); c != "" {
 		cmd, args = c, rest // mltop --backend cpu list
 	}
-	if err := registerEnvKernels(); err != nil {
-		return report(err, stderr)
-	}
-	var err error
-	switch cmd {
-	case "":
-		err = cmdMain(ctx, args, stdout, stderr)
-	case "run":
-		err = cmdRun(ctx, args, stdout, stderr)
-	case "list":
-		err = cmdList(args, stdout, stderr)
-	case "worker":
-		err = cmdWorker(args)
-	case "selftest":
-		err = cmdSelftest(ctx, args, stdout, stderr)
-	case "report":
-		err = cmdReport(args, stdout, stderr)
-	case "merge":
-		err = cmdMerge(args, stdout, stderr)
-	case "calibrate":
-		err = cmdCalibrate(args, stdout, stderr)
-	case "new":
-		err = cmdNew(args, stdout, stderr)
-	case "watch":
-		err = cmdWatch(ctx, args, stdout, stderr)
-	case "help":
-		usage(stdout)
-		return exitOK
-	default:
+	c, ok := lookupCommand(cmd)
+	if !ok {
 		hint := ""
 		if near := nearestCommand(cmd); near != "" {
 			hint = fmt.Sprintf("did you mean %s? ", near)
 		}
-		err = badInput("unknown command %q: %suse run, watch, list, new, report, merge, calibrate, selftest, or no command for the interactive session (mltop --help)", cmd, hint)
+		return report(badInput("unknown command %q: %suse %s, or no command for the interactive session (mltop --help)", cmd, hint, subcommandList(", ")), stderr)
 	}
-	return report(err, stderr)
+	s := &session{stdout: stdout, stderr: stderr, kernels: &manifestList{}}
+	return report(c.call(ctx, s, args), stderr)
 }
 
 // exitError carries an exit code out of a command.
