@@ -132,7 +132,7 @@ func syncVersion(req workerRequest, reload func() error) error {
 type WorkerPool struct {
 	argv func() []string // the worker's command line, read at each start
 	env  []string
-	dev profiler.DeviceInfo
+	dev  profiler.DeviceInfo
 
 	mu sync.Mutex
 	w  *worker
