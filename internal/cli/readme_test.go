@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"flag"
@@ -195,7 +195,7 @@ func checkCommandLine(args string) []string {
 	switch {
 	case hiddenCommands[word]:
 		return nil
-	case word != "" && commandFn(word) != nil:
+	case isCommand(word):
 		cmd = word
 	case regexp.MustCompile(`^[a-z]+$`).MatchString(word):
 		return []string{"unknown command " + word}
