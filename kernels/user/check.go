@@ -294,7 +294,7 @@ func (f *Family) referencePython(s profiler.Spec, in profiler.Inputs, maxRows in
 			return nil, err
 		}
 		shapes[b.name] = sh
-		if b.out {
+		if !b.reads() {
 			continue
 		}
 		n := 1
@@ -323,7 +323,7 @@ func (f *Family) referencePython(s profiler.Spec, in profiler.Inputs, maxRows in
 func (f *Family) pythonChecks(outs *pyref.Outputs, shapes map[string][]int, dt profiler.DType, maxRows int, seed uint64) (*profiler.Reference, error) {
 	ref := &profiler.Reference{}
 	for _, b := range f.bufs {
-		if !b.out {
+		if !b.checked() {
 			continue
 		}
 		if !slices.Contains(outs.Names, b.name) {
