@@ -47,7 +47,9 @@ func (stepFamily) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, se
 	}
 	return &profiler.Reference{Checks: []profiler.Check{c}, RowsChecked: len(x), RowsTotal: len(x), Rows: "all"}, nil
 }
-func (stepFamily) Tolerance(d profiler.DType) profiler.Tolerance { return profiler.DefaultTolerances[d] }
+func (stepFamily) Tolerance(d profiler.DType) profiler.Tolerance {
+	return profiler.DefaultTolerances[d]
+}
 
 var registerStep sync.Once
 
