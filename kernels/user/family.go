@@ -130,12 +130,19 @@ func (f *Family) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 
 func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan, error) {
 	e := env(s)
-	p := &profiler.Plan{Notes: f.m.Notes}
+	p := &profiler.Plan{Notes: slices.Clone(f.m.Notes)}
 	switch f.check.kind() {
 	case "none":
 		p.Notes = append(p.Notes, "check: none — outputs are not verified (status unchecked)")
 	case "kernel":
 		p.Notes = append(p.Notes, fmt.Sprintf("check: kernel %s (%s), run at f32 on the same device and inputs", f.check.kernel.Name(), f.check.kernel.path))
+	}
+	if f.check.kind() == "python" {
+		if c, err := f.pyCall(e, s.DType, 0, 0); err == nil {
+			if note := f.pythonNote(c); note != "" {
+				p.Notes = append(p.Notes, note)
+			}
+		}
 	}
 	for _, b := range f.bufs {
 		bs, err := f.bufferSpec(b, s, e)

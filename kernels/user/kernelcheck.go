@@ -184,5 +184,24 @@ func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows in
 			}
 		}
 	}
-	return ref, nil
+	err = f.addGrowth(ref, s.DType, e, func() (map[string]func(int) float64, error) {
+		sq := profiler.Inputs{}
+		for name, vals := range f.squared(in) {
+			if i := slices.IndexFunc(f.bufs, func(b ubuf) bool { return b.name == name }); i >= 0 && f.bufs[i].reads() {
+				sq[c.theirName(name)] = vals
+			}
+		}
+		souts, err := runOn(other, ospec, sq)
+		if err != nil {
+			return nil, err
+		}
+		at := map[string]func(int) float64{}
+		for _, b := range f.bufs {
+			if vals, ok := souts[c.theirName(b.name)]; ok && b.checked() {
+				at[b.name] = func(idx int) float64 { return float64(vals[idx]) }
+			}
+		}
+		return at, nil
+	})
+	return ref, err
 }
