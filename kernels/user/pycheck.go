@@ -25,8 +25,8 @@ type pyCall struct {
 	bufs []pyBuf
 	dims map[string]any
 	dt   profiler.DType // the spec's
-	lead int   // rows: independent: the outputs' leading extent
-	pick []int // rows: independent: the rows sent
+	lead int            // rows: independent: the outputs' leading extent
+	pick []int          // rows: independent: the rows sent
 }
 
 func (f *Family) referencePython(s profiler.Spec, in profiler.Inputs, maxRows int, seed uint64) (*profiler.Reference, error) {
