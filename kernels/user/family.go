@@ -18,6 +18,7 @@ type Family struct {
 	src          map[string]source // "cuda", "metal"
 	includes     map[string]string // by the name the sources include them with
 	includePaths []string
+	dataPaths    []string // the .npy files inits read
 	schema       profiler.Schema
 	vars         expr.Vars
 	rules        []*expr.Program
@@ -68,6 +69,7 @@ func (f *Family) Files() []string {
 		}
 	}
 	out = append(out, f.includePaths...)
+	out = append(out, f.dataPaths...)
 	return append(out, f.check.files()...)
 }
 
@@ -128,12 +130,19 @@ func (f *Family) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 
 func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan, error) {
 	e := env(s)
-	p := &profiler.Plan{Notes: f.m.Notes}
+	p := &profiler.Plan{Notes: slices.Clone(f.m.Notes)}
 	switch f.check.kind() {
 	case "none":
 		p.Notes = append(p.Notes, "check: none — outputs are not verified (status unchecked)")
 	case "kernel":
 		p.Notes = append(p.Notes, fmt.Sprintf("check: kernel %s (%s), run at f32 on the same device and inputs", f.check.kernel.Name(), f.check.kernel.path))
+	}
+	if f.check.kind() == "python" {
+		if c, err := f.pyCall(e, s.DType, 0, 0); err == nil {
+			if note := f.pythonNote(c); note != "" {
+				p.Notes = append(p.Notes, note)
+			}
+		}
 	}
 	for _, b := range f.bufs {
 		bs, err := f.bufferSpec(b, s, e)
@@ -217,17 +226,23 @@ func (f *Family) bufferSpec(b ubuf, s profiler.Spec, e map[string]any) (profiler
 		}
 		n *= v
 	}
-	role := profiler.In
-	if b.out {
-		role = profiler.Out
-	}
-	bs := profiler.BufferSpec{Name: b.name, Role: role, Type: dt, Elems: n, Init: b.init.kind}
+	bs := profiler.BufferSpec{Name: b.name, Role: b.role(), Type: dt, Elems: n, Init: b.init.kind}
 	switch b.init.kind {
 	case profiler.InitNormal:
 		bs.Mean, bs.Scale = b.init.a, b.init.b
+		bs.Outliers, bs.OutlierScale = b.init.outliers, b.init.outlierScale
 		if bs.Scale == 0 { // N(m, 0) is the constant m (Fill reads Scale 0 as 1)
 			bs.Init, bs.Lo, bs.Hi = profiler.InitUniform, bs.Mean, bs.Mean
 		}
+	case profiler.InitData:
+		sh, err := f.shapeOf(b, e)
+		if err != nil {
+			return bs, err
+		}
+		if !slices.Equal(sh, b.init.shape) {
+			return bs, fmt.Errorf("buffer %s: %s holds an array of shape %v, but the buffer's shape is %v for %s: save an array of the buffer's shape, or change the spec", b.name, b.init.path, b.init.shape, sh, shapeValues(b, e))
+		}
+		bs.Data = b.init.data
 	case profiler.InitUniform, profiler.InitInts:
 		bs.Lo, bs.Hi = b.init.a, b.init.b
 	}
