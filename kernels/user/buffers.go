@@ -29,7 +29,7 @@ func (bl *builder) buffers() error {
 		names[b.Name] = true
 		ub := ubuf{name: b.Name, out: b.Out}
 		switch b.DType {
-		case "", "T":
+		case "", bl.dtypeName():
 			ub.dtype = ""
 		case "i32", "int32":
 			ub.dtype = profiler.I32

@@ -215,7 +215,10 @@ func (f *Family) referenceAgainst(s profiler.Spec, in profiler.Inputs, maxRows i
 	c := f.check
 	fam := c.against
 	sc := fam.Schema()
-	e := env(s)
+	e, err := f.env(s)
+	if err != nil {
+		return nil, err
+	}
 	bs, err := c.theirSpec(f, fam.Name(), s.DType, sc, e)
 	if err != nil {
 		return nil, fmt.Errorf("check against %s: %w", fam.Name(), err)
@@ -279,10 +282,13 @@ func (f *Family) referencePython(s profiler.Spec, in profiler.Inputs, maxRows in
 	if err != nil {
 		return nil, err
 	}
-	e := env(s)
+	e, err := f.env(s)
+	if err != nil {
+		return nil, err
+	}
 	dims := map[string]any{"dtype": string(s.DType)}
 	for k, v := range e {
-		if k != "T" {
+		if k != f.dtypeName() {
 			dims[k] = v
 		}
 	}

@@ -450,3 +450,46 @@ func (s Signature) String() string {
 	}
 	return fmt.Sprintf("%s(%s)", s.Entry, strings.Join(parts, ", "))
 }
+
+// Typedefs are the type aliases src declares (`typedef float floatX;`,
+// `using idx_t = long long;`) by name, the aliased type's words joined by
+// spaces. A name aliased to two different types (each branch of an #if)
+// maps to "".
+func Typedefs(src string) map[string]string {
+	toks := Tokenize(src)
+	out := map[string]string{}
+	add := func(name string, words []string) {
+		t := tidyType(strings.Join(words, " "))
+		if prev, ok := out[name]; ok && prev != t {
+			t = ""
+		}
+		out[name] = t
+	}
+	for i := 0; i < len(toks); i++ {
+		switch toks[i].Text {
+		case "typedef":
+			var words []string
+			j := i + 1
+			for ; j < len(toks) && toks[j].Text != ";" && toks[j].Text != "{" && toks[j].Text != "("; j++ {
+				words = append(words, toks[j].Text)
+			}
+			if j < len(toks) && toks[j].Text == ";" && len(words) >= 2 && toks[j-1].Kind == Ident {
+				add(words[len(words)-1], words[:len(words)-1])
+			}
+			i = j
+		case "using":
+			if i+3 < len(toks) && toks[i+1].Kind == Ident && toks[i+2].Text == "=" {
+				var words []string
+				j := i + 3
+				for ; j < len(toks) && toks[j].Text != ";" && toks[j].Text != "{"; j++ {
+					words = append(words, toks[j].Text)
+				}
+				if j < len(toks) && toks[j].Text == ";" {
+					add(toks[i+1].Text, words)
+				}
+				i = j
+			}
+		}
+	}
+	return out
+}

@@ -170,3 +170,27 @@ func TestParamPointee(t *testing.T) {
 		t.Errorf("metal pointee %q", msig.Params[0].Pointee)
 	}
 }
+
+func TestTypedefs(t *testing.T) {
+	got := Typedefs(`
+typedef unsigned long long u64_t;
+using idx_t = long;
+#if defined(ENABLE_BF16)
+typedef __nv_bfloat16 floatX;
+#else
+typedef float floatX;
+#endif
+typedef struct { int a; } Pair;
+typedef void (*fn_t)(int);
+namespace ns { using real = double; }
+`)
+	want := map[string]string{"u64_t": "unsigned long long", "idx_t": "long", "floatX": "", "real": "double"}
+	if len(got) != len(want) {
+		t.Errorf("typedefs %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g != v {
+			t.Errorf("%s: %q (%v), want %q", k, g, ok, v)
+		}
+	}
+}
