@@ -13,7 +13,9 @@ func TestParseEntry(t *testing.T) {
 	vars := expr.Vars{"floatX": expr.DType, "BLOCK": expr.Int, "WG": expr.Int, "causal": expr.Bool, "T": expr.Int}
 	env := map[string]any{"floatX": "bf16", "BLOCK": 128, "WG": 256, "causal": true, "T": 1024}
 	sc := entryScope{dtype: "floatX", vars: vars, declared: func(n string) bool { return n == "Packed" },
-		compile: func(src string, off int) (*expr.Program, error) { return expr.Compile(src, vars, expr.Where{Field: "entry"}) }}
+		compile: func(src string, off int) (*expr.Program, error) {
+			return expr.Compile(src, vars, expr.Where{Field: "entry"})
+		}}
 	for _, c := range []struct{ in, name, want string }{
 		{"layernorm_fwd", "layernorm_fwd", "layernorm_fwd"},
 		{"ns::inner::kern", "ns::inner::kern", "ns::inner::kern"},
