@@ -124,7 +124,7 @@ const (
 )
 
 // Scalar is a by-value kernel parameter. CUDA passes each as its own
-// argument after the buffers; Metal packs them, in order, into one struct
+// argument, after the buffers or where Dispatch.Order puts it; Metal packs them, in order, into one struct
 // bound with setBytes at the index after the last buffer. Integer kinds
 // and bool hold their value in I (u64 as its bit pattern), float kinds in
 // F; ScalarOf builds one with range checks.
@@ -159,6 +159,33 @@ type Dispatch struct {
 	DynamicTGM int // bytes of threadgroup memory set at dispatch time
 	TGM        []TGMItem
 	Zero       string // when set: fill this buffer with zeros instead of launching
+	// Order is the kernel's parameter list where buffers and scalars
+	// interleave (CUDA): each entry is a buffer of Args or a scalar of
+	// Scalars. Empty: the buffers in order, then the scalars.
+	Order []ArgRef `json:",omitempty"`
+}
+
+// ArgRef is one kernel parameter of a Dispatch: Args[Index] or, when
+// Scalar, Scalars[Index].
+type ArgRef struct {
+	Scalar bool
+	Index  int
+}
+
+// ParamOrder is the dispatch's parameter list: Order, or the buffers then
+// the scalars when Order is empty.
+func (d Dispatch) ParamOrder() []ArgRef {
+	if len(d.Order) > 0 {
+		return d.Order
+	}
+	out := make([]ArgRef, 0, len(d.Args)+len(d.Scalars))
+	for i := range d.Args {
+		out = append(out, ArgRef{Index: i})
+	}
+	for j := range d.Scalars {
+		out = append(out, ArgRef{Scalar: true, Index: j})
+	}
+	return out
 }
 
 // Threads is the threadgroup size.

@@ -44,7 +44,7 @@ func (bl *builder) buffer(b bufferYAML, path string) (ubuf, error) {
 		return ub, d.err(path+".inout", field+".inout", "out and inout both set: inout already means the buffer is checked, so drop `out: true`")
 	}
 	switch b.DType {
-	case "", "T":
+	case "", bl.dtypeName():
 		ub.dtype = ""
 	case "i32", "int32":
 		ub.dtype = profiler.I32
@@ -122,7 +122,7 @@ func (bl *builder) bufferGrowth(b bufferYAML, ub *ubuf, path string) error {
 	}
 	switch b.Accumulate {
 	case "", "f32", "float32":
-	case "T", "dtype":
+	case bl.dtypeName(), "dtype":
 		g.accT = true
 	default:
 		return d.err(path+".accumulate", field+".accumulate", "%q: use f32 (the kernel sums in float, the default) or T (it sums in the buffer's dtype)", b.Accumulate)

@@ -238,7 +238,10 @@ func (f *Family) referenceAgainst(s profiler.Spec, in profiler.Inputs, maxRows i
 	c := f.check
 	fam := c.against
 	sc := fam.Schema()
-	e := env(s)
+	e, err := f.env(s)
+	if err != nil {
+		return nil, err
+	}
 	bs, err := c.theirSpec(f, fam.Name(), s.DType, sc, e)
 	if err != nil {
 		return nil, fmt.Errorf("check against %s: %w", fam.Name(), err)

@@ -2,7 +2,6 @@ package user
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	_ "github.com/mltop/mltop/kernels/all" // the built-in families `against:` names
@@ -126,12 +125,6 @@ func TestInOutAndReductionExamples(t *testing.T) {
 		for _, dt := range f.Schema().DTypes {
 			s := profiler.Spec{Kernel: f.Name(), DType: dt}.WithDefaults(f.Schema())
 			p, err := f.Plan(s, cpuDev)
-			if err != nil && strings.HasPrefix(c.dir, "adamw") && strings.Contains(err.Error(), "'1e-3'") && strings.Contains(err.Error(), "not an integer") {
-				// float scalar arguments (lr, betas, eps) come with the
-				// signature-typed arguments of another branch
-				t.Logf("%s: float scalars not planned yet: %v", c.dir, err)
-				continue
-			}
 			if err != nil {
 				t.Fatalf("%s %s: %v", c.dir, dt, err)
 			}
@@ -171,5 +164,58 @@ func TestRowSumExampleReference(t *testing.T) {
 	}
 	if v := run.Verify(ref, map[string][]float32{"Y": broken}, tol); v.Pass {
 		t.Errorf("the broken twin (last column dropped) passes: %s", v.Worst)
+	}
+}
+
+// TestArgsExamples: the examples of entries by C++ name and of
+// signature-typed arguments load and plan, and their broken twins differ
+// only in the source.
+func TestArgsExamples(t *testing.T) {
+	for _, c := range []struct {
+		path  string
+		dt    profiler.DType
+		entry string
+		check func(t *testing.T, d profiler.Dispatch)
+	}{
+		{"templated_entry", profiler.BF16, "scale_add<__nv_bfloat16, 4>", func(t *testing.T, d profiler.Dispatch) {
+			if len(d.Scalars) != 2 || d.Scalars[0].Kind != profiler.ScalarF32 || d.Scalars[0].F != 0.75 || d.Scalars[1].Kind != profiler.ScalarU64 || d.Scalars[1].I != 1048577 {
+				t.Errorf("scalars %+v", d.Scalars)
+			}
+			if d.Grid[0] != (1048577+511)/512 {
+				t.Errorf("grid %v", d.Grid)
+			}
+		}},
+		{"int_T", profiler.F32, "rms_forward", func(t *testing.T, d profiler.Dispatch) {
+			if len(d.Scalars) != 3 || d.Scalars[1].Name != "T" || d.Scalars[1].I != 256 || d.Scalars[1].Kind != profiler.ScalarI32 {
+				t.Errorf("scalars %+v", d.Scalars)
+			}
+			if m := defines(d.Program.Code); m["T"] != "" || m["floatX"] != "float" {
+				t.Errorf("macros %v: T is the kernel's parameter, floatX the dtype", m)
+			}
+		}},
+	} {
+		for _, dir := range []string{c.path, c.path + "/broken"} {
+			t.Run(dir, func(t *testing.T) {
+				f, err := Load("../../examples/" + dir + "/kernel.yaml")
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := profiler.Spec{Kernel: f.Name(), DType: c.dt}.WithDefaults(f.Schema())
+				for _, dev := range []profiler.DeviceInfo{cudaDev, {Backend: "cpu", Name: "cpu"}} {
+					if err := f.Validate(s, dev); err != nil {
+						t.Fatal(err)
+					}
+					p, err := f.Plan(s, dev)
+					if err != nil {
+						t.Fatal(err)
+					}
+					d := p.Dispatches[0]
+					if d.Program.Entry != c.entry {
+						t.Errorf("entry %q, want %q", d.Program.Entry, c.entry)
+					}
+					c.check(t, d)
+				}
+			})
+		}
 	}
 }

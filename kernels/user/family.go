@@ -24,6 +24,7 @@ type Family struct {
 	rules        []*expr.Program
 	bufs         []ubuf
 	disps        []udisp
+	values       []uvalue
 	flops, bytes *expr.Program
 	check        checker
 	// paramNames are the parameter names of the kernels in each source: a
@@ -81,22 +82,6 @@ func (f *Family) Tolerance(d profiler.DType) profiler.Tolerance {
 	return profiler.DefaultTolerances[d]
 }
 
-// env is the expression environment of a spec.
-func env(s profiler.Spec) map[string]any {
-	e := make(map[string]any, len(s.Knobs)+len(s.Dims)+len(s.Flags)+1)
-	for k, v := range s.Knobs {
-		e[k] = v
-	}
-	for k, v := range s.Dims {
-		e[k] = v
-	}
-	for k, v := range s.Flags {
-		e[k] = v
-	}
-	e["T"] = string(s.DType)
-	return e
-}
-
 // valuesOf names the values an expression used: "cols=1001, WG=256".
 func valuesOf(p *expr.Program, e map[string]any) string {
 	var parts []string
@@ -109,7 +94,10 @@ func valuesOf(p *expr.Program, e map[string]any) string {
 // Validate applies the manifest's rules, then the limits every plan must
 // respect (positive grids, threads and TGM within the device's limits).
 func (f *Family) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
-	e := env(s)
+	e, err := f.env(s)
+	if err != nil {
+		return err
+	}
 	for _, r := range f.rules {
 		ok, err := r.Bool(e)
 		if err != nil {
@@ -119,7 +107,7 @@ func (f *Family) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
 			return fmt.Errorf("rule '%s' (%s) does not hold for %s", r.Source(), r.Where(), valuesOf(r, e))
 		}
 	}
-	_, err := f.plan(s, dev)
+	_, err = f.plan(s, dev)
 	return err
 }
 
@@ -129,7 +117,10 @@ func (f *Family) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 }
 
 func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan, error) {
-	e := env(s)
+	e, err := f.env(s)
+	if err != nil {
+		return nil, err
+	}
 	p := &profiler.Plan{Notes: slices.Clone(f.m.Notes)}
 	switch f.check.kind() {
 	case "none":
@@ -166,7 +157,7 @@ func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 	}
 	macros := f.macros(s, lang)
 	for _, d := range f.disps {
-		pd, err := f.dispatch(d, e, dev, src, macros)
+		pd, err := f.dispatch(d, s, e, dev, src, macros)
 		if err != nil {
 			return nil, err
 		}
@@ -281,19 +272,26 @@ func (f *Family) macros(s profiler.Spec, lang string) []profiler.Macro {
 		add(fl.Name, v)
 	}
 	return append(out,
-		profiler.Macro{Name: "T", Value: CTypes[lang][s.DType]},
+		profiler.Macro{Name: f.dtypeName(), Value: CTypes[lang][s.DType]},
 		profiler.Macro{Name: "DTYPE", Value: strconv.Itoa(DTypeCodes[s.DType])},
 		profiler.Macro{Name: "DTYPE_" + strings.ToUpper(string(s.DType)), Value: "1"},
 	)
 }
 
-func (f *Family) dispatch(d udisp, e map[string]any, dev profiler.DeviceInfo, src source, macros []profiler.Macro) (profiler.Dispatch, error) {
+func (f *Family) dispatch(d udisp, s profiler.Spec, e map[string]any, dev profiler.DeviceInfo, src source, macros []profiler.Macro) (profiler.Dispatch, error) {
+	lang := src.lang()
+	entry, err := d.entry.render(e, f.dtypeName(), CTypes[lang][s.DType])
+	if err != nil {
+		return profiler.Dispatch{}, fmt.Errorf("dispatch %s: %w", d.name, err)
+	}
 	pd := profiler.Dispatch{
 		Name: d.name,
 		// The macros travel in the code (see withMacros), not as -D options.
-		Program: profiler.Program{Source: f.Name(), Entry: d.entry,
+		Program: profiler.Program{Source: f.Name(), Entry: entry,
 			Code: withMacros(src.code, src.path, macros), File: src.path, Includes: f.includes},
-		Args: d.bufArgs,
+	}
+	if err := f.bindArgs(&pd, d, d.bind[lang], s.DType, e); err != nil {
+		return pd, err
 	}
 	for k := range 3 {
 		for _, g := range []struct {
@@ -316,16 +314,6 @@ func (f *Family) dispatch(d udisp, e map[string]any, dev profiler.DeviceInfo, sr
 	}
 	if dev.MaxThreadsPerGroup > 0 && pd.Threads() > dev.MaxThreadsPerGroup {
 		return pd, fmt.Errorf("dispatch %s: %d threads per group (threads %v) but %s allows %d: lower the threads expression", d.name, pd.Threads(), pd.Group, dev.Name, dev.MaxThreadsPerGroup)
-	}
-	for _, sc := range d.scalars {
-		v, err := sc.p.Int(e)
-		if err != nil {
-			return pd, err
-		}
-		if v > 1<<31-1 || v < -(1<<31) {
-			return pd, fmt.Errorf("dispatch %s: scalar %s = %d does not fit the i32 it is passed as", d.name, sc.name, v)
-		}
-		pd.Scalars = append(pd.Scalars, profiler.I32Param(sc.name, int(v)))
 	}
 	for _, t := range d.tgm {
 		v, err := t.bytes.Int(e)

@@ -34,7 +34,10 @@ func (f *Family) referencePython(s profiler.Spec, in profiler.Inputs, maxRows in
 	if err != nil {
 		return nil, err
 	}
-	e := env(s)
+	e, err := f.env(s)
+	if err != nil {
+		return nil, err
+	}
 	call, err := f.pyCall(e, s.DType, maxRows, seed)
 	if err != nil {
 		return nil, err
@@ -66,7 +69,7 @@ func (f *Family) referencePython(s profiler.Spec, in profiler.Inputs, maxRows in
 func (f *Family) pyCall(e map[string]any, dt profiler.DType, maxRows int, seed uint64) (*pyCall, error) {
 	c := &pyCall{dims: map[string]any{"dtype": string(dt)}, dt: dt}
 	for k, v := range e {
-		if k != "T" {
+		if k != f.dtypeName() {
 			c.dims[k] = v
 		}
 	}

@@ -91,4 +91,6 @@ type manifestYAML struct {
 	Work        map[string]any       `yaml:"work"`
 	Check       any                  `yaml:"check"`
 	Notes       []string             `yaml:"notes"`
+	Values      map[string]any       `yaml:"values"`
+	DTypeName   string               `yaml:"dtype_name"`
 }
