@@ -1,6 +1,8 @@
-package main
+package cli
 
 import (
+	"context"
+	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -9,17 +11,27 @@ import (
 	"github.com/mltop/mltop/profiler/run"
 )
 
-// cmdCalibrate is `mltop calibrate`: measure the device's copy bandwidth and
+const (
+	calibrateSummary = "measure copy bandwidth and FLOP/s per dtype"
+	calibrateHelp    = `  mltop calibrate [--backend B]         measure copy bandwidth and FLOP/s per dtype with built-in
+                                        micro-kernels; cached per device, Results then give % of
+                                        both the datasheet and the measured peak
+`
+)
+
+// backendArgs are the flags of calibrate and selftest: --backend alone.
+type backendArgs struct{ backend string }
+
+func (a *backendArgs) declare(fs *flag.FlagSet) {
+	registerNoopFlags(fs)
+	fs.StringVar(&a.backend, "backend", "auto", "")
+}
+
+// runCalibrate is `mltop calibrate`: measure the device's copy bandwidth and
 // FLOP/s per dtype with the backend's micro-kernels, cache them per device,
 // and print them next to the datasheet peaks.
-func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mltop calibrate", stderr, usage)
-	registerNoopFlags(fs)
-	backend := fs.String("backend", "auto", "")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
+func runCalibrate(_ context.Context, s *session, a *backendArgs, pos []string) error {
+	stdout, backend := s.stdout, &a.backend
 	if err := noArgs("calibrate", pos); err != nil {
 		return err
 	}

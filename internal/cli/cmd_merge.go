@@ -1,8 +1,9 @@
-package main
+package cli
 
 import (
+	"context"
+	"flag"
 	"fmt"
-	"io"
 	"path/filepath"
 
 	"github.com/mltop/mltop/profiler"
@@ -10,21 +11,32 @@ import (
 	"github.com/mltop/mltop/profiler/sweep"
 )
 
-// cmdMerge is `mltop merge a.csv b.csv … -o all.csv [--config sweep.yaml]`:
+const (
+	mergeSummary = "join the CSVs of a sweep's shards"
+	mergeHelp    = `  mltop merge A.csv B.csv … -o ALL.csv [--config sweep.yaml]
+                                        join the CSVs of a sweep's shards (--shard): checks the
+                                        columns, drops duplicate specs, lists specs with no row
+`
+)
+
+type mergeArgs struct {
+	out, config string
+	kernels     kernelPaths
+}
+
+func (a *mergeArgs) declare(fs *flag.FlagSet) {
+	registerNoopFlags(fs)
+	fs.StringVar(&a.out, "o", "", "")
+	fs.StringVar(&a.config, "config", "", "")
+	fs.Var(&a.kernels, "kernel", "")
+}
+
+// runMerge is `mltop merge a.csv b.csv … -o all.csv [--config sweep.yaml]`:
 // the shards of one sweep into one CSV. Exit 2 on bad input (unreadable
 // files, columns that differ), 1 when --config is given and specs of the
 // sweep have no row, else 0.
-func cmdMerge(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mltop merge", stderr, usage)
-	registerNoopFlags(fs)
-	out := fs.String("o", "", "")
-	config := fs.String("config", "", "")
-	var kernels kernelPaths
-	fs.Var(&kernels, "kernel", "")
-	inputs, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
+func runMerge(_ context.Context, s *session, a *mergeArgs, inputs []string) error {
+	stderr, out, config := s.stderr, &a.out, &a.config
 	if *out == "" {
 		return badInput("merge needs -o FILE for the merged CSV: mltop merge a.csv b.csv -o all.csv")
 	}
@@ -37,13 +49,13 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	var want []profiler.Spec
-	if err := loadUserKernels(kernels); err != nil {
+	if err := s.loadUserKernels(a.kernels); err != nil {
 		return err
 	}
 	if *config != "" {
 		// The loader of runSweep: kernel: ./path entries resolve against
 		// the sweep file, as when the shards ran.
-		sw, err := sweep.LoadWith(*config, profiler.DefaultOptions(), sweepOptions())
+		sw, err := sweep.LoadWith(*config, profiler.DefaultOptions(), s.sweepOptions())
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -11,17 +11,15 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mltop/mltop/cuda"
+	"github.com/mltop/mltop/backends"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 	"github.com/mltop/mltop/profiler/sweep"
 )
 
-// fakeDevicesEnv is a test hook: with MLTOP_FAKE_DEVICES=N the CPU backend
-// accepts --devices as if it had N devices (each worker is a CPU worker
-// told its ordinal through deviceOrdinalEnv). It exists so that the
-// multi-device mechanics are tested on machines without GPUs.
-const fakeDevicesEnv = "MLTOP_FAKE_DEVICES"
+// fakeDevicesEnv lets the CPU backend take --devices (a test hook; see
+// backends.FakeDevicesEnv).
+const fakeDevicesEnv = backends.FakeDevicesEnv
 
 // repeatDevicesEnv lets --devices name one device more than once (two
 // workers on one GPU): their timings disturb each other, so it is only for
@@ -35,24 +33,13 @@ const deviceOrdinalEnv = "MLTOP_DEVICE_ORDINAL"
 // test double.
 type deviceCounter func(backend string) (int, error)
 
-// countDevices is the real deviceCounter.
+// countDevices is the real deviceCounter: the registry's count.
 func countDevices(backend string) (int, error) {
-	switch backend {
-	case "cuda":
-		return cuda.DeviceCount()
-	case "cpu":
-		if s := os.Getenv(fakeDevicesEnv); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 1 {
-				return 0, fmt.Errorf("%s=%q is not a count of devices", fakeDevicesEnv, s)
-			}
-			return n, nil
-		}
-		return 0, fmt.Errorf("the cpu backend is one device: --devices is for CUDA GPUs (drop --devices, or use --backend cuda)")
-	case "metal":
-		return 1, nil
+	b, ok := backends.Lookup(backend)
+	if !ok {
+		return 0, fmt.Errorf("unknown backend %q", backend)
 	}
-	return 0, fmt.Errorf("unknown backend %q", backend)
+	return b.Devices()
 }
 
 // resolveDevices reads --devices: "all" or a comma-separated list of
@@ -94,28 +81,20 @@ func resolveDevices(v, backend string, count deviceCounter, repeat bool) ([]int,
 	return ords, nil
 }
 
-// workerEnv pins a worker to the parent's device ord: CUDA_VISIBLE_DEVICES
-// names that GPU alone — the parent's own entry at ord when the parent runs
-// under a CUDA_VISIBLE_DEVICES (as Slurm and Kubernetes set it), so that the
-// worker's device 0 is the parent's device ord.
+// workerEnv pins a worker to the parent's device ord: the ordinal, and
+// what the backend needs to see that device alone (backends.Backend.PinEnv).
 func workerEnv(backend string, ord int, parentVisible string) []string {
 	env := []string{fmt.Sprintf("%s=%d", deviceOrdinalEnv, ord)}
-	if backend != "cuda" {
-		return env
+	if b, ok := backends.Lookup(backend); ok && b.PinEnv != nil {
+		env = append(env, b.PinEnv(ord, parentVisible)...)
 	}
-	vis := strconv.Itoa(ord)
-	if parentVisible != "" {
-		if list := strings.Split(parentVisible, ","); ord < len(list) {
-			vis = strings.TrimSpace(list[ord])
-		}
-	}
-	return append(env, "CUDA_VISIBLE_DEVICES="+vis, "MLTOP_CUDA_DEVICE=0", cuda.ExitOnFaultEnv+"=1")
+	return env
 }
 
 // openDevices starts one worker pool per ordinal, all at once (each waits
 // for its worker's hello and first calibration). A device whose worker does
 // not start is left out with a message; none starting is an error.
-func openDevices(backend string, ords []int, log io.Writer) ([]run.Device, error) {
+func (s *session) openDevices(backend string, ords []int, log io.Writer) ([]run.Device, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("cannot find the mltop binary to start a worker: %w", err)
@@ -127,7 +106,7 @@ func openDevices(backend string, ords []int, log io.Writer) ([]run.Device, error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pools[i], errs[i] = run.NewWorkerPool([]string{self, "worker", "--backend", backend}, workerEnv(backend, o, os.Getenv("CUDA_VISIBLE_DEVICES")))
+			pools[i], errs[i] = run.NewWorkerPoolArgv(s.workerArgv(self, backend), workerEnv(backend, o, os.Getenv("CUDA_VISIBLE_DEVICES")))
 		}()
 	}
 	wg.Wait()
@@ -157,7 +136,7 @@ func closeDevices(devs []run.Device) {
 }
 
 // sweepOnDevices runs jobs with one worker per device of --devices.
-func sweepOnDevices(ctx context.Context, o *options, backend string, jobs []profiler.Job, skip map[string]bool, path string, stdout, stderr io.Writer, todo int, sinksFor func(*progress) []profiler.Sink) (run.Summary, error) {
+func (s *session) sweepOnDevices(ctx context.Context, o *options, backend string, jobs []profiler.Job, skip map[string]bool, path string, stdout, stderr io.Writer, todo int, sinksFor func(*progress) []profiler.Sink) (run.Summary, error) {
 	backend = resolveBackend(backend)
 	if o.isolate == "off" {
 		return run.Summary{}, badInput("--devices runs one worker subprocess per device: drop --isolate off")
@@ -166,7 +145,7 @@ func sweepOnDevices(ctx context.Context, o *options, backend string, jobs []prof
 	if err != nil {
 		return run.Summary{}, err
 	}
-	devs, err := openDevices(backend, ords, stderr)
+	devs, err := s.openDevices(backend, ords, stderr)
 	if err != nil {
 		return run.Summary{}, err
 	}

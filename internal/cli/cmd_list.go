@@ -1,8 +1,9 @@
-package main
+package cli
 
 import (
+	"context"
+	"flag"
 	"fmt"
-	"github.com/mltop/mltop/profiler/sweep"
 	"io"
 	"os"
 	"slices"
@@ -10,19 +11,30 @@ import (
 	"strings"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/sweep"
 )
 
-// cmdList prints the backends found and every kernel family's schema.
-func cmdList(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mltop list", stderr, usage)
-	var kernels kernelPaths
-	fs.Var(&kernels, "kernel", "")
-	backend := fs.String("backend", "auto", "")
+const (
+	listSummary = "backends found and kernel families with their schemas"
+	listHelp    = `  mltop list                            backends found (and why a missing one is missing),
+                                        kernel families with their knobs, dims and dtypes
+`
+)
+
+type listArgs struct {
+	kernels kernelPaths
+	backend string
+}
+
+func (a *listArgs) declare(fs *flag.FlagSet) {
+	fs.Var(&a.kernels, "kernel", "")
+	fs.StringVar(&a.backend, "backend", "auto", "")
 	registerNoopFlags(fs)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
+}
+
+// runList prints the backends found and every kernel family's schema.
+func runList(_ context.Context, s *session, a *listArgs, pos []string) error {
+	stdout, kernels, backend := s.stdout, a.kernels, &a.backend
 	if len(pos) > 0 {
 		// Ignoring them would print everything as if they meant nothing.
 		if _, err := os.Stat(pos[0]); err == nil || strings.ContainsAny(pos[0], "/\\") || strings.HasSuffix(pos[0], ".yaml") {
@@ -33,7 +45,7 @@ func cmdList(args []string, stdout, stderr io.Writer) error {
 	if !slices.Contains(sweep.KnownBackends, *backend) {
 		return badInput("unknown backend %q: use one of %s", *backend, strings.Join(sweep.KnownBackends, ", "))
 	}
-	if err := loadUserKernels(kernels); err != nil {
+	if err := s.loadUserKernels(kernels); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, "Backends:")

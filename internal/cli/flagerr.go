@@ -1,76 +1,16 @@
-package main
+package cli
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"io"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/sweep"
 )
-
-// commandNames are the subcommands in the order messages list them; ""
-// is `mltop` itself (the interactive session and --config sweeps).
-var commandNames = []string{"", "run", "watch", "list", "new", "report", "merge", "calibrate", "selftest"}
-
-// commandFn is the function of a subcommand, nil for an unknown one.
-func commandFn(name string) func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	noCtx := func(f func([]string, io.Writer, io.Writer) error) func(context.Context, []string, io.Writer, io.Writer) error {
-		return func(_ context.Context, args []string, stdout, stderr io.Writer) error { return f(args, stdout, stderr) }
-	}
-	switch name {
-	case "":
-		return cmdMain
-	case "run":
-		return cmdRun
-	case "watch":
-		return cmdWatch
-	case "list":
-		return noCtx(cmdList)
-	case "new":
-		return noCtx(cmdNew)
-	case "report":
-		return noCtx(cmdReport)
-	case "merge":
-		return noCtx(cmdMerge)
-	case "calibrate":
-		return noCtx(cmdCalibrate)
-	case "selftest":
-		return cmdSelftest
-	}
-	return nil
-}
-
-func isCommand(name string) bool { return name != "" && commandFn(name) != nil }
-
-// flagProbe captures the flag set a command builds: flagsOf runs the
-// command with -h (every command parses its flags before doing anything),
-// so the flags a message names are the ones the commands really take.
-var flagProbe struct {
-	sync.Mutex
-	on bool
-	fs *flag.FlagSet
-}
-
-// flagsOf is the flag set of a subcommand ("" for mltop itself).
-func flagsOf(cmd string) *flag.FlagSet {
-	fn := commandFn(cmd)
-	if fn == nil {
-		return nil
-	}
-	flagProbe.Lock()
-	defer flagProbe.Unlock()
-	flagProbe.on, flagProbe.fs = true, nil
-	_ = fn(context.Background(), []string{"-h"}, io.Discard, io.Discard)
-	flagProbe.on = false
-	return flagProbe.fs
-}
 
 // registerNoopFlags lets commands that print no colour and no progress
 // take --no-color and --quiet, so that flags a user keeps on every command

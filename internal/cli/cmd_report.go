@@ -1,22 +1,24 @@
-package main
+package cli
 
 import (
+	"context"
 	"errors"
-	"io"
 	"os"
 
 	attnbwd "github.com/mltop/mltop/kernels/attn_bwd"
 )
 
-// cmdReport is `mltop report FILE.csv`: the attention-backward tables of
+const (
+	reportSummary = "attention-backward tables from a sweep's CSV"
+	reportHelp    = `  mltop report FILE.csv                 attention-backward tables (fused/unfused speed ratio,
+                                        peak memory) from a sweep's CSV, in seed 001's layout
+`
+)
+
+// runReport is `mltop report FILE.csv`: the attention-backward tables of
 // seed 001 (fused/unfused speed ratio, peak memory) from a sweep's CSV.
-func cmdReport(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mltop report", stderr, usage)
-	registerNoopFlags(fs)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
+func runReport(_ context.Context, s *session, _ *noFlags, pos []string) error {
+	stdout := s.stdout
 	if len(pos) != 1 {
 		return badInput("report takes one CSV file written by a sweep, e.g. mltop report bwd.csv")
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -24,13 +24,22 @@ import (
 
 // TestMain lets the test binary act as `mltop worker`, so the isolation
 // tests run the real worker protocol with the test-only family below.
+// The tests name the repository's files (configs/, examples/, README.md)
+// from its root, where they ran before this package moved out of main; a
+// worker started by a test starts there already.
 func TestMain(m *testing.M) {
+	if _, err := os.Stat("go.mod"); err != nil {
+		if err := os.Chdir("../.."); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	if len(os.Args) > 1 && os.Args[1] == "worker" {
 		if d := os.Getenv("MLTOP_TEST_DEAD_DEVICE"); d != "" && d == os.Getenv(deviceOrdinalEnv) {
 			fmt.Fprintln(os.Stderr, "test: no such device")
 			os.Exit(1)
 		}
-		os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
@@ -97,8 +106,14 @@ func init() {
 func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var o, e bytes.Buffer
-	code = realMain(args, &o, &e)
+	code = Main(args, &o, &e)
 	return code, o.String(), e.String()
+}
+
+// newTestSession is the session of one Main call, for tests that call a
+// command's parts directly.
+func newTestSession(stdout, stderr io.Writer) *session {
+	return &session{stdout: stdout, stderr: stderr, given: map[string]bool{}, kernels: &manifestList{}}
 }
 
 func writeFile(t *testing.T, name, content string) string {
@@ -586,7 +601,7 @@ func TestInterruptedSweepSaysWhatIsLeft(t *testing.T) {
 	sweep := writeFile(t, "s.yaml", fastDefaults+"sweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64, 128]}\n    dims: {rows: 2, cols: 8}\n")
 	out := filepath.Join(t.TempDir(), "i.csv")
 	var o options
-	fs := newFlagSet("mltop", io.Discard, usage)
+	fs := newFlagSet("mltop")
 	o.register(fs)
 	if err := fs.Parse([]string{"--csv", out, "--isolate", "off"}); err != nil {
 		t.Fatal(err)
@@ -595,7 +610,7 @@ func TestInterruptedSweepSaysWhatIsLeft(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var stdout, stderr bytes.Buffer
-	err := runSweep(ctx, sweep, &o, &stdout, &stderr)
+	err := runSweep(ctx, newTestSession(&stdout, &stderr), sweep, &o, &stdout, &stderr)
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != exitFailed {
 		t.Fatalf("err %v", err)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 // These tests register user kernels in the process: the file sorts after
 // main_test.go so that TestListGolden sees only the built-in families.
@@ -44,7 +44,6 @@ func TestAnnounceAfterInputChecks(t *testing.T) {
 // TestListShowsRulesAndOpenRanges: list --kernel prints a manifest's rules
 // and a dim without an upper bound as ≥min, not 1..2147483647.
 func TestListShowsRulesAndOpenRanges(t *testing.T) {
-	t.Setenv("MLTOP_KERNELS", "")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "k.cu"), []byte(cliKernel), 0o644)
 	manifest := "name: list_rules\nsources: {cuda: k.cu}\nknobs:\n  WG: {values: [64, 128], default: 64}\ndims:\n  N: {default: 1024, min: 1}\nrules: [\"N % WG == 0\"]\nbuffers:\n  - {name: x, dtype: f32, shape: [N], init: \"normal(0, 1)\"}\n  - {name: y, dtype: f32, shape: [N], out: true}\ndispatches:\n  - entry: scale\n    grid: [\"cdiv(N, WG)\", 1, 1]\n    threads: [WG, 1, 1]\n    args: [x, y, N]\ncheck: none\n"

@@ -1,8 +1,9 @@
-package main
+package cli
 
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,12 +25,11 @@ extern "C" __global__ void scale(const T* __restrict__ x, T* y, int n) {
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := realMain(args, &out, &errb)
+	code := Main(args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
 func TestUserKernelCLI(t *testing.T) {
-	t.Setenv("MLTOP_KERNELS", "")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "scale.cu")
 	os.WriteFile(src, []byte(cliKernel), 0o644)
@@ -75,7 +75,6 @@ func TestUserKernelCLI(t *testing.T) {
 		t.Errorf("sweep: %d %s\n%s", code, errs, b)
 	}
 	// a broken manifest: exit 2 naming file:line:col
-	os.Setenv("MLTOP_KERNELS", "")
 	os.WriteFile(manifest, []byte("name: cli_scale\nsourcez: {}\n"), 0o644)
 	code, _, errs = runCLI(t, "run", manifest, "--backend", "cpu")
 	if code != 2 || !strings.Contains(errs, manifest+":2:1") || !strings.Contains(errs, "sourcez") {
@@ -89,7 +88,6 @@ func TestUserKernelCLI(t *testing.T) {
 
 // The examples load, plan and validate without a GPU.
 func TestExamplesList(t *testing.T) {
-	t.Setenv("MLTOP_KERNELS", "")
 	code, out, errs := runCLI(t, "list", "--kernel", "examples")
 	if code != 0 {
 		t.Fatalf("list --kernel examples: %d %s", code, errs)
@@ -122,7 +120,6 @@ func scaffoldKernel(t *testing.T, name string) string {
 // get it too (an isolated run finds the kernel: the row is the CPU
 // backend's refusal, not an unknown kernel).
 func TestSweepKernelPath(t *testing.T) {
-	t.Setenv("MLTOP_KERNELS", "")
 	dir := scaffoldKernel(t, "sweep_scale")
 	sweep := filepath.Join(dir, "sweeps", "s.yaml")
 	os.WriteFile(sweep, []byte("backend: cpu\nsweeps:\n  - kernel: ../k/kernel.yaml\n    knobs: {WG: [64, 128]}\n    dims: {N: 1000}\n    where: [\"N % WG != 0 && sizeof(T) == 4\"]\n"), 0o644)
@@ -132,11 +129,12 @@ func TestSweepKernelPath(t *testing.T) {
 	if code != 2 || strings.Count(string(b), "invalid") != 2 || !strings.Contains(string(b), "cannot run user kernel sweep_scale") {
 		t.Errorf("sweep with a kernel path: %d %s\n%s", code, errs, b)
 	}
-	if !strings.Contains(os.Getenv("MLTOP_KERNELS"), filepath.Join(dir, "k", "kernel.yaml")) {
-		t.Errorf("MLTOP_KERNELS=%q lacks the sweep's kernel", os.Getenv("MLTOP_KERNELS"))
+	// The worker got the kernel on its command line, not through the
+	// environment it inherits (MLTOP_KERNELS, the old hand-over).
+	if v := os.Getenv("MLTOP_KERNELS"); v != "" {
+		t.Errorf("MLTOP_KERNELS=%q: the sweep's kernel went into the environment", v)
 	}
 	// a broken manifest: the sweep's file:line:col and the manifest's own error
-	os.Setenv("MLTOP_KERNELS", "")
 	os.WriteFile(sweep, []byte("sweeps:\n  - kernel: ../k/broken.yaml\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "k", "broken.yaml"), []byte("name: sweep_broken\nsourcez: {}\n"), 0o644)
 	code, _, errs = runCLI(t, "--config", sweep, "--backend", "cpu")
@@ -150,8 +148,8 @@ func TestSweepKernelPath(t *testing.T) {
 // environment changed, so the row is the CPU backend's refusal of the
 // kernel, not "unknown kernel".
 func TestWorkerSeesKernelsLoadedLater(t *testing.T) {
-	t.Setenv("MLTOP_KERNELS", "")
-	exec, err := openExecutor("cpu", "on")
+	s := newTestSession(io.Discard, io.Discard)
+	exec, err := s.openExecutor("cpu", "on")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +160,7 @@ func TestWorkerSeesKernelsLoadedLater(t *testing.T) {
 	if code, out, errs := runCLI(t, "new", "late_scale", "--from", src, "--entry", "scale"); code != 0 {
 		t.Fatalf("new: %d %s %s", code, out, errs)
 	}
-	name, err := resolveSweepKernel(dir)
+	name, err := s.resolveSweepKernel(dir)
 	if err != nil || name != "late_scale" {
 		t.Fatalf("resolve: %q %v", name, err)
 	}
@@ -176,13 +174,11 @@ func TestWorkerSeesKernelsLoadedLater(t *testing.T) {
 // sweep did: kernel: ./path entries relative to the sweep file, names
 // with --kernel PATH; without it the error says how.
 func TestMergeUserKernels(t *testing.T) {
-	t.Setenv("MLTOP_KERNELS", "")
 	dir := scaffoldKernel(t, "merge_scale")
 	// Before anything registered merge_scale in this process.
 	csvPath := filepath.Join(dir, "out.csv")
 	byName := filepath.Join(dir, "sweeps", "name.yaml")
 	os.WriteFile(byName, []byte("backend: cpu\nsweeps:\n  - kernel: merge_scale\n    knobs: {WG: [64, 128]}\n    dims: {N: 1000}\n"), 0o644)
-	os.Setenv("MLTOP_KERNELS", "")
 	code, _, errs := runCLI(t, "merge", csvPath, "-o", filepath.Join(dir, "m2.csv"), "--config", byName)
 	if code != 2 || !strings.Contains(errs, `unknown kernel "merge_scale"`) || !strings.Contains(errs, "add --kernel PATH or write kernel: ./path/kernel.yaml in the sweep file") {
 		t.Errorf("merge without --kernel: %d %s", code, errs)
@@ -192,7 +188,6 @@ func TestMergeUserKernels(t *testing.T) {
 	if code, _, errs := runCLI(t, "--config", byPath, "--csv", csvPath, "--quiet", "--isolate", "off"); code != 2 {
 		t.Fatalf("sweep: %d %s", code, errs)
 	}
-	os.Setenv("MLTOP_KERNELS", "")
 	code, _, errs = runCLI(t, "merge", csvPath, "-o", filepath.Join(dir, "m1.csv"), "--config", byPath)
 	if code != 0 || !strings.Contains(errs, "every spec of") {
 		t.Errorf("merge --config with kernel: ../k/kernel.yaml: %d %s", code, errs)

@@ -1,9 +1,9 @@
-package main
+package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,19 +15,36 @@ import (
 	"github.com/mltop/mltop/ui"
 )
 
-// cmdWatch is `mltop watch KERNEL [--set K=V,...] [--dtype D] [--count N]`:
+const (
+	watchSummary = "rerun a user kernel on each save of its files"
+	watchHelp    = `  mltop watch ./dir [--set K=V,...] [--dtype D] [--count N]
+                                        run a user kernel, then again on each save of its
+                                        manifest, sources, includes or ref.py: one line per run
+                                        with the change and the time from save to result
+`
+)
+
+// watchArgs are run's flags and --count.
+type watchArgs struct {
+	specArgs
+	count int
+}
+
+func (a *watchArgs) declare(fs *flag.FlagSet) {
+	a.specArgs.declare(fs)
+	fs.IntVar(&a.count, "count", 0, "")
+}
+
+// runWatch is `mltop watch KERNEL [--set K=V,...] [--dtype D] [--count N]`:
 // the live reload of the interactive session without the TUI, for people
 // who live in their editor. It runs the spec once, then again each time
 // the manifest, a source, an include or ref.py is saved, and prints one
 // line per run: the outcome, the change against the previous run, and the
 // time from the save (the newest modification time of the changed files)
 // to the result.
-func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mltop watch", stderr, usage)
-	var a specArgs
-	a.register(fs)
-	count := fs.Int("count", 0, "")
-	target, err := a.parse(fs, args, "watch", "one user kernel (its kernel.yaml or folder)", "mltop watch ./examples/softmax --set WG=256")
+func runWatch(ctx context.Context, s *session, wa *watchArgs, pos []string) error {
+	stdout, stderr, a, count := s.stdout, s.stderr, &wa.specArgs, &wa.count
+	target, err := a.target(s, pos, "watch", "one user kernel (its kernel.yaml or folder)", "mltop watch ./examples/softmax --set WG=256")
 	if err != nil {
 		return err
 	}
@@ -48,12 +65,15 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(ms) != 1 {
 		return badInput("%s holds %d kernels: name one kernel.yaml", target, len(ms))
 	}
-	spec, err := parseSpec(ms[0], dtype, sets)
+	name, err := s.resolveKernelArg(ms[0])
 	if err != nil {
 		return err
 	}
-	name := spec.Kernel
-	exec, err := openExecutor(o.backend, o.isolate)
+	spec, err := parseSpec(name, dtype, sets)
+	if err != nil {
+		return err
+	}
+	exec, err := s.openExecutor(o.backend, o.isolate)
 	if err != nil {
 		return err
 	}

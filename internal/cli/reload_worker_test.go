@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -38,7 +38,7 @@ func startWatch(t *testing.T, args ...string) (next func() string, done <-chan i
 	errb = &bytes.Buffer{}
 	d := make(chan int, 1)
 	go func() {
-		d <- realMain(append([]string{"watch"}, args...), pw, errb)
+		d <- Main(append([]string{"watch"}, args...), pw, errb)
 		pw.Close()
 	}()
 	lines := bufio.NewScanner(pr)
@@ -68,12 +68,10 @@ func TestWorkerRunsReloadedKernel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv(user.PathsEnv, "")
 	if _, err := user.Register(dir); err != nil {
 		t.Fatal(err)
 	}
-	user.AddToEnv(dir)
-	pool, err := run.NewWorkerPool([]string{os.Args[0], "worker", "--backend", "cpu"}, nil)
+	pool, err := run.NewWorkerPool([]string{os.Args[0], "worker", "--backend", "cpu", "--kernel", dir}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +100,6 @@ func TestWorkerRunsReloadedKernel(t *testing.T) {
 // --count stops after that many saves. The CPU backend plans a user
 // kernel but cannot run its source: each run is `invalid` saying so.
 func TestWatchCommand(t *testing.T) {
-	t.Setenv(user.PathsEnv, "")
 	dir := writeReloadKernel(t, "test_watch_cmd", "1")
 	manifest := filepath.Join(dir, "kernel.yaml")
 	good := reloadManifest("test_watch_cmd", "1")
@@ -129,7 +126,6 @@ func TestWatchCommand(t *testing.T) {
 	if !strings.Contains(errb.String(), "the kernel as loaded before stays") {
 		t.Errorf("stderr lacks what to do:\n%s", errb.String())
 	}
-	os.Setenv(user.PathsEnv, "") // the broken manifest stays out of the next command
 	if code, _, errs := runCLI(t, "watch", "attn_fwd"); code != 2 || !strings.Contains(errs, "built-in kernels do not change") {
 		t.Errorf("watch of a built-in: %d %s", code, errs)
 	}
@@ -151,10 +147,8 @@ func TestWorkerDropsRenamedKernel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv(user.PathsEnv, "")
 	save("test_worker_old", "1")
-	user.AddToEnv(dir)
-	pool, err := run.NewWorkerPool([]string{os.Args[0], "worker", "--backend", "cpu"}, nil)
+	pool, err := run.NewWorkerPool([]string{os.Args[0], "worker", "--backend", "cpu", "--kernel", dir}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +173,6 @@ func TestWorkerDropsRenamedKernel(t *testing.T) {
 // the rerun is of the new name (the old one is no longer registered), and
 // its line says so.
 func TestWatchCommandRename(t *testing.T) {
-	t.Setenv(user.PathsEnv, "")
 	dir := writeReloadKernel(t, "test_watch_old", "1")
 	manifest := filepath.Join(dir, "kernel.yaml")
 	next, done, errb := startWatch(t, dir, "--backend", "cpu", "--isolate", "off", "--count", "1")

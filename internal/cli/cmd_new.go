@@ -1,9 +1,10 @@
-package main
+package cli
 
 import (
+	"context"
 	"errors"
+	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -11,18 +12,26 @@ import (
 	"github.com/mltop/mltop/kernels/user/scaffold"
 )
 
-// cmdNew is `mltop new NAME --from FILE --entry FN [-o DIR]`: a starting
-// kernel.yaml from the entry's signature.
-func cmdNew(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mltop new", stderr, usage)
+const (
+	newSummary = "write a starting kernel.yaml for your own kernel"
+	newHelp    = `  mltop new NAME --from FILE.cu --entry FN [-o DIR]
+                                        write a starting kernel.yaml for your own kernel
+`
+)
+
+type newArgs struct{ from, entry, out string }
+
+func (a *newArgs) declare(fs *flag.FlagSet) {
 	registerNoopFlags(fs)
-	from := fs.String("from", "", "the kernel source (.cu or .metal)")
-	entry := fs.String("entry", "", "the kernel function")
-	out := fs.String("o", "", "folder to write kernel.yaml into (default: the source's folder)")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
+	fs.StringVar(&a.from, "from", "", "the kernel source (.cu or .metal)")
+	fs.StringVar(&a.entry, "entry", "", "the kernel function")
+	fs.StringVar(&a.out, "o", "", "folder to write kernel.yaml into (default: the source's folder)")
+}
+
+// runNew is `mltop new NAME --from FILE --entry FN [-o DIR]`: a starting
+// kernel.yaml from the entry's signature.
+func runNew(_ context.Context, s *session, a *newArgs, pos []string) error {
+	stdout, from, entry, out := s.stdout, &a.from, &a.entry, &a.out
 	if len(pos) != 1 || *from == "" || *entry == "" {
 		return badInput("usage: mltop new NAME --from FILE.cu --entry FUNCTION [-o DIR]")
 	}

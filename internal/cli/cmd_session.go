@@ -1,12 +1,13 @@
-package main
+package cli
 
 import (
 	"context"
-	"io"
+	"flag"
 	"os"
 	"strings"
 
 	"github.com/charmbracelet/x/term"
+
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/sink"
 	"github.com/mltop/mltop/profiler/sweep"
@@ -16,11 +17,12 @@ import (
 // runTUI starts the interactive session on the chosen backend. Without a
 // terminal on stdin and stdout it starts nothing and says what runs
 // headless instead (exit 2).
-func runTUI(ctx context.Context, o *options, stdout, stderr io.Writer) error {
+func runTUI(ctx context.Context, s *session, o *options) error {
+	stdout := s.stdout
 	if err := needTerminal(isTerminal(os.Stdin), isTerminal(stdout)); err != nil {
 		return err
 	}
-	exec, err := openExecutor(o.backend, tuiIsolate(o.isolate))
+	exec, err := s.openExecutor(o.backend, tuiIsolate(o.isolate))
 	if err != nil {
 		return err
 	}
@@ -57,7 +59,7 @@ func runTUI(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		DefaultOptions: base,
 		Backends:       strings.Join(lines, ", "),
 		LoadSweep: func(path string) ([]profiler.Spec, profiler.Options, error) {
-			sw, err := sweep.LoadWith(path, base, sweepOptions())
+			sw, err := sweep.LoadWith(path, base, s.sweepOptions())
 			if err != nil {
 				return nil, base, err
 			}
@@ -111,4 +113,49 @@ func tuiIsolate(flag string) string {
 		return "on"
 	}
 	return flag
+}
+
+const (
+	sessionSummary = "the interactive session, or a headless sweep with --config"
+	sessionHelp    = `  mltop [flags]                         interactive session (TUI)
+  mltop --config sweep.yaml [flags]     headless sweep: progress on stderr, table on stdout
+`
+)
+
+// sessionArgs are the flags of mltop itself: the shared options, --config
+// and the sweep-only flags.
+type sessionArgs struct {
+	o      options
+	config string
+}
+
+func (a *sessionArgs) declare(fs *flag.FlagSet) {
+	a.o.register(fs)
+	fs.StringVar(&a.config, "config", "", "")
+	registerSweepFlags(fs, &a.o)
+}
+
+// runSession is `mltop [--config file]`.
+func runSession(ctx context.Context, s *session, a *sessionArgs, pos []string) error {
+	o, config, stdout, stderr := a.o, &a.config, s.stdout, s.stderr
+	if len(pos) > 0 {
+		if _, err := profiler.Lookup(pos[0]); err == nil {
+			return badInput("unexpected argument %q: use `mltop run %s` to run one kernel, or --config FILE for a sweep", pos[0], pos[0])
+		}
+		return badInput("unexpected argument %q: commands are %s; see mltop --help", pos[0], subcommandList(" and "))
+	}
+	o.set = s.given
+	if err := o.validate(s); err != nil {
+		return err
+	}
+	if *config == "" {
+		if o.devices != "" || o.shard != "" {
+			return badInput("--devices and --shard are for sweeps: add --config FILE")
+		}
+		if o.csv != "" || o.json || o.bench {
+			return badInput("--csv, --resume, --json and --bench need --config FILE (or `mltop run`); in the interactive session press e to export")
+		}
+		return runTUI(ctx, s, &o)
+	}
+	return runSweep(ctx, s, *config, &o, stdout, stderr)
 }

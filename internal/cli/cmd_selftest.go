@@ -1,9 +1,8 @@
-package main
+package cli
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"runtime"
 	"time"
 
@@ -21,16 +20,17 @@ var selftestSpecs = []profiler.Spec{
 	{Kernel: "softmax_bwd", DType: profiler.F16, Dims: map[string]int{"rows": 256, "cols": 1000}},
 }
 
-// cmdSelftest prints a report a user can paste into a bug report. It runs in
+const (
+	selftestSummary = "check the device, its timer and two kernels; a report for bug reports"
+	selftestHelp    = `  mltop selftest [--backend B]          checks the device, its timer and two kernels against
+                                        the reference; prints a report for bug reports
+`
+)
+
+// runSelftest prints a report a user can paste into a bug report. It runs in
 // process so that a failure shows where it happened.
-func cmdSelftest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mltop selftest", stderr, usage)
-	registerNoopFlags(fs)
-	backend := fs.String("backend", "auto", "")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
+func runSelftest(ctx context.Context, s *session, a *backendArgs, pos []string) error {
+	stdout, backend := s.stdout, &a.backend
 	if err := noArgs("selftest", pos); err != nil {
 		return err
 	}

@@ -1,16 +1,13 @@
-package main
+package cli
 
 import (
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 
-	"github.com/mltop/mltop/cpu"
-	"github.com/mltop/mltop/cuda"
-	"github.com/mltop/mltop/metal"
+	"github.com/mltop/mltop/backends"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 )
@@ -22,44 +19,27 @@ type backendStatus struct {
 	reason    string
 }
 
+// probeBackends asks every backend of the registry whether it can run here.
 func probeBackends() []backendStatus {
-	mOK, mWhy := metal.Available()
-	cOK, cWhy := cuda.Available()
-	return []backendStatus{
-		{"metal", mOK, mWhy},
-		{"cuda", cOK, cWhy},
-		{"cpu", true, fmt.Sprintf("pure Go on %d %s cores", runtime.NumCPU(), runtime.GOARCH)},
+	var out []backendStatus
+	for _, b := range backends.All() {
+		ok, why := b.Available()
+		out = append(out, backendStatus{b.Name, ok, why})
 	}
+	return out
 }
 
 // resolveBackend turns "auto" into the best backend found.
-func resolveBackend(name string) string {
-	if name != "auto" {
-		return name
-	}
-	for _, b := range probeBackends() {
-		if b.available {
-			return b.name
-		}
-	}
-	return "cpu"
-}
+func resolveBackend(name string) string { return backends.Resolve(name) }
 
 // openBackend opens a backend by name ("auto" picks the best found).
 func openBackend(name string) (profiler.Backend, string, error) {
 	name = resolveBackend(name)
-	var b profiler.Backend
-	var err error
-	switch name {
-	case "metal":
-		b, err = metal.Open()
-	case "cuda":
-		b, err = cuda.Open()
-	case "cpu":
-		b, err = cpu.New()
-	default:
+	entry, ok := backends.Lookup(name)
+	if !ok {
 		return nil, name, badInput("unknown backend %q: use auto, metal, cuda or cpu", name)
 	}
+	b, err := entry.Open()
 	if err != nil {
 		return nil, name, unavailable(name, err)
 	}
@@ -68,9 +48,11 @@ func openBackend(name string) (profiler.Backend, string, error) {
 
 // openExecutor runs specs in process or in a worker subprocess. GPU
 // backends are isolated by default: a fault or hang kills only the worker.
-func openExecutor(name, isolate string) (profiler.Executor, error) {
+// The worker is handed the session's user kernels on its command line.
+func (s *session) openExecutor(name, isolate string) (profiler.Executor, error) {
 	name = resolveBackend(name)
-	useWorker := isolate == "on" || (isolate == "auto" && name != "cpu")
+	entry, _ := backends.Lookup(name)
+	useWorker := isolate == "on" || (isolate == "auto" && entry.Isolate)
 	if !useWorker {
 		return openRunner(name, os.Stderr, true)
 	}
@@ -78,13 +60,7 @@ func openExecutor(name, isolate string) (profiler.Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot find the mltop binary to start a worker: %w (use --isolate off)", err)
 	}
-	var env []string
-	if name == "cuda" {
-		// An illegal address poisons a CUDA context for good: the worker
-		// exits on it, the pool records `crashed` and starts a fresh one.
-		env = append(env, cuda.ExitOnFaultEnv+"=1")
-	}
-	pool, err := run.NewWorkerPool([]string{self, "worker", "--backend", name}, env)
+	pool, err := run.NewWorkerPoolArgv(s.workerArgv(self, name), entry.WorkerEnv)
 	if err != nil {
 		return nil, unavailable(name, err)
 	}
@@ -100,7 +76,8 @@ func openRunner(name string, log io.Writer, calibrate bool) (*run.Runner, error)
 		return nil, err
 	}
 	r := run.NewRunner(b)
-	if calibrate && name != "cpu" && os.Getenv("MLTOP_NO_CALIBRATE") == "" {
+	entry, _ := backends.Lookup(name)
+	if calibrate && entry.Calibrate && os.Getenv("MLTOP_NO_CALIBRATE") == "" {
 		if _, err := r.Calibrate(false); err != nil {
 			fmt.Fprintf(log, "mltop: calibration failed, only spec peaks will be shown: %v\n", err)
 		}
