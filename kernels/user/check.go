@@ -279,6 +279,21 @@ func (f *Family) referencePython(s profiler.Spec, in profiler.Inputs, maxRows in
 	if err != nil {
 		return nil, err
 	}
+	dims, inputs, shapes, err := f.pythonInputs(s, in)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := pyref.Run(py, f.check.python, dims, inputs)
+	if err != nil {
+		return nil, err
+	}
+	defer outs.Close()
+	return f.pythonChecks(outs, shapes, s.DType, maxRows, seed)
+}
+
+// pythonInputs are what reference(inputs, dims) gets for s: the dims (with
+// the dtype), the input arrays, and every buffer's shape.
+func (f *Family) pythonInputs(s profiler.Spec, in profiler.Inputs) (map[string]any, []pyref.Input, map[string][]int, error) {
 	e := env(s)
 	dims := map[string]any{"dtype": string(s.DType)}
 	for k, v := range e {
@@ -291,7 +306,7 @@ func (f *Family) referencePython(s profiler.Spec, in profiler.Inputs, maxRows in
 	for _, b := range f.bufs {
 		sh, err := f.shapeOf(b, e)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		shapes[b.name] = sh
 		if b.out {
@@ -306,16 +321,11 @@ func (f *Family) referencePython(s profiler.Spec, in profiler.Inputs, maxRows in
 			vals = make([]float32, n) // zero-initialised inputs are not in the runner's cache
 		}
 		if len(vals) != n {
-			return nil, fmt.Errorf("input %s has %d values, its shape %v holds %d", b.name, len(vals), sh, n)
+			return nil, nil, nil, fmt.Errorf("input %s has %d values, its shape %v holds %d", b.name, len(vals), sh, n)
 		}
 		inputs = append(inputs, pyref.Input{Name: b.name, Shape: sh, Data: vals, Int: b.dtype == profiler.I32})
 	}
-	outs, err := pyref.Run(py, f.check.python, dims, inputs)
-	if err != nil {
-		return nil, err
-	}
-	defer outs.Close()
-	return f.pythonChecks(outs, shapes, s.DType, maxRows, seed)
+	return dims, inputs, shapes, nil
 }
 
 // pythonChecks compares the sampled rows of each output buffer with the
