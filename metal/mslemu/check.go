@@ -52,7 +52,7 @@ func CheckUser(ctx context.Context, p profiler.Program) error {
 	}
 	full = threadgroupArray.ReplaceAllString(full, "${1}static $2")
 	cc := filepath.Join(dir, "check.cc")
-	if err := os.WriteFile(cc, []byte(full+strings.Replace(emuMain, "CALL", call, 1)), 0o644); err != nil {
+	if err := os.WriteFile(cc, []byte(full+"\n#line 1 \"mltop-emulator-main.cc\"\n"+strings.Replace(emuMain, "CALL", call, 1)), 0o644); err != nil {
 		return err
 	}
 	out, err := exec.CommandContext(ctx, gxx, "-std=c++20", "-fsyntax-only", "-w", "-D__HAVE_BFLOAT__=1", "-I", shim, cc).CombinedOutput()

@@ -66,8 +66,19 @@ func sharedNames(code string) map[string]bool {
 		if t.Text != "__shared__" && t.Text != "threadgroup" {
 			continue
 		}
-		for j := i + 1; j < len(toks) && j < i+16; j++ {
+		for j := i + 1; j < len(toks) && j < i+24; j++ {
 			switch toks[j].Text {
+			case "(": // __align__(16), alignas(16): not the name
+				for depth := 0; j < len(toks); j++ {
+					if toks[j].Text == "(" {
+						depth++
+					} else if toks[j].Text == ")" {
+						if depth--; depth == 0 {
+							break
+						}
+					}
+				}
+				continue
 			case "[", "[[", ";", "=", ",", ")":
 				if p := toks[j-1]; p.Kind == csrc.Ident {
 					out[p.Text] = true
@@ -263,7 +274,7 @@ func referenceStep(r *Result, opt Options) {
 	for _, o := range outs {
 		got = append(got, fmt.Sprintf("%s %v %s", o.Name, o.Shape, o.Descr))
 	}
-	r.add(Note, StepReference, f.PythonRef(), 0, 0, "ran on %s %s with %s: returned %s", s.DType, shape, py, orNone(got))
+	r.add(Note, StepReference, f.PythonRef(), 0, 0, "ran at %s on %s with %s: returned %s", s.DType, shape, py, orNone(got))
 }
 
 func orNone(names []string) string {
