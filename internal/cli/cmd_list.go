@@ -33,7 +33,7 @@ func (a *listArgs) declare(fs *flag.FlagSet) {
 }
 
 // runList prints the backends found and every kernel family's schema.
-func runList(_ context.Context, s *session, a *listArgs, pos []string) error {
+func runList(ctx context.Context, s *session, a *listArgs, pos []string) error {
 	stdout, kernels, backend := s.stdout, a.kernels, &a.backend
 	if len(pos) > 0 {
 		// Ignoring them would print everything as if they meant nothing.
@@ -45,9 +45,7 @@ func runList(_ context.Context, s *session, a *listArgs, pos []string) error {
 	if !slices.Contains(sweep.KnownBackends, *backend) {
 		return badInput("unknown backend %q: use one of %s", *backend, strings.Join(sweep.KnownBackends, ", "))
 	}
-	if err := s.loadUserKernels(kernels); err != nil {
-		return err
-	}
+	broken := s.loadUserKernelsReporting(kernels)
 	fmt.Fprintln(stdout, "Backends:")
 	for _, b := range probeBackends() {
 		mark := "found  "
@@ -60,6 +58,8 @@ func runList(_ context.Context, s *session, a *listArgs, pos []string) error {
 	if *backend != "auto" {
 		fmt.Fprintf(stdout, "  --backend %s: %s\n", *backend, resolveBackend(*backend))
 	}
+	fmt.Fprintln(stdout)
+	printTools(ctx, stdout, "")
 	fmt.Fprintln(stdout, "\nKernel families:")
 	for _, f := range profiler.Families(false) {
 		sc := f.Schema()
@@ -82,6 +82,15 @@ func runList(_ context.Context, s *session, a *listArgs, pos []string) error {
 				fmt.Fprintf(stdout, "      %s\n", rule)
 			}
 		}
+	}
+	if len(broken) > 0 {
+		fmt.Fprintf(stdout, "\nManifests that do not load (%d; the others above did):\n", len(broken))
+		writeBroken(stdout, broken)
+		var paths []string
+		for _, r := range broken {
+			paths = append(paths, r.Manifest)
+		}
+		return &exitError{code: exitBadInput, msg: fmt.Sprintf("%s: does not load (see above); mltop check PATH says more", strings.Join(paths, ", "))}
 	}
 	return nil
 }
