@@ -1,10 +1,12 @@
 package scaffold
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/kernels/user/csrc"
 	"github.com/mltop/mltop/kernels/user/usertest"
 )
 
@@ -225,5 +227,82 @@ func TestScaffoldRealisticSources(t *testing.T) {
 				t.Errorf("%d dispatches, want %d", n, tc.dispatches)
 			}
 		})
+	}
+}
+
+// TestScaffoldRefuses: bad names, other file types, no kernels, unknown
+// entries and several kernels without a choice are errors that say what
+// to do; the choice lists every kernel with its line and parameters.
+func TestScaffoldRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    Request
+		want string
+	}{
+		{"bad name", Request{Name: "1bad", SrcPath: "k.cu", Src: intBTC}, "not a usable kernel name"},
+		{"not a kernel file", Request{Name: "k", SrcPath: "k.txt", Src: intBTC}, "want a .cu or .metal file"},
+		{"no kernels", Request{Name: "k", SrcPath: "k.cu", Src: "int main() { return 0; }"}, "has no kernels"},
+		{"unknown entry", Request{Name: "k", SrcPath: "k.cu", Src: wholeProgram, Entries: []string{"nope"}}, `no kernel "nope" (kernels found: encoder_forward_kernel, layernorm_forward_kernel, residual_forward_kernel)`},
+		{"several kernels, none named", Request{Name: "k", SrcPath: "k.cu", Src: wholeProgram}, "has 3 kernels: pick one with --entry NAME"},
+		{"only const pointers", Request{Name: "k", SrcPath: "k.cu", Src: "__global__ void k(const float* x, int n) {}"}, "every pointer parameter is const"},
+	} {
+		_, err := Manifest(tc.r)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	_, err := Manifest(Request{Name: "k", SrcPath: "k.cu", Src: wholeProgram})
+	var ce *ChooseError
+	if !errors.As(err, &ce) || len(ce.Kernels) != 3 || !strings.Contains(err.Error(), "line 14: layernorm_forward_kernel  layernorm_forward_kernel(float* out") {
+		t.Errorf("the choice: %v", err)
+	}
+}
+
+// TestScaffoldSharedArrays: a tgm: item per static shared array, with its
+// bytes when the type and extents are known; dynamic ones are a note.
+func TestScaffoldSharedArrays(t *testing.T) {
+	src := `__global__ void rowsum(const float* x, float* y, int rows) {
+    __shared__ float red[1024];
+    __shared__ float other[BLOCK];
+    __shared__ mystruct s[4];
+    extern __shared__ float dyn[];
+    y[0] = x[0];
+}`
+	res, err := Manifest(Request{Name: "my_rowsum", SrcPath: "/w/k.cu", Src: src, Dir: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{`- {name: red, bytes: "4096"}`, `# - {name: other, bytes: "TODO"}`, `# - {name: s, bytes: "TODO"}`} {
+		if !strings.Contains(res.Text, w) {
+			t.Errorf("manifest lacks %q:\n%s", w, res.Text)
+		}
+	}
+	if !strings.Contains(strings.Join(res.Notes, "\n"), "extern shared array dyn") {
+		t.Errorf("notes lack the extern array: %v", res.Notes)
+	}
+	load(t, res.Text, "k.cu", src)
+}
+
+// TestAccessOf: how a body uses a pointer decides in, out or inout.
+func TestAccessOf(t *testing.T) {
+	for _, tc := range []struct {
+		body                   string
+		reads, writes, escapes bool
+	}{
+		{"y[i] = x[i];", false, true, false},
+		{"y[i] += 1;", true, true, false},
+		{"y[i]++;", true, true, false},
+		{"float v = y[i] * 2;", true, false, false},
+		{"if (y[i] == 0) z = 1;", true, false, false},
+		{"*y = 1;", false, true, false},
+		{"float* row = y + i * C; row[j] = 0; float a = row[j];", true, true, false},
+		{"atomicAdd(&y[i], 1.0f);", true, true, false},
+		{"store128(y + i, v);", false, false, true},
+	} {
+		toks := csrc.Tokenize("{" + tc.body + "}")
+		a := accessOf(toks[1:len(toks)-1], "y")
+		if a.reads != tc.reads || a.writes != tc.writes || a.escapes != tc.escapes {
+			t.Errorf("%q: %+v, want reads %v writes %v escapes %v", tc.body, a, tc.reads, tc.writes, tc.escapes)
+		}
 	}
 }
