@@ -29,7 +29,7 @@ func reloadCU(cost string) string {
 func reloadSession(t *testing.T, name string, exec *fakeExec) (*harness, string, string) {
 	t.Helper()
 	opts, dir, name := userKernelOptions(t, name)
-	return start(t, exec, opts, 120, 40), dir, name
+	return startEditing(t, exec, opts, 120, 40), dir, name
 }
 
 // userKernelOptions writes and watches the user kernel of reloadSession
@@ -272,7 +272,7 @@ func TestCarrySpec(t *testing.T) {
 // TestStepMovesTiedDim: stepping H with ←/→ moves a tied Hkv along (Hkv
 // follows H), as Spec.Set does for --set; once untied, Hkv stays.
 func TestStepMovesTiedDim(t *testing.T) {
-	hs := start(t, &fakeExec{}, testOptions(), 120, 40)
+	hs := startEditing(t, &fakeExec{}, testOptions(), 120, 40)
 	hs.keys("down", "down", "down", "down", "down", "down") // BQ BK WM WN dtype B → H
 	hs.waitFor("cursor on H", func(m Model) bool { f, _ := m.editor.field(); return f.name == "H" })
 	hs.keys("right")

@@ -54,7 +54,7 @@ func TestMainScreenGolden(t *testing.T) {
 func TestFullCycle(t *testing.T) {
 	exec := &fakeExec{}
 	hs := start(t, exec, testOptions(), 120, 40)
-	hs.keys("shift+tab", "down") // kernel list: attn_fwd → softmax_bwd
+	hs.keys("down") // the session starts in the kernel list: attn_fwd → softmax_bwd
 	hs.waitFor("softmax_bwd selected", func(m Model) bool { return m.family().Name() == "softmax_bwd" && m.focus == paneKernels })
 	hs.keys("up", "enter") // back to attn_fwd, into the editor
 	before := hs.waitFor("attn_fwd in the editor", func(m Model) bool { return m.family().Name() == "attn_fwd" && m.focus == paneEditor })
@@ -85,7 +85,7 @@ func TestFullCycle(t *testing.T) {
 }
 
 func TestInvalidValueShowsReason(t *testing.T) {
-	hs := start(t, &fakeExec{}, testOptions(), 120, 40)
+	hs := startEditing(t, &fakeExec{}, testOptions(), 120, 40)
 	hs.keys("right", "right") // BQ 128: Q_smem 36 KiB alone exceeds the 32 KiB limit
 	frame := hs.waitFor("invalid BQ", func(m Model) bool { return m.spec().Knobs["BQ"] == 128 && m.editor.preview.Err != nil })
 	if !strings.Contains(frame, "✗") || !strings.Contains(frame, "128 ▸ ✗") {
@@ -181,7 +181,7 @@ func TestResizeTo80x24(t *testing.T) {
 
 func TestKeysWorkDuringRunAndEscCancels(t *testing.T) {
 	exec := &fakeExec{block: true}
-	hs := start(t, exec, testOptions(), 120, 40)
+	hs := startEditing(t, exec, testOptions(), 120, 40)
 	hs.keys("r")
 	frame := hs.waitFor("running", func(m Model) bool { return m.running() && m.batch.progress.Phase == "measure" })
 	if !strings.Contains(frame, "▶ run 1/1") || !strings.Contains(frame, "n=7 median 123 µs") {
@@ -406,7 +406,7 @@ func TestScreenCapture(t *testing.T) {
 func TestExportPromptShowsWholePathAt80(t *testing.T) {
 	opts := testOptions()
 	opts.WriteCSV = func(string, []profiler.Result) error { return nil }
-	hs := start(t, &fakeExec{}, opts, 80, 24)
+	hs := startEditing(t, &fakeExec{}, opts, 80, 24)
 	hs.keys("r")
 	hs.waitFor("run", idle(1))
 	hs.keys("enter") // the typing prompt, 10 cells wide
