@@ -34,12 +34,12 @@ type fakeExec struct {
 	prefetched []profiler.Spec // specs the job loop asked to prepare ahead
 	status     profiler.Status // what Run reports (default ok)
 	errMsg     string
-	block      bool          // wait for the context to end, then report cancelled
+	block      bool // wait for the context to end, then report cancelled
 	// noise, when set, is the CV of the samples: each call draws its own
 	// (seeded by the call's number), as reruns of one config on a noisy
 	// machine do, and the stats come from them.
-	noise float64
-	release    chan struct{} // with block: closing it ends the wait with a normal result
+	noise   float64
+	release chan struct{} // with block: closing it ends the wait with a normal result
 }
 
 func (f *fakeExec) Device() profiler.DeviceInfo { return fakeDevice }

@@ -346,6 +346,10 @@ func (m *Model) syncPanels() {
 	}
 	m.chart.batch = m.batch
 	m.chart.runs = m.hist.entries
+	m.chart.series = profiler.Spec{}
+	if m.family() != nil {
+		m.chart.series = m.spec()
+	}
 }
 
 func (m Model) onKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
