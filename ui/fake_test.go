@@ -39,7 +39,8 @@ type fakeExec struct {
 	// (seeded by the call's number), as reruns of one config on a noisy
 	// machine do, and the stats come from them.
 	noise   float64
-	release chan struct{} // with block: closing it ends the wait with a normal result
+	tweak   func(*profiler.Result) // changes each measured result (a test's numbers)
+	release chan struct{}          // with block: closing it ends the wait with a normal result
 }
 
 func (f *fakeExec) Device() profiler.DeviceInfo { return fakeDevice }
@@ -100,22 +101,25 @@ func (f *fakeExec) Run(ctx context.Context, s profiler.Spec, _ profiler.Options,
 	noise, call := f.noise, len(f.calls)
 	f.mu.Unlock()
 	if noise > 0 {
-		rng := profiler.NewRNG(uint64(call))
+		rng := profiler.NewRNG(uint64(100 + call))
 		for i := range res.Samples {
 			res.Samples[i] = med * math.Max(0.2, 1+noise*rng.Normal())
 		}
 		res.Stats = profiler.Summarize(res.Samples)
 		med = res.Stats.Median
 	}
-	res.Verdict = &profiler.Verdict{MaxAbsErr: 1.25e-6, MaxRelErr: 3.5e-5, RMSErr: 2.5e-7, Checked: 4096, ATol: 1e-5, RTol: 1e-4, RowsChecked: 256, RowsTotal: 2048, Rows: "256 of 2048 rows", Pass: true}
+	res.Verdict = &profiler.Verdict{MaxAbsErr: 1.25e-6, MaxRelErr: 3.5e-5, RMSErr: 2.5e-7, Checked: 4096, ATol: 1e-5, RTol: 1e-4, RowsChecked: 256, RowsTotal: 2048, Rows: "256 of 2048 rows", Pass: true, WorstRatio: 0.12}
 	res.Status = profiler.StatusOK
 	if st == profiler.StatusMismatch {
 		res.Status, res.Error = st, msg
-		res.Verdict.Pass, res.Verdict.Mismatches, res.Verdict.MaxAbsErr = false, 3, 0.25
+		res.Verdict.Pass, res.Verdict.Mismatches, res.Verdict.MaxAbsErr, res.Verdict.WorstRatio = false, 3, 0.25, 2.5e3
 		res.Verdict.Worst = "O[0,0,17,5] got 1.5 want 1.25"
 	}
 	res.TFLOPS = res.FLOPs / (med / 1e9) / 1e12
 	res.GBps = res.Bytes / (med / 1e9) / 1e9
+	if f.tweak != nil {
+		f.tweak(&res)
+	}
 	return res
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/compare"
 	"github.com/mltop/mltop/profiler/run"
+	"github.com/mltop/mltop/profiler/sink"
 )
 
 // occPanel is the occupancy of the tightest dispatch: measured by the
@@ -123,9 +124,12 @@ func (p corrPanel) lines(w int) []string {
 	return append(out,
 		"max abs "+fmtErr(v.MaxAbsErr),
 		"max rel "+fmtErr(v.MaxRelErr),
-		"rms     "+fmtErr(v.RMSErr),
+		// What the verdict rests on: a max rel above rtol can pass when the
+		// bound grows with the reduction; at most 1 passes.
+		"err/bnd "+sink.ErrBound(v),
 		fmt.Sprintf("tol %.0e+%.0e·|x|", v.ATol, v.RTol),
 		fmt.Sprintf("rows %d/%d", v.RowsChecked, v.RowsTotal),
+		"rms     "+fmtErr(v.RMSErr), // last: the first to go in a short panel
 	)
 }
 
