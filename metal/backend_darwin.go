@@ -181,7 +181,11 @@ func (b *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 		if err != nil {
 			return nil, err
 		}
-		return b.compileSource(src, p.Entry, CompileOptions{Macros: macros, MathMode: DefaultMathMode})
+		consts, err := ResolveConstants(src, p.Constants)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.File, err)
+		}
+		return b.compileSource(src, p.Entry, CompileOptions{Macros: macros, MathMode: DefaultMathMode, Constants: consts})
 	}
 	src, err := shaders.Source("metal", p.Source, ".metal")
 	if err != nil {
@@ -195,7 +199,11 @@ func (b *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.compileSource(AssembleSource(hdrs[CommonHeader], src), p.Entry, CompileOptions{Macros: macros, MathMode: DefaultMathMode})
+	consts, err := ResolveConstants(src, p.Constants)
+	if err != nil {
+		return nil, fmt.Errorf("%s.metal: %w", p.Source, err)
+	}
+	return b.compileSource(AssembleSource(hdrs[CommonHeader], src), p.Entry, CompileOptions{Macros: macros, MathMode: DefaultMathMode, Constants: consts})
 }
 
 func (b *Backend) compileSource(src, entry string, opt CompileOptions) (*kernel, error) {

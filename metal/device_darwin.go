@@ -9,6 +9,7 @@ package metal
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/mltop/mltop/metal/mtl"
 )
@@ -66,9 +67,9 @@ func newPipeline(dev mtl.Device, source, entry string, opt CompileOptions) (*pip
 		return nil, err
 	}
 	defer lib.Release()
-	fn := lib.NewFunctionWithName(entry)
-	if fn.Nil() {
-		return nil, fmt.Errorf("the compiled library has no kernel function %q: check the entry name and that the source defines it as `kernel void %s(...)`", entry, entry)
+	fn, err := newFunction(lib, entry, opt.Constants)
+	if err != nil {
+		return nil, err
 	}
 	defer fn.Release()
 	ps, err := dev.NewComputePipelineStateWithFunction(fn)
@@ -80,6 +81,33 @@ func newPipeline(dev mtl.Device, source, entry string, opt CompileOptions) (*pip
 		execWidth:  int(ps.ThreadExecutionWidth()),
 		staticTGM:  int(ps.StaticThreadgroupMemoryLength()),
 	}}, nil
+}
+
+// newFunction finds entry in lib (+1): a plain kernel or a template's
+// [[host_name("entry")]] instantiation alike, specialised with the
+// function constants when there are any.
+func newFunction(lib mtl.Library, entry string, consts []ConstantValue) (mtl.Function, error) {
+	missing := fmt.Errorf("the compiled library has no kernel function %q: check the entry name and that the source defines it as `kernel void %s(...)` or instantiates a template with [[host_name(%q)]]", entry, entry, entry)
+	if len(consts) == 0 {
+		fn := lib.NewFunctionWithName(entry)
+		if fn.Nil() {
+			return fn, missing
+		}
+		return fn, nil
+	}
+	vals := mtl.NewFunctionConstantValues()
+	defer vals.Release()
+	for _, c := range consts {
+		vals.SetConstantValueAtIndex(unsafe.Pointer(&c.Bytes[0]), c.DataType, uint64(c.Index))
+	}
+	fn, err := lib.NewFunctionWithConstants(entry, vals)
+	if err != nil {
+		return fn, fmt.Errorf("%w (entry %s)", err, entry)
+	}
+	if fn.Nil() {
+		return fn, missing
+	}
+	return fn, nil
 }
 
 // newBuffer allocates a shared-storage buffer (+1). Metal refuses length 0,

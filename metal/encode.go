@@ -123,6 +123,9 @@ type CompileOptions struct {
 	Macros          [][2]string
 	MathMode        uint64 // MTLMathMode*; applied with setMathMode: where it exists, else setFastMathEnabled:(mode == Fast)
 	LanguageVersion uint64 // 0: the OS default (the newest it supports)
+	// Constants specialise the entry (newFunctionWithName:constantValues:error:);
+	// none: newFunctionWithName:.
+	Constants []ConstantValue
 }
 
 // DefaultMathMode keeps Inf/NaN semantics (masks use -inf) while letting the
@@ -159,8 +162,8 @@ func AssembleSource(header, kernel string) string {
 }
 
 // CacheKey identifies a compiled pipeline: the assembled source, the entry
-// point and the compile options (macros sorted, so their order does not
-// split the cache).
+// point, the compile options and the function-constant values (macros and
+// constants sorted, so their order does not split the cache).
 func CacheKey(source, entry string, opt CompileOptions) string {
 	h := sha256.New()
 	h.Write([]byte(source))
@@ -172,5 +175,10 @@ func CacheKey(source, entry string, opt CompileOptions) string {
 		fmt.Fprintf(h, "\x00%s=%s", m[0], m[1])
 	}
 	fmt.Fprintf(h, "\x00math=%d\x00lang=%d", opt.MathMode, opt.LanguageVersion)
+	cs := append([]ConstantValue(nil), opt.Constants...)
+	sort.Slice(cs, func(i, j int) bool { return cs[i].Index < cs[j].Index })
+	for _, c := range cs {
+		fmt.Fprintf(h, "\x00fc%d:%d=%x", c.Index, c.DataType, c.Bytes)
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -1,7 +1,9 @@
-// Package mslemu is test support: a profiler.Backend that compiles mltop's
-// Metal kernel sources with g++ against a CPU emulation of the MSL subset
-// they use (metal/testdata/mslemu) and runs them, so the real Runner can
-// check them against the float64 references on a machine without a Mac.
+// Package mslemu is a profiler.Backend that compiles mltop's Metal kernel
+// sources with g++ against a CPU emulation of the MSL subset they use
+// (metal/testdata/mslemu) and runs them, so the real Runner can check them
+// against the float64 references on a machine without a Mac (test
+// support), and CheckUser, which compiles a user kernel that way for
+// `mltop check`.
 //
 // It proves the tile logic, masks, barriers, atomics, buffer order, scalar
 // layout and macros; it cannot prove that the Metal compiler accepts the
@@ -15,8 +17,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
-	"testing"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
 	"github.com/mltop/mltop/metal"
@@ -42,10 +44,12 @@ static std::vector<char> emu_read(const std::string& p) {
   return v;
 }
 int main(int argc, char** argv) {
-  if (argc != 7) { std::fprintf(stderr, "usage: dir gx gy gz nt nbufs\n"); return 2; }
+  if (argc != 10) { std::fprintf(stderr, "usage: dir gx gy gz nt nbufs dx dy dz\n"); return 2; }
   const std::string dir = argv[1];
   const uint gx = std::atoi(argv[2]), gy = std::atoi(argv[3]), gz = std::atoi(argv[4]), nt = std::atoi(argv[5]);
   const int nb = std::atoi(argv[6]);
+  const uint3 gdim{uint(std::atoi(argv[7])), uint(std::atoi(argv[8])), uint(std::atoi(argv[9]))};
+  const uint3 ngroups{gx, gy, gz};
   std::vector<std::vector<char>> b;
   std::vector<size_t> sizes;
   for (int i = 0; i < nb; i++) {
@@ -136,10 +140,20 @@ type Backend struct {
 	n              int
 }
 
+// TB is the part of testing.TB that New uses (the package does not import
+// testing: `mltop check` links it).
+type TB interface {
+	Helper()
+	Skip(args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	TempDir() string
+}
+
 // New returns a Backend that reports dev. shim is the directory of the MSL
 // emulation headers (metal/testdata/mslemu). It skips t when g++ is
 // missing.
-func New(t testing.TB, shim string, dev profiler.DeviceInfo) *Backend {
+func New(t TB, shim string, dev profiler.DeviceInfo) *Backend {
 	t.Helper()
 	gxx, err := exec.LookPath("g++")
 	if err != nil {
@@ -169,7 +183,11 @@ func Options() profiler.Options {
 }
 
 // Check runs s and fails t unless it ran and its verdict passed.
-func Check(t *testing.T, r *run.Runner, s profiler.Spec, opt profiler.Options) {
+func Check(t interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Logf(format string, args ...any)
+}, r *run.Runner, s profiler.Spec, opt profiler.Options) {
 	t.Helper()
 	res := r.Run(context.Background(), s, opt, nil)
 	if res.Status != profiler.StatusOK || res.Verdict == nil || !res.Verdict.Pass {
@@ -218,25 +236,90 @@ func (e *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 
 // compileUser builds a user kernel's own source (kernels/user: the macros
 // are already in the code), calling its entry with arguments made from its
-// signature.
+// signature. Function constants become constexprs of their values; an
+// entry that is a template's [[host_name]] gets a pointer of that name to
+// the instantiation, and its parameters are read from the template with
+// the template arguments put in.
 func (e *Backend) compileUser(p profiler.Program) (profiler.Kernel, error) {
 	full, err := metal.AssembleUserSource(p)
 	if err != nil {
 		return nil, err
 	}
-	key := metal.CacheKey(full, p.Entry, metal.CompileOptions{}) + fmt.Sprint(e.NativeBF16)
+	vals, err := metal.ResolveConstants(full, p.Constants)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.File, err)
+	}
+	key := metal.CacheKey(full, p.Entry, metal.CompileOptions{Constants: vals}) + fmt.Sprint(e.NativeBF16)
 	if bin, ok := e.bins[key]; ok {
 		return kernel{bin}, nil
 	}
-	sig, found, ok := csrc.FindEntry(p.Code, p.Entry)
-	if !ok {
-		return nil, fmt.Errorf("%s has no kernel %q (found %v)", p.File, p.Entry, found)
+	if decls, err := metal.FunctionConstants(full); err != nil {
+		return nil, fmt.Errorf("%s: %w", p.File, err)
+	} else if len(decls) > 0 {
+		if full, err = metal.InlineFunctionConstants(full, vals); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.File, err)
+		}
+	}
+	sig, err := userEntry(full, p)
+	if err != nil {
+		return nil, err
 	}
 	call, err := UserCall(sig)
 	if err != nil {
 		return nil, err
 	}
 	return e.build(full, call, nil, p.Source, key)
+}
+
+// userEntry finds p.Entry's signature in src: a kernel of that name, or
+// the template a [[host_name]] of that name instantiates (then src gets
+// the pointer the call goes through).
+func userEntry(src string, p profiler.Program) (csrc.Signature, error) {
+	hosts, err := metal.HostNames(src)
+	if err != nil {
+		return csrc.Signature{}, fmt.Errorf("%s: %w", p.File, err)
+	}
+	inst, isHost := hosts[p.Entry]
+	if !isHost {
+		sig, found, ok := csrc.FindEntry(src, p.Entry)
+		if !ok {
+			return sig, fmt.Errorf("%s has no kernel %q (found %v)", p.File, p.Entry, found)
+		}
+		return sig, nil
+	}
+	binds, err := inst.Bindings(src)
+	if err != nil {
+		return csrc.Signature{}, fmt.Errorf("%s: [[host_name(%q)]]: %w", p.File, p.Entry, err)
+	}
+	sig, _, ok := csrc.FindEntry(src, inst.Template)
+	if !ok {
+		return sig, fmt.Errorf("%s: [[host_name(%q)]] instantiates %s, which is not a kernel of the source", p.File, p.Entry, inst.Template)
+	}
+	for i := range sig.Params {
+		sig.Params[i].Type = metal.SubstituteTemplateArgs(sig.Params[i].Type, binds)
+	}
+	sig.Entry = p.Entry
+	return sig, nil
+}
+
+// hostAliases gives each [[host_name]] instantiation of src a function
+// pointer of that name, which is what the emulator calls.
+func hostAliases(src string) string {
+	hosts, err := metal.HostNames(src)
+	if err != nil || len(hosts) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	names := make([]string, 0, len(hosts))
+	for h := range hosts {
+		names = append(names, h)
+	}
+	sort.Strings(names)
+	for _, h := range names {
+		in := hosts[h]
+		fmt.Fprintf(&b, "\nstatic auto* const %s = &%s<%s>;", h, in.Template, strings.Join(in.Args, ", "))
+	}
+	return b.String() + "\n"
 }
 
 // UserCall is the emulator's call of a user kernel: buffers from b[i],
@@ -257,27 +340,52 @@ func UserCall(sig csrc.Signature) (string, error) {
 			} else {
 				args = append(args, fmt.Sprintf("(%s*)b[%d].data()", base, i))
 			}
-		case prm.Attr == "threadgroup_position_in_grid":
-			if base == "uint3" {
-				args = append(args, "tg")
-			} else {
-				args = append(args, "tg.x")
-			}
-		case prm.Attr == "thread_position_in_threadgroup" || prm.Attr == "thread_index_in_threadgroup":
-			args = append(args, "tid")
-		case prm.Attr == "simdgroup_index_in_threadgroup":
-			args = append(args, "sg")
-		case prm.Attr == "thread_index_in_simdgroup":
-			args = append(args, "lane")
 		default:
-			return "", fmt.Errorf("the emulator cannot pass %s [[%s]]", prm.Name, prm.Attr)
+			a, ok := positionArg(prm.Attr, base == "uint3")
+			if !ok {
+				return "", fmt.Errorf("the emulator cannot pass %s [[%s]]", prm.Name, prm.Attr)
+			}
+			args = append(args, a)
 		}
 	}
 	return fmt.Sprintf("%s(%s);", sig.Entry, strings.Join(args, ", ")), nil
 }
 
+// positionArg is the emulator's value of a thread-position attribute, as
+// a uint3 or as its x (a scalar parameter): tg, tid, sg, lane, nt and
+// gdim (threads per group), ngroups (groups per grid) are what main and
+// its dispatch lambda have.
+func positionArg(attr string, vec bool) (string, bool) {
+	both := map[string][2]string{
+		"threadgroup_position_in_grid":   {"tg", "tg.x"},
+		"thread_position_in_threadgroup": {"emu_pos(tid, gdim)", "tid"},
+		"thread_position_in_grid":        {"emu_grid_pos(tg, tid, gdim)", "tg.x * gdim.x + tid"},
+		"threads_per_threadgroup":        {"gdim", "nt"},
+		"threadgroups_per_grid":          {"ngroups", "gx"},
+		"grid_size":                      {"uint3{gx * gdim.x, gy * gdim.y, gz * gdim.z}", "gx * gdim.x"},
+		"threads_per_grid":               {"uint3{gx * gdim.x, gy * gdim.y, gz * gdim.z}", "gx * gdim.x"},
+	}
+	if v, ok := both[attr]; ok {
+		if vec {
+			return v[0], true
+		}
+		return v[1], true
+	}
+	scalar := map[string]string{
+		"thread_index_in_threadgroup":    "tid",
+		"simdgroup_index_in_threadgroup": "sg",
+		"thread_index_in_simdgroup":      "lane",
+		"threads_per_simdgroup":          "32u",
+		"thread_execution_width":         "32u",
+		"simdgroups_per_threadgroup":     "(nt + 31) / 32",
+	}
+	v, ok := scalar[attr]
+	return v, ok && !vec
+}
+
 func (e *Backend) build(full, call string, macros [][2]string, source, key string) (profiler.Kernel, error) {
 	full = threadgroupArray.ReplaceAllString(full, "${1}static $2")
+	full += hostAliases(full)
 	e.n++
 	cc := filepath.Join(e.dir, fmt.Sprintf("k%d.cc", e.n))
 	bin := filepath.Join(e.dir, fmt.Sprintf("k%d", e.n))
@@ -334,7 +442,8 @@ func (e *Backend) Run(ls []profiler.Launch) error {
 		if err := os.WriteFile(filepath.Join(run, "scalars.bin"), sc, 0o644); err != nil {
 			return err
 		}
-		cmd := exec.Command(l.Kernel.(kernel).bin, run, fmt.Sprint(d.Grid[0]), fmt.Sprint(d.Grid[1]), fmt.Sprint(d.Grid[2]), fmt.Sprint(d.Threads()), fmt.Sprint(len(l.Args)))
+		cmd := exec.Command(l.Kernel.(kernel).bin, run, fmt.Sprint(d.Grid[0]), fmt.Sprint(d.Grid[1]), fmt.Sprint(d.Grid[2]), fmt.Sprint(d.Threads()), fmt.Sprint(len(l.Args)),
+			fmt.Sprint(d.Group[0]), fmt.Sprint(d.Group[1]), fmt.Sprint(d.Group[2]))
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("emulated %s: %v\n%s", d.Name, err, out)
 		}

@@ -150,6 +150,34 @@ func (l Library) NewFunctionWithName(name string) Function {
 	return Function{Object{send(l.id, msgNewFunctionWithName, String(name))}}
 }
 
+// FunctionConstantValues is an MTLFunctionConstantValues: the values of a
+// kernel's [[function_constant(n)]] declarations, fixed when the function
+// is specialised.
+type FunctionConstantValues struct{ Object }
+
+// NewFunctionConstantValues makes +1 empty values.
+func NewFunctionConstantValues() FunctionConstantValues {
+	return FunctionConstantValues{Object{newObject(clsFunctionConstantValues)}}
+}
+
+// SetConstantValueAtIndex copies the value at ptr, an MTLDataType
+// dataType, as function constant index. The bytes are copied at once.
+func (v FunctionConstantValues) SetConstantValueAtIndex(ptr unsafe.Pointer, dataType, index uint64) {
+	send(v.id, msgSetConstantValueAtIndex, ptr, dataType, index)
+}
+
+// NewFunctionWithConstants specialises the function name with the
+// constant values (+1); the error carries the compiler's log (a constant
+// with no value, a wrong type).
+func (l Library) NewFunctionWithConstants(name string, vals FunctionConstantValues) (Function, error) {
+	var nsErr objc.ID
+	fn := send(l.id, msgNewFunctionWithNameConstantValues, String(name), vals.id, unsafe.Pointer(&nsErr))
+	if fn == 0 {
+		return Function{}, ErrorFrom(nsErr, "specialising "+name+" with its function constants")
+	}
+	return Function{Object{fn}}, nil
+}
+
 // ComputePipelineState is an MTLComputePipelineState.
 type ComputePipelineState struct{ Object }
 

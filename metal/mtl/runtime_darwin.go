@@ -44,11 +44,12 @@ const (
 	clsComputePassDescriptor
 	clsBlitPassDescriptor
 	clsCounterSampleBufferDescriptor
+	clsFunctionConstantValues
 	numClasses
 )
 
 var classNames = [numClasses]string{"NSAutoreleasePool", "NSString", "NSDictionary", "MTLCompileOptions",
-	"MTLComputePassDescriptor", "MTLBlitPassDescriptor", "MTLCounterSampleBufferDescriptor"}
+	"MTLComputePassDescriptor", "MTLBlitPassDescriptor", "MTLCounterSampleBufferDescriptor", "MTLFunctionConstantValues"}
 
 var (
 	loadOnce sync.Once

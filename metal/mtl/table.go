@@ -148,6 +148,8 @@ const (
 	msgSetFastMathEnabled
 	msgSetLanguageVersion
 	msgNewFunctionWithName
+	msgNewFunctionWithNameConstantValues
+	msgSetConstantValueAtIndex
 	msgMaxTotalThreadsPerThreadgroup
 	msgThreadExecutionWidth
 	msgStaticThreadgroupMemoryLength
@@ -239,15 +241,17 @@ var methods = [numMsgs]Method{
 	msgNewBufferWithLength:          {Recv: "MTL::Device", Sel: "newBufferWithLength:options:", Args: args(KUint, KUint), Ret: KID},
 	msgNewCounterSampleBuffer:       {Recv: "MTL::Device", Sel: "newCounterSampleBufferWithDescriptor:error:", Args: args(KID, KPtr), Ret: KID},
 
-	msgSetPreprocessorMacros:         {Recv: "MTL::CompileOptions", Sel: "setPreprocessorMacros:", Args: args(KID), Ret: KVoid},
-	msgSetMathMode:                   {Recv: "MTL::CompileOptions", Sel: "setMathMode:", Args: args(KInt), Ret: KVoid, Since: "macOS 15"},
-	msgSetFastMathEnabled:            {Recv: "MTL::CompileOptions", Sel: "setFastMathEnabled:", Args: args(KBool), Ret: KVoid},
-	msgSetLanguageVersion:            {Recv: "MTL::CompileOptions", Sel: "setLanguageVersion:", Args: args(KUint), Ret: KVoid},
-	msgNewFunctionWithName:           {Recv: "MTL::Library", Sel: "newFunctionWithName:", Args: args(KID), Ret: KID},
-	msgMaxTotalThreadsPerThreadgroup: {Recv: "MTL::ComputePipelineState", Sel: "maxTotalThreadsPerThreadgroup", Ret: KUint},
-	msgThreadExecutionWidth:          {Recv: "MTL::ComputePipelineState", Sel: "threadExecutionWidth", Ret: KUint},
-	msgStaticThreadgroupMemoryLength: {Recv: "MTL::ComputePipelineState", Sel: "staticThreadgroupMemoryLength", Ret: KUint, Since: "macOS 11"},
-	msgBufferContents:                {Recv: "MTL::Buffer", Sel: "contents", Ret: KPtr},
+	msgSetPreprocessorMacros:             {Recv: "MTL::CompileOptions", Sel: "setPreprocessorMacros:", Args: args(KID), Ret: KVoid},
+	msgSetMathMode:                       {Recv: "MTL::CompileOptions", Sel: "setMathMode:", Args: args(KInt), Ret: KVoid, Since: "macOS 15"},
+	msgSetFastMathEnabled:                {Recv: "MTL::CompileOptions", Sel: "setFastMathEnabled:", Args: args(KBool), Ret: KVoid},
+	msgSetLanguageVersion:                {Recv: "MTL::CompileOptions", Sel: "setLanguageVersion:", Args: args(KUint), Ret: KVoid},
+	msgNewFunctionWithName:               {Recv: "MTL::Library", Sel: "newFunctionWithName:", Args: args(KID), Ret: KID},
+	msgNewFunctionWithNameConstantValues: {Recv: "MTL::Library", Sel: "newFunctionWithName:constantValues:error:", Args: args(KID, KID, KPtr), Ret: KID},
+	msgSetConstantValueAtIndex:           {Recv: "MTL::FunctionConstantValues", Sel: "setConstantValue:type:atIndex:", Args: args(KPtr, KUint, KUint), Ret: KVoid},
+	msgMaxTotalThreadsPerThreadgroup:     {Recv: "MTL::ComputePipelineState", Sel: "maxTotalThreadsPerThreadgroup", Ret: KUint},
+	msgThreadExecutionWidth:              {Recv: "MTL::ComputePipelineState", Sel: "threadExecutionWidth", Ret: KUint},
+	msgStaticThreadgroupMemoryLength:     {Recv: "MTL::ComputePipelineState", Sel: "staticThreadgroupMemoryLength", Ret: KUint, Since: "macOS 11"},
+	msgBufferContents:                    {Recv: "MTL::Buffer", Sel: "contents", Ret: KPtr},
 
 	msgCSBDescSetCounterSet:  {Recv: "MTL::CounterSampleBufferDescriptor", Sel: "setCounterSet:", Args: args(KID), Ret: KVoid},
 	msgCSBDescSetStorageMode: {Recv: "MTL::CounterSampleBufferDescriptor", Sel: "setStorageMode:", Args: args(KUint), Ret: KVoid},

@@ -1,0 +1,117 @@
+package metal
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+const constantsSource = `
+constant int BQ [[function_constant(0)]];
+constant bool causal [[ function_constant(1) ]];
+// constant int hidden [[function_constant(7)]];
+constant half scale [[function_constant(2)]];
+constant unsigned short mask [[function_constant(3)]];
+constant bool has_bq = is_function_constant_defined(BQ);
+`
+
+func TestFunctionConstantsReadsDeclarations(t *testing.T) {
+	got, err := FunctionConstants(constantsSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []DeclaredConstant{{Name: "BQ", Index: 0, Type: "int", Kind: profiler.ConstInt}, {Name: "causal", Index: 1, Type: "bool", Kind: profiler.ConstBool},
+		{Name: "scale", Index: 2, Type: "half", Kind: profiler.ConstHalf}, {Name: "mask", Index: 3, Type: "unsigned short", Kind: profiler.ConstUShort}}
+	if len(got) != len(want) {
+		t.Fatalf("got %d constants %+v, want %d", len(got), got, len(want))
+	}
+	for i := range want {
+		g := got[i]
+		if g.Name != want[i].Name || g.Index != want[i].Index || g.Type != want[i].Type || g.Kind != want[i].Kind {
+			t.Errorf("constant %d = %+v, want %+v", i, g, want[i])
+		}
+	}
+	bad := map[string]string{
+		"macro index": "constant int A [[function_constant(IDX)]];",
+		"vector type": "constant float4 A [[function_constant(0)]];",
+		"same index":  "constant int A [[function_constant(0)]];\nconstant int B [[function_constant(0)]];",
+		"same name":   "constant int A [[function_constant(0)]];\nconstant int A [[function_constant(1)]];",
+	}
+	for name, src := range bad {
+		if _, err := FunctionConstants(src); err == nil || !strings.Contains(err.Error(), "A") {
+			t.Errorf("%s: error %v does not name the constant", name, err)
+		}
+	}
+}
+
+func TestResolveConstantsEncodes(t *testing.T) {
+	got, err := ResolveConstants(constantsSource, []profiler.FunctionConstant{
+		{Name: "BQ", I: -2}, {Name: "causal", Kind: profiler.ConstBool, I: 1}, {Name: "scale", F: 0.5}, {Index: 3, I: 65535},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		dt  uint64
+		b   []byte
+		lit string
+	}{
+		{MTLDataTypeInt, []byte{0xfe, 0xff, 0xff, 0xff}, "-2"},
+		{MTLDataTypeBool, []byte{1}, "true"},
+		{MTLDataTypeHalf, []byte{0x00, 0x38}, "half(0.5f)"},
+		{MTLDataTypeUShort, []byte{0xff, 0xff}, "65535u"},
+	}
+	for i, w := range want {
+		if got[i].DataType != w.dt || !bytes.Equal(got[i].Bytes, w.b) || got[i].Literal != w.lit {
+			t.Errorf("value %d = %+v, want type %d bytes %x literal %s", i, got[i], w.dt, w.b, w.lit)
+		}
+	}
+	bad := map[string]profiler.FunctionConstant{
+		"undeclared":     {Name: "BK", I: 1},
+		"wrong kind":     {Name: "BQ", Kind: profiler.ConstFloat, F: 1},
+		"bool not 0/1":   {Name: "causal", I: 2},
+		"ushort too big": {Name: "mask", I: 65536},
+		"negative uint":  {Name: "mask", I: -1},
+		"half too big":   {Name: "scale", F: 1e6},
+	}
+	for name, c := range bad {
+		_, err := ResolveConstants(constantsSource, []profiler.FunctionConstant{c})
+		if err == nil {
+			t.Errorf("%s: no error", name)
+		} else if c.Name != "" && !strings.Contains(err.Error(), c.Name) {
+			t.Errorf("%s: error %q does not name %s", name, err, c.Name)
+		}
+	}
+	if _, err := ResolveConstants(constantsSource, []profiler.FunctionConstant{{Name: "BQ"}, {Index: 0}}); err == nil {
+		t.Error("setting BQ twice: no error")
+	}
+}
+
+func TestInlineFunctionConstants(t *testing.T) {
+	vals, err := ResolveConstants(constantsSource, []profiler.FunctionConstant{{Name: "BQ", I: 8}, {Name: "causal", I: 0}, {Name: "scale", F: 2}, {Name: "mask", I: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := InlineFunctionConstants(constantsSource, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"constexpr int BQ = 8;", "constexpr bool causal = false;", "constexpr half scale = half(2.0f);", "constexpr unsigned short mask = 3u;", "// constant int hidden [[function_constant(7)]];"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("inlined source lacks %q:\n%s", want, got)
+		}
+	}
+	if _, err := InlineFunctionConstants(constantsSource, vals[:1]); err == nil || !strings.Contains(err.Error(), "causal") {
+		t.Errorf("missing value: %v", err)
+	}
+}
+
+func TestCacheKeySplitsOnConstants(t *testing.T) {
+	a := CompileOptions{Constants: []ConstantValue{{Index: 0, DataType: MTLDataTypeInt, Bytes: []byte{1, 0, 0, 0}}}}
+	b := CompileOptions{Constants: []ConstantValue{{Index: 0, DataType: MTLDataTypeInt, Bytes: []byte{2, 0, 0, 0}}}}
+	if CacheKey("s", "k", a) == CacheKey("s", "k", b) || CacheKey("s", "k", a) == CacheKey("s", "k", CompileOptions{}) {
+		t.Error("constant values do not change the cache key")
+	}
+}

@@ -1,0 +1,75 @@
+package metal
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const templatedSource = `
+template <typename T, int N, bool Wide = false>
+[[kernel]] void scale(const device T* x [[buffer(0)]], device T* y [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  y[i] = x[i] * T(N);
+}
+template [[host_name("scale_float_4")]] [[kernel]] decltype(scale<float, 4>) scale<float, 4>;
+// template [[host_name("commented_out")]] [[kernel]] decltype(scale<float, 9>) scale<float, 9>;
+#define instantiate_kernel(name, func, ...) \
+  template [[host_name(name)]] [[kernel]] decltype(func<__VA_ARGS__>) func<__VA_ARGS__>;
+#define instantiate_scale(tname, type, n) instantiate_kernel("scale_" #tname "_" #n, scale, type, n, true)
+instantiate_scale(float16, half, 2)
+instantiate_scale(int32, int, 3)
+#define paste_name(a, b) a ## _ ## b
+template [[host_name("old_style")]] [[kernel]] void scale<short, 1>(const device short* x [[buffer(0)]], device short* y [[buffer(1)]], uint i [[thread_position_in_grid]]);
+`
+
+func TestHostNamesFindsDirectAndMacroInstantiations(t *testing.T) {
+	got, err := HostNames(templatedSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Instantiation{
+		"scale_float_4":   {"scale", []string{"float", "4"}},
+		"scale_float16_2": {"scale", []string{"half", "2", "true"}},
+		"scale_int32_3":   {"scale", []string{"int", "3", "true"}},
+		"old_style":       {"scale", []string{"short", "1"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("HostNames = %v\nwant %v", got, want)
+	}
+	binds, err := got["scale_float_4"].Bindings(templatedSource)
+	if err != nil || !reflect.DeepEqual(binds, map[string]string{"T": "float", "N": "4", "Wide": "false"}) {
+		t.Errorf("Bindings = %v, %v", binds, err)
+	}
+	if s := SubstituteTemplateArgs("const device T* Tx", binds); s != "const device float* Tx" {
+		t.Errorf("SubstituteTemplateArgs = %q", s)
+	}
+}
+
+func TestHostNamesErrors(t *testing.T) {
+	dup := templatedSource + `template [[host_name("scale_float_4")]] [[kernel]] decltype(scale<int, 4>) scale<int, 4>;`
+	if _, err := HostNames(dup); err == nil || !strings.Contains(err.Error(), "scale_float_4") {
+		t.Errorf("duplicate host name: %v", err)
+	}
+	if _, err := HostNames(`template [[host_name("x")]] [[kernel]] something;`); err == nil || !strings.Contains(err.Error(), `"x"`) {
+		t.Errorf("unreadable instantiation: %v", err)
+	}
+	bad := []Instantiation{
+		{"scale", []string{"float", "4", "true", "extra"}}, // too many
+		{"scale", []string{"float"}},                       // N has no default
+		{"nosuch", []string{"float"}},                      // no template
+	}
+	for _, in := range bad {
+		if _, err := in.Bindings(templatedSource); err == nil || !strings.Contains(err.Error(), in.Template) {
+			t.Errorf("Bindings(%v): %v", in, err)
+		}
+	}
+}
+
+func TestExpandMacros(t *testing.T) {
+	src := "#define A 1\n#define F(x, y) x ## y + #x + A\n#define V(...) g(__VA_ARGS__)\nF(p, q) V(a, b) \"A\" F(A, 2)"
+	got := strings.Join(strings.Fields(expandMacros(src)), " ")
+	want := `pq + "p" + 1 g(a, b) "A" A2 + "A" + 1`
+	if got != want {
+		t.Errorf("expandMacros = %q, want %q", got, want)
+	}
+}
