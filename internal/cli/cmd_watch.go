@@ -12,6 +12,7 @@ import (
 	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/watch"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/compare"
 	"github.com/mltop/mltop/ui"
 )
 
@@ -156,14 +157,14 @@ func savedAt(changed []string) (time.Time, string) {
 
 // watchLine is one run of `mltop watch`:
 //
-//	#2  softmax.cu saved  ok  median 41.3 µs (-4.2% vs #1)  812 GB/s  ✓ max err 3.1e-07  after_save=1.432s
+//	#2  softmax.cu saved  ok  median 41.3 µs (-4.2% [-5.0, -3.4] faster vs previous)  812 GB/s  ✓ max err 3.1e-07  after_save=1.432s
 func watchLine(n int, why string, r profiler.Result, prev *profiler.Result, label string, took time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#%d  %s  %s", n, why, r.Status)
 	if r.Stats.N > 0 {
 		fmt.Fprintf(&b, "  median %s", fmtMicros(r.Stats.Median))
 		if prev != nil && prev.Stats.Median > 0 {
-			fmt.Fprintf(&b, " (%+.1f%% vs previous)", (r.Stats.Median/prev.Stats.Median-1)*100)
+			fmt.Fprintf(&b, " (%s vs previous)", compare.Results(*prev, r, compare.DefaultOptions()))
 		}
 		switch {
 		case r.TFLOPS >= 1:
