@@ -1,7 +1,9 @@
 package cuda
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -39,19 +41,60 @@ func CompileKey(source string, headers map[string]string, macros []profiler.Macr
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// cacheEntry is one compiled program: the cubin and the lowered (mangled)
+// name of the entry it was compiled for ("" for built-in shaders, whose
+// entries are extern "C").
+type cacheEntry struct {
+	Cubin   []byte
+	Lowered string
+}
+
+// cacheMagic starts every cache file; a new layout gets a new magic (and
+// file suffix), so that files of another version are never misread.
+const (
+	cacheMagic  = "mltop-cuda-cache-2\n"
+	cacheSuffix = ".cubin2"
+)
+
+// encode lays an entry out as the magic, the lowered name's length
+// (uvarint), the lowered name, then the cubin.
+func (e cacheEntry) encode() []byte {
+	out := append([]byte(cacheMagic), binary.AppendUvarint(nil, uint64(len(e.Lowered)))...)
+	out = append(out, e.Lowered...)
+	return append(out, e.Cubin...)
+}
+
+// decodeCacheEntry reads what encode wrote; anything else is an error.
+func decodeCacheEntry(b []byte) (cacheEntry, error) {
+	rest, ok := bytes.CutPrefix(b, []byte(cacheMagic))
+	if !ok {
+		return cacheEntry{}, errors.New("not an mltop CUDA cache file of this version")
+	}
+	n, w := binary.Uvarint(rest)
+	if w <= 0 || n > uint64(len(rest)-w) {
+		return cacheEntry{}, errors.New("a cache file with a broken entry name")
+	}
+	rest = rest[w:]
+	e := cacheEntry{Lowered: string(rest[:n]), Cubin: rest[n:]}
+	if len(e.Cubin) == 0 {
+		return cacheEntry{}, errors.New("a cache file without a cubin")
+	}
+	return e, nil
+}
+
 // cubinCache keeps compiled cubins in memory and in a directory (the user
 // cache dir), so a sweep never compiles a program twice, even across runs.
 // A dir of "" keeps the memory layer only.
 type cubinCache struct {
 	dir  string
 	mu   sync.Mutex
-	mem  map[string][]byte
+	mem  map[string]cacheEntry
 	hits int
 	disk int
 }
 
 func newCubinCache(dir string) *cubinCache {
-	return &cubinCache{dir: dir, mem: map[string][]byte{}}
+	return &cubinCache{dir: dir, mem: map[string]cacheEntry{}}
 }
 
 // DefaultCacheDir is os.UserCacheDir()/mltop/cuda, or "" when there is no
@@ -67,30 +110,34 @@ func DefaultCacheDir() string {
 	return filepath.Join(d, "mltop", "cuda")
 }
 
-func (c *cubinCache) get(key string) ([]byte, bool) {
+func (c *cubinCache) get(key string) (cacheEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if b, ok := c.mem[key]; ok {
+	if e, ok := c.mem[key]; ok {
 		c.hits++
-		return b, true
+		return e, true
 	}
 	if c.dir == "" {
-		return nil, false
+		return cacheEntry{}, false
 	}
-	b, err := os.ReadFile(filepath.Join(c.dir, key+".cubin"))
-	if err != nil || len(b) == 0 {
-		return nil, false
+	b, err := os.ReadFile(filepath.Join(c.dir, key+cacheSuffix))
+	if err != nil {
+		return cacheEntry{}, false
 	}
-	c.mem[key] = b
+	e, err := decodeCacheEntry(b)
+	if err != nil {
+		return cacheEntry{}, false // compiled again, and the file rewritten
+	}
+	c.mem[key] = e
 	c.disk++
-	return b, true
+	return e, true
 }
 
-// put stores a cubin; a disk failure is not an error (the cache is an
+// put stores an entry; a disk failure is not an error (the cache is an
 // optimisation), the file is written atomically through a rename.
-func (c *cubinCache) put(key string, cubin []byte) {
+func (c *cubinCache) put(key string, e cacheEntry) {
 	c.mu.Lock()
-	c.mem[key] = cubin
+	c.mem[key] = e
 	dir := c.dir
 	c.mu.Unlock()
 	if dir == "" {
@@ -103,13 +150,13 @@ func (c *cubinCache) put(key string, cubin []byte) {
 	if err != nil {
 		return
 	}
-	_, werr := tmp.Write(cubin)
+	_, werr := tmp.Write(e.encode())
 	cerr := tmp.Close()
 	if errors.Join(werr, cerr) != nil {
 		os.Remove(tmp.Name())
 		return
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, key+".cubin")); err != nil {
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, key+cacheSuffix)); err != nil {
 		os.Remove(tmp.Name())
 	}
 }

@@ -99,6 +99,10 @@ type nvrtc struct {
 	nvrtcVersion, nvrtcCreateProgram, nvrtcCompileProgram, nvrtcGetCUBINSize,
 	nvrtcGetCUBIN, nvrtcGetProgramLogSize, nvrtcGetProgramLog,
 	nvrtcDestroyProgram, nvrtcGetErrorString uintptr
+
+	// Optional (0 when missing): without them an entry is looked up by its
+	// plain name, so it must be extern "C".
+	nvrtcAddNameExpression, nvrtcGetLoweredName uintptr
 }
 
 type symbol struct {
@@ -224,9 +228,11 @@ func loadNVRTC() (*nvrtc, error) {
 			tried = append(tried, c+" ("+err.Error()+")")
 			continue
 		}
+		n.nvrtcAddNameExpression, _ = purego.Dlsym(h, "nvrtcAddNameExpression")
+		n.nvrtcGetLoweredName, _ = purego.Dlsym(h, "nvrtcGetLoweredName")
 		return n, nil
 	}
-	return nil, fmt.Errorf("no NVRTC: cannot load libnvrtc (tried %s); install the CUDA toolkit or `pip install nvidia-cuda-nvrtc`, or set MLTOP_NVRTC to the library's path", strings.Join(tried, ", "))
+	return nil, fmt.Errorf("NVRTC not found (looked in %s); install the CUDA toolkit or `pip install nvidia-cuda-nvrtc`, or set MLTOP_NVRTC to the library's path", strings.Join(tried, ", "))
 }
 
 // cString returns a NUL-terminated copy of s.
@@ -293,8 +299,22 @@ func (n *nvrtc) version() (int, int, error) {
 	return int(major), int(minor), err
 }
 
-// compile turns CUDA C++ into a cubin; the error carries NVRTC's log.
-func (n *nvrtc) compile(src, name string, headers map[string]string, opts []string) ([]byte, string, error) {
+// compiled is what one NVRTC compile made.
+type compiled struct {
+	cubin   []byte
+	log     string
+	lowered string // the entry's mangled name; "" when no name expression was asked for
+}
+
+// namesEntries says whether this NVRTC can resolve C++ entry names.
+func (n *nvrtc) namesEntries() bool {
+	return n.nvrtcAddNameExpression != 0 && n.nvrtcGetLoweredName != 0
+}
+
+// compile turns CUDA C++ into a cubin; the error carries NVRTC's log. A
+// nameExpr ("ns::kernel<float, 4>", or a plain name) is added as a name
+// expression, which instantiates it, and its lowered name is returned.
+func (n *nvrtc) compile(src, name string, headers map[string]string, opts []string, nameExpr string) (compiled, error) {
 	var prog uintptr
 	hnames := make([]string, 0, len(headers))
 	for h := range headers {
@@ -310,9 +330,16 @@ func (n *nvrtc) compile(src, name string, headers map[string]string, opts []stri
 	csrc, cname := cString(src), cString(name)
 	if err := n.call("nvrtcCreateProgram", n.nvrtcCreateProgram, uintptr(unsafe.Pointer(&prog)), uintptr(unsafe.Pointer(csrc)), uintptr(unsafe.Pointer(cname)),
 		uintptr(len(hnames)), uintptr(unsafe.Pointer(&hsrc[0])), uintptr(unsafe.Pointer(&hinc[0]))); err != nil {
-		return nil, "", err
+		return compiled{}, err
 	}
 	defer func() { purego.SyscallN(n.nvrtcDestroyProgram, uintptr(unsafe.Pointer(&prog))) }()
+	var cexpr *byte
+	if nameExpr != "" {
+		cexpr = cString(nameExpr)
+		if err := n.call("nvrtcAddNameExpression", n.nvrtcAddNameExpression, prog, uintptr(unsafe.Pointer(cexpr))); err != nil {
+			return compiled{}, err
+		}
+	}
 	copts := make([]*byte, len(opts)+1)
 	for i, o := range opts {
 		copts[i] = cString(o)
@@ -326,29 +353,44 @@ func (n *nvrtc) compile(src, name string, headers map[string]string, opts []stri
 	runtime.KeepAlive(hinc)
 	runtime.KeepAlive(csrc)
 	runtime.KeepAlive(cname)
-	var logSize uintptr
-	log := ""
-	if n.call("nvrtcGetProgramLogSize", n.nvrtcGetProgramLogSize, prog, uintptr(unsafe.Pointer(&logSize))) == nil && logSize > 1 {
-		buf := make([]byte, logSize)
-		if n.call("nvrtcGetProgramLog", n.nvrtcGetProgramLog, prog, uintptr(unsafe.Pointer(&buf[0]))) == nil {
-			log = RewriteLog(strings.TrimRight(string(buf[:logSize-1]), "\x00\n "))
-		}
-	}
+	out := compiled{log: n.programLog(prog)}
 	if cerr != nil {
-		return nil, log, fmt.Errorf("%w\n%s", cerr, log)
+		return out, fmt.Errorf("%w\n%s", cerr, out.log)
+	}
+	if nameExpr != "" {
+		var lowered *byte
+		err := n.call("nvrtcGetLoweredName", n.nvrtcGetLoweredName, prog, uintptr(unsafe.Pointer(cexpr)), uintptr(unsafe.Pointer(&lowered)))
+		runtime.KeepAlive(cexpr)
+		if err != nil {
+			return out, fmt.Errorf("the lowered name of %q: %w", nameExpr, err)
+		}
+		out.lowered = goString(lowered) // a copy: NVRTC frees it with the program
 	}
 	var size uintptr
 	if err := n.call("nvrtcGetCUBINSize", n.nvrtcGetCUBINSize, prog, uintptr(unsafe.Pointer(&size))); err != nil {
-		return nil, log, err
+		return out, err
 	}
 	if size == 0 {
-		return nil, log, fmt.Errorf("NVRTC produced no cubin for %s (is the architecture a real sm_XY?)", name)
+		return out, fmt.Errorf("NVRTC produced no cubin for %s (is the architecture a real sm_XY?)", name)
 	}
-	cubin := make([]byte, size)
-	if err := n.call("nvrtcGetCUBIN", n.nvrtcGetCUBIN, prog, uintptr(unsafe.Pointer(&cubin[0]))); err != nil {
-		return nil, log, err
+	out.cubin = make([]byte, size)
+	if err := n.call("nvrtcGetCUBIN", n.nvrtcGetCUBIN, prog, uintptr(unsafe.Pointer(&out.cubin[0]))); err != nil {
+		return out, err
 	}
-	return cubin, log, nil
+	return out, nil
+}
+
+// programLog is NVRTC's log of prog, with locations rewritten as file:line.
+func (n *nvrtc) programLog(prog uintptr) string {
+	var logSize uintptr
+	if n.call("nvrtcGetProgramLogSize", n.nvrtcGetProgramLogSize, prog, uintptr(unsafe.Pointer(&logSize))) != nil || logSize <= 1 {
+		return ""
+	}
+	buf := make([]byte, logSize)
+	if n.call("nvrtcGetProgramLog", n.nvrtcGetProgramLog, prog, uintptr(unsafe.Pointer(&buf[0]))) != nil {
+		return ""
+	}
+	return RewriteLog(strings.TrimRight(string(buf[:logSize-1]), "\x00\n "))
 }
 
 // dlopen loads a library with its error message intact: dlerror is per

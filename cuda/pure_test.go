@@ -3,6 +3,7 @@ package cuda
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mltop/mltop/profiler"
@@ -92,23 +93,59 @@ func TestCubinCacheDisk(t *testing.T) {
 	if _, ok := c.get("k1"); ok {
 		t.Fatal("empty cache hit")
 	}
-	c.put("k1", []byte("cubin-bytes"))
-	if b, ok := c.get("k1"); !ok || string(b) != "cubin-bytes" || c.hits != 1 {
-		t.Fatalf("memory layer: %q %v hits=%d", b, ok, c.hits)
+	want := cacheEntry{Cubin: []byte("cubin-bytes"), Lowered: "_Z6kernelIfLi4EEvPf"}
+	c.put("k1", want)
+	if e, ok := c.get("k1"); !ok || string(e.Cubin) != "cubin-bytes" || e.Lowered != want.Lowered || c.hits != 1 {
+		t.Fatalf("memory layer: %+v %v hits=%d", e, ok, c.hits)
 	}
-	// A new cache over the same dir (a later run) finds it on disk.
+	// A new cache over the same dir (a later run) finds it on disk, with
+	// the lowered name.
 	c2 := newCubinCache(dir)
-	if b, ok := c2.get("k1"); !ok || string(b) != "cubin-bytes" || c2.disk != 1 {
-		t.Fatalf("disk layer: %q %v disk=%d", b, ok, c2.disk)
+	if e, ok := c2.get("k1"); !ok || string(e.Cubin) != "cubin-bytes" || e.Lowered != want.Lowered || c2.disk != 1 {
+		t.Fatalf("disk layer: %+v %v disk=%d", e, ok, c2.disk)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "k1.cubin")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "k1"+cacheSuffix)); err != nil {
 		t.Fatal(err)
+	}
+	// A file of the old layout (a bare cubin, no lowered name) or a broken
+	// one is a miss, never a wrong entry.
+	os.WriteFile(filepath.Join(dir, "old.cubin"), []byte("old-cubin"), 0o644)
+	os.WriteFile(filepath.Join(dir, "old"+cacheSuffix), []byte("old-cubin"), 0o644)
+	if e, ok := newCubinCache(dir).get("old"); ok {
+		t.Fatalf("an old-format file was read as %+v", e)
 	}
 	// No dir: memory only, no error.
 	c3 := newCubinCache("")
-	c3.put("k", []byte("x"))
+	c3.put("k", cacheEntry{Cubin: []byte("x")})
 	if _, ok := c3.get("k"); !ok {
 		t.Fatal("memory-only cache lost its entry")
+	}
+}
+
+func TestCacheEntryEncoding(t *testing.T) {
+	for _, e := range []cacheEntry{
+		{Cubin: []byte{0x7f, 'E', 'L', 'F', 0, 1}, Lowered: "_ZN2ns6kernelEv"},
+		{Cubin: []byte("c"), Lowered: ""},
+		{Cubin: []byte("c"), Lowered: strings.Repeat("x", 300)}, // a two-byte length
+	} {
+		got, err := decodeCacheEntry(e.encode())
+		if err != nil || got.Lowered != e.Lowered || string(got.Cubin) != string(e.Cubin) {
+			t.Errorf("round trip of %q: %+v, %v", e.Lowered, got, err)
+		}
+	}
+	good := cacheEntry{Cubin: []byte("cubin"), Lowered: "k"}.encode()
+	for name, b := range map[string][]byte{
+		"empty":           nil,
+		"bare cubin":      []byte("\x7fELF..."),
+		"other version":   append([]byte("mltop-cuda-cache-1\n"), good[len(cacheMagic):]...),
+		"name too long":   append([]byte(cacheMagic), 0x7f, 'k'),
+		"no cubin":        cacheEntry{Lowered: "k"}.encode(),
+		"broken varint":   append([]byte(cacheMagic), 0xff),
+		"truncated entry": good[:len(cacheMagic)+1],
+	} {
+		if e, err := decodeCacheEntry(b); err == nil {
+			t.Errorf("%s: decoded as %+v, want an error", name, e)
+		}
 	}
 }
 

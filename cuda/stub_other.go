@@ -18,3 +18,11 @@ func Available() (bool, string) { return false, errNoLinux.Error() }
 
 // DeviceCount fails off Linux.
 func DeviceCount() (int, error) { return 0, errNoLinux }
+
+// nvrtcLocation: NVRTC is loaded only on Linux.
+func nvrtcLocation() (path, desc string) { return "", "not loaded: " + errNoLinux.Error() }
+
+// CheckCompile fails off Linux: mltop loads NVRTC only there.
+func CheckCompile(p profiler.Program, arch string) (CompileReport, error) {
+	return CompileReport{Arch: checkArch(arch), Entry: p.Entry, Registers: -1, StaticShared: -1}, errNoLinux
+}

@@ -64,27 +64,43 @@ type Macro struct {
 // A user kernel's program carries its own source instead: Code is the text,
 // File the path compile errors name (the user's file, so that a log's
 // file:line points at it) and Includes the headers it may #include, by the
-// name it includes them with.
+// name it includes them with. IncludeDirs are directories searched for
+// the rest of its #includes (a manifest's include_dirs:, absolute paths),
+// before the toolkit's. Entry may be any C++ name of the kernel: an
+// extern "C" name, ns::kernel, or a template instance such as
+// layernorm_fwd<__nv_bfloat16, 4> (backends that support it resolve it).
 type Program struct {
-	Source   string
-	Entry    string
-	Macros   []Macro
-	Code     string            `json:",omitempty"`
-	File     string            `json:",omitempty"`
-	Includes map[string]string `json:",omitempty"`
+	Source      string
+	Entry       string
+	Macros      []Macro
+	Code        string            `json:",omitempty"`
+	File        string            `json:",omitempty"`
+	Includes    map[string]string `json:",omitempty"`
+	IncludeDirs []string          `json:",omitempty"`
 }
 
-// ScalarKind is the type of a scalar kernel parameter.
+// ScalarKind is the C type of a scalar kernel parameter (see scalar.go).
 type ScalarKind string
 
 const (
-	ScalarI32 ScalarKind = "i32"
-	ScalarF32 ScalarKind = "f32"
+	ScalarI8   ScalarKind = "i8"   // int8_t / signed char
+	ScalarU8   ScalarKind = "u8"   // uint8_t / unsigned char
+	ScalarI16  ScalarKind = "i16"  // int16_t / short
+	ScalarU16  ScalarKind = "u16"  // uint16_t / unsigned short
+	ScalarI32  ScalarKind = "i32"  // int32_t / int
+	ScalarU32  ScalarKind = "u32"  // uint32_t / unsigned
+	ScalarI64  ScalarKind = "i64"  // int64_t / long long
+	ScalarU64  ScalarKind = "u64"  // uint64_t / size_t
+	ScalarF32  ScalarKind = "f32"  // float
+	ScalarF64  ScalarKind = "f64"  // double
+	ScalarBool ScalarKind = "bool" // bool (one byte)
 )
 
 // Scalar is a by-value kernel parameter. CUDA passes each as its own
 // argument after the buffers; Metal packs them, in order, into one struct
-// bound with setBytes at the index after the last buffer.
+// bound with setBytes at the index after the last buffer. Integer kinds
+// and bool hold their value in I (u64 as its bit pattern), float kinds in
+// F; ScalarOf builds one with range checks.
 type Scalar struct {
 	Name string
 	Kind ScalarKind

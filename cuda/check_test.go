@@ -1,0 +1,69 @@
+package cuda
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+func TestCheckArchDefaultsToHopper(t *testing.T) {
+	for in, want := range map[string]string{"": "sm_90", "  ": "sm_90", "sm_80": "sm_80"} {
+		if got := checkArch(in); got != want {
+			t.Errorf("checkArch(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+const checkSource = `#include <cuda_fp16.h>
+namespace ns {
+template <typename T, int N>
+__global__ void scale(T* y, T a, int n) {
+	__shared__ float tile[N * 32];
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	tile[threadIdx.x % (N * 32)] = 1.0f;
+	if (i < n) y[i] = a * y[i] * T(tile[0]);
+}
+}
+extern "C" __global__ void plain(float* y) { y[0] = 1; }
+`
+
+// CheckCompile needs NVRTC and nothing else; without it the error says
+// where it looked.
+func TestCheckCompile(t *testing.T) {
+	p := profiler.Program{Source: "scale", File: "scale.cu", Code: checkSource, Entry: "ns::scale<float, 4>"}
+	r, err := CheckCompile(p, "")
+	if err != nil && (strings.Contains(err.Error(), "NVRTC not found (looked in") || strings.Contains(err.Error(), "Linux")) {
+		t.Skip("no NVRTC here: ", err)
+	}
+	if err != nil {
+		t.Fatalf("CheckCompile: %v\nlog: %s", err, r.Log)
+	}
+	if r.Arch != "sm_90" || !strings.HasPrefix(r.Lowered, "_ZN2ns5scaleIfLi4EE") || !slices.Contains(r.Kernels, r.Lowered) {
+		t.Errorf("report: %+v", r)
+	}
+	if r.Registers <= 0 || r.StaticShared != 4*32*4 || r.CubinBytes == 0 {
+		t.Errorf("cubin facts: registers %d, shared %d, size %d", r.Registers, r.StaticShared, r.CubinBytes)
+	}
+	t.Logf("%+v", r)
+	// extern "C" names resolve to themselves.
+	p.Entry = "plain"
+	if r, err := CheckCompile(p, "sm_80"); err != nil || r.Lowered != "plain" {
+		t.Errorf("extern C entry: %q, %v", r.Lowered, err)
+	}
+	// A template without its arguments, and a name that is not there.
+	for _, entry := range []string{"ns::scale", "scale_fwd"} {
+		p.Entry = entry
+		_, err := CheckCompile(p, "")
+		if err == nil || !strings.Contains(err.Error(), `has no kernel "`+entry+`"`) || !strings.Contains(err.Error(), "kernels in scale.cu: scale, plain") {
+			t.Errorf("entry %q: want an error naming it and the kernels, got %v", entry, err)
+		}
+	}
+	// A program that does not compile reports NVRTC's log, not the entry.
+	p.Entry, p.Code = "plain", checkSource+"\nint broken = ;\n"
+	r, err = CheckCompile(p, "")
+	if err == nil || strings.Contains(err.Error(), "has no kernel") || !strings.Contains(r.Log, "scale.cu:") {
+		t.Errorf("broken program: %v\nlog: %s", err, r.Log)
+	}
+}

@@ -1,0 +1,157 @@
+//go:build linux
+
+package cuda
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+type buffer struct {
+	ptr  uint64
+	size int64
+}
+
+func (b *buffer) Size() int64 { return b.size }
+
+func (b *backend) alloc(n int64) (*buffer, error) {
+	if n <= 0 {
+		n = 1
+	}
+	buf := &buffer{size: n}
+	if err := b.check(b.drv.call("cuMemAlloc_v2", b.drv.cuMemAlloc, uintptr(unsafe.Pointer(&buf.ptr)), uintptr(n))); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+func (b *backend) Alloc(n int64) (profiler.Buffer, error) {
+	var buf *buffer
+	err := b.do(func() error {
+		if err := b.alive(); err != nil {
+			return err
+		}
+		var err error
+		buf, err = b.alloc(n)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("allocating %s on the GPU: %w", profiler.FormatBytes(n), err)
+	}
+	return buf, nil
+}
+
+func (b *backend) Free(x profiler.Buffer) {
+	buf, ok := x.(*buffer)
+	if !ok || buf == nil || buf.ptr == 0 {
+		return
+	}
+	b.do(func() error {
+		b.drv.call("cuMemFree_v2", b.drv.cuMemFree, uintptr(buf.ptr))
+		buf.ptr = 0
+		return nil
+	})
+}
+
+func asBuffer(x profiler.Buffer) (*buffer, error) {
+	buf, ok := x.(*buffer)
+	if !ok || buf == nil || buf.ptr == 0 {
+		return nil, fmt.Errorf("not a live CUDA buffer: %T", x)
+	}
+	return buf, nil
+}
+
+func (b *backend) Upload(x profiler.Buffer, src []byte) error {
+	buf, err := asBuffer(x)
+	if err != nil {
+		return err
+	}
+	if int64(len(src)) > buf.size {
+		return fmt.Errorf("upload of %d B into a %d B buffer", len(src), buf.size)
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	return b.do(func() error {
+		if err := b.alive(); err != nil {
+			return err
+		}
+		return b.check(b.drv.call("cuMemcpyHtoD_v2", b.drv.cuMemcpyHtoD, uintptr(buf.ptr), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src))))
+	})
+}
+
+func (b *backend) Download(x profiler.Buffer, dst []byte) error {
+	buf, err := asBuffer(x)
+	if err != nil {
+		return err
+	}
+	if int64(len(dst)) > buf.size {
+		return fmt.Errorf("download of %d B from a %d B buffer", len(dst), buf.size)
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	return b.do(func() error {
+		if err := b.alive(); err != nil {
+			return err
+		}
+		return b.check(b.drv.call("cuMemcpyDtoH_v2", b.drv.cuMemcpyDtoH, uintptr(unsafe.Pointer(&dst[0])), uintptr(buf.ptr), uintptr(len(dst))))
+	})
+}
+
+// Copy copies src into dst on the device (see profiler.Copier).
+func (b *backend) Copy(dst, src profiler.Buffer) error {
+	d, err := asBuffer(dst)
+	if err != nil {
+		return err
+	}
+	sb, err := asBuffer(src)
+	if err != nil {
+		return err
+	}
+	if d.size != sb.size {
+		return fmt.Errorf("copy of a %d-byte buffer into a %d-byte one", sb.size, d.size)
+	}
+	return b.onStream(func() error {
+		return b.check(b.drv.call("cuMemcpyDtoDAsync_v2", b.drv.cuMemcpyDtoDAsync, uintptr(d.ptr), uintptr(sb.ptr), uintptr(d.size), b.stream))
+	})
+}
+
+// Fill sets every byte of a buffer on the device (see profiler.Filler).
+func (b *backend) Fill(x profiler.Buffer, value byte) error {
+	buf, err := asBuffer(x)
+	if err != nil {
+		return err
+	}
+	return b.onStream(func() error {
+		return b.check(b.drv.call("cuMemsetD8Async", b.drv.cuMemsetD8Async, uintptr(buf.ptr), uintptr(value), uintptr(buf.size), b.stream))
+	})
+}
+
+// DownloadRanges copies parts of a buffer (see profiler.RangeDownloader),
+// all in one trip to the CUDA thread.
+func (b *backend) DownloadRanges(x profiler.Buffer, offsets []int64, dsts [][]byte) error {
+	buf, err := asBuffer(x)
+	if err != nil {
+		return err
+	}
+	if err := profiler.CheckRanges(buf.size, offsets, dsts); err != nil {
+		return err
+	}
+	return b.do(func() error {
+		if err := b.alive(); err != nil {
+			return err
+		}
+		for i, off := range offsets {
+			if len(dsts[i]) == 0 {
+				continue
+			}
+			if err := b.check(b.drv.call("cuMemcpyDtoH_v2", b.drv.cuMemcpyDtoH, uintptr(unsafe.Pointer(&dsts[i][0])), uintptr(buf.ptr+uint64(off)), uintptr(len(dsts[i])))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,259 @@
+package cuda
+
+import (
+	"errors"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+// fakeFS is a file system of the given files (directories are implied by
+// the files' parents), with symbolic links from one directory to another.
+type fakeFS struct {
+	files map[string]bool
+	links map[string]string // dir → target dir
+}
+
+func newFakeFS(links map[string]string, files ...string) *fakeFS {
+	f := &fakeFS{files: map[string]bool{}, links: links}
+	for _, p := range files {
+		f.files[p] = true
+	}
+	return f
+}
+
+// resolve follows a link in any prefix of p.
+func (f *fakeFS) resolve(p string) string {
+	for from, to := range f.links {
+		if p == from || strings.HasPrefix(p, from+"/") {
+			return to + strings.TrimPrefix(p, from)
+		}
+	}
+	return p
+}
+
+func (f *fakeFS) isFile(p string) bool { return f.files[f.resolve(path.Clean(p))] }
+
+func (f *fakeFS) isDir(p string) bool {
+	p = f.resolve(path.Clean(p))
+	for file := range f.files {
+		if strings.HasPrefix(file, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *fakeFS) dirs() []string {
+	seen := map[string]bool{}
+	for file := range f.files {
+		for d := path.Dir(file); d != "/" && !seen[d]; d = path.Dir(d) {
+			seen[d] = true
+		}
+	}
+	for from := range f.links {
+		seen[from] = true
+	}
+	return slices.Sorted(func(yield func(string) bool) {
+		for d := range seen {
+			if !yield(d) {
+				return
+			}
+		}
+	})
+}
+
+func (f *fakeFS) glob(pat string) ([]string, error) {
+	var out []string
+	for _, d := range f.dirs() {
+		if ok, _ := path.Match(pat, d); ok {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeFS) lookup(env map[string]string, nvcc, nvrtc string) includeLookup {
+	return includeLookup{
+		getenv: func(k string) string { return env[k] },
+		lookPath: func(string) (string, error) {
+			if nvcc == "" {
+				return "", errors.New("not found")
+			}
+			return nvcc, nil
+		},
+		glob: f.glob,
+		realPath: func(p string) (string, error) {
+			return f.resolve(path.Clean(p)), nil
+		},
+		isDir:  f.isDir,
+		isFile: f.isFile,
+		nvrtc:  nvrtc,
+	}
+}
+
+func TestFindIncludeDirs(t *testing.T) {
+	cases := []struct {
+		name         string
+		fs           *fakeFS
+		env          map[string]string
+		nvcc, nvrtc  string
+		want         []string
+		wantSearched []string // "dir: result" for a few of the places
+	}{
+		{
+			name: "CUDA 13 toolkit: cccl first, the /usr/local/cuda link deduplicated, versions newest first",
+			fs: newFakeFS(map[string]string{"/usr/local/cuda": "/usr/local/cuda-13.0"},
+				"/usr/local/cuda-13.0/include/cuda_fp16.h", "/usr/local/cuda-13.0/include/cccl/cub/cub.cuh",
+				"/usr/local/cuda-12.9/include/cuda_runtime.h", "/usr/local/cuda-12.10/include/cuda_runtime.h"),
+			want: []string{"/usr/local/cuda/include/cccl", "/usr/local/cuda/include", "/usr/local/cuda-12.10/include", "/usr/local/cuda-12.9/include"},
+			wantSearched: []string{"/usr/local/cuda/include: used (+cccl)", "/usr/local/cuda-13.0/include: duplicate",
+				"/opt/cuda/include: no such directory"},
+		},
+		{
+			name: "the user's list first (any directory), then CUDA_HOME, CUDA_PATH, nvcc",
+			fs: newFakeFS(nil, "/my/inc/a.cuh", "/home/u/cuda/include/cuda_fp16.h", "/win/cuda/include/cuda_runtime.h",
+				"/opt/nv/bin/nvcc", "/opt/nv/include/cuda_runtime.h", "/usr/local/cuda/include/cuda_fp16.h"),
+			env:          map[string]string{IncludeEnv: "/my/inc" + string(filepath.ListSeparator) + "/missing", "CUDA_HOME": "/home/u/cuda", "CUDA_PATH": "/win/cuda"},
+			nvcc:         "/opt/nv/bin/nvcc",
+			want:         []string{"/my/inc", "/home/u/cuda/include", "/win/cuda/include", "/opt/nv/include", "/usr/local/cuda/include"},
+			wantSearched: []string{"/missing: no such directory"},
+		},
+		{
+			name: "a folder without the toolkit's headers is skipped",
+			fs:   newFakeFS(nil, "/home/u/cuda/include/other.h"),
+			env:  map[string]string{"CUDA_HOME": "/home/u/cuda"},
+			want: nil,
+			wantSearched: []string{"/home/u/cuda/include: no cuda_fp16.h or cuda_runtime.h",
+				"/usr/local/cuda/include: no such directory"},
+		},
+		{
+			name: "pip wheels beside NVRTC: every nvidia/*/include holding the toolkit's headers or cub",
+			fs: newFakeFS(nil, "/v/lib/python3.12/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12",
+				"/v/lib/python3.12/site-packages/nvidia/cuda_nvrtc/include/nvrtc.h",
+				"/v/lib/python3.12/site-packages/nvidia/cuda_runtime/include/cuda_fp16.h",
+				"/v/lib/python3.12/site-packages/nvidia/cuda_cccl/include/cub/cub.cuh"),
+			nvrtc: "/v/lib/python3.12/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12",
+			want:  []string{"/v/lib/python3.12/site-packages/nvidia/cuda_cccl/include", "/v/lib/python3.12/site-packages/nvidia/cuda_runtime/include"},
+		},
+		{
+			name: "the one-folder cu13 wheel",
+			fs: newFakeFS(nil, "/s/nvidia/cu13/lib/libnvrtc.so.13", "/s/nvidia/cu13/include/cuda_bf16.h",
+				"/s/nvidia/cu13/include/cuda_fp16.h", "/s/nvidia/cu13/include/cccl/cub/cub.cuh"),
+			nvrtc: "/s/nvidia/cu13/lib/libnvrtc.so.13",
+			want:  []string{"/s/nvidia/cu13/include/cccl", "/s/nvidia/cu13/include"},
+		},
+		{
+			name:  "NVRTC in a toolkit's lib64: ../include",
+			fs:    newFakeFS(nil, "/tk/lib64/libnvrtc.so.13", "/tk/include/cuda_fp16.h"),
+			nvrtc: "/tk/lib64/libnvrtc.so.13",
+			want:  []string{"/tk/include"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, searched := findIncludeDirs(c.fs.lookup(c.env, c.nvcc, c.nvrtc))
+			if !slices.Equal(got, c.want) {
+				t.Errorf("dirs = %q\nwant   %q", got, c.want)
+			}
+			var lines []string
+			for _, s := range searched {
+				lines = append(lines, s.Dir+": "+s.Result)
+			}
+			for _, w := range c.wantSearched {
+				if !slices.Contains(lines, w) {
+					t.Errorf("searched lacks %q: %q", w, lines)
+				}
+			}
+		})
+	}
+}
+
+func TestCompareVersions(t *testing.T) {
+	dirs := []string{"/usr/local/cuda-12.9/include", "/usr/local/cuda-13.0/include", "/usr/local/cuda-12.10/include", "/usr/local/cuda-12/include"}
+	slices.SortFunc(dirs, func(a, b string) int { return compareVersions(b, a) })
+	want := []string{"/usr/local/cuda-13.0/include", "/usr/local/cuda-12.10/include", "/usr/local/cuda-12.9/include", "/usr/local/cuda-12/include"}
+	if !slices.Equal(dirs, want) {
+		t.Fatalf("newest first: %q, want %q", dirs, want)
+	}
+}
+
+func TestToolkitInfoReport(t *testing.T) {
+	fs := newFakeFS(nil, "/usr/local/cuda/include/cuda_fp16.h", "/usr/local/cuda/include/cuda_bf16.h",
+		"/usr/local/cuda/include/cccl/cub/cub.cuh")
+	info := toolkitInfo(fs.lookup(nil, "", ""), "NVRTC 13.0 from /x/libnvrtc.so.13")
+	for h, want := range map[string]bool{"cuda_fp16.h": true, "cuda_bf16.h": true, "cub/cub.cuh": true, "cooperative_groups.h": false} {
+		if info.Has(h) != want {
+			t.Errorf("Has(%q) = %v, want %v (%+v)", h, !want, want, info.Headers)
+		}
+	}
+	s := info.String()
+	for _, want := range []string{"NVRTC 13.0 from /x/libnvrtc.so.13", "cooperative_groups.h", "not found",
+		"include path: /usr/local/cuda/include/cccl" + string(filepath.ListSeparator) + "/usr/local/cuda/include",
+		"looked in /opt/cuda/include (default): no such directory"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("String() lacks %q:\n%s", want, s)
+		}
+	}
+	empty := toolkitInfo(newFakeFS(nil).lookup(nil, "", ""), "none")
+	if !strings.Contains(empty.String(), "none found (set "+IncludeEnv) {
+		t.Errorf("no toolkit: %s", empty.String())
+	}
+}
+
+// Toolkit runs on any machine, GPU or not, and never fails.
+func TestToolkitRunsWithoutAGPU(t *testing.T) {
+	info := Toolkit()
+	if info.NVRTC == "" || len(info.Headers) != len(wellKnownHeaders) || len(info.Searched) == 0 {
+		t.Fatalf("Toolkit() = %+v", info)
+	}
+	t.Log(info)
+}
+
+func TestCompileOptions(t *testing.T) {
+	user := profiler.Program{Entry: "k", Code: "x", Macros: []profiler.Macro{{Name: "N", Value: "4"}}, IncludeDirs: []string{"/mine", "/tk/include/"}}
+	got := compileOptions(user, "sm_90a", []string{"/tk/include", "/tk2"}, " -maxrregcount=64 ")
+	want := []string{"--gpu-architecture=sm_90a", "-lineinfo", "--std=c++17", "-default-device", "-DN=4",
+		"--include-path=/mine", "--include-path=/tk/include", "--include-path=/tk2", "-maxrregcount=64"}
+	if !slices.Equal(got, want) {
+		t.Errorf("user program:\n got %q\nwant %q", got, want)
+	}
+	// Built-in shaders compile as before: no include path.
+	builtin := profiler.Program{Source: "softmax", Entry: "softmax", IncludeDirs: []string{"/ignored"}}
+	for _, o := range compileOptions(builtin, "sm_80", []string{"/tk"}, "") {
+		if strings.HasPrefix(o, "--include-path") {
+			t.Errorf("built-in shader got %q", o)
+		}
+	}
+}
+
+func TestIncludeFingerprintFollowsEdits(t *testing.T) {
+	dir := t.TempDir()
+	h := filepath.Join(dir, "sub", "a.cuh")
+	if err := os.MkdirAll(filepath.Dir(h), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(h, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := includeFingerprint([]string{dir})
+	if includeFingerprint([]string{dir}) != before {
+		t.Fatal("fingerprint changes without an edit")
+	}
+	if err := os.WriteFile(h, []byte("xy"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(h, time.Now(), time.Now().Add(time.Hour))
+	if includeFingerprint([]string{dir}) == before {
+		t.Fatal("editing a header leaves the fingerprint as it was")
+	}
+	if includeFingerprint(nil) != "" {
+		t.Fatal("no include dirs should give an empty fingerprint")
+	}
+}

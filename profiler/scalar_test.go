@@ -1,0 +1,103 @@
+package profiler
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestScalarBytes(t *testing.T) {
+	for _, c := range []struct {
+		s    Scalar
+		want []byte
+	}{
+		{I32Param("n", -2), []byte{0xfe, 0xff, 0xff, 0xff}},
+		{F32Param("a", 1), []byte{0, 0, 0x80, 0x3f}},
+		{Scalar{Kind: ScalarF64, F: 1}, []byte{0, 0, 0, 0, 0, 0, 0xf0, 0x3f}},
+		{Scalar{Kind: ScalarI8, I: -1}, []byte{0xff}},
+		{Scalar{Kind: ScalarU8, I: 200}, []byte{200}},
+		{Scalar{Kind: ScalarI16, I: -2}, []byte{0xfe, 0xff}},
+		{Scalar{Kind: ScalarU16, I: 0x1234}, []byte{0x34, 0x12}},
+		{Scalar{Kind: ScalarU32, I: 0xdeadbeef}, []byte{0xef, 0xbe, 0xad, 0xde}},
+		{Scalar{Kind: ScalarI64, I: -2}, []byte{0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
+		{Scalar{Kind: ScalarU64, I: -1}, bytes.Repeat([]byte{0xff}, 8)},
+		{Scalar{Kind: ScalarBool, I: 1}, []byte{1}},
+		{Scalar{Kind: ScalarBool}, []byte{0}},
+		{Scalar{I: 7}, []byte{7, 0, 0, 0}}, // no kind: i32, as before
+		{Scalar{Kind: "f16"}, nil},
+	} {
+		got := c.s.Bytes()
+		if !bytes.Equal(got, c.want) || c.s.Size() != len(c.want) || c.s.Align() != len(c.want) {
+			t.Errorf("%s %+v: bytes %x size %d align %d, want %x", c.s.Kind, c.s, got, c.s.Size(), c.s.Align(), c.want)
+		}
+	}
+}
+
+func TestScalarOf(t *testing.T) {
+	ok := []struct {
+		kind ScalarKind
+		v    any
+		want []byte
+	}{
+		{ScalarI32, 5, []byte{5, 0, 0, 0}},
+		{ScalarI32, int64(math.MinInt32), []byte{0, 0, 0, 0x80}},
+		{ScalarU32, 4e9, []byte{0x00, 0x28, 0x6b, 0xee}},
+		{ScalarU64, uint64(math.MaxUint64), bytes.Repeat([]byte{0xff}, 8)},
+		{ScalarU64, 1.8e19, []byte{0x00, 0x00, 0x08, 0xc5, 0xa1, 0xd8, 0xcc, 0xf9}},
+		{ScalarI8, -128, []byte{0x80}},
+		{ScalarU8, 255.0, []byte{0xff}},
+		{ScalarF32, 3, []byte{0, 0, 0x40, 0x40}},
+		{ScalarF32, math.Inf(1), []byte{0, 0, 0x80, 0x7f}},
+		{ScalarF64, 1e300, nil},
+		{ScalarBool, true, []byte{1}},
+		{ScalarBool, 0, []byte{0}},
+	}
+	for _, c := range ok {
+		s, err := ScalarOf(c.kind, "x", c.v)
+		if err != nil {
+			t.Errorf("ScalarOf(%s, %v): %v", c.kind, c.v, err)
+			continue
+		}
+		if c.want != nil && !bytes.Equal(s.Bytes(), c.want) {
+			t.Errorf("ScalarOf(%s, %v) bytes %x, want %x", c.kind, c.v, s.Bytes(), c.want)
+		}
+	}
+	bad := []struct {
+		kind ScalarKind
+		v    any
+		want string
+	}{
+		{ScalarI32, 3e9, "scalar n: 3000000000 does not fit in i32"},
+		{ScalarI32, int64(1) << 31, "does not fit in i32"},
+		{ScalarU32, -1, "scalar n: -1 does not fit in u32 (0 to 4294967295)"},
+		{ScalarU64, -1.0, "does not fit in u64"},
+		{ScalarF32, 1e39, "scalar n: 1e+39 does not fit in f32"},
+		{ScalarI8, 128, "does not fit in i8 (-128 to 127)"},
+		{ScalarU16, 70000, "does not fit in u16"},
+		{ScalarI64, uint64(math.MaxUint64), "does not fit in i64"},
+		{ScalarI64, 1e19, "does not fit in i64"},
+		{ScalarI32, 1.5, "1.5 is not a whole number"},
+		{ScalarI32, math.NaN(), "not a whole number"},
+		{ScalarBool, 2, "does not fit in bool"},
+		{"f16", 1.0, `type "f16" is not one of`},
+		{ScalarI32, "7", "Go type string"},
+	}
+	for _, c := range bad {
+		s, err := ScalarOf(c.kind, "n", c.v)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ScalarOf(%s, %v) = %+v, %v; want an error with %q", c.kind, c.v, s, err, c.want)
+		}
+	}
+}
+
+func TestParseScalarKind(t *testing.T) {
+	for in, want := range map[string]ScalarKind{"u32": ScalarU32, " f64 ": ScalarF64, "bool": ScalarBool, "unsigned int": ScalarU32, "size_t": ScalarU64, "double": ScalarF64} {
+		if got, err := ParseScalarKind(in); err != nil || got != want {
+			t.Errorf("ParseScalarKind(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := ParseScalarKind("half"); err == nil || !strings.Contains(err.Error(), `"half"`) {
+		t.Errorf("half: %v", err)
+	}
+}
