@@ -29,14 +29,14 @@ func (bl *builder) buffers() error {
 		names[b.Name] = true
 		ub := ubuf{name: b.Name, out: b.Out}
 		switch b.DType {
-		case "", "T":
+		case "", bl.f.dtypeName:
 			ub.dtype = ""
 		case "i32", "int32":
 			ub.dtype = profiler.I32
 		default:
 			dt, err := profiler.ParseDType(b.DType)
 			if err != nil {
-				return d.err(path+".dtype", field+".dtype", "%v (or T for the spec's dtype, or i32)", err)
+				return d.err(path+".dtype", field+".dtype", "%v (or %s for the spec's dtype, or i32)", err, bl.f.dtypeName)
 			}
 			ub.dtype = dt
 		}

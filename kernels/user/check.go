@@ -215,7 +215,7 @@ func (f *Family) referenceAgainst(s profiler.Spec, in profiler.Inputs, maxRows i
 	c := f.check
 	fam := c.against
 	sc := fam.Schema()
-	e := env(s)
+	e := f.env(s)
 	bs, err := c.theirSpec(f, fam.Name(), s.DType, sc, e)
 	if err != nil {
 		return nil, fmt.Errorf("check against %s: %w", fam.Name(), err)
@@ -279,10 +279,10 @@ func (f *Family) referencePython(s profiler.Spec, in profiler.Inputs, maxRows in
 	if err != nil {
 		return nil, err
 	}
-	e := env(s)
+	e := f.env(s)
 	dims := map[string]any{"dtype": string(s.DType)}
 	for k, v := range e {
-		if k != "T" {
+		if k != f.dtypeName {
 			dims[k] = v
 		}
 	}

@@ -3,7 +3,7 @@ package user
 import (
 	"fmt"
 	"slices"
-	"strconv"
+
 	"strings"
 
 	"github.com/mltop/mltop/profiler"
@@ -25,12 +25,12 @@ type Family struct {
 	disps        []udisp
 	flops, bytes *expr.Program
 	check        checker
-	// paramNames are the parameter names of the kernels in each source: a
-	// knob, dim or flag of that name is not defined as a macro there (the
-	// macro would rewrite the parameter's declaration).
-	paramNames map[string]map[string]bool
-	version    string // hash of the manifest and the files it names
-	nested     bool   // loaded as another manifest's check: kernel (its own check is not loaded)
+	dtypeName    string               // the source's name for the element type: T, or the manifest's dtype_name
+	includeDirs  []string             // the manifest's include_dirs, as paths
+	defines      []udefine            // the manifest's defines:
+	prep         map[string]*prepared // per source language: the scanned source and how names reach it
+	version      string               // hash of the manifest and the files it names
+	nested       bool                 // loaded as another manifest's check: kernel (its own check is not loaded)
 }
 
 // Version identifies the family's definition (profiler.Versioned): it
@@ -68,6 +68,11 @@ func (f *Family) Files() []string {
 		}
 	}
 	out = append(out, f.includePaths...)
+	for _, h := range f.localHeaders() {
+		if !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
 	return append(out, f.check.files()...)
 }
 
@@ -80,7 +85,7 @@ func (f *Family) Tolerance(d profiler.DType) profiler.Tolerance {
 }
 
 // env is the expression environment of a spec.
-func env(s profiler.Spec) map[string]any {
+func (f *Family) env(s profiler.Spec) map[string]any {
 	e := make(map[string]any, len(s.Knobs)+len(s.Dims)+len(s.Flags)+1)
 	for k, v := range s.Knobs {
 		e[k] = v
@@ -91,7 +96,7 @@ func env(s profiler.Spec) map[string]any {
 	for k, v := range s.Flags {
 		e[k] = v
 	}
-	e["T"] = string(s.DType)
+	e[f.dtypeName] = string(s.DType)
 	return e
 }
 
@@ -107,7 +112,7 @@ func valuesOf(p *expr.Program, e map[string]any) string {
 // Validate applies the manifest's rules, then the limits every plan must
 // respect (positive grids, threads and TGM within the device's limits).
 func (f *Family) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
-	e := env(s)
+	e := f.env(s)
 	for _, r := range f.rules {
 		ok, err := r.Bool(e)
 		if err != nil {
@@ -127,7 +132,7 @@ func (f *Family) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 }
 
 func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan, error) {
-	e := env(s)
+	e := f.env(s)
 	p := &profiler.Plan{Notes: f.m.Notes}
 	switch f.check.kind() {
 	case "none":
@@ -143,11 +148,11 @@ func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 		p.Buffers = append(p.Buffers, bs)
 	}
 	lang := sourceFor(dev)
-	src, ok := f.src[lang]
-	if !ok {
+	_, ok := f.src[lang]
+	if !ok && dev.Backend == "cpu" {
 		for _, l := range []string{"cuda", "metal"} { // the CPU backend refuses either with a clear message
-			if s2, ok2 := f.src[l]; ok2 && dev.Backend == "cpu" {
-				src, ok = s2, true
+			if _, ok = f.src[l]; ok {
+				lang = l
 				break
 			}
 		}
@@ -155,9 +160,13 @@ func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 	if !ok {
 		return nil, fmt.Errorf("%s has no %s source for the %s backend: add `sources: {%s: kernel.%s}` to %s", f.Name(), lang, dev.Backend, lang, map[string]string{"cuda": "cu", "metal": "metal"}[lang], f.path)
 	}
-	macros := f.macros(s, lang)
+	prog, err := f.program(s, lang)
+	if err != nil {
+		return nil, err
+	}
+	p.Notes = append(p.Notes, f.injectionNotes(lang)...)
 	for _, d := range f.disps {
-		pd, err := f.dispatch(d, e, dev, src, macros)
+		pd, err := f.dispatch(d, e, dev, prog)
 		if err != nil {
 			return nil, err
 		}
@@ -234,52 +243,18 @@ func (f *Family) bufferSpec(b ubuf, s profiler.Spec, e map[string]any) (profiler
 	return bs, nil
 }
 
-// CTypes are the C types the macro T names per dtype and language.
+// CTypes are the C types the dtype name (T) stands for per dtype and language.
 var CTypes = map[string]map[profiler.DType]string{
 	"cuda":  {profiler.F32: "float", profiler.F16: "__half", profiler.BF16: "__nv_bfloat16"},
 	"metal": {profiler.F32: "float", profiler.F16: "half", profiler.BF16: "bfloat"},
 }
 
-// DTypeCodes are the values of the DTYPE macro.
+// DTypeCodes are the values of DTYPE.
 var DTypeCodes = map[profiler.DType]int{profiler.F32: 0, profiler.F16: 1, profiler.BF16: 2}
 
-// macros are the -D definitions of a spec: every knob, dim and flag (0/1),
-// T (the dtype's C type), DTYPE (0 f32, 1 f16, 2 bf16) and DTYPE_<NAME>=1.
-func (f *Family) macros(s profiler.Spec, lang string) []profiler.Macro {
-	var out []profiler.Macro
-	add := func(name, value string) {
-		if !f.paramNames[lang][name] {
-			out = append(out, profiler.Macro{Name: name, Value: value})
-		}
-	}
-	for _, p := range f.schema.Knobs {
-		add(p.Name, strconv.Itoa(s.Knobs[p.Name]))
-	}
-	for _, p := range f.schema.Dims {
-		add(p.Name, strconv.Itoa(s.Dims[p.Name]))
-	}
-	for _, fl := range f.schema.Flags {
-		v := "0"
-		if s.Flags[fl.Name] {
-			v = "1"
-		}
-		add(fl.Name, v)
-	}
-	return append(out,
-		profiler.Macro{Name: "T", Value: CTypes[lang][s.DType]},
-		profiler.Macro{Name: "DTYPE", Value: strconv.Itoa(DTypeCodes[s.DType])},
-		profiler.Macro{Name: "DTYPE_" + strings.ToUpper(string(s.DType)), Value: "1"},
-	)
-}
-
-func (f *Family) dispatch(d udisp, e map[string]any, dev profiler.DeviceInfo, src source, macros []profiler.Macro) (profiler.Dispatch, error) {
-	pd := profiler.Dispatch{
-		Name: d.name,
-		// The macros travel in the code (see withMacros), not as -D options.
-		Program: profiler.Program{Source: f.Name(), Entry: d.entry,
-			Code: withMacros(src.code, src.path, macros), File: src.path, Includes: f.includes},
-		Args: d.bufArgs,
-	}
+func (f *Family) dispatch(d udisp, e map[string]any, dev profiler.DeviceInfo, prog profiler.Program) (profiler.Dispatch, error) {
+	prog.Entry = d.entry
+	pd := profiler.Dispatch{Name: d.name, Program: prog, Args: d.bufArgs}
 	for k := range 3 {
 		for _, g := range []struct {
 			what string

@@ -110,7 +110,7 @@ func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows in
 	}
 	other := c.kernel
 	osc := other.Schema()
-	e := env(s)
+	e := f.env(s)
 	ospec, err := c.theirSpec(f, other.Name(), profiler.F32, osc, e)
 	if err != nil {
 		return nil, fmt.Errorf("check: kernel %s: %w", other.Name(), err)

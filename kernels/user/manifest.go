@@ -96,13 +96,17 @@ type builder struct {
 
 // build checks the manifest section by section and fills in f.
 func (f *Family) build(read func(string) ([]byte, error)) error {
+	f.dtypeName = f.m.DTypeName
+	if f.dtypeName == "" {
+		f.dtypeName = "T"
+	}
 	bl := &builder{f: f, m: &f.m, d: f.doc, read: read,
-		vars:        expr.Vars{"T": expr.DType},
-		seen:        map[string]string{"T": "the dtype", "DTYPE": "the dtype code"},
+		vars:        expr.Vars{f.dtypeName: expr.DType},
+		seen:        map[string]string{f.dtypeName: "the dtype", "DTYPE": "the dtype code"},
 		bufferNames: map[string]bool{},
 	}
 	f.vars = bl.vars
-	for _, section := range []func() error{bl.name, bl.sources, bl.dtypes, bl.params, bl.flags, bl.rules, bl.buffers, bl.dispatches, bl.work} {
+	for _, section := range []func() error{bl.name, bl.dtypeName, bl.sources, bl.dtypes, bl.params, bl.flags, bl.defines, bl.prepare, bl.rules, bl.buffers, bl.dispatches, bl.work} {
 		if err := section(); err != nil {
 			return err
 		}
@@ -202,14 +206,16 @@ func unwrapPath(err error) error {
 }
 
 // Reserved are names a knob, dim or flag may not take: the CSV's fixed
-// columns (profiler's csvHead/csvTail) and the macros mltop defines.
+// columns (profiler's csvHead/csvTail) and the macros mltop defines. The
+// dtype's name (T unless the manifest's dtype_name says otherwise) is
+// taken too, as "the dtype".
 var Reserved = map[string]bool{}
 
 func init() {
 	for _, n := range strings.Fields(`time backend device timer kernel dtype n min_us p10_us median_us p90_us cv tflops gbps
 		pct_peak_flops pct_peak_bw pct_measured_flops pct_measured_bw tgm_bytes tgm_limit compiler_tgm occupancy
 		occupancy_limiter memory_bytes max_abs_err max_rel_err rms_err tol rows_checked status error
-		T DTYPE DTYPE_F32 DTYPE_F16 DTYPE_BF16`) {
+		DTYPE DTYPE_F32 DTYPE_F16 DTYPE_BF16`) {
 		Reserved[n] = true
 	}
 }
