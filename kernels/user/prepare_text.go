@@ -43,7 +43,7 @@ func (p *prepared) render(vals map[string]value) (string, map[string]string) {
 
 // declaration is the line that gives a constexpr name its value.
 func (p *prepared) declaration(o offer, v value) string {
-	constant := ""
+	constant := "[[maybe_unused]] " // parameters of the same name shadow it: no "never referenced" warning
 	if p.lang == "metal" {
 		constant = "constant " // MSL: a program-scope variable lives in the constant address space
 	}
@@ -108,17 +108,30 @@ func (p *prepared) cudaPrelude() []string {
 			"struct __nv_bfloat16 { unsigned short mltop_bits_; }; // no CUDA toolkit headers found: storage only", "#endif")
 	}
 	for _, m := range standardMacros {
-		if !p.declared[m[0]] {
+		// only what the source uses: CCCL's headers define some of them
+		// again, and an unused definition would only earn a warning there
+		if p.mentioned(m[0]) && !p.declared[m[0]] {
 			out = append(out, "#ifndef "+m[0], "#define "+m[0]+" "+m[1], "#endif")
 		}
 	}
 	return out
 }
 
+// mentioned says whether any file of the source uses name.
+func (p *prepared) mentioned(name string) bool {
+	for _, u := range p.units {
+		if u.scan.FirstUse(name) > 0 || u.scan.FirstDirective(name) != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // standardMacros are what nvcc users get from math.h, float.h and limits.h.
 var standardMacros = [][2]string{
-	{"INFINITY", "__builtin_huge_valf()"}, {"NAN", `__builtin_nanf("")`}, {"HUGE_VALF", "__builtin_huge_valf()"},
-	{"HUGE_VAL", "__builtin_huge_val()"},
+	// NVRTC has no __builtin_huge_valf / __builtin_nanf: the bit patterns, as CUDA's math_constants.h writes them
+	{"INFINITY", "__int_as_float(0x7f800000U)"}, {"NAN", "__int_as_float(0x7fffffffU)"}, {"HUGE_VALF", "__int_as_float(0x7f800000U)"},
+	{"HUGE_VAL", "__longlong_as_double(0x7ff0000000000000LL)"},
 	{"M_PI", "3.14159265358979323846"}, {"M_PI_2", "1.57079632679489661923"}, {"M_PI_4", "0.78539816339744830962"},
 	{"M_1_PI", "0.31830988618379067154"}, {"M_2_PI", "0.63661977236758134308"}, {"M_2_SQRTPI", "1.12837916709551257390"},
 	{"M_E", "2.7182818284590452354"}, {"M_SQRT2", "1.41421356237309504880"}, {"M_SQRT1_2", "0.70710678118654752440"},
