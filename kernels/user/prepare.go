@@ -90,6 +90,7 @@ type prepared struct {
 	toolkit  toolkitHeaders
 	stubs    map[string]string // CUDA: system header → the stub served for it
 	plan     map[string]Injection
+	declLine int                        // Metal: the main file's line the constexpr declarations go before (0: ahead of the source)
 	inserts  map[*unit]map[int][]string // macro names inserted before a line
 	declared map[string]bool            // names the source declares (standard macros skip them)
 }
@@ -141,7 +142,33 @@ func prepareSource(lang, path, code string, includeDirs []string, read func(stri
 	for _, o := range offers {
 		p.plan[o.name] = p.inject(o)
 	}
+	if lang == "metal" {
+		p.declLine = p.afterMetalStdlib()
+	}
 	return p, nil
+}
+
+// afterMetalStdlib is the line after the main file's first #include of a
+// <metal_…> header, when no name to declare is used before it: real MSL
+// needs no header for half, bfloat or constant, but the CPU emulation of
+// MSL defines them there. 0 when there is no such line.
+func (p *prepared) afterMetalStdlib() int {
+	main := p.units[0].scan
+	for _, d := range main.Directives {
+		if d.Dead || !d.System || !strings.HasPrefix(d.Include, "metal_") {
+			continue
+		}
+		for _, in := range p.plan {
+			if u := main.FirstUse(in.Name); in.How == InjectConstexpr && u > 0 && u <= d.EndLine {
+				return 0
+			}
+		}
+		if d.EndLine < strings.Count(p.units[0].code, "\n") {
+			return d.EndLine + 1
+		}
+		return 0
+	}
+	return 0
 }
 
 // load scans u and, depth first, the local headers it includes.

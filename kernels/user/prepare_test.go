@@ -386,3 +386,37 @@ func TestInjectionString(t *testing.T) {
 		}
 	}
 }
+
+func TestDTypeName(t *testing.T) {
+	withToolkit(t)
+	withT := strings.Replace(usertest.Manifest("dn"), "  cols: {default: 16}", "  cols: {default: 16}\n  T: {default: 4}", 1)
+	for _, c := range []struct{ yaml, want string }{
+		{withT, "T is already the dtype's name in the source: set `dtype_name: floatX`"},
+		{"dtype_name: 9x\n" + usertest.Manifest("dn"), `"9x" is not a C identifier`},
+		{"dtype_name: DTYPE\n" + usertest.Manifest("dn"), "DTYPE is a name mltop defines itself"},
+		{"dtype_name: floatX\n" + usertest.Manifest("dn"), "dtype: unknown dtype \"T\""},
+	} {
+		path := usertest.Write(t, map[string]string{"kernel.yaml": c.yaml, "k.cu": usertest.Source})
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v, want %q", err, c.want)
+		}
+	}
+	// with dtype_name, T is free for a dim and buffers say floatX
+	good := "dtype_name: floatX\n" + strings.ReplaceAll(withT, "dtype: T", "dtype: floatX")
+	path := usertest.Write(t, map[string]string{"kernel.yaml": good, "k.cu": strings.ReplaceAll(usertest.Source, "T*", "floatX*")})
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema())
+	p, err := f.Plan(s, cudaDev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := p.Dispatches[0].Program.Code; !strings.Contains(code, "using floatX = float;") || strings.Contains(code, "using T =") {
+		t.Errorf("dtype_name floatX:\n%s", code)
+	}
+	if p.Buffers[0].Type != profiler.F32 || s.Dims["T"] != 4 {
+		t.Errorf("buffer %+v, dims %v", p.Buffers[0], s.Dims)
+	}
+}

@@ -26,19 +26,23 @@ func (p *prepared) render(vals map[string]value) (string, map[string]string) {
 	if p.lang == "cuda" {
 		head = p.cudaPrelude()
 	}
+	var decls []string
 	for _, o := range p.offers {
 		if v := vals[o.name]; p.plan[o.name].How == InjectConstexpr && v.defined {
-			head = append(head, p.declaration(o, v))
+			decls = append(decls, p.declaration(o, v))
 		}
+	}
+	if p.declLine == 0 {
+		head, decls = append(head, decls...), nil
 	}
 	includes := map[string]string{}
 	for _, u := range p.units[1:] {
-		includes[u.name] = p.body(u, vals)
+		includes[u.name] = p.body(u, vals, nil)
 	}
 	for h, s := range p.stubs {
 		includes[h] = s
 	}
-	return joinLines(head) + p.body(p.units[0], vals), includes
+	return joinLines(head) + p.body(p.units[0], vals, decls), includes
 }
 
 // declaration is the line that gives a constexpr name its value.
@@ -56,8 +60,9 @@ func (p *prepared) declaration(o offer, v value) string {
 	return fmt.Sprintf("%sconstexpr int %s = %s;", constant, o.name, v.text)
 }
 
-// body is one file's text: host code blanked (CUDA), macros inserted.
-func (p *prepared) body(u *unit, vals map[string]value) string {
+// body is one file's text: host code blanked (CUDA), macros inserted, and
+// decls (if any) before line p.declLine.
+func (p *prepared) body(u *unit, vals map[string]value, decls []string) string {
 	code := u.code
 	if p.lang == "cuda" {
 		code = csrc.Blank(code, u.scan)
@@ -65,8 +70,12 @@ func (p *prepared) body(u *unit, vals map[string]value) string {
 	var b strings.Builder
 	b.WriteString(lineDirective(1, u.path))
 	for i, l := range strings.SplitAfter(code, "\n") {
-		if names := p.inserts[u][i+1]; len(names) > 0 {
+		if names := p.inserts[u][i+1]; len(names) > 0 || len(decls) > 0 && i+1 == p.declLine {
 			n := 0
+			if i+1 == p.declLine {
+				b.WriteString(joinLines(decls))
+				n += len(decls)
+			}
 			for _, name := range names {
 				if v := vals[name]; v.defined {
 					fmt.Fprintf(&b, "#define %s %s\n", name, v.macro)

@@ -106,6 +106,39 @@ func (f *File) FirstDirective(name string) *Directive {
 	return nil
 }
 
+// DirectiveNames lists, in order of first appearance, the names live
+// preprocessor lines test or #define.
+func (f *File) DirectiveNames() []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		if n != "" && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for _, d := range f.Directives {
+		if d.Dead {
+			continue
+		}
+		for _, t := range d.Tests {
+			add(t)
+		}
+		add(d.Defines)
+	}
+	return out
+}
+
+// DeclaredNames lists the names declared at file or namespace scope, in
+// order.
+func (f *File) DeclaredNames() []string {
+	var out []string
+	for _, d := range f.Decls {
+		out = append(out, d.Names...)
+	}
+	return out
+}
+
 // Declared finds the declaration of name at file or namespace scope.
 func (f *File) Declared(name string) (Decl, bool) {
 	for _, d := range f.Decls {

@@ -180,6 +180,12 @@ int dead_use = N_DEAD;
 	if d := f.Directives[1]; d.Include != "common.h" || d.System {
 		t.Errorf("second include %+v", d)
 	}
+	if got := strings.Join(f.DirectiveNames(), " "); got != "WG ENABLE_BF16 BLOCK TILE" {
+		t.Errorf("DirectiveNames = %s", got)
+	}
+	if got := strings.Join(f.DeclaredNames(), " "); got != "floatX k" {
+		t.Errorf("DeclaredNames = %s", got)
+	}
 	if _, ok := f.Declared("floatX"); !ok {
 		t.Error("floatX (typedef under #if) not declared")
 	}
