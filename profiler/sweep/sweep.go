@@ -90,22 +90,18 @@ func unmarshalList[T any](n ast.Node, dst *[]T, want string) error {
 // MeasureYAML are the measurement settings of a defaults: or options:
 // block, by key: the keys of profiler.Settings, each value read by its
 // setting as the command line reads its flag (checkShape refuses other keys).
-type MeasureYAML map[string]SettingText
+// A key without a value (or ~) is nil: ignored, as before the table.
+type MeasureYAML map[string]*SettingText
 
 // SettingText is a setting's value as the file writes it.
 type SettingText struct {
 	Text string
-	Null bool // `key:` with no value (or ~): the key is ignored
 }
 
 // UnmarshalYAML keeps a scalar's text (unquoted); a list or a mapping is
 // refused: a setting takes one value.
 func (v *SettingText) UnmarshalYAML(n ast.Node) error {
-	switch sn := n.(type) {
-	case *ast.NullNode:
-		*v = SettingText{Null: true}
-		return nil
-	case ast.ScalarNode:
+	if sn, ok := n.(ast.ScalarNode); ok {
 		if tk := sn.GetToken(); tk != nil {
 			*v = SettingText{Text: tk.Value}
 			return nil
@@ -310,7 +306,7 @@ func applyMeasure(o profiler.Options, m MeasureYAML, at func(field, msg string) 
 	var given []profiler.SettingValue
 	for _, key := range profiler.SettingKeys() { // table order: the first bad key is reported first
 		v, ok := m[key]
-		if !ok || v.Null {
+		if !ok || v == nil {
 			continue
 		}
 		st, _ := profiler.SettingByKey(key)

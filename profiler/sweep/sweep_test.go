@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mltop/mltop/profiler"
 )
@@ -127,6 +128,8 @@ func TestParseSweepErrors(t *testing.T) {
 		{"negative seed", "defaults: {seed: -1}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:18: defaults.seed: seed=-1: use a whole number, 0 or more"},
 		{"seed a word", "sweeps:\n  - kernel: test_scale\n    options: {seed: abc}\n", "sweeps[0].options.seed: seed=abc: use a whole number, 0 or more"},
 		{"fractional seed", "defaults: {seed: 1.5}\nsweeps:\n  - kernel: test_scale\n", "defaults.seed: seed=1.5: use a whole number, 0 or more"},
+		{"setting a list", "defaults:\n  noise: [0.1, 0.2]\nsweeps:\n  - kernel: test_scale\n", "s.yaml:2:10: defaults.noise: want one value here, got [0.1, 0.2]"},
+		{"max_samples zero", "sweeps:\n  - kernel: test_scale\n    options: {max_samples: 0}\n", "sweeps[0].options.max_samples: max_samples=0: use a whole number of at least 1"},
 		{"min_samples a string", "defaults: {min_samples: many}\nsweeps:\n  - kernel: test_scale\n", "defaults.min_samples: min_samples=many: use a whole number of at least 1"},
 	}
 	for _, c := range cases {
@@ -177,6 +180,22 @@ func TestParseSweepCacheOverridesDefaultsHot(t *testing.T) {
 		if got := sw.Jobs[i].Options.Cache; got != want {
 			t.Errorf("sweep %d after defaults {hot: true}: cache %q, want %q", i, got, want)
 		}
+	}
+}
+
+// A setting's key without a value is ignored (not refused, not zero);
+// timeout: 0 is the default watchdog, as --timeout 0.
+func TestParseSweepEmptySettings(t *testing.T) {
+	src := "defaults:\n  noise:\n  seed: ~\n  timeout: 0\n  max_samples: 9\nsweeps:\n  - kernel: test_scale\n"
+	base := profiler.DefaultOptions()
+	base.Timeout = 5 * time.Second
+	sw, err := Parse("s.yaml", []byte(src), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := sw.Jobs[0].Options
+	if o.Stop.Noise != base.Stop.Noise || o.Seed != base.Seed || o.Timeout != 0 || o.Stop.MaxSamples != 9 {
+		t.Errorf("options %+v", o)
 	}
 }
 
