@@ -40,8 +40,12 @@ func ParseCacheMode(s string) (CacheMode, error) {
 	case CacheCold, CacheHot, CacheDirty:
 		return m, nil
 	}
-	return "", fmt.Errorf("cache mode %q: use cold (flush, leaving clean lines; the default), hot (no flush) or dirty (flush by writing, leaving dirty lines)", s)
+	return "", fmt.Errorf("cache mode %q: use %s", s, cacheModesWant)
 }
+
+// cacheModesWant says what a cache mode may be, in every message that
+// refuses one.
+const cacheModesWant = "cold (flush, leaving clean lines; the default), hot (no flush) or dirty (flush by writing, leaving dirty lines)"
 
 // Phases is where one spec's wall time went, in seconds. Everything but
 // Warmup and Measure is overhead a sweep pays per spec.

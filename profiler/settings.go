@@ -95,7 +95,7 @@ func zeroOrSeconds(v float64) bool   { return v >= 0 && v <= maxSeconds }
 var cacheSetting = Setting{
 	Flag: "cache", Key: "cache", Kind: KindWord,
 	Doc:  "last-level cache before each sample: cold (flushed, holding only clean lines, as ncu --cache-control all), hot (not flushed) or dirty (flushed by writing, full of dirty lines the kernel must write back)",
-	Want: "cold (flush, leaving clean lines; the default), hot (no flush) or dirty (flush by writing, leaving dirty lines)",
+	Want: cacheModesWant,
 	ok: func(v any) bool {
 		_, err := ParseCacheMode(v.(string))
 		return err == nil
