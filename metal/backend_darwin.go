@@ -452,25 +452,14 @@ func (b *Backend) Run(ls []profiler.Launch) error {
 	})
 }
 
-var _ profiler.CacheTimer = (*Backend)(nil)
-
-// Time is TimeCache with cold (true) or hot.
-func (b *Backend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timing, error) {
-	mode := profiler.CacheHot
-	if cold {
-		mode = profiler.CacheCold
-	}
-	return b.TimeCache(ls, reps, mode)
-}
-
-// TimeCache runs the launches reps times. With counters, every launch is
+// Time runs the launches reps times. With counters, every launch is
 // its own pass with start/end samples, many passes per command buffer;
 // samples that are unusable switch the backend to command-buffer timing
 // for good and the batch is measured again that way. Cold and dirty
 // prepare the caches before EACH dispatch (see encodeFlush), as the CUDA
 // backend and Nsight Compute's --cache-control all do, so each dispatch's
 // time is that of the kernel alone on cold caches.
-func (b *Backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
+func (b *Backend) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
 	if reps < 1 {
 		return profiler.Timing{}, fmt.Errorf("reps = %d: need at least 1", reps)
 	}

@@ -26,7 +26,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"merge", "a.csv", "-o", "m.csv", "--json"}, []string{"merge: unknown flag --json: --json is a flag of mltop, mltop run, mltop watch"}},
 		{[]string{"report", "--bakend", "cpu"}, []string{"report: unknown flag --bakend", "did you mean --backend (a flag of mltop)?"}},
 		{[]string{"list", "--zzzzzz"}, []string{"list: unknown flag --zzzzzz; see mltop --help"}},
-		{[]string{"run", "attn_fwd", "--seed", "x"}, []string{`run: --seed "x": use a whole number, 0 or more (default 1)`, "see mltop --help"}},
+		{[]string{"run", "attn_fwd", "--seed", "x"}, []string{`run: --seed=x: use a whole number, 0 or more`, "see mltop --help"}},
 		{[]string{"run", "attn_fwd", "--set"}, []string{"run: flag needs an argument: --set"}},
 		{[]string{"lsit"}, []string{`unknown command "lsit": did you mean list?`}},
 		{[]string{"nosuchthing", "--json"}, []string{`unknown command "nosuchthing": use run`}},

@@ -328,9 +328,9 @@ func TestBadInput(t *testing.T) {
 		{"run set twice in one group", []string{"run", "attn_fwd", "--set", "BQ=32,BQ=64"}, "--set gives BQ twice (BQ=32 and BQ=64)"},
 		{"run set twice in two flags", []string{"run", "attn_fwd", "--set", "BQ=32", "--set", "D=64,BQ=64"}, "--set gives BQ twice"},
 		{"run bad bool", []string{"run", "attn_fwd", "--set", "causal=maybe"}, `"maybe" is not a boolean: use true/false, 1/0, yes/no or on/off`},
-		{"negative seed", []string{"run", "attn_fwd", "--seed", "-1"}, `run: --seed "-1": use a whole number, 0 or more (default 1)`},
-		{"word for a float flag", []string{"--noise", "1%", "--config", goodSweep}, `--noise "1%": use a number (default 0.005)`},
-		{"fraction for an int flag", []string{"run", "attn_fwd", "--min-samples", "2.5"}, `run: --min-samples "2.5": use a whole number (default 20)`},
+		{"negative seed", []string{"run", "attn_fwd", "--seed", "-1"}, `run: --seed=-1: use a whole number, 0 or more`},
+		{"word for a float flag", []string{"--noise", "1%", "--config", goodSweep}, `--noise=1%: use a fraction between 0 and 1 (0.01 is 1%)`},
+		{"fraction for an int flag", []string{"run", "attn_fwd", "--min-samples", "2.5"}, `run: --min-samples=2.5: use a whole number of at least 1`},
 		{"negative min-samples", []string{"run", "attn_fwd", "--min-samples", "-3"}, "--min-samples=-3: use a whole number of at least 1"},
 		{"zero max-rows", []string{"--max-rows", "0", "--config", goodSweep}, "--max-rows=0: use a whole number of at least 1"},
 	}

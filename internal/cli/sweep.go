@@ -26,7 +26,7 @@ func resumeSameSettings(path string, done map[string]sink.DoneRow, jobs []profil
 			continue
 		}
 		why := ""
-		if want := profiler.EffectiveCache(j.Options.Cache, j.Options.Hot); had.Cache != want {
+		if want := j.Options.CacheMode(); had.Cache != want {
 			why = fmt.Sprintf("cache %s, this sweep times it with cache %s", had.Cache, want)
 		} else if had.Settle != j.Options.Settle {
 			why = fmt.Sprintf("--settle %g, this sweep times it with --settle %g", had.Settle, j.Options.Settle)
@@ -281,7 +281,7 @@ func runnable(j profiler.Job, dev profiler.DeviceInfo) bool {
 	if err != nil {
 		return false
 	}
-	if run.CheckFit(plan, dev, full, j.Options.Hot) != nil {
+	if run.CheckFit(plan, dev, full, j.Options.CacheMode()) != nil {
 		return false
 	}
 	if dev.Backend == "cpu" {

@@ -458,9 +458,14 @@ func (e *Backend) Run(ls []profiler.Launch) error {
 	return nil
 }
 
-// Time is not what this backend is for: a constant sample ends measuring at once.
-func (e *Backend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timing, error) {
+// Time is not what this backend is for: a constant sample ends measuring
+// at once, and no cache is prepared (dirty is reported as a flush, as
+// before the cache modes).
+func (e *Backend) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
 	t := profiler.Timing{Timer: "emulated"}
+	if mode == profiler.CacheDirty {
+		t.Cache = profiler.CacheFlush
+	}
 	for range reps {
 		s := make([]float64, len(ls))
 		for i := range s {

@@ -199,7 +199,7 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 	}
 	res.FLOPs, res.Bytes, res.MemoryBytes = plan.FLOPs, plan.Bytes, plan.MemoryBytes()
 	res.Notes = append(res.Notes, plan.Notes...)
-	if err := CheckFit(plan, dev, full, opt.Hot); err != nil {
+	if err := CheckFit(plan, dev, full, opt.CacheMode()); err != nil {
 		r.fail(res, profiler.StatusInvalid, err)
 		return
 	}

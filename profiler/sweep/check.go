@@ -114,6 +114,16 @@ func walkKeys(n ast.Node, t reflect.Type, path string, out *[]unknownKey) {
 	if an, ok := n.(*ast.AnchorNode); ok {
 		n = an.Value
 	}
+	if t == reflect.TypeOf(MeasureYAML{}) {
+		for _, kv := range mappingValues(n) {
+			key := kv.Key.GetToken().Value
+			if _, ok := profiler.SettingByKey(key); !ok {
+				tk := kv.Key.GetToken()
+				*out = append(*out, unknownKey{key: key, path: path + "." + key, line: tk.Position.Line, col: tk.Position.Column, valid: profiler.SettingKeys()})
+			}
+		}
+		return
+	}
 	switch t.Kind() {
 	case reflect.Struct:
 		for _, kv := range mappingValues(n) {
