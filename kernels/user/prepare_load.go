@@ -179,7 +179,12 @@ func (f *Family) program(s profiler.Spec, lang string) (profiler.Program, error)
 	if includes == nil {
 		includes = map[string]string{}
 	}
-	maps.Copy(includes, headers)
+	for h, text := range headers {
+		if _, stub := p.stubs[h]; stub && includes[h] != "" {
+			continue // mltop_user.cuh and the manifest's includes: are not system headers to stub
+		}
+		includes[h] = text
+	}
 	return profiler.Program{Source: f.Name(), Code: code, File: f.src[lang].path, Includes: includes, IncludeDirs: f.includeDirs}, nil
 }
 

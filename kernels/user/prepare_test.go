@@ -420,3 +420,21 @@ func TestDTypeName(t *testing.T) {
 		t.Errorf("buffer %+v, dims %v", p.Buffers[0], s.Dims)
 	}
 }
+
+// mltop_user.cuh, which no folder holds, reaches the compiler as mltop's
+// header (to_f32, from_f32), not as an empty stub for an unknown system
+// header: the examples written for mltop include it.
+func TestMltopHeaderIsNotStubbed(t *testing.T) {
+	f, err := Load("../../examples/softmax/kernel.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := profiler.Spec{Kernel: f.Name(), DType: profiler.BF16}.WithDefaults(f.Schema())
+	p, err := f.Plan(s, profiler.DeviceInfo{Backend: "cuda", Name: "test", MaxThreadsPerGroup: 1024, TGMPerGroup: 48 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := p.Dispatches[0].Program.Includes[cudaHeaderName]; !strings.Contains(h, "to_f32") {
+		t.Errorf("%s reaches the compiler as %q", cudaHeaderName, h)
+	}
+}
