@@ -20,7 +20,7 @@ twin() { # twin NAME SED: a copy of row_sum with one edit to its source
 }
 cp -r examples/row_sum "$work/good"
 twin dropped 's/c < cols; c += WG/c < cols - 1; c += WG/'
-twin offbyone 's/int c = threadIdx.x; c < cols/int c = threadIdx.x; c < cols - WG + 1 + (cols % WG == 0 ? WG - 1 : 0)/'
+twin offbyone 's/c < cols; c += WG/c < cols + (r + 1 < rows); c += WG/'
 twin scaled 's/Y\[r\] = partial\[0\];/Y[r] = partial[0] * (1.0f + 1.0f \/ 1024.0f);/'
 for init in "normal(0, 1)" "uniform(0, 1)"; do
 	for k in good dropped offbyone scaled; do
