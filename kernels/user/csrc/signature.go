@@ -84,7 +84,9 @@ func FindEntries(src string) []Signature {
 			continue
 		}
 		name := toks[j-1]
-		if !isIdentByte(name.Text[0]) {
+		// `template [[host_name("k_f32")]] [[kernel]] decltype(k<float>) k<float>;`
+		// instantiates k; it is not a kernel named decltype (metal.HostNames reads it).
+		if !isIdentByte(name.Text[0]) || name.Text == "decltype" {
 			continue
 		}
 		params, end := parseParams(toks, j)
