@@ -329,13 +329,13 @@ func (b *Backend) DownloadRanges(buf profiler.Buffer, offsets []int64, dsts [][]
 
 // prepared is a launch resolved to Metal objects.
 type prepared struct {
-	zero    *buffer
-	k       *kernel
-	bufs    []mtl.Buffer
-	bind    Binding
-	dynTGM  int
-	grid    MTLSize
-	group   MTLSize
+	zero   *buffer
+	k      *kernel
+	bufs   []mtl.Buffer
+	bind   Binding
+	dynTGM int
+	grid   MTLSize
+	group  MTLSize
 }
 
 func prepare(ls []profiler.Launch) ([]prepared, error) {
