@@ -111,6 +111,12 @@ func (bl *builder) checkSignature(ud udisp, ds dispatchYAML, path, field string)
 	f, d := bl.f, bl.d
 	for _, lang := range slices.Sorted(mapsKeys(f.src)) {
 		s := f.src[lang]
+		if lang == "metal" { // [[host_name]] entries, scalars per index (metal_entry.go)
+			if err := bl.checkMetalEntry(ud, s, path, field); err != nil {
+				return err
+			}
+			continue
+		}
 		sig, found, ok := csrc.FindEntry(s.code, ds.Entry)
 		if !ok {
 			hint := "no kernel functions found"

@@ -25,6 +25,8 @@ type Family struct {
 	disps        []udisp
 	flops, bytes *expr.Program
 	check        checker
+	consts       []fconst // Metal function constants (metal_entry.go)
+	mlx          *mlxKernel
 	// paramNames are the parameter names of the kernels in each source: a
 	// knob, dim or flag of that name is not defined as a macro there (the
 	// macro would rewrite the parameter's declaration).
@@ -156,11 +158,22 @@ func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 		return nil, fmt.Errorf("%s has no %s source for the %s backend: add `sources: {%s: kernel.%s}` to %s", f.Name(), lang, dev.Backend, lang, map[string]string{"cuda": "cu", "metal": "metal"}[lang], f.path)
 	}
 	macros := f.macros(s, lang)
+	var consts []profiler.FunctionConstant
+	if lang == "metal" {
+		var err error
+		if src, macros, err = f.mlxSource(s, e, src, macros); err != nil {
+			return nil, err
+		}
+		if consts, err = f.functionConstants(e, src.code); err != nil {
+			return nil, err
+		}
+	}
 	for _, d := range f.disps {
 		pd, err := f.dispatch(d, e, dev, src, macros)
 		if err != nil {
 			return nil, err
 		}
+		pd.Program.Constants = consts
 		if d.timed {
 			p.Dispatches = append(p.Dispatches, pd)
 		} else {

@@ -102,7 +102,7 @@ func (f *Family) build(read func(string) ([]byte, error)) error {
 		bufferNames: map[string]bool{},
 	}
 	f.vars = bl.vars
-	for _, section := range []func() error{bl.name, bl.sources, bl.dtypes, bl.params, bl.flags, bl.rules, bl.buffers, bl.dispatches, bl.work} {
+	for _, section := range []func() error{bl.name, bl.sources, bl.dtypes, bl.params, bl.flags, bl.rules, bl.buffers, bl.mlx, bl.constants, bl.dispatches, bl.mlxScalars, bl.work} {
 		if err := section(); err != nil {
 			return err
 		}

@@ -84,4 +84,6 @@ type manifestYAML struct {
 	Work        map[string]any       `yaml:"work"`
 	Check       any                  `yaml:"check"`
 	Notes       []string             `yaml:"notes"`
+	Constants   map[string]any       `yaml:"constants"` // Metal function constants (metal_entry.go)
+	MLX         *mlxYAML             `yaml:"mlx"`       // an MLX-style body instead of a Metal source (mlx.go)
 }

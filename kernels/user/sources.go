@@ -12,10 +12,11 @@ import (
 // every kernel in each source (they are not defined as macros).
 func (bl *builder) sources() error {
 	f, m, d, read := bl.f, bl.m, bl.d, bl.read
-	if len(m.Sources) == 0 {
+	if len(m.Sources) == 0 && m.MLX == nil {
 		return d.err("$", "sources", "no sources: add `sources: {cuda: kernel.cu}` and/or `metal: kernel.metal`")
 	}
 	f.src = map[string]source{}
+	f.paramNames = map[string]map[string]bool{"metal": {}, "cuda": {}}
 	for _, lang := range slices.Sorted(mapsKeys(m.Sources)) {
 		if lang != "cuda" && lang != "metal" {
 			return d.err("$.sources."+lang, "sources."+lang, "unknown source language %q: use cuda or metal", lang)
@@ -33,9 +34,6 @@ func (bl *builder) sources() error {
 					names[prm.Name] = true
 				}
 			}
-		}
-		if f.paramNames == nil {
-			f.paramNames = map[string]map[string]bool{}
 		}
 		f.paramNames[lang] = names
 	}
