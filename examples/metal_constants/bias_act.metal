@@ -4,8 +4,10 @@ using namespace metal;
 // Set when the pipeline is made, not compiled in (manifest constants:).
 constant bool use_relu [[function_constant(0)]];
 constant int UNROLL [[function_constant(1)]];
+// A constant the pipeline may leave unset: 4 then.
+constant int unroll = is_function_constant_defined(UNROLL) ? UNROLL : 4;
 
-// One threadgroup per row; each thread takes UNROLL consecutive columns per
+// One threadgroup per row; each thread takes unroll consecutive columns per
 // step. E is the element type; T (mltop's dtype macro) instantiates it.
 template <typename E>
 [[kernel]] void bias_act_impl(const device E* x [[buffer(0)]], const device E* bias [[buffer(1)]],
@@ -19,8 +21,8 @@ template <typename E>
   }
   const device E* xr = x + size_t(group.x) * size_t(cols);
   device E* yr = y + size_t(group.x) * size_t(cols);
-  for (int c0 = int(lane) * UNROLL; c0 < cols; c0 += int(width.x) * UNROLL) {
-    for (int u = 0; u < UNROLL; u++) {
+  for (int c0 = int(lane) * unroll; c0 < cols; c0 += int(width.x) * unroll) {
+    for (int u = 0; u < unroll; u++) {
       const int c = c0 + u;
       if (c < cols) {
         float v = float(xr[c]) + float(bias[c]);

@@ -76,7 +76,9 @@ func TestMetalExamplesOnEmulator(t *testing.T) {
 			profiler.Spec{DType: profiler.F32, Knobs: map[string]int{"UNROLL": 4, "WG": 32}, Flags: map[string]bool{"relu": true}, Dims: map[string]int{"rows": 5, "cols": 201}}, profiler.StatusOK},
 		{"bias_norelu_unroll1_f16", "metal_constants", "bias_act.metal", keep,
 			profiler.Spec{DType: profiler.F16, Knobs: map[string]int{"UNROLL": 1, "WG": 64}, Flags: map[string]bool{"relu": false}, Dims: map[string]int{"rows": 3, "cols": 100}}, profiler.StatusOK},
-		{"bias_broken", "metal_constants", "bias_act.metal", func(s string) string { return strings.Replace(s, "u < UNROLL", "u < UNROLL - 1", 1) },
+		{"bias_unroll_left_unset", "metal_constants", ManifestName, func(s string) string { return strings.Replace(s, "  UNROLL: UNROLL\n", "", 1) },
+			profiler.Spec{DType: profiler.F32, Knobs: map[string]int{"UNROLL": 1, "WG": 32}, Flags: map[string]bool{"relu": true}, Dims: map[string]int{"rows": 3, "cols": 129}}, profiler.StatusOK},
+		{"bias_broken", "metal_constants", "bias_act.metal", func(s string) string { return strings.Replace(s, "u < unroll", "u < unroll - 1", 1) },
 			profiler.Spec{DType: profiler.F32, Knobs: map[string]int{"UNROLL": 2, "WG": 32}, Flags: map[string]bool{"relu": true}, Dims: map[string]int{"rows": 5, "cols": 201}}, profiler.StatusMismatch},
 	}
 	for _, c := range cases {

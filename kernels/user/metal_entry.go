@@ -2,7 +2,6 @@ package user
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -143,10 +142,7 @@ func (bl *builder) constants() error {
 }
 
 // definedTest says whether src tests name with is_function_constant_defined.
-func definedTest(src, name string) bool {
-	re := regexp.MustCompile(`\bis_function_constant_defined\s*\(\s*` + regexp.QuoteMeta(name) + `\s*\)`)
-	return re.MatchString(src)
-}
+func definedTest(src, name string) bool { return metal.TestsDefined(src, name) }
 
 // functionConstants are the constants' values for a spec, checked against
 // their declarations (range, kind) as the Metal backend will.
