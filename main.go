@@ -4,113 +4,11 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
-	_ "github.com/mltop/mltop/kernels/all"
-	"github.com/mltop/mltop/profiler"
-)
-
-// Exit codes (README: "Exit codes").
-const (
-	exitOK       = 0
-	exitFailed   = 1
-	exitBadInput = 2
+	"github.com/mltop/mltop/internal/cli"
 )
 
 func main() {
-	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-// realMain is main without os.Exit, so tests can call it.
-func realMain(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	// The first ctrl-C cancels (commands stop at the next check and report
-	// what they have); after it the signals kill as usual, so a second
-	// ctrl-C ends a run stuck where nothing checks (a GPU launch).
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
-	cmd := ""
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
-	} else if c, rest := hoistCommand(args); c != "" {
-		cmd, args = c, rest // mltop --backend cpu list
-	}
-	if err := registerEnvKernels(); err != nil {
-		return report(err, stderr)
-	}
-	var err error
-	switch cmd {
-	case "":
-		err = cmdMain(ctx, args, stdout, stderr)
-	case "run":
-		err = cmdRun(ctx, args, stdout, stderr)
-	case "list":
-		err = cmdList(args, stdout, stderr)
-	case "worker":
-		err = cmdWorker(args)
-	case "selftest":
-		err = cmdSelftest(ctx, args, stdout, stderr)
-	case "report":
-		err = cmdReport(args, stdout, stderr)
-	case "merge":
-		err = cmdMerge(args, stdout, stderr)
-	case "calibrate":
-		err = cmdCalibrate(args, stdout, stderr)
-	case "new":
-		err = cmdNew(args, stdout, stderr)
-	case "watch":
-		err = cmdWatch(ctx, args, stdout, stderr)
-	case "help":
-		usage(stdout)
-		return exitOK
-	default:
-		hint := ""
-		if near := nearestCommand(cmd); near != "" {
-			hint = fmt.Sprintf("did you mean %s? ", near)
-		}
-		err = badInput("unknown command %q: %suse run, watch, list, new, report, merge, calibrate, selftest, or no command for the interactive session (mltop --help)", cmd, hint)
-	}
-	return report(err, stderr)
-}
-
-// exitError carries an exit code out of a command.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e *exitError) Error() string { return e.msg }
-
-func badInput(format string, a ...any) error {
-	return &exitError{code: exitBadInput, msg: fmt.Sprintf(format, a...)}
-}
-
-func report(err error, stderr io.Writer) int {
-	if err == nil {
-		return exitOK
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.msg != "" {
-			fmt.Fprintln(stderr, "mltop:", ee.msg)
-		}
-		return ee.code
-	}
-	if errors.Is(err, errHelp) {
-		return exitOK
-	}
-	fmt.Fprintln(stderr, "mltop:", err)
-	if profiler.IsInputError(err) {
-		return exitBadInput
-	}
-	return exitFailed
+	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

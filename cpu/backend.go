@@ -279,6 +279,23 @@ func (b *Backend) Fill(buf profiler.Buffer, value byte) error {
 	return nil
 }
 
+// Copy copies src into dst, of the same size (see profiler.Copier).
+func (b *Backend) Copy(dst, src profiler.Buffer) error {
+	d, err := asBuffer(dst)
+	if err != nil {
+		return err
+	}
+	s, err := asBuffer(src)
+	if err != nil {
+		return err
+	}
+	if len(d.data) != len(s.data) {
+		return fmt.Errorf("copy of a %d-byte buffer into a %d-byte one", len(s.data), len(d.data))
+	}
+	copy(d.data, s.data)
+	return nil
+}
+
 // DownloadRanges copies parts of the buffer (see profiler.RangeDownloader).
 func (b *Backend) DownloadRanges(buf profiler.Buffer, offsets []int64, dsts [][]byte) error {
 	cb, err := asBuffer(buf)

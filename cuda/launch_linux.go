@@ -56,22 +56,31 @@ func (b *backend) launch(l *profiler.Launch) error {
 		return fmt.Errorf("dispatch %s binds %d buffers but names %d", d.Name, len(l.Args), len(d.Args))
 	}
 	// Each parameter lives in its own 8-byte slot, which holds the value as
-	// C lays out its type (the driver copies the parameter's size from it).
-	vals := make([]uint64, len(l.Args)+len(d.Scalars))
+	// C lays out its type (the driver copies the parameter's size from it),
+	// in the kernel's parameter order.
+	order := d.ParamOrder()
+	if len(order) != len(l.Args)+len(d.Scalars) {
+		return fmt.Errorf("dispatch %s orders %d parameters but has %d buffers and %d scalars", d.Name, len(order), len(l.Args), len(d.Scalars))
+	}
+	vals := make([]uint64, len(order))
 	params := make([]unsafe.Pointer, len(vals))
-	for i, a := range l.Args {
-		buf, err := asBuffer(a)
+	for i, ref := range order {
+		if n := map[bool]int{false: len(l.Args), true: len(d.Scalars)}[ref.Scalar]; ref.Index < 0 || ref.Index >= n {
+			return fmt.Errorf("dispatch %s: parameter %d refers to %+v, beyond its %d buffers and %d scalars", d.Name, i, ref, len(l.Args), len(d.Scalars))
+		}
+		if ref.Scalar {
+			v, err := scalarSlot(d.Scalars[ref.Index])
+			if err != nil {
+				return fmt.Errorf("dispatch %s: %w", d.Name, err)
+			}
+			vals[i] = v
+			continue
+		}
+		buf, err := asBuffer(l.Args[ref.Index])
 		if err != nil {
-			return fmt.Errorf("dispatch %s argument %s: %w", d.Name, d.Args[i], err)
+			return fmt.Errorf("dispatch %s argument %s: %w", d.Name, d.Args[ref.Index], err)
 		}
 		vals[i] = buf.ptr
-	}
-	for j, s := range d.Scalars {
-		v, err := scalarSlot(s)
-		if err != nil {
-			return fmt.Errorf("dispatch %s: %w", d.Name, err)
-		}
-		vals[len(l.Args)+j] = v
 	}
 	for i := range vals {
 		params[i] = unsafe.Pointer(&vals[i])

@@ -45,6 +45,9 @@ func EntrySignature(src, entry string) (sig csrc.Signature, found []string, err 
 		if p.Scalar != "" {
 			p.Scalar = SubstituteTemplateArgs(p.Scalar, binds)
 		}
+		if p.Pointee != "" {
+			p.Pointee = SubstituteTemplateArgs(p.Pointee, binds)
+		}
 	}
 	sig.Entry = entry
 	return sig, nil, nil

@@ -25,7 +25,7 @@ func TestEntrySignatureFindsHostNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sig.Entry != "scale_f32" || sig.Params[0].Type != "device float*" || sig.Params[4].Type != "device float*" {
+	if sig.Entry != "scale_f32" || sig.Params[0].Type != "device float*" || sig.Params[4].Type != "device float*" || sig.Params[0].Pointee != "float" {
 		t.Errorf("host-name signature %+v", sig)
 	}
 	if _, found, err := EntrySignature(mlxStyle, "nope"); err == nil || !strings.Contains(strings.Join(found, " "), "scale_f32") {

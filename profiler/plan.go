@@ -19,7 +19,17 @@ const (
 	In      Role = "in"
 	Out     Role = "out"
 	Scratch Role = "scratch"
+	// InOut is read and written in place (an optimizer step): initialised
+	// like an input, checked like an output, and restored to its initial
+	// values before every timed rep.
+	InOut Role = "inout"
 )
+
+// Reads says whether the kernel reads the buffer's initial values.
+func (r Role) Reads() bool { return r == In || r == InOut }
+
+// Checked says whether the buffer holds results the reference checks.
+func (r Role) Checked() bool { return r == Out || r == InOut }
 
 // InitKind says how the runner fills a buffer before the run.
 type InitKind string
@@ -32,7 +42,18 @@ const (
 	InitPoison  InitKind = "poison" // NaN bytes, so unwritten outputs fail verification
 	InitOnes    InitKind = "ones"
 	InitArange  InitKind = "arange" // 0, 1, 2, … (rounded to the dtype)
+	InitData    InitKind = "data"   // BufferSpec.Data (e.g. read from a .npy file), rounded to the dtype
 )
+
+// Generated says whether the runner makes the buffer's values on the host
+// and uploads them (as opposed to poison or zero bytes set on the device).
+func (k InitKind) Generated() bool {
+	switch k {
+	case InitNormal, InitUniform, InitInts, InitOnes, InitArange, InitData:
+		return true
+	}
+	return false
+}
 
 // BufferSpec is one device buffer.
 type BufferSpec struct {
@@ -44,6 +65,11 @@ type BufferSpec struct {
 	Scale  float64 // InitNormal
 	Mean   float64 // InitNormal
 	Lo, Hi float64 // InitUniform, InitInts
+	// Outliers is the fraction of an InitNormal buffer's elements that are
+	// multiplied by OutlierScale (chosen per element from the seed).
+	Outliers     float64
+	OutlierScale float64
+	Data         []float32 // InitData: the values, Elems of them
 }
 
 // Bytes is the buffer's size.
@@ -98,7 +124,7 @@ const (
 )
 
 // Scalar is a by-value kernel parameter. CUDA passes each as its own
-// argument after the buffers; Metal packs them, in order, into one struct
+// argument, after the buffers or where Dispatch.Order puts it; Metal packs them, in order, into one struct
 // bound with setBytes at the index after the last buffer. Integer kinds
 // and bool hold their value in I (u64 as its bit pattern), float kinds in
 // F; ScalarOf builds one with range checks.
@@ -133,6 +159,33 @@ type Dispatch struct {
 	DynamicTGM int // bytes of threadgroup memory set at dispatch time
 	TGM        []TGMItem
 	Zero       string // when set: fill this buffer with zeros instead of launching
+	// Order is the kernel's parameter list where buffers and scalars
+	// interleave (CUDA): each entry is a buffer of Args or a scalar of
+	// Scalars. Empty: the buffers in order, then the scalars.
+	Order []ArgRef `json:",omitempty"`
+}
+
+// ArgRef is one kernel parameter of a Dispatch: Args[Index] or, when
+// Scalar, Scalars[Index].
+type ArgRef struct {
+	Scalar bool
+	Index  int
+}
+
+// ParamOrder is the dispatch's parameter list: Order, or the buffers then
+// the scalars when Order is empty.
+func (d Dispatch) ParamOrder() []ArgRef {
+	if len(d.Order) > 0 {
+		return d.Order
+	}
+	out := make([]ArgRef, 0, len(d.Args)+len(d.Scalars))
+	for i := range d.Args {
+		out = append(out, ArgRef{Index: i})
+	}
+	for j := range d.Scalars {
+		out = append(out, ArgRef{Scalar: true, Index: j})
+	}
+	return out
 }
 
 // Threads is the threadgroup size.

@@ -55,6 +55,7 @@ func Fill(b BufferSpec, seed uint64) []float32 {
 		for i := range out {
 			out[i] = b.Type.Round(float32(b.Mean + rng.Normal()*s))
 		}
+		ApplyOutliers(b, seed, out)
 	case InitUniform:
 		for i := range out {
 			out[i] = b.Type.Round(float32(b.Lo + (b.Hi-b.Lo)*rng.Float64()))
@@ -75,6 +76,10 @@ func Fill(b BufferSpec, seed uint64) []float32 {
 		for i := range out {
 			out[i] = b.Type.Round(float32(i))
 		}
+	case InitData:
+		for i := range min(len(out), len(b.Data)) {
+			out[i] = b.Type.Round(b.Data[i])
+		}
 	case InitPoison:
 		nan := float32(math.NaN())
 		for i := range out {
@@ -82,4 +87,28 @@ func Fill(b BufferSpec, seed uint64) []float32 {
 		}
 	}
 	return out
+}
+
+// IsOutlier says whether element i of buffer b is one of its outliers: a
+// hash of the seed, the buffer and the index below the fraction b.Outliers,
+// so each element decides on its own (fills in parallel chunks agree).
+func IsOutlier(b BufferSpec, seed uint64, i int) bool {
+	if b.Outliers <= 0 {
+		return false
+	}
+	r := RNG{s: SeedFor(seed, b.Name) ^ 0x5851f42d4c957f2d + uint64(i)*0x9e3779b97f4a7c15}
+	return r.Float64() < b.Outliers
+}
+
+// ApplyOutliers multiplies b's outliers in vals (an InitNormal fill) by
+// b.OutlierScale, rounded to the dtype again.
+func ApplyOutliers(b BufferSpec, seed uint64, vals []float32) {
+	if b.Outliers <= 0 || b.Init != InitNormal {
+		return
+	}
+	for i := range vals {
+		if IsOutlier(b, seed, i) {
+			vals[i] = b.Type.Round(float32(float64(vals[i]) * b.OutlierScale))
+		}
+	}
 }

@@ -23,7 +23,8 @@ type tree struct {
 	source     func(name, ext string) bool
 	cpuKernel  func(name string) bool
 	configs    string // all shipped configs, concatenated
-	readme     string
+	families   string // docs/families.md
+	tolerances string // docs/tolerances.md
 }
 
 func realTree(t *testing.T) tree {
@@ -37,7 +38,11 @@ func realTree(t *testing.T) tree {
 		}
 		cfg.Write(b)
 	}
-	readme, err := os.ReadFile("../../README.md")
+	families, err := os.ReadFile("../../docs/families.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tolerances, err := os.ReadFile("../../docs/tolerances.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +52,8 @@ func realTree(t *testing.T) tree {
 		source:     func(name, ext string) bool { _, err := shaders.Path(name, ext); return err == nil },
 		cpuKernel:  func(name string) bool { _, ok := host.Lookup(name); return ok },
 		configs:    cfg.String(),
-		readme:     string(readme),
+		families:   string(families),
+		tolerances: string(tolerances),
 	}
 }
 
@@ -55,7 +61,7 @@ func realTree(t *testing.T) tree {
 // shaders/, examples, a float64 reference that checks something, a CPU
 // implementation, a CUDA and a Metal source of each program its examples
 // plan (or a stated reason), a row in a shipped config, a row in the
-// README's families table.
+// families table in docs/families.md, a row in the table of docs/tolerances.md.
 func incomplete(f profiler.Family, tr tree) []string {
 	var miss []string
 	name := f.Name()
@@ -125,10 +131,31 @@ func incomplete(f profiler.Family, tr tree) []string {
 	if !regexp.MustCompile(`(?m)^\s*-?\s*kernel:\s*` + regexp.QuoteMeta(name) + `\s*$`).MatchString(tr.configs) {
 		miss = append(miss, "a sweep in configs/*.yaml")
 	}
-	if !strings.Contains(tr.readme, "\n| `"+name+"` |") {
-		miss = append(miss, "a row in README's families table")
+	if !strings.Contains(tr.families, "\n| `"+name+"` |") {
+		miss = append(miss, "a row in docs/families.md's table")
+	}
+	if !hasToleranceRow(tr.tolerances, name) {
+		miss = append(miss, "a row in docs/tolerances.md's table")
 	}
 	return miss
+}
+
+// hasToleranceRow: a row of the per-family table in docs/tolerances.md
+// names the family in its first cell ("attn_bwd, attn_bwd_atomic, …" names
+// three).
+func hasToleranceRow(doc, name string) bool {
+	for _, l := range strings.Split(doc, "\n") {
+		if !strings.HasPrefix(l, "| ") {
+			continue
+		}
+		first, _, _ := strings.Cut(strings.TrimPrefix(l, "| "), " |")
+		for _, n := range strings.Split(first, ",") {
+			if strings.TrimSpace(n) == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // TestEveryFamilyIsComplete walks the registry.
@@ -165,7 +192,8 @@ func TestCompletenessCatchesBrokenFamilies(t *testing.T) {
 		}, f, "shaders/softmax_bwd/softmax_bwd.cu"},
 		{"no CPU kernel", func(tr *tree) { tr.cpuKernel = func(string) bool { return false } }, f, "CPU kernel softmax_bwd"},
 		{"no config", func(tr *tree) { tr.configs = strings.ReplaceAll(tr.configs, "softmax_bwd", "other") }, f, "a sweep in configs"},
-		{"no README row", func(tr *tree) { tr.readme = strings.ReplaceAll(tr.readme, "`softmax_bwd`", "x") }, f, "README"},
+		{"no families row", func(tr *tree) { tr.families = strings.ReplaceAll(tr.families, "`softmax_bwd`", "x") }, f, "docs/families.md"},
+		{"no tolerances row", func(tr *tree) { tr.tolerances = strings.ReplaceAll(tr.tolerances, "| softmax_bwd |", "| x |") }, f, "docs/tolerances.md"},
 		{"no shader folder", func(tr *tree) { tr.shaderDirs = nil }, f, "folder shaders/softmax_bwd"},
 		{"no kernels folder", func(tr *tree) { tr.kernelsDir = t.TempDir() }, f, "folder kernels/softmax_bwd"},
 		{"no examples", func(*tree) {}, noExamples{f}, "Examples"},

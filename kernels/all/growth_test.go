@@ -11,8 +11,8 @@ import (
 // exactFamilies copy their inputs: their checks carry no growth term.
 var exactFamilies = map[string]bool{"transpose": true}
 
-// Every family's reference follows the tolerance model (README
-// "Tolerances"): each check of a computed output carries a Growth with a
+// Every family's reference follows the tolerance model (docs/tolerances.md):
+// each check of a computed output carries a Growth with a
 // reduction length, f32 accumulation and one finite, non-negative
 // magnitude per element.
 func TestReferencesCarryGrowth(t *testing.T) {
@@ -45,7 +45,7 @@ func TestReferencesCarryGrowth(t *testing.T) {
 					continue
 				}
 				if g == nil {
-					t.Errorf("%s %s: no Growth: give the check its magnitudes (kit.NewGrowth) and a row in README Tolerances", s, c.Buffer)
+					t.Errorf("%s %s: no Growth: give the check its magnitudes (kit.NewGrowth) and a row in docs/tolerances.md", s, c.Buffer)
 					continue
 				}
 				if g.N < 1 || g.Eps != 0x1p-24 || g.TermEps < 0 || g.TermEps > 0x1p-7 {

@@ -1,12 +1,8 @@
 package user
 
 import (
-	"errors"
 	"fmt"
-	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/expr"
@@ -14,7 +10,7 @@ import (
 
 // buffers reads the buffers: names, dtypes, shapes, inits and tolerances.
 func (bl *builder) buffers() error {
-	f, m, d, seen, vars, names, compile := bl.f, bl.m, bl.d, bl.seen, bl.vars, bl.bufferNames, bl.compile
+	f, m, d, seen, vars, names := bl.f, bl.m, bl.d, bl.seen, bl.vars, bl.bufferNames
 	if len(m.Buffers) == 0 {
 		return d.err("$", "buffers", "no buffers: list the kernel's arrays, e.g. `- {name: X, dtype: T, shape: [rows, cols]}`")
 	}
@@ -27,142 +23,148 @@ func (bl *builder) buffers() error {
 			return d.err(path+".name", field+".name", "%s is already used (a buffer, knob, dim or flag): buffer names must be unique", b.Name)
 		}
 		names[b.Name] = true
-		ub := ubuf{name: b.Name, out: b.Out}
-		switch b.DType {
-		case "", "T":
-			ub.dtype = ""
-		case "i32", "int32":
-			ub.dtype = profiler.I32
-		default:
-			dt, err := profiler.ParseDType(b.DType)
-			if err != nil {
-				return d.err(path+".dtype", field+".dtype", "%v (or T for the spec's dtype, or i32)", err)
-			}
-			ub.dtype = dt
-		}
-		if len(b.Shape) == 0 {
-			return d.err(path, field+".shape", "no shape: add e.g. `shape: [rows, cols]`")
-		}
-		for k, s := range b.Shape {
-			p, err := compile(s, fmt.Sprintf("%s.shape[%d]", path, k), fmt.Sprintf("buffers[%s].shape[%d]", b.Name, k))
-			if err != nil {
-				return err
-			}
-			ub.shape = append(ub.shape, p)
-		}
-		init, err := parseInit(b.Init, b.Out, ub.dtype)
+		ub, err := bl.buffer(b, path)
 		if err != nil {
-			return d.err(path+".init", fmt.Sprintf("buffers[%s].init", b.Name), "%v", err)
-		}
-		ub.init = init
-		if b.Tol != nil {
-			if !b.Out {
-				return d.err(path+".tol", fmt.Sprintf("buffers[%s].tol", b.Name), "only outputs (out: true) are checked: drop tol or mark the buffer out")
-			}
-			ub.tol = b.Tol
+			return err
 		}
 		f.bufs = append(f.bufs, ub)
 	}
-	if !slices.ContainsFunc(f.bufs, func(b ubuf) bool { return b.out }) {
-		return d.err("$.buffers", "buffers", "no output: mark the buffers the kernel writes with `out: true` (they are checked against the reference)")
+	if !slices.ContainsFunc(f.bufs, func(b ubuf) bool { return b.checked() }) {
+		return d.err("$.buffers", "buffers", "no output: mark the buffers the kernel writes with `out: true` (or `inout: true` for those it updates in place): they are checked against the reference")
 	}
 	return nil
 }
 
-type ubuf struct {
-	name  string
-	dtype profiler.DType // "" = the spec's dtype
-	shape []*expr.Program
-	init  initSpec
-	out   bool
-	tol   *tolYAML
-}
-
-type initSpec struct {
-	kind   profiler.InitKind
-	a, b   float64
-	source string
-}
-
-var initRE = regexp.MustCompile(`^\s*([a-z_]+)\s*(?:\(\s*([^,()]*?)\s*(?:,\s*([^,()]*?)\s*)?\))?\s*$`)
-
-func parseInit(s string, out bool, dt profiler.DType) (initSpec, error) {
-	if s == "" {
-		if out {
-			return initSpec{kind: profiler.InitPoison, source: "poison"}, nil
-		}
-		if dt == profiler.I32 {
-			return initSpec{}, errors.New("an i32 input needs an init: e.g. randint(0, 1000) for ids, or arange")
-		}
-		return initSpec{kind: profiler.InitNormal, b: 1, source: "normal(0, 1)"}, nil
+// buffer reads one buffer (its name already checked) at YAML path.
+func (bl *builder) buffer(b bufferYAML, path string) (ubuf, error) {
+	d := bl.d
+	field := "buffers[" + b.Name + "]"
+	ub := ubuf{name: b.Name, out: b.Out, inout: b.InOut}
+	if b.Out && b.InOut {
+		return ub, d.err(path+".inout", field+".inout", "out and inout both set: inout already means the buffer is checked, so drop `out: true`")
 	}
-	m := initRE.FindStringSubmatch(s)
-	usage := "use normal(mean, std), uniform(lo, hi), randint(lo, hi), zeros, ones, arange or poison"
-	if m == nil {
-		return initSpec{}, fmt.Errorf("%q: %s", s, usage)
-	}
-	num := func(x string) (float64, error) {
-		v, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+	switch b.DType {
+	case "", bl.dtypeName():
+		ub.dtype = ""
+	case "i32", "int32":
+		ub.dtype = profiler.I32
+	default:
+		dt, err := profiler.ParseDType(b.DType)
 		if err != nil {
-			return 0, fmt.Errorf("%q in %q is not a number", x, s)
+			return ub, d.err(path+".dtype", field+".dtype", "%v (or T for the spec's dtype, or i32)", err)
 		}
-		return v, nil
+		ub.dtype = dt
 	}
-	args := 0
-	if m[2] != "" {
-		args++
+	if len(b.Shape) == 0 {
+		return ub, d.err(path, field+".shape", "no shape: add e.g. `shape: [rows, cols]`")
 	}
-	if m[3] != "" {
-		args++
-	}
-	want := map[string]int{"normal": 2, "uniform": 2, "randint": 2, "zeros": 0, "ones": 0, "arange": 0, "poison": 0}
-	n, ok := want[m[1]]
-	if !ok {
-		return initSpec{}, fmt.Errorf("unknown init %q: %s", m[1], usage)
-	}
-	if args != n {
-		return initSpec{}, fmt.Errorf("%s takes %d arguments, got %d in %q: %s", m[1], n, args, s, usage)
-	}
-	var a, b float64
-	var err error
-	if n == 2 {
-		if a, err = num(m[2]); err != nil {
-			return initSpec{}, err
+	for k, s := range b.Shape {
+		p, err := bl.compile(s, fmt.Sprintf("%s.shape[%d]", path, k), fmt.Sprintf("%s.shape[%d]", field, k))
+		if err != nil {
+			return ub, err
 		}
-		if b, err = num(m[3]); err != nil {
-			return initSpec{}, err
+		ub.shape = append(ub.shape, p)
+	}
+	init, err := bl.parseBufferInit(b, ub.dtype)
+	if err != nil {
+		return ub, d.err(path+".init", field+".init", "%v", err)
+	}
+	ub.init = init
+	if b.Tol != nil {
+		if !ub.checked() {
+			return ub, d.err(path+".tol", field+".tol", "only outputs (out: true or inout: true) are checked: drop tol or mark the buffer out")
+		}
+		ub.tol = b.Tol
+	}
+	return ub, bl.bufferGrowth(b, &ub, path)
+}
+
+// parseBufferInit reads a buffer's init: npy:file.npy (read now), or one
+// of parseInit's generators.
+func (bl *builder) parseBufferInit(b bufferYAML, dt profiler.DType) (initSpec, error) {
+	if b.InOut {
+		if b.Init == "" {
+			return initSpec{}, fmt.Errorf("%s is inout (updated in place), so it needs initial values: add e.g. `init: normal(0, 1)` or `init: \"npy:%s.npy\"`", b.Name, b.Name)
+		}
+		if s, _ := parseInit(b.Init, true, dt); s.kind == profiler.InitPoison {
+			return initSpec{}, fmt.Errorf("%s is inout: poison initial values would make every result NaN; give it a real init such as normal(0, 1)", b.Name)
 		}
 	}
-	sp := initSpec{a: a, b: b, source: strings.TrimSpace(s)}
-	switch m[1] {
-	case "normal":
-		if b < 0 {
-			return sp, fmt.Errorf("normal(%g, %g): the standard deviation must be ≥ 0", a, b)
-		}
-		sp.kind = profiler.InitNormal
-	case "uniform":
-		if b <= a {
-			return sp, fmt.Errorf("uniform(%g, %g): want lo < hi", a, b)
-		}
-		sp.kind = profiler.InitUniform
-	case "randint":
-		if b <= a || a != float64(int64(a)) || b != float64(int64(b)) {
-			return sp, fmt.Errorf("randint(%g, %g): want integers lo < hi (hi excluded)", a, b)
-		}
-		if dt != profiler.I32 {
-			return sp, fmt.Errorf("randint fills integer buffers: give the buffer `dtype: i32`")
-		}
-		sp.kind = profiler.InitInts
-	case "zeros":
-		sp.kind = profiler.InitZero
-	case "ones":
-		sp.kind = profiler.InitOnes
-	case "arange":
-		sp.kind = profiler.InitArange
-	case "poison":
-		sp.kind = profiler.InitPoison
+	if rel, ok := npyInitPath(b.Init); ok {
+		return bl.readNPYInit(rel)
 	}
-	return sp, nil
+	return parseInit(b.Init, b.Out, dt)
+}
+
+// bufferGrowth reads terms, magnitude and accumulate (outputs only).
+func (bl *builder) bufferGrowth(b bufferYAML, ub *ubuf, path string) error {
+	d, field := bl.d, "buffers["+b.Name+"]"
+	if b.Terms == nil {
+		if b.Magnitude != "" || b.Accumulate != "" {
+			return d.err(path+".terms", field+".terms", "magnitude and accumulate tune the growth term of `terms:`: add `terms: <reduction length>` (e.g. terms: cols) or drop them")
+		}
+		return nil
+	}
+	if !ub.checked() {
+		return d.err(path+".terms", field+".terms", "terms widens an output's tolerance, and %s is an input: drop terms or mark the buffer out", b.Name)
+	}
+	p, err := bl.compile(b.Terms, path+".terms", field+".terms")
+	if err != nil {
+		return err
+	}
+	g := &growthSpec{terms: p}
+	switch b.Magnitude {
+	case "", "squares":
+	case "want":
+		g.magWant = true
+	default:
+		return d.err(path+".magnitude", field+".magnitude", "%q: use squares (‖terms‖₂ from the reference run on squared inputs; exact for sums, dot products and matmuls) or want (|want| alone, for references that are not multilinear)", b.Magnitude)
+	}
+	switch b.Accumulate {
+	case "", "f32", "float32":
+	case bl.dtypeName(), "dtype":
+		g.accT = true
+	default:
+		return d.err(path+".accumulate", field+".accumulate", "%q: use f32 (the kernel sums in float, the default) or T (it sums in the buffer's dtype)", b.Accumulate)
+	}
+	ub.growth = g
+	return nil
+}
+
+type ubuf struct {
+	name   string
+	dtype  profiler.DType // "" = the spec's dtype
+	shape  []*expr.Program
+	init   initSpec
+	out    bool
+	inout  bool
+	tol    *tolYAML
+	growth *growthSpec // nil: no terms
+}
+
+// reads says whether the kernel reads the buffer's initial values (and
+// the reference gets them).
+func (b ubuf) reads() bool { return !b.out || b.inout }
+
+// checked says whether the buffer is compared with the reference.
+func (b ubuf) checked() bool { return b.out || b.inout }
+
+// role is the buffer's role in a plan.
+func (b ubuf) role() profiler.Role {
+	switch {
+	case b.inout:
+		return profiler.InOut
+	case b.out:
+		return profiler.Out
+	}
+	return profiler.In
+}
+
+// growthSpec is an output's `terms:` (see Growth in profiler).
+type growthSpec struct {
+	terms   *expr.Program
+	magWant bool // magnitude: want
+	accT    bool // accumulate: T
 }
 
 func bufNames(bs []ubuf) []string {

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mltop/mltop/kernels/user/pyref"
 	"github.com/mltop/mltop/profiler"
 )
 
@@ -19,6 +18,9 @@ type checker struct {
 	amap    map[string]string // user name → built-in family's (or the other kernel's) name
 	none    bool
 	skipped bool // a nested manifest's check, not loaded
+	// rowsIndependent: `rows: independent`, only the checked rows of the
+	// leading dimension reach the Python reference.
+	rowsIndependent bool
 }
 
 func (c checker) kind() string {
@@ -61,12 +63,12 @@ func (f *Family) parseCheck(read func(string) ([]byte, error)) error {
 		for k := range v {
 			keys = append(keys, k)
 			switch k {
-			case "python", "against", "map", "kernel":
+			case "python", "against", "map", "kernel", "rows":
 			default:
 				return d.err("$.check."+k, "check."+k, "unknown key %q: check has python, against (+ map) or kernel", k)
 			}
 		}
-		if n := len(keys) - btoi(v["map"] != nil); n != 1 {
+		if n := len(keys) - btoi(v["map"] != nil) - btoi(v["rows"] != nil); n != 1 {
 			return d.err("$.check", "check", "give exactly one of python, against or kernel, got %s", strings.Join(slices.Sorted(slices.Values(keys)), ", "))
 		}
 		if p, ok := v["python"]; ok {
@@ -79,7 +81,17 @@ func (f *Family) parseCheck(read func(string) ([]byte, error)) error {
 				return d.err("$.check.python", "check.python", "cannot read %s: %v: the path is relative to the manifest's folder", path, unwrapPath(err))
 			}
 			f.check = checker{python: path}
+			switch r := v["rows"]; r {
+			case nil:
+			case "independent":
+				f.check.rowsIndependent = true
+			default:
+				return d.err("$.check.rows", "check.rows", "rows: %v: the one value is `independent` (each row of the leading dimension is computed from the same rows of the inputs, so only the checked rows reach Python)", r)
+			}
 			return nil
+		}
+		if v["rows"] != nil {
+			return d.err("$.check.rows", "check.rows", "rows: independent applies to `python:` references only")
 		}
 		if k, ok := v["kernel"]; ok {
 			if f.nested {
@@ -191,9 +203,20 @@ func (f *Family) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, see
 	return f.referencePython(s, in, maxRows, seed)
 }
 
+// tolFor is output b's tolerance at spec dtype dt: its `tol:` over the
+// defaults of its own dtype (an f32 output of a bf16 kernel is held to
+// f32's), or nil for the family's default.
 func (f *Family) tolFor(b ubuf, dt profiler.DType) *profiler.Tolerance {
+	own := b.dtype != "" && b.dtype != dt && slices.Contains(profiler.FloatDTypes, b.dtype)
+	if own {
+		dt = b.dtype
+	}
 	if b.tol == nil {
-		return nil
+		if !own {
+			return nil
+		}
+		t := profiler.DefaultTolerances[dt]
+		return &t
 	}
 	t := profiler.DefaultTolerances[dt]
 	set := func(a, r *float64) {
@@ -215,7 +238,10 @@ func (f *Family) referenceAgainst(s profiler.Spec, in profiler.Inputs, maxRows i
 	c := f.check
 	fam := c.against
 	sc := fam.Schema()
-	e := env(s)
+	e, err := f.env(s)
+	if err != nil {
+		return nil, err
+	}
 	bs, err := c.theirSpec(f, fam.Name(), s.DType, sc, e)
 	if err != nil {
 		return nil, fmt.Errorf("check against %s: %w", fam.Name(), err)
@@ -272,87 +298,4 @@ func (f *Family) shapeOf(b ubuf, e map[string]any) ([]int, error) {
 		out = append(out, int(v))
 	}
 	return out, nil
-}
-
-func (f *Family) referencePython(s profiler.Spec, in profiler.Inputs, maxRows int, seed uint64) (*profiler.Reference, error) {
-	py, err := pyref.Interpreter()
-	if err != nil {
-		return nil, err
-	}
-	e := env(s)
-	dims := map[string]any{"dtype": string(s.DType)}
-	for k, v := range e {
-		if k != "T" {
-			dims[k] = v
-		}
-	}
-	var inputs []pyref.Input
-	shapes := map[string][]int{}
-	for _, b := range f.bufs {
-		sh, err := f.shapeOf(b, e)
-		if err != nil {
-			return nil, err
-		}
-		shapes[b.name] = sh
-		if b.out {
-			continue
-		}
-		n := 1
-		for _, x := range sh {
-			n *= x
-		}
-		vals := in[b.name]
-		if vals == nil {
-			vals = make([]float32, n) // zero-initialised inputs are not in the runner's cache
-		}
-		if len(vals) != n {
-			return nil, fmt.Errorf("input %s has %d values, its shape %v holds %d", b.name, len(vals), sh, n)
-		}
-		inputs = append(inputs, pyref.Input{Name: b.name, Shape: sh, Data: vals, Int: b.dtype == profiler.I32})
-	}
-	outs, err := pyref.Run(py, f.check.python, dims, inputs)
-	if err != nil {
-		return nil, err
-	}
-	defer outs.Close()
-	return f.pythonChecks(outs, shapes, s.DType, maxRows, seed)
-}
-
-// pythonChecks compares the sampled rows of each output buffer with the
-// array the Python reference returned for it.
-func (f *Family) pythonChecks(outs *pyref.Outputs, shapes map[string][]int, dt profiler.DType, maxRows int, seed uint64) (*profiler.Reference, error) {
-	ref := &profiler.Reference{}
-	for _, b := range f.bufs {
-		if !b.out {
-			continue
-		}
-		if !slices.Contains(outs.Names, b.name) {
-			return nil, fmt.Errorf("check: python: %s returned no %s (it returned %s): return a dict with every output buffer (out: true)", f.check.python, b.name, strings.Join(outs.Names, ", "))
-		}
-		a, err := outs.Read(b.name)
-		if err != nil {
-			return nil, err
-		}
-		if !slices.Equal(a.Shape, shapes[b.name]) {
-			return nil, fmt.Errorf("check: python: %s returned %s with shape %v (dtype %s), but the buffer's shape is %v: return an array of the buffer's shape", f.check.python, b.name, a.Shape, a.Descr, shapes[b.name])
-		}
-		sh := shapes[b.name]
-		cols := sh[len(sh)-1]
-		rows := len(a.Data) / max(cols, 1)
-		pick := profiler.SampleRows(rows, maxRows, seed)
-		ch := profiler.Check{Buffer: b.name, Tol: f.tolFor(b, dt)}
-		for _, r := range pick {
-			for c := range cols {
-				i := r*cols + c
-				ch.Index = append(ch.Index, i)
-				ch.Want = append(ch.Want, a.Data[i])
-			}
-		}
-		ref.Checks = append(ref.Checks, ch)
-		if ref.RowsTotal == 0 {
-			ref.RowsTotal, ref.RowsChecked = rows, len(pick)
-			ref.Rows = profiler.DescribeRows(pick, rows, seed) + " of " + b.name + " (python reference)"
-		}
-	}
-	return ref, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
+	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/expr"
 )
 
@@ -27,18 +28,21 @@ func (bl *builder) dispatches() error {
 	return nil
 }
 
-// dispatch reads dispatch i: grid, threads, args (buffers, then scalar
-// expressions) and TGM, then checks the args against the entry's
-// parameters in every source.
+// dispatch reads dispatch i: entry, grid, threads, args and TGM, then
+// binds the args to the entry's parameters in every source.
 func (bl *builder) dispatch(i int, ds dispatchYAML) error {
-	f, d, vars, names, compile := bl.f, bl.d, bl.vars, bl.bufferNames, bl.compile
+	f, d, compile := bl.f, bl.d, bl.compile
 	path, field := fmt.Sprintf("$.dispatches[%d]", i), fmt.Sprintf("dispatches[%d]", i)
 	if ds.Entry == "" {
 		return d.err(path, field+".entry", "no entry: name the kernel function (__global__ / kernel)")
 	}
-	ud := udisp{name: ds.Name, entry: ds.Entry, timed: ds.Timed == nil || *ds.Timed}
+	entry, err := bl.entry(ds.Entry, path+".entry", field+".entry")
+	if err != nil {
+		return err
+	}
+	ud := udisp{name: ds.Name, entry: entry, timed: ds.Timed == nil || *ds.Timed}
 	if ud.name == "" {
-		ud.name = ds.Entry
+		ud.name = entry.name
 	}
 	for _, g := range []struct {
 		key string
@@ -60,26 +64,8 @@ func (bl *builder) dispatch(i int, ds dispatchYAML) error {
 			g.out[k] = p
 		}
 	}
-	scalarSeen := false
-	for k, a := range ds.Args {
-		apath := fmt.Sprintf("%s.args[%d]", path, k)
-		if names[a] {
-			if scalarSeen {
-				return d.err(apath, fmt.Sprintf("%s.args[%d]", field, k), "buffer %s comes after a scalar: mltop passes the buffers first, then the scalars (CUDA: as arguments in that order; Metal: one struct at the buffer index after the last buffer); reorder the kernel's parameters", a)
-			}
-			ud.bufArgs = append(ud.bufArgs, a)
-			continue
-		}
-		p, err := compile(a, apath, fmt.Sprintf("%s.args[%d]", field, k))
-		if err != nil {
-			var ee *expr.Error
-			if errors.As(err, &ee) && strings.HasPrefix(ee.Msg, "unknown name") {
-				return d.err(apath, fmt.Sprintf("%s.args[%d]", field, k), "%q is neither a buffer (%s) nor an expression over %s", a, strings.Join(bufNames(f.bufs), ", "), strings.Join(vars.Names(), ", "))
-			}
-			return err
-		}
-		scalarSeen = true
-		ud.scalars = append(ud.scalars, uscalar{name: a, p: p})
+	if ud.args, err = bl.args(ds, path, field); err != nil {
+		return err
 	}
 	for k, t := range ds.TGM {
 		if t.Name == "" {
@@ -98,52 +84,251 @@ func (bl *builder) dispatch(i int, ds dispatchYAML) error {
 		}
 		ud.dynTGM = p
 	}
-	if err := bl.checkSignature(ud, ds, path, field); err != nil {
-		return err
+	ud.bind = map[string]ubinding{}
+	for _, lang := range slices.Sorted(mapsKeys(f.src)) {
+		b, err := bl.bind(ud, lang, path, field)
+		if err != nil {
+			return err
+		}
+		ud.bind[lang] = b
 	}
 	f.disps = append(f.disps, ud)
 	return nil
 }
 
-// checkSignature checks a dispatch's args against its entry's parameters,
-// in each source.
-func (bl *builder) checkSignature(ud udisp, ds dispatchYAML, path, field string) error {
-	f, d := bl.f, bl.d
-	for _, lang := range slices.Sorted(mapsKeys(f.src)) {
-		s := f.src[lang]
-		if lang == "metal" { // [[host_name]] entries, scalars per index (metal_entry.go)
-			if err := bl.checkMetalEntry(ud, s, path, field); err != nil {
-				return err
-			}
-			continue
-		}
-		sig, found, ok := csrc.FindEntry(s.code, ds.Entry)
-		if !ok {
-			hint := "no kernel functions found"
-			if len(found) > 0 {
-				hint = "kernels found: " + strings.Join(found, ", ")
-			}
-			return d.err(path+".entry", field+".entry", "%s has no kernel %q (%s)", s.path, ds.Entry, hint)
-		}
-		want := len(ud.bufArgs) + len(ud.scalars)
-		got := sig.Bindable()
-		if lang == "metal" && len(ud.scalars) > 0 {
-			want = len(ud.bufArgs) + 1 // the scalars arrive as one struct
-		}
-		if len(got) != want {
-			what := fmt.Sprintf("%d args", len(ds.Args))
-			if lang == "metal" && len(ud.scalars) > 0 {
-				what = fmt.Sprintf("%d buffers + 1 struct of %d scalars", len(ud.bufArgs), len(ud.scalars))
-			}
-			return d.err(path+".args", field+".args", "%s but %s:%d %s takes %d parameters: list the buffers and scalars in the parameter order", what, s.path, sig.Line, sig, len(got))
+// entry parses a dispatch's entry expression; errors point at the
+// offending character.
+func (bl *builder) entry(text, path, field string) (*entryExpr, error) {
+	d := bl.d
+	w := d.where(path, field)
+	var code strings.Builder
+	for _, s := range bl.f.src {
+		code.WriteString(s.code + "\n")
+	}
+	declared := map[string]bool{}
+	for _, t := range csrc.Tokenize(code.String()) {
+		if t.Kind == csrc.Ident {
+			declared[t.Text] = true
 		}
 	}
-	return nil
+	sc := entryScope{dtype: bl.dtypeName(), vars: bl.vars, declared: func(n string) bool { return declared[n] },
+		compile: func(src string, off int) (*expr.Program, error) {
+			at := w
+			at.Col += off
+			p, err := expr.Compile(src, bl.vars, at)
+			if err != nil {
+				return nil, &Error{File: at.File, Line: at.Line, Col: at.Col, Field: field, Msg: err.Error()}
+			}
+			return p, nil
+		}}
+	e, err := parseEntry(text, sc)
+	var ee *entryError
+	if errors.As(err, &ee) {
+		return nil, &Error{File: w.File, Line: w.Line, Col: w.Col + ee.Off, Field: field, Msg: ee.Msg}
+	}
+	return e, err
 }
 
-type uscalar struct {
-	name string
-	p    *expr.Program
+// args reads a dispatch's args: each a buffer's name or a scalar
+// expression, in the order of the entry's parameters.
+func (bl *builder) args(ds dispatchYAML, path, field string) ([]uarg, error) {
+	f, d, vars := bl.f, bl.d, bl.vars
+	var out []uarg
+	for k, a := range ds.Args {
+		apath, afield := fmt.Sprintf("%s.args[%d]", path, k), fmt.Sprintf("%s.args[%d]", field, k)
+		if bl.bufferNames[a] {
+			out = append(out, uarg{text: a, buf: a})
+			continue
+		}
+		p, err := bl.compile(a, apath, afield)
+		if err != nil {
+			var ee *expr.Error
+			if errors.As(err, &ee) && strings.HasPrefix(ee.Msg, "unknown name") {
+				return nil, d.err(apath, afield, "%q is neither a buffer (%s) nor an expression over %s", a, strings.Join(bufNames(f.bufs), ", "), strings.Join(vars.Names(), ", "))
+			}
+			return nil, err
+		}
+		out = append(out, uarg{text: a, p: p})
+	}
+	return out, nil
+}
+
+// bind finds the entry in the source of lang (overloads picked by their
+// parameter count) and binds each arg to its parameter: a pointer takes a
+// buffer, a by-value parameter an expression, a const pointer no output.
+func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
+	f, d := bl.f, bl.d
+	s := f.src[lang]
+	name := ud.entry.name
+	sigs, found := csrc.Overloads(s.code, name)
+	if lang == "metal" { // a [[host_name]] instantiation: its template's signature (metal_entry.go)
+		var err error
+		if sigs, found, err = metalOverloads(s.code, name); err != nil {
+			return ubinding{}, d.err(path+".entry", field+".entry", "%s: %v", s.path, err)
+		}
+	}
+	if len(sigs) == 0 {
+		hint := "no kernel functions found"
+		if len(found) > 0 {
+			hint = "kernels found: " + strings.Join(found, ", ")
+		}
+		return ubinding{}, d.err(path+".entry", field+".entry", "%s has no kernel %q (%s)", s.path, name, hint)
+	}
+	hasScalar := slices.ContainsFunc(ud.args, func(a uarg) bool { return a.buf == "" })
+	// A Metal entry takes its scalars either as one struct after the
+	// buffers or one per `constant T&` parameter (metalStruct).
+	takesStruct := func(g csrc.Signature) bool { return lang == "metal" && hasScalar && metalStruct(g) }
+	nbuf := 0
+	for _, a := range ud.args {
+		if a.buf != "" {
+			nbuf++
+		}
+	}
+	sig, err := csrc.Pick(name, sigs, func(g csrc.Signature) bool {
+		want := len(ud.args)
+		if takesStruct(g) {
+			want = nbuf + 1 // the scalars arrive as one struct
+		}
+		return fits(g, ud.args, want, takesStruct(g))
+	})
+	if err != nil {
+		return ubinding{}, d.err(path+".entry", field+".entry", "%s: %v", s.path, err)
+	}
+	ts := typeScope{typedefs: csrc.Typedefs(s.code), dtype: bl.dtypeName(), sig: sig}
+	if lang == "metal" {
+		if err := bl.checkMetalSlots(ud, sig, s, path, field); err != nil {
+			return ubinding{}, err
+		}
+		if f.mlx != nil {
+			return bl.bindMLX(ud, sig, ts, s, path, field)
+		}
+	}
+	if takesStruct(sig) {
+		return bl.bindMetalStruct(ud, sig, ts, s, nbuf, path, field)
+	}
+	params := sig.Bindable()
+	if len(params) != len(ud.args) {
+		return ubinding{}, d.err(path+".args", field+".args", "%s", countMismatch(ud.args, params, s.path, sig))
+	}
+	b := ubinding{sig: sig}
+	seenScalar := false
+	for k, prm := range params {
+		up, err := bl.bindOne(ud.args[k], prm, ts, fmt.Sprintf("%s.args[%d]", path, k), fmt.Sprintf("%s.args[%d]", field, k), s.path, sig)
+		if err != nil {
+			return b, err
+		}
+		up.arg = k
+		if ud.args[k].buf == "" {
+			seenScalar = true
+		} else if seenScalar {
+			b.interleaved = true
+		}
+		b.params = append(b.params, up)
+	}
+	return b, nil
+}
+
+// fits says whether an overload takes args: as many parameters, a
+// pointer for each buffer and a by-value parameter for each expression.
+func fits(sig csrc.Signature, args []uarg, want int, metalStruct bool) bool {
+	params := sig.Bindable()
+	if len(params) != want {
+		return false
+	}
+	if metalStruct {
+		return true
+	}
+	for k, p := range params {
+		if p.Pointer != (args[k].buf != "") {
+			return false
+		}
+	}
+	return true
+}
+
+// bindOne checks one arg against its parameter.
+func (bl *builder) bindOne(a uarg, prm csrc.Param, ts typeScope, apath, afield, file string, sig csrc.Signature) (uparam, error) {
+	d := bl.d
+	up := uparam{param: prm}
+	switch {
+	case prm.Pointer && a.buf == "":
+		return up, d.err(apath, afield, "%q goes to parameter `%s` of %s:%d, a pointer: bind one of the buffers (%s)", a.text, describe(prm), file, sig.Line, strings.Join(bufNames(bl.f.bufs), ", "))
+	case !prm.Pointer && a.buf != "":
+		return up, d.err(apath, afield, "buffer %s goes to parameter `%s` of %s:%d, a by-value scalar: give an expression (a number, a dim, a value)", a.buf, describe(prm), file, sig.Line)
+	case prm.Pointer:
+		if b := bl.buf(a.buf); b.out && prm.ReadOnly {
+			return up, d.err(apath, afield, "output buffer %s goes to parameter `%s` of %s:%d, which the kernel cannot write through: drop the const, or bind an input there", a.buf, describe(prm), file, sig.Line)
+		}
+		up.elem = ts.elem(prm)
+	default:
+		k, err := ts.scalarKind(prm)
+		if err != nil {
+			return up, d.err(apath, afield, "%s:%d: %v", file, sig.Line, err)
+		}
+		up.kind = k
+	}
+	return up, nil
+}
+
+func (bl *builder) buf(name string) ubuf {
+	for _, b := range bl.f.bufs {
+		if b.name == name {
+			return b
+		}
+	}
+	return ubuf{}
+}
+
+// countMismatch says which parameters have no arg, or which args no
+// parameter.
+func countMismatch(args []uarg, params []csrc.Param, file string, sig csrc.Signature) string {
+	var extra []string
+	if len(args) < len(params) {
+		for _, p := range params[len(args):] {
+			extra = append(extra, "`"+describe(p)+"`")
+		}
+		return fmt.Sprintf("%d args but %s:%d %s takes %d parameters: unbound %s; args follow the parameter list, buffers and scalars in its order", len(args), file, sig.Line, sig, len(params), strings.Join(extra, ", "))
+	}
+	for _, a := range args[len(params):] {
+		extra = append(extra, a.text)
+	}
+	return fmt.Sprintf("%d args but %s:%d %s takes %d parameters: %s bind nothing; args follow the parameter list, buffers and scalars in its order", len(args), file, sig.Line, sig, len(params), strings.Join(extra, ", "))
+}
+
+// bindMetalStruct binds a Metal entry whose scalars arrive as one struct
+// after the buffers (constant P& p [[buffer(n)]]): the buffers first, in
+// order, then the scalars, f32 for a float expression and i32 otherwise.
+// (Scalars as `constant float& eps [[buffer(n)]]` parameters, one per
+// index, take their parameter's type: metalOverloads.)
+func (bl *builder) bindMetalStruct(ud udisp, sig csrc.Signature, ts typeScope, s source, nbuf int, path, field string) (ubinding, error) {
+	d := bl.d
+	params := sig.Bindable()
+	nsc := len(ud.args) - nbuf
+	if len(params) != nbuf+1 {
+		return ubinding{}, d.err(path+".args", field+".args", "%d buffers + 1 struct of %d scalars but %s:%d %s takes %d parameters: Metal takes the buffers first, then the scalars as one struct", nbuf, nsc, s.path, sig.Line, sig, len(params))
+	}
+	b := ubinding{sig: sig}
+	for k, a := range ud.args {
+		apath, afield := fmt.Sprintf("%s.args[%d]", path, k), fmt.Sprintf("%s.args[%d]", field, k)
+		if k >= nbuf {
+			if a.buf != "" {
+				return b, d.err(apath, afield, "buffer %s comes after a scalar: Metal takes the buffers first, then the scalars as one struct at the buffer index after the last buffer; reorder the kernel's parameters", a.buf)
+			}
+			kind := profiler.ScalarI32
+			if a.p.ResultKind() == expr.Float {
+				kind = profiler.ScalarF32
+			}
+			b.params = append(b.params, uparam{arg: k, param: csrc.Param{Name: a.text, Scalar: string(kind)}, kind: kind})
+			continue
+		}
+		up, err := bl.bindOne(a, params[k], ts, apath, afield, s.path, sig)
+		if err != nil {
+			return b, err
+		}
+		up.arg = k
+		b.params = append(b.params, up)
+	}
+	return b, nil
 }
 
 type utgm struct {
@@ -152,10 +337,11 @@ type utgm struct {
 }
 
 type udisp struct {
-	name, entry   string
+	name          string
+	entry         *entryExpr
 	grid, threads [3]*expr.Program
-	bufArgs       []string
-	scalars       []uscalar
+	args          []uarg
+	bind          map[string]ubinding // by source language
 	tgm           []utgm
 	dynTGM        *expr.Program
 	timed         bool

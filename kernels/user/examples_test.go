@@ -103,3 +103,119 @@ func TestMatmulExample(t *testing.T) {
 		t.Errorf("bf16 tolerance %+v", tl)
 	}
 }
+
+// The examples of in-place buffers and reductions load and plan on the CPU
+// backend, and their Python references tell a right result from the one
+// their broken twin computes.
+func TestInOutAndReductionExamples(t *testing.T) {
+	cpuDev := profiler.DeviceInfo{Backend: "cpu", Name: "cpu", MaxThreadsPerGroup: 1024, TGMPerGroup: 64 << 10, MemoryBytes: 8 << 30}
+	for _, c := range []struct {
+		dir   string
+		roles map[string]profiler.Role
+	}{
+		{"adamw_inplace", map[string]profiler.Role{"params": profiler.InOut, "grads": profiler.In, "m": profiler.InOut, "v": profiler.InOut}},
+		{"adamw_inplace_broken", map[string]profiler.Role{"params": profiler.InOut, "m": profiler.InOut}},
+		{"row_sum", map[string]profiler.Role{"X": profiler.In, "Y": profiler.Out}},
+		{"row_sum_broken", map[string]profiler.Role{"Y": profiler.Out}},
+	} {
+		f, err := Load("../../examples/" + c.dir + "/kernel.yaml")
+		if err != nil {
+			t.Fatalf("%s: %v", c.dir, err)
+		}
+		for _, dt := range f.Schema().DTypes {
+			s := profiler.Spec{Kernel: f.Name(), DType: dt}.WithDefaults(f.Schema())
+			p, err := f.Plan(s, cpuDev)
+			if err != nil {
+				t.Fatalf("%s %s: %v", c.dir, dt, err)
+			}
+			for name, role := range c.roles {
+				if b, ok := p.Buffer(name); !ok || b.Role != role {
+					t.Errorf("%s: buffer %s %+v, want role %s", c.dir, name, b, role)
+				}
+			}
+		}
+	}
+}
+
+func TestRowSumExampleReference(t *testing.T) {
+	usePython(t)
+	f, err := Load("../../examples/row_sum/kernel.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, cols := 300, 1000
+	s := profiler.Spec{Kernel: f.Name(), DType: profiler.BF16, Dims: map[string]int{"rows": rows, "cols": cols}}.WithDefaults(f.Schema())
+	x := profiler.Fill(profiler.BufferSpec{Name: "X", Type: profiler.BF16, Elems: int64(rows * cols), Init: profiler.InitNormal, Scale: 1}, 1)
+	ref, err := f.Reference(s, profiler.Inputs{"X": x}, 16, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.RowsChecked != 16 || ref.RowsTotal != rows || ref.Checks[0].Growth == nil || ref.Checks[0].Growth.N != cols {
+		t.Fatalf("ref: %d of %d rows, growth %+v", ref.RowsChecked, ref.RowsTotal, ref.Checks[0].Growth)
+	}
+	good, broken := make([]float32, rows), make([]float32, rows)
+	for r := range rows {
+		good[r] = blockSum(x[r*cols:(r+1)*cols], "")
+		broken[r] = blockSum(x[r*cols:(r+1)*cols-1], "")
+	}
+	tol := f.Tolerance(s.DType)
+	if v := run.Verify(ref, map[string][]float32{"Y": good}, tol); !v.Pass {
+		t.Errorf("a right row sum fails: %s", v.Worst)
+	}
+	if v := run.Verify(ref, map[string][]float32{"Y": broken}, tol); v.Pass {
+		t.Errorf("the broken twin (last column dropped) passes: %s", v.Worst)
+	}
+}
+
+// TestArgsExamples: the examples of entries by C++ name and of
+// signature-typed arguments load and plan, and their broken twins differ
+// only in the source.
+func TestArgsExamples(t *testing.T) {
+	for _, c := range []struct {
+		path  string
+		dt    profiler.DType
+		entry string
+		check func(t *testing.T, d profiler.Dispatch)
+	}{
+		{"templated_entry", profiler.BF16, "scale_add<__nv_bfloat16, 4>", func(t *testing.T, d profiler.Dispatch) {
+			if len(d.Scalars) != 2 || d.Scalars[0].Kind != profiler.ScalarF32 || d.Scalars[0].F != 0.75 || d.Scalars[1].Kind != profiler.ScalarU64 || d.Scalars[1].I != 1048577 {
+				t.Errorf("scalars %+v", d.Scalars)
+			}
+			if d.Grid[0] != (1048577+511)/512 {
+				t.Errorf("grid %v", d.Grid)
+			}
+		}},
+		{"int_T", profiler.F32, "rms_forward", func(t *testing.T, d profiler.Dispatch) {
+			if len(d.Scalars) != 3 || d.Scalars[1].Name != "T" || d.Scalars[1].I != 256 || d.Scalars[1].Kind != profiler.ScalarI32 {
+				t.Errorf("scalars %+v", d.Scalars)
+			}
+			if m := defines(d.Program.Code); m["T"] != "" || m["floatX"] != "float" {
+				t.Errorf("macros %v: T is the kernel's parameter, floatX the dtype", m)
+			}
+		}},
+	} {
+		for _, dir := range []string{c.path, c.path + "/broken"} {
+			t.Run(dir, func(t *testing.T) {
+				f, err := Load("../../examples/" + dir + "/kernel.yaml")
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := profiler.Spec{Kernel: f.Name(), DType: c.dt}.WithDefaults(f.Schema())
+				for _, dev := range []profiler.DeviceInfo{cudaDev, {Backend: "cpu", Name: "cpu"}} {
+					if err := f.Validate(s, dev); err != nil {
+						t.Fatal(err)
+					}
+					p, err := f.Plan(s, dev)
+					if err != nil {
+						t.Fatal(err)
+					}
+					d := p.Dispatches[0]
+					if d.Program.Entry != c.entry {
+						t.Errorf("entry %q, want %q", d.Program.Entry, c.entry)
+					}
+					c.check(t, d)
+				}
+			})
+		}
+	}
+}

@@ -18,11 +18,13 @@ type Family struct {
 	src          map[string]source // "cuda", "metal"
 	includes     map[string]string // by the name the sources include them with
 	includePaths []string
+	dataPaths    []string // the .npy files inits read
 	schema       profiler.Schema
 	vars         expr.Vars
 	rules        []*expr.Program
 	bufs         []ubuf
 	disps        []udisp
+	values       []uvalue
 	flops, bytes *expr.Program
 	check        checker
 	consts       []fconst // Metal function constants (metal_entry.go)
@@ -70,6 +72,7 @@ func (f *Family) Files() []string {
 		}
 	}
 	out = append(out, f.includePaths...)
+	out = append(out, f.dataPaths...)
 	return append(out, f.check.files()...)
 }
 
@@ -79,22 +82,6 @@ func (f *Family) Schema() profiler.Schema { return f.schema }
 // Tolerance is the default for the dtype; buffers' `tol:` override it.
 func (f *Family) Tolerance(d profiler.DType) profiler.Tolerance {
 	return profiler.DefaultTolerances[d]
-}
-
-// env is the expression environment of a spec.
-func env(s profiler.Spec) map[string]any {
-	e := make(map[string]any, len(s.Knobs)+len(s.Dims)+len(s.Flags)+1)
-	for k, v := range s.Knobs {
-		e[k] = v
-	}
-	for k, v := range s.Dims {
-		e[k] = v
-	}
-	for k, v := range s.Flags {
-		e[k] = v
-	}
-	e["T"] = string(s.DType)
-	return e
 }
 
 // valuesOf names the values an expression used: "cols=1001, WG=256".
@@ -109,7 +96,10 @@ func valuesOf(p *expr.Program, e map[string]any) string {
 // Validate applies the manifest's rules, then the limits every plan must
 // respect (positive grids, threads and TGM within the device's limits).
 func (f *Family) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
-	e := env(s)
+	e, err := f.env(s)
+	if err != nil {
+		return err
+	}
 	for _, r := range f.rules {
 		ok, err := r.Bool(e)
 		if err != nil {
@@ -119,7 +109,7 @@ func (f *Family) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
 			return fmt.Errorf("rule '%s' (%s) does not hold for %s", r.Source(), r.Where(), valuesOf(r, e))
 		}
 	}
-	_, err := f.plan(s, dev)
+	_, err = f.plan(s, dev)
 	return err
 }
 
@@ -129,13 +119,23 @@ func (f *Family) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 }
 
 func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan, error) {
-	e := env(s)
-	p := &profiler.Plan{Notes: f.m.Notes}
+	e, err := f.env(s)
+	if err != nil {
+		return nil, err
+	}
+	p := &profiler.Plan{Notes: slices.Clone(f.m.Notes)}
 	switch f.check.kind() {
 	case "none":
 		p.Notes = append(p.Notes, "check: none — outputs are not verified (status unchecked)")
 	case "kernel":
 		p.Notes = append(p.Notes, fmt.Sprintf("check: kernel %s (%s), run at f32 on the same device and inputs", f.check.kernel.Name(), f.check.kernel.path))
+	}
+	if f.check.kind() == "python" {
+		if c, err := f.pyCall(e, s.DType, 0, 0); err == nil {
+			if note := f.pythonNote(c); note != "" {
+				p.Notes = append(p.Notes, note)
+			}
+		}
 	}
 	for _, b := range f.bufs {
 		bs, err := f.bufferSpec(b, s, e)
@@ -169,7 +169,7 @@ func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 		}
 	}
 	for _, d := range f.disps {
-		pd, err := f.dispatch(d, e, dev, src, macros)
+		pd, err := f.dispatch(d, s, e, dev, src, macros)
 		if err != nil {
 			return nil, err
 		}
@@ -230,17 +230,23 @@ func (f *Family) bufferSpec(b ubuf, s profiler.Spec, e map[string]any) (profiler
 		}
 		n *= v
 	}
-	role := profiler.In
-	if b.out {
-		role = profiler.Out
-	}
-	bs := profiler.BufferSpec{Name: b.name, Role: role, Type: dt, Elems: n, Init: b.init.kind}
+	bs := profiler.BufferSpec{Name: b.name, Role: b.role(), Type: dt, Elems: n, Init: b.init.kind}
 	switch b.init.kind {
 	case profiler.InitNormal:
 		bs.Mean, bs.Scale = b.init.a, b.init.b
+		bs.Outliers, bs.OutlierScale = b.init.outliers, b.init.outlierScale
 		if bs.Scale == 0 { // N(m, 0) is the constant m (Fill reads Scale 0 as 1)
 			bs.Init, bs.Lo, bs.Hi = profiler.InitUniform, bs.Mean, bs.Mean
 		}
+	case profiler.InitData:
+		sh, err := f.shapeOf(b, e)
+		if err != nil {
+			return bs, err
+		}
+		if !slices.Equal(sh, b.init.shape) {
+			return bs, fmt.Errorf("buffer %s: %s holds an array of shape %v, but the buffer's shape is %v for %s: save an array of the buffer's shape, or change the spec", b.name, b.init.path, b.init.shape, sh, shapeValues(b, e))
+		}
+		bs.Data = b.init.data
 	case profiler.InitUniform, profiler.InitInts:
 		bs.Lo, bs.Hi = b.init.a, b.init.b
 	}
@@ -279,19 +285,31 @@ func (f *Family) macros(s profiler.Spec, lang string) []profiler.Macro {
 		add(fl.Name, v)
 	}
 	return append(out,
-		profiler.Macro{Name: "T", Value: CTypes[lang][s.DType]},
+		profiler.Macro{Name: f.dtypeName(), Value: CTypes[lang][s.DType]},
 		profiler.Macro{Name: "DTYPE", Value: strconv.Itoa(DTypeCodes[s.DType])},
 		profiler.Macro{Name: "DTYPE_" + strings.ToUpper(string(s.DType)), Value: "1"},
 	)
 }
 
-func (f *Family) dispatch(d udisp, e map[string]any, dev profiler.DeviceInfo, src source, macros []profiler.Macro) (profiler.Dispatch, error) {
+func (f *Family) dispatch(d udisp, s profiler.Spec, e map[string]any, dev profiler.DeviceInfo, src source, macros []profiler.Macro) (profiler.Dispatch, error) {
+	lang := src.lang()
+	entry, err := d.entry.render(e, f.dtypeName(), CTypes[lang][s.DType])
+	if err != nil {
+		return profiler.Dispatch{}, fmt.Errorf("dispatch %s: %w", d.name, err)
+	}
 	pd := profiler.Dispatch{
 		Name: d.name,
 		// The macros travel in the code (see withMacros), not as -D options.
-		Program: profiler.Program{Source: f.Name(), Entry: d.entry,
+		Program: profiler.Program{Source: f.Name(), Entry: entry,
 			Code: withMacros(src.code, src.path, macros), File: src.path, Includes: f.includes},
-		Args: d.bufArgs,
+	}
+	if err := f.bindArgs(&pd, d, d.bind[lang], s.DType, e); err != nil {
+		return pd, err
+	}
+	if lang == "metal" {
+		if err := metalFits(pd, d.bind[lang].sig); err != nil {
+			return pd, err
+		}
 	}
 	for k := range 3 {
 		for _, g := range []struct {
@@ -314,16 +332,6 @@ func (f *Family) dispatch(d udisp, e map[string]any, dev profiler.DeviceInfo, sr
 	}
 	if dev.MaxThreadsPerGroup > 0 && pd.Threads() > dev.MaxThreadsPerGroup {
 		return pd, fmt.Errorf("dispatch %s: %d threads per group (threads %v) but %s allows %d: lower the threads expression", d.name, pd.Threads(), pd.Group, dev.Name, dev.MaxThreadsPerGroup)
-	}
-	for _, sc := range d.scalars {
-		v, err := sc.p.Int(e)
-		if err != nil {
-			return pd, err
-		}
-		if v > 1<<31-1 || v < -(1<<31) {
-			return pd, fmt.Errorf("dispatch %s: scalar %s = %d does not fit the i32 it is passed as", d.name, sc.name, v)
-		}
-		pd.Scalars = append(pd.Scalars, profiler.I32Param(sc.name, int(v)))
 	}
 	for _, t := range d.tgm {
 		v, err := t.bytes.Int(e)

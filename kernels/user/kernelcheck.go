@@ -66,12 +66,12 @@ func (f *Family) parseKernelCheck(k, mm any, read func(string) ([]byte, error)) 
 		}
 	}
 	for _, b := range f.bufs {
-		if !b.out {
+		if !b.checked() {
 			continue
 		}
 		theirs := c.theirName(b.name)
 		i := slices.IndexFunc(other.bufs, func(ob ubuf) bool { return ob.name == theirs })
-		if i < 0 || !other.bufs[i].out {
+		if i < 0 || !other.bufs[i].checked() {
 			return d.err("$.check", "check.map", "your output %s has no output %s in %s (its outputs: %s): name them alike or map yours to one (map: {%s: theirs})", b.name, theirs, other.Name(), strings.Join(outNames(other.bufs), ", "), b.name)
 		}
 	}
@@ -82,7 +82,7 @@ func (f *Family) parseKernelCheck(k, mm any, read func(string) ([]byte, error)) 
 func outNames(bs []ubuf) []string {
 	var out []string
 	for _, b := range bs {
-		if b.out {
+		if b.checked() {
 			out = append(out, b.name)
 		}
 	}
@@ -110,7 +110,10 @@ func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows in
 	}
 	other := c.kernel
 	osc := other.Schema()
-	e := env(s)
+	e, err := f.env(s)
+	if err != nil {
+		return nil, err
+	}
 	ospec, err := c.theirSpec(f, other.Name(), profiler.F32, osc, e)
 	if err != nil {
 		return nil, fmt.Errorf("check: kernel %s: %w", other.Name(), err)
@@ -131,7 +134,7 @@ func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows in
 	ospec = ospec.WithDefaults(osc)
 	oin := profiler.Inputs{}
 	for _, b := range f.bufs {
-		if vals, ok := in[b.name]; ok && !b.out {
+		if vals, ok := in[b.name]; ok && b.reads() {
 			oin[c.theirName(b.name)] = vals
 		}
 	}
@@ -145,7 +148,7 @@ func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows in
 	}
 	ref := &profiler.Reference{}
 	for _, b := range f.bufs {
-		if !b.out {
+		if !b.checked() {
 			continue
 		}
 		theirs := c.theirName(b.name)
@@ -184,5 +187,24 @@ func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows in
 			}
 		}
 	}
-	return ref, nil
+	err = f.addGrowth(ref, s.DType, e, func() (map[string]func(int) float64, error) {
+		sq := profiler.Inputs{}
+		for name, vals := range f.squared(in) {
+			if i := slices.IndexFunc(f.bufs, func(b ubuf) bool { return b.name == name }); i >= 0 && f.bufs[i].reads() {
+				sq[c.theirName(name)] = vals
+			}
+		}
+		souts, err := runOn(other, ospec, sq)
+		if err != nil {
+			return nil, err
+		}
+		at := map[string]func(int) float64{}
+		for _, b := range f.bufs {
+			if vals, ok := souts[c.theirName(b.name)]; ok && b.checked() {
+				at[b.name] = func(idx int) float64 { return float64(vals[idx]) }
+			}
+		}
+		return at, nil
+	})
+	return ref, err
 }

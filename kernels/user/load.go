@@ -15,11 +15,6 @@ import (
 // ManifestName is the file a folder's kernel is described in.
 const ManifestName = "kernel.yaml"
 
-// PathsEnv carries the manifests loaded by the parent process to `mltop
-// worker` subprocesses (a list separated by os.PathListSeparator), so that
-// user kernels run isolated like built-in ones.
-const PathsEnv = "MLTOP_KERNELS"
-
 // IsPath says whether a kernel argument names a manifest (or a folder
 // holding one) rather than a family: it is not a family's name, and it
 // exists, ends in .yaml/.yml or has a path separator.
@@ -140,30 +135,4 @@ func (f *Family) nameErr(format string, a ...any) error {
 		return f.doc.err("$.name", "name", format, a...)
 	}
 	return &Error{File: f.path, Field: "name", Msg: fmt.Sprintf(format, a...)}
-}
-
-// AddToEnv records path in PathsEnv so that worker subprocesses load it.
-func AddToEnv(path string) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		abs = path
-	}
-	cur := filepath.SplitList(os.Getenv(PathsEnv))
-	if slices.Contains(cur, abs) {
-		return
-	}
-	os.Setenv(PathsEnv, strings.Join(append(cur, abs), string(os.PathListSeparator)))
-}
-
-// RegisterFromEnv loads the manifests PathsEnv names (in `mltop worker`).
-func RegisterFromEnv() error {
-	for _, p := range filepath.SplitList(os.Getenv(PathsEnv)) {
-		if p == "" {
-			continue
-		}
-		if _, err := Register(p); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -1,5 +1,5 @@
 // Package user makes kernel families out of data: a `kernel.yaml` manifest
-// beside a user's .cu / .metal sources (README: "Profile your own kernel").
+// beside a user's .cu / .metal sources (docs/own-kernels.md).
 // A loaded manifest is a profiler.Family like the built-in ones: schema,
 // rules, plan, TGM budget, work model and a reference (a Python function
 // over NumPy arrays, a built-in family's reference, another manifest's
@@ -96,13 +96,17 @@ type builder struct {
 
 // build checks the manifest section by section and fills in f.
 func (f *Family) build(read func(string) ([]byte, error)) error {
+	dn := f.dtypeName()
 	bl := &builder{f: f, m: &f.m, d: f.doc, read: read,
-		vars:        expr.Vars{"T": expr.DType},
-		seen:        map[string]string{"T": "the dtype", "DTYPE": "the dtype code"},
+		vars:        expr.Vars{dn: expr.DType},
+		seen:        map[string]string{dn: "the dtype", "DTYPE": "the dtype code"},
 		bufferNames: map[string]bool{},
 	}
 	f.vars = bl.vars
-	for _, section := range []func() error{bl.name, bl.sources, bl.dtypes, bl.params, bl.flags, bl.rules, bl.buffers, bl.mlx, bl.constants, bl.dispatches, bl.mlxScalars, bl.work} {
+	if !nameRE.MatchString(dn) {
+		return f.doc.err("$.dtype_name", "dtype_name", "%q is not a C identifier: name the element type as the source does, e.g. floatX", dn)
+	}
+	for _, section := range []func() error{bl.name, bl.sources, bl.dtypes, bl.params, bl.flags, bl.values, bl.rules, bl.buffers, bl.mlx, bl.constants, bl.dispatches, bl.mlxScalars, bl.work} {
 		if err := section(); err != nil {
 			return err
 		}

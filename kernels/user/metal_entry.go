@@ -2,83 +2,131 @@ package user
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
+	"github.com/mltop/mltop/kernels/user/csrc"
 	"github.com/mltop/mltop/metal"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/expr"
 )
 
 // This file wires what the metal package reads in a Metal source into the
-// manifest: entries by [[host_name]], function constants (`constants:`),
-// and scalars bound one per [[buffer(n)]] index (MLX style).
+// manifest: entries by [[host_name]], scalars bound one per [[buffer(n)]]
+// index (MLX style) as their parameter's type, and function constants
+// (`constants:`). bind (dispatches.go) calls the first two.
 
-// checkMetalEntry checks a dispatch's args against its Metal entry: a
-// kernel or a [[host_name]] instantiation. Buffers go to the `device`
-// parameters in order; the scalars either to one `constant Struct&` or
-// one per `constant T&` parameter (by index, at T's size).
-func (bl *builder) checkMetalEntry(ud udisp, s source, path, field string) error {
-	d := bl.d
-	if bl.f.mlx != nil {
-		return nil // mltop wrote the signature from the inputs and outputs (mlx.go)
-	}
-	sig, found, err := metal.EntrySignature(s.code, ud.entry)
+// metalOverloads are the kernels a Metal entry names: the template a
+// [[host_name]] instantiates, its parameter types read with the template
+// arguments put in (metal.EntrySignature), or the kernels of that name.
+// Each `constant T&` scalar parameter (MLX style, one per [[buffer(n)]])
+// comes back as a by-value T, so that it takes an expression evaluated
+// as its own C type. found lists the kernels and host names when there
+// is no such entry.
+func metalOverloads(src, name string) (sigs []csrc.Signature, found []string, err error) {
+	hosts, err := metal.HostNames(src)
 	if err != nil {
-		hint := "no kernel functions found"
-		if len(found) > 0 {
-			slices.Sort(found)
-			hint = "kernels found: " + strings.Join(found, ", ")
-		}
-		return d.err(path+".entry", field+".entry", "%s: %v (%s)", s.path, err, hint)
+		return nil, nil, err
 	}
+	if _, isHost := hosts[name]; isHost {
+		sig, _, err := metal.EntrySignature(src, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		sigs = []csrc.Signature{sig}
+	} else if sigs, found = csrc.Overloads(src, name); len(sigs) == 0 {
+		found = append(found, slices.Sorted(maps.Keys(hosts))...)
+		return nil, found, nil
+	}
+	for i := range sigs {
+		if sigs[i], err = byValueScalars(sigs[i]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return sigs, nil, nil
+}
+
+// byValueScalars rewrites sig's `constant T&` parameters of a scalar type
+// as by-value T parameters (their Type stays as written, for messages).
+func byValueScalars(sig csrc.Signature) (csrc.Signature, error) {
+	slots, err := metal.Slots(sig)
+	if err != nil {
+		return sig, err
+	}
+	params := slices.Clone(sig.Params)
+	k := 0
+	for i := range params {
+		if !strings.HasPrefix(params[i].Attr, "buffer(") {
+			continue
+		}
+		sl := slots[k]
+		k++
+		if sl.Kind != metal.SlotScalar {
+			continue
+		}
+		p := &params[i]
+		p.Pointer, p.ReadOnly, p.Pointee, p.Scalar = false, false, "", sl.Type
+		if sl.Type == "half" {
+			p.Scalar = "float" // evaluated as f32; metal.Bind writes a half at the slot
+		}
+	}
+	sig.Params = params
+	return sig, nil
+}
+
+// metalStruct says whether a Metal entry takes its scalars as one struct
+// (`constant Params& p [[buffer(n)]]`).
+func metalStruct(sig csrc.Signature) bool {
+	slots, _ := metal.Slots(sig) // an error was reported by metalOverloads
+	return slices.ContainsFunc(slots, func(sl metal.Slot) bool { return sl.Kind == metal.SlotStruct })
+}
+
+// checkMetalSlots refuses the [[buffer(n)]] parameters mltop cannot fill
+// for this manifest: constant arrays outside mlx: manifests, a struct
+// beside other scalar parameters, a struct without scalars.
+func (bl *builder) checkMetalSlots(ud udisp, sig csrc.Signature, s source, path, field string) error {
+	d := bl.d
 	slots, err := metal.Slots(sig)
 	if err != nil {
 		return d.err(path+".entry", field+".entry", "%s: %v", s.path, err)
 	}
-	var bufs, scalars, structs int
+	var structs, scalars int
 	for _, sl := range slots {
 		switch sl.Kind {
-		case metal.SlotBuffer:
-			bufs++
+		case metal.SlotArray:
+			if bl.f.mlx == nil {
+				return d.err(path+".args", field+".args", "%s:%d %s takes %s (constant %s*), which mltop fills only for MLX-style manifests (`mlx:`): pass it as a device buffer instead", s.path, sig.Line, sig, sl.Name, sl.Type)
+			}
 		case metal.SlotStruct:
 			structs++
 		case metal.SlotScalar:
 			scalars++
-		case metal.SlotArray:
-			if !slices.ContainsFunc(ud.scalars, func(u uscalar) bool { return strings.HasPrefix(u.name, sl.Name+"[") }) {
-				return d.err(path+".args", field+".args", "%s:%d %s takes %s (constant %s*), which mltop fills only for MLX-style manifests (`mlx:`): pass it as a device buffer instead", s.path, sig.Line, sig, sl.Name, sl.Type)
-			}
 		}
 	}
-	ok := bufs == len(ud.bufArgs) && (structs == 1 && scalars == 0 && len(ud.scalars) > 0 || structs == 0 && scalars == len(ud.scalars)-bl.arrayScalars(ud))
-	if !ok {
-		return d.err(path+".args", field+".args", "%d buffers and %d scalars but %s:%d %s takes %d device buffers and %s: list the buffers and scalars in the parameter order",
-			len(ud.bufArgs), len(ud.scalars), s.path, sig.Line, sig, bufs, scalarParams(structs, scalars))
+	hasScalar := slices.ContainsFunc(ud.args, func(a uarg) bool { return a.buf == "" })
+	switch {
+	case structs > 1 || structs == 1 && scalars > 0:
+		return d.err(path+".entry", field+".entry", "%s:%d %s takes %d constant structs and %d `constant T&` scalars: mltop fills one struct only when it is the kernel's only scalar parameter, else one `constant T&` per scalar", s.path, sig.Line, sig, structs, scalars)
+	case structs == 1 && !hasScalar:
+		return d.err(path+".args", field+".args", "%s:%d %s takes a constant struct but args gives no scalars: list the struct's fields as expressions after the buffers, in the struct's order", s.path, sig.Line, sig)
 	}
 	return nil
 }
 
-// arrayScalars counts the scalars a dispatch fills constant arrays with
-// (named "x_shape[0]", …: MLX-style manifests).
-func (bl *builder) arrayScalars(ud udisp) int {
-	n := 0
-	for _, u := range ud.scalars {
-		if strings.HasSuffix(u.name, "]") && strings.Contains(u.name, "[") {
-			n++
-		}
+// metalFits places a dispatch's buffers and scalars on its entry's
+// [[buffer(n)]] slots as the Metal backend will (metal.Bind), so that a
+// value its slot cannot hold (a half beyond ±65504) makes the spec
+// invalid when planned rather than failing the run.
+func metalFits(pd profiler.Dispatch, sig csrc.Signature) error {
+	slots, err := metal.Slots(sig)
+	if err != nil {
+		return fmt.Errorf("dispatch %s: %w", pd.Name, err)
 	}
-	return n
-}
-
-func scalarParams(structs, scalars int) string {
-	switch {
-	case structs > 0:
-		return fmt.Sprintf("%d constant struct (which takes all the scalars)", structs)
-	case scalars == 1:
-		return "1 `constant T&` scalar"
+	if _, err := metal.Bind(slots, len(pd.Args), pd.Scalars); err != nil {
+		return fmt.Errorf("dispatch %s: %w", pd.Name, err)
 	}
-	return fmt.Sprintf("%d `constant T&` scalars", scalars)
+	return nil
 }
 
 // fconst is one manifest `constants:` entry.

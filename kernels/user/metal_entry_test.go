@@ -3,9 +3,11 @@ package user
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
 )
 
@@ -33,7 +35,7 @@ func TestMetalConstantsManifest(t *testing.T) {
 	if strings.Contains(d.Program.Code, "#define UNROLL") || strings.Contains(d.Program.Code, "#define use_relu") {
 		t.Errorf("a function constant is also defined as a macro:\n%s", d.Program.Code[:200])
 	}
-	if d.Program.Entry != "bias_act" || len(d.Scalars) != 2 {
+	if d.Program.Entry != "bias_act" || !reflect.DeepEqual(d.Scalars, []profiler.Scalar{profiler.I32Param("rows", 4096), profiler.I32Param("cols", 4096)}) {
 		t.Errorf("entry %s, scalars %+v", d.Program.Entry, d.Scalars)
 	}
 
@@ -45,9 +47,9 @@ func TestMetalConstantsManifest(t *testing.T) {
 		{"constant not given", ManifestName, replaceOnce("  use_relu: relu\n", ""), "declares function constant use_relu (bool, index 0) but constants: gives it no value"},
 		{"constant not declared", ManifestName, replaceOnce("  use_relu: relu\n", "  use_relu: relu\n  BQ: 64\n"), "has no function constant BQ (it declares use_relu, UNROLL)"},
 		{"bool from an int", ManifestName, replaceOnce("use_relu: relu", "use_relu: UNROLL"), "use_relu is declared bool"},
-		{"entry missing", ManifestName, replaceOnce("entry: bias_act\n", "entry: bias_ac\n"), "no kernel \"bias_ac\" (kernels found: bias_act, bias_act_impl)"},
-		{"scalar count", ManifestName, replaceOnce("args: [x, bias, y, rows, cols]", "args: [x, bias, y, rows]"), "3 buffers and 1 scalars but"},
-		{"buffer count", ManifestName, replaceOnce("args: [x, bias, y, rows, cols]", "args: [x, y, rows, cols]"), "takes 3 device buffers and 2 `constant T&` scalars"},
+		{"entry missing", ManifestName, replaceOnce("entry: bias_act\n", "entry: bias_ac\n"), "no kernel \"bias_ac\" (kernels found: bias_act_impl, bias_act)"},
+		{"scalar count", ManifestName, replaceOnce("args: [x, bias, y, rows, cols]", "args: [x, bias, y, rows]"), "unbound `constant int& cols`"},
+		{"scalar to a buffer", ManifestName, replaceOnce("args: [x, bias, y, rows, cols]", "args: [x, bias, rows, y, cols]"), "\"rows\" goes to parameter `device T* y`"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Load(twin(t, "../../examples/metal_constants", "fc_bad", c.file, c.edit))
@@ -137,6 +139,83 @@ func TestMLXManifest(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Load(twin(t, "../../examples/mlx_body", "mlx_bad", ManifestName, c.edit))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want an error with %q", err, c.want)
+			}
+		})
+	}
+}
+
+// metalArgsSource has Metal kernels of each way of taking scalars.
+const metalArgsSource = `#include <metal_stdlib>
+using namespace metal;
+template <typename E>
+[[kernel]] void norm_impl(const device E* x [[buffer(0)]], device E* y [[buffer(1)]], constant float& eps [[buffer(2)]],
+    constant uint& n [[buffer(3)]], constant half& gain [[buffer(4)]], constant bool& on [[buffer(5)]], uint i [[thread_position_in_grid]]) {}
+template [[host_name("norm_f32")]] [[kernel]] decltype(norm_impl<float>) norm_impl<float>;
+struct P { int n; float eps; };
+[[kernel]] void packed(const device float* x [[buffer(0)]], device float* y [[buffer(1)]], constant P& p [[buffer(2)]]) {}
+[[kernel]] void mixed(device float* y [[buffer(0)]], constant P& p [[buffer(1)]], constant int& m [[buffer(2)]]) {}
+[[kernel]] void table(device float* y [[buffer(0)]], constant int* lut [[buffer(1)]]) {}
+`
+
+func metalArgsFamily(t *testing.T, dispatch string) (*Family, error) {
+	t.Helper()
+	y := strings.NewReplacer("sources: {cuda: k.cu}", "sources: {metal: k.metal}", "DISPATCH", dispatch).Replace(argsManifest)
+	return Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "k.metal": metalArgsSource}))
+}
+
+// Metal scalars: one per `constant T&` index as the parameter's type, or
+// packed into the one struct; a host-name entry finds its template.
+func TestMetalArgsBind(t *testing.T) {
+	for _, c := range []struct {
+		name, dispatch string
+		want           []profiler.Scalar
+	}{
+		{"per index, typed by the signature", `entry: norm_f32, grid: [N], threads: [32], args: [F, G, eps, N, scale, "N > 50"]`,
+			[]profiler.Scalar{{Name: "eps", Kind: profiler.ScalarF32, F: 1e-5}, {Name: "n", Kind: profiler.ScalarU32, I: 100},
+				{Name: "gain", Kind: profiler.ScalarF32, F: 0.125}, {Name: "on", Kind: profiler.ScalarBool, I: 1}}},
+		{"an integer expression into a float", `entry: norm_f32, grid: [N], threads: [32], args: [F, G, 2, 3, 1, false]`,
+			[]profiler.Scalar{{Name: "eps", Kind: profiler.ScalarF32, F: 2}, {Name: "n", Kind: profiler.ScalarU32, I: 3},
+				{Name: "gain", Kind: profiler.ScalarF32, F: 1}, {Name: "on", Kind: profiler.ScalarBool}}},
+		{"one struct", `entry: packed, grid: [N], threads: [32], args: [F, G, N, eps]`,
+			[]profiler.Scalar{{Name: "N", Kind: profiler.ScalarI32, I: 100}, {Name: "eps", Kind: profiler.ScalarF32, F: 1e-5}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := metalArgsFamily(t, c.dispatch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := f.Plan(profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema()), emuDev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := p.Dispatches[0]
+			if !slices.Equal(d.Args, []string{"F", "G"}) || !reflect.DeepEqual(d.Scalars, c.want) {
+				t.Errorf("args %v scalars %+v, want %+v", d.Args, d.Scalars, c.want)
+			}
+		})
+	}
+	for _, c := range []struct{ name, dispatch, want string }{
+		{"fraction into an unsigned", `entry: norm_f32, grid: [N], threads: [32], args: [F, G, eps, scale, 1, true]`, "uint"},
+		{"negative into an unsigned", `entry: norm_f32, grid: [N], threads: [32], args: [F, G, eps, "-N", 1, true]`, "uint"},
+		{"half out of range", `entry: norm_f32, grid: [N], threads: [32], args: [F, G, eps, N, 1e6, true]`, "parameter gain (half) = 1e+06 does not fit in a half"},
+		{"buffer for a scalar", `entry: norm_f32, grid: [N], threads: [32], args: [F, G, X, N, 1, true]`, "buffer X goes to parameter `constant float& eps`"},
+		{"output to the input", `entry: norm_f32, grid: [N], threads: [32], args: [G, F, eps, N, 1, true]`, "output buffer G goes to parameter `const device float* x`"},
+		{"bf16 buffer to a float pointer", `entry: norm_f32, grid: [N], threads: [32], args: [X, G, eps, N, 1, true]`, "buffer X holds bf16 but parameter"},
+		{"struct beside a scalar", `entry: mixed, grid: [N], threads: [32], args: [G, N, eps, 2]`, "1 constant structs and 1 `constant T&` scalars"},
+		{"constant array outside mlx", `entry: table, grid: [N], threads: [32], args: [G, F]`, "which mltop fills only for MLX-style manifests"},
+		{"missing host name", `entry: norm_f16, grid: [N], threads: [32], args: [F, G]`, "kernels found: norm_impl, packed, mixed, table, norm_f32"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := metalArgsFamily(t, c.dispatch)
+			if err == nil {
+				dt := profiler.F32
+				if strings.Contains(c.name, "bf16") {
+					dt = profiler.BF16
+				}
+				_, err = f.Plan(profiler.Spec{Kernel: f.Name(), DType: dt}.WithDefaults(f.Schema()), emuDev)
+			}
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("got %v, want an error with %q", err, c.want)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/mltop/mltop/kernels/user/csrc"
 	"github.com/mltop/mltop/metal"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/expr"
@@ -108,11 +109,15 @@ func (bl *builder) mlx() error {
 		f.paramNames["metal"][n] = true
 	}
 	def := profiler.Spec{Kernel: m.Name, DType: f.schema.DTypes[0]}.WithDefaults(f.schema)
-	code, err := f.writeMLX(env(def), def.DType)
+	e, err := f.env(def)
 	if err != nil {
 		return d.err("$.mlx", "mlx", "%v", err)
 	}
-	f.src["metal"] = source{path: k.file, code: code}
+	code, err := f.writeMLX(e, def.DType)
+	if err != nil {
+		return d.err("$.mlx", "mlx", "%v", err)
+	}
+	f.src["metal"] = source{path: k.file, code: code, language: "metal"}
 	return bl.mlxDispatches(k)
 }
 
@@ -159,9 +164,44 @@ func (bl *builder) mlxDispatches(k *mlxKernel) error {
 	return nil
 }
 
+// bindMLX binds an mlx: kernel's buffer parameters to the dispatch's args
+// (its inputs and outputs, in order). Their element types are each
+// buffer's own (writeMLX), so no pointee is required of a buffer; the
+// _shape, _strides and _ndim parameters are mlxScalars'.
+func (bl *builder) bindMLX(ud udisp, sig csrc.Signature, ts typeScope, s source, path, field string) (ubinding, error) {
+	slots, err := metal.Slots(sig)
+	if err != nil {
+		return ubinding{}, bl.d.err("$.mlx", "mlx", "%v", err)
+	}
+	b := ubinding{sig: sig}
+	k := 0
+	for _, prm := range sig.Params {
+		if !strings.HasPrefix(prm.Attr, "buffer(") {
+			continue
+		}
+		sl := slots[0]
+		slots = slots[1:]
+		if sl.Kind != metal.SlotBuffer {
+			continue
+		}
+		if k == len(ud.args) {
+			return b, bl.d.err(path+".args", field+".args", "%s", countMismatch(ud.args, sig.Bindable(), s.path, sig))
+		}
+		up, err := bl.bindOne(ud.args[k], prm, ts, fmt.Sprintf("%s.args[%d]", path, k), fmt.Sprintf("%s.args[%d]", field, k), s.path, sig)
+		if err != nil {
+			return b, err
+		}
+		up.arg, up.elem = k, ""
+		b.params = append(b.params, up)
+		k++
+	}
+	return b, nil
+}
+
 // mlxScalars adds to each dispatch the values of the x_shape, x_strides
-// and x_ndim parameters the body uses, from the buffers' shapes, named
-// as metal.Bind places them ("x_shape[0]", …).
+// and x_ndim parameters the body uses, from the buffers' shapes: args
+// named as metal.Bind places them ("x_shape[0]", …, "x_ndim"), bound as
+// the parameter's type, after the buffers.
 func (bl *builder) mlxScalars() error {
 	f := bl.f
 	if f.mlx == nil {
@@ -175,21 +215,14 @@ func (bl *builder) mlxScalars() error {
 	if err != nil {
 		return bl.d.err("$.mlx", "mlx", "%v", err)
 	}
-	var scalars []uscalar
+	var args []uarg
+	var params []uparam
 	for _, sl := range slots {
 		if sl.Kind == metal.SlotBuffer {
 			continue
 		}
 		cut := strings.LastIndex(sl.Name, "_")
 		b := f.bufs[slices.IndexFunc(f.bufs, func(u ubuf) bool { return u.name == sl.Name[:cut] })]
-		add := func(name, text string) error {
-			p, err := bl.compile(text, "$.buffers", "buffers."+b.name+".shape")
-			if err != nil {
-				return err
-			}
-			scalars = append(scalars, uscalar{name: name, p: p})
-			return nil
-		}
 		for k := range b.shape {
 			var text string
 			switch sl.Name[cut+1:] {
@@ -210,13 +243,23 @@ func (bl *builder) mlxScalars() error {
 			if sl.Kind == metal.SlotScalar {
 				name = sl.Name
 			}
-			if err := add(name, text); err != nil {
+			p, err := bl.compile(text, "$.buffers", "buffers."+b.name+".shape")
+			if err != nil {
 				return err
 			}
+			params = append(params, uparam{arg: len(args), param: csrc.Param{Name: name, Type: "constant " + sl.Type, Scalar: sl.Type}, kind: cScalarKinds[sl.Type]})
+			args = append(args, uarg{text: text, p: p})
 		}
 	}
 	for i := range f.disps {
-		f.disps[i].scalars = append(f.disps[i].scalars, scalars...)
+		d := &f.disps[i]
+		b := d.bind["metal"]
+		for _, up := range params {
+			up.arg += len(d.args)
+			b.params = append(b.params, up)
+		}
+		d.args = append(d.args, args...)
+		d.bind["metal"] = b
 	}
 	return nil
 }

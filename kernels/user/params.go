@@ -55,7 +55,7 @@ func (bl *builder) param(kind, name string, p paramYAML, isDim bool) (profiler.P
 	if prev, dup := bl.seen[name]; dup {
 		return profiler.Param{}, d.err(path, field, "%s is already %s: names must be unique across knobs, dims and flags", name, prev)
 	}
-	if Reserved[name] {
+	if Reserved[name] && name != "T" || name == "T" && bl.dtypeName() == "T" {
 		return profiler.Param{}, d.err(path, field, "%s is the name of a CSV column (or of a macro mltop defines): rename it, e.g. %s_", name, name)
 	}
 	bl.seen[name] = kind
@@ -99,7 +99,7 @@ func (bl *builder) flags() error {
 		if prev, dup := seen[name]; dup {
 			return d.err(path, field, "%s is already %s: names must be unique across knobs, dims and flags", name, prev)
 		}
-		if Reserved[name] {
+		if Reserved[name] && name != "T" || name == "T" && bl.dtypeName() == "T" {
 			return d.err(path, field, "%s is the name of a CSV column (or of a macro mltop defines): rename it, e.g. %s_", name, name)
 		}
 		seen[name] = "flags"

@@ -40,8 +40,15 @@ type bufferYAML struct {
 	Shape []any    `yaml:"shape"`
 	Init  string   `yaml:"init"`
 	Out   bool     `yaml:"out"`
+	InOut bool     `yaml:"inout"` // read-modify-write: initialised like an input, checked like an output
 	Tol   *tolYAML `yaml:"tol"`
 	Doc   string   `yaml:"doc"`
+	// Terms is the reduction length behind each element of an output (an
+	// expression), which widens its tolerance by the rounding growth of a
+	// correct reduction; Magnitude and Accumulate tune that term.
+	Terms      any    `yaml:"terms"`
+	Magnitude  string `yaml:"magnitude"`  // squares (default: ‖terms‖₂ from the reference on squared inputs) or want
+	Accumulate string `yaml:"accumulate"` // f32 (default) or T: the precision the kernel sums in
 }
 
 type tgmYAML struct {
@@ -84,6 +91,8 @@ type manifestYAML struct {
 	Work        map[string]any       `yaml:"work"`
 	Check       any                  `yaml:"check"`
 	Notes       []string             `yaml:"notes"`
+	Values      map[string]any       `yaml:"values"`
+	DTypeName   string               `yaml:"dtype_name"`
 	Constants   map[string]any       `yaml:"constants"` // Metal function constants (metal_entry.go)
 	MLX         *mlxYAML             `yaml:"mlx"`       // an MLX-style body instead of a Metal source (mlx.go)
 }

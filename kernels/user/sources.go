@@ -26,7 +26,7 @@ func (bl *builder) sources() error {
 		if err != nil {
 			return d.err("$.sources."+lang, "sources."+lang, "cannot read %s: %v: the path is relative to the manifest's folder", p, unwrapPath(err))
 		}
-		f.src[lang] = source{path: p, code: string(b)}
+		f.src[lang] = source{path: p, code: string(b), language: lang}
 		names := map[string]bool{}
 		for _, sig := range csrc.FindEntries(string(b)) {
 			for _, prm := range sig.Params {
@@ -53,4 +53,7 @@ func (bl *builder) sources() error {
 	return nil
 }
 
-type source struct{ path, code string }
+// source is a kernel source: its path, text and language (cuda, metal).
+type source struct{ path, code, language string }
+
+func (s source) lang() string { return s.language }

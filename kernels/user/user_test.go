@@ -121,7 +121,7 @@ func TestBadManifests(t *testing.T) {
 		{"unknown name in rule", sub(`"cols % 4 == 0"`, `"col % 4 == 0"`), nil, []string{"unknown name 'col' in rules[0]", "kernel.yaml:9:"}},
 		{"args count", sub("args: [X, Y, rows, cols]", "args: [X, Y, rows]"), nil, []string{"args", "3 args but", "k.cu:1 k(T* X, T* Y, int rows, int cols) takes 4 parameters"}},
 		{"arg not known", sub("args: [X, Y, rows, cols]", "args: [X, Z, rows, cols]"), nil, []string{"dispatches[0].args[1]", "\"Z\" is neither a buffer (X, Y)"}},
-		{"buffer after scalar", sub("args: [X, Y, rows, cols]", "args: [X, rows, Y, cols]"), nil, []string{"buffer Y comes after a scalar"}},
+		{"scalar in a pointer slot", sub("args: [X, Y, rows, cols]", "args: [X, rows, Y, cols]"), nil, []string{"kernel.yaml:14:", "dispatches[0].args[1]", "\"rows\" goes to parameter `T* Y`", "a pointer: bind one of the buffers"}},
 		{"entry missing", sub("entry: k,", "entry: kk,"), nil, []string{"has no kernel \"kk\" (kernels found: k)"}},
 		{"no output", sub(", out: true, tol: {atol: 1e-3}", ""), nil, []string{"no output"}},
 		{"bad init", sub("shape: [rows, cols]}", "shape: [rows, cols], init: \"gauss(0, 1)\"}"), nil, []string{"buffers[X].init", "unknown init \"gauss\""}},

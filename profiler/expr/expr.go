@@ -152,6 +152,12 @@ var functions = []expr.Option{
 		return a / b, nil
 	}, new(func(int, int) int)),
 	expr.Operator("/", "idiv"),
+	mathFunction("sqrt", math.Sqrt),
+	mathFunction("exp", math.Exp),
+	mathFunction("log", math.Log),
+	expr.Function("pow", func(ps ...any) (any, error) {
+		return checkedFloat("pow", math.Pow(toFloat(ps[0]), toFloat(ps[1])))
+	}, new(func(float64, float64) float64), new(func(int, int) float64), new(func(int, float64) float64), new(func(float64, int) float64)),
 	expr.DisableAllBuiltins(),
 	expr.EnableBuiltin("min"),
 	expr.EnableBuiltin("max"),
@@ -163,8 +169,38 @@ var functions = []expr.Option{
 	expr.EnableBuiltin("float"),
 }
 
+// mathFunction is a float function of one number (an int is converted);
+// a NaN or infinite result is an error naming the call.
+func mathFunction(name string, fn func(float64) float64) expr.Option {
+	return expr.Function(name, func(ps ...any) (any, error) {
+		x := toFloat(ps[0])
+		v, err := checkedFloat(name, fn(x))
+		if err != nil {
+			return nil, fmt.Errorf("%s(%g): %w", name, x, err)
+		}
+		return v, nil
+	}, new(func(float64) float64), new(func(int) float64))
+}
+
+func toFloat(v any) float64 {
+	switch x := v.(type) {
+	case int:
+		return float64(x)
+	case float64:
+		return x
+	}
+	return math.NaN()
+}
+
+func checkedFloat(name string, v float64) (any, error) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil, fmt.Errorf("%s gives %g, not a finite number", name, v)
+	}
+	return v, nil
+}
+
 // Functions lists the functions expressions may call, for docs and messages.
-var Functions = []string{"cdiv(a, b)", "sizeof(T)", "log2(n)", "min(a, b, …)", "max(a, b, …)", "abs(x)", "ceil(x)", "floor(x)", "round(x)", "int(x)", "float(x)"}
+var Functions = []string{"cdiv(a, b)", "sizeof(T)", "log2(n)", "sqrt(x)", "exp(x)", "log(x)", "pow(x, y)", "min(a, b, …)", "max(a, b, …)", "abs(x)", "ceil(x)", "floor(x)", "round(x)", "int(x)", "float(x)"}
 
 func sample(vars Vars) map[string]any {
 	env := make(map[string]any, len(vars))
@@ -321,6 +357,22 @@ func (p *Program) errf(format string, a ...any) error {
 func (p *Program) IsBool() bool {
 	t := p.prog.Node().Type()
 	return t == nil || t.Kind() == reflect.Bool || t.Kind() == reflect.Interface
+}
+
+// ResultKind is the kind of value the expression gives by its types: Int,
+// Float or Bool; Float when the type is known only when it runs.
+func (p *Program) ResultKind() Kind {
+	t := p.prog.Node().Type()
+	if t == nil {
+		return Float
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64:
+		return Int
+	case reflect.Bool:
+		return Bool
+	}
+	return Float
 }
 
 // Names lists the variables the expression uses, in order of appearance.

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -180,4 +181,69 @@ func FuzzCompile(f *testing.F) {
 		_, _ = p.Int(env())
 		_, _ = p.Bool(env())
 	})
+}
+
+func TestFloatFunctions(t *testing.T) {
+	fv := Vars{"D": Int, "eps": Float}
+	fe := map[string]any{"D": 64, "eps": 1e-5}
+	for _, c := range []struct {
+		src  string
+		want float64
+		kind Kind
+	}{
+		{"1.0 / sqrt(D)", 0.125, Float},
+		{"sqrt(16.0)", 4, Float},
+		{"exp(0)", 1, Float},
+		{"log(1)", 0, Float},
+		{"pow(2, 10)", 1024, Float},
+		{"pow(D, 0.5)", 8, Float},
+		{"pow(4.0, 2)", 16, Float},
+		{"1e-5", 1e-5, Float},
+		{"2.5E+2", 250, Float},
+		{"eps * 10", 1e-4, Float},
+		{"D / 3", 21, Int}, // integer division is unchanged
+		{"cdiv(D, 3)", 22, Int},
+		{"abs(-2.5)", 2.5, Float},
+		{"min(D, 7)", 7, Int},
+	} {
+		p, err := Compile(c.src, fv, Where{Field: "x"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		got, err := p.Float(fe)
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		if math.Abs(got-c.want) > 1e-12*math.Abs(c.want) {
+			t.Errorf("%s = %v, want %v", c.src, got, c.want)
+		}
+		if k := p.ResultKind(); k != c.kind {
+			t.Errorf("%s: kind %v, want %v", c.src, k, c.kind)
+		}
+	}
+	for _, c := range []struct{ src, want string }{
+		{"sqrt(0 - D)", "sqrt(-64)"},
+		{"log(0)", "log(0)"},
+		{"pow(0.0, -1)", "pow gives +Inf"},
+	} {
+		p, err := Compile(c.src, fv, Where{Field: "x"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		if _, err := p.Float(fe); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want it to contain %q", c.src, err, c.want)
+		}
+	}
+	if k := mustCompile(t, "D > 3").ResultKind(); k != Bool {
+		t.Errorf("D > 3: kind %v", k)
+	}
+}
+
+func mustCompile(t *testing.T, src string) *Program {
+	t.Helper()
+	p, err := Compile(src, Vars{"D": Int}, Where{Field: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -54,7 +54,7 @@ func (r *Runner) onDevice(dev profiler.DeviceInfo, seed uint64) profiler.RunOnDe
 				for i := range raw {
 					raw[i] = 0xff
 				}
-			case b.Init == profiler.InitNormal || b.Init == profiler.InitUniform || b.Init == profiler.InitInts || b.Init == profiler.InitOnes || b.Init == profiler.InitArange:
+			case b.Init.Generated():
 				b.Type.Encode(raw, profiler.Fill(b, seed))
 			}
 			if err := r.backend.Upload(buf, raw); err != nil {
@@ -73,7 +73,7 @@ func (r *Runner) onDevice(dev profiler.DeviceInfo, seed uint64) profiler.RunOnDe
 		}
 		out := map[string][]float32{}
 		for _, b := range plan.Buffers {
-			if b.Role != profiler.Out {
+			if !b.Role.Checked() {
 				continue
 			}
 			raw := make([]byte, b.Bytes())

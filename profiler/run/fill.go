@@ -65,6 +65,15 @@ func fill(b profiler.BufferSpec, seed uint64) []float32 {
 	if irregular {
 		return profiler.Fill(b, seed)
 	}
+	if b.Init == profiler.InitNormal && b.Outliers > 0 {
+		parallel(len(out), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				if profiler.IsOutlier(b, seed, i) {
+					out[i] = b.Type.Round(float32(float64(out[i]) * b.OutlierScale))
+				}
+			}
+		})
+	}
 	return out
 }
 

@@ -18,6 +18,7 @@ func TestFillMatchesSequential(t *testing.T) {
 		{Name: "ids", Type: profiler.I32, Elems: n, Init: profiler.InitInts, Lo: 0, Hi: 50257},
 		{Name: "small", Type: profiler.F32, Elems: 1000, Init: profiler.InitNormal},
 		{Name: "one", Type: profiler.F32, Elems: n, Init: profiler.InitOnes},
+		{Name: "spiky", Type: profiler.BF16, Elems: n, Init: profiler.InitNormal, Scale: 1, Outliers: 0.01, OutlierScale: 50},
 	} {
 		want := profiler.Fill(b, 7)
 		got := fill(b, 7)

@@ -67,7 +67,7 @@ func (s Summary) ClockNote() string {
 	if widest.Lo <= 0 || widest.Hi/widest.Lo-1 < ClockNoteSpread {
 		return ""
 	}
-	return fmt.Sprintf("the SM clock ranged %.0f–%.0f MHz over these specs (%.1f%%): a GPU's boost clock follows its load of about the last second, so each time here depends partly on the specs before it; compare rows only where sm_clock_mhz agrees, or time each spec at its own clock with --settle 1 (1 s more per spec; on an H100, 99%% of the rows then repeat within 2%%; README: Reproducibility)",
+	return fmt.Sprintf("the SM clock ranged %.0f–%.0f MHz over these specs (%.1f%%): a GPU's boost clock follows its load of about the last second, so each time here depends partly on the specs before it; compare rows only where sm_clock_mhz agrees, or time each spec at its own clock with --settle 1 (1 s more per spec; on an H100, 99%% of the rows then repeat within 2%%; docs/measuring.md, Reproducibility)",
 		widest.Lo, widest.Hi, 100*(widest.Hi/widest.Lo-1))
 }
 

@@ -1,6 +1,9 @@
 package run
 
 import (
+	"context"
+	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -117,4 +120,171 @@ func checkedRanges(idx []int, size, n, gap int64) (offs, lens []int64) {
 		lens = append(lens, end-start)
 	}
 	return offs, lens
+}
+
+// timeReps is timeIn, with restore (when not nil) called before each rep:
+// the reps are then timed one call at a time, so that every rep of a
+// kernel that updates a buffer in place starts from the same values. The
+// backend's timer still covers only the launches.
+func timeReps(b profiler.Backend, ls []profiler.Launch, reps int, mode profiler.CacheMode, restore func() error) (profiler.Timing, profiler.CacheMode, error) {
+	if restore == nil {
+		return timeIn(b, ls, reps, mode)
+	}
+	var all profiler.Timing
+	used := mode
+	var clocks []float64
+	for range reps {
+		if err := restore(); err != nil {
+			return all, used, fmt.Errorf("restoring the in-place buffers: %w", err)
+		}
+		t, u, err := timeIn(b, ls, 1, mode)
+		if err != nil {
+			return all, u, err
+		}
+		used, all.Timer = u, t.Timer
+		all.Samples = append(all.Samples, t.Samples...)
+		if t.SMClockMHz > 0 {
+			clocks = append(clocks, t.SMClockMHz)
+		}
+	}
+	if len(clocks) > 0 {
+		all.SMClockMHz = profiler.Summarize(clocks).Median
+	}
+	return all, used, nil
+}
+
+// measure times the launches until the stopping rule holds. restore, when
+// not nil, puts the in-place buffers back to their initial values: it is
+// called before every rep (warm-up and timed), outside the timed region.
+func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func() error, opt profiler.Options, progress func(profiler.Progress), res *profiler.Result, clk *phaseClock) error {
+	mode := profiler.EffectiveCache(opt.Cache, opt.Hot)
+	// Warm-up: at least one run (after the verification's), then until
+	// Warmup seconds have passed.
+	progress(profiler.Progress{Phase: "warmup"})
+	wstart := time.Now()
+	r.mu.Lock()
+	warmup := warmupFor(opt.Warmup, opt.Settle, wstart.Sub(r.measured))
+	r.mu.Unlock()
+	var one float64
+	for time.Since(wstart).Seconds() < warmup || one == 0 {
+		t, _, err := timeReps(r.backend, ls, 1, mode, restore)
+		if err != nil {
+			return err
+		}
+		one = math.Max(sumRep(t.Samples[0]), 1)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	clk.mark(&clk.p.Warmup)
+	res.Settle = opt.Settle
+	var samples, clocks []float64
+	per := make([][]float64, len(ls))
+	mstart := time.Now()
+	for {
+		// The first batch takes the minimum count; then batches of about
+		// 10 ms keep the UI responsive and the rule checked often, growing
+		// with the count (a quarter of it) so that checking the rule, which
+		// sorts the samples, stays a small share of the time for kernels
+		// of a few µs.
+		reps := int(math.Max(1, math.Min(2000, math.Max(10e6/one, float64(len(samples)/4)))))
+		if len(samples) == 0 {
+			reps = max(opt.Stop.MinSamples, 1)
+		}
+		// Never plan past the time limit (slow kernels: one sample at a time).
+		left := opt.Stop.MaxTime - time.Since(mstart).Seconds()
+		reps = max(1, min(reps, int(left*1e9/one)))
+		if opt.Stop.MaxSamples > 0 {
+			reps = max(1, min(reps, opt.Stop.MaxSamples-len(samples)))
+		}
+		t, used, err := timeReps(r.backend, ls, reps, mode, restore)
+		if err != nil {
+			return err
+		}
+		res.Timer, res.Cache = t.Timer, used
+		if t.SMClockMHz > 0 {
+			clocks = append(clocks, t.SMClockMHz)
+		}
+		for _, rep := range t.Samples {
+			samples = append(samples, sumRep(rep))
+			for i, v := range rep {
+				per[i] = append(per[i], v)
+			}
+		}
+		done, why := opt.Stop.Done(samples, time.Since(mstart).Seconds())
+		st := profiler.Summarize(samples)
+		progress(profiler.Progress{Phase: "measure", Samples: st.N, Median: st.Median, CV: st.CV})
+		if done {
+			res.StopReason = why
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	clk.mark(&clk.p.Measure)
+	r.mu.Lock()
+	r.measured = time.Now()
+	r.mu.Unlock()
+	res.Stats = profiler.Summarize(samples)
+	if len(clocks) > 0 {
+		res.SMClockMHz = profiler.Summarize(clocks).Median
+	}
+	res.DriftRel = profiler.Estimate(samples).DriftRel
+	res.Samples = samples
+	if len(ls) > 1 {
+		for i, l := range ls {
+			st := profiler.Summarize(per[i])
+			res.PerDispatch = append(res.PerDispatch, profiler.DispatchStats{Name: l.Dispatch.Name, MedianNS: st.Median, Setup: l.Dispatch.Zero != "", Stats: st})
+		}
+	}
+	return nil
+}
+
+// warmupFor is the warm-up before a measurement, given the warm-up asked
+// for and the time since the runner's last measurement ended. The warm-up
+// is there for the GPU's clocks and power state, which a measurement that
+// ended moments ago left up: within a sweep, specs after the first warm up
+// for a quarter of the time (and always for at least one run, for the
+// kernel's own first-launch effects). The first spec, and any spec after a
+// pause of more than warmBusyWindow, gets the whole warm-up.
+func warmupFor(asked, settle float64, sinceLast time.Duration) float64 {
+	if sinceLast >= 0 && sinceLast < warmBusyWindow {
+		asked /= 4
+	}
+	return max(asked, settle)
+}
+
+// warmBusyWindow: a GPU that measured this recently counts as warm. Between
+// two specs of a sweep pass only that spec's compile, upload and check
+// (tens of ms).
+const warmBusyWindow = 250 * time.Millisecond
+
+func sumRep(rep []float64) float64 {
+	t := 0.0
+	for _, v := range rep {
+		t += v
+	}
+	return t
+}
+
+func throughput(res *profiler.Result, dev profiler.DeviceInfo) {
+	sec := res.Stats.Median / 1e9
+	if sec <= 0 {
+		return
+	}
+	res.TFLOPS = res.FLOPs / sec / 1e12
+	res.GBps = res.Bytes / sec / 1e9
+	if p := dev.PeakFLOPS[res.Spec.DType]; p > 0 {
+		res.PctPeakFLOP = 100 * res.FLOPs / sec / p
+	}
+	if dev.PeakBandwidth > 0 {
+		res.PctPeakBW = 100 * res.Bytes / sec / dev.PeakBandwidth
+	}
+	if p := dev.MeasuredFLOPS[res.Spec.DType]; p > 0 {
+		res.PctMeasFLOP = 100 * res.FLOPs / sec / p
+	}
+	if dev.MeasuredBandwidth > 0 {
+		res.PctMeasBW = 100 * res.Bytes / sec / dev.MeasuredBandwidth
+	}
 }

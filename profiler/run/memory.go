@@ -56,10 +56,10 @@ func NeedOf(plan *profiler.Plan, dev profiler.DeviceInfo, hot bool) MemoryNeed {
 	m := MemoryNeed{Device: plan.MemoryBytes(), Unified: dev.Backend == "cpu"}
 	for _, b := range plan.Buffers {
 		switch b.Init {
-		case profiler.InitNormal, profiler.InitUniform, profiler.InitInts:
+		case profiler.InitNormal, profiler.InitUniform, profiler.InitInts, profiler.InitData:
 			m.Inputs += 4 * b.Elems
 		}
-		if b.Role == profiler.Out {
+		if b.Role.Checked() {
 			m.Outputs += 4 * b.Elems
 		}
 		m.Staging = max(m.Staging, b.Bytes())

@@ -49,10 +49,10 @@ func TestSummaryClockNote(t *testing.T) {
 		if got != "" && !strings.Contains(got, "--settle 1") {
 			t.Errorf("%s: note %q does not say what to do", c.name, got)
 		}
-		// What --settle costs, and no more than the README measured for it
+		// What --settle costs, and no more than docs/measuring.md measured for it
 		// (99% within 2% on an H100, 89.9% within 1%: not "within 1%").
 		if got != "" && (!strings.Contains(got, "1 s more per spec") || strings.Contains(got, "within 1%") || !strings.Contains(got, "sm_clock_mhz")) {
-			t.Errorf("%s: note %q should name the cost of --settle 1, the other remedy (sm_clock_mhz) and promise no more than the README measured", c.name, got)
+			t.Errorf("%s: note %q should name the cost of --settle 1, the other remedy (sm_clock_mhz) and promise no more than docs/measuring.md measured", c.name, got)
 		}
 	}
 }

@@ -130,9 +130,9 @@ func syncVersion(req workerRequest, reload func() error) error {
 
 // WorkerPool is an Executor that runs each spec in a worker subprocess.
 type WorkerPool struct {
-	cmd []string
-	env []string
-	dev profiler.DeviceInfo
+	argv func() []string // the worker's command line, read at each start
+	env  []string
+	dev  profiler.DeviceInfo
 
 	mu sync.Mutex
 	w  *worker
@@ -145,7 +145,7 @@ type worker struct {
 	done   chan struct{} // closed when stdout ends
 	quit   chan struct{} // closed by kill: the reader stops handing lines over
 	stderr *tailBuffer
-	env    []string // the environment it started with
+	argv   []string // the command line it started with
 	// byWatchdog: mltop killed it for taking too long, so a "signal:
 	// killed" is that, not the out-of-memory killer.
 	byWatchdog bool
@@ -155,7 +155,15 @@ type worker struct {
 // --backend cuda]) and waits for its hello, so an unavailable backend fails
 // here with the worker's reason.
 func NewWorkerPool(cmd []string, env []string) (*WorkerPool, error) {
-	p := &WorkerPool{cmd: cmd, env: env}
+	return NewWorkerPoolArgv(func() []string { return cmd }, env)
+}
+
+// NewWorkerPoolArgv is NewWorkerPool with a command line that may grow:
+// argv is read at each worker start, and a worker whose command line is no
+// longer argv's (the session loaded another user kernel, passed as an
+// argument) is replaced before the next spec.
+func NewWorkerPoolArgv(argv func() []string, env []string) (*WorkerPool, error) {
+	p := &WorkerPool{argv: argv, env: env}
 	w, dev, err := p.start()
 	if err != nil {
 		return nil, err
@@ -170,7 +178,8 @@ func (p *WorkerPool) environ() []string {
 }
 
 func (p *WorkerPool) start() (*worker, profiler.DeviceInfo, error) {
-	c := exec.Command(p.cmd[0], p.cmd[1:]...)
+	argv := p.argv()
+	c := exec.Command(argv[0], argv[1:]...)
 	c.Env = p.environ()
 	stdin, err := c.StdinPipe()
 	if err != nil {
@@ -182,9 +191,9 @@ func (p *WorkerPool) start() (*worker, profiler.DeviceInfo, error) {
 	}
 	w := &worker{cmd: c, stdin: stdin, lines: make(chan workerMessage, 64), done: make(chan struct{}), quit: make(chan struct{}), stderr: &tailBuffer{max: 8 << 10}}
 	c.Stderr = w.stderr
-	w.env = c.Env
+	w.argv = argv
 	if err := c.Start(); err != nil {
-		return nil, profiler.DeviceInfo{}, fmt.Errorf("starting worker %s: %w", strings.Join(p.cmd, " "), err)
+		return nil, profiler.DeviceInfo{}, fmt.Errorf("starting worker %s: %w", strings.Join(argv, " "), err)
 	}
 	go func() {
 		defer close(w.done)
@@ -283,10 +292,10 @@ func (p *WorkerPool) Run(ctx context.Context, s profiler.Spec, opt profiler.Opti
 		// hold a user kernel under a name its manifest has since dropped.
 		return fail(profiler.StatusInvalid, err.Error())
 	}
-	if p.w != nil && !slices.Equal(p.w.env, p.environ()) {
-		// The environment changed since the worker started (a user kernel
+	if p.w != nil && !slices.Equal(p.w.argv, p.argv()) {
+		// The command line changed since the worker started (a user kernel
 		// loaded since, e.g. by a sweep file opened in the interactive
-		// session, is passed in MLTOP_KERNELS): a fresh worker sees it.
+		// session, is passed as --kernel PATH): a fresh worker loads it.
 		p.w.kill()
 		p.w = nil
 	}

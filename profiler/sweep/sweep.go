@@ -322,7 +322,7 @@ func yamlError(name string, err error) error {
 		e.Msg = m[3]
 	}
 	if strings.Contains(e.Msg, "unknown field") {
-		e.Msg += ": check the spelling; the keys are in the README, \"Sweep files (YAML)\""
+		e.Msg += ": check the spelling; the keys are in docs/sweeps.md"
 	}
 	e.Msg = yamlmsg.Plain(e.Msg)
 	return e

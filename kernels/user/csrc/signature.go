@@ -13,20 +13,30 @@ type Param struct {
 	Name    string // "X" (may be empty for an unnamed parameter)
 	Type    string // the type as written, qualifiers dropped: "float*", "int", "constant Params&"
 	Pointer bool   // a pointer or a device/constant reference: a buffer
-	Const   bool   // const-qualified (an input)
+	Const   bool   // const-qualified anywhere (an input)
+	// ReadOnly: what a pointer or reference points to cannot be written
+	// through it: const before the * (`const float*`, `device const T*`) or
+	// Metal's constant address space. `float* const p` is writable.
+	ReadOnly bool
+	// Pointee is what a pointer or reference points to, qualifiers and
+	// address space dropped: "float", "T", "float4", "unsigned int".
+	Pointee string
 	Scalar  string // for by-value scalars: "int", "unsigned", "float", … ; "" otherwise
 	Attr    string // Metal attribute text ("buffer(0)", "thread_position_in_grid"), "" if none
 }
 
 // Signature is a kernel entry point found in a source file.
 type Signature struct {
-	Entry  string
-	Params []Param
-	Line   int // line of the entry's name (1-based)
+	Entry     string   // the function's own name: "kern"
+	Namespace string   // the enclosing namespaces, "a::b"; "" at file scope
+	Template  []string // the names of its template parameters, if it is a template
+	Params    []Param
+	Line      int // line of the entry's name (1-based)
 }
 
-// Buffers are the parameters bound as device buffers, in order. Metal's
-// built-in attributes (thread ids etc.) are not parameters the caller binds.
+// Bindable are the parameters the caller binds (buffers and scalars), in
+// order. Metal's built-in attributes (thread ids etc.) are not parameters
+// the caller binds.
 func (s Signature) Bindable() []Param {
 	var out []Param
 	for _, p := range s.Params {
@@ -38,13 +48,69 @@ func (s Signature) Bindable() []Param {
 	return out
 }
 
+// Qualified is the entry's name with its namespaces: "a::b::kern".
+func (s Signature) Qualified() string {
+	if s.Namespace == "" {
+		return s.Entry
+	}
+	return s.Namespace + "::" + s.Entry
+}
+
+// IsTemplateParam says whether name is one of the entry's template
+// parameters.
+func (s Signature) IsTemplateParam(name string) bool {
+	for _, t := range s.Template {
+		if t == name {
+			return true
+		}
+	}
+	return false
+}
+
+// attributeWords take a parenthesised argument list and are skipped
+// between a kernel's specifiers and its name.
+var attributeWords = map[string]bool{"__launch_bounds__": true, "__attribute__": true, "__declspec": true, "alignas": true, "__maxnreg__": true, "__cluster_dims__": true}
+
 // FindEntries lists the kernel entry points in src: CUDA `__global__`
-// functions and Metal `kernel` / `[[kernel]]` functions.
+// functions (templates, in namespaces, with or without extern "C",
+// __launch_bounds__ and attributes) and Metal `kernel` / `[[kernel]]`
+// functions.
 func FindEntries(src string) []Signature {
 	toks := Tokenize(src)
 	var out []Signature
+	var scopes []string // one per open brace: the namespace's name, or "" for any other brace
+	var template []string
+	templateOpen := false // a template <…> was read and its declaration has not ended
 	for i := 0; i < len(toks); i++ {
 		t := toks[i].Text
+		switch t {
+		case "namespace":
+			if i+2 < len(toks) && toks[i+2].Text == "{" && toks[i+1].Kind == Ident {
+				scopes = append(scopes, toks[i+1].Text)
+				i += 2
+				continue
+			}
+		case "{":
+			scopes = append(scopes, "")
+			templateOpen = false
+			continue
+		case "}":
+			if len(scopes) > 0 {
+				scopes = scopes[:len(scopes)-1]
+			}
+			continue
+		case ";":
+			templateOpen = false
+			continue
+		case "template":
+			if i+1 < len(toks) && toks[i+1].Text == "<" {
+				var end int
+				template, end = templateParams(toks, i+1)
+				templateOpen = true
+				i = end
+				continue
+			}
+		}
 		isKernel := t == "__global__" || t == "kernel"
 		if t == "[[" && i+2 < len(toks) && toks[i+1].Text == "kernel" && toks[i+2].Text == "]]" {
 			isKernel = true
@@ -52,67 +118,215 @@ func FindEntries(src string) []Signature {
 		if !isKernel {
 			continue
 		}
-		// The entry's name is the identifier before the first '(' that
-		// follows (skipping template arguments is not needed: kernels in
-		// a manifest are extern "C" or plain).
-		j := i + 1
-		depth := 0
-		for j < len(toks) && !(toks[j].Text == "(" && depth == 0 && toks[j-1].Text != "__launch_bounds__") {
-			switch toks[j].Text {
-			case "(": // __launch_bounds__(…): skip it
-				for d := 0; j < len(toks); j++ {
-					if toks[j].Text == "(" {
-						d++
-					} else if toks[j].Text == ")" {
-						if d--; d == 0 {
-							break
-						}
-					}
-				}
-			case "<":
-				depth++
-			case ">":
-				depth--
-			case ";", "{", "}":
-				j = len(toks)
-			}
-			if j < len(toks) {
-				j++
-			}
-		}
-		if j >= len(toks) || j == 0 {
+		j, ok := entryName(toks, i+1)
+		if !ok {
 			continue
 		}
 		name := toks[j-1]
 		// `template [[host_name("k_f32")]] [[kernel]] decltype(k<float>) k<float>;`
 		// instantiates k; it is not a kernel named decltype (metal.HostNames reads it).
-		if !isIdentByte(name.Text[0]) || name.Text == "decltype" {
+		if name.Text == "decltype" {
 			continue
 		}
 		params, end := parseParams(toks, j)
 		if end < 0 {
 			continue
 		}
-		out = append(out, Signature{Entry: name.Text, Params: params, Line: name.Line})
+		sig := Signature{Entry: name.Text, Namespace: namespaceOf(scopes), Params: params, Line: name.Line}
+		if templateOpen {
+			sig.Template = template
+		}
+		out = append(out, sig)
 		i = end
 	}
 	return out
 }
 
-// FindEntry finds entry's signature in src.
-func FindEntry(src, entry string) (Signature, []string, bool) {
+// entryName finds the '(' that opens a kernel's parameter list, from the
+// token after its `__global__`/`kernel`: the name is the token before it.
+// Attributes (__launch_bounds__(…), __attribute__((…)), [[…]]) are
+// skipped; a ';', '{' or '}' first means this was not a declaration.
+func entryName(toks []Token, j int) (int, bool) {
+	depth := 0
+	for ; j < len(toks); j++ {
+		switch t := toks[j].Text; {
+		case attributeWords[t] && j+1 < len(toks) && toks[j+1].Text == "(":
+			j = skipGroup(toks, j+1, "(", ")")
+		case t == "[[":
+			j = skipGroup(toks, j, "[[", "]]")
+		case t == "<":
+			depth++
+		case t == ">":
+			depth--
+		case t == ";" || t == "{" || t == "}":
+			return 0, false
+		case t == "(" && depth <= 0:
+			if j == 0 || toks[j-1].Kind != Ident {
+				return 0, false
+			}
+			return j, true
+		case t == "(":
+			j = skipGroup(toks, j, "(", ")")
+		}
+	}
+	return 0, false
+}
+
+// skipGroup returns the index of the token closing the group opened at
+// toks[open] (len(toks)-1 when it never closes).
+func skipGroup(toks []Token, open int, left, right string) int {
+	d := 0
+	for k := open; k < len(toks); k++ {
+		switch toks[k].Text {
+		case left:
+			d++
+		case right:
+			if d--; d == 0 {
+				return k
+			}
+		}
+	}
+	return len(toks) - 1
+}
+
+// templateParams reads `<typename T, int N = 4, class U>` at toks[open]
+// and returns the parameters' names and the index of the closing '>'.
+func templateParams(toks []Token, open int) ([]string, int) {
+	var names []string
+	depth := 0
+	last := ""
+	inDefault := false
+	for k := open; k < len(toks); k++ {
+		t := toks[k]
+		switch t.Text {
+		case "<", "(":
+			depth++
+			continue
+		case ">", ")":
+			depth--
+			if depth == 0 {
+				if last != "" {
+					names = append(names, last)
+				}
+				return names, k
+			}
+			continue
+		case ",":
+			if depth == 1 {
+				if last != "" {
+					names = append(names, last)
+				}
+				last, inDefault = "", false
+			}
+			continue
+		case "=":
+			if depth == 1 {
+				inDefault = true
+			}
+			continue
+		case ";", "{", "}":
+			return names, k - 1
+		}
+		if depth == 1 && !inDefault && t.Kind == Ident && t.Text != "typename" && t.Text != "class" {
+			last = t.Text
+		}
+	}
+	return names, len(toks) - 1
+}
+
+func namespaceOf(scopes []string) string {
+	var ns []string
+	for _, s := range scopes {
+		if s != "" {
+			ns = append(ns, s)
+		}
+	}
+	return strings.Join(ns, "::")
+}
+
+// FindEntry finds the first kernel that name designates in src: its own
+// name, or a qualified name ("ns::kern") whose qualifier ends its
+// namespaces. When none does, it lists the kernels' names.
+func FindEntry(src, name string) (Signature, []string, bool) {
+	sigs, names := Overloads(src, name)
+	if len(sigs) == 0 {
+		return Signature{}, names, false
+	}
+	return sigs[0], nil, true
+}
+
+// Overloads are the kernels that name designates in src (see FindEntry),
+// in source order; when there are none, the names of all the kernels.
+func Overloads(src, name string) ([]Signature, []string) {
+	var out []Signature
 	var names []string
 	for _, s := range FindEntries(src) {
-		if s.Entry == entry {
-			return s, nil, true
+		if designates(name, s) {
+			out = append(out, s)
 		}
-		names = append(names, s.Entry)
+		if !slicesContains(names, s.Qualified()) {
+			names = append(names, s.Qualified())
+		}
 	}
-	return Signature{}, names, false
+	if len(out) > 0 {
+		return out, nil
+	}
+	return nil, names
+}
+
+func designates(name string, s Signature) bool {
+	name = strings.TrimPrefix(strings.ReplaceAll(name, " ", ""), "::")
+	qual, base := "", name
+	if k := strings.LastIndex(name, "::"); k >= 0 {
+		qual, base = name[:k], name[k+2:]
+	}
+	if base != s.Entry {
+		return false
+	}
+	return qual == "" || s.Namespace == qual || strings.HasSuffix(s.Namespace, "::"+qual)
+}
+
+func slicesContains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Pick chooses among a name's overloads the one fits accepts (the caller
+// says which parameter lists suit its arguments). One overload is returned
+// as it is, so that the caller can explain why its arguments do not fit.
+func Pick(name string, sigs []Signature, fits func(Signature) bool) (Signature, error) {
+	if len(sigs) == 1 {
+		return sigs[0], nil
+	}
+	var ok []Signature
+	for _, s := range sigs {
+		if fits(s) {
+			ok = append(ok, s)
+		}
+	}
+	if len(ok) == 1 {
+		return ok[0], nil
+	}
+	var all []string
+	for _, s := range sigs {
+		all = append(all, fmt.Sprintf("line %d: %s", s.Line, s))
+	}
+	if len(ok) == 0 {
+		return Signature{}, fmt.Errorf("%s has %d overloads and none takes these arguments (%s): list the arguments of one of them", name, len(sigs), strings.Join(all, "; "))
+	}
+	return Signature{}, fmt.Errorf("%s is ambiguous: %d overloads take as many arguments (%s): rename one, or qualify the name with its namespace", name, len(ok), strings.Join(all, "; "))
 }
 
 var qualifiers = map[string]bool{"const": true, "volatile": true, "__restrict__": true, "__restrict": true, "restrict": true,
-	"device": true, "constant": true, "threadgroup": true, "thread": true, "struct": true, "unsigned": false}
+	"device": true, "constant": true, "threadgroup": true, "thread": true, "struct": true}
+
+// typeWords are builtin type keywords: never a parameter's name.
+var typeWords = map[string]bool{"int": true, "long": true, "short": true, "char": true, "unsigned": true, "signed": true,
+	"float": true, "double": true, "bool": true, "void": true}
 
 // parseParams reads the parameter list starting at toks[open] == "(".
 func parseParams(toks []Token, open int) ([]Param, int) {
@@ -178,33 +392,51 @@ func makeParam(ts []string) Param {
 		}
 	}
 	// the name is the last identifier if there is a type before it
-	if n := len(words); n >= 2 && isIdentByte(words[n-1][0]) && !qualifiers[words[n-1]] && words[n-1] != "unsigned" {
+	if n := len(words); n >= 2 && isIdentByte(words[n-1][0]) && !qualifiers[words[n-1]] && !typeWords[words[n-1]] {
 		p.Name = words[n-1]
 		words = words[:n-1]
 	}
-	var typ []string
+	var typ, pointee []string
 	for _, w := range words {
 		switch w {
 		case "const":
 			p.Const = true
+			if !p.Pointer {
+				p.ReadOnly = true // const before the first * or &
+			}
 			continue
 		case "volatile", "__restrict__", "__restrict", "restrict", "struct":
 			continue
-		case "device", "constant", "threadgroup", "thread":
+		case "constant":
+			p.ReadOnly = true
+			typ = append(typ, w)
+			continue
+		case "device", "threadgroup", "thread":
 			typ = append(typ, w)
 			continue
 		case "*", "&":
 			p.Pointer = true
+		default:
+			if !p.Pointer {
+				pointee = append(pointee, w)
+			}
 		}
 		typ = append(typ, w)
 	}
-	p.Type = strings.Join(typ, " ")
-	p.Type = strings.ReplaceAll(strings.ReplaceAll(p.Type, " *", "*"), " &", "&")
-	p.Type = strings.ReplaceAll(p.Type, " :: ", "::")
-	if !p.Pointer {
+	p.Type = tidyType(strings.Join(typ, " "))
+	if p.Pointer {
+		p.Pointee = tidyType(strings.Join(pointee, " "))
+	} else {
 		p.Scalar = p.Type
+		p.ReadOnly = false
 	}
 	return p
+}
+
+func tidyType(t string) string {
+	t = strings.ReplaceAll(strings.ReplaceAll(t, " *", "*"), " &", "&")
+	t = strings.ReplaceAll(t, " :: ", "::")
+	return strings.ReplaceAll(strings.ReplaceAll(t, "< ", "<"), " >", ">")
 }
 
 // IsIntScalar says whether a by-value parameter type is an integer.
@@ -222,4 +454,47 @@ func (s Signature) String() string {
 		parts[i] = strings.TrimSpace(p.Type + " " + p.Name)
 	}
 	return fmt.Sprintf("%s(%s)", s.Entry, strings.Join(parts, ", "))
+}
+
+// Typedefs are the type aliases src declares (`typedef float floatX;`,
+// `using idx_t = long long;`) by name, the aliased type's words joined by
+// spaces. A name aliased to two different types (each branch of an #if)
+// maps to "".
+func Typedefs(src string) map[string]string {
+	toks := Tokenize(src)
+	out := map[string]string{}
+	add := func(name string, words []string) {
+		t := tidyType(strings.Join(words, " "))
+		if prev, ok := out[name]; ok && prev != t {
+			t = ""
+		}
+		out[name] = t
+	}
+	for i := 0; i < len(toks); i++ {
+		switch toks[i].Text {
+		case "typedef":
+			var words []string
+			j := i + 1
+			for ; j < len(toks) && toks[j].Text != ";" && toks[j].Text != "{" && toks[j].Text != "("; j++ {
+				words = append(words, toks[j].Text)
+			}
+			if j < len(toks) && toks[j].Text == ";" && len(words) >= 2 && toks[j-1].Kind == Ident {
+				add(words[len(words)-1], words[:len(words)-1])
+			}
+			i = j
+		case "using":
+			if i+3 < len(toks) && toks[i+1].Kind == Ident && toks[i+2].Text == "=" {
+				var words []string
+				j := i + 3
+				for ; j < len(toks) && toks[j].Text != ";" && toks[j].Text != "{"; j++ {
+					words = append(words, toks[j].Text)
+				}
+				if j < len(toks) && toks[j].Text == ";" {
+					add(toks[i+1].Text, words)
+				}
+				i = j
+			}
+		}
+	}
+	return out
 }

@@ -73,3 +73,129 @@ func FuzzFindEntries(f *testing.F) {
 		}
 	})
 }
+
+func TestFindEntryNames(t *testing.T) {
+	src := `
+namespace ops {
+namespace fwd {
+template <typename T, int VEC = 4, class Op>
+__global__ void __launch_bounds__(256) scale(T* out, const T* in, int n) {}
+}  // namespace fwd
+__global__ __attribute__((noinline)) void plain(float* y) { if (1) { } }
+}
+template <typename U> __device__ U helper(U x) { return x; }
+__global__ void [[maybe_unused]] top(float* y, float a) {}
+__global__ void top(float* y, float a, int n) {}
+__global__ void top(double* y, double a) {}
+`
+	for _, c := range []struct {
+		name, want, ns string
+		tmpl           []string
+	}{
+		{"scale", "scale", "ops::fwd", []string{"T", "VEC", "Op"}},
+		{"fwd::scale", "scale", "ops::fwd", []string{"T", "VEC", "Op"}},
+		{"ops::fwd::scale", "scale", "ops::fwd", []string{"T", "VEC", "Op"}},
+		{"::ops::plain", "plain", "ops", nil},
+		{"plain", "plain", "ops", nil},
+		{"top", "top", "", nil},
+	} {
+		sig, found, ok := FindEntry(src, c.name)
+		if !ok {
+			t.Errorf("%s: not found (found %v)", c.name, found)
+			continue
+		}
+		if sig.Entry != c.want || sig.Namespace != c.ns || strings.Join(sig.Template, ",") != strings.Join(c.tmpl, ",") {
+			t.Errorf("%s: got %s in %q template %v", c.name, sig.Entry, sig.Namespace, sig.Template)
+		}
+	}
+	for _, bad := range []string{"other::scale", "fwd::plain", "helper", "nope"} {
+		if _, found, ok := FindEntry(src, bad); ok {
+			t.Errorf("%s found", bad)
+		} else if strings.Join(found, ",") != "ops::fwd::scale,ops::plain,top" {
+			t.Errorf("%s: names %v", bad, found)
+		}
+	}
+	sigs, _ := Overloads(src, "top")
+	if len(sigs) != 3 {
+		t.Fatalf("overloads of top: %d", len(sigs))
+	}
+	byCount := func(n int) func(Signature) bool {
+		return func(s Signature) bool { return len(s.Bindable()) == n }
+	}
+	if s, err := Pick("top", sigs, byCount(3)); err != nil || len(s.Params) != 3 {
+		t.Errorf("pick by 3: %v %v", s, err)
+	}
+	if _, err := Pick("top", sigs, byCount(2)); err == nil || !strings.Contains(err.Error(), "ambiguous: 2 overloads") {
+		t.Errorf("two overloads of 2 parameters: %v", err)
+	}
+	if _, err := Pick("top", sigs, byCount(5)); err == nil || !strings.Contains(err.Error(), "none takes these arguments") || !strings.Contains(err.Error(), "line 11") {
+		t.Errorf("no overload of 5: %v", err)
+	}
+	one, _ := Overloads(src, "plain")
+	if s, err := Pick("plain", one, byCount(7)); err != nil || s.Entry != "plain" {
+		t.Errorf("a single candidate is returned as it is: %v", err)
+	}
+}
+
+func TestParamPointee(t *testing.T) {
+	sig, _, ok := FindEntry(`__global__ void k(const float* __restrict__ a, float* const b, const __nv_bfloat16 *c,
+		unsigned long long n, const int m, volatile float4* v, unsigned int, size_t s) {}`, "k")
+	if !ok {
+		t.Fatal("not found")
+	}
+	want := []struct {
+		name, pointee, scalar string
+		ptr, ro               bool
+	}{
+		{"a", "float", "", true, true},
+		{"b", "float", "", true, false},
+		{"c", "__nv_bfloat16", "", true, true},
+		{"n", "", "unsigned long long", false, false},
+		{"m", "", "int", false, false},
+		{"v", "float4", "", true, false},
+		{"", "", "unsigned int", false, false},
+		{"s", "", "size_t", false, false},
+	}
+	if len(sig.Params) != len(want) {
+		t.Fatalf("params %+v", sig.Params)
+	}
+	for i, w := range want {
+		p := sig.Params[i]
+		if p.Name != w.name || p.Pointee != w.pointee || p.Scalar != w.scalar || p.Pointer != w.ptr || p.ReadOnly != w.ro {
+			t.Errorf("param %d: %+v, want %+v", i, p, w)
+		}
+	}
+	msig, _, _ := FindEntry("kernel void mk(device const half* x [[buffer(0)]], constant float* c [[buffer(1)]], device float* y [[buffer(2)]]) {}", "mk")
+	for i, ro := range []bool{true, true, false} {
+		if p := msig.Params[i]; p.ReadOnly != ro || !p.Pointer {
+			t.Errorf("metal param %d: %+v", i, p)
+		}
+	}
+	if msig.Params[0].Pointee != "half" {
+		t.Errorf("metal pointee %q", msig.Params[0].Pointee)
+	}
+}
+
+func TestTypedefs(t *testing.T) {
+	got := Typedefs(`
+typedef unsigned long long u64_t;
+using idx_t = long;
+#if defined(ENABLE_BF16)
+typedef __nv_bfloat16 floatX;
+#else
+typedef float floatX;
+#endif
+typedef struct { int a; } Pair;
+typedef void (*fn_t)(int);
+namespace ns { using real = double; }
+`)
+	want := map[string]string{"u64_t": "unsigned long long", "idx_t": "long", "floatX": "", "real": "double"}
+	if len(got) != len(want) {
+		t.Errorf("typedefs %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g != v {
+			t.Errorf("%s: %q (%v), want %q", k, g, ok, v)
+		}
+	}
+}

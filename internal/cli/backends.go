@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mltop/mltop/backends"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
+)
+
+// backendStatus says whether a backend can run here, and why not.
+type backendStatus struct {
+	name      string
+	available bool
+	reason    string
+}
+
+// probeBackends asks every backend of the registry whether it can run here.
+func probeBackends() []backendStatus {
+	var out []backendStatus
+	for _, b := range backends.All() {
+		ok, why := b.Available()
+		out = append(out, backendStatus{b.Name, ok, why})
+	}
+	return out
+}
+
+// resolveBackend turns "auto" into the best backend found.
+func resolveBackend(name string) string { return backends.Resolve(name) }
+
+// openBackend opens a backend by name ("auto" picks the best found).
+func openBackend(name string) (profiler.Backend, string, error) {
+	name = resolveBackend(name)
+	entry, ok := backends.Lookup(name)
+	if !ok {
+		return nil, name, badInput("unknown backend %q: use auto, metal, cuda or cpu", name)
+	}
+	b, err := entry.Open()
+	if err != nil {
+		return nil, name, unavailable(name, err)
+	}
+	return b, name, nil
+}
+
+// openExecutor runs specs in process or in a worker subprocess. GPU
+// backends are isolated by default: a fault or hang kills only the worker.
+// The worker is handed the session's user kernels on its command line.
+func (s *session) openExecutor(name, isolate string) (profiler.Executor, error) {
+	name = resolveBackend(name)
+	entry, _ := backends.Lookup(name)
+	useWorker := isolate == "on" || (isolate == "auto" && entry.Isolate)
+	if !useWorker {
+		return openRunner(name, os.Stderr, true)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("cannot find the mltop binary to start a worker: %w (use --isolate off)", err)
+	}
+	pool, err := run.NewWorkerPoolArgv(s.workerArgv(self, name), entry.WorkerEnv)
+	if err != nil {
+		return nil, unavailable(name, err)
+	}
+	return pool, nil
+}
+
+// openRunner opens a backend in this process. GPU backends are calibrated
+// on first use (cached per device afterwards), so Results can give % of the
+// measured ceilings; the CPU is calibrated only by `mltop calibrate`.
+func openRunner(name string, log io.Writer, calibrate bool) (*run.Runner, error) {
+	b, name, err := openBackend(name)
+	if err != nil {
+		return nil, err
+	}
+	r := run.NewRunner(b)
+	entry, _ := backends.Lookup(name)
+	if calibrate && entry.Calibrate && os.Getenv("MLTOP_NO_CALIBRATE") == "" {
+		if _, err := r.Calibrate(false); err != nil {
+			fmt.Fprintf(log, "mltop: calibration failed, only spec peaks will be shown: %v\n", err)
+		}
+	}
+	return r, nil
+}
+
+// unavailableMarker starts every "backend not available" message; a worker
+// that could not open its backend already said it in full, so the parent
+// passes its words on instead of wrapping them a second time.
+const unavailableMarker = "backend is not available here: "
+
+// unavailable says that a backend cannot be opened, once: an error that
+// already carries the explanation (from a worker's fatal line, or an inner
+// open) is passed on as it is.
+func unavailable(name string, err error) error {
+	var fatal *run.WorkerFatal
+	if errors.As(err, &fatal) {
+		err = errors.New(fatal.Msg)
+	}
+	var ee *exitError
+	if errors.As(err, &ee) && strings.Contains(ee.msg, unavailableMarker) {
+		return badInput("%s", ee.msg)
+	}
+	if strings.Contains(err.Error(), unavailableMarker) {
+		return badInput("%s", err.Error())
+	}
+	return badInput("the %s %s%v (see `mltop list`; --backend cpu runs anywhere)", name, unavailableMarker, err)
+}

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
+	"github.com/mltop/mltop/profiler/sink"
+)
+
+const (
+	runSummary  = "run one spec from the command line"
+	runHelpText = `  mltop run KERNEL [--set K=V,...] [--dtype D] [flags]
+                                        one spec from the command line; unset knobs and dims
+                                        take the family's defaults; flags are set as causal=1;
+                                        KERNEL may be a user kernel's ./dir/kernel.yaml
+`
+)
+
+// runRun is `mltop run KERNEL --set K=V,... --dtype D`.
+func runRun(ctx context.Context, s *session, a *specArgs, pos []string) error {
+	stdout, stderr := s.stdout, s.stderr
+	kernel, err := a.target(s, pos, "run", "one kernel name", "mltop run attn_fwd --set BQ=32,D=64")
+	if err != nil {
+		return err
+	}
+	o := &a.o
+	if o.resume != "" {
+		return badInput("--resume is for sweeps (--config); use --csv with run")
+	}
+	if kernel, err = s.resolveKernelArg(kernel); err != nil {
+		return err
+	}
+	spec, err := parseSpec(kernel, a.dtype, a.sets)
+	if err != nil {
+		return err
+	}
+	cols := sink.ColumnsFor([]profiler.Spec{spec})
+	var sinks []profiler.Sink
+	if o.json {
+		sinks = append(sinks, sink.NewJSON(stdout))
+	} else if o.bench {
+		sinks = append(sinks, sink.NewBench(stdout))
+	}
+	if o.csv != "" {
+		c, err := sink.OpenCSV(o.csv, cols, false)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		sinks = append(sinks, c)
+	}
+	exec, err := s.openExecutor(o.backend, o.isolate)
+	if err != nil {
+		return err
+	}
+	defer exec.Close()
+	if msg := runEstimate(exec.Device(), spec); msg != "" {
+		fmt.Fprintln(stderr, "mltop:", msg)
+	}
+	bar := newProgress(stdout, stderr, o.quiet, 1)
+	defer bar.finish()
+	h := bar.hooks()
+	if h.Start != nil {
+		h.Start(0, 1, spec)
+	}
+	res := exec.Run(ctx, spec, o.measureOptions(nil), func(p profiler.Progress) {
+		if h.Progress != nil {
+			h.Progress(0, 1, spec, p)
+		}
+	})
+	bar.finish()
+	for _, s := range sinks {
+		if err := s.Write(res); err != nil {
+			return err
+		}
+	}
+	if !o.json && !o.bench {
+		fmt.Fprint(stdout, sink.FormatResult(res))
+	}
+	switch {
+	case res.Status == profiler.StatusOK, res.Status == profiler.StatusUnchecked:
+		return nil
+	case res.Status == profiler.StatusInvalid:
+		return &exitError{code: exitBadInput, msg: fmt.Sprintf("invalid spec: %s", res.Reason())}
+	case res.Status == profiler.StatusCancelled:
+		return &exitError{code: exitFailed, msg: "cancelled (ctrl-C or SIGTERM): nothing was measured"}
+	}
+	return &exitError{code: exitFailed}
+}
+
+// runEstimate says how long one run of spec takes when that is long (see
+// kernelRunNote); "" when it is short or cannot be planned (the run
+// reports why).
+func runEstimate(dev profiler.DeviceInfo, spec profiler.Spec) string {
+	note := kernelRunNote(dev, spec)
+	if note == "" {
+		return ""
+	}
+	return note + "; --time-limit bounds only the sampling; ctrl-C stops it"
+}
+
+// kernelRunNote is how long one kernel run of spec takes on dev and what
+// that means, when it is run.SlowRun or more: `mltop run` and a sweep's
+// banner both say it. "" when the run is short or cannot be planned.
+func kernelRunNote(dev profiler.DeviceInfo, spec profiler.Spec) string {
+	d, plan, err := run.KernelRunTime(dev, spec)
+	if err != nil || d < run.SlowRun {
+		return ""
+	}
+	return fmt.Sprintf("about %s per kernel run on the %s backend (%sFLOP, %sB); at least %d runs (verify, warm-up, one sample) plus the reference check",
+		run.FormatDuration(d), dev.Backend, siPrefix(plan.FLOPs), siPrefix(plan.Bytes), run.MinRuns)
+}
+
+// siPrefix writes x with a decimal prefix: 2.2 T, 2.1 G, 512 .
+func siPrefix(x float64) string {
+	for _, p := range []struct {
+		v float64
+		s string
+	}{{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if x >= p.v {
+			return fmt.Sprintf("%.3g %s", x/p.v, p.s)
+		}
+	}
+	return fmt.Sprintf("%.3g ", x)
+}

@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mltop/mltop/backends"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
+	"github.com/mltop/mltop/profiler/sweep"
+)
+
+// fakeDevicesEnv lets the CPU backend take --devices (a test hook; see
+// backends.FakeDevicesEnv).
+const fakeDevicesEnv = backends.FakeDevicesEnv
+
+// repeatDevicesEnv lets --devices name one device more than once (two
+// workers on one GPU): their timings disturb each other, so it is only for
+// testing the multi-device mechanics on a one-GPU machine.
+const repeatDevicesEnv = "MLTOP_DEVICES_REPEAT"
+
+// deviceOrdinalEnv tells a worker which of the parent's devices it drives.
+const deviceOrdinalEnv = "MLTOP_DEVICE_ORDINAL"
+
+// deviceCounter counts the devices of a backend: cuda.DeviceCount, or a
+// test double.
+type deviceCounter func(backend string) (int, error)
+
+// countDevices is the real deviceCounter: the registry's count.
+func countDevices(backend string) (int, error) {
+	b, ok := backends.Lookup(backend)
+	if !ok {
+		return 0, fmt.Errorf("unknown backend %q", backend)
+	}
+	return b.Devices()
+}
+
+// resolveDevices reads --devices: "all" or a comma-separated list of
+// ordinals as the process sees them (after any CUDA_VISIBLE_DEVICES of its
+// own). It returns the ordinals in the order given, each once unless repeat.
+func resolveDevices(v, backend string, count deviceCounter, repeat bool) ([]int, error) {
+	n, err := count(backend)
+	if err != nil {
+		return nil, badInput("--devices %s: %v", v, err)
+	}
+	if strings.TrimSpace(v) == "all" {
+		if n < 1 {
+			return nil, badInput("--devices all: the %s backend sees no device", backend)
+		}
+		ords := make([]int, n)
+		for i := range ords {
+			ords[i] = i
+		}
+		return ords, nil
+	}
+	var ords []int
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		o, err := strconv.Atoi(f)
+		if err != nil || o < 0 {
+			return nil, badInput("--devices %q: %q is not a device ordinal: write all, or ordinals such as 0,2,3", v, f)
+		}
+		if o >= n {
+			return nil, badInput("--devices %q: device %d asked for, but the %s backend sees %d device(s) (0 to %d)", v, o, backend, n, n-1)
+		}
+		if slices.Contains(ords, o) && !repeat {
+			return nil, badInput("--devices %q: device %d is listed twice (two workers on one GPU disturb each other's timings; %s=1 allows it for tests)", v, o, repeatDevicesEnv)
+		}
+		ords = append(ords, o)
+	}
+	if len(ords) == 0 {
+		return nil, badInput("--devices %q: no device: write all, or ordinals such as 0,2,3", v)
+	}
+	return ords, nil
+}
+
+// workerEnv pins a worker to the parent's device ord: the ordinal, and
+// what the backend needs to see that device alone (backends.Backend.PinEnv).
+func workerEnv(backend string, ord int, parentVisible string) []string {
+	env := []string{fmt.Sprintf("%s=%d", deviceOrdinalEnv, ord)}
+	if b, ok := backends.Lookup(backend); ok && b.PinEnv != nil {
+		env = append(env, b.PinEnv(ord, parentVisible)...)
+	}
+	return env
+}
+
+// openDevices starts one worker pool per ordinal, all at once (each waits
+// for its worker's hello and first calibration). A device whose worker does
+// not start is left out with a message; none starting is an error.
+func (s *session) openDevices(backend string, ords []int, log io.Writer) ([]run.Device, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("cannot find the mltop binary to start a worker: %w", err)
+	}
+	pools := make([]*run.WorkerPool, len(ords))
+	errs := make([]error, len(ords))
+	var wg sync.WaitGroup
+	for i, o := range ords {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pools[i], errs[i] = run.NewWorkerPoolArgv(s.workerArgv(self, backend), workerEnv(backend, o, os.Getenv("CUDA_VISIBLE_DEVICES")))
+		}()
+	}
+	wg.Wait()
+	var devs []run.Device
+	var why []string
+	for i, o := range ords {
+		if errs[i] != nil {
+			fmt.Fprintf(log, "mltop: device %d left out: its worker did not start: %v\n", o, errs[i])
+			why = append(why, fmt.Sprintf("device %d: %v", o, errs[i]))
+			continue
+		}
+		devs = append(devs, run.Device{Ordinal: o, Exec: pools[i]})
+	}
+	if len(devs) == 0 {
+		return nil, badInput("no device could start a worker (%s); see `mltop list`", strings.Join(why, "; "))
+	}
+	return devs, nil
+}
+
+func closeDevices(devs []run.Device) {
+	var wg sync.WaitGroup
+	for _, d := range devs {
+		wg.Add(1)
+		go func() { defer wg.Done(); d.Exec.Close() }()
+	}
+	wg.Wait()
+}
+
+// sweepOnDevices runs jobs with one worker per device of --devices.
+func (s *session) sweepOnDevices(ctx context.Context, o *options, backend string, jobs []profiler.Job, skip map[string]bool, path string, stdout, stderr io.Writer, todo int, sinksFor func(*progress) []profiler.Sink) (run.Summary, error) {
+	backend = resolveBackend(backend)
+	if o.isolate == "off" {
+		return run.Summary{}, badInput("--devices runs one worker subprocess per device: drop --isolate off")
+	}
+	ords, err := resolveDevices(o.devices, backend, countDevices, os.Getenv(repeatDevicesEnv) == "1")
+	if err != nil {
+		return run.Summary{}, err
+	}
+	devs, err := s.openDevices(backend, ords, stderr)
+	if err != nil {
+		return run.Summary{}, err
+	}
+	defer closeDevices(devs)
+	var names []string
+	for _, d := range devs {
+		names = append(names, fmt.Sprintf("%d %s", d.Ordinal, d.Exec.Device().Name))
+	}
+	dev := devs[0].Exec.Device()
+	fmt.Fprintf(stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, profiler.Plural(len(devs), "device", "devices"), strings.Join(names, ", "), profiler.Plural(len(jobs), "spec", "specs"), path)
+	bar := newProgress(stdout, stderr, o.quiet, todo)
+	defer bar.finish()
+	sum, err := run.JobsOnDevices(ctx, devs, jobs, skip, sinksFor(bar), bar.hooks(), stderr)
+	bar.finish()
+	return sum, err
+}
+
+// registerSweepFlags adds the flags only a sweep takes.
+func registerSweepFlags(fs *flag.FlagSet, o *options) {
+	fs.StringVar(&o.devices, "devices", "", "(sweeps) run on several GPUs, one worker each: all, or a `list` of ordinals such as 0,2,3 (CUDA)")
+	fs.StringVar(&o.shard, "shard", "", "(sweeps) run only part `i/n` of the sweep (0 ≤ i < n), or auto / auto/n from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX; join the CSVs with mltop merge")
+}
+
+// shardJobs keeps the jobs of --shard.
+func shardJobs(v string, jobs []profiler.Job, stderr io.Writer) ([]profiler.Job, error) {
+	sh, err := sweep.ParseShard(v, os.Getenv)
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	part := sweep.Partition(jobs, sh)
+	var mine, all float64
+	for _, j := range jobs {
+		all += sweep.Cost(j)
+	}
+	for _, j := range part {
+		mine += sweep.Cost(j)
+	}
+	fmt.Fprintf(stderr, "mltop: shard %s: %d of %d specs (estimated %.0f of %.0f s)\n", sh, len(part), len(jobs), mine, all)
+	return part, nil
+}

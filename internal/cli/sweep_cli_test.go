@@ -1,0 +1,107 @@
+package cli
+
+// These tests register user kernels in the process: the file sorts after
+// main_test.go so that TestListGolden sees only the built-in families.
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAnnounceAfterInputChecks: a CSV that holds rows, a CSV in a folder
+// that does not exist (or is a file) and --devices on the CPU are refused
+// before the sweep is announced; the count is singular
+// for one spec and leaves invalid specs out, naming them.
+func TestAnnounceAfterInputChecks(t *testing.T) {
+	one := writeFile(t, "one.yaml", "defaults: {time_limit: 0.02, min_time: 0.001, warmup: 0.001, hot: true}\nsweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: 64}\n    dims: {rows: 2, cols: 8}\n")
+	full := filepath.Join(t.TempDir(), "full.csv")
+	os.WriteFile(full, []byte("time,backend,kernel\nx,cpu,softmax_bwd\n"), 0o644)
+	for _, args := range [][]string{
+		{"--config", one, "--backend", "cpu", "--csv", full},
+		{"--config", one, "--backend", "cpu", "--devices", "all"},
+		{"--config", one, "--backend", "cpu", "--csv", filepath.Join(t.TempDir(), "no", "such", "dir.csv")},
+		{"--config", one, "--backend", "cpu", "--csv", filepath.Join(full, "x.csv")},
+	} {
+		code, _, stderr := runMain(t, args...)
+		if code != exitBadInput || strings.Contains(stderr, "to run from") {
+			t.Errorf("%q: exit %d, announced before refusing:\n%s", args, code, stderr)
+		}
+	}
+	code, _, stderr := runMain(t, "--config", one, "--backend", "cpu", "--quiet")
+	if code != exitOK || !strings.Contains(stderr, "1 spec to run from") || !strings.Contains(stderr, "(1 kernel build);") {
+		t.Errorf("one spec: exit %d:\n%s", code, stderr)
+	}
+	// WM=8 breaks the rule BQ % (8·WM) == 0: counted as invalid, not as work.
+	mixed := writeFile(t, "mixed.yaml", "defaults: {time_limit: 0.02, min_time: 0.001, warmup: 0.001, hot: true}\nsweeps:\n  - kernel: attn_fwd\n    knobs: {BQ: 16, WM: [1, 8]}\n    dims: {B: 1, H: 1, Lq: 32, Lk: 32}\n")
+	_, _, stderr = runMain(t, "--config", mixed, "--backend", "cpu", "--quiet")
+	if !strings.Contains(stderr, "1 spec to run from") || !strings.Contains(stderr, "and 1 invalid (") {
+		t.Errorf("mixed:\n%s", stderr)
+	}
+}
+
+// TestListShowsRulesAndOpenRanges: list --kernel prints a manifest's rules
+// and a dim without an upper bound as ≥min, not 1..2147483647.
+func TestListShowsRulesAndOpenRanges(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "k.cu"), []byte(cliKernel), 0o644)
+	manifest := "name: list_rules\nsources: {cuda: k.cu}\nknobs:\n  WG: {values: [64, 128], default: 64}\ndims:\n  N: {default: 1024, min: 1}\nrules: [\"N % WG == 0\"]\nbuffers:\n  - {name: x, dtype: f32, shape: [N], init: \"normal(0, 1)\"}\n  - {name: y, dtype: f32, shape: [N], out: true}\ndispatches:\n  - entry: scale\n    grid: [\"cdiv(N, WG)\", 1, 1]\n    threads: [WG, 1, 1]\n    args: [x, y, N]\ncheck: none\n"
+	os.WriteFile(filepath.Join(dir, "kernel.yaml"), []byte(manifest), 0o644)
+	code, out, errs := runMain(t, "list", "--kernel", filepath.Join(dir, "kernel.yaml"))
+	if code != 0 {
+		t.Fatalf("list: %d %s", code, errs)
+	}
+	i := strings.Index(out, "list_rules —")
+	if i < 0 {
+		t.Fatalf("list lacks the kernel:\n%s", out)
+	}
+	block := out[i:]
+	if j := strings.Index(block, "\n\n"); j > 0 {
+		block = block[:j]
+	}
+	if !strings.Contains(block, "rules (a spec must satisfy each):\n      N % WG == 0") || !strings.Contains(block, "≥1") || strings.Contains(block, "2147483647") {
+		t.Errorf("list block:\n%s", block)
+	}
+}
+
+// The banner's time range counts --settle in place of the warm-up, and
+// says so: a user who set settle: 1 sees why the least is a second a spec.
+func TestBannerNamesSettle(t *testing.T) {
+	sw := writeFile(t, "settle.yaml", "defaults: {time_limit: 0.05, min_time: 0.001, warmup: 0.001, hot: true, settle: 0.02}\nsweeps:\n  - kernel: softmax_bwd\n    dims: {rows: 2, cols: 8}\n")
+	code, _, stderr := runMain(t, "--config", sw, "--backend", "cpu", "--isolate", "off", "--quiet")
+	if code != 0 || !strings.Contains(stderr, "(settle (or warmup) + min_time to settle + time_limit each)") {
+		t.Errorf("exit %d, banner:\n%s", code, stderr)
+	}
+	plain := writeFile(t, "plain.yaml", "defaults: {time_limit: 0.05, min_time: 0.001, warmup: 0.001, hot: true}\nsweeps:\n  - kernel: softmax_bwd\n    dims: {rows: 2, cols: 8}\n")
+	if code, _, stderr := runMain(t, "--config", plain, "--backend", "cpu", "--isolate", "off", "--quiet"); code != 0 || !strings.Contains(stderr, "(warmup + min_time to warmup + time_limit each)") {
+		t.Errorf("exit %d, banner without settle:\n%s", code, stderr)
+	}
+}
+
+// --resume with another cache mode or --settle than the file's rows is refused before
+// anything runs, and the file is left as it was: its specs would be
+// skipped, and the file would mix two modes.
+func TestResumeRefusesOtherSettings(t *testing.T) {
+	sw := writeFile(t, "hot.yaml", "defaults: {time_limit: 0.05, min_time: 0.001, warmup: 0.001, cache: hot}\nsweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64]}\n    dims: {rows: 2, cols: 8}\n")
+	out := filepath.Join(t.TempDir(), "hot.csv")
+	if code, _, stderr := runMain(t, "--config", sw, "--backend", "cpu", "--isolate", "off", "--quiet", "--csv", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	before, _ := os.ReadFile(out)
+	code, _, stderr := runMain(t, "--config", sw, "--backend", "cpu", "--isolate", "off", "--quiet", "--resume", out, "--cache", "cold")
+	if code != 2 || !strings.Contains(stderr, "2 rows of this sweep were timed with other settings") || !strings.Contains(stderr, "was timed with cache hot, this sweep times it with cache cold") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	code, _, stderr = runMain(t, "--config", sw, "--backend", "cpu", "--isolate", "off", "--quiet", "--resume", out, "--settle", "0.01")
+	if code != 2 || !strings.Contains(stderr, "was timed with --settle 0, this sweep times it with --settle 0.01") {
+		t.Errorf("--settle 0.01: exit %d: %s", code, stderr)
+	}
+	if after, _ := os.ReadFile(out); string(after) != string(before) {
+		t.Errorf("the file changed:\n%s", after)
+	}
+	// the same settings resume as ever
+	if code, _, stderr := runMain(t, "--config", sw, "--backend", "cpu", "--isolate", "off", "--quiet", "--resume", out); code != 0 || !strings.Contains(stderr, "already in the --resume file") {
+		t.Errorf("same mode: exit %d: %s", code, stderr)
+	}
+}

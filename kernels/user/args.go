@@ -1,0 +1,189 @@
+package user
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mltop/mltop/kernels/user/csrc"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/expr"
+)
+
+// uarg is one of a dispatch's args: a buffer's name or a scalar expression.
+type uarg struct {
+	text string        // as written
+	buf  string        // a buffer's name; "" for an expression
+	p    *expr.Program // the expression, for a scalar
+}
+
+// uparam binds one kernel parameter to one of a dispatch's args.
+type uparam struct {
+	arg   int        // index in udisp.args
+	param csrc.Param // the parameter as the source declares it
+	// kind is a scalar's C type; "" for a scalar of the dtype's own type
+	// (T alpha), which is known per spec.
+	kind profiler.ScalarKind
+	// elem is the element type the parameter's pointee requires of its
+	// buffer ("" when any will do: T*, a template parameter, void*, …).
+	elem profiler.DType
+}
+
+// ubinding is how a dispatch's args meet one source's entry, in the
+// kernel's parameter order (CUDA) or buffers then the scalar struct
+// (Metal).
+type ubinding struct {
+	sig         csrc.Signature
+	params      []uparam
+	interleaved bool // a scalar comes before a buffer: the dispatch carries its Order
+}
+
+// cScalarKinds map C scalar types, as the signature writes them without
+// qualifiers, to the kind mltop passes (LP64: long is 64-bit).
+var cScalarKinds = map[string]profiler.ScalarKind{
+	"char": profiler.ScalarI8, "signed char": profiler.ScalarI8, "int8_t": profiler.ScalarI8,
+	"unsigned char": profiler.ScalarU8, "uint8_t": profiler.ScalarU8, "uchar": profiler.ScalarU8,
+	"short": profiler.ScalarI16, "short int": profiler.ScalarI16, "signed short": profiler.ScalarI16, "int16_t": profiler.ScalarI16,
+	"unsigned short": profiler.ScalarU16, "unsigned short int": profiler.ScalarU16, "uint16_t": profiler.ScalarU16, "ushort": profiler.ScalarU16,
+	"int": profiler.ScalarI32, "signed": profiler.ScalarI32, "signed int": profiler.ScalarI32, "int32_t": profiler.ScalarI32,
+	"unsigned": profiler.ScalarU32, "unsigned int": profiler.ScalarU32, "uint32_t": profiler.ScalarU32, "uint": profiler.ScalarU32,
+	"long": profiler.ScalarI64, "long int": profiler.ScalarI64, "long long": profiler.ScalarI64, "long long int": profiler.ScalarI64,
+	"int64_t": profiler.ScalarI64, "ptrdiff_t": profiler.ScalarI64, "ssize_t": profiler.ScalarI64,
+	"unsigned long": profiler.ScalarU64, "unsigned long int": profiler.ScalarU64, "unsigned long long": profiler.ScalarU64,
+	"unsigned long long int": profiler.ScalarU64, "uint64_t": profiler.ScalarU64, "size_t": profiler.ScalarU64,
+	"bool": profiler.ScalarBool, "float": profiler.ScalarF32, "double": profiler.ScalarF64,
+}
+
+// halfTypes are scalar types mltop cannot pass by value.
+var halfTypes = map[string]bool{"half": true, "__half": true, "__nv_bfloat16": true, "bfloat": true, "bfloat16_t": true, "nv_bfloat16": true, "__half2": true, "half2": true, "__nv_bfloat162": true}
+
+// elemTypes are the pointees whose buffers must have one element type.
+var elemTypes = map[string]profiler.DType{
+	"float": profiler.F32, "float1": profiler.F32, "float2": profiler.F32, "float3": profiler.F32, "float4": profiler.F32,
+	"half": profiler.F16, "__half": profiler.F16, "half2": profiler.F16, "__half2": profiler.F16, "half4": profiler.F16,
+	"__nv_bfloat16": profiler.BF16, "nv_bfloat16": profiler.BF16, "__nv_bfloat162": profiler.BF16,
+	"bfloat": profiler.BF16, "bfloat2": profiler.BF16, "bfloat4": profiler.BF16, "bfloat16_t": profiler.BF16,
+}
+
+// typeScope resolves the type names of one source.
+type typeScope struct {
+	typedefs map[string]string
+	dtype    string // the manifest's dtype name
+	sig      csrc.Signature
+}
+
+// resolve follows the source's typedefs (a few levels).
+func (ts typeScope) resolve(t string) string {
+	for range 4 {
+		u, ok := ts.typedefs[t]
+		if !ok || u == "" {
+			return t
+		}
+		t = u
+	}
+	return t
+}
+
+// generic says whether t stands for the dtype (its name, a template
+// parameter, or a typedef whose meaning depends on the preprocessor).
+func (ts typeScope) generic(t string) bool {
+	if t == ts.dtype || ts.sig.IsTemplateParam(t) {
+		return true
+	}
+	u, ok := ts.typedefs[t]
+	return ok && u == ""
+}
+
+// scalarKind is the kind of a by-value parameter; "" for the dtype's own
+// type. An error says why mltop cannot pass it.
+func (ts typeScope) scalarKind(p csrc.Param) (profiler.ScalarKind, error) {
+	t := strings.Join(strings.Fields(strings.NewReplacer("const", " ", "volatile", " ").Replace(p.Scalar)), " ")
+	if ts.generic(t) {
+		return "", nil
+	}
+	r := ts.resolve(t)
+	if k, ok := cScalarKinds[r]; ok {
+		return k, nil
+	}
+	if halfTypes[r] {
+		return "", fmt.Errorf("parameter `%s %s` is a 16-bit float, which mltop cannot pass by value: take it as float and convert inside the kernel", p.Scalar, p.Name)
+	}
+	return "", fmt.Errorf("parameter `%s %s`: mltop cannot pass type %s (it passes bool, char, short, int, long, long long, their unsigned forms, int8_t…uint64_t, size_t, float, double and the dtype's type)", p.Scalar, p.Name, r)
+}
+
+// elem is the buffer element type a pointer parameter requires, "" for any.
+func (ts typeScope) elem(p csrc.Param) profiler.DType {
+	if ts.generic(p.Pointee) {
+		return ""
+	}
+	return elemTypes[ts.resolve(p.Pointee)]
+}
+
+// describe writes a parameter as the source does: "const float* x".
+func describe(p csrc.Param) string {
+	t := p.Type
+	if p.ReadOnly && !strings.Contains(t, "constant") {
+		t = "const " + t
+	}
+	return strings.TrimSpace(t + " " + p.Name)
+}
+
+// bindArgs puts a dispatch's buffers and scalars into pd for a spec (dtype
+// dt, environment e): each buffer checked against the element type its
+// parameter requires, each scalar evaluated as its parameter's C type.
+func (f *Family) bindArgs(pd *profiler.Dispatch, d udisp, b ubinding, dt profiler.DType, e map[string]any) error {
+	for _, up := range b.params {
+		a := d.args[up.arg]
+		if a.buf != "" {
+			if have := f.bufDType(a.buf, dt); up.elem != "" && have != up.elem {
+				return fmt.Errorf("dispatch %s: args[%d]: buffer %s holds %s but parameter `%s` points to %s: the buffer's dtype cannot be the parameter's type (write the parameter with the dtype's name, %s, or give the buffer `dtype: %s`)", d.name, up.arg, a.buf, have, describe(up.param), up.elem, f.dtypeName(), up.elem)
+			}
+			pd.Order = append(pd.Order, profiler.ArgRef{Index: len(pd.Args)})
+			pd.Args = append(pd.Args, a.buf)
+			continue
+		}
+		sc, err := scalarArg(up, a, dt, e)
+		if err != nil {
+			return fmt.Errorf("dispatch %s: args[%d] '%s' for parameter `%s`: %w", d.name, up.arg, a.text, describe(up.param), err)
+		}
+		pd.Order = append(pd.Order, profiler.ArgRef{Scalar: true, Index: len(pd.Scalars)})
+		pd.Scalars = append(pd.Scalars, sc)
+	}
+	if !b.interleaved {
+		pd.Order = nil // buffers then scalars: the default order
+	}
+	return nil
+}
+
+func (f *Family) bufDType(name string, dt profiler.DType) profiler.DType {
+	for _, b := range f.bufs {
+		if b.name == name && b.dtype != "" {
+			return b.dtype
+		}
+	}
+	return dt
+}
+
+// scalarArg evaluates a scalar arg as its parameter's kind: a float
+// parameter takes any number, an integer one a whole number in its range.
+func scalarArg(up uparam, a uarg, dt profiler.DType, e map[string]any) (profiler.Scalar, error) {
+	kind := up.kind
+	if kind == "" { // the dtype's own type
+		if dt != profiler.F32 {
+			return profiler.Scalar{}, fmt.Errorf("its type is the dtype, %s here, and mltop passes no 16-bit scalars: take it as float", dt)
+		}
+		kind = profiler.ScalarF32
+	}
+	v, err := a.p.Eval(e)
+	if err != nil {
+		return profiler.Scalar{}, err
+	}
+	name := up.param.Name
+	if name == "" {
+		name = a.text
+	}
+	sc, err := profiler.ScalarOf(kind, name, v)
+	if err != nil {
+		return sc, fmt.Errorf("%v (C type %s)", err, up.param.Scalar)
+	}
+	return sc, nil
+}

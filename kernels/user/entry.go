@@ -1,0 +1,242 @@
+package user
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mltop/mltop/profiler/expr"
+)
+
+// entryExpr is a dispatch's `entry:`, a C++ name expression: `kern`,
+// `ns::kern`, `kern<floatX, 4>`, `kern<T, BLOCK * 2>`, `kern<T, {WG / 32}>`.
+// Inside the template argument list the dtype name becomes the dtype's C
+// type, knob, dim, flag and value names their values, and `{expr}` the
+// expression's value; everything else is copied as it is.
+type entryExpr struct {
+	text    string      // as written
+	name    string      // the name without template arguments: "ns::kern"
+	args    []entryPart // the template argument list (between < and >)
+	hasArgs bool
+}
+
+// entryPart is a piece of the template argument list: text copied as it
+// is, a name mltop gives a value, or an {expr}.
+type entryPart struct {
+	lit  string
+	name string
+	p    *expr.Program
+}
+
+// entryError is a malformed entry: Off is the byte offset in the entry.
+type entryError struct {
+	Off int
+	Msg string
+}
+
+func (e *entryError) Error() string { return e.Msg }
+
+// entryScope says what a name in an entry's template arguments is.
+type entryScope struct {
+	dtype    string                                           // the manifest's dtype name
+	vars     expr.Vars                                        // knobs, dims, flags, values
+	declared func(string) bool                                // the source uses the name (a type or constant of its own)
+	compile  func(src string, off int) (*expr.Program, error) // an {expr} at offset off
+}
+
+// cppWords are names an entry's template arguments may use as they are.
+var cppWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`float double int unsigned signed long short char bool void true false
+		half __half __half2 half2 __nv_bfloat16 __nv_bfloat162 bfloat bfloat16_t nv_bfloat16
+		int8_t uint8_t int16_t uint16_t int32_t uint32_t int64_t uint64_t size_t uint sizeof
+		float2 float3 float4 int2 int4 uint2 uint4`) {
+		cppWords[w] = true
+	}
+}
+
+// parseEntry reads an entry expression.
+func parseEntry(text string, sc entryScope) (*entryExpr, error) {
+	e := &entryExpr{text: text}
+	i := skipSpace(text, 0)
+	start := i
+	for {
+		j := identEnd(text, i)
+		if j == i {
+			if i == start {
+				return nil, &entryError{i, fmt.Sprintf("entry %q does not start with a function name: write the kernel's C++ name, e.g. my_kernel, ns::my_kernel or my_kernel<T, 4>", text)}
+			}
+			return nil, &entryError{i, fmt.Sprintf("entry %q: a name must follow '::'", text)}
+		}
+		i = j
+		if !strings.HasPrefix(text[i:], "::") {
+			break
+		}
+		i += 2
+	}
+	e.name = text[start:i]
+	i = skipSpace(text, i)
+	if i == len(text) {
+		return e, nil
+	}
+	if text[i] != '<' {
+		return nil, &entryError{i, fmt.Sprintf("entry %q: unexpected %q after the name: template arguments go between < and >", text, text[i:])}
+	}
+	e.hasArgs = true
+	end, err := e.readArgs(text, i+1, sc)
+	if err != nil {
+		return nil, err
+	}
+	if rest := strings.TrimSpace(text[end+1:]); rest != "" {
+		return nil, &entryError{end + 1, fmt.Sprintf("entry %q: unexpected %q after the template arguments", text, rest)}
+	}
+	return e, nil
+}
+
+// readArgs reads the template argument list from i (just after the '<')
+// to its closing '>', whose offset it returns.
+func (e *entryExpr) readArgs(text string, i int, sc entryScope) (int, error) {
+	depth := 1 // angle brackets
+	parens := 0
+	lit := strings.Builder{}
+	flush := func() {
+		if lit.Len() > 0 {
+			e.args = append(e.args, entryPart{lit: lit.String()})
+			lit.Reset()
+		}
+	}
+	for i < len(text) {
+		c := text[i]
+		switch {
+		case c == '{':
+			close := strings.IndexByte(text[i:], '}')
+			if close < 0 {
+				return 0, &entryError{i, fmt.Sprintf("entry %q: '{' without its '}': write {expression}", text)}
+			}
+			p, err := sc.compile(text[i+1:i+close], i+1)
+			if err != nil {
+				return 0, err
+			}
+			flush()
+			e.args = append(e.args, entryPart{p: p})
+			i += close + 1
+			continue
+		case isIdentStart(c):
+			j := identEnd(text, i)
+			word := text[i:j]
+			qualified := strings.HasPrefix(text[j:], "::") || i >= 2 && text[i-2:i] == "::"
+			switch {
+			case qualified || cppWords[word]:
+				lit.WriteString(word)
+			case word == sc.dtype || hasVar(sc.vars, word):
+				flush()
+				e.args = append(e.args, entryPart{name: word})
+			case sc.declared != nil && sc.declared(word):
+				lit.WriteString(word)
+			default:
+				return 0, &entryError{i, fmt.Sprintf("entry %q: unknown name %s in the template arguments: known are the dtype name %s and %s (or a name the source declares)", text, word, sc.dtype, strings.Join(sc.vars.Names(), ", "))}
+			}
+			i = j
+			continue
+		case c == '<':
+			depth++
+		case c == '>':
+			if parens == 0 {
+				depth--
+				if depth == 0 {
+					flush()
+					return i, nil
+				}
+			}
+		case c == '(':
+			parens++
+		case c == ')':
+			parens--
+			if parens < 0 {
+				return 0, &entryError{i, fmt.Sprintf("entry %q: ')' without its '('", text)}
+			}
+		}
+		lit.WriteByte(c)
+		i++
+	}
+	return 0, &entryError{len(text), fmt.Sprintf("entry %q: unbalanced '<': the template argument list has no closing '>'", text)}
+}
+
+func hasVar(v expr.Vars, name string) bool {
+	_, ok := v[name]
+	return ok
+}
+
+// render writes the entry for a spec: env holds its values, ctype is the
+// dtype's C type in the source's language.
+func (e *entryExpr) render(env map[string]any, dtypeName, ctype string) (string, error) {
+	if !e.hasArgs {
+		return e.name, nil
+	}
+	var b strings.Builder
+	b.WriteString(e.name + "<")
+	for _, a := range e.args {
+		switch {
+		case a.p != nil:
+			v, err := a.p.Eval(env)
+			if err != nil {
+				return "", err
+			}
+			s, err := templateValue(v)
+			if err != nil {
+				return "", fmt.Errorf("entry %q: {%s} %v", e.text, a.p.Source(), err)
+			}
+			b.WriteString(s)
+		case a.name == dtypeName:
+			b.WriteString(ctype)
+		case a.name != "":
+			s, err := templateValue(env[a.name])
+			if err != nil {
+				return "", fmt.Errorf("entry %q: %s %v", e.text, a.name, err)
+			}
+			b.WriteString(s)
+		default:
+			b.WriteString(a.lit)
+		}
+	}
+	b.WriteString(">")
+	return b.String(), nil
+}
+
+// templateValue writes a value as a C++ template argument.
+func templateValue(v any) (string, error) {
+	switch x := v.(type) {
+	case int:
+		return strconv.Itoa(x), nil
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case float64:
+		if x == float64(int64(x)) {
+			return strconv.FormatInt(int64(x), 10), nil
+		}
+		return "", fmt.Errorf("is %g: a template argument must be an integer or a bool", x)
+	}
+	return "", fmt.Errorf("is %v, which is not a template argument", v)
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+func isIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func identEnd(s string, i int) int {
+	if i >= len(s) || !isIdentStart(s[i]) {
+		return i
+	}
+	for i < len(s) && (isIdentStart(s[i]) || s[i] >= '0' && s[i] <= '9') {
+		i++
+	}
+	return i
+}

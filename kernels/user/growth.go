@@ -1,0 +1,126 @@
+package user
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+// An output with `terms: N` is a reduction of N terms per element. Its
+// bound grows, besides atol + rtol·|want|, by the rounding a correct
+// reduction accumulates (profiler.Growth with TermEps 0):
+//
+//	2 · eps_acc · √N · (|want| + ‖terms‖₂)
+//
+// ‖terms‖₂ is the square root of the reference applied to the squared
+// inputs: exact for sums, dot products and matmuls, whose terms are
+// products of one element of each input. `magnitude: want` drops it (for
+// references that are not multilinear). eps_acc is f32's unit roundoff,
+// or the dtype's with `accumulate: T`.
+
+// unitRoundoff is half the spacing of d's numbers at 1.
+func unitRoundoff(d profiler.DType) float64 {
+	switch d {
+	case profiler.F16:
+		return 0x1p-11
+	case profiler.BF16:
+		return 0x1p-8
+	}
+	return 0x1p-24
+}
+
+// needsNorms says whether some output needs ‖terms‖₂ (a second reference
+// run on squared inputs).
+func (f *Family) needsNorms() bool {
+	for _, b := range f.bufs {
+		if b.checked() && b.growth != nil && !b.growth.magWant {
+			return true
+		}
+	}
+	return false
+}
+
+// squared is in with every float input squared (integer ones, such as
+// ids, are kept).
+func (f *Family) squared(in profiler.Inputs) profiler.Inputs {
+	out := profiler.Inputs{}
+	for _, b := range f.bufs {
+		vals, ok := in[b.name]
+		if !ok {
+			continue
+		}
+		if b.dtype == profiler.I32 {
+			out[b.name] = vals
+			continue
+		}
+		sq := make([]float32, len(vals))
+		for i, v := range vals {
+			sq[i] = v * v
+		}
+		out[b.name] = sq
+	}
+	return out
+}
+
+// growthFor is the growth of check c of output b (spec dtype dt, env e).
+// squares holds, by flat index, the reference's output on squared inputs
+// (nil with magnitude: want).
+func growthFor(b ubuf, c profiler.Check, dt profiler.DType, e map[string]any, squares func(idx int) float64) (*profiler.Growth, error) {
+	g := b.growth
+	n, err := g.terms.Int(e)
+	if err != nil {
+		return nil, err
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("buffer %s: terms '%s' is %d for %s: the reduction length must be ≥ 1", b.name, g.terms.Source(), n, valuesOf(g.terms, e))
+	}
+	acc := profiler.F32
+	if g.accT {
+		acc = dt
+		if b.dtype != "" {
+			acc = b.dtype
+		}
+	}
+	gr := &profiler.Growth{Eps: unitRoundoff(acc), N: int(n), Mag: make([]float64, len(c.Want))}
+	for k, w := range c.Want {
+		gr.Mag[k] = math.Abs(w)
+		if squares != nil {
+			gr.Mag[k] += math.Sqrt(math.Abs(squares(c.Index[k])))
+		}
+	}
+	return gr, nil
+}
+
+// addGrowth sets the growth of the checks of outputs with terms. squares
+// returns the reference's output on squared inputs, by buffer (called only
+// when needsNorms).
+func (f *Family) addGrowth(ref *profiler.Reference, dt profiler.DType, e map[string]any, squares func() (map[string]func(int) float64, error)) error {
+	var sq map[string]func(int) float64
+	if f.needsNorms() {
+		var err error
+		if sq, err = squares(); err != nil {
+			return fmt.Errorf("‖terms‖₂ (the reference run on squared inputs, for `terms:`): %w", err)
+		}
+	}
+	for i := range ref.Checks {
+		c := &ref.Checks[i]
+		for _, b := range f.bufs {
+			if b.name != c.Buffer || b.growth == nil {
+				continue
+			}
+			var s func(int) float64
+			if !b.growth.magWant {
+				if s = sq[b.name]; s == nil {
+					return fmt.Errorf("the reference on squared inputs returned no %s", b.name)
+				}
+			}
+			g, err := growthFor(b, *c, dt, e, s)
+			if err != nil {
+				return err
+			}
+			c.Growth = g
+		}
+	}
+	return nil
+}

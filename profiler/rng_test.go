@@ -1,0 +1,56 @@
+package profiler
+
+import (
+	"math"
+	"testing"
+)
+
+// normal(0, 1, outliers=f, scale=k): about f of the elements are the
+// plain draws times k, the same ones for the same seed, others for
+// another seed; the rest are untouched.
+func TestOutliers(t *testing.T) {
+	n := 200000
+	plain := BufferSpec{Name: "x", Type: F32, Elems: int64(n), Init: InitNormal, Scale: 1}
+	spiky := plain
+	spiky.Outliers, spiky.OutlierScale = 0.001, 50
+	base, a, b := Fill(plain, 3), Fill(spiky, 3), Fill(spiky, 3)
+	count := 0
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("element %d differs between two fills of one seed", i)
+		}
+		switch {
+		case a[i] == base[i]:
+		case a[i] == base[i]*50:
+			count++
+		default:
+			t.Fatalf("element %d = %v, neither %v nor 50× it", i, a[i], base[i])
+		}
+	}
+	if count < n/1000/2 || count > n/1000*2 {
+		t.Errorf("%d outliers of %d, want about %d", count, n, n/1000)
+	}
+	other := Fill(spiky, 4)
+	otherBase := Fill(plain, 4)
+	same := 0
+	for i := range other {
+		if other[i] != otherBase[i] && a[i] != base[i] {
+			same++
+		}
+	}
+	if same == count {
+		t.Errorf("seed 4 picks the same %d outliers as seed 3", count)
+	}
+}
+
+// InitData values are rounded to the buffer's dtype.
+func TestFillData(t *testing.T) {
+	b := BufferSpec{Name: "w", Type: BF16, Elems: 3, Init: InitData, Data: []float32{1, 1.00390625, float32(math.Pi)}}
+	got := Fill(b, 1)
+	want := []float32{1, 1, 3.140625}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("element %d = %v, want %v (bf16)", i, got[i], want[i])
+		}
+	}
+}
