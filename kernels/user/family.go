@@ -30,6 +30,8 @@ type Family struct {
 	includeDirs  []string             // the manifest's include_dirs, as paths
 	defines      []udefine            // the manifest's defines:
 	prep         map[string]*prepared // per source language: the scanned source and how names reach it
+	consts       []fconst             // Metal function constants (metal_entry.go)
+	mlx          *mlxKernel           // an MLX-style body (mlx.go)
 	version      string               // hash of the manifest and the files it names
 	nested       bool                 // loaded as another manifest's check: kernel (its own check is not loaded)
 }
@@ -164,11 +166,23 @@ func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 		return nil, err
 	}
 	p.Notes = append(p.Notes, f.injectionNotes(lang)...)
+	var consts []profiler.FunctionConstant
+	if lang == "metal" {
+		if f.mlx != nil {
+			if prog, err = f.mlxProgram(s, e); err != nil {
+				return nil, err
+			}
+		}
+		if consts, err = f.functionConstants(e, prog.Code); err != nil {
+			return nil, err
+		}
+	}
 	for _, d := range f.disps {
 		pd, err := f.dispatch(d, s, e, dev, lang, prog)
 		if err != nil {
 			return nil, err
 		}
+		pd.Program.Constants = consts
 		if d.timed {
 			p.Dispatches = append(p.Dispatches, pd)
 		} else {
@@ -266,6 +280,11 @@ func (f *Family) dispatch(d udisp, s profiler.Spec, e map[string]any, dev profil
 	pd := profiler.Dispatch{Name: d.name, Program: prog}
 	if err := f.bindArgs(&pd, d, d.bind[lang], s.DType, e); err != nil {
 		return pd, err
+	}
+	if lang == "metal" {
+		if err := metalFits(pd, d.bind[lang].sig); err != nil {
+			return pd, err
+		}
 	}
 	for k := range 3 {
 		for _, g := range []struct {

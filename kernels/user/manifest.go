@@ -109,7 +109,7 @@ func (f *Family) build(read func(string) ([]byte, error)) error {
 	if Reserved[dn] {
 		return f.doc.err("$.dtype_name", "dtype_name", "%s is a name mltop defines itself: pick another dtype_name", dn)
 	}
-	for _, section := range []func() error{bl.name, bl.sources, bl.dtypes, bl.params, bl.flags, bl.values, bl.defines, bl.prepare, bl.rules, bl.buffers, bl.dispatches, bl.work} {
+	for _, section := range []func() error{bl.name, bl.sources, bl.dtypes, bl.params, bl.flags, bl.values, bl.defines, bl.rules, bl.buffers, bl.mlx, bl.prepare, bl.constants, bl.dispatches, bl.mlxScalars, bl.work} {
 		if err := section(); err != nil {
 			return err
 		}

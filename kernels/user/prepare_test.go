@@ -352,7 +352,7 @@ func TestPrepareWholeProgram(t *testing.T) {
 // rest as program-scope constants; nothing is blanked or stubbed.
 func TestPrepareMetal(t *testing.T) {
 	m := strings.Replace(usertest.Manifest("mtl"), "sources: {cuda: k.cu}", "sources: {metal: k.metal}", 1)
-	src := "#include <metal_stdlib>\nusing namespace metal;\n#ifndef WG\n#define WG 32\n#endif\nconstant int rows = 3;\nkernel void k(device const T* X [[buffer(0)]], device T* Y [[buffer(1)]], constant int& cols [[buffer(2)]]) { Y[0] = X[0]; }\n"
+	src := "#include <metal_stdlib>\nusing namespace metal;\n#ifndef WG\n#define WG 32\n#endif\nconstant int rows = 3;\nkernel void k(device const T* X [[buffer(0)]], device T* Y [[buffer(1)]], constant int& n_rows [[buffer(2)]], constant int& cols [[buffer(3)]]) { Y[0] = X[0]; }\n"
 	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.metal": src})
 	f, err := Load(path)
 	if err != nil {

@@ -95,4 +95,6 @@ type manifestYAML struct {
 	Check       any                  `yaml:"check"`
 	Notes       []string             `yaml:"notes"`
 	Values      map[string]any       `yaml:"values"`
+	Constants   map[string]any       `yaml:"constants"` // Metal function constants (metal_entry.go)
+	MLX         *mlxYAML             `yaml:"mlx"`       // an MLX-style body instead of a Metal source (mlx.go)
 }

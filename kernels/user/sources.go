@@ -10,7 +10,7 @@ import (
 // sources include are found and scanned later, in prepare).
 func (bl *builder) sources() error {
 	f, m, d, read := bl.f, bl.m, bl.d, bl.read
-	if len(m.Sources) == 0 {
+	if len(m.Sources) == 0 && m.MLX == nil {
 		return d.err("$", "sources", "no sources: add `sources: {cuda: kernel.cu}` and/or `metal: kernel.metal`")
 	}
 	f.src = map[string]source{}
