@@ -273,17 +273,11 @@ func announce(jobs []profiler.Job, skip map[string]bool, path string, yes bool, 
 // on dev: the family's rules, its plan, the device's memory, and whether
 // the CPU backend would refuse a user kernel.
 func runnable(j profiler.Job, dev profiler.DeviceInfo) bool {
-	f, full, err := profiler.Resolve(j.Spec, dev)
+	prep, err := run.Prepare(j.Spec, dev, run.PrepareOptions{Hot: j.Options.Hot})
 	if err != nil {
 		return false
 	}
-	plan, err := f.Plan(full, dev)
-	if err != nil {
-		return false
-	}
-	if run.CheckFit(plan, dev, full, j.Options.Hot) != nil {
-		return false
-	}
+	plan := prep.Plan
 	if dev.Backend == "cpu" {
 		for _, d := range plan.Dispatches {
 			if d.Program.Code != "" {

@@ -234,14 +234,11 @@ const CPUFLOPSPerCore = 1e9
 // the peak bandwidth; on a device without a FLOP/s peak (the CPU), FLOPs
 // over CPUFLOPSPerCore per core. The error is the spec's (rules, plan).
 func KernelRunTime(dev profiler.DeviceInfo, s profiler.Spec) (time.Duration, *profiler.Plan, error) {
-	f, full, err := profiler.Resolve(s, dev)
+	prep, err := Prepare(s, dev, PrepareOptions{SkipFit: true})
 	if err != nil {
 		return 0, nil, err
 	}
-	plan, err := f.Plan(full, dev)
-	if err != nil {
-		return 0, nil, err
-	}
+	full, plan := prep.Spec, prep.Plan
 	var sec float64
 	if p := dev.PeakFLOPS[full.DType]; p > 0 {
 		sec = plan.FLOPs / p

@@ -139,11 +139,12 @@ const (
 // as invalid) costs a compile.
 func Cost(j profiler.Job) float64 {
 	o := j.Options.WithDefaults()
-	f, err := profiler.Lookup(j.Spec.Kernel)
+	// Plan receives a validated spec: resolve (defaults, schema, rules) first.
+	f, full, err := profiler.Resolve(j.Spec, refDevice)
 	if err != nil {
 		return compileSeconds
 	}
-	p, err := f.Plan(j.Spec, refDevice)
+	p, err := f.Plan(full, refDevice)
 	if err != nil || p == nil {
 		return compileSeconds
 	}
