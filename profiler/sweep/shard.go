@@ -204,3 +204,11 @@ func Assign(jobs []profiler.Job, n int) map[string]int {
 	}
 	return owner
 }
+
+// Owns says whether the job at index i of a sweep's stream (Stream.Each)
+// belongs to shard s: jobs are dealt in turn, i mod Count. Every shard
+// walks the same stream, so the shards cover the sweep exactly once
+// without any of them holding its specs; neighbours in the stream (the
+// same shape, similar cost) go to different shards, which keeps the
+// shards' costs close.
+func (s Shard) Owns(i int) bool { return i%s.Count == s.Index }
