@@ -158,5 +158,6 @@ func (s *session) sweepDevices(o *options, backend string, sr *sweepRun) ([]run.
 // registerSweepFlags adds the flags only a sweep takes.
 func registerSweepFlags(fs *flag.FlagSet, o *options) {
 	fs.StringVar(&o.devices, "devices", "", "(sweeps) run on several GPUs, one worker each: all, or a `list` of ordinals such as 0,2,3 (CUDA)")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "(sweeps) print how many specs the sweep has and how long measuring takes, and run nothing")
 	fs.StringVar(&o.shard, "shard", "", "(sweeps) run only part `i/n` of the sweep (0 ≤ i < n), or auto / auto/n from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX; join the CSVs with mltop merge")
 }

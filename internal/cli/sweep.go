@@ -52,6 +52,9 @@ func (c *resumeCheck) err() error {
 	return badInput("--resume %s: %d rows of this sweep were timed with other settings (%s): resume with the settings that wrote the file (--cache and --settle, or cache: and settle: in the sweep file), or write a new --csv", c.path, c.n, c.first)
 }
 
+// errDryRun stops a --dry-run sweep after its announcement.
+var errDryRun = errors.New("--dry-run: nothing runs")
+
 // sweepRun is what runSweep's steps share.
 type sweepRun struct {
 	o              *options
@@ -106,6 +109,9 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 		if errors.Is(err, context.Canceled) {
 			return &exitError{code: exitFailed, msg: "interrupted before the sweep started: nothing ran"}
 		}
+		if errors.Is(err, errDryRun) {
+			return nil
+		}
 		return err // refused before anything ran
 	}
 	sr.bar.finish()
@@ -158,8 +164,11 @@ func (sr *sweepRun) announce(p run.SweepPlan) (run.Hooks, error) {
 	if err := sr.resume.err(); err != nil {
 		return run.Hooks{}, err
 	}
-	if err := announce(p, sr.path, sr.o.yes, sr.stderr); err != nil {
+	if err := announce(p, sr.path, sr.o.yes || sr.o.dryRun, sr.stderr); err != nil {
 		return run.Hooks{}, err
+	}
+	if sr.o.dryRun {
+		return run.Hooks{}, errDryRun
 	}
 	if sr.o.shard != "" {
 		sh, _ := sweep.ParseShard(sr.o.shard, os.Getenv)

@@ -5,11 +5,10 @@ import (
 	"errors"
 
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/sweep"
 )
 
 // feed hands a sweep's jobs to the loop that runs them, one at a time,
-// from a goroutine that makes them (from a slice, or a sweep.Stream that
+// from a goroutine that makes them (from a slice, or a SweepSource that
 // is never expanded): the loop holds only the jobs it looks ahead at.
 type feed struct {
 	ch     chan profiler.Job
@@ -67,10 +66,10 @@ func sliceSource(jobs []profiler.Job) jobSource {
 
 // streamSource walks the jobs of st that belong to shard (all when nil),
 // with their options turned by opts (kept when nil).
-func streamSource(st *sweep.Stream, shard *sweep.Shard, opts func(profiler.Options) profiler.Options) jobSource {
+func streamSource(st SweepSource, shard SweepShard, opts func(profiler.Options) profiler.Options) jobSource {
 	return func(ctx context.Context, yield func(profiler.Job) bool) error {
 		more := true
-		_, err := st.Each(ctx, func(i int, j profiler.Job) bool {
+		err := st.Walk(ctx, func(i int, j profiler.Job) bool {
 			if shard != nil && !shard.Owns(i) {
 				return true
 			}

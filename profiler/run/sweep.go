@@ -7,16 +7,31 @@ import (
 	"time"
 
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/sweep"
 )
 
 // BigSweep is the spec count above which a sweep started by a person
 // asks first: `--yes` on the command line, a question in the TUI.
 const BigSweep = 2000
 
+// SweepSource is a sweep whose jobs are made on demand: a sweep.Stream.
+type SweepSource interface {
+	// Walk yields the jobs in order with their index (see sweep.Stream.Each).
+	Walk(ctx context.Context, yield func(i int, j profiler.Job) bool) error
+	// Size bounds the number of jobs (combinations before filters).
+	Size() int64
+	// Sample draws n combinations at random and returns the jobs among them.
+	Sample(n int, seed uint64) ([]profiler.Job, error)
+}
+
+// SweepShard is one part of a sweep split n ways: a sweep.Shard.
+type SweepShard interface {
+	Owns(i int) bool // the job of index i is this part's
+	Parts() int      // n
+}
+
 // SweepConfig is one sweep for Sweep.
 type SweepConfig struct {
-	Source *sweep.Stream
+	Source SweepSource
 	// Options turns the options a job has in the file into the ones it
 	// runs with (the command line's flags over them); nil keeps them.
 	Options func(profiler.Options) profiler.Options
@@ -29,7 +44,7 @@ type SweepConfig struct {
 	// Announce (to check that they were measured with these settings).
 	Skip    map[string]bool
 	Skipped func(profiler.Job)
-	Shard   *sweep.Shard // nil: the whole sweep
+	Shard   SweepShard // nil: the whole sweep
 	// Announce gets the plan before anything runs; an error stops the
 	// sweep there. It returns the hooks that show progress.
 	Announce func(SweepPlan) (Hooks, error)
@@ -175,7 +190,7 @@ func samplePlan(ctx context.Context, cfg SweepConfig, dev *profiler.DeviceInfo, 
 	}
 	scale := float64(cfg.Source.Size()) / SampleSize
 	if cfg.Shard != nil {
-		scale /= float64(cfg.Shard.Count)
+		scale /= float64(cfg.Shard.Parts())
 	}
 	round := func(v int) int { return int(math.Round(float64(v) * scale)) }
 	p.Specs, p.Invalid, p.Skipped = round(p.Specs), round(p.Invalid), round(p.Skipped)

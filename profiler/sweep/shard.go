@@ -212,3 +212,6 @@ func Assign(jobs []profiler.Job, n int) map[string]int {
 // same shape, similar cost) go to different shards, which keeps the
 // shards' costs close.
 func (s Shard) Owns(i int) bool { return i%s.Count == s.Index }
+
+// Parts is Count (run.SweepShard).
+func (s Shard) Parts() int { return s.Count }

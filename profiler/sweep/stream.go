@@ -99,6 +99,12 @@ func (st *Stream) Each(ctx context.Context, yield func(i int, j profiler.Job) bo
 	return c, nil
 }
 
+// Walk is Each without the counts (run.SweepSource).
+func (st *Stream) Walk(ctx context.Context, yield func(i int, j profiler.Job) bool) error {
+	_, err := st.Each(ctx, yield)
+	return err
+}
+
 // walk is Each over one entry; false when yield asked to stop.
 func (e *entry) walk(ctx context.Context, c *Counts, yield func(int, profiler.Job) bool) (bool, error) {
 	idx := make([]int, len(e.axes))
