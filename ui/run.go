@@ -113,7 +113,7 @@ func (m Model) load(path string) (Model, tea.Cmd) {
 		}
 		if n > run.BigSweep {
 			m.confirm = path
-			return m, m.prompt.open(promptConfirmLoad, fmt.Sprintf("%s has %s (more than %d): load and run them? y/n ", path, plural(n, "spec"), run.BigSweep), "", m.width)
+			return m, m.prompt.open(promptAsk, fmt.Sprintf("%s has %s (more than %d): load and run them? y/n ", path, plural(n, "spec"), run.BigSweep), "", m.width)
 		}
 	}
 	return m.loadNow(path)

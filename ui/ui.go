@@ -508,7 +508,7 @@ func (m Model) onPromptKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 			return m.export(val)
 		case promptLoad:
 			return m.load(val)
-		case promptConfirmLoad:
+		case promptAsk:
 			return m.answerLoad(val)
 		}
 		return m, nil

@@ -312,7 +312,7 @@ func TestLoadLargeSweepAsksFirst(t *testing.T) {
 		hs.keys("L")
 		hs.typeText("big.yaml")
 		hs.keys("enter")
-		frame := hs.waitFor("question", func(m Model) bool { return m.prompt.kind == promptConfirmLoad })
+		frame := hs.waitFor("question", func(m Model) bool { return m.prompt.kind == promptAsk })
 		if !strings.Contains(frame, "big.yaml has 2001 specs (more than 2000)") {
 			t.Errorf("question not shown:\n%s", frame)
 		}

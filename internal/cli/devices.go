@@ -150,7 +150,7 @@ func (s *session) sweepDevices(o *options, backend string, sr *sweepRun) ([]run.
 		names = append(names, fmt.Sprintf("%d %s", d.Ordinal, d.Exec.Device().Name))
 	}
 	dev := devs[0].Exec.Device()
-	fmt.Fprintf(sr.stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, profiler.Plural(len(devs), "device", "devices"), strings.Join(names, ", "), profiler.Plural(sr.total, "spec", "specs"), sr.path)
+	fmt.Fprintf(sr.stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, profiler.Plural(len(devs), "device", "devices"), strings.Join(names, ", "), sr.count, sr.path)
 	sr.start(sr.total)
 	return devs, nil
 }

@@ -68,7 +68,8 @@ type sweepRun struct {
 	csv            profiler.Sink
 	phases         *phaseSink
 	settles        bool // some spec settles: the clock note is not needed
-	total          int  // specs to run, as announced
+	total          int    // specs to run, as announced
+	count          string // total in words ("about …" when estimated)
 }
 
 func runSweep(ctx context.Context, s *session, path string, o *options, stdout, stderr io.Writer) error {
@@ -185,9 +186,13 @@ func (sr *sweepRun) announce(p run.SweepPlan) (run.Hooks, error) {
 	sr.out.open = true
 	total := p.Specs + p.Invalid
 	sr.total, sr.settles = total, p.Estimate.Settle
+	sr.count = profiler.Plural(total, "spec", "specs")
+	if !p.Exact {
+		sr.count = "about " + sr.count
+	}
 	if p.Device != nil {
 		dev := p.Device
-		fmt.Fprintf(sr.stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, dev.Name, dev.Timer, profiler.Plural(total, "spec", "specs"), sr.path)
+		fmt.Fprintf(sr.stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, dev.Name, dev.Timer, sr.count, sr.path)
 		sr.start(total)
 	}
 	// On several devices the bar starts once they are open (sweepDevices).
