@@ -67,7 +67,7 @@ type sweepRun struct {
 	out            fanout // the sinks, once the announcement has let the sweep start
 	csv            profiler.Sink
 	phases         *phaseSink
-	settles        bool // some spec settles: the clock note is not needed
+	settles        bool   // some spec settles: the clock note is not needed
 	total          int    // specs to run, as announced
 	count          string // total in words ("about …" when estimated)
 }
