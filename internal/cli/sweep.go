@@ -84,7 +84,7 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 	sr := &sweepRun{o: o, path: path, stdout: stdout, stderr: stderr, sample: firstSpecs(ctx, st, 1000)}
 	// From the whole sweep's kernels: every shard writes the same header.
 	sr.cols = sink.ColumnsFor(kernelSpecs(st))
-	cfg := run.SweepConfig{Source: st, Log: stderr, Announce: sr.announce,
+	cfg := run.SweepConfig{Source: st, Log: stderr, Announce: sr.announce, Start: sr.startOutputs,
 		Options: func(opt profiler.Options) profiler.Options { return o.measureOptions(&opt) }}
 	if err := sr.checkInputs(&cfg, backend); err != nil {
 		return err
@@ -158,18 +158,28 @@ func (sr *sweepRun) checkInputs(cfg *run.SweepConfig, backend string) error {
 	return nil
 }
 
-// announce is run.Sweep's Announce: the banner and the --yes guard, then
-// the outputs open (a refused sweep creates no file) and, on one device,
-// the progress bar.
-func (sr *sweepRun) announce(p run.SweepPlan) (run.Hooks, error) {
-	if err := sr.resume.err(); err != nil {
-		return run.Hooks{}, err
+// announce is run.Sweep's Announce: the banner and the --yes guard.
+func (sr *sweepRun) announce(p run.SweepPlan) error {
+	if p.Exact {
+		if err := sr.resume.err(); err != nil {
+			return err
+		}
 	}
 	if err := announce(p, sr.path, sr.o.yes || sr.o.dryRun, sr.stderr); err != nil {
-		return run.Hooks{}, err
+		return err
 	}
 	if sr.o.dryRun {
-		return run.Hooks{}, errDryRun
+		return errDryRun
+	}
+	return nil
+}
+
+// startOutputs is run.Sweep's Start: the rows of --resume are checked,
+// then the outputs open (a refused sweep creates no file) and, on one
+// device, the progress bar.
+func (sr *sweepRun) startOutputs(p run.SweepPlan) (run.Hooks, error) {
+	if err := sr.resume.err(); err != nil {
+		return run.Hooks{}, err
 	}
 	if sr.o.shard != "" {
 		sh, _ := sweep.ParseShard(sr.o.shard, os.Getenv)

@@ -45,9 +45,12 @@ type SweepConfig struct {
 	Skip    map[string]bool
 	Skipped func(profiler.Job)
 	Shard   SweepShard // nil: the whole sweep
-	// Announce gets the plan before anything runs; an error stops the
-	// sweep there. It returns the hooks that show progress.
-	Announce func(SweepPlan) (Hooks, error)
+	// Announce gets the plan before anything runs (within about
+	// CountTime whatever the sweep's size); an error stops the sweep there.
+	// Start comes next, once the specs in Skip were handed to Skipped, and
+	// returns the hooks that show progress; an error stops the sweep too.
+	Announce func(SweepPlan) error
+	Start    func(SweepPlan) (Hooks, error)
 	Log      io.Writer // a dropped device's line (several devices)
 }
 
@@ -75,7 +78,7 @@ const (
 
 // Sweep runs a sweep file's specs as they are made (sweep.Stream): it
 // counts and estimates them (PlanSweep), hands the plan to
-// cfg.Announce, then runs them on cfg.Exec or the devices of
+// cfg.Announce and cfg.Start, then runs them on cfg.Exec or the devices of
 // cfg.OpenDevices, each Result to every sink as soon as it is known.
 // Memory does not grow with the sweep's size, and ctx stops every stage.
 func Sweep(ctx context.Context, cfg SweepConfig, sinks ...profiler.Sink) (Summary, error) {
@@ -92,9 +95,17 @@ func Sweep(ctx context.Context, cfg SweepConfig, sinks ...profiler.Sink) (Summar
 	if err != nil {
 		return Summary{}, err
 	}
-	var h Hooks
 	if cfg.Announce != nil {
-		if h, err = cfg.Announce(plan); err != nil {
+		if err := cfg.Announce(plan); err != nil {
+			return Summary{}, err
+		}
+	}
+	if err := skippedWalk(ctx, cfg, plan); err != nil {
+		return Summary{}, err
+	}
+	var h Hooks
+	if cfg.Start != nil {
+		if h, err = cfg.Start(plan); err != nil {
 			return Summary{}, err
 		}
 	}
@@ -112,8 +123,8 @@ func Sweep(ctx context.Context, cfg SweepConfig, sinks ...profiler.Sink) (Summar
 
 // PlanSweep counts and estimates cfg's sweep on dev (nil: not known yet),
 // planning with cache (nil: none). A sweep that takes more than
-// CountTime to walk is sampled; then, when there is a Skip and a Skipped,
-// the sweep is walked once more for them (ctx stops it).
+// CountTime to walk is sampled (and Sweep walks it for Skipped after the
+// announcement).
 func PlanSweep(ctx context.Context, cfg SweepConfig, dev *profiler.DeviceInfo, cache *PlanCache) (SweepPlan, error) {
 	p := SweepPlan{Device: dev, Exact: true}
 	x := newEstimator(dev)
@@ -196,15 +207,22 @@ func samplePlan(ctx context.Context, cfg SweepConfig, dev *profiler.DeviceInfo, 
 	p.Specs, p.Invalid, p.Skipped = round(p.Specs), round(p.Invalid), round(p.Skipped)
 	p.Estimate = x.result(scale)
 	p.Estimate.Builds = 0 // not known from a sample
-	if len(cfg.Skip) > 0 && cfg.Skipped != nil {
-		err = streamSource(cfg.Source, cfg.Shard, cfg.Options)(ctx, func(j profiler.Job) bool {
-			if cfg.Skip[j.Spec.Key()] {
-				cfg.Skipped(j)
-			}
-			return true
-		})
+	return p, nil
+}
+
+// skippedWalk hands cfg.Skipped the jobs in cfg.Skip when the plan was
+// sampled (a whole walk has handed them already): a walk over the whole
+// sweep, which ctx stops.
+func skippedWalk(ctx context.Context, cfg SweepConfig, p SweepPlan) error {
+	if p.Exact || len(cfg.Skip) == 0 || cfg.Skipped == nil {
+		return nil
 	}
-	return p, err
+	return streamSource(cfg.Source, cfg.Shard, cfg.Options)(ctx, func(j profiler.Job) bool {
+		if cfg.Skip[j.Spec.Key()] {
+			cfg.Skipped(j)
+		}
+		return true
+	})
 }
 
 // Runnable says, without the backend, whether j's spec can run on dev:

@@ -3,8 +3,10 @@ package run_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
@@ -43,7 +45,7 @@ func TestSweepRunsTheStream(t *testing.T) {
 	var plan run.SweepPlan
 	sink := &memSink{}
 	sum, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: dev,
-		Announce: func(p run.SweepPlan) (run.Hooks, error) { plan = p; return run.Hooks{}, nil }}, sink)
+		Announce: func(p run.SweepPlan) error { plan = p; return nil }}, sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,7 @@ func TestSweepStopsBeforeRunning(t *testing.T) {
 	dev := &fakeDevice{name: "a"}
 	refused := errors.New("no")
 	_, err := run.Sweep(context.Background(), run.SweepConfig{Source: scaleStream(t), Exec: dev,
-		Announce: func(run.SweepPlan) (run.Hooks, error) { return run.Hooks{}, refused }})
+		Announce: func(run.SweepPlan) error { return refused }})
 	if !errors.Is(err, refused) || dev.count() != 0 {
 		t.Errorf("refused: err %v, ran %d", err, dev.count())
 	}
@@ -76,7 +78,7 @@ func TestSweepStopsBeforeRunning(t *testing.T) {
 	cancel()
 	announced := false
 	_, err = run.Sweep(ctx, run.SweepConfig{Source: scaleStream(t), Exec: dev,
-		Announce: func(run.SweepPlan) (run.Hooks, error) { announced = true; return run.Hooks{}, nil }})
+		Announce: func(run.SweepPlan) error { announced = true; return nil }})
 	if !errors.Is(err, context.Canceled) || announced || dev.count() != 0 {
 		t.Errorf("cancelled: err %v, announced %v, ran %d", err, announced, dev.count())
 	}
@@ -95,7 +97,7 @@ func TestSweepShardsAndSkip(t *testing.T) {
 		var plan run.SweepPlan
 		sum, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: dev, Shard: sweep.Shard{Index: i, Count: 3}, Skip: skip,
 			Skipped:  func(j profiler.Job) { skipped = append(skipped, j.Spec.Key()) },
-			Announce: func(p run.SweepPlan) (run.Hooks, error) { plan = p; return run.Hooks{}, nil }})
+			Announce: func(p run.SweepPlan) error { plan = p; return nil }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +173,7 @@ func TestSweepOfABillionSpecs(t *testing.T) {
 	var worst int
 	exec := &aheadCounter{src: src, stopAt: 50, cancel: cancel, worst: &worst}
 	sum, err := run.Sweep(ctx, run.SweepConfig{Source: src, Exec: exec,
-		Announce: func(p run.SweepPlan) (run.Hooks, error) { plan = p; return run.Hooks{}, nil }})
+		Announce: func(p run.SweepPlan) error { plan = p; return nil }})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
 	}
@@ -205,4 +207,61 @@ func (a *aheadCounter) Run(_ context.Context, s profiler.Spec, _ profiler.Option
 		a.cancel()
 	}
 	return profiler.Result{Spec: s, Status: profiler.StatusOK}
+}
+
+// slowOnce is a sweep of 300 jobs whose first walk (the count) is slower
+// than CountTime, so the plan is sampled.
+type slowOnce struct{ walks int }
+
+func (s *slowOnce) job(i int) profiler.Job {
+	return profiler.Job{Spec: profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Dims: map[string]int{"N": 100 + i}}, Options: profiler.DefaultOptions()}
+}
+
+func (s *slowOnce) Walk(ctx context.Context, yield func(int, profiler.Job) bool) error {
+	s.walks++
+	for i := range 300 {
+		if s.walks == 1 {
+			time.Sleep(run.CountTime / 200)
+		}
+		if !yield(i, s.job(i)) {
+			return nil
+		}
+	}
+	return nil
+}
+func (s *slowOnce) Size() int64 { return 300 }
+func (s *slowOnce) Sample(n int, _ uint64) ([]profiler.Job, error) {
+	var out []profiler.Job
+	for i := range n {
+		out = append(out, s.job(i%300))
+	}
+	return out, nil
+}
+
+// A sampled plan is announced first; the skipped specs reach Skipped
+// after it, each once, and before Start.
+func TestSweepSampledSkipsAfterTheAnnouncement(t *testing.T) {
+	src := &slowOnce{}
+	skip := map[string]bool{src.job(3).Spec.Key(): true, src.job(200).Spec.Key(): true}
+	var order []string
+	dev := &fakeDevice{name: "a"}
+	_, err := run.Sweep(context.Background(), run.SweepConfig{Source: src, Exec: dev, Skip: skip,
+		Skipped: func(j profiler.Job) { order = append(order, "skipped") },
+		Announce: func(p run.SweepPlan) error {
+			if p.Exact {
+				t.Error("the slow walk was not sampled")
+			}
+			order = append(order, "announce")
+			return nil
+		},
+		Start: func(run.SweepPlan) (run.Hooks, error) { order = append(order, "start"); return run.Hooks{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"announce", "skipped", "skipped", "start"}; !slices.Equal(order, want) {
+		t.Errorf("order %v, want %v", order, want)
+	}
+	if dev.count() != 298 {
+		t.Errorf("ran %d, want 298", dev.count())
+	}
 }
