@@ -51,6 +51,10 @@ type Options struct {
 	Backends string
 	// LoadSweep reads a YAML sweep for `L`; nil disables `L` with a message.
 	LoadSweep func(path string) ([]profiler.Spec, profiler.Options, error)
+	// SweepSize counts the specs of the sweep at path without loading it
+	// (an estimate for a large one); `L` asks before loading more than
+	// run.BigSweep, as a headless sweep needs --yes. nil: it never asks.
+	SweepSize func(path string) (int, error)
 	// WriteCSV writes the history for `e`; nil disables export with a message.
 	WriteCSV func(path string, results []profiler.Result) error
 	// Families are the kernels offered; nil means every registered family.
@@ -167,6 +171,7 @@ type Model struct {
 	batch      *batch
 	queued     *batch           // a sweep loaded during a run: it starts when that run ends
 	queuedOpts profiler.Options // its measurement options
+	confirm    string           // the large sweep file that `L` asks about
 
 	msg    string // the status message: stays until the next key
 	msgBad bool
@@ -507,6 +512,8 @@ func (m Model) onPromptKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 			return m.export(val)
 		case promptLoad:
 			return m.load(val)
+		case promptAsk:
+			return m.answerLoad(val)
 		}
 		return m, nil
 	}

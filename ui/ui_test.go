@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // tgmTotal is the planned TGM of the model's current spec.
@@ -289,6 +290,49 @@ func TestLoadSweep(t *testing.T) {
 	// An invalid spec is counted apart from failures, as headless runs do.
 	if !strings.Contains(frame, "quick.yaml done: 3 runs: 2 ok, 1 invalid") || !strings.Contains(frame, "WG=128") {
 		t.Errorf("loaded sweep did not run:\n%s", frame)
+	}
+}
+
+// A sweep of more than run.BigSweep specs is loaded only after a yes.
+func TestLoadLargeSweepAsksFirst(t *testing.T) {
+	opts := testOptions()
+	loads := 0
+	opts.LoadSweep = func(path string) ([]profiler.Spec, profiler.Options, error) {
+		loads++
+		return []profiler.Spec{{Kernel: "softmax_bwd", DType: profiler.F32, Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"rows": 64, "cols": 256}}}, profiler.DefaultOptions(), nil
+	}
+	opts.SweepSize = func(path string) (int, error) {
+		if path == "big.yaml" {
+			return run.BigSweep + 1, nil
+		}
+		return 1, nil
+	}
+	hs := start(t, &fakeExec{}, opts, 120, 40)
+	for _, c := range []struct {
+		answer string
+		loads  int
+	}{{"n", 0}, {"y", 1}} {
+		hs.keys("L")
+		hs.typeText("big.yaml")
+		hs.keys("enter")
+		frame := hs.waitFor("question", func(m Model) bool { return m.prompt.kind == promptAsk })
+		if !strings.Contains(frame, "big.yaml has 2001 specs (more than 2000)") {
+			t.Errorf("question not shown:\n%s", frame)
+		}
+		hs.typeText(c.answer)
+		hs.keys("enter")
+		hs.waitFor("answer", func(m Model) bool { return !m.prompt.active() })
+		if loads != c.loads {
+			t.Errorf("answer %s: %d loads, want %d", c.answer, loads, c.loads)
+		}
+	}
+	// a small sweep loads at once
+	hs.keys("L")
+	hs.typeText("small.yaml")
+	hs.keys("enter")
+	hs.waitFor("loaded", func(m Model) bool { return !m.prompt.active() })
+	if loads != 2 {
+		t.Errorf("a small sweep asked first (%d loads)", loads)
 	}
 }
 

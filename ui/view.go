@@ -93,7 +93,7 @@ func (m Model) body(w, h int) []string {
 func (m Model) statusLine(w int) string {
 	th := m.th
 	switch {
-	case m.prompt.kind == promptExport || m.prompt.kind == promptLoad:
+	case m.prompt.kind == promptExport || m.prompt.kind == promptLoad || m.prompt.kind == promptAsk:
 		return fit(m.prompt.input.View(), w)
 	case m.prompt.kind == promptTyping:
 		f, _ := m.editor.field()

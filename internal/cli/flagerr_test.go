@@ -144,7 +144,7 @@ func TestSweepBannerEstimate(t *testing.T) {
 	opt.Warmup, opt.Stop.MinTime, opt.Stop.MaxTime = 0.5, 1, 10
 	jobs := []profiler.Job{{Spec: big, Options: opt}, {Spec: small, Options: opt}}
 	var b bytes.Buffer
-	if err := announce(jobs, nil, "s.yaml", false, &dev, &b); err != nil {
+	if err := announce(planOf(jobs, &dev), "s.yaml", false, &b); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -166,10 +166,15 @@ func TestSweepBannerEstimate(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := announce(jobs, nil, "s.yaml", false, nil, &b); err != nil {
+	if err := announce(planOf(jobs, nil), "s.yaml", false, &b); err != nil {
 		t.Fatal(err)
 	}
 	if out := b.String(); strings.Contains(out, "slow") || !strings.Contains(out, "measuring takes 3 s to 21 s") {
 		t.Errorf("banner without a device:\n%s", out)
 	}
+}
+
+// planOf is the plan run.PlanSweep makes of jobs, all runnable, on dev.
+func planOf(jobs []profiler.Job, dev *profiler.DeviceInfo) run.SweepPlan {
+	return run.SweepPlan{Specs: len(jobs), Exact: true, Device: dev, Estimate: run.Estimate(jobs, dev)}
 }

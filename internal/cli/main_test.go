@@ -607,11 +607,22 @@ func TestInterruptedSweepSaysWhatIsLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.set = setFlags(fs)
+	// ctrl-C before the sweep starts: nothing ran, nothing to resume.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var stdout, stderr bytes.Buffer
 	err := runSweep(ctx, newTestSession(&stdout, &stderr), sweep, &o, &stdout, &stderr)
 	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitFailed || !strings.Contains(ee.msg, "nothing ran") {
+		t.Fatalf("cancelled before the start: err %v", err)
+	}
+	// ctrl-C once the sweep is announced (the banner's write cancels).
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	stdout.Reset()
+	stderr.Reset()
+	errw := cancelOnWrite{w: &stderr, text: "to run from", cancel: cancel}
+	err = runSweep(ctx, newTestSession(&stdout, errw), sweep, &o, &stdout, errw)
 	if !errors.As(err, &ee) || ee.code != exitFailed {
 		t.Fatalf("err %v", err)
 	}
@@ -623,4 +634,18 @@ func TestInterruptedSweepSaysWhatIsLeft(t *testing.T) {
 	if !strings.Contains(stderr.String(), "3 specs: 0 ok, 3 not run") {
 		t.Errorf("summary:\n%s", stderr.String())
 	}
+}
+
+// cancelOnWrite calls cancel when a write to w holds text.
+type cancelOnWrite struct {
+	w      io.Writer
+	text   string
+	cancel func()
+}
+
+func (c cancelOnWrite) Write(b []byte) (int, error) {
+	if strings.Contains(string(b), c.text) {
+		c.cancel()
+	}
+	return c.w.Write(b)
 }

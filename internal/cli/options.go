@@ -29,6 +29,7 @@ type options struct {
 	quiet   bool
 	devices string // --devices (sweeps): "" for one device
 	shard   string // --shard (sweeps)
+	dryRun  bool   // --dry-run (sweeps): count and estimate, run nothing
 	yes     bool
 	set     map[string]bool // flags given explicitly on the command line
 	kernels kernelPaths     // --kernel PATH: user manifests

@@ -1,12 +1,12 @@
 package sweep
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"math"
 	"os"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -160,13 +160,18 @@ func Load(path string, base profiler.Options) (*Sweep, error) {
 func LoadWith(path string, base profiler.Options, o Options) (*Sweep, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		hint := ""
-		if errors.Is(err, os.ErrNotExist) {
-			hint = ": check the path (relative to the current folder); configs/quick.yaml in the repository is a sweep to start from"
-		}
-		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot read the sweep file: %v%s", errors.Unwrap(err), hint)}
+		return nil, readError(path, err)
 	}
 	return ParseWith(path, src, base, o)
+}
+
+// readError is the InputError of a sweep file that cannot be read.
+func readError(path string, err error) error {
+	hint := ""
+	if errors.Is(err, os.ErrNotExist) {
+		hint = ": check the path (relative to the current folder); configs/quick.yaml in the repository is a sweep to start from"
+	}
+	return &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot read the sweep file: %v%s", errors.Unwrap(err), hint)}
 }
 
 // Parse is Load on bytes.
@@ -175,8 +180,22 @@ func Parse(name string, src []byte, base profiler.Options) (*Sweep, error) {
 }
 
 // ParseWith is LoadWith on bytes; name is the file's path (`kernel:`
-// paths are relative to its folder).
+// paths are relative to its folder). It expands every spec: a sweep that
+// may be large is a Stream (ParseStream).
 func ParseWith(name string, src []byte, base profiler.Options, o Options) (*Sweep, error) {
+	st, err := ParseStream(name, src, base, o)
+	if err != nil {
+		return nil, err
+	}
+	jobs, c, err := st.Jobs(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	return &Sweep{File: name, Backend: st.Backend, DeviceLimits: st.DeviceLimits, Jobs: jobs, Duplicates: c.Duplicates}, nil
+}
+
+// ParseStream is LoadStream on bytes.
+func ParseStream(name string, src []byte, base profiler.Options, o Options) (*Stream, error) {
 	src = stripBOM(src)
 	if err := checkShape(name, src); err != nil {
 		return nil, err
@@ -215,7 +234,7 @@ func ParseWith(name string, src []byte, base profiler.Options, o Options) (*Swee
 		return nil, err
 	}
 	defaults.Limits = f.DeviceLimits
-	sw := &Sweep{File: name, Backend: f.Backend, DeviceLimits: f.DeviceLimits}
+	st := &Stream{File: name, Backend: f.Backend, DeviceLimits: f.DeviceLimits}
 	for i, s := range f.Sweeps {
 		p := fmt.Sprintf("$.sweeps[%d]", i)
 		field := fmt.Sprintf("sweeps[%d]", i)
@@ -232,30 +251,13 @@ func ParseWith(name string, src []byte, base profiler.Options, o Options) (*Swee
 			return nil, sx.at("kernel", err.Error())
 		}
 		s.Kernel = kernel
-		jobs, err := expand(s, defaults, sx)
+		e, err := compileEntry(s, defaults, sx, st.entries)
 		if err != nil {
 			return nil, err
 		}
-		sw.Jobs = append(sw.Jobs, jobs...)
+		st.entries = append(st.entries, e)
 	}
-	sw.Jobs, sw.Duplicates = dropDuplicates(sw.Jobs)
-	return sw, nil
-}
-
-// dropDuplicates keeps the first of jobs with the same spec (Spec.Key) and
-// options, in order, and counts the others.
-func dropDuplicates(jobs []profiler.Job) ([]profiler.Job, int) {
-	seen := map[string][]profiler.Options{}
-	kept := jobs[:0:0]
-	for _, j := range jobs {
-		k := j.Spec.Key()
-		if slices.ContainsFunc(seen[k], func(o profiler.Options) bool { return reflect.DeepEqual(o, j.Options) }) {
-			continue
-		}
-		seen[k] = append(seen[k], j.Options)
-		kept = append(kept, j)
-	}
-	return kept, len(jobs) - len(kept)
+	return st, nil
 }
 
 // DuplicatesNote is the line that tells how many duplicate jobs were
@@ -332,6 +334,8 @@ func splitNames(key string) []string {
 }
 
 type axis struct {
+	kind   string   // knob, dim or flag
+	key    string   // as the file writes it: knobs.BQ, dims.Lq,Lk
 	names  []string // one axis may set several names to the same value
 	values []int
 }
@@ -366,7 +370,9 @@ func exprStart(f *ast.File, path string) exprPos {
 	return at
 }
 
-func expand(s SweepYAML, base profiler.Options, sx sweepCtx) ([]profiler.Job, error) {
+// checkEntry checks one item of `sweeps:` against its family's schema and
+// compiles its filters.
+func checkEntry(s SweepYAML, base profiler.Options, sx sweepCtx) (*entry, error) {
 	at := sx.at
 	f, err := profiler.Lookup(s.Kernel)
 	if err != nil {
@@ -412,7 +418,7 @@ func expand(s SweepYAML, base profiler.Options, sx sweepCtx) ([]profiler.Job, er
 		for _, b := range s.Flags[key] {
 			vals = append(vals, map[bool]int{false: 0, true: 1}[b])
 		}
-		axes = append(axes, axis{names: []string{key}, values: vals})
+		axes = append(axes, axis{kind: "flag", key: "flags." + key, names: []string{key}, values: vals})
 	}
 	// Off-schema knob values fail the file like dims; values the family's
 	// rules reject in combination become invalid rows when run.
@@ -433,51 +439,7 @@ func expand(s SweepYAML, base profiler.Options, sx sweepCtx) ([]profiler.Job, er
 		filters = append(filters, e)
 	}
 
-	var jobs []profiler.Job
-	for _, dt := range dtypes {
-		idx := make([]int, len(axes))
-		for {
-			sp := profiler.Spec{Kernel: s.Kernel, DType: dt}
-			for a, ax := range axes {
-				for _, n := range ax.names {
-					_ = sp.Set(sc, n, ax.values[idx[a]])
-				}
-			}
-			sp = sp.WithDefaults(sc)
-			keep := true
-			env := whereEnv(sc, sp)
-			for i, e := range filters {
-				ok, err := e.Bool(env)
-				if err != nil {
-					sub := fmt.Sprintf("where[%d]", i)
-					return nil, whereError(sx.file, sx.field(sub), s.Kernel, sx.pos(sub), fmt.Errorf("%w (for %s)", err, sp))
-				}
-				if !ok {
-					keep = false
-					break
-				}
-			}
-			if keep {
-				jobs = append(jobs, profiler.Job{Spec: sp, Options: opt})
-			}
-			// odometer, last axis fastest
-			a := len(axes) - 1
-			for ; a >= 0; a-- {
-				idx[a]++
-				if idx[a] < len(axes[a].values) {
-					break
-				}
-				idx[a] = 0
-			}
-			if a < 0 {
-				break
-			}
-		}
-	}
-	if len(jobs) == 0 {
-		return nil, at("where", "the `where` filters leave no specs to run: loosen them")
-	}
-	return jobs, nil
+	return &entry{kernel: s.Kernel, sc: sc, opt: opt, dtypes: dtypes, axes: axes, filters: filters, sx: sx}, nil
 }
 
 // intAxis checks one `dims:` or `knobs:` entry (a key may name several
@@ -520,5 +482,5 @@ func intAxis(kind, key string, vals IntList, kernel string, sc profiler.Schema, 
 	if len(vals) == 0 {
 		return axis{}, at(field, "empty list: give at least one value")
 	}
-	return axis{names: names, values: vals}, nil
+	return axis{kind: kind, key: field, names: names, values: vals}, nil
 }
