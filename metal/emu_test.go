@@ -27,8 +27,8 @@ func TestUserExamplesOnCPUEmulator(t *testing.T) {
 	opt := mslemu.Options()
 	opt.MaxRows = 64
 	// The product's rule (pyref.Rule): no fallback a user would not get.
-	_, _, numpyErr := pyref.NumPy()
-	hasNumPy := numpyErr == nil
+	numpy := pyref.Probe(context.Background())
+	hasNumPy := numpy.OK()
 	cases := []struct {
 		name   string
 		dir    string
@@ -49,7 +49,7 @@ func TestUserExamplesOnCPUEmulator(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.python && !hasNumPy {
-				t.Skipf("the Python references need NumPy in the interpreter of %s: %v", pyref.Rule, numpyErr)
+				t.Skipf("the Python references need NumPy in the interpreter of %s: %v", pyref.Rule, numpy.Err)
 			}
 			fams, err := user.Register("../examples/" + c.dir + "/kernel.yaml")
 			if err != nil {

@@ -110,11 +110,11 @@ else
 	row "syntax error names softmax.cu:30" "yes" "no" "$(grep -o 'softmax.cu[:(][0-9]*' "$out/syntax-error.json" | head -1)"
 fi
 
-# 5. an entry the module does not export (C++ name mangling: no extern "C")
+# 5. an entry without extern "C" (a C++ name): found through NVRTC's name expressions
 cp -r examples/softmax "$work/mangled"
 sed -i 's/^extern "C" __global__/__global__/' "$work/mangled/softmax.cu"
 sed -i 's/^name: user_softmax/name: user_softmax_mangled/' "$work/mangled/kernel.yaml"
-runone entry-not-exported compile_error "$work/mangled/kernel.yaml" --dtype f32
+runone entry-cxx-name ok "$work/mangled/kernel.yaml" --dtype f32
 
 # 6. a reference returning the wrong shape
 cp -r examples/softmax "$work/badref"
@@ -171,7 +171,7 @@ sed -i 's/^name: user_softmax_vsnaive/name: user_softmax_vsnaive_broken/' "$work
 runone vsnaive-broken mismatch "$work/ex/softmax_broken/kernel.yaml" --dtype f32
 
 # 12. a sweep file naming kernels by paths relative to itself (a manifest
-# and a folder), no --kernel: the workers load them from MLTOP_KERNELS;
+# and a folder), no --kernel: the workers get them as --kernel arguments;
 # where: in the manifests' language (cdiv, sizeof(T)). 8 + 2 specs.
 cat >"$work/rel.yaml" <<'YAML'
 backend: cuda
@@ -199,6 +199,18 @@ row "sweep with a missing kernel path" "2 yes" "$brc $(grep -q 'rel-bad.yaml:2:1
 # 13. the Go benchmark format keeps unchecked rows' numbers
 "$bin" run "$work/nocheck/kernel.yaml" --dtype f32 "${fast[@]}" --bench >"$out/bench-unchecked.txt" 2>&1
 row "--bench prints unchecked rows" "@([1-9]|10)" "$(grep -c '^BenchmarkUser_softmax_nocheck' "$out/bench-unchecked.txt")" ""
+
+# 14. every example written the way public code bases write kernels, in each
+# of its dtypes: ok; its broken twin (a path with "broken"): mismatch
+while IFS= read -r m; do
+	want=ok
+	[[ "$m" == *broken* ]] && want=mismatch
+	dts=$(sed -n 's/^dtypes: *\[\(.*\)\]/\1/p' "$m" | tr -d ' ' | tr ',' ' ')
+	for dt in ${dts:-f32}; do
+		name=$(echo "${m#examples/}" | sed 's|/kernel.yaml||; s|/|-|g')-$dt
+		runone "$name" "$want" "$m" --dtype "$dt"
+	done
+done < <(find examples -name kernel.yaml -not -path 'examples/cluster/*' | sort | grep -v -E '^examples/(softmax|softmax_naive|matmul|transpose)/kernel.yaml$')
 
 {
 	echo

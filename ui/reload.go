@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -239,6 +240,7 @@ func siteLabel(msg string) string {
 func WatchKernels(ctx context.Context, paths []string, debounce time.Duration) (<-chan Event, []profiler.Family, error) {
 	var ws []*watch.Watcher
 	var fams []profiler.Family
+	var broken []Event // a manifest that does not load hides neither the others nor its error
 	for _, p := range paths {
 		ms, err := user.Manifests(p)
 		if err != nil {
@@ -247,13 +249,20 @@ func WatchKernels(ctx context.Context, paths []string, debounce time.Duration) (
 		for _, mf := range ms {
 			w, f, err := watch.Start(ctx, mf, watch.Options{Debounce: debounce})
 			if err != nil {
-				return nil, nil, err
+				broken = append(broken, Event{Text: err.Error(), Bad: true})
+				continue
 			}
 			ws = append(ws, w)
 			fams = append(fams, f)
 		}
 	}
-	out := make(chan Event, 4)
+	if len(ws) == 0 && len(broken) > 0 {
+		return nil, nil, errors.New(broken[0].Text)
+	}
+	out := make(chan Event, 4+len(broken))
+	for _, e := range broken {
+		out <- e
+	}
 	var wg sync.WaitGroup
 	for _, w := range ws {
 		wg.Add(1)

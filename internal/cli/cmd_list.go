@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/sweep"
 )
@@ -34,10 +33,10 @@ func (a *listArgs) declare(fs *flag.FlagSet) {
 	registerNoopFlags(fs)
 }
 
-// runList prints the backends found and every kernel family's schema;
-// with names, just those families; with --kernel, the user's kernels
-// first and a one-line count of the built-in ones.
-func runList(_ context.Context, s *session, a *listArgs, pos []string) error {
+// runList prints the backends found, the tools user kernels use and every
+// kernel family's schema; with names, just those families; with --kernel,
+// the user's kernels first and a one-line count of the built-in ones.
+func runList(ctx context.Context, s *session, a *listArgs, pos []string) error {
 	stdout, backend := s.stdout, &a.backend
 	for _, p := range pos {
 		// A path is a user kernel: it belongs after --kernel.
@@ -48,15 +47,12 @@ func runList(_ context.Context, s *session, a *listArgs, pos []string) error {
 	if !slices.Contains(sweep.KnownBackends, *backend) {
 		return badInput("unknown backend %q: use one of %s", *backend, strings.Join(sweep.KnownBackends, ", "))
 	}
+	builtin := familyNames()
+	broken := s.loadUserKernelsReporting(a.kernels)
 	var userNames []string
-	for _, p := range a.kernels {
-		fams, err := user.Register(p)
-		if err != nil {
-			return badInput("--kernel %s: %v", p, err)
-		}
-		s.kernels.add(p)
-		for _, f := range fams {
-			userNames = append(userNames, f.Name())
+	for _, n := range familyNames() {
+		if !slices.Contains(builtin, n) {
+			userNames = append(userNames, n)
 		}
 	}
 	if len(pos) > 0 {
@@ -70,23 +66,42 @@ func runList(_ context.Context, s *session, a *listArgs, pos []string) error {
 		return nil
 	}
 	printBackends(stdout, *backend)
+	fmt.Fprintln(stdout)
+	printTools(ctx, stdout, "")
 	fmt.Fprintln(stdout, "\nKernel families:")
-	if len(userNames) == 0 {
-		for _, f := range profiler.Families(false) {
-			printFamily(stdout, f)
-		}
-		return nil
+	shown := builtin
+	if len(a.kernels) > 0 {
+		shown = userNames
 	}
-	for _, name := range userNames {
+	for _, name := range shown {
 		f, err := profiler.Lookup(name)
 		if err != nil {
 			return err
 		}
 		printFamily(stdout, f)
 	}
-	builtin := len(profiler.Families(false)) - len(userNames)
-	fmt.Fprintf(stdout, "\n  and %s (mltop list NAME shows one, mltop list without --kernel shows all)\n", profiler.Plural(builtin, "built-in kernel family", "built-in kernel families"))
+	if len(a.kernels) > 0 {
+		fmt.Fprintf(stdout, "\n  and %s (mltop list NAME shows one, mltop list without --kernel shows all)\n", profiler.Plural(len(builtin), "built-in kernel family", "built-in kernel families"))
+	}
+	if len(broken) > 0 {
+		fmt.Fprintf(stdout, "\nManifests that do not load (%d; the others above did):\n", len(broken))
+		writeBroken(stdout, broken)
+		var paths []string
+		for _, r := range broken {
+			paths = append(paths, r.Manifest)
+		}
+		return &exitError{code: exitBadInput, msg: fmt.Sprintf("%s: does not load (see above); mltop check PATH says more", strings.Join(paths, ", "))}
+	}
 	return nil
+}
+
+// familyNames are the registered families' names, sorted.
+func familyNames() []string {
+	var out []string
+	for _, f := range profiler.Families(false) {
+		out = append(out, f.Name())
+	}
+	return out
 }
 
 // printBackends lists the backends found, which auto picks, and what

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/scaffold"
+	"github.com/mltop/mltop/profiler"
 )
 
 const (
@@ -34,6 +35,11 @@ func runNew(_ context.Context, s *session, a *newArgs, pos []string) error {
 	stdout, from, entry, out := s.stdout, &a.from, &a.entry, &a.out
 	if len(pos) != 1 || *from == "" || *entry == "" {
 		return badInput("usage: mltop new NAME --from FILE.cu --entry FUNCTION [-o DIR]")
+	}
+	if f, err := profiler.Lookup(pos[0]); err == nil {
+		if _, isUser := f.(*user.Family); !isUser {
+			return badInput("%s is the name of a built-in family: pick another name for your kernel", pos[0])
+		}
 	}
 	src, err := os.ReadFile(*from)
 	if err != nil {

@@ -38,6 +38,7 @@ func runSelftest(ctx context.Context, s *session, a *backendArgs, pos []string) 
 	for _, b := range probeBackends() {
 		fmt.Fprintf(stdout, "  backend %-6s available=%-5t %s\n", b.name, b.available, b.reason)
 	}
+	printTools(ctx, stdout, "  ")
 	b, name, err := openBackend(*backend)
 	if err != nil {
 		fmt.Fprintf(stdout, "FAIL open %s: %v\n", name, err)

@@ -145,6 +145,7 @@ func runSession(ctx context.Context, s *session, a *sessionArgs, pos []string) e
 		return badInput("unexpected argument %q: commands are %s; see mltop --help", pos[0], subcommandList(" and "))
 	}
 	o.set = s.given
+	o.partialKernels = *config == "" // the interactive session
 	if err := o.validate(s); err != nil {
 		return err
 	}

@@ -51,6 +51,7 @@ func commandTable() []command {
 		newCommand("run", runSummary, runHelpText, (*specArgs).declare, runRun),
 		newCommand("watch", watchSummary, watchHelp, (*watchArgs).declare, runWatch),
 		newCommand("new", newSummary, newHelp, (*newArgs).declare, runNew),
+		newCommand("check", checkSummary, checkHelp, (*checkArgs).declare, runCheck),
 		newCommand("list", listSummary, listHelp, (*listArgs).declare, runList),
 		newCommand("report", reportSummary, reportHelp, (*noFlags).declare, runReport),
 		newCommand("merge", mergeSummary, mergeHelp, (*mergeArgs).declare, runMerge),

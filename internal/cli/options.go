@@ -46,6 +46,9 @@ type options struct {
 	yes        bool
 	set        map[string]bool // flags given explicitly on the command line
 	kernels    kernelPaths     // --kernel PATH: user manifests
+	// partialKernels: --kernel folders may hold manifests that do not load
+	// (the interactive session shows their errors and runs the others).
+	partialKernels bool
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -77,7 +80,11 @@ func (o *options) register(fs *flag.FlagSet) {
 
 // validate checks flag values.
 func (o *options) validate(s *session) error {
-	if err := s.loadUserKernels(o.kernels); err != nil {
+	if o.partialKernels {
+		// The session lists the manifests that load and shows the others'
+		// errors (ui.WatchKernels).
+		s.loadUserKernelsReporting(o.kernels)
+	} else if err := s.loadUserKernels(o.kernels); err != nil {
 		return err
 	}
 	if !slices.Contains(sweep.KnownBackends, o.backend) {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/kernels/user/lint"
 	"github.com/mltop/mltop/profiler/sweep"
 )
 
@@ -71,6 +72,40 @@ func (s *session) loadUserKernels(paths []string) error {
 		s.kernels.add(p)
 	}
 	return nil
+}
+
+// loadUserKernelsReporting registers the manifests of paths that load and
+// returns the check results of those that do not (mltop list, the
+// interactive session): one broken manifest in a folder does not hide the
+// others.
+func (s *session) loadUserKernelsReporting(paths []string) []lint.Result {
+	var broken []lint.Result
+	for _, p := range paths {
+		for _, r := range lint.Check(p, lint.Options{Static: true}).Manifests {
+			if !r.Broken() {
+				if err := user.Install(r.Family); err != nil {
+					r.Findings = append(r.Findings, lint.Finding{Level: lint.Error, Step: lint.StepLoad, File: r.Manifest, Msg: err.Error()})
+				} else {
+					s.kernels.add(r.Manifest)
+					continue
+				}
+			}
+			broken = append(broken, r)
+		}
+	}
+	return broken
+}
+
+// writeBroken prints the errors of manifests that do not load.
+func writeBroken(w io.Writer, broken []lint.Result) {
+	for _, r := range broken {
+		fmt.Fprintf(w, "%s does not load:\n", r.Manifest)
+		for _, f := range r.Findings {
+			if f.Level == lint.Error {
+				fmt.Fprintf(w, "  %s\n", f)
+			}
+		}
+	}
 }
 
 // resolveKernelArg turns a kernel argument that is a path (./dir/kernel.yaml

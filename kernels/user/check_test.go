@@ -1,6 +1,7 @@
 package user
 
 import (
+	"context"
 	"math"
 	"os"
 	"strings"
@@ -15,8 +16,8 @@ import (
 // MLTOP_PYTHON, else python3 on the PATH) has NumPy.
 func usePython(t *testing.T) {
 	t.Helper()
-	if _, _, err := pyref.NumPy(); err != nil {
-		t.Skipf("the Python reference tests need NumPy in the interpreter of %s: %v", pyref.Rule, err)
+	if st := pyref.Probe(context.Background()); !st.OK() {
+		t.Skipf("the Python reference tests need NumPy in the interpreter of %s: %v", pyref.Rule, st.Err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package user
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -111,6 +112,11 @@ func rowSize(shape []int) int {
 }
 
 func (f *Family) runPython(py string, c *pyCall, in profiler.Inputs) (*pyref.Outputs, error) {
+	return f.runPythonContext(context.Background(), py, c, in)
+}
+
+// runPythonContext is runPython, stopped when ctx is done.
+func (f *Family) runPythonContext(ctx context.Context, py string, c *pyCall, in profiler.Inputs) (*pyref.Outputs, error) {
 	var inputs []pyref.Input
 	for _, pb := range c.bufs {
 		if !pb.b.reads() {
@@ -137,7 +143,7 @@ func (f *Family) runPython(py string, c *pyCall, in profiler.Inputs) (*pyref.Out
 		}
 		inputs = append(inputs, pyref.Input{Name: pb.b.name, Shape: c.sent(pb), Data: vals, Int: pb.b.dtype == profiler.I32})
 	}
-	return pyref.Run(py, f.check.python, c.dims, inputs)
+	return pyref.RunContext(ctx, py, f.check.python, c.dims, inputs)
 }
 
 // pythonChecks compares the sampled rows of each output buffer with the

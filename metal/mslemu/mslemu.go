@@ -1,7 +1,9 @@
-// Package mslemu is test support: a profiler.Backend that compiles mltop's
-// Metal kernel sources with g++ against a CPU emulation of the MSL subset
-// they use (metal/testdata/mslemu) and runs them, so the real Runner can
-// check them against the float64 references on a machine without a Mac.
+// Package mslemu is a profiler.Backend that compiles mltop's Metal kernel
+// sources with g++ against a CPU emulation of the MSL subset they use
+// (metal/testdata/mslemu) and runs them, so the real Runner can check them
+// against the float64 references on a machine without a Mac (test
+// support), and CheckUser, which compiles a user kernel that way for
+// `mltop check`.
 //
 // It proves the tile logic, masks, barriers, atomics, buffer order, scalar
 // layout and macros; it cannot prove that the Metal compiler accepts the
@@ -17,7 +19,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"testing"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
 	"github.com/mltop/mltop/metal"
@@ -139,10 +140,20 @@ type Backend struct {
 	n              int
 }
 
+// TB is the part of testing.TB that New uses (the package does not import
+// testing: `mltop check` links it).
+type TB interface {
+	Helper()
+	Skip(args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	TempDir() string
+}
+
 // New returns a Backend that reports dev. shim is the directory of the MSL
 // emulation headers (metal/testdata/mslemu). It skips t when g++ is
 // missing.
-func New(t testing.TB, shim string, dev profiler.DeviceInfo) *Backend {
+func New(t TB, shim string, dev profiler.DeviceInfo) *Backend {
 	t.Helper()
 	gxx, err := exec.LookPath("g++")
 	if err != nil {
@@ -172,7 +183,11 @@ func Options() profiler.Options {
 }
 
 // Check runs s and fails t unless it ran and its verdict passed.
-func Check(t *testing.T, r *run.Runner, s profiler.Spec, opt profiler.Options) {
+func Check(t interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Logf(format string, args ...any)
+}, r *run.Runner, s profiler.Spec, opt profiler.Options) {
 	t.Helper()
 	res := r.Run(context.Background(), s, opt, nil)
 	if res.Status != profiler.StatusOK || res.Verdict == nil || !res.Verdict.Pass {

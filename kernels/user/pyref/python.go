@@ -62,14 +62,18 @@ json.dump(names, open(d + "/outputs.json", "w"))
 // Interpreter is the Python to run: $MLTOP_PYTHON, else python3, found on
 // the PATH.
 func Interpreter() (string, error) {
-	py := os.Getenv(PythonEnv)
-	if py == "" {
-		py = "python3"
-	}
+	py := interpreterName()
 	if _, err := exec.LookPath(py); err != nil {
 		return "", fmt.Errorf("check: python: %s not found (%v): install Python 3 with NumPy (e.g. apt install python3-numpy, or pip install numpy), or set %s to an interpreter that has NumPy", py, err, PythonEnv)
 	}
 	return py, nil
+}
+
+func interpreterName() string {
+	if py := os.Getenv(PythonEnv); py != "" {
+		return py
+	}
+	return "python3"
 }
 
 // Input is one array handed to reference() under its name.
@@ -91,19 +95,24 @@ type Outputs struct {
 // Run runs reference(inputs, dims) of the Python file script with the
 // interpreter py (from Interpreter).
 func Run(py, script string, dims map[string]any, inputs []Input) (*Outputs, error) {
+	return RunContext(context.Background(), py, script, dims, inputs)
+}
+
+// RunContext is Run, stopped when ctx is done (and after Timeout).
+func RunContext(ctx context.Context, py, script string, dims map[string]any, inputs []Input) (*Outputs, error) {
 	dir, err := os.MkdirTemp("", "mltop-ref-")
 	if err != nil {
 		return nil, err
 	}
 	out := &Outputs{dir: dir, script: script}
-	if err := out.run(py, dims, inputs); err != nil {
+	if err := out.run(ctx, py, dims, inputs); err != nil {
 		out.Close()
 		return nil, err
 	}
 	return out, nil
 }
 
-func (o *Outputs) run(py string, dims map[string]any, inputs []Input) error {
+func (o *Outputs) run(parent context.Context, py string, dims map[string]any, inputs []Input) error {
 	var names []string
 	for _, in := range inputs {
 		if err := writeInput(filepath.Join(o.dir, "in_"+in.Name+".npy"), in); err != nil {
@@ -119,7 +128,7 @@ func (o *Outputs) run(py string, dims map[string]any, inputs []Input) error {
 	if err := os.WriteFile(filepath.Join(o.dir, "driver.py"), []byte(driver), 0o644); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	ctx, cancel := context.WithTimeout(parent, Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, filepath.Join(o.dir, "driver.py"), o.dir)
 	var stderr bytes.Buffer
@@ -131,6 +140,8 @@ func (o *Outputs) run(py string, dims map[string]any, inputs []Input) error {
 		switch {
 		case strings.Contains(msg, "MLTOP_NO_NUMPY"):
 			return fmt.Errorf("check: python: %s has no NumPy: install it (apt install python3-numpy, or %s -m pip install numpy), or set %s to an interpreter that has it", py, py, PythonEnv)
+		case parent.Err() != nil:
+			return fmt.Errorf("check: python: %s stopped: %w", o.script, parent.Err())
 		case ctx.Err() != nil:
 			return fmt.Errorf("check: python: %s did not finish in %s", o.script, Timeout)
 		case errors.As(err, &ee) && ee.ExitCode() == 5:

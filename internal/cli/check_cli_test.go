@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/kernels/user/pyref"
+	"github.com/mltop/mltop/kernels/user/usertest"
+	"github.com/mltop/mltop/profiler"
+)
+
+// checkFolder writes a folder with one good manifest (test_good_dir_k; the
+// test_ prefix keeps it out of list's golden) and,
+// when broken, one whose dispatch names an entry the source lacks.
+func checkFolder(t *testing.T, broken bool) string {
+	files := map[string]string{"good/kernel.yaml": usertest.Manifest("test_good_dir_k"), "good/k.cu": usertest.Source}
+	if broken {
+		files["bad/kernel.yaml"] = strings.Replace(usertest.Manifest("test_bad_dir_k"), "entry: k,", "entry: k_fwd,", 1)
+		files["bad/k.cu"] = usertest.Source
+	}
+	return filepath.Dir(usertest.Write(t, files))
+}
+
+// mltop check: exit 0 clean, 2 when a manifest is broken, every manifest
+// reported either way.
+func TestCheckCommand(t *testing.T) {
+	t.Setenv(pyref.PythonEnv, filepath.Join(t.TempDir(), "no-python"))
+	t.Setenv("MLTOP_NVRTC", filepath.Join(t.TempDir(), "no-nvrtc.so"))
+	code, out, errs := runCLI(t, "check", checkFolder(t, false))
+	if code != 0 || !strings.Contains(out, "(test_good_dir_k)") || !strings.Contains(out, "=> ok") {
+		t.Errorf("clean folder: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = runCLI(t, "check", "--quiet", checkFolder(t, true))
+	if code != 2 || !strings.Contains(out, "=> ok") || !strings.Contains(out, `has no kernel "k_fwd"`) || !strings.Contains(errs, "a manifest does not load") {
+		t.Errorf("broken folder: exit %d\n%s\n%s", code, out, errs)
+	}
+	if strings.Contains(out, "note ") {
+		t.Errorf("--quiet printed notes:\n%s", out)
+	}
+	if code, _, errs := runCLI(t, "check"); code != 2 || !strings.Contains(errs, "check needs a kernel.yaml") {
+		t.Errorf("no path: %d %s", code, errs)
+	}
+}
+
+// mltop list --kernel DIR: the good manifest is listed, the broken one's
+// error is shown, exit 2.
+func TestListFolderWithABrokenManifest(t *testing.T) {
+	code, out, errs := runCLI(t, "list", "--kernel", checkFolder(t, true))
+	if _, err := profiler.Lookup("test_good_dir_k"); err != nil {
+		t.Errorf("the good manifest is not registered: %v", err)
+	}
+	if code != 2 || strings.Contains(out, "good/kernel.yaml does not load") || !strings.Contains(out, "Manifests that do not load (1") ||
+		!strings.Contains(out, `bad/kernel.yaml:14:`) || !strings.Contains(out, "Python for references (MLTOP_PYTHON): ") || !strings.Contains(out, "CUDA toolkit for user kernels:\n  NVRTC: ") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// mltop new refuses a built-in family's name.
+func TestNewRefusesBuiltinName(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errs := runCLI(t, "new", "attn_fwd", "--from", filepath.Join(dir, "k.cu"), "--entry", "k")
+	if code != 2 || !strings.Contains(errs, "attn_fwd is the name of a built-in family") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}

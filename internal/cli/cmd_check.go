@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mltop/mltop/cuda"
+	"github.com/mltop/mltop/kernels/user/lint"
+	"github.com/mltop/mltop/kernels/user/pyref"
+)
+
+const (
+	checkSummary = "check user kernels without a GPU: manifest, sources, compile, Python reference"
+	checkHelp    = `  mltop check PATH… [--arch sm_XY] [--quiet]
+                                        checks each kernel.yaml (or every one under a folder)
+                                        without a GPU: the manifest loads, the sources match it,
+                                        NVRTC / the MSL emulation compile them where present,
+                                        ref.py runs on a tiny shape; exit 1 on a failed step,
+                                        2 on a broken manifest; --quiet hides notes
+`
+)
+
+type checkArgs struct {
+	arch  string
+	quiet bool
+}
+
+func (a *checkArgs) declare(fs *flag.FlagSet) {
+	fs.StringVar(&a.arch, "arch", cuda.DefaultCheckArch, "")
+	fs.BoolVar(&a.quiet, "quiet", false, "")
+}
+
+// runCheck checks every path and exits with the worst verdict.
+func runCheck(ctx context.Context, s *session, a *checkArgs, pos []string) error {
+	if len(pos) == 0 {
+		return badInput("check needs a kernel.yaml or a folder of them: mltop check ./my_kernel")
+	}
+	min := lint.Note
+	if a.quiet {
+		min = lint.Warning
+	}
+	code := 0
+	for i, p := range pos {
+		if ctx.Err() != nil {
+			return &exitError{code: exitFailed, msg: "cancelled (ctrl-C or SIGTERM)"}
+		}
+		if i > 0 {
+			fmt.Fprintln(s.stdout)
+		}
+		rep := lint.Check(p, lint.Options{Context: ctx, Arch: a.arch})
+		rep.Write(s.stdout, min)
+		code = max(code, rep.ExitCode())
+	}
+	switch code {
+	case 2:
+		return &exitError{code: exitBadInput, msg: "a manifest does not load: fix the errors above"}
+	case 1:
+		return &exitError{code: exitFailed, msg: "a check failed: see the errors above"}
+	}
+	return nil
+}
+
+// printTools says what user kernels can use here: the CUDA toolkit's
+// headers (and NVRTC) and the Python that runs references.
+func printTools(ctx context.Context, w io.Writer, indent string) {
+	fmt.Fprintf(w, "%sCUDA toolkit for user kernels:\n", indent)
+	for _, l := range strings.Split(cuda.Toolkit().String(), "\n") {
+		fmt.Fprintf(w, "%s  %s\n", indent, l)
+	}
+	st := pyref.Probe(ctx)
+	fmt.Fprintf(w, "%sPython for references (%s): %s\n", indent, pyref.PythonEnv, st)
+}

@@ -1,0 +1,284 @@
+// Package lint is `mltop check`: it validates user kernels without a GPU.
+// For each manifest a path names it loads the manifest (a broken one is
+// reported and the others still checked), lints the sources against it,
+// compiles them where a compiler is present (NVRTC for CUDA, g++ against
+// the MSL emulation for Metal) and runs the Python reference on a tiny
+// shape. Each step's findings carry a level, a place and what to do.
+package lint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/mltop/mltop/cuda"
+	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/profiler"
+)
+
+// Level is how serious a finding is.
+type Level int
+
+const (
+	Note    Level = iota // what mltop does or did not check
+	Warning              // likely a mistake, the kernel still runs
+	Error                // the kernel will not load, compile or check
+)
+
+func (l Level) String() string { return [...]string{"note", "warning", "error"}[l] }
+
+// Steps, in the order they run.
+const (
+	StepLoad      = "load"
+	StepSource    = "source"
+	StepCompile   = "compile"
+	StepReference = "reference"
+)
+
+// Finding is one thing a step found.
+type Finding struct {
+	Level     Level
+	Step      string
+	File      string // "" when it concerns the manifest as a whole
+	Line, Col int
+	Msg       string
+}
+
+// Where is "file:line:col", "file" or "".
+func (f Finding) Where() string {
+	switch {
+	case f.File == "":
+		return ""
+	case f.Line == 0:
+		return f.File
+	case f.Col == 0:
+		return fmt.Sprintf("%s:%d", f.File, f.Line)
+	}
+	return fmt.Sprintf("%s:%d:%d", f.File, f.Line, f.Col)
+}
+
+// String is "level [step] where: message", continuation lines indented.
+func (f Finding) String() string {
+	w := f.Where()
+	if w != "" {
+		w += ": "
+	}
+	msg := strings.ReplaceAll(strings.TrimRight(f.Msg, "\n"), "\n", "\n      ")
+	return fmt.Sprintf("%-7s [%s] %s%s", f.Level, f.Step, w, msg)
+}
+
+// Result is the check of one manifest.
+type Result struct {
+	Manifest string
+	Family   *user.Family // nil when the manifest does not load
+	Findings []Finding
+}
+
+// Broken says whether the manifest does not load (exit 2).
+func (r Result) Broken() bool { return r.Family == nil || r.has(Error, StepLoad) }
+
+// Failed says whether a source, compile or reference step found an error
+// (exit 1).
+func (r Result) Failed() bool {
+	for _, f := range r.Findings {
+		if f.Level == Error && f.Step != StepLoad {
+			return true
+		}
+	}
+	return false
+}
+
+func (r Result) has(l Level, step string) bool {
+	for _, f := range r.Findings {
+		if f.Level == l && f.Step == step {
+			return true
+		}
+	}
+	return false
+}
+
+// Count counts the findings of a level.
+func (r Result) Count(l Level) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Level == l {
+			n++
+		}
+	}
+	return n
+}
+
+// Report is the check of every manifest a path names.
+type Report struct {
+	Path      string
+	Manifests []Result
+}
+
+// ExitCode is 2 when a manifest is broken (or none was found), else 1 when
+// a step failed, else 0.
+func (r Report) ExitCode() int {
+	code := 0
+	if len(r.Manifests) == 0 {
+		return 2
+	}
+	for _, m := range r.Manifests {
+		if m.Broken() {
+			return 2
+		}
+		if m.Failed() {
+			code = 1
+		}
+	}
+	return code
+}
+
+// Loaded are the families of the manifests that load.
+func (r Report) Loaded() []*user.Family {
+	var out []*user.Family
+	for _, m := range r.Manifests {
+		if !m.Broken() {
+			out = append(out, m.Family)
+		}
+	}
+	return out
+}
+
+// Write prints the report: per manifest its findings at or above min,
+// then a verdict line.
+func (r Report) Write(w io.Writer, min Level) {
+	for i, m := range r.Manifests {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		name := "not loaded"
+		if m.Family != nil {
+			name = m.Family.Name()
+		}
+		fmt.Fprintf(w, "%s (%s)\n", m.Manifest, name)
+		for _, f := range m.Findings {
+			if f.Level >= min {
+				fmt.Fprintf(w, "  %s\n", f)
+			}
+		}
+		fmt.Fprintf(w, "  => %s\n", m.Verdict())
+	}
+}
+
+// Verdict is one line: broken, failed, or ok, with the counts.
+func (r Result) Verdict() string {
+	counts := fmt.Sprintf("%d errors, %d warnings, %d notes", r.Count(Error), r.Count(Warning), r.Count(Note))
+	switch {
+	case r.Broken():
+		return "broken: the manifest does not load (" + counts + ")"
+	case r.Failed():
+		return "failed (" + counts + ")"
+	}
+	return "ok (" + counts + ")"
+}
+
+// Options say what Check does.
+type Options struct {
+	// Context stops the checks (ctrl-C); nil means context.Background().
+	Context context.Context
+	// Static limits the check to loading and the source lint (mltop list).
+	Static bool
+	// StepTimeout bounds each compile and each reference run (default 2 min).
+	StepTimeout time.Duration
+	// Arch is the CUDA architecture to compile for (cuda.DefaultCheckArch
+	// when "").
+	Arch string
+	// CompileCUDA and CompileMetal replace the compilers (tests); nil uses
+	// cuda.CheckCompile and the MSL emulation.
+	CompileCUDA  func(p profiler.Program, arch string) (cuda.CompileReport, error)
+	CompileMetal func(ctx context.Context, p profiler.Program) error
+	// Python is the interpreter for references; "" probes $MLTOP_PYTHON or
+	// python3 (and notes when it or NumPy is missing).
+	Python string
+}
+
+func (o Options) ctx() context.Context {
+	if o.Context == nil {
+		return context.Background()
+	}
+	return o.Context
+}
+
+func (o Options) timeout() time.Duration {
+	if o.StepTimeout <= 0 {
+		return 2 * time.Minute
+	}
+	return o.StepTimeout
+}
+
+// Check checks the manifest path names, or every kernel.yaml under the
+// folder it names. A manifest that does not load is reported and the
+// others are still checked; two manifests of one name are both reported.
+func Check(path string, opt Options) Report {
+	rep := Report{Path: path}
+	ms, err := user.Manifests(path)
+	if err != nil {
+		rep.Manifests = append(rep.Manifests, Result{Manifest: path, Findings: []Finding{errFinding(StepLoad, path, err)}})
+		return rep
+	}
+	names := map[string]string{}
+	for _, m := range ms {
+		if opt.ctx().Err() != nil {
+			break
+		}
+		r := load(m, names)
+		if r.Family != nil && !r.Broken() {
+			lintSources(&r)
+			if !opt.Static {
+				compileStep(&r, opt)
+				referenceStep(&r, opt)
+			}
+		}
+		rep.Manifests = append(rep.Manifests, r)
+	}
+	return rep
+}
+
+// load loads a manifest; names maps the kernel names seen so far in this
+// check to their manifests.
+func load(path string, names map[string]string) Result {
+	r := Result{Manifest: path}
+	f, err := user.Load(path)
+	if err != nil {
+		r.Findings = append(r.Findings, errFinding(StepLoad, path, err))
+		return r
+	}
+	r.Family = f
+	line, col := f.Pos("$.name")
+	if prev, ok := names[f.Name()]; ok {
+		r.add(Error, StepLoad, path, line, col, "%s is also the name of the kernel in %s: give each manifest its own name", f.Name(), prev)
+		return r
+	}
+	names[f.Name()] = path
+	if fam, err := profiler.Lookup(f.Name()); err == nil {
+		if _, isUser := fam.(*user.Family); !isUser {
+			r.add(Error, StepLoad, path, line, col, "%s is a built-in family: pick another name", f.Name())
+		}
+	}
+	return r
+}
+
+func (r *Result) add(l Level, step, file string, line, col int, format string, a ...any) {
+	r.Findings = append(r.Findings, Finding{Level: l, Step: step, File: file, Line: line, Col: col, Msg: fmt.Sprintf(format, a...)})
+}
+
+// errFinding is an error finding of err, at its manifest position when it
+// is a manifest error.
+func errFinding(step, file string, err error) Finding {
+	var ue *user.Error
+	if errors.As(err, &ue) {
+		msg := ue.Msg
+		if ue.Field != "" {
+			msg = ue.Field + ": " + msg
+		}
+		return Finding{Level: Error, Step: step, File: ue.File, Line: ue.Line, Col: ue.Col, Msg: msg}
+	}
+	return Finding{Level: Error, Step: step, File: file, Msg: err.Error()}
+}

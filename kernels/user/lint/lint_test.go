@@ -1,0 +1,247 @@
+package lint
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/cuda"
+	"github.com/mltop/mltop/kernels/user/pyref"
+	"github.com/mltop/mltop/kernels/user/usertest"
+	"github.com/mltop/mltop/metal/mslemu"
+	"github.com/mltop/mltop/profiler"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// noTools are Options whose compilers and Python are absent.
+func noTools(t *testing.T) Options {
+	t.Setenv(pyref.PythonEnv, filepath.Join(t.TempDir(), "no-python"))
+	return Options{
+		CompileCUDA: func(p profiler.Program, arch string) (cuda.CompileReport, error) {
+			return cuda.CompileReport{}, errors.New("NVRTC not found (looked in libnvrtc.so.13); install the CUDA toolkit")
+		},
+		CompileMetal: func(context.Context, profiler.Program) error { return mslemu.ErrNoCompiler },
+	}
+}
+
+// findings are a result's findings as "level step message" lines.
+func findingsOf(r Result) string {
+	var b strings.Builder
+	for _, f := range r.Findings {
+		b.WriteString(f.String() + "\n")
+	}
+	return b.String()
+}
+
+func mustContain(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(text, w) {
+			t.Errorf("%s: want %q in\n%s", what, w, text)
+		}
+	}
+}
+
+// TestFolderBrokenManifestsDoNotHideTheGoodOne: every manifest of a folder
+// is reported; the broken ones with their place and what to do, the good
+// one loads.
+func TestFolderBrokenManifestsDoNotHideTheGoodOne(t *testing.T) {
+	good := usertest.Manifest("good_k")
+	path := usertest.Write(t, map[string]string{
+		"a_good/kernel.yaml":    good,
+		"a_good/k.cu":           usertest.Source,
+		"b_typo/kernel.yaml":    strings.Replace(usertest.Manifest("typo_k"), "dtypes:", "dtype:", 1),
+		"b_typo/k.cu":           usertest.Source,
+		"c_noentry/kernel.yaml": strings.Replace(usertest.Manifest("noentry_k"), "entry: k,", "entry: k_fwd,", 1),
+		"c_noentry/k.cu":        usertest.Source,
+	})
+	dir := filepath.Dir(path)
+	rep := Check(dir, Options{Static: true})
+	if len(rep.Manifests) != 3 {
+		t.Fatalf("want 3 manifests, got %d: %+v", len(rep.Manifests), rep.Manifests)
+	}
+	g, typo, noEntry := rep.Manifests[0], rep.Manifests[1], rep.Manifests[2]
+	if g.Broken() || g.Failed() || g.Family == nil || g.Family.Name() != "good_k" || g.Count(Error) != 0 {
+		t.Errorf("good manifest: %+v\n%s", g, findingsOf(g))
+	}
+	if !typo.Broken() || typo.Family != nil {
+		t.Errorf("typo manifest loads: %s", findingsOf(typo))
+	}
+	mustContain(t, "typo", findingsOf(typo), "error   [load] "+filepath.Join(dir, "b_typo/kernel.yaml")+":3:1: ", `unknown field "dtype"`, "check the spelling")
+	if !noEntry.Broken() {
+		t.Errorf("missing entry loads: %s", findingsOf(noEntry))
+	}
+	mustContain(t, "missing entry", findingsOf(noEntry), "c_noentry/kernel.yaml:14:", `has no kernel "k_fwd"`, "kernels found: k")
+	if got := rep.Loaded(); len(got) != 1 || got[0].Name() != "good_k" {
+		t.Errorf("Loaded: %v", got)
+	}
+	if rep.ExitCode() != 2 {
+		t.Errorf("exit code %d, want 2", rep.ExitCode())
+	}
+	// Static: no compile, no reference.
+	for _, f := range g.Findings {
+		if f.Step == StepCompile || f.Step == StepReference {
+			t.Errorf("static check ran %s: %s", f.Step, f)
+		}
+	}
+	// The good one alone is clean.
+	if r := Check(filepath.Join(dir, "a_good"), Options{Static: true}); r.ExitCode() != 0 {
+		t.Errorf("good alone: exit %d", r.ExitCode())
+	}
+}
+
+// Two manifests of one name: the second is reported, naming the first.
+func TestFolderDuplicateNames(t *testing.T) {
+	path := usertest.Write(t, map[string]string{
+		"a/kernel.yaml": usertest.Manifest("same"), "a/k.cu": usertest.Source,
+		"b/kernel.yaml": usertest.Manifest("same"), "b/k.cu": usertest.Source,
+	})
+	dir := filepath.Dir(path)
+	rep := Check(dir, Options{Static: true})
+	if len(rep.Manifests) != 2 || rep.Manifests[0].Broken() || !rep.Manifests[1].Broken() {
+		t.Fatalf("%+v", rep.Manifests)
+	}
+	mustContain(t, "duplicate", findingsOf(rep.Manifests[1]), "b/kernel.yaml:1:", "same is also the name of the kernel in "+filepath.Join(dir, "a/kernel.yaml"))
+}
+
+// A path with no manifest is one broken result.
+func TestNoManifest(t *testing.T) {
+	rep := Check(t.TempDir(), Options{})
+	if rep.ExitCode() != 2 || len(rep.Manifests) != 1 {
+		t.Fatalf("%+v", rep)
+	}
+	mustContain(t, "empty folder", findingsOf(rep.Manifests[0]), "holds no kernel.yaml")
+}
+
+// A TGM item no shared array declares is a warning at the item.
+func TestTGMItemsAgainstSharedArrays(t *testing.T) {
+	src := `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) { __shared__ float tile[WG]; }`
+	m := strings.Replace(usertest.Manifest("tgm_k"), "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols], tgm: [{name: tile, bytes: 256}, {name: tiles, bytes: 4}]}", 1)
+	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": src})
+	r := Check(path, Options{Static: true}).Manifests[0]
+	text := findingsOf(r)
+	if r.Count(Warning) != 1 {
+		t.Errorf("want 1 warning:\n%s", text)
+	}
+	mustContain(t, "tgm", text, "warning [source] "+path+":14:", "TGM item tiles of dispatch k: k.cu declares no __shared__ array named tiles (it has tile)")
+	if strings.Contains(text, "TGM item tile ") {
+		t.Errorf("declared item reported:\n%s", text)
+	}
+	if r.Failed() || r.Broken() {
+		t.Errorf("a warning fails the check: %s", r.Verdict())
+	}
+}
+
+func TestSharedNames(t *testing.T) {
+	src := `__shared__ float a[4]; __shared__ __align__(16) T b[WG][2];
+	extern __shared__ char dyn[];
+	kernel void k(threadgroup float* c [[threadgroup(0)]]) { threadgroup half d[32]; threadgroup float e = 0; }`
+	got := sharedNames(src)
+	for _, n := range []string{"a", "b", "dyn", "c", "d", "e"} {
+		if !got[n] {
+			t.Errorf("%s not found in %v", n, got)
+		}
+	}
+	if len(got) != 6 {
+		t.Errorf("extra names: %v", got)
+	}
+}
+
+// No NVRTC, no g++, no Python: notes, exit 0.
+func TestMissingToolsAreNotes(t *testing.T) {
+	m := strings.Replace(usertest.Manifest("tools_k"), "sources: {cuda: k.cu}", "sources: {cuda: k.cu, metal: k.metal}", 1)
+	m = strings.Replace(m, "check: none", "check: {python: ref.py}", 1)
+	metalSrc := `[[kernel]] void k(device const T* X [[buffer(0)]], device T* Y [[buffer(1)]], constant P& p [[buffer(2)]]) {}`
+	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": usertest.Source, "k.metal": metalSrc, "ref.py": "def reference(i, d): pass\n"})
+	rep := Check(path, noTools(t))
+	r := rep.Manifests[0]
+	text := findingsOf(r)
+	if r.Count(Error) != 0 || r.Count(Warning) != 0 || rep.ExitCode() != 0 {
+		t.Errorf("missing tools are not notes (exit %d):\n%s", rep.ExitCode(), text)
+	}
+	mustContain(t, "notes", text,
+		"note    [compile] "+filepath.Join(filepath.Dir(path), "k.cu")+": CUDA: not compiled: NVRTC not found (looked in",
+		"note    [compile] "+filepath.Join(filepath.Dir(path), "k.metal")+": Metal: g++ not found on PATH",
+		"note    [reference] "+filepath.Join(filepath.Dir(path), "ref.py")+": not run: check: python: ", "MLTOP_PYTHON")
+}
+
+// A compile error is an error of the compile step (exit 1) with the log;
+// a clean compile is a note naming the entry and the arch.
+func TestCompileFindings(t *testing.T) {
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("cc_k"), "k.cu": usertest.Source})
+	opt := noTools(t)
+	var gotArch string
+	opt.Arch = "sm_80"
+	opt.CompileCUDA = func(p profiler.Program, arch string) (cuda.CompileReport, error) {
+		gotArch = arch
+		if !strings.Contains(p.Code, "#define WG 64") {
+			t.Errorf("the program lacks the spec's macros:\n%s", p.Code)
+		}
+		return cuda.CompileReport{Arch: arch, Compiler: "NVRTC 13.0", Lowered: "k", StaticShared: 0}, nil
+	}
+	rep := Check(path, opt)
+	mustContain(t, "clean compile", findingsOf(rep.Manifests[0]), "note    [compile] ", "CUDA f32: k compiles for sm_80 with NVRTC 13.0 (lowered k, 0 B static shared)")
+	if gotArch != "sm_80" || rep.ExitCode() != 0 {
+		t.Errorf("arch %q, exit %d", gotArch, rep.ExitCode())
+	}
+	opt.CompileCUDA = func(p profiler.Program, arch string) (cuda.CompileReport, error) {
+		return cuda.CompileReport{Log: "k.cu(1): error: identifier \"Tx\" is undefined"}, errors.New("NVRTC could not compile k.cu for sm_90: NVRTC_ERROR_COMPILATION")
+	}
+	rep = Check(path, opt)
+	r := rep.Manifests[0]
+	mustContain(t, "compile error", findingsOf(r), "error   [compile] ", "CUDA f32: NVRTC could not compile k.cu", `identifier "Tx" is undefined`)
+	if rep.ExitCode() != 1 || r.Broken() || !r.Failed() {
+		t.Errorf("compile error: exit %d, broken %v, failed %v", rep.ExitCode(), r.Broken(), r.Failed())
+	}
+}
+
+// A compiler that does not finish is stopped at the step's time limit.
+func TestCompileTimeout(t *testing.T) {
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("slow_k"), "k.cu": usertest.Source})
+	opt := noTools(t)
+	block := make(chan struct{})
+	defer close(block)
+	opt.CompileCUDA = func(profiler.Program, string) (cuda.CompileReport, error) { <-block; return cuda.CompileReport{}, nil }
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // as ctrl-C would
+	opt.Context = ctx
+	rep := Check(path, opt)
+	if len(rep.Manifests) != 0 {
+		// A cancelled check stops before or at the first step.
+		mustContain(t, "cancelled", findingsOf(rep.Manifests[0]), "did not finish")
+	}
+	opt.Context = nil
+	opt.StepTimeout = 1 // 1ns
+	rep = Check(path, opt)
+	mustContain(t, "timeout", findingsOf(rep.Manifests[0]), "error   [compile] ", "NVRTC did not finish k in 1ns")
+}
+
+// The real MSL emulation: a user kernel compiles; a typo is an error
+// naming the line.
+func TestMetalOnTheEmulation(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/g++"); err != nil {
+		t.Skip("no g++")
+	}
+	m := strings.Replace(usertest.Manifest("msl_k"), "sources: {cuda: k.cu}", "sources: {metal: k.metal}", 1)
+	m = strings.Replace(m, "dtypes: [f32]", "dtypes: [f32, bf16]", 1)
+	good := "#include <metal_stdlib>\nusing namespace metal;\nstruct P { int n_rows; int n_cols; };\n[[kernel]] void k(device const T* X [[buffer(0)]], device T* Y [[buffer(1)]], constant P& p [[buffer(2)]],\n uint i [[threadgroup_position_in_grid]]) {\n  Y[i] = T(float(X[i]) * 2.0f);\n}\n"
+	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.metal": good})
+	opt := noTools(t)
+	opt.CompileMetal = nil
+	rep := Check(path, opt)
+	mustContain(t, "metal ok", findingsOf(rep.Manifests[0]), "Metal f32: k compiles on the MSL emulation", "Metal bf16: k compiles")
+	if rep.ExitCode() != 0 {
+		t.Errorf("exit %d:\n%s", rep.ExitCode(), findingsOf(rep.Manifests[0]))
+	}
+	os.WriteFile(filepath.Join(filepath.Dir(path), "k.metal"), []byte(strings.Replace(good, "T(float", "Tx(float", 1)), 0o644)
+	rep = Check(path, opt)
+	mustContain(t, "metal typo", findingsOf(rep.Manifests[0]), "error   [compile] ", "k.metal:6:", "Tx")
+	if rep.ExitCode() != 1 {
+		t.Errorf("exit %d", rep.ExitCode())
+	}
+}

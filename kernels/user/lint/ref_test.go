@@ -1,0 +1,132 @@
+package lint
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/cuda"
+	"github.com/mltop/mltop/kernels/user/pyref"
+	"github.com/mltop/mltop/kernels/user/usertest"
+	"github.com/mltop/mltop/profiler"
+)
+
+// fakePython stands in for the interpreter: run as `py driver.py DIR`, it
+// runs body with $d the exchange folder and $src a folder of prepared
+// .npy files.
+func fakePython(t *testing.T, body string, arrays map[string][]int) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, shape := range arrays {
+		n := 1
+		for _, x := range shape {
+			n *= x
+		}
+		var b bytes.Buffer
+		if err := pyref.WriteNPY(&b, shape, make([]float64, n)); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "out_"+name+".npy"), b.Bytes(), 0o644)
+	}
+	p := filepath.Join(dir, "python")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\nd=\"$2\"\nsrc=\""+dir+"\"\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func pythonManifest(t *testing.T, name string) string {
+	m := strings.Replace(usertest.Manifest(name), "check: none", "check: {python: ref.py}", 1)
+	return usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": usertest.Source, "ref.py": "import numpy as np\ndef reference(inputs, dims):\n    return {'Y': inputs['X'] * 2}\n"})
+}
+
+// The reference runs on a tiny shape; what it returns is checked against
+// the output buffers.
+func TestReferenceFindings(t *testing.T) {
+	cases := []struct {
+		name, body string
+		arrays     map[string][]int
+		level      Level
+		want       []string
+	}{
+		{"ok", `cp "$src/out_Y.npy" "$d/"; echo '["Y"]' > "$d/outputs.json"`, map[string][]int{"Y": {1, 4}}, Note,
+			[]string{"note    [reference] ", "ref.py: ran at f32 on a tiny shape (rows=8→1, cols=16→4) with ", "returned Y [1 4] <f8"}},
+		{"import fails", `echo 'Traceback (most recent call last):' >&2; echo "ModuleNotFoundError: No module named 'torch'" >&2; exit 5`, nil, Error,
+			[]string{"error   [reference] ", "ref.py: on a tiny shape (rows=8→1, cols=16→4): check: python: ", "raised an exception", "No module named 'torch'"}},
+		{"wrong name", `cp "$src/out_Z.npy" "$d/"; echo '["Z"]' > "$d/outputs.json"`, map[string][]int{"Z": {1, 4}}, Error,
+			[]string{"error   [reference] ", "returned no Y (it returned Z): return a dict with every output buffer", "warning [reference] ", "returned Z, which is not an output buffer (outputs: Y)"}},
+		{"wrong shape", `cp "$src/out_Y.npy" "$d/"; echo '["Y"]' > "$d/outputs.json"`, map[string][]int{"Y": {4}}, Error,
+			[]string{"error   [reference] ", "returned Y with shape [4], but the buffer's shape is [1 4]"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := pythonManifest(t, "ref_k")
+			opt := noTools(t)
+			opt.Python = fakePython(t, c.body, c.arrays)
+			rep := Check(path, opt)
+			r := rep.Manifests[0]
+			mustContain(t, c.name, findingsOf(r), c.want...)
+			wantExit := map[Level]int{Note: 0, Error: 1}[c.level]
+			if rep.ExitCode() != wantExit || r.Broken() {
+				t.Errorf("exit %d, want %d; broken %v", rep.ExitCode(), wantExit, r.Broken())
+			}
+		})
+	}
+}
+
+// A reference that hangs is stopped at the step's limit.
+func TestReferenceTimeout(t *testing.T) {
+	path := pythonManifest(t, "slow_ref")
+	opt := noTools(t)
+	opt.Python = fakePython(t, "exec sleep 30", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	opt.Context = ctx
+	opt.CompileCUDA = func(profiler.Program, string) (cuda.CompileReport, error) {
+		cancel() // ctrl-C while the check runs
+		return cuda.CompileReport{Lowered: "k"}, nil
+	}
+	rep := Check(path, opt)
+	if len(rep.Manifests) == 1 {
+		mustContain(t, "cancelled", findingsOf(rep.Manifests[0]), "error   [reference] ", "stopped: context canceled")
+	}
+}
+
+// With a real Python that has NumPy, ref.py runs.
+func TestReferenceRealPython(t *testing.T) {
+	st := pyref.Probe(context.Background())
+	if !st.OK() {
+		t.Skip(st.Err)
+	}
+	path := pythonManifest(t, "real_ref")
+	rep := Check(path, Options{Static: false, Python: st.Path, CompileCUDA: noTools(t).CompileCUDA, CompileMetal: noTools(t).CompileMetal})
+	mustContain(t, "real python", findingsOf(rep.Manifests[0]), "returned Y [1 4] <f8")
+}
+
+// The report of one manifest, as `mltop check` prints it.
+func TestReportGolden(t *testing.T) {
+	path := pythonManifest(t, "golden_k")
+	dir := filepath.Dir(path)
+	opt := noTools(t)
+	opt.Python = fakePython(t, `cp "$src/out_Y.npy" "$d/"; echo '["Y"]' > "$d/outputs.json"`, map[string][]int{"Y": {1, 4}})
+	opt.CompileCUDA = func(p profiler.Program, arch string) (cuda.CompileReport, error) {
+		return cuda.CompileReport{Arch: "sm_90", Compiler: "NVRTC 13.0 from /cuda/lib/libnvrtc.so", Lowered: "k", StaticShared: 0}, nil
+	}
+	var b strings.Builder
+	rep := Check(path, opt)
+	rep.Write(&b, Note)
+	got := strings.ReplaceAll(strings.ReplaceAll(b.String(), opt.Python, "PYTHON"), dir, "DIR")
+	golden := filepath.Join("testdata", "report.golden")
+	if *update {
+		os.WriteFile(golden, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("report differs from %s (go test -update):\n%s", golden, got)
+	}
+}

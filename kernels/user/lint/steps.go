@@ -1,0 +1,295 @@
+package lint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/mltop/mltop/cuda"
+	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/kernels/user/csrc"
+	"github.com/mltop/mltop/kernels/user/pyref"
+	"github.com/mltop/mltop/metal/mslemu"
+	"github.com/mltop/mltop/profiler"
+)
+
+// langName is how findings name a source language.
+var langName = map[string]string{"cuda": "CUDA", "metal": "Metal"}
+
+// lintSources checks what loading does not: the entries' places, the TGM
+// items against the sources' shared arrays, and the names mltop injects.
+// (Entries, and args against their parameters, are the loader's checks.)
+func lintSources(r *Result) {
+	f := r.Family
+	for _, lang := range f.Languages() {
+		path := f.SourcePath(lang)
+		code := f.Source(lang)
+		shared := sharedNames(code)
+		for _, d := range f.DispatchInfos() {
+			if sig, _, ok := csrc.FindEntry(code, d.Entry); ok {
+				r.add(Note, StepSource, path, sig.Line, 0, "entry %s", sig)
+			}
+			for k, item := range d.TGM {
+				if shared[item] {
+					continue
+				}
+				line, col := f.Pos(fmt.Sprintf("$.dispatches[%d].tgm[%d].name", d.Index, k))
+				r.add(Warning, StepSource, f.Path(), line, col,
+					"TGM item %s of dispatch %s: %s declares no %s array named %s (it has %s): name the item after the array it sizes, or drop it if nothing uses it",
+					item, d.Name, filepath.Base(path), sharedKeyword(lang), item, orNone(slices.Sorted(mapKeys(shared))))
+			}
+		}
+		var lines []string
+		for _, in := range f.Injections(lang) {
+			lines = append(lines, fmt.Sprintf("%-8s %s", in.Name, in.How))
+		}
+		r.add(Note, StepSource, path, 0, 0, "names mltop gives the %s source:\n%s", langName[lang], strings.Join(lines, "\n"))
+	}
+}
+
+func sharedKeyword(lang string) string {
+	if lang == "metal" {
+		return "threadgroup"
+	}
+	return "__shared__"
+}
+
+// sharedNames are the names declared after __shared__ or threadgroup: the
+// identifier before the first '[', ';', '=', ',' or ')' that follows.
+func sharedNames(code string) map[string]bool {
+	toks := csrc.Tokenize(code)
+	out := map[string]bool{}
+	for i, t := range toks {
+		if t.Text != "__shared__" && t.Text != "threadgroup" {
+			continue
+		}
+		for j := i + 1; j < len(toks) && j < i+24; j++ {
+			switch toks[j].Text {
+			case "(": // __align__(16), alignas(16): not the name
+				for depth := 0; j < len(toks); j++ {
+					if toks[j].Text == "(" {
+						depth++
+					} else if toks[j].Text == ")" {
+						if depth--; depth == 0 {
+							break
+						}
+					}
+				}
+				continue
+			case "[", "[[", ";", "=", ",", ")":
+				if p := toks[j-1]; p.Kind == csrc.Ident {
+					out[p.Text] = true
+				}
+			default:
+				continue
+			}
+			break
+		}
+	}
+	return out
+}
+
+// programs are the distinct programs of the manifest's default spec per
+// dtype for the source in lang, with the dtype they were made for.
+func programs(f *user.Family, lang string) ([]profiler.Program, []profiler.DType, error) {
+	var ps []profiler.Program
+	var dts []profiler.DType
+	seen := map[string]bool{}
+	for _, dt := range f.Schema().DTypes {
+		s := profiler.Spec{Kernel: f.Name(), DType: dt}.WithDefaults(f.Schema())
+		plan, err := f.Plan(s, profiler.DeviceInfo{Backend: lang, Name: "mltop check"})
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: the default spec does not plan: %w", s, err)
+		}
+		for _, d := range append(plan.Setup, plan.Dispatches...) {
+			key := d.Program.Entry + "\x00" + d.Program.Code
+			if !seen[key] {
+				seen[key] = true
+				ps = append(ps, d.Program)
+				dts = append(dts, dt)
+			}
+		}
+	}
+	return ps, dts, nil
+}
+
+// compileStep compiles every program of the default spec of each dtype.
+func compileStep(r *Result, opt Options) {
+	f := r.Family
+	for _, lang := range f.Languages() {
+		ps, dts, err := programs(f, lang)
+		if err != nil {
+			r.add(Error, StepCompile, f.Path(), 0, 0, "%v", err)
+			continue
+		}
+		for i, p := range ps {
+			if opt.ctx().Err() != nil {
+				return
+			}
+			var skip bool
+			if lang == "cuda" {
+				skip = compileCUDA(r, opt, p, dts[i])
+			} else {
+				skip = compileMetal(r, opt, p, dts[i])
+			}
+			if skip {
+				break
+			}
+		}
+	}
+}
+
+// noNVRTC says whether CheckCompile failed for want of NVRTC (or of Linux).
+func noNVRTC(err error) bool {
+	s := err.Error()
+	return strings.HasPrefix(s, "NVRTC not found") || strings.Contains(s, "needs Linux")
+}
+
+// compileCUDA compiles one CUDA program; it returns true when there is no
+// compiler (the other programs are skipped).
+func compileCUDA(r *Result, opt Options, p profiler.Program, dt profiler.DType) bool {
+	compile := opt.CompileCUDA
+	if compile == nil {
+		compile = cuda.CheckCompile
+	}
+	type done struct {
+		rep cuda.CompileReport
+		err error
+	}
+	ch := make(chan done, 1)
+	go func() { // NVRTC cannot be interrupted: stop waiting for it instead
+		rep, err := compile(p, opt.Arch)
+		ch <- done{rep, err}
+	}()
+	ctx, cancel := context.WithTimeout(opt.ctx(), opt.timeout())
+	defer cancel()
+	var d done
+	select {
+	case d = <-ch:
+	case <-ctx.Done():
+		r.add(Error, StepCompile, p.File, 0, 0, "CUDA %s: NVRTC did not finish %s in %s (%v)", dt, p.Entry, opt.timeout(), ctx.Err())
+		return true
+	}
+	if d.err != nil && noNVRTC(d.err) {
+		r.add(Note, StepCompile, p.File, 0, 0, "CUDA: not compiled: %v", d.err)
+		return true
+	}
+	if d.err != nil {
+		r.add(Error, StepCompile, p.File, 0, 0, "CUDA %s: %v%s", dt, d.err, logText(d.rep.Log))
+		return false
+	}
+	if strings.TrimSpace(d.rep.Log) != "" {
+		r.add(Warning, StepCompile, p.File, 0, 0, "CUDA %s: NVRTC warns:%s", dt, logText(d.rep.Log))
+	}
+	shared := ""
+	if d.rep.StaticShared >= 0 {
+		shared = fmt.Sprintf(", %d B static shared", d.rep.StaticShared)
+	}
+	r.add(Note, StepCompile, p.File, 0, 0, "CUDA %s: %s compiles for %s with %s (lowered %s%s)", dt, p.Entry, d.rep.Arch, d.rep.Compiler, d.rep.Lowered, shared)
+	return false
+}
+
+func logText(log string) string {
+	if log = strings.TrimSpace(log); log == "" {
+		return ""
+	}
+	return "\n" + log
+}
+
+// compileMetal compiles one Metal program on the MSL emulation; true when
+// there is no g++.
+func compileMetal(r *Result, opt Options, p profiler.Program, dt profiler.DType) bool {
+	compile := opt.CompileMetal
+	if compile == nil {
+		compile = mslemu.CheckUser
+	}
+	ctx, cancel := context.WithTimeout(opt.ctx(), opt.timeout())
+	defer cancel()
+	err := compile(ctx, p)
+	switch {
+	case errors.Is(err, mslemu.ErrNoCompiler):
+		r.add(Note, StepCompile, p.File, 0, 0, "Metal: %v", err)
+		return true
+	case err != nil:
+		r.add(Error, StepCompile, p.File, 0, 0, "Metal %s: %v", dt, err)
+		return false
+	}
+	r.add(Note, StepCompile, p.File, 0, 0, "Metal %s: %s compiles on the MSL emulation (g++); Apple's Metal compiler is not run here", dt, p.Entry)
+	return false
+}
+
+// referenceStep runs the Python reference on a tiny spec, or says what
+// the check is.
+func referenceStep(r *Result, opt Options) {
+	f := r.Family
+	line, col := f.Pos("$.check")
+	switch f.CheckKind() {
+	case "none":
+		r.add(Note, StepReference, f.Path(), line, col, "check: none: runs are `unchecked` (add check: {python: ref.py} to verify the outputs)")
+		return
+	case "against", "kernel":
+		r.add(Note, StepReference, f.Path(), line, col, "check: %s: compared on a device when it runs; nothing to run here", f.CheckKind())
+		return
+	}
+	py := opt.Python
+	if py == "" {
+		st := pyref.Probe(opt.ctx())
+		if !st.OK() {
+			r.add(Note, StepReference, f.PythonRef(), 0, 0, "not run: %v", st.Err)
+			return
+		}
+		py = st.Path
+	}
+	dt := f.Schema().DTypes[0]
+	if slices.Contains(f.Schema().DTypes, profiler.F32) {
+		dt = profiler.F32
+	}
+	s, changed, err := f.TinySpec(dt)
+	if err != nil {
+		r.add(Error, StepReference, f.Path(), 0, 0, "%v", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(opt.ctx(), opt.timeout())
+	defer cancel()
+	outs, problems, err := f.CheckReference(ctx, py, s)
+	shape := "the default shape"
+	if len(changed) > 0 {
+		shape = "a tiny shape (" + strings.Join(changed, ", ") + ")"
+	}
+	if err != nil {
+		r.add(Error, StepReference, f.PythonRef(), 0, 0, "on %s: %v", shape, err)
+		return
+	}
+	for _, p := range problems {
+		l := Warning
+		if p.Error {
+			l = Error
+		}
+		r.add(l, StepReference, f.PythonRef(), 0, 0, "%s", p.Msg)
+	}
+	var got []string
+	for _, o := range outs {
+		got = append(got, fmt.Sprintf("%s %v %s", o.Name, o.Shape, o.Descr))
+	}
+	r.add(Note, StepReference, f.PythonRef(), 0, 0, "ran at %s on %s with %s: returned %s", s.DType, shape, py, orNone(got))
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+func mapKeys(m map[string]bool) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package mslemu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/mltop/mltop/kernels/user/csrc"
+	"github.com/mltop/mltop/metal"
+	"github.com/mltop/mltop/profiler"
+)
+
+// ErrNoCompiler is CheckUser's error when g++ is not on the PATH.
+var ErrNoCompiler = errors.New("g++ not found on PATH: the Metal source was not compiled (the MSL emulation needs a C++20 compiler with _Float16)")
+
+// CheckUser compiles a user kernel's Metal program (kernels/user: macros
+// already in the code) with g++ against the MSL emulation, syntax only,
+// calling its entry as the emulator would. It proves that the text parses
+// and type-checks as the emulated MSL subset; not that Apple's compiler
+// accepts it. The error quotes g++'s messages (file:line of the user's
+// source). bfloat is Metal 3.1's native type (__HAVE_BFLOAT__).
+func CheckUser(ctx context.Context, p profiler.Program) error {
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		return ErrNoCompiler
+	}
+	full, err := metal.AssembleUserSource(p)
+	if err != nil {
+		return err
+	}
+	sig, found, ok := csrc.FindEntry(p.Code, p.Entry)
+	if !ok {
+		return fmt.Errorf("%s has no kernel %q (found %v)", p.File, p.Entry, found)
+	}
+	call, err := UserCall(sig)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "mltop-mslcheck-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	shim, err := writeShim(dir)
+	if err != nil {
+		return err
+	}
+	full = threadgroupArray.ReplaceAllString(full, "${1}static $2")
+	cc := filepath.Join(dir, "check.cc")
+	if err := os.WriteFile(cc, []byte(full+"\n#line 1 \"mltop-emulator-main.cc\"\n"+strings.Replace(emuMain, "CALL", call, 1)), 0o644); err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, gxx, "-std=c++20", "-fsyntax-only", "-w", "-D__HAVE_BFLOAT__=1", "-I", shim, cc).CombinedOutput()
+	if ctx.Err() != nil {
+		return fmt.Errorf("g++ stopped: %w", ctx.Err())
+	}
+	if err != nil {
+		return fmt.Errorf("the MSL emulation (g++) rejects %s: %v\n%s", p.File, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// writeShim copies the embedded emulation headers into dir and returns
+// the folder to pass as -I.
+func writeShim(dir string) (string, error) {
+	shim := filepath.Join(dir, "shim")
+	if err := os.MkdirAll(shim, 0o755); err != nil {
+		return "", err
+	}
+	ents, err := fs.ReadDir(metal.EmulationShim, metal.EmulationShimDir)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range ents {
+		b, err := metal.EmulationShim.ReadFile(metal.EmulationShimDir + "/" + e.Name())
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(shim, e.Name()), b, 0o644); err != nil {
+			return "", err
+		}
+	}
+	return shim, nil
+}
