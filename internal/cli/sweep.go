@@ -257,8 +257,12 @@ func announce(jobs []profiler.Job, skip map[string]bool, path string, yes bool, 
 	if est.Slow > 0 {
 		each += fmt.Sprintf(", at least %d kernel runs of the slow specs", run.MinRuns)
 	}
-	fmt.Fprintf(stderr, "mltop: %s to run from %s (%s)%s; measuring takes %s to %s (%s), plus the builds\n",
-		profiler.Plural(len(todo), "spec", "specs"), path, profiler.Plural(est.Builds, "kernel build", "kernel builds"), bad, run.FormatDuration(est.Lo), run.FormatDuration(est.Hi), each)
+	measuring := fmt.Sprintf("; measuring takes %s (%s), plus the builds", durationRange(est.Lo, est.Hi), each)
+	if len(todo) == 0 {
+		measuring = "" // nothing is measured: no time range of nothing
+	}
+	fmt.Fprintf(stderr, "mltop: %s to run from %s (%s)%s%s\n",
+		profiler.Plural(len(todo), "spec", "specs"), path, profiler.Plural(est.Builds, "kernel build", "kernel builds"), bad, measuring)
 	if est.Slow > 0 {
 		fmt.Fprintf(stderr, "mltop: slow kernels in %d of %s (%s or more per kernel run); the slowest, %s: %s; time_limit bounds only the sampling; ctrl-C stops the sweep (with --csv FILE, --resume FILE goes on)\n",
 			est.Slow, profiler.Plural(len(todo), "spec", "specs"), run.FormatDuration(run.SlowRun), est.Slowest, kernelRunNote(*dev, est.Slowest))
