@@ -56,7 +56,7 @@ func runRun(ctx context.Context, s *session, a *specArgs, pos []string) error {
 		return err
 	}
 	defer exec.Close()
-	if msg := runEstimate(exec.Device(), spec); msg != "" {
+	if msg := runNotice(exec.Device(), profiler.Job{Spec: spec, Options: o.measureOptions(nil)}); msg != "" {
 		fmt.Fprintln(stderr, "mltop:", msg)
 	}
 	bar := newProgress(stdout, stderr, o.quiet, 1)
@@ -82,6 +82,9 @@ func runRun(ctx context.Context, s *session, a *specArgs, pos []string) error {
 	switch {
 	case res.Status == profiler.StatusOK, res.Status == profiler.StatusUnchecked:
 		return nil
+	case res.Status == profiler.StatusInvalid && !o.json && !o.bench:
+		// The result block above gave the reason: say it once.
+		return &exitError{code: exitBadInput, msg: "invalid spec (the reason is in the status line above): change the --set values"}
 	case res.Status == profiler.StatusInvalid:
 		return &exitError{code: exitBadInput, msg: fmt.Sprintf("invalid spec: %s", res.Reason())}
 	case res.Status == profiler.StatusCancelled:
@@ -99,6 +102,16 @@ func runEstimate(dev profiler.DeviceInfo, spec profiler.Spec) string {
 		return ""
 	}
 	return note + "; --time-limit bounds only the sampling; ctrl-C stops it"
+}
+
+// runNotice is what `mltop run` says before it runs: runEstimate, but
+// nothing for a spec the device refuses (memory, limits): the run refuses
+// it at once, and an estimate of a run that will not happen misleads.
+func runNotice(dev profiler.DeviceInfo, j profiler.Job) string {
+	if !runnable(j, dev) {
+		return ""
+	}
+	return runEstimate(dev, j.Spec)
 }
 
 // kernelRunNote is how long one kernel run of spec takes on dev and what

@@ -58,3 +58,37 @@ func TestBannerSaysTheRangeOnce(t *testing.T) {
 		t.Errorf("all invalid: want no measuring time:\n%s", out)
 	}
 }
+
+// TestRunRefusesBeforeEstimating: a long spec gets its estimate; the same
+// spec on a device without the memory for it gets none (it is refused).
+func TestRunRefusesBeforeEstimating(t *testing.T) {
+	big, err := parseSpec("attn_fwd", "f32", []string{"Lq=4096,Lk=4096,H=32,B=8,D=128"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := profiler.Job{Spec: big, Options: profiler.DefaultOptions()}
+	roomy := profiler.DeviceInfo{Backend: "cuda", Name: "test", Units: 1, MemoryBytes: 1 << 40, PeakFLOPS: map[profiler.DType]float64{profiler.F32: 1e11}, TGMPerGroup: 1 << 20, MaxThreadsPerGroup: 1024}
+	if got := runNotice(roomy, job); !strings.Contains(got, "per kernel run") {
+		t.Fatalf("a long spec that fits: notice %q, want the estimate", got)
+	}
+	small := roomy
+	small.MemoryBytes = 1 << 20
+	if got := runNotice(small, job); got != "" {
+		t.Errorf("a spec the device has no memory for: notice %q, want none (refuse first)", got)
+	}
+}
+
+// TestRunSaysTheInvalidReasonOnce: the result block gives the reason; the
+// exit message does not repeat it (it does under --json, which has no block).
+func TestRunSaysTheInvalidReasonOnce(t *testing.T) {
+	const reason = "32-bit indices address"
+	args := []string{"run", "attn_fwd", "--backend", "cpu", "--isolate", "off", "--set", "B=64,H=64,Hkv=64,Lq=65536,Lk=65536,D=128"}
+	code, stdout, stderr := runMain(t, args...)
+	if code != exitBadInput || strings.Count(stdout+stderr, reason) != 1 || !strings.Contains(stderr, "invalid spec") {
+		t.Errorf("exit %d, want 2 and the reason once:\n%s\n%s", code, stdout, stderr)
+	}
+	code, _, stderr = runMain(t, append(args, "--json")...)
+	if code != exitBadInput || !strings.Contains(stderr, reason) {
+		t.Errorf("--json: exit %d, want 2 and the reason on stderr:\n%s", code, stderr)
+	}
+}

@@ -120,8 +120,11 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 		phases = &phaseSink{w: stderr}
 	}
 	// sinksFor: the table (above the bar), the CSV, the phase summary.
+	var table *sink.Table // closed after the sweep: it says how often a reason repeated
 	sinksFor := func(bar *progress) []profiler.Sink {
-		sinks := []profiler.Sink{stdoutSink(o, bar, specs)}
+		out := stdoutSink(o, bar, specs)
+		table, _ = out.(*sink.Table)
+		sinks := []profiler.Sink{out}
 		if csvSink != nil {
 			sinks = append(sinks, csvSink)
 		}
@@ -161,6 +164,9 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 		defer bar.finish()
 		sum, err = run.Jobs(ctx, exec, sw.Jobs, skip, sinksFor(bar), bar.hooks())
 		bar.finish()
+	}
+	if table != nil {
+		table.Close()
 	}
 	if phases != nil {
 		phases.Close()
