@@ -77,14 +77,15 @@ func runRun(ctx context.Context, s *session, a *specArgs, pos []string) error {
 		}
 	}
 	if !o.json && !o.bench {
-		fmt.Fprint(stdout, sink.FormatResult(res))
+		shown := res
+		if res.Status == profiler.StatusInvalid {
+			shown.Error = "" // the exit message on stderr says why, once
+		}
+		fmt.Fprint(stdout, sink.FormatResult(shown))
 	}
 	switch {
 	case res.Status == profiler.StatusOK, res.Status == profiler.StatusUnchecked:
 		return nil
-	case res.Status == profiler.StatusInvalid && !o.json && !o.bench:
-		// The result block above gave the reason: say it once.
-		return &exitError{code: exitBadInput, msg: "invalid spec (the reason is in the status line above): change the --set values"}
 	case res.Status == profiler.StatusInvalid:
 		return &exitError{code: exitBadInput, msg: fmt.Sprintf("invalid spec: %s", res.Reason())}
 	case res.Status == profiler.StatusCancelled:

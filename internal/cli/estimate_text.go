@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"fmt"
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/mltop/mltop/profiler/run"
@@ -21,4 +24,20 @@ func durationRange(lo, hi time.Duration) string {
 		return "up to " + hiText
 	}
 	return loText + " to " + hiText
+}
+
+// parseWholeNumber reads an integer as the YAML loader does: 64 and 64.0
+// (or 6.4e1) are 64; 64.5 is refused rather than truncated.
+func parseWholeNumber(v string) (int, error) {
+	if n, err := strconv.Atoi(v); err == nil {
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, fmt.Errorf("%q is not an integer", v)
+	}
+	if f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
+		return 0, fmt.Errorf("%q is not a whole number: use an integer", v)
+	}
+	return int(f), nil
 }

@@ -78,17 +78,49 @@ func TestRunRefusesBeforeEstimating(t *testing.T) {
 	}
 }
 
-// TestRunSaysTheInvalidReasonOnce: the result block gives the reason; the
-// exit message does not repeat it (it does under --json, which has no block).
+// TestRunSaysTheInvalidReasonOnce: the exit message on stderr gives the
+// reason; the result block on stdout does not repeat it.
 func TestRunSaysTheInvalidReasonOnce(t *testing.T) {
 	const reason = "32-bit indices address"
 	args := []string{"run", "attn_fwd", "--backend", "cpu", "--isolate", "off", "--set", "B=64,H=64,Hkv=64,Lq=65536,Lk=65536,D=128"}
 	code, stdout, stderr := runMain(t, args...)
-	if code != exitBadInput || strings.Count(stdout+stderr, reason) != 1 || !strings.Contains(stderr, "invalid spec") {
+	if code != exitBadInput || strings.Count(stdout+stderr, reason) != 1 || !strings.Contains(stderr, "invalid spec: ") || !strings.Contains(stdout, "status     invalid\n") {
 		t.Errorf("exit %d, want 2 and the reason once:\n%s\n%s", code, stdout, stderr)
 	}
 	code, _, stderr = runMain(t, append(args, "--json")...)
 	if code != exitBadInput || !strings.Contains(stderr, reason) {
 		t.Errorf("--json: exit %d, want 2 and the reason on stderr:\n%s", code, stderr)
+	}
+}
+
+// TestSetTakesIntegralFloats: --set reads numbers as the YAML loader does.
+func TestSetTakesIntegralFloats(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+		err  string
+	}{
+		{"64", 64, ""},
+		{"64.0", 64, ""},
+		{"6.4e1", 64, ""},
+		{"-3", -3, ""},
+		{"64.5", 0, `"64.5" is not a whole number`},
+		{"BQ", 0, `"BQ" is not an integer`},
+		{"1e300", 0, "not a whole number"},
+	} {
+		n, err := parseWholeNumber(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: %d, %v; want an error with %q", tc.in, n, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || n != tc.want {
+			t.Errorf("%s: %d, %v; want %d", tc.in, n, err, tc.want)
+		}
+	}
+	spec, err := parseSpec("attn_fwd", "f32", []string{"BQ=64.0"})
+	if err != nil || spec.Knobs["BQ"] != 64 {
+		t.Errorf("--set BQ=64.0: %v %v, want BQ=64 as in YAML", spec.Knobs, err)
 	}
 }

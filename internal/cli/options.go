@@ -7,7 +7,6 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -320,9 +319,5 @@ func parseValue(v string, flag bool) (int, error) {
 		}
 		return 0, nil
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not an integer", v)
-	}
-	return n, nil
+	return parseWholeNumber(v)
 }

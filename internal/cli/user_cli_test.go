@@ -52,7 +52,7 @@ func TestUserKernelCLI(t *testing.T) {
 	}
 	for _, isolate := range []string{"off", "on"} {
 		code, out, errs = runCLI(t, "run", manifest, "--backend", "cpu", "--isolate", isolate, "--set", "N=4096,WG=128", "--quiet")
-		if code != 2 || !strings.Contains(errs, "invalid spec") || !strings.Contains(out, "invalid: the CPU backend cannot run user kernel cli_scale") || !strings.Contains(out, "threadgroup memory") {
+		if code != 2 || !strings.Contains(errs, "invalid spec: the CPU backend cannot run user kernel cli_scale") || !strings.Contains(out, "threadgroup memory") {
 			t.Errorf("run on the CPU (isolate %s): %d\n%s\n%s", isolate, code, out, errs)
 		}
 		// The reason only: not the runner's "compiling NAME (ENTRY): " nor
