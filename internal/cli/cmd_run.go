@@ -89,7 +89,7 @@ func runRun(ctx context.Context, s *session, a *specArgs, pos []string) error {
 	case res.Status == profiler.StatusInvalid:
 		return &exitError{code: exitBadInput, msg: fmt.Sprintf("invalid spec: %s", res.Reason())}
 	case res.Status == profiler.StatusCancelled:
-		return &exitError{code: exitFailed, msg: "cancelled (ctrl-C or SIGTERM): nothing was measured"}
+		return &exitError{code: exitFailed, msg: res.Error + ": nothing was measured"}
 	}
 	return &exitError{code: exitFailed}
 }
