@@ -44,7 +44,7 @@ type Watcher struct {
 	// a save of the same content changes only that (a Chmod event), and
 	// reruns; a chmod alone does not.
 	mtimes map[string]time.Time
-	name     string // the kernel's name as last loaded
+	name   string // the kernel's name as last loaded
 }
 
 // Options tune a Watcher.
