@@ -110,7 +110,7 @@ func TestBadManifests(t *testing.T) {
 		files map[string]string
 		want  []string
 	}{
-		{"unknown key", sub("dtypes: [f32]", "dtypes: [f32]\nthreds: 3"), nil, []string{"kernel.yaml:4:1", "unknown field \"threds\"", "manifest keys are"}},
+		{"unknown key", sub("dtypes: [f32]", "dtypes: [f32]\nthreds: 3"), nil, []string{"kernel.yaml:4:1", "unknown field \"threds\"", "the keys at the top level are name, description"}},
 		{"dim default not an integer", sub("rows: {default: 8}", "rows: {default: many}"), nil, []string{"dims.rows.default: want an integer here, got a string"}},
 		{"dtypes not a list", sub("dtypes: [f32]", "dtypes: f32"), nil, []string{"kernel.yaml:3:9: dtypes: want a list (one \"- item\" per line, or [a, b]) here, got a string"}},
 		{"missing source", sub("cuda: k.cu", "cuda: nope.cu"), nil, []string{"kernel.yaml:2:", "sources.cuda", "nope.cu", "relative to the manifest"}},

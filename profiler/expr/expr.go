@@ -25,6 +25,8 @@ import (
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/mltop/mltop/profiler"
 )
 
 // Kind is the type a name has in expressions.
@@ -248,12 +250,12 @@ func Compile(src string, vars Vars, w Where) (*Program, error) {
 	for _, id := range v.names {
 		if v.callees[ast.Node(id)] {
 			if !knownFunction(id.Value) {
-				return nil, &Error{Where: w, Src: src, Off: id.Location().From, Msg: fmt.Sprintf("unknown function '%s' in %s '%s' at %s; functions: %s", id.Value, w.Field, src, w.at(id.Location().From), strings.Join(Functions, ", "))}
+				return nil, &Error{Where: w, Src: src, Off: id.Location().From, Msg: fmt.Sprintf("unknown function '%s' in %s '%s' at %s; %sfunctions: %s", id.Value, w.Field, src, w.at(id.Location().From), profiler.DidYouMean(id.Value, functionNames()), strings.Join(Functions, ", "))}
 			}
 			continue
 		}
 		if _, ok := vars[id.Value]; !ok {
-			return nil, &Error{Where: w, Src: src, Off: id.Location().From, Msg: fmt.Sprintf("unknown name '%s' in %s '%s' at %s; known: %s", id.Value, w.Field, src, w.at(id.Location().From), strings.Join(vars.Names(), ", "))}
+			return nil, &Error{Where: w, Src: src, Off: id.Location().From, Msg: fmt.Sprintf("unknown name '%s' in %s '%s' at %s; %sknown: %s", id.Value, w.Field, src, w.at(id.Location().From), profiler.DidYouMean(id.Value, vars.Names()), strings.Join(vars.Names(), ", "))}
 		}
 	}
 	opts := append([]expr.Option{expr.Env(sample(vars))}, functions...)
@@ -262,6 +264,15 @@ func Compile(src string, vars Vars, w Where) (*Program, error) {
 		return nil, wrap(err, src, w, "")
 	}
 	return &Program{src: src, where: w, prog: prog}, nil
+}
+
+// functionNames are the names of Functions ("cdiv", "sizeof", …).
+func functionNames() []string {
+	out := make([]string, len(Functions))
+	for i, f := range Functions {
+		out[i], _, _ = strings.Cut(f, "(")
+	}
+	return out
 }
 
 func knownFunction(name string) bool {
