@@ -93,7 +93,10 @@ type Error struct {
 	Off int
 }
 
-func (e *Error) Error() string { return e.Msg }
+// Error leads with where the error is (file:line:col, or the column in
+// an expression that came from no file), then the message: the form of
+// every input error.
+func (e *Error) Error() string { return e.Where.at(max(e.Off, 0)) + ": " + e.Msg }
 
 // Program is a compiled expression.
 type Program struct {
@@ -250,12 +253,12 @@ func Compile(src string, vars Vars, w Where) (*Program, error) {
 	for _, id := range v.names {
 		if v.callees[ast.Node(id)] {
 			if !knownFunction(id.Value) {
-				return nil, &Error{Where: w, Src: src, Off: id.Location().From, Msg: fmt.Sprintf("unknown function '%s' in %s '%s' at %s; %sfunctions: %s", id.Value, w.Field, src, w.at(id.Location().From), profiler.DidYouMean(id.Value, functionNames()), strings.Join(Functions, ", "))}
+				return nil, &Error{Where: w, Src: src, Off: id.Location().From, Msg: fmt.Sprintf("unknown function '%s' in %s '%s'; %sfunctions: %s", id.Value, w.Field, src, profiler.DidYouMean(id.Value, functionNames()), strings.Join(Functions, ", "))}
 			}
 			continue
 		}
 		if _, ok := vars[id.Value]; !ok {
-			return nil, &Error{Where: w, Src: src, Off: id.Location().From, Msg: fmt.Sprintf("unknown name '%s' in %s '%s' at %s; %sknown: %s", id.Value, w.Field, src, w.at(id.Location().From), profiler.DidYouMean(id.Value, vars.Names()), strings.Join(vars.Names(), ", "))}
+			return nil, &Error{Where: w, Src: src, Off: id.Location().From, Msg: fmt.Sprintf("unknown name '%s' in %s '%s'; %sknown: %s", id.Value, w.Field, src, profiler.DidYouMean(id.Value, vars.Names()), strings.Join(vars.Names(), ", "))}
 		}
 	}
 	opts := append([]expr.Option{expr.Env(sample(vars))}, functions...)
@@ -295,7 +298,7 @@ func wrap(err error, src string, w Where, what string) error {
 	if what != "" {
 		msg = what + ": " + msg
 	}
-	return &Error{Where: w, Src: src, Off: off, Msg: fmt.Sprintf("%s in %s '%s' at %s", msg, w.Field, src, w.at(max(off, 0)))}
+	return &Error{Where: w, Src: src, Off: off, Msg: fmt.Sprintf("%s in %s '%s'", msg, w.Field, src)}
 }
 
 // Eval evaluates the program with env (names → int, bool, float64 or a
