@@ -327,8 +327,8 @@ func (m Model) outcome(b *batch, e entry) string {
 	if r.Stats.N > 0 {
 		s += " · median " + fmtDur(r.Stats.Median)
 		if p, ok := m.hist.previous(e); ok {
-			if d := deltaMedian(r, p.res); d != "" {
-				s += fmt.Sprintf(" (%s vs #%d)", d, p.id)
+			if c, ok := m.hist.compare(p, e); ok {
+				s += fmt.Sprintf(" (%s vs #%d)", c, p.id)
 			}
 		}
 		s += " · " + fmtThroughput(r)

@@ -195,7 +195,7 @@ func NewModel(exec profiler.Executor, opts Options) Model {
 		keys:   keys,
 		width:  80,
 		height: 24,
-		focus:  paneEditor,
+		focus:  paneKernels, // a first j/k picks a kernel, not a knob
 		list:   newKernelList(th, opts.Families),
 		editor: newEditor(th, dev),
 		chart:  chart{th: th},
@@ -214,8 +214,6 @@ func NewModel(exec profiler.Executor, opts Options) Model {
 	}
 	if f := m.list.selectedFamily(); f != nil {
 		m.editor.setFamily(f)
-	} else {
-		m.focus = paneKernels
 	}
 	m.syncPanels()
 	return m
@@ -320,7 +318,7 @@ func (m *Model) syncPanels() {
 	if m.loadErr != nil && !m.picking() && m.hist.len() == m.loadErr.runs {
 		m.errp.load = m.loadErr // until a newer run or a good reload
 	}
-	m.timing.base, m.timing.prev = nil, nil
+	m.timing.base, m.timing.prev, m.timing.compare = nil, nil, m.hist.compare
 	if b, ok := m.hist.baseline(); ok {
 		m.timing.base = &b
 	}
@@ -348,6 +346,10 @@ func (m *Model) syncPanels() {
 	}
 	m.chart.batch = m.batch
 	m.chart.runs = m.hist.entries
+	m.chart.series = profiler.Spec{}
+	if m.family() != nil {
+		m.chart.series = m.spec()
+	}
 }
 
 func (m Model) onKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
@@ -379,7 +381,9 @@ func (m Model) onKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 			m.batch.cancel()
 			m.batch.cancelled = true
 			m.setMsg(false, "cancelling… the current spec stops at its next check")
-		case m.list.filter != "":
+		case m.focus == paneKernels && m.list.filter != "":
+			// esc clears only what the focused pane owns: the filter
+			// belongs to the kernel list, not to the editor beside it.
 			m.list.setFilter("")
 			m.followList()
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/watch"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/compare"
 	"github.com/mltop/mltop/ui"
 )
 
@@ -179,7 +180,7 @@ func (s *reasonOnce) sameAs(n int, r profiler.Result) int {
 
 // watchLine is one run of `mltop watch`:
 //
-//	#2  softmax.cu saved  ok  median 41.3 µs (-4.2% vs #1)  812 GB/s  ✓ max err 3.1e-07  after_save=1.432s
+//	#2  softmax.cu saved  ok  median 41.3 µs (-4.2% [-5.0, -3.4] faster vs previous)  812 GB/s  ✓ max err 3.1e-07  after_save=1.432s
 //
 // sameAs > 0 names the earlier run whose failure reason this one repeats,
 // instead of the reason.
@@ -189,7 +190,7 @@ func watchLine(n int, why string, r profiler.Result, prev *profiler.Result, labe
 	if r.Stats.N > 0 {
 		fmt.Fprintf(&b, "  median %s", fmtMicros(r.Stats.Median))
 		if prev != nil && prev.Stats.Median > 0 {
-			fmt.Fprintf(&b, " (%+.1f%% vs previous)", (r.Stats.Median/prev.Stats.Median-1)*100)
+			fmt.Fprintf(&b, " (%s vs previous)", compare.Results(*prev, r, compare.DefaultOptions()))
 		}
 		switch {
 		case r.TFLOPS >= 1:

@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/compare"
 )
 
 // Verdicts of one spec in mltop compare.
 const (
-	verdictFaster = "faster"
-	verdictSlower = "slower"
-	verdictSame   = "same"
+	verdictFaster = string(compare.Faster)
+	verdictSlower = string(compare.Slower)
+	verdictSame   = string(compare.Same)
 	// verdictNoCI: one side has no confidence interval (fewer than 6
 	// samples), so the change cannot be told from noise; it never fails
 	// the gate.
@@ -106,60 +107,32 @@ func compareResults(old, new []profiler.Result, threshold float64) comparison {
 	return c
 }
 
-// compareOne compares two rows of one spec.
-//
-// The interval: on a log scale the change is r = ln(new/old). Each median's
-// 95 % confidence interval gives a lower and an upper half-width there
-// (ln m − ln lo, ln hi − ln m; the order-statistic intervals are not
-// symmetric). The interval of r takes new's lower and old's upper
-// half-widths combined in quadrature below r, new's upper and old's lower
-// above: the usual interval of a difference of two independent estimates.
-// It is narrower than asking whether the two intervals overlap, and wider
-// than the truth when the per-run intervals already cover more than 95 %
-// (distribution-free intervals do). It knows nothing of drift between the
-// runs (another load on the machine, a clock that changed): run the two
-// sweeps under the same conditions.
+// compareOne compares two rows of one spec with the comparison the
+// session and watch use (profiler/compare). A CSV keeps no samples, so
+// the interval comes from the two medians' 95 % confidence intervals:
+// new's low end over old's high end up to new's high end over old's low
+// end. That is every ratio the two intervals allow, wider than the
+// interval of a difference (conservative): a change it calls is one
+// neither run's noise explains.
 func compareOne(o, n profiler.Result, threshold float64) compareRow {
-	row := compareRow{Spec: o.Spec, Cache: o.Cache, Old: o.Stats.Median, New: n.Stats.Median}
-	r := math.Log(n.Stats.Median / o.Stats.Median)
-	row.Delta = math.Expm1(r)
+	opt := compare.DefaultOptions()
+	opt.Threshold = threshold
+	c := compare.Results(o, n, opt)
+	row := compareRow{Spec: o.Spec, Cache: o.Cache, Old: o.Stats.Median, New: n.Stats.Median, Delta: c.Ratio - 1}
 	row.Lo, row.Hi = row.Delta, row.Delta
-	oLo, oHi, okO := logHalfWidths(o.Stats)
-	nLo, nHi, okN := logHalfWidths(n.Stats)
-	row.HasCI = okO && okN
+	row.HasCI = c.Method != compare.MethodNone
 	if row.HasCI {
-		row.Lo = math.Expm1(r - math.Hypot(nLo, oHi))
-		row.Hi = math.Expm1(r + math.Hypot(nHi, oLo))
+		row.Lo, row.Hi = c.Lo-1, c.Hi-1
 	}
-	row.Verdict = verdictOf(row, threshold)
+	switch {
+	case !row.HasCI && math.Abs(row.Delta) < threshold:
+		row.Verdict = verdictSame
+	case !row.HasCI:
+		row.Verdict = verdictNoCI
+	default:
+		row.Verdict = string(c.Verdict)
+	}
 	return row
-}
-
-// logHalfWidths are the distances from ln median down to ln CILo and up to
-// ln CIHi; false when the row has no interval.
-func logHalfWidths(s profiler.Stats) (below, above float64, ok bool) {
-	if s.CILo <= 0 || s.CIHi <= 0 || s.CILo > s.Median || s.CIHi < s.Median {
-		return 0, 0, false
-	}
-	return math.Log(s.Median / s.CILo), math.Log(s.CIHi / s.Median), true
-}
-
-// verdictOf: same when the interval holds 0 or the change is under the
-// threshold; else slower or faster by the sign of the change.
-func verdictOf(row compareRow, threshold float64) string {
-	if math.Abs(row.Delta) < threshold {
-		return verdictSame
-	}
-	if !row.HasCI {
-		return verdictNoCI
-	}
-	if row.Lo <= 0 && row.Hi >= 0 {
-		return verdictSame
-	}
-	if row.Delta > 0 {
-		return verdictSlower
-	}
-	return verdictFaster
 }
 
 // kernelMeans is the geometric mean of the ratios per kernel, kernels in

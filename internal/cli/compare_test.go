@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/csv"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,12 +59,11 @@ func TestCompareOneVerdicts(t *testing.T) {
 	}
 }
 
-func TestCompareIntervalQuadrature(t *testing.T) {
-	// Both medians ±1% on a log scale: the change's interval is ±√2 %.
-	r := compareOne(statsRow(100, 100/1.01, 101), statsRow(100, 100/1.01, 101), 0.02)
-	want := 0.01 * 1.41421356
-	if got := r.Hi; got < want*0.99 || got > want*1.01 {
-		t.Errorf("upper end %.5f, want about %.5f (half-widths in quadrature)", got, want)
+func TestCompareIntervalFromCIs(t *testing.T) {
+	// Both medians 100 in [99, 101]: the ratio lies in [99/101, 101/99].
+	r := compareOne(statsRow(100, 99, 101), statsRow(100, 99, 101), 0.02)
+	if lo, hi := 99.0/101-1, 101.0/99-1; math.Abs(r.Lo-lo) > 1e-12 || math.Abs(r.Hi-hi) > 1e-12 {
+		t.Errorf("interval [%+.5f, %+.5f], want [%+.5f, %+.5f] (the ratios both intervals allow)", r.Lo, r.Hi, lo, hi)
 	}
 }
 

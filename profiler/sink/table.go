@@ -69,8 +69,29 @@ func tableCols() []tableCol {
 			}
 			return fmt.Sprintf("%.2e", r.Verdict.MaxRelErr)
 		}},
+		// What the verdict rests on: a max rel of 3e-02 can pass (the bound
+		// grows with the reduction length and the terms' size); err/bound
+		// below 1 passes.
+		{"err/bound", 9, 7, func(r profiler.Result) string { return ErrBound(r.Verdict) }},
 		{"status", -13, 0, func(r profiler.Result) string { return string(r.Status) }},
 	}
+}
+
+// ErrBound is a verdict's worst |got−want| over its bound, the figure the
+// pass or fail rests on (at most 1 passes): "0.31", "3.2e-04", "inf" for
+// a NaN or Inf output, "-" when nothing was checked.
+func ErrBound(v *profiler.Verdict) string {
+	switch {
+	case v == nil || v.Unchecked || v.Checked == 0 && v.WorstRatio == 0:
+		return "-"
+	case math.IsInf(v.WorstRatio, 1) || math.IsNaN(v.WorstRatio):
+		return "inf"
+	case v.WorstRatio == 0:
+		return "0"
+	case v.WorstRatio >= 0.01 && v.WorstRatio < 100:
+		return fmt.Sprintf("%.2f", v.WorstRatio)
+	}
+	return fmt.Sprintf("%.1e", v.WorstRatio)
 }
 
 // Fit makes rows fit a terminal of width columns. specs are the sweep's
@@ -394,6 +415,7 @@ func FormatResult(r profiler.Result) string {
 		}
 		fmt.Fprintf(&b, "\ncorrectness vs float64 reference: %s\n", verdict)
 		fmt.Fprintf(&b, "  max abs %.3e   max rel %.3e   rms %.3e   tol atol %g + rtol %g·|ref|\n", v.MaxAbsErr, v.MaxRelErr, v.RMSErr, v.ATol, v.RTol)
+		fmt.Fprintf(&b, "  worst err/bound %s (at most 1 passes; the bound grows with the reduction length and the terms' size)\n", ErrBound(v))
 		fmt.Fprintf(&b, "  %s, %d NaN/Inf, %s in %s\n", profiler.Plural(v.Mismatches, "mismatch", "mismatches"), v.NaNInf, profiler.Plural(v.Checked, "element", "elements"), v.Rows)
 		if !v.Pass && v.Worst != "" {
 			fmt.Fprintf(&b, "  worst: %s\n", v.Worst)
