@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/mltop/mltop/profiler"
@@ -280,9 +279,5 @@ func parseValue(v string, flag bool) (int, error) {
 		}
 		return 0, nil
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not an integer", v)
-	}
-	return n, nil
+	return parseWholeNumber(v)
 }

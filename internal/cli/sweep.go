@@ -67,6 +67,7 @@ type sweepRun struct {
 	out            fanout // the sinks, once the announcement has let the sweep start
 	csv            profiler.Sink
 	phases         *phaseSink
+	table          *sink.Table // closed after the sweep: it says how often a reason repeated
 	settles        bool   // some spec settles: the clock note is not needed
 	total          int    // specs to run, as announced
 	count          string // total in words ("about …" when estimated)
@@ -213,7 +214,9 @@ func (sr *sweepRun) startOutputs(p run.SweepPlan) (run.Hooks, error) {
 // the table above it, the CSV and the phase summary.
 func (sr *sweepRun) start(total int) {
 	sr.bar = newProgress(sr.stdout, sr.stderr, sr.o.quiet, total)
-	sr.out.sinks = []profiler.Sink{stdoutSink(sr.o, sr.bar, sr.sample)}
+	out := stdoutSink(sr.o, sr.bar, sr.sample)
+	sr.table, _ = out.(*sink.Table)
+	sr.out.sinks = []profiler.Sink{out}
 	if sr.csv != nil {
 		sr.out.sinks = append(sr.out.sinks, sr.csv)
 	}
@@ -235,6 +238,9 @@ func (sr *sweepRun) report(sum run.Summary, err error) error {
 	var ee *exitError
 	if errors.As(err, &ee) || profiler.IsInputError(err) {
 		return err
+	}
+	if sr.table != nil {
+		sr.table.Close()
 	}
 	if sr.phases != nil {
 		sr.phases.Close()
@@ -394,8 +400,11 @@ func announce(p run.SweepPlan, path string, yes bool, stderr io.Writer) error {
 		count = "about " + count
 		builds = fmt.Sprintf("estimated from %d combinations drawn at random: the sweep is too large to count in a moment", p.Sampled)
 	}
-	fmt.Fprintf(stderr, "mltop: %s to run from %s (%s)%s; measuring takes %s to %s (%s), plus the builds\n",
-		count, path, builds, bad, run.FormatDuration(est.Lo), run.FormatDuration(est.Hi), each)
+	measuring := fmt.Sprintf("; measuring takes %s (%s), plus the builds", durationRange(est.Lo, est.Hi), each)
+	if p.Specs == 0 {
+		measuring = "" // nothing is measured: no time range of nothing
+	}
+	fmt.Fprintf(stderr, "mltop: %s to run from %s (%s)%s%s\n", count, path, builds, bad, measuring)
 	if est.Slow > 0 && p.Device != nil {
 		fmt.Fprintf(stderr, "mltop: slow kernels in %d of %s (%s or more per kernel run); the slowest, %s: %s; time_limit bounds only the sampling; ctrl-C stops the sweep (with --csv FILE, --resume FILE goes on)\n",
 			est.Slow, profiler.Plural(p.Specs, "spec", "specs"), run.FormatDuration(run.SlowRun), est.Slowest, kernelRunNote(*p.Device, est.Slowest))

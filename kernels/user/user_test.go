@@ -114,12 +114,12 @@ func TestBadManifests(t *testing.T) {
 		files map[string]string
 		want  []string
 	}{
-		{"unknown key", sub("dtypes: [f32]", "dtypes: [f32]\nthreds: 3"), nil, []string{"kernel.yaml:4:1", "unknown field \"threds\"", "manifest keys are"}},
+		{"unknown key", sub("dtypes: [f32]", "dtypes: [f32]\nthreds: 3"), nil, []string{"kernel.yaml:4:1", "unknown field \"threds\"", "the keys at the top level are name, description"}},
 		{"dim default not an integer", sub("rows: {default: 8}", "rows: {default: many}"), nil, []string{"dims.rows.default: want an integer here, got a string"}},
 		{"dtypes not a list", sub("dtypes: [f32]", "dtypes: f32"), nil, []string{"kernel.yaml:3:9: dtypes: want a list (one \"- item\" per line, or [a, b]) here, got a string"}},
 		{"missing source", sub("cuda: k.cu", "cuda: nope.cu"), nil, []string{"kernel.yaml:2:", "sources.cuda", "nope.cu", "relative to the manifest"}},
 		{"missing include", sub("dtypes: [f32]", "dtypes: [f32]\nincludes: [common.h]"), nil, []string{"includes[0]", "common.h"}},
-		{"unknown name in grid", sub("grid: [rows]", "grid: [\"cdiv(colz, 4)\"]"), nil, []string{"unknown name 'colz' in grid[0] 'cdiv(colz, 4)' at", "kernel.yaml:14:", "known: T, WG, cols, rows"}},
+		{"unknown name in grid", sub("grid: [rows]", "grid: [\"cdiv(colz, 4)\"]"), nil, []string{"kernel.yaml:14:29: unknown name 'colz' in grid[0] 'cdiv(colz, 4)'", "kernel.yaml:14:", "known: T, WG, cols, rows"}},
 		{"unquoted comma", sub("grid: [rows]", "grid: [cdiv(rows, 4)]"), nil, []string{"syntax error", "quote an expression that has one"}},
 		{"unknown name in shape", sub("shape: [rows, cols]}", "shape: [rows, colls]}"), nil, []string{"unknown name 'colls' in buffers[X].shape[1]"}},
 		{"unknown name in rule", sub(`"cols % 4 == 0"`, `"col % 4 == 0"`), nil, []string{"unknown name 'col' in rules[0]", "kernel.yaml:9:"}},

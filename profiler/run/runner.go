@@ -170,7 +170,7 @@ func (r *Runner) Run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 		// A backend cut short by ctrl-C (profiler.Interruptible) fails its
 		// launch with context.Canceled: that is a cancellation, not an error.
 		if ctx != nil && ctx.Err() != nil && res.Status == profiler.StatusError {
-			res.Status, res.Error = profiler.StatusCancelled, "cancelled by user"
+			res.Status, res.Error = profiler.StatusCancelled, CancelReason(ctx)
 		}
 	}()
 	r.run(ctx, s, opt, progress, &res, newPhaseClock(res.Phases))
@@ -268,7 +268,7 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 
 	if err := r.measure(ctx, launches, r.restorer(plan, bufs), opt, progress, res, clk); err != nil {
 		if errors.Is(err, context.Canceled) {
-			res.Status, res.Error = profiler.StatusCancelled, "cancelled by user"
+			res.Status, res.Error = profiler.StatusCancelled, CancelReason(ctx)
 			return
 		}
 		r.fail(res, profiler.StatusError, err)

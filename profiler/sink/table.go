@@ -23,6 +23,10 @@ type Table struct {
 	specW  int                        // spec column width
 	common string                     // parts every spec shares (Fit), printed once
 	cols   []tableCol
+	// reason is the last failure reason printed, repeats how many rows
+	// since had the same one: it is printed once, then counted.
+	reason  string
+	repeats int
 }
 
 type tableCol struct {
@@ -182,15 +186,38 @@ func (t *Table) Write(r profiler.Result) error {
 	if t.width > 0 {
 		spec = Clip(spec, t.specW)
 	}
-	err := t.line(spec, func(c tableCol) string { return c.val(r) })
+	msg := ""
 	if r.Status != profiler.StatusOK && r.Error != "" {
-		msg := oneLine(r.Reason())
+		msg = oneLine(r.Reason())
 		if t.width > 0 {
 			msg = Clip(msg, max(t.width-6, 20))
 		}
+	}
+	if msg == "" || msg != t.reason {
+		t.flushRepeats()
+	}
+	err := t.line(spec, func(c tableCol) string { return c.val(r) })
+	switch {
+	case msg == "":
+	case msg == t.reason:
+		t.repeats++
+	default:
 		fmt.Fprintf(t.w, "    └ %s\n", msg)
+		t.reason = msg
 	}
 	return err
+}
+
+// flushRepeats says how many rows since the last printed reason had the
+// same one, instead of printing it under each.
+func (t *Table) flushRepeats() {
+	switch {
+	case t.repeats == 1:
+		fmt.Fprintln(t.w, "    └ the same for the row above")
+	case t.repeats > 1:
+		fmt.Fprintf(t.w, "    └ the same for the %d rows above\n", t.repeats)
+	}
+	t.reason, t.repeats = "", 0
 }
 
 func (t *Table) line(spec string, val func(tableCol) string) error {
@@ -204,8 +231,11 @@ func (t *Table) line(spec string, val func(tableCol) string) error {
 	return err
 }
 
-// Close does nothing.
-func (t *Table) Close() error { return nil }
+// Close says how often the last reason repeated.
+func (t *Table) Close() error {
+	t.flushRepeats()
+	return nil
+}
 
 // SpecPart is one piece of a spec's one-line form: the kernel, the dtype, a
 // flag, a knob or a dim. Key names what it sets ("kernel", "dtype", "BQ").

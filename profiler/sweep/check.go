@@ -67,7 +67,7 @@ func checkShape(name string, src []byte) error {
 	if at == "" {
 		at = "the top level"
 	}
-	msg += fmt.Sprintf(": check the spelling; the keys at %s are %s (docs/sweeps.md)", at, strings.Join(first.valid, ", "))
+	msg += fmt.Sprintf(": check the spelling; %sthe keys at %s are %s (docs/sweeps.md)", profiler.DidYouMean(first.key, first.valid), at, strings.Join(first.valid, ", "))
 	return &profiler.InputError{File: name, Line: first.line, Col: first.col, Msg: msg}
 }
 
