@@ -200,6 +200,13 @@ row "sweep with a missing kernel path" "2 yes" "$brc $(grep -q 'rel-bad.yaml:2:1
 "$bin" run "$work/nocheck/kernel.yaml" --dtype f32 "${fast[@]}" --bench >"$out/bench-unchecked.txt" 2>&1
 row "--bench prints unchecked rows" "@([1-9]|10)" "$(grep -c '^BenchmarkUser_softmax_nocheck' "$out/bench-unchecked.txt")" ""
 
+# 15. the same CUB row sum including <cub/cub.cuh> (all of CUB), as most code
+# does: mltop serves CUB's device-side headers for it under NVRTC
+cp -r examples/coop_groups "$work/cubfull"
+sed -i 's|#include <cub/block/block_reduce.cuh>|#include <cub/cub.cuh>|' "$work/cubfull/rowsum.cu"
+sed -i 's/^name: coop_groups_row_sum_cub/name: cubfull_row_sum/' "$work/cubfull/cub/kernel.yaml"
+grep -q '<cub/cub.cuh>' "$work/cubfull/rowsum.cu" && runone cub-full-header ok "$work/cubfull/cub/kernel.yaml" --dtype f32
+
 # 14. every example written the way public code bases write kernels, in each
 # of its dtypes: ok; its broken twin (a path with "broken"): mismatch
 while IFS= read -r m; do

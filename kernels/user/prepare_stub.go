@@ -36,6 +36,9 @@ func cudaStub(h string, tk toolkitHeaders) (string, bool) {
 	if isHostOnly(h) {
 		return stubText(h), true
 	}
+	if h == "cub/cub.cuh" && tk.has(h) {
+		return cubDeviceHeader, true
+	}
 	if tk.has(h) {
 		return "", false
 	}
@@ -99,3 +102,28 @@ typedef int64_t intptr_t;
 typedef uint64_t uintptr_t;
 #endif
 `
+
+// cubDeviceHeader stands in for <cub/cub.cuh>, which also pulls in CUB's
+// device-wide algorithms and their host-side dispatch (kernel launches,
+// cudaMalloc), which NVRTC rejects. Kernels use CUB's block, warp and
+// thread primitives; these are included where the toolkit has them.
+var cubDeviceHeader = `#pragma once
+// mltop: <cub/cub.cuh> with CUB's device-side headers only (NVRTC compiles
+// device code; the device-wide algorithms' host dispatch is left out).
+#include <cub/config.cuh>
+` + cubDeviceIncludes
+
+var cubDeviceIncludes = func() string {
+	var b strings.Builder
+	for _, h := range []string{
+		"block/block_adjacent_difference", "block/block_discontinuity", "block/block_exchange", "block/block_histogram",
+		"block/block_load", "block/block_merge_sort", "block/block_radix_rank", "block/block_radix_sort",
+		"block/block_reduce", "block/block_run_length_decode", "block/block_scan", "block/block_shuffle", "block/block_store",
+		"warp/warp_exchange", "warp/warp_load", "warp/warp_merge_sort", "warp/warp_reduce", "warp/warp_scan", "warp/warp_store",
+		"thread/thread_load", "thread/thread_operators", "thread/thread_reduce", "thread/thread_scan", "thread/thread_store",
+		"util_ptx", "util_type",
+	} {
+		b.WriteString("#if __has_include(<cub/" + h + ".cuh>)\n#include <cub/" + h + ".cuh>\n#endif\n")
+	}
+	return b.String()
+}()
