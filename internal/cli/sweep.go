@@ -68,9 +68,9 @@ type sweepRun struct {
 	csv            profiler.Sink
 	phases         *phaseSink
 	table          *sink.Table // closed after the sweep: it says how often a reason repeated
-	settles        bool   // some spec settles: the clock note is not needed
-	total          int    // specs to run, as announced
-	count          string // total in words ("about …" when estimated)
+	settles        bool        // some spec settles: the clock note is not needed
+	total          int         // specs to run, as announced
+	count          string      // total in words ("about …" when estimated)
 }
 
 func runSweep(ctx context.Context, s *session, path string, o *options, stdout, stderr io.Writer) error {
