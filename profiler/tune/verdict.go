@@ -2,8 +2,8 @@ package tune
 
 import (
 	"context"
-	"maps"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
