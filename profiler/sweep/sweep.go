@@ -156,6 +156,7 @@ type FileYAML struct {
 	Defaults     *MeasureYAML               `yaml:"defaults"`
 	DeviceLimits *profiler.DeviceLimitsYAML `yaml:"device_limits"`
 	Sweeps       []SweepYAML                `yaml:"sweeps"`
+	Search       *SearchYAML                `yaml:"search"` // see search.go
 }
 
 // Sweep is a loaded, expanded sweep file.
@@ -164,6 +165,8 @@ type Sweep struct {
 	Backend      string // "" when the file does not say
 	DeviceLimits *profiler.DeviceLimitsYAML
 	Jobs         []profiler.Job
+	// Search is the file's search: block (nil: measure every spec).
+	Search *Search
 	// Duplicates counts the jobs dropped from Jobs because an earlier job
 	// has the same spec and options (a value repeated in a list, e.g.
 	// `BQ: [32, 32]`, or two entries that expand to one spec): each spec
@@ -244,6 +247,10 @@ func ParseWith(name string, src []byte, base profiler.Options, o Options) (*Swee
 	}
 	defaults.Limits = f.DeviceLimits
 	sw := &Sweep{File: name, Backend: f.Backend, DeviceLimits: f.DeviceLimits}
+	searchAt := func(field, msg string) error { return at("$.search."+field, "search."+field, msg) }
+	if sw.Search, err = parseSearch(f.Search, searchAt); err != nil {
+		return nil, err
+	}
 	for i, s := range f.Sweeps {
 		p := fmt.Sprintf("$.sweeps[%d]", i)
 		field := fmt.Sprintf("sweeps[%d]", i)
@@ -260,7 +267,7 @@ func ParseWith(name string, src []byte, base profiler.Options, o Options) (*Swee
 			return nil, sx.at("kernel", err.Error())
 		}
 		s.Kernel = kernel
-		jobs, err := expand(s, defaults, sx)
+		jobs, err := expandSearch(s, sw.Search, defaults, sx, searchAt)
 		if err != nil {
 			return nil, err
 		}

@@ -89,7 +89,7 @@ func Search(ctx context.Context, exec profiler.Executor, cfg Config, sinks []pro
 	}
 	sp, err := search.NewSpace(cfg.Knobs, allowed(dev, cfg.Base, cfg.Options, cfg.Allow))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.Base, err)
+		return nil, fmt.Errorf("%s: %w", cfg.Label(), err)
 	}
 	evals := cfg.Budget.EvalsFor(sp.Size())
 	r := &searchRun{cfg: cfg, exec: exec, sinks: sinks, sp: sp, out: Outcome{Space: sp.Size(), Excluded: sp.Excluded}}
@@ -103,7 +103,7 @@ func Search(ctx context.Context, exec profiler.Executor, cfg Config, sinks []pro
 		return nil, err
 	}
 	r.resume()
-	r.logf("%s: %s search over %d configurations (%d refused before measuring), budget %s", cfg.Base, r.strat.Name(), sp.Size(), sp.Excluded, cfg.Budget)
+	r.logf("%s: %s search over %d configurations (%d refused before measuring), budget %s", cfg.Label(), r.strat.Name(), sp.Size(), sp.Excluded, cfg.Budget)
 	if err := r.loop(ctx, float64(evals)); err != nil {
 		return &r.out, err
 	}
@@ -111,6 +111,16 @@ func Search(ctx context.Context, exec profiler.Executor, cfg Config, sinks []pro
 		return &r.out, err
 	}
 	return &r.out, nil
+}
+
+// Label names the search's shape: the base spec without the searched
+// knobs ("rmsnorm_bwd bf16 ST=0 | rows=4096 D=8192").
+func (c Config) Label() string {
+	s := c.Base.Clone()
+	for _, k := range c.Knobs {
+		delete(s.Knobs, k.Name)
+	}
+	return s.String()
 }
 
 func withDefaults(cfg Config) Config {
@@ -178,7 +188,7 @@ func (r *searchRun) resume() {
 	}
 	if len(told) > 0 {
 		r.strat.Tell(told)
-		r.logf("resumed: %d measurements of %s already in the file are told to the search, not measured again", len(told), r.cfg.Base)
+		r.logf("resumed: %d measurements of %s already in the file are told to the search, not measured again", len(told), r.cfg.Label())
 	}
 }
 

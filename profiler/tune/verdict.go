@@ -43,7 +43,7 @@ func (r *searchRun) remeasure(ctx context.Context) error {
 	for _, c := range cs[:min(r.cfg.Top, len(cs))] {
 		ps = append(ps, r.sp.Point(c.i))
 	}
-	r.logf("re-measuring the best %d of %s with full precision", len(ps), r.cfg.Base)
+	r.logf("re-measuring the best %d of %s with full precision", len(ps), r.cfg.Label())
 	rows, err := r.measure(ctx, ps, true)
 	if err != nil {
 		return err
@@ -54,7 +54,7 @@ func (r *searchRun) remeasure(ctx context.Context) error {
 		}
 	}
 	if len(r.out.Finalists) == 0 {
-		return fmt.Errorf("%s: the %d contenders failed when measured again (first: %s %s)", r.cfg.Base, len(rows), rows[0].Status, rows[0].Error)
+		return fmt.Errorf("%s: the %d contenders failed when measured again (first: %s %s)", r.cfg.Label(), len(rows), rows[0].Status, rows[0].Error)
 	}
 	slices.SortStableFunc(r.out.Finalists, func(a, b profiler.Result) int {
 		ca, _ := r.cfg.Objective.Cost(a)
@@ -90,7 +90,7 @@ func (r *searchRun) noValid() error {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 	}
 	return fmt.Errorf("%w for %s: %d measured, %s%s; the rows are in the CSV: check the family's rules (mltop list) or widen the knobs",
-		ErrNoValid, r.cfg.Base, len(r.rows), strings.Join(parts, ", "), first)
+		ErrNoValid, r.cfg.Label(), len(r.rows), strings.Join(parts, ", "), first)
 }
 
 func (r *searchRun) knobNames() []string {
