@@ -58,6 +58,9 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 	if !o.set["backend"] && sw.Backend != "" {
 		backend = sw.Backend
 	}
+	if sw.Search != nil { // a search: block picks which specs to measure (search_sweep.go)
+		return s.runSweepSearch(ctx, o, backend, sw)
+	}
 	specs := make([]profiler.Spec, len(sw.Jobs))
 	for i, j := range sw.Jobs {
 		specs[i] = j.Spec
