@@ -20,7 +20,7 @@ import (
 
 const (
 	tuneSummary = "search the knobs for the best configuration per shape, instead of measuring them all"
-	tuneHelp    = `  mltop tune KERNEL|PATH [--dims K=V,...|--shapes "K=V,...;K=V,..."] [--dtype D[,D]]
+	tuneHelp    = `  mltop tune KERNEL|PATH [--dims K=V,...] [--shapes "K=V,...;K=V,..."] [--dtype D[,D]]
             [--budget 60|10%|5m] [--strategy tpe] [--objective median_us] [--min-improvement F]
             [--top 3] [--search-seed N] [--table FILE] [--header FILE.h] [--metal-header FILE.metal]
                                         search the knobs not fixed by --set (strategies tpe,
