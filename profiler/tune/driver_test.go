@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/search"
@@ -208,5 +209,23 @@ func TestParseObjective(t *testing.T) {
 	r.Status = profiler.StatusMismatch
 	if _, ok := MedianUS.Cost(r); ok {
 		t.Error("a mismatch has a cost: a wrong kernel could win")
+	}
+}
+
+// A time budget stops the search on the clock (a fake one here: each look
+// at it is a second later).
+func TestTimeBudgetStops(t *testing.T) {
+	base := shapeSpec(256, 256, profiler.F32)
+	l := search.Synthetic(9, testKnobs)
+	cfg := newCfg(base, l, "random", "5s")
+	cfg.Batch = 1
+	now := time.Unix(0, 0)
+	cfg.Now = func() time.Time { now = now.Add(time.Second); return now }
+	out, err := Search(context.Background(), NewReplay(testDev, landscapeRows(l, base, 0.01)), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Measured == 0 || out.Measured > 5 || !strings.Contains(out.Stop, "time budget spent (5s)") {
+		t.Errorf("measured %d, stop %q: want a few and the time budget", out.Measured, out.Stop)
 	}
 }
