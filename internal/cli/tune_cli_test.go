@@ -57,12 +57,18 @@ func TestTuneExhaustiveAndResume(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	code, stdout, stderr := runMain(t, tuneArgsFor("softmax_bwd", "--dims", "rows=8,cols=64", "--budget", "50", "--resume", csv)...)
+	table := filepath.Join(filepath.Dir(csv), "table.csv")
+	code, stdout, stderr := runMain(t, tuneArgsFor("softmax_bwd", "--dims", "rows=8,cols=64", "--budget", "50", "--resume", csv, "--table", table)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(stderr, "measuring every one (exhaustive)") || !strings.Contains(stderr, "resumed: 2 measurements") || !strings.Contains(stdout, "4 measured (+2 from --resume) of 6") {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	// mltop report renders the table file.
+	code, stdout, stderr = runMain(t, "report", table)
+	if code != 0 || !strings.Contains(stdout, "tuning table of softmax_bwd") || !strings.Contains(stdout, "rows=8 cols=64  WG=") {
+		t.Errorf("report: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
 

@@ -243,6 +243,10 @@ func (r *searchRun) loop(ctx context.Context, evals float64) error {
 			r.out.Stop = "every configuration allowed was measured"
 			return nil
 		}
+		if ps = fitBudget(ps, evals-r.out.Spent); len(ps) == 0 {
+			r.out.Stop = fmt.Sprintf("budget spent (%s)", r.cfg.Budget)
+			return nil
+		}
 		rows, err := r.measure(ctx, ps, false)
 		var told []search.Result
 		for k, row := range rows {
@@ -258,6 +262,16 @@ func (r *searchRun) loop(ctx context.Context, evals float64) error {
 			return err
 		}
 	}
+}
+
+// fitBudget keeps the points whose fidelities fit in what is left.
+func fitBudget(ps []search.Point, left float64) []search.Point {
+	for k, p := range ps {
+		if left -= p.Fidelity; left < -1e-9 {
+			return ps[:k]
+		}
+	}
+	return ps
 }
 
 func (r *searchRun) patience() int {

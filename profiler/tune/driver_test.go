@@ -229,3 +229,32 @@ func TestTimeBudgetStops(t *testing.T) {
 		t.Errorf("measured %d, stop %q: want a few and the time budget", out.Measured, out.Stop)
 	}
 }
+
+// Successive halving measures most points briefly (rows marked 1/9 and
+// 1/3, with a share of the time limit) and only contenders in full.
+func TestHalvingThroughTheDriver(t *testing.T) {
+	base := shapeSpec(512, 512, profiler.F32)
+	l := search.Synthetic(10, testKnobs)
+	var got recordSink
+	out, err := Search(context.Background(), NewReplay(testDev, landscapeRows(l, base, 0.01)), newCfg(base, l, "halving", "30"), []profiler.Sink{&got})
+	if err != nil {
+		t.Fatal(err)
+	}
+	brief, full := 0, 0
+	for _, r := range got.rows {
+		switch {
+		case r.Search.Final:
+		case r.Search.Fidelity < 1:
+			brief++
+		default:
+			full++
+		}
+	}
+	if brief < 3*full || full == 0 || out.Spent > 30+1e-9 || len(out.Finalists) == 0 {
+		t.Errorf("%d brief and %d full measurements, %.2f spent of 30, %d finalists", brief, full, out.Spent, len(out.Finalists))
+	}
+	o := BriefOptions(profiler.DefaultOptions(), 1.0/9)
+	if d := profiler.DefaultOptions(); o.Stop.MaxTime >= d.Stop.MaxTime || o.Stop.MinSamples < 3 {
+		t.Errorf("brief options %+v", o.Stop)
+	}
+}

@@ -187,3 +187,31 @@ func TestIdent(t *testing.T) {
 		}
 	}
 }
+
+func TestTableCSVReadsBack(t *testing.T) {
+	tb := testTable(t)
+	tb.Entries[0].CILoUS, tb.Entries[0].CIHiUS = 9.5, 10.5
+	path := filepath.Join(t.TempDir(), "table.csv")
+	f, _ := os.Create(path)
+	if err := tb.WriteCSV(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if !IsTableFile(path) {
+		t.Fatal("IsTableFile is false for a table")
+	}
+	back, err := ReadTableCSV(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Entries) != 4 || back.Entries[1].Knobs["RPG"] != 16 || back.Entries[1].Dims["cols"] != 8192 || !back.Entries[1].Tied || back.Entries[0].CIHiUS != 10.5 || back.Objective != MedianUS {
+		t.Errorf("read back %+v", back)
+	}
+	os.WriteFile(path, []byte("time,backend\n"), 0o644)
+	if IsTableFile(path) {
+		t.Error("an mltop results CSV is taken for a table")
+	}
+	if _, err := ReadTableCSV(path); err == nil || !strings.Contains(err.Error(), "not a tuning table") {
+		t.Errorf("ReadTableCSV of a results CSV: %v", err)
+	}
+}
