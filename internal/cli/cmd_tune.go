@@ -82,6 +82,9 @@ func runTune(ctx context.Context, s *session, a *tuneArgs, pos []string) error {
 	if err != nil {
 		return err
 	}
+	if a.o.json || a.o.bench {
+		return badInput("tune prints its own report: --json and --bench are for run and sweeps; every measurement goes to --csv FILE")
+	}
 	if kernel, err = s.resolveKernelArg(kernel); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mltop/mltop/profiler"
@@ -136,7 +137,7 @@ func reportSearch(w io.Writer, cfg tune.Config, res *tune.Outcome) {
 
 // write writes the table file and the headers.
 func (t tuneOutputs) write(tables map[string]*tune.Table, order []string, stderr io.Writer) error {
-	if t.table != "" && len(order) > 1 && t.table[len(t.table)-4:] == ".csv" {
+	if len(order) > 1 && strings.HasSuffix(strings.ToLower(t.table), ".csv") {
 		return badInput("--table %s: %d kernels were tuned and a CSV table holds one: name a .json file", t.table, len(order))
 	}
 	writeFile := func(path string, fill func(io.Writer) error) error {
@@ -168,7 +169,7 @@ func (t tuneOutputs) write(tables map[string]*tune.Table, order []string, stderr
 		}
 	}
 	tableWriter := (*tune.Table).WriteCSV
-	if len(t.table) > 5 && t.table[len(t.table)-5:] == ".json" {
+	if strings.HasSuffix(strings.ToLower(t.table), ".json") {
 		tableWriter = (*tune.Table).WriteJSON
 	}
 	if err := writeFile(t.table, each(tableWriter)); err != nil {

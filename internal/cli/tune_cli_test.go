@@ -86,6 +86,7 @@ func TestTuneBadInput(t *testing.T) {
 		{"all fixed", []string{"softmax_bwd", "--set", "WG=64"}, "nothing to search"},
 		{"knob in dims", []string{"softmax_bwd", "--dims", "WG=64"}, "WG is not a dim"},
 		{"empty space", []string{"softmax_bwd", "--dims", "rows=16777216,cols=1048576"}, "no configuration is left"},
+		{"json", []string{"softmax_bwd", "--json"}, "--json and --bench are for run and sweeps"},
 		{"every spec invalid", []string{"examples/row_sum/kernel.yaml"}, "does not run on the CPU backend"},
 		{"table ext", []string{"softmax_bwd", "--table", filepath.Join(dir, "t.txt")}, ".csv or .json"},
 	} {
