@@ -94,7 +94,7 @@ func Search(ctx context.Context, exec profiler.Executor, cfg Config, sinks []pro
 	evals := cfg.Budget.EvalsFor(sp.Size())
 	r := &searchRun{cfg: cfg, exec: exec, sinks: sinks, sp: sp, out: Outcome{Space: sp.Size(), Excluded: sp.Excluded}}
 	name := cfg.Strategy
-	if evals >= sp.Size() {
+	if evals >= sp.Size() && cfg.Budget.Time == 0 { // a time budget keeps its strategy: the clock stops it
 		name, r.out.Exhaustive = "exhaustive", true
 		evals = sp.Size()
 		r.logf("budget %s ≥ the %d configurations allowed: measuring every one (exhaustive)", cfg.Budget, sp.Size())

@@ -225,7 +225,7 @@ func TestTimeBudgetStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Measured == 0 || out.Measured > 5 || !strings.Contains(out.Stop, "time budget spent (5s)") {
+	if out.Measured == 0 || out.Measured > 5 || !strings.Contains(out.Stop, "time budget spent (5s)") || out.Exhaustive {
 		t.Errorf("measured %d, stop %q: want a few and the time budget", out.Measured, out.Stop)
 	}
 }
