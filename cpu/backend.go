@@ -324,19 +324,7 @@ func (b *Backend) Run(launches []profiler.Launch) error {
 	return nil
 }
 
-var _ profiler.CacheTimer = (*Backend)(nil)
-
-// Time measures each dispatch of each rep with the monotonic wall clock;
-// cold flushes the caches clean before each dispatch (see TimeCache).
-func (b *Backend) Time(launches []profiler.Launch, reps int, cold bool) (profiler.Timing, error) {
-	mode := profiler.CacheHot
-	if cold {
-		mode = profiler.CacheCold
-	}
-	return b.TimeCache(launches, reps, mode)
-}
-
-// TimeCache measures each dispatch of each rep with the monotonic wall
+// Time measures each dispatch of each rep with the monotonic wall
 // clock. Before each dispatch (not timed), as the CUDA backend and ncu's
 // --cache-control all do: cold reads one word per 64-byte line of a
 // buffer twice the last-level cache, on all cores, so the caches hold only
@@ -345,7 +333,7 @@ func (b *Backend) Time(launches []profiler.Launch, reps int, cold bool) (profile
 // hot does nothing. Per dispatch, not per rep: a multi-dispatch spec's
 // second kernel then finds cold caches too, instead of the first one's
 // output.
-func (b *Backend) TimeCache(launches []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
+func (b *Backend) Time(launches []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
 	t := profiler.Timing{Timer: "wall-clock", Samples: make([][]float64, reps)}
 	for r := range reps {
 		if err := b.cancelled(); err != nil {

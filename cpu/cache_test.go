@@ -23,23 +23,23 @@ func TestFlushModes(t *testing.T) {
 	}
 	d := &profiler.Dispatch{Name: "zero", Zero: "x"}
 	ls := []profiler.Launch{{Dispatch: d, Zero: buf}}
-	if _, err := b.TimeCache(ls, 1, profiler.CacheCold); err != nil {
+	if _, err := b.Time(ls, 1, profiler.CacheCold); err != nil {
 		t.Fatal(err)
 	}
 	if len(b.flush) == 0 || b.flush[0] != 1 || b.flush[64] != 0 {
 		t.Fatalf("the buffer's pages are written once when made (one byte per page), not per line: %d %d", b.flush[0], b.flush[64])
 	}
 	before := bytes.Clone(b.flush)
-	if _, err := b.TimeCache(ls, 2, profiler.CacheCold); err != nil {
+	if _, err := b.Time(ls, 2, profiler.CacheCold); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(before, b.flush) {
 		t.Error("the cold flush wrote to its buffer: it must leave clean lines")
 	}
-	if _, err := b.TimeCache(ls, 2, profiler.CacheHot); err != nil || !bytes.Equal(before, b.flush) {
+	if _, err := b.Time(ls, 2, profiler.CacheHot); err != nil || !bytes.Equal(before, b.flush) {
 		t.Errorf("hot touched the buffer (%v)", err)
 	}
-	if _, err := b.TimeCache(ls, 1, profiler.CacheDirty); err != nil {
+	if _, err := b.Time(ls, 1, profiler.CacheDirty); err != nil {
 		t.Fatal(err)
 	}
 	for _, i := range []int{64, 128, len(b.flush) - 64} {
@@ -70,7 +70,7 @@ func TestFlushPerDispatch(t *testing.T) {
 		want int
 	}{{profiler.CacheCold, 6}, {profiler.CacheDirty, 6}, {profiler.CacheHot, 0}} {
 		before := b.flushes
-		tm, err := b.TimeCache(ls, 2, c.mode)
+		tm, err := b.Time(ls, 2, c.mode)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func TestFlushPerDispatch(t *testing.T) {
 		}
 	}
 	before := b.flushes
-	if _, err := b.Time(ls, 1, true); err != nil || b.flushes-before != 3 {
+	if _, err := b.Time(ls, 1, profiler.CacheCold); err != nil || b.flushes-before != 3 {
 		t.Errorf("Time(cold): %d flushes for 3 dispatches (%v)", b.flushes-before, err)
 	}
 }

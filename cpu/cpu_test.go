@@ -78,7 +78,7 @@ func newBackend(t *testing.T) profiler.Backend {
 
 func quick() profiler.Options {
 	o := profiler.DefaultOptions()
-	o.Hot = true
+	o.Cache = profiler.CacheHot
 	o.Warmup = 0.001
 	o.MaxRows = 4096 // small shapes: check every row
 	o.Stop = profiler.StopRule{Noise: 0.5, MinSamples: 2, MinTime: 1e-4, MaxTime: 0.05}
@@ -355,7 +355,7 @@ func TestBuffersAndZeroFill(t *testing.T) {
 	if _, err := b.Alloc(1 << 62); err == nil || !strings.Contains(err.Error(), "reduce the dims") {
 		t.Errorf("absurd alloc: %v", err)
 	}
-	tm, err := b.Time([]profiler.Launch{{Dispatch: d, Zero: buf}}, 3, true)
+	tm, err := b.Time([]profiler.Launch{{Dispatch: d, Zero: buf}}, 3, profiler.CacheCold)
 	if err != nil || len(tm.Samples) != 3 || len(tm.Samples[0]) != 1 || tm.Timer != "wall-clock" {
 		t.Errorf("Time: %v %+v", err, tm)
 	}
@@ -462,7 +462,7 @@ func TestLaunchHonoursCancelledContext(t *testing.T) {
 	if err := b.Run([]profiler.Launch{{Dispatch: &profiler.Dispatch{Name: "x"}}}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run under a cancelled context: %v, want context.Canceled", err)
 	}
-	if _, err := b.Time(nil, 3, false); !errors.Is(err, context.Canceled) {
+	if _, err := b.Time(nil, 3, profiler.CacheHot); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Time under a cancelled context: %v, want context.Canceled", err)
 	}
 }

@@ -200,7 +200,7 @@ func TestTimeColdAndHot(t *testing.T) {
 	s := profiler.Spec{Kernel: "softmax_bwd", DType: profiler.BF16, Knobs: map[string]int{"WG": 256}, Dims: map[string]int{"rows": 4096, "cols": 4096}}
 	o := quick()
 	cold := r.Run(context.Background(), s, o, nil)
-	o.Hot = true
+	o.Cache = profiler.CacheHot
 	hot := r.Run(context.Background(), s, o, nil)
 	if cold.Status != profiler.StatusOK || hot.Status != profiler.StatusOK {
 		t.Fatalf("cold %s %s / hot %s %s", cold.Status, cold.Error, hot.Status, hot.Error)

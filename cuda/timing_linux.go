@@ -29,18 +29,6 @@ func (b *backend) eventsFor(n int) error {
 // The dirty mode writes the first 2× (the old flush, unchanged).
 const flushFactor = 3
 
-var _ profiler.CacheTimer = (*backend)(nil)
-
-// Time runs the launches reps times; cold flushes the L2 clean before each
-// rep (see TimeCache).
-func (b *backend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timing, error) {
-	mode := profiler.CacheHot
-	if cold {
-		mode = profiler.CacheCold
-	}
-	return b.TimeCache(ls, reps, mode)
-}
-
 // flushKernel compiles mltop_l2_flush once (NVRTC on this goroutine, the
 // module load on the CUDA thread): never called from inside b.do.
 func (b *backend) flushKernel() (*kernel, error) {
@@ -107,7 +95,7 @@ func (b *backend) flushLaunch(k *kernel) profiler.Launch {
 	return profiler.Launch{Dispatch: d, Kernel: k, Args: []profiler.Buffer{b.flush}}
 }
 
-// TimeCache runs the launches reps times. Hot: one event before the first
+// Time runs the launches reps times. Hot: one event before the first
 // launch and one after each, back to back. Cold and dirty: the cache is
 // prepared before EACH dispatch, as Nsight Compute's --cache-control all
 // does, so that every dispatch's time is comparable with ncu's
@@ -118,7 +106,7 @@ func (b *backend) flushLaunch(k *kernel) profiler.Launch {
 // dirty memsets 2 × L2 (a new byte value each time), leaving it dirty.
 // A zero fill's dirty lines are thus written back by the next flush, not
 // by the kernel after it. Samples are nanoseconds per dispatch.
-func (b *backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
+func (b *backend) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
 	if reps < 1 {
 		reps = 1
 	}

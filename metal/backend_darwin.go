@@ -50,6 +50,7 @@ type Backend struct {
 type kernel struct {
 	p     *pipeline
 	entry string
+	slots []Slot // a user kernel's [[buffer(n)]] parameters (Bind); nil for built-ins
 }
 
 // Attrs reports the compiler's view of the pipeline.
@@ -185,7 +186,24 @@ func (b *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.File, err)
 		}
-		return b.compileSource(src, p.Entry, CompileOptions{Macros: macros, MathMode: DefaultMathMode, Constants: consts})
+		sig, _, err := EntrySignature(src, p.Entry)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.File, err)
+		}
+		slots, err := Slots(sig)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.File, err)
+		}
+		if slots == nil {
+			slots = []Slot{}
+		}
+		k, err := b.compileSource(src, p.Entry, CompileOptions{Macros: macros, MathMode: DefaultMathMode, Constants: consts})
+		if err != nil {
+			return nil, err
+		}
+		// The pipeline is shared through the cache; the slots are this
+		// program's (the same source and entry give the same ones).
+		return &kernel{p: k.p, entry: k.entry, slots: slots}, nil
 	}
 	src, err := shaders.Source("metal", p.Source, ".metal")
 	if err != nil {
@@ -311,13 +329,13 @@ func (b *Backend) DownloadRanges(buf profiler.Buffer, offsets []int64, dsts [][]
 
 // prepared is a launch resolved to Metal objects.
 type prepared struct {
-	zero    *buffer
-	k       *kernel
-	bufs    []mtl.Buffer
-	scalars []byte
-	dynTGM  int
-	grid    MTLSize
-	group   MTLSize
+	zero   *buffer
+	k      *kernel
+	bufs   []mtl.Buffer
+	bind   Binding
+	dynTGM int
+	grid   MTLSize
+	group  MTLSize
 }
 
 func prepare(ls []profiler.Launch) ([]prepared, error) {
@@ -350,11 +368,11 @@ func prepare(ls []profiler.Launch) ([]prepared, error) {
 			}
 			out[i].bufs = append(out[i].bufs, mb.id)
 		}
-		sc, err := PackScalars(d.Scalars)
+		bind, err := Bind(k.slots, len(l.Args), d.Scalars)
 		if err != nil {
 			return nil, fmt.Errorf("dispatch %s: %w", d.Name, err)
 		}
-		out[i].scalars = sc
+		out[i].bind = bind
 		out[i].dynTGM = d.DynamicTGM
 		out[i].grid = MTLSize{Width: uint64(d.Grid[0]), Height: uint64(d.Grid[1]), Depth: uint64(d.Grid[2])}
 		out[i].group = MTLSize{Width: uint64(d.Group[0]), Height: uint64(d.Group[1]), Depth: uint64(d.Group[2])}
@@ -372,7 +390,7 @@ func (b *Backend) encode(cb mtl.CommandBuffer, p *prepared, span mtl.SampleSpan)
 		return
 	}
 	enc := cb.ComputeCommandEncoder(span)
-	encodeDispatch(enc, p.k.p, p.bufs, p.scalars, p.dynTGM, p.grid, p.group)
+	encodeDispatch(enc, p.k.p, p.bufs, p.bind, p.dynTGM, p.grid, p.group)
 	enc.EndEncoding()
 }
 
@@ -452,25 +470,14 @@ func (b *Backend) Run(ls []profiler.Launch) error {
 	})
 }
 
-var _ profiler.CacheTimer = (*Backend)(nil)
-
-// Time is TimeCache with cold (true) or hot.
-func (b *Backend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timing, error) {
-	mode := profiler.CacheHot
-	if cold {
-		mode = profiler.CacheCold
-	}
-	return b.TimeCache(ls, reps, mode)
-}
-
-// TimeCache runs the launches reps times. With counters, every launch is
+// Time runs the launches reps times. With counters, every launch is
 // its own pass with start/end samples, many passes per command buffer;
 // samples that are unusable switch the backend to command-buffer timing
 // for good and the batch is measured again that way. Cold and dirty
 // prepare the caches before EACH dispatch (see encodeFlush), as the CUDA
 // backend and Nsight Compute's --cache-control all do, so each dispatch's
 // time is that of the kernel alone on cold caches.
-func (b *Backend) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
+func (b *Backend) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
 	if reps < 1 {
 		return profiler.Timing{}, fmt.Errorf("reps = %d: need at least 1", reps)
 	}

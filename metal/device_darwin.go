@@ -144,14 +144,16 @@ func resolveTimestamps(sb mtl.CounterSampleBuffer, n int) ([]uint64, error) {
 	return ParseTimestamps(data)
 }
 
-// encodeDispatch binds a pipeline, buffers, the packed scalars and dynamic
-// threadgroup memory, and dispatches.
-func encodeDispatch(enc mtl.ComputeCommandEncoder, p *pipeline, bufs []mtl.Buffer, scalars []byte, dynTGM int, grid, group MTLSize) {
+// encodeDispatch binds a pipeline, the buffers and scalar bytes where bind
+// puts them, and dynamic threadgroup memory, and dispatches.
+func encodeDispatch(enc mtl.ComputeCommandEncoder, p *pipeline, bufs []mtl.Buffer, bind Binding, dynTGM int, grid, group MTLSize) {
 	enc.SetComputePipelineState(p.state)
 	for i, b := range bufs {
-		enc.SetBuffer(b, 0, uint64(i))
+		enc.SetBuffer(b, 0, uint64(bind.Buffers[i]))
 	}
-	enc.SetBytes(scalars, uint64(len(bufs)))
+	for _, bb := range bind.Bytes {
+		enc.SetBytes(bb.Bytes, uint64(bb.Index))
+	}
 	if dynTGM > 0 {
 		// Metal wants a multiple of 16 bytes.
 		enc.SetThreadgroupMemoryLength(uint64((dynTGM+15)&^15), 0)

@@ -3,7 +3,6 @@ package metal_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,10 +26,9 @@ func TestUserExamplesOnCPUEmulator(t *testing.T) {
 	eb := mslemu.New(t, "testdata/mslemu", metal.TestDev)
 	opt := mslemu.Options()
 	opt.MaxRows = 64
-	hasNumPy := exec.Command(pythonForTests(), "-c", "import numpy").Run() == nil
-	if hasNumPy {
-		t.Setenv(pyref.PythonEnv, pythonForTests())
-	}
+	// The product's rule (pyref.Rule): no fallback a user would not get.
+	numpy := pyref.Probe(context.Background())
+	hasNumPy := numpy.OK()
 	cases := []struct {
 		name   string
 		dir    string
@@ -51,7 +49,7 @@ func TestUserExamplesOnCPUEmulator(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.python && !hasNumPy {
-				t.Skip("no python3 with NumPy: apt install python3-numpy (or set MLTOP_PYTHON)")
+				t.Skipf("the Python references need NumPy in the interpreter of %s: %v", pyref.Rule, numpy.Err)
 			}
 			fams, err := user.Register("../examples/" + c.dir + "/kernel.yaml")
 			if err != nil {
@@ -129,16 +127,4 @@ func TestUserExampleKernelCheckOnCPUEmulator(t *testing.T) {
 			}
 		})
 	}
-}
-
-func pythonForTests() string {
-	if p := os.Getenv(pyref.PythonEnv); p != "" {
-		return p
-	}
-	for _, p := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(p, "-c", "import numpy").Run() == nil {
-			return p
-		}
-	}
-	return "python3"
 }

@@ -16,6 +16,12 @@ import (
 // output's words.
 func emuRun(t *testing.T, eb *mslemu.Backend, p profiler.Program, grid, group [3]int, n int, inputs ...[]byte) []uint32 {
 	t.Helper()
+	return emuRunScalars(t, eb, p, grid, group, n, nil, inputs...)
+}
+
+// emuRunScalars is emuRun with the dispatch's scalars.
+func emuRunScalars(t *testing.T, eb *mslemu.Backend, p profiler.Program, grid, group [3]int, n int, scalars []profiler.Scalar, inputs ...[]byte) []uint32 {
+	t.Helper()
 	k, err := eb.Compile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +36,7 @@ func emuRun(t *testing.T, eb *mslemu.Backend, p profiler.Program, grid, group [3
 	}
 	out, _ := eb.Alloc(int64(4 * n))
 	args = append(args, out)
-	d := &profiler.Dispatch{Name: p.Entry, Program: p, Grid: grid, Group: group}
+	d := &profiler.Dispatch{Name: p.Entry, Program: p, Grid: grid, Group: group, Scalars: scalars}
 	if err := eb.Run([]profiler.Launch{{Dispatch: d, Kernel: k, Args: args}}); err != nil {
 		t.Fatal(err)
 	}

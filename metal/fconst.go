@@ -243,11 +243,12 @@ func float32ToHalf(f float32) uint16 {
 }
 
 // InlineFunctionConstants rewrites each declaration that vals set into a
-// constexpr of its value, and defines is_function_constant_defined as a
-// constant-true/false test, so a compiler without function constants (the
-// MSL emulation) builds the kernel as Metal would specialise it. A
-// declared constant without a value is an error here: there is no
-// undefined value to give it.
+// constexpr of its value, and makes is_function_constant_defined(name) a
+// constant true or false per constant, so a compiler without function
+// constants (the MSL emulation) builds the kernel as Metal would
+// specialise it. A constant without a value becomes its type's zero with
+// is_function_constant_defined false when the source tests it that way;
+// otherwise it is an error (there is no undefined value to give it).
 func InlineFunctionConstants(src string, vals []ConstantValue) (string, error) {
 	decls, err := FunctionConstants(src)
 	if err != nil {
@@ -261,15 +262,26 @@ func InlineFunctionConstants(src string, vals []ConstantValue) (string, error) {
 	last := 0
 	for _, d := range decls {
 		v, ok := byIndex[d.Index]
-		if !ok {
+		if !ok && !TestsDefined(src, d.Name) {
 			return "", fmt.Errorf("function constant %s [[function_constant(%d)]] has no value: set it (manifest `constants:`)", d.Name, d.Index)
 		}
 		b.WriteString(src[last:d.Start])
-		fmt.Fprintf(&b, "constexpr %s %s = %s;", d.Type, d.Name, v.Literal)
+		if ok {
+			fmt.Fprintf(&b, "constexpr bool mltop_fc_defined_%s = true; constexpr %s %s = %s;", d.Name, d.Type, d.Name, v.Literal)
+		} else {
+			fmt.Fprintf(&b, "constexpr bool mltop_fc_defined_%s = false; constexpr %s %s = {};", d.Name, d.Type, d.Name)
+		}
 		last = d.End
 	}
 	b.WriteString(src[last:])
-	return "#define is_function_constant_defined(name) true\n" + b.String(), nil
+	return "#define is_function_constant_defined(name) mltop_fc_defined_##name\n" + b.String(), nil
+}
+
+// TestsDefined says whether src tests name with is_function_constant_defined
+// (outside comments): such a constant may be left without a value.
+func TestsDefined(src, name string) bool {
+	re := regexp.MustCompile(`\bis_function_constant_defined\s*\(\s*` + regexp.QuoteMeta(name) + `\s*\)`)
+	return re.MatchString(blankComments(src))
 }
 
 // blankComments replaces comments with spaces, keeping every other byte

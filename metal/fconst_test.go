@@ -98,13 +98,22 @@ func TestInlineFunctionConstants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"constexpr int BQ = 8;", "constexpr bool causal = false;", "constexpr half scale = half(2.0f);", "constexpr unsigned short mask = 3u;", "// constant int hidden [[function_constant(7)]];"} {
+	for _, want := range []string{"constexpr bool mltop_fc_defined_BQ = true; constexpr int BQ = 8;", "constexpr bool causal = false;", "constexpr half scale = half(2.0f);", "constexpr unsigned short mask = 3u;", "// constant int hidden [[function_constant(7)]];"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("inlined source lacks %q:\n%s", want, got)
 		}
 	}
 	if _, err := InlineFunctionConstants(constantsSource, vals[:1]); err == nil || !strings.Contains(err.Error(), "causal") {
 		t.Errorf("missing value: %v", err)
+	}
+	// BQ is tested with is_function_constant_defined: left unset, it is
+	// its type's zero and the test is false.
+	got, err = InlineFunctionConstants(constantsSource, vals[1:])
+	if err != nil || !strings.Contains(got, "constexpr bool mltop_fc_defined_BQ = false; constexpr int BQ = {};") {
+		t.Errorf("a constant with a definedness test left unset: %v\n%s", err, got)
+	}
+	if !TestsDefined(constantsSource, "BQ") || TestsDefined(constantsSource, "causal") || TestsDefined("// is_function_constant_defined(causal)", "causal") {
+		t.Error("TestsDefined")
 	}
 }
 

@@ -36,10 +36,11 @@ out[elem] = inp[elem] * T(N);`,
 	if err != nil {
 		t.Fatal(err)
 	}
-	shape := make([]byte, 4)
-	binary.LittleEndian.PutUint32(shape, uint32(len(x)))
-	// 3 groups of 4 threads: two past the end, which the body's bound skips.
-	got := emuRun(t, eb, profiler.Program{Source: "scale", File: "scale.metal", Code: src, Entry: "scale"}, [3]int{3, 1, 1}, [3]int{4, 1, 1}, 12, f32Bytes(x), shape)
+	// inp_shape is `constant int*`: set with setBytes from the scalars
+	// named inp_shape[k]. 3 groups of 4 threads: two past the end, which
+	// the body's bound skips.
+	shape := []profiler.Scalar{profiler.I32Param("inp_shape[0]", len(x))}
+	got := emuRunScalars(t, eb, profiler.Program{Source: "scale", File: "scale.metal", Code: src, Entry: "scale"}, [3]int{3, 1, 1}, [3]int{4, 1, 1}, 12, shape, f32Bytes(x))
 	for i, g := range got {
 		want := float32(0)
 		if i < len(x) {

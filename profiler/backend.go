@@ -73,6 +73,10 @@ type Timing struct {
 	// measured on the GPU (cycles over nanoseconds), or 0 where the backend
 	// cannot measure it.
 	SMClockMHz float64
+	// Cache is the cache mode the samples were taken in when it is not
+	// the one asked: CacheFlush for a backend whose one flush is not
+	// known to leave clean or dirty lines. "" means the mode asked.
+	Cache CacheMode
 }
 
 // RangeDownloader is a Backend that reads parts of a buffer: dsts[i]
@@ -120,9 +124,11 @@ type Backend interface {
 	Download(b Buffer, dst []byte) error
 	// Run executes the launches once, in order, and waits.
 	Run(launches []Launch) error
-	// Time runs the launches reps times; cold flushes the last-level cache
-	// before each rep (the flush is not timed).
-	Time(launches []Launch, reps int, cold bool) (Timing, error)
+	// Time runs the launches reps times, preparing the last-level cache
+	// before each as mode says (the preparation is not timed). A backend
+	// with one way to flush uses it for cold and dirty alike and says so
+	// in Timing.Cache.
+	Time(launches []Launch, reps int, mode CacheMode) (Timing, error)
 	// Occupancy estimates or asks how many groups of this launch fit per unit.
 	Occupancy(l Launch) Occupancy
 	Close() error

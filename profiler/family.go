@@ -96,6 +96,9 @@ type Family interface {
 	// Validate applies the family's rules beyond the schema (tile
 	// divisibility, thread counts, TGM against the device limit).
 	Validate(s Spec, dev DeviceInfo) error
+	// Plan builds the plan of s for dev. s has been resolved (defaults,
+	// schema) and validated for dev (run.Prepare does both): Plan does
+	// not validate again. Its plan may be shared: callers never change it.
 	Plan(s Spec, dev DeviceInfo) (*Plan, error)
 	// Reference computes expected outputs in float64 for at most maxRows
 	// rows, chosen deterministically from seed.

@@ -24,6 +24,9 @@ const (
 	// memory as it evicts them. Slower than cold by up to the time to write
 	// the cache back; useful to see that cost, not to compare with ncu.
 	CacheDirty CacheMode = "dirty"
+	// CacheFlush is reported, never asked: samples taken after a backend's
+	// one flush, not known to leave clean or dirty lines (Timing.Cache).
+	CacheFlush CacheMode = "flush"
 )
 
 // CacheModes lists the modes in the order help texts show them.
@@ -37,27 +40,12 @@ func ParseCacheMode(s string) (CacheMode, error) {
 	case CacheCold, CacheHot, CacheDirty:
 		return m, nil
 	}
-	return "", fmt.Errorf("cache mode %q: use cold (flush, leaving clean lines; the default), hot (no flush) or dirty (flush by writing, leaving dirty lines)", s)
+	return "", fmt.Errorf("cache mode %q: use %s", s, cacheModesWant)
 }
 
-// EffectiveCache is the mode an Options asks for: Cache when set, else hot
-// when the older Hot switch is set, else cold.
-func EffectiveCache(mode CacheMode, hot bool) CacheMode {
-	if mode != "" {
-		return mode
-	}
-	if hot {
-		return CacheHot
-	}
-	return CacheCold
-}
-
-// CacheTimer is a Backend that knows the cache modes itself. Backends that
-// are not only know Time's cold switch: cold and dirty both flush the way
-// that backend flushes, hot does not (timeIn says which mode was used).
-type CacheTimer interface {
-	TimeCache(launches []Launch, reps int, mode CacheMode) (Timing, error)
-}
+// cacheModesWant says what a cache mode may be, in every message that
+// refuses one.
+const cacheModesWant = "cold (flush, leaving clean lines; the default), hot (no flush) or dirty (flush by writing, leaving dirty lines)"
 
 // Phases is where one spec's wall time went, in seconds. Everything but
 // Warmup and Measure is overhead a sweep pays per spec.

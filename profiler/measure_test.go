@@ -14,8 +14,8 @@ func TestParseCacheMode(t *testing.T) {
 	if _, err := ParseCacheMode("warm"); err == nil || !strings.Contains(err.Error(), "dirty") {
 		t.Errorf("warm: %v", err)
 	}
-	if EffectiveCache("", true) != CacheHot || EffectiveCache("", false) != CacheCold || EffectiveCache(CacheDirty, true) != CacheDirty {
-		t.Error("EffectiveCache")
+	if (Options{}).CacheMode() != CacheCold || (Options{Cache: CacheDirty}).CacheMode() != CacheDirty || DefaultOptions().Cache != CacheCold {
+		t.Error("Options.CacheMode: unset must be cold, a set mode itself")
 	}
 }
 

@@ -14,7 +14,6 @@ const StatusCancelled Status = "cancelled"
 // Options are the measurement settings of one spec.
 type Options struct {
 	Stop    StopRule `json:"stop"`
-	Hot     bool     `json:"hot"`      // skip the cache flush before each sample (older switch: see Cache)
 	Seed    uint64   `json:"seed"`     // input generator seed
 	MaxRows int      `json:"max_rows"` // rows checked against the reference (0: default 256)
 	Warmup  float64  `json:"warmup_s"` // seconds of warm-up runs (default 0.02, at least one run)
@@ -26,8 +25,8 @@ type Options struct {
 	Settle  float64       `json:"settle_s,omitempty"`
 	Timeout time.Duration `json:"timeout"` // watchdog for a worker (0: MaxTime*2 + 60 s)
 	// Cache is what the last-level cache holds before each sample: cold
-	// (the default), hot or dirty (see CacheMode); "" means cold, or hot
-	// when Hot is set.
+	// (the default), hot or dirty (see CacheMode); "" means cold. The
+	// older switch hot (--hot, hot: true) sets it to hot.
 	Cache CacheMode `json:"cache,omitempty"`
 	// Limits overrides what the backend reports about the device (the
 	// sweep file's device_limits), e.g. where Metal's table is only an estimate.
@@ -54,7 +53,15 @@ func (l *DeviceLimitsYAML) Apply(dev DeviceInfo) DeviceInfo {
 
 // DefaultOptions are the settings when a user sets nothing.
 func DefaultOptions() Options {
-	return Options{Stop: DefaultStopRule(), Seed: 1, MaxRows: 256, Warmup: 0.02}
+	return Options{Stop: DefaultStopRule(), Seed: 1, MaxRows: 256, Warmup: 0.02, Cache: CacheCold}
+}
+
+// CacheMode is the mode the samples are taken in: Cache, or cold when unset.
+func (o Options) CacheMode() CacheMode {
+	if o.Cache == "" {
+		return CacheCold
+	}
+	return o.Cache
 }
 
 // WithDefaults fills the settings left at zero from DefaultOptions.

@@ -24,7 +24,7 @@ func TestRealCPUBackend(t *testing.T) {
 	o.Warmup = 0.001
 	opts.DefaultOptions = o
 	hs := start(t, r, opts, 120, 40)
-	hs.keys("shift+tab", "down", "enter")
+	hs.keys("down", "enter")
 	hs.waitFor("softmax_bwd", func(m Model) bool { return m.family().Name() == "softmax_bwd" && m.focus == paneEditor })
 	// Fields: WG, dtype, rows, cols. Type rows=64 and cols=512.
 	hs.keys("down", "down", "enter")

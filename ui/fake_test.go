@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,8 +34,13 @@ type fakeExec struct {
 	prefetched []profiler.Spec // specs the job loop asked to prepare ahead
 	status     profiler.Status // what Run reports (default ok)
 	errMsg     string
-	block      bool          // wait for the context to end, then report cancelled
-	release    chan struct{} // with block: closing it ends the wait with a normal result
+	block      bool // wait for the context to end, then report cancelled
+	// noise, when set, is the CV of the samples: each call draws its own
+	// (seeded by the call's number), as reruns of one config on a noisy
+	// machine do, and the stats come from them.
+	noise   float64
+	tweak   func(*profiler.Result) // changes each measured result (a test's numbers)
+	release chan struct{}          // with block: closing it ends the wait with a normal result
 }
 
 func (f *fakeExec) Device() profiler.DeviceInfo { return fakeDevice }
@@ -90,16 +96,42 @@ func (f *fakeExec) Run(ctx context.Context, s profiler.Spec, _ profiler.Options,
 	}
 	med := 100e3 + float64(sum)*1e3 + cost
 	res.Stats = profiler.Stats{N: 50, Min: med * 0.97, P10: med * 0.98, Median: med, P90: med * 1.03, Mean: med * 1.001, Stdev: med * 0.012, CV: 0.012}
-	res.Verdict = &profiler.Verdict{MaxAbsErr: 1.25e-6, MaxRelErr: 3.5e-5, RMSErr: 2.5e-7, Checked: 4096, ATol: 1e-5, RTol: 1e-4, RowsChecked: 256, RowsTotal: 2048, Rows: "256 of 2048 rows", Pass: true}
+	res.Samples = fakeSamples(med)
+	f.mu.Lock()
+	noise, call := f.noise, len(f.calls)
+	f.mu.Unlock()
+	if noise > 0 {
+		rng := profiler.NewRNG(uint64(100 + call))
+		for i := range res.Samples {
+			res.Samples[i] = med * math.Max(0.2, 1+noise*rng.Normal())
+		}
+		res.Stats = profiler.Summarize(res.Samples)
+		med = res.Stats.Median
+	}
+	res.Verdict = &profiler.Verdict{MaxAbsErr: 1.25e-6, MaxRelErr: 3.5e-5, RMSErr: 2.5e-7, Checked: 4096, ATol: 1e-5, RTol: 1e-4, RowsChecked: 256, RowsTotal: 2048, Rows: "256 of 2048 rows", Pass: true, WorstRatio: 0.12}
 	res.Status = profiler.StatusOK
 	if st == profiler.StatusMismatch {
 		res.Status, res.Error = st, msg
-		res.Verdict.Pass, res.Verdict.Mismatches, res.Verdict.MaxAbsErr = false, 3, 0.25
+		res.Verdict.Pass, res.Verdict.Mismatches, res.Verdict.MaxAbsErr, res.Verdict.WorstRatio = false, 3, 0.25, 2.5e3
 		res.Verdict.Worst = "O[0,0,17,5] got 1.5 want 1.25"
 	}
 	res.TFLOPS = res.FLOPs / (med / 1e9) / 1e12
 	res.GBps = res.Bytes / (med / 1e9) / 1e9
+	if f.tweak != nil {
+		f.tweak(&res)
+	}
 	return res
+}
+
+// fakeSamples are 50 durations spread as the fake stats say (CV 1.2 %),
+// symmetric about med so their median is med: normal quantiles.
+func fakeSamples(med float64) []float64 {
+	out := make([]float64, 50)
+	for i := range out {
+		p := (float64(i) + 0.5) / float64(len(out))
+		out[i] = med * (1 + 0.012*math.Sqrt2*math.Erfinv(2*p-1))
+	}
+	return out
 }
 
 func (f *fakeExec) set(st profiler.Status, msg string) {
@@ -271,3 +303,13 @@ func fakeCompile(p *profiler.Plan) (float64, error) {
 // cores may be busy with other packages' tests; a frame that comes sooner
 // ends the wait at once.
 const uiWait = 30 * time.Second
+
+// startEditing is start with the focus moved from the kernel list (where
+// a session starts) to the editor, as a user's first enter does.
+func startEditing(t *testing.T, exec profiler.Executor, opts Options, w, h int) *harness {
+	t.Helper()
+	hs := start(t, exec, opts, w, h)
+	hs.keys("enter")
+	hs.waitFor("the editor focused", func(m Model) bool { return m.focus == paneEditor })
+	return hs
+}

@@ -211,8 +211,8 @@ func TestDeltaComparesSameKindAndShape(t *testing.T) {
 	if got := delta(mk(64, 1000, 2e9), mk(256, 1000, 1e9)); got != "" {
 		t.Errorf("delta against another shape = %q, want none", got)
 	}
-	if got := deltaMedian(mk(64, 1000, 2e9), mk(256, 1000, 1e9)); got != "" {
-		t.Errorf("deltaMedian against another shape = %q, want none", got)
+	if sameShape(mk(64, 1000, 2e9), mk(256, 1000, 1e9)) || !sameShape(mk(64, 1000, 2e9), mk(64, 900, 1e9)) {
+		t.Errorf("sameShape must tell Lq=64 from Lq=256 and accept two runs at Lq=64")
 	}
 }
 

@@ -25,11 +25,11 @@ func newHelpScreen(th theme, keys keyMap) helpScreen {
 	return helpScreen{th: th, keys: keys, bar: h}
 }
 
-// Bar is the always-visible short help, w cells wide.
-func (s helpScreen) Bar(w int) string {
+// Bar is the always-visible short help for the focused pane, w cells wide.
+func (s helpScreen) Bar(w int, focus pane) string {
 	hm := s.bar
 	hm.SetWidth(w)
-	return hm.ShortHelpView(s.keys.ShortHelp())
+	return hm.ShortHelpView(s.keys.ShortHelp(focus))
 }
 
 // View is the `?` screen: every binding, grouped, in two columns when the

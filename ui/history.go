@@ -6,11 +6,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/compare"
 )
 
 // entry is one row of the history.
@@ -30,9 +32,12 @@ type history struct {
 	sortCol  int
 	sortDesc bool
 	base     int // id of the pinned baseline, 0 for none
+	cmps     *comparisons
 }
 
-func newHistory(th theme) history { return history{th: th, sortDesc: true} }
+func newHistory(th theme) history {
+	return history{th: th, sortDesc: true, cmps: &comparisons{done: map[[2]int]compare.Result{}}}
+}
 
 func (h history) len() int { return len(h.entries) }
 
@@ -82,17 +87,52 @@ func delta(r, base profiler.Result) string {
 	return fmt.Sprintf("%+.1f%%", (va/vb-1)*100)
 }
 
-// deltaMedian is r's median time against base's as "-4.2%" (negative is
-// faster), or "" when they are not comparable: another kernel or shape
-// (knobs may differ: that is what they compare), or no median.
-func deltaMedian(r, base profiler.Result) string {
-	if r.Spec.Kernel != base.Spec.Kernel || r.Stats.N == 0 || base.Stats.N == 0 || base.Stats.Median == 0 {
-		return ""
+// sameShape says whether two runs can be compared: one kernel at one
+// shape (knobs may differ: that is what they compare), both measured.
+func sameShape(r, base profiler.Result) bool {
+	return r.Spec.Kernel == base.Spec.Kernel && r.Spec.ShapeKey() == base.Spec.ShapeKey() &&
+		r.Stats.N > 0 && base.Stats.N > 0 && r.Stats.Median > 0 && base.Stats.Median > 0
+}
+
+// comparisons remembers compare.Results by (base id, run id): the
+// bootstrap is deterministic and runs never change, so each pair is
+// computed once however often the screen is drawn. Shared by the copies
+// of the model bubbletea makes.
+type comparisons struct {
+	mu   sync.Mutex
+	done map[[2]int]compare.Result
+}
+
+// compare is run now against base: the change of the median time with
+// its confidence interval and verdict; false when they are not comparable.
+func (h history) compare(base, now entry) (compare.Result, bool) {
+	if !sameShape(now.res, base.res) {
+		return compare.Result{}, false
 	}
-	if r.Spec.ShapeKey() != base.Spec.ShapeKey() {
-		return ""
+	if h.cmps == nil {
+		return compare.Results(base.res, now.res, compare.DefaultOptions()), true
 	}
-	return fmt.Sprintf("%+.1f%%", (r.Stats.Median/base.Stats.Median-1)*100)
+	h.cmps.mu.Lock()
+	defer h.cmps.mu.Unlock()
+	k := [2]int{base.id, now.id}
+	if r, ok := h.cmps.done[k]; ok {
+		return r, true
+	}
+	r := compare.Results(base.res, now.res, compare.DefaultOptions())
+	h.cmps.done[k] = r
+	return r, true
+}
+
+// noiseMark follows a Δ that is not a sure change: "≈" within noise (or
+// below the threshold), "?" when the runs kept nothing to judge by.
+func noiseMark(c compare.Result) string {
+	switch c.Verdict {
+	case compare.Same:
+		return " ≈"
+	case compare.Unknown:
+		return " ?"
+	}
+	return ""
 }
 
 // verdictMark is a run's correctness in one symbol: ✓ pass, ✗ fail, ·
@@ -251,7 +291,7 @@ type histCol struct {
 var histCols = []histCol{{"#", 4, true, false}, {"via", 6, false, true}, {"kernel", 12, false, false}, {"dtype", 5, false, true}, {"status", 16, false, false}, {"median", 9, true, false}, {"throughput", 14, true, false}, {"max err", 9, true, true}}
 
 // deltaCol is shown while a baseline is pinned.
-var deltaCol = histCol{"Δthr base", 9, true, false}
+var deltaCol = histCol{"Δthr base", 10, true, false}
 
 // cell is a history column's value for one run.
 func (h history) cell(name string, e entry) string {
@@ -288,7 +328,8 @@ func (h history) cell(name string, e entry) string {
 	case deltaCol.name:
 		if b, ok := h.baseline(); ok && b.id != e.id {
 			if d := delta(r, b.res); d != "" {
-				return d
+				c, _ := h.compare(b, e)
+				return d + noiseMark(c)
 			}
 		} else if ok {
 			return "base"

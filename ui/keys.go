@@ -45,9 +45,19 @@ func newKeyMap() keyMap {
 
 // ShortHelp is the always-visible help bar: short words, the most used
 // first, help and quit early so they survive truncation on narrow terminals.
-func (k keyMap) ShortHelp() []key.Binding {
+// In the kernel list (where the session starts) it begins with how to pick
+// a kernel and reach its knobs.
+func (k keyMap) ShortHelp(focus pane) []key.Binding {
 	short := func(b key.Binding, keys, desc string) key.Binding {
 		return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(keys, desc))
+	}
+	if focus == paneKernels {
+		return []key.Binding{
+			short(k.Down, "↑↓", "pick kernel"), short(k.Enter, "enter", "edit its knobs"),
+			short(k.Run, "r", "run"), short(k.Help, "?", "help"), short(k.Quit, "q", "quit"),
+			short(k.Tab, "tab", "pane"), short(k.Filter, "/", "filter"), short(k.Load, "L", "load"),
+			short(k.Sweep, "s", "sweep"), short(k.Cancel, "esc", "clear filter"),
+		}
 	}
 	return []key.Binding{
 		short(k.Run, "r", "run"), short(k.Sweep, "s", "sweep"), short(k.Left, "←→", "step"),

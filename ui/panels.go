@@ -5,8 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/compare"
 	"github.com/mltop/mltop/profiler/run"
+	"github.com/mltop/mltop/profiler/sink"
 )
 
 // occPanel is the occupancy of the tightest dispatch: measured by the
@@ -121,9 +124,12 @@ func (p corrPanel) lines(w int) []string {
 	return append(out,
 		"max abs "+fmtErr(v.MaxAbsErr),
 		"max rel "+fmtErr(v.MaxRelErr),
-		"rms     "+fmtErr(v.RMSErr),
+		// What the verdict rests on: a max rel above rtol can pass when the
+		// bound grows with the reduction; at most 1 passes.
+		"err/bnd "+sink.ErrBound(v),
 		fmt.Sprintf("tol %.0e+%.0e·|x|", v.ATol, v.RTol),
 		fmt.Sprintf("rows %d/%d", v.RowsChecked, v.RowsTotal),
+		"rms     "+fmtErr(v.RMSErr), // last: the first to go in a short panel
 	)
 }
 
@@ -135,6 +141,8 @@ type timingPanel struct {
 	prev  *entry
 	base  *entry
 	other bool // the run is of another kernel than the editor's: the title names it
+	// compare judges a run against an earlier one (history.compare).
+	compare func(base, now entry) (compare.Result, bool)
 }
 
 // runTitle is the run a panel's title names: " #9", and its kernel
@@ -152,10 +160,10 @@ func (p timingPanel) View(w, h int) []string {
 	if p.run != nil && p.other {
 		title += runTitle(*p.run, true)
 	}
-	return box(p.th, title, p.lines(w-2), w, h, false)
+	return box(p.th, title, p.lines(w-2, h-2), w, h, false)
 }
 
-func (p timingPanel) lines(w int) []string {
+func (p timingPanel) lines(w, h int) []string {
 	th := p.th
 	if p.run == nil {
 		return []string{th.dim.Render("r runs the kernel")}
@@ -169,48 +177,67 @@ func (p timingPanel) lines(w int) []string {
 		fmtThroughput(p.run.res),
 	}
 	// The change against the previous run of the kernel and the pinned
-	// baseline comes before the details: it is what a rerun is for.
-	var cmp []string
-	row := func(label string, b *entry) {
-		dm, dt := deltaMedian(p.run.res, b.res), delta(p.run.res, b.res)
-		if dm == "" && dt == "" {
-			return
+	// baseline comes before the details: it is what a rerun is for. Each
+	// says whether it is a change at all (faster, slower, within noise),
+	// and, room permitting, its 95 % interval on a second line.
+	var heads, details []string
+	row := func(label string, b *entry) bool {
+		c, ok := p.compare(*b, *p.run)
+		if !ok {
+			return false
 		}
-		ok := verdictMark(b.res)
-		if now := verdictMark(p.run.res); now != ok {
-			ok += "→" + now
+		mark := verdictMark(b.res)
+		if now := verdictMark(p.run.res); now != mark {
+			mark += "→" + now
 		}
-		cmp = append(cmp, fmt.Sprintf("%-4s%7s%7s %s", fmt.Sprintf("%s#%d", label, b.id), orDash(dm), orDash(dt), ok))
+		word := c.Word()
+		if c.Verdict == compare.Faster || c.Verdict == compare.Slower {
+			word = th.good.Render(word)
+			if c.Verdict == compare.Slower {
+				word = th.warn.Render(c.Word())
+			}
+		}
+		head := fmt.Sprintf("%s#%d %+.1f%% %s %s", label, b.id, c.Pct(), word, mark)
+		if ansi.StringWidth(head) > w && c.NoiseHit { // narrow: the marker stays
+			head = fmt.Sprintf("%s#%d %+.1f%% ≈noise %s", label, b.id, c.Pct(), mark)
+		}
+		detail := "  no CI: no samples kept"
+		if iv := c.Interval(); iv != "" {
+			detail = fmt.Sprintf("  %.0f%% CI %s", c.Level*100, iv)
+		}
+		heads, details = append(heads, head), append(details, th.dim.Render(detail))
+		return true
 	}
-	// Rows: the previous run (#id) and the baseline (◆#id, as the history
-	// marks it): Δ median time, Δ throughput, its verdict (→ this run's
-	// when it changed).
+	var notes []string
+	// The previous run (#id) and the baseline (◆#id, as the history marks
+	// it): Δ median time (negative is faster), the verdict, correctness.
 	if b := p.prev; b != nil && (p.base == nil || b.id != p.base.id) {
 		row("", b)
 	}
-	if b := p.base; b != nil && b.id != p.run.id {
-		n := len(cmp)
-		row("◆", b)
-		if len(cmp) == n { // not comparable: say why rather than nothing
-			why := "baseline is another shape"
-			if b.res.Spec.Kernel != p.run.res.Spec.Kernel {
-				why = "baseline is another kernel"
-			}
-			for _, l := range wrap(fmt.Sprintf("◆#%d %s", b.id, why), w) {
-				cmp = append(cmp, th.dim.Render(l))
-			}
+	if b := p.base; b != nil && b.id != p.run.id && !row("◆", b) {
+		why := "baseline is another shape" // not comparable: say why rather than nothing
+		if b.res.Spec.Kernel != p.run.res.Spec.Kernel {
+			why = "baseline is another kernel"
+		}
+		for _, l := range wrap(fmt.Sprintf("◆#%d %s", b.id, why), w) {
+			notes = append(notes, th.dim.Render(l))
 		}
 	}
-	if len(cmp) > 0 {
-		// Δ median time in % (negative is faster), Δ throughput in %.
-		out = append(out, th.dim.Render(fmt.Sprintf("%-4s%7s%7s %s", "Δ", "time%", "thr%", "ok")))
-		out = append(out, cmp...)
-	}
-	out = append(out,
-		"p10–p90 "+fmtRange(st.P10, st.P90),
+	rest := []string{
+		"p10–p90 " + fmtRange(st.P10, st.P90),
 		fmt.Sprintf("CV %.1f%% · n %d", st.CV*100, st.N),
-	)
-	out = append(out, "timer "+p.run.res.Timer)
+		"timer " + p.run.res.Timer,
+	}
+	// With room, each change's interval under it; else the changes alone
+	// and the spread below them.
+	withCI := len(out)+2*len(heads)+len(notes)+2 <= h
+	for i, hd := range heads {
+		out = append(out, hd)
+		if withCI {
+			out = append(out, details[i])
+		}
+	}
+	out = append(append(out, notes...), rest...)
 	if mhz := p.run.res.SMClockMHz; mhz > 0 {
 		out = append(out, fmt.Sprintf("SM clock %.0f MHz", mhz))
 	}

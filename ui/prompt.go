@@ -18,6 +18,7 @@ const (
 	promptTyping            // a value of the editor's current field, drawn in the editor
 	promptExport            // the CSV path of `e`, drawn in the status line
 	promptLoad              // the YAML path of `L`, drawn in the status line
+	promptAsk               // y/n before loading a sweep of more than run.BigSweep specs
 )
 
 // prompt is the one-line editor behind `/`, `enter` in the editor, `e` and

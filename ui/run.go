@@ -105,6 +105,34 @@ func (m Model) load(path string) (Model, tea.Cmd) {
 		m.setMsg(true, "no sweep file given: press L and type a path such as configs/quick.yaml")
 		return m, nil
 	}
+	if m.opts.SweepSize != nil {
+		n, err := m.opts.SweepSize(path)
+		if err != nil {
+			m.setMsg(true, err.Error())
+			return m, nil
+		}
+		if n > run.BigSweep {
+			m.confirm = path
+			return m, m.prompt.open(promptAsk, fmt.Sprintf("%s has %s (more than %d): load and run them? y/n ", path, plural(n, "spec"), run.BigSweep), "", m.width)
+		}
+	}
+	return m.loadNow(path)
+}
+
+// answerLoad is the answer to the question about a large sweep: y loads it.
+func (m Model) answerLoad(answer string) (Model, tea.Cmd) {
+	path := m.confirm
+	m.confirm = ""
+	if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(answer)), "y") {
+		m.setMsg(false, path+" not loaded")
+		return m, nil
+	}
+	return m.loadNow(path)
+}
+
+// loadNow loads the sweep at path and runs it (after the question of a
+// large one).
+func (m Model) loadNow(path string) (Model, tea.Cmd) {
 	specs, o, err := m.opts.LoadSweep(path)
 	if err != nil {
 		m.setMsg(true, err.Error())
@@ -327,8 +355,8 @@ func (m Model) outcome(b *batch, e entry) string {
 	if r.Stats.N > 0 {
 		s += " · median " + fmtDur(r.Stats.Median)
 		if p, ok := m.hist.previous(e); ok {
-			if d := deltaMedian(r, p.res); d != "" {
-				s += fmt.Sprintf(" (%s vs #%d)", d, p.id)
+			if c, ok := m.hist.compare(p, e); ok {
+				s += fmt.Sprintf(" (%s vs #%d)", c, p.id)
 			}
 		}
 		s += " · " + fmtThroughput(r)

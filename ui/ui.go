@@ -51,6 +51,10 @@ type Options struct {
 	Backends string
 	// LoadSweep reads a YAML sweep for `L`; nil disables `L` with a message.
 	LoadSweep func(path string) ([]profiler.Spec, profiler.Options, error)
+	// SweepSize counts the specs of the sweep at path without loading it
+	// (an estimate for a large one); `L` asks before loading more than
+	// run.BigSweep, as a headless sweep needs --yes. nil: it never asks.
+	SweepSize func(path string) (int, error)
 	// WriteCSV writes the history for `e`; nil disables export with a message.
 	WriteCSV func(path string, results []profiler.Result) error
 	// Families are the kernels offered; nil means every registered family.
@@ -167,6 +171,7 @@ type Model struct {
 	batch      *batch
 	queued     *batch           // a sweep loaded during a run: it starts when that run ends
 	queuedOpts profiler.Options // its measurement options
+	confirm    string           // the large sweep file that `L` asks about
 
 	msg    string // the status message: stays until the next key
 	msgBad bool
@@ -195,7 +200,7 @@ func NewModel(exec profiler.Executor, opts Options) Model {
 		keys:   keys,
 		width:  80,
 		height: 24,
-		focus:  paneEditor,
+		focus:  paneKernels, // a first j/k picks a kernel, not a knob
 		list:   newKernelList(th, opts.Families),
 		editor: newEditor(th, dev),
 		chart:  chart{th: th},
@@ -214,8 +219,6 @@ func NewModel(exec profiler.Executor, opts Options) Model {
 	}
 	if f := m.list.selectedFamily(); f != nil {
 		m.editor.setFamily(f)
-	} else {
-		m.focus = paneKernels
 	}
 	m.syncPanels()
 	return m
@@ -320,7 +323,7 @@ func (m *Model) syncPanels() {
 	if m.loadErr != nil && !m.picking() && m.hist.len() == m.loadErr.runs {
 		m.errp.load = m.loadErr // until a newer run or a good reload
 	}
-	m.timing.base, m.timing.prev = nil, nil
+	m.timing.base, m.timing.prev, m.timing.compare = nil, nil, m.hist.compare
 	if b, ok := m.hist.baseline(); ok {
 		m.timing.base = &b
 	}
@@ -348,6 +351,10 @@ func (m *Model) syncPanels() {
 	}
 	m.chart.batch = m.batch
 	m.chart.runs = m.hist.entries
+	m.chart.series = profiler.Spec{}
+	if m.family() != nil {
+		m.chart.series = m.spec()
+	}
 }
 
 func (m Model) onKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
@@ -379,7 +386,9 @@ func (m Model) onKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 			m.batch.cancel()
 			m.batch.cancelled = true
 			m.setMsg(false, "cancelling… the current spec stops at its next check")
-		case m.list.filter != "":
+		case m.focus == paneKernels && m.list.filter != "":
+			// esc clears only what the focused pane owns: the filter
+			// belongs to the kernel list, not to the editor beside it.
 			m.list.setFilter("")
 			m.followList()
 		}
@@ -503,6 +512,8 @@ func (m Model) onPromptKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 			return m.export(val)
 		case promptLoad:
 			return m.load(val)
+		case promptAsk:
+			return m.answerLoad(val)
 		}
 		return m, nil
 	}

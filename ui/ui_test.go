@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // tgmTotal is the planned TGM of the model's current spec.
@@ -32,7 +33,10 @@ func TestMainScreenGolden(t *testing.T) {
 			hs := start(t, &fakeExec{}, testOptions(), sz.w, sz.h)
 			frame := hs.waitFor("first frame", func(m Model) bool { return m.width == sz.w && m.height == sz.h })
 			checkFrame(t, frame, sz.w, sz.h)
-			want := []string{"▸ attn_fwd", "softmax_bwd", "▸attn_fwd", "▸ BQ      ◂ 32 ▸", "throughput per run", "no runs yet: r runs the kernel",
+			// The session starts in the kernel list (its title is marked), and
+			// the help bar says how to pick a kernel and reach its knobs.
+			want := []string{"▸ attn_fwd", "softmax_bwd", "▸kernels", "↑↓ pick kernel", "enter edit its knobs", "▸ BQ      ◂ 32 ▸",
+				"attn_fwd f32 B=1 H=8 Hkv=8", "no runs yet: r runs the kernel",
 				"TGM budget", "Q_smem", "occupancy est.", "3 groups/core", "correctness", "timing", "history · 0 runs", "r run"}
 			if sz.h == 24 {
 				want = append(want, "↓ 7 more") // the editor's fields below the fold
@@ -54,7 +58,7 @@ func TestMainScreenGolden(t *testing.T) {
 func TestFullCycle(t *testing.T) {
 	exec := &fakeExec{}
 	hs := start(t, exec, testOptions(), 120, 40)
-	hs.keys("shift+tab", "down") // kernel list: attn_fwd → softmax_bwd
+	hs.keys("down") // the session starts in the kernel list: attn_fwd → softmax_bwd
 	hs.waitFor("softmax_bwd selected", func(m Model) bool { return m.family().Name() == "softmax_bwd" && m.focus == paneKernels })
 	hs.keys("up", "enter") // back to attn_fwd, into the editor
 	before := hs.waitFor("attn_fwd in the editor", func(m Model) bool { return m.family().Name() == "attn_fwd" && m.focus == paneEditor })
@@ -85,7 +89,7 @@ func TestFullCycle(t *testing.T) {
 }
 
 func TestInvalidValueShowsReason(t *testing.T) {
-	hs := start(t, &fakeExec{}, testOptions(), 120, 40)
+	hs := startEditing(t, &fakeExec{}, testOptions(), 120, 40)
 	hs.keys("right", "right") // BQ 128: Q_smem 36 KiB alone exceeds the 32 KiB limit
 	frame := hs.waitFor("invalid BQ", func(m Model) bool { return m.spec().Knobs["BQ"] == 128 && m.editor.preview.Err != nil })
 	if !strings.Contains(frame, "✗") || !strings.Contains(frame, "128 ▸ ✗") {
@@ -167,7 +171,7 @@ func TestResizeTo80x24(t *testing.T) {
 	hs.tm.Send(resize(80, 24))
 	frame := hs.waitFor("80×24", func(m Model) bool { return m.width == 80 && m.height == 24 })
 	checkFrame(t, frame, 80, 24)
-	for _, want := range []string{"throughput per run", "GFLOP/s, run #1", "TGM budget #1", "✓ PASS", "median 153 µs", "history · 1 run ", "1 attn_fwd", "run #1 attn_fwd: ok"} {
+	for _, want := range []string{"attn_fwd f… · GFLOP/s · run #1", "●  877 GFLOP/s", "bar: p10–p90", "TGM budget #1", "✓ PASS", "median 153 µs", "history · 1 run ", "1 attn_fwd", "run #1 attn_fwd: ok"} {
 		if !strings.Contains(frame, want) {
 			t.Errorf("80×24 after a run lacks %q", want)
 		}
@@ -181,7 +185,7 @@ func TestResizeTo80x24(t *testing.T) {
 
 func TestKeysWorkDuringRunAndEscCancels(t *testing.T) {
 	exec := &fakeExec{block: true}
-	hs := start(t, exec, testOptions(), 120, 40)
+	hs := startEditing(t, exec, testOptions(), 120, 40)
 	hs.keys("r")
 	frame := hs.waitFor("running", func(m Model) bool { return m.running() && m.batch.progress.Phase == "measure" })
 	if !strings.Contains(frame, "▶ run 1/1") || !strings.Contains(frame, "n=7 median 123 µs") {
@@ -289,6 +293,49 @@ func TestLoadSweep(t *testing.T) {
 	}
 }
 
+// A sweep of more than run.BigSweep specs is loaded only after a yes.
+func TestLoadLargeSweepAsksFirst(t *testing.T) {
+	opts := testOptions()
+	loads := 0
+	opts.LoadSweep = func(path string) ([]profiler.Spec, profiler.Options, error) {
+		loads++
+		return []profiler.Spec{{Kernel: "softmax_bwd", DType: profiler.F32, Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"rows": 64, "cols": 256}}}, profiler.DefaultOptions(), nil
+	}
+	opts.SweepSize = func(path string) (int, error) {
+		if path == "big.yaml" {
+			return run.BigSweep + 1, nil
+		}
+		return 1, nil
+	}
+	hs := start(t, &fakeExec{}, opts, 120, 40)
+	for _, c := range []struct {
+		answer string
+		loads  int
+	}{{"n", 0}, {"y", 1}} {
+		hs.keys("L")
+		hs.typeText("big.yaml")
+		hs.keys("enter")
+		frame := hs.waitFor("question", func(m Model) bool { return m.prompt.kind == promptAsk })
+		if !strings.Contains(frame, "big.yaml has 2001 specs (more than 2000)") {
+			t.Errorf("question not shown:\n%s", frame)
+		}
+		hs.typeText(c.answer)
+		hs.keys("enter")
+		hs.waitFor("answer", func(m Model) bool { return !m.prompt.active() })
+		if loads != c.loads {
+			t.Errorf("answer %s: %d loads, want %d", c.answer, loads, c.loads)
+		}
+	}
+	// a small sweep loads at once
+	hs.keys("L")
+	hs.typeText("small.yaml")
+	hs.keys("enter")
+	hs.waitFor("loaded", func(m Model) bool { return !m.prompt.active() })
+	if loads != 2 {
+		t.Errorf("a small sweep asked first (%d loads)", loads)
+	}
+}
+
 func TestFilterKernels(t *testing.T) {
 	hs := start(t, &fakeExec{}, testOptions(), 120, 40)
 	hs.keys("/")
@@ -388,7 +435,7 @@ func TestScreenCapture(t *testing.T) {
 	hs.keys("s")
 	frame := hs.waitFor("sweep", idle(3))
 	checkFrame(t, frame, 100, 32)
-	for _, want := range []string{"throughput vs BQ", "GFLOP/s, runs #2–#3", "32 ", "★", "history · 3 runs", "sweep BQ done: 2 runs: 2 ok; 3 skipped: BQ=8,BQ=16,BQ=128", "correctness #3"} {
+	for _, want := range []string{"throughput vs BQ · GFLOP/s · runs #2–#3", "#2 +20.9% slower ✓", "32 ", "★", "history · 3 runs", "sweep BQ done: 2 runs: 2 ok; 3 skipped: BQ=8,BQ=16,BQ=128", "correctness #3"} {
 		if !strings.Contains(frame, want) {
 			t.Errorf("screen capture lacks %q", want)
 		}
@@ -406,7 +453,7 @@ func TestScreenCapture(t *testing.T) {
 func TestExportPromptShowsWholePathAt80(t *testing.T) {
 	opts := testOptions()
 	opts.WriteCSV = func(string, []profiler.Result) error { return nil }
-	hs := start(t, &fakeExec{}, opts, 80, 24)
+	hs := startEditing(t, &fakeExec{}, opts, 80, 24)
 	hs.keys("r")
 	hs.waitFor("run", idle(1))
 	hs.keys("enter") // the typing prompt, 10 cells wide

@@ -28,7 +28,7 @@ func (m Model) Render() string {
 	} else {
 		lines = append(lines, m.body(w, bodyH)...)
 	}
-	lines = append(lines, m.statusLine(w), m.help.Bar(w))
+	lines = append(lines, m.statusLine(w), m.help.Bar(w, m.focus))
 	// Never draw past the terminal: clip every line to the real size.
 	out := make([]string, 0, m.height)
 	for i, l := range lines {
@@ -93,7 +93,7 @@ func (m Model) body(w, h int) []string {
 func (m Model) statusLine(w int) string {
 	th := m.th
 	switch {
-	case m.prompt.kind == promptExport || m.prompt.kind == promptLoad:
+	case m.prompt.kind == promptExport || m.prompt.kind == promptLoad || m.prompt.kind == promptAsk:
 		return fit(m.prompt.input.View(), w)
 	case m.prompt.kind == promptTyping:
 		f, _ := m.editor.field()
@@ -123,7 +123,7 @@ func (m Model) statusLine(w int) string {
 		}
 		return fit(th.dim.Render(s), w)
 	case m.focus == paneKernels && m.family() != nil:
-		return fit(th.dim.Render(m.family().Doc()), w)
+		return fit(th.dim.Render("kernel list: ↑/↓ pick · enter edits "+m.family().Name()+" · "+m.family().Doc()), w)
 	case m.focus == paneHistory && m.hist.len() > 0:
 		return fit(th.dim.Render("↑/↓ pick the run the panels describe · p pins it as the baseline · o/O sort · e exports"), w)
 	case m.focus == paneBudget:

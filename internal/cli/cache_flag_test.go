@@ -38,7 +38,7 @@ func TestCacheFlag(t *testing.T) {
 	if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &res); code != 0 || err != nil || res.Stats.N != 7 || res.StopReason != profiler.StopMaxSamples {
 		t.Errorf("--max-samples 7: exit %d %v n=%d %q %s", code, err, res.Stats.N, res.StopReason, stderr)
 	}
-	if code, _, stderr := runMain(t, "run", "softmax_bwd", "--cache", "warm"); code != exitBadInput || !strings.Contains(stderr, `cache mode "warm"`) {
+	if code, _, stderr := runMain(t, "run", "softmax_bwd", "--cache", "warm"); code != exitBadInput || !strings.Contains(stderr, `--cache=warm: use cold`) {
 		t.Errorf("--cache warm: exit %d %s", code, stderr)
 	}
 	if code, _, stderr := runMain(t, "run", "softmax_bwd", "--cache", "dirty", "--hot"); code != exitBadInput || !strings.Contains(stderr, "contradict") {
@@ -98,17 +98,29 @@ func TestSettle(t *testing.T) {
 	}
 }
 
-// --cache overrides a sweep file's hot: true in full: Hot, which the memory
-// check reads to leave the flush buffer out, follows the mode.
+// --cache overrides a sweep file's hot: true in full (the memory check
+// reads the mode too); --hot=false undoes the file's hot; no flag keeps it.
 func TestCacheFlagOverridesFileHot(t *testing.T) {
 	base := profiler.DefaultOptions()
-	base.Hot, base.Cache = true, profiler.CacheHot
-	o := options{cache: "cold", set: map[string]bool{"cache": true}}
-	if m := o.measureOptions(&base); m.Cache != profiler.CacheCold || m.Hot {
-		t.Errorf("--cache cold over hot: true: cache %q hot %v", m.Cache, m.Hot)
-	}
-	o = options{cache: "cold", set: map[string]bool{}}
-	if m := o.measureOptions(&base); m.Cache != profiler.CacheHot || !m.Hot {
-		t.Errorf("no flag over hot: true: cache %q hot %v", m.Cache, m.Hot)
+	base.Cache = profiler.CacheHot
+	for _, c := range []struct {
+		args []string
+		want profiler.CacheMode
+	}{
+		{[]string{"--cache", "cold"}, profiler.CacheCold},
+		{[]string{"--cache", "dirty"}, profiler.CacheDirty},
+		{[]string{"--hot=false"}, profiler.CacheCold},
+		{nil, profiler.CacheHot},
+	} {
+		var o options
+		fs := newFlagSet("mltop")
+		o.register(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		o.set = setFlags(fs)
+		if m := o.measureOptions(&base); m.Cache != c.want {
+			t.Errorf("%v over hot: true: cache %q, want %q", c.args, m.Cache, c.want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/scaffold"
@@ -15,58 +16,72 @@ import (
 
 const (
 	newSummary = "write a starting kernel.yaml for your own kernel"
-	newHelp    = `  mltop new NAME --from FILE.cu --entry FN [-o DIR]
+	newHelp    = `  mltop new NAME --from FILE.cu [--entry FN[,FN…]] [-o DIR] [--force]
                                         write a starting kernel.yaml for your own kernel
+                                        (no --entry: lists the file's kernels when it has several)
 `
 )
 
-type newArgs struct{ from, entry, out string }
+type newArgs struct {
+	from, entry, out string
+	force            bool
+}
 
 func (a *newArgs) declare(fs *flag.FlagSet) {
 	registerNoopFlags(fs)
 	fs.StringVar(&a.from, "from", "", "the kernel source (.cu or .metal)")
-	fs.StringVar(&a.entry, "entry", "", "the kernel function")
+	fs.StringVar(&a.entry, "entry", "", "the kernel function(s), comma-separated: one dispatch each, in that order (default: the file's only kernel)")
 	fs.StringVar(&a.out, "o", "", "folder to write kernel.yaml into (default: the source's folder)")
+	fs.BoolVar(&a.force, "force", false, "overwrite an existing kernel.yaml")
 }
 
-// runNew is `mltop new NAME --from FILE --entry FN [-o DIR]`: a starting
-// kernel.yaml from the entry's signature.
+// runNew is `mltop new NAME --from FILE [--entry FN,…] [-o DIR] [--force]`:
+// a starting kernel.yaml from the kernels' signatures. The manifest goes
+// to stdout's message, what was guessed to stderr.
 func runNew(_ context.Context, s *session, a *newArgs, pos []string) error {
-	stdout, from, entry, out := s.stdout, &a.from, &a.entry, &a.out
-	if len(pos) != 1 || *from == "" || *entry == "" {
-		return badInput("usage: mltop new NAME --from FILE.cu --entry FUNCTION [-o DIR]")
+	if len(pos) != 1 || a.from == "" {
+		return badInput("usage: mltop new NAME --from FILE.cu [--entry FUNCTION[,FUNCTION…]] [-o DIR] [--force]")
 	}
 	if f, err := profiler.Lookup(pos[0]); err == nil {
 		if _, isUser := f.(*user.Family); !isUser {
 			return badInput("%s is the name of a built-in family: pick another name for your kernel", pos[0])
 		}
 	}
-	src, err := os.ReadFile(*from)
+	src, err := os.ReadFile(a.from)
 	if err != nil {
-		return badInput("--from %s: %v: give the .cu or .metal file that holds the kernel", *from, errors.Unwrap(err))
+		return badInput("--from %s: %v: give the .cu or .metal file that holds the kernel", a.from, errors.Unwrap(err))
 	}
-	dir := *out
+	dir := a.out
 	if dir == "" {
-		dir = filepath.Dir(*from)
+		dir = filepath.Dir(a.from)
 	}
-	text, notes, err := scaffold.Manifest(pos[0], *from, string(src), *entry, dir)
+	var entries []string
+	for _, e := range strings.Split(a.entry, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			entries = append(entries, e)
+		}
+	}
+	res, err := scaffold.Manifest(scaffold.Request{Name: pos[0], SrcPath: a.from, Src: string(src), Entries: entries, Dir: dir})
 	if err != nil {
 		return badInput("%v", err)
+	}
+	path := filepath.Join(dir, user.ManifestName)
+	if _, err := os.Stat(path); err == nil && !a.force {
+		return badInput("%s exists: pass --force to overwrite it, or -o DIR to write elsewhere", path)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return badInput("-o %s: %v", dir, err)
 	}
-	path := filepath.Join(dir, user.ManifestName)
-	if _, err := os.Stat(path); err == nil {
-		return badInput("%s exists: remove it or pass -o DIR", path)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(res.Text), 0o644); err != nil {
 		return badInput("%v", err)
 	}
-	fmt.Fprintf(stdout, "wrote %s\n", path)
-	for _, n := range notes {
-		fmt.Fprintf(stdout, "  - %s\n", n)
+	fmt.Fprintf(s.stdout, "wrote %s\n", path)
+	if len(res.Notes) > 0 {
+		fmt.Fprintf(s.stderr, "%s: %d things to check (each is a # TODO in the file):\n", path, len(res.Notes))
+		for _, n := range res.Notes {
+			fmt.Fprintf(s.stderr, "  - %s\n", n)
+		}
 	}
-	fmt.Fprintf(stdout, "then: mltop list --kernel %s   (checks it), mltop run %s --backend cuda\n", path, path)
+	fmt.Fprintf(s.stdout, "then: mltop check %s   (loads and compiles it), mltop run %s\n", path, path)
 	return nil
 }

@@ -56,7 +56,7 @@ func runRun(ctx context.Context, s *session, a *specArgs, pos []string) error {
 		return err
 	}
 	defer exec.Close()
-	if msg := runEstimate(exec.Device(), spec); msg != "" {
+	if msg := runNotice(exec.Device(), profiler.Job{Spec: spec, Options: o.measureOptions(nil)}); msg != "" {
 		fmt.Fprintln(stderr, "mltop:", msg)
 	}
 	bar := newProgress(stdout, stderr, o.quiet, 1)
@@ -77,7 +77,11 @@ func runRun(ctx context.Context, s *session, a *specArgs, pos []string) error {
 		}
 	}
 	if !o.json && !o.bench {
-		fmt.Fprint(stdout, sink.FormatResult(res))
+		shown := res
+		if res.Status == profiler.StatusInvalid {
+			shown.Error = "" // the exit message on stderr says why, once
+		}
+		fmt.Fprint(stdout, sink.FormatResult(shown))
 	}
 	switch {
 	case res.Status == profiler.StatusOK, res.Status == profiler.StatusUnchecked:
@@ -85,7 +89,7 @@ func runRun(ctx context.Context, s *session, a *specArgs, pos []string) error {
 	case res.Status == profiler.StatusInvalid:
 		return &exitError{code: exitBadInput, msg: fmt.Sprintf("invalid spec: %s", res.Reason())}
 	case res.Status == profiler.StatusCancelled:
-		return &exitError{code: exitFailed, msg: "cancelled (ctrl-C or SIGTERM): nothing was measured"}
+		return &exitError{code: exitFailed, msg: res.Error + ": nothing was measured"}
 	}
 	return &exitError{code: exitFailed}
 }
@@ -99,6 +103,16 @@ func runEstimate(dev profiler.DeviceInfo, spec profiler.Spec) string {
 		return ""
 	}
 	return note + "; --time-limit bounds only the sampling; ctrl-C stops it"
+}
+
+// runNotice is what `mltop run` says before it runs: runEstimate, but
+// nothing for a spec the device refuses (memory, limits): the run refuses
+// it at once, and an estimate of a run that will not happen misleads.
+func runNotice(dev profiler.DeviceInfo, j profiler.Job) string {
+	if _, ok := run.Runnable(j, dev, nil); !ok {
+		return ""
+	}
+	return runEstimate(dev, j.Spec)
 }
 
 // kernelRunNote is how long one kernel run of spec takes on dev and what

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 	"github.com/mltop/mltop/profiler/sink"
 	"github.com/mltop/mltop/profiler/sweep"
 	"github.com/mltop/mltop/ui"
@@ -68,6 +69,14 @@ func runTUI(ctx context.Context, s *session, o *options) error {
 				specs[i] = j.Spec
 			}
 			return specs, sw.Jobs[0].Options, nil
+		},
+		SweepSize: func(path string) (int, error) {
+			st, err := sweep.LoadStream(path, base, s.sweepOptions())
+			if err != nil {
+				return 0, err
+			}
+			p, err := run.PlanSweep(ctx, run.SweepConfig{Source: st}, nil, nil)
+			return p.Specs, err
 		},
 		WriteCSV: sink.WriteCSVFile,
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/watch"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/compare"
 	"github.com/mltop/mltop/ui"
 )
 
@@ -88,10 +89,11 @@ func runWatch(ctx context.Context, s *session, wa *watchArgs, pos []string) erro
 	opt := o.measureOptions(nil)
 	var prev *profiler.Result
 	n := 0
+	var said reasonOnce
 	runOnce := func(why string, since time.Time, label string) profiler.Result {
 		n++
 		res := exec.Run(ctx, spec, opt, nil)
-		fmt.Fprintln(stdout, watchLine(n, why, res, prev, label, time.Since(since)))
+		fmt.Fprintln(stdout, watchLine(n, why, res, prev, label, time.Since(since), said.sameAs(n, res)))
 		if res.Stats.N > 0 {
 			prev = &res
 		}
@@ -154,16 +156,41 @@ func savedAt(changed []string) (time.Time, string) {
 	return t, strings.Join(names, ",") + " saved"
 }
 
+// reasonOnce remembers the failure reason the last line gave, so that a
+// reason every run repeats (the CPU backend cannot run the source) is
+// said once and then referred to.
+type reasonOnce struct {
+	reason string
+	at     int // the run that said it
+}
+
+// sameAs is the earlier run that gave r's failure reason when the run
+// before n gave it too (0 when r has a new reason, or none); n remembers it.
+func (s *reasonOnce) sameAs(n int, r profiler.Result) int {
+	msg := ""
+	if r.Status != profiler.StatusOK && r.Status != profiler.StatusUnchecked {
+		msg = r.Reason()
+	}
+	if msg == "" || msg != s.reason {
+		s.reason, s.at = msg, n
+		return 0
+	}
+	return s.at
+}
+
 // watchLine is one run of `mltop watch`:
 //
-//	#2  softmax.cu saved  ok  median 41.3 µs (-4.2% vs #1)  812 GB/s  ✓ max err 3.1e-07  after_save=1.432s
-func watchLine(n int, why string, r profiler.Result, prev *profiler.Result, label string, took time.Duration) string {
+//	#2  softmax.cu saved  ok  median 41.3 µs (-4.2% [-5.0, -3.4] faster vs previous)  812 GB/s  ✓ max err 3.1e-07  after_save=1.432s
+//
+// sameAs > 0 names the earlier run whose failure reason this one repeats,
+// instead of the reason.
+func watchLine(n int, why string, r profiler.Result, prev *profiler.Result, label string, took time.Duration, sameAs int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#%d  %s  %s", n, why, r.Status)
 	if r.Stats.N > 0 {
 		fmt.Fprintf(&b, "  median %s", fmtMicros(r.Stats.Median))
 		if prev != nil && prev.Stats.Median > 0 {
-			fmt.Fprintf(&b, " (%+.1f%% vs previous)", (r.Stats.Median/prev.Stats.Median-1)*100)
+			fmt.Fprintf(&b, " (%s vs previous)", compare.Results(*prev, r, compare.DefaultOptions()))
 		}
 		switch {
 		case r.TFLOPS >= 1:
@@ -179,7 +206,9 @@ func watchLine(n int, why string, r profiler.Result, prev *profiler.Result, labe
 			fmt.Fprintf(&b, "  ✗ %d mismatches, max err %.1e", v.Mismatches, v.MaxAbsErr)
 		}
 	}
-	if r.Status != profiler.StatusOK && r.Status != profiler.StatusUnchecked && r.Error != "" {
+	if sameAs > 0 && r.Error != "" {
+		fmt.Fprintf(&b, "  (the same reason as #%d)", sameAs)
+	} else if r.Status != profiler.StatusOK && r.Status != profiler.StatusUnchecked && r.Error != "" {
 		msg := r.Reason()
 		if f, line, text, ok := ui.ErrorSite(msg); ok {
 			fmt.Fprintf(&b, "  at %s:%d", filepath.Base(f), line)

@@ -56,6 +56,7 @@ func commandTable() []command {
 		newCommand("tune", tuneSummary, tuneHelp, (*tuneArgs).declare, runTune),
 		newCommand("report", reportSummary, reportHelp, (*noFlags).declare, runReport),
 		newCommand("merge", mergeSummary, mergeHelp, (*mergeArgs).declare, runMerge),
+		newCommand("compare", compareSummary, compareHelp, (*compareArgs).declare, runCompare),
 		newCommand("calibrate", calibrateSummary, calibrateHelp, (*backendArgs).declare, runCalibrate),
 		newCommand("selftest", selftestSummary, selftestHelp, (*backendArgs).declare, runSelftest),
 		helpCommand(),

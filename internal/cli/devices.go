@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -14,7 +13,6 @@ import (
 	"github.com/mltop/mltop/backends"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
-	"github.com/mltop/mltop/profiler/sweep"
 )
 
 // fakeDevicesEnv lets the CPU backend take --devices (a test hook; see
@@ -135,54 +133,31 @@ func closeDevices(devs []run.Device) {
 	wg.Wait()
 }
 
-// sweepOnDevices runs jobs with one worker per device of --devices.
-func (s *session) sweepOnDevices(ctx context.Context, o *options, backend string, jobs []profiler.Job, skip map[string]bool, path string, stdout, stderr io.Writer, todo int, sinksFor func(*progress) []profiler.Sink) (run.Summary, error) {
+// sweepDevices opens one worker per device of --devices for sr's sweep,
+// after its announcement, and starts its progress bar.
+func (s *session) sweepDevices(o *options, backend string, sr *sweepRun) ([]run.Device, error) {
 	backend = resolveBackend(backend)
-	if o.isolate == "off" {
-		return run.Summary{}, badInput("--devices runs one worker subprocess per device: drop --isolate off")
-	}
 	ords, err := resolveDevices(o.devices, backend, countDevices, os.Getenv(repeatDevicesEnv) == "1")
 	if err != nil {
-		return run.Summary{}, err
+		return nil, err
 	}
-	devs, err := s.openDevices(backend, ords, stderr)
+	devs, err := s.openDevices(backend, ords, sr.stderr)
 	if err != nil {
-		return run.Summary{}, err
+		return nil, err
 	}
-	defer closeDevices(devs)
 	var names []string
 	for _, d := range devs {
 		names = append(names, fmt.Sprintf("%d %s", d.Ordinal, d.Exec.Device().Name))
 	}
 	dev := devs[0].Exec.Device()
-	fmt.Fprintf(stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, profiler.Plural(len(devs), "device", "devices"), strings.Join(names, ", "), profiler.Plural(len(jobs), "spec", "specs"), path)
-	bar := newProgress(stdout, stderr, o.quiet, todo)
-	defer bar.finish()
-	sum, err := run.JobsOnDevices(ctx, devs, jobs, skip, sinksFor(bar), bar.hooks(), stderr)
-	bar.finish()
-	return sum, err
+	fmt.Fprintf(sr.stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, profiler.Plural(len(devs), "device", "devices"), strings.Join(names, ", "), sr.count, sr.path)
+	sr.start(sr.total)
+	return devs, nil
 }
 
 // registerSweepFlags adds the flags only a sweep takes.
 func registerSweepFlags(fs *flag.FlagSet, o *options) {
 	fs.StringVar(&o.devices, "devices", "", "(sweeps) run on several GPUs, one worker each: all, or a `list` of ordinals such as 0,2,3 (CUDA)")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "(sweeps) print how many specs the sweep has and how long measuring takes, and run nothing")
 	fs.StringVar(&o.shard, "shard", "", "(sweeps) run only part `i/n` of the sweep (0 ≤ i < n), or auto / auto/n from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX; join the CSVs with mltop merge")
-}
-
-// shardJobs keeps the jobs of --shard.
-func shardJobs(v string, jobs []profiler.Job, stderr io.Writer) ([]profiler.Job, error) {
-	sh, err := sweep.ParseShard(v, os.Getenv)
-	if err != nil {
-		return nil, badInput("%v", err)
-	}
-	part := sweep.Partition(jobs, sh)
-	var mine, all float64
-	for _, j := range jobs {
-		all += sweep.Cost(j)
-	}
-	for _, j := range part {
-		mine += sweep.Cost(j)
-	}
-	fmt.Fprintf(stderr, "mltop: shard %s: %d of %d specs (estimated %.0f of %.0f s)\n", sh, len(part), len(jobs), mine, all)
-	return part, nil
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"regexp"
@@ -37,6 +38,19 @@ var sweepOnly = map[string]bool{"config": true, "devices": true, "shard": true, 
 func flagError(cmd string, err error) error {
 	msg := err.Error()
 	const undefined = "flag provided but not defined: -"
+	if m := badSettingRE.FindStringSubmatch(msg); m != nil {
+		// A measurement setting says what it takes in the words a sweep file's key gets.
+		if st, ok := profiler.LookupSetting(m[2]); ok {
+			var se *profiler.SettingError
+			if _, perr := st.Parse(m[1]); errors.As(perr, &se) {
+				prefix := ""
+				if cmd != "" {
+					prefix = cmd + ": "
+				}
+				return badInput("%s%s; see mltop --help", prefix, se.Message(flagName))
+			}
+		}
+	}
 	if m := badValueRE.FindStringSubmatch(msg); m != nil {
 		if want := flagWants(cmd, m[2]); want != "" {
 			prefix := ""
@@ -61,6 +75,10 @@ func flagError(cmd string, err error) error {
 // badValueRE matches the flag package's message for a value that does not
 // parse as the flag's type ("parse error" says nothing of what would).
 var badValueRE = regexp.MustCompile(`^invalid value "(.*)" for flag -([\w-]+): (?:parse error|value out of range)`)
+
+// badSettingRE matches the flag package's message for any value a flag's
+// Set refuses, booleans included.
+var badSettingRE = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-([\w-]+): `)
 
 // flagWants says what a numeric flag of cmd takes, "" for other flags.
 func flagWants(cmd, name string) string {

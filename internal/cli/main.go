@@ -3,13 +3,9 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	_ "github.com/mltop/mltop/kernels/all"
 	"github.com/mltop/mltop/profiler"
@@ -25,15 +21,8 @@ const (
 // Main runs mltop with args (without the program name) and returns the
 // exit code: main.go and the tests call it.
 func Main(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
-	// The first ctrl-C cancels (commands stop at the next check and report
-	// what they have); after it the signals kill as usual, so a second
-	// ctrl-C ends a run stuck where nothing checks (a GPU launch).
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
 	cmd := ""
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]

@@ -294,8 +294,8 @@ func TestBadInput(t *testing.T) {
 		{"new missing source", []string{"new", "k", "--from", filepath.Join(dir, "none.cu"), "--entry", "k"}, "none.cu: no such file or directory: give the .cu or .metal file that holds the kernel"},
 		{"calibrate with a backend name", []string{"calibrate", "cuda"}, `calibrate takes no arguments, got ["cuda"]: to pick the backend write mltop calibrate --backend cuda`},
 		{"selftest with an argument", []string{"selftest", "now"}, `selftest takes no arguments, got ["now"]`},
-		{"list with a name", []string{"list", "attn_fwd"}, `list takes no arguments, got ["attn_fwd"]: run mltop list alone`},
-		{"list with a path", []string{"list", "./scale"}, `list takes no arguments, got ["./scale"]: to add a user kernel write mltop list --kernel ./scale`},
+		{"list with an unknown name", []string{"list", "atn_fwd"}, `list: unknown kernel "atn_fwd": did you mean attn_fwd?`},
+		{"list with a path", []string{"list", "./scale"}, `list takes kernel names, got the path "./scale": to add a user kernel write mltop list --kernel ./scale`},
 		{"run kernel typo", []string{"run", "atn_fwd"}, `unknown kernel "atn_fwd": did you mean attn_fwd? known kernels are`},
 		{"run knob typo", []string{"run", "attn_fwd", "--set", "bq=32"}, `has no knob, dim or flag "bq": did you mean BQ?`},
 		{"run flag typo", []string{"run", "attn_fwd", "--set", "casual=1"}, `has no knob, dim or flag "casual": did you mean causal?`},
@@ -328,9 +328,9 @@ func TestBadInput(t *testing.T) {
 		{"run set twice in one group", []string{"run", "attn_fwd", "--set", "BQ=32,BQ=64"}, "--set gives BQ twice (BQ=32 and BQ=64)"},
 		{"run set twice in two flags", []string{"run", "attn_fwd", "--set", "BQ=32", "--set", "D=64,BQ=64"}, "--set gives BQ twice"},
 		{"run bad bool", []string{"run", "attn_fwd", "--set", "causal=maybe"}, `"maybe" is not a boolean: use true/false, 1/0, yes/no or on/off`},
-		{"negative seed", []string{"run", "attn_fwd", "--seed", "-1"}, `run: --seed "-1": use a whole number, 0 or more (default 1)`},
-		{"word for a float flag", []string{"--noise", "1%", "--config", goodSweep}, `--noise "1%": use a number (default 0.005)`},
-		{"fraction for an int flag", []string{"run", "attn_fwd", "--min-samples", "2.5"}, `run: --min-samples "2.5": use a whole number (default 20)`},
+		{"negative seed", []string{"run", "attn_fwd", "--seed", "-1"}, `run: --seed=-1: use a whole number, 0 or more`},
+		{"word for a float flag", []string{"--noise", "1%", "--config", goodSweep}, `--noise=1%: use a fraction between 0 and 1 (0.01 is 1%)`},
+		{"fraction for an int flag", []string{"run", "attn_fwd", "--min-samples", "2.5"}, `run: --min-samples=2.5: use a whole number of at least 1`},
 		{"negative min-samples", []string{"run", "attn_fwd", "--min-samples", "-3"}, "--min-samples=-3: use a whole number of at least 1"},
 		{"zero max-rows", []string{"--max-rows", "0", "--config", goodSweep}, "--max-rows=0: use a whole number of at least 1"},
 	}
@@ -607,11 +607,22 @@ func TestInterruptedSweepSaysWhatIsLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.set = setFlags(fs)
+	// ctrl-C before the sweep starts: nothing ran, nothing to resume.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var stdout, stderr bytes.Buffer
 	err := runSweep(ctx, newTestSession(&stdout, &stderr), sweep, &o, &stdout, &stderr)
 	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitFailed || !strings.Contains(ee.msg, "nothing ran") {
+		t.Fatalf("cancelled before the start: err %v", err)
+	}
+	// ctrl-C once the sweep is announced (the banner's write cancels).
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	stdout.Reset()
+	stderr.Reset()
+	errw := cancelOnWrite{w: &stderr, text: "to run from", cancel: cancel}
+	err = runSweep(ctx, newTestSession(&stdout, errw), sweep, &o, &stdout, errw)
 	if !errors.As(err, &ee) || ee.code != exitFailed {
 		t.Fatalf("err %v", err)
 	}
@@ -623,4 +634,18 @@ func TestInterruptedSweepSaysWhatIsLeft(t *testing.T) {
 	if !strings.Contains(stderr.String(), "3 specs: 0 ok, 3 not run") {
 		t.Errorf("summary:\n%s", stderr.String())
 	}
+}
+
+// cancelOnWrite calls cancel when a write to w holds text.
+type cancelOnWrite struct {
+	w      io.Writer
+	text   string
+	cancel func()
+}
+
+func (c cancelOnWrite) Write(b []byte) (int, error) {
+	if strings.Contains(string(b), c.text) {
+		c.cancel()
+	}
+	return c.w.Write(b)
 }

@@ -4,12 +4,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/sweep"
@@ -20,57 +17,37 @@ var errHelp = errors.New("help shown")
 
 // options are the flags shared by the interactive session, sweeps and run.
 type options struct {
-	backend    string
-	csv        string
-	resume     string
-	json       bool
-	bench      bool
-	noise      float64
-	timeLimit  float64
-	minTime    float64
-	minSamples int
-	maxSamples int
-	warmup     float64
-	settle     float64
-	hot        bool
-	cache      string
-	phases     bool
-	seed       uint64
-	maxRows    int
-	timeout    float64
-	isolate    string
-	noColor    bool
-	quiet      bool
-	devices    string // --devices (sweeps): "" for one device
-	shard      string // --shard (sweeps)
-	yes        bool
-	set        map[string]bool // flags given explicitly on the command line
-	kernels    kernelPaths     // --kernel PATH: user manifests
+	backend string
+	csv     string
+	resume  string
+	json    bool
+	bench   bool
+	phases  bool
+	isolate string
+	noColor bool
+	quiet   bool
+	devices string // --devices (sweeps): "" for one device
+	shard   string // --shard (sweeps)
+	dryRun  bool   // --dry-run (sweeps): count and estimate, run nothing
+	yes     bool
+	set     map[string]bool // flags given explicitly on the command line
+	kernels kernelPaths     // --kernel PATH: user manifests
+	// settings are the flags of profiler.Settings, by flag name: their
+	// text goes through the setting's Parse, as a sweep file's does.
+	settings map[string]flag.Value
 	// partialKernels: --kernel folders may hold manifests that do not load
 	// (the interactive session shows their errors and runs the others).
 	partialKernels bool
 }
 
 func (o *options) register(fs *flag.FlagSet) {
-	d := profiler.DefaultOptions()
 	fs.StringVar(&o.backend, "backend", "auto", "backend: auto (Metal on macOS, else CUDA where libcuda.so.1 loads, else CPU), metal, cuda or cpu")
 	fs.StringVar(&o.csv, "csv", "", "write one CSV row per spec to `file`, flushed as each spec finishes")
 	fs.StringVar(&o.resume, "resume", "", "append to CSV `file` and skip specs already in it (implies --csv file)")
 	fs.BoolVar(&o.json, "json", false, "print results as JSON lines on stdout instead of the table")
 	fs.BoolVar(&o.bench, "bench", false, "print results in Go benchmark format on stdout (for benchstat)")
-	fs.Float64Var(&o.noise, "noise", d.Stop.Noise, "stop sampling when the 95% confidence interval of the median is within ± this `fraction` of it")
-	fs.Float64Var(&o.timeLimit, "time-limit", d.Stop.MaxTime, "stop sampling a spec after this many `seconds` whatever the noise")
-	fs.Float64Var(&o.minTime, "min-time", d.Stop.MinTime, "measure at least this many `seconds` of kernel time")
-	fs.IntVar(&o.minSamples, "min-samples", d.Stop.MinSamples, "take at least this many samples")
-	fs.IntVar(&o.maxSamples, "max-samples", d.Stop.MaxSamples, "take at most this many samples")
-	fs.Float64Var(&o.warmup, "warmup", d.Warmup, "warm up for this many `seconds` (at least one run)")
-	fs.Float64Var(&o.settle, "settle", 0, "run each spec this many `seconds` before sampling, every spec in full, so the GPU's boost clock reaches the level the spec sustains (1: on an H100, 99% of the rows repeat within 2% from run to run, for 1 s more per spec; 0: off)")
-	fs.BoolVar(&o.hot, "hot", false, "same as --cache hot")
-	fs.StringVar(&o.cache, "cache", "cold", "last-level cache before each sample: cold (flushed, holding only clean lines, as ncu --cache-control all), hot (not flushed) or dirty (flushed by writing, full of dirty lines the kernel must write back)")
 	fs.BoolVar(&o.phases, "phases", false, "print where each spec's wall time went (plan, compile, inputs, reference, verify, warm-up, measure, …) on stderr")
-	fs.Uint64Var(&o.seed, "seed", d.Seed, "seed of the input generator")
-	fs.IntVar(&o.maxRows, "max-rows", d.MaxRows, "check at most this many rows against the float64 reference")
-	fs.Float64Var(&o.timeout, "timeout", 0, "worker watchdog per spec in `seconds` (0: 2×time-limit + settle + 60)")
+	o.settings = registerSettings(fs)
 	fs.StringVar(&o.isolate, "isolate", "auto", "run specs in a worker subprocess: auto (on for GPU backends and the interactive session), on, off")
 	fs.BoolVar(&o.noColor, "no-color", false, "plain output without colour (also NO_COLOR=1)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar on stderr")
@@ -93,37 +70,8 @@ func (o *options) validate(s *session) error {
 	if !slices.Contains([]string{"auto", "on", "off"}, o.isolate) {
 		return badInput("--isolate=%q: use auto, on or off", o.isolate)
 	}
-	// Every float flag: finite first (NaN passes every comparison), then in range.
-	for _, f := range []struct {
-		name string
-		v    float64
-		ok   func(float64) bool
-		want string
-	}{
-		{"noise", o.noise, func(v float64) bool { return v > 0 && v < 1 }, "a fraction between 0 and 1 (0.01 is 1%)"},
-		{"time-limit", o.timeLimit, func(v float64) bool { return v > 0 }, "a positive number of seconds"},
-		{"min-time", o.minTime, func(v float64) bool { return v > 0 }, "a positive number of seconds"},
-		{"warmup", o.warmup, func(v float64) bool { return v > 0 }, "a positive number of seconds"},
-		{"settle", o.settle, func(v float64) bool { return v >= 0 }, "0 (off) or a positive number of seconds, e.g. 1"},
-		{"timeout", o.timeout, func(v float64) bool { return v >= 0 }, "a positive number of seconds (or 0 for the default)"},
-	} {
-		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || !f.ok(f.v) {
-			return badInput("--%s=%g: use %s", f.name, f.v, f.want)
-		}
-	}
-	if _, err := profiler.ParseCacheMode(o.cache); err != nil {
-		return badInput("--%s", err)
-	}
-	if o.hot && o.set["cache"] && o.cache != string(profiler.CacheHot) {
-		return badInput("--hot and --cache=%s contradict each other: use --cache alone", o.cache)
-	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"min-samples", o.minSamples}, {"max-samples", o.maxSamples}, {"max-rows", o.maxRows}} {
-		if f.v < 1 {
-			return badInput("--%s=%d: use a whole number of at least 1", f.name, f.v)
-		}
+	if _, err := o.givenSettings(); err != nil {
+		return err
 	}
 	if o.json && o.bench {
 		return badInput("--json and --bench both write to stdout: choose one")
@@ -143,58 +91,69 @@ func (o *options) validate(s *session) error {
 	return nil
 }
 
-// measureOptions makes profiler.Options from the flags. With base, only the
-// flags given explicitly override base (a sweep file's settings).
-func (o *options) measureOptions(base *profiler.Options) profiler.Options {
-	var m profiler.Options
-	if base != nil {
-		m = *base
-	} else {
-		m = profiler.DefaultOptions()
+// registerSettings adds a flag for each of profiler.Settings, of the
+// setting's type with its default and help line (so --help shows them as
+// before), and returns their values by flag name.
+func registerSettings(fs *flag.FlagSet) map[string]flag.Value {
+	vals := map[string]flag.Value{}
+	for _, st := range profiler.Settings {
+		switch d := st.Default().(type) {
+		case float64:
+			fs.Float64(st.Flag, d, st.Doc)
+		case int:
+			fs.Int(st.Flag, d, st.Doc)
+		case uint64:
+			fs.Uint64(st.Flag, d, st.Doc)
+		case bool:
+			fs.Bool(st.Flag, d, st.Doc)
+		case string:
+			fs.String(st.Flag, d, st.Doc)
+		default:
+			panic(fmt.Sprintf("setting %s: no flag for a default of type %T", st.Flag, d))
+		}
+		vals[st.Flag] = fs.Lookup(st.Flag).Value
 	}
-	use := func(name string) bool { return base == nil || o.set[name] }
-	if use("noise") {
-		m.Stop.Noise = o.noise
-	}
-	if use("time-limit") {
-		m.Stop.MaxTime = o.timeLimit
-	}
-	if use("min-time") {
-		m.Stop.MinTime = o.minTime
-	}
-	if use("min-samples") {
-		m.Stop.MinSamples = o.minSamples
-	}
-	if use("max-samples") {
-		m.Stop.MaxSamples = o.maxSamples
-	}
-	if use("warmup") {
-		m.Warmup = o.warmup
-	}
-	if use("settle") {
-		m.Settle = o.settle
-	}
-	if use("hot") {
-		m.Hot = o.hot
-		if o.hot {
-			m.Cache = profiler.CacheHot
+	return vals
+}
+
+// givenSettings are the settings given explicitly on the command line,
+// checked (each value, and hot against cache) by profiler.ApplySettings.
+func (o *options) givenSettings() ([]profiler.SettingValue, error) {
+	var given []profiler.SettingValue
+	for _, st := range profiler.Settings {
+		if v, ok := o.settings[st.Flag]; ok && o.set[st.Flag] {
+			given = append(given, profiler.SettingValue{Setting: st, Text: v.String()})
 		}
 	}
-	if use("cache") && (o.set["cache"] || !o.hot) {
-		m.Cache, _ = profiler.ParseCacheMode(o.cache)
-		// --cache wins over the file's hot: (the memory check counts the
-		// flush buffer by Hot).
-		m.Hot = m.Cache == profiler.CacheHot
+	var scratch profiler.Options
+	if err := profiler.ApplySettings(&scratch, given); err != nil {
+		return nil, settingInputError(err)
 	}
-	if use("seed") {
-		m.Seed = o.seed
+	return given, nil
+}
+
+// flagName is a setting's name on the command line.
+func flagName(s profiler.Setting) string { return "--" + s.Flag }
+
+// settingInputError says what is wrong with a setting in flag names.
+func settingInputError(err error) error {
+	var se *profiler.SettingError
+	if errors.As(err, &se) {
+		return badInput("%s", se.Message(flagName))
 	}
-	if use("max-rows") {
-		m.MaxRows = o.maxRows
+	return badInput("%v", err)
+}
+
+// measureOptions makes profiler.Options from the flags: the flags given
+// explicitly override base (a sweep file's settings), or the defaults when
+// base is nil. validate has checked them.
+func (o *options) measureOptions(base *profiler.Options) profiler.Options {
+	m := profiler.DefaultOptions()
+	if base != nil {
+		m = *base
 	}
-	if use("timeout") && o.timeout > 0 {
-		m.Timeout = time.Duration(o.timeout * float64(time.Second))
-	}
+	given, _ := o.givenSettings()
+	profiler.ApplySettings(&m, given)
 	return m
 }
 
@@ -320,9 +279,5 @@ func parseValue(v string, flag bool) (int, error) {
 		}
 		return 0, nil
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not an integer", v)
-	}
-	return n, nil
+	return parseWholeNumber(v)
 }

@@ -149,7 +149,7 @@ func (pr *progress) table(specs []profiler.Spec) *sink.Table {
 
 // finish removes the bar; rows written before it stay. Safe to call twice.
 func (pr *progress) finish() {
-	if pr.p == nil || pr.done {
+	if pr == nil || pr.p == nil || pr.done {
 		return
 	}
 	pr.done = true

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
@@ -14,80 +13,143 @@ import (
 	"github.com/mltop/mltop/profiler/sweep"
 )
 
-// resumeSameSettings refuses a --resume whose file timed the sweep's specs
-// in another cache mode or with another --settle: the specs in it would be
+// resumeCheck refuses a --resume whose file timed the sweep's specs in
+// another cache mode or with another --settle: the specs in it would be
 // skipped, and the file would end up with rows of two settings while the
-// user believes it holds one.
-func resumeSameSettings(path string, done map[string]sink.DoneRow, jobs []profiler.Job) error {
-	n, first := 0, ""
-	for _, j := range jobs {
-		had, ok := done[j.Spec.Key()]
-		if !ok || had.Cache == "" { // not in the file, or not measured there
-			continue
-		}
-		why := ""
-		if want := profiler.EffectiveCache(j.Options.Cache, j.Options.Hot); had.Cache != want {
-			why = fmt.Sprintf("cache %s, this sweep times it with cache %s", had.Cache, want)
-		} else if had.Settle != j.Options.Settle {
-			why = fmt.Sprintf("--settle %g, this sweep times it with --settle %g", had.Settle, j.Options.Settle)
-		}
-		if why == "" {
-			continue
-		}
-		if n == 0 {
-			first = fmt.Sprintf("%s was timed with %s", j.Spec, why)
-		}
-		n++
+// user believes it holds one. run.Sweep hands it the sweep's jobs found
+// in the file (add), before anything runs.
+type resumeCheck struct {
+	path  string
+	done  map[string]sink.DoneRow
+	n     int
+	first string
+}
+
+func (c *resumeCheck) add(j profiler.Job) {
+	had, ok := c.done[j.Spec.Key()]
+	if !ok || had.Cache == "" { // not in the file, or not measured there
+		return
 	}
-	if n == 0 {
+	why := ""
+	if want := j.Options.CacheMode(); had.Cache != want {
+		why = fmt.Sprintf("cache %s, this sweep times it with cache %s", had.Cache, want)
+	} else if had.Settle != j.Options.Settle {
+		why = fmt.Sprintf("--settle %g, this sweep times it with --settle %g", had.Settle, j.Options.Settle)
+	}
+	if why == "" {
+		return
+	}
+	if c.n == 0 {
+		c.first = fmt.Sprintf("%s was timed with %s", j.Spec, why)
+	}
+	c.n++
+}
+
+func (c *resumeCheck) err() error {
+	if c == nil || c.n == 0 {
 		return nil
 	}
-	return badInput("--resume %s: %d rows of this sweep were timed with other settings (%s): resume with the settings that wrote the file (--cache and --settle, or cache: and settle: in the sweep file), or write a new --csv", path, n, first)
+	return badInput("--resume %s: %d rows of this sweep were timed with other settings (%s): resume with the settings that wrote the file (--cache and --settle, or cache: and settle: in the sweep file), or write a new --csv", c.path, c.n, c.first)
+}
+
+// errDryRun stops a --dry-run sweep after its announcement.
+var errDryRun = errors.New("--dry-run: nothing runs")
+
+// sweepRun is what runSweep's steps share.
+type sweepRun struct {
+	o              *options
+	path           string
+	cols           sink.Columns
+	stdout, stderr io.Writer
+	resume         *resumeCheck
+	sample         []profiler.Spec // the first specs, to fit the table to
+	bar            *progress
+	out            fanout // the sinks, once the announcement has let the sweep start
+	csv            profiler.Sink
+	phases         *phaseSink
+	table          *sink.Table // closed after the sweep: it says how often a reason repeated
+	settles        bool        // some spec settles: the clock note is not needed
+	total          int         // specs to run, as announced
+	count          string      // total in words ("about …" when estimated)
 }
 
 func runSweep(ctx context.Context, s *session, path string, o *options, stdout, stderr io.Writer) error {
-	sw, err := sweep.LoadWith(path, profiler.DefaultOptions(), s.sweepOptions())
+	st, err := sweep.LoadStream(path, profiler.DefaultOptions(), s.sweepOptions())
 	if err != nil {
 		return err
 	}
-	for i := range sw.Jobs {
-		opt := o.measureOptions(&sw.Jobs[i].Options)
-		sw.Jobs[i].Options = opt
-	}
 	backend := o.backend
-	if !o.set["backend"] && sw.Backend != "" {
-		backend = sw.Backend
+	if !o.set["backend"] && st.Backend != "" {
+		backend = st.Backend
 	}
-	if sw.Search != nil { // a search: block picks which specs to measure (search_sweep.go)
-		return s.runSweepSearch(ctx, o, backend, sw)
+	if st.Search != nil { // a search: block picks which specs to measure (search_sweep.go)
+		return s.runSweepSearch(ctx, o, backend, st)
 	}
-	specs := make([]profiler.Spec, len(sw.Jobs))
-	for i, j := range sw.Jobs {
-		specs[i] = j.Spec
+	sr := &sweepRun{o: o, path: path, stdout: stdout, stderr: stderr, sample: firstSpecs(ctx, st, 1000)}
+	// From the whole sweep's kernels: every shard writes the same header.
+	sr.cols = sink.ColumnsFor(kernelSpecs(st))
+	cfg := run.SweepConfig{Source: st, Log: stderr, Announce: sr.announce, Start: sr.startOutputs,
+		Options: func(opt profiler.Options) profiler.Options { return o.measureOptions(&opt) }}
+	if err := sr.checkInputs(&cfg, backend); err != nil {
+		return err
 	}
-	cols := sink.ColumnsFor(specs) // from the whole sweep: every shard writes the same header
-	if o.shard != "" {
-		if sw.Jobs, err = shardJobs(o.shard, sw.Jobs, stderr); err != nil {
-			return err
+	defer sr.close()
+	if o.devices != "" {
+		var devs []run.Device
+		defer func() { closeDevices(devs) }()
+		cfg.OpenDevices = func() ([]run.Device, error) {
+			devs, err = s.sweepDevices(o, backend, sr)
+			return devs, err
 		}
-	}
-	// Check the output before anything runs: bad paths are bad input.
-	skip := map[string]bool{}
-	if o.resume != "" {
-		done, err := sink.ReadDoneRows(o.resume, cols)
+	} else {
+		exec, err := s.openExecutor(backend, o.isolate)
 		if err != nil {
 			return err
 		}
-		if err := resumeSameSettings(o.resume, done, sw.Jobs); err != nil {
+		defer exec.Close()
+		cfg.Exec = exec
+	}
+	sum, err := run.Sweep(ctx, cfg, &sr.out)
+	if !sr.out.open {
+		if errors.Is(err, context.Canceled) {
+			return &exitError{code: exitFailed, msg: "interrupted before the sweep started: nothing ran"}
+		}
+		if errors.Is(err, errDryRun) {
+			return nil
+		}
+		return err // refused before anything ran
+	}
+	sr.bar.finish()
+	return sr.report(sum, err)
+}
+
+// checkInputs checks every input before the announcement: --shard,
+// --resume, --devices against the backend, the CSV path.
+func (sr *sweepRun) checkInputs(cfg *run.SweepConfig, backend string) error {
+	o := sr.o
+	if o.shard != "" {
+		sh, err := sweep.ParseShard(o.shard, os.Getenv)
+		if err != nil {
+			return badInput("%v", err)
+		}
+		cfg.Shard = &sh
+	}
+	if o.resume != "" {
+		done, err := sink.ReadDoneRows(o.resume, sr.cols)
+		if err != nil {
 			return err
 		}
+		cfg.Skip = map[string]bool{}
 		for k := range done {
-			skip[k] = true
+			cfg.Skip[k] = true
 		}
+		sr.resume = &resumeCheck{path: o.resume, done: done}
+		cfg.Skipped = sr.resume.add
 	}
-	// Every input is checked before the announcement: --devices against
-	// the backend, the CSV path, then the backend itself.
 	if o.devices != "" {
+		if o.isolate == "off" {
+			return badInput("--devices runs one worker subprocess per device: drop --isolate off")
+		}
 		if _, err := resolveDevices(o.devices, resolveBackend(backend), countDevices, os.Getenv(repeatDevicesEnv) == "1"); err != nil {
 			return err
 		}
@@ -97,79 +159,97 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 			return err
 		}
 	}
-	// openCSV comes after the announcement (a refused big sweep creates no file).
-	var csvSink profiler.Sink
-	openOut := func() error {
-		c, err := openCSV(o, cols)
-		if err != nil {
+	return nil
+}
+
+// announce is run.Sweep's Announce: the banner and the --yes guard.
+func (sr *sweepRun) announce(p run.SweepPlan) error {
+	if p.Exact {
+		if err := sr.resume.err(); err != nil {
 			return err
-		}
-		csvSink = c
-		return nil
-	}
-	defer func() {
-		if csvSink != nil {
-			csvSink.Close()
-		}
-	}()
-	todo := 0
-	for _, j := range sw.Jobs {
-		if !skip[j.Spec.Key()] {
-			todo++
 		}
 	}
-	var phases *phaseSink
-	if o.phases {
-		phases = &phaseSink{w: stderr}
+	if err := announce(p, sr.path, sr.o.yes || sr.o.dryRun, sr.stderr); err != nil {
+		return err
 	}
-	// sinksFor: the table (above the bar), the CSV, the phase summary.
-	sinksFor := func(bar *progress) []profiler.Sink {
-		sinks := []profiler.Sink{stdoutSink(o, bar, specs)}
-		if csvSink != nil {
-			sinks = append(sinks, csvSink)
-		}
-		if phases != nil {
-			sinks = append(sinks, phases)
-		}
-		return sinks
+	if sr.o.dryRun {
+		return errDryRun
 	}
-	var sum run.Summary
-	if o.devices != "" {
-		if err := announce(sw.Jobs, skip, path, o.yes, nil, stderr); err != nil {
-			return err
-		}
-		if err := openOut(); err != nil {
-			return err
-		}
-		sum, err = s.sweepOnDevices(ctx, o, backend, sw.Jobs, skip, path, stdout, stderr, todo, sinksFor)
-		var ee *exitError
-		if errors.As(err, &ee) {
-			return err
-		}
-	} else {
-		exec, oerr := s.openExecutor(backend, o.isolate)
-		if oerr != nil {
-			return oerr
-		}
-		defer exec.Close()
-		dev := exec.Device()
-		if err := announce(sw.Jobs, skip, path, o.yes, &dev, stderr); err != nil {
-			return err
-		}
-		if err := openOut(); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, dev.Name, dev.Timer, profiler.Plural(len(sw.Jobs), "spec", "specs"), path)
-		bar := newProgress(stdout, stderr, o.quiet, todo)
-		defer bar.finish()
-		sum, err = run.Jobs(ctx, exec, sw.Jobs, skip, sinksFor(bar), bar.hooks())
-		bar.finish()
+	return nil
+}
+
+// startOutputs is run.Sweep's Start: the rows of --resume are checked,
+// then the outputs open (a refused sweep creates no file) and, on one
+// device, the progress bar.
+func (sr *sweepRun) startOutputs(p run.SweepPlan) (run.Hooks, error) {
+	if err := sr.resume.err(); err != nil {
+		return run.Hooks{}, err
 	}
-	if phases != nil {
-		phases.Close()
+	if sr.o.shard != "" {
+		sh, _ := sweep.ParseShard(sr.o.shard, os.Getenv)
+		fmt.Fprintf(sr.stderr, "mltop: shard %s: %s (the sweep's specs are dealt to the %d shards in turn)\n", sh, profiler.Plural(p.Specs+p.Invalid+p.Skipped, "spec", "specs"), sh.Count)
+	}
+	c, err := openCSV(sr.o, sr.cols)
+	if err != nil {
+		return run.Hooks{}, err
+	}
+	sr.csv = c
+	if sr.o.phases {
+		sr.phases = &phaseSink{w: sr.stderr}
+	}
+	sr.out.open = true
+	total := p.Specs + p.Invalid
+	sr.total, sr.settles = total, p.Estimate.Settle
+	sr.count = profiler.Plural(total, "spec", "specs")
+	if !p.Exact {
+		sr.count = "about " + sr.count
+	}
+	if p.Device != nil {
+		dev := p.Device
+		fmt.Fprintf(sr.stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, dev.Name, dev.Timer, sr.count, sr.path)
+		sr.start(total)
+	}
+	// On several devices the bar starts once they are open (sweepDevices).
+	return lateHooks(&sr.bar), nil
+}
+
+// start draws the progress bar for total specs and sends the results to
+// the table above it, the CSV and the phase summary.
+func (sr *sweepRun) start(total int) {
+	sr.bar = newProgress(sr.stdout, sr.stderr, sr.o.quiet, total)
+	out := stdoutSink(sr.o, sr.bar, sr.sample)
+	sr.table, _ = out.(*sink.Table)
+	sr.out.sinks = []profiler.Sink{out}
+	if sr.csv != nil {
+		sr.out.sinks = append(sr.out.sinks, sr.csv)
+	}
+	if sr.phases != nil {
+		sr.out.sinks = append(sr.out.sinks, sr.phases)
+	}
+}
+
+// close closes the CSV (the other sinks need no closing).
+func (sr *sweepRun) close() {
+	if sr.csv != nil {
+		sr.csv.Close()
+	}
+}
+
+// report prints the summary and turns the outcome into the exit code.
+func (sr *sweepRun) report(sum run.Summary, err error) error {
+	o, stderr := sr.o, sr.stderr
+	var ee *exitError
+	if errors.As(err, &ee) || profiler.IsInputError(err) {
+		return err
+	}
+	if sr.table != nil {
+		sr.table.Close()
+	}
+	if sr.phases != nil {
+		sr.phases.Close()
 	}
 	fmt.Fprintln(stderr, "mltop:", sum.String())
-	if note := sum.ClockNote(); note != "" && !slices.ContainsFunc(sw.Jobs, func(j profiler.Job) bool { return j.Options.Settle > 0 }) {
+	if note := sum.ClockNote(); note != "" && !sr.settles {
 		fmt.Fprintln(stderr, "mltop:", note)
 	}
 	if o.csv != "" {
@@ -192,6 +272,76 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// fanout is the sweep's sinks, set once it starts: run.Sweep gets it
+// before the announcement decides which sinks there are.
+type fanout struct {
+	open  bool // the announcement let the sweep start
+	sinks []profiler.Sink
+}
+
+func (f *fanout) Write(r profiler.Result) error {
+	for _, s := range f.sinks {
+		if err := s.Write(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *fanout) Close() error { return nil }
+
+// lateHooks calls the hooks of the bar *bar once there is one.
+func lateHooks(bar **progress) run.Hooks {
+	h := func() run.Hooks {
+		if *bar == nil {
+			return run.Hooks{}
+		}
+		return (*bar).hooks()
+	}
+	return run.Hooks{
+		Start: func(i, n int, s profiler.Spec) {
+			if f := h().Start; f != nil {
+				f(i, n, s)
+			}
+		},
+		Progress: func(i, n int, s profiler.Spec, p profiler.Progress) {
+			if f := h().Progress; f != nil {
+				f(i, n, s, p)
+			}
+		},
+		Done: func(i, n int, r profiler.Result) {
+			if f := h().Done; f != nil {
+				f(i, n, r)
+			}
+		},
+		Devices: func(c []run.DeviceCount) {
+			if f := h().Devices; f != nil {
+				f(c)
+			}
+		},
+	}
+}
+
+// firstSpecs are the first n specs of st (fewer when it has fewer), to
+// fit the result table to without walking the whole sweep.
+func firstSpecs(ctx context.Context, st *sweep.Stream, n int) []profiler.Spec {
+	var specs []profiler.Spec
+	st.Each(ctx, func(_ int, j profiler.Job) bool {
+		specs = append(specs, j.Spec)
+		return len(specs) < n
+	})
+	return specs
+}
+
+// kernelSpecs is one spec of each kernel of st, for the CSV's columns.
+func kernelSpecs(st *sweep.Stream) []profiler.Spec {
+	var specs []profiler.Spec
+	for _, k := range st.Kernels() {
+		specs = append(specs, profiler.Spec{Kernel: k})
+	}
+	return specs
 }
 
 // openCSV opens --csv (nil without it) before anything runs: a bad path
@@ -221,7 +371,7 @@ func stdoutSink(o *options, bar *progress, specs []profiler.Spec) profiler.Sink 
 
 // bigSweep is the spec count above which a sweep started from a terminal
 // needs --yes.
-const bigSweep = 2000
+const bigSweep = run.BigSweep
 
 // stdinIsTerminal says whether someone could answer; tests replace it.
 var stdinIsTerminal = func() bool { return isTerminal(os.Stdin) }
@@ -230,69 +380,40 @@ var stdinIsTerminal = func() bool { return isTerminal(os.Stdin) }
 // least and at most, before anything runs. A sweep of more than bigSweep
 // specs started from a terminal needs --yes (without a terminal, e.g. in
 // CI, it proceeds: the count is in the log).
-func announce(jobs []profiler.Job, skip map[string]bool, path string, yes bool, dev *profiler.DeviceInfo, stderr io.Writer) error {
-	var todo []profiler.Job
-	invalid := 0
-	for _, j := range jobs {
-		if skip[j.Spec.Key()] {
-			continue
-		}
-		if dev != nil && !runnable(j, *dev) {
-			invalid++
-			continue
-		}
-		todo = append(todo, j)
-	}
-	if len(todo) == 0 && invalid == 0 && len(skip) > 0 {
+func announce(p run.SweepPlan, path string, yes bool, stderr io.Writer) error {
+	if p.Specs == 0 && p.Invalid == 0 && p.Skipped > 0 {
 		// Everything is in the --resume file: no time range of nothing.
-		fmt.Fprintf(stderr, "mltop: nothing to run from %s: all its %s are already in the --resume file\n", path, profiler.Plural(len(jobs), "spec", "specs"))
+		fmt.Fprintf(stderr, "mltop: nothing to run from %s: all its %s are already in the --resume file\n", path, profiler.Plural(p.Skipped, "spec", "specs"))
 		return nil
 	}
-	est := run.Estimate(todo, dev)
+	est := p.Estimate
 	bad := ""
-	if invalid > 0 {
-		bad = fmt.Sprintf(", and %d invalid (the family's rules, the device's limits, or a user kernel on the CPU backend): they become invalid rows at once", invalid)
+	if p.Invalid > 0 {
+		bad = fmt.Sprintf(", and %d invalid (the family's rules, the device's limits, or a user kernel on the CPU backend): they become invalid rows at once", p.Invalid)
 	}
 	each := "warmup + min_time to warmup + time_limit each"
-	if slices.ContainsFunc(todo, func(j profiler.Job) bool { return j.Options.Settle > j.Options.Warmup }) {
+	if est.SettleOverWarmup {
 		each = "settle (or warmup) + min_time to settle + time_limit each"
 	}
 	if est.Slow > 0 {
 		each += fmt.Sprintf(", at least %d kernel runs of the slow specs", run.MinRuns)
 	}
-	fmt.Fprintf(stderr, "mltop: %s to run from %s (%s)%s; measuring takes %s to %s (%s), plus the builds\n",
-		profiler.Plural(len(todo), "spec", "specs"), path, profiler.Plural(est.Builds, "kernel build", "kernel builds"), bad, run.FormatDuration(est.Lo), run.FormatDuration(est.Hi), each)
-	if est.Slow > 0 {
-		fmt.Fprintf(stderr, "mltop: slow kernels in %d of %s (%s or more per kernel run); the slowest, %s: %s; time_limit bounds only the sampling; ctrl-C stops the sweep (with --csv FILE, --resume FILE goes on)\n",
-			est.Slow, profiler.Plural(len(todo), "spec", "specs"), run.FormatDuration(run.SlowRun), est.Slowest, kernelRunNote(*dev, est.Slowest))
+	count, builds := profiler.Plural(p.Specs, "spec", "specs"), profiler.Plural(est.Builds, "kernel build", "kernel builds")
+	if !p.Exact {
+		count = "about " + count
+		builds = fmt.Sprintf("estimated from %d combinations drawn at random: the sweep is too large to count in a moment", p.Sampled)
 	}
-	if len(todo) > bigSweep && !yes && stdinIsTerminal() {
-		return badInput("%d specs is more than %d: add --yes to start it, or narrow the sweep (fewer values, `where:` rules); with --csv FILE an interrupted sweep goes on with --resume FILE", len(todo), bigSweep)
+	measuring := fmt.Sprintf("; measuring takes %s (%s), plus the builds", durationRange(est.Lo, est.Hi), each)
+	if p.Specs == 0 {
+		measuring = "" // nothing is measured: no time range of nothing
+	}
+	fmt.Fprintf(stderr, "mltop: %s to run from %s (%s)%s%s\n", count, path, builds, bad, measuring)
+	if est.Slow > 0 && p.Device != nil {
+		fmt.Fprintf(stderr, "mltop: slow kernels in %d of %s (%s or more per kernel run); the slowest, %s: %s; time_limit bounds only the sampling; ctrl-C stops the sweep (with --csv FILE, --resume FILE goes on)\n",
+			est.Slow, profiler.Plural(p.Specs, "spec", "specs"), run.FormatDuration(run.SlowRun), est.Slowest, kernelRunNote(*p.Device, est.Slowest))
+	}
+	if p.Specs > bigSweep && !yes && stdinIsTerminal() {
+		return badInput("%d specs is more than %d: add --yes to start it, or narrow the sweep (fewer values, `where:` rules); with --csv FILE an interrupted sweep goes on with --resume FILE", p.Specs, bigSweep)
 	}
 	return nil
-}
-
-// runnable says, cheaply and without the backend, whether j's spec can run
-// on dev: the family's rules, its plan, the device's memory, and whether
-// the CPU backend would refuse a user kernel.
-func runnable(j profiler.Job, dev profiler.DeviceInfo) bool {
-	f, full, err := profiler.Resolve(j.Spec, dev)
-	if err != nil {
-		return false
-	}
-	plan, err := f.Plan(full, dev)
-	if err != nil {
-		return false
-	}
-	if run.CheckFit(plan, dev, full, j.Options.Hot) != nil {
-		return false
-	}
-	if dev.Backend == "cpu" {
-		for _, d := range plan.Dispatches {
-			if d.Program.Code != "" {
-				return false
-			}
-		}
-	}
-	return true
 }

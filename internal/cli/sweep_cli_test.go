@@ -4,10 +4,13 @@ package cli
 // main_test.go so that TestListGolden sees only the built-in families.
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mltop/mltop/profiler"
 )
 
 // TestAnnounceAfterInputChecks: a CSV that holds rows, a CSV in a folder
@@ -103,5 +106,33 @@ func TestResumeRefusesOtherSettings(t *testing.T) {
 	// the same settings resume as ever
 	if code, _, stderr := runMain(t, "--config", sw, "--backend", "cpu", "--isolate", "off", "--quiet", "--resume", out); code != 0 || !strings.Contains(stderr, "already in the --resume file") {
 		t.Errorf("same mode: exit %d: %s", code, stderr)
+	}
+}
+
+// TestListNamesAndUserKernelsFirst: list NAME… prints just those kernels;
+// list --kernel prints the user's kernels, then one line counting the
+// built-in ones instead of their schemas.
+func TestListNamesAndUserKernelsFirst(t *testing.T) {
+	code, out, errs := runMain(t, "list", "softmax_bwd", "attn_fwd")
+	if code != 0 {
+		t.Fatalf("list softmax_bwd attn_fwd: %d %s", code, errs)
+	}
+	if strings.Count(out, " — ") != 2 || strings.Index(out, "softmax_bwd —") > strings.Index(out, "attn_fwd —") || strings.Contains(out, "Backends:") {
+		t.Errorf("list with two names: want just softmax_bwd then attn_fwd:\n%s", out)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "k.cu"), []byte(cliKernel), 0o644)
+	manifest := "name: list_first\nsources: {cuda: k.cu}\ndims:\n  N: {default: 1024, min: 1}\nbuffers:\n  - {name: x, dtype: f32, shape: [N], init: \"normal(0, 1)\"}\n  - {name: y, dtype: f32, shape: [N], out: true}\ndispatches:\n  - entry: scale\n    grid: [\"cdiv(N, 64)\", 1, 1]\n    threads: [64, 1, 1]\n    args: [x, y, N]\ncheck: none\n"
+	os.WriteFile(filepath.Join(dir, "kernel.yaml"), []byte(manifest), 0o644)
+	code, out, errs = runMain(t, "list", "--kernel", dir)
+	if code != 0 {
+		t.Fatalf("list --kernel: %d %s", code, errs)
+	}
+	builtin := len(profiler.Families(false)) - 1
+	if strings.Count(out, " — ") != 1 || !strings.Contains(out, "list_first —") {
+		t.Errorf("list --kernel: want the user kernel's schema only:\n%s", out)
+	}
+	if want := fmt.Sprintf("and %d built-in kernel families", builtin); !strings.Contains(out, want) {
+		t.Errorf("list --kernel: want %q:\n%s", want, out)
 	}
 }

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/search"
 	"github.com/mltop/mltop/profiler/sink"
+	"github.com/mltop/mltop/profiler/sweep"
 	"github.com/mltop/mltop/profiler/tune"
 )
 
@@ -144,5 +147,57 @@ func TestSearchErrorExitCodes(t *testing.T) {
 		if err := searchError(c.err, o); !errors.As(err, &ee) || ee.code != c.code || !strings.Contains(ee.msg, c.want) {
 			t.Errorf("searchError(%v) = %v: want exit %d and %q", c.err, err, c.code, c.want)
 		}
+	}
+}
+
+// A sweep's search: each shape is one search whose knobs are the values
+// the stream makes for it; a combination the sweep leaves out (here by
+// where:) is refused before measuring; the command line's settings apply.
+func TestSearchConfigsFromStream(t *testing.T) {
+	st, err := sweep.ParseStream("s.yaml", []byte(`search: {budget: 2}
+sweeps:
+  - kernel: rmsnorm_bwd
+    dims: {rows: [64, 128], D: [256]}
+    knobs: {WG: [64, 128], VEC: [2, 4], RB: [1]}
+    where: ["WG * VEC <= 256"]
+`), profiler.DefaultOptions(), sweep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgs, err := searchConfigs(context.Background(), st, func(o *profiler.Options) profiler.Options {
+		out := *o
+		out.Stop.MaxTime = 7
+		return out
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfgs) != 2 || cfgs[0].Base.Dims["rows"] != 64 || cfgs[1].Base.Dims["rows"] != 128 {
+		t.Fatalf("%d searches: %+v", len(cfgs), cfgs)
+	}
+	c := cfgs[0]
+	want := []search.Knob{{Name: "VEC", Values: []int{2, 4}}, {Name: "WG", Values: []int{64, 128}}}
+	if !reflect.DeepEqual(c.Knobs, want) || c.Options.Stop.MaxTime != 7 || c.Budget.Evals != 2 {
+		t.Errorf("knobs %+v, max time %g, budget %+v", c.Knobs, c.Options.Stop.MaxTime, c.Budget)
+	}
+	at := func(wg, vec int) profiler.Spec {
+		s := c.Base.Clone()
+		s.Knobs["WG"], s.Knobs["VEC"] = wg, vec
+		return s
+	}
+	if err := c.Allow(at(64, 4)); err != nil {
+		t.Errorf("WG=64 VEC=4 is in the sweep: %v", err)
+	}
+	if err := c.Allow(at(128, 4)); !errors.Is(err, errNotInSweep) {
+		t.Errorf("WG=128 VEC=4 is filtered out by where:, Allow said %v", err)
+	}
+}
+
+// --dry-run cannot count a search: it says so, exit 2.
+func TestSweepSearchRefusesDryRun(t *testing.T) {
+	cfg := writeFile(t, "s.yaml", "backend: cpu\nsearch: {budget: 2}\nsweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64]}\n")
+	code, _, stderr := runMain(t, "--config", cfg, "--dry-run")
+	if code != exitBadInput || !strings.Contains(stderr, "--dry-run does not apply") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }

@@ -34,7 +34,7 @@ func TestUserKernelCLI(t *testing.T) {
 	src := filepath.Join(dir, "scale.cu")
 	os.WriteFile(src, []byte(cliKernel), 0o644)
 	code, out, errs := runCLI(t, "new", "cli_scale", "--from", src, "--entry", "scale")
-	if code != 0 || !strings.Contains(out, "wrote "+filepath.Join(dir, "kernel.yaml")) || !strings.Contains(out, "y is not const") {
+	if code != 0 || !strings.Contains(out, "wrote "+filepath.Join(dir, "kernel.yaml")) || !strings.Contains(errs, "guessed grid") {
 		t.Fatalf("new: %d\n%s\n%s", code, out, errs)
 	}
 	manifest := filepath.Join(dir, "kernel.yaml")

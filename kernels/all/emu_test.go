@@ -37,7 +37,7 @@ func TestMetalKernelsOnCPUEmulator(t *testing.T) {
 			t.Parallel()
 			eb := mslemu.New(t, "../../metal/testdata/mslemu", kittest.Named(kittest.M3Max, "Apple M2 (emulated)"))
 			opt := mslemu.Options()
-			opt.Hot = true
+			opt.Cache = profiler.CacheHot
 			opt.MaxRows = 4096
 			if testing.Short() {
 				specs = specs[:1]

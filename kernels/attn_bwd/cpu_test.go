@@ -46,7 +46,7 @@ func (r remapSource) Compile(p profiler.Program) (profiler.Kernel, error) {
 
 func bwdQuick() profiler.Options {
 	o := profiler.DefaultOptions()
-	o.Hot = true
+	o.Cache = profiler.CacheHot
 	o.Warmup = 0.001
 	o.MaxRows = 4096 // small shapes: every query row and every key row
 	o.Stop = profiler.StopRule{Noise: 0.5, MinSamples: 1, MinTime: 1e-4, MaxTime: 0.01}

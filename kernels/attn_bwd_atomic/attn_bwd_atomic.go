@@ -149,9 +149,6 @@ func (f AttnBwdAtomic) Validate(s profiler.Spec, dev profiler.DeviceInfo) error 
 
 // Plan builds buffers, the Setup, the dispatches, FLOPs and bytes.
 func (f AttnBwdAtomic) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan, error) {
-	if err := f.Validate(s, dev); err != nil {
-		return nil, err
-	}
 	a := attention.AttnShapeOf(s)
 	mask := s.Flags["mask"]
 	setup, err := attnbwd.AttnBwdSetup(s, dev, mask)

@@ -146,9 +146,6 @@ func (f AttnBwdUnfused) Validate(s profiler.Spec, dev profiler.DeviceInfo) error
 
 // Plan builds buffers, the Setup, the dispatches, FLOPs and bytes.
 func (f AttnBwdUnfused) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan, error) {
-	if err := f.Validate(s, dev); err != nil {
-		return nil, err
-	}
 	a := attention.AttnShapeOf(s)
 	setup, err := attnbwd.AttnBwdSetup(s, dev, false)
 	if err != nil {

@@ -24,7 +24,7 @@ func BenchmarkAttnFwd(b *testing.B) {
 			r := run.NewRunner(kittest.NewBackend(b))
 			s := profiler.Spec{Kernel: "attn_fwd", DType: profiler.BF16, Knobs: map[string]int{"BQ": 32, "BK": 16}, Dims: map[string]int{"B": 1, "H": 8, "Hkv": 8, "Lq": 1024, "Lk": 1024, "D": 64}, Flags: map[string]bool{"causal": causal}}
 			opt := profiler.DefaultOptions()
-			opt.Hot = true
+			opt.Cache = profiler.CacheHot
 			opt.Stop.MaxTime = 3
 			var res profiler.Result
 			for b.Loop() {

@@ -164,9 +164,6 @@ func (f GatedDelta) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
 
 // Plan builds buffers, the dispatch, FLOPs and bytes.
 func (f GatedDelta) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan, error) {
-	if err := f.Validate(s, dev); err != nil {
-		return nil, err
-	}
 	a := GDShapeOf(s)
 	b, t, h, hg, k, v, nt := int64(a.B), int64(a.T), int64(a.H), int64(a.Hg), int64(a.K), int64(a.V), int64(a.NT())
 	bf := profiler.BF16

@@ -1,9 +1,9 @@
 package user
 
 import (
+	"context"
 	"math"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -12,19 +12,13 @@ import (
 	"github.com/mltop/mltop/profiler"
 )
 
-// usePython points MLTOP_PYTHON at an interpreter with NumPy, or skips.
+// usePython skips unless the interpreter the product would use (pyref.Rule:
+// MLTOP_PYTHON, else python3 on the PATH) has NumPy.
 func usePython(t *testing.T) {
 	t.Helper()
-	for _, py := range []string{os.Getenv(pyref.PythonEnv), "python3", "/usr/bin/python3"} {
-		if py == "" {
-			continue
-		}
-		if err := exec.Command(py, "-c", "import numpy").Run(); err == nil {
-			t.Setenv(pyref.PythonEnv, py)
-			return
-		}
+	if st := pyref.Probe(context.Background()); !st.OK() {
+		t.Skipf("the Python reference tests need NumPy in the interpreter of %s: %v", pyref.Rule, st.Err)
 	}
-	t.Skip("no python3 with NumPy here (apt install python3-numpy, or set MLTOP_PYTHON): the python reference tests need it")
 }
 
 func pyKernel(t *testing.T, ref string) *Family {

@@ -160,10 +160,13 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 	f, d := bl.f, bl.d
 	s := f.src[lang]
 	name := ud.entry.name
-	if host, ok := metalHostNames(s.code)[name]; lang == "metal" && ok {
-		name = host // a [[host_name]] instantiation: its template's signature
-	}
 	sigs, found := csrc.Overloads(s.code, name)
+	if lang == "metal" { // a [[host_name]] instantiation: its template's signature (metal_entry.go)
+		var err error
+		if sigs, found, err = metalOverloads(s.code, name); err != nil {
+			return ubinding{}, d.err(path+".entry", field+".entry", "%s: %v", s.path, err)
+		}
+	}
 	if len(sigs) == 0 {
 		hint := "no kernel functions found"
 		if len(found) > 0 {
@@ -171,23 +174,36 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 		}
 		return ubinding{}, d.err(path+".entry", field+".entry", "%s has no kernel %q (%s)", s.path, name, hint)
 	}
-	metalStruct := lang == "metal" && slices.ContainsFunc(ud.args, func(a uarg) bool { return a.buf == "" })
+	hasScalar := slices.ContainsFunc(ud.args, func(a uarg) bool { return a.buf == "" })
+	// A Metal entry takes its scalars either as one struct after the
+	// buffers or one per `constant T&` parameter (metalStruct).
+	takesStruct := func(g csrc.Signature) bool { return lang == "metal" && hasScalar && metalStruct(g) }
 	nbuf := 0
 	for _, a := range ud.args {
 		if a.buf != "" {
 			nbuf++
 		}
 	}
-	want := len(ud.args)
-	if metalStruct {
-		want = nbuf + 1 // the scalars arrive as one struct
-	}
-	sig, err := csrc.Pick(name, sigs, func(g csrc.Signature) bool { return fits(g, ud.args, want, metalStruct) })
+	sig, err := csrc.Pick(name, sigs, func(g csrc.Signature) bool {
+		want := len(ud.args)
+		if takesStruct(g) {
+			want = nbuf + 1 // the scalars arrive as one struct
+		}
+		return fits(g, ud.args, want, takesStruct(g))
+	})
 	if err != nil {
 		return ubinding{}, d.err(path+".entry", field+".entry", "%s: %v", s.path, err)
 	}
 	ts := typeScope{typedefs: csrc.Typedefs(s.code), dtype: bl.dtypeName(), sig: sig}
-	if metalStruct {
+	if lang == "metal" {
+		if err := bl.checkMetalSlots(ud, sig, s, path, field); err != nil {
+			return ubinding{}, err
+		}
+		if f.mlx != nil {
+			return bl.bindMLX(ud, sig, ts, s, path, field)
+		}
+	}
+	if takesStruct(sig) {
 		return bl.bindMetalStruct(ud, sig, ts, s, nbuf, path, field)
 	}
 	params := sig.Bindable()
@@ -281,8 +297,9 @@ func countMismatch(args []uarg, params []csrc.Param, file string, sig csrc.Signa
 
 // bindMetalStruct binds a Metal entry whose scalars arrive as one struct
 // after the buffers (constant P& p [[buffer(n)]]): the buffers first, in
-// order, then the scalars, f32 for a float expression and i32 otherwise
-// (a single scalar parameter takes its own type: constant float& eps).
+// order, then the scalars, f32 for a float expression and i32 otherwise.
+// (Scalars as `constant float& eps [[buffer(n)]]` parameters, one per
+// index, take their parameter's type: metalOverloads.)
 func (bl *builder) bindMetalStruct(ud udisp, sig csrc.Signature, ts typeScope, s source, nbuf int, path, field string) (ubinding, error) {
 	d := bl.d
 	params := sig.Bindable()
@@ -301,9 +318,6 @@ func (bl *builder) bindMetalStruct(ud udisp, sig csrc.Signature, ts typeScope, s
 			if a.p.ResultKind() == expr.Float {
 				kind = profiler.ScalarF32
 			}
-			if last := params[nbuf]; nsc == 1 && (last.Pointee == "float" || last.Pointee == "half") {
-				kind = profiler.ScalarF32
-			}
 			b.params = append(b.params, uparam{arg: k, param: csrc.Param{Name: a.text, Scalar: string(kind)}, kind: kind})
 			continue
 		}
@@ -316,11 +330,6 @@ func (bl *builder) bindMetalStruct(ud udisp, sig csrc.Signature, ts typeScope, s
 	}
 	return b, nil
 }
-
-// metalHostNames maps a Metal source's [[host_name("…")]] names to the
-// template each instantiates, so that an entry naming one finds the
-// template's parameters; a plain function name is not in it.
-var metalHostNames = func(src string) map[string]string { return nil }
 
 type utgm struct {
 	name, note string

@@ -2,8 +2,10 @@ package user
 
 import (
 	"math"
+	"strings"
 	"testing"
 
+	"github.com/mltop/mltop/cuda"
 	_ "github.com/mltop/mltop/kernels/all" // the built-in families `against:` names
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
@@ -189,8 +191,8 @@ func TestArgsExamples(t *testing.T) {
 			if len(d.Scalars) != 3 || d.Scalars[1].Name != "T" || d.Scalars[1].I != 256 || d.Scalars[1].Kind != profiler.ScalarI32 {
 				t.Errorf("scalars %+v", d.Scalars)
 			}
-			if m := defines(d.Program.Code); m["T"] != "" || m["floatX"] != "float" {
-				t.Errorf("macros %v: T is the kernel's parameter, floatX the dtype", m)
+			if c := d.Program.Code; strings.Contains(c, "#define T ") || strings.Contains(c, "using T ") {
+				t.Errorf("T is the kernel's parameter, floatX the dtype; prepared source:\n%s", c)
 			}
 		}},
 	} {
@@ -216,6 +218,88 @@ func TestArgsExamples(t *testing.T) {
 					c.check(t, d)
 				}
 			})
+		}
+	}
+}
+
+// exampleKernels are the examples of whole programs, cooperative groups,
+// cub and bf16 casts, each with its broken twin (expected: mismatch).
+var exampleKernels = []string{
+	"whole_program", "whole_program/broken",
+	"coop_groups", "coop_groups/broken", "coop_groups/cub",
+	"bf16_casts", "bf16_casts/broken",
+}
+
+// They load, and plan at each of their dtypes on the CPU backend (which
+// then refuses to run them), with the names injected as the sources need.
+func TestCXXExamplesLoadAndPlan(t *testing.T) {
+	cpu := profiler.DeviceInfo{Backend: "cpu", Name: "test CPU", MaxThreadsPerGroup: 1024, MemoryBytes: 16 << 30}
+	for _, ex := range exampleKernels {
+		t.Run(ex, func(t *testing.T) {
+			f, err := Load("../../examples/" + ex + "/kernel.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasSuffix(ex, "broken") != strings.Contains(f.Doc(), "expected status mismatch") {
+				t.Errorf("a broken twin says it is expected to mismatch, and only it: %s", f.Doc())
+			}
+			for _, dt := range f.Schema().DTypes {
+				s := profiler.Spec{Kernel: f.Name(), DType: dt}.WithDefaults(f.Schema())
+				if err := f.Validate(s, cpu); err != nil {
+					t.Fatalf("%s: %v", dt, err)
+				}
+				p, err := f.Plan(s, cpu)
+				if err != nil {
+					t.Fatalf("%s: %v", dt, err)
+				}
+				code := p.Dispatches[0].Program.Code
+				if strings.Contains(code, "int main(") || strings.Contains(code, "<<<") || strings.Contains(code, "push_macro") {
+					t.Errorf("%s: host code or push_macro in the prepared code", dt)
+				}
+			}
+		})
+	}
+	f, err := Load("../../examples/whole_program/kernel.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
+	p, err := f.Plan(s, cpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := p.Dispatches[0].Program.Code; strings.Contains(code, "#define ENABLE_BF16") || !strings.Contains(code, "constexpr int T = 1024;") {
+		t.Errorf("f32 whole program: ENABLE_BF16 defined or T not declared:\n%s", code)
+	}
+	if b := p.Buffers[0]; b.Name != "out" || b.Type != profiler.F32 || b.Elems != 8*1024*768 {
+		t.Errorf("the floatX buffer: %+v", b)
+	}
+}
+
+// TestCXXExamplesCompileWithNVRTC compiles every example's prepared code
+// with NVRTC where NVRTC and the CUDA toolkit's headers are found (no GPU
+// needed); it skips elsewhere.
+func TestCXXExamplesCompileWithNVRTC(t *testing.T) {
+	for _, ex := range exampleKernels {
+		f, err := Load("../../examples/" + ex + "/kernel.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dt := range f.Schema().DTypes {
+			s := profiler.Spec{Kernel: f.Name(), DType: dt}.WithDefaults(f.Schema())
+			p, err := f.Plan(s, cudaDev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := cuda.CheckCompile(p.Dispatches[0].Program, "")
+			if err != nil && r.Compiler == "" {
+				t.Skipf("NVRTC not found: %v", err)
+			}
+			if err != nil {
+				t.Errorf("%s at %s: %v\n%s", ex, dt, err, r.Log)
+				continue
+			}
+			t.Logf("%s at %s: %s, %d registers", ex, dt, r.Lowered, r.Registers)
 		}
 	}
 }

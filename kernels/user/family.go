@@ -3,7 +3,7 @@ package user
 import (
 	"fmt"
 	"slices"
-	"strconv"
+
 	"strings"
 
 	"github.com/mltop/mltop/profiler"
@@ -27,12 +27,13 @@ type Family struct {
 	values       []uvalue
 	flops, bytes *expr.Program
 	check        checker
-	// paramNames are the parameter names of the kernels in each source: a
-	// knob, dim or flag of that name is not defined as a macro there (the
-	// macro would rewrite the parameter's declaration).
-	paramNames map[string]map[string]bool
-	version    string // hash of the manifest and the files it names
-	nested     bool   // loaded as another manifest's check: kernel (its own check is not loaded)
+	includeDirs  []string             // the manifest's include_dirs, as paths
+	defines      []udefine            // the manifest's defines:
+	prep         map[string]*prepared // per source language: the scanned source and how names reach it
+	consts       []fconst             // Metal function constants (metal_entry.go)
+	mlx          *mlxKernel           // an MLX-style body (mlx.go)
+	version      string               // hash of the manifest and the files it names
+	nested       bool                 // loaded as another manifest's check: kernel (its own check is not loaded)
 }
 
 // Version identifies the family's definition (profiler.Versioned): it
@@ -71,6 +72,11 @@ func (f *Family) Files() []string {
 	}
 	out = append(out, f.includePaths...)
 	out = append(out, f.dataPaths...)
+	for _, h := range f.localHeaders() {
+		if !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
 	return append(out, f.check.files()...)
 }
 
@@ -143,11 +149,11 @@ func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 		p.Buffers = append(p.Buffers, bs)
 	}
 	lang := sourceFor(dev)
-	src, ok := f.src[lang]
-	if !ok {
+	_, ok := f.src[lang]
+	if !ok && dev.Backend == "cpu" {
 		for _, l := range []string{"cuda", "metal"} { // the CPU backend refuses either with a clear message
-			if s2, ok2 := f.src[l]; ok2 && dev.Backend == "cpu" {
-				src, ok = s2, true
+			if _, ok = f.src[l]; ok {
+				lang = l
 				break
 			}
 		}
@@ -155,12 +161,28 @@ func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 	if !ok {
 		return nil, fmt.Errorf("%s has no %s source for the %s backend: add `sources: {%s: kernel.%s}` to %s", f.Name(), lang, dev.Backend, lang, map[string]string{"cuda": "cu", "metal": "metal"}[lang], f.path)
 	}
-	macros := f.macros(s, lang)
+	prog, err := f.program(s, lang)
+	if err != nil {
+		return nil, err
+	}
+	p.Notes = append(p.Notes, f.injectionNotes(lang)...)
+	var consts []profiler.FunctionConstant
+	if lang == "metal" {
+		if f.mlx != nil {
+			if prog, err = f.mlxProgram(s, e); err != nil {
+				return nil, err
+			}
+		}
+		if consts, err = f.functionConstants(e, prog.Code); err != nil {
+			return nil, err
+		}
+	}
 	for _, d := range f.disps {
-		pd, err := f.dispatch(d, s, e, dev, src, macros)
+		pd, err := f.dispatch(d, s, e, dev, lang, prog)
 		if err != nil {
 			return nil, err
 		}
+		pd.Program.Constants = consts
 		if d.timed {
 			p.Dispatches = append(p.Dispatches, pd)
 		} else {
@@ -240,58 +262,29 @@ func (f *Family) bufferSpec(b ubuf, s profiler.Spec, e map[string]any) (profiler
 	return bs, nil
 }
 
-// CTypes are the C types the macro T names per dtype and language.
+// CTypes are the C types the dtype name (T) stands for per dtype and language.
 var CTypes = map[string]map[profiler.DType]string{
 	"cuda":  {profiler.F32: "float", profiler.F16: "__half", profiler.BF16: "__nv_bfloat16"},
 	"metal": {profiler.F32: "float", profiler.F16: "half", profiler.BF16: "bfloat"},
 }
 
-// DTypeCodes are the values of the DTYPE macro.
+// DTypeCodes are the values of DTYPE.
 var DTypeCodes = map[profiler.DType]int{profiler.F32: 0, profiler.F16: 1, profiler.BF16: 2}
 
-// macros are the -D definitions of a spec: every knob, dim and flag (0/1),
-// T (the dtype's C type), DTYPE (0 f32, 1 f16, 2 bf16) and DTYPE_<NAME>=1.
-func (f *Family) macros(s profiler.Spec, lang string) []profiler.Macro {
-	var out []profiler.Macro
-	add := func(name, value string) {
-		if !f.paramNames[lang][name] {
-			out = append(out, profiler.Macro{Name: name, Value: value})
-		}
-	}
-	for _, p := range f.schema.Knobs {
-		add(p.Name, strconv.Itoa(s.Knobs[p.Name]))
-	}
-	for _, p := range f.schema.Dims {
-		add(p.Name, strconv.Itoa(s.Dims[p.Name]))
-	}
-	for _, fl := range f.schema.Flags {
-		v := "0"
-		if s.Flags[fl.Name] {
-			v = "1"
-		}
-		add(fl.Name, v)
-	}
-	return append(out,
-		profiler.Macro{Name: f.dtypeName(), Value: CTypes[lang][s.DType]},
-		profiler.Macro{Name: "DTYPE", Value: strconv.Itoa(DTypeCodes[s.DType])},
-		profiler.Macro{Name: "DTYPE_" + strings.ToUpper(string(s.DType)), Value: "1"},
-	)
-}
-
-func (f *Family) dispatch(d udisp, s profiler.Spec, e map[string]any, dev profiler.DeviceInfo, src source, macros []profiler.Macro) (profiler.Dispatch, error) {
-	lang := src.lang()
+func (f *Family) dispatch(d udisp, s profiler.Spec, e map[string]any, dev profiler.DeviceInfo, lang string, prog profiler.Program) (profiler.Dispatch, error) {
 	entry, err := d.entry.render(e, f.dtypeName(), CTypes[lang][s.DType])
 	if err != nil {
 		return profiler.Dispatch{}, fmt.Errorf("dispatch %s: %w", d.name, err)
 	}
-	pd := profiler.Dispatch{
-		Name: d.name,
-		// The macros travel in the code (see withMacros), not as -D options.
-		Program: profiler.Program{Source: f.Name(), Entry: entry,
-			Code: withMacros(src.code, src.path, macros), File: src.path, Includes: f.includes},
-	}
+	prog.Entry = entry
+	pd := profiler.Dispatch{Name: d.name, Program: prog}
 	if err := f.bindArgs(&pd, d, d.bind[lang], s.DType, e); err != nil {
 		return pd, err
+	}
+	if lang == "metal" {
+		if err := metalFits(pd, d.bind[lang].sig); err != nil {
+			return pd, err
+		}
 	}
 	for k := range 3 {
 		for _, g := range []struct {

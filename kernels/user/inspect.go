@@ -48,44 +48,6 @@ func (f *Family) Pos(yamlPath string) (line, col int) {
 	return l, c
 }
 
-// Injection is a name mltop gives the source in lang, and how.
-type Injection struct {
-	Name string
-	How  string // "#define NAME <value>" or why it is not defined
-}
-
-// Injections says, for every knob, dim and flag and the dtype macros, how
-// the source in lang receives it.
-func (f *Family) Injections(lang string) []Injection {
-	var out []Injection
-	add := func(name, what string) {
-		if f.paramNames[lang][name] {
-			out = append(out, Injection{name, fmt.Sprintf("not defined: a kernel parameter is named %s (the manifest passes its value as an argument)", name)})
-			return
-		}
-		out = append(out, Injection{name, fmt.Sprintf("#define %s <%s> ahead of the source", name, what)})
-	}
-	for _, p := range f.schema.Knobs {
-		add(p.Name, "the knob's value")
-	}
-	for _, p := range f.schema.Dims {
-		add(p.Name, "the dim's value")
-	}
-	for _, fl := range f.schema.Flags {
-		add(fl.Name, "0 or 1")
-	}
-	types := []string{}
-	for _, d := range f.schema.DTypes {
-		if t, ok := CTypes[lang][d]; ok {
-			types = append(types, t)
-		}
-	}
-	out = append(out,
-		Injection{"T", fmt.Sprintf("#define T <the element type: %v> ahead of the source", types)},
-		Injection{"DTYPE", "#define DTYPE <0 f32, 1 f16, 2 bf16> and DTYPE_<F32|F16|BF16> 1 ahead of the source"})
-	return out
-}
-
 // TinySpec is the spec `mltop check` runs the reference on: knobs and flags
 // at their defaults, each dim lowered to the smallest value (not above its
 // default) that its schema allows and for which the rules and the plan

@@ -55,6 +55,11 @@ func parse(path string, src []byte, read func(string) ([]byte, error), nested bo
 		// A value of the wrong type names its field, like the later checks.
 		if ue, ok := e.(*Error); ok && ue.Field == "" && ue.Line > 0 && !strings.Contains(ue.Msg, "unknown field") {
 			ue.Field = yamlmsg.FieldAt(af, ue.Line, ue.Col)
+		} else if ok && ue.Line > 0 {
+			if hint, found := unknownKeyHint(af, ue.Msg, ue.Line, ue.Col); found {
+				msg, _, _ := strings.Cut(ue.Msg, ": check the spelling") // yamlErr's general hint
+				ue.Msg = msg + ": " + hint + " (docs/own-kernels.md)"
+			}
 		}
 		return nil, e
 	}
@@ -106,7 +111,10 @@ func (f *Family) build(read func(string) ([]byte, error)) error {
 	if !nameRE.MatchString(dn) {
 		return f.doc.err("$.dtype_name", "dtype_name", "%q is not a C identifier: name the element type as the source does, e.g. floatX", dn)
 	}
-	for _, section := range []func() error{bl.name, bl.sources, bl.dtypes, bl.params, bl.flags, bl.values, bl.rules, bl.buffers, bl.dispatches, bl.work} {
+	if Reserved[dn] {
+		return f.doc.err("$.dtype_name", "dtype_name", "%s is a name mltop defines itself: pick another dtype_name", dn)
+	}
+	for _, section := range []func() error{bl.name, bl.sources, bl.dtypes, bl.params, bl.flags, bl.values, bl.defines, bl.rules, bl.buffers, bl.mlx, bl.prepare, bl.constants, bl.dispatches, bl.mlxScalars, bl.work} {
 		if err := section(); err != nil {
 			return err
 		}
@@ -206,14 +214,16 @@ func unwrapPath(err error) error {
 }
 
 // Reserved are names a knob, dim or flag may not take: the CSV's fixed
-// columns (profiler's csvHead/csvTail) and the macros mltop defines.
+// columns (profiler's csvHead/csvTail) and the macros mltop defines. The
+// dtype's name (T unless the manifest's dtype_name says otherwise) is
+// taken too, as "the dtype".
 var Reserved = map[string]bool{}
 
 func init() {
 	for _, n := range strings.Fields(`time backend device timer kernel dtype n min_us p10_us median_us p90_us cv tflops gbps
 		pct_peak_flops pct_peak_bw pct_measured_flops pct_measured_bw tgm_bytes tgm_limit compiler_tgm occupancy
 		occupancy_limiter memory_bytes max_abs_err max_rel_err rms_err tol rows_checked status error
-		T DTYPE DTYPE_F32 DTYPE_F16 DTYPE_BF16`) {
+		DTYPE DTYPE_F32 DTYPE_F16 DTYPE_BF16`) {
 		Reserved[n] = true
 	}
 }

@@ -53,6 +53,9 @@ func (bl *builder) param(kind, name string, p paramYAML, isDim bool) (profiler.P
 		return profiler.Param{}, d.err(path, field, "%q is not a C identifier: it becomes a -D macro", name)
 	}
 	if prev, dup := bl.seen[name]; dup {
+		if prev == "the dtype" {
+			return profiler.Param{}, d.err(path, field, "%s is already the dtype's name in the source: set `dtype_name: floatX` (the source's name for the element type) to free %s for a %s", name, name, kind[:len(kind)-1])
+		}
 		return profiler.Param{}, d.err(path, field, "%s is already %s: names must be unique across knobs, dims and flags", name, prev)
 	}
 	if Reserved[name] && name != "T" || name == "T" && bl.dtypeName() == "T" {

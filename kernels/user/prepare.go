@@ -2,109 +2,329 @@ package user
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
-	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/cuda"
+	"github.com/mltop/mltop/kernels/user/csrc"
 )
 
-// This file prepares a user source for a backend's compiler: the spec's
-// macros in front of the code and the header mltop provides to CUDA sources.
+// This file prepares a user source for its compiler (USERKERNELS.md,
+// decisions 1–3). At load, the source and the local headers it includes are
+// scanned once, and each name mltop gives the source (knobs, dims, flags,
+// the dtype name, DTYPE, `defines:`) gets an Injection: a macro before the
+// first preprocessor line that tests it, nothing when the source declares
+// it, a constexpr ahead of the source when the source only uses it. Per
+// spec, render (prepare_text.go) writes the text with the values.
 
-// withMacros makes the text a backend compiles for a user source: the
-// spec's macros as #define lines in front (not compiler -D options, which
-// would also reach the compiler's implicit headers, where T or N may well
-// be template parameters), then `#line 1 "file"` so that the compiler's
-// messages name the user's file and line. Each `#include <…>` of a system
-// header is wrapped so the macros are hidden from it (push_macro, #undef,
-// include, pop_macro) and followed by a #line that keeps the numbering.
-func withMacros(code, file string, macros []profiler.Macro) string {
-	var b strings.Builder
-	for _, m := range macros {
-		fmt.Fprintf(&b, "#define %s %s\n", m.Name, m.Value)
+// InjectHow is how a name reaches the source.
+type InjectHow string
+
+const (
+	// InjectMacro: `#define NAME v` right before the first preprocessor line
+	// that tests or #defines NAME (system headers included earlier never see it).
+	InjectMacro InjectHow = "macro"
+	// InjectConstexpr: `constexpr int NAME = v;` (a `using` for the dtype
+	// name) ahead of the source; parameters, locals and template
+	// parameters of the same name shadow it.
+	InjectConstexpr InjectHow = "constexpr"
+	// InjectDeclared: the source declares NAME itself; mltop leaves it alone.
+	InjectDeclared InjectHow = "declared"
+	// InjectUnused: the source never mentions NAME.
+	InjectUnused InjectHow = "unused"
+)
+
+// Injection is how one name mltop offers a source reaches it.
+type Injection struct {
+	Name string
+	How  InjectHow
+	File string // macro: the file of the line it goes before; declared: where the source declares it
+	Line int
+}
+
+func (in Injection) String() string {
+	where := fmt.Sprintf("%s:%d", filepath.Base(in.File), in.Line)
+	switch in.How {
+	case InjectMacro:
+		return fmt.Sprintf("%s: #define before %s, its first preprocessor use", in.Name, where)
+	case InjectConstexpr:
+		return fmt.Sprintf("%s: declared ahead of the source (constexpr, or using for the dtype)", in.Name)
+	case InjectDeclared:
+		return fmt.Sprintf("%s: not injected: the source declares it (%s), so the manifest's value does not reach it", in.Name, where)
 	}
-	fmt.Fprintf(&b, "#line 1 %q\n", file)
-	lines := strings.Split(strings.TrimSuffix(code, "\n"), "\n")
-	for i, l := range lines {
-		if !systemInclude(l) || len(macros) == 0 {
-			b.WriteString(l)
-			b.WriteString("\n")
+	return fmt.Sprintf("%s: not injected: the source does not use it", in.Name)
+}
+
+// offerKind is what kind of value a name mltop offers holds.
+type offerKind int
+
+const (
+	offerInt    offerKind = iota // knobs, dims, DTYPE
+	offerBool                    // flags
+	offerType                    // the dtype name
+	offerDefine                  // manifest defines: and DTYPE_<NAME>: a macro or nothing
+)
+
+type offer struct {
+	name string
+	kind offerKind
+}
+
+// unit is one file of a source: the main file or a local header.
+type unit struct {
+	path  string // on disk
+	name  string // as the including file names it ("" for the main file)
+	code  string
+	scan  *csrc.File
+	local map[int]*unit // directive index → the local header it includes
+}
+
+// prepared is a source scanned at load, ready to render per spec.
+type prepared struct {
+	lang     string
+	offers   []offer
+	units    []*unit  // the main file first, then headers in first-include order
+	system   []string // system headers the files include, in order
+	toolkit  toolkitHeaders
+	stubs    map[string]string // CUDA: system header → the stub served for it
+	plan     map[string]Injection
+	declLine int                        // Metal: the main file's line the constexpr declarations go before (0: ahead of the source)
+	inserts  map[*unit]map[int][]string // macro names inserted before a line
+	declared map[string]bool            // names the source declares (standard macros skip them)
+}
+
+// toolkitHeaders is what the CUDA toolkit offers this machine.
+type toolkitHeaders struct {
+	dirs       []string
+	fp16, bf16 bool
+}
+
+// toolkitIncludeDirs finds the CUDA toolkit's include directories; tests
+// replace it (nil: no toolkit headers, the storage-struct fallback).
+var toolkitIncludeDirs = cuda.ToolkitIncludeDirs
+
+func findToolkit() toolkitHeaders {
+	t := toolkitHeaders{dirs: toolkitIncludeDirs()}
+	t.fp16, t.bf16 = t.has("cuda_fp16.h"), t.has("cuda_bf16.h")
+	return t
+}
+
+func (t toolkitHeaders) has(header string) bool {
+	for _, d := range t.dirs {
+		if st, err := os.Stat(filepath.Join(d, header)); err == nil && !st.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// prepareSource scans a source and the local headers it includes (found
+// beside the including file, then in includeDirs) and plans how each
+// offered name reaches it.
+func prepareSource(lang, path, code string, includeDirs []string, read func(string) ([]byte, error), offers []offer, tk toolkitHeaders) (*prepared, error) {
+	p := &prepared{lang: lang, toolkit: tk, inserts: map[*unit]map[int][]string{}, declared: map[string]bool{}}
+	main := &unit{path: path, code: code}
+	byPath := map[string]*unit{path: main}
+	byName := map[string]*unit{}
+	if err := p.load(main, includeDirs, read, byPath, byName, 0); err != nil {
+		return nil, err
+	}
+	for _, u := range p.units {
+		for _, d := range u.scan.Decls {
+			for _, n := range d.Names {
+				p.declared[n] = true
+			}
+		}
+	}
+	p.plan = map[string]Injection{}
+	for _, o := range offers {
+		p.plan[o.name] = p.inject(o)
+	}
+	if lang == "metal" {
+		p.declLine = p.afterMetalStdlib()
+	}
+	return p, nil
+}
+
+// afterMetalStdlib is the line after the main file's first #include of a
+// <metal_…> header, when no name to declare is used before it: real MSL
+// needs no header for half, bfloat or constant, but the CPU emulation of
+// MSL defines them there. 0 when there is no such line.
+func (p *prepared) afterMetalStdlib() int {
+	main := p.units[0].scan
+	for _, d := range main.Directives {
+		if d.Dead || !d.System || !strings.HasPrefix(d.Include, "metal_") {
 			continue
 		}
-		for _, m := range macros {
-			fmt.Fprintf(&b, "#pragma push_macro(%q)\n#undef %s\n", m.Name, m.Name)
+		for _, in := range p.plan {
+			if u := main.FirstUse(in.Name); in.How == InjectConstexpr && u > 0 && u <= d.EndLine {
+				return 0
+			}
 		}
-		b.WriteString(l)
-		b.WriteString("\n")
-		for _, m := range macros {
-			fmt.Fprintf(&b, "#pragma pop_macro(%q)\n", m.Name)
+		if d.EndLine < strings.Count(p.units[0].code, "\n") {
+			return d.EndLine + 1
 		}
-		fmt.Fprintf(&b, "#line %d %q\n", i+2, file)
+		return 0
 	}
-	return b.String()
+	return 0
 }
 
-func systemInclude(l string) bool {
-	t := strings.TrimSpace(l)
-	if !strings.HasPrefix(t, "#") {
-		return false
+// load scans u and, depth first, the local headers it includes.
+func (p *prepared) load(u *unit, dirs []string, read func(string) ([]byte, error), byPath, byName map[string]*unit, depth int) error {
+	u.scan = csrc.Scan(u.code)
+	u.local = map[int]*unit{}
+	p.units = append(p.units, u)
+	for i, d := range u.scan.Directives {
+		if d.Dead || d.Include == "" {
+			continue
+		}
+		path, b := findLocal(d, filepath.Dir(u.path), dirs, read)
+		if path == "" {
+			if !slices.Contains(p.system, d.Include) {
+				p.system = append(p.system, d.Include)
+			}
+			continue
+		}
+		if v, ok := byPath[path]; ok {
+			u.local[i] = v
+			continue
+		}
+		if other, ok := byName[d.Include]; ok && other.path != path {
+			return fmt.Errorf("%s:%d includes %q, which is %s, but another file includes %s under that name: the compiler receives headers by name, so rename one", u.path, d.Line, d.Include, path, other.path)
+		}
+		if depth > 64 {
+			return fmt.Errorf("%s:%d: local #includes nest more than 64 deep", u.path, d.Line)
+		}
+		v := &unit{path: path, name: d.Include, code: string(b)}
+		byPath[path], byName[d.Include] = v, v
+		u.local[i] = v
+		if err := p.load(v, dirs, read, byPath, byName, depth+1); err != nil {
+			return err
+		}
 	}
-	t = strings.TrimSpace(t[1:])
-	if !strings.HasPrefix(t, "include") {
-		return false
+	return nil
+}
+
+// findLocal finds the file an #include names: "x.h" beside the including
+// file, then (either form) in the manifest's include_dirs.
+func findLocal(d csrc.Directive, dir string, dirs []string, read func(string) ([]byte, error)) (string, []byte) {
+	var candidates []string
+	if !d.System {
+		candidates = append(candidates, filepath.Join(dir, d.Include))
 	}
-	return strings.HasPrefix(strings.TrimSpace(t[len("include"):]), "<")
+	for _, id := range dirs {
+		candidates = append(candidates, filepath.Join(id, d.Include))
+	}
+	for _, c := range candidates {
+		if b, err := read(c); err == nil {
+			return c, b
+		}
+	}
+	return "", nil
 }
 
-// cudaHeaderName is the header every user CUDA source may include for the
-// 16-bit storage types without the CUDA toolkit's headers (NVRTC may not
-// find cuda_fp16.h / cuda_bf16.h on a machine with only the driver and
-// NVRTC). With the toolkit's headers included first, their types are used.
-const cudaHeaderName = "mltop_user.cuh"
-
-// cudaHeader: T is a macro (float, __half or __nv_bfloat16); to_f32(x) reads
-// any of them as float, from_f32<T>(f) rounds to nearest even.
-const cudaHeader = `// mltop_user.cuh — provided by mltop to user CUDA kernels.
-#pragma once
-#if !defined(__CUDA_FP16_H__) && !defined(__CUDA_FP16_TYPES_EXIST__)
-struct __half { unsigned short mltop_bits_; };
-#endif
-#if !defined(__CUDA_BF16_H__) && !defined(__CUDA_BF16_TYPES_EXIST__)
-struct __nv_bfloat16 { unsigned short mltop_bits_; };
-#endif
-
-__device__ __forceinline__ float to_f32(float x) { return x; }
-__device__ __forceinline__ float to_f32(int x) { return (float)x; }
-__device__ __forceinline__ float to_f32(__half h) {
-    unsigned short b = *reinterpret_cast<unsigned short*>(&h);
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(b));
-    return f;
-}
-__device__ __forceinline__ float to_f32(__nv_bfloat16 h) {
-    unsigned short b = *reinterpret_cast<unsigned short*>(&h);
-    return __uint_as_float(((unsigned)b) << 16);
+// inject decides how one name reaches the source.
+func (p *prepared) inject(o offer) Injection {
+	in := Injection{Name: o.name, How: InjectUnused}
+	if u, line := p.firstMention(p.units[0], o.name, false, map[*unit]bool{}); u != nil {
+		p.insertAt(u, line, o.name)
+		return Injection{Name: o.name, How: InjectMacro, File: u.path, Line: line}
+	}
+	for _, u := range p.units {
+		if d, ok := u.scan.Declared(o.name); ok {
+			return Injection{Name: o.name, How: InjectDeclared, File: u.path, Line: d.Line}
+		}
+	}
+	u, line := p.firstMention(p.units[0], o.name, true, map[*unit]bool{})
+	if u == nil {
+		return in
+	}
+	if o.kind == offerDefine { // a macro has no constexpr form: define it before its first use
+		p.insertAt(u, line, o.name)
+		return Injection{Name: o.name, How: InjectMacro, File: u.path, Line: line}
+	}
+	return Injection{Name: o.name, How: InjectConstexpr}
 }
 
-template <typename mltop_Out_> __device__ __forceinline__ mltop_Out_ from_f32(float f);
-template <> __device__ __forceinline__ float from_f32<float>(float f) { return f; }
-template <> __device__ __forceinline__ __half from_f32<__half>(float f) {
-    unsigned short h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-    __half r;
-    *reinterpret_cast<unsigned short*>(&r) = h;
-    return r;
+// firstMention walks the translation unit in order (headers at their
+// #include) for the first live preprocessor line that tests or #defines
+// name, or (anyUse) the first line that mentions it at all.
+func (p *prepared) firstMention(u *unit, name string, anyUse bool, seen map[*unit]bool) (*unit, int) {
+	seen[u] = true
+	use := 0
+	if anyUse {
+		use = u.scan.FirstUse(name)
+	}
+	for i, d := range u.scan.Directives {
+		if use > 0 && use <= d.Line {
+			return u, use
+		}
+		if d.Dead {
+			continue
+		}
+		if d.Defines == name || slices.Contains(d.Tests, name) {
+			return u, d.Line
+		}
+		if v := u.local[i]; v != nil && !seen[v] {
+			if w, line := p.firstMention(v, name, anyUse, seen); w != nil {
+				return w, line
+			}
+		}
+	}
+	if use > 0 {
+		return u, use
+	}
+	return nil, 0
 }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float f) {
-    unsigned u = __float_as_uint(f);
-    unsigned short h;
-    if ((u & 0x7fffffffu) > 0x7f800000u) {
-        h = (unsigned short)((u >> 16) | 0x40);
-    } else {
-        u += 0x7fffu + ((u >> 16) & 1u);
-        h = (unsigned short)(u >> 16);
-    }
-    __nv_bfloat16 r;
-    *reinterpret_cast<unsigned short*>(&r) = h;
-    return r;
+
+// insertAt notes a macro to define before line of u (moved up to a line
+// that starts outside comments and literals).
+func (p *prepared) insertAt(u *unit, line int, name string) {
+	for line > 1 && !u.scan.CleanLine(line) {
+		line--
+	}
+	if p.inserts[u] == nil {
+		p.inserts[u] = map[int][]string{}
+	}
+	p.inserts[u][line] = append(p.inserts[u][line], name)
 }
-`
+
+// Injections lists how each name mltop offers reaches the source in lang
+// ("cuda" or "metal"), sorted by name; nil when there is no such source.
+func (f *Family) Injections(lang string) []Injection {
+	p := f.prep[lang]
+	if p == nil {
+		return nil
+	}
+	var out []Injection
+	for _, n := range slices.Sorted(mapsKeys(p.plan)) {
+		out = append(out, p.plan[n])
+	}
+	return out
+}
+
+// localHeaders are the paths of the local headers the sources include
+// (what a watcher watches besides the sources).
+func (f *Family) localHeaders() []string {
+	var out []string
+	for _, lang := range []string{"cuda", "metal"} {
+		if p := f.prep[lang]; p != nil {
+			for _, u := range p.units[1:] {
+				if !slices.Contains(out, u.path) {
+					out = append(out, u.path)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// joinLines is lines with a newline after each.
+func joinLines(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
+}

@@ -75,12 +75,12 @@ func (f *Family) CheckReference(ctx context.Context, py string, s profiler.Spec)
 		got = append(got, RefOutput{Name: n, Shape: a.Shape, Descr: a.Descr})
 	}
 	for _, b := range f.bufs {
-		if b.out {
+		if b.checked() {
 			problems = append(problems, f.checkRefOutput(b, got, shapes[b.name])...)
 		}
 	}
 	for _, o := range got {
-		if i := slices.IndexFunc(f.bufs, func(b ubuf) bool { return b.name == o.Name && b.out }); i < 0 {
+		if i := slices.IndexFunc(f.bufs, func(b ubuf) bool { return b.name == o.Name && b.checked() }); i < 0 {
 			problems = append(problems, RefProblem{Msg: fmt.Sprintf("%s returned %s, which is not an output buffer (outputs: %s): it is ignored", f.check.python, o.Name, strings.Join(outNames(f.bufs), ", "))})
 		}
 	}

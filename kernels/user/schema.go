@@ -81,6 +81,9 @@ type manifestYAML struct {
 	Description string               `yaml:"description"`
 	Sources     map[string]string    `yaml:"sources"`
 	Includes    []string             `yaml:"includes"`
+	IncludeDirs []string             `yaml:"include_dirs"` // searched for #include "…" and <…> after the including file's folder
+	DTypeName   string               `yaml:"dtype_name"`   // the source's name for the element type (default T)
+	Defines     map[string]any       `yaml:"defines"`      // extra macros: NAME: expression (int → its value, bool → defined or not)
 	DTypes      []string             `yaml:"dtypes"`
 	Knobs       map[string]paramYAML `yaml:"knobs"`
 	Dims        map[string]paramYAML `yaml:"dims"`
@@ -92,5 +95,6 @@ type manifestYAML struct {
 	Check       any                  `yaml:"check"`
 	Notes       []string             `yaml:"notes"`
 	Values      map[string]any       `yaml:"values"`
-	DTypeName   string               `yaml:"dtype_name"`
+	Constants   map[string]any       `yaml:"constants"` // Metal function constants (metal_entry.go)
+	MLX         *mlxYAML             `yaml:"mlx"`       // an MLX-style body instead of a Metal source (mlx.go)
 }

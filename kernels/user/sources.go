@@ -4,15 +4,13 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-
-	"github.com/mltop/mltop/kernels/user/csrc"
 )
 
-// sources reads the sources and includes, and notes the parameter names of
-// every kernel in each source (they are not defined as macros).
+// sources reads the sources and the manifest's includes (the headers the
+// sources include are found and scanned later, in prepare).
 func (bl *builder) sources() error {
 	f, m, d, read := bl.f, bl.m, bl.d, bl.read
-	if len(m.Sources) == 0 {
+	if len(m.Sources) == 0 && m.MLX == nil {
 		return d.err("$", "sources", "no sources: add `sources: {cuda: kernel.cu}` and/or `metal: kernel.metal`")
 	}
 	f.src = map[string]source{}
@@ -26,18 +24,6 @@ func (bl *builder) sources() error {
 			return d.err("$.sources."+lang, "sources."+lang, "cannot read %s: %v: the path is relative to the manifest's folder", p, unwrapPath(err))
 		}
 		f.src[lang] = source{path: p, code: string(b), language: lang}
-		names := map[string]bool{}
-		for _, sig := range csrc.FindEntries(string(b)) {
-			for _, prm := range sig.Params {
-				if prm.Name != "" {
-					names[prm.Name] = true
-				}
-			}
-		}
-		if f.paramNames == nil {
-			f.paramNames = map[string]map[string]bool{}
-		}
-		f.paramNames[lang] = names
 	}
 	f.includes = map[string]string{}
 	for i, inc := range m.Includes {

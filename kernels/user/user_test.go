@@ -52,11 +52,15 @@ func TestSoftmaxExample(t *testing.T) {
 	if !strings.HasSuffix(d.Program.File, "softmax.cu") || d.Program.Code == "" || d.Program.Includes[cudaHeaderName] == "" {
 		t.Errorf("program %s %q", d.Program.File, d.Program.Entry)
 	}
-	macros := defines(d.Program.Code)
-	for k, v := range map[string]string{"WG": "512", "rows": "4096", "cols": "4096", "T": "__nv_bfloat16", "DTYPE": "2", "DTYPE_BF16": "1"} {
-		if macros[k] != v {
-			t.Errorf("macro %s=%q, want %q", k, macros[k], v)
+	// WG and T are used in code only, rows and cols (the kernel's n_rows,
+	// n_cols) not at all.
+	for _, want := range []string{"\n[[maybe_unused]] constexpr int WG = 512;\n", "\nusing T = __nv_bfloat16;\n"} {
+		if !strings.Contains(d.Program.Code, want) {
+			t.Errorf("the CUDA code lacks %q:\n%s", want, d.Program.Code)
 		}
+	}
+	if strings.Contains(d.Program.Code, "rows =") || strings.Contains(d.Program.Code, "push_macro") {
+		t.Errorf("rows injected or push_macro used:\n%s", d.Program.Code)
 	}
 	mp, err := f.Plan(s, metalDev)
 	if err != nil {
@@ -65,8 +69,8 @@ func TestSoftmaxExample(t *testing.T) {
 	if !strings.HasSuffix(mp.Dispatches[0].Program.File, "softmax.metal") {
 		t.Errorf("metal plan uses %s", mp.Dispatches[0].Program.File)
 	}
-	if m := defines(mp.Dispatches[0].Program.Code); m["T"] != "bfloat" {
-		t.Errorf("metal T=%s", m["T"])
+	if c := mp.Dispatches[0].Program.Code; !strings.Contains(c, "using T = bfloat;\n") || !strings.Contains(c, "constant constexpr int WG = 512;\n") {
+		t.Errorf("metal code:\n%s", c)
 	}
 }
 
@@ -110,12 +114,12 @@ func TestBadManifests(t *testing.T) {
 		files map[string]string
 		want  []string
 	}{
-		{"unknown key", sub("dtypes: [f32]", "dtypes: [f32]\nthreds: 3"), nil, []string{"kernel.yaml:4:1", "unknown field \"threds\"", "manifest keys are"}},
+		{"unknown key", sub("dtypes: [f32]", "dtypes: [f32]\nthreds: 3"), nil, []string{"kernel.yaml:4:1", "unknown field \"threds\"", "the keys at the top level are name, description"}},
 		{"dim default not an integer", sub("rows: {default: 8}", "rows: {default: many}"), nil, []string{"dims.rows.default: want an integer here, got a string"}},
 		{"dtypes not a list", sub("dtypes: [f32]", "dtypes: f32"), nil, []string{"kernel.yaml:3:9: dtypes: want a list (one \"- item\" per line, or [a, b]) here, got a string"}},
 		{"missing source", sub("cuda: k.cu", "cuda: nope.cu"), nil, []string{"kernel.yaml:2:", "sources.cuda", "nope.cu", "relative to the manifest"}},
 		{"missing include", sub("dtypes: [f32]", "dtypes: [f32]\nincludes: [common.h]"), nil, []string{"includes[0]", "common.h"}},
-		{"unknown name in grid", sub("grid: [rows]", "grid: [\"cdiv(colz, 4)\"]"), nil, []string{"unknown name 'colz' in grid[0] 'cdiv(colz, 4)' at", "kernel.yaml:14:", "known: T, WG, cols, rows"}},
+		{"unknown name in grid", sub("grid: [rows]", "grid: [\"cdiv(colz, 4)\"]"), nil, []string{"kernel.yaml:14:29: unknown name 'colz' in grid[0] 'cdiv(colz, 4)'", "kernel.yaml:14:", "known: T, WG, cols, rows"}},
 		{"unquoted comma", sub("grid: [rows]", "grid: [cdiv(rows, 4)]"), nil, []string{"syntax error", "quote an expression that has one"}},
 		{"unknown name in shape", sub("shape: [rows, cols]}", "shape: [rows, colls]}"), nil, []string{"unknown name 'colls' in buffers[X].shape[1]"}},
 		{"unknown name in rule", sub(`"cols % 4 == 0"`, `"col % 4 == 0"`), nil, []string{"unknown name 'col' in rules[0]", "kernel.yaml:9:"}},
@@ -191,49 +195,5 @@ func TestIsPath(t *testing.T) {
 		if got := IsPath(arg); got != want && !(arg == "transpose") {
 			t.Errorf("IsPath(%q) = %v", arg, got)
 		}
-	}
-}
-
-// defines reads the #define prelude of a user program's code.
-func defines(code string) map[string]string {
-	out := map[string]string{}
-	for _, l := range strings.Split(code, "\n") {
-		if strings.HasPrefix(l, "#line") {
-			break
-		}
-		if f := strings.Fields(l); len(f) == 3 && f[0] == "#define" {
-			out[f[1]] = f[2]
-		}
-	}
-	return out
-}
-
-func TestWithMacros(t *testing.T) {
-	ms := []profiler.Macro{{Name: "T", Value: "float"}, {Name: "WG", Value: "256"}}
-	got := withMacros("#include <metal_stdlib>\n#include \"mine.h\"\nkernel void k() {}\n", "/a/k.metal", ms)
-	want := "#define T float\n#define WG 256\n#line 1 \"/a/k.metal\"\n" +
-		"#pragma push_macro(\"T\")\n#undef T\n#pragma push_macro(\"WG\")\n#undef WG\n#include <metal_stdlib>\n#pragma pop_macro(\"T\")\n#pragma pop_macro(\"WG\")\n#line 2 \"/a/k.metal\"\n" +
-		"#include \"mine.h\"\nkernel void k() {}\n"
-	if got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
-}
-
-// A knob or dim that is also a kernel parameter's name is not a macro.
-func TestParamNamesAreNotMacros(t *testing.T) {
-	f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": goodYAML, "k.cu": usertest.Source}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := f.Plan(profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema()), cudaDev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := defines(p.Dispatches[0].Program.Code)
-	if _, ok := m["rows"]; ok {
-		t.Error("rows is k's parameter but became a macro")
-	}
-	if m["WG"] != "64" || m["T"] != "float" {
-		t.Errorf("macros %v", m)
 	}
 }

@@ -137,6 +137,7 @@ type Backend struct {
 
 	gxx, shim, dir string
 	bins           map[string]string
+	slots          map[string][]metal.Slot // by binary: user kernels' parameters (metal.Bind)
 	n              int
 }
 
@@ -170,7 +171,7 @@ func New(t TB, shim string, dev profiler.DeviceInfo) *Backend {
 			t.Fatalf("the MSL emulation shim: %v", err)
 		}
 	}
-	return &Backend{dev: dev, gxx: gxx, shim: shim, dir: t.TempDir(), bins: map[string]string{}}
+	return &Backend{dev: dev, gxx: gxx, shim: shim, dir: t.TempDir(), bins: map[string]string{}, slots: map[string][]metal.Slot{}}
 }
 
 // Options makes the Runner measure once and at once: timing is not what
@@ -268,37 +269,29 @@ func (e *Backend) compileUser(p profiler.Program) (profiler.Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.build(full, call, nil, p.Source, key)
+	slots, err := metal.Slots(sig)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.File, err)
+	}
+	k, err := e.build(full, call, nil, p.Source, key)
+	if err != nil {
+		return nil, err
+	}
+	// A user kernel's buffers and scalars go where its parameters say
+	// (metal.Bind); a kernel without [[buffer]] parameters still is one.
+	if slots == nil {
+		slots = []metal.Slot{}
+	}
+	e.slots[k.(kernel).bin] = slots
+	return k, nil
 }
 
-// userEntry finds p.Entry's signature in src: a kernel of that name, or
-// the template a [[host_name]] of that name instantiates (then src gets
-// the pointer the call goes through).
+// userEntry finds p.Entry's signature in src (metal.EntrySignature).
 func userEntry(src string, p profiler.Program) (csrc.Signature, error) {
-	hosts, err := metal.HostNames(src)
+	sig, found, err := metal.EntrySignature(src, p.Entry)
 	if err != nil {
-		return csrc.Signature{}, fmt.Errorf("%s: %w", p.File, err)
+		return sig, fmt.Errorf("%s: %w (found %v)", p.File, err, found)
 	}
-	inst, isHost := hosts[p.Entry]
-	if !isHost {
-		sig, found, ok := csrc.FindEntry(src, p.Entry)
-		if !ok {
-			return sig, fmt.Errorf("%s has no kernel %q (found %v)", p.File, p.Entry, found)
-		}
-		return sig, nil
-	}
-	binds, err := inst.Bindings(src)
-	if err != nil {
-		return csrc.Signature{}, fmt.Errorf("%s: [[host_name(%q)]]: %w", p.File, p.Entry, err)
-	}
-	sig, _, ok := csrc.FindEntry(src, inst.Template)
-	if !ok {
-		return sig, fmt.Errorf("%s: [[host_name(%q)]] instantiates %s, which is not a kernel of the source", p.File, p.Entry, inst.Template)
-	}
-	for i := range sig.Params {
-		sig.Params[i].Type = metal.SubstituteTemplateArgs(sig.Params[i].Type, binds)
-	}
-	sig.Entry = p.Entry
 	return sig, nil
 }
 
@@ -322,9 +315,10 @@ func hostAliases(src string) string {
 	return b.String() + "\n"
 }
 
-// UserCall is the emulator's call of a user kernel: buffers from b[i],
-// the scalar struct from sc, thread positions from the emulator's tg, tid,
-// sg and lane.
+// UserCall is the emulator's call of a user kernel: each [[buffer(i)]]
+// parameter from b[i] (a pointer to its bytes, or for a `constant T&` the
+// value there: the scalar struct or the one scalar Run wrote at i), thread
+// positions from the emulator's tg, tid, sg and lane.
 func UserCall(sig csrc.Signature) (string, error) {
 	var args []string
 	for _, prm := range sig.Params {
@@ -336,7 +330,7 @@ func UserCall(sig csrc.Signature) (string, error) {
 				return "", fmt.Errorf("%s: cannot read [[%s]]", prm.Name, prm.Attr)
 			}
 			if strings.Contains(prm.Type, "&") {
-				args = append(args, fmt.Sprintf("*(%s*)sc.data()", base))
+				args = append(args, fmt.Sprintf("*(%s*)b[%d].data()", base, i))
 			} else {
 				args = append(args, fmt.Sprintf("(%s*)b[%d].data()", base, i))
 			}
@@ -430,25 +424,44 @@ func (e *Backend) Run(ls []profiler.Launch) error {
 		if err := os.MkdirAll(run, 0o755); err != nil {
 			return err
 		}
+		slots, user := e.slots[l.Kernel.(kernel).bin]
+		if !user {
+			slots = nil // a built-in kernel: buffers 0…n-1, the scalar struct at n
+		}
+		bind, err := metal.Bind(slots, len(l.Args), d.Scalars)
+		if err != nil {
+			return fmt.Errorf("dispatch %s: %w", d.Name, err)
+		}
+		files := map[int][]byte{}
 		for i, a := range l.Args {
-			if err := os.WriteFile(filepath.Join(run, fmt.Sprintf("buf%d.bin", i)), a.(*buffer).b, 0o644); err != nil {
+			files[bind.Buffers[i]] = a.(*buffer).b
+		}
+		for _, bb := range bind.Bytes {
+			files[bb.Index] = bb.Bytes
+		}
+		nb := 0
+		for idx := range files {
+			nb = max(nb, idx+1)
+		}
+		for idx := range nb {
+			if err := os.WriteFile(filepath.Join(run, fmt.Sprintf("buf%d.bin", idx)), files[idx], 0o644); err != nil {
 				return err
 			}
 		}
 		sc, err := metal.PackScalars(d.Scalars)
-		if err != nil {
+		if err != nil && !user {
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(run, "scalars.bin"), sc, 0o644); err != nil {
 			return err
 		}
-		cmd := exec.Command(l.Kernel.(kernel).bin, run, fmt.Sprint(d.Grid[0]), fmt.Sprint(d.Grid[1]), fmt.Sprint(d.Grid[2]), fmt.Sprint(d.Threads()), fmt.Sprint(len(l.Args)),
+		cmd := exec.Command(l.Kernel.(kernel).bin, run, fmt.Sprint(d.Grid[0]), fmt.Sprint(d.Grid[1]), fmt.Sprint(d.Grid[2]), fmt.Sprint(d.Threads()), fmt.Sprint(nb),
 			fmt.Sprint(d.Group[0]), fmt.Sprint(d.Group[1]), fmt.Sprint(d.Group[2]))
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("emulated %s: %v\n%s", d.Name, err, out)
 		}
 		for i, a := range l.Args {
-			b, err := os.ReadFile(filepath.Join(run, fmt.Sprintf("buf%d.bin", i)))
+			b, err := os.ReadFile(filepath.Join(run, fmt.Sprintf("buf%d.bin", bind.Buffers[i])))
 			if err != nil {
 				return err
 			}
@@ -458,9 +471,14 @@ func (e *Backend) Run(ls []profiler.Launch) error {
 	return nil
 }
 
-// Time is not what this backend is for: a constant sample ends measuring at once.
-func (e *Backend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timing, error) {
+// Time is not what this backend is for: a constant sample ends measuring
+// at once, and no cache is prepared (dirty is reported as a flush, as
+// before the cache modes).
+func (e *Backend) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
 	t := profiler.Timing{Timer: "emulated"}
+	if mode == profiler.CacheDirty {
+		t.Cache = profiler.CacheFlush
+	}
 	for range reps {
 		s := make([]float64, len(ls))
 		for i := range s {

@@ -25,6 +25,8 @@ import (
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/mltop/mltop/profiler"
 )
 
 // Kind is the type a name has in expressions.
@@ -91,7 +93,10 @@ type Error struct {
 	Off int
 }
 
-func (e *Error) Error() string { return e.Msg }
+// Error leads with where the error is (file:line:col, or the column in
+// an expression that came from no file), then the message: the form of
+// every input error.
+func (e *Error) Error() string { return e.Where.at(max(e.Off, 0)) + ": " + e.Msg }
 
 // Program is a compiled expression.
 type Program struct {
@@ -248,12 +253,12 @@ func Compile(src string, vars Vars, w Where) (*Program, error) {
 	for _, id := range v.names {
 		if v.callees[ast.Node(id)] {
 			if !knownFunction(id.Value) {
-				return nil, &Error{Where: w, Src: src, Off: id.Location().From, Msg: fmt.Sprintf("unknown function '%s' in %s '%s' at %s; functions: %s", id.Value, w.Field, src, w.at(id.Location().From), strings.Join(Functions, ", "))}
+				return nil, &Error{Where: w, Src: src, Off: id.Location().From, Msg: fmt.Sprintf("unknown function '%s' in %s '%s'; %sfunctions: %s", id.Value, w.Field, src, profiler.DidYouMean(id.Value, functionNames()), strings.Join(Functions, ", "))}
 			}
 			continue
 		}
 		if _, ok := vars[id.Value]; !ok {
-			return nil, &Error{Where: w, Src: src, Off: id.Location().From, Msg: fmt.Sprintf("unknown name '%s' in %s '%s' at %s; known: %s", id.Value, w.Field, src, w.at(id.Location().From), strings.Join(vars.Names(), ", "))}
+			return nil, &Error{Where: w, Src: src, Off: id.Location().From, Msg: fmt.Sprintf("unknown name '%s' in %s '%s'; %sknown: %s", id.Value, w.Field, src, profiler.DidYouMean(id.Value, vars.Names()), strings.Join(vars.Names(), ", "))}
 		}
 	}
 	opts := append([]expr.Option{expr.Env(sample(vars))}, functions...)
@@ -262,6 +267,15 @@ func Compile(src string, vars Vars, w Where) (*Program, error) {
 		return nil, wrap(err, src, w, "")
 	}
 	return &Program{src: src, where: w, prog: prog}, nil
+}
+
+// functionNames are the names of Functions ("cdiv", "sizeof", …).
+func functionNames() []string {
+	out := make([]string, len(Functions))
+	for i, f := range Functions {
+		out[i], _, _ = strings.Cut(f, "(")
+	}
+	return out
 }
 
 func knownFunction(name string) bool {
@@ -284,7 +298,7 @@ func wrap(err error, src string, w Where, what string) error {
 	if what != "" {
 		msg = what + ": " + msg
 	}
-	return &Error{Where: w, Src: src, Off: off, Msg: fmt.Sprintf("%s in %s '%s' at %s", msg, w.Field, src, w.at(max(off, 0)))}
+	return &Error{Where: w, Src: src, Off: off, Msg: fmt.Sprintf("%s in %s '%s'", msg, w.Field, src)}
 }
 
 // Eval evaluates the program with env (names → int, bool, float64 or a

@@ -78,9 +78,11 @@ func TestErrors(t *testing.T) {
 		src  string
 		want []string
 	}{
-		{"cdiv(colz, 4)", []string{"unknown name 'colz' in grid[0] 'cdiv(colz, 4)' at kernel.yaml:14:17; known: T, WG, causal, cols, rows"}},
-		{"frob(rows)", []string{"unknown function 'frob'", "cdiv(a, b)"}},
-		{"rows +", []string{"syntax error", "grid[0] 'rows +' at kernel.yaml:14:"}},
+		{"cdiv(colz, 4)", []string{"kernel.yaml:14:17: unknown name 'colz' in grid[0] 'cdiv(colz, 4)'; did you mean cols? known: T, WG, causal, cols, rows"}},
+		{"cdiv(rowz, 4)", []string{"did you mean rows? known"}},
+		{"frob(rows)", []string{"unknown function 'frob'", "; functions: cdiv(a, b)"}},
+		{"cidv(rows, 4)", []string{"unknown function 'cidv'", "did you mean cdiv? functions: cdiv(a, b)"}},
+		{"rows +", []string{"kernel.yaml:14:", ": syntax error", "in grid[0] 'rows +'"}},
 		{"", []string{"empty expression in grid[0]"}},
 		{"rows * \"a\"", []string{"grid[0]"}},
 		{"now()", []string{"unknown"}},

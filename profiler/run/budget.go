@@ -1,6 +1,7 @@
 package run
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/mltop/mltop/profiler"
@@ -84,25 +85,24 @@ type Preview struct {
 
 // MakePreview plans s against dev without touching a device.
 func MakePreview(s profiler.Spec, dev profiler.DeviceInfo) Preview {
-	f, full, err := profiler.Resolve(s, dev)
-	p := Preview{Spec: full, Err: err}
-	if f == nil {
-		return p
-	}
-	plan, perr := f.Plan(full, dev)
-	if perr != nil && p.Err != nil {
-		// Families refuse to plan what breaks their rules. Plan again
-		// without the TGM limit: when that is the only rule broken, the
-		// budget can show how far over the limit the tile is.
+	prep, err := Prepare(s, dev, PrepareOptions{SkipFit: true})
+	p := Preview{Spec: prep.Spec, Err: err}
+	plan := prep.Plan
+	if err != nil {
+		var pe *PrepareError
+		if !errors.As(err, &pe) || pe.Stage != StageRules {
+			return p
+		}
+		// Families refuse what breaks their rules. Prepare again without
+		// the TGM limit: when that is the only rule broken, the budget can
+		// show how far over the limit the tile is.
 		unlimited := dev
 		unlimited.TGMPerGroup, unlimited.TGMPerGroupOptIn = 1<<30, 0
-		plan, perr = f.Plan(full, unlimited)
-	}
-	if perr != nil {
-		if p.Err == nil {
-			p.Err = perr
+		again, uerr := Prepare(s, unlimited, PrepareOptions{SkipFit: true})
+		if uerr != nil {
+			return p
 		}
-		return p
+		plan = again.Plan
 	}
 	p.Plan = plan
 	for i := range plan.Dispatches {

@@ -1,6 +1,7 @@
 package run_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -73,9 +74,27 @@ func TestPreviewShowsBudgetOverLimit(t *testing.T) {
 	if p.Err != nil || len(p.Budget) != 1 || p.Budget[0].Total != 8 || p.Budget[0].Limit != 4 || len(p.Budget[0].Warnings) != 1 {
 		t.Fatalf("preview %+v", p)
 	}
-	// a spec the family rejects still gets its budget when only TGM is over
+	// a spec the family rejects for its TGM alone still gets its budget
+	profiler.Replace(tgmFamily{})
+	p = run.MakePreview(profiler.Spec{Kernel: "test_tgm", DType: profiler.F32, Knobs: map[string]int{"WG": 128}}, dev)
+	if p.Err == nil || !strings.Contains(p.Err.Error(), "TGM") || len(p.Budget) != 1 || p.Budget[0].Total != 16 {
+		t.Errorf("spec over the TGM limit: preview %+v", p)
+	}
+	// one its other rules reject is not planned: Plan receives only
+	// validated specs
 	p = run.MakePreview(profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Knobs: map[string]int{"WG": 128}, Dims: map[string]int{"N": 7}}, dev)
-	if p.Err == nil || len(p.Budget) != 1 || p.Budget[0].Total != 16 {
+	if p.Err == nil || p.Plan != nil || len(p.Budget) != 0 {
 		t.Errorf("rejected spec preview %+v", p)
 	}
+}
+
+// tgmFamily is test_scale whose rules refuse a tile over the TGM limit.
+type tgmFamily struct{ enginetest.ScaleFamily }
+
+func (tgmFamily) Name() string { return "test_tgm" }
+func (tgmFamily) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
+	if need := s.Knobs["WG"] / 32 * 4; need > dev.TGMPerGroup {
+		return fmt.Errorf("TGM %d B over the %d B limit", need, dev.TGMPerGroup)
+	}
+	return nil
 }

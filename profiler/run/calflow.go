@@ -64,7 +64,7 @@ func CalibrateCopy(b profiler.Backend, info profiler.DeviceInfo, sh CalShape, c 
 	if err := checkCopy(b, src, dst, n); err != nil {
 		return 0, "", err
 	}
-	tm, err := b.Time([]profiler.Launch{cp}, c.Reps, false)
+	tm, err := b.Time([]profiler.Launch{cp}, c.Reps, profiler.CacheHot)
 	if err != nil {
 		return 0, "", fmt.Errorf("calibration copy: %w", err)
 	}
@@ -147,13 +147,13 @@ func CalibrateRate(b profiler.Backend, info profiler.DeviceInfo, in, out profile
 	if err := b.Run([]profiler.Launch{l}); err != nil {
 		return 0, "", fmt.Errorf("calibration %s: %w", j.Entry, err)
 	}
-	pilot, err := b.Time([]profiler.Launch{l}, 1, false)
+	pilot, err := b.Time([]profiler.Launch{l}, 1, profiler.CacheHot)
 	if err != nil {
 		return 0, "", fmt.Errorf("calibration %s: %w", j.Entry, err)
 	}
 	iters = rescaleIters(iters, pilot.Samples, t)
 	d.Scalars = j.Scalars(iters)
-	tm, err := b.Time([]profiler.Launch{l}, t.Reps, false)
+	tm, err := b.Time([]profiler.Launch{l}, t.Reps, profiler.CacheHot)
 	if err != nil {
 		return 0, "", fmt.Errorf("calibration %s: %w", j.Entry, err)
 	}

@@ -67,7 +67,7 @@ func (b *calBackend) Run(ls []profiler.Launch) error {
 	}
 	return nil
 }
-func (b *calBackend) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timing, error) {
+func (b *calBackend) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
 	if err := b.Run(ls); err != nil {
 		return profiler.Timing{}, err
 	}

@@ -48,21 +48,26 @@ type ensurer interface{ Ensure() error }
 // sweep goes on on the others. When every device is dropped, the specs not
 // run are left for --resume and the error says how many.
 func JobsOnDevices(ctx context.Context, devs []Device, jobs []profiler.Job, skip map[string]bool, sinks []profiler.Sink, h Hooks, log io.Writer) (Summary, error) {
+	n := 0
+	for _, j := range jobs {
+		if !skip[j.Spec.Key()] {
+			n++
+		}
+	}
+	return onDevices(ctx, devs, startFeed(ctx, sliceSource(jobs), skip), n, sinks, h, log)
+}
+
+// onDevices is JobsOnDevices over a feed of about n jobs.
+func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profiler.Sink, h Hooks, log io.Writer) (Summary, error) {
 	st := &devSweep{
-		sum:   Summary{ByStatus: map[profiler.Status]int{}, Total: len(jobs)},
+		sum:   Summary{ByStatus: map[profiler.Status]int{}},
 		sinks: sinks, h: h, log: log,
 		fails: make([]int, len(devs)),
 		live:  len(devs),
+		feed:  f,
+		n:     n,
 	}
 	st.cond = sync.NewCond(&st.mu)
-	for _, j := range jobs {
-		if skip[j.Spec.Key()] {
-			st.sum.Skipped++
-			continue
-		}
-		st.items = append(st.items, queued{job: j, failedOn: -1})
-	}
-	st.n = len(st.items)
 	st.counts = make([]DeviceCount, len(devs))
 	for i, d := range devs {
 		st.counts[i] = DeviceCount{Ordinal: d.Ordinal, Name: d.Exec.Device().Name}
@@ -86,14 +91,28 @@ func JobsOnDevices(ctx context.Context, devs []Device, jobs []profiler.Job, skip
 		}()
 	}
 	wg.Wait()
+	left := len(st.items)
+	if ctx.Err() == nil && st.sinkErr == nil {
+		for _, ok := f.next(); ok; _, ok = f.next() { // every device was dropped: count what is left
+			left++
+		}
+	}
+	f.stop()
+	st.sum.Skipped, st.sum.Total = f.skipped, f.total
+	if !f.finished(ctx) {
+		st.sum.Total = max(f.total, f.skipped+n)
+	}
 	if st.sinkErr != nil {
 		return st.sum, st.sinkErr
 	}
 	if err := ctx.Err(); err != nil {
 		return st.sum, err
 	}
-	if len(st.items) > 0 {
-		return st.sum, fmt.Errorf("every device was dropped; %d specs did not run: fix the devices and add --resume to run them", len(st.items))
+	if f.err != nil {
+		return st.sum, f.err
+	}
+	if left > 0 {
+		return st.sum, fmt.Errorf("every device was dropped; %d specs did not run: fix the devices and add --resume to run them", left)
 	}
 	return st.sum, nil
 }
@@ -108,7 +127,8 @@ type queued struct {
 type devSweep struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
-	items   []queued
+	items   []queued // specs taken from feed, and specs to run again
+	feed    *feed
 	out     int // specs running
 	n       int // specs to run
 	started int
@@ -227,8 +247,9 @@ func (st *devSweep) take(ctx context.Context, di int) (queued, bool) {
 	}
 }
 
-// tryTake is take without waiting.
+// tryTake is take without waiting (but for the feed to make a job).
 func (st *devSweep) tryTake(di int) (queued, bool) {
+	st.refill()
 	for k, it := range st.items {
 		if it.failedOn != di || st.live == 1 {
 			st.items = append(st.items[:k:k], st.items[k+1:]...)
@@ -278,4 +299,17 @@ func (st *devSweep) showDevices() {
 
 func oneLine(s string) string {
 	return strings.ReplaceAll(strings.TrimSpace(s), "\n", " | ")
+}
+
+// refill moves jobs from the feed to items until there are enough for
+// every live device and two more (so that a device may take one ahead, see device). The feed's
+// producer takes no lock of devSweep's, so waiting for it under mu is safe.
+func (st *devSweep) refill() {
+	for len(st.items) <= st.live+1 {
+		j, ok := st.feed.next()
+		if !ok {
+			return
+		}
+		st.items = append(st.items, queued{job: j, failedOn: -1})
+	}
 }

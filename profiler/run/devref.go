@@ -11,21 +11,11 @@ import (
 // own buffers (the current spec's and the input cache are not touched).
 func (r *Runner) onDevice(dev profiler.DeviceInfo, seed uint64) profiler.RunOnDevice {
 	return func(f profiler.Family, s profiler.Spec, in profiler.Inputs) (map[string][]float32, error) {
-		sc := f.Schema()
-		full := s.WithDefaults(sc)
-		if err := full.CheckSchema(sc); err != nil {
-			return nil, err
-		}
-		if err := f.Validate(full, dev); err != nil {
-			return nil, err
-		}
-		plan, err := f.Plan(full, dev)
+		prep, err := PrepareFamily(f, s, dev, PrepareOptions{Cache: r.plans})
 		if err != nil {
 			return nil, err
 		}
-		if err := CheckMemory(plan, dev); err != nil {
-			return nil, err
-		}
+		full, plan := prep.Spec, prep.Plan
 		launches, setup, err := r.compile(plan)
 		if err != nil {
 			return nil, err

@@ -113,52 +113,80 @@ type Hooks struct {
 // Jobs runs jobs in order on exec, skipping those whose Spec.Key is in
 // skip, and hands each Result to every sink as soon as it is known.
 func Jobs(ctx context.Context, exec profiler.Executor, jobs []profiler.Job, skip map[string]bool, sinks []profiler.Sink, h Hooks) (Summary, error) {
-	sum := Summary{ByStatus: map[profiler.Status]int{}}
-	var todo []profiler.Job
+	n := 0
 	for _, j := range jobs {
-		if skip[j.Spec.Key()] {
-			sum.Skipped++
-			continue
+		if !skip[j.Spec.Key()] {
+			n++
 		}
-		todo = append(todo, j)
 	}
-	sum.Total = len(jobs)
+	return runFeed(ctx, exec, startFeed(ctx, sliceSource(jobs), skip), n, sinks, h)
+}
+
+// runFeed is Jobs over a feed of about n jobs (the count the hooks get).
+func runFeed(ctx context.Context, exec profiler.Executor, f *feed, n int, sinks []profiler.Sink, h Hooks) (Summary, error) {
+	sum := Summary{ByStatus: map[profiler.Status]int{}}
 	// Hand the Prefetcher the Lookahead specs after the one about to run:
 	// all of those before the first run, then one more per run, in order,
 	// so the nearest specs are compiled first. The spec about to run
 	// compiles in its own Run.
 	pf, _ := exec.(Prefetcher)
-	ahead := 1
-	prefetch := func(upto int) {
-		for ; pf != nil && ahead < min(upto, len(todo)); ahead++ {
-			pf.Prefetch(todo[ahead].Spec)
+	var window []profiler.Job // window[0] runs next
+	fill := func() {
+		for len(window) < 1+Lookahead() {
+			j, ok := f.next()
+			if !ok {
+				return
+			}
+			window = append(window, j)
+			if pf != nil && len(window) > 1 {
+				pf.Prefetch(j.Spec)
+			}
 		}
 	}
-	for i, j := range todo {
+	ran := 0
+	var err error
+	for err == nil {
 		if ctx.Err() != nil {
-			sum.NotRun = len(todo) - i
+			sum.NotRun = max(n-ran, len(window))
 			break
 		}
-		if h.Start != nil {
-			h.Start(i, len(todo), j.Spec)
+		if fill(); len(window) == 0 {
+			break
 		}
-		prefetch(i + 1 + Lookahead())
+		j, i := window[0], ran
+		window = append(window[:0], window[1:]...)
+		if h.Start != nil {
+			h.Start(i, n, j.Spec)
+		}
 		res := exec.Run(ctx, j.Spec, j.Options, func(p profiler.Progress) {
 			if h.Progress != nil {
-				h.Progress(i, len(todo), j.Spec, p)
+				h.Progress(i, n, j.Spec, p)
 			}
 		})
+		ran++
 		sum.count(res)
 		for _, s := range sinks {
-			if err := s.Write(res); err != nil {
-				return sum, fmt.Errorf("writing result: %w", err)
+			if werr := s.Write(res); werr != nil {
+				err = fmt.Errorf("writing result: %w", werr)
+				break
 			}
 		}
-		if h.Done != nil {
-			h.Done(i, len(todo), res)
+		if err == nil && h.Done != nil {
+			h.Done(i, n, res)
 		}
 	}
-	return sum, ctx.Err()
+	f.stop()
+	sum.Skipped, sum.Total = f.skipped, f.total
+	if !f.finished(ctx) {
+		sum.Total = max(f.total, f.skipped+n)
+	}
+	if err == nil {
+		err = f.err
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	return sum, err
 }
 
 // SweepEstimate is what Estimate says of a sweep before it runs.
@@ -174,6 +202,9 @@ type SweepEstimate struct {
 	Slow       int
 	Slowest    profiler.Spec
 	SlowestRun time.Duration
+	// Settle: some spec settles (Settle > 0); SettleOverWarmup: some
+	// spec settles longer than it warms up.
+	Settle, SettleOverWarmup bool
 }
 
 // Estimate bounds a sweep's measuring time from its options: each spec
@@ -184,36 +215,64 @@ type SweepEstimate struct {
 // counted. Without dev (several devices, not opened yet) the run time of
 // a kernel is not known and counts nothing.
 func Estimate(jobs []profiler.Job, dev *profiler.DeviceInfo) SweepEstimate {
-	var e SweepEstimate
-	seen := map[string]bool{}
-	var l, h float64
+	x := newEstimator(dev)
 	for _, j := range jobs {
-		o := j.Options.WithDefaults()
-		var r float64
+		var plan *profiler.Plan
 		if dev != nil {
-			if d, _, err := KernelRunTime(*dev, j.Spec); err == nil {
-				r = d.Seconds()
-				if d >= SlowRun {
-					e.Slow++
-					if d > e.SlowestRun {
-						e.Slowest, e.SlowestRun = j.Spec, d
-					}
-				}
+			if p, err := Prepare(j.Spec, *dev, PrepareOptions{SkipFit: true}); err == nil {
+				plan = p.Plan
 			}
 		}
-		// time_limit stops sampling whatever min_time asks: the least a
-		// spec samples is the smaller of the two.
-		l += max(o.WarmupTime()+min(o.Stop.MinTime, o.Stop.MaxTime), MinRuns*r)
-		h += o.WarmupTime() + o.Stop.MaxTime + MinRuns*r
-		k := j.Spec
-		k.Dims = nil
-		key := k.Key()
-		if !seen[key] {
-			seen[key] = true
-			e.Builds++
+		x.add(j, plan)
+	}
+	return x.result(1)
+}
+
+// estimator is Estimate one job at a time.
+type estimator struct {
+	dev    *profiler.DeviceInfo
+	e      SweepEstimate
+	lo, hi float64
+	builds map[string]bool
+}
+
+func newEstimator(dev *profiler.DeviceInfo) *estimator {
+	return &estimator{dev: dev, builds: map[string]bool{}}
+}
+
+// add counts job j, whose plan on the device is plan (nil when unknown).
+func (x *estimator) add(j profiler.Job, plan *profiler.Plan) {
+	o := j.Options.WithDefaults()
+	var r float64
+	if x.dev != nil && plan != nil {
+		d := runTime(*x.dev, j.Spec.DType, plan)
+		r = d.Seconds()
+		if d >= SlowRun {
+			x.e.Slow++
+			if d > x.e.SlowestRun {
+				x.e.Slowest, x.e.SlowestRun = j.Spec, d
+			}
 		}
 	}
-	e.Lo, e.Hi = time.Duration(l*float64(time.Second)), time.Duration(h*float64(time.Second))
+	// time_limit stops sampling whatever min_time asks: the least a
+	// spec samples is the smaller of the two.
+	x.lo += max(o.WarmupTime()+min(o.Stop.MinTime, o.Stop.MaxTime), MinRuns*r)
+	x.hi += o.WarmupTime() + o.Stop.MaxTime + MinRuns*r
+	x.e.Settle = x.e.Settle || o.Settle > 0
+	x.e.SettleOverWarmup = x.e.SettleOverWarmup || o.Settle > o.Warmup
+	k := j.Spec
+	k.Dims = nil
+	x.builds[k.Key()] = true
+}
+
+// result is the estimate of the jobs added, times scale (the sweep's
+// size over a sample's).
+func (x *estimator) result(scale float64) SweepEstimate {
+	e := x.e
+	e.Builds = len(x.builds)
+	e.Slow = int(float64(e.Slow) * scale)
+	e.Lo = time.Duration(x.lo * scale * float64(time.Second))
+	e.Hi = time.Duration(x.hi * scale * float64(time.Second))
 	return e
 }
 
@@ -234,16 +293,17 @@ const CPUFLOPSPerCore = 1e9
 // the peak bandwidth; on a device without a FLOP/s peak (the CPU), FLOPs
 // over CPUFLOPSPerCore per core. The error is the spec's (rules, plan).
 func KernelRunTime(dev profiler.DeviceInfo, s profiler.Spec) (time.Duration, *profiler.Plan, error) {
-	f, full, err := profiler.Resolve(s, dev)
+	prep, err := Prepare(s, dev, PrepareOptions{SkipFit: true})
 	if err != nil {
 		return 0, nil, err
 	}
-	plan, err := f.Plan(full, dev)
-	if err != nil {
-		return 0, nil, err
-	}
+	return runTime(dev, prep.Spec.DType, prep.Plan), prep.Plan, nil
+}
+
+// runTime is KernelRunTime of a plan.
+func runTime(dev profiler.DeviceInfo, dt profiler.DType, plan *profiler.Plan) time.Duration {
 	var sec float64
-	if p := dev.PeakFLOPS[full.DType]; p > 0 {
+	if p := dev.PeakFLOPS[dt]; p > 0 {
 		sec = plan.FLOPs / p
 	} else {
 		sec = plan.FLOPs / (CPUFLOPSPerCore * float64(max(dev.Units, 1)))
@@ -251,7 +311,7 @@ func KernelRunTime(dev profiler.DeviceInfo, s profiler.Spec) (time.Duration, *pr
 	if dev.PeakBandwidth > 0 {
 		sec = max(sec, plan.Bytes/dev.PeakBandwidth)
 	}
-	return time.Duration(sec * float64(time.Second)), plan, nil
+	return time.Duration(sec * float64(time.Second))
 }
 
 // FormatDuration is a duration for people: 45 s, 12 min, 3.5 h, 2.1 days.

@@ -77,7 +77,7 @@ func TestInOutRestoredBeforeEveryRep(t *testing.T) {
 	}
 	opt := profiler.DefaultOptions()
 	opt.Stop = profiler.StopRule{Noise: 0.5, MinSamples: 20, MinTime: 1e-6, MaxTime: 1, MaxSamples: 40}
-	opt.Hot = true
+	opt.Cache = profiler.CacheHot
 	opt.Warmup = 1e-6
 	for _, tc := range []struct {
 		name    string

@@ -12,13 +12,9 @@ import (
 
 // timeIn times launches in mode on b and returns the mode actually used.
 func timeIn(b profiler.Backend, ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, profiler.CacheMode, error) {
-	if ct, ok := b.(profiler.CacheTimer); ok {
-		t, err := ct.TimeCache(ls, reps, mode)
-		return t, mode, err
-	}
-	t, err := b.Time(ls, reps, mode != profiler.CacheHot)
-	if mode == profiler.CacheDirty {
-		mode = "flush" // whatever this backend's flush leaves: not known to be dirty
+	t, err := b.Time(ls, reps, mode)
+	if t.Cache != "" {
+		mode = t.Cache
 	}
 	return t, mode, err
 }
@@ -157,7 +153,7 @@ func timeReps(b profiler.Backend, ls []profiler.Launch, reps int, mode profiler.
 // not nil, puts the in-place buffers back to their initial values: it is
 // called before every rep (warm-up and timed), outside the timed region.
 func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func() error, opt profiler.Options, progress func(profiler.Progress), res *profiler.Result, clk *phaseClock) error {
-	mode := profiler.EffectiveCache(opt.Cache, opt.Hot)
+	mode := opt.CacheMode()
 	// Warm-up: at least one run (after the verification's), then until
 	// Warmup seconds have passed.
 	progress(profiler.Progress{Phase: "warmup"})

@@ -12,64 +12,51 @@ import (
 	"github.com/mltop/mltop/profiler/run"
 )
 
-// coldRecorder is enginetest.MemBackend that remembers the cold switch it was given.
-type coldRecorder struct {
-	enginetest.MemBackend
-	colds map[bool]int
-}
-
-func (b *coldRecorder) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timing, error) {
-	if b.colds == nil {
-		b.colds = map[bool]int{}
-	}
-	b.colds[cold]++
-	return b.MemBackend.Time(ls, reps, cold)
-}
-
-// modeRecorder knows the cache modes itself.
+// modeRecorder is enginetest.MemBackend that remembers the modes it was
+// given; knows says it prepares dirty caches itself (else it reports
+// dirty as CacheFlush, as MemBackend does).
 type modeRecorder struct {
 	enginetest.MemBackend
+	knows bool
 	modes map[profiler.CacheMode]int
 }
 
-func (b *modeRecorder) TimeCache(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
+func (b *modeRecorder) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
 	if b.modes == nil {
 		b.modes = map[profiler.CacheMode]int{}
 	}
 	b.modes[mode]++
-	return b.MemBackend.Time(ls, reps, mode != profiler.CacheHot)
+	t, err := b.MemBackend.Time(ls, reps, mode)
+	if b.knows {
+		t.Cache = ""
+	}
+	return t, err
 }
 
 func TestRunnerCacheModes(t *testing.T) {
 	spec := profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Dims: map[string]int{"N": 100}}
 	for _, c := range []struct {
 		mode      profiler.CacheMode
-		hot       bool
-		wantCold  bool
+		knows     bool
+		wantAsked profiler.CacheMode
 		wantShown profiler.CacheMode
 	}{
-		{"", false, true, profiler.CacheCold},
-		{"", true, false, profiler.CacheHot},
-		{profiler.CacheHot, false, false, profiler.CacheHot},
-		{profiler.CacheDirty, false, true, "flush"}, // this backend has one flush: not known to be dirty
+		{"", false, profiler.CacheCold, profiler.CacheCold},
+		{profiler.CacheCold, false, profiler.CacheCold, profiler.CacheCold},
+		{profiler.CacheHot, false, profiler.CacheHot, profiler.CacheHot},
+		{profiler.CacheDirty, false, profiler.CacheDirty, profiler.CacheFlush}, // one flush: not known to be dirty
+		{profiler.CacheDirty, true, profiler.CacheDirty, profiler.CacheDirty},
 	} {
-		b := &coldRecorder{}
+		b := &modeRecorder{knows: c.knows}
 		o := enginetest.QuickOptions()
-		o.Cache, o.Hot = c.mode, c.hot
+		o.Cache = c.mode
 		res := run.NewRunner(b).Run(context.Background(), spec, o, nil)
 		if res.Status != profiler.StatusOK || res.Cache != c.wantShown {
-			t.Errorf("%q hot=%v: status %s cache %q, want %q", c.mode, c.hot, res.Status, res.Cache, c.wantShown)
+			t.Errorf("%q knows=%v: status %s cache %q, want %q", c.mode, c.knows, res.Status, res.Cache, c.wantShown)
 		}
-		if b.colds[!c.wantCold] != 0 || b.colds[c.wantCold] == 0 {
-			t.Errorf("%q hot=%v: Time's cold switch %v", c.mode, c.hot, b.colds)
+		if len(b.modes) != 1 || b.modes[c.wantAsked] == 0 {
+			t.Errorf("%q knows=%v: Time was asked %v, want only %q", c.mode, c.knows, b.modes, c.wantAsked)
 		}
-	}
-	b := &modeRecorder{}
-	o := enginetest.QuickOptions()
-	o.Cache = profiler.CacheDirty
-	res := run.NewRunner(b).Run(context.Background(), spec, o, nil)
-	if res.Cache != profiler.CacheDirty || len(b.modes) != 1 || b.modes[profiler.CacheDirty] == 0 {
-		t.Errorf("a CacheTimer gets the mode: %q %v", res.Cache, b.modes)
 	}
 }
 
@@ -168,8 +155,8 @@ type clockReporter struct {
 	loops int
 }
 
-func (b *clockReporter) Time(ls []profiler.Launch, reps int, cold bool) (profiler.Timing, error) {
-	t, err := b.MemBackend.Time(ls, reps, cold)
+func (b *clockReporter) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
+	t, err := b.MemBackend.Time(ls, reps, mode)
 	b.loops++
 	t.SMClockMHz = []float64{1900, 2000, 1950, 0}[b.loops%4] // 0: a loop without a probe
 	return t, err

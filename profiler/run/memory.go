@@ -52,7 +52,7 @@ func (m MemoryNeed) parts() string {
 }
 
 // NeedOf sizes a plan on a device before anything is allocated.
-func NeedOf(plan *profiler.Plan, dev profiler.DeviceInfo, hot bool) MemoryNeed {
+func NeedOf(plan *profiler.Plan, dev profiler.DeviceInfo, mode profiler.CacheMode) MemoryNeed {
 	m := MemoryNeed{Device: plan.MemoryBytes(), Unified: dev.Backend == "cpu"}
 	for _, b := range plan.Buffers {
 		switch b.Init {
@@ -64,7 +64,7 @@ func NeedOf(plan *profiler.Plan, dev profiler.DeviceInfo, hot bool) MemoryNeed {
 		}
 		m.Staging = max(m.Staging, b.Bytes())
 	}
-	if dev.Backend == "cpu" && !hot {
+	if dev.Backend == "cpu" && mode != profiler.CacheHot {
 		m.Flush = min(2*dev.CacheBytes, 1<<30, max(dev.MemoryBytes/8, 64<<20))
 	}
 	return m
@@ -73,13 +73,13 @@ func NeedOf(plan *profiler.Plan, dev profiler.DeviceInfo, hot bool) MemoryNeed {
 // CheckFit refuses a plan that cannot fit in device or host memory, before
 // anything is allocated: a Go program that runs out of memory dies with a
 // fatal error no recover can catch, taking a whole sweep with it.
-func CheckFit(plan *profiler.Plan, dev profiler.DeviceInfo, s profiler.Spec, hot bool) error {
+func CheckFit(plan *profiler.Plan, dev profiler.DeviceInfo, s profiler.Spec, mode profiler.CacheMode) error {
 	for _, b := range plan.Buffers {
 		if b.Elems <= 0 {
 			return fmt.Errorf("buffer %s has %d elements: every dim must be positive", b.Name, b.Elems)
 		}
 	}
-	need := NeedOf(plan, dev, hot)
+	need := NeedOf(plan, dev, mode)
 	if !need.Unified && dev.MemoryBytes > 0 && float64(need.Device) > 0.9*float64(dev.MemoryBytes) {
 		return fmt.Errorf("needs %s of device memory (%d buffers) but %s has %s (90%% usable): %s", profiler.FormatBytes(need.Device), len(plan.Buffers), dev.Name, profiler.FormatBytes(dev.MemoryBytes), reduceHint(s))
 	}
@@ -102,7 +102,7 @@ func CheckFit(plan *profiler.Plan, dev profiler.DeviceInfo, s profiler.Spec, hot
 
 // CheckMemory is CheckFit for a cold run of an unnamed spec.
 func CheckMemory(plan *profiler.Plan, dev profiler.DeviceInfo) error {
-	return CheckFit(plan, dev, profiler.Spec{}, false)
+	return CheckFit(plan, dev, profiler.Spec{}, profiler.CacheCold)
 }
 
 // reduceHint names the spec's largest dims.

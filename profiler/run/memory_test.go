@@ -55,16 +55,16 @@ func TestNeedOfCPUCountsBuffersAndFlush(t *testing.T) {
 		{Name: "out", Role: profiler.Out, Type: profiler.BF16, Elems: 1000, Init: profiler.InitPoison},
 	}}
 	dev := profiler.DeviceInfo{Backend: "cpu", CacheBytes: 32 << 20, MemoryBytes: 16 << 30}
-	cold := run.NeedOf(plan, dev, false)
+	cold := run.NeedOf(plan, dev, profiler.CacheCold)
 	// buffers 4000 + input copy 4000 + output copy 4000 + staging 2000 + flush 64 MiB
 	if cold.Host() != 14000+64<<20 {
 		t.Errorf("cold %+v host %d", cold, cold.Host())
 	}
-	if hot := run.NeedOf(plan, dev, true); hot.Host() != 14000 {
+	if hot := run.NeedOf(plan, dev, profiler.CacheHot); hot.Host() != 14000 {
 		t.Errorf("hot %+v", hot)
 	}
 	dev.Backend = "cuda"
-	if gpu := run.NeedOf(plan, dev, false); gpu.Host() != 10000 || gpu.Device != 4000 {
+	if gpu := run.NeedOf(plan, dev, profiler.CacheCold); gpu.Host() != 10000 || gpu.Device != 4000 {
 		t.Errorf("cuda %+v", gpu)
 	}
 }

@@ -104,14 +104,11 @@ func (r *Runner) Prefetch(s profiler.Spec) {
 	if !ok {
 		return
 	}
-	f, full, err := profiler.Resolve(s, r.dev)
+	prep, err := Prepare(s, r.dev, PrepareOptions{SkipFit: true, Cache: r.plans})
 	if err != nil {
 		return
 	}
-	plan, err := f.Plan(full, r.dev)
-	if err != nil {
-		return
-	}
+	plan := prep.Plan
 	for _, ds := range [][]profiler.Dispatch{plan.Setup, plan.Dispatches} {
 		for _, d := range ds {
 			if d.Zero != "" {

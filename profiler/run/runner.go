@@ -24,6 +24,7 @@ type Runner struct {
 	queued  map[string]bool             // programs handed to the compile pool (see Prefetch)
 	pool    compilePool
 	workers int // compile pool size (CompileWorkers)
+	plans   *PlanCache
 	scratch verifyScratch
 	// pristine holds a device copy of the current input set's buffers, by
 	// name, for backends that copy on the device (profiler.Copier): each
@@ -90,7 +91,7 @@ func NewRunner(b profiler.Backend) *Runner {
 	if c, err := LoadCalibration(dev); err == nil {
 		dev = ApplyCalibration(dev, c)
 	}
-	return &Runner{backend: b, dev: dev, kernels: map[string]profiler.Kernel{}, refs: map[string]*profiler.Reference{}, queued: map[string]bool{}, workers: CompileWorkers()}
+	return &Runner{backend: b, dev: dev, kernels: map[string]profiler.Kernel{}, refs: map[string]*profiler.Reference{}, queued: map[string]bool{}, workers: CompileWorkers(), plans: NewPlanCache(0)}
 }
 
 // Calibrate measures the device's ceilings with the backend's micro-kernels
@@ -169,7 +170,7 @@ func (r *Runner) Run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 		// A backend cut short by ctrl-C (profiler.Interruptible) fails its
 		// launch with context.Canceled: that is a cancellation, not an error.
 		if ctx != nil && ctx.Err() != nil && res.Status == profiler.StatusError {
-			res.Status, res.Error = profiler.StatusCancelled, "cancelled by user"
+			res.Status, res.Error = profiler.StatusCancelled, CancelReason(ctx)
 		}
 	}()
 	r.run(ctx, s, opt, progress, &res, newPhaseClock(res.Phases))
@@ -186,23 +187,17 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 	defer clk.mark(&ph.Free) // what follows the last mark: freeing buffers
 	progress(profiler.Progress{Phase: "plan"})
 	dev := opt.Limits.Apply(r.dev)
-	f, full, err := profiler.Resolve(s, dev)
-	res.Spec = full
+	prep, err := Prepare(s, dev, PrepareOptions{Mode: opt.CacheMode(), Cache: r.plans})
+	res.Spec = prep.Spec
+	if prep.Plan != nil {
+		res.FLOPs, res.Bytes, res.MemoryBytes = prep.Plan.FLOPs, prep.Plan.Bytes, prep.Plan.MemoryBytes()
+		res.Notes = append(res.Notes, prep.Plan.Notes...)
+	}
 	if err != nil {
 		r.fail(res, profiler.StatusInvalid, err)
 		return
 	}
-	plan, err := f.Plan(full, dev)
-	if err != nil {
-		r.fail(res, profiler.StatusInvalid, err)
-		return
-	}
-	res.FLOPs, res.Bytes, res.MemoryBytes = plan.FLOPs, plan.Bytes, plan.MemoryBytes()
-	res.Notes = append(res.Notes, plan.Notes...)
-	if err := CheckFit(plan, dev, full, opt.Hot); err != nil {
-		r.fail(res, profiler.StatusInvalid, err)
-		return
-	}
+	f, full, plan := prep.Family, prep.Spec, prep.Plan
 
 	clk.mark(&ph.Plan)
 	progress(profiler.Progress{Phase: "compile"})
@@ -273,7 +268,7 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 
 	if err := r.measure(ctx, launches, r.restorer(plan, bufs), opt, progress, res, clk); err != nil {
 		if errors.Is(err, context.Canceled) {
-			res.Status, res.Error = profiler.StatusCancelled, "cancelled by user"
+			res.Status, res.Error = profiler.StatusCancelled, CancelReason(ctx)
 			return
 		}
 		r.fail(res, profiler.StatusError, err)

@@ -356,7 +356,7 @@ func (p *WorkerPool) Run(ctx context.Context, s profiler.Spec, opt profiler.Opti
 			// The only way to stop a kernel mid-flight is to end its process.
 			p.w = nil
 			w.kill()
-			return fail(profiler.StatusCancelled, "cancelled by user")
+			return fail(profiler.StatusCancelled, CancelReason(ctx))
 		}
 	}
 }

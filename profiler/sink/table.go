@@ -23,6 +23,10 @@ type Table struct {
 	specW  int                        // spec column width
 	common string                     // parts every spec shares (Fit), printed once
 	cols   []tableCol
+	// reason is the last failure reason printed, repeats how many rows
+	// since had the same one: it is printed once, then counted.
+	reason  string
+	repeats int
 }
 
 type tableCol struct {
@@ -65,8 +69,29 @@ func tableCols() []tableCol {
 			}
 			return fmt.Sprintf("%.2e", r.Verdict.MaxRelErr)
 		}},
+		// What the verdict rests on: a max rel of 3e-02 can pass (the bound
+		// grows with the reduction length and the terms' size); err/bound
+		// below 1 passes.
+		{"err/bound", 9, 7, func(r profiler.Result) string { return ErrBound(r.Verdict) }},
 		{"status", -13, 0, func(r profiler.Result) string { return string(r.Status) }},
 	}
+}
+
+// ErrBound is a verdict's worst |got−want| over its bound, the figure the
+// pass or fail rests on (at most 1 passes): "0.31", "3.2e-04", "inf" for
+// a NaN or Inf output, "-" when nothing was checked.
+func ErrBound(v *profiler.Verdict) string {
+	switch {
+	case v == nil || v.Unchecked || v.Checked == 0 && v.WorstRatio == 0:
+		return "-"
+	case math.IsInf(v.WorstRatio, 1) || math.IsNaN(v.WorstRatio):
+		return "inf"
+	case v.WorstRatio == 0:
+		return "0"
+	case v.WorstRatio >= 0.01 && v.WorstRatio < 100:
+		return fmt.Sprintf("%.2f", v.WorstRatio)
+	}
+	return fmt.Sprintf("%.1e", v.WorstRatio)
 }
 
 // Fit makes rows fit a terminal of width columns. specs are the sweep's
@@ -161,15 +186,38 @@ func (t *Table) Write(r profiler.Result) error {
 	if t.width > 0 {
 		spec = Clip(spec, t.specW)
 	}
-	err := t.line(spec, func(c tableCol) string { return c.val(r) })
+	msg := ""
 	if r.Status != profiler.StatusOK && r.Error != "" {
-		msg := oneLine(r.Reason())
+		msg = oneLine(r.Reason())
 		if t.width > 0 {
 			msg = Clip(msg, max(t.width-6, 20))
 		}
+	}
+	if msg == "" || msg != t.reason {
+		t.flushRepeats()
+	}
+	err := t.line(spec, func(c tableCol) string { return c.val(r) })
+	switch {
+	case msg == "":
+	case msg == t.reason:
+		t.repeats++
+	default:
 		fmt.Fprintf(t.w, "    └ %s\n", msg)
+		t.reason = msg
 	}
 	return err
+}
+
+// flushRepeats says how many rows since the last printed reason had the
+// same one, instead of printing it under each.
+func (t *Table) flushRepeats() {
+	switch {
+	case t.repeats == 1:
+		fmt.Fprintln(t.w, "    └ the same for the row above")
+	case t.repeats > 1:
+		fmt.Fprintf(t.w, "    └ the same for the %d rows above\n", t.repeats)
+	}
+	t.reason, t.repeats = "", 0
 }
 
 func (t *Table) line(spec string, val func(tableCol) string) error {
@@ -183,8 +231,11 @@ func (t *Table) line(spec string, val func(tableCol) string) error {
 	return err
 }
 
-// Close does nothing.
-func (t *Table) Close() error { return nil }
+// Close says how often the last reason repeated.
+func (t *Table) Close() error {
+	t.flushRepeats()
+	return nil
+}
 
 // SpecPart is one piece of a spec's one-line form: the kernel, the dtype, a
 // flag, a knob or a dim. Key names what it sets ("kernel", "dtype", "BQ").
@@ -364,6 +415,7 @@ func FormatResult(r profiler.Result) string {
 		}
 		fmt.Fprintf(&b, "\ncorrectness vs float64 reference: %s\n", verdict)
 		fmt.Fprintf(&b, "  max abs %.3e   max rel %.3e   rms %.3e   tol atol %g + rtol %g·|ref|\n", v.MaxAbsErr, v.MaxRelErr, v.RMSErr, v.ATol, v.RTol)
+		fmt.Fprintf(&b, "  worst err/bound %s (at most 1 passes; the bound grows with the reduction length and the terms' size)\n", ErrBound(v))
 		fmt.Fprintf(&b, "  %s, %d NaN/Inf, %s in %s\n", profiler.Plural(v.Mismatches, "mismatch", "mismatches"), v.NaNInf, profiler.Plural(v.Checked, "element", "elements"), v.Rows)
 		if !v.Pass && v.Worst != "" {
 			fmt.Fprintf(&b, "  worst: %s\n", v.Worst)

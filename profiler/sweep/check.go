@@ -67,7 +67,7 @@ func checkShape(name string, src []byte) error {
 	if at == "" {
 		at = "the top level"
 	}
-	msg += fmt.Sprintf(": check the spelling; the keys at %s are %s (docs/sweeps.md)", at, strings.Join(first.valid, ", "))
+	msg += fmt.Sprintf(": check the spelling; %sthe keys at %s are %s (docs/sweeps.md)", profiler.DidYouMean(first.key, first.valid), at, strings.Join(first.valid, ", "))
 	return &profiler.InputError{File: name, Line: first.line, Col: first.col, Msg: msg}
 }
 
@@ -113,6 +113,16 @@ func walkKeys(n ast.Node, t reflect.Type, path string, out *[]unknownKey) {
 	}
 	if an, ok := n.(*ast.AnchorNode); ok {
 		n = an.Value
+	}
+	if t == reflect.TypeOf(MeasureYAML{}) {
+		for _, kv := range mappingValues(n) {
+			key := kv.Key.GetToken().Value
+			if _, ok := profiler.SettingByKey(key); !ok {
+				tk := kv.Key.GetToken()
+				*out = append(*out, unknownKey{key: key, path: path + "." + key, line: tk.Position.Line, col: tk.Position.Column, valid: profiler.SettingKeys()})
+			}
+		}
+		return
 	}
 	switch t.Kind() {
 	case reflect.Struct:

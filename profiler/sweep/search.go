@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -21,8 +22,8 @@ type SearchYAML struct {
 	Budget         *BudgetText      `yaml:"budget"`          // 60, "10%", "5m"; default 10%
 	Objective      string           `yaml:"objective"`       // median_us (default), tflops, gbps
 	MinImprovement *float64         `yaml:"min_improvement"` // a fraction; 0 (default) is off
-	Top            *Whole           `yaml:"top"`             // contenders re-measured (default 3)
-	Seed           *Seed            `yaml:"seed"`            // the strategy's seed (default 1)
+	Top            *SettingText     `yaml:"top"`             // contenders re-measured (default 3)
+	Seed           *SettingText     `yaml:"seed"`            // the strategy's seed (default 1)
 	Shapes         []map[string]int `yaml:"shapes"`          // shapes replacing each sweep's dims
 	Table          string           `yaml:"table"`           // tuning table file (.csv or .json)
 	Header         string           `yaml:"header"`          // C/C++/CUDA header
@@ -87,13 +88,16 @@ func parseSearch(y *SearchYAML, at func(field, msg string) error) (*Search, erro
 		s.MinImprovement = *m
 	}
 	if y.Top != nil {
-		if *y.Top < 1 {
-			return nil, at("top", fmt.Sprintf("top=%d: re-measure at least 1 contender", *y.Top))
+		n, err := strconv.Atoi(y.Top.Text)
+		if err != nil || n < 1 {
+			return nil, at("top", fmt.Sprintf("top=%s: re-measure at least 1 contender (a whole number, default 3)", y.Top.Text))
 		}
-		s.Top = int(*y.Top)
+		s.Top = n
 	}
 	if y.Seed != nil {
-		s.Seed = uint64(*y.Seed)
+		if s.Seed, err = strconv.ParseUint(y.Seed.Text, 10, 64); err != nil {
+			return nil, at("seed", fmt.Sprintf("seed %s: use a whole number, 0 or more", y.Seed.Text))
+		}
 	}
 	if y.Shapes != nil && len(y.Shapes) == 0 {
 		return nil, at("shapes", "empty list: give at least one shape, e.g. - {rows: 1024, cols: 4096}")
@@ -121,19 +125,25 @@ func ext(path string) string {
 	return ""
 }
 
-// expandSearch expands a sweep entry once per shape of the search block
-// (the shape's dims replace the entry's), or as it is without shapes.
-// A dim a shape names that the kernel lacks is an error at the shape.
-func expandSearch(s SweepYAML, sr *Search, base profiler.Options, sx sweepCtx, at func(field, msg string) error) ([]profiler.Job, error) {
+// compileSearchEntries compiles a sweep entry once per shape of the
+// search block (the shape's dims replace the entry's), or once as it is
+// without shapes; the entries before find duplicates as for any entry. A
+// dim a shape names that the kernel lacks is an error at the shape.
+func compileSearchEntries(s SweepYAML, sr *Search, base profiler.Options, sx sweepCtx, before []*entry, at func(field, msg string) error) ([]*entry, error) {
 	if sr == nil || len(sr.Shapes) == 0 {
-		return expand(s, base, sx)
+		e, err := compileEntry(s, base, sx, before)
+		if err != nil {
+			return nil, err
+		}
+		return []*entry{e}, nil
 	}
 	f, err := profiler.Lookup(s.Kernel)
 	if err != nil {
-		return expand(s, base, sx) // expand names the error
+		_, err := compileEntry(s, base, sx, before) // it names the error at the entry
+		return nil, err
 	}
 	sc := f.Schema()
-	var jobs []profiler.Job
+	var es []*entry
 	for i, shape := range sr.Shapes {
 		one := s
 		one.Dims = maps.Clone(s.Dims)
@@ -150,11 +160,27 @@ func expandSearch(s SweepYAML, sr *Search, base profiler.Options, sx sweepCtx, a
 			}
 			one.Dims[name] = IntList{shape[name]}
 		}
-		js, err := expand(one, base, sx)
+		e, err := compileEntry(one, base, sx, append(slices.Clip(before), es...))
 		if err != nil {
 			return nil, err
 		}
-		jobs = append(jobs, js...)
+		es = append(es, e)
 	}
-	return jobs, nil
+	return es, nil
+}
+
+// Makes says whether the sweep makes spec: an entry of its kernel has its
+// dtype and values and its `where:` filters keep it. It is how a search
+// over a shape's knobs asks the sweep about a configuration without the
+// sweep's specs held in memory. An error is a filter's that failed.
+func (st *Stream) Makes(spec profiler.Spec) (bool, error) {
+	for _, e := range st.entries {
+		if e.kernel != spec.Kernel {
+			continue
+		}
+		if ok, err := e.makes(spec); err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
 }

@@ -68,13 +68,20 @@ func TestParseSearchErrors(t *testing.T) {
 		{"  objective: p99_us", "search.objective", `objective "p99_us" is not a column`},
 		{"  min_improvement: 2", "search.min_improvement", "fraction between 0"},
 		{"  top: 0", "search.top", "at least 1"},
+		{"  top: two", "search.top", "top=two"},
+		{"  seed: -1", "search.seed", "seed -1: use a whole number"},
 		{"  shapes: []", "search.shapes", "empty list"},
 		{"  shapes:\n    - {N: 10}\n    - {N: 10}", "search.shapes[1]", "list each shape once"},
 		{"  shapes:\n    - {M: 10}", "search.shapes[0].M", `no dim "M"`},
 		{"  table: out.txt", "search.table", ".csv or .json"},
-		{"  budgit: 5", "", "unknown field"},
+		{"  budgit: 5", "", "unknown field \"budgit\": check the spelling; did you mean budget? the keys at search are"},
+		{"", "", "unknown field \"serch\": check the spelling; did you mean search? the keys at the top level are backend, defaults, device_limits, sweeps, search"},
 	} {
-		src := "search:\n" + c.block + "\nsweeps:\n  - kernel: test_scale\n    knobs: {WG: [32, 64]}\n"
+		head := "search:\n" + c.block
+		if c.block == "" {
+			head = "serch:\n  budget: 5"
+		}
+		src := head + "\nsweeps:\n  - kernel: test_scale\n    knobs: {WG: [32, 64]}\n"
 		_, err := Parse("s.yaml", []byte(src), profiler.DefaultOptions())
 		var ie *profiler.InputError
 		if !errors.As(err, &ie) || !strings.Contains(err.Error(), c.msg) || (c.field != "" && ie.Field != c.field) {
@@ -88,4 +95,33 @@ func fieldOf(ie *profiler.InputError) string {
 		return ""
 	}
 	return ie.Field
+}
+
+// The streaming loader carries the block; with shapes it makes one entry
+// per shape (Size counts them before where:), and Makes answers for a spec
+// without the sweep expanded: in the sweep, filtered out, another shape.
+func TestStreamSearchAndMakes(t *testing.T) {
+	st, err := ParseStream("s.yaml", []byte(searchSweep), profiler.DefaultOptions(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Search == nil || st.Search.Strategy != "evolution" || len(st.Search.Shapes) != 2 {
+		t.Fatalf("Search = %+v", st.Search)
+	}
+	if st.Size() != 6 {
+		t.Errorf("Size %d, want 2 shapes × 3 WG", st.Size())
+	}
+	spec := func(wg, n int) profiler.Spec {
+		s := profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Knobs: map[string]int{"WG": wg}, Dims: map[string]int{"N": n}}
+		f, _ := profiler.Lookup("test_scale")
+		return s.WithDefaults(f.Schema())
+	}
+	for _, c := range []struct {
+		wg, n int
+		want  bool
+	}{{64, 1000, true}, {128, 4000, true}, {128, 1000, false}, {64, 2000, false}, {256, 4000, false}} {
+		if got, err := st.Makes(spec(c.wg, c.n)); err != nil || got != c.want {
+			t.Errorf("Makes(WG=%d N=%d) = %v, %v; want %v", c.wg, c.n, got, err, c.want)
+		}
+	}
 }

@@ -1,14 +1,9 @@
 package sweep
 
 import (
-	"cmp"
 	"fmt"
-	"math"
-	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/mltop/mltop/profiler"
 )
 
 // Shard is one part of a sweep split n ways: Index in [0, Count).
@@ -115,91 +110,13 @@ func ParseShard(v string, getenv func(string) string) (Shard, error) {
 	return Shard{idx, count}, nil
 }
 
-// refDevice is the device costs are estimated on. It is fixed, not the
-// device at hand, so that every shard of a sweep computes the same
-// partition wherever it runs.
-var refDevice = profiler.DeviceInfo{
-	Backend: "ref", Name: "shard cost model", Units: 132, UnitName: "SM",
-	TGMPerGroup: 227 << 10, TGMPerGroupOptIn: 227 << 10, TGMPerUnit: 228 << 10,
-	MaxThreadsPerGroup: 1024, MaxThreadsPerUnit: 2048, MaxGroupsPerUnit: 32,
-	RegistersPerUnit: 65536, SIMDWidth: 32, MemoryBytes: 80 << 30, CacheBytes: 50 << 20,
-}
+// Owns says whether the job at index i of a sweep's stream (Stream.Each)
+// belongs to shard s: jobs are dealt in turn, i mod Count. Every shard
+// walks the same stream, so the shards cover the sweep exactly once
+// without any of them holding its specs; neighbours in the stream (the
+// same shape, similar cost) go to different shards, which keeps the
+// shards' costs close.
+func (s Shard) Owns(i int) bool { return i%s.Count == s.Index }
 
-// Cost model constants: the reference device's throughput, and the
-// seconds a compile is taken to cost.
-const (
-	refFLOPS       = 100e12
-	refBandwidth   = 2e12
-	compileSeconds = 0.5
-)
-
-// Cost estimates the seconds job takes: a compile, the warm-up, and the
-// measurement — at least min_time, about 100 kernel runs on the reference
-// device, at most time_limit. A spec whose Plan fails (it will be recorded
-// as invalid) costs a compile.
-func Cost(j profiler.Job) float64 {
-	o := j.Options.WithDefaults()
-	f, err := profiler.Lookup(j.Spec.Kernel)
-	if err != nil {
-		return compileSeconds
-	}
-	p, err := f.Plan(j.Spec, refDevice)
-	if err != nil || p == nil {
-		return compileSeconds
-	}
-	kernel := math.Max(p.FLOPs/refFLOPS, p.Bytes/refBandwidth)
-	measure := math.Min(math.Max(o.Stop.MinTime, 100*kernel), o.Stop.MaxTime)
-	return compileSeconds + math.Max(o.WarmupTime(), kernel) + measure
-}
-
-// Partition returns the jobs of shard sh, in their sweep order. Jobs are
-// keyed by Spec.Key (kernel, dtype, sorted knobs, dims and flags), so the
-// partition does not depend on the order of the YAML's keys or sweeps;
-// jobs with one key go to one shard. Keys are dealt largest cost first,
-// ties by key, each to the shard with the least cost so far (ties to the
-// lowest index): the n shards cover the sweep exactly once, and no shard
-// costs more than total/n plus the largest job's cost.
-func Partition(jobs []profiler.Job, sh Shard) []profiler.Job {
-	owner := Assign(jobs, sh.Count)
-	var out []profiler.Job
-	for _, j := range jobs {
-		if owner[j.Spec.Key()] == sh.Index {
-			out = append(out, j)
-		}
-	}
-	return out
-}
-
-// Assign maps each job's key to its shard of n.
-func Assign(jobs []profiler.Job, n int) map[string]int {
-	cost := map[string]float64{}
-	for _, j := range jobs {
-		cost[j.Spec.Key()] += Cost(j)
-	}
-	for k, c := range cost { // to the µs: the sum over a key's jobs must not depend on their order
-		cost[k] = math.Round(c*1e6) / 1e6
-	}
-	keys := make([]string, 0, len(cost))
-	for k := range cost {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b string) int {
-		if c := cmp.Compare(cost[b], cost[a]); c != 0 {
-			return c
-		}
-		return strings.Compare(a, b)
-	})
-	load := make([]float64, n)
-	owner := make(map[string]int, len(keys))
-	for _, k := range keys {
-		best := 0
-		for i := 1; i < n; i++ {
-			if load[i] < load[best] {
-				best = i
-			}
-		}
-		owner[k] = best
-		load[best] += cost[k]
-	}
-	return owner
-}
+// Parts is Count (run.SweepShard).
+func (s Shard) Parts() int { return s.Count }

@@ -1,8 +1,8 @@
 package sweep
 
 import (
+	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -158,93 +158,43 @@ func randomSweep(r *rand.Rand) (string, string) {
 	return write(false), write(true)
 }
 
-func keysOf(jobs []profiler.Job) []string {
-	var k []string
-	for _, j := range jobs {
-		k = append(k, j.Spec.Key())
-	}
-	slices.Sort(k)
-	return k
-}
-
-// Property: over random sweeps and shard counts, the shards are pairwise
-// disjoint, their union is the sweep, the same spec set written in another
-// key order gives the same partition, and no shard costs more than an even
-// share plus the largest spec.
-func TestPartitionProperties(t *testing.T) {
+// Property: over random sweeps and shard counts, the shards of a stream
+// (Shard.Owns over Each's indices) are pairwise disjoint, their union is
+// the sweep, and their sizes differ by at most one.
+func TestShardProperties(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 15))
 	for iter := range 200 {
-		a, b := randomSweep(r)
-		swA, err := Parse("a.yaml", []byte(a), profiler.DefaultOptions())
+		a, _ := randomSweep(r)
+		st, err := ParseStream("a.yaml", []byte(a), profiler.DefaultOptions(), Options{})
 		if err != nil {
 			t.Fatalf("%v\n%s", err, a)
 		}
-		swB, err := Parse("b.yaml", []byte(b), profiler.DefaultOptions())
+		all, _, err := st.Jobs(context.Background())
 		if err != nil {
-			t.Fatalf("%v\n%s", err, b)
-		}
-		if !slices.Equal(keysOf(swA.Jobs), keysOf(swB.Jobs)) {
-			t.Fatalf("iteration %d: the two texts expand to different specs\n%s\n%s", iter, a, b)
+			t.Fatal(err)
 		}
 		n := 1 + r.IntN(7)
 		seen := map[string]int{}
-		var total, maxCost float64
-		for _, j := range swA.Jobs {
-			total += Cost(j)
-			maxCost = math.Max(maxCost, Cost(j))
-		}
+		lo, hi := len(all), 0
 		for i := range n {
-			pa := Partition(swA.Jobs, Shard{i, n})
-			pb := Partition(swB.Jobs, Shard{i, n})
-			if !slices.Equal(keysOf(pa), keysOf(pb)) {
-				t.Fatalf("iteration %d shard %d/%d: the reordered sweep gives another shard\n%v\n%v", iter, i, n, keysOf(pa), keysOf(pb))
-			}
-			cost := 0.0
-			for _, j := range pa {
-				seen[j.Spec.Key()]++
-				cost += Cost(j)
-			}
-			if cost > total/float64(n)+maxCost+1e-6 {
-				t.Errorf("iteration %d shard %d/%d costs %.3f of %.3f, more than an even share plus the largest spec (%.3f)", iter, i, n, cost, total, maxCost)
-			}
+			sh := Shard{i, n}
+			size := 0
+			st.Each(context.Background(), func(k int, j profiler.Job) bool {
+				if sh.Owns(k) {
+					seen[j.Spec.Key()]++
+					size++
+				}
+				return true
+			})
+			lo, hi = min(lo, size), max(hi, size)
 		}
-		for _, j := range swA.Jobs {
+		for _, j := range all {
 			if seen[j.Spec.Key()] != 1 {
 				t.Fatalf("iteration %d: %s is in %d shards of %d", iter, j.Spec.Key(), seen[j.Spec.Key()], n)
 			}
 		}
-		if len(seen) != len(swA.Jobs) {
-			t.Fatalf("iteration %d: shards hold %d specs, the sweep %d", iter, len(seen), len(swA.Jobs))
-		}
-	}
-}
-
-// The partition follows the cost, not the count: one spec that moves 8 TB
-// costs as much as many small ones, so it gets a shard nearly to itself.
-func TestPartitionBalancesCost(t *testing.T) {
-	sw, err := Parse("c.yaml", []byte(`backend: cpu
-defaults: {time_limit: 10, min_time: 0.01, warmup: 0.01}
-sweeps:
-  - kernel: test_scale
-    dtypes: [f32]
-    knobs: {WG: [32, 64, 128]}
-    dims: {N: [100, 200, 300, 400]}
-  - kernel: test_scale
-    dtypes: [f32]
-    knobs: {WG: 32}
-    dims: {N: 1099511627776}
-`), profiler.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	heavy := sw.Jobs[len(sw.Jobs)-1]
-	if Cost(heavy) < 10*Cost(sw.Jobs[0]) {
-		t.Fatalf("heavy spec costs %.3f, a light one %.3f: the model does not see the bytes", Cost(heavy), Cost(sw.Jobs[0]))
-	}
-	for i := range 2 {
-		p := Partition(sw.Jobs, Shard{i, 2})
-		if slices.ContainsFunc(p, func(j profiler.Job) bool { return j.Spec.Key() == heavy.Spec.Key() }) && len(p) != 1 {
-			t.Errorf("the heavy spec shares its shard with %d light ones; a count-balanced split would give 6", len(p)-1)
+		if len(seen) != len(all) || hi-lo > 1 {
+			t.Fatalf("iteration %d: shards hold %d specs (sizes %d to %d), the sweep %d", iter, len(seen), lo, hi, len(all))
 		}
 	}
 }

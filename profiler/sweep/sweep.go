@@ -1,16 +1,15 @@
 package sweep
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"math"
 	"os"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -29,42 +28,6 @@ func (l *IntList) UnmarshalYAML(n ast.Node) error {
 		return err
 	}
 	return unmarshalList(n, (*[]int)(l), "an integer or a list of integers")
-}
-
-// Whole is an integer option (min_samples, max_rows) that refuses a
-// fraction instead of truncating it.
-type Whole int
-
-// UnmarshalYAML accepts an integer (or a float with no fraction, 20.0).
-func (w *Whole) UnmarshalYAML(n ast.Node) error {
-	if err := wholeNumbers(n); err != nil {
-		return err
-	}
-	var v int
-	if err := yaml.NodeToValue(n, &v); err != nil {
-		tk := n.GetToken()
-		return fmt.Errorf("[%d:%d] want an integer here, got %s", tk.Position.Line, tk.Position.Column, strings.TrimSpace(n.String()))
-	}
-	*w = Whole(v)
-	return nil
-}
-
-// Seed is the input generator's seed: a whole number, 0 or more.
-type Seed uint64
-
-// UnmarshalYAML refuses a negative or fractional seed in words a user
-// reads (the decoder's own says "overflow" and names a Go type).
-func (v *Seed) UnmarshalYAML(n ast.Node) error {
-	if err := wholeNumbers(n); err != nil {
-		return err
-	}
-	var u uint64
-	if err := yaml.NodeToValue(n, &u); err != nil {
-		tk := n.GetToken()
-		return fmt.Errorf("[%d:%d] seed %s: use a whole number, 0 or more", tk.Position.Line, tk.Position.Column, strings.TrimSpace(n.String()))
-	}
-	*v = Seed(u)
-	return nil
 }
 
 // wholeNumbers refuses a number with a fraction where an integer goes (n,
@@ -124,19 +87,28 @@ func unmarshalList[T any](n ast.Node, dst *[]T, want string) error {
 	return nil
 }
 
-// MeasureYAML are the measurement options a sweep file may set.
-type MeasureYAML struct {
-	Noise      *float64 `yaml:"noise"`       // target CV, e.g. 0.01
-	MinSamples *Whole   `yaml:"min_samples"` // default 20
-	MinTime    *float64 `yaml:"min_time"`    // seconds of measured kernel time, default 0.01
-	TimeLimit  *float64 `yaml:"time_limit"`  // seconds of sampling per spec, default 2
-	Warmup     *float64 `yaml:"warmup"`      // seconds, default 0.02
-	Settle     *float64 `yaml:"settle"`      // seconds of each spec's own runs before sampling, default 0 (off)
-	Hot        *bool    `yaml:"hot"`         // no cache flush between samples (older switch: see cache)
-	Cache      *string  `yaml:"cache"`       // cold (default), hot or dirty: what the cache holds before each sample
-	Seed       *Seed    `yaml:"seed"`
-	MaxRows    *Whole   `yaml:"max_rows"` // rows checked against the reference
-	Timeout    *float64 `yaml:"timeout"`  // worker watchdog, seconds
+// MeasureYAML are the measurement settings of a defaults: or options:
+// block, by key: the keys of profiler.Settings, each value read by its
+// setting as the command line reads its flag (checkShape refuses other keys).
+// A key without a value (or ~) is nil: ignored, as before the table.
+type MeasureYAML map[string]*SettingText
+
+// SettingText is a setting's value as the file writes it.
+type SettingText struct {
+	Text string
+}
+
+// UnmarshalYAML keeps a scalar's text (unquoted); a list or a mapping is
+// refused: a setting takes one value.
+func (v *SettingText) UnmarshalYAML(n ast.Node) error {
+	if sn, ok := n.(ast.ScalarNode); ok {
+		if tk := sn.GetToken(); tk != nil {
+			*v = SettingText{Text: tk.Value}
+			return nil
+		}
+	}
+	tk := n.GetToken()
+	return fmt.Errorf("[%d:%d] want one value here, got %s", tk.Position.Line, tk.Position.Column, strings.TrimSpace(n.String()))
 }
 
 // SweepYAML is one entry of `sweeps:`.
@@ -147,13 +119,13 @@ type SweepYAML struct {
 	Dims    map[string]IntList  `yaml:"dims"`
 	Flags   map[string]BoolList `yaml:"flags"`
 	Where   []string            `yaml:"where"`
-	Options *MeasureYAML        `yaml:"options"`
+	Options MeasureYAML         `yaml:"options"`
 }
 
 // FileYAML is a whole sweep file.
 type FileYAML struct {
 	Backend      string                     `yaml:"backend"`
-	Defaults     *MeasureYAML               `yaml:"defaults"`
+	Defaults     MeasureYAML                `yaml:"defaults"`
 	DeviceLimits *profiler.DeviceLimitsYAML `yaml:"device_limits"`
 	Sweeps       []SweepYAML                `yaml:"sweeps"`
 	Search       *SearchYAML                `yaml:"search"` // see search.go
@@ -191,13 +163,18 @@ func Load(path string, base profiler.Options) (*Sweep, error) {
 func LoadWith(path string, base profiler.Options, o Options) (*Sweep, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		hint := ""
-		if errors.Is(err, os.ErrNotExist) {
-			hint = ": check the path (relative to the current folder); configs/quick.yaml in the repository is a sweep to start from"
-		}
-		return nil, &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot read the sweep file: %v%s", errors.Unwrap(err), hint)}
+		return nil, readError(path, err)
 	}
 	return ParseWith(path, src, base, o)
+}
+
+// readError is the InputError of a sweep file that cannot be read.
+func readError(path string, err error) error {
+	hint := ""
+	if errors.Is(err, os.ErrNotExist) {
+		hint = ": check the path (relative to the current folder); configs/quick.yaml in the repository is a sweep to start from"
+	}
+	return &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot read the sweep file: %v%s", errors.Unwrap(err), hint)}
 }
 
 // Parse is Load on bytes.
@@ -206,8 +183,22 @@ func Parse(name string, src []byte, base profiler.Options) (*Sweep, error) {
 }
 
 // ParseWith is LoadWith on bytes; name is the file's path (`kernel:`
-// paths are relative to its folder).
+// paths are relative to its folder). It expands every spec: a sweep that
+// may be large is a Stream (ParseStream).
 func ParseWith(name string, src []byte, base profiler.Options, o Options) (*Sweep, error) {
+	st, err := ParseStream(name, src, base, o)
+	if err != nil {
+		return nil, err
+	}
+	jobs, c, err := st.Jobs(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	return &Sweep{File: name, Backend: st.Backend, DeviceLimits: st.DeviceLimits, Jobs: jobs, Search: st.Search, Duplicates: c.Duplicates}, nil
+}
+
+// ParseStream is LoadStream on bytes.
+func ParseStream(name string, src []byte, base profiler.Options, o Options) (*Stream, error) {
 	src = stripBOM(src)
 	if err := checkShape(name, src); err != nil {
 		return nil, err
@@ -246,9 +237,9 @@ func ParseWith(name string, src []byte, base profiler.Options, o Options) (*Swee
 		return nil, err
 	}
 	defaults.Limits = f.DeviceLimits
-	sw := &Sweep{File: name, Backend: f.Backend, DeviceLimits: f.DeviceLimits}
+	st := &Stream{File: name, Backend: f.Backend, DeviceLimits: f.DeviceLimits}
 	searchAt := func(field, msg string) error { return at("$.search."+field, "search."+field, msg) }
-	if sw.Search, err = parseSearch(f.Search, searchAt); err != nil {
+	if st.Search, err = parseSearch(f.Search, searchAt); err != nil {
 		return nil, err
 	}
 	for i, s := range f.Sweeps {
@@ -267,30 +258,13 @@ func ParseWith(name string, src []byte, base profiler.Options, o Options) (*Swee
 			return nil, sx.at("kernel", err.Error())
 		}
 		s.Kernel = kernel
-		jobs, err := expandSearch(s, sw.Search, defaults, sx, searchAt)
+		es, err := compileSearchEntries(s, st.Search, defaults, sx, st.entries, searchAt)
 		if err != nil {
 			return nil, err
 		}
-		sw.Jobs = append(sw.Jobs, jobs...)
+		st.entries = append(st.entries, es...)
 	}
-	sw.Jobs, sw.Duplicates = dropDuplicates(sw.Jobs)
-	return sw, nil
-}
-
-// dropDuplicates keeps the first of jobs with the same spec (Spec.Key) and
-// options, in order, and counts the others.
-func dropDuplicates(jobs []profiler.Job) ([]profiler.Job, int) {
-	seen := map[string][]profiler.Options{}
-	kept := jobs[:0:0]
-	for _, j := range jobs {
-		k := j.Spec.Key()
-		if slices.ContainsFunc(seen[k], func(o profiler.Options) bool { return reflect.DeepEqual(o, j.Options) }) {
-			continue
-		}
-		seen[k] = append(seen[k], j.Options)
-		kept = append(kept, j)
-	}
-	return kept, len(jobs) - len(kept)
+	return st, nil
 }
 
 // DuplicatesNote is the line that tells how many duplicate jobs were
@@ -335,84 +309,24 @@ func yamlError(name string, err error) error {
 	return e
 }
 
-func applyMeasure(o profiler.Options, m *MeasureYAML, at func(field, msg string) error) (profiler.Options, error) {
-	if m == nil {
-		return o, nil
-	}
-	pos := func(field string, v float64) error {
-		if !(v > 0) || math.IsInf(v, 0) { // NaN and .inf too
-			return at(field, fmt.Sprintf("%s=%g must be positive and finite", field, v))
+// applyMeasure applies a block's settings to o; at places an error at a
+// key's value.
+func applyMeasure(o profiler.Options, m MeasureYAML, at func(field, msg string) error) (profiler.Options, error) {
+	var given []profiler.SettingValue
+	for _, key := range profiler.SettingKeys() { // table order: the first bad key is reported first
+		v, ok := m[key]
+		if !ok || v == nil {
+			continue
 		}
-		return nil
+		st, _ := profiler.SettingByKey(key)
+		given = append(given, profiler.SettingValue{Setting: st, Text: v.Text})
 	}
-	if m.Noise != nil {
-		if !(*m.Noise > 0 && *m.Noise < 1) { // NaN fails too
-			return o, at("noise", fmt.Sprintf("noise=%g must be a fraction between 0 and 1 (0.01 means 1%%)", *m.Noise))
-		}
-		o.Stop.Noise = *m.Noise
-	}
-	if m.MinSamples != nil {
-		if *m.MinSamples < 1 {
-			return o, at("min_samples", fmt.Sprintf("min_samples=%d must be at least 1", *m.MinSamples))
-		}
-		o.Stop.MinSamples = int(*m.MinSamples)
-	}
-	if m.MinTime != nil {
-		if err := pos("min_time", *m.MinTime); err != nil {
+	if err := profiler.ApplySettings(&o, given); err != nil {
+		var se *profiler.SettingError
+		if !errors.As(err, &se) {
 			return o, err
 		}
-		o.Stop.MinTime = *m.MinTime
-	}
-	if m.TimeLimit != nil {
-		if err := pos("time_limit", *m.TimeLimit); err != nil {
-			return o, err
-		}
-		o.Stop.MaxTime = *m.TimeLimit
-	}
-	if m.Warmup != nil {
-		if err := pos("warmup", *m.Warmup); err != nil {
-			return o, err
-		}
-		o.Warmup = *m.Warmup
-	}
-	if m.Settle != nil {
-		if v := *m.Settle; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return o, at("settle", fmt.Sprintf("settle=%g must be 0 (off) or a positive number of seconds, e.g. 1", v))
-		}
-		o.Settle = *m.Settle
-	}
-	if m.Hot != nil {
-		o.Hot = *m.Hot
-	}
-	if m.Cache != nil {
-		c, err := profiler.ParseCacheMode(*m.Cache)
-		if err != nil {
-			return o, at("cache", err.Error())
-		}
-		o.Cache = c
-		// cache: wins over a hot: inherited from defaults (the memory
-		// check counts the flush buffer by Hot).
-		o.Hot = c == profiler.CacheHot
-		// The command line refuses --hot with another --cache; a block
-		// that sets both must agree too, or one would silently win.
-		if m.Hot != nil && *m.Hot != (c == profiler.CacheHot) {
-			return o, at("hot", fmt.Sprintf("hot: %t and cache: %s contradict each other: use cache alone (cold, hot or dirty)", *m.Hot, c))
-		}
-	}
-	if m.Seed != nil {
-		o.Seed = uint64(*m.Seed)
-	}
-	if m.MaxRows != nil {
-		if *m.MaxRows < 1 {
-			return o, at("max_rows", fmt.Sprintf("max_rows=%d must be at least 1", *m.MaxRows))
-		}
-		o.MaxRows = int(*m.MaxRows)
-	}
-	if m.Timeout != nil {
-		if err := pos("timeout", *m.Timeout); err != nil {
-			return o, err
-		}
-		o.Timeout = time.Duration(*m.Timeout * float64(time.Second))
+		return o, at(se.Setting.Key, se.Message(func(s profiler.Setting) string { return s.Key }))
 	}
 	return o, nil
 }
@@ -427,6 +341,8 @@ func splitNames(key string) []string {
 }
 
 type axis struct {
+	kind   string   // knob, dim or flag
+	key    string   // as the file writes it: knobs.BQ, dims.Lq,Lk
 	names  []string // one axis may set several names to the same value
 	values []int
 }
@@ -461,7 +377,9 @@ func exprStart(f *ast.File, path string) exprPos {
 	return at
 }
 
-func expand(s SweepYAML, base profiler.Options, sx sweepCtx) ([]profiler.Job, error) {
+// checkEntry checks one item of `sweeps:` against its family's schema and
+// compiles its filters.
+func checkEntry(s SweepYAML, base profiler.Options, sx sweepCtx) (*entry, error) {
 	at := sx.at
 	f, err := profiler.Lookup(s.Kernel)
 	if err != nil {
@@ -507,7 +425,7 @@ func expand(s SweepYAML, base profiler.Options, sx sweepCtx) ([]profiler.Job, er
 		for _, b := range s.Flags[key] {
 			vals = append(vals, map[bool]int{false: 0, true: 1}[b])
 		}
-		axes = append(axes, axis{names: []string{key}, values: vals})
+		axes = append(axes, axis{kind: "flag", key: "flags." + key, names: []string{key}, values: vals})
 	}
 	// Off-schema knob values fail the file like dims; values the family's
 	// rules reject in combination become invalid rows when run.
@@ -528,51 +446,7 @@ func expand(s SweepYAML, base profiler.Options, sx sweepCtx) ([]profiler.Job, er
 		filters = append(filters, e)
 	}
 
-	var jobs []profiler.Job
-	for _, dt := range dtypes {
-		idx := make([]int, len(axes))
-		for {
-			sp := profiler.Spec{Kernel: s.Kernel, DType: dt}
-			for a, ax := range axes {
-				for _, n := range ax.names {
-					_ = sp.Set(sc, n, ax.values[idx[a]])
-				}
-			}
-			sp = sp.WithDefaults(sc)
-			keep := true
-			env := whereEnv(sc, sp)
-			for i, e := range filters {
-				ok, err := e.Bool(env)
-				if err != nil {
-					sub := fmt.Sprintf("where[%d]", i)
-					return nil, whereError(sx.file, sx.field(sub), s.Kernel, sx.pos(sub), fmt.Errorf("%w (for %s)", err, sp))
-				}
-				if !ok {
-					keep = false
-					break
-				}
-			}
-			if keep {
-				jobs = append(jobs, profiler.Job{Spec: sp, Options: opt})
-			}
-			// odometer, last axis fastest
-			a := len(axes) - 1
-			for ; a >= 0; a-- {
-				idx[a]++
-				if idx[a] < len(axes[a].values) {
-					break
-				}
-				idx[a] = 0
-			}
-			if a < 0 {
-				break
-			}
-		}
-	}
-	if len(jobs) == 0 {
-		return nil, at("where", "the `where` filters leave no specs to run: loosen them")
-	}
-	return jobs, nil
+	return &entry{kernel: s.Kernel, sc: sc, opt: opt, dtypes: dtypes, axes: axes, filters: filters, sx: sx}, nil
 }
 
 // intAxis checks one `dims:` or `knobs:` entry (a key may name several
@@ -615,5 +489,5 @@ func intAxis(kind, key string, vals IntList, kernel string, sc profiler.Schema, 
 	if len(vals) == 0 {
 		return axis{}, at(field, "empty list: give at least one value")
 	}
-	return axis{names: names, values: vals}, nil
+	return axis{kind: kind, key: field, names: names, values: vals}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mltop/mltop/profiler"
 )
@@ -48,7 +49,7 @@ func TestParseSweepExpands(t *testing.T) {
 	if sw.Jobs[2].Spec.DType != profiler.BF16 {
 		t.Errorf("dtype order: %v", sw.Jobs[2].Spec)
 	}
-	if j.Options.Stop.Noise != 0.02 || j.Options.Stop.MaxTime != 2 || !j.Options.Hot || j.Options.Seed != 9 || j.Options.Stop.MinSamples != profiler.DefaultStopRule().MinSamples {
+	if j.Options.Stop.Noise != 0.02 || j.Options.Stop.MaxTime != 2 || j.Options.Cache != profiler.CacheHot || j.Options.Seed != 9 || j.Options.Stop.MinSamples != profiler.DefaultStopRule().MinSamples {
 		t.Errorf("options %+v", j.Options)
 	}
 	if sw.Backend != "cpu" {
@@ -72,16 +73,16 @@ func TestParseSweepErrors(t *testing.T) {
 		name, src, want string
 	}{
 		{"malformed", "sweeps: [\n", "s.yaml:1:"},
-		{"unknown top key", "sweep:\n  - kernel: test_scale\n", "s.yaml:1:1: unknown field \"sweep\": check the spelling; the keys at the top level are backend, defaults, device_limits, sweeps, search (docs/sweeps.md)"},
-		{"unknown sweep key", "sweeps:\n  - kernel: test_scale\n    knob: {WG: 32}\n", "s.yaml:3:5: unknown field \"knob\": check the spelling; the keys at sweeps[0] are kernel, dtypes, knobs, dims, flags, where, options"},
+		{"unknown top key", "sweep:\n  - kernel: test_scale\n", "s.yaml:1:1: unknown field \"sweep\": check the spelling; did you mean sweeps? the keys at the top level are backend, defaults, device_limits, sweeps, search (docs/sweeps.md)"},
+		{"unknown sweep key", "sweeps:\n  - kernel: test_scale\n    knob: {WG: 32}\n", "s.yaml:3:5: unknown field \"knob\": check the spelling; did you mean knobs? the keys at sweeps[0] are kernel, dtypes, knobs, dims, flags, where, options"},
 		{"unknown kernel", "sweeps:\n  - kernel: flash\n", "s.yaml:2:13: sweeps[0].kernel: unknown kernel \"flash\""},
 		{"missing kernel", "sweeps:\n  - dtypes: [f32]\n", "missing `kernel:`"},
 		{"unknown dtype", "sweeps:\n  - kernel: test_scale\n    dtypes: [f32, f8]\n", "s.yaml:3:19: sweeps[0].dtypes[1]: unknown dtype \"f8\""},
 		{"unknown backend", "backend: rocm\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:10: backend: unknown backend \"rocm\": use one of auto, metal, cuda, cpu"},
 		{"unknown knob", "sweeps:\n  - kernel: test_scale\n    knobs: {BQ: [32]}\n", "sweeps[0].knobs.BQ: test_scale has no knob \"BQ\": knobs are WG"},
 		{"unknown dim", "sweeps:\n  - kernel: test_scale\n    dims: {M: [32]}\n", "has no dim \"M\""},
-		{"hot contradicts cache", "defaults: {hot: true, cache: dirty}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:17: defaults.hot: hot: true and cache: dirty contradict each other: use cache alone"},
-		{"hot false contradicts cache hot", "sweeps:\n  - kernel: test_scale\n    options: {cache: hot, hot: false}\n", "sweeps[0].options.hot: hot: false and cache: hot contradict"},
+		{"hot contradicts cache", "defaults: {hot: true, cache: dirty}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:17: defaults.hot: hot=true and cache=dirty contradict each other: use cache alone"},
+		{"hot false contradicts cache hot", "sweeps:\n  - kernel: test_scale\n    options: {cache: hot, hot: false}\n", "sweeps[0].options.hot: hot=false and cache=hot contradict"},
 		{"knob typo", "sweeps:\n  - kernel: test_scale\n    knobs: {wg: [32]}\n", "sweeps[0].knobs.wg: test_scale has no knob \"wg\": did you mean WG? knobs are WG"},
 		{"knob under dims", "sweeps:\n  - kernel: test_scale\n    dims: {WG: [32]}\n", "sweeps[0].dims.WG: test_scale has no dim \"WG\": WG is a knob (put it under knobs:); dims are N"},
 		{"dim under knobs", "sweeps:\n  - kernel: test_scale\n    knobs: {N: [32]}\n", "test_scale has no knob \"N\": N is a dim (put it under dims:); knobs are WG"},
@@ -92,26 +93,26 @@ func TestParseSweepErrors(t *testing.T) {
 		{"not an int", "sweeps:\n  - kernel: test_scale\n    dims: {N: [abc]}\n", "s.yaml:3:15: sweeps[0].dims.N: want an integer or a list of integers, got [abc]"},
 		{"not an int, block", "sweeps:\n  - kernel: test_scale\n    dims:\n      N: abc\n", "s.yaml:4:10: sweeps[0].dims.N: want an integer or a list of integers, got abc"},
 		{"not a bool", "sweeps:\n  - kernel: test_scale\n    flags: {broken: maybe}\n", "s.yaml:3:21: sweeps[0].flags.broken: \"maybe\" is not a boolean"},
-		{"option not a number", "defaults:\n  time_limit: fast\nsweeps:\n  - kernel: test_scale\n", "s.yaml:2:15: defaults.time_limit: want a number here, got a string"},
-		{"hot not a bool", "defaults: {hot: maybe}\nsweeps:\n  - kernel: test_scale\n", "defaults.hot: want true or false here, got a string"},
+		{"option not a number", "defaults:\n  time_limit: fast\nsweeps:\n  - kernel: test_scale\n", "s.yaml:2:15: defaults.time_limit: time_limit=fast: use a positive number of seconds"},
+		{"hot not a bool", "defaults: {hot: maybe}\nsweeps:\n  - kernel: test_scale\n", "defaults.hot: hot=maybe: use true or false"},
 		{"kernel a list", "sweeps:\n  - kernel: [test_scale]\n", "s.yaml:2:13: sweeps[0].kernel: want a string here, got a list\n"},
 		{"sweeps a mapping", "sweeps:\n  kernel: test_scale\n", "sweeps: want a list (one \"- item\" per line, or [a, b]) here, got a mapping\n"},
 		{"where a string", "sweeps:\n  - kernel: test_scale\n    where: WG > 8\n", "s.yaml:3:12: sweeps[0].where: want a list (one \"- item\" per line, or [a, b]) here, got a string"},
-		{"bad where", "sweeps:\n  - kernel: test_scale\n    where: [\"WG >\"]\n", "s.yaml:3:17: sweeps[0].where[0]: syntax error: unexpected token EOF in where 'WG >' at column 4"},
-		{"where unknown name", "sweeps:\n  - kernel: test_scale\n    where: [\"WG > BQ\"]\n", "s.yaml:3:19: sweeps[0].where[0]: unknown name 'BQ' in where 'WG > BQ' at column 6; known: N, T, WG, broken, drift (the knobs, dims and flags of test_scale, and T, the dtype)"},
-		{"where unknown name, plain scalar", "sweeps:\n  - kernel: test_scale\n    where:\n      - N > BQ\n", "s.yaml:4:13: sweeps[0].where[0]: unknown name 'BQ' in where 'N > BQ' at column 5"},
+		{"bad where", "sweeps:\n  - kernel: test_scale\n    where: [\"WG >\"]\n", "s.yaml:3:17: sweeps[0].where[0]: syntax error: unexpected token EOF in where 'WG >'"},
+		{"where unknown name", "sweeps:\n  - kernel: test_scale\n    where: [\"WG > BQ\"]\n", "s.yaml:3:19: sweeps[0].where[0]: unknown name 'BQ' in where 'WG > BQ'; known: N, T, WG, broken, drift (the knobs, dims and flags of test_scale, and T, the dtype)"},
+		{"where unknown name, plain scalar", "sweeps:\n  - kernel: test_scale\n    where:\n      - N > BQ\n", "s.yaml:4:13: sweeps[0].where[0]: unknown name 'BQ' in where 'N > BQ'"},
 		{"where not a bool", "sweeps:\n  - kernel: test_scale\n    where: [\"WG + 1\"]\n", "s.yaml:3:14: sweeps[0].where[0]: 'WG + 1' is a number, not true or false"},
 		{"where int as bool", "sweeps:\n  - kernel: test_scale\n    where: [\"WG && broken\"]\n", "s.yaml:3:17: sweeps[0].where[0]: invalid operation: && (mismatched types int and bool)"},
 		{"where division by zero", "sweeps:\n  - kernel: test_scale\n    where: [\"N / (WG - 64) > 1\"]\n", "division by zero"},
-		{"where second filter", "sweeps:\n  - kernel: test_scale\n    where: [\"WG > 1\", \"sizeof(X) == 4\"]\n", "s.yaml:3:31: sweeps[0].where[1]: unknown name 'X' in where 'sizeof(X) == 4' at column 8"},
+		{"where second filter", "sweeps:\n  - kernel: test_scale\n    where: [\"WG > 1\", \"sizeof(X) == 4\"]\n", "s.yaml:3:31: sweeps[0].where[1]: unknown name 'X' in where 'sizeof(X) == 4'"},
 		{"where removes all", "sweeps:\n  - kernel: test_scale\n    where: [\"WG > 1000\"]\n", "leave no specs"},
-		{"bad noise", "defaults: {noise: 5}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:19: defaults.noise: noise=5 must be a fraction"},
-		{"negative time", "defaults: {time_limit: -1}\nsweeps:\n  - kernel: test_scale\n", "time_limit=-1 must be positive"},
-		{"negative settle", "defaults: {settle: -1}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:20: defaults.settle: settle=-1 must be 0 (off) or a positive number of seconds"},
-		{"nan settle", "sweeps:\n  - kernel: test_scale\n    options: {settle: .nan}\n", "settle=NaN must be 0"},
+		{"bad noise", "defaults: {noise: 5}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:19: defaults.noise: noise=5: use a fraction between 0 and 1"},
+		{"negative time", "defaults: {time_limit: -1}\nsweeps:\n  - kernel: test_scale\n", "time_limit=-1: use a positive number of seconds"},
+		{"negative settle", "defaults: {settle: -1}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:20: defaults.settle: settle=-1: use 0 (off) or a positive number of seconds"},
+		{"nan settle", "sweeps:\n  - kernel: test_scale\n    options: {settle: .nan}\n", "settle=.nan: use 0 (off)"},
 		{"no sweeps", "backend: cpu\n", "has no sweeps"},
-		{"nan noise", "defaults: {noise: .nan}\nsweeps:\n  - kernel: test_scale\n", "noise=NaN must be a fraction"},
-		{"inf time", "defaults: {time_limit: .inf}\nsweeps:\n  - kernel: test_scale\n", "time_limit=+Inf must be positive and finite"},
+		{"nan noise", "defaults: {noise: .nan}\nsweeps:\n  - kernel: test_scale\n", "noise=.nan: use a fraction"},
+		{"inf time", "defaults: {time_limit: .inf}\nsweeps:\n  - kernel: test_scale\n", "time_limit=.inf: use a positive number of seconds"},
 		{"unknown top-level key", "options_are_per_sweep: 1\n", `unknown field "options_are_per_sweep"`},
 		{"second document", "sweeps:\n  - kernel: test_scale\n---\nsweeps:\n  - kernel: test_scale\n", "s.yaml:3: a sweep file holds one YAML document; the second starts at line 3"},
 		{"all unknown keys in file order", "zeta: 1\nsweeps:\n  - kernel: test_scale\n    knbos: {WG: 32}\n    dimz: {N: 4}\nalpha: 2\n",
@@ -122,12 +123,14 @@ func TestParseSweepErrors(t *testing.T) {
 		{"fractional dim", "sweeps:\n  - kernel: test_scale\n    dims: {N: 64.5}\n", "s.yaml:3:15: sweeps[0].dims.N: 64.5 is not a whole number: use an integer"},
 		{"fractional dim in a list", "sweeps:\n  - kernel: test_scale\n    dims: {N: [64, 128.5]}\n", "s.yaml:3:20: sweeps[0].dims.N[1]: 128.5 is not a whole number"},
 		{"fractional knob", "sweeps:\n  - kernel: test_scale\n    knobs: {WG: [32.5]}\n", "sweeps[0].knobs.WG[0]: 32.5 is not a whole number"},
-		{"fractional min_samples", "defaults: {min_samples: 2.5}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:25: defaults.min_samples: 2.5 is not a whole number"},
-		{"fractional max_rows", "sweeps:\n  - kernel: test_scale\n    options: {max_rows: 1.5}\n", "sweeps[0].options.max_rows: 1.5 is not a whole number"},
-		{"negative seed", "defaults: {seed: -1}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:18: defaults.seed: seed -1: use a whole number, 0 or more"},
-		{"seed a word", "sweeps:\n  - kernel: test_scale\n    options: {seed: abc}\n", "sweeps[0].options.seed: seed abc: use a whole number, 0 or more"},
-		{"fractional seed", "defaults: {seed: 1.5}\nsweeps:\n  - kernel: test_scale\n", "defaults.seed: 1.5 is not a whole number"},
-		{"min_samples a string", "defaults: {min_samples: many}\nsweeps:\n  - kernel: test_scale\n", "defaults.min_samples: want an integer here, got many"},
+		{"fractional min_samples", "defaults: {min_samples: 2.5}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:25: defaults.min_samples: min_samples=2.5: use a whole number of at least 1"},
+		{"fractional max_rows", "sweeps:\n  - kernel: test_scale\n    options: {max_rows: 1.5}\n", "sweeps[0].options.max_rows: max_rows=1.5: use a whole number of at least 1"},
+		{"negative seed", "defaults: {seed: -1}\nsweeps:\n  - kernel: test_scale\n", "s.yaml:1:18: defaults.seed: seed=-1: use a whole number, 0 or more"},
+		{"seed a word", "sweeps:\n  - kernel: test_scale\n    options: {seed: abc}\n", "sweeps[0].options.seed: seed=abc: use a whole number, 0 or more"},
+		{"fractional seed", "defaults: {seed: 1.5}\nsweeps:\n  - kernel: test_scale\n", "defaults.seed: seed=1.5: use a whole number, 0 or more"},
+		{"setting a list", "defaults:\n  noise: [0.1, 0.2]\nsweeps:\n  - kernel: test_scale\n", "s.yaml:2:10: defaults.noise: want one value here, got [0.1, 0.2]"},
+		{"max_samples zero", "sweeps:\n  - kernel: test_scale\n    options: {max_samples: 0}\n", "sweeps[0].options.max_samples: max_samples=0: use a whole number of at least 1"},
+		{"min_samples a string", "defaults: {min_samples: many}\nsweeps:\n  - kernel: test_scale\n", "defaults.min_samples: min_samples=many: use a whole number of at least 1"},
 	}
 	for _, c := range cases {
 		_, err := Parse("s.yaml", []byte(c.src), profiler.DefaultOptions())
@@ -145,9 +148,11 @@ func TestParseSweepErrors(t *testing.T) {
 }
 
 // A float without a fraction is the integer it spells (YAML writers emit
-// 64.0); only a fraction is refused.
+// 64.0) in knobs and dims; only a fraction is refused. Settings read their
+// text as the command line does: min_samples: 30.0 is refused like
+// --min-samples 30.0 (TestSettingsTable).
 func TestParseSweepWholeFloats(t *testing.T) {
-	src := "defaults: {min_samples: 30.0, max_rows: 8}\nsweeps:\n  - kernel: test_scale\n    knobs: {WG: 64.0}\n    dims: {N: [100.0, 1000]}\n"
+	src := "defaults: {min_samples: 30, max_rows: 8}\nsweeps:\n  - kernel: test_scale\n    knobs: {WG: 64.0}\n    dims: {N: [100.0, 1000]}\n"
 	sw, err := Parse("s.yaml", []byte(src), profiler.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
@@ -160,20 +165,37 @@ func TestParseSweepWholeFloats(t *testing.T) {
 	}
 }
 
-// A sweep's cache: overrides a hot: true from defaults in full: Hot (which
-// the memory check reads to leave out the flush buffer) follows it.
+// A sweep's cache: overrides a hot: true from defaults; hot: false undoes
+// an inherited hot (one mode: the memory check reads it too).
 func TestParseSweepCacheOverridesDefaultsHot(t *testing.T) {
-	src := "defaults: {hot: true}\nsweeps:\n  - kernel: test_scale\n    options: {cache: cold}\n  - kernel: test_scale\n"
+	src := "defaults: {hot: true}\nsweeps:\n  - kernel: test_scale\n    options: {cache: cold}\n  - kernel: test_scale\n    dims: {N: 50}\n    options: {hot: false}\n  - kernel: test_scale\n"
 	sw, err := Parse("s.yaml", []byte(src), profiler.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, last := sw.Jobs[0].Options, sw.Jobs[len(sw.Jobs)-1].Options
-	if first.Cache != profiler.CacheCold || first.Hot {
-		t.Errorf("options: {cache: cold} after defaults {hot: true}: cache %q hot %v", first.Cache, first.Hot)
+	if len(sw.Jobs) != 3 {
+		t.Fatalf("%d jobs", len(sw.Jobs))
 	}
-	if !last.Hot {
-		t.Errorf("defaults {hot: true} alone: hot %v", last.Hot)
+	for i, want := range []profiler.CacheMode{profiler.CacheCold, profiler.CacheCold, profiler.CacheHot} {
+		if got := sw.Jobs[i].Options.Cache; got != want {
+			t.Errorf("sweep %d after defaults {hot: true}: cache %q, want %q", i, got, want)
+		}
+	}
+}
+
+// A setting's key without a value is ignored (not refused, not zero);
+// timeout: 0 is the default watchdog, as --timeout 0.
+func TestParseSweepEmptySettings(t *testing.T) {
+	src := "defaults:\n  noise:\n  seed: ~\n  timeout: 0\n  max_samples: 9\nsweeps:\n  - kernel: test_scale\n"
+	base := profiler.DefaultOptions()
+	base.Timeout = 5 * time.Second
+	sw, err := Parse("s.yaml", []byte(src), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := sw.Jobs[0].Options
+	if o.Stop.Noise != base.Stop.Noise || o.Seed != base.Seed || o.Timeout != 0 || o.Stop.MaxSamples != 9 {
+		t.Errorf("options %+v", o)
 	}
 }
 

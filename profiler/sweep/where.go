@@ -69,6 +69,7 @@ func whereError(file, field, kernel string, at exprPos, err error) error {
 	e := &profiler.InputError{File: file, Line: at.line, Col: at.col, Field: field, Msg: err.Error()}
 	var ee *expr.Error
 	if errors.As(err, &ee) {
+		e.Msg = ee.Msg // e leads with the position; ee's own would repeat it
 		if ee.Off > 0 && at.line > 0 {
 			e.Col += ee.Off
 		}

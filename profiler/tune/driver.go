@@ -83,11 +83,7 @@ type searchRun struct {
 // caller decides the exit code (errors.Is search.ErrEmpty, ErrNoValid).
 func Search(ctx context.Context, exec profiler.Executor, cfg Config, sinks []profiler.Sink) (*Outcome, error) {
 	cfg = withDefaults(cfg)
-	dev := exec.Device()
-	if l := cfg.Options.Limits; l != nil {
-		dev = l.Apply(dev)
-	}
-	sp, err := search.NewSpace(cfg.Knobs, allowed(dev, cfg.Base, cfg.Options, cfg.Allow))
+	sp, err := search.NewSpace(cfg.Knobs, allowed(exec.Device(), cfg.Base, cfg.Options, cfg.Allow))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Label(), err)
 	}

@@ -18,35 +18,34 @@ func specAt(base profiler.Spec, values map[string]int) profiler.Spec {
 }
 
 // allowed is the constraint oracle of a search: what a sweep would call
-// invalid before running, asked without the backend — the schema, the
-// family's rules, its plan, the device's memory, a user kernel on the CPU
-// backend — then the caller's extra rule (a sweep's where: filters).
+// invalid before running, asked without the backend through the engine's
+// own check (run.Runnable: the schema, the family's rules, its plan, the
+// memory in the options' cache mode with their device_limits, a user kernel
+// on the CPU backend), then the caller's extra rule (a sweep's where:
+// filters). dev is the device as the backend reports it.
 func allowed(dev profiler.DeviceInfo, base profiler.Spec, opt profiler.Options, extra func(profiler.Spec) error) func(map[string]int) error {
+	cache := run.NewPlanCache(0) // the reason of a refusal is asked again: planned once
 	return func(values map[string]int) error {
-		s := specAt(base, values)
-		f, full, err := profiler.Resolve(s, dev)
-		if err != nil {
-			return err
-		}
-		plan, err := f.Plan(full, dev)
-		if err != nil {
-			return err
-		}
-		if err := run.CheckFit(plan, dev, full, opt.Hot); err != nil {
-			return err
-		}
-		if dev.Backend == "cpu" {
-			for _, d := range plan.Dispatches {
-				if d.Program.Code != "" {
-					return errCPUUserKernel
-				}
-			}
+		job := profiler.Job{Spec: specAt(base, values), Options: opt}
+		prep, ok := run.Runnable(job, dev, cache)
+		if !ok {
+			return refusal(job, dev, cache)
 		}
 		if extra != nil {
-			return extra(full)
+			return extra(prep.Spec)
 		}
 		return nil
 	}
+}
+
+// refusal is why run.Runnable refused job: Prepare's error, or else the
+// CPU backend's refusal of a user kernel's source.
+func refusal(job profiler.Job, dev profiler.DeviceInfo, cache *run.PlanCache) error {
+	dev = job.Options.Limits.Apply(dev)
+	if _, err := run.Prepare(job.Spec, dev, run.PrepareOptions{Mode: job.Options.CacheMode(), Cache: cache}); err != nil {
+		return err
+	}
+	return errCPUUserKernel
 }
 
 type constError string

@@ -137,7 +137,7 @@ func (r Remap) Compile(p profiler.Program) (profiler.Kernel, error) {
 // Quick is a short, hot measurement that checks every row of a small shape.
 func Quick() profiler.Options {
 	o := profiler.DefaultOptions()
-	o.Hot = true
+	o.Cache = profiler.CacheHot
 	o.Warmup = 0.001
 	o.MaxRows = 4096
 	o.Stop = profiler.StopRule{Noise: 0.5, MinSamples: 2, MinTime: 1e-4, MaxTime: 0.05}
@@ -147,7 +147,7 @@ func Quick() profiler.Options {
 // TrainOpts is a short, hot measurement that checks every row.
 func TrainOpts() profiler.Options {
 	o := profiler.DefaultOptions()
-	o.Hot = true
+	o.Cache = profiler.CacheHot
 	o.Warmup = 0.001
 	o.MaxRows = 1 << 16
 	o.Stop = profiler.StopRule{Noise: 0.5, MinSamples: 2, MinTime: 1e-4, MaxTime: 0.02}

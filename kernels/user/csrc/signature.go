@@ -123,6 +123,11 @@ func FindEntries(src string) []Signature {
 			continue
 		}
 		name := toks[j-1]
+		// `template [[host_name("k_f32")]] [[kernel]] decltype(k<float>) k<float>;`
+		// instantiates k; it is not a kernel named decltype (metal.HostNames reads it).
+		if name.Text == "decltype" {
+			continue
+		}
 		params, end := parseParams(toks, j)
 		if end < 0 {
 			continue

@@ -38,6 +38,11 @@ func TestFindEntries(t *testing.T) {
 			}
 		})
 	}
+	// A [[host_name]] instantiation is not an entry named decltype.
+	inst := "template <typename T> [[kernel]] void k(device T* y [[buffer(0)]]) {}\ntemplate [[host_name(\"k_f32\")]] [[kernel]] decltype(k<float>) k<float>;"
+	if _, found, _ := FindEntry(inst, "k_f32"); strings.Join(found, ",") != "k" {
+		t.Errorf("host_name instantiation: entries found %v, want only the template k", found)
+	}
 	_, found, ok := FindEntry("__global__ void a(int* x) {}\n__global__ void b(int* y) {}", "c")
 	if ok || strings.Join(found, ",") != "a,b" {
 		t.Errorf("missing entry: found %v", found)

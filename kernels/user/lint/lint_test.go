@@ -179,8 +179,8 @@ func TestCompileFindings(t *testing.T) {
 	opt.Arch = "sm_80"
 	opt.CompileCUDA = func(p profiler.Program, arch string) (cuda.CompileReport, error) {
 		gotArch = arch
-		if !strings.Contains(p.Code, "#define WG 64") {
-			t.Errorf("the program lacks the spec's macros:\n%s", p.Code)
+		if !strings.Contains(p.Code, "constexpr int rows = 8;") {
+			t.Errorf("the program lacks the spec's values:\n%s", p.Code)
 		}
 		return cuda.CompileReport{Arch: arch, Compiler: "NVRTC 13.0", Lowered: "k", StaticShared: 0}, nil
 	}

@@ -44,7 +44,7 @@ func lintSources(r *Result) {
 		}
 		var lines []string
 		for _, in := range f.Injections(lang) {
-			lines = append(lines, fmt.Sprintf("%-8s %s", in.Name, in.How))
+			lines = append(lines, in.String())
 		}
 		r.add(Note, StepSource, path, 0, 0, "names mltop gives the %s source:\n%s", langName[lang], strings.Join(lines, "\n"))
 	}

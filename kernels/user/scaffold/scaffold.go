@@ -1,270 +1,158 @@
 // Package scaffold writes a starting kernel.yaml for a kernel source
-// (`mltop new`).
+// (`mltop new`): whole programs with host code, several kernels, templates
+// and C++ names. What it writes loads as it is; what it could not infer is
+// a `# TODO` comment in the YAML and a note in the summary.
 package scaffold
 
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/csrc"
 )
 
-// Manifest writes a starting manifest for the kernel entry in src (the
-// text of the file at srcPath, which the manifest will name relative to
-// dir). Pointer parameters become buffers (const → inputs, others →
-// outputs), int scalars become dims; notes say what was guessed and what
-// to fill in.
-func Manifest(name, srcPath, src, entry, dir string) (string, []string, error) {
-	if !user.ValidName(name) {
-		return "", nil, fmt.Errorf("%q is not a usable kernel name: use letters, digits and _, starting with a letter", name)
+// Request says what to scaffold.
+type Request struct {
+	Name    string   // the kernel's name in mltop
+	SrcPath string   // the source as given: relative to the working directory, or absolute
+	Src     string   // the source's text
+	Entries []string // the kernels to dispatch, in order; none: the file's only kernel
+	Dir     string   // the folder kernel.yaml goes to (relative or absolute)
+}
+
+// Result is the manifest and the summary of what was guessed.
+type Result struct {
+	Text  string
+	Notes []string
+}
+
+// ChooseError: the source has several kernels and none was named.
+type ChooseError struct {
+	File    string
+	Kernels []csrc.Signature
+}
+
+func (e *ChooseError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s has %d kernels: pick one with --entry NAME, or several with --entry a,b (one dispatch each, in that order):", e.File, len(e.Kernels))
+	for _, s := range e.Kernels {
+		name := s.Qualified()
+		if len(s.Template) > 0 {
+			name = "template <" + strings.Join(s.Template, ", ") + "> " + name
+		}
+		fmt.Fprintf(&b, "\n  line %d: %s  %s", s.Line, name, s)
+	}
+	return b.String()
+}
+
+// Manifest writes a starting manifest for the request's kernels.
+func Manifest(r Request) (Result, error) {
+	if !user.ValidName(r.Name) {
+		return Result{}, fmt.Errorf("%q is not a usable kernel name: use letters, digits and _, starting with a letter", r.Name)
 	}
 	lang := "cuda"
-	switch strings.ToLower(filepath.Ext(srcPath)) {
+	switch strings.ToLower(filepath.Ext(r.SrcPath)) {
 	case ".metal":
 		lang = "metal"
 	case ".cu", ".cuh", ".cuda":
 	default:
-		return "", nil, fmt.Errorf("%s: want a .cu or .metal file", srcPath)
+		return Result{}, fmt.Errorf("%s: want a .cu or .metal file", r.SrcPath)
 	}
-	sig, found, ok := csrc.FindEntry(src, entry)
-	if !ok {
-		hint := "it has no __global__ or kernel functions"
-		if len(found) > 0 {
-			hint = "kernels found: " + strings.Join(found, ", ")
-		}
-		return "", nil, fmt.Errorf("%s has no kernel %q (%s)", srcPath, entry, hint)
-	}
-	rel, err := filepath.Rel(dir, srcPath)
+	sigs, notes, err := pickEntries(r)
 	if err != nil {
-		rel = srcPath
+		return Result{}, err
 	}
-	g := guessParams(sig)
-	notes, bufs, dims, args, dimNames, usesT, firstDim := g.notes, g.bufs, g.dims, g.args, g.dimNames, g.usesT, g.firstDim
-	if len(bufs) == 0 {
-		return "", nil, fmt.Errorf("%s: %s has no pointer parameters: a kernel needs at least one buffer to write", srcPath, sig)
+	rel, err := sourcePath(r.SrcPath, r.Dir)
+	if err != nil {
+		return Result{}, err
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Written by `mltop new` from %s (%s). Fill in the TODOs; keys: docs/own-kernels.md.\n", rel, sig)
-	fmt.Fprintf(&b, "name: %s\ndescription: TODO one line\n", name)
-	fmt.Fprintf(&b, "sources: {%s: %s}\n", lang, rel)
-	if usesT {
-		b.WriteString("dtypes: [f32, f16, bf16]   # passed as the macro T\n")
-	} else {
-		b.WriteString("dtypes: [f32]   # the buffers' types are fixed in the source; use the macro T to make them follow the spec's dtype\n")
+	c := newContext(r.Src, lang, sigs)
+	p := &plan{name: r.Name, lang: lang, rel: rel, from: filepath.Base(r.SrcPath), taken: map[string]string{}, notes: notes}
+	p.dtypeName = c.dtypeName
+	p.taken[c.dtypeName] = "the dtype"
+	p.notes = append(p.notes, c.notes...)
+	for _, sig := range sigs {
+		c.addDispatch(p, sig)
 	}
-	b.WriteString("knobs:\n  WG: {values: [64, 128, 256, 512, 1024], default: 256, doc: threads per group}   # TODO: your tile knobs (each a -D macro)\n")
-	b.WriteString("dims:\n" + strings.Join(dims, "\n") + "\n")
-	b.WriteString("flags: {}\nrules: []\n")
-	b.WriteString("buffers:\n" + strings.Join(bufs, "\n") + "\n")
-	b.WriteString("dispatches:\n")
-	fmt.Fprintf(&b, "  - entry: %s\n    grid: [\"cdiv(%s, WG)\", 1, 1]   # TODO: groups (blocks)\n    threads: [WG, 1, 1]\n    args: [%s]\n", sig.Entry, firstDim, strings.Join(args, ", "))
-	known := map[string]bool{"WG": true, firstDim: true}
-	for _, d := range dimNames {
-		known[d] = true
+	if err := ensureOutput(p, r.SrcPath); err != nil {
+		return Result{}, err
 	}
-	tgm, tgmNotes := sharedItems(src, known)
-	notes = append(notes, tgmNotes...)
-	if len(tgm) > 0 {
-		b.WriteString("    tgm:   # from the source's static shared (threadgroup) arrays: the TGM budget\n")
-		for _, t := range tgm {
-			b.WriteString("      " + t + "\n")
+	indexBelowV(p)
+	c.setDTypes(p)
+	p.note("check is none (runs are `unchecked`): write ref.py and set check: {python: ref.py}")
+	return Result{Text: p.render(), Notes: p.notes}, nil
+}
+
+// pickEntries finds the named kernels (or the only one) in the source.
+func pickEntries(r Request) ([]csrc.Signature, []string, error) {
+	all := csrc.FindEntries(r.Src)
+	if len(all) == 0 {
+		return nil, nil, fmt.Errorf("%s has no kernels: mltop looks for __global__ (CUDA) and kernel / [[kernel]] (Metal) functions", r.SrcPath)
+	}
+	if len(r.Entries) == 0 {
+		if len(all) > 1 {
+			return nil, nil, &ChooseError{File: r.SrcPath, Kernels: all}
 		}
+		return all, nil, nil
 	}
-	// No bytes: every buffer counts once (README); flops has no guess.
-	b.WriteString("# work: {flops: \"TODO\"}   # TODO: FLOPs of one run (an expression of dims and knobs); bytes: leave out to count every buffer once\n")
-	b.WriteString("check: none   # TODO: {python: ref.py} with def reference(inputs, dims) -> {output: array}\n")
-	notes = append(notes,
-		fmt.Sprintf("guessed grid cdiv(%s, WG) × WG threads: one thread per element; fix grid and threads for your kernel", firstDim),
-		"buffer shapes are TODO: each is [first dim] for now",
-		"check is none (runs are `unchecked`): write ref.py and set check: {python: ref.py}",
-		"knob, dim and flag names become -D macros (except where they are also kernel parameter names): do not use them as other identifiers")
-	return b.String(), notes, nil
-}
-
-// guesses is what Manifest makes of an entry's parameters: manifest lines
-// for buffers and dims, the dispatch's args, and notes on each guess.
-type guesses struct {
-	notes, bufs, dims, args, dimNames []string
-	usesT                             bool   // a buffer follows the spec's dtype
-	firstDim                          string // the shapes' and grid's size
-}
-
-// guessParams makes buffers of pointer parameters (const → inputs, others
-// → outputs) and dims of int scalars.
-func guessParams(sig csrc.Signature) guesses {
+	var out []csrc.Signature
 	var notes []string
-	var bufs, dims, args, scalarArgs, dimNames []string
-	scalarSeen := false
-	usesT := false
-	firstDim := ""
-	for i, p := range sig.Bindable() {
-		pname := p.Name
-		if pname == "" {
-			pname = fmt.Sprintf("arg%d", i)
+	for _, name := range r.Entries {
+		name = strings.TrimSpace(name)
+		if i := strings.Index(name, "<"); i >= 0 {
+			name = strings.TrimSpace(name[:i]) // the template arguments are the scaffold's to write
 		}
-		if user.Reserved[pname] {
-			old := pname
-			if pname = strings.ToUpper(pname); user.Reserved[pname] {
-				pname += "_"
-			}
-			notes = append(notes, fmt.Sprintf("parameter %s is named %s in the manifest (%s is a CSV column or an mltop macro)", old, pname, old))
+		sigs, found := csrc.Overloads(r.Src, name)
+		if len(sigs) == 0 {
+			return nil, nil, fmt.Errorf("%s has no kernel %q (kernels found: %s)", r.SrcPath, name, strings.Join(found, ", "))
 		}
-		switch {
-		case p.Pointer && strings.Contains(p.Type, "constant") && !strings.Contains(p.Type, "*"):
-			notes = append(notes, fmt.Sprintf("%s (%s) is a struct of scalars: list its int fields, in order, as dims at the end of args (mltop packs them into one struct)", pname, p.Type))
-		case p.Pointer:
-			if scalarSeen {
-				notes = append(notes, fmt.Sprintf("buffer %s comes after a scalar: mltop passes buffers first, then scalars; reorder the kernel's parameters", pname))
-			}
-			dt := elemDType(p.Type)
-			if dt == "T" {
-				usesT = true
-				if !typeWords(p.Type)["T"] {
-					notes = append(notes, fmt.Sprintf("buffer %s has type %s: guessed dtype T (the spec's dtype, the macro T); use f32, f16, bf16 or i32 if it is fixed", pname, p.Type))
-				}
-			}
-			role := ", out: true"
-			init := ""
-			if p.Const {
-				role = ""
-				if dt == "i32" {
-					init = `, init: "randint(0, 1024)"`
-				} else {
-					init = `, init: "normal(0, 1)"`
-				}
-			}
-			bufs = append(bufs, fmt.Sprintf("  - {name: %s, dtype: %s, shape: [N]%s%s}   # TODO: shape", pname, dt, init, role))
-			args = append(args, pname)
-			if !p.Const {
-				notes = append(notes, fmt.Sprintf("%s is not const: guessed it is an output (out: true); if the kernel only reads it, drop out: true and add an init", pname))
-			}
-		case csrc.IsIntScalar(p.Scalar):
-			scalarSeen = true
-			dims = append(dims, fmt.Sprintf("  %s: {default: 1024, min: 1}   # TODO: default and range", pname))
-			scalarArgs = append(scalarArgs, pname)
-			dimNames = append(dimNames, pname)
-			if firstDim == "" {
-				firstDim = pname
-			}
-		default:
-			scalarSeen = true
-			notes = append(notes, fmt.Sprintf("%s is a %s scalar: mltop passes scalars as i32; make it an int parameter or a macro (a knob)", pname, p.Scalar))
-			scalarArgs = append(scalarArgs, "0")
+		if len(sigs) > 1 {
+			notes = append(notes, fmt.Sprintf("%s has %d overloads: used the one at line %d; edit args for another", name, len(sigs), sigs[0].Line))
 		}
+		out = append(out, sigs[0])
 	}
-	if firstDim == "" {
-		firstDim = "N"
-		dims = append([]string{"  N: {default: 1048576, min: 1}   # TODO: the problem size"}, dims...)
-	} else {
-		// shapes were written with N: point them at the first dim.
-		for i := range bufs {
-			bufs[i] = strings.Replace(bufs[i], "shape: [N]", "shape: ["+firstDim+"]", 1)
-		}
-	}
-	args = append(args, scalarArgs...)
-	return guesses{notes: notes, bufs: bufs, dims: dims, args: args, dimNames: dimNames, usesT: usesT, firstDim: firstDim}
+	return out, notes, nil
 }
 
-func typeWords(t string) map[string]bool {
-	out := map[string]bool{}
-	for _, w := range strings.FieldsFunc(t, func(r rune) bool { return r == ' ' || r == '*' || r == '&' }) {
-		out[w] = true
-	}
-	return out
-}
-
-// elemDType guesses a buffer's dtype from its C type.
-func elemDType(t string) string {
-	w := typeWords(t)
-	switch {
-	case w["T"]:
-		return "T"
-	case w["float"]:
-		return "f32"
-	case w["half"] || w["__half"]:
-		return "f16"
-	case w["bfloat"] || w["__nv_bfloat16"]:
-		return "bf16"
-	case w["int"] || w["int32_t"] || w["uint"] || w["uint32_t"] || w["unsigned"]:
-		return "i32"
-	}
-	return "T"
-}
-
-// sharedDecl matches a static shared array: CUDA __shared__ or Metal
-// threadgroup, a type, a name and one or more [extent]s.
-var sharedDecl = regexp.MustCompile(`(?m)(extern\s+)?(?:__shared__|\bthreadgroup)\s+(?:volatile\s+)?(?:__align__\(\d+\)\s+)?([A-Za-z_][\w:]*)\s+([A-Za-z_]\w*)\s*((?:\[[^\]]*\]\s*)+)`)
-
-// extentRE is one [extent] of a declaration.
-var extentRE = regexp.MustCompile(`\[([^\]]*)\]`)
-
-// scalarBytes are the sizes of element types a shared array may have.
-var scalarBytes = map[string]int{
-	"float": 4, "int": 4, "unsigned": 4, "uint": 4, "int32_t": 4, "uint32_t": 4,
-	"half": 2, "__half": 2, "__nv_bfloat16": 2, "bfloat": 2, "short": 2, "ushort": 2,
-	"double": 8, "float2": 8, "int2": 8, "half2": 4, "__half2": 4, "float4": 16, "int4": 16,
-	"char": 1, "uchar": 1, "int8_t": 1, "uint8_t": 1, "int64_t": 8, "long": 8,
-}
-
-// sharedItems suggests a tgm: item for each static shared array in src:
-// its bytes as an expression when the element type and every extent are
-// known (a literal, a dim, a knob, T), else a commented TODO line.
-func sharedItems(src string, known map[string]bool) (items, notes []string) {
-	for _, m := range sharedDecl.FindAllStringSubmatch(src, -1) {
-		typ, name, ext := m[2], m[3], m[4]
-		if m[1] != "" {
-			notes = append(notes, fmt.Sprintf("extern shared array %s: its size is set at launch; write its bytes as dynamic_tgm: in the dispatch", name))
-			continue
-		}
-		var factors []string
-		ok := true
-		for _, e := range extentRE.FindAllStringSubmatch(ext, -1) {
-			x := strings.TrimSpace(e[1])
-			if _, err := strconv.Atoi(x); err == nil || known[x] {
-				factors = append(factors, x)
-			} else {
-				ok = false
-			}
-		}
-		size := ""
-		switch {
-		case typ == "T":
-			size = "sizeof(T)"
-		case scalarBytes[typ] > 0:
-			size = strconv.Itoa(scalarBytes[typ])
-		default:
-			ok = false
-		}
-		decl := strings.TrimSpace(m[0])
-		if !ok {
-			items = append(items, fmt.Sprintf("# - {name: %s, bytes: \"TODO\"}   # TODO: bytes of %s", name, decl))
-			continue
-		}
-		expr := strings.Join(append(factors, size), " * ")
-		if n, err := evalProduct(factors, size); err == nil {
-			expr = strconv.Itoa(n)
-		}
-		items = append(items, fmt.Sprintf("- {name: %s, bytes: \"%s\"}   # %s", name, expr, decl))
-	}
-	return items, notes
-}
-
-// evalProduct multiplies literal factors; an error when one is a name.
-func evalProduct(factors []string, size string) (int, error) {
-	n, err := strconv.Atoi(size)
+// sourcePath is the source's path relative to the manifest's folder, with
+// either given relative to the working directory or absolute.
+func sourcePath(src, dir string) (string, error) {
+	absSrc, err := filepath.Abs(src)
 	if err != nil {
-		return 0, err
+		return "", fmt.Errorf("--from %s: %v", src, err)
 	}
-	for _, f := range factors {
-		v, err := strconv.Atoi(f)
-		if err != nil {
-			return 0, err
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("-o %s: %v", dir, err)
+	}
+	rel, err := filepath.Rel(absDir, absSrc)
+	if err != nil {
+		return filepath.ToSlash(absSrc), nil
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// ensureOutput makes sure one buffer is checked: a source whose kernels
+// only read (through non-const pointers) gets its last such buffer marked
+// out; one with only const pointers cannot be scaffolded.
+func ensureOutput(p *plan, file string) error {
+	if len(p.bufs) == 0 {
+		return fmt.Errorf("%s: the kernels have no pointer parameters: a kernel needs at least one buffer to write", file)
+	}
+	for _, b := range p.bufs {
+		if b.role != "" {
+			return nil
 		}
-		n *= v
 	}
-	return n, nil
+	for i := len(p.bufs) - 1; i >= 0; i-- {
+		if b := p.bufs[i]; !b.readOnlyUse {
+			b.role, b.init = "out", ""
+			b.comment = "TODO: no buffer is written in a way mltop could follow; guessed this one is the output"
+			p.note("no buffer is visibly written: guessed %s is the output", b.name)
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: every pointer parameter is const: mltop checks what a kernel writes, and these kernels write through none of their parameters", file)
 }

@@ -1,73 +1,308 @@
 package scaffold
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/kernels/user/csrc"
 	"github.com/mltop/mltop/kernels/user/usertest"
 )
 
-func TestScaffold(t *testing.T) {
-	src := "extern \"C\" __global__ void k(const T* __restrict__ x, const int* ids, T* y, int n, int time) {}"
-	text, notes, err := Manifest("my_k", "/w/k.cu", src, "k", "/w")
+// wholeProgram is an llm.c-style file: includes, a floatX-free f32 build,
+// helpers, three kernels, host launchers and main().
+const wholeProgram = `#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+#include "common.h"
+
+__global__ void encoder_forward_kernel(float* out, const int* inp, const float* wte, const float* wpe,
+                                       int B, int T, int C, int V) {
+    int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= B * T * C) return;
+    int bt = idx / C, c = idx % C;
+    out[idx] = wte[inp[bt] * C + c] + wpe[(bt % T) * C + c];
+}
+
+__global__ void layernorm_forward_kernel(float* __restrict__ out, float* __restrict__ mean, float* __restrict__ rstd,
+                                         const float* __restrict__ inp, const float* __restrict__ weight,
+                                         const float* __restrict__ bias, int N, int C, float eps) {
+    int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= N) return;
+    const float* x = inp + idx * C;
+    float m = 0.0f;
+    for (int i = 0; i < C; i++) m += x[i];
+    m = m / C;
+    float v = 0.0f;
+    for (int i = 0; i < C; i++) { float d = x[i] - m; v += d * d; }
+    float s = rsqrtf(v / C + eps);
+    float* o = out + idx * C;
+    for (int i = 0; i < C; i++) o[i] = s * (x[i] - m) * weight[i] + bias[i];
+    mean[idx] = m;
+    rstd[idx] = s;
+}
+
+__global__ void residual_forward_kernel(float* acc, const float* inp, int N) {
+    int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx < N) acc[idx] += inp[idx];
+}
+
+void encoder_forward(float* out, const int* inp, const float* wte, const float* wpe, int B, int T, int C, int V) {
+    const int block_size = 256;
+    encoder_forward_kernel<<<(B * T * C + block_size - 1) / block_size, block_size>>>(out, inp, wte, wpe, B, T, C, V);
+}
+
+int main(int argc, char** argv) {
+    float* d_out;
+    cudaMalloc(&d_out, 16);
+    encoder_forward(d_out, NULL, NULL, NULL, 4, 64, 768, 50257);
+    printf("ok\n");
+    return 0;
+}
+`
+
+const templateKernel = `#include <cuda_bf16.h>
+namespace ops {
+template <typename scalar_t, int BLOCK_SIZE = 128, bool kUseBias = true>
+__global__ void __launch_bounds__(BLOCK_SIZE) scale_bias(const scalar_t* __restrict__ x, const scalar_t* bias,
+                                                         scalar_t* __restrict__ y, float scale, size_t n) {
+    __shared__ float tile[BLOCK_SIZE];
+    size_t i = blockIdx.x * BLOCK_SIZE + threadIdx.x;
+    if (i < n) y[i] = (scalar_t)((float)x[i] * scale + (kUseBias ? (float)bias[i] : 0.0f));
+}
+}  // namespace ops
+`
+
+const intBTC = `__global__ void rms_forward(float* out, const float* inp, int B, int T, int C) {
+    const int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= B * T) return;
+    float s = 0.0f;
+    for (int c = 0; c < C; ++c) s += inp[row * C + c] * inp[row * C + c];
+    out[row] = sqrtf(s / C);
+}
+`
+
+const metalKernel = `#include <metal_stdlib>
+using namespace metal;
+
+struct RowParams {
+    uint rows;
+    uint cols;
+    float eps;
+};
+
+kernel void rms_norm(device const float* x [[buffer(0)]],
+                     device float* y [[buffer(1)]],
+                     constant RowParams& p [[buffer(2)]],
+                     uint gid [[thread_position_in_grid]]) {
+    if (gid >= p.rows) return;
+    float s = 0.0f;
+    for (uint c = 0; c < p.cols; ++c) s += x[gid * p.cols + c] * x[gid * p.cols + c];
+    float r = rsqrt(s / p.cols + p.eps);
+    for (uint c = 0; c < p.cols; ++c) y[gid * p.cols + c] = x[gid * p.cols + c] * r;
+}
+
+kernel void axpy(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
+                 constant uint& n [[buffer(2)]], uint gid [[thread_position_in_grid]]) {
+    if (gid < n) y[gid] = 2.0f * x[gid] + y[gid];
+}
+`
+
+const floatXProgram = `#include <cuda_bf16.h>
+typedef __nv_bfloat16 floatX;
+#ifndef BLOCK_SIZE
+#define BLOCK_SIZE 512
+#endif
+#define WARP_SIZE 32
+__global__ void adamw_kernel(floatX* params, const floatX* grads, float* m, float* v, long num_parameters,
+                             float learning_rate, float beta1, float beta2, float eps, float weight_decay, bool use_master) {
+    __shared__ float red[BLOCK_SIZE];
+    long i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= num_parameters) return;
+    float g = (float)grads[i];
+    float mi = beta1 * m[i] + (1.0f - beta1) * g;
+    float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    float p = (float)params[i];
+    params[i] = __float2bfloat16(p - learning_rate * (mi / (sqrtf(vi) + eps) + weight_decay * p));
+}
+`
+
+// load writes the manifest beside its source and loads it as it is.
+func load(t *testing.T, text, file, src string) *user.Family {
+	t.Helper()
+	path := usertest.Write(t, map[string]string{"kernel.yaml": text, file: src, "common.h": "#pragma once\n"})
+	f, err := user.Load(path)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the scaffold does not load: %v\n%s", err, text)
 	}
-	for _, w := range []string{"sources: {cuda: k.cu}", "{name: x, dtype: T, shape: [N], init: \"normal(0, 1)\"}", "{name: ids, dtype: i32, shape: [N], init: \"randint(0, 1024)\"}", "{name: y, dtype: T, shape: [N], out: true}", "TIME: {default", "args: [x, ids, y, N, TIME]", "check: none", "dtypes: [f32, f16, bf16]"} {
-		if !strings.Contains(text, w) {
-			t.Errorf("manifest lacks %q:\n%s", w, text)
-		}
-	}
-	if !strings.Contains(strings.Join(notes, "\n"), "parameter time is named TIME") {
-		t.Errorf("notes %v", notes)
-	}
-	// what it writes parses (with a source beside it)
-	path := usertest.Write(t, map[string]string{"kernel.yaml": text, "k.cu": src})
-	if _, err := user.Load(path); err != nil {
-		t.Errorf("the scaffold does not load: %v", err)
-	}
-	if _, _, err := Manifest("my_k", "/w/k.txt", src, "k", "/w"); err == nil {
-		t.Error("a .txt source was accepted")
-	}
-	if _, _, err := Manifest("1bad", "/w/k.cu", src, "k", "/w"); err == nil {
-		t.Error("a bad name was accepted")
+	return f
+}
+
+func TestScaffoldRealisticSources(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, src string
+		entries         []string
+		want, not       []string // lines (substrings) the manifest must and must not have
+		notes           []string // substrings of the summary
+		dispatches      int
+	}{
+		{name: "whole program, three kernels in the given order", file: "train.cu", src: wholeProgram,
+			entries: []string{"residual_forward_kernel", "encoder_forward_kernel", "layernorm_forward_kernel"},
+			want: []string{
+				"dtype_name: floatX", "dtypes: [f32]",
+				"{name: acc, dtype: f32, shape: [B, T], init: \"normal(0, 1)\", inout: true}",
+				"{name: inp_2, dtype: i32, shape: [B, T, C], init: \"randint(0, 8192)\"}",
+				"{name: out, dtype: f32, shape: [B, T, C], out: true}",
+				`args: [acc, inp, "B * T"]`, "args: [out, inp_2, wte, wpe, B, T, C, V]",
+				`args: [out, mean, rstd, inp, weight, bias, "B * T", C, eps]`,
+				"  eps: 1e-5", "  B: {default: 4", "  T: {default: 256",
+				"- entry: residual_forward_kernel",
+			},
+			not:        []string{"main", "encoder_forward(", "  N: {default: 1024"},
+			notes:      []string{"acc is read and written", "N is guessed to be B * T", "int T"},
+			dispatches: 3},
+		{name: "template in a namespace", file: "ops.cu", src: templateKernel,
+			want: []string{
+				"dtype_name: scalar_t", "dtypes: [f32, f16, bf16]",
+				`- entry: "ops::scale_bias<scalar_t, BLOCK_SIZE, kUseBias>"`,
+				"BLOCK_SIZE: {values: [32, 64, 128, 256, 512, 1024], default: 128",
+				"kUseBias: {default: true}",
+				"{name: x, dtype: scalar_t, shape: [N], init: \"normal(0, 1)\"}",
+				"{name: y, dtype: scalar_t, shape: [N], out: true}",
+				"args: [x, bias, y, scale, N]", "threads: [BLOCK_SIZE, 1, 1]",
+				`- {name: tile, bytes: "BLOCK_SIZE * 4"}`,
+			},
+			dispatches: 1},
+		{name: "int B, int T, int C", file: "rms.cu", src: intBTC,
+			want: []string{"dtype_name: floatX", "  T: {default: 256", "args: [out, inp, B, T, C]",
+				"{name: out, dtype: f32, shape: [B, T, C], out: true}", "WG: {values:"},
+			notes:      []string{"int T"},
+			dispatches: 1},
+		{name: "Metal: a parameter struct and a constant scalar", file: "norm.metal", src: metalKernel,
+			entries: []string{"rms_norm", "axpy"},
+			want: []string{"sources: {metal: norm.metal}", "args: [x, y, rows, cols, eps]", "args: [x, y_2, N]",
+				"{name: y_2, dtype: f32, shape: [N], init: \"normal(0, 1)\", inout: true}", "  eps: 1e-5"},
+			notes:      []string{"RowParams) is a struct"},
+			dispatches: 2},
+		{name: "floatX typedef, guarded block macro, in-place optimizer", file: "adamw.cu", src: floatXProgram,
+			want: []string{"dtype_name: floatX", "dtypes: [bf16]",
+				"{name: params, dtype: floatX, shape: [num_parameters], init: \"normal(0, 1)\", inout: true}",
+				"{name: m, dtype: f32, shape: [num_parameters], init: \"normal(0, 1)\", inout: true}",
+				"BLOCK_SIZE: {values: [32, 64, 128, 256, 512, 1024], default: 512",
+				"use_master: {default: false}", "beta2: 0.999",
+				"args: [params, grads, m, v, num_parameters, learning_rate, beta1, beta2, eps, weight_decay, use_master]",
+				`- {name: red, bytes: "BLOCK_SIZE * 4"}`},
+			not:        []string{"WARP_SIZE", "WG:"},
+			dispatches: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Manifest(Request{Name: "my_k", SrcPath: "/w/" + tc.file, Src: tc.src, Entries: tc.entries, Dir: "/w"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(res.Text, w) {
+					t.Errorf("manifest lacks %q:\n%s", w, res.Text)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(res.Text, w) {
+					t.Errorf("manifest has %q:\n%s", w, res.Text)
+				}
+			}
+			notes := strings.Join(res.Notes, "\n")
+			for _, w := range tc.notes {
+				if !strings.Contains(notes, w) {
+					t.Errorf("notes lack %q:\n%s", w, notes)
+				}
+			}
+			if !strings.Contains(res.Text, "# TODO") {
+				t.Errorf("no TODO comments:\n%s", res.Text)
+			}
+			f := load(t, res.Text, tc.file, tc.src)
+			if n := len(f.DispatchInfos()); n != tc.dispatches {
+				t.Errorf("%d dispatches, want %d", n, tc.dispatches)
+			}
+		})
 	}
 }
 
-// TestScaffoldWorkAndShared: new never writes zero work (throughput 0) and
-// suggests a tgm: item per static shared array, with its bytes when the
-// type and extents are known.
-func TestScaffoldWorkAndShared(t *testing.T) {
-	src := `extern "C" __global__ void rowsum(const float* x, float* y, int rows) {
+// TestScaffoldRefuses: bad names, other file types, no kernels, unknown
+// entries and several kernels without a choice are errors that say what
+// to do; the choice lists every kernel with its line and parameters.
+func TestScaffoldRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    Request
+		want string
+	}{
+		{"bad name", Request{Name: "1bad", SrcPath: "k.cu", Src: intBTC}, "not a usable kernel name"},
+		{"not a kernel file", Request{Name: "k", SrcPath: "k.txt", Src: intBTC}, "want a .cu or .metal file"},
+		{"no kernels", Request{Name: "k", SrcPath: "k.cu", Src: "int main() { return 0; }"}, "has no kernels"},
+		{"unknown entry", Request{Name: "k", SrcPath: "k.cu", Src: wholeProgram, Entries: []string{"nope"}}, `no kernel "nope" (kernels found: encoder_forward_kernel, layernorm_forward_kernel, residual_forward_kernel)`},
+		{"several kernels, none named", Request{Name: "k", SrcPath: "k.cu", Src: wholeProgram}, "has 3 kernels: pick one with --entry NAME"},
+		{"only const pointers", Request{Name: "k", SrcPath: "k.cu", Src: "__global__ void k(const float* x, int n) {}"}, "every pointer parameter is const"},
+	} {
+		_, err := Manifest(tc.r)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	_, err := Manifest(Request{Name: "k", SrcPath: "k.cu", Src: wholeProgram})
+	var ce *ChooseError
+	if !errors.As(err, &ce) || len(ce.Kernels) != 3 || !strings.Contains(err.Error(), "line 14: layernorm_forward_kernel  layernorm_forward_kernel(float* out") {
+		t.Errorf("the choice: %v", err)
+	}
+}
+
+// TestScaffoldSharedArrays: a tgm: item per static shared array, with its
+// bytes when the type and extents are known; dynamic ones are a note.
+func TestScaffoldSharedArrays(t *testing.T) {
+	src := `__global__ void rowsum(const float* x, float* y, int rows) {
     __shared__ float red[1024];
-    __shared__ T tile[WG][33];
     __shared__ float other[BLOCK];
     __shared__ mystruct s[4];
     extern __shared__ float dyn[];
+    y[0] = x[0];
 }`
-	text, notes, err := Manifest("my_rowsum", "/w/k.cu", src, "rowsum", "/w")
+	res, err := Manifest(Request{Name: "my_rowsum", SrcPath: "/w/k.cu", Src: src, Dir: "/w"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{
-		`- {name: red, bytes: "4096"}`,
-		`- {name: tile, bytes: "WG * 33 * sizeof(T)"}`,
-		`# - {name: other, bytes: "TODO"}`,
-		`# - {name: s, bytes: "TODO"}`,
-	} {
-		if !strings.Contains(text, w) {
-			t.Errorf("manifest lacks %q:\n%s", w, text)
+	for _, w := range []string{`- {name: red, bytes: "4096"}`, `# - {name: other, bytes: "TODO"}`, `# - {name: s, bytes: "TODO"}`} {
+		if !strings.Contains(res.Text, w) {
+			t.Errorf("manifest lacks %q:\n%s", w, res.Text)
 		}
 	}
-	if strings.Contains(text, `flops: "0"`) || strings.Contains(text, `bytes: "0"`) || strings.Contains(text, "\nwork:") {
-		t.Errorf("manifest writes zero work:\n%s", text)
+	if !strings.Contains(strings.Join(res.Notes, "\n"), "extern shared array dyn") {
+		t.Errorf("notes lack the extern array: %v", res.Notes)
 	}
-	if !strings.Contains(strings.Join(notes, "\n"), "extern shared array dyn") {
-		t.Errorf("notes lack the extern array: %v", notes)
-	}
-	path := usertest.Write(t, map[string]string{"kernel.yaml": text, "k.cu": src})
-	if _, err := user.Load(path); err != nil {
-		t.Errorf("the scaffold does not load: %v", err)
+	load(t, res.Text, "k.cu", src)
+}
+
+// TestAccessOf: how a body uses a pointer decides in, out or inout.
+func TestAccessOf(t *testing.T) {
+	for _, tc := range []struct {
+		body                   string
+		reads, writes, escapes bool
+	}{
+		{"y[i] = x[i];", false, true, false},
+		{"y[i] += 1;", true, true, false},
+		{"y[i]++;", true, true, false},
+		{"float v = y[i] * 2;", true, false, false},
+		{"if (y[i] == 0) z = 1;", true, false, false},
+		{"*y = 1;", false, true, false},
+		{"float* row = y + i * C; row[j] = 0; float a = row[j];", true, true, false},
+		{"atomicAdd(&y[i], 1.0f);", true, true, false},
+		{"store128(y + i, v);", false, false, true},
+	} {
+		toks := csrc.Tokenize("{" + tc.body + "}")
+		a := accessOf(toks[1:len(toks)-1], "y")
+		if a.reads != tc.reads || a.writes != tc.writes || a.escapes != tc.escapes {
+			t.Errorf("%q: %+v, want reads %v writes %v escapes %v", tc.body, a, tc.reads, tc.writes, tc.escapes)
+		}
 	}
 }

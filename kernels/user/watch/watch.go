@@ -4,6 +4,7 @@ package watch
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -39,7 +40,11 @@ type Watcher struct {
 	events   chan Reload
 	files    []string // absolute paths that matter
 	dirs     []string
-	name     string // the kernel's name as last loaded
+	// mtimes are the files' modification times when last seen: a touch or
+	// a save of the same content changes only that (a Chmod event), and
+	// reruns; a chmod alone does not.
+	mtimes map[string]time.Time
+	name   string // the kernel's name as last loaded
 }
 
 // Options tune a Watcher.
@@ -89,13 +94,16 @@ func (w *Watcher) Files() []string { return slices.Clone(w.files) }
 
 func (w *Watcher) track(files []string) error {
 	w.files = w.files[:0]
+	w.mtimes = map[string]time.Time{}
 	want := map[string]bool{}
 	for _, f := range files {
 		abs, err := filepath.Abs(f)
 		if err != nil {
 			return err
 		}
-		w.files = append(w.files, filepath.Clean(abs))
+		abs = filepath.Clean(abs)
+		w.files = append(w.files, abs)
+		w.mtimes[abs] = modTime(abs)
 		want[filepath.Dir(abs)] = true
 	}
 	for _, d := range w.dirs {
@@ -131,7 +139,7 @@ func (w *Watcher) loop(ctx context.Context) {
 				return
 			}
 			name := filepath.Clean(ev.Name)
-			if !slices.Contains(w.files, name) || ev.Op == fsnotify.Chmod {
+			if !slices.Contains(w.files, name) || !w.touched(name, ev.Op) {
 				continue
 			}
 			if !slices.Contains(changed, name) {
@@ -177,4 +185,30 @@ func (w *Watcher) loop(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// touched says whether an event on a watched file is a change: any write,
+// create, rename or remove, and an attribute change that moved the
+// modification time (touch, or a save that wrote the same bytes); not a
+// chmod alone.
+func (w *Watcher) touched(name string, op fsnotify.Op) bool {
+	if op != fsnotify.Chmod {
+		w.mtimes[name] = modTime(name)
+		return true
+	}
+	t := modTime(name)
+	if t.Equal(w.mtimes[name]) {
+		return false
+	}
+	w.mtimes[name] = t
+	return true
+}
+
+// modTime is a file's modification time (zero when it cannot be read).
+func modTime(path string) time.Time {
+	st, err := os.Stat(path)
+	if err != nil {
+		return time.Time{}
+	}
+	return st.ModTime()
 }

@@ -192,3 +192,33 @@ func TestWatchRename(t *testing.T) {
 	for range w.Events() {
 	}
 }
+
+// TestWatchTouch: a touch (or a save of the same bytes) moves only the
+// modification time and reloads; a chmod alone does not.
+func TestWatchTouch(t *testing.T) {
+	y := strings.Replace(goodYAML, "name: t_kernel", "name: test_watch_touch", 1)
+	path := usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": usertest.Source})
+	src := filepath.Join(filepath.Dir(path), "k.cu")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, _, err := Start(ctx, path, Options{Debounce: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A chmod of the source, then a write of the manifest: the reload
+	// names the manifest only.
+	if err := os.Chmod(src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(path, []byte(y), 0o644)
+	if r := next(t, w); r.Err != nil || !slices.Equal(r.Changed, []string{path}) {
+		t.Fatalf("chmod then a manifest save: changed %v (err %v), want only the manifest", r.Changed, r.Err)
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(src, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if r := next(t, w); r.Err != nil || !slices.Equal(r.Changed, []string{src}) {
+		t.Fatalf("touch: changed %v (err %v), want the source", r.Changed, r.Err)
+	}
+}

@@ -1,0 +1,142 @@
+package csrc
+
+// This file follows the preprocessor's conditionals well enough for Scan:
+// code under `#if 0` (and after the #else of an `#if 1`) is dead; of the
+// other branches, all are read when each keeps its braces balanced, else
+// only the first (`#ifdef X void f() { #else void f(int) { #endif`).
+
+func isOpen(kind string) bool { return kind == "if" || kind == "ifdef" || kind == "ifndef" }
+
+func isBranch(kind string) bool {
+	return kind == "elif" || kind == "else" || kind == "elifdef" || kind == "elifndef"
+}
+
+// condFrame is one #if group being read.
+type condFrame struct {
+	parentDead bool
+	taken      bool // a branch whose condition is the literal 1 was seen
+	dead       bool // the current branch is dead
+}
+
+// markDead sets Directive.Dead and returns the live tokens: code outside
+// dead regions, and the markers of live conditionals.
+func markDead(toks []ltok, dirs []Directive) []ltok {
+	var stack []condFrame
+	dead := false
+	var live []ltok
+	for _, t := range toks {
+		if t.dir < 0 {
+			if !dead {
+				live = append(live, t)
+			}
+			continue
+		}
+		d := &dirs[t.dir]
+		switch {
+		case isOpen(d.Kind):
+			f := condFrame{parentDead: dead, dead: d.literal < 0, taken: d.literal > 0}
+			stack = append(stack, f)
+			d.Dead = dead
+			dead = f.parentDead || f.dead
+		case isBranch(d.Kind) && len(stack) > 0:
+			f := &stack[len(stack)-1]
+			f.dead = f.taken || d.literal < 0
+			f.taken = f.taken || d.literal > 0
+			d.Dead = f.parentDead
+			dead = f.parentDead || f.dead
+		case d.Kind == "endif" && len(stack) > 0:
+			f := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			d.Dead = f.parentDead
+			dead = f.parentDead
+		default:
+			d.Dead = dead
+		}
+		if !d.Dead && (isOpen(d.Kind) || isBranch(d.Kind) || d.Kind == "endif") {
+			live = append(live, t)
+		}
+	}
+	return live
+}
+
+// pruner keeps, of each #if group, every branch when all of them keep
+// their braces balanced, else the first; markers are dropped.
+type pruner struct {
+	toks []ltok
+	dirs []Directive
+}
+
+func prune(live []ltok, dirs []Directive) []ltok {
+	p := &pruner{toks: live, dirs: dirs}
+	var out []ltok
+	for i := 0; i < len(live); {
+		kept, _, _, next := p.seq(i)
+		out = append(out, kept...)
+		i = next + 1 // a stray #else / #endif
+	}
+	return out
+}
+
+// seq reads from i up to an #elif/#else/#endif of this level (or the end):
+// the kept tokens, their brace balance, whether it never went negative,
+// and where it stopped.
+func (p *pruner) seq(i int) (kept []ltok, bal int, ok bool, next int) {
+	ok = true
+	for i < len(p.toks) {
+		t := p.toks[i]
+		if t.dir >= 0 {
+			kind := p.dirs[t.dir].Kind
+			if !isOpen(kind) {
+				return kept, bal, ok, i
+			}
+			g, gb, gok, n := p.group(i)
+			kept = append(kept, g...)
+			if bal += gb; bal < 0 || !gok {
+				ok = false
+			}
+			i = n
+			continue
+		}
+		switch t.text {
+		case "{":
+			bal++
+		case "}":
+			if bal--; bal < 0 {
+				ok = false
+			}
+		}
+		kept = append(kept, t)
+		i++
+	}
+	return kept, bal, ok, i
+}
+
+// group reads the #if group at i, returning after its #endif.
+func (p *pruner) group(i int) (kept []ltok, bal int, ok bool, next int) {
+	var branches [][]ltok
+	var bals []int
+	allBalanced := true
+	i++
+	for {
+		k, b, o, n := p.seq(i)
+		branches = append(branches, k)
+		bals = append(bals, b)
+		allBalanced = allBalanced && o && b == 0
+		if n >= len(p.toks) {
+			next = n
+			break
+		}
+		i = n + 1
+		if p.dirs[p.toks[n].dir].Kind == "endif" {
+			next = i
+			break
+		}
+	}
+	if allBalanced {
+		for _, b := range branches {
+			kept = append(kept, b...)
+		}
+		return kept, 0, true, next
+	}
+	return branches[0], bals[0], bals[0] >= 0, next
+}

@@ -1,0 +1,137 @@
+package user
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+var unknownFieldRE = regexp.MustCompile(`unknown field "([^"]+)"`)
+
+// unknownKeyHint is the hint after `unknown field "X"` at line:col of the
+// manifest f: a did-you-mean from the keys of the mapping that holds X
+// (a buffer's keys inside buffers, the top-level keys at the top) and
+// those keys. ok is false when the mapping cannot be told.
+func unknownKeyHint(f *ast.File, msg string, line, col int) (hint string, ok bool) {
+	m := unknownFieldRE.FindStringSubmatch(msg)
+	if m == nil {
+		return "", false
+	}
+	parent, found := mappingOfKey(f, line, col)
+	if !found {
+		return "", false
+	}
+	keys := keysAt(reflect.TypeFor[manifestYAML](), parent)
+	if keys == nil {
+		return "", false
+	}
+	at := parent
+	if at == "" {
+		at = "the top level"
+	}
+	return "check the spelling; " + profiler.DidYouMean(m[1], keys) + "the keys at " + at + " are " + strings.Join(keys, ", "), true
+}
+
+// mappingOfKey is the path (buffers[1], knobs.WG, "" at the top) of the
+// mapping that holds the key at line:col.
+func mappingOfKey(f *ast.File, line, col int) (path string, found bool) {
+	if f == nil {
+		return "", false
+	}
+	// A file that failed to decode can hold nodes whose getters
+	// dereference nil: a hint is a nicety, never a crash.
+	defer func() {
+		if recover() != nil {
+			path, found = "", false
+		}
+	}()
+	var walk func(n ast.Node, path string) (string, bool)
+	walk = func(n ast.Node, path string) (string, bool) {
+		switch n := n.(type) {
+		case *ast.DocumentNode:
+			return walk(n.Body, path)
+		case *ast.MappingNode:
+			for _, v := range n.Values {
+				if p, ok := walk(v, path); ok {
+					return p, true
+				}
+			}
+		case *ast.MappingValueNode:
+			if n.Key == nil {
+				return "", false
+			}
+			if tk := n.Key.GetToken(); tk != nil && tk.Position != nil && tk.Position.Line == line && tk.Position.Column == col {
+				return path, true
+			}
+			child := n.Key.String()
+			if path != "" {
+				child = path + "." + child
+			}
+			return walk(n.Value, child)
+		case *ast.SequenceNode:
+			for i, v := range n.Values {
+				if p, ok := walk(v, fmt.Sprintf("%s[%d]", path, i)); ok {
+					return p, true
+				}
+			}
+		}
+		return "", false
+	}
+	for _, d := range f.Docs {
+		if p, ok := walk(d, ""); ok {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// keysAt is the yaml keys of the struct reached from t by path
+// ("buffers[0]", "knobs.BQ"; "" is t itself), nil when path leads to no
+// struct.
+func keysAt(t reflect.Type, path string) []string {
+	for _, seg := range strings.Split(path, ".") {
+		if seg == "" {
+			continue
+		}
+		name, _, indexed := strings.Cut(seg, "[")
+		switch t.Kind() {
+		case reflect.Map:
+			t = t.Elem() // the segment is a map key (a knob's name)
+		case reflect.Struct:
+			f, ok := fieldByTag(t, name)
+			if !ok {
+				return nil
+			}
+			t = f.Type
+			for ; indexed && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array); indexed = false {
+				t = t.Elem()
+			}
+		default:
+			return nil
+		}
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var keys []string
+	for i := range t.NumField() {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag != "" && tag != "-" {
+			keys = append(keys, tag)
+		}
+	}
+	return keys
+}
+
+func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag == name {
+			return t.Field(i), true
+		}
+	}
+	return reflect.StructField{}, false
+}

@@ -1,0 +1,237 @@
+package user
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/mltop/mltop/kernels/user/csrc"
+	"github.com/mltop/mltop/metal"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/expr"
+)
+
+// This file wires what the metal package reads in a Metal source into the
+// manifest: entries by [[host_name]], scalars bound one per [[buffer(n)]]
+// index (MLX style) as their parameter's type, and function constants
+// (`constants:`). bind (dispatches.go) calls the first two.
+
+// metalOverloads are the kernels a Metal entry names: the template a
+// [[host_name]] instantiates, its parameter types read with the template
+// arguments put in (metal.EntrySignature), or the kernels of that name.
+// Each `constant T&` scalar parameter (MLX style, one per [[buffer(n)]])
+// comes back as a by-value T, so that it takes an expression evaluated
+// as its own C type. found lists the kernels and host names when there
+// is no such entry.
+func metalOverloads(src, name string) (sigs []csrc.Signature, found []string, err error) {
+	hosts, err := metal.HostNames(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, isHost := hosts[name]; isHost {
+		sig, _, err := metal.EntrySignature(src, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		sigs = []csrc.Signature{sig}
+	} else if sigs, found = csrc.Overloads(src, name); len(sigs) == 0 {
+		found = append(found, slices.Sorted(maps.Keys(hosts))...)
+		return nil, found, nil
+	}
+	for i := range sigs {
+		if sigs[i], err = byValueScalars(sigs[i]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return sigs, nil, nil
+}
+
+// byValueScalars rewrites sig's `constant T&` parameters of a scalar type
+// as by-value T parameters (their Type stays as written, for messages).
+func byValueScalars(sig csrc.Signature) (csrc.Signature, error) {
+	slots, err := metal.Slots(sig)
+	if err != nil {
+		return sig, err
+	}
+	params := slices.Clone(sig.Params)
+	k := 0
+	for i := range params {
+		if !strings.HasPrefix(params[i].Attr, "buffer(") {
+			continue
+		}
+		sl := slots[k]
+		k++
+		if sl.Kind != metal.SlotScalar {
+			continue
+		}
+		p := &params[i]
+		p.Pointer, p.ReadOnly, p.Pointee, p.Scalar = false, false, "", sl.Type
+		if sl.Type == "half" {
+			p.Scalar = "float" // evaluated as f32; metal.Bind writes a half at the slot
+		}
+	}
+	sig.Params = params
+	return sig, nil
+}
+
+// metalStruct says whether a Metal entry takes its scalars as one struct
+// (`constant Params& p [[buffer(n)]]`).
+func metalStruct(sig csrc.Signature) bool {
+	slots, _ := metal.Slots(sig) // an error was reported by metalOverloads
+	return slices.ContainsFunc(slots, func(sl metal.Slot) bool { return sl.Kind == metal.SlotStruct })
+}
+
+// checkMetalSlots refuses the [[buffer(n)]] parameters mltop cannot fill
+// for this manifest: constant arrays outside mlx: manifests, a struct
+// beside other scalar parameters, a struct without scalars.
+func (bl *builder) checkMetalSlots(ud udisp, sig csrc.Signature, s source, path, field string) error {
+	d := bl.d
+	slots, err := metal.Slots(sig)
+	if err != nil {
+		return d.err(path+".entry", field+".entry", "%s: %v", s.path, err)
+	}
+	var structs, scalars int
+	for _, sl := range slots {
+		switch sl.Kind {
+		case metal.SlotArray:
+			if bl.f.mlx == nil {
+				return d.err(path+".args", field+".args", "%s:%d %s takes %s (constant %s*), which mltop fills only for MLX-style manifests (`mlx:`): pass it as a device buffer instead", s.path, sig.Line, sig, sl.Name, sl.Type)
+			}
+		case metal.SlotStruct:
+			structs++
+		case metal.SlotScalar:
+			scalars++
+		}
+	}
+	hasScalar := slices.ContainsFunc(ud.args, func(a uarg) bool { return a.buf == "" })
+	switch {
+	case structs > 1 || structs == 1 && scalars > 0:
+		return d.err(path+".entry", field+".entry", "%s:%d %s takes %d constant structs and %d `constant T&` scalars: mltop fills one struct only when it is the kernel's only scalar parameter, else one `constant T&` per scalar", s.path, sig.Line, sig, structs, scalars)
+	case structs == 1 && !hasScalar:
+		return d.err(path+".args", field+".args", "%s:%d %s takes a constant struct but args gives no scalars: list the struct's fields as expressions after the buffers, in the struct's order", s.path, sig.Line, sig)
+	}
+	return nil
+}
+
+// metalFits places a dispatch's buffers and scalars on its entry's
+// [[buffer(n)]] slots as the Metal backend will (metal.Bind), so that a
+// value its slot cannot hold (a half beyond ±65504) makes the spec
+// invalid when planned rather than failing the run.
+func metalFits(pd profiler.Dispatch, sig csrc.Signature) error {
+	slots, err := metal.Slots(sig)
+	if err != nil {
+		return fmt.Errorf("dispatch %s: %w", pd.Name, err)
+	}
+	if _, err := metal.Bind(slots, len(pd.Args), pd.Scalars); err != nil {
+		return fmt.Errorf("dispatch %s: %w", pd.Name, err)
+	}
+	return nil
+}
+
+// fconst is one manifest `constants:` entry.
+type fconst struct {
+	decl metal.DeclaredConstant
+	p    *expr.Program
+}
+
+// constants reads `constants:`: each key names a function constant of the
+// Metal source, each value is an expression over the knobs, dims and
+// flags. A declared constant without a value is an error unless the
+// source tests it with is_function_constant_defined. The constants are
+// not defined as macros (the source declares them).
+func (bl *builder) constants() error {
+	f, m, d := bl.f, bl.m, bl.d
+	src, ok := f.src["metal"]
+	if !ok {
+		if len(m.Constants) > 0 {
+			return d.err("$.constants", "constants", "constants: sets Metal function constants, but the manifest has no Metal source")
+		}
+		return nil
+	}
+	decls, err := metal.FunctionConstants(src.code)
+	if err != nil {
+		return d.err("$.constants", "constants", "%s: %v", src.path, err)
+	}
+	byName := map[string]metal.DeclaredConstant{}
+	var names []string
+	for _, dc := range decls {
+		byName[dc.Name] = dc
+		names = append(names, dc.Name)
+	}
+	for _, name := range orderedKeys(d.keys("$.constants"), m.Constants) {
+		path, field := "$.constants."+name, "constants."+name
+		dc, ok := byName[name]
+		if !ok {
+			declared := "declares none"
+			if len(names) > 0 {
+				declared = "declares " + strings.Join(names, ", ")
+			}
+			return d.err(path, field, "%s has no function constant %s (it %s): declare `constant int %s [[function_constant(n)]];` or remove the key", src.path, name, declared, name)
+		}
+		p, err := bl.compile(m.Constants[name], path, field)
+		if err != nil {
+			return err
+		}
+		if dc.Kind == profiler.ConstBool && !p.IsBool() {
+			return d.err(path, field, "%s is declared bool in %s: give a flag or a comparison, e.g. `%s: causal` or `%s: \"BQ > 32\"`", name, src.path, name, name)
+		}
+		f.consts = append(f.consts, fconst{decl: dc, p: p})
+	}
+	for _, dc := range decls {
+		if _, given := m.Constants[dc.Name]; given || definedTest(src.code, dc.Name) {
+			continue
+		}
+		return d.err("$.constants", "constants", "%s declares function constant %s (%s, index %d) but constants: gives it no value: add `constants: {%s: <expression>}` (or test it with is_function_constant_defined(%s) in the source)",
+			src.path, dc.Name, dc.Type, dc.Index, dc.Name, dc.Name)
+	}
+	return nil
+}
+
+// definedTest says whether src tests name with is_function_constant_defined.
+func definedTest(src, name string) bool { return metal.TestsDefined(src, name) }
+
+// functionConstants are the constants' values for a spec, checked against
+// their declarations (range, kind) as the Metal backend will.
+func (f *Family) functionConstants(e map[string]any, code string) ([]profiler.FunctionConstant, error) {
+	var out []profiler.FunctionConstant
+	for _, c := range f.consts {
+		fc := profiler.FunctionConstant{Name: c.decl.Name, Index: c.decl.Index, Kind: c.decl.Kind}
+		switch c.decl.Kind {
+		case profiler.ConstBool:
+			b, err := c.p.Bool(e)
+			if err != nil {
+				return nil, err
+			}
+			if b {
+				fc.I = 1
+			}
+		case profiler.ConstHalf, profiler.ConstFloat:
+			v, err := c.p.Float(e)
+			if err != nil {
+				return nil, err
+			}
+			fc.F = v
+		default:
+			v, err := c.p.Int(e)
+			if err != nil {
+				return nil, err
+			}
+			fc.I = v
+		}
+		out = append(out, fc)
+	}
+	if _, err := metal.ResolveConstants(code, out); err != nil {
+		return nil, fmt.Errorf("%v (for %s)", err, f.constValues(e))
+	}
+	return out, nil
+}
+
+// constValues names the values the constants' expressions used.
+func (f *Family) constValues(e map[string]any) string {
+	var parts []string
+	for _, c := range f.consts {
+		parts = append(parts, c.decl.Name+": "+c.p.Source()+" ("+valuesOf(c.p, e)+")")
+	}
+	return strings.Join(parts, "; ")
+}

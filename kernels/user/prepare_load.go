@@ -1,0 +1,201 @@
+package user
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/expr"
+)
+
+// This file connects compile preparation to the manifest: the dtype_name,
+// defines and include_dirs keys, the names offered to the source, and the
+// per-spec Program.
+
+// udefine is one entry of the manifest's defines:.
+type udefine struct {
+	name string
+	p    *expr.Program
+}
+
+// dtypeLiterals are the dtype names a defines: expression may compare the
+// dtype with: `floatX == bf16`.
+var dtypeLiterals = []profiler.DType{profiler.F32, profiler.F16, profiler.BF16}
+
+// defines compiles the manifest's defines: over the knobs, dims, flags, the
+// dtype name and the dtype literals f32, f16, bf16.
+func (bl *builder) defines() error {
+	vars := maps.Clone(bl.vars)
+	for _, dt := range dtypeLiterals {
+		if _, taken := vars[string(dt)]; !taken {
+			vars[string(dt)] = expr.DType
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(bl.m.Defines)) {
+		path, field := "$.defines."+name, "defines."+name
+		if !nameRE.MatchString(name) {
+			return bl.d.err(path, field, "%q is not a C identifier: a define becomes `#define %s value`", name, name)
+		}
+		if prev, dup := bl.seen[name]; dup {
+			return bl.d.err(path, field, "%s is already %s, which mltop gives the source itself: remove it from defines", name, prev)
+		}
+		if Reserved[name] {
+			return bl.d.err(path, field, "%s is a name mltop defines itself: rename the define", name)
+		}
+		text, err := defineText(bl.m.Defines[name])
+		if err != nil {
+			return bl.d.err(path, field, "%v", err)
+		}
+		p, err := expr.Compile(text, vars, bl.d.where(path, field))
+		if err != nil {
+			return err
+		}
+		bl.f.defines = append(bl.f.defines, udefine{name: name, p: p})
+	}
+	return nil
+}
+
+// defineText is a define's expression: a number, a bool or an expression.
+func defineText(v any) (string, error) {
+	if b, ok := v.(bool); ok {
+		return strconv.FormatBool(b), nil
+	}
+	return exprText(v)
+}
+
+// prepare finds the headers each source includes, scans them and plans how
+// each offered name reaches each source.
+func (bl *builder) prepare() error {
+	f := bl.f
+	for _, dir := range bl.m.IncludeDirs {
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(f.dir, dir)
+		}
+		f.includeDirs = append(f.includeDirs, dir)
+	}
+	offers := f.offers()
+	var tk toolkitHeaders
+	if _, ok := f.src["cuda"]; ok {
+		tk = findToolkit()
+	}
+	f.prep = map[string]*prepared{}
+	for _, lang := range slices.Sorted(maps.Keys(f.src)) {
+		src := f.src[lang]
+		p, err := prepareSource(lang, src.path, src.code, f.includeDirs, bl.read, offers, tk)
+		if err != nil {
+			return bl.d.err("$.sources."+lang, "sources."+lang, "%v", err)
+		}
+		p.offers = offers
+		if lang == "cuda" {
+			p.stubs = cudaStubs(p.system, tk)
+		}
+		f.prep[lang] = p
+	}
+	return nil
+}
+
+// offers are the names mltop gives the sources.
+func (f *Family) offers() []offer {
+	var out []offer
+	for _, p := range f.schema.Knobs {
+		out = append(out, offer{p.Name, offerInt})
+	}
+	for _, p := range f.schema.Dims {
+		out = append(out, offer{p.Name, offerInt})
+	}
+	for _, fl := range f.schema.Flags {
+		out = append(out, offer{fl.Name, offerBool})
+	}
+	out = append(out, offer{f.dtypeName(), offerType}, offer{"DTYPE", offerInt})
+	for _, dt := range dtypeLiterals {
+		out = append(out, offer{"DTYPE_" + strings.ToUpper(string(dt)), offerDefine})
+	}
+	for _, d := range f.defines {
+		out = append(out, offer{d.name, offerDefine})
+	}
+	return out
+}
+
+// offeredValues are the offered names' values for a spec in lang.
+func (f *Family) offeredValues(s profiler.Spec, lang string) (map[string]value, error) {
+	v := map[string]value{}
+	num := func(n int64) value { t := strconv.FormatInt(n, 10); return value{text: t, macro: t, defined: true} }
+	for _, p := range f.schema.Knobs {
+		v[p.Name] = num(int64(s.Knobs[p.Name]))
+	}
+	for _, p := range f.schema.Dims {
+		v[p.Name] = num(int64(s.Dims[p.Name]))
+	}
+	for _, fl := range f.schema.Flags {
+		b := s.Flags[fl.Name]
+		v[fl.Name] = value{text: strconv.FormatBool(b), macro: map[bool]string{false: "0", true: "1"}[b], defined: true}
+	}
+	ct := CTypes[lang][s.DType]
+	v[f.dtypeName()] = value{text: ct, macro: ct, defined: true}
+	v["DTYPE"] = num(int64(DTypeCodes[s.DType]))
+	for _, dt := range dtypeLiterals {
+		v["DTYPE_"+strings.ToUpper(string(dt))] = value{text: "1", macro: "1", defined: dt == s.DType}
+	}
+	e, err := f.env(s)
+	if err != nil {
+		return nil, err
+	}
+	for _, dt := range dtypeLiterals {
+		if _, taken := e[string(dt)]; !taken {
+			e[string(dt)] = string(dt)
+		}
+	}
+	for _, d := range f.defines {
+		if d.p.IsBool() {
+			b, err := d.p.Bool(e)
+			if err != nil {
+				return nil, err
+			}
+			v[d.name] = value{text: "1", macro: "1", defined: b}
+			continue
+		}
+		n, err := d.p.Int(e)
+		if err != nil {
+			return nil, fmt.Errorf("defines.%s '%s' (%s): %w: a define is an integer or a condition", d.name, d.p.Source(), d.p.Where(), err)
+		}
+		v[d.name] = num(n)
+	}
+	return v, nil
+}
+
+// program is the Program of a spec's dispatches in lang (Entry aside).
+func (f *Family) program(s profiler.Spec, lang string) (profiler.Program, error) {
+	vals, err := f.offeredValues(s, lang)
+	if err != nil {
+		return profiler.Program{}, err
+	}
+	p := f.prep[lang]
+	code, headers := p.render(vals)
+	includes := maps.Clone(f.includes)
+	if includes == nil {
+		includes = map[string]string{}
+	}
+	for h, text := range headers {
+		if _, stub := p.stubs[h]; stub && includes[h] != "" {
+			continue // mltop_user.cuh and the manifest's includes: are not system headers to stub
+		}
+		includes[h] = text
+	}
+	return profiler.Program{Source: f.Name(), Code: code, File: f.src[lang].path, Includes: includes, IncludeDirs: f.includeDirs}, nil
+}
+
+// injectionNotes tell the plan's reader about manifest names the source
+// declares itself (their values do not reach it).
+func (f *Family) injectionNotes(lang string) []string {
+	var out []string
+	for _, in := range f.Injections(lang) {
+		if in.How == InjectDeclared {
+			out = append(out, in.String())
+		}
+	}
+	return out
+}

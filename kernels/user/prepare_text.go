@@ -1,0 +1,155 @@
+package user
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mltop/mltop/kernels/user/csrc"
+)
+
+// This file writes the text a compiler receives for one spec: the prelude
+// (toolkit fp16/bf16 headers or storage structs, standard macros, the
+// constexpr names), then each file with its host code blanked (CUDA), its
+// macros inserted before their first preprocessor use, and #line lines so
+// that messages name the user's files and lines.
+
+// value is what a spec gives one offered name.
+type value struct {
+	text    string // as C: "256", "true", "__nv_bfloat16"
+	macro   string // as a macro's body: "256", "1", "__nv_bfloat16"
+	defined bool   // false: a define whose expression is false, the DTYPE_<NAME> of another dtype
+}
+
+// render writes the main text and the headers (by include name) for vals.
+func (p *prepared) render(vals map[string]value) (string, map[string]string) {
+	var head []string
+	if p.lang == "cuda" {
+		head = p.cudaPrelude()
+	}
+	var decls []string
+	for _, o := range p.offers {
+		if v := vals[o.name]; p.plan[o.name].How == InjectConstexpr && v.defined {
+			decls = append(decls, p.declaration(o, v))
+		}
+	}
+	if p.declLine == 0 {
+		head, decls = append(head, decls...), nil
+	}
+	includes := map[string]string{}
+	for _, u := range p.units[1:] {
+		includes[u.name] = p.body(u, vals, nil)
+	}
+	for h, s := range p.stubs {
+		includes[h] = s
+	}
+	return joinLines(head) + p.body(p.units[0], vals, decls), includes
+}
+
+// declaration is the line that gives a constexpr name its value.
+func (p *prepared) declaration(o offer, v value) string {
+	constant := "[[maybe_unused]] " // parameters of the same name shadow it: no "never referenced" warning
+	if p.lang == "metal" {
+		constant = "constant " // MSL: a program-scope variable lives in the constant address space
+	}
+	switch o.kind {
+	case offerType:
+		return fmt.Sprintf("using %s = %s;", o.name, v.text)
+	case offerBool:
+		return fmt.Sprintf("%sconstexpr bool %s = %s;", constant, o.name, v.text)
+	}
+	return fmt.Sprintf("%sconstexpr int %s = %s;", constant, o.name, v.text)
+}
+
+// body is one file's text: host code blanked (CUDA), macros inserted, and
+// decls (if any) before line p.declLine.
+func (p *prepared) body(u *unit, vals map[string]value, decls []string) string {
+	code := u.code
+	if p.lang == "cuda" {
+		code = csrc.Blank(code, u.scan)
+	}
+	var b strings.Builder
+	b.WriteString(lineDirective(1, u.path))
+	for i, l := range strings.SplitAfter(code, "\n") {
+		if names := p.inserts[u][i+1]; len(names) > 0 || len(decls) > 0 && i+1 == p.declLine {
+			n := 0
+			if i+1 == p.declLine {
+				b.WriteString(joinLines(decls))
+				n += len(decls)
+			}
+			for _, name := range names {
+				if v := vals[name]; v.defined {
+					fmt.Fprintf(&b, "#define %s %s\n", name, v.macro)
+					n++
+				}
+			}
+			if n > 0 {
+				b.WriteString(lineDirective(i+1, u.path))
+			}
+		}
+		b.WriteString(l)
+	}
+	if !strings.HasSuffix(b.String(), "\n") {
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// lineDirective is `#line n "path"` with the path quoted as C does.
+func lineDirective(n int, path string) string {
+	q := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(path)
+	return fmt.Sprintf("#line %d \"%s\"\n", n, q)
+}
+
+// cudaPrelude: the toolkit's 16-bit types (or storage structs without
+// them) and the standard macros, skipping names the source declares.
+func (p *prepared) cudaPrelude() []string {
+	var out []string
+	if p.toolkit.fp16 {
+		out = append(out, "#include <cuda_fp16.h>")
+	} else {
+		out = append(out, "#if !defined(__CUDA_FP16_H__) && !defined(__CUDA_FP16_TYPES_EXIST__)",
+			"struct __half { unsigned short mltop_bits_; }; // no CUDA toolkit headers found: storage only", "#endif")
+	}
+	if p.toolkit.bf16 {
+		out = append(out, "#include <cuda_bf16.h>")
+	} else {
+		out = append(out, "#if !defined(__CUDA_BF16_H__) && !defined(__CUDA_BF16_TYPES_EXIST__)",
+			"struct __nv_bfloat16 { unsigned short mltop_bits_; }; // no CUDA toolkit headers found: storage only", "#endif")
+	}
+	for _, m := range standardMacros {
+		// only what the source uses: CCCL's headers define some of them
+		// again, and an unused definition would only earn a warning there
+		if p.mentioned(m[0]) && !p.declared[m[0]] {
+			out = append(out, "#ifndef "+m[0], "#define "+m[0]+" "+m[1], "#endif")
+		}
+	}
+	return out
+}
+
+// mentioned says whether any file of the source uses name.
+func (p *prepared) mentioned(name string) bool {
+	for _, u := range p.units {
+		if u.scan.FirstUse(name) > 0 || u.scan.FirstDirective(name) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// standardMacros are what nvcc users get from math.h, float.h and limits.h.
+var standardMacros = [][2]string{
+	// NVRTC has no __builtin_huge_valf / __builtin_nanf: the bit patterns, as CUDA's math_constants.h writes them
+	{"INFINITY", "__int_as_float(0x7f800000U)"}, {"NAN", "__int_as_float(0x7fffffffU)"}, {"HUGE_VALF", "__int_as_float(0x7f800000U)"},
+	{"HUGE_VAL", "__longlong_as_double(0x7ff0000000000000LL)"},
+	{"M_PI", "3.14159265358979323846"}, {"M_PI_2", "1.57079632679489661923"}, {"M_PI_4", "0.78539816339744830962"},
+	{"M_1_PI", "0.31830988618379067154"}, {"M_2_PI", "0.63661977236758134308"}, {"M_2_SQRTPI", "1.12837916709551257390"},
+	{"M_E", "2.7182818284590452354"}, {"M_SQRT2", "1.41421356237309504880"}, {"M_SQRT1_2", "0.70710678118654752440"},
+	{"M_LN2", "0.69314718055994530942"}, {"M_LN10", "2.30258509299404568402"}, {"M_LOG2E", "1.4426950408889634074"},
+	{"M_LOG10E", "0.43429448190325182765"},
+	{"FLT_MAX", "3.40282346638528859812e+38F"}, {"FLT_MIN", "1.17549435082228750797e-38F"}, {"FLT_EPSILON", "1.1920928955078125e-07F"},
+	{"DBL_MAX", "1.79769313486231570815e+308"}, {"DBL_MIN", "2.22507385850720138309e-308"}, {"DBL_EPSILON", "2.22044604925031308085e-16"},
+	{"CHAR_BIT", "8"}, {"SCHAR_MAX", "127"}, {"SCHAR_MIN", "(-128)"}, {"UCHAR_MAX", "255"},
+	{"SHRT_MAX", "32767"}, {"SHRT_MIN", "(-32768)"}, {"USHRT_MAX", "65535"},
+	{"INT_MAX", "2147483647"}, {"INT_MIN", "(-2147483647 - 1)"}, {"UINT_MAX", "4294967295U"},
+	{"LLONG_MAX", "9223372036854775807LL"}, {"LLONG_MIN", "(-9223372036854775807LL - 1)"}, {"ULLONG_MAX", "18446744073709551615ULL"},
+}

@@ -1,0 +1,166 @@
+package scaffold
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mltop/mltop/kernels/user/csrc"
+)
+
+// context is what the scaffold knows of the whole source.
+type context struct {
+	src, lang string
+	toks      []csrc.Token
+	typedefs  map[string]string
+	consts    []constant
+	dtypeName string
+	intNames  map[string]bool // every integer parameter name of the chosen kernels
+	notes     []string
+	usesDType bool // a buffer or scalar follows the spec's dtype
+}
+
+// cTypes are element types the scaffold maps to a fixed dtype.
+var cTypes = map[string]string{
+	"float": "f32", "float2": "f32", "float4": "f32", "double": "f32",
+	"half": "f16", "__half": "f16", "half2": "f16", "__half2": "f16", "half4": "f16",
+	"__nv_bfloat16": "bf16", "nv_bfloat16": "bf16", "__nv_bfloat162": "bf16", "bfloat": "bf16", "bfloat16_t": "bf16",
+	"int": "i32", "unsigned": "i32", "unsigned int": "i32", "uint": "i32", "int32_t": "i32", "uint32_t": "i32",
+}
+
+// nonFloat are C types that are no element type's name.
+var nonFloat = map[string]bool{"void": true, "bool": true, "char": true, "signed char": true, "int8_t": true, "uint8_t": true, "uchar": true,
+	"short": true, "int16_t": true, "uint16_t": true, "ushort": true, "long": true, "long long": true, "int64_t": true, "uint64_t": true, "size_t": true}
+
+func newContext(src, lang string, sigs []csrc.Signature) *context {
+	c := &context{src: src, lang: lang, toks: csrc.Tokenize(src), typedefs: csrc.Typedefs(src), consts: blockConstants(src), intNames: map[string]bool{}}
+	for _, s := range sigs {
+		for _, p := range s.Bindable() {
+			if !p.Pointer && c.intType(p.Scalar) {
+				c.intNames[p.Name] = true
+			}
+		}
+	}
+	c.dtypeName = c.chooseDType(sigs)
+	return c
+}
+
+// chooseDType names the element type: the source's own floatX-style name
+// (a typedef, or a name it uses but leaves to mltop), else a template's
+// type parameter, else T; floatX when T is a parameter (llm.c's int T).
+func (c *context) chooseDType(sigs []csrc.Signature) string {
+	intT := c.intNames["T"]
+	var own, tmpl string
+	for _, s := range sigs {
+		for _, p := range s.Bindable() {
+			t := strings.TrimSpace(strings.ReplaceAll(p.Pointee, "const", ""))
+			if p.Pointer && own == "" && t != "" && cTypes[t] == "" && !s.IsTemplateParam(t) && c.floatAlias(t) {
+				own = t
+			}
+		}
+		if tmpl == "" {
+			for _, tp := range templateOf(c.toks, entryAt(c.toks, s)) {
+				if tp.isType {
+					tmpl = tp.name
+					break
+				}
+			}
+		}
+	}
+	switch {
+	case own != "" && !(own == "T" && intT):
+		if t, ok := c.typedefs[own]; ok {
+			c.notes = append(c.notes, fmt.Sprintf("the source names the element type %s (typedef %s): dtype_name: %s, buffers say dtype: %s", own, orConditional(t), own, own))
+		}
+		return own
+	case tmpl != "" && tmpl != "T":
+		return tmpl
+	case intT:
+		c.notes = append(c.notes, "a kernel takes `int T`: the element type is named floatX (dtype_name: floatX) so that T can be a dim")
+		return "floatX"
+	}
+	return "T"
+}
+
+func orConditional(t string) string {
+	if t == "" {
+		return "chosen by an #if"
+	}
+	return "of " + t
+}
+
+// floatAlias says whether a pointee name stands for a float element type:
+// a typedef of one (or one an #if chooses), or a name the source uses
+// without declaring it (mltop declares it).
+func (c *context) floatAlias(t string) bool {
+	if c.intType(t) || nonFloat[t] {
+		return false
+	}
+	if u, ok := c.typedefs[t]; ok {
+		return u == "" || cTypes[u] != "" && cTypes[u] != "i32"
+	}
+	if structFields(c.toks, t) != nil || strings.ContainsAny(t, " <:") {
+		return false
+	}
+	return true
+}
+
+func (c *context) intType(t string) bool {
+	t = strings.TrimSpace(strings.ReplaceAll(t, "const", ""))
+	if u, ok := c.typedefs[t]; ok && u != "" {
+		t = u
+	}
+	return csrc.IsIntScalar(t) || cTypes[t] == "i32" || t == "unsigned long" || t == "ptrdiff_t"
+}
+
+// generic says whether a type follows the spec's dtype.
+func (c *context) generic(t string, sig csrc.Signature) bool {
+	t = strings.TrimSpace(strings.ReplaceAll(t, "const", ""))
+	if t == c.dtypeName || sig.IsTemplateParam(t) || t == "void" {
+		return true
+	}
+	u, ok := c.typedefs[t]
+	return ok && u == ""
+}
+
+// elemDType is a buffer's dtype from its pointee.
+func (c *context) elemDType(t string, sig csrc.Signature) string {
+	t = strings.TrimSpace(strings.ReplaceAll(t, "const", ""))
+	if c.generic(t, sig) {
+		c.usesDType = true
+		return c.dtypeName
+	}
+	if u, ok := c.typedefs[t]; ok && cTypes[u] != "" {
+		if t == c.dtypeName {
+			return c.dtypeName
+		}
+		t = u
+	}
+	if d := cTypes[t]; d != "" {
+		return d
+	}
+	c.usesDType = true
+	return c.dtypeName
+}
+
+// setDTypes writes the dtypes the buffers' types allow.
+func (c *context) setDTypes(p *plan) {
+	if u, ok := c.typedefs[c.dtypeName]; ok {
+		switch d := cTypes[u]; {
+		case u == "":
+			p.dtypes = "[f32]"
+			p.dtypesNote = fmt.Sprintf("TODO: an #if in the source chooses %s's type: list the dtype it picks (mltop does not declare %s, the source does)", c.dtypeName, c.dtypeName)
+			p.note("%s's type is chosen by an #if in the source: dtypes lists f32; set it to what the source picks", c.dtypeName)
+		case d != "":
+			p.dtypes = "[" + d + "]"
+			p.dtypesNote = fmt.Sprintf("the source's typedef fixes %s as %s", c.dtypeName, u)
+		}
+		return
+	}
+	if c.usesDType {
+		p.dtypes = "[f32, f16, bf16]"
+		p.dtypesNote = fmt.Sprintf("TODO: mltop declares %s per dtype; drop the dtypes the kernel cannot take", c.dtypeName)
+		return
+	}
+	p.dtypes = "[f32]"
+	p.dtypesNote = "the buffers' types are fixed in the source"
+}

@@ -1,0 +1,207 @@
+package scaffold
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/kernels/user/csrc"
+)
+
+// kernelScan is one entry being mapped to a dispatch.
+type kernelScan struct {
+	sig      csrc.Signature
+	tmpl     []tparam
+	body     []csrc.Token
+	block    string    // the knob that is the group's thread count
+	sizeDims []string  // the kernel's dims, in parameter order
+	newBufs  []*buffer // the buffers this dispatch added (their shapes follow its dims)
+}
+
+const sweep = "[32, 64, 128, 256, 512, 1024]"
+
+// addDispatch maps one kernel to a dispatch: its template arguments, its
+// parameters (buffers, dims, values, flags, knobs), a guessed grid and
+// its static shared arrays.
+func (c *context) addDispatch(p *plan, sig csrc.Signature) {
+	at := entryAt(c.toks, sig)
+	k := &kernelScan{sig: sig, tmpl: templateOf(c.toks, at), body: bodyOf(c.toks, at)}
+	d := &dispatch{comment: fmt.Sprintf("line %d: %s", sig.Line, sig)}
+	d.entry = c.entryExpr(p, k)
+	d.args = c.bindParams(p, k)
+	if k.block == "" {
+		d.threadsComment = c.blockFromSource(p, k)
+	}
+	size := c.sizeOf(p, k)
+	for _, b := range k.newBufs {
+		b.shape = size
+	}
+	d.grid = []string{fmt.Sprintf("cdiv(%s, %s)", strings.Join(size, " * "), k.block), "1", "1"}
+	d.gridComment = fmt.Sprintf("TODO: guessed one thread per element of %s; set the groups (blocks) your launch uses", strings.Join(size, "×"))
+	d.threads = []string{k.block, "1", "1"}
+	d.argsComment = "the kernel's parameters, in order"
+	if c.lang == "metal" {
+		d.argsComment = "buffers, then the scalars (Metal takes them as one struct after the buffers)"
+	}
+	p.note("%s: guessed grid cdiv(%s, %s) × %s threads and buffer shapes [%s]: set them to what your launch uses", sig.Entry, strings.Join(size, " * "), k.block, k.block, strings.Join(size, ", "))
+	known := map[string]bool{}
+	for n, kind := range p.taken {
+		known[n] = kind == "knob" || kind == "dim"
+	}
+	tgm, tgmNotes := sharedItems(c.bodyText(k.body), known)
+	d.tgm = tgm
+	p.notes = append(p.notes, tgmNotes...)
+	p.disps = append(p.disps, d)
+}
+
+// bodyText is the source lines the body spans.
+func (c *context) bodyText(body []csrc.Token) string {
+	if len(body) == 0 {
+		return ""
+	}
+	lines := strings.Split(c.src, "\n")
+	from, to := body[0].Line-1, body[len(body)-1].Line
+	if to > len(lines) {
+		to = len(lines)
+	}
+	return strings.Join(lines[from:to], "\n")
+}
+
+// entryExpr writes the entry: its C++ name and, for a template, the
+// arguments mltop fills in (the dtype name, knobs, flags).
+func (c *context) entryExpr(p *plan, k *kernelScan) string {
+	name := k.sig.Qualified()
+	if len(k.tmpl) == 0 {
+		return name
+	}
+	var args []string
+	for _, tp := range k.tmpl {
+		switch {
+		case tp.isType:
+			c.usesDType = true
+			args = append(args, c.dtypeName)
+		case blockLike.MatchString(tp.name):
+			k.block = c.blockKnob(p, tp.name, tp.def, "template parameter")
+			args = append(args, k.block)
+		case tp.ctype == "bool":
+			n, isNew := p.claim(safeName(tp.name, c.dtypeName), "flag")
+			if isNew {
+				p.flags = append(p.flags, part{name: n, body: fmt.Sprintf("{default: %t}", tp.def == "true"), comment: "template parameter of " + k.sig.Entry})
+			}
+			args = append(args, n)
+		default:
+			v, err := strconv.Atoi(tp.def)
+			if err != nil || v <= 0 {
+				v = 1
+			}
+			n, isNew := p.claim(safeName(tp.name, c.dtypeName), "knob")
+			if isNew {
+				p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: [%d], default: %d}", v, v), comment: fmt.Sprintf("TODO: the values of template parameter %s to sweep", tp.name)})
+				p.note("template parameter %s of %s is knob %s with the one value %d: list the values to sweep", tp.name, k.sig.Entry, n, v)
+			}
+			args = append(args, n)
+		}
+	}
+	return name + "<" + strings.Join(args, ", ") + ">"
+}
+
+// blockKnob adds (once) a knob for a thread count that mltop may sweep.
+func (c *context) blockKnob(p *plan, name, def, what string) string {
+	n, isNew := p.claim(safeName(name, c.dtypeName), "knob")
+	if !isNew {
+		return n
+	}
+	v, err := strconv.Atoi(def)
+	if err != nil || v < 32 || v > 1024 || v&(v-1) != 0 {
+		v = 256
+	}
+	p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: %s, default: %d, doc: threads per group}", sweep, v), comment: fmt.Sprintf("from the %s %s", what, name)})
+	return n
+}
+
+// blockFromSource finds the thread count of a kernel with no block-size
+// parameter: a block-size macro or constant of the source that the body
+// uses, else a WG knob. It returns the threads line's comment.
+func (c *context) blockFromSource(p *plan, k *kernelScan) string {
+	for _, cn := range c.consts {
+		if !mentions(k.body, cn.name) {
+			continue
+		}
+		if cn.guarded {
+			k.block = c.blockKnob(p, cn.name, strconv.Itoa(cn.value), "#ifndef-guarded macro")
+			return ""
+		}
+		n, isNew := p.claim(cn.name, "knob")
+		k.block = n
+		if isNew {
+			p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: [%d], default: %d, doc: threads per group}", cn.value, cn.value),
+				comment: fmt.Sprintf("TODO: fixed by the source (line %d: %s %s %d); wrap a #define in #ifndef %s to sweep it", cn.line, cn.what, cn.name, cn.value, cn.name)})
+			p.note("%s is fixed by the source (line %d): knob %s has the one value %d; guard its #define with #ifndef to sweep it", cn.name, cn.line, n, cn.value)
+		}
+		return ""
+	}
+	n, isNew := p.claim("WG", "knob")
+	k.block = n
+	if isNew {
+		p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: %s, default: 256, doc: threads per group}", sweep), comment: "TODO: the kernel's block size was not found; WG is the threads per group"})
+	}
+	return "TODO: threads per group; the source names no block size for this kernel"
+}
+
+// sizeOf guesses the element count a kernel covers: an N-like dim alone,
+// else its dims (as many as keep the default size under 16M elements),
+// else a new N.
+func (c *context) sizeOf(p *plan, k *kernelScan) []string {
+	for _, d := range k.sizeDims {
+		if nLike.MatchString(d) {
+			return []string{d}
+		}
+	}
+	var out []string
+	prod := 1
+	for _, d := range k.sizeDims {
+		v := defaultOf(p, d)
+		if prod*v > 1<<24 && len(out) > 0 {
+			break
+		}
+		prod *= v
+		out = append(out, d)
+	}
+	if len(out) == 0 {
+		n, isNew := p.claim("N", "dim")
+		if isNew {
+			p.dims = append(p.dims, part{name: n, body: "{default: 1048576, min: 1}", comment: "TODO: the problem size (the kernel takes none)"})
+		}
+		out = []string{n}
+	}
+	return out
+}
+
+var nLike = regexp.MustCompile(`(?i)^(n|count|size|numel|num_?elements|total|len|length)$`)
+
+func defaultOf(p *plan, dim string) int {
+	for _, d := range p.dims {
+		if d.name == dim {
+			var v int
+			fmt.Sscanf(strings.TrimPrefix(d.body, "{default: "), "%d", &v)
+			if v > 0 {
+				return v
+			}
+		}
+	}
+	return 1024
+}
+
+// safeName renames a parameter that is a CSV column or a macro mltop
+// defines (T stays when the dtype has another name).
+func safeName(name, dtypeName string) string {
+	if !user.Reserved[name] || name == "T" && dtypeName != "T" {
+		return name
+	}
+	if u := strings.ToUpper(name); !user.Reserved[u] {
+		return u
+	}
+	return name + "_"
+}

@@ -1,0 +1,242 @@
+package scaffold
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/mltop/mltop/kernels/user/csrc"
+)
+
+// bindParams maps each parameter the caller binds to an arg: pointers to
+// buffers, integers to dims (or a block-size knob), floats to values,
+// bools to flags. Metal takes its buffers first, then its scalars.
+func (c *context) bindParams(p *plan, k *kernelScan) []string {
+	var args, metalScalars []string
+	for i, prm := range k.sig.Bindable() {
+		pname := prm.Name
+		if pname == "" {
+			pname = fmt.Sprintf("arg%d", i)
+		}
+		switch {
+		case prm.Pointer && strings.Contains(prm.Type, "constant") && !strings.Contains(prm.Type, "*"):
+			metalScalars = append(metalScalars, c.constantParam(p, k, prm, pname)...)
+		case prm.Pointer:
+			if len(metalScalars) > 0 {
+				p.note("%s: buffer %s comes after a scalar: Metal takes the buffers first, then the scalars as one struct; reorder the kernel's parameters", k.sig.Entry, pname)
+			}
+			args = append(args, c.bufferParam(p, k, prm, pname))
+		case c.lang == "metal":
+			metalScalars = append(metalScalars, c.scalarParam(p, k, pname, prm.Scalar))
+		default:
+			args = append(args, c.scalarParam(p, k, pname, prm.Scalar))
+		}
+	}
+	return append(args, metalScalars...)
+}
+
+// constantParam maps a Metal `constant X& name` parameter: one scalar, or
+// the fields of a struct in order (mltop packs them into one struct).
+func (c *context) constantParam(p *plan, k *kernelScan, prm csrc.Param, pname string) []string {
+	if fs := structFields(c.toks, prm.Pointee); fs != nil {
+		var out []string
+		for _, f := range fs {
+			out = append(out, c.scalarParam(p, k, f.name, f.ctype))
+		}
+		p.note("%s: %s (%s) is a struct: its fields %s are the last args, in order (mltop packs them into one struct; it passes ints as i32 and floats as f32)", k.sig.Entry, pname, prm.Pointee, fieldNames(fs))
+		return out
+	}
+	if cTypes[prm.Pointee] == "" && !c.intType(prm.Pointee) {
+		p.note("%s: %s (%s): mltop cannot read that type's fields; list them as the last args, in order", k.sig.Entry, pname, prm.Type)
+		return nil
+	}
+	return []string{c.scalarParam(p, k, pname, prm.Pointee)}
+}
+
+func fieldNames(fs []field) string {
+	var n []string
+	for _, f := range fs {
+		n = append(n, f.name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// scalarParam maps a by-value parameter to its arg expression.
+func (c *context) scalarParam(p *plan, k *kernelScan, pname, ctype string) string {
+	t := strings.TrimSpace(strings.ReplaceAll(ctype, "const", ""))
+	switch {
+	case c.generic(t, k.sig) || t == "float" || t == "double" || halfScalar[t]:
+		if c.generic(t, k.sig) {
+			c.usesDType = true
+		}
+		if halfScalar[t] {
+			p.note("%s: %s is a %s scalar: mltop passes no 16-bit float by value; take it as float", k.sig.Entry, pname, t)
+		}
+		return c.value(p, pname)
+	case t == "bool":
+		n, isNew := p.claim(safeName(pname, c.dtypeName), "flag")
+		if isNew {
+			p.flags = append(p.flags, part{name: n, body: "{default: false}", comment: "TODO: the default of parameter " + pname})
+		}
+		return n
+	case c.intType(t):
+		return c.intParam(p, k, pname)
+	}
+	p.note("%s: parameter %s has type %s, which mltop cannot pass: its arg is 0; change the parameter or the args", k.sig.Entry, pname, t)
+	return "0"
+}
+
+var halfScalar = map[string]bool{"half": true, "__half": true, "__nv_bfloat16": true, "bfloat": true, "nv_bfloat16": true}
+
+// intParam maps an integer parameter: a block-size knob, B * T for an N
+// that the other kernels split into B and T, or a dim.
+func (c *context) intParam(p *plan, k *kernelScan, pname string) string {
+	if blockLike.MatchString(pname) {
+		k.block = c.blockKnob(p, pname, "", "parameter")
+		return k.block
+	}
+	if rowsLike.MatchString(pname) && c.intNames["B"] && c.intNames["T"] && !hasParam(k.sig, "B") && !hasParam(k.sig, "T") {
+		c.dim(p, k, "B", 2)
+		c.dim(p, k, "T", 2)
+		p.note("%s: %s is guessed to be B * T (the other kernels take B and T): check the args", k.sig.Entry, pname)
+		return "B * T"
+	}
+	ints := 0
+	for _, q := range k.sig.Bindable() {
+		if !q.Pointer && c.intType(q.Scalar) {
+			ints++
+		}
+	}
+	return c.dim(p, k, safeName(pname, c.dtypeName), ints)
+}
+
+var rowsLike = regexp.MustCompile(`^(N|BT|rows|num_rows)$`)
+
+func hasParam(sig csrc.Signature, name string) bool {
+	for _, q := range sig.Params {
+		if q.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// dimDefaults are defaults for the names training code gives its sizes.
+var dimDefaults = map[string]int{"B": 4, "T": 256, "C": 768, "OC": 768, "NH": 12, "HS": 64, "V": 8192, "Vp": 8192}
+
+// dim adds (once) a dim and records it as one of the kernel's sizes.
+func (c *context) dim(p *plan, k *kernelScan, name string, ints int) string {
+	n, isNew := p.claim(name, "dim")
+	if isNew {
+		v, ok := dimDefaults[n]
+		switch {
+		case ok:
+		case ints == 1:
+			v = 1048576
+		default:
+			v = 1024
+		}
+		p.dims = append(p.dims, part{name: n, body: fmt.Sprintf("{default: %d, min: 1}", v), comment: "TODO: default and range"})
+	}
+	for _, d := range k.sizeDims {
+		if d == n {
+			return n
+		}
+	}
+	k.sizeDims = append(k.sizeDims, n)
+	return n
+}
+
+// valueGuesses are defaults for the names float parameters usually have.
+var valueGuesses = map[string]string{"eps": "1e-5", "epsilon": "1e-5", "scale": "1.0", "alpha": "1.0", "beta": "0.0",
+	"lr": "1e-3", "learning_rate": "1e-3", "beta1": "0.9", "beta2": "0.999", "weight_decay": "0.0", "momentum": "0.9",
+	"grad_scale": "1.0", "temperature": "1.0", "dropout": "0.0", "p": "0.5"}
+
+// value adds (once) a float value with a guessed default.
+func (c *context) value(p *plan, pname string) string {
+	n, isNew := p.claim(safeName(pname, c.dtypeName), "value")
+	if isNew {
+		v, ok := valueGuesses[strings.ToLower(pname)]
+		if !ok {
+			v = "1.0"
+		}
+		p.values = append(p.values, part{name: n, body: v, comment: "TODO: the value the kernel gets for " + pname})
+		p.note("float parameter %s is value %s = %s: set the value you run with", pname, n, v)
+	}
+	return n
+}
+
+// bufferParam maps a pointer parameter to a buffer: const → input;
+// written (and not read) in the body → output; read and written → inout.
+func (c *context) bufferParam(p *plan, k *kernelScan, prm csrc.Param, pname string) string {
+	dt := c.elemDType(prm.Pointee, k.sig)
+	b := &buffer{dtype: dt, readOnlyUse: prm.ReadOnly}
+	var how string
+	switch a := accessOf(k.body, pname); {
+	case prm.ReadOnly:
+		b.init = inputInit(p, dt)
+	case a.reads && a.writes:
+		b.role, b.init = "inout", inputInit(p, dt)
+		how = "read and written by " + k.sig.Entry + ": updated in place (inout)"
+		p.note("%s: %s is read and written: guessed inout (initial values in, final values checked); make it out if it is only written", k.sig.Entry, pname)
+	case a.writes:
+		b.role = "out"
+	case a.reads && !a.escapes:
+		b.init = inputInit(p, dt)
+		how = "TODO: not const but only read by " + k.sig.Entry + ": an input"
+		p.note("%s: %s is not const but only read: guessed it is an input", k.sig.Entry, pname)
+	default:
+		b.role = "out"
+		how = "TODO: not const, and mltop could not follow its use: guessed an output"
+		p.note("%s: %s is not const and its use could not be followed: guessed it is an output", k.sig.Entry, pname)
+	}
+	if prev := findBuffer(p, pname); prev != nil && prev.dtype == b.dtype && prev.role == b.role && (b.role != "" || prev.init == b.init) {
+		prev.readOnlyUse = prev.readOnlyUse || b.readOnlyUse
+		return prev.name
+	}
+	b.name, _ = p.claim(pname, "buffer")
+	if b.name != pname {
+		how = strings.TrimSpace(how + fmt.Sprintf(" (parameter %s of %s; the name was taken)", pname, k.sig.Entry))
+	}
+	b.comment = how
+	if b.comment == "" {
+		b.comment = "TODO: shape"
+	}
+	p.bufs = append(p.bufs, b)
+	k.newBufs = append(k.newBufs, b)
+	return b.name
+}
+
+func findBuffer(p *plan, name string) *buffer {
+	for _, b := range p.bufs {
+		if b.name == name {
+			return b
+		}
+	}
+	return nil
+}
+
+// inputInit is an input's generator: indices below 1024 for integers
+// (below V, a vocabulary, when a kernel takes one: see indexBelowV),
+// normal(0, 1) otherwise.
+func inputInit(p *plan, dt string) string {
+	if dt != "i32" {
+		return "normal(0, 1)"
+	}
+	return "randint(0, 1024)"
+}
+
+// indexBelowV makes integer inputs index below V when a kernel takes a
+// vocabulary size V (token ids into an embedding table).
+func indexBelowV(p *plan) {
+	if p.taken["V"] != "dim" {
+		return
+	}
+	v := defaultOf(p, "V")
+	for _, b := range p.bufs {
+		if b.dtype == "i32" && b.init == "randint(0, 1024)" {
+			b.init = fmt.Sprintf("randint(0, %d)", v)
+			b.comment = strings.TrimSpace("TODO: indices below V's default; " + b.comment)
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package scaffold
+
+import (
+	"fmt"
+	"strings"
+)
+
+// plan is the manifest being written: each part with the comment that
+// says what was guessed.
+type plan struct {
+	name, lang, rel, from string
+	dtypeName             string // "" → T
+	dtypes, dtypesNote    string
+	knobs, dims, values   []part
+	flags                 []part
+	bufs                  []*buffer
+	disps                 []*dispatch
+	taken                 map[string]string // name → what it is (knob, dim, value, flag, buffer)
+	notes                 []string          // the summary on stderr
+}
+
+// part is one knob, dim, value or flag line: `name: body   # comment`.
+type part struct{ name, body, comment string }
+
+type buffer struct {
+	name, dtype, init, role, comment string
+	shape                            []string
+	readOnlyUse                      bool // bound to a const pointer somewhere
+}
+
+type dispatch struct {
+	entry, comment  string
+	grid, threads   []string
+	args            []string
+	tgm             []string
+	argsComment     string
+	threadsComment  string
+	gridComment     string
+	signatureString string
+}
+
+// claim reserves name for a part of kind; a name already taken by
+// another kind gets a suffix. The same name and kind is shared (a dim
+// that two kernels take).
+func (p *plan) claim(name, kind string) (string, bool) {
+	if prev, ok := p.taken[name]; ok {
+		if prev == kind && kind != "buffer" {
+			return name, false
+		}
+		for k := 2; ; k++ {
+			n := fmt.Sprintf("%s_%d", name, k)
+			if _, used := p.taken[n]; !used {
+				name = n
+				break
+			}
+		}
+	}
+	p.taken[name] = kind
+	return name, true
+}
+
+func (p *plan) note(format string, a ...any) {
+	p.notes = append(p.notes, fmt.Sprintf(format, a...))
+}
+
+func withComment(line, comment string) string {
+	if comment == "" {
+		return line
+	}
+	return line + "   # " + comment
+}
+
+// quote writes an expression as a YAML scalar: quoted unless it is a
+// plain name or number.
+func quote(s string) string {
+	for _, r := range s {
+		if !(r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return fmt.Sprintf("%q", s)
+		}
+	}
+	return s
+}
+
+func quoteAll(xs []string) string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = quote(x)
+	}
+	return strings.Join(out, ", ")
+}
+
+// render writes the manifest's YAML.
+func (p *plan) render() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Written by `mltop new` from %s. It loads as it is; fill in the TODOs (keys: docs/own-kernels.md).\n", p.from)
+	fmt.Fprintf(&b, "name: %s\ndescription: TODO one line\n", p.name)
+	fmt.Fprintf(&b, "sources: {%s: %s}\n", p.lang, quote(p.rel))
+	if p.dtypeName != "" && p.dtypeName != "T" {
+		b.WriteString(withComment("dtype_name: "+p.dtypeName, "the element type's name in the source; buffers say dtype: "+p.dtypeName) + "\n")
+	}
+	b.WriteString(withComment("dtypes: "+p.dtypes, p.dtypesNote) + "\n")
+	section := func(key string, parts []part) {
+		if len(parts) == 0 {
+			fmt.Fprintf(&b, "%s: {}\n", key)
+			return
+		}
+		b.WriteString(key + ":\n")
+		for _, x := range parts {
+			b.WriteString(withComment(fmt.Sprintf("  %s: %s", x.name, x.body), x.comment) + "\n")
+		}
+	}
+	section("knobs", p.knobs)
+	section("dims", p.dims)
+	if len(p.values) > 0 {
+		section("values", p.values)
+	}
+	section("flags", p.flags)
+	b.WriteString("rules: []\nbuffers:\n")
+	for _, x := range p.bufs {
+		line := fmt.Sprintf("  - {name: %s, dtype: %s, shape: [%s]", x.name, x.dtype, quoteAll(x.shape))
+		if x.init != "" {
+			line += fmt.Sprintf(", init: %q", x.init)
+		}
+		if x.role != "" {
+			line += ", " + x.role + ": true"
+		}
+		b.WriteString(withComment(line+"}", x.comment) + "\n")
+	}
+	b.WriteString("dispatches:\n")
+	for _, d := range p.disps {
+		if d.comment != "" {
+			b.WriteString("  # " + d.comment + "\n")
+		}
+		b.WriteString(withComment("  - entry: "+quote(d.entry), d.signatureString) + "\n")
+		b.WriteString(withComment(fmt.Sprintf("    grid: [%s]", quoteAll(d.grid)), d.gridComment) + "\n")
+		b.WriteString(withComment(fmt.Sprintf("    threads: [%s]", quoteAll(d.threads)), d.threadsComment) + "\n")
+		b.WriteString(withComment(fmt.Sprintf("    args: [%s]", quoteAll(d.args)), d.argsComment) + "\n")
+		if len(d.tgm) > 0 {
+			b.WriteString("    tgm:   # from the source's static shared (threadgroup) arrays: the TGM budget\n")
+			for _, t := range d.tgm {
+				b.WriteString("      " + t + "\n")
+			}
+		}
+	}
+	// No bytes: every buffer counts once; flops has no guess.
+	b.WriteString("# work: {flops: \"TODO\"}   # TODO: FLOPs of one run (an expression of dims and knobs); bytes: leave out to count every buffer once\n")
+	b.WriteString("check: none   # TODO: {python: ref.py} with def reference(inputs, dims) -> {output: array}\n")
+	return b.String()
+}

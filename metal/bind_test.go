@@ -1,0 +1,95 @@
+package metal
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+const mlxStyle = `#include <metal_stdlib>
+using namespace metal;
+template <typename T>
+[[kernel]] void scale(const device T* x [[buffer(0)]], const constant int* x_shape [[buffer(1)]],
+                      constant float& alpha [[buffer(2)]], constant half& beta [[buffer(3)]],
+                      device T* y [[buffer(4)]], uint i [[thread_position_in_grid]]) {}
+template [[host_name("scale_f32")]] [[kernel]] decltype(scale<float>) scale<float>;
+struct Params { int n; float a; };
+[[kernel]] void packed(device float* y [[buffer(0)]], constant Params& p [[buffer(1)]]) {}
+`
+
+func TestEntrySignatureFindsHostNames(t *testing.T) {
+	sig, _, err := EntrySignature(mlxStyle, "scale_f32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sig.Entry != "scale_f32" || sig.Params[0].Type != "device float*" || sig.Params[4].Type != "device float*" || sig.Params[0].Pointee != "float" {
+		t.Errorf("host-name signature %+v", sig)
+	}
+	if _, found, err := EntrySignature(mlxStyle, "nope"); err == nil || !strings.Contains(strings.Join(found, " "), "scale_f32") {
+		t.Errorf("a missing entry: err %v, found %v (want the host names listed)", err, found)
+	}
+}
+
+func TestBind(t *testing.T) {
+	sig, _, err := EntrySignature(mlxStyle, "scale_f32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots, err := Slots(sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := []SlotKind{SlotBuffer, SlotArray, SlotScalar, SlotScalar, SlotBuffer}
+	for i, s := range slots {
+		if s.Kind != kinds[i] {
+			t.Errorf("slot %d %+v: kind %d, want %d", i, s, s.Kind, kinds[i])
+		}
+	}
+	sc := []profiler.Scalar{profiler.I32Param("x_shape[0]", 3), profiler.I32Param("x_shape[1]", 5), profiler.I32Param("alpha", 2), profiler.F32Param("beta", 0.5)}
+	b, err := Bind(slots, 2, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(b.Buffers, []int{0, 4}) {
+		t.Errorf("buffers at %v, want [0 4]", b.Buffers)
+	}
+	want := []Bound{{1, []byte{3, 0, 0, 0, 5, 0, 0, 0}}, {2, []byte{0, 0, 0, 0x40}}, {3, []byte{0, 0x38}}}
+	if len(b.Bytes) != len(want) {
+		t.Fatalf("bytes %+v", b.Bytes)
+	}
+	for i, w := range want {
+		if b.Bytes[i].Index != w.Index || !bytes.Equal(b.Bytes[i].Bytes, w.Bytes) {
+			t.Errorf("setBytes %d: %+v, want %+v (the int 2 as float 2.0, 0.5 as half)", i, b.Bytes[i], w)
+		}
+	}
+	for _, bad := range []struct {
+		nbufs int
+		sc    []profiler.Scalar
+		want  string
+	}{
+		{3, sc, "takes 2 device buffers"},
+		{2, sc[:3], "beta (constant half&) has no scalar"},
+		{2, append(sc[:4:4], profiler.I32Param("extra", 1)), "left over"},
+		{2, sc[2:], "x_shape[0]"},
+		{2, []profiler.Scalar{profiler.I32Param("x_shape[0]", 3), profiler.F32Param("alpha", 1e39), profiler.F32Param("beta", 1)}, "alpha"},
+	} {
+		if _, err := Bind(slots, bad.nbufs, bad.sc); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("Bind(%d buffers, %v): %v, want an error with %q", bad.nbufs, bad.sc, err, bad.want)
+		}
+	}
+
+	// One struct: every scalar packed at its index; no slots: the old layout.
+	sig, _, _ = EntrySignature(mlxStyle, "packed")
+	slots, _ = Slots(sig)
+	b, err = Bind(slots, 1, []profiler.Scalar{profiler.I32Param("n", 7), profiler.F32Param("a", 1)})
+	if err != nil || len(b.Bytes) != 1 || b.Bytes[0].Index != 1 || len(b.Bytes[0].Bytes) != 8 {
+		t.Errorf("struct binding %+v %v", b, err)
+	}
+	b, err = Bind(nil, 2, []profiler.Scalar{profiler.I32Param("n", 7)})
+	if err != nil || !reflect.DeepEqual(b.Buffers, []int{0, 1}) || b.Bytes[0].Index != 2 {
+		t.Errorf("built-in binding %+v %v", b, err)
+	}
+}

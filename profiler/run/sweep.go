@@ -1,0 +1,246 @@
+package run
+
+import (
+	"context"
+	"io"
+	"math"
+	"time"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+// BigSweep is the spec count above which a sweep started by a person
+// asks first: `--yes` on the command line, a question in the TUI.
+const BigSweep = 2000
+
+// SweepSource is a sweep whose jobs are made on demand: a sweep.Stream.
+type SweepSource interface {
+	// Walk yields the jobs in order with their index (see sweep.Stream.Each).
+	Walk(ctx context.Context, yield func(i int, j profiler.Job) bool) error
+	// Size bounds the number of jobs (combinations before filters).
+	Size() int64
+	// Sample draws n combinations at random and returns the jobs among them.
+	Sample(n int, seed uint64) ([]profiler.Job, error)
+}
+
+// SweepShard is one part of a sweep split n ways: a sweep.Shard.
+type SweepShard interface {
+	Owns(i int) bool // the job of index i is this part's
+	Parts() int      // n
+}
+
+// SweepConfig is one sweep for Sweep.
+type SweepConfig struct {
+	Source SweepSource
+	// Options turns the options a job has in the file into the ones it
+	// runs with (the command line's flags over them); nil keeps them.
+	Options func(profiler.Options) profiler.Options
+	// Exec runs the specs on one device. Without it, OpenDevices opens
+	// several (after Announce: a refused sweep starts no worker).
+	Exec        profiler.Executor
+	OpenDevices func() ([]Device, error)
+	// Skip holds the keys of specs already measured (--resume); Skipped,
+	// when set, is called with each of the sweep's jobs in Skip before
+	// Announce (to check that they were measured with these settings).
+	Skip    map[string]bool
+	Skipped func(profiler.Job)
+	Shard   SweepShard // nil: the whole sweep
+	// Announce gets the plan before anything runs (within about
+	// CountTime whatever the sweep's size); an error stops the sweep there.
+	// Start comes next, once the specs in Skip were handed to Skipped, and
+	// returns the hooks that show progress; an error stops the sweep too.
+	Announce func(SweepPlan) error
+	Start    func(SweepPlan) (Hooks, error)
+	Log      io.Writer // a dropped device's line (several devices)
+}
+
+// SweepPlan is what a sweep will do, known before anything runs: counted
+// by walking the sweep when that takes less than CountTime, else
+// estimated from a sample of SampleSize combinations.
+type SweepPlan struct {
+	Specs   int // to run: the shard's, not skipped, and runnable on Device when it is known
+	Invalid int // refused by the device (rules, plan, memory): they become invalid rows at once
+	Skipped int // in Skip
+	Exact   bool
+	Sampled int // combinations sampled when not Exact
+	// Device is the device the specs were checked against; nil when the
+	// devices open after the announcement.
+	Device   *profiler.DeviceInfo
+	Estimate SweepEstimate // of the Specs
+}
+
+// CountTime bounds the walk that counts a sweep before it runs; a larger
+// sweep is estimated from SampleSize combinations drawn at random.
+const (
+	CountTime  = time.Second
+	SampleSize = 4000
+)
+
+// Sweep runs a sweep file's specs as they are made (sweep.Stream): it
+// counts and estimates them (PlanSweep), hands the plan to
+// cfg.Announce and cfg.Start, then runs them on cfg.Exec or the devices of
+// cfg.OpenDevices, each Result to every sink as soon as it is known.
+// Memory does not grow with the sweep's size, and ctx stops every stage.
+func Sweep(ctx context.Context, cfg SweepConfig, sinks ...profiler.Sink) (Summary, error) {
+	var dev *profiler.DeviceInfo
+	var cache *PlanCache
+	if cfg.Exec != nil {
+		d := cfg.Exec.Device()
+		dev = &d
+		if r, ok := cfg.Exec.(*Runner); ok {
+			cache = r.plans
+		}
+	}
+	plan, err := PlanSweep(ctx, cfg, dev, cache)
+	if err != nil {
+		return Summary{}, err
+	}
+	if cfg.Announce != nil {
+		if err := cfg.Announce(plan); err != nil {
+			return Summary{}, err
+		}
+	}
+	if err := skippedWalk(ctx, cfg, plan); err != nil {
+		return Summary{}, err
+	}
+	var h Hooks
+	if cfg.Start != nil {
+		if h, err = cfg.Start(plan); err != nil {
+			return Summary{}, err
+		}
+	}
+	n := plan.Specs + plan.Invalid
+	src := streamSource(cfg.Source, cfg.Shard, cfg.Options)
+	if cfg.Exec == nil {
+		devs, err := cfg.OpenDevices()
+		if err != nil {
+			return Summary{}, err
+		}
+		return onDevices(ctx, devs, startFeed(ctx, src, cfg.Skip), n, sinks, h, cfg.Log)
+	}
+	return runFeed(ctx, cfg.Exec, startFeed(ctx, src, cfg.Skip), n, sinks, h)
+}
+
+// PlanSweep counts and estimates cfg's sweep on dev (nil: not known yet),
+// planning with cache (nil: none). A sweep that takes more than
+// CountTime to walk is sampled (and Sweep walks it for Skipped after the
+// announcement).
+func PlanSweep(ctx context.Context, cfg SweepConfig, dev *profiler.DeviceInfo, cache *PlanCache) (SweepPlan, error) {
+	p := SweepPlan{Device: dev, Exact: true}
+	x := newEstimator(dev)
+	deadline := time.Now().Add(CountTime)
+	n := 0
+	// The skipped jobs are handed to cfg.Skipped only once the walk is
+	// known to be whole (a sampled plan walks for them again).
+	var skipped []profiler.Job
+	walk := cfg
+	walk.Skipped = func(j profiler.Job) { skipped = append(skipped, j) }
+	err := streamSource(cfg.Source, cfg.Shard, cfg.Options)(ctx, func(j profiler.Job) bool {
+		if n++; n%256 == 0 && time.Now().After(deadline) {
+			p.Exact = false
+			return false
+		}
+		p.count(x, j, walk, cache)
+		return true
+	})
+	if err != nil {
+		return p, err
+	}
+	if !p.Exact {
+		return samplePlan(ctx, cfg, dev, cache)
+	}
+	if cfg.Skipped != nil {
+		for _, j := range skipped {
+			cfg.Skipped(j)
+		}
+	}
+	p.Estimate = x.result(1)
+	return p, nil
+}
+
+// count adds job j to the plan.
+func (p *SweepPlan) count(x *estimator, j profiler.Job, cfg SweepConfig, cache *PlanCache) {
+	if cfg.Skip[j.Spec.Key()] {
+		p.Skipped++
+		if cfg.Skipped != nil {
+			cfg.Skipped(j)
+		}
+		return
+	}
+	var plan *profiler.Plan
+	if p.Device != nil {
+		prep, ok := Runnable(j, *p.Device, cache)
+		if !ok {
+			p.Invalid++
+			return
+		}
+		plan = prep.Plan
+	}
+	p.Specs++
+	x.add(j, plan)
+}
+
+// samplePlan is PlanSweep from SampleSize combinations.
+func samplePlan(ctx context.Context, cfg SweepConfig, dev *profiler.DeviceInfo, cache *PlanCache) (SweepPlan, error) {
+	p := SweepPlan{Device: dev, Sampled: SampleSize}
+	jobs, err := cfg.Source.Sample(SampleSize, 1)
+	if err != nil {
+		return p, err
+	}
+	x := newEstimator(dev)
+	quiet := cfg
+	quiet.Skipped = nil
+	for _, j := range jobs {
+		if ctx.Err() != nil {
+			return p, ctx.Err()
+		}
+		if cfg.Options != nil {
+			j.Options = cfg.Options(j.Options)
+		}
+		p.count(x, j, quiet, cache)
+	}
+	scale := float64(cfg.Source.Size()) / SampleSize
+	if cfg.Shard != nil {
+		scale /= float64(cfg.Shard.Parts())
+	}
+	round := func(v int) int { return int(math.Round(float64(v) * scale)) }
+	p.Specs, p.Invalid, p.Skipped = round(p.Specs), round(p.Invalid), round(p.Skipped)
+	p.Estimate = x.result(scale)
+	p.Estimate.Builds = 0 // not known from a sample
+	return p, nil
+}
+
+// skippedWalk hands cfg.Skipped the jobs in cfg.Skip when the plan was
+// sampled (a whole walk has handed them already): a walk over the whole
+// sweep, which ctx stops.
+func skippedWalk(ctx context.Context, cfg SweepConfig, p SweepPlan) error {
+	if p.Exact || len(cfg.Skip) == 0 || cfg.Skipped == nil {
+		return nil
+	}
+	return streamSource(cfg.Source, cfg.Shard, cfg.Options)(ctx, func(j profiler.Job) bool {
+		if cfg.Skip[j.Spec.Key()] {
+			cfg.Skipped(j)
+		}
+		return true
+	})
+}
+
+// Runnable says, without the backend, whether j's spec can run on dev:
+// the family's rules, its plan, the memory it needs (with the job's
+// device_limits), and whether the CPU backend would refuse a user
+// kernel. It returns the prepared spec when it can.
+func Runnable(j profiler.Job, dev profiler.DeviceInfo, cache *PlanCache) (*Prepared, bool) {
+	dev = j.Options.Limits.Apply(dev)
+	prep, err := Prepare(j.Spec, dev, PrepareOptions{Mode: j.Options.CacheMode(), Cache: cache})
+	if err != nil {
+		return nil, false
+	}
+	if dev.Backend == "cpu" {
+		for _, d := range prep.Plan.Dispatches {
+			if d.Program.Code != "" {
+				return nil, false
+			}
+		}
+	}
+	return prep, true
+}
