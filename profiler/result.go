@@ -135,9 +135,23 @@ type Result struct {
 	Notes       []string        `json:"notes,omitempty"`
 	WallSeconds float64         `json:"wall_s"`
 
+	// Search marks a row measured by a search (mltop tune, a sweep's
+	// search: block): which step, and how briefly; nil for other rows.
+	Search *SearchMark `json:"search,omitempty"`
+
 	// DeviceOrdinal is the GPU's ordinal on its host as the parent process
 	// numbers them (the N of --devices N; 0 on a one-device run).
 	DeviceOrdinal int `json:"device_ordinal"`
+}
+
+// SearchMark is where a row stands in a search: Step counts the search's
+// measurements from 1; Fidelity below 1 is a brief measurement (that share
+// of the time limit, successive halving); Final marks the re-measurement
+// of a contender after the search.
+type SearchMark struct {
+	Step     int     `json:"step"`
+	Fidelity float64 `json:"fidelity"`
+	Final    bool    `json:"final,omitempty"`
 }
 
 // MaxTGM is the largest per-dispatch threadgroup memory total.

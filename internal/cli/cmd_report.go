@@ -3,15 +3,18 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 
 	attnbwd "github.com/mltop/mltop/kernels/attn_bwd"
+	"github.com/mltop/mltop/profiler/tune"
 )
 
 const (
-	reportSummary = "attention-backward tables from a sweep's CSV"
+	reportSummary = "attention-backward tables from a sweep's CSV, or a tuning table"
 	reportHelp    = `  mltop report FILE.csv                 attention-backward tables (fused/unfused speed ratio,
-                                        peak device memory) from a sweep's CSV
+                                        peak device memory) from a sweep's CSV; a tuning table
+                                        (mltop tune --table FILE.csv) as a table
 `
 )
 
@@ -24,6 +27,15 @@ func runReport(_ context.Context, s *session, _ *noFlags, pos []string) error {
 	}
 	if _, err := os.Stat(pos[0]); errors.Is(err, os.ErrNotExist) {
 		return badInput("%s does not exist: run a sweep with --csv %s first (e.g. configs/attention_bwd.yaml)", pos[0], pos[0])
+	}
+	if tune.IsTableFile(pos[0]) { // mltop tune --table FILE.csv
+		t, err := tune.ReadTableCSV(pos[0])
+		if err != nil {
+			return badInput("%v", err)
+		}
+		fmt.Fprintf(stdout, "tuning table of %s (%s, on %s):\n", t.Kernel, t.Objective, t.Device)
+		printTable(stdout, t)
+		return nil
 	}
 	if err := attnbwd.ReportFile(stdout, pos[0]); err != nil {
 		return badInput("%v", err)

@@ -82,6 +82,9 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 	if !o.set["backend"] && st.Backend != "" {
 		backend = st.Backend
 	}
+	if st.Search != nil { // a search: block picks which specs to measure (search_sweep.go)
+		return s.runSweepSearch(ctx, o, backend, st)
+	}
 	sr := &sweepRun{o: o, path: path, stdout: stdout, stderr: stderr, sample: firstSpecs(ctx, st, 1000)}
 	// From the whole sweep's kernels: every shard writes the same header.
 	sr.cols = sink.ColumnsFor(kernelSpecs(st))

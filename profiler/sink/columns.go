@@ -27,6 +27,9 @@ type Column struct {
 // flag names over a sweep, in schema order.
 type Columns struct {
 	Knobs, Dims, Flags []string
+	// Search adds the optional search_step column last (a search's rows:
+	// mltop tune, a sweep's search: block).
+	Search bool
 }
 
 // ColumnsFor builds the union over specs.
@@ -73,7 +76,11 @@ func (c Columns) Table() []Column {
 	for _, f := range c.Flags {
 		t = append(t, flagColumn(f))
 	}
-	return append(t, tailColumns...)
+	t = append(t, tailColumns...)
+	if c.Search {
+		t = append(t, searchStepColumn)
+	}
+	return t
 }
 
 // optionalColumns are fixed columns that CSVs written before they existed
@@ -506,6 +513,8 @@ func ColumnsOf(header []string) Columns {
 	for _, h := range header {
 		switch {
 		case slices.Contains(fixed, h):
+		case h == SearchStepColumn:
+			c.Search = true
 		case slices.Contains(known.Knobs, h):
 			c.Knobs = append(c.Knobs, h)
 		case slices.Contains(known.Flags, h):

@@ -26,7 +26,10 @@ type Stream struct {
 	File         string
 	Backend      string // "" when the file does not say
 	DeviceLimits *profiler.DeviceLimitsYAML
-	entries      []*entry
+	// Search is the file's search: block (nil: measure every spec);
+	// with shapes, each entry is compiled once per shape (search.go).
+	Search  *Search
+	entries []*entry
 }
 
 // entry is one compiled item of `sweeps:`.

@@ -128,6 +128,7 @@ type FileYAML struct {
 	Defaults     MeasureYAML                `yaml:"defaults"`
 	DeviceLimits *profiler.DeviceLimitsYAML `yaml:"device_limits"`
 	Sweeps       []SweepYAML                `yaml:"sweeps"`
+	Search       *SearchYAML                `yaml:"search"` // see search.go
 }
 
 // Sweep is a loaded, expanded sweep file.
@@ -136,6 +137,8 @@ type Sweep struct {
 	Backend      string // "" when the file does not say
 	DeviceLimits *profiler.DeviceLimitsYAML
 	Jobs         []profiler.Job
+	// Search is the file's search: block (nil: measure every spec).
+	Search *Search
 	// Duplicates counts the jobs dropped from Jobs because an earlier job
 	// has the same spec and options (a value repeated in a list, e.g.
 	// `BQ: [32, 32]`, or two entries that expand to one spec): each spec
@@ -191,7 +194,7 @@ func ParseWith(name string, src []byte, base profiler.Options, o Options) (*Swee
 	if err != nil {
 		return nil, err
 	}
-	return &Sweep{File: name, Backend: st.Backend, DeviceLimits: st.DeviceLimits, Jobs: jobs, Duplicates: c.Duplicates}, nil
+	return &Sweep{File: name, Backend: st.Backend, DeviceLimits: st.DeviceLimits, Jobs: jobs, Search: st.Search, Duplicates: c.Duplicates}, nil
 }
 
 // ParseStream is LoadStream on bytes.
@@ -235,6 +238,10 @@ func ParseStream(name string, src []byte, base profiler.Options, o Options) (*St
 	}
 	defaults.Limits = f.DeviceLimits
 	st := &Stream{File: name, Backend: f.Backend, DeviceLimits: f.DeviceLimits}
+	searchAt := func(field, msg string) error { return at("$.search."+field, "search."+field, msg) }
+	if st.Search, err = parseSearch(f.Search, searchAt); err != nil {
+		return nil, err
+	}
 	for i, s := range f.Sweeps {
 		p := fmt.Sprintf("$.sweeps[%d]", i)
 		field := fmt.Sprintf("sweeps[%d]", i)
@@ -251,11 +258,11 @@ func ParseStream(name string, src []byte, base profiler.Options, o Options) (*St
 			return nil, sx.at("kernel", err.Error())
 		}
 		s.Kernel = kernel
-		e, err := compileEntry(s, defaults, sx, st.entries)
+		es, err := compileSearchEntries(s, st.Search, defaults, sx, st.entries, searchAt)
 		if err != nil {
 			return nil, err
 		}
-		st.entries = append(st.entries, e)
+		st.entries = append(st.entries, es...)
 	}
 	return st, nil
 }

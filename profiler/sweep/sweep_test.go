@@ -73,7 +73,7 @@ func TestParseSweepErrors(t *testing.T) {
 		name, src, want string
 	}{
 		{"malformed", "sweeps: [\n", "s.yaml:1:"},
-		{"unknown top key", "sweep:\n  - kernel: test_scale\n", "s.yaml:1:1: unknown field \"sweep\": check the spelling; did you mean sweeps? the keys at the top level are backend, defaults, device_limits, sweeps (docs/sweeps.md)"},
+		{"unknown top key", "sweep:\n  - kernel: test_scale\n", "s.yaml:1:1: unknown field \"sweep\": check the spelling; did you mean sweeps? the keys at the top level are backend, defaults, device_limits, sweeps, search (docs/sweeps.md)"},
 		{"unknown sweep key", "sweeps:\n  - kernel: test_scale\n    knob: {WG: 32}\n", "s.yaml:3:5: unknown field \"knob\": check the spelling; did you mean knobs? the keys at sweeps[0] are kernel, dtypes, knobs, dims, flags, where, options"},
 		{"unknown kernel", "sweeps:\n  - kernel: flash\n", "s.yaml:2:13: sweeps[0].kernel: unknown kernel \"flash\""},
 		{"missing kernel", "sweeps:\n  - dtypes: [f32]\n", "missing `kernel:`"},
