@@ -10,6 +10,7 @@ import (
 	"github.com/mltop/mltop/profiler/compare"
 	"github.com/mltop/mltop/profiler/run"
 	"github.com/mltop/mltop/profiler/sink"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // occPanel is the occupancy of the tightest dispatch: measured by the
@@ -173,7 +174,7 @@ func (p timingPanel) lines(w, h int) []string {
 		return []string{th.dim.Render("not measured")}
 	}
 	out := []string{
-		"median " + fmtDur(st.Median),
+		"median " + units.Nanos(st.Median),
 		fmtThroughput(p.run.res),
 	}
 	// The change against the previous run of the kernel and the pinned
@@ -242,7 +243,7 @@ func (p timingPanel) lines(w, h int) []string {
 		out = append(out, fmt.Sprintf("SM clock %.0f MHz", mhz))
 	}
 	for _, d := range p.run.res.PerDispatch { // multi-kernel plans: each kernel's median
-		out = append(out, th.dim.Render(fit(d.Name, max(1, w-9))+padLeft(fmtDur(d.Stats.Median), 9)))
+		out = append(out, th.dim.Render(fit(d.Name, max(1, w-9))+padLeft(units.Nanos(d.Stats.Median), 9)))
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // This file is the session's only use of the engine's job loop: a batch
@@ -350,10 +351,10 @@ func (m Model) outcome(b *batch, e entry) string {
 		}
 	}
 	if reload && !b.saved.IsZero() {
-		s += fmt.Sprintf(" · %s after save", fmtSeconds(time.Since(b.saved)))
+		s += fmt.Sprintf(" · %s after save", units.Elapsed(time.Since(b.saved)))
 	}
 	if r.Stats.N > 0 {
-		s += " · median " + fmtDur(r.Stats.Median)
+		s += " · median " + units.Nanos(r.Stats.Median)
 		if p, ok := m.hist.previous(e); ok {
 			if c, ok := m.hist.compare(p, e); ok {
 				s += fmt.Sprintf(" (%s vs #%d)", c, p.id)
@@ -365,15 +366,4 @@ func (m Model) outcome(b *batch, e entry) string {
 		s = b.note + " · " + s
 	}
 	return s
-}
-
-// fmtSeconds is a short duration: "850 ms", "2.4 s".
-func fmtSeconds(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	if d < time.Second {
-		return fmt.Sprintf("%d ms", d.Milliseconds())
-	}
-	return fmt.Sprintf("%.1f s", d.Seconds())
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/mltop/mltop/kernels/user/watch"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/compare"
+	"github.com/mltop/mltop/profiler/units"
 	"github.com/mltop/mltop/ui"
 )
 
@@ -188,7 +189,7 @@ func watchLine(n int, why string, r profiler.Result, prev *profiler.Result, labe
 	var b strings.Builder
 	fmt.Fprintf(&b, "#%d  %s  %s", n, why, r.Status)
 	if r.Stats.N > 0 {
-		fmt.Fprintf(&b, "  median %s", fmtMicros(r.Stats.Median))
+		fmt.Fprintf(&b, "  median %s", units.Micros(r.Stats.Median))
 		if prev != nil && prev.Stats.Median > 0 {
 			fmt.Fprintf(&b, " (%s vs previous)", compare.Results(*prev, r, compare.DefaultOptions()))
 		}
@@ -218,14 +219,6 @@ func watchLine(n int, why string, r profiler.Result, prev *profiler.Result, labe
 	}
 	fmt.Fprintf(&b, "  %s=%.3fs", label, took.Seconds())
 	return b.String()
-}
-
-// fmtMicros is a duration in nanoseconds as µs (or ms past 10 ms).
-func fmtMicros(ns float64) string {
-	if ns >= 1e7 {
-		return fmt.Sprintf("%.2f ms", ns/1e6)
-	}
-	return fmt.Sprintf("%.1f µs", ns/1e3)
 }
 
 // oneLine is the first line of s.

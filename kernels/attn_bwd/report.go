@@ -3,7 +3,6 @@ package attnbwd
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/sink"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // The attention-backward report: from the CSV of a sweep such as
@@ -136,14 +136,14 @@ func Report(w io.Writer, rows []profiler.Result) error {
 			fmt.Fprintln(tw, head)
 			for _, k := range sel {
 				u := best[reportUnfused][k]
-				line := fmt.Sprintf("%d\t%s\t%s\t", k.d, shapeL(k), msec(u.medianUS))
+				line := fmt.Sprintf("%d\t%s\t%s\t", k.d, shapeL(k), units.Millis(u.medianUS))
 				for _, f := range fused {
 					c, ok := best[f][k]
 					if !ok {
 						line += "-\t-\t"
 						continue
 					}
-					line += fmt.Sprintf("%s\t%.2fx\t", msec(c.medianUS), u.medianUS/c.medianUS)
+					line += fmt.Sprintf("%s\t%.2fx\t", units.Millis(c.medianUS), u.medianUS/c.medianUS)
 				}
 				fmt.Fprintln(tw, line)
 			}
@@ -176,17 +176,17 @@ func Report(w io.Writer, rows []profiler.Result) error {
 		if k.b != 1 {
 			cfg += fmt.Sprintf(" B=%d", k.b)
 		}
-		line := cfg + "\t" + mb(u.memory) + "\t"
+		line := cfg + "\t" + units.MB(u.memory) + "\t"
 		for _, f := range fused {
 			c, ok := best[f][k]
 			if !ok {
 				line += "-\t-\t"
 				continue
 			}
-			line += fmt.Sprintf("%s\t%.0f%%\t", mb(c.memory), 100*(1-float64(c.memory)/float64(u.memory)))
+			line += fmt.Sprintf("%s\t%.0f%%\t", units.MB(c.memory), 100*(1-float64(c.memory)/float64(u.memory)))
 		}
 		attn := int64(k.b) * int64(k.h) * int64(k.lq) * int64(k.lk) * int64(dtypeBytes(k.dtype))
-		fmt.Fprintln(tw, line+mb(attn)+"\t")
+		fmt.Fprintln(tw, line+units.MB(attn)+"\t")
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -238,34 +238,6 @@ func shapeL(k reportKey) string {
 		return strconv.Itoa(k.lq)
 	}
 	return fmt.Sprintf("%dx%d", k.lq, k.lk)
-}
-
-// msec prints a median given in microseconds as milliseconds with about
-// three significant digits (the seed's tables use seconds, which GPU times
-// under a millisecond would round away).
-func msec(us float64) string {
-	ms := us / 1e3
-	switch {
-	case ms >= 100:
-		return strconv.FormatFloat(ms, 'f', 0, 64)
-	case ms >= 10:
-		return strconv.FormatFloat(ms, 'f', 1, 64)
-	case ms >= 1:
-		return strconv.FormatFloat(ms, 'f', 2, 64)
-	}
-	return strconv.FormatFloat(ms, 'f', 3, 64)
-}
-
-func mb(b int64) string {
-	v := float64(b) / 1e6
-	if v >= 1000 {
-		s := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
-		return s[:len(s)-3] + "," + s[len(s)-3:] + " MB"
-	}
-	if v >= 10 {
-		return fmt.Sprintf("%.0f MB", v)
-	}
-	return fmt.Sprintf("%.1f MB", v)
 }
 
 func dtypeBytes(dt string) int {
