@@ -277,14 +277,14 @@ func (p errorPanel) wide() bool {
 func (p errorPanel) View(w, h int) []string {
 	if p.load != nil {
 		title := "✗ reload failed · " + filepath.Base(p.load.source)
-		if at := siteLabel(p.load.text); at != "" {
+		if at := profiler.SiteLabel(p.load.text); at != "" {
 			title = "✗ reload failed · " + at
 		}
 		return boxStyled(p.th, p.th.bad, title, p.lines(w-2, h-2), w, h, false)
 	}
 	e := *p.run
 	title := fmt.Sprintf("✗ %s · run #%d", e.res.Status, e.id)
-	if at := siteLabel(e.res.Error); at != "" && e.res.Status == profiler.StatusCompileError {
+	if at := profiler.SiteLabel(e.res.Error); at != "" && e.res.Status == profiler.StatusCompileError {
 		title += " · " + at
 	}
 	return boxStyled(p.th, p.th.bad, title, p.lines(w-2, h-2), w, h, false)
@@ -306,7 +306,7 @@ func (p errorPanel) lines(w, h int) []string {
 	// The first error, whole, before the rest of the message (a compiler's
 	// log starts with what called it).
 	first := ""
-	if _, _, text, ok := errorSite(msg); ok {
+	if _, _, text, ok := profiler.ErrorSite(msg); ok {
 		first = text
 		msg = strings.Replace(msg, text, "", 1)
 	} else if p.run != nil && p.run.res.Status == profiler.StatusInvalid {

@@ -336,10 +336,10 @@ func (m Model) outcome(b *batch, e entry) string {
 		s = fmt.Sprintf("run #%d: %s", e.id, r.Status)
 	}
 	if r.Status == profiler.StatusInvalid && r.Error != "" {
-		s += " — " + oneLine(reason(r)) // the reason first: it is what to fix
+		s += " — " + profiler.FirstLine(reason(r)) // the reason first: it is what to fix
 	}
 	if r.Status == profiler.StatusCompileError {
-		if at := siteLabel(r.Error); at != "" {
+		if at := profiler.SiteLabel(r.Error); at != "" {
 			s = fmt.Sprintf("run #%d: compile error in %s", e.id, at)
 		} else {
 			s = fmt.Sprintf("run #%d %s: compile error", e.id, r.Spec.Kernel)

@@ -14,7 +14,6 @@ import (
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/compare"
 	"github.com/mltop/mltop/profiler/units"
-	"github.com/mltop/mltop/ui"
 )
 
 const (
@@ -117,7 +116,7 @@ func runWatch(ctx context.Context, s *session, wa *watchArgs, pos []string) erro
 			saved, why := savedAt(r.Changed)
 			if r.Err != nil {
 				n++
-				fmt.Fprintf(stdout, "#%d  %s  reload error  %s  after_save=%.3fs\n", n, why, oneLine(r.Err.Error()), time.Since(saved).Seconds())
+				fmt.Fprintf(stdout, "#%d  %s  reload error  %s  after_save=%.3fs\n", n, why, profiler.FirstLine(r.Err.Error()), time.Since(saved).Seconds())
 				fmt.Fprintf(stderr, "mltop: %v\nmltop: the kernel as loaded before stays: fix and save to rerun\n", r.Err)
 			} else {
 				if r.Renamed != "" { // the old name is gone from the registry: follow the new one
@@ -126,7 +125,7 @@ func runWatch(ctx context.Context, s *session, wa *watchArgs, pos []string) erro
 				}
 				if s, err := parseSpec(name, dtype, sets); err != nil {
 					n++
-					fmt.Fprintf(stdout, "#%d  %s  spec error  %s\n", n, why, oneLine(err.Error()))
+					fmt.Fprintf(stdout, "#%d  %s  spec error  %s\n", n, why, profiler.FirstLine(err.Error()))
 				} else {
 					spec = s
 					runOnce(why, saved, "after_save")
@@ -211,18 +210,12 @@ func watchLine(n int, why string, r profiler.Result, prev *profiler.Result, labe
 		fmt.Fprintf(&b, "  (the same reason as #%d)", sameAs)
 	} else if r.Status != profiler.StatusOK && r.Status != profiler.StatusUnchecked && r.Error != "" {
 		msg := r.Reason()
-		if f, line, text, ok := ui.ErrorSite(msg); ok {
+		if f, line, text, ok := profiler.ErrorSite(msg); ok {
 			fmt.Fprintf(&b, "  at %s:%d", filepath.Base(f), line)
 			msg = text
 		}
-		fmt.Fprintf(&b, "  %s", oneLine(msg))
+		fmt.Fprintf(&b, "  %s", profiler.FirstLine(msg))
 	}
 	fmt.Fprintf(&b, "  %s=%.3fs", label, took.Seconds())
 	return b.String()
-}
-
-// oneLine is the first line of s.
-func oneLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
 }

@@ -189,7 +189,7 @@ func (t *Table) Write(r profiler.Result) error {
 	}
 	msg := ""
 	if r.Status != profiler.StatusOK && r.Error != "" {
-		msg = oneLine(r.Reason())
+		msg = profiler.OneLine(r.Reason())
 		if t.width > 0 {
 			msg = Clip(msg, max(t.width-6, 20))
 		}
