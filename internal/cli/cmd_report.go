@@ -6,6 +6,7 @@ import (
 	"os"
 
 	attnbwd "github.com/mltop/mltop/kernels/attn_bwd"
+	"github.com/mltop/mltop/profiler/sink"
 )
 
 const (
@@ -25,8 +26,13 @@ func runReport(_ context.Context, s *session, _ *noFlags, pos []string) error {
 	if _, err := os.Stat(pos[0]); errors.Is(err, os.ErrNotExist) {
 		return badInput("%s does not exist: run a sweep with --csv %s first (e.g. configs/attention_bwd.yaml)", pos[0], pos[0])
 	}
-	if err := attnbwd.ReportFile(stdout, pos[0]); err != nil {
+	rows, err := sink.ReadCSV(pos[0]) // a file that is not an mltop CSV is refused as such
+	if err != nil {
 		return badInput("%v", err)
 	}
-	return nil
+	rep, err := attnbwd.Report(rows)
+	if err != nil {
+		return badInput("%v", err)
+	}
+	return sink.WriteReport(stdout, rep)
 }
