@@ -21,6 +21,7 @@ import (
 
 	"github.com/mltop/mltop/kernels/kit/host"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // TGMPerGroup is the "threadgroup memory" the CPU backend offers a group.
@@ -221,7 +222,7 @@ func (b *Backend) Alloc(n int64) (profiler.Buffer, error) {
 		return nil, fmt.Errorf("cannot allocate %d bytes: the size must not be negative", n)
 	}
 	if n > b.info.MemoryBytes {
-		return nil, fmt.Errorf("cannot allocate %s: the host has %s of memory; reduce the dims", profiler.FormatBytes(n), profiler.FormatBytes(b.info.MemoryBytes))
+		return nil, fmt.Errorf("cannot allocate %s: the host has %s of memory; reduce the dims", units.Bytes(n), units.Bytes(b.info.MemoryBytes))
 	}
 	return &Buffer{data: make([]byte, n)}, nil
 }

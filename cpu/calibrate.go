@@ -8,6 +8,7 @@ import (
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // Calibrate measures the host's ceilings the way the CPU kernels use it:
@@ -21,7 +22,7 @@ func (b *Backend) Calibrate() (run.Calibration, error) {
 	size = min(size, 1<<30)
 	bw, dt := copyBandwidth(int(size), runtime.NumCPU())
 	c.CopyBandwidth = bw
-	c.Details = append(c.Details, fmt.Sprintf("copy: %s each way on %d goroutines, best of 5 in %v", profiler.FormatBytes(size), runtime.NumCPU(), dt.Round(time.Millisecond)))
+	c.Details = append(c.Details, fmt.Sprintf("copy: %s each way on %d goroutines, best of 5 in %v", units.Bytes(size), runtime.NumCPU(), dt.Round(time.Millisecond)))
 	fl, dt := fmaRate(runtime.NumCPU())
 	for _, d := range profiler.FloatDTypes {
 		c.FLOPS[d] = fl

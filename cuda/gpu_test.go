@@ -16,6 +16,7 @@ import (
 	_ "github.com/mltop/mltop/kernels/all"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // openOrSkip opens the backend with its compile cache in a temp dir, or
@@ -41,7 +42,7 @@ func TestDeviceInfo(t *testing.T) {
 	d := b.Info()
 	t.Logf("%s %s: %d SMs, smem %d/%d(opt-in)/%d per SM, regs/SM %d, threads/SM %d, blocks/SM %d, L2 %s, mem %s, peak BW %.0f GB/s, peak %v; %v",
 		d.Name, d.Arch, d.Units, d.TGMPerGroup, d.TGMPerGroupOptIn, d.TGMPerUnit, d.RegistersPerUnit, d.MaxThreadsPerUnit, d.MaxGroupsPerUnit,
-		profiler.FormatBytes(d.CacheBytes), profiler.FormatBytes(d.MemoryBytes), d.PeakBandwidth/1e9, d.PeakFLOPS, d.Notes)
+		units.Bytes(d.CacheBytes), units.Bytes(d.MemoryBytes), d.PeakBandwidth/1e9, d.PeakFLOPS, d.Notes)
 	checks := []struct {
 		what string
 		ok   bool

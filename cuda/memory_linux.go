@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 type buffer struct {
@@ -38,7 +39,7 @@ func (b *backend) Alloc(n int64) (profiler.Buffer, error) {
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("allocating %s on the GPU: %w", profiler.FormatBytes(n), err)
+		return nil, fmt.Errorf("allocating %s on the GPU: %w", units.Bytes(n), err)
 	}
 	return buf, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mltop/mltop/metal/mtl"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/units"
 	"github.com/mltop/mltop/shaders"
 )
 
@@ -402,7 +403,7 @@ func (b *Backend) flushBuffer() error {
 	}
 	id, err := newBuffer(b.dev, b.flushBytes)
 	if err != nil {
-		return fmt.Errorf("allocating the %s cache-flush buffer: %w", profiler.FormatBytes(b.flushBytes), err)
+		return fmt.Errorf("allocating the %s cache-flush buffer: %w", units.Bytes(b.flushBytes), err)
 	}
 	clear(unsafe.Slice((*byte)(id.Contents()), b.flushBytes)) // the cold kernel's never relies on one byte value throughout
 	b.flush = id

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // SelfTestTimestamps compiles a kernel that spins for a few milliseconds,
@@ -20,7 +21,7 @@ func SelfTestTimestamps(pb profiler.Backend) (SelfTestReport, error) {
 	}
 	rep := SelfTestReport{Device: b.raw.Name, Arch: b.raw.Arch}
 	rep.addf(true, "timestamp counter set: %v; sampling at stage boundary: %v, at dispatch boundary: %v", b.raw.HasTimestampSet, b.raw.StageBoundary, b.raw.DispatchBoundary)
-	rep.addf(true, "threadgroup memory %d B per group, %d threads per group, working set %s", b.raw.MaxTGMPerGroup, b.raw.MaxThreadsWidth, profiler.FormatBytes(b.raw.WorkingSetBytes))
+	rep.addf(true, "threadgroup memory %d B per group, %d threads per group, working set %s", b.raw.MaxTGMPerGroup, b.raw.MaxThreadsWidth, units.Bytes(b.raw.WorkingSetBytes))
 
 	const threads = 1 << 20
 	k, err := b.compileSource(selfTestSource, "mltop_spin", CompileOptions{Macros: [][2]string{{"ITERS", "4096"}}, MathMode: DefaultMathMode})
@@ -132,7 +133,7 @@ func (b *Backend) selfTestFlush(rep *SelfTestReport) bool {
 		return false
 	}
 	med := medianOf(flatten(ns))
-	rep.addf(true, "cold-cache flush: reads %s (twice the SLC) in %.3f ms, %.0f GB/s", profiler.FormatBytes(b.flushBytes), med/1e6, float64(b.flushBytes)/med)
+	rep.addf(true, "cold-cache flush: reads %s (twice the SLC) in %.3f ms, %.0f GB/s", units.Bytes(b.flushBytes), med/1e6, float64(b.flushBytes)/med)
 	return true
 }
 

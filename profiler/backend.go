@@ -173,3 +173,30 @@ func (d DeviceInfo) Has(f Feature) bool {
 	}
 	return false
 }
+
+// DeviceLimitsYAML overrides what the backend reports (Metal's occupancy
+// table is an estimate; a user who knows better sets it here).
+type DeviceLimitsYAML struct {
+	TGMPerGroup       *int `yaml:"tgm_per_group"`
+	TGMPerUnit        *int `yaml:"tgm_per_unit"`
+	MaxThreadsPerUnit *int `yaml:"max_threads_per_unit"`
+	MaxGroupsPerUnit  *int `yaml:"max_groups_per_unit"`
+}
+
+// Apply returns dev with the overrides set.
+func (l *DeviceLimitsYAML) Apply(dev DeviceInfo) DeviceInfo {
+	if l == nil {
+		return dev
+	}
+	set := func(dst *int, v *int) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&dev.TGMPerGroup, l.TGMPerGroup)
+	set(&dev.TGMPerUnit, l.TGMPerUnit)
+	set(&dev.MaxThreadsPerUnit, l.MaxThreadsPerUnit)
+	set(&dev.MaxGroupsPerUnit, l.MaxGroupsPerUnit)
+	dev.Notes = append(dev.Notes, "device limits overridden by the sweep file")
+	return dev
+}

@@ -14,6 +14,16 @@ type Tolerance struct {
 	ATol, RTol float64
 }
 
+// Tolerances per dtype, used by families that have no reason to differ.
+// f32: accumulation-order differences only. f16: 10 mantissa bits (unit
+// roundoff 4.9e-4) with outputs rounded once. bf16: 7 mantissa bits (unit
+// roundoff 3.9e-3) on inputs and outputs.
+var DefaultTolerances = map[DType]Tolerance{
+	F32:  {ATol: 1e-5, RTol: 1e-4},
+	F16:  {ATol: 1e-3, RTol: 5e-3},
+	BF16: {ATol: 8e-3, RTol: 2e-2},
+}
+
 // Check is one output buffer's expected values at chosen flat indices.
 type Check struct {
 	Buffer string

@@ -16,6 +16,8 @@ const (
 	// StatusUnchecked: ran and was timed, but there was nothing to check
 	// the outputs against (a user kernel with `check: none`).
 	StatusUnchecked Status = "unchecked"
+	// StatusCancelled marks a spec the user stopped (esc in the TUI, ctrl+c).
+	StatusCancelled Status = "cancelled"
 )
 
 // Failed says whether the status counts as a failed spec for the exit code.
@@ -177,4 +179,10 @@ func (r *Result) MinOccupancy() (Occupancy, bool) {
 		}
 	}
 	return best, found
+}
+
+// Sink receives finished Results. Sinks only read Results.
+type Sink interface {
+	Write(r Result) error
+	Close() error
 }

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // budgetPanel shows the threadgroup-memory budget of every dispatch: one
@@ -113,7 +114,7 @@ func (p budgetPanel) linesOwned(w int) (out, owner []string) {
 			case b.Total == 0:
 				labels[i] = "no TGM"
 			case b.Limit <= 0:
-				labels[i] = fmtKiB(b.Total)
+				labels[i] = units.KiB(b.Total)
 			default:
 				labels[i] = fmtKiBShort(b.Total, b.Limit)
 				if b.Total > b.Limit {
@@ -150,11 +151,11 @@ func (p budgetPanel) linesOwned(w int) (out, owner []string) {
 			out = append(out, p.bar(b.Total, b.Limit, w))
 		}
 		for _, it := range b.Items {
-			out = append(out, fit(it.Name, max(1, w-10))+padLeft(fmtKiB(it.Bytes), 10))
+			out = append(out, fit(it.Name, max(1, w-10))+padLeft(units.KiB(it.Bytes), 10))
 		}
 		switch {
 		case b.CompilerTGM > 0:
-			out = append(out, "compiler: "+fmtKiB(b.CompilerTGM)+" static")
+			out = append(out, "compiler: "+units.KiB(b.CompilerTGM)+" static")
 		case b.Total == 0:
 		case !p.compiled:
 			out = append(out, th.dim.Render("compiler: after a run"))
@@ -180,7 +181,7 @@ func (p budgetPanel) bar(used, limit, w int) string {
 		label = " " + fmtKiBShort(used, limit)
 	}
 	if limit <= 0 {
-		return fmtKiB(used) + " (no limit reported)"
+		return units.KiB(used) + " (no limit reported)"
 	}
 	over := used > limit
 	if over {

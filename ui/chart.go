@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/guptarohit/asciigraph"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // chart plots throughput of one series: the runs of the editor's kernel at
@@ -160,7 +161,7 @@ func (c chart) plot(es []entry, w, h int, empty string) []string {
 		}
 	}
 	if h < 4 {
-		return []string{fmt.Sprintf("last %s %s", siLabel(data[len(data)-1]), unit)}
+		return []string{fmt.Sprintf("last %s %s", units.SIAxis(data[len(data)-1]), unit)}
 	}
 	if len(data) == 1 {
 		return c.point(rs[len(rs)-1], unit, w, h)
@@ -223,11 +224,11 @@ func (c chart) point(r profiler.Result, unit string, w, h int) []string {
 		}
 		line := label + " ┤   " + mark
 		if i == rMed {
-			line += fmt.Sprintf("  %s %s", siLabel(med), unit)
+			line += fmt.Sprintf("  %s %s", units.SIAxis(med), unit)
 		}
 		out = append(out, fit(line, w))
 	}
-	note := fmt.Sprintf("bar: p10–p90 %s–%s", siLabel(bot), siLabel(top))
+	note := fmt.Sprintf("bar: p10–p90 %s–%s", units.SIAxis(bot), units.SIAxis(top))
 	return append(out, c.th.dim.Render(fit(note, w)))
 }
 
@@ -237,39 +238,7 @@ func siTick(v, hi float64) string {
 	if math.Abs(v) < math.Abs(hi)*1e-6 {
 		return "0"
 	}
-	return siLabel(v)
-}
-
-// siLabel prints v in three significant digits with an SI prefix, short
-// enough for an axis: 0.00081 → "810µ", 1234 → "1.23k", 877.2 → "877".
-func siLabel(v float64) string {
-	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return "0"
-	}
-	prefixes := []struct {
-		scale float64
-		sym   string
-	}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""}, {1e-3, "m"}, {1e-6, "µ"}, {1e-9, "n"}}
-	p := prefixes[len(prefixes)-1]
-	for _, q := range prefixes {
-		if math.Abs(v) >= q.scale*0.9995 { // 999.7 rounds to "1.00k", not "1000"
-			p = q
-			break
-		}
-	}
-	x := v / p.scale
-	digits := 2
-	switch ax := math.Abs(x); {
-	case ax >= 99.95:
-		digits = 0
-	case ax >= 9.995:
-		digits = 1
-	}
-	t := strconv.FormatFloat(x, 'f', digits, 64)
-	if strings.Contains(t, ".") {
-		t = strings.TrimRight(strings.TrimRight(t, "0"), ".")
-	}
-	return t + p.sym
+	return units.SIAxis(v)
 }
 
 // sweepBars draws the swept values against their throughput, one bar each.
@@ -306,7 +275,7 @@ func (c chart) sweepBars(b *batch, w int) []string {
 			tail = c.th.bad.Render("✗ " + string(r.Status))
 		default:
 			val := inUnit(*r, unit)
-			tail = " " + sig3(val)
+			tail = " " + units.Sig3(val)
 			if val == best {
 				tail += " ★"
 			}

@@ -3,57 +3,23 @@ package ui
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/units"
 )
-
-// fmtDur prints nanoseconds with a unit people read at a glance.
-func fmtDur(ns float64) string {
-	switch {
-	case ns <= 0 || math.IsNaN(ns):
-		return "—"
-	case ns >= 1e9:
-		return sig3(ns/1e9) + " s"
-	case ns >= 1e6:
-		return sig3(ns/1e6) + " ms"
-	case ns >= 1e3:
-		return sig3(ns/1e3) + " µs"
-	}
-	return sig3(ns) + " ns"
-}
-
-// sig3 prints three significant digits keeping trailing zeros (14.0, 1.50).
-func sig3(v float64) string {
-	switch {
-	case v >= 100:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case v >= 10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
-}
 
 // fmtRange prints "150–156 µs", or both values with units when they differ.
 func fmtRange(lo, hi float64) string {
-	a, b := fmtDur(lo), fmtDur(hi)
+	a, b := units.Nanos(lo), units.Nanos(hi)
 	ia, ib := strings.LastIndexByte(a, ' '), strings.LastIndexByte(b, ' ')
 	if ia > 0 && ib > 0 && a[ia:] == b[ib:] {
 		return a[:ia] + "–" + b
 	}
 	return a + "–" + b
-}
-
-// fmtKiB prints a byte count of threadgroup memory compactly.
-func fmtKiB(b int) string {
-	if b < 1024 {
-		return strconv.Itoa(b) + " B"
-	}
-	return strconv.FormatFloat(float64(b)/1024, 'f', 1, 64) + " KiB"
 }
 
 // fmtKiBPair prints "used/limit KiB" with one unit.
@@ -102,18 +68,8 @@ func throughput(r profiler.Result) (metric, bool) {
 	if r.Stats.Median <= 0 {
 		return metric{}, false
 	}
-	sec := r.Stats.Median / 1e9
-	if r.Bytes > 0 && (r.FLOPs == 0 || r.FLOPs/r.Bytes < 8) {
-		return metric{"GB/s", r.Bytes / sec / 1e9}, true
-	}
-	if r.FLOPs > 0 {
-		g := r.FLOPs / sec / 1e9
-		if g >= 1000 {
-			return metric{"TFLOP/s", g / 1000}, true
-		}
-		return metric{"GFLOP/s", g}, true
-	}
-	return metric{}, false
+	v, unit, ok := units.Throughput(r.FLOPs, r.Bytes, r.Stats.Median/1e9)
+	return metric{unit, v}, ok
 }
 
 // unitFor picks one unit for a series so all points compare: the kind
@@ -159,7 +115,7 @@ func fmtThroughput(r profiler.Result) string {
 	if !ok {
 		return "—"
 	}
-	return sig3(m.value) + " " + m.name
+	return units.Sig3(m.value) + " " + m.name
 }
 
 // knobString is "BQ=32 BK=16 …" in schema order when the family is known.

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/compare"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // entry is one row of the history.
@@ -317,7 +318,7 @@ func (h history) cell(name string, e entry) string {
 		return string(r.Status)
 	case "median":
 		if r.Stats.N > 0 {
-			return fmtDur(r.Stats.Median)
+			return units.Nanos(r.Stats.Median)
 		}
 	case "throughput":
 		return fmtThroughput(r)

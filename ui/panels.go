@@ -10,6 +10,7 @@ import (
 	"github.com/mltop/mltop/profiler/compare"
 	"github.com/mltop/mltop/profiler/run"
 	"github.com/mltop/mltop/profiler/sink"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // occPanel is the occupancy of the tightest dispatch: measured by the
@@ -173,7 +174,7 @@ func (p timingPanel) lines(w, h int) []string {
 		return []string{th.dim.Render("not measured")}
 	}
 	out := []string{
-		"median " + fmtDur(st.Median),
+		"median " + units.Nanos(st.Median),
 		fmtThroughput(p.run.res),
 	}
 	// The change against the previous run of the kernel and the pinned
@@ -242,7 +243,7 @@ func (p timingPanel) lines(w, h int) []string {
 		out = append(out, fmt.Sprintf("SM clock %.0f MHz", mhz))
 	}
 	for _, d := range p.run.res.PerDispatch { // multi-kernel plans: each kernel's median
-		out = append(out, th.dim.Render(fit(d.Name, max(1, w-9))+padLeft(fmtDur(d.Stats.Median), 9)))
+		out = append(out, th.dim.Render(fit(d.Name, max(1, w-9))+padLeft(units.Nanos(d.Stats.Median), 9)))
 	}
 	return out
 }
@@ -276,14 +277,14 @@ func (p errorPanel) wide() bool {
 func (p errorPanel) View(w, h int) []string {
 	if p.load != nil {
 		title := "✗ reload failed · " + filepath.Base(p.load.source)
-		if at := siteLabel(p.load.text); at != "" {
+		if at := profiler.SiteLabel(p.load.text); at != "" {
 			title = "✗ reload failed · " + at
 		}
 		return boxStyled(p.th, p.th.bad, title, p.lines(w-2, h-2), w, h, false)
 	}
 	e := *p.run
 	title := fmt.Sprintf("✗ %s · run #%d", e.res.Status, e.id)
-	if at := siteLabel(e.res.Error); at != "" && e.res.Status == profiler.StatusCompileError {
+	if at := profiler.SiteLabel(e.res.Error); at != "" && e.res.Status == profiler.StatusCompileError {
 		title += " · " + at
 	}
 	return boxStyled(p.th, p.th.bad, title, p.lines(w-2, h-2), w, h, false)
@@ -305,7 +306,7 @@ func (p errorPanel) lines(w, h int) []string {
 	// The first error, whole, before the rest of the message (a compiler's
 	// log starts with what called it).
 	first := ""
-	if _, _, text, ok := errorSite(msg); ok {
+	if _, _, text, ok := profiler.ErrorSite(msg); ok {
 		first = text
 		msg = strings.Replace(msg, text, "", 1)
 	} else if p.run != nil && p.run.res.Status == profiler.StatusInvalid {

@@ -40,9 +40,3 @@ func reason(r profiler.Result) string {
 	}
 	return msg
 }
-
-// oneLine is the first line of a reason, for the status line.
-func oneLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
-}

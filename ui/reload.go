@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -180,57 +178,6 @@ func carrySpec(old profiler.Spec, sc profiler.Schema) profiler.Spec {
 	return s.WithDefaults(sc)
 }
 
-// ErrorSite is errorSite for the headless `mltop watch`: the file and
-// line an error message points at, and the message's line that says so.
-func ErrorSite(msg string) (file string, line int, text string, ok bool) { return errorSite(msg) }
-
-// errorSite finds where an error message points: the first file:line of a
-// line that says "error" (else the first file:line at all). It reads the
-// forms compilers and the manifest loader write: NVRTC's file.cu(30),
-// clang's and Metal's file.metal:30:5, a manifest's kernel.yaml:12:3.
-func errorSite(msg string) (file string, line int, text string, ok bool) {
-	var first struct {
-		file string
-		line int
-		text string
-	}
-	for _, l := range strings.Split(msg, "\n") {
-		for _, m := range siteRE.FindAllStringSubmatch(l, -1) {
-			f, n := m[1], m[2]
-			if f == "" {
-				f, n = m[3], m[4]
-			}
-			num, err := strconv.Atoi(n)
-			if err != nil || num < 1 {
-				continue
-			}
-			if strings.Contains(strings.ToLower(l), "error") {
-				return f, num, strings.TrimSpace(l), true
-			}
-			if first.file == "" {
-				first.file, first.line, first.text = f, num, strings.TrimSpace(l)
-			}
-			break
-		}
-	}
-	if first.file != "" {
-		return first.file, first.line, first.text, true
-	}
-	return "", 0, "", false
-}
-
-// siteRE matches "path/file.ext(LINE)" or "path/file.ext:LINE".
-var siteRE = regexp.MustCompile(`([^\s():"'<>]+\.[A-Za-z][A-Za-z0-9]*)\((\d+)\)|([^\s():"'<>]+\.[A-Za-z][A-Za-z0-9]*):(\d+)`)
-
-// siteLabel is "softmax.cu:30" for an error that names a file and line.
-func siteLabel(msg string) string {
-	f, n, _, ok := errorSite(msg)
-	if !ok {
-		return ""
-	}
-	return fmt.Sprintf("%s:%d", filepath.Base(f), n)
-}
-
 // WatchKernels watches the user kernels that paths name (manifests, or
 // folders of them, as --kernel takes) and sends an Event for each reload:
 // the new family (installed in the registry by the watcher) with Rerun, or
@@ -310,7 +257,7 @@ func reloadEvent(r watch.Reload) Event {
 		what = filepath.Base(r.Path)
 	}
 	if r.Err != nil {
-		at := siteLabel(r.Err.Error())
+		at := profiler.SiteLabel(r.Err.Error())
 		if at == "" {
 			at = filepath.Base(r.Path)
 		}

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // This file is the session's only use of the engine's job loop: a batch
@@ -335,10 +336,10 @@ func (m Model) outcome(b *batch, e entry) string {
 		s = fmt.Sprintf("run #%d: %s", e.id, r.Status)
 	}
 	if r.Status == profiler.StatusInvalid && r.Error != "" {
-		s += " — " + oneLine(reason(r)) // the reason first: it is what to fix
+		s += " — " + profiler.FirstLine(reason(r)) // the reason first: it is what to fix
 	}
 	if r.Status == profiler.StatusCompileError {
-		if at := siteLabel(r.Error); at != "" {
+		if at := profiler.SiteLabel(r.Error); at != "" {
 			s = fmt.Sprintf("run #%d: compile error in %s", e.id, at)
 		} else {
 			s = fmt.Sprintf("run #%d %s: compile error", e.id, r.Spec.Kernel)
@@ -350,10 +351,10 @@ func (m Model) outcome(b *batch, e entry) string {
 		}
 	}
 	if reload && !b.saved.IsZero() {
-		s += fmt.Sprintf(" · %s after save", fmtSeconds(time.Since(b.saved)))
+		s += fmt.Sprintf(" · %s after save", units.Elapsed(time.Since(b.saved)))
 	}
 	if r.Stats.N > 0 {
-		s += " · median " + fmtDur(r.Stats.Median)
+		s += " · median " + units.Nanos(r.Stats.Median)
 		if p, ok := m.hist.previous(e); ok {
 			if c, ok := m.hist.compare(p, e); ok {
 				s += fmt.Sprintf(" (%s vs #%d)", c, p.id)
@@ -365,15 +366,4 @@ func (m Model) outcome(b *batch, e entry) string {
 		s = b.note + " · " + s
 	}
 	return s
-}
-
-// fmtSeconds is a short duration: "850 ms", "2.4 s".
-func fmtSeconds(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	if d < time.Second {
-		return fmt.Sprintf("%d ms", d.Milliseconds())
-	}
-	return fmt.Sprintf("%.1f s", d.Seconds())
 }

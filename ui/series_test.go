@@ -42,8 +42,8 @@ func TestChartShowsOneSeries(t *testing.T) {
 // TestSILabels: axis labels stay short whatever the scale.
 func TestSILabels(t *testing.T) {
 	for v, want := range map[float64]string{0.00081: "810µ", 1234: "1.23k", 1200: "1.2k", 877.24: "877", 58.48: "58.5", 0: "0", 999.7: "1k", 2.5e12: "2.5T", -0.004: "-4m"} {
-		if got := siLabel(v); got != want {
-			t.Errorf("siLabel(%g) = %q, want %q", v, got, want)
+		if got := siTick(v, v); got != want {
+			t.Errorf("siTick(%g) = %q, want %q", v, got, want)
 		}
 	}
 	if got := siTick(-1e-12, 800); got != "0" {

@@ -17,7 +17,7 @@
 //	help.go         helpScreen   the help bar and the `?` screen
 //	run.go          batch        runs through run.Jobs, the job loop the headless sweep uses
 //	reload.go       live reload: WatchKernels turns a user kernel's saves into Events; the
-//	                reloaded family replaces the old one in the list and the editor; errorSite
+//	                reloaded family replaces the old one in the list and the editor; profiler.ErrorSite
 //	                finds the file:line an error names
 //	view.go         the root's layout (layout.go) and status line
 //

@@ -6,6 +6,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // View draws the whole screen.
@@ -144,7 +146,7 @@ func (m Model) progress() string {
 		s += " · " + p.Phase
 	}
 	if p.Samples > 0 {
-		s += fmt.Sprintf(" n=%d median %s cv %.1f%%", p.Samples, fmtDur(p.Median), p.CV*100)
+		s += fmt.Sprintf(" n=%d median %s cv %.1f%%", p.Samples, units.Nanos(p.Median), p.CV*100)
 	}
 	return s
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	attnbwd "github.com/mltop/mltop/kernels/attn_bwd"
+	"github.com/mltop/mltop/profiler/sink"
 	"github.com/mltop/mltop/profiler/tune"
 )
 
@@ -37,8 +38,13 @@ func runReport(_ context.Context, s *session, _ *noFlags, pos []string) error {
 		printTable(stdout, t)
 		return nil
 	}
-	if err := attnbwd.ReportFile(stdout, pos[0]); err != nil {
+	rows, err := sink.ReadCSV(pos[0]) // a file that is not an mltop CSV is refused as such
+	if err != nil {
 		return badInput("%v", err)
 	}
-	return nil
+	rep, err := attnbwd.Report(rows)
+	if err != nil {
+		return badInput("%v", err)
+	}
+	return sink.WriteReport(stdout, rep)
 }

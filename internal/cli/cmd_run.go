@@ -7,6 +7,7 @@ import (
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 	"github.com/mltop/mltop/profiler/sink"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 const (
@@ -124,18 +125,5 @@ func kernelRunNote(dev profiler.DeviceInfo, spec profiler.Spec) string {
 		return ""
 	}
 	return fmt.Sprintf("about %s per kernel run on the %s backend (%sFLOP, %sB); at least %d runs (verify, warm-up, one sample) plus the reference check",
-		run.FormatDuration(d), dev.Backend, siPrefix(plan.FLOPs), siPrefix(plan.Bytes), run.MinRuns)
-}
-
-// siPrefix writes x with a decimal prefix: 2.2 T, 2.1 G, 512 .
-func siPrefix(x float64) string {
-	for _, p := range []struct {
-		v float64
-		s string
-	}{{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
-		if x >= p.v {
-			return fmt.Sprintf("%.3g %s", x/p.v, p.s)
-		}
-	}
-	return fmt.Sprintf("%.3g ", x)
+		units.Span(d), dev.Backend, units.SI(plan.FLOPs), units.SI(plan.Bytes), run.MinRuns)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/mltop/mltop/kernels/user/watch"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/compare"
-	"github.com/mltop/mltop/ui"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 const (
@@ -116,7 +116,7 @@ func runWatch(ctx context.Context, s *session, wa *watchArgs, pos []string) erro
 			saved, why := savedAt(r.Changed)
 			if r.Err != nil {
 				n++
-				fmt.Fprintf(stdout, "#%d  %s  reload error  %s  after_save=%.3fs\n", n, why, oneLine(r.Err.Error()), time.Since(saved).Seconds())
+				fmt.Fprintf(stdout, "#%d  %s  reload error  %s  after_save=%.3fs\n", n, why, profiler.FirstLine(r.Err.Error()), time.Since(saved).Seconds())
 				fmt.Fprintf(stderr, "mltop: %v\nmltop: the kernel as loaded before stays: fix and save to rerun\n", r.Err)
 			} else {
 				if r.Renamed != "" { // the old name is gone from the registry: follow the new one
@@ -125,7 +125,7 @@ func runWatch(ctx context.Context, s *session, wa *watchArgs, pos []string) erro
 				}
 				if s, err := parseSpec(name, dtype, sets); err != nil {
 					n++
-					fmt.Fprintf(stdout, "#%d  %s  spec error  %s\n", n, why, oneLine(err.Error()))
+					fmt.Fprintf(stdout, "#%d  %s  spec error  %s\n", n, why, profiler.FirstLine(err.Error()))
 				} else {
 					spec = s
 					runOnce(why, saved, "after_save")
@@ -188,7 +188,7 @@ func watchLine(n int, why string, r profiler.Result, prev *profiler.Result, labe
 	var b strings.Builder
 	fmt.Fprintf(&b, "#%d  %s  %s", n, why, r.Status)
 	if r.Stats.N > 0 {
-		fmt.Fprintf(&b, "  median %s", fmtMicros(r.Stats.Median))
+		fmt.Fprintf(&b, "  median %s", units.Micros(r.Stats.Median))
 		if prev != nil && prev.Stats.Median > 0 {
 			fmt.Fprintf(&b, " (%s vs previous)", compare.Results(*prev, r, compare.DefaultOptions()))
 		}
@@ -210,26 +210,12 @@ func watchLine(n int, why string, r profiler.Result, prev *profiler.Result, labe
 		fmt.Fprintf(&b, "  (the same reason as #%d)", sameAs)
 	} else if r.Status != profiler.StatusOK && r.Status != profiler.StatusUnchecked && r.Error != "" {
 		msg := r.Reason()
-		if f, line, text, ok := ui.ErrorSite(msg); ok {
+		if f, line, text, ok := profiler.ErrorSite(msg); ok {
 			fmt.Fprintf(&b, "  at %s:%d", filepath.Base(f), line)
 			msg = text
 		}
-		fmt.Fprintf(&b, "  %s", oneLine(msg))
+		fmt.Fprintf(&b, "  %s", profiler.FirstLine(msg))
 	}
 	fmt.Fprintf(&b, "  %s=%.3fs", label, took.Seconds())
 	return b.String()
-}
-
-// fmtMicros is a duration in nanoseconds as µs (or ms past 10 ms).
-func fmtMicros(ns float64) string {
-	if ns >= 1e7 {
-		return fmt.Sprintf("%.2f ms", ns/1e6)
-	}
-	return fmt.Sprintf("%.1f µs", ns/1e3)
-}
-
-// oneLine is the first line of s.
-func oneLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/compare"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // Verdicts of one spec in mltop compare.
@@ -206,7 +207,7 @@ func compareCells(r compareRow) []string {
 	if r.Cache != "" {
 		label += " [" + string(r.Cache) + "]"
 	}
-	return []string{label, fmtMicros(r.Old), fmtMicros(r.New), pctSigned(r.Delta), intervalText(r), r.Verdict}
+	return []string{label, units.Micros(r.Old), units.Micros(r.New), pctSigned(r.Delta), intervalText(r), r.Verdict}
 }
 
 var compareHeader = []string{"spec", "old median", "new median", "Δ", "95% interval", "verdict"}

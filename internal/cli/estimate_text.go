@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mltop/mltop/profiler/run"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // durationRange says how long something takes at least and at most, for
@@ -14,7 +14,7 @@ import (
 // even the most rounds to nothing, "up to 12 s" when the least does, else
 // "2 s to 12 s". Never "0 s", never "X to X".
 func durationRange(lo, hi time.Duration) string {
-	loText, hiText := run.FormatDuration(lo), run.FormatDuration(hi)
+	loText, hiText := units.Span(lo), units.Span(hi)
 	switch {
 	case hi < time.Second/2:
 		return "under 1 s"

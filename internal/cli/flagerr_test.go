@@ -8,6 +8,7 @@ import (
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // TestFlagErrors: a bad flag is one line naming it, with a did-you-mean or
@@ -154,7 +155,7 @@ func TestSweepBannerEstimate(t *testing.T) {
 	if note == "" || d < run.SlowRun || !strings.HasPrefix(runEstimate(dev, big), note) {
 		t.Fatalf("the big spec: note %q, run %v, mltop run says %q", note, d, runEstimate(dev, big))
 	}
-	lo := run.FormatDuration(3*d + 1500*time.Millisecond)
+	lo := units.Span(3*d + 1500*time.Millisecond)
 	for _, want := range []string{
 		"2 specs to run from s.yaml",
 		"at least 3 kernel runs of the slow specs",

@@ -11,6 +11,7 @@ import (
 	"github.com/mltop/mltop/profiler/run"
 	"github.com/mltop/mltop/profiler/sink"
 	"github.com/mltop/mltop/profiler/sweep"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // resumeCheck refuses a --resume whose file timed the sweep's specs in
@@ -410,7 +411,7 @@ func announce(p run.SweepPlan, path string, yes bool, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "mltop: %s to run from %s (%s)%s%s\n", count, path, builds, bad, measuring)
 	if est.Slow > 0 && p.Device != nil {
 		fmt.Fprintf(stderr, "mltop: slow kernels in %d of %s (%s or more per kernel run); the slowest, %s: %s; time_limit bounds only the sampling; ctrl-C stops the sweep (with --csv FILE, --resume FILE goes on)\n",
-			est.Slow, profiler.Plural(p.Specs, "spec", "specs"), run.FormatDuration(run.SlowRun), est.Slowest, kernelRunNote(*p.Device, est.Slowest))
+			est.Slow, profiler.Plural(p.Specs, "spec", "specs"), units.Span(run.SlowRun), est.Slowest, kernelRunNote(*p.Device, est.Slowest))
 	}
 	if p.Specs > bigSweep && !yes && stdinIsTerminal() {
 		return badInput("%d specs is more than %d: add --yes to start it, or narrow the sweep (fewer values, `where:` rules); with --csv FILE an interrupted sweep goes on with --resume FILE", p.Specs, bigSweep)

@@ -295,135 +295,171 @@ func CPUAttnBwdDKV(g *host.Group) {
 // CPUAttnBwdMM is the unfused family's matrix kernel: one BM×BN output tile
 // of the product selected by MODE (see kernels/attn_bwd_unfused/attn_bwd_unfused.go).
 func CPUAttnBwdMM(g *host.Group) {
-	s := bwdShapeOf(g)
-	bm, bn, d := g.Macro("BM"), g.Macro("BN"), s.d
-	mode := g.Macro("MODE")
 	dt := g.DType()
-	Q, K, V, dO := g.Arg(0, dt), g.Arg(1, dt), g.Arg(2, dt), g.Arg(3, dt)
-	L, Delta := g.Arg(4, profiler.F32), g.Arg(5, profiler.F32)
-	P, dS := g.Arg(6, profiler.F32), g.Arg(7, profiler.F32)
-	dQ, dK, dV := g.Arg(8, dt), g.Arg(9, dt), g.Arg(10, dt)
-	n0, m0, z := g.ID[0]*bn, g.ID[1]*bm, g.ID[2]
-	switch mode {
-	case 0, 1: // rows i of (b, h) × keys j: C = A_i·B_j over d
-		b, h := z/s.h, z%s.h
-		kvh := h / s.group()
-		nm, nn := min(bm, s.lq-m0), min(bn, s.lk-n0)
-		if nm <= 0 || nn <= 0 {
-			return
-		}
-		at, bt := g.Scratch(nm*d), g.Scratch(nn*d)
-		c := g.Scratch(nm * nn)
-		row := s.qRow(b, h, m0)
+	t := mmTile{
+		s: bwdShapeOf(g), bm: g.Macro("BM"), bn: g.Macro("BN"), mode: g.Macro("MODE"),
+		Q: g.Arg(0, dt), K: g.Arg(1, dt), V: g.Arg(2, dt), dO: g.Arg(3, dt),
+		L: g.Arg(4, profiler.F32), Delta: g.Arg(5, profiler.F32),
+		P: g.Arg(6, profiler.F32), dS: g.Arg(7, profiler.F32),
+		dQ: g.Arg(8, dt), dK: g.Arg(9, dt), dV: g.Arg(10, dt),
+		n0: g.ID[0] * g.Macro("BN"), m0: g.ID[1] * g.Macro("BM"), z: g.ID[2],
+	}
+	switch t.mode {
+	case 0, 1:
+		t.scores(g)
+	case 2, 3:
+		t.keyGrads(g)
+	default:
+		t.queryGrads(g)
+	}
+}
+
+// mmTile is one group of CPUAttnBwdMM: the shape, the tile, its origin
+// (n0 columns, m0 rows, z the batch·head) and the kernel's buffers.
+type mmTile struct {
+	s                                        bwdShape
+	bm, bn, mode                             int
+	Q, K, V, dO, L, Delta, P, dS, dQ, dK, dV host.Tensor
+	n0, m0, z                                int
+}
+
+// scores is MODE 0 (P = exp(S·scale − L), masked) and MODE 1
+// (dS = P∘(dO·Vᵀ − Δ)): rows i of (b, h) × keys j, C = A_i·B_j over d.
+func (t *mmTile) scores(g *host.Group) {
+	s, bm, bn, d, mode := t.s, t.bm, t.bn, t.s.d, t.mode
+	n0, m0, z := t.n0, t.m0, t.z
+	Q, K, V, dO, L, Delta, P, dS := t.Q, t.K, t.V, t.dO, t.L, t.Delta, t.P, t.dS
+	b, h := z/s.h, z%s.h
+	kvh := h / s.group()
+	nm, nn := min(bm, s.lq-m0), min(bn, s.lk-n0)
+	if nm <= 0 || nn <= 0 {
+		return
+	}
+	at, bt := g.Scratch(nm*d), g.Scratch(nn*d)
+	c := g.Scratch(nm * nn)
+	row := s.qRow(b, h, m0)
+	if mode == 0 {
+		Q.Load(row*d, at)
+		K.Load(s.kvRow(b, kvh, n0)*d, bt)
+	} else {
+		dO.Load(row*d, at)
+		V.Load(s.kvRow(b, kvh, n0)*d, bt)
+	}
+	attention.ScoreTile(at, bt, c, nm, nn, d)
+	pr := g.Scratch(nn)
+	for r := range nm {
+		i := m0 + r
+		vis := s.visible(i)
+		cr := c[r*nn : (r+1)*nn]
+		off := (row+r)*s.lk + n0
 		if mode == 0 {
-			Q.Load(row*d, at)
-			K.Load(s.kvRow(b, kvh, n0)*d, bt)
+			li := L.At(row + r)
+			for j := range cr {
+				if n0+j < vis && !math.IsInf(float64(li), -1) {
+					cr[j] = attention.Expf(cr[j]*s.scale - li)
+				} else {
+					cr[j] = 0
+				}
+			}
+			P.Store(off, cr)
 		} else {
-			dO.Load(row*d, at)
-			V.Load(s.kvRow(b, kvh, n0)*d, bt)
+			dl := Delta.At(row + r)
+			P.Load(off, pr)
+			for j := range cr {
+				cr[j] = pr[j] * (cr[j] - dl)
+			}
+			dS.Store(off, cr)
 		}
-		attention.ScoreTile(at, bt, c, nm, nn, d)
-		pr := g.Scratch(nn)
-		for r := range nm {
-			i := m0 + r
-			vis := s.visible(i)
-			cr := c[r*nn : (r+1)*nn]
-			off := (row+r)*s.lk + n0
-			if mode == 0 {
-				li := L.At(row + r)
-				for j := range cr {
-					if n0+j < vis && !math.IsInf(float64(li), -1) {
-						cr[j] = attention.Expf(cr[j]*s.scale - li)
-					} else {
-						cr[j] = 0
-					}
+	}
+}
+
+// keyGrads is MODE 2 (dV = Pᵀ·dO) and MODE 3 (dK = dSᵀ·Q·scale): key rows
+// j of (b, kvh) × d columns, Σ_heads Σ_i A[i][j]·B_i.
+func (t *mmTile) keyGrads(g *host.Group) {
+	s, bm, bn, d, mode := t.s, t.bm, t.bn, t.s.d, t.mode
+	n0, m0, z := t.n0, t.m0, t.z
+	Q, dO, P, dS, dK, dV := t.Q, t.dO, t.P, t.dS, t.dK, t.dV
+	b, kvh := z/s.hkv, z%s.hkv
+	nm, nn := min(bm, s.lk-m0), min(bn, d-n0)
+	if nm <= 0 || nn <= 0 {
+		return
+	}
+	const ks = 16
+	acc := g.Scratch(nm * nn)
+	aT := g.Scratch(nm * ks)
+	at := g.Scratch(nm)
+	brow := g.Scratch(d)
+	bt := g.Scratch(ks * nn)
+	src, rhs := P, dO
+	if mode == 3 {
+		src, rhs = dS, Q
+	}
+	for hh := range s.group() {
+		h := kvh*s.group() + hh
+		for i0 := 0; i0 < s.lq; i0 += ks {
+			ni := min(ks, s.lq-i0)
+			for r := range ni {
+				row := s.qRow(b, h, i0+r)
+				src.Load(row*s.lk+m0, at)
+				for j := range nm {
+					aT[j*ni+r] = at[j]
 				}
-				P.Store(off, cr)
-			} else {
-				dl := Delta.At(row + r)
-				P.Load(off, pr)
-				for j := range cr {
-					cr[j] = pr[j] * (cr[j] - dl)
-				}
-				dS.Store(off, cr)
+				rhs.Load(row*d, brow)
+				copy(bt[r*nn:(r+1)*nn], brow[n0:n0+nn])
 			}
+			attention.PVTile(acc, aT[:nm*ni], bt[:ni*nn], nm, ni, nn)
 		}
-	case 2, 3: // key rows j of (b, kvh) × d columns: Σ_heads Σ_i A[i][j]·B_i
-		b, kvh := z/s.hkv, z%s.hkv
-		nm, nn := min(bm, s.lk-m0), min(bn, d-n0)
-		if nm <= 0 || nn <= 0 {
-			return
+	}
+	out, scale := dV, float32(1)
+	if mode == 3 {
+		out, scale = dK, s.scale
+	}
+	for r := range nm {
+		cr := acc[r*nn : (r+1)*nn]
+		for c := range cr {
+			cr[c] *= scale
 		}
-		const ks = 16
-		acc := g.Scratch(nm * nn)
-		aT := g.Scratch(nm * ks)
-		at := g.Scratch(nm)
-		brow := g.Scratch(d)
-		bt := g.Scratch(ks * nn)
-		src, rhs := P, dO
-		if mode == 3 {
-			src, rhs = dS, Q
-		}
-		for hh := range s.group() {
-			h := kvh*s.group() + hh
-			for i0 := 0; i0 < s.lq; i0 += ks {
-				ni := min(ks, s.lq-i0)
-				for r := range ni {
-					row := s.qRow(b, h, i0+r)
-					src.Load(row*s.lk+m0, at)
-					for j := range nm {
-						aT[j*ni+r] = at[j]
-					}
-					rhs.Load(row*d, brow)
-					copy(bt[r*nn:(r+1)*nn], brow[n0:n0+nn])
-				}
-				attention.PVTile(acc, aT[:nm*ni], bt[:ni*nn], nm, ni, nn)
-			}
-		}
-		out, scale := dV, float32(1)
-		if mode == 3 {
-			out, scale = dK, s.scale
-		}
+		out.Store(s.kvRow(b, kvh, m0+r)*d+n0, cr)
+	}
+}
+
+// queryGrads is dQ = dS·K·scale: rows i of (b, h) × d columns,
+// Σ_j dS[i][j]·K_j.
+func (t *mmTile) queryGrads(g *host.Group) {
+	s, bm, bn, d := t.s, t.bm, t.bn, t.s.d
+	n0, m0, z := t.n0, t.m0, t.z
+	K, dS, dQ := t.K, t.dS, t.dQ
+	b, h := z/s.h, z%s.h
+	kvh := h / s.group()
+	nm, nn := min(bm, s.lq-m0), min(bn, d-n0)
+	if nm <= 0 || nn <= 0 {
+		return
+	}
+	const ks = 16
+	acc := g.Scratch(nm * nn)
+	a := g.Scratch(nm * ks)
+	arow := g.Scratch(ks)
+	krow := g.Scratch(d)
+	bt := g.Scratch(ks * nn)
+	row := s.qRow(b, h, m0)
+	for j0 := 0; j0 < s.lk; j0 += ks {
+		nj := min(ks, s.lk-j0)
 		for r := range nm {
-			cr := acc[r*nn : (r+1)*nn]
-			for c := range cr {
-				cr[c] *= scale
-			}
-			out.Store(s.kvRow(b, kvh, m0+r)*d+n0, cr)
+			dS.Load((row+r)*s.lk+j0, arow[:nj])
+			copy(a[r*nj:(r+1)*nj], arow[:nj])
 		}
-	default: // dQ rows i of (b, h) × d columns: Σ_j dS[i][j]·K_j
-		b, h := z/s.h, z%s.h
-		kvh := h / s.group()
-		nm, nn := min(bm, s.lq-m0), min(bn, d-n0)
-		if nm <= 0 || nn <= 0 {
-			return
+		for j := range nj {
+			K.Load(s.kvRow(b, kvh, j0+j)*d, krow)
+			copy(bt[j*nn:(j+1)*nn], krow[n0:n0+nn])
 		}
-		const ks = 16
-		acc := g.Scratch(nm * nn)
-		a := g.Scratch(nm * ks)
-		arow := g.Scratch(ks)
-		krow := g.Scratch(d)
-		bt := g.Scratch(ks * nn)
-		row := s.qRow(b, h, m0)
-		for j0 := 0; j0 < s.lk; j0 += ks {
-			nj := min(ks, s.lk-j0)
-			for r := range nm {
-				dS.Load((row+r)*s.lk+j0, arow[:nj])
-				copy(a[r*nj:(r+1)*nj], arow[:nj])
-			}
-			for j := range nj {
-				K.Load(s.kvRow(b, kvh, j0+j)*d, krow)
-				copy(bt[j*nn:(j+1)*nn], krow[n0:n0+nn])
-			}
-			attention.PVTile(acc, a[:nm*nj], bt[:nj*nn], nm, nj, nn)
+		attention.PVTile(acc, a[:nm*nj], bt[:nj*nn], nm, nj, nn)
+	}
+	for r := range nm {
+		cr := acc[r*nn : (r+1)*nn]
+		for c := range cr {
+			cr[c] *= s.scale
 		}
-		for r := range nm {
-			cr := acc[r*nn : (r+1)*nn]
-			for c := range cr {
-				cr[c] *= s.scale
-			}
-			dQ.Store((row+r)*d+n0, cr)
-		}
+		dQ.Store((row+r)*d+n0, cr)
 	}
 }
 

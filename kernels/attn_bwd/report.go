@@ -2,32 +2,20 @@ package attnbwd
 
 import (
 	"fmt"
-	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/sink"
+	"github.com/mltop/mltop/profiler/units"
 )
 
-// The attention-backward report: from the CSV of a sweep such as
+// The attention-backward report: from the rows of a sweep such as
 // configs/attention_bwd.yaml, the two tables of seed 001 — fused vs unfused
 // speed (per causal/dense, per dtype) and peak device memory (unfused vs
 // fused, savings %). Each cell is the best (lowest median) knob setting of
-// its kernel at that shape among the rows with status ok.
-
-// ReportFile prints the report of the sweep CSV at path, read through the
-// CSV sink's decoder (a file that is not an mltop CSV is refused as such).
-func ReportFile(w io.Writer, path string) error {
-	rows, err := sink.ReadCSV(path)
-	if err != nil {
-		return err
-	}
-	return Report(w, rows)
-}
+// its kernel at that shape among the rows with status ok. It is plain data
+// (profiler.Report): `mltop report` reads the CSV and prints it.
 
 // Unfused and fused kernel names the report pairs up.
 const (
@@ -48,76 +36,105 @@ type reportCell struct {
 	memory   int64
 }
 
-// Report prints the speed-ratio and peak-memory tables of the attention
+// reportBest is the best cell of each kernel at each shape, the shapes in
+// print order and how many rows were left out for their status.
+type reportBest struct {
+	cells   map[string]map[reportKey]reportCell
+	keys    []reportKey
+	fused   []string // the fused kernels with at least one cell
+	skipped int
+}
+
+// Report builds the speed-ratio and peak-memory tables of the attention
 // backward from sweep rows (as sink.ReadCSV returns them). It needs rows of
 // attn_bwd_unfused and of at least one fused family at the same shapes.
-func Report(w io.Writer, rows []profiler.Result) error {
-	best := map[string]map[reportKey]reportCell{}
-	var keys []reportKey
+func Report(rows []profiler.Result) (profiler.Report, error) {
+	best, err := bestCells(rows)
+	if err != nil {
+		return nil, err
+	}
+	rep := profiler.Report{{Text: "Performance: fused vs unfused (speedup > 1.0x means fused is faster; best knobs per cell)\n"}}
+	rep = append(rep, best.speedSections()...)
+	rep = append(rep, best.memorySection())
+	tail := "\nAttn Matrix Size = B·H·Lq·Lk in the storage type (seed 001's column); the unfused plan holds P and dS in f32.\n"
+	if best.skipped > 0 {
+		tail += fmt.Sprintf("%s with a status other than ok %s left out.\n", profiler.Plural(best.skipped, "row", "rows"), map[bool]string{true: "was", false: "were"}[best.skipped == 1])
+	}
+	return append(rep, profiler.ReportSection{Text: tail}), nil
+}
+
+// bestCells keeps the lowest median of each kernel at each shape among the
+// ok rows, and refuses rows that cannot be compared.
+func bestCells(rows []profiler.Result) (*reportBest, error) {
+	best := &reportBest{cells: map[string]map[reportKey]reportCell{}}
 	seen := map[reportKey]bool{}
-	skipped := 0
 	for _, r := range rows {
 		k := r.Spec.Kernel
 		if k != reportUnfused && !slices.Contains(reportFused, k) {
 			continue
 		}
 		if r.Status != profiler.StatusOK {
-			skipped++
+			best.skipped++
 			continue
 		}
 		key, err := reportKeyOf(r)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		med, mem := r.Stats.Median/1e3, r.MemoryBytes
 		if med <= 0 {
 			continue
 		}
-		if best[k] == nil {
-			best[k] = map[reportKey]reportCell{}
+		if best.cells[k] == nil {
+			best.cells[k] = map[reportKey]reportCell{}
 		}
-		if c, ok := best[k][key]; !ok || med < c.medianUS {
-			best[k][key] = reportCell{medianUS: med, memory: mem}
+		if c, ok := best.cells[k][key]; !ok || med < c.medianUS {
+			best.cells[k][key] = reportCell{medianUS: med, memory: mem}
 		}
 		if !seen[key] {
 			seen[key] = true
-			keys = append(keys, key)
+			best.keys = append(best.keys, key)
 		}
 	}
-	if len(best[reportUnfused]) == 0 {
-		return fmt.Errorf("no ok rows of %s: the report compares fused against unfused; run configs/attention_bwd.yaml (it sweeps both)", reportUnfused)
+	if len(best.cells[reportUnfused]) == 0 {
+		return nil, fmt.Errorf("no ok rows of %s: the report compares fused against unfused; run configs/attention_bwd.yaml (it sweeps both)", reportUnfused)
 	}
-	var fused []string
 	for _, f := range reportFused {
-		if len(best[f]) > 0 {
-			fused = append(fused, f)
+		if len(best.cells[f]) > 0 {
+			best.fused = append(best.fused, f)
 		}
 	}
-	if len(fused) == 0 {
-		return fmt.Errorf("no ok rows of %s: the report compares them against %s", strings.Join(reportFused, " or "), reportUnfused)
+	if len(best.fused) == 0 {
+		return nil, fmt.Errorf("no ok rows of %s: the report compares them against %s", strings.Join(reportFused, " or "), reportUnfused)
 	}
-	slices.SortFunc(keys, func(a, b reportKey) int {
-		for _, c := range []int{
-			strings.Compare(a.dtype, b.dtype), cmpBool(a.causal, b.causal) * -1,
-			a.d - b.d, a.lq - b.lq, a.lk - b.lk, a.b - b.b, a.h - b.h, a.hkv - b.hkv,
-		} {
-			if c != 0 {
-				return c
-			}
-		}
-		return 0
-	})
+	slices.SortFunc(best.keys, compareKeys)
+	return best, nil
+}
 
-	// Speed: one table per (dtype, causal).
-	fmt.Fprintln(w, "Performance: fused vs unfused (speedup > 1.0x means fused is faster; best knobs per cell)")
-	for _, dtype := range uniq(keys, func(k reportKey) string { return k.dtype }) {
+// compareKeys orders shapes by dtype, causal first, then D, Lq, Lk, B, H, Hkv.
+func compareKeys(a, b reportKey) int {
+	for _, c := range []int{
+		strings.Compare(a.dtype, b.dtype), cmpBool(a.causal, b.causal) * -1,
+		a.d - b.d, a.lq - b.lq, a.lk - b.lk, a.b - b.b, a.h - b.h, a.hkv - b.hkv,
+	} {
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// speedSections is one table per (dtype, causal) of the fused kernels'
+// medians against the unfused one's.
+func (best *reportBest) speedSections() profiler.Report {
+	var rep profiler.Report
+	unfused := best.cells[reportUnfused]
+	for _, dtype := range uniq(best.keys, func(k reportKey) string { return k.dtype }) {
 		for _, causal := range []bool{true, false} {
 			var sel []reportKey
-			for _, k := range keys {
-				if k.dtype == dtype && k.causal == causal {
-					if _, ok := best[reportUnfused][k]; ok {
-						sel = append(sel, k)
-					}
+			for _, k := range best.keys {
+				if _, ok := unfused[k]; ok && k.dtype == dtype && k.causal == causal {
+					sel = append(sel, k)
 				}
 			}
 			if len(sel) == 0 {
@@ -127,75 +144,69 @@ func Report(w io.Writer, rows []profiler.Result) error {
 			if causal {
 				mode = "Causal"
 			}
-			fmt.Fprintf(w, "\n%s attention, %s\n", mode, dtype)
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			head := "D\tL\tUnfused (ms)\t"
-			for _, f := range fused {
-				head += f + " (ms)\tSpeedup\t"
+			head := []string{"D", "L", "Unfused (ms)"}
+			for _, f := range best.fused {
+				head = append(head, f+" (ms)", "Speedup")
 			}
-			fmt.Fprintln(tw, head)
+			table := [][]string{head}
 			for _, k := range sel {
-				u := best[reportUnfused][k]
-				line := fmt.Sprintf("%d\t%s\t%s\t", k.d, shapeL(k), msec(u.medianUS))
-				for _, f := range fused {
-					c, ok := best[f][k]
-					if !ok {
-						line += "-\t-\t"
-						continue
+				u := unfused[k]
+				row := []string{strconv.Itoa(k.d), shapeL(k), units.Millis(u.medianUS)}
+				for _, f := range best.fused {
+					if c, ok := best.cells[f][k]; ok {
+						row = append(row, units.Millis(c.medianUS), fmt.Sprintf("%.2fx", u.medianUS/c.medianUS))
+					} else {
+						row = append(row, "-", "-")
 					}
-					line += fmt.Sprintf("%s\t%.2fx\t", msec(c.medianUS), u.medianUS/c.medianUS)
 				}
-				fmt.Fprintln(tw, line)
+				table = append(table, row)
 			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
+			rep = append(rep, profiler.ReportSection{Text: fmt.Sprintf("\n%s attention, %s\n", mode, dtype), Table: table})
 		}
 	}
+	return rep
+}
 
-	// Memory: peak device memory of the plan (every buffer it allocates).
-	fmt.Fprintln(w, "\nMemory: peak device memory (all buffers of the plan; MB = 10^6 B)")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "Config\tUnfused Peak\t"
-	for _, f := range fused {
-		head += f + " Peak\tSavings\t"
+// memorySection is the peak device memory of the plan (every buffer it
+// allocates) of each kernel at each shape, and the attention matrix's size.
+func (best *reportBest) memorySection() profiler.ReportSection {
+	head := []string{"Config", "Unfused Peak"}
+	for _, f := range best.fused {
+		head = append(head, f+" Peak", "Savings")
 	}
-	fmt.Fprintln(tw, head+"Attn Matrix Size\t")
-	for _, k := range keys {
-		u, ok := best[reportUnfused][k]
+	table := [][]string{append(head, "Attn Matrix Size")}
+	for _, k := range best.keys {
+		u, ok := best.cells[reportUnfused][k]
 		if !ok {
 			continue
 		}
-		cfg := fmt.Sprintf("%s D=%d L=%s", k.dtype, k.d, shapeL(k))
-		if k.causal {
-			cfg += " causal"
-		}
-		if k.hkv != k.h {
-			cfg += fmt.Sprintf(" GQA(%d/%d)", k.h, k.hkv)
-		}
-		if k.b != 1 {
-			cfg += fmt.Sprintf(" B=%d", k.b)
-		}
-		line := cfg + "\t" + mb(u.memory) + "\t"
-		for _, f := range fused {
-			c, ok := best[f][k]
-			if !ok {
-				line += "-\t-\t"
-				continue
+		row := []string{configLabel(k), units.MB(u.memory)}
+		for _, f := range best.fused {
+			if c, ok := best.cells[f][k]; ok {
+				row = append(row, units.MB(c.memory), fmt.Sprintf("%.0f%%", 100*(1-float64(c.memory)/float64(u.memory))))
+			} else {
+				row = append(row, "-", "-")
 			}
-			line += fmt.Sprintf("%s\t%.0f%%\t", mb(c.memory), 100*(1-float64(c.memory)/float64(u.memory)))
 		}
 		attn := int64(k.b) * int64(k.h) * int64(k.lq) * int64(k.lk) * int64(dtypeBytes(k.dtype))
-		fmt.Fprintln(tw, line+mb(attn)+"\t")
+		table = append(table, append(row, units.MB(attn)))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	return profiler.ReportSection{Text: "\nMemory: peak device memory (all buffers of the plan; MB = 10^6 B)\n", Table: table}
+}
+
+// configLabel names a shape in the memory table: "bf16 D=128 L=2048 causal GQA(32/8) B=2".
+func configLabel(k reportKey) string {
+	cfg := fmt.Sprintf("%s D=%d L=%s", k.dtype, k.d, shapeL(k))
+	if k.causal {
+		cfg += " causal"
 	}
-	fmt.Fprintf(w, "\nAttn Matrix Size = B·H·Lq·Lk in the storage type (seed 001's column); the unfused plan holds P and dS in f32.\n")
-	if skipped > 0 {
-		fmt.Fprintf(w, "%s with a status other than ok %s left out.\n", profiler.Plural(skipped, "row", "rows"), map[bool]string{true: "was", false: "were"}[skipped == 1])
+	if k.hkv != k.h {
+		cfg += fmt.Sprintf(" GQA(%d/%d)", k.h, k.hkv)
 	}
-	return nil
+	if k.b != 1 {
+		cfg += fmt.Sprintf(" B=%d", k.b)
+	}
+	return cfg
 }
 
 func reportKeyOf(r profiler.Result) (reportKey, error) {
@@ -238,34 +249,6 @@ func shapeL(k reportKey) string {
 		return strconv.Itoa(k.lq)
 	}
 	return fmt.Sprintf("%dx%d", k.lq, k.lk)
-}
-
-// msec prints a median given in microseconds as milliseconds with about
-// three significant digits (the seed's tables use seconds, which GPU times
-// under a millisecond would round away).
-func msec(us float64) string {
-	ms := us / 1e3
-	switch {
-	case ms >= 100:
-		return strconv.FormatFloat(ms, 'f', 0, 64)
-	case ms >= 10:
-		return strconv.FormatFloat(ms, 'f', 1, 64)
-	case ms >= 1:
-		return strconv.FormatFloat(ms, 'f', 2, 64)
-	}
-	return strconv.FormatFloat(ms, 'f', 3, 64)
-}
-
-func mb(b int64) string {
-	v := float64(b) / 1e6
-	if v >= 1000 {
-		s := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
-		return s[:len(s)-3] + "," + s[len(s)-3:] + " MB"
-	}
-	if v >= 10 {
-		return fmt.Sprintf("%.0f MB", v)
-	}
-	return fmt.Sprintf("%.1f MB", v)
 }
 
 func dtypeBytes(dt string) int {

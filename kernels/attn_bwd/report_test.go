@@ -1,16 +1,26 @@
 package attnbwd_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	_ "github.com/mltop/mltop/kernels/all"
 	attnbwd "github.com/mltop/mltop/kernels/attn_bwd"
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/sink"
 )
+
+// reportText is the report's text and cells, each cell between spaces
+// (how sink.WriteReport lays them out is its own test's business).
+func reportText(rep profiler.Report) string {
+	var b strings.Builder
+	for _, sec := range rep {
+		b.WriteString(sec.Text)
+		for _, row := range sec.Table {
+			b.WriteString(" " + strings.Join(row, " ") + " \n")
+		}
+	}
+	return b.String()
+}
 
 func reportRow(kernel string, d, l int, causal bool, medianUS float64, mem int64, status string) profiler.Result {
 	return profiler.Result{
@@ -33,11 +43,11 @@ func TestReportTables(t *testing.T) {
 		reportRow("attn_bwd", 64, 1024, false, 57000, 42_000_000, "ok"),
 		reportRow("attn_bwd", 128, 4096, false, 1000, 1, "mismatch"),
 	}
-	var b strings.Builder
-	if err := attnbwd.Report(&b, rows); err != nil {
+	rep, err := attnbwd.Report(rows)
+	if err != nil {
 		t.Fatal(err)
 	}
-	out := b.String()
+	out := reportText(rep)
 	for _, want := range []string{
 		"Causal attention, f16", "Dense attention, f16",
 		"44.0", "33.0", "88.0", "1.33x", "0.50x", // ms; 44/33 and 44/88
@@ -65,7 +75,7 @@ func TestReportNeedsBothSides(t *testing.T) {
 		{"no fused", []profiler.Result{reportRow("attn_bwd_unfused", 64, 512, false, 1, 1, "ok")}, "attn_bwd or attn_bwd_atomic"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := attnbwd.Report(&strings.Builder{}, c.rows)
+			_, err := attnbwd.Report(c.rows)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want one naming %s", err, c.want)
 			}
@@ -73,43 +83,37 @@ func TestReportNeedsBothSides(t *testing.T) {
 	}
 }
 
-func TestReportFileReadsSweepCSV(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "bwd.csv")
+// The memory table names a GQA, batched shape in full and puts each
+// number in its own cell.
+func TestReportMemoryCells(t *testing.T) {
 	gqa := func(r profiler.Result) profiler.Result {
 		r.Spec.DType = profiler.BF16
-		r.Spec.Dims["Hkv"] = 8
+		r.Spec.Dims["Hkv"], r.Spec.Dims["B"] = 8, 2
 		return r
 	}
-	cols := sink.ColumnsFor([]profiler.Spec{{Kernel: "attn_bwd_unfused"}, {Kernel: "attn_bwd"}})
-	w, err := sink.OpenCSV(path, cols, false)
+	rep, err := attnbwd.Report([]profiler.Result{
+		gqa(reportRow("attn_bwd_unfused", 128, 2048, true, 261000, 969_000_000, "ok")),
+		gqa(reportRow("attn_bwd", 128, 2048, true, 392000, 168_000_000, "ok")),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Write(gqa(reportRow("attn_bwd_unfused", 128, 2048, true, 261000, 969_000_000, "ok")))
-	w.Write(gqa(reportRow("attn_bwd", 128, 2048, true, 392000, 168_000_000, "ok")))
-	w.Close()
-	var b strings.Builder
-	if err := attnbwd.ReportFile(&b, path); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"261", "392", "0.67x", "969 MB", "168 MB", "83%", "GQA(32/8)", "bf16 D=128 L=2048 causal"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, b.String())
+	var memory [][]string
+	for _, sec := range rep {
+		if strings.Contains(sec.Text, "Memory:") {
+			memory = sec.Table
 		}
 	}
-	if err := attnbwd.ReportFile(&b, filepath.Join(dir, "none.csv")); err == nil {
-		t.Error("a missing file must be an error")
+	want := [][]string{
+		{"Config", "Unfused Peak", "attn_bwd Peak", "Savings", "Attn Matrix Size"},
+		{"bf16 D=128 L=2048 causal GQA(32/8) B=2", "969 MB", "168 MB", "83%", "537 MB"},
 	}
-}
-
-// A CSV that mltop did not write is refused as such, naming the columns
-// it lacks, not with advice about attention kernels (issue 13 item 10).
-func TestReportFileForeignCSV(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "foreign.csv")
-	os.WriteFile(path, []byte("kernel,dtype,median_us\nattn_bwd,f16,3\n"), 0o644)
-	err := attnbwd.ReportFile(&strings.Builder{}, path)
-	if err == nil || !strings.Contains(err.Error(), "not an mltop CSV") || !strings.Contains(err.Error(), "memory_bytes") || strings.Contains(err.Error(), "attn_bwd_unfused") {
-		t.Errorf("err %v", err)
+	if len(memory) != len(want) {
+		t.Fatalf("memory table %q, want %q", memory, want)
+	}
+	for i := range want {
+		if strings.Join(memory[i], "|") != strings.Join(want[i], "|") {
+			t.Errorf("memory row %d: %q, want %q", i, memory[i], want[i])
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/mltop/mltop/kernels/attn_bwd"
 	"github.com/mltop/mltop/kernels/kit"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/units"
 	"strconv"
 )
 
@@ -168,7 +169,7 @@ func (f AttnBwdUnfused) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profile
 		Bytes:      attnbwd.AttnBwdIOBytes(a, s.DType) + 3*4*float64(ln) + 6*4*float64(pn),
 		Notes: []string{
 			"FLOPs = 2.5 × forward over unmasked pairs (the unfused kernels compute the full Lq×Lk square)",
-			fmt.Sprintf("P and dS are materialised: 2 × %s of f32 scratch", profiler.FormatBytes(4*pn)),
+			fmt.Sprintf("P and dS are materialised: 2 × %s of f32 scratch", units.Bytes(4*pn)),
 			"O and L come from an untimed Setup forward (attn_fwd)",
 		},
 	}, nil

@@ -43,6 +43,7 @@ import (
 	"fmt"
 	"github.com/mltop/mltop/kernels/kit"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/units"
 	"math"
 	"strconv"
 )
@@ -167,13 +168,13 @@ func (f EmbeddingBwd) Plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.
 		Dispatches: f.dispatches(s),
 		FLOPs:      float64(tokens * d),
 		Bytes:      float64(tokens*d)*float64(t.Size()) + 4*float64(tokens) + 4*float64(vocab*d),
-		Notes:      []string{fmt.Sprintf("dW (%s f32) is zero-filled in the timed plan: with few tokens per table row the fill dominates", profiler.FormatBytes(4*vocab*d))},
+		Notes:      []string{fmt.Sprintf("dW (%s f32) is zero-filled in the timed plan: with few tokens per table row the fill dominates", units.Bytes(4*vocab*d))},
 	}
 	if s.Knobs["GATHER"] == 1 {
 		p.Buffers = append(p.Buffers,
 			profiler.BufferSpec{Name: "head", Role: profiler.Scratch, Type: profiler.I32, Elems: vocab, Init: profiler.InitZero},
 			profiler.BufferSpec{Name: "nxt", Role: profiler.Scratch, Type: profiler.I32, Elems: tokens, Init: profiler.InitPoison})
-		p.Notes = []string{fmt.Sprintf("each id's tokens are linked into a list (timed), then each of the %d table rows (%s f32 in all) is written once from its list: no zero fill, no float atomics", vocab, profiler.FormatBytes(4*vocab*d))}
+		p.Notes = []string{fmt.Sprintf("each id's tokens are linked into a list (timed), then each of the %d table rows (%s f32 in all) is written once from its list: no zero fill, no float atomics", vocab, units.Bytes(4*vocab*d))}
 	}
 	return p, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mltop/mltop/kernels/user/pyref"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // pyBuf is one buffer as the Python reference sees it.
@@ -244,7 +245,7 @@ func (f *Family) pythonNote(c *pyCall) string {
 	if f.check.rowsIndependent || c.pythonBytes() <= pythonBytesWarn {
 		return ""
 	}
-	return fmt.Sprintf("check: python: %s receives and returns %s of float64 arrays for this shape: if each output row depends only on the same rows of the inputs, add `rows: independent` under check so that only the checked rows are sent", f.check.python, profiler.FormatBytes(c.pythonBytes()))
+	return fmt.Sprintf("check: python: %s receives and returns %s of float64 arrays for this shape: if each output row depends only on the same rows of the inputs, add `rows: independent` under check so that only the checked rows are sent", f.check.python, units.Bytes(c.pythonBytes()))
 }
 
 func (f *Family) warnPythonBytes(c *pyCall) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // The two measurements every backend's Calibrate makes with its own
@@ -75,7 +76,7 @@ func CalibrateCopy(b profiler.Backend, info profiler.DeviceInfo, sh CalShape, c 
 		cache = fmt.Sprintf(" (%.3g× %s)", float64(n)/float64(info.CacheBytes), sh.CacheWord)
 	}
 	detail = fmt.Sprintf("copy: cal_copy (16-byte grid-stride, %d %s × %d threads), %s each way%s, bytes read + written; best %.3f ms of %d (median %.3f ms) → %.0f GB/s, %s; took %.0f ms",
-		sh.Groups, sh.GroupWord, sh.Threads, profiler.FormatBytes(n), cache, best/1e6, c.Reps, med/1e6, bandwidth/1e9, OfDatasheet(bandwidth, info.PeakBandwidth, "GB/s", 1e9), MsSince(t0))
+		sh.Groups, sh.GroupWord, sh.Threads, units.Bytes(n), cache, best/1e6, c.Reps, med/1e6, bandwidth/1e9, OfDatasheet(bandwidth, info.PeakBandwidth, "GB/s", 1e9), MsSince(t0))
 	return bandwidth, detail, nil
 }
 

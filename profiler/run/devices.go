@@ -273,7 +273,7 @@ func (st *devSweep) blame(di int, why string) {
 	if st.live == 0 {
 		more = "no device is left"
 	}
-	fmt.Fprintf(st.log, "mltop: device %d (%s) dropped after %d failures in a row (last: %s); %s\n", c.Ordinal, c.Name, st.fails[di], oneLine(why), more)
+	fmt.Fprintf(st.log, "mltop: device %d (%s) dropped after %d failures in a row (last: %s); %s\n", c.Ordinal, c.Name, st.fails[di], profiler.OneLine(strings.TrimSpace(why)), more)
 	st.showDevices()
 	st.cond.Broadcast()
 }
@@ -295,10 +295,6 @@ func (st *devSweep) showDevices() {
 	if st.h.Devices != nil {
 		st.h.Devices(append([]DeviceCount(nil), st.counts...))
 	}
-}
-
-func oneLine(s string) string {
-	return strings.ReplaceAll(strings.TrimSpace(s), "\n", " | ")
 }
 
 // refill moves jobs from the feed to items until there are enough for

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // onDevice is the profiler.RunOnDevice a DeviceReference family gets: it
@@ -29,7 +30,7 @@ func (r *Runner) onDevice(dev profiler.DeviceInfo, seed uint64) profiler.RunOnDe
 		for _, b := range plan.Buffers {
 			buf, err := r.backend.Alloc(b.Bytes())
 			if err != nil {
-				return nil, fmt.Errorf("allocating %s (%s): %w", b.Name, profiler.FormatBytes(b.Bytes()), err)
+				return nil, fmt.Errorf("allocating %s (%s): %w", b.Name, units.Bytes(b.Bytes()), err)
 			}
 			bufs[b.Name] = buf
 			raw := make([]byte, b.Bytes())

@@ -313,17 +313,3 @@ func runTime(dev profiler.DeviceInfo, dt profiler.DType, plan *profiler.Plan) ti
 	}
 	return time.Duration(sec * float64(time.Second))
 }
-
-// FormatDuration is a duration for people: 45 s, 12 min, 3.5 h, 2.1 days.
-func FormatDuration(d time.Duration) string {
-	s := d.Seconds()
-	switch {
-	case s < 90:
-		return fmt.Sprintf("%.0f s", s)
-	case s < 90*60:
-		return fmt.Sprintf("%.0f min", s/60)
-	case s < 48*3600:
-		return fmt.Sprintf("%.1f h", s/3600)
-	}
-	return fmt.Sprintf("%.1f days", s/86400)
-}

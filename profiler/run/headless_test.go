@@ -79,11 +79,6 @@ func TestEstimate(t *testing.T) {
 	if e := run.Estimate([]profiler.Job{mk(32, 1)}, nil); e.Lo != 600*time.Millisecond || e.Hi != 600*time.Millisecond {
 		t.Errorf("min_time over time_limit: lo %v hi %v, want 600ms both", e.Lo, e.Hi)
 	}
-	for d, want := range map[time.Duration]string{45 * time.Second: "45 s", 20 * time.Minute: "20 min", 5 * time.Hour: "5.0 h", 72 * time.Hour: "3.0 days"} {
-		if got := run.FormatDuration(d); got != want {
-			t.Errorf("%v: %q want %q", d, got, want)
-		}
-	}
 }
 
 func TestSummaryOneSpec(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // HostMemory says how many bytes of host memory this process can still
@@ -38,7 +39,7 @@ func (m MemoryNeed) parts() string {
 	var p []string
 	add := func(name string, n int64) {
 		if n > 0 {
-			p = append(p, name+" "+profiler.FormatBytes(n))
+			p = append(p, name+" "+units.Bytes(n))
 		}
 	}
 	if m.Unified {
@@ -81,7 +82,7 @@ func CheckFit(plan *profiler.Plan, dev profiler.DeviceInfo, s profiler.Spec, mod
 	}
 	need := NeedOf(plan, dev, mode)
 	if !need.Unified && dev.MemoryBytes > 0 && float64(need.Device) > 0.9*float64(dev.MemoryBytes) {
-		return fmt.Errorf("needs %s of device memory (%d buffers) but %s has %s (90%% usable): %s", profiler.FormatBytes(need.Device), len(plan.Buffers), dev.Name, profiler.FormatBytes(dev.MemoryBytes), reduceHint(s))
+		return fmt.Errorf("needs %s of device memory (%d buffers) but %s has %s (90%% usable): %s", units.Bytes(need.Device), len(plan.Buffers), dev.Name, units.Bytes(dev.MemoryBytes), reduceHint(s))
 	}
 	avail, source := HostMemory()
 	if avail <= 0 {
@@ -95,7 +96,7 @@ func CheckFit(plan *profiler.Plan, dev profiler.DeviceInfo, s profiler.Spec, mod
 		avail, source = HostMemory()
 	}
 	if float64(host) > 0.9*float64(avail) {
-		return fmt.Errorf("needs %s of host memory (%s), %s available (%s; 90%% usable): %s", profiler.FormatBytes(host), need.parts(), profiler.FormatBytes(avail), source, reduceHint(s))
+		return fmt.Errorf("needs %s of host memory (%s), %s available (%s; 90%% usable): %s", units.Bytes(host), need.parts(), units.Bytes(avail), source, reduceHint(s))
 	}
 	return nil
 }

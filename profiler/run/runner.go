@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // Runner executes specs on a backend in this process.
@@ -407,7 +408,7 @@ func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64,
 		if buf == nil {
 			var err error
 			if buf, err = r.backend.Alloc(b.Bytes()); err != nil {
-				return bufs, fmt.Errorf("allocating %s (%s): %w", b.Name, profiler.FormatBytes(b.Bytes()), err)
+				return bufs, fmt.Errorf("allocating %s (%s): %w", b.Name, units.Bytes(b.Bytes()), err)
 			}
 			bufs[b.Name] = buf
 		}

@@ -363,7 +363,7 @@ func joinStatuses() string {
 
 func stringColumn(name string, field func(r *profiler.Result) *string) Column {
 	return Column{name,
-		func(r *profiler.Result) string { return oneLine(*field(r)) },
+		func(r *profiler.Result) string { return profiler.OneLine(*field(r)) },
 		func(r *profiler.Result, cell string) error { *field(r) = cell; return nil }}
 }
 

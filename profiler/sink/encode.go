@@ -83,8 +83,3 @@ func fmicros(ns float64) string {
 	}
 	return sign + digits[:point] + "." + digits[point:]
 }
-
-func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\r", " ")
-	return strings.ReplaceAll(s, "\n", " | ")
-}

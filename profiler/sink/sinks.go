@@ -79,7 +79,7 @@ func (s *Bench) Write(r profiler.Result) error {
 	}
 	measured := r.Status == profiler.StatusOK || r.Status == profiler.StatusUnchecked
 	if !measured || len(r.Samples) == 0 {
-		_, err := fmt.Fprintf(s.w, "# %s: %s %s\n", BenchName(r.Spec), r.Status, oneLine(r.Reason()))
+		_, err := fmt.Fprintf(s.w, "# %s: %s %s\n", BenchName(r.Spec), r.Status, profiler.OneLine(r.Reason()))
 		return err
 	}
 	if r.Status == profiler.StatusUnchecked {

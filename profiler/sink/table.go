@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // Table prints a readable row per Result as it finishes. By default (a
@@ -188,7 +189,7 @@ func (t *Table) Write(r profiler.Result) error {
 	}
 	msg := ""
 	if r.Status != profiler.StatusOK && r.Error != "" {
-		msg = oneLine(r.Reason())
+		msg = profiler.OneLine(r.Reason())
 		if t.width > 0 {
 			msg = Clip(msg, max(t.width-6, 20))
 		}
@@ -371,7 +372,7 @@ func FormatResult(r profiler.Result) string {
 			fmt.Fprintf(&b, "  wall %.1f ms: %s\n", 1e3*r.Phases.Total(), r.Phases)
 		}
 		fmt.Fprintf(&b, "\nthroughput\n  %.3f TFLOP/s (%s)   %.1f GB/s (%s)\n", r.TFLOPS, pct(r.PctPeakFLOP, r.PctMeasFLOP), r.GBps, pct(r.PctPeakBW, r.PctMeasBW))
-		fmt.Fprintf(&b, "  work: %.4g FLOP, %s moved, %s allocated\n", r.FLOPs, profiler.FormatBytes(int64(r.Bytes)), profiler.FormatBytes(r.MemoryBytes))
+		fmt.Fprintf(&b, "  work: %.4g FLOP, %s moved, %s allocated\n", r.FLOPs, units.Bytes(int64(r.Bytes)), units.Bytes(r.MemoryBytes))
 	}
 	for _, bud := range r.Budget {
 		fmt.Fprintf(&b, "\nthreadgroup memory — %s (%d threads)\n", bud.Dispatch, bud.Threads)
