@@ -71,9 +71,15 @@ func TestDevicesSameRowsAsOneDevice(t *testing.T) {
 		t.Fatalf("one device: exit %d\n%s", code, stderr)
 	}
 	t.Setenv(fakeDevicesEnv, "2")
-	code, _, stderr := runMain(t, "--config", sweep, "--devices", "all", "--csv", two)
+	code, _, stderr := runMain(t, "--config", sweep, "--devices", "all", "--csv", two, "--phases")
 	if code != 1 {
 		t.Fatalf("two devices: exit %d\n%s", code, stderr)
+	}
+	// --phases: one line per device and one for the sweep
+	for _, want := range []string{"mltop: phases device 0 (", "mltop: phases device 1 (", "start-up ", "idle at the end ", "mltop: phases 2 devices in "} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("no %q in stderr:\n%s", want, stderr)
+		}
 	}
 	if !strings.Contains(stderr, "cpu on 2 devices (0 ") || !strings.Contains(stderr, "7 specs: 6 ok, 1 crashed") {
 		t.Errorf("stderr:\n%s", stderr)

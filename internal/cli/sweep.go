@@ -244,6 +244,7 @@ func (sr *sweepRun) report(sum run.Summary, err error) error {
 	}
 	if sr.phases != nil {
 		sr.phases.Close()
+		sr.phases.devices(sum)
 	}
 	fmt.Fprintln(stderr, "mltop:", sum.String())
 	if note := sum.ClockNote(); note != "" && !sr.settles {

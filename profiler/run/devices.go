@@ -66,6 +66,7 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 		live:  len(devs),
 		feed:  f,
 		n:     n,
+		clock: newDeviceClock(devs),
 	}
 	st.cond = sync.NewCond(&st.mu)
 	st.counts = make([]DeviceCount, len(devs))
@@ -91,6 +92,7 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 		}()
 	}
 	wg.Wait()
+	st.sum.Devices, st.sum.WallSeconds = st.clock.finish(devs)
 	left := len(st.items)
 	if ctx.Err() == nil && st.sinkErr == nil {
 		for _, ok := f.next(); ok; _, ok = f.next() { // every device was dropped: count what is left
@@ -141,6 +143,7 @@ type devSweep struct {
 	cancel  func()
 	h       Hooks
 	log     io.Writer
+	clock   *deviceClock
 }
 
 func (st *devSweep) device(ctx context.Context, di int, d Device) {
@@ -208,6 +211,7 @@ func (st *devSweep) device(ctx context.Context, di int, d Device) {
 		st.out--
 		st.counts[di].Busy = false
 		st.counts[di].Done++
+		st.clock.done(di, res)
 		failed := (res.Status == profiler.StatusCrashed || res.Status == profiler.StatusTimeout) && ctx.Err() == nil
 		if !failed {
 			st.fails[di] = 0
