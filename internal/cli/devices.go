@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -133,26 +134,56 @@ func closeDevices(devs []run.Device) {
 	wg.Wait()
 }
 
-// sweepDevices opens one worker per device of --devices for sr's sweep,
-// after its announcement, and starts its progress bar.
-func (s *session) sweepDevices(o *options, backend string, sr *sweepRun) ([]run.Device, error) {
-	backend = resolveBackend(backend)
-	ords, err := resolveDevices(o.devices, backend, countDevices, os.Getenv(repeatDevicesEnv) == "1")
-	if err != nil {
-		return nil, err
-	}
-	devs, err := s.openDevices(backend, ords, sr.stderr)
-	if err != nil {
-		return nil, err
+// earlyDevices is the workers of a sweep's devices, started before the
+// sweep is counted and announced (each worker's start, CUDA and its first
+// calibration, takes seconds: they overlap the count and the banner
+// instead of following them). A refused sweep closes them unused.
+type earlyDevices struct {
+	done chan struct{}
+	devs []run.Device
+	err  error
+	log  bytes.Buffer // the lines of devices left out, said when the sweep opens them
+}
+
+// startDevices starts one worker per device of --devices in the
+// background (o.devices was checked by checkInputs).
+func (s *session) startDevices(o *options, backend string) *earlyDevices {
+	e := &earlyDevices{done: make(chan struct{})}
+	go func() {
+		defer close(e.done)
+		backend := resolveBackend(backend)
+		ords, err := resolveDevices(o.devices, backend, countDevices, os.Getenv(repeatDevicesEnv) == "1")
+		if err != nil {
+			e.err = err
+			return
+		}
+		e.devs, e.err = s.openDevices(backend, ords, &e.log)
+	}()
+	return e
+}
+
+// open waits for the workers, announces the devices for sr's sweep and
+// starts its progress bar.
+func (e *earlyDevices) open(sr *sweepRun) ([]run.Device, error) {
+	<-e.done
+	sr.stderr.Write(e.log.Bytes())
+	if e.err != nil {
+		return nil, e.err
 	}
 	var names []string
-	for _, d := range devs {
+	for _, d := range e.devs {
 		names = append(names, fmt.Sprintf("%d %s", d.Ordinal, d.Exec.Device().Name))
 	}
-	dev := devs[0].Exec.Device()
-	fmt.Fprintf(sr.stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, profiler.Plural(len(devs), "device", "devices"), strings.Join(names, ", "), sr.count, sr.path)
+	dev := e.devs[0].Exec.Device()
+	fmt.Fprintf(sr.stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, profiler.Plural(len(e.devs), "device", "devices"), strings.Join(names, ", "), sr.count, sr.path)
 	sr.start(sr.total)
-	return devs, nil
+	return e.devs, nil
+}
+
+// close waits for the workers to have started, and stops them.
+func (e *earlyDevices) close() {
+	<-e.done
+	closeDevices(e.devs)
 }
 
 // registerSweepFlags adds the flags only a sweep takes.
