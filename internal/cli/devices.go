@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,7 +94,7 @@ func workerEnv(backend string, ord int, parentVisible string) []string {
 // openDevices starts one worker pool per ordinal, all at once (each waits
 // for its worker's hello and first calibration). A device whose worker does
 // not start is left out with a message; none starting is an error.
-func (s *session) openDevices(backend string, ords []int, log io.Writer) ([]run.Device, error) {
+func (s *session) openDevices(backend string, ords []int, shared []string, log io.Writer) ([]run.Device, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("cannot find the mltop binary to start a worker: %w", err)
@@ -105,7 +106,7 @@ func (s *session) openDevices(backend string, ords []int, log io.Writer) ([]run.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pools[i], errs[i] = run.NewWorkerPoolArgv(s.workerArgv(self, backend), workerEnv(backend, o, os.Getenv("CUDA_VISIBLE_DEVICES")))
+			pools[i], errs[i] = run.NewWorkerPoolArgv(s.workerArgv(self, backend), append(workerEnv(backend, o, os.Getenv("CUDA_VISIBLE_DEVICES")), shared...))
 		}()
 	}
 	wg.Wait()
@@ -139,9 +140,10 @@ func closeDevices(devs []run.Device) {
 // calibration, takes seconds: they overlap the count and the banner
 // instead of following them). A refused sweep closes them unused.
 type earlyDevices struct {
-	done chan struct{}
-	devs []run.Device
-	err  error
+	done   chan struct{}
+	devs   []run.Device
+	err    error
+	shared string // the directory the workers share inputs and references in
 	log  bytes.Buffer // the lines of devices left out, said when the sweep opens them
 }
 
@@ -157,9 +159,24 @@ func (s *session) startDevices(o *options, backend string) *earlyDevices {
 			e.err = err
 			return
 		}
-		e.devs, e.err = s.openDevices(backend, ords, &e.log)
+		e.devs, e.err = s.openDevices(backend, ords, e.share(len(ords)), &e.log)
 	}()
 	return e
+}
+
+// share makes the directory n workers share host work in and returns
+// their environment: the directory, and cores/n goroutines each for
+// generating inputs (run.SharedCacheEnv). Without a directory (the temp
+// directory is not writable) each worker makes its own.
+func (e *earlyDevices) share(n int) []string {
+	threads := fmt.Sprintf("%s=%d", run.FillThreadsEnv, max(1, runtime.NumCPU()/n))
+	dir, err := os.MkdirTemp("", "mltop-shared-")
+	if err != nil {
+		fmt.Fprintf(&e.log, "mltop: the workers will not share inputs and references: %v\n", err)
+		return []string{threads}
+	}
+	e.shared = dir
+	return []string{threads, run.SharedCacheEnv + "=" + dir}
 }
 
 // open waits for the workers, announces the devices for sr's sweep and
@@ -180,10 +197,14 @@ func (e *earlyDevices) open(sr *sweepRun) ([]run.Device, error) {
 	return e.devs, nil
 }
 
-// close waits for the workers to have started, and stops them.
+// close waits for the workers to have started, stops them and removes
+// their shared directory.
 func (e *earlyDevices) close() {
 	<-e.done
 	closeDevices(e.devs)
+	if e.shared != "" {
+		os.RemoveAll(e.shared)
+	}
 }
 
 // registerSweepFlags adds the flags only a sweep takes.

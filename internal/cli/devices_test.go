@@ -299,3 +299,26 @@ func TestDeviceText(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// The workers of a multi-device sweep share a temporary directory for
+// inputs and references: made in TMPDIR, gone after the sweep, and the
+// rows are those of one device.
+func TestDevicesShareHostWorkAndCleanUp(t *testing.T) {
+	cfg := writeFile(t, "s.yaml", "backend: cpu\ndefaults: {time_limit: 0.05}\nsweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64, 128]}\n    dims: {rows: 4, cols: [64, 128]}\n")
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv(fakeDevicesEnv, "2")
+	csv := filepath.Join(t.TempDir(), "d.csv")
+	code, _, stderr := runMain(t, "--config", cfg, "--devices", "all", "--csv", csv, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, r := range readCSV(t, csv) {
+		if r["status"] != "ok" {
+			t.Errorf("row %v", r)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "mltop-shared-*")); len(left) != 0 {
+		t.Errorf("shared directories left after the sweep: %v", left)
+	}
+}

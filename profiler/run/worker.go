@@ -74,6 +74,7 @@ func ServeWorkerReload(in io.Reader, out io.Writer, open func() (profiler.Execut
 		return err
 	}
 	defer exec.Close()
+	shareFromEnv(exec)
 	dev := exec.Device()
 	if err := send(workerMessage{Type: "hello", Device: &dev}); err != nil {
 		return err
