@@ -143,8 +143,8 @@ type earlyDevices struct {
 	done   chan struct{}
 	devs   []run.Device
 	err    error
-	shared string // the directory the workers share inputs and references in
-	log  bytes.Buffer // the lines of devices left out, said when the sweep opens them
+	shared string       // the directory the workers share inputs and references in
+	log    bytes.Buffer // the lines of devices left out, said when the sweep opens them
 }
 
 // startDevices starts one worker per device of --devices in the
