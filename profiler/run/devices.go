@@ -35,8 +35,9 @@ const MaxDeviceFailures = 3
 type ensurer interface{ Ensure() error }
 
 // JobsOnDevices is Jobs over several devices: one goroutine per device pulls
-// specs from one queue, and every Result is stamped with its device's
-// ordinal. Sinks and hooks are called one at a time, so they need no lock.
+// specs from one queue (each device takes the next when it is done), in
+// the order orderJobs gives (the dearest shapes first, a shape's specs
+// together), and every Result is stamped with its device's ordinal. Sinks and hooks are called one at a time, so they need no lock.
 //
 // Failures. A crashed worker is replaced on its device for the next spec.
 // A spec that crashes or times out on one device runs once more on another
@@ -54,7 +55,11 @@ func JobsOnDevices(ctx context.Context, devs []Device, jobs []profiler.Job, skip
 			n++
 		}
 	}
-	return onDevices(ctx, devs, startFeed(ctx, sliceSource(jobs), skip), n, sinks, h, log)
+	src := sliceSource(jobs)
+	if len(jobs) <= OrderLimit && len(devs) > 0 {
+		src = orderedSource(src, devs[0].Exec.Device())
+	}
+	return onDevices(ctx, devs, startFeed(ctx, src, skip), n, sinks, h, log)
 }
 
 // onDevices is JobsOnDevices over a feed of about n jobs.
