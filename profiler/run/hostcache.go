@@ -143,6 +143,11 @@ func lockHolderAlive(lock string) bool {
 // inputs returns buffer b's generated values for input set key: shared
 // between the workers when the cache is enabled, else made by gen.
 func (c *hostCache) inputs(key string, b profiler.BufferSpec, gen func() []float32) []float32 {
+	switch b.Init {
+	case profiler.InitNormal, profiler.InitUniform, profiler.InitInts:
+	default: // no random draws: cheaper to make than to read
+		return gen()
+	}
 	if !c.enabled() || b.Data != nil {
 		return gen()
 	}

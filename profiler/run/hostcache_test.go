@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -74,5 +75,39 @@ func TestShareHostWorkRemakesACorruptFile(t *testing.T) {
 	}
 	if got.Status != profiler.StatusOK || !reflect.DeepEqual(got.Verdict, want.Verdict) {
 		t.Errorf("status %s, verdict %+v; want %+v", got.Status, got.Verdict, want.Verdict)
+	}
+}
+
+// A sweep of 3 shapes × 3 knobs on two devices (two Runners sharing a
+// directory, as two workers do): each shape's input and reference are
+// made once on the host, whichever device runs its specs.
+func TestSweepOnDevicesMakesEachShapeOnce(t *testing.T) {
+	dir := t.TempDir()
+	var runners []*run.Runner
+	var devs []run.Device
+	for i := range 2 {
+		r := run.NewRunner(&enginetest.MemBackend{})
+		r.ShareHostWork(dir, 1)
+		runners = append(runners, r)
+		devs = append(devs, run.Device{Ordinal: i, Exec: r})
+	}
+	var jobs []profiler.Job
+	for _, wg := range []int{32, 64, 128} {
+		for _, n := range []int{2000, 4000, 8000} {
+			jobs = append(jobs, profiler.Job{Spec: scaleSpec(n, wg), Options: enginetest.QuickOptions()})
+		}
+	}
+	sink := &memSink{}
+	sum, err := run.JobsOnDevices(context.Background(), devs, jobs, nil, []profiler.Sink{sink}, run.Hooks{}, io.Discard)
+	if err != nil || sum.ByStatus[profiler.StatusOK] != len(jobs) {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	made, loaded := int64(0), int64(0)
+	for _, r := range runners {
+		m, l := r.SharedCounts()
+		made, loaded = made+m, loaded+l
+	}
+	if made != 6 {
+		t.Errorf("made %d shared files (read %d), want 6: 3 shapes × (input + reference), once each", made, loaded)
 	}
 }
