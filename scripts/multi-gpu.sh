@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
-# Sweeps over several GPUs (issue 15): a 100-config attn_fwd sweep (the shape
-# of scripts/cuda-sweep-rate.sh) on one GPU, then on N GPUs with
-# --devices all, then as 2 shards merged with `mltop merge`. Compares the rows
-# (same specs and statuses, medians within noise) and the wall time: the
-# target for N GPUs is at most 1.15/N of the one-GPU time, compile excluded
-# (a first run fills the compile cache; the timed runs all find it warm).
+# Sweeps over several GPUs: a sweep on one GPU, then on N GPUs with
+# --devices all --phases, then as 2 shards merged with `mltop merge`.
+# Compares the rows (same specs and statuses, medians within noise), the
+# wall time (target for N GPUs: at most 1.15/N of the one-GPU time, compile
+# excluded: a first run fills the compile cache, the timed runs find it
+# warm), and prints where each device's time went (start-up, GPU busy,
+# host, idle at the end) and the GPUs' busy share of the N-GPU sweep.
 # With N=1 the --devices run is trivially the one-GPU run, and the mechanics
 # are exercised with two workers on the one GPU (MLTOP_DEVICES_REPEAT=1;
 # their timings disturb each other, so only the rows are compared there).
 #
 #   scripts/multi-gpu.sh BINARY [N]      N: GPUs to use (default: all found)
 #
+# SWEEP=attn (default): 100 attn_fwd configs of one shape (many knobs, one
+#   shape: the host work is shared by every spec).
+# SWEEP=mixed: attn_fwd bf16/f16 at D 64 and 128, L 1024 and 4096, causal
+#   both ways, plus softmax_bwd (many shapes: inputs and references are
+#   made once per host and shared by the workers; the dearest shapes run
+#   first).
 # BACKEND=cpu MLTOP_FAKE_DEVICES=2 DIMS='{B: 1, H: 1, Hkv: 1, Lq: 32, Lk: 32,
-# D: 64}' TIME_LIMIT=0.02 runs the same steps on the CPU (a dry run of the
-# script; CPU timings say nothing about GPUs).
+# D: 64}' LENS='[32, 64]' TIME_LIMIT=0.02 runs the same steps on the CPU (a
+# dry run of the script; CPU timings say nothing about GPUs).
 # Logs and CSVs go to $OUT (default /tmp/mltop-multi-gpu). The summary is
 # printed last.
 set -uo pipefail
@@ -28,7 +35,24 @@ export MLTOP_CUDA_CACHE="$O/cubin-cache"
 rm -rf "$MLTOP_CUDA_CACHE"
 DEVS=$(seq -s, 0 $((N - 1)))
 
-cat >"$O/sweep.yaml" <<YAML
+if [ "${SWEEP:-attn}" = mixed ]; then
+	cat >"$O/sweep.yaml" <<YAML
+backend: ${BACKEND:-cuda}
+defaults:
+  time_limit: ${TIME_LIMIT:-0.3}
+sweeps:
+  - kernel: attn_fwd
+    dtypes: [bf16, f16]
+    knobs: {BQ: [32, 64], BK: [32, 64], WM: [2, 4], WN: 1}
+    dims: {B: 1, H: 16, Hkv: 16, Lq: ${LENS:-[1024, 4096]}, Lk: ${LENS:-[1024, 4096]}, D: [64, 128]}
+    flags: {causal: [false, true]}
+    where: ["Lq == Lk", "BQ % (16*WM) == 0"]
+  - kernel: softmax_bwd
+    knobs: {WG: [64, 128, 256, 512]}
+    dims: {rows: [4096, 16384], cols: [1024, 4096]}
+YAML
+else
+	cat >"$O/sweep.yaml" <<YAML
 backend: ${BACKEND:-cuda}
 defaults:
   time_limit: ${TIME_LIMIT:-0.3}
@@ -40,6 +64,7 @@ sweeps:
     flags: {causal: [false, true]}
     where: ["BQ % (16*WM) == 0"]
 YAML
+fi
 
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
@@ -54,7 +79,7 @@ timed() {
 	t1=$(date +%s.%N)
 	echo "$name $rc $(secs "$t0" "$t1")" >>"$O/times"
 	echo "== $name: exit $rc, $(secs "$t0" "$t1") s" >&2
-	tail -4 "$O/$name.err" >&2
+	grep -v '^mltop: phases [^d0-9]' "$O/$name.err" | tail -4 >&2
 }
 : >"$O/times"
 
@@ -62,7 +87,7 @@ timed() {
 timed cold "$B" --config "$O/sweep.yaml" --csv "$O/cold.csv" --quiet
 timed one "$B" --config "$O/sweep.yaml" --csv "$O/one.csv" --quiet
 # 3. N GPUs
-timed multi "$B" --config "$O/sweep.yaml" --devices "$DEVS" --csv "$O/multi.csv" --quiet
+timed multi "$B" --config "$O/sweep.yaml" --devices "$DEVS" --csv "$O/multi.csv" --quiet --phases
 # 4. N=1: two workers on the one GPU (mechanics only)
 if [ "$N" -eq 1 ]; then
 	timed two-workers env MLTOP_DEVICES_REPEAT=1 "$B" --config "$O/sweep.yaml" --devices 0,0 --csv "$O/two-workers.csv" --quiet
@@ -92,12 +117,15 @@ times = {}
 for line in open(os.path.join(o, "times")):
     name, rc, secs = line.split()
     times[name] = (int(rc), float(secs))
-knobs = ["BQ", "BK", "WM", "WN", "causal"]
 def load(name):
     p = os.path.join(o, name + ".csv")
     if not os.path.exists(p):
         return None
-    return {tuple(r[k] for k in knobs): r for r in csv.DictReader(open(p))}
+    rd = csv.DictReader(open(p))
+    cols = rd.fieldnames
+    # a spec is its columns from kernel up to n (dtype, knobs, dims, flags)
+    spec = cols[cols.index("kernel"):cols.index("n")]
+    return {tuple(r[k] for k in spec): r for r in rd}
 one = load("one")
 lines, ok = [], True
 def compare(name, timing):
@@ -126,6 +154,10 @@ t1, tn = times["one"][1], times["multi"][1]
 target = 1.15 / n
 lines.append(f"wall: cold {times['cold'][1]:.1f} s (compile), one GPU {t1:.1f} s, {n} GPU(s) {tn:.1f} s = {tn/t1:.3f} of one GPU "
              f"(target <= {target:.3f}) {'OK' if tn/t1 <= target else 'SLOWER THAN TARGET'}")
+# where each device's time went (--phases on the N-GPU run)
+for l in open(os.path.join(o, "multi.err")):
+    if l.startswith("mltop: phases device ") or (l.startswith("mltop: phases ") and " devices in " in l):
+        lines.append(l.strip()[len("mltop: phases "):])
 lines.append(f"shards: 2 shards in {times['shards'][1]:.1f} s ({'side by side on 2 GPUs' if n >= 2 else 'one after the other on 1 GPU'}); merge exit {times['merge'][0]} (0: every spec has a row)")
 lines.append("exits: " + ", ".join(f"{k} {v[0]}" for k, v in times.items()))
 ok = ok and times["merge"][0] == 0

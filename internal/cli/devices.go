@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,7 +94,7 @@ func workerEnv(backend string, ord int, parentVisible string) []string {
 // openDevices starts one worker pool per ordinal, all at once (each waits
 // for its worker's hello and first calibration). A device whose worker does
 // not start is left out with a message; none starting is an error.
-func (s *session) openDevices(backend string, ords []int, log io.Writer) ([]run.Device, error) {
+func (s *session) openDevices(backend string, ords []int, shared []string, log io.Writer) ([]run.Device, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("cannot find the mltop binary to start a worker: %w", err)
@@ -104,7 +106,7 @@ func (s *session) openDevices(backend string, ords []int, log io.Writer) ([]run.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pools[i], errs[i] = run.NewWorkerPoolArgv(s.workerArgv(self, backend), workerEnv(backend, o, os.Getenv("CUDA_VISIBLE_DEVICES")))
+			pools[i], errs[i] = run.NewWorkerPoolArgv(s.workerArgv(self, backend), append(workerEnv(backend, o, os.Getenv("CUDA_VISIBLE_DEVICES")), shared...))
 		}()
 	}
 	wg.Wait()
@@ -133,26 +135,76 @@ func closeDevices(devs []run.Device) {
 	wg.Wait()
 }
 
-// sweepDevices opens one worker per device of --devices for sr's sweep,
-// after its announcement, and starts its progress bar.
-func (s *session) sweepDevices(o *options, backend string, sr *sweepRun) ([]run.Device, error) {
-	backend = resolveBackend(backend)
-	ords, err := resolveDevices(o.devices, backend, countDevices, os.Getenv(repeatDevicesEnv) == "1")
+// earlyDevices is the workers of a sweep's devices, started before the
+// sweep is counted and announced (each worker's start, CUDA and its first
+// calibration, takes seconds: they overlap the count and the banner
+// instead of following them). A refused sweep closes them unused.
+type earlyDevices struct {
+	done   chan struct{}
+	devs   []run.Device
+	err    error
+	shared string       // the directory the workers share inputs and references in
+	log    bytes.Buffer // the lines of devices left out, said when the sweep opens them
+}
+
+// startDevices starts one worker per device of --devices in the
+// background (o.devices was checked by checkInputs).
+func (s *session) startDevices(o *options, backend string) *earlyDevices {
+	e := &earlyDevices{done: make(chan struct{})}
+	go func() {
+		defer close(e.done)
+		backend := resolveBackend(backend)
+		ords, err := resolveDevices(o.devices, backend, countDevices, os.Getenv(repeatDevicesEnv) == "1")
+		if err != nil {
+			e.err = err
+			return
+		}
+		e.devs, e.err = s.openDevices(backend, ords, e.share(len(ords)), &e.log)
+	}()
+	return e
+}
+
+// share makes the directory n workers share host work in and returns
+// their environment: the directory, and cores/n goroutines each for
+// generating inputs (run.SharedCacheEnv). Without a directory (the temp
+// directory is not writable) each worker makes its own.
+func (e *earlyDevices) share(n int) []string {
+	threads := fmt.Sprintf("%s=%d", run.FillThreadsEnv, max(1, runtime.NumCPU()/n))
+	dir, err := os.MkdirTemp("", "mltop-shared-")
 	if err != nil {
-		return nil, err
+		fmt.Fprintf(&e.log, "mltop: the workers will not share inputs and references: %v\n", err)
+		return []string{threads}
 	}
-	devs, err := s.openDevices(backend, ords, sr.stderr)
-	if err != nil {
-		return nil, err
+	e.shared = dir
+	return []string{threads, run.SharedCacheEnv + "=" + dir}
+}
+
+// open waits for the workers, announces the devices for sr's sweep and
+// starts its progress bar.
+func (e *earlyDevices) open(sr *sweepRun) ([]run.Device, error) {
+	<-e.done
+	sr.stderr.Write(e.log.Bytes())
+	if e.err != nil {
+		return nil, e.err
 	}
 	var names []string
-	for _, d := range devs {
+	for _, d := range e.devs {
 		names = append(names, fmt.Sprintf("%d %s", d.Ordinal, d.Exec.Device().Name))
 	}
-	dev := devs[0].Exec.Device()
-	fmt.Fprintf(sr.stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, profiler.Plural(len(devs), "device", "devices"), strings.Join(names, ", "), sr.count, sr.path)
+	dev := e.devs[0].Exec.Device()
+	fmt.Fprintf(sr.stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, profiler.Plural(len(e.devs), "device", "devices"), strings.Join(names, ", "), sr.count, sr.path)
 	sr.start(sr.total)
-	return devs, nil
+	return e.devs, nil
+}
+
+// close waits for the workers to have started, stops them and removes
+// their shared directory.
+func (e *earlyDevices) close() {
+	<-e.done
+	closeDevices(e.devs)
+	if e.shared != "" {
+		os.RemoveAll(e.shared)
+	}
 }
 
 // registerSweepFlags adds the flags only a sweep takes.

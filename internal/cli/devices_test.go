@@ -71,9 +71,15 @@ func TestDevicesSameRowsAsOneDevice(t *testing.T) {
 		t.Fatalf("one device: exit %d\n%s", code, stderr)
 	}
 	t.Setenv(fakeDevicesEnv, "2")
-	code, _, stderr := runMain(t, "--config", sweep, "--devices", "all", "--csv", two)
+	code, _, stderr := runMain(t, "--config", sweep, "--devices", "all", "--csv", two, "--phases")
 	if code != 1 {
 		t.Fatalf("two devices: exit %d\n%s", code, stderr)
+	}
+	// --phases: one line per device and one for the sweep
+	for _, want := range []string{"mltop: phases device 0 (", "mltop: phases device 1 (", "start-up ", "idle at the end ", "mltop: phases 2 devices in "} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("no %q in stderr:\n%s", want, stderr)
+		}
 	}
 	if !strings.Contains(stderr, "cpu on 2 devices (0 ") || !strings.Contains(stderr, "7 specs: 6 ok, 1 crashed") {
 		t.Errorf("stderr:\n%s", stderr)
@@ -291,5 +297,28 @@ func TestDeviceText(t *testing.T) {
 	got := deviceText([]run.DeviceCount{{Ordinal: 0, Done: 12, Busy: true}, {Ordinal: 2, Done: 3, Dropped: true}, {Ordinal: 3, Done: 0}})
 	if got != "[gpu0:12* gpu2:3x gpu3:0]" {
 		t.Errorf("%q", got)
+	}
+}
+
+// The workers of a multi-device sweep share a temporary directory for
+// inputs and references: made in TMPDIR, gone after the sweep, and the
+// rows are those of one device.
+func TestDevicesShareHostWorkAndCleanUp(t *testing.T) {
+	cfg := writeFile(t, "s.yaml", "backend: cpu\ndefaults: {time_limit: 0.05}\nsweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64, 128]}\n    dims: {rows: 4, cols: [64, 128]}\n")
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv(fakeDevicesEnv, "2")
+	csv := filepath.Join(t.TempDir(), "d.csv")
+	code, _, stderr := runMain(t, "--config", cfg, "--devices", "all", "--csv", csv, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, r := range readCSV(t, csv) {
+		if r["status"] != "ok" {
+			t.Errorf("row %v", r)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "mltop-shared-*")); len(left) != 0 {
+		t.Errorf("shared directories left after the sweep: %v", left)
 	}
 }

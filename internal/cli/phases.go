@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // phaseSink prints where each spec's wall time went (--phases) and, on
@@ -34,4 +35,12 @@ func (p *phaseSink) Close() error {
 	_, err := fmt.Fprintf(p.w, "mltop: phases over %d specs: %.2f s (%.1f ms per spec): %s\n", p.specs, tot, 1e3*tot/float64(p.specs), p.sum)
 	p.specs = 0
 	return err
+}
+
+// devices prints where each device's time went in a multi-device sweep
+// (nothing on one device).
+func (p *phaseSink) devices(sum run.Summary) {
+	for _, l := range sum.DeviceLines() {
+		fmt.Fprintf(p.w, "mltop: phases %s\n", l)
+	}
 }

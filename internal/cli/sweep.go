@@ -95,14 +95,12 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 		return err
 	}
 	defer sr.close()
-	if o.devices != "" {
-		var devs []run.Device
-		defer func() { closeDevices(devs) }()
-		cfg.OpenDevices = func() ([]run.Device, error) {
-			devs, err = s.sweepDevices(o, backend, sr)
-			return devs, err
-		}
-	} else {
+	if o.devices != "" && !o.dryRun {
+		// The workers start now, while the sweep is counted (earlyDevices).
+		early := s.startDevices(o, backend)
+		defer early.close()
+		cfg.OpenDevices = func() ([]run.Device, error) { return early.open(sr) }
+	} else if o.devices == "" {
 		exec, err := s.openExecutor(backend, o.isolate)
 		if err != nil {
 			return err
@@ -248,6 +246,7 @@ func (sr *sweepRun) report(sum run.Summary, err error) error {
 	}
 	if sr.phases != nil {
 		sr.phases.Close()
+		sr.phases.devices(sum)
 	}
 	fmt.Fprintln(stderr, "mltop:", sum.String())
 	if note := sum.ClockNote(); note != "" && !sr.settles {

@@ -35,8 +35,9 @@ const MaxDeviceFailures = 3
 type ensurer interface{ Ensure() error }
 
 // JobsOnDevices is Jobs over several devices: one goroutine per device pulls
-// specs from one queue, and every Result is stamped with its device's
-// ordinal. Sinks and hooks are called one at a time, so they need no lock.
+// specs from one queue (each device takes the next when it is done), in
+// the order orderJobs gives (the dearest shapes first, a shape's specs
+// together), and every Result is stamped with its device's ordinal. Sinks and hooks are called one at a time, so they need no lock.
 //
 // Failures. A crashed worker is replaced on its device for the next spec.
 // A spec that crashes or times out on one device runs once more on another
@@ -54,7 +55,11 @@ func JobsOnDevices(ctx context.Context, devs []Device, jobs []profiler.Job, skip
 			n++
 		}
 	}
-	return onDevices(ctx, devs, startFeed(ctx, sliceSource(jobs), skip), n, sinks, h, log)
+	src := sliceSource(jobs)
+	if len(jobs) <= OrderLimit && len(devs) > 0 {
+		src = orderedSource(src, devs[0].Exec.Device())
+	}
+	return onDevices(ctx, devs, startFeed(ctx, src, skip), n, sinks, h, log)
 }
 
 // onDevices is JobsOnDevices over a feed of about n jobs.
@@ -66,6 +71,7 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 		live:  len(devs),
 		feed:  f,
 		n:     n,
+		clock: newDeviceClock(devs),
 	}
 	st.cond = sync.NewCond(&st.mu)
 	st.counts = make([]DeviceCount, len(devs))
@@ -91,6 +97,7 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 		}()
 	}
 	wg.Wait()
+	st.sum.Devices, st.sum.WallSeconds = st.clock.finish(devs)
 	left := len(st.items)
 	if ctx.Err() == nil && st.sinkErr == nil {
 		for _, ok := f.next(); ok; _, ok = f.next() { // every device was dropped: count what is left
@@ -141,6 +148,7 @@ type devSweep struct {
 	cancel  func()
 	h       Hooks
 	log     io.Writer
+	clock   *deviceClock
 }
 
 func (st *devSweep) device(ctx context.Context, di int, d Device) {
@@ -208,6 +216,7 @@ func (st *devSweep) device(ctx context.Context, di int, d Device) {
 		st.out--
 		st.counts[di].Busy = false
 		st.counts[di].Done++
+		st.clock.done(di, res)
 		failed := (res.Status == profiler.StatusCrashed || res.Status == profiler.StatusTimeout) && ctx.Err() == nil
 		if !failed {
 			st.fails[di] = 0

@@ -276,7 +276,8 @@ func TestJobsOnDevicesNoDeviceLeft(t *testing.T) {
 	for i, r := range sink.rows {
 		got[i] = fmt.Sprintf("%d %s", r.Spec.Dims["N"], r.Status)
 	}
-	if !slices.Equal(got, []string{"100 ok", "101 crashed", "102 ok", "103 ok"}) {
+	// in the devices' order: the dearest (largest N) first
+	if !slices.Equal(got, []string{"103 ok", "102 ok", "101 crashed", "100 ok"}) {
 		t.Errorf("rows %v", got)
 	}
 }

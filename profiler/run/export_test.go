@@ -40,3 +40,12 @@ func CountResults(rs []profiler.Result) Summary {
 
 // RescaleIters is rescaleIters for the external tests.
 var RescaleIters = rescaleIters
+
+// SharedCounts says how many shared files r made and how many it read
+// from another worker (ShareHostWork).
+func (r *Runner) SharedCounts() (made, loaded int64) {
+	if r.shared == nil {
+		return 0, 0
+	}
+	return r.shared.made.Load(), r.shared.loaded.Load()
+}

@@ -22,16 +22,16 @@ const golden = 0x9e3779b97f4a7c15
 // (Box-Muller retries, about once in 2^53) shifts every later element:
 // fill then falls back to the sequential profiler.Fill. Other inits (no
 // draws) and small buffers go to profiler.Fill directly.
-func fill(b profiler.BufferSpec, seed uint64) []float32 {
+func fill(b profiler.BufferSpec, seed uint64, threads int) []float32 {
 	draws := map[profiler.InitKind]uint64{profiler.InitNormal: 2, profiler.InitUniform: 1, profiler.InitInts: 1}[b.Init]
-	if draws == 0 || b.Elems < 2*fillChunk || runtime.GOMAXPROCS(0) == 1 {
+	if draws == 0 || b.Elems < 2*fillChunk || fillThreads(threads) == 1 {
 		return profiler.Fill(b, seed)
 	}
 	out := make([]float32, b.Elems)
 	base := profiler.SeedFor(seed, b.Name)
 	var retried sync.Once
 	irregular := false
-	parallel(int(b.Elems), func(lo, hi int) {
+	parallel(int(b.Elems), threads, func(lo, hi int) {
 		rng := profiler.NewRNG(base + uint64(lo)*draws*golden)
 		switch b.Init {
 		case profiler.InitNormal:
@@ -66,7 +66,7 @@ func fill(b profiler.BufferSpec, seed uint64) []float32 {
 		return profiler.Fill(b, seed)
 	}
 	if b.Init == profiler.InitNormal && b.Outliers > 0 {
-		parallel(len(out), func(lo, hi int) {
+		parallel(len(out), threads, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				if profiler.IsOutlier(b, seed, i) {
 					out[i] = b.Type.Round(float32(float64(out[i]) * b.OutlierScale))
@@ -77,24 +77,33 @@ func fill(b profiler.BufferSpec, seed uint64) []float32 {
 	return out
 }
 
-// encode is t.Encode(dst, vals) on all cores (each element is encoded on
-// its own).
-func encode(t profiler.DType, dst []byte, vals []float32) {
+// encode is t.Encode(dst, vals) on threads goroutines (each element is
+// encoded on its own).
+func encode(t profiler.DType, dst []byte, vals []float32, threads int) {
 	size := t.Size()
 	if len(vals) < 2*fillChunk {
 		t.Encode(dst, vals)
 		return
 	}
-	parallel(len(vals), func(lo, hi int) { t.Encode(dst[lo*size:hi*size], vals[lo:hi]) })
+	parallel(len(vals), threads, func(lo, hi int) { t.Encode(dst[lo*size:hi*size], vals[lo:hi]) })
 }
 
-// parallel calls f over [0, n) in chunks of fillChunk on GOMAXPROCS
+// fillThreads is the goroutines fill and encode use: threads, or
+// GOMAXPROCS when threads is 0 (and never more).
+func fillThreads(threads int) int {
+	if threads <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return min(threads, runtime.GOMAXPROCS(0))
+}
+
+// parallel calls f over [0, n) in chunks of fillChunk on fillThreads(threads)
 // goroutines.
-func parallel(n int, f func(lo, hi int)) {
+func parallel(n, threads int, f func(lo, hi int)) {
 	var next int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), (n+fillChunk-1)/fillChunk) {
+	for range min(fillThreads(threads), (n+fillChunk-1)/fillChunk) {
 		wg.Go(func() {
 			for {
 				mu.Lock()

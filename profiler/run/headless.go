@@ -19,6 +19,11 @@ type Summary struct {
 	// (Result.SMClockMHz), per device ordinal; empty where the backend
 	// has no clock probe.
 	Clocks map[int]ClockRange
+	// Devices is where each device's time went in a multi-device sweep
+	// (none on one device), and WallSeconds that sweep's wall time, from
+	// its first worker's start to its end.
+	Devices     []DeviceTime
+	WallSeconds float64
 }
 
 // ClockRange is the lowest and the highest SM clock seen, in MHz.

@@ -32,6 +32,11 @@ type Runner struct {
 	// spec of a shape restores its inputs from them instead of uploading.
 	pristine    map[string]profiler.Buffer
 	pristineKey string
+	// shared is the directory the workers of a multi-device sweep share
+	// inputs and references through (see SharedCacheEnv); fillThreads
+	// caps the goroutines that generate inputs (0: all cores).
+	shared      *hostCache
+	fillThreads int
 	// measured is when the last measurement ended: a sweep's next spec
 	// finds the GPU busy and its clocks up (see warmupFor).
 	measured time.Time
@@ -431,7 +436,7 @@ func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64,
 		r.mu.Unlock()
 		if int64(len(vals)) != b.Elems {
 			clk.mark(&clk.p.Alloc)
-			vals = fill(b, seed)
+			vals = r.shared.inputs(key, b, func() []float32 { return fill(b, seed, r.fillThreads) })
 			raw = nil
 			clk.mark(&clk.p.Inputs)
 			r.mu.Lock()
@@ -443,7 +448,7 @@ func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64,
 		// uploads the same bytes for every spec of a shape.
 		if int64(len(raw)) != b.Bytes() {
 			raw = make([]byte, b.Bytes())
-			encode(b.Type, raw, vals)
+			encode(b.Type, raw, vals, r.fillThreads)
 			r.mu.Lock()
 			set.raw[b.Name] = raw
 			set.bytes += int64(len(raw))
@@ -565,7 +570,9 @@ func (r *Runner) verify(f profiler.Family, s profiler.Spec, plan *profiler.Plan,
 		if dr, ok := f.(profiler.DeviceReference); ok {
 			ref, err = dr.DeviceReference(s, inputs, opt.MaxRows, opt.Seed, r.onDevice(opt.Limits.Apply(r.dev), opt.Seed))
 		} else {
-			ref, err = f.Reference(s, inputs, opt.MaxRows, opt.Seed)
+			ref, err = r.shared.reference(key, func() (*profiler.Reference, error) {
+				return f.Reference(s, inputs, opt.MaxRows, opt.Seed)
+			})
 		}
 		clk.mark(&clk.p.Reference)
 		if err != nil {

@@ -116,6 +116,9 @@ func Sweep(ctx context.Context, cfg SweepConfig, sinks ...profiler.Sink) (Summar
 		if err != nil {
 			return Summary{}, err
 		}
+		if plan.Exact && plan.Specs+plan.Skipped+plan.Invalid <= OrderLimit && len(devs) > 0 {
+			src = orderedSource(src, devs[0].Exec.Device())
+		}
 		return onDevices(ctx, devs, startFeed(ctx, src, cfg.Skip), n, sinks, h, cfg.Log)
 	}
 	return runFeed(ctx, cfg.Exec, startFeed(ctx, src, cfg.Skip), n, sinks, h)

@@ -74,6 +74,7 @@ func ServeWorkerReload(in io.Reader, out io.Writer, open func() (profiler.Execut
 		return err
 	}
 	defer exec.Close()
+	shareFromEnv(exec)
 	dev := exec.Device()
 	if err := send(workerMessage{Type: "hello", Device: &dev}); err != nil {
 		return err
@@ -136,6 +137,12 @@ type WorkerPool struct {
 
 	mu sync.Mutex
 	w  *worker
+	// opened is when the first worker started; startup the time its
+	// workers took to say hello, all of them (see DeviceTime).
+	// Under tmu, not mu: mu is held while a spec runs.
+	tmu     sync.Mutex
+	opened  time.Time
+	startup time.Duration
 }
 
 type worker struct {
@@ -178,6 +185,17 @@ func (p *WorkerPool) environ() []string {
 }
 
 func (p *WorkerPool) start() (*worker, profiler.DeviceInfo, error) {
+	t0 := time.Now()
+	p.tmu.Lock()
+	if p.opened.IsZero() {
+		p.opened = t0
+	}
+	p.tmu.Unlock()
+	defer func() {
+		p.tmu.Lock()
+		p.startup += time.Since(t0)
+		p.tmu.Unlock()
+	}()
 	argv := p.argv()
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Env = p.environ()
@@ -272,6 +290,21 @@ func (w *worker) lastWords() string {
 		return s
 	}
 	return state + "; last words: " + s
+}
+
+// StartupSeconds is the time the pool's workers took to start, all of
+// them: the first, and each fresh one after a crash.
+func (p *WorkerPool) StartupSeconds() float64 {
+	p.tmu.Lock()
+	defer p.tmu.Unlock()
+	return p.startup.Seconds()
+}
+
+// Opened is when the pool started its first worker.
+func (p *WorkerPool) Opened() time.Time {
+	p.tmu.Lock()
+	defer p.tmu.Unlock()
+	return p.opened
 }
 
 // Device is the worker's device.

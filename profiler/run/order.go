@@ -1,0 +1,89 @@
+package run
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+// OrderLimit is the most specs a multi-device sweep puts in order before
+// it runs them (see orderedSource); a larger sweep runs in the file's
+// order, as it streams.
+const OrderLimit = 50000
+
+// SpecCost estimates what one job costs a device, in seconds: its
+// warm-up, the middle of its sampling time, and MinRuns runs of its
+// kernel on dev (KernelRunTime); 0 for a spec the device refuses (it
+// becomes an invalid row at once).
+func SpecCost(j profiler.Job, dev profiler.DeviceInfo, cache *PlanCache) float64 {
+	o := j.Options.WithDefaults()
+	prep, err := Prepare(j.Spec, j.Options.Limits.Apply(dev), PrepareOptions{SkipFit: true, Cache: cache})
+	if err != nil {
+		return 0
+	}
+	sampling := (min(o.Stop.MinTime, o.Stop.MaxTime) + o.Stop.MaxTime) / 2
+	return o.WarmupTime() + sampling + MinRuns*runTime(dev, prep.Spec.DType, prep.Plan).Seconds()
+}
+
+// orderJobs puts jobs in the order a multi-device sweep hands them out so
+// that no device idles at the end: the specs of one shape (and seed)
+// together, so that a worker reuses the shape's inputs and reference,
+// the shapes by their total cost, largest first, and within a shape the
+// dearest spec first. The small shapes come last and fill the gaps while
+// the devices finish. The order is stable: equal costs keep the file's.
+func orderJobs(jobs []profiler.Job, cost func(profiler.Job) float64) []profiler.Job {
+	type group struct {
+		first int // index of its first job, for a stable order
+		total float64
+		jobs  []int
+	}
+	groups := map[string]*group{}
+	costs := make([]float64, len(jobs))
+	var order []*group
+	for i, j := range jobs {
+		costs[i] = cost(j)
+		key := fmt.Sprintf("%s|seed=%d", j.Spec.ShapeKey(), j.Options.Seed)
+		g := groups[key]
+		if g == nil {
+			g = &group{first: i}
+			groups[key] = g
+			order = append(order, g)
+		}
+		g.total += costs[i]
+		g.jobs = append(g.jobs, i)
+	}
+	slices.SortStableFunc(order, func(a, b *group) int { return cmp.Compare(b.total, a.total) })
+	out := make([]profiler.Job, 0, len(jobs))
+	for _, g := range order {
+		slices.SortStableFunc(g.jobs, func(a, b int) int { return cmp.Compare(costs[b], costs[a]) })
+		for _, i := range g.jobs {
+			out = append(out, jobs[i])
+		}
+	}
+	return out
+}
+
+// orderedSource is src's jobs in orderJobs' order on dev: it walks src
+// to the end first (a sweep of at most OrderLimit specs, counted in
+// about a second), then yields them.
+func orderedSource(src jobSource, dev profiler.DeviceInfo) jobSource {
+	return func(ctx context.Context, yield func(profiler.Job) bool) error {
+		var jobs []profiler.Job
+		if err := src(ctx, func(j profiler.Job) bool { jobs = append(jobs, j); return true }); err != nil {
+			return err
+		}
+		cache := NewPlanCache(0)
+		for _, j := range orderJobs(jobs, func(j profiler.Job) float64 { return SpecCost(j, dev, cache) }) {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if !yield(j) {
+				return nil
+			}
+		}
+		return nil
+	}
+}

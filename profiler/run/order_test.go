@@ -1,0 +1,65 @@
+package run_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"testing"
+
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
+)
+
+// A multi-device sweep hands out the dearest shape first, a shape's specs
+// together (dearest first within it), and the cheap shapes last; specs
+// the device refuses cost nothing and come at the end.
+func TestJobsOnDevicesOrder(t *testing.T) {
+	var jobs []profiler.Job
+	for _, n := range []int{100, 5000, 300} {
+		for _, wg := range []int{32, 64} {
+			jobs = append(jobs, profiler.Job{Spec: scaleSpec(n, wg)})
+		}
+	}
+	jobs = append(jobs, profiler.Job{Spec: scaleSpec(7, 128)}) // refused by the family's rules
+	// a longer time limit makes a cheap shape's spec dear
+	slow := profiler.Job{Spec: scaleSpec(200, 32)}
+	slow.Options.Stop.MaxTime = 60
+	jobs = append([]profiler.Job{slow}, jobs...)
+
+	dev := &fakeDevice{name: "one"}
+	if _, err := run.JobsOnDevices(context.Background(), []run.Device{{Exec: dev}}, jobs, nil, nil, run.Hooks{}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, k := range dev.ran {
+		for _, j := range jobs {
+			if j.Spec.Key() == k {
+				got = append(got, fmt.Sprintf("N=%d WG=%d", j.Spec.Dims["N"], j.Spec.Knobs["WG"]))
+			}
+		}
+	}
+	want := []string{"N=200 WG=32", "N=5000 WG=32", "N=5000 WG=64", "N=300 WG=32", "N=300 WG=64", "N=100 WG=32", "N=100 WG=64", "N=7 WG=128"}
+	if !slices.Equal(got, want) {
+		t.Errorf("order\n%v\nwant\n%v", got, want)
+	}
+}
+
+// SpecCost grows with the kernel's work and with the spec's time limit,
+// and is 0 for a spec the device refuses.
+func TestSpecCost(t *testing.T) {
+	dev := profiler.DeviceInfo{Name: "cpu", Units: 1}
+	small := run.SpecCost(profiler.Job{Spec: scaleSpec(1000, 32)}, dev, nil)
+	big := run.SpecCost(profiler.Job{Spec: scaleSpec(1<<30, 32)}, dev, nil)
+	long := profiler.Job{Spec: scaleSpec(1000, 32)}
+	long.Options.Stop.MaxTime = 30
+	if !(small > 0 && big > small+2) {
+		t.Errorf("cost of N=1000 %g s, of N=2^30 %g s: the larger kernel (about 1 s a run on one core) should cost 3 runs more", small, big)
+	}
+	if c := run.SpecCost(long, dev, nil); c < small+10 {
+		t.Errorf("a 30 s time limit costs %g s, N=1000 at the default %g s", c, small)
+	}
+	if c := run.SpecCost(profiler.Job{Spec: scaleSpec(7, 128)}, dev, nil); c != 0 {
+		t.Errorf("a refused spec costs %g", c)
+	}
+}
