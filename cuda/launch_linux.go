@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
 	"github.com/mltop/mltop/profiler"
 )
 

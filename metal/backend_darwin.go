@@ -10,7 +10,6 @@ import (
 	"unsafe"
 
 	"github.com/mltop/mltop/metal/mtl"
-
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/units"
 	"github.com/mltop/mltop/shaders"

@@ -1,8 +1,9 @@
 package profiler
 
-import "fmt"
-
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // DeviceInfo describes the device a backend drives: what families plan
 // against and what the budget and occupancy panels hold numbers against.

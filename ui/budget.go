@@ -7,6 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 	"github.com/mltop/mltop/profiler/units"

@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/guptarohit/asciigraph"
+
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/units"
 )

@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 )

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
+
 	_ "github.com/mltop/mltop/kernels/all"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/units"
 )

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 )

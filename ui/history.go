@@ -11,6 +11,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/compare"
 	"github.com/mltop/mltop/profiler/units"

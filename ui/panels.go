@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/compare"
 	"github.com/mltop/mltop/profiler/run"

@@ -3,10 +3,9 @@ package ui
 import (
 	"strings"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // promptKind is what an open prompt edits.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
 	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/watch"
 	"github.com/mltop/mltop/profiler"

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 	"github.com/mltop/mltop/profiler/units"

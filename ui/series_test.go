@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/exp/golden"
+
 	"github.com/mltop/mltop/profiler"
 )
 

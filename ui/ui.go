@@ -37,6 +37,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+
 	"github.com/mltop/mltop/profiler"
 )
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest/v2"
+
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 )

@@ -1,13 +1,14 @@
 package all_test
 
 import (
-	"github.com/mltop/mltop/kernels/kit/kittest"
-	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/shaders"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/mltop/mltop/kernels/kit/kittest"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/shaders"
 )
 
 // templateParam finds the names of template parameters ("int K", "typename T")

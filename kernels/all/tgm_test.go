@@ -1,14 +1,15 @@
 package all_test
 
 import (
+	"strconv"
+	"strings"
+	"testing"
+
 	"github.com/mltop/mltop/internal/plancheck"
 	"github.com/mltop/mltop/kernels/kit"
 	"github.com/mltop/mltop/kernels/kit/kittest"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/shaders"
-	"strconv"
-	"strings"
-	"testing"
 )
 
 // The kernels' threadgroup declarations must add up to the Plans' TGM

@@ -4,9 +4,10 @@
 package attention
 
 import (
+	"math"
+
 	"github.com/mltop/mltop/kernels/kit"
 	"github.com/mltop/mltop/profiler"
-	"math"
 )
 
 // AttnShape is the problem shape shared by the attention families. Tensors

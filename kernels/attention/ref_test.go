@@ -1,9 +1,10 @@
 package attention
 
 import (
-	"github.com/mltop/mltop/profiler"
 	"math"
 	"testing"
+
+	"github.com/mltop/mltop/profiler"
 )
 
 // attnLoss is Σ dO·O over every row, in float64.

@@ -2,10 +2,11 @@ package attnbwd
 
 import (
 	"fmt"
+	"strconv"
+
 	"github.com/mltop/mltop/kernels/attention"
 	"github.com/mltop/mltop/kernels/kit"
 	"github.com/mltop/mltop/profiler"
-	"strconv"
 )
 
 // AttnBwd is the two-kernel attention backward of seed 001 (FlashAttention-2

@@ -2,15 +2,16 @@ package attnbwd
 
 import (
 	"fmt"
-	"github.com/mltop/mltop/kernels/attention"
-	"github.com/mltop/mltop/kernels/attn_fwd"
-	"github.com/mltop/mltop/kernels/kit"
-	"github.com/mltop/mltop/profiler"
 	"math"
 	"runtime"
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/mltop/mltop/kernels/attention"
+	attnfwd "github.com/mltop/mltop/kernels/attn_fwd"
+	"github.com/mltop/mltop/kernels/kit"
+	"github.com/mltop/mltop/profiler"
 )
 
 // Shared by the three attention-backward families (attn_bwd_atomic,

@@ -1,10 +1,11 @@
 package attnbwd
 
 import (
+	"math"
+
 	"github.com/mltop/mltop/kernels/attention"
 	"github.com/mltop/mltop/kernels/kit/host"
 	"github.com/mltop/mltop/profiler"
-	"math"
 )
 
 // The CPU kernels of the attention-backward families (see the Plan

@@ -2,9 +2,10 @@ package attnbwdatomic
 
 import (
 	"fmt"
+
 	"github.com/mltop/mltop/kernels/attention"
-	"github.com/mltop/mltop/kernels/attn_bwd"
-	"github.com/mltop/mltop/kernels/attn_fwd"
+	attnbwd "github.com/mltop/mltop/kernels/attn_bwd"
+	attnfwd "github.com/mltop/mltop/kernels/attn_fwd"
 	"github.com/mltop/mltop/kernels/kit"
 	"github.com/mltop/mltop/profiler"
 )

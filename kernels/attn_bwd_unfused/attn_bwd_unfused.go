@@ -2,12 +2,13 @@ package attnbwdunfused
 
 import (
 	"fmt"
+	"strconv"
+
 	"github.com/mltop/mltop/kernels/attention"
-	"github.com/mltop/mltop/kernels/attn_bwd"
+	attnbwd "github.com/mltop/mltop/kernels/attn_bwd"
 	"github.com/mltop/mltop/kernels/kit"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/units"
-	"strconv"
 )
 
 // AttnBwdUnfused is the baseline seed 001 compares against: the backward

@@ -2,11 +2,12 @@ package attnfwd
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
+
 	"github.com/mltop/mltop/kernels/attention"
 	"github.com/mltop/mltop/kernels/kit"
 	"github.com/mltop/mltop/profiler"
-	"slices"
-	"strconv"
 )
 
 // AttnFwd is the fused attention forward: O = softmax(scale·Q·Kᵀ)·V with an

@@ -1,10 +1,11 @@
 package attnfwd
 
 import (
+	"math"
+
 	"github.com/mltop/mltop/kernels/attention"
 	"github.com/mltop/mltop/kernels/kit/host"
 	"github.com/mltop/mltop/profiler"
-	"math"
 )
 
 func init() { host.RegisterKernel("attn_fwd", CPUAttnFwd) }

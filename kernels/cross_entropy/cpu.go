@@ -1,9 +1,10 @@
 package crossentropy
 
 import (
+	"math"
+
 	"github.com/mltop/mltop/kernels/kit/host"
 	"github.com/mltop/mltop/profiler"
-	"math"
 )
 
 func init() { host.RegisterKernel("cross_entropy", CPUCrossEntropy) }

@@ -39,10 +39,11 @@ package crossentropy
 
 import (
 	"fmt"
-	"github.com/mltop/mltop/kernels/kit"
-	"github.com/mltop/mltop/profiler"
 	"math"
 	"strconv"
+
+	"github.com/mltop/mltop/kernels/kit"
+	"github.com/mltop/mltop/profiler"
 )
 
 func init() { profiler.Register(CrossEntropy{}) }

@@ -1,10 +1,11 @@
 package crossentropy
 
 import (
-	"github.com/mltop/mltop/kernels/kit/kittest"
-	"github.com/mltop/mltop/profiler"
 	"math"
 	"testing"
+
+	"github.com/mltop/mltop/kernels/kit/kittest"
+	"github.com/mltop/mltop/profiler"
 )
 
 func TestCrossEntropyRules(t *testing.T) {

@@ -1,11 +1,12 @@
 package embeddingbwd_test
 
 import (
-	"github.com/mltop/mltop/kernels/embedding_bwd"
+	"testing"
+
+	embeddingbwd "github.com/mltop/mltop/kernels/embedding_bwd"
 	"github.com/mltop/mltop/kernels/kit/host"
 	"github.com/mltop/mltop/kernels/kit/kittest"
 	"github.com/mltop/mltop/profiler"
-	"testing"
 )
 
 func init() {

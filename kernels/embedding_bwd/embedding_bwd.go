@@ -41,11 +41,12 @@ package embeddingbwd
 
 import (
 	"fmt"
+	"math"
+	"strconv"
+
 	"github.com/mltop/mltop/kernels/kit"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/units"
-	"math"
-	"strconv"
 )
 
 func init() { profiler.Register(EmbeddingBwd{}) }

@@ -1,9 +1,10 @@
 package embeddingbwd
 
 import (
+	"testing"
+
 	"github.com/mltop/mltop/kernels/kit/kittest"
 	"github.com/mltop/mltop/profiler"
-	"testing"
 )
 
 func TestEmbeddingBwdRules(t *testing.T) {

@@ -1,9 +1,10 @@
 package gateddeltachunk
 
 import (
+	"math"
+
 	"github.com/mltop/mltop/kernels/kit/host"
 	"github.com/mltop/mltop/profiler"
-	"math"
 )
 
 func init() { host.RegisterKernel("gated_delta", CPUGatedDeltaChunk) }

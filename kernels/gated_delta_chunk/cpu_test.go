@@ -1,11 +1,12 @@
 package gateddeltachunk_test
 
 import (
-	"github.com/mltop/mltop/kernels/gated_delta_chunk"
+	"testing"
+
+	gateddeltachunk "github.com/mltop/mltop/kernels/gated_delta_chunk"
 	"github.com/mltop/mltop/kernels/kit/host"
 	"github.com/mltop/mltop/kernels/kit/kittest"
 	"github.com/mltop/mltop/profiler"
-	"testing"
 )
 
 func init() {

@@ -44,10 +44,11 @@ package gateddeltachunk
 
 import (
 	"fmt"
-	"github.com/mltop/mltop/kernels/kit"
-	"github.com/mltop/mltop/profiler"
 	"math"
 	"strconv"
+
+	"github.com/mltop/mltop/kernels/kit"
+	"github.com/mltop/mltop/profiler"
 )
 
 func init() { profiler.Register(GatedDelta{}) }

@@ -1,10 +1,11 @@
 package gateddeltachunk
 
 import (
-	"github.com/mltop/mltop/kernels/kit/kittest"
-	"github.com/mltop/mltop/profiler"
 	"math"
 	"testing"
+
+	"github.com/mltop/mltop/kernels/kit/kittest"
+	"github.com/mltop/mltop/profiler"
 )
 
 func TestGatedDeltaRules(t *testing.T) {

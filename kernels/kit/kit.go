@@ -6,11 +6,12 @@ package kit
 
 import (
 	"fmt"
-	"github.com/mltop/mltop/profiler"
 	"math"
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/mltop/mltop/profiler"
 )
 
 // MaxIndexElems bounds every buffer: the kernels index with 32-bit ints.

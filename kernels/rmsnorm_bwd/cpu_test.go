@@ -1,11 +1,12 @@
 package rmsnormbwd_test
 
 import (
+	"testing"
+
 	"github.com/mltop/mltop/kernels/kit/host"
 	"github.com/mltop/mltop/kernels/kit/kittest"
-	"github.com/mltop/mltop/kernels/rmsnorm_bwd"
+	rmsnormbwd "github.com/mltop/mltop/kernels/rmsnorm_bwd"
 	"github.com/mltop/mltop/profiler"
-	"testing"
 )
 
 func init() {

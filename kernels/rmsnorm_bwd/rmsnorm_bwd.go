@@ -48,10 +48,11 @@ package rmsnormbwd
 
 import (
 	"fmt"
-	"github.com/mltop/mltop/kernels/kit"
-	"github.com/mltop/mltop/profiler"
 	"math"
 	"strconv"
+
+	"github.com/mltop/mltop/kernels/kit"
+	"github.com/mltop/mltop/profiler"
 )
 
 func init() { profiler.Register(RMSNormBwd{}) }

@@ -1,10 +1,11 @@
 package rmsnormbwd
 
 import (
-	"github.com/mltop/mltop/kernels/kit/kittest"
-	"github.com/mltop/mltop/profiler"
 	"math"
 	"testing"
+
+	"github.com/mltop/mltop/kernels/kit/kittest"
+	"github.com/mltop/mltop/profiler"
 )
 
 func TestRMSNormBwdRules(t *testing.T) {

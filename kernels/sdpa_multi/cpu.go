@@ -1,8 +1,9 @@
 package sdpamulti
 
 import (
-	"github.com/mltop/mltop/kernels/kit/host"
 	"math"
+
+	"github.com/mltop/mltop/kernels/kit/host"
 )
 
 func init() { host.RegisterKernel("sdpa_multi", CPUSDPAMulti) }

@@ -1,11 +1,12 @@
 package sdpamulti_test
 
 import (
+	"testing"
+
 	"github.com/mltop/mltop/kernels/kit/host"
 	"github.com/mltop/mltop/kernels/kit/kittest"
-	"github.com/mltop/mltop/kernels/sdpa_multi"
+	sdpamulti "github.com/mltop/mltop/kernels/sdpa_multi"
 	"github.com/mltop/mltop/profiler"
-	"testing"
 )
 
 func init() {

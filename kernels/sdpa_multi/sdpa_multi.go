@@ -37,11 +37,12 @@ package sdpamulti
 
 import (
 	"fmt"
-	"github.com/mltop/mltop/kernels/kit"
-	"github.com/mltop/mltop/profiler"
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/mltop/mltop/kernels/kit"
+	"github.com/mltop/mltop/profiler"
 )
 
 func init() { profiler.Register(SDPAMulti{}) }

@@ -1,10 +1,11 @@
 package sdpamulti
 
 import (
-	"github.com/mltop/mltop/kernels/kit/kittest"
-	"github.com/mltop/mltop/profiler"
 	"math"
 	"testing"
+
+	"github.com/mltop/mltop/kernels/kit/kittest"
+	"github.com/mltop/mltop/profiler"
 )
 
 func TestSDPAMultiRules(t *testing.T) {

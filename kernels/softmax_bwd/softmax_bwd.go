@@ -1,10 +1,11 @@
 package softmaxbwd
 
 import (
-	"github.com/mltop/mltop/kernels/kit"
-	"github.com/mltop/mltop/profiler"
 	"math"
 	"strconv"
+
+	"github.com/mltop/mltop/kernels/kit"
+	"github.com/mltop/mltop/profiler"
 )
 
 // SoftmaxBwd is the softmax backward over rows: dX = Y·(dY − Σ dY·Y), one

@@ -1,10 +1,11 @@
 package softmaxbwd
 
 import (
-	"github.com/mltop/mltop/kernels/kit/kittest"
-	"github.com/mltop/mltop/profiler"
 	"strings"
 	"testing"
+
+	"github.com/mltop/mltop/kernels/kit/kittest"
+	"github.com/mltop/mltop/profiler"
 )
 
 func TestSoftmaxBwdReference(t *testing.T) {

@@ -1,11 +1,12 @@
 package transpose_test
 
 import (
+	"testing"
+
 	"github.com/mltop/mltop/kernels/kit/host"
 	"github.com/mltop/mltop/kernels/kit/kittest"
 	_ "github.com/mltop/mltop/kernels/transpose"
 	"github.com/mltop/mltop/profiler"
-	"testing"
 )
 
 // Helpers shared by the training-op and seed-kernel tests (transpose,

@@ -25,9 +25,10 @@ package transpose
 
 import (
 	"fmt"
+	"strconv"
+
 	"github.com/mltop/mltop/kernels/kit"
 	"github.com/mltop/mltop/profiler"
-	"strconv"
 )
 
 func init() { profiler.Register(Transpose{}) }

@@ -2,9 +2,10 @@ package transpose
 
 import (
 	"fmt"
+	"testing"
+
 	"github.com/mltop/mltop/kernels/kit/kittest"
 	"github.com/mltop/mltop/profiler"
-	"testing"
 )
 
 func TestTransposeRules(t *testing.T) {

@@ -3,7 +3,6 @@ package user
 import (
 	"fmt"
 	"slices"
-
 	"strings"
 
 	"github.com/mltop/mltop/profiler"

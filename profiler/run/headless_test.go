@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/mltop/mltop/profiler"
-
 	"github.com/mltop/mltop/profiler/run"
 )
 

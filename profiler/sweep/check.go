@@ -9,6 +9,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
 	"github.com/mltop/mltop/profiler"
 )
 

@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
 	"github.com/mltop/mltop/internal/yamlmsg"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/expr"

@@ -2,7 +2,6 @@ package host
 
 import (
 	"fmt"
-	"github.com/mltop/mltop/profiler"
 	"maps"
 	"math"
 	"slices"
@@ -10,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/mltop/mltop/profiler"
 )
 
 // KernelFunc runs ONE threadgroup of a dispatch: the group g.ID of the grid.

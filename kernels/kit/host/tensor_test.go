@@ -1,9 +1,10 @@
 package host
 
 import (
-	"github.com/mltop/mltop/profiler"
 	"math"
 	"testing"
+
+	"github.com/mltop/mltop/profiler"
 )
 
 // The fast Load/Store paths must match the profiler's codecs bit for bit,
