@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/mltop/mltop/kernels/kit"
 	"github.com/mltop/mltop/profiler"
 )
 
@@ -18,17 +19,6 @@ import (
 // products of one element of each input. `magnitude: want` drops it (for
 // references that are not multilinear). eps_acc is f32's unit roundoff,
 // or the dtype's with `accumulate: T`.
-
-// unitRoundoff is half the spacing of d's numbers at 1.
-func unitRoundoff(d profiler.DType) float64 {
-	switch d {
-	case profiler.F16:
-		return 0x1p-11
-	case profiler.BF16:
-		return 0x1p-8
-	}
-	return 0x1p-24
-}
 
 // needsNorms says whether some output needs ‖terms‖₂ (a second reference
 // run on squared inputs).
@@ -82,7 +72,7 @@ func growthFor(b ubuf, c profiler.Check, dt profiler.DType, e map[string]any, sq
 			acc = b.dtype
 		}
 	}
-	gr := &profiler.Growth{Eps: unitRoundoff(acc), N: int(n), Mag: make([]float64, len(c.Want))}
+	gr := &profiler.Growth{Eps: kit.Unit(acc), N: int(n), Mag: make([]float64, len(c.Want))}
 	for k, w := range c.Want {
 		gr.Mag[k] = math.Abs(w)
 		if squares != nil {

@@ -172,16 +172,27 @@ func entryName(toks []Token, j int) (int, bool) {
 	return 0, false
 }
 
+// Matching is the index of the bracket that closes toks[open] — (, [, {,
+// [[ or < — counting nested pairs; len(toks)-1 when it never closes.
+func Matching(toks []Token, open int) int {
+	pairs := map[string]string{"(": ")", "[": "]", "{": "}", "[[": "]]", "<": ">"}
+	return skipGroup(toks, open, toks[open].Text, pairs[toks[open].Text])
+}
+
 // skipGroup returns the index of the token closing the group opened at
 // toks[open] (len(toks)-1 when it never closes).
 func skipGroup(toks []Token, open int, left, right string) int {
 	d := 0
 	for k := open; k < len(toks); k++ {
-		switch toks[k].Text {
-		case left:
+		switch t := toks[k].Text; {
+		case t == left:
 			d++
-		case right:
+		case t == right:
 			if d--; d == 0 {
+				return k
+			}
+		case left == "[" && t == "]]": // x[i[j]]: the tokenizer reads ]] as one token
+			if d -= 2; d <= 0 {
 				return k
 			}
 		}

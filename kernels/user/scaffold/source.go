@@ -106,36 +106,17 @@ func bodyOf(toks []csrc.Token, at int) []csrc.Token {
 	if at < 0 {
 		return nil
 	}
-	close := matching(toks, at+1)
+	close := csrc.Matching(toks, at+1)
 	for j := close + 1; j < len(toks); j++ {
 		switch toks[j].Text {
 		case ";":
 			return nil
 		case "{":
-			end := matching(toks, j)
+			end := csrc.Matching(toks, j)
 			return toks[j+1 : end]
 		}
 	}
 	return nil
-}
-
-// matching is the index of the bracket that closes toks[open].
-func matching(toks []csrc.Token, open int) int {
-	pairs := map[string]string{"(": ")", "[": "]", "{": "}"}
-	left := toks[open].Text
-	right := pairs[left]
-	d := 0
-	for k := open; k < len(toks); k++ {
-		switch toks[k].Text {
-		case left:
-			d++
-		case right:
-			if d--; d == 0 {
-				return k
-			}
-		}
-	}
-	return len(toks) - 1
 }
 
 // access is how a kernel body uses one pointer parameter.
@@ -158,7 +139,7 @@ func accessOf(body []csrc.Token, name string) access {
 		}
 		prev := tokText(body, i-1)
 		if i+1 < len(body) && body[i+1].Text == "[" {
-			after := matching(body, i+1) + 1
+			after := csrc.Matching(body, i+1) + 1
 			for tokText(body, after) == "." {
 				after += 2 // p[i].x
 			}
@@ -315,7 +296,7 @@ func structFields(toks []csrc.Token, name string) []field {
 		if toks[i].Text != "struct" || toks[i+1].Text != name || toks[i+2].Text != "{" {
 			continue
 		}
-		end := matching(toks, i+2)
+		end := csrc.Matching(toks, i+2)
 		var out []field
 		var cur []string
 		for _, t := range toks[i+3 : end] {
