@@ -15,6 +15,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/mltop/mltop/backends"
 	"github.com/mltop/mltop/internal/yamlmsg"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/expr"
@@ -147,8 +148,9 @@ type Sweep struct {
 	Duplicates int
 }
 
-// KnownBackends are the names --backend and `backend:` accept.
-var KnownBackends = []string{"auto", "metal", "cuda", "cpu"}
+// KnownBackends are the names --backend and `backend:` accept: auto and
+// the registry's backends (adding a backend is one registry entry).
+var KnownBackends = backends.Names()
 
 var posRE = regexp.MustCompile(`^\[(\d+):(\d+)\]\s*(.*)$`)
 
