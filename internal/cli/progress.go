@@ -134,15 +134,17 @@ func (pr *progress) hooks() run.Hooks {
 // table is the result table for specs, fitted to stdout's terminal.
 func (pr *progress) table(specs []profiler.Spec) *sink.Table {
 	t := sink.NewTable(pr.rows)
-	if pr.width > 0 {
-		full := make([]profiler.Spec, len(specs))
-		for i, s := range specs {
-			full[i] = s
-			if f, err := profiler.Lookup(s.Kernel); err == nil {
-				full[i] = s.WithDefaults(f.Schema())
-			}
+	full := make([]profiler.Spec, len(specs))
+	for i, s := range specs {
+		full[i] = s
+		if f, err := profiler.Lookup(s.Kernel); err == nil {
+			full[i] = s.WithDefaults(f.Schema())
 		}
+	}
+	if pr.width > 0 {
 		t.Fit(pr.width, full)
+	} else {
+		t.Widen(full)
 	}
 	return t
 }

@@ -50,13 +50,15 @@ func tableCols() []tableCol {
 		}
 	}
 	return []tableCol{
-		{"median µs", 10, 0, stat(func(r profiler.Result) string { return fmt.Sprintf("%.2f", r.Stats.Median/1e3) })},
-		{"p10–p90 µs", 17, 1, stat(func(r profiler.Result) string {
-			return fmt.Sprintf("%.2f–%.2f", r.Stats.P10/1e3, r.Stats.P90/1e3)
+		// Times and rates carry their unit per cell, so a 40 ms CPU run and
+		// a 4 µs GPU run both read at a glance and a slow rate is not 0.0.
+		{"median", 9, 0, stat(func(r profiler.Result) string { return units.Nanos(r.Stats.Median) })},
+		{"p10–p90", 17, 1, stat(func(r profiler.Result) string {
+			return units.Nanos(r.Stats.P10) + "–" + units.Nanos(r.Stats.P90)
 		})},
 		{"cv%", 6, 0, stat(func(r profiler.Result) string { return fmt.Sprintf("%.2f", 100*r.Stats.CV) })},
-		{"TFLOP/s", 9, 5, stat(func(r profiler.Result) string { return fmt.Sprintf("%.3f", r.TFLOPS) })},
-		{"GB/s", 9, 4, stat(func(r profiler.Result) string { return fmt.Sprintf("%.1f", r.GBps) })},
+		{"FLOP/s", 12, 5, stat(func(r profiler.Result) string { return units.Rate(r.TFLOPS*1e12, "FLOP/s") })},
+		{"bytes/s", 10, 4, stat(func(r profiler.Result) string { return units.Rate(r.GBps*1e9, "B/s") })},
 		{"TGM B", 8, 3, func(r profiler.Result) string { tgm, _ := r.MaxTGM(); return fmt.Sprint(tgm) }},
 		{"occ", 5, 2, func(r profiler.Result) string {
 			if o, ok := r.MinOccupancy(); ok {
@@ -131,6 +133,20 @@ func (t *Table) Fit(width int, specs []profiler.Spec) {
 	t.common = Common(specs)
 }
 
+// Widen sizes the spec column (when rows are not fitted to a terminal) to
+// the longest of specs, so every row's columns line up under the header
+// however long its spec (a flag such as causal makes some longer).
+func (t *Table) Widen(specs []profiler.Spec) {
+	if t.width > 0 {
+		return
+	}
+	w := 12
+	for _, s := range specs {
+		w = max(w, len([]rune(s.String())))
+	}
+	t.specW = w
+}
+
 func (t *Table) rowWidth() int {
 	n := t.specW
 	for _, c := range t.cols {
@@ -186,6 +202,10 @@ func (t *Table) Write(r profiler.Result) error {
 	spec := t.specText(r.Spec)
 	if t.width > 0 {
 		spec = Clip(spec, t.specW)
+	} else {
+		// A spec longer than Widen was told of widens the column for the
+		// rows from here on rather than pushing only its own row out.
+		t.specW = max(t.specW, len([]rune(spec)))
 	}
 	msg := ""
 	if r.Status != profiler.StatusOK && r.Error != "" {
@@ -354,8 +374,9 @@ func FormatResult(r profiler.Result) string {
 	st := r.Stats
 	if st.N > 0 {
 		fmt.Fprintf(&b, "\ntiming (%s) cache %s, stopped on %s\n", r.Timer, r.Cache, r.StopReason)
-		fmt.Fprintf(&b, "  median %.2f µs ± %.2f%% (95%% CI %.2f–%.2f)   p10–p90 %.2f–%.2f µs   min %.2f µs   cv %.2f%%   n %d\n",
-			st.Median/1e3, 100*st.CIHalfRel(), st.CILo/1e3, st.CIHi/1e3, st.P10/1e3, st.P90/1e3, st.Min/1e3, 100*st.CV, st.N)
+		fmt.Fprintf(&b, "  median %s ± %.2f%% (95%% CI %s–%s)   p10–p90 %s–%s   min %s   cv %.2f%%   n %d\n",
+			units.Nanos(st.Median), 100*st.CIHalfRel(), units.Nanos(st.CILo), units.Nanos(st.CIHi),
+			units.Nanos(st.P10), units.Nanos(st.P90), units.Nanos(st.Min), 100*st.CV, st.N)
 		if r.StopReason == profiler.StopTimeLimit || r.StopReason == profiler.StopMaxSamples {
 			// The --noise target was not reached: say what the median is
 			// good for and what would tighten it.
@@ -366,12 +387,12 @@ func FormatResult(r profiler.Result) string {
 			if d.Setup {
 				setup = " (setup)"
 			}
-			fmt.Fprintf(&b, "  %-22s median %.2f µs  cv %.2f%%%s\n", d.Name, d.Stats.Median/1e3, 100*d.Stats.CV, setup)
+			fmt.Fprintf(&b, "  %-22s median %s  cv %.2f%%%s\n", d.Name, units.Nanos(d.Stats.Median), 100*d.Stats.CV, setup)
 		}
 		if r.Phases != nil {
 			fmt.Fprintf(&b, "  wall %.1f ms: %s\n", 1e3*r.Phases.Total(), r.Phases)
 		}
-		fmt.Fprintf(&b, "\nthroughput\n  %.3f TFLOP/s (%s)   %.1f GB/s (%s)\n", r.TFLOPS, pct(r.PctPeakFLOP, r.PctMeasFLOP), r.GBps, pct(r.PctPeakBW, r.PctMeasBW))
+		fmt.Fprintf(&b, "\nthroughput\n  %s (%s)   %s (%s)\n", units.Rate(r.TFLOPS*1e12, "FLOP/s"), pct(r.PctPeakFLOP, r.PctMeasFLOP), units.Rate(r.GBps*1e9, "B/s"), pct(r.PctPeakBW, r.PctMeasBW))
 		fmt.Fprintf(&b, "  work: %.4g FLOP, %s moved, %s allocated\n", r.FLOPs, units.Bytes(int64(r.Bytes)), units.Bytes(r.MemoryBytes))
 	}
 	for _, bud := range r.Budget {

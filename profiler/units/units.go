@@ -200,3 +200,17 @@ func Throughput(flops, bytes, sec float64) (value float64, unit string, ok bool)
 	}
 	return 0, "", false
 }
+
+// Rate prints a per-second rate with a decimal prefix before unit, three
+// significant digits and trailing zeros dropped, so a slow run reads as
+// itself and never as 0: Rate(12.3e6, "B/s") → "12.3 MB/s",
+// Rate(2.2e12, "FLOP/s") → "2.2 TFLOP/s"; "—" when there is none (zero,
+// negative, NaN or Inf).
+func Rate(perSec float64, unit string) string {
+	if !(perSec > 0) || math.IsInf(perSec, 0) {
+		return "—"
+	}
+	s := SIAxis(perSec)
+	digits := strings.TrimRightFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+	return digits + " " + s[len(digits):] + unit
+}

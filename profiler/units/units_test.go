@@ -88,3 +88,25 @@ func TestThroughput(t *testing.T) {
 		}
 	}
 }
+
+func TestRate(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		unit string
+		want string
+	}{
+		{12.3e6, "B/s", "12.3 MB/s"},
+		{2.2e12, "FLOP/s", "2.2 TFLOP/s"},
+		{812e9, "B/s", "812 GB/s"},
+		{512, "B/s", "512 B/s"},
+		{999.7e6, "B/s", "1 GB/s"},
+		{0, "B/s", "—"},
+		{-1, "B/s", "—"},
+		{math.NaN(), "B/s", "—"},
+		{math.Inf(1), "B/s", "—"},
+	} {
+		if got := Rate(c.v, c.unit); got != c.want {
+			t.Errorf("Rate(%v, %q) = %q, want %q", c.v, c.unit, got, c.want)
+		}
+	}
+}
