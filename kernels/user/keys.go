@@ -99,6 +99,7 @@ func keysAt(t reflect.Type, path string) []string {
 			continue
 		}
 		name, _, indexed := strings.Cut(seg, "[")
+		t = derefType(t)
 		switch t.Kind() {
 		case reflect.Map:
 			t = t.Elem() // the segment is a map key (a knob's name)
@@ -107,15 +108,15 @@ func keysAt(t reflect.Type, path string) []string {
 			if !ok {
 				return nil
 			}
-			t = f.Type
+			t = derefType(f.Type)
 			for ; indexed && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array); indexed = false {
-				t = t.Elem()
+				t = derefType(t.Elem())
 			}
 		default:
 			return nil
 		}
 	}
-	if t.Kind() != reflect.Struct {
+	if t = derefType(t); t.Kind() != reflect.Struct {
 		return nil
 	}
 	var keys []string
@@ -125,6 +126,20 @@ func keysAt(t reflect.Type, path string) []string {
 		}
 	}
 	return keys
+}
+
+// derefType is t without its pointers (tol: is a *tolYAML).
+func derefType(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// manifestKeys is the top-level keys of a manifest, read from the schema
+// so the list in a hint cannot fall behind it.
+func manifestKeys() string {
+	return strings.Join(keysAt(reflect.TypeFor[manifestYAML](), ""), ", ")
 }
 
 func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {

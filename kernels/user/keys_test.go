@@ -1,6 +1,7 @@
 package user
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -18,6 +19,12 @@ func TestUnknownKeySuggests(t *testing.T) {
 		{"top level", "dispatches:", "dispatchez:", []string{`unknown field "dispatchez": check the spelling; did you mean dispatches? the keys at the top level are name, description, sources`}},
 		{"in a buffer", "out: true", "outt: true", []string{`unknown field "outt": check the spelling; did you mean out? the keys at buffers[1] are name, dtype, shape, init, out`}},
 		{"in a dispatch", "grid:", "gird:", []string{`unknown field "gird": check the spelling; did you mean grid? the keys at dispatches[0] are name, entry, grid`}},
+		{"in a buffer's tol", "tol: {atol: 1e-3}", "tol: {atl: 1e-3}", []string{`unknown field "atl": check the spelling; did you mean atol? the keys at buffers[1].tol are atol, rtol, f32, f16, bf16`}},
+		{"in a tol's dtype", "tol: {atol: 1e-3}", "tol: {f16: {rtl: 1e-3}}", []string{`unknown field "rtl": check the spelling; did you mean rtol? the keys at buffers[1].tol.f16 are atol, rtol`}},
+		{"in a knob", "WG: {values: [64, 128], default: 64}", "WG: {values: [64, 128], defualt: 64}", []string{`unknown field "defualt": check the spelling; did you mean default? the keys at knobs.WG are values, default`}},
+		{"in a dispatch's tgm", "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols], tgm: [{name: s, byts: 64}]}", []string{`unknown field "byts": check the spelling; did you mean bytes? the keys at dispatches[0].tgm[0] are name, bytes, note`}},
+		{"in mlx", "check: none", "check: none\nmlx: {name: k, bdy: x}", []string{`unknown field "bdy": check the spelling; did you mean body? the keys at mlx are name, body`}},
+		{"in check", "check: none", "check: {pyhton: ref.py}", []string{`unknown key "pyhton": did you mean python?`}},
 		{"far from any key", "dispatches:", "zzzzzzzzzz:", []string{`unknown field "zzzzzzzzzz": check the spelling; the keys at the top level are name, description`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -39,5 +46,17 @@ func TestUnknownKeySuggests(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnknownKeyFallbackListsEveryKey: the general hint (used when the
+// mapping holding the key cannot be told) lists the schema's top-level
+// keys, include_dirs and defines among them.
+func TestUnknownKeyFallbackListsEveryKey(t *testing.T) {
+	msg := yamlErr("kernel.yaml", errors.New(`[3:1] unknown field "x"`)).Error()
+	for _, k := range []string{"name", "include_dirs", "defines", "dispatches", "mlx", "notes"} {
+		if !strings.Contains(msg, " "+k+",") && !strings.Contains(msg, " "+k+" (") {
+			t.Errorf("error %q does not list %s", msg, k)
+		}
 	}
 }

@@ -123,7 +123,7 @@ func yamlErr(file string, err error) error {
 		e.Msg = m[3]
 	}
 	if strings.Contains(e.Msg, "unknown field") {
-		e.Msg += ": check the spelling; the manifest keys are name, description, sources, includes, dtype_name, dtypes, knobs, dims, flags, values, constants, rules, buffers, mlx, dispatches, work, check, notes (docs/own-kernels.md)"
+		e.Msg += ": check the spelling; the manifest keys are " + manifestKeys() + " (docs/own-kernels.md)"
 	}
 	e.Msg = yamlmsg.Plain(e.Msg)
 	return e
