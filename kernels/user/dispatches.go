@@ -225,7 +225,7 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 		}
 		b.params = append(b.params, up)
 	}
-	return b, nil
+	return b, bl.checkConstArgs(ud, b, path, field, s.path)
 }
 
 // fits says whether an overload takes args: as many parameters, a
@@ -328,7 +328,7 @@ func (bl *builder) bindMetalStruct(ud udisp, sig csrc.Signature, ts typeScope, s
 		up.arg = k
 		b.params = append(b.params, up)
 	}
-	return b, nil
+	return b, bl.checkConstArgs(ud, b, path, field, s.path)
 }
 
 type utgm struct {
