@@ -117,7 +117,7 @@ func (bl *builder) entry(text, path, field string) (*entryExpr, error) {
 			at.Col += off
 			p, err := expr.Compile(src, bl.vars, at)
 			if err != nil {
-				return nil, &Error{File: at.File, Line: at.Line, Col: at.Col, Field: field, Msg: err.Error()}
+				return nil, exprError(err, "") // the message names the field
 			}
 			return p, nil
 		}}
@@ -144,7 +144,8 @@ func (bl *builder) args(ds dispatchYAML, path, field string) ([]uarg, error) {
 		if err != nil {
 			var ee *expr.Error
 			if errors.As(err, &ee) && strings.HasPrefix(ee.Msg, "unknown name") {
-				return nil, d.err(apath, afield, "%q is neither a buffer (%s) nor an expression over %s", a, strings.Join(bufNames(f.bufs), ", "), strings.Join(vars.Names(), ", "))
+				names := append(bufNames(f.bufs), vars.Names()...)
+				return nil, d.err(apath, afield, "%q is neither a buffer (%s) nor an expression over %s%s", a, strings.Join(bufNames(f.bufs), ", "), strings.Join(vars.Names(), ", "), didYouMeanIn(ee.Msg, names))
 			}
 			return nil, err
 		}

@@ -150,3 +150,18 @@ func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
 	}
 	return reflect.StructField{}, false
 }
+
+var unknownNameRE = regexp.MustCompile(`unknown name '([^']+)'`)
+
+// didYouMeanIn is "; did you mean X?" for the unknown name an expression
+// error msg names and its nearest among names, "" when none is near.
+func didYouMeanIn(msg string, names []string) string {
+	m := unknownNameRE.FindStringSubmatch(msg)
+	if m == nil {
+		return ""
+	}
+	if h := profiler.DidYouMean(m[1], names); h != "" {
+		return "; " + strings.TrimSpace(h)
+	}
+	return ""
+}

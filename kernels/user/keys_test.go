@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mltop/mltop/kernels/user/usertest"
+	"github.com/mltop/mltop/profiler/expr"
 )
 
 // TestUnknownKeySuggests: a misspelt key gets a did-you-mean from the keys
@@ -58,5 +59,43 @@ func TestUnknownKeyFallbackListsEveryKey(t *testing.T) {
 		if !strings.Contains(msg, " "+k+",") && !strings.Contains(msg, " "+k+" (") {
 			t.Errorf("error %q does not list %s", msg, k)
 		}
+	}
+}
+
+// TestExpressionErrorPrintsPathOnce: an unknown name in an expression is
+// a manifest error (exit 2) whose text holds the file's path once, so a
+// caller that prefixes its own file does not print it twice; the
+// expression's error is still reachable with errors.As.
+func TestExpressionErrorPrintsPathOnce(t *testing.T) {
+	base := usertest.Manifest("t_expr")
+	for _, tc := range []struct{ name, from, to, want string }{
+		{"grid", "grid: [rows]", "grid: [m]", ":14:23: unknown name 'm' in grid[0] 'm'"},
+		{"work", `flops: "rows * cols"`, `flops: "rowz * cols"`, ":15:16: unknown name 'rowz' in work.flops 'rowz * cols'; did you mean rows?"},
+		{"entry template", "entry: k,", `entry: "k<{m}>",`, ":14:17: unknown name 'm' in dispatches[0].entry"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := usertest.Write(t, map[string]string{"kernel.yaml": strings.Replace(base, tc.from, tc.to, 1), "k.cu": usertest.Source})
+			_, err := Load(path)
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			var ue *Error
+			if !errors.As(err, &ue) {
+				t.Fatalf("%T is not a manifest error: %v", err, err)
+			}
+			if n := strings.Count(err.Error(), path); n != 1 {
+				t.Errorf("error %q holds the path %d times", err, n)
+			}
+			if strings.Contains(ue.Msg, path) || strings.Contains(ue.Field, path) {
+				t.Errorf("the message %q (field %q) repeats the path", ue.Msg, ue.Field)
+			}
+			if !strings.Contains(err.Error(), path+tc.want) {
+				t.Errorf("error %q lacks %q", err, path+tc.want)
+			}
+			var ee *expr.Error
+			if !errors.As(err, &ee) {
+				t.Errorf("errors.As finds no *expr.Error in %v", err)
+			}
+		})
 	}
 }
