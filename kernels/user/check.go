@@ -60,12 +60,11 @@ func (f *Family) parseCheck(read func(string) ([]byte, error)) error {
 		return nil
 	case map[string]any:
 		var keys []string
+		checkKeys := []string{"python", "against", "map", "kernel", "rows"}
 		for k := range v {
 			keys = append(keys, k)
-			switch k {
-			case "python", "against", "map", "kernel", "rows":
-			default:
-				return d.err("$.check."+k, "check."+k, "unknown key %q: check has python, against (+ map) or kernel", k)
+			if !slices.Contains(checkKeys, k) {
+				return d.err("$.check."+k, "check."+k, "unknown key %q: %scheck has python, against (+ map) or kernel, and rows", k, profiler.DidYouMean(k, checkKeys))
 			}
 		}
 		if n := len(keys) - btoi(v["map"] != nil) - btoi(v["rows"] != nil); n != 1 {

@@ -117,7 +117,7 @@ func (bl *builder) entry(text, path, field string) (*entryExpr, error) {
 			at.Col += off
 			p, err := expr.Compile(src, bl.vars, at)
 			if err != nil {
-				return nil, &Error{File: at.File, Line: at.Line, Col: at.Col, Field: field, Msg: err.Error()}
+				return nil, exprError(err, "") // the message names the field
 			}
 			return p, nil
 		}}
@@ -144,7 +144,8 @@ func (bl *builder) args(ds dispatchYAML, path, field string) ([]uarg, error) {
 		if err != nil {
 			var ee *expr.Error
 			if errors.As(err, &ee) && strings.HasPrefix(ee.Msg, "unknown name") {
-				return nil, d.err(apath, afield, "%q is neither a buffer (%s) nor an expression over %s", a, strings.Join(bufNames(f.bufs), ", "), strings.Join(vars.Names(), ", "))
+				names := append(bufNames(f.bufs), vars.Names()...)
+				return nil, d.err(apath, afield, "%q is neither a buffer (%s) nor an expression over %s%s", a, strings.Join(bufNames(f.bufs), ", "), strings.Join(vars.Names(), ", "), didYouMeanIn(ee.Msg, names))
 			}
 			return nil, err
 		}
@@ -225,7 +226,7 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 		}
 		b.params = append(b.params, up)
 	}
-	return b, nil
+	return b, bl.checkConstArgs(ud, b, path, field, s.path)
 }
 
 // fits says whether an overload takes args: as many parameters, a
@@ -328,7 +329,7 @@ func (bl *builder) bindMetalStruct(ud udisp, sig csrc.Signature, ts typeScope, s
 		up.arg = k
 		b.params = append(b.params, up)
 	}
-	return b, nil
+	return b, bl.checkConstArgs(ud, b, path, field, s.path)
 }
 
 type utgm struct {

@@ -99,6 +99,7 @@ func keysAt(t reflect.Type, path string) []string {
 			continue
 		}
 		name, _, indexed := strings.Cut(seg, "[")
+		t = derefType(t)
 		switch t.Kind() {
 		case reflect.Map:
 			t = t.Elem() // the segment is a map key (a knob's name)
@@ -107,15 +108,15 @@ func keysAt(t reflect.Type, path string) []string {
 			if !ok {
 				return nil
 			}
-			t = f.Type
+			t = derefType(f.Type)
 			for ; indexed && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array); indexed = false {
-				t = t.Elem()
+				t = derefType(t.Elem())
 			}
 		default:
 			return nil
 		}
 	}
-	if t.Kind() != reflect.Struct {
+	if t = derefType(t); t.Kind() != reflect.Struct {
 		return nil
 	}
 	var keys []string
@@ -127,6 +128,20 @@ func keysAt(t reflect.Type, path string) []string {
 	return keys
 }
 
+// derefType is t without its pointers (tol: is a *tolYAML).
+func derefType(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// manifestKeys is the top-level keys of a manifest, read from the schema
+// so the list in a hint cannot fall behind it.
+func manifestKeys() string {
+	return strings.Join(keysAt(reflect.TypeFor[manifestYAML](), ""), ", ")
+}
+
 func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
 	for i := range t.NumField() {
 		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag == name {
@@ -134,4 +149,19 @@ func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
 		}
 	}
 	return reflect.StructField{}, false
+}
+
+var unknownNameRE = regexp.MustCompile(`unknown name '([^']+)'`)
+
+// didYouMeanIn is "; did you mean X?" for the unknown name an expression
+// error msg names and its nearest among names, "" when none is near.
+func didYouMeanIn(msg string, names []string) string {
+	m := unknownNameRE.FindStringSubmatch(msg)
+	if m == nil {
+		return ""
+	}
+	if h := profiler.DidYouMean(m[1], names); h != "" {
+		return "; " + strings.TrimSpace(h)
+	}
+	return ""
 }

@@ -145,7 +145,7 @@ func (bl *builder) compile(v any, path, field string) (*expr.Program, error) {
 	if err != nil && errors.As(err, &ee) && strings.Count(s, "(") != strings.Count(s, ")") {
 		ee.Msg += `: YAML splits [a, b] lists at commas, so quote an expression that has one: ["cdiv(cols, 4)", 1]`
 	}
-	return p, err
+	return p, exprError(err, "") // the message names the field
 }
 
 // work reads the work model (flops, bytes).

@@ -20,6 +20,22 @@ type Error struct {
 	Line, Col int
 	Field     string
 	Msg       string
+	cause     error // the *expr.Error this one reports, for errors.As
+}
+
+// Unwrap is the expression error this one reports, if any.
+func (e *Error) Unwrap() error { return e.cause }
+
+// exprError reports an expression's error as a manifest error: its
+// position once (file:line:col of what it is about) and its message, so
+// that what prints it with its own file: prefix does not print the path
+// twice. Other errors pass through.
+func exprError(err error, field string) error {
+	var ee *expr.Error
+	if err == nil || !errors.As(err, &ee) || ee.Where.File == "" {
+		return err
+	}
+	return &Error{File: ee.Where.File, Line: ee.Where.Line, Col: ee.Where.Col + max(ee.Off, 0), Field: field, Msg: ee.Msg, cause: ee}
 }
 
 func (e *Error) Error() string {
@@ -123,7 +139,7 @@ func yamlErr(file string, err error) error {
 		e.Msg = m[3]
 	}
 	if strings.Contains(e.Msg, "unknown field") {
-		e.Msg += ": check the spelling; the manifest keys are name, description, sources, includes, dtype_name, dtypes, knobs, dims, flags, values, constants, rules, buffers, mlx, dispatches, work, check, notes (docs/own-kernels.md)"
+		e.Msg += ": check the spelling; the manifest keys are " + manifestKeys() + " (docs/own-kernels.md)"
 	}
 	e.Msg = yamlmsg.Plain(e.Msg)
 	return e

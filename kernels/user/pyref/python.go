@@ -29,9 +29,20 @@ try:
 except ImportError:
     sys.stderr.write("MLTOP_NO_NUMPY\n")
     sys.exit(3)
-import importlib.util
+import difflib, importlib.util
 d = sys.argv[1]
 meta = json.load(open(d + "/meta.json"))
+class Dims(dict):
+    """dims, remembering the keys the reference asked for and it lacks"""
+    missing = set()
+    def __missing__(self, key):
+        self.missing.add(key)
+        raise KeyError(key)
+    def hint(self, key):
+        close = difflib.get_close_matches(str(key), [str(k) for k in self], 1)
+        mean = "did you mean %r? " % close[0] if close else ""
+        return "dims has no key %r: %sits keys are %s (the manifest's knobs, dims, flags and values, and dtype)\n" % (key, mean, ", ".join(sorted(str(k) for k in self)))
+dims = Dims(meta["dims"])
 spec = importlib.util.spec_from_file_location("mltop_user_ref", meta["ref"])
 mod = importlib.util.module_from_spec(spec)
 sys.path.insert(0, meta["dir"])
@@ -41,9 +52,11 @@ try:
         sys.stderr.write("%s defines no function reference(inputs, dims)\n" % meta["ref"])
         sys.exit(4)
     inputs = {n: np.load(d + "/in_" + n + ".npy") for n in meta["inputs"]}
-    out = mod.reference(inputs, meta["dims"])
-except Exception:
+    out = mod.reference(inputs, dims)
+except Exception as e:
     traceback.print_exc()
+    if isinstance(e, KeyError) and e.args and e.args[0] in dims.missing:
+        sys.stderr.write(dims.hint(e.args[0]))
     sys.exit(5)
 if not isinstance(out, dict):
     sys.stderr.write("reference() returned %s, not a dict of arrays by output name\n" % type(out).__name__)

@@ -74,3 +74,46 @@ func TestInterpreter(t *testing.T) {
 		t.Errorf("Interpreter() = %q, %v; want %q", got, err, py)
 	}
 }
+
+// TestRunDimsKeyError: a reference that reads a key dims lacks gets,
+// after its traceback, the keys dims has and the nearest one; a KeyError
+// on another dict gets no such line.
+func TestRunDimsKeyError(t *testing.T) {
+	py, err := Interpreter()
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, c := range []struct {
+		name, body string
+		want, not  []string
+	}{
+		{"dims", "def reference(inputs, dims):\n    return {'Y': inputs['X'] * dims['epsilon']}\n",
+			[]string{"KeyError: 'epsilon'", "dims has no key 'epsilon': did you mean 'eps'? its keys are N, dtype, eps"}, nil},
+		{"another dict", "def reference(inputs, dims):\n    return {'Y': {'a': 1}['epsilon']}\n",
+			[]string{"KeyError: 'epsilon'"}, []string{"dims has no key"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ref := filepath.Join(t.TempDir(), "ref.py")
+			if err := os.WriteFile(ref, []byte(c.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Run(py, ref, map[string]any{"N": 4, "eps": 1e-6, "dtype": "f32"}, []Input{{Name: "X", Shape: []int{4}, Data: []float32{1, 2, 3, 4}}})
+			if err == nil {
+				t.Fatal("ran")
+			}
+			if strings.Contains(err.Error(), "has no NumPy") {
+				t.Skip(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(err.Error(), w) {
+					t.Errorf("error %q holds %q", err, w)
+				}
+			}
+		})
+	}
+}
