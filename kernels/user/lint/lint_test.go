@@ -168,6 +168,32 @@ func TestMissingToolsAreNotes(t *testing.T) {
 		"note    [compile] "+filepath.Join(filepath.Dir(path), "k.cu")+": CUDA: not compiled: NVRTC not found (looked in",
 		"note    [compile] "+filepath.Join(filepath.Dir(path), "k.metal")+": Metal: g++ not found on PATH",
 		"note    [reference] "+filepath.Join(filepath.Dir(path), "ref.py")+": not run: check: python: ", "MLTOP_PYTHON")
+	if got, want := r.Verdict(), "ok, but not compiled (no NVRTC), not compiled (no g++) and reference not run (no Python) (0 errors, 0 warnings, "; !strings.HasPrefix(got, want) {
+		t.Errorf("verdict %q, want it to start %q", got, want)
+	}
+}
+
+// A Python without NumPy: the verdict says the reference was not run.
+func TestVerdictSaysWhatWasNotChecked(t *testing.T) {
+	m := strings.Replace(usertest.Manifest("nonumpy_k"), "check: none", "check: {python: ref.py}", 1)
+	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": usertest.Source, "ref.py": "def reference(i, d): pass\n"})
+	opt := noTools(t)
+	py := filepath.Join(t.TempDir(), "python3")
+	if err := os.WriteFile(py, []byte("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'numpy'\" >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(pyref.PythonEnv, py)
+	rep := Check(path, opt)
+	r := rep.Manifests[0]
+	if got, want := r.Verdict(), "ok, but not compiled (no NVRTC) and reference not run (no NumPy) ("; !strings.HasPrefix(got, want) || rep.ExitCode() != 0 {
+		t.Errorf("verdict %q (exit %d), want it to start %q:\n%s", got, rep.ExitCode(), want, findingsOf(r))
+	}
+	opt.CompileCUDA = func(p profiler.Program, arch string) (cuda.CompileReport, error) {
+		return cuda.CompileReport{Arch: arch, Compiler: "NVRTC 13.0", Lowered: "k"}, nil
+	}
+	if got := Check(path, opt).Manifests[0].Verdict(); !strings.HasPrefix(got, "ok, but reference not run (no NumPy) (") {
+		t.Errorf("with NVRTC: verdict %q", got)
+	}
 }
 
 // A compile error is an error of the compile step (exit 1) with the log;

@@ -175,6 +175,7 @@ func compileCUDA(r *Result, opt Options, p profiler.Program, dt profiler.DType) 
 	}
 	if d.err != nil && noNVRTC(d.err) {
 		r.add(Note, StepCompile, p.File, 0, 0, "CUDA: not compiled: %v", d.err)
+		r.skip("not compiled (no NVRTC)")
 		return true
 	}
 	if d.err != nil {
@@ -212,6 +213,7 @@ func compileMetal(r *Result, opt Options, p profiler.Program, dt profiler.DType)
 	switch {
 	case errors.Is(err, mslemu.ErrNoCompiler):
 		r.add(Note, StepCompile, p.File, 0, 0, "Metal: %v", err)
+		r.skip("not compiled (no g++)")
 		return true
 	case err != nil:
 		r.add(Error, StepCompile, p.File, 0, 0, "Metal %s: %v", dt, err)
@@ -239,6 +241,11 @@ func referenceStep(r *Result, opt Options) {
 		st := pyref.Probe(opt.ctx())
 		if !st.OK() {
 			r.add(Note, StepReference, f.PythonRef(), 0, 0, "not run: %v", st.Err)
+			if st.Path == "" {
+				r.skip("reference not run (no Python)")
+			} else {
+				r.skip("reference not run (no NumPy)")
+			}
 			return
 		}
 		py = st.Path
