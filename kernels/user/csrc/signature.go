@@ -23,8 +23,8 @@ type Param struct {
 	Pointee string
 	Scalar  string // for by-value scalars: "int", "unsigned", "float", … ; "" otherwise
 	Attr    string // Metal attribute text ("buffer(0)", "thread_position_in_grid"), "" if none
-	// Declared is the type as written, qualifiers kept: "const float*",
-	// "device const T*", "float* __restrict__".
+	// Declared is the type as written, const and address space kept,
+	// restrict dropped: "const float*", "device const T*", "float* const".
 	Declared string
 }
 
@@ -410,7 +410,13 @@ func makeParam(ts []string) Param {
 		p.Name = words[n-1]
 		words = words[:n-1]
 	}
-	p.Declared = tidyType(strings.Join(words, " "))
+	var declared []string
+	for _, w := range words {
+		if w != "__restrict__" && w != "__restrict" && w != "restrict" { // noise in a listing
+			declared = append(declared, w)
+		}
+	}
+	p.Declared = tidyType(strings.Join(declared, " "))
 	var typ, pointee []string
 	for _, w := range words {
 		switch w {

@@ -207,7 +207,7 @@ func TestSignatureStringKeepsQualifiers(t *testing.T) {
 		{`extern "C" __global__ void k(float* out, const float* x, const int n) {}`,
 			"k(float* out, const float* x, const int n)"},
 		{`__global__ void k(float* __restrict__ y, float* const p, int n) {}`,
-			"k(float* __restrict__ y, float* const p, int n)"},
+			"k(float* y, float* const p, int n)"},
 		{"kernel void mk(device const float* X [[buffer(0)]], constant uint& n [[buffer(1)]], uint i [[thread_position_in_grid]]) {}",
 			"mk(device const float* X, constant uint& n, uint i)"},
 	} {
