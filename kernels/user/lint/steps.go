@@ -42,11 +42,17 @@ func lintSources(r *Result) {
 					item, d.Name, filepath.Base(path), sharedKeyword(lang), item, orNone(slices.Sorted(mapKeys(shared))))
 			}
 		}
+		// only what reaches the source or what the source shadows: an unused
+		// name (every DTYPE_* but one, a knob host code alone reads) is noise
 		var lines []string
 		for _, in := range f.Injections(lang) {
-			lines = append(lines, in.String())
+			if in.How != user.InjectUnused {
+				lines = append(lines, in.String())
+			}
 		}
-		r.add(Note, StepSource, path, 0, 0, "names mltop gives the %s source:\n%s", langName[lang], strings.Join(lines, "\n"))
+		if len(lines) > 0 {
+			r.add(Note, StepSource, path, 0, 0, "names mltop gives the %s source:\n%s", langName[lang], strings.Join(lines, "\n"))
+		}
 	}
 }
 
