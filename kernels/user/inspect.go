@@ -118,3 +118,19 @@ func tinyCandidates(p profiler.Param, def int, used map[int]bool) []int {
 	}
 	return out
 }
+
+// DTypeName is the name the sources and buffers give the spec's dtype
+// ("T" unless the manifest's dtype_name says otherwise).
+func (f *Family) DTypeName() string { return f.dtypeName() }
+
+// DTypeBuffers are the buffers whose dtype is the spec's (dtype: T, the
+// dtype's name, or none given), in manifest order.
+func (f *Family) DTypeBuffers() []string {
+	var out []string
+	for _, b := range f.bufs {
+		if b.dtype == "" {
+			out = append(out, b.name)
+		}
+	}
+	return out
+}

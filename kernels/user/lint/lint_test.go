@@ -271,3 +271,33 @@ func TestMetalOnTheEmulation(t *testing.T) {
 		t.Errorf("exit %d", rep.ExitCode())
 	}
 }
+
+// Several dtypes but no buffer of the spec's dtype: every spec is the same
+// kernel on the same data, a warning at dtypes:.
+func TestDTypesThatChangeNothing(t *testing.T) {
+	two := strings.Replace(usertest.Manifest("dt_k"), "dtypes: [f32]", "dtypes: [f32, bf16]", 1)
+	fixed := strings.ReplaceAll(two, "dtype: T,", "dtype: f32,")
+	src := `extern "C" __global__ void k(const float* X, float* Y, int rows, int cols) {}`
+	for _, c := range []struct {
+		name, manifest, src string
+		warn               bool
+	}{
+		{"fixed dtypes", fixed, src, true},
+		{"dtype T", two, usertest.Source, false},
+		{"one dtype", strings.ReplaceAll(usertest.Manifest("dt1_k"), "dtype: T,", "dtype: f32,"), src, false},
+	} {
+		path := usertest.Write(t, map[string]string{"kernel.yaml": c.manifest, "k.cu": c.src})
+		r := Check(path, Options{Static: true}).Manifests[0]
+		text := findingsOf(r)
+		if r.Broken() {
+			t.Fatalf("%s: broken:\n%s", c.name, text)
+		}
+		got := strings.Contains(text, "no buffer has dtype T")
+		if got != c.warn {
+			t.Errorf("%s: warning %v, want %v:\n%s", c.name, got, c.warn, text)
+		}
+		if c.warn {
+			mustContain(t, c.name, text, "warning [source] "+path+":3:", "dtypes: lists f32, bf16, but no buffer has dtype T", "(dtype: T) or list one dtype")
+		}
+	}
+}

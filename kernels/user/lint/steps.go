@@ -24,6 +24,7 @@ var langName = map[string]string{"cuda": "CUDA", "metal": "Metal"}
 // (Entries, and args against their parameters, are the loader's checks.)
 func lintSources(r *Result) {
 	f := r.Family
+	lintDTypes(r)
 	for _, lang := range f.Languages() {
 		path := f.SourcePath(lang)
 		code := f.Source(lang)
@@ -54,6 +55,24 @@ func lintSources(r *Result) {
 			r.add(Note, StepSource, path, 0, 0, "names mltop gives the %s source:\n%s", langName[lang], strings.Join(lines, "\n"))
 		}
 	}
+}
+
+// lintDTypes warns when dtypes: lists several dtypes but no buffer holds
+// the spec's dtype: every spec then runs on the same data.
+func lintDTypes(r *Result) {
+	f := r.Family
+	dts := f.Schema().DTypes
+	if len(dts) < 2 || len(f.DTypeBuffers()) > 0 {
+		return
+	}
+	names := make([]string, len(dts))
+	for i, dt := range dts {
+		names[i] = string(dt)
+	}
+	line, col := f.Pos("$.dtypes")
+	r.add(Warning, StepSource, f.Path(), line, col,
+		"dtypes: lists %s, but no buffer has dtype %s (each names a fixed dtype): every dtype runs the same data, so the specs differ in name only; give the buffers the kernel's dtype (dtype: %s) or list one dtype",
+		strings.Join(names, ", "), f.DTypeName(), f.DTypeName())
 }
 
 func sharedKeyword(lang string) string {
