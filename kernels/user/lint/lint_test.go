@@ -280,7 +280,7 @@ func TestDTypesThatChangeNothing(t *testing.T) {
 	src := `extern "C" __global__ void k(const float* X, float* Y, int rows, int cols) {}`
 	for _, c := range []struct {
 		name, manifest, src string
-		warn               bool
+		warn                bool
 	}{
 		{"fixed dtypes", fixed, src, true},
 		{"dtype T", two, usertest.Source, false},
