@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mltop/mltop/cuda"
+	"github.com/mltop/mltop/kernels/user/csrc"
 	"github.com/mltop/mltop/kernels/user/pyref"
 	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/metal/mslemu"
@@ -299,5 +300,46 @@ func TestDTypesThatChangeNothing(t *testing.T) {
 		if c.warn {
 			mustContain(t, c.name, text, "warning [source] "+path+":3:", "dtypes: lists f32, bf16, but no buffer has dtype T", "(dtype: T) or list one dtype")
 		}
+	}
+}
+
+// Shared arrays in a dispatch's entry or the helpers it calls (templated
+// ones too) with no tgm: items: a warning naming the array, the helper and
+// an item to add.
+func TestSharedArraysWithoutTGMItems(t *testing.T) {
+	helper := "template <typename U> __device__ U block_reduce_sum(U v) { __shared__ U partial[32]; partial[0] = v; return partial[0]; }\n"
+	unused := "__device__ float lonely() { __shared__ float never[64]; return never[0]; }\n"
+	entry := `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) { Y[0] = block_reduce_sum<T>(X[0]); }` + "\n"
+	for _, c := range []struct {
+		name, src, tgm, want string
+	}{
+		{"templated helper", helper + unused + entry, "", "the source declares __shared__ partial[32] (in block_reduce_sum) but dispatch k lists no tgm: items: the TGM budget shows 0 B; add e.g. `tgm: [{name: partial, bytes: \"32 * BYTES_PER_ELEMENT\"}]`"},
+		{"in the entry", `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) { __shared__ float tile[WG]; }`, "", "__shared__ tile[WG] (in k) but dispatch k lists no tgm: items: the TGM budget shows 0 B; add e.g. `tgm: [{name: tile, bytes: \"WG * 4\"}]`"},
+		{"with tgm items", helper + entry, ", tgm: [{name: partial, bytes: 128}]", ""},
+		{"helper not called", unused + `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {}`, "", ""},
+	} {
+		m := strings.Replace(usertest.Manifest("shared_k"), "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols]"+c.tgm+"}", 1)
+		path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": c.src})
+		r := Check(path, Options{Static: true}).Manifests[0]
+		text := findingsOf(r)
+		got := strings.Contains(text, "lists no tgm: items")
+		if got != (c.want != "") {
+			t.Errorf("%s: warned %v:\n%s", c.name, got, text)
+			continue
+		}
+		if c.want != "" {
+			mustContain(t, c.name, text, "warning [source] "+path+":14:", c.want)
+		}
+	}
+}
+
+func TestSharedArraysIn(t *testing.T) {
+	src := "kernel void k(threadgroup float* buf [[threadgroup(0)]], uint i) { threadgroup half tile[WG * 2]; __shared__ __align__(16) float s[8]; extern __shared__ float dyn[]; }"
+	var got []string
+	for _, a := range sharedArraysIn(csrc.Tokenize(src), "k") {
+		got = append(got, a.Elem+" "+a.String())
+	}
+	if want := "half tile[WG * 2]|float s[8]|float dyn[]"; strings.Join(got, "|") != want {
+		t.Errorf("got %q, want %q", strings.Join(got, "|"), want)
 	}
 }

@@ -29,6 +29,7 @@ func lintSources(r *Result) {
 		path := f.SourcePath(lang)
 		code := f.Source(lang)
 		shared := sharedNames(code)
+		lintUnsizedShared(r, lang, code)
 		for _, d := range f.DispatchInfos() {
 			if sig, _, ok := csrc.FindEntry(code, d.Entry); ok {
 				r.add(Note, StepSource, path, sig.Line, 0, "entry %s", sig)
