@@ -39,7 +39,7 @@ func TestNewWholeFile(t *testing.T) {
 	if code != 2 || out != "" {
 		t.Fatalf("new without --entry: %d\n%s\n%s", code, out, errs)
 	}
-	for _, w := range []string{"has 3 kernels", "--entry a,b", "line 2: add  add(float* a", "line 6: scale", "line 11: template <T> copy"} {
+	for _, w := range []string{"has 3 kernels", "--entry a,b", "line 2: add  add(const float* a", "line 6: scale", "line 11: template <T> copy"} {
 		if !strings.Contains(errs, w) {
 			t.Errorf("the listing lacks %q:\n%s", w, errs)
 		}

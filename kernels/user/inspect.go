@@ -49,21 +49,24 @@ func (f *Family) Pos(yamlPath string) (line, col int) {
 }
 
 // TinySpec is the spec `mltop check` runs the reference on: knobs and flags
-// at their defaults, each dim lowered to the smallest value (not above its
-// default) that its schema allows and for which the rules and the plan
-// still hold. changed lists the dims lowered, "N=1024→16".
+// at their defaults, each dim (in schema order) lowered, not above its
+// default, to the smallest value ≥ 2 that its schema allows, that no dim
+// before it took, and for which the rules and the plan still hold; failing
+// that to a value ≥ 2 another dim took, and only then (from a default
+// above 64) to 1. Dims move one at a time: a rule tying two dims keeps
+// them at their defaults. Distinct dims
+// make a transposed result or a reduction over the wrong axis come back
+// in the wrong shape. changed lists the dims lowered, "N=1024→3".
 func (f *Family) TinySpec(dt profiler.DType) (s profiler.Spec, changed []string, err error) {
 	s = profiler.Spec{Kernel: f.Name(), DType: dt}.WithDefaults(f.schema)
 	dev := profiler.DeviceInfo{Backend: "cpu", Name: "mltop check"}
 	if err := f.Validate(s, dev); err != nil {
 		return s, nil, fmt.Errorf("the default spec %s is not valid: %w", s, err)
 	}
+	used := map[int]bool{}
 	for _, p := range f.schema.Dims {
 		def := s.Dims[p.Name]
-		for _, v := range p.Choices() {
-			if v >= def {
-				break
-			}
+		for _, v := range tinyCandidates(p, def, used) {
 			try := s.Clone()
 			try.Dims[p.Name] = v
 			if f.Validate(try, dev) == nil {
@@ -72,6 +75,62 @@ func (f *Family) TinySpec(dt profiler.DType) (s profiler.Spec, changed []string,
 				break
 			}
 		}
+		used[s.Dims[p.Name]] = true
 	}
 	return s, changed, nil
+}
+
+// tinyCandidates are the values below def that p allows, in the order
+// TinySpec tries them: ≥ 2 and not used, ≥ 2 and used, then 1 (when def
+// is above 64). At most 64
+// of each kind (each try plans the spec).
+func tinyCandidates(p profiler.Param, def int, used map[int]bool) []int {
+	var fresh, taken []int
+	one := false
+	consider := func(v int) {
+		switch {
+		case v >= def || p.Check(v) != nil:
+		case v == 1:
+			one = true
+		case used[v]:
+			if len(taken) < 64 {
+				taken = append(taken, v)
+			}
+		case len(fresh) < 64:
+			fresh = append(fresh, v)
+		}
+	}
+	if len(p.Values) > 0 {
+		for _, v := range slices.Sorted(slices.Values(p.Values)) {
+			consider(v)
+		}
+	} else {
+		step := max(p.Multiple, 1)
+		for v := max(p.Min, 1); v < def && len(fresh) < 64; v++ {
+			if v%step == 0 || v == 1 {
+				consider(v)
+			}
+		}
+	}
+	out := append(fresh, taken...)
+	if one && def > 64 { // a small default keeps its shape rather than collapse to 1
+		out = append(out, 1)
+	}
+	return out
+}
+
+// DTypeName is the name the sources and buffers give the spec's dtype
+// ("T" unless the manifest's dtype_name says otherwise).
+func (f *Family) DTypeName() string { return f.dtypeName() }
+
+// DTypeBuffers are the buffers whose dtype is the spec's (dtype: T, the
+// dtype's name, or none given), in manifest order.
+func (f *Family) DTypeBuffers() []string {
+	var out []string
+	for _, b := range f.bufs {
+		if b.dtype == "" {
+			out = append(out, b.name)
+		}
+	}
+	return out
 }

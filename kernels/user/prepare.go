@@ -74,11 +74,14 @@ type offer struct {
 
 // unit is one file of a source: the main file or a local header.
 type unit struct {
-	path  string // on disk
-	name  string // as the including file names it ("" for the main file)
-	code  string
-	scan  *csrc.File
-	local map[int]*unit // directive index → the local header it includes
+	path string // on disk
+	name string // as the including file names it ("" for the main file)
+	code string
+	scan *csrc.File
+	// compiled is the scan of what the compiler receives: for CUDA the host
+	// code is blanked, so a name only host code mentions is not used.
+	compiled *csrc.File
+	local    map[int]*unit // directive index → the local header it includes
 }
 
 // prepared is a source scanned at load, ready to render per spec.
@@ -174,6 +177,12 @@ func (p *prepared) afterMetalStdlib() int {
 // load scans u and, depth first, the local headers it includes.
 func (p *prepared) load(u *unit, dirs []string, read func(string) ([]byte, error), byPath, byName map[string]*unit, depth int) error {
 	u.scan = csrc.Scan(u.code)
+	u.compiled = u.scan
+	if p.lang == "cuda" {
+		if blanked := csrc.Blank(u.code, u.scan); blanked != u.code {
+			u.compiled = csrc.Scan(blanked)
+		}
+	}
 	u.local = map[int]*unit{}
 	p.units = append(p.units, u)
 	for i, d := range u.scan.Directives {
@@ -233,7 +242,7 @@ func (p *prepared) inject(o offer) Injection {
 		return Injection{Name: o.name, How: InjectMacro, File: u.path, Line: line}
 	}
 	for _, u := range p.units {
-		if d, ok := u.scan.Declared(o.name); ok {
+		if d, ok := u.compiled.Declared(o.name); ok {
 			return Injection{Name: o.name, How: InjectDeclared, File: u.path, Line: d.Line}
 		}
 	}
@@ -255,7 +264,7 @@ func (p *prepared) firstMention(u *unit, name string, anyUse bool, seen map[*uni
 	seen[u] = true
 	use := 0
 	if anyUse {
-		use = u.scan.FirstUse(name)
+		use = u.compiled.FirstUse(name)
 	}
 	for i, d := range u.scan.Directives {
 		if use > 0 && use <= d.Line {

@@ -438,3 +438,24 @@ func TestMltopHeaderIsNotStubbed(t *testing.T) {
 		t.Errorf("%s reaches the compiler as %q", cudaHeaderName, h)
 	}
 }
+
+// A name only host code mentions is unused: the host code is blanked, so a
+// constexpr for it would reach nothing (and a host global of that name does
+// not count as the source declaring it).
+func TestPrepareHostOnlyMentionsAreUnused(t *testing.T) {
+	withToolkit(t)
+	src := "__global__ void k(const T* X, T* Y, int rows, int cols) { Y[0] = X[0]; }\n" +
+		"static int WG = 3;\nint main() { int n = WG * 2; k<<<1, 1>>>(0, 0, n, n); return 0; }\n"
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("hostonly"), "k.cu": src})
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	how := map[string]InjectHow{}
+	for _, in := range f.Injections("cuda") {
+		how[in.Name] = in.How
+	}
+	if how["WG"] != InjectUnused || how["T"] != InjectConstexpr {
+		t.Errorf("WG %s (want unused: only host code names it), T %s (want constexpr)", how["WG"], how["T"])
+	}
+}

@@ -2,7 +2,10 @@ package user
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mltop/mltop/kernels/user/pyref"
@@ -31,5 +34,45 @@ func TestCheckReferenceCountsInOut(t *testing.T) {
 	}
 	for _, p := range problems {
 		t.Errorf("problem: %s", p.Msg)
+	}
+}
+
+// TinySpec lowers dims to small distinct values ≥ 2 the schema and rules
+// allow, falling back to a taken value and then to 1.
+func TestTinySpecDistinctDims(t *testing.T) {
+	cases := []struct {
+		name, dims, rules, want string
+	}{
+		{"distinct", "  M: {default: 4096}\n  N: {default: 4096}\n  K: {default: 64}\n", "", "M=2 N=3 K=4"},
+		{"multiple", "  M: {default: 4096, multiple: 4}\n  N: {default: 4096, multiple: 4}\n", "", "M=4 N=8"},
+		{"values", "  M: {values: [1, 8, 64], default: 64}\n  N: {values: [1, 8, 64], default: 64}\n", "", "M=8 N=8"},
+		{"min", "  M: {default: 100, min: 10}\n  N: {default: 3}\n", "", "M=10 N=2"},
+		{"rule forces equal", "  M: {default: 64}\n  N: {default: 64}\n", `rules: ["M == N"]`, "M=64 N=64"},
+		{"only 1 below", "  M: {values: [1, 4096], default: 4096}\n  N: {default: 3}\n", "", "M=1 N=2"},
+		{"default 2", "  M: {default: 2}\n  N: {default: 2}\n", "", "M=2 N=2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := "name: tiny_" + strings.ReplaceAll(c.name, " ", "_") + "\nsources: {cuda: k.cu}\ndtypes: [f32]\ndims:\n" + c.dims + c.rules +
+				"\nbuffers:\n  - {name: Y, dtype: T, shape: [M, N], out: true}\ndispatches:\n  - {entry: k, grid: [M], threads: [32], args: [Y]}\ncheck: none\n"
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "kernel.yaml"), []byte(m), 0o644)
+			os.WriteFile(filepath.Join(dir, "k.cu"), []byte(`extern "C" __global__ void k(float* Y) {}`), 0o644)
+			f, err := Load(filepath.Join(dir, "kernel.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, _, err := f.TinySpec(profiler.F32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range f.Schema().Dims {
+				got = append(got, fmt.Sprintf("%s=%d", p.Name, s.Dims[p.Name]))
+			}
+			if g := strings.Join(got, " "); g != c.want {
+				t.Errorf("tiny spec %s, want %s", g, c.want)
+			}
+		})
 	}
 }

@@ -123,7 +123,7 @@ func TestBadManifests(t *testing.T) {
 		{"unquoted comma", sub("grid: [rows]", "grid: [cdiv(rows, 4)]"), nil, []string{"syntax error", "quote an expression that has one"}},
 		{"unknown name in shape", sub("shape: [rows, cols]}", "shape: [rows, colls]}"), nil, []string{"unknown name 'colls' in buffers[X].shape[1]"}},
 		{"unknown name in rule", sub(`"cols % 4 == 0"`, `"col % 4 == 0"`), nil, []string{"unknown name 'col' in rules[0]", "kernel.yaml:9:"}},
-		{"args count", sub("args: [X, Y, rows, cols]", "args: [X, Y, rows]"), nil, []string{"args", "3 args but", "k.cu:1 k(T* X, T* Y, int rows, int cols) takes 4 parameters"}},
+		{"args count", sub("args: [X, Y, rows, cols]", "args: [X, Y, rows]"), nil, []string{"args", "3 args but", "k.cu:1 k(const T* X, T* Y, int rows, int cols) takes 4 parameters"}},
 		{"arg not known", sub("args: [X, Y, rows, cols]", "args: [X, Z, rows, cols]"), nil, []string{"dispatches[0].args[1]", "\"Z\" is neither a buffer (X, Y)"}},
 		{"scalar in a pointer slot", sub("args: [X, Y, rows, cols]", "args: [X, rows, Y, cols]"), nil, []string{"kernel.yaml:14:", "dispatches[0].args[1]", "\"rows\" goes to parameter `T* Y`", "a pointer: bind one of the buffers"}},
 		{"entry missing", sub("entry: k,", "entry: kk,"), nil, []string{"has no kernel \"kk\" (kernels found: k)"}},

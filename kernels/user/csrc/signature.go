@@ -23,6 +23,9 @@ type Param struct {
 	Pointee string
 	Scalar  string // for by-value scalars: "int", "unsigned", "float", … ; "" otherwise
 	Attr    string // Metal attribute text ("buffer(0)", "thread_position_in_grid"), "" if none
+	// Declared is the type as written, const and address space kept,
+	// restrict dropped: "const float*", "device const T*", "float* const".
+	Declared string
 }
 
 // Signature is a kernel entry point found in a source file.
@@ -407,6 +410,13 @@ func makeParam(ts []string) Param {
 		p.Name = words[n-1]
 		words = words[:n-1]
 	}
+	var declared []string
+	for _, w := range words {
+		if w != "__restrict__" && w != "__restrict" && w != "restrict" { // noise in a listing
+			declared = append(declared, w)
+		}
+	}
+	p.Declared = tidyType(strings.Join(declared, " "))
 	var typ, pointee []string
 	for _, w := range words {
 		switch w {
@@ -462,7 +472,11 @@ func IsIntScalar(t string) bool {
 func (s Signature) String() string {
 	parts := make([]string, len(s.Params))
 	for i, p := range s.Params {
-		parts[i] = strings.TrimSpace(p.Type + " " + p.Name)
+		t := p.Declared
+		if t == "" {
+			t = p.Type
+		}
+		parts[i] = strings.TrimSpace(t + " " + p.Name)
 	}
 	return fmt.Sprintf("%s(%s)", s.Entry, strings.Join(parts, ", "))
 }

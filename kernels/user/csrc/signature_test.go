@@ -199,3 +199,24 @@ namespace ns { using real = double; }
 		}
 	}
 }
+
+// The signature prints its parameters as declared: const and the address
+// space stay (a note that drops them misreads which buffers are inputs).
+func TestSignatureStringKeepsQualifiers(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{`extern "C" __global__ void k(float* out, const float* x, const int n) {}`,
+			"k(float* out, const float* x, const int n)"},
+		{`__global__ void k(float* __restrict__ y, float* const p, int n) {}`,
+			"k(float* y, float* const p, int n)"},
+		{"kernel void mk(device const float* X [[buffer(0)]], constant uint& n [[buffer(1)]], uint i [[thread_position_in_grid]]) {}",
+			"mk(device const float* X, constant uint& n, uint i)"},
+	} {
+		sigs := FindEntries(c.src)
+		if len(sigs) != 1 {
+			t.Fatalf("%s: %d entries", c.src, len(sigs))
+		}
+		if got := sigs[0].String(); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.src, got, c.want)
+		}
+	}
+}

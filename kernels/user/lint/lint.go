@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,6 +76,16 @@ type Result struct {
 	Manifest string
 	Family   *user.Family // nil when the manifest does not load
 	Findings []Finding
+	// Unchecked are the steps skipped for want of a tool, as the verdict
+	// says them: "not compiled (no NVRTC)", "reference not run (no NumPy)".
+	Unchecked []string
+}
+
+// skip records a step not run for want of a tool (once per wording).
+func (r *Result) skip(what string) {
+	if !slices.Contains(r.Unchecked, what) {
+		r.Unchecked = append(r.Unchecked, what)
+	}
 }
 
 // Broken says whether the manifest does not load (exit 2).
@@ -176,7 +187,19 @@ func (r Result) Verdict() string {
 	case r.Failed():
 		return "failed (" + counts + ")"
 	}
+	if len(r.Unchecked) > 0 {
+		// "ok" alone would read as compiled and verified
+		return "ok, but " + joinAnd(r.Unchecked) + " (" + counts + ")"
+	}
 	return "ok (" + counts + ")"
+}
+
+// joinAnd is "a", "a and b", "a, b and c".
+func joinAnd(parts []string) string {
+	if len(parts) <= 1 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
 // Options say what Check does.

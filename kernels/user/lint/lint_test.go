@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mltop/mltop/cuda"
+	"github.com/mltop/mltop/kernels/user/csrc"
 	"github.com/mltop/mltop/kernels/user/pyref"
 	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/metal/mslemu"
@@ -168,6 +169,32 @@ func TestMissingToolsAreNotes(t *testing.T) {
 		"note    [compile] "+filepath.Join(filepath.Dir(path), "k.cu")+": CUDA: not compiled: NVRTC not found (looked in",
 		"note    [compile] "+filepath.Join(filepath.Dir(path), "k.metal")+": Metal: g++ not found on PATH",
 		"note    [reference] "+filepath.Join(filepath.Dir(path), "ref.py")+": not run: check: python: ", "MLTOP_PYTHON")
+	if got, want := r.Verdict(), "ok, but not compiled (no NVRTC), not compiled (no g++) and reference not run (no Python) (0 errors, 0 warnings, "; !strings.HasPrefix(got, want) {
+		t.Errorf("verdict %q, want it to start %q", got, want)
+	}
+}
+
+// A Python without NumPy: the verdict says the reference was not run.
+func TestVerdictSaysWhatWasNotChecked(t *testing.T) {
+	m := strings.Replace(usertest.Manifest("nonumpy_k"), "check: none", "check: {python: ref.py}", 1)
+	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": usertest.Source, "ref.py": "def reference(i, d): pass\n"})
+	opt := noTools(t)
+	py := filepath.Join(t.TempDir(), "python3")
+	if err := os.WriteFile(py, []byte("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'numpy'\" >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(pyref.PythonEnv, py)
+	rep := Check(path, opt)
+	r := rep.Manifests[0]
+	if got, want := r.Verdict(), "ok, but not compiled (no NVRTC) and reference not run (no NumPy) ("; !strings.HasPrefix(got, want) || rep.ExitCode() != 0 {
+		t.Errorf("verdict %q (exit %d), want it to start %q:\n%s", got, rep.ExitCode(), want, findingsOf(r))
+	}
+	opt.CompileCUDA = func(p profiler.Program, arch string) (cuda.CompileReport, error) {
+		return cuda.CompileReport{Arch: arch, Compiler: "NVRTC 13.0", Lowered: "k"}, nil
+	}
+	if got := Check(path, opt).Manifests[0].Verdict(); !strings.HasPrefix(got, "ok, but reference not run (no NumPy) (") {
+		t.Errorf("with NVRTC: verdict %q", got)
+	}
 }
 
 // A compile error is an error of the compile step (exit 1) with the log;
@@ -243,5 +270,76 @@ func TestMetalOnTheEmulation(t *testing.T) {
 	mustContain(t, "metal typo", findingsOf(rep.Manifests[0]), "error   [compile] ", "k.metal:6:", "Tx")
 	if rep.ExitCode() != 1 {
 		t.Errorf("exit %d", rep.ExitCode())
+	}
+}
+
+// Several dtypes but no buffer of the spec's dtype: every spec is the same
+// kernel on the same data, a warning at dtypes:.
+func TestDTypesThatChangeNothing(t *testing.T) {
+	two := strings.Replace(usertest.Manifest("dt_k"), "dtypes: [f32]", "dtypes: [f32, bf16]", 1)
+	fixed := strings.ReplaceAll(two, "dtype: T,", "dtype: f32,")
+	src := `extern "C" __global__ void k(const float* X, float* Y, int rows, int cols) {}`
+	for _, c := range []struct {
+		name, manifest, src string
+		warn                bool
+	}{
+		{"fixed dtypes", fixed, src, true},
+		{"dtype T", two, usertest.Source, false},
+		{"one dtype", strings.ReplaceAll(usertest.Manifest("dt1_k"), "dtype: T,", "dtype: f32,"), src, false},
+	} {
+		path := usertest.Write(t, map[string]string{"kernel.yaml": c.manifest, "k.cu": c.src})
+		r := Check(path, Options{Static: true}).Manifests[0]
+		text := findingsOf(r)
+		if r.Broken() {
+			t.Fatalf("%s: broken:\n%s", c.name, text)
+		}
+		got := strings.Contains(text, "no buffer has dtype T")
+		if got != c.warn {
+			t.Errorf("%s: warning %v, want %v:\n%s", c.name, got, c.warn, text)
+		}
+		if c.warn {
+			mustContain(t, c.name, text, "warning [source] "+path+":3:", "dtypes: lists f32, bf16, but no buffer has dtype T", "(dtype: T) or list one dtype")
+		}
+	}
+}
+
+// Shared arrays in a dispatch's entry or the helpers it calls (templated
+// ones too) with no tgm: items: a warning naming the array, the helper and
+// an item to add.
+func TestSharedArraysWithoutTGMItems(t *testing.T) {
+	helper := "template <typename U> __device__ U block_reduce_sum(U v) { __shared__ U partial[32]; partial[0] = v; return partial[0]; }\n"
+	unused := "__device__ float lonely() { __shared__ float never[64]; return never[0]; }\n"
+	entry := `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) { Y[0] = block_reduce_sum<T>(X[0]); }` + "\n"
+	for _, c := range []struct {
+		name, src, tgm, want string
+	}{
+		{"templated helper", helper + unused + entry, "", "the source declares __shared__ partial[32] (in block_reduce_sum) but dispatch k lists no tgm: items: the TGM budget shows 0 B; add e.g. `tgm: [{name: partial, bytes: \"32 * BYTES_PER_ELEMENT\"}]`"},
+		{"in the entry", `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) { __shared__ float tile[WG]; }`, "", "__shared__ tile[WG] (in k) but dispatch k lists no tgm: items: the TGM budget shows 0 B; add e.g. `tgm: [{name: tile, bytes: \"WG * 4\"}]`"},
+		{"with tgm items", helper + entry, ", tgm: [{name: partial, bytes: 128}]", ""},
+		{"helper not called", unused + `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {}`, "", ""},
+	} {
+		m := strings.Replace(usertest.Manifest("shared_k"), "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols]"+c.tgm+"}", 1)
+		path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": c.src})
+		r := Check(path, Options{Static: true}).Manifests[0]
+		text := findingsOf(r)
+		got := strings.Contains(text, "lists no tgm: items")
+		if got != (c.want != "") {
+			t.Errorf("%s: warned %v:\n%s", c.name, got, text)
+			continue
+		}
+		if c.want != "" {
+			mustContain(t, c.name, text, "warning [source] "+path+":14:", c.want)
+		}
+	}
+}
+
+func TestSharedArraysIn(t *testing.T) {
+	src := "kernel void k(threadgroup float* buf [[threadgroup(0)]], uint i) { threadgroup half tile[WG * 2]; __shared__ __align__(16) float s[8]; extern __shared__ float dyn[]; }"
+	var got []string
+	for _, a := range sharedArraysIn(csrc.Tokenize(src), "k") {
+		got = append(got, a.Elem+" "+a.String())
+	}
+	if want := "half tile[WG * 2]|float s[8]|float dyn[]"; strings.Join(got, "|") != want {
+		t.Errorf("got %q, want %q", strings.Join(got, "|"), want)
 	}
 }

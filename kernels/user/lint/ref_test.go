@@ -52,14 +52,14 @@ func TestReferenceFindings(t *testing.T) {
 		level      Level
 		want       []string
 	}{
-		{"ok", `cp "$src/out_Y.npy" "$d/"; echo '["Y"]' > "$d/outputs.json"`, map[string][]int{"Y": {1, 4}}, Note,
-			[]string{"note    [reference] ", "ref.py: ran at f32 on a tiny shape (rows=8→1, cols=16→4) with ", "returned Y [1 4] <f8"}},
+		{"ok", `cp "$src/out_Y.npy" "$d/"; echo '["Y"]' > "$d/outputs.json"`, map[string][]int{"Y": {2, 4}}, Note,
+			[]string{"note    [reference] ", "ref.py: ran at f32 on a tiny shape (rows=8→2, cols=16→4) with ", "returned Y [2 4] <f8"}},
 		{"import fails", `echo 'Traceback (most recent call last):' >&2; echo "ModuleNotFoundError: No module named 'torch'" >&2; exit 5`, nil, Error,
-			[]string{"error   [reference] ", "ref.py: on a tiny shape (rows=8→1, cols=16→4): check: python: ", "raised an exception", "No module named 'torch'"}},
+			[]string{"error   [reference] ", "ref.py: on a tiny shape (rows=8→2, cols=16→4): check: python: ", "raised an exception", "No module named 'torch'"}},
 		{"wrong name", `cp "$src/out_Z.npy" "$d/"; echo '["Z"]' > "$d/outputs.json"`, map[string][]int{"Z": {1, 4}}, Error,
 			[]string{"error   [reference] ", "returned no Y (it returned Z): return a dict with every output buffer", "warning [reference] ", "returned Z, which is not an output buffer (outputs: Y)"}},
 		{"wrong shape", `cp "$src/out_Y.npy" "$d/"; echo '["Y"]' > "$d/outputs.json"`, map[string][]int{"Y": {4}}, Error,
-			[]string{"error   [reference] ", "returned Y with shape [4], but the buffer's shape is [1 4]"}},
+			[]string{"error   [reference] ", "returned Y with shape [4], but the buffer's shape is [2 4]"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,7 +102,7 @@ func TestReferenceRealPython(t *testing.T) {
 	}
 	path := pythonManifest(t, "real_ref")
 	rep := Check(path, Options{Static: false, Python: st.Path, CompileCUDA: noTools(t).CompileCUDA, CompileMetal: noTools(t).CompileMetal})
-	mustContain(t, "real python", findingsOf(rep.Manifests[0]), "returned Y [1 4] <f8")
+	mustContain(t, "real python", findingsOf(rep.Manifests[0]), "returned Y [2 4] <f8")
 }
 
 // The report of one manifest, as `mltop check` prints it.
@@ -110,7 +110,7 @@ func TestReportGolden(t *testing.T) {
 	path := pythonManifest(t, "golden_k")
 	dir := filepath.Dir(path)
 	opt := noTools(t)
-	opt.Python = fakePython(t, `cp "$src/out_Y.npy" "$d/"; echo '["Y"]' > "$d/outputs.json"`, map[string][]int{"Y": {1, 4}})
+	opt.Python = fakePython(t, `cp "$src/out_Y.npy" "$d/"; echo '["Y"]' > "$d/outputs.json"`, map[string][]int{"Y": {2, 4}})
 	opt.CompileCUDA = func(p profiler.Program, arch string) (cuda.CompileReport, error) {
 		return cuda.CompileReport{Arch: "sm_90", Compiler: "NVRTC 13.0 from /cuda/lib/libnvrtc.so", Lowered: "k", StaticShared: 0}, nil
 	}
@@ -129,4 +129,35 @@ func TestReportGolden(t *testing.T) {
 	if got != string(want) {
 		t.Errorf("report differs from %s (go test -update):\n%s", golden, got)
 	}
+}
+
+// The tiny shape keeps dims distinct, so a reference that transposes its
+// result or reduces over the wrong axis returns the wrong shape.
+func TestReferenceShapeErrorsAreCaught(t *testing.T) {
+	st := pyref.Probe(context.Background())
+	if !st.OK() {
+		t.Skip(st.Err)
+	}
+	rowMean := strings.Replace(usertest.Manifest("mean_k"), "check: none", "check: {python: ref.py}", 1)
+	rowMean = strings.Replace(rowMean, "{name: Y, dtype: T, shape: [rows, cols]", "{name: Y, dtype: T, shape: [rows]", 1)
+	for _, c := range []struct{ name, manifest, ref, want string }{
+		{"transposed", pythonManifestText("tr_k"), "    return {'Y': (inputs['X'] * 2).T}\n", "returned Y with shape [4 2], but the buffer's shape is [2 4]"},
+		{"wrong axis", rowMean, "    return {'Y': inputs['X'].mean(axis=0)}\n", "returned Y with shape [4], but the buffer's shape is [2]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := usertest.Write(t, map[string]string{"kernel.yaml": c.manifest, "k.cu": usertest.Source,
+				"ref.py": "import numpy as np\ndef reference(inputs, dims):\n" + c.ref})
+			opt := noTools(t)
+			opt.Python = st.Path
+			rep := Check(path, opt)
+			mustContain(t, c.name, findingsOf(rep.Manifests[0]), "error   [reference] ", c.want)
+			if rep.ExitCode() != 1 {
+				t.Errorf("exit %d, want 1", rep.ExitCode())
+			}
+		})
+	}
+}
+
+func pythonManifestText(name string) string {
+	return strings.Replace(usertest.Manifest(name), "check: none", "check: {python: ref.py}", 1)
 }

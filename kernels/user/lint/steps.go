@@ -24,10 +24,12 @@ var langName = map[string]string{"cuda": "CUDA", "metal": "Metal"}
 // (Entries, and args against their parameters, are the loader's checks.)
 func lintSources(r *Result) {
 	f := r.Family
+	lintDTypes(r)
 	for _, lang := range f.Languages() {
 		path := f.SourcePath(lang)
 		code := f.Source(lang)
 		shared := sharedNames(code)
+		lintUnsizedShared(r, lang, code)
 		for _, d := range f.DispatchInfos() {
 			if sig, _, ok := csrc.FindEntry(code, d.Entry); ok {
 				r.add(Note, StepSource, path, sig.Line, 0, "entry %s", sig)
@@ -42,12 +44,36 @@ func lintSources(r *Result) {
 					item, d.Name, filepath.Base(path), sharedKeyword(lang), item, orNone(slices.Sorted(mapKeys(shared))))
 			}
 		}
+		// only what reaches the source or what the source shadows: an unused
+		// name (every DTYPE_* but one, a knob host code alone reads) is noise
 		var lines []string
 		for _, in := range f.Injections(lang) {
-			lines = append(lines, in.String())
+			if in.How != user.InjectUnused {
+				lines = append(lines, in.String())
+			}
 		}
-		r.add(Note, StepSource, path, 0, 0, "names mltop gives the %s source:\n%s", langName[lang], strings.Join(lines, "\n"))
+		if len(lines) > 0 {
+			r.add(Note, StepSource, path, 0, 0, "names mltop gives the %s source:\n%s", langName[lang], strings.Join(lines, "\n"))
+		}
 	}
+}
+
+// lintDTypes warns when dtypes: lists several dtypes but no buffer holds
+// the spec's dtype: every spec then runs on the same data.
+func lintDTypes(r *Result) {
+	f := r.Family
+	dts := f.Schema().DTypes
+	if len(dts) < 2 || len(f.DTypeBuffers()) > 0 {
+		return
+	}
+	names := make([]string, len(dts))
+	for i, dt := range dts {
+		names[i] = string(dt)
+	}
+	line, col := f.Pos("$.dtypes")
+	r.add(Warning, StepSource, f.Path(), line, col,
+		"dtypes: lists %s, but no buffer has dtype %s (each names a fixed dtype): every dtype runs the same data, so the specs differ in name only; give the buffers the kernel's dtype (dtype: %s) or list one dtype",
+		strings.Join(names, ", "), f.DTypeName(), f.DTypeName())
 }
 
 func sharedKeyword(lang string) string {
@@ -175,6 +201,7 @@ func compileCUDA(r *Result, opt Options, p profiler.Program, dt profiler.DType) 
 	}
 	if d.err != nil && noNVRTC(d.err) {
 		r.add(Note, StepCompile, p.File, 0, 0, "CUDA: not compiled: %v", d.err)
+		r.skip("not compiled (no NVRTC)")
 		return true
 	}
 	if d.err != nil {
@@ -212,6 +239,7 @@ func compileMetal(r *Result, opt Options, p profiler.Program, dt profiler.DType)
 	switch {
 	case errors.Is(err, mslemu.ErrNoCompiler):
 		r.add(Note, StepCompile, p.File, 0, 0, "Metal: %v", err)
+		r.skip("not compiled (no g++)")
 		return true
 	case err != nil:
 		r.add(Error, StepCompile, p.File, 0, 0, "Metal %s: %v", dt, err)
@@ -239,6 +267,11 @@ func referenceStep(r *Result, opt Options) {
 		st := pyref.Probe(opt.ctx())
 		if !st.OK() {
 			r.add(Note, StepReference, f.PythonRef(), 0, 0, "not run: %v", st.Err)
+			if st.Path == "" {
+				r.skip("reference not run (no Python)")
+			} else {
+				r.skip("reference not run (no NumPy)")
+			}
 			return
 		}
 		py = st.Path

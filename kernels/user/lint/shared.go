@@ -1,0 +1,140 @@
+package lint
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mltop/mltop/kernels/user/csrc"
+)
+
+// sharedArray is one __shared__ or threadgroup array a function declares.
+type sharedArray struct {
+	Name, Elem, Size string // Size is the text between the brackets ("" for extern [])
+	Func             string // the function that declares it
+}
+
+func (a sharedArray) String() string { return fmt.Sprintf("%s[%s]", a.Name, a.Size) }
+
+// functionBodies maps each function name the source defines to the texts
+// of its definitions (overloads and templates alike).
+func functionBodies(code string) map[string][]string {
+	out := map[string][]string{}
+	for _, d := range csrc.Scan(code).Decls {
+		if d.Kind == csrc.Function && d.Definition && d.End <= len(code) {
+			for _, n := range d.Names {
+				out[n] = append(out[n], code[d.Start:d.End])
+			}
+		}
+	}
+	return out
+}
+
+// reachableShared are the shared arrays declared in entry and in the
+// functions it calls, directly or through others, in call order.
+func reachableShared(bodies map[string][]string, entry string) []sharedArray {
+	var out []sharedArray
+	seen := map[string]bool{entry: true}
+	queue := []string{entry}
+	for len(queue) > 0 {
+		fn := queue[0]
+		queue = queue[1:]
+		for _, body := range bodies[fn] {
+			toks := csrc.Tokenize(body)
+			out = append(out, sharedArraysIn(toks, fn)...)
+			for _, t := range toks {
+				if t.Kind == csrc.Ident && !seen[t.Text] && bodies[t.Text] != nil {
+					seen[t.Text] = true
+					queue = append(queue, t.Text)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// sharedArraysIn finds `__shared__ float partial[32];` and
+// `threadgroup T buf[WG];` (a threadgroup pointer parameter is no array).
+func sharedArraysIn(toks []csrc.Token, fn string) []sharedArray {
+	var out []sharedArray
+	for i, t := range toks {
+		if t.Text != "__shared__" && t.Text != "threadgroup" {
+			continue
+		}
+		for j := i + 1; j < len(toks) && j < i+16; j++ {
+			if toks[j].Text == "(" { // __align__(16), alignas(16)
+				for depth := 0; j < len(toks); j++ {
+					if toks[j].Text == "(" {
+						depth++
+					} else if toks[j].Text == ")" {
+						if depth--; depth == 0 {
+							break
+						}
+					}
+				}
+				continue
+			}
+			if toks[j].Text == ";" || toks[j].Text == "," || toks[j].Text == ")" || toks[j].Text == "[[" || toks[j].Text == "=" {
+				break
+			}
+			if toks[j].Text != "[" || toks[j-1].Kind != csrc.Ident || j-2 <= i {
+				continue
+			}
+			end := j + 1
+			for end < len(toks) && toks[end].Text != "]" {
+				end++
+			}
+			var size []string
+			for _, s := range toks[j+1 : min(end, len(toks))] {
+				size = append(size, s.Text)
+			}
+			out = append(out, sharedArray{Name: toks[j-1].Text, Elem: toks[j-2].Text, Size: strings.Join(size, " "), Func: fn})
+			break
+		}
+	}
+	return out
+}
+
+// elemBytes are the sizes of the element types a suggestion can name.
+var elemBytes = map[string]int{
+	"float": 4, "int": 4, "uint": 4, "unsigned": 4, "int32_t": 4, "uint32_t": 4,
+	"double": 8, "int64_t": 8, "uint64_t": 8, "float2": 8, "float4": 16,
+	"half": 2, "__half": 2, "bfloat": 2, "__nv_bfloat16": 2, "short": 2, "char": 1,
+}
+
+// lintUnsizedShared warns, per dispatch without tgm: items, about the
+// shared arrays its entry and the helpers it calls declare.
+func lintUnsizedShared(r *Result, lang, code string) {
+	f := r.Family
+	bodies := functionBodies(code)
+	maxDType := 0
+	for _, dt := range f.Schema().DTypes {
+		maxDType = max(maxDType, dt.Size())
+	}
+	for _, d := range f.DispatchInfos() {
+		if len(d.TGM) > 0 {
+			continue
+		}
+		arrays := reachableShared(bodies, d.Entry)
+		if len(arrays) == 0 {
+			continue
+		}
+		var decls, items []string
+		for _, a := range arrays {
+			decls = append(decls, fmt.Sprintf("%s %s (in %s)", sharedKeyword(lang), a, a.Func))
+			n, ok := elemBytes[a.Elem]
+			if a.Elem == f.DTypeName() {
+				n, ok = maxDType, true
+			}
+			bytes := a.Size + " * BYTES_PER_ELEMENT"
+			if ok && a.Size != "" {
+				bytes = fmt.Sprintf("%s * %d", a.Size, n)
+			}
+			items = append(items, fmt.Sprintf("{name: %s, bytes: %q}", a.Name, bytes))
+		}
+		line, col := f.Pos(fmt.Sprintf("$.dispatches[%d]", d.Index))
+		r.add(Warning, StepSource, f.Path(), line, col,
+			"the source declares %s but dispatch %s lists no tgm: items: the TGM budget shows 0 B; add e.g. `tgm: [%s]`",
+			strings.Join(slices.Compact(decls), ", "), d.Name, strings.Join(items, ", "))
+	}
+}
