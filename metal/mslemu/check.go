@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mltop/mltop/kernels/user/csrc"
 	"github.com/mltop/mltop/metal"
 	"github.com/mltop/mltop/profiler"
 )
@@ -33,11 +32,11 @@ func CheckUser(ctx context.Context, p profiler.Program) error {
 	if err != nil {
 		return err
 	}
-	sig, found, ok := csrc.FindEntry(p.Code, p.Entry)
-	if !ok {
-		return fmt.Errorf("%s has no kernel %q (found %v)", p.File, p.Entry, found)
+	vals, err := metal.ResolveConstants(full, p.Constants)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.File, err)
 	}
-	call, err := UserCall(sig)
+	full, _, call, err := emulatedEntry(full, vals, p)
 	if err != nil {
 		return err
 	}
@@ -51,6 +50,7 @@ func CheckUser(ctx context.Context, p profiler.Program) error {
 		return err
 	}
 	full = threadgroupArray.ReplaceAllString(full, "${1}static $2")
+	full += hostAliases(full) // as build does: the call goes through a [[host_name]]'s pointer
 	cc := filepath.Join(dir, "check.cc")
 	if err := os.WriteFile(cc, []byte(full+"\n#line 1 \"mltop-emulator-main.cc\"\n"+strings.Replace(emuMain, "CALL", call, 1)), 0o644); err != nil {
 		return err

@@ -254,18 +254,7 @@ func (e *Backend) compileUser(p profiler.Program) (profiler.Kernel, error) {
 	if bin, ok := e.bins[key]; ok {
 		return kernel{bin}, nil
 	}
-	if decls, err := metal.FunctionConstants(full); err != nil {
-		return nil, fmt.Errorf("%s: %w", p.File, err)
-	} else if len(decls) > 0 {
-		if full, err = metal.InlineFunctionConstants(full, vals); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.File, err)
-		}
-	}
-	sig, err := userEntry(full, p)
-	if err != nil {
-		return nil, err
-	}
-	call, err := UserCall(sig)
+	full, sig, call, err := emulatedEntry(full, vals, p)
 	if err != nil {
 		return nil, err
 	}
@@ -284,6 +273,29 @@ func (e *Backend) compileUser(p profiler.Program) (profiler.Kernel, error) {
 	}
 	e.slots[k.(kernel).bin] = slots
 	return k, nil
+}
+
+// emulatedEntry is what the emulation compiles for a user program: its
+// function constants inlined with their values, and the call of its
+// entry (a kernel or a [[host_name]] instantiation) with its signature.
+// The runner (compileUser) and mltop check (CheckUser) share it.
+func emulatedEntry(full string, vals []metal.ConstantValue, p profiler.Program) (string, csrc.Signature, string, error) {
+	if decls, err := metal.FunctionConstants(full); err != nil {
+		return "", csrc.Signature{}, "", fmt.Errorf("%s: %w", p.File, err)
+	} else if len(decls) > 0 {
+		if full, err = metal.InlineFunctionConstants(full, vals); err != nil {
+			return "", csrc.Signature{}, "", fmt.Errorf("%s: %w", p.File, err)
+		}
+	}
+	sig, err := userEntry(full, p)
+	if err != nil {
+		return "", csrc.Signature{}, "", err
+	}
+	call, err := UserCall(sig)
+	if err != nil {
+		return "", csrc.Signature{}, "", err
+	}
+	return full, sig, call, nil
 }
 
 // userEntry finds p.Entry's signature in src (metal.EntrySignature).

@@ -343,3 +343,25 @@ func TestSharedArraysIn(t *testing.T) {
 		t.Errorf("got %q, want %q", strings.Join(got, "|"), want)
 	}
 }
+
+// mltop check compiles the Metal examples written the way MLX-style
+// libraries write kernels — a [[host_name]] template instantiation with
+// function constants, and an MLX body — as the emulation runner does
+// (their entries are host names, not functions of the source).
+func TestMetalExamplesCheck(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/g++"); err != nil {
+		t.Skip("no g++")
+	}
+	for _, ex := range []string{"metal_constants", "mlx_body"} {
+		opt := noTools(t)
+		opt.CompileMetal = nil
+		rep := Check("../../../examples/"+ex+"/kernel.yaml", opt)
+		if len(rep.Manifests) != 1 {
+			t.Fatalf("%s: %d manifests", ex, len(rep.Manifests))
+		}
+		mustContain(t, ex, findingsOf(rep.Manifests[0]), "compiles on the MSL emulation")
+		if rep.ExitCode() != 0 {
+			t.Errorf("%s: exit %d:\n%s", ex, rep.ExitCode(), findingsOf(rep.Manifests[0]))
+		}
+	}
+}
