@@ -132,15 +132,7 @@ func Synthetic(seed uint64, knobs []Knob) *Landscape {
 		if rng.Float64() < 0.04 || (d >= 4 && norm(2, idx[2]) > 0.85 && norm(3, idx[3]) < 0.15) {
 			l.hidden[key] = true
 		}
-		k := d - 1
-		for ; k >= 0; k-- {
-			idx[k]++
-			if idx[k] < len(knobs[k].Values) {
-				break
-			}
-			idx[k] = 0
-		}
-		if k < 0 {
+		if !nextIndex(idx, knobs) {
 			return l
 		}
 	}

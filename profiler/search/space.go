@@ -74,15 +74,7 @@ func NewSpace(knobs []Knob, allow Constraint) (*Space, error) {
 			s.byKey[indexKey(c)] = len(s.cands)
 			s.cands = append(s.cands, c)
 		}
-		k := len(idx) - 1
-		for ; k >= 0; k-- {
-			idx[k]++
-			if idx[k] < len(knobs[k].Values) {
-				break
-			}
-			idx[k] = 0
-		}
-		if k < 0 {
+		if !nextIndex(idx, knobs) {
 			break
 		}
 	}
@@ -190,4 +182,17 @@ type Result struct {
 // usable says whether r has a cost to compare.
 func (r Result) usable() bool {
 	return !r.Invalid && !r.Failed && !math.IsNaN(r.Cost) && !math.IsInf(r.Cost, 0)
+}
+
+// nextIndex steps idx, one value index per knob, to the next combination
+// in odometer order (the last knob fastest); false after the last one.
+func nextIndex(idx []int, knobs []Knob) bool {
+	for k := len(idx) - 1; k >= 0; k-- {
+		idx[k]++
+		if idx[k] < len(knobs[k].Values) {
+			return true
+		}
+		idx[k] = 0
+	}
+	return false
 }

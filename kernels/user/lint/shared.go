@@ -63,15 +63,7 @@ func sharedArraysIn(toks []csrc.Token, fn string) []sharedArray {
 		}
 		for j := i + 1; j < len(toks) && j < i+16; j++ {
 			if toks[j].Text == "(" { // __align__(16), alignas(16)
-				for depth := 0; j < len(toks); j++ {
-					if toks[j].Text == "(" {
-						depth++
-					} else if toks[j].Text == ")" {
-						if depth--; depth == 0 {
-							break
-						}
-					}
-				}
+				j = csrc.Matching(toks, j)
 				continue
 			}
 			if toks[j].Text == ";" || toks[j].Text == "," || toks[j].Text == ")" || toks[j].Text == "[[" || toks[j].Text == "=" {

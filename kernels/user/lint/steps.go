@@ -95,15 +95,7 @@ func sharedNames(code string) map[string]bool {
 		for j := i + 1; j < len(toks) && j < i+24; j++ {
 			switch toks[j].Text {
 			case "(": // __align__(16), alignas(16): not the name
-				for depth := 0; j < len(toks); j++ {
-					if toks[j].Text == "(" {
-						depth++
-					} else if toks[j].Text == ")" {
-						if depth--; depth == 0 {
-							break
-						}
-					}
-				}
+				j = csrc.Matching(toks, j)
 				continue
 			case "[", "[[", ";", "=", ",", ")":
 				if p := toks[j-1]; p.Kind == csrc.Ident {
