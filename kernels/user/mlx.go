@@ -321,7 +321,6 @@ func (f *Family) mlxProgram(s profiler.Spec, e map[string]any) (profiler.Program
 	if err != nil {
 		return profiler.Program{}, err
 	}
-	p.offers = f.offers()
 	vals, err := f.offeredValues(s, "metal")
 	if err != nil {
 		return profiler.Program{}, err

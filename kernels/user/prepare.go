@@ -127,7 +127,7 @@ func (t toolkitHeaders) has(header string) bool {
 // beside the including file, then in includeDirs) and plans how each
 // offered name reaches it.
 func prepareSource(lang, path, code string, includeDirs []string, read func(string) ([]byte, error), offers []offer, tk toolkitHeaders) (*prepared, error) {
-	p := &prepared{lang: lang, toolkit: tk, inserts: map[*unit]map[int][]string{}, declared: map[string]bool{}}
+	p := &prepared{lang: lang, toolkit: tk, offers: offers, inserts: map[*unit]map[int][]string{}, declared: map[string]bool{}}
 	main := &unit{path: path, code: code}
 	byPath := map[string]*unit{path: main}
 	byName := map[string]*unit{}

@@ -89,9 +89,11 @@ func (bl *builder) prepare() error {
 		if err != nil {
 			return bl.d.err("$.sources."+lang, "sources."+lang, "%v", err)
 		}
-		p.offers = offers
 		if lang == "cuda" {
 			p.stubs = cudaStubs(p.system, tk)
+			for h := range f.includes { // mltop_user.cuh and the manifest's includes: are given, not stubbed
+				delete(p.stubs, h)
+			}
 		}
 		f.prep[lang] = p
 	}
@@ -179,12 +181,7 @@ func (f *Family) program(s profiler.Spec, lang string) (profiler.Program, error)
 	if includes == nil {
 		includes = map[string]string{}
 	}
-	for h, text := range headers {
-		if _, stub := p.stubs[h]; stub && includes[h] != "" {
-			continue // mltop_user.cuh and the manifest's includes: are not system headers to stub
-		}
-		includes[h] = text
-	}
+	maps.Copy(includes, headers)
 	return profiler.Program{Source: f.Name(), Code: code, File: f.src[lang].path, Includes: includes, IncludeDirs: f.includeDirs}, nil
 }
 
