@@ -49,8 +49,7 @@ func CheckUser(ctx context.Context, p profiler.Program) error {
 	if err != nil {
 		return err
 	}
-	full = threadgroupArray.ReplaceAllString(full, "${1}static $2")
-	full += hostAliases(full) // as build does: the call goes through a [[host_name]]'s pointer
+	full = forEmulation(full)
 	cc := filepath.Join(dir, "check.cc")
 	if err := os.WriteFile(cc, []byte(full+"\n#line 1 \"mltop-emulator-main.cc\"\n"+strings.Replace(emuMain, "CALL", call, 1)), 0o644); err != nil {
 		return err

@@ -307,6 +307,14 @@ func userEntry(src string, p profiler.Program) (csrc.Signature, error) {
 	return sig, nil
 }
 
+// forEmulation is the MSL text as g++ compiles it: threadgroup arrays
+// static (one per emulated group), and a pointer per [[host_name]]
+// instantiation, which the emulator calls. build and CheckUser share it.
+func forEmulation(full string) string {
+	full = threadgroupArray.ReplaceAllString(full, "${1}static $2")
+	return full + hostAliases(full)
+}
+
 // hostAliases gives each [[host_name]] instantiation of src a function
 // pointer of that name, which is what the emulator calls.
 func hostAliases(src string) string {
@@ -390,8 +398,7 @@ func positionArg(attr string, vec bool) (string, bool) {
 }
 
 func (e *Backend) build(full, call string, macros [][2]string, source, key string) (profiler.Kernel, error) {
-	full = threadgroupArray.ReplaceAllString(full, "${1}static $2")
-	full += hostAliases(full)
+	full = forEmulation(full)
 	e.n++
 	cc := filepath.Join(e.dir, fmt.Sprintf("k%d.cc", e.n))
 	bin := filepath.Join(e.dir, fmt.Sprintf("k%d", e.n))
