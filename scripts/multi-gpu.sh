@@ -85,9 +85,9 @@ timed() {
 
 # 1. compile cache fill (not compared), 2. one GPU, warm cache
 timed cold "$B" --config "$O/sweep.yaml" --csv "$O/cold.csv" --quiet
-timed one "$B" --config "$O/sweep.yaml" --csv "$O/one.csv" --quiet
+timed one "$B" --config "$O/sweep.yaml" --csv "$O/one.csv" --quiet --phases --json
 # 3. N GPUs
-timed multi "$B" --config "$O/sweep.yaml" --devices "$DEVS" --csv "$O/multi.csv" --quiet --phases
+timed multi "$B" --config "$O/sweep.yaml" --devices "$DEVS" --csv "$O/multi.csv" --quiet --phases --json
 # 4. N=1: two workers on the one GPU (mechanics only)
 if [ "$N" -eq 1 ]; then
 	timed two-workers env MLTOP_DEVICES_REPEAT=1 "$B" --config "$O/sweep.yaml" --devices 0,0 --csv "$O/two-workers.csv" --quiet
@@ -165,3 +165,6 @@ print("MULTI-GPU SUMMARY (N=%d)" % n)
 print("\n".join("  " + l for l in lines))
 print("RESULT:", "rows agree" if ok else "ROWS DIFFER (see above and %s)" % o)
 PY
+# where the time of each spec went, one GPU against N (ms per spec, summed
+# over the specs of each run)
+python3 "$(dirname "$0")/phases-summary.py" one "$O/one.out" multi "$O/multi.out"
