@@ -6,10 +6,9 @@
 // return the entry of that shape) and a few that are in no table (the
 // nearest entry's configuration, at sizes no tile divides).
 //
-//   mltop tune ./examples/tune_matmul --dtype f32 --shapes "M=512,N=512,K=512;…" \
-//       --header out/user_matmul5_tune.h
-//   nvcc -O3 -std=c++17 -arch=native -I out -I examples/tune_matmul \
-//       -o table_demo examples/tune_matmul/table_demo.cu && ./table_demo
+//   mltop tune ./examples/tune_matmul --dtype f32 --shapes "M=512,N=512,K=512;…" --header out/user_matmul5_tune.h
+//   nvcc -O3 -std=c++17 -arch=native -I out -I examples/tune_matmul -o table_demo examples/tune_matmul/table_demo.cu
+//   ./table_demo
 //
 // Exit status: 0 every shape verified; 1 a wrong result, a configuration
 // the dispatch does not know, or a CUDA error. scripts/tune-header-gpu.sh
@@ -59,7 +58,7 @@ static launcher find_launcher(user_matmul5_config c) {
 // with sqrt(k) times their magnitude.
 __global__ void reference_gemm(const float* A, const float* B, double* want, double* norm, int m, int n, int k) {
     const int col = blockIdx.x * blockDim.x + threadIdx.x, row = blockIdx.y;
-    if (col >= n) return;
+    if (col >= n || row >= m) return;
     double sum = 0, sq = 0;
     for (int i = 0; i < k; i++) {
         const double p = (double)A[(size_t)row * k + i] * (double)B[(size_t)i * n + col];
