@@ -19,7 +19,7 @@ budget=${BUDGET:-12}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# The shapes of configs/tune-table-matmul.yaml (a test keeps them equal):
+# The shapes of examples/tune_matmul/tune-table.yaml (a test keeps them equal):
 # square, tall, wide, small K, large K.
 SHAPES="M=512,N=512,K=512;M=1024,N=1024,K=1024;M=2048,N=2048,K=2048;M=4096,N=4096,K=4096"
 SHAPES+=";M=8192,N=256,K=1024;M=16384,N=1024,K=1024;M=256,N=8192,K=1024;M=1024,N=16384,K=1024"

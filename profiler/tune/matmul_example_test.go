@@ -18,7 +18,7 @@ import (
 
 // The tuning example examples/tune_matmul, its exhaustive landscape
 // (configs/landscapes/user_matmul5-f32-2048.yaml) and its 12-shape tuning
-// table (configs/tune-table-matmul.yaml, scripts/tune-header-gpu.sh) as
+// table (examples/tune_matmul/tune-table.yaml, scripts/tune-header-gpu.sh) as
 // the engine reads them, without a GPU.
 
 // h100 is what the CUDA backend reports of an H100 that matters here.
@@ -168,7 +168,7 @@ var shapesRE = regexp.MustCompile(`(?m)^SHAPES\+?="([^"]*)"`)
 // shapes (square, tall, wide, small and large K).
 func TestTuneTableShapesAgree(t *testing.T) {
 	matmul5(t) // the sweep file names it by path
-	st, err := sweep.LoadStream("../../configs/tune-table-matmul.yaml", profiler.DefaultOptions(), sweepOpts)
+	st, err := sweep.LoadStream("../../examples/tune_matmul/tune-table.yaml", profiler.DefaultOptions(), sweepOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
