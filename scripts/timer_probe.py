@@ -111,16 +111,25 @@ def ratio(a, b):
     return a / b if a and b else None
 
 
+def diff(a, b):
+    return a - b if a is not None and b is not None else None
+
+
 def load(log):
     """Every number of a run, per size, from LOGDIR."""
     probe = tp_lines(os.path.join(log, "probe.txt"))
     info = {k: kv for k, kv in probe if k in ("device", "timer")}
+    measured = {"%dx%d" % (kv["rows"], kv["cols"]): kv for k, kv in probe if k == "size"}
+    tags = list(measured)
+    if os.path.exists(os.path.join(log, "sizes.txt")):  # the sizes asked for, measured by the prober or not
+        tags = open(os.path.join(log, "sizes.txt")).read().split()
     sizes = []
-    for kind, kv in probe:
-        if kind != "size":
-            continue
-        tag = "%dx%d" % (kv["rows"], kv["cols"])
-        row = dict(kv, tag=tag)
+    for tag in tags:
+        rows, _, cols = tag.partition("x")
+        blank = {k: None for k in ("event0_us", "event1_us", "span_us", "span_mean_us", "gap_us", "probe_mhz")}
+        row = dict(blank, rows=int(rows), cols=int(cols), mb=2.0 * int(rows) * int(cols) * 4 / 1e6)
+        row.update(measured.get(tag, {}))
+        row["tag"] = tag
         for p in (0, 1):
             row["ncu%d" % p], row["ncu%d_n" % p] = ncu_us(os.path.join(log, "ncu-%s-p%d.csv" % (tag, p)))
             row["mltop%d" % p], row["status%d" % p], row["mltop_mhz%d" % p] = mltop_result(
@@ -144,7 +153,7 @@ def print_tables(log, out=sys.stdout):
     dev, timer = info.get("device") or {}, info.get("timer") or {}
     sk, sk_ncu = span_key(info)
     w = out.write
-    w("device %s (sm_%s, %s SMs, L2 %s B), driver %s\n" % (dev.get("name"), fmt(dev.get("sm"), ".0f"),
+    w("device %s (sm_%s, %s SMs, L2 %s B), driver %s\n" % (dev.get("name", "-"), fmt(dev.get("sm"), ".0f"),
       fmt(dev.get("sms"), ".0f"), fmt(dev.get("l2_bytes"), ".0f"), fmt(dev.get("driver"), ".0f")))
     w("%%globaltimer: step min %s ns, median %s ns, max %s ns, %s reads per step; spans use the %s\n\n" % (
         fmt(timer.get("step_min_ns"), ".0f"), fmt(timer.get("step_median_ns"), ".0f"),
@@ -156,7 +165,7 @@ def print_tables(log, out=sys.stdout):
     for r in sizes:
         w("%-11s %6.1f %s %s %s | %s %s %s %s | %s %s %s %s\n" % (
             r["tag"], r["mb"], fmt(r["ncu0"]), fmt(r["mltop0"]), fmt(r["event0_us"]), fmt(r["ncu1"]), fmt(r["mltop1"]),
-            fmt(r[sk]), fmt(r[sk_ncu], "9.2f"), fmt(r["event1_us"] - r["event0_us"], "6.2f"), fmt(r["gap_us"], "6.2f"),
+            fmt(r[sk]), fmt(r[sk_ncu], "9.2f"), fmt(diff(r["event1_us"], r["event0_us"]), "6.2f"), fmt(r["gap_us"], "6.2f"),
             fmt(r["probe_mhz"], "6.0f"), fmt(r["mhz_ncu"], "7.0f")))
     bad = ["%s P%d %s" % (r["tag"], p, r["status%d" % p]) for r in sizes for p in (0, 1)
            if r["status%d" % p] not in ("ok", "unchecked")]
@@ -184,7 +193,7 @@ def print_fits(sizes, sk, sk_ncu, w):
     w("%-16s %16s %16s  %s\n" % ("diff", "a µs (±se)", "b (±se)", "reading"))
     fits = {}
     for name, top, base, what in defs:
-        pts = [(r[base], r[top] - r[base]) for r in sizes if r.get(top) and r.get(base)]
+        pts = [(r[base], r[top] - r[base]) for r in sizes if r.get(top) and r.get(base)]  # both measured
         f = fit([p[0] for p in pts], [p[1] for p in pts])
         fits[name] = f
         if f is None:
@@ -211,7 +220,7 @@ def print_builtins(log, f, w):
         n, _ = ncu_us(os.path.join(log, "builtin-%s-ncu.csv" % label))
         pred = m / (m + f[0] + f[1] * m) if f and m else None
         w("%-14s %-5s %-32s %s %s %s %s %s  %s\n" % (kernel, dtype, shape, fmt(m), fmt(n),
-          fmt(n - m if n and m else None, "9.2f"), fmt(ratio(m, n), "9.3f"), fmt(pred, "9.3f"), status))
+          fmt(diff(n, m), "9.2f"), fmt(ratio(m, n), "9.3f"), fmt(pred, "9.3f"), status))
 
 
 def selftest():
