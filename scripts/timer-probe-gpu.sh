@@ -70,6 +70,7 @@ for size in $SIZES; do
 	rows=${size%x*} cols=${size#*x}
 	for p in 0 1; do
 		say "$size PROBE=$p: ncu, mltop"
+		rm -f "$LOG/ncu-$size-p$p.csv" # no stale numbers when the prober is missing
 		[ "$PROBER" = false ] || timeout 120 ncu --cache-control all --clock-control none --metrics gpu__time_duration.sum -k regex:rmsnorm_rows \
 			--launch-skip 2 --csv "$PROBER" ncu "$p" "$NCU_REPS" "$size" >"$LOG/ncu-$size-p$p.csv" 2>&1
 		timeout 120 "$M" run "$EX" --set "rows=$rows,cols=$cols,PROBE=$p" --backend cuda --isolate off --quiet --json \
