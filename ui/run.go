@@ -40,6 +40,9 @@ type batch struct {
 	saved     time.Time // a reload's save time: the result says how long after it it came
 	skipped   []string  // values a sweep skipped before running, as "BQ=8"
 	skipWhy   string    // the rule that rejected the first skipped value
+	// tune is the search of `T`; its specs, results and ids grow as the
+	// driver measures (nothing is known ahead).
+	tune *tuneRun
 }
 
 // summary counts a finished batch's runs by outcome, invalid apart from
@@ -283,27 +286,7 @@ func (m Model) onRunEvent(msg runEventMsg) (Model, tea.Cmd) {
 			sum, bad := b.summary()
 			m.setMsg(bad, sum)
 		}
-		if q := m.queued; q != nil {
-			m.queued = nil
-			if !b.cancelled {
-				msg, bad := m.msg, m.msgBad
-				m = m.startBatch(q, m.queuedOpts)
-				m.setMsg(bad, strings.TrimPrefix(msg+"; ", "; ")+"started "+q.label)
-				return m, m.waitBatch()
-			}
-		}
-		if ev := m.pendingReload; ev != nil {
-			m.pendingReload = nil
-			if !b.cancelled {
-				msg, bad := m.msg, m.msgBad
-				mm, cmd := m.onEvent(*ev)
-				if !mm.running() { // not rerun after all: keep the last outcome in view
-					mm.setMsg(bad, msg+" · "+mm.msg)
-				}
-				return mm, cmd
-			}
-		}
-		return m, nil
+		return m.afterBatch(b)
 	}
 	switch ev := msg.ev; {
 	case ev.started:
@@ -324,6 +307,33 @@ func (m Model) onRunEvent(msg runEventMsg) (Model, tea.Cmd) {
 		}
 	}
 	return m, waitRun(msg.batch, msg.ch)
+}
+
+// afterBatch starts what waited for the finished batch b: a sweep loaded
+// during it, or the rerun of a reload that came during it (neither after
+// a cancel).
+func (m Model) afterBatch(b *batch) (Model, tea.Cmd) {
+	if q := m.queued; q != nil {
+		m.queued = nil
+		if !b.cancelled {
+			msg, bad := m.msg, m.msgBad
+			m = m.startBatch(q, m.queuedOpts)
+			m.setMsg(bad, strings.TrimPrefix(msg+"; ", "; ")+"started "+q.label)
+			return m, m.waitBatch()
+		}
+	}
+	if ev := m.pendingReload; ev != nil {
+		m.pendingReload = nil
+		if !b.cancelled {
+			msg, bad := m.msg, m.msgBad
+			mm, cmd := m.onEvent(*ev)
+			if !mm.running() { // not rerun after all: keep the last outcome in view
+				mm.setMsg(bad, msg+" · "+mm.msg)
+			}
+			return mm, cmd
+		}
+	}
+	return m, nil
 }
 
 // outcome is the status line after a single run: what it gave and, for a

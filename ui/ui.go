@@ -173,6 +173,7 @@ type Model struct {
 	queued     *batch           // a sweep loaded during a run: it starts when that run ends
 	queuedOpts profiler.Options // its measurement options
 	confirm    string           // the large sweep file that `L` asks about
+	tuneAsk    *tunePlan        // the search that `T` asks the budget of
 
 	msg    string // the status message: stays until the next key
 	msgBad bool
@@ -256,6 +257,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case runEventMsg:
 		mm, cmd := m.onRunEvent(msg)
+		mm.syncPanels()
+		return mm, cmd
+	case tuneEventMsg:
+		mm, cmd := m.onTuneEvent(msg)
 		mm.syncPanels()
 		return mm, cmd
 	case eventMsg:
@@ -404,6 +409,10 @@ func (m Model) onKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 		return m.startRun()
 	case key.Matches(k, m.keys.Sweep):
 		return m.startSweep()
+	case key.Matches(k, m.keys.Tune):
+		return m.askTune()
+	case key.Matches(k, m.keys.Fix):
+		m.fixKnob()
 	case key.Matches(k, m.keys.Load):
 		if m.opts.LoadSweep == nil {
 			m.setMsg(true, "loading a YAML sweep is unavailable in this build: run `mltop --config FILE` instead")
@@ -452,6 +461,25 @@ func (m *Model) pin() {
 	m.setMsg(false, fmt.Sprintf("run #%d is the baseline: Δthr base compares every run of %s of its shape with it", e.id, e.res.Spec.Kernel))
 }
 
+// fixKnob is `f`: the knob under the editor cursor is fixed for `T` (it
+// keeps its value while the others are searched), or free again.
+func (m *Model) fixKnob() {
+	f, ok := m.editor.field()
+	if m.family() == nil || !ok {
+		m.setMsg(true, "no kernel selected: pick one in the list")
+		return
+	}
+	if f.kind != kindKnob {
+		m.setMsg(true, fmt.Sprintf("f fixes a knob for T (tune): move the editor cursor to a knob (it is on %s)", f.name))
+		return
+	}
+	if m.editor.toggleFixed(f.name) {
+		m.setMsg(false, fmt.Sprintf("%s fixed at %d: T searches the other knobs (f again frees it)", f.name, m.spec().Knobs[f.name]))
+		return
+	}
+	m.setMsg(false, f.name+" is free: T searches it")
+}
+
 // onNavKey hands a key to the focused component.
 func (m *Model) onNavKey(k tea.KeyPressMsg) {
 	switch m.focus {
@@ -490,9 +518,13 @@ func (m *Model) followList() {
 func (m Model) onPromptKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 	switch k.String() {
 	case "esc":
-		if m.prompt.kind == promptFilter {
+		switch m.prompt.kind {
+		case promptFilter:
 			m.list.setFilter("")
 			m.followList()
+		case promptTune:
+			m.tuneAsk = nil
+			m.setMsg(false, "tune not started")
 		}
 		m.prompt.close()
 		return m, nil
@@ -515,6 +547,8 @@ func (m Model) onPromptKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 			return m.load(val)
 		case promptAsk:
 			return m.answerLoad(val)
+		case promptTune:
+			return m.startTune(val)
 		}
 		return m, nil
 	}

@@ -95,7 +95,7 @@ func (m Model) body(w, h int) []string {
 func (m Model) statusLine(w int) string {
 	th := m.th
 	switch {
-	case m.prompt.kind == promptExport || m.prompt.kind == promptLoad || m.prompt.kind == promptAsk:
+	case m.prompt.kind == promptExport || m.prompt.kind == promptLoad || m.prompt.kind == promptAsk || m.prompt.kind == promptTune:
 		return fit(m.prompt.input.View(), w)
 	case m.prompt.kind == promptTyping:
 		f, _ := m.editor.field()
@@ -137,6 +137,9 @@ func (m Model) statusLine(w int) string {
 // progress is the run in flight: "▶ sweep BQ 2/3 · attn_fwd BQ=64 … · measure n=7 …".
 func (m Model) progress() string {
 	b := m.batch
+	if b.tune != nil {
+		return m.tuneProgress()
+	}
 	p := b.progress
 	s := fmt.Sprintf("▶ %s %d/%d", b.label, min(b.done+1, len(b.specs)), len(b.specs))
 	if b.current < len(b.specs) {
