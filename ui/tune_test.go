@@ -96,7 +96,9 @@ func TestTunePrompt(t *testing.T) {
 		t.Errorf("the prompt ran %d specs before enter", len(exec.calls))
 	}
 	hs.keys("esc")
-	hs.waitFor("prompt closed", func(m Model) bool { return m.prompt.kind == promptNone && m.msg == "tune not started" && m.tuneAsk == nil })
+	hs.waitFor("prompt closed", func(m Model) bool {
+		return m.prompt.kind == promptNone && m.msg == "tune not started" && m.tuneAsk == nil
+	})
 }
 
 // TestTuneChartMidRun stops the fake GPU after nine evaluations and looks
@@ -184,6 +186,13 @@ func TestTuneLoadsWinner(t *testing.T) {
 	}
 	checkMonotone(t, frame, 20)
 	golden.RequireEqual(t, frame)
+	// On 80×24 the verdict gives way to the plot, the winner line stays.
+	hs.tm.Send(resize(80, 24))
+	small := hs.waitFor("80×24", func(m Model) bool { return m.width == 80 })
+	checkFrame(t, small, 80, 24)
+	if !strings.Contains(small, "★ "+winText) || !strings.Contains(small, "┤") {
+		t.Errorf("80×24 after the tune lacks the plot or the winner:\n%s", small)
+	}
 	n := len(exec.calls)
 	hs.keys("r")
 	hs.waitFor("the run after the tune", idle(28))
