@@ -43,6 +43,8 @@ type batch struct {
 	// tune is the search of `T`; its specs, results and ids grow as the
 	// driver measures (nothing is known ahead).
 	tune *tuneRun
+	// multi: the batch runs across the devices of Options.Devices.
+	multi bool
 }
 
 // summary counts a finished batch's runs by outcome, invalid apart from
@@ -86,6 +88,8 @@ type runEvent struct {
 	started  bool
 	progress *profiler.Progress
 	result   *profiler.Result
+	devices  []run.DeviceCount // a multi-device batch's counts
+	note     string            // a line of the multi-device loop (a device dropped)
 }
 
 type runEventMsg struct {
@@ -256,8 +260,16 @@ func (m Model) startBatch(b *batch, o profiler.Options) Model {
 		},
 		Done: func(i, _ int, r profiler.Result) { send(runEvent{idx: i, result: &r}) },
 	}
+	devs := m.opts.Devices
+	b.multi = len(devs) > 0 && len(jobs) > 1
 	go func() {
 		defer close(ch)
+		if b.multi {
+			hooks = deviceHooks(b.specs, hooks, func(c []run.DeviceCount) { send(runEvent{idx: -1, devices: c}) })
+			log := lineWriter(func(l string) { send(runEvent{idx: -1, note: l}) })
+			_, _ = run.JobsOnDevices(ctx, devs, jobs, nil, nil, hooks, log)
+			return
+		}
 		_, _ = run.Jobs(ctx, exec, jobs, nil, nil, hooks)
 	}()
 	return m
@@ -276,6 +288,9 @@ func (m Model) onRunEvent(msg runEventMsg) (Model, tea.Cmd) {
 	if msg.done {
 		b.running = false
 		b.cancel()
+		for i := range m.devCounts {
+			m.devCounts[i].Busy = false // a cancelled device may not have said so
+		}
 		switch {
 		case b.cancelled:
 			m.setMsg(false, fmt.Sprintf("%s cancelled after %d of %s", b.label, b.done, plural(len(b.specs), "spec")))
@@ -289,6 +304,10 @@ func (m Model) onRunEvent(msg runEventMsg) (Model, tea.Cmd) {
 		return m.afterBatch(b)
 	}
 	switch ev := msg.ev; {
+	case ev.devices != nil:
+		m.devCounts = ev.devices
+	case ev.note != "":
+		m.setMsg(true, strings.TrimPrefix(ev.note, "mltop: "))
 	case ev.started:
 		b.current = ev.idx
 		b.progress = profiler.Progress{}

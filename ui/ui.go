@@ -39,6 +39,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // Options configure a session.
@@ -50,6 +51,11 @@ type Options struct {
 	DefaultOptions profiler.Options
 	// Backends is a one-line description of the backends found, for the header.
 	Backends string
+	// Devices are the GPUs of --devices, one worker pool each, the first
+	// being the executor the session runs on: a sweep (s, L) runs across
+	// all of them as a headless --devices sweep does, a single run and a
+	// search (T) on the first; the header shows each one. nil: one device.
+	Devices []run.Device
 	// LoadSweep reads a YAML sweep for `L`; nil disables `L` with a message.
 	LoadSweep func(path string) ([]profiler.Spec, profiler.Options, error)
 	// SweepSize counts the specs of the sweep at path without loading it
@@ -175,6 +181,8 @@ type Model struct {
 	confirm    string           // the large sweep file that `L` asks about
 	tuneAsk    *tunePlan        // the search that `T` asks the budget of
 
+	devCounts []run.DeviceCount // the header's devices (Options.Devices)
+
 	msg    string // the status message: stays until the next key
 	msgBad bool
 
@@ -215,6 +223,8 @@ func NewModel(exec profiler.Executor, opts Options) Model {
 		prompt: newPrompt(th, opts.NoColor),
 		help:   newHelpScreen(th, keys),
 		stop:   make(chan struct{}),
+
+		devCounts: deviceCounts(opts.Devices),
 	}
 	if opts.Select != "" {
 		m.list.selectName(opts.Select)

@@ -52,6 +52,9 @@ func (m Model) header(w int) string {
 	if d.Units > 0 {
 		left += fmt.Sprintf(" · %d %ss", d.Units, unitLabel(d))
 	}
+	if devs := m.devicesText(); devs != "" {
+		left += " │ " + devs
+	}
 	right := m.opts.Backends
 	lw := lipgloss.Width(left)
 	if right != "" && lw+2+lipgloss.Width(right) <= w {
