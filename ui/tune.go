@@ -297,6 +297,9 @@ func (m Model) startTune(answer string) (Model, tea.Cmd) {
 	cfg := tune.Config{Base: p.base, Knobs: p.knobs, Strategy: c.strategy, Seed: tuneSeed, Budget: c.budget,
 		Objective: c.objective, Options: m.opts.DefaultOptions}
 	t := &tuneRun{cfg: cfg, space: p.size, evals: min(c.budget.EvalsFor(p.size), p.size)}
+	if t.evals == p.size && c.budget.Time == 0 {
+		t.cfg.Strategy = "exhaustive" // as the driver decides: the budget covers every configuration
+	}
 	for _, k := range p.knobs {
 		t.knobs = append(t.knobs, k.Name)
 	}
