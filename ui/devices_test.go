@@ -63,7 +63,7 @@ func TestDevicesHeader(t *testing.T) {
 	if got := a.ran() + b.ran() - before; got != 6 {
 		t.Errorf("the sweep ran %d specs over the two devices, want 6", got)
 	}
-	m := hs.last
+	m := hs.model()
 	if done := m.devCounts[0].Done + m.devCounts[1].Done; done != 6 || m.devCounts[0].Busy || m.devCounts[1].Busy {
 		t.Errorf("the header's counts after the sweep: %+v, want 6 done in all, none busy", m.devCounts)
 	}

@@ -227,6 +227,14 @@ func (hs *harness) waitFor(what string, cond func(Model) bool) string {
 	}
 }
 
+// model is the model as the latest message left it, read under the lock
+// (the event loop writes it at every message, nudges included).
+func (hs *harness) model() Model {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.last
+}
+
 func (hs *harness) keys(ks ...string) {
 	for _, k := range ks {
 		hs.tm.Send(keyMsg(k))

@@ -142,7 +142,7 @@ func TestTuneCancelKeepsRowsAndEditor(t *testing.T) {
 		}
 	}
 	golden.RequireEqual(t, frame)
-	m := hs.last
+	m := hs.model()
 	want := map[string]int{"BQ": 32, "BK": 16, "WM": 4, "WN": 1}
 	if got := m.spec().Knobs; !maps.Equal(got, want) {
 		t.Errorf("a cancelled tune changed the editor's knobs to %v, want %v", got, want)
@@ -163,7 +163,7 @@ func TestTuneLoadsWinner(t *testing.T) {
 	hs.keys("T", "enter")
 	frame := hs.waitFor("the end of the search", tuneOver)
 	checkFrame(t, frame, 120, 40)
-	m := hs.last
+	m := hs.model()
 	tr := tuning(m)
 	if tr.err != nil || tr.outcome == nil || len(tr.outcome.Finalists) != 3 {
 		t.Fatalf("the search ended with %v and %+v, want 3 finalists", tr.err, tr.outcome)
@@ -228,10 +228,11 @@ func TestTuneVerdict(t *testing.T) {
 			hs.waitFor("prompt", func(m Model) bool { return m.prompt.kind == promptTune && m.tuneAsk.size == 6 })
 			hs.keys("enter")
 			frame := hs.waitFor("the end", tuneOver)
-			if !strings.Contains(frame, "★ WG=32 in the editor") || !strings.Contains(hs.last.msg, tc.want) {
-				t.Errorf("verdict lacks %q:\nmessage %s\n%s", tc.want, hs.last.msg, frame)
+			m := hs.model()
+			if !strings.Contains(frame, "★ WG=32 in the editor") || !strings.Contains(m.msg, tc.want) {
+				t.Errorf("verdict lacks %q:\nmessage %s\n%s", tc.want, m.msg, frame)
 			}
-			if got := hs.last.spec().Knobs["WG"]; got != 32 {
+			if got := m.spec().Knobs["WG"]; got != 32 {
 				t.Errorf("editor WG=%d after the tune, want the winner 32", got)
 			}
 		})
@@ -245,7 +246,7 @@ func TestTuneAllInvalidChangesNothing(t *testing.T) {
 	hs := startEditing(t, exec, testOptions(), 120, 40)
 	hs.keys("right", "right", "f", "T") // BQ=128: Q_smem alone exceeds 32 KiB
 	frame := hs.waitFor("the refusal", func(m Model) bool { return strings.HasPrefix(m.msg, "nothing to tune") })
-	m := hs.last
+	m := hs.model()
 	for _, want := range []string{"no configuration of BK WM WN is valid with BQ=128", "exceeds", "free a fixed knob (f)"} {
 		if !strings.Contains(m.msg, want) {
 			t.Errorf("the message lacks %q: %s", want, m.msg)
@@ -273,7 +274,7 @@ func TestTuneKeepsFixedKnobs(t *testing.T) {
 	hs.typeText("6 random")
 	hs.keys("enter")
 	hs.waitFor("the end", tuneOver)
-	if tr := tuning(hs.last); tr.cfg.Strategy != "random" || tr.evals != 6 || len(tr.points) != 6 || slices.Contains(tr.knobs, "BQ") {
+	if tr := tuning(hs.model()); tr.cfg.Strategy != "random" || tr.evals != 6 || len(tr.points) != 6 || slices.Contains(tr.knobs, "BQ") {
 		t.Errorf("tune ran %s with %d/%d evaluations of %v; want random, 6, without BQ", tr.cfg.Strategy, len(tr.points), tr.evals, tr.knobs)
 	}
 	for _, s := range exec.calls {
