@@ -9,7 +9,9 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/mltop/mltop/cpu"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 	"github.com/mltop/mltop/profiler/search"
 	"github.com/mltop/mltop/profiler/tune"
 )
@@ -359,4 +361,49 @@ func TestTuneChartMarks(t *testing.T) {
 	if got := tr.bestSoFar(); !slices.Equal(got, []int{0, 0, 0, 0, 0, 0}) {
 		t.Errorf("bestSoFar (maximised) = %v, want [0 0 0 0 0 0]", got)
 	}
+}
+
+// TestTuneUserKernel: a user kernel's knobs tune through the same path
+// (the manifest's WG: 64 or 128; the fake GPU is faster at 64).
+func TestTuneUserKernel(t *testing.T) {
+	exec := &fakeExec{}
+	hs, _, name := reloadSession(t, "my_tuned", exec)
+	hs.keys("T")
+	hs.waitFor("prompt", func(m Model) bool { return m.prompt.kind == promptTune && m.family().Name() == name })
+	hs.keys("enter")
+	var wg int
+	var tr *tuneRun
+	hs.waitFor("the end", func(m Model) bool {
+		if !tuneOver(m) {
+			return false
+		}
+		tr, wg = tuning(m), m.spec().Knobs["WG"]
+		return true
+	})
+	if tr.err != nil || len(tr.points) != 2 || wg != 64 {
+		t.Errorf("tune of %s: %v, %d evaluations, editor WG=%d; want 2 evaluations and WG=64", name, tr.err, len(tr.points), wg)
+	}
+	for _, s := range exec.calls {
+		if s.Kernel != name {
+			t.Errorf("the search ran %s, want only %s", s.Kernel, name)
+		}
+	}
+}
+
+// TestTuneUserKernelOnCPUSaysWhy: on the CPU backend a user kernel never
+// runs: T says so before starting anything.
+func TestTuneUserKernelOnCPUSaysWhy(t *testing.T) {
+	be, err := cpu.New()
+	if err != nil {
+		t.Fatalf("cpu backend: %v", err)
+	}
+	r := run.NewRunner(be)
+	defer r.Close()
+	opts, _, name := userKernelOptions(t, "my_cpu_tune")
+	hs := start(t, r, opts, 120, 40)
+	hs.waitFor("user kernel picked", func(m Model) bool { return m.family() != nil && m.family().Name() == name })
+	hs.keys("T")
+	hs.waitFor("the refusal", func(m Model) bool {
+		return strings.HasPrefix(m.msg, "nothing to tune") && strings.Contains(m.msg, "does not run on the CPU backend") && !m.prompt.active() && !m.running()
+	})
 }
