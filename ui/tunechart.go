@@ -24,7 +24,7 @@ const (
 	tuneMarkBad   = '✗'
 )
 
-// tuneTitle is "tune BQ BK · median_us vs evaluation · tpe".
+// title is "tune BQ BK · median_us (µs) vs evaluation · tpe".
 func (t *tuneRun) title() string {
 	return fmt.Sprintf("tune %s · %s (%s) vs evaluation · %s", strings.Join(t.knobs, " "), t.cfg.Objective, t.cfg.Objective.Unit(), t.cfg.Strategy)
 }
