@@ -19,12 +19,14 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 sweep99_setup "$LOG"
 for run in 1 2 3; do
 	start=$(date +%s.%N)
-	"$M" --config "$LOG/sweep99.yaml" --json --quiet >"$LOG/run$run.jsonl" 2>"$LOG/run$run.err"
+	"$M" --config "$LOG/sweep99.yaml" --json --quiet --phases >"$LOG/run$run.jsonl" 2>"$LOG/run$run.err"
 	rc=$?
 	end=$(date +%s.%N)
 	echo "$run $start $end $rc" >>"$LOG/times"
-	tail -2 "$LOG/run$run.err"
+	grep -v '^mltop: phases [^1]' "$LOG/run$run.err" | tail -3
 done
+# the do_bench loop over as many calls, in the same run (on the same GPU)
+python3 "$HERE/dobench_rate.py" 99 >"$LOG/dobench.txt" 2>"$LOG/dobench.err" || tail -3 "$LOG/dobench.err"
 
 python3 - "$LOG" "$HERE" <<'PY'
 import sys
@@ -47,6 +49,18 @@ for r, rows in runs.items():
     print(f"  run {r} ({names[r]}): {len(rows)} configs in {dt:.1f} s = {len(rows)/dt:.2f} configs/s (exit {rc})")
 for r, rows in runs.items():
     ps.summary(f"  run {r}", rows)
+    for l in open(f"{log}/run{r}.err"):
+        if l.startswith("mltop: phases 1 device in "):
+            print(f"  run {r}: {l.strip()[len('mltop: phases '):]}")
+try:
+    db = open(f"{log}/dobench.txt").read().split()
+    rate = float(db[db.index("calls/s") - 1])
+    print(f"  do_bench loop (Triton, defaults, SDPA at the same shape): {' '.join(db[1:])}")
+    for r in ("2", "3"):
+        if r in runs:
+            print(f"  run {r} against the do_bench loop: {len(runs[r]) / times[r][0] / rate:.2f}x")
+except (OSError, ValueError, IndexError):
+    print("  do_bench loop: not measured (see dobench.err)")
 
 def repro(a, b, label):
     devs = [(abs(y / x - 1), k, x, y) for _, k, x, y in sweep_agreement.pairs(a, b)]
