@@ -2,11 +2,9 @@ package tune
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/sink"
 )
 
 // Replay is an executor that answers from a recorded landscape instead of
@@ -36,14 +34,12 @@ func NewReplay(dev profiler.DeviceInfo, rows []profiler.Result) *Replay {
 	return r
 }
 
-// ReplayCSV replays the mltop CSV at path.
+// ReplayCSV replays the mltop CSV at path (gzipped or not, with the wall
+// times of the JSON lines beside it: LoadLandscape).
 func ReplayCSV(dev profiler.DeviceInfo, path string) (*Replay, error) {
-	rows, err := sink.ReadCSV(path)
+	rows, err := LoadLandscape(path)
 	if err != nil {
 		return nil, err
-	}
-	if len(rows) == 0 {
-		return nil, fmt.Errorf("%s holds no rows to replay", path)
 	}
 	return NewReplay(dev, rows), nil
 }
