@@ -229,8 +229,11 @@ func TestToWithin(t *testing.T) {
 	if n, _ := toWithin(rows, 99); !math.IsInf(n, 1) {
 		t.Errorf("never within: %g evaluations, want +Inf", n)
 	}
-	if m := median([]float64{4, 1, 3, 2}); m != 2.5 {
-		t.Errorf("median %g, want 2.5", m)
+	if m := median([]float64{4, 1, 3, 2}); m != 3 {
+		t.Errorf("median %g, want the upper middle 3", m)
+	}
+	if m := median([]float64{5, 1, 3}); m != 3 {
+		t.Errorf("median %g, want 3", m)
 	}
 }
 
