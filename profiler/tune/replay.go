@@ -47,11 +47,15 @@ func ReplayCSV(dev profiler.DeviceInfo, path string) (*Replay, error) {
 // Device is the device the replay claims.
 func (r *Replay) Device() profiler.DeviceInfo { return r.dev }
 
-// Run answers s from the recording.
+// Run answers s from the recording: its row as recorded, wall time
+// included, so that a replayed search's elapsed time is the sum of its
+// measurements' recorded wall times.
 func (r *Replay) Run(ctx context.Context, s profiler.Spec, _ profiler.Options, _ func(profiler.Progress)) profiler.Result {
-	_, full, err := profiler.Resolve(s, r.dev)
-	if err != nil {
-		full = s
+	full := s
+	if _, recorded := r.rows[s.Key()]; !recorded { // a spec without its defaults: resolving plans a user kernel, so only here
+		if _, f, err := profiler.Resolve(s, r.dev); err == nil {
+			full = f
+		}
 	}
 	key := full.Key()
 	r.Runs[key]++
