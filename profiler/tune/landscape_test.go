@@ -245,3 +245,30 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// The replay answers with the recorded row, wall time included, for a
+// full spec and for one that leaves a knob at its default.
+func TestReplayAnswersRecordedWall(t *testing.T) {
+	rows := must(sink.ReadCSV(cpuLandscape))
+	var row profiler.Result
+	for _, r := range rows {
+		if r.Status == profiler.StatusOK {
+			row = r
+			break
+		}
+	}
+	row.WallSeconds = 1.25
+	rep, _ := cpuReplay(t)
+	rep = NewReplay(rep.Device(), []profiler.Result{row})
+	partial := row.Spec.Clone()
+	delete(partial.Knobs, "ST") // the default, 0
+	for _, s := range []profiler.Spec{row.Spec, partial} {
+		got := rep.Run(context.Background(), s, profiler.DefaultOptions(), nil)
+		if got.Status != profiler.StatusOK || got.WallSeconds != 1.25 || got.Stats.Median != row.Stats.Median {
+			t.Errorf("%s: %s, %g s, median %g: want the recorded ok row, 1.25 s, %g", s, got.Status, got.WallSeconds, got.Stats.Median, row.Stats.Median)
+		}
+	}
+	if n := rep.Runs[row.Spec.Key()]; n != 2 {
+		t.Errorf("%d runs counted under the full spec, want 2", n)
+	}
+}
