@@ -3,11 +3,13 @@ package tune
 import (
 	"bufio"
 	"compress/gzip"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -62,6 +64,52 @@ func LoadLandscape(path string) ([]profiler.Result, error) {
 		}
 	}
 	return rows, nil
+}
+
+// WriteLandscape writes rows as an mltop CSV at path, gzipped when its
+// name ends in .gz, replacing the file whole (a temporary file renamed):
+// a landscape whose wall times LoadLandscape joined from JSON lines can be
+// kept as one file with its wall_s column.
+func WriteLandscape(path string, rows []profiler.Result) error {
+	specs := make([]profiler.Spec, len(rows))
+	for k, r := range rows {
+		specs[k] = r.Spec
+	}
+	cols := sink.ColumnsFor(specs)
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err != nil {
+		return &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot write the landscape: %v", err)}
+	}
+	defer os.Remove(tmp.Name()) // after the rename, nothing is there
+	var w io.Writer = tmp
+	var z *gzip.Writer
+	if strings.HasSuffix(path, ".gz") {
+		z, _ = gzip.NewWriterLevel(tmp, gzip.BestCompression)
+		w = z
+	}
+	cw := csv.NewWriter(w)
+	cw.Write(cols.Header())
+	for _, r := range rows {
+		cw.Write(cols.Row(r))
+	}
+	cw.Flush()
+	err = cw.Error()
+	if z != nil && err == nil {
+		err = z.Close()
+	}
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return &profiler.InputError{File: path, Msg: fmt.Sprintf("cannot write the landscape: %v", err)}
+	}
+	return nil
 }
 
 // MissingWall counts the measured rows without a wall time: a replay

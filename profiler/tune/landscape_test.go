@@ -272,3 +272,43 @@ func TestReplayAnswersRecordedWall(t *testing.T) {
 		t.Errorf("%d runs counted under the full spec, want 2", n)
 	}
 }
+
+// WriteLandscape writes what LoadLandscape joined as one file (gzipped or
+// not) that reads back cell for cell, wall times included, and replaces
+// the file it read.
+func TestWriteLandscapeFoldsWallTimes(t *testing.T) {
+	rows := must(sink.ReadCSV(cpuLandscape))
+	for _, name := range []string{"w.csv.gz", "w.csv"} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, mustRead(t, cpuLandscape), 0o644)
+		if strings.HasSuffix(name, ".gz") {
+			writeGzip(t, path, mustRead(t, cpuLandscape))
+		}
+		os.WriteFile(filepath.Join(dir, "w.jsonl"), jsonLines(t, rows, func(k int) float64 { return 0.125 * float64(k+1) }), 0o644)
+		joined := must(LoadLandscape(path))
+		if err := WriteLandscape(path, joined); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(filepath.Join(dir, "w.jsonl"))
+		back := must(LoadLandscape(path))
+		cols := sink.ColumnsFor([]profiler.Spec{rows[0].Spec})
+		if len(back) != len(rows) || MissingWall(back) != 0 {
+			t.Fatalf("%s: %d rows, %d without a wall time", name, len(back), MissingWall(back))
+		}
+		for k := range back {
+			if want, got := cols.Row(joined[k]), cols.Row(back[k]); !slices.Equal(want, got) || back[k].WallSeconds != 0.125*float64(k+1) {
+				t.Fatalf("%s row %d reads back\n%q\nwant\n%q", name, k, got, want)
+			}
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+			t.Errorf("%s: %v, mode %v", name, err, fi.Mode())
+		}
+		if left, _ := filepath.Glob(filepath.Join(dir, "w.csv*.*")); len(left) > 1 || (len(left) == 1 && left[0] != path) {
+			t.Errorf("%s: temporary files left: %v", name, left)
+		}
+	}
+	if err := WriteLandscape(filepath.Join(t.TempDir(), "no", "x.csv"), rows); err == nil || !strings.Contains(err.Error(), "cannot write the landscape") {
+		t.Errorf("a missing folder: %v", err)
+	}
+}
