@@ -48,7 +48,8 @@ func (f *fakeExec) Device() profiler.DeviceInfo { return fakeDevice }
 
 // Prefetch records the spec: the job loop calls it for the next spec
 // before it runs the current one.
-func (f *fakeExec) Prefetch(s profiler.Spec) {
+func (f *fakeExec) Prefetch(j profiler.Job) {
+	s := j.Spec
 	f.mu.Lock()
 	f.prefetched = append(f.prefetched, s)
 	f.mu.Unlock()

@@ -67,11 +67,12 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 	st := &devSweep{
 		sum:   Summary{ByStatus: map[profiler.Status]int{}},
 		sinks: sinks, h: h, log: log,
-		fails: make([]int, len(devs)),
-		live:  len(devs),
-		feed:  f,
-		n:     n,
-		clock: newDeviceClock(devs),
+		fails:  make([]int, len(devs)),
+		shapes: make([]string, len(devs)),
+		live:   len(devs),
+		feed:   f,
+		n:      n,
+		clock:  newDeviceClock(devs),
 	}
 	st.cond = sync.NewCond(&st.mu)
 	st.counts = make([]DeviceCount, len(devs))
@@ -140,6 +141,7 @@ type devSweep struct {
 	n       int // specs to run
 	started int
 	fails   []int
+	shapes  []string // the shape each device is on (jobShape of its last spec)
 	live    int
 	counts  []DeviceCount
 	sum     Summary
@@ -194,10 +196,10 @@ func (st *devSweep) device(ctx context.Context, di int, d Device) {
 		// Take the next spec now and let the worker compile it while this
 		// one is measured — unless the queue is nearly empty, where a spec
 		// held here could have run at once on an idle device.
-		var next *profiler.Spec
+		var next *profiler.Job
 		if _, ok := d.Exec.(Prefetcher); ok && len(st.items) > st.live {
 			if nx, ok := st.tryTake(di); ok {
-				ahead, next = &nx, &nx.job.Spec
+				ahead, next = &nx, &nx.job
 			}
 		}
 		st.mu.Unlock()
@@ -257,16 +259,52 @@ func (st *devSweep) take(ctx context.Context, di int) (queued, bool) {
 }
 
 // tryTake is take without waiting (but for the feed to make a job).
+//
+// Shape affinity: a device takes the next spec of the shape it is on
+// (its worker has the inputs, their device copy and the reference), else
+// the first spec of a shape no other device is on, else any spec (the
+// end of the sweep, or fewer shapes than devices). Without it the devices
+// take a shape's specs in turn and every worker makes (or reads) every
+// shape's inputs: N times the host work of one device.
 func (st *devSweep) tryTake(di int) (queued, bool) {
 	st.refill()
-	for k, it := range st.items {
-		if it.failedOn != di || st.live == 1 {
-			st.items = append(st.items[:k:k], st.items[k+1:]...)
-			st.out++
-			return it, true
+	pick := -1
+	for pass := 0; pass < 3 && pick < 0; pass++ {
+		for k, it := range st.items {
+			if it.failedOn == di && st.live > 1 {
+				continue
+			}
+			shape := jobShape(it.job)
+			if pass == 0 && shape == st.shapes[di] || pass == 1 && !st.otherOn(di, shape) || pass == 2 {
+				pick = k
+				break
+			}
 		}
 	}
-	return queued{}, false
+	if pick < 0 {
+		return queued{}, false
+	}
+	it := st.items[pick]
+	st.items = append(st.items[:pick:pick], st.items[pick+1:]...)
+	st.out++
+	st.shapes[di] = jobShape(it.job)
+	return it, true
+}
+
+// jobShape is what the specs that share inputs and a reference have in
+// common (orderJobs groups by it too).
+func jobShape(j profiler.Job) string {
+	return fmt.Sprintf("%s|seed=%d", j.Spec.ShapeKey(), j.Options.Seed)
+}
+
+// otherOn says whether a live device other than di is on shape.
+func (st *devSweep) otherOn(di int, shape string) bool {
+	for dj, s := range st.shapes {
+		if dj != di && s == shape && !st.counts[dj].Dropped {
+			return true
+		}
+	}
+	return false
 }
 
 // blame counts a failure against device di and drops it at the limit.
@@ -306,11 +344,17 @@ func (st *devSweep) showDevices() {
 	}
 }
 
+// affinityWindow is how many upcoming specs the devices choose from (see
+// tryTake): enough to see the next shapes of a knob sweep.
+const affinityWindow = 256
+
 // refill moves jobs from the feed to items until there are enough for
-// every live device and two more (so that a device may take one ahead, see device). The feed's
-// producer takes no lock of devSweep's, so waiting for it under mu is safe.
+// every live device and two more (so that a device may take one ahead,
+// see device), and at least affinityWindow to choose a shape from. The
+// feed's producer takes no lock of devSweep's, so waiting for it under mu
+// is safe.
 func (st *devSweep) refill() {
-	for len(st.items) <= st.live+1 {
+	for len(st.items) <= max(st.live+1, affinityWindow) {
 		j, ok := st.feed.next()
 		if !ok {
 			return

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
@@ -22,13 +24,15 @@ type fakeDevice struct {
 	crash     func(key string) bool
 	gate      chan struct{}
 	ensureErr error
+	delay     time.Duration // each Run takes this long
 
 	mu  sync.Mutex
 	ran []string
 	pre []string // prefetched
 }
 
-func (f *fakeDevice) Prefetch(s profiler.Spec) {
+func (f *fakeDevice) Prefetch(j profiler.Job) {
+	s := j.Spec
 	f.mu.Lock()
 	f.pre = append(f.pre, s.Key())
 	f.mu.Unlock()
@@ -47,6 +51,7 @@ func (f *fakeDevice) Run(ctx context.Context, s profiler.Spec, _ profiler.Option
 	if first && f.gate != nil {
 		<-f.gate
 	}
+	time.Sleep(f.delay)
 	r := profiler.Result{Spec: s, Device: f.name, Backend: "fake", Status: profiler.StatusOK}
 	if f.crash != nil && f.crash(s.Key()) {
 		r.Status, r.Error = profiler.StatusCrashed, "worker died: "+f.name+" lost"
@@ -279,5 +284,54 @@ func TestJobsOnDevicesNoDeviceLeft(t *testing.T) {
 	// in the devices' order: the dearest (largest N) first
 	if !slices.Equal(got, []string{"103 ok", "102 ok", "101 crashed", "100 ok"}) {
 		t.Errorf("rows %v", got)
+	}
+}
+
+// Each device stays on a shape while it has specs (its worker keeps the
+// inputs and reference), starts a shape no other device is on, and only
+// shares one at the end: 4 shapes of 6 specs on 2 devices cost at most 4
+// + 1 (device, shape) pairs, where taking specs in turn costs 8.
+func TestJobsOnDevicesKeepTheirShape(t *testing.T) {
+	var jobs []profiler.Job
+	for shape := range 4 {
+		for _, wg := range []int{32, 64, 128, 256, 512, 1024} {
+			jobs = append(jobs, profiler.Job{Spec: profiler.Spec{Kernel: "test_scale", DType: profiler.F32,
+				Knobs: map[string]int{"WG": wg}, Dims: map[string]int{"N": 1000 + shape}}})
+		}
+	}
+	var both sync.WaitGroup
+	both.Add(2)
+	gate := make(chan struct{})
+	go func() { both.Wait(); close(gate) }()
+	a := &fakeDevice{name: "gpu A", gate: gate, delay: time.Millisecond}
+	b := &fakeDevice{name: "gpu B", gate: gate, delay: time.Millisecond}
+	devs := []run.Device{{Ordinal: 0, Exec: startCounter{a, &both}}, {Ordinal: 1, Exec: startCounter{b, &both}}}
+	sink := &memSink{}
+	if _, err := run.JobsOnDevices(context.Background(), devs, jobs, nil, []profiler.Sink{sink}, run.Hooks{}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	byKey(t, jobs, sink.rows)
+	shapeOf := map[string]int{}
+	for _, j := range jobs {
+		shapeOf[j.Spec.Key()] = j.Spec.Dims["N"]
+	}
+	pairs := 0
+	for _, f := range []*fakeDevice{a, b} {
+		var seen []int
+		for _, k := range f.ran {
+			n := shapeOf[k]
+			if len(seen) > 0 && seen[len(seen)-1] == n {
+				continue
+			}
+			if slices.Contains(seen, n) {
+				t.Errorf("%s went back to shape N=%d: %v", f.name, n, seen)
+			}
+			seen = append(seen, n)
+		}
+		pairs += len(seen)
+		t.Logf("%s ran shapes %v", f.name, seen)
+	}
+	if pairs > 5 {
+		t.Errorf("%d (device, shape) pairs: want at most 5", pairs)
 	}
 }

@@ -97,10 +97,16 @@ func (s Summary) BusyShare() float64 {
 }
 
 // DeviceLines says, one line per device and one for the sweep, where a
-// multi-device sweep's wall time went (--phases); none for one device.
+// multi-device sweep's wall time went (--phases); for one device, only the
+// share of the sweep's wall time its GPU was busy measuring.
 func (s Summary) DeviceLines() []string {
 	if len(s.Devices) == 0 {
 		return nil
+	}
+	if len(s.Devices) == 1 {
+		d := s.Devices[0]
+		return []string{fmt.Sprintf("1 device in %.2f s: the GPU was busy measuring %.0f%% of it (%.2f s; host work of the specs %.2f s, start-up %.2f s)",
+			s.WallSeconds, 100*s.BusyShare(), d.Busy, d.Host, d.Startup)}
 	}
 	var lines []string
 	for _, d := range s.Devices {

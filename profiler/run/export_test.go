@@ -1,6 +1,10 @@
 package run
 
-import "github.com/mltop/mltop/profiler"
+import (
+	"time"
+
+	"github.com/mltop/mltop/profiler"
+)
 
 // Test hooks for the external tests of this package.
 var (
@@ -48,4 +52,26 @@ func (r *Runner) SharedCounts() (made, loaded int64) {
 		return 0, 0
 	}
 	return r.shared.made.Load(), r.shared.loaded.Load()
+}
+
+// HostWorkAhead waits (up to 5 s) for the host work Prefetch started and
+// says whether j's inputs and reference are at hand.
+func (r *Runner) HostWorkAhead(j profiler.Job) (inputs, ref bool) {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		r.mu.Lock()
+		busy := r.prefetching
+		r.mu.Unlock()
+		if !busy {
+			break
+		}
+	}
+	prep, err := Prepare(j.Spec, r.dev, PrepareOptions{SkipFit: true})
+	if err != nil {
+		return false, false
+	}
+	opt := j.Options.WithDefaults()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	set := r.inputs.find(inputKey(prep.Spec, opt.Seed))
+	return set != nil && len(set.data) > 0, r.refs[refKey(prep.Spec, opt)] != nil
 }

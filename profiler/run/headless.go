@@ -130,6 +130,8 @@ func Jobs(ctx context.Context, exec profiler.Executor, jobs []profiler.Job, skip
 // runFeed is Jobs over a feed of about n jobs (the count the hooks get).
 func runFeed(ctx context.Context, exec profiler.Executor, f *feed, n int, sinks []profiler.Sink, h Hooks) (Summary, error) {
 	sum := Summary{ByStatus: map[profiler.Status]int{}}
+	devs := []Device{{Exec: exec}}
+	clock := newDeviceClock(devs)
 	// Hand the Prefetcher the Lookahead specs after the one about to run:
 	// all of those before the first run, then one more per run, in order,
 	// so the nearest specs are compiled first. The spec about to run
@@ -144,7 +146,7 @@ func runFeed(ctx context.Context, exec profiler.Executor, f *feed, n int, sinks 
 			}
 			window = append(window, j)
 			if pf != nil && len(window) > 1 {
-				pf.Prefetch(j.Spec)
+				pf.Prefetch(j)
 			}
 		}
 	}
@@ -169,6 +171,7 @@ func runFeed(ctx context.Context, exec profiler.Executor, f *feed, n int, sinks 
 			}
 		})
 		ran++
+		clock.done(0, res)
 		sum.count(res)
 		for _, s := range sinks {
 			if werr := s.Write(res); werr != nil {
@@ -181,6 +184,7 @@ func runFeed(ctx context.Context, exec profiler.Executor, f *feed, n int, sinks 
 		}
 	}
 	f.stop()
+	sum.Devices, sum.WallSeconds = clock.finish(devs)
 	sum.Skipped, sum.Total = f.skipped, f.total
 	if !f.finished(ctx) {
 		sum.Total = max(f.total, f.skipped+n)

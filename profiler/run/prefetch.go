@@ -19,11 +19,11 @@ type Precompiler interface {
 	Precompile(p profiler.Program)
 }
 
-// Prefetcher is an Executor that can start preparing a spec it will be
-// asked to run later, so compiling upcoming specs overlaps measuring the
-// current one.
+// Prefetcher is an Executor that can start preparing a job it will be
+// asked to run later, so compiling upcoming specs (and making the inputs
+// and reference of the next shape) overlaps measuring the current one.
 type Prefetcher interface {
-	Prefetch(s profiler.Spec)
+	Prefetch(j profiler.Job)
 }
 
 // CompileWorkers is how many programs a Runner compiles at once ahead of
@@ -97,17 +97,20 @@ func (p *compilePool) close() {
 	p.mu.Unlock()
 }
 
-// Prefetch plans s and queues its programs for the backend's precompiler
-// on the Runner's compile pool. It returns at once.
-func (r *Runner) Prefetch(s profiler.Spec) {
+// Prefetch plans j's spec and queues its programs for the backend's
+// precompiler on the Runner's compile pool, and starts making the inputs
+// and reference of its shape when they are not at hand (see
+// prefetchHostWork). It returns at once.
+func (r *Runner) Prefetch(j profiler.Job) {
 	pc, ok := r.backend.(Precompiler)
 	if !ok {
 		return
 	}
-	prep, err := Prepare(s, r.dev, PrepareOptions{SkipFit: true, Cache: r.plans})
+	prep, err := Prepare(j.Spec, r.dev, PrepareOptions{SkipFit: true, Cache: r.plans})
 	if err != nil {
 		return
 	}
+	r.prefetchHostWork(prep, j.Options.WithDefaults())
 	plan := prep.Plan
 	for _, ds := range [][]profiler.Dispatch{plan.Setup, plan.Dispatches} {
 		for _, d := range ds {

@@ -183,7 +183,7 @@ type logExec struct{ log []string }
 
 func (e *logExec) Device() profiler.DeviceInfo { return profiler.DeviceInfo{} }
 func (e *logExec) Close() error                { return nil }
-func (e *logExec) Prefetch(s profiler.Spec)    { e.log = append(e.log, fmt.Sprint("p", s.Dims["N"])) }
+func (e *logExec) Prefetch(j profiler.Job)     { e.log = append(e.log, fmt.Sprint("p", j.Spec.Dims["N"])) }
 func (e *logExec) Run(_ context.Context, s profiler.Spec, _ profiler.Options, _ func(profiler.Progress)) profiler.Result {
 	e.log = append(e.log, fmt.Sprint("r", s.Dims["N"]))
 	return profiler.Result{Spec: s, Status: profiler.StatusOK}

@@ -20,13 +20,18 @@ type Runner struct {
 	mu      sync.Mutex
 	kernels map[string]profiler.Kernel
 	refs    map[string]*profiler.Reference
-	inputs  inputCache
-	spare   map[int64][]profiler.Buffer // the last spec's device buffers, by size, for the next (see allocate)
-	queued  map[string]bool             // programs handed to the compile pool (see Prefetch)
-	pool    compilePool
-	workers int // compile pool size (CompileWorkers)
-	plans   *PlanCache
-	scratch verifyScratch
+	// refMaking holds the references being made ahead (prefetchReference),
+	// closed when done; prefetching is true while a shape's host work is
+	// being made ahead (one at a time).
+	refMaking   map[string]chan struct{}
+	prefetching bool
+	inputs      inputCache
+	spare       map[int64][]profiler.Buffer // the last spec's device buffers, by size, for the next (see allocate)
+	queued      map[string]bool             // programs handed to the compile pool (see Prefetch)
+	pool        compilePool
+	workers     int // compile pool size (CompileWorkers)
+	plans       *PlanCache
+	scratch     verifyScratch
 	// pristine holds a device copy of the current input set's buffers, by
 	// name, for backends that copy on the device (profiler.Copier): each
 	// spec of a shape restores its inputs from them instead of uploading.
@@ -56,6 +61,19 @@ type inputSet struct {
 	data  map[string][]float32
 	raw   map[string][]byte // data encoded in the buffer's dtype, as uploaded
 	bytes int64
+	// ready is closed when a set made ahead (prefetchHostWork) is filled;
+	// nil for a set made in place.
+	ready chan struct{}
+}
+
+// find returns the set for key, or nil.
+func (c *inputCache) find(key string) *inputSet {
+	for _, s := range c.sets {
+		if s.key == key {
+			return s
+		}
+	}
+	return nil
 }
 
 // inputCacheBytes bounds the host memory the input cache holds for shapes
@@ -97,7 +115,7 @@ func NewRunner(b profiler.Backend) *Runner {
 	if c, err := LoadCalibration(dev); err == nil {
 		dev = ApplyCalibration(dev, c)
 	}
-	return &Runner{backend: b, dev: dev, kernels: map[string]profiler.Kernel{}, refs: map[string]*profiler.Reference{}, queued: map[string]bool{}, workers: CompileWorkers(), plans: NewPlanCache(0)}
+	return &Runner{backend: b, dev: dev, kernels: map[string]profiler.Kernel{}, refs: map[string]*profiler.Reference{}, refMaking: map[string]chan struct{}{}, queued: map[string]bool{}, workers: CompileWorkers(), plans: NewPlanCache(0)}
 }
 
 // Calibrate measures the device's ceilings with the backend's micro-kernels
@@ -380,9 +398,16 @@ func bind(ls []profiler.Launch, plan *profiler.Plan, bufs map[string]profiler.Bu
 func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64, s profiler.Spec, clk *phaseClock) (map[string]profiler.Buffer, error) {
 	defer clk.mark(&clk.p.Alloc)
 	bufs := map[string]profiler.Buffer{}
-	key := fmt.Sprintf("%s|seed=%d|v=%s", s.ShapeKey(), seed, profiler.FamilyVersion(s.Kernel))
+	key := inputKey(s, seed)
 	r.mu.Lock()
 	set := r.inputs.use(key)
+	if set.ready != nil { // made ahead: wait for what is not done yet
+		r.mu.Unlock()
+		clk.mark(&clk.p.Alloc)
+		<-set.ready
+		clk.mark(&clk.p.Inputs)
+		r.mu.Lock()
+	}
 	// Take the previous spec's buffers of the sizes wanted, and free the
 	// others before allocating, so two specs' buffers are never held at once.
 	for _, b := range plan.Buffers {
@@ -559,8 +584,15 @@ func (r *Runner) keep(bufs map[string]profiler.Buffer) {
 }
 
 func (r *Runner) verify(f profiler.Family, s profiler.Spec, plan *profiler.Plan, bufs map[string]profiler.Buffer, opt profiler.Options, clk *phaseClock) (profiler.Verdict, error) {
-	key := fmt.Sprintf("%s|seed=%d|rows=%d|v=%s", s.ShapeKey(), opt.Seed, opt.MaxRows, profiler.FamilyVersion(s.Kernel))
+	key := refKey(s, opt)
 	r.mu.Lock()
+	if making := r.refMaking[key]; making != nil { // made ahead: wait for it
+		r.mu.Unlock()
+		clk.mark(&clk.p.Verify)
+		<-making
+		clk.mark(&clk.p.Reference)
+		r.mu.Lock()
+	}
 	ref := r.refs[key]
 	inputs := profiler.Inputs(r.inputs.cur.data)
 	r.mu.Unlock()
@@ -579,10 +611,7 @@ func (r *Runner) verify(f profiler.Family, s profiler.Spec, plan *profiler.Plan,
 			return profiler.Verdict{}, fmt.Errorf("reference: %w", err)
 		}
 		r.mu.Lock()
-		if len(r.refs) > 64 {
-			clear(r.refs)
-		}
-		r.refs[key] = ref
+		r.keepRef(key, ref)
 		r.mu.Unlock()
 	}
 	r.scratch.mu.Lock()

@@ -90,7 +90,7 @@ func ServeWorkerReload(in io.Reader, out io.Writer, open func() (profiler.Execut
 		stale := syncVersion(req, reload)
 		if req.Prefetch {
 			if pf, ok := exec.(Prefetcher); ok && stale == nil {
-				pf.Prefetch(req.Spec)
+				pf.Prefetch(profiler.Job{Spec: req.Spec, Options: req.Options})
 			}
 			continue
 		}
@@ -412,16 +412,17 @@ func (p *WorkerPool) Ensure() error {
 	return nil
 }
 
-// Prefetch asks the worker to start compiling s while it measures the
-// current spec. A dead or missing worker is simply not asked.
-func (p *WorkerPool) Prefetch(s profiler.Spec) {
+// Prefetch asks the worker to start preparing j (compile, inputs) while it
+// measures the current spec. A dead or missing worker is simply not asked.
+func (p *WorkerPool) Prefetch(j profiler.Job) {
+	s := j.Spec
 	p.mu.Lock()
 	w := p.w
 	p.mu.Unlock()
 	if w == nil {
 		return
 	}
-	req, _ := json.Marshal(workerRequest{Prefetch: true, Spec: s, Version: profiler.FamilyVersion(s.Kernel)})
+	req, _ := json.Marshal(workerRequest{Prefetch: true, Spec: s, Options: j.Options, Version: profiler.FamilyVersion(s.Kernel)})
 	_, _ = w.stdin.Write(append(req, '\n'))
 }
 

@@ -101,6 +101,7 @@ func (t *Table) writeHeader(w io.Writer, d dialect) error {
 			figure, e.MedianUS, tied)
 	}
 	pf("};\n\n")
+	t.writeConfigList(pf, k)
 	t.writeSelect(pf, d, k)
 	pf("\n#endif /* %s */\n", guard)
 	_, err := io.WriteString(w, b.String())
@@ -126,6 +127,29 @@ func (t *Table) writeSelect(pf func(string, ...any), d dialect, k string) {
 	pf("            if (mltop_best < 0 || mltop_dist < mltop_best_d) { mltop_best = mltop_i; mltop_best_d = mltop_dist; }\n")
 	pf("        }\n    }\n")
 	pf("    return %s_table[mltop_best].config;\n}\n", k)
+}
+
+// writeConfigList writes KERNEL_FOR_EACH_CONFIG(X): X(knob values…) once
+// per distinct configuration of the table, in table order. Code that
+// instantiates a template per configuration dispatches with it to the one
+// select_config returns (examples/tune_matmul/table_demo.cu).
+func (t *Table) writeConfigList(pf func(string, ...any), k string) {
+	pf("/* %s_FOR_EACH_CONFIG(X) calls X(%s) once per distinct configuration\n", k, strings.Join(identList(t.KnobNames), ", "))
+	pf(" * above: a dispatch to template instantiations covers every config select_config returns. */\n")
+	pf("#define %s_FOR_EACH_CONFIG(X)", k)
+	seen := map[string]bool{}
+	for _, e := range t.Entries {
+		var knobs []string
+		for _, n := range t.KnobNames {
+			knobs = append(knobs, fmt.Sprint(e.Knobs[n]))
+		}
+		key := strings.Join(knobs, ", ")
+		if !seen[key] {
+			seen[key] = true
+			pf(" \\\n    X(%s)", key)
+		}
+	}
+	pf("\n\n")
 }
 
 func identList(names []string) []string {

@@ -85,25 +85,6 @@ func TestCHeaderCompilesAndSelects(t *testing.T) {
 	}
 }
 
-// The Metal header is compiled as C++ with a shim for Metal's address
-// space and log (no Metal compiler here), and selects the same.
-func TestMetalHeaderSelectsAsC(t *testing.T) {
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("g++ not found: the generated Metal header is not compiled here")
-	}
-	var h bytes.Buffer
-	if err := testTable(t).WriteMetal(&h); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(h.String(), "constant test_tune_entry test_tune_table[4]") || !strings.Contains(h.String(), "metal::log") {
-		t.Fatalf("not MSL:\n%s", h.String())
-	}
-	shim := "#include <cmath>\n#define constant const\nnamespace metal { inline float log(float x) { return std::log(x); } }\n"
-	src := strings.Replace(h.String(), "#include <metal_stdlib>", shim, 1)
-	checkSelections(t, "Metal as C++", runSelectProgram(t, gxx, "c++", src))
-}
-
 func runSelectProgram(t *testing.T, compiler, lang, header string) string {
 	t.Helper()
 	dir := t.TempDir()
