@@ -74,6 +74,11 @@ func WriteLandscape(path string, rows []profiler.Result) error {
 	specs := make([]profiler.Spec, len(rows))
 	for k, r := range rows {
 		specs[k] = r.Spec
+		// The columns come from the family's schema: without it the knob,
+		// dim and flag cells would be lost.
+		if _, err := profiler.Lookup(r.Spec.Kernel); err != nil {
+			return &profiler.InputError{File: path, Msg: fmt.Sprintf("kernel %q is not a family this mltop knows: register the user kernel's folder first (-kernel DIR)", r.Spec.Kernel)}
+		}
 	}
 	cols := sink.ColumnsFor(specs)
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")

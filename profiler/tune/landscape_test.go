@@ -311,4 +311,12 @@ func TestWriteLandscapeFoldsWallTimes(t *testing.T) {
 	if err := WriteLandscape(filepath.Join(t.TempDir(), "no", "x.csv"), rows); err == nil || !strings.Contains(err.Error(), "cannot write the landscape") {
 		t.Errorf("a missing folder: %v", err)
 	}
+	unknown := []profiler.Result{{Spec: profiler.Spec{Kernel: "not_registered", Knobs: map[string]int{"BM": 64}}, Status: profiler.StatusOK}}
+	path := filepath.Join(t.TempDir(), "u.csv")
+	if err := WriteLandscape(path, unknown); err == nil || !strings.Contains(err.Error(), `kernel "not_registered" is not a family`) {
+		t.Errorf("an unknown kernel: %v", err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Errorf("an unknown kernel's rows were written")
+	}
 }
