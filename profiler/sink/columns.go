@@ -323,9 +323,9 @@ var tailColumns = []Column{
 	// --settle's seconds, so that settled and unsettled rows can be told
 	// apart in one file; empty without it.
 	positiveColumn(SettleColumn, func(r *profiler.Result) *float64 { return &r.Settle }),
-	// The spec's wall time end to end (plan, compile, inputs, samples,
-	// check): what a search's measurement of it costs. Empty where it was
-	// not run.
+	// The spec's wall time on its device, plan to check (a compile done
+	// ahead while another spec was measured is not in it): what a search's
+	// measurement of it costs. Empty where it was not run.
 	positiveColumn(WallColumn, func(r *profiler.Result) *float64 { return &r.WallSeconds }),
 }
 
