@@ -17,7 +17,8 @@ import (
 // its shape and dtype (kernel, dims, dtype, flags: what ShapeKey keeps), in
 // run order, so runs of other kernels or shapes never join its line. While
 // the latest batch is a sweep of one knob it plots that sweep's runs, with
-// one bar per swept value. The area is always drawn; with nothing to plot
+// one bar per swept value; while it is a search (`T`), the search's
+// evaluations (tunechart.go). The area is always drawn; with nothing to plot
 // it says how to get something.
 type chart struct {
 	th     theme
@@ -68,6 +69,9 @@ func runSpan(es []entry) string {
 // title names what the chart shows, w cells at most: the series' kernel
 // and shape (cut first when long), its unit and its runs.
 func (c chart) title(w int) string {
+	if c.batch != nil && c.batch.tune != nil {
+		return c.batch.tune.title()
+	}
 	if b := c.sweep(); b != nil {
 		t := "throughput vs " + b.sweep
 		if mine := b.entries(); countMeasured(mine) > 0 {
@@ -99,6 +103,9 @@ func (c chart) View(w, h int) []string {
 }
 
 func (c chart) lines(w, h int) []string {
+	if c.batch != nil && c.batch.tune != nil {
+		return c.batch.tune.chartLines(c.th, w, h)
+	}
 	b := c.sweep()
 	if b == nil {
 		empty := "no runs yet: r runs the kernel, s sweeps the selected knob, L loads a YAML sweep"

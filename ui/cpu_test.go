@@ -86,3 +86,56 @@ func TestUserKernelOnCPUSaysWhy(t *testing.T) {
 		t.Log(frame)
 	}
 }
+
+// TestTuneOnRealCPUBackend: T through the real engine on the CPU backend:
+// softmax_bwd at a small shape, all six WG values, the best re-measured
+// and the winner loaded into the editor.
+func TestTuneOnRealCPUBackend(t *testing.T) {
+	be, err := cpu.New()
+	if err != nil {
+		t.Fatalf("cpu backend: %v", err)
+	}
+	r := run.NewRunner(be)
+	defer r.Close()
+	opts := testOptions()
+	o := profiler.DefaultOptions()
+	o.Stop = profiler.StopRule{Noise: 0.5, MinSamples: 3, MinTime: 0.001, MaxTime: 0.05}
+	o.Warmup = 0.001
+	opts.DefaultOptions = o
+	hs := start(t, r, opts, 120, 40)
+	hs.keys("down", "enter")
+	hs.waitFor("softmax_bwd", func(m Model) bool { return m.family().Name() == "softmax_bwd" && m.focus == paneEditor })
+	hs.keys("down", "down", "enter") // rows=64, cols=512
+	hs.tm.Send(keyMsg("ctrl+u"))
+	hs.typeText("64")
+	hs.keys("enter", "down", "enter")
+	hs.tm.Send(keyMsg("ctrl+u"))
+	hs.typeText("512")
+	hs.keys("enter")
+	hs.waitFor("small shape", func(m Model) bool { return m.spec().Dims["rows"] == 64 && m.spec().Dims["cols"] == 512 })
+	hs.keys("T")
+	hs.waitFor("prompt", func(m Model) bool { return m.prompt.kind == promptTune })
+	hs.keys("enter")
+	var tr *tuneRun
+	var loaded map[string]int
+	frame := hs.waitFor("the end of the search", func(m Model) bool {
+		if !tuneOver(m) {
+			return false
+		}
+		tr, loaded = tuning(m), m.spec().Knobs
+		return true
+	})
+	if tr.err != nil || tr.outcome == nil || len(tr.outcome.Finalists) == 0 {
+		t.Fatalf("the search on the CPU ended with %v:\n%s", tr.err, frame)
+	}
+	if len(tr.points) != 6 || tr.cfg.Strategy != "exhaustive" {
+		t.Errorf("%d evaluations by %s, want all 6 WG values (exhaustive)", len(tr.points), tr.cfg.Strategy)
+	}
+	w := tr.outcome.Winner()
+	if w.Status != profiler.StatusOK || loaded["WG"] != w.Spec.Knobs["WG"] {
+		t.Errorf("winner WG=%d (%s), editor WG=%d: want an ok winner loaded", w.Spec.Knobs["WG"], w.Status, loaded["WG"])
+	}
+	if !strings.Contains(frame, "in the editor (r runs it)") {
+		t.Errorf("the end frame lacks the winner:\n%s", frame)
+	}
+}

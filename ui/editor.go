@@ -233,6 +233,9 @@ type editor struct {
 	cur     int
 	edited  string // the field changed last: blamed when an error names none
 	preview run.Preview
+	// fixed are, per family, the knobs `f` fixed: T (tune) leaves them at
+	// their values and searches the others.
+	fixed map[string]map[string]bool
 }
 
 // editorAction is what a key asks of the root beyond the editor's state.
@@ -244,7 +247,49 @@ const (
 )
 
 func newEditor(th theme, dev profiler.DeviceInfo) editor {
-	return editor{th: th, dev: dev, specs: map[string]profiler.Spec{}}
+	return editor{th: th, dev: dev, specs: map[string]profiler.Spec{}, fixed: map[string]map[string]bool{}}
+}
+
+// isFixed says whether `f` fixed the selected family's knob name.
+func (e editor) isFixed(name string) bool {
+	return e.fam != nil && e.fixed[e.fam.Name()][name]
+}
+
+// toggleFixed fixes the selected family's knob name, or frees it again;
+// it returns whether the knob is fixed now.
+func (e *editor) toggleFixed(name string) bool {
+	fam := e.fam.Name()
+	if e.fixed[fam] == nil {
+		e.fixed[fam] = map[string]bool{}
+	}
+	e.fixed[fam][name] = !e.fixed[fam][name]
+	return e.fixed[fam][name]
+}
+
+// tuneKnobs splits the selected family's knobs into those T searches
+// (free) and those it keeps (fixed), in schema order.
+func (e editor) tuneKnobs() (free []profiler.Param, fixed []string) {
+	if e.fam == nil {
+		return nil, nil
+	}
+	for _, p := range e.fam.Schema().Knobs {
+		if e.isFixed(p.Name) {
+			fixed = append(fixed, p.Name)
+		} else {
+			free = append(free, p)
+		}
+	}
+	return free, fixed
+}
+
+// loadSpec makes s the edited spec of its family (a tuning's winner:
+// its shape as tuned, its knobs as found), whether or not that family is
+// the one selected now, so the next run of it is s.
+func (e *editor) loadSpec(s profiler.Spec) {
+	e.specs[s.Kernel] = s.Clone()
+	if e.fam != nil && e.fam.Name() == s.Kernel {
+		e.refresh()
+	}
 }
 
 func (e *editor) setFamily(f profiler.Family) {
@@ -419,6 +464,9 @@ func (e editor) View(w, h int, focused bool, typing string) []string {
 		}
 		line := mark + name + " " + val
 		tag := e.th.dim.Render(fd.kind.String())
+		if fd.kind == kindKnob && e.isFixed(fd.name) {
+			tag = e.th.warn.Render("fixed") // T keeps it: the one tag that is not dim
+		}
 		if lipgloss.Width(line)+1+lipgloss.Width(tag) <= iw {
 			line = fit(line, iw-lipgloss.Width(tag)) + tag
 		}

@@ -36,6 +36,7 @@ type fakeExec struct {
 	status     profiler.Status // what Run reports (default ok)
 	errMsg     string
 	block      bool // wait for the context to end, then report cancelled
+	blockFrom  int  // > 0: every call after the first blockFrom blocks as with block
 	// noise, when set, is the CV of the samples: each call draws its own
 	// (seeded by the call's number), as reruns of one config on a noisy
 	// machine do, and the stats come from them.
@@ -60,6 +61,7 @@ func (f *fakeExec) Run(ctx context.Context, s profiler.Spec, _ profiler.Options,
 	f.mu.Lock()
 	f.calls = append(f.calls, s)
 	st, msg, block, release := f.status, f.errMsg, f.block, f.release
+	block = block || (f.blockFrom > 0 && len(f.calls) > f.blockFrom)
 	f.mu.Unlock()
 	p := run.MakePreview(s, fakeDevice)
 	res := profiler.Result{Spec: p.Spec, Backend: "fake", Device: fakeDevice.Name, Timer: "fake-timer", SMClockMHz: 1755}
@@ -224,6 +226,14 @@ func (hs *harness) waitFor(what string, cond func(Model) bool) string {
 			hs.t.Fatalf("timed out waiting for %s; screen:\n%s", what, frame)
 		}
 	}
+}
+
+// model is the model as the latest message left it, read under the lock
+// (the event loop writes it at every message, nudges included).
+func (hs *harness) model() Model {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.last
 }
 
 func (hs *harness) keys(ks ...string) {

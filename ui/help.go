@@ -44,8 +44,8 @@ func (s helpScreen) View(w, h int) []string {
 		return append(out, "")
 	}
 	left := append(group("navigate", k.Up, k.Down, k.Tab, k.BackTab, k.Filter),
-		group("edit", k.Left, k.Right, k.Enter, k.Reset)...)
-	right := append(group("measure", k.Run, k.Sweep, k.Load, k.Cancel),
+		group("edit", k.Left, k.Right, k.Enter, k.Reset, k.Fix)...)
+	right := append(group("measure", k.Run, k.Sweep, k.Tune, k.Load, k.Cancel),
 		group("results", k.Sort, k.Reverse, k.Pin, k.Export, k.Help, k.Quit)...)
 	var lines []string
 	if cw := (w - 2) / 2; cw >= 32 {
@@ -64,7 +64,7 @@ func (s helpScreen) View(w, h int) []string {
 	}
 	for _, p := range []string{
 		"The editor steps knobs and dims through their allowed values; the TGM budget and the occupancy estimate follow every change before anything runs.",
-		"s sweeps the knob under the editor cursor over its allowed values. In the history (tab to it) ↑/↓ pick the run the panels describe, p pins it as the baseline; tab once more scrolls the TGM budget.",
+		"s sweeps the knob under the editor cursor over its allowed values. T tunes the knobs not fixed with f (a search under a budget) and loads the winner into the editor. In the history (tab to it) ↑/↓ pick the run the panels describe, p pins it as the baseline; tab once more scrolls the TGM budget.",
 		"While a prompt is open (filter, value, path) every key goes to it. esc or ? closes this help.",
 	} {
 		lines = append(lines, wrap(p, w-2)...)

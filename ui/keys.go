@@ -9,6 +9,7 @@ type keyMap struct {
 	Enter, Tab, BackTab   key.Binding
 	Filter                key.Binding
 	Run, Sweep, Load      key.Binding
+	Tune, Fix             key.Binding
 	Cancel                key.Binding
 	Export, Sort, Reverse key.Binding
 	Pin                   key.Binding
@@ -32,6 +33,8 @@ func newKeyMap() keyMap {
 		Run:     b([]string{"r"}, "r", "run"),
 		Sweep:   b([]string{"s"}, "s", "sweep knob"),
 		Load:    b([]string{"L"}, "L", "load YAML sweep"),
+		Tune:    b([]string{"T"}, "T", "tune the free knobs"),
+		Fix:     b([]string{"f"}, "f", "fix/free knob for T"),
 		Cancel:  b([]string{"esc"}, "esc", "cancel"),
 		Export:  b([]string{"e"}, "e", "export CSV"),
 		Sort:    b([]string{"o"}, "o", "sort column"),
@@ -63,7 +66,8 @@ func (k keyMap) ShortHelp(focus pane) []key.Binding {
 		short(k.Run, "r", "run"), short(k.Sweep, "s", "sweep"), short(k.Left, "←→", "step"),
 		short(k.Enter, "enter", "type"), short(k.Help, "?", "help"), short(k.Quit, "q", "quit"),
 		short(k.Tab, "tab", "pane"), short(k.Filter, "/", "filter"), short(k.Load, "L", "load"),
-		short(k.Export, "e", "export"), short(k.Sort, "o", "sort"), short(k.Cancel, "esc", "cancel"),
+		short(k.Tune, "T", "tune"), short(k.Export, "e", "export"), short(k.Sort, "o", "sort"),
+		short(k.Cancel, "esc", "cancel"),
 	}
 }
 
@@ -71,8 +75,8 @@ func (k keyMap) ShortHelp(focus pane) []key.Binding {
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Tab, k.BackTab, k.Filter},
-		{k.Left, k.Right, k.Enter, k.Reset},
-		{k.Run, k.Sweep, k.Load, k.Cancel},
+		{k.Left, k.Right, k.Enter, k.Reset, k.Fix},
+		{k.Run, k.Sweep, k.Tune, k.Load, k.Cancel},
 		{k.Export, k.Sort, k.Reverse, k.Pin, k.Help, k.Quit},
 	}
 }

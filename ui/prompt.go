@@ -18,10 +18,11 @@ const (
 	promptExport            // the CSV path of `e`, drawn in the status line
 	promptLoad              // the YAML path of `L`, drawn in the status line
 	promptAsk               // y/n before loading a sweep of more than run.BigSweep specs
+	promptTune              // the budget and strategy of `T`, drawn in the status line
 )
 
-// prompt is the one-line editor behind `/`, `enter` in the editor, `e` and
-// `L`. While it is open the root hands it every key, so a typed path never
+// prompt is the one-line editor behind `/`, `enter` in the editor, `e`,
+// `L` and `T`. While it is open the root hands it every key, so a typed path never
 // turns into commands.
 type prompt struct {
 	kind  promptKind

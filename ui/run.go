@@ -40,6 +40,11 @@ type batch struct {
 	saved     time.Time // a reload's save time: the result says how long after it it came
 	skipped   []string  // values a sweep skipped before running, as "BQ=8"
 	skipWhy   string    // the rule that rejected the first skipped value
+	// tune is the search of `T`; its specs, results and ids grow as the
+	// driver measures (nothing is known ahead).
+	tune *tuneRun
+	// multi: the batch runs across the devices of Options.Devices.
+	multi bool
 }
 
 // summary counts a finished batch's runs by outcome, invalid apart from
@@ -83,6 +88,8 @@ type runEvent struct {
 	started  bool
 	progress *profiler.Progress
 	result   *profiler.Result
+	devices  []run.DeviceCount // a multi-device batch's counts
+	note     string            // a line of the multi-device loop (a device dropped)
 }
 
 type runEventMsg struct {
@@ -253,8 +260,16 @@ func (m Model) startBatch(b *batch, o profiler.Options) Model {
 		},
 		Done: func(i, _ int, r profiler.Result) { send(runEvent{idx: i, result: &r}) },
 	}
+	devs := m.opts.Devices
+	b.multi = len(devs) > 0 && len(jobs) > 1
 	go func() {
 		defer close(ch)
+		if b.multi {
+			hooks = deviceHooks(b.specs, hooks, func(c []run.DeviceCount) { send(runEvent{idx: -1, devices: c}) })
+			log := lineWriter(func(l string) { send(runEvent{idx: -1, note: l}) })
+			_, _ = run.JobsOnDevices(ctx, devs, jobs, nil, nil, hooks, log)
+			return
+		}
 		_, _ = run.Jobs(ctx, exec, jobs, nil, nil, hooks)
 	}()
 	return m
@@ -273,6 +288,9 @@ func (m Model) onRunEvent(msg runEventMsg) (Model, tea.Cmd) {
 	if msg.done {
 		b.running = false
 		b.cancel()
+		for i := range m.devCounts {
+			m.devCounts[i].Busy = false // a cancelled device may not have said so
+		}
 		switch {
 		case b.cancelled:
 			m.setMsg(false, fmt.Sprintf("%s cancelled after %d of %s", b.label, b.done, plural(len(b.specs), "spec")))
@@ -283,29 +301,13 @@ func (m Model) onRunEvent(msg runEventMsg) (Model, tea.Cmd) {
 			sum, bad := b.summary()
 			m.setMsg(bad, sum)
 		}
-		if q := m.queued; q != nil {
-			m.queued = nil
-			if !b.cancelled {
-				msg, bad := m.msg, m.msgBad
-				m = m.startBatch(q, m.queuedOpts)
-				m.setMsg(bad, strings.TrimPrefix(msg+"; ", "; ")+"started "+q.label)
-				return m, m.waitBatch()
-			}
-		}
-		if ev := m.pendingReload; ev != nil {
-			m.pendingReload = nil
-			if !b.cancelled {
-				msg, bad := m.msg, m.msgBad
-				mm, cmd := m.onEvent(*ev)
-				if !mm.running() { // not rerun after all: keep the last outcome in view
-					mm.setMsg(bad, msg+" · "+mm.msg)
-				}
-				return mm, cmd
-			}
-		}
-		return m, nil
+		return m.afterBatch(b)
 	}
 	switch ev := msg.ev; {
+	case ev.devices != nil:
+		m.devCounts = ev.devices
+	case ev.note != "":
+		m.setMsg(true, strings.TrimPrefix(ev.note, "mltop: "))
 	case ev.started:
 		b.current = ev.idx
 		b.progress = profiler.Progress{}
@@ -324,6 +326,33 @@ func (m Model) onRunEvent(msg runEventMsg) (Model, tea.Cmd) {
 		}
 	}
 	return m, waitRun(msg.batch, msg.ch)
+}
+
+// afterBatch starts what waited for the finished batch b: a sweep loaded
+// during it, or the rerun of a reload that came during it (neither after
+// a cancel).
+func (m Model) afterBatch(b *batch) (Model, tea.Cmd) {
+	if q := m.queued; q != nil {
+		m.queued = nil
+		if !b.cancelled {
+			msg, bad := m.msg, m.msgBad
+			m = m.startBatch(q, m.queuedOpts)
+			m.setMsg(bad, strings.TrimPrefix(msg+"; ", "; ")+"started "+q.label)
+			return m, m.waitBatch()
+		}
+	}
+	if ev := m.pendingReload; ev != nil {
+		m.pendingReload = nil
+		if !b.cancelled {
+			msg, bad := m.msg, m.msgBad
+			mm, cmd := m.onEvent(*ev)
+			if !mm.running() { // not rerun after all: keep the last outcome in view
+				mm.setMsg(bad, msg+" · "+mm.msg)
+			}
+			return mm, cmd
+		}
+	}
+	return m, nil
 }
 
 // outcome is the status line after a single run: what it gave and, for a

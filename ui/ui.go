@@ -39,6 +39,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // Options configure a session.
@@ -50,6 +51,11 @@ type Options struct {
 	DefaultOptions profiler.Options
 	// Backends is a one-line description of the backends found, for the header.
 	Backends string
+	// Devices are the GPUs of --devices, one worker pool each, the first
+	// being the executor the session runs on: a sweep (s, L) runs across
+	// all of them as a headless --devices sweep does, a single run and a
+	// search (T) on the first; the header shows each one. nil: one device.
+	Devices []run.Device
 	// LoadSweep reads a YAML sweep for `L`; nil disables `L` with a message.
 	LoadSweep func(path string) ([]profiler.Spec, profiler.Options, error)
 	// SweepSize counts the specs of the sweep at path without loading it
@@ -173,6 +179,9 @@ type Model struct {
 	queued     *batch           // a sweep loaded during a run: it starts when that run ends
 	queuedOpts profiler.Options // its measurement options
 	confirm    string           // the large sweep file that `L` asks about
+	tuneAsk    *tunePlan        // the search that `T` asks the budget of
+
+	devCounts []run.DeviceCount // the header's devices (Options.Devices)
 
 	msg    string // the status message: stays until the next key
 	msgBad bool
@@ -214,6 +223,8 @@ func NewModel(exec profiler.Executor, opts Options) Model {
 		prompt: newPrompt(th, opts.NoColor),
 		help:   newHelpScreen(th, keys),
 		stop:   make(chan struct{}),
+
+		devCounts: deviceCounts(opts.Devices),
 	}
 	if opts.Select != "" {
 		m.list.selectName(opts.Select)
@@ -256,6 +267,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case runEventMsg:
 		mm, cmd := m.onRunEvent(msg)
+		mm.syncPanels()
+		return mm, cmd
+	case tuneEventMsg:
+		mm, cmd := m.onTuneEvent(msg)
 		mm.syncPanels()
 		return mm, cmd
 	case eventMsg:
@@ -404,6 +419,10 @@ func (m Model) onKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 		return m.startRun()
 	case key.Matches(k, m.keys.Sweep):
 		return m.startSweep()
+	case key.Matches(k, m.keys.Tune):
+		return m.askTune()
+	case key.Matches(k, m.keys.Fix):
+		m.fixKnob()
 	case key.Matches(k, m.keys.Load):
 		if m.opts.LoadSweep == nil {
 			m.setMsg(true, "loading a YAML sweep is unavailable in this build: run `mltop --config FILE` instead")
@@ -452,6 +471,25 @@ func (m *Model) pin() {
 	m.setMsg(false, fmt.Sprintf("run #%d is the baseline: Δthr base compares every run of %s of its shape with it", e.id, e.res.Spec.Kernel))
 }
 
+// fixKnob is `f`: the knob under the editor cursor is fixed for `T` (it
+// keeps its value while the others are searched), or free again.
+func (m *Model) fixKnob() {
+	f, ok := m.editor.field()
+	if m.family() == nil || !ok {
+		m.setMsg(true, "no kernel selected: pick one in the list")
+		return
+	}
+	if f.kind != kindKnob {
+		m.setMsg(true, fmt.Sprintf("f fixes a knob for T (tune): move the editor cursor to a knob (it is on %s)", f.name))
+		return
+	}
+	if m.editor.toggleFixed(f.name) {
+		m.setMsg(false, fmt.Sprintf("%s fixed at %d: T searches the other knobs (f again frees it)", f.name, m.spec().Knobs[f.name]))
+		return
+	}
+	m.setMsg(false, f.name+" is free: T searches it")
+}
+
 // onNavKey hands a key to the focused component.
 func (m *Model) onNavKey(k tea.KeyPressMsg) {
 	switch m.focus {
@@ -490,9 +528,13 @@ func (m *Model) followList() {
 func (m Model) onPromptKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 	switch k.String() {
 	case "esc":
-		if m.prompt.kind == promptFilter {
+		switch m.prompt.kind {
+		case promptFilter:
 			m.list.setFilter("")
 			m.followList()
+		case promptTune:
+			m.tuneAsk = nil
+			m.setMsg(false, "tune not started")
 		}
 		m.prompt.close()
 		return m, nil
@@ -515,6 +557,8 @@ func (m Model) onPromptKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 			return m.load(val)
 		case promptAsk:
 			return m.answerLoad(val)
+		case promptTune:
+			return m.startTune(val)
 		}
 		return m, nil
 	}

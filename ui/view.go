@@ -52,6 +52,9 @@ func (m Model) header(w int) string {
 	if d.Units > 0 {
 		left += fmt.Sprintf(" · %d %ss", d.Units, unitLabel(d))
 	}
+	if devs := m.devicesText(); devs != "" {
+		left += " │ " + devs
+	}
 	right := m.opts.Backends
 	lw := lipgloss.Width(left)
 	if right != "" && lw+2+lipgloss.Width(right) <= w {
@@ -95,7 +98,7 @@ func (m Model) body(w, h int) []string {
 func (m Model) statusLine(w int) string {
 	th := m.th
 	switch {
-	case m.prompt.kind == promptExport || m.prompt.kind == promptLoad || m.prompt.kind == promptAsk:
+	case m.prompt.kind == promptExport || m.prompt.kind == promptLoad || m.prompt.kind == promptAsk || m.prompt.kind == promptTune:
 		return fit(m.prompt.input.View(), w)
 	case m.prompt.kind == promptTyping:
 		f, _ := m.editor.field()
@@ -137,6 +140,9 @@ func (m Model) statusLine(w int) string {
 // progress is the run in flight: "▶ sweep BQ 2/3 · attn_fwd BQ=64 … · measure n=7 …".
 func (m Model) progress() string {
 	b := m.batch
+	if b.tune != nil {
+		return m.tuneProgress()
+	}
 	p := b.progress
 	s := fmt.Sprintf("▶ %s %d/%d", b.label, min(b.done+1, len(b.specs)), len(b.specs))
 	if b.current < len(b.specs) {

@@ -17,17 +17,36 @@ import (
 
 // runTUI starts the interactive session on the chosen backend. Without a
 // terminal on stdin and stdout it starts nothing and says what runs
-// headless instead (exit 2).
+// headless instead (exit 2). With --devices it opens one worker per
+// device, as a headless --devices sweep does: the session's sweeps run
+// across them, single runs on the first.
 func runTUI(ctx context.Context, s *session, o *options) error {
 	stdout := s.stdout
+	if err := checkTUIDevices(o); err != nil {
+		return err
+	}
 	if err := needTerminal(isTerminal(os.Stdin), isTerminal(stdout)); err != nil {
 		return err
 	}
-	exec, err := s.openExecutor(o.backend, tuiIsolate(o.isolate))
-	if err != nil {
-		return err
+	var devs []run.Device
+	var exec profiler.Executor
+	if o.devices != "" {
+		early := s.startDevices(o, o.backend)
+		defer early.close()
+		<-early.done
+		s.stderr.Write(early.log.Bytes())
+		if early.err != nil {
+			return early.err
+		}
+		devs, exec = early.devs, early.devs[0].Exec
+	} else {
+		x, err := s.openExecutor(o.backend, tuiIsolate(o.isolate))
+		if err != nil {
+			return err
+		}
+		defer x.Close()
+		exec = x
 	}
-	defer exec.Close()
 	var lines []string
 	for _, b := range probeBackends() {
 		state := "missing"
@@ -46,6 +65,7 @@ func runTUI(ctx context.Context, s *session, o *options) error {
 	selected := "" // the session starts on the first user kernel
 	if len(o.kernels) > 0 {
 		var fams []profiler.Family
+		var err error
 		if events, fams, err = ui.WatchKernels(wctx, o.kernels, 0); err != nil {
 			return badInput("--kernel: %v", err)
 		}
@@ -54,6 +74,7 @@ func runTUI(ctx context.Context, s *session, o *options) error {
 		}
 	}
 	return ui.Run(ctx, exec, ui.Options{
+		Devices:        devs,
 		Events:         events,
 		Select:         selected,
 		NoColor:        o.noColor || os.Getenv("NO_COLOR") != "",
@@ -80,6 +101,20 @@ func runTUI(ctx context.Context, s *session, o *options) error {
 		},
 		WriteCSV: sink.WriteCSVFile,
 	})
+}
+
+// checkTUIDevices refuses a --devices the session cannot use, before the
+// terminal is taken: ordinals the backend does not have, or --isolate off
+// (each device runs in its own worker).
+func checkTUIDevices(o *options) error {
+	if o.devices == "" {
+		return nil
+	}
+	if o.isolate == "off" {
+		return badInput("--devices runs one worker subprocess per device: drop --isolate off")
+	}
+	_, err := resolveDevices(o.devices, resolveBackend(o.backend), countDevices, os.Getenv(repeatDevicesEnv) == "1")
+	return err
 }
 
 // isTerminal reports whether w is a file open on a terminal.
@@ -159,8 +194,8 @@ func runSession(ctx context.Context, s *session, a *sessionArgs, pos []string) e
 		return err
 	}
 	if *config == "" {
-		if o.devices != "" || o.shard != "" {
-			return badInput("--devices and --shard are for sweeps: add --config FILE")
+		if o.shard != "" {
+			return badInput("--shard is for sweeps: add --config FILE")
 		}
 		if o.csv != "" || o.json || o.bench {
 			return badInput("--csv, --resume, --json and --bench need --config FILE (or `mltop run`); in the interactive session press e to export")

@@ -288,7 +288,7 @@ sweeps:
 			t.Errorf("--shard %s: exit %d\n%s", v, code, stderr)
 		}
 	}
-	if code, _, stderr := runMain(t, "--shard", "0/2"); code != 2 || !strings.Contains(stderr, "are for sweeps") {
+	if code, _, stderr := runMain(t, "--shard", "0/2"); code != 2 || !strings.Contains(stderr, "--shard is for sweeps") {
 		t.Errorf("--shard without --config: exit %d\n%s", code, stderr)
 	}
 }

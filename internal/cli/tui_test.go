@@ -41,3 +41,25 @@ func TestNeedTerminalNamesTheStream(t *testing.T) {
 		}
 	}
 }
+
+// TestTUITakesDevices: the session takes --devices (checked against the
+// backend before the terminal); a good list gets as far as the terminal.
+func TestTUITakesDevices(t *testing.T) {
+	t.Setenv(fakeDevicesEnv, "2")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--devices", "0,1"}, "the interactive session needs a terminal"},
+		{[]string{"--devices", "all"}, "the interactive session needs a terminal"},
+		{[]string{"--devices", "7"}, "device 7 asked for, but the cpu backend sees 2"},
+		{[]string{"--devices", "0,x"}, `"x" is not a device ordinal`},
+		{[]string{"--devices", "0,1", "--isolate", "off"}, "drop --isolate off"},
+		{[]string{"--shard", "0/2"}, "--shard is for sweeps: add --config FILE"},
+	} {
+		code, _, stderr := runMain(t, append([]string{"--backend", "cpu"}, tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, want 2 saying %q:\n%s", tc.args, code, tc.want, stderr)
+		}
+	}
+}
