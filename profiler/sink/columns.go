@@ -87,7 +87,7 @@ func (c Columns) Table() []Column {
 // lack; a decoder reads such files and leaves the field at its zero value.
 // (--resume still wants the exact header of the sweep it continues.)
 var optionalColumns = []string{"device_ordinal", "cache", DispatchMediansColumn, SMClockColumn, SettleColumn,
-	CILoColumn, CIHiColumn, StopReasonColumn, WorstOverBoundColumn}
+	CILoColumn, CIHiColumn, StopReasonColumn, WorstOverBoundColumn, WallColumn}
 
 // FixedColumns are the names every mltop CSV has, whatever its kernels.
 func FixedColumns() []string {
@@ -323,6 +323,10 @@ var tailColumns = []Column{
 	// --settle's seconds, so that settled and unsettled rows can be told
 	// apart in one file; empty without it.
 	positiveColumn(SettleColumn, func(r *profiler.Result) *float64 { return &r.Settle }),
+	// The spec's wall time on its device, plan to check (a compile done
+	// ahead while another spec was measured is not in it): what a search's
+	// measurement of it costs. Empty where it was not run.
+	positiveColumn(WallColumn, func(r *profiler.Result) *float64 { return &r.WallSeconds }),
 }
 
 // The columns added with exact floats and empty unmeasured cells; CSVs
@@ -340,6 +344,10 @@ var stopReasons = []string{profiler.StopPrecision, profiler.StopTimeLimit, profi
 // SettleColumn holds the --settle a spec was measured with. CSVs written
 // before it existed lack it and still read.
 const SettleColumn = "settle_s"
+
+// WallColumn holds a spec's wall time in seconds (Result.WallSeconds).
+// CSVs written before it existed lack it and still read.
+const WallColumn = "wall_s"
 
 // SMClockColumn holds the GPU's measured core clock (MHz) during a spec's
 // samples. CSVs written before it existed lack it and still read.

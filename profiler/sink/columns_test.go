@@ -36,6 +36,8 @@ func TestColumnCellsMeasuredAndNot(t *testing.T) {
 		Status: profiler.StatusInvalid, Error: "WG=48 is not allowed"}
 	crashed := notRun
 	crashed.Status, crashed.MemoryBytes = profiler.StatusCrashed, 4096
+	crashedAfter := crashed // a spec that ran and crashed still took its time
+	crashedAfter.WallSeconds = 3.25
 	for _, c := range []struct {
 		row       string
 		r         profiler.Result
@@ -57,6 +59,7 @@ func TestColumnCellsMeasuredAndNot(t *testing.T) {
 		{"timed", timed, "memory_bytes", "123456789"},
 		{"timed", timed, "worst_over_bound", "1.0625"},
 		{"timed", timed, "sm_clock_mhz", "1957.5"},
+		{"timed", timed, "wall_s", "0.8125"},
 		{"few samples", few, "n", "3"},
 		{"few samples", few, "ci_lo_us", ""},
 		{"few samples", few, "ci_hi_us", ""},
@@ -85,11 +88,13 @@ func TestColumnCellsMeasuredAndNot(t *testing.T) {
 		{"invalid", notRun, "worst_over_bound", ""},
 		{"invalid", notRun, "max_abs_err", ""},
 		{"invalid", notRun, "sm_clock_mhz", ""},
+		{"invalid", notRun, "wall_s", ""},
 		{"invalid", notRun, "occupancy", "n/a"},
 		{"invalid", notRun, "device_ordinal", "0"},
 		{"crashed", crashed, "n", ""},
 		{"crashed", crashed, "median_us", ""},
 		{"crashed", crashed, "memory_bytes", "4096"},
+		{"crashed after 3 s", crashedAfter, "wall_s", "3.25"},
 	} {
 		if got := cellOf(t, c.r, c.col); got != c.want {
 			t.Errorf("%s row, column %s: %q, want %q", c.row, c.col, got, c.want)
@@ -171,6 +176,9 @@ func TestPreviousVersionFileReads(t *testing.T) {
 	ok, invalid, cancelled, big := rows[0], rows[1], rows[2], rows[3]
 	if ok.Stats.Median != 1235e3 || ok.Stats.N != 42 || ok.TFLOPS != 1.235 || ok.StopReason != "" || ok.Stats.CIHi != 0 || ok.Verdict == nil || ok.Verdict.WorstRatio != 0 || ok.Status != profiler.StatusMismatch {
 		t.Errorf("mismatch row read back %+v", ok)
+	}
+	if ok.WallSeconds != 0 {
+		t.Errorf("the file has no wall_s column, yet the row reads %g s wall", ok.WallSeconds)
 	}
 	if invalid.Stats.N != 0 || invalid.Stats.Median != 0 || invalid.Status != profiler.StatusInvalid {
 		t.Errorf("invalid row read back %+v", invalid)

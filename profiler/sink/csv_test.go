@@ -23,7 +23,7 @@ var testCols = Columns{Knobs: []string{"WG"}, Dims: []string{"N"}, Flags: []stri
 func richResult() profiler.Result {
 	return profiler.Result{
 		Time:    time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC),
-		Backend: "mem", Device: "test device, 4 units", Timer: "fake", Cache: profiler.CacheCold, DeviceOrdinal: 3, SMClockMHz: 1957.5, Settle: 0.5,
+		Backend: "mem", Device: "test device, 4 units", Timer: "fake", Cache: profiler.CacheCold, DeviceOrdinal: 3, SMClockMHz: 1957.5, Settle: 0.5, WallSeconds: 0.8125,
 		Spec: profiler.Spec{Kernel: "test_scale", DType: profiler.BF16,
 			Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"N": 500}, Flags: map[string]bool{"broken": true}},
 		Status: profiler.StatusMismatch, Error: "3 of 256 outside\nworst out[7]",

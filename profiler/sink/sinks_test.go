@@ -43,7 +43,7 @@ func TestCSVSinkAndResume(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("after one Write the file has %d lines:\n%s", len(lines), data)
 	}
-	wantHead := "time,backend,device,device_ordinal,timer,cache,kernel,dtype,WG,N,broken,drift,n,min_us,p10_us,median_us,p90_us,ci_lo_us,ci_hi_us,cv,stop_reason,tflops,gbps,pct_peak_flops,pct_peak_bw,pct_measured_flops,pct_measured_bw,tgm_bytes,tgm_limit,compiler_tgm,occupancy,occupancy_limiter,memory_bytes,max_abs_err,max_rel_err,rms_err,worst_over_bound,tol,rows_checked,status,error,dispatch_medians_us,sm_clock_mhz,settle_s"
+	wantHead := "time,backend,device,device_ordinal,timer,cache,kernel,dtype,WG,N,broken,drift,n,min_us,p10_us,median_us,p90_us,ci_lo_us,ci_hi_us,cv,stop_reason,tflops,gbps,pct_peak_flops,pct_peak_bw,pct_measured_flops,pct_measured_bw,tgm_bytes,tgm_limit,compiler_tgm,occupancy,occupancy_limiter,memory_bytes,max_abs_err,max_rel_err,rms_err,worst_over_bound,tol,rows_checked,status,error,dispatch_medians_us,sm_clock_mhz,settle_s,wall_s"
 	if lines[0] != wantHead {
 		t.Errorf("header\n%s\nwant\n%s", lines[0], wantHead)
 	}

@@ -41,6 +41,11 @@ type Config struct {
 	Hooks  run.Hooks
 	// Now is the clock of a time budget (nil: time.Now).
 	Now func() time.Time
+	// Space is the configurations to search when the caller built them
+	// already with SpaceOf for this device, Base, Knobs, Options and Allow
+	// (searches of one shape share it: planning every configuration to
+	// ask the rules is most of a replayed search's time); nil builds it.
+	Space *search.Space
 }
 
 // Outcome is what a search found.
@@ -83,9 +88,14 @@ type searchRun struct {
 // caller decides the exit code (errors.Is search.ErrEmpty, ErrNoValid).
 func Search(ctx context.Context, exec profiler.Executor, cfg Config, sinks []profiler.Sink) (*Outcome, error) {
 	cfg = withDefaults(cfg)
-	sp, err := search.NewSpace(cfg.Knobs, allowed(exec.Device(), cfg.Base, cfg.Options, cfg.Allow))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.Label(), err)
+	sp := cfg.Space
+	if sp == nil {
+		var err error
+		if sp, err = SpaceOf(exec.Device(), cfg); err != nil {
+			return nil, err
+		}
+	} else if !sameKnobs(sp.Knobs, cfg.Knobs) {
+		return nil, fmt.Errorf("%s: the space given was built for other knobs than the search's: build it with SpaceOf from this Config", cfg.Label())
 	}
 	evals := cfg.Budget.EvalsFor(sp.Size())
 	r := &searchRun{cfg: cfg, exec: exec, sinks: sinks, sp: sp, out: Outcome{Space: sp.Size(), Excluded: sp.Excluded}}
@@ -95,6 +105,7 @@ func Search(ctx context.Context, exec profiler.Executor, cfg Config, sinks []pro
 		evals = sp.Size()
 		r.logf("budget %s ≥ the %d configurations allowed: measuring every one (exhaustive)", cfg.Budget, sp.Size())
 	}
+	var err error
 	if r.strat, err = search.New(name, sp, cfg.Seed, evals); err != nil {
 		return nil, err
 	}
@@ -107,6 +118,21 @@ func Search(ctx context.Context, exec profiler.Executor, cfg Config, sinks []pro
 		return &r.out, err
 	}
 	return &r.out, nil
+}
+
+// SpaceOf is the space Search builds for cfg on a device: cfg.Knobs'
+// combinations that the schema, the family's rules, its plan, the device's
+// limits and cfg.Allow let run (see allowed).
+func SpaceOf(dev profiler.DeviceInfo, cfg Config) (*search.Space, error) {
+	sp, err := search.NewSpace(cfg.Knobs, allowed(dev, cfg.Base, cfg.Options, cfg.Allow))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Label(), err)
+	}
+	return sp, nil
+}
+
+func sameKnobs(a, b []search.Knob) bool {
+	return slices.EqualFunc(a, b, func(x, y search.Knob) bool { return x.Name == y.Name && slices.Equal(x.Values, y.Values) })
 }
 
 // Label names the search's shape: the base spec without the searched

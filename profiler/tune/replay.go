@@ -2,11 +2,9 @@ package tune
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/sink"
 )
 
 // Replay is an executor that answers from a recorded landscape instead of
@@ -36,14 +34,12 @@ func NewReplay(dev profiler.DeviceInfo, rows []profiler.Result) *Replay {
 	return r
 }
 
-// ReplayCSV replays the mltop CSV at path.
+// ReplayCSV replays the mltop CSV at path (gzipped or not, with the wall
+// times of the JSON lines beside it: LoadLandscape).
 func ReplayCSV(dev profiler.DeviceInfo, path string) (*Replay, error) {
-	rows, err := sink.ReadCSV(path)
+	rows, err := LoadLandscape(path)
 	if err != nil {
 		return nil, err
-	}
-	if len(rows) == 0 {
-		return nil, fmt.Errorf("%s holds no rows to replay", path)
 	}
 	return NewReplay(dev, rows), nil
 }
@@ -51,11 +47,15 @@ func ReplayCSV(dev profiler.DeviceInfo, path string) (*Replay, error) {
 // Device is the device the replay claims.
 func (r *Replay) Device() profiler.DeviceInfo { return r.dev }
 
-// Run answers s from the recording.
+// Run answers s from the recording: its row as recorded, wall time
+// included, so that a replayed search's elapsed time is the sum of its
+// measurements' recorded wall times.
 func (r *Replay) Run(ctx context.Context, s profiler.Spec, _ profiler.Options, _ func(profiler.Progress)) profiler.Result {
-	_, full, err := profiler.Resolve(s, r.dev)
-	if err != nil {
-		full = s
+	full := s
+	if _, recorded := r.rows[s.Key()]; !recorded { // a spec without its defaults: resolving plans a user kernel, so only here
+		if _, f, err := profiler.Resolve(s, r.dev); err == nil {
+			full = f
+		}
 	}
 	key := full.Key()
 	r.Runs[key]++
