@@ -34,7 +34,7 @@ start=$(date +%s)
 	--csv "$out/tune.csv" --table "$out/user_matmul5-table.csv" \
 	--header "$out/user_matmul5_tune.h" --metal-header "$out/user_matmul5_tune.metal" | tee "$out/tune.log"
 echo "== tuned in $(($(date +%s) - start)) s; the table:" >&2
-"$bin" report "$out/user_matmul5-table.csv" | tee "$out/table.txt"
+"$bin" report --kernel "$root/examples/tune_matmul" "$out/user_matmul5-table.csv" | tee "$out/table.txt"
 
 echo "== nvcc table_demo.cu" >&2
 "$nvcc" -O3 -std=c++17 -arch=native -I "$out" -I "$root/examples/tune_matmul" \

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 
@@ -13,18 +14,29 @@ import (
 
 const (
 	reportSummary = "attention-backward tables from a sweep's CSV, or a tuning table"
-	reportHelp    = `  mltop report FILE.csv                 attention-backward tables (fused/unfused speed ratio,
+	reportHelp    = `  mltop report FILE.csv [--kernel PATH] attention-backward tables (fused/unfused speed ratio,
                                         peak device memory) from a sweep's CSV; a tuning table
-                                        (mltop tune --table FILE.csv) as a table
+                                        (mltop tune --table FILE.csv) as a table (--kernel: the
+                                        manifest of a user kernel's table)
 `
 )
 
+type reportArgs struct{ kernels kernelPaths }
+
+func (a *reportArgs) declare(fs *flag.FlagSet) {
+	registerNoopFlags(fs)
+	fs.Var(&a.kernels, "kernel", "")
+}
+
 // runReport is `mltop report FILE.csv`: the attention-backward tables of
 // seed 001 (fused/unfused speed ratio, peak memory) from a sweep's CSV.
-func runReport(_ context.Context, s *session, _ *noFlags, pos []string) error {
+func runReport(_ context.Context, s *session, a *reportArgs, pos []string) error {
 	stdout := s.stdout
 	if len(pos) != 1 {
 		return badInput("report takes one CSV file written by a sweep, e.g. mltop report bwd.csv")
+	}
+	if err := s.loadUserKernels(a.kernels); err != nil {
+		return err
 	}
 	if _, err := os.Stat(pos[0]); errors.Is(err, os.ErrNotExist) {
 		return badInput("%s does not exist: run a sweep with --csv %s first (e.g. configs/attention_bwd.yaml)", pos[0], pos[0])

@@ -54,7 +54,7 @@ func commandTable() []command {
 		newCommand("check", checkSummary, checkHelp, (*checkArgs).declare, runCheck),
 		newCommand("list", listSummary, listHelp, (*listArgs).declare, runList),
 		newCommand("tune", tuneSummary, tuneHelp, (*tuneArgs).declare, runTune),
-		newCommand("report", reportSummary, reportHelp, (*noFlags).declare, runReport),
+		newCommand("report", reportSummary, reportHelp, (*reportArgs).declare, runReport),
 		newCommand("merge", mergeSummary, mergeHelp, (*mergeArgs).declare, runMerge),
 		newCommand("compare", compareSummary, compareHelp, (*compareArgs).declare, runCompare),
 		newCommand("calibrate", calibrateSummary, calibrateHelp, (*backendArgs).declare, runCalibrate),
