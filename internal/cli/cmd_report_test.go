@@ -52,12 +52,11 @@ Attn Matrix Size = B·H·Lq·Lk in the storage type (seed 001's column); the unf
 // kernel's manifest; without it the error says to add --kernel.
 func TestReportUserKernelTable(t *testing.T) {
 	table := filepath.Join("internal", "cli", "testdata", "user_matmul5-table.csv") // tests run from the repository's root
-	// first without: the manifest registers the kernel in this process
-	code, _, stderr := runMain(t, "report", table)
+	code, _, stderr := runIsolated(t, "report", table)
 	if code != 2 || !strings.Contains(stderr, `unknown kernel "user_matmul5"`) || !strings.Contains(stderr, "add --kernel PATH") {
 		t.Errorf("without --kernel: exit %d, stderr:\n%s", code, stderr)
 	}
-	code, stdout, stderr := runMain(t, "report", "--kernel", "examples/tune_matmul", table)
+	code, stdout, stderr := runIsolated(t, "report", "--kernel", "examples/tune_matmul", table)
 	if code != 0 || !strings.Contains(stdout, "tuning table of user_matmul5 (median_us, on NVIDIA H100 80GB HBM3)") ||
 		!strings.Contains(stdout, "M=1024 N=1024 K=1024") || !strings.Contains(stdout, "BM=64 BN=64 BK=32 TM=8 TN=2 PAD=4") {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)

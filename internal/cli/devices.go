@@ -143,7 +143,7 @@ type earlyDevices struct {
 	done   chan struct{}
 	devs   []run.Device
 	err    error
-	shared string       // the directory the workers share inputs and references in
+	shared string       // the directory the workers share float64 references in
 	log    bytes.Buffer // the lines of devices left out, said when the sweep opens them
 }
 
@@ -172,7 +172,7 @@ func (e *earlyDevices) share(n int) []string {
 	threads := fmt.Sprintf("%s=%d", run.FillThreadsEnv, max(1, runtime.NumCPU()/n))
 	dir, err := os.MkdirTemp("", "mltop-shared-")
 	if err != nil {
-		fmt.Fprintf(&e.log, "mltop: the workers will not share inputs and references: %v\n", err)
+		fmt.Fprintf(&e.log, "mltop: the workers will not share float64 references: %v\n", err)
 		return []string{threads}
 	}
 	e.shared = dir

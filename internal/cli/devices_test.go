@@ -301,7 +301,7 @@ func TestDeviceText(t *testing.T) {
 }
 
 // The workers of a multi-device sweep share a temporary directory for
-// inputs and references: made in TMPDIR, gone after the sweep, and the
+// float64 references: made in TMPDIR, gone after the sweep, and the
 // rows are those of one device.
 func TestDevicesShareHostWorkAndCleanUp(t *testing.T) {
 	cfg := writeFile(t, "s.yaml", "backend: cpu\ndefaults: {time_limit: 0.05}\nsweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64, 128]}\n    dims: {rows: 4, cols: [64, 128]}\n")

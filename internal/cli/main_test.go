@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -33,6 +34,9 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+	}
+	if os.Getenv(runMainEnv) == "1" { // runIsolated: mltop in a process of its own
+		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "worker" {
 		if d := os.Getenv("MLTOP_TEST_DEAD_DEVICE"); d != "" && d == os.Getenv(deviceOrdinalEnv) {
@@ -101,6 +105,25 @@ func faultKernel(g *host.Group) {
 func init() {
 	profiler.Register(faultFamily{})
 	host.RegisterKernel("test_fault", faultKernel)
+}
+
+const runMainEnv = "MLTOP_TEST_RUN_MAIN"
+
+// runIsolated is runMain in a process of its own (the test binary acting
+// as mltop): a user kernel a command registers does not stay registered
+// for the other tests.
+func runIsolated(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), o.String(), e.String()
 }
 
 func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {

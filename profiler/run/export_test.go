@@ -9,7 +9,6 @@ import (
 // Test hooks for the external tests of this package.
 var (
 	WithRoundTrip = withRoundTrip
-	DecodeChecked = decodeChecked
 	Slab          = slab
 )
 
@@ -74,4 +73,15 @@ func (r *Runner) HostWorkAhead(j profiler.Job) (inputs, ref bool) {
 	defer r.mu.Unlock()
 	set := r.inputs.find(inputKey(prep.Spec, opt.Seed))
 	return set != nil && len(set.data) > 0, r.refs[refKey(prep.Spec, opt)] != nil
+}
+
+// RangePlaces is where each byte offset of qs lies in ranges (offs, lens)
+// downloaded back to back, looked up in the order given.
+func RangePlaces(offs, lens, qs []int64) []int64 {
+	ri := newRangeIndex(offs, lens)
+	out := make([]int64, len(qs))
+	for i, q := range qs {
+		out[i] = ri.find(q)
+	}
+	return out
 }

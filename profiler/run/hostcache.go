@@ -3,12 +3,10 @@ package run
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/gob"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,11 +18,15 @@ import (
 )
 
 // The workers of one multi-device sweep share the host work that does not
-// depend on their GPU: the generated inputs and the float64 references of
-// each shape. The parent makes a temporary directory and names it to every
-// worker in SharedCacheEnv; the first worker to need a shape's inputs or
-// reference makes them and writes them there (atomically: a temporary
-// file renamed), the others read them. While one worker makes a file it
+// depend on their GPU and costs more to make than to read: the float64
+// references of each shape. (Not the inputs: generating them on a
+// worker's share of the cores is as fast as reading and decoding them,
+// and writing every shape's inputs to a file cost the sweep more than it
+// saved; devices keep to their shapes instead, see devSweep.tryTake.) The
+// parent makes a temporary directory and names it to every worker in
+// SharedCacheEnv; the first worker to need a shape's reference makes it
+// and writes it there (atomically: a temporary file renamed), the others
+// read it. While one worker makes a file it
 // holds NAME.lock; a worker that needs the same file waits for it instead
 // of making it again. The parent removes the directory after the sweep.
 const (
@@ -34,8 +36,8 @@ const (
 	FillThreadsEnv = "MLTOP_FILL_THREADS"
 )
 
-// maxSharedFile bounds one shared file: larger inputs are made by each
-// worker (a temporary directory may be in memory).
+// maxSharedFile bounds one shared file: a larger reference is made by
+// each worker (a temporary directory may be in memory).
 const maxSharedFile = 1 << 30
 
 // sharedWaitLimit bounds how long a worker waits for another to write a
@@ -138,40 +140,6 @@ func lockHolderAlive(lock string) bool {
 		return false
 	}
 	return p.Signal(syscall.Signal(0)) == nil
-}
-
-// inputs returns buffer b's generated values for input set key: shared
-// between the workers when the cache is enabled, else made by gen.
-func (c *hostCache) inputs(key string, b profiler.BufferSpec, gen func() []float32) []float32 {
-	switch b.Init {
-	case profiler.InitNormal, profiler.InitUniform, profiler.InitInts:
-	default: // no random draws: cheaper to make than to read
-		return gen()
-	}
-	if !c.enabled() || b.Data != nil {
-		return gen()
-	}
-	var vals []float32
-	id := fmt.Sprintf("%s|%s|%s|%d|%v|%g|%g|%g|%g|%g|%g", key, b.Name, b.Type, b.Elems, b.Init, b.Scale, b.Mean, b.Lo, b.Hi, b.Outliers, b.OutlierScale)
-	dec := func(raw []byte) error {
-		if int64(len(raw)) != 4*b.Elems {
-			return fmt.Errorf("%d bytes for %d values", len(raw), b.Elems)
-		}
-		vals = make([]float32, b.Elems)
-		for i := range vals {
-			vals[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-		}
-		return nil
-	}
-	_ = c.once("in", id, dec, func() ([]byte, error) {
-		vals = gen()
-		raw := make([]byte, 4*len(vals))
-		for i, v := range vals {
-			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
-		}
-		return raw, nil
-	})
-	return vals
 }
 
 // reference returns the float64 reference for key: shared between the

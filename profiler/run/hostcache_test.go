@@ -30,22 +30,22 @@ func TestShareHostWorkMakesEachShapeOnce(t *testing.T) {
 	if ra.Status != profiler.StatusOK || rb.Status != profiler.StatusOK {
 		t.Fatalf("statuses %s %s: %s %s", ra.Status, rb.Status, ra.Error, rb.Error)
 	}
-	if made, loaded := a.SharedCounts(); made != 2 || loaded != 0 {
-		t.Errorf("first worker: made %d, read %d; want the input x and the reference made, nothing read", made, loaded)
+	if made, loaded := a.SharedCounts(); made != 1 || loaded != 0 {
+		t.Errorf("first worker: made %d, read %d; want the reference made (inputs are not shared), nothing read", made, loaded)
 	}
-	if made, loaded := b.SharedCounts(); made != 0 || loaded != 2 {
-		t.Errorf("second worker: made %d, read %d; want both read", made, loaded)
+	if made, loaded := b.SharedCounts(); made != 0 || loaded != 1 {
+		t.Errorf("second worker: made %d, read %d; want the reference read", made, loaded)
 	}
 	if !reflect.DeepEqual(ra.Verdict, rb.Verdict) {
 		t.Errorf("verdicts differ:\n%+v\n%+v", ra.Verdict, rb.Verdict)
 	}
 	b.Run(context.Background(), scaleSpec(6000, 64), opt, nil)
-	if made, loaded := b.SharedCounts(); made != 2 || loaded != 2 {
-		t.Errorf("second worker after a new shape: made %d, read %d; want 2 and 2", made, loaded)
+	if made, loaded := b.SharedCounts(); made != 1 || loaded != 1 {
+		t.Errorf("second worker after a new shape: made %d, read %d; want 1 and 1", made, loaded)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*"))
-	if len(files) != 4 {
-		t.Errorf("shared files %v, want 4 (2 shapes × input + reference), no lock or temporary left", files)
+	if len(files) != 2 {
+		t.Errorf("shared files %v, want 2 (one reference per shape), no lock or temporary left", files)
 	}
 
 	solo := run.NewRunner(&enginetest.MemBackend{})
@@ -70,8 +70,8 @@ func TestShareHostWorkRemakesACorruptFile(t *testing.T) {
 	b := run.NewRunner(&enginetest.MemBackend{})
 	b.ShareHostWork(dir, 0)
 	got := b.Run(context.Background(), scaleSpec(3000, 32), opt, nil)
-	if made, loaded := b.SharedCounts(); made != 2 || loaded != 0 {
-		t.Errorf("after corrupting the files: made %d, read %d; want both made again", made, loaded)
+	if made, loaded := b.SharedCounts(); made != 1 || loaded != 0 {
+		t.Errorf("after corrupting the file: made %d, read %d; want the reference made again", made, loaded)
 	}
 	if got.Status != profiler.StatusOK || !reflect.DeepEqual(got.Verdict, want.Verdict) {
 		t.Errorf("status %s, verdict %+v; want %+v", got.Status, got.Verdict, want.Verdict)
@@ -107,7 +107,7 @@ func TestSweepOnDevicesMakesEachShapeOnce(t *testing.T) {
 		m, l := r.SharedCounts()
 		made, loaded = made+m, loaded+l
 	}
-	if made != 6 {
-		t.Errorf("made %d shared files (read %d), want 6: 3 shapes × (input + reference), once each", made, loaded)
+	if made != 3 {
+		t.Errorf("made %d shared files (read %d), want 3: one reference per shape, once each", made, loaded)
 	}
 }

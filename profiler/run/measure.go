@@ -60,32 +60,6 @@ func slab(b *[]byte, n int64, v byte) []byte {
 	return (*b)[:n]
 }
 
-// decodeChecked decodes only the elements of raw (a buffer of spec's type)
-// that ref checks in that buffer; the others stay 0. Outputs can be far
-// larger than the rows checked (an attention output of 16 MiB against 256
-// checked rows), and the slice's untouched pages cost nothing.
-func decodeChecked(ref *profiler.Reference, name string, spec profiler.BufferSpec, raw []byte) []float32 {
-	return decodeCheckedInto(make([]float32, spec.Elems), ref, name, spec, raw)
-}
-
-// decodeCheckedInto is decodeChecked into vals (spec.Elems long), whose
-// unchecked elements are left as they are: Verify reads only checked ones.
-func decodeCheckedInto(vals []float32, ref *profiler.Reference, name string, spec profiler.BufferSpec, raw []byte) []float32 {
-	size := spec.Type.Size()
-	for _, c := range ref.Checks {
-		if c.Buffer != name {
-			continue
-		}
-		for _, i := range c.Index {
-			if i < 0 || int64(i) >= spec.Elems {
-				continue // Verify reports the bad index
-			}
-			spec.Type.Decode(raw[i*size:(i+1)*size], vals[i:i+1])
-		}
-	}
-	return vals
-}
-
 // rangeGap: checked elements closer than this many bytes are read in one
 // range, so that a few hundred checked rows take tens of copies, not
 // hundreds, and a dense check reads the buffer in one piece.

@@ -103,15 +103,18 @@ func TestWithRoundTrip(t *testing.T) {
 	}
 }
 
-func TestDecodeCheckedAndSlab(t *testing.T) {
-	spec := profiler.BufferSpec{Name: "o", Elems: 6, Type: profiler.BF16}
-	raw := make([]byte, 12)
-	profiler.BF16.Encode(raw, []float32{1, 2, 3, 4, 5, 6})
-	ref := &profiler.Reference{Checks: []profiler.Check{{Buffer: "o", Index: []int{1, 4, 99}}, {Buffer: "l", Index: []int{0}}}}
-	got := run.DecodeChecked(ref, "o", spec, raw)
-	if len(got) != 6 || got[1] != 2 || got[4] != 5 || got[0] != 0 || got[5] != 0 {
-		t.Errorf("decoded %v: want only elements 1 and 4", got)
+// Checked elements are found in the ranges downloaded back to back,
+// whether the lookups go forward (a check's usual order), back, or jump.
+func TestRangePlaces(t *testing.T) {
+	offs, lens := []int64{0, 100, 1000}, []int64{8, 40, 4}
+	qs := []int64{0, 4, 100, 136, 1000, 104, 4, 1000, 100}
+	want := []int64{0, 4, 8, 44, 48, 12, 4, 48, 8}
+	if got := run.RangePlaces(offs, lens, qs); !slices.Equal(got, want) {
+		t.Errorf("places %v, want %v", got, want)
 	}
+}
+
+func TestSlab(t *testing.T) {
 	var s []byte
 	if p := run.Slab(&s, 4, 0xff); len(p) != 4 || p[3] != 0xff {
 		t.Errorf("%v", p)

@@ -65,7 +65,7 @@ func (r *Runner) prefetchHostWork(prep *Prepared, opt profiler.Options) {
 func (r *Runner) makeInputs(set *inputSet, gen []profiler.BufferSpec, seed uint64) {
 	defer close(set.ready)
 	for _, b := range gen {
-		vals := r.shared.inputs(set.key, b, func() []float32 { return fill(b, seed, r.fillThreads) })
+		vals := fill(b, seed, r.fillThreads)
 		raw := make([]byte, b.Bytes())
 		encode(b.Type, raw, vals, r.fillThreads)
 		r.mu.Lock()

@@ -461,7 +461,7 @@ func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64,
 		r.mu.Unlock()
 		if int64(len(vals)) != b.Elems {
 			clk.mark(&clk.p.Alloc)
-			vals = r.shared.inputs(key, b, func() []float32 { return fill(b, seed, r.fillThreads) })
+			vals = fill(b, seed, r.fillThreads)
 			raw = nil
 			clk.mark(&clk.p.Inputs)
 			r.mu.Lock()
@@ -614,82 +614,10 @@ func (r *Runner) verify(f profiler.Family, s profiler.Spec, plan *profiler.Plan,
 		r.keepRef(key, ref)
 		r.mu.Unlock()
 	}
-	r.scratch.mu.Lock()
-	defer r.scratch.mu.Unlock()
-	got := map[string][]float32{}
-	for _, c := range ref.Checks {
-		if _, done := got[c.Buffer]; done {
-			continue
-		}
-		spec, ok := plan.Buffer(c.Buffer)
-		if !ok {
-			return profiler.Verdict{}, fmt.Errorf("reference checks unknown buffer %s", c.Buffer)
-		}
-		vals, err := r.readChecked(ref, c.Buffer, spec, bufs[c.Buffer])
-		if err != nil {
-			return profiler.Verdict{}, fmt.Errorf("downloading %s: %w", c.Buffer, err)
-		}
-		got[c.Buffer] = vals
+	got, err := r.readChecks(ref, plan, bufs)
+	if err != nil {
+		return profiler.Verdict{}, err
 	}
-	return Verify(ref, got, f.Tolerance(s.DType)), nil
+	return got.verify(ref, f.Tolerance(s.DType)), nil
 }
 
-// verifyScratch keeps the download and decode slices of the last checks,
-// by buffer name, so that checking a 16 MiB output twice per spec does not
-// allocate (and zero) 48 MiB each time. Only buffers up to
-// maxScratchBytes are kept; larger ones are allocated per check.
-type verifyScratch struct {
-	mu   sync.Mutex
-	raw  map[string][]byte
-	vals map[string][]float32
-}
-
-const maxScratchBytes = 64 << 20
-
-// readChecked downloads what the reference checks of one buffer (only the
-// checked ranges where the backend can read parts and they are under half
-// the buffer) and decodes the checked elements. Caller holds r.scratch.mu.
-func (r *Runner) readChecked(ref *profiler.Reference, name string, spec profiler.BufferSpec, buf profiler.Buffer) ([]float32, error) {
-	raw, vals := r.scratch.get(name, spec)
-	var idx []int
-	for _, c := range ref.Checks {
-		if c.Buffer == name {
-			idx = append(idx, c.Index...)
-		}
-	}
-	size := int64(spec.Type.Size())
-	offs, lens := checkedRanges(idx, size, spec.Elems, rangeGap)
-	total := int64(0)
-	for _, l := range lens {
-		total += l
-	}
-	if rd, ok := r.backend.(profiler.RangeDownloader); ok && 2*total <= spec.Bytes() {
-		dsts := make([][]byte, len(offs))
-		for i, off := range offs {
-			dsts[i] = raw[off : off+lens[i]]
-		}
-		if err := rd.DownloadRanges(buf, offs, dsts); err != nil {
-			return nil, err
-		}
-	} else if err := r.backend.Download(buf, raw); err != nil {
-		return nil, err
-	}
-	return decodeCheckedInto(vals, ref, name, spec, raw), nil
-}
-
-// get returns download and decode slices for a buffer of spec's size.
-func (v *verifyScratch) get(name string, spec profiler.BufferSpec) ([]byte, []float32) {
-	n := spec.Bytes()
-	if n > maxScratchBytes {
-		return make([]byte, n), make([]float32, spec.Elems)
-	}
-	if v.raw == nil {
-		v.raw, v.vals = map[string][]byte{}, map[string][]float32{}
-	}
-	raw, vals := v.raw[name], v.vals[name]
-	if int64(cap(raw)) < n || int64(cap(vals)) < spec.Elems {
-		raw, vals = make([]byte, n), make([]float32, spec.Elems)
-		v.raw[name], v.vals[name] = raw, vals
-	}
-	return raw[:n], vals[:spec.Elems]
-}

@@ -15,6 +15,18 @@ import (
 // term of the computation that formed it (README "Tolerances"). Worst names
 // the element with the largest |got−want|/bound, and the bound's parts.
 func Verify(ref *profiler.Reference, got map[string][]float32, tol profiler.Tolerance) profiler.Verdict {
+	return verifyWith(ref, tol, func(ci, k int) (float32, bool) {
+		out, idx := got[ref.Checks[ci].Buffer], ref.Checks[ci].Index[k]
+		if idx < 0 || idx >= len(out) {
+			return 0, false
+		}
+		return out[idx], true
+	})
+}
+
+// verifyWith is Verify with the device's value of element k of check ci
+// from value (false: the index is outside its buffer, a mismatch).
+func verifyWith(ref *profiler.Reference, tol profiler.Tolerance, value func(ci, k int) (float32, bool)) profiler.Verdict {
 	v := profiler.Verdict{ATol: tol.ATol, RTol: tol.RTol, RowsChecked: ref.RowsChecked, RowsTotal: ref.RowsTotal, Rows: ref.Rows}
 	if ref.Unchecked {
 		v.Unchecked, v.Pass = true, true
@@ -24,18 +36,18 @@ func Verify(ref *profiler.Reference, got map[string][]float32, tol profiler.Tole
 	worst := -1.0
 	for ci := range ref.Checks {
 		c := &ref.Checks[ci]
-		out := got[c.Buffer]
 		tol := tol
 		if c.Tol != nil {
 			tol = *c.Tol
 		}
 		for k, idx := range c.Index {
 			want := c.Want[k]
-			if idx >= len(out) {
+			gv, ok := value(ci, k)
+			if !ok {
 				v.Mismatches++
 				continue
 			}
-			g := float64(out[idx])
+			g := float64(gv)
 			v.Checked++
 			if math.IsNaN(g) || math.IsInf(g, 0) {
 				if !(math.IsNaN(want) && math.IsNaN(g)) && !(math.IsInf(want, 0) && g == want) {
