@@ -18,12 +18,8 @@ type checkedValues struct {
 }
 
 func (g checkedValues) verify(ref *profiler.Reference, tol profiler.Tolerance) profiler.Verdict {
-	return verifyWith(ref, tol, func(ci, k int) (float32, bool) {
-		idx := ref.Checks[ci].Index[k]
-		if idx < 0 || int64(idx) >= g.elems[ci] {
-			return 0, false
-		}
-		return g.vals[ci][k], true
+	return verifyWith(ref, tol, func(ci int) checkView {
+		return checkView{vals: g.vals[ci], aligned: true, elems: g.elems[ci]}
 	})
 }
 
