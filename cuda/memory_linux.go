@@ -131,6 +131,12 @@ func (b *backend) Fill(x profiler.Buffer, value byte) error {
 	})
 }
 
+// gatherMin: a download of more ranges than this gathers them on the
+// device first (one asynchronous device copy each, then one copy to the
+// host) instead of one synchronous copy per range: a 256-row check of a
+// large output took 256 trips through the driver.
+const gatherMin = 8
+
 // DownloadRanges copies parts of a buffer (see profiler.RangeDownloader),
 // all in one trip to the CUDA thread.
 func (b *backend) DownloadRanges(x profiler.Buffer, offsets []int64, dsts [][]byte) error {
@@ -145,6 +151,11 @@ func (b *backend) DownloadRanges(x profiler.Buffer, offsets []int64, dsts [][]by
 		if err := b.alive(); err != nil {
 			return err
 		}
+		if len(offsets) > gatherMin {
+			if done, err := b.gather(buf, offsets, dsts); done || err != nil {
+				return err
+			}
+		}
 		for i, off := range offsets {
 			if len(dsts[i]) == 0 {
 				continue
@@ -155,4 +166,44 @@ func (b *backend) DownloadRanges(x profiler.Buffer, offsets []int64, dsts [][]by
 		}
 		return nil
 	})
+}
+
+// gather copies the ranges back to back into a device buffer on the
+// stream, then to the host at once; done is false (and nothing copied)
+// when the staging buffer cannot be allocated. On the CUDA thread.
+func (b *backend) gather(buf *buffer, offsets []int64, dsts [][]byte) (done bool, err error) {
+	total := int64(0)
+	for _, d := range dsts {
+		total += int64(len(d))
+	}
+	if total == 0 {
+		return true, nil
+	}
+	stage, err := b.alloc(total)
+	if err != nil {
+		return false, nil
+	}
+	defer b.drv.call("cuMemFree_v2", b.drv.cuMemFree, uintptr(stage.ptr))
+	at := uint64(0)
+	for i, off := range offsets {
+		n := uintptr(len(dsts[i]))
+		if n == 0 {
+			continue
+		}
+		if err := b.check(b.drv.call("cuMemcpyDtoDAsync_v2", b.drv.cuMemcpyDtoDAsync, uintptr(stage.ptr+at), uintptr(buf.ptr+uint64(off)), n, b.stream)); err != nil {
+			return true, err
+		}
+		at += uint64(n)
+	}
+	if err := b.check(b.drv.call("cuStreamSynchronize", b.drv.cuStreamSynchronize, b.stream)); err != nil {
+		return true, err
+	}
+	host := make([]byte, total)
+	if err := b.check(b.drv.call("cuMemcpyDtoH_v2", b.drv.cuMemcpyDtoH, uintptr(unsafe.Pointer(&host[0])), uintptr(stage.ptr), uintptr(total))); err != nil {
+		return true, err
+	}
+	for i := range dsts {
+		host = host[copy(dsts[i], host):]
+	}
+	return true, nil
 }
