@@ -620,4 +620,3 @@ func (r *Runner) verify(f profiler.Family, s profiler.Spec, plan *profiler.Plan,
 	}
 	return got.verify(ref, f.Tolerance(s.DType)), nil
 }
-
