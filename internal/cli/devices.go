@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -155,42 +154,14 @@ func (s *session) startDevices(o *options, backend string) *earlyDevices {
 	go func() {
 		defer close(e.done)
 		backend := resolveBackend(backend)
-		repeat := os.Getenv(repeatDevicesEnv) == "1"
-		// A list of ordinals starts its workers at once, while the parent
-		// counts the devices (CUDA's cuInit in the parent takes as long as
-		// a worker's start); "all" needs the count first.
-		counted := make(chan error, 1)
-		ords, err := listedOrdinals(o.devices, repeat)
-		if err == nil {
-			go func() {
-				_, err := resolveDevices(o.devices, backend, countDevices, repeat)
-				counted <- err
-			}()
-		} else {
-			ords, err = resolveDevices(o.devices, backend, countDevices, repeat)
-			counted <- nil
-		}
+		ords, err := resolveDevices(o.devices, backend, countDevices, os.Getenv(repeatDevicesEnv) == "1")
 		if err != nil {
 			e.err = err
 			return
 		}
 		e.devs, e.err = s.openDevices(backend, ords, e.share(len(ords)), &e.log)
-		if err := <-counted; err != nil { // an ordinal the backend does not have
-			closeDevices(e.devs)
-			e.devs, e.err = nil, err
-		}
 	}()
 	return e
-}
-
-// listedOrdinals reads a --devices list of ordinals without counting the
-// devices (resolveDevices checks them against the count); an error for
-// "all" or a list it refuses.
-func listedOrdinals(v string, repeat bool) ([]int, error) {
-	if strings.TrimSpace(v) == "all" {
-		return nil, badInput("--devices all: the devices must be counted first")
-	}
-	return resolveDevices(v, "", func(string) (int, error) { return math.MaxInt, nil }, repeat)
 }
 
 // share makes the directory n workers share host work in and returns

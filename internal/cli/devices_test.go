@@ -322,19 +322,3 @@ func TestDevicesShareHostWorkAndCleanUp(t *testing.T) {
 		t.Errorf("shared directories left after the sweep: %v", left)
 	}
 }
-
-// A listed ordinal the backend does not have is refused (the workers were
-// started while the devices were counted, and are stopped), and nothing
-// is measured.
-func TestDevicesListedBeyondTheCount(t *testing.T) {
-	sweep := writeFile(t, "d.yaml", devicesSweep)
-	csv := filepath.Join(t.TempDir(), "x.csv")
-	t.Setenv(fakeDevicesEnv, "2")
-	code, _, stderr := runMain(t, "--config", sweep, "--devices", "0,5", "--csv", csv)
-	if code != 2 || !strings.Contains(stderr, "device 5 asked for, but the cpu backend sees 2 device(s) (0 to 1)") {
-		t.Errorf("exit %d, stderr:\n%s", code, stderr)
-	}
-	if b, err := os.ReadFile(csv); err == nil && strings.Count(string(b), "\n") > 1 {
-		t.Errorf("rows were measured:\n%s", b)
-	}
-}

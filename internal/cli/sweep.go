@@ -149,13 +149,8 @@ func (sr *sweepRun) checkInputs(cfg *run.SweepConfig, backend string) error {
 		if o.isolate == "off" {
 			return badInput("--devices runs one worker subprocess per device: drop --isolate off")
 		}
-		// A list of ordinals is counted while its workers start (see
-		// startDevices); "all" and a dry run count here.
-		repeat := os.Getenv(repeatDevicesEnv) == "1"
-		if _, err := listedOrdinals(o.devices, repeat); err != nil || o.dryRun {
-			if _, err := resolveDevices(o.devices, resolveBackend(backend), countDevices, repeat); err != nil {
-				return err
-			}
+		if _, err := resolveDevices(o.devices, resolveBackend(backend), countDevices, os.Getenv(repeatDevicesEnv) == "1"); err != nil {
+			return err
 		}
 	}
 	if o.csv != "" {
