@@ -38,6 +38,10 @@ func Available() (bool, string) {
 // CUDA_VISIBLE_DEVICES lets through). It creates no context, so a parent
 // can count the GPUs and leave them to its workers.
 func DeviceCount() (int, error) {
+	visible, set := os.LookupEnv("CUDA_VISIBLE_DEVICES")
+	if n, ok := procDeviceCount(procGPUs, visible, set); ok {
+		return n, nil
+	}
 	d, err := loadDriver()
 	if err != nil {
 		return 0, err
