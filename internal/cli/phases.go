@@ -37,8 +37,8 @@ func (p *phaseSink) Close() error {
 	return err
 }
 
-// devices prints where each device's time went in a multi-device sweep
-// (nothing on one device).
+// devices prints where each device's time went in a multi-device sweep,
+// and on one device the share of the sweep its GPU was busy measuring.
 func (p *phaseSink) devices(sum run.Summary) {
 	for _, l := range sum.DeviceLines() {
 		fmt.Fprintf(p.w, "mltop: phases %s\n", l)
