@@ -105,7 +105,7 @@ func (s Summary) DeviceLines() []string {
 	}
 	if len(s.Devices) == 1 {
 		d := s.Devices[0]
-		return []string{fmt.Sprintf("1 device in %.2f s: the GPU was busy measuring %.0f%% of it (%.2f s; host work of the specs %.2f s, start-up %.2f s)",
+		return []string{fmt.Sprintf("1 device in %.2f s: the device was busy measuring %.0f%% of it (%.2f s; host work of the specs %.2f s, start-up %.2f s)",
 			s.WallSeconds, 100*s.BusyShare(), d.Busy, d.Host, d.Startup)}
 	}
 	var lines []string
