@@ -67,12 +67,14 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 	st := &devSweep{
 		sum:   Summary{ByStatus: map[profiler.Status]int{}},
 		sinks: sinks, h: h, log: log,
-		fails:  make([]int, len(devs)),
-		shapes: make([]string, len(devs)),
-		live:   len(devs),
-		feed:   f,
-		n:      n,
-		clock:  newDeviceClock(devs),
+		fails:    make([]int, len(devs)),
+		shapes:   make([]string, len(devs)),
+		reserved: make([]string, len(devs)),
+		early:    make([]*profiler.Job, len(devs)),
+		live:     len(devs),
+		feed:     f,
+		n:        n,
+		clock:    newDeviceClock(devs),
 	}
 	st.cond = sync.NewCond(&st.mu)
 	st.counts = make([]DeviceCount, len(devs))
@@ -142,15 +144,19 @@ type devSweep struct {
 	started int
 	fails   []int
 	shapes  []string // the shape each device is on (jobShape of its last spec)
-	live    int
-	counts  []DeviceCount
-	sum     Summary
-	sinks   []profiler.Sink
-	sinkErr error
-	cancel  func()
-	h       Hooks
-	log     io.Writer
-	clock   *deviceClock
+	// reserved is the shape each device moves to next (see reserve), and
+	// early the first spec of it, for the worker to prepare ahead.
+	reserved []string
+	early    []*profiler.Job
+	live     int
+	counts   []DeviceCount
+	sum      Summary
+	sinks    []profiler.Sink
+	sinkErr  error
+	cancel   func()
+	h        Hooks
+	log      io.Writer
+	clock    *deviceClock
 }
 
 func (st *devSweep) device(ctx context.Context, di int, d Device) {
@@ -202,9 +208,15 @@ func (st *devSweep) device(ctx context.Context, di int, d Device) {
 				ahead, next = &nx, &nx.job
 			}
 		}
+		early := st.early[di] // the first spec of the shape it reserved
+		st.early[di] = nil
 		st.mu.Unlock()
-		if next != nil {
-			d.Exec.(Prefetcher).Prefetch(*next)
+		if pf, ok := d.Exec.(Prefetcher); ok {
+			for _, j := range []*profiler.Job{next, early} {
+				if j != nil {
+					pf.Prefetch(*j)
+				}
+			}
 		}
 		res := d.Exec.Run(ctx, it.job.Spec, it.job.Options, func(p profiler.Progress) {
 			if st.h.Progress != nil {
@@ -262,20 +274,24 @@ func (st *devSweep) take(ctx context.Context, di int) (queued, bool) {
 //
 // Shape affinity: a device takes the next spec of the shape it is on
 // (its worker has the inputs, their device copy and the reference), else
-// the first spec of a shape no other device is on, else any spec (the
-// end of the sweep, or fewer shapes than devices). Without it the devices
-// take a shape's specs in turn and every worker makes (or reads) every
-// shape's inputs: N times the host work of one device.
+// one of the shape it reserved, else the first spec of a shape no other
+// device is on or has reserved, else any spec (the end of the sweep, or
+// fewer shapes than devices). Without it the devices take a shape's specs
+// in turn and every worker makes every shape's inputs: N times the host
+// work of one device. On moving to a shape, a device reserves the next
+// free one and its worker makes that shape's inputs and reference while
+// it measures this one (see early).
 func (st *devSweep) tryTake(di int) (queued, bool) {
 	st.refill()
 	pick := -1
-	for pass := 0; pass < 3 && pick < 0; pass++ {
+	for pass := 0; pass < 4 && pick < 0; pass++ {
 		for k, it := range st.items {
 			if it.failedOn == di && st.live > 1 {
 				continue
 			}
 			shape := jobShape(it.job)
-			if pass == 0 && shape == st.shapes[di] || pass == 1 && !st.otherOn(di, shape) || pass == 2 {
+			if pass == 0 && shape == st.shapes[di] || pass == 1 && shape == st.reserved[di] ||
+				pass == 2 && !st.claimed(di, shape) || pass == 3 {
 				pick = k
 				break
 			}
@@ -287,8 +303,25 @@ func (st *devSweep) tryTake(di int) (queued, bool) {
 	it := st.items[pick]
 	st.items = append(st.items[:pick:pick], st.items[pick+1:]...)
 	st.out++
-	st.shapes[di] = jobShape(it.job)
+	if shape := jobShape(it.job); shape != st.shapes[di] {
+		st.shapes[di] = shape
+		st.reserve(di)
+	}
 	return it, true
+}
+
+// reserve gives device di the next shape no device is on or has
+// reserved, and notes its first spec for the worker to prepare.
+func (st *devSweep) reserve(di int) {
+	st.reserved[di] = ""
+	for _, it := range st.items {
+		if shape := jobShape(it.job); shape != st.shapes[di] && !st.claimed(di, shape) {
+			st.reserved[di] = shape
+			j := it.job
+			st.early[di] = &j
+			return
+		}
+	}
 }
 
 // jobShape is what the specs that share inputs and a reference have in
@@ -297,10 +330,11 @@ func jobShape(j profiler.Job) string {
 	return fmt.Sprintf("%s|seed=%d", j.Spec.ShapeKey(), j.Options.Seed)
 }
 
-// otherOn says whether a live device other than di is on shape.
-func (st *devSweep) otherOn(di int, shape string) bool {
-	for dj, s := range st.shapes {
-		if dj != di && s == shape && !st.counts[dj].Dropped {
+// claimed says whether a live device other than di is on shape or has
+// reserved it.
+func (st *devSweep) claimed(di int, shape string) bool {
+	for dj := range st.shapes {
+		if dj != di && !st.counts[dj].Dropped && (st.shapes[dj] == shape || st.reserved[dj] == shape) {
 			return true
 		}
 	}

@@ -26,15 +26,17 @@ type fakeDevice struct {
 	ensureErr error
 	delay     time.Duration // each Run takes this long
 
-	mu  sync.Mutex
-	ran []string
-	pre []string // prefetched
+	mu     sync.Mutex
+	ran    []string
+	pre    []string // prefetched
+	events []string // "p KEY" for a prefetch, "r KEY" for a run, in order
 }
 
 func (f *fakeDevice) Prefetch(j profiler.Job) {
 	s := j.Spec
 	f.mu.Lock()
 	f.pre = append(f.pre, s.Key())
+	f.events = append(f.events, "p "+s.Key())
 	f.mu.Unlock()
 }
 
@@ -47,6 +49,7 @@ func (f *fakeDevice) Run(ctx context.Context, s profiler.Spec, _ profiler.Option
 	f.mu.Lock()
 	first := len(f.ran) == 0
 	f.ran = append(f.ran, s.Key())
+	f.events = append(f.events, "r "+s.Key())
 	f.mu.Unlock()
 	if first && f.gate != nil {
 		<-f.gate
@@ -137,16 +140,27 @@ func TestJobsOnDevicesShareOneQueue(t *testing.T) {
 	if log.Len() != 0 {
 		t.Errorf("log: %s", log.String())
 	}
-	// a spec prefetched on a device runs there, after the one it overlapped
+	// A spec prefetched on a device runs there, after the one it
+	// overlapped, or (every spec here is a shape of its own, and a device
+	// reserves the next shape ahead) on the other device.
+	ranThere := 0
 	for _, f := range []*fakeDevice{a, b} {
 		if len(f.pre) == 0 {
 			t.Errorf("%s prefetched nothing", f.name)
 		}
 		for _, k := range f.pre {
-			if i := slices.Index(f.ran, k); i < 1 {
-				t.Errorf("%s prefetched %s and ran it at %d: %v", f.name, k, i, f.ran)
+			switch i := slices.Index(f.ran, k); {
+			case i >= 1:
+				ranThere++
+			case i == 0:
+				t.Errorf("%s prefetched %s, its first spec, before running it", f.name, k)
+			case slices.Index(a.ran, k) < 0 && slices.Index(b.ran, k) < 0:
+				t.Errorf("%s prefetched %s, which never ran", f.name, k)
 			}
 		}
+	}
+	if ranThere == 0 {
+		t.Error("no prefetched spec ran on the device that prefetched it")
 	}
 }
 
@@ -333,5 +347,36 @@ func TestJobsOnDevicesKeepTheirShape(t *testing.T) {
 	}
 	if pairs > 5 {
 		t.Errorf("%d (device, shape) pairs: want at most 5", pairs)
+	}
+	// A device moving to a new shape reserved it: its worker was asked to
+	// prepare a spec of it while at least two specs of the shape before
+	// ran (not only the one spec taken ahead).
+	early := 0
+	for _, f := range []*fakeDevice{a, b} {
+		seen := map[int]bool{}
+		for i, e := range f.events {
+			kind, key, _ := strings.Cut(e, " ")
+			n := shapeOf[key]
+			if kind != "r" || seen[n] {
+				continue
+			}
+			seen[n] = true
+			runsSince := -1
+			for _, before := range f.events[:i] {
+				k, key, _ := strings.Cut(before, " ")
+				switch {
+				case k == "p" && shapeOf[key] == n && runsSince < 0:
+					runsSince = 0
+				case k == "r" && runsSince >= 0:
+					runsSince++
+				}
+			}
+			if runsSince >= 2 {
+				early++
+			}
+		}
+	}
+	if early == 0 {
+		t.Error("no device had its next shape prepared while it ran the shape before")
 	}
 }
