@@ -12,18 +12,7 @@ import (
 // TestRealCPUBackend drives a real run through the CPU backend: pick
 // softmax_bwd, shrink it, run, and see status ok with a passing verdict.
 func TestRealCPUBackend(t *testing.T) {
-	be, err := cpu.New()
-	if err != nil {
-		t.Fatalf("cpu backend: %v", err)
-	}
-	r := run.NewRunner(be)
-	defer r.Close()
-	opts := testOptions()
-	o := profiler.DefaultOptions()
-	o.Stop = profiler.StopRule{Noise: 0.5, MinSamples: 3, MinTime: 0.001, MaxTime: 0.5}
-	o.Warmup = 0.001
-	opts.DefaultOptions = o
-	hs := start(t, r, opts, 120, 40)
+	hs := startOnCPU(t, 0.5)
 	hs.keys("down", "enter")
 	hs.waitFor("softmax_bwd", func(m Model) bool { return m.family().Name() == "softmax_bwd" && m.focus == paneEditor })
 	// Fields: WG, dtype, rows, cols. Type rows=64 and cols=512.
@@ -91,18 +80,7 @@ func TestUserKernelOnCPUSaysWhy(t *testing.T) {
 // softmax_bwd at a small shape, all six WG values, the best re-measured
 // and the winner loaded into the editor.
 func TestTuneOnRealCPUBackend(t *testing.T) {
-	be, err := cpu.New()
-	if err != nil {
-		t.Fatalf("cpu backend: %v", err)
-	}
-	r := run.NewRunner(be)
-	defer r.Close()
-	opts := testOptions()
-	o := profiler.DefaultOptions()
-	o.Stop = profiler.StopRule{Noise: 0.5, MinSamples: 3, MinTime: 0.001, MaxTime: 0.05}
-	o.Warmup = 0.001
-	opts.DefaultOptions = o
-	hs := start(t, r, opts, 120, 40)
+	hs := startOnCPU(t, 0.05)
 	hs.keys("down", "enter")
 	hs.waitFor("softmax_bwd", func(m Model) bool { return m.family().Name() == "softmax_bwd" && m.focus == paneEditor })
 	hs.keys("down", "down", "enter") // rows=64, cols=512
@@ -138,4 +116,22 @@ func TestTuneOnRealCPUBackend(t *testing.T) {
 	if !strings.Contains(frame, "in the editor (r runs it)") {
 		t.Errorf("the end frame lacks the winner:\n%s", frame)
 	}
+}
+
+// startOnCPU starts a session on the real CPU backend with a quick stopping
+// rule (each spec samples for at most maxTime seconds).
+func startOnCPU(t *testing.T, maxTime float64) *harness {
+	t.Helper()
+	be, err := cpu.New()
+	if err != nil {
+		t.Fatalf("cpu backend: %v", err)
+	}
+	r := run.NewRunner(be)
+	t.Cleanup(func() { r.Close() })
+	opts := testOptions()
+	o := profiler.DefaultOptions()
+	o.Stop = profiler.StopRule{Noise: 0.5, MinSamples: 3, MinTime: 0.001, MaxTime: maxTime}
+	o.Warmup = 0.001
+	opts.DefaultOptions = o
+	return start(t, r, opts, 120, 40)
 }
