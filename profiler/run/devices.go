@@ -272,6 +272,10 @@ func (st *devSweep) take(ctx context.Context, di int) (queued, bool) {
 
 // tryTake is take without waiting (but for the feed to make a job).
 //
+// A spec that crashed on another device comes first, whatever its shape:
+// until it runs elsewhere the failure is counted against nobody, and a
+// broken device would go on crashing its shape's specs meanwhile.
+//
 // Shape affinity: a device takes the next spec of the shape it is on
 // (its worker has the inputs, their device copy and the reference), else
 // one of the shape it reserved, else the first spec of a shape no other
@@ -284,13 +288,13 @@ func (st *devSweep) take(ctx context.Context, di int) (queued, bool) {
 func (st *devSweep) tryTake(di int) (queued, bool) {
 	st.refill()
 	pick := -1
-	for pass := 0; pass < 4 && pick < 0; pass++ {
+	for pass := -1; pass < 4 && pick < 0; pass++ {
 		for k, it := range st.items {
 			if it.failedOn == di && st.live > 1 {
 				continue
 			}
 			shape := jobShape(it.job)
-			if pass == 0 && shape == st.shapes[di] || pass == 1 && shape == st.reserved[di] ||
+			if pass == -1 && it.failedOn >= 0 || pass == 0 && shape == st.shapes[di] || pass == 1 && shape == st.reserved[di] ||
 				pass == 2 && !st.claimed(di, shape) || pass == 3 {
 				pick = k
 				break

@@ -100,20 +100,26 @@ func fillThreads(threads int) int {
 // parallel calls f over [0, n) in chunks of fillChunk on fillThreads(threads)
 // goroutines.
 func parallel(n, threads int, f func(lo, hi int)) {
+	parallelChunks(n, fillChunk, threads, f)
+}
+
+// parallelChunks is parallel in chunks of chunk elements: f's lo is a
+// multiple of chunk.
+func parallelChunks(n, chunk, threads int, f func(lo, hi int)) {
 	var next int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for range min(fillThreads(threads), (n+fillChunk-1)/fillChunk) {
+	for range min(fillThreads(threads), (n+chunk-1)/chunk) {
 		wg.Go(func() {
 			for {
 				mu.Lock()
 				lo := next
-				next += fillChunk
+				next += chunk
 				mu.Unlock()
 				if lo >= n {
 					return
 				}
-				f(lo, min(lo+fillChunk, n))
+				f(lo, min(lo+chunk, n))
 			}
 		})
 	}

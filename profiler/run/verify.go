@@ -51,7 +51,7 @@ func verifyWith(ref *profiler.Reference, tol profiler.Tolerance, view func(ci in
 		}
 		cv := view(ci)
 		parts := make([]tally, (len(c.Index)+verifyChunk-1)/verifyChunk)
-		parallel(len(c.Index), 0, func(lo, hi int) {
+		parallelChunks(len(c.Index), verifyChunk, 0, func(lo, hi int) {
 			parts[lo/verifyChunk] = compareRange(c, ci, cv, ctol, lo, hi)
 		})
 		for _, p := range parts {
@@ -138,9 +138,16 @@ func compareRange(c *profiler.Check, ci int, cv checkView, tol profiler.Toleranc
 		}
 		d := math.Abs(g - want)
 		t.sq += d * d
-		t.maxAbs = max(t.maxAbs, d)
+		// Compared, not max(): a NaN (a finite value against a NaN, or
+		// the relative error against an Inf) is left out, as Verify
+		// always did.
+		if d > t.maxAbs {
+			t.maxAbs = d
+		}
 		if aw := math.Abs(want); aw > 0 && aw > tol.ATol {
-			t.maxRel = max(t.maxRel, d/aw)
+			if r := d / aw; r > t.maxRel {
+				t.maxRel = r
+			}
 		}
 		bound := c.Bound(k, tol)
 		if d > bound {

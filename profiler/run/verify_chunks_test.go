@@ -42,3 +42,40 @@ func TestVerifyAcrossChunks(t *testing.T) {
 		t.Errorf("worst %q: want the NaN at 10", v.Worst)
 	}
 }
+
+// A chunk with nothing to rank (every element out of range, or NaN where
+// NaN is wanted) names no worst element; an element whose want is NaN or
+// Inf leaves the largest errors as they were (a finite |Δ| against a NaN
+// is NaN, against an Inf the relative error is NaN).
+func TestVerifyChunksWithNothingToRank(t *testing.T) {
+	const n = 100_000
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name      string
+		idx       func(i int) int
+		want, got float64
+	}{
+		{"every index out of range", func(i int) int { return n + i }, 1, 1},
+		{"NaN where NaN is wanted", func(i int) int { return i }, nan, nan},
+	} {
+		idx, want, out := make([]int, n), make([]float64, n), make([]float32, n)
+		for i := range idx {
+			idx[i], want[i], out[i] = tc.idx(i), tc.want, float32(tc.got)
+		}
+		ref := &profiler.Reference{Checks: []profiler.Check{{Buffer: "o", Index: idx, Want: want}}}
+		v := run.Verify(ref, map[string][]float32{"o": out}, profiler.Tolerance{ATol: 1e-3})
+		if v.Worst != "" || v.WorstRatio != 0 {
+			t.Errorf("%s: worst %q ratio %g: want none", tc.name, v.Worst, v.WorstRatio)
+		}
+	}
+	ref := &profiler.Reference{Checks: []profiler.Check{{Buffer: "o", Index: []int{0, 1, 2}, Want: []float64{nan, math.Inf(1), 2}}}}
+	v := run.Verify(ref, map[string][]float32{"o": {1, 1, 2.5}}, profiler.Tolerance{ATol: 1e-3, RTol: 1e-3})
+	if v.MaxRelErr != 0.25 || !math.IsInf(v.MaxAbsErr, 1) {
+		t.Errorf("max |Δ| %g, max rel %g: want +Inf (the Inf wanted) and 0.25 (the NaN and Inf wanted left out)", v.MaxAbsErr, v.MaxRelErr)
+	}
+	v = run.Verify(&profiler.Reference{Checks: []profiler.Check{{Buffer: "o", Index: []int{0, 1}, Want: []float64{nan, 2}}}},
+		map[string][]float32{"o": {1, 2.5}}, profiler.Tolerance{ATol: 1e-3})
+	if v.MaxAbsErr != 0.5 {
+		t.Errorf("max |Δ| %g: want 0.5 (a NaN wanted left out)", v.MaxAbsErr)
+	}
+}
