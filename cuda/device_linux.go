@@ -39,8 +39,12 @@ func Available() (bool, string) {
 // can count the GPUs and leave them to its workers.
 func DeviceCount() (int, error) {
 	visible, set := os.LookupEnv("CUDA_VISIBLE_DEVICES")
-	if n, ok := procDeviceCount(procGPUs, visible, set); ok {
-		return n, nil
+	// A container given some of the host's GPUs (NVIDIA_VISIBLE_DEVICES
+	// other than all) may still list every GPU under /proc: ask CUDA.
+	if c := os.Getenv("NVIDIA_VISIBLE_DEVICES"); c == "" || c == "all" {
+		if n, ok := procDeviceCount(procGPUs, visible, set); ok {
+			return n, nil
+		}
 	}
 	d, err := loadDriver()
 	if err != nil {

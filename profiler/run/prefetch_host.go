@@ -1,7 +1,9 @@
 package run
 
 import (
+	"context"
 	"fmt"
+	"sync"
 
 	"github.com/mltop/mltop/profiler"
 )
@@ -45,19 +47,49 @@ func (r *Runner) prefetchHostWork(prep *Prepared, opt profiler.Options) {
 	set := &inputSet{key: key, data: map[string][]float32{}, raw: map[string][]byte{}, ready: make(chan struct{})}
 	r.inputs.sets = append(r.inputs.sets, set)
 	r.prefetching = true
+	// The reference is promised now, so that a spec of this shape that
+	// reaches verify before it is made waits instead of making it too.
+	refDone := r.promiseRef(prep, opt)
 	r.mu.Unlock()
+	refK := refKey(prep.Spec, opt)
+	keepPromise := sync.OnceFunc(func() { // verify stops waiting, whatever happened
+		if refDone != nil {
+			r.mu.Lock()
+			delete(r.refMaking, refK)
+			r.mu.Unlock()
+			close(refDone)
+		}
+	})
 	go func() {
 		defer func() {
 			// A family that panics here panics again, where it is
 			// reported, when its spec runs.
 			_ = recover()
+			keepPromise()
 			r.mu.Lock()
 			r.prefetching = false
 			r.mu.Unlock()
 		}()
 		r.makeInputs(set, gen, opt.Seed)
-		r.prefetchReference(prep, set, opt)
+		if refDone != nil {
+			r.makeReference(prep, set, opt, keepPromise)
+		}
 	}()
+}
+
+// waitReady waits for ready, or for ctx's end (ctrl-C while a shape's
+// inputs are made ahead stops at once, as it stops between buffers).
+func waitReady(ctx context.Context, ready <-chan struct{}) error {
+	if ctx == nil {
+		<-ready
+		return nil
+	}
+	select {
+	case <-ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // makeInputs generates and encodes the buffers gen of set, then marks the
@@ -76,29 +108,32 @@ func (r *Runner) makeInputs(set *inputSet, gen []profiler.BufferSpec, seed uint6
 	}
 }
 
-// prefetchReference computes the float64 reference of prep's spec from
-// set's inputs and keeps it where verify looks first; verify waits for a
-// reference being made here instead of making it again.
-func (r *Runner) prefetchReference(prep *Prepared, set *inputSet, opt profiler.Options) {
+// promiseRef registers the float64 reference of prep's spec as being made
+// ahead (verify then waits for it instead of making it again) and returns
+// the channel to close when it is; nil when it is at hand, promised
+// already, or made on the device. Caller holds r.mu.
+func (r *Runner) promiseRef(prep *Prepared, opt profiler.Options) chan struct{} {
 	if _, onDevice := prep.Family.(profiler.DeviceReference); onDevice {
-		return // made with the device, on the device thread
+		return nil // made with the device, on the device thread
 	}
 	key := refKey(prep.Spec, opt)
-	r.mu.Lock()
 	if r.refs[key] != nil || r.refMaking[key] != nil {
-		r.mu.Unlock()
-		return
+		return nil
 	}
 	done := make(chan struct{})
 	r.refMaking[key] = done
+	return done
+}
+
+// makeReference computes the promised reference of prep's spec from set's
+// inputs and keeps it where verify looks first, then calls done (a
+// reference that fails is made again, and fails, in verify).
+func (r *Runner) makeReference(prep *Prepared, set *inputSet, opt profiler.Options, done func()) {
+	key := refKey(prep.Spec, opt)
+	r.mu.Lock()
 	inputs := profiler.Inputs(set.data)
 	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		delete(r.refMaking, key)
-		r.mu.Unlock()
-		close(done)
-	}()
+	defer done()
 	ref, err := r.shared.reference(key, func() (*profiler.Reference, error) {
 		return prep.Family.Reference(prep.Spec, inputs, opt.MaxRows, opt.Seed)
 	})

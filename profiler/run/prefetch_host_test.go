@@ -2,7 +2,10 @@ package run_test
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/mltop/mltop/internal/enginetest"
 	"github.com/mltop/mltop/profiler"
@@ -55,4 +58,58 @@ func TestNoHostWorkAheadOnHostBackends(t *testing.T) {
 	if inputs, ref := r.HostWorkAhead(b); inputs || ref {
 		t.Errorf("inputs %v, reference %v made ahead on a host backend", inputs, ref)
 	}
+}
+
+// panicRefFamily is test_scale whose float64 reference panics.
+type panicRefFamily struct{ enginetest.ScaleFamily }
+
+func (panicRefFamily) Name() string { return "test_scale_panicref" }
+func (panicRefFamily) Reference(profiler.Spec, profiler.Inputs, int, uint64) (*profiler.Reference, error) {
+	panic("reference (test)")
+}
+
+var registerPanicRef sync.Once
+
+// A reference that panics while it is made ahead does not leave its spec
+// waiting for it: the spec makes it again and is recorded as crashed.
+func TestPrefetchedReferenceThatPanics(t *testing.T) {
+	enginetest.Register()
+	registerPanicRef.Do(func() { profiler.Register(panicRefFamily{}) })
+	r := run.NewRunner(&aheadBackend{})
+	defer r.Close()
+	j := scaleJob(4096)
+	j.Spec.Kernel = "test_scale_panicref"
+	r.Prefetch(j)
+	r.HostWorkAhead(j)
+	done := make(chan profiler.Result, 1)
+	go func() { done <- r.Run(context.Background(), j.Spec, j.Options, nil) }()
+	select {
+	case res := <-done:
+		if res.Status != profiler.StatusCrashed || !strings.Contains(res.Error, "reference (test)") {
+			t.Errorf("status %s: %s; want crashed by the reference's panic", res.Status, res.Error)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the spec still waits for the reference made ahead")
+	}
+}
+
+// ctrl-C while a spec waits for its shape's inputs made ahead: it stops at
+// once, cancelled.
+func TestCancelWhileInputsAreMadeAhead(t *testing.T) {
+	enginetest.Register()
+	r := run.NewRunner(&aheadBackend{})
+	defer r.Close()
+	j := scaleJob(1 << 26) // 256 MiB of inputs: seconds to make
+	r.Prefetch(j)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	res := r.Run(ctx, j.Spec, j.Options, nil)
+	if res.Status != profiler.StatusCancelled {
+		t.Errorf("status %s (%s), want cancelled", res.Status, res.Error)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("took %v to stop", d)
+	}
+	r.HostWorkAhead(j) // let the prefetch end before the next test
 }

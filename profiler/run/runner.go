@@ -404,8 +404,11 @@ func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64,
 	if set.ready != nil { // made ahead: wait for what is not done yet
 		r.mu.Unlock()
 		clk.mark(&clk.p.Alloc)
-		<-set.ready
+		err := waitReady(ctx, set.ready)
 		clk.mark(&clk.p.Inputs)
+		if err != nil {
+			return bufs, err
+		}
 		r.mu.Lock()
 	}
 	// Take the previous spec's buffers of the sizes wanted, and free the
