@@ -40,12 +40,22 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) {
 	}
 	d.grid = []string{fmt.Sprintf("cdiv(%s, %s)", strings.Join(size, " * "), k.block), "1", "1"}
 	d.gridComment = fmt.Sprintf("TODO: guessed one thread per element of %s; set the groups (blocks) your launch uses", strings.Join(size, "×"))
+	if lb, ok := findLaunch(c.src, sig.Entry); ok {
+		if g := gridExpr(lb.grid, p); g != "" {
+			d.grid[0] = g
+			d.gridComment = fmt.Sprintf("from the launch at line %d", lb.line)
+		}
+	}
 	d.threads = []string{k.block, "1", "1"}
 	d.argsComment = "the kernel's parameters, in order"
 	if c.lang == "metal" {
 		d.argsComment = "buffers, then the scalars (Metal takes them as one struct after the buffers)"
 	}
-	p.note("%s: guessed grid cdiv(%s, %s) × %s threads and buffer shapes [%s]: set them to what your launch uses", sig.Entry, strings.Join(size, " * "), k.block, k.block, strings.Join(size, ", "))
+	if strings.HasPrefix(d.gridComment, "TODO") {
+		p.note("%s: guessed grid cdiv(%s, %s) × %s threads and buffer shapes [%s]: set them to what your launch uses", sig.Entry, strings.Join(size, " * "), k.block, k.block, strings.Join(size, ", "))
+	} else {
+		p.note("%s: grid %s × %s threads from its launch; guessed buffer shapes [%s]: set them to what the kernel reads and writes", sig.Entry, d.grid[0], k.block, strings.Join(size, ", "))
+	}
 	known := map[string]bool{}
 	for n, kind := range p.taken {
 		known[n] = kind == "knob" || kind == "dim"
@@ -123,7 +133,7 @@ func (c *context) blockKnob(p *plan, name, def, what string) string {
 
 // blockFromSource finds the thread count of a kernel with no block-size
 // parameter: a block-size macro or constant of the source that the body
-// uses, else a WG knob. It returns the threads line's comment.
+// uses, else its host launch's (blockFromLaunch), else a WG knob. It returns the threads line's comment.
 func (c *context) blockFromSource(p *plan, k *kernelScan) string {
 	for _, cn := range c.consts {
 		if !mentions(k.body, cn.name) {
@@ -140,6 +150,9 @@ func (c *context) blockFromSource(p *plan, k *kernelScan) string {
 				comment: fmt.Sprintf("TODO: fixed by the source (line %d: %s %s %d); wrap a #define in #ifndef %s to sweep it", cn.line, cn.what, cn.name, cn.value, cn.name)})
 			p.note("%s is fixed by the source (line %d): knob %s has the one value %d; guard its #define with #ifndef to sweep it", cn.name, cn.line, n, cn.value)
 		}
+		return ""
+	}
+	if c.blockFromLaunch(p, k) {
 		return ""
 	}
 	n, isNew := p.claim("WG", "knob")

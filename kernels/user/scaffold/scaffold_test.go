@@ -187,6 +187,18 @@ func TestScaffoldRealisticSources(t *testing.T) {
 				"{name: y_2, dtype: f32, shape: [N], init: \"normal(0, 1)\", inout: true}", "  eps: 1e-5"},
 			notes:      []string{"RowParams) is a struct"},
 			dispatches: 2},
+		{name: "launches in host code", file: "launch.cu", src: launchProgram, entries: []string{"rows_kernel", "fixed_kernel", "plain_kernel"},
+			want: []string{
+				"block_size: {values: [64, 128, 256], default: 256, doc: threads per group}   # from the launch at line 11 and the values the program loops block_size over",
+				`grid: ["cdiv(N * 32, block_size)", 1, 1]   # from the launch at line 11`, "threads: [block_size, 1, 1]",
+				"WG: {values: [256], default: 256, doc: threads per group}   # TODO: the launch at line 14 uses 256 threads",
+				`grid: ["(N + 255) / 256", 1, 1]   # from the launch at line 14`, "threads: [WG, 1, 1]",
+				"threads: [nthreads, 1, 1]", "nthreads: {values: [32, 64, 128, 256, 512, 1024], default: 128",
+				`grid: ["cdiv(N, nthreads)", 1, 1]   # TODO: guessed one thread per element of N`,
+			},
+			not:        []string{"<<<1, 64>>>", "x128"},
+			notes:      []string{"threads per group from its launch at line 11: knob block_size", "grid cdiv(N * 32, block_size) × block_size threads from its launch"},
+			dispatches: 3},
 		{name: "floatX typedef, guarded block macro, in-place optimizer", file: "adamw.cu", src: floatXProgram,
 			want: []string{"dtype_name: floatX", "dtypes: [bf16]",
 				"{name: params, dtype: floatX, shape: [num_parameters], init: \"normal(0, 1)\", inout: true}",
@@ -306,3 +318,29 @@ func TestAccessOf(t *testing.T) {
 		}
 	}
 }
+
+// launchProgram launches its kernels from host code: a block size that is
+// a parameter the program loops over, with the grid in a variable; a
+// literal launch; a grid mltop cannot express (a C++ constant).
+const launchProgram = `__global__ void rows_kernel(float* out, const float* inp, int N, int C) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < N * C) out[i] = inp[i]; }
+__global__ void fixed_kernel(float* y, const float* x, int N) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < N) y[i] = x[i]; }
+__global__ void plain_kernel(float* z, const float* w, int N) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < N) z[i] = w[i]; }
+struct x128 { static constexpr int size = 4; };
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+void launch_rows(float* out, const float* inp, int N, int C, const int block_size) {
+    // rows_kernel<<<1, 64>>>(out, inp, N, C);
+    const int grid_size = ceil_div(N * 32, (long) block_size);
+
+
+    rows_kernel<<<grid_size, block_size>>>(out, inp, N, C);
+}
+void launch_fixed(float* y, const float* x, int N) {
+    fixed_kernel<<<(N + 255) / 256, 256>>>(y, x, N);
+}
+void launch_plain(float* z, const float* w, int N) {
+    int nthreads = 128;
+    const int blocks = ceil_div(N, nthreads * x128::size);
+    plain_kernel<<<blocks, nthreads>>>(z, w, N);
+}
+int main() { int block_sizes[] = {64, 128, 256}; return 0; }
+`

@@ -1,0 +1,172 @@
+package scaffold
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// launchBlock is what a host launch of a kernel says of its thread count:
+// `kern<<<grid, BLOCK>>>(…)` in the source's own host code (a whole
+// program: llm.c's `layernorm_forward_kernel3<<<grid_size, block_size>>>`).
+type launchBlock struct {
+	grid   string // the grid expression, its variable's value when it is one
+	name   string // the variable or parameter; "" for a literal
+	value  int    // its value where the source gives one (0: unknown)
+	values []int  // the values the program sweeps (an `int block_sizes[] = {…}`)
+	line   int
+}
+
+var (
+	intLiteral = regexp.MustCompile(`^\d+$`)
+	identifier = regexp.MustCompile(`^[A-Za-z_]\w*$`)
+)
+
+// findLaunch reads the first launch of entry in src (its thread count,
+// the second <<<…>>> argument): a literal, or a name the program sets to a
+// number, or a parameter of the launching function, with the list of
+// values the program loops over when it has one.
+func findLaunch(src, entry string) (launchBlock, bool) {
+	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(entry) + `\s*(?:<[^<>;]*>)?\s*<<<\s*([^,;]+?)\s*,\s*([^,;>]+?)\s*(?:,[^;]*?)?>>>`)
+	for _, m := range re.FindAllStringSubmatchIndex(src, -1) {
+		lineStart := strings.LastIndex(src[:m[0]], "\n") + 1
+		if strings.HasPrefix(strings.TrimSpace(src[lineStart:m[0]]), "//") {
+			continue // a launch in a comment
+		}
+		lb := launchBlock{line: strings.Count(src[:m[0]], "\n") + 1}
+		lb.grid = src[m[2]:m[3]]
+		if identifier.MatchString(lb.grid) {
+			if e := assignedExpr(src[:m[0]], lb.grid); e != "" {
+				lb.grid = e
+			}
+		}
+		block := src[m[4]:m[5]]
+		switch {
+		case intLiteral.MatchString(block):
+			lb.value, _ = strconv.Atoi(block)
+			return lb, true
+		case identifier.MatchString(block):
+			lb.name = block
+			lb.value = assignedInt(src[:m[0]], block)
+			lb.values = sweptValues(src, block)
+			return lb, true
+		}
+	}
+	return launchBlock{}, false
+}
+
+// assignedInt is the last `NAME = 123` (or `dim3 NAME(123)`) before a
+// launch, 0 when there is none.
+func assignedInt(before, name string) int {
+	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\s*(?:=\s*|\(\s*)(\d+)\s*[;),]`)
+	all := re.FindAllStringSubmatch(before, -1)
+	if len(all) == 0 {
+		return 0
+	}
+	v, _ := strconv.Atoi(all[len(all)-1][1])
+	return v
+}
+
+// assignedExpr is the expression of the last `NAME = EXPR;` before a
+// launch, "" when there is none.
+func assignedExpr(before, name string) string {
+	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\s*=\s*([^;=]+);`)
+	all := re.FindAllStringSubmatch(before, -1)
+	if len(all) == 0 {
+		return ""
+	}
+	return strings.TrimSpace(all[len(all)-1][1])
+}
+
+// intCast matches a C cast to an integer type, which the manifest's
+// expressions do without: (long) block_size.
+var intCast = regexp.MustCompile(`\(\s*(?:unsigned\s+)?(?:long\s+long|long|int|size_t|unsigned|int64_t|uint64_t|int32_t|uint32_t)\s*\)`)
+
+// ceilDivName matches the ceiling-division helpers programs define.
+var ceilDivName = regexp.MustCompile(`\b(?:ceil_div|CEIL_DIV|ceilDiv|div_up|DIV_UP|divUp|cdiv)\s*\(`)
+
+// gridExpr turns a launch's grid into the manifest's expression when every
+// name in it is a dim or knob of the plan (ceil_div(N * 32, block_size) →
+// cdiv(N * 32, block_size)); "" otherwise.
+func gridExpr(grid string, p *plan) string {
+	e := ceilDivName.ReplaceAllString(grid, "cdiv(")
+	e = strings.Join(strings.Fields(intCast.ReplaceAllString(e, "")), " ")
+	for _, name := range regexp.MustCompile(`[A-Za-z_]\w*`).FindAllString(e, -1) {
+		if kind := p.taken[name]; name != "cdiv" && name != "min" && name != "max" && kind != "dim" && kind != "knob" {
+			return ""
+		}
+	}
+	if strings.ContainsAny(e, "?:{}[]\"'") {
+		return ""
+	}
+	return e
+}
+
+// sweptValues are the values of an array the program loops a launch
+// parameter over (`int block_sizes[] = {32, 64, 128};` for block_size).
+func sweptValues(src, name string) []int {
+	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `(?:s|es)\s*\[\s*\d*\s*\]\s*=\s*\{([\d\s,]+)\}`)
+	m := re.FindStringSubmatch(src)
+	if m == nil {
+		return nil
+	}
+	var vs []int
+	for _, f := range strings.Split(m[1], ",") {
+		if v, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && v > 0 {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
+// blockFromLaunch makes the thread count of kernel k a knob from its host
+// launch, when the source has one; false when it has none mltop can read.
+func (c *context) blockFromLaunch(p *plan, k *kernelScan) bool {
+	lb, ok := findLaunch(c.src, k.sig.Entry)
+	if !ok {
+		return false
+	}
+	name := lb.name
+	if name == "" {
+		name = "WG"
+	}
+	n, isNew := p.claim(safeName(name, c.dtypeName), "knob")
+	k.block = n
+	if !isNew {
+		return true
+	}
+	var body, comment string
+	switch {
+	case lb.name == "": // a literal: the kernel may rely on it (shared arrays)
+		body = fmt.Sprintf("{values: [%d], default: %d, doc: threads per group}", lb.value, lb.value)
+		comment = fmt.Sprintf("TODO: the launch at line %d uses %d threads; list other values to sweep if the kernel allows them", lb.line, lb.value)
+	case len(lb.values) > 0:
+		def := lb.values[0]
+		for _, v := range lb.values {
+			if v == 256 || v == lb.value {
+				def = v
+			}
+		}
+		body = fmt.Sprintf("{values: %s, default: %d, doc: threads per group}", intList(lb.values), def)
+		comment = fmt.Sprintf("from the launch at line %d and the values the program loops %s over", lb.line, lb.name)
+	default:
+		def := lb.value
+		if def < 32 || def > 1024 || def&(def-1) != 0 {
+			def = 256
+		}
+		body = fmt.Sprintf("{values: %s, default: %d, doc: threads per group}", sweep, def)
+		comment = fmt.Sprintf("from the launch at line %d (%s threads)", lb.line, lb.name)
+	}
+	p.knobs = append(p.knobs, part{name: n, body: body, comment: comment})
+	p.note("%s: threads per group from its launch at line %d: knob %s", k.sig.Entry, lb.line, n)
+	return true
+}
+
+func intList(vs []int) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = strconv.Itoa(v)
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}
