@@ -16,6 +16,7 @@ import (
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/search"
 	"github.com/mltop/mltop/profiler/tune"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 const (
@@ -144,13 +145,13 @@ func (a *tuneArgs) configs(kernel string, st searchSettings) ([]tune.Config, err
 		return nil, badInput("%v", err)
 	}
 	sc := f.Schema()
-	shapes := []string{a.dims}
+	shapes, flagName := []string{a.dims}, "--dims"
 	if a.shapes != "" {
 		parsed, err := tune.ParseShapes(a.shapes)
 		if err != nil {
 			return nil, badInput("--shapes: %v", err)
 		}
-		shapes = shapes[:0]
+		shapes, flagName = shapes[:0], "--shapes"
 		for _, m := range parsed {
 			shapes = append(shapes, joinDims(m))
 		}
@@ -176,7 +177,7 @@ func (a *tuneArgs) configs(kernel string, st searchSettings) ([]tune.Config, err
 	var cfgs []tune.Config
 	for _, dt := range dtypes {
 		for _, shape := range shapes {
-			if err := onlyDims(sc, shape); err != nil {
+			if err := onlyDims(sc, flagName, shape); err != nil {
 				return nil, err
 			}
 			spec, err := parseSpec(kernel, strings.TrimSpace(dt), append(slices.Clone(a.sets), shape))
@@ -190,18 +191,36 @@ func (a *tuneArgs) configs(kernel string, st searchSettings) ([]tune.Config, err
 	return cfgs, nil
 }
 
-// onlyDims refuses a knob or flag in --dims/--shapes.
-func onlyDims(sc profiler.Schema, shape string) error {
+// onlyDims refuses a knob, flag or misspelt dim in a shape of --dims or
+// --shapes (flagName), naming the shape and the nearest dim.
+func onlyDims(sc profiler.Schema, flagName, shape string) error {
 	m, err := tune.ParseDims(shape)
 	if err != nil {
-		return badInput("--dims: %v", err)
+		return badInput("%s: %v", flagName, err)
 	}
-	for k := range m {
-		if _, ok := sc.Dim(k); !ok {
-			return badInput("--dims %s: %s is not a dim (dims are %s); knobs to fix go in --set", shape, k, profiler.ParamNames(sc.Dims))
+	var dims []string
+	for _, d := range sc.Dims {
+		dims = append(dims, d.Name)
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if _, ok := sc.Dim(k); ok {
+			continue
 		}
+		why := "knobs to fix go in --set"
+		if _, knob := sc.Knob(k); !knob {
+			why = strings.TrimSpace(profiler.DidYouMean(k, dims))
+		}
+		return badInput("%s: in the shape %s, %s is not a dim (dims are %s)%s", flagName, shape, k, strings.Join(dims, ", "), suffix(why))
 	}
 	return nil
+}
+
+// suffix is "; s", or "" for an empty s.
+func suffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "; " + s
 }
 
 func joinDims(m map[string]int) string {
@@ -227,13 +246,10 @@ func printTable(w io.Writer, t *tune.Table) {
 	for _, e := range t.Entries {
 		ci := ""
 		if e.CIHiUS > 0 {
-			ci = fmt.Sprintf("%.4g–%.4g µs", e.CILoUS, e.CIHiUS)
+			ci = units.Nanos4(1e3*e.CILoUS) + "–" + units.Nanos4(1e3*e.CIHiUS)
 		}
-		vs := "ahead"
-		if e.Tied {
-			vs = "tied within noise"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4g µs\t%s\t%s\n", e.DType, tune.KnobText(e.Dims, t.DimNames), tune.KnobText(e.Knobs, t.KnobNames), e.MedianUS, ci, vs)
+		vs := e.Standing()
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.DType, tune.KnobText(e.Dims, t.DimNames), tune.KnobText(e.Knobs, t.KnobNames), units.Nanos4(1e3*e.MedianUS), ci, vs)
 	}
 	tw.Flush()
 }

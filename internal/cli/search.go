@@ -13,6 +13,7 @@ import (
 	"github.com/mltop/mltop/profiler/search"
 	"github.com/mltop/mltop/profiler/sink"
 	"github.com/mltop/mltop/profiler/tune"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // tuneDate is the date written into tables and headers; tests replace it.
@@ -128,7 +129,7 @@ func reportSearch(w io.Writer, cfg tune.Config, res *tune.Outcome) {
 		v, _ := cfg.Objective.Value(f)
 		fmt.Fprintf(w, "  #%d %s: %.4g %s", i+1, tune.KnobText(f.Spec.Knobs, names), v, cfg.Objective.Unit())
 		if f.Stats.CIHi > 0 {
-			fmt.Fprintf(w, " (median %.4g µs, 95%% CI %.4g–%.4g)", f.Stats.Median/1e3, f.Stats.CILo/1e3, f.Stats.CIHi/1e3)
+			fmt.Fprintf(w, " (median %s, 95%% CI %s–%s)", units.Nanos4(f.Stats.Median), units.Nanos4(f.Stats.CILo), units.Nanos4(f.Stats.CIHi))
 		}
 		fmt.Fprintln(w)
 	}
@@ -199,7 +200,7 @@ func (l *stepLog) Write(r profiler.Result) error {
 	step := sink.EncodeSearchMark(r.Search)
 	fig := string(r.Status)
 	if r.Stats.N > 0 {
-		fig = fmt.Sprintf("%.4g µs %s", r.Stats.Median/1e3, r.Status)
+		fig = fmt.Sprintf("%s %s", units.Nanos4(r.Stats.Median), r.Status)
 	}
 	_, err := fmt.Fprintf(l.w, "mltop: [%s] %s: %s\n", step, tune.KnobText(r.Spec.Knobs, names), fig)
 	return err

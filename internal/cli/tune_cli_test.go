@@ -87,10 +87,12 @@ func TestTuneBadInput(t *testing.T) {
 		{"strategy", []string{"softmax_bwd", "--strategy", "annealing"}, `--strategy "annealing": use one of tpe`},
 		{"budget", []string{"softmax_bwd", "--budget", "lots"}, "--budget: budget \"lots\""},
 		{"all fixed", []string{"softmax_bwd", "--set", "WG=64"}, "nothing to search"},
-		{"knob in dims", []string{"softmax_bwd", "--dims", "WG=64"}, "WG is not a dim"},
+		{"knob in dims", []string{"softmax_bwd", "--dims", "WG=64"}, "WG is not a dim (dims are rows, cols); knobs to fix go in --set"},
+		{"misspelt dim", []string{"softmax_bwd", "--dims", "rws=64"}, "--dims: in the shape rws=64, rws is not a dim (dims are rows, cols); did you mean rows?"},
+		{"misspelt dim in shapes", []string{"softmax_bwd", "--shapes", "rows=64,cols=64;rows=8,colls=64"}, "--shapes: in the shape colls=64,rows=8, colls is not a dim"},
 		{"empty space", []string{"softmax_bwd", "--dims", "rows=16777216,cols=1048576"}, "no configuration is left"},
 		{"json", []string{"softmax_bwd", "--json"}, "--json and --bench are for run and sweeps"},
-		{"every spec invalid", []string{"examples/row_sum/kernel.yaml"}, "does not run on the CPU backend"},
+		{"every spec invalid", []string{"examples/row_sum/kernel.yaml"}, "does not run on the CPU backend: use --backend cuda or metal"},
 		{"table ext", []string{"softmax_bwd", "--table", filepath.Join(dir, "t.txt")}, ".csv or .json"},
 	} {
 		code, _, stderr := runMain(t, tuneArgsFor(c.args...)...)

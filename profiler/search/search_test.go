@@ -250,9 +250,18 @@ func TestParseBudget(t *testing.T) {
 			t.Errorf("ParseBudget(%q) = %+v, %v, evals %d: want %+v, %d", c.in, b, err, b.EvalsFor(c.size), c.want, c.n)
 		}
 	}
-	for _, bad := range []string{"", "0", "-5", "abc", "150%", "1.5", "0s", "5x"} {
-		if _, err := ParseBudget(bad); err == nil || !strings.Contains(err.Error(), "evaluations") {
-			t.Errorf("ParseBudget(%q) = %v: want an error saying what a budget is", bad, err)
+	if s, s60 := (Budget{Evals: 1}).String(), (Budget{Evals: 60}).String(); s != "1 evaluation" || s60 != "60 evaluations" {
+		t.Errorf("budgets read %q and %q", s, s60)
+	}
+	for bad, want := range map[string]string{
+		"": "use a number of evaluations", "abc": "use a number of evaluations", "5x": "use a number of evaluations",
+		"0": "allows no evaluation: give at least 1", "-5": "allows no evaluation",
+		"150%": "at most 100%", "0%": "more than 0%",
+		"1.5": "nor a whole number of evaluations", "1.0": "nor a whole number",
+		"0s": "leaves no time to search",
+	} {
+		if _, err := ParseBudget(bad); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), fmt.Sprintf("%q", bad)) {
+			t.Errorf("ParseBudget(%q) = %v: want an error naming the value and %q", bad, err, want)
 		}
 	}
 }

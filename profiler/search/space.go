@@ -79,7 +79,7 @@ func NewSpace(knobs []Knob, allow Constraint) (*Space, error) {
 		}
 	}
 	if len(s.cands) == 0 {
-		return nil, fmt.Errorf("%w: the constraints refuse all %d configurations (the first, %s)", ErrEmpty, s.Excluded, s.FirstRefusal)
+		return nil, fmt.Errorf("%w: all %d configurations are refused (the first, %s)", ErrEmpty, s.Excluded, s.FirstRefusal)
 	}
 	return s, nil
 }

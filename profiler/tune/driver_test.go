@@ -178,15 +178,23 @@ func TestCompare(t *testing.T) {
 		a, b       profiler.Result
 		tied, know bool
 		text       string
+		standing   string // of a table entry with this verdict
 	}{
-		{mk(128, 50, 49.8, 50.3), mk(256, 53, 52.7, 53.4), false, true, "6.0% faster, the 95% intervals of the medians do not overlap"},
-		{mk(128, 50, 49.5, 50.6), mk(256, 50.4, 50.1, 50.9), true, true, "tied within noise"},
-		{mk(128, 50, 0, 0), mk(256, 53, 0, 0), false, false, "without confidence intervals"},
+		{mk(128, 50, 49.8, 50.3), mk(256, 53, 52.7, 53.4), false, true, "6.0% faster, the 95% intervals of the medians do not overlap", "ahead"},
+		{mk(128, 50, 49.5, 50.6), mk(256, 50.4, 50.1, 50.9), true, true, "tied within noise", "tied within noise"},
+		{mk(128, 50, 0, 0), mk(256, 53, 0, 0), false, false, "without confidence intervals", "unproven"},
 	} {
 		got := Compare(MedianUS, []profiler.Result{c.a, c.b}, []string{"WG"})
 		if got.Tied != c.tied || got.Known != c.know || !strings.Contains(got.Text, c.text) || !strings.Contains(got.Text, "WG=128") {
 			t.Errorf("Compare = %+v: want tied %v known %v and %q", got, c.tied, c.know, c.text)
 		}
+		if s := (Entry{Tied: got.Tied, Verdict: got.Text}).Standing(); s != c.standing {
+			t.Errorf("%q: standing %q, want %q", got.Text, s, c.standing)
+		}
+	}
+	alone := Compare(MedianUS, []profiler.Result{mk(128, 50, 49.8, 50.3)}, []string{"WG"})
+	if s := (Entry{Tied: alone.Tied, Verdict: alone.Text}).Standing(); s != "unproven" {
+		t.Errorf("no runner-up: standing %q, want unproven", s)
 	}
 }
 

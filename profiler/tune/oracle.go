@@ -52,4 +52,4 @@ type constError string
 
 func (e constError) Error() string { return string(e) }
 
-const errCPUUserKernel = constError("a user kernel's source does not run on the CPU backend")
+const errCPUUserKernel = constError("a user kernel's source does not run on the CPU backend: use --backend cuda or metal")

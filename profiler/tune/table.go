@@ -29,6 +29,21 @@ type Entry struct {
 	Verdict string `json:"verdict"`
 }
 
+// Standing says how the winner stands against the runner-up: "ahead"
+// only when the 95% intervals of their medians are apart, "tied within
+// noise" when they overlap, "unproven" when there were no intervals to
+// compare (fewer than 6 samples, or no runner-up measured). It reads the
+// verdict Compare wrote, so a table read back from a file says the same.
+func (e Entry) Standing() string {
+	switch {
+	case e.Tied:
+		return "tied within noise"
+	case strings.Contains(e.Verdict, apartText):
+		return "ahead"
+	}
+	return "unproven"
+}
+
 // Table is a tuning table: the winners of one kernel over shapes and
 // dtypes, with where they were measured.
 type Table struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/search"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // remeasure measures the best Top configurations again with FinalOptions
@@ -148,16 +149,20 @@ func Compare(obj Objective, finalists []profiler.Result, knobs []string) Compari
 	if c.Tied {
 		c.Text = fmt.Sprintf("tied within noise: winner %s and runner-up %s have overlapping 95%% intervals of the median; either can ship", win, run)
 	} else {
-		c.Text = fmt.Sprintf("winner %s vs runner-up %s: %s, the 95%% intervals of the medians do not overlap", win, run, gap)
+		c.Text = fmt.Sprintf("winner %s vs runner-up %s: %s, %s", win, run, gap, apartText)
 	}
 	return c
 }
 
+// apartText ends the verdict of a winner whose interval is clear of the
+// runner-up's (Entry.Standing reads it).
+const apartText = "the 95% intervals of the medians do not overlap"
+
 // medianCI is "51.2 µs (95% CI 50.9–51.6)".
 func medianCI(r profiler.Result) string {
-	s := fmt.Sprintf("%.4g µs", r.Stats.Median/1e3)
+	s := units.Nanos4(r.Stats.Median)
 	if r.Stats.CIHi > 0 {
-		s += fmt.Sprintf(" (95%% CI %.4g–%.4g)", r.Stats.CILo/1e3, r.Stats.CIHi/1e3)
+		s += fmt.Sprintf(" (95%% CI %s–%s)", units.Nanos4(r.Stats.CILo), units.Nanos4(r.Stats.CIHi))
 	}
 	return s
 }
