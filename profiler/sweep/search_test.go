@@ -63,7 +63,7 @@ func TestParseSearchBlock(t *testing.T) {
 func TestParseSearchErrors(t *testing.T) {
 	for _, c := range []struct{ block, field, msg string }{
 		{"  strategy: annealing", "search.strategy", `unknown strategy "annealing"`},
-		{"  budget: 0", "search.budget", "number of evaluations"},
+		{"  budget: 0", "search.budget", "allows no evaluation: give at least 1"},
 		{"  budget: [1, 2]", "", "budget"},
 		{"  objective: p99_us", "search.objective", `objective "p99_us" is not a column`},
 		{"  min_improvement: 2", "search.min_improvement", "fraction between 0"},
