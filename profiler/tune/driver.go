@@ -13,6 +13,7 @@ import (
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 	"github.com/mltop/mltop/profiler/search"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 // Config is one search: a shape (Base: kernel, dtype, dims, flags and any
@@ -110,7 +111,7 @@ func Search(ctx context.Context, exec profiler.Executor, cfg Config, sinks []pro
 		return nil, err
 	}
 	r.resume()
-	r.logf("%s: %s search over %d configurations (%d refused before measuring), budget %s", cfg.Label(), r.strat.Name(), sp.Size(), sp.Excluded, cfg.Budget)
+	r.logf("%s: %s search over %d configurations (%d refused before measuring), budget %s%s", cfg.Label(), r.strat.Name(), sp.Size(), sp.Excluded, cfg.Budget, measuringTime(cfg, exec.Device(), evals))
 	if err := r.loop(ctx, float64(evals)); err != nil {
 		return &r.out, err
 	}
@@ -382,3 +383,23 @@ func (s *stampSink) Write(res profiler.Result) error {
 }
 
 func (s *stampSink) Close() error { return nil }
+
+// measuringTime is "; measuring takes about 20 s to 2 min" for evals
+// evaluations and the re-measurement of the top few, each costing what a
+// sweep's estimate gives the base spec on dev ("" for a time budget, or
+// when the spec cannot be planned).
+func measuringTime(cfg Config, dev profiler.DeviceInfo, evals int) string {
+	if cfg.Budget.Time > 0 {
+		return ""
+	}
+	one := run.Estimate([]profiler.Job{{Spec: cfg.Base, Options: cfg.Options}}, &dev)
+	if one.Hi <= 0 {
+		return ""
+	}
+	n := time.Duration(evals + cfg.Top)
+	lo, hi := n*one.Lo, n*one.Hi
+	if hi < time.Minute {
+		return fmt.Sprintf("; measuring takes about %s to %s", units.Elapsed(lo), units.Elapsed(hi))
+	}
+	return fmt.Sprintf("; measuring takes about %s to %s", units.Span(lo), units.Span(hi))
+}

@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 	"github.com/mltop/mltop/profiler/search"
 	"github.com/mltop/mltop/profiler/sink"
+	"github.com/mltop/mltop/profiler/units"
 )
 
 func newCfg(base profiler.Spec, l *search.Landscape, strategy, budget string) Config {
@@ -67,6 +70,17 @@ func TestSearchFindsBestThroughTheJobLoop(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "tpe search over") || !out.Compare.Known {
 		t.Errorf("log %q, comparison %+v", log.String(), out.Compare)
+	}
+	// the first line says how long measuring the budget and the
+	// re-measurements takes, as a sweep of that many specs would
+	one := run.Estimate([]profiler.Job{{Spec: cfg.Base, Options: cfg.Options}}, &testDev)
+	n := time.Duration(budget + 3)
+	says := fmt.Sprintf("measuring takes about %s to %s", units.Elapsed(n*one.Lo), units.Elapsed(n*one.Hi))
+	if n*one.Hi >= time.Minute {
+		says = fmt.Sprintf("measuring takes about %s to %s", units.Span(n*one.Lo), units.Span(n*one.Hi))
+	}
+	if !strings.Contains(log.String(), says) {
+		t.Errorf("log %q lacks %q", log.String(), says)
 	}
 }
 
@@ -227,6 +241,8 @@ func TestTimeBudgetStops(t *testing.T) {
 	l := search.Synthetic(9, testKnobs)
 	cfg := newCfg(base, l, "random", "5s")
 	cfg.Batch = 1
+	var log bytes.Buffer
+	cfg.Log = &log
 	now := time.Unix(0, 0)
 	cfg.Now = func() time.Time { now = now.Add(time.Second); return now }
 	out, err := Search(context.Background(), NewReplay(testDev, landscapeRows(l, base, 0.01)), cfg, nil)
@@ -235,6 +251,9 @@ func TestTimeBudgetStops(t *testing.T) {
 	}
 	if out.Measured == 0 || out.Measured > 5 || !strings.Contains(out.Stop, "time budget spent (5s)") || out.Exhaustive {
 		t.Errorf("measured %d, stop %q: want a few and the time budget", out.Measured, out.Stop)
+	}
+	if strings.Contains(log.String(), "measuring takes") {
+		t.Errorf("a time budget is its own estimate: %q", log.String())
 	}
 }
 
