@@ -97,14 +97,7 @@ func waitReady(ctx context.Context, ready <-chan struct{}) error {
 func (r *Runner) makeInputs(set *inputSet, gen []profiler.BufferSpec, seed uint64) {
 	defer close(set.ready)
 	for _, b := range gen {
-		vals := fill(b, seed, r.fillThreads)
-		raw := make([]byte, b.Bytes())
-		encode(b.Type, raw, vals, r.fillThreads)
-		r.mu.Lock()
-		set.data[b.Name] = vals
-		set.raw[b.Name] = raw
-		set.bytes += 4*int64(len(vals)) + int64(len(raw))
-		r.mu.Unlock()
+		r.input(set, b, seed, nil)
 	}
 }
 

@@ -458,30 +458,7 @@ func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64,
 			}
 			continue
 		}
-		r.mu.Lock()
-		vals := set.data[b.Name]
-		raw := set.raw[b.Name]
-		r.mu.Unlock()
-		if int64(len(vals)) != b.Elems {
-			clk.mark(&clk.p.Alloc)
-			vals = fill(b, seed, r.fillThreads)
-			raw = nil
-			clk.mark(&clk.p.Inputs)
-			r.mu.Lock()
-			set.data[b.Name] = vals
-			set.bytes += 4 * int64(len(vals))
-			r.mu.Unlock()
-		}
-		// The encoded bytes are cached with the values: a sweep over knobs
-		// uploads the same bytes for every spec of a shape.
-		if int64(len(raw)) != b.Bytes() {
-			raw = make([]byte, b.Bytes())
-			encode(b.Type, raw, vals, r.fillThreads)
-			r.mu.Lock()
-			set.raw[b.Name] = raw
-			set.bytes += int64(len(raw))
-			r.mu.Unlock()
-		}
+		raw := r.input(set, b, seed, clk)
 		if r.restore(b, buf) {
 			continue
 		}
@@ -491,6 +468,41 @@ func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64,
 		r.keepPristine(key, b, buf, plan)
 	}
 	return bufs, nil
+}
+
+// input returns buffer b's generated values of set, encoded in its
+// dtype, making what the set lacks: the values (generation counts as the
+// inputs phase of clk, when there is one) and their bytes, cached with
+// them (a sweep over knobs uploads the same bytes for every spec of a
+// shape). allocate calls it, and prefetchHostWork ahead of the spec.
+func (r *Runner) input(set *inputSet, b profiler.BufferSpec, seed uint64, clk *phaseClock) []byte {
+	r.mu.Lock()
+	vals := set.data[b.Name]
+	raw := set.raw[b.Name]
+	r.mu.Unlock()
+	if int64(len(vals)) != b.Elems {
+		if clk != nil {
+			clk.mark(&clk.p.Alloc)
+		}
+		vals = fill(b, seed, r.fillThreads)
+		raw = nil
+		if clk != nil {
+			clk.mark(&clk.p.Inputs)
+		}
+		r.mu.Lock()
+		set.data[b.Name] = vals
+		set.bytes += 4 * int64(len(vals))
+		r.mu.Unlock()
+	}
+	if int64(len(raw)) != b.Bytes() {
+		raw = make([]byte, b.Bytes())
+		encode(b.Type, raw, vals, r.fillThreads)
+		r.mu.Lock()
+		set.raw[b.Name] = raw
+		set.bytes += int64(len(raw))
+		r.mu.Unlock()
+	}
+	return raw
 }
 
 // dropPristine forgets the device copies of another input set than key
