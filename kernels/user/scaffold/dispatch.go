@@ -15,9 +15,10 @@ type kernelScan struct {
 	sig      csrc.Signature
 	tmpl     []tparam
 	body     []csrc.Token
-	block    string    // the knob that is the group's thread count
-	sizeDims []string  // the kernel's dims, in parameter order
-	newBufs  []*buffer // the buffers this dispatch added (their shapes follow its dims)
+	block    string       // the knob that is the group's thread count
+	sizeDims []string     // the kernel's dims, in parameter order
+	newBufs  []*buffer    // the buffers this dispatch added (their shapes follow its dims)
+	launch   *launchBlock // its host launch, when the source has one (findLaunch)
 }
 
 const sweep = "[32, 64, 128, 256, 512, 1024]"
@@ -28,6 +29,9 @@ const sweep = "[32, 64, 128, 256, 512, 1024]"
 func (c *context) addDispatch(p *plan, sig csrc.Signature) {
 	at := entryAt(c.toks, sig)
 	k := &kernelScan{sig: sig, tmpl: templateOf(c.toks, at), body: bodyOf(c.toks, at)}
+	if lb, ok := findLaunch(c.src, sig.Entry); ok {
+		k.launch = &lb
+	}
 	d := &dispatch{comment: fmt.Sprintf("line %d: %s", sig.Line, sig)}
 	d.entry = c.entryExpr(p, k)
 	d.args = c.bindParams(p, k)
@@ -40,10 +44,10 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) {
 	}
 	d.grid = []string{fmt.Sprintf("cdiv(%s, %s)", strings.Join(size, " * "), k.block), "1", "1"}
 	d.gridComment = fmt.Sprintf("TODO: guessed one thread per element of %s; set the groups (blocks) your launch uses", strings.Join(size, "×"))
-	if lb, ok := findLaunch(c.src, sig.Entry); ok {
-		if g := gridExpr(lb.grid, p); g != "" {
+	if k.launch != nil {
+		if g := gridExpr(k.launch.grid, p); g != "" {
 			d.grid[0] = g
-			d.gridComment = fmt.Sprintf("from the launch at line %d", lb.line)
+			d.gridComment = fmt.Sprintf("from the launch at line %d", k.launch.line)
 		}
 	}
 	d.threads = []string{k.block, "1", "1"}

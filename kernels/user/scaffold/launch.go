@@ -21,6 +21,7 @@ type launchBlock struct {
 var (
 	intLiteral = regexp.MustCompile(`^\d+$`)
 	identifier = regexp.MustCompile(`^[A-Za-z_]\w*$`)
+	nameRun    = regexp.MustCompile(`[A-Za-z_]\w*`)
 )
 
 // findLaunch reads the first launch of entry in src (its thread count,
@@ -92,7 +93,7 @@ var ceilDivName = regexp.MustCompile(`\b(?:ceil_div|CEIL_DIV|ceilDiv|div_up|DIV_
 func gridExpr(grid string, p *plan) string {
 	e := ceilDivName.ReplaceAllString(grid, "cdiv(")
 	e = strings.Join(strings.Fields(intCast.ReplaceAllString(e, "")), " ")
-	for _, name := range regexp.MustCompile(`[A-Za-z_]\w*`).FindAllString(e, -1) {
+	for _, name := range nameRun.FindAllString(e, -1) {
 		if kind := p.taken[name]; name != "cdiv" && name != "min" && name != "max" && kind != "dim" && kind != "knob" {
 			return ""
 		}
@@ -123,10 +124,10 @@ func sweptValues(src, name string) []int {
 // blockFromLaunch makes the thread count of kernel k a knob from its host
 // launch, when the source has one; false when it has none mltop can read.
 func (c *context) blockFromLaunch(p *plan, k *kernelScan) bool {
-	lb, ok := findLaunch(c.src, k.sig.Entry)
-	if !ok {
+	if k.launch == nil {
 		return false
 	}
+	lb := *k.launch
 	name := lb.name
 	if name == "" {
 		name = "WG"
