@@ -27,34 +27,28 @@ func Sig3(v float64) string {
 // Nanos prints a duration given in nanoseconds in the unit people read at
 // a glance, with three significant digits: "850 ns", "1.50 µs", "14.0 ms",
 // "2.00 s"; "—" when there is none (zero, negative or NaN).
-func Nanos(ns float64) string {
-	switch {
-	case ns <= 0 || math.IsNaN(ns):
-		return "—"
-	case ns >= 1e9:
-		return Sig3(ns/1e9) + " s"
-	case ns >= 1e6:
-		return Sig3(ns/1e6) + " ms"
-	case ns >= 1e3:
-		return Sig3(ns/1e3) + " µs"
-	}
-	return Sig3(ns) + " ns"
-}
+func Nanos(ns float64) string { return inTimeUnit(ns, Sig3) }
 
 // Nanos4 is Nanos with four significant digits, for times compared
 // closely (a tuning's winner against its runner-up): "909.8 µs", "125.6 ms".
 func Nanos4(ns float64) string {
+	return inTimeUnit(ns, func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) })
+}
+
+// inTimeUnit prints ns in s, ms, µs or ns, whichever keeps the number at
+// 1 or more, with digits; "—" when there is no time.
+func inTimeUnit(ns float64, digits func(float64) string) string {
 	switch {
 	case ns <= 0 || math.IsNaN(ns):
 		return "—"
 	case ns >= 1e9:
-		return strconv.FormatFloat(ns/1e9, 'g', 4, 64) + " s"
+		return digits(ns/1e9) + " s"
 	case ns >= 1e6:
-		return strconv.FormatFloat(ns/1e6, 'g', 4, 64) + " ms"
+		return digits(ns/1e6) + " ms"
 	case ns >= 1e3:
-		return strconv.FormatFloat(ns/1e3, 'g', 4, 64) + " µs"
+		return digits(ns/1e3) + " µs"
 	}
-	return strconv.FormatFloat(ns, 'g', 4, 64) + " ns"
+	return digits(ns) + " ns"
 }
 
 // Micros prints a kernel time given in nanoseconds as µs with one
