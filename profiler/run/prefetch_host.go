@@ -49,9 +49,9 @@ func (r *Runner) prefetchHostWork(prep *Prepared, opt profiler.Options) {
 	r.prefetching = true
 	// The reference is promised now, so that a spec of this shape that
 	// reaches verify before it is made waits instead of making it too.
-	refDone := r.promiseRef(prep, opt)
-	r.mu.Unlock()
 	refK := refKey(prep.Spec, opt)
+	refDone := r.promiseRef(prep, refK)
+	r.mu.Unlock()
 	keepPromise := sync.OnceFunc(func() { // verify stops waiting, whatever happened
 		if refDone != nil {
 			r.mu.Lock()
@@ -72,7 +72,7 @@ func (r *Runner) prefetchHostWork(prep *Prepared, opt profiler.Options) {
 		}()
 		r.makeInputs(set, gen, opt.Seed)
 		if refDone != nil {
-			r.makeReference(prep, set, opt, keepPromise)
+			r.makeReference(prep, set, opt, refK, keepPromise)
 		}
 	}()
 }
@@ -105,11 +105,10 @@ func (r *Runner) makeInputs(set *inputSet, gen []profiler.BufferSpec, seed uint6
 // ahead (verify then waits for it instead of making it again) and returns
 // the channel to close when it is; nil when it is at hand, promised
 // already, or made on the device. Caller holds r.mu.
-func (r *Runner) promiseRef(prep *Prepared, opt profiler.Options) chan struct{} {
+func (r *Runner) promiseRef(prep *Prepared, key string) chan struct{} {
 	if _, onDevice := prep.Family.(profiler.DeviceReference); onDevice {
 		return nil // made with the device, on the device thread
 	}
-	key := refKey(prep.Spec, opt)
 	if r.refs[key] != nil || r.refMaking[key] != nil {
 		return nil
 	}
@@ -121,8 +120,7 @@ func (r *Runner) promiseRef(prep *Prepared, opt profiler.Options) chan struct{} 
 // makeReference computes the promised reference of prep's spec from set's
 // inputs and keeps it where verify looks first, then calls done (a
 // reference that fails is made again, and fails, in verify).
-func (r *Runner) makeReference(prep *Prepared, set *inputSet, opt profiler.Options, done func()) {
-	key := refKey(prep.Spec, opt)
+func (r *Runner) makeReference(prep *Prepared, set *inputSet, opt profiler.Options, key string, done func()) {
 	r.mu.Lock()
 	inputs := profiler.Inputs(set.data)
 	r.mu.Unlock()
