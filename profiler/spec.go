@@ -138,7 +138,7 @@ func (s Spec) CheckSchema(sc Schema) error {
 	for _, k := range slices.Sorted(maps.Keys(s.Knobs)) {
 		p, ok := sc.Knob(k)
 		if !ok {
-			return fmt.Errorf("%s has no knob %q: %sknobs are %s", s.Kernel, k, DidYouMean(k, paramNames(sc.Knobs)), ParamNames(sc.Knobs))
+			return fmt.Errorf("%s has no knob %q: %sknobs are %s", s.Kernel, k, DidYouMean(k, ParamNameList(sc.Knobs)), ParamNames(sc.Knobs))
 		}
 		if err := p.Check(s.Knobs[k]); err != nil {
 			return err
@@ -147,7 +147,7 @@ func (s Spec) CheckSchema(sc Schema) error {
 	for _, k := range slices.Sorted(maps.Keys(s.Dims)) {
 		p, ok := sc.Dim(k)
 		if !ok {
-			return fmt.Errorf("%s has no dim %q: %sdims are %s", s.Kernel, k, DidYouMean(k, paramNames(sc.Dims)), ParamNames(sc.Dims))
+			return fmt.Errorf("%s has no dim %q: %sdims are %s", s.Kernel, k, DidYouMean(k, ParamNameList(sc.Dims)), ParamNames(sc.Dims))
 		}
 		if err := p.Check(s.Dims[k]); err != nil {
 			return err
@@ -198,14 +198,15 @@ func (s *Spec) Set(sc Schema, name string, value int) error {
 
 // ParamNames lists the parameters' names for an error message.
 func ParamNames(ps []Param) string {
-	n := paramNames(ps)
+	n := ParamNameList(ps)
 	if len(n) == 0 {
 		return "(none)"
 	}
 	return strings.Join(n, ", ")
 }
 
-func paramNames(ps []Param) []string {
+// ParamNameList is the parameters' names, for a did-you-mean.
+func ParamNameList(ps []Param) []string {
 	n := make([]string, len(ps))
 	for i, p := range ps {
 		n[i] = p.Name

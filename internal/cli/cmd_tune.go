@@ -198,19 +198,15 @@ func onlyDims(sc profiler.Schema, flagName, shape string) error {
 	if err != nil {
 		return badInput("%s: %v", flagName, err)
 	}
-	var dims []string
-	for _, d := range sc.Dims {
-		dims = append(dims, d.Name)
-	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if _, ok := sc.Dim(k); ok {
 			continue
 		}
 		why := "knobs to fix go in --set"
 		if _, knob := sc.Knob(k); !knob {
-			why = strings.TrimSpace(profiler.DidYouMean(k, dims))
+			why = strings.TrimSpace(profiler.DidYouMean(k, profiler.ParamNameList(sc.Dims)))
 		}
-		return badInput("%s: in the shape %s, %s is not a dim (dims are %s)%s", flagName, shape, k, strings.Join(dims, ", "), suffix(why))
+		return badInput("%s: in the shape %s, %s is not a dim (dims are %s)%s", flagName, shape, k, profiler.ParamNames(sc.Dims), suffix(why))
 	}
 	return nil
 }

@@ -153,7 +153,7 @@ func compileSearchEntries(s SweepYAML, sr *Search, base profiler.Options, sx swe
 		for _, name := range slices.Sorted(maps.Keys(shape)) {
 			p, ok := sc.Dim(name)
 			if !ok {
-				return nil, at(fmt.Sprintf("shapes[%d].%s", i, name), fmt.Sprintf("%s has no dim %q: %sdims are %s", s.Kernel, name, profiler.DidYouMean(name, paramNames(sc.Dims)), profiler.ParamNames(sc.Dims)))
+				return nil, at(fmt.Sprintf("shapes[%d].%s", i, name), fmt.Sprintf("%s has no dim %q: %sdims are %s", s.Kernel, name, profiler.DidYouMean(name, profiler.ParamNameList(sc.Dims)), profiler.ParamNames(sc.Dims)))
 			}
 			if err := p.Check(shape[name]); err != nil {
 				return nil, at(fmt.Sprintf("shapes[%d].%s", i, name), err.Error())

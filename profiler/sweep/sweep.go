@@ -454,15 +454,6 @@ func checkEntry(s SweepYAML, base profiler.Options, sx sweepCtx) (*entry, error)
 
 // intAxis checks one `dims:` or `knobs:` entry (a key may name several
 // params, "Lq,Lk") against the schema and makes it a sweep axis.
-// paramNames are the parameters' names, for a did-you-mean.
-func paramNames(ps []profiler.Param) []string {
-	n := make([]string, len(ps))
-	for i, p := range ps {
-		n[i] = p.Name
-	}
-	return n
-}
-
 func intAxis(kind, key string, vals IntList, kernel string, sc profiler.Schema, at func(sub, msg string) error) (axis, error) {
 	field := kind + "s." + key
 	params := sc.Knobs
@@ -473,7 +464,7 @@ func intAxis(kind, key string, vals IntList, kernel string, sc profiler.Schema, 
 	for _, n := range names {
 		p, ok := profiler.FindParam(params, n)
 		if !ok {
-			hint := profiler.DidYouMean(n, paramNames(params))
+			hint := profiler.DidYouMean(n, profiler.ParamNameList(params))
 			if _, isKnob := sc.Knob(n); isKnob && kind == "dim" {
 				hint = fmt.Sprintf("%s is a knob (put it under knobs:); ", n)
 			} else if _, isDim := sc.Dim(n); isDim && kind == "knob" {
