@@ -129,9 +129,12 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 
 type queued struct {
 	job      profiler.Job
+	shape    string          // jobShape(job), kept: tryTake reads it for every spec of the window
 	failedOn int             // index of the device it crashed on, -1 if none
 	first    profiler.Result // that first result
 }
+
+func newQueued(j profiler.Job) queued { return queued{job: j, shape: jobShape(j), failedOn: -1} }
 
 // devSweep is the state the devices of JobsOnDevices share, under mu.
 type devSweep struct {
@@ -293,7 +296,7 @@ func (st *devSweep) tryTake(di int) (queued, bool) {
 			if it.failedOn == di && st.live > 1 {
 				continue
 			}
-			shape := jobShape(it.job)
+			shape := it.shape
 			if pass == -1 && it.failedOn >= 0 || pass == 0 && shape == st.shapes[di] || pass == 1 && shape == st.reserved[di] ||
 				pass == 2 && !st.claimed(di, shape) || pass == 3 {
 				pick = k
@@ -307,7 +310,7 @@ func (st *devSweep) tryTake(di int) (queued, bool) {
 	it := st.items[pick]
 	st.items = append(st.items[:pick:pick], st.items[pick+1:]...)
 	st.out++
-	if shape := jobShape(it.job); shape != st.shapes[di] {
+	if shape := it.shape; shape != st.shapes[di] {
 		st.shapes[di] = shape
 		st.reserve(di)
 	}
@@ -319,7 +322,7 @@ func (st *devSweep) tryTake(di int) (queued, bool) {
 func (st *devSweep) reserve(di int) {
 	st.reserved[di] = ""
 	for _, it := range st.items {
-		if shape := jobShape(it.job); shape != st.shapes[di] && !st.claimed(di, shape) {
+		if shape := it.shape; shape != st.shapes[di] && !st.claimed(di, shape) {
 			st.reserved[di] = shape
 			j := it.job
 			st.early[di] = &j
@@ -397,6 +400,6 @@ func (st *devSweep) refill() {
 		if !ok {
 			return
 		}
-		st.items = append(st.items, queued{job: j, failedOn: -1})
+		st.items = append(st.items, newQueued(j))
 	}
 }

@@ -28,19 +28,22 @@ func TestTryTakeRunsACrashedSpecElsewhereFirst(t *testing.T) {
 		early:    make([]*profiler.Job, 2),
 		counts:   make([]DeviceCount, 2),
 		fails:    make([]int, 2),
-		items: []queued{
-			{job: onB, failedOn: 1},
-			{job: shapeJob(1000, 64), failedOn: -1},
-			{job: shapeJob(2000, 64), failedOn: -1},
-		},
+		items:    []queued{failedQueued(onB, 1), newQueued(shapeJob(1000, 64)), newQueued(shapeJob(2000, 64))},
 	}
 	it, ok := st.tryTake(0)
 	if !ok || it.failedOn != 1 || it.job.Spec.Key() != onB.Spec.Key() {
 		t.Fatalf("device 0 took %s (failed on %d): want the spec that crashed on device 1", it.job.Spec.Key(), it.failedOn)
 	}
 	// the device that crashed it does not take it back while another is live
-	st.items = append([]queued{{job: onB, failedOn: 1}}, st.items...)
+	st.items = append([]queued{failedQueued(onB, 1)}, st.items...)
 	if it, _ := st.tryTake(1); it.failedOn == 1 {
 		t.Error("device 1 took back the spec that crashed on it")
 	}
+}
+
+// failedQueued is j queued again after it crashed on device di.
+func failedQueued(j profiler.Job, di int) queued {
+	q := newQueued(j)
+	q.failedOn = di
+	return q
 }
