@@ -65,9 +65,17 @@ const noGPU = "the NVIDIA driver sees no GPU"
 // backend is the CUDA profiler.Backend. Every driver call runs on the
 // goroutine started by Open, locked to its OS thread, where the context is
 // current; callers hand it closures through cmds.
+// nvrtcLoad is NVRTC as loaded beside the driver's start (Open).
+type nvrtcLoad struct {
+	nv  *nvrtc
+	err error
+}
+
 type backend struct {
 	drv    *driver
 	nv     *nvrtc
+	nvc    chan nvrtcLoad // NVRTC loading while the driver starts; setup takes it
+	trace  *startupTrace  // nil unless MLTOP_TRACE_STARTUP is set
 	cmds   chan func()
 	quit   chan struct{}
 	exited chan struct{}
@@ -101,14 +109,21 @@ type backend struct {
 // Open loads the driver and NVRTC, creates a context on device
 // MLTOP_CUDA_DEVICE (default 0) and reads the device's limits.
 func Open() (profiler.Backend, error) {
+	tr := newStartupTrace()
+	// NVRTC and CUPTI are large libraries: load them while the driver
+	// starts (cuInit is the longest step, and longer still when several
+	// workers start at once).
+	nvc := make(chan nvrtcLoad, 1)
+	go func() {
+		nv, err := loadNVRTC()
+		nvc <- nvrtcLoad{nv, err}
+	}()
+	go func() { _, _, _ = openKernelClock() }() // loads CUPTI once; setup asks again
 	drv, err := loadDriver()
 	if err != nil {
 		return nil, err
 	}
-	nv, err := loadNVRTC()
-	if err != nil {
-		return nil, err
-	}
+	tr.step("load driver")
 	hdrs, err := shaders.Headers("cuda")
 	if err != nil {
 		return nil, fmt.Errorf("reading the embedded CUDA headers: %w", err)
@@ -120,7 +135,7 @@ func Open() (profiler.Backend, error) {
 			return nil, fmt.Errorf("MLTOP_CUDA_DEVICE=%q is not a device number: use 0, 1, …", s)
 		}
 	}
-	b := &backend{drv: drv, nv: nv, cmds: make(chan func()), quit: make(chan struct{}), exited: make(chan struct{}), cache: newCubinCache(DefaultCacheDir()), headers: hdrs}
+	b := &backend{drv: drv, nvc: nvc, trace: tr, cmds: make(chan func()), quit: make(chan struct{}), exited: make(chan struct{}), cache: newCubinCache(DefaultCacheDir()), headers: hdrs}
 	ready := make(chan error, 1)
 	go b.loop(ordinal, ready)
 	if err := <-ready; err != nil {
@@ -216,6 +231,7 @@ func (b *backend) setup(ordinal int) error {
 	if err := d.call("cuInit", d.cuInit, 0); err != nil {
 		return fmt.Errorf("the NVIDIA driver does not start: %w", err)
 	}
+	b.trace.step("cuInit")
 	var count int32
 	if err := d.call("cuDeviceGetCount", d.cuDeviceGetCount, uintptr(unsafe.Pointer(&count))); err != nil {
 		return err
@@ -229,6 +245,7 @@ func (b *backend) setup(ordinal int) error {
 	if err := d.call("cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain, uintptr(unsafe.Pointer(&b.ctx)), uintptr(b.dev)); err != nil {
 		return err
 	}
+	b.trace.step("primary context")
 	if err := d.call("cuCtxSetCurrent", d.cuCtxSetCurrent, b.ctx); err != nil {
 		return err
 	}
@@ -245,6 +262,15 @@ func (b *backend) setup(ordinal int) error {
 	}
 	major, minor := b.attr(attrComputeCapMajor), b.attr(attrComputeCapMinor)
 	b.arch = ArchName(major, minor)
+	b.trace.step("device attributes")
+	if b.nvc != nil {
+		l := <-b.nvc
+		if l.err != nil {
+			return l.err
+		}
+		b.nv, b.nvc = l.nv, nil
+		b.trace.step("NVRTC loaded")
+	}
 	nvMa, nvMi, err := b.nv.version()
 	if err != nil {
 		return err
@@ -294,6 +320,7 @@ func (b *backend) setup(ordinal int) error {
 	if err != nil {
 		return err
 	}
+	b.trace.step("CUPTI")
 	b.kclock = kc
 	if kc != nil {
 		info.Timer = TimerKernel
@@ -321,6 +348,7 @@ func (b *backend) setup(ordinal int) error {
 			return err
 		}
 	}
+	b.trace.step("flush buffer")
 	return nil
 }
 

@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/mltop/mltop/backends"
+	"github.com/mltop/mltop/cuda"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 )
@@ -71,16 +73,21 @@ func (s *session) openExecutor(name, isolate string) (profiler.Executor, error) 
 // on first use (cached per device afterwards), so Results can give % of the
 // measured ceilings; the CPU is calibrated only by `mltop calibrate`.
 func openRunner(name string, log io.Writer, calibrate bool) (*run.Runner, error) {
+	t0 := time.Now()
 	b, name, err := openBackend(name)
 	if err != nil {
 		return nil, err
 	}
 	r := run.NewRunner(b)
 	entry, _ := backends.Lookup(name)
+	t1 := time.Now()
 	if calibrate && entry.Calibrate && os.Getenv("MLTOP_NO_CALIBRATE") == "" {
 		if _, err := r.Calibrate(false); err != nil {
 			fmt.Fprintf(log, "mltop: calibration failed, only spec peaks will be shown: %v\n", err)
 		}
+	}
+	if os.Getenv(cuda.StartupTraceEnv) != "" {
+		fmt.Fprintf(log, "mltop start-up: backend %s open %.1f ms, calibration %.1f ms\n", name, float64(t1.Sub(t0).Microseconds())/1e3, float64(time.Since(t1).Microseconds())/1e3)
 	}
 	return r, nil
 }
