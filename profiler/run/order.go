@@ -3,7 +3,6 @@ package run
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/mltop/mltop/profiler"
@@ -45,7 +44,7 @@ func orderJobs(jobs []profiler.Job, cost func(profiler.Job) float64) []profiler.
 	var order []*group
 	for i, j := range jobs {
 		costs[i] = cost(j)
-		key := fmt.Sprintf("%s|seed=%d", j.Spec.ShapeKey(), j.Options.Seed)
+		key := jobShape(j)
 		g := groups[key]
 		if g == nil {
 			g = &group{first: i}
