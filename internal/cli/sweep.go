@@ -224,7 +224,8 @@ func shardLine(p run.SweepPlan) string {
 	}
 	split := ""
 	if d.Split > 0 {
-		split = fmt.Sprintf("; %s, each more than a shard's share, cut over several shards", profiler.Plural(d.Split, "shape", "shapes"))
+		verb := map[bool]string{true: "is", false: "are"}[d.Split == 1]
+		split = fmt.Sprintf("; %s dearer than a shard's share %s cut over several shards", profiler.Plural(d.Split, "shape", "shapes"), verb)
 	}
 	return fmt.Sprintf("shard %d/%d: %s, %d of the sweep's %s (whole shapes are dealt to the %d shards, balanced by cost%s)",
 		d.Part, d.Parts, count, d.Mine, profiler.Plural(d.Shapes, "shape", "shapes"), d.Parts, split)

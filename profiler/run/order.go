@@ -74,8 +74,9 @@ func orderedSource(src jobSource, dev profiler.DeviceInfo) jobSource {
 		if err := src(ctx, func(j profiler.Job) bool { jobs = append(jobs, j); return true }); err != nil {
 			return err
 		}
-		cache := NewPlanCache(0)
-		for _, j := range orderJobs(jobs, func(j profiler.Job) float64 { return SpecCost(j, dev, cache) }) {
+		// No plan cache: every spec is planned once here, and a cache's
+		// key (the device printed) would cost more than the plan.
+		for _, j := range orderJobs(jobs, func(j profiler.Job) float64 { return SpecCost(j, dev, nil) }) {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

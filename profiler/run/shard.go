@@ -80,7 +80,7 @@ func dealShard(ctx context.Context, cfg SweepConfig) (SweepShard, error) {
 	if len(jobs) > OrderLimit {
 		return sh, nil
 	}
-	groups := shapeGroups(jobs, NewPlanCache(0))
+	groups := shapeGroups(jobs)
 	return dealt(groups, len(jobs), sh.Part(), sh.Parts()), nil
 }
 
@@ -114,7 +114,8 @@ func dealt(groups []ShapeGroup, all, part, parts int) *dealtShard {
 // shapeGroups groups jobs (a sweep's stream, index = position) by shape
 // and seed, as orderJobs does, in the order each shape first occurs, with
 // each job's dealCost.
-func shapeGroups(jobs []profiler.Job, cache *PlanCache) []ShapeGroup {
+func shapeGroups(jobs []profiler.Job) []ShapeGroup {
+	nominal := nominalDevice()
 	at := map[string]int{}
 	var groups []ShapeGroup
 	for i, j := range jobs {
@@ -126,7 +127,7 @@ func shapeGroups(jobs []profiler.Job, cache *PlanCache) []ShapeGroup {
 			groups = append(groups, ShapeGroup{})
 		}
 		groups[g].Jobs = append(groups[g].Jobs, i)
-		groups[g].Costs = append(groups[g].Costs, dealCost(j, cache))
+		groups[g].Costs = append(groups[g].Costs, dealCost(j, nominal))
 	}
 	return groups
 }
@@ -137,15 +138,15 @@ const maxDealCost = 1e12
 
 // dealCost is what job j costs a shard, in whole microseconds, the same
 // on every machine: its warm-up, the middle of its sampling time, and
-// MinRuns runs of its kernel on nominalDevice (nothing for the runs when
+// MinRuns runs of its kernel on nominal, nominalDevice() (nothing for the runs when
 // the nominal device cannot plan it), at least 1. Rounding to whole
 // microseconds keeps the last bits of floating point, which platforms
 // may round differently (fused multiply-adds on arm64), out of the deal.
-func dealCost(j profiler.Job, cache *PlanCache) int64 {
+func dealCost(j profiler.Job, nominal profiler.DeviceInfo) int64 {
 	o := j.Options.WithDefaults()
 	sec := o.WarmupTime() + float64((min(o.Stop.MinTime, o.Stop.MaxTime)+o.Stop.MaxTime)/2)
-	dev := j.Options.Limits.Apply(nominalDevice())
-	if prep, err := Prepare(j.Spec, dev, PrepareOptions{SkipFit: true, Cache: cache}); err == nil {
+	dev := j.Options.Limits.Apply(nominal)
+	if prep, err := Prepare(j.Spec, dev, PrepareOptions{SkipFit: true}); err == nil {
 		sec += float64(MinRuns * runTime(dev, prep.Spec.DType, prep.Plan).Seconds())
 	}
 	return int64(min(max(math.Round(sec*1e6), 1), maxDealCost))
