@@ -82,7 +82,8 @@ const (
 )
 
 // Sweep runs a sweep file's specs as they are made (sweep.Stream): it
-// counts and estimates them (PlanSweep), hands the plan to
+// deals cfg.Shard's part of them once (dealShard), counts and estimates
+// them (PlanSweep), hands the plan to
 // cfg.Announce and cfg.Start, then runs them on cfg.Exec or the devices of
 // cfg.OpenDevices, each Result to every sink as soon as it is known.
 // Memory does not grow with the sweep's size, and ctx stops every stage.
