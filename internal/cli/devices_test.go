@@ -238,7 +238,7 @@ sweeps:
 		out := filepath.Join(dir, "s"+string(rune('0'+i))+".csv")
 		t.Setenv("JOB_COMPLETION_INDEX", string(rune('0'+i)))
 		code, _, stderr := runMain(t, "--config", sweep, "--shard", "auto/3", "--csv", out)
-		if code != 0 || !strings.Contains(stderr, "shard "+string(rune('0'+i))+"/3:") {
+		if code != 0 || !strings.Contains(stderr, "shard "+string(rune('0'+i))+"/3:") || !strings.Contains(stderr, "of the sweep's 5 shapes (whole shapes are dealt") {
 			t.Fatalf("shard %d: exit %d\n%s", i, code, stderr)
 		}
 		shards = append(shards, out)

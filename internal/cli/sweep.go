@@ -184,9 +184,8 @@ func (sr *sweepRun) startOutputs(p run.SweepPlan) (run.Hooks, error) {
 	if err := sr.resume.err(); err != nil {
 		return run.Hooks{}, err
 	}
-	if sr.o.shard != "" {
-		sh, _ := sweep.ParseShard(sr.o.shard, os.Getenv)
-		fmt.Fprintf(sr.stderr, "mltop: shard %s: %s (the sweep's specs are dealt to the %d shards in turn)\n", sh, profiler.Plural(p.Specs+p.Invalid+p.Skipped, "spec", "specs"), sh.Count)
+	if p.Deal.Parts > 0 {
+		fmt.Fprintln(sr.stderr, "mltop:", shardLine(p))
 	}
 	c, err := openCSV(sr.o, sr.cols)
 	if err != nil {
@@ -210,6 +209,26 @@ func (sr *sweepRun) startOutputs(p run.SweepPlan) (run.Hooks, error) {
 	}
 	// On several devices the bar starts once they are open (sweepDevices).
 	return lateHooks(&sr.bar), nil
+}
+
+// shardLine says which part of the sweep this shard runs and how the
+// sweep was dealt: "shard 1/4: 25 specs, 3 of the sweep's 12 shapes (…)".
+func shardLine(p run.SweepPlan) string {
+	d := p.Deal
+	count := profiler.Plural(p.Specs+p.Invalid+p.Skipped, "spec", "specs")
+	if !p.Exact {
+		count = "about " + count
+	}
+	if !d.ByShape {
+		return fmt.Sprintf("shard %d/%d: %s (the sweep's specs are dealt to the %d shards in turn)", d.Part, d.Parts, count, d.Parts)
+	}
+	split := ""
+	if d.Split > 0 {
+		verb := map[bool]string{true: "is", false: "are"}[d.Split == 1]
+		split = fmt.Sprintf("; %s dearer than a shard's share %s cut over several shards", profiler.Plural(d.Split, "shape", "shapes"), verb)
+	}
+	return fmt.Sprintf("shard %d/%d: %s, %d of the sweep's %s (whole shapes are dealt to the %d shards, balanced by cost%s)",
+		d.Part, d.Parts, count, d.Mine, profiler.Plural(d.Shapes, "shape", "shapes"), d.Parts, split)
 }
 
 // start draws the progress bar for total specs and sends the results to

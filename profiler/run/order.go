@@ -3,7 +3,6 @@ package run
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/mltop/mltop/profiler"
@@ -45,7 +44,7 @@ func orderJobs(jobs []profiler.Job, cost func(profiler.Job) float64) []profiler.
 	var order []*group
 	for i, j := range jobs {
 		costs[i] = cost(j)
-		key := fmt.Sprintf("%s|seed=%d", j.Spec.ShapeKey(), j.Options.Seed)
+		key := jobShape(j)
 		g := groups[key]
 		if g == nil {
 			g = &group{first: i}
@@ -75,8 +74,9 @@ func orderedSource(src jobSource, dev profiler.DeviceInfo) jobSource {
 		if err := src(ctx, func(j profiler.Job) bool { jobs = append(jobs, j); return true }); err != nil {
 			return err
 		}
-		cache := NewPlanCache(0)
-		for _, j := range orderJobs(jobs, func(j profiler.Job) float64 { return SpecCost(j, dev, cache) }) {
+		// No plan cache: every spec is planned once here, and a cache's
+		// key (the device printed) would cost more than the plan.
+		for _, j := range orderJobs(jobs, func(j profiler.Job) float64 { return SpecCost(j, dev, nil) }) {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

@@ -24,9 +24,12 @@ type SweepSource interface {
 }
 
 // SweepShard is one part of a sweep split n ways: a sweep.Shard.
+// A sweep of at most OrderLimit specs is dealt by shape instead (see
+// dealShard): Owns then answers for the stream's indices from the deal.
 type SweepShard interface {
-	Owns(i int) bool // the job of index i is this part's
+	Owns(i int) bool // the job of index i is this part's (dealt in turn)
 	Parts() int      // n
+	Part() int       // this part's index, from 0
 }
 
 // SweepConfig is one sweep for Sweep.
@@ -67,6 +70,8 @@ type SweepPlan struct {
 	// devices open after the announcement.
 	Device   *profiler.DeviceInfo
 	Estimate SweepEstimate // of the Specs
+	// Deal is how the shard's specs were dealt (zero without a shard).
+	Deal ShardDeal
 }
 
 // CountTime bounds the walk that counts a sweep before it runs; a larger
@@ -77,7 +82,8 @@ const (
 )
 
 // Sweep runs a sweep file's specs as they are made (sweep.Stream): it
-// counts and estimates them (PlanSweep), hands the plan to
+// deals cfg.Shard's part of them once (dealShard), counts and estimates
+// them (PlanSweep), hands the plan to
 // cfg.Announce and cfg.Start, then runs them on cfg.Exec or the devices of
 // cfg.OpenDevices, each Result to every sink as soon as it is known.
 // Memory does not grow with the sweep's size, and ctx stops every stage.
@@ -91,6 +97,11 @@ func Sweep(ctx context.Context, cfg SweepConfig, sinks ...profiler.Sink) (Summar
 			cache = r.plans
 		}
 	}
+	sh, err := dealShard(ctx, cfg)
+	if err != nil {
+		return Summary{}, err
+	}
+	cfg.Shard = sh // dealt once, for the count, the skipped walk and the run
 	plan, err := PlanSweep(ctx, cfg, dev, cache)
 	if err != nil {
 		return Summary{}, err
@@ -125,11 +136,18 @@ func Sweep(ctx context.Context, cfg SweepConfig, sinks ...profiler.Sink) (Summar
 }
 
 // PlanSweep counts and estimates cfg's sweep on dev (nil: not known yet),
-// planning with cache (nil: none). A sweep that takes more than
+// planning with cache (nil: none). A shard of a sweep of at most
+// OrderLimit specs is dealt by shape first (dealShard): the plan counts
+// the shard's own specs and says how it was dealt (Deal). A sweep that takes more than
 // CountTime to walk is sampled (and Sweep walks it for Skipped after the
 // announcement).
 func PlanSweep(ctx context.Context, cfg SweepConfig, dev *profiler.DeviceInfo, cache *PlanCache) (SweepPlan, error) {
-	p := SweepPlan{Device: dev, Exact: true}
+	sh, err := dealShard(ctx, cfg)
+	if err != nil {
+		return SweepPlan{}, err
+	}
+	cfg.Shard = sh
+	p := SweepPlan{Device: dev, Exact: true, Deal: dealOf(sh)}
 	x := newEstimator(dev)
 	deadline := time.Now().Add(CountTime)
 	n := 0
@@ -138,7 +156,7 @@ func PlanSweep(ctx context.Context, cfg SweepConfig, dev *profiler.DeviceInfo, c
 	var skipped []profiler.Job
 	walk := cfg
 	walk.Skipped = func(j profiler.Job) { skipped = append(skipped, j) }
-	err := streamSource(cfg.Source, cfg.Shard, cfg.Options)(ctx, func(j profiler.Job) bool {
+	err = streamSource(cfg.Source, cfg.Shard, cfg.Options)(ctx, func(j profiler.Job) bool {
 		if n++; n%256 == 0 && time.Now().After(deadline) {
 			p.Exact = false
 			return false
@@ -185,7 +203,7 @@ func (p *SweepPlan) count(x *estimator, j profiler.Job, cfg SweepConfig, cache *
 
 // samplePlan is PlanSweep from SampleSize combinations.
 func samplePlan(ctx context.Context, cfg SweepConfig, dev *profiler.DeviceInfo, cache *PlanCache) (SweepPlan, error) {
-	p := SweepPlan{Device: dev, Sampled: SampleSize}
+	p := SweepPlan{Device: dev, Sampled: SampleSize, Deal: dealOf(cfg.Shard)}
 	jobs, err := cfg.Source.Sample(SampleSize, 1)
 	if err != nil {
 		return p, err
@@ -204,7 +222,7 @@ func samplePlan(ctx context.Context, cfg SweepConfig, dev *profiler.DeviceInfo, 
 	}
 	scale := float64(cfg.Source.Size()) / SampleSize
 	if cfg.Shard != nil {
-		scale /= float64(cfg.Shard.Parts())
+		scale *= share(cfg.Shard)
 	}
 	round := func(v int) int { return int(math.Round(float64(v) * scale)) }
 	p.Specs, p.Invalid, p.Skipped = round(p.Specs), round(p.Invalid), round(p.Skipped)

@@ -111,12 +111,14 @@ func ParseShard(v string, getenv func(string) string) (Shard, error) {
 }
 
 // Owns says whether the job at index i of a sweep's stream (Stream.Each)
-// belongs to shard s: jobs are dealt in turn, i mod Count. Every shard
-// walks the same stream, so the shards cover the sweep exactly once
-// without any of them holding its specs; neighbours in the stream (the
-// same shape, similar cost) go to different shards, which keeps the
-// shards' costs close.
+// belongs to shard s when the jobs are dealt in turn, i mod Count: the
+// dealing of a sweep too large to hold (run.Sweep deals a smaller one by
+// shape, run.DealGroups). Every shard walks the same stream, so the shards
+// cover the sweep exactly once without any of them holding its specs.
 func (s Shard) Owns(i int) bool { return i%s.Count == s.Index }
 
 // Parts is Count (run.SweepShard).
 func (s Shard) Parts() int { return s.Count }
+
+// Part is Index (run.SweepShard).
+func (s Shard) Part() int { return s.Index }
