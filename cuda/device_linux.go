@@ -363,6 +363,8 @@ func clen(b []byte) int {
 
 func (b *backend) teardown() {
 	d := b.drv
+	b.trace.step("serving (until stdin ended)")
+	defer b.trace.step("teardown")
 	for _, e := range b.events {
 		d.call("cuEventDestroy", d.cuEventDestroy, e)
 	}

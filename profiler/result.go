@@ -106,36 +106,37 @@ type DispatchStats struct {
 
 // Result is everything known about one spec after it ran (or failed to).
 type Result struct {
-	Time        time.Time       `json:"time"`
-	Spec        Spec            `json:"spec"`
-	Backend     string          `json:"backend"`
-	Device      string          `json:"device"`
-	Timer       string          `json:"timer,omitempty"`
-	Cache       CacheMode       `json:"cache,omitempty"`        // the cache mode the samples were taken in
-	SMClockMHz  float64         `json:"sm_clock_mhz,omitempty"` // the GPU's effective core clock during the samples (median of the probes around each batch; CUDA)
-	Settle      float64         `json:"settle_s,omitempty"`     // seconds the spec ran before its samples when --settle asked for it (Options.Settle)
-	StopReason  string          `json:"stop_reason,omitempty"`  // StopPrecision, StopTimeLimit, StopMaxSamples
-	DriftRel    float64         `json:"drift_rel,omitempty"`    // |median of first third − last third| / median at the stop
-	Phases      *Phases         `json:"phases,omitempty"`       // where the spec's wall time went
-	Status      Status          `json:"status"`
-	Error       string          `json:"error,omitempty"`
-	Stats       Stats           `json:"stats"`
-	Samples     []float64       `json:"samples_ns,omitempty"` // per rep, all dispatches summed, in time order
-	PerDispatch []DispatchStats `json:"per_dispatch,omitempty"`
-	FLOPs       float64         `json:"flops"`
-	Bytes       float64         `json:"bytes"`
-	TFLOPS      float64         `json:"tflops"`
-	GBps        float64         `json:"gbps"`
-	PctPeakFLOP float64         `json:"pct_peak_flops,omitempty"`
-	PctPeakBW   float64         `json:"pct_peak_bw,omitempty"`
-	PctMeasFLOP float64         `json:"pct_measured_flops,omitempty"`
-	PctMeasBW   float64         `json:"pct_measured_bw,omitempty"`
-	MemoryBytes int64           `json:"memory_bytes"`
-	Budget      []BudgetReport  `json:"budget,omitempty"`
-	Occupancy   []Occupancy     `json:"occupancy,omitempty"`
-	Verdict     *Verdict        `json:"verdict,omitempty"`
-	Notes       []string        `json:"notes,omitempty"`
-	WallSeconds float64         `json:"wall_s"`
+	Time         time.Time       `json:"time"`
+	Spec         Spec            `json:"spec"`
+	Backend      string          `json:"backend"`
+	Device       string          `json:"device"`
+	Timer        string          `json:"timer,omitempty"`
+	Cache        CacheMode       `json:"cache,omitempty"`         // the cache mode the samples were taken in
+	SMClockMHz   float64         `json:"sm_clock_mhz,omitempty"`  // the GPU's effective core clock during the samples (median of the probes around each batch; CUDA)
+	Settle       float64         `json:"settle_s,omitempty"`      // seconds the spec ran before its samples when --settle asked for it (Options.Settle)
+	StopReason   string          `json:"stop_reason,omitempty"`   // StopPrecision, StopTimeLimit, StopMaxSamples
+	DriftRel     float64         `json:"drift_rel,omitempty"`     // |median of first third − last third| / median at the stop
+	DriftDropped int             `json:"drift_dropped,omitempty"` // samples dropped as warm-up because the level moved during the measurement (StopRule.Restart)
+	Phases       *Phases         `json:"phases,omitempty"`        // where the spec's wall time went
+	Status       Status          `json:"status"`
+	Error        string          `json:"error,omitempty"`
+	Stats        Stats           `json:"stats"`
+	Samples      []float64       `json:"samples_ns,omitempty"` // per rep, all dispatches summed, in time order
+	PerDispatch  []DispatchStats `json:"per_dispatch,omitempty"`
+	FLOPs        float64         `json:"flops"`
+	Bytes        float64         `json:"bytes"`
+	TFLOPS       float64         `json:"tflops"`
+	GBps         float64         `json:"gbps"`
+	PctPeakFLOP  float64         `json:"pct_peak_flops,omitempty"`
+	PctPeakBW    float64         `json:"pct_peak_bw,omitempty"`
+	PctMeasFLOP  float64         `json:"pct_measured_flops,omitempty"`
+	PctMeasBW    float64         `json:"pct_measured_bw,omitempty"`
+	MemoryBytes  int64           `json:"memory_bytes"`
+	Budget       []BudgetReport  `json:"budget,omitempty"`
+	Occupancy    []Occupancy     `json:"occupancy,omitempty"`
+	Verdict      *Verdict        `json:"verdict,omitempty"`
+	Notes        []string        `json:"notes,omitempty"`
+	WallSeconds  float64         `json:"wall_s"`
 
 	// Search marks a row measured by a search (mltop tune, a sweep's
 	// search: block): which step, and how briefly; nil for other rows.

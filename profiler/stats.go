@@ -149,6 +149,25 @@ func DefaultStopRule() StopRule {
 	return StopRule{Noise: 0.005, MinSamples: 20, MinTime: 0.01, MaxTime: 2, MaxSamples: 50000}
 }
 
+// Restart says how many of the first samples to drop as warm-up because
+// the level moved during the measurement (a boost clock switching, a
+// kernel warming up): after at least 2×MinSamples samples, when the
+// medians of the first and last third differ by more than Noise and by
+// more than twice the median's interval (a shift, not scatter), the first
+// third goes. Without it such a spec samples a mix of two levels until the
+// time limit; with it, it stops on the level it settled at. 0: keep all.
+func (r StopRule) Restart(samples []float64) int {
+	n := len(samples)
+	if n < 2*max(r.MinSamples, 6) {
+		return 0
+	}
+	p := Estimate(samples)
+	if !p.OK || p.DriftRel <= r.Noise || p.DriftRel <= 2*p.HalfRel {
+		return 0
+	}
+	return n / 3
+}
+
 // Precision is the state of the estimate after some samples.
 type Precision struct {
 	CILo     float64 `json:"ci_lo_ns"`     // 95% confidence interval of the median

@@ -189,3 +189,41 @@ func TestStopRuleBounds(t *testing.T) {
 		t.Errorf("max samples: %v %q", done, why)
 	}
 }
+
+// A level that moves during the measurement (a boost clock switching)
+// restarts it: the first third becomes warm-up, and the rest stops on the
+// new level. Scatter without a shift, and too few samples, restart nothing.
+func TestStopRuleRestartsOnAShift(t *testing.T) {
+	r := DefaultStopRule()
+	rng := NewRNG(7)
+	jitter := func(level float64) float64 { return level * (1 + 0.002*(rng.Float64()-0.5)) }
+	var shifted []float64
+	for i := range 60 {
+		level := 100e3
+		if i >= 25 {
+			level = 97e3 // 3% faster from sample 25 on
+		}
+		shifted = append(shifted, jitter(level))
+	}
+	cut := r.Restart(shifted)
+	if cut != 20 {
+		t.Fatalf("Restart = %d on a 3%% shift after 25 of 60 samples, want the first third (20)", cut)
+	}
+	if r.Restart(shifted[:2*r.MinSamples-1]) != 0 {
+		t.Error("restarted before 2×MinSamples samples")
+	}
+	rest := shifted[cut:]
+	for r.Restart(rest) > 0 { // a second restart drops what is left of the old level
+		rest = rest[r.Restart(rest):]
+	}
+	if med := Summarize(rest).Median; math.Abs(med-97e3)/97e3 > 0.002 {
+		t.Errorf("after restarts the median is %.0f, want the new level 97000", med)
+	}
+	var steady []float64
+	for range 60 {
+		steady = append(steady, 100e3*(1+0.03*(rng.Float64()-0.5))) // ±1.5% scatter, no shift
+	}
+	if c := r.Restart(steady); c != 0 {
+		t.Errorf("Restart = %d on scatter without a shift", c)
+	}
+}

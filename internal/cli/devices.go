@@ -159,7 +159,9 @@ func (s *session) startDevices(o *options, backend string) *earlyDevices {
 			e.err = err
 			return
 		}
+		traceStep(fmt.Sprintf("%d devices counted", len(ords)))
 		e.devs, e.err = s.openDevices(backend, ords, e.share(len(ords)), &e.log)
+		traceStep("every worker said hello")
 	}()
 	return e
 }

@@ -95,10 +95,11 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 		return err
 	}
 	defer sr.close()
+	traceStep("sweep read and checked")
 	if o.devices != "" && !o.dryRun {
 		// The workers start now, while the sweep is counted (earlyDevices).
 		early := s.startDevices(o, backend)
-		defer early.close()
+		defer func() { early.close(); traceStep("workers closed") }()
 		cfg.OpenDevices = func() ([]run.Device, error) { return early.open(sr) }
 	} else if o.devices == "" {
 		exec, err := s.openExecutor(backend, o.isolate)
@@ -109,6 +110,7 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 		cfg.Exec = exec
 	}
 	sum, err := run.Sweep(ctx, cfg, &sr.out)
+	traceStep("sweep done")
 	if !sr.out.open {
 		if errors.Is(err, context.Canceled) {
 			return &exitError{code: exitFailed, msg: "interrupted before the sweep started: nothing ran"}

@@ -149,6 +149,7 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func
 	clk.mark(&clk.p.Warmup)
 	res.Settle = opt.Settle
 	var samples, clocks []float64
+	var clockEnds []int // len(samples) after each clock's batch
 	per := make([][]float64, len(ls))
 	mstart := time.Now()
 	for {
@@ -172,14 +173,19 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func
 			return err
 		}
 		res.Timer, res.Cache = t.Timer, used
-		if t.SMClockMHz > 0 {
-			clocks = append(clocks, t.SMClockMHz)
-		}
 		for _, rep := range t.Samples {
 			samples = append(samples, sumRep(rep))
 			for i, v := range rep {
 				per[i] = append(per[i], v)
 			}
+		}
+		if t.SMClockMHz > 0 {
+			clocks = append(clocks, t.SMClockMHz)
+			clockEnds = append(clockEnds, len(samples))
+		}
+		if cut := opt.Stop.Restart(samples); cut > 0 {
+			samples, per, clocks, clockEnds = dropFirst(cut, samples, per, clocks, clockEnds)
+			res.DriftDropped += cut
 		}
 		done, why := opt.Stop.Done(samples, time.Since(mstart).Seconds())
 		st := profiler.Summarize(samples)
@@ -209,6 +215,24 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func
 		}
 	}
 	return nil
+}
+
+// dropFirst removes the first cut samples (all dispatches) and the clock
+// probes of batches that ended within them.
+func dropFirst(cut int, samples []float64, per [][]float64, clocks []float64, clockEnds []int) ([]float64, [][]float64, []float64, []int) {
+	samples = slices.Clone(samples[cut:])
+	for i := range per {
+		per[i] = slices.Clone(per[i][cut:])
+	}
+	var keptC []float64
+	var keptE []int
+	for i, end := range clockEnds {
+		if end > cut {
+			keptC = append(keptC, clocks[i])
+			keptE = append(keptE, end-cut)
+		}
+	}
+	return samples, per, keptC, keptE
 }
 
 // warmupFor is the warm-up before a measurement, given the warm-up asked

@@ -267,3 +267,50 @@ func TestInputsRestoredFromDeviceCopy(t *testing.T) {
 		t.Errorf("a new shape: %d device copies in all, want 4 (a new copy kept, none restored)", b.Copies)
 	}
 }
+
+// shiftingBackend times every rep at 100 µs for its first 30 reps, then at
+// 97 µs: a level that moves during the measurement, as when the boost
+// clock switches.
+type shiftingBackend struct {
+	enginetest.MemBackend
+	reps int
+}
+
+func (b *shiftingBackend) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
+	t, err := b.MemBackend.Time(ls, reps, mode)
+	for i := range t.Samples {
+		level := 100e3
+		if b.reps >= 30 {
+			level = 97e3
+		}
+		for j := range t.Samples[i] {
+			t.Samples[i][j] = level / float64(len(t.Samples[i]))
+		}
+		b.reps++
+	}
+	return t, err
+}
+
+// A measurement whose level moves drops the samples before the move as
+// warm-up and reports the level it settled at, on precision, not at the
+// time limit; a steady one drops nothing.
+func TestMeasureRestartsWhenTheLevelMoves(t *testing.T) {
+	spec := profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Dims: map[string]int{"N": 100}}
+	o := enginetest.QuickOptions()
+	o.Stop = profiler.DefaultStopRule()
+	o.Stop.MinTime, o.Stop.MinSamples = 0.001, 40 // the move comes inside the first 40
+	res := run.NewRunner(&shiftingBackend{}).Run(context.Background(), spec, o, nil)
+	if res.Status != profiler.StatusOK {
+		t.Fatalf("%s %s", res.Status, res.Error)
+	}
+	if res.DriftDropped == 0 || res.StopReason != profiler.StopPrecision {
+		t.Fatalf("dropped %d samples, stopped on %q: want samples dropped and a stop on precision", res.DriftDropped, res.StopReason)
+	}
+	if m := res.Stats.Median; m != 97e3 {
+		t.Errorf("median %.0f ns, want the level it settled at (97000)", m)
+	}
+	steady := run.NewRunner(&shiftingBackend{reps: 30}).Run(context.Background(), spec, o, nil)
+	if steady.DriftDropped != 0 {
+		t.Errorf("a steady measurement dropped %d samples", steady.DriftDropped)
+	}
+}

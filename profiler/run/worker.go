@@ -426,18 +426,25 @@ func (p *WorkerPool) Prefetch(j profiler.Job) {
 	_, _ = w.stdin.Write(append(req, '\n'))
 }
 
-// Close stops the worker.
+// Close tells the worker to stop and returns without waiting for it.
 func (p *WorkerPool) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.w != nil {
-		_ = p.w.stdin.Close()
-		select {
-		case <-p.w.done:
-		case <-time.After(5 * time.Second):
-		}
-		p.w.kill()
+		// The worker ends at its stdin's end, releasing its GPU context
+		// (up to a second with several workers at once); nothing waits for
+		// that: the parent has every result already, and a sweep's end
+		// should not include the workers' teardown.
+		w := p.w
 		p.w = nil
+		_ = w.stdin.Close()
+		go func() {
+			select {
+			case <-w.done:
+			case <-time.After(5 * time.Second):
+			}
+			w.kill()
+		}()
 	}
 	return nil
 }
