@@ -90,7 +90,7 @@ type logTables struct{ inv, negLnInv [129]float64 }
 func makeLogTable() *logTables {
 	t := &logTables{}
 	for j := range t.inv {
-		g := 1 / (1 + float64(j)/128)
+		g := 128 / float64(128+j) // 1/c, rounded once
 		t.inv[j] = g
 		// ln g = 2·atanh((g−1)/(g+1)), |(g−1)/(g+1)| ≤ 1/3: summed to the
 		// 41st power, past 1e−20.

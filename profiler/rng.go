@@ -52,7 +52,7 @@ func Fill(b BufferSpec, seed uint64) []float32 {
 		ApplyOutliers(b, seed, out)
 	case InitUniform:
 		for i := range out {
-			out[i] = b.Type.Round(float32(b.Lo + (b.Hi-b.Lo)*rng.Float64()))
+			out[i] = b.Type.Round(float32(b.Lo + float64((b.Hi-b.Lo)*rng.Float64()))) // unfused: the same bits on every platform
 		}
 	case InitInts:
 		span := uint64(b.Hi - b.Lo)

@@ -56,7 +56,7 @@ func fillRange(b profiler.BufferSpec, base uint64, out []float32, lo, hi int) {
 		profiler.FillNormalAt(out[lo:hi], lo, base, b)
 	case profiler.InitUniform:
 		for i := lo; i < hi; i++ {
-			out[i] = b.Type.Round(float32(b.Lo + (b.Hi-b.Lo)*rng.Float64()))
+			out[i] = b.Type.Round(float32(b.Lo + float64((b.Hi-b.Lo)*rng.Float64()))) // unfused: the same bits on every platform
 		}
 	case profiler.InitInts:
 		span := uint64(b.Hi - b.Lo)
