@@ -48,17 +48,11 @@ func Fill(b BufferSpec, seed uint64) []float32 {
 	rng := NewRNG(SeedFor(seed, b.Name))
 	switch b.Init {
 	case InitNormal:
-		s := b.Scale
-		if s == 0 {
-			s = 1
-		}
-		for i := range out {
-			out[i] = b.Type.Round(float32(b.Mean + rng.Normal()*s))
-		}
+		FillNormalAt(out, 0, SeedFor(seed, b.Name), b)
 		ApplyOutliers(b, seed, out)
 	case InitUniform:
 		for i := range out {
-			out[i] = b.Type.Round(float32(b.Lo + (b.Hi-b.Lo)*rng.Float64()))
+			out[i] = b.Type.Round(float32(b.Lo + float64((b.Hi-b.Lo)*rng.Float64()))) // unfused: the same bits on every platform
 		}
 	case InitInts:
 		span := uint64(b.Hi - b.Lo)

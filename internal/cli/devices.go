@@ -167,11 +167,14 @@ func (s *session) startDevices(o *options, backend string) *earlyDevices {
 }
 
 // share makes the directory n workers share host work in and returns
-// their environment: the directory, and cores/n goroutines each for
-// generating inputs (run.SharedCacheEnv). Without a directory (the temp
-// directory is not writable) each worker makes its own.
+// their environment: the directory (run.SharedCacheEnv), and the
+// goroutines each may generate inputs on (see fillThreadsFor). Without a
+// directory (the temp directory is not writable) each worker makes its
+// own.
 func (e *earlyDevices) share(n int) []string {
-	threads := fmt.Sprintf("%s=%d", run.FillThreadsEnv, max(1, runtime.NumCPU()/n))
+	count, warning := fillThreadsFor(runtime.NumCPU(), n, os.Getenv(run.FillThreadsEnv))
+	e.log.WriteString(warning)
+	threads := fmt.Sprintf("%s=%d", run.FillThreadsEnv, count)
 	dir, err := os.MkdirTemp("", "mltop-shared-")
 	if err != nil {
 		fmt.Fprintf(&e.log, "mltop: the workers will not share float64 references: %v\n", err)
@@ -214,4 +217,26 @@ func registerSweepFlags(fs *flag.FlagSet, o *options) {
 	fs.StringVar(&o.devices, "devices", "", "(sweeps) run on several GPUs, one worker each: all, or a `list` of ordinals such as 0,2,3 (CUDA)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "(sweeps) print how many specs the sweep has and how long measuring takes, and run nothing")
 	fs.StringVar(&o.shard, "shard", "", "(sweeps) run only part `i/n` of the sweep (0 ≤ i < n), or auto / auto/n from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX; join the CSVs with mltop merge")
+}
+
+// fillThreadsFor is the goroutines each of workers workers on a host of
+// cores cores may generate inputs on: cores − (workers − 1), at least 1.
+// Once a sweep's shapes are spread over the devices, the workers make
+// their shapes' inputs at different times, usually one at a time: a
+// static cores/workers split would leave most cores idle then (a quarter
+// of them with 4 GPUs, while that GPU waits). Each worker may use almost
+// every core, and leaves one to each other worker, whose measuring thread
+// launches kernels and must not wait for a core mid-measurement. When
+// several generate at once, the OS shares the cores among them.
+// override (the parent's own FillThreadsEnv) wins when it is a positive
+// whole number; anything else is said in warning and ignored.
+func fillThreadsFor(cores, workers int, override string) (threads int, warning string) {
+	threads = max(1, cores-(workers-1))
+	if override == "" {
+		return threads, ""
+	}
+	if n, err := strconv.Atoi(override); err == nil && n > 0 {
+		return n, ""
+	}
+	return threads, fmt.Sprintf("mltop: %s=%q is not a positive whole number of goroutines: each worker generates inputs on %d; set it to a count such as 8, or unset it\n", run.FillThreadsEnv, override, threads)
 }

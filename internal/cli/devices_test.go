@@ -322,3 +322,31 @@ func TestDevicesShareHostWorkAndCleanUp(t *testing.T) {
 		t.Errorf("shared directories left after the sweep: %v", left)
 	}
 }
+
+// Each of N workers may generate inputs on all but N−1 cores (at least
+// one); the parent's own MLTOP_FILL_THREADS wins when it is a count, and
+// anything else is named in a warning and ignored.
+func TestFillThreadsFor(t *testing.T) {
+	for _, c := range []struct {
+		cores, workers int
+		override       string
+		want           int
+		warn           string
+	}{
+		{cores: 64, workers: 4, want: 61},
+		{cores: 16, workers: 1, want: 16},
+		{cores: 16, workers: 8, want: 9},
+		{cores: 2, workers: 4, want: 1},
+		{cores: 64, workers: 4, override: "8", want: 8},
+		{cores: 64, workers: 4, override: "0", want: 61, warn: `MLTOP_FILL_THREADS="0" is not a positive whole number of goroutines: each worker generates inputs on 61; set it to a count such as 8, or unset it`},
+		{cores: 16, workers: 2, override: "lots", want: 15, warn: `MLTOP_FILL_THREADS="lots" is not a positive whole number`},
+	} {
+		got, warn := fillThreadsFor(c.cores, c.workers, c.override)
+		if got != c.want {
+			t.Errorf("%d cores, %d workers, override %q: %d threads, want %d", c.cores, c.workers, c.override, got, c.want)
+		}
+		if (c.warn == "") != (warn == "") || !strings.Contains(warn, c.warn) {
+			t.Errorf("%d cores, %d workers, override %q: warning %q, want one with %q", c.cores, c.workers, c.override, warn, c.warn)
+		}
+	}
+}

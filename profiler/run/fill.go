@@ -15,56 +15,20 @@ const fillChunk = 1 << 18
 // generator where the sequential one would be (see profiler.RNG).
 const golden = 0x9e3779b97f4a7c15
 
-// fill is profiler.Fill on all cores, value for value: every element of
-// these inits takes a fixed number of draws (normal: two, uniform and
-// ints: one), so each chunk seeds its generator at the state the
-// sequential fill reaches there. A normal draw whose first uniform is 0
-// (Box-Muller retries, about once in 2^53) shifts every later element:
-// fill then falls back to the sequential profiler.Fill. Other inits (no
-// draws) and small buffers go to profiler.Fill directly.
+// fill is profiler.Fill on all cores, value for value: every init that
+// draws takes one draw per element (uniform and ints) or two per pair of
+// elements (normal, see profiler.FillNormalAt), so each chunk seeds its
+// generator at the state the sequential fill reaches there. Other inits
+// (no draws) and small buffers go to profiler.Fill directly.
 func fill(b profiler.BufferSpec, seed uint64, threads int) []float32 {
-	draws := map[profiler.InitKind]uint64{profiler.InitNormal: 2, profiler.InitUniform: 1, profiler.InitInts: 1}[b.Init]
-	if draws == 0 || b.Elems < 2*fillChunk || fillThreads(threads) == 1 {
+	if !drawsPerElement(b.Init) || b.Elems < 2*fillChunk || fillThreads(threads) == 1 {
 		return profiler.Fill(b, seed)
 	}
 	out := make([]float32, b.Elems)
 	base := profiler.SeedFor(seed, b.Name)
-	var retried sync.Once
-	irregular := false
 	parallel(int(b.Elems), threads, func(lo, hi int) {
-		rng := profiler.NewRNG(base + uint64(lo)*draws*golden)
-		switch b.Init {
-		case profiler.InitNormal:
-			s := b.Scale
-			if s == 0 {
-				s = 1
-			}
-			for i := lo; i < hi; i++ {
-				// the same call and expression as profiler.Fill, after a
-				// look at the first uniform on a copy of the generator
-				if peek := *rng; peek.Float64() == 0 {
-					retried.Do(func() { irregular = true })
-					return
-				}
-				out[i] = b.Type.Round(float32(b.Mean + rng.Normal()*s))
-			}
-		case profiler.InitUniform:
-			for i := lo; i < hi; i++ {
-				out[i] = b.Type.Round(float32(b.Lo + (b.Hi-b.Lo)*rng.Float64()))
-			}
-		case profiler.InitInts:
-			span := uint64(b.Hi - b.Lo)
-			if span == 0 {
-				span = 1
-			}
-			for i := lo; i < hi; i++ {
-				out[i] = float32(b.Lo + float64(rng.Uint64()%span))
-			}
-		}
+		fillRange(b, base, out, lo, hi)
 	})
-	if irregular {
-		return profiler.Fill(b, seed)
-	}
 	if b.Init == profiler.InitNormal && b.Outliers > 0 {
 		parallel(len(out), threads, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
@@ -75,6 +39,34 @@ func fill(b profiler.BufferSpec, seed uint64, threads int) []float32 {
 		})
 	}
 	return out
+}
+
+// drawsPerElement says whether init draws from the buffer's stream at a
+// fixed rate, so that any range can be generated on its own.
+func drawsPerElement(init profiler.InitKind) bool {
+	return init == profiler.InitNormal || init == profiler.InitUniform || init == profiler.InitInts
+}
+
+// fillRange generates elements lo … hi−1 of b (a drawsPerElement init)
+// into out, from the stream seeded base, as profiler.Fill does.
+func fillRange(b profiler.BufferSpec, base uint64, out []float32, lo, hi int) {
+	rng := profiler.NewRNG(base + uint64(lo)*golden)
+	switch b.Init {
+	case profiler.InitNormal:
+		profiler.FillNormalAt(out[lo:hi], lo, base, b)
+	case profiler.InitUniform:
+		for i := lo; i < hi; i++ {
+			out[i] = b.Type.Round(float32(b.Lo + float64((b.Hi-b.Lo)*rng.Float64()))) // unfused: the same bits on every platform
+		}
+	case profiler.InitInts:
+		span := uint64(b.Hi - b.Lo)
+		if span == 0 {
+			span = 1
+		}
+		for i := lo; i < hi; i++ {
+			out[i] = float32(b.Lo + float64(rng.Uint64()%span))
+		}
+	}
 }
 
 // encode is t.Encode(dst, vals) on threads goroutines (each element is

@@ -19,6 +19,8 @@ func TestFillMatchesSequential(t *testing.T) {
 func fillMatchesSequential(t *testing.T, threads int) {
 	n := int64(5*fillChunk + 123)
 	for _, b := range []profiler.BufferSpec{
+		{Name: "odd", Type: profiler.F32, Elems: 2*fillChunk + 1, Init: profiler.InitNormal, Scale: 2},
+		{Name: "edge", Type: profiler.F16, Elems: 2 * fillChunk, Init: profiler.InitNormal},
 		{Name: "q", Type: profiler.BF16, Elems: n, Init: profiler.InitNormal, Scale: 0.5, Mean: 0.25},
 		{Name: "k", Type: profiler.F32, Elems: n, Init: profiler.InitNormal},
 		{Name: "u", Type: profiler.F16, Elems: n, Init: profiler.InitUniform, Lo: -2, Hi: 3},
@@ -44,6 +46,47 @@ func fillMatchesSequential(t *testing.T, threads int) {
 		for i := range wb {
 			if wb[i] != gb[i] {
 				t.Fatalf("%s: encoded byte %d = %d, want %d", b.Name, i, gb[i], wb[i])
+			}
+		}
+	}
+}
+
+// Any window of a normal buffer, at an odd or even start and of any
+// length, is the same values as those elements of the whole fill: what
+// lets chunks start anywhere.
+func TestFillNormalAtWindows(t *testing.T) {
+	b := profiler.BufferSpec{Name: "x", Type: profiler.F32, Elems: 41, Init: profiler.InitNormal, Mean: -1, Scale: 3}
+	whole := profiler.Fill(b, 5)
+	stream := profiler.SeedFor(5, b.Name)
+	for first := 0; first < len(whole); first++ {
+		for end := first; end <= len(whole); end++ {
+			got := make([]float32, end-first)
+			profiler.FillNormalAt(got, first, stream, b)
+			for i, v := range got {
+				if math.Float32bits(v) != math.Float32bits(whole[first+i]) {
+					t.Fatalf("window [%d, %d): element %d = %v, want %v", first, end, first+i, v, whole[first+i])
+				}
+			}
+		}
+	}
+}
+
+// A uniform or ints chunk that starts at an odd element agrees too.
+func TestFillRangeOddStart(t *testing.T) {
+	for _, b := range []profiler.BufferSpec{
+		{Name: "u", Type: profiler.F32, Elems: 17, Init: profiler.InitUniform, Lo: -1, Hi: 1},
+		{Name: "i", Type: profiler.I32, Elems: 17, Init: profiler.InitInts, Lo: 0, Hi: 1000},
+		{Name: "n", Type: profiler.BF16, Elems: 17, Init: profiler.InitNormal},
+	} {
+		whole := profiler.Fill(b, 9)
+		got := make([]float32, b.Elems)
+		base := profiler.SeedFor(9, b.Name)
+		for _, cut := range [][2]int{{0, 3}, {3, 8}, {8, 9}, {9, 17}} {
+			fillRange(b, base, got, cut[0], cut[1])
+		}
+		for i := range whole {
+			if math.Float32bits(got[i]) != math.Float32bits(whole[i]) {
+				t.Fatalf("%s: element %d = %v, want %v", b.Init, i, got[i], whole[i])
 			}
 		}
 	}

@@ -20,7 +20,7 @@ import (
 // The workers of one multi-device sweep share the host work that does not
 // depend on their GPU and costs more to make than to read: the float64
 // references of each shape. (Not the inputs: generating them on a
-// worker's share of the cores is as fast as reading and decoding them,
+// worker's cores is as fast as reading and decoding them,
 // and writing every shape's inputs to a file cost the sweep more than it
 // saved; devices keep to their shapes instead, see devSweep.tryTake.) The
 // parent makes a temporary directory and names it to every worker in
@@ -32,7 +32,8 @@ import (
 const (
 	SharedCacheEnv = "MLTOP_SHARED_CACHE"
 	// FillThreadsEnv caps the goroutines a worker generates and encodes
-	// inputs on: with N workers on one host, each takes cores/N.
+	// inputs on: with N workers on one host the parent passes
+	// cores − (N−1), or its own MLTOP_FILL_THREADS when set.
 	FillThreadsEnv = "MLTOP_FILL_THREADS"
 )
 
