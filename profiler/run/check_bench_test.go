@@ -89,7 +89,7 @@ func (c checkCase) setup(tb testing.TB) (*profiler.Reference, *profiler.Plan, ma
 		vals := make([]float32, bs.Elems)
 		rng := profiler.NewRNG(uint64(i + 1))
 		for k := range vals {
-			vals[k] = bs.Type.Round(float32(rng.Normal()))
+			vals[k] = bs.Type.Round(float32(2*rng.Float64() - 1))
 		}
 		raw := make([]byte, bs.Bytes())
 		bs.Type.Encode(raw, vals)
@@ -119,24 +119,67 @@ func (c checkCase) setup(tb testing.TB) (*profiler.Reference, *profiler.Plan, ma
 	return ref, plan, bufs
 }
 
-// BenchmarkCheck is one check of a spec's outputs as the runner makes it
-// before and after timing (download of the checked elements, decode,
-// compare), from host memory: the host's share of the check.
+// BenchmarkCheck is the two checks of a spec's outputs as the runner
+// makes them, from host memory (the host's share of each check):
+//   - before: the check before timing, of a spec whose shape was checked
+//     before (download, decode, compare);
+//   - after: the check after timing of outputs that did not change
+//     (download, bytes compared with the first download);
+//   - after_changed: the same, of outputs that changed (decoded and
+//     compared again);
+//   - layout: the first check of a shape, which lays out its reference.
 func BenchmarkCheck(b *testing.B) {
 	for _, c := range checkCases() {
-		b.Run(c.name, func(b *testing.B) {
-			ref, plan, bufs := c.setup(b)
+		b.Run(c.name, func(b *testing.B) { benchmarkCheck(b, c) })
+	}
+}
+
+func benchmarkCheck(b *testing.B, c checkCase) {
+	ref, plan, bufs := c.setup(b)
+	b.Run("before", func(b *testing.B) {
+		r := &Runner{backend: hostBackend{}}
+		for b.Loop() {
+			chk, err := r.startCheck(ref, plan, bufs, c.tol)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if v := chk.compareFirst()(); !v.Pass {
+				b.Fatalf("the benchmark's outputs fail their check: %s", v.Worst)
+			}
+			chk.release()
+		}
+	})
+	for _, changed := range []bool{false, true} {
+		name := "after"
+		if changed {
+			name += "_changed"
+		}
+		b.Run(name, func(b *testing.B) {
 			r := &Runner{backend: hostBackend{}}
-			b.ResetTimer()
+			chk, err := r.startCheck(ref, plan, bufs, c.tol)
+			if err != nil {
+				b.Fatal(err)
+			}
+			chk.compareFirst()()
+			defer chk.release()
+			if changed {
+				out := bufs[c.bufs[0].Name].(hostBuffer)
+				at := ref.Checks[0].Index[0] * c.bufs[0].Type.Size()
+				out[at] ^= 1 // the lowest bit of the first checked element
+				defer func() { out[at] ^= 1 }()
+			}
 			for b.Loop() {
-				got, err := r.readChecks(ref, plan, bufs)
-				if err != nil {
+				if _, err := chk.again(); err != nil {
 					b.Fatal(err)
-				}
-				if v := got.verify(ref, c.tol); !v.Pass {
-					b.Fatalf("the benchmark's outputs fail their check: %s", v.Worst)
 				}
 			}
 		})
 	}
+	b.Run("layout", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := newCheckLayout(ref, plan, true); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -126,7 +126,10 @@ func timeReps(b profiler.Backend, ls []profiler.Launch, reps int, mode profiler.
 // measure times the launches until the stopping rule holds. restore, when
 // not nil, puts the in-place buffers back to their initial values: it is
 // called before every rep (warm-up and timed), outside the timed region.
-func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func() error, opt profiler.Options, progress func(profiler.Progress), res *profiler.Result, clk *phaseClock) error {
+// beforeTiming is called between the warm-up and the first timed rep
+// (the host work that overlaps the warm-up ends there, so that it never
+// disturbs a timed rep, even on the CPU backend).
+func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func() error, opt profiler.Options, progress func(profiler.Progress), res *profiler.Result, clk *phaseClock, beforeTiming func()) error {
 	mode := opt.CacheMode()
 	// Warm-up: at least one run (after the verification's), then until
 	// Warmup seconds have passed.
@@ -147,6 +150,7 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func
 		}
 	}
 	clk.mark(&clk.p.Warmup)
+	beforeTiming()
 	res.Settle = opt.Settle
 	var samples, clocks []float64
 	per := make([][]float64, len(ls))
