@@ -70,7 +70,16 @@ func newCheckLayout(ref *profiler.Reference, plan *profiler.Plan, ranged bool) (
 			idx = append(idx, nil)
 		}
 		l.bufs[b].checks = append(l.bufs[b].checks, checkRuns{ci: ci})
-		idx[b] = append(idx[b], c.Index...)
+	}
+	for b := range l.bufs {
+		// A buffer's one check (the usual case) lends its indices as they are.
+		for _, cr := range l.bufs[b].checks {
+			if len(l.bufs[b].checks) == 1 {
+				idx[b] = ref.Checks[cr.ci].Index
+			} else {
+				idx[b] = append(idx[b], ref.Checks[cr.ci].Index...)
+			}
+		}
 	}
 	for b := range l.bufs {
 		bl := &l.bufs[b]
@@ -113,15 +122,14 @@ func elemRuns(index []int, spec profiler.BufferSpec, ri *rangeIndex) []elemRun {
 		if i < 0 || int64(i) >= spec.Elems {
 			continue
 		}
-		at := ri.find(int64(i) * size)
-		if n := len(runs) - 1; n >= 0 {
-			last := &runs[n]
-			if last.k+last.n == k && index[k-1] == i-1 && last.at+int64(last.n)*size == at {
-				last.n++
-				continue
-			}
+		// An element after its neighbour in the buffer continues its run:
+		// the bytes of neighbours are always in one range (checkedRanges
+		// merges ranges that touch).
+		if n := len(runs) - 1; n >= 0 && runs[n].k+runs[n].n == k && index[k-1] == i-1 {
+			runs[n].n++
+			continue
 		}
-		runs = append(runs, elemRun{k: k, n: 1, at: at})
+		runs = append(runs, elemRun{k: k, n: 1, at: ri.find(int64(i) * size)})
 	}
 	return runs
 }

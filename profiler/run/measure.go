@@ -73,13 +73,16 @@ func checkedRanges(idx []int, size, n, gap int64) (offs, lens []int64) {
 	if len(idx) == 0 {
 		return nil, nil
 	}
-	s := make([]int, 0, len(idx))
-	for _, i := range idx {
-		if i >= 0 && int64(i) < n {
-			s = append(s, i)
+	s := idx // most checks list their elements in order, inside the buffer
+	if !slices.IsSorted(idx) || idx[0] < 0 || int64(idx[len(idx)-1]) >= n {
+		s = make([]int, 0, len(idx))
+		for _, i := range idx {
+			if i >= 0 && int64(i) < n {
+				s = append(s, i)
+			}
 		}
+		slices.Sort(s)
 	}
-	slices.Sort(s)
 	for _, i := range s {
 		start, end := int64(i)*size, int64(i+1)*size
 		if k := len(offs) - 1; k >= 0 && start <= offs[k]+lens[k]+gap {
