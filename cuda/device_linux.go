@@ -95,6 +95,7 @@ type backend struct {
 	flushK   *kernel // mltop_l2_flush, compiled on the first cold sample
 	clockK   *kernel // mltop_sm_clock, compiled on the first timing loop
 	clockBuf *buffer // the clock probes' cycles and nanoseconds
+	stage    *buffer // DownloadRanges' staging buffer, kept (see staging)
 	noClock  bool    // the probe did not compile: timings carry no clock
 	events   []uintptr
 	// kclock reads kernels' own GPU timestamps (CUPTI); nil: events only.
@@ -374,6 +375,9 @@ func (b *backend) teardown() {
 	}
 	if b.clockBuf != nil {
 		d.call("cuMemFree_v2", d.cuMemFree, uintptr(b.clockBuf.ptr))
+	}
+	if b.stage != nil {
+		d.call("cuMemFree_v2", d.cuMemFree, uintptr(b.stage.ptr))
 	}
 	if b.stream != 0 {
 		d.call("cuStreamDestroy", d.cuStreamDestroy, b.stream)

@@ -169,8 +169,9 @@ func (b *backend) DownloadRanges(x profiler.Buffer, offsets []int64, dsts [][]by
 }
 
 // gather copies the ranges back to back into a device buffer on the
-// stream, then to the host at once; done is false (and nothing copied)
-// when the staging buffer cannot be allocated. On the CUDA thread.
+// stream, then to the host at once (straight into dsts when they are back
+// to back in memory, as a check's are); done is false (and nothing
+// copied) when the staging buffer cannot be allocated. On the CUDA thread.
 func (b *backend) gather(buf *buffer, offsets []int64, dsts [][]byte) (done bool, err error) {
 	total := int64(0)
 	for _, d := range dsts {
@@ -179,11 +180,13 @@ func (b *backend) gather(buf *buffer, offsets []int64, dsts [][]byte) (done bool
 	if total == 0 {
 		return true, nil
 	}
-	stage, err := b.alloc(total)
+	stage, temporary, err := b.staging(total)
 	if err != nil {
 		return false, nil
 	}
-	defer b.drv.call("cuMemFree_v2", b.drv.cuMemFree, uintptr(stage.ptr))
+	if temporary {
+		defer b.drv.call("cuMemFree_v2", b.drv.cuMemFree, uintptr(stage.ptr))
+	}
 	at := uint64(0)
 	for i, off := range offsets {
 		n := uintptr(len(dsts[i]))
@@ -198,6 +201,13 @@ func (b *backend) gather(buf *buffer, offsets []int64, dsts [][]byte) (done bool
 	if err := b.check(b.drv.call("cuStreamSynchronize", b.drv.cuStreamSynchronize, b.stream)); err != nil {
 		return true, err
 	}
+	if backToBack(dsts) {
+		for _, d := range dsts {
+			if len(d) > 0 {
+				return true, b.check(b.drv.call("cuMemcpyDtoH_v2", b.drv.cuMemcpyDtoH, uintptr(unsafe.Pointer(&d[0])), uintptr(stage.ptr), uintptr(total)))
+			}
+		}
+	}
 	host := make([]byte, total)
 	if err := b.check(b.drv.call("cuMemcpyDtoH_v2", b.drv.cuMemcpyDtoH, uintptr(unsafe.Pointer(&host[0])), uintptr(stage.ptr), uintptr(total))); err != nil {
 		return true, err
@@ -206,4 +216,32 @@ func (b *backend) gather(buf *buffer, offsets []int64, dsts [][]byte) (done bool
 		host = host[copy(dsts[i], host):]
 	}
 	return true, nil
+}
+
+// maxKeptStage: a gather's staging buffer of up to this size is kept for
+// the next gather (every spec gathers twice) instead of allocated and
+// freed each time (cuMemFree waits for the device); larger ones are
+// temporary.
+const maxKeptStage = 32 << 20
+
+// staging returns a device buffer of at least n bytes for gather: the
+// kept one, grown as needed, or (temporary: the caller frees it) one of
+// its own over maxKeptStage. On the CUDA thread.
+func (b *backend) staging(n int64) (stage *buffer, temporary bool, err error) {
+	if b.stage != nil && b.stage.size >= n {
+		return b.stage, false, nil
+	}
+	if n > maxKeptStage {
+		stage, err = b.alloc(n)
+		return stage, true, err
+	}
+	if b.stage != nil {
+		b.drv.call("cuMemFree_v2", b.drv.cuMemFree, uintptr(b.stage.ptr))
+		b.stage = nil
+	}
+	if stage, err = b.alloc(n); err != nil {
+		return nil, false, err
+	}
+	b.stage = stage
+	return stage, false, nil
 }

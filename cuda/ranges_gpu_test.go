@@ -12,6 +12,9 @@ import (
 func TestDownloadRangesOnGPU(t *testing.T) {
 	b := openOrSkip(t)
 	src := make([]byte, 1<<20)
+	if maxKeptStage >= 1<<20 {
+		src = make([]byte, 2*maxKeptStage)
+	}
 	for i := range src {
 		src[i] = byte(i * 7 / 3)
 	}
@@ -23,15 +26,35 @@ func TestDownloadRangesOnGPU(t *testing.T) {
 	if err := b.Upload(buf, src); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []int{3, gatherMin + 1, 300} {
+	// Ranges in slices of their own, then parts of one slice back to back
+	// (copied straight into it), growing (the kept staging buffer grows)
+	// and past the kept size (a temporary one).
+	for _, tc := range []struct {
+		n, size  int
+		oneSlice bool
+	}{{3, 97, false}, {gatherMin + 1, 97, false}, {300, 97, false}, {300, 97, true}, {40, 3000, true}, {16, maxKeptStage / 8, true}} {
+		n := tc.n
 		var offs []int64
 		var dsts [][]byte
+		all := make([]byte, n*tc.size)
+		at := 0
 		for i := range n {
 			off := int64(i * (len(src) / n))
 			offs = append(offs, off)
-			dsts = append(dsts, make([]byte, 1+i%97))
+			size := 1 + i%tc.size
+			if tc.oneSlice {
+				size = tc.size
+			}
+			if i == n/2 {
+				size = 0 // an empty range is allowed
+			}
+			if tc.oneSlice {
+				dsts = append(dsts, all[at:at+size])
+				at += size
+			} else {
+				dsts = append(dsts, make([]byte, size))
+			}
 		}
-		dsts[n/2] = nil // an empty range is allowed
 		if err := b.DownloadRanges(buf, offs, dsts); err != nil {
 			t.Fatalf("%d ranges: %v", n, err)
 		}

@@ -73,13 +73,16 @@ func checkedRanges(idx []int, size, n, gap int64) (offs, lens []int64) {
 	if len(idx) == 0 {
 		return nil, nil
 	}
-	s := make([]int, 0, len(idx))
-	for _, i := range idx {
-		if i >= 0 && int64(i) < n {
-			s = append(s, i)
+	s := idx // most checks list their elements in order, inside the buffer
+	if !slices.IsSorted(idx) || idx[0] < 0 || int64(idx[len(idx)-1]) >= n {
+		s = make([]int, 0, len(idx))
+		for _, i := range idx {
+			if i >= 0 && int64(i) < n {
+				s = append(s, i)
+			}
 		}
+		slices.Sort(s)
 	}
-	slices.Sort(s)
 	for _, i := range s {
 		start, end := int64(i)*size, int64(i+1)*size
 		if k := len(offs) - 1; k >= 0 && start <= offs[k]+lens[k]+gap {
@@ -126,7 +129,10 @@ func timeReps(b profiler.Backend, ls []profiler.Launch, reps int, mode profiler.
 // measure times the launches until the stopping rule holds. restore, when
 // not nil, puts the in-place buffers back to their initial values: it is
 // called before every rep (warm-up and timed), outside the timed region.
-func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func() error, opt profiler.Options, progress func(profiler.Progress), res *profiler.Result, clk *phaseClock) error {
+// beforeTiming is called between the warm-up and the first timed rep
+// (the host work that overlaps the warm-up ends there, so that it never
+// disturbs a timed rep, even on the CPU backend).
+func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func() error, opt profiler.Options, progress func(profiler.Progress), res *profiler.Result, clk *phaseClock, beforeTiming func()) error {
 	mode := opt.CacheMode()
 	// Warm-up: at least one run (after the verification's), then until
 	// Warmup seconds have passed.
@@ -147,6 +153,7 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func
 		}
 	}
 	clk.mark(&clk.p.Warmup)
+	beforeTiming()
 	res.Settle = opt.Settle
 	var samples, clocks []float64
 	var clockEnds []int // len(samples) after each clock's batch

@@ -31,7 +31,12 @@ type Runner struct {
 	pool        compilePool
 	workers     int // compile pool size (CompileWorkers)
 	plans       *PlanCache
-	scratch     verifyScratch
+	// hostBytes and hostVals keep the host slices of the output checks
+	// (downloads, decoded values), layouts the last references' check
+	// layouts (see checkLayout).
+	hostBytes hostPool[byte]
+	hostVals  hostPool[float32]
+	layouts   []*checkLayout
 	// pristine holds a device copy of the current input set's buffers, by
 	// name, for backends that copy on the device (profiler.Copier): each
 	// spec of a shape restores its inputs from them instead of uploading.
@@ -274,23 +279,28 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 		r.fail(res, profiler.StatusError, fmt.Errorf("run: %w", err))
 		return
 	}
-	verdict, err := r.verify(f, full, plan, bufs, opt, clk)
+	chk, err := r.checkOutputs(f, full, plan, bufs, opt, clk)
 	clk.mark(&ph.Verify)
 	if err != nil {
 		r.fail(res, profiler.StatusError, err)
 		return
 	}
-	res.Verdict = &verdict
-	res.Status = profiler.StatusOK
-	if verdict.Unchecked {
-		res.Status = profiler.StatusUnchecked
+	defer chk.release()
+	// The verdict is compared while the GPU warms up, and is in res before
+	// the first timed launch (timing does not depend on it; a mismatch is
+	// reported as before).
+	verdict := chk.compareFirst()
+	var judged bool
+	judge := func() {
+		if !judged {
+			judged = true
+			setVerdict(res, verdict())
+			clk.mark(&ph.Verify)
+		}
 	}
-	if !verdict.Pass {
-		res.Status = profiler.StatusMismatch
-		res.Error = fmt.Sprintf("%d of %d checked elements outside their bound atol %.3g + rtol %.3g·|ref| + growth (%d NaN/Inf); worst %s", verdict.Mismatches, verdict.Checked, verdict.ATol, verdict.RTol, verdict.NaNInf, verdict.Worst)
-	}
-
-	if err := r.measure(ctx, launches, r.restorer(plan, bufs), opt, progress, res, clk); err != nil {
+	err = r.measure(ctx, launches, r.restorer(plan, bufs), opt, progress, res, clk, judge)
+	judge()
+	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			res.Status, res.Error = profiler.StatusCancelled, CancelReason(ctx)
 			return
@@ -302,7 +312,7 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 	// across launches (counters, lists, accumulators that are never reset)
 	// can be right once and wrong on every timed launch after it.
 	if res.Status == profiler.StatusOK {
-		again, err := r.verify(f, full, plan, bufs, opt, clk)
+		again, err := chk.again()
 		clk.mark(&ph.VerifyAfter)
 		if err != nil {
 			r.fail(res, profiler.StatusError, fmt.Errorf("verification after timing: %w", err))
@@ -598,7 +608,33 @@ func (r *Runner) keep(bufs map[string]profiler.Buffer) {
 	}
 }
 
-func (r *Runner) verify(f profiler.Family, s profiler.Spec, plan *profiler.Plan, bufs map[string]profiler.Buffer, opt profiler.Options, clk *phaseClock) (profiler.Verdict, error) {
+// setVerdict puts the verdict before timing in res, with the status it
+// gives.
+func setVerdict(res *profiler.Result, verdict profiler.Verdict) {
+	res.Verdict = &verdict
+	res.Status = profiler.StatusOK
+	if verdict.Unchecked {
+		res.Status = profiler.StatusUnchecked
+	}
+	if !verdict.Pass {
+		res.Status = profiler.StatusMismatch
+		res.Error = fmt.Sprintf("%d of %d checked elements outside their bound atol %.3g + rtol %.3g·|ref| + growth (%d NaN/Inf); worst %s", verdict.Mismatches, verdict.Checked, verdict.ATol, verdict.RTol, verdict.NaNInf, verdict.Worst)
+	}
+}
+
+// checkOutputs finds (or makes) the spec's reference and downloads what it
+// checks of the outputs.
+func (r *Runner) checkOutputs(f profiler.Family, s profiler.Spec, plan *profiler.Plan, bufs map[string]profiler.Buffer, opt profiler.Options, clk *phaseClock) (*outputCheck, error) {
+	ref, err := r.reference(f, s, opt, clk)
+	if err != nil {
+		return nil, err
+	}
+	return r.startCheck(ref, plan, bufs, f.Tolerance(s.DType))
+}
+
+// reference is the spec's reference: kept, being made ahead (waited for),
+// or made now.
+func (r *Runner) reference(f profiler.Family, s profiler.Spec, opt profiler.Options, clk *phaseClock) (*profiler.Reference, error) {
 	key := refKey(s, opt)
 	r.mu.Lock()
 	if making := r.refMaking[key]; making != nil { // made ahead: wait for it
@@ -611,27 +647,24 @@ func (r *Runner) verify(f profiler.Family, s profiler.Spec, plan *profiler.Plan,
 	ref := r.refs[key]
 	inputs := profiler.Inputs(r.inputs.cur.data)
 	r.mu.Unlock()
-	if ref == nil {
-		var err error
-		clk.mark(&clk.p.Verify) // the run before this call counts as verification
-		if dr, ok := f.(profiler.DeviceReference); ok {
-			ref, err = dr.DeviceReference(s, inputs, opt.MaxRows, opt.Seed, r.onDevice(opt.Limits.Apply(r.dev), opt.Seed))
-		} else {
-			ref, err = r.shared.reference(key, func() (*profiler.Reference, error) {
-				return f.Reference(s, inputs, opt.MaxRows, opt.Seed)
-			})
-		}
-		clk.mark(&clk.p.Reference)
-		if err != nil {
-			return profiler.Verdict{}, fmt.Errorf("reference: %w", err)
-		}
-		r.mu.Lock()
-		r.keepRef(key, ref)
-		r.mu.Unlock()
+	if ref != nil {
+		return ref, nil
 	}
-	got, err := r.readChecks(ref, plan, bufs)
+	var err error
+	clk.mark(&clk.p.Verify) // the run before this call counts as verification
+	if dr, ok := f.(profiler.DeviceReference); ok {
+		ref, err = dr.DeviceReference(s, inputs, opt.MaxRows, opt.Seed, r.onDevice(opt.Limits.Apply(r.dev), opt.Seed))
+	} else {
+		ref, err = r.shared.reference(key, func() (*profiler.Reference, error) {
+			return f.Reference(s, inputs, opt.MaxRows, opt.Seed)
+		})
+	}
+	clk.mark(&clk.p.Reference)
 	if err != nil {
-		return profiler.Verdict{}, err
+		return nil, fmt.Errorf("reference: %w", err)
 	}
-	return got.verify(ref, f.Tolerance(s.DType)), nil
+	r.mu.Lock()
+	r.keepRef(key, ref)
+	r.mu.Unlock()
+	return ref, nil
 }

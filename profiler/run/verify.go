@@ -23,11 +23,14 @@ func Verify(ref *profiler.Reference, got map[string][]float32, tol profiler.Tole
 
 // checkView is the device's values of one check: by buffer index, or
 // (aligned) vals[k] for the check's element k; elems is the buffer's
-// length (an index outside it is a mismatch).
+// length (an index outside it is a mismatch). fill, when set, sets
+// vals[lo:hi] before those elements are compared (decoding on the cores
+// that compare).
 type checkView struct {
 	vals    []float32
 	aligned bool
 	elems   int64
+	fill    func(lo, hi int)
 }
 
 // verifyChunk is how many elements one goroutine compares: a 256-row check
@@ -52,6 +55,9 @@ func verifyWith(ref *profiler.Reference, tol profiler.Tolerance, view func(ci in
 		cv := view(ci)
 		parts := make([]tally, (len(c.Index)+verifyChunk-1)/verifyChunk)
 		parallelChunks(len(c.Index), verifyChunk, 0, func(lo, hi int) {
+			if cv.fill != nil {
+				cv.fill(lo, hi)
+			}
 			parts[lo/verifyChunk] = compareRange(c, ci, cv, ctol, lo, hi)
 		})
 		for _, p := range parts {
