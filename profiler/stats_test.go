@@ -127,7 +127,7 @@ func TestStopRuleWaitsOutDrift(t *testing.T) {
 	for i := range stream {
 		stream[i] *= 1 + 0.1*float64(i)/float64(len(stream))
 	}
-	if done, why := r.Done(stream, 1); done {
+	if done, why := r.Done(stream, r.MaxTime/2); done {
 		t.Errorf("stopped (%s) on a stream drifting 10%%", why)
 	}
 	if done, why := r.Done(stream, r.MaxTime); !done || why != StopTimeLimit {
