@@ -57,7 +57,7 @@ func JobsOnDevices(ctx context.Context, devs []Device, jobs []profiler.Job, skip
 	}
 	src := sliceSource(jobs)
 	if len(jobs) <= OrderLimit && len(devs) > 0 {
-		src = orderedSource(src, devs[0].Exec.Device())
+		src = orderedSource(src, devs[0].Exec.Device(), len(devs))
 	}
 	return onDevices(ctx, devs, startFeed(ctx, src, skip), n, sinks, h, log)
 }

@@ -295,8 +295,10 @@ func TestJobsOnDevicesNoDeviceLeft(t *testing.T) {
 	for i, r := range sink.rows {
 		got[i] = fmt.Sprintf("%d %s", r.Spec.Dims["N"], r.Status)
 	}
-	// in the devices' order: the dearest (largest N) first
-	if !slices.Equal(got, []string{"103 ok", "102 ok", "101 crashed", "100 ok"}) {
+	// in the devices' order: the lead shape (the least host work per
+	// second of device work: the smallest N, the fixed sampling time being
+	// the same) first, then the dearest (largest N) first
+	if !slices.Equal(got, []string{"100 ok", "103 ok", "102 ok", "101 crashed"}) {
 		t.Errorf("rows %v", got)
 	}
 }

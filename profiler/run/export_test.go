@@ -28,6 +28,9 @@ func (c *CompilePool) Close() { c.p.close() }
 
 var WarmupFor = warmupFor
 
+// OrderJobs is orderJobs for the external tests.
+var OrderJobs = orderJobs
+
 const WarmBusyWindow = warmBusyWindow
 
 var CheckedRanges = checkedRanges

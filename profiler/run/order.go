@@ -3,6 +3,7 @@ package run
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 
 	"github.com/mltop/mltop/profiler"
@@ -33,7 +34,15 @@ func SpecCost(j profiler.Job, dev profiler.DeviceInfo, cache *PlanCache) float64
 // the shapes by their total cost, largest first, and within a shape the
 // dearest spec first. The small shapes come last and fill the gaps while
 // the devices finish. The order is stable: equal costs keep the file's.
-func orderJobs(jobs []profiler.Job, cost func(profiler.Job) float64) []profiler.Job {
+//
+// Except the first leads shapes (one per device): a device's first shape
+// is the one whose host work (inputs, upload, reference) nothing can
+// hide, while every later shape's is made during the one before it. So
+// the leads are the shapes with the least host work per second of device
+// work (hostBytes of their first spec over their cost), which then hide
+// the dear shapes' host work behind their own measurement. hostBytes may
+// be nil (no leads).
+func orderJobs(jobs []profiler.Job, cost func(profiler.Job) float64, hostBytes func(profiler.Job) float64, leads int) []profiler.Job {
 	type group struct {
 		first int // index of its first job, for a stable order
 		total float64
@@ -55,6 +64,24 @@ func orderJobs(jobs []profiler.Job, cost func(profiler.Job) float64) []profiler.
 		g.jobs = append(g.jobs, i)
 	}
 	slices.SortStableFunc(order, func(a, b *group) int { return cmp.Compare(b.total, a.total) })
+	if hostBytes != nil && leads > 0 && len(order) > leads {
+		perSecond := func(g *group) float64 {
+			if g.total <= 0 {
+				return math.Inf(1)
+			}
+			return hostBytes(jobs[g.first]) / g.total
+		}
+		ratio := make(map[*group]float64, len(order))
+		for _, g := range order {
+			ratio[g] = perSecond(g)
+		}
+		byRatio := slices.Clone(order)
+		slices.SortStableFunc(byRatio, func(a, b *group) int { return cmp.Compare(ratio[a], ratio[b]) })
+		lead := byRatio[:leads]
+		rest := slices.DeleteFunc(slices.Clone(order), func(g *group) bool { return slices.Contains(lead, g) })
+		slices.SortStableFunc(lead, func(a, b *group) int { return cmp.Compare(b.total, a.total) })
+		order = append(slices.Clone(lead), rest...)
+	}
 	out := make([]profiler.Job, 0, len(jobs))
 	for _, g := range order {
 		slices.SortStableFunc(g.jobs, func(a, b int) int { return cmp.Compare(costs[b], costs[a]) })
@@ -65,10 +92,22 @@ func orderJobs(jobs []profiler.Job, cost func(profiler.Job) float64) []profiler.
 	return out
 }
 
+// specHostBytes is the bytes of j's buffers as its plan's work model
+// counts them (every input read and every output written once): what the
+// host generates, uploads and checks before the shape's first spec runs.
+// 0 for a spec the device refuses.
+func specHostBytes(j profiler.Job, dev profiler.DeviceInfo) float64 {
+	prep, err := Prepare(j.Spec, j.Options.Limits.Apply(dev), PrepareOptions{SkipFit: true})
+	if err != nil {
+		return 0
+	}
+	return prep.Plan.Bytes
+}
+
 // orderedSource is src's jobs in orderJobs' order on dev: it walks src
 // to the end first (a sweep of at most OrderLimit specs, counted in
 // about a second), then yields them.
-func orderedSource(src jobSource, dev profiler.DeviceInfo) jobSource {
+func orderedSource(src jobSource, dev profiler.DeviceInfo, devices int) jobSource {
 	return func(ctx context.Context, yield func(profiler.Job) bool) error {
 		var jobs []profiler.Job
 		if err := src(ctx, func(j profiler.Job) bool { jobs = append(jobs, j); return true }); err != nil {
@@ -76,7 +115,9 @@ func orderedSource(src jobSource, dev profiler.DeviceInfo) jobSource {
 		}
 		// No plan cache: every spec is planned once here, and a cache's
 		// key (the device printed) would cost more than the plan.
-		for _, j := range orderJobs(jobs, func(j profiler.Job) float64 { return SpecCost(j, dev, nil) }) {
+		cost := func(j profiler.Job) float64 { return SpecCost(j, dev, nil) }
+		host := func(j profiler.Job) float64 { return specHostBytes(j, dev) }
+		for _, j := range orderJobs(jobs, cost, host, devices) {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

@@ -63,3 +63,57 @@ func TestSpecCost(t *testing.T) {
 		t.Errorf("a refused spec costs %g", c)
 	}
 }
+
+// With N devices the first N shapes handed out are the ones with the least
+// host work per second of device work (their host work cannot be hidden
+// behind a shape before them); the rest follow dearest first.
+func TestOrderLeadsWithLightShapes(t *testing.T) {
+	type shape struct {
+		n     int
+		cost  float64 // seconds of device work per spec
+		bytes float64 // host work of the shape
+	}
+	shapes := []shape{
+		{1, 10, 8e9}, // dearest, and the most host work per second
+		{2, 8, 1e6}, // long and light: a lead with 2 devices
+		{3, 6, 6e9},
+		{4, 3, 1e5}, // the lightest per second: the lead with 1 device
+		{5, 1, 1e9},
+	}
+	var jobs []profiler.Job
+	byN := map[int]shape{}
+	for _, s := range shapes {
+		byN[s.n] = s
+		for wg := range 2 {
+			jobs = append(jobs, profiler.Job{Spec: scaleSpec(s.n, 32<<wg)})
+		}
+	}
+	cost := func(j profiler.Job) float64 { return byN[j.Spec.Dims["N"]].cost }
+	host := func(j profiler.Job) float64 { return byN[j.Spec.Dims["N"]].bytes }
+	firsts := func(out []profiler.Job) []int {
+		var ns []int
+		for _, j := range out {
+			if n := j.Spec.Dims["N"]; len(ns) == 0 || ns[len(ns)-1] != n {
+				ns = append(ns, n)
+			}
+		}
+		return ns
+	}
+	cases := []struct {
+		leads int
+		want  []int
+	}{
+		{0, []int{1, 2, 3, 4, 5}}, // dearest first
+		{1, []int{4, 1, 2, 3, 5}},
+		{2, []int{2, 4, 1, 3, 5}},
+		{5, []int{1, 2, 3, 4, 5}}, // as many leads as shapes: nothing to hide
+	}
+	for _, c := range cases {
+		if got := firsts(run.OrderJobs(jobs, cost, host, c.leads)); !slices.Equal(got, c.want) {
+			t.Errorf("%d leads: shapes in order %v, want %v", c.leads, got, c.want)
+		}
+	}
+	if got := firsts(run.OrderJobs(jobs, cost, nil, 2)); !slices.Equal(got, []int{1, 2, 3, 4, 5}) {
+		t.Errorf("without host work: %v", got)
+	}
+}

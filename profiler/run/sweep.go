@@ -128,7 +128,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, sinks ...profiler.Sink) (Summar
 			return Summary{}, err
 		}
 		if plan.Exact && plan.Specs+plan.Skipped+plan.Invalid <= OrderLimit && len(devs) > 0 {
-			src = orderedSource(src, devs[0].Exec.Device())
+			src = orderedSource(src, devs[0].Exec.Device(), len(devs))
 		}
 		return onDevices(ctx, devs, startFeed(ctx, src, cfg.Skip), n, sinks, h, cfg.Log)
 	}
