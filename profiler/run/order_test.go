@@ -75,7 +75,7 @@ func TestOrderLeadsWithLightShapes(t *testing.T) {
 	}
 	shapes := []shape{
 		{1, 10, 8e9}, // dearest, and the most host work per second
-		{2, 8, 1e6}, // long and light: a lead with 2 devices
+		{2, 8, 1e6},  // long and light: a lead with 2 devices
 		{3, 6, 6e9},
 		{4, 3, 1e5}, // the lightest per second: the lead with 1 device
 		{5, 1, 1e9},
