@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
@@ -185,53 +184,18 @@ func TestShardsOfLargeSweepsDealInTurn(t *testing.T) {
 	}
 }
 
-// slowCount is 1000 jobs of distinct shapes, eleven of them dear (a long
-// time limit); its walk number slowWalk is slower than CountTime.
-type slowCount struct {
-	walks, slowWalk int
-}
-
-func (s *slowCount) job(i int) profiler.Job {
-	j := profiler.Job{Spec: scaleSpec(100+i, 32), Options: profiler.DefaultOptions()}
-	if i < 11 {
-		j.Options.Stop.MaxTime = 60
-	}
-	return j
-}
-
-func (s *slowCount) Walk(ctx context.Context, yield func(int, profiler.Job) bool) error {
-	s.walks++
-	for i := range 1000 {
-		if s.walks == s.slowWalk && i < 300 {
-			time.Sleep(run.CountTime / 250)
-		}
-		if !yield(i, s.job(i)) {
-			return nil
-		}
-	}
-	return nil
-}
-func (s *slowCount) Size() int64 { return 1000 }
-func (s *slowCount) Sample(n int, _ uint64) ([]profiler.Job, error) {
-	var out []profiler.Job
-	for i := range n {
-		out = append(out, s.job(i%1000))
-	}
-	return out, nil
-}
-
 // A shard dealt by shape whose count walk is too slow is estimated from a
 // sample scaled by its own share of the specs, not by 1/n: the dear specs
 // leave the shard that holds them fewer.
 func TestSampledShardScalesByItsShare(t *testing.T) {
 	for part := range 2 {
 		sh := sweep.Shard{Index: part, Count: 2}
-		exact, err := run.PlanSweep(context.Background(), run.SweepConfig{Source: &slowCount{}, Shard: sh}, nil, nil)
+		exact, err := run.PlanSweep(context.Background(), run.SweepConfig{Source: &slowSource{n: 1000, dear: 11}, Shard: sh}, nil, nil)
 		if err != nil || !exact.Exact {
 			t.Fatalf("exact plan %+v, %v", exact, err)
 		}
 		// walk 1 deals, walk 2 counts: it is the slow one
-		sampled, err := run.PlanSweep(context.Background(), run.SweepConfig{Source: &slowCount{slowWalk: 2}, Shard: sh}, nil, nil)
+		sampled, err := run.PlanSweep(context.Background(), run.SweepConfig{Source: &slowSource{n: 1000, dear: 11, slowWalk: 2}, Shard: sh}, nil, nil)
 		if err != nil || sampled.Exact {
 			t.Fatalf("sampled plan %+v, %v", sampled, err)
 		}

@@ -209,19 +209,27 @@ func (a *aheadCounter) Run(_ context.Context, s profiler.Spec, _ profiler.Option
 	return profiler.Result{Spec: s, Status: profiler.StatusOK}
 }
 
-// slowOnce is a sweep of 300 jobs whose first walk (the count) is slower
-// than CountTime, so the plan is sampled.
-type slowOnce struct{ walks int }
-
-func (s *slowOnce) job(i int) profiler.Job {
-	return profiler.Job{Spec: profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Dims: map[string]int{"N": 100 + i}}, Options: profiler.DefaultOptions()}
+// slowSource is a sweep of n jobs of distinct shapes whose walk number
+// slowWalk (the first is 1) is slower than CountTime, so a plan made on it
+// is sampled; its first dear jobs have a long time limit (a dear spec).
+type slowSource struct {
+	n, slowWalk, dear int
+	walks             int
 }
 
-func (s *slowOnce) Walk(ctx context.Context, yield func(int, profiler.Job) bool) error {
+func (s *slowSource) job(i int) profiler.Job {
+	j := profiler.Job{Spec: scaleSpec(100+i, 32), Options: profiler.DefaultOptions()}
+	if i < s.dear {
+		j.Options.Stop.MaxTime = 60
+	}
+	return j
+}
+
+func (s *slowSource) Walk(ctx context.Context, yield func(int, profiler.Job) bool) error {
 	s.walks++
-	for i := range 300 {
-		if s.walks == 1 {
-			time.Sleep(run.CountTime / 200)
+	for i := range s.n {
+		if s.walks == s.slowWalk && i < s.n*3/10 {
+			time.Sleep(run.CountTime * 4 / time.Duration(s.n))
 		}
 		if !yield(i, s.job(i)) {
 			return nil
@@ -229,11 +237,11 @@ func (s *slowOnce) Walk(ctx context.Context, yield func(int, profiler.Job) bool)
 	}
 	return nil
 }
-func (s *slowOnce) Size() int64 { return 300 }
-func (s *slowOnce) Sample(n int, _ uint64) ([]profiler.Job, error) {
+func (s *slowSource) Size() int64 { return int64(s.n) }
+func (s *slowSource) Sample(n int, _ uint64) ([]profiler.Job, error) {
 	var out []profiler.Job
 	for i := range n {
-		out = append(out, s.job(i%300))
+		out = append(out, s.job(i%s.n))
 	}
 	return out, nil
 }
@@ -241,7 +249,7 @@ func (s *slowOnce) Sample(n int, _ uint64) ([]profiler.Job, error) {
 // A sampled plan is announced first; the skipped specs reach Skipped
 // after it, each once, and before Start.
 func TestSweepSampledSkipsAfterTheAnnouncement(t *testing.T) {
-	src := &slowOnce{}
+	src := &slowSource{n: 300, slowWalk: 1}
 	skip := map[string]bool{src.job(3).Spec.Key(): true, src.job(200).Spec.Key(): true}
 	var order []string
 	dev := &fakeDevice{name: "a"}
