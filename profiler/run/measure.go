@@ -157,6 +157,9 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func
 	res.Settle = opt.Settle
 	var samples, clocks []float64
 	var clockEnds []int // len(samples) after each clock's batch
+	// taken counts every timed rep, those dropped by a restart too:
+	// MaxSamples bounds the reps, not what is kept of them.
+	taken := 0
 	per := make([][]float64, len(ls))
 	mstart := time.Now()
 	for {
@@ -173,13 +176,14 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func
 		left := opt.Stop.MaxTime - time.Since(mstart).Seconds()
 		reps = max(1, min(reps, int(left*1e9/one)))
 		if opt.Stop.MaxSamples > 0 {
-			reps = max(1, min(reps, opt.Stop.MaxSamples-len(samples)))
+			reps = max(1, min(reps, opt.Stop.MaxSamples-taken))
 		}
 		t, used, err := timeReps(r.backend, ls, reps, mode, restore)
 		if err != nil {
 			return err
 		}
 		res.Timer, res.Cache = t.Timer, used
+		taken += len(t.Samples)
 		for _, rep := range t.Samples {
 			samples = append(samples, sumRep(rep))
 			for i, v := range rep {
@@ -195,6 +199,9 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func
 			res.DriftDropped += cut
 		}
 		done, why := opt.Stop.Done(samples, time.Since(mstart).Seconds())
+		if !done && opt.Stop.MaxSamples > 0 && taken >= opt.Stop.MaxSamples {
+			done, why = true, profiler.StopMaxSamples
+		}
 		st := profiler.Summarize(samples)
 		progress(profiler.Progress{Phase: "measure", Samples: st.N, Median: st.Median, CV: st.CV})
 		if done {

@@ -314,3 +314,45 @@ func TestMeasureRestartsWhenTheLevelMoves(t *testing.T) {
 		t.Errorf("a steady measurement dropped %d samples", steady.DriftDropped)
 	}
 }
+
+// slowingBackend times each rep 0.05% slower than the one before: a
+// level that never settles (a GPU heating up), so restarts keep dropping
+// the oldest samples.
+type slowingBackend struct {
+	enginetest.MemBackend
+	timed int
+}
+
+func (b *slowingBackend) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
+	t, err := b.MemBackend.Time(ls, reps, mode)
+	for i := range t.Samples {
+		level := 100e3 * (1 + 0.0005*float64(b.timed))
+		for j := range t.Samples[i] {
+			t.Samples[i][j] = level / float64(len(t.Samples[i]))
+		}
+		b.timed++
+	}
+	return t, err
+}
+
+// MaxSamples bounds the reps a measurement takes even when restarts drop
+// samples as warm-up: a level that keeps moving stops at MaxSamples reps
+// (plus the warm-up's), not at the time limit with many more.
+func TestMeasureMaxSamplesCountsDroppedSamples(t *testing.T) {
+	spec := profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Dims: map[string]int{"N": 100}}
+	o := enginetest.QuickOptions()
+	o.Stop = profiler.DefaultStopRule()
+	o.Stop.MinTime, o.Stop.MinSamples, o.Stop.MaxSamples, o.Stop.MaxTime = 0.001, 20, 400, 3
+	b := &slowingBackend{}
+	res := run.NewRunner(b).Run(context.Background(), spec, o, nil)
+	if res.Status != profiler.StatusOK {
+		t.Fatalf("%s %s", res.Status, res.Error)
+	}
+	if res.DriftDropped == 0 {
+		t.Fatalf("no samples dropped: the test's level does not move (%d samples, %q, median %g)", res.Stats.N, res.StopReason, res.Stats.Median)
+	}
+	// The warm-up takes a handful of single reps; the timed reps are the rest.
+	if timed := res.Stats.N + res.DriftDropped; timed > o.Stop.MaxSamples || res.StopReason != profiler.StopMaxSamples {
+		t.Errorf("%d samples taken (%d kept, %d dropped), stopped on %q: want at most MaxSamples %d, stopped on %q", timed, res.Stats.N, res.DriftDropped, res.StopReason, o.Stop.MaxSamples, profiler.StopMaxSamples)
+	}
+}
