@@ -88,3 +88,13 @@ func RangePlaces(offs, lens, qs []int64) []int64 {
 	}
 	return out
 }
+
+// PID is the process id of the pool's current worker (0: none).
+func (p *WorkerPool) PID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.w == nil || p.w.cmd.Process == nil {
+		return 0
+	}
+	return p.w.cmd.Process.Pid
+}

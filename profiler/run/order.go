@@ -39,9 +39,9 @@ func SpecCost(j profiler.Job, dev profiler.DeviceInfo, cache *PlanCache) float64
 // is the one whose host work (inputs, upload, reference) nothing can
 // hide, while every later shape's is made during the one before it. So
 // the leads are the shapes with the least host work per second of device
-// work (hostBytes of their first spec over their cost), which then hide
-// the dear shapes' host work behind their own measurement. hostBytes may
-// be nil (no leads).
+// work (hostBytes of their first spec the device accepts, over their
+// cost), which then hide the dear shapes' host work behind their own
+// measurement. hostBytes may be nil (no leads).
 func orderJobs(jobs []profiler.Job, cost func(profiler.Job) float64, hostBytes func(profiler.Job) float64, leads int) []profiler.Job {
 	type group struct {
 		first int // index of its first job, for a stable order
@@ -69,7 +69,12 @@ func orderJobs(jobs []profiler.Job, cost func(profiler.Job) float64, hostBytes f
 			if g.total <= 0 {
 				return math.Inf(1)
 			}
-			return hostBytes(jobs[g.first]) / g.total
+			for _, i := range g.jobs { // the first spec the device accepts
+				if b := hostBytes(jobs[i]); b > 0 {
+					return b / g.total
+				}
+			}
+			return math.Inf(1)
 		}
 		ratio := make(map[*group]float64, len(order))
 		for _, g := range order {

@@ -113,6 +113,17 @@ func TestOrderLeadsWithLightShapes(t *testing.T) {
 			t.Errorf("%d leads: shapes in order %v, want %v", c.leads, got, c.want)
 		}
 	}
+	// a shape whose first spec the device refuses (no host bytes) is
+	// judged by its next spec, not taken for a light one
+	refusedFirst := func(j profiler.Job) float64 {
+		if j.Spec.Dims["N"] == 1 && j.Spec.Knobs["WG"] == 32 {
+			return 0
+		}
+		return host(j)
+	}
+	if got := firsts(run.OrderJobs(jobs, cost, refusedFirst, 1)); !slices.Equal(got, []int{4, 1, 2, 3, 5}) {
+		t.Errorf("first spec refused: %v", got)
+	}
 	if got := firsts(run.OrderJobs(jobs, cost, nil, 2)); !slices.Equal(got, []int{1, 2, 3, 4, 5}) {
 		t.Errorf("without host work: %v", got)
 	}

@@ -426,25 +426,33 @@ func (p *WorkerPool) Prefetch(j profiler.Job) {
 	_, _ = w.stdin.Write(append(req, '\n'))
 }
 
-// Close tells the worker to stop and returns without waiting for it.
+// Close stops the worker at once. The parent has every result already;
+// an idle worker left to end on its own would first release its GPU
+// context, up to a second with several workers at once, which a sweep's
+// end should not wait for. Killed, it writes nothing more once its
+// stdout has closed (the first thing its exit does), so a directory it
+// shared can be removed after Close; the kernel releases the GPU while
+// the parent goes on.
 func (p *WorkerPool) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.w != nil {
-		// The worker ends at its stdin's end, releasing its GPU context
-		// (up to a second with several workers at once); nothing waits for
-		// that: the parent has every result already, and a sweep's end
-		// should not include the workers' teardown.
 		w := p.w
 		p.w = nil
 		_ = w.stdin.Close()
-		go func() {
-			select {
-			case <-w.done:
-			case <-time.After(5 * time.Second):
-			}
-			w.kill()
-		}()
+		select {
+		case <-w.quit:
+		default:
+			close(w.quit)
+		}
+		if w.cmd.Process != nil {
+			_ = w.cmd.Process.Kill()
+		}
+		select {
+		case <-w.done:
+		case <-time.After(time.Second):
+		}
+		go func() { _ = w.cmd.Wait() }()
 	}
 	return nil
 }
