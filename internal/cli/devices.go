@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mltop/mltop/backends"
 	"github.com/mltop/mltop/profiler"
@@ -208,7 +209,11 @@ func (e *earlyDevices) close() {
 	<-e.done
 	closeDevices(e.devs)
 	if e.shared != "" {
-		os.RemoveAll(e.shared)
+		// A worker killed while writing a reference may add a file as the
+		// directory goes: try again briefly.
+		for try := 0; try < 5 && os.RemoveAll(e.shared) != nil; try++ {
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 }
 

@@ -429,10 +429,10 @@ func (p *WorkerPool) Prefetch(j profiler.Job) {
 // Close stops the worker at once. The parent has every result already;
 // an idle worker left to end on its own would first release its GPU
 // context, up to a second with several workers at once, which a sweep's
-// end should not wait for. Killed, it writes nothing more once its
-// stdout has closed (the first thing its exit does), so a directory it
-// shared can be removed after Close; the kernel releases the GPU while
-// the parent goes on.
+// end should not wait for: nor does Close wait for the kill to complete
+// (a process's exit unmaps its GPU memory first, which takes as long).
+// Killed, it starts no new write; a directory it shared is removed after
+// Close with a retry for the one write a kill can catch in flight.
 func (p *WorkerPool) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -448,11 +448,10 @@ func (p *WorkerPool) Close() error {
 		if w.cmd.Process != nil {
 			_ = w.cmd.Process.Kill()
 		}
-		select {
-		case <-w.done:
-		case <-time.After(time.Second):
-		}
-		go func() { _ = w.cmd.Wait() }()
+		go func() {
+			<-w.done // every read of its stdout is over before Wait closes it
+			_ = w.cmd.Wait()
+		}()
 	}
 	return nil
 }
