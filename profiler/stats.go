@@ -162,15 +162,46 @@ func DefaultStopRule() StopRule {
 // third goes. Without it such a spec samples a mix of two levels until the
 // time limit; with it, it stops on the level it settled at. 0: keep all.
 func (r StopRule) Restart(samples []float64) int {
+	return r.restart(samples, estimateOnce(samples))
+}
+
+func (r StopRule) restart(samples []float64, est func() Precision) int {
 	n := len(samples)
 	if n < 2*max(r.MinSamples, 6) {
 		return 0
 	}
-	p := Estimate(samples)
+	p := est()
 	if !p.OK || p.DriftRel <= r.Noise || p.DriftRel <= 2*p.HalfRel {
 		return 0
 	}
 	return n / 3
+}
+
+// Step is the check after each batch of samples: Restart, then Done on
+// what is kept. Where nothing is dropped both read one estimate (each
+// sorts the samples, which for a kernel of a few µs and thousands of
+// samples is a real share of a batch's time).
+func (r StopRule) Step(samples []float64, wallSeconds float64) (cut int, done bool, why string) {
+	est := estimateOnce(samples)
+	if cut = r.restart(samples, est); cut > 0 {
+		kept := samples[cut:]
+		est = estimateOnce(kept)
+		samples = kept
+	}
+	done, why = r.done(samples, wallSeconds, est)
+	return cut, done, why
+}
+
+// estimateOnce is Estimate(samples), computed on the first call only.
+func estimateOnce(samples []float64) func() Precision {
+	var p *Precision
+	return func() Precision {
+		if p == nil {
+			e := Estimate(samples)
+			p = &e
+		}
+		return *p
+	}
 }
 
 // Precision is the state of the estimate after some samples.
@@ -208,6 +239,10 @@ func Estimate(samples []float64) Precision {
 // Done reports whether sampling may stop, and why (StopPrecision,
 // StopTimeLimit, StopMaxSamples; "" while it goes on).
 func (r StopRule) Done(samples []float64, wallSeconds float64) (bool, string) {
+	return r.done(samples, wallSeconds, estimateOnce(samples))
+}
+
+func (r StopRule) done(samples []float64, wallSeconds float64, est func() Precision) (bool, string) {
 	if wallSeconds >= r.MaxTime {
 		return true, StopTimeLimit
 	}
@@ -224,7 +259,7 @@ func (r StopRule) Done(samples []float64, wallSeconds float64) (bool, string) {
 	if measured/1e9 < r.MinTime {
 		return false, ""
 	}
-	p := Estimate(samples)
+	p := est()
 	if p.OK && p.HalfRel <= r.Noise && p.DriftRel <= r.Noise {
 		return true, StopPrecision
 	}

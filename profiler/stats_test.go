@@ -226,4 +226,12 @@ func TestStopRuleRestartsOnAShift(t *testing.T) {
 	if c := r.Restart(steady); c != 0 {
 		t.Errorf("Restart = %d on scatter without a shift", c)
 	}
+	// Step is Restart, then Done on what is kept.
+	for _, s := range [][]float64{shifted, steady, shifted[:2*r.MinSamples-1]} {
+		cut, done, why := r.Step(s, 0.1)
+		wantDone, wantWhy := r.Done(s[r.Restart(s):], 0.1)
+		if cut != r.Restart(s) || done != wantDone || why != wantWhy {
+			t.Errorf("Step = %d %v %q, want Restart %d and Done %v %q", cut, done, why, r.Restart(s), wantDone, wantWhy)
+		}
+	}
 }

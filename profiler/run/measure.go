@@ -194,11 +194,11 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func
 			clocks = append(clocks, t.SMClockMHz)
 			clockEnds = append(clockEnds, len(samples))
 		}
-		if cut := opt.Stop.Restart(samples); cut > 0 {
+		cut, done, why := opt.Stop.Step(samples, time.Since(mstart).Seconds())
+		if cut > 0 {
 			samples, per, clocks, clockEnds = dropFirst(cut, samples, per, clocks, clockEnds)
 			res.DriftDropped += cut
 		}
-		done, why := opt.Stop.Done(samples, time.Since(mstart).Seconds())
 		if !done && opt.Stop.MaxSamples > 0 && taken >= opt.Stop.MaxSamples {
 			done, why = true, profiler.StopMaxSamples
 		}
