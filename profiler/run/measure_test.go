@@ -268,27 +268,32 @@ func TestInputsRestoredFromDeviceCopy(t *testing.T) {
 	}
 }
 
-// shiftingBackend times every rep at 100 µs for its first 30 reps, then at
-// 97 µs: a level that moves during the measurement, as when the boost
-// clock switches.
-type shiftingBackend struct {
+// levelBackend times rep k (counting every timed rep, warm-up included)
+// at level(k) ns.
+type levelBackend struct {
 	enginetest.MemBackend
-	reps int
+	level func(rep int) float64
+	reps  int
 }
 
-func (b *shiftingBackend) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
+func (b *levelBackend) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
 	t, err := b.MemBackend.Time(ls, reps, mode)
 	for i := range t.Samples {
-		level := 100e3
-		if b.reps >= 30 {
-			level = 97e3
-		}
 		for j := range t.Samples[i] {
-			t.Samples[i][j] = level / float64(len(t.Samples[i]))
+			t.Samples[i][j] = b.level(b.reps) / float64(len(t.Samples[i]))
 		}
 		b.reps++
 	}
 	return t, err
+}
+
+// shifting is 100 µs for the first 30 reps, then 97 µs: a level that
+// moves during the measurement, as when the boost clock switches.
+func shifting(rep int) float64 {
+	if rep >= 30 {
+		return 97e3
+	}
+	return 100e3
 }
 
 // A measurement whose level moves drops the samples before the move as
@@ -299,7 +304,7 @@ func TestMeasureRestartsWhenTheLevelMoves(t *testing.T) {
 	o := enginetest.QuickOptions()
 	o.Stop = profiler.DefaultStopRule()
 	o.Stop.MinTime, o.Stop.MinSamples = 0.001, 40 // the move comes inside the first 40
-	res := run.NewRunner(&shiftingBackend{}).Run(context.Background(), spec, o, nil)
+	res := run.NewRunner(&levelBackend{level: shifting}).Run(context.Background(), spec, o, nil)
 	if res.Status != profiler.StatusOK {
 		t.Fatalf("%s %s", res.Status, res.Error)
 	}
@@ -309,30 +314,10 @@ func TestMeasureRestartsWhenTheLevelMoves(t *testing.T) {
 	if m := res.Stats.Median; m != 97e3 {
 		t.Errorf("median %.0f ns, want the level it settled at (97000)", m)
 	}
-	steady := run.NewRunner(&shiftingBackend{reps: 30}).Run(context.Background(), spec, o, nil)
+	steady := run.NewRunner(&levelBackend{level: shifting, reps: 30}).Run(context.Background(), spec, o, nil)
 	if steady.DriftDropped != 0 {
 		t.Errorf("a steady measurement dropped %d samples", steady.DriftDropped)
 	}
-}
-
-// slowingBackend times each rep 0.05% slower than the one before: a
-// level that never settles (a GPU heating up), so restarts keep dropping
-// the oldest samples.
-type slowingBackend struct {
-	enginetest.MemBackend
-	timed int
-}
-
-func (b *slowingBackend) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
-	t, err := b.MemBackend.Time(ls, reps, mode)
-	for i := range t.Samples {
-		level := 100e3 * (1 + 0.0005*float64(b.timed))
-		for j := range t.Samples[i] {
-			t.Samples[i][j] = level / float64(len(t.Samples[i]))
-		}
-		b.timed++
-	}
-	return t, err
 }
 
 // MaxSamples bounds the reps a measurement takes even when restarts drop
@@ -343,8 +328,10 @@ func TestMeasureMaxSamplesCountsDroppedSamples(t *testing.T) {
 	o := enginetest.QuickOptions()
 	o.Stop = profiler.DefaultStopRule()
 	o.Stop.MinTime, o.Stop.MinSamples, o.Stop.MaxSamples, o.Stop.MaxTime = 0.001, 20, 400, 3
-	b := &slowingBackend{}
-	res := run.NewRunner(b).Run(context.Background(), spec, o, nil)
+	// each rep 0.05% slower than the one before: a level that never
+	// settles (a GPU heating up), so restarts keep dropping samples
+	slowing := func(rep int) float64 { return 100e3 * (1 + 0.0005*float64(rep)) }
+	res := run.NewRunner(&levelBackend{level: slowing}).Run(context.Background(), spec, o, nil)
 	if res.Status != profiler.StatusOK {
 		t.Fatalf("%s %s", res.Status, res.Error)
 	}
