@@ -13,17 +13,7 @@ import (
 // softmax_bwd, shrink it, run, and see status ok with a passing verdict.
 func TestRealCPUBackend(t *testing.T) {
 	hs := startOnCPU(t, 0.5)
-	hs.keys("down", "enter")
-	hs.waitFor("softmax_bwd", func(m Model) bool { return m.family().Name() == "softmax_bwd" && m.focus == paneEditor })
-	// Fields: WG, dtype, rows, cols. Type rows=64 and cols=512.
-	hs.keys("down", "down", "enter")
-	hs.tm.Send(keyMsg("ctrl+u"))
-	hs.typeText("64")
-	hs.keys("enter", "down", "enter")
-	hs.tm.Send(keyMsg("ctrl+u"))
-	hs.typeText("512")
-	hs.keys("enter")
-	hs.waitFor("small shape", func(m Model) bool { return m.spec().Dims["rows"] == 64 && m.spec().Dims["cols"] == 512 })
+	smallSoftmaxBwd(hs)
 	hs.keys("r")
 	frame := hs.waitFor("cpu run", idle(1))
 	var res profiler.Result
@@ -81,16 +71,7 @@ func TestUserKernelOnCPUSaysWhy(t *testing.T) {
 // and the winner loaded into the editor.
 func TestTuneOnRealCPUBackend(t *testing.T) {
 	hs := startOnCPU(t, 0.05)
-	hs.keys("down", "enter")
-	hs.waitFor("softmax_bwd", func(m Model) bool { return m.family().Name() == "softmax_bwd" && m.focus == paneEditor })
-	hs.keys("down", "down", "enter") // rows=64, cols=512
-	hs.tm.Send(keyMsg("ctrl+u"))
-	hs.typeText("64")
-	hs.keys("enter", "down", "enter")
-	hs.tm.Send(keyMsg("ctrl+u"))
-	hs.typeText("512")
-	hs.keys("enter")
-	hs.waitFor("small shape", func(m Model) bool { return m.spec().Dims["rows"] == 64 && m.spec().Dims["cols"] == 512 })
+	smallSoftmaxBwd(hs)
 	hs.keys("T")
 	hs.waitFor("prompt", func(m Model) bool { return m.prompt.kind == promptTune })
 	hs.keys("enter")
@@ -120,6 +101,22 @@ func TestTuneOnRealCPUBackend(t *testing.T) {
 
 // startOnCPU starts a session on the real CPU backend with a quick stopping
 // rule (each spec samples for at most maxTime seconds).
+// smallSoftmaxBwd picks softmax_bwd in the session and types a small
+// shape into the editor (fields: WG, dtype, rows, cols): rows=64, cols=512.
+func smallSoftmaxBwd(hs *harness) {
+	hs.keys("down", "enter")
+	hs.waitFor("softmax_bwd", func(m Model) bool { return m.family().Name() == "softmax_bwd" && m.focus == paneEditor })
+	// Fields: WG, dtype, rows, cols. Type rows=64 and cols=512.
+	hs.keys("down", "down", "enter")
+	hs.tm.Send(keyMsg("ctrl+u"))
+	hs.typeText("64")
+	hs.keys("enter", "down", "enter")
+	hs.tm.Send(keyMsg("ctrl+u"))
+	hs.typeText("512")
+	hs.keys("enter")
+	hs.waitFor("small shape", func(m Model) bool { return m.spec().Dims["rows"] == 64 && m.spec().Dims["cols"] == 512 })
+}
+
 func startOnCPU(t *testing.T, maxTime float64) *harness {
 	t.Helper()
 	be, err := cpu.New()
