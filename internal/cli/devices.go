@@ -175,14 +175,14 @@ func (s *session) startDevices(o *options, backend string) *earlyDevices {
 func (e *earlyDevices) share(n int) []string {
 	count, warning := fillThreadsFor(runtime.NumCPU(), n, os.Getenv(run.FillThreadsEnv))
 	e.log.WriteString(warning)
-	threads := fmt.Sprintf("%s=%d", run.FillThreadsEnv, count)
+	env := []string{fmt.Sprintf("%s=%d", run.FillThreadsEnv, count), fmt.Sprintf("%s=%d", run.HostWorkersEnv, n)}
 	dir, err := os.MkdirTemp("", "mltop-shared-")
 	if err != nil {
 		fmt.Fprintf(&e.log, "mltop: the workers will not share float64 references: %v\n", err)
-		return []string{threads}
+		return env
 	}
 	e.shared = dir
-	return []string{threads, run.SharedCacheEnv + "=" + dir}
+	return append(env, run.SharedCacheEnv+"="+dir)
 }
 
 // open waits for the workers, announces the devices for sr's sweep and

@@ -22,6 +22,7 @@ func (p *phaseSink) Write(r profiler.Result) error {
 	}
 	p.sum.Add(*r.Phases)
 	p.specs++
+	traceStep(fmt.Sprintf("result from device %d after %.1f ms: %s", r.DeviceOrdinal, 1e3*r.Phases.Total(), r.Spec.String()))
 	_, err := fmt.Fprintf(p.w, "mltop: phases %s: %.1f ms: %s\n", r.Spec.String(), 1e3*r.Phases.Total(), r.Phases)
 	return err
 }

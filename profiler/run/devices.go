@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -69,8 +70,8 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 		sinks: sinks, h: h, log: log,
 		fails:    make([]int, len(devs)),
 		shapes:   make([]string, len(devs)),
-		reserved: make([]string, len(devs)),
-		early:    make([]*profiler.Job, len(devs)),
+		reserved: make([][]string, len(devs)),
+		early:    make([][]profiler.Job, len(devs)),
 		live:     len(devs),
 		feed:     f,
 		n:        n,
@@ -147,10 +148,11 @@ type devSweep struct {
 	started int
 	fails   []int
 	shapes  []string // the shape each device is on (jobShape of its last spec)
-	// reserved is the shape each device moves to next (see reserve), and
-	// early the first spec of it, for the worker to prepare ahead.
-	reserved []string
-	early    []*profiler.Job
+	// reserved is the shapes each device moves to next, in order (see
+	// reserve), and early the first spec of each not yet handed to the
+	// device's worker to prepare ahead.
+	reserved [][]string
+	early    [][]profiler.Job
 	live     int
 	counts   []DeviceCount
 	sum      Summary
@@ -211,14 +213,15 @@ func (st *devSweep) device(ctx context.Context, di int, d Device) {
 				ahead, next = &nx, &nx.job
 			}
 		}
-		early := st.early[di] // the first spec of the shape it reserved
+		early := st.early[di] // the first specs of the shapes it reserved
 		st.early[di] = nil
 		st.mu.Unlock()
 		if pf, ok := d.Exec.(Prefetcher); ok {
-			for _, j := range []*profiler.Job{next, early} {
-				if j != nil {
-					pf.Prefetch(*j)
-				}
+			if next != nil {
+				pf.Prefetch(*next)
+			}
+			for _, j := range early {
+				pf.Prefetch(j)
 			}
 		}
 		res := d.Exec.Run(ctx, it.job.Spec, it.job.Options, func(p profiler.Progress) {
@@ -281,24 +284,25 @@ func (st *devSweep) take(ctx context.Context, di int) (queued, bool) {
 //
 // Shape affinity: a device takes the next spec of the shape it is on
 // (its worker has the inputs, their device copy and the reference), else
-// one of the shape it reserved, else the first spec of a shape no other
-// device is on or has reserved, else any spec (the end of the sweep, or
-// fewer shapes than devices). Without it the devices take a shape's specs
+// one of the shapes it reserved, else the first spec of a shape no other
+// device is on or has reserved, else of a shape another device only
+// reserved (it becomes this one's), else any spec (the end of the sweep,
+// or fewer shapes than devices). Without it the devices take a shape's specs
 // in turn and every worker makes every shape's inputs: N times the host
 // work of one device. On moving to a shape, a device reserves the next
-// free one and its worker makes that shape's inputs and reference while
-// it measures this one (see early).
+// free ones (ReserveAhead) and its worker makes their inputs and
+// references, in order, while it measures (see early).
 func (st *devSweep) tryTake(di int) (queued, bool) {
 	st.refill()
 	pick := -1
-	for pass := -1; pass < 4 && pick < 0; pass++ {
+	for pass := -1; pass < 5 && pick < 0; pass++ {
 		for k, it := range st.items {
 			if it.failedOn == di && st.live > 1 {
 				continue
 			}
 			shape := it.shape
-			if pass == -1 && it.failedOn >= 0 || pass == 0 && shape == st.shapes[di] || pass == 1 && shape == st.reserved[di] ||
-				pass == 2 && !st.claimed(di, shape) || pass == 3 {
+			if pass == -1 && it.failedOn >= 0 || pass == 0 && shape == st.shapes[di] || pass == 1 && slices.Contains(st.reserved[di], shape) ||
+				pass == 2 && !st.claimed(di, shape) || pass == 3 && !st.running(di, shape) || pass == 4 {
 				pick = k
 				break
 			}
@@ -311,23 +315,63 @@ func (st *devSweep) tryTake(di int) (queued, bool) {
 	st.items = append(st.items[:pick:pick], st.items[pick+1:]...)
 	st.out++
 	if shape := it.shape; shape != st.shapes[di] {
+		// A shape another device only reserved is now this one's.
+		for dj := range st.reserved {
+			if dj != di {
+				st.reserved[dj] = slices.DeleteFunc(st.reserved[dj], func(sh string) bool { return sh == shape })
+			}
+		}
 		st.shapes[di] = shape
 		st.reserve(di)
 	}
 	return it, true
 }
 
-// reserve gives device di the next shape no device is on or has
-// reserved, and notes its first spec for the worker to prepare.
+// running says whether a live device other than di is on shape.
+func (st *devSweep) running(di int, shape string) bool {
+	for dj := range st.shapes {
+		if dj != di && !st.counts[dj].Dropped && st.shapes[dj] == shape {
+			return true
+		}
+	}
+	return false
+}
+
+// ReserveAhead is how many shapes a device reserves beyond the one it is
+// on: its worker makes their host work (inputs, reference) one after the
+// other while it measures, so a shape whose inputs take longer to make
+// than the shape before it takes to measure still finds them made.
+const ReserveAhead = 2
+
+// reserve keeps device di's reservations to the ReserveAhead next shapes
+// no other device is on or has reserved, and notes the first spec of each
+// new one for the worker to prepare. The first free shapes are left to
+// the devices that have not taken a spec yet, one each: they are the
+// light lead shapes the order put first for them (orderJobs), and a
+// device that reserved one would send a later starter to a dear shape
+// whose host work nothing hides.
 func (st *devSweep) reserve(di int) {
-	st.reserved[di] = ""
+	st.reserved[di] = slices.DeleteFunc(st.reserved[di], func(sh string) bool { return sh == st.shapes[di] })
+	leave := 0
+	for dj := range st.shapes {
+		if dj != di && st.shapes[dj] == "" && len(st.reserved[dj]) == 0 && !st.counts[dj].Dropped {
+			leave++
+		}
+	}
+	seen := map[string]bool{}
 	for _, it := range st.items {
-		if shape := it.shape; shape != st.shapes[di] && !st.claimed(di, shape) {
-			st.reserved[di] = shape
-			j := it.job
-			st.early[di] = &j
+		if len(st.reserved[di]) >= ReserveAhead {
 			return
 		}
+		shape := it.shape
+		if shape == st.shapes[di] || slices.Contains(st.reserved[di], shape) || st.claimed(di, shape) || seen[shape] {
+			continue
+		}
+		if seen[shape] = true; len(seen) <= leave {
+			continue
+		}
+		st.reserved[di] = append(st.reserved[di], shape)
+		st.early[di] = append(st.early[di], it.job)
 	}
 }
 
@@ -341,7 +385,7 @@ func jobShape(j profiler.Job) string {
 // reserved it.
 func (st *devSweep) claimed(di int, shape string) bool {
 	for dj := range st.shapes {
-		if dj != di && !st.counts[dj].Dropped && (st.shapes[dj] == shape || st.reserved[dj] == shape) {
+		if dj != di && !st.counts[dj].Dropped && (st.shapes[dj] == shape || slices.Contains(st.reserved[dj], shape)) {
 			return true
 		}
 	}

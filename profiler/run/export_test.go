@@ -98,3 +98,17 @@ func (p *WorkerPool) PID() int {
 	}
 	return p.w.cmd.Process.Pid
 }
+
+// InputBudget is the Runner's input cache bound (see inputBudget).
+func (r *Runner) InputBudget() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.inputBudget
+}
+
+// SetInputBudget sets it.
+func (r *Runner) SetInputBudget(n int64) {
+	r.mu.Lock()
+	r.inputBudget = n
+	r.mu.Unlock()
+}

@@ -35,6 +35,9 @@ const (
 	// inputs on: with N workers on one host the parent passes
 	// cores − (N−1), or its own MLTOP_FILL_THREADS when set.
 	FillThreadsEnv = "MLTOP_FILL_THREADS"
+	// HostWorkersEnv is how many workers share the host: each keeps its
+	// share of the memory for inputs made ahead (see inputBudget).
+	HostWorkersEnv = "MLTOP_HOST_WORKERS"
 )
 
 // maxSharedFile bounds one shared file: a larger reference is made by
@@ -187,9 +190,24 @@ func (r *Runner) ShareHostWork(dir string, threads int) {
 // hostSharer is an executor that can share host work (a Runner).
 type hostSharer interface{ ShareHostWork(dir string, threads int) }
 
-// shareFromEnv hands exec the shared directory and thread count its
-// parent passed in SharedCacheEnv and FillThreadsEnv (a worker).
+// ShareHost makes the Runner keep its share of the host's memory for
+// inputs when workers workers run on the host (see inputBudget).
+func (r *Runner) ShareHost(workers int) {
+	avail, _ := HostMemory()
+	r.mu.Lock()
+	r.inputBudget = inputBudget(avail, workers)
+	r.mu.Unlock()
+}
+
+// shareFromEnv hands exec the shared directory, thread count and worker
+// count its parent passed in SharedCacheEnv, FillThreadsEnv and
+// HostWorkersEnv (a worker).
 func shareFromEnv(exec profiler.Executor) {
+	if hs, ok := exec.(interface{ ShareHost(workers int) }); ok {
+		if n, err := strconv.Atoi(os.Getenv(HostWorkersEnv)); err == nil && n > 1 {
+			hs.ShareHost(n)
+		}
+	}
 	hs, ok := exec.(hostSharer)
 	dir := os.Getenv(SharedCacheEnv)
 	if !ok || dir == "" {

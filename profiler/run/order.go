@@ -37,55 +37,48 @@ func SpecCost(j profiler.Job, dev profiler.DeviceInfo, cache *PlanCache) float64
 //
 // Except the first leads shapes (one per device): a device's first shape
 // is the one whose host work (inputs, upload, reference) nothing can
-// hide, while every later shape's is made during the one before it. So
+// hide, while every later shape's is made during the ones before it. So
 // the leads are the shapes with the least host work per second of device
 // work (hostBytes of their first spec the device accepts, over their
 // cost), which then hide the dear shapes' host work behind their own
-// measurement. hostBytes may be nil (no leads).
+// measurement. And the host work is spread over the sweep (spreadHostWork)
+// rather than bunched where the dearest shapes are. hostBytes may be nil
+// (no leads, no spreading).
 func orderJobs(jobs []profiler.Job, cost func(profiler.Job) float64, hostBytes func(profiler.Job) float64, leads int) []profiler.Job {
-	type group struct {
-		first int // index of its first job, for a stable order
-		total float64
-		jobs  []int
-	}
-	groups := map[string]*group{}
+	groups := map[string]*shapeGroup{}
 	costs := make([]float64, len(jobs))
-	var order []*group
+	var order []*shapeGroup
 	for i, j := range jobs {
 		costs[i] = cost(j)
 		key := jobShape(j)
 		g := groups[key]
 		if g == nil {
-			g = &group{first: i}
+			g = &shapeGroup{}
 			groups[key] = g
 			order = append(order, g)
 		}
 		g.total += costs[i]
 		g.jobs = append(g.jobs, i)
 	}
-	slices.SortStableFunc(order, func(a, b *group) int { return cmp.Compare(b.total, a.total) })
-	if hostBytes != nil && leads > 0 && len(order) > leads {
-		perSecond := func(g *group) float64 {
-			if g.total <= 0 {
-				return math.Inf(1)
-			}
+	slices.SortStableFunc(order, func(a, b *shapeGroup) int { return cmp.Compare(b.total, a.total) })
+	if hostBytes != nil {
+		for _, g := range order {
 			for _, i := range g.jobs { // the first spec the device accepts
 				if b := hostBytes(jobs[i]); b > 0 {
-					return b / g.total
+					g.host = b
+					break
 				}
 			}
-			return math.Inf(1)
 		}
-		ratio := make(map[*group]float64, len(order))
-		for _, g := range order {
-			ratio[g] = perSecond(g)
+		var lead []*shapeGroup
+		if leads > 0 && len(order) > leads {
+			byRatio := slices.Clone(order)
+			slices.SortStableFunc(byRatio, func(a, b *shapeGroup) int { return cmp.Compare(a.hostPerSecond(), b.hostPerSecond()) })
+			lead = byRatio[:leads]
+			slices.SortStableFunc(lead, func(a, b *shapeGroup) int { return cmp.Compare(b.total, a.total) })
 		}
-		byRatio := slices.Clone(order)
-		slices.SortStableFunc(byRatio, func(a, b *group) int { return cmp.Compare(ratio[a], ratio[b]) })
-		lead := byRatio[:leads]
-		rest := slices.DeleteFunc(slices.Clone(order), func(g *group) bool { return slices.Contains(lead, g) })
-		slices.SortStableFunc(lead, func(a, b *group) int { return cmp.Compare(b.total, a.total) })
-		order = append(slices.Clone(lead), rest...)
+		rest := slices.DeleteFunc(slices.Clone(order), func(g *shapeGroup) bool { return slices.Contains(lead, g) })
+		order = append(slices.Clone(lead), spreadHostWork(lead, rest)...)
 	}
 	out := make([]profiler.Job, 0, len(jobs))
 	for _, g := range order {
@@ -93,6 +86,68 @@ func orderJobs(jobs []profiler.Job, cost func(profiler.Job) float64, hostBytes f
 		for _, i := range g.jobs {
 			out = append(out, jobs[i])
 		}
+	}
+	return out
+}
+
+// shapeGroup is the jobs of one shape (orderJobs).
+type shapeGroup struct {
+	total float64 // device seconds
+	host  float64 // host bytes of its first spec the device accepts (0: none)
+	jobs  []int
+}
+
+// hostPerSecond is the group's host bytes per second of device work
+// (+Inf when it has none to measure or no host bytes are known).
+func (g *shapeGroup) hostPerSecond() float64 {
+	if g.total <= 0 || g.host <= 0 {
+		return math.Inf(1)
+	}
+	return g.host / g.total
+}
+
+// spreadHostWork orders rest (dearest first) to follow done so that the
+// shapes' host work is made about as fast as their device work runs: the
+// next shape is the dearest whose host bytes, added to those before it,
+// are no larger a share of the sweep's host bytes than its device time,
+// added likewise, is of the sweep's device time; when every shape left
+// would get ahead, the one with the least host work per second of device
+// work. Only shares are compared, so a model's scale (nominal rates, time
+// limits) does not matter. Without it the dearest shapes (often the
+// largest, with the most specs) come first together, and the workers'
+// host work of several of them at once cannot be hidden behind anything.
+func spreadHostWork(done, rest []*shapeGroup) []*shapeGroup {
+	var hostSum, devSum, host, dev float64
+	for _, g := range slices.Concat(done, rest) {
+		hostSum += g.host
+		devSum += g.total
+	}
+	if hostSum <= 0 || devSum <= 0 {
+		return rest
+	}
+	for _, g := range done {
+		host += g.host
+		dev += g.total
+	}
+	rest = slices.Clone(rest)
+	out := make([]*shapeGroup, 0, len(rest))
+	for len(rest) > 0 {
+		pick := slices.IndexFunc(rest, func(g *shapeGroup) bool {
+			return (host+g.host)/hostSum <= (dev+g.total)/devSum+1e-9
+		})
+		if pick < 0 {
+			pick = 0
+			for i, g := range rest {
+				if g.hostPerSecond() < rest[pick].hostPerSecond() {
+					pick = i
+				}
+			}
+		}
+		g := rest[pick]
+		rest = slices.Delete(rest, pick, pick+1)
+		out = append(out, g)
+		host += g.host
+		dev += g.total
 	}
 	return out
 }

@@ -13,7 +13,9 @@ import (
 
 // A multi-device sweep hands out the dearest shape first, a shape's specs
 // together (dearest first within it), and the cheap shapes last; specs
-// the device refuses cost nothing and come at the end.
+// the device refuses cost nothing and come at the end. N=300 and N=100
+// cost about the same device time: the one with less host work comes
+// first, as N=300's would otherwise get ahead of the device work.
 func TestJobsOnDevicesOrder(t *testing.T) {
 	var jobs []profiler.Job
 	for _, n := range []int{100, 5000, 300} {
@@ -39,7 +41,7 @@ func TestJobsOnDevicesOrder(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"N=200 WG=32", "N=5000 WG=32", "N=5000 WG=64", "N=300 WG=32", "N=300 WG=64", "N=100 WG=32", "N=100 WG=64", "N=7 WG=128"}
+	want := []string{"N=200 WG=32", "N=5000 WG=32", "N=5000 WG=64", "N=100 WG=32", "N=100 WG=64", "N=300 WG=32", "N=300 WG=64", "N=7 WG=128"}
 	if !slices.Equal(got, want) {
 		t.Errorf("order\n%v\nwant\n%v", got, want)
 	}
@@ -66,7 +68,10 @@ func TestSpecCost(t *testing.T) {
 
 // With N devices the first N shapes handed out are the ones with the least
 // host work per second of device work (their host work cannot be hidden
-// behind a shape before them); the rest follow dearest first.
+// behind a shape before them); the rest follow dearest first, but a shape
+// whose host work would get ahead of the device work waits for a dear
+// one with little host work: here shape 1 (the dearest, with over half of
+// the sweep's host bytes) follows shape 2 (long, almost none).
 func TestOrderLeadsWithLightShapes(t *testing.T) {
 	type shape struct {
 		n     int
@@ -103,10 +108,10 @@ func TestOrderLeadsWithLightShapes(t *testing.T) {
 		leads int
 		want  []int
 	}{
-		{0, []int{1, 2, 3, 4, 5}}, // dearest first
-		{1, []int{4, 1, 2, 3, 5}},
+		{0, []int{2, 1, 4, 3, 5}},
+		{1, []int{4, 2, 1, 3, 5}},
 		{2, []int{2, 4, 1, 3, 5}},
-		{5, []int{1, 2, 3, 4, 5}}, // as many leads as shapes: nothing to hide
+		{5, []int{2, 1, 4, 3, 5}}, // as many leads as shapes: no leads
 	}
 	for _, c := range cases {
 		if got := firsts(run.OrderJobs(jobs, cost, host, c.leads)); !slices.Equal(got, c.want) {
@@ -121,10 +126,15 @@ func TestOrderLeadsWithLightShapes(t *testing.T) {
 		}
 		return host(j)
 	}
-	if got := firsts(run.OrderJobs(jobs, cost, refusedFirst, 1)); !slices.Equal(got, []int{4, 1, 2, 3, 5}) {
+	if got := firsts(run.OrderJobs(jobs, cost, refusedFirst, 1)); !slices.Equal(got, []int{4, 2, 1, 3, 5}) {
 		t.Errorf("first spec refused: %v", got)
 	}
 	if got := firsts(run.OrderJobs(jobs, cost, nil, 2)); !slices.Equal(got, []int{1, 2, 3, 4, 5}) {
 		t.Errorf("without host work: %v", got)
+	}
+	// host work in proportion to device work everywhere: dearest first
+	even := func(j profiler.Job) float64 { return 1e9 * cost(j) }
+	if got := firsts(run.OrderJobs(jobs, cost, even, 0)); !slices.Equal(got, []int{1, 2, 3, 4, 5}) {
+		t.Errorf("host work in proportion: %v", got)
 	}
 }

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/mltop/mltop/profiler"
@@ -19,39 +20,76 @@ func refKey(s profiler.Spec, opt profiler.Options) string {
 	return fmt.Sprintf("%s|seed=%d|rows=%d|v=%s", s.ShapeKey(), opt.Seed, opt.MaxRows, profiler.FamilyVersion(s.Kernel))
 }
 
-// prefetchHostWork makes the inputs and the float64 reference of prep's
-// shape on a goroutine while the current spec is measured, so that a sweep
-// moving to a new shape does not hold the GPU idle while the host
-// generates, encodes and checks: the spec that needs them waits only for
-// what is not done yet (allocate, verify). One shape ahead at a time, and
-// nothing when the shape's inputs are at hand or are too large for the
-// input cache to keep beside the current set.
+// prefetchHostWork queues the making of the inputs and the float64
+// reference of prep's shape, on a goroutine while the current spec is
+// measured, so that a sweep moving to a new shape does not hold the GPU
+// idle while the host generates, encodes and checks: the spec that needs
+// them waits only for what is not done yet (allocate, verify). The shapes
+// are made one after the other in the order asked (a device's next
+// shapes), while the sets made ahead and not yet used stay within half of
+// the input cache's budget; nothing when the shape's inputs are at hand
+// or asked for already. A shape whose spec comes before its turn makes
+// its inputs in place, and the queue then skips it.
 func (r *Runner) prefetchHostWork(prep *Prepared, opt profiler.Options) {
-	key := inputKey(prep.Spec, opt.Seed)
-	var gen []profiler.BufferSpec
-	var size int64
+	a := aheadShape{prep: prep, opt: opt, key: inputKey(prep.Spec, opt.Seed)}
 	for _, b := range prep.Plan.Buffers {
 		if b.Init.Generated() {
-			gen = append(gen, b)
-			size += 4*b.Elems + b.Bytes()
+			a.gen = append(a.gen, b)
+			a.size += 4*b.Elems + b.Bytes()
 		}
 	}
-	if size > inputCacheBytes/2 {
-		return
-	}
 	r.mu.Lock()
-	if r.prefetching || r.inputs.find(key) != nil {
-		r.mu.Unlock()
+	defer r.mu.Unlock()
+	if a.size > r.inputBudget/2 || r.inputs.find(a.key) != nil ||
+		slices.ContainsFunc(r.ahead, func(q aheadShape) bool { return q.key == a.key }) {
 		return
 	}
-	set := &inputSet{key: key, data: map[string][]float32{}, raw: map[string][]byte{}, ready: make(chan struct{})}
-	r.inputs.sets = append(r.inputs.sets, set)
-	r.prefetching = true
-	// The reference is promised now, so that a spec of this shape that
-	// reaches verify before it is made waits instead of making it too.
-	refK := refKey(prep.Spec, opt)
-	refDone := r.promiseRef(prep, refK)
-	r.mu.Unlock()
+	r.ahead = append(r.ahead, a)
+	if !r.prefetching {
+		r.prefetching = true
+		go r.makeAhead()
+	}
+}
+
+// aheadShape is a shape whose host work waits its turn (prefetchHostWork).
+type aheadShape struct {
+	prep *Prepared
+	opt  profiler.Options
+	key  string
+	gen  []profiler.BufferSpec // its generated buffers
+	size int64                 // their values and bytes
+}
+
+// makeAhead makes the queued shapes' host work, oldest first, until the
+// queue is empty.
+func (r *Runner) makeAhead() {
+	for {
+		r.mu.Lock()
+		if len(r.ahead) == 0 {
+			r.prefetching = false
+			r.mu.Unlock()
+			return
+		}
+		a := r.ahead[0]
+		r.ahead = r.ahead[1:]
+		if r.inputs.find(a.key) != nil || r.inputs.aheadBytes()+a.size > r.inputBudget/2 {
+			r.mu.Unlock()
+			continue // made in place already, or no room: made in place
+		}
+		set := &inputSet{key: a.key, data: map[string][]float32{}, raw: map[string][]byte{}, ready: make(chan struct{}), ahead: a.size}
+		r.inputs.sets = append(r.inputs.sets, set)
+		// The reference is promised now, so that a spec of this shape that
+		// reaches verify before it is made waits instead of making it too.
+		refK := refKey(a.prep.Spec, a.opt)
+		refDone := r.promiseRef(a.prep, refK)
+		r.mu.Unlock()
+		r.makeShapeAhead(a, set, refK, refDone)
+	}
+}
+
+// makeShapeAhead makes a's inputs into set, then its reference when it
+// was promised (refDone).
+func (r *Runner) makeShapeAhead(a aheadShape, set *inputSet, refK string, refDone chan struct{}) {
 	keepPromise := sync.OnceFunc(func() { // verify stops waiting, whatever happened
 		if refDone != nil {
 			r.mu.Lock()
@@ -60,21 +98,13 @@ func (r *Runner) prefetchHostWork(prep *Prepared, opt profiler.Options) {
 			close(refDone)
 		}
 	})
-	go func() {
-		defer func() {
-			// A family that panics here panics again, where it is
-			// reported, when its spec runs.
-			_ = recover()
-			keepPromise()
-			r.mu.Lock()
-			r.prefetching = false
-			r.mu.Unlock()
-		}()
-		r.makeInputs(set, gen, opt.Seed)
-		if refDone != nil {
-			r.makeReference(prep, set, opt, refK, keepPromise)
-		}
-	}()
+	// A family that panics here panics again, where it is reported, when
+	// its spec runs.
+	defer func() { _ = recover(); keepPromise() }()
+	r.makeInputs(set, a.gen, a.opt.Seed)
+	if refDone != nil {
+		r.makeReference(a.prep, set, a.opt, refK, keepPromise)
+	}
 }
 
 // waitReady waits for ready, or for ctx's end (ctrl-C while a shape's

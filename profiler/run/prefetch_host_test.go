@@ -113,3 +113,93 @@ func TestCancelWhileInputsAreMadeAhead(t *testing.T) {
 	}
 	r.HostWorkAhead(j) // let the prefetch end before the next test
 }
+
+// A shape's inputs are made ahead when they fit in half of the input
+// cache's budget, and the budget is a share of the host's memory: an
+// eighth of it over the workers of the host, between 1 and 16 GiB.
+func TestHostWorkAheadWithinTheInputBudget(t *testing.T) {
+	enginetest.Register()
+	saved := run.HostMemory
+	defer func() { run.HostMemory = saved }()
+	for _, tc := range []struct {
+		avail   int64
+		workers int
+		want    int64
+	}{
+		{avail: 256 << 30, workers: 1, want: 16 << 30},
+		{avail: 256 << 30, workers: 4, want: 8 << 30},
+		{avail: 64 << 30, workers: 2, want: 4 << 30},
+		{avail: 4 << 30, workers: 8, want: 1 << 30},
+		{avail: 0, workers: 1, want: 1 << 30}, // unknown
+	} {
+		run.HostMemory = func() (int64, string) { return tc.avail, "test" }
+		r := run.NewRunner(&aheadBackend{})
+		r.ShareHost(tc.workers)
+		if got := r.InputBudget(); got != tc.want {
+			t.Errorf("%d GiB available, %d workers: budget %d MiB, want %d MiB", tc.avail>>30, tc.workers, got>>20, tc.want>>20)
+		}
+		r.Close()
+	}
+	b := scaleJob(8192) // 8192 f32 inputs: 32 KiB of values, 32 KiB encoded
+	for _, tc := range []struct {
+		budget int64
+		ahead  bool
+	}{{64 << 10, false}, {256 << 10, true}} {
+		r := run.NewRunner(&aheadBackend{})
+		r.SetInputBudget(tc.budget)
+		r.Prefetch(b)
+		if inputs, _ := r.HostWorkAhead(b); inputs != tc.ahead {
+			t.Errorf("budget %d KiB: inputs made ahead %v, want %v", tc.budget>>10, inputs, tc.ahead)
+		}
+		r.Close()
+	}
+}
+
+// Several shapes asked for ahead are made one after the other, in order,
+// while the sets made ahead and not yet used fit in half of the budget;
+// running a spec of one uses its set and makes room for the next.
+func TestHostWorkAheadOfSeveralShapes(t *testing.T) {
+	enginetest.Register()
+	b, c, d := scaleJob(8192), scaleJob(4096), scaleJob(2048) // 64, 32 and 16 KiB of values and bytes
+	for _, tc := range []struct {
+		name   string
+		budget int64
+		want   []bool // b, c, d made ahead
+	}{
+		{"room for all", 1 << 20, []bool{true, true, true}},
+		{"room for b and d", 2 * (64 + 16) << 10, []bool{true, false, true}},
+		{"room for none", 16 << 10, []bool{false, false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run.NewRunner(&aheadBackend{})
+			defer r.Close()
+			r.SetInputBudget(tc.budget)
+			for _, j := range []profiler.Job{b, c, d} {
+				r.Prefetch(j)
+			}
+			for i, j := range []profiler.Job{b, c, d} {
+				if inputs, _ := r.HostWorkAhead(j); inputs != tc.want[i] {
+					t.Errorf("shape %d: inputs made ahead %v, want %v", j.Spec.Dims["N"], inputs, tc.want[i])
+				}
+			}
+		})
+	}
+	// using a set made ahead frees its room for the next shape asked for
+	r := run.NewRunner(&aheadBackend{})
+	defer r.Close()
+	r.SetInputBudget(2 * 66 << 10) // one shape of b's size ahead at a time
+	r.Prefetch(b)
+	r.HostWorkAhead(b)
+	e := scaleJob(8193)
+	r.Prefetch(e)
+	if inputs, _ := r.HostWorkAhead(e); inputs {
+		t.Fatal("a second shape was made ahead beyond the budget")
+	}
+	if res := r.Run(context.Background(), b.Spec, b.Options, nil); res.Status != profiler.StatusOK {
+		t.Fatalf("%s %s", res.Status, res.Error)
+	}
+	r.Prefetch(e)
+	if inputs, _ := r.HostWorkAhead(e); !inputs {
+		t.Error("after b ran, the next shape was not made ahead")
+	}
+}

@@ -20,11 +20,12 @@ type Runner struct {
 	mu      sync.Mutex
 	kernels map[string]profiler.Kernel
 	refs    map[string]*profiler.Reference
-	// refMaking holds the references being made ahead (prefetchReference),
-	// closed when done; prefetching is true while a shape's host work is
-	// being made ahead (one at a time).
+	// refMaking holds the references being made ahead (prefetchHostWork),
+	// closed when done; prefetching is true while shapes' host work is
+	// being made ahead (one at a time, in the order of ahead).
 	refMaking   map[string]chan struct{}
 	prefetching bool
+	ahead       []aheadShape
 	inputs      inputCache
 	spare       map[int64][]profiler.Buffer // the last spec's device buffers, by size, for the next (see allocate)
 	queued      map[string]bool             // programs handed to the compile pool (see Prefetch)
@@ -47,6 +48,8 @@ type Runner struct {
 	// caps the goroutines that generate inputs (0: all cores).
 	shared      *hostCache
 	fillThreads int
+	// inputBudget bounds the input cache (see inputBudget).
+	inputBudget int64
 	// measured is when the last measurement ended: a sweep's next spec
 	// finds the GPU busy and its clocks up (see warmupFor).
 	measured time.Time
@@ -67,8 +70,19 @@ type inputSet struct {
 	raw   map[string][]byte // data encoded in the buffer's dtype, as uploaded
 	bytes int64
 	// ready is closed when a set made ahead (prefetchHostWork) is filled;
-	// nil for a set made in place.
+	// nil for a set made in place. ahead is the bytes it was made ahead
+	// with until a spec uses it (0 then).
 	ready chan struct{}
+	ahead int64
+}
+
+// aheadBytes is what the sets made ahead and not used yet hold.
+func (c *inputCache) aheadBytes() int64 {
+	var n int64
+	for _, s := range c.sets {
+		n += s.ahead
+	}
+	return n
 }
 
 // find returns the set for key, or nil.
@@ -81,13 +95,26 @@ func (c *inputCache) find(key string) *inputSet {
 	return nil
 }
 
-// inputCacheBytes bounds the host memory the input cache holds for shapes
-// other than the current one (which is always kept).
-const inputCacheBytes = 1 << 30
+// Input cache bounds: the host memory the input cache holds for shapes
+// other than the current one (which is always kept) is an eighth of the
+// host's available memory shared by the workers of one host, within
+// these bounds. A shape's inputs are made ahead of it (prefetchHostWork)
+// only when they fit in half of it: a large shape's inputs take a second
+// or more to generate, and made in place the GPU waits for them.
+const (
+	minInputCache int64 = 1 << 30
+	maxInputCache int64 = 16 << 30
+)
+
+// inputBudget is the input cache's bound for one of workers workers on a
+// host with avail bytes of memory left (0: unknown).
+func inputBudget(avail int64, workers int) int64 {
+	return min(max(avail/int64(8*max(workers, 1)), minInputCache), maxInputCache)
+}
 
 // use makes the set for key current (creating it), and drops the least
-// recently used others beyond inputCacheBytes.
-func (c *inputCache) use(key string) *inputSet {
+// recently used others beyond budget bytes.
+func (c *inputCache) use(key string, budget int64) *inputSet {
 	var set *inputSet
 	for i, s := range c.sets {
 		if s.key == key {
@@ -99,11 +126,12 @@ func (c *inputCache) use(key string) *inputSet {
 	if set == nil {
 		set = &inputSet{key: key, data: map[string][]float32{}, raw: map[string][]byte{}}
 	}
+	set.ahead = 0
 	var total int64
 	keep := 0
 	for i := len(c.sets) - 1; i >= 0; i-- {
 		total += c.sets[i].bytes
-		if total > inputCacheBytes {
+		if total > budget {
 			keep = i + 1
 			break
 		}
@@ -120,7 +148,9 @@ func NewRunner(b profiler.Backend) *Runner {
 	if c, err := LoadCalibration(dev); err == nil {
 		dev = ApplyCalibration(dev, c)
 	}
-	return &Runner{backend: b, dev: dev, kernels: map[string]profiler.Kernel{}, refs: map[string]*profiler.Reference{}, refMaking: map[string]chan struct{}{}, queued: map[string]bool{}, workers: CompileWorkers(), plans: NewPlanCache(0)}
+	avail, _ := HostMemory()
+	return &Runner{backend: b, dev: dev, kernels: map[string]profiler.Kernel{}, refs: map[string]*profiler.Reference{}, refMaking: map[string]chan struct{}{}, queued: map[string]bool{}, workers: CompileWorkers(), plans: NewPlanCache(0),
+		inputBudget: inputBudget(avail, 1)}
 }
 
 // Calibrate measures the device's ceilings with the backend's micro-kernels
@@ -410,7 +440,7 @@ func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64,
 	bufs := map[string]profiler.Buffer{}
 	key := inputKey(s, seed)
 	r.mu.Lock()
-	set := r.inputs.use(key)
+	set := r.inputs.use(key, r.inputBudget)
 	if set.ready != nil { // made ahead: wait for what is not done yet
 		r.mu.Unlock()
 		clk.mark(&clk.p.Alloc)
