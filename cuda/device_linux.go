@@ -96,6 +96,9 @@ type backend struct {
 	clockK   *kernel // mltop_sm_clock, compiled on the first timing loop
 	clockBuf *buffer // the clock probes' cycles and nanoseconds
 	stage    *buffer // DownloadRanges' staging buffer, kept (see staging)
+	gatherK  *kernel // mltop_gather, compiled on the first gather
+	descs    *buffer // the gather's range descriptors, kept
+	noGather bool    // mltop_gather did not compile: one copy per range
 	noClock  bool    // the probe did not compile: timings carry no clock
 	events   []uintptr
 	// kclock reads kernels' own GPU timestamps (CUPTI); nil: events only.
@@ -375,6 +378,9 @@ func (b *backend) teardown() {
 	}
 	if b.clockBuf != nil {
 		d.call("cuMemFree_v2", d.cuMemFree, uintptr(b.clockBuf.ptr))
+	}
+	if b.descs != nil {
+		d.call("cuMemFree_v2", d.cuMemFree, uintptr(b.descs.ptr))
 	}
 	if b.stage != nil {
 		d.call("cuMemFree_v2", d.cuMemFree, uintptr(b.stage.ptr))

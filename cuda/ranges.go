@@ -20,3 +20,20 @@ func backToBack(dsts [][]byte) bool {
 	}
 	return seen
 }
+
+// gatherDescriptors lays the non-empty ranges (offsets[i], len(dsts[i]))
+// back to back: three words per range, its offset in the source, its
+// offset in the gathered bytes and its length (mltop_gather's layout).
+func gatherDescriptors(offsets []int64, dsts [][]byte) []uint64 {
+	out := make([]uint64, 0, 3*len(offsets))
+	at := uint64(0)
+	for i, off := range offsets {
+		n := uint64(len(dsts[i]))
+		if n == 0 {
+			continue
+		}
+		out = append(out, uint64(off), at, n)
+		at += n
+	}
+	return out
+}

@@ -27,3 +27,21 @@ func TestBackToBack(t *testing.T) {
 		}
 	}
 }
+
+// The gather's descriptors give each non-empty range its source offset,
+// its place in the gathered bytes (the lengths before it) and its length.
+func TestGatherDescriptors(t *testing.T) {
+	got := gatherDescriptors([]int64{100, 7, 4000, 9}, [][]byte{make([]byte, 3), nil, make([]byte, 10), make([]byte, 1)})
+	want := []uint64{100, 0, 3, 4000, 3, 10, 9, 13, 1}
+	if len(got) != len(want) {
+		t.Fatalf("%v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("%v, want %v", got, want)
+		}
+	}
+	if d := gatherDescriptors(nil, nil); len(d) != 0 {
+		t.Errorf("no ranges: %v", d)
+	}
+}

@@ -56,3 +56,16 @@ extern "C" __global__ void mltop_sm_clock(unsigned long long* out, u32 slot, u32
     out[2 * slot] = (unsigned long long)(c1 - c0);
     out[2 * slot + 1] = t1 - t0;
 }
+
+// The gather of a check's download (DownloadRanges with many ranges):
+// block r copies range r of src to its place in dst, descs[3r] being its
+// offset in src, descs[3r+1] its offset in dst and descs[3r+2] its length
+// in bytes, so that one copy to the host brings every range back. One
+// launch instead of a driver call per range (a 256-row check made 500).
+extern "C" __global__ void __launch_bounds__(256) mltop_gather(const unsigned char* src, unsigned char* dst, const unsigned long long* descs) {
+    const unsigned long long* d = descs + 3ull * blockIdx.x;
+    const unsigned long long from = d[0], to = d[1], n = d[2];
+    for (unsigned long long i = threadIdx.x; i < n; i += blockDim.x) {
+        dst[to + i] = src[from + i];
+    }
+}
