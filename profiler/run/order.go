@@ -106,6 +106,10 @@ func (g *shapeGroup) hostPerSecond() float64 {
 	return g.host / g.total
 }
 
+// spreadLimit bounds the shapes spreadHostWork orders (its work grows
+// with their square); a sweep of more shapes keeps the dearest-first order.
+const spreadLimit = 2000
+
 // spreadHostWork orders rest (dearest first) to follow done so that the
 // shapes' host work is made about as fast as their device work runs: the
 // next shape is the dearest whose host bytes, added to those before it,
@@ -117,6 +121,9 @@ func (g *shapeGroup) hostPerSecond() float64 {
 // largest, with the most specs) come first together, and the workers'
 // host work of several of them at once cannot be hidden behind anything.
 func spreadHostWork(done, rest []*shapeGroup) []*shapeGroup {
+	if len(rest) > spreadLimit {
+		return rest
+	}
 	var hostSum, devSum, host, dev float64
 	for _, g := range slices.Concat(done, rest) {
 		hostSum += g.host

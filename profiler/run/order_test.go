@@ -138,3 +138,18 @@ func TestOrderLeadsWithLightShapes(t *testing.T) {
 		t.Errorf("host work in proportion: %v", got)
 	}
 }
+
+// Ordering the largest sweep it orders (OrderLimit specs, every one its
+// own shape) takes well under a second: spreading host work stops at
+// spreadLimit shapes.
+func BenchmarkOrderJobsManyShapes(b *testing.B) {
+	jobs := make([]profiler.Job, run.OrderLimit)
+	for i := range jobs {
+		jobs[i] = profiler.Job{Spec: scaleSpec(1000+i, 32)}
+	}
+	cost := func(j profiler.Job) float64 { return float64(j.Spec.Dims["N"] % 97) }
+	host := func(j profiler.Job) float64 { return float64(j.Spec.Dims["N"] % 89 * 1e6) }
+	for b.Loop() {
+		run.OrderJobs(jobs, cost, host, 4)
+	}
+}
