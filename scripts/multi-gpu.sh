@@ -18,9 +18,14 @@
 #   4096, causal both ways, plus softmax_bwd and rmsnorm_bwd (many shapes: inputs and references are
 #   made once per host and shared by the workers; the dearest shapes run
 #   first).
-# BACKEND=cpu MLTOP_FAKE_DEVICES=2 DIMS='{B: 1, H: 1, Hkv: 1, Lq: 32, Lk: 32,
-# D: 64}' LENS='[32, 64]' TIME_LIMIT=0.02 runs the same steps on the CPU (a
-# dry run of the script; CPU timings say nothing about GPUs).
+# Without a GPU, the same steps run on the CPU backend (a check of the
+# script; CPU timings say nothing about GPUs):
+#   BACKEND=cpu MLTOP_FAKE_DEVICES=2 SWEEP=mixed LENS='[32, 64]' TIME_LIMIT=0.02 scripts/multi-gpu.sh ./mltop 2
+# It takes several minutes on 2 cores: LENS shrinks only attn_fwd, and the
+# softmax_bwd and rmsnorm_bwd shapes are large for a CPU. Its summary's
+# "exits:" line shows 2 for cold, one and multi, as on a GPU: 8 rmsnorm_bwd
+# specs break the family's register rule on every backend and become
+# invalid rows. DIMS='{B: 1, …}' sets the default attn sweep's shape.
 # Logs and CSVs go to $OUT (default /tmp/mltop-multi-gpu). The summary is
 # printed last.
 set -uo pipefail
