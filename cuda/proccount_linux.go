@@ -30,6 +30,30 @@ func procDeviceCount(dir, visible string, visibleSet bool) (int, bool) {
 	if n == 0 {
 		return 0, false
 	}
+	return visibleCount(n, visible, visibleSet)
+}
+
+// containerDeviceCount counts the GPUs a container was given in its
+// NVIDIA_VISIBLE_DEVICES list (ordinals or GPU UUIDs, as the container
+// runtime takes them: the container sees exactly those, as CUDA ordinals
+// 0 to n−1), then as procDeviceCount does with CUDA_VISIBLE_DEVICES. MIG
+// instances, "none", "void" or anything else are left to CUDA.
+func containerDeviceCount(given, visible string, visibleSet bool) (int, bool) {
+	seen := map[string]bool{}
+	for _, f := range strings.Split(given, ",") {
+		f = strings.TrimSpace(f)
+		_, err := strconv.Atoi(f)
+		if seen[f] || err != nil && !strings.HasPrefix(f, "GPU-") {
+			return 0, false
+		}
+		seen[f] = true
+	}
+	return visibleCount(len(seen), visible, visibleSet)
+}
+
+// visibleCount is how many of n GPUs CUDA_VISIBLE_DEVICES leaves, when it
+// is a plain list of ordinals below n (ok false: let CUDA decide).
+func visibleCount(n int, visible string, visibleSet bool) (int, bool) {
 	if !visibleSet {
 		return n, true
 	}

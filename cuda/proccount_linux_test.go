@@ -38,3 +38,32 @@ func TestProcDeviceCount(t *testing.T) {
 		}
 	}
 }
+
+// In a container given some GPUs, their list in NVIDIA_VISIBLE_DEVICES
+// is what the process sees (CUDA ordinals 0 to n−1); CUDA_VISIBLE_DEVICES
+// then picks among those as on a host.
+func TestContainerDeviceCount(t *testing.T) {
+	for _, c := range []struct {
+		name, given, visible string
+		set                  bool
+		n                    int
+		ok                   bool
+	}{
+		{"ordinals", "2,3", "", false, 2, true},
+		{"UUIDs", "GPU-4ed814e6-aaaa, GPU-91c2-bbbb", "", false, 2, true},
+		{"one", "5", "", false, 1, true},
+		{"and CUDA_VISIBLE_DEVICES", "2,3,5", "0,2", true, 2, true},
+		{"CUDA_VISIBLE_DEVICES beyond the list: CUDA decides", "2,3", "2", true, 0, false},
+		{"a MIG instance: CUDA decides", "MIG-1c2d", "", false, 0, false},
+		{"an index pair (MIG): CUDA decides", "0:1", "", false, 0, false},
+		{"none: CUDA decides", "none", "", false, 0, false},
+		{"void: CUDA decides", "void", "", false, 0, false},
+		{"repeated: CUDA decides", "1,1", "", false, 0, false},
+		{"an empty entry: CUDA decides", "1,", "", false, 0, false},
+	} {
+		n, ok := containerDeviceCount(c.given, c.visible, c.set)
+		if n != c.n || ok != c.ok {
+			t.Errorf("%s: %d %v, want %d %v", c.name, n, ok, c.n, c.ok)
+		}
+	}
+}
