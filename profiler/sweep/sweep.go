@@ -410,6 +410,9 @@ func checkEntry(s SweepYAML, base profiler.Options, sx sweepCtx) (*entry, error)
 	if len(dtypes) == 0 {
 		dtypes = []profiler.DType{sc.DTypes[0]}
 	}
+	if err := checkNames(s, sc, at); err != nil {
+		return nil, err
+	}
 	// Dims outermost and knobs innermost, so consecutive specs share a
 	// shape and reuse the inputs and the reference.
 	var axes []axis
@@ -421,9 +424,6 @@ func checkEntry(s SweepYAML, base profiler.Options, sx sweepCtx) (*entry, error)
 		axes = append(axes, ax)
 	}
 	for _, key := range slices.Sorted(maps.Keys(s.Flags)) {
-		if _, ok := sc.Flag(key); !ok {
-			return nil, at("flags."+key, fmt.Sprintf("%s has no flag %q: %s", s.Kernel, key, profiler.UnknownFlag(sc, key)))
-		}
 		var vals []int
 		for _, b := range s.Flags[key] {
 			vals = append(vals, map[bool]int{false: 0, true: 1}[b])
@@ -463,16 +463,8 @@ func intAxis(kind, key string, vals IntList, kernel string, sc profiler.Schema, 
 	names := splitNames(key)
 	for _, n := range names {
 		p, ok := profiler.FindParam(params, n)
-		if !ok {
-			hint := profiler.DidYouMean(n, profiler.ParamNameList(params))
-			if _, isKnob := sc.Knob(n); isKnob && kind == "dim" {
-				hint = fmt.Sprintf("%s is a knob (put it under knobs:); ", n)
-			} else if _, isDim := sc.Dim(n); isDim && kind == "knob" {
-				hint = fmt.Sprintf("%s is a dim (put it under dims:); ", n)
-			} else if _, isFlag := sc.Flag(n); isFlag {
-				hint = fmt.Sprintf("%s is a flag (put it under flags:); ", n)
-			}
-			return axis{}, at(field, fmt.Sprintf("%s has no %s %q: %s%ss are %s", kernel, kind, n, hint, kind, profiler.ParamNames(params)))
+		if !ok { // checkNames reports these first, all of them
+			return axis{}, at(field, unknownParam(kind, n, kernel, sc))
 		}
 		for _, v := range vals {
 			if err := p.Check(v); err != nil {
