@@ -47,6 +47,9 @@ func (s *session) runSearches(ctx context.Context, o *options, backend string, c
 			return err
 		}
 	}
+	if o.resume != "" {
+		noteNewResumeFile(stderr, o.resume, "search", false)
+	}
 	exec, err := s.openExecutor(backend, o.isolate)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/mltop/mltop/profiler"
@@ -51,6 +52,21 @@ func (c *resumeCheck) err() error {
 		return nil
 	}
 	return badInput("--resume %s: %d rows of this sweep were timed with other settings (%s): resume with the settings that wrote the file (--cache and --settle, or cache: and settle: in the sweep file), or write a new --csv", c.path, c.n, c.first)
+}
+
+// noteNewResumeFile says on stderr, before what runs starts, that the
+// --resume file does not exist. Starting afresh and creating it is right
+// for a script's first run, but a misspelt path would otherwise measure
+// everything again without a word. what is "sweep" or "search".
+func noteNewResumeFile(w io.Writer, path, what string, dryRun bool) {
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return // there, or unreadable: reading it says why
+	}
+	tail := fmt.Sprintf("the %s starts from the beginning and writes it", what)
+	if dryRun {
+		tail = fmt.Sprintf("a run would start the %s from the beginning and write it", what)
+	}
+	fmt.Fprintf(w, "mltop: --resume %s does not exist: nothing to resume, %s\n", path, tail)
 }
 
 // errDryRun stops a --dry-run sweep after its announcement.
@@ -159,6 +175,9 @@ func (sr *sweepRun) checkInputs(cfg *run.SweepConfig, backend string) error {
 		if err := sink.CheckCSVPath(o.csv, o.resume != ""); err != nil {
 			return err
 		}
+	}
+	if o.resume != "" {
+		noteNewResumeFile(sr.stderr, o.resume, "sweep", o.dryRun)
 	}
 	return nil
 }

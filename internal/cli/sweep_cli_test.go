@@ -136,3 +136,37 @@ func TestListNamesAndUserKernelsFirst(t *testing.T) {
 		t.Errorf("list --kernel: want %q:\n%s", want, out)
 	}
 }
+
+// TestResumeOfAMissingFileSaysSo: --resume FILE where FILE does not exist
+// starts from the beginning and writes FILE (a script's first run), but
+// says so on stderr before the sweep starts: a misspelt path is seen
+// before everything runs again. A file that exists gets no such line.
+func TestResumeOfAMissingFileSaysSo(t *testing.T) {
+	sw := writeFile(t, "one.yaml", "defaults: {time_limit: 0.02, min_time: 0.001, warmup: 0.001, hot: true}\nsweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: 64}\n    dims: {rows: 2, cols: 8}\n")
+	typo := filepath.Join(t.TempDir(), "typo.cvs")
+	note := "mltop: --resume " + typo + " does not exist: nothing to resume, "
+	args := []string{"--config", sw, "--backend", "cpu", "--isolate", "off", "--quiet", "--resume", typo}
+
+	code, _, stderr := runMain(t, append(args, "--dry-run")...)
+	if code != 0 || !strings.Contains(stderr, note+"a run would start the sweep from the beginning and write it\n") {
+		t.Errorf("--dry-run: exit %d:\n%s", code, stderr)
+	}
+	code, _, stderr = runMain(t, args...)
+	at, banner := strings.Index(stderr, note+"the sweep starts from the beginning and writes it\n"), strings.Index(stderr, "to run from")
+	if code != 0 || at < 0 || banner < at {
+		t.Errorf("exit %d; want the note before the banner:\n%s", code, stderr)
+	}
+	if rows := readCSV(t, typo); len(rows) != 1 {
+		t.Errorf("%s holds %d rows, want the sweep's 1", typo, len(rows))
+	}
+	if _, _, stderr = runMain(t, args...); strings.Contains(stderr, "does not exist") {
+		t.Errorf("the file exists now, yet:\n%s", stderr)
+	}
+
+	// tune (and a sweep's search: block) read --resume too.
+	missing := filepath.Join(t.TempDir(), "tune.csv")
+	code, _, stderr = runMain(t, tuneArgsFor("softmax_bwd", "--dims", "rows=8,cols=64", "--budget", "1", "--resume", missing)...)
+	if code != 0 || !strings.Contains(stderr, "mltop: --resume "+missing+" does not exist: nothing to resume, the search starts from the beginning and writes it\n") {
+		t.Errorf("tune: exit %d:\n%s", code, stderr)
+	}
+}

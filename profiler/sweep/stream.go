@@ -199,7 +199,7 @@ func (e *entry) keeps(sp profiler.Spec) (bool, error) {
 	for i, f := range e.filters {
 		ok, err := f.Bool(env)
 		if err != nil {
-			sub := fmt.Sprintf("where[%d]", i)
+			sub := e.sx.item("where", i)
 			return false, whereError(e.sx.file, e.sx.field(sub), e.kernel, e.sx.pos(sub), fmt.Errorf("%w (for %s)", err, sp))
 		}
 		if !ok {

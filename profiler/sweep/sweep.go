@@ -49,6 +49,28 @@ func wholeNumbers(n ast.Node) error {
 	return nil
 }
 
+// StringList is a YAML value that may be one string or a list of them.
+type StringList []string
+
+// UnmarshalYAML accepts `f32` and `[f32, bf16]`; no value (`dtypes:` or
+// ~) is an empty list, as it was before one string was accepted.
+func (l *StringList) UnmarshalYAML(n ast.Node) error {
+	if n.Type() == ast.NullType {
+		*l = nil
+		return nil
+	}
+	if seq, ok := n.(*ast.SequenceNode); ok {
+		for _, v := range seq.Values { // name the item that is not a string
+			switch v.(type) {
+			case *ast.SequenceNode, *ast.MappingNode, *ast.MappingValueNode:
+				tk := v.GetToken()
+				return fmt.Errorf("[%d:%d] want a string here, got %s", tk.Position.Line, tk.Position.Column, strings.TrimSpace(v.String()))
+			}
+		}
+	}
+	return unmarshalList(n, (*[]string)(l), "a string or a list of strings")
+}
+
 // BoolList is one bool or a list of bools.
 type BoolList []bool
 
@@ -116,11 +138,11 @@ func (v *SettingText) UnmarshalYAML(n ast.Node) error {
 // SweepYAML is one entry of `sweeps:`.
 type SweepYAML struct {
 	Kernel  string              `yaml:"kernel"`
-	DTypes  []string            `yaml:"dtypes"`
+	DTypes  StringList          `yaml:"dtypes"` // one value or a list, as every list of an entry
 	Knobs   map[string]IntList  `yaml:"knobs"`
 	Dims    map[string]IntList  `yaml:"dims"`
 	Flags   map[string]BoolList `yaml:"flags"`
-	Where   []string            `yaml:"where"`
+	Where   StringList          `yaml:"where"`
 	Options MeasureYAML         `yaml:"options"`
 }
 
@@ -219,13 +241,9 @@ func ParseStream(name string, src []byte, base profiler.Options, o Options) (*St
 	}
 	at := func(path, field, msg string) error {
 		e := &profiler.InputError{File: name, Field: field, Msg: msg}
-		if astFile != nil {
-			if p, perr := yaml.PathString(path); perr == nil {
-				if n, nerr := p.FilterFile(astFile); nerr == nil && n != nil {
-					tk := n.GetToken()
-					e.Line, e.Col = tk.Position.Line, tk.Position.Column
-				}
-			}
+		if n := nodeAt(astFile, path); n != nil && n.GetToken() != nil {
+			tk := n.GetToken()
+			e.Line, e.Col = tk.Position.Line, tk.Position.Column
 		}
 		return e
 	}
@@ -255,6 +273,12 @@ func ParseStream(name string, src []byte, base profiler.Options, o Options) (*St
 			},
 			pos:   func(sub string) exprPos { return exprStart(astFile, p+"."+sub) },
 			field: func(sub string) string { return field + "." + sub },
+			item: func(list string, i int) string {
+				if _, one := nodeAt(astFile, p+"."+list).(ast.ScalarNode); one {
+					return list // one value written without a list
+				}
+				return fmt.Sprintf("%s[%d]", list, i)
+			},
 		}
 		kernel, err := resolveKernel(name, s.Kernel, o)
 		if err != nil {
@@ -353,23 +377,17 @@ type axis struct {
 // sweepCtx is how expand names places in the file.
 type sweepCtx struct {
 	file  string
-	at    func(sub, msg string) error // an InputError at the sweep's sub-path
-	pos   func(sub string) exprPos    // where an expression starts
-	field func(sub string) string     // "sweeps[0]." + sub
+	at    func(sub, msg string) error     // an InputError at the sweep's sub-path
+	pos   func(sub string) exprPos        // where an expression starts
+	field func(sub string) string         // "sweeps[0]." + sub
+	item  func(list string, i int) string // the sub-path of a list's item i: "where[1]", or "where" for one value written alone
 }
 
 // exprStart is the line and column of the first character of the string
 // at path (after its opening quote).
 func exprStart(f *ast.File, path string) exprPos {
-	if f == nil {
-		return exprPos{}
-	}
-	p, err := yaml.PathString(path)
-	if err != nil {
-		return exprPos{}
-	}
-	n, err := p.FilterFile(f)
-	if err != nil || n == nil || n.GetToken() == nil {
+	n := nodeAt(f, path)
+	if n == nil || n.GetToken() == nil {
 		return exprPos{}
 	}
 	tk := n.GetToken()
@@ -378,6 +396,22 @@ func exprStart(f *ast.File, path string) exprPos {
 		at.col++
 	}
 	return at
+}
+
+// nodeAt is the node at path in f, or nil.
+func nodeAt(f *ast.File, path string) ast.Node {
+	if f == nil {
+		return nil
+	}
+	p, err := yaml.PathString(path)
+	if err != nil {
+		return nil
+	}
+	n, err := p.FilterFile(f)
+	if err != nil {
+		return nil
+	}
+	return n
 }
 
 // checkEntry checks one item of `sweeps:` against its family's schema and
@@ -403,12 +437,15 @@ func checkEntry(s SweepYAML, base profiler.Options, sx sweepCtx) (*entry, error)
 			err = fmt.Errorf("%s does not support dtype %q: use one of %s", s.Kernel, d, profiler.JoinDTypes(sc.DTypes))
 		}
 		if err != nil {
-			return nil, at(fmt.Sprintf("dtypes[%d]", i), err.Error())
+			return nil, at(sx.item("dtypes", i), err.Error())
 		}
 		dtypes = append(dtypes, dt)
 	}
 	if len(dtypes) == 0 {
 		dtypes = []profiler.DType{sc.DTypes[0]}
+	}
+	if err := checkNames(s, sc, at); err != nil {
+		return nil, err
 	}
 	// Dims outermost and knobs innermost, so consecutive specs share a
 	// shape and reuse the inputs and the reference.
@@ -421,9 +458,6 @@ func checkEntry(s SweepYAML, base profiler.Options, sx sweepCtx) (*entry, error)
 		axes = append(axes, ax)
 	}
 	for _, key := range slices.Sorted(maps.Keys(s.Flags)) {
-		if _, ok := sc.Flag(key); !ok {
-			return nil, at("flags."+key, fmt.Sprintf("%s has no flag %q: %s", s.Kernel, key, profiler.UnknownFlag(sc, key)))
-		}
 		var vals []int
 		for _, b := range s.Flags[key] {
 			vals = append(vals, map[bool]int{false: 0, true: 1}[b])
@@ -441,7 +475,7 @@ func checkEntry(s SweepYAML, base profiler.Options, sx sweepCtx) (*entry, error)
 	}
 	var filters []*expr.Program
 	for i, w := range s.Where {
-		sub := fmt.Sprintf("where[%d]", i)
+		sub := sx.item("where", i)
 		e, err := compileWhere(sx.file, sx.field(sub), w, s.Kernel, sc, sx.pos(sub))
 		if err != nil {
 			return nil, err
@@ -463,16 +497,8 @@ func intAxis(kind, key string, vals IntList, kernel string, sc profiler.Schema, 
 	names := splitNames(key)
 	for _, n := range names {
 		p, ok := profiler.FindParam(params, n)
-		if !ok {
-			hint := profiler.DidYouMean(n, profiler.ParamNameList(params))
-			if _, isKnob := sc.Knob(n); isKnob && kind == "dim" {
-				hint = fmt.Sprintf("%s is a knob (put it under knobs:); ", n)
-			} else if _, isDim := sc.Dim(n); isDim && kind == "knob" {
-				hint = fmt.Sprintf("%s is a dim (put it under dims:); ", n)
-			} else if _, isFlag := sc.Flag(n); isFlag {
-				hint = fmt.Sprintf("%s is a flag (put it under flags:); ", n)
-			}
-			return axis{}, at(field, fmt.Sprintf("%s has no %s %q: %s%ss are %s", kernel, kind, n, hint, kind, profiler.ParamNames(params)))
+		if !ok { // checkNames reports these first, all of them
+			return axis{}, at(field, unknownParam(kind, n, kernel, sc))
 		}
 		for _, v := range vals {
 			if err := p.Check(v); err != nil {

@@ -97,7 +97,8 @@ func TestParseSweepErrors(t *testing.T) {
 		{"hot not a bool", "defaults: {hot: maybe}\nsweeps:\n  - kernel: test_scale\n", "defaults.hot: hot=maybe: use true or false"},
 		{"kernel a list", "sweeps:\n  - kernel: [test_scale]\n", "s.yaml:2:13: sweeps[0].kernel: want a string here, got a list\n"},
 		{"sweeps a mapping", "sweeps:\n  kernel: test_scale\n", "sweeps: want a list (one \"- item\" per line, or [a, b]) here, got a mapping\n"},
-		{"where a string", "sweeps:\n  - kernel: test_scale\n    where: WG > 8\n", "s.yaml:3:12: sweeps[0].where: want a list (one \"- item\" per line, or [a, b]) here, got a string"},
+		{"where a mapping", "sweeps:\n  - kernel: test_scale\n    where: {WG: 8}\n", "s.yaml:3:12: sweeps[0].where: want a string or a list of strings, got {WG: 8}"},
+		{"dtypes a list in a list", "sweeps:\n  - kernel: test_scale\n    dtypes: [f32, [f16]]\n", "s.yaml:3:19: sweeps[0].dtypes[1]: want a string here, got [f16]"},
 		{"bad where", "sweeps:\n  - kernel: test_scale\n    where: [\"WG >\"]\n", "s.yaml:3:17: sweeps[0].where[0]: syntax error: unexpected token EOF in where 'WG >'"},
 		{"where unknown name", "sweeps:\n  - kernel: test_scale\n    where: [\"WG > BQ\"]\n", "s.yaml:3:19: sweeps[0].where[0]: unknown name 'BQ' in where 'WG > BQ'; known: N, T, WG, broken, drift (the knobs, dims and flags of test_scale, and T, the dtype)"},
 		{"where unknown name, plain scalar", "sweeps:\n  - kernel: test_scale\n    where:\n      - N > BQ\n", "s.yaml:4:13: sweeps[0].where[0]: unknown name 'BQ' in where 'N > BQ'"},
@@ -145,6 +146,61 @@ func TestParseSweepErrors(t *testing.T) {
 			t.Errorf("%s: error\n%s\nwant it to contain %q", c.name, err, c.want)
 		}
 	}
+}
+
+// TestOneValueIsAList: every list of a sweep entry takes one value
+// written alone as a list of that value (dtypes and where, as knobs, dims
+// and flags always did), and an error in it is placed at the value,
+// without an index.
+func TestOneValueIsAList(t *testing.T) {
+	entry := "sweeps:\n  - kernel: test_scale\n    dims: {N: 100}\n"
+	wg := "    knobs: {WG: [32, 64]}\n"
+	same := []struct{ alone, listed string }{
+		{"    dtypes: bf16\n", "    dtypes: [bf16]\n"},
+		{"    dtypes: \"f16\"\n", "    dtypes:\n      - f16\n"},
+		{wg + "    where: WG >= 64\n", wg + "    where: [\"WG >= 64\"]\n"},
+		{wg + "    where: \"WG < 64 && !broken\"\n", wg + "    where:\n      - WG < 64 && !broken\n"},
+		{"    knobs: {WG: 64}\n", "    knobs: {WG: [64]}\n"},
+		{"    flags: {broken: true}\n", "    flags: {broken: [true]}\n"},
+	}
+	for _, c := range same {
+		alone, err := Parse("s.yaml", []byte(entry+c.alone), profiler.DefaultOptions())
+		if err != nil {
+			t.Errorf("%q: %v", c.alone, err)
+			continue
+		}
+		listed, err := Parse("s.yaml", []byte(entry+c.listed), profiler.DefaultOptions())
+		if err != nil {
+			t.Fatalf("%q: %v", c.listed, err)
+		}
+		if a, l := specKeys(alone), specKeys(listed); a != l {
+			t.Errorf("%q makes\n%s\nbut %q makes\n%s", c.alone, a, c.listed, l)
+		}
+	}
+	if sw, err := Parse("s.yaml", []byte(entry+"    dtypes: bf16\n"), profiler.DefaultOptions()); err != nil || sw.Jobs[0].Spec.DType != profiler.BF16 {
+		t.Errorf("dtypes: bf16 is not bf16 (the default is f32): %v", err)
+	}
+	errs := []struct{ alone, want string }{
+		{"    dtypes: f8\n", "s.yaml:4:13: sweeps[0].dtypes: unknown dtype \"f8\""},
+		{wg + "    where: WG > BQ\n", "s.yaml:5:17: sweeps[0].where: unknown name 'BQ' in where 'WG > BQ'"},
+		{wg + "    where: \"WG + 1\"\n", "s.yaml:5:13: sweeps[0].where: 'WG + 1' is a number"},
+		{wg + "    where: N / (WG - 64) > 1\n", "s.yaml:5:14: sweeps[0].where: integer division by zero"},
+	}
+	for _, c := range errs {
+		_, err := Parse("s.yaml", []byte(entry+c.alone), profiler.DefaultOptions())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.alone, err, c.want)
+		}
+	}
+}
+
+// specKeys lists a sweep's specs, one a line.
+func specKeys(sw *Sweep) string {
+	var b strings.Builder
+	for _, j := range sw.Jobs {
+		b.WriteString(j.Spec.Key() + "\n")
+	}
+	return b.String()
 }
 
 // A float without a fraction is the integer it spells (YAML writers emit
@@ -219,6 +275,7 @@ func FuzzParseSweep(f *testing.F) {
 	f.Add([]byte("sweeps:\n  - kernel: test_scale\n    where: [\"cdiv(N, WG) > sizeof(T) && min(N, 3) == 3\"]\n"))
 	f.Add([]byte("sweeps:\n  - kernel: test_scale\n    where:\n      - N / (WG - 64) > 0\n"))
 	f.Add([]byte("sweeps:\n  - kernel: ./k/kernel.yaml\n"))
+	f.Add([]byte("sweeps:\n  - kernel: test_scale\n    dtypes: bf16\n    where: WG > 32\n    knobs: {WGG: 1}\n    dims: {\"M,N\": 8}\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		sw, err := Parse("fuzz.yaml", src, profiler.DefaultOptions())
 		if err != nil {
