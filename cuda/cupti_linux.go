@@ -47,6 +47,10 @@ var (
 	cuptiOnce sync.Once
 	cuptiInst *cuptiLib
 	cuptiErr  error
+	// the library found and bound (preloadCUPTI), not yet turned on
+	cuptiLoadOnce sync.Once
+	cuptiLoaded   *cuptiLib
+	cuptiLoadErr  error
 )
 
 // cuptiCandidates lists where libcupti may be: MLTOP_CUPTI, the sonames the
@@ -70,9 +74,28 @@ func libCandidates(env, base, extra, pipSub string) []string {
 }
 
 // loadCUPTI loads libcupti and turns on kernel and memset activity records.
+// Turning them on hooks CUPTI into the driver, so it is done once cuInit
+// has returned, never beside it on another thread (one worker crashed in
+// native code before it said hello while that could happen; whether that
+// was the cause is not known).
 func loadCUPTI() (*cuptiLib, error) {
-	cuptiOnce.Do(func() { cuptiInst, cuptiErr = openCUPTI() })
+	cuptiOnce.Do(func() {
+		l, err := preloadCUPTI()
+		if err == nil {
+			if err = l.start(); err != nil {
+				l, err = nil, fmt.Errorf("%s: %w", l.path, err)
+			}
+		}
+		cuptiInst, cuptiErr = l, err
+	})
 	return cuptiInst, cuptiErr
+}
+
+// preloadCUPTI finds and binds libcupti, once, without turning anything on:
+// safe beside cuInit, it takes the library's load off the start-up's path.
+func preloadCUPTI() (*cuptiLib, error) {
+	cuptiLoadOnce.Do(func() { cuptiLoaded, cuptiLoadErr = openCUPTI() })
+	return cuptiLoaded, cuptiLoadErr
 }
 
 func openCUPTI() (*cuptiLib, error) {
@@ -92,9 +115,6 @@ func openCUPTI() (*cuptiLib, error) {
 		}); err != nil {
 			tried = append(tried, c+" ("+err.Error()+")")
 			continue
-		}
-		if err := l.start(); err != nil {
-			return nil, fmt.Errorf("%s: %w", c, err)
 		}
 		return l, nil
 	}

@@ -119,13 +119,13 @@ func Open() (profiler.Backend, error) {
 	tr := newStartupTrace()
 	// NVRTC and CUPTI are large libraries: load them while the driver
 	// starts (cuInit is the longest step, and longer still when several
-	// workers start at once).
+	// workers start at once). CUPTI is turned on after cuInit (loadCUPTI).
 	nvc := make(chan nvrtcLoad, 1)
 	go func() {
 		nv, err := loadNVRTC()
 		nvc <- nvrtcLoad{nv, err}
 	}()
-	go func() { _, _, _ = openKernelClock() }() // loads CUPTI once; setup asks again
+	go func() { _, _ = preloadCUPTI() }() // only loads it: setup turns it on after cuInit
 	drv, err := loadDriver()
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -169,9 +170,18 @@ func NewWorkerPool(cmd []string, env []string) (*WorkerPool, error) {
 // argv is read at each worker start, and a worker whose command line is no
 // longer argv's (the session loaded another user kernel, passed as an
 // argument) is replaced before the next spec.
+//
+// A worker that dies before it says hello, without saying why (a crash in
+// the driver's start, not a "fatal" such as no GPU), is started once more.
 func NewWorkerPoolArgv(argv func() []string, env []string) (*WorkerPool, error) {
 	p := &WorkerPool{argv: argv, env: env}
 	w, dev, err := p.start()
+	if errors.Is(err, errExitedEarly) {
+		first := err
+		if w, dev, err = p.start(); err != nil {
+			err = fmt.Errorf("%w (and before that: %v)", err, first)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +193,10 @@ func NewWorkerPoolArgv(argv func() []string, env []string) (*WorkerPool, error) 
 func (p *WorkerPool) environ() []string {
 	return append(os.Environ(), p.env...)
 }
+
+// errExitedEarly: the worker ended before it said hello, without a
+// "fatal" line saying why.
+var errExitedEarly = errors.New("worker exited before it said hello")
 
 func (p *WorkerPool) start() (*worker, profiler.DeviceInfo, error) {
 	t0 := time.Now()
@@ -242,7 +256,7 @@ func (p *WorkerPool) start() (*worker, profiler.DeviceInfo, error) {
 		return nil, profiler.DeviceInfo{}, fmt.Errorf("worker said %q before hello", m.Type)
 	case <-w.done:
 		w.kill()
-		return nil, profiler.DeviceInfo{}, fmt.Errorf("worker exited before it said hello: %s", w.lastWords())
+		return nil, profiler.DeviceInfo{}, fmt.Errorf("%w: %s", errExitedEarly, w.lastWords())
 	case <-time.After(120 * time.Second):
 		w.kill()
 		return nil, profiler.DeviceInfo{}, fmt.Errorf("worker did not say hello within 120 s: %s", w.lastWords())
