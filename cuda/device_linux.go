@@ -46,7 +46,7 @@ func DeviceCount() (int, error) {
 		if n, ok := procDeviceCount(procGPUs, visible, set); ok {
 			return n, nil
 		}
-	} else if n, ok := containerDeviceCount(c, visible, set); ok {
+	} else if n, ok := containerDeviceCount(c, visible, set, "/dev"); ok {
 		return n, nil
 	}
 	d, err := loadDriver()
@@ -125,7 +125,11 @@ func Open() (profiler.Backend, error) {
 		nv, err := loadNVRTC()
 		nvc <- nvrtcLoad{nv, err}
 	}()
-	go func() { _, _ = preloadCUPTI() }() // only loads it: setup turns it on after cuInit
+	go func() { // only loads it: setup turns it on after cuInit
+		if v := strings.ToLower(strings.TrimSpace(os.Getenv(TimerEnv))); v != "events" && v != "event" && v != TimerEvents {
+			_, _ = preloadCUPTI()
+		}
+	}()
 	drv, err := loadDriver()
 	if err != nil {
 		return nil, err

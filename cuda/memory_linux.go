@@ -76,12 +76,18 @@ func (b *backend) Upload(x profiler.Buffer, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
-	return b.do(func() error {
-		if err := b.alive(); err != nil {
-			return err
-		}
-		return b.check(b.drv.call("cuMemcpyHtoD_v2", b.drv.cuMemcpyHtoD, uintptr(buf.ptr), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src))))
+	return b.onStream(func() error {
+		return b.copyIn(buf.ptr, src)
 	})
+}
+
+// copyIn enqueues a copy of src to device address dst on the stream the
+// kernels run on. A synchronous copy from pageable memory returns once
+// the bytes are staged, before they reach the device, and the kernels'
+// non-blocking stream does not wait for it: a kernel launched next could
+// read the old bytes. On the CUDA thread.
+func (b *backend) copyIn(dst uint64, src []byte) error {
+	return b.check(b.drv.call("cuMemcpyHtoDAsync_v2", b.drv.cuMemcpyHtoDAsync, uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)), b.stream))
 }
 
 func (b *backend) Download(x profiler.Buffer, dst []byte) error {
@@ -232,7 +238,8 @@ func (b *backend) gather(buf *buffer, offsets []int64, dsts [][]byte, k *kernel)
 func (b *backend) gatherOnDevice(buf, stage *buffer, offsets []int64, dsts [][]byte, k *kernel) error {
 	descs := gatherDescriptors(offsets, dsts)
 	if k != nil && len(descs) > 0 && b.descsFor(int64(8*len(descs))) == nil {
-		if err := b.check(b.drv.call("cuMemcpyHtoD_v2", b.drv.cuMemcpyHtoD, uintptr(b.descs.ptr), uintptr(unsafe.Pointer(&descs[0])), uintptr(8*len(descs)))); err != nil {
+		raw := unsafe.Slice((*byte)(unsafe.Pointer(&descs[0])), 8*len(descs))
+		if err := b.copyIn(b.descs.ptr, raw); err != nil {
 			return err
 		}
 		d := &profiler.Dispatch{Name: "gather", Grid: [3]int{len(descs) / 3, 1, 1}, Group: [3]int{256, 1, 1}, Args: []string{"src", "dst", "descs"}}

@@ -37,8 +37,11 @@ func procDeviceCount(dir, visible string, visibleSet bool) (int, bool) {
 // NVIDIA_VISIBLE_DEVICES list (ordinals or GPU UUIDs, as the container
 // runtime takes them: the container sees exactly those, as CUDA ordinals
 // 0 to n−1), then as procDeviceCount does with CUDA_VISIBLE_DEVICES. MIG
-// instances, "none", "void" or anything else are left to CUDA.
-func containerDeviceCount(given, visible string, visibleSet bool) (int, bool) {
+// instances, "none", "void" or anything else are left to CUDA, and so is
+// a list that does not match the GPU device files in devDir (the runtime
+// mounts one per GPU given: a host where someone exported the variable
+// has all of them).
+func containerDeviceCount(given, visible string, visibleSet bool, devDir string) (int, bool) {
 	seen := map[string]bool{}
 	for _, f := range strings.Split(given, ",") {
 		f = strings.TrimSpace(f)
@@ -48,7 +51,25 @@ func containerDeviceCount(given, visible string, visibleSet bool) (int, bool) {
 		}
 		seen[f] = true
 	}
+	if gpuDeviceFiles(devDir) != len(seen) {
+		return 0, false
+	}
 	return visibleCount(len(seen), visible, visibleSet)
+}
+
+// gpuDeviceFiles counts the files nvidia0, nvidia1, … in dir.
+func gpuDeviceFiles(dir string) int {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, e := range entries {
+		if rest, ok := strings.CutPrefix(e.Name(), "nvidia"); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
+			n++
+		}
+	}
+	return n
 }
 
 // visibleCount is how many of n GPUs CUDA_VISIBLE_DEVICES leaves, when it

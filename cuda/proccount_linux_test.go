@@ -3,6 +3,8 @@ package cuda
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -61,9 +63,31 @@ func TestContainerDeviceCount(t *testing.T) {
 		{"repeated: CUDA decides", "1,1", "", false, 0, false},
 		{"an empty entry: CUDA decides", "1,", "", false, 0, false},
 	} {
-		n, ok := containerDeviceCount(c.given, c.visible, c.set)
+		dev := devDir(t, max(c.n, strings.Count(c.given, ",")+1))
+		n, ok := containerDeviceCount(c.given, c.visible, c.set, dev)
 		if n != c.n || ok != c.ok {
 			t.Errorf("%s: %d %v, want %d %v", c.name, n, ok, c.n, c.ok)
 		}
 	}
+	// a host (every GPU's device file) where the variable was exported:
+	// CUDA decides
+	if n, ok := containerDeviceCount("0,1", "", false, devDir(t, 8)); ok {
+		t.Errorf("8 GPU device files, a list of 2: %d, want CUDA to decide", n)
+	}
+	if _, ok := containerDeviceCount("0,1", "", false, filepath.Join(t.TempDir(), "none")); ok {
+		t.Error("no /dev: want CUDA to decide")
+	}
+}
+
+// devDir is a folder with n GPU device files and the others the driver
+// makes (nvidiactl, nvidia-uvm, nvidia-caps).
+func devDir(t *testing.T, n int) string {
+	dir := t.TempDir()
+	for _, name := range []string{"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-caps", "null"} {
+		os.WriteFile(filepath.Join(dir, name), nil, 0o644)
+	}
+	for i := range n {
+		os.WriteFile(filepath.Join(dir, "nvidia"+strconv.Itoa(i)), nil, 0o644)
+	}
+	return dir
 }

@@ -14,6 +14,7 @@ LOG=${OUT:-/tmp/mltop-startup}/startup
 [ -e "$M" ] || { echo "worker-startup: binary $M does not exist; build it or give its path: scripts/worker-startup.sh BINARY [N]" >&2; exit 2; }
 { [ -f "$M" ] && [ -x "$M" ]; } || { echo "worker-startup: binary $M is not an executable file" >&2; exit 2; }
 [[ $N =~ ^[0-9]+$ ]] || { echo "worker-startup: N must be a number of GPUs, got '$N'" >&2; exit 2; }
+[ "$N" -ge 1 ] || { echo "worker-startup: no GPU found (/proc/driver/nvidia/gpus); give N" >&2; exit 2; }
 mkdir -p "$LOG"
 rm -f "$LOG"/*.out "$LOG"/*.err "$LOG"/*.time "$LOG"/*.rc # a stale file of an earlier run must not pass for this one
 one() { # $1 GPU, $2 tag: time to hello (the worker exits at stdin's end)
@@ -47,7 +48,6 @@ for rep in 1 2 3; do
 	one 0 "alone$rep"
 	started "alone$rep"
 done
-[ "$N" -ge 1 ] || { echo "worker-startup: no GPU found (/proc/driver/nvidia/gpus); give N" >&2; exit 2; }
 for rep in 1 2; do
 	tags=()
 	for ((g = 0; g < N; g++)); do

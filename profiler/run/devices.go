@@ -315,10 +315,12 @@ func (st *devSweep) tryTake(di int) (queued, bool) {
 	st.items = append(st.items[:pick:pick], st.items[pick+1:]...)
 	st.out++
 	if shape := it.shape; shape != st.shapes[di] {
-		// A shape another device only reserved is now this one's.
+		// A shape another device only reserved is now this one's (and
+		// its spec is no longer for that device's worker to prepare).
 		for dj := range st.reserved {
 			if dj != di {
 				st.reserved[dj] = slices.DeleteFunc(st.reserved[dj], func(sh string) bool { return sh == shape })
+				st.early[dj] = slices.DeleteFunc(st.early[dj], func(j profiler.Job) bool { return jobShape(j) == shape })
 			}
 		}
 		st.shapes[di] = shape

@@ -104,6 +104,24 @@ func TestReserveLeavesTheLeadsToDevicesNotStarted(t *testing.T) {
 			}
 		})
 	}
+	t.Run("taking a shape another device only reserved", func(t *testing.T) {
+		f := startFeed(context.Background(), sliceSource(nil), nil)
+		defer f.stop()
+		st := &devSweep{feed: f, live: 2, shapes: []string{jobShape(shape(0, 32)), jobShape(shape(9, 32))},
+			reserved: [][]string{nil, shapesOf(1, 2)}, early: [][]profiler.Job{nil, {shape(1, 32), shape(2, 32)}},
+			counts: make([]DeviceCount, 2), fails: make([]int, 2)}
+		st.items = []queued{newQueued(shape(1, 32)), newQueued(shape(2, 32))}
+		it, ok := st.tryTake(0)
+		if !ok || jobShape(it.job) != shapesOf(1)[0] {
+			t.Fatalf("device 0 took %v", it.job.Spec)
+		}
+		if got := st.reserved[1]; !slices.Equal(got, shapesOf(2)) {
+			t.Errorf("device 1 still reserves %q", got)
+		}
+		if len(st.early[1]) != 1 || jobShape(st.early[1][0]) != shapesOf(2)[0] {
+			t.Errorf("device 1's worker would still prepare the taken shape: %d specs", len(st.early[1]))
+		}
+	})
 	t.Run("moving to a reserved shape", func(t *testing.T) {
 		f := startFeed(context.Background(), sliceSource(nil), nil)
 		defer f.stop()

@@ -112,3 +112,22 @@ func (r *Runner) SetInputBudget(n int64) {
 	r.inputBudget = n
 	r.mu.Unlock()
 }
+
+// WaitHostWorkStarted waits (up to 5 s) until the making of j's inputs
+// ahead has begun (its set exists).
+func (r *Runner) WaitHostWorkStarted(j profiler.Job) bool {
+	prep, err := Prepare(j.Spec, r.dev, PrepareOptions{SkipFit: true})
+	if err != nil {
+		return false
+	}
+	key := inputKey(prep.Spec, j.Options.WithDefaults().Seed)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		r.mu.Lock()
+		found := r.inputs.find(key) != nil
+		r.mu.Unlock()
+		if found {
+			return true
+		}
+	}
+	return false
+}

@@ -97,10 +97,11 @@ type shapeGroup struct {
 	jobs  []int
 }
 
-// hostPerSecond is the group's host bytes per second of device work
-// (+Inf when it has none to measure or no host bytes are known).
+// hostPerSecond is the group's host bytes per second of device work:
+// +Inf when it has no device work (every spec refused), 0 when it has no
+// host bytes.
 func (g *shapeGroup) hostPerSecond() float64 {
-	if g.total <= 0 || g.host <= 0 {
+	if g.total <= 0 {
 		return math.Inf(1)
 	}
 	return g.host / g.total

@@ -139,11 +139,11 @@ func TestOrderLeadsWithLightShapes(t *testing.T) {
 	}
 }
 
-// Ordering the largest sweep it orders (OrderLimit specs, every one its
-// own shape) takes well under a second: spreading host work stops at
-// spreadLimit shapes.
+// The cost of ordering a sweep of as many shapes as spreadHostWork takes
+// (2000, every spec its own shape; its work grows with their square).
+// Larger sweeps skip the spreading.
 func BenchmarkOrderJobsManyShapes(b *testing.B) {
-	jobs := make([]profiler.Job, run.OrderLimit)
+	jobs := make([]profiler.Job, 2000)
 	for i := range jobs {
 		jobs[i] = profiler.Job{Spec: scaleSpec(1000+i, 32)}
 	}

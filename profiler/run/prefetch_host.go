@@ -72,7 +72,7 @@ func (r *Runner) makeAhead() {
 		}
 		a := r.ahead[0]
 		r.ahead = r.ahead[1:]
-		if r.inputs.find(a.key) != nil || r.inputs.aheadBytes()+a.size > r.inputBudget/2 {
+		if r.closed || r.inputs.find(a.key) != nil || r.inputs.aheadBytes()+a.size > r.inputBudget/2 {
 			r.mu.Unlock()
 			continue // made in place already, or no room: made in place
 		}
@@ -102,7 +102,10 @@ func (r *Runner) makeShapeAhead(a aheadShape, set *inputSet, refK string, refDon
 	// its spec runs.
 	defer func() { _ = recover(); keepPromise() }()
 	r.makeInputs(set, a.gen, a.opt.Seed)
-	if refDone != nil {
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if refDone != nil && !closed { // closed: the inputs may be cut short
 		r.makeReference(a.prep, set, a.opt, refK, keepPromise)
 	}
 }
@@ -127,6 +130,12 @@ func waitReady(ctx context.Context, ready <-chan struct{}) error {
 func (r *Runner) makeInputs(set *inputSet, gen []profiler.BufferSpec, seed uint64) {
 	defer close(set.ready)
 	for _, b := range gen {
+		r.mu.Lock()
+		closed := r.closed
+		r.mu.Unlock()
+		if closed { // the Runner is closing: a spec that still wants them makes them
+			return
+		}
 		r.input(set, b, seed, nil)
 	}
 }

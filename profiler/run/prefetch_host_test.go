@@ -101,6 +101,9 @@ func TestCancelWhileInputsAreMadeAhead(t *testing.T) {
 	defer r.Close()
 	j := scaleJob(1 << 26) // 256 MiB of inputs: seconds to make
 	r.Prefetch(j)
+	if !r.WaitHostWorkStarted(j) { // else Run would make them in place
+		t.Fatal("the inputs were not being made ahead")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	start := time.Now()
@@ -201,5 +204,40 @@ func TestHostWorkAheadOfSeveralShapes(t *testing.T) {
 	r.Prefetch(e)
 	if inputs, _ := r.HostWorkAhead(e); !inputs {
 		t.Error("after b ran, the next shape was not made ahead")
+	}
+}
+
+// A set made ahead that a spec passes by (another device took its shape)
+// stops holding room from the shapes made ahead after it.
+func TestPassedSetsMadeAheadFreeTheirRoom(t *testing.T) {
+	enginetest.Register()
+	r := run.NewRunner(&aheadBackend{})
+	defer r.Close()
+	r.SetInputBudget(2 * 100 << 10)                           // 100 KiB ahead
+	b, c, e := scaleJob(8192), scaleJob(4096), scaleJob(8193) // 64, 32 and 64 KiB
+	r.Prefetch(b)
+	r.Prefetch(c)
+	if in, _ := r.HostWorkAhead(c); !in {
+		t.Fatal("c was not made ahead")
+	}
+	if res := r.Run(context.Background(), c.Spec, c.Options, nil); res.Status != profiler.StatusOK {
+		t.Fatalf("%s %s", res.Status, res.Error)
+	}
+	r.Prefetch(e)
+	if in, _ := r.HostWorkAhead(e); !in {
+		t.Error("b, passed by, still holds its room: e was not made ahead")
+	}
+}
+
+// Close stops the shapes queued ahead: none is made after it.
+func TestCloseStopsHostWorkAhead(t *testing.T) {
+	enginetest.Register()
+	r := run.NewRunner(&aheadBackend{})
+	big, small := scaleJob(1<<24), scaleJob(4096) // 128 MiB: long enough to Close during it
+	r.Prefetch(big)
+	r.Prefetch(small)
+	r.Close()
+	if in, _ := r.HostWorkAhead(small); in {
+		t.Error("a shape queued ahead was made after Close")
 	}
 }

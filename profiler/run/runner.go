@@ -26,6 +26,7 @@ type Runner struct {
 	refMaking   map[string]chan struct{}
 	prefetching bool
 	ahead       []aheadShape
+	closed      bool // Close was called: nothing more is made ahead
 	inputs      inputCache
 	spare       map[int64][]profiler.Buffer // the last spec's device buffers, by size, for the next (see allocate)
 	queued      map[string]bool             // programs handed to the compile pool (see Prefetch)
@@ -126,7 +127,6 @@ func (c *inputCache) use(key string, budget int64) *inputSet {
 	if set == nil {
 		set = &inputSet{key: key, data: map[string][]float32{}, raw: map[string][]byte{}}
 	}
-	set.ahead = 0
 	var total int64
 	keep := 0
 	for i := len(c.sets) - 1; i >= 0; i-- {
@@ -138,6 +138,18 @@ func (c *inputCache) use(key string, budget int64) *inputSet {
 	}
 	c.sets = append(c.sets[keep:], set)
 	c.cur = set
+	if set.ahead > 0 {
+		// Sets made ahead before this one were passed by (another device
+		// took their shape, or the order changed): they no longer hold
+		// room from the next shapes made ahead, and age out as any other.
+		for _, s := range c.sets {
+			if s == set {
+				break
+			}
+			s.ahead = 0
+		}
+	}
+	set.ahead = 0
 	return set
 }
 
@@ -189,6 +201,7 @@ func (r *Runner) Device() profiler.DeviceInfo { return r.dev }
 func (r *Runner) Close() error {
 	r.pool.close()
 	r.mu.Lock()
+	r.ahead, r.closed = nil, true // the shapes queued ahead are not made
 	spare := r.spare
 	r.spare = nil
 	stale := r.dropPristine("")

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mltop/mltop/profiler"
@@ -194,6 +195,15 @@ func (p *WorkerPool) environ() []string {
 	return append(os.Environ(), p.env...)
 }
 
+// interrupted says whether a process ended by SIGINT or SIGTERM.
+func interrupted(ps *os.ProcessState) bool {
+	if ps == nil {
+		return false
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && (ws.Signal() == syscall.SIGINT || ws.Signal() == syscall.SIGTERM)
+}
+
 // errExitedEarly: the worker ended before it said hello, without a
 // "fatal" line saying why.
 var errExitedEarly = errors.New("worker exited before it said hello")
@@ -255,7 +265,18 @@ func (p *WorkerPool) start() (*worker, profiler.DeviceInfo, error) {
 		w.kill()
 		return nil, profiler.DeviceInfo{}, fmt.Errorf("worker said %q before hello", m.Type)
 	case <-w.done:
+		select { // a fatal line read just before the end still says why
+		case m := <-w.lines:
+			if m.Type == "fatal" {
+				w.kill()
+				return nil, profiler.DeviceInfo{}, &WorkerFatal{Msg: m.Error}
+			}
+		default:
+		}
 		w.kill()
+		if interrupted(w.cmd.ProcessState) { // ctrl-C reached the worker too: no second start
+			return nil, profiler.DeviceInfo{}, fmt.Errorf("worker stopped before it said hello: %s", w.lastWords())
+		}
 		return nil, profiler.DeviceInfo{}, fmt.Errorf("%w: %s", errExitedEarly, w.lastWords())
 	case <-time.After(120 * time.Second):
 		w.kill()

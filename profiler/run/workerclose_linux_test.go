@@ -41,7 +41,8 @@ func TestWorkerPoolCloseKillsTheWorker(t *testing.T) {
 
 // A worker that dies before it says hello without saying why (a crash in
 // the driver's start) is started once more; one that says why (a fatal
-// line: no GPU) or dies twice is not, and the error keeps both last words.
+// line: no GPU), that a signal stopped, or that dies twice is not, and the
+// error keeps both last words.
 func TestWorkerPoolStartsACrashedWorkerOnceMore(t *testing.T) {
 	hello := `{"type":"hello","device":{"backend":"cpu","name":"fake"}}`
 	fatal := `{"type":"fatal","error":"no GPU here"}`
@@ -54,6 +55,7 @@ func TestWorkerPoolStartsACrashedWorkerOnceMore(t *testing.T) {
 		{"crash, then hello", `echo x >> "$1"; [ $(wc -l < "$1") -ge 2 ] || { echo 'SIGSEGV: rip 0x7f' >&2; exit 2; }; echo '` + hello + `'; exec sleep 60`, 2, ""},
 		{"crash twice", `echo x >> "$1"; echo "crash $(wc -l < "$1")" >&2; exit 2`, 2, "crash 2"},
 		{"fatal", `echo x >> "$1"; echo '` + fatal + `'; exit 1`, 1, "no GPU here"},
+		{"stopped by a signal (ctrl-C reached it)", `echo x >> "$1"; kill -TERM $$`, 1, "stopped before it said hello"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			count := t.TempDir() + "/starts"
