@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -180,6 +181,7 @@ func ParseStream(name string, src []byte, base profiler.Options, o Options) (*St
 	if st.Search, err = parseSearch(f.Search, searchAt); err != nil {
 		return nil, err
 	}
+	var unknown []error // the unknown names of every entry, reported together
 	for i, s := range f.Sweeps {
 		p := fmt.Sprintf("$.sweeps[%d]", i)
 		field := fmt.Sprintf("sweeps[%d]", i)
@@ -199,14 +201,22 @@ func ParseStream(name string, src []byte, base profiler.Options, o Options) (*St
 		}
 		kernel, err := resolveKernel(name, s.Kernel, o)
 		if err != nil {
-			return nil, sx.at("kernel", err.Error())
+			return nil, cmp.Or(inFileOrder(unknown), sx.at("kernel", err.Error()))
 		}
 		s.Kernel = kernel
 		es, err := compileSearchEntries(s, st.Search, defaults, sx, st.entries, searchAt)
-		if err != nil {
-			return nil, err
+		var names *namesError
+		if errors.As(err, &names) {
+			unknown = append(unknown, names.errs...)
+			continue
+		}
+		if err != nil { // after the names found so far: they are the first to fix
+			return nil, cmp.Or(inFileOrder(unknown), err)
 		}
 		st.entries = append(st.entries, es...)
+	}
+	if len(unknown) > 0 {
+		return nil, inFileOrder(unknown)
 	}
 	return st, nil
 }
