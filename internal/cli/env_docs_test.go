@@ -199,3 +199,37 @@ func f() string { return os.Getenv("MLTOP_INLINE") + "MLTOP_" + name }
 		t.Errorf("a table under another heading should not count: %q", got)
 	}
 }
+
+// envRowsOutside are the table rows, outside docs/commands.md, whose first
+// cell is an MLTOP_ variable: a second table of variables, which drifts
+// from the one in commands.md.
+func envRowsOutside(docs map[string]string) []string {
+	var bad []string
+	for path, doc := range docs {
+		if path == "docs/commands.md" {
+			continue
+		}
+		for _, row := range strings.Split(tableRows(doc), "\n") {
+			cells := strings.Split(row, "|")
+			if len(cells) > 2 && envName.MatchString(strings.Trim(strings.TrimSpace(cells[1]), "`")) {
+				bad = append(bad, path+": "+row)
+			}
+		}
+	}
+	slices.Sort(bad)
+	return bad
+}
+
+// TestDocsOneEnvironmentTable: the variables are described in one table,
+// docs/commands.md's; other pages link to it.
+func TestDocsOneEnvironmentTable(t *testing.T) {
+	for _, row := range envRowsOutside(docFiles(t)) {
+		t.Errorf("%s\nmove the row into docs/commands.md's Environment table and link to it (commands.md#environment)", row)
+	}
+	if got := envRowsOutside(map[string]string{
+		"docs/cuda.md":     "| variable | effect |\n| --- | --- |\n| `MLTOP_NVRTC` | the library |\n| `CUDA_HOME` | the toolkit |\n",
+		"docs/commands.md": "| `MLTOP_NVRTC` | none | the library |\n",
+	}); len(got) != 1 {
+		t.Errorf("envRowsOutside found %q, want the one MLTOP_NVRTC row of docs/cuda.md", got)
+	}
+}

@@ -1,6 +1,8 @@
 // Package yamlmsg turns the YAML decoder's errors into messages about the
 // user's file: which field a position is in, and type errors in the
-// file's words rather than Go's. Sweep files and kernel manifests share it.
+// file's words rather than Go's, and the list types that take one value
+// written alone as a list of it (lists.go). Sweep files and kernel
+// manifests share it.
 package yamlmsg
 
 import (

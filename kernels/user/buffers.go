@@ -59,7 +59,8 @@ func (bl *builder) buffer(b bufferYAML, path string) (ubuf, error) {
 		return ub, d.err(path, field+".shape", "no shape: add e.g. `shape: [rows, cols]`")
 	}
 	for k, s := range b.Shape {
-		p, err := bl.compile(s, fmt.Sprintf("%s.shape[%d]", path, k), fmt.Sprintf("%s.shape[%d]", field, k))
+		spath, sfield := d.item(path+".shape", field+".shape", k)
+		p, err := bl.compile(s, spath, sfield)
 		if err != nil {
 			return ub, err
 		}

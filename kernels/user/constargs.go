@@ -73,8 +73,8 @@ func (bl *builder) checkConstArgs(ud udisp, b ubinding, path, field, file string
 				msg += fmt.Sprintf("; the args follow the parameter list: did you swap %s and %s?", a.text, later)
 			}
 		}
-		k := fmt.Sprintf(".args[%d]", up.arg)
-		return bl.d.err(path+k, field+k, "%s", msg)
+		apath, afield := bl.d.item(path+".args", field+".args", up.arg)
+		return bl.d.err(apath, afield, "%s", msg)
 	}
 	return nil
 }

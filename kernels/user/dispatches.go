@@ -57,7 +57,8 @@ func (bl *builder) dispatch(i int, ds dispatchYAML) error {
 			if k < len(g.in) {
 				v = g.in[k]
 			}
-			p, err := compile(v, fmt.Sprintf("%s.%s[%d]", path, g.key, k), fmt.Sprintf("%s[%d]", g.key, k))
+			vpath, vfield := d.item(path+"."+g.key, g.key, k)
+			p, err := compile(v, vpath, vfield)
 			if err != nil {
 				return err
 			}
@@ -135,7 +136,7 @@ func (bl *builder) args(ds dispatchYAML, path, field string) ([]uarg, error) {
 	f, d, vars := bl.f, bl.d, bl.vars
 	var out []uarg
 	for k, a := range ds.Args {
-		apath, afield := fmt.Sprintf("%s.args[%d]", path, k), fmt.Sprintf("%s.args[%d]", field, k)
+		apath, afield := d.item(path+".args", field+".args", k)
 		if bl.bufferNames[a] {
 			out = append(out, uarg{text: a, buf: a})
 			continue
@@ -214,7 +215,8 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 	b := ubinding{sig: sig}
 	seenScalar := false
 	for k, prm := range params {
-		up, err := bl.bindOne(ud.args[k], prm, ts, fmt.Sprintf("%s.args[%d]", path, k), fmt.Sprintf("%s.args[%d]", field, k), s.path, sig)
+		apath, afield := d.item(path+".args", field+".args", k)
+		up, err := bl.bindOne(ud.args[k], prm, ts, apath, afield, s.path, sig)
 		if err != nil {
 			return b, err
 		}
@@ -310,7 +312,7 @@ func (bl *builder) bindMetalStruct(ud udisp, sig csrc.Signature, ts typeScope, s
 	}
 	b := ubinding{sig: sig}
 	for k, a := range ud.args {
-		apath, afield := fmt.Sprintf("%s.args[%d]", path, k), fmt.Sprintf("%s.args[%d]", field, k)
+		apath, afield := d.item(path+".args", field+".args", k)
 		if k >= nbuf {
 			if a.buf != "" {
 				return b, d.err(apath, afield, "buffer %s comes after a scalar: Metal takes the buffers first, then the scalars as one struct at the buffer index after the last buffer; reorder the kernel's parameters", a.buf)

@@ -11,6 +11,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/mltop/mltop/internal/yamlmsg"
 	"github.com/mltop/mltop/kernels/user/csrc"
 	"github.com/mltop/mltop/metal"
 	"github.com/mltop/mltop/profiler"
@@ -24,13 +25,13 @@ import (
 // buffers' shapes.
 
 type mlxYAML struct {
-	Name     string         `yaml:"name"`
-	Body     string         `yaml:"body"`
-	BodyFile string         `yaml:"body_file"`
-	Header   string         `yaml:"header"`
-	Inputs   []string       `yaml:"inputs"`
-	Outputs  []string       `yaml:"outputs"`
-	Template map[string]any `yaml:"template"`
+	Name     string             `yaml:"name"`
+	Body     string             `yaml:"body"`
+	BodyFile string             `yaml:"body_file"`
+	Header   string             `yaml:"header"`
+	Inputs   yamlmsg.StringList `yaml:"inputs"`
+	Outputs  yamlmsg.StringList `yaml:"outputs"`
+	Template map[string]any     `yaml:"template"`
 }
 
 type mlxKernel struct {
@@ -78,11 +79,12 @@ func (bl *builder) mlx() error {
 		}
 		for j, n := range names {
 			b := slices.IndexFunc(f.bufs, func(u ubuf) bool { return u.name == n })
+			path, field := d.item("$.mlx."+key, "mlx."+key, j)
 			if b < 0 {
-				return d.err(fmt.Sprintf("$.mlx.%s[%d]", key, j), fmt.Sprintf("mlx.%s[%d]", key, j), "%q is not a buffer (%s): each input and output is one of buffers: by name", n, strings.Join(bufNames(f.bufs), ", "))
+				return d.err(path, field, "%q is not a buffer (%s): each input and output is one of buffers: by name", n, strings.Join(bufNames(f.bufs), ", "))
 			}
 			if key == "outputs" && !f.bufs[b].out {
-				return d.err(fmt.Sprintf("$.mlx.%s[%d]", key, j), fmt.Sprintf("mlx.%s[%d]", key, j), "output %s is not an output buffer: give it `out: true` in buffers:", n)
+				return d.err(path, field, "output %s is not an output buffer: give it `out: true` in buffers:", n)
 			}
 		}
 	}
@@ -185,7 +187,8 @@ func (bl *builder) bindMLX(ud udisp, sig csrc.Signature, ts typeScope, s source,
 		if k == len(ud.args) {
 			return b, bl.d.err(path+".args", field+".args", "%s", countMismatch(ud.args, sig.Bindable(), s.path, sig))
 		}
-		up, err := bl.bindOne(ud.args[k], prm, ts, fmt.Sprintf("%s.args[%d]", path, k), fmt.Sprintf("%s.args[%d]", field, k), s.path, sig)
+		apath, afield := bl.d.item(path+".args", field+".args", k)
+		up, err := bl.bindOne(ud.args[k], prm, ts, apath, afield, s.path, sig)
 		if err != nil {
 			return b, err
 		}

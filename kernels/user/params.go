@@ -16,7 +16,8 @@ func (bl *builder) dtypes() error {
 	for i, s := range m.DTypes {
 		dt, err := profiler.ParseDType(s)
 		if err != nil {
-			return d.err(fmt.Sprintf("$.dtypes[%d]", i), fmt.Sprintf("dtypes[%d]", i), "%v", err)
+			path, field := d.item("$.dtypes", "dtypes", i)
+			return d.err(path, field, "%v", err)
 		}
 		f.schema.DTypes = append(f.schema.DTypes, dt)
 	}
@@ -139,7 +140,7 @@ func (bl *builder) flags() error {
 func (bl *builder) rules() error {
 	f, m, d, vars := bl.f, bl.m, bl.d, bl.vars
 	for i, r := range m.Rules {
-		p, err := expr.Compile(r, vars, d.where(fmt.Sprintf("$.rules[%d]", i), fmt.Sprintf("rules[%d]", i)))
+		p, err := expr.Compile(r, vars, d.where(d.item("$.rules", "rules", i)))
 		if err != nil {
 			return err
 		}

@@ -65,15 +65,8 @@ type doc struct {
 }
 
 func (d *doc) pos(path string) (line, col int, quoted bool) {
-	if d.ast == nil {
-		return 0, 0, false
-	}
-	p, err := yaml.PathString(path)
-	if err != nil {
-		return 0, 0, false
-	}
-	n, err := p.FilterFile(d.ast)
-	if err != nil || n == nil {
+	n := d.node(path)
+	if n == nil {
 		return 0, 0, false
 	}
 	tk := n.GetToken()
@@ -86,6 +79,33 @@ func (d *doc) pos(path string) (line, col int, quoted bool) {
 		q = strings.Contains(t, "Quote")
 	}
 	return tk.Position.Line, tk.Position.Column, q
+}
+
+// node is the node at path, or nil.
+func (d *doc) node(path string) ast.Node {
+	if d.ast == nil {
+		return nil
+	}
+	p, err := yaml.PathString(path)
+	if err != nil {
+		return nil
+	}
+	n, err := p.FilterFile(d.ast)
+	if err != nil {
+		return nil
+	}
+	return n
+}
+
+// item is the path and field of item i of the list at path and field:
+// "$.dtypes[1]" and "dtypes[1]", or the list's own when its one value is
+// written without a list (`dtypes: f8`), so an error names no index the
+// file does not have.
+func (d *doc) item(path, field string, i int) (string, string) {
+	if _, one := d.node(path).(ast.ScalarNode); one {
+		return path, field
+	}
+	return fmt.Sprintf("%s[%d]", path, i), fmt.Sprintf("%s[%d]", field, i)
 }
 
 func (d *doc) err(path, field, format string, a ...any) error {

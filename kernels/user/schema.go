@@ -1,16 +1,20 @@
 package user
 
+import "github.com/mltop/mltop/internal/yamlmsg"
+
 // The manifest as YAML decodes it (kernel.yaml): build checks it and turns
-// it into a Family.
+// it into a Family. Every list a user may write with one value is a
+// yamlmsg list type, as in sweep files: `dtypes: f32` is `dtypes: [f32]`
+// (doc.item names such a value's field without an index).
 
 type paramYAML struct {
-	Values   []int  `yaml:"values"`
-	Default  *int   `yaml:"default"`
-	Min      *int   `yaml:"min"`
-	Max      *int   `yaml:"max"`
-	Multiple int    `yaml:"multiple"`
-	Doc      string `yaml:"doc"`
-	Shape    bool   `yaml:"shape"` // a knob that changes the math (kept in the reference cache key)
+	Values   yamlmsg.IntList `yaml:"values"`
+	Default  *int            `yaml:"default"`
+	Min      *int            `yaml:"min"`
+	Max      *int            `yaml:"max"`
+	Multiple int             `yaml:"multiple"`
+	Doc      string          `yaml:"doc"`
+	Shape    bool            `yaml:"shape"` // a knob that changes the math (kept in the reference cache key)
 }
 
 type flagYAML struct {
@@ -35,14 +39,14 @@ type tolPair struct {
 }
 
 type bufferYAML struct {
-	Name  string   `yaml:"name"`
-	DType string   `yaml:"dtype"`
-	Shape []any    `yaml:"shape"`
-	Init  string   `yaml:"init"`
-	Out   bool     `yaml:"out"`
-	InOut bool     `yaml:"inout"` // read-modify-write: initialised like an input, checked like an output
-	Tol   *tolYAML `yaml:"tol"`
-	Doc   string   `yaml:"doc"`
+	Name  string            `yaml:"name"`
+	DType string            `yaml:"dtype"`
+	Shape yamlmsg.ValueList `yaml:"shape"`
+	Init  string            `yaml:"init"`
+	Out   bool              `yaml:"out"`
+	InOut bool              `yaml:"inout"` // read-modify-write: initialised like an input, checked like an output
+	Tol   *tolYAML          `yaml:"tol"`
+	Doc   string            `yaml:"doc"`
 	// Terms is the reduction length behind each element of an output (an
 	// expression), which widens its tolerance by the rounding growth of a
 	// correct reduction; Magnitude and Accumulate tune that term.
@@ -58,14 +62,14 @@ type tgmYAML struct {
 }
 
 type dispatchYAML struct {
-	Name       string    `yaml:"name"`
-	Entry      string    `yaml:"entry"`
-	Grid       []any     `yaml:"grid"`
-	Threads    []any     `yaml:"threads"`
-	Args       []string  `yaml:"args"`
-	TGM        []tgmYAML `yaml:"tgm"`
-	DynamicTGM any       `yaml:"dynamic_tgm"`
-	Timed      *bool     `yaml:"timed"`
+	Name       string             `yaml:"name"`
+	Entry      string             `yaml:"entry"`
+	Grid       yamlmsg.ValueList  `yaml:"grid"`
+	Threads    yamlmsg.ValueList  `yaml:"threads"`
+	Args       yamlmsg.StringList `yaml:"args"`
+	TGM        []tgmYAML          `yaml:"tgm"`
+	DynamicTGM any                `yaml:"dynamic_tgm"`
+	Timed      *bool              `yaml:"timed"`
 }
 
 type checkYAML struct {
@@ -80,20 +84,20 @@ type manifestYAML struct {
 	Name        string               `yaml:"name"`
 	Description string               `yaml:"description"`
 	Sources     map[string]string    `yaml:"sources"`
-	Includes    []string             `yaml:"includes"`
-	IncludeDirs []string             `yaml:"include_dirs"` // searched for #include "…" and <…> after the including file's folder
+	Includes    yamlmsg.StringList   `yaml:"includes"`
+	IncludeDirs yamlmsg.StringList   `yaml:"include_dirs"` // searched for #include "…" and <…> after the including file's folder
 	DTypeName   string               `yaml:"dtype_name"`   // the source's name for the element type (default T)
 	Defines     map[string]any       `yaml:"defines"`      // extra macros: NAME: expression (int → its value, bool → defined or not)
-	DTypes      []string             `yaml:"dtypes"`
+	DTypes      yamlmsg.StringList   `yaml:"dtypes"`
 	Knobs       map[string]paramYAML `yaml:"knobs"`
 	Dims        map[string]paramYAML `yaml:"dims"`
 	Flags       map[string]any       `yaml:"flags"`
-	Rules       []string             `yaml:"rules"`
+	Rules       yamlmsg.StringList   `yaml:"rules"`
 	Buffers     []bufferYAML         `yaml:"buffers"`
 	Dispatches  []dispatchYAML       `yaml:"dispatches"`
 	Work        map[string]any       `yaml:"work"`
 	Check       any                  `yaml:"check"`
-	Notes       []string             `yaml:"notes"`
+	Notes       yamlmsg.StringList   `yaml:"notes"`
 	Values      map[string]any       `yaml:"values"`
 	Constants   map[string]any       `yaml:"constants"` // Metal function constants (metal_entry.go)
 	MLX         *mlxYAML             `yaml:"mlx"`       // an MLX-style body instead of a Metal source (mlx.go)

@@ -1,7 +1,6 @@
 package user
 
 import (
-	"fmt"
 	"path/filepath"
 	"slices"
 )
@@ -30,7 +29,8 @@ func (bl *builder) sources() error {
 		p := filepath.Join(f.dir, inc)
 		b, err := read(p)
 		if err != nil {
-			return d.err(fmt.Sprintf("$.includes[%d]", i), fmt.Sprintf("includes[%d]", i), "cannot read %s: %v: the path is relative to the manifest's folder", p, unwrapPath(err))
+			path, field := d.item("$.includes", "includes", i)
+			return d.err(path, field, "cannot read %s: %v: the path is relative to the manifest's folder", p, unwrapPath(err))
 		}
 		f.includes[filepath.ToSlash(inc)] = string(b)
 		f.includePaths = append(f.includePaths, p)

@@ -116,7 +116,7 @@ func TestBadManifests(t *testing.T) {
 	}{
 		{"unknown key", sub("dtypes: [f32]", "dtypes: [f32]\nthreds: 3"), nil, []string{"kernel.yaml:4:1", "unknown field \"threds\"", "the keys at the top level are name, description"}},
 		{"dim default not an integer", sub("rows: {default: 8}", "rows: {default: many}"), nil, []string{"dims.rows.default: want an integer here, got a string"}},
-		{"dtypes not a list", sub("dtypes: [f32]", "dtypes: f32"), nil, []string{"kernel.yaml:3:9: dtypes: want a list (one \"- item\" per line, or [a, b]) here, got a string"}},
+		{"dtypes not strings", sub("dtypes: [f32]", "dtypes: [[f32]]"), nil, []string{"kernel.yaml:3:10: dtypes[0]: want a string here, got [f32]"}},
 		{"missing source", sub("cuda: k.cu", "cuda: nope.cu"), nil, []string{"kernel.yaml:2:", "sources.cuda", "nope.cu", "relative to the manifest"}},
 		{"missing include", sub("dtypes: [f32]", "dtypes: [f32]\nincludes: [common.h]"), nil, []string{"includes[0]", "common.h"}},
 		{"unknown name in grid", sub("grid: [rows]", "grid: [\"cdiv(colz, 4)\"]"), nil, []string{"kernel.yaml:14:29: unknown name 'colz' in grid[0] 'cdiv(colz, 4)'", "kernel.yaml:14:", "known: T, WG, cols, rows"}},

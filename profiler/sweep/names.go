@@ -11,11 +11,35 @@ import (
 	"github.com/mltop/mltop/profiler"
 )
 
+// namesError is the unknown names of a part of the file (a `sweeps:`
+// entry, a search block's shapes), one InputError each. ParseStream
+// gathers those of every entry into one error (inFileOrder): a user with
+// typos in two entries fixes both after one run.
+type namesError struct{ errs []error }
+
+func (e *namesError) Error() string { return inFileOrder(e.errs).Error() }
+
+// Unwrap is the one InputError the names make, for errors.As.
+func (e *namesError) Unwrap() error { return inFileOrder(e.errs) }
+
+// namesErr is a *namesError of errs, or nil when there are none.
+func namesErr(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return &namesError{errs: errs}
+}
+
 // checkNames checks every knob, dim and flag name of a `sweeps:` entry
 // against the family's schema. All the unknown ones are named in one
-// error, in file order, each at its file:line:col with a did-you-mean:
-// a user with two typos fixes both after one run.
+// error (a *namesError), in file order, each at its file:line:col with a
+// did-you-mean.
 func checkNames(s SweepYAML, sc profiler.Schema, at func(sub, msg string) error) error {
+	return namesErr(unknownNames(s, sc, at))
+}
+
+// unknownNames is checkNames' list: one InputError per unknown name.
+func unknownNames(s SweepYAML, sc profiler.Schema, at func(sub, msg string) error) []error {
 	var unknown []error
 	for _, key := range slices.Sorted(maps.Keys(s.Dims)) {
 		for _, n := range splitNames(key) {
@@ -36,7 +60,7 @@ func checkNames(s SweepYAML, sc profiler.Schema, at func(sub, msg string) error)
 			}
 		}
 	}
-	return inFileOrder(unknown)
+	return unknown
 }
 
 // unknownParam is the message for a knob or dim name (kind) the schema
@@ -60,16 +84,23 @@ func unknownParam(kind, name, kernel string, sc profiler.Schema) string {
 
 // inFileOrder makes errs (InputErrors) one InputError: the first in the
 // file leads, with its position and field, and each other follows on a
-// line of its own, whole ("file:line:col: field: message"). nil when errs
-// is empty.
+// line of its own, whole ("file:line:col: field: message"). An error
+// said twice (a search shape checked for two entries of one kernel) is
+// said once. nil when errs is empty.
 func inFileOrder(errs []error) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	ies := make([]*profiler.InputError, len(errs))
-	for i, err := range errs {
-		if !errors.As(err, &ies[i]) {
-			ies[i] = &profiler.InputError{Msg: err.Error()}
+	var ies []*profiler.InputError
+	said := map[string]bool{}
+	for _, err := range errs {
+		var ie *profiler.InputError
+		if !errors.As(err, &ie) {
+			ie = &profiler.InputError{Msg: err.Error()}
+		}
+		if !said[ie.Error()] {
+			said[ie.Error()] = true
+			ies = append(ies, ie)
 		}
 	}
 	// Stable: names at one position (a comma key) keep their order.

@@ -61,3 +61,21 @@ func TestUnknownNamesAllReported(t *testing.T) {
 		})
 	}
 }
+
+// TestUnknownNamesOfEveryEntry: the unknown names of every `sweeps:`
+// entry are named in one error, in file order; a later entry's other
+// error waits until the names before it are fixed.
+func TestUnknownNamesOfEveryEntry(t *testing.T) {
+	checkNameErrors(t, []nameErrorCase{
+		{"two entries",
+			"sweeps:\n  - kernel: test_scale\n    knobs: {WGG: [64]}\n  - kernel: test_scale\n    dims: {NN: 64}\n    flags: {drfit: true}\n",
+			[]string{
+				`s.yaml:3:18: sweeps[0].knobs.WGG: test_scale has no knob "WGG": did you mean WG? knobs are WG`,
+				`s.yaml:5:16: sweeps[1].dims.NN: test_scale has no dim "NN": dims are N`,
+				`s.yaml:6:20: sweeps[1].flags.drfit: test_scale has no flag "drfit": did you mean drift? flags are broken, drift`,
+			}},
+		{"a later entry's unknown kernel waits",
+			"sweeps:\n  - kernel: test_scale\n    knobs: {WGG: 64}\n  - kernel: test_scal\n",
+			[]string{`s.yaml:3:18: sweeps[0].knobs.WGG: test_scale has no knob "WGG": did you mean WG? knobs are WG`}},
+	})
+}

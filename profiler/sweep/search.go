@@ -127,8 +127,9 @@ func ext(path string) string {
 
 // compileSearchEntries compiles a sweep entry once per shape of the
 // search block (the shape's dims replace the entry's), or once as it is
-// without shapes; the entries before find duplicates as for any entry. A
-// dim a shape names that the kernel lacks is an error at the shape.
+// without shapes; the entries before find duplicates as for any entry.
+// The dims the shapes name that the kernel lacks are errors at the
+// shapes, all of them, with the entry's own unknown names (a *namesError).
 func compileSearchEntries(s SweepYAML, sr *Search, base profiler.Options, sx sweepCtx, before []*entry, at func(field, msg string) error) ([]*entry, error) {
 	if sr == nil || len(sr.Shapes) == 0 {
 		e, err := compileEntry(s, base, sx, before)
@@ -143,6 +144,9 @@ func compileSearchEntries(s SweepYAML, sr *Search, base profiler.Options, sx swe
 		return nil, err
 	}
 	sc := f.Schema()
+	if unknown := unknownShapeDims(s.Kernel, sc, sr.Shapes, at); len(unknown) > 0 {
+		return nil, namesErr(append(unknownNames(s, sc, sx.at), unknown...))
+	}
 	var es []*entry
 	for i, shape := range sr.Shapes {
 		one := s
@@ -151,10 +155,7 @@ func compileSearchEntries(s SweepYAML, sr *Search, base profiler.Options, sx swe
 			one.Dims = map[string]IntList{}
 		}
 		for _, name := range slices.Sorted(maps.Keys(shape)) {
-			p, ok := sc.Dim(name)
-			if !ok {
-				return nil, at(fmt.Sprintf("shapes[%d].%s", i, name), fmt.Sprintf("%s has no dim %q: %sdims are %s", s.Kernel, name, profiler.DidYouMean(name, profiler.ParamNameList(sc.Dims)), profiler.ParamNames(sc.Dims)))
-			}
+			p, _ := sc.Dim(name)
 			if err := p.Check(shape[name]); err != nil {
 				return nil, at(fmt.Sprintf("shapes[%d].%s", i, name), err.Error())
 			}
@@ -167,6 +168,20 @@ func compileSearchEntries(s SweepYAML, sr *Search, base profiler.Options, sx swe
 		es = append(es, e)
 	}
 	return es, nil
+}
+
+// unknownShapeDims is one InputError for each dim of each shape that
+// kernel's schema lacks, with checkNames' message.
+func unknownShapeDims(kernel string, sc profiler.Schema, shapes []map[string]int, at func(field, msg string) error) []error {
+	var unknown []error
+	for i, shape := range shapes {
+		for _, name := range slices.Sorted(maps.Keys(shape)) {
+			if _, ok := sc.Dim(name); !ok {
+				unknown = append(unknown, at(fmt.Sprintf("shapes[%d].%s", i, name), unknownParam("dim", name, kernel, sc)))
+			}
+		}
+	}
+	return unknown
 }
 
 // Makes says whether the sweep makes spec: an entry of its kernel has its

@@ -125,3 +125,48 @@ func TestStreamSearchAndMakes(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownShapeDimsAllReported: every dim of every shape of a search
+// block that the kernel lacks is named in one error, in file order, with
+// the entry's own unknown names, each at its file:line:col with its hint.
+// One search block checked for two entries of a kernel says each once.
+func TestUnknownShapeDimsAllReported(t *testing.T) {
+	checkNameErrors(t, []nameErrorCase{
+		{"every unknown dim of every shape, with the entries' names",
+			"search:\n  shapes:\n    - {M: 10, NN: 5}\n    - {N: 10, K: 3}\nsweeps:\n  - kernel: test_scale\n    knobs: {WGG: 32}\n  - kernel: test_scale\n    knobs: {WG: 64}\n",
+			[]string{
+				`s.yaml:3:11: search.shapes[0].M: test_scale has no dim "M": dims are N`,
+				`s.yaml:3:19: search.shapes[0].NN: test_scale has no dim "NN": dims are N`,
+				`s.yaml:4:18: search.shapes[1].K: test_scale has no dim "K": dims are N`,
+				`s.yaml:7:18: sweeps[0].knobs.WGG: test_scale has no knob "WGG": did you mean WG? knobs are WG`,
+			}},
+		{"a knob written as a shape's dim",
+			"search:\n  shapes:\n    - {N: 10, WG: 3, broken: 1}\nsweeps:\n  - kernel: test_scale\n",
+			[]string{
+				`s.yaml:3:19: search.shapes[0].WG: test_scale has no dim "WG": WG is a knob (put it under knobs:); dims are N`,
+				`s.yaml:3:30: search.shapes[0].broken: test_scale has no dim "broken": broken is a flag (put it under flags:); dims are N`,
+			}},
+	})
+}
+
+type nameErrorCase struct {
+	name, src string
+	want      []string // the error's lines
+}
+
+// checkNameErrors parses each case's sweep and wants its error, whole.
+func checkNameErrors(t *testing.T, cases []nameErrorCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("s.yaml", []byte(c.src), profiler.DefaultOptions())
+			var ie *profiler.InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("err %v (%T), want an InputError", err, err)
+			}
+			if got := err.Error(); got != strings.Join(c.want, "\n") {
+				t.Errorf("error:\n%s\nwant:\n%s", got, strings.Join(c.want, "\n"))
+			}
+		})
+	}
+}

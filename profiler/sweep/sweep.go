@@ -1,11 +1,11 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -21,95 +21,13 @@ import (
 	"github.com/mltop/mltop/profiler/expr"
 )
 
-// IntList is a YAML value that may be one int or a list of ints.
-type IntList []int
-
-// UnmarshalYAML accepts `32` and `[16, 32]`.
-func (l *IntList) UnmarshalYAML(n ast.Node) error {
-	if err := wholeNumbers(n); err != nil {
-		return err
-	}
-	return unmarshalList(n, (*[]int)(l), "an integer or a list of integers")
-}
-
-// wholeNumbers refuses a number with a fraction where an integer goes (n,
-// or each value of a list n): the YAML decoder would truncate 64.5 to 64
-// and run a spec nobody asked for.
-func wholeNumbers(n ast.Node) error {
-	vals := []ast.Node{n}
-	if s, ok := n.(*ast.SequenceNode); ok {
-		vals = s.Values
-	}
-	for _, v := range vals {
-		if f, ok := v.(*ast.FloatNode); ok && f.Value != math.Trunc(f.Value) {
-			tk := f.GetToken()
-			return fmt.Errorf("[%d:%d] %s is not a whole number: use an integer", tk.Position.Line, tk.Position.Column, strings.TrimSpace(f.String()))
-		}
-	}
-	return nil
-}
-
-// StringList is a YAML value that may be one string or a list of them.
-type StringList []string
-
-// UnmarshalYAML accepts `f32` and `[f32, bf16]`; no value (`dtypes:` or
-// ~) is an empty list, as it was before one string was accepted.
-func (l *StringList) UnmarshalYAML(n ast.Node) error {
-	if n.Type() == ast.NullType {
-		*l = nil
-		return nil
-	}
-	if seq, ok := n.(*ast.SequenceNode); ok {
-		for _, v := range seq.Values { // name the item that is not a string
-			switch v.(type) {
-			case *ast.SequenceNode, *ast.MappingNode, *ast.MappingValueNode:
-				tk := v.GetToken()
-				return fmt.Errorf("[%d:%d] want a string here, got %s", tk.Position.Line, tk.Position.Column, strings.TrimSpace(v.String()))
-			}
-		}
-	}
-	return unmarshalList(n, (*[]string)(l), "a string or a list of strings")
-}
-
-// BoolList is one bool or a list of bools.
-type BoolList []bool
-
-// UnmarshalYAML accepts `true` and `[false, true]`, spelt as anything
-// profiler.ParseBool reads (yes/no, on/off, 1/0), as --set does.
-func (l *BoolList) UnmarshalYAML(n ast.Node) error {
-	var words []string
-	if err := unmarshalList(n, &words, "true/false or a list of them"); err != nil {
-		return err
-	}
-	out := make([]bool, len(words))
-	for i, w := range words {
-		b, err := profiler.ParseBool(w)
-		if err != nil {
-			tk := n.GetToken()
-			return fmt.Errorf("[%d:%d] %v", tk.Position.Line, tk.Position.Column, err)
-		}
-		out[i] = b
-	}
-	*l = out
-	return nil
-}
-
-// unmarshalList decodes one value or a sequence of values; its errors carry
-// the node's position in the "[line:col]" form yamlError understands.
-func unmarshalList[T any](n ast.Node, dst *[]T, want string) error {
-	var one T
-	if err := yaml.NodeToValue(n, &one); err == nil {
-		*dst = []T{one}
-		return nil
-	}
-	var many []T
-	if err := yaml.NodeToValue(n, &many); err != nil {
-		tk := n.GetToken()
-		return fmt.Errorf("[%d:%d] want %s, got %s", tk.Position.Line, tk.Position.Column, want, strings.TrimSpace(n.String()))
-	}
-	*dst = many
-	return nil
-}
+// The list types of an entry are shared with kernel manifests
+// (internal/yamlmsg): one value or a list of values.
+type (
+	IntList    = yamlmsg.IntList
+	StringList = yamlmsg.StringList
+	BoolList   = yamlmsg.BoolList
+)
 
 // MeasureYAML are the measurement settings of a defaults: or options:
 // block, by key: the keys of profiler.Settings, each value read by its
@@ -263,6 +181,7 @@ func ParseStream(name string, src []byte, base profiler.Options, o Options) (*St
 	if st.Search, err = parseSearch(f.Search, searchAt); err != nil {
 		return nil, err
 	}
+	var unknown []error // the unknown names of every entry, reported together
 	for i, s := range f.Sweeps {
 		p := fmt.Sprintf("$.sweeps[%d]", i)
 		field := fmt.Sprintf("sweeps[%d]", i)
@@ -282,14 +201,22 @@ func ParseStream(name string, src []byte, base profiler.Options, o Options) (*St
 		}
 		kernel, err := resolveKernel(name, s.Kernel, o)
 		if err != nil {
-			return nil, sx.at("kernel", err.Error())
+			return nil, cmp.Or(inFileOrder(unknown), sx.at("kernel", err.Error()))
 		}
 		s.Kernel = kernel
 		es, err := compileSearchEntries(s, st.Search, defaults, sx, st.entries, searchAt)
-		if err != nil {
-			return nil, err
+		var names *namesError
+		if errors.As(err, &names) {
+			unknown = append(unknown, names.errs...)
+			continue
+		}
+		if err != nil { // after the names found so far: they are the first to fix
+			return nil, cmp.Or(inFileOrder(unknown), err)
 		}
 		st.entries = append(st.entries, es...)
+	}
+	if len(unknown) > 0 {
+		return nil, inFileOrder(unknown)
 	}
 	return st, nil
 }
