@@ -74,10 +74,23 @@ func runCompare(_ context.Context, s *session, a *compareArgs, pos []string) err
 		return err
 	}
 	fmt.Fprintf(s.stderr, "mltop: %s compared: %s (threshold %g%%)\n", profiler.Plural(len(c.Rows), "spec", "specs"), c.counts(), a.threshold)
+	if hostTimed(old) || hostTimed(cur) {
+		fmt.Fprintln(s.stderr, "mltop: these rows are the CPU backend's wall-clock timings of Go code, which share the cores with everything else on the machine (their samples scatter by 10–30%): the verdicts check the tool and the sweep, not kernels (docs/measuring.md)")
+	}
 	if n := c.slower(); n > 0 {
 		return &exitError{code: exitFailed, msg: fmt.Sprintf("%s slower than in %s beyond the %g%% threshold", profiler.Plural(n, "spec is", "specs are"), pos[0], a.threshold)}
 	}
 	return nil
+}
+
+// hostTimed says whether any measured row was timed on the CPU backend.
+func hostTimed(rows []profiler.Result) bool {
+	for _, r := range rows {
+		if r.Backend == "cpu" && r.Stats.N > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // readCompareCSV reads an mltop CSV; a missing file or one that is not an

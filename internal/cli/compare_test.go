@@ -257,3 +257,27 @@ func onlyKernel(t *testing.T, path, kernel string) string {
 	}
 	return strings.Join(out, "\n") + "\n"
 }
+
+// Rows timed on the CPU backend get a note that their verdicts are of the
+// tool, not of kernels; GPU rows do not.
+func TestCompareNotesCPUTimings(t *testing.T) {
+	const note = "CPU backend's wall-clock timings"
+	_, _, stderr := runMain(t, "compare", compareRun1, compareRun2)
+	if !strings.Contains(stderr, note) {
+		t.Errorf("CPU rows without the note; stderr:\n%s", stderr)
+	}
+	rows, err := sink.ReadCSV(compareRun1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows {
+		rows[i].Backend, rows[i].Timer = "cuda", "cupti-kernel"
+	}
+	gpu := filepath.Join(t.TempDir(), "gpu.csv")
+	if err := sink.WriteCSVFile(gpu, rows); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, stderr := runMain(t, "compare", gpu, gpu); strings.Contains(stderr, note) {
+		t.Errorf("GPU rows with the CPU note; stderr:\n%s", stderr)
+	}
+}
