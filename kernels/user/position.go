@@ -124,19 +124,8 @@ func (d *doc) where(path, field string) expr.Where {
 
 // keys lists a mapping's keys in file order.
 func (d *doc) keys(path string) []string {
-	if d.ast == nil {
-		return nil
-	}
-	p, err := yaml.PathString(path)
-	if err != nil {
-		return nil
-	}
-	n, err := p.FilterFile(d.ast)
-	if err != nil || n == nil {
-		return nil
-	}
 	var out []string
-	switch m := n.(type) {
+	switch m := d.node(path).(type) {
 	case *ast.MappingNode:
 		for _, v := range m.Values {
 			out = append(out, v.Key.String())
