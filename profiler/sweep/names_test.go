@@ -14,10 +14,7 @@ import (
 // checked: dims, flags, knobs), each at its file:line:col (of the value, as every error of a
 // field) with its hint.
 func TestUnknownNamesAllReported(t *testing.T) {
-	cases := []struct {
-		name, src string
-		want      []string // the error's lines
-	}{
+	checkNameErrors(t, []nameErrorCase{
 		{"a knob, then a dim (the user's report)",
 			"sweeps:\n  - kernel: test_scale\n    knobs: {WGG: [64]}\n    dims: {N: 64, M: 64}\n",
 			[]string{
@@ -42,7 +39,19 @@ func TestUnknownNamesAllReported(t *testing.T) {
 		{"one unknown name is one line",
 			"sweeps:\n  - kernel: test_scale\n    knobs: {WG: 32, WGX: 64}\n",
 			[]string{`s.yaml:3:26: sweeps[0].knobs.WGX: test_scale has no knob "WGX": did you mean WG? knobs are WG`}},
-	}
+	})
+}
+
+type nameErrorCase struct {
+	name, src string
+	want      []string // the error's lines
+}
+
+// checkNameErrors parses each case's sweep and wants its error, whole, and
+// the lead error's own fields to be the first line's, for what shows one
+// place (an editor's jump, the session's prompt).
+func checkNameErrors(t *testing.T, cases []nameErrorCase) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse("s.yaml", []byte(c.src), profiler.DefaultOptions())
@@ -50,11 +59,9 @@ func TestUnknownNamesAllReported(t *testing.T) {
 			if !errors.As(err, &ie) {
 				t.Fatalf("err %v (%T), want an InputError", err, err)
 			}
-			if got := strings.Split(err.Error(), "\n"); strings.Join(got, "\n") != strings.Join(c.want, "\n") {
-				t.Errorf("error:\n%s\nwant:\n%s", err, strings.Join(c.want, "\n"))
+			if got := err.Error(); got != strings.Join(c.want, "\n") {
+				t.Errorf("error:\n%s\nwant:\n%s", got, strings.Join(c.want, "\n"))
 			}
-			// The lead error's own fields are the first name's, for what
-			// shows one place (an editor's jump, the session's prompt).
 			if lead := fmt.Sprintf("%s:%d:%d: %s: %s", ie.File, ie.Line, ie.Col, ie.Field, ie.Msg); lead != c.want[0] {
 				t.Errorf("the lead error's fields say %q, want %q", lead, c.want[0])
 			}

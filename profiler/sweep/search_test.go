@@ -148,25 +148,3 @@ func TestUnknownShapeDimsAllReported(t *testing.T) {
 			}},
 	})
 }
-
-type nameErrorCase struct {
-	name, src string
-	want      []string // the error's lines
-}
-
-// checkNameErrors parses each case's sweep and wants its error, whole.
-func checkNameErrors(t *testing.T, cases []nameErrorCase) {
-	t.Helper()
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse("s.yaml", []byte(c.src), profiler.DefaultOptions())
-			var ie *profiler.InputError
-			if !errors.As(err, &ie) {
-				t.Fatalf("err %v (%T), want an InputError", err, err)
-			}
-			if got := err.Error(); got != strings.Join(c.want, "\n") {
-				t.Errorf("error:\n%s\nwant:\n%s", got, strings.Join(c.want, "\n"))
-			}
-		})
-	}
-}
