@@ -17,6 +17,14 @@ type aheadBackend struct{ enginetest.MemBackend }
 
 func (*aheadBackend) Precompile(profiler.Program) {}
 
+// runOK runs j on r and stops the test unless it is ok.
+func runOK(t *testing.T, r *run.Runner, j profiler.Job) {
+	t.Helper()
+	if res := r.Run(context.Background(), j.Spec, j.Options, nil); res.Status != profiler.StatusOK {
+		t.Fatalf("N=%d: %s %s", j.Spec.Dims["N"], res.Status, res.Error)
+	}
+}
+
 func scaleJob(n int) profiler.Job {
 	return profiler.Job{Spec: profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"N": n}}, Options: enginetest.QuickOptions()}
 }
@@ -28,9 +36,7 @@ func TestPrefetchMakesTheNextShapesHostWork(t *testing.T) {
 	r := run.NewRunner(&aheadBackend{})
 	defer r.Close()
 	a, b := scaleJob(4096), scaleJob(8192)
-	if res := r.Run(context.Background(), a.Spec, a.Options, nil); res.Status != profiler.StatusOK {
-		t.Fatalf("first shape: %s %s", res.Status, res.Error)
-	}
+	runOK(t, r, a)
 	r.Prefetch(b)
 	inputs, ref := r.HostWorkAhead(b)
 	if !inputs || !ref {
@@ -198,9 +204,7 @@ func TestHostWorkAheadOfSeveralShapes(t *testing.T) {
 	if inputs, _ := r.HostWorkAhead(e); inputs {
 		t.Fatal("a second shape was made ahead beyond the budget")
 	}
-	if res := r.Run(context.Background(), b.Spec, b.Options, nil); res.Status != profiler.StatusOK {
-		t.Fatalf("%s %s", res.Status, res.Error)
-	}
+	runOK(t, r, b)
 	r.Prefetch(e)
 	if inputs, _ := r.HostWorkAhead(e); !inputs {
 		t.Error("after b ran, the next shape was not made ahead")
@@ -220,9 +224,7 @@ func TestPassedSetsMadeAheadFreeTheirRoom(t *testing.T) {
 	if in, _ := r.HostWorkAhead(c); !in {
 		t.Fatal("c was not made ahead")
 	}
-	if res := r.Run(context.Background(), c.Spec, c.Options, nil); res.Status != profiler.StatusOK {
-		t.Fatalf("%s %s", res.Status, res.Error)
-	}
+	runOK(t, r, c)
 	r.Prefetch(e)
 	if in, _ := r.HostWorkAhead(e); !in {
 		t.Error("b, passed by, still holds its room: e was not made ahead")
