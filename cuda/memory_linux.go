@@ -256,19 +256,27 @@ func (b *backend) gatherOnDevice(buf, stage *buffer, offsets []int64, dsts [][]b
 // descsFor makes the kept descriptor buffer at least n bytes. On the CUDA
 // thread.
 func (b *backend) descsFor(n int64) error {
-	if b.descs != nil && b.descs.size >= n {
-		return nil
+	_, err := b.kept(&b.descs, max(n, 4096))
+	return err
+}
+
+// kept returns *slot when it holds at least n bytes, else frees it and
+// allocates n bytes in its place (nothing kept when that fails). On the
+// CUDA thread.
+func (b *backend) kept(slot **buffer, n int64) (*buffer, error) {
+	if *slot != nil && (*slot).size >= n {
+		return *slot, nil
 	}
-	if b.descs != nil {
-		b.drv.call("cuMemFree_v2", b.drv.cuMemFree, uintptr(b.descs.ptr))
-		b.descs = nil
+	if *slot != nil {
+		b.drv.call("cuMemFree_v2", b.drv.cuMemFree, uintptr((*slot).ptr))
+		*slot = nil
 	}
-	d, err := b.alloc(max(n, 4096))
+	buf, err := b.alloc(n)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	b.descs = d
-	return nil
+	*slot = buf
+	return buf, nil
 }
 
 // maxKeptStage: a gather's staging buffer of up to this size is kept for
@@ -281,20 +289,10 @@ const maxKeptStage = 32 << 20
 // kept one, grown as needed, or (temporary: the caller frees it) one of
 // its own over maxKeptStage. On the CUDA thread.
 func (b *backend) staging(n int64) (stage *buffer, temporary bool, err error) {
-	if b.stage != nil && b.stage.size >= n {
-		return b.stage, false, nil
-	}
-	if n > maxKeptStage {
+	if n > maxKeptStage && (b.stage == nil || b.stage.size < n) {
 		stage, err = b.alloc(n)
 		return stage, true, err
 	}
-	if b.stage != nil {
-		b.drv.call("cuMemFree_v2", b.drv.cuMemFree, uintptr(b.stage.ptr))
-		b.stage = nil
-	}
-	if stage, err = b.alloc(n); err != nil {
-		return nil, false, err
-	}
-	b.stage = stage
-	return stage, false, nil
+	stage, err = b.kept(&b.stage, n)
+	return stage, false, err
 }
