@@ -248,13 +248,23 @@ func countDevice(rs []activity, dev uint32) int {
 	return n
 }
 
+// timerSetting is MLTOP_CUDA_TIMER, trimmed and in lower case.
+func timerSetting() string { return strings.ToLower(strings.TrimSpace(os.Getenv(TimerEnv))) }
+
+// wantsKernelClock says whether timer setting v asks for the kernel clock
+// (CUPTI), or leaves it to be used when it loads.
+func wantsKernelClock(v string) bool {
+	return v == "" || v == "auto" || v == "kernel" || v == TimerKernel
+}
+
 // openKernelClock decides the timer from MLTOP_CUDA_TIMER. The second
 // result says why events are used when they are.
 func openKernelClock() (*cuptiLib, string, error) {
-	switch v := strings.ToLower(strings.TrimSpace(os.Getenv(TimerEnv))); v {
-	case "events", "event", TimerEvents:
+	v := timerSetting()
+	switch {
+	case v == "events" || v == "event" || v == TimerEvents:
 		return nil, TimerEnv + "=" + v, nil
-	case "", "auto", "kernel", TimerKernel:
+	case wantsKernelClock(v):
 		l, err := loadCUPTI()
 		if err != nil {
 			if v == "" || v == "auto" {

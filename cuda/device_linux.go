@@ -126,7 +126,7 @@ func Open() (profiler.Backend, error) {
 		nvc <- nvrtcLoad{nv, err}
 	}()
 	go func() { // only loads it: setup turns it on after cuInit
-		if v := strings.ToLower(strings.TrimSpace(os.Getenv(TimerEnv))); v != "events" && v != "event" && v != TimerEvents {
+		if wantsKernelClock(timerSetting()) {
 			_, _ = preloadCUPTI()
 		}
 	}()
