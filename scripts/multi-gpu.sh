@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sweeps over several GPUs: a sweep on one GPU, then on N GPUs with
-# --devices all --phases, then as 2 shards merged with `mltop merge`.
+# --devices all --phases, then as 2 shards (--claims) merged with `mltop merge`.
 # Compares the rows (same specs and statuses, medians within noise), the
 # wall time (target for N GPUs: at most 1.1/N of the one-GPU time, compile
 # excluded: a first run fills the compile cache, the timed runs find it
@@ -103,14 +103,24 @@ if [ "$N" -eq 1 ]; then
 fi
 # 5. two shards: side by side on GPUs 0 and 1 when there are two, else one after the other
 t0=$(date +%s.%N)
+# shard I on GPU G, with the other shard's claims in $O/claims (a shard
+# that ends first takes the other's last specs): its own wall time goes
+# to $O/shardI.time
+rm -rf "$O/claims"
+shard() {
+	local t0 t1
+	t0=$(date +%s.%N)
+	MLTOP_TRACE_STARTUP=1 CUDA_VISIBLE_DEVICES=$2 "$B" --config "$O/sweep.yaml" --shard "$1/2" --claims "$O/claims" --csv "$O/shard$1.csv" --quiet --phases --json >"$O/shard$1.out" 2>"$O/shard$1.err"
+	t1=$(date +%s.%N)
+	secs "$t0" "$t1" >"$O/shard$1.time"
+}
 if [ "$N" -ge 2 ]; then
-	CUDA_VISIBLE_DEVICES=0 "$B" --config "$O/sweep.yaml" --shard 0/2 --csv "$O/shard0.csv" --quiet >"$O/shard0.out" 2>"$O/shard0.err" &
-	CUDA_VISIBLE_DEVICES=1 "$B" --config "$O/sweep.yaml" --shard 1/2 --csv "$O/shard1.csv" --quiet >"$O/shard1.out" 2>"$O/shard1.err" &
+	shard 0 0 &
+	shard 1 1 &
 	wait
 else
-	for i in 0 1; do
-		"$B" --config "$O/sweep.yaml" --shard $i/2 --csv "$O/shard$i.csv" --quiet >"$O/shard$i.out" 2>"$O/shard$i.err"
-	done
+	shard 0 0
+	shard 1 0
 fi
 t1=$(date +%s.%N)
 echo "shards 0 $(secs "$t0" "$t1")" >>"$O/times"
@@ -168,6 +178,14 @@ for l in open(os.path.join(o, "multi.err")):
     if l.startswith("mltop: phases device ") or (l.startswith("mltop: phases ") and " devices in " in l):
         lines.append(l.strip()[len("mltop: phases "):])
 lines.append(f"shards: 2 shards in {times['shards'][1]:.1f} s ({'side by side on 2 GPUs' if n >= 2 else 'one after the other on 1 GPU'}); merge exit {times['merge'][0]} (0: every spec has a row)")
+for i in (0, 1):
+    try:
+        own = float(open(os.path.join(o, f"shard{i}.time")).read())
+    except (OSError, ValueError):
+        continue
+    phases = [l.strip()[len("mltop: phases "):] for l in open(os.path.join(o, f"shard{i}.err")) if l.startswith("mltop: phases 1 device in ")]
+    claims = [l.strip().split("; ", 1)[1] for l in open(os.path.join(o, f"shard{i}.err")) if l.rstrip().endswith("(--claims)")]
+    lines.append(f"  shard {i}: {own:.2f} s" + (f"; {phases[0]}" if phases else "") + (f"; {claims[0]}" if claims else ""))
 lines.append("exits: " + ", ".join(f"{k} {v[0]}" for k, v in times.items()))
 ok = ok and times["merge"][0] == 0
 print("MULTI-GPU SUMMARY (N=%d)" % n)
@@ -176,4 +194,4 @@ print("RESULT:", "rows agree" if ok else "ROWS DIFFER (see above and %s)" % o)
 PY
 # where the time of each spec went, one GPU against N (ms per spec, summed
 # over the specs of each run)
-python3 "$(dirname "$0")/phases-summary.py" one "$O/one.out" multi "$O/multi.out"
+python3 "$(dirname "$0")/phases-summary.py" one "$O/one.out" multi "$O/multi.out" shard0 "$O/shard0.out" shard1 "$O/shard1.out"

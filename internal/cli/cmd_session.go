@@ -194,8 +194,8 @@ func runSession(ctx context.Context, s *session, a *sessionArgs, pos []string) e
 		return err
 	}
 	if *config == "" {
-		if o.shard != "" {
-			return badInput("--shard is for sweeps: add --config FILE")
+		if o.shard != "" || o.claims != "" {
+			return badInput("--shard and --claims are for sweeps: add --config FILE")
 		}
 		if o.csv != "" || o.json || o.bench {
 			return badInput("--csv, --resume, --json and --bench need --config FILE (or `mltop run`); in the interactive session press e to export")

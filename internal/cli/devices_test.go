@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -288,8 +289,49 @@ sweeps:
 			t.Errorf("--shard %s: exit %d\n%s", v, code, stderr)
 		}
 	}
-	if code, _, stderr := runMain(t, "--shard", "0/2"); code != 2 || !strings.Contains(stderr, "--shard is for sweeps") {
+	if code, _, stderr := runMain(t, "--shard", "0/2"); code != 2 || !strings.Contains(stderr, "--shard and --claims are for sweeps") {
 		t.Errorf("--shard without --config: exit %d\n%s", code, stderr)
+	}
+}
+
+// Shards with one --claims directory, run one after the other: the first
+// runs its own specs and takes all the others', the later ones find them
+// taken; merged, every spec has one row. --claims without --shard, or of
+// another split, is exit 2 naming the directory.
+func TestShardsWithClaims(t *testing.T) {
+	sweep := writeFile(t, "s.yaml", fastDefaults+`backend: cpu
+sweeps:
+  - kernel: test_fault
+    knobs: {MODE: 0}
+    dims: {N: [16, 32, 48, 64, 80]}
+`)
+	dir := t.TempDir()
+	claims := filepath.Join(dir, "claims")
+	var shards []string
+	for i, want := range []string{"5 specs: 5 ok; 3 taken from the other shards, 0 of this shard's run by them", "0 specs: 0 ok; 0 taken from the other shards, 2 of this shard's run by them", "0 specs: 0 ok; 0 taken from the other shards, 1 of this shard's run by them"} {
+		out := filepath.Join(dir, fmt.Sprintf("s%d.csv", i))
+		code, _, stderr := runMain(t, "--config", sweep, "--shard", fmt.Sprintf("%d/3", i), "--claims", claims, "--csv", out, "--quiet")
+		if code != 0 || !strings.Contains(stderr, want) {
+			t.Fatalf("shard %d: exit %d, want %q\n%s", i, code, want, stderr)
+		}
+		shards = append(shards, out)
+	}
+	all := filepath.Join(dir, "all.csv")
+	code, _, stderr := runMain(t, append(append([]string{"merge"}, shards...), "-o", all, "--config", sweep)...)
+	if code != 0 || !strings.Contains(stderr, "5 rows from 3 files → 5 specs") {
+		t.Fatalf("merge: exit %d\n%s", code, stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--claims", claims}, "--claims " + claims + " balances the shards of one sweep: add --shard i/n"},
+		{[]string{"--shard", "0/2", "--claims", claims}, "--claims " + claims + " holds the claims of a sweep split 3 ways, and this shard is one of 2"},
+	} {
+		code, _, stderr := runMain(t, append([]string{"--config", sweep}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, want 2 saying %q\n%s", c.args, code, c.want, stderr)
+		}
 	}
 }
 

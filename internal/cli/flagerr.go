@@ -30,7 +30,7 @@ func commandLabel(cmd string) string {
 }
 
 // sweepOnly are flags of mltop itself that only a --config sweep uses.
-var sweepOnly = map[string]bool{"config": true, "devices": true, "shard": true, "resume": true, "yes": true}
+var sweepOnly = map[string]bool{"config": true, "devices": true, "shard": true, "claims": true, "resume": true, "yes": true}
 
 // flagError turns a flag package error of command cmd into one line:
 // the flag, a did-you-mean or the commands that take it, and where the

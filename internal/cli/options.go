@@ -28,6 +28,7 @@ type options struct {
 	quiet   bool
 	devices string // --devices (sweeps): "" for one device
 	shard   string // --shard (sweeps)
+	claims  string // --claims DIR (sweeps, with --shard)
 	dryRun  bool   // --dry-run (sweeps): count and estimate, run nothing
 	yes     bool
 	set     map[string]bool // flags given explicitly on the command line

@@ -122,7 +122,11 @@ func (pr *progress) hooks() run.Hooks {
 			}
 			pr.set(s, phase)
 		},
-		Done: func(i, n int, r profiler.Result) { pr.bar.Increment() },
+		Done: func(i, n int, r profiler.Result) {
+			// n moves when a shard with --claims gives or takes specs.
+			pr.bar.SetTotal(int64(n), false)
+			pr.bar.Increment()
+		},
 		Devices: func(c []run.DeviceCount) {
 			pr.mu.Lock()
 			pr.devices = c

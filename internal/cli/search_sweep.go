@@ -16,8 +16,8 @@ import (
 // by shape (kernel, dtype, dims, flags), are the candidates of one search
 // each, the where: filters applied; knobs with one value stay fixed.
 func (s *session) runSweepSearch(ctx context.Context, o *options, backend string, st *sweep.Stream) error {
-	if o.devices != "" || o.shard != "" {
-		return badInput("--devices and --shard do not apply to a sweep with a search: block (a search runs its measurements in turn): drop them")
+	if o.devices != "" || o.shard != "" || o.claims != "" {
+		return badInput("--devices, --shard and --claims do not apply to a sweep with a search: block (a search runs its measurements in turn): drop them")
 	}
 	if o.dryRun {
 		return badInput("--dry-run does not apply to a sweep with a search: block (the search decides what runs as it measures): set a small search.budget instead")

@@ -79,6 +79,7 @@ type sweepRun struct {
 	cols           sink.Columns
 	stdout, stderr io.Writer
 	resume         *resumeCheck
+	claims         *run.DirClaims  // --claims, closed with the sweep
 	sample         []profiler.Spec // the first specs, to fit the table to
 	bar            *progress
 	out            fanout // the sinks, once the announcement has let the sweep start
@@ -150,6 +151,8 @@ func (sr *sweepRun) checkInputs(cfg *run.SweepConfig, backend string) error {
 			return badInput("%v", err)
 		}
 		cfg.Shard = &sh
+	} else if o.claims != "" {
+		return badInput("--claims %s balances the shards of one sweep: add --shard i/n (each shard with the same --claims directory), or drop --claims", o.claims)
 	}
 	if o.resume != "" {
 		done, err := sink.ReadDoneRows(o.resume, sr.cols)
@@ -178,6 +181,13 @@ func (sr *sweepRun) checkInputs(cfg *run.SweepConfig, backend string) error {
 	}
 	if o.resume != "" {
 		noteNewResumeFile(sr.stderr, o.resume, "sweep", o.dryRun)
+	}
+	if o.claims != "" && !o.dryRun { // last: nothing after it fails (sweepRun.close removes its file)
+		c, err := run.OpenDirClaims(o.claims, cfg.Shard.Part(), cfg.Shard.Parts())
+		if err != nil {
+			return badInput("%v", err)
+		}
+		sr.claims, cfg.Claims = c, c
 	}
 	return nil
 }
@@ -271,6 +281,9 @@ func (sr *sweepRun) start(total int) {
 func (sr *sweepRun) close() {
 	if sr.csv != nil {
 		sr.csv.Close()
+	}
+	if sr.claims != nil {
+		sr.claims.Close()
 	}
 }
 

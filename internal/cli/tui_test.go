@@ -55,7 +55,8 @@ func TestTUITakesDevices(t *testing.T) {
 		{[]string{"--devices", "7"}, "device 7 asked for, but the cpu backend sees 2"},
 		{[]string{"--devices", "0,x"}, `"x" is not a device ordinal`},
 		{[]string{"--devices", "0,1", "--isolate", "off"}, "drop --isolate off"},
-		{[]string{"--shard", "0/2"}, "--shard is for sweeps: add --config FILE"},
+		{[]string{"--shard", "0/2"}, "--shard and --claims are for sweeps: add --config FILE"},
+		{[]string{"--claims", "/tmp/c"}, "--shard and --claims are for sweeps: add --config FILE"},
 	} {
 		code, _, stderr := runMain(t, append([]string{"--backend", "cpu"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {

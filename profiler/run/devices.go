@@ -197,11 +197,19 @@ func (st *devSweep) device(ctx context.Context, di int, d Device) {
 				continue
 			}
 		}
+		st.mu.Unlock()
+		mine := st.feed.claim(it.job)
+		st.mu.Lock()
+		if !mine { // another shard runs it
+			st.out--
+			st.cond.Broadcast()
+			continue
+		}
 		i := st.started
 		st.started++
 		st.counts[di].Busy = true
 		if st.h.Start != nil {
-			st.h.Start(i, st.n, it.job.Spec)
+			st.h.Start(i, st.feed.claims.toRun(st.n), it.job.Spec)
 		}
 		st.showDevices()
 		// Take the next spec now and let the worker compile it while this
@@ -227,7 +235,7 @@ func (st *devSweep) device(ctx context.Context, di int, d Device) {
 		res := d.Exec.Run(ctx, it.job.Spec, it.job.Options, func(p profiler.Progress) {
 			if st.h.Progress != nil {
 				st.mu.Lock()
-				st.h.Progress(i, st.n, it.job.Spec, p)
+				st.h.Progress(i, st.feed.claims.toRun(st.n), it.job.Spec, p)
 				st.mu.Unlock()
 			}
 		})
@@ -421,7 +429,7 @@ func (st *devSweep) record(res profiler.Result, i int) {
 		}
 	}
 	if st.h.Done != nil {
-		st.h.Done(i, st.n, res)
+		st.h.Done(i, st.feed.claims.toRun(st.n), res)
 	}
 }
 

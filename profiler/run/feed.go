@@ -18,22 +18,33 @@ type feed struct {
 	total   int // jobs of the sweep (of the shard), skipped ones included
 	skipped int // jobs in skip
 	err     error
+	// claims, when set, decide which jobs this shard runs (claim).
+	claims *shardClaims
 }
 
 // jobSource walks a sweep's jobs; yield false stops it.
 type jobSource func(ctx context.Context, yield func(profiler.Job) bool) error
 
 func startFeed(ctx context.Context, src jobSource, skip map[string]bool) *feed {
+	return startClaimFeed(ctx, src, skip, nil)
+}
+
+// startClaimFeed is startFeed for a shard with claims (nil: none): the
+// other shards' specs src yields (othersTail, which skips those in skip
+// itself) are not counted in total.
+func startClaimFeed(ctx context.Context, src jobSource, skip map[string]bool, claims *shardClaims) *feed {
 	ctx, cancel := context.WithCancel(ctx)
-	f := &feed{ch: make(chan profiler.Job, Lookahead()+1), done: make(chan struct{}), cancel: cancel}
+	f := &feed{ch: make(chan profiler.Job, Lookahead()+1), done: make(chan struct{}), cancel: cancel, claims: claims}
 	go func() {
 		defer close(f.done)
 		defer close(f.ch)
 		err := src(ctx, func(j profiler.Job) bool {
-			f.total++
-			if skip[j.Spec.Key()] {
-				f.skipped++
-				return true
+			if !claims.other(j) {
+				f.total++
+				if skip[j.Spec.Key()] {
+					f.skipped++
+					return true
+				}
 			}
 			select {
 			case f.ch <- j:
@@ -85,6 +96,9 @@ func streamSource(st SweepSource, shard SweepShard, opts func(profiler.Options) 
 		return err
 	}
 }
+
+// claim says whether the loop runs j (it always does without claims).
+func (f *feed) claim(j profiler.Job) bool { return f.claims.run(j) }
 
 // next is the next job to run; false when there is none left (or the
 // sweep was cancelled).

@@ -24,6 +24,9 @@ type Summary struct {
 	// its first worker's start to its end.
 	Devices     []DeviceTime
 	WallSeconds float64
+	// Given counts the shard's specs another shard claimed and ran, and
+	// Taken the other shards' specs this one did (--claims).
+	Given, Taken int
 }
 
 // ClockRange is the lowest and the highest SM clock seen, in MHz.
@@ -102,6 +105,9 @@ func (s Summary) String() string {
 	if s.Skipped > 0 {
 		msg += fmt.Sprintf(" (%d skipped: already in the --resume file)", s.Skipped)
 	}
+	if s.Given > 0 || s.Taken > 0 {
+		msg += fmt.Sprintf("; %d taken from the other shards, %d of this shard's run by them (--claims)", s.Taken, s.Given)
+	}
 	return msg
 }
 
@@ -154,7 +160,7 @@ func runFeed(ctx context.Context, exec profiler.Executor, f *feed, n int, sinks 
 	var err error
 	for err == nil {
 		if ctx.Err() != nil {
-			sum.NotRun = max(n-ran, len(window))
+			sum.NotRun = max(f.claims.toRun(n)-ran, len(window))
 			break
 		}
 		if fill(); len(window) == 0 {
@@ -162,12 +168,16 @@ func runFeed(ctx context.Context, exec profiler.Executor, f *feed, n int, sinks 
 		}
 		j, i := window[0], ran
 		window = append(window[:0], window[1:]...)
+		if !f.claim(j) {
+			continue // another shard runs it
+		}
+		total := f.claims.toRun(n)
 		if h.Start != nil {
-			h.Start(i, n, j.Spec)
+			h.Start(i, total, j.Spec)
 		}
 		res := exec.Run(ctx, j.Spec, j.Options, func(p profiler.Progress) {
 			if h.Progress != nil {
-				h.Progress(i, n, j.Spec, p)
+				h.Progress(i, total, j.Spec, p)
 			}
 		})
 		ran++
@@ -180,7 +190,7 @@ func runFeed(ctx context.Context, exec profiler.Executor, f *feed, n int, sinks 
 			}
 		}
 		if err == nil && h.Done != nil {
-			h.Done(i, n, res)
+			h.Done(i, total, res)
 		}
 	}
 	f.stop()

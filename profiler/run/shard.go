@@ -33,6 +33,9 @@ type dealtShard struct {
 	owned []bool // by stream index
 	n     int    // indices owned
 	all   int    // the sweep's jobs
+	// jobs is the sweep's jobs (file options), kept with claims: the
+	// specs a shard that finished its own may take from the others.
+	jobs []profiler.Job
 }
 
 func (d *dealtShard) Owns(i int) bool { return i >= 0 && i < len(d.owned) && d.owned[i] }
@@ -81,7 +84,11 @@ func dealShard(ctx context.Context, cfg SweepConfig) (SweepShard, error) {
 		return sh, nil
 	}
 	groups := shapeGroups(jobs)
-	return dealt(groups, len(jobs), sh.Part(), sh.Parts()), nil
+	d := dealt(groups, len(jobs), sh.Part(), sh.Parts())
+	if cfg.Claims != nil {
+		d.jobs = jobs
+	}
+	return d, nil
 }
 
 // dealt is shard part of parts of a sweep of all jobs in groups.

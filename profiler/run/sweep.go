@@ -48,6 +48,10 @@ type SweepConfig struct {
 	Skip    map[string]bool
 	Skipped func(profiler.Job)
 	Shard   SweepShard // nil: the whole sweep
+	// Claims, with a Shard, let this shard take the other shards' unstarted
+	// specs once its own are done (a sweep dealt by shape) and run only
+	// the specs it claims; nil: the shard runs its deal.
+	Claims Claims
 	// Announce gets the plan before anything runs (within about
 	// CountTime whatever the sweep's size); an error stops the sweep there.
 	// Start comes next, once the specs in Skip were handed to Skipped, and
@@ -122,6 +126,8 @@ func Sweep(ctx context.Context, cfg SweepConfig, sinks ...profiler.Sink) (Summar
 	}
 	n := plan.Specs + plan.Invalid
 	src := streamSource(cfg.Source, cfg.Shard, cfg.Options)
+	claims, tail := sweepClaims(cfg)
+	var sum Summary
 	if cfg.Exec == nil {
 		devs, err := cfg.OpenDevices()
 		if err != nil {
@@ -130,9 +136,40 @@ func Sweep(ctx context.Context, cfg SweepConfig, sinks ...profiler.Sink) (Summar
 		if plan.Exact && plan.Specs+plan.Skipped+plan.Invalid <= OrderLimit && len(devs) > 0 {
 			src = orderedSource(src, devs[0].Exec.Device(), len(devs))
 		}
-		return onDevices(ctx, devs, startFeed(ctx, src, cfg.Skip), n, sinks, h, cfg.Log)
+		if tail != nil {
+			src = thenSource(src, tail)
+		}
+		f := startClaimFeed(ctx, src, cfg.Skip, claims)
+		sum, err = onDevices(ctx, devs, f, n, sinks, h, cfg.Log)
+		return claims.settle(sum), err
 	}
-	return runFeed(ctx, cfg.Exec, startFeed(ctx, src, cfg.Skip), n, sinks, h)
+	if tail != nil {
+		src = thenSource(src, tail)
+	}
+	f := startClaimFeed(ctx, src, cfg.Skip, claims)
+	sum, err = runFeed(ctx, cfg.Exec, f, n, sinks, h)
+	return claims.settle(sum), err
+}
+
+// sweepClaims is cfg's shard's claims (nil without cfg.Claims), and the
+// other shards' specs it may take at the end (nil but for a shard dealt
+// by shape).
+func sweepClaims(cfg SweepConfig) (*shardClaims, jobSource) {
+	if cfg.Claims == nil || cfg.Shard == nil {
+		return nil, nil
+	}
+	c := &shardClaims{c: cfg.Claims, log: cfg.Log}
+	d, ok := cfg.Shard.(*dealtShard)
+	if !ok || d.jobs == nil {
+		return c, nil
+	}
+	c.others = map[string]bool{}
+	for i, j := range d.jobs {
+		if !d.owned[i] {
+			c.others[j.Spec.Key()] = true
+		}
+	}
+	return c, othersTail(d, cfg.Options, cfg.Skip, c)
 }
 
 // PlanSweep counts and estimates cfg's sweep on dev (nil: not known yet),

@@ -1,0 +1,252 @@
+package run
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/mltop/mltop/profiler"
+)
+
+// Claims let the shards of one sweep that run at the same time take each
+// other's unstarted specs at the end (--claims DIR), so that they finish
+// together instead of each at the end of its own deal: a shard claims a
+// spec just before it runs it and runs it only when the claim is its own.
+type Claims interface {
+	// Claim says whether this shard may run the spec of key: true when it
+	// claimed it now, or when a run of this same shard claimed it before
+	// (a --resume after an interruption); false when another shard holds
+	// it.
+	Claim(key string) (bool, error)
+}
+
+// DirClaims are Claims kept as files in one directory every shard reaches
+// (one host, or a filesystem they share). A claim is a hard link, named
+// after the spec's key, to a file that names the shard: link(2) fails
+// when the name exists, atomically, on local filesystems and NFS alike,
+// and the claim never exists without its content.
+type DirClaims struct {
+	dir         string
+	part, parts int
+	mu          sync.Mutex
+	tmpl        string // the file the claims link to
+}
+
+// claimSplitFile names, in a claims directory, the split of the sweep
+// that uses it: shards of another split would misread its claims.
+const claimSplitFile = "split"
+
+// OpenDirClaims opens dir (made when missing) for shard part of parts.
+// It fails, naming the directory and what to do, when dir cannot be
+// written or holds the claims of a sweep split another number of ways.
+func OpenDirClaims(dir string, part, parts int) (*DirClaims, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("--claims %s: %v: give a directory every shard can create files in", dir, err)
+	}
+	split := fmt.Sprintf("%d\n", parts)
+	path := filepath.Join(dir, claimSplitFile)
+	if err := writeNew(path, split); errors.Is(err, fs.ErrExist) {
+		had, rerr := os.ReadFile(path)
+		if rerr != nil {
+			return nil, fmt.Errorf("--claims %s: %v", dir, rerr)
+		}
+		if string(had) != split {
+			return nil, fmt.Errorf("--claims %s holds the claims of a sweep split %s ways, and this shard is one of %d: give each sweep and split its own --claims directory (an empty or new one)", dir, strings.TrimSpace(string(had)), parts)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("--claims %s: %v: give a directory every shard can create files in", dir, err)
+	}
+	c := &DirClaims{dir: dir, part: part, parts: parts}
+	if err := c.newTemplate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// writeNew writes s to a file that must not exist yet.
+func writeNew(path, s string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(f, s)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// owner is what a claim of this shard holds.
+func (c *DirClaims) owner() string { return fmt.Sprintf("shard %d/%d\n", c.part, c.parts) }
+
+// newTemplate makes the file the next claims link to (a fresh one when a
+// filesystem's limit of links to one file is reached).
+func (c *DirClaims) newTemplate() error {
+	f, err := os.CreateTemp(c.dir, ".owner-*")
+	if err != nil {
+		return fmt.Errorf("--claims %s: %v: give a directory every shard can create files in", c.dir, err)
+	}
+	_, err = io.WriteString(f, c.owner())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("--claims %s: %v", c.dir, err)
+	}
+	if c.tmpl != "" {
+		os.Remove(c.tmpl)
+	}
+	c.tmpl = f.Name()
+	return nil
+}
+
+// Close removes the template file; the claims stay.
+func (c *DirClaims) Close() error { return os.Remove(c.tmpl) }
+
+// Claim links the template to the key's name.
+func (c *DirClaims) Claim(key string) (bool, error) {
+	sum := sha256.Sum256([]byte(key))
+	name := filepath.Join(c.dir, hex.EncodeToString(sum[:16]))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	err := os.Link(c.tmpl, name)
+	if errors.Is(err, syscall.EMLINK) {
+		if err = c.newTemplate(); err == nil {
+			err = os.Link(c.tmpl, name)
+		}
+	}
+	if err == nil {
+		return true, nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return false, err
+	}
+	had, err := os.ReadFile(name)
+	if err != nil {
+		return false, err
+	}
+	return string(had) == c.owner(), nil
+}
+
+// shardClaims is a shard's Claims during one sweep: it knows which specs
+// are the other shards' (taken, when this one claims them) and counts
+// what the shard gave and took.
+type shardClaims struct {
+	c      Claims
+	others map[string]bool // Spec.Key of the other shards' specs
+	log    io.Writer
+
+	mu           sync.Mutex
+	given, taken int
+	warned       bool
+	tailSkipped  int // the others' specs already in the --resume file
+}
+
+// run says whether this shard runs j now. A claim that cannot be made
+// (the directory went away) runs the shard's own spec all the same —
+// `mltop merge` keeps one row of a spec two shards ran — and leaves the
+// other shards' to them: nothing is lost either way.
+func (s *shardClaims) run(j profiler.Job) bool {
+	if s == nil {
+		return true
+	}
+	key := j.Spec.Key()
+	other := s.others[key]
+	ok, err := s.c.Claim(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		if !s.warned && s.log != nil {
+			s.warned = true
+			fmt.Fprintf(s.log, "mltop: --claims: %v: this shard runs its own specs without claiming them and takes no other shard's\n", err)
+		}
+		return !other
+	}
+	switch {
+	case ok && other:
+		s.taken++
+	case !ok && !other:
+		s.given++
+	}
+	return ok
+}
+
+// other says whether j is another shard's spec (false without claims).
+func (s *shardClaims) other(j profiler.Job) bool { return s != nil && s.others[j.Spec.Key()] }
+
+// toRun is n, the shard's own specs to run, less those another shard ran
+// and plus those it took so far: what the progress counts.
+func (s *shardClaims) toRun(n int) int {
+	if s == nil {
+		return n
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return n + s.taken - s.given
+}
+
+// settle turns the summary of a shard's own specs (Total, Skipped) into
+// that of the specs it has rows of: less those another shard ran, plus
+// those it took, now or in the run --resume goes on from.
+func (s *shardClaims) settle(sum Summary) Summary {
+	if s == nil {
+		return sum
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sum.Given, sum.Taken = s.given, s.taken
+	sum.Total += s.taken - s.given + s.tailSkipped
+	sum.Skipped += s.tailSkipped
+	return sum
+}
+
+// othersTail is the specs of the other shards of a sweep dealt by shape,
+// from the last to the first, turned by opts, without those in skip
+// (counted in claims.tailSkipped): the specs a shard that finished its
+// own may take, their owners' last ones first.
+func othersTail(d *dealtShard, opts func(profiler.Options) profiler.Options, skip map[string]bool, claims *shardClaims) jobSource {
+	return func(ctx context.Context, yield func(profiler.Job) bool) error {
+		for i := len(d.jobs) - 1; i >= 0; i-- {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if d.owned[i] {
+				continue
+			}
+			j := d.jobs[i]
+			if opts != nil {
+				j.Options = opts(j.Options)
+			}
+			done := skip[j.Spec.Key()]
+			if done {
+				claims.mu.Lock()
+				claims.tailSkipped++
+				claims.mu.Unlock()
+			}
+			if !done && !yield(j) {
+				return nil
+			}
+		}
+		return nil
+	}
+}
+
+// thenSource walks a, then b.
+func thenSource(a, b jobSource) jobSource {
+	return func(ctx context.Context, yield func(profiler.Job) bool) error {
+		more := true
+		if err := a(ctx, func(j profiler.Job) bool { more = yield(j); return more }); err != nil || !more {
+			return err
+		}
+		return b(ctx, yield)
+	}
+}
