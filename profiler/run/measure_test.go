@@ -133,8 +133,8 @@ func TestWarmupFor(t *testing.T) {
 		since  time.Duration
 		want   float64
 	}{
-		{0, 10 * time.Millisecond, 0.005}, // a sweep's next spec
-		{0, run.WarmBusyWindow - time.Millisecond, 0.005},
+		{0, 10 * time.Millisecond, 0.002}, // a sweep's next spec
+		{0, run.WarmBusyWindow - time.Millisecond, 0.002},
 		{0, run.WarmBusyWindow, 0.02}, // a pause: the clocks may have dropped
 		{0, time.Hour, 0.02},
 		{0, time.Since(time.Time{}), 0.02}, // the runner never measured
@@ -144,6 +144,7 @@ func TestWarmupFor(t *testing.T) {
 		{1, time.Hour, 1},
 		{0.01, time.Hour, 0.02}, // a settle shorter than the warm-up changes nothing
 		{0.01, 10 * time.Millisecond, 0.01},
+		{0.001, 10 * time.Millisecond, 0.002}, // a settle shorter than the shortened warm-up
 	}
 	for _, c := range cases {
 		if got := run.WarmupFor(0.02, c.settle, c.since); got != c.want {
