@@ -76,6 +76,7 @@ var errDryRun = errors.New("--dry-run: nothing runs")
 type sweepRun struct {
 	o              *options
 	path           string
+	st             *sweep.Stream
 	cols           sink.Columns
 	stdout, stderr io.Writer
 	resume         *resumeCheck
@@ -103,7 +104,7 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 	if st.Search != nil { // a search: block picks which specs to measure (search_sweep.go)
 		return s.runSweepSearch(ctx, o, backend, st)
 	}
-	sr := &sweepRun{o: o, path: path, stdout: stdout, stderr: stderr, sample: firstSpecs(ctx, st, 1000)}
+	sr := &sweepRun{o: o, path: path, st: st, stdout: stdout, stderr: stderr, sample: firstSpecs(ctx, st, 1000)}
 	// From the whole sweep's kernels: every shard writes the same header.
 	sr.cols = sink.ColumnsFor(kernelSpecs(st))
 	cfg := run.SweepConfig{Source: st, Log: stderr, Announce: sr.announce, Start: sr.startOutputs,
@@ -199,6 +200,8 @@ func (sr *sweepRun) announce(p run.SweepPlan) error {
 			return err
 		}
 	}
+	// Counted by the plan's walk of the sweep, or estimated from its sample.
+	fmt.Fprint(sr.stderr, sr.st.DuplicatesNote())
 	if err := announce(p, sr.path, sr.o.yes || sr.o.dryRun, sr.stderr); err != nil {
 		return err
 	}

@@ -170,3 +170,15 @@ func TestResumeOfAMissingFileSaysSo(t *testing.T) {
 		t.Errorf("tune: exit %d:\n%s", code, stderr)
 	}
 }
+
+// TestBannerCountsDuplicates: a value listed twice is one spec, and the
+// banner says how many duplicates it dropped, before the count.
+func TestBannerCountsDuplicates(t *testing.T) {
+	sw := writeFile(t, "dup.yaml", "sweeps:\n  - kernel: softmax_bwd\n    dtypes: [f32, f32]\n    knobs: {WG: [32, 32]}\n    dims: {rows: 2, cols: 8}\n")
+	code, _, stderr := runMain(t, "--config", sw, "--backend", "cpu", "--dry-run")
+	note := strings.Index(stderr, "mltop: dropped 3 duplicate specs from "+sw)
+	count := strings.Index(stderr, "1 spec to run from")
+	if code != exitOK || note < 0 || count < note {
+		t.Errorf("exit %d, banner:\n%s", code, stderr)
+	}
+}

@@ -103,6 +103,15 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 	wg.Wait()
 	st.sum.Devices, st.sum.WallSeconds = st.clock.finish(devs)
 	left := len(st.items)
+	if ctx.Err() != nil {
+		// Interrupted: what has no result yet was not run (as runFeed
+		// counts it), specs taken from the feed and waiting included.
+		ran := 0
+		for _, k := range st.sum.ByStatus {
+			ran += k
+		}
+		st.sum.NotRun = max(n-ran, left)
+	}
 	if ctx.Err() == nil && st.sinkErr == nil {
 		for _, ok := f.next(); ok; _, ok = f.next() { // every device was dropped: count what is left
 			left++

@@ -2,7 +2,9 @@ package run_test
 
 import (
 	"context"
+	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,6 +60,51 @@ func TestJobsCountsSpecsNotRun(t *testing.T) {
 		t.Fatalf("summary %+v", sum)
 	}
 	if s := sum.String(); !strings.Contains(s, "2 not run") {
+		t.Errorf("summary line %q", s)
+	}
+}
+
+// cancelAfterShared is cancelAfter for several devices at once: the
+// sweep is cancelled after the n-th result of all of them.
+type cancelAfterShared struct {
+	n      int
+	ran    *atomic.Int64
+	cancel func()
+}
+
+func (c cancelAfterShared) Device() profiler.DeviceInfo { return profiler.DeviceInfo{} }
+func (c cancelAfterShared) Close() error                { return nil }
+func (c cancelAfterShared) Run(_ context.Context, s profiler.Spec, _ profiler.Options, _ func(profiler.Progress)) profiler.Result {
+	if c.ran.Add(1) == int64(c.n) {
+		c.cancel()
+	}
+	return profiler.Result{Spec: s, Status: profiler.StatusOK}
+}
+
+// An interrupted sweep on several devices counts the specs it did not
+// run, as one device does: the CLI's "N of M specs still to measure"
+// comes from it.
+func TestJobsOnDevicesCountSpecsNotRun(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var jobs []profiler.Job
+	for i := range 10 {
+		jobs = append(jobs, profiler.Job{Spec: profiler.Spec{Kernel: "k", Dims: map[string]int{"N": i}}})
+	}
+	var ran atomic.Int64
+	devs := []run.Device{{Ordinal: 0, Exec: cancelAfterShared{2, &ran, cancel}}, {Ordinal: 1, Exec: cancelAfterShared{2, &ran, cancel}}}
+	sum, err := run.JobsOnDevices(ctx, devs, jobs, nil, nil, run.Hooks{}, io.Discard)
+	if err == nil {
+		t.Fatal("no error after cancel")
+	}
+	done := 0
+	for _, n := range sum.ByStatus {
+		done += n
+	}
+	if sum.NotRun == 0 || done+sum.NotRun != len(jobs) {
+		t.Fatalf("%d results and %d not run, want %d in all: %+v", done, sum.NotRun, len(jobs), sum)
+	}
+	if s := sum.String(); !strings.Contains(s, "not run") {
 		t.Errorf("summary line %q", s)
 	}
 }

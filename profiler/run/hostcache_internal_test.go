@@ -91,3 +91,26 @@ func TestParallelThreadCap(t *testing.T) {
 		t.Errorf("%d goroutines at once, want at most 2", peak.Load())
 	}
 }
+
+// The input cache keeps the last keptInputSets shapes it used besides the
+// current one, however small they are, and never drops a set made ahead
+// and not used yet for that count; the byte budget still bounds them all.
+func TestInputCacheKeepsTheLastFewShapes(t *testing.T) {
+	var c inputCache
+	ahead := &inputSet{key: "ahead", bytes: 10, ahead: 10}
+	c.sets = append(c.sets, ahead)
+	for i := range 100 {
+		c.use(fmt.Sprint("shape", i), 1<<30).bytes = 10
+	}
+	if len(c.sets) != keptInputSets+2 || c.find("ahead") == nil || c.find("shape99") == nil || c.find(fmt.Sprint("shape", 99-keptInputSets)) == nil {
+		var keys []string
+		for _, s := range c.sets {
+			keys = append(keys, s.key)
+		}
+		t.Errorf("kept %v, want ahead and the last %d shapes", keys, keptInputSets+1)
+	}
+	c.use("big", 25).bytes = 10 // the budget drops all but the newest two others
+	if len(c.sets) != 3 || c.find("big") == nil || c.find("shape99") == nil {
+		t.Errorf("over the byte budget: %d sets kept", len(c.sets))
+	}
+}

@@ -107,6 +107,14 @@ const (
 	maxInputCache int64 = 16 << 30
 )
 
+// keptInputSets bounds how many shapes' inputs the cache keeps besides
+// the current one and those made ahead and not used yet: the last few,
+// for a sweep or a session that comes back to a shape. Without it a
+// sweep of millions of small shapes kept every shape it passed, up to
+// the byte budget (a gigabyte or more), its memory growing with the
+// sweep.
+const keptInputSets = 8
+
 // inputBudget is the input cache's bound for one of workers workers on a
 // host with avail bytes of memory left (0: unknown).
 func inputBudget(avail int64, workers int) int64 {
@@ -127,16 +135,24 @@ func (c *inputCache) use(key string, budget int64) *inputSet {
 	if set == nil {
 		set = &inputSet{key: key, data: map[string][]float32{}, raw: map[string][]byte{}}
 	}
+	// Newest first: within the byte budget, the sets made ahead and the
+	// last keptInputSets others stay.
 	var total int64
-	keep := 0
+	kept, used := 0, 0
 	for i := len(c.sets) - 1; i >= 0; i-- {
-		total += c.sets[i].bytes
-		if total > budget {
-			keep = i + 1
+		s := c.sets[i]
+		if total += s.bytes; total > budget {
 			break
 		}
+		if s.ahead == 0 {
+			if used++; used > keptInputSets {
+				continue
+			}
+		}
+		kept++
+		c.sets[len(c.sets)-kept] = s
 	}
-	c.sets = append(c.sets[keep:], set)
+	c.sets = append(c.sets[len(c.sets)-kept:], set)
 	c.cur = set
 	if set.ahead > 0 {
 		// Sets made ahead before this one were passed by (another device

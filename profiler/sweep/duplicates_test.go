@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -64,5 +65,55 @@ func TestDuplicatesKeepTheFirst(t *testing.T) {
 	}
 	if sw.DuplicatesNote() != "mltop: dropped 2 duplicate specs from d.yaml (a value repeated in a list, or sweeps that overlap): each spec runs once\n" {
 		t.Errorf("note %q", sw.DuplicatesNote())
+	}
+}
+
+// A Stream's banner line counts the duplicates of its last whole walk,
+// or estimates them from its last sample ("about"), and says nothing
+// before either or when there are none.
+func TestStreamDuplicatesNote(t *testing.T) {
+	const repeats = "sweeps:\n  - kernel: test_scale\n    dtypes: [bf16, bf16]\n    knobs:\n      WG: [32, 32]\n"
+	const plain = "sweeps:\n  - kernel: test_scale\n    knobs:\n      WG: [32, 64]\n"
+	open := func(src string) *Stream {
+		st, err := ParseStream("d.yaml", []byte(src), profiler.DefaultOptions(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	walk := func(st *Stream) { st.Each(context.Background(), func(int, profiler.Job) bool { return true }) }
+	sample := func(st *Stream) { st.Sample(400, 1) }
+	want := "mltop: dropped 3 duplicate specs from d.yaml (a value repeated in a list, or sweeps that overlap): each spec runs once\n"
+	for _, c := range []struct {
+		name, src string
+		do        []func(*Stream)
+		want      string // "about": an estimate
+	}{
+		{"not walked", repeats, nil, ""},
+		{"walked", repeats, []func(*Stream){walk}, want},
+		{"sampled", repeats, []func(*Stream){sample}, "about"},
+		{"sampled, then walked", repeats, []func(*Stream){sample, walk}, want},
+		{"walked, then sampled", repeats, []func(*Stream){walk, sample}, want},
+		{"no duplicates", plain, []func(*Stream){walk, sample}, ""},
+	} {
+		st := open(c.src)
+		for _, f := range c.do {
+			f(st)
+		}
+		got := st.DuplicatesNote()
+		switch {
+		case c.want == "about":
+			if !strings.HasPrefix(got, "mltop: dropped about ") || !strings.Contains(got, " duplicate specs from d.yaml") {
+				t.Errorf("%s: %q, want an estimate", c.name, got)
+			}
+		case got != c.want:
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	// A walk stopped early counts nothing.
+	st := open(repeats)
+	st.Each(context.Background(), func(int, profiler.Job) bool { return false })
+	if got := st.DuplicatesNote(); got != "" {
+		t.Errorf("stopped walk: %q", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"sync/atomic"
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/expr"
@@ -30,6 +31,11 @@ type Stream struct {
 	// with shapes, each entry is compiled once per shape (search.go).
 	Search  *Search
 	entries []*entry
+	// dropped is what the last walk to the end (Each) dropped as
+	// duplicates, or an estimate from the last Sample; 0 before either.
+	// Atomic: a sweep's feed walks the stream on its own goroutine.
+	dropped      atomic.Int64
+	droppedExact atomic.Bool
 }
 
 // entry is one compiled item of `sweeps:`.
@@ -99,7 +105,25 @@ func (st *Stream) Each(ctx context.Context, yield func(i int, j profiler.Job) bo
 			return c, err
 		}
 	}
+	st.dropped.Store(int64(c.Duplicates))
+	st.droppedExact.Store(true)
 	return c, nil
+}
+
+// DuplicatesNote is the banner's line that tells how many duplicate specs
+// the sweep drops ("" when none): counted by the last walk that reached
+// the end, else estimated from the last Sample ("about"), else "" (no
+// walk or sample yet).
+func (st *Stream) DuplicatesNote() string {
+	n := st.dropped.Load()
+	if n <= 0 {
+		return ""
+	}
+	count := profiler.Plural(int(n), "duplicate spec", "duplicate specs")
+	if !st.droppedExact.Load() {
+		count = "about " + count
+	}
+	return duplicatesNote(count, st.File)
 }
 
 // Walk is Each without the counts (run.SweepSource).
@@ -266,6 +290,7 @@ func (st *Stream) Sample(n int, seed uint64) ([]profiler.Job, error) {
 	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	var kept []profiler.Job
+	dups := 0
 	for range n {
 		r := rng.Int64N(total)
 		e := st.entries[0]
@@ -288,6 +313,12 @@ func (st *Stream) Sample(n int, seed uint64) ([]profiler.Job, error) {
 		if ok && !dup {
 			kept = append(kept, job)
 		}
+		if dup {
+			dups++
+		}
+	}
+	if !st.droppedExact.Load() {
+		st.dropped.Store(int64(math.Round(float64(total) * float64(dups) / float64(n))))
 	}
 	return kept, nil
 }

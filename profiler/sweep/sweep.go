@@ -227,8 +227,13 @@ func (s *Sweep) DuplicatesNote() string {
 	if s.Duplicates == 0 {
 		return ""
 	}
-	return fmt.Sprintf("mltop: dropped %s from %s (a value repeated in a list, or sweeps that overlap): each spec runs once\n",
-		profiler.Plural(s.Duplicates, "duplicate spec", "duplicate specs"), s.File)
+	return duplicatesNote(profiler.Plural(s.Duplicates, "duplicate spec", "duplicate specs"), s.File)
+}
+
+// duplicatesNote is the line of Sweep.DuplicatesNote and
+// Stream.DuplicatesNote, count in words.
+func duplicatesNote(count, file string) string {
+	return fmt.Sprintf("mltop: dropped %s from %s (a value repeated in a list, or sweeps that overlap): each spec runs once\n", count, file)
 }
 
 // strictUnmarshal decodes rejecting unknown keys. The YAML library has
