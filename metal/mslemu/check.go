@@ -54,7 +54,7 @@ func CheckUser(ctx context.Context, p profiler.Program) error {
 	if err := os.WriteFile(cc, []byte(full+"\n#line 1 \"mltop-emulator-main.cc\"\n"+strings.Replace(emuMain, "CALL", call, 1)), 0o644); err != nil {
 		return err
 	}
-	out, err := exec.CommandContext(ctx, gxx, "-std=c++20", "-fsyntax-only", "-w", "-D__HAVE_BFLOAT__=1", "-I", shim, cc).CombinedOutput()
+	out, err := exec.CommandContext(ctx, gxx, "-std=c++20", "-fsyntax-only", "-w", "-D__HAVE_BFLOAT__=1", "-I", shim, "-include", "metal_stdlib", cc).CombinedOutput()
 	if ctx.Err() != nil {
 		return fmt.Errorf("g++ stopped: %w", ctx.Err())
 	}

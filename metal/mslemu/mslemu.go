@@ -405,7 +405,9 @@ func (e *Backend) build(full, call string, macros [][2]string, source, key strin
 	if err := os.WriteFile(cc, []byte(full+strings.Replace(emuMain, "CALL", call, 1)), 0o644); err != nil {
 		return nil, err
 	}
-	args := []string{"-std=c++20", "-O1", "-pthread", "-w", "-I", e.shim}
+	// Apple's compiler needs no #include for the language's own types and
+	// functions (a source may have none); the emulation's header stands in.
+	args := []string{"-std=c++20", "-O1", "-pthread", "-w", "-I", e.shim, "-include", "metal_stdlib"}
 	if e.NativeBF16 {
 		args = append(args, "-D__HAVE_BFLOAT__=1")
 	}
