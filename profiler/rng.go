@@ -51,6 +51,12 @@ func Fill(b BufferSpec, seed uint64) []float32 {
 		FillNormalAt(out, 0, SeedFor(seed, b.Name), b)
 		ApplyOutliers(b, seed, out)
 	case InitUniform:
+		if b.Lo == b.Hi { // a constant (a user's normal(m, 0)), -inf included: lo + 0·u would be NaN there
+			for i := range out {
+				out[i] = b.Type.Round(float32(b.Lo))
+			}
+			break
+		}
 		for i := range out {
 			out[i] = b.Type.Round(float32(b.Lo + float64((b.Hi-b.Lo)*rng.Float64()))) // unfused: the same bits on every platform
 		}

@@ -64,3 +64,16 @@ func BenchmarkFillNormal(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(buf.Elems), "ns/element")
 }
+
+// A uniform init of one value is that constant, infinities included (an
+// online softmax's running max starts at -inf): never NaN.
+func TestFillConstantUniform(t *testing.T) {
+	for _, v := range []float64{math.Inf(-1), math.Inf(1), 2.5, 0} {
+		out := Fill(BufferSpec{Name: "m", Type: F32, Elems: 5, Init: InitUniform, Lo: v, Hi: v}, 1)
+		for i, x := range out {
+			if float64(x) != v {
+				t.Fatalf("Lo = Hi = %g: element %d is %g", v, i, x)
+			}
+		}
+	}
+}

@@ -16,13 +16,15 @@ type DispatchInfo struct {
 	Name  string   // the dispatch's name (its entry when unnamed)
 	Entry string   // the kernel's name in the sources
 	TGM   []string // the names of its tgm: items
+	// DynamicTGM: the dispatch sets dynamic_tgm (an extern shared array's size)
+	DynamicTGM bool
 }
 
 // DispatchInfos lists the manifest's dispatches in order.
 func (f *Family) DispatchInfos() []DispatchInfo {
 	out := make([]DispatchInfo, len(f.disps))
 	for i, d := range f.disps {
-		di := DispatchInfo{Index: i, Name: d.name, Entry: d.entry.text}
+		di := DispatchInfo{Index: i, Name: d.name, Entry: d.entry.text, DynamicTGM: d.dynTGM != nil}
 		for _, t := range d.tgm {
 			di.TGM = append(di.TGM, t.name)
 		}

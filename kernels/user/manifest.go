@@ -227,3 +227,24 @@ func init() {
 		Reserved[n] = true
 	}
 }
+
+// cudaBuiltins are CUDA's built-in variables. A knob, dim, flag or value of
+// such a name would be declared ahead of the source (constexpr int
+// blockDim = 256;) and hide the built-in, so blockDim.x no longer compiles.
+var cudaBuiltins = map[string]bool{"threadIdx": true, "blockIdx": true, "blockDim": true, "gridDim": true, "warpSize": true, "clusterDim": true, "clusterIdx": true}
+
+// builtinNameError explains why a name that is a CUDA built-in is refused;
+// "" for any other name.
+func builtinNameError(name string) string {
+	if !cudaBuiltins[name] {
+		return ""
+	}
+	return fmt.Sprintf("%s is a CUDA built-in variable: mltop would declare it ahead of the source and hide the built-in (%s.x would not compile); rename it, e.g. %s", name, name, builtinRename(name))
+}
+
+func builtinRename(name string) string {
+	if name == "blockDim" {
+		return "WG (threads per block)"
+	}
+	return strings.ToLower(name[:1]) + name[1:] + "_"
+}

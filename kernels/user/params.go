@@ -62,6 +62,9 @@ func (bl *builder) param(kind, name string, p paramYAML, isDim bool) (profiler.P
 	if Reserved[name] && name != "T" || name == "T" && bl.dtypeName() == "T" {
 		return profiler.Param{}, d.err(path, field, "%s is the name of a CSV column (or of a macro mltop defines): rename it, e.g. %s_", name, name)
 	}
+	if msg := builtinNameError(name); msg != "" {
+		return profiler.Param{}, d.err(path, field, "%s", msg)
+	}
 	bl.seen[name] = kind
 	out := profiler.Param{Name: name, Doc: p.Doc, Values: p.Values, Multiple: p.Multiple, Shape: p.Shape || isDim}
 	out.Min, out.Max = 1, 1<<31-1
@@ -105,6 +108,9 @@ func (bl *builder) flags() error {
 		}
 		if Reserved[name] && name != "T" || name == "T" && bl.dtypeName() == "T" {
 			return d.err(path, field, "%s is the name of a CSV column (or of a macro mltop defines): rename it, e.g. %s_", name, name)
+		}
+		if msg := builtinNameError(name); msg != "" {
+			return d.err(path, field, "%s", msg)
 		}
 		seen[name] = "flags"
 		fl := profiler.FlagParam{Name: name}

@@ -133,6 +133,11 @@ func TestBadManifests(t *testing.T) {
 		{"bad dtype", sub("dtypes: [f32]", "dtypes: [f64]"), nil, []string{"dtypes[0]", "unknown dtype"}},
 		{"default not allowed", sub("default: 64}", "default: 96}"), nil, []string{"knobs.WG.default", "WG=96 is not allowed"}},
 		{"no check", sub("check: none", ""), nil, []string{"no check"}},
+		// A CUDA built-in's name would be declared ahead of the source and hide it.
+		{"knob named blockDim", sub("WG: {values", "blockDim: {values: [64], default: 64}\n  WG: {values"), nil, []string{"knobs.blockDim", "blockDim is a CUDA built-in variable", "blockDim.x would not compile", "rename it, e.g. WG"}},
+		{"dim named gridDim", sub("rows: {default: 8}", "rows: {default: 8}\n  gridDim: {default: 2}"), nil, []string{"dims.gridDim", "gridDim is a CUDA built-in variable", "e.g. gridDim_"}},
+		{"flag named warpSize", sub("rules:", "flags: {warpSize: false}\nrules:"), nil, []string{"flags.warpSize", "warpSize is a CUDA built-in variable"}},
+		{"value named threadIdx", sub("rules:", "values: {threadIdx: 3}\nrules:"), nil, []string{"values.threadIdx", "threadIdx is a CUDA built-in variable"}},
 		{"check bad key", sub("check: none", "check: {pyton: ref.py}"), nil, []string{"unknown key \"pyton\""}},
 		{"check python missing", sub("check: none", "check: {python: ref.py}"), nil, []string{"check.python", "ref.py"}},
 		{"check against unknown", sub("check: none", "check: {against: nope}"), nil, []string{"unknown kernel \"nope\""}},

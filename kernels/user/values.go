@@ -30,6 +30,9 @@ func (bl *builder) values() error {
 		if Reserved[name] && name != bl.dtypeName() {
 			return d.err(path, field, "%s is the name of a CSV column (or of a macro mltop defines): rename it, e.g. %s_", name, name)
 		}
+		if msg := builtinNameError(name); msg != "" {
+			return d.err(path, field, "%s", msg)
+		}
 		p, err := bl.compile(m.Values[name], path, field)
 		if err != nil {
 			return err

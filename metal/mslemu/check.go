@@ -54,7 +54,8 @@ func CheckUser(ctx context.Context, p profiler.Program) error {
 	if err := os.WriteFile(cc, []byte(full+"\n#line 1 \"mltop-emulator-main.cc\"\n"+strings.Replace(emuMain, "CALL", call, 1)), 0o644); err != nil {
 		return err
 	}
-	out, err := exec.CommandContext(ctx, gxx, "-std=c++20", "-fsyntax-only", "-w", "-D__HAVE_BFLOAT__=1", "-I", shim, cc).CombinedOutput()
+	args := append([]string{"-std=c++20", "-fsyntax-only", "-w", "-D__HAVE_BFLOAT__=1", "-I", shim}, stdlibFor(full)...)
+	out, err := exec.CommandContext(ctx, gxx, append(args, cc)...).CombinedOutput()
 	if ctx.Err() != nil {
 		return fmt.Errorf("g++ stopped: %w", ctx.Err())
 	}

@@ -397,6 +397,17 @@ func positionArg(attr string, vec bool) (string, bool) {
 	return v, ok && !vec
 }
 
+// stdlibFor is g++'s -include of the emulated metal_stdlib for a source
+// that does not include it: Apple's compiler needs no #include for the
+// language's own types and functions. (A source that includes it keeps its
+// own order: mltop's kernels hide their -D knob macros from it.)
+func stdlibFor(full string) []string {
+	if strings.Contains(full, "<metal_stdlib>") {
+		return nil
+	}
+	return []string{"-include", "metal_stdlib"}
+}
+
 func (e *Backend) build(full, call string, macros [][2]string, source, key string) (profiler.Kernel, error) {
 	full = forEmulation(full)
 	e.n++
@@ -405,7 +416,7 @@ func (e *Backend) build(full, call string, macros [][2]string, source, key strin
 	if err := os.WriteFile(cc, []byte(full+strings.Replace(emuMain, "CALL", call, 1)), 0o644); err != nil {
 		return nil, err
 	}
-	args := []string{"-std=c++20", "-O1", "-pthread", "-w", "-I", e.shim}
+	args := append([]string{"-std=c++20", "-O1", "-pthread", "-w", "-I", e.shim}, stdlibFor(full)...)
 	if e.NativeBF16 {
 		args = append(args, "-D__HAVE_BFLOAT__=1")
 	}

@@ -135,6 +135,7 @@ func FindEntries(src string) []Signature {
 		if end < 0 {
 			continue
 		}
+		implicitBufferIndices(params)
 		sig := Signature{Entry: name.Text, Namespace: namespaceOf(scopes), Params: params, Line: name.Line}
 		if templateOpen {
 			sig.Template = template
@@ -380,6 +381,43 @@ func parseParams(toks []Token, open int) ([]Param, int) {
 		cur = append(cur, t)
 	}
 	return nil, -1
+}
+
+// implicitBufferIndices gives each Metal buffer parameter written without
+// [[buffer(n)]] (Apple's add_arrays: `device const float* inA`) the index
+// Apple's compiler assigns it: the first index no other parameter takes,
+// in the order of the parameters.
+func implicitBufferIndices(params []Param) {
+	taken := map[int]bool{}
+	for _, p := range params {
+		var k int
+		if _, err := fmt.Sscanf(p.Attr, "buffer(%d)", &k); err == nil {
+			taken[k] = true
+		}
+	}
+	next := 0
+	for i := range params {
+		p := &params[i]
+		if p.Attr != "" || !p.Pointer || !metalBufferSpace(p.Type) {
+			continue
+		}
+		for taken[next] {
+			next++
+		}
+		p.Attr = fmt.Sprintf("buffer(%d)", next)
+		taken[next] = true
+	}
+}
+
+// metalBufferSpace says whether a parameter type is in Metal's device or
+// constant address space (CUDA types never name these words).
+func metalBufferSpace(typ string) bool {
+	for _, w := range strings.FieldsFunc(typ, func(r rune) bool { return r == ' ' || r == '*' || r == '&' }) {
+		if w == "device" || w == "constant" {
+			return true
+		}
+	}
+	return false
 }
 
 func makeParam(ts []string) Param {

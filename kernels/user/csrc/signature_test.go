@@ -220,3 +220,37 @@ func TestSignatureStringKeepsQualifiers(t *testing.T) {
 		}
 	}
 }
+
+// A Metal buffer parameter without [[buffer(n)]] takes the first index no
+// other parameter takes, in parameter order, as Apple's compiler assigns it.
+func TestImplicitMetalBufferIndices(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		want      []string // Attr per parameter
+	}{
+		{"none written", "kernel void add(device const float* a, device const float* b, device float* out, uint i [[thread_position_in_grid]]) {}",
+			[]string{"buffer(0)", "buffer(1)", "buffer(2)", "thread_position_in_grid"}},
+		{"a constant scalar", "kernel void s(device float* r, const device float* a, constant uint& n, uint3 g [[threadgroup_position_in_grid]]) {}",
+			[]string{"buffer(0)", "buffer(1)", "buffer(2)", "threadgroup_position_in_grid"}},
+		{"mixed: explicit indices are skipped", "kernel void m(device float* a [[buffer(0)]], device float* b, constant int& n [[buffer(1)]], device float* c) {}",
+			[]string{"buffer(0)", "buffer(2)", "buffer(1)", "buffer(3)"}},
+		{"threadgroup pointer keeps no index", "kernel void t(device float* a, threadgroup float* s [[threadgroup(0)]], device float* b) {}",
+			[]string{"buffer(0)", "threadgroup(0)", "buffer(1)"}},
+		{"CUDA parameters untouched", "__global__ void c(const float* a, float* b, int n) {}",
+			[]string{"", "", ""}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sigs := FindEntries(c.src)
+			if len(sigs) != 1 {
+				t.Fatalf("found %d kernels", len(sigs))
+			}
+			var got []string
+			for _, p := range sigs[0].Params {
+				got = append(got, p.Attr)
+			}
+			if strings.Join(got, " ") != strings.Join(c.want, " ") {
+				t.Errorf("attributes %q, want %q", got, c.want)
+			}
+		})
+	}
+}

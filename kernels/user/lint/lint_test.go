@@ -365,3 +365,28 @@ func TestMetalExamplesCheck(t *testing.T) {
 		}
 	}
 }
+
+// An extern (unsized) shared array is sized by dynamic_tgm, not by a tgm:
+// item: no warning when the dispatch sets it, a warning naming
+// dynamic_tgm when it does not, and never an item of unknown size.
+func TestExternSharedArrays(t *testing.T) {
+	src := `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) { extern __shared__ float sram[]; sram[0] = X[0]; Y[0] = sram[0]; }`
+	for _, c := range []struct {
+		name, extra, want string
+	}{
+		{"with dynamic_tgm", ", dynamic_tgm: \"WG * 4\"", ""},
+		{"without dynamic_tgm", "", "dispatch k's kernel declares an extern (unsized) shared array, sized at launch, but the dispatch sets no dynamic_tgm: add `dynamic_tgm: <bytes>`"},
+	} {
+		m := strings.Replace(usertest.Manifest("extern_k"), "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols]"+c.extra+"}", 1)
+		path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": src})
+		text := findingsOf(Check(path, Options{Static: true}).Manifests[0])
+		if strings.Contains(text, "lists no tgm: items") || strings.Contains(text, "BYTES_PER_ELEMENT") {
+			t.Errorf("%s: a tgm: item of unknown size is suggested:\n%s", c.name, text)
+		}
+		if got := strings.Contains(text, "extern (unsized) shared array"); got != (c.want != "") {
+			t.Errorf("%s: warned %v:\n%s", c.name, got, text)
+		} else if c.want != "" {
+			mustContain(t, c.name, text, c.want)
+		}
+	}
+}

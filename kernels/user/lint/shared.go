@@ -112,7 +112,12 @@ func lintUnsizedShared(r *Result, lang, code string) {
 			continue
 		}
 		var decls, items []string
+		unsized := false
 		for _, a := range arrays {
+			if a.Size == "" { // extern __shared__ x[]: sized at launch by dynamic_tgm, not by a tgm: item
+				unsized = true
+				continue
+			}
 			decls = append(decls, fmt.Sprintf("%s %s (in %s)", sharedKeyword(lang), a, a.Func))
 			n, ok := elemBytes[a.Elem]
 			if a.Elem == f.DTypeName() {
@@ -125,6 +130,13 @@ func lintUnsizedShared(r *Result, lang, code string) {
 			items = append(items, fmt.Sprintf("{name: %s, bytes: %q}", a.Name, bytes))
 		}
 		line, col := f.Pos(fmt.Sprintf("$.dispatches[%d]", d.Index))
+		if unsized && !d.DynamicTGM {
+			r.add(Warning, StepSource, f.Path(), line, col,
+				"dispatch %s's kernel declares an extern (unsized) shared array, sized at launch, but the dispatch sets no dynamic_tgm: add `dynamic_tgm: <bytes>` (what the launch's third <<<…>>> argument gives)", d.Name)
+		}
+		if len(items) == 0 {
+			continue
+		}
 		r.add(Warning, StepSource, f.Path(), line, col,
 			"the source declares %s but dispatch %s lists no tgm: items: the TGM budget shows 0 B; add e.g. `tgm: [%s]`",
 			strings.Join(slices.Compact(decls), ", "), d.Name, strings.Join(items, ", "))

@@ -16,6 +16,7 @@ type launchBlock struct {
 	value  int    // its value where the source gives one (0: unknown)
 	values []int  // the values the program sweeps (an `int block_sizes[] = {…}`)
 	line   int
+	dim3   string // the arguments of a `dim3 NAME(x, y)` block: no 1-D knob fits it
 }
 
 var (
@@ -49,6 +50,10 @@ func findLaunch(src, entry string) (launchBlock, bool) {
 			return lb, true
 		case identifier.MatchString(block):
 			lb.name = block
+			if d := dim3Args(src[:m[0]], block); d != "" {
+				lb.dim3 = d
+				return lb, true
+			}
 			lb.value = assignedInt(src[:m[0]], block)
 			lb.values = sweptValues(src, block)
 			return lb, true
@@ -67,6 +72,17 @@ func assignedInt(before, name string) int {
 	}
 	v, _ := strconv.Atoi(all[len(all)-1][1])
 	return v
+}
+
+// dim3Args are the arguments of the last `dim3 NAME(…)` or `dim3 NAME =
+// dim3(…)` before a launch, "" when NAME is not a dim3.
+func dim3Args(before, name string) string {
+	re := regexp.MustCompile(`\bdim3\s+` + regexp.QuoteMeta(name) + `\s*(?:=\s*dim3\s*)?[({]([^;]*?)[)}]\s*;`)
+	all := re.FindAllStringSubmatch(before, -1)
+	if len(all) == 0 {
+		return ""
+	}
+	return strings.TrimSpace(all[len(all)-1][1])
 }
 
 // assignedExpr is the expression of the last `NAME = EXPR;` before a
@@ -128,6 +144,10 @@ func (c *context) blockFromLaunch(p *plan, k *kernelScan) bool {
 		return false
 	}
 	lb := *k.launch
+	if lb.dim3 != "" { // several dimensions (and the name may be CUDA's own blockDim)
+		p.note("%s: its launch at line %d uses dim3 %s(%s) threads: set threads: to those x, y, z", k.sig.Entry, lb.line, lb.name, lb.dim3)
+		return false
+	}
 	name := lb.name
 	if name == "" {
 		name = "WG"

@@ -199,6 +199,13 @@ func TestScaffoldRealisticSources(t *testing.T) {
 			not:        []string{"<<<1, 64>>>", "x128"},
 			notes:      []string{"threads per group from its launch at line 11: knob block_size", "grid cdiv(N * 32, block_size) × block_size threads from its launch"},
 			dispatches: 3},
+		// A dim3 block (here named like CUDA's own blockDim) is no 1-D knob:
+		// a knob blockDim would hide the built-in the kernel reads.
+		{name: "dim3 block named blockDim", file: "tile.cu", src: dim3Program,
+			want:       []string{"WG: {values: [32, 64, 128, 256, 512, 1024], default: 256", "threads: [WG, 1, 1]"},
+			not:        []string{"blockDim:", "[blockDim"},
+			notes:      []string{"tile_kernel: its launch at line 7 uses dim3 blockDim(16, 16) threads: set threads: to those x, y, z"},
+			dispatches: 1},
 		{name: "floatX typedef, guarded block macro, in-place optimizer", file: "adamw.cu", src: floatXProgram,
 			want: []string{"dtype_name: floatX", "dtypes: [bf16]",
 				"{name: params, dtype: floatX, shape: [num_parameters], init: \"normal(0, 1)\", inout: true}",
@@ -343,4 +350,14 @@ void launch_plain(float* z, const float* w, int N) {
     plain_kernel<<<blocks, nthreads>>>(z, w, N);
 }
 int main() { int block_sizes[] = {64, 128, 256}; return 0; }
+`
+
+const dim3Program = `__global__ void tile_kernel(float* out, const float* inp, int C, int OC) {
+    out[blockIdx.x * blockDim.x + threadIdx.x] = inp[threadIdx.y * C];
+}
+void launch(float* out, const float* inp, int C, int OC) {
+    dim3 gridDim(OC / 16, C / 16);
+    dim3 blockDim(16, 16);
+    tile_kernel<<<gridDim, blockDim>>>(out, inp, C, OC);
+}
 `
