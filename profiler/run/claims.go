@@ -72,17 +72,24 @@ func OpenDirClaims(dir string, part, parts int) (*DirClaims, error) {
 	return c, nil
 }
 
-// writeNew writes s to a file that must not exist yet.
+// writeNew writes s to path, which must not exist yet (fs.ErrExist when
+// it does). The file appears whole: it is written aside and linked into
+// place, so a shard starting at the same moment never reads it half
+// written.
 func writeNew(path, s string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.CreateTemp(filepath.Dir(path), ".new-*")
 	if err != nil {
 		return err
 	}
+	defer os.Remove(f.Name())
 	_, err = io.WriteString(f, s)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return os.Link(f.Name(), path)
 }
 
 // owner is what a claim of this shard holds.

@@ -3,6 +3,7 @@ package run_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -211,6 +212,33 @@ func TestDirClaims(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(dir, ".owner-*"))
 	if len(left) != 1 { // b's, until its cleanup
 		t.Errorf("owner files left: %v", left)
+	}
+}
+
+// Shards that open one new directory at the same moment all get it: none
+// reads the split file half written.
+func TestDirClaimsOpenedAtOnce(t *testing.T) {
+	for round := range 20 {
+		dir := filepath.Join(t.TempDir(), fmt.Sprint("claims", round))
+		var wg sync.WaitGroup
+		errs := make([]error, 8)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c, err := run.OpenDirClaims(dir, i, len(errs))
+				if err == nil {
+					c.Close()
+				}
+				errs[i] = err
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d, shard %d: %v", round, i, err)
+			}
+		}
 	}
 }
 
