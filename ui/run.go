@@ -120,6 +120,10 @@ func (m Model) load(path string) (Model, tea.Cmd) {
 			m.setMsg(true, err.Error())
 			return m, nil
 		}
+		if n > SessionSweepLimit {
+			m.setMsg(true, fmt.Sprintf("%s: %s, more than the session holds (%d); headless it runs in constant memory: mltop --config %s --csv out.csv", path, plural(n, "spec"), SessionSweepLimit, path))
+			return m, nil
+		}
 		if n > run.BigSweep {
 			m.confirm = path
 			return m, m.prompt.open(promptAsk, fmt.Sprintf("%s has %s (more than %d): load and run them? y/n ", path, plural(n, "spec"), run.BigSweep), "", m.width)

@@ -42,6 +42,12 @@ import (
 	"github.com/mltop/mltop/profiler/run"
 )
 
+// SessionSweepLimit is the largest sweep `L` loads: the session holds
+// every spec and every result of a run in memory (the history), so a
+// larger one is left to a headless sweep, which streams in constant
+// memory.
+const SessionSweepLimit = 100_000
+
 // Options configure a session.
 type Options struct {
 	// NoColor draws without colour (--no-color). A non-empty NO_COLOR in the

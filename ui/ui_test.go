@@ -303,8 +303,11 @@ func TestLoadLargeSweepAsksFirst(t *testing.T) {
 		return []profiler.Spec{{Kernel: "softmax_bwd", DType: profiler.F32, Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"rows": 64, "cols": 256}}}, profiler.DefaultOptions(), nil
 	}
 	opts.SweepSize = func(path string) (int, error) {
-		if path == "big.yaml" {
+		switch path {
+		case "big.yaml":
 			return run.BigSweep + 1, nil
+		case "huge.yaml":
+			return SessionSweepLimit + 1, nil
 		}
 		return 1, nil
 	}
@@ -326,6 +329,15 @@ func TestLoadLargeSweepAsksFirst(t *testing.T) {
 		if loads != c.loads {
 			t.Errorf("answer %s: %d loads, want %d", c.answer, loads, c.loads)
 		}
+	}
+	// one the session cannot hold is refused, pointing to a headless sweep
+	hs.keys("L")
+	hs.typeText("huge.yaml")
+	hs.keys("enter")
+	var msg string
+	hs.waitFor("refusal", func(m Model) bool { msg = m.msg; return strings.Contains(m.msg, "more than the session holds") })
+	if !strings.Contains(msg, "mltop --config huge.yaml") || loads != 1 {
+		t.Errorf("huge sweep: %d loads, message %q", loads, msg)
 	}
 	// a small sweep loads at once
 	hs.keys("L")

@@ -91,14 +91,7 @@ func runTUI(ctx context.Context, s *session, o *options) error {
 			}
 			return specs, sw.Jobs[0].Options, nil
 		},
-		SweepSize: func(path string) (int, error) {
-			st, err := sweep.LoadStream(path, base, s.sweepOptions())
-			if err != nil {
-				return 0, err
-			}
-			p, err := run.PlanSweep(ctx, run.SweepConfig{Source: st}, nil, nil)
-			return p.Specs, err
-		},
+		SweepSize: sweepSize(ctx, base, s.sweepOptions()),
 		WriteCSV: sink.WriteCSVFile,
 	})
 }
@@ -203,4 +196,19 @@ func runSession(ctx context.Context, s *session, a *sessionArgs, pos []string) e
 		return runTUI(ctx, s, &o)
 	}
 	return runSweep(ctx, s, *config, &o, stdout, stderr)
+}
+
+// sweepSize is the session's ui.Options.SweepSize: the specs of a sweep
+// file, counted (or estimated, for a huge one) without holding them, so
+// that `L` asks before a large sweep and refuses one the session cannot
+// hold.
+func sweepSize(ctx context.Context, base profiler.Options, so sweep.Options) func(path string) (int, error) {
+	return func(path string) (int, error) {
+		st, err := sweep.LoadStream(path, base, so)
+		if err != nil {
+			return 0, err
+		}
+		p, err := run.PlanSweep(ctx, run.SweepConfig{Source: st}, nil, nil)
+		return p.Specs, err
+	}
 }

@@ -1,8 +1,15 @@
 package cli
 
 import (
+	"context"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/sweep"
+	"github.com/mltop/mltop/ui"
 )
 
 // TestTUINeedsTerminal: `mltop` with stdout not a terminal (a buffer here)
@@ -62,5 +69,27 @@ func TestTUITakesDevices(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, want 2 saying %q:\n%s", tc.args, code, tc.want, stderr)
 		}
+	}
+}
+
+// The session's sweep size counts a sweep file's specs (duplicates once)
+// and estimates a huge one without holding it; a file that does not load
+// is its error.
+func TestSessionSweepSize(t *testing.T) {
+	size := sweepSize(context.Background(), profiler.DefaultOptions(), sweep.Options{})
+	small := writeFile(t, "small.yaml", "sweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64, 64]}\n    dims: {rows: 4, cols: [64, 128]}\n")
+	if n, err := size(small); n != 4 || err != nil {
+		t.Errorf("small sweep: %d, %v; want 4", n, err)
+	}
+	var rows, cols []string
+	for i := 1; i <= 600; i++ {
+		rows, cols = append(rows, fmt.Sprint(i)), append(cols, fmt.Sprint(i))
+	}
+	huge := writeFile(t, "huge.yaml", "sweeps:\n  - kernel: softmax_bwd\n    dtypes: [f32, bf16]\n    knobs: {WG: [32, 64, 128, 256, 512, 1024]}\n    dims: {rows: ["+strings.Join(rows, ", ")+"], cols: ["+strings.Join(cols, ", ")+"]}\n")
+	if n, err := size(huge); err != nil || n <= ui.SessionSweepLimit {
+		t.Errorf("huge sweep (4.32 M specs): %d, %v; want more than %d", n, err, ui.SessionSweepLimit)
+	}
+	if _, err := size(filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
+		t.Error("a missing file has a size")
 	}
 }
