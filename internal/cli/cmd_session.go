@@ -92,7 +92,7 @@ func runTUI(ctx context.Context, s *session, o *options) error {
 			return specs, sw.Jobs[0].Options, nil
 		},
 		SweepSize: sweepSize(ctx, base, s.sweepOptions()),
-		WriteCSV: sink.WriteCSVFile,
+		WriteCSV:  sink.WriteCSVFile,
 	})
 }
 
