@@ -87,7 +87,7 @@ func (c Columns) Table() []Column {
 // lack; a decoder reads such files and leaves the field at its zero value.
 // (--resume still wants the exact header of the sweep it continues.)
 var optionalColumns = []string{"device_ordinal", "cache", DispatchMediansColumn, SMClockColumn, SettleColumn,
-	CILoColumn, CIHiColumn, StopReasonColumn, WorstOverBoundColumn, WallColumn}
+	CILoColumn, CIHiColumn, StopReasonColumn, WorstOverBoundColumn, WallColumn, MeanColumn}
 
 // FixedColumns are the names every mltop CSV has, whatever its kernels.
 func FixedColumns() []string {
@@ -146,6 +146,9 @@ var tailColumns = []Column{
 	microsColumn("p10_us", measured, func(r *profiler.Result) *float64 { return &r.Stats.P10 }),
 	microsColumn("median_us", measured, func(r *profiler.Result) *float64 { return &r.Stats.Median }),
 	microsColumn("p90_us", measured, func(r *profiler.Result) *float64 { return &r.Stats.P90 }),
+	// The mean: steadier than the median for a kernel whose samples sit at
+	// two levels (docs/measuring.md, Reproducibility).
+	microsColumn(MeanColumn, measured, func(r *profiler.Result) *float64 { return &r.Stats.Mean }),
 	// The median's 95% confidence interval; empty below 6 samples, where
 	// there is none.
 	microsColumn(CILoColumn, hasCI, func(r *profiler.Result) *float64 { return &r.Stats.CILo }),
@@ -336,6 +339,7 @@ const (
 	CIHiColumn           = "ci_hi_us"         // high end of it
 	StopReasonColumn     = "stop_reason"      // why sampling stopped (profiler.StopPrecision, …)
 	WorstOverBoundColumn = "worst_over_bound" // the worst element's |got−want| over its bound
+	MeanColumn           = "mean_us"          // the samples' mean
 )
 
 // stopReasons are the stop_reason values mltop writes.

@@ -28,6 +28,7 @@ func cellOf(t *testing.T, r profiler.Result, name string) string {
 func TestColumnCellsMeasuredAndNot(t *testing.T) {
 	timed := richResult()
 	timed.Stats.Median = 1234567.891
+	timed.Stats.Mean = 1240001.5
 	few := richResult() // timed, but below 6 samples: no interval
 	few.Stats.N, few.Stats.CILo, few.Stats.CIHi = 3, 0, 0
 	unchecked := richResult()
@@ -71,6 +72,8 @@ func TestColumnCellsMeasuredAndNot(t *testing.T) {
 		{"invalid", notRun, "p10_us", ""},
 		{"invalid", notRun, "median_us", ""},
 		{"invalid", notRun, "p90_us", ""},
+		{"invalid", notRun, "mean_us", ""},
+		{"timed", timed, "mean_us", "1240.0015"},
 		{"invalid", notRun, "ci_lo_us", ""},
 		{"invalid", notRun, "ci_hi_us", ""},
 		{"invalid", notRun, "cv", ""},

@@ -43,14 +43,14 @@ func TestCSVSinkAndResume(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("after one Write the file has %d lines:\n%s", len(lines), data)
 	}
-	wantHead := "time,backend,device,device_ordinal,timer,cache,kernel,dtype,WG,N,broken,drift,n,min_us,p10_us,median_us,p90_us,ci_lo_us,ci_hi_us,cv,stop_reason,tflops,gbps,pct_peak_flops,pct_peak_bw,pct_measured_flops,pct_measured_bw,tgm_bytes,tgm_limit,compiler_tgm,occupancy,occupancy_limiter,memory_bytes,max_abs_err,max_rel_err,rms_err,worst_over_bound,tol,rows_checked,status,error,dispatch_medians_us,sm_clock_mhz,settle_s,wall_s"
+	wantHead := "time,backend,device,device_ordinal,timer,cache,kernel,dtype,WG,N,broken,drift,n,min_us,p10_us,median_us,p90_us,mean_us,ci_lo_us,ci_hi_us,cv,stop_reason,tflops,gbps,pct_peak_flops,pct_peak_bw,pct_measured_flops,pct_measured_bw,tgm_bytes,tgm_limit,compiler_tgm,occupancy,occupancy_limiter,memory_bytes,max_abs_err,max_rel_err,rms_err,worst_over_bound,tol,rows_checked,status,error,dispatch_medians_us,sm_clock_mhz,settle_s,wall_s"
 	if lines[0] != wantHead {
 		t.Errorf("header\n%s\nwant\n%s", lines[0], wantHead)
 	}
 	row := strings.Split(lines[1], ",")
 	at := func(name string) string { return row[slices.Index(strings.Split(wantHead, ","), name)] }
 	if row[1] != "mem" || row[3] != "0" || row[5] != "cold" || row[6] != "test_scale" || row[8] != "32" || row[9] != "500" || row[10] != "0" || at("status") != "ok" || at("occupancy") != "64" || at("occupancy_limiter") != "threads" ||
-		at("stop_reason") == "" || at("ci_lo_us") == "" || at("ci_hi_us") == "" {
+		at("stop_reason") == "" || at("ci_lo_us") == "" || at("ci_hi_us") == "" || at("mean_us") != "1.0011" {
 		t.Errorf("row %v", row)
 	}
 	s.Write(results[2]) // invalid row with an error
