@@ -25,6 +25,8 @@ var cTypes = map[string]string{
 	"half": "f16", "__half": "f16", "half2": "f16", "__half2": "f16", "half4": "f16",
 	"__nv_bfloat16": "bf16", "nv_bfloat16": "bf16", "__nv_bfloat162": "bf16", "bfloat": "bf16", "bfloat16_t": "bf16",
 	"int": "i32", "unsigned": "i32", "unsigned int": "i32", "uint": "i32", "int32_t": "i32", "uint32_t": "i32",
+	"long": "i64", "long int": "i64", "long long": "i64", "long long int": "i64", "int64_t": "i64", "ptrdiff_t": "i64",
+	"unsigned long": "u64", "unsigned long long": "u64", "uint64_t": "u64", "size_t": "u64", "ulong": "u64",
 }
 
 // nonFloat are C types that are no element type's name.
@@ -96,7 +98,7 @@ func (c *context) floatAlias(t string) bool {
 		return false
 	}
 	if u, ok := c.typedefs[t]; ok {
-		return u == "" || cTypes[u] != "" && cTypes[u] != "i32"
+		return u == "" || cTypes[u] != "" && !isIntDType(cTypes[u])
 	}
 	if structFields(c.toks, t) != nil || strings.ContainsAny(t, " <:") {
 		return false
@@ -109,7 +111,7 @@ func (c *context) intType(t string) bool {
 	if u, ok := c.typedefs[t]; ok && u != "" {
 		t = u
 	}
-	return csrc.IsIntScalar(t) || cTypes[t] == "i32" || t == "unsigned long" || t == "ptrdiff_t"
+	return csrc.IsIntScalar(t) || isIntDType(cTypes[t])
 }
 
 // generic says whether a type follows the spec's dtype.

@@ -15,10 +15,14 @@ type kernelScan struct {
 	sig      csrc.Signature
 	tmpl     []tparam
 	body     []csrc.Token
-	block    string       // the knob that is the group's thread count
-	sizeDims []string     // the kernel's dims, in parameter order
-	newBufs  []*buffer    // the buffers this dispatch added (their shapes follow its dims)
-	launch   *launchBlock // its host launch, when the source has one (findLaunch)
+	block    string    // the knob that is the group's thread count
+	sizeDims []string  // the kernel's dims, in parameter order
+	newBufs  []*buffer // the buffers this dispatch added (their shapes follow its dims)
+	// indexBufs are its integer inputs named like indices (tokens,
+	// targets); vocab is the dim of its vocabulary-size parameter.
+	indexBufs []*buffer
+	vocab     string
+	launch    *launchBlock // its host launch, when the source has one (findLaunch)
 }
 
 const sweep = "[32, 64, 128, 256, 512, 1024]"
@@ -35,6 +39,7 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) {
 	d := &dispatch{comment: fmt.Sprintf("line %d: %s", sig.Line, sig)}
 	d.entry = c.entryExpr(p, k)
 	d.args = c.bindParams(p, k)
+	boundIndices(k)
 	if k.block == "" {
 		d.threadsComment = c.blockFromSource(p, k)
 	}
