@@ -33,6 +33,7 @@ type uparam struct {
 // (Metal).
 type ubinding struct {
 	sig         csrc.Signature
+	file        string // the file that defines the entry: the source or one of its local headers
 	params      []uparam
 	interleaved bool // a scalar comes before a buffer: the dispatch carries its Order
 }
