@@ -1,12 +1,16 @@
 package profiler
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 )
 
 // DType is the element type of a kernel's tensors. Specs use F32, F16 and
-// BF16; I32 exists for index buffers (token ids, embedding indices).
+// BF16; the integer types exist for index buffers (token ids, embedding
+// indices, targets): I32 for int, I64 for long / int64_t, U64 for
+// unsigned long / uint64_t / size_t. Their values travel as float32 on
+// the host, so they are exact up to 2^24 in magnitude.
 type DType string
 
 const (
@@ -14,7 +18,29 @@ const (
 	F16  DType = "f16"
 	BF16 DType = "bf16"
 	I32  DType = "i32"
+	I64  DType = "i64"
+	U64  DType = "u64"
 )
+
+// IsInt says whether d is an integer type (an index buffer's).
+func (d DType) IsInt() bool { return d == I32 || d == I64 || d == U64 }
+
+// ParseBufferDType accepts a buffer's fixed element type: a float dtype
+// or an integer one (i32, i64, u64 and their long spellings).
+func ParseBufferDType(s string) (DType, error) {
+	switch s {
+	case "i32", "int32":
+		return I32, nil
+	case "i64", "int64":
+		return I64, nil
+	case "u64", "uint64":
+		return U64, nil
+	}
+	if d, err := ParseDType(s); err == nil {
+		return d, nil
+	}
+	return "", fmt.Errorf("unknown dtype %q: use one of f32, f16, bf16, i32, i64, u64", s)
+}
 
 // FloatDTypes are the dtypes a Spec may ask for.
 var FloatDTypes = []DType{F32, F16, BF16}
@@ -37,6 +63,8 @@ func (d DType) Size() int {
 	switch d {
 	case F16, BF16:
 		return 2
+	case I64, U64:
+		return 8
 	default:
 		return 4
 	}
@@ -52,6 +80,10 @@ func (d DType) Round(x float32) float32 {
 		return BF16ToF32(F32ToBF16(x))
 	case I32:
 		return float32(int32(x))
+	case I64:
+		return float32(int64(x))
+	case U64:
+		return float32(uint64(max(x, 0)))
 	}
 	return x
 }
@@ -148,6 +180,14 @@ func (d DType) Encode(dst []byte, vals []float32) {
 			u := uint32(int32(v))
 			dst[4*i], dst[4*i+1], dst[4*i+2], dst[4*i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
 		}
+	case I64:
+		for i, v := range vals {
+			binary.LittleEndian.PutUint64(dst[8*i:], uint64(int64(v)))
+		}
+	case U64:
+		for i, v := range vals {
+			binary.LittleEndian.PutUint64(dst[8*i:], uint64(max(v, 0)))
+		}
 	default:
 		for i, v := range vals {
 			u := math.Float32bits(v)
@@ -170,6 +210,14 @@ func (d DType) Decode(src []byte, out []float32) {
 	case I32:
 		for i := range out {
 			out[i] = float32(int32(uint32(src[4*i]) | uint32(src[4*i+1])<<8 | uint32(src[4*i+2])<<16 | uint32(src[4*i+3])<<24))
+		}
+	case I64:
+		for i := range out {
+			out[i] = float32(int64(binary.LittleEndian.Uint64(src[8*i:])))
+		}
+	case U64:
+		for i := range out {
+			out[i] = float32(binary.LittleEndian.Uint64(src[8*i:]))
 		}
 	default:
 		for i := range out {

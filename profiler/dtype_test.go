@@ -1,6 +1,7 @@
 package profiler
 
 import (
+	"bytes"
 	"math"
 	"strings"
 	"testing"
@@ -130,5 +131,55 @@ func TestParseDTypeAliases(t *testing.T) {
 		if _, err := ParseDType(in); err == nil || !strings.Contains(err.Error(), "use one of f32, f16, bf16") {
 			t.Errorf("%q: %v, want refused with the list", in, err)
 		}
+	}
+}
+
+// The 64-bit integer buffer types: 8 bytes little endian, as C's long /
+// int64_t and unsigned long / uint64_t lay them out; u64 never goes
+// negative.
+func TestInt64EncodeDecode(t *testing.T) {
+	for _, c := range []struct {
+		d     DType
+		in    []float32
+		bytes []byte // of the first value
+		back  []float32
+	}{
+		{I64, []float32{-2, 16777216, 3.7}, []byte{0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, []float32{-2, 16777216, 3}},
+		{U64, []float32{258, 16777216, -5}, []byte{2, 1, 0, 0, 0, 0, 0, 0}, []float32{258, 16777216, 0}},
+	} {
+		if c.d.Size() != 8 || !c.d.IsInt() {
+			t.Fatalf("%s: size %d, IsInt %v", c.d, c.d.Size(), c.d.IsInt())
+		}
+		buf := make([]byte, 8*len(c.in))
+		c.d.Encode(buf, c.in)
+		if !bytes.Equal(buf[:8], c.bytes) {
+			t.Errorf("%s: %g encodes as % x, want % x", c.d, c.in[0], buf[:8], c.bytes)
+		}
+		out := make([]float32, len(c.in))
+		c.d.Decode(buf, out)
+		for i := range out {
+			if out[i] != c.back[i] || c.d.Round(c.in[i]) != c.back[i] {
+				t.Errorf("%s: %g -> %g (Round %g), want %g", c.d, c.in[i], out[i], c.d.Round(c.in[i]), c.back[i])
+			}
+		}
+	}
+	for _, d := range []DType{F32, F16, BF16} {
+		if d.IsInt() {
+			t.Errorf("%s is not an integer type", d)
+		}
+	}
+}
+
+func TestParseBufferDType(t *testing.T) {
+	for in, want := range map[string]DType{"i32": I32, "int32": I32, "i64": I64, "int64": I64, "u64": U64, "uint64": U64, "bf16": BF16, "f32": F32} {
+		if got, err := ParseBufferDType(in); err != nil || got != want {
+			t.Errorf("%s: %v, %v; want %s", in, got, err, want)
+		}
+	}
+	if _, err := ParseBufferDType("u32"); err == nil || !strings.Contains(err.Error(), `"u32"`) || !strings.Contains(err.Error(), "i64, u64") {
+		t.Errorf("u32: %v", err)
+	}
+	if _, err := ParseDType("i64"); err == nil {
+		t.Error("a spec's dtype is a float type: ParseDType took i64")
 	}
 }

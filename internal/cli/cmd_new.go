@@ -61,7 +61,7 @@ func runNew(_ context.Context, s *session, a *newArgs, pos []string) error {
 			entries = append(entries, e)
 		}
 	}
-	res, err := scaffold.Manifest(scaffold.Request{Name: pos[0], SrcPath: a.from, Src: string(src), Entries: entries, Dir: dir})
+	res, err := scaffold.Manifest(scaffold.Request{Name: pos[0], SrcPath: a.from, Src: string(src), Entries: entries, Dir: dir, Read: os.ReadFile})
 	if err != nil {
 		return badInput("%v", err)
 	}

@@ -33,6 +33,7 @@ type uparam struct {
 // (Metal).
 type ubinding struct {
 	sig         csrc.Signature
+	file        string // the file that defines the entry: the source or one of its local headers
 	params      []uparam
 	interleaved bool // a scalar comes before a buffer: the dispatch carries its Order
 }
@@ -62,6 +63,11 @@ var elemTypes = map[string]profiler.DType{
 	"half": profiler.F16, "__half": profiler.F16, "half2": profiler.F16, "__half2": profiler.F16, "half4": profiler.F16,
 	"__nv_bfloat16": profiler.BF16, "nv_bfloat16": profiler.BF16, "__nv_bfloat162": profiler.BF16,
 	"bfloat": profiler.BF16, "bfloat2": profiler.BF16, "bfloat4": profiler.BF16, "bfloat16_t": profiler.BF16,
+	"int": profiler.I32, "signed int": profiler.I32, "int32_t": profiler.I32,
+	"long": profiler.I64, "long int": profiler.I64, "long long": profiler.I64, "long long int": profiler.I64,
+	"int64_t": profiler.I64, "ptrdiff_t": profiler.I64,
+	"unsigned long": profiler.U64, "unsigned long int": profiler.U64, "unsigned long long": profiler.U64,
+	"unsigned long long int": profiler.U64, "uint64_t": profiler.U64, "size_t": profiler.U64, "ulong": profiler.U64,
 }
 
 // typeScope resolves the type names of one source.

@@ -1,8 +1,10 @@
 package user
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/expr"
@@ -46,12 +48,10 @@ func (bl *builder) buffer(b bufferYAML, path string) (ubuf, error) {
 	switch b.DType {
 	case "", bl.dtypeName():
 		ub.dtype = ""
-	case "i32", "int32":
-		ub.dtype = profiler.I32
 	default:
-		dt, err := profiler.ParseDType(b.DType)
+		dt, err := profiler.ParseBufferDType(b.DType)
 		if err != nil {
-			return ub, d.err(path+".dtype", field+".dtype", "%v (or T for the spec's dtype, or i32)", err)
+			return ub, d.err(path+".dtype", field+".dtype", "%v (or %s for the spec's dtype)", err, bl.dtypeName())
 		}
 		ub.dtype = dt
 	}
@@ -66,7 +66,10 @@ func (bl *builder) buffer(b bufferYAML, path string) (ubuf, error) {
 		}
 		ub.shape = append(ub.shape, p)
 	}
-	init, err := bl.parseBufferInit(b, ub.dtype)
+	init, err := bl.parseBufferInit(b, ub.dtype, path)
+	if IsError(err) {
+		return ub, err // an argument's expression, at its own position
+	}
 	if err != nil {
 		return ub, d.err(path+".init", field+".init", "%v", err)
 	}
@@ -80,21 +83,67 @@ func (bl *builder) buffer(b bufferYAML, path string) (ubuf, error) {
 	return ub, bl.bufferGrowth(b, &ub, path)
 }
 
-// parseBufferInit reads a buffer's init: npy:file.npy (read now), or one
-// of parseInit's generators.
-func (bl *builder) parseBufferInit(b bufferYAML, dt profiler.DType) (initSpec, error) {
+// parseBufferInit reads a buffer's init (at YAML path): npy:file.npy
+// (read now), or one of parseInit's generators, whose arguments may be
+// expressions of the spec.
+func (bl *builder) parseBufferInit(b bufferYAML, dt profiler.DType, path string) (initSpec, error) {
 	if b.InOut {
 		if b.Init == "" {
 			return initSpec{}, fmt.Errorf("%s is inout (updated in place), so it needs initial values: add e.g. `init: normal(0, 1)` or `init: \"npy:%s.npy\"`", b.Name, b.Name)
 		}
-		if s, _ := parseInit(b.Init, true, dt); s.kind == profiler.InitPoison {
+		if s, _ := parseInit(b.Init, true, dt, nil); s.kind == profiler.InitPoison {
 			return initSpec{}, fmt.Errorf("%s is inout: poison initial values would make every result NaN; give it a real init such as normal(0, 1)", b.Name)
 		}
 	}
 	if rel, ok := npyInitPath(b.Init); ok {
 		return bl.readNPYInit(rel)
 	}
-	return parseInit(b.Init, b.Out, dt)
+	return parseInit(b.Init, b.Out, dt, bl.initArgCompiler(b, path))
+}
+
+// initArgCompiler compiles the init arguments of buffer b (at YAML path)
+// that are not numbers, over the knobs, dims, flags and values. A knob
+// that does not change the shape is refused: inputs are made once per
+// shape, so such a knob could not change them.
+func (bl *builder) initArgCompiler(b bufferYAML, path string) argCompiler {
+	field := "buffers[" + b.Name + "].init"
+	return func(src string, off int) (*expr.Program, error) {
+		w := bl.d.where(path+".init", field)
+		w.Col += off
+		p, err := expr.Compile(src, bl.vars, w)
+		if err != nil {
+			var ee *expr.Error
+			if errors.As(err, &ee) {
+				ee.Msg += fmt.Sprintf(" (an argument of init %s)", strings.TrimSpace(b.Init))
+			}
+			return nil, exprError(err, field)
+		}
+		if p.ResultKind() == expr.Bool {
+			return nil, &Error{File: w.File, Line: w.Line, Col: w.Col, Field: field, Msg: fmt.Sprintf("'%s' in init %s is true or false: an init argument is a number", src, strings.TrimSpace(b.Init))}
+		}
+		if k := bl.nonShapeKnob(p.Names()); k != "" {
+			return nil, &Error{File: w.File, Line: w.Line, Col: w.Col, Field: field, Msg: fmt.Sprintf("'%s' in init %s uses knob %s, which does not change the shape: inputs are made once per shape, so mark it `shape: true` or use a dim", src, strings.TrimSpace(b.Init), k)}
+		}
+		return p, nil
+	}
+}
+
+// nonShapeKnob is the first knob without `shape: true` that names (or the
+// values they name) depend on, "" if none.
+func (bl *builder) nonShapeKnob(names []string) string {
+	for _, n := range names {
+		if k, ok := bl.m.Knobs[n]; ok && !k.Shape {
+			return n
+		}
+		for _, v := range bl.f.values {
+			if v.name == n {
+				if k := bl.nonShapeKnob(v.p.Names()); k != "" {
+					return k
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // bufferGrowth reads terms, magnitude and accumulate (outputs only).

@@ -43,7 +43,7 @@ func TestBadBuffers(t *testing.T) {
 		{"outliers fraction", "  - {name: X, dtype: T, shape: [rows, cols], init: \"normal(0, 1, outliers=2, scale=5)\"}", yLine, []string{"outliers=2", "0 ≤ outliers < 1"}},
 		{"unknown keyword", "  - {name: X, dtype: T, shape: [rows, cols], init: \"normal(0, 1, spikes=0.1)\"}", yLine, []string{"unknown keyword spikes"}},
 		{"keyword on uniform", "  - {name: X, dtype: T, shape: [rows, cols], init: \"uniform(0, 1, scale=3)\"}", yLine, []string{"only normal takes keyword"}},
-		{"not a number", "  - {name: X, dtype: T, shape: [rows, cols], init: \"normal(0, one)\"}", yLine, []string{"\"one\" in \"normal(0, one)\" is not a number"}},
+		{"unknown name in an argument", "  - {name: X, dtype: T, shape: [rows, cols], init: \"normal(0, one)\"}", yLine, []string{"buffers[X].init", "unknown name 'one'", "init normal(0, one)"}},
 		{"npy missing", "  - {name: X, dtype: T, shape: [rows, cols], init: \"npy:nope.npy\"}", yLine, []string{"npy:nope.npy", "cannot read", "relative to the manifest"}},
 		{"npy not npy", "  - {name: X, dtype: T, shape: [rows, cols], init: \"npy:w.txt\"}", yLine, []string{"name a .npy file"}},
 		{"terms on input", "  - {name: X, dtype: T, shape: [rows, cols], terms: cols}", yLine, []string{"buffers[X].terms", "X is an input"}},

@@ -160,21 +160,24 @@ func (bl *builder) args(ds dispatchYAML, path, field string) ([]uarg, error) {
 // buffer, a by-value parameter an expression, a const pointer no output.
 func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 	f, d := bl.f, bl.d
-	s := f.src[lang]
 	name := ud.entry.name
-	sigs, found := csrc.Overloads(s.code, name)
-	if lang == "metal" { // a [[host_name]] instantiation: its template's signature (metal_entry.go)
-		var err error
-		if sigs, found, err = metalOverloads(s.code, name); err != nil {
-			return ubinding{}, d.err(path+".entry", field+".entry", "%s: %v", s.path, err)
+	find := func(code string) ([]csrc.Signature, []string, error) {
+		if lang == "metal" { // a [[host_name]] instantiation: its template's signature (metal_entry.go)
+			return metalOverloads(code, name)
 		}
+		sigs, found := csrc.Overloads(code, name)
+		return sigs, found, nil
+	}
+	s, sigs, found, err := f.findEntry(lang, find)
+	if err != nil {
+		return ubinding{}, d.err(path+".entry", field+".entry", "%s: %v", s.path, err)
 	}
 	if len(sigs) == 0 {
 		hint := "no kernel functions found"
 		if len(found) > 0 {
 			hint = "kernels found: " + strings.Join(found, ", ")
 		}
-		return ubinding{}, d.err(path+".entry", field+".entry", "%s has no kernel %q (%s)", s.path, name, hint)
+		return ubinding{}, d.err(path+".entry", field+".entry", "%s has no kernel %q (%s)", s.path+localHeaders(f.prep[lang]), name, hint)
 	}
 	hasScalar := slices.ContainsFunc(ud.args, func(a uarg) bool { return a.buf == "" })
 	// A Metal entry takes its scalars either as one struct after the
@@ -202,17 +205,21 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 			return ubinding{}, err
 		}
 		if f.mlx != nil {
-			return bl.bindMLX(ud, sig, ts, s, path, field)
+			b, err := bl.bindMLX(ud, sig, ts, s, path, field)
+			b.file = s.path
+			return b, err
 		}
 	}
 	if takesStruct(sig) {
-		return bl.bindMetalStruct(ud, sig, ts, s, nbuf, path, field)
+		b, err := bl.bindMetalStruct(ud, sig, ts, s, nbuf, path, field)
+		b.file = s.path
+		return b, err
 	}
 	params := sig.Bindable()
 	if len(params) != len(ud.args) {
 		return ubinding{}, d.err(path+".args", field+".args", "%s", countMismatch(ud.args, params, s.path, sig))
 	}
-	b := ubinding{sig: sig}
+	b := ubinding{sig: sig, file: s.path}
 	seenScalar := false
 	for k, prm := range params {
 		apath, afield := d.item(path+".args", field+".args", k)

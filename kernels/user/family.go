@@ -239,9 +239,13 @@ func (f *Family) bufferSpec(b ubuf, s profiler.Spec, e map[string]any) (profiler
 		n *= v
 	}
 	bs := profiler.BufferSpec{Name: b.name, Role: b.role(), Type: dt, Elems: n, Init: b.init.kind}
+	lo, hi, err := b.init.values(e)
+	if err != nil {
+		return bs, fmt.Errorf("buffer %s: %w", b.name, err)
+	}
 	switch b.init.kind {
 	case profiler.InitNormal:
-		bs.Mean, bs.Scale = b.init.a, b.init.b
+		bs.Mean, bs.Scale = lo, hi
 		bs.Outliers, bs.OutlierScale = b.init.outliers, b.init.outlierScale
 		if bs.Scale == 0 { // N(m, 0) is the constant m (Fill reads Scale 0 as 1)
 			bs.Init, bs.Lo, bs.Hi = profiler.InitUniform, bs.Mean, bs.Mean
@@ -256,7 +260,7 @@ func (f *Family) bufferSpec(b ubuf, s profiler.Spec, e map[string]any) (profiler
 		}
 		bs.Data = b.init.data
 	case profiler.InitUniform, profiler.InitInts:
-		bs.Lo, bs.Hi = b.init.a, b.init.b
+		bs.Lo, bs.Hi = lo, hi
 	}
 	return bs, nil
 }

@@ -40,7 +40,7 @@ func (f *Family) squared(in profiler.Inputs) profiler.Inputs {
 		if !ok {
 			continue
 		}
-		if b.dtype == profiler.I32 {
+		if b.dtype.IsInt() {
 			out[b.name] = vals
 			continue
 		}

@@ -2,8 +2,8 @@ package user
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -11,12 +11,18 @@ import (
 
 	"github.com/mltop/mltop/kernels/user/pyref"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/expr"
 )
 
 type initSpec struct {
 	kind   profiler.InitKind
+	fn     string // normal, uniform, randint, …
 	a, b   float64
 	source string
+	// args are the positional arguments that are expressions of the spec
+	// (`randint(0, V)`), evaluated per spec by values; nil entries (and a
+	// nil slice) are the constants a and b.
+	args []*expr.Program
 	// outliers of normal(m, s, outliers=f, scale=k)
 	outliers, outlierScale float64
 	// npy:path: the array read from the file, its shape and path
@@ -25,21 +31,26 @@ type initSpec struct {
 	path  string
 }
 
-const initUsage = "use normal(mean, std), normal(mean, std, outliers=0.001, scale=50), uniform(lo, hi), randint(lo, hi), zeros, ones, arange, poison, or \"npy:file.npy\""
+const initUsage = "use normal(mean, std), normal(mean, std, outliers=0.001, scale=50), uniform(lo, hi), randint(lo, hi), zeros, ones, arange, poison, or \"npy:file.npy\"; arguments may be expressions of the dims, knobs and values, e.g. randint(0, V)"
 
 var initRE = regexp.MustCompile(`^\s*([a-z_]+)\s*(?:\((.*)\))?\s*$`)
 
-// parseInit reads a generated init: `name` or `name(args)`, where args are
-// numbers, and (normal only) outliers=f, scale=k by keyword.
-func parseInit(s string, out bool, dt profiler.DType) (initSpec, error) {
+// argCompiler compiles an init argument that is not a number: its text
+// and its offset in the init string.
+type argCompiler func(src string, off int) (*expr.Program, error)
+
+// parseInit reads a generated init: `name` or `name(args)`. Positional
+// args are numbers or expressions (compiled by compile); normal's
+// keywords outliers=f, scale=k are numbers.
+func parseInit(s string, out bool, dt profiler.DType, compile argCompiler) (initSpec, error) {
 	if s == "" {
 		if out {
-			return initSpec{kind: profiler.InitPoison, source: "poison"}, nil
+			return initSpec{kind: profiler.InitPoison, fn: "poison", source: "poison"}, nil
 		}
-		if dt == profiler.I32 {
-			return initSpec{}, errors.New("an i32 input needs an init: e.g. randint(0, 1000) for ids, or arange")
+		if dt.IsInt() {
+			return initSpec{}, fmt.Errorf("an integer (%s) input needs an init: e.g. randint(0, V) for ids below a dim V, or arange", dt)
 		}
-		return initSpec{kind: profiler.InitNormal, b: 1, source: "normal(0, 1)"}, nil
+		return initSpec{kind: profiler.InitNormal, fn: "normal", b: 1, source: "normal(0, 1)"}, nil
 	}
 	m := initRE.FindStringSubmatch(s)
 	if m == nil {
@@ -50,39 +61,42 @@ func parseInit(s string, out bool, dt profiler.DType) (initSpec, error) {
 	if !ok {
 		return initSpec{}, fmt.Errorf("unknown init %q: %s", m[1], initUsage)
 	}
-	pos, kw, err := initArgs(s, m[2])
+	sp := initSpec{source: strings.TrimSpace(s), fn: m[1]}
+	pos, kw, err := initArgs(s, m[2], strings.Index(s, "(")+1, compile)
 	if err != nil {
-		return initSpec{}, err
+		return sp, err
 	}
 	if len(pos) != n {
-		return initSpec{}, fmt.Errorf("%s takes %d arguments, got %d in %q: %s", m[1], n, len(pos), s, initUsage)
-	}
-	sp := initSpec{source: strings.TrimSpace(s)}
-	if n == 2 {
-		sp.a, sp.b = pos[0], pos[1]
+		return sp, fmt.Errorf("%s takes %d arguments, got %d in %q: %s", m[1], n, len(pos), s, initUsage)
 	}
 	if len(kw) > 0 && m[1] != "normal" {
 		return sp, fmt.Errorf("%q: only normal takes keyword arguments (outliers=, scale=)", s)
 	}
-	a, b := sp.a, sp.b
+	for _, a := range pos {
+		if a.p != nil {
+			sp.args = make([]*expr.Program, n)
+			break
+		}
+	}
+	for i, a := range pos {
+		if a.p != nil {
+			sp.args[i] = a.p
+		}
+	}
+	if n == 2 {
+		sp.a, sp.b = pos[0].v, pos[1].v
+	}
 	switch m[1] {
 	case "normal":
-		if b < 0 {
-			return sp, fmt.Errorf("normal(%g, %g): the standard deviation must be ≥ 0", a, b)
-		}
 		sp.kind = profiler.InitNormal
-		return sp, outlierArgs(&sp, s, kw)
-	case "uniform":
-		if b <= a {
-			return sp, fmt.Errorf("uniform(%g, %g): want lo < hi", a, b)
+		if err := outlierArgs(&sp, s, kw); err != nil {
+			return sp, err
 		}
+	case "uniform":
 		sp.kind = profiler.InitUniform
 	case "randint":
-		if b <= a || a != float64(int64(a)) || b != float64(int64(b)) {
-			return sp, fmt.Errorf("randint(%g, %g): want integers lo < hi (hi excluded)", a, b)
-		}
-		if dt != profiler.I32 {
-			return sp, fmt.Errorf("randint fills integer buffers: give the buffer `dtype: i32`")
+		if !dt.IsInt() {
+			return sp, fmt.Errorf("randint fills integer buffers: give the buffer `dtype: i32` (or i64, u32, u64)")
 		}
 		sp.kind = profiler.InitInts
 	case "zeros":
@@ -94,39 +108,142 @@ func parseInit(s string, out bool, dt profiler.DType) (initSpec, error) {
 	case "poison":
 		sp.kind = profiler.InitPoison
 	}
-	return sp, nil
+	if sp.args != nil {
+		return sp, nil // checked per spec, by values
+	}
+	return sp, sp.checkArgs(sp.a, sp.b)
 }
 
-// initArgs splits an init's argument list into numbers by position and by
-// keyword (key=number).
-func initArgs(s, list string) (pos []float64, kw map[string]float64, err error) {
+// checkArgs checks the two arguments of normal, uniform and randint.
+func (sp initSpec) checkArgs(a, b float64) error {
+	switch sp.fn {
+	case "normal":
+		if b < 0 {
+			return fmt.Errorf("normal(%g, %g): the standard deviation must be ≥ 0", a, b)
+		}
+	case "uniform":
+		if b <= a {
+			return fmt.Errorf("uniform(%g, %g): want lo < hi", a, b)
+		}
+	case "randint":
+		if b <= a || a != math.Trunc(a) || b != math.Trunc(b) {
+			return fmt.Errorf("randint(%g, %g): want integers lo < hi (hi excluded)", a, b)
+		}
+	}
+	return nil
+}
+
+// values are the two arguments for the spec whose expression environment
+// is e: the constants, or the expressions evaluated and checked. An error
+// names the init, the values it got and the names they came from.
+func (sp initSpec) values(e map[string]any) (a, b float64, err error) {
+	a, b = sp.a, sp.b
+	if sp.args == nil {
+		return a, b, nil
+	}
+	var names []string
+	seen := map[string]bool{}
+	for i, p := range sp.args {
+		if p == nil {
+			continue
+		}
+		v, err := p.Float(e)
+		if err != nil {
+			return 0, 0, fmt.Errorf("init %s: %v", sp.source, err)
+		}
+		if i == 0 {
+			a = v
+		} else {
+			b = v
+		}
+		for _, n := range p.Names() {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, fmt.Sprintf("%s=%v", n, e[n]))
+			}
+		}
+	}
+	if err := sp.checkArgs(a, b); err != nil {
+		return 0, 0, fmt.Errorf("init %s is %v for %s: make it valid for every spec (a rule, or the dims' min)", sp.source, err, strings.Join(names, ", "))
+	}
+	return a, b, nil
+}
+
+// initArg is one positional argument: a number v, or an expression p.
+type initArg struct {
+	v float64
+	p *expr.Program
+}
+
+// initArgs splits an init's argument list (at offset off in s) at its
+// top-level commas into positional arguments (numbers or expressions)
+// and keyword numbers (key=number).
+func initArgs(s, list string, off int, compile argCompiler) (pos []initArg, kw map[string]float64, err error) {
 	if strings.TrimSpace(list) == "" {
 		return nil, nil, nil
 	}
 	kw = map[string]float64{}
-	for _, a := range strings.Split(list, ",") {
-		key, val, isKW := strings.Cut(a, "=")
-		if !isKW {
-			val = key
-		}
-		v, perr := strconv.ParseFloat(strings.TrimSpace(val), 64)
-		if perr != nil || strings.ContainsAny(val, "()") {
-			return nil, nil, fmt.Errorf("%q in %q is not a number: %s", strings.TrimSpace(val), s, initUsage)
-		}
-		if !isKW {
-			if len(kw) > 0 {
-				return nil, nil, fmt.Errorf("%q: positional argument %s after a keyword one", s, strings.TrimSpace(val))
+	for _, piece := range splitTopLevel(list) {
+		text := strings.TrimSpace(piece.text)
+		if km := keywordRE.FindStringSubmatch(text); km != nil {
+			v, perr := strconv.ParseFloat(strings.TrimSpace(km[2]), 64)
+			if perr != nil {
+				return nil, nil, fmt.Errorf("%q in %q is not a number: %s= takes a number", strings.TrimSpace(km[2]), s, km[1])
 			}
-			pos = append(pos, v)
+			if _, dup := kw[km[1]]; dup {
+				return nil, nil, fmt.Errorf("%q: %s given twice", s, km[1])
+			}
+			kw[km[1]] = v
 			continue
 		}
-		k := strings.TrimSpace(key)
-		if _, dup := kw[k]; dup {
-			return nil, nil, fmt.Errorf("%q: %s given twice", s, k)
+		if len(kw) > 0 {
+			return nil, nil, fmt.Errorf("%q: positional argument %s after a keyword one", s, text)
 		}
-		kw[k] = v
+		if v, perr := strconv.ParseFloat(text, 64); perr == nil {
+			pos = append(pos, initArg{v: v})
+			continue
+		}
+		if text == "" || compile == nil {
+			return nil, nil, fmt.Errorf("%q in %q is not a number: %s", text, s, initUsage)
+		}
+		lead := len(piece.text) - len(strings.TrimLeft(piece.text, " \t"))
+		p, cerr := compile(text, off+piece.off+lead)
+		if cerr != nil {
+			return nil, nil, cerr
+		}
+		pos = append(pos, initArg{p: p})
 	}
 	return pos, kw, nil
+}
+
+// keywordRE is `key = value` (not `a == b`).
+var keywordRE = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\s*=([^=].*)$`)
+
+// listPiece is one comma-separated part of a list and its byte offset.
+type listPiece struct {
+	text string
+	off  int
+}
+
+// splitTopLevel splits list at the commas outside parentheses, so that
+// `0, min(V, 100)` is two arguments.
+func splitTopLevel(list string) []listPiece {
+	var out []listPiece
+	depth, start := 0, 0
+	for i, r := range list {
+		switch r {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, listPiece{list[start:i], start})
+				start = i + 1
+			}
+		}
+	}
+	return append(out, listPiece{list[start:], start})
 }
 
 // outlierArgs applies normal's keywords: outliers (a fraction in [0, 1))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mltop/mltop/kernels/user/csrc"
 	"github.com/mltop/mltop/profiler"
 )
 
@@ -31,6 +32,20 @@ func (f *Family) DispatchInfos() []DispatchInfo {
 		out[i] = di
 	}
 	return out
+}
+
+// EntryAt is dispatch i's entry in lang's source as the manifest bound
+// it: its signature and the file that defines it (the source, or one of
+// the local headers it includes); ok is false when there is none.
+func (f *Family) EntryAt(lang string, i int) (sig csrc.Signature, file string, ok bool) {
+	if i < 0 || i >= len(f.disps) {
+		return sig, "", false
+	}
+	b, ok := f.disps[i].bind[lang]
+	if !ok || b.file == "" {
+		return sig, "", false
+	}
+	return b.sig, b.file, true
 }
 
 // SourcePath is the path of the manifest's source in lang ("cuda" or

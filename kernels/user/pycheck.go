@@ -142,7 +142,7 @@ func (f *Family) runPythonContext(ctx context.Context, py string, c *pyCall, in 
 			}
 			vals = part
 		}
-		inputs = append(inputs, pyref.Input{Name: pb.b.name, Shape: c.sent(pb), Data: vals, Int: pb.b.dtype == profiler.I32})
+		inputs = append(inputs, pyref.Input{Name: pb.b.name, Shape: c.sent(pb), Data: vals, Int: pb.b.dtype.IsInt()})
 	}
 	return pyref.RunContext(ctx, py, f.check.python, c.dims, inputs)
 }

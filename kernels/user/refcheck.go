@@ -105,9 +105,9 @@ func (f *Family) checkRefOutput(b ubuf, got []RefOutput, shape []int) []RefProbl
 	switch {
 	case strings.HasPrefix(kind, "b"):
 		return []RefProblem{{Error: true, Msg: fmt.Sprintf("%s returned %s as booleans (%s): return numbers", f.check.python, b.name, o.Descr)}}
-	case b.dtype == profiler.I32 && strings.HasPrefix(kind, "f"):
-		return []RefProblem{{Msg: fmt.Sprintf("%s returned %s as %s, but the buffer is i32: return integers", f.check.python, b.name, o.Descr)}}
-	case b.dtype != profiler.I32 && !strings.HasPrefix(kind, "f"):
+	case b.dtype.IsInt() && strings.HasPrefix(kind, "f"):
+		return []RefProblem{{Msg: fmt.Sprintf("%s returned %s as %s, but the buffer is %s: return integers", f.check.python, b.name, o.Descr, b.dtype)}}
+	case !b.dtype.IsInt() && !strings.HasPrefix(kind, "f"):
 		return []RefProblem{{Msg: fmt.Sprintf("%s returned %s as %s (integers), but the buffer holds floats: compute the reference in float64", f.check.python, b.name, o.Descr)}}
 	}
 	return nil

@@ -31,8 +31,8 @@ func lintSources(r *Result) {
 		shared := sharedNames(code)
 		lintUnsizedShared(r, lang, code)
 		for _, d := range f.DispatchInfos() {
-			if sig, _, ok := csrc.FindEntry(code, d.Entry); ok {
-				r.add(Note, StepSource, path, sig.Line, 0, "entry %s", sig)
+			if sig, file, ok := f.EntryAt(lang, d.Index); ok {
+				r.add(Note, StepSource, file, sig.Line, 0, "entry %s", sig)
 			}
 			for k, item := range d.TGM {
 				if shared[item] {

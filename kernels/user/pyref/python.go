@@ -126,7 +126,7 @@ func RunContext(ctx context.Context, py, script string, dims map[string]any, inp
 }
 
 func (o *Outputs) run(parent context.Context, py string, dims map[string]any, inputs []Input) error {
-	var names []string
+	names := []string{} // a kernel without inputs (arange) sends [], not null
 	for _, in := range inputs {
 		if err := writeInput(filepath.Join(o.dir, "in_"+in.Name+".npy"), in); err != nil {
 			return err

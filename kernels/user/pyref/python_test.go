@@ -117,3 +117,14 @@ func TestRunDimsKeyError(t *testing.T) {
 		})
 	}
 }
+
+// A kernel without input buffers (an arange) sends an empty list of
+// inputs, which the driver iterates, not null.
+func TestRunNoInputs(t *testing.T) {
+	py := fakePython(t, `grep -q '"inputs":\[\]' "$d/meta.json" || { echo "inputs not []: $(cat "$d/meta.json")" >&2; exit 1; }; echo '[]' > "$d/outputs.json"`)
+	outs, err := Run(py, "/w/ref.py", map[string]any{"N": 4}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs.Close()
+}

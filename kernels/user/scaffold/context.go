@@ -25,6 +25,8 @@ var cTypes = map[string]string{
 	"half": "f16", "__half": "f16", "half2": "f16", "__half2": "f16", "half4": "f16",
 	"__nv_bfloat16": "bf16", "nv_bfloat16": "bf16", "__nv_bfloat162": "bf16", "bfloat": "bf16", "bfloat16_t": "bf16",
 	"int": "i32", "unsigned": "i32", "unsigned int": "i32", "uint": "i32", "int32_t": "i32", "uint32_t": "i32",
+	"long": "i64", "long int": "i64", "long long": "i64", "long long int": "i64", "int64_t": "i64", "ptrdiff_t": "i64",
+	"unsigned long": "u64", "unsigned long long": "u64", "uint64_t": "u64", "size_t": "u64", "ulong": "u64",
 }
 
 // nonFloat are C types that are no element type's name.
@@ -96,7 +98,7 @@ func (c *context) floatAlias(t string) bool {
 		return false
 	}
 	if u, ok := c.typedefs[t]; ok {
-		return u == "" || cTypes[u] != "" && cTypes[u] != "i32"
+		return u == "" || cTypes[u] != "" && !isIntDType(cTypes[u])
 	}
 	if structFields(c.toks, t) != nil || strings.ContainsAny(t, " <:") {
 		return false
@@ -109,7 +111,7 @@ func (c *context) intType(t string) bool {
 	if u, ok := c.typedefs[t]; ok && u != "" {
 		t = u
 	}
-	return csrc.IsIntScalar(t) || cTypes[t] == "i32" || t == "unsigned long" || t == "ptrdiff_t"
+	return csrc.IsIntScalar(t) || isIntDType(cTypes[t])
 }
 
 // generic says whether a type follows the spec's dtype.
@@ -146,6 +148,7 @@ func (c *context) elemDType(t string, sig csrc.Signature) string {
 func (c *context) setDTypes(p *plan) {
 	if u, ok := c.typedefs[c.dtypeName]; ok {
 		switch d := cTypes[u]; {
+		case u == "" && c.pickedDType(p):
 		case u == "":
 			p.dtypes = "[f32]"
 			p.dtypesNote = fmt.Sprintf("TODO: an #if in the source chooses %s's type: list the dtype it picks (mltop does not declare %s, the source does)", c.dtypeName, c.dtypeName)
@@ -163,4 +166,31 @@ func (c *context) setDTypes(p *plan) {
 	}
 	p.dtypes = "[f32]"
 	p.dtypesNote = "the buffers' types are fixed in the source"
+}
+
+// pickedDType sets the dtypes when the source's #if picks the dtype
+// name's type: fixed when the source #defines a macro the #if tests
+// (llm.c's `#define ENABLE_BF16` before `#include "common.h"`), else the
+// default branch's type, with a TODO naming the macros that choose others.
+func (c *context) pickedDType(p *plan) bool {
+	ch, ok := chooseTypedef(c.src, c.dtypeName)
+	d := cTypes[ch.ctype]
+	if !ok || d == "" || isIntDType(d) {
+		return false
+	}
+	p.dtypes = "[" + d + "]"
+	if len(ch.fixed) > 0 {
+		p.dtypesNote = fmt.Sprintf("the source defines %s, so its #if makes %s %s", strings.Join(ch.fixed, ", "), c.dtypeName, ch.ctype)
+		return true
+	}
+	p.dtypesNote = fmt.Sprintf("TODO: without %s the source's #if makes %s %s; to run others, list them and set defines: (e.g. {%s: \"%s == bf16\"})", strings.Join(ch.tested, " or "), c.dtypeName, ch.ctype, firstOr(ch.tested, "MACRO"), c.dtypeName)
+	p.note("%s's type is chosen by an #if on %s: dtypes lists %s, the type it picks by default", c.dtypeName, strings.Join(ch.tested, ", "), d)
+	return true
+}
+
+func firstOr(s []string, def string) string {
+	if len(s) == 0 {
+		return def
+	}
+	return s[0]
 }

@@ -15,10 +15,14 @@ type kernelScan struct {
 	sig      csrc.Signature
 	tmpl     []tparam
 	body     []csrc.Token
-	block    string       // the knob that is the group's thread count
-	sizeDims []string     // the kernel's dims, in parameter order
-	newBufs  []*buffer    // the buffers this dispatch added (their shapes follow its dims)
-	launch   *launchBlock // its host launch, when the source has one (findLaunch)
+	block    string    // the knob that is the group's thread count
+	sizeDims []string  // the kernel's dims, in parameter order
+	newBufs  []*buffer // the buffers this dispatch added (their shapes follow its dims)
+	// indexBufs are its integer inputs named like indices (tokens,
+	// targets); vocab is the dim of its vocabulary-size parameter.
+	indexBufs []*buffer
+	vocab     string
+	launch    *launchBlock // its host launch, when the source has one (findLaunch)
 }
 
 const sweep = "[32, 64, 128, 256, 512, 1024]"
@@ -32,9 +36,10 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) {
 	if lb, ok := findLaunch(c.src, sig.Entry); ok {
 		k.launch = &lb
 	}
-	d := &dispatch{comment: fmt.Sprintf("line %d: %s", sig.Line, sig)}
+	d := &dispatch{comment: fmt.Sprintf("%s: %s", p.lines.at(sig.Line), sig)}
 	d.entry = c.entryExpr(p, k)
 	d.args = c.bindParams(p, k)
+	boundIndices(k)
 	if k.block == "" {
 		d.threadsComment = c.blockFromSource(p, k)
 	}
@@ -47,7 +52,7 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) {
 	if k.launch != nil {
 		if g := gridExpr(k.launch.grid, p); g != "" {
 			d.grid[0] = g
-			d.gridComment = fmt.Sprintf("from the launch at line %d", k.launch.line)
+			d.gridComment = fmt.Sprintf("from the launch at %s", p.lines.at(k.launch.line))
 		}
 	}
 	d.threads = []string{k.block, "1", "1"}
@@ -151,8 +156,8 @@ func (c *context) blockFromSource(p *plan, k *kernelScan) string {
 		k.block = n
 		if isNew {
 			p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: [%d], default: %d, doc: threads per group}", cn.value, cn.value),
-				comment: fmt.Sprintf("TODO: fixed by the source (line %d: %s %s %d); wrap a #define in #ifndef %s to sweep it", cn.line, cn.what, cn.name, cn.value, cn.name)})
-			p.note("%s is fixed by the source (line %d): knob %s has the one value %d; guard its #define with #ifndef to sweep it", cn.name, cn.line, n, cn.value)
+				comment: fmt.Sprintf("TODO: fixed by the source (%s: %s %s %d); wrap a #define in #ifndef %s to sweep it", p.lines.at(cn.line), cn.what, cn.name, cn.value, cn.name)})
+			p.note("%s is fixed by the source (%s): knob %s has the one value %d; guard its #define with #ifndef to sweep it", cn.name, p.lines.at(cn.line), n, cn.value)
 		}
 		return ""
 	}

@@ -145,7 +145,7 @@ func (c *context) blockFromLaunch(p *plan, k *kernelScan) bool {
 	}
 	lb := *k.launch
 	if lb.dim3 != "" { // several dimensions (and the name may be CUDA's own blockDim)
-		p.note("%s: its launch at line %d uses dim3 %s(%s) threads: set threads: to those x, y, z", k.sig.Entry, lb.line, lb.name, lb.dim3)
+		p.note("%s: its launch at %s uses dim3 %s(%s) threads: set threads: to those x, y, z", k.sig.Entry, p.lines.at(lb.line), lb.name, lb.dim3)
 		return false
 	}
 	name := lb.name
@@ -161,7 +161,7 @@ func (c *context) blockFromLaunch(p *plan, k *kernelScan) bool {
 	switch {
 	case lb.name == "": // a literal: the kernel may rely on it (shared arrays)
 		body = fmt.Sprintf("{values: [%d], default: %d, doc: threads per group}", lb.value, lb.value)
-		comment = fmt.Sprintf("TODO: the launch at line %d uses %d threads; list other values to sweep if the kernel allows them", lb.line, lb.value)
+		comment = fmt.Sprintf("TODO: the launch at %s uses %d threads; list other values to sweep if the kernel allows them", p.lines.at(lb.line), lb.value)
 	case len(lb.values) > 0:
 		def := lb.values[0]
 		for _, v := range lb.values {
@@ -170,17 +170,17 @@ func (c *context) blockFromLaunch(p *plan, k *kernelScan) bool {
 			}
 		}
 		body = fmt.Sprintf("{values: %s, default: %d, doc: threads per group}", intList(lb.values), def)
-		comment = fmt.Sprintf("from the launch at line %d and the values the program loops %s over", lb.line, lb.name)
+		comment = fmt.Sprintf("from the launch at %s and the values the program loops %s over", p.lines.at(lb.line), lb.name)
 	default:
 		def := lb.value
 		if def < 32 || def > 1024 || def&(def-1) != 0 {
 			def = 256
 		}
 		body = fmt.Sprintf("{values: %s, default: %d, doc: threads per group}", sweep, def)
-		comment = fmt.Sprintf("from the launch at line %d (%s threads)", lb.line, lb.name)
+		comment = fmt.Sprintf("from the launch at %s (%s threads)", p.lines.at(lb.line), lb.name)
 	}
 	p.knobs = append(p.knobs, part{name: n, body: body, comment: comment})
-	p.note("%s: threads per group from its launch at line %d: knob %s", k.sig.Entry, lb.line, n)
+	p.note("%s: threads per group from its launch at %s: knob %s", k.sig.Entry, p.lines.at(lb.line), n)
 	return true
 }
 

@@ -91,6 +91,17 @@ var halfScalar = map[string]bool{"half": true, "__half": true, "__nv_bfloat16": 
 // intParam maps an integer parameter: a block-size knob, B * T for an N
 // that the other kernels split into B and T, or a dim.
 func (c *context) intParam(p *plan, k *kernelScan, pname string) string {
+	arg := c.intArg(p, k, pname)
+	if vocabLike.MatchString(pname) && nameRE.MatchString(arg) {
+		k.vocab = arg
+	}
+	return arg
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z_]\w*$`)
+
+// intArg is intParam's arg expression.
+func (c *context) intArg(p *plan, k *kernelScan, pname string) string {
 	if blockLike.MatchString(pname) {
 		k.block = c.blockKnob(p, pname, "", "parameter")
 		return k.block
@@ -204,8 +215,36 @@ func (c *context) bufferParam(p *plan, k *kernelScan, prm csrc.Param, pname stri
 	}
 	p.bufs = append(p.bufs, b)
 	k.newBufs = append(k.newBufs, b)
+	if isIntDType(dt) && b.role == "" && indexLike.MatchString(pname) {
+		k.indexBufs = append(k.indexBufs, b)
+	}
 	return b.name
 }
+
+// vocabLike are names of the size an index buffer indexes below: a
+// vocabulary, a number of classes or of embeddings.
+var vocabLike = regexp.MustCompile(`^(V|Vp|vocab|vocab_size|n_vocab|num_classes|n_classes|num_embeddings|n_embd_rows)$`)
+
+// indexLike are names of integer inputs that hold indices (token ids,
+// targets, labels).
+var indexLike = regexp.MustCompile(`(?i)^(inp|input|inputs|tokens?|targets?|labels?|ids?|idx|indices|index|\w+_(ids?|idx|indices|tokens?|targets?|labels?))$`)
+
+// boundIndices makes the kernel's index inputs index below its
+// vocabulary-size parameter (randint(0, V)), evaluated per spec.
+func boundIndices(k *kernelScan) {
+	if k.vocab == "" {
+		return
+	}
+	for _, b := range k.indexBufs {
+		if b.init == inputInit(nil, b.dtype) {
+			b.init = fmt.Sprintf("randint(0, %s)", k.vocab)
+			b.comment = strings.TrimSuffix(fmt.Sprintf("indices below %s, %s's vocabulary size; %s", k.vocab, k.sig.Entry, b.comment), "; ")
+		}
+	}
+}
+
+// isIntDType says whether a scaffold dtype is an integer one.
+func isIntDType(dt string) bool { return dt == "i32" || dt == "i64" || dt == "u64" }
 
 func findBuffer(p *plan, name string) *buffer {
 	for _, b := range p.bufs {
@@ -217,26 +256,29 @@ func findBuffer(p *plan, name string) *buffer {
 }
 
 // inputInit is an input's generator: indices below 1024 for integers
-// (below V, a vocabulary, when a kernel takes one: see indexBelowV),
-// normal(0, 1) otherwise.
+// (below the kernel's vocabulary size when it takes one: boundIndices;
+// below V when another kernel takes it: indexBelowV), normal(0, 1)
+// otherwise.
 func inputInit(p *plan, dt string) string {
-	if dt != "i32" {
+	if !isIntDType(dt) {
 		return "normal(0, 1)"
 	}
 	return "randint(0, 1024)"
 }
 
-// indexBelowV makes integer inputs index below V when a kernel takes a
-// vocabulary size V (token ids into an embedding table).
+// indexBelowV bounds the integer inputs left at randint(0, 1024): below
+// V when a kernel takes a vocabulary size V (a guess, with a TODO), else
+// a TODO to bound them by the size they index.
 func indexBelowV(p *plan) {
-	if p.taken["V"] != "dim" {
-		return
-	}
-	v := defaultOf(p, "V")
 	for _, b := range p.bufs {
-		if b.dtype == "i32" && b.init == "randint(0, 1024)" {
-			b.init = fmt.Sprintf("randint(0, %d)", v)
-			b.comment = strings.TrimSpace("TODO: indices below V's default; " + b.comment)
+		if !isIntDType(b.dtype) || b.init != inputInit(p, b.dtype) {
+			continue
 		}
+		if p.taken["V"] == "dim" {
+			b.init = "randint(0, V)"
+			b.comment = strings.TrimSpace("TODO: guessed indices below V; " + b.comment)
+			continue
+		}
+		b.comment = strings.TrimSpace("TODO: indices below 1024: bound them by the size they index, e.g. randint(0, V) with a dim V; " + b.comment)
 	}
 }

@@ -17,6 +17,7 @@ type plan struct {
 	disps                 []*dispatch
 	taken                 map[string]string // name → what it is (knob, dim, value, flag, buffer)
 	notes                 []string          // the summary on stderr
+	lines                 sourceLines       // where each line of the text read comes from
 }
 
 // part is one knob, dim, value or flag line: `name: body   # comment`.

@@ -7,6 +7,7 @@ package scaffold
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user"
@@ -20,6 +21,10 @@ type Request struct {
 	Src     string   // the source's text
 	Entries []string // the kernels to dispatch, in order; none: the file's only kernel
 	Dir     string   // the folder kernel.yaml goes to (relative or absolute)
+	// Read reads the local headers the source includes (`#include "x"`,
+	// beside the including file): their kernels, typedefs and #defines
+	// count as the compiler sees them. nil: the source alone.
+	Read func(path string) ([]byte, error)
 }
 
 // Result is the manifest and the summary of what was guessed.
@@ -32,6 +37,7 @@ type Result struct {
 type ChooseError struct {
 	File    string
 	Kernels []csrc.Signature
+	lines   sourceLines
 }
 
 func (e *ChooseError) Error() string {
@@ -42,7 +48,7 @@ func (e *ChooseError) Error() string {
 		if len(s.Template) > 0 {
 			name = "template <" + strings.Join(s.Template, ", ") + "> " + name
 		}
-		fmt.Fprintf(&b, "\n  line %d: %s  %s", s.Line, name, s)
+		fmt.Fprintf(&b, "\n  %s: %s  %s", e.lines.at(s.Line), name, s)
 	}
 	return b.String()
 }
@@ -52,15 +58,13 @@ func Manifest(r Request) (Result, error) {
 	if !user.ValidName(r.Name) {
 		return Result{}, fmt.Errorf("%q is not a usable kernel name: use letters, digits and _, starting with a letter", r.Name)
 	}
-	lang := "cuda"
-	switch strings.ToLower(filepath.Ext(r.SrcPath)) {
-	case ".metal":
-		lang = "metal"
-	case ".cu", ".cuh", ".cuda":
-	default:
-		return Result{}, fmt.Errorf("%s: want a .cu or .metal file", r.SrcPath)
+	var lines sourceLines
+	r.Src, lines = withLocalHeaders(r.SrcPath, r.Src, r.Read)
+	lang, err := language(r)
+	if err != nil {
+		return Result{}, err
 	}
-	sigs, notes, err := pickEntries(r)
+	sigs, notes, err := pickEntries(r, lines)
 	if err != nil {
 		return Result{}, err
 	}
@@ -69,7 +73,7 @@ func Manifest(r Request) (Result, error) {
 		return Result{}, err
 	}
 	c := newContext(r.Src, lang, sigs)
-	p := &plan{name: r.Name, lang: lang, rel: rel, from: filepath.Base(r.SrcPath), taken: map[string]string{}, notes: notes}
+	p := &plan{name: r.Name, lang: lang, rel: rel, from: filepath.Base(r.SrcPath), taken: map[string]string{}, notes: notes, lines: lines}
 	p.dtypeName = c.dtypeName
 	p.taken[c.dtypeName] = "the dtype"
 	p.notes = append(p.notes, c.notes...)
@@ -85,15 +89,37 @@ func Manifest(r Request) (Result, error) {
 	return Result{Text: p.render(), Notes: p.notes}, nil
 }
 
+// language is the source's: by its extension, or for a header (.h,
+// .hpp, .cuh) by the kernels it (or a header it includes) defines.
+func language(r Request) (string, error) {
+	switch strings.ToLower(filepath.Ext(r.SrcPath)) {
+	case ".metal":
+		return "metal", nil
+	case ".cu", ".cuda":
+		return "cuda", nil
+	case ".cuh", ".h", ".hpp", ".hh":
+		switch {
+		case strings.Contains(r.Src, "__global__"):
+			return "cuda", nil
+		case metalKernelRE.MatchString(r.Src):
+			return "metal", nil
+		}
+		return "", fmt.Errorf("%s: a header with no __global__ (CUDA) or kernel (Metal) function: give the .cu or .metal file that includes the kernel's header (mltop new reads the local headers it includes)", r.SrcPath)
+	}
+	return "", fmt.Errorf("%s: want a .cu or .metal file (or a .cuh/.h header that defines the kernel)", r.SrcPath)
+}
+
+var metalKernelRE = regexp.MustCompile(`\[\[\s*kernel\s*\]\]|\bkernel\s+void\b`)
+
 // pickEntries finds the named kernels (or the only one) in the source.
-func pickEntries(r Request) ([]csrc.Signature, []string, error) {
+func pickEntries(r Request, lines sourceLines) ([]csrc.Signature, []string, error) {
 	all := csrc.FindEntries(r.Src)
 	if len(all) == 0 {
 		return nil, nil, fmt.Errorf("%s has no kernels: mltop looks for __global__ (CUDA) and kernel / [[kernel]] (Metal) functions", r.SrcPath)
 	}
 	if len(r.Entries) == 0 {
 		if len(all) > 1 {
-			return nil, nil, &ChooseError{File: r.SrcPath, Kernels: all}
+			return nil, nil, &ChooseError{File: r.SrcPath, Kernels: all, lines: lines}
 		}
 		return all, nil, nil
 	}
@@ -109,7 +135,7 @@ func pickEntries(r Request) ([]csrc.Signature, []string, error) {
 			return nil, nil, fmt.Errorf("%s has no kernel %q (kernels found: %s)", r.SrcPath, name, strings.Join(found, ", "))
 		}
 		if len(sigs) > 1 {
-			notes = append(notes, fmt.Sprintf("%s has %d overloads: used the one at line %d; edit args for another", name, len(sigs), sigs[0].Line))
+			notes = append(notes, fmt.Sprintf("%s has %d overloads: used the one at %s; edit args for another", name, len(sigs), lines.at(sigs[0].Line)))
 		}
 		out = append(out, sigs[0])
 	}

@@ -130,6 +130,28 @@ __global__ void adamw_kernel(floatX* params, const floatX* grads, float* m, floa
 }
 `
 
+const indexProgram = `
+__global__ void ce_kernel(float* losses, const float* logits, const int* targets, int N, int V) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N) losses[i] = -logits[i * V + targets[i]];
+}
+__global__ void gather_kernel(float* out, const float* src, const long* idx, int M) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < M) out[i] = src[idx[i]];
+}
+__global__ void scatter_kernel(float* out, const unsigned long* counts, int M) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < M) out[i] = (float)counts[i];
+}
+`
+
+const gatherOnly = `
+__global__ void gather_kernel(float* out, const float* src, const int64_t* idx, int M) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < M) out[i] = src[idx[i]];
+}
+`
+
 // load writes the manifest beside its source and loads it as it is.
 func load(t *testing.T, text, file, src string) *user.Family {
 	t.Helper()
@@ -154,7 +176,7 @@ func TestScaffoldRealisticSources(t *testing.T) {
 			want: []string{
 				"dtype_name: floatX", "dtypes: [f32]",
 				"{name: acc, dtype: f32, shape: [B, T], init: \"normal(0, 1)\", inout: true}",
-				"{name: inp_2, dtype: i32, shape: [B, T, C], init: \"randint(0, 8192)\"}",
+				"{name: inp_2, dtype: i32, shape: [B, T, C], init: \"randint(0, V)\"}   # indices below V, encoder_forward_kernel's vocabulary size",
 				"{name: out, dtype: f32, shape: [B, T, C], out: true}",
 				`args: [acc, inp, "B * T"]`, "args: [out, inp_2, wte, wpe, B, T, C, V]",
 				`args: [out, mean, rstd, inp, weight, bias, "B * T", C, eps]`,
@@ -205,6 +227,18 @@ func TestScaffoldRealisticSources(t *testing.T) {
 			want:       []string{"WG: {values: [32, 64, 128, 256, 512, 1024], default: 256", "threads: [WG, 1, 1]"},
 			not:        []string{"blockDim:", "[blockDim"},
 			notes:      []string{"tile_kernel: its launch at line 7 uses dim3 blockDim(16, 16) threads: set threads: to those x, y, z"},
+			dispatches: 1},
+		{name: "index inputs: bounded by the kernel's vocabulary size, else a TODO", file: "ce.cu", src: indexProgram,
+			entries: []string{"ce_kernel", "gather_kernel", "scatter_kernel"},
+			want: []string{
+				"{name: targets, dtype: i32, shape: [N], init: \"randint(0, V)\"}   # indices below V, ce_kernel's vocabulary size",
+				"{name: idx, dtype: i64, shape: [M], init: \"randint(0, V)\"}   # TODO: guessed indices below V",
+				"{name: counts, dtype: u64, shape: [M], init: \"randint(0, V)\"}   # TODO: guessed indices below V",
+				"args: [losses, logits, targets, N, V]", "args: [out, src, idx, M]",
+			},
+			dispatches: 3},
+		{name: "an index input and no vocabulary size: a TODO", file: "g.cu", src: gatherOnly,
+			want:       []string{"{name: idx, dtype: i64, shape: [M], init: \"randint(0, 1024)\"}   # TODO: indices below 1024: bound them by the size they index, e.g. randint(0, V)"},
 			dispatches: 1},
 		{name: "floatX typedef, guarded block macro, in-place optimizer", file: "adamw.cu", src: floatXProgram,
 			want: []string{"dtype_name: floatX", "dtypes: [bf16]",

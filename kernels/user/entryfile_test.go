@@ -1,0 +1,153 @@
+package user
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/kernels/user/usertest"
+	"github.com/mltop/mltop/metal/mslemu"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
+)
+
+// A training code base's layout: the .cu includes a kernel header from a
+// folder beside it, which includes the common header with floatX.
+var headerEntryFiles = map[string]string{
+	"scale.cu": "#include <stdio.h>\n#include \"kernels/scale.cuh\"\n\nint main() { return 0; }\n",
+	"kernels/scale.cuh": `#pragma once
+#include "common.h"
+
+// y = alpha * x
+__global__ void scale_kernel(floatX* out, const floatX* inp,
+                             float alpha, int N) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N) out[i] = (floatX)(alpha * (float)inp[i]);
+}
+`,
+	"inc/common.h": "#pragma once\ntypedef float floatX;\n",
+}
+
+const headerEntryYAML = `name: t_header_entry
+sources: {cuda: scale.cu}
+include_dirs: [inc]
+dtype_name: floatX
+dtypes: [f32]
+dims: {N: {default: 64}}
+values: {alpha: 0.5}
+buffers:
+  - {name: out, dtype: floatX, shape: [N], out: true}
+  - {name: inp, dtype: floatX, shape: [N]}
+dispatches:
+  - {entry: scale_kernel, grid: ["cdiv(N, 32)"], threads: [32], args: [out, inp, alpha, N]}
+check: none
+`
+
+func writeHeaderEntry(t *testing.T, yaml string) string {
+	t.Helper()
+	files := map[string]string{"kernel.yaml": yaml}
+	for k, v := range headerEntryFiles {
+		files[k] = v
+	}
+	return usertest.Write(t, files)
+}
+
+// The entry defined in a local header (found beside the including file,
+// or in include_dirs) binds: its signature is read from the header, and
+// messages and EntryAt name the header and its line.
+func TestEntryInLocalHeader(t *testing.T) {
+	path := writeHeaderEntry(t, headerEntryYAML)
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, file, ok := f.EntryAt("cuda", 0)
+	if !ok || filepath.ToSlash(file) != filepath.ToSlash(filepath.Join(filepath.Dir(path), "kernels/scale.cuh")) || sig.Line != 5 || len(sig.Params) != 4 {
+		t.Fatalf("EntryAt: %v %s:%d ok=%v", sig, file, sig.Line, ok)
+	}
+	s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
+	p, err := f.Plan(s, cudaDev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Dispatches[0]; len(d.Args) != 2 || len(d.Scalars) != 2 || d.Scalars[0].Kind != profiler.ScalarF32 {
+		t.Errorf("dispatch args %v scalars %+v: want 2 buffers, float alpha and int N", d.Args, d.Scalars)
+	}
+
+	for _, c := range []struct{ name, from, to, want string }{
+		{"too few args", "args: [out, inp, alpha, N]", "args: [out, inp, N]", "scale.cuh:5 scale_kernel("},
+		{"an output at a const pointer", "args: [out, inp, alpha, N]", "args: [inp, out, alpha, N]", "kernels/scale.cuh:5, which the kernel cannot write through"},
+		{"a name no file defines", "entry: scale_kernel", "entry: scale_kernal", "scale.cu and its headers kernels/scale.cuh, common.h has no kernel \"scale_kernal\" (kernels found: scale_kernel)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(writeHeaderEntry(t, strings.Replace(headerEntryYAML, c.from, c.to, 1)))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v\nwant %q", err, c.want)
+			}
+		})
+	}
+}
+
+// MLX's layout: a kernel template in one header, the instantiation macro
+// in another, the [[host_name]] instantiations in the .metal file. The
+// entry is a host name; it binds, and runs on the MSL emulation.
+func TestMetalHostNameFromHeaders(t *testing.T) {
+	files := map[string]string{
+		"kernel.yaml": `name: t_mlx_headers
+sources: {metal: axpb.metal}
+include_dirs: [lib]
+dtypes: [f32]
+dims: {N: {default: 100}}
+values: {a: 2.0, b: 0.5}
+buffers:
+  - {name: out, dtype: f32, shape: [N], out: true}
+  - {name: x, dtype: f32, shape: [N]}
+dispatches:
+  - {entry: axpb_float32, grid: ["cdiv(N, 32)"], threads: [32], args: [x, out, a, b, N]}
+check: {python: ref.py}
+`,
+		"axpb.metal": `#include <metal_stdlib>
+#include "kernels/utils.h"
+#include "kernels/axpb.h"
+
+#define instantiate_axpb(tname, type) instantiate_kernel("axpb_" #tname, axpb, type)
+instantiate_axpb(float32, float)
+instantiate_axpb(float16, half)
+`,
+		"lib/kernels/utils.h": `#pragma once
+#define instantiate_kernel(name, func, ...) \
+  template [[host_name(name)]] [[kernel]] decltype(func<__VA_ARGS__>) func<__VA_ARGS__>;
+`,
+		"lib/kernels/axpb.h": `#pragma once
+using namespace metal;
+
+template <typename T>
+[[kernel]] void axpb(device const T* x [[buffer(0)]], device T* out [[buffer(1)]],
+                     constant float& a [[buffer(2)]], constant float& b [[buffer(3)]],
+                     constant int& n [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+    if ((int)i < n) out[i] = T(a * float(x[i]) + b);
+}
+`,
+		"ref.py": "def reference(inputs, dims):\n    return {\"out\": dims[\"a\"] * inputs[\"x\"] + dims[\"b\"]}\n",
+	}
+	path := usertest.Write(t, files)
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, file, ok := f.EntryAt("metal", 0)
+	if !ok || !strings.HasSuffix(filepath.ToSlash(file), "lib/kernels/axpb.h") || sig.Line != 5 {
+		t.Fatalf("EntryAt: %v %s:%d ok=%v", sig, file, sig.Line, ok)
+	}
+	usePython(t)
+	if err := Install(f); err != nil {
+		t.Fatal(err)
+	}
+	eb := mslemu.New(t, "../../metal/testdata/mslemu", emuDev)
+	s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
+	res := run.NewRunner(eb).Run(context.Background(), s, mslemu.Options(), nil)
+	if res.Status != profiler.StatusOK {
+		t.Fatalf("status %s: %s %+v", res.Status, res.Error, res.Verdict)
+	}
+}

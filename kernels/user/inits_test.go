@@ -1,0 +1,209 @@
+package user
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/kernels/user/usertest"
+	"github.com/mltop/mltop/profiler"
+)
+
+// gatherSource is an embedding gather with 64-bit indices, as training
+// code writes it.
+const gatherSource = `__global__ void gather(T* out, const T* table, const long* ids, int C) {
+    int i = blockIdx.x, c = threadIdx.x;
+    if (c < C) out[i * C + c] = table[ids[i] * C + c];
+}
+`
+
+// gatherYAML has its ids line on line 15, the init's text from column 48.
+const gatherYAML = `name: t_gather
+sources: {cuda: g.cu}
+dtypes: [f32]
+knobs:
+  WG: {values: [64, 128], default: 64}
+  SPLIT: {values: [1, 2], default: 1, shape: true}
+dims:
+  N: {default: 8}
+  V: {default: 32}
+  C: {default: 4}
+values:
+  wg_half: "WG / 2"
+  v_split: "V * SPLIT"
+buffers:
+  - {name: ids, dtype: i64, shape: [N], init: "randint(0, V)"}
+  - {name: table, dtype: T, shape: [V, C], init: "uniform(-1.0 / C, 1.0 / C)"}
+  - {name: out, dtype: T, shape: [N, C], out: true}
+dispatches:
+  - {entry: gather, grid: [N], threads: [WG], args: [out, table, ids, C]}
+check: none
+`
+
+const idsInit = `init: "randint(0, V)"`
+
+// withIDs is gatherYAML with the ids buffer's init (and dtype) replaced.
+func withIDs(t *testing.T, dtype, init string) string {
+	t.Helper()
+	y := strings.Replace(gatherYAML, idsInit, "init: "+init, 1)
+	return strings.Replace(y, "dtype: i64, shape: [N]", "dtype: "+dtype+", shape: [N]", 1)
+}
+
+func loadGather(t *testing.T, yaml string) (*Family, error) {
+	t.Helper()
+	return Load(usertest.Write(t, map[string]string{"kernel.yaml": yaml, "g.cu": gatherSource}))
+}
+
+// Init arguments are expressions of the spec: randint(0, V) indexes
+// below V whatever V the spec (or the check's tiny shape) has.
+func TestInitArgumentsAreExpressions(t *testing.T) {
+	for _, c := range []struct {
+		name, init string
+		dims       map[string]int
+		knobs      map[string]int
+		lo, hi     float64
+	}{
+		{"a dim", `"randint(0, V)"`, nil, nil, 0, 32},
+		{"the dim lowered", `"randint(0, V)"`, map[string]int{"V": 3}, nil, 0, 3},
+		{"a call with a comma", `"randint(1, min(V, 10))"`, nil, nil, 1, 10},
+		{"a value over a shape knob", `"randint(0, v_split)"`, map[string]int{"V": 5}, map[string]int{"SPLIT": 2}, 0, 10},
+		{"numbers", `"randint(2, 7)"`, nil, nil, 2, 7},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := loadGather(t, withIDs(t, "i64", c.init))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
+			for k, v := range c.dims {
+				s.Dims[k] = v
+			}
+			for k, v := range c.knobs {
+				s.Knobs[k] = v
+			}
+			p, err := f.Plan(s, cudaDev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := p.Buffers[0]
+			if ids.Type != profiler.I64 || ids.Init != profiler.InitInts || ids.Lo != c.lo || ids.Hi != c.hi {
+				t.Fatalf("ids %s %s [%g, %g), want i64 ints [%g, %g)", ids.Type, ids.Init, ids.Lo, ids.Hi, c.lo, c.hi)
+			}
+			for i, v := range profiler.Fill(ids, 7) {
+				if float64(v) < c.lo || float64(v) >= c.hi || v != float32(int(v)) {
+					t.Fatalf("ids[%d] = %g, outside [%g, %g)", i, v, c.lo, c.hi)
+				}
+			}
+			if tb := p.Buffers[1]; tb.Lo != -1.0/float64(s.Dims["C"]) || tb.Hi != 1.0/float64(s.Dims["C"]) {
+				t.Errorf("table uniform(-1.0 / C, 1.0 / C) at C=%d: [%g, %g)", s.Dims["C"], tb.Lo, tb.Hi)
+			}
+		})
+	}
+}
+
+// A bad init argument is a load error naming the buffer, the argument
+// and the init, at the argument's line and column.
+func TestBadInitArguments(t *testing.T) {
+	for _, c := range []struct {
+		name, dtype, init string
+		want              []string
+	}{
+		{"unknown name", "i64", `"randint(0, Vx)"`, []string{"kernel.yaml:15:59:", "buffers[ids].init", "unknown name 'Vx'", "init randint(0, Vx)"}},
+		{"a comparison", "i64", `"randint(0, V > 2)"`, []string{"buffers[ids].init", "'V > 2' in init randint(0, V > 2) is true or false"}},
+		{"a knob that keeps the shape", "i64", `"randint(0, WG)"`, []string{"buffers[ids].init", "uses knob WG, which does not change the shape", "shape: true"}},
+		{"a value over such a knob", "i64", `"randint(0, wg_half)"`, []string{"uses knob WG"}},
+		{"a keyword is a number", "f32", `"normal(0, 1, outliers=V, scale=2)"`, []string{"buffers[ids].init", `"V" in "normal(0, 1, outliers=V, scale=2)" is not a number: outliers= takes a number`}},
+		{"randint of floats", "f32", `"randint(0, V)"`, []string{"buffers[ids].init", "randint fills integer buffers", "i64"}},
+		{"an empty argument", "i64", `"randint(0, )"`, []string{"buffers[ids].init", `"" in "randint(0, )" is not a number`}},
+		{"constant bounds still checked at load", "i64", `"randint(5, 5)"`, []string{"buffers[ids].init", "randint(5, 5): want integers lo < hi"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := loadGather(t, withIDs(t, c.dtype, c.init))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nlacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// Arguments valid at the defaults but not for every spec are refused per
+// spec, naming the buffer, the init, what it came to and the values.
+func TestInitArgumentsPerSpec(t *testing.T) {
+	for _, c := range []struct {
+		init string
+		dims map[string]int
+		want []string
+	}{
+		{`"randint(0, V - 8)"`, map[string]int{"V": 8}, []string{"buffer ids: init randint(0, V - 8) is randint(0, 0): want integers lo < hi", "for V=8"}},
+		{`"randint(0, V / 4.0)"`, map[string]int{"V": 6}, []string{"buffer ids", "randint(0, 1.5)", "for V=6"}},
+		{`"normal(0, C - 4)"`, map[string]int{"C": 2}, []string{"buffer ids", "normal(0, -2): the standard deviation must be ≥ 0", "for C=2"}},
+	} {
+		t.Run(c.init, func(t *testing.T) {
+			dt := "i64"
+			if strings.HasPrefix(c.init, `"normal`) {
+				dt = "f32"
+			}
+			src := gatherSource
+			if dt == "f32" { // a float buffer at `const long*` would be refused
+				src = strings.Replace(src, "const long* ids", "const T* ids", 1)
+			}
+			f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": withIDs(t, dt, c.init), "g.cu": src}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
+			if _, err := f.Plan(s, cudaDev); err != nil {
+				t.Fatalf("at the defaults: %v", err)
+			}
+			for k, v := range c.dims {
+				s.Dims[k] = v
+			}
+			_, err = f.Plan(s, cudaDev)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nlacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// A buffer bound to an integer pointer must have that integer's width:
+// an i32 buffer read through `const long*` would be read 8 bytes at a
+// time.
+func TestIntegerPointeeWidth(t *testing.T) {
+	for _, c := range []struct{ pointee, dtype, want string }{
+		{"long", "i64", ""},
+		{"int64_t", "i64", ""},
+		{"unsigned long", "u64", ""},
+		{"size_t", "u64", ""},
+		{"int", "i32", ""},
+		{"long", "i32", "buffer ids holds i32 but parameter `const long* ids` points to i64"},
+		{"int", "i64", "buffer ids holds i64 but parameter `const int* ids` points to i32"},
+		{"uint64_t", "i64", "points to u64"},
+	} {
+		t.Run(fmt.Sprintf("%s* given %s", c.pointee, c.dtype), func(t *testing.T) {
+			src := strings.Replace(gatherSource, "const long* ids", "const "+c.pointee+"* ids", 1)
+			f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": withIDs(t, c.dtype, idsInit[6:]), "g.cu": src}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
+			_, err = f.Plan(s, cudaDev)
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatal(err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,78 @@
+package scaffold
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// segment says that the joined text's line start is line `line` of file
+// (relative to the main file's folder; "" for the main file).
+type segment struct {
+	start int
+	file  string
+	line  int
+}
+
+// sourceLines maps lines of the text the scaffold reads (the main file
+// with its local headers pasted at their #include lines) back to files.
+type sourceLines struct{ segs []segment }
+
+// at names line n of the joined text for a comment: "line 38", or
+// "line 5 of kernels/scale.cuh" when a header holds it.
+func (s sourceLines) at(n int) string {
+	seg := segment{start: 1, line: 1}
+	for _, g := range s.segs {
+		if g.start <= n {
+			seg = g
+		}
+	}
+	l := seg.line + n - seg.start
+	if seg.file == "" {
+		return fmt.Sprintf("line %d", l)
+	}
+	return fmt.Sprintf("line %d of %s", l, seg.file)
+}
+
+var localInclude = regexp.MustCompile(`^\s*#\s*include\s*"([^"]+)"`)
+
+// withLocalHeaders pastes the local headers the source includes (#include
+// "x", found beside the including file; each once, as #pragma once or
+// guards would) in place of their #include lines, so that kernels,
+// typedefs and #defines in headers are read as the compiler reads them.
+// read nil: the source alone.
+func withLocalHeaders(path, src string, read func(string) ([]byte, error)) (string, sourceLines) {
+	var b strings.Builder
+	var lines sourceLines
+	if read == nil {
+		return src, lines
+	}
+	seen := map[string]bool{filepath.Clean(path): true}
+	cur := 1
+	var paste func(file, rel, code string, depth int)
+	paste = func(file, rel, code string, depth int) {
+		lines.segs = append(lines.segs, segment{start: cur, file: rel, line: 1})
+		for i, l := range strings.Split(strings.TrimSuffix(code, "\n"), "\n") {
+			m := localInclude.FindStringSubmatch(l)
+			if m != nil && depth < 16 {
+				hp := filepath.Clean(filepath.Join(filepath.Dir(file), m[1]))
+				if body, err := read(hp); err == nil && !seen[hp] {
+					seen[hp] = true
+					hrel, err := filepath.Rel(filepath.Dir(path), hp)
+					if err != nil {
+						hrel = hp
+					}
+					paste(hp, filepath.ToSlash(hrel), string(body), depth+1)
+					lines.segs = append(lines.segs, segment{start: cur, file: rel, line: i + 2})
+					continue
+				}
+			}
+			b.WriteString(l)
+			b.WriteString("\n")
+			cur++
+		}
+	}
+	paste(path, "", src, 0)
+	return b.String(), lines
+}

@@ -1,0 +1,87 @@
+package scaffold
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/kernels/user/usertest"
+)
+
+// A training code base's layout: the program includes its kernel from a
+// header in a folder, which includes the common header one level up.
+var layout = map[string]string{
+	"train.cu": "#include <stdio.h>\n#include \"kernels/scale.cuh\"\n\nint main() {\n    scale_kernel<<<4, 128>>>(0, 0, 2.0f, 512);\n    return 0;\n}\n",
+	"kernels/scale.cuh": `#pragma once
+#include "../common.h"
+
+// y = alpha * x
+__global__ void scale_kernel(floatX* out, const floatX* inp,
+                             float alpha, int N) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N) out[i] = (floatX)(alpha * (float)inp[i]);
+}
+`,
+	"common.h":      "#pragma once\ntypedef float floatX;\n",
+	"notes/empty.h": "#pragma once\nint helper(int x);\n",
+}
+
+func readFrom(files map[string]string) func(string) ([]byte, error) {
+	return func(p string) ([]byte, error) {
+		rel, err := filepath.Rel("/w", p)
+		if err == nil {
+			if s, ok := files[filepath.ToSlash(rel)]; ok {
+				return []byte(s), nil
+			}
+		}
+		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+	}
+}
+
+// mltop new follows the local headers the source includes: the kernel a
+// header defines is found, its comment names the header's line, the
+// header's typedef fixes the dtype, and the manifest (naming the .cu)
+// loads. A header given directly works too; one without a kernel says
+// what to give instead.
+func TestScaffoldFollowsLocalHeaders(t *testing.T) {
+	read := readFrom(layout)
+	for _, c := range []struct{ name, from, source string }{
+		{"the program", "train.cu", "sources: {cuda: train.cu}"},
+		{"the header itself", "kernels/scale.cuh", `sources: {cuda: "kernels/scale.cuh"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Manifest(Request{Name: "my_k", SrcPath: "/w/" + c.from, Src: layout[c.from], Dir: "/w", Read: read})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range []string{c.source, "# line 5 of kernels/scale.cuh: scale_kernel(floatX* out, const floatX* inp, float alpha, int N)",
+				"dtype_name: floatX", "dtypes: [f32]   # the source's typedef fixes floatX as float", "args: [out, inp, alpha, N]"} {
+				if c.from != "train.cu" {
+					w = strings.Replace(w, "line 5 of kernels/scale.cuh", "line 5", 1)
+				}
+				if !strings.Contains(res.Text, w) {
+					t.Errorf("manifest lacks %q:\n%s", w, res.Text)
+				}
+			}
+			files := map[string]string{"kernel.yaml": res.Text}
+			for k, v := range layout {
+				files[k] = v
+			}
+			if _, err := user.Load(usertest.Write(t, files)); err != nil {
+				t.Fatalf("does not load: %v\n%s", err, res.Text)
+			}
+		})
+	}
+	_, err := Manifest(Request{Name: "my_k", SrcPath: "/w/notes/empty.h", Src: layout["notes/empty.h"], Dir: "/w", Read: read})
+	if err == nil || !strings.Contains(err.Error(), "a header with no __global__ (CUDA) or kernel (Metal) function: give the .cu or .metal file that includes the kernel's header") {
+		t.Errorf("a header without kernels: %v", err)
+	}
+	// Without Read (or with headers that cannot be read) the source is read alone.
+	_, err = Manifest(Request{Name: "my_k", SrcPath: "/w/train.cu", Src: layout["train.cu"], Dir: "/w", Read: func(string) ([]byte, error) { return nil, errors.New("no") }})
+	if err == nil || !strings.Contains(err.Error(), "has no kernels") {
+		t.Errorf("headers not read: %v", err)
+	}
+}

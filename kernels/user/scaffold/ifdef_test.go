@@ -1,0 +1,64 @@
+package scaffold
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+const floatXChoice = `#if defined(ENABLE_BF16)
+typedef __nv_bfloat16 floatX;
+#elif defined(ENABLE_FP16)
+typedef half floatX;
+#else
+typedef float floatX;
+#endif
+`
+
+// The type an #if picks for floatX, with the source's own #defines (llm.c
+// defines ENABLE_BF16 before including common.h).
+func TestChooseTypedef(t *testing.T) {
+	for _, c := range []struct {
+		name, src     string
+		ok            bool
+		ctype         string
+		tested, fixed []string
+	}{
+		{"nothing defined: the #else", floatXChoice, true, "float", []string{"ENABLE_BF16", "ENABLE_FP16"}, nil},
+		{"the source defines bf16", "#define ENABLE_BF16\n" + floatXChoice, true, "__nv_bfloat16", []string{"ENABLE_BF16", "ENABLE_FP16"}, []string{"ENABLE_BF16"}},
+		{"the source defines fp16", "#define ENABLE_FP16 1 // half\n" + floatXChoice, true, "half", []string{"ENABLE_BF16", "ENABLE_FP16"}, []string{"ENABLE_FP16"}},
+		{"defined then undefined", "#define ENABLE_BF16\n#undef ENABLE_BF16\n" + floatXChoice, true, "float", []string{"ENABLE_BF16", "ENABLE_FP16"}, nil},
+		{"a define in a dead branch", "#if 0\n#define ENABLE_BF16\n#endif\n" + floatXChoice, true, "float", []string{"ENABLE_BF16", "ENABLE_FP16"}, nil},
+		{"#ifdef and using", "#ifndef USE_HALF\nusing floatX = float;\n#else\nusing floatX = half;\n#endif\n", true, "float", []string{"USE_HALF"}, nil},
+		{"an unknown group elsewhere is skipped", "#if __CUDA_ARCH__ >= 800\n#define X 2\n#else\n#define X 1\n#endif\n#define ENABLE_BF16\n" + floatXChoice, true, "__nv_bfloat16", []string{"ENABLE_BF16", "ENABLE_FP16"}, []string{"ENABLE_BF16"}},
+		{"the typedef in an unknown group", "#if __CUDA_ARCH__ >= 800\ntypedef half floatX;\n#else\ntypedef float floatX;\n#endif\n", false, "", nil, nil},
+		{"a define inside an unknown group is not followed", "#if FOO > 1\n#define ENABLE_BF16\n#endif\n" + floatXChoice, true, "float", []string{"ENABLE_BF16", "ENABLE_FP16"}, nil},
+		{"no typedef of the name", "typedef float other;\n", false, "", nil, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ch, ok := chooseTypedef(c.src, "floatX")
+			if ok != c.ok || ok && (ch.ctype != c.ctype || !slices.Equal(ch.tested, c.tested) || !slices.Equal(ch.fixed, c.fixed)) {
+				t.Errorf("got %+v ok=%v, want %q tested %v fixed %v ok=%v", ch, ok, c.ctype, c.tested, c.fixed, c.ok)
+			}
+		})
+	}
+}
+
+// mltop new writes the dtype a header's #if picks: bf16 only when the
+// program defines ENABLE_BF16 before including it, else f32 with a TODO.
+func TestScaffoldDTypeFromHeaderIf(t *testing.T) {
+	kernel := "#include \"common.h\"\n__global__ void k(floatX* out, const floatX* inp, int N) { int i = threadIdx.x; if (i < N) out[i] = inp[i]; }\n"
+	for _, c := range []struct{ main, want string }{
+		{"#define ENABLE_BF16\n" + kernel, "dtypes: [bf16]   # the source defines ENABLE_BF16, so its #if makes floatX __nv_bfloat16"},
+		{kernel, "dtypes: [f32]   # TODO: without ENABLE_BF16 or ENABLE_FP16 the source's #if makes floatX float"},
+	} {
+		read := readFrom(map[string]string{"common.h": floatXChoice})
+		res, err := Manifest(Request{Name: "my_k", SrcPath: "/w/k.cu", Src: c.main, Dir: "/w", Read: read})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.Text, c.want) {
+			t.Errorf("manifest lacks %q:\n%s", c.want, res.Text)
+		}
+	}
+}
