@@ -144,15 +144,23 @@ func (c *DirClaims) Claim(key string) (bool, error) {
 	return string(had) == c.owner(), nil
 }
 
-// shardClaims is a shard's Claims during one sweep: it knows which specs
-// are the other shards' (taken, when this one claims them) and counts
-// what the shard gave and took.
+// shardClaims is a shard's Claims during one sweep. What is claimed is a
+// unit: the specs of one shape the deal gave to one shard (every spec on
+// its own for a sweep dealt spec by spec). A unit is run whole by the
+// shard that claims it, so no two shards make one shape's inputs, upload
+// and reference where they meet at the end. The owner claims a unit when
+// it reaches the unit's first spec; a shard that finished its own claims
+// the others' units from the last one. shardClaims knows which specs are
+// the other shards' (taken, when this one claims them) and counts what
+// the shard gave and took.
 type shardClaims struct {
 	c      Claims
-	others map[string]bool // Spec.Key of the other shards' specs
+	unitOf map[string]string // Spec.Key → its unit's claim key (nil: the Spec.Key)
+	others map[string]bool   // Spec.Key of the other shards' specs
 	log    io.Writer
 
 	mu           sync.Mutex
+	units        map[string]bool // the claim of each unit met so far: this shard's or not
 	given, taken int
 	warned       bool
 	tailSkipped  int // the others' specs already in the --resume file
@@ -168,15 +176,26 @@ func (s *shardClaims) run(j profiler.Job) bool {
 	}
 	key := j.Spec.Key()
 	other := s.others[key]
-	ok, err := s.c.Claim(key)
+	unit := key
+	if u, ok := s.unitOf[key]; ok {
+		unit = u
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err != nil {
-		if !s.warned && s.log != nil {
-			s.warned = true
-			fmt.Fprintf(s.log, "mltop: --claims: %v: this shard runs its own specs without claiming them and takes no other shard's\n", err)
+	ok, seen := s.units[unit]
+	if !seen {
+		var err error
+		if ok, err = s.c.Claim(unit); err != nil {
+			if !s.warned && s.log != nil {
+				s.warned = true
+				fmt.Fprintf(s.log, "mltop: --claims: %v: this shard runs its own specs without claiming them and takes no other shard's\n", err)
+			}
+			return !other
 		}
-		return !other
+		if s.units == nil {
+			s.units = map[string]bool{}
+		}
+		s.units[unit] = ok
 	}
 	switch {
 	case ok && other:
@@ -216,31 +235,50 @@ func (s *shardClaims) settle(sum Summary) Summary {
 	return sum
 }
 
+// unitKey is the claim key of job i of a sweep dealt by shape: its shape
+// and the shard the deal gave it to (a shape cut over several shards is a
+// unit on each).
+func (d *dealtShard) unitKey(i int) string {
+	return fmt.Sprintf("%s|dealt to %d/%d", jobShape(d.jobs[i]), d.to[i], d.deal.Parts)
+}
+
 // othersTail is the specs of the other shards of a sweep dealt by shape,
-// from the last to the first, turned by opts, without those in skip
-// (counted in claims.tailSkipped): the specs a shard that finished its
-// own may take, their owners' last ones first.
+// turned by opts, without those in skip (counted in claims.tailSkipped):
+// the units a shard that finished its own may take, the one whose first
+// spec comes last in the sweep first, each unit's specs in the sweep's
+// order.
 func othersTail(d *dealtShard, opts func(profiler.Options) profiler.Options, skip map[string]bool, claims *shardClaims) jobSource {
 	return func(ctx context.Context, yield func(profiler.Job) bool) error {
-		for i := len(d.jobs) - 1; i >= 0; i-- {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
+		var order []string // units, by their first index
+		members := map[string][]int{}
+		for i := range d.jobs {
 			if d.owned[i] {
 				continue
 			}
-			j := d.jobs[i]
-			if opts != nil {
-				j.Options = opts(j.Options)
+			u := d.unitKey(i)
+			if _, ok := members[u]; !ok {
+				order = append(order, u)
 			}
-			done := skip[j.Spec.Key()]
-			if done {
-				claims.mu.Lock()
-				claims.tailSkipped++
-				claims.mu.Unlock()
-			}
-			if !done && !yield(j) {
-				return nil
+			members[u] = append(members[u], i)
+		}
+		for k := len(order) - 1; k >= 0; k-- {
+			for _, i := range members[order[k]] {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				j := d.jobs[i]
+				if opts != nil {
+					j.Options = opts(j.Options)
+				}
+				if skip[j.Spec.Key()] {
+					claims.mu.Lock()
+					claims.tailSkipped++
+					claims.mu.Unlock()
+					continue
+				}
+				if !yield(j) {
+					return nil
+				}
 			}
 		}
 		return nil

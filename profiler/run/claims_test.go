@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,10 +55,11 @@ func openClaims(t *testing.T, dir string, part, parts int) *run.DirClaims {
 }
 
 // Two shards with claims, the second held on its first spec until the
-// first has finished: the first runs its own specs and then every spec
-// of the second but the one it holds, each spec of the sweep runs
-// exactly once, and the summaries count what was given and taken — on
-// one device and on several (--devices with --shard).
+// first has finished: the first runs its own specs and then every unit
+// of the second (a shape's specs dealt to it) but the one it holds,
+// which the second runs whole; each spec of the sweep runs exactly once,
+// and the summaries count what was given and taken — on one device and
+// on several (--devices with --shard).
 func TestClaimsLetAShardTakeTheOthersSpecs(t *testing.T) {
 	for _, devices := range []int{1, 2} {
 		t.Run(map[int]string{1: "one device", 2: "two devices"}[devices], func(t *testing.T) {
@@ -106,14 +108,35 @@ func TestClaimsLetAShardTakeTheOthersSpecs(t *testing.T) {
 					t.Errorf("%s ran %d times", j.Spec, ran[j.Spec.Key()])
 				}
 			}
-			if len(slow.ran) != 1 || fastRan != len(all)-1 {
-				t.Errorf("the held shard ran %d specs, the other %d; want 1 and %d", len(slow.ran), fastRan, len(all)-1)
+			on := map[string]map[string]bool{} // shape → the devices that ran some of it
+			for _, d := range append(fast, slow.fakeDevice) {
+				for _, k := range d.ran {
+					sh := shapeOf(specOf(t, all, k))
+					if on[sh] == nil {
+						on[sh] = map[string]bool{}
+					}
+					on[sh][map[bool]string{true: "held", false: "other"}[d == slow.fakeDevice]] = true
+				}
+			}
+			for sh, by := range on {
+				if len(by) > 1 {
+					t.Errorf("shape %s ran on both shards: its inputs were made twice", sh)
+				}
+			}
+			unit := 0 // the specs of the held shard's first shape
+			for _, j := range all {
+				if shapeOf(j.Spec) == shapeOf(specOf(t, all, slow.ran[0])) {
+					unit++
+				}
+			}
+			if len(slow.ran) != unit || fastRan != len(all)-unit {
+				t.Errorf("the held shard ran %d specs, the other %d; want %d and %d", len(slow.ran), fastRan, unit, len(all)-unit)
 			}
 			if fastSum.Taken == 0 || fastSum.Taken != slowSum.Given || fastSum.Given != 0 || slowSum.Taken != 0 {
 				t.Errorf("taken %d / given %d by the fast shard, %d / %d by the held one", fastSum.Taken, fastSum.Given, slowSum.Taken, slowSum.Given)
 			}
-			if fastSum.Total != fastRan || slowSum.Total != 1 {
-				t.Errorf("totals %d and %d, want %d and 1", fastSum.Total, slowSum.Total, fastRan)
+			if fastSum.Total != fastRan || slowSum.Total != unit {
+				t.Errorf("totals %d and %d, want %d and %d", fastSum.Total, slowSum.Total, fastRan, unit)
 			}
 			if !strings.Contains(fastSum.String(), "taken from the other shards") {
 				t.Errorf("summary %q does not say what was taken", fastSum.String())
@@ -122,46 +145,64 @@ func TestClaimsLetAShardTakeTheOthersSpecs(t *testing.T) {
 	}
 }
 
-// A shard that claimed specs and was killed before it ran them runs them
-// when it is started again (with --resume or not), and the other shard
-// leaves them: no spec is lost, none runs twice.
+// stoppingDevice is a fakeDevice whose shard is stopped (as by a kill)
+// on the first spec of another shard it runs: that spec comes back
+// cancelled, after its unit was claimed.
+type stoppingDevice struct {
+	*fakeDevice
+	other  func(key string) bool
+	cancel func()
+}
+
+func (d *stoppingDevice) Run(ctx context.Context, s profiler.Spec, o profiler.Options, p func(profiler.Progress)) profiler.Result {
+	if d.other(s.Key()) && d.cancel != nil {
+		d.cancel()
+		d.cancel = nil
+		return profiler.Result{Spec: s, Device: d.name, Status: profiler.StatusCancelled}
+	}
+	return d.fakeDevice.Run(ctx, s, o, p)
+}
+
+// A shard stopped after it claimed another shard's unit: the other shard
+// leaves that unit to it, and the stopped shard, started again with
+// --resume, runs what it had not finished; every spec runs once (ok).
 func TestClaimsOfAnInterruptedShardAreRunByIt(t *testing.T) {
 	st, all := claimSweep(t)
 	dir := t.TempDir()
-	// Which spec is whose: run shard 1 alone first, without claims.
-	probe := &fakeDevice{name: "probe"}
+	probe := &fakeDevice{name: "probe"} // which specs are shard 1's
 	if _, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: probe, Shard: sweep.Shard{Index: 1, Count: 2}}); err != nil {
 		t.Fatal(err)
 	}
-	ofShard1 := probe.ran
-	// Shard 0 "was killed" holding the claims of three of shard 1's specs.
+	ofShard1 := func(key string) bool { return slices.Contains(probe.ran, key) }
+	ctx, cancel := context.WithCancel(context.Background())
+	zero := &stoppingDevice{fakeDevice: &fakeDevice{name: "zero"}, other: ofShard1, cancel: cancel}
+	var rows0 []profiler.Result
 	c0 := openClaims(t, dir, 0, 2)
-	for _, k := range ofShard1[len(ofShard1)-3:] {
-		if ok, err := c0.Claim(k); !ok || err != nil {
-			t.Fatalf("claim %s: %v %v", k, ok, err)
+	cfg0 := run.SweepConfig{Source: st, Exec: zero, Shard: sweep.Shard{Index: 0, Count: 2}, Claims: c0}
+	if _, err := run.Sweep(ctx, cfg0, sinkFunc(func(r profiler.Result) { rows0 = append(rows0, r) })); err == nil {
+		t.Fatal("the stopped shard says nothing of its interruption")
+	}
+	done := map[string]bool{}
+	for _, r := range rows0 {
+		if r.Status == profiler.StatusOK {
+			done[r.Spec.Key()] = true
 		}
 	}
-	held := ofShard1[len(ofShard1)-3:]
 	one := &fakeDevice{name: "one"}
 	sum1, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: one, Shard: sweep.Shard{Index: 1, Count: 2}, Claims: openClaims(t, dir, 1, 2)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range held {
-		if slices.Contains(one.ran, k) {
-			t.Errorf("shard 1 ran %s, which shard 0 holds", k)
-		}
+	if sum1.Given == 0 || len(one.ran) != len(probe.ran)-sum1.Given {
+		t.Errorf("shard 1 ran %d of its %d specs and gave %d: want the unit shard 0 claimed given", len(one.ran), len(probe.ran), sum1.Given)
 	}
-	if sum1.Given != 3 {
-		t.Errorf("shard 1 gave %d specs, want the 3 shard 0 holds", sum1.Given)
-	}
-	zero := &fakeDevice{name: "zero"}
-	sum0, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: zero, Shard: sweep.Shard{Index: 0, Count: 2}, Claims: c0})
-	if err != nil {
+	again := &fakeDevice{name: "zero again"}
+	cfg0.Exec, cfg0.Skip = again, done
+	if _, err := run.Sweep(context.Background(), cfg0); err != nil {
 		t.Fatal(err)
 	}
 	ran := map[string]int{}
-	for _, k := range append(slices.Clone(one.ran), zero.ran...) {
+	for _, k := range append(append(slices.Clone(one.ran), again.ran...), slices.Collect(maps.Keys(done))...) {
 		ran[k]++
 	}
 	for _, j := range all {
@@ -169,14 +210,27 @@ func TestClaimsOfAnInterruptedShardAreRunByIt(t *testing.T) {
 			t.Errorf("%s ran %d times", j.Spec, ran[j.Spec.Key()])
 		}
 	}
-	for _, k := range held {
-		if !slices.Contains(zero.ran, k) {
-			t.Errorf("shard 0 did not run %s, which it held", k)
+	if len(again.ran) != sum1.Given {
+		t.Errorf("started again, shard 0 ran %d specs; want the %d of the unit it claimed", len(again.ran), sum1.Given)
+	}
+}
+
+// sinkFunc is a Sink of a function.
+type sinkFunc func(profiler.Result)
+
+func (f sinkFunc) Write(r profiler.Result) error { f(r); return nil }
+func (f sinkFunc) Close() error                  { return nil }
+
+// specOf is the spec of all whose key is key.
+func specOf(t *testing.T, all []profiler.Job, key string) profiler.Spec {
+	t.Helper()
+	for _, j := range all {
+		if j.Spec.Key() == key {
+			return j.Spec
 		}
 	}
-	if sum0.Total+sum1.Total != len(all) {
-		t.Errorf("totals %d + %d, the sweep has %d", sum0.Total, sum1.Total, len(all))
-	}
+	t.Fatalf("no spec %s", key)
+	return profiler.Spec{}
 }
 
 // A claim is the shard's own again (a second run of it), another shard's

@@ -31,6 +31,7 @@ type ShardDeal struct {
 type dealtShard struct {
 	deal  ShardDeal
 	owned []bool // by stream index
+	to    []int  // by stream index: the shard the job was dealt to
 	n     int    // indices owned
 	all   int    // the sweep's jobs
 	// jobs is the sweep's jobs (file options), kept with claims: the
@@ -96,11 +97,13 @@ func dealt(groups []ShapeGroup, all, part, parts int) *dealtShard {
 	d := &dealtShard{
 		deal:  ShardDeal{Part: part, Parts: parts, ByShape: true, Shapes: len(groups)},
 		owned: make([]bool, all),
+		to:    make([]int, all),
 		all:   all,
 	}
 	for g, shards := range DealGroups(groups, parts) {
 		mine, other := false, false
 		for k, to := range shards {
+			d.to[groups[g].Jobs[k]] = to
 			if to == part {
 				d.owned[groups[g].Jobs[k]] = true
 				d.n++

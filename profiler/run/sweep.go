@@ -164,9 +164,12 @@ func sweepClaims(cfg SweepConfig) (*shardClaims, jobSource) {
 		return c, nil
 	}
 	c.others = map[string]bool{}
+	c.unitOf = map[string]string{}
 	for i, j := range d.jobs {
+		key := j.Spec.Key()
+		c.unitOf[key] = d.unitKey(i)
 		if !d.owned[i] {
-			c.others[j.Spec.Key()] = true
+			c.others[key] = true
 		}
 	}
 	return c, othersTail(d, cfg.Options, cfg.Skip, c)
