@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -244,9 +246,10 @@ func (d *dealtShard) unitKey(i int) string {
 
 // othersTail is the specs of the other shards of a sweep dealt by shape,
 // turned by opts, without those in skip (counted in claims.tailSkipped):
-// the units a shard that finished its own may take, the one whose first
-// spec comes last in the sweep first, each unit's specs in the sweep's
-// order.
+// the units a shard that finished its own may take, the cheapest first
+// (by their deal cost; the later in the sweep on a tie), so that what a
+// shard takes at the end fills the gap in small steps; each unit's specs
+// in the sweep's order.
 func othersTail(d *dealtShard, opts func(profiler.Options) profiler.Options, skip map[string]bool, claims *shardClaims) jobSource {
 	return func(ctx context.Context, yield func(profiler.Job) bool) error {
 		var order []string // units, by their first index
@@ -261,8 +264,16 @@ func othersTail(d *dealtShard, opts func(profiler.Options) profiler.Options, ski
 			}
 			members[u] = append(members[u], i)
 		}
-		for k := len(order) - 1; k >= 0; k-- {
-			for _, i := range members[order[k]] {
+		slices.Reverse(order)
+		cost := map[string]int64{}
+		for u, is := range members {
+			for _, i := range is {
+				cost[u] += d.cost[i]
+			}
+		}
+		slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(cost[a], cost[b]) })
+		for _, u := range order {
+			for _, i := range members[u] {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}

@@ -322,3 +322,51 @@ func TestClaimsThatFailRunTheShardsOwn(t *testing.T) {
 		t.Errorf("log %q: want the error once", log.String())
 	}
 }
+
+// A shard that finished takes the other shard's cheapest units first (one
+// spec before three), so what it takes at the end fills the gap in small
+// steps.
+func TestClaimsTakeTheCheapestUnitsFirst(t *testing.T) {
+	// the one-spec shapes first in the file: taking from the end of the
+	// sweep would take three-spec units first
+	const yaml = "sweeps:\n  - kernel: test_scale\n    knobs: {WG: 32}\n    dims: {N: [500, 600, 700, 800]}\n  - kernel: test_scale\n    knobs: {WG: [32, 64, 128]}\n    dims: {N: [100, 200, 300, 400]}\n"
+	st, err := sweep.ParseStream("s.yaml", []byte(yaml), profiler.DefaultOptions(), sweep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _, err := st.Jobs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	held := &enteredDevice{fakeDevice: &fakeDevice{name: "held", gate: make(chan struct{})}, entered: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: held, Shard: sweep.Shard{Index: 1, Count: 2}, Claims: openClaims(t, dir, 1, 2)})
+	}()
+	<-held.entered
+	taker := &fakeDevice{name: "taker"}
+	if _, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: taker, Shard: sweep.Shard{Index: 0, Count: 2}, Claims: openClaims(t, dir, 0, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	close(held.gate)
+	<-done
+	size := map[string]int{} // shape → its specs
+	for _, j := range all {
+		size[shapeOf(j.Spec)]++
+	}
+	probe := &fakeDevice{name: "probe"} // shard 0's own specs
+	if _, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: probe, Shard: sweep.Shard{Index: 0, Count: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	var taken []int // the unit size of each spec taken, in order
+	for _, k := range taker.ran {
+		if !slices.Contains(probe.ran, k) {
+			taken = append(taken, size[shapeOf(specOf(t, all, k))])
+		}
+	}
+	if len(taken) == 0 || !slices.IsSorted(taken) || taken[0] != 1 {
+		t.Errorf("taken units' sizes in order %v: want the one-spec units first", taken)
+	}
+}

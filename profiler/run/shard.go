@@ -37,6 +37,7 @@ type dealtShard struct {
 	// jobs is the sweep's jobs (file options), kept with claims: the
 	// specs a shard that finished its own may take from the others.
 	jobs []profiler.Job
+	cost []int64 // by stream index: the job's dealCost (with claims)
 }
 
 func (d *dealtShard) Owns(i int) bool { return i >= 0 && i < len(d.owned) && d.owned[i] }
@@ -88,6 +89,12 @@ func dealShard(ctx context.Context, cfg SweepConfig) (SweepShard, error) {
 	d := dealt(groups, len(jobs), sh.Part(), sh.Parts())
 	if cfg.Claims != nil {
 		d.jobs = jobs
+		d.cost = make([]int64, len(jobs))
+		for _, g := range groups {
+			for k, i := range g.Jobs {
+				d.cost[i] = g.Costs[k]
+			}
+		}
 	}
 	return d, nil
 }
