@@ -138,6 +138,18 @@ func TestClaimsLetAShardTakeTheOthersSpecs(t *testing.T) {
 			if fastSum.Total != fastRan || slowSum.Total != unit {
 				t.Errorf("totals %d and %d, want %d and %d", fastSum.Total, slowSum.Total, fastRan, unit)
 			}
+			probe := &fakeDevice{name: "probe"} // shard 0's own specs
+			if _, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: probe, Shard: sweep.Shard{Index: 0, Count: 2}}); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range fast {
+				for _, k := range d.pre {
+					if !slices.Contains(probe.ran, k) {
+						t.Errorf("%s prepared ahead %s, another shard's spec: most of those their owner runs", d.name, k)
+						break
+					}
+				}
+			}
 			if !strings.Contains(fastSum.String(), "taken from the other shards") {
 				t.Errorf("summary %q does not say what was taken", fastSum.String())
 			}

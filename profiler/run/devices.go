@@ -234,11 +234,15 @@ func (st *devSweep) device(ctx context.Context, di int, d Device) {
 		st.early[di] = nil
 		st.mu.Unlock()
 		if pf, ok := d.Exec.(Prefetcher); ok {
-			if next != nil {
+			// Another shard's spec is prepared only once claimed (when it
+			// runs): most of them its owner runs.
+			if next != nil && !st.feed.claims.other(*next) {
 				pf.Prefetch(*next)
 			}
 			for _, j := range early {
-				pf.Prefetch(j)
+				if !st.feed.claims.other(j) {
+					pf.Prefetch(j)
+				}
 			}
 		}
 		res := d.Exec.Run(ctx, it.job.Spec, it.job.Options, func(p profiler.Progress) {

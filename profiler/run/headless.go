@@ -151,7 +151,11 @@ func runFeed(ctx context.Context, exec profiler.Executor, f *feed, n int, sinks 
 				return
 			}
 			window = append(window, j)
-			if pf != nil && len(window) > 1 {
+			// Another shard's spec (--claims) is prepared only once its unit
+			// is claimed, when it runs: most of them their owner runs, and
+			// making their inputs and references here takes the host from
+			// the owner.
+			if pf != nil && len(window) > 1 && !f.claims.other(j) {
 				pf.Prefetch(j)
 			}
 		}
