@@ -166,8 +166,12 @@ func New(t TB, shim string, dev profiler.DeviceInfo) *Backend {
 	}
 	// Reading the shim lets `go test`'s cache notice when it changes (g++
 	// reads it outside the test's view).
-	for _, f := range []string{"metal_stdlib", "metal_simdgroup", "metal_simdgroup_matrix"} {
-		if _, err := os.ReadFile(filepath.Join(shim, f)); err != nil {
+	ents, err := os.ReadDir(shim)
+	if err != nil {
+		t.Fatalf("the MSL emulation shim: %v", err)
+	}
+	for _, e := range ents {
+		if _, err := os.ReadFile(filepath.Join(shim, e.Name())); err != nil {
 			t.Fatalf("the MSL emulation shim: %v", err)
 		}
 	}
@@ -232,7 +236,7 @@ func (e *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s.metal: %w", p.Source, err)
 	}
-	return e.build(full, call, macros, p.Source, key)
+	return e.build(full, call, macros, p.Source, key, false)
 }
 
 // compileUser builds a user kernel's own source (kernels/user: the macros
@@ -262,7 +266,7 @@ func (e *Backend) compileUser(p profiler.Program) (profiler.Kernel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.File, err)
 	}
-	k, err := e.build(full, call, nil, p.Source, key)
+	k, err := e.build(full, call, nil, p.Source, key, true)
 	if err != nil {
 		return nil, err
 	}
@@ -397,18 +401,22 @@ func positionArg(attr string, vec bool) (string, bool) {
 	return v, ok && !vec
 }
 
-// stdlibFor is g++'s -include of the emulated metal_stdlib for a source
-// that does not include it: Apple's compiler needs no #include for the
-// language's own types and functions. (A source that includes it keeps its
-// own order: mltop's kernels hide their -D knob macros from it.)
-func stdlibFor(full string) []string {
-	if strings.Contains(full, "<metal_stdlib>") {
+// stdlibFor is g++'s -include of the emulated metal_stdlib: Apple's
+// compiler needs no #include for the language's own types, functions and
+// address spaces. A user source always gets it first (it may include the
+// stdlib only in a header, after it has used `constant`); one of mltop's
+// kernels that includes it keeps its own order (it hides its -D knob
+// macros from it).
+func stdlibFor(full string, user bool) []string {
+	if !user && strings.Contains(full, "<metal_stdlib>") {
 		return nil
 	}
 	return []string{"-include", "metal_stdlib"}
 }
 
-func (e *Backend) build(full, call string, macros [][2]string, source, key string) (profiler.Kernel, error) {
+// build compiles full with the emulator's main calling call; user: a user
+// kernel's source (stdlibFor).
+func (e *Backend) build(full, call string, macros [][2]string, source, key string, user bool) (profiler.Kernel, error) {
 	full = forEmulation(full)
 	e.n++
 	cc := filepath.Join(e.dir, fmt.Sprintf("k%d.cc", e.n))
@@ -416,7 +424,7 @@ func (e *Backend) build(full, call string, macros [][2]string, source, key strin
 	if err := os.WriteFile(cc, []byte(full+strings.Replace(emuMain, "CALL", call, 1)), 0o644); err != nil {
 		return nil, err
 	}
-	args := append([]string{"-std=c++20", "-O1", "-pthread", "-w", "-I", e.shim}, stdlibFor(full)...)
+	args := append([]string{"-std=c++20", "-O1", "-pthread", "-w", "-I", e.shim}, stdlibFor(full, user)...)
 	if e.NativeBF16 {
 		args = append(args, "-D__HAVE_BFLOAT__=1")
 	}

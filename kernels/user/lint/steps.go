@@ -233,6 +233,10 @@ func compileMetal(r *Result, opt Options, p profiler.Program, dt profiler.DType)
 		r.add(Note, StepCompile, p.File, 0, 0, "Metal: %v", err)
 		r.skip("not compiled (no g++)")
 		return true
+	case errors.Is(err, mslemu.ErrAppleBuiltins):
+		r.add(Note, StepCompile, p.File, 0, 0, "Metal %s: %v", dt, err)
+		r.skip("not compiled (Apple's builtins)")
+		return true
 	case err != nil:
 		r.add(Error, StepCompile, p.File, 0, 0, "Metal %s: %v", dt, err)
 		return false
