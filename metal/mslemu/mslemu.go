@@ -44,12 +44,13 @@ static std::vector<char> emu_read(const std::string& p) {
   return v;
 }
 int main(int argc, char** argv) {
-  if (argc != 10) { std::fprintf(stderr, "usage: dir gx gy gz nt nbufs dx dy dz\n"); return 2; }
+  if (argc != 11) { std::fprintf(stderr, "usage: dir gx gy gz nt nbufs dx dy dz tgm_bytes\n"); return 2; }
   const std::string dir = argv[1];
   const uint gx = std::atoi(argv[2]), gy = std::atoi(argv[3]), gz = std::atoi(argv[4]), nt = std::atoi(argv[5]);
   const int nb = std::atoi(argv[6]);
   const uint3 gdim{uint(std::atoi(argv[7])), uint(std::atoi(argv[8])), uint(std::atoi(argv[9]))};
   const uint3 ngroups{gx, gy, gz};
+  emu_tgm_bytes = uint(std::atoi(argv[10]));
   std::vector<std::vector<char>> b;
   std::vector<size_t> sizes;
   for (int i = 0; i < nb; i++) {
@@ -126,6 +127,11 @@ func CallFor(src, entry string) (string, error) {
 // Threadgroup arrays are shared by the group's threads: they become
 // statics, which is right because groups run one after another.
 var threadgroupArray = regexp.MustCompile(`(?m)^(\s*)threadgroup (\w+ \w+\[)`)
+
+// The [[threadgroup(i)]] attribute of a parameter would lose its name to
+// the emptied `threadgroup` qualifier ([[(0)]] does not parse): renamed, it
+// is an attribute g++ ignores.
+var threadgroupAttr = regexp.MustCompile(`\[\[\s*threadgroup\s*\(`)
 
 // Backend is a profiler.Backend over the g++-compiled emulation.
 type Backend struct {
@@ -316,6 +322,7 @@ func userEntry(src string, p profiler.Program) (csrc.Signature, error) {
 // instantiation, which the emulator calls. build and CheckUser share it.
 func forEmulation(full string) string {
 	full = threadgroupArray.ReplaceAllString(full, "${1}static $2")
+	full = threadgroupAttr.ReplaceAllString(full, "[[emu_threadgroup(")
 	return full + hostAliases(full)
 }
 
@@ -341,8 +348,10 @@ func hostAliases(src string) string {
 
 // UserCall is the emulator's call of a user kernel: each [[buffer(i)]]
 // parameter from b[i] (a pointer to its bytes, or for a `constant T&` the
-// value there: the scalar struct or the one scalar Run wrote at i), thread
-// positions from the emulator's tg, tid, sg and lane.
+// value there: the scalar struct or the one scalar Run wrote at i), a
+// `threadgroup T*` [[threadgroup(0)]] parameter from the group's memory of
+// the dispatch's dynamic_tgm bytes, thread positions from the emulator's
+// tg, tid, sg and lane.
 func UserCall(sig csrc.Signature) (string, error) {
 	var args []string
 	for _, prm := range sig.Params {
@@ -358,6 +367,9 @@ func UserCall(sig csrc.Signature) (string, error) {
 			} else {
 				args = append(args, fmt.Sprintf("(%s*)b[%d].data()", base, i))
 			}
+		case prm.Attr == "threadgroup(0)" && strings.Contains(prm.Type, "*"):
+			// the group's memory of the dispatch's dynamic_tgm bytes
+			args = append(args, fmt.Sprintf("emu_tgm<%s>()", strings.TrimSpace(strings.Replace(base, "threadgroup", "", 1))))
 		default:
 			a, ok := positionArg(prm.Attr, base == "uint3")
 			if !ok {
@@ -494,7 +506,7 @@ func (e *Backend) Run(ls []profiler.Launch) error {
 			return err
 		}
 		cmd := exec.Command(l.Kernel.(kernel).bin, run, fmt.Sprint(d.Grid[0]), fmt.Sprint(d.Grid[1]), fmt.Sprint(d.Grid[2]), fmt.Sprint(d.Threads()), fmt.Sprint(nb),
-			fmt.Sprint(d.Group[0]), fmt.Sprint(d.Group[1]), fmt.Sprint(d.Group[2]))
+			fmt.Sprint(d.Group[0]), fmt.Sprint(d.Group[1]), fmt.Sprint(d.Group[2]), fmt.Sprint(d.DynamicTGM))
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("emulated %s: %v\n%s", d.Name, err, out)
 		}

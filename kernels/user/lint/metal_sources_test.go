@@ -83,3 +83,34 @@ func TestMetalAppleBuiltinsAreNotCompiled(t *testing.T) {
 	rep = Check(path, opt)
 	mustContain(t, "typo", findingsOf(rep.Manifests[0]), "error   [compile] ", "fabz")
 }
+
+// A [[threadgroup(0)]] parameter without dynamic_tgm, or one at another
+// index, gets no memory: a warning at the dispatch; with dynamic_tgm none.
+func TestThreadgroupParamsNeedDynamicTGM(t *testing.T) {
+	src := `[[kernel]] void k(device const T* X [[buffer(0)]], device T* Y [[buffer(1)]], constant int& rows [[buffer(2)]],
+    constant int& cols [[buffer(3)]], threadgroup float* part [[threadgroup(0)]], uint i [[thread_position_in_grid]]) {
+  part[0] = X[i]; Y[i] = part[0];
+}
+`
+	const sized = `args: [X, Y, rows, cols], dynamic_tgm: "WG * 4"}`
+	for _, c := range []struct {
+		name, src, manifest, want string
+	}{
+		{"sized", src, sized, ""},
+		{"unsized", src, "", "dispatch k: parameter part [[threadgroup(0)]] is threadgroup memory sized at dispatch, but the dispatch sets no dynamic_tgm"},
+		{"index 1", strings.Replace(src, "threadgroup(0)", "threadgroup(1)", 1), sized, "dispatch k: parameter part [[threadgroup(1)]] gets no threadgroup memory: mltop sets dynamic_tgm at index 0 only"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := metalManifest("tg_param")
+			if c.manifest != "" {
+				m = strings.Replace(m, "args: [X, Y, rows, cols]}", c.manifest, 1)
+			}
+			rep := Check(usertest.Write(t, map[string]string{"kernel.yaml": m, "k.metal": c.src}), noTools(t))
+			got := findingsOf(rep.Manifests[0])
+			if c.want == "" && strings.Contains(got, "threadgroup memory") {
+				t.Errorf("want no warning on threadgroup memory:\n%s", got)
+			}
+			mustContain(t, c.name, got, c.want)
+		})
+	}
+}
