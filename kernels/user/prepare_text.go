@@ -116,6 +116,11 @@ func (p *prepared) cudaPrelude() []string {
 		out = append(out, "#if !defined(__CUDA_BF16_H__) && !defined(__CUDA_BF16_TYPES_EXIST__)",
 			"struct __nv_bfloat16 { unsigned short mltop_bits_; }; // no CUDA toolkit headers found: storage only", "#endif")
 	}
+	for _, td := range glibcTypedefs {
+		if p.usesUndeclared(td[0]) {
+			out = append(out, "typedef "+td[1]+" "+td[0]+"; // glibc's <sys/types.h>, which nvcc programs get through the host headers")
+		}
+	}
 	for _, m := range standardMacros {
 		// only what the source uses: CCCL's headers define some of them
 		// again, and an unused definition would only earn a warning there
@@ -134,6 +139,33 @@ func (p *prepared) mentioned(name string) bool {
 		}
 	}
 	return false
+}
+
+// usesUndeclared says whether the compiled code (host code blanked) of any
+// file uses name while no file declares or #defines it.
+func (p *prepared) usesUndeclared(name string) bool {
+	if p.declared[name] {
+		return false
+	}
+	used := false
+	for _, u := range p.units {
+		for _, d := range u.scan.Directives {
+			if !d.Dead && d.Defines == name {
+				return false
+			}
+		}
+		used = used || u.compiled.FirstUse(name) > 0
+	}
+	return used
+}
+
+// glibcTypedefs are the short unsigned names glibc's <sys/types.h> gives
+// every nvcc program (through cuda_runtime.h's host headers) and NVRTC does
+// not: SGEMM kernels write `const uint cRow = blockIdx.y;`. (glibc has no
+// uchar.)
+var glibcTypedefs = [][2]string{
+	{"uint", "unsigned int"}, {"ushort", "unsigned short"}, {"ulong", "unsigned long"},
+	{"u_char", "unsigned char"}, {"u_short", "unsigned short"}, {"u_int", "unsigned int"}, {"u_long", "unsigned long"},
 }
 
 // standardMacros are what nvcc users get from math.h, float.h and limits.h.

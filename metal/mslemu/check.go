@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/mltop/mltop/metal"
@@ -16,6 +19,31 @@ import (
 
 // ErrNoCompiler is CheckUser's error when g++ is not on the PATH.
 var ErrNoCompiler = errors.New("g++ not found on PATH: the Metal source was not compiled (the MSL emulation needs a C++20 compiler with _Float16)")
+
+// ErrAppleBuiltins is (wrapped in) CheckUser's error when g++ fails on
+// names only Apple's Metal compiler has (__metal_fabs,
+// __METAL_MAYBE_FAST_MATH__: what MLX's headers call directly): the
+// emulation cannot judge such a source, which is not the source's fault.
+var ErrAppleBuiltins = errors.New("the source uses Apple's Metal compiler builtins, which the MSL emulation does not have: not compiled here (Apple's compiler checks it on a Mac)")
+
+// appleBuiltin matches a name of Apple's compiler in g++'s messages.
+var appleBuiltin = regexp.MustCompile(`\b(__metal_\w+|__METAL_\w+__)\b`)
+
+// appleBuiltins lists (sorted, at most 4) the names of Apple's compiler
+// that g++'s error lines mention.
+func appleBuiltins(out string) []string {
+	seen := map[string]bool{}
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.Contains(l, "error:") {
+			continue
+		}
+		for _, m := range appleBuiltin.FindAllString(l, -1) {
+			seen[m] = true
+		}
+	}
+	names := slices.Sorted(maps.Keys(seen))
+	return names[:min(len(names), 4)]
+}
 
 // CheckUser compiles a user kernel's Metal program (kernels/user: macros
 // already in the code) with g++ against the MSL emulation, syntax only,
@@ -54,10 +82,13 @@ func CheckUser(ctx context.Context, p profiler.Program) error {
 	if err := os.WriteFile(cc, []byte(full+"\n#line 1 \"mltop-emulator-main.cc\"\n"+strings.Replace(emuMain, "CALL", call, 1)), 0o644); err != nil {
 		return err
 	}
-	args := append([]string{"-std=c++20", "-fsyntax-only", "-w", "-D__HAVE_BFLOAT__=1", "-I", shim}, stdlibFor(full)...)
+	args := append([]string{"-std=c++20", "-fsyntax-only", "-w", "-D__HAVE_BFLOAT__=1", "-I", shim}, stdlibFor(full, true)...)
 	out, err := exec.CommandContext(ctx, gxx, append(args, cc)...).CombinedOutput()
 	if ctx.Err() != nil {
 		return fmt.Errorf("g++ stopped: %w", ctx.Err())
+	}
+	if names := appleBuiltins(string(out)); err != nil && len(names) > 0 {
+		return fmt.Errorf("%s: %w (%s)", p.File, ErrAppleBuiltins, strings.Join(names, ", "))
 	}
 	if err != nil {
 		return fmt.Errorf("the MSL emulation (g++) rejects %s: %v\n%s", p.File, err, strings.TrimSpace(string(out)))

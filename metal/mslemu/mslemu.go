@@ -44,12 +44,13 @@ static std::vector<char> emu_read(const std::string& p) {
   return v;
 }
 int main(int argc, char** argv) {
-  if (argc != 10) { std::fprintf(stderr, "usage: dir gx gy gz nt nbufs dx dy dz\n"); return 2; }
+  if (argc != 11) { std::fprintf(stderr, "usage: dir gx gy gz nt nbufs dx dy dz tgm_bytes\n"); return 2; }
   const std::string dir = argv[1];
   const uint gx = std::atoi(argv[2]), gy = std::atoi(argv[3]), gz = std::atoi(argv[4]), nt = std::atoi(argv[5]);
   const int nb = std::atoi(argv[6]);
   const uint3 gdim{uint(std::atoi(argv[7])), uint(std::atoi(argv[8])), uint(std::atoi(argv[9]))};
   const uint3 ngroups{gx, gy, gz};
+  emu_tgm_bytes = uint(std::atoi(argv[10]));
   std::vector<std::vector<char>> b;
   std::vector<size_t> sizes;
   for (int i = 0; i < nb; i++) {
@@ -127,6 +128,11 @@ func CallFor(src, entry string) (string, error) {
 // statics, which is right because groups run one after another.
 var threadgroupArray = regexp.MustCompile(`(?m)^(\s*)threadgroup (\w+ \w+\[)`)
 
+// The [[threadgroup(i)]] attribute of a parameter would lose its name to
+// the emptied `threadgroup` qualifier ([[(0)]] does not parse): renamed, it
+// is an attribute g++ ignores.
+var threadgroupAttr = regexp.MustCompile(`\[\[\s*threadgroup\s*\(`)
+
 // Backend is a profiler.Backend over the g++-compiled emulation.
 type Backend struct {
 	dev profiler.DeviceInfo
@@ -166,8 +172,12 @@ func New(t TB, shim string, dev profiler.DeviceInfo) *Backend {
 	}
 	// Reading the shim lets `go test`'s cache notice when it changes (g++
 	// reads it outside the test's view).
-	for _, f := range []string{"metal_stdlib", "metal_simdgroup", "metal_simdgroup_matrix"} {
-		if _, err := os.ReadFile(filepath.Join(shim, f)); err != nil {
+	ents, err := os.ReadDir(shim)
+	if err != nil {
+		t.Fatalf("the MSL emulation shim: %v", err)
+	}
+	for _, e := range ents {
+		if _, err := os.ReadFile(filepath.Join(shim, e.Name())); err != nil {
 			t.Fatalf("the MSL emulation shim: %v", err)
 		}
 	}
@@ -232,7 +242,7 @@ func (e *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s.metal: %w", p.Source, err)
 	}
-	return e.build(full, call, macros, p.Source, key)
+	return e.build(full, call, macros, p.Source, key, false)
 }
 
 // compileUser builds a user kernel's own source (kernels/user: the macros
@@ -262,7 +272,7 @@ func (e *Backend) compileUser(p profiler.Program) (profiler.Kernel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.File, err)
 	}
-	k, err := e.build(full, call, nil, p.Source, key)
+	k, err := e.build(full, call, nil, p.Source, key, true)
 	if err != nil {
 		return nil, err
 	}
@@ -312,6 +322,7 @@ func userEntry(src string, p profiler.Program) (csrc.Signature, error) {
 // instantiation, which the emulator calls. build and CheckUser share it.
 func forEmulation(full string) string {
 	full = threadgroupArray.ReplaceAllString(full, "${1}static $2")
+	full = threadgroupAttr.ReplaceAllString(full, "[[emu_threadgroup(")
 	return full + hostAliases(full)
 }
 
@@ -337,8 +348,10 @@ func hostAliases(src string) string {
 
 // UserCall is the emulator's call of a user kernel: each [[buffer(i)]]
 // parameter from b[i] (a pointer to its bytes, or for a `constant T&` the
-// value there: the scalar struct or the one scalar Run wrote at i), thread
-// positions from the emulator's tg, tid, sg and lane.
+// value there: the scalar struct or the one scalar Run wrote at i), a
+// `threadgroup T*` [[threadgroup(0)]] parameter from the group's memory of
+// the dispatch's dynamic_tgm bytes, thread positions from the emulator's
+// tg, tid, sg and lane.
 func UserCall(sig csrc.Signature) (string, error) {
 	var args []string
 	for _, prm := range sig.Params {
@@ -354,6 +367,9 @@ func UserCall(sig csrc.Signature) (string, error) {
 			} else {
 				args = append(args, fmt.Sprintf("(%s*)b[%d].data()", base, i))
 			}
+		case prm.Attr == "threadgroup(0)" && strings.Contains(prm.Type, "*"):
+			// the group's memory of the dispatch's dynamic_tgm bytes
+			args = append(args, fmt.Sprintf("emu_tgm<%s>()", strings.TrimSpace(strings.Replace(base, "threadgroup", "", 1))))
 		default:
 			a, ok := positionArg(prm.Attr, base == "uint3")
 			if !ok {
@@ -397,18 +413,22 @@ func positionArg(attr string, vec bool) (string, bool) {
 	return v, ok && !vec
 }
 
-// stdlibFor is g++'s -include of the emulated metal_stdlib for a source
-// that does not include it: Apple's compiler needs no #include for the
-// language's own types and functions. (A source that includes it keeps its
-// own order: mltop's kernels hide their -D knob macros from it.)
-func stdlibFor(full string) []string {
-	if strings.Contains(full, "<metal_stdlib>") {
+// stdlibFor is g++'s -include of the emulated metal_stdlib: Apple's
+// compiler needs no #include for the language's own types, functions and
+// address spaces. A user source always gets it first (it may include the
+// stdlib only in a header, after it has used `constant`); one of mltop's
+// kernels that includes it keeps its own order (it hides its -D knob
+// macros from it).
+func stdlibFor(full string, user bool) []string {
+	if !user && strings.Contains(full, "<metal_stdlib>") {
 		return nil
 	}
 	return []string{"-include", "metal_stdlib"}
 }
 
-func (e *Backend) build(full, call string, macros [][2]string, source, key string) (profiler.Kernel, error) {
+// build compiles full with the emulator's main calling call; user: a user
+// kernel's source (stdlibFor).
+func (e *Backend) build(full, call string, macros [][2]string, source, key string, user bool) (profiler.Kernel, error) {
 	full = forEmulation(full)
 	e.n++
 	cc := filepath.Join(e.dir, fmt.Sprintf("k%d.cc", e.n))
@@ -416,7 +436,7 @@ func (e *Backend) build(full, call string, macros [][2]string, source, key strin
 	if err := os.WriteFile(cc, []byte(full+strings.Replace(emuMain, "CALL", call, 1)), 0o644); err != nil {
 		return nil, err
 	}
-	args := append([]string{"-std=c++20", "-O1", "-pthread", "-w", "-I", e.shim}, stdlibFor(full)...)
+	args := append([]string{"-std=c++20", "-O1", "-pthread", "-w", "-I", e.shim}, stdlibFor(full, user)...)
 	if e.NativeBF16 {
 		args = append(args, "-D__HAVE_BFLOAT__=1")
 	}
@@ -486,7 +506,7 @@ func (e *Backend) Run(ls []profiler.Launch) error {
 			return err
 		}
 		cmd := exec.Command(l.Kernel.(kernel).bin, run, fmt.Sprint(d.Grid[0]), fmt.Sprint(d.Grid[1]), fmt.Sprint(d.Grid[2]), fmt.Sprint(d.Threads()), fmt.Sprint(nb),
-			fmt.Sprint(d.Group[0]), fmt.Sprint(d.Group[1]), fmt.Sprint(d.Group[2]))
+			fmt.Sprint(d.Group[0]), fmt.Sprint(d.Group[1]), fmt.Sprint(d.Group[2]), fmt.Sprint(d.DynamicTGM))
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("emulated %s: %v\n%s", d.Name, err, out)
 		}

@@ -6,34 +6,43 @@ import "strings"
 type DeclKind int
 
 const (
-	Other     DeclKind = iota // static_assert, a macro invocation, an explicit instantiation, …
-	Function                  // a function (template) declaration or definition
-	Variable                  // a variable (template)
-	Type                      // struct, class, union, enum (template)
-	Alias                     // typedef, using, namespace alias
-	Namespace                 // a namespace block (its members are Decls of their own)
-	Linkage                   // an extern "C" { … } block (its members are Decls of their own)
+	Other         DeclKind = iota // static_assert, a macro invocation, a class template's explicit instantiation, …
+	Function                      // a function (template) declaration or definition
+	Variable                      // a variable (template)
+	Type                          // struct, class, union, enum (template)
+	Alias                         // typedef, using, namespace alias
+	Namespace                     // a namespace block (its members are Decls of their own)
+	Linkage                       // an extern "C" { … } block (its members are Decls of their own)
+	Instantiation                 // an explicit instantiation of a function template: template R f<A>(…); extern template …
 )
 
-var declKindNames = [...]string{"other", "function", "variable", "type", "alias", "namespace", "linkage"}
+var declKindNames = [...]string{"other", "function", "variable", "type", "alias", "namespace", "linkage", "instantiation"}
 
 func (k DeclKind) String() string { return declKindNames[k] }
 
 // Decl is one declaration at file or namespace scope.
 type Decl struct {
-	Kind       DeclKind
-	Names      []string // the names it declares in its scope (an unscoped enum's enumerators too)
-	Scope      string   // the enclosing namespaces, "a::b" ("" at file scope)
-	Device     bool     // __global__/__device__/__constant__/__shared__/__managed__, const or constexpr
-	Definition bool     // a function with a body
-	Line       int      // first line (1-based)
-	EndLine    int      // last line
-	Start, End int      // byte offsets: src[Start:End] is the declaration
+	Kind     DeclKind
+	Names    []string // the names it declares in its scope (an unscoped enum's enumerators too)
+	Scope    string   // the enclosing namespaces, "a::b" ("" at file scope)
+	Template string   // an Instantiation: the name of the function template it instantiates (it declares no name)
+	// Device: __global__/__device__/__constant__/__shared__/__managed__,
+	// const or constexpr; an Instantiation without such words is Device
+	// when the file declares a device function template of that name.
+	Device     bool
+	Definition bool // a function with a body
+	Line       int  // first line (1-based)
+	EndLine    int  // last line
+	Start, End int  // byte offsets: src[Start:End] is the declaration
 }
 
-// Host says whether the declaration is host code: a function or variable
-// that is not Device. mltop blanks those before NVRTC compiles a source.
-func (d Decl) Host() bool { return (d.Kind == Function || d.Kind == Variable) && !d.Device }
+// Host says whether the declaration is host code: a function, variable or
+// function template instantiation that is not Device. mltop blanks those
+// before NVRTC compiles a source (an explicit instantiation of a blanked
+// host template would otherwise be "not a template").
+func (d Decl) Host() bool {
+	return (d.Kind == Function || d.Kind == Variable || d.Kind == Instantiation) && !d.Device
+}
 
 // File is what Scan found in a source.
 type File struct {
@@ -73,7 +82,30 @@ func Scan(src string) *File {
 	for i := 0; i < len(s.toks); {
 		i = s.scope(i, "", &f.Decls) // a stray "}" ends a scope early: go on after it
 	}
+	resolveInstantiations(f.Decls)
 	return f
+}
+
+// resolveInstantiations marks Device the explicit instantiations, written
+// without execution space, of a device function template the file declares
+// (`template void k<float>(float*);` of a __global__ k). One of a template
+// the file does not declare stays host: NVRTC instantiates kernels from
+// their name expressions, but keeping a host template's instantiation is a
+// compile error.
+func resolveInstantiations(decls []Decl) {
+	device := map[string]bool{}
+	for _, d := range decls {
+		if d.Kind == Function && d.Device {
+			for _, n := range d.Names {
+				device[n] = true
+			}
+		}
+	}
+	for i, d := range decls {
+		if d.Kind == Instantiation && !d.Device && device[d.Template] {
+			decls[i].Device = true
+		}
+	}
 }
 
 func (f *File) use(name string, line int) {
@@ -210,8 +242,9 @@ func (s *scanner) decl(i int, scope string, out *[]Decl) int {
 		d.Kind = Linkage
 		end := s.scope(i+3, scope, out)
 		return s.finish(d, start, end, out)
-	case first == "template" && i+1 < len(t) && t[i+1].text != "<": // explicit instantiation
-		return s.finish(d, start, s.toEnd(i), out)
+	case first == "template" && i+1 < len(t) && t[i+1].text != "<",
+		first == "extern" && i+1 < len(t) && t[i+1].text == "template": // explicit instantiation
+		return s.instantiation(d, start, out)
 	case t[i].kind == Ident && i+2 < len(t) && t[i+1].text == "(" && !specCalls[first] && !deviceWords[first] &&
 		t[i+2].text != "*" && t[i+2].text != "&":
 		// a macro invocation (or static_assert): NAME(…) with its ";" or body
@@ -278,6 +311,40 @@ func (s *scanner) decl(i int, scope string, out *[]Decl) int {
 	}
 	s.classify(&d, h, words, start, len(t))
 	return s.finish(d, start, len(t), out)
+}
+
+// instantiation reads an explicit instantiation (declaration) starting at
+// toks[start]: `template R f<A>(…);`, `extern template R f<A>(…);` are
+// Instantiations of f (Device when they say __global__/__device__, directly
+// or through a macro); `template struct S<A>;` is Other.
+func (s *scanner) instantiation(d Decl, start int, out *[]Decl) int {
+	t := s.toks
+	end := s.toEnd(start)
+	d.Kind = Other
+	device := false
+	for k := start; k < end; k++ {
+		x := t[k].text
+		switch {
+		case x == "struct" || x == "class" || x == "union":
+			return s.finish(d, start, end, out)
+		case x == "<":
+			k = s.skipAngles(k) - 1
+		case x == "[[":
+			k = s.skip(k, "[[", "]]") - 1
+		case x == "(" && k > start && specCalls[t[k-1].text]:
+			k = s.skip(k, "(", ")") - 1
+		case x == "(":
+			if name := s.nameBefore(k, start); name >= 0 {
+				d.Kind, d.Template, d.Device = Instantiation, t[name].text, device
+			}
+			return s.finish(d, start, end, out)
+		case t[k].kind == Ident:
+			for _, w := range s.expand(x) {
+				device = device || deviceWords[w]
+			}
+		}
+	}
+	return s.finish(d, start, end, out)
 }
 
 // word notes one identifier of a declaration's head.

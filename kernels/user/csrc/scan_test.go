@@ -14,10 +14,13 @@ func summary(f *File) []string {
 		if d.Device {
 			where = "device"
 		}
-		if d.Kind != Function && d.Kind != Variable {
+		if d.Kind != Function && d.Kind != Variable && d.Kind != Instantiation {
 			where = "-"
 		}
 		name := strings.Join(d.Names, ",")
+		if d.Kind == Instantiation {
+			name = "of " + d.Template
+		}
 		if d.Scope != "" {
 			name = d.Scope + "::" + name
 		}
@@ -125,7 +128,22 @@ struct Runner { void go(); };
 void Runner::go() {}
 template __global__ void scale<float>(float*, const float*, float);
 constexpr int cdiv(int a, int b) { return (a + b - 1) / b; }
-`, []string{"function  device 1-1", "type Runner - 2-2", "function  host 3-3", "other  - 4-4", "function cdiv device 5-5"}},
+`, []string{"function  device 1-1", "type Runner - 2-2", "function  host 3-3", "instantiation of scale device 4-4", "function cdiv device 5-5"}},
+		// cuda-samples' reduction_kernel.cu: a host template and its explicit
+		// instantiations; only those of device templates (or saying so) stay
+		{"explicit instantiations of host and device templates", `template <class T> __global__ void reduce6(T* g, unsigned int n) {}
+template <class T> void reduce(int size, T* d_idata) { reduce6<T><<<1, 1>>>(d_idata, size); }
+template void reduce<int>(int size, int* d_idata);
+extern template void reduce<float>(int size, float* d_idata);
+template void reduce6<float>(float*, unsigned int);
+template __global__ void ops::other<double, 4>(double*);
+#define KERN __global__
+template KERN void __launch_bounds__(128) far<float>(float*);
+template struct SharedMemory<float>;
+template void launch<int>(int*);
+`, []string{"function reduce6 device 1-1", "function reduce host 2-2", "instantiation of reduce host 3-3",
+			"instantiation of reduce host 4-4", "instantiation of reduce6 device 5-5", "instantiation of other device 6-6",
+			"instantiation of far device 8-8", "other  - 9-9", "instantiation of launch host 10-10"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := summary(Scan(tc.src))
@@ -221,6 +239,15 @@ func FuzzScan(f *testing.F) {
 		}
 		_ = Blank(src, sc)
 	})
+}
+
+func TestBlankExplicitInstantiations(t *testing.T) {
+	src := "template <class T> __global__ void k(T* x) {}\ntemplate <class T> void run(T* x) {}\n" +
+		"template void run<int>(int* x);\ntemplate void k<int>(int*);\nextern template void run<float>(\n    float* x);\n"
+	want := "template <class T> __global__ void k(T* x) {}\n\n\ntemplate void k<int>(int*);\n\n\n"
+	if got := Blank(src, Scan(src)); got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
 }
 
 func TestBlank(t *testing.T) {

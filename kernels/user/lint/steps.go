@@ -33,6 +33,7 @@ func lintSources(r *Result) {
 		for _, d := range f.DispatchInfos() {
 			if sig, file, ok := f.EntryAt(lang, d.Index); ok {
 				r.add(Note, StepSource, file, sig.Line, 0, "entry %s", sig)
+				lintThreadgroupParams(r, d, sig)
 			}
 			for k, item := range d.TGM {
 				if shared[item] {
@@ -54,6 +55,27 @@ func lintSources(r *Result) {
 		}
 		if len(lines) > 0 {
 			r.add(Note, StepSource, path, 0, 0, "names mltop gives the %s source:\n%s", langName[lang], strings.Join(lines, "\n"))
+		}
+	}
+}
+
+// lintThreadgroupParams warns about a Metal entry's `threadgroup T*
+// [[threadgroup(i)]]` parameter that gets no memory: mltop sets the
+// dispatch's dynamic_tgm at index 0 and nothing at any other index.
+func lintThreadgroupParams(r *Result, d user.DispatchInfo, sig csrc.Signature) {
+	f := r.Family
+	for _, p := range sig.Params {
+		if !strings.HasPrefix(p.Attr, "threadgroup(") {
+			continue
+		}
+		line, col := f.Pos(fmt.Sprintf("$.dispatches[%d]", d.Index))
+		switch {
+		case p.Attr != "threadgroup(0)":
+			r.add(Warning, StepSource, f.Path(), line, col,
+				"dispatch %s: parameter %s [[%s]] gets no threadgroup memory: mltop sets dynamic_tgm at index 0 only; use [[threadgroup(0)]]", d.Name, p.Name, p.Attr)
+		case !d.DynamicTGM:
+			r.add(Warning, StepSource, f.Path(), line, col,
+				"dispatch %s: parameter %s [[threadgroup(0)]] is threadgroup memory sized at dispatch, but the dispatch sets no dynamic_tgm: add `dynamic_tgm: <bytes>` (e.g. \"WG * 4\" for a float per thread)", d.Name, p.Name)
 		}
 	}
 }
@@ -232,6 +254,10 @@ func compileMetal(r *Result, opt Options, p profiler.Program, dt profiler.DType)
 	case errors.Is(err, mslemu.ErrNoCompiler):
 		r.add(Note, StepCompile, p.File, 0, 0, "Metal: %v", err)
 		r.skip("not compiled (no g++)")
+		return true
+	case errors.Is(err, mslemu.ErrAppleBuiltins):
+		r.add(Note, StepCompile, p.File, 0, 0, "Metal %s: %v", dt, err)
+		r.skip("not compiled (Apple's builtins)")
 		return true
 	case err != nil:
 		r.add(Error, StepCompile, p.File, 0, 0, "Metal %s: %v", dt, err)
