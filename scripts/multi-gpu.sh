@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sweeps over several GPUs: a sweep on one GPU, then on N GPUs with
-# --devices all --phases, then as 2 shards (--claims) merged with `mltop merge`.
+# --devices all --phases, then as 2 shards merged with `mltop merge`.
 # Compares the rows (same specs and statuses, medians within noise), the
 # wall time (target for N GPUs: at most 1.1/N of the one-GPU time, compile
 # excluded: a first run fills the compile cache, the timed runs find it
@@ -103,14 +103,15 @@ if [ "$N" -eq 1 ]; then
 fi
 # 5. two shards: side by side on GPUs 0 and 1 when there are two, else one after the other
 t0=$(date +%s.%N)
-# shard I on GPU G, with the other shard's claims in $O/claims (a shard
-# that ends first takes the other's last specs): its own wall time goes
-# to $O/shardI.time
+# shard I on GPU G (CLAIMS=1: with --claims $O/claims): its own wall time
+# goes to $O/shardI.time
 rm -rf "$O/claims"
+claims=()
+[ "${CLAIMS:-0}" = 1 ] && claims=(--claims "$O/claims")
 shard() {
 	local t0 t1
 	t0=$(date +%s.%N)
-	MLTOP_TRACE_STARTUP=1 CUDA_VISIBLE_DEVICES=$2 "$B" --config "$O/sweep.yaml" --shard "$1/2" --claims "$O/claims" --csv "$O/shard$1.csv" --quiet --phases --json >"$O/shard$1.out" 2>"$O/shard$1.err"
+	MLTOP_TRACE_STARTUP=1 CUDA_VISIBLE_DEVICES=$2 "$B" --config "$O/sweep.yaml" --shard "$1/2" ${claims[@]+"${claims[@]}"} --csv "$O/shard$1.csv" --quiet --phases --json >"$O/shard$1.out" 2>"$O/shard$1.err"
 	t1=$(date +%s.%N)
 	secs "$t0" "$t1" >"$O/shard$1.time"
 }

@@ -222,7 +222,7 @@ func registerSweepFlags(fs *flag.FlagSet, o *options) {
 	fs.StringVar(&o.devices, "devices", "", "(sweeps) run on several GPUs, one worker each: all, or a `list` of ordinals such as 0,2,3 (CUDA)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "(sweeps) print how many specs the sweep has and how long measuring takes, and run nothing")
 	fs.StringVar(&o.shard, "shard", "", "(sweeps) run only part `i/n` of the sweep (0 ≤ i < n), or auto / auto/n from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX; join the CSVs with mltop merge")
-	fs.StringVar(&o.claims, "claims", "", "(sweeps, with --shard) a `directory` the shards running at the same time share: a shard that finishes its own specs takes the others' unstarted ones, so they end together")
+	fs.StringVar(&o.claims, "claims", "", "(sweeps, with --shard) a `directory` shards of one sweep share: a shard that finishes its own units takes the others' unstarted ones (for shards that start apart or run on unequal GPUs)")
 }
 
 // fillThreadsFor is the goroutines each of workers workers on a host of
