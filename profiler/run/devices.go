@@ -110,7 +110,7 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 		for _, k := range st.sum.ByStatus {
 			ran += k
 		}
-		st.sum.NotRun = max(n-ran, left)
+		st.sum.NotRun = max(f.claims.toRun(n)-ran, left) // --claims: less what other shards ran, plus what this one took
 	}
 	if ctx.Err() == nil && st.sinkErr == nil {
 		for _, ok := f.next(); ok; _, ok = f.next() { // every device was dropped: count what is left
