@@ -382,3 +382,63 @@ func TestClaimsTakeTheCheapestUnitsFirst(t *testing.T) {
 		t.Errorf("taken units' sizes in order %v: want the one-spec units first", taken)
 	}
 }
+
+// flakyClaims are DirClaims whose one claim fails, the first made once
+// failAfter() says so.
+type flakyClaims struct {
+	*run.DirClaims
+	failAfter func() bool
+	failed    bool
+}
+
+func (c *flakyClaims) Claim(key string) (bool, error) {
+	if !c.failed && c.failAfter() {
+		c.failed = true
+		return false, errors.New("claims dir gone for a moment")
+	}
+	return c.DirClaims.Claim(key)
+}
+
+// A claim that fails once, on the first unit of the other shard's that
+// a shard that finished its own would take: it takes nothing after it
+// (had it taken the rest of that unit, the unit's first spec would run
+// nowhere: its owner skips a unit claimed by another), and every spec of
+// the sweep runs once.
+func TestClaimsThatFailOnceLoseNoSpec(t *testing.T) {
+	st, all := claimSweep(t)
+	probe := &fakeDevice{name: "probe"} // shard 0's own specs
+	if _, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: probe, Shard: sweep.Shard{Index: 0, Count: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	zero := &fakeDevice{name: "zero"}
+	flaky := &flakyClaims{DirClaims: openClaims(t, dir, 0, 2), failAfter: func() bool {
+		zero.mu.Lock()
+		defer zero.mu.Unlock()
+		return len(zero.ran) == len(probe.ran)
+	}}
+	var log strings.Builder
+	sum0, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: zero, Shard: sweep.Shard{Index: 0, Count: 2}, Claims: flaky, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !flaky.failed || !strings.Contains(log.String(), "claims dir gone") {
+		t.Fatalf("the claim did not fail (log %q)", log.String())
+	}
+	one := &fakeDevice{name: "one"}
+	if _, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: one, Shard: sweep.Shard{Index: 1, Count: 2}, Claims: openClaims(t, dir, 1, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	ran := map[string]int{}
+	for _, k := range append(slices.Clone(zero.ran), one.ran...) {
+		ran[k]++
+	}
+	for _, j := range all {
+		if ran[j.Spec.Key()] != 1 {
+			t.Errorf("%s ran %d times", j.Spec, ran[j.Spec.Key()])
+		}
+	}
+	if sum0.Taken != 0 || len(zero.ran) != len(probe.ran) {
+		t.Errorf("shard 0 ran %d specs (its own %d) and took %d after its claims failed", len(zero.ran), len(probe.ran), sum0.Taken)
+	}
+}
