@@ -442,3 +442,39 @@ func TestClaimsThatFailOnceLoseNoSpec(t *testing.T) {
 		t.Errorf("shard 0 ran %d specs (its own %d) and took %d after its claims failed", len(zero.ran), len(probe.ran), sum0.Taken)
 	}
 }
+
+// A taken spec that crashes on one device and runs again on another is
+// claimed and counted once: the summary of a shard that ran the whole
+// sweep (the other never started) takes each of the other's specs once.
+func TestClaimsCountATakenSpecRunAgainOnce(t *testing.T) {
+	st, all := claimSweep(t)
+	probe := &fakeDevice{name: "probe"} // shard 1's own specs
+	if _, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: probe, Shard: sweep.Shard{Index: 1, Count: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	var crashed sync.Once
+	a := &fakeDevice{name: "a", crash: func(key string) bool {
+		hit := false
+		if slices.Contains(probe.ran, key) {
+			crashed.Do(func() { hit = true })
+		}
+		return hit
+	}}
+	b := &fakeDevice{name: "b"}
+	var last int // the n of the last Done hook
+	cfg := run.SweepConfig{Source: st, Shard: sweep.Shard{Index: 0, Count: 2}, Claims: openClaims(t, t.TempDir(), 0, 2),
+		OpenDevices: func() ([]run.Device, error) { return []run.Device{{Exec: a}, {Exec: b, Ordinal: 1}}, nil },
+		Start: func(run.SweepPlan) (run.Hooks, error) {
+			return run.Hooks{Done: func(i, n int, r profiler.Result) { last = n }}, nil
+		}}
+	sum, err := run.Sweep(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.ran)+len(b.ran) != len(all)+1 {
+		t.Fatalf("ran %d specs on the devices, want %d (the sweep and one crash)", len(a.ran)+len(b.ran), len(all)+1)
+	}
+	if sum.Taken != len(probe.ran) || sum.Total != len(all) || last != len(all) {
+		t.Errorf("taken %d, total %d, progress total %d; want %d, %d, %d", sum.Taken, sum.Total, last, len(probe.ran), len(all), len(all))
+	}
+}

@@ -206,9 +206,14 @@ func (st *devSweep) device(ctx context.Context, di int, d Device) {
 				continue
 			}
 		}
-		st.mu.Unlock()
-		mine := st.feed.claim(it.job)
-		st.mu.Lock()
+		// A spec to run again (it crashed on another device) was claimed
+		// when it first ran: claiming it again would count it twice.
+		mine := it.failedOn >= 0
+		if !mine {
+			st.mu.Unlock()
+			mine = st.feed.claim(it.job)
+			st.mu.Lock()
+		}
 		if !mine { // another shard runs it
 			st.out--
 			st.cond.Broadcast()
