@@ -453,14 +453,14 @@ func TestClaimsCountATakenSpecRunAgainOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var crashed sync.Once
-	a := &fakeDevice{name: "a", crash: func(key string) bool {
+	crash := func(key string) bool { // the first of shard 1's specs to run, on either device
 		hit := false
 		if slices.Contains(probe.ran, key) {
 			crashed.Do(func() { hit = true })
 		}
 		return hit
-	}}
-	b := &fakeDevice{name: "b"}
+	}
+	a, b := &fakeDevice{name: "a", crash: crash}, &fakeDevice{name: "b", crash: crash}
 	var last int // the n of the last Done hook
 	cfg := run.SweepConfig{Source: st, Shard: sweep.Shard{Index: 0, Count: 2}, Claims: openClaims(t, t.TempDir(), 0, 2),
 		OpenDevices: func() ([]run.Device, error) { return []run.Device{{Exec: a}, {Exec: b, Ordinal: 1}}, nil },
