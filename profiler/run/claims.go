@@ -181,10 +181,7 @@ func (s *shardClaims) run(j profiler.Job) bool {
 	}
 	key := j.Spec.Key()
 	other := s.others[key]
-	unit := key
-	if u, ok := s.unitOf[key]; ok {
-		unit = u
-	}
+	unit := s.unitOfKey(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ok, seen := s.units[unit]
@@ -212,6 +209,35 @@ func (s *shardClaims) run(j profiler.Job) bool {
 		s.given++
 	}
 	return ok
+}
+
+// unitOfKey is the claim key of the unit of the spec of key.
+func (s *shardClaims) unitOfKey(key string) string {
+	if u, ok := s.unitOf[key]; ok {
+		return u
+	}
+	return key
+}
+
+// left counts, of jobs taken from the feed and not run, those this shard
+// runs as far as its claims tell now: its own and those of units it
+// claimed, not those of units another shard holds nor the other shards'
+// unclaimed ones (all of them without claims).
+func (s *shardClaims) left(jobs []profiler.Job) int {
+	if s == nil {
+		return len(jobs)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, j := range jobs {
+		key := j.Spec.Key()
+		ok, seen := s.units[s.unitOfKey(key)]
+		if seen && ok || !seen && !s.others[key] {
+			n++
+		}
+	}
+	return n
 }
 
 // other says whether j is another shard's spec (false without claims).

@@ -478,3 +478,53 @@ func TestClaimsCountATakenSpecRunAgainOnce(t *testing.T) {
 		t.Errorf("taken %d, total %d, progress total %d; want %d, %d, %d", sum.Taken, sum.Total, last, len(probe.ran), len(all), len(all))
 	}
 }
+
+// cancellingClaims are DirClaims that stop the sweep (as a ctrl-C) on the
+// first claim another shard holds.
+type cancellingClaims struct {
+	*run.DirClaims
+	cancel func()
+}
+
+func (c *cancellingClaims) Claim(key string) (bool, error) {
+	ok, err := c.DirClaims.Claim(key)
+	if !ok && err == nil {
+		c.cancel()
+	}
+	return ok, err
+}
+
+// A shard interrupted after it found its units taken does not count the
+// specs it gave as not run, on one device and on several: what is left
+// to measure is its own specs less those the other shard ran.
+func TestClaimsInterruptedShardCountsWhatItGave(t *testing.T) {
+	st, _ := claimSweep(t)
+	probe := &fakeDevice{name: "probe"} // shard 1's own specs
+	if _, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: probe, Shard: sweep.Shard{Index: 1, Count: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, devices := range []int{1, 2} {
+		dir := t.TempDir()
+		// shard 0 runs alone first and takes every unit of shard 1's
+		if _, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: &fakeDevice{name: "zero"}, Shard: sweep.Shard{Index: 0, Count: 2}, Claims: openClaims(t, dir, 0, 2)}); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cfg := run.SweepConfig{Source: st, Shard: sweep.Shard{Index: 1, Count: 2}, Claims: &cancellingClaims{openClaims(t, dir, 1, 2), cancel}}
+		if devices == 1 {
+			cfg.Exec = &fakeDevice{name: "one"}
+		} else {
+			cfg.OpenDevices = func() ([]run.Device, error) {
+				return []run.Device{{Exec: &fakeDevice{name: "a"}}, {Exec: &fakeDevice{name: "b"}, Ordinal: 1}}, nil
+			}
+		}
+		sum, err := run.Sweep(ctx, cfg)
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("%d devices: %v, want the interruption", devices, err)
+		}
+		if sum.Given == 0 || sum.NotRun != len(probe.ran)-sum.Given {
+			t.Errorf("%d devices: gave %d of %d, %d not run; want %d not run", devices, sum.Given, len(probe.ran), sum.NotRun, len(probe.ran)-sum.Given)
+		}
+	}
+}
