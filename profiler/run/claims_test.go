@@ -528,3 +528,44 @@ func TestClaimsInterruptedShardCountsWhatItGave(t *testing.T) {
 		}
 	}
 }
+
+// hugeSource is a SweepSource that says it is too large to deal by shape.
+type hugeSource struct{ *sweep.Stream }
+
+func (hugeSource) Size() int64 { return run.ShapeDealCombos + 1 }
+
+// countedClaims count the claims made.
+type countedClaims struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *countedClaims) Claim(string) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	return true, nil
+}
+
+// A sweep dealt spec by spec (too large to deal by shape) makes no claim
+// (a file a spec, for nothing: no shard takes another's), runs the
+// shard's deal, and says so once.
+func TestClaimsOffForASweepDealtSpecBySpec(t *testing.T) {
+	st, _ := claimSweep(t)
+	src := hugeSource{st}
+	probe := &fakeDevice{name: "probe"}
+	if _, err := run.Sweep(context.Background(), run.SweepConfig{Source: src, Exec: probe, Shard: sweep.Shard{Index: 0, Count: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	dev, claims := &fakeDevice{name: "d"}, &countedClaims{}
+	var log strings.Builder
+	if _, err := run.Sweep(context.Background(), run.SweepConfig{Source: src, Exec: dev, Shard: sweep.Shard{Index: 0, Count: 2}, Claims: claims, Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	if claims.n != 0 || !slices.Equal(dev.ran, probe.ran) {
+		t.Errorf("%d claims made; ran %d specs, want the deal's %d in its order", claims.n, len(dev.ran), len(probe.ran))
+	}
+	if strings.Count(log.String(), "dealt spec by spec") != 1 {
+		t.Errorf("log %q: want one line saying the claims are off", log.String())
+	}
+}
