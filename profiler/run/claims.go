@@ -164,32 +164,35 @@ type shardClaims struct {
 	mu           sync.Mutex
 	units        map[string]bool // the claim of each unit met so far: this shard's or not
 	given, taken int
-	warned       bool
-	tailSkipped  int // the others' specs already in the --resume file
+	failed       bool // a claim could not be made: none is tried again
+	tailSkipped  int  // the others' specs already in the --resume file
 }
 
-// run says whether this shard runs j now. A claim that cannot be made
-// (the directory went away) runs the shard's own spec all the same —
-// `mltop merge` keeps one row of a spec two shards ran — and leaves the
-// other shards' to them: nothing is lost either way.
+// run says whether this shard runs j now. Once a claim cannot be made
+// (the directory went away), the shard claims nothing more: it runs its
+// own specs all the same — `mltop merge` keeps one row of a spec two
+// shards ran — and leaves the other shards' to them, so nothing is lost.
+// (Trying again could take the rest of another shard's unit whose first
+// spec was left to it: its owner, finding the unit claimed, would skip
+// that spec too.) Units met before keep what their claim said.
 func (s *shardClaims) run(j profiler.Job) bool {
 	if s == nil {
 		return true
 	}
 	key := j.Spec.Key()
 	other := s.others[key]
-	unit := key
-	if u, ok := s.unitOf[key]; ok {
-		unit = u
-	}
+	unit := s.unitOfKey(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ok, seen := s.units[unit]
 	if !seen {
+		if s.failed {
+			return !other
+		}
 		var err error
 		if ok, err = s.c.Claim(unit); err != nil {
-			if !s.warned && s.log != nil {
-				s.warned = true
+			s.failed = true
+			if s.log != nil {
 				fmt.Fprintf(s.log, "mltop: --claims: %v: this shard runs its own specs without claiming them and takes no other shard's\n", err)
 			}
 			return !other
@@ -206,6 +209,35 @@ func (s *shardClaims) run(j profiler.Job) bool {
 		s.given++
 	}
 	return ok
+}
+
+// unitOfKey is the claim key of the unit of the spec of key.
+func (s *shardClaims) unitOfKey(key string) string {
+	if u, ok := s.unitOf[key]; ok {
+		return u
+	}
+	return key
+}
+
+// left counts, of jobs taken from the feed and not run, those this shard
+// runs as far as its claims tell now: its own and those of units it
+// claimed, not those of units another shard holds nor the other shards'
+// unclaimed ones (all of them without claims).
+func (s *shardClaims) left(jobs []profiler.Job) int {
+	if s == nil {
+		return len(jobs)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, j := range jobs {
+		key := j.Spec.Key()
+		ok, seen := s.units[s.unitOfKey(key)]
+		if seen && ok || !seen && !s.others[key] {
+			n++
+		}
+	}
+	return n
 }
 
 // other says whether j is another shard's spec (false without claims).

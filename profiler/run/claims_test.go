@@ -382,3 +382,190 @@ func TestClaimsTakeTheCheapestUnitsFirst(t *testing.T) {
 		t.Errorf("taken units' sizes in order %v: want the one-spec units first", taken)
 	}
 }
+
+// flakyClaims are DirClaims whose one claim fails, the first made once
+// failAfter() says so.
+type flakyClaims struct {
+	*run.DirClaims
+	failAfter func() bool
+	failed    bool
+}
+
+func (c *flakyClaims) Claim(key string) (bool, error) {
+	if !c.failed && c.failAfter() {
+		c.failed = true
+		return false, errors.New("claims dir gone for a moment")
+	}
+	return c.DirClaims.Claim(key)
+}
+
+// A claim that fails once, on the first unit of the other shard's that
+// a shard that finished its own would take: it takes nothing after it
+// (had it taken the rest of that unit, the unit's first spec would run
+// nowhere: its owner skips a unit claimed by another), and every spec of
+// the sweep runs once.
+func TestClaimsThatFailOnceLoseNoSpec(t *testing.T) {
+	st, all := claimSweep(t)
+	probe := &fakeDevice{name: "probe"} // shard 0's own specs
+	if _, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: probe, Shard: sweep.Shard{Index: 0, Count: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	zero := &fakeDevice{name: "zero"}
+	flaky := &flakyClaims{DirClaims: openClaims(t, dir, 0, 2), failAfter: func() bool {
+		zero.mu.Lock()
+		defer zero.mu.Unlock()
+		return len(zero.ran) == len(probe.ran)
+	}}
+	var log strings.Builder
+	sum0, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: zero, Shard: sweep.Shard{Index: 0, Count: 2}, Claims: flaky, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !flaky.failed || !strings.Contains(log.String(), "claims dir gone") {
+		t.Fatalf("the claim did not fail (log %q)", log.String())
+	}
+	one := &fakeDevice{name: "one"}
+	if _, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: one, Shard: sweep.Shard{Index: 1, Count: 2}, Claims: openClaims(t, dir, 1, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	ran := map[string]int{}
+	for _, k := range append(slices.Clone(zero.ran), one.ran...) {
+		ran[k]++
+	}
+	for _, j := range all {
+		if ran[j.Spec.Key()] != 1 {
+			t.Errorf("%s ran %d times", j.Spec, ran[j.Spec.Key()])
+		}
+	}
+	if sum0.Taken != 0 || len(zero.ran) != len(probe.ran) {
+		t.Errorf("shard 0 ran %d specs (its own %d) and took %d after its claims failed", len(zero.ran), len(probe.ran), sum0.Taken)
+	}
+}
+
+// A taken spec that crashes on one device and runs again on another is
+// claimed and counted once: the summary of a shard that ran the whole
+// sweep (the other never started) takes each of the other's specs once.
+func TestClaimsCountATakenSpecRunAgainOnce(t *testing.T) {
+	st, all := claimSweep(t)
+	probe := &fakeDevice{name: "probe"} // shard 1's own specs
+	if _, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: probe, Shard: sweep.Shard{Index: 1, Count: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	var crashed sync.Once
+	crash := func(key string) bool { // the first of shard 1's specs to run, on either device
+		hit := false
+		if slices.Contains(probe.ran, key) {
+			crashed.Do(func() { hit = true })
+		}
+		return hit
+	}
+	a, b := &fakeDevice{name: "a", crash: crash}, &fakeDevice{name: "b", crash: crash}
+	var last int // the n of the last Done hook
+	cfg := run.SweepConfig{Source: st, Shard: sweep.Shard{Index: 0, Count: 2}, Claims: openClaims(t, t.TempDir(), 0, 2),
+		OpenDevices: func() ([]run.Device, error) { return []run.Device{{Exec: a}, {Exec: b, Ordinal: 1}}, nil },
+		Start: func(run.SweepPlan) (run.Hooks, error) {
+			return run.Hooks{Done: func(i, n int, r profiler.Result) { last = n }}, nil
+		}}
+	sum, err := run.Sweep(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.ran)+len(b.ran) != len(all)+1 {
+		t.Fatalf("ran %d specs on the devices, want %d (the sweep and one crash)", len(a.ran)+len(b.ran), len(all)+1)
+	}
+	if sum.Taken != len(probe.ran) || sum.Total != len(all) || last != len(all) {
+		t.Errorf("taken %d, total %d, progress total %d; want %d, %d, %d", sum.Taken, sum.Total, last, len(probe.ran), len(all), len(all))
+	}
+}
+
+// cancellingClaims are DirClaims that stop the sweep (as a ctrl-C) on the
+// first claim another shard holds.
+type cancellingClaims struct {
+	*run.DirClaims
+	cancel func()
+}
+
+func (c *cancellingClaims) Claim(key string) (bool, error) {
+	ok, err := c.DirClaims.Claim(key)
+	if !ok && err == nil {
+		c.cancel()
+	}
+	return ok, err
+}
+
+// A shard interrupted after it found its units taken does not count the
+// specs it gave as not run, on one device and on several: what is left
+// to measure is its own specs less those the other shard ran.
+func TestClaimsInterruptedShardCountsWhatItGave(t *testing.T) {
+	st, _ := claimSweep(t)
+	probe := &fakeDevice{name: "probe"} // shard 1's own specs
+	if _, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: probe, Shard: sweep.Shard{Index: 1, Count: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, devices := range []int{1, 2} {
+		dir := t.TempDir()
+		// shard 0 runs alone first and takes every unit of shard 1's
+		if _, err := run.Sweep(context.Background(), run.SweepConfig{Source: st, Exec: &fakeDevice{name: "zero"}, Shard: sweep.Shard{Index: 0, Count: 2}, Claims: openClaims(t, dir, 0, 2)}); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cfg := run.SweepConfig{Source: st, Shard: sweep.Shard{Index: 1, Count: 2}, Claims: &cancellingClaims{openClaims(t, dir, 1, 2), cancel}}
+		if devices == 1 {
+			cfg.Exec = &fakeDevice{name: "one"}
+		} else {
+			cfg.OpenDevices = func() ([]run.Device, error) {
+				return []run.Device{{Exec: &fakeDevice{name: "a"}}, {Exec: &fakeDevice{name: "b"}, Ordinal: 1}}, nil
+			}
+		}
+		sum, err := run.Sweep(ctx, cfg)
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("%d devices: %v, want the interruption", devices, err)
+		}
+		if sum.Given == 0 || sum.NotRun != len(probe.ran)-sum.Given {
+			t.Errorf("%d devices: gave %d of %d, %d not run; want %d not run", devices, sum.Given, len(probe.ran), sum.NotRun, len(probe.ran)-sum.Given)
+		}
+	}
+}
+
+// hugeSource is a SweepSource that says it is too large to deal by shape.
+type hugeSource struct{ *sweep.Stream }
+
+func (hugeSource) Size() int64 { return run.ShapeDealCombos + 1 }
+
+// countedClaims count the claims made.
+type countedClaims struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *countedClaims) Claim(string) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	return true, nil
+}
+
+// A sweep dealt spec by spec (too large to deal by shape) makes no claim
+// (a file a spec, for nothing: no shard takes another's), runs the
+// shard's deal, and says so once.
+func TestClaimsOffForASweepDealtSpecBySpec(t *testing.T) {
+	st, _ := claimSweep(t)
+	src := hugeSource{st}
+	probe := &fakeDevice{name: "probe"}
+	if _, err := run.Sweep(context.Background(), run.SweepConfig{Source: src, Exec: probe, Shard: sweep.Shard{Index: 0, Count: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	dev, claims := &fakeDevice{name: "d"}, &countedClaims{}
+	var log strings.Builder
+	if _, err := run.Sweep(context.Background(), run.SweepConfig{Source: src, Exec: dev, Shard: sweep.Shard{Index: 0, Count: 2}, Claims: claims, Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	if claims.n != 0 || !slices.Equal(dev.ran, probe.ran) {
+		t.Errorf("%d claims made; ran %d specs, want the deal's %d in its order", claims.n, len(dev.ran), len(probe.ran))
+	}
+	if strings.Count(log.String(), "dealt spec by spec") != 1 {
+		t.Errorf("log %q: want one line saying the claims are off", log.String())
+	}
+}

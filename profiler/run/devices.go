@@ -105,12 +105,17 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 	left := len(st.items)
 	if ctx.Err() != nil {
 		// Interrupted: what has no result yet was not run (as runFeed
-		// counts it), specs taken from the feed and waiting included.
+		// counts it), specs taken from the feed and waiting included;
+		// with --claims, not those another shard runs.
 		ran := 0
 		for _, k := range st.sum.ByStatus {
 			ran += k
 		}
-		st.sum.NotRun = max(f.claims.toRun(n)-ran, left) // --claims: less what other shards ran, plus what this one took
+		waiting := make([]profiler.Job, len(st.items))
+		for k, it := range st.items {
+			waiting[k] = it.job
+		}
+		st.sum.NotRun = max(st.feed.claims.toRun(n)-ran, st.feed.claims.left(waiting))
 	}
 	if ctx.Err() == nil && st.sinkErr == nil {
 		for _, ok := f.next(); ok; _, ok = f.next() { // every device was dropped: count what is left
@@ -206,9 +211,14 @@ func (st *devSweep) device(ctx context.Context, di int, d Device) {
 				continue
 			}
 		}
-		st.mu.Unlock()
-		mine := st.feed.claim(it.job)
-		st.mu.Lock()
+		// A spec to run again (it crashed on another device) was claimed
+		// when it first ran: claiming it again would count it twice.
+		mine := it.failedOn >= 0
+		if !mine {
+			st.mu.Unlock()
+			mine = st.feed.claim(it.job)
+			st.mu.Lock()
+		}
 		if !mine { // another shard runs it
 			st.out--
 			st.cond.Broadcast()

@@ -164,7 +164,7 @@ func runFeed(ctx context.Context, exec profiler.Executor, f *feed, n int, sinks 
 	var err error
 	for err == nil {
 		if ctx.Err() != nil {
-			sum.NotRun = max(f.claims.toRun(n)-ran, len(window))
+			sum.NotRun = max(f.claims.toRun(n)-ran, f.claims.left(window))
 			break
 		}
 		if fill(); len(window) == 0 {

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"time"
@@ -151,18 +152,23 @@ func Sweep(ctx context.Context, cfg SweepConfig, sinks ...profiler.Sink) (Summar
 	return claims.settle(sum), err
 }
 
-// sweepClaims is cfg's shard's claims (nil without cfg.Claims), and the
-// other shards' specs it may take at the end (nil but for a shard dealt
-// by shape).
+// sweepClaims is cfg's shard's claims, and the other shards' specs it may
+// take at the end: both nil without cfg.Claims or for a shard not dealt
+// by shape.
 func sweepClaims(cfg SweepConfig) (*shardClaims, jobSource) {
 	if cfg.Claims == nil || cfg.Shard == nil {
 		return nil, nil
 	}
-	c := &shardClaims{c: cfg.Claims, log: cfg.Log}
 	d, ok := cfg.Shard.(*dealtShard)
 	if !ok || d.jobs == nil {
-		return c, nil
+		// Dealt spec by spec: no shard takes another's specs, so claiming
+		// its own would only make a file a spec (millions of them).
+		if cfg.Log != nil && cfg.Shard.Parts() > 1 {
+			fmt.Fprintf(cfg.Log, "mltop: --claims: a sweep of more than %d specs (or %d combinations) is dealt spec by spec, and its shards take nothing from each other: this shard runs its own specs without claims\n", OrderLimit, ShapeDealCombos)
+		}
+		return nil, nil
 	}
+	c := &shardClaims{c: cfg.Claims, log: cfg.Log}
 	c.others = map[string]bool{}
 	c.unitOf = map[string]string{}
 	for i, j := range d.jobs {
