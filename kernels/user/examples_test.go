@@ -2,6 +2,7 @@ package user
 
 import (
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -300,6 +301,40 @@ func TestCXXExamplesCompileWithNVRTC(t *testing.T) {
 				continue
 			}
 			t.Logf("%s at %s: %s, %d registers", ex, dt, r.Lowered, r.Registers)
+		}
+	}
+}
+
+// Every example that is not meant to be broken loads and its default spec
+// validates on each platform it has a source for: its buffers bind to its
+// entries' parameters (a stricter binding must not leave an example behind).
+func TestExamplesValidate(t *testing.T) {
+	paths, err := filepath.Glob("../../examples/*/kernel.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nested, _ := filepath.Glob("../../examples/*/*/kernel.yaml")
+	paths = append(paths, nested...)
+	if len(paths) < 10 {
+		t.Fatalf("found %d examples: %v", len(paths), paths)
+	}
+	for _, path := range paths {
+		if strings.Contains(path, "broken") {
+			continue
+		}
+		f, err := Load(path)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			continue
+		}
+		s := profiler.Spec{Kernel: f.Name(), DType: f.Schema().DTypes[0]}.WithDefaults(f.Schema())
+		for lang, dev := range map[string]profiler.DeviceInfo{"cuda": cudaDev, "metal": metalDev} {
+			if f.SourcePath(lang) == "" {
+				continue
+			}
+			if err := f.Validate(s, dev); err != nil {
+				t.Errorf("%s (%s): %v", path, lang, err)
+			}
 		}
 	}
 }
