@@ -45,29 +45,10 @@ func SeedFor(seed uint64, name string) uint64 {
 // Fill generates a buffer's initial host values, rounded to its dtype.
 func Fill(b BufferSpec, seed uint64) []float32 {
 	out := make([]float32, b.Elems)
-	rng := NewRNG(SeedFor(seed, b.Name))
 	switch b.Init {
-	case InitNormal:
-		FillNormalAt(out, 0, SeedFor(seed, b.Name), b)
+	case InitNormal, InitUniform, InitInts:
+		FillAt(out, 0, SeedFor(seed, b.Name), b)
 		ApplyOutliers(b, seed, out)
-	case InitUniform:
-		if b.Lo == b.Hi { // a constant (a user's normal(m, 0)), -inf included: lo + 0·u would be NaN there
-			for i := range out {
-				out[i] = b.Type.Round(float32(b.Lo))
-			}
-			break
-		}
-		for i := range out {
-			out[i] = b.Type.Round(float32(b.Lo + float64((b.Hi-b.Lo)*rng.Float64()))) // unfused: the same bits on every platform
-		}
-	case InitInts:
-		span := uint64(b.Hi - b.Lo)
-		if span == 0 {
-			span = 1
-		}
-		for i := range out {
-			out[i] = float32(b.Lo + float64(rng.Uint64()%span))
-		}
 	case InitOnes:
 		for i := range out {
 			out[i] = 1
@@ -87,6 +68,39 @@ func Fill(b BufferSpec, seed uint64) []float32 {
 		}
 	}
 	return out
+}
+
+// FillAt writes elements first … first+len(dst)−1 of b, an init that
+// draws from the buffer's stream (normal, uniform, ints; outliers not
+// applied), seeded stream (SeedFor(seed, b.Name)): the same values as
+// those elements of Fill's, so that a parallel fill's chunks agree with
+// it. Uniform and ints take one draw per element.
+func FillAt(dst []float32, first int, stream uint64, b BufferSpec) {
+	switch b.Init {
+	case InitNormal:
+		FillNormalAt(dst, first, stream, b)
+	case InitUniform:
+		if b.Lo == b.Hi { // a constant (a user's normal(m, 0)), -inf included: lo + 0·u would be NaN there
+			v := b.Type.Round(float32(b.Lo))
+			for i := range dst {
+				dst[i] = v
+			}
+			return
+		}
+		rng := RNG{s: stream + uint64(first)*splitMixIncrement}
+		for i := range dst {
+			dst[i] = b.Type.Round(float32(b.Lo + float64((b.Hi-b.Lo)*rng.Float64()))) // unfused: the same bits on every platform
+		}
+	case InitInts:
+		span := uint64(b.Hi - b.Lo)
+		if span == 0 {
+			span = 1
+		}
+		rng := RNG{s: stream + uint64(first)*splitMixIncrement}
+		for i := range dst {
+			dst[i] = float32(b.Lo + float64(rng.Uint64()%span))
+		}
+	}
 }
 
 // IsOutlier says whether element i of buffer b is one of its outliers: a

@@ -10,11 +10,6 @@ import (
 // fillChunk is the elements one goroutine generates or encodes at a time.
 const fillChunk = 1 << 18
 
-// golden is SplitMix64's increment: after k draws a generator seeded s is
-// in the state s + k·golden, so a chunk of a buffer can start its own
-// generator where the sequential one would be (see profiler.RNG).
-const golden = 0x9e3779b97f4a7c15
-
 // fill is profiler.Fill on all cores, value for value: every init that
 // draws takes one draw per element (uniform and ints) or two per pair of
 // elements (normal, see profiler.FillNormalAt), so each chunk seeds its
@@ -50,23 +45,7 @@ func drawsPerElement(init profiler.InitKind) bool {
 // fillRange generates elements lo … hi−1 of b (a drawsPerElement init)
 // into out, from the stream seeded base, as profiler.Fill does.
 func fillRange(b profiler.BufferSpec, base uint64, out []float32, lo, hi int) {
-	rng := profiler.NewRNG(base + uint64(lo)*golden)
-	switch b.Init {
-	case profiler.InitNormal:
-		profiler.FillNormalAt(out[lo:hi], lo, base, b)
-	case profiler.InitUniform:
-		for i := lo; i < hi; i++ {
-			out[i] = b.Type.Round(float32(b.Lo + float64((b.Hi-b.Lo)*rng.Float64()))) // unfused: the same bits on every platform
-		}
-	case profiler.InitInts:
-		span := uint64(b.Hi - b.Lo)
-		if span == 0 {
-			span = 1
-		}
-		for i := lo; i < hi; i++ {
-			out[i] = float32(b.Lo + float64(rng.Uint64()%span))
-		}
-	}
+	profiler.FillAt(out[lo:hi], lo, base, b)
 }
 
 // encode is t.Encode(dst, vals) on threads goroutines (each element is

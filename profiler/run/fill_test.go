@@ -25,6 +25,9 @@ func fillMatchesSequential(t *testing.T, threads int) {
 		{Name: "k", Type: profiler.F32, Elems: n, Init: profiler.InitNormal},
 		{Name: "u", Type: profiler.F16, Elems: n, Init: profiler.InitUniform, Lo: -2, Hi: 3},
 		{Name: "ids", Type: profiler.I32, Elems: n, Init: profiler.InitInts, Lo: 0, Hi: 50257},
+		// a constant (normal(m, 0)): -inf would be NaN as lo + (hi − lo)·u
+		{Name: "running_max", Type: profiler.F32, Elems: n, Init: profiler.InitUniform, Lo: math.Inf(-1), Hi: math.Inf(-1)},
+		{Name: "const", Type: profiler.BF16, Elems: n, Init: profiler.InitUniform, Lo: 0.3, Hi: 0.3},
 		{Name: "small", Type: profiler.F32, Elems: 1000, Init: profiler.InitNormal},
 		{Name: "one", Type: profiler.F32, Elems: n, Init: profiler.InitOnes},
 		{Name: "spiky", Type: profiler.BF16, Elems: n, Init: profiler.InitNormal, Scale: 1, Outliers: 0.01, OutlierScale: 50},
