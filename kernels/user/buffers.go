@@ -96,7 +96,7 @@ func (bl *builder) parseBufferInit(b bufferYAML, dt profiler.DType, path string)
 		}
 	}
 	if rel, ok := npyInitPath(b.Init); ok {
-		return bl.readNPYInit(rel)
+		return bl.readNPYInit(rel, dt)
 	}
 	return parseInit(b.Init, b.Out, dt, bl.initArgCompiler(b, path))
 }

@@ -239,6 +239,11 @@ func (f *Family) bufferSpec(b ubuf, s profiler.Spec, e map[string]any) (profiler
 		n *= v
 	}
 	bs := profiler.BufferSpec{Name: b.name, Role: b.role(), Type: dt, Elems: n, Init: b.init.kind}
+	if b.init.kind == profiler.InitArange {
+		if err := exactInts(dt, 0, float64(n-1)); err != nil {
+			return bs, fmt.Errorf("buffer %s: arange over %d elements: %v", b.name, n, err)
+		}
+	}
 	lo, hi, err := b.init.values(e)
 	if err != nil {
 		return bs, fmt.Errorf("buffer %s: %w", b.name, err)

@@ -16,7 +16,8 @@ import (
 
 type initSpec struct {
 	kind   profiler.InitKind
-	fn     string // normal, uniform, randint, …
+	fn     string         // normal, uniform, randint, …
+	dt     profiler.DType // the buffer's fixed type ("" for the spec's dtype)
 	a, b   float64
 	source string
 	// args are the positional arguments that are expressions of the spec
@@ -61,7 +62,7 @@ func parseInit(s string, out bool, dt profiler.DType, compile argCompiler) (init
 	if !ok {
 		return initSpec{}, fmt.Errorf("unknown init %q: %s", m[1], initUsage)
 	}
-	sp := initSpec{source: strings.TrimSpace(s), fn: m[1]}
+	sp := initSpec{source: strings.TrimSpace(s), fn: m[1], dt: dt}
 	pos, kw, err := initArgs(s, m[2], strings.Index(s, "(")+1, compile)
 	if err != nil {
 		return sp, err
@@ -129,6 +130,32 @@ func (sp initSpec) checkArgs(a, b float64) error {
 		if b <= a || a != math.Trunc(a) || b != math.Trunc(b) {
 			return fmt.Errorf("randint(%g, %g): want integers lo < hi (hi excluded)", a, b)
 		}
+		if b-a == 1 && float64(float32(a)) == a && (a >= 0 || sp.dt != profiler.U64) {
+			return nil // one value that float32 holds (a length: randint(N, N + 1))
+		}
+		if err := exactInts(sp.dt, a, b-1); err != nil {
+			return fmt.Errorf("randint(%.0f, %.0f): %v", a, b, err)
+		}
+	}
+	return nil
+}
+
+// maxExactInt is the largest magnitude an integer buffer's values keep
+// exactly: they travel as float32 on the host (profiler.DType).
+const maxExactInt = 1 << 24
+
+// exactInts says why values from lo to hi cannot fill an integer buffer
+// of type dt as they are (nil if they can, or dt is not an integer type):
+// beyond ±2^24 they would be rounded (a randint could reach its excluded
+// bound, an index one past the end); a u64 buffer holds no negative value.
+func exactInts(dt profiler.DType, lo, hi float64) error {
+	switch {
+	case !dt.IsInt():
+		return nil
+	case dt == profiler.U64 && lo < 0:
+		return fmt.Errorf("a u64 buffer holds no negative value (%.0f): make the values ≥ 0, or give the buffer `dtype: i64`", lo)
+	case lo < -maxExactInt || hi > maxExactInt:
+		return fmt.Errorf("%s values reach %.0f, but mltop keeps integer values exactly only up to 2^24 = %d in magnitude (they travel as float32 on the host): keep them within ±%d", dt, max(-lo, hi), maxExactInt, maxExactInt)
 	}
 	return nil
 }
@@ -277,7 +304,7 @@ func npyInitPath(s string) (string, bool) {
 
 // readNPYInit reads an `npy:` init's array (relative to the manifest).
 // Its shape is checked against the buffer's at plan time.
-func (bl *builder) readNPYInit(rel string) (initSpec, error) {
+func (bl *builder) readNPYInit(rel string, dt profiler.DType) (initSpec, error) {
 	if rel == "" || !strings.HasSuffix(rel, ".npy") {
 		return initSpec{}, fmt.Errorf("npy:%q: name a .npy file relative to the manifest, e.g. init: \"npy:weights.npy\"", rel)
 	}
@@ -294,8 +321,13 @@ func (bl *builder) readNPYInit(rel string) (initSpec, error) {
 		return initSpec{}, fmt.Errorf("npy:%s: %v: save it with numpy.save (a numeric array in C order)", rel, err)
 	}
 	data := make([]float32, len(a.Data))
+	lo, hi := 0.0, 0.0
 	for i, v := range a.Data {
 		data[i] = float32(v)
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if err := exactInts(dt, lo, hi); err != nil {
+		return initSpec{}, fmt.Errorf("npy:%s: %v", rel, err)
 	}
 	bl.f.dataPaths = append(bl.f.dataPaths, path)
 	return initSpec{kind: profiler.InitData, source: "npy:" + rel, data: data, shape: a.Shape, path: rel}, nil

@@ -207,3 +207,62 @@ func TestIntegerPointeeWidth(t *testing.T) {
 		})
 	}
 }
+
+// Integer buffers keep their values exactly only within ±2^24 (they
+// travel as float32 on the host), and a u64 buffer holds no negative
+// value: an init that would leave those is refused, naming the init and
+// the bound, where before its values were rounded (a randint could reach
+// its excluded bound: an index one past the table) or clamped to 0.
+func TestIntegerInitsStayExact(t *testing.T) {
+	for _, c := range []struct {
+		name, dtype, init string
+		dims              map[string]int
+		npy               []float64
+		want              string // "" when it plans
+	}{
+		{"randint to 2^24 included", "i64", `"randint(-16777216, 16777217)"`, nil, nil, ""},
+		{"randint past 2^24", "i64", `"randint(0, 16777218)"`, nil, nil, "randint(0, 16777218): i64 values reach 16777217, but mltop keeps integer values exactly only up to 2^24 = 16777216"},
+		{"one value float32 holds past 2^24", "u64", `"randint(V, V + 1)"`, map[string]int{"V": 1 << 30}, nil, ""},
+		{"one value float32 does not hold", "i64", `"randint(V, V + 1)"`, map[string]int{"V": 1<<24 + 1}, nil, "randint(16777217, 16777218): i64 values reach 16777217"},
+		{"one negative value into u64", "u64", `"randint(-1, 0)"`, nil, nil, "a u64 buffer holds no negative value (-1)"},
+		{"randint below -2^24", "i32", `"randint(-16777217, 0)"`, nil, nil, "i32 values reach 16777217"},
+		{"randint past 2^24 for one spec", "i64", `"randint(0, V)"`, map[string]int{"V": 1 << 25}, nil, "init randint(0, V) is randint(0, 33554432): i64 values reach 33554431"},
+		{"negative randint into u64", "u64", `"randint(-4, 4)"`, nil, nil, "a u64 buffer holds no negative value (-4)"},
+		{"arange to 2^24", "i64", "arange", map[string]int{"N": 1<<24 + 1}, nil, ""},
+		{"arange past 2^24", "i64", "arange", map[string]int{"N": 1<<24 + 2}, nil, "buffer ids: arange over 16777218 elements: i64 values reach 16777217"},
+		{"arange of floats past 2^24", "f32", "arange", map[string]int{"N": 1<<24 + 2}, nil, ""},
+		{"npy within 2^24", "i64", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, -16777216, 16777216}, ""},
+		{"npy past 2^24", "i64", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, 1, 1 << 40}, "npy:ids.npy: i64 values reach 1099511627776"},
+		{"negative npy into u64", "u64", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, -1, 5}, "npy:ids.npy: a u64 buffer holds no negative value (-1)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := gatherSource
+			switch c.dtype {
+			case "i32":
+				src = strings.Replace(src, "const long* ids", "const int* ids", 1)
+			case "u64":
+				src = strings.Replace(src, "const long* ids", "const unsigned long* ids", 1)
+			case "f32":
+				src = strings.Replace(src, "const long* ids", "const T* ids", 1)
+			}
+			files := map[string]string{"kernel.yaml": withIDs(t, c.dtype, c.init), "g.cu": src}
+			if c.npy != nil {
+				files["ids.npy"] = npyFile(t, []int{len(c.npy)}, c.npy)
+			}
+			f, err := Load(usertest.Write(t, files))
+			if err == nil {
+				s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
+				for k, v := range c.dims {
+					s.Dims[k] = v
+				}
+				_, err = f.Plan(s, cudaDev)
+			}
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatal(err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("error %v\nwant %q", err, c.want)
+			}
+		})
+	}
+}
