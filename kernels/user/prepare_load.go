@@ -46,6 +46,9 @@ func (bl *builder) defines() error {
 		if Reserved[name] {
 			return bl.d.err(path, field, "%s is a name mltop defines itself: rename the define", name)
 		}
+		if msg := builtinNameError(name); msg != "" {
+			return bl.d.err(path, field, "%s", msg)
+		}
 		text, err := defineText(bl.m.Defines[name])
 		if err != nil {
 			return bl.d.err(path, field, "%v", err)

@@ -138,6 +138,8 @@ func TestBadManifests(t *testing.T) {
 		{"dim named gridDim", sub("rows: {default: 8}", "rows: {default: 8}\n  gridDim: {default: 2}"), nil, []string{"dims.gridDim", "gridDim is a CUDA built-in variable", "e.g. gridDim_"}},
 		{"flag named warpSize", sub("rules:", "flags: {warpSize: false}\nrules:"), nil, []string{"flags.warpSize", "warpSize is a CUDA built-in variable"}},
 		{"value named threadIdx", sub("rules:", "values: {threadIdx: 3}\nrules:"), nil, []string{"values.threadIdx", "threadIdx is a CUDA built-in variable"}},
+		{"define named blockIdx", sub("rules:", "defines: {blockIdx: 3}\nrules:"), nil, []string{"defines.blockIdx", "blockIdx is a CUDA built-in variable"}},
+		{"dtype_name warpSize", sub("dtypes: [f32]", "dtypes: [f32]\ndtype_name: warpSize"), nil, []string{"dtype_name", "warpSize is a CUDA built-in variable"}},
 		{"check bad key", sub("check: none", "check: {pyton: ref.py}"), nil, []string{"unknown key \"pyton\""}},
 		{"check python missing", sub("check: none", "check: {python: ref.py}"), nil, []string{"check.python", "ref.py"}},
 		{"check against unknown", sub("check: none", "check: {against: nope}"), nil, []string{"unknown kernel \"nope\""}},
