@@ -18,6 +18,7 @@ type typedefChoice struct {
 var (
 	directiveRE = regexp.MustCompile(`^\s*#\s*(\w+)\s*(.*)$`)
 	definedRE   = regexp.MustCompile(`defined\s*\(\s*(\w+)\s*\)|defined\s+(\w+)`)
+	macroNameRE = regexp.MustCompile(`^\w+`) // what #define / #undef name
 )
 
 // chooseTypedef follows the #if/#ifdef/#elif/#else groups of src with the
@@ -50,8 +51,8 @@ func chooseTypedef(src, name string) (typedefChoice, bool) {
 		}
 		switch kind {
 		case "define", "undef":
-			if live && unknown == 0 && rest != "" {
-				defined[strings.FieldsFunc(rest, func(r rune) bool { return r == ' ' || r == '(' || r == '\t' })[0]] = kind == "define"
+			if n := macroNameRE.FindString(rest); live && unknown == 0 && n != "" {
+				defined[n] = kind == "define"
 			}
 		case "if", "ifdef", "ifndef":
 			cond := rest

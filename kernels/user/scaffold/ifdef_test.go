@@ -62,3 +62,18 @@ func TestScaffoldDTypeFromHeaderIf(t *testing.T) {
 		}
 	}
 }
+
+// A half-written source (a #define without a name, an #elif without a
+// condition, an #endif too many) never panics mltop new: the typedef is
+// read where the groups still make sense.
+func FuzzChooseTypedef(f *testing.F) {
+	for _, s := range []string{floatXChoice, "#define (\n" + floatXChoice, "#undef\t(\n", "#define\n", "#if\n#endif\n", "#else\ntypedef float floatX;\n",
+		"#if 1\n#elif\n#endif\ntypedef float floatX;\n", "#endif\n#endif\n", "#ifdef\ntypedef half floatX;\n#endif\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		if ch, ok := chooseTypedef(src, "floatX"); ok && ch.ctype == "" {
+			t.Errorf("ok without a type: %+v", ch)
+		}
+	})
+}
