@@ -63,7 +63,8 @@ var elemTypes = map[string]profiler.DType{
 	"half": profiler.F16, "__half": profiler.F16, "half2": profiler.F16, "__half2": profiler.F16, "half4": profiler.F16,
 	"__nv_bfloat16": profiler.BF16, "nv_bfloat16": profiler.BF16, "__nv_bfloat162": profiler.BF16,
 	"bfloat": profiler.BF16, "bfloat2": profiler.BF16, "bfloat4": profiler.BF16, "bfloat16_t": profiler.BF16,
-	"int": profiler.I32, "signed int": profiler.I32, "int32_t": profiler.I32,
+	"int": profiler.I32, "signed int": profiler.I32, "int32_t": profiler.I32, // i32 is the 4-byte integer buffer, signed or not
+	"unsigned": profiler.I32, "unsigned int": profiler.I32, "uint32_t": profiler.I32, "uint": profiler.I32,
 	"long": profiler.I64, "long int": profiler.I64, "long long": profiler.I64, "long long int": profiler.I64,
 	"int64_t": profiler.I64, "ptrdiff_t": profiler.I64,
 	"unsigned long": profiler.U64, "unsigned long int": profiler.U64, "unsigned long long": profiler.U64,

@@ -189,6 +189,10 @@ func TestIntegerPointeeWidth(t *testing.T) {
 		{"long", "i32", "buffer ids holds i32 but parameter `const long* ids` points to i64"},
 		{"int", "i64", "buffer ids holds i64 but parameter `const int* ids` points to i32"},
 		{"uint64_t", "i64", "points to u64"},
+		{"unsigned int", "i32", ""},
+		{"uint32_t", "i32", ""},
+		{"unsigned", "i64", "buffer ids holds i64 but parameter `const unsigned* ids` points to i32"},
+		{"uint", "u64", "points to i32"},
 	} {
 		t.Run(fmt.Sprintf("%s* given %s", c.pointee, c.dtype), func(t *testing.T) {
 			src := strings.Replace(gatherSource, "const long* ids", "const "+c.pointee+"* ids", 1)
