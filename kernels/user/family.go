@@ -87,11 +87,18 @@ func (f *Family) Tolerance(d profiler.DType) profiler.Tolerance {
 	return profiler.DefaultTolerances[d]
 }
 
-// valuesOf names the values an expression used: "cols=1001, WG=256".
-func valuesOf(p *expr.Program, e map[string]any) string {
+// valuesOf names the values the expressions' names have in e, each once,
+// in order: "cols=1001, WG=256" ("" when they name none).
+func valuesOf(e map[string]any, ps ...*expr.Program) string {
 	var parts []string
-	for _, n := range p.Names() {
-		parts = append(parts, fmt.Sprintf("%s=%v", n, e[n]))
+	seen := map[string]bool{}
+	for _, p := range ps {
+		for _, n := range p.Names() {
+			if !seen[n] {
+				seen[n] = true
+				parts = append(parts, fmt.Sprintf("%s=%v", n, e[n]))
+			}
+		}
 	}
 	return strings.Join(parts, ", ")
 }
@@ -109,7 +116,7 @@ func (f *Family) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("rule '%s' (%s) does not hold for %s", r.Source(), r.Where(), valuesOf(r, e))
+			return fmt.Errorf("rule '%s' (%s) does not hold for %s", r.Source(), r.Where(), valuesOf(e, r))
 		}
 	}
 	_, err = f.plan(s, dev)
@@ -231,7 +238,7 @@ func (f *Family) bufferSpec(b ubuf, s profiler.Spec, e map[string]any) (profiler
 			return profiler.BufferSpec{}, err
 		}
 		if v <= 0 {
-			return profiler.BufferSpec{}, fmt.Errorf("buffer %s: shape %s '%s' (%s) is %d for %s: every extent must be positive", b.name, p.Where().Field, p.Source(), p.Where(), v, valuesOf(p, e))
+			return profiler.BufferSpec{}, fmt.Errorf("buffer %s: shape %s '%s' (%s) is %d for %s: every extent must be positive", b.name, p.Where().Field, p.Source(), p.Where(), v, valuesOf(e, p))
 		}
 		if n > (1<<62)/v {
 			return profiler.BufferSpec{}, fmt.Errorf("buffer %s: the shape overflows", b.name)
@@ -305,7 +312,7 @@ func (f *Family) dispatch(d udisp, s profiler.Spec, e map[string]any, dev profil
 				return pd, err
 			}
 			if v <= 0 {
-				return pd, fmt.Errorf("dispatch %s: %s '%s' (%s) is %d for %s: a launch needs at least 1 in every dimension", d.name, g.p.Where().Field, g.p.Source(), g.p.Where(), v, valuesOf(g.p, e))
+				return pd, fmt.Errorf("dispatch %s: %s '%s' (%s) is %d for %s: a launch needs at least 1 in every dimension", d.name, g.p.Where().Field, g.p.Source(), g.p.Where(), v, valuesOf(e, g.p))
 			}
 			if v > 1<<31-1 {
 				return pd, fmt.Errorf("dispatch %s: %s '%s' (%s) is %d, beyond a 32-bit launch extent", d.name, g.p.Where().Field, g.p.Source(), g.p.Where(), v)

@@ -168,8 +168,7 @@ func (sp initSpec) values(e map[string]any) (a, b float64, err error) {
 	if sp.args == nil {
 		return a, b, nil
 	}
-	var names []string
-	seen := map[string]bool{}
+	var used []*expr.Program
 	for i, p := range sp.args {
 		if p == nil {
 			continue
@@ -183,15 +182,10 @@ func (sp initSpec) values(e map[string]any) (a, b float64, err error) {
 		} else {
 			b = v
 		}
-		for _, n := range p.Names() {
-			if !seen[n] {
-				seen[n] = true
-				names = append(names, fmt.Sprintf("%s=%v", n, e[n]))
-			}
-		}
+		used = append(used, p)
 	}
 	if err := sp.checkArgs(a, b); err != nil {
-		return 0, 0, fmt.Errorf("init %s is %v for %s: make it valid for every spec (a rule, or the dims' min)", sp.source, err, strings.Join(names, ", "))
+		return 0, 0, fmt.Errorf("init %s is %v for %s: make it valid for every spec (a rule, or the dims' min)", sp.source, err, valuesOf(e, used...))
 	}
 	return a, b, nil
 }
@@ -335,18 +329,8 @@ func (bl *builder) readNPYInit(rel string, dt profiler.DType) (initSpec, error) 
 
 // shapeValues names the values b's shape expressions used: "rows=4, cols=8".
 func shapeValues(b ubuf, e map[string]any) string {
-	var parts []string
-	seen := map[string]bool{}
-	for _, p := range b.shape {
-		for _, n := range p.Names() {
-			if !seen[n] {
-				seen[n] = true
-				parts = append(parts, fmt.Sprintf("%s=%v", n, e[n]))
-			}
-		}
+	if s := valuesOf(e, b.shape...); s != "" {
+		return s
 	}
-	if len(parts) == 0 {
-		return "this spec"
-	}
-	return strings.Join(parts, ", ")
+	return "this spec"
 }

@@ -142,10 +142,12 @@ func TestInitArgumentsPerSpec(t *testing.T) {
 		{`"randint(0, V - 8)"`, map[string]int{"V": 8}, []string{"buffer ids: init randint(0, V - 8) is randint(0, 0): want integers lo < hi", "for V=8"}},
 		{`"randint(0, V / 4.0)"`, map[string]int{"V": 6}, []string{"buffer ids", "randint(0, 1.5)", "for V=6"}},
 		{`"normal(0, C - 4)"`, map[string]int{"C": 2}, []string{"buffer ids", "normal(0, -2): the standard deviation must be ≥ 0", "for C=2"}},
+		// both bounds expressions: each name once, in the order they come
+		{`"uniform(C - 4, V - C)"`, map[string]int{"V": 4}, []string{"buffer ids", "uniform(0, 0): want lo < hi", "for C=4, V=4: make it valid"}},
 	} {
 		t.Run(c.init, func(t *testing.T) {
 			dt := "i64"
-			if strings.HasPrefix(c.init, `"normal`) {
+			if !strings.HasPrefix(c.init, `"randint`) {
 				dt = "f32"
 			}
 			src := gatherSource

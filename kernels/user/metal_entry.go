@@ -231,7 +231,7 @@ func (f *Family) functionConstants(e map[string]any, code string) ([]profiler.Fu
 func (f *Family) constValues(e map[string]any) string {
 	var parts []string
 	for _, c := range f.consts {
-		parts = append(parts, c.decl.Name+": "+c.p.Source()+" ("+valuesOf(c.p, e)+")")
+		parts = append(parts, c.decl.Name+": "+c.p.Source()+" ("+valuesOf(e, c.p)+")")
 	}
 	return strings.Join(parts, "; ")
 }
