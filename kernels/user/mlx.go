@@ -265,11 +265,11 @@ func (bl *builder) mlxScalars() error {
 	return nil
 }
 
-// writeMLX writes the kernel's source for a spec: the template's values
-// and the buffers' element types are the spec's.
 // intCTypes are the Metal types of the integer buffer dtypes.
 var intCTypes = map[profiler.DType]string{profiler.I32: "int", profiler.I64: "long", profiler.U64: "ulong"}
 
+// writeMLX writes the kernel's source for a spec: the template's values
+// and the buffers' element types are the spec's.
 func (f *Family) writeMLX(e map[string]any, dt profiler.DType) (string, error) {
 	k := f.mlx
 	mk := metal.MLXKernel{Name: k.name, Header: k.header, Body: k.body}
