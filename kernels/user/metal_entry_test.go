@@ -146,6 +146,35 @@ func TestMLXManifest(t *testing.T) {
 	}
 }
 
+// An MLX body's integer buffers get Metal's integer types in the written
+// signature: i32 int, i64 long, u64 ulong (8 bytes each for the last two).
+func TestMLXIntegerBuffers(t *testing.T) {
+	edit := func(s string) string {
+		s = strings.Replace(s, "inputs: [inp]", "inputs: [inp, ids, lens]", 1)
+		s = strings.Replace(s, "outputs: [out]", "outputs: [out, picked]", 1)
+		return strings.Replace(s, "  - {name: out, dtype: T, shape: [rows, cols], out: true}\n",
+			"  - {name: out, dtype: T, shape: [rows, cols], out: true}\n"+
+				"  - {name: ids, dtype: i64, shape: [rows], init: \"randint(0, cols)\"}\n"+
+				"  - {name: lens, dtype: i32, shape: [rows], init: arange}\n"+
+				"  - {name: picked, dtype: u64, shape: [rows], out: true}\n", 1)
+	}
+	f, err := Load(twin(t, "../../examples/mlx_body", "mlx_ints", ManifestName, edit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := profiler.Spec{Kernel: f.Name(), DType: profiler.F16, Dims: map[string]int{"rows": 3, "cols": 5}}.WithDefaults(f.Schema())
+	p, err := f.Plan(s, emuDev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := p.Dispatches[0].Program.Code
+	for _, w := range []string{"const device half* inp [[buffer(", "const device long* ids [[buffer(", "const device int* lens [[buffer(", "device ulong* picked [[buffer("} {
+		if !strings.Contains(code, w) {
+			t.Errorf("the written kernel lacks %q:\n%s", w, code)
+		}
+	}
+}
+
 // metalArgsSource has Metal kernels of each way of taking scalars.
 const metalArgsSource = `#include <metal_stdlib>
 using namespace metal;
