@@ -236,6 +236,11 @@ func init() {
 // blockDim = 256;) and hide the built-in, so blockDim.x no longer compiles.
 var cudaBuiltins = map[string]bool{"threadIdx": true, "blockIdx": true, "blockDim": true, "gridDim": true, "warpSize": true, "clusterDim": true, "clusterIdx": true}
 
+// CUDABuiltin says whether name is one of CUDA's built-in variables
+// (threadIdx, blockDim, …), which no knob, dim, flag, value, define or
+// dtype_name may be named.
+func CUDABuiltin(name string) bool { return cudaBuiltins[name] }
+
 // builtinNameError explains why a name that is a CUDA built-in is refused;
 // "" for any other name.
 func builtinNameError(name string) string {

@@ -219,6 +219,12 @@ func defaultOf(p *plan, dim string) int {
 // safeName renames a parameter that is a CSV column or a macro mltop
 // defines (T stays when the dtype has another name).
 func safeName(name, dtypeName string) string {
+	if user.CUDABuiltin(name) { // a knob of that name would hide the built-in (and is refused)
+		if name == "blockDim" {
+			return "WG"
+		}
+		return name + "_"
+	}
 	if !user.Reserved[name] || name == "T" && dtypeName != "T" {
 		return name
 	}

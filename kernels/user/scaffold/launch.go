@@ -16,7 +16,7 @@ type launchBlock struct {
 	value  int    // its value where the source gives one (0: unknown)
 	values []int  // the values the program sweeps (an `int block_sizes[] = {…}`)
 	line   int
-	dim3   string // the arguments of a `dim3 NAME(x, y)` block: no 1-D knob fits it
+	dim3   string // the arguments of a 2-D or 3-D `dim3 NAME(x, y)` block: no 1-D knob fits it
 }
 
 var (
@@ -50,7 +50,7 @@ func findLaunch(src, entry string) (launchBlock, bool) {
 			return lb, true
 		case identifier.MatchString(block):
 			lb.name = block
-			if d := dim3Args(src[:m[0]], block); d != "" {
+			if d := dim3Args(src[:m[0]], block); d != "" && !oneDim(d) {
 				lb.dim3 = d
 				return lb, true
 			}
@@ -83,6 +83,30 @@ func dim3Args(before, name string) string {
 		return ""
 	}
 	return strings.TrimSpace(all[len(all)-1][1])
+}
+
+// oneDim says whether dim3 arguments ("256", "BLOCK, 1, 1") have one
+// dimension: a 1-D dim3 block is a thread count like any other.
+func oneDim(args string) bool {
+	depth, parts := 0, []string{""}
+	for _, r := range args {
+		switch {
+		case r == '(':
+			depth++
+		case r == ')':
+			depth--
+		case r == ',' && depth == 0:
+			parts = append(parts, "")
+			continue
+		}
+		parts[len(parts)-1] += string(r)
+	}
+	for _, p := range parts[1:] {
+		if strings.TrimSpace(p) != "1" {
+			return false
+		}
+	}
+	return true
 }
 
 // assignedExpr is the expression of the last `NAME = EXPR;` before a

@@ -228,6 +228,15 @@ func TestScaffoldRealisticSources(t *testing.T) {
 			not:        []string{"blockDim:", "[blockDim"},
 			notes:      []string{"tile_kernel: its launch at line 7 uses dim3 blockDim(16, 16) threads: set threads: to those x, y, z"},
 			dispatches: 1},
+		// A 1-D dim3 block is a thread count like an int's: a knob from the
+		// launch, with its value as the default (renamed when it is blockDim).
+		{name: "1-D dim3 blocks", file: "vec.cu", src: dim3OneDProgram, entries: []string{"vadd", "vscale"},
+			want: []string{"block: {values: [32, 64, 128, 256, 512, 1024], default: 128, doc: threads per group}   # from the launch at line 10 (block threads)",
+				"threads: [block, 1, 1]",
+				"WG: {values: [32, 64, 128, 256, 512, 1024], default: 512, doc: threads per group}   # from the launch at line 12 (blockDim threads)",
+				"threads: [WG, 1, 1]"},
+			not:        []string{"blockDim:", "set threads: to those x, y, z"},
+			dispatches: 2},
 		{name: "index inputs: bounded by the kernel's vocabulary size, else a TODO", file: "ce.cu", src: indexProgram,
 			entries: []string{"ce_kernel", "gather_kernel", "scatter_kernel"},
 			want: []string{
@@ -384,6 +393,21 @@ void launch_plain(float* z, const float* w, int N) {
     plain_kernel<<<blocks, nthreads>>>(z, w, N);
 }
 int main() { int block_sizes[] = {64, 128, 256}; return 0; }
+`
+
+const dim3OneDProgram = `__global__ void vadd(const float* a, float* c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i];
+}
+__global__ void vscale(float* c, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) c[i] *= 2; }
+int main() {
+    int n = 1 << 20;
+    dim3 block(128);
+    dim3 blockDim(512, 1, 1);
+    vadd<<<n / 128, block>>>(0, 0, n);
+    // vscale with 512 threads
+    vscale<<<n / 512, blockDim>>>(0, n);
+}
 `
 
 const dim3Program = `__global__ void tile_kernel(float* out, const float* inp, int C, int OC) {
