@@ -138,8 +138,10 @@ type fconst struct {
 // constants reads `constants:`: each key names a function constant of the
 // Metal source, each value is an expression over the knobs, dims and
 // flags. A declared constant without a value is an error unless the
-// source tests it with is_function_constant_defined. The constants are
-// not defined as macros (the source declares them).
+// source tests it with is_function_constant_defined or only kernels that
+// no dispatch launches read it (Metal asks a value only of the function
+// that uses it). The constants are not defined as macros (the source
+// declares them). It runs after dispatches, which name the kernels.
 func (bl *builder) constants() error {
 	f, m, d := bl.f, bl.m, bl.d
 	src, ok := f.src["metal"]
@@ -178,14 +180,47 @@ func (bl *builder) constants() error {
 		}
 		f.consts = append(f.consts, fconst{decl: dc, p: p})
 	}
+	launched := bl.launchedMetalKernels()
 	for _, dc := range decls {
 		if _, given := m.Constants[dc.Name]; given || definedTest(src.code, dc.Name) {
 			continue
+		}
+		if !csrc.UsedOutsideKernels(launched.code, dc.Name, launched.notLaunched) {
+			continue // only kernels no dispatch launches read it, as MLX's vjp kernels beside a forward one
 		}
 		return d.err("$.constants", "constants", "%s declares function constant %s (%s, index %d) but constants: gives it no value: add `constants: {%s: <expression>}` (or test it with is_function_constant_defined(%s) in the source)",
 			src.path, dc.Name, dc.Type, dc.Index, dc.Name, dc.Name)
 	}
 	return nil
+}
+
+// metalKernels is the Metal source with its local headers, and which of
+// its kernels the dispatches launch.
+type metalKernels struct {
+	code     string
+	launched map[string]bool // kernel names without namespace; a [[host_name]]'s template
+}
+
+func (k metalKernels) notLaunched(name string) bool { return !k.launched[name] }
+
+// launchedMetalKernels names the kernels the manifest's dispatches launch
+// in its Metal source: an entry that is a [[host_name]] launches the
+// template it instantiates.
+func (bl *builder) launchedMetalKernels() metalKernels {
+	code := bl.f.src["metal"].code
+	if p := bl.f.prep["metal"]; p != nil && len(p.units) > 1 {
+		code = joinUnits(p.units).code
+	}
+	k := metalKernels{code: code, launched: map[string]bool{}}
+	hosts, _ := metal.HostNames(code) // an error was reported when the entries were bound
+	for _, ud := range bl.f.disps {
+		name := ud.entry.name
+		if inst, ok := hosts[name]; ok {
+			name = inst.Template
+		}
+		k.launched[name[strings.LastIndex(name, ":")+1:]] = true
+	}
+	return k
 }
 
 // definedTest says whether src tests name with is_function_constant_defined.

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -293,7 +294,7 @@ func emulatedEntry(full string, vals []metal.ConstantValue, p profiler.Program) 
 	if decls, err := metal.FunctionConstants(full); err != nil {
 		return "", csrc.Signature{}, "", fmt.Errorf("%s: %w", p.File, err)
 	} else if len(decls) > 0 {
-		if full, err = metal.InlineFunctionConstants(full, vals); err != nil {
+		if full, err = metal.InlineFunctionConstants(full, withZeroDefaults(full, p.Entry, decls, vals)); err != nil {
 			return "", csrc.Signature{}, "", fmt.Errorf("%s: %w", p.File, err)
 		}
 	}
@@ -306,6 +307,33 @@ func emulatedEntry(full string, vals []metal.ConstantValue, p profiler.Program) 
 		return "", csrc.Signature{}, "", err
 	}
 	return full, sig, call, nil
+}
+
+// withZeroDefaults gives each constant vals leave unset that the source
+// does not test with is_function_constant_defined and that the entry's
+// kernel (and any helper) does not read the value {}: the emulation
+// compiles the whole file, and kernels not launched (MLX's vjp kernels
+// beside the forward one) need some value, as on Metal they need none.
+// A constant the entry reads stays unset, an error as on Metal.
+func withZeroDefaults(src, entry string, decls []metal.DeclaredConstant, vals []metal.ConstantValue) []metal.ConstantValue {
+	set := map[int]bool{}
+	for _, v := range vals {
+		set[v.Index] = true
+	}
+	if hosts, err := metal.HostNames(src); err == nil {
+		if inst, ok := hosts[entry]; ok {
+			entry = inst.Template
+		}
+	}
+	entry = entry[strings.LastIndex(entry, ":")+1:]
+	notEntry := func(kernel string) bool { return kernel != entry }
+	out := slices.Clone(vals)
+	for _, d := range decls {
+		if !set[d.Index] && !metal.TestsDefined(src, d.Name) && !csrc.UsedOutsideKernels(src, d.Name, notEntry) {
+			out = append(out, metal.ConstantValue{Name: d.Name, Index: d.Index, Kind: d.Kind, Literal: "{}"})
+		}
+	}
+	return out
 }
 
 // userEntry finds p.Entry's signature in src (metal.EntrySignature).
