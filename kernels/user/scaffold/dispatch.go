@@ -57,8 +57,8 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) {
 	}
 	d.threads = []string{k.block, "1", "1"}
 	d.argsComment = "the kernel's parameters, in order"
-	if c.lang == "metal" {
-		d.argsComment = "buffers, then the scalars (Metal takes them as one struct after the buffers)"
+	if c.lang == "metal" && metalTakesStruct(c, k) {
+		d.argsComment = "buffers, then the struct's fields (mltop packs them into one struct after the buffers)"
 	}
 	if strings.HasPrefix(d.gridComment, "TODO") {
 		p.note("%s: guessed grid cdiv(%s, %s) × %s threads and buffer shapes [%s]: set them to what your launch uses", sig.Entry, strings.Join(size, " * "), k.block, k.block, strings.Join(size, ", "))

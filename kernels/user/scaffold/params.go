@@ -10,29 +10,42 @@ import (
 
 // bindParams maps each parameter the caller binds to an arg: pointers to
 // buffers, integers to dims (or a block-size knob), floats to values,
-// bools to flags. Metal takes its buffers first, then its scalars.
+// bools to flags. Args follow the parameters' order, as mltop numbers a
+// Metal kernel's unmarked parameters in order too; only a Metal kernel
+// taking a parameter struct gets its buffers first, then the struct's
+// fields, since mltop packs those into the one struct.
 func (c *context) bindParams(p *plan, k *kernelScan) []string {
-	var args, metalScalars []string
+	var inOrder, buffers, metalScalars []string
+	takesStruct := c.lang == "metal" && metalTakesStruct(c, k)
 	for i, prm := range k.sig.Bindable() {
 		pname := prm.Name
 		if pname == "" {
 			pname = fmt.Sprintf("arg%d", i)
 		}
+		var bound []string
 		switch {
 		case prm.Pointer && strings.Contains(prm.Type, "constant") && !strings.Contains(prm.Type, "*"):
-			metalScalars = append(metalScalars, c.constantParam(p, k, prm, pname)...)
+			bound = c.constantParam(p, k, prm, pname)
+			metalScalars = append(metalScalars, bound...)
 		case prm.Pointer:
-			if len(metalScalars) > 0 {
+			if takesStruct && len(metalScalars) > 0 {
 				p.note("%s: buffer %s comes after a scalar: Metal takes the buffers first, then the scalars as one struct; reorder the kernel's parameters", k.sig.Entry, pname)
 			}
-			args = append(args, c.bufferParam(p, k, prm, pname))
+			bound = []string{c.bufferParam(p, k, prm, pname)}
+			buffers = append(buffers, bound...)
 		case c.lang == "metal":
-			metalScalars = append(metalScalars, c.scalarParam(p, k, pname, prm.Scalar))
+			bound = []string{c.scalarParam(p, k, pname, prm.Scalar)}
+			metalScalars = append(metalScalars, bound...)
 		default:
-			args = append(args, c.scalarParam(p, k, pname, prm.Scalar))
+			bound = []string{c.scalarParam(p, k, pname, prm.Scalar)}
+			buffers = append(buffers, bound...)
 		}
+		inOrder = append(inOrder, bound...)
 	}
-	return append(args, metalScalars...)
+	if !takesStruct {
+		return inOrder
+	}
+	return append(buffers, metalScalars...)
 }
 
 // constantParam maps a Metal `constant X& name` parameter: one scalar, or
@@ -281,4 +294,16 @@ func indexBelowV(p *plan) {
 		}
 		b.comment = strings.TrimSpace("TODO: indices below 1024: bound them by the size they index, e.g. randint(0, V) with a dim V; " + b.comment)
 	}
+}
+
+// metalTakesStruct reports whether a kernel takes a `constant P& p`
+// parameter struct, whose fields mltop binds after the buffers.
+func metalTakesStruct(c *context, k *kernelScan) bool {
+	for _, prm := range k.sig.Bindable() {
+		if prm.Pointer && strings.Contains(prm.Type, "constant") && !strings.Contains(prm.Type, "*") &&
+			structFields(c.toks, prm.Pointee) != nil {
+			return true
+		}
+	}
+	return false
 }

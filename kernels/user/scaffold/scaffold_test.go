@@ -83,6 +83,14 @@ const intBTC = `__global__ void rms_forward(float* out, const float* inp, int B,
 }
 `
 
+// plainMetalKernel has no include and no [[buffer(n)]], and a scalar
+// before a buffer.
+const plainMetalKernel = `kernel void scale(device float* out, constant float& s, device const float* a,
+                  constant uint& n, uint i [[thread_position_in_grid]]) {
+    if (i < n) out[i] = s * a[i];
+}
+`
+
 const metalKernel = `#include <metal_stdlib>
 using namespace metal;
 
@@ -209,6 +217,12 @@ func TestScaffoldRealisticSources(t *testing.T) {
 				"{name: y_2, dtype: f32, shape: [N], init: \"normal(0, 1)\", inout: true}", "  eps: 1e-5"},
 			notes:      []string{"RowParams) is a struct"},
 			dispatches: 2},
+		// Unmarked Metal parameters are numbered in order, so a scalar
+		// between buffers is bound where it stands (the manifest loads).
+		{name: "Metal: no [[buffer(n)]], a scalar between buffers", file: "scale.metal", src: plainMetalKernel,
+			want:       []string{"args: [out, s, a, N]   # the kernel's parameters, in order"},
+			not:        []string{"args: [out, a", "one struct"},
+			dispatches: 1},
 		{name: "launches in host code", file: "launch.cu", src: launchProgram, entries: []string{"rows_kernel", "fixed_kernel", "plain_kernel"},
 			want: []string{
 				"block_size: {values: [64, 128, 256], default: 256, doc: threads per group}   # from the launch at line 11 and the values the program loops block_size over",
