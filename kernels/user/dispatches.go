@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
+	"github.com/mltop/mltop/metal"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/expr"
 )
@@ -316,6 +317,15 @@ func (bl *builder) bindMetalStruct(ud udisp, sig csrc.Signature, ts typeScope, s
 	nsc := len(ud.args) - nbuf
 	if len(params) != nbuf+1 {
 		return ubinding{}, d.err(path+".args", field+".args", "%d buffers + 1 struct of %d scalars but %s:%d %s takes %d parameters: Metal takes the buffers first, then the scalars as one struct", nbuf, nsc, s.path, sig.Line, sig, len(params))
+	}
+	// The buffers pair with the buffer parameters in order, wherever the
+	// struct sits among them (metal.Bind puts each at its own index).
+	if slots, err := metal.Slots(sig); err == nil {
+		for _, sl := range slots {
+			if sl.Kind == metal.SlotStruct {
+				params = slices.DeleteFunc(slices.Clone(params), func(p csrc.Param) bool { return p.Name == sl.Name })
+			}
+		}
 	}
 	b := ubinding{sig: sig}
 	for k, a := range ud.args {

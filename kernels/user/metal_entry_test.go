@@ -186,6 +186,7 @@ struct P { int n; float eps; };
 [[kernel]] void packed(const device float* x [[buffer(0)]], device float* y [[buffer(1)]], constant P& p [[buffer(2)]]) {}
 [[kernel]] void mixed(device float* y [[buffer(0)]], constant P& p [[buffer(1)]], constant int& m [[buffer(2)]]) {}
 [[kernel]] void table(device float* y [[buffer(0)]], constant int* lut [[buffer(1)]]) {}
+[[kernel]] void middle(device float* y [[buffer(0)]], constant P& p [[buffer(1)]], const device float* x [[buffer(2)]]) {}
 `
 
 func metalArgsFamily(t *testing.T, dispatch string) (*Family, error) {
@@ -234,7 +235,10 @@ func TestMetalArgsBind(t *testing.T) {
 		{"bf16 buffer to a float pointer", `entry: norm_f32, grid: [N], threads: [32], args: [X, G, eps, N, 1, true]`, "buffer X holds bf16 but parameter"},
 		{"struct beside a scalar", `entry: mixed, grid: [N], threads: [32], args: [G, N, eps, 2]`, "1 constant structs and 1 `constant T&` scalars"},
 		{"constant array outside mlx", `entry: table, grid: [N], threads: [32], args: [G, F]`, "which mltop fills only for MLX-style manifests"},
-		{"missing host name", `entry: norm_f16, grid: [N], threads: [32], args: [F, G]`, "kernels found: norm_impl, packed, mixed, table, norm_f32"},
+		{"missing host name", `entry: norm_f16, grid: [N], threads: [32], args: [F, G]`, "kernels found: norm_impl, packed, mixed, table, middle, norm_f32"},
+		// the struct between the buffers: G pairs with x, the second buffer
+		// parameter, not with the struct that is the second parameter
+		{"output to the input past a struct", `entry: middle, grid: [N], threads: [32], args: [F, G, N, eps]`, "output buffer G goes to parameter `const device float* x`"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f, err := metalArgsFamily(t, c.dispatch)
