@@ -79,19 +79,30 @@ func OpenDirClaims(dir string, part, parts int) (*DirClaims, error) {
 // place, so a shard starting at the same moment never reads it half
 // written.
 func writeNew(path, s string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".new-*")
+	tmp, err := writeTemp(filepath.Dir(path), ".new-*", s)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(f.Name())
+	defer os.Remove(tmp)
+	return os.Link(tmp, path)
+}
+
+// writeTemp writes s to a new file in dir named after pattern
+// (os.CreateTemp) and returns its path; nothing is left on an error.
+func writeTemp(dir, pattern, s string) (string, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return "", err
+	}
 	_, err = io.WriteString(f, s)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return err
+		os.Remove(f.Name())
+		return "", err
 	}
-	return os.Link(f.Name(), path)
+	return f.Name(), nil
 }
 
 // owner is what a claim of this shard holds.
@@ -100,21 +111,14 @@ func (c *DirClaims) owner() string { return fmt.Sprintf("shard %d/%d\n", c.part,
 // newTemplate makes the file the next claims link to (a fresh one when a
 // filesystem's limit of links to one file is reached).
 func (c *DirClaims) newTemplate() error {
-	f, err := os.CreateTemp(c.dir, ".owner-*")
+	tmpl, err := writeTemp(c.dir, ".owner-*", c.owner())
 	if err != nil {
 		return fmt.Errorf("--claims %s: %v: give a directory every shard can create files in", c.dir, err)
-	}
-	_, err = io.WriteString(f, c.owner())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("--claims %s: %v", c.dir, err)
 	}
 	if c.tmpl != "" {
 		os.Remove(c.tmpl)
 	}
-	c.tmpl = f.Name()
+	c.tmpl = tmpl
 	return nil
 }
 
@@ -287,7 +291,7 @@ func othersTail(d *dealtShard, opts func(profiler.Options) profiler.Options, ski
 		var order []string // units, by their first index
 		members := map[string][]int{}
 		for i := range d.jobs {
-			if d.owned[i] {
+			if d.Owns(i) {
 				continue
 			}
 			u := d.unitKey(i)

@@ -29,18 +29,17 @@ type ShardDeal struct {
 // dealtShard is a shard of a sweep dealt by shape: it owns a set of the
 // stream's indices.
 type dealtShard struct {
-	deal  ShardDeal
-	owned []bool // by stream index
-	to    []int  // by stream index: the shard the job was dealt to
-	n     int    // indices owned
-	all   int    // the sweep's jobs
+	deal ShardDeal
+	to   []int // by stream index: the shard the job was dealt to
+	n    int   // indices owned
+	all  int   // the sweep's jobs
 	// jobs is the sweep's jobs (file options), kept with claims: the
 	// specs a shard that finished its own may take from the others.
 	jobs []profiler.Job
 	cost []int64 // by stream index: the job's dealCost (with claims)
 }
 
-func (d *dealtShard) Owns(i int) bool { return i >= 0 && i < len(d.owned) && d.owned[i] }
+func (d *dealtShard) Owns(i int) bool { return i >= 0 && i < len(d.to) && d.to[i] == d.deal.Part }
 func (d *dealtShard) Parts() int      { return d.deal.Parts }
 func (d *dealtShard) Part() int       { return d.deal.Part }
 
@@ -102,17 +101,15 @@ func dealShard(ctx context.Context, cfg SweepConfig) (SweepShard, error) {
 // dealt is shard part of parts of a sweep of all jobs in groups.
 func dealt(groups []ShapeGroup, all, part, parts int) *dealtShard {
 	d := &dealtShard{
-		deal:  ShardDeal{Part: part, Parts: parts, ByShape: true, Shapes: len(groups)},
-		owned: make([]bool, all),
-		to:    make([]int, all),
-		all:   all,
+		deal: ShardDeal{Part: part, Parts: parts, ByShape: true, Shapes: len(groups)},
+		to:   make([]int, all),
+		all:  all,
 	}
 	for g, shards := range DealGroups(groups, parts) {
 		mine, other := false, false
 		for k, to := range shards {
 			d.to[groups[g].Jobs[k]] = to
 			if to == part {
-				d.owned[groups[g].Jobs[k]] = true
 				d.n++
 			}
 			mine = mine || to == part

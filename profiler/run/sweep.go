@@ -128,27 +128,25 @@ func Sweep(ctx context.Context, cfg SweepConfig, sinks ...profiler.Sink) (Summar
 	n := plan.Specs + plan.Invalid
 	src := streamSource(cfg.Source, cfg.Shard, cfg.Options)
 	claims, tail := sweepClaims(cfg)
-	var sum Summary
+	var devs []Device
 	if cfg.Exec == nil {
-		devs, err := cfg.OpenDevices()
-		if err != nil {
+		if devs, err = cfg.OpenDevices(); err != nil {
 			return Summary{}, err
 		}
 		if plan.Exact && plan.Specs+plan.Skipped+plan.Invalid <= OrderLimit && len(devs) > 0 {
 			src = orderedSource(src, devs[0].Exec.Device(), len(devs))
 		}
-		if tail != nil {
-			src = thenSource(src, tail)
-		}
-		f := startClaimFeed(ctx, src, cfg.Skip, claims)
-		sum, err = onDevices(ctx, devs, f, n, sinks, h, cfg.Log)
-		return claims.settle(sum), err
 	}
-	if tail != nil {
+	if tail != nil { // after the ordering: the others' specs come last
 		src = thenSource(src, tail)
 	}
 	f := startClaimFeed(ctx, src, cfg.Skip, claims)
-	sum, err = runFeed(ctx, cfg.Exec, f, n, sinks, h)
+	var sum Summary
+	if cfg.Exec == nil {
+		sum, err = onDevices(ctx, devs, f, n, sinks, h, cfg.Log)
+	} else {
+		sum, err = runFeed(ctx, cfg.Exec, f, n, sinks, h)
+	}
 	return claims.settle(sum), err
 }
 
@@ -174,7 +172,7 @@ func sweepClaims(cfg SweepConfig) (*shardClaims, jobSource) {
 	for i, j := range d.jobs {
 		key := j.Spec.Key()
 		c.unitOf[key] = d.unitKey(i)
-		if !d.owned[i] {
+		if !d.Owns(i) {
 			c.others[key] = true
 		}
 	}
