@@ -224,15 +224,18 @@ func TestWorkerEnvPinsTheDevice(t *testing.T) {
 	}
 }
 
-// Shards of a sweep, merged, give the rows of the whole sweep; a missing
-// shard is exit 1 naming what is missing; bad input is exit 2.
-func TestShardsAndMerge(t *testing.T) {
-	sweep := writeFile(t, "s.yaml", fastDefaults+`backend: cpu
+// fiveShapeSweep is a CPU sweep of five one-spec shapes, for the shard tests.
+const fiveShapeSweep = fastDefaults + `backend: cpu
 sweeps:
   - kernel: test_fault
     knobs: {MODE: 0}
     dims: {N: [16, 32, 48, 64, 80]}
-`)
+`
+
+// Shards of a sweep, merged, give the rows of the whole sweep; a missing
+// shard is exit 1 naming what is missing; bad input is exit 2.
+func TestShardsAndMerge(t *testing.T) {
+	sweep := writeFile(t, "s.yaml", fiveShapeSweep)
 	dir := t.TempDir()
 	var shards []string
 	for i := range 3 {
@@ -299,12 +302,7 @@ sweeps:
 // taken; merged, every spec has one row. --claims without --shard, or of
 // another split, is exit 2 naming the directory.
 func TestShardsWithClaims(t *testing.T) {
-	sweep := writeFile(t, "s.yaml", fastDefaults+`backend: cpu
-sweeps:
-  - kernel: test_fault
-    knobs: {MODE: 0}
-    dims: {N: [16, 32, 48, 64, 80]}
-`)
+	sweep := writeFile(t, "s.yaml", fiveShapeSweep)
 	dir := t.TempDir()
 	claims := filepath.Join(dir, "claims")
 	var shards []string

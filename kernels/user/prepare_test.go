@@ -56,6 +56,24 @@ func preparedProgram(t *testing.T, path string, dt profiler.DType) (profiler.Pro
 	return p.Dispatches[0].Program, f
 }
 
+// metalPreparedProgram writes a Metal manifest named name with src as its
+// k.metal and returns the program of its default spec on metalDev, the
+// family and the manifest's path.
+func metalPreparedProgram(t *testing.T, name, src string) (profiler.Program, *Family, string) {
+	t.Helper()
+	m := strings.Replace(usertest.Manifest(name), "sources: {cuda: k.cu}", "sources: {metal: k.metal}", 1)
+	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.metal": src})
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.Plan(profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema()), metalDev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Dispatches[0].Program, f, path
+}
+
 // golden compares the program's text (code, then every include but the
 // shared mltop_user.cuh, by name) with testdata/prepare/<name>.golden.
 func golden(t *testing.T, name string, prog profiler.Program, dir string) {
@@ -351,18 +369,9 @@ func TestPrepareWholeProgram(t *testing.T) {
 // Metal keeps macros only where the source tests a name, and declares the
 // rest as program-scope constants; nothing is blanked or stubbed.
 func TestPrepareMetal(t *testing.T) {
-	m := strings.Replace(usertest.Manifest("mtl"), "sources: {cuda: k.cu}", "sources: {metal: k.metal}", 1)
 	src := "#include <metal_stdlib>\nusing namespace metal;\n#ifndef WG\n#define WG 32\n#endif\nconstant int rows = 3;\nkernel void k(device const T* X [[buffer(0)]], device T* Y [[buffer(1)]], constant int& n_rows [[buffer(2)]], constant int& cols [[buffer(3)]]) { Y[0] = X[0]; }\n"
-	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.metal": src})
-	f, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := f.Plan(profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema()), metalDev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "metal", p.Dispatches[0].Program, filepath.Dir(path))
+	prog, f, path := metalPreparedProgram(t, "mtl", src)
+	golden(t, "metal", prog, filepath.Dir(path))
 	got := injectionsOf(f, "metal")
 	for name, how := range map[string]string{"WG": "macro", "rows": "declared", "cols": "constexpr", "T": "constexpr"} {
 		if got[name] != how {

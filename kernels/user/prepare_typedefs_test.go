@@ -65,18 +65,9 @@ func TestPrepareGlibcTypedefs(t *testing.T) {
 
 // Metal has uint, ushort and ulong built in: nothing is declared.
 func TestPrepareGlibcTypedefsNotForMetal(t *testing.T) {
-	m := strings.Replace(usertest.Manifest("mtl_uint"), "sources: {cuda: k.cu}", "sources: {metal: k.metal}", 1)
 	src := "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device const T* X [[buffer(0)]], device T* Y [[buffer(1)]], constant uint& rows [[buffer(2)]], constant uint& cols [[buffer(3)]], uint i [[thread_position_in_grid]]) { Y[i] = X[i]; }\n"
-	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.metal": src})
-	f, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := f.Plan(profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema()), metalDev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code := p.Dispatches[0].Program.Code; strings.Contains(code, "typedef unsigned int uint;") {
+	prog, _, _ := metalPreparedProgram(t, "mtl_uint", src)
+	if code := prog.Code; strings.Contains(code, "typedef unsigned int uint;") {
 		t.Errorf("Metal source got a uint typedef:\n%s", code)
 	}
 }
