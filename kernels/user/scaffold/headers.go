@@ -3,8 +3,9 @@ package scaffold
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/mltop/mltop/kernels/user/csrc"
 )
 
 // segment says that the joined text's line start is line `line` of file
@@ -35,7 +36,18 @@ func (s sourceLines) at(n int) string {
 	return fmt.Sprintf("line %d of %s", l, seg.file)
 }
 
-var localInclude = regexp.MustCompile(`^\s*#\s*include\s*"([^"]+)"`)
+// localIncludes are the one-line `#include "x"` directives of code that
+// the compiler reads, by line: csrc.Scan's, as the loader finds headers,
+// so an include under `#if 0` or in a comment is not one.
+func localIncludes(code string) map[int]string {
+	out := map[int]string{}
+	for _, d := range csrc.Scan(code).Directives {
+		if d.Include != "" && !d.System && !d.Dead && d.Line == d.EndLine {
+			out[d.Line] = d.Include
+		}
+	}
+	return out
+}
 
 // withLocalHeaders pastes the local headers the source includes (#include
 // "x", found beside the including file; each once, as #pragma once or
@@ -53,10 +65,10 @@ func withLocalHeaders(path, src string, read func(string) ([]byte, error)) (stri
 	var paste func(file, rel, code string, depth int)
 	paste = func(file, rel, code string, depth int) {
 		lines.segs = append(lines.segs, segment{start: cur, file: rel, line: 1})
+		includes := localIncludes(code)
 		for i, l := range strings.Split(strings.TrimSuffix(code, "\n"), "\n") {
-			m := localInclude.FindStringSubmatch(l)
-			if m != nil && depth < 16 {
-				hp := filepath.Clean(filepath.Join(filepath.Dir(file), m[1]))
+			if inc, ok := includes[i+1]; ok && depth < 16 {
+				hp := filepath.Clean(filepath.Join(filepath.Dir(file), inc))
 				if body, err := read(hp); err == nil && !seen[hp] {
 					seen[hp] = true
 					hrel, err := filepath.Rel(filepath.Dir(path), hp)

@@ -85,3 +85,22 @@ func TestScaffoldFollowsLocalHeaders(t *testing.T) {
 		t.Errorf("headers not read: %v", err)
 	}
 }
+
+// An #include the compiler does not read (under #if 0, or in a comment)
+// pastes nothing; a live one pastes its header.
+func TestWithLocalHeadersReadsLiveIncludesOnly(t *testing.T) {
+	read := readFrom(layout)
+	for _, c := range []struct {
+		name, src string
+		pasted    bool
+	}{
+		{"live", "#include \"common.h\"\nint x;\n", true},
+		{"under #if 0", "#if 0\n#include \"common.h\"\n#endif\nint x;\n", false},
+		{"in a block comment", "/*\n#include \"common.h\"\n*/\nint x;\n", false},
+	} {
+		got, _ := withLocalHeaders("/w/main.cu", c.src, read)
+		if pasted := strings.Contains(got, "typedef float floatX;"); pasted != c.pasted {
+			t.Errorf("%s: pasted %v, want %v:\n%s", c.name, pasted, c.pasted, got)
+		}
+	}
+}
