@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // StartupTraceEnv, when set, makes a process print how long each step of
 // opening the CUDA backend took (to stderr, one line per step): the data
 // behind `--phases`' start-up figure when several workers start at once.
-const StartupTraceEnv = "MLTOP_TRACE_STARTUP"
+const StartupTraceEnv = run.TraceStartupEnv
 
 // startupTrace times the steps of one open; nil when tracing is off.
 type startupTrace struct {
@@ -30,6 +32,7 @@ func (t *startupTrace) step(name string) {
 		return
 	}
 	now := time.Now()
-	fmt.Fprintf(os.Stderr, "mltop cuda start-up: %-22s %7.1f ms (at %7.1f ms)\n", name, float64(now.Sub(t.last).Microseconds())/1e3, float64(now.Sub(t.t0).Microseconds())/1e3)
+	// the clock time lines up the steps of workers that start together
+	fmt.Fprintf(os.Stderr, "mltop cuda start-up: %-22s %7.1f ms (at %7.1f ms, %s, pid %d)\n", name, float64(now.Sub(t.last).Microseconds())/1e3, float64(now.Sub(t.t0).Microseconds())/1e3, now.Format("15:04:05.000"), os.Getpid())
 	t.last = now
 }

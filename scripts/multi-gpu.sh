@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sweeps over several GPUs: a sweep on one GPU, then on N GPUs with
-# --devices all --phases, then as 2 shards merged with `mltop merge`.
+# --devices all --phases, then as N shards side by side (2 on one GPU) merged with `mltop merge`.
 # Compares the rows (same specs and statuses, medians within noise), the
 # wall time (target for N GPUs: at most 1.1/N of the one-GPU time, compile
 # excluded: a first run fills the compile cache, the timed runs find it
@@ -18,6 +18,9 @@
 #   4096, causal both ways, plus softmax_bwd and rmsnorm_bwd (many shapes: inputs and references are
 #   made once per host and shared by the workers; the dearest shapes run
 #   first).
+# SWEEP=mixed-large: the same with BQ and BK 32/64/128 and WM 1/2/4: 448
+#   specs (352 run, 96 invalid), about 30 s on one H200: each GPU's
+#   start-up weighs less than in the 8 s of SWEEP=mixed.
 # Without a GPU, the same steps run on the CPU backend (a check of the
 # script; CPU timings say nothing about GPUs):
 #   BACKEND=cpu MLTOP_FAKE_DEVICES=2 SWEEP=mixed LENS='[32, 64]' TIME_LIMIT=0.02 scripts/multi-gpu.sh ./mltop 2
@@ -40,7 +43,9 @@ export MLTOP_CUDA_CACHE="$O/cubin-cache"
 rm -rf "$MLTOP_CUDA_CACHE"
 DEVS=$(seq -s, 0 $((N - 1)))
 
-if [ "${SWEEP:-attn}" = mixed ]; then
+ATTN_KNOBS='{BQ: [32, 64], BK: [32, 64], WM: [2, 4], WN: 1}'
+[ "${SWEEP:-attn}" = mixed-large ] && ATTN_KNOBS='{BQ: [32, 64, 128], BK: [32, 64, 128], WM: [1, 2, 4], WN: 1}'
+if [ "${SWEEP:-attn}" = mixed ] || [ "${SWEEP:-attn}" = mixed-large ]; then
 	cat >"$O/sweep.yaml" <<YAML
 backend: ${BACKEND:-cuda}
 defaults:
@@ -48,7 +53,7 @@ defaults:
 sweeps:
   - kernel: attn_fwd
     dtypes: [bf16, f16]
-    knobs: {BQ: [32, 64], BK: [32, 64], WM: [2, 4], WN: 1}
+    knobs: $ATTN_KNOBS
     dims: {B: 1, H: 16, Hkv: 16, Lq: ${LENS:-[1024, 4096]}, Lk: ${LENS:-[1024, 4096]}, D: [64, 128]}
     flags: {causal: [false, true]}
     where: ["Lq == Lk", "BQ % (16*WM) == 0"]
@@ -101,7 +106,9 @@ timed multi "$B" --config "$O/sweep.yaml" --devices "$DEVS" --csv "$O/multi.csv"
 if [ "$N" -eq 1 ]; then
 	timed two-workers env MLTOP_DEVICES_REPEAT=1 "$B" --config "$O/sweep.yaml" --devices 0,0 --csv "$O/two-workers.csv" --quiet
 fi
-# 5. two shards: side by side on GPUs 0 and 1 when there are two, else one after the other
+# 5. shards: N side by side on GPUs 0..N-1 when there are N >= 2 GPUs, else
+# two one after the other on the one GPU
+K=$(( N >= 2 ? N : 2 ))
 t0=$(date +%s.%N)
 # shard I on GPU G (CLAIMS=1: with --claims $O/claims): its own wall time
 # goes to $O/shardI.time
@@ -111,13 +118,12 @@ claims=()
 shard() {
 	local t0 t1
 	t0=$(date +%s.%N)
-	MLTOP_TRACE_STARTUP=1 CUDA_VISIBLE_DEVICES=$2 "$B" --config "$O/sweep.yaml" --shard "$1/2" ${claims[@]+"${claims[@]}"} --csv "$O/shard$1.csv" --quiet --phases --json >"$O/shard$1.out" 2>"$O/shard$1.err"
+	MLTOP_TRACE_STARTUP=1 CUDA_VISIBLE_DEVICES=$2 "$B" --config "$O/sweep.yaml" --shard "$1/$K" ${claims[@]+"${claims[@]}"} --csv "$O/shard$1.csv" --quiet --phases --json >"$O/shard$1.out" 2>"$O/shard$1.err"
 	t1=$(date +%s.%N)
 	secs "$t0" "$t1" >"$O/shard$1.time"
 }
 if [ "$N" -ge 2 ]; then
-	shard 0 0 &
-	shard 1 1 &
+	for i in $(seq 0 $((K - 1))); do shard "$i" "$i" & done
 	wait
 else
 	shard 0 0
@@ -125,14 +131,14 @@ else
 fi
 t1=$(date +%s.%N)
 echo "shards 0 $(secs "$t0" "$t1")" >>"$O/times"
-head -1 "$O/shard0.err" "$O/shard1.err" >&2
-"$B" merge "$O/shard0.csv" "$O/shard1.csv" -o "$O/merged.csv" --config "$O/sweep.yaml" 2>"$O/merge.err"
+for i in $(seq 0 $((K - 1))); do head -1 "$O/shard$i.err" >&2; done
+"$B" merge $(seq -f "$O/shard%g.csv" 0 $((K - 1))) -o "$O/merged.csv" --config "$O/sweep.yaml" 2>"$O/merge.err"
 echo "merge $? 0" >>"$O/times"
 cat "$O/merge.err" >&2
 
-python3 - "$O" "$N" <<'PY'
+python3 - "$O" "$N" "$K" <<'PY'
 import csv, os, statistics, sys
-o, n = sys.argv[1], int(sys.argv[2])
+o, n, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 times = {}
 for line in open(os.path.join(o, "times")):
     name, rc, secs = line.split()
@@ -178,8 +184,8 @@ lines.append(f"wall: cold {times['cold'][1]:.1f} s (compile), one GPU {t1:.1f} s
 for l in open(os.path.join(o, "multi.err")):
     if l.startswith("mltop: phases device ") or (l.startswith("mltop: phases ") and " devices in " in l):
         lines.append(l.strip()[len("mltop: phases "):])
-lines.append(f"shards: 2 shards in {times['shards'][1]:.1f} s ({'side by side on 2 GPUs' if n >= 2 else 'one after the other on 1 GPU'}); merge exit {times['merge'][0]} (0: every spec has a row)")
-for i in (0, 1):
+lines.append(f"shards: {k} shards in {times['shards'][1]:.1f} s = {times['shards'][1]/t1:.3f} of one GPU ({f'side by side on {k} GPUs' if n >= 2 else 'one after the other on 1 GPU'}); merge exit {times['merge'][0]} (0: every spec has a row)")
+for i in range(k):
     try:
         own = float(open(os.path.join(o, f"shard{i}.time")).read())
     except (OSError, ValueError):
@@ -195,4 +201,4 @@ print("RESULT:", "rows agree" if ok else "ROWS DIFFER (see above and %s)" % o)
 PY
 # where the time of each spec went, one GPU against N (ms per spec, summed
 # over the specs of each run)
-python3 "$(dirname "$0")/phases-summary.py" one "$O/one.out" multi "$O/multi.out" shard0 "$O/shard0.out" shard1 "$O/shard1.out"
+python3 "$(dirname "$0")/phases-summary.py" one "$O/one.out" multi "$O/multi.out" $(for i in $(seq 0 $((K - 1))); do echo "shard$i $O/shard$i.out"; done)

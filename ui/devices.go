@@ -35,7 +35,11 @@ func (m Model) devicesText() string {
 		case d.Busy, i == 0 && m.running() && !m.batch.multi: // a run or a search is on the first
 			state = "▶ busy"
 		}
-		s := fmt.Sprintf("GPU %d %s %s", d.Ordinal, d.Name, state)
+		name := d.Name
+		if name == "" { // its worker is still starting
+			name = "starting"
+		}
+		s := fmt.Sprintf("GPU %d %s %s", d.Ordinal, name, state)
 		if d.Done > 0 {
 			s += fmt.Sprintf(" %d done", d.Done)
 		}

@@ -38,7 +38,8 @@ func runTUI(ctx context.Context, s *session, o *options) error {
 		if early.err != nil {
 			return early.err
 		}
-		devs, exec = early.devs, early.devs[0].Exec
+		devs = allStarted(early.devs, s.stderr)
+		exec = devs[0].Exec
 	} else {
 		x, err := s.openExecutor(o.backend, tuiIsolate(o.isolate))
 		if err != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -92,39 +93,52 @@ func workerEnv(backend string, ord int, parentVisible string) []string {
 	return env
 }
 
-// openDevices starts one worker pool per ordinal, all at once (each waits
-// for its worker's hello and first calibration). A device whose worker does
-// not start is left out with a message; none starting is an error.
+// openDevices starts one worker pool per ordinal, in turn (see
+// run.WorkerStartsEnv), and returns once one of them is ready: the sweep
+// sets each device to work as its worker says hello. When none starts,
+// it is an error naming each device's reason; a device whose worker fails
+// after the first was ready is left out by the sweep, with a message.
 func (s *session) openDevices(backend string, ords []int, shared []string, log io.Writer) ([]run.Device, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("cannot find the mltop binary to start a worker: %w", err)
 	}
-	pools := make([]*run.WorkerPool, len(ords))
-	errs := make([]error, len(ords))
-	var wg sync.WaitGroup
+	devs := make([]run.Device, len(ords))
+	started := make(chan error, len(ords))
 	for i, o := range ords {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			pools[i], errs[i] = run.NewWorkerPoolArgv(s.workerArgv(self, backend), append(workerEnv(backend, o, os.Getenv("CUDA_VISIBLE_DEVICES")), shared...))
-		}()
+		p := run.StartWorkerPool(s.workerArgv(self, backend), append(workerEnv(backend, o, os.Getenv("CUDA_VISIBLE_DEVICES")), shared...))
+		devs[i] = run.Device{Ordinal: o, Exec: p}
+		go func() { started <- p.Wait(context.Background()) }()
 	}
-	wg.Wait()
-	var devs []run.Device
-	var why []string
-	for i, o := range ords {
-		if errs[i] != nil {
-			fmt.Fprintf(log, "mltop: device %d left out: its worker did not start: %v\n", o, errs[i])
-			why = append(why, fmt.Sprintf("device %d: %v", o, errs[i]))
-			continue
+	for range ords {
+		if <-started == nil {
+			return devs, nil
 		}
-		devs = append(devs, run.Device{Ordinal: o, Exec: pools[i]})
 	}
-	if len(devs) == 0 {
-		return nil, badInput("no device could start a worker (%s); see `mltop list`", strings.Join(why, "; "))
+	var why []string
+	for _, d := range devs {
+		err := d.Exec.(*run.WorkerPool).Wait(context.Background())
+		fmt.Fprintf(log, "mltop: device %d left out: its worker did not start: %v\n", d.Ordinal, err)
+		why = append(why, fmt.Sprintf("device %d: %v", d.Ordinal, err))
 	}
-	return devs, nil
+	return nil, badInput("no device could start a worker (%s); see `mltop list`", strings.Join(why, "; "))
+}
+
+// allStarted waits for every device's worker (the interactive session
+// shows each device from the start) and returns those that started,
+// saying on log which did not.
+func allStarted(devs []run.Device, log io.Writer) []run.Device {
+	var ok []run.Device
+	for _, d := range devs {
+		if p, isPool := d.Exec.(*run.WorkerPool); isPool {
+			if err := p.Wait(context.Background()); err != nil {
+				fmt.Fprintf(log, "mltop: device %d left out: its worker did not start: %v\n", d.Ordinal, err)
+				continue
+			}
+		}
+		ok = append(ok, d)
+	}
+	return ok
 }
 
 func closeDevices(devs []run.Device) {
@@ -195,9 +209,13 @@ func (e *earlyDevices) open(sr *sweepRun) ([]run.Device, error) {
 	}
 	var names []string
 	for _, d := range e.devs {
-		names = append(names, fmt.Sprintf("%d %s", d.Ordinal, d.Exec.Device().Name))
+		name := d.Exec.Device().Name
+		if name == "" {
+			name = "starting"
+		}
+		names = append(names, fmt.Sprintf("%d %s", d.Ordinal, name))
 	}
-	dev := e.devs[0].Exec.Device()
+	dev := run.ReadyDevice(e.devs)
 	fmt.Fprintf(sr.stderr, "mltop: %s on %s (%s), %s from %s\n", dev.Backend, profiler.Plural(len(e.devs), "device", "devices"), strings.Join(names, ", "), sr.count, sr.path)
 	sr.start(sr.total)
 	return e.devs, nil

@@ -35,6 +35,13 @@ const MaxDeviceFailures = 3
 // ensurer is a WorkerPool: it can say whether a fresh worker starts.
 type ensurer interface{ Ensure() error }
 
+// starting is a WorkerPool from StartWorkerPool: its first worker may
+// still be starting, and the device takes no spec before it is ready.
+type starting interface {
+	Wait(ctx context.Context) error
+	Started() (bool, error)
+}
+
 // JobsOnDevices is Jobs over several devices: one goroutine per device pulls
 // specs from one queue (each device takes the next when it is done), in
 // the order orderJobs gives (the dearest shapes first, a shape's specs
@@ -58,9 +65,20 @@ func JobsOnDevices(ctx context.Context, devs []Device, jobs []profiler.Job, skip
 	}
 	src := sliceSource(jobs)
 	if len(jobs) <= OrderLimit && len(devs) > 0 {
-		src = orderedSource(src, devs[0].Exec.Device(), len(devs))
+		src = orderedSource(src, ReadyDevice(devs), len(devs))
 	}
 	return onDevices(ctx, devs, startFeed(ctx, src, skip), n, sinks, h, log)
+}
+
+// ReadyDevice is the DeviceInfo of the first of devs that is ready (a
+// device still starting has none yet).
+func ReadyDevice(devs []Device) profiler.DeviceInfo {
+	for _, d := range devs {
+		if info := d.Exec.Device(); info.Name != "" || info.Backend != "" {
+			return info
+		}
+	}
+	return profiler.DeviceInfo{}
 }
 
 // onDevices is JobsOnDevices over a feed of about n jobs.
@@ -76,6 +94,7 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 		feed:     f,
 		n:        n,
 		clock:    newDeviceClock(devs),
+		drained:  make(chan struct{}),
 	}
 	st.cond = sync.NewCond(&st.mu)
 	st.counts = make([]DeviceCount, len(devs))
@@ -101,6 +120,20 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 		}()
 	}
 	wg.Wait()
+	for di, d := range devs { // a device that never got to run is said
+		s, ok := d.Exec.(starting)
+		if !ok || st.counts[di].Dropped || ctx.Err() != nil {
+			continue
+		}
+		switch done, err := s.Started(); {
+		case done && err != nil:
+			st.mu.Lock()
+			st.leaveOut(di, err)
+			st.mu.Unlock()
+		case !done:
+			fmt.Fprintf(log, "mltop: device %d ran no spec: its worker was still starting when the sweep ended\n", d.Ordinal)
+		}
+	}
 	st.sum.Devices, st.sum.WallSeconds = st.clock.finish(devs)
 	left := len(st.items)
 	if ctx.Err() != nil {
@@ -176,9 +209,40 @@ type devSweep struct {
 	h        Hooks
 	log      io.Writer
 	clock    *deviceClock
+	// drained is closed when nothing is left to run: a device still
+	// starting then stops waiting for its worker.
+	drained   chan struct{}
+	drainOnce sync.Once
 }
 
 func (st *devSweep) device(ctx context.Context, di int, d Device) {
+	if s, ok := d.Exec.(starting); ok {
+		// The devices that are ready measure meanwhile; the shapes
+		// reserve leaves to a device that has taken nothing yet wait
+		// for it only as long as the others have work of their own.
+		wctx, stop := context.WithCancel(ctx)
+		go func() { // nothing left to run: stop waiting
+			select {
+			case <-st.drained:
+				stop()
+			case <-wctx.Done():
+			}
+		}()
+		err := s.Wait(wctx)
+		stop()
+		st.mu.Lock()
+		if err != nil {
+			if wctx.Err() == nil {
+				st.leaveOut(di, err)
+			}
+			st.mu.Unlock()
+			return
+		}
+		name := d.Exec.Device().Name
+		st.counts[di].Name, st.clock.times[di].Name = name, name
+		st.showDevices()
+		st.mu.Unlock()
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	var ahead *queued // taken and prefetched: this device runs it next
@@ -301,6 +365,7 @@ func (st *devSweep) take(ctx context.Context, di int) (queued, bool) {
 			return it, true
 		}
 		if len(st.items) == 0 && st.out == 0 {
+			st.drainOnce.Do(func() { close(st.drained) })
 			return queued{}, false
 		}
 		st.cond.Wait()
@@ -423,6 +488,19 @@ func (st *devSweep) claimed(di int, shape string) bool {
 		}
 	}
 	return false
+}
+
+// leaveOut drops device di, whose worker did not start.
+func (st *devSweep) leaveOut(di int, why error) {
+	st.counts[di].Dropped = true
+	st.live--
+	more := "the sweep goes on on the other devices"
+	if st.live == 0 {
+		more = "no device is left"
+	}
+	fmt.Fprintf(st.log, "mltop: device %d left out: its worker did not start: %s; %s\n", st.counts[di].Ordinal, profiler.OneLine(strings.TrimSpace(why.Error())), more)
+	st.showDevices()
+	st.cond.Broadcast()
 }
 
 // blame counts a failure against device di and drops it at the limit.

@@ -383,3 +383,87 @@ func TestJobsOnDevicesKeepTheirShape(t *testing.T) {
 		t.Error("no device had its next shape prepared while it ran the shape before")
 	}
 }
+
+// startingDevice is a fakeDevice whose worker is still starting until
+// ready is closed (a WorkerPool from StartWorkerPool); err is how its
+// start ended.
+type startingDevice struct {
+	*fakeDevice
+	ready chan struct{}
+	err   error
+}
+
+func (s *startingDevice) Wait(ctx context.Context) error {
+	select {
+	case <-s.ready:
+		return s.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *startingDevice) Started() (bool, error) {
+	select {
+	case <-s.ready:
+		return true, s.err
+	default:
+		return false, nil
+	}
+}
+
+func (s *startingDevice) Device() profiler.DeviceInfo {
+	if done, err := s.Started(); !done || err != nil {
+		return profiler.DeviceInfo{}
+	}
+	return s.fakeDevice.Device()
+}
+
+// Devices whose workers are still starting do not hold up the ones that
+// are ready: a device joins when its worker is ready, one that never is
+// runs nothing and is named at the end, one whose start fails is left out.
+func TestJobsOnDevicesStartAsTheirWorkersAreReady(t *testing.T) {
+	jobs := scaleJobs(12)
+	a := &fakeDevice{name: "A", delay: 5 * time.Millisecond}
+	late := &startingDevice{fakeDevice: &fakeDevice{name: "late", delay: 5 * time.Millisecond}, ready: make(chan struct{})}
+	never := &startingDevice{fakeDevice: &fakeDevice{name: "never"}, ready: make(chan struct{})}
+	broken := &startingDevice{fakeDevice: &fakeDevice{name: "broken"}, ready: make(chan struct{}), err: errors.New("no CUDA here")}
+	close(broken.ready)
+	// late becomes ready once A has run 3 specs
+	gate := &readyAfter{fakeDevice: a, n: 3, open: late.ready}
+	var log bytes.Buffer
+	var sink memSink
+	sum, err := run.JobsOnDevices(context.Background(), []run.Device{{Ordinal: 0, Exec: gate}, {Ordinal: 1, Exec: late}, {Ordinal: 2, Exec: never}, {Ordinal: 3, Exec: broken}}, jobs, nil, []profiler.Sink{&sink}, run.Hooks{}, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.rows) != 12 || sum.ByStatus[profiler.StatusOK] != 12 {
+		t.Fatalf("%d rows, %v", len(sink.rows), sum.ByStatus)
+	}
+	if a.count() < 3 || late.count() == 0 || never.count() != 0 || broken.count() != 0 {
+		t.Errorf("ran: A %d, late %d, never %d, broken %d", a.count(), late.count(), never.count(), broken.count())
+	}
+	for _, want := range []string{"device 2 ran no spec: its worker was still starting", "device 3 left out: its worker did not start: no CUDA here"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, log.String())
+		}
+	}
+	if names := []string{sum.Devices[0].Name, sum.Devices[1].Name}; names[0] != "A" || names[1] != "late" {
+		t.Errorf("device names %v: a device that became ready is named", names)
+	}
+}
+
+// readyAfter is a device that closes open after it has run n specs.
+type readyAfter struct {
+	*fakeDevice
+	n    int
+	open chan struct{}
+	once sync.Once
+}
+
+func (r *readyAfter) Run(ctx context.Context, s profiler.Spec, o profiler.Options, p func(profiler.Progress)) profiler.Result {
+	res := r.fakeDevice.Run(ctx, s, o, p)
+	if r.fakeDevice.count() >= r.n {
+		r.once.Do(func() { close(r.open) })
+	}
+	return res
+}

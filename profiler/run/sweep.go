@@ -134,7 +134,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, sinks ...profiler.Sink) (Summar
 			return Summary{}, err
 		}
 		if plan.Exact && plan.Specs+plan.Skipped+plan.Invalid <= OrderLimit && len(devs) > 0 {
-			src = orderedSource(src, devs[0].Exec.Device(), len(devs))
+			src = orderedSource(src, ReadyDevice(devs), len(devs))
 		}
 	}
 	if tail != nil { // after the ordering: the others' specs come last

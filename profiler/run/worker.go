@@ -136,6 +136,10 @@ type WorkerPool struct {
 	argv func() []string // the worker's command line, read at each start
 	env  []string
 	dev  profiler.DeviceInfo
+	// ready is closed when the first worker said hello or failed to
+	// (startErr); dev is set before. Closed at once by NewWorkerPoolArgv.
+	ready    chan struct{}
+	startErr error
 
 	mu sync.Mutex
 	w  *worker
@@ -175,19 +179,57 @@ func NewWorkerPool(cmd []string, env []string) (*WorkerPool, error) {
 // A worker that dies before it says hello, without saying why (a crash in
 // the driver's start, not a "fatal" such as no GPU), is started once more.
 func NewWorkerPoolArgv(argv func() []string, env []string) (*WorkerPool, error) {
-	p := &WorkerPool{argv: argv, env: env}
-	w, dev, err := p.start()
-	if errors.Is(err, errExitedEarly) {
-		first := err
-		if w, dev, err = p.start(); err != nil {
-			err = fmt.Errorf("%w (and before that: %v)", err, first)
-		}
-	}
-	if err != nil {
+	p := StartWorkerPool(argv, env)
+	if err := p.Wait(context.Background()); err != nil {
 		return nil, err
 	}
-	p.w, p.dev = w, dev
 	return p, nil
+}
+
+// StartWorkerPool is NewWorkerPoolArgv without the wait: the first worker
+// starts in the background (in its turn, see WorkerStartsEnv) and Wait
+// says when it said hello. Run, Ensure and Close wait for the start;
+// Device is the zero DeviceInfo until then. A multi-device sweep starts
+// every device's pool so and sets each device to work once it is ready.
+func StartWorkerPool(argv func() []string, env []string) *WorkerPool {
+	p := &WorkerPool{argv: argv, env: env, ready: make(chan struct{})}
+	p.mu.Lock() // held by the start: the pool's other users wait for it
+	go func() {
+		defer p.mu.Unlock()
+		defer close(p.ready)
+		w, dev, err := p.start()
+		if errors.Is(err, errExitedEarly) {
+			first := err
+			if w, dev, err = p.start(); err != nil {
+				err = fmt.Errorf("%w (and before that: %v)", err, first)
+			}
+		}
+		p.w, p.dev, p.startErr = w, dev, err
+	}()
+	return p
+}
+
+// Started says whether the first worker's start is over, and how it
+// failed if it did; it does not wait.
+func (p *WorkerPool) Started() (bool, error) {
+	select {
+	case <-p.ready:
+		return true, p.startErr
+	default:
+		return false, nil
+	}
+}
+
+// Wait waits until the pool's first worker said hello (nil) or failed to
+// start (why), or ctx ends (its error; the start goes on, and Close stops
+// it).
+func (p *WorkerPool) Wait(ctx context.Context) error {
+	select {
+	case <-p.ready:
+		return p.startErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // environ is a worker's environment: this process's, and the pool's own.
@@ -203,6 +245,11 @@ func interrupted(ps *os.ProcessState) bool {
 	ws, ok := ps.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled() && (ws.Signal() == syscall.SIGINT || ws.Signal() == syscall.SIGTERM)
 }
+
+// TraceStartupEnv, when set, makes workers show their stderr as well as
+// keep it, so the start-up steps the backends print (cuda.StartupTraceEnv
+// is this name) are seen.
+const TraceStartupEnv = "MLTOP_TRACE_STARTUP"
 
 // errExitedEarly: the worker ended before it said hello, without a
 // "fatal" line saying why.
@@ -220,6 +267,8 @@ func (p *WorkerPool) start() (*worker, profiler.DeviceInfo, error) {
 		p.startup += time.Since(t0)
 		p.tmu.Unlock()
 	}()
+	release := acquireStartSlot(startLimit(), startSlotWait)
+	defer release() // at the hello, or when the start failed
 	argv := p.argv()
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Env = p.environ()
@@ -233,6 +282,9 @@ func (p *WorkerPool) start() (*worker, profiler.DeviceInfo, error) {
 	}
 	w := &worker{cmd: c, stdin: stdin, lines: make(chan workerMessage, 64), done: make(chan struct{}), quit: make(chan struct{}), stderr: &tailBuffer{max: 8 << 10}}
 	c.Stderr = w.stderr
+	if os.Getenv(TraceStartupEnv) != "" {
+		c.Stderr = io.MultiWriter(w.stderr, os.Stderr) // the worker's start-up steps, shown
+	}
 	w.argv = argv
 	if err := c.Start(); err != nil {
 		return nil, profiler.DeviceInfo{}, fmt.Errorf("starting worker %s: %w", strings.Join(argv, " "), err)
@@ -342,8 +394,16 @@ func (p *WorkerPool) Opened() time.Time {
 	return p.opened
 }
 
-// Device is the worker's device.
-func (p *WorkerPool) Device() profiler.DeviceInfo { return p.dev }
+// Device is the worker's device: the zero DeviceInfo while the first
+// worker starts (see StartWorkerPool).
+func (p *WorkerPool) Device() profiler.DeviceInfo {
+	select {
+	case <-p.ready:
+		return p.dev
+	default:
+		return profiler.DeviceInfo{}
+	}
+}
 
 // Run sends one spec to the worker and waits for its result, the worker's
 // death (crashed) or the watchdog (timeout). A dead worker is replaced for
@@ -469,6 +529,15 @@ func (p *WorkerPool) Prefetch(j profiler.Job) {
 // Killed, it starts no new write; a directory it shared is removed after
 // Close with a retry for the one write a kill can catch in flight.
 func (p *WorkerPool) Close() error {
+	select {
+	case <-p.ready:
+	default: // still starting: stopped once it has, without waiting here
+		go func() {
+			<-p.ready
+			p.Close()
+		}()
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.w != nil {

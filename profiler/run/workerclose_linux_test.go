@@ -79,3 +79,92 @@ func TestWorkerPoolStartsACrashedWorkerOnceMore(t *testing.T) {
 		})
 	}
 }
+
+// With MLTOP_TRACE_STARTUP set a worker's stderr (the backend's start-up
+// steps) is shown on mltop's stderr; without it, it is only kept as last
+// words.
+func TestWorkerStderrShownWhenTracingStartUp(t *testing.T) {
+	hello := `{"type":"hello","device":{"backend":"cpu","name":"fake"}}`
+	for _, traced := range []bool{false, true} {
+		if traced {
+			t.Setenv(run.TraceStartupEnv, "1")
+		}
+		shown, err := os.CreateTemp(t.TempDir(), "stderr")
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved := os.Stderr
+		os.Stderr = shown
+		pool, err := run.NewWorkerPool([]string{"sh", "-c", "echo 'step cuInit 12 ms' >&2; echo '" + hello + "'; exec sleep 60"}, nil)
+		os.Stderr = saved
+		if err != nil {
+			t.Fatal(err)
+		}
+		// the copy to stderr runs beside the hello: wait for it a while
+		var data []byte
+		for range 40 {
+			if data, _ = os.ReadFile(shown.Name()); len(data) > 0 {
+				break
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		pool.Close()
+		if got := strings.Contains(string(data), "step cuInit 12 ms"); got != traced {
+			t.Errorf("traced %v: the worker's stderr shown %v (%q)", traced, got, data)
+		}
+	}
+}
+
+// StartWorkerPool returns at once; the device is unknown until the hello,
+// Wait returns then; Close of a pool still starting returns at once and
+// stops the worker once it has started.
+func TestStartWorkerPoolInTheBackground(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // start slots of its own
+	hello := `{"type":"hello","device":{"backend":"cpu","name":"fake"}}`
+	gate := t.TempDir() + "/go"
+	script := `echo $$ > "$1.pid"; while [ ! -e "$1" ]; do sleep 0.01; done; echo '` + hello + `'; exec sleep 60`
+	p := run.StartWorkerPool(func() []string { return []string{"sh", "-c", script, "worker", gate} }, nil)
+	if d := p.Device(); d.Name != "" {
+		t.Errorf("device %q before the worker said hello", d.Name)
+	}
+	if done, _ := p.Started(); done {
+		t.Error("started before the worker said hello")
+	}
+	os.WriteFile(gate, nil, 0o600)
+	if err := p.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if p.Device().Name != "fake" {
+		t.Errorf("device %q after the hello", p.Device().Name)
+	}
+	p.Close()
+
+	gate2 := t.TempDir() + "/go"
+	q := run.StartWorkerPool(func() []string { return []string{"sh", "-c", script, "worker", gate2} }, nil)
+	start := time.Now()
+	q.Close()
+	if waited := time.Since(start); waited > 2*time.Second {
+		t.Errorf("Close waited %v for a start", waited)
+	}
+	os.WriteFile(gate2, nil, 0o600)
+	q.Wait(t.Context())
+	var pid int
+	for range 100 { // the script writes its pid first thing
+		if b, err := os.ReadFile(gate2 + ".pid"); err == nil && len(b) > 1 {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if pid == 0 {
+		t.Fatal("the worker did not write its pid")
+	}
+	for range 50 {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Errorf("worker %d of a pool closed while starting still runs", pid)
+}

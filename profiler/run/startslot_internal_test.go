@@ -1,0 +1,70 @@
+package run
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestWorkerStartsFromTheEnvironment(t *testing.T) {
+	for _, c := range []struct {
+		v       string
+		n       int
+		warning string
+	}{
+		{"", DefaultWorkerStarts, ""},
+		{"2", 2, ""},
+		{"16", 16, ""},
+		{"0", DefaultWorkerStarts, `MLTOP_WORKER_STARTS="0" is not a positive whole number`},
+		{"-1", DefaultWorkerStarts, "not a positive whole number"},
+		{"two", DefaultWorkerStarts, `"two"`},
+	} {
+		n, warning := workerStarts(c.v)
+		if n != c.n || (c.warning == "") != (warning == "") || !strings.Contains(warning, c.warning) {
+			t.Errorf("%q: %d, %q; want %d, %q", c.v, n, warning, c.n, c.warning)
+		}
+	}
+}
+
+// A start slot excludes a second start (in this process as in another)
+// until it is released; with two slots, two starts go at once; a wait that
+// runs out starts anyway.
+func TestStartSlotsTakeTurns(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	first := acquireStartSlot(1, time.Second)
+	got := make(chan struct{})
+	go func() {
+		release := acquireStartSlot(1, 10*time.Second)
+		close(got)
+		release()
+	}()
+	select {
+	case <-got:
+		t.Fatal("a second start took the only slot while the first held it")
+	case <-time.After(100 * time.Millisecond):
+	}
+	first()
+	select {
+	case <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second start did not get the slot the first released")
+	}
+
+	a := acquireStartSlot(2, time.Second)
+	done := make(chan struct{})
+	go func() { acquireStartSlot(2, 10*time.Second)(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("with two slots, a second start waited for the first")
+	}
+	a()
+
+	held := acquireStartSlot(1, time.Second)
+	defer held()
+	start := time.Now()
+	acquireStartSlot(1, 50*time.Millisecond)()
+	if waited := time.Since(start); waited < 50*time.Millisecond {
+		t.Errorf("went ahead after %v, before its wait ran out", waited)
+	}
+}
