@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
@@ -121,11 +122,15 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 		cfg.OpenDevices = func() ([]run.Device, error) { return early.open(sr) }
 	} else if o.devices == "" {
 		exec, err := s.openExecutor(backend, o.isolate)
-		if err != nil {
+		switch {
+		case err != nil && o.dryRun && strings.Contains(err.Error(), unavailableMarker):
+			noteDryRunWithoutDevice(stderr, err)
+		case err != nil:
 			return err
+		default:
+			defer exec.Close()
+			cfg.Exec = exec
 		}
-		defer exec.Close()
-		cfg.Exec = exec
 	}
 	sum, err := run.Sweep(ctx, cfg, &sr.out)
 	traceStep("sweep done")
@@ -140,6 +145,13 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 	}
 	sr.bar.finish()
 	return sr.report(sum, err)
+}
+
+// noteDryRunWithoutDevice says that --dry-run counts a sweep whose backend
+// is not here (a CUDA sweep planned on a laptop) without a device, and
+// what that leaves out.
+func noteDryRunWithoutDevice(w io.Writer, why error) {
+	fmt.Fprintf(w, "mltop: %v\nmltop: --dry-run counts the sweep without a device: no spec is checked against one (shared memory, registers, a family's limits), and the time is estimated from nominal costs\n", why)
 }
 
 // checkInputs checks every input before the announcement: --shard,
@@ -172,7 +184,10 @@ func (sr *sweepRun) checkInputs(cfg *run.SweepConfig, backend string) error {
 			return badInput("--devices runs one worker subprocess per device: drop --isolate off")
 		}
 		if _, err := resolveDevices(o.devices, resolveBackend(backend), countDevices, os.Getenv(repeatDevicesEnv) == "1"); err != nil {
-			return err
+			if _, count := countDevices(resolveBackend(backend)); !o.dryRun || count == nil {
+				return err
+			}
+			noteDryRunWithoutDevice(sr.stderr, err) // the backend cannot count: nothing to check against
 		}
 	}
 	if o.csv != "" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -180,5 +181,45 @@ func TestBannerCountsDuplicates(t *testing.T) {
 	count := strings.Index(stderr, "1 spec to run from")
 	if code != exitOK || note < 0 || count < note {
 		t.Errorf("exit %d, banner:\n%s", code, stderr)
+	}
+}
+
+// TestDryRunWithoutTheBackend: a sweep for a backend this host lacks (Metal
+// on Linux: a sweep planned away from its GPU) is counted by --dry-run,
+// with a note saying nothing was checked against a device; run for real,
+// the missing backend is an error, as --devices on it is.
+func TestDryRunWithoutTheBackend(t *testing.T) {
+	if runtime.GOOS == "darwin" {
+		t.Skip("Metal may be here")
+	}
+	sw := writeFile(t, "metal.yaml", "backend: metal\nsweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64]}\n    dims: {rows: 2, cols: [8, 16]}\n")
+	for _, extra := range [][]string{nil, {"--devices", "all"}} {
+		code, _, stderr := runMain(t, append([]string{"--config", sw, "--dry-run"}, extra...)...)
+		// (Metal counts its one device without opening it: --devices has no note)
+		noted := strings.Contains(stderr, "--dry-run counts the sweep without a device")
+		if code != exitOK || noted != (extra == nil) || !strings.Contains(stderr, "4 specs to run from") {
+			t.Errorf("%v: exit %d:\n%s", extra, code, stderr)
+		}
+		code, _, stderr = runMain(t, append([]string{"--config", sw}, extra...)...)
+		if code != exitBadInput || !strings.Contains(stderr, "metal backend is not available here") || strings.Contains(stderr, "without a device") {
+			t.Errorf("%v without --dry-run: exit %d:\n%s", extra, code, stderr)
+		}
+	}
+}
+
+// TestDryRunDevicesWithoutCUDA: --devices on a host without CUDA cannot
+// count its GPUs; --dry-run counts the sweep anyway, a real run refuses.
+func TestDryRunDevicesWithoutCUDA(t *testing.T) {
+	if _, err := countDevices("cuda"); err == nil {
+		t.Skip("CUDA is here")
+	}
+	sw := writeFile(t, "cuda.yaml", "backend: cuda\nsweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64]}\n    dims: {rows: 2, cols: 8}\n")
+	code, _, stderr := runMain(t, "--config", sw, "--devices", "all", "--dry-run")
+	if code != exitOK || !strings.Contains(stderr, "--dry-run counts the sweep without a device") || !strings.Contains(stderr, "2 specs to run from") {
+		t.Errorf("exit %d:\n%s", code, stderr)
+	}
+	code, _, stderr = runMain(t, "--config", sw, "--devices", "all")
+	if code != exitBadInput || !strings.Contains(stderr, "--devices all: ") {
+		t.Errorf("without --dry-run: exit %d:\n%s", code, stderr)
 	}
 }
