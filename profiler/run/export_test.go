@@ -131,3 +131,6 @@ func (r *Runner) WaitHostWorkStarted(j profiler.Job) bool {
 	}
 	return false
 }
+
+// AcquireStartSlot is acquireStartSlot, for tests that hold a worker's turn.
+var AcquireStartSlot = acquireStartSlot

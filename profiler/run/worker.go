@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -140,6 +141,7 @@ type WorkerPool struct {
 	// (startErr); dev is set before. Closed at once by NewWorkerPoolArgv.
 	ready    chan struct{}
 	startErr error
+	closing  atomic.Bool // Close was called: a start that has not begun does not
 
 	mu sync.Mutex
 	w  *worker
@@ -251,6 +253,9 @@ func interrupted(ps *os.ProcessState) bool {
 // is this name) are seen.
 const TraceStartupEnv = "MLTOP_TRACE_STARTUP"
 
+// errClosed: the pool was closed before its worker started.
+var errClosed = errors.New("the worker pool was closed before its worker started")
+
 // errExitedEarly: the worker ended before it said hello, without a
 // "fatal" line saying why.
 var errExitedEarly = errors.New("worker exited before it said hello")
@@ -268,7 +273,10 @@ func (p *WorkerPool) start() (*worker, profiler.DeviceInfo, error) {
 		p.tmu.Unlock()
 	}()
 	release := acquireStartSlot(startLimit(), startSlotWait)
-	defer release() // at the hello, or when the start failed
+	defer release()       // at the hello, or when the start failed
+	if p.closing.Load() { // closed while it waited for its turn
+		return nil, profiler.DeviceInfo{}, errClosed
+	}
 	argv := p.argv()
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Env = p.environ()
@@ -529,6 +537,7 @@ func (p *WorkerPool) Prefetch(j profiler.Job) {
 // Killed, it starts no new write; a directory it shared is removed after
 // Close with a retry for the one write a kill can catch in flight.
 func (p *WorkerPool) Close() error {
+	p.closing.Store(true)
 	select {
 	case <-p.ready:
 	default: // still starting: stopped once it has, without waiting here

@@ -139,17 +139,12 @@ func TestStartWorkerPoolInTheBackground(t *testing.T) {
 	}
 	p.Close()
 
+	// closed while its worker starts: Close returns at once, and the
+	// worker is stopped once it has said hello
 	gate2 := t.TempDir() + "/go"
 	q := run.StartWorkerPool(func() []string { return []string{"sh", "-c", script, "worker", gate2} }, nil)
-	start := time.Now()
-	q.Close()
-	if waited := time.Since(start); waited > 2*time.Second {
-		t.Errorf("Close waited %v for a start", waited)
-	}
-	os.WriteFile(gate2, nil, 0o600)
-	q.Wait(t.Context())
 	var pid int
-	for range 100 { // the script writes its pid first thing
+	for range 250 { // the script writes its pid first thing
 		if b, err := os.ReadFile(gate2 + ".pid"); err == nil && len(b) > 1 {
 			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 			break
@@ -158,6 +153,26 @@ func TestStartWorkerPoolInTheBackground(t *testing.T) {
 	}
 	if pid == 0 {
 		t.Fatal("the worker did not write its pid")
+	}
+	start := time.Now()
+	q.Close()
+	if waited := time.Since(start); waited > 2*time.Second {
+		t.Errorf("Close waited %v for a start", waited)
+	}
+	os.WriteFile(gate2, nil, 0o600)
+	q.Wait(t.Context())
+
+	// closed while it waits for its turn: its worker never starts
+	gate3 := t.TempDir() + "/go"
+	release := run.AcquireStartSlot(run.DefaultWorkerStarts, time.Second)
+	r := run.StartWorkerPool(func() []string { return []string{"sh", "-c", script, "worker", gate3} }, nil)
+	r.Close()
+	release()
+	if err := r.Wait(t.Context()); err == nil || !strings.Contains(err.Error(), "closed before its worker started") {
+		t.Errorf("a pool closed before its turn: %v", err)
+	}
+	if _, err := os.Stat(gate3 + ".pid"); err == nil {
+		t.Error("a pool closed before its turn started its worker")
 	}
 	for range 50 {
 		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
