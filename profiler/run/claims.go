@@ -151,11 +151,12 @@ func (c *DirClaims) Claim(key string) (bool, error) {
 }
 
 // shardClaims is a shard's Claims during one sweep. What is claimed is a
-// unit: the specs of one shape the deal gave to one shard (every spec on
-// its own for a sweep dealt spec by spec). A unit is run whole by the
-// shard that claims it, so no two shards make one shape's inputs, upload
-// and reference where they meet at the end. The owner claims a unit when
-// it reaches the unit's first spec; a shard that finished its own claims
+// unit: the specs of one shape the deal gave to one shard, in runs of at
+// most ClaimUnitSpecs (every spec on its own for a sweep dealt spec by
+// spec). A unit is run whole by the shard that claims it, so two shards
+// that meet at the end make one shape's inputs, upload and reference at
+// most once per unit. The owner claims a unit when it reaches the unit's
+// first spec; a shard that finished its own claims
 // the others' units from the last one. shardClaims knows which specs are
 // the other shards' (taken, when this one claims them) and counts what
 // the shard gave and took.
@@ -273,11 +274,29 @@ func (s *shardClaims) settle(sum Summary) Summary {
 	return sum
 }
 
-// unitKey is the claim key of job i of a sweep dealt by shape: its shape
-// and the shard the deal gave it to (a shape cut over several shards is a
-// unit on each).
+// ClaimUnitSpecs is the most specs of one unit: a shape the deal gave one
+// shard is claimed in runs of this many specs, so that what the last
+// shard still holds at the end is at most that much (on a 4×H200 host a
+// whole shape's 24 attention configs were 2 s, and the last shard ended
+// 1.6 s after the others), while the shape's inputs are made at most
+// once per run of it.
+const ClaimUnitSpecs = 8
+
+// unitKey is the claim key of job i of a sweep dealt by shape: its shape,
+// the shard the deal gave it to (a shape cut over several shards is a
+// unit on each) and which run of ClaimUnitSpecs of those specs it is in,
+// counted in the sweep's order.
 func (d *dealtShard) unitKey(i int) string {
-	return fmt.Sprintf("%s|dealt to %d/%d", jobShape(d.jobs[i]), d.to[i], d.deal.Parts)
+	if d.unitKeys == nil {
+		d.unitKeys = make([]string, len(d.jobs))
+		seen := map[string]int{}
+		for k, j := range d.jobs {
+			base := fmt.Sprintf("%s|dealt to %d/%d", jobShape(j), d.to[k], d.deal.Parts)
+			d.unitKeys[k] = fmt.Sprintf("%s|run %d", base, seen[base]/ClaimUnitSpecs)
+			seen[base]++
+		}
+	}
+	return d.unitKeys[i]
 }
 
 // othersTail is the specs of the other shards of a sweep dealt by shape,

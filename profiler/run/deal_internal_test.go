@@ -2,7 +2,10 @@ package run
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/mltop/mltop/profiler"
 )
 
 // FuzzDealExactlyOnce: over random group sizes, costs and shard counts,
@@ -75,4 +78,39 @@ func FuzzDealExactlyOnce(f *testing.F) {
 			t.Fatalf("the shards count %d shapes between them, the groups are on %d", mine, holders)
 		}
 	})
+}
+
+// A shape the deal gave one shard is claimed in runs of ClaimUnitSpecs of
+// its specs (in the sweep's order), so another shard can take the tail of
+// a big shape; a shape cut over two shards is a unit on each.
+func TestClaimUnitsAreRunsOfAShape(t *testing.T) {
+	job := func(n int) profiler.Job {
+		return profiler.Job{Spec: profiler.Spec{Kernel: "test_scale", DType: profiler.F32, Dims: map[string]int{"N": n}}}
+	}
+	var jobs []profiler.Job
+	var to []int
+	for i := range 20 { // shape A: 20 specs on shard 0, interleaved with shape B on shard 1
+		jobs, to = append(jobs, job(100)), append(to, 0)
+		if i < 3 {
+			jobs, to = append(jobs, job(200)), append(to, 1)
+		}
+	}
+	jobs, to = append(jobs, job(200)), append(to, 0) // B's last spec went to shard 0
+	d := &dealtShard{deal: ShardDeal{Part: 0, Parts: 2}, to: to, jobs: jobs}
+	units := map[string][]int{}
+	for i := range jobs {
+		units[d.unitKey(i)] = append(units[d.unitKey(i)], i)
+	}
+	var sizes []int
+	for _, is := range units {
+		sizes = append(sizes, len(is))
+	}
+	slices.Sort(sizes)
+	// A: 8, 8, 4; B: 3 on shard 1, 1 on shard 0
+	if want := []int{1, 3, 4, 8, 8}; !slices.Equal(sizes, want) {
+		t.Errorf("unit sizes %v, want %v", sizes, want)
+	}
+	if d.unitKey(0) != d.unitKey(2) || d.unitKey(0) == d.unitKey(len(jobs)-2) {
+		t.Errorf("A's first specs share a unit, its last do not: %q %q %q", d.unitKey(0), d.unitKey(2), d.unitKey(len(jobs)-2))
+	}
 }
