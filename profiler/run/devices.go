@@ -130,7 +130,7 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 			st.mu.Lock()
 			st.leaveOut(di, err)
 			st.mu.Unlock()
-		case !done:
+		case !done && n > 0: // (with nothing to run, every device ran nothing)
 			fmt.Fprintf(log, "mltop: device %d ran no spec: its worker was still starting when the sweep ended\n", d.Ordinal)
 		}
 	}

@@ -467,3 +467,21 @@ func (r *readyAfter) Run(ctx context.Context, s profiler.Spec, o profiler.Option
 	}
 	return res
 }
+
+// With nothing to run (a --resume of a finished sweep), a device still
+// starting is not said to have run nothing.
+func TestJobsOnDevicesNothingToRunSaysNothingOfStarting(t *testing.T) {
+	jobs := scaleJobs(3)
+	skip := map[string]bool{}
+	for _, j := range jobs {
+		skip[j.Spec.Key()] = true
+	}
+	never := &startingDevice{fakeDevice: &fakeDevice{name: "never"}, ready: make(chan struct{})}
+	var log bytes.Buffer
+	if _, err := run.JobsOnDevices(context.Background(), []run.Device{{Ordinal: 0, Exec: &fakeDevice{name: "A"}}, {Ordinal: 1, Exec: never}}, jobs, skip, nil, run.Hooks{}, &log); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(log.String(), "ran no spec") {
+		t.Errorf("log: %s", log.String())
+	}
+}
