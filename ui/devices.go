@@ -35,11 +35,10 @@ func (m Model) devicesText() string {
 		case d.Busy, i == 0 && m.running() && !m.batch.multi: // a run or a search is on the first
 			state = "▶ busy"
 		}
-		name := d.Name
-		if name == "" { // its worker is still starting
-			name = "starting"
+		if d.Name == "" && !d.Dropped { // its worker is still starting: no name yet
+			state = "starting"
 		}
-		s := fmt.Sprintf("GPU %d %s %s", d.Ordinal, name, state)
+		s := strings.Join(strings.Fields(fmt.Sprintf("GPU %d %s %s", d.Ordinal, d.Name, state)), " ")
 		if d.Done > 0 {
 			s += fmt.Sprintf(" %d done", d.Done)
 		}

@@ -110,3 +110,12 @@ func TestStartIndexMapsRetries(t *testing.T) {
 		t.Errorf("a spec not in the batch → %d, want -1", got)
 	}
 }
+
+// A device whose worker has not said hello yet has no name: the header
+// says it is starting.
+func TestDevicesTextStarting(t *testing.T) {
+	m := Model{devCounts: []run.DeviceCount{{Ordinal: 0, Name: "H100", Done: 2}, {Ordinal: 1}}}
+	if got, want := m.devicesText(), "GPU 0 H100 idle 2 done · GPU 1 starting"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
