@@ -76,6 +76,8 @@ var errDryRun = errors.New("--dry-run: nothing runs")
 // sweepRun is what runSweep's steps share.
 type sweepRun struct {
 	o              *options
+	ctx            context.Context // the sweep's: stdoutGone cancels it
+	cancel         context.CancelCauseFunc
 	path           string
 	st             *sweep.Stream
 	cols           sink.Columns
@@ -105,7 +107,9 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 	if st.Search != nil { // a search: block picks which specs to measure (search_sweep.go)
 		return s.runSweepSearch(ctx, o, backend, st)
 	}
-	sr := &sweepRun{o: o, path: path, st: st, stdout: stdout, stderr: stderr, sample: firstSpecs(ctx, st, 1000)}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sr := &sweepRun{o: o, ctx: ctx, cancel: cancel, path: path, st: st, stdout: stdout, stderr: stderr, sample: firstSpecs(ctx, st, 1000)}
 	// From the whole sweep's kernels: every shard writes the same header.
 	sr.cols = sink.ColumnsFor(kernelSpecs(st))
 	cfg := run.SweepConfig{Source: st, Log: stderr, Announce: sr.announce, Start: sr.startOutputs,
@@ -284,6 +288,9 @@ func shardLine(p run.SweepPlan) string {
 // the table above it, the CSV and the phase summary.
 func (sr *sweepRun) start(total int) {
 	sr.bar = newProgress(sr.stdout, sr.stderr, sr.o.quiet, total)
+	if sr.bar.rows == sr.stdout { // not a terminal: whatever reads it may go away
+		sr.bar.rows = &stdoutGuard{w: sr.stdout, gone: stdoutGone(sr.stderr, sr.o.csv, sr.cancel)}
+	}
 	out := stdoutSink(sr.o, sr.bar, sr.sample)
 	sr.table, _ = out.(*sink.Table)
 	sr.out.sinks = []profiler.Sink{out}
@@ -325,6 +332,10 @@ func (sr *sweepRun) report(sum run.Summary, err error) error {
 	}
 	if o.csv != "" {
 		fmt.Fprintf(stderr, "mltop: CSV in %s\n", o.csv)
+	}
+	if errors.Is(err, context.Canceled) && errors.Is(context.Cause(sr.ctx), errStdoutClosed) {
+		left := sum.NotRun + sum.ByStatus[profiler.StatusCancelled]
+		return &exitError{code: exitFailed, msg: fmt.Sprintf("interrupted: %v and it was the sweep's only output: %d of %d specs not measured; nothing else kept: add --csv FILE to keep every row whatever reads stdout (and --resume FILE to go on after an interruption)", errStdoutClosed, left, sum.Total)}
 	}
 	if errors.Is(err, context.Canceled) {
 		left := sum.NotRun + sum.ByStatus[profiler.StatusCancelled]
