@@ -36,13 +36,6 @@ func runClosedStdout(t *testing.T, args ...string) (int, string) {
 	return cmd.ProcessState.ExitCode(), e.String()
 }
 
-const pipeSweep = fastDefaults + `backend: cpu
-sweeps:
-  - kernel: test_fault
-    knobs: {MODE: 0}
-    dims: {N: [16, 32, 48, 64]}
-`
-
 // A sweep whose stdout is closed (`| head -2`) is not killed by SIGPIPE:
 // with --csv the table stops, the sweep goes on and every row is in the
 // CSV, exit 0; without --csv it stops as ctrl-C stops it and says that

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
@@ -89,10 +91,12 @@ type sweepRun struct {
 	out            fanout // the sinks, once the announcement has let the sweep start
 	csv            profiler.Sink
 	phases         *phaseSink
-	table          *sink.Table // closed after the sweep: it says how often a reason repeated
-	settles        bool        // some spec settles: the clock note is not needed
-	total          int         // specs to run, as announced
-	count          string      // total in words ("about …" when estimated)
+	table          *sink.Table       // closed after the sweep: it says how often a reason repeated
+	exec           profiler.Executor // nil with --devices
+	timeout        atomic.Int64      // the first watchdog timeout a job asks for (ns; 0: none)
+	settles        bool              // some spec settles: the clock note is not needed
+	total          int               // specs to run, as announced
+	count          string            // total in words ("about …" when estimated)
 }
 
 func runSweep(ctx context.Context, s *session, path string, o *options, stdout, stderr io.Writer) error {
@@ -113,7 +117,11 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 	// From the whole sweep's kernels: every shard writes the same header.
 	sr.cols = sink.ColumnsFor(kernelSpecs(st))
 	cfg := run.SweepConfig{Source: st, Log: stderr, Announce: sr.announce, Start: sr.startOutputs,
-		Options: func(opt profiler.Options) profiler.Options { return o.measureOptions(&opt) }}
+		Options: func(opt profiler.Options) profiler.Options {
+			m := o.measureOptions(&opt)
+			sr.timeout.CompareAndSwap(0, int64(m.Timeout))
+			return m
+		}}
 	if err := sr.checkInputs(&cfg, backend); err != nil {
 		return err
 	}
@@ -134,6 +142,7 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 		default:
 			defer exec.Close()
 			cfg.Exec = exec
+			sr.exec = exec
 		}
 	}
 	sum, err := run.Sweep(ctx, cfg, &sr.out)
@@ -224,10 +233,24 @@ func (sr *sweepRun) announce(p run.SweepPlan) error {
 	if err := announce(p, sr.path, sr.o.yes || sr.o.dryRun, sr.stderr); err != nil {
 		return err
 	}
+	sr.noteNoWatchdog()
 	if sr.o.dryRun {
 		return errDryRun
 	}
 	return nil
+}
+
+// noteNoWatchdog warns that the sweep asked for a watchdog timeout (flag
+// or file) that specs run in this process do not have.
+func (sr *sweepRun) noteNoWatchdog() {
+	t := time.Duration(sr.timeout.Load())
+	given := fmt.Sprintf("timeout: %g in %s", t.Seconds(), sr.path)
+	if sr.o.set["timeout"] {
+		given = fmt.Sprintf("--timeout %g", t.Seconds())
+	}
+	if msg := noWatchdogNote(sr.exec, t, given); msg != "" {
+		fmt.Fprintln(sr.stderr, "mltop:", msg)
+	}
 }
 
 // startOutputs is run.Sweep's Start: the rows of --resume are checked,
