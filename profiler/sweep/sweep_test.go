@@ -102,6 +102,8 @@ func TestParseSweepErrors(t *testing.T) {
 		{"bad where", "sweeps:\n  - kernel: test_scale\n    where: [\"WG >\"]\n", "s.yaml:3:17: sweeps[0].where[0]: syntax error: unexpected token EOF in where 'WG >'"},
 		{"where unknown name", "sweeps:\n  - kernel: test_scale\n    where: [\"WG > BQ\"]\n", "s.yaml:3:19: sweeps[0].where[0]: unknown name 'BQ' in where 'WG > BQ'; known: N, T, WG, broken, drift (the knobs, dims and flags of test_scale, and T, the dtype)"},
 		{"where unknown name, plain scalar", "sweeps:\n  - kernel: test_scale\n    where:\n      - N > BQ\n", "s.yaml:4:13: sweeps[0].where[0]: unknown name 'BQ' in where 'N > BQ'"},
+		{"where dtype unquoted", "sweeps:\n  - kernel: test_scale\n    where: \"T == bf16\"\n", `s.yaml:3:18: sweeps[0].where: 'bf16' in where 'T == bf16' is a dtype, which is a string here: quote it, 'T == "bf16"' (in YAML, single quotes`},
+		{"where = for ==", "sweeps:\n  - kernel: test_scale\n    where: \"N = 64\"\n", `s.yaml:3:15: sweeps[0].where: syntax error: unexpected token Operator("=") in where 'N = 64': use == to compare, 'N == 64'`},
 		{"where not a bool", "sweeps:\n  - kernel: test_scale\n    where: [\"WG + 1\"]\n", "s.yaml:3:14: sweeps[0].where[0]: 'WG + 1' is a number, not true or false"},
 		{"where int as bool", "sweeps:\n  - kernel: test_scale\n    where: [\"WG && broken\"]\n", "s.yaml:3:17: sweeps[0].where[0]: invalid operation: && (mismatched types int and bool)"},
 		{"where division by zero", "sweeps:\n  - kernel: test_scale\n    where: [\"N / (WG - 64) > 1\"]\n", "division by zero"},
