@@ -129,10 +129,20 @@ func (p corrPanel) lines(w int) []string {
 		// What the verdict rests on: a max rel above rtol can pass when the
 		// bound grows with the reduction; at most 1 passes.
 		"err/bnd "+sink.ErrBound(v),
-		fmt.Sprintf("tol %.0e+%.0e·|x|", v.ATol, v.RTol),
+		"tol "+tolText(v),
 		fmt.Sprintf("rows %d/%d", v.RowsChecked, v.RowsTotal),
 		"rms     "+fmtErr(v.RMSErr), // last: the first to go in a short panel
 	)
+}
+
+// tolText is the verdict's tolerance: "1e-05+1e-04·|x|", or "exact"
+// where no difference is allowed (a transpose, a copy: outputs that are
+// inputs moved, compared bit for bit).
+func tolText(v *profiler.Verdict) string {
+	if v.ATol == 0 && v.RTol == 0 {
+		return "exact"
+	}
+	return fmt.Sprintf("%.0e+%.0e·|x|", v.ATol, v.RTol)
 }
 
 // timingPanel is the selected run's statistics, and its change against

@@ -117,3 +117,20 @@ func TestCorrectnessShowsErrBound(t *testing.T) {
 	}
 	golden.RequireEqual(t, frame)
 }
+
+// TestCorrectnessExactTolerance: a check that allows no difference (a
+// transpose: atol = rtol = 0) reads "tol exact" in the correctness panel,
+// not "tol 0e+00+0e+00·|x|".
+func TestCorrectnessExactTolerance(t *testing.T) {
+	exec := &fakeExec{tweak: func(r *profiler.Result) {
+		r.Verdict.ATol, r.Verdict.RTol = 0, 0
+		r.Verdict.MaxAbsErr, r.Verdict.MaxRelErr, r.Verdict.RMSErr, r.Verdict.WorstRatio = 0, 0, 0, 0
+	}}
+	hs := start(t, exec, testOptions(), 120, 40)
+	hs.keys("down", "r")
+	frame := hs.waitFor("run", idle(1))
+	if !strings.Contains(frame, "tol exact ") || strings.Contains(frame, "0e+00") {
+		t.Errorf("the correctness panel does not say the check is exact:\n%s", frame)
+	}
+	golden.RequireEqual(t, frame)
+}

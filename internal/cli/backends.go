@@ -114,3 +114,16 @@ func unavailable(name string, err error) error {
 	}
 	return badInput("the %s %s%v (see `mltop list`; --backend cpu runs anywhere)", name, unavailableMarker, err)
 }
+
+// noWatchdogNote warns, when a watchdog timeout was asked for (given
+// names where: "--timeout 0.5" or "timeout: 0.5 in s.yaml"), that exec
+// runs specs in this process, where nothing can stop one midway: the
+// timeout is a worker's watchdog and has no effect there. "" when exec is
+// a worker pool or no timeout was asked for.
+func noWatchdogNote(exec profiler.Executor, timeout time.Duration, given string) string {
+	if _, inProcess := exec.(*run.Runner); !inProcess || timeout <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s has no effect: the %s backend runs specs in this process, where no watchdog can stop one; add --isolate on to run them in a worker subprocess, which the watchdog ends after %g s",
+		given, exec.Device().Backend, timeout.Seconds())
+}

@@ -146,17 +146,28 @@ func writeUnmatched(w io.Writer, c comparison, indent string) {
 
 func writeCompareMarkdown(w io.Writer, c comparison, oldPath, newPath string) {
 	fmt.Fprintf(w, "Compared `%s` (old) with `%s` (new): %s, threshold %g%%.\n\n", oldPath, newPath, c.counts(), 100*c.Threshold)
-	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(compareHeader, " | "), strings.Repeat(" --- |", len(compareHeader)))
+	fmt.Fprintf(w, "%s|%s\n", markdownRow(compareHeader...), strings.Repeat(" --- |", len(compareHeader)))
 	for _, r := range sortRows(c.Rows) {
 		cells := compareCells(r)
 		cells[0] = "`" + cells[0] + "`"
-		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		fmt.Fprint(w, markdownRow(cells...))
 	}
 	fmt.Fprintln(w, "\n| kernel | specs | geometric mean Δ | slower | faster |\n| --- | --- | --- | --- | --- |")
 	for _, k := range c.Kernels {
-		fmt.Fprintf(w, "| %s | %d | %s | %d | %d |\n", k.Kernel, k.Specs, pctSigned(k.Delta), k.Slower, k.Faster)
+		fmt.Fprint(w, markdownRow(k.Kernel, strconv.Itoa(k.Specs), pctSigned(k.Delta), strconv.Itoa(k.Slower), strconv.Itoa(k.Faster)))
 	}
 	writeUnmatched(w, c, "- ")
+}
+
+// markdownRow is one row of a GitHub (GFM) table, ending in a newline.
+// GFM splits a row at every | that is not escaped, inside backticks too,
+// so a spec's "| rows=256" is written "\| rows=256" (shown as |).
+func markdownRow(cells ...string) string {
+	escaped := make([]string, len(cells))
+	for i, c := range cells {
+		escaped[i] = strings.ReplaceAll(c, "|", `\|`)
+	}
+	return "| " + strings.Join(escaped, " | ") + " |\n"
 }
 
 // writeCompareCSV writes one row per compared spec; relative columns are

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -279,5 +280,33 @@ func TestCompareNotesCPUTimings(t *testing.T) {
 	}
 	if _, _, stderr := runMain(t, "compare", gpu, gpu); strings.Contains(stderr, note) {
 		t.Errorf("GPU rows with the CPU note; stderr:\n%s", stderr)
+	}
+}
+
+// Every row of the Markdown tables has its header's columns when split as
+// GitHub splits it, at each | not escaped as \| (a spec's "| rows=…" too,
+// inside backticks), and the spec's | is there, escaped.
+func TestCompareMarkdownKeepsColumns(t *testing.T) {
+	old, slowed, _ := tightPair(t, 1.05)
+	_, md, _ := runMain(t, "compare", "--markdown", old, slowed)
+	unescapedBar := regexp.MustCompile(`(^|[^\\])\|`)
+	columns := func(row string) int { return len(unescapedBar.FindAllStringIndex(row, -1)) - 1 }
+	tables, header := 0, -1
+	for _, line := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			header = -1
+			continue
+		}
+		if header < 0 {
+			header = columns(line)
+			tables++
+			continue
+		}
+		if got := columns(line); got != header {
+			t.Errorf("%d columns, the header has %d: %s", got, header, line)
+		}
+	}
+	if tables != 2 || !strings.Contains(md, `\| `) {
+		t.Errorf("want 2 tables and specs with an escaped \\|:\n%s", md)
 	}
 }

@@ -23,6 +23,7 @@ const (
 func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signalContext()
 	defer stop()
+	defer catchBrokenPipe()()
 	cmd := ""
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]

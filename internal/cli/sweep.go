@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
@@ -76,6 +78,8 @@ var errDryRun = errors.New("--dry-run: nothing runs")
 // sweepRun is what runSweep's steps share.
 type sweepRun struct {
 	o              *options
+	ctx            context.Context // the sweep's: stdoutGone cancels it
+	cancel         context.CancelCauseFunc
 	path           string
 	st             *sweep.Stream
 	cols           sink.Columns
@@ -87,10 +91,12 @@ type sweepRun struct {
 	out            fanout // the sinks, once the announcement has let the sweep start
 	csv            profiler.Sink
 	phases         *phaseSink
-	table          *sink.Table // closed after the sweep: it says how often a reason repeated
-	settles        bool        // some spec settles: the clock note is not needed
-	total          int         // specs to run, as announced
-	count          string      // total in words ("about …" when estimated)
+	table          *sink.Table       // closed after the sweep: it says how often a reason repeated
+	exec           profiler.Executor // nil with --devices
+	timeout        atomic.Int64      // the first watchdog timeout a job asks for (ns; 0: none)
+	settles        bool              // some spec settles: the clock note is not needed
+	total          int               // specs to run, as announced
+	count          string            // total in words ("about …" when estimated)
 }
 
 func runSweep(ctx context.Context, s *session, path string, o *options, stdout, stderr io.Writer) error {
@@ -105,11 +111,17 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 	if st.Search != nil { // a search: block picks which specs to measure (search_sweep.go)
 		return s.runSweepSearch(ctx, o, backend, st)
 	}
-	sr := &sweepRun{o: o, path: path, st: st, stdout: stdout, stderr: stderr, sample: firstSpecs(ctx, st, 1000)}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sr := &sweepRun{o: o, ctx: ctx, cancel: cancel, path: path, st: st, stdout: stdout, stderr: stderr, sample: firstSpecs(ctx, st, 1000)}
 	// From the whole sweep's kernels: every shard writes the same header.
 	sr.cols = sink.ColumnsFor(kernelSpecs(st))
 	cfg := run.SweepConfig{Source: st, Log: stderr, Announce: sr.announce, Start: sr.startOutputs,
-		Options: func(opt profiler.Options) profiler.Options { return o.measureOptions(&opt) }}
+		Options: func(opt profiler.Options) profiler.Options {
+			m := o.measureOptions(&opt)
+			sr.timeout.CompareAndSwap(0, int64(m.Timeout))
+			return m
+		}}
 	if err := sr.checkInputs(&cfg, backend); err != nil {
 		return err
 	}
@@ -130,6 +142,7 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 		default:
 			defer exec.Close()
 			cfg.Exec = exec
+			sr.exec = exec
 		}
 	}
 	sum, err := run.Sweep(ctx, cfg, &sr.out)
@@ -220,10 +233,24 @@ func (sr *sweepRun) announce(p run.SweepPlan) error {
 	if err := announce(p, sr.path, sr.o.yes || sr.o.dryRun, sr.stderr); err != nil {
 		return err
 	}
+	sr.noteNoWatchdog()
 	if sr.o.dryRun {
 		return errDryRun
 	}
 	return nil
+}
+
+// noteNoWatchdog warns that the sweep asked for a watchdog timeout (flag
+// or file) that specs run in this process do not have.
+func (sr *sweepRun) noteNoWatchdog() {
+	t := time.Duration(sr.timeout.Load())
+	given := fmt.Sprintf("timeout: %g in %s", t.Seconds(), sr.path)
+	if sr.o.set["timeout"] {
+		given = fmt.Sprintf("--timeout %g", t.Seconds())
+	}
+	if msg := noWatchdogNote(sr.exec, t, given); msg != "" {
+		fmt.Fprintln(sr.stderr, "mltop:", msg)
+	}
 }
 
 // startOutputs is run.Sweep's Start: the rows of --resume are checked,
@@ -284,6 +311,9 @@ func shardLine(p run.SweepPlan) string {
 // the table above it, the CSV and the phase summary.
 func (sr *sweepRun) start(total int) {
 	sr.bar = newProgress(sr.stdout, sr.stderr, sr.o.quiet, total)
+	if sr.bar.rows == sr.stdout { // not a terminal: whatever reads it may go away
+		sr.bar.rows = &stdoutGuard{w: sr.stdout, gone: stdoutGone(sr.stderr, sr.o.csv, sr.cancel)}
+	}
 	out := stdoutSink(sr.o, sr.bar, sr.sample)
 	sr.table, _ = out.(*sink.Table)
 	sr.out.sinks = []profiler.Sink{out}
@@ -325,6 +355,10 @@ func (sr *sweepRun) report(sum run.Summary, err error) error {
 	}
 	if o.csv != "" {
 		fmt.Fprintf(stderr, "mltop: CSV in %s\n", o.csv)
+	}
+	if errors.Is(err, context.Canceled) && errors.Is(context.Cause(sr.ctx), errStdoutClosed) {
+		left := sum.NotRun + sum.ByStatus[profiler.StatusCancelled]
+		return &exitError{code: exitFailed, msg: fmt.Sprintf("interrupted: %v and it was the sweep's only output: %d of %d specs not measured; nothing else kept: add --csv FILE to keep every row whatever reads stdout (and --resume FILE to go on after an interruption)", errStdoutClosed, left, sum.Total)}
 	}
 	if errors.Is(err, context.Canceled) {
 		left := sum.NotRun + sum.ByStatus[profiler.StatusCancelled]

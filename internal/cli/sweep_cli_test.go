@@ -223,3 +223,46 @@ func TestDryRunDevicesWithoutCUDA(t *testing.T) {
 		t.Errorf("without --dry-run: exit %d:\n%s", code, stderr)
 	}
 }
+
+// pipeSweep is four quick specs of the test-only family on the CPU.
+const pipeSweep = fastDefaults + `backend: cpu
+sweeps:
+  - kernel: test_fault
+    knobs: {MODE: 0}
+    dims: {N: [16, 32, 48, 64]}
+`
+
+// A watchdog timeout (--timeout, or timeout: in the sweep file) asked of
+// specs that run in this process, where nothing stops one midway, is
+// said to have no effect, with the way to have it (--isolate on); in a
+// worker, or without a timeout, nothing is said.
+func TestTimeoutWithoutWorkerWarns(t *testing.T) {
+	sweep := writeFile(t, "t.yaml", pipeSweep)
+	inFile := writeFile(t, "tf.yaml", strings.Replace(pipeSweep, "hot: true}", "hot: true, timeout: 0.3}", 1))
+	const warning = "has no effect: the cpu backend runs specs in this process, where no watchdog can stop one; add --isolate on"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // "": no warning
+	}{
+		{"flag", []string{"--config", sweep, "--timeout", "0.3"}, "--timeout 0.3 " + warning},
+		{"file", []string{"--config", inFile}, "timeout: 0.3 in " + inFile + " " + warning},
+		{"flag in process", []string{"--config", sweep, "--timeout", "0.3", "--isolate", "off"}, "--timeout 0.3 " + warning},
+		{"run", []string{"run", "test_fault", "--set", "MODE=0", "--timeout", "0.3", "--hot"}, "--timeout 0.3 " + warning},
+		{"worker", []string{"--config", sweep, "--timeout", "0.3", "--isolate", "on"}, ""},
+		{"no timeout", []string{"--config", sweep}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runMain(t, tc.args...)
+			if code != exitOK {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			if tc.want == "" && strings.Contains(stderr, "no watchdog") {
+				t.Errorf("a warning where the watchdog works or was not asked for:\n%s", stderr)
+			}
+			if tc.want != "" && strings.Count(stderr, tc.want) != 1 {
+				t.Errorf("stderr does not say once %q:\n%s", tc.want, stderr)
+			}
+		})
+	}
+}

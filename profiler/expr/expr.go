@@ -15,9 +15,11 @@ package expr
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/expr-lang/expr"
@@ -258,6 +260,9 @@ func Compile(src string, vars Vars, w Where) (*Program, error) {
 			continue
 		}
 		if _, ok := vars[id.Value]; !ok {
+			if hint := quoteDTypeHint(src, id, vars); hint != "" {
+				return nil, &Error{Where: w, Src: src, Off: id.Location().From, Msg: fmt.Sprintf("'%s' in %s '%s' is a dtype, which is a string here: %s", id.Value, w.Field, src, hint)}
+			}
 			return nil, &Error{Where: w, Src: src, Off: id.Location().From, Msg: fmt.Sprintf("unknown name '%s' in %s '%s'; %sknown: %s", id.Value, w.Field, src, profiler.DidYouMean(id.Value, vars.Names()), strings.Join(vars.Names(), ", "))}
 		}
 	}
@@ -267,6 +272,35 @@ func Compile(src string, vars Vars, w Where) (*Program, error) {
 		return nil, wrap(err, src, w, "")
 	}
 	return &Program{src: src, where: w, prog: prog}, nil
+}
+
+// quoteDTypeHint is what to write instead when the unknown name id is a
+// dtype ('T == bf16' for 'T == "bf16"') and vars has a dtype name to
+// compare it with: the expression with the dtype quoted, in the spelling
+// T takes. "" otherwise.
+func quoteDTypeHint(src string, id *ast.IdentifierNode, vars Vars) string {
+	d, err := profiler.ParseBufferDType(id.Value)
+	if err != nil || !slices.Contains(slices.Collect(maps.Values(vars)), DType) {
+		return ""
+	}
+	quoted := strconv.Quote(string(d))
+	fixed := quoted
+	if from := id.Location().From; from >= 0 && strings.HasPrefix(src[from:], id.Value) {
+		fixed = src[:from] + quoted + src[from+len(id.Value):]
+	}
+	return fmt.Sprintf("quote it, '%s' (in YAML, single quotes around the whole expression keep the double ones)", fixed)
+}
+
+// syntaxHint is a way out of a syntax error in src whose message is msg
+// and which is at off: a lone = where == compares ("rows = 64").
+func syntaxHint(msg, src string, off int) string {
+	if !strings.Contains(msg, `Operator("=")`) {
+		return ""
+	}
+	if off >= 0 && off < len(src) && src[off] == '=' {
+		return fmt.Sprintf(": use == to compare, '%s'", src[:off]+"=="+src[off+1:])
+	}
+	return ": use == to compare"
 }
 
 // functionNames are the names of Functions ("cdiv", "sizeof", …).
@@ -295,10 +329,12 @@ func wrap(err error, src string, w Where, what string) error {
 		msg = fe.Message
 		off = fe.Column
 	}
+	hint := ""
 	if what != "" {
 		msg = what + ": " + msg
+		hint = syntaxHint(msg, src, off)
 	}
-	return &Error{Where: w, Src: src, Off: off, Msg: fmt.Sprintf("%s in %s '%s'", msg, w.Field, src)}
+	return &Error{Where: w, Src: src, Off: off, Msg: fmt.Sprintf("%s in %s '%s'%s", msg, w.Field, src, hint)}
 }
 
 // Eval evaluates the program with env (names → int, bool, float64 or a

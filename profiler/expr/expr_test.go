@@ -83,6 +83,10 @@ func TestErrors(t *testing.T) {
 		{"frob(rows)", []string{"unknown function 'frob'", "; functions: cdiv(a, b)"}},
 		{"cidv(rows, 4)", []string{"unknown function 'cidv'", "did you mean cdiv? functions: cdiv(a, b)"}},
 		{"rows +", []string{"kernel.yaml:14:", ": syntax error", "in grid[0] 'rows +'"}},
+		{"T == bf16", []string{`kernel.yaml:14:17: 'bf16' in grid[0] 'T == bf16' is a dtype, which is a string here: quote it, 'T == "bf16"'`}},
+		{"rows > 1 && T != half", []string{`quote it, 'rows > 1 && T != "f16"'`}},
+		{"rows = 64", []string{`kernel.yaml:14:17: syntax error: unexpected token Operator("=") in grid[0] 'rows = 64': use == to compare, 'rows == 64'`}},
+		{"rows == 64 || WG = 32", []string{`use == to compare, 'rows == 64 || WG == 32'`}},
 		{"", []string{"empty expression in grid[0]"}},
 		{"rows * \"a\"", []string{"grid[0]"}},
 		{"now()", []string{"unknown"}},
@@ -97,6 +101,15 @@ func TestErrors(t *testing.T) {
 				t.Errorf("%q: error %q lacks %q", c.src, err, s)
 			}
 		}
+	}
+}
+
+// A dtype name is taken for a string to quote only where a dtype name
+// (T) could be compared with it; elsewhere it is an unknown name.
+func TestDTypeNameWithoutDType(t *testing.T) {
+	_, err := Compile("n == bf16", Vars{"n": Int}, Where{Field: "f"})
+	if err == nil || !strings.Contains(err.Error(), "unknown name 'bf16'") || strings.Contains(err.Error(), "quote") {
+		t.Errorf("error %v, want an unknown name without a hint to quote", err)
 	}
 }
 

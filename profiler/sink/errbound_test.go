@@ -60,3 +60,23 @@ func TestTableShowsErrBound(t *testing.T) {
 		t.Errorf("result block lacks err/bound:\n%s", b)
 	}
 }
+
+// A check that allows no difference (atol = rtol = 0: a transpose) reads
+// "exact" in the result block, not "atol 0 + rtol 0·|ref|"; others keep
+// their atol and rtol.
+func TestFormatResultExactTolerance(t *testing.T) {
+	for _, c := range []struct {
+		atol, rtol float64
+		want       string
+	}{
+		{0, 0, "tol exact (no difference allowed)"},
+		{1e-6, 1e-4, "tol atol 1e-06 + rtol 0.0001·|ref|"},
+		{0, 1e-4, "tol atol 0 + rtol 0.0001·|ref|"},
+	} {
+		r := profiler.Result{Spec: profiler.Spec{Kernel: "transpose", DType: profiler.F32}, Status: profiler.StatusOK,
+			Verdict: &profiler.Verdict{ATol: c.atol, RTol: c.rtol, Checked: 64, Pass: true}}
+		if b := FormatResult(r); !strings.Contains(b, c.want) {
+			t.Errorf("atol %g rtol %g: result block lacks %q:\n%s", c.atol, c.rtol, c.want, b)
+		}
+	}
+}

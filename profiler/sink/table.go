@@ -436,7 +436,11 @@ func FormatResult(r profiler.Result) string {
 			verdict = "FAIL"
 		}
 		fmt.Fprintf(&b, "\ncorrectness vs float64 reference: %s\n", verdict)
-		fmt.Fprintf(&b, "  max abs %.3e   max rel %.3e   rms %.3e   tol atol %g + rtol %g·|ref|\n", v.MaxAbsErr, v.MaxRelErr, v.RMSErr, v.ATol, v.RTol)
+		tol := fmt.Sprintf("atol %g + rtol %g·|ref|", v.ATol, v.RTol)
+		if v.ATol == 0 && v.RTol == 0 {
+			tol = "exact (no difference allowed)"
+		}
+		fmt.Fprintf(&b, "  max abs %.3e   max rel %.3e   rms %.3e   tol %s\n", v.MaxAbsErr, v.MaxRelErr, v.RMSErr, tol)
 		fmt.Fprintf(&b, "  worst err/bound %s (at most 1 passes; the bound grows with the reduction length and the terms' size)\n", ErrBound(v))
 		fmt.Fprintf(&b, "  %s, %d NaN/Inf, %s in %s\n", profiler.Plural(v.Mismatches, "mismatch", "mismatches"), v.NaNInf, profiler.Plural(v.Checked, "element", "elements"), v.Rows)
 		if !v.Pass && v.Worst != "" {

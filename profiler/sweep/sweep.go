@@ -362,6 +362,9 @@ func checkEntry(s SweepYAML, base profiler.Options, sx sweepCtx) (*entry, error)
 	if err != nil {
 		return nil, err
 	}
+	if s.DTypes != nil && len(s.DTypes) == 0 { // `dtypes: []`; no value at all (nil) is the family's first
+		return nil, at("dtypes", fmt.Sprintf("empty list: give at least one value (%s), or leave dtypes out for %s's first, %s", profiler.JoinDTypes(sc.DTypes), s.Kernel, sc.DTypes[0]))
+	}
 	var dtypes []profiler.DType
 	for i, d := range s.DTypes {
 		dt, err := profiler.ParseDType(d)
@@ -390,6 +393,9 @@ func checkEntry(s SweepYAML, base profiler.Options, sx sweepCtx) (*entry, error)
 		axes = append(axes, ax)
 	}
 	for _, key := range slices.Sorted(maps.Keys(s.Flags)) {
+		if len(s.Flags[key]) == 0 {
+			return nil, at("flags."+key, "empty list: give at least one value (true, false or [false, true])")
+		}
 		var vals []int
 		for _, b := range s.Flags[key] {
 			vals = append(vals, map[bool]int{false: 0, true: 1}[b])

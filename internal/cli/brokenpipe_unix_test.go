@@ -1,0 +1,106 @@
+//go:build unix
+
+package cli
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runClosedStdout runs mltop in a process of its own (runIsolated) whose
+// stdout is a pipe nobody reads: its reading end is closed before mltop
+// writes anything, as `| head -0` would, so every write to stdout fails
+// with a broken pipe. It returns the exit status (-1: killed by a signal,
+// SIGPIPE here) and stderr.
+func runClosedStdout(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	var e strings.Builder
+	cmd.Stdout, cmd.Stderr = w, &e
+	err = cmd.Run()
+	w.Close()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), e.String()
+}
+
+// A sweep whose stdout is closed (`| head -2`) is not killed by SIGPIPE:
+// with --csv the table stops, the sweep goes on and every row is in the
+// CSV, exit 0; without --csv it stops as ctrl-C stops it and says that
+// nothing was kept.
+func TestSweepOutlivesClosedStdout(t *testing.T) {
+	sweep := writeFile(t, "pipe.yaml", pipeSweep)
+	for _, format := range []string{"table", "--json", "--bench"} {
+		t.Run(format, func(t *testing.T) {
+			csv := filepath.Join(t.TempDir(), "p.csv")
+			args := []string{"--config", sweep, "--csv", csv}
+			if format != "table" {
+				args = append(args, format)
+			}
+			code, stderr := runClosedStdout(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d, want 0 (the sweep went on into the CSV)\n%s", code, stderr)
+			}
+			if rows := readCSV(t, csv); len(rows) != 4 {
+				t.Errorf("%d rows in the CSV, want all 4\n%s", len(rows), stderr)
+			}
+			want := "stdout was closed (broken pipe): the table stops here; the sweep goes on into " + csv
+			if strings.Count(stderr, "stdout was closed") != 1 || !strings.Contains(stderr, want) {
+				t.Errorf("stderr does not say once %q:\n%s", want, stderr)
+			}
+			if strings.Contains(stderr, "interrupted") {
+				t.Errorf("the sweep was not interrupted, stderr says it was:\n%s", stderr)
+			}
+		})
+	}
+	t.Run("no csv", func(t *testing.T) {
+		code, stderr := runClosedStdout(t, "--config", sweep)
+		if code != exitFailed {
+			t.Fatalf("exit %d, want %d (stopped as by ctrl-C)\n%s", code, exitFailed, stderr)
+		}
+		for _, want := range []string{
+			"the sweep stops, as with ctrl-C: without --csv the table was its only output",
+			"interrupted: stdout was closed (broken pipe) and it was the sweep's only output: 3 of 4 specs not measured; nothing else kept: add --csv FILE",
+		} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, stderr)
+			}
+		}
+	})
+}
+
+// Other commands whose stdout is closed end quietly: no Go panic, no
+// stack, and no death by SIGPIPE (which the shell shows as 141).
+func TestCommandsEndQuietlyOnClosedStdout(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "a.csv")
+	if code, _, stderr := runMain(t, "--config", writeFile(t, "pipe.yaml", pipeSweep), "--csv", csv); code != 0 {
+		t.Fatalf("sweep for compare: exit %d\n%s", code, stderr)
+	}
+	for _, args := range [][]string{
+		{"list"},
+		{"--help"},
+		{"run", "test_fault", "--set", "MODE=0", "--time-limit", "0.05", "--hot"},
+		{"compare", csv, csv},
+		{"compare", "--markdown", csv, csv},
+	} {
+		t.Run(strings.Join(args[:1], " "), func(t *testing.T) {
+			code, stderr := runClosedStdout(t, args...)
+			if code < 0 || strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") {
+				t.Errorf("mltop %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
+			}
+		})
+	}
+}
