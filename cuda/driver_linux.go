@@ -69,7 +69,6 @@ const (
 	cuStreamNonBlocking       = 1
 	cuEventDefault            = 0
 	nvrtcSuccess              = 0
-	maxDynamicSharedNoOptIn   = 48 << 10
 	cuErrorNotReady           = 600
 	cuErrorNoDevice           = 100
 	cuErrorInsufficientDriver = 35

@@ -144,6 +144,17 @@ func FlushBytes(c Chip) int64 {
 	return DefaultFlushBytes
 }
 
+// Per-threadgroup limits every Apple GPU shares (Apple7 and later). The
+// device's own figures (DeviceInfo) rule a run; these are for what is
+// checked without a device (`mltop check`).
+const (
+	// MaxThreadsPerGroup is maxThreadsPerThreadgroup's width.
+	MaxThreadsPerGroup = 1024
+	// TGMPerGroup is maxThreadgroupMemoryLength; Metal has no opt-in
+	// beyond it.
+	TGMPerGroup = 32 << 10
+)
+
 // RawDevice is what the binding reads from an MTLDevice.
 type RawDevice struct {
 	Name             string

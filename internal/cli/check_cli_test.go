@@ -41,6 +41,12 @@ func TestCheckCommand(t *testing.T) {
 	if code, _, errs := runCLI(t, "check"); code != 2 || !strings.Contains(errs, "check needs a kernel.yaml") {
 		t.Errorf("no path: %d %s", code, errs)
 	}
+	// a source given for its manifest: said so, with the `mltop new` line, exit 2
+	src := filepath.Join(filepath.Dir(usertest.Write(t, map[string]string{"cu/saxpy_softmax.cu": usertest.Source})), "cu", "saxpy_softmax.cu")
+	code, out, errs = runCLI(t, "check", src)
+	if want := "this is a CUDA source, not a manifest: give its kernel.yaml, or write one with `mltop new saxpy_softmax --from " + src + "`"; code != 2 || !strings.Contains(out, want) || strings.Contains(out, "want a mapping") {
+		t.Errorf("a .cu file: exit %d\n%s\n%s\nwant %q", code, out, errs, want)
+	}
 }
 
 // mltop list --kernel DIR: the good manifest is listed, the broken one's

@@ -13,7 +13,7 @@ import (
 )
 
 const (
-	checkSummary = "check user kernels without a GPU: manifest, sources, compile, Python reference"
+	checkSummary = "check user kernels without a GPU: manifest, sources, plan, compile, Python reference"
 	checkHelp    = `  mltop check PATH… [--arch sm_XY] [--quiet]
                                         checks each kernel.yaml (or every one under a folder)
                                         without a GPU: the manifest loads, the sources match it,

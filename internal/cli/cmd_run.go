@@ -82,10 +82,15 @@ func runRun(ctx context.Context, s *session, a *specArgs, pos []string) error {
 			return err
 		}
 	}
+	invalid := fmt.Sprintf("invalid spec: %s", res.Reason())
 	if !o.json && !o.bench {
 		shown := res
 		if res.Status == profiler.StatusInvalid {
-			shown.Error = "" // the exit message on stderr says why, once
+			// The reason once, on stderr, and before the block (which
+			// still shows the plan's budget), so it is read first.
+			fmt.Fprintln(stderr, "mltop:", invalid)
+			shown.Error = ""
+			invalid = ""
 		}
 		fmt.Fprint(stdout, sink.FormatResult(shown))
 	}
@@ -93,7 +98,7 @@ func runRun(ctx context.Context, s *session, a *specArgs, pos []string) error {
 	case res.Status == profiler.StatusOK, res.Status == profiler.StatusUnchecked:
 		return nil
 	case res.Status == profiler.StatusInvalid:
-		return &exitError{code: exitBadInput, msg: fmt.Sprintf("invalid spec: %s", res.Reason())}
+		return &exitError{code: exitBadInput, msg: invalid}
 	case res.Status == profiler.StatusCancelled:
 		return &exitError{code: exitFailed, msg: res.Error + ": nothing was measured"}
 	}

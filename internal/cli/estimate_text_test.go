@@ -2,11 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 )
@@ -123,5 +125,27 @@ func TestSetTakesIntegralFloats(t *testing.T) {
 	spec, err := parseSpec("attn_fwd", "f32", []string{"BQ=64.0"})
 	if err != nil || spec.Knobs["BQ"] != 64 {
 		t.Errorf("--set BQ=64.0: %v %v, want BQ=64 as in YAML", spec.Knobs, err)
+	}
+}
+
+// TestRunSaysWhyAUserKernelCannotRunFirst: on the CPU backend a user kernel
+// is invalid; with stdout and stderr on one terminal, the reason comes
+// before the result block (not after its TGM table), once, and --json
+// stays one valid JSON object on stdout.
+func TestRunSaysWhyAUserKernelCannotRunFirst(t *testing.T) {
+	const reason = "the CPU backend cannot run user kernel"
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("test_cpu_refused_k"), "k.cu": usertest.Source})
+	args := []string{"run", path, "--backend", "cpu", "--isolate", "off"}
+	var term bytes.Buffer
+	code := Main(args, &term, &term)
+	out := term.String()
+	at, block := strings.Index(out, reason), strings.Index(out, "status     invalid")
+	if code != exitBadInput || strings.Count(out, reason) != 1 || at < 0 || block < 0 || at > block {
+		t.Errorf("exit %d, want 2 and the reason once, before the block:\n%s", code, out)
+	}
+	code, stdout, stderr := runMain(t, append(args, "--json")...)
+	var v map[string]any
+	if code != exitBadInput || json.Unmarshal([]byte(stdout), &v) != nil || v["status"] != "invalid" || !strings.Contains(stderr, reason) {
+		t.Errorf("--json: exit %d, stdout not one JSON result or no reason on stderr:\n%s\n%s", code, stdout, stderr)
 	}
 }

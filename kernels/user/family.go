@@ -323,31 +323,78 @@ func (f *Family) dispatch(d udisp, s profiler.Spec, e map[string]any, dev profil
 	if dev.MaxThreadsPerGroup > 0 && pd.Threads() > dev.MaxThreadsPerGroup {
 		return pd, fmt.Errorf("dispatch %s: %d threads per group (threads %v) but %s allows %d: lower the threads expression", d.name, pd.Threads(), pd.Group, dev.Name, dev.MaxThreadsPerGroup)
 	}
+	if err := f.threadgroupMemory(&pd, d, e, dev); err != nil {
+		return pd, err
+	}
+	return pd, nil
+}
+
+// dynamicTGMItem names the budget line of a dispatch's dynamic_tgm.
+const dynamicTGMItem = "dynamic"
+
+// threadgroupMemory sets the dispatch's TGM items and dynamic TGM and
+// holds their sum against the device's limit. The dynamic_tgm bytes are
+// a budget item of their own (dynamicTGMItem), beside the tgm: items (the
+// static arrays), so that the budget, the occupancy estimate and the CSV's
+// tgm figures count what the launch asks for.
+func (f *Family) threadgroupMemory(pd *profiler.Dispatch, d udisp, e map[string]any, dev profiler.DeviceInfo) error {
+	var progs []*expr.Program
 	for _, t := range d.tgm {
 		v, err := t.bytes.Int(e)
 		if err != nil {
-			return pd, err
+			return err
 		}
 		if v < 0 {
-			return pd, fmt.Errorf("dispatch %s: TGM item %s is %d bytes", d.name, t.name, v)
+			return fmt.Errorf("dispatch %s: TGM item %s is %d bytes", d.name, t.name, v)
 		}
 		pd.TGM = append(pd.TGM, profiler.TGMItem{Name: t.name, Bytes: int(v), Note: t.note})
+		progs = append(progs, t.bytes)
+	}
+	var fixes []string
+	if len(d.tgm) > 0 {
+		fixes = append(fixes, "the tgm: items' bytes")
 	}
 	if d.dynTGM != nil {
 		v, err := d.dynTGM.Int(e)
 		if err != nil {
-			return pd, err
+			return err
+		}
+		if v < 0 {
+			return fmt.Errorf("dispatch %s: dynamic_tgm '%s' (%s) is %d bytes for %s: it must be 0 or more", d.name, d.dynTGM.Source(), d.dynTGM.Where(), v, valuesOf(e, d.dynTGM))
 		}
 		pd.DynamicTGM = int(v)
+		if v > 0 {
+			pd.TGM = append(pd.TGM, profiler.TGMItem{Name: dynamicTGMItem, Bytes: int(v), Note: "dynamic_tgm: " + d.dynTGM.Source()})
+		}
+		progs = append(progs, d.dynTGM)
+		fixes = append(fixes, fmt.Sprintf("dynamic_tgm '%s'", d.dynTGM.Source()))
 	}
 	limit := dev.TGMPerGroupOptIn
 	if limit == 0 {
 		limit = dev.TGMPerGroup
 	}
-	if tot := max(pd.TGMBytes(), pd.DynamicTGM); limit > 0 && tot > limit {
-		return pd, fmt.Errorf("dispatch %s: threadgroup memory %d B is over %s's %d B per group: shrink the tiles", d.name, tot, dev.Name, limit)
+	tot := pd.TGMBytes()
+	if limit <= 0 || tot <= limit {
+		return nil
 	}
-	return pd, nil
+	fix := "lower " + strings.Join(fixes, " or ")
+	if knobs := valuesOf(e, progs...); knobs != "" {
+		what := "it depends"
+		if len(fixes) > 1 {
+			what = "they depend"
+		}
+		fix += fmt.Sprintf(", or what %s on (%s)", what, knobs)
+	}
+	return fmt.Errorf("dispatch %s: threadgroup memory %d B (%s) is over %s's %d B per group: %s", d.name, tot, tgmParts(pd.TGM), dev.Name, limit, fix)
+}
+
+// tgmParts is "partial 1024 B + dynamic 256000 B".
+func tgmParts(items []profiler.TGMItem) string {
+	parts := make([]string, len(items))
+	for i, it := range items {
+		parts[i] = fmt.Sprintf("%s %d B", it.Name, it.Bytes)
+	}
+	return strings.Join(parts, " + ")
 }
 
 // Rules are the manifest's rules as written (mltop list shows them).

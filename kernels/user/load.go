@@ -36,6 +36,9 @@ func Manifests(path string) ([]string, error) {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read it: %v: give a kernel.yaml or a folder holding kernel.yaml files", unwrapPath(err))}
 	}
 	if !st.IsDir() {
+		if err := notASource(path); err != nil {
+			return nil, err
+		}
 		return []string{path}, nil
 	}
 	var out []string
@@ -59,6 +62,40 @@ func Manifests(path string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// sourceKinds are the source files people give where a manifest is due,
+// by extension, with what they hold.
+var sourceKinds = map[string]string{
+	".cu": "CUDA source", ".cuh": "CUDA header", ".metal": "Metal source",
+	".h": "C/C++ header", ".hpp": "C++ header", ".cpp": "C++ source", ".cc": "C++ source",
+}
+
+// notASource is the error for a kernel source given in place of its
+// manifest: which manifest to give, or how to write one.
+func notASource(path string) error {
+	kind, ok := sourceKinds[strings.ToLower(filepath.Ext(path))]
+	if !ok {
+		return nil
+	}
+	msg := fmt.Sprintf("this is a %s, not a manifest: give its %s", kind, ManifestName)
+	if beside := filepath.Join(filepath.Dir(path), ManifestName); fileExists(beside) {
+		msg += fmt.Sprintf(" (%s is beside it)", beside)
+	} else {
+		name := strings.Map(func(r rune) rune {
+			if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+				return r
+			}
+			return '_'
+		}, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+		msg += fmt.Sprintf(", or write one with `mltop new %s --from %s`", name, path)
+	}
+	return &Error{File: path, Msg: msg}
+}
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
 }
 
 var (

@@ -35,6 +35,7 @@ func (l Level) String() string { return [...]string{"note", "warning", "error"}[
 const (
 	StepLoad      = "load"
 	StepSource    = "source"
+	StepPlan      = "plan"
 	StepCompile   = "compile"
 	StepReference = "reference"
 )
@@ -255,7 +256,8 @@ func Check(path string, opt Options) Report {
 		if r.Family != nil && !r.Broken() {
 			lintSources(&r)
 			if !opt.Static {
-				compileStep(&r, opt)
+				plans := planStep(&r)
+				compileStep(&r, opt, plans)
 				referenceStep(&r, opt)
 			}
 		}

@@ -94,8 +94,9 @@ var elemBytes = map[string]int{
 	"half": 2, "__half": 2, "bfloat": 2, "__nv_bfloat16": 2, "short": 2, "char": 1,
 }
 
-// lintUnsizedShared warns, per dispatch without tgm: items, about the
-// shared arrays its entry and the helpers it calls declare.
+// lintUnsizedShared warns, per dispatch, about an extern (unsized) shared
+// array without dynamic_tgm and, when the dispatch has no tgm: items,
+// about the sized arrays its entry and the helpers it calls declare.
 func lintUnsizedShared(r *Result, lang, code string) {
 	f := r.Family
 	bodies := functionBodies(code)
@@ -104,9 +105,6 @@ func lintUnsizedShared(r *Result, lang, code string) {
 		maxDType = max(maxDType, dt.Size())
 	}
 	for _, d := range f.DispatchInfos() {
-		if len(d.TGM) > 0 {
-			continue
-		}
 		arrays := reachableShared(bodies, d.Entry)
 		if len(arrays) == 0 {
 			continue
@@ -134,7 +132,7 @@ func lintUnsizedShared(r *Result, lang, code string) {
 			r.add(Warning, StepSource, f.Path(), line, col,
 				"dispatch %s's kernel declares an extern (unsized) shared array, sized at launch, but the dispatch sets no dynamic_tgm: add `dynamic_tgm: <bytes>` (what the launch's third <<<…>>> argument gives)", d.Name)
 		}
-		if len(items) == 0 {
+		if len(items) == 0 || len(d.TGM) > 0 {
 			continue
 		}
 		r.add(Warning, StepSource, f.Path(), line, col,

@@ -132,48 +132,25 @@ func sharedNames(code string) map[string]bool {
 	return out
 }
 
-// programs are the distinct programs of the manifest's default spec per
-// dtype for the source in lang, with the dtype they were made for.
-func programs(f *user.Family, lang string) ([]profiler.Program, []profiler.DType, error) {
-	var ps []profiler.Program
-	var dts []profiler.DType
-	seen := map[string]bool{}
-	for _, dt := range f.Schema().DTypes {
-		s := profiler.Spec{Kernel: f.Name(), DType: dt}.WithDefaults(f.Schema())
-		plan, err := f.Plan(s, profiler.DeviceInfo{Backend: lang, Name: "mltop check"})
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: the default spec does not plan: %w", s, err)
-		}
-		for _, d := range append(plan.Setup, plan.Dispatches...) {
-			key := d.Program.Entry + "\x00" + d.Program.Code
-			if !seen[key] {
-				seen[key] = true
-				ps = append(ps, d.Program)
-				dts = append(dts, dt)
-			}
-		}
-	}
-	return ps, dts, nil
-}
-
-// compileStep compiles every program of the default spec of each dtype.
-func compileStep(r *Result, opt Options) {
+// compileStep compiles every program of the default spec of each dtype
+// (a language whose default spec does not plan is left out: planStep
+// said why).
+func compileStep(r *Result, opt Options, plans map[string]planned) {
 	f := r.Family
 	for _, lang := range f.Languages() {
-		ps, dts, err := programs(f, lang)
-		if err != nil {
-			r.add(Error, StepCompile, f.Path(), 0, 0, "%v", err)
+		pl, ok := plans[lang]
+		if !ok {
 			continue
 		}
-		for i, p := range ps {
+		for i, p := range pl.progs {
 			if opt.ctx().Err() != nil {
 				return
 			}
 			var skip bool
 			if lang == "cuda" {
-				skip = compileCUDA(r, opt, p, dts[i])
+				skip = compileCUDA(r, opt, p, pl.dts[i])
 			} else {
-				skip = compileMetal(r, opt, p, dts[i])
+				skip = compileMetal(r, opt, p, pl.dts[i])
 			}
 			if skip {
 				break

@@ -69,8 +69,8 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) {
 	for n, kind := range p.taken {
 		known[n] = kind == "knob" || kind == "dim"
 	}
-	tgm, tgmNotes := sharedItems(c.bodyText(k.body), known)
-	d.tgm = tgm
+	tgm, dynamic, tgmNotes := sharedItems(c.bodyText(k.body), known)
+	d.tgm, d.dynamic = tgm, dynamic
 	p.notes = append(p.notes, tgmNotes...)
 	p.disps = append(p.disps, d)
 }

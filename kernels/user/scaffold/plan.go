@@ -34,6 +34,7 @@ type dispatch struct {
 	grid, threads   []string
 	args            []string
 	tgm             []string
+	dynamic         []string // extern shared arrays: sized by dynamic_tgm
 	argsComment     string
 	threadsComment  string
 	gridComment     string
@@ -136,6 +137,11 @@ func (p *plan) render() string {
 		b.WriteString(withComment(fmt.Sprintf("    grid: [%s]", quoteAll(d.grid)), d.gridComment) + "\n")
 		b.WriteString(withComment(fmt.Sprintf("    threads: [%s]", quoteAll(d.threads)), d.threadsComment) + "\n")
 		b.WriteString(withComment(fmt.Sprintf("    args: [%s]", quoteAll(d.args)), d.argsComment) + "\n")
+		if len(d.dynamic) > 0 {
+			// commented: it loads as it is, and `mltop check` flags the
+			// extern array until the line is filled in
+			fmt.Fprintf(&b, "    # dynamic_tgm: \"TODO\"   # TODO: bytes of extern shared array %s, set at launch (what the third <<<…>>> argument gives)\n", strings.Join(d.dynamic, ", "))
+		}
 		if len(d.tgm) > 0 {
 			b.WriteString("    tgm:   # from the source's static shared (threadgroup) arrays: the TGM budget\n")
 			for _, t := range d.tgm {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/csrc"
+	"github.com/mltop/mltop/kernels/user/lint"
 	"github.com/mltop/mltop/kernels/user/usertest"
 )
 
@@ -356,7 +357,21 @@ func TestScaffoldSharedArrays(t *testing.T) {
 	if !strings.Contains(strings.Join(res.Notes, "\n"), "extern shared array dyn") {
 		t.Errorf("notes lack the extern array: %v", res.Notes)
 	}
+	// the note's TODO is in the file, commented so that it loads, and
+	// `mltop check` flags the extern array until it is filled in
+	if want := `    # dynamic_tgm: "TODO"   # TODO: bytes of extern shared array dyn, set at launch`; !strings.Contains(res.Text, want) {
+		t.Errorf("manifest lacks %q:\n%s", want, res.Text)
+	}
 	load(t, res.Text, "k.cu", src)
+	path := usertest.Write(t, map[string]string{"kernel.yaml": res.Text, "k.cu": src})
+	rep := lint.Check(path, lint.Options{Static: true})
+	var flagged bool
+	for _, f := range rep.Manifests[0].Findings {
+		flagged = flagged || f.Level == lint.Warning && strings.Contains(f.Msg, "sets no dynamic_tgm")
+	}
+	if !flagged {
+		t.Errorf("check does not flag the unfilled dynamic_tgm: %+v", rep.Manifests[0].Findings)
+	}
 }
 
 // TestAccessOf: how a body uses a pointer decides in, out or inout.

@@ -1,0 +1,98 @@
+package lint
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/kernels/user/usertest"
+)
+
+// The plan step plans the default spec without a device and holds it (and
+// each value a knob lists) against the limits every GPU of the language
+// shares: a spec that does not plan is a [plan] error, not a compile one;
+// a spec no GPU runs a [plan] warning naming the limit; a manifest within
+// them gets no [plan] finding at all.
+func TestPlanStep(t *testing.T) {
+	const dispatch = "{entry: k, grid: [rows], threads: [WG], args: [X, Y, rows, cols]}"
+	metalSrc := "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device const T* X [[buffer(0)]], device T* Y [[buffer(1)]], constant int& rows [[buffer(2)]], constant int& cols [[buffer(3)]], uint i [[thread_position_in_grid]]) {}\n"
+	for _, c := range []struct {
+		name    string
+		edit    func(string) string
+		metal   bool
+		level   Level // of the [plan] findings; -1: none
+		want    []string
+		exclude string
+	}{
+		{"within the limits", func(m string) string { return m }, false, -1, nil, ""},
+		{"dynamic within 48 KiB", dyn(`"WG * 4"`), false, -1, nil, ""},
+		{"threads over 1024", func(m string) string {
+			return strings.Replace(m, "threads: [WG]", `threads: ["WG * 32"]`, 1)
+		}, false, Warning, []string{"warning [plan] ", "dispatch k: the default spec (", "WG=64", "has 2048 threads per group (threads [2048 1 1]); no CUDA GPU runs more than 1024", "knob values WG=128 (listed in values:)"}, ""},
+		{"a listed knob value over 1024 threads", func(m string) string {
+			return strings.Replace(m, "threads: [WG]", `threads: ["WG * 16"]`, 1)
+		}, false, Warning, []string{"dispatch k: knob values WG=128 (listed in values:) ask more than 1024 threads per group, which no CUDA GPU runs"}, "the default spec"},
+		{"dynamic over every GPU", dyn(`"WG * 4000"`), false, Warning, []string{"asks 256000 B of threadgroup memory per group (dynamic 256000 B); no CUDA GPU gives a block more than 232448 B (227 KiB), even with the opt-in: lower dynamic_tgm"}, ""},
+		{"items and dynamic over 48 KiB", func(m string) string {
+			return dyn(`"WG * 500", tgm: [{name: part, bytes: "20000"}]`)(m)
+		}, false, Warning, []string{"asks 52000 B of threadgroup memory per group (part 20000 B + dynamic 32000 B), over the 49152 B (48 KiB) a CUDA block gets without opting in: mltop opts in at launch"}, "knob values"},
+		{"metal over 32 KiB", dyn(`"WG * 600"`), true, Warning, []string{"knob values WG=128 (listed in values:) ask more than 32768 B of threadgroup memory per group, which no Apple GPU runs", "asks 38400 B of threadgroup memory per group (dynamic 38400 B); no Apple GPU gives a threadgroup more than 32768 B (32 KiB; Metal has no opt-in)"}, ""},
+		{"metal within 32 KiB", dyn(`"WG * 200"`), true, -1, nil, ""},
+		{"division by zero", func(m string) string {
+			return strings.Replace(m, "grid: [rows]", "grid: [rows / 0]", 1)
+		}, false, Error, []string{"error   [plan] ", "the default spec does not plan: ", "integer division by zero in grid[0] 'rows / 0'"}, "[compile]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := c.edit(usertest.Manifest("plan_k"))
+			files := map[string]string{"k.cu": usertest.Source}
+			if c.metal {
+				m = strings.Replace(m, "sources: {cuda: k.cu}", "sources: {metal: k.metal}", 1)
+				files = map[string]string{"k.metal": metalSrc}
+			}
+			files["kernel.yaml"] = m
+			if !strings.Contains(m, dispatch[:20]) {
+				t.Fatalf("the edit lost the dispatch:\n%s", m)
+			}
+			rep := Check(usertest.Write(t, files), noTools(t))
+			r := rep.Manifests[0]
+			text := findingsOf(r)
+			if r.Broken() {
+				t.Fatalf("broken:\n%s", text)
+			}
+			var plan []Finding
+			for _, f := range r.Findings {
+				if f.Step == StepPlan {
+					plan = append(plan, f)
+				}
+			}
+			if c.level < 0 {
+				if len(plan) > 0 {
+					t.Errorf("[plan] findings on a spec within the limits:\n%s", text)
+				}
+				return
+			}
+			if len(plan) == 0 {
+				t.Fatalf("no [plan] finding:\n%s", text)
+			}
+			for _, f := range plan {
+				if f.Level != c.level {
+					t.Errorf("[plan] finding at %s, want %s: %s", f.Level, c.level, f)
+				}
+			}
+			mustContain(t, c.name, text, c.want...)
+			if c.exclude != "" && strings.Contains(text, c.exclude) {
+				t.Errorf("%s: %q in\n%s", c.name, c.exclude, text)
+			}
+			if wantCode := map[Level]int{Warning: 0, Error: 1}[c.level]; rep.ExitCode() != wantCode {
+				t.Errorf("exit %d, want %d", rep.ExitCode(), wantCode)
+			}
+		})
+	}
+}
+
+// dyn gives the test manifest's dispatch dynamic_tgm: v (and whatever
+// follows it in v).
+func dyn(v string) func(string) string {
+	return func(m string) string {
+		return strings.Replace(m, "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols], dynamic_tgm: "+v+"}", 1)
+	}
+}
