@@ -388,5 +388,13 @@ func TestExternSharedArrays(t *testing.T) {
 		} else if c.want != "" {
 			mustContain(t, c.name, text, c.want)
 		}
+		if strings.Contains(text, "count those bytes twice") {
+			t.Errorf("%s: warned of bytes counted twice:\n%s", c.name, text)
+		}
 	}
+	// listed as a tgm: item too: its bytes would count twice
+	m := strings.Replace(usertest.Manifest("extern_k"), "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols], dynamic_tgm: \"WG * 4\", tgm: [{name: sram, bytes: \"WG * 4\"}]}", 1)
+	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": src})
+	mustContain(t, "both", findingsOf(Check(path, Options{Static: true}).Manifests[0]),
+		"dispatch k lists the extern shared array sram as a tgm: item and sets dynamic_tgm: the TGM budget and its limit count those bytes twice; drop the tgm: item")
 }

@@ -109,11 +109,14 @@ func lintUnsizedShared(r *Result, lang, code string) {
 		if len(arrays) == 0 {
 			continue
 		}
-		var decls, items []string
+		var decls, items, twice []string
 		unsized := false
 		for _, a := range arrays {
 			if a.Size == "" { // extern __shared__ x[]: sized at launch by dynamic_tgm, not by a tgm: item
 				unsized = true
+				if d.DynamicTGM && slices.Contains(d.TGM, a.Name) {
+					twice = append(twice, a.Name)
+				}
 				continue
 			}
 			decls = append(decls, fmt.Sprintf("%s %s (in %s)", sharedKeyword(lang), a, a.Func))
@@ -131,6 +134,10 @@ func lintUnsizedShared(r *Result, lang, code string) {
 		if unsized && !d.DynamicTGM {
 			r.add(Warning, StepSource, f.Path(), line, col,
 				"dispatch %s's kernel declares an extern (unsized) shared array, sized at launch, but the dispatch sets no dynamic_tgm: add `dynamic_tgm: <bytes>` (what the launch's third <<<…>>> argument gives)", d.Name)
+		}
+		if len(twice) > 0 {
+			r.add(Warning, StepSource, f.Path(), line, col,
+				"dispatch %s lists the extern shared array %s as a tgm: item and sets dynamic_tgm: the TGM budget and its limit count those bytes twice; drop the tgm: item (dynamic_tgm is its line)", d.Name, strings.Join(slices.Compact(twice), ", "))
 		}
 		if len(items) == 0 || len(d.TGM) > 0 {
 			continue
