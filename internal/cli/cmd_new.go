@@ -77,7 +77,7 @@ func runNew(_ context.Context, s *session, a *newArgs, pos []string) error {
 	}
 	fmt.Fprintf(s.stdout, "wrote %s\n", path)
 	if len(res.Notes) > 0 {
-		fmt.Fprintf(s.stderr, "%s: %d things to check (the lines to edit carry # TODO):\n", path, len(res.Notes))
+		fmt.Fprintf(s.stderr, "%s: %d things to check, each a # TODO on the line to edit:\n", path, len(res.Notes))
 		for _, n := range res.Notes {
 			fmt.Fprintf(s.stderr, "  - %s\n", n)
 		}

@@ -97,7 +97,7 @@ func runTune(ctx context.Context, s *session, a *tuneArgs, pos []string) error {
 	if err != nil {
 		return err
 	}
-	return s.runSearches(ctx, &a.o, a.o.backend, cfgs, tuneOutputs{a.table, a.header, a.metalHeader})
+	return s.runSearches(ctx, &a.o, a.o.backend, cfgs, tuneOutputs{a.table, a.header, a.metalHeader}, "")
 }
 
 // searchSettings are what every search of one command shares.

@@ -56,7 +56,7 @@ func TestNewWholeFile(t *testing.T) {
 			args = append(args, "-o", tc.out)
 		}
 		code, out, errs := runCLI(t, args...)
-		if code != 0 || !strings.Contains(errs, "guessed grid") {
+		if code != 0 || !strings.Contains(errs, "things to check, each a # TODO on the line to edit:\n") || !strings.Contains(errs, "guessed grid") {
 			t.Fatalf("%s: %d\n%s\n%s", tc.name, code, out, errs)
 		}
 		f, err := user.Load(tc.manifest)

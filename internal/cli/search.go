@@ -22,8 +22,9 @@ var tuneDate = time.Now
 // runSearches runs each search on one executor, every measurement a row of
 // --csv (with its search_step), prints each shape's winner and comparison,
 // then the tuning table, and writes the table and headers asked for.
-// Shared by `mltop tune` and sweep files with a search: block.
-func (s *session) runSearches(ctx context.Context, o *options, backend string, cfgs []tune.Config, out tuneOutputs) error {
+// Shared by `mltop tune` and sweep files with a search: block (sweepFile:
+// the file's path, "" for tune).
+func (s *session) runSearches(ctx context.Context, o *options, backend string, cfgs []tune.Config, out tuneOutputs, sweepFile string) error {
 	stdout, stderr := s.stdout, s.stderr
 	if err := out.check(); err != nil {
 		return err
@@ -66,6 +67,11 @@ func (s *session) runSearches(ctx context.Context, o *options, backend string, c
 		sinks = append(sinks, c)
 	}
 	fmt.Fprintf(stderr, "mltop: %s on %s (%s), %s to tune\n", dev.Backend, dev.Name, dev.Timer, profiler.Plural(len(cfgs), "shape", "shapes"))
+	if t, given := searchTimeout(o, cfgs, sweepFile); t > 0 {
+		if msg := noWatchdogNote(exec, t, given); msg != "" {
+			fmt.Fprintln(stderr, "mltop:", msg)
+		}
+	}
 	tables := map[string]*tune.Table{}
 	var order []string
 	for _, cfg := range cfgs {
@@ -94,6 +100,21 @@ func (s *session) runSearches(ctx context.Context, o *options, backend string, c
 		fmt.Fprintf(stderr, "mltop: CSV in %s (every measurement, with its search_step)\n", o.csv)
 	}
 	return out.write(tables, order, stderr)
+}
+
+// searchTimeout is the watchdog timeout the searches ask for (the first
+// shape's that has one) and where it was given: --timeout, or the sweep
+// file's timeout:.
+func searchTimeout(o *options, cfgs []tune.Config, sweepFile string) (time.Duration, string) {
+	for _, c := range cfgs {
+		if t := c.Options.Timeout; t > 0 {
+			if sweepFile == "" || o.set["timeout"] {
+				return t, fmt.Sprintf("--timeout %g", t.Seconds())
+			}
+			return t, fmt.Sprintf("timeout: %g in %s", t.Seconds(), sweepFile)
+		}
+	}
+	return 0, ""
 }
 
 // searchError maps a search's error to an exit: bad input (nothing left to

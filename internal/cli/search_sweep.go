@@ -15,7 +15,7 @@ import (
 // runSweepSearch runs a sweep file with a search: block: its specs, grouped
 // by shape (kernel, dtype, dims, flags), are the candidates of one search
 // each, the where: filters applied; knobs with one value stay fixed.
-func (s *session) runSweepSearch(ctx context.Context, o *options, backend string, st *sweep.Stream) error {
+func (s *session) runSweepSearch(ctx context.Context, o *options, backend, path string, st *sweep.Stream) error {
 	if o.devices != "" || o.shard != "" || o.claims != "" {
 		return badInput("--devices, --shard and --claims do not apply to a sweep with a search: block (a search runs its measurements in turn): drop them")
 	}
@@ -30,7 +30,7 @@ func (s *session) runSweepSearch(ctx context.Context, o *options, backend string
 		return err
 	}
 	out := tuneOutputs{table: st.Search.Table, header: st.Search.Header, metalHeader: st.Search.MetalHeader}
-	return s.runSearches(ctx, o, backend, cfgs, out)
+	return s.runSearches(ctx, o, backend, cfgs, out, path)
 }
 
 // searchConfigs makes one search per shape of the sweep. One walk over

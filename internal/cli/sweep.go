@@ -109,7 +109,7 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 		backend = st.Backend
 	}
 	if st.Search != nil { // a search: block picks which specs to measure (search_sweep.go)
-		return s.runSweepSearch(ctx, o, backend, st)
+		return s.runSweepSearch(ctx, o, backend, path, st)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

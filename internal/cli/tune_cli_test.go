@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -201,5 +202,46 @@ func TestSweepSearchRefusesDryRun(t *testing.T) {
 	code, _, stderr := runMain(t, "--config", cfg, "--dry-run")
 	if code != exitBadInput || !strings.Contains(stderr, "--dry-run does not apply") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// Like TestTimeoutWithoutWorkerWarns for searches: a watchdog timeout
+// asked of `mltop tune` or a sweep's search: block whose specs run in this
+// process is said to have no effect, naming where it was given; in a
+// worker, or without a timeout, nothing is said.
+func TestSearchTimeoutWithoutWorkerWarns(t *testing.T) {
+	const search = "backend: cpu\ndefaults: {time_limit: 0.02, min_time: 0.001, warmup: 0.001%s}\nsearch: {budget: 2, shapes: [{rows: 8, cols: 64}]}\nsweeps:\n  - kernel: softmax_bwd\n    knobs: {WG: [32, 64]}\n"
+	plain := writeFile(t, "s.yaml", fmt.Sprintf(search, ""))
+	inFile := writeFile(t, "st.yaml", fmt.Sprintf(search, ", timeout: 0.3"))
+	// in a worker the watchdog works: a long one, which a busy machine's
+	// worker start-up cannot reach
+	inFileLong := writeFile(t, "sl.yaml", fmt.Sprintf(search, ", timeout: 60"))
+	tuneArgs := tuneArgsFor("softmax_bwd", "--dims", "rows=8,cols=64", "--budget", "2")
+	const warning = "has no effect: the cpu backend runs specs in this process, where no watchdog can stop one; add --isolate on"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // "": no warning
+	}{
+		{"tune", slices.Concat(tuneArgs, []string{"--timeout", "0.3"}), "--timeout 0.3 " + warning},
+		{"tune in a worker", slices.Concat(tuneArgs, []string{"--timeout", "60", "--isolate", "on"}), ""},
+		{"tune without a timeout", tuneArgs, ""},
+		{"search: timeout in the file", []string{"--config", inFile, "--quiet"}, "timeout: 0.3 in " + inFile + " " + warning},
+		{"search: --timeout", []string{"--config", plain, "--quiet", "--timeout", "0.3"}, "--timeout 0.3 " + warning},
+		{"search in a worker", []string{"--config", inFileLong, "--quiet", "--isolate", "on"}, ""},
+		{"search without a timeout", []string{"--config", plain, "--quiet"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runMain(t, tc.args...)
+			if code != exitOK {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			if tc.want == "" && strings.Contains(stderr, "no watchdog") {
+				t.Errorf("a warning where the watchdog works or was not asked for:\n%s", stderr)
+			}
+			if tc.want != "" && strings.Count(stderr, tc.want) != 1 {
+				t.Errorf("stderr does not say once %q:\n%s", tc.want, stderr)
+			}
+		})
 	}
 }

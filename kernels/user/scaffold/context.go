@@ -14,9 +14,11 @@ type context struct {
 	typedefs  map[string]string
 	consts    []constant
 	dtypeName string
-	intNames  map[string]bool // every integer parameter name of the chosen kernels
-	notes     []string
-	usesDType bool // a buffer or scalar follows the spec's dtype
+	// dtypeNameWhy is the dtype_name line's comment: why the element
+	// type has that name
+	dtypeNameWhy string
+	intNames     map[string]bool // every integer parameter name of the chosen kernels
+	usesDType    bool            // a buffer or scalar follows the spec's dtype
 }
 
 // cTypes are element types the scaffold maps to a fixed dtype.
@@ -70,14 +72,15 @@ func (c *context) chooseDType(sigs []csrc.Signature) string {
 	}
 	switch {
 	case own != "" && !(own == "T" && intT):
+		c.dtypeNameWhy = "the element type's name in the source; buffers say dtype: " + own
 		if t, ok := c.typedefs[own]; ok {
-			c.notes = append(c.notes, fmt.Sprintf("the source names the element type %s (typedef %s): dtype_name: %s, buffers say dtype: %s", own, orConditional(t), own, own))
+			c.dtypeNameWhy = fmt.Sprintf("the source's typedef (%s) names the element type; buffers say dtype: %s", orConditional(t), own)
 		}
 		return own
 	case tmpl != "" && tmpl != "T":
 		return tmpl
 	case intT:
-		c.notes = append(c.notes, "a kernel takes `int T`: the element type is named floatX (dtype_name: floatX) so that T can be a dim")
+		c.dtypeNameWhy = "a kernel takes int T: the element type is named floatX so that T can be a dim; buffers say dtype: floatX"
 		return "floatX"
 	}
 	return "T"
@@ -151,8 +154,8 @@ func (c *context) setDTypes(p *plan) {
 		case u == "" && c.pickedDType(p):
 		case u == "":
 			p.dtypes = "[f32]"
-			p.dtypesNote = fmt.Sprintf("TODO: an #if in the source chooses %s's type: list the dtype it picks (mltop does not declare %s, the source does)", c.dtypeName, c.dtypeName)
-			p.note("%s's type is chosen by an #if in the source: dtypes lists f32; set it to what the source picks", c.dtypeName)
+			p.dtypesNote = p.todo(fmt.Sprintf("an #if in the source chooses %s's type: list the dtype it picks (mltop does not declare %s, the source does)", c.dtypeName, c.dtypeName),
+				"%s's type is chosen by an #if in the source: dtypes lists f32; set it to what the source picks", c.dtypeName)
 		case d != "":
 			p.dtypes = "[" + d + "]"
 			p.dtypesNote = fmt.Sprintf("the source's typedef fixes %s as %s", c.dtypeName, u)
@@ -183,8 +186,8 @@ func (c *context) pickedDType(p *plan) bool {
 		p.dtypesNote = fmt.Sprintf("the source defines %s, so its #if makes %s %s", strings.Join(ch.fixed, ", "), c.dtypeName, ch.ctype)
 		return true
 	}
-	p.dtypesNote = fmt.Sprintf("TODO: without %s the source's #if makes %s %s; to run others, list them and set defines: (e.g. {%s: \"%s == bf16\"})", strings.Join(ch.tested, " or "), c.dtypeName, ch.ctype, firstOr(ch.tested, "MACRO"), c.dtypeName)
-	p.note("%s's type is chosen by an #if on %s: dtypes lists %s, the type it picks by default", c.dtypeName, strings.Join(ch.tested, ", "), d)
+	p.dtypesNote = p.todo(fmt.Sprintf("without %s the source's #if makes %s %s; to run others, list them and set defines: (e.g. {%s: \"%s == bf16\"})", strings.Join(ch.tested, " or "), c.dtypeName, ch.ctype, firstOr(ch.tested, "MACRO"), c.dtypeName),
+		"%s's type is chosen by an #if on %s: dtypes lists %s, the type it picks by default", c.dtypeName, strings.Join(ch.tested, ", "), d)
 	return true
 }
 

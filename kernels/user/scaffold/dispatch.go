@@ -23,6 +23,7 @@ type kernelScan struct {
 	indexBufs []*buffer
 	vocab     string
 	launch    *launchBlock // its host launch, when the source has one (findLaunch)
+	argsTODOs []string     // TODO comments for its args line
 }
 
 const sweep = "[32, 64, 128, 256, 512, 1024]"
@@ -30,7 +31,7 @@ const sweep = "[32, 64, 128, 256, 512, 1024]"
 // addDispatch maps one kernel to a dispatch: its template arguments, its
 // parameters (buffers, dims, values, flags, knobs), a guessed grid and
 // its static shared arrays.
-func (c *context) addDispatch(p *plan, sig csrc.Signature) {
+func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 	at := entryAt(c.toks, sig)
 	k := &kernelScan{sig: sig, tmpl: templateOf(c.toks, at), body: bodyOf(c.toks, at)}
 	if lb, ok := findLaunch(c.src, sig.Entry); ok {
@@ -44,35 +45,61 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) {
 		d.threadsComment = c.blockFromSource(p, k)
 	}
 	size := c.sizeOf(p, k)
-	for _, b := range k.newBufs {
-		b.shape = size
-	}
+	guessShapes(p, k, size)
 	d.grid = []string{fmt.Sprintf("cdiv(%s, %s)", strings.Join(size, " * "), k.block), "1", "1"}
-	d.gridComment = fmt.Sprintf("TODO: guessed one thread per element of %s; set the groups (blocks) your launch uses", strings.Join(size, "×"))
-	if k.launch != nil {
-		if g := gridExpr(k.launch.grid, p); g != "" {
-			d.grid[0] = g
-			d.gridComment = fmt.Sprintf("from the launch at %s", p.lines.at(k.launch.line))
-		}
+	if g := launchGrid(k, p); g != "" {
+		d.grid[0] = g
+		d.gridComment = fmt.Sprintf("from the launch at %s", p.lines.at(k.launch.line))
+	} else {
+		d.gridComment = p.todo(fmt.Sprintf("guessed one thread per element of %s; set the groups (blocks) your launch uses", strings.Join(size, "×")),
+			"%s: guessed grid cdiv(%s, %s) × %s threads: set it to what your launch uses", sig.Entry, strings.Join(size, " * "), k.block, k.block)
 	}
 	d.threads = []string{k.block, "1", "1"}
 	d.argsComment = "the kernel's parameters, in order"
 	if c.lang == "metal" && metalTakesStruct(c, k) {
 		d.argsComment = "buffers, then the struct's fields (mltop packs them into one struct after the buffers)"
 	}
-	if strings.HasPrefix(d.gridComment, "TODO") {
-		p.note("%s: guessed grid cdiv(%s, %s) × %s threads and buffer shapes [%s]: set them to what your launch uses", sig.Entry, strings.Join(size, " * "), k.block, k.block, strings.Join(size, ", "))
-	} else {
-		p.note("%s: grid %s × %s threads from its launch; guessed buffer shapes [%s]: set them to what the kernel reads and writes", sig.Entry, d.grid[0], k.block, strings.Join(size, ", "))
+	for _, t := range k.argsTODOs {
+		d.argsComment = withTODO(d.argsComment, t)
 	}
 	known := map[string]bool{}
 	for n, kind := range p.taken {
 		known[n] = kind == "knob" || kind == "dim"
 	}
-	tgm, dynamic, tgmNotes := sharedItems(c.bodyText(k.body), known)
-	d.tgm, d.dynamic = tgm, dynamic
-	p.notes = append(p.notes, tgmNotes...)
+	d.tgm, d.dynamic = sharedItems(c.bodyText(k.body), known)
+	if len(d.dynamic) > 0 {
+		names := strings.Join(d.dynamic, ", ")
+		d.dynamicComment = p.todo(fmt.Sprintf("bytes of extern shared array %s, set at launch (what the third <<<…>>> argument gives)", names),
+			"%s: extern shared array %s: its size is set at launch; write its bytes as dynamic_tgm: in the dispatch", sig.Entry, names)
+	}
 	p.disps = append(p.disps, d)
+	return d
+}
+
+// launchGrid is the grid of a kernel's host launch as the manifest's
+// expression, "" when it has none mltop can express.
+func launchGrid(k *kernelScan, p *plan) string {
+	if k.launch == nil {
+		return ""
+	}
+	return gridExpr(k.launch.grid, p)
+}
+
+// guessShapes gives the buffers a dispatch added its size: a guess, with
+// a TODO on each buffer's line and one note.
+func guessShapes(p *plan, k *kernelScan, size []string) {
+	if len(k.newBufs) == 0 {
+		return
+	}
+	var names []string
+	for _, b := range k.newBufs {
+		names = append(names, b.name)
+	}
+	comment := p.todo(fmt.Sprintf("shape guessed from %s's sizes", k.sig.Entry),
+		"%s: guessed buffer shapes [%s] for %s: set them to what the kernel reads and writes", k.sig.Entry, strings.Join(size, ", "), strings.Join(names, ", "))
+	for _, b := range k.newBufs {
+		b.shape, b.shapeComment = size, comment
+	}
 }
 
 // bodyText is the source lines the body spans.
@@ -117,8 +144,9 @@ func (c *context) entryExpr(p *plan, k *kernelScan) string {
 			}
 			n, isNew := p.claim(safeName(tp.name, c.dtypeName), "knob")
 			if isNew {
-				p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: [%d], default: %d}", v, v), comment: fmt.Sprintf("TODO: the values of template parameter %s to sweep", tp.name)})
-				p.note("template parameter %s of %s is knob %s with the one value %d: list the values to sweep", tp.name, k.sig.Entry, n, v)
+				comment := p.todo(fmt.Sprintf("the values of template parameter %s to sweep", tp.name),
+					"template parameter %s of %s is knob %s with the one value %d: list the values to sweep", tp.name, k.sig.Entry, n, v)
+				p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: [%d], default: %d}", v, v), comment: comment})
 			}
 			args = append(args, n)
 		}
@@ -155,9 +183,9 @@ func (c *context) blockFromSource(p *plan, k *kernelScan) string {
 		n, isNew := p.claim(cn.name, "knob")
 		k.block = n
 		if isNew {
-			p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: [%d], default: %d, doc: threads per group}", cn.value, cn.value),
-				comment: fmt.Sprintf("TODO: fixed by the source (%s: %s %s %d); wrap a #define in #ifndef %s to sweep it", p.lines.at(cn.line), cn.what, cn.name, cn.value, cn.name)})
-			p.note("%s is fixed by the source (%s): knob %s has the one value %d; guard its #define with #ifndef to sweep it", cn.name, p.lines.at(cn.line), n, cn.value)
+			comment := p.todo(fmt.Sprintf("fixed by the source (%s: %s %s %d); wrap a #define in #ifndef %s to sweep it", p.lines.at(cn.line), cn.what, cn.name, cn.value, cn.name),
+				"%s is fixed by the source (%s): knob %s has the one value %d; guard its #define with #ifndef to sweep it", cn.name, p.lines.at(cn.line), n, cn.value)
+			p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: [%d], default: %d, doc: threads per group}", cn.value, cn.value), comment: comment})
 		}
 		return ""
 	}
@@ -169,7 +197,12 @@ func (c *context) blockFromSource(p *plan, k *kernelScan) string {
 	if isNew {
 		p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: %s, default: 256, doc: threads per group}", sweep), comment: "TODO: the kernel's block size was not found; WG is the threads per group"})
 	}
-	return "TODO: threads per group; the source names no block size for this kernel"
+	if lb := k.launch; lb != nil && lb.dim3 != "" { // several dimensions (and the name may be CUDA's own blockDim)
+		return p.todo(fmt.Sprintf("the launch at %s uses dim3 %s(%s): set the x, y, z threads", p.lines.at(lb.line), lb.name, lb.dim3),
+			"%s: its launch at %s uses dim3 %s(%s) threads: set threads: to those x, y, z", k.sig.Entry, p.lines.at(lb.line), lb.name, lb.dim3)
+	}
+	return p.todo("threads per group; the source names no block size for this kernel",
+		"%s: the source names no block size for it: threads: [%s, 1, 1]; set the threads your launch uses", k.sig.Entry, n)
 }
 
 // sizeOf guesses the element count a kernel covers: an N-like dim alone,

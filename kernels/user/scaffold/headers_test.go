@@ -57,6 +57,7 @@ func TestScaffoldFollowsLocalHeaders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkNotesHaveTODOs(t, res)
 			for _, w := range []string{c.source, "# line 5 of kernels/scale.cuh: scale_kernel(floatX* out, const floatX* inp, float alpha, int N)",
 				"dtype_name: floatX", "dtypes: [f32]   # the source's typedef fixes floatX as float", "args: [out, inp, alpha, N]"} {
 				if c.from != "train.cu" {

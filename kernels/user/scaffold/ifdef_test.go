@@ -60,6 +60,7 @@ func TestScaffoldDTypeFromHeaderIf(t *testing.T) {
 		if !strings.Contains(res.Text, c.want) {
 			t.Errorf("manifest lacks %q:\n%s", c.want, res.Text)
 		}
+		checkNotesHaveTODOs(t, res)
 	}
 }
 

@@ -168,8 +168,7 @@ func (c *context) blockFromLaunch(p *plan, k *kernelScan) bool {
 		return false
 	}
 	lb := *k.launch
-	if lb.dim3 != "" { // several dimensions (and the name may be CUDA's own blockDim)
-		p.note("%s: its launch at %s uses dim3 %s(%s) threads: set threads: to those x, y, z", k.sig.Entry, p.lines.at(lb.line), lb.name, lb.dim3)
+	if lb.dim3 != "" { // several dimensions: blockFromSource's TODO says so
 		return false
 	}
 	name := lb.name
@@ -185,7 +184,8 @@ func (c *context) blockFromLaunch(p *plan, k *kernelScan) bool {
 	switch {
 	case lb.name == "": // a literal: the kernel may rely on it (shared arrays)
 		body = fmt.Sprintf("{values: [%d], default: %d, doc: threads per group}", lb.value, lb.value)
-		comment = fmt.Sprintf("TODO: the launch at %s uses %d threads; list other values to sweep if the kernel allows them", p.lines.at(lb.line), lb.value)
+		comment = p.todo(fmt.Sprintf("the launch at %s uses %d threads; list other values to sweep if the kernel allows them", p.lines.at(lb.line), lb.value),
+			"%s: its launch at %s uses %d threads: knob %s has that one value; list others to sweep if the kernel allows them", k.sig.Entry, p.lines.at(lb.line), lb.value, n)
 	case len(lb.values) > 0:
 		def := lb.values[0]
 		for _, v := range lb.values {
@@ -204,7 +204,6 @@ func (c *context) blockFromLaunch(p *plan, k *kernelScan) bool {
 		comment = fmt.Sprintf("from the launch at %s (%s threads)", p.lines.at(lb.line), lb.name)
 	}
 	p.knobs = append(p.knobs, part{name: n, body: body, comment: comment})
-	p.note("%s: threads per group from its launch at %s: knob %s", k.sig.Entry, p.lines.at(lb.line), n)
 	return true
 }
 

@@ -29,7 +29,8 @@ func (c *context) bindParams(p *plan, k *kernelScan) []string {
 			metalScalars = append(metalScalars, bound...)
 		case prm.Pointer:
 			if takesStruct && len(metalScalars) > 0 {
-				p.note("%s: buffer %s comes after a scalar: Metal takes the buffers first, then the scalars as one struct; reorder the kernel's parameters", k.sig.Entry, pname)
+				k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("buffer %s comes after a scalar: reorder the kernel's parameters, buffers first", pname),
+					"%s: buffer %s comes after a scalar: Metal takes the buffers first, then the scalars as one struct; reorder the kernel's parameters", k.sig.Entry, pname))
 			}
 			bound = []string{c.bufferParam(p, k, prm, pname)}
 			buffers = append(buffers, bound...)
@@ -56,11 +57,13 @@ func (c *context) constantParam(p *plan, k *kernelScan, prm csrc.Param, pname st
 		for _, f := range fs {
 			out = append(out, c.scalarParam(p, k, f.name, f.ctype))
 		}
-		p.note("%s: %s (%s) is a struct: its fields %s are the last args, in order (mltop packs them into one struct; it passes ints as i32 and floats as f32)", k.sig.Entry, pname, prm.Pointee, fieldNames(fs))
+		k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("the fields of %s (%s) are passed as i32 (ints) and f32 (floats)", pname, prm.Pointee),
+			"%s: %s (%s) is a struct: its fields %s are the last args, in order (mltop packs them into one struct; it passes ints as i32 and floats as f32)", k.sig.Entry, pname, prm.Pointee, fieldNames(fs)))
 		return out
 	}
 	if cTypes[prm.Pointee] == "" && !c.intType(prm.Pointee) {
-		p.note("%s: %s (%s): mltop cannot read that type's fields; list them as the last args, in order", k.sig.Entry, pname, prm.Type)
+		k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("add the fields of %s (%s) as the last args, in order", pname, prm.Type),
+			"%s: %s (%s): mltop cannot read that type's fields; list them as the last args, in order", k.sig.Entry, pname, prm.Type))
 		return nil
 	}
 	return []string{c.scalarParam(p, k, pname, prm.Pointee)}
@@ -83,7 +86,8 @@ func (c *context) scalarParam(p *plan, k *kernelScan, pname, ctype string) strin
 			c.usesDType = true
 		}
 		if halfScalar[t] {
-			p.note("%s: %s is a %s scalar: mltop passes no 16-bit float by value; take it as float", k.sig.Entry, pname, t)
+			k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("%s is a %s scalar, which mltop does not pass: take it as float in the kernel", pname, t),
+				"%s: %s is a %s scalar: mltop passes no 16-bit float by value; take it as float", k.sig.Entry, pname, t))
 		}
 		return c.value(p, pname)
 	case t == "bool":
@@ -95,7 +99,8 @@ func (c *context) scalarParam(p *plan, k *kernelScan, pname, ctype string) strin
 	case c.intType(t):
 		return c.intParam(p, k, pname)
 	}
-	p.note("%s: parameter %s has type %s, which mltop cannot pass: its arg is 0; change the parameter or the args", k.sig.Entry, pname, t)
+	k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("the arg of %s (%s, which mltop cannot pass) is 0", pname, t),
+		"%s: parameter %s has type %s, which mltop cannot pass: its arg is 0; change the parameter or the args", k.sig.Entry, pname, t))
 	return "0"
 }
 
@@ -122,7 +127,8 @@ func (c *context) intArg(p *plan, k *kernelScan, pname string) string {
 	if rowsLike.MatchString(pname) && c.intNames["B"] && c.intNames["T"] && !hasParam(k.sig, "B") && !hasParam(k.sig, "T") {
 		c.dim(p, k, "B", 2)
 		c.dim(p, k, "T", 2)
-		p.note("%s: %s is guessed to be B * T (the other kernels take B and T): check the args", k.sig.Entry, pname)
+		k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("%s guessed to be B * T", pname),
+			"%s: %s is guessed to be B * T (the other kernels take B and T): check the args", k.sig.Entry, pname))
 		return "B * T"
 	}
 	ints := 0
@@ -184,8 +190,8 @@ func (c *context) value(p *plan, pname string) string {
 		if !ok {
 			v = "1.0"
 		}
-		p.values = append(p.values, part{name: n, body: v, comment: "TODO: the value the kernel gets for " + pname})
-		p.note("float parameter %s is value %s = %s: set the value you run with", pname, n, v)
+		comment := p.todo("the value the kernel gets for "+pname, "float parameter %s is value %s = %s: set the value you run with", pname, n, v)
+		p.values = append(p.values, part{name: n, body: v, comment: comment})
 	}
 	return n
 }
@@ -195,36 +201,39 @@ func (c *context) value(p *plan, pname string) string {
 func (c *context) bufferParam(p *plan, k *kernelScan, prm csrc.Param, pname string) string {
 	dt := c.elemDType(prm.Pointee, k.sig)
 	b := &buffer{dtype: dt, readOnlyUse: prm.ReadOnly}
-	var how string
+	var guess func() string // how mltop read the buffer's use, when a guess: its TODO and note
 	switch a := accessOf(k.body, pname); {
 	case prm.ReadOnly:
 		b.init = inputInit(p, dt)
 	case a.reads && a.writes:
 		b.role, b.init = "inout", inputInit(p, dt)
-		how = "read and written by " + k.sig.Entry + ": updated in place (inout)"
-		p.note("%s: %s is read and written: guessed inout (initial values in, final values checked); make it out if it is only written", k.sig.Entry, pname)
+		guess = func() string {
+			return p.todo("read and written by "+k.sig.Entry+": updated in place (inout); make it out if it is only written",
+				"%s: %s is read and written: guessed inout (initial values in, final values checked); make it out if it is only written", k.sig.Entry, pname)
+		}
 	case a.writes:
 		b.role = "out"
 	case a.reads && !a.escapes:
 		b.init = inputInit(p, dt)
-		how = "TODO: not const but only read by " + k.sig.Entry + ": an input"
-		p.note("%s: %s is not const but only read: guessed it is an input", k.sig.Entry, pname)
+		guess = func() string {
+			return p.todo("not const but only read by "+k.sig.Entry+": an input", "%s: %s is not const but only read: guessed it is an input", k.sig.Entry, pname)
+		}
 	default:
 		b.role = "out"
-		how = "TODO: not const, and mltop could not follow its use: guessed an output"
-		p.note("%s: %s is not const and its use could not be followed: guessed it is an output", k.sig.Entry, pname)
+		guess = func() string {
+			return p.todo("not const, and mltop could not follow its use: guessed an output", "%s: %s is not const and its use could not be followed: guessed it is an output", k.sig.Entry, pname)
+		}
 	}
 	if prev := findBuffer(p, pname); prev != nil && prev.dtype == b.dtype && prev.role == b.role && (b.role != "" || prev.init == b.init) {
 		prev.readOnlyUse = prev.readOnlyUse || b.readOnlyUse
 		return prev.name
 	}
+	if guess != nil {
+		b.how = guess()
+	}
 	b.name, _ = p.claim(pname, "buffer")
 	if b.name != pname {
-		how = strings.TrimSpace(how + fmt.Sprintf(" (parameter %s of %s; the name was taken)", pname, k.sig.Entry))
-	}
-	b.comment = how
-	if b.comment == "" {
-		b.comment = "TODO: shape"
+		b.how = strings.TrimSpace(b.how + fmt.Sprintf(" (parameter %s of %s; the name was taken)", pname, k.sig.Entry))
 	}
 	p.bufs = append(p.bufs, b)
 	k.newBufs = append(k.newBufs, b)
@@ -251,7 +260,7 @@ func boundIndices(k *kernelScan) {
 	for _, b := range k.indexBufs {
 		if b.init == inputInit(nil, b.dtype) {
 			b.init = fmt.Sprintf("randint(0, %s)", k.vocab)
-			b.comment = strings.TrimSuffix(fmt.Sprintf("indices below %s, %s's vocabulary size; %s", k.vocab, k.sig.Entry, b.comment), "; ")
+			b.index = fmt.Sprintf("indices below %s, %s's vocabulary size", k.vocab, k.sig.Entry)
 		}
 	}
 }
@@ -289,10 +298,10 @@ func indexBelowV(p *plan) {
 		}
 		if p.taken["V"] == "dim" {
 			b.init = "randint(0, V)"
-			b.comment = strings.TrimSpace("TODO: guessed indices below V; " + b.comment)
+			b.index = "TODO: guessed indices below V"
 			continue
 		}
-		b.comment = strings.TrimSpace("TODO: indices below 1024: bound them by the size they index, e.g. randint(0, V) with a dim V; " + b.comment)
+		b.index = "TODO: indices below 1024: bound them by the size they index, e.g. randint(0, V) with a dim V"
 	}
 }
 

@@ -2,6 +2,7 @@ package scaffold
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -10,13 +11,15 @@ import (
 type plan struct {
 	name, lang, rel, from string
 	dtypeName             string // "" → T
+	dtypeNameComment      string // why the dtype has that name
 	dtypes, dtypesNote    string
+	checkComment          string
 	knobs, dims, values   []part
 	flags                 []part
 	bufs                  []*buffer
 	disps                 []*dispatch
 	taken                 map[string]string // name → what it is (knob, dim, value, flag, buffer)
-	notes                 []string          // the summary on stderr
+	notes                 []note            // the summary on stderr
 	lines                 sourceLines       // where each line of the text read comes from
 }
 
@@ -24,21 +27,36 @@ type plan struct {
 type part struct{ name, body, comment string }
 
 type buffer struct {
-	name, dtype, init, role, comment string
-	shape                            []string
-	readOnlyUse                      bool // bound to a const pointer somewhere
+	name, dtype, init, role string
+	shape                   []string
+	readOnlyUse             bool // bound to a const pointer somewhere
+	// its comment's parts, in this order: what bounds an index input,
+	// how mltop read its use (in, out, inout), where its shape is from
+	index, how, shapeComment string
+}
+
+// comment is the buffer line's comment: its non-empty parts.
+func (b *buffer) comment() string {
+	var parts []string
+	for _, s := range []string{b.index, b.how, b.shapeComment} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 type dispatch struct {
-	entry, comment  string
-	grid, threads   []string
-	args            []string
-	tgm             []string
-	dynamic         []string // extern shared arrays: sized by dynamic_tgm
-	argsComment     string
-	threadsComment  string
-	gridComment     string
-	signatureString string
+	entry, comment string
+	grid, threads  []string
+	args           []string
+	tgm            []string
+	dynamic        []string // extern shared arrays: sized by dynamic_tgm
+	dynamicComment string   // the commented dynamic_tgm line's TODO
+	entryComment   string
+	argsComment    string
+	threadsComment string
+	gridComment    string
 }
 
 // claim reserves name for a part of kind; a name already taken by
@@ -61,8 +79,29 @@ func (p *plan) claim(name, kind string) (string, bool) {
 	return name, true
 }
 
-func (p *plan) note(format string, a ...any) {
-	p.notes = append(p.notes, fmt.Sprintf(format, a...))
+// note is one line of the summary and the TODO comment it has in the
+// manifest, on the line it is about.
+type note struct{ text, todo string }
+
+// todo adds a note to the summary and returns its comment, "TODO: "+short,
+// for the manifest line the note is about: the only way to add a note, so
+// that each one's TODO is in the file (TestEveryNoteHasItsTODO).
+func (p *plan) todo(short, format string, a ...any) string {
+	p.notes = append(p.notes, note{text: fmt.Sprintf(format, a...), todo: short})
+	return "TODO: " + short
+}
+
+// dropNote removes the notes whose TODO a comment being replaced held.
+func (p *plan) dropNote(comment string) {
+	p.notes = slices.DeleteFunc(p.notes, func(n note) bool { return strings.HasPrefix(comment, "TODO: "+n.todo) })
+}
+
+// withTODO adds a TODO to a comment that may have other parts.
+func withTODO(comment, todo string) string {
+	if comment == "" {
+		return todo
+	}
+	return comment + "; " + todo
 }
 
 func withComment(line, comment string) string {
@@ -98,7 +137,7 @@ func (p *plan) render() string {
 	fmt.Fprintf(&b, "name: %s\ndescription: TODO one line\n", p.name)
 	fmt.Fprintf(&b, "sources: {%s: %s}\n", p.lang, quote(p.rel))
 	if p.dtypeName != "" && p.dtypeName != "T" {
-		b.WriteString(withComment("dtype_name: "+p.dtypeName, "the element type's name in the source; buffers say dtype: "+p.dtypeName) + "\n")
+		b.WriteString(withComment("dtype_name: "+p.dtypeName, p.dtypeNameComment) + "\n")
 	}
 	b.WriteString(withComment("dtypes: "+p.dtypes, p.dtypesNote) + "\n")
 	section := func(key string, parts []part) {
@@ -126,21 +165,21 @@ func (p *plan) render() string {
 		if x.role != "" {
 			line += ", " + x.role + ": true"
 		}
-		b.WriteString(withComment(line+"}", x.comment) + "\n")
+		b.WriteString(withComment(line+"}", x.comment()) + "\n")
 	}
 	b.WriteString("dispatches:\n")
 	for _, d := range p.disps {
 		if d.comment != "" {
 			b.WriteString("  # " + d.comment + "\n")
 		}
-		b.WriteString(withComment("  - entry: "+quote(d.entry), d.signatureString) + "\n")
+		b.WriteString(withComment("  - entry: "+quote(d.entry), d.entryComment) + "\n")
 		b.WriteString(withComment(fmt.Sprintf("    grid: [%s]", quoteAll(d.grid)), d.gridComment) + "\n")
 		b.WriteString(withComment(fmt.Sprintf("    threads: [%s]", quoteAll(d.threads)), d.threadsComment) + "\n")
 		b.WriteString(withComment(fmt.Sprintf("    args: [%s]", quoteAll(d.args)), d.argsComment) + "\n")
 		if len(d.dynamic) > 0 {
 			// commented: it loads as it is, and `mltop check` flags the
 			// extern array until the line is filled in
-			fmt.Fprintf(&b, "    # dynamic_tgm: \"TODO\"   # TODO: bytes of extern shared array %s, set at launch (what the third <<<…>>> argument gives)\n", strings.Join(d.dynamic, ", "))
+			fmt.Fprintf(&b, "    # dynamic_tgm: \"TODO\"   # %s\n", d.dynamicComment)
 		}
 		if len(d.tgm) > 0 {
 			b.WriteString("    tgm:   # from the source's static shared (threadgroup) arrays: the TGM budget\n")
@@ -151,6 +190,6 @@ func (p *plan) render() string {
 	}
 	// No bytes: every buffer counts once; flops has no guess.
 	b.WriteString("# work: {flops: \"TODO\"}   # TODO: FLOPs of one run (an expression of dims and knobs); bytes: leave out to count every buffer once\n")
-	b.WriteString("check: none   # TODO: {python: ref.py} with def reference(inputs, dims) -> {output: array}\n")
+	b.WriteString(withComment("check: none", p.checkComment) + "\n")
 	return b.String()
 }

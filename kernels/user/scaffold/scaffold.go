@@ -27,10 +27,12 @@ type Request struct {
 	Read func(path string) ([]byte, error)
 }
 
-// Result is the manifest and the summary of what was guessed.
+// Result is the manifest and the summary of what was guessed: each note
+// has a `# TODO` comment in Text, on the line it is about.
 type Result struct {
 	Text  string
 	Notes []string
+	todos []string // todos[i]: what follows "TODO: " in Notes[i]'s comment
 }
 
 // ChooseError: the source has several kernels and none was named.
@@ -64,7 +66,7 @@ func Manifest(r Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	sigs, notes, err := pickEntries(r, lines)
+	sigs, overloads, err := pickEntries(r, lines)
 	if err != nil {
 		return Result{}, err
 	}
@@ -73,20 +75,28 @@ func Manifest(r Request) (Result, error) {
 		return Result{}, err
 	}
 	c := newContext(r.Src, lang, sigs)
-	p := &plan{name: r.Name, lang: lang, rel: rel, from: filepath.Base(r.SrcPath), taken: map[string]string{}, notes: notes, lines: lines}
-	p.dtypeName = c.dtypeName
+	p := &plan{name: r.Name, lang: lang, rel: rel, from: filepath.Base(r.SrcPath), taken: map[string]string{}, lines: lines}
+	p.dtypeName, p.dtypeNameComment = c.dtypeName, c.dtypeNameWhy
 	p.taken[c.dtypeName] = "the dtype"
-	p.notes = append(p.notes, c.notes...)
-	for _, sig := range sigs {
-		c.addDispatch(p, sig)
+	for i, sig := range sigs {
+		d := c.addDispatch(p, sig)
+		if n := overloads[i]; n > 1 {
+			d.entryComment = p.todo(fmt.Sprintf("one of %d overloads (%s); edit args for another", n, lines.at(sig.Line)),
+				"%s has %d overloads: used the one at %s; edit args for another", sig.Entry, n, lines.at(sig.Line))
+		}
 	}
 	if err := ensureOutput(p, r.SrcPath); err != nil {
 		return Result{}, err
 	}
 	indexBelowV(p)
 	c.setDTypes(p)
-	p.note("check is none (runs are `unchecked`): write ref.py and set check: {python: ref.py}")
-	return Result{Text: p.render(), Notes: p.notes}, nil
+	p.checkComment = p.todo("{python: ref.py} with def reference(inputs, dims) -> {output: array}", "check is none (runs are `unchecked`): write ref.py and set check: {python: ref.py}")
+	res := Result{Text: p.render()}
+	for _, n := range p.notes {
+		res.Notes = append(res.Notes, n.text)
+		res.todos = append(res.todos, n.todo)
+	}
+	return res, nil
 }
 
 // language is the source's: by its extension, or for a header (.h,
@@ -111,8 +121,9 @@ func language(r Request) (string, error) {
 
 var metalKernelRE = regexp.MustCompile(`\[\[\s*kernel\s*\]\]|\bkernel\s+void\b`)
 
-// pickEntries finds the named kernels (or the only one) in the source.
-func pickEntries(r Request, lines sourceLines) ([]csrc.Signature, []string, error) {
+// pickEntries finds the named kernels (or the only one) in the source,
+// with the number of overloads of each name (the first is taken).
+func pickEntries(r Request, lines sourceLines) ([]csrc.Signature, []int, error) {
 	all := csrc.FindEntries(r.Src)
 	if len(all) == 0 {
 		return nil, nil, fmt.Errorf("%s has no kernels: mltop looks for __global__ (CUDA) and kernel / [[kernel]] (Metal) functions", r.SrcPath)
@@ -121,10 +132,10 @@ func pickEntries(r Request, lines sourceLines) ([]csrc.Signature, []string, erro
 		if len(all) > 1 {
 			return nil, nil, &ChooseError{File: r.SrcPath, Kernels: all, lines: lines}
 		}
-		return all, nil, nil
+		return all, []int{1}, nil
 	}
 	var out []csrc.Signature
-	var notes []string
+	var overloads []int
 	for _, name := range r.Entries {
 		name = strings.TrimSpace(name)
 		if i := strings.Index(name, "<"); i >= 0 {
@@ -134,12 +145,10 @@ func pickEntries(r Request, lines sourceLines) ([]csrc.Signature, []string, erro
 		if len(sigs) == 0 {
 			return nil, nil, fmt.Errorf("%s has no kernel %q (kernels found: %s)", r.SrcPath, name, strings.Join(found, ", "))
 		}
-		if len(sigs) > 1 {
-			notes = append(notes, fmt.Sprintf("%s has %d overloads: used the one at %s; edit args for another", name, len(sigs), lines.at(sigs[0].Line)))
-		}
 		out = append(out, sigs[0])
+		overloads = append(overloads, len(sigs))
 	}
-	return out, notes, nil
+	return out, overloads, nil
 }
 
 // sourcePath is the source's path relative to the manifest's folder, with
@@ -175,8 +184,8 @@ func ensureOutput(p *plan, file string) error {
 	for i := len(p.bufs) - 1; i >= 0; i-- {
 		if b := p.bufs[i]; !b.readOnlyUse {
 			b.role, b.init = "out", ""
-			b.comment = "TODO: no buffer is written in a way mltop could follow; guessed this one is the output"
-			p.note("no buffer is visibly written: guessed %s is the output", b.name)
+			p.dropNote(b.how) // it said the buffer is an input
+			b.how = p.todo("no buffer is written in a way mltop could follow; guessed this one is the output", "no buffer is visibly written: guessed %s is the output", b.name)
 			return nil
 		}
 	}

@@ -27,11 +27,10 @@ var scalarBytes = map[string]int{
 // known (a literal, a dim, a knob, T), else a commented TODO line. The
 // extern (unsized) arrays, sized at launch, are dynamic: the dispatch's
 // dynamic_tgm TODO names them.
-func sharedItems(src string, known map[string]bool) (items, dynamic, notes []string) {
+func sharedItems(src string, known map[string]bool) (items, dynamic []string) {
 	for _, m := range sharedDecl.FindAllStringSubmatch(src, -1) {
 		typ, name, ext := m[2], m[3], m[4]
 		if m[1] != "" {
-			notes = append(notes, fmt.Sprintf("extern shared array %s: its size is set at launch; write its bytes as dynamic_tgm: in the dispatch", name))
 			dynamic = append(dynamic, name)
 			continue
 		}
@@ -65,7 +64,7 @@ func sharedItems(src string, known map[string]bool) (items, dynamic, notes []str
 		}
 		items = append(items, fmt.Sprintf("- {name: %s, bytes: \"%s\"}   # %s", name, expr, decl))
 	}
-	return items, dynamic, notes
+	return items, dynamic
 }
 
 // evalProduct multiplies literal factors; an error when one is a name.

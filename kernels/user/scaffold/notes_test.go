@@ -1,0 +1,119 @@
+package scaffold
+
+import (
+	"strings"
+	"testing"
+)
+
+// missingTODOs are the notes of a Result whose TODO is on no line of its
+// manifest: each note's text after "TODO: " must follow a # on some line.
+func missingTODOs(res Result) []string {
+	var missing []string
+	for i, n := range res.Notes {
+		if i >= len(res.todos) || res.todos[i] == "" {
+			missing = append(missing, n+" (no TODO recorded)")
+			continue
+		}
+		found := false
+		for _, line := range strings.Split(res.Text, "\n") {
+			at := strings.Index(line, "TODO: "+res.todos[i])
+			found = found || at >= 0 && strings.Contains(line[:at], "#")
+		}
+		if !found {
+			missing = append(missing, n)
+		}
+	}
+	return missing
+}
+
+// checkNotesHaveTODOs fails the test when a note of `mltop new`'s summary
+// has no # TODO in the manifest.
+func checkNotesHaveTODOs(t *testing.T, res Result) {
+	t.Helper()
+	if len(res.Notes) != len(res.todos) {
+		t.Errorf("%d notes, %d TODOs", len(res.Notes), len(res.todos))
+	}
+	for _, n := range missingTODOs(res) {
+		t.Errorf("the note %q has no # TODO in the manifest:\n%s", n, res.Text)
+	}
+}
+
+// The check itself: a note whose TODO is missing, not in a comment, or
+// not recorded is caught; one in a comment is not.
+func TestMissingTODOs(t *testing.T) {
+	text := "a: 1   # TODO: set a\nb: \"TODO: set b\"\nc: 3   # from x; TODO: set c (guessed)\n"
+	for _, c := range []struct {
+		todo    string
+		missing bool
+	}{
+		{"set a", false},
+		{"set c", false},
+		{"set b", true}, // in a value, not a comment
+		{"set d", true},
+		{"", true},
+	} {
+		got := missingTODOs(Result{Text: text, Notes: []string{"the note"}, todos: []string{c.todo}})
+		if (len(got) > 0) != c.missing {
+			t.Errorf("TODO %q: missing %v, want %v", c.todo, got, c.missing)
+		}
+	}
+}
+
+// TestEveryNoteHasItsTODO reaches each kind of note `mltop new` writes
+// that TestScaffoldRealisticSources does not, and checks that each note of
+// the summary is a # TODO on the line it is about.
+func TestEveryNoteHasItsTODO(t *testing.T) {
+	for _, c := range []struct {
+		name, file, src string
+		entries         []string
+		note, line      string // a note of the summary, and the manifest line that carries its TODO
+	}{
+		{name: "overloads", file: "o.cu", entries: []string{"k"},
+			src:  "__global__ void k(float* y, int n) { y[0] = 1; }\n__global__ void k(double* y, int n) { y[0] = 1; }\n",
+			note: "k has 2 overloads: used the one at line 1", line: "  - entry: k   # TODO: one of 2 overloads (line 1)"},
+		{name: "no buffer visibly written", file: "r.cu",
+			src:  "__global__ void k(const float* x, float* y, int n) { float a = y[0] + x[0]; }\n",
+			note: "no buffer is visibly written: guessed y is the output", line: "{name: y, dtype: f32, shape: [N], out: true}   # TODO: no buffer is written"},
+		{name: "a non-const input and an output whose use escapes", file: "e.cu",
+			src:  "__global__ void k(float* x, float* y, int n) { float a = x[0]; store128(y + 1, a); }\n",
+			note: "k: x is not const but only read", line: `{name: x, dtype: f32, shape: [N], init: "normal(0, 1)"}   # TODO: not const but only read by k`},
+		{name: "an output whose use escapes", file: "e.cu",
+			src:  "__global__ void k(float* x, float* y, int n) { float a = x[0]; store128(y + 1, a); }\n",
+			note: "k: y is not const and its use could not be followed", line: "{name: y, dtype: f32, shape: [N], out: true}   # TODO: not const, and mltop could not follow its use"},
+		{name: "a half scalar", file: "h.cu",
+			src:  "#include <cuda_fp16.h>\n__global__ void k(float* y, __half s, int n) { y[0] = (float)s; }\n",
+			note: "k: s is a __half scalar", line: "args: [y, s, N]   # the kernel's parameters, in order; TODO: s is a __half scalar"},
+		{name: "a scalar mltop cannot pass", file: "u.cu",
+			src:  "__global__ void k(float* y, float3 v, int n) { y[0] = v.x; }\n",
+			note: "k: parameter v has type float3, which mltop cannot pass", line: "args: [y, 0, N]   # the kernel's parameters, in order; TODO: the arg of v (float3"},
+		{name: "a template knob", file: "t.cu",
+			src:  "template <int VEC = 4>\n__global__ void k(float* y, int n) { y[0] = VEC; }\n",
+			note: "template parameter VEC of k is knob VEC with the one value 4", line: "  VEC: {values: [4], default: 4}   # TODO: the values of template parameter VEC to sweep"},
+		{name: "a block size fixed by the source", file: "f.cu",
+			src:  "#define BLOCK_SIZE 128\n__global__ void k(float* y, int n) { __shared__ float s[BLOCK_SIZE]; y[0] = s[0]; }\n",
+			note: "BLOCK_SIZE is fixed by the source (line 1)", line: "BLOCK_SIZE: {values: [128], default: 128, doc: threads per group}   # TODO: fixed by the source"},
+		{name: "a type an #if chooses, with no default", file: "d.cu",
+			src:  "#if defined(USE_HALF)\ntypedef __half floatX;\n#elif defined(USE_BF16)\ntypedef __nv_bfloat16 floatX;\n#endif\n__global__ void k(floatX* y, int n) { y[0] = 0; }\n",
+			note: "floatX's type is chosen by an #if in the source", line: "dtypes: [f32]   # TODO: an #if in the source chooses floatX's type"},
+		{name: "Metal: a buffer after the parameter struct", file: "m.metal",
+			src:  "struct P { uint n; float s; };\nkernel void k(device float* y [[buffer(0)]], constant P& p [[buffer(1)]], device const float* x [[buffer(2)]], uint i [[thread_position_in_grid]]) { y[i] = p.s * x[i]; }\n",
+			note: "k: buffer x comes after a scalar", line: "TODO: buffer x comes after a scalar: reorder the kernel's parameters, buffers first"},
+		{name: "Metal: a struct mltop cannot read", file: "q.metal",
+			src:  "#include \"q.h\"\nkernel void k(device float* y [[buffer(0)]], constant Q& q [[buffer(1)]], uint i [[thread_position_in_grid]]) { y[i] = 0; }\n",
+			note: "k: q (constant Q&): mltop cannot read that type's fields", line: "args: [y]   # the kernel's parameters, in order; TODO: add the fields of q"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Manifest(Request{Name: "my_k", SrcPath: "/w/" + c.file, Src: c.src, Entries: c.entries, Dir: "/w"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(strings.Join(res.Notes, "\n"), c.note) {
+				t.Errorf("notes lack %q:\n%s", c.note, strings.Join(res.Notes, "\n"))
+			}
+			if !strings.Contains(res.Text, c.line) {
+				t.Errorf("manifest lacks %q:\n%s", c.line, res.Text)
+			}
+			checkNotesHaveTODOs(t, res)
+		})
+	}
+}
