@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runClosedStdout runs mltop in a process of its own (runIsolated) whose
@@ -102,5 +103,31 @@ func TestCommandsEndQuietlyOnClosedStdout(t *testing.T) {
 				t.Errorf("mltop %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
 			}
 		})
+	}
+}
+
+// `mltop watch DIR | head -1`: once stdout is closed, nobody reads the
+// lines of the runs to come; watch stops (it would otherwise wait for
+// saves forever, since SIGPIPE no longer ends it) and says why.
+func TestWatchStopsWhenStdoutCloses(t *testing.T) {
+	dir := writeReloadKernel(t, "test_watch_pipe", "1")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	defer w.Close()
+	var errb strings.Builder
+	done := make(chan int, 1)
+	go func() {
+		done <- Main([]string{"watch", dir, "--backend", "cpu", "--isolate", "off", "--set", "WG=128"}, w, &errb)
+	}()
+	select {
+	case code := <-done:
+		if code != 0 || !strings.Contains(errb.String(), "stdout was closed (broken pipe): watch stops") {
+			t.Errorf("exit %d\n%s", code, errb.String())
+		}
+	case <-time.After(time.Minute): // not a timing: without the fix it waits for a save forever
+		t.Fatal("watch still runs a minute after its stdout was closed")
 	}
 }

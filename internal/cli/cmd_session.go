@@ -38,7 +38,9 @@ func runTUI(ctx context.Context, s *session, o *options) error {
 		if early.err != nil {
 			return early.err
 		}
-		devs = allStarted(early.devs, s.stderr)
+		if devs = allStarted(ctx, early.devs, s.stderr); ctx.Err() != nil {
+			return nil // ctrl-C while the workers started: no session, as ui.Run ends one
+		}
 		exec = devs[0].Exec
 	} else {
 		x, err := s.openExecutor(o.backend, tuiIsolate(o.isolate))

@@ -83,6 +83,14 @@ func runWatch(ctx context.Context, s *session, wa *watchArgs, pos []string) erro
 	if err != nil {
 		return badInput("%v", err)
 	}
+	// Its lines are its only output: once whatever reads them is gone
+	// (| head), watch stops, as SIGPIPE (caught in Main) no longer ends it.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	stdout = &stdoutGuard{w: stdout, gone: func() {
+		fmt.Fprintf(stderr, "mltop: %v: watch stops\n", errStdoutClosed)
+		stop()
+	}}
 	dev := exec.Device()
 	fmt.Fprintf(stderr, "mltop: watching %s (%s) for %s on %s (%s); save one to rerun, ctrl-c stops\n",
 		ms[0], profiler.Plural(len(w.Files()), "file", "files"), name, dev.Name, dev.Backend)
@@ -99,7 +107,7 @@ func runWatch(ctx context.Context, s *session, wa *watchArgs, pos []string) erro
 		}
 		return res
 	}
-	if first := runOnce("start", time.Now(), "after_start"); first.CannotRun() {
+	if first := runOnce("start", time.Now(), "after_start"); first.CannotRun() && ctx.Err() == nil {
 		// No save makes it runnable here; what a save still checks is the
 		// manifest, the plan and the budget.
 		fmt.Fprintf(stderr, "mltop: %s cannot run %s's source, so every run here is invalid; each save still re-checks the manifest, the plan and the TGM budget. To measure, watch with --backend cuda or metal\n", dev.Backend, name)

@@ -126,12 +126,16 @@ func (s *session) openDevices(backend string, ords []int, shared []string, log i
 
 // allStarted waits for every device's worker (the interactive session
 // shows each device from the start) and returns those that started,
-// saying on log which did not.
-func allStarted(devs []run.Device, log io.Writer) []run.Device {
+// saying on log which did not; none once ctx ends (ctrl-C: the workers
+// still starting are not waited for).
+func allStarted(ctx context.Context, devs []run.Device, log io.Writer) []run.Device {
 	var ok []run.Device
 	for _, d := range devs {
 		if p, isPool := d.Exec.(*run.WorkerPool); isPool {
-			if err := p.Wait(context.Background()); err != nil {
+			if err := p.Wait(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
 				fmt.Fprintf(log, "mltop: device %d left out: its worker did not start: %v\n", d.Ordinal, err)
 				continue
 			}

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -388,5 +390,33 @@ func TestFillThreadsFor(t *testing.T) {
 		if (c.warn == "") != (warn == "") || !strings.Contains(warn, c.warn) {
 			t.Errorf("%d cores, %d workers, override %q: warning %q, want one with %q", c.cores, c.workers, c.override, warn, c.warn)
 		}
+	}
+}
+
+// The interactive session waits for every device's worker before it
+// opens, but not past ctrl-C: a worker still starting (or still waiting
+// for its turn) is not waited for, and the session does not open.
+func TestAllStartedStopsOnCtrlC(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // start slots of its own
+	hello := `{"type":"hello","device":{"backend":"cpu","name":"fake"}}`
+	gate := filepath.Join(t.TempDir(), "go")
+	script := `while [ ! -e "$1" ]; do sleep 0.01; done; echo '` + hello + `'; exec sleep 60`
+	p := run.StartWorkerPool(func() []string { return []string{"sh", "-c", script, "worker", gate} }, nil)
+	defer func() { // let it start, then stop it
+		os.WriteFile(gate, nil, 0o600)
+		p.Wait(context.Background())
+		p.Close()
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // ctrl-C
+	done := make(chan []run.Device, 1)
+	go func() { done <- allStarted(ctx, []run.Device{{Ordinal: 0, Exec: p}}, io.Discard) }()
+	select {
+	case devs := <-done:
+		if len(devs) != 0 {
+			t.Errorf("after ctrl-C the session got devices %v", devs)
+		}
+	case <-time.After(time.Minute): // not a timing: without the fix it waits for the gate
+		t.Fatal("allStarted still waits for a worker a minute after ctrl-C")
 	}
 }

@@ -126,10 +126,8 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 			continue
 		}
 		switch done, err := s.Started(); {
-		case done && err != nil:
-			st.mu.Lock()
-			st.leaveOut(di, err)
-			st.mu.Unlock()
+		case done && err != nil: // failed as the sweep ran out of specs: nothing goes on
+			fmt.Fprintf(log, "mltop: device %d left out: its worker did not start: %s\n", d.Ordinal, profiler.OneLine(strings.TrimSpace(err.Error())))
 		case !done && n > 0: // (with nothing to run, every device ran nothing)
 			fmt.Fprintf(log, "mltop: device %d ran no spec: its worker was still starting when the sweep ended\n", d.Ordinal)
 		}

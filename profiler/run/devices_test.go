@@ -485,3 +485,34 @@ func TestJobsOnDevicesNothingToRunSaysNothingOfStarting(t *testing.T) {
 		t.Errorf("log: %s", log.String())
 	}
 }
+
+// failsAtTheEnd is a device whose worker's start fails just as the sweep
+// runs out of specs: its device stopped waiting (nothing was left), and
+// the start is over, failed, when the sweep says which devices ran nothing.
+type failsAtTheEnd struct{ *fakeDevice }
+
+func (failsAtTheEnd) Wait(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+func (failsAtTheEnd) Started() (bool, error)         { return true, errors.New("no CUDA here") }
+func (failsAtTheEnd) Device() profiler.DeviceInfo    { return profiler.DeviceInfo{} }
+
+// A device whose start failed once the sweep was over is named, without
+// saying that the sweep goes on without it: it has ended.
+func TestJobsOnDevicesStartFailedAtTheEnd(t *testing.T) {
+	for _, n := range []int{4, 0} { // 0: a --resume with nothing left
+		jobs := scaleJobs(4)
+		skip := map[string]bool{}
+		if n == 0 {
+			for _, j := range jobs {
+				skip[j.Spec.Key()] = true
+			}
+		}
+		var log bytes.Buffer
+		late := failsAtTheEnd{&fakeDevice{name: "late"}}
+		if _, err := run.JobsOnDevices(context.Background(), []run.Device{{Ordinal: 0, Exec: &fakeDevice{name: "A"}}, {Ordinal: 1, Exec: late}}, jobs, skip, nil, run.Hooks{}, &log); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(log.String(), "device 1 left out: its worker did not start: no CUDA here") || strings.Contains(log.String(), "goes on") {
+			t.Errorf("%d specs to run: log:\n%s", n, log.String())
+		}
+	}
+}

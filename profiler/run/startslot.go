@@ -1,6 +1,7 @@
 package run
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,8 +59,14 @@ var startLimit = sync.OnceValue(func() int {
 // are flock(2) locks on files in the temp directory: a slot held by a
 // process that died is free again, and two descriptors of one process
 // exclude each other as two processes do. Where a slot cannot be had
-// (no temp directory, the wait ran out), the start goes ahead without one.
+// (no temp directory, a file system without flock, the wait ran out),
+// the start goes ahead without one.
 func acquireStartSlot(n int, wait time.Duration) (release func()) {
+	return acquireStartSlotWith(syscall.Flock, n, wait)
+}
+
+// acquireStartSlotWith is acquireStartSlot with flock(2) given.
+func acquireStartSlotWith(flock func(fd, how int) error, n int, wait time.Duration) (release func()) {
 	noop := func() {}
 	var files []*os.File
 	for k := range n {
@@ -83,12 +90,20 @@ func acquireStartSlot(n int, wait time.Duration) (release func()) {
 	deadline := time.Now().Add(wait)
 	for {
 		for _, f := range files {
-			if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			err := flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+			if err == nil {
 				closeAll(f)
 				return func() {
-					syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+					flock(int(f.Fd()), syscall.LOCK_UN)
 					f.Close()
 				}
+			}
+			if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+				// Not a slot in use: this file system has no flock (a
+				// Lustre or NFS temp directory): waiting would only
+				// delay every start by the whole wait.
+				closeAll(nil)
+				return noop
 			}
 		}
 		if time.Now().After(deadline) {

@@ -2,6 +2,7 @@ package run
 
 import (
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -66,5 +67,26 @@ func TestStartSlotsTakeTurns(t *testing.T) {
 	acquireStartSlot(1, 50*time.Millisecond)()
 	if waited := time.Since(start); waited < 50*time.Millisecond {
 		t.Errorf("went ahead after %v, before its wait ran out", waited)
+	}
+}
+
+// A temp directory whose file system has no flock (Lustre mounted
+// without it: ENOSYS; NFS without a lock manager: ENOLCK) has no slots:
+// the start goes ahead at once, instead of taking each error for a slot
+// in use and waiting the whole wait on every worker start.
+func TestStartSlotWithoutFlockGoesAhead(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	for _, errno := range []syscall.Errno{syscall.ENOSYS, syscall.ENOLCK, syscall.EINVAL} {
+		calls := 0
+		acquireStartSlotWith(func(int, int) error { calls++; return errno }, 2, time.Second)()
+		if calls != 1 {
+			t.Errorf("%v: flock tried %d times, want once (the error is not a slot in use)", errno, calls)
+		}
+	}
+	// a slot in use is still waited for
+	calls := 0
+	acquireStartSlotWith(func(int, int) error { calls++; return syscall.EWOULDBLOCK }, 1, 20*time.Millisecond)()
+	if calls < 2 {
+		t.Errorf("a busy slot was tried %d times, want it tried again until the wait ran out", calls)
 	}
 }
