@@ -2,9 +2,7 @@ package run
 
 import (
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 func TestWorkerStartsFromTheEnvironment(t *testing.T) {
@@ -24,69 +22,5 @@ func TestWorkerStartsFromTheEnvironment(t *testing.T) {
 		if n != c.n || (c.warning == "") != (warning == "") || !strings.Contains(warning, c.warning) {
 			t.Errorf("%q: %d, %q; want %d, %q", c.v, n, warning, c.n, c.warning)
 		}
-	}
-}
-
-// A start slot excludes a second start (in this process as in another)
-// until it is released; with two slots, two starts go at once; a wait that
-// runs out starts anyway.
-func TestStartSlotsTakeTurns(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir())
-	first := acquireStartSlot(1, time.Second)
-	got := make(chan struct{})
-	go func() {
-		release := acquireStartSlot(1, 10*time.Second)
-		close(got)
-		release()
-	}()
-	select {
-	case <-got:
-		t.Fatal("a second start took the only slot while the first held it")
-	case <-time.After(100 * time.Millisecond):
-	}
-	first()
-	select {
-	case <-got:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the second start did not get the slot the first released")
-	}
-
-	a := acquireStartSlot(2, time.Second)
-	done := make(chan struct{})
-	go func() { acquireStartSlot(2, 10*time.Second)(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("with two slots, a second start waited for the first")
-	}
-	a()
-
-	held := acquireStartSlot(1, time.Second)
-	defer held()
-	start := time.Now()
-	acquireStartSlot(1, 50*time.Millisecond)()
-	if waited := time.Since(start); waited < 50*time.Millisecond {
-		t.Errorf("went ahead after %v, before its wait ran out", waited)
-	}
-}
-
-// A temp directory whose file system has no flock (Lustre mounted
-// without it: ENOSYS; NFS without a lock manager: ENOLCK) has no slots:
-// the start goes ahead at once, instead of taking each error for a slot
-// in use and waiting the whole wait on every worker start.
-func TestStartSlotWithoutFlockGoesAhead(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir())
-	for _, errno := range []syscall.Errno{syscall.ENOSYS, syscall.ENOLCK, syscall.EINVAL} {
-		calls := 0
-		acquireStartSlotWith(func(int, int) error { calls++; return errno }, 2, time.Second)()
-		if calls != 1 {
-			t.Errorf("%v: flock tried %d times, want once (the error is not a slot in use)", errno, calls)
-		}
-	}
-	// a slot in use is still waited for
-	calls := 0
-	acquireStartSlotWith(func(int, int) error { calls++; return syscall.EWOULDBLOCK }, 1, 20*time.Millisecond)()
-	if calls < 2 {
-		t.Errorf("a busy slot was tried %d times, want it tried again until the wait ran out", calls)
 	}
 }

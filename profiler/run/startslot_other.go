@@ -1,0 +1,9 @@
+//go:build !unix
+
+package run
+
+import "time"
+
+// acquireStartSlot: without flock(2) (Windows) workers start without
+// waiting their turn.
+func acquireStartSlot(n int, wait time.Duration) (release func()) { return func() {} }
