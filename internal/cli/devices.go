@@ -216,6 +216,11 @@ func (e *earlyDevices) open(sr *sweepRun) ([]run.Device, error) {
 		name := d.Exec.Device().Name
 		if name == "" {
 			name = "starting"
+			if p, ok := d.Exec.(*run.WorkerPool); ok {
+				if done, err := p.Started(); done && err != nil {
+					name = "left out" // the sweep says why
+				}
+			}
 		}
 		names = append(names, fmt.Sprintf("%d %s", d.Ordinal, name))
 	}

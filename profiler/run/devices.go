@@ -95,6 +95,7 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 		n:        n,
 		clock:    newDeviceClock(devs),
 		drained:  make(chan struct{}),
+		leftOut:  make([]bool, len(devs)),
 	}
 	st.cond = sync.NewCond(&st.mu)
 	st.counts = make([]DeviceCount, len(devs))
@@ -127,12 +128,19 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 		}
 		switch done, err := s.Started(); {
 		case done && err != nil: // failed as the sweep ran out of specs: nothing goes on
+			st.leftOut[di] = true
 			fmt.Fprintf(log, "mltop: device %d left out: its worker did not start: %s\n", d.Ordinal, profiler.OneLine(strings.TrimSpace(err.Error())))
 		case !done && n > 0: // (with nothing to run, every device ran nothing)
 			fmt.Fprintf(log, "mltop: device %d ran no spec: its worker was still starting when the sweep ended\n", d.Ordinal)
 		}
 	}
-	st.sum.Devices, st.sum.WallSeconds = st.clock.finish(devs)
+	times, wall := st.clock.finish(devs)
+	st.sum.WallSeconds = wall
+	for di, t := range times {
+		if !st.leftOut[di] {
+			st.sum.Devices = append(st.sum.Devices, t)
+		}
+	}
 	left := len(st.items)
 	if ctx.Err() != nil {
 		// Interrupted: what has no result yet was not run (as runFeed
@@ -211,6 +219,9 @@ type devSweep struct {
 	// starting then stops waiting for its worker.
 	drained   chan struct{}
 	drainOnce sync.Once
+	// leftOut marks the devices whose worker never started: they are not
+	// in the summary's per-device times (nor in the GPUs' busy share).
+	leftOut []bool
 }
 
 func (st *devSweep) device(ctx context.Context, di int, d Device) {
@@ -491,6 +502,7 @@ func (st *devSweep) claimed(di int, shape string) bool {
 // leaveOut drops device di, whose worker did not start.
 func (st *devSweep) leaveOut(di int, why error) {
 	st.counts[di].Dropped = true
+	st.leftOut[di] = true
 	st.live--
 	more := "the sweep goes on on the other devices"
 	if st.live == 0 {

@@ -450,6 +450,10 @@ func TestJobsOnDevicesStartAsTheirWorkersAreReady(t *testing.T) {
 	if names := []string{sum.Devices[0].Name, sum.Devices[1].Name}; names[0] != "A" || names[1] != "late" {
 		t.Errorf("device names %v: a device that became ready is named", names)
 	}
+	// the device left out is not in the per-device times (nor the busy share)
+	if len(sum.Devices) != 3 || sum.Devices[2].Ordinal != 2 {
+		t.Errorf("per-device times of %d devices (%+v), want 0, 1 and 2", len(sum.Devices), sum.Devices)
+	}
 }
 
 // readyAfter is a device that closes open after it has run n specs.

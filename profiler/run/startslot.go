@@ -41,12 +41,14 @@ func workerStarts(v string) (n int, warning string) {
 	return n, ""
 }
 
-// startLimit is WorkerStartsEnv's value, read (and a bad one said on
-// stderr) once per process.
-var startLimit = sync.OnceValue(func() int {
+// startLimit is WorkerStartsEnv's value, read at each start (a bad one is
+// said on stderr once per process).
+func startLimit() int {
 	n, warning := workerStarts(os.Getenv(WorkerStartsEnv))
 	if warning != "" {
-		fmt.Fprintln(os.Stderr, warning)
+		startWarning.Do(func() { fmt.Fprintln(os.Stderr, warning) })
 	}
 	return n
-})
+}
+
+var startWarning sync.Once
