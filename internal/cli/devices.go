@@ -180,7 +180,7 @@ func (s *session) startDevices(o *options, backend string) *earlyDevices {
 		}
 		traceStep(fmt.Sprintf("%d devices counted", len(ords)))
 		e.devs, e.err = s.openDevices(backend, ords, e.share(len(ords)), &e.log)
-		traceStep("every worker said hello")
+		traceStep("the first worker said hello (the others join as they start)")
 	}()
 	return e
 }
