@@ -88,6 +88,9 @@ func notASource(path string) error {
 			}
 			return '_'
 		}, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+		if !ValidName(name) { // 4_kernel_1D_blocktiling.cuh: a name starts with a letter
+			name = "k_" + name
+		}
 		msg += fmt.Sprintf(", or write one with `mltop new %s --from %s`", name, path)
 	}
 	return &Error{File: path, Msg: msg}

@@ -24,6 +24,8 @@ func TestManifestsRefusesSources(t *testing.T) {
 		{"ops.hpp", "", "this is a C++ header"},
 		{"main.cpp", "", "this is a C++ source"},
 		{"my-kernel.cu", "", "`mltop new my_kernel --from DIR/my-kernel.cu`"},
+		{"4_kernel_1D_blocktiling.cuh", "", "`mltop new k_4_kernel_1D_blocktiling --from DIR/4_kernel_1D_blocktiling.cuh`"},
+		{"03-sum.metal", "", "`mltop new k_03_sum --from DIR/03-sum.metal`"},
 		{"k.cu", "name: x\n", "this is a CUDA source, not a manifest: give its kernel.yaml (DIR/kernel.yaml is beside it)"},
 		{"other.yaml", "", ""},
 		{"kernel.yml", "", ""},
