@@ -60,6 +60,9 @@ func planStep(r *Result) map[string]planned {
 					pl.dts = append(pl.dts, dt)
 				}
 			}
+			if f.Validate(s, profiler.DeviceInfo{Backend: lang, Name: "mltop check"}) != nil {
+				continue // the rules refuse it: it never runs, whatever the limits
+			}
 			for _, d := range plan.Dispatches {
 				for _, o := range overLimits(lang, d) {
 					if key := d.Name + "\x00" + o.kind; !warned[key] {

@@ -37,6 +37,12 @@ func TestPlanStep(t *testing.T) {
 		}, false, Warning, []string{"asks 52000 B of threadgroup memory per group (part 20000 B + dynamic 32000 B), over the 49152 B (48 KiB) a CUDA block gets without opting in: mltop opts in at launch"}, "knob values"},
 		{"metal over 32 KiB", dyn(`"WG * 600"`), true, Warning, []string{"knob values WG=128 (listed in values:) ask more than 32768 B of threadgroup memory per group, which no Apple GPU runs", "asks 38400 B of threadgroup memory per group (dynamic 38400 B); no Apple GPU gives a threadgroup more than 32768 B (32 KiB; Metal has no opt-in)"}, ""},
 		{"metal within 32 KiB", dyn(`"WG * 200"`), true, -1, nil, ""},
+		// the rules refuse the f32 default spec and WG=128 at f16: nothing runs over the limit
+		{"over the limit only where a rule refuses", func(m string) string {
+			m = strings.Replace(m, "dtypes: [f32]", "dtypes: [f32, f16]", 1)
+			m = strings.Replace(m, `rules: ["cols % 4 == 0"]`, `rules: ["cols % 4 == 0", "WG * 200 * sizeof(T) <= 32768"]`, 1)
+			return dyn(`"WG * 200 * sizeof(T)"`)(m)
+		}, true, -1, nil, ""},
 		{"division by zero", func(m string) string {
 			return strings.Replace(m, "grid: [rows]", "grid: [rows / 0]", 1)
 		}, false, Error, []string{"error   [plan] ", "the default spec does not plan: ", "integer division by zero in grid[0] 'rows / 0'"}, "[compile]"},
