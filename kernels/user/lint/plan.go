@@ -119,42 +119,58 @@ func overLimits(lang string, d profiler.Dispatch) []overLimit {
 }
 
 // lintKnobValues plans, for each knob that lists values, each value with
-// the other knobs at their defaults (the first dtype), and warns once per
-// dispatch and limit about the values that no GPU runs. Values the rules
-// refuse, or that do not plan, are left out.
+// the other knobs at their defaults, at each dtype, and warns once per
+// dispatch and limit about the values that no GPU runs. A value over a
+// limit at some dtypes only (dynamic_tgm with sizeof(T)) names them.
+// Values the rules refuse, or that do not plan, are left out.
 func lintKnobValues(r *Result, lang string) {
 	f := r.Family
 	sc := f.Schema()
-	base := profiler.Spec{Kernel: f.Name(), DType: sc.DTypes[0]}.WithDefaults(sc)
 	dev := profiler.DeviceInfo{Backend: lang, Name: "mltop check"}
 	type key struct{ dispatch, kind string }
 	var order []key
 	over := map[key][]string{}
 	for _, k := range sc.Knobs {
 		for _, v := range k.Values {
-			if v == base.Knobs[k.Name] {
-				continue
-			}
-			s := base.Clone()
-			s.Knobs[k.Name] = v
-			if f.Validate(s, dev) != nil {
-				continue
-			}
-			plan, err := f.Plan(s, dev)
-			if err != nil {
-				continue
-			}
-			for _, d := range plan.Dispatches {
-				for _, o := range overLimits(lang, d) {
-					kk := key{d.Name, o.kind}
-					if o.kind == "optin" {
-						continue // a matter of which GPU runs it, as the default spec's warning says
-					}
-					if over[kk] == nil {
-						order = append(order, kk)
-					}
-					over[kk] = append(over[kk], fmt.Sprintf("%s=%d", k.Name, v))
+			var runs []profiler.DType // the dtypes at which the rules take v and it plans
+			overAt := map[key][]string{}
+			var keys []key
+			for _, dt := range sc.DTypes {
+				s := profiler.Spec{Kernel: f.Name(), DType: dt}.WithDefaults(sc)
+				if v == s.Knobs[k.Name] {
+					continue
 				}
+				s.Knobs[k.Name] = v
+				if f.Validate(s, dev) != nil {
+					continue
+				}
+				plan, err := f.Plan(s, dev)
+				if err != nil {
+					continue
+				}
+				runs = append(runs, dt)
+				for _, d := range plan.Dispatches {
+					for _, o := range overLimits(lang, d) {
+						if o.kind == "optin" {
+							continue // a matter of which GPU runs it, as the default spec's warning says
+						}
+						kk := key{d.Name, o.kind}
+						if overAt[kk] == nil {
+							keys = append(keys, kk)
+						}
+						overAt[kk] = append(overAt[kk], string(dt))
+					}
+				}
+			}
+			for _, kk := range keys {
+				label := fmt.Sprintf("%s=%d", k.Name, v)
+				if len(overAt[kk]) < len(runs) {
+					label += " at " + strings.Join(overAt[kk], ", ")
+				}
+				if over[kk] == nil {
+					order = append(order, kk)
+				}
+				over[kk] = append(over[kk], label)
 			}
 		}
 	}
@@ -166,7 +182,7 @@ func lintKnobValues(r *Result, lang string) {
 		line, col := dispatchPos(f, kk.dispatch)
 		r.add(Warning, StepPlan, f.Path(), line, col,
 			"dispatch %s: knob values %s (listed in values:) ask %s, which no %s runs: drop them from values: or add a rule that refuses them",
-			kk.dispatch, strings.Join(over[kk], ", "), limit[kk.kind], gpuKind[lang])
+			kk.dispatch, strings.Join(over[kk], "; "), limit[kk.kind], gpuKind[lang])
 	}
 }
 

@@ -37,6 +37,10 @@ func TestPlanStep(t *testing.T) {
 		}, false, Warning, []string{"asks 52000 B of threadgroup memory per group (part 20000 B + dynamic 32000 B), over the 49152 B (48 KiB) a CUDA block gets without opting in: mltop opts in at launch"}, "knob values"},
 		{"metal over 32 KiB", dyn(`"WG * 600"`), true, Warning, []string{"knob values WG=128 (listed in values:) ask more than 32768 B of threadgroup memory per group, which no Apple GPU runs", "asks 38400 B of threadgroup memory per group (dynamic 38400 B); no Apple GPU gives a threadgroup more than 32768 B (32 KiB; Metal has no opt-in)"}, ""},
 		{"metal within 32 KiB", dyn(`"WG * 200"`), true, -1, nil, ""},
+		// sizeof(T): WG=128 goes over at f32 only, whichever dtype comes first
+		{"a listed knob value over at one dtype", func(m string) string {
+			return dyn(`"WG * 80 * sizeof(T)"`)(strings.Replace(m, "dtypes: [f32]", "dtypes: [f16, f32]", 1))
+		}, true, Warning, []string{"knob values WG=128 at f32 (listed in values:) ask more than 32768 B"}, "the default spec"},
 		// the rules refuse the f32 default spec and WG=128 at f16: nothing runs over the limit
 		{"over the limit only where a rule refuses", func(m string) string {
 			m = strings.Replace(m, "dtypes: [f32]", "dtypes: [f32, f16]", 1)
