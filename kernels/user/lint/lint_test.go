@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -397,4 +398,25 @@ func TestExternSharedArrays(t *testing.T) {
 	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": src})
 	mustContain(t, "both", findingsOf(Check(path, Options{Static: true}).Manifests[0]),
 		"dispatch k lists the extern shared array sram as a tgm: item and sets dynamic_tgm: the TGM budget and its limit count those bytes twice; drop the tgm: item")
+}
+
+// A templated or namespaced entry (`k<T, WG>`, `ns::k`) is looked up by
+// its function's name: its shared arrays are linted as a plain entry's.
+func TestSharedArraysOfTemplatedEntries(t *testing.T) {
+	body := "(const F* X, F* Y, int rows, int cols) { __shared__ float part[BLOCK / 32]; extern __shared__ float sram[]; part[0] = sram[0]; }"
+	for _, c := range []struct{ entry, src string }{
+		{"k<T, WG>", "template <typename F, int BLOCK> __global__ void k" + body},
+		{"ns::k", "namespace ns { constexpr int BLOCK = 64; using F = float; __global__ void k" + body + " }"},
+	} {
+		for _, tc := range []struct{ extra, want string }{
+			{", dynamic_tgm: \"WG * 4\", tgm: [{name: sram, bytes: \"WG * 4\"}]", "dispatch k lists the extern shared array sram as a tgm: item and sets dynamic_tgm"},
+			{"", "dispatch k's kernel declares an extern (unsized) shared array, sized at launch, but the dispatch sets no dynamic_tgm"},
+			{", dynamic_tgm: \"WG * 4\"", "the source declares __shared__ part[BLOCK / 32] (in k) but dispatch k lists no tgm: items"},
+		} {
+			m := strings.Replace(usertest.Manifest("tmpl_k"), "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols]"+tc.extra+"}", 1)
+			m = strings.Replace(m, "{entry: k,", fmt.Sprintf("{name: k, entry: %q,", c.entry), 1)
+			path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": c.src})
+			mustContain(t, c.entry, findingsOf(Check(path, Options{Static: true}).Manifests[0]), tc.want)
+		}
+	}
 }

@@ -87,6 +87,16 @@ func sharedArraysIn(toks []csrc.Token, fn string) []sharedArray {
 	return out
 }
 
+// entryFunction is the function an entry names, as functionBodies keys
+// it: "kern" for `kern`, `ns::kern` and `kern<T, BLOCK>`.
+func entryFunction(entry string) string {
+	name, _, _ := strings.Cut(entry, "<")
+	if i := strings.LastIndex(name, "::"); i >= 0 {
+		name = name[i+2:]
+	}
+	return strings.TrimSpace(name)
+}
+
 // elemBytes are the sizes of the element types a suggestion can name.
 var elemBytes = map[string]int{
 	"float": 4, "int": 4, "uint": 4, "unsigned": 4, "int32_t": 4, "uint32_t": 4,
@@ -105,7 +115,7 @@ func lintUnsizedShared(r *Result, lang, code string) {
 		maxDType = max(maxDType, dt.Size())
 	}
 	for _, d := range f.DispatchInfos() {
-		arrays := reachableShared(bodies, d.Entry)
+		arrays := reachableShared(bodies, entryFunction(d.Entry))
 		if len(arrays) == 0 {
 			continue
 		}
