@@ -91,10 +91,16 @@ func notASource(path string) error {
 		if !ValidName(name) { // 4_kernel_1D_blocktiling.cuh: a name starts with a letter
 			name = "k_" + name
 		}
+		if f, err := profiler.Lookup(name); err == nil && !isUser(f) { // transpose.cu: new refuses a built-in's name
+			name += "_mine"
+		}
 		msg += fmt.Sprintf(", or write one with `mltop new %s --from %s`", name, path)
 	}
 	return &Error{File: path, Msg: msg}
 }
+
+// isUser says whether f is a user kernel (not a built-in family).
+func isUser(f profiler.Family) bool { _, ok := f.(*Family); return ok }
 
 func fileExists(path string) bool {
 	st, err := os.Stat(path)

@@ -26,6 +26,7 @@ func TestManifestsRefusesSources(t *testing.T) {
 		{"my-kernel.cu", "", "`mltop new my_kernel --from DIR/my-kernel.cu`"},
 		{"4_kernel_1D_blocktiling.cuh", "", "`mltop new k_4_kernel_1D_blocktiling --from DIR/4_kernel_1D_blocktiling.cuh`"},
 		{"03-sum.metal", "", "`mltop new k_03_sum --from DIR/03-sum.metal`"},
+		{"transpose.cu", "", "`mltop new transpose_mine --from DIR/transpose.cu`"}, // new refuses a built-in's name
 		{"k.cu", "name: x\n", "this is a CUDA source, not a manifest: give its kernel.yaml (DIR/kernel.yaml is beside it)"},
 		{"other.yaml", "", ""},
 		{"kernel.yml", "", ""},
