@@ -115,15 +115,20 @@ func unavailable(name string, err error) error {
 	return badInput("the %s %s%v (see `mltop list`; --backend cpu runs anywhere)", name, unavailableMarker, err)
 }
 
-// noWatchdogNote warns, when a watchdog timeout was asked for (given
-// names where: "--timeout 0.5" or "timeout: 0.5 in s.yaml"), that exec
-// runs specs in this process, where nothing can stop one midway: the
-// timeout is a worker's watchdog and has no effect there. "" when exec is
-// a worker pool or no timeout was asked for.
-func noWatchdogNote(exec profiler.Executor, timeout time.Duration, given string) string {
+// warnNoWatchdog says on w, when a watchdog timeout was asked for, that
+// exec runs specs in this process, where nothing can stop one midway: the
+// timeout is a worker's watchdog and has no effect there. Nothing when
+// exec is a worker pool or no timeout was asked for. byFlag and file say
+// where it was asked for: --timeout, or a sweep file's timeout: (file ""
+// for commands without one).
+func warnNoWatchdog(w io.Writer, exec profiler.Executor, timeout time.Duration, byFlag bool, file string) {
 	if _, inProcess := exec.(*run.Runner); !inProcess || timeout <= 0 {
-		return ""
+		return
 	}
-	return fmt.Sprintf("%s has no effect: the %s backend runs specs in this process, where no watchdog can stop one; add --isolate on to run them in a worker subprocess, which the watchdog ends after %g s",
+	given := fmt.Sprintf("--timeout %g", timeout.Seconds())
+	if !byFlag && file != "" {
+		given = fmt.Sprintf("timeout: %g in %s", timeout.Seconds(), file)
+	}
+	fmt.Fprintf(w, "mltop: %s has no effect: the %s backend runs specs in this process, where no watchdog can stop one; add --isolate on to run them in a worker subprocess, which the watchdog ends after %g s\n",
 		given, exec.Device().Backend, timeout.Seconds())
 }

@@ -57,11 +57,7 @@ func runRun(ctx context.Context, s *session, a *specArgs, pos []string) error {
 		return err
 	}
 	defer exec.Close()
-	if t := o.measureOptions(nil).Timeout; t > 0 {
-		if msg := noWatchdogNote(exec, t, fmt.Sprintf("--timeout %g", t.Seconds())); msg != "" {
-			fmt.Fprintln(stderr, "mltop:", msg)
-		}
-	}
+	warnNoWatchdog(stderr, exec, o.measureOptions(nil).Timeout, true, "")
 	if msg := runNotice(exec.Device(), profiler.Job{Spec: spec, Options: o.measureOptions(nil)}); msg != "" {
 		fmt.Fprintln(stderr, "mltop:", msg)
 	}

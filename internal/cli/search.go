@@ -67,11 +67,7 @@ func (s *session) runSearches(ctx context.Context, o *options, backend string, c
 		sinks = append(sinks, c)
 	}
 	fmt.Fprintf(stderr, "mltop: %s on %s (%s), %s to tune\n", dev.Backend, dev.Name, dev.Timer, profiler.Plural(len(cfgs), "shape", "shapes"))
-	if t, given := searchTimeout(o, cfgs, sweepFile); t > 0 {
-		if msg := noWatchdogNote(exec, t, given); msg != "" {
-			fmt.Fprintln(stderr, "mltop:", msg)
-		}
-	}
+	warnNoWatchdog(stderr, exec, searchTimeout(cfgs), o.set["timeout"], sweepFile)
 	tables := map[string]*tune.Table{}
 	var order []string
 	for _, cfg := range cfgs {
@@ -102,19 +98,15 @@ func (s *session) runSearches(ctx context.Context, o *options, backend string, c
 	return out.write(tables, order, stderr)
 }
 
-// searchTimeout is the watchdog timeout the searches ask for (the first
-// shape's that has one) and where it was given: --timeout, or the sweep
-// file's timeout:.
-func searchTimeout(o *options, cfgs []tune.Config, sweepFile string) (time.Duration, string) {
+// searchTimeout is the watchdog timeout the searches ask for: the first
+// shape's that has one.
+func searchTimeout(cfgs []tune.Config) time.Duration {
 	for _, c := range cfgs {
 		if t := c.Options.Timeout; t > 0 {
-			if sweepFile == "" || o.set["timeout"] {
-				return t, fmt.Sprintf("--timeout %g", t.Seconds())
-			}
-			return t, fmt.Sprintf("timeout: %g in %s", t.Seconds(), sweepFile)
+			return t
 		}
 	}
-	return 0, ""
+	return 0
 }
 
 // searchError maps a search's error to an exit: bad input (nothing left to

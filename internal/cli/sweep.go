@@ -243,14 +243,7 @@ func (sr *sweepRun) announce(p run.SweepPlan) error {
 // noteNoWatchdog warns that the sweep asked for a watchdog timeout (flag
 // or file) that specs run in this process do not have.
 func (sr *sweepRun) noteNoWatchdog() {
-	t := time.Duration(sr.timeout.Load())
-	given := fmt.Sprintf("timeout: %g in %s", t.Seconds(), sr.path)
-	if sr.o.set["timeout"] {
-		given = fmt.Sprintf("--timeout %g", t.Seconds())
-	}
-	if msg := noWatchdogNote(sr.exec, t, given); msg != "" {
-		fmt.Fprintln(sr.stderr, "mltop:", msg)
-	}
+	warnNoWatchdog(sr.stderr, sr.exec, time.Duration(sr.timeout.Load()), sr.o.set["timeout"], sr.path)
 }
 
 // startOutputs is run.Sweep's Start: the rows of --resume are checked,
