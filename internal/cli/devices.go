@@ -118,7 +118,7 @@ func (s *session) openDevices(backend string, ords []int, shared []string, log i
 	var why []string
 	for _, d := range devs {
 		err := d.Exec.(*run.WorkerPool).Wait(context.Background())
-		fmt.Fprintf(log, "mltop: device %d left out: its worker did not start: %v\n", d.Ordinal, err)
+		sayLeftOut(log, d.Ordinal, err)
 		why = append(why, fmt.Sprintf("device %d: %v", d.Ordinal, err))
 	}
 	return nil, badInput("no device could start a worker (%s); see `mltop list`", strings.Join(why, "; "))
@@ -136,13 +136,18 @@ func allStarted(ctx context.Context, devs []run.Device, log io.Writer) []run.Dev
 				if ctx.Err() != nil {
 					return nil
 				}
-				fmt.Fprintf(log, "mltop: device %d left out: its worker did not start: %v\n", d.Ordinal, err)
+				sayLeftOut(log, d.Ordinal, err)
 				continue
 			}
 		}
 		ok = append(ok, d)
 	}
 	return ok
+}
+
+// sayLeftOut is the line of a device whose worker did not start.
+func sayLeftOut(log io.Writer, ord int, err error) {
+	fmt.Fprintf(log, "mltop: device %d left out: its worker did not start: %v\n", ord, err)
 }
 
 func closeDevices(devs []run.Device) {

@@ -196,8 +196,11 @@ func (sr *sweepRun) checkInputs(cfg *run.SweepConfig, backend string) error {
 		if o.isolate == "off" {
 			return badInput("--devices runs one worker subprocess per device: drop --isolate off")
 		}
-		if _, err := resolveDevices(o.devices, resolveBackend(backend), countDevices, os.Getenv(repeatDevicesEnv) == "1"); err != nil {
-			if _, count := countDevices(resolveBackend(backend)); !o.dryRun || count == nil {
+		b := resolveBackend(backend)
+		n, countErr := countDevices(b)
+		counted := func(string) (int, error) { return n, countErr } // counted once
+		if _, err := resolveDevices(o.devices, b, counted, os.Getenv(repeatDevicesEnv) == "1"); err != nil {
+			if !o.dryRun || countErr == nil {
 				return err
 			}
 			noteDryRunWithoutDevice(sr.stderr, err) // the backend cannot count: nothing to check against
