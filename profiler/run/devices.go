@@ -128,8 +128,9 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 		}
 		switch done, err := s.Started(); {
 		case done && err != nil: // failed as the sweep ran out of specs: nothing goes on
-			st.leftOut[di] = true
-			fmt.Fprintf(log, "mltop: device %d left out: its worker did not start: %s\n", d.Ordinal, profiler.OneLine(strings.TrimSpace(err.Error())))
+			st.mu.Lock()
+			st.leaveOut(di, err, true)
+			st.mu.Unlock()
 		case !done && n > 0: // (with nothing to run, every device ran nothing)
 			fmt.Fprintf(log, "mltop: device %d ran no spec: its worker was still starting when the sweep ended\n", d.Ordinal)
 		}
@@ -242,7 +243,7 @@ func (st *devSweep) device(ctx context.Context, di int, d Device) {
 		st.mu.Lock()
 		if err != nil {
 			if wctx.Err() == nil {
-				st.leaveOut(di, err)
+				st.leaveOut(di, err, false)
 			}
 			st.mu.Unlock()
 			return
@@ -499,16 +500,20 @@ func (st *devSweep) claimed(di int, shape string) bool {
 	return false
 }
 
-// leaveOut drops device di, whose worker did not start.
-func (st *devSweep) leaveOut(di int, why error) {
+// leaveOut drops device di, whose worker did not start; ended: the sweep
+// is over (its start failed as the specs ran out), so nothing goes on.
+func (st *devSweep) leaveOut(di int, why error, ended bool) {
 	st.counts[di].Dropped = true
 	st.leftOut[di] = true
 	st.live--
-	more := "the sweep goes on on the other devices"
-	if st.live == 0 {
-		more = "no device is left"
+	more := "; the sweep goes on on the other devices"
+	switch {
+	case ended:
+		more = ""
+	case st.live == 0:
+		more = "; no device is left"
 	}
-	fmt.Fprintf(st.log, "mltop: device %d left out: its worker did not start: %s; %s\n", st.counts[di].Ordinal, profiler.OneLine(strings.TrimSpace(why.Error())), more)
+	fmt.Fprintf(st.log, "mltop: device %d left out: its worker did not start: %s%s\n", st.counts[di].Ordinal, profiler.OneLine(strings.TrimSpace(why.Error())), more)
 	st.showDevices()
 	st.cond.Broadcast()
 }
