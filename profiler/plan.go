@@ -1,5 +1,10 @@
 package profiler
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Plan is what a family makes of a Spec for one device: the programs to
 // compile, the buffers, the dispatches (timed together and one by one), the
 // work model and the threadgroup-memory layout.
@@ -201,6 +206,20 @@ func (d Dispatch) TGMBytes() int {
 		t += it.Bytes
 	}
 	return t
+}
+
+// TGMParts names the threadgroup memory items with their bytes, as the
+// messages about a limit show them: "partial 1024 B + dynamic 256000 B",
+// or "no items".
+func (d Dispatch) TGMParts() string {
+	if len(d.TGM) == 0 {
+		return "no items"
+	}
+	parts := make([]string, len(d.TGM))
+	for i, it := range d.TGM {
+		parts[i] = fmt.Sprintf("%s %d B", it.Name, it.Bytes)
+	}
+	return strings.Join(parts, " + ")
 }
 
 // Buffer looks a buffer up by name.

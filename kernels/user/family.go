@@ -385,16 +385,7 @@ func (f *Family) threadgroupMemory(pd *profiler.Dispatch, d udisp, e map[string]
 		}
 		fix += fmt.Sprintf(", or what %s on (%s)", what, knobs)
 	}
-	return fmt.Errorf("dispatch %s: threadgroup memory %d B (%s) is over %s's %d B per group: %s", d.name, tot, tgmParts(pd.TGM), dev.Name, limit, fix)
-}
-
-// tgmParts is "partial 1024 B + dynamic 256000 B".
-func tgmParts(items []profiler.TGMItem) string {
-	parts := make([]string, len(items))
-	for i, it := range items {
-		parts[i] = fmt.Sprintf("%s %d B", it.Name, it.Bytes)
-	}
-	return strings.Join(parts, " + ")
+	return fmt.Errorf("dispatch %s: threadgroup memory %d B (%s) is over %s's %d B per group: %s", d.name, tot, pd.TGMParts(), dev.Name, limit, fix)
 }
 
 // Rules are the manifest's rules as written (mltop list shows them).

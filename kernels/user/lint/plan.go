@@ -100,7 +100,7 @@ func overLimits(lang string, d profiler.Dispatch) []overLimit {
 			"has %d threads per group (threads %v); no %s runs more than %d: lower the threads expression or the knobs it reads", n, d.Group, gpus, lim.threads)})
 	}
 	tgm := d.TGMBytes()
-	what := fmt.Sprintf("asks %d B of threadgroup memory per group (%s)", tgm, tgmParts(d.TGM))
+	what := fmt.Sprintf("asks %d B of threadgroup memory per group (%s)", tgm, d.TGMParts())
 	lower := "lower dynamic_tgm / the tgm: items' bytes or the knobs they read"
 	switch {
 	case tgm > lim.tgmOptIn && lang == "cuda":
@@ -193,16 +193,4 @@ func dispatchPos(f *user.Family, name string) (line, col int) {
 		return 0, 0
 	}
 	return f.Pos(fmt.Sprintf("$.dispatches[%d]", i))
-}
-
-// tgmParts is "partial 1024 B + dynamic 256000 B", or "no items".
-func tgmParts(items []profiler.TGMItem) string {
-	if len(items) == 0 {
-		return "no items"
-	}
-	parts := make([]string, len(items))
-	for i, it := range items {
-		parts[i] = fmt.Sprintf("%s %d B", it.Name, it.Bytes)
-	}
-	return strings.Join(parts, " + ")
 }
