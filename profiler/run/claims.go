@@ -282,21 +282,19 @@ func (s *shardClaims) settle(sum Summary) Summary {
 // once per run of it.
 const ClaimUnitSpecs = 8
 
-// unitKey is the claim key of job i of a sweep dealt by shape: its shape,
-// the shard the deal gave it to (a shape cut over several shards is a
-// unit on each) and which run of ClaimUnitSpecs of those specs it is in,
-// counted in the sweep's order.
-func (d *dealtShard) unitKey(i int) string {
-	if d.unitKeys == nil {
-		d.unitKeys = make([]string, len(d.jobs))
-		seen := map[string]int{}
-		for k, j := range d.jobs {
-			base := fmt.Sprintf("%s|dealt to %d/%d", jobShape(j), d.to[k], d.deal.Parts)
-			d.unitKeys[k] = fmt.Sprintf("%s|run %d", base, seen[base]/ClaimUnitSpecs)
-			seen[base]++
-		}
+// unitKeys are the claim keys of the jobs of a sweep dealt by shape: a
+// job's shape, the shard the deal gave it to (a shape cut over several
+// shards is a unit on each) and which run of ClaimUnitSpecs of those
+// specs it is in, counted in the sweep's order.
+func (d *dealtShard) unitKeys() []string {
+	keys := make([]string, len(d.jobs))
+	seen := map[string]int{}
+	for k, j := range d.jobs {
+		base := fmt.Sprintf("%s|dealt to %d/%d", jobShape(j), d.to[k], d.deal.Parts)
+		keys[k] = fmt.Sprintf("%s|run %d", base, seen[base]/ClaimUnitSpecs)
+		seen[base]++
 	}
-	return d.unitKeys[i]
+	return keys
 }
 
 // othersTail is the specs of the other shards of a sweep dealt by shape,
@@ -313,7 +311,7 @@ func othersTail(d *dealtShard, opts func(profiler.Options) profiler.Options, ski
 			if d.Owns(i) {
 				continue
 			}
-			u := d.unitKey(i)
+			u := claims.unitOfKey(d.jobs[i].Spec.Key())
 			if _, ok := members[u]; !ok {
 				order = append(order, u)
 			}

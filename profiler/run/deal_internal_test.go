@@ -97,9 +97,10 @@ func TestClaimUnitsAreRunsOfAShape(t *testing.T) {
 	}
 	jobs, to = append(jobs, job(200)), append(to, 0) // B's last spec went to shard 0
 	d := &dealtShard{deal: ShardDeal{Part: 0, Parts: 2}, to: to, jobs: jobs}
+	keys := d.unitKeys()
 	units := map[string][]int{}
 	for i := range jobs {
-		units[d.unitKey(i)] = append(units[d.unitKey(i)], i)
+		units[keys[i]] = append(units[keys[i]], i)
 	}
 	var sizes []int
 	for _, is := range units {
@@ -110,7 +111,7 @@ func TestClaimUnitsAreRunsOfAShape(t *testing.T) {
 	if want := []int{1, 3, 4, 8, 8}; !slices.Equal(sizes, want) {
 		t.Errorf("unit sizes %v, want %v", sizes, want)
 	}
-	if d.unitKey(0) != d.unitKey(2) || d.unitKey(0) == d.unitKey(len(jobs)-2) {
-		t.Errorf("A's first specs share a unit, its last do not: %q %q %q", d.unitKey(0), d.unitKey(2), d.unitKey(len(jobs)-2))
+	if keys[0] != keys[2] || keys[0] == keys[len(jobs)-2] {
+		t.Errorf("A's first specs share a unit, its last do not: %q %q %q", keys[0], keys[2], keys[len(jobs)-2])
 	}
 }

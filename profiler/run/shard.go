@@ -37,8 +37,6 @@ type dealtShard struct {
 	// specs a shard that finished its own may take from the others.
 	jobs []profiler.Job
 	cost []int64 // by stream index: the job's dealCost (with claims)
-	// unitKeys is each job's claim key (see unitKey), made on first use.
-	unitKeys []string
 }
 
 func (d *dealtShard) Owns(i int) bool { return i >= 0 && i < len(d.to) && d.to[i] == d.deal.Part }

@@ -169,9 +169,10 @@ func sweepClaims(cfg SweepConfig) (*shardClaims, jobSource) {
 	c := &shardClaims{c: cfg.Claims, log: cfg.Log}
 	c.others = map[string]bool{}
 	c.unitOf = map[string]string{}
+	units := d.unitKeys()
 	for i, j := range d.jobs {
 		key := j.Spec.Key()
-		c.unitOf[key] = d.unitKey(i)
+		c.unitOf[key] = units[i]
 		if !d.Owns(i) {
 			c.others[key] = true
 		}
