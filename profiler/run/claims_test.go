@@ -32,7 +32,12 @@ func (d *enteredDevice) Run(ctx context.Context, s profiler.Spec, o profiler.Opt
 // claimSweep is a sweep of 30 specs over 10 shapes, and its jobs.
 func claimSweep(t *testing.T) (*sweep.Stream, []profiler.Job) {
 	t.Helper()
-	const yaml = "sweeps:\n  - kernel: test_scale\n    dtypes: [f32, bf16]\n    knobs: {WG: [32, 64, 128]}\n    dims: {N: [100, 1000, 10000, 100000, 1000000]}\n"
+	return sweepOf(t, "sweeps:\n  - kernel: test_scale\n    dtypes: [f32, bf16]\n    knobs: {WG: [32, 64, 128]}\n    dims: {N: [100, 1000, 10000, 100000, 1000000]}\n")
+}
+
+// sweepOf is the sweep a file of yaml holds, and its jobs.
+func sweepOf(t *testing.T, yaml string) (*sweep.Stream, []profiler.Job) {
+	t.Helper()
 	st, err := sweep.ParseStream("s.yaml", []byte(yaml), profiler.DefaultOptions(), sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -341,15 +346,7 @@ func TestClaimsThatFailRunTheShardsOwn(t *testing.T) {
 func TestClaimsTakeTheCheapestUnitsFirst(t *testing.T) {
 	// the one-spec shapes first in the file: taking from the end of the
 	// sweep would take three-spec units first
-	const yaml = "sweeps:\n  - kernel: test_scale\n    knobs: {WG: 32}\n    dims: {N: [500, 600, 700, 800]}\n  - kernel: test_scale\n    knobs: {WG: [32, 64, 128]}\n    dims: {N: [100, 200, 300, 400]}\n"
-	st, err := sweep.ParseStream("s.yaml", []byte(yaml), profiler.DefaultOptions(), sweep.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, _, err := st.Jobs(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, all := sweepOf(t, "sweeps:\n  - kernel: test_scale\n    knobs: {WG: 32}\n    dims: {N: [500, 600, 700, 800]}\n  - kernel: test_scale\n    knobs: {WG: [32, 64, 128]}\n    dims: {N: [100, 200, 300, 400]}\n")
 	dir := t.TempDir()
 	held := &enteredDevice{fakeDevice: &fakeDevice{name: "held", gate: make(chan struct{})}, entered: make(chan struct{})}
 	done := make(chan struct{})
