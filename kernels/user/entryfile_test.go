@@ -15,18 +15,9 @@ import (
 // A training code base's layout: the .cu includes a kernel header from a
 // folder beside it, which includes the common header with floatX.
 var headerEntryFiles = map[string]string{
-	"scale.cu": "#include <stdio.h>\n#include \"kernels/scale.cuh\"\n\nint main() { return 0; }\n",
-	"kernels/scale.cuh": `#pragma once
-#include "common.h"
-
-// y = alpha * x
-__global__ void scale_kernel(floatX* out, const floatX* inp,
-                             float alpha, int N) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < N) out[i] = (floatX)(alpha * (float)inp[i]);
-}
-`,
-	"inc/common.h": "#pragma once\ntypedef float floatX;\n",
+	"scale.cu":          "#include <stdio.h>\n#include \"kernels/scale.cuh\"\n\nint main() { return 0; }\n",
+	"kernels/scale.cuh": usertest.ScaleHeader("common.h"),
+	"inc/common.h":      "#pragma once\ntypedef float floatX;\n",
 }
 
 const headerEntryYAML = `name: t_header_entry

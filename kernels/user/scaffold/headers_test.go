@@ -14,19 +14,10 @@ import (
 // A training code base's layout: the program includes its kernel from a
 // header in a folder, which includes the common header one level up.
 var layout = map[string]string{
-	"train.cu": "#include <stdio.h>\n#include \"kernels/scale.cuh\"\n\nint main() {\n    scale_kernel<<<4, 128>>>(0, 0, 2.0f, 512);\n    return 0;\n}\n",
-	"kernels/scale.cuh": `#pragma once
-#include "../common.h"
-
-// y = alpha * x
-__global__ void scale_kernel(floatX* out, const floatX* inp,
-                             float alpha, int N) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < N) out[i] = (floatX)(alpha * (float)inp[i]);
-}
-`,
-	"common.h":      "#pragma once\ntypedef float floatX;\n",
-	"notes/empty.h": "#pragma once\nint helper(int x);\n",
+	"train.cu":          "#include <stdio.h>\n#include \"kernels/scale.cuh\"\n\nint main() {\n    scale_kernel<<<4, 128>>>(0, 0, 2.0f, 512);\n    return 0;\n}\n",
+	"kernels/scale.cuh": usertest.ScaleHeader("../common.h"),
+	"common.h":          "#pragma once\ntypedef float floatX;\n",
+	"notes/empty.h":     "#pragma once\nint helper(int x);\n",
 }
 
 func readFrom(files map[string]string) func(string) ([]byte, error) {

@@ -16,6 +16,23 @@ import (
 // CPU backend.
 const Source = `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {}`
 
+// ScaleHeader is a kernel header as training code bases keep one
+// (kernels/scale.cuh): scale_kernel, y = alpha * x over floatX, whose
+// typedef the header reaches through #include common (a path such as
+// "common.h" or "../common.h").
+func ScaleHeader(common string) string {
+	return `#pragma once
+#include "` + common + `"
+
+// y = alpha * x
+__global__ void scale_kernel(floatX* out, const floatX* inp,
+                             float alpha, int N) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N) out[i] = (floatX)(alpha * (float)inp[i]);
+}
+`
+}
+
 // manifest is the kernel.yaml of Manifest. Tests match positions in it
 // (the rule on line 9, the dispatch on line 14): keep them.
 const manifest = `name: NAME
