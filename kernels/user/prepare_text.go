@@ -168,7 +168,8 @@ var glibcTypedefs = [][2]string{
 	{"u_char", "unsigned char"}, {"u_short", "unsigned short"}, {"u_int", "unsigned int"}, {"u_long", "unsigned long"},
 }
 
-// standardMacros are what nvcc users get from math.h, float.h and limits.h.
+// standardMacros are what nvcc users get from math.h, float.h, limits.h
+// and the runtime header nvcc includes.
 var standardMacros = [][2]string{
 	// NVRTC has no __builtin_huge_valf / __builtin_nanf: the bit patterns, as CUDA's math_constants.h writes them
 	{"INFINITY", "__int_as_float(0x7f800000U)"}, {"NAN", "__int_as_float(0x7fffffffU)"}, {"HUGE_VALF", "__int_as_float(0x7f800000U)"},
@@ -184,4 +185,8 @@ var standardMacros = [][2]string{
 	{"SHRT_MAX", "32767"}, {"SHRT_MIN", "(-32768)"}, {"USHRT_MAX", "65535"},
 	{"INT_MAX", "2147483647"}, {"INT_MIN", "(-2147483647 - 1)"}, {"UINT_MAX", "4294967295U"},
 	{"LLONG_MAX", "9223372036854775807LL"}, {"LLONG_MIN", "(-9223372036854775807LL - 1)"}, {"ULLONG_MAX", "18446744073709551615ULL"},
+	// nvcc includes cuda_runtime.h in every .cu file, so programs test
+	// `#if CUDART_VERSION >= …` with no include: the compiler's version,
+	// as cuda_runtime_api.h writes it (12040 for 12.4)
+	{"CUDART_VERSION", "(__CUDACC_VER_MAJOR__ * 1000 + __CUDACC_VER_MINOR__ * 10)"},
 }

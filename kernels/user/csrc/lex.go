@@ -15,10 +15,13 @@ type Directive struct {
 	Tests      []string // names an #if/#ifdef/#ifndef/#elif/#undef tests, `defined` itself dropped
 	Defines    string   // the name a #define defines
 	Body       []string // identifiers of a #define's body or a #pragma's text
-	Include    string   // the header an #include names: stdio.h, common.h
-	System     bool     // #include <…> rather than "…"
-	Dead       bool     // inside an `#if 0` (or the #else of an `#if 1`)
-	literal    int8     // an #if/#elif whose condition is the literal 0 (-1) or 1 (+1)
+	// Replacement is a function-like #define's replacement text (its
+	// parameter list dropped, continuations joined); "" for other lines.
+	Replacement string
+	Include     string // the header an #include names: stdio.h, common.h
+	System      bool   // #include <…> rather than "…"
+	Dead        bool   // inside an `#if 0` (or the #else of an `#if 1`)
+	literal     int8   // an #if/#elif whose condition is the literal 0 (-1) or 1 (+1)
 }
 
 // ltok is a token with its byte span, or (dir >= 0) the place of a
@@ -273,6 +276,7 @@ func parseDirective(text string) Directive {
 			if strings.HasPrefix(after, "(") { // function-like: drop the parameter list
 				if p := strings.IndexByte(after, ')'); p >= 0 {
 					body = after[p+1:]
+					d.Replacement = strings.TrimSpace(body)
 				}
 			}
 			d.Body = identsOf(body)

@@ -34,14 +34,18 @@ type Decl struct {
 	Line       int  // first line (1-based)
 	EndLine    int  // last line
 	Start, End int  // byte offsets: src[Start:End] is the declaration
+	// hostMacro: an Other that is a macro invocation defining host
+	// functions (a binding macro of the file, PYBIND11_MODULE(…) { … }).
+	hostMacro bool
 }
 
 // Host says whether the declaration is host code: a function, variable or
-// function template instantiation that is not Device. mltop blanks those
-// before NVRTC compiles a source (an explicit instantiation of a blanked
-// host template would otherwise be "not a template").
+// function template instantiation that is not Device, or a macro invocation
+// that defines host functions. mltop blanks those before NVRTC compiles a
+// source (an explicit instantiation of a blanked host template would
+// otherwise be "not a template").
 func (d Decl) Host() bool {
-	return (d.Kind == Function || d.Kind == Variable || d.Kind == Instantiation) && !d.Device
+	return (d.Kind == Function || d.Kind == Variable || d.Kind == Instantiation) && !d.Device || d.hostMacro
 }
 
 // File is what Scan found in a source.
@@ -60,6 +64,7 @@ func Scan(src string) *File {
 	live := markDead(l.toks, l.dirs)
 	f := &File{Directives: l.dirs, firstUse: map[string]int{}, dirty: l.dirty}
 	macros := map[string][]string{}
+	replacements := map[string]string{}
 	for _, d := range l.dirs {
 		if d.Dead {
 			continue
@@ -71,6 +76,9 @@ func Scan(src string) *File {
 		}
 		if d.Kind == "define" && d.Defines != "" {
 			macros[d.Defines] = d.Body
+			if d.Replacement != "" {
+				replacements[d.Defines] = d.Replacement
+			}
 		}
 	}
 	for _, t := range live {
@@ -78,7 +86,7 @@ func Scan(src string) *File {
 			f.use(t.text, t.line)
 		}
 	}
-	s := &scanner{toks: prune(live, l.dirs), macros: macros}
+	s := &scanner{toks: prune(live, l.dirs), macros: macros, replacements: replacements}
 	for i := 0; i < len(s.toks); {
 		i = s.scope(i, "", &f.Decls) // a stray "}" ends a scope early: go on after it
 	}
@@ -189,8 +197,9 @@ func (f *File) CleanLine(line int) bool { return !f.dirty[line] }
 
 // scanner reads declarations from pruned code tokens.
 type scanner struct {
-	toks   []ltok
-	macros map[string][]string // object-like and function-like macro bodies, for specifiers hidden in macros
+	toks         []ltok
+	macros       map[string][]string // object-like and function-like macro bodies, for specifiers hidden in macros
+	replacements map[string]string   // function-like macros' replacement texts
 }
 
 // scope reads declarations from i until the `}` closing the scope (or the
@@ -250,9 +259,12 @@ func (s *scanner) decl(i int, scope string, out *[]Decl) int {
 		// a macro invocation (or static_assert): NAME(…) with its ";" or body
 		d.Kind = Other
 		j := s.skip(i+1, "(", ")")
+		body := -1
 		if j < len(t) && t[j].text == "{" {
+			body = j
 			j = s.skip(j, "{", "}")
 		}
+		d.hostMacro = s.hostMacro(first, body, j)
 		if j < len(t) && t[j].text == ";" {
 			j++
 		}

@@ -1,0 +1,53 @@
+package csrc
+
+import "strings"
+
+// hostMacro says whether the file-scope macro invocation name(…), followed
+// by a body at toks[body:end] when body >= 0, defines host functions that
+// NVRTC cannot compile (PyTorch extensions end with both kinds):
+//   - a function-like macro of this file whose replacement declares only
+//     host functions or variables (TORCH_BINDING_ADD(f32, float) expanding
+//     to `void add_f32(torch::Tensor a) { … }`);
+//   - a macro the file does not define, given a body: a function defined
+//     through a host header's macro (PYBIND11_MODULE(name, m) { … },
+//     TORCH_LIBRARY(ops, m) { … }), unless the body reads a CUDA built-in
+//     (threadIdx, __syncthreads, …): that is a kernel behind a header's
+//     macro, and stays.
+func (s *scanner) hostMacro(name string, body, end int) bool {
+	if repl, ok := s.replacements[name]; ok {
+		return s.replacementIsHost(repl)
+	}
+	if _, ok := s.macros[name]; ok || body < 0 {
+		return false
+	}
+	for k := body; k < end && k < len(s.toks); k++ {
+		if deviceBuiltins[s.toks[k].text] {
+			return false
+		}
+	}
+	return true
+}
+
+// replacementIsHost scans a macro's replacement text as file-scope code
+// (token pasting and stringizing dropped) and says whether it declares
+// something and all of it is host code.
+func (s *scanner) replacementIsHost(repl string) bool {
+	repl = strings.NewReplacer("##", " ", "#", " ").Replace(repl)
+	l := lex(repl)
+	sub := &scanner{toks: l.toks, macros: s.macros}
+	var decls []Decl
+	for i := 0; i < len(sub.toks); {
+		i = sub.scope(i, "", &decls)
+	}
+	for _, d := range decls {
+		if !d.Host() {
+			return false
+		}
+	}
+	return len(decls) > 0
+}
+
+// deviceBuiltins are names only device code reads.
+var deviceBuiltins = map[string]bool{"threadIdx": true, "blockIdx": true, "blockDim": true, "gridDim": true,
+	"warpSize": true, "__syncthreads": true, "__syncwarp": true, "__shfl_sync": true, "__shfl_xor_sync": true,
+	"__shfl_down_sync": true, "__threadfence": true, "atomicAdd": true}

@@ -1,0 +1,53 @@
+package csrc
+
+import (
+	"strings"
+	"testing"
+)
+
+// A PyTorch-extension style file ends with macro invocations that define
+// host functions: those are blanked; invocations that give device code,
+// types or assertions stay.
+func TestHostMacroInvocations(t *testing.T) {
+	const defs = `#define BIND_SCALE(tag, elem) \
+  void scale_##tag(Tensor x) { scale_kernel<<<1, 32>>>((elem*)x.ptr()); }
+#define MAKE_KERNEL(ty) __global__ void twice_##ty(ty* x) { x[threadIdx.x] *= 2; }
+#define DEVFN __device__
+#define MAKE_HELPER(ty) DEVFN ty half_of(ty v) { return v / 2; }
+#define INSTANCE(ty) template __global__ void scale_kernel<ty>(ty*);
+#define PAIR_TYPE(n) struct n { float a, b; };
+#define HOST_COUNTER(n) static int n##_calls = 0;
+`
+	for _, tc := range []struct {
+		name, use string
+		host      bool
+	}{
+		{"file's macro defining a host launcher", "BIND_SCALE(f32, float)", true},
+		{"file's macro defining a host variable", "HOST_COUNTER(scale);", true},
+		{"undefined macro with a body (pybind)", "PYBIND11_MODULE(ext, m) {\n  m.def(\"scale\", &scale_f32);\n}", true},
+		{"undefined macro with a body (torch)", "TORCH_LIBRARY(ops, m) { m.def(\"scale(Tensor x) -> ()\"); }", true},
+		{"file's macro defining a kernel", "MAKE_KERNEL(float)", false},
+		{"file's macro whose device word is another macro", "MAKE_HELPER(float)", false},
+		{"file's macro instantiating a kernel", "INSTANCE(float)", false},
+		{"file's macro defining a type", "PAIR_TYPE(pair)", false},
+		{"undefined macro with a body reading threadIdx", "HEADER_KERNEL(zero, float* y) { y[threadIdx.x] = 0; }", false},
+		{"undefined macro without a body", "REGISTER_OP(scale);", false},
+		{"static_assert", "static_assert(sizeof(float) == 4, \"32-bit float\");", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := defs + "template <typename T> __global__ void scale_kernel(T* x) { x[threadIdx.x] *= 3; }\n" + tc.use + "\n"
+			f := Scan(src)
+			last := f.Decls[len(f.Decls)-1]
+			if got := last.Host(); got != tc.host {
+				t.Errorf("%q: host %v, want %v (decls %v)", tc.use, got, tc.host, summary(f))
+			}
+			blanked := Blank(src, f)
+			if kept := strings.Contains(blanked, tc.use); kept == tc.host {
+				t.Errorf("%q kept %v after Blank:\n%s", tc.use, kept, blanked)
+			}
+			if !strings.Contains(blanked, "__global__ void scale_kernel") || strings.Count(blanked, "\n") != strings.Count(src, "\n") {
+				t.Errorf("the kernel or the line count changed:\n%s", blanked)
+			}
+		})
+	}
+}
