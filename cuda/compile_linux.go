@@ -102,13 +102,20 @@ func (b *backend) cubin(p profiler.Program) (cacheEntry, error) {
 			done := make(chan struct{})
 			b.inflight[key] = done
 			b.statsMu.Unlock()
-			c, err := compileProgram(b.nv, src, name, hdrs, opts, p.Entry, expr)
-			ce := cacheEntry{Cubin: c.cubin, Lowered: c.lowered}
-			if err == nil {
-				b.cache.put(key, ce)
+			release := b.cache.lockCompile(key)
+			ce, cached := b.cache.get(key) // another process may have compiled it meanwhile
+			var err error
+			if !cached {
+				var c compiled
+				c, err = compileProgram(b.nv, src, name, hdrs, opts, p.Entry, expr)
+				ce = cacheEntry{Cubin: c.cubin, Lowered: c.lowered}
+				if err == nil {
+					b.cache.put(key, ce)
+				}
 			}
+			release()
 			b.statsMu.Lock()
-			if err == nil {
+			if err == nil && !cached {
 				b.compiles++
 			}
 			delete(b.inflight, key)
