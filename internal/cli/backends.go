@@ -55,6 +55,7 @@ func (s *session) openExecutor(name, isolate string) (profiler.Executor, error) 
 	name = resolveBackend(name)
 	entry, _ := backends.Lookup(name)
 	useWorker := isolate == "on" || (isolate == "auto" && entry.Isolate)
+	run.CompileWorkers() // says a bad MLTOP_COMPILE_THREADS here, where it is seen, not in a worker's log
 	if !useWorker {
 		return openRunner(name, os.Stderr, true)
 	}

@@ -175,6 +175,7 @@ type earlyDevices struct {
 // background (o.devices was checked by checkInputs).
 func (s *session) startDevices(o *options, backend string) *earlyDevices {
 	e := &earlyDevices{done: make(chan struct{})}
+	run.CompileWorkers() // says a bad MLTOP_COMPILE_THREADS here, where it is seen, not in the workers' logs
 	go func() {
 		defer close(e.done)
 		backend := resolveBackend(backend)

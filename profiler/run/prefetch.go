@@ -1,7 +1,10 @@
 package run
 
 import (
+	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 	"sync"
 
 	"github.com/mltop/mltop/profiler"
@@ -26,13 +29,50 @@ type Prefetcher interface {
 	Prefetch(j profiler.Job)
 }
 
+// CompileThreadsEnv sets how many programs a Runner compiles at once
+// ahead of the spec it measures (a positive whole number); without it,
+// see CompileWorkers.
+const CompileThreadsEnv = "MLTOP_COMPILE_THREADS"
+
+// maxCompileWorkers bounds the default pool: one NVRTC compile of a large
+// unrolled kernel holds a few hundred MB.
+const maxCompileWorkers = 16
+
 // CompileWorkers is how many programs a Runner compiles at once ahead of
-// the spec it measures: half the host's cores, at least 1, at most 8.
-// NVRTC is CPU-bound and thread-safe, and the measurement needs one core
-// (the device thread) plus a little: GPU timing comes from device events,
-// so a busy host shifts launch gaps, not kernel times; half the cores
-// leaves the device thread and the OS room.
-func CompileWorkers() int { return max(1, min(runtime.NumCPU()/2, 8)) }
+// the spec it measures: CompileThreadsEnv when set, else every core but
+// one per worker sharing the host (HostWorkersEnv), at least 1, at most
+// 16. NVRTC is single-threaded per program, CPU-bound and thread-safe; a
+// sweep with an empty compile cache (the first run, or any run after a
+// kernel was edited) waits on compiles, not on the GPU, so the pool uses
+// the cores (with 8 of 16 cores a cold 448-spec sweep spent 88 of its
+// 119 s waiting on NVRTC). GPU timing comes from device timestamps, so a
+// busy host shifts launch gaps, not kernel times, and the one core left
+// per worker is its device thread's. A bad CompileThreadsEnv is said on
+// stderr once.
+func CompileWorkers() int {
+	hostWorkers, _ := strconv.Atoi(os.Getenv(HostWorkersEnv))
+	n, warning := compileWorkersFor(runtime.NumCPU(), hostWorkers, os.Getenv(CompileThreadsEnv))
+	if warning != "" {
+		compileWarning.Do(func() { fmt.Fprintln(os.Stderr, warning) })
+	}
+	return n
+}
+
+var compileWarning sync.Once
+
+// compileWorkersFor is CompileWorkers for a host of cores cores shared by
+// hostWorkers workers (0 or 1: this one alone), with override the value
+// of CompileThreadsEnv.
+func compileWorkersFor(cores, hostWorkers int, override string) (n int, warning string) {
+	n = max(1, min(cores-max(1, hostWorkers), maxCompileWorkers))
+	if override == "" {
+		return n, ""
+	}
+	if v, err := strconv.Atoi(override); err == nil && v > 0 {
+		return v, ""
+	}
+	return n, fmt.Sprintf("mltop: %s=%q is not a positive whole number of compiles: %d run at once; set it to a count such as 4, or unset it", CompileThreadsEnv, override, n)
+}
 
 // Lookahead is how many specs after the current one Jobs hands to a
 // Prefetcher: twice the compile workers, so that the pool has work while
@@ -69,6 +109,7 @@ func (p *compilePool) submit(size int, f func()) {
 }
 
 func (p *compilePool) loop() {
+	inBackground() // compiles ahead: the device thread and other workers come first
 	for {
 		p.mu.Lock()
 		for len(p.queue) == 0 && !p.stop {

@@ -169,12 +169,13 @@ func TestCompilePoolBoundedFIFO(t *testing.T) {
 	}
 }
 
-func TestCompileWorkersBounds(t *testing.T) {
-	if w := run.CompileWorkers(); w < 1 || w > 8 {
-		t.Errorf("CompileWorkers() = %d, want 1..8", w)
+func TestLookaheadIsTwiceTheCompileWorkers(t *testing.T) {
+	t.Setenv(run.CompileThreadsEnv, "3")
+	if w := run.CompileWorkers(); w != 3 {
+		t.Errorf("CompileWorkers() with %s=3 = %d", run.CompileThreadsEnv, w)
 	}
-	if run.Lookahead() != 2*run.CompileWorkers() {
-		t.Errorf("Lookahead %d", run.Lookahead())
+	if run.Lookahead() != 6 {
+		t.Errorf("Lookahead() = %d, want 6", run.Lookahead())
 	}
 }
 
