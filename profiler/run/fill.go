@@ -69,19 +69,25 @@ func fillThreads(threads int) int {
 }
 
 // parallel calls f over [0, n) in chunks of fillChunk on fillThreads(threads)
-// goroutines.
+// goroutines, each in the background (see inBackground): inputs are made
+// ahead of their spec, or in place where the next spec waits for them
+// anyway, and the device threads of other workers on the host come first.
 func parallel(n, threads int, f func(lo, hi int)) {
-	parallelChunks(n, fillChunk, threads, f)
+	parallelChunks(n, fillChunk, threads, true, f)
 }
 
 // parallelChunks is parallel in chunks of chunk elements: f's lo is a
-// multiple of chunk.
-func parallelChunks(n, chunk, threads int, f func(lo, hi int)) {
+// multiple of chunk. background lowers the goroutines' threads'
+// priority (each is a fresh thread, ended with its goroutine).
+func parallelChunks(n, chunk, threads int, background bool, f func(lo, hi int)) {
 	var next int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for range min(fillThreads(threads), (n+chunk-1)/chunk) {
 		wg.Go(func() {
+			if background {
+				inBackground()
+			}
 			for {
 				mu.Lock()
 				lo := next

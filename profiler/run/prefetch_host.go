@@ -63,6 +63,7 @@ type aheadShape struct {
 // makeAhead makes the queued shapes' host work, oldest first, until the
 // queue is empty.
 func (r *Runner) makeAhead() {
+	inBackground() // host work ahead of its spec: the device thread comes first
 	for {
 		r.mu.Lock()
 		if len(r.ahead) == 0 {

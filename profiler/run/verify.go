@@ -54,7 +54,7 @@ func verifyWith(ref *profiler.Reference, tol profiler.Tolerance, view func(ci in
 		}
 		cv := view(ci)
 		parts := make([]tally, (len(c.Index)+verifyChunk-1)/verifyChunk)
-		parallelChunks(len(c.Index), verifyChunk, 0, func(lo, hi int) {
+		parallelChunks(len(c.Index), verifyChunk, 0, false, func(lo, hi int) {
 			if cv.fill != nil {
 				cv.fill(lo, hi)
 			}
