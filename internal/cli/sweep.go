@@ -129,11 +129,11 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 	traceStep("sweep read and checked")
 	if o.devices != "" && !o.dryRun {
 		// The workers start now, while the sweep is counted (earlyDevices).
-		early := s.startDevices(o, backend)
+		early := s.startDevices(ctx, o, backend)
 		defer func() { early.close(); traceStep("workers closed") }()
 		cfg.OpenDevices = func() ([]run.Device, error) { return early.open(sr) }
 	} else if o.devices == "" {
-		exec, err := s.openExecutor(backend, o.isolate)
+		exec, err := s.openExecutor(ctx, backend, o.isolate)
 		switch {
 		case err != nil && o.dryRun && strings.Contains(err.Error(), unavailableMarker):
 			noteDryRunWithoutDevice(stderr, err)
