@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -51,7 +52,9 @@ func openBackend(name string) (profiler.Backend, string, error) {
 // openExecutor runs specs in process or in a worker subprocess. GPU
 // backends are isolated by default: a fault or hang kills only the worker.
 // The worker is handed the session's user kernels on its command line.
-func (s *session) openExecutor(name, isolate string) (profiler.Executor, error) {
+// ctx ends the worker's starts (ctrl-C while it starts kills it): the
+// error is then a run.StartStopped, context.Canceled to errors.Is.
+func (s *session) openExecutor(ctx context.Context, name, isolate string) (profiler.Executor, error) {
 	name = resolveBackend(name)
 	entry, _ := backends.Lookup(name)
 	useWorker := isolate == "on" || (isolate == "auto" && entry.Isolate)
@@ -63,7 +66,10 @@ func (s *session) openExecutor(name, isolate string) (profiler.Executor, error) 
 	if err != nil {
 		return nil, fmt.Errorf("cannot find the mltop binary to start a worker: %w (use --isolate off)", err)
 	}
-	pool, err := run.NewWorkerPoolArgv(s.workerArgv(self, name), entry.WorkerEnv)
+	pool, err := run.NewWorkerPoolContext(ctx, s.workerArgv(self, name), entry.WorkerEnv)
+	if errors.Is(err, context.Canceled) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, unavailable(name, err)
 	}

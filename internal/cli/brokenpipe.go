@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -59,14 +60,33 @@ func (g *stdoutGuard) Write(p []byte) (int, error) {
 // stdoutGone is what a sweep does when its stdout is closed: with --csv
 // the table stops and the sweep goes on into the CSV; without, the table
 // was its only output, so it stops as ctrl-C stops it (cancel), with
-// errStdoutClosed as the cause.
+// errStdoutClosed as the cause. What it says then waits for the end
+// (stdoutClosedEnd): a close during the last row's write stops nothing.
 func stdoutGone(stderr io.Writer, csv string, cancel func(error)) func() {
 	return func() {
 		if csv != "" {
 			fmt.Fprintf(stderr, "mltop: %v: the table stops here; the sweep goes on into %s\n", errStdoutClosed, csv)
 			return
 		}
-		fmt.Fprintf(stderr, "mltop: %v: the sweep stops, as with ctrl-C: without --csv the table was its only output\n", errStdoutClosed)
 		cancel(errStdoutClosed)
 	}
+}
+
+// stdoutClosedEnd is how a sweep without --csv whose stdout was closed
+// ends, with left specs not measured and err what the sweep returned:
+// when some are left, stopped as by ctrl-C (exit 1); when none is (the
+// close came with the last row), finished with its table cut short: exit
+// 1 still where the cancel reached the sweep (err), else nil, and the
+// results' exit code stands.
+func stdoutClosedEnd(stderr io.Writer, left, total int, err error) error {
+	if left == 0 {
+		msg := fmt.Sprintf("%v after every spec ran: the sweep finished (%d of %d specs measured), but its table on stdout is cut short: add --csv FILE to keep every row whatever reads stdout", errStdoutClosed, total, total)
+		if errors.Is(err, context.Canceled) {
+			return &exitError{code: exitFailed, msg: msg}
+		}
+		fmt.Fprintln(stderr, "mltop:", msg)
+		return nil
+	}
+	fmt.Fprintf(stderr, "mltop: %v: the sweep stopped, as with ctrl-C: without --csv the table was its only output\n", errStdoutClosed)
+	return &exitError{code: exitFailed, msg: fmt.Sprintf("interrupted: %v and it was the sweep's only output: %d of %d specs not measured; nothing else kept: add --csv FILE to keep every row whatever reads stdout (and --resume FILE to go on after an interruption)", errStdoutClosed, left, total)}
 }

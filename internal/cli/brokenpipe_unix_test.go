@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -72,7 +73,7 @@ func TestSweepOutlivesClosedStdout(t *testing.T) {
 			t.Fatalf("exit %d, want %d (stopped as by ctrl-C)\n%s", code, exitFailed, stderr)
 		}
 		for _, want := range []string{
-			"the sweep stops, as with ctrl-C: without --csv the table was its only output",
+			"the sweep stopped, as with ctrl-C: without --csv the table was its only output",
 			"interrupted: stdout was closed (broken pipe) and it was the sweep's only output: 3 of 4 specs not measured; nothing else kept: add --csv FILE",
 		} {
 			if !strings.Contains(stderr, want) {
@@ -80,6 +81,49 @@ func TestSweepOutlivesClosedStdout(t *testing.T) {
 			}
 		}
 	})
+}
+
+// pipeAfter is a stdout whose reader goes away after rows table rows:
+// the write of the next one, and every write after it, fails with a
+// broken pipe.
+type pipeAfter struct {
+	rows, written int
+}
+
+func (w *pipeAfter) Write(p []byte) (int, error) {
+	if !strings.Contains(string(p), "test_fault ") {
+		return len(p), nil // the header
+	}
+	if w.written == w.rows {
+		return 0, syscall.EPIPE
+	}
+	w.written++
+	return len(p), nil
+}
+
+// A sweep without --csv whose stdout closes during its last row's write
+// ran every spec: it says it finished with its table cut short, not that
+// it stopped as with ctrl-C; a close at an earlier row still stops it.
+func TestSweepStdoutClosedAtTheLastRow(t *testing.T) {
+	sweep := writeFile(t, "pipe.yaml", pipeSweep)
+	for _, c := range []struct {
+		name, want, not string
+		rows            int
+	}{
+		{"last row", "stdout was closed (broken pipe) after every spec ran: the sweep finished (4 of 4 specs measured), but its table on stdout is cut short", "as with ctrl-C", 3},
+		{"first row", "the sweep stopped, as with ctrl-C", "the sweep finished", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var stderr strings.Builder
+			code := Main([]string{"--config", sweep}, &pipeAfter{rows: c.rows}, &stderr)
+			if code != exitFailed {
+				t.Errorf("exit %d, want %d", code, exitFailed)
+			}
+			if !strings.Contains(stderr.String(), c.want) || strings.Contains(stderr.String(), c.not) {
+				t.Errorf("stderr does not say %q, or says %q:\n%s", c.want, c.not, stderr.String())
+			}
+		})
+	}
 }
 
 // Other commands whose stdout is closed end quietly: no Go panic, no

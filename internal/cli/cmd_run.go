@@ -52,7 +52,7 @@ func runRun(ctx context.Context, s *session, a *specArgs, pos []string) error {
 		defer c.Close()
 		sinks = append(sinks, c)
 	}
-	exec, err := s.openExecutor(o.backend, o.isolate)
+	exec, err := s.openExecutor(ctx, o.backend, o.isolate)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func runTUI(ctx context.Context, s *session, o *options) error {
 	var devs []run.Device
 	var exec profiler.Executor
 	if o.devices != "" {
-		early := s.startDevices(o, o.backend)
+		early := s.startDevices(ctx, o, o.backend)
 		defer early.close()
 		<-early.done
 		s.stderr.Write(early.log.Bytes())
@@ -43,7 +43,7 @@ func runTUI(ctx context.Context, s *session, o *options) error {
 		}
 		exec = devs[0].Exec
 	} else {
-		x, err := s.openExecutor(o.backend, tuiIsolate(o.isolate))
+		x, err := s.openExecutor(ctx, o.backend, tuiIsolate(o.isolate))
 		if err != nil {
 			return err
 		}

@@ -74,7 +74,7 @@ func runWatch(ctx context.Context, s *session, wa *watchArgs, pos []string) erro
 	if err != nil {
 		return err
 	}
-	exec, err := s.openExecutor(o.backend, o.isolate)
+	exec, err := s.openExecutor(ctx, o.backend, o.isolate)
 	if err != nil {
 		return err
 	}

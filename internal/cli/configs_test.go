@@ -23,7 +23,7 @@ const cpuBudget = time.Minute
 // backend in under a minute with every spec valid, or says in its first
 // line that it is for GPUs and what it takes. Estimated, never run.
 func TestShippedConfigs(t *testing.T) {
-	exec, err := newTestSession(os.Stdout, os.Stderr).openExecutor("cpu", "off")
+	exec, err := newTestSession(os.Stdout, os.Stderr).openExecutor(t.Context(), "cpu", "off")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,7 +98,9 @@ func workerEnv(backend string, ord int, parentVisible string) []string {
 // sets each device to work as its worker says hello. When none starts,
 // it is an error naming each device's reason; a device whose worker fails
 // after the first was ready is left out by the sweep, with a message.
-func (s *session) openDevices(backend string, ords []int, shared []string, log io.Writer) ([]run.Device, error) {
+// ctx ends the workers' starts: ctrl-C kills the workers still starting,
+// and when none had started the error is a run.StartStopped.
+func (s *session) openDevices(ctx context.Context, backend string, ords []int, shared []string, log io.Writer) ([]run.Device, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("cannot find the mltop binary to start a worker: %w", err)
@@ -106,7 +108,7 @@ func (s *session) openDevices(backend string, ords []int, shared []string, log i
 	devs := make([]run.Device, len(ords))
 	started := make(chan error, len(ords))
 	for i, o := range ords {
-		p := run.StartWorkerPool(s.workerArgv(self, backend), append(workerEnv(backend, o, os.Getenv("CUDA_VISIBLE_DEVICES")), shared...))
+		p := run.StartWorkerPoolContext(ctx, s.workerArgv(self, backend), append(workerEnv(backend, o, os.Getenv("CUDA_VISIBLE_DEVICES")), shared...))
 		devs[i] = run.Device{Ordinal: o, Exec: p}
 		go func() { started <- p.Wait(context.Background()) }()
 	}
@@ -114,6 +116,10 @@ func (s *session) openDevices(backend string, ords []int, shared []string, log i
 		if <-started == nil {
 			return devs, nil
 		}
+	}
+	if ctx.Err() != nil { // ctrl-C: no device is to blame
+		closeDevices(devs)
+		return nil, &run.StartStopped{Cause: context.Cause(ctx)}
 	}
 	var why []string
 	for _, d := range devs {
@@ -172,8 +178,9 @@ type earlyDevices struct {
 }
 
 // startDevices starts one worker per device of --devices in the
-// background (o.devices was checked by checkInputs).
-func (s *session) startDevices(o *options, backend string) *earlyDevices {
+// background (o.devices was checked by checkInputs); ctx ends their
+// starts.
+func (s *session) startDevices(ctx context.Context, o *options, backend string) *earlyDevices {
 	e := &earlyDevices{done: make(chan struct{})}
 	run.CompileWorkers() // says a bad MLTOP_COMPILE_THREADS here, where it is seen, not in the workers' logs
 	go func() {
@@ -185,7 +192,7 @@ func (s *session) startDevices(o *options, backend string) *earlyDevices {
 			return
 		}
 		traceStep(fmt.Sprintf("%d devices counted", len(ords)))
-		e.devs, e.err = s.openDevices(backend, ords, e.share(len(ords)), &e.log)
+		e.devs, e.err = s.openDevices(ctx, backend, ords, e.share(len(ords)), &e.log)
 		traceStep("the first worker said hello (the others join as they start)")
 	}()
 	return e

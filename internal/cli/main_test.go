@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,9 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		holdWorkerStart(os.Getenv(holdWorkerStartEnv))
+	}
 	if os.Getenv(runMainEnv) == "1" { // runIsolated: mltop in a process of its own
 		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
@@ -46,6 +50,31 @@ func TestMain(m *testing.M) {
 		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
+}
+
+// holdWorkerStartEnv names a file: every worker but the first writes its
+// pid there and never says hello, as a GPU worker whose start (cuInit,
+// calibration) takes long.
+const holdWorkerStartEnv = "MLTOP_TEST_HOLD_WORKER_START"
+
+// holdWorkerStart holds this worker's start for ever, by
+// holdWorkerStartEnv's file pidFile, unless it is the first to start.
+func holdWorkerStart(pidFile string) {
+	if pidFile == "" {
+		return
+	}
+	f, err := os.OpenFile(pidFile+".starts", os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Fprintln(f, "start")
+	f.Close()
+	if b, _ := os.ReadFile(pidFile + ".starts"); strings.Count(string(b), "start") < 2 {
+		return
+	}
+	os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())), 0o600)
+	time.Sleep(time.Hour) // killed long before
 }
 
 // faultFamily is test-only: out = x, except that MODE makes its CPU kernel

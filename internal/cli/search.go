@@ -51,7 +51,7 @@ func (s *session) runSearches(ctx context.Context, o *options, backend string, c
 	if o.resume != "" {
 		noteNewResumeFile(stderr, o.resume, "search", false)
 	}
-	exec, err := s.openExecutor(backend, o.isolate)
+	exec, err := s.openExecutor(ctx, backend, o.isolate)
 	if err != nil {
 		return err
 	}

@@ -129,11 +129,11 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 	traceStep("sweep read and checked")
 	if o.devices != "" && !o.dryRun {
 		// The workers start now, while the sweep is counted (earlyDevices).
-		early := s.startDevices(o, backend)
+		early := s.startDevices(ctx, o, backend)
 		defer func() { early.close(); traceStep("workers closed") }()
 		cfg.OpenDevices = func() ([]run.Device, error) { return early.open(sr) }
 	} else if o.devices == "" {
-		exec, err := s.openExecutor(backend, o.isolate)
+		exec, err := s.openExecutor(ctx, backend, o.isolate)
 		switch {
 		case err != nil && o.dryRun && strings.Contains(err.Error(), unavailableMarker):
 			noteDryRunWithoutDevice(stderr, err)
@@ -352,9 +352,11 @@ func (sr *sweepRun) report(sum run.Summary, err error) error {
 	if o.csv != "" {
 		fmt.Fprintf(stderr, "mltop: CSV in %s\n", o.csv)
 	}
-	if errors.Is(err, context.Canceled) && errors.Is(context.Cause(sr.ctx), errStdoutClosed) {
+	if errors.Is(context.Cause(sr.ctx), errStdoutClosed) {
 		left := sum.NotRun + sum.ByStatus[profiler.StatusCancelled]
-		return &exitError{code: exitFailed, msg: fmt.Sprintf("interrupted: %v and it was the sweep's only output: %d of %d specs not measured; nothing else kept: add --csv FILE to keep every row whatever reads stdout (and --resume FILE to go on after an interruption)", errStdoutClosed, left, sum.Total)}
+		if ee := stdoutClosedEnd(stderr, left, sum.Total, err); ee != nil {
+			return ee
+		}
 	}
 	if errors.Is(err, context.Canceled) {
 		left := sum.NotRun + sum.ByStatus[profiler.StatusCancelled]

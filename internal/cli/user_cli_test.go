@@ -149,7 +149,7 @@ func TestSweepKernelPath(t *testing.T) {
 // kernel, not "unknown kernel".
 func TestWorkerSeesKernelsLoadedLater(t *testing.T) {
 	s := newTestSession(io.Discard, io.Discard)
-	exec, err := s.openExecutor("cpu", "on")
+	exec, err := s.openExecutor(t.Context(), "cpu", "on")
 	if err != nil {
 		t.Fatal(err)
 	}

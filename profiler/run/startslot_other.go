@@ -6,4 +6,6 @@ import "time"
 
 // acquireStartSlot: without flock(2) (Windows) workers start without
 // waiting their turn.
-func acquireStartSlot(n int, wait time.Duration) (release func()) { return func() {} }
+func acquireStartSlot(stop <-chan struct{}, n int, wait time.Duration) (release func()) {
+	return func() {}
+}

@@ -17,13 +17,14 @@ import (
 // process that died is free again, and two descriptors of one process
 // exclude each other as two processes do. Where a slot cannot be had
 // (no temp directory, a file system without flock, the wait ran out),
-// the start goes ahead without one.
-func acquireStartSlot(n int, wait time.Duration) (release func()) {
-	return acquireStartSlotWith(syscall.Flock, n, wait)
+// the start goes ahead without one. A stop (closed: ctrl-C) ends the wait
+// at once, without a slot; the caller then starts nothing.
+func acquireStartSlot(stop <-chan struct{}, n int, wait time.Duration) (release func()) {
+	return acquireStartSlotWith(syscall.Flock, stop, n, wait)
 }
 
 // acquireStartSlotWith is acquireStartSlot with flock(2) given.
-func acquireStartSlotWith(flock func(fd, how int) error, n int, wait time.Duration) (release func()) {
+func acquireStartSlotWith(flock func(fd, how int) error, stop <-chan struct{}, n int, wait time.Duration) (release func()) {
 	noop := func() {}
 	var files []*os.File
 	for k := range n {
@@ -67,6 +68,11 @@ func acquireStartSlotWith(flock func(fd, how int) error, n int, wait time.Durati
 			closeAll(nil)
 			return noop
 		}
-		time.Sleep(2 * time.Millisecond)
+		select {
+		case <-stop:
+			closeAll(nil)
+			return noop
+		case <-time.After(2 * time.Millisecond):
+		}
 	}
 }

@@ -13,10 +13,10 @@ import (
 // runs out starts anyway.
 func TestStartSlotsTakeTurns(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
-	first := acquireStartSlot(1, time.Second)
+	first := acquireStartSlot(nil, 1, time.Second)
 	got := make(chan struct{})
 	go func() {
-		release := acquireStartSlot(1, 10*time.Second)
+		release := acquireStartSlot(nil, 1, 10*time.Second)
 		close(got)
 		release()
 	}()
@@ -32,9 +32,9 @@ func TestStartSlotsTakeTurns(t *testing.T) {
 		t.Fatal("the second start did not get the slot the first released")
 	}
 
-	a := acquireStartSlot(2, time.Second)
+	a := acquireStartSlot(nil, 2, time.Second)
 	done := make(chan struct{})
-	go func() { acquireStartSlot(2, 10*time.Second)(); close(done) }()
+	go func() { acquireStartSlot(nil, 2, 10*time.Second)(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
@@ -42,10 +42,10 @@ func TestStartSlotsTakeTurns(t *testing.T) {
 	}
 	a()
 
-	held := acquireStartSlot(1, time.Second)
+	held := acquireStartSlot(nil, 1, time.Second)
 	defer held()
 	start := time.Now()
-	acquireStartSlot(1, 50*time.Millisecond)()
+	acquireStartSlot(nil, 1, 50*time.Millisecond)()
 	if waited := time.Since(start); waited < 50*time.Millisecond {
 		t.Errorf("went ahead after %v, before its wait ran out", waited)
 	}
@@ -59,15 +59,28 @@ func TestStartSlotWithoutFlockGoesAhead(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	for _, errno := range []syscall.Errno{syscall.ENOSYS, syscall.ENOLCK, syscall.EINVAL} {
 		calls := 0
-		acquireStartSlotWith(func(int, int) error { calls++; return errno }, 2, time.Second)()
+		acquireStartSlotWith(func(int, int) error { calls++; return errno }, nil, 2, time.Second)()
 		if calls != 1 {
 			t.Errorf("%v: flock tried %d times, want once (the error is not a slot in use)", errno, calls)
 		}
 	}
 	// a slot in use is still waited for
 	calls := 0
-	acquireStartSlotWith(func(int, int) error { calls++; return syscall.EWOULDBLOCK }, 1, 20*time.Millisecond)()
+	acquireStartSlotWith(func(int, int) error { calls++; return syscall.EWOULDBLOCK }, nil, 1, 20*time.Millisecond)()
 	if calls < 2 {
 		t.Errorf("a busy slot was tried %d times, want it tried again until the wait ran out", calls)
+	}
+}
+
+// A stop (ctrl-C) ends the wait for a slot at once: a busy slot is tried
+// once, not until the wait runs out.
+func TestStartSlotWaitEndsAtAStop(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	stop := make(chan struct{})
+	close(stop)
+	calls := 0
+	acquireStartSlotWith(func(int, int) error { calls++; return syscall.EWOULDBLOCK }, stop, 1, time.Hour)()
+	if calls != 1 {
+		t.Errorf("a busy slot was tried %d times after the stop, want once", calls)
 	}
 }

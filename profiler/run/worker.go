@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -141,7 +140,11 @@ type WorkerPool struct {
 	// (startErr); dev is set before. Closed at once by NewWorkerPoolArgv.
 	ready    chan struct{}
 	startErr error
-	closing  atomic.Bool // Close was called: a start that has not begun does not
+	// starts bounds every start of a worker: once it ends (the context
+	// the pool was made with, or Close: errClosed), a worker still
+	// starting is killed and no other starts.
+	starts      context.Context
+	closeStarts context.CancelCauseFunc
 
 	mu sync.Mutex
 	w  *worker
@@ -181,9 +184,18 @@ func NewWorkerPool(cmd []string, env []string) (*WorkerPool, error) {
 // A worker that dies before it says hello, without saying why (a crash in
 // the driver's start, not a "fatal" such as no GPU), is started once more.
 func NewWorkerPoolArgv(argv func() []string, env []string) (*WorkerPool, error) {
-	p := StartWorkerPool(argv, env)
-	if err := p.Wait(context.Background()); err != nil {
-		return nil, err
+	return NewWorkerPoolContext(context.Background(), argv, env)
+}
+
+// NewWorkerPoolContext is NewWorkerPoolArgv whose starts end with ctx
+// (see StartWorkerPoolContext): when ctx ends first (ctrl-C), the worker
+// that was starting is killed and gone when it returns, and the error is
+// a StartStopped.
+func NewWorkerPoolContext(ctx context.Context, argv func() []string, env []string) (*WorkerPool, error) {
+	p := StartWorkerPoolContext(ctx, argv, env)
+	<-p.ready // prompt once ctx ends: the start kills its worker then
+	if p.startErr != nil {
+		return nil, p.startErr
 	}
 	return p, nil
 }
@@ -194,15 +206,25 @@ func NewWorkerPoolArgv(argv func() []string, env []string) (*WorkerPool, error) 
 // Device is the zero DeviceInfo until then. A multi-device sweep starts
 // every device's pool so and sets each device to work once it is ready.
 func StartWorkerPool(argv func() []string, env []string) *WorkerPool {
+	return StartWorkerPoolContext(context.Background(), argv, env)
+}
+
+// StartWorkerPoolContext is StartWorkerPool whose worker starts end with
+// ctx: the first one and each fresh one after a crash (Run, Ensure). A
+// worker still starting when ctx ends (ctrl-C) is killed at once instead
+// of waited for, and its start fails with a StartStopped; later starts do
+// not begin. What runs after a start (specs) is Run's ctx's to stop.
+func StartWorkerPoolContext(ctx context.Context, argv func() []string, env []string) *WorkerPool {
 	p := &WorkerPool{argv: argv, env: env, ready: make(chan struct{})}
+	p.starts, p.closeStarts = context.WithCancelCause(ctx)
 	p.mu.Lock() // held by the start: the pool's other users wait for it
 	go func() {
 		defer p.mu.Unlock()
 		defer close(p.ready)
-		w, dev, err := p.start()
+		w, dev, err := p.start(context.Background())
 		if errors.Is(err, errExitedEarly) {
 			first := err
-			if w, dev, err = p.start(); err != nil {
+			if w, dev, err = p.start(context.Background()); err != nil {
 				err = fmt.Errorf("%w (and before that: %v)", err, first)
 			}
 		}
@@ -256,11 +278,39 @@ const TraceStartupEnv = "MLTOP_TRACE_STARTUP"
 // errClosed: the pool was closed before its worker started.
 var errClosed = errors.New("the worker pool was closed before its worker started")
 
+// StartStopped is the error of a worker start that a context stopped
+// (ctrl-C, SIGTERM, Close): the starting worker was killed. It is
+// context.Canceled and its cause to errors.Is.
+type StartStopped struct{ Cause error }
+
+func (e *StartStopped) Error() string {
+	switch {
+	case errors.Is(e.Cause, errClosed):
+		return e.Cause.Error()
+	case e.Cause == nil || errors.Is(e.Cause, context.Canceled):
+		return "the worker's start was stopped (cancelled by user)"
+	}
+	return "the worker's start was stopped: " + e.Cause.Error()
+}
+
+// stopped is the StartStopped of a start that ctx ended.
+func stopped(ctx context.Context) error { return &StartStopped{Cause: context.Cause(ctx)} }
+
+func (e *StartStopped) Unwrap() []error { return []error{context.Canceled, e.Cause} }
+
 // errExitedEarly: the worker ended before it said hello, without a
 // "fatal" line saying why.
 var errExitedEarly = errors.New("worker exited before it said hello")
 
-func (p *WorkerPool) start() (*worker, profiler.DeviceInfo, error) {
+// start starts a worker and waits for its hello. It ends early, killing
+// the worker, when ctx or the pool's starts end (StartStopped).
+func (p *WorkerPool) start(ctx context.Context) (*worker, profiler.DeviceInfo, error) {
+	if p.starts.Err() != nil { // closed (or stopped) before: nothing starts
+		return nil, profiler.DeviceInfo{}, stopped(p.starts)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(p.starts, func() { cancel(context.Cause(p.starts)) })()
 	t0 := time.Now()
 	p.tmu.Lock()
 	if p.opened.IsZero() {
@@ -272,10 +322,10 @@ func (p *WorkerPool) start() (*worker, profiler.DeviceInfo, error) {
 		p.startup += time.Since(t0)
 		p.tmu.Unlock()
 	}()
-	release := acquireStartSlot(startLimit(), startSlotWait)
+	release := acquireStartSlot(ctx.Done(), startLimit(), startSlotWait)
 	defer release()       // at the hello, or when the start failed
-	if p.closing.Load() { // closed while it waited for its turn
-		return nil, profiler.DeviceInfo{}, errClosed
+	if ctx.Err() != nil { // stopped or closed before or while it waited for its turn
+		return nil, profiler.DeviceInfo{}, stopped(ctx)
 	}
 	argv := p.argv()
 	c := exec.Command(argv[0], argv[1:]...)
@@ -341,6 +391,9 @@ func (p *WorkerPool) start() (*worker, profiler.DeviceInfo, error) {
 	case <-time.After(120 * time.Second):
 		w.kill()
 		return nil, profiler.DeviceInfo{}, fmt.Errorf("worker did not say hello within 120 s: %s", w.lastWords())
+	case <-ctx.Done(): // ctrl-C: a GPU worker's start (cuInit, calibration) is not waited for
+		w.kill()
+		return nil, profiler.DeviceInfo{}, stopped(ctx)
 	}
 }
 
@@ -436,8 +489,13 @@ func (p *WorkerPool) Run(ctx context.Context, s profiler.Spec, opt profiler.Opti
 		p.w = nil
 	}
 	if p.w == nil {
-		w, _, err := p.start()
-		if err != nil {
+		w, _, err := p.start(ctx)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return fail(profiler.StatusCancelled, CancelReason(ctx))
+		case errors.Is(err, context.Canceled): // the pool's starts ended (closed)
+			return fail(profiler.StatusCancelled, err.Error())
+		case err != nil:
 			return fail(profiler.StatusCrashed, "could not start a fresh worker: "+err.Error())
 		}
 		p.w = w
@@ -507,7 +565,7 @@ func (p *WorkerPool) Ensure() error {
 	if p.w != nil {
 		return nil
 	}
-	w, _, err := p.start()
+	w, _, err := p.start(context.Background())
 	if err != nil {
 		return err
 	}
@@ -537,10 +595,10 @@ func (p *WorkerPool) Prefetch(j profiler.Job) {
 // Killed, it starts no new write; a directory it shared is removed after
 // Close with a retry for the one write a kill can catch in flight.
 func (p *WorkerPool) Close() error {
-	p.closing.Store(true)
+	p.closeStarts(errClosed) // a worker still starting is killed, no other starts
 	select {
 	case <-p.ready:
-	default: // still starting: stopped once it has, without waiting here
+	default: // still starting: closed once the start is over, without waiting here
 		go func() {
 			<-p.ready
 			p.Close()

@@ -1,12 +1,15 @@
 package run_test
 
 import (
+	"context"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 )
 
@@ -117,7 +120,7 @@ func TestWorkerStderrShownWhenTracingStartUp(t *testing.T) {
 
 // StartWorkerPool returns at once; the device is unknown until the hello,
 // Wait returns then; Close of a pool still starting returns at once and
-// stops the worker once it has started.
+// kills the starting worker.
 func TestStartWorkerPoolInTheBackground(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir()) // start slots of its own
 	hello := `{"type":"hello","device":{"backend":"cpu","name":"fake"}}`
@@ -140,7 +143,7 @@ func TestStartWorkerPoolInTheBackground(t *testing.T) {
 	p.Close()
 
 	// closed while its worker starts: Close returns at once, and the
-	// worker is stopped once it has said hello
+	// starting worker is killed
 	gate2 := t.TempDir() + "/go"
 	q := run.StartWorkerPool(func() []string { return []string{"sh", "-c", script, "worker", gate2} }, nil)
 	var pid int
@@ -164,7 +167,7 @@ func TestStartWorkerPoolInTheBackground(t *testing.T) {
 
 	// closed while it waits for its turn: its worker never starts
 	gate3 := t.TempDir() + "/go"
-	release := run.AcquireStartSlot(run.DefaultWorkerStarts, time.Second)
+	release := run.AcquireStartSlot(nil, run.DefaultWorkerStarts, time.Second)
 	r := run.StartWorkerPool(func() []string { return []string{"sh", "-c", script, "worker", gate3} }, nil)
 	r.Close()
 	release()
@@ -182,4 +185,126 @@ func TestStartWorkerPoolInTheBackground(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Errorf("worker %d of a pool closed while starting still runs", pid)
+}
+
+// waitPID waits for the pid a test worker writes to path first thing.
+func waitPID(t *testing.T, path string) int {
+	t.Helper()
+	for range 500 {
+		if b, err := os.ReadFile(path); err == nil && len(b) > 1 {
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			return pid
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Error("the worker did not write its pid") // not Fatal: called from a goroutine
+	return 0
+}
+
+// gone says whether process pid has ended and been reaped.
+func gone(pid int) bool {
+	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
+	return err != nil
+}
+
+// ctrl-C while a worker starts (a GPU worker's cuInit and calibration
+// take seconds; this one never says hello) stops the start at once: the
+// starting worker is killed and reaped, not waited for, whether it is the
+// pool's first (NewWorkerPoolContext), a fresh one for a spec (Run's
+// ctx: the spec is cancelled) or one a device asks for (Ensure, ended by
+// the pool's context).
+func TestCtrlCStopsAStartingWorker(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // start slots of its own
+	hello := `{"type":"hello","device":{"backend":"cpu","name":"fake"}}`
+	// the first start says hello and crashes on its first spec; the
+	// others write their pid and never say hello
+	script := `echo x >> "$1"; if [ $(wc -l < "$1") -eq 1 ]; then echo '` + hello + `'; read line; exit 3; fi; echo $$ > "$1.pid"; exec sleep 60`
+	argv := func(dir string) func() []string {
+		return func() []string { return []string{"sh", "-c", script, "worker", dir + "/starts"} }
+	}
+	// within returns what f returns, or fails the test when f is still
+	// waiting a minute later (not a timing: unfixed, it waits for the
+	// 120 s hello deadline).
+	within := func(f func() error) error {
+		done := make(chan error, 1)
+		go func() { done <- f() }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(time.Minute):
+			t.Fatal("still waiting for the starting worker a minute after ctrl-C")
+			return nil
+		}
+	}
+	crashFirst := func(t *testing.T, p *run.WorkerPool) {
+		t.Helper()
+		if err := p.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if res := p.Run(t.Context(), profiler.Spec{Kernel: "test_scale"}, profiler.DefaultOptions(), nil); res.Status != profiler.StatusCrashed {
+			t.Fatalf("the first worker's spec: %s %s, want crashed", res.Status, res.Error)
+		}
+	}
+
+	t.Run("the first worker", func(t *testing.T) {
+		dir := t.TempDir()
+		os.WriteFile(dir+"/starts", []byte("x\n"), 0o600) // past the first start: no hello
+		ctx, cancel := context.WithCancel(t.Context())
+		var pid int
+		go func() { pid = waitPID(t, dir+"/starts.pid"); cancel() }()
+		err := within(func() error {
+			p, err := run.NewWorkerPoolContext(ctx, argv(dir), nil)
+			if p != nil {
+				p.Close()
+			}
+			return err
+		})
+		var stop *run.StartStopped
+		if !errors.Is(err, context.Canceled) || !errors.As(err, &stop) {
+			t.Errorf("error %v, want a stopped start", err)
+		}
+		if pid == 0 || !gone(pid) {
+			t.Errorf("the starting worker %d is not gone when the pool returns", pid)
+		}
+	})
+	t.Run("a fresh worker for a spec", func(t *testing.T) {
+		dir := t.TempDir()
+		p := run.StartWorkerPool(argv(dir), nil)
+		defer p.Close()
+		crashFirst(t, p)
+		ctx, cancel := context.WithCancel(t.Context())
+		var pid int
+		go func() { pid = waitPID(t, dir+"/starts.pid"); cancel() }()
+		var res profiler.Result
+		within(func() error {
+			res = p.Run(ctx, profiler.Spec{Kernel: "test_scale"}, profiler.DefaultOptions(), nil)
+			return nil
+		})
+		if res.Status != profiler.StatusCancelled || res.Error != "cancelled by user" {
+			t.Errorf("spec during the fresh start: %s %q, want cancelled by user", res.Status, res.Error)
+		}
+		if pid == 0 || !gone(pid) {
+			t.Errorf("the starting worker %d is not gone when Run returns", pid)
+		}
+	})
+	t.Run("a fresh worker a device asks for", func(t *testing.T) {
+		dir := t.TempDir()
+		ctx, cancel := context.WithCancel(t.Context())
+		p := run.StartWorkerPoolContext(ctx, argv(dir), nil)
+		defer p.Close()
+		crashFirst(t, p)
+		var pid int
+		go func() { pid = waitPID(t, dir+"/starts.pid"); cancel() }()
+		err := within(p.Ensure)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Ensure: %v, want a stopped start", err)
+		}
+		if pid == 0 || !gone(pid) {
+			t.Errorf("the starting worker %d is not gone when Ensure returns", pid)
+		}
+		// the pool's starts are over: no other begins
+		if err := p.Ensure(); !errors.Is(err, context.Canceled) {
+			t.Errorf("a start after the stop: %v", err)
+		}
+	})
 }

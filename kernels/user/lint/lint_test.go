@@ -367,19 +367,26 @@ func TestMetalExamplesCheck(t *testing.T) {
 	}
 }
 
-// An extern (unsized) shared array is sized by dynamic_tgm, not by a tgm:
-// item: no warning when the dispatch sets it, a warning naming
-// dynamic_tgm when it does not, and never an item of unknown size.
+// An extern (unsized) shared array is sized at launch by dynamic_tgm or,
+// without it, by the tgm: items beyond the static arrays: no warning when
+// either sizes it, a warning naming dynamic_tgm when nothing does (no
+// items, or items that name static arrays only), and never an item of
+// unknown size.
 func TestExternSharedArrays(t *testing.T) {
 	src := `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) { extern __shared__ float sram[]; sram[0] = X[0]; Y[0] = sram[0]; }`
+	withStatic := strings.Replace(src, "extern __shared__", "__shared__ float part[4]; part[0] = 0; extern __shared__", 1)
+	const nudge = "dispatch k's kernel declares an extern (unsized) shared array, sized at launch, but the dispatch sets no dynamic_tgm: add `dynamic_tgm: <bytes>`"
 	for _, c := range []struct {
-		name, extra, want string
+		name, src, extra, want string
 	}{
-		{"with dynamic_tgm", ", dynamic_tgm: \"WG * 4\"", ""},
-		{"without dynamic_tgm", "", "dispatch k's kernel declares an extern (unsized) shared array, sized at launch, but the dispatch sets no dynamic_tgm: add `dynamic_tgm: <bytes>`"},
+		{"with dynamic_tgm", src, ", dynamic_tgm: \"WG * 4\"", ""},
+		{"without dynamic_tgm", src, "", nudge},
+		{"sized by its tgm: item", src, ", tgm: [{name: sram, bytes: \"WG * 4\"}]", ""},
+		{"sized by the tgm: items beyond the static ones", withStatic, ", tgm: [{name: part, bytes: 16}, {name: sram, bytes: \"WG * 4\"}]", ""},
+		{"tgm: items of static arrays only", withStatic, ", tgm: [{name: part, bytes: 16}]", nudge},
 	} {
 		m := strings.Replace(usertest.Manifest("extern_k"), "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols]"+c.extra+"}", 1)
-		path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": src})
+		path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": c.src})
 		text := findingsOf(Check(path, Options{Static: true}).Manifests[0])
 		if strings.Contains(text, "lists no tgm: items") || strings.Contains(text, "BYTES_PER_ELEMENT") {
 			t.Errorf("%s: a tgm: item of unknown size is suggested:\n%s", c.name, text)

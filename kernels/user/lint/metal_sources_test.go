@@ -85,7 +85,8 @@ func TestMetalAppleBuiltinsAreNotCompiled(t *testing.T) {
 }
 
 // A [[threadgroup(0)]] parameter without dynamic_tgm, or one at another
-// index, gets no memory: a warning at the dispatch; with dynamic_tgm none.
+// index, gets no memory: a warning at the dispatch; with dynamic_tgm none,
+// unless a tgm: item names the parameter too (its bytes count twice).
 func TestThreadgroupParamsNeedDynamicTGM(t *testing.T) {
 	src := `[[kernel]] void k(device const T* X [[buffer(0)]], device T* Y [[buffer(1)]], constant int& rows [[buffer(2)]],
     constant int& cols [[buffer(3)]], threadgroup float* part [[threadgroup(0)]], uint i [[thread_position_in_grid]]) {
@@ -99,6 +100,10 @@ func TestThreadgroupParamsNeedDynamicTGM(t *testing.T) {
 		{"sized", src, sized, ""},
 		{"unsized", src, "", "dispatch k: parameter part [[threadgroup(0)]] is threadgroup memory sized at dispatch, but the dispatch sets no dynamic_tgm"},
 		{"index 1", strings.Replace(src, "threadgroup(0)", "threadgroup(1)", 1), sized, "dispatch k: parameter part [[threadgroup(1)]] gets no threadgroup memory: mltop sets dynamic_tgm at index 0 only"},
+		{"listed twice", src, `args: [X, Y, rows, cols], dynamic_tgm: "WG * 4", tgm: [{name: part, bytes: "WG * 4"}]}`,
+			"dispatch k lists the threadgroup parameter part [[threadgroup(0)]] as a tgm: item and sets dynamic_tgm: the TGM budget and its limit count those bytes twice; drop the tgm: item"},
+		{"another item beside dynamic_tgm", strings.Replace(src, "part[0] = X[i];", "threadgroup float red[4]; red[0] = 0; part[0] = X[i];", 1),
+			`args: [X, Y, rows, cols], dynamic_tgm: "WG * 4", tgm: [{name: red, bytes: 16}]}`, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := metalManifest("tg_param")
@@ -107,7 +112,7 @@ func TestThreadgroupParamsNeedDynamicTGM(t *testing.T) {
 			}
 			rep := Check(usertest.Write(t, map[string]string{"kernel.yaml": m, "k.metal": c.src}), noTools(t))
 			got := findingsOf(rep.Manifests[0])
-			if c.want == "" && strings.Contains(got, "threadgroup memory") {
+			if c.want == "" && (strings.Contains(got, "threadgroup memory") || strings.Contains(got, "twice")) {
 				t.Errorf("want no warning on threadgroup memory:\n%s", got)
 			}
 			mustContain(t, c.name, got, c.want)

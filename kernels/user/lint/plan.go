@@ -119,58 +119,30 @@ func overLimits(lang string, d profiler.Dispatch) []overLimit {
 }
 
 // lintKnobValues plans, for each knob that lists values, each value with
-// the other knobs at their defaults, at each dtype, and warns once per
-// dispatch and limit about the values that no GPU runs. A value over a
-// limit at some dtypes only (dynamic_tgm with sizeof(T)) names them.
-// Values the rules refuse, or that do not plan, are left out.
+// the other knobs at their defaults, at each dtype and each dims point
+// (dimPoints: the defaults, and the values the dims list), and warns once
+// per dispatch and limit about the values that no GPU runs, naming the
+// dtypes and dims where only some go over (dynamic_tgm with sizeof(T) or
+// a dim). Values the rules refuse, or that do not plan, are left out; so
+// is a knob's default where it goes over at the default dims only (the
+// default spec's warning says it).
 func lintKnobValues(r *Result, lang string) {
 	f := r.Family
 	sc := f.Schema()
-	dev := profiler.DeviceInfo{Backend: lang, Name: "mltop check"}
-	type key struct{ dispatch, kind string }
-	var order []key
-	over := map[key][]string{}
+	points := dimPoints(sc)
+	var order []limitKey
+	over := map[limitKey][]string{}
 	for _, k := range sc.Knobs {
 		for _, v := range k.Values {
-			var runs []profiler.DType // the dtypes at which the rules take v and it plans
-			overAt := map[key][]string{}
-			var keys []key
-			for _, dt := range sc.DTypes {
-				s := profiler.Spec{Kernel: f.Name(), DType: dt}.WithDefaults(sc)
-				if v == s.Knobs[k.Name] {
-					continue
-				}
-				s.Knobs[k.Name] = v
-				if f.Validate(s, dev) != nil {
-					continue
-				}
-				plan, err := f.Plan(s, dev)
-				if err != nil {
-					continue
-				}
-				runs = append(runs, dt)
-				for _, d := range plan.Dispatches {
-					for _, o := range overLimits(lang, d) {
-						if o.kind == "optin" {
-							continue // a matter of which GPU runs it, as the default spec's warning says
-						}
-						kk := key{d.Name, o.kind}
-						if overAt[kk] == nil {
-							keys = append(keys, kk)
-						}
-						overAt[kk] = append(overAt[kk], string(dt))
-					}
-				}
-			}
+			runs, keys, overAt := judgeKnobValue(f, lang, k.Name, v, points)
 			for _, kk := range keys {
-				label := fmt.Sprintf("%s=%d", k.Name, v)
-				if len(overAt[kk]) < len(runs) {
-					label += " at " + strings.Join(overAt[kk], ", ")
+				if v == k.Default && overAtDefaultDimsOnly(overAt[kk], points[0]) {
+					continue
 				}
 				if over[kk] == nil {
 					order = append(order, kk)
 				}
-				over[kk] = append(over[kk], label)
+				over[kk] = append(over[kk], fmt.Sprintf("%s=%d", k.Name, v)+where(overAt[kk], runs))
 			}
 		}
 	}
@@ -184,6 +156,173 @@ func lintKnobValues(r *Result, lang string) {
 			"dispatch %s: knob values %s (listed in values:) ask %s, which no %s runs: drop them from values: or add a rule that refuses them",
 			kk.dispatch, strings.Join(over[kk], "; "), limit[kk.kind], gpuKind[lang])
 	}
+}
+
+// limitKey is one limit of one dispatch.
+type limitKey struct{ dispatch, kind string }
+
+// place is a dtype and a dims point (dimPoint.String) a spec was planned at.
+type place struct{ dt, dims string }
+
+// judgeKnobValue plans knob=v, the other knobs at their defaults, at each
+// dtype and dims point: runs are the places where the rules take it and
+// it plans; overAt, for each dispatch limit it goes over (keys, in the
+// order met; "optin" left out: a matter of which GPU runs it), the places
+// where it does.
+func judgeKnobValue(f *user.Family, lang, knob string, v int, points []dimPoint) (runs []place, keys []limitKey, overAt map[limitKey][]place) {
+	sc := f.Schema()
+	dev := profiler.DeviceInfo{Backend: lang, Name: "mltop check"}
+	overAt = map[limitKey][]place{}
+	for _, dt := range sc.DTypes {
+		for _, pt := range points {
+			s := profiler.Spec{Kernel: f.Name(), DType: dt}.WithDefaults(sc)
+			s.Knobs[knob] = v
+			for _, dv := range pt {
+				s.Dims[dv.name] = dv.value
+			}
+			if f.Validate(s, dev) != nil {
+				continue
+			}
+			plan, err := f.Plan(s, dev)
+			if err != nil {
+				continue
+			}
+			at := place{string(dt), pt.String()}
+			runs = append(runs, at)
+			for _, d := range plan.Dispatches {
+				for _, o := range overLimits(lang, d) {
+					if o.kind == "optin" {
+						continue
+					}
+					kk := limitKey{d.Name, o.kind}
+					if overAt[kk] == nil {
+						keys = append(keys, kk)
+					}
+					overAt[kk] = append(overAt[kk], at)
+				}
+			}
+		}
+	}
+	return runs, keys, overAt
+}
+
+// overAtDefaultDimsOnly: every place in over is at the default dims.
+func overAtDefaultDimsOnly(over []place, defaults dimPoint) bool {
+	return !slices.ContainsFunc(over, func(p place) bool { return p.dims != defaults.String() })
+}
+
+// where says where a knob value goes over a limit, as " at …" after it:
+// nothing when it does wherever it runs; its dtypes when the same ones go
+// over at every dims point (always so without listed dims); else each
+// dims point where it goes over, with the dtypes in brackets where only
+// some of those it runs at there do.
+func where(over, runs []place) string {
+	if len(over) == len(runs) {
+		return ""
+	}
+	var points []string // in the order planned
+	ran, wentOver := map[string][]string{}, map[string][]string{}
+	for _, p := range runs {
+		if ran[p.dims] == nil {
+			points = append(points, p.dims)
+		}
+		ran[p.dims] = append(ran[p.dims], p.dt)
+	}
+	for _, p := range over {
+		wentOver[p.dims] = append(wentOver[p.dims], p.dt)
+	}
+	if !slices.ContainsFunc(points, func(p string) bool { return !slices.Equal(wentOver[p], wentOver[points[0]]) }) {
+		return " at " + strings.Join(wentOver[points[0]], ", ")
+	}
+	var parts []string
+	for _, p := range points {
+		switch n := len(wentOver[p]); {
+		case n == 0:
+		case n == len(ran[p]):
+			parts = append(parts, p)
+		default:
+			parts = append(parts, p+" ("+strings.Join(wentOver[p], ", ")+")")
+		}
+	}
+	if len(parts) > maxPlacesNamed {
+		parts = append(parts[:maxPlacesNamed], fmt.Sprintf("and %d more", len(parts)-maxPlacesNamed))
+	}
+	return " at " + strings.Join(parts, ", ")
+}
+
+// maxPlacesNamed is how many dims points a warning names for one value.
+const maxPlacesNamed = 6
+
+// dimValue is one dim set to a value.
+type dimValue struct {
+	name  string
+	value int
+}
+
+// dimPoint gives the dims that list values one each (the others keep
+// their defaults).
+type dimPoint []dimValue
+
+// String is "D=128 H=4" ("" without listed dims).
+func (p dimPoint) String() string {
+	parts := make([]string, len(p))
+	for i, dv := range p {
+		parts[i] = fmt.Sprintf("%s=%d", dv.name, dv.value)
+	}
+	return strings.Join(parts, " ")
+}
+
+// maxDimPoints bounds the combinations of listed dim values a knob value
+// is planned at; past it, each listed value alone (the others at their
+// defaults).
+const maxDimPoints = 256
+
+// dimPoints are the dims a listed knob value is judged at: the defaults
+// first, then each combination of the values the dims list (each value
+// alone when there are more than maxDimPoints). Without a dim that lists
+// values, the defaults alone.
+func dimPoints(sc profiler.Schema) []dimPoint {
+	var listed []profiler.Param
+	defaults := dimPoint{}
+	for _, d := range sc.Dims {
+		if len(d.Values) > 0 {
+			listed = append(listed, d)
+			defaults = append(defaults, dimValue{d.Name, d.Default})
+		}
+	}
+	combos := 1
+	for _, d := range listed {
+		combos = min(combos*len(d.Values), maxDimPoints+1)
+	}
+	out := []dimPoint{defaults}
+	if combos > maxDimPoints {
+		for i, d := range listed {
+			for _, v := range d.Values {
+				if v != d.Default {
+					p := slices.Clone(defaults)
+					p[i].value = v
+					out = append(out, p)
+				}
+			}
+		}
+		return out
+	}
+	all := []dimPoint{{}}
+	for _, d := range listed {
+		var next []dimPoint
+		for _, p := range all {
+			for _, v := range d.Values {
+				next = append(next, append(slices.Clone(p), dimValue{d.Name, v}))
+			}
+		}
+		all = next
+	}
+	for _, p := range all {
+		if !slices.Equal(p, defaults) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // dispatchPos is where the manifest writes the dispatch of that name.

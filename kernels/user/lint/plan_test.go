@@ -47,6 +47,21 @@ func TestPlanStep(t *testing.T) {
 			m = strings.Replace(m, `rules: ["cols % 4 == 0"]`, `rules: ["cols % 4 == 0", "WG * 200 * sizeof(T) <= 32768"]`, 1)
 			return dyn(`"WG * 200 * sizeof(T)"`)(m)
 		}, true, -1, nil, ""},
+		// a dim that lists values: each knob value is judged at them too,
+		// and the warning names the dims where it goes over
+		{"a listed knob value over at listed dims", func(m string) string {
+			return dyn(`"WG * cols * 8"`)(listCols(m))
+		}, true, Warning, []string{"knob values WG=64 at cols=256; WG=128 at cols=64, cols=256 (listed in values:) ask more than 32768 B"}, "the default spec"},
+		{"over at every listed dim", func(m string) string {
+			return dyn(`"WG * 300"`)(listCols(m))
+		}, true, Warning, []string{"knob values WG=128 (listed in values:) ask more than 32768 B"}, " at cols"},
+		{"over at listed dims and one dtype", func(m string) string {
+			return dyn(`"WG * cols * 2 * sizeof(T)"`)(listCols(strings.Replace(m, "dtypes: [f32]", "dtypes: [f16, f32]", 1)))
+		}, true, Warning, []string{"knob values WG=64 at cols=256; WG=128 at cols=64 (f32), cols=256 (listed in values:)"}, "the default spec"},
+		// the default knob value over at the default dims alone: the default spec's warning only
+		{"the default value over at the default dims only", func(m string) string {
+			return dyn(`"WG * 32768 / cols"`)(listCols(m))
+		}, true, Warning, []string{"dispatch k: the default spec (", "asks 131072", "knob values WG=128 at cols=16, cols=64 (listed in values:)"}, "WG=64 at"},
 		{"division by zero", func(m string) string {
 			return strings.Replace(m, "grid: [rows]", "grid: [rows / 0]", 1)
 		}, false, Error, []string{"error   [plan] ", "the default spec does not plan: ", "integer division by zero in grid[0] 'rows / 0'"}, "[compile]"},
@@ -105,4 +120,10 @@ func dyn(v string) func(string) string {
 	return func(m string) string {
 		return strings.Replace(m, "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols], dynamic_tgm: "+v+"}", 1)
 	}
+}
+
+// listCols makes the test manifest's cols dim list values: 16 (its
+// default), 64 and 256.
+func listCols(m string) string {
+	return strings.Replace(m, "cols: {default: 16}", "cols: {values: [16, 64, 256], default: 16}", 1)
 }

@@ -105,8 +105,11 @@ var elemBytes = map[string]int{
 }
 
 // lintUnsizedShared warns, per dispatch, about an extern (unsized) shared
-// array without dynamic_tgm and, when the dispatch has no tgm: items,
-// about the sized arrays its entry and the helpers it calls declare.
+// array that nothing sizes at launch and, when the dispatch has no tgm:
+// items, about the sized arrays its entry and the helpers it calls
+// declare. Without dynamic_tgm, a CUDA launch gives the tgm: items' bytes
+// beyond the static arrays' as dynamic shared memory: an item that names
+// no sized array sizes the extern one.
 func lintUnsizedShared(r *Result, lang, code string) {
 	f := r.Family
 	bodies := functionBodies(code)
@@ -119,7 +122,7 @@ func lintUnsizedShared(r *Result, lang, code string) {
 		if len(arrays) == 0 {
 			continue
 		}
-		var decls, items, twice []string
+		var decls, items, twice, static []string
 		unsized := false
 		for _, a := range arrays {
 			if a.Size == "" { // extern __shared__ x[]: sized at launch by dynamic_tgm, not by a tgm: item
@@ -129,6 +132,7 @@ func lintUnsizedShared(r *Result, lang, code string) {
 				}
 				continue
 			}
+			static = append(static, a.Name)
 			decls = append(decls, fmt.Sprintf("%s %s (in %s)", sharedKeyword(lang), a, a.Func))
 			n, ok := elemBytes[a.Elem]
 			if a.Elem == f.DTypeName() {
@@ -141,7 +145,8 @@ func lintUnsizedShared(r *Result, lang, code string) {
 			items = append(items, fmt.Sprintf("{name: %s, bytes: %q}", a.Name, bytes))
 		}
 		line, col := f.Pos(fmt.Sprintf("$.dispatches[%d]", d.Index))
-		if unsized && !d.DynamicTGM {
+		sizedByItems := lang == "cuda" && slices.ContainsFunc(d.TGM, func(item string) bool { return !slices.Contains(static, item) })
+		if unsized && !d.DynamicTGM && !sizedByItems {
 			r.add(Warning, StepSource, f.Path(), line, col,
 				"dispatch %s's kernel declares an extern (unsized) shared array, sized at launch, but the dispatch sets no dynamic_tgm: add `dynamic_tgm: <bytes>` (what the launch's third <<<…>>> argument gives)", d.Name)
 		}

@@ -60,8 +60,9 @@ func lintSources(r *Result) {
 }
 
 // lintThreadgroupParams warns about a Metal entry's `threadgroup T*
-// [[threadgroup(i)]]` parameter that gets no memory: mltop sets the
-// dispatch's dynamic_tgm at index 0 and nothing at any other index.
+// [[threadgroup(i)]]` parameter that gets no memory (mltop sets the
+// dispatch's dynamic_tgm at index 0 and nothing at any other index), and
+// about one a tgm: item counts a second time beside dynamic_tgm.
 func lintThreadgroupParams(r *Result, d user.DispatchInfo, sig csrc.Signature) {
 	f := r.Family
 	for _, p := range sig.Params {
@@ -76,6 +77,9 @@ func lintThreadgroupParams(r *Result, d user.DispatchInfo, sig csrc.Signature) {
 		case !d.DynamicTGM:
 			r.add(Warning, StepSource, f.Path(), line, col,
 				"dispatch %s: parameter %s [[threadgroup(0)]] is threadgroup memory sized at dispatch, but the dispatch sets no dynamic_tgm: add `dynamic_tgm: <bytes>` (e.g. \"WG * 4\" for a float per thread)", d.Name, p.Name)
+		case slices.Contains(d.TGM, p.Name):
+			r.add(Warning, StepSource, f.Path(), line, col,
+				"dispatch %s lists the threadgroup parameter %s [[threadgroup(0)]] as a tgm: item and sets dynamic_tgm: the TGM budget and its limit count those bytes twice; drop the tgm: item (dynamic_tgm is its line)", d.Name, p.Name)
 		}
 	}
 }
