@@ -80,7 +80,9 @@ func TestConstantArraysOnEmulator(t *testing.T) {
 	usePython(t)
 	eb := mslemu.New(t, "../../metal/testdata/mslemu", emuDev)
 	opt := mslemu.Options()
-	drop := func(s string) string { return strings.Replace(s, "j < shape[ndim - 1];", "j < shape[ndim - 1] - 1;", 1) }
+	drop := func(s string) string {
+		return strings.Replace(s, "j < shape[ndim - 1];", "j < shape[ndim - 1] - 1;", 1)
+	}
 	keep := func(s string) string { return s }
 	for _, c := range []struct {
 		name      string
