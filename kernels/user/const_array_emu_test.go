@@ -2,6 +2,7 @@ package user
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,6 +93,7 @@ func TestConstantArraysOnEmulator(t *testing.T) {
 	}{
 		{"array values", keep, keep, profiler.StatusOK, ""},
 		{"buffers", asBuffers, keep, profiler.StatusOK, ""},
+		{"an element with a comma, quoted", func(y string) string { return strings.Replace(y, "[rows, cols]", `[rows, "max(cols, 1)"]`, 1) }, keep, profiler.StatusOK, ""},
 		{"array values, a term dropped", keep, drop, profiler.StatusMismatch, ""},
 		{"buffers, a term dropped", asBuffers, drop, profiler.StatusMismatch, ""},
 		{"an element beyond int", func(y string) string { return strings.Replace(y, "[rows, cols]", "[rows, 3000000000]", 1) }, keep, profiler.StatusInvalid, "shape[1]"},
@@ -157,5 +159,27 @@ func TestArrayValueRefusedOnCUDA(t *testing.T) {
 	_, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": usertest.Source}))
 	if err == nil || !strings.Contains(err.Error(), "only a Metal `constant T*`") {
 		t.Fatalf("err %v, want the array value refused for a CUDA pointer", err)
+	}
+}
+
+// arrayText splits an array value at the commas outside parentheses, and
+// takes nothing else for one.
+func TestArrayText(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+		ok   bool
+	}{
+		{"[rows, cols]", []string{"rows", "cols"}, true},
+		{"[cdiv(cols, 4), 1]", []string{"cdiv(cols, 4)", "1"}, true},
+		{"[max(a, min(b, c))]", []string{"max(a, min(b, c))"}, true},
+		{"[]", nil, true},
+		{"rows", nil, false},
+		{"cdiv(rows, 2)", nil, false},
+	} {
+		got, ok := arrayText(c.in)
+		if ok != c.ok || !slices.Equal(got, c.want) {
+			t.Errorf("arrayText(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
+		}
 	}
 }
