@@ -63,7 +63,9 @@ const (
 	// the dispatch's scalars, as T's bytes.
 	SlotScalar
 	// SlotArray is a `constant T*` (MLX's x_shape): the consecutive
-	// scalars named "name[0]", "name[1]", …, each as T's bytes.
+	// scalars named "name[0]", "name[1]", …, each as T's bytes, or, when
+	// the dispatch gives no such scalars, one of its buffers (Metal binds
+	// a constant pointer with setBuffer as it does a device one).
 	SlotArray
 	// SlotStruct is a `constant S&` of a struct: all the dispatch's
 	// scalars packed as PackScalars does.
@@ -158,10 +160,11 @@ type Binding struct {
 
 // Bind places a dispatch's buffers and scalars on a kernel's slots. With
 // no slots (a built-in kernel) the buffers take indices 0…n-1 and the
-// scalars one struct at n. Otherwise the buffers go to the SlotBuffer
-// slots in order; the scalars either all to the one SlotStruct, packed,
-// or one per SlotScalar (converted to the slot's type, at its C size)
-// and by name to the SlotArray slots.
+// scalars one struct at n. Otherwise the buffers go in order to the
+// SlotBuffer slots and to the SlotArray slots no scalar is named for; the
+// scalars either all to the one SlotStruct, packed, or one per SlotScalar
+// (converted to the slot's type, at its C size) and by name to the other
+// SlotArray slots.
 func Bind(slots []Slot, nbufs int, scalars []profiler.Scalar) (Binding, error) {
 	var b Binding
 	if slots == nil {
@@ -175,16 +178,24 @@ func Bind(slots []Slot, nbufs int, scalars []profiler.Scalar) (Binding, error) {
 		b.Bytes = []Bound{{Index: nbufs, Bytes: sc}}
 		return b, nil
 	}
-	var valueSlots []Slot
+	var valueSlots, bufferArrays []Slot
 	for _, s := range slots {
-		if s.Kind == SlotBuffer {
+		switch {
+		case s.Kind == SlotBuffer:
 			b.Buffers = append(b.Buffers, s.Index)
-		} else {
+		case s.Kind == SlotArray && !namesElements(scalars, s.Name):
+			b.Buffers = append(b.Buffers, s.Index)
+			bufferArrays = append(bufferArrays, s)
+		default:
 			valueSlots = append(valueSlots, s)
 		}
 	}
 	if len(b.Buffers) != nbufs {
-		return b, fmt.Errorf("the kernel takes %d device buffers but the dispatch gives %d", len(b.Buffers), nbufs)
+		msg := fmt.Sprintf("the kernel takes %d device buffers but the dispatch gives %d", len(b.Buffers), nbufs)
+		for _, s := range bufferArrays {
+			msg += fmt.Sprintf("; parameter %s (constant %s*) counts as one: give it a buffer, or scalars named %s[0], %s[1], …", s.Name, s.Type, s.Name, s.Name)
+		}
+		return b, fmt.Errorf("%s", msg)
 	}
 	if len(valueSlots) == 1 && valueSlots[0].Kind == SlotStruct {
 		sc, err := PackScalars(scalars)
@@ -227,6 +238,17 @@ func Bind(slots []Slot, nbufs int, scalars []profiler.Scalar) (Binding, error) {
 		return b, fmt.Errorf("%d scalars left over (from %s) after the kernel's %d scalar parameters", len(rest), rest[0].Name, len(valueSlots))
 	}
 	return b, nil
+}
+
+// namesElements says whether scalars holds an element of the array
+// parameter name ("name[0]", …).
+func namesElements(scalars []profiler.Scalar, name string) bool {
+	for _, sc := range scalars {
+		if strings.HasPrefix(sc.Name, name+"[") {
+			return true
+		}
+	}
+	return false
 }
 
 // scalarBytes is sc's value as slot s's type.

@@ -73,12 +73,22 @@ func TestBind(t *testing.T) {
 		{3, sc, "takes 2 device buffers"},
 		{2, sc[:3], "beta (constant half&) has no scalar"},
 		{2, append(sc[:4:4], profiler.I32Param("extra", 1)), "left over"},
-		{2, sc[2:], "x_shape[0]"},
+		{2, sc[2:], "parameter x_shape (constant int*) counts as one: give it a buffer, or scalars named x_shape[0]"},
 		{2, []profiler.Scalar{profiler.I32Param("x_shape[0]", 3), profiler.F32Param("alpha", 1e39), profiler.F32Param("beta", 1)}, "alpha"},
 	} {
 		if _, err := Bind(slots, bad.nbufs, bad.sc); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("Bind(%d buffers, %v): %v, want an error with %q", bad.nbufs, bad.sc, err, bad.want)
 		}
+	}
+
+	// A constant array no scalar is named for takes a buffer, at its own
+	// index among the device buffers (setBuffer, as Metal binds it).
+	b, err = Bind(slots, 3, sc[2:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(b.Buffers, []int{0, 1, 4}) || len(b.Bytes) != 2 || b.Bytes[0].Index != 2 || b.Bytes[1].Index != 3 {
+		t.Errorf("x_shape given a buffer: %+v, want buffers at [0 1 4] and bytes at 2, 3", b)
 	}
 
 	// One struct: every scalar packed at its index; no slots: the old layout.

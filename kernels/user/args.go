@@ -9,11 +9,13 @@ import (
 	"github.com/mltop/mltop/profiler/expr"
 )
 
-// uarg is one of a dispatch's args: a buffer's name or a scalar expression.
+// uarg is one of a dispatch's args: a buffer's name, a scalar
+// expression, or an array value (arrayargs.go).
 type uarg struct {
-	text string        // as written
-	buf  string        // a buffer's name; "" for an expression
-	p    *expr.Program // the expression, for a scalar
+	text  string          // as written
+	buf   string          // a buffer's name; "" for an expression
+	p     *expr.Program   // the expression, for a scalar
+	elems []*expr.Program // an array value's expressions
 }
 
 // uparam binds one kernel parameter to one of a dispatch's args.
@@ -146,6 +148,17 @@ func (f *Family) bindArgs(pd *profiler.Dispatch, d udisp, b ubinding, dt profile
 			}
 			pd.Order = append(pd.Order, profiler.ArgRef{Index: len(pd.Args)})
 			pd.Args = append(pd.Args, a.buf)
+			continue
+		}
+		if a.elems != nil {
+			scs, err := arrayScalars(up, a, e)
+			if err != nil {
+				return fmt.Errorf("dispatch %s: args[%d] %s for parameter `%s`: %w", d.name, up.arg, a.text, describe(up.param), err)
+			}
+			for _, sc := range scs {
+				pd.Order = append(pd.Order, profiler.ArgRef{Scalar: true, Index: len(pd.Scalars)})
+				pd.Scalars = append(pd.Scalars, sc)
+			}
 			continue
 		}
 		sc, err := scalarArg(up, a, dt, e)

@@ -138,6 +138,14 @@ func (bl *builder) args(ds dispatchYAML, path, field string) ([]uarg, error) {
 	var out []uarg
 	for k, a := range ds.Args {
 		apath, afield := d.item(path+".args", field+".args", k)
+		if elems, ok := arrayText(a); ok {
+			ua, err := bl.arrayArg(a, elems, apath, afield)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ua)
+			continue
+		}
 		if bl.bufferNames[a] {
 			out = append(out, uarg{text: a, buf: a})
 			continue
@@ -250,7 +258,7 @@ func fits(sig csrc.Signature, args []uarg, want int, metalStruct bool) bool {
 		return true
 	}
 	for k, p := range params {
-		if p.Pointer != (args[k].buf != "") {
+		if p.Pointer != (args[k].buf != "" || args[k].elems != nil) {
 			return false
 		}
 	}
@@ -262,12 +270,16 @@ func (bl *builder) bindOne(a uarg, prm csrc.Param, ts typeScope, apath, afield, 
 	d := bl.d
 	up := uparam{param: prm}
 	switch {
+	case a.elems != nil:
+		return bl.bindArray(a, prm, up, apath, afield, file, sig)
 	case prm.Pointer && a.buf == "":
 		return up, d.err(apath, afield, "%q goes to parameter `%s` of %s:%d, a pointer: bind one of the buffers (%s)", a.text, describe(prm), file, sig.Line, strings.Join(bufNames(bl.f.bufs), ", "))
 	case !prm.Pointer && a.buf != "":
 		return up, d.err(apath, afield, "buffer %s goes to parameter `%s` of %s:%d, a by-value scalar: give an expression (a number, a dim, a value)", a.buf, describe(prm), file, sig.Line)
 	case prm.Pointer:
-		if b := bl.buf(a.buf); b.out && prm.ReadOnly {
+		if b := bl.buf(a.buf); b.out && prm.ReadOnly && isConstantSpace(prm) {
+			return up, d.err(apath, afield, "output buffer %s goes to parameter `%s` of %s:%d, in Metal's read-only constant address space: bind an input there (or make the parameter `device`)", a.buf, describe(prm), file, sig.Line)
+		} else if b.out && prm.ReadOnly {
 			return up, d.err(apath, afield, "output buffer %s goes to parameter `%s` of %s:%d, which the kernel cannot write through: drop the const, or bind an input there", a.buf, describe(prm), file, sig.Line)
 		}
 		up.elem = ts.elem(prm)
@@ -279,6 +291,12 @@ func (bl *builder) bindOne(a uarg, prm csrc.Param, ts typeScope, apath, afield, 
 		up.kind = k
 	}
 	return up, nil
+}
+
+// isConstantSpace says whether a Metal pointer parameter is in the
+// constant address space (`constant int* shape`).
+func isConstantSpace(p csrc.Param) bool {
+	return slices.Contains(strings.Fields(strings.NewReplacer("*", " ", "&", " ").Replace(p.Type)), "constant")
 }
 
 func (bl *builder) buf(name string) ubuf {
@@ -330,6 +348,9 @@ func (bl *builder) bindMetalStruct(ud udisp, sig csrc.Signature, ts typeScope, s
 	b := ubinding{sig: sig}
 	for k, a := range ud.args {
 		apath, afield := d.item(path+".args", field+".args", k)
+		if a.elems != nil {
+			return b, d.err(apath, afield, "array value %s: a kernel that takes its scalars as one constant struct takes no arrays; give its `constant T*` parameter a buffer", a.text)
+		}
 		if k >= nbuf {
 			if a.buf != "" {
 				return b, d.err(apath, afield, "buffer %s comes after a scalar: Metal takes the buffers first, then the scalars as one struct at the buffer index after the last buffer; reorder the kernel's parameters", a.buf)

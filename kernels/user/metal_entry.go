@@ -83,8 +83,9 @@ func metalStruct(sig csrc.Signature) bool {
 }
 
 // checkMetalSlots refuses the [[buffer(n)]] parameters mltop cannot fill
-// for this manifest: constant arrays outside mlx: manifests, a struct
-// beside other scalar parameters, a struct without scalars.
+// for this manifest: a struct beside other scalar parameters, a struct
+// without scalars. (A `constant T*` array takes a buffer, as a device
+// pointer does: bindOne checks it.)
 func (bl *builder) checkMetalSlots(ud udisp, sig csrc.Signature, s source, path, field string) error {
 	d := bl.d
 	slots, err := metal.Slots(sig)
@@ -94,10 +95,6 @@ func (bl *builder) checkMetalSlots(ud udisp, sig csrc.Signature, s source, path,
 	var structs, scalars int
 	for _, sl := range slots {
 		switch sl.Kind {
-		case metal.SlotArray:
-			if bl.f.mlx == nil {
-				return d.err(path+".args", field+".args", "%s:%d %s takes %s (constant %s*), which mltop fills only for MLX-style manifests (`mlx:`): pass it as a device buffer instead", s.path, sig.Line, sig, sl.Name, sl.Type)
-			}
 		case metal.SlotStruct:
 			structs++
 		case metal.SlotScalar:

@@ -234,7 +234,7 @@ func TestMetalArgsBind(t *testing.T) {
 		{"output to the input", `entry: norm_f32, grid: [N], threads: [32], args: [G, F, eps, N, 1, true]`, "output buffer G goes to parameter `const device float* x`"},
 		{"bf16 buffer to a float pointer", `entry: norm_f32, grid: [N], threads: [32], args: [X, G, eps, N, 1, true]`, "buffer X holds bf16 but parameter"},
 		{"struct beside a scalar", `entry: mixed, grid: [N], threads: [32], args: [G, N, eps, 2]`, "1 constant structs and 1 `constant T&` scalars"},
-		{"constant array outside mlx", `entry: table, grid: [N], threads: [32], args: [G, F]`, "which mltop fills only for MLX-style manifests"},
+		{"constant array given a float buffer", `entry: table, grid: [N], threads: [32], args: [G, F]`, "buffer F holds f32 but parameter `constant int* lut` points to i32"},
 		{"missing host name", `entry: norm_f16, grid: [N], threads: [32], args: [F, G]`, "kernels found: norm_impl, packed, mixed, table, middle, norm_f32"},
 		// the struct between the buffers: G pairs with x, the second buffer
 		// parameter, not with the struct that is the second parameter

@@ -62,14 +62,14 @@ type tgmYAML struct {
 }
 
 type dispatchYAML struct {
-	Name       string             `yaml:"name"`
-	Entry      string             `yaml:"entry"`
-	Grid       yamlmsg.ValueList  `yaml:"grid"`
-	Threads    yamlmsg.ValueList  `yaml:"threads"`
-	Args       yamlmsg.StringList `yaml:"args"`
-	TGM        []tgmYAML          `yaml:"tgm"`
-	DynamicTGM any                `yaml:"dynamic_tgm"`
-	Timed      *bool              `yaml:"timed"`
+	Name       string            `yaml:"name"`
+	Entry      string            `yaml:"entry"`
+	Grid       yamlmsg.ValueList `yaml:"grid"`
+	Threads    yamlmsg.ValueList `yaml:"threads"`
+	Args       argList           `yaml:"args"`
+	TGM        []tgmYAML         `yaml:"tgm"`
+	DynamicTGM any               `yaml:"dynamic_tgm"`
+	Timed      *bool             `yaml:"timed"`
 }
 
 type checkYAML struct {
