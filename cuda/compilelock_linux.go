@@ -31,26 +31,47 @@ func (c *cubinCache) lockCompile(key string) (release func()) {
 		return noLock
 	}
 	path := filepath.Join(c.dir, key+".lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return noLock
-	}
 	deadline := time.Now().Add(compileLockWait)
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() {
-				// Removed before it is unlocked: a process that opens the
-				// path now makes a new file; one already waiting on this
-				// file gets it next and finds the cubin in the cache.
-				os.Remove(path)
-				f.Close()
-			}
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return noLock
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) || time.Now().After(deadline) {
+		for {
+			err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+			if err != nil && (errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EINTR)) && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			break
+		}
+		if err != nil {
 			f.Close()
 			return noLock
 		}
-		time.Sleep(10 * time.Millisecond)
+		if !isFileAt(f, path) {
+			// The holder removed the file as it let go: this lock is on
+			// a name no one else opens. Lock the file at path now.
+			f.Close()
+			continue
+		}
+		return func() {
+			// Removed before it is unlocked, so that the directory keeps
+			// no lock file; a process that waited on this file sees,
+			// once it has the lock, that the path is gone, and locks the
+			// path's new file instead.
+			os.Remove(path)
+			f.Close()
+		}
 	}
+}
+
+// isFileAt says whether f is the file path names now.
+func isFileAt(f *os.File, path string) bool {
+	held, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Stat(path)
+	return err == nil && os.SameFile(held, now)
 }

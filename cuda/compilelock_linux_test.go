@@ -51,3 +51,59 @@ func TestLockCompileWithoutADirectory(t *testing.T) {
 		t.Fatal("lockCompile under a path that cannot be a directory did not go ahead")
 	}
 }
+
+// lockFileDescriptors counts this process's descriptors open on path.
+func lockFileDescriptors(t *testing.T, path string) int {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && target == path {
+			n++
+		}
+	}
+	return n
+}
+
+// A process that waited on the lock file gets it after the holder
+// removed it: it must lock the path's new file, or a third process that
+// opens the path then (a new file) compiles beside it.
+func TestLockCompileAfterTheFileWasRemovedStillExcludes(t *testing.T) {
+	c := newCubinCache(t.TempDir())
+	path := filepath.Join(c.dir, "k.lock")
+	first := c.lockCompile("k")
+	secondHolds, secondDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		r := c.lockCompile("k")
+		close(secondHolds)
+		<-secondDone
+		r()
+	}()
+	for lockFileDescriptors(t, path) < 2 { // the second has the file open and waits on it
+		time.Sleep(time.Millisecond)
+	}
+	first()
+	<-secondHolds
+	third := make(chan struct{})
+	go func() {
+		r := c.lockCompile("k")
+		close(third)
+		r()
+	}()
+	select {
+	case <-third:
+		t.Fatal("a third lockCompile got the lock while the second held it")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(secondDone)
+	select {
+	case <-third:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the third lockCompile did not get the lock after the second's release")
+	}
+	if m, _ := filepath.Glob(filepath.Join(c.dir, "*.lock")); len(m) != 0 {
+		t.Errorf("lock files left in the cache directory: %v", m)
+	}
+}

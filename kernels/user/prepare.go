@@ -134,6 +134,7 @@ func prepareSource(lang, path, code string, includeDirs []string, read func(stri
 	if err := p.load(main, includeDirs, read, byPath, byName, 0); err != nil {
 		return nil, err
 	}
+	p.rescanWithHeaderMacros()
 	for _, u := range p.units {
 		for _, d := range u.scan.Decls {
 			for _, n := range d.Names {
@@ -214,6 +215,29 @@ func (p *prepared) load(u *unit, dirs []string, read func(string) ([]byte, error
 		}
 	}
 	return nil
+}
+
+// rescanWithHeaderMacros scans each CUDA unit again with the #defines of
+// the program's other local files, once all are loaded: a macro one of
+// them defines is no host header's binding macro to blank, and NVRTC gets
+// the header that defines it (a device function whose head a local
+// header's macro writes stays; a launcher it writes is blanked).
+func (p *prepared) rescanWithHeaderMacros() {
+	if p.lang != "cuda" || len(p.units) < 2 {
+		return
+	}
+	scans := make([]*csrc.File, len(p.units))
+	for i, u := range p.units {
+		scans[i] = u.scan
+	}
+	for i, u := range p.units {
+		others := append(slices.Clone(scans[:i]), scans[i+1:]...)
+		u.scan = csrc.ScanWith(u.code, others...)
+		u.compiled = u.scan
+		if blanked := csrc.Blank(u.code, u.scan); blanked != u.code {
+			u.compiled = csrc.ScanWith(blanked, others...)
+		}
+	}
 }
 
 // findLocal finds the file an #include names: "x.h" beside the including

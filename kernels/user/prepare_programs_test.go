@@ -68,3 +68,27 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 		t.Errorf("the kernel or the lines changed:\n%s", code)
 	}
 }
+
+// A macro that a local header defines is not a host header's binding
+// macro: an invocation of it with a body (a device function whose head the
+// header's macro writes) reaches NVRTC with the header, while one whose
+// header macro writes a host launcher is blanked as the file's own would be.
+func TestPrepareKeepsDeviceFunctionsOfALocalHeadersMacro(t *testing.T) {
+	withToolkit(t, fullToolkit...)
+	header := "#define BINARY_OP(name) __device__ __forceinline__ float name(float a, float b)\n" +
+		"#define LAUNCHER(name) void name(float* x) { k<<<1, 32>>>(x, x, 1, 32); }\n"
+	src := `#include "ops.cuh"
+BINARY_OP(add_op) { return a + b; }
+__global__ void k(const T* X, T* Y, int rows, int cols) { Y[threadIdx.x] = add_op(X[threadIdx.x], 1.f); }
+LAUNCHER(launch_k)
+`
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("hdrmacro"), "k.cu": src, "ops.cuh": header})
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	code := prog.Code[strings.Index(prog.Code, "#line 1"):]
+	if !strings.Contains(code, "BINARY_OP(add_op) { return a + b; }") {
+		t.Errorf("the device function written through the header's macro does not reach NVRTC:\n%s", code)
+	}
+	if strings.Contains(code, "LAUNCHER(launch_k)") {
+		t.Errorf("the host launcher written through the header's macro reaches NVRTC:\n%s", code)
+	}
+}

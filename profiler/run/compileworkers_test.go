@@ -20,7 +20,9 @@ func TestCompileWorkersFor(t *testing.T) {
 		{cores: 16, hostWorkers: 4, want: 12}, // one core left to each worker's device thread
 		{cores: 4, hostWorkers: 8, want: 1},
 		{cores: 16, override: "3", want: 3},
-		{cores: 16, override: "40", want: 40}, // the user's count is not capped
+		{cores: 16, override: "40", want: 40}, // the user's count is not capped at the cores
+		{cores: 16, override: "1024", want: 1024},
+		{cores: 16, override: "20000", want: 15, warns: true}, // a locked thread each: past Go's 10000 threads the process dies
 		{cores: 16, override: "0", want: 15, warns: true},
 		{cores: 16, override: "many", want: 15, warns: true},
 	} {

@@ -30,7 +30,7 @@ type Prefetcher interface {
 }
 
 // CompileThreadsEnv sets how many programs a Runner compiles at once
-// ahead of the spec it measures (a positive whole number); without it,
+// ahead of the spec it measures (a whole number from 1 to 1024); without it,
 // see CompileWorkers.
 const CompileThreadsEnv = "MLTOP_COMPILE_THREADS"
 
@@ -68,11 +68,16 @@ func compileWorkersFor(cores, hostWorkers int, override string) (n int, warning 
 	if override == "" {
 		return n, ""
 	}
-	if v, err := strconv.Atoi(override); err == nil && v > 0 {
+	if v, err := strconv.Atoi(override); err == nil && v > 0 && v <= maxCompileThreads {
 		return v, ""
 	}
-	return n, fmt.Sprintf("mltop: %s=%q is not a positive whole number of compiles: %d run at once; set it to a count such as 4, or unset it", CompileThreadsEnv, override, n)
+	return n, fmt.Sprintf("mltop: %s=%q is not a whole number of compiles from 1 to %d: %d run at once; set it to a count such as 4, or unset it", CompileThreadsEnv, override, maxCompileThreads, n)
 }
+
+// maxCompileThreads bounds CompileThreadsEnv: each compile goroutine
+// holds an OS thread of its own for the pool's life (inBackground), and
+// past Go's 10000 threads the process dies.
+const maxCompileThreads = 1024
 
 // Lookahead is how many specs after the current one Jobs hands to a
 // Prefetcher: twice the compile workers, so that the pool has work while

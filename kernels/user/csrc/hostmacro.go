@@ -51,3 +51,18 @@ func (s *scanner) replacementIsHost(repl string) bool {
 var deviceBuiltins = map[string]bool{"threadIdx": true, "blockIdx": true, "blockDim": true, "gridDim": true,
 	"warpSize": true, "__syncthreads": true, "__syncwarp": true, "__shfl_sync": true, "__shfl_xor_sync": true,
 	"__shfl_down_sync": true, "__threadfence": true, "atomicAdd": true}
+
+// addDefines records the live #defines of dirs: each macro's body
+// identifiers, and a function-like one's replacement text.
+func addDefines(dirs []Directive, macros map[string][]string, replacements map[string]string) {
+	for _, d := range dirs {
+		if d.Dead || d.Kind != "define" || d.Defines == "" {
+			continue
+		}
+		macros[d.Defines] = d.Body
+		delete(replacements, d.Defines) // a later #define of the name replaces an earlier one
+		if d.Replacement != "" {
+			replacements[d.Defines] = d.Replacement
+		}
+	}
+}

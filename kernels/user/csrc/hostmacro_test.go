@@ -51,3 +51,25 @@ func TestHostMacroInvocations(t *testing.T) {
 		})
 	}
 }
+
+// A macro that an included local header defines is read through the
+// header's replacement: a device function's head stays, a host launcher
+// goes, as for the file's own macros.
+func TestScanWithHeaderMacros(t *testing.T) {
+	header := Scan("#define BINARY_OP(name) __device__ float name(float a, float b)\n" +
+		"#define LAUNCHER(name) void name(float* x) { k<<<1, 1>>>(x); }\n")
+	for _, tc := range []struct {
+		use        string
+		host, bare bool // bare: Scan without the header
+	}{
+		{"BINARY_OP(add_op) { return a + b; }", false, true},
+		{"LAUNCHER(launch_k)", true, false},
+	} {
+		if got := ScanWith(tc.use+"\n", header).Decls[0].Host(); got != tc.host {
+			t.Errorf("ScanWith(%q, header): host %v, want %v", tc.use, got, tc.host)
+		}
+		if got := Scan(tc.use + "\n").Decls[0].Host(); got != tc.bare {
+			t.Errorf("Scan(%q): host %v, want %v", tc.use, got, tc.bare)
+		}
+	}
+}

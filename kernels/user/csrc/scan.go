@@ -59,25 +59,26 @@ type File struct {
 // Scan reads the top-level declarations, the preprocessor lines and the
 // names used in src. It is not a C++ parser: it follows braces, parentheses
 // and keywords, and never fails (odd input gives odd but bounded results).
-func Scan(src string) *File {
+func Scan(src string) *File { return ScanWith(src) }
+
+// ScanWith is Scan where the live #defines of headers (the scans of the
+// local headers the source includes) count as the source's own: a macro
+// invocation of one of them is read through its replacement, never taken
+// for a host header's binding macro (see hostMacro).
+func ScanWith(src string, headers ...*File) *File {
 	l := lex(src)
 	live := markDead(l.toks, l.dirs)
 	f := &File{Directives: l.dirs, firstUse: map[string]int{}, dirty: l.dirty}
 	macros := map[string][]string{}
 	replacements := map[string]string{}
+	for _, h := range headers {
+		addDefines(h.Directives, macros, replacements)
+	}
+	addDefines(l.dirs, macros, replacements)
 	for _, d := range l.dirs {
-		if d.Dead {
-			continue
-		}
-		if d.Kind == "define" || d.Kind == "pragma" {
+		if !d.Dead && (d.Kind == "define" || d.Kind == "pragma") {
 			for _, w := range d.Body {
 				f.use(w, d.Line)
-			}
-		}
-		if d.Kind == "define" && d.Defines != "" {
-			macros[d.Defines] = d.Body
-			if d.Replacement != "" {
-				replacements[d.Defines] = d.Replacement
 			}
 		}
 	}
