@@ -17,7 +17,8 @@ func TestCompileWorkersFor(t *testing.T) {
 		{cores: 16, want: 15},                 // a cold sweep waits on NVRTC: every core but the device thread's
 		{cores: 16, hostWorkers: 1, want: 15}, // a worker of a one-GPU sweep
 		{cores: 64, want: 16},                 // at most 16 compiles at once
-		{cores: 16, hostWorkers: 4, want: 12}, // one core left to each worker's device thread
+		{cores: 16, hostWorkers: 4, want: 3},  // the cores shared, one left to each worker's device thread
+		{cores: 64, hostWorkers: 4, want: 15},
 		{cores: 4, hostWorkers: 8, want: 1},
 		{cores: 16, override: "3", want: 3},
 		{cores: 16, override: "40", want: 40}, // the user's count is not capped at the cores

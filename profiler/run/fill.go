@@ -14,18 +14,19 @@ const fillChunk = 1 << 18
 // draws takes one draw per element (uniform and ints) or two per pair of
 // elements (normal, see profiler.FillNormalAt), so each chunk seeds its
 // generator at the state the sequential fill reaches there. Other inits
-// (no draws) and small buffers go to profiler.Fill directly.
-func fill(b profiler.BufferSpec, seed uint64, threads int) []float32 {
+// (no draws) and small buffers go to profiler.Fill directly. background:
+// made ahead of its spec, on threads of lowered priority (see parallel).
+func fill(b profiler.BufferSpec, seed uint64, threads int, background bool) []float32 {
 	if !drawsPerElement(b.Init) || b.Elems < 2*fillChunk || fillThreads(threads) == 1 {
 		return profiler.Fill(b, seed)
 	}
 	out := make([]float32, b.Elems)
 	base := profiler.SeedFor(seed, b.Name)
-	parallel(int(b.Elems), threads, func(lo, hi int) {
+	parallel(int(b.Elems), threads, background, func(lo, hi int) {
 		fillRange(b, base, out, lo, hi)
 	})
 	if b.Init == profiler.InitNormal && b.Outliers > 0 {
-		parallel(len(out), threads, func(lo, hi int) {
+		parallel(len(out), threads, background, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				if profiler.IsOutlier(b, seed, i) {
 					out[i] = b.Type.Round(float32(float64(out[i]) * b.OutlierScale))
@@ -49,14 +50,14 @@ func fillRange(b profiler.BufferSpec, base uint64, out []float32, lo, hi int) {
 }
 
 // encode is t.Encode(dst, vals) on threads goroutines (each element is
-// encoded on its own).
-func encode(t profiler.DType, dst []byte, vals []float32, threads int) {
+// encoded on its own), in the background like fill.
+func encode(t profiler.DType, dst []byte, vals []float32, threads int, background bool) {
 	size := t.Size()
 	if len(vals) < 2*fillChunk {
 		t.Encode(dst, vals)
 		return
 	}
-	parallel(len(vals), threads, func(lo, hi int) { t.Encode(dst[lo*size:hi*size], vals[lo:hi]) })
+	parallel(len(vals), threads, background, func(lo, hi int) { t.Encode(dst[lo*size:hi*size], vals[lo:hi]) })
 }
 
 // fillThreads is the goroutines fill and encode use: threads, or
@@ -69,11 +70,12 @@ func fillThreads(threads int) int {
 }
 
 // parallel calls f over [0, n) in chunks of fillChunk on fillThreads(threads)
-// goroutines, each in the background (see inBackground): inputs are made
-// ahead of their spec, or in place where the next spec waits for them
-// anyway, and the device threads of other workers on the host come first.
-func parallel(n, threads int, f func(lo, hi int)) {
-	parallelChunks(n, fillChunk, threads, true, f)
+// goroutines. background (inputs made ahead of their spec) runs them at
+// lowered priority (see inBackground), so the device threads of this and
+// other workers on the host come first; inputs a spec waits for are made
+// at normal priority.
+func parallel(n, threads int, background bool, f func(lo, hi int)) {
+	parallelChunks(n, fillChunk, threads, background, f)
 }
 
 // parallelChunks is parallel in chunks of chunk elements: f's lo is a

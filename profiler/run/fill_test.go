@@ -33,7 +33,7 @@ func fillMatchesSequential(t *testing.T, threads int) {
 		{Name: "spiky", Type: profiler.BF16, Elems: n, Init: profiler.InitNormal, Scale: 1, Outliers: 0.01, OutlierScale: 50},
 	} {
 		want := profiler.Fill(b, 7)
-		got := fill(b, 7, threads)
+		got := fill(b, 7, threads, threads%2 == 0)
 		if len(got) != len(want) {
 			t.Fatalf("%s: %d values, want %d", b.Name, len(got), len(want))
 		}
@@ -45,7 +45,7 @@ func fillMatchesSequential(t *testing.T, threads int) {
 		wb := make([]byte, b.Bytes())
 		gb := make([]byte, b.Bytes())
 		b.Type.Encode(wb, want)
-		encode(b.Type, gb, got, threads)
+		encode(b.Type, gb, got, threads, threads%2 == 1)
 		for i := range wb {
 			if wb[i] != gb[i] {
 				t.Fatalf("%s: encoded byte %d = %d, want %d", b.Name, i, gb[i], wb[i])

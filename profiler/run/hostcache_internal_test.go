@@ -76,7 +76,7 @@ func TestHostCacheStaleLock(t *testing.T) {
 // cores/N).
 func TestParallelThreadCap(t *testing.T) {
 	var cur, peak atomic.Int32
-	parallel(64*fillChunk, 2, func(lo, hi int) {
+	parallel(64*fillChunk, 2, false, func(lo, hi int) {
 		n := cur.Add(1)
 		for {
 			p := peak.Load()

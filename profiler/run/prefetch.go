@@ -39,9 +39,10 @@ const CompileThreadsEnv = "MLTOP_COMPILE_THREADS"
 const maxCompileWorkers = 16
 
 // CompileWorkers is how many programs a Runner compiles at once ahead of
-// the spec it measures: CompileThreadsEnv when set, else every core but
-// one per worker sharing the host (HostWorkersEnv), at least 1, at most
-// 16. NVRTC is single-threaded per program, CPU-bound and thread-safe; a
+// the spec it measures: CompileThreadsEnv when set, else the host's cores
+// but one per worker, shared among the workers of the host
+// (HostWorkersEnv; 4 workers on 64 cores compile 15 programs each), at
+// least 1, at most 16. NVRTC is single-threaded per program, CPU-bound and thread-safe; a
 // sweep with an empty compile cache (the first run, or any run after a
 // kernel was edited) waits on compiles, not on the GPU, so the pool uses
 // the cores (with 8 of 16 cores a cold 448-spec sweep spent 88 of its
@@ -64,7 +65,8 @@ var compileWarning sync.Once
 // hostWorkers workers (0 or 1: this one alone), with override the value
 // of CompileThreadsEnv.
 func compileWorkersFor(cores, hostWorkers int, override string) (n int, warning string) {
-	n = max(1, min(cores-max(1, hostWorkers), maxCompileWorkers))
+	workers := max(1, hostWorkers)
+	n = max(1, min((cores-workers)/workers, maxCompileWorkers))
 	if override == "" {
 		return n, ""
 	}

@@ -543,7 +543,8 @@ func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64,
 // dtype, making what the set lacks: the values (generation counts as the
 // inputs phase of clk, when there is one) and their bytes, cached with
 // them (a sweep over knobs uploads the same bytes for every spec of a
-// shape). allocate calls it, and prefetchHostWork ahead of the spec.
+// shape). allocate calls it, and prefetchHostWork ahead of the spec
+// (clk nil: made in the background, see parallel).
 func (r *Runner) input(set *inputSet, b profiler.BufferSpec, seed uint64, clk *phaseClock) []byte {
 	r.mu.Lock()
 	vals := set.data[b.Name]
@@ -553,7 +554,7 @@ func (r *Runner) input(set *inputSet, b profiler.BufferSpec, seed uint64, clk *p
 		if clk != nil {
 			clk.mark(&clk.p.Alloc)
 		}
-		vals = fill(b, seed, r.fillThreads)
+		vals = fill(b, seed, r.fillThreads, clk == nil)
 		raw = nil
 		if clk != nil {
 			clk.mark(&clk.p.Inputs)
@@ -565,7 +566,7 @@ func (r *Runner) input(set *inputSet, b profiler.BufferSpec, seed uint64, clk *p
 	}
 	if int64(len(raw)) != b.Bytes() {
 		raw = make([]byte, b.Bytes())
-		encode(b.Type, raw, vals, r.fillThreads)
+		encode(b.Type, raw, vals, r.fillThreads, clk == nil)
 		r.mu.Lock()
 		set.raw[b.Name] = raw
 		set.bytes += int64(len(raw))
