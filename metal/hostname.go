@@ -61,8 +61,8 @@ func joinStringLiterals(s string) (string, error) {
 }
 
 var (
-	leadingAttrs    = regexp.MustCompile(`^\s*(?:(?:\[\[[^\]]*\]\]|kernel)\s*)*`)
-	decltypeForm    = regexp.MustCompile(`^decltype\s*\(\s*([\w:]+)\s*<`)
+	leadingAttrs = regexp.MustCompile(`^\s*(?:(?:\[\[[^\]]*\]\]|kernel)\s*)*`)
+	decltypeForm = regexp.MustCompile(`^decltype\s*\(\s*([\w:]+)\s*<`)
 	// `void name<args>(params…);`, or a function type named by a typedef
 	// (`typedef decltype(k<float>) k_t;` … `kernel k_t k<half>;`, as ggml does)
 	declarationForm = regexp.MustCompile(`^(?:const\s+)?[A-Za-z_][\w:]*\s+([\w:]+)\s*<`)
