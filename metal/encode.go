@@ -8,7 +8,6 @@ package metal
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math"
@@ -95,25 +94,34 @@ func isIdent(s string) bool {
 	return true
 }
 
-// PackScalars packs a dispatch's scalars, in order, as the struct of 4-byte
-// little-endian fields that the kernels read at buffer(n): i32 as two's
-// complement, f32 as IEEE-754 single. All fields are 4 bytes with 4-byte
-// alignment, so the MSL struct has no padding and its size is 4·len.
+// PackScalars packs a dispatch's scalars, in order, as the C struct of
+// little-endian fields that the kernels read at buffer(n): each field at
+// its natural alignment (a multiple of its size), the whole padded to the
+// largest. The built-in kernels' i32 and f32 fields have no padding (the
+// size is 4·len); a user's struct of int32_t, uint64_t and float fields
+// (ggml's kernel args) gets the padding its compiler puts in.
 func PackScalars(ss []profiler.Scalar) ([]byte, error) {
-	out := make([]byte, 4*len(ss))
-	for i, s := range ss {
-		field := out[4*i : 4*i+4]
-		switch s.Kind {
-		case profiler.ScalarI32:
-			if s.I < math.MinInt32 || s.I > math.MaxInt32 {
-				return nil, fmt.Errorf("scalar %s = %d does not fit in i32: shrink the dimension", s.Name, s.I)
-			}
-			binary.LittleEndian.PutUint32(field, uint32(int32(s.I)))
-		case profiler.ScalarF32:
-			binary.LittleEndian.PutUint32(field, math.Float32bits(float32(s.F)))
-		default:
-			return nil, fmt.Errorf("scalar %s has kind %q: Metal kernels take only i32 and f32", s.Name, s.Kind)
+	var out []byte
+	maxAlign := 1
+	for _, s := range ss {
+		if s.Kind == profiler.ScalarF64 {
+			return nil, fmt.Errorf("scalar %s has kind %q: Metal has no double; take it as float", s.Name, s.Kind)
 		}
+		if s.Kind == profiler.ScalarI32 && (s.I < math.MinInt32 || s.I > math.MaxInt32) {
+			return nil, fmt.Errorf("scalar %s = %d does not fit in i32: shrink the dimension", s.Name, s.I)
+		}
+		size := s.Size()
+		if size == 0 {
+			return nil, fmt.Errorf("scalar %s has kind %q, which Metal cannot take", s.Name, s.Kind)
+		}
+		for len(out)%size != 0 { // C's natural alignment: a field at a multiple of its size
+			out = append(out, 0)
+		}
+		maxAlign = max(maxAlign, size)
+		out = append(out, s.Bytes()...)
+	}
+	for len(out)%maxAlign != 0 { // the struct's size is a multiple of its alignment
+		out = append(out, 0)
 	}
 	return out, nil
 }

@@ -124,3 +124,34 @@ func TestAssembleSourceAndCacheKey(t *testing.T) {
 		t.Error("different programs share a key")
 	}
 }
+
+// A struct of mixed field widths (as ggml's kernel args) is laid out as C
+// does: each field at a multiple of its size, the size a multiple of the
+// widest field.
+func TestPackScalarsAlignsMixedFields(t *testing.T) {
+	ss := []profiler.Scalar{
+		{Name: "n", Kind: profiler.ScalarI32, I: 3},
+		{Name: "stride", Kind: profiler.ScalarU64, I: 1 << 33},
+		{Name: "flag", Kind: profiler.ScalarBool, I: 1},
+		{Name: "h", Kind: profiler.ScalarI16, I: -2},
+		{Name: "eps", Kind: profiler.ScalarF32, F: 0.125},
+	}
+	got, err := PackScalars(ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []byte{
+		3, 0, 0, 0, 0, 0, 0, 0, // n, then 4 bytes of padding before the u64
+		0, 0, 0, 0, 2, 0, 0, 0, // stride = 2^33
+		1, 0, 0xfe, 0xff, // flag, a pad byte, h = -2
+		0, 0, 0, 0x3e, // eps
+		// size 24 is a multiple of 8: no tail padding
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("packed % x\nwant   % x", got, want)
+	}
+	tail, err := PackScalars([]profiler.Scalar{{Name: "s", Kind: profiler.ScalarU64, I: 1}, {Name: "k", Kind: profiler.ScalarI32, I: 1}})
+	if err != nil || len(tail) != 16 {
+		t.Errorf("u64 then i32: %d bytes (%v), want 16 (padded to 8)", len(tail), err)
+	}
+}

@@ -20,7 +20,8 @@ var hostNameAttr = regexp.MustCompile(`\btemplate\s*\[\[\s*host_name\s*\(\s*((?:
 // HostNames finds the kernels a Metal source instantiates from templates
 // under a host name: `template [[host_name("k_float_4")]] [[kernel]]
 // decltype(k<float, 4>) k<float, 4>;` (or the older `… [[kernel]] void
-// k<float, 4>(params…);`), including those a macro list writes, after
+// k<float, 4>(params…);`, or `… kernel k_t k<float, 4>;` with k_t a
+// typedef of the function type), including those a macro list writes, after
 // expanding the source's #defines. The host name is what Metal's
 // newFunctionWithName: finds and what a manifest names as the entry. A
 // host name used twice is an error.
@@ -60,13 +61,16 @@ func joinStringLiterals(s string) (string, error) {
 }
 
 var (
-	leadingAttrs    = regexp.MustCompile(`^\s*(?:(?:\[\[[^\]]*\]\]|kernel)\s*)*`)
-	decltypeForm    = regexp.MustCompile(`^decltype\s*\(\s*([\w:]+)\s*<`)
-	declarationForm = regexp.MustCompile(`^void\s+([\w:]+)\s*<`)
+	leadingAttrs = regexp.MustCompile(`^\s*(?:(?:\[\[[^\]]*\]\]|kernel)\s*)*`)
+	decltypeForm = regexp.MustCompile(`^decltype\s*\(\s*([\w:]+)\s*<`)
+	// `void name<args>(params…);`, or a function type named by a typedef
+	// (`typedef decltype(k<float>) k_t;` … `kernel k_t k<half>;`, as ggml does)
+	declarationForm = regexp.MustCompile(`^(?:const\s+)?[A-Za-z_][\w:]*\s+([\w:]+)\s*<`)
 )
 
-// instantiated reads `decltype(name<args>) …;` or `void name<args>(…);`
-// at the start of s, after its attributes.
+// instantiated reads `decltype(name<args>) …;`, `void name<args>(…);` or
+// `kernel_t name<args>;` (kernel_t a typedef of the kernel's type) at the
+// start of s, after its attributes.
 func instantiated(s string) (string, []string, bool) {
 	s = s[len(leadingAttrs.FindString(s)):]
 	m := decltypeForm.FindStringSubmatchIndex(s)

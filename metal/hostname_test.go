@@ -19,6 +19,19 @@ template [[host_name("scale_float_4")]] [[kernel]] decltype(scale<float, 4>) sca
 instantiate_scale(float16, half, 2)
 instantiate_scale(int32, int, 3)
 #define paste_name(a, b) a ## _ ## b
+#if 1
+typedef decltype(scale<float, 1>) scale_kernel_t;
+template [[host_name("typedef_style")]] kernel scale_kernel_t scale<uint, 5>;
+#else
+template [[host_name("typedef_style")]] kernel scale_kernel_t scale<uint, 6>;
+#endif
+#if 0
+template [[host_name("scale_float_4")]] [[kernel]] decltype(scale<int, 4>) scale<int, 4>;
+#elif 1
+#define DEAD_OR_NOT 1
+#else
+template [[host_name("scale_float_4")]] [[kernel]] decltype(scale<int, 4>) scale<int, 4>;
+#endif
 template [[host_name("old_style")]] [[kernel]] void scale<short, 1>(const device short* x [[buffer(0)]], device short* y [[buffer(1)]], uint i [[thread_position_in_grid]]);
 `
 
@@ -32,6 +45,7 @@ func TestHostNamesFindsDirectAndMacroInstantiations(t *testing.T) {
 		"scale_float16_2": {"scale", []string{"half", "2", "true"}},
 		"scale_int32_3":   {"scale", []string{"int", "3", "true"}},
 		"old_style":       {"scale", []string{"short", "1"}},
+		"typedef_style":   {"scale", []string{"uint", "5"}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("HostNames = %v\nwant %v", got, want)

@@ -15,20 +15,30 @@ type macroDef struct {
 // expandMacros runs the part of the C preprocessor that MLX-style
 // instantiation lists need: object- and function-like #defines (with #,
 // ## and __VA_ARGS__) expanded through the text. Other directives
-// (#include, #if, …) are dropped, not evaluated: the result is for finding
-// declarations, not for compiling.
+// (#include, #if, …) are dropped, not evaluated, except that the code
+// under `#if 0` and after the #else of an `#if 1` is left out (ggml keeps
+// an older variant of a kernel, with the same host names, there): the
+// result is for finding declarations, not for compiling.
 func expandMacros(src string) string {
 	src = strings.ReplaceAll(blankComments(src), "\\\n", " ")
 	defs := map[string]macroDef{}
 	var text strings.Builder
+	var conds literalConds
 	for _, l := range strings.Split(src, "\n") {
 		t := strings.TrimSpace(l)
 		if !strings.HasPrefix(t, "#") {
-			text.WriteString(l)
+			if !conds.dead() {
+				text.WriteString(l)
+			}
 			text.WriteString("\n")
 			continue
 		}
 		t = strings.TrimSpace(t[1:])
+		conds.directive(t)
+		if conds.dead() {
+			text.WriteString("\n")
+			continue
+		}
 		if rest, ok := strings.CutPrefix(t, "define"); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t') {
 			name, def := parseDefine(strings.TrimSpace(rest))
 			if name != "" {
@@ -243,4 +253,56 @@ func nextToPaste(body string, i, j int) bool {
 	before := strings.TrimRight(body[:i], " \t")
 	after := strings.TrimLeft(body[j:], " \t")
 	return strings.HasSuffix(before, "##") || strings.HasPrefix(after, "##")
+}
+
+// literalConds follows the #if groups of a source far enough to know which
+// lines are dead: those under `#if 0` / `#elif 0`, and the branches after
+// one whose condition is the literal 1. Every other branch is live.
+type literalConds struct {
+	stack []literalCond
+}
+
+type literalCond struct {
+	parentDead, taken, dead bool
+}
+
+func (c *literalConds) dead() bool {
+	if len(c.stack) == 0 {
+		return false
+	}
+	f := c.stack[len(c.stack)-1]
+	return f.parentDead || f.dead
+}
+
+// directive takes one directive line, without its '#'.
+func (c *literalConds) directive(t string) {
+	word, rest, _ := strings.Cut(strings.Join(strings.Fields(t), " "), " ")
+	lit := 0 // the condition: 1 or 0 as a literal, else unknown (live)
+	switch strings.TrimSpace(rest) {
+	case "0":
+		lit = -1
+	case "1":
+		lit = 1
+	}
+	switch word {
+	case "if", "ifdef", "ifndef":
+		if word != "if" {
+			lit = 0
+		}
+		c.stack = append(c.stack, literalCond{parentDead: c.dead(), dead: lit < 0, taken: lit > 0})
+	case "elif", "else", "elifdef", "elifndef":
+		if len(c.stack) == 0 {
+			return
+		}
+		if word != "elif" {
+			lit = 0
+		}
+		f := &c.stack[len(c.stack)-1]
+		f.dead = f.taken || lit < 0
+		f.taken = f.taken || lit > 0
+	case "endif":
+		if len(c.stack) > 0 {
+			c.stack = c.stack[:len(c.stack)-1]
+		}
+	}
 }

@@ -326,7 +326,9 @@ func countMismatch(args []uarg, params []csrc.Param, file string, sig csrc.Signa
 
 // bindMetalStruct binds a Metal entry whose scalars arrive as one struct
 // after the buffers (constant P& p [[buffer(n)]]): the buffers first, in
-// order, then the scalars, f32 for a float expression and i32 otherwise.
+// order, then the scalars: each as its field's type when the source (or a
+// local header) defines the struct, an array value filling an array field;
+// else f32 for a float expression and i32 otherwise.
 // (Scalars as `constant float& eps [[buffer(n)]]` parameters, one per
 // index, take their parameter's type: metalOverloads.)
 func (bl *builder) bindMetalStruct(ud udisp, sig csrc.Signature, ts typeScope, s source, nbuf int, path, field string) (ubinding, error) {
@@ -338,23 +340,40 @@ func (bl *builder) bindMetalStruct(ud udisp, sig csrc.Signature, ts typeScope, s
 	}
 	// The buffers pair with the buffer parameters in order, wherever the
 	// struct sits among them (metal.Bind puts each at its own index).
+	var fields *structFiller
 	if slots, err := metal.Slots(sig); err == nil {
 		for _, sl := range slots {
 			if sl.Kind == metal.SlotStruct {
 				params = slices.DeleteFunc(slices.Clone(params), func(p csrc.Param) bool { return p.Name == sl.Name })
+				fs, found, err := metal.StructFields(bl.metalCode(), sl.Type)
+				if err != nil {
+					return ubinding{}, d.err(path+".entry", field+".entry", "%s:%d %s: %v", s.path, sig.Line, sig, err)
+				}
+				if found {
+					fields = &structFiller{name: sl.Type, fields: fs}
+				}
 			}
 		}
 	}
 	b := ubinding{sig: sig}
 	for k, a := range ud.args {
 		apath, afield := d.item(path+".args", field+".args", k)
+		if k >= nbuf && a.buf != "" {
+			return b, d.err(apath, afield, "buffer %s comes after a scalar: Metal takes the buffers first, then the scalars as one struct at the buffer index after the last buffer; reorder the kernel's parameters", a.buf)
+		}
+		if k >= nbuf && fields != nil {
+			up, err := fields.next(a)
+			if err != nil {
+				return b, d.err(apath, afield, "%v", err)
+			}
+			up.arg = k
+			b.params = append(b.params, up)
+			continue
+		}
 		if a.elems != nil {
-			return b, d.err(apath, afield, "array value %s: a kernel that takes its scalars as one constant struct takes no arrays; give its `constant T*` parameter a buffer", a.text)
+			return b, d.err(apath, afield, "array value %s: a kernel that takes its scalars as one constant struct takes no arrays unless mltop reads the struct's definition in the source; give its `constant T*` parameter a buffer", a.text)
 		}
 		if k >= nbuf {
-			if a.buf != "" {
-				return b, d.err(apath, afield, "buffer %s comes after a scalar: Metal takes the buffers first, then the scalars as one struct at the buffer index after the last buffer; reorder the kernel's parameters", a.buf)
-			}
 			kind := profiler.ScalarI32
 			if a.p.ResultKind() == expr.Float {
 				kind = profiler.ScalarF32
@@ -368,6 +387,11 @@ func (bl *builder) bindMetalStruct(ud udisp, sig csrc.Signature, ts typeScope, s
 		}
 		up.arg = k
 		b.params = append(b.params, up)
+	}
+	if fields != nil {
+		if err := fields.done(); err != nil {
+			return b, d.err(path+".args", field+".args", "%v", err)
+		}
 	}
 	return b, bl.checkConstArgs(ud, b, path, field, s.path)
 }

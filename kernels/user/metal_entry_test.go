@@ -209,7 +209,7 @@ func TestMetalArgsBind(t *testing.T) {
 			[]profiler.Scalar{{Name: "eps", Kind: profiler.ScalarF32, F: 2}, {Name: "n", Kind: profiler.ScalarU32, I: 3},
 				{Name: "gain", Kind: profiler.ScalarF32, F: 1}, {Name: "on", Kind: profiler.ScalarBool}}},
 		{"one struct", `entry: packed, grid: [N], threads: [32], args: [F, G, N, eps]`,
-			[]profiler.Scalar{{Name: "N", Kind: profiler.ScalarI32, I: 100}, {Name: "eps", Kind: profiler.ScalarF32, F: 1e-5}}},
+			[]profiler.Scalar{{Name: "n", Kind: profiler.ScalarI32, I: 100}, {Name: "eps", Kind: profiler.ScalarF32, F: 1e-5}}}, // named by the struct's fields
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f, err := metalArgsFamily(t, c.dispatch)

@@ -45,6 +45,9 @@ func appleBuiltins(out string) []string {
 	return names[:min(len(names), 4)]
 }
 
+// MaxCheckErrors is how many g++ errors CheckUser reports at most.
+const MaxCheckErrors = 10
+
 // CheckUser compiles a user kernel's Metal program (kernels/user: macros
 // already in the code) with g++ against the MSL emulation, syntax only,
 // calling its entry as the emulator would. It proves that the text parses
@@ -82,7 +85,9 @@ func CheckUser(ctx context.Context, p profiler.Program) error {
 	if err := os.WriteFile(cc, []byte(full+"\n#line 1 \"mltop-emulator-main.cc\"\n"+strings.Replace(emuMain, "CALL", call, 1)), 0o644); err != nil {
 		return err
 	}
-	args := append([]string{"-std=c++20", "-fsyntax-only", "-w", "-D__HAVE_BFLOAT__=1", "-I", shim}, stdlibFor(full, true)...)
+	// The first errors say what is wrong; a whole library beyond the
+	// emulation (ggml's 12,000-line ggml-metal.metal) gives thousands more.
+	args := append([]string{"-std=c++20", "-fsyntax-only", "-w", fmt.Sprintf("-fmax-errors=%d", MaxCheckErrors), "-D__HAVE_BFLOAT__=1", "-I", shim}, stdlibFor(full, true)...)
 	out, err := exec.CommandContext(ctx, gxx, append(args, cc)...).CombinedOutput()
 	if ctx.Err() != nil {
 		return fmt.Errorf("g++ stopped: %w", ctx.Err())
