@@ -62,6 +62,20 @@ type Growth struct {
 	N       int
 	Mag     []float64
 	Scale   float64
+	// LowEps, when above Eps, is the unit roundoff of a cheaper
+	// accumulation the kernel may use instead (a sum in the output's f16
+	// or bf16, as an mma with an f16 accumulator does). When every
+	// mismatch of a verdict would pass at LowEps, the verdict says so in
+	// its Hint, with LowHint: what the user sets to declare it.
+	LowEps  float64
+	LowHint string
+}
+
+// WithEps is g summing in unit roundoff eps.
+func (g *Growth) WithEps(eps float64) *Growth {
+	h := *g
+	h.Eps = eps
+	return &h
 }
 
 // Term is the growth of element k's bound.

@@ -67,6 +67,10 @@ type Verdict struct {
 	// WorstRatio is max |got−want|/bound over the checked elements: above 1
 	// is a mismatch, and how far below 1 a pass stays is its headroom.
 	WorstRatio float64 `json:"worst_over_bound"`
+	// Hint, on a mismatch, is what would explain it rather than a wrong
+	// kernel (every mismatch within the rounding of a sum in f16: declare
+	// that accumulation).
+	Hint string `json:"hint,omitempty"`
 }
 
 // BudgetReport holds one dispatch's threadgroup memory against the limit.

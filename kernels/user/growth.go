@@ -67,12 +67,16 @@ func growthFor(b ubuf, c profiler.Check, dt profiler.DType, e map[string]any, sq
 	}
 	acc := profiler.F32
 	if g.accT {
-		acc = dt
-		if b.dtype != "" {
-			acc = b.dtype
-		}
+		acc = bufferDType(b, dt)
 	}
 	gr := &profiler.Growth{Eps: kit.Unit(acc), N: int(n), Mag: make([]float64, len(c.Want))}
+	if store := bufferDType(b, dt); !g.accT && kit.Unit(store) > gr.Eps {
+		// A kernel that sums in its f16/bf16 output type (an mma with an
+		// f16 accumulator, __hadd) fails the f32 bound while correct: the
+		// verdict says so when that explains every mismatch.
+		gr.LowEps = kit.Unit(store)
+		gr.LowHint = fmt.Sprintf("every mismatch is within the rounding of a sum in %s: if the kernel sums in %s (an mma with an %s accumulator, __hadd), set `accumulate: T` on buffer %s", store, store, store, b.name)
+	}
 	for k, w := range c.Want {
 		gr.Mag[k] = math.Abs(w)
 		if squares != nil {
@@ -113,4 +117,12 @@ func (f *Family) addGrowth(ref *profiler.Reference, dt profiler.DType, e map[str
 		}
 	}
 	return nil
+}
+
+// bufferDType is b's element type at spec dtype dt.
+func bufferDType(b ubuf, dt profiler.DType) profiler.DType {
+	if b.dtype != "" {
+		return b.dtype
+	}
+	return dt
 }

@@ -134,3 +134,58 @@ func outTol(f *Family, b ubuf, dt profiler.DType) profiler.Tolerance {
 	}
 	return f.Tolerance(dt)
 }
+
+// A kernel that sums in its f16 output type (an mma with an f16
+// accumulator) fails the default f32 bound while correct: the verdict
+// says that a sum in f16 explains every mismatch and what to set, and
+// with `accumulate: T` it passes. A kernel wrong by far gets no such hint.
+func TestMismatchWithinAnF16SumSaysAccumulateT(t *testing.T) {
+	const n, rows = 4096, 64
+	dt := profiler.F16
+	x := profiler.Fill(profiler.BufferSpec{Name: "X", Type: dt, Elems: n * rows, Init: profiler.InitNormal, Scale: 1}, 3)
+	ch := profiler.Check{Buffer: "Y"}
+	squares := map[int]float64{}
+	sumF16, scaled := make([]float32, rows), make([]float32, rows)
+	for r := range rows {
+		var sum, sq float64
+		var acc float32
+		for _, v := range x[r*n : (r+1)*n] {
+			sum += float64(v)
+			sq += float64(v) * float64(v)
+			acc = dt.Round(acc + v) // every partial sum rounded to f16
+		}
+		ch.Index = append(ch.Index, r)
+		ch.Want = append(ch.Want, sum)
+		squares[r] = sq
+		sumF16[r] = acc
+		scaled[r] = dt.Round(float32(2 * sum))
+	}
+	e := map[string]any{"cols": n, "rows": rows}
+	for _, c := range []struct {
+		yLine    string
+		got      []float32
+		pass     bool
+		wantHint bool
+	}{
+		{"  - {name: Y, dtype: T, shape: [rows], out: true, terms: cols}", sumF16, false, true},
+		{"  - {name: Y, dtype: T, shape: [rows], out: true, terms: cols, accumulate: T}", sumF16, true, false},
+		{"  - {name: Y, dtype: T, shape: [rows], out: true, terms: cols}", scaled, false, false},
+	} {
+		f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": withBuffers(t, xLine, c.yLine), "k.cu": usertest.Source}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := growthFor(f.bufs[1], ch, dt, e, func(i int) float64 { return squares[i] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		chk := ch
+		chk.Growth = g
+		ref := &profiler.Reference{Checks: []profiler.Check{chk}, RowsChecked: rows, RowsTotal: rows}
+		v := run.Verify(ref, map[string][]float32{"Y": c.got}, outTol(f, f.bufs[1], dt))
+		hinted := strings.Contains(v.Hint, "set `accumulate: T` on buffer Y") && strings.Contains(v.Hint, "sum in f16")
+		if v.Pass != c.pass || hinted != c.wantHint || (!c.wantHint && v.Hint != "") {
+			t.Errorf("%s: pass %v (want %v), hint %q (want one: %v); worst %s", c.yLine, v.Pass, c.pass, v.Hint, c.wantHint, v.Worst)
+		}
+	}
+}

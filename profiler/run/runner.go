@@ -679,6 +679,9 @@ func setVerdict(res *profiler.Result, verdict profiler.Verdict) {
 	if !verdict.Pass {
 		res.Status = profiler.StatusMismatch
 		res.Error = fmt.Sprintf("%d of %d checked elements outside their bound atol %.3g + rtol %.3g·|ref| + growth (%d NaN/Inf); worst %s", verdict.Mismatches, verdict.Checked, verdict.ATol, verdict.RTol, verdict.NaNInf, verdict.Worst)
+		if verdict.Hint != "" {
+			res.Error += "; " + verdict.Hint
+		}
 	}
 }
 

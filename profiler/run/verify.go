@@ -84,12 +84,19 @@ func verifyWith(ref *profiler.Reference, tol profiler.Tolerance, view func(ci in
 		v.RMSErr = math.Sqrt(total.sq / float64(v.Checked))
 	}
 	v.Pass = v.Mismatches == 0 && v.NaNInf == 0 && v.Checked > 0
+	if !v.Pass && total.mismatches > 0 && total.lowExplained == total.mismatches {
+		v.Hint = total.lowHint
+	}
 	return v
 }
 
 // tally is a verdict over some elements; at is its worst element.
 type tally struct {
 	checked, mismatches, nanInf int
+	// lowExplained counts the mismatches within their bound at the
+	// check's Growth.LowEps; lowHint is that Growth's LowHint.
+	lowExplained int
+	lowHint      string
 	sq, maxAbs, maxRel          float64
 	worst                       float64 // the worst element's score; -1: none yet
 	at                          worstElem
@@ -107,6 +114,10 @@ func (t *tally) add(q tally) {
 	t.checked += q.checked
 	t.mismatches += q.mismatches
 	t.nanInf += q.nanInf
+	t.lowExplained += q.lowExplained
+	if t.lowHint == "" {
+		t.lowHint = q.lowHint
+	}
 	t.sq += q.sq
 	t.maxAbs = max(t.maxAbs, q.maxAbs)
 	t.maxRel = max(t.maxRel, q.maxRel)
@@ -118,6 +129,10 @@ func (t *tally) add(q tally) {
 // compareRange compares elements [lo, hi) of check c.
 func compareRange(c *profiler.Check, ci int, cv checkView, tol profiler.Tolerance, lo, hi int) tally {
 	t := tally{worst: -1}
+	var low *profiler.Growth // the check's growth at LowEps, when it has one
+	if g := c.Growth; g != nil && g.LowEps > g.Eps {
+		low = g.WithEps(g.LowEps)
+	}
 	for k := lo; k < hi; k++ {
 		idx, want := c.Index[k], c.Want[k]
 		if idx < 0 || int64(idx) >= cv.elems {
@@ -158,6 +173,10 @@ func compareRange(c *profiler.Check, ci int, cv checkView, tol profiler.Toleranc
 		bound := c.Bound(k, tol)
 		if d > bound {
 			t.mismatches++
+			if low != nil && d <= bound-c.Growth.Term(k)+low.Term(k) {
+				t.lowExplained++
+				t.lowHint = c.Growth.LowHint
+			}
 		}
 		ratio := 0.0
 		switch {

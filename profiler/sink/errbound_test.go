@@ -80,3 +80,17 @@ func TestFormatResultExactTolerance(t *testing.T) {
 		}
 	}
 }
+
+// A mismatch's hint (what would explain it rather than a wrong kernel)
+// follows the worst element in the result block; a pass shows none.
+func TestFormatResultHint(t *testing.T) {
+	v := &profiler.Verdict{ATol: 1e-3, RTol: 5e-3, Checked: 64, Mismatches: 3, Worst: "C[7]=1 want 2", Hint: "every mismatch is within the rounding of a sum in f16"}
+	r := profiler.Result{Spec: profiler.Spec{Kernel: "k", DType: profiler.F16}, Status: profiler.StatusMismatch, Verdict: v}
+	if b := FormatResult(r); !strings.Contains(b, "  worst: C[7]=1 want 2\n  hint: every mismatch is within the rounding of a sum in f16\n") {
+		t.Errorf("result block lacks the hint after the worst element:\n%s", b)
+	}
+	v.Pass, v.Mismatches = true, 0
+	if b := FormatResult(r); strings.Contains(b, "hint:") {
+		t.Errorf("a pass shows a hint:\n%s", b)
+	}
+}

@@ -446,6 +446,9 @@ func FormatResult(r profiler.Result) string {
 		if !v.Pass && v.Worst != "" {
 			fmt.Fprintf(&b, "  worst: %s\n", v.Worst)
 		}
+		if !v.Pass && v.Hint != "" {
+			fmt.Fprintf(&b, "  hint: %s\n", v.Hint)
+		}
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "\nnote: %s\n", n)
