@@ -95,11 +95,11 @@ type tally struct {
 	checked, mismatches, nanInf int
 	// lowExplained counts the mismatches within their bound at the
 	// check's Growth.LowEps; lowHint is that Growth's LowHint.
-	lowExplained int
-	lowHint      string
-	sq, maxAbs, maxRel          float64
-	worst                       float64 // the worst element's score; -1: none yet
-	at                          worstElem
+	lowExplained       int
+	lowHint            string
+	sq, maxAbs, maxRel float64
+	worst              float64 // the worst element's score; -1: none yet
+	at                 worstElem
 }
 
 type worstElem struct {
