@@ -3,6 +3,7 @@ package lint
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
@@ -113,6 +114,7 @@ var elemBytes = map[string]int{
 func lintUnsizedShared(r *Result, lang, code string) {
 	f := r.Family
 	bodies := functionBodies(code)
+	macros := f.SourceMacros(lang)
 	maxDType := 0
 	for _, dt := range f.Schema().DTypes {
 		maxDType = max(maxDType, dt.Size())
@@ -138,11 +140,7 @@ func lintUnsizedShared(r *Result, lang, code string) {
 			if a.Elem == f.DTypeName() {
 				n, ok = maxDType, true
 			}
-			bytes := a.Size + " * BYTES_PER_ELEMENT"
-			if ok && a.Size != "" {
-				bytes = fmt.Sprintf("%s * %d", a.Size, n)
-			}
-			items = append(items, fmt.Sprintf("{name: %s, bytes: %q}", a.Name, bytes))
+			items = append(items, fmt.Sprintf("{name: %s, bytes: %s}", a.Name, tgmBytes(sourceSize(a.Size, macros), n, ok)))
 		}
 		line, col := f.Pos(fmt.Sprintf("$.dispatches[%d]", d.Index))
 		sizedByItems := lang == "cuda" && slices.ContainsFunc(d.TGM, func(item string) bool { return !slices.Contains(static, item) })
@@ -161,4 +159,35 @@ func lintUnsizedShared(r *Result, lang, code string) {
 			"the source declares %s but dispatch %s lists no tgm: items: the TGM budget shows 0 B; add e.g. `tgm: [%s]`",
 			strings.Join(slices.Compact(decls), ", "), d.Name, strings.Join(items, ", "))
 	}
+}
+
+// sourceSize is an array's extent as a manifest expression can say it:
+// the source's macros that are integer constants replaced by their values
+// (`HIST_MEMORY` → `1536`, `TILE * WG` → `32 * WG`), since a manifest's
+// expressions know only its own names.
+func sourceSize(size string, macros map[string]string) string {
+	if v, ok := csrc.IntConst(size, macros); ok {
+		return strconv.FormatInt(v, 10)
+	}
+	var parts []string
+	for _, t := range csrc.Tokenize(size) {
+		if v, ok := csrc.IntConst(t.Text, macros); ok && t.Kind == csrc.Ident {
+			parts = append(parts, strconv.FormatInt(v, 10))
+			continue
+		}
+		parts = append(parts, t.Text)
+	}
+	return strings.Join(parts, " ")
+}
+
+// tgmBytes is a tgm: item's bytes for size elements of n bytes each
+// (known says n is): a number when size is one, else a quoted expression.
+func tgmBytes(size string, n int, known bool) string {
+	if !known {
+		return strconv.Quote(size + " * BYTES_PER_ELEMENT")
+	}
+	if v, err := strconv.ParseInt(size, 10, 64); err == nil {
+		return strconv.FormatInt(v*int64(n), 10)
+	}
+	return strconv.Quote(fmt.Sprintf("%s * %d", size, n))
 }
