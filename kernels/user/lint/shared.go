@@ -11,11 +11,28 @@ import (
 
 // sharedArray is one __shared__ or threadgroup array a function declares.
 type sharedArray struct {
-	Name, Elem, Size string // Size is the text between the brackets ("" for extern [])
-	Func             string // the function that declares it
+	Name, Elem string
+	Extents    []string // the texts between the brackets, one per dimension ("" for extern [])
+	Func       string   // the function that declares it
 }
 
-func (a sharedArray) String() string { return fmt.Sprintf("%s[%s]", a.Name, a.Size) }
+func (a sharedArray) String() string { return a.Name + "[" + strings.Join(a.Extents, "][") + "]" }
+
+// Size is the element count as an expression of the extents, "" for an
+// extern (unsized) array: `s[4][10 * 16]` is "4 * (10 * 16)".
+func (a sharedArray) Size() string {
+	if len(a.Extents) == 0 || a.Extents[0] == "" {
+		return ""
+	}
+	if len(a.Extents) == 1 {
+		return a.Extents[0]
+	}
+	parts := make([]string, len(a.Extents))
+	for i, e := range a.Extents {
+		parts[i] = "(" + e + ")"
+	}
+	return strings.Join(parts, " * ")
+}
 
 // functionBodies maps each function name the source defines to the texts
 // of its definitions (overloads and templates alike).
@@ -73,15 +90,20 @@ func sharedArraysIn(toks []csrc.Token, fn string) []sharedArray {
 			if toks[j].Text != "[" || toks[j-1].Kind != csrc.Ident || j-2 <= i {
 				continue
 			}
-			end := j + 1
-			for end < len(toks) && toks[end].Text != "]" {
-				end++
+			a := sharedArray{Name: toks[j-1].Text, Elem: toks[j-2].Text, Func: fn}
+			for k := j; k < len(toks) && toks[k].Text == "["; k++ { // s[4][160]: every dimension
+				end := k + 1
+				for end < len(toks) && toks[end].Text != "]" {
+					end++
+				}
+				var size []string
+				for _, s := range toks[k+1 : min(end, len(toks))] {
+					size = append(size, s.Text)
+				}
+				a.Extents = append(a.Extents, strings.Join(size, " "))
+				k = end
 			}
-			var size []string
-			for _, s := range toks[j+1 : min(end, len(toks))] {
-				size = append(size, s.Text)
-			}
-			out = append(out, sharedArray{Name: toks[j-1].Text, Elem: toks[j-2].Text, Size: strings.Join(size, " "), Func: fn})
+			out = append(out, a)
 			break
 		}
 	}
@@ -127,7 +149,7 @@ func lintUnsizedShared(r *Result, lang, code string) {
 		var decls, items, twice, static []string
 		unsized := false
 		for _, a := range arrays {
-			if a.Size == "" { // extern __shared__ x[]: sized at launch by dynamic_tgm, not by a tgm: item
+			if a.Size() == "" { // extern __shared__ x[]: sized at launch by dynamic_tgm, not by a tgm: item
 				unsized = true
 				if d.DynamicTGM && slices.Contains(d.TGM, a.Name) {
 					twice = append(twice, a.Name)
@@ -140,7 +162,7 @@ func lintUnsizedShared(r *Result, lang, code string) {
 			if a.Elem == f.DTypeName() {
 				n, ok = maxDType, true
 			}
-			items = append(items, fmt.Sprintf("{name: %s, bytes: %s}", a.Name, tgmBytes(sourceSize(a.Size, macros), n, ok)))
+			items = append(items, fmt.Sprintf("{name: %s, bytes: %s}", a.Name, tgmBytes(sourceSize(a.Size(), macros), n, ok)))
 		}
 		line, col := f.Pos(fmt.Sprintf("$.dispatches[%d]", d.Index))
 		sizedByItems := lang == "cuda" && slices.ContainsFunc(d.TGM, func(item string) bool { return !slices.Contains(static, item) })
