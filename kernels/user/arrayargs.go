@@ -2,6 +2,7 @@ package user
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -102,12 +103,16 @@ func (bl *builder) arrayArg(text string, elems []string, path, field string) (ua
 }
 
 // bindArray checks an array value against its parameter: only a Metal
-// `constant T*` of a scalar type takes one.
+// `constant T*` of a scalar type takes one (or `constant T name[n]`, then
+// with n elements).
 func (bl *builder) bindArray(a uarg, prm csrc.Param, up uparam, apath, afield, file string, sig csrc.Signature) (uparam, error) {
 	pointee := strings.Join(strings.Fields(strings.NewReplacer("const", " ", "metal::", "").Replace(prm.Pointee)), " ")
 	kind, scalar := cScalarKinds[pointee]
 	if !prm.Pointer || !isConstantSpace(prm) || !scalar || kind == profiler.ScalarF64 {
 		return up, bl.d.err(apath, afield, "array value %s goes to parameter `%s` of %s:%d: an array value fills only a Metal `constant T*` parameter of a scalar type (as `const constant int* shape`); give a buffer or an expression here", a.text, describe(prm), file, sig.Line)
+	}
+	if n, err := strconv.Atoi(prm.Extent); err == nil && n != len(a.elems) {
+		return up, bl.d.err(apath, afield, "array value %s has %d elements, but parameter %s of %s:%d is declared [%d]: give %d", a.text, len(a.elems), prm.Name, file, sig.Line, n, n)
 	}
 	up.kind = kind
 	return up, nil

@@ -361,3 +361,18 @@ func joinLines(lines []string) string {
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
+
+// SourceMacros are the object-like #defines of lang's source and its local
+// headers (name → replacement text; the main file's last, so they win), for
+// messages that turn a source's sizes into numbers.
+func (f *Family) SourceMacros(lang string) map[string]string {
+	p := f.prep[lang]
+	if p == nil || len(p.units) == 0 {
+		return map[string]string{}
+	}
+	var scans []*csrc.File
+	for _, u := range p.units[1:] {
+		scans = append(scans, u.scan)
+	}
+	return csrc.ObjectMacros(append(scans, p.units[0].scan)...)
+}

@@ -18,10 +18,13 @@ type Directive struct {
 	// Replacement is a function-like #define's replacement text (its
 	// parameter list dropped, continuations joined); "" for other lines.
 	Replacement string
-	Include     string // the header an #include names: stdio.h, common.h
-	System      bool   // #include <…> rather than "…"
-	Dead        bool   // inside an `#if 0` (or the #else of an `#if 1`)
-	literal     int8   // an #if/#elif whose condition is the literal 0 (-1) or 1 (+1)
+	// Value is an object-like #define's replacement text (comments
+	// dropped, continuations joined): "(WARP_COUNT * 32)"; "" otherwise.
+	Value   string
+	Include string // the header an #include names: stdio.h, common.h
+	System  bool   // #include <…> rather than "…"
+	Dead    bool   // inside an `#if 0` (or the #else of an `#if 1`)
+	literal int8   // an #if/#elif whose condition is the literal 0 (-1) or 1 (+1)
 }
 
 // ltok is a token with its byte span, or (dir >= 0) the place of a
@@ -278,6 +281,8 @@ func parseDirective(text string) Directive {
 					body = after[p+1:]
 					d.Replacement = strings.TrimSpace(body)
 				}
+			} else {
+				d.Value = strings.TrimSpace(body)
 			}
 			d.Body = identsOf(body)
 		}

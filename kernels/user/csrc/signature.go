@@ -26,6 +26,10 @@ type Param struct {
 	// Declared is the type as written, const and address space kept,
 	// restrict dropped: "const float*", "device const T*", "float* const".
 	Declared string
+	// Extent is the length an array declarator gives a parameter, which C
+	// and Metal make a pointer (`constant const int64_t strides[2]` is
+	// `constant const int64_t* strides`): "2"; "" for `x[]` and others.
+	Extent string
 }
 
 // Signature is a kernel entry point found in a source file.
@@ -443,10 +447,26 @@ func makeParam(ts []string) Param {
 			break
 		}
 	}
+	// an array declarator (`int64_t strides[2]`, `float x[]`) is a pointer
+	array := false
+	for k, w := range words {
+		if w == "[" {
+			end := k + 1
+			for end < len(words) && words[end] != "]" {
+				end++
+			}
+			p.Extent = strings.Join(words[k+1:end], " ")
+			words, array = words[:k], true
+			break
+		}
+	}
 	// the name is the last identifier if there is a type before it
 	if n := len(words); n >= 2 && isIdentByte(words[n-1][0]) && !qualifiers[words[n-1]] && !typeWords[words[n-1]] {
 		p.Name = words[n-1]
 		words = words[:n-1]
+	}
+	if array {
+		words = append(words, "*")
 	}
 	var declared []string
 	for _, w := range words {

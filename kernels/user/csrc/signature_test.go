@@ -254,3 +254,30 @@ func TestImplicitMetalBufferIndices(t *testing.T) {
 		})
 	}
 }
+
+// An array declarator makes a parameter a pointer, as in C and Metal (MLX's
+// binary_g_nd2 takes `constant const int64_t a_strides[2]`).
+func TestArrayParams(t *testing.T) {
+	sig, _, ok := FindEntry("kernel void g(device const float* a, constant const int64_t a_strides[2], constant const int64_t b_strides [ N * 2 ], const float w[], uint2 index [[thread_position_in_grid]]) {}", "g")
+	if !ok {
+		t.Fatal("not found")
+	}
+	want := []struct{ name, pointee, extent, declared string }{
+		{"a", "float", "", "device const float*"},
+		{"a_strides", "int64_t", "2", "constant const int64_t*"},
+		{"b_strides", "int64_t", "N * 2", "constant const int64_t*"},
+		{"w", "float", "", "const float*"},
+	}
+	for i, w := range want {
+		p := sig.Params[i]
+		if p.Name != w.name || !p.Pointer || !p.ReadOnly || p.Pointee != w.pointee || p.Extent != w.extent || p.Declared != w.declared || p.Scalar != "" {
+			t.Errorf("param %d: %+v, want %+v", i, p, w)
+		}
+	}
+	if p := sig.Params[4]; p.Name != "index" || p.Pointer || p.Attr != "thread_position_in_grid" {
+		t.Errorf("param 4: %+v", p)
+	}
+	if got := sig.Params[1].Attr; got != "buffer(1)" {
+		t.Errorf("a_strides gets %q, want buffer(1) (Apple's implicit index)", got)
+	}
+}

@@ -334,13 +334,39 @@ func TestSharedArraysWithoutTGMItems(t *testing.T) {
 	}
 }
 
+// An array sized by the source's macros (in a local header too, as
+// cuda-samples' histogram sizes its per-warp histograms), of one or more
+// dimensions (convolutionSeparable's s_Data[4][160]), gets a suggestion
+// with the macros' values, which loads as it is: a manifest's expressions
+// do not know the source's macros.
+func TestSharedArraySizesFromSourceMacros(t *testing.T) {
+	header := "#define BINS 256\n#define LOG2_WARPS 2U\n#define MEM ((1U << LOG2_WARPS) * BINS)\n"
+	src := `#include "hist.h"
+#define TILE 8
+extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) { __shared__ uint s_hist[MEM]; __shared__ float tile[TILE * WG]; __shared__ float s_rows[TILE][(TILE + 2) * 16 + 1]; }
+`
+	want := "`tgm: [{name: s_hist, bytes: 4096}, {name: tile, bytes: \"8 * WG * 4\"}, {name: s_rows, bytes: 5152}]`"
+	m := usertest.Manifest("macro_k")
+	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": src, "hist.h": header})
+	text := findingsOf(Check(path, Options{Static: true}).Manifests[0])
+	mustContain(t, "macros", text, "__shared__ s_hist[MEM] (in k), __shared__ tile[TILE * WG] (in k), __shared__ s_rows[TILE][( TILE + 2 ) * 16 + 1] (in k)", want)
+
+	items := strings.Trim(strings.TrimPrefix(want, "`tgm: "), "`")
+	fixed := strings.Replace(m, "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols], tgm: "+items+"}", 1)
+	path = usertest.Write(t, map[string]string{"kernel.yaml": fixed, "k.cu": src, "hist.h": header})
+	r := Check(path, Options{Static: true}).Manifests[0]
+	if text := findingsOf(r); r.Broken() || strings.Contains(text, "lists no tgm: items") {
+		t.Errorf("the suggested items do not load cleanly:\n%s", text)
+	}
+}
+
 func TestSharedArraysIn(t *testing.T) {
-	src := "kernel void k(threadgroup float* buf [[threadgroup(0)]], uint i) { threadgroup half tile[WG * 2]; __shared__ __align__(16) float s[8]; extern __shared__ float dyn[]; }"
+	src := "kernel void k(threadgroup float* buf [[threadgroup(0)]], uint i) { threadgroup half tile[WG * 2]; __shared__ __align__(16) float s[8]; extern __shared__ float dyn[]; __shared__ float rows[4][10 * 16 + 1]; }"
 	var got []string
 	for _, a := range sharedArraysIn(csrc.Tokenize(src), "k") {
 		got = append(got, a.Elem+" "+a.String())
 	}
-	if want := "half tile[WG * 2]|float s[8]|float dyn[]"; strings.Join(got, "|") != want {
+	if want := "half tile[WG * 2]|float s[8]|float dyn[]|float rows[4][10 * 16 + 1]"; strings.Join(got, "|") != want {
 		t.Errorf("got %q, want %q", strings.Join(got, "|"), want)
 	}
 }

@@ -3,6 +3,7 @@ package lint
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
@@ -10,11 +11,28 @@ import (
 
 // sharedArray is one __shared__ or threadgroup array a function declares.
 type sharedArray struct {
-	Name, Elem, Size string // Size is the text between the brackets ("" for extern [])
-	Func             string // the function that declares it
+	Name, Elem string
+	Extents    []string // the texts between the brackets, one per dimension ("" for extern [])
+	Func       string   // the function that declares it
 }
 
-func (a sharedArray) String() string { return fmt.Sprintf("%s[%s]", a.Name, a.Size) }
+func (a sharedArray) String() string { return a.Name + "[" + strings.Join(a.Extents, "][") + "]" }
+
+// Size is the element count as an expression of the extents, "" for an
+// extern (unsized) array: `s[4][10 * 16]` is "4 * (10 * 16)".
+func (a sharedArray) Size() string {
+	if len(a.Extents) == 0 || a.Extents[0] == "" {
+		return ""
+	}
+	if len(a.Extents) == 1 {
+		return a.Extents[0]
+	}
+	parts := make([]string, len(a.Extents))
+	for i, e := range a.Extents {
+		parts[i] = "(" + e + ")"
+	}
+	return strings.Join(parts, " * ")
+}
 
 // functionBodies maps each function name the source defines to the texts
 // of its definitions (overloads and templates alike).
@@ -72,15 +90,20 @@ func sharedArraysIn(toks []csrc.Token, fn string) []sharedArray {
 			if toks[j].Text != "[" || toks[j-1].Kind != csrc.Ident || j-2 <= i {
 				continue
 			}
-			end := j + 1
-			for end < len(toks) && toks[end].Text != "]" {
-				end++
+			a := sharedArray{Name: toks[j-1].Text, Elem: toks[j-2].Text, Func: fn}
+			for k := j; k < len(toks) && toks[k].Text == "["; k++ { // s[4][160]: every dimension
+				end := k + 1
+				for end < len(toks) && toks[end].Text != "]" {
+					end++
+				}
+				var size []string
+				for _, s := range toks[k+1 : min(end, len(toks))] {
+					size = append(size, s.Text)
+				}
+				a.Extents = append(a.Extents, strings.Join(size, " "))
+				k = end
 			}
-			var size []string
-			for _, s := range toks[j+1 : min(end, len(toks))] {
-				size = append(size, s.Text)
-			}
-			out = append(out, sharedArray{Name: toks[j-1].Text, Elem: toks[j-2].Text, Size: strings.Join(size, " "), Func: fn})
+			out = append(out, a)
 			break
 		}
 	}
@@ -113,6 +136,7 @@ var elemBytes = map[string]int{
 func lintUnsizedShared(r *Result, lang, code string) {
 	f := r.Family
 	bodies := functionBodies(code)
+	macros := f.SourceMacros(lang)
 	maxDType := 0
 	for _, dt := range f.Schema().DTypes {
 		maxDType = max(maxDType, dt.Size())
@@ -125,7 +149,7 @@ func lintUnsizedShared(r *Result, lang, code string) {
 		var decls, items, twice, static []string
 		unsized := false
 		for _, a := range arrays {
-			if a.Size == "" { // extern __shared__ x[]: sized at launch by dynamic_tgm, not by a tgm: item
+			if a.Size() == "" { // extern __shared__ x[]: sized at launch by dynamic_tgm, not by a tgm: item
 				unsized = true
 				if d.DynamicTGM && slices.Contains(d.TGM, a.Name) {
 					twice = append(twice, a.Name)
@@ -138,11 +162,7 @@ func lintUnsizedShared(r *Result, lang, code string) {
 			if a.Elem == f.DTypeName() {
 				n, ok = maxDType, true
 			}
-			bytes := a.Size + " * BYTES_PER_ELEMENT"
-			if ok && a.Size != "" {
-				bytes = fmt.Sprintf("%s * %d", a.Size, n)
-			}
-			items = append(items, fmt.Sprintf("{name: %s, bytes: %q}", a.Name, bytes))
+			items = append(items, fmt.Sprintf("{name: %s, bytes: %s}", a.Name, tgmBytes(sourceSize(a.Size(), macros), n, ok)))
 		}
 		line, col := f.Pos(fmt.Sprintf("$.dispatches[%d]", d.Index))
 		sizedByItems := lang == "cuda" && slices.ContainsFunc(d.TGM, func(item string) bool { return !slices.Contains(static, item) })
@@ -161,4 +181,35 @@ func lintUnsizedShared(r *Result, lang, code string) {
 			"the source declares %s but dispatch %s lists no tgm: items: the TGM budget shows 0 B; add e.g. `tgm: [%s]`",
 			strings.Join(slices.Compact(decls), ", "), d.Name, strings.Join(items, ", "))
 	}
+}
+
+// sourceSize is an array's extent as a manifest expression can say it:
+// the source's macros that are integer constants replaced by their values
+// (`HIST_MEMORY` → `1536`, `TILE * WG` → `32 * WG`), since a manifest's
+// expressions know only its own names.
+func sourceSize(size string, macros map[string]string) string {
+	if v, ok := csrc.IntConst(size, macros); ok {
+		return strconv.FormatInt(v, 10)
+	}
+	var parts []string
+	for _, t := range csrc.Tokenize(size) {
+		if v, ok := csrc.IntConst(t.Text, macros); ok && t.Kind == csrc.Ident {
+			parts = append(parts, strconv.FormatInt(v, 10))
+			continue
+		}
+		parts = append(parts, t.Text)
+	}
+	return strings.Join(parts, " ")
+}
+
+// tgmBytes is a tgm: item's bytes for size elements of n bytes each
+// (known says n is): a number when size is one, else a quoted expression.
+func tgmBytes(size string, n int, known bool) string {
+	if !known {
+		return strconv.Quote(size + " * BYTES_PER_ELEMENT")
+	}
+	if v, err := strconv.ParseInt(size, 10, 64); err == nil {
+		return strconv.FormatInt(v*int64(n), 10)
+	}
+	return strconv.Quote(fmt.Sprintf("%s * %d", size, n))
 }

@@ -1,0 +1,193 @@
+package csrc
+
+import (
+	"strconv"
+	"strings"
+)
+
+// ObjectMacros are the live object-like #defines of the scans, name →
+// replacement text, a later file's or line's definition replacing an
+// earlier one (pass headers first, the main file last).
+func ObjectMacros(files ...*File) map[string]string {
+	out := map[string]string{}
+	for _, f := range files {
+		if f == nil {
+			continue
+		}
+		for _, d := range f.Directives {
+			switch {
+			case d.Dead:
+			case d.Kind == "define" && d.Defines != "" && d.Replacement == "":
+				out[d.Defines] = d.Value
+			case d.Kind == "undef" && len(d.Tests) == 1:
+				delete(out, d.Tests[0])
+			}
+		}
+	}
+	return out
+}
+
+// IntConst evaluates text as an integer constant expression of C, the
+// object-like macros expanded: integer literals (decimal, hex, with U/L
+// suffixes), parentheses, unary + - ~, and the binary operators * / % + -
+// << >> & ^ |. ok is false for anything else (a name no macro defines, a
+// cast, a division by zero), so a caller keeps the text as it is.
+// "(WARP_COUNT * HISTOGRAM256_BIN_COUNT)" with WARP_COUNT 6 and
+// HISTOGRAM256_BIN_COUNT 256 is 1536.
+func IntConst(text string, macros map[string]string) (v int64, ok bool) {
+	var toks []string
+	if !expandTokens(text, macros, 0, &toks) {
+		return 0, false
+	}
+	p := &intParser{toks: joinShifts(toks)}
+	v, ok = p.binary(0)
+	return v, ok && p.i == len(p.toks)
+}
+
+// expandTokens appends the tokens of text with its macros expanded,
+// nesting at most 16 deep (a macro that names itself fails).
+func expandTokens(text string, macros map[string]string, depth int, out *[]string) bool {
+	if depth > 16 {
+		return false
+	}
+	for _, t := range Tokenize(text) {
+		if t.Kind != Ident {
+			*out = append(*out, t.Text)
+			continue
+		}
+		body, ok := macros[t.Text]
+		if !ok || !expandTokens(body, macros, depth+1, out) {
+			return false
+		}
+	}
+	return true
+}
+
+// joinShifts joins the tokens "<" "<" into "<<" and ">" ">" into ">>"
+// (Tokenize splits them; a constant expression has no other use for two).
+func joinShifts(toks []string) []string {
+	var out []string
+	for i := 0; i < len(toks); i++ {
+		if (toks[i] == "<" || toks[i] == ">") && i+1 < len(toks) && toks[i+1] == toks[i] {
+			out = append(out, toks[i]+toks[i])
+			i++
+			continue
+		}
+		out = append(out, toks[i])
+	}
+	return out
+}
+
+// intParser evaluates the tokens by precedence climbing.
+type intParser struct {
+	toks []string
+	i    int
+}
+
+// binaryLevels are C's binary operators, loosest first.
+var binaryLevels = [][]string{{"|"}, {"^"}, {"&"}, {"<<", ">>"}, {"+", "-"}, {"*", "/", "%"}}
+
+func (p *intParser) peek() string {
+	if p.i < len(p.toks) {
+		return p.toks[p.i]
+	}
+	return ""
+}
+
+func (p *intParser) binary(level int) (int64, bool) {
+	if level == len(binaryLevels) {
+		return p.unary()
+	}
+	a, ok := p.binary(level + 1)
+	for ok {
+		op := p.peek()
+		if !contains(binaryLevels[level], op) {
+			return a, true
+		}
+		p.i++
+		var b int64
+		if b, ok = p.binary(level + 1); !ok {
+			return 0, false
+		}
+		if a, ok = applyInt(op, a, b); !ok {
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+func (p *intParser) unary() (int64, bool) {
+	switch t := p.peek(); t {
+	case "-", "+", "~":
+		p.i++
+		v, ok := p.unary()
+		switch t {
+		case "-":
+			v = -v
+		case "~":
+			v = ^v
+		}
+		return v, ok
+	case "(":
+		p.i++
+		v, ok := p.binary(0)
+		if !ok || p.peek() != ")" {
+			return 0, false
+		}
+		p.i++
+		return v, true
+	case "":
+		return 0, false
+	default:
+		p.i++
+		return intLiteral(t)
+	}
+}
+
+// intLiteral reads 256, 0x100, 5U, 64ul.
+func intLiteral(t string) (int64, bool) {
+	t = strings.TrimRight(t, "uUlL")
+	v, err := strconv.ParseInt(t, 0, 64)
+	return v, err == nil
+}
+
+func applyInt(op string, a, b int64) (int64, bool) {
+	switch op {
+	case "|":
+		return a | b, true
+	case "^":
+		return a ^ b, true
+	case "&":
+		return a & b, true
+	case "<<", ">>":
+		if b < 0 || b > 62 {
+			return 0, false
+		}
+		if op == "<<" {
+			return a << b, true
+		}
+		return a >> b, true
+	case "+":
+		return a + b, true
+	case "-":
+		return a - b, true
+	case "*":
+		return a * b, true
+	}
+	if b == 0 { // / and %
+		return 0, false
+	}
+	if op == "/" {
+		return a / b, true
+	}
+	return a % b, true
+}
+
+func contains(ops []string, op string) bool {
+	for _, o := range ops {
+		if o == op {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,47 @@
+package csrc
+
+import "testing"
+
+func TestIntConst(t *testing.T) {
+	src := `#define BINS 256
+#define LOG2_WARP 5U
+#define WARP (1U << LOG2_WARP)
+#define WARPS 6
+#define MEM (WARPS * BINS)
+#define HALF (MEM / 2 - 0x10)
+#define SELF SELF
+#define TYPED ((int)4)
+#define GONE 7
+#undef GONE
+#if 0
+#define DEAD 3
+#endif
+#define F(x) (x * 2)
+`
+	macros := ObjectMacros(Scan(src))
+	cases := []struct {
+		text string
+		want int64
+		ok   bool
+	}{
+		{"MEM", 1536, true},
+		{"WARP * WARPS", 192, true},
+		{"HALF", 752, true},
+		{"-(BINS % 100) + ~0", -57, true},
+		{"BINS >> 2 | 1", 65, true},
+		{"BINS / (WARPS - 6)", 0, false}, // division by zero
+		{"SELF", 0, false},               // a macro naming itself
+		{"TYPED", 0, false},              // a cast is not evaluated
+		{"GONE", 0, false},               // #undef'd
+		{"DEAD", 0, false},               // under #if 0
+		{"F(2)", 0, false},               // function-like macros are not expanded
+		{"WG * 4", 0, false},             // a name no macro defines
+		{"BINS BINS", 0, false},          // trailing tokens
+	}
+	for _, c := range cases {
+		got, ok := IntConst(c.text, macros)
+		if ok != c.ok || ok && got != c.want {
+			t.Errorf("IntConst(%q) = %d, %v; want %d, %v", c.text, got, ok, c.want, c.ok)
+		}
+	}
+}
