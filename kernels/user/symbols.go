@@ -22,7 +22,9 @@ import (
 type usymbol struct {
 	name string // the C++ name, qualified by its namespaces: c_Kernel, ns::c_Kernel
 	decl string // the declaration as written, for messages
-	at   string // file:line of the declaration
+	at   string // file:line of the declaration (the file's base name)
+	file string // the declaring file's path
+	line int
 	// elemBytes is the size of the declared element type, 0 for the dtype
 	// name (the spec's dtype), -1 when mltop does not know the type.
 	elemBytes int
@@ -149,7 +151,7 @@ func (bl *builder) findSymbol(p *prepared, name string) (usymbol, error) {
 	h := hits[0]
 	text := h.u.code[h.d.Start:h.d.End]
 	sym := usymbol{name: qualify(h.d.Scope, base), decl: strings.Join(strings.Fields(strings.TrimSuffix(strings.TrimSpace(text), ";")), " "),
-		at: fmt.Sprintf("%s:%d", filepath.Base(h.u.path), h.d.Line)}
+		at: fmt.Sprintf("%s:%d", filepath.Base(h.u.path), h.d.Line), file: h.u.path, line: h.d.Line}
 	switch fillable(text) {
 	case "":
 		return sym, fmt.Errorf("%s (%s) is a host variable, which mltop blanks: only a __constant__, __device__ or __managed__ global lives in the kernel's module", sym.name, sym.at)
@@ -371,4 +373,28 @@ func symbolsNotCounted(p *profiler.Plan) string {
 		return ""
 	}
 	return " (but " + strings.Join(names, ", ") + ", module globals read through the constant cache)"
+}
+
+// SymbolInfo is a buffer that fills a module global of the CUDA source,
+// as `mltop check` reports it.
+type SymbolInfo struct {
+	Buffer, Symbol string
+	Decl           string // the declaration as written
+	File           string // where the source declares it
+	Line           int
+	// SizeKnown: the source gives the declared size, so each spec's plan
+	// holds the buffer's bytes against it; otherwise the backend does when
+	// it fills the global.
+	SizeKnown bool
+}
+
+// Symbols are the buffers that fill module globals, in manifest order.
+func (f *Family) Symbols() []SymbolInfo {
+	var out []SymbolInfo
+	for _, b := range f.bufs {
+		if s := b.symbol; s != nil {
+			out = append(out, SymbolInfo{Buffer: b.name, Symbol: s.name, Decl: s.decl, File: s.file, Line: s.line, SizeKnown: s.static})
+		}
+	}
+	return out
 }

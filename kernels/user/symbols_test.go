@@ -218,3 +218,29 @@ func TestSymbolBufferNotRowSliced(t *testing.T) {
 		}
 	}
 }
+
+// examples/constant_table and its broken twin load and plan with the tap
+// table as a module global, not an argument, and the size the source
+// declares (KERNEL_LENGTH through two macros) agrees with the buffer's.
+func TestConstantTableExample(t *testing.T) {
+	for _, dir := range []string{"constant_table", "constant_table_broken"} {
+		f, err := Load("../../examples/" + dir + "/kernel.yaml")
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		s := profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema())
+		p, err := f.Plan(s, cudaDev)
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		if b, ok := p.Buffer("c_Kernel"); !ok || b.Symbol != "c_Kernel" || b.Elems != 17 || b.Role != profiler.In {
+			t.Errorf("%s: c_Kernel %+v, want a 17-element input filling c_Kernel", dir, b)
+		}
+		if args := strings.Join(p.Dispatches[0].Args, ","); args != "dst,src" {
+			t.Errorf("%s: buffer args %s", dir, args)
+		}
+		if syms := f.Symbols(); len(syms) != 1 || !syms[0].SizeKnown || syms[0].Line != 15 {
+			t.Errorf("%s: symbols %+v", dir, syms)
+		}
+	}
+}
