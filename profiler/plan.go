@@ -75,6 +75,11 @@ type BufferSpec struct {
 	Outliers     float64
 	OutlierScale float64
 	Data         []float32 // InitData: the values, Elems of them
+	// Symbol, when set, is the C++ name of a module global (a CUDA
+	// __constant__ or __device__ variable) that the buffer's values are
+	// copied into before the spec's launches (see SymbolWriter). Such a
+	// buffer is an input that no dispatch binds as an argument.
+	Symbol string `json:",omitempty"`
 }
 
 // Bytes is the buffer's size.

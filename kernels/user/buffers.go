@@ -74,6 +74,11 @@ func (bl *builder) buffer(b bufferYAML, path string) (ubuf, error) {
 		return ub, d.err(path+".init", field+".init", "%v", err)
 	}
 	ub.init = init
+	if sym, err := bl.bufferSymbol(b, path); err != nil {
+		return ub, err
+	} else if sym != "" {
+		ub.symbol = &usymbol{name: sym} // the declaration is read with the sources (symbols)
+	}
 	if b.Tol != nil {
 		if !ub.checked() {
 			return ub, d.err(path+".tol", field+".tol", "only outputs (out: true or inout: true) are checked: drop tol or mark the buffer out")
@@ -190,6 +195,7 @@ type ubuf struct {
 	inout  bool
 	tol    *tolYAML
 	growth *growthSpec // nil: no terms
+	symbol *usymbol    // nil: a kernel argument; else the module global it fills (symbols.go)
 }
 
 // reads says whether the kernel reads the buffer's initial values (and

@@ -155,6 +155,9 @@ func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 		p.Buffers = append(p.Buffers, bs)
 	}
 	lang := sourceFor(dev)
+	if err := f.symbolsOn(lang); err != nil {
+		return nil, err
+	}
 	_, ok := f.src[lang]
 	if !ok && dev.Backend == "cpu" {
 		for _, l := range []string{"cuda", "metal"} { // the CPU backend refuses either with a clear message
@@ -210,9 +213,11 @@ func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 		p.Bytes = v
 	} else {
 		for _, b := range p.Buffers {
-			p.Bytes += float64(b.Bytes())
+			if b.Symbol == "" { // a module global is read from the constant cache, not counted as traffic
+				p.Bytes += float64(b.Bytes())
+			}
 		}
-		p.Notes = append(p.Notes, "bytes: no work.bytes in the manifest, so every buffer counted once")
+		p.Notes = append(p.Notes, "bytes: no work.bytes in the manifest, so every buffer counted once"+symbolsNotCounted(p))
 	}
 	return p, nil
 }
@@ -246,6 +251,12 @@ func (f *Family) bufferSpec(b ubuf, s profiler.Spec, e map[string]any) (profiler
 		n *= v
 	}
 	bs := profiler.BufferSpec{Name: b.name, Role: b.role(), Type: dt, Elems: n, Init: b.init.kind}
+	if b.symbol != nil {
+		bs.Symbol = b.symbol.name
+		if err := b.checkSymbolSize(bs, e); err != nil {
+			return bs, err
+		}
+	}
 	if b.init.kind == profiler.InitArange {
 		if err := exactInts(dt, 0, float64(n-1)); err != nil {
 			return bs, fmt.Errorf("buffer %s: arange over %d elements: %v", b.name, n, err)

@@ -117,7 +117,7 @@ func (f *Family) build(read func(string) ([]byte, error)) error {
 	if msg := builtinNameError(dn); msg != "" {
 		return f.doc.err("$.dtype_name", "dtype_name", "%s", msg)
 	}
-	for _, section := range []func() error{bl.name, bl.sources, bl.dtypes, bl.params, bl.flags, bl.values, bl.defines, bl.rules, bl.buffers, bl.mlx, bl.prepare, bl.dispatches, bl.constants, bl.mlxScalars, bl.work} {
+	for _, section := range []func() error{bl.name, bl.sources, bl.dtypes, bl.params, bl.flags, bl.values, bl.defines, bl.rules, bl.buffers, bl.mlx, bl.prepare, bl.dispatches, bl.symbols, bl.constants, bl.mlxScalars, bl.work} {
 		if err := section(); err != nil {
 			return err
 		}

@@ -88,7 +88,7 @@ func (f *Family) pyCall(e map[string]any, dt profiler.DType, maxRows int, seed u
 	if f.check.rowsIndependent {
 		c.pick = profiler.SampleRows(c.lead, maxRows, seed)
 		for i := range c.bufs {
-			c.bufs[i].rowed = c.bufs[i].shape[0] == c.lead
+			c.bufs[i].rowed = c.bufs[i].shape[0] == c.lead && c.bufs[i].b.symbol == nil // a global is whole-kernel data
 		}
 	}
 	return c, nil

@@ -53,6 +53,9 @@ type bufferYAML struct {
 	Terms      any    `yaml:"terms"`
 	Magnitude  string `yaml:"magnitude"`  // squares (default: ‖terms‖₂ from the reference on squared inputs) or want
 	Accumulate string `yaml:"accumulate"` // f32 (default) or T: the precision the kernel sums in
+	// Symbol: true, or a C++ name: the buffer fills that module global of
+	// the CUDA source instead of being a kernel argument (symbols.go).
+	Symbol any `yaml:"symbol"`
 }
 
 type tgmYAML struct {

@@ -54,6 +54,9 @@ func (r *Runner) onDevice(dev profiler.DeviceInfo, seed uint64) profiler.RunOnDe
 		}
 		bind(launches, plan, bufs)
 		bind(setup, plan, bufs)
+		if err := r.writeSymbols(plan, bufs, setup, launches); err != nil {
+			return nil, err
+		}
 		if len(setup) > 0 {
 			if err := r.backend.Run(setup); err != nil {
 				return nil, fmt.Errorf("setup dispatch: %w", err)

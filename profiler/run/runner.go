@@ -326,6 +326,10 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 	}
 	bind(launches, plan, bufs)
 	bind(setup, plan, bufs)
+	if err := r.writeSymbols(plan, bufs, setup, launches); err != nil {
+		r.fail(res, symbolStatus(err), err)
+		return
+	}
 
 	progress(profiler.Progress{Phase: "verify"})
 	if len(setup) > 0 {

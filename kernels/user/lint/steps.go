@@ -45,6 +45,9 @@ func lintSources(r *Result) {
 					item, d.Name, filepath.Base(path), sharedKeyword(lang), item, orNone(slices.Sorted(mapKeys(shared))))
 			}
 		}
+		if lang == "cuda" {
+			noteSymbols(r)
+		}
 		// only what reaches the source or what the source shadows: an unused
 		// name (every DTYPE_* but one, a knob host code alone reads) is noise
 		var lines []string
@@ -323,5 +326,17 @@ func mapKeys(m map[string]bool) func(func(string) bool) {
 				return
 			}
 		}
+	}
+}
+
+// noteSymbols says which buffers fill module globals of the CUDA source,
+// and where their declared size is checked.
+func noteSymbols(r *Result) {
+	for _, s := range r.Family.Symbols() {
+		when := "when each spec plans"
+		if !s.SizeKnown {
+			when = "when the GPU loads the module (the source gives no size mltop can read)"
+		}
+		r.add(Note, StepSource, s.File, s.Line, 0, "buffer %s fills `%s` before each spec's launches; its size is checked %s", s.Buffer, s.Decl, when)
 	}
 }

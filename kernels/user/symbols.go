@@ -1,0 +1,400 @@
+package user
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/mltop/mltop/kernels/user/csrc"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/expr"
+)
+
+// A buffer with `symbol:` fills a module global of the CUDA source (a
+// `__constant__` table that a whole program fills with cudaMemcpyToSymbol
+// from host code mltop blanks): it is an input, made and sent to the
+// reference like any other, that no dispatch binds; the runner copies it
+// into the global before the spec's launches (profiler.SymbolWriter).
+
+// usymbol is a buffer's global as the source declares it.
+type usymbol struct {
+	name string // the C++ name, qualified by its namespaces: c_Kernel, ns::c_Kernel
+	decl string // the declaration as written, for messages
+	at   string // file:line of the declaration (the file's base name)
+	file string // the declaring file's path
+	line int
+	// elemBytes is the size of the declared element type, 0 for the dtype
+	// name (the spec's dtype), -1 when mltop does not know the type.
+	elemBytes int
+	// extents are the declared array extents as expressions over the
+	// spec; nil when the declared size is not known before the compile
+	// (a macro mltop cannot evaluate, an unknown type): the backend checks
+	// the size when it fills the global.
+	extents []*expr.Program
+	static  bool // elemBytes and extents give the declared size
+}
+
+var cxxNameRE = regexp.MustCompile(`^(::)?[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// bufferSymbol reads a buffer's `symbol:`: true (the global has the
+// buffer's name) or the global's C++ name (ns::c_Kernel). "" when the
+// buffer is a kernel argument.
+func (bl *builder) bufferSymbol(b bufferYAML, path string) (string, error) {
+	d, field := bl.d, "buffers["+b.Name+"].symbol"
+	var name string
+	switch v := b.Symbol.(type) {
+	case nil:
+		return "", nil
+	case bool:
+		if !v {
+			return "", nil
+		}
+		name = b.Name
+	case string:
+		name = strings.TrimPrefix(strings.TrimSpace(v), "::")
+		if !cxxNameRE.MatchString(name) {
+			return "", d.err(path+".symbol", field, "%q is not a C++ name: write `symbol: true` when the global is named %s, or its name as the source declares it (c_Kernel, ns::c_Kernel)", v, b.Name)
+		}
+	default:
+		return "", d.err(path+".symbol", field, "%v: write `symbol: true` when the global is named %s, or its C++ name (ns::c_Kernel)", v, b.Name)
+	}
+	if b.Out || b.InOut {
+		what := map[bool]string{true: "inout", false: "out"}[b.InOut]
+		return "", d.err(path+".symbol", field, "%s fills the module global %s before the launches, so it is an input and is never read back: drop `%s: true`, and let the kernel write its results to an output buffer", b.Name, name, what)
+	}
+	return name, nil
+}
+
+// symbols checks the buffers that fill module globals against the
+// dispatches (no arg binds one) and the sources (a CUDA source declares
+// each as a __constant__, __device__ or __managed__ variable; Metal has
+// no such globals).
+func (bl *builder) symbols() error {
+	f, d := bl.f, bl.d
+	for k, ud := range f.disps {
+		for j, a := range ud.args {
+			i := slices.IndexFunc(f.bufs, func(b ubuf) bool { return b.name == a.buf && b.symbol != nil })
+			if a.buf == "" || i < 0 {
+				continue
+			}
+			apath, afield := d.item(fmt.Sprintf("$.dispatches[%d].args", k), fmt.Sprintf("dispatches[%d].args", k), j)
+			return d.err(apath, afield, "%s fills the module global %s (symbol:), so no parameter takes it: drop it from args, or drop `symbol:` to pass it as a pointer", a.buf, f.bufs[i].symbol.name)
+		}
+	}
+	for i := range f.bufs {
+		b := &f.bufs[i]
+		if b.symbol == nil {
+			continue
+		}
+		path, field := fmt.Sprintf("$.buffers[%d].symbol", i), "buffers["+b.name+"].symbol"
+		p, ok := f.prep["cuda"]
+		if !ok {
+			return d.err(path, field, "Metal has no module globals that the host fills: drop `symbol:` and pass %s as a `constant` buffer argument (constant float* %s [[buffer(n)]])", b.name, b.name)
+		}
+		sym, err := bl.findSymbol(p, b.symbol.name)
+		if err != nil {
+			return d.err(path, field, "%v", err)
+		}
+		*b.symbol = sym
+	}
+	return nil
+}
+
+// findSymbol finds the declaration of the global name in the CUDA
+// source and its local headers.
+func (bl *builder) findSymbol(p *prepared, name string) (usymbol, error) {
+	scope, base := "", name
+	if k := strings.LastIndex(name, "::"); k >= 0 {
+		scope, base = name[:k], name[k+2:]
+	}
+	var globals []string
+	type found struct {
+		u *unit
+		d csrc.Decl
+	}
+	var hits []found
+	for _, u := range p.units {
+		for _, dc := range u.scan.Decls {
+			if dc.Kind != csrc.Variable {
+				continue
+			}
+			for _, n := range dc.Names {
+				q := n
+				if dc.Scope != "" {
+					q = dc.Scope + "::" + n
+				}
+				if fillable(u.code[dc.Start:dc.End]) != "" {
+					globals = append(globals, q)
+				}
+				if n == base && (dc.Scope == scope || scope == "" && !strings.Contains(name, "::")) {
+					hits = append(hits, found{u, dc})
+				}
+			}
+		}
+	}
+	if len(hits) == 0 {
+		have := "it declares none"
+		if len(globals) > 0 {
+			have = "its globals: " + strings.Join(globals, ", ")
+		}
+		return usymbol{}, fmt.Errorf("the CUDA source declares no global %s (%s): declare `__constant__ float %s[N];` at file scope, or give `symbol:` the name the source uses", name, have, name)
+	}
+	if len(hits) > 1 && scope == "" {
+		var where []string
+		for _, h := range hits {
+			where = append(where, qualify(h.d.Scope, base))
+		}
+		return usymbol{}, fmt.Errorf("%s is declared in several namespaces (%s): give `symbol:` the qualified name", name, strings.Join(where, ", "))
+	}
+	h := hits[0]
+	text := h.u.code[h.d.Start:h.d.End]
+	sym := usymbol{name: qualify(h.d.Scope, base), decl: strings.Join(strings.Fields(strings.TrimSuffix(strings.TrimSpace(text), ";")), " "),
+		at: fmt.Sprintf("%s:%d", filepath.Base(h.u.path), h.d.Line), file: h.u.path, line: h.d.Line}
+	switch fillable(text) {
+	case "":
+		return sym, fmt.Errorf("%s (%s) is a host variable, which mltop blanks: only a __constant__, __device__ or __managed__ global lives in the kernel's module", sym.name, sym.at)
+	case "__shared__":
+		return sym, fmt.Errorf("%s (%s) is __shared__: each block has its own, and no host code fills it; declare it __constant__ or __device__", sym.name, sym.at)
+	}
+	elem, extents, ptr := declaratorOf(text, base)
+	if ptr {
+		return sym, fmt.Errorf("%s (%s) is a pointer: mltop fills a global array or scalar with the buffer's values, not a pointer to them; pass the buffer as a kernel argument instead", sym.name, sym.at)
+	}
+	bl.staticSize(&sym, p, elem, extents)
+	return sym, nil
+}
+
+func qualify(scope, name string) string {
+	if scope == "" {
+		return name
+	}
+	return scope + "::" + name
+}
+
+// fillable is the memory-space word of a global's declaration:
+// __constant__, __device__, __managed__ or __shared__; "" for a host
+// variable.
+func fillable(decl string) string {
+	for _, t := range csrc.Tokenize(decl) {
+		switch t.Text {
+		case "__constant__", "__device__", "__managed__", "__shared__":
+			return t.Text
+		}
+	}
+	return ""
+}
+
+// declaratorOf reads the declarator of name in decl: the element type's
+// words (qualifiers dropped), the array extents as written, and whether
+// it is a pointer.
+func declaratorOf(decl, name string) (elem []string, extents []string, ptr bool) {
+	toks := csrc.Tokenize(decl)
+	at := slices.IndexFunc(toks, func(t csrc.Token) bool { return t.Kind == csrc.Ident && t.Text == name })
+	if at < 0 {
+		return nil, nil, false
+	}
+	for _, t := range toks[:at] {
+		switch t.Text {
+		case "__constant__", "__device__", "__managed__", "static", "extern", "const", "volatile", "inline", "constexpr", "__restrict__":
+		case "*", "&":
+			ptr = true
+		case ",":
+			ptr = false // another declarator's pointer: `float *a, b[4];`
+		default:
+			if t.Kind == csrc.Ident || t.Text == "::" {
+				elem = append(elem, t.Text)
+			}
+		}
+	}
+	for i := at + 1; i < len(toks) && toks[i].Text == "["; {
+		end := csrc.Matching(toks, i)
+		var parts []string
+		for _, t := range toks[i+1 : end] {
+			parts = append(parts, t.Text)
+		}
+		extents = append(extents, strings.Join(parts, " "))
+		i = end + 1
+	}
+	return elem, extents, ptr
+}
+
+// cElemBytes are the sizes of the element types a global is declared with.
+var cElemBytes = map[string]int{
+	"float": 4, "double": 8, "int": 4, "unsigned": 4, "unsigned int": 4, "signed int": 4, "int32_t": 4, "uint32_t": 4, "uint": 4,
+	"long": 8, "long long": 8, "unsigned long": 8, "unsigned long long": 8, "int64_t": 8, "uint64_t": 8, "size_t": 8,
+	"short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2, "char": 1, "signed char": 1, "unsigned char": 1,
+	"int8_t": 1, "uint8_t": 1, "bool": 1, "__half": 2, "half": 2, "__nv_bfloat16": 2, "nv_bfloat16": 2,
+	"float2": 8, "float4": 16, "int2": 8, "int4": 16, "uint2": 8, "uint4": 16, "double2": 16, "__half2": 4, "half2": 4,
+}
+
+// staticSize fills sym's declared size where the source gives it: an
+// element type mltop knows and extents that are numbers, names mltop gives
+// the source (knobs, dims, values) or the source's own object-like macros
+// of such.
+func (bl *builder) staticSize(sym *usymbol, p *prepared, elem, extents []string) {
+	t := strings.Join(elem, " ")
+	switch n, ok := cElemBytes[t]; {
+	case t == bl.dtypeName():
+		sym.elemBytes = 0
+	case ok:
+		sym.elemBytes = n
+	default:
+		sym.elemBytes = -1
+		return
+	}
+	macros := objectMacros(p)
+	for _, x := range extents {
+		text, ok := expandMacros(x, macros, bl.vars)
+		if !ok || text == "" {
+			return
+		}
+		prog, err := expr.Compile(text, bl.vars, expr.Where{File: sym.at, Field: "the declared extent " + x})
+		if err != nil || prog.ResultKind() != expr.Int {
+			return
+		}
+		sym.extents = append(sym.extents, prog)
+	}
+	sym.static = true
+}
+
+var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+// expandMacros replaces the source's object-like macros in an extent. It
+// gives up (ok false) on a name that is both a macro of the source and a
+// name mltop gives it (which one the compiler sees depends on the
+// source's #ifndef), and on a macro defined more than once.
+func expandMacros(text string, macros map[string]string, vars expr.Vars) (string, bool) {
+	ok := true
+	for range 16 {
+		changed := false
+		text = identRE.ReplaceAllStringFunc(text, func(id string) string {
+			body, isMacro := macros[id]
+			if !isMacro {
+				return id
+			}
+			if vars[id] != 0 || body == "\x00" {
+				ok = false
+				return id
+			}
+			changed = true
+			return "(" + body + ")"
+		})
+		if !ok || !changed {
+			return text, ok
+		}
+	}
+	return text, false // recursion
+}
+
+// objectMacros are the object-like #defines of the source's files (a name
+// defined twice maps to "\x00": its value is not known before compiling).
+func objectMacros(p *prepared) map[string]string {
+	out := map[string]string{}
+	for _, u := range p.units {
+		for _, d := range u.scan.Directives {
+			if d.Kind != "define" || d.Dead || d.Defines == "" {
+				continue
+			}
+			line := strings.ReplaceAll(u.code[d.Start:d.End], "\\\n", " ")
+			_, rest, _ := strings.Cut(line, d.Defines)
+			if strings.HasPrefix(rest, "(") {
+				continue // function-like
+			}
+			if k := strings.Index(rest, "//"); k >= 0 {
+				rest = rest[:k]
+			}
+			if _, seen := out[d.Defines]; seen {
+				out[d.Defines] = "\x00"
+				continue
+			}
+			out[d.Defines] = strings.TrimSpace(rest)
+		}
+	}
+	return out
+}
+
+// checkSymbolSize holds a symbol buffer's bytes for spec e against the
+// global's declared size, where the source gives it.
+func (b ubuf) checkSymbolSize(bs profiler.BufferSpec, e map[string]any) error {
+	sym := b.symbol
+	if sym == nil || !sym.static {
+		return nil
+	}
+	elem := int64(sym.elemBytes)
+	if elem == 0 {
+		elem = int64(bs.Type.Size())
+	}
+	n := int64(1)
+	for _, x := range sym.extents {
+		v, err := x.Int(e)
+		if err != nil {
+			return err
+		}
+		n *= v
+	}
+	if n*elem == bs.Bytes() {
+		return nil
+	}
+	return fmt.Errorf("buffer %s fills %s, which %s declares as `%s`: %d × %d B = %d B, but the buffer is %d × %s = %d B%s: make the buffer's shape and dtype match the declaration", b.name, sym.name, sym.at, sym.decl, n, elem, n*elem, bs.Elems, bs.Type, bs.Bytes(), forValues(e, sym.extents))
+}
+
+// forValues is " for N=16" naming the values the programs read, "" when none.
+func forValues(e map[string]any, ps []*expr.Program) string {
+	if v := valuesOf(e, ps...); v != "" {
+		return " for " + v
+	}
+	return ""
+}
+
+// symbolsOn refuses a plan in lang that has buffers filling module
+// globals where lang has none (Metal).
+func (f *Family) symbolsOn(lang string) error {
+	if lang != "metal" {
+		return nil
+	}
+	for _, b := range f.bufs {
+		if b.symbol != nil {
+			return fmt.Errorf("buffer %s fills the CUDA global %s (symbol:), and Metal has no module globals that the host fills: run it on CUDA, or give the Metal kernel a `constant` buffer parameter and a manifest without symbol:", b.name, b.symbol.name)
+		}
+	}
+	return nil
+}
+
+// symbolsNotCounted is the note's tail naming the module globals the
+// default byte count leaves out.
+func symbolsNotCounted(p *profiler.Plan) string {
+	var names []string
+	for _, b := range p.SymbolBuffers() {
+		names = append(names, b.Name)
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return " (but " + strings.Join(names, ", ") + ", module globals read through the constant cache)"
+}
+
+// SymbolInfo is a buffer that fills a module global of the CUDA source,
+// as `mltop check` reports it.
+type SymbolInfo struct {
+	Buffer, Symbol string
+	Decl           string // the declaration as written
+	File           string // where the source declares it
+	Line           int
+	// SizeKnown: the source gives the declared size, so each spec's plan
+	// holds the buffer's bytes against it; otherwise the backend does when
+	// it fills the global.
+	SizeKnown bool
+}
+
+// Symbols are the buffers that fill module globals, in manifest order.
+func (f *Family) Symbols() []SymbolInfo {
+	var out []SymbolInfo
+	for _, b := range f.bufs {
+		if s := b.symbol; s != nil {
+			out = append(out, SymbolInfo{Buffer: b.name, Symbol: s.name, Decl: s.decl, File: s.file, Line: s.line, SizeKnown: s.static})
+		}
+	}
+	return out
+}
