@@ -209,10 +209,9 @@ func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 		}
 		p.Bytes = v
 	} else {
-		for _, b := range p.Buffers {
-			p.Bytes += float64(b.Bytes())
-		}
-		p.Notes = append(p.Notes, "bytes: no work.bytes in the manifest, so every buffer counted once")
+		var note string
+		p.Bytes, note = defaultBytes(p.Buffers)
+		p.Notes = append(p.Notes, note)
 	}
 	return p, nil
 }

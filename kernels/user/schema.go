@@ -53,6 +53,10 @@ type bufferYAML struct {
 	Terms      any    `yaml:"terms"`
 	Magnitude  string `yaml:"magnitude"`  // squares (default: ‖terms‖₂ from the reference on squared inputs) or want
 	Accumulate string `yaml:"accumulate"` // f32 (default) or T: the precision the kernel sums in
+
+	// Scratch marks working memory (block counters, partial sums): reset
+	// to its init before every launch, never checked (scratch.go).
+	Scratch bool `yaml:"scratch"`
 }
 
 type tgmYAML struct {
