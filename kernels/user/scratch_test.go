@@ -1,10 +1,13 @@
 package user
 
 import (
+	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mltop/mltop/kernels/user/pyref"
 	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
 )
@@ -155,5 +158,33 @@ func TestScratchNotSentToCheckKernel(t *testing.T) {
 	}
 	if _, ok := gave["S"]; ok || len(gave["x"]) != 3 {
 		t.Errorf("the check kernel got %v: want x and not the scratch S", gave)
+	}
+}
+
+// ref.py gets the inputs but not the scratch buffers, and one it returns
+// anyway is named as ignored by mltop check's reference step. Skips
+// without NumPy.
+func TestScratchNotSentToPython(t *testing.T) {
+	usePython(t)
+	const ref = `def reference(inputs, dims):
+    assert sorted(inputs) == ["X"], sorted(inputs)
+    return {"Y": inputs["X"], "S": inputs["X"][:1, :1]}
+`
+	y := strings.Replace(scratchManifest(t, "  - {name: S, dtype: i32, shape: [1], scratch: true, init: ones}\n  - {name: P, dtype: f32, shape: [rows], scratch: true, init: \"normal(0, 1)\"}"),
+		"check: none", "check: {python: ref.py}", 1)
+	f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": scratchSource, "ref.py": ref}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := f.TinySpec(profiler.F32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, problems, err := f.CheckReference(context.Background(), os.Getenv(pyref.PythonEnv), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) != 1 || problems[0].Error || !strings.Contains(problems[0].Msg, "returned S, a scratch buffer, which is never compared") {
+		t.Errorf("problems %+v: want one warning naming the scratch S", problems)
 	}
 }
