@@ -21,20 +21,34 @@ type Plan struct {
 type Role string
 
 const (
-	In      Role = "in"
-	Out     Role = "out"
+	In  Role = "in"
+	Out Role = "out"
+	// Scratch is device working memory initialised once and kept across
+	// launches (the kernel resets what it needs itself, as rmsnorm_bwd's
+	// running ticket counter does); never checked.
 	Scratch Role = "scratch"
 	// InOut is read and written in place (an optimizer step): initialised
 	// like an input, checked like an output, and restored to its initial
 	// values before every timed rep.
 	InOut Role = "inout"
+	// ScratchReset is device working memory the host resets, as real
+	// launchers do (a block counter that must be 0 at every launch,
+	// per-block partial sums, split-K semaphores): initialised like an
+	// input and restored to those values before every rep, as InOut is,
+	// but never checked and never given to the reference.
+	ScratchReset Role = "scratch_reset"
 )
 
-// Reads says whether the kernel reads the buffer's initial values.
+// Reads says whether the kernel reads the buffer's initial values (and
+// the reference gets them).
 func (r Role) Reads() bool { return r == In || r == InOut }
 
 // Checked says whether the buffer holds results the reference checks.
 func (r Role) Checked() bool { return r == Out || r == InOut }
+
+// Restored says whether the runner puts the buffer back to its initial
+// values before every rep (warm-up and timed), outside the timed region.
+func (r Role) Restored() bool { return r == InOut || r == ScratchReset }
 
 // InitKind says how the runner fills a buffer before the run.
 type InitKind string

@@ -41,7 +41,13 @@ func (bl *builder) buffers() error {
 func (bl *builder) buffer(b bufferYAML, path string) (ubuf, error) {
 	d := bl.d
 	field := "buffers[" + b.Name + "]"
-	ub := ubuf{name: b.Name, out: b.Out, inout: b.InOut}
+	ub := ubuf{name: b.Name, out: b.Out, inout: b.InOut, scratch: b.Scratch}
+	if b.Scratch {
+		var err error
+		if b, err = bl.scratchBuffer(b, path); err != nil {
+			return ub, err
+		}
+	}
 	if b.Out && b.InOut {
 		return ub, d.err(path+".inout", field+".inout", "out and inout both set: inout already means the buffer is checked, so drop `out: true`")
 	}
@@ -196,11 +202,15 @@ type ubuf struct {
 	tol    *tolYAML
 	growth *growthSpec // nil: no terms
 	symbol *usymbol    // nil: a kernel argument; else the module global it fills (symbols.go)
+
+	// scratch: working memory reset to its init before every launch,
+	// never checked nor given to the reference (scratch.go).
+	scratch bool
 }
 
 // reads says whether the kernel reads the buffer's initial values (and
 // the reference gets them).
-func (b ubuf) reads() bool { return !b.out || b.inout }
+func (b ubuf) reads() bool { return (!b.out || b.inout) && !b.scratch }
 
 // checked says whether the buffer is compared with the reference.
 func (b ubuf) checked() bool { return b.out || b.inout }
@@ -208,6 +218,8 @@ func (b ubuf) checked() bool { return b.out || b.inout }
 // role is the buffer's role in a plan.
 func (b ubuf) role() profiler.Role {
 	switch {
+	case b.scratch:
+		return profiler.ScratchReset
 	case b.inout:
 		return profiler.InOut
 	case b.out:

@@ -261,7 +261,7 @@ func (f *Family) referenceAgainst(s profiler.Spec, in profiler.Inputs, maxRows i
 			name = m
 		}
 		back[name] = b.name
-		if v, ok := in[b.name]; ok {
+		if v, ok := in[b.name]; ok && !b.scratch {
 			bin[name] = v
 		}
 	}
@@ -275,6 +275,9 @@ func (f *Family) referenceAgainst(s profiler.Spec, in profiler.Inputs, maxRows i
 		u, ok := back[ch.Buffer]
 		if !ok {
 			return nil, fmt.Errorf("%s's reference checks its buffer %s, which none of your buffers maps to: add `map: {yours: %s}` under check", fam.Name(), ch.Buffer, ch.Buffer)
+		}
+		if i := slices.IndexFunc(f.bufs, func(b ubuf) bool { return b.name == u }); i >= 0 && f.bufs[i].scratch {
+			return nil, fmt.Errorf("%s's reference checks its buffer %s, which is your scratch buffer %s: scratch is never compared, so map an output to it instead", fam.Name(), ch.Buffer, u)
 		}
 		ch.Buffer = u
 		if i := slices.IndexFunc(f.bufs, func(b ubuf) bool { return b.name == u }); i >= 0 {

@@ -212,12 +212,9 @@ func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 		}
 		p.Bytes = v
 	} else {
-		for _, b := range p.Buffers {
-			if b.Symbol == "" { // a module global is read from the constant cache, not counted as traffic
-				p.Bytes += float64(b.Bytes())
-			}
-		}
-		p.Notes = append(p.Notes, "bytes: no work.bytes in the manifest, so every buffer counted once"+symbolsNotCounted(p))
+		var note string
+		p.Bytes, note = defaultBytes(p.Buffers)
+		p.Notes = append(p.Notes, note+symbolsNotCounted(p))
 	}
 	return p, nil
 }

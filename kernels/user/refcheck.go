@@ -44,7 +44,7 @@ func (f *Family) CheckReference(ctx context.Context, py string, s profiler.Spec)
 	}
 	in := profiler.Inputs{}
 	for _, b := range plan.Buffers {
-		if b.Role != profiler.Out {
+		if b.Role.Reads() {
 			in[b.Name] = profiler.Fill(b, 1)
 		}
 	}
@@ -80,6 +80,10 @@ func (f *Family) CheckReference(ctx context.Context, py string, s profiler.Spec)
 		}
 	}
 	for _, o := range got {
+		if i := slices.IndexFunc(f.bufs, func(b ubuf) bool { return b.name == o.Name && b.scratch }); i >= 0 {
+			problems = append(problems, RefProblem{Msg: fmt.Sprintf("%s returned %s, a scratch buffer, which is never compared: it is ignored (drop it from the returned dict)", f.check.python, o.Name)})
+			continue
+		}
 		if i := slices.IndexFunc(f.bufs, func(b ubuf) bool { return b.name == o.Name && b.checked() }); i < 0 {
 			problems = append(problems, RefProblem{Msg: fmt.Sprintf("%s returned %s, which is not an output buffer (outputs: %s): it is ignored", f.check.python, o.Name, strings.Join(outNames(f.bufs), ", "))})
 		}

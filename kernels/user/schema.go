@@ -56,6 +56,10 @@ type bufferYAML struct {
 	// Symbol: true, or a C++ name: the buffer fills that module global of
 	// the CUDA source instead of being a kernel argument (symbols.go).
 	Symbol any `yaml:"symbol"`
+
+	// Scratch marks working memory (block counters, partial sums): reset
+	// to its init before every launch, never checked (scratch.go).
+	Scratch bool `yaml:"scratch"`
 }
 
 type tgmYAML struct {

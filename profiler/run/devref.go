@@ -22,6 +22,7 @@ func (r *Runner) onDevice(dev profiler.DeviceInfo, seed uint64) profiler.RunOnDe
 			return nil, err
 		}
 		bufs := map[string]profiler.Buffer{}
+		scratch := map[string][]byte{} // scratch_reset buffers' initial bytes, uploaded again after the setup
 		defer func() {
 			for _, b := range bufs {
 				r.backend.Free(b)
@@ -36,7 +37,7 @@ func (r *Runner) onDevice(dev profiler.DeviceInfo, seed uint64) profiler.RunOnDe
 			raw := make([]byte, b.Bytes())
 			vals, given := in[b.Name]
 			switch {
-			case given && b.Role != profiler.Out:
+			case given && b.Role.Reads():
 				if int64(len(vals)) != b.Elems {
 					return nil, fmt.Errorf("input %s: %d values given, %s's buffer holds %d: the shapes differ", b.Name, len(vals), full.Kernel, b.Elems)
 				}
@@ -51,6 +52,9 @@ func (r *Runner) onDevice(dev profiler.DeviceInfo, seed uint64) profiler.RunOnDe
 			if err := r.backend.Upload(buf, raw); err != nil {
 				return nil, fmt.Errorf("uploading %s: %w", b.Name, err)
 			}
+			if b.Role == profiler.ScratchReset {
+				scratch[b.Name] = raw
+			}
 		}
 		bind(launches, plan, bufs)
 		bind(setup, plan, bufs)
@@ -60,6 +64,11 @@ func (r *Runner) onDevice(dev profiler.DeviceInfo, seed uint64) profiler.RunOnDe
 		if len(setup) > 0 {
 			if err := r.backend.Run(setup); err != nil {
 				return nil, fmt.Errorf("setup dispatch: %w", err)
+			}
+			for name, raw := range scratch {
+				if err := r.backend.Upload(bufs[name], raw); err != nil {
+					return nil, fmt.Errorf("resetting scratch %s after the setup: %w", name, err)
+				}
 			}
 		}
 		if err := r.backend.Run(launches); err != nil {

@@ -6,27 +6,41 @@ import (
 	"github.com/mltop/mltop/profiler"
 )
 
-// restorer returns what puts the plan's in-place buffers (role inout) back
-// to their initial values before a timed rep, or nil when it has none: a
-// device copy from the pristine copies where the backend copies on the
-// device (profiler.Copier), else an upload of the cached initial bytes.
+// restorer returns what puts the plan's restored buffers (roles inout and
+// scratch_reset, see Role.Restored) back to their initial values before a
+// rep, or nil when it has none.
 func (r *Runner) restorer(plan *profiler.Plan, bufs map[string]profiler.Buffer) func() error {
-	var inout []profiler.BufferSpec
+	return r.resetter(plan, bufs, profiler.Role.Restored)
+}
+
+// resetter returns what puts the plan's buffers whose role which accepts
+// back to their initial values, or nil when there are none: a fill for
+// zero and poison, else a device copy from the pristine copies where the
+// backend copies on the device (profiler.Copier), else an upload of the
+// cached initial bytes.
+func (r *Runner) resetter(plan *profiler.Plan, bufs map[string]profiler.Buffer, which func(profiler.Role) bool) func() error {
+	var reset []profiler.BufferSpec
 	for _, b := range plan.Buffers {
-		if b.Role == profiler.InOut {
-			inout = append(inout, b)
+		if which(b.Role) {
+			reset = append(reset, b)
 		}
 	}
-	if len(inout) == 0 {
+	if len(reset) == 0 {
 		return nil
 	}
 	r.mu.Lock()
 	set := r.inputs.cur
 	r.mu.Unlock()
 	return func() error {
-		for _, b := range inout {
+		for _, b := range reset {
 			buf := bufs[b.Name]
-			if !b.Init.Generated() { // zeros
+			switch {
+			case b.Init == profiler.InitPoison: // a scratch_reset buffer may be poison (inout may not)
+				if err := r.fill(buf, b.Bytes(), 0xff, &r.inputs.poison); err != nil {
+					return fmt.Errorf("%s: %w", b.Name, err)
+				}
+				continue
+			case !b.Init.Generated(): // zeros
 				if err := r.fill(buf, b.Bytes(), 0, &r.inputs.zero); err != nil {
 					return fmt.Errorf("%s: %w", b.Name, err)
 				}
@@ -47,4 +61,24 @@ func (r *Runner) restorer(plan *profiler.Plan, bufs map[string]profiler.Buffer) 
 		}
 		return nil
 	}
+}
+
+// runSetup runs the setup dispatches, if any, then puts the plan's
+// scratch_reset buffers back to their initial values, so that the run
+// after them starts from the state every timed rep starts from.
+func (r *Runner) runSetup(setup []profiler.Launch, plan *profiler.Plan, bufs map[string]profiler.Buffer) error {
+	if len(setup) == 0 {
+		return nil
+	}
+	if err := r.backend.Run(setup); err != nil {
+		return fmt.Errorf("setup dispatch: %w", err)
+	}
+	reset := r.resetter(plan, bufs, func(role profiler.Role) bool { return role == profiler.ScratchReset })
+	if reset == nil {
+		return nil
+	}
+	if err := reset(); err != nil {
+		return fmt.Errorf("resetting the scratch buffers after the setup dispatches: %w", err)
+	}
+	return nil
 }

@@ -332,11 +332,9 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 	}
 
 	progress(profiler.Progress{Phase: "verify"})
-	if len(setup) > 0 {
-		if err := r.backend.Run(setup); err != nil {
-			r.fail(res, profiler.StatusError, fmt.Errorf("setup dispatch: %w", err))
-			return
-		}
+	if err := r.runSetup(setup, plan, bufs); err != nil {
+		r.fail(res, profiler.StatusError, err)
+		return
 	}
 	if err := r.backend.Run(launches); err != nil {
 		r.fail(res, profiler.StatusError, fmt.Errorf("run: %w", err))
