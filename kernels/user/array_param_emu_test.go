@@ -2,6 +2,7 @@ package user
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 
@@ -67,7 +68,6 @@ const broadcastAddRef = `def reference(inputs, dims):
 func TestArrayDeclaratorParamsOnEmulator(t *testing.T) {
 	usePython(t)
 	eb := mslemu.New(t, "../../metal/testdata/mslemu", emuDev)
-	opt := mslemu.Options()
 	for _, c := range []struct {
 		name, args string
 		want       profiler.Status
@@ -78,15 +78,7 @@ func TestArrayDeclaratorParamsOnEmulator(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			y := strings.Replace(broadcastAddYAML, "[0, 1]]", c.args, 1)
 			y = strings.Replace(y, "t_bcast_add", "t_bcast_add_"+strings.ReplaceAll(c.name, " ", "_"), 1)
-			f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "s.metal": broadcastAddMetal, "ref.py": broadcastAddRef}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := Install(f); err != nil {
-				t.Fatal(err)
-			}
-			s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32, Knobs: map[string]int{"WG": 32}}.WithDefaults(f.Schema())
-			res := run.NewRunner(eb).Run(context.Background(), s, opt, nil)
+			res := runOnEmulator(t, eb, map[string]string{"kernel.yaml": y, "s.metal": broadcastAddMetal, "ref.py": broadcastAddRef}, map[string]int{"WG": 32}, nil)
 			if res.Status != c.want {
 				t.Fatalf("status %s, want %s (error %q) %+v", res.Status, c.want, res.Error, res.Verdict)
 			}
@@ -120,4 +112,21 @@ func TestArrayDeclaratorLengthChecked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runOnEmulator loads the manifest and sources in files, installs the
+// family and runs one f32 spec of it (knobs and dims over the defaults)
+// on the MSL emulation eb.
+func runOnEmulator(t *testing.T, eb *mslemu.Backend, files map[string]string, knobs, dims map[string]int) profiler.Result {
+	t.Helper()
+	f, err := Load(usertest.Write(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Install(f); err != nil {
+		t.Fatal(err)
+	}
+	s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32, Knobs: knobs}.WithDefaults(f.Schema())
+	maps.Copy(s.Dims, dims)
+	return run.NewRunner(eb).Run(context.Background(), s, mslemu.Options(), nil)
 }

@@ -1,7 +1,6 @@
 package user
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -9,7 +8,6 @@ import (
 	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/metal/mslemu"
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/run"
 )
 
 // stridedSumMetal is written in the style of MLX's general kernels: the
@@ -80,7 +78,6 @@ func asBuffers(y string) string {
 func TestConstantArraysOnEmulator(t *testing.T) {
 	usePython(t)
 	eb := mslemu.New(t, "../../metal/testdata/mslemu", emuDev)
-	opt := mslemu.Options()
 	drop := func(s string) string {
 		return strings.Replace(s, "j < shape[ndim - 1];", "j < shape[ndim - 1] - 1;", 1)
 	}
@@ -100,16 +97,8 @@ func TestConstantArraysOnEmulator(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			y := strings.Replace(c.yaml(stridedSumYAML), "t_strided_sum", "t_strided_sum_"+strings.NewReplacer(" ", "_", ",", "").Replace(c.name), 1)
-			f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "s.metal": c.src(stridedSumMetal), "ref.py": stridedSumRef,
-				"shape.npy": npyFile(t, []int{2}, []float64{50, 7}), "strides.npy": npyFile(t, []int{2}, []float64{1, 50})}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := Install(f); err != nil {
-				t.Fatal(err)
-			}
-			s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32, Knobs: map[string]int{"WG": 32}}.WithDefaults(f.Schema())
-			res := run.NewRunner(eb).Run(context.Background(), s, opt, nil)
+			res := runOnEmulator(t, eb, map[string]string{"kernel.yaml": y, "s.metal": c.src(stridedSumMetal), "ref.py": stridedSumRef,
+				"shape.npy": npyFile(t, []int{2}, []float64{50, 7}), "strides.npy": npyFile(t, []int{2}, []float64{1, 50})}, map[string]int{"WG": 32}, nil)
 			if res.Status != c.want || !strings.Contains(res.Error, c.err) {
 				t.Fatalf("status %s, want %s (error %q, want it to say %q) %+v", res.Status, c.want, res.Error, c.err, res.Verdict)
 			}

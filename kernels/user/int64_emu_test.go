@@ -1,14 +1,11 @@
 package user
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/metal/mslemu"
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/run"
 )
 
 // gatherMetal reads 64-bit indices (Metal's long) and writes 64-bit
@@ -62,7 +59,6 @@ def reference(inputs, dims):
 func TestInt64BuffersOnEmulator(t *testing.T) {
 	usePython(t)
 	eb := mslemu.New(t, "../../metal/testdata/mslemu", emuDev)
-	opt := mslemu.Options()
 	for _, c := range []struct {
 		name, edit string
 		dims       map[string]int
@@ -77,19 +73,7 @@ func TestInt64BuffersOnEmulator(t *testing.T) {
 			if c.edit != "" {
 				src = strings.Replace(src, c.edit, "* 3ul + 2ul", 1)
 			}
-			path := usertest.Write(t, map[string]string{"kernel.yaml": strings.Replace(gatherMetalYAML, "t_gather64", "t_gather64_"+strings.ReplaceAll(c.name, " ", "_"), 1), "g.metal": src, "ref.py": gatherRef})
-			f, err := Load(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := Install(f); err != nil {
-				t.Fatal(err)
-			}
-			s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
-			for k, v := range c.dims {
-				s.Dims[k] = v
-			}
-			res := run.NewRunner(eb).Run(context.Background(), s, opt, nil)
+			res := runOnEmulator(t, eb, map[string]string{"kernel.yaml": strings.Replace(gatherMetalYAML, "t_gather64", "t_gather64_"+strings.ReplaceAll(c.name, " ", "_"), 1), "g.metal": src, "ref.py": gatherRef}, nil, c.dims)
 			if res.Status != c.want {
 				t.Fatalf("status %s, want %s: %s %+v", res.Status, c.want, res.Error, res.Verdict)
 			}

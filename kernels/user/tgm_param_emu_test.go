@@ -1,14 +1,11 @@
 package user
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/metal/mslemu"
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/run"
 )
 
 // groupSumMetal is a tree reduction over a `threadgroup float*
@@ -66,7 +63,6 @@ def reference(inputs, dims):
 func TestThreadgroupParameterOnEmulator(t *testing.T) {
 	usePython(t)
 	eb := mslemu.New(t, "../../metal/testdata/mslemu", emuDev)
-	opt := mslemu.Options()
 	for _, c := range []struct {
 		name, from, to string
 		wg             int
@@ -85,15 +81,7 @@ func TestThreadgroupParameterOnEmulator(t *testing.T) {
 			} else if c.from != "" {
 				yaml = strings.Replace(yaml, c.from, c.to, 1)
 			}
-			f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": yaml, "s.metal": src, "ref.py": groupSumRef}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := Install(f); err != nil {
-				t.Fatal(err)
-			}
-			s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32, Knobs: map[string]int{"WG": c.wg}}.WithDefaults(f.Schema())
-			res := run.NewRunner(eb).Run(context.Background(), s, opt, nil)
+			res := runOnEmulator(t, eb, map[string]string{"kernel.yaml": yaml, "s.metal": src, "ref.py": groupSumRef}, map[string]int{"WG": c.wg}, nil)
 			if res.Status != c.want || !strings.Contains(res.Error, c.err) {
 				t.Fatalf("status %s, want %s (error %q, want it to say %q) %+v", res.Status, c.want, res.Error, c.err, res.Verdict)
 			}
