@@ -364,7 +364,9 @@ func joinLines(lines []string) string {
 
 // SourceMacros are the object-like #defines of lang's source and its local
 // headers (name → replacement text; the main file's last, so they win), for
-// messages that turn a source's sizes into numbers.
+// messages that turn a source's sizes into numbers. A name mltop gives the
+// source (a knob the source defaults with #ifndef WG / #define WG 64) is
+// left out: mltop defines it first, with each spec's value.
 func (f *Family) SourceMacros(lang string) map[string]string {
 	p := f.prep[lang]
 	if p == nil || len(p.units) == 0 {
@@ -374,5 +376,9 @@ func (f *Family) SourceMacros(lang string) map[string]string {
 	for _, u := range p.units[1:] {
 		scans = append(scans, u.scan)
 	}
-	return csrc.ObjectMacros(append(scans, p.units[0].scan)...)
+	macros := csrc.ObjectMacros(append(scans, p.units[0].scan)...)
+	for name := range p.plan {
+		delete(macros, name)
+	}
+	return macros
 }

@@ -227,10 +227,14 @@ const pythonBytesWarn = 1 << 30
 
 var warned sync.Map // manifest path + shape → true: warn once
 
-// pythonBytes is what Python receives and returns, in float64 bytes.
+// pythonBytes is what Python receives and returns, in float64 bytes
+// (scratch buffers, neither sent nor returned, are not counted).
 func (c *pyCall) pythonBytes() int64 {
 	var t int64
 	for _, pb := range c.bufs {
+		if !pb.b.reads() && !pb.b.checked() {
+			continue
+		}
 		n := int64(1)
 		for _, x := range c.sent(pb) {
 			n *= int64(x)

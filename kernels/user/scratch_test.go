@@ -188,3 +188,24 @@ func TestScratchNotSentToPython(t *testing.T) {
 		t.Errorf("problems %+v: want one warning naming the scratch S", problems)
 	}
 }
+
+// The warning about a large Python exchange counts what Python receives
+// and returns: a large scratch workspace is neither.
+func TestScratchNotCountedInPythonBytes(t *testing.T) {
+	f, err := loadScratch(t, "  - {name: S, dtype: i32, shape: [1], scratch: true}\n  - {name: P, dtype: f32, shape: [\"rows * cols * 1024\"], scratch: true}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
+	e, err := f.env(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := f.pyCall(e, s.DType, 16, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.pythonBytes(), int64(2*8*16*8); got != want {
+		t.Errorf("python exchange %d B, want %d (X sent and Y returned, as float64; no scratch)", got, want)
+	}
+}

@@ -64,6 +64,12 @@ func (bl *builder) bufferSymbol(b bufferYAML, path string) (string, error) {
 		what := map[bool]string{true: "inout", false: "out"}[b.InOut]
 		return "", d.err(path+".symbol", field, "%s fills the module global %s before the launches, so it is an input and is never read back: drop `%s: true`, and let the kernel write its results to an output buffer", b.Name, name, what)
 	}
+	if b.Scratch {
+		// The runner fills a global once per spec and resets scratch
+		// buffers before every launch: a scratch global would keep what
+		// the previous launch left in it.
+		return "", d.err(path+".symbol", field, "%s is scratch (reset before every launch) and fills the module global %s, which is written once per spec and never reset: drop `scratch: true` if the kernel resets %s itself, or drop `symbol:` and pass %s as a kernel argument", b.Name, name, name, b.Name)
+	}
 	return name, nil
 }
 

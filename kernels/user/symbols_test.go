@@ -117,6 +117,7 @@ func TestSymbolBufferRefused(t *testing.T) {
 	}{
 		{"out", sub(kern, "shape: [5], out: true}"), nil, []string{"buffers[c_Kernel].symbol", "c_Kernel fills the module global c_Kernel before the launches", "drop `out: true`"}},
 		{"inout", sub(kern, kern[:len(kern)-1]+", inout: true}"), nil, []string{"drop `inout: true`"}},
+		{"scratch", sub(kern, kern[:len(kern)-1]+", scratch: true}"), nil, []string{"buffers[c_Kernel].symbol", "c_Kernel is scratch (reset before every launch) and fills the module global c_Kernel, which is written once per spec and never reset", "drop `scratch: true`"}},
 		{"in args", sub("args: [out, inp, N]", "args: [out, c_Kernel, N]"), nil, []string{"dispatches[0].args[1]", "c_Kernel fills the module global c_Kernel (symbol:), so no parameter takes it", "drop it from args"}},
 		{"not declared", sub("symbol: true", "symbol: c_Kern"), nil, []string{"kernel.yaml:10:", "the CUDA source declares no global c_Kern (its globals: c_Kernel, c_T, c_Unknown, tables::twiddle, d_ptr, s_tile)", "give `symbol:` the name the source uses"}},
 		{"wrong namespace", sub(`"tables::twiddle"`, `"other::twiddle"`), nil, []string{"declares no global other::twiddle"}},

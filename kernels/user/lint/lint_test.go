@@ -360,6 +360,22 @@ extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) { __shared__ 
 	}
 }
 
+// A source that gives a knob a default (`#ifndef WG` / `#define WG 64`)
+// gets the knob's value from mltop on every spec, so a suggestion must
+// keep the knob's name, not the source's default: bytes "8 * WG * 4", not
+// 2048 (right for WG=64 only).
+func TestSharedArraySizeKeepsKnobsTheSourceDefaults(t *testing.T) {
+	src := `#ifndef WG
+#define WG 64
+#endif
+#define TILE 8
+extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) { __shared__ float tile[TILE * WG]; __shared__ float whole[WG]; }
+`
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("knob_default_k"), "k.cu": src})
+	text := findingsOf(Check(path, Options{Static: true}).Manifests[0])
+	mustContain(t, "knob default", text, "`tgm: [{name: tile, bytes: \"8 * WG * 4\"}, {name: whole, bytes: \"WG * 4\"}]`")
+}
+
 func TestSharedArraysIn(t *testing.T) {
 	src := "kernel void k(threadgroup float* buf [[threadgroup(0)]], uint i) { threadgroup half tile[WG * 2]; __shared__ __align__(16) float s[8]; extern __shared__ float dyn[]; __shared__ float rows[4][10 * 16 + 1]; }"
 	var got []string
