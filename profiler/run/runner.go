@@ -383,6 +383,9 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 			res.Verdict = &again
 			res.Status = profiler.StatusMismatch
 			res.Error = fmt.Sprintf("right on the first launch, wrong after the timed launches (state kept across launches?): %d of %d checked elements outside their bound atol %.3g + rtol %.3g·|ref| + growth (%d NaN/Inf); worst %s", again.Mismatches, again.Checked, again.ATol, again.RTol, again.NaNInf, again.Worst)
+			if again.Hint != "" {
+				res.Error += "; " + again.Hint
+			}
 		}
 	}
 	throughput(res, dev)

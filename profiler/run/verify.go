@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -85,7 +86,7 @@ func verifyWith(ref *profiler.Reference, tol profiler.Tolerance, view func(ci in
 	}
 	v.Pass = v.Mismatches == 0 && v.NaNInf == 0 && v.Checked > 0
 	if !v.Pass && total.mismatches > 0 && total.lowExplained == total.mismatches {
-		v.Hint = total.lowHint
+		v.Hint = strings.Join(total.lowHints, "; ")
 	}
 	return v
 }
@@ -94,9 +95,9 @@ func verifyWith(ref *profiler.Reference, tol profiler.Tolerance, view func(ci in
 type tally struct {
 	checked, mismatches, nanInf int
 	// lowExplained counts the mismatches within their bound at the
-	// check's Growth.LowEps; lowHint is that Growth's LowHint.
+	// check's Growth.LowEps; lowHints are those checks' LowHints, each once.
 	lowExplained       int
-	lowHint            string
+	lowHints           []string
 	sq, maxAbs, maxRel float64
 	worst              float64 // the worst element's score; -1: none yet
 	at                 worstElem
@@ -115,8 +116,10 @@ func (t *tally) add(q tally) {
 	t.mismatches += q.mismatches
 	t.nanInf += q.nanInf
 	t.lowExplained += q.lowExplained
-	if t.lowHint == "" {
-		t.lowHint = q.lowHint
+	for _, h := range q.lowHints {
+		if !slices.Contains(t.lowHints, h) {
+			t.lowHints = append(t.lowHints, h)
+		}
 	}
 	t.sq += q.sq
 	t.maxAbs = max(t.maxAbs, q.maxAbs)
@@ -175,7 +178,9 @@ func compareRange(c *profiler.Check, ci int, cv checkView, tol profiler.Toleranc
 			t.mismatches++
 			if low != nil && d <= bound-c.Growth.Term(k)+low.Term(k) {
 				t.lowExplained++
-				t.lowHint = c.Growth.LowHint
+				if len(t.lowHints) == 0 {
+					t.lowHints = []string{c.Growth.LowHint}
+				}
 			}
 		}
 		ratio := 0.0
