@@ -1,10 +1,14 @@
 package scaffold
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/csrc"
+	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
 )
 
@@ -171,5 +175,64 @@ func TestFilledGlobal(t *testing.T) {
 		if got := filledGlobal(firstArg(toks, 1), c.scope, globals); got != c.want {
 			t.Errorf("%s in %q: got %+v, want %+v", c.arg, c.scope, got, c.want)
 		}
+	}
+}
+
+// TestScaffoldSymbolsRealistic: the repository's constant-table example,
+// and the cuda-samples layout (the extent's macros in a local header, the
+// setter an extern "C" function), each gets its c_Kernel buffer and loads.
+func TestScaffoldSymbolsRealistic(t *testing.T) {
+	example, err := os.ReadFile("../../../examples/constant_table/convolution.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := "#pragma once\n#define KERNEL_RADIUS 8\n#define KERNEL_LENGTH (2 * KERNEL_RADIUS + 1)\n"
+	split := `#include "common.h"
+__constant__ float c_Kernel[KERNEL_LENGTH];
+__global__ void rows(float* d_Dst, const float* d_Src, int w) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    float s = 0;
+    for (int k = 0; k < KERNEL_LENGTH; k++) s += c_Kernel[k] * d_Src[x + k];
+    d_Dst[x] = s;
+}
+extern "C" void setConvolutionKernel(float* h_Kernel) {
+    cudaMemcpyToSymbol(c_Kernel, h_Kernel, KERNEL_LENGTH * sizeof(float));
+}
+`
+	for _, c := range []struct {
+		name, src, want string
+	}{
+		{"examples/constant_table", string(example), `- {name: c_Kernel, symbol: true, dtype: f32, shape: [17], init: "normal(0, 1)"}   # ` +
+			"`__constant__ float c_Kernel[KERNEL_LENGTH]` (line 15), KERNEL_LENGTH = 17; TODO: the host fills it (cudaMemcpyToSymbol at line 34)"},
+		{"a local header, an extern \"C\" setter", split, `- {name: c_Kernel, symbol: true, dtype: f32, shape: [17], init: "normal(0, 1)"}   # ` +
+			"`__constant__ float c_Kernel[KERNEL_LENGTH]` (line 2), KERNEL_LENGTH = 17; TODO: the host fills it (cudaMemcpyToSymbol at line 10)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			read := func(path string) ([]byte, error) {
+				if filepath.Base(path) == "common.h" {
+					return []byte(header), nil
+				}
+				return nil, os.ErrNotExist
+			}
+			res, err := Manifest(Request{Name: "my_conv", SrcPath: "/w/conv.cu", Src: c.src, Dir: "/w", Read: read})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(res.Text, c.want) {
+				t.Errorf("manifest lacks %q:\n%s", c.want, res.Text)
+			}
+			checkNotesHaveTODOs(t, res)
+			path := usertest.Write(t, map[string]string{"kernel.yaml": res.Text, "conv.cu": c.src, "common.h": header})
+			f, err := user.Load(path)
+			if err != nil {
+				t.Fatalf("the scaffold does not load: %v\n%s", err, res.Text)
+			}
+			if syms := f.Symbols(); len(syms) != 1 || syms[0].Symbol != "c_Kernel" || !syms[0].SizeKnown {
+				t.Errorf("symbols %+v, want c_Kernel with its size known", syms)
+			}
+			if _, err := f.Plan(profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema()), cudaDevice); err != nil {
+				t.Errorf("plan: %v", err)
+			}
+		})
 	}
 }
