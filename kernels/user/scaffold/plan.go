@@ -17,6 +17,7 @@ type plan struct {
 	knobs, dims, values   []part
 	flags                 []part
 	bufs                  []*buffer
+	symbolNotes           []string // comment lines after the buffers: host-filled globals that got none
 	disps                 []*dispatch
 	taken                 map[string]string // name → what it is (knob, dim, value, flag, buffer)
 	notes                 []note            // the summary on stderr
@@ -29,7 +30,8 @@ type part struct{ name, body, comment string }
 type buffer struct {
 	name, dtype, init, role string
 	shape                   []string
-	readOnlyUse             bool // bound to a const pointer somewhere
+	readOnlyUse             bool   // bound to a const pointer somewhere
+	symbol                  string // "true" or the global's C++ name: fills a module global (symbols.go)
 	// its comment's parts, in this order: what bounds an index input,
 	// how mltop read its use (in, out, inout), where its shape is from
 	index, how, shapeComment string
@@ -158,7 +160,11 @@ func (p *plan) render() string {
 	section("flags", p.flags)
 	b.WriteString("rules: []\nbuffers:\n")
 	for _, x := range p.bufs {
-		line := fmt.Sprintf("  - {name: %s, dtype: %s, shape: [%s]", x.name, x.dtype, quoteAll(x.shape))
+		line := "  - {name: " + x.name
+		if x.symbol != "" {
+			line += ", symbol: " + quote(x.symbol)
+		}
+		line += fmt.Sprintf(", dtype: %s, shape: [%s]", x.dtype, quoteAll(x.shape))
 		if x.init != "" {
 			line += fmt.Sprintf(", init: %q", x.init)
 		}
@@ -166,6 +172,9 @@ func (p *plan) render() string {
 			line += ", " + x.role + ": true"
 		}
 		b.WriteString(withComment(line+"}", x.comment()) + "\n")
+	}
+	for _, n := range p.symbolNotes {
+		b.WriteString("  # " + n + "\n")
 	}
 	b.WriteString("dispatches:\n")
 	for _, d := range p.disps {

@@ -89,6 +89,7 @@ func Manifest(r Request) (Result, error) {
 		return Result{}, err
 	}
 	indexBelowV(p)
+	c.addSymbols(p)
 	c.setDTypes(p)
 	p.checkComment = p.todo("{python: ref.py} with def reference(inputs, dims) -> {output: array}", "check is none (runs are `unchecked`): write ref.py and set check: {python: ref.py}")
 	res := Result{Text: p.render()}
