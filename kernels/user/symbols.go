@@ -164,7 +164,7 @@ func (bl *builder) findSymbol(p *prepared, name string) (usymbol, error) {
 	case "__shared__":
 		return sym, fmt.Errorf("%s (%s) is __shared__: each block has its own, and no host code fills it; declare it __constant__ or __device__", sym.name, sym.at)
 	}
-	elem, extents, ptr := declaratorOf(text, base)
+	elem, extents, ptr := csrc.Declarator(text, base)
 	if ptr {
 		return sym, fmt.Errorf("%s (%s) is a pointer: mltop fills a global array or scalar with the buffer's values, not a pointer to them; pass the buffer as a kernel argument instead", sym.name, sym.at)
 	}
@@ -190,40 +190,6 @@ func fillable(decl string) string {
 		}
 	}
 	return ""
-}
-
-// declaratorOf reads the declarator of name in decl: the element type's
-// words (qualifiers dropped), the array extents as written, and whether
-// it is a pointer.
-func declaratorOf(decl, name string) (elem []string, extents []string, ptr bool) {
-	toks := csrc.Tokenize(decl)
-	at := slices.IndexFunc(toks, func(t csrc.Token) bool { return t.Kind == csrc.Ident && t.Text == name })
-	if at < 0 {
-		return nil, nil, false
-	}
-	for _, t := range toks[:at] {
-		switch t.Text {
-		case "__constant__", "__device__", "__managed__", "static", "extern", "const", "volatile", "inline", "constexpr", "__restrict__":
-		case "*", "&":
-			ptr = true
-		case ",":
-			ptr = false // another declarator's pointer: `float *a, b[4];`
-		default:
-			if t.Kind == csrc.Ident || t.Text == "::" {
-				elem = append(elem, t.Text)
-			}
-		}
-	}
-	for i := at + 1; i < len(toks) && toks[i].Text == "["; {
-		end := csrc.Matching(toks, i)
-		var parts []string
-		for _, t := range toks[i+1 : end] {
-			parts = append(parts, t.Text)
-		}
-		extents = append(extents, strings.Join(parts, " "))
-		i = end + 1
-	}
-	return elem, extents, ptr
 }
 
 // cElemBytes are the sizes of the element types a global is declared with.

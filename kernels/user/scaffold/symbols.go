@@ -64,7 +64,8 @@ func (c *context) addSymbols(p *plan) {
 			continue
 		}
 		seen[g] = true
-		elem, extents, ptr := declaratorOf(g.text, g.name)
+		words, extents, ptr := csrc.Declarator(g.text, g.name)
+		elem := strings.ReplaceAll(strings.Join(words, " "), " :: ", "::")
 		if ptr {
 			p.symbolNotes = append(p.symbolNotes, p.todo(
 				fmt.Sprintf("the host fills pointer global %s (%s at %s): mltop fills arrays and scalars, not pointers; pass the buffer it points to as a kernel argument", g.qualified(), f.call, p.lines.at(f.line)),
@@ -321,41 +322,6 @@ func lookupGlobal(parts []string, callScope string, globals []*global) *global {
 		}
 	}
 	return only
-}
-
-// declaratorOf reads the declarator of name in decl: the element type
-// (qualifiers dropped), the array extents as written, and whether it is a
-// pointer.
-func declaratorOf(decl, name string) (elem string, extents []string, ptr bool) {
-	toks := csrc.Tokenize(decl)
-	at := slices.IndexFunc(toks, func(t csrc.Token) bool { return t.Kind == csrc.Ident && t.Text == name })
-	if at < 0 {
-		return "", nil, false
-	}
-	var words []string
-	for _, t := range toks[:at] {
-		switch t.Text {
-		case "__constant__", "__device__", "__managed__", "static", "extern", "const", "volatile", "inline", "constexpr", "__restrict__":
-		case "*", "&":
-			ptr = true
-		case ",":
-			ptr = false // another declarator's: `float *a, b[4];`
-		default:
-			if t.Kind == csrc.Ident || t.Text == "::" {
-				words = append(words, t.Text)
-			}
-		}
-	}
-	for i := at + 1; i < len(toks) && toks[i].Text == "["; {
-		end := csrc.Matching(toks, i)
-		var parts []string
-		for _, t := range toks[i+1 : end] {
-			parts = append(parts, t.Text)
-		}
-		extents = append(extents, strings.Join(parts, " "))
-		i = end + 1
-	}
-	return strings.ReplaceAll(strings.Join(words, " "), " :: ", "::"), extents, ptr
 }
 
 // intConstantsRE is a file-scope declaration of integer constants
