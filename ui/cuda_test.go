@@ -3,10 +3,9 @@
 package ui
 
 import (
-	"os"
 	"testing"
 
-	"github.com/mltop/mltop/cuda"
+	"github.com/mltop/mltop/cuda/cudatest"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 )
@@ -15,16 +14,7 @@ import (
 // (NVRTC, events): both WG values measured, the best re-measured, the
 // winner in the editor. Skips without a CUDA driver.
 func TestTuneUserKernelOnCUDA(t *testing.T) {
-	if ok, why := cuda.Available(); !ok {
-		t.Skip("no CUDA driver: " + why)
-	}
-	if os.Getenv("MLTOP_CUDA_CACHE") == "" {
-		t.Setenv("MLTOP_CUDA_CACHE", t.TempDir())
-	}
-	be, err := cuda.Open()
-	if err != nil {
-		t.Skip("no CUDA driver: " + err.Error())
-	}
+	be := cudatest.OpenOrSkip(t)
 	r := run.NewRunner(be)
 	defer r.Close()
 	opts, _, name := userKernelOptions(t, "my_cuda_tune")

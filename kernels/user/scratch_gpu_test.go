@@ -2,11 +2,10 @@ package user
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/mltop/mltop/cuda"
+	"github.com/mltop/mltop/cuda/cudatest"
 	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
@@ -123,16 +122,7 @@ func TestScratchCounterOnCUDA(t *testing.T) {
 		}
 		fams[c.name] = f
 	}
-	if ok, why := cuda.Available(); !ok {
-		t.Skip("no CUDA driver: " + why)
-	}
-	if os.Getenv("MLTOP_CUDA_CACHE") == "" {
-		t.Setenv("MLTOP_CUDA_CACHE", t.TempDir())
-	}
-	be, err := cuda.Open()
-	if err != nil {
-		t.Skip("no CUDA driver: " + err.Error())
-	}
+	be := cudatest.OpenOrSkip(t)
 	r := run.NewRunner(be)
 	defer r.Close()
 	opt := profiler.DefaultOptions()
