@@ -48,3 +48,33 @@ func TestCheckUserStopsAfterTheFirstErrors(t *testing.T) {
 		t.Errorf("the first error is missing:\n%v", err)
 	}
 }
+
+// Metal's integer atomics beyond fetch_add compile on the emulation: a
+// kernel whose last group resets its counter (store), and one that keeps
+// a running minimum and maximum (fetch_min/max, compare-exchange).
+func TestIntegerAtomicsCompile(t *testing.T) {
+	if _, err := exec.LookPath("g++"); err != nil {
+		t.Skip("no g++")
+	}
+	src := `#include <metal_stdlib>
+using namespace metal;
+
+[[kernel]] void k(device atomic_uint* counter [[buffer(0)]], device atomic_int* lo [[buffer(1)]],
+                  device atomic_int* hi [[buffer(2)]], device const int* x [[buffer(3)]],
+                  uint i [[thread_position_in_grid]], uint n [[threads_per_grid]]) {
+  atomic_fetch_min_explicit(lo, x[i], memory_order_relaxed);
+  atomic_fetch_max_explicit(hi, x[i], memory_order_relaxed);
+  int seen = atomic_load_explicit(hi, memory_order_relaxed);
+  atomic_compare_exchange_weak_explicit(hi, &seen, seen, memory_order_relaxed, memory_order_relaxed);
+  uint was = atomic_exchange_explicit(counter, 1u, memory_order_relaxed);
+  atomic_fetch_sub_explicit(counter, was, memory_order_relaxed);
+  atomic_fetch_or_explicit(counter, 0u, memory_order_relaxed);
+  if (atomic_fetch_add_explicit(counter, 1u, memory_order_relaxed) == n - 1) {
+    atomic_store_explicit(counter, 0u, memory_order_relaxed);
+  }
+}
+`
+	if err := CheckUser(context.Background(), profiler.Program{Entry: "k", File: "atomics.metal", Code: src}); err != nil {
+		t.Fatalf("the integer atomics do not compile on the emulation:\n%v", err)
+	}
+}
