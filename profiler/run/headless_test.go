@@ -74,9 +74,16 @@ type cancelAfterShared struct {
 
 func (c cancelAfterShared) Device() profiler.DeviceInfo { return profiler.DeviceInfo{} }
 func (c cancelAfterShared) Close() error                { return nil }
-func (c cancelAfterShared) Run(_ context.Context, s profiler.Spec, _ profiler.Options, _ func(profiler.Progress)) profiler.Result {
-	if c.ran.Add(1) == int64(c.n) {
+func (c cancelAfterShared) Run(ctx context.Context, s profiler.Spec, _ profiler.Options, _ func(profiler.Progress)) profiler.Result {
+	k := c.ran.Add(1)
+	if k == int64(c.n) {
 		c.cancel()
+	}
+	if k >= int64(c.n) {
+		// A spec that runs as the sweep is cancelled ends with it. A fake
+		// runs in no time: without this wait the other device could run
+		// every spec between the nth run's start and its cancel.
+		<-ctx.Done()
 	}
 	return profiler.Result{Spec: s, Status: profiler.StatusOK}
 }
