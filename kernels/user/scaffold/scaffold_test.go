@@ -281,16 +281,7 @@ func TestScaffoldRealisticSources(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, w := range tc.want {
-				if !strings.Contains(res.Text, w) {
-					t.Errorf("manifest lacks %q:\n%s", w, res.Text)
-				}
-			}
-			for _, w := range tc.not {
-				if strings.Contains(res.Text, w) {
-					t.Errorf("manifest has %q:\n%s", w, res.Text)
-				}
-			}
+			manifestSays(t, res.Text, tc.want, tc.not)
 			notes := strings.Join(res.Notes, "\n")
 			for _, w := range tc.notes {
 				if !strings.Contains(notes, w) {

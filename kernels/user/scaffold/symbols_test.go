@@ -108,16 +108,7 @@ func TestScaffoldSymbols(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, w := range c.want {
-				if !strings.Contains(res.Text, w) {
-					t.Errorf("manifest lacks %q:\n%s", w, res.Text)
-				}
-			}
-			for _, w := range c.not {
-				if strings.Contains(res.Text, w) {
-					t.Errorf("manifest has %q:\n%s", w, res.Text)
-				}
-			}
+			manifestSays(t, res.Text, c.want, c.not)
 			checkNotesHaveTODOs(t, res)
 			f := load(t, res.Text, "conv.cu", c.src)
 			s := profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema())
@@ -234,5 +225,21 @@ extern "C" void setConvolutionKernel(float* h_Kernel) {
 				t.Errorf("plan: %v", err)
 			}
 		})
+	}
+}
+
+// manifestSays checks that the manifest text has every line of want and
+// none of not.
+func manifestSays(t *testing.T, text string, want, not []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("manifest lacks %q:\n%s", w, text)
+		}
+	}
+	for _, w := range not {
+		if strings.Contains(text, w) {
+			t.Errorf("manifest has %q:\n%s", w, text)
+		}
 	}
 }
