@@ -116,7 +116,7 @@ func (f *Family) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("rule '%s' (%s) does not hold for %s", r.Source(), r.Where(), valuesOf(e, r))
+			return fmt.Errorf("rule '%s' (%s) does not hold%s", r.Source(), r.Where(), forValues(e, r))
 		}
 	}
 	_, err = f.plan(s, dev)
@@ -240,7 +240,7 @@ func (f *Family) bufferSpec(b ubuf, s profiler.Spec, e map[string]any) (profiler
 			return profiler.BufferSpec{}, err
 		}
 		if v <= 0 {
-			return profiler.BufferSpec{}, fmt.Errorf("buffer %s: shape %s '%s' (%s) is %d for %s: every extent must be positive", b.name, p.Where().Field, p.Source(), p.Where(), v, valuesOf(e, p))
+			return profiler.BufferSpec{}, fmt.Errorf("buffer %s: shape %s '%s' (%s) is %d%s: every extent must be positive", b.name, p.Where().Field, p.Source(), p.Where(), v, forValues(e, p))
 		}
 		if n > (1<<62)/v {
 			return profiler.BufferSpec{}, fmt.Errorf("buffer %s: the shape overflows", b.name)
@@ -320,7 +320,7 @@ func (f *Family) dispatch(d udisp, s profiler.Spec, e map[string]any, dev profil
 				return pd, err
 			}
 			if v <= 0 {
-				return pd, fmt.Errorf("dispatch %s: %s '%s' (%s) is %d for %s: a launch needs at least 1 in every dimension", d.name, g.p.Where().Field, g.p.Source(), g.p.Where(), v, valuesOf(e, g.p))
+				return pd, fmt.Errorf("dispatch %s: %s '%s' (%s) is %d%s: a launch needs at least 1 in every dimension", d.name, g.p.Where().Field, g.p.Source(), g.p.Where(), v, forValues(e, g.p))
 			}
 			if v > 1<<31-1 {
 				return pd, fmt.Errorf("dispatch %s: %s '%s' (%s) is %d, beyond a 32-bit launch extent", d.name, g.p.Where().Field, g.p.Source(), g.p.Where(), v)
@@ -368,7 +368,7 @@ func (f *Family) threadgroupMemory(pd *profiler.Dispatch, d udisp, e map[string]
 			return err
 		}
 		if v < 0 {
-			return fmt.Errorf("dispatch %s: dynamic_tgm '%s' (%s) is %d bytes for %s: it must be 0 or more", d.name, d.dynTGM.Source(), d.dynTGM.Where(), v, valuesOf(e, d.dynTGM))
+			return fmt.Errorf("dispatch %s: dynamic_tgm '%s' (%s) is %d bytes%s: it must be 0 or more", d.name, d.dynTGM.Source(), d.dynTGM.Where(), v, forValues(e, d.dynTGM))
 		}
 		pd.DynamicTGM = int(v)
 		if v > 0 {

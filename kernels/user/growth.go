@@ -63,7 +63,7 @@ func growthFor(b ubuf, c profiler.Check, dt profiler.DType, e map[string]any, sq
 		return nil, err
 	}
 	if n < 1 {
-		return nil, fmt.Errorf("buffer %s: terms '%s' is %d for %s: the reduction length must be ≥ 1", b.name, g.terms.Source(), n, valuesOf(e, g.terms))
+		return nil, fmt.Errorf("buffer %s: terms '%s' is %d%s: the reduction length must be ≥ 1", b.name, g.terms.Source(), n, forValues(e, g.terms))
 	}
 	acc := profiler.F32
 	if g.accT {

@@ -185,7 +185,7 @@ func (sp initSpec) values(e map[string]any) (a, b float64, err error) {
 		used = append(used, p)
 	}
 	if err := sp.checkArgs(a, b); err != nil {
-		return 0, 0, fmt.Errorf("init %s is %v for %s: make it valid for every spec (a rule, or the dims' min)", sp.source, err, valuesOf(e, used...))
+		return 0, 0, fmt.Errorf("init %s is %v%s: make it valid for every spec (a rule, or the dims' min)", sp.source, err, forValues(e, used...))
 	}
 	return a, b, nil
 }

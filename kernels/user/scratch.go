@@ -31,7 +31,7 @@ func (bl *builder) scratchBuffer(b bufferYAML, path string) (bufferYAML, error) 
 	}
 	switch {
 	case b.Out:
-		return refuse("out", "%s is scratch (reset before every launch, never compared) and out: keep `out: true` if the reference should check it, else drop it", b.Name)
+		return refuse("out", "%s is scratch (reset before every launch, never compared) and out: keep one: drop `scratch: true` if the reference should check %s, else drop `out: true`", b.Name, b.Name)
 	case b.InOut:
 		return refuse("inout", "%s is scratch and inout: inout is compared with the reference after each launch, scratch never is; keep one (scratch for counters and partial sums)", b.Name)
 	case b.Tol != nil:

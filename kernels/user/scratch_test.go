@@ -100,7 +100,7 @@ func TestBadScratchBuffers(t *testing.T) {
 		name, lines string
 		want        []string
 	}{
-		{"out", s + ", out: true}" + p, []string{"buffers[S].out", "S is scratch", "never compared", "keep `out: true` if the reference should check it"}},
+		{"out", s + ", out: true}" + p, []string{"buffers[S].out", "S is scratch", "never compared", "keep one: drop `scratch: true` if the reference should check S, else drop `out: true`"}},
 		{"inout", s + ", inout: true, init: zeros}" + p, []string{"buffers[S].inout", "S is scratch and inout", "keep one"}},
 		{"tol", s + ", tol: {atol: 1}}" + p, []string{"buffers[S].tol", "never compared: drop tol"}},
 		{"terms", s + ", terms: cols}" + p, []string{"buffers[S].terms", "drop terms"}},
