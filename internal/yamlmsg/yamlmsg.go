@@ -105,3 +105,51 @@ func Plain(msg string) string {
 	}
 	return msg
 }
+
+var gotScalarRE = regexp.MustCompile(`^(want .+ here, got )(a string|a number|an integer|true or false)$`)
+
+// WithValue names the value a Plain type error is about, read from src at
+// line:col: `want true or false here, got "yes please" (a string)`. Other
+// messages, and a position with no scalar, come back as they are.
+func WithValue(msg string, src []byte, line, col int) string {
+	m := gotScalarRE.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	v := scalarAt(src, line, col)
+	if v == "" {
+		return msg
+	}
+	return m[1] + v + " (" + m[2] + ")"
+}
+
+// scalarAt is the scalar written at line:col (1-based) of src, quotes
+// kept, up to what ends a plain scalar in flow or block style; "" when
+// none starts there.
+func scalarAt(src []byte, line, col int) string {
+	lines := strings.Split(string(src), "\n")
+	if line < 1 || line > len(lines) || col < 1 {
+		return ""
+	}
+	rs := []rune(strings.TrimRight(lines[line-1], "\r"))
+	if col > len(rs) {
+		return ""
+	}
+	s := string(rs[col-1:])
+	if s == "" {
+		return ""
+	}
+	if q := s[0]; q == '"' || q == '\'' {
+		if end := strings.IndexByte(s[1:], q); end >= 0 {
+			return s[:end+2]
+		}
+		return ""
+	}
+	if strings.ContainsRune("[{-#", rune(s[0])) {
+		return ""
+	}
+	if end := strings.IndexAny(s, ",]}#"); end >= 0 {
+		s = s[:end]
+	}
+	return strings.TrimSpace(s)
+}

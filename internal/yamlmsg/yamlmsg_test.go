@@ -48,3 +48,29 @@ func TestFieldAt(t *testing.T) {
 	f, _ = parser.ParseBytes([]byte("0\n---"), 0)
 	_ = FieldAt(f, 2, 1)
 }
+
+// A type error names the value at its position, quoted or plain, in flow
+// or block style; a list, a mapping or a position past the line keep the
+// message as it was.
+func TestWithValue(t *testing.T) {
+	const src = "a: {scratch: \"yes please\", out: true}\nb:\n  time_limit: fast # seconds\nc: [1, x]\nd: {k: [1]}\n"
+	const boolMsg, num = "want true or false here, got a string", "want a number here, got a string"
+	for _, c := range []struct {
+		msg       string
+		line, col int
+		want      string
+	}{
+		{boolMsg, 1, 14, `want true or false here, got "yes please" (a string)`},
+		{num, 3, 15, `want a number here, got fast (a string)`},
+		{"want an integer here, got a string", 4, 8, `want an integer here, got x (a string)`},
+		{"want a string here, got a list", 5, 8, "want a string here, got a list"},
+		{num, 5, 8, num},  // a list starts there: no scalar
+		{num, 3, 40, num}, // past the line
+		{num, 9, 1, num},  // past the file
+		{`unknown field "x"`, 1, 1, `unknown field "x"`},
+	} {
+		if got := WithValue(c.msg, []byte(src), c.line, c.col); got != c.want {
+			t.Errorf("WithValue(%q, %d:%d) = %q, want %q", c.msg, c.line, c.col, got, c.want)
+		}
+	}
+}

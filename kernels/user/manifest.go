@@ -55,6 +55,7 @@ func parse(path string, src []byte, read func(string) ([]byte, error), nested bo
 		// A value of the wrong type names its field, like the later checks.
 		if ue, ok := e.(*Error); ok && ue.Field == "" && ue.Line > 0 && !strings.Contains(ue.Msg, "unknown field") {
 			ue.Field = yamlmsg.FieldAt(af, ue.Line, ue.Col)
+			ue.Msg = yamlmsg.WithValue(ue.Msg, src, ue.Line, ue.Col)
 		} else if ok && ue.Line > 0 {
 			if hint, found := unknownKeyHint(af, ue.Msg, ue.Line, ue.Col); found {
 				msg, _, _ := strings.Cut(ue.Msg, ": check the spelling") // yamlErr's general hint

@@ -115,7 +115,8 @@ func TestBadManifests(t *testing.T) {
 		want  []string
 	}{
 		{"unknown key", sub("dtypes: [f32]", "dtypes: [f32]\nthreds: 3"), nil, []string{"kernel.yaml:4:1", "unknown field \"threds\"", "the keys at the top level are name, description"}},
-		{"dim default not an integer", sub("rows: {default: 8}", "rows: {default: many}"), nil, []string{"dims.rows.default: want an integer here, got a string"}},
+		{"dim default not an integer", sub("rows: {default: 8}", "rows: {default: many}"), nil, []string{"dims.rows.default: want an integer here, got many (a string)"}},
+		{"out not a bool", sub("out: true, tol", "out: \"yes please\", tol"), nil, []string{"buffers[1].out: want true or false here, got \"yes please\" (a string)"}},
 		{"dtypes not strings", sub("dtypes: [f32]", "dtypes: [[f32]]"), nil, []string{"kernel.yaml:3:10: dtypes[0]: want a string here, got [f32]"}},
 		{"missing source", sub("cuda: k.cu", "cuda: nope.cu"), nil, []string{"kernel.yaml:2:", "sources.cuda", "nope.cu", "relative to the manifest"}},
 		{"missing include", sub("dtypes: [f32]", "dtypes: [f32]\nincludes: [common.h]"), nil, []string{"includes[0]", "common.h"}},

@@ -154,6 +154,7 @@ func ParseStream(name string, src []byte, base profiler.Options, o Options) (*St
 		// names its field too, like every later check.
 		if ie, ok := e.(*profiler.InputError); ok && ie.Field == "" && ie.Line > 0 && !strings.Contains(ie.Msg, "unknown field") {
 			ie.Field = yamlmsg.FieldAt(astFile, ie.Line, ie.Col)
+			ie.Msg = yamlmsg.WithValue(ie.Msg, src, ie.Line, ie.Col)
 		}
 		return nil, e
 	}

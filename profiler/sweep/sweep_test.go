@@ -96,6 +96,7 @@ func TestParseSweepErrors(t *testing.T) {
 		{"option not a number", "defaults:\n  time_limit: fast\nsweeps:\n  - kernel: test_scale\n", "s.yaml:2:15: defaults.time_limit: time_limit=fast: use a positive number of seconds"},
 		{"hot not a bool", "defaults: {hot: maybe}\nsweeps:\n  - kernel: test_scale\n", "defaults.hot: hot=maybe: use true or false"},
 		{"kernel a list", "sweeps:\n  - kernel: [test_scale]\n", "s.yaml:2:13: sweeps[0].kernel: want a string here, got a list\n"},
+		{"shape not an integer", "search:\n  shapes: [{rows: many}]\nsweeps:\n  - kernel: test_scale\n", "s.yaml:2:19: search.shapes[0].rows: want an integer here, got many (a string)"},
 		{"sweeps a mapping", "sweeps:\n  kernel: test_scale\n", "sweeps: want a list (one \"- item\" per line, or [a, b]) here, got a mapping\n"},
 		{"where a mapping", "sweeps:\n  - kernel: test_scale\n    where: {WG: 8}\n", "s.yaml:3:12: sweeps[0].where: want a string or a list of strings, got {WG: 8}"},
 		{"dtypes a list in a list", "sweeps:\n  - kernel: test_scale\n    dtypes: [f32, [f16]]\n", "s.yaml:3:19: sweeps[0].dtypes[1]: want a string here, got [f16]"},
