@@ -38,6 +38,17 @@ func TestCheckCommand(t *testing.T) {
 	if strings.Contains(out, "note ") {
 		t.Errorf("--quiet printed notes:\n%s", out)
 	}
+	// --arch is checked even where no NVRTC would compile for it
+	for _, arch := range []string{"sm_xx", "90", "sm90", "sm_"} {
+		if code, out, errs := runCLI(t, "check", "--arch", arch, checkFolder(t, false)); code != 2 || !strings.Contains(errs, `--arch "`+arch+`": give an NVRTC architecture such as sm_80`) || out != "" {
+			t.Errorf("--arch %s: exit %d\n%s\n%s", arch, code, out, errs)
+		}
+	}
+	for _, arch := range []string{"sm_80", "sm_90a", "compute_90", "sm_100"} {
+		if code, out, errs := runCLI(t, "check", "--arch", arch, checkFolder(t, false)); code != 0 {
+			t.Errorf("--arch %s: exit %d\n%s\n%s", arch, code, out, errs)
+		}
+	}
 	if code, _, errs := runCLI(t, "check"); code != 2 || !strings.Contains(errs, "check needs a kernel.yaml") {
 		t.Errorf("no path: %d %s", code, errs)
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/mltop/mltop/cuda"
@@ -23,6 +24,11 @@ const (
 `
 )
 
+// checkArchRE is what NVRTC's --gpu-architecture takes; checked here so a
+// typo is refused on a machine without NVRTC too, where the compile step
+// that would refuse it is skipped.
+var checkArchRE = regexp.MustCompile(`^(sm|compute)_\d+[a-z]?$`)
+
 type checkArgs struct {
 	arch  string
 	quiet bool
@@ -37,6 +43,9 @@ func (a *checkArgs) declare(fs *flag.FlagSet) {
 func runCheck(ctx context.Context, s *session, a *checkArgs, pos []string) error {
 	if len(pos) == 0 {
 		return badInput("check needs a kernel.yaml or a folder of them: mltop check ./my_kernel")
+	}
+	if !checkArchRE.MatchString(a.arch) {
+		return badInput("--arch %q: give an NVRTC architecture such as sm_80, sm_90 or sm_90a (compute_90 for PTX only)", a.arch)
 	}
 	min := lint.Note
 	if a.quiet {
