@@ -22,14 +22,14 @@ func EntrySignature(src, entry string) (sig csrc.Signature, found []string, err 
 	}
 	inst, isHost := hosts[entry]
 	if !isHost {
-		sig, found, ok := csrc.FindEntry(src, entry)
-		if !ok {
+		sigs, found := KernelOverloads(src, entry)
+		if len(sigs) == 0 {
 			for h := range hosts {
 				found = append(found, h)
 			}
 			return sig, found, fmt.Errorf("no kernel %q", entry)
 		}
-		return sig, nil, nil
+		return sigs[0], nil, nil
 	}
 	binds, err := inst.Bindings(src)
 	if err != nil {
@@ -278,4 +278,22 @@ func scalarBytes(s Slot, sc profiler.Scalar) ([]byte, error) {
 		return nil, fmt.Errorf("parameter %s (%s): %w", s.Name, s.Type, err)
 	}
 	return conv.Bytes(), nil
+}
+
+// KernelOverloads are the kernels name designates in src (csrc.Overloads),
+// or, when the source writes none of that name out, those its #defines
+// write: candle's `FILL_OP(f32, float)` defines `kernel void fill_f32(…)`
+// through a macro. The expanded text's signatures name the macro's
+// arguments (T is float there). With none, the names of all the kernels,
+// those the macros write included.
+func KernelOverloads(src, name string) ([]csrc.Signature, []string) {
+	sigs, found := csrc.Overloads(src, name)
+	if len(sigs) > 0 || !strings.Contains(src, "#define") {
+		return sigs, found
+	}
+	expanded, all := csrc.Overloads(expandMacros(src), name)
+	if len(expanded) > 0 {
+		return expanded, nil
+	}
+	return nil, all
 }

@@ -103,3 +103,34 @@ func TestBind(t *testing.T) {
 		t.Errorf("built-in binding %+v %v", b, err)
 	}
 }
+
+// A kernel a #define writes is found by its name, with the macro's
+// arguments in its parameter types; a name neither written out nor
+// written by a macro lists every kernel, the macro's included.
+func TestKernelOverloadsReadsKernelsMacrosWrite(t *testing.T) {
+	src := `#define FILL_OP(NAME, T) \
+kernel void fill_##NAME(device T* out, constant T& value, uint i [[thread_position_in_grid]]) { out[i] = value; }
+FILL_OP(f32, float)
+FILL_OP(u8, uchar)
+kernel void plain(device float* out, uint i [[thread_position_in_grid]]) { out[i] = 0; }
+`
+	for _, c := range []struct {
+		name, wantValue string
+	}{{"fill_f32", "constant float& value"}, {"fill_u8", "constant uchar& value"}, {"plain", ""}} {
+		sigs, _ := KernelOverloads(src, c.name)
+		if len(sigs) != 1 {
+			t.Errorf("%s: %d kernels, want 1", c.name, len(sigs))
+			continue
+		}
+		if c.wantValue != "" && (len(sigs[0].Params) != 3 || sigs[0].Params[1].Type+" "+sigs[0].Params[1].Name != c.wantValue) {
+			t.Errorf("%s: params %+v, want the second %q", c.name, sigs[0].Params, c.wantValue)
+		}
+		if sig, _, err := EntrySignature(src, c.name); err != nil || sig.Entry != c.name {
+			t.Errorf("EntrySignature(%s) = %+v, %v", c.name, sig, err)
+		}
+	}
+	sigs, found := KernelOverloads(src, "fill_f16")
+	if len(sigs) != 0 || !strings.Contains(strings.Join(found, " "), "fill_f32") || !strings.Contains(strings.Join(found, " "), "plain") {
+		t.Errorf("fill_f16: %d kernels, found %v; want none, naming fill_f32 and plain", len(sigs), found)
+	}
+}

@@ -35,7 +35,7 @@ func metalOverloads(src, name string) (sigs []csrc.Signature, found []string, er
 			return nil, nil, err
 		}
 		sigs = []csrc.Signature{sig}
-	} else if sigs, found = csrc.Overloads(src, name); len(sigs) == 0 {
+	} else if sigs, found = metal.KernelOverloads(src, name); len(sigs) == 0 {
 		found = append(found, slices.Sorted(maps.Keys(hosts))...)
 		return nil, found, nil
 	}

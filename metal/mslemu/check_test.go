@@ -78,3 +78,37 @@ using namespace metal;
 		t.Fatalf("the integer atomics do not compile on the emulation:\n%v", err)
 	}
 }
+
+// What candle's element-wise kernels use of MSL compiles with Metal's
+// types: bfloat arithmetic stays bfloat (its float mixtures are float),
+// math on half returns half, precise:: and fast:: math, sign, the M_*_F
+// constants, and a uint2 thread position. The static_asserts fail if an
+// operation falls back to another type.
+func TestElementwiseMathCompilesWithMetalTypes(t *testing.T) {
+	if _, err := exec.LookPath("g++"); err != nil {
+		t.Skip("no g++")
+	}
+	src := `#include <metal_stdlib>
+using namespace metal;
+
+template <typename T> T act(T x) {
+  T c = static_cast<T>(M_SQRT1_2_F * M_2_SQRTPI_F);
+  return static_cast<T>(0.5) * x * (static_cast<T>(1.0) + T(precise::tanh(c * x)));
+}
+
+kernel void k(device const half* h, device const bfloat* b, device float* out,
+              uint2 gid [[thread_position_in_grid]]) {
+  const uint i = gid.x + gid.y;
+  static_assert(std::is_same_v<decltype(exp(h[i])), half>, "exp(half) is half");
+  static_assert(std::is_same_v<decltype(fast::exp(h[i])), half>, "fast::exp(half) is half");
+  static_assert(std::is_same_v<decltype(b[i] * b[i] + b[i]), bfloat>, "bfloat arithmetic is bfloat");
+  static_assert(std::is_same_v<decltype(b[i] > 0 ? b[i] : 2.0f * exp(b[i])), float>, "bfloat with float is float");
+  bfloat s = b[i];
+  s += bfloat(1.0f);
+  out[i] = act(h[i]) + act(s) + act(1.0f) + sign(h[i]) + abs(-s) + M_PI_F;
+}
+`
+	if err := CheckUser(context.Background(), profiler.Program{Entry: "k", File: "elementwise.metal", Code: src}); err != nil {
+		t.Fatalf("the element-wise math does not compile on the emulation:\n%v", err)
+	}
+}

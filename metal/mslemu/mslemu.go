@@ -399,7 +399,7 @@ func UserCall(sig csrc.Signature) (string, error) {
 			// the group's memory of the dispatch's dynamic_tgm bytes
 			args = append(args, fmt.Sprintf("emu_tgm<%s>()", strings.TrimSpace(strings.Replace(base, "threadgroup", "", 1))))
 		default:
-			a, ok := positionArg(prm.Attr, base == "uint3")
+			a, ok := positionArg(prm.Attr, base == "uint3" || base == "uint2")
 			if !ok {
 				return "", fmt.Errorf("the emulator cannot pass %s [[%s]]", prm.Name, prm.Attr)
 			}
