@@ -152,6 +152,11 @@ func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 		if err != nil {
 			return nil, err
 		}
+		if b.growth != nil {
+			if _, err := reductionLength(b, e); err != nil {
+				return nil, err
+			}
+		}
 		p.Buffers = append(p.Buffers, bs)
 	}
 	lang := sourceFor(dev)

@@ -58,12 +58,9 @@ func (f *Family) squared(in profiler.Inputs) profiler.Inputs {
 // (nil with magnitude: want).
 func growthFor(b ubuf, c profiler.Check, dt profiler.DType, e map[string]any, squares func(idx int) float64) (*profiler.Growth, error) {
 	g := b.growth
-	n, err := g.terms.Int(e)
+	n, err := reductionLength(b, e)
 	if err != nil {
 		return nil, err
-	}
-	if n < 1 {
-		return nil, fmt.Errorf("buffer %s: terms '%s' is %d%s: the reduction length must be ≥ 1", b.name, g.terms.Source(), n, forValues(e, g.terms))
 	}
 	acc := profiler.F32
 	if g.accT {
@@ -125,4 +122,18 @@ func bufferDType(b ubuf, dt profiler.DType) profiler.DType {
 		return b.dtype
 	}
 	return dt
+}
+
+// reductionLength is output b's `terms:` at env e; below 1 is an error
+// naming the expression and its values. The plan refuses such a spec, so
+// `mltop check` says it before a GPU run does.
+func reductionLength(b ubuf, e map[string]any) (int64, error) {
+	n, err := b.growth.terms.Int(e)
+	if err != nil {
+		return 0, err
+	}
+	if n < 1 {
+		return 0, fmt.Errorf("buffer %s: terms '%s' is %d%s: the reduction length must be ≥ 1; give the number of terms summed into each element (e.g. terms: cols)", b.name, b.growth.terms.Source(), n, forValues(e, b.growth.terms))
+	}
+	return n, nil
 }

@@ -22,6 +22,8 @@ func TestPlanErrorsNameValuesOnlyWhenRead(t *testing.T) {
 			[]string{"buffer X: shape", "is 0 for rows=8: every extent must be positive"}},
 		{"literal grid", "grid: [rows]", "grid: [0]",
 			[]string{"dispatch k:", "'0'", "is 0: a launch needs at least 1"}},
+		{"terms of zero", "out: true, tol: {atol: 1e-3}}", "out: true, tol: {atol: 1e-3}, terms: \"cols - 16\"}",
+			[]string{"buffer Y: terms 'cols - 16' is 0 for cols=16", "the reduction length must be ≥ 1", "e.g. terms: cols"}},
 		{"literal dynamic_tgm", "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols], dynamic_tgm: \"-4\"}",
 			[]string{"dynamic_tgm '-4'", "is -4 bytes: it must be 0 or more"}},
 	} {

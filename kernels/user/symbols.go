@@ -53,6 +53,11 @@ func (bl *builder) bufferSymbol(b bufferYAML, path string) (string, error) {
 		}
 		name = b.Name
 	case string:
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "yes", "on", "y", "true":
+			// YAML 1.2 reads `symbol: yes` as a string: a global named yes.
+			return "", d.err(path+".symbol", field, "%q reads as the name of a global: write `symbol: true` when the global is named %s, or its name as the source declares it (c_Kernel, ns::c_Kernel)", v, b.Name)
+		}
 		name = strings.TrimPrefix(strings.TrimSpace(v), "::")
 		if !cxxNameRE.MatchString(name) {
 			return "", d.err(path+".symbol", field, "%q is not a C++ name: write `symbol: true` when the global is named %s, or its name as the source declares it (c_Kernel, ns::c_Kernel)", v, b.Name)

@@ -126,6 +126,7 @@ func TestSymbolBufferRefused(t *testing.T) {
 		{"pointer", sub("symbol: true", "symbol: d_ptr"), nil, []string{"d_ptr (conv.cu:11) is a pointer", "pass the buffer as a kernel argument"}},
 		{"not a name", sub("symbol: true", `symbol: "c Kernel"`), nil, []string{`"c Kernel" is not a C++ name`}},
 		{"a number", sub("symbol: true", "symbol: 3"), nil, []string{"buffers[c_Kernel].symbol", "write `symbol: true`"}},
+		{"yes", sub("symbol: true", "symbol: yes"), nil, []string{"buffers[c_Kernel].symbol", `"yes" reads as the name of a global`, "write `symbol: true`"}},
 		{"metal only", sub("sources: {cuda: conv.cu}", "sources: {metal: conv.metal}"), map[string]string{"conv.metal": "kernel void conv(device float* out [[buffer(0)]], device const float* inp [[buffer(1)]], constant int& N [[buffer(2)]]) {}\n"},
 			[]string{"Metal has no module globals that the host fills", "pass c_Kernel as a `constant` buffer argument"}},
 	} {
