@@ -372,13 +372,19 @@ func (f *Family) SourceMacros(lang string) map[string]string {
 	if p == nil || len(p.units) == 0 {
 		return map[string]string{}
 	}
-	var scans []*csrc.File
-	for _, u := range p.units[1:] {
-		scans = append(scans, u.scan)
-	}
-	macros := csrc.ObjectMacros(append(scans, p.units[0].scan)...)
+	macros := p.objectMacros()
 	for name := range p.plan {
 		delete(macros, name)
 	}
 	return macros
+}
+
+// objectMacros are the object-like #defines of p's files, its local
+// headers first and the main file last (csrc.ObjectMacros).
+func (p *prepared) objectMacros() map[string]string {
+	scans := make([]*csrc.File, 0, len(p.units))
+	for _, u := range p.units[1:] {
+		scans = append(scans, u.scan)
+	}
+	return csrc.ObjectMacros(append(scans, p.units[0].scan)...)
 }

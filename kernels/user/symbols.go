@@ -221,7 +221,7 @@ func (bl *builder) staticSize(sym *usymbol, p *prepared, elem, extents []string)
 		sym.elemBytes = -1
 		return
 	}
-	macros := objectMacros(p)
+	macros := p.objectMacros()
 	for _, x := range extents {
 		text, ok := expandMacros(x, macros, bl.vars)
 		if !ok || text == "" {
@@ -241,7 +241,8 @@ var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 // expandMacros replaces the source's object-like macros in an extent. It
 // gives up (ok false) on a name that is both a macro of the source and a
 // name mltop gives it (which one the compiler sees depends on the
-// source's #ifndef), and on a macro defined more than once.
+// source's #ifndef), and on a macro defined again with other text
+// (csrc.Ambiguous).
 func expandMacros(text string, macros map[string]string, vars expr.Vars) (string, bool) {
 	ok := true
 	for range 16 {
@@ -251,7 +252,7 @@ func expandMacros(text string, macros map[string]string, vars expr.Vars) (string
 			if !isMacro {
 				return id
 			}
-			if vars[id] != 0 || body == "\x00" {
+			if vars[id] != 0 || body == csrc.Ambiguous {
 				ok = false
 				return id
 			}
@@ -263,33 +264,6 @@ func expandMacros(text string, macros map[string]string, vars expr.Vars) (string
 		}
 	}
 	return text, false // recursion
-}
-
-// objectMacros are the object-like #defines of the source's files (a name
-// defined twice maps to "\x00": its value is not known before compiling).
-func objectMacros(p *prepared) map[string]string {
-	out := map[string]string{}
-	for _, u := range p.units {
-		for _, d := range u.scan.Directives {
-			if d.Kind != "define" || d.Dead || d.Defines == "" {
-				continue
-			}
-			line := strings.ReplaceAll(u.code[d.Start:d.End], "\\\n", " ")
-			_, rest, _ := strings.Cut(line, d.Defines)
-			if strings.HasPrefix(rest, "(") {
-				continue // function-like
-			}
-			if k := strings.Index(rest, "//"); k >= 0 {
-				rest = rest[:k]
-			}
-			if _, seen := out[d.Defines]; seen {
-				out[d.Defines] = "\x00"
-				continue
-			}
-			out[d.Defines] = strings.TrimSpace(rest)
-		}
-	}
-	return out
 }
 
 // checkSymbolSize holds a symbol buffer's bytes for spec e against the

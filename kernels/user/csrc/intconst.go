@@ -5,9 +5,16 @@ import (
 	"strings"
 )
 
+// Ambiguous is the value ObjectMacros gives a macro defined again with
+// other text and no #undef between (`#ifdef FAST #define N 4 #else #define
+// N 8 #endif`): which one the compiler sees is not known before it runs,
+// so IntConst fails on it and callers keep the name as written.
+const Ambiguous = "\x00"
+
 // ObjectMacros are the live object-like #defines of the scans, name →
-// replacement text, a later file's or line's definition replacing an
-// earlier one (pass headers first, the main file last).
+// replacement text (pass headers first, the main file last). A name
+// defined again with the same text keeps it; with other text it is
+// Ambiguous; an #undef forgets it.
 func ObjectMacros(files ...*File) map[string]string {
 	out := map[string]string{}
 	for _, f := range files {
@@ -18,7 +25,11 @@ func ObjectMacros(files ...*File) map[string]string {
 			switch {
 			case d.Dead:
 			case d.Kind == "define" && d.Defines != "" && d.Replacement == "":
-				out[d.Defines] = d.Value
+				if was, seen := out[d.Defines]; seen && was != d.Value {
+					out[d.Defines] = Ambiguous
+				} else {
+					out[d.Defines] = d.Value
+				}
 			case d.Kind == "undef" && len(d.Tests) == 1:
 				delete(out, d.Tests[0])
 			}

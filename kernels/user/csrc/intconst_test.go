@@ -17,6 +17,13 @@ func TestIntConst(t *testing.T) {
 #define DEAD 3
 #endif
 #define F(x) (x * 2)
+#ifdef FAST
+#define TILE 4
+#else
+#define TILE 8
+#endif
+#define SAME 3
+#define SAME 3
 `
 	macros := ObjectMacros(Scan(src))
 	cases := []struct {
@@ -37,6 +44,9 @@ func TestIntConst(t *testing.T) {
 		{"F(2)", 0, false},               // function-like macros are not expanded
 		{"WG * 4", 0, false},             // a name no macro defines
 		{"BINS BINS", 0, false},          // trailing tokens
+		{"TILE", 0, false},               // defined twice with other values: not known before compiling
+		{"SAME * 2", 6, true},            // defined twice the same
+
 	}
 	for _, c := range cases {
 		got, ok := IntConst(c.text, macros)
