@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/csrc"
 )
 
@@ -120,13 +121,6 @@ func entryFunction(entry string) string {
 	return strings.TrimSpace(name)
 }
 
-// elemBytes are the sizes of the element types a suggestion can name.
-var elemBytes = map[string]int{
-	"float": 4, "int": 4, "uint": 4, "unsigned": 4, "int32_t": 4, "uint32_t": 4,
-	"double": 8, "int64_t": 8, "uint64_t": 8, "float2": 8, "float4": 16,
-	"half": 2, "__half": 2, "bfloat": 2, "__nv_bfloat16": 2, "short": 2, "char": 1,
-}
-
 // lintUnsizedShared warns, per dispatch, about an extern (unsized) shared
 // array that nothing sizes at launch and, when the dispatch has no tgm:
 // items, about the sized arrays its entry and the helpers it calls
@@ -158,7 +152,7 @@ func lintUnsizedShared(r *Result, lang, code string) {
 			}
 			static = append(static, a.Name)
 			decls = append(decls, fmt.Sprintf("%s %s (in %s)", sharedKeyword(lang), a, a.Func))
-			n, ok := elemBytes[a.Elem]
+			n, ok := user.ElemBytes(a.Elem)
 			if a.Elem == f.DTypeName() {
 				n, ok = maxDType, true
 			}
