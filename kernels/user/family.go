@@ -103,6 +103,14 @@ func valuesOf(e map[string]any, ps ...*expr.Program) string {
 	return strings.Join(parts, ", ")
 }
 
+// forValues is " for N=16" naming the values the programs read, "" when none.
+func forValues(e map[string]any, ps ...*expr.Program) string {
+	if v := valuesOf(e, ps...); v != "" {
+		return " for " + v
+	}
+	return ""
+}
+
 // Validate applies the manifest's rules, then the limits every plan must
 // respect (positive grids, threads and TGM within the device's limits).
 func (f *Family) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {

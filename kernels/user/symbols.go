@@ -300,14 +300,6 @@ func (b ubuf) checkSymbolSize(bs profiler.BufferSpec, e map[string]any) error {
 	return fmt.Errorf("buffer %s fills %s, which %s declares as `%s`: %d × %d B = %d B, but the buffer is %d × %s = %d B%s: make the buffer's shape and dtype match the declaration", b.name, sym.name, sym.at, sym.decl, n, elem, n*elem, bs.Elems, bs.Type, bs.Bytes(), forValues(e, sym.extents...))
 }
 
-// forValues is " for N=16" naming the values the programs read, "" when none.
-func forValues(e map[string]any, ps ...*expr.Program) string {
-	if v := valuesOf(e, ps...); v != "" {
-		return " for " + v
-	}
-	return ""
-}
-
 // symbolsOn refuses a plan in lang that has buffers filling module
 // globals where lang has none (Metal).
 func (f *Family) symbolsOn(lang string) error {
