@@ -3,6 +3,8 @@ package metal
 import (
 	"strconv"
 	"strings"
+
+	"github.com/mltop/mltop/kernels/user/csrc"
 )
 
 // macroDef is one #define: function-like when params is not nil.
@@ -23,19 +25,19 @@ func expandMacros(src string) string {
 	src = strings.ReplaceAll(blankComments(src), "\\\n", " ")
 	defs := map[string]macroDef{}
 	var text strings.Builder
-	var conds literalConds
+	var conds csrc.Conds
 	for _, l := range strings.Split(src, "\n") {
 		t := strings.TrimSpace(l)
 		if !strings.HasPrefix(t, "#") {
-			if !conds.dead() {
+			if !conds.Dead() {
 				text.WriteString(l)
 			}
 			text.WriteString("\n")
 			continue
 		}
 		t = strings.TrimSpace(t[1:])
-		conds.directive(t)
-		if conds.dead() {
+		conds.Directive(t)
+		if conds.Dead() {
 			text.WriteString("\n")
 			continue
 		}
@@ -253,56 +255,4 @@ func nextToPaste(body string, i, j int) bool {
 	before := strings.TrimRight(body[:i], " \t")
 	after := strings.TrimLeft(body[j:], " \t")
 	return strings.HasSuffix(before, "##") || strings.HasPrefix(after, "##")
-}
-
-// literalConds follows the #if groups of a source far enough to know which
-// lines are dead: those under `#if 0` / `#elif 0`, and the branches after
-// one whose condition is the literal 1. Every other branch is live.
-type literalConds struct {
-	stack []literalCond
-}
-
-type literalCond struct {
-	parentDead, taken, dead bool
-}
-
-func (c *literalConds) dead() bool {
-	if len(c.stack) == 0 {
-		return false
-	}
-	f := c.stack[len(c.stack)-1]
-	return f.parentDead || f.dead
-}
-
-// directive takes one directive line, without its '#'.
-func (c *literalConds) directive(t string) {
-	word, rest, _ := strings.Cut(strings.Join(strings.Fields(t), " "), " ")
-	lit := 0 // the condition: 1 or 0 as a literal, else unknown (live)
-	switch strings.TrimSpace(rest) {
-	case "0":
-		lit = -1
-	case "1":
-		lit = 1
-	}
-	switch word {
-	case "if", "ifdef", "ifndef":
-		if word != "if" {
-			lit = 0
-		}
-		c.stack = append(c.stack, literalCond{parentDead: c.dead(), dead: lit < 0, taken: lit > 0})
-	case "elif", "else", "elifdef", "elifndef":
-		if len(c.stack) == 0 {
-			return
-		}
-		if word != "elif" {
-			lit = 0
-		}
-		f := &c.stack[len(c.stack)-1]
-		f.dead = f.taken || lit < 0
-		f.taken = f.taken || lit > 0
-	case "endif":
-		if len(c.stack) > 0 {
-			c.stack = c.stack[:len(c.stack)-1]
-		}
-	}
 }

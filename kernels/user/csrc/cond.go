@@ -18,40 +18,63 @@ type condFrame struct {
 	dead       bool // the current branch is dead
 }
 
+// Conds follows the #if groups of a source, directive by directive: the
+// lines under `#if 0` / `#elif 0`, and the branches after one whose
+// condition is the literal 1, are dead; every other branch is live. Scan
+// (markDead) and Metal's macro expansion read sources with it.
+type Conds struct {
+	stack []condFrame
+}
+
+// Dead says whether the lines after the last directive taken are dead.
+func (c *Conds) Dead() bool {
+	if len(c.stack) == 0 {
+		return false
+	}
+	f := c.stack[len(c.stack)-1]
+	return f.parentDead || f.dead
+}
+
+// Directive takes one directive line, with or without its '#', and says
+// whether the directive itself is in a dead region.
+func (c *Conds) Directive(text string) (dead bool) {
+	d := parseDirective(text)
+	return c.step(d.Kind, d.literal)
+}
+
+// step takes a directive of kind whose condition is the literal lit (see
+// Directive.literal).
+func (c *Conds) step(kind string, lit int8) (dead bool) {
+	dead = c.Dead()
+	switch {
+	case isOpen(kind):
+		c.stack = append(c.stack, condFrame{parentDead: dead, dead: lit < 0, taken: lit > 0})
+	case isBranch(kind) && len(c.stack) > 0:
+		f := &c.stack[len(c.stack)-1]
+		f.dead = f.taken || lit < 0
+		f.taken = f.taken || lit > 0
+		dead = f.parentDead
+	case kind == "endif" && len(c.stack) > 0:
+		dead = c.stack[len(c.stack)-1].parentDead
+		c.stack = c.stack[:len(c.stack)-1]
+	}
+	return dead
+}
+
 // markDead sets Directive.Dead and returns the live tokens: code outside
 // dead regions, and the markers of live conditionals.
 func markDead(toks []ltok, dirs []Directive) []ltok {
-	var stack []condFrame
-	dead := false
+	var conds Conds
 	var live []ltok
 	for _, t := range toks {
 		if t.dir < 0 {
-			if !dead {
+			if !conds.Dead() {
 				live = append(live, t)
 			}
 			continue
 		}
 		d := &dirs[t.dir]
-		switch {
-		case isOpen(d.Kind):
-			f := condFrame{parentDead: dead, dead: d.literal < 0, taken: d.literal > 0}
-			stack = append(stack, f)
-			d.Dead = dead
-			dead = f.parentDead || f.dead
-		case isBranch(d.Kind) && len(stack) > 0:
-			f := &stack[len(stack)-1]
-			f.dead = f.taken || d.literal < 0
-			f.taken = f.taken || d.literal > 0
-			d.Dead = f.parentDead
-			dead = f.parentDead || f.dead
-		case d.Kind == "endif" && len(stack) > 0:
-			f := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			d.Dead = f.parentDead
-			dead = f.parentDead
-		default:
-			d.Dead = dead
-		}
+		d.Dead = conds.step(d.Kind, d.literal)
 		if !d.Dead && (isOpen(d.Kind) || isBranch(d.Kind) || d.Kind == "endif") {
 			live = append(live, t)
 		}
