@@ -134,7 +134,7 @@ func prepareSource(lang, path, code string, includeDirs []string, read func(stri
 	if err := p.load(main, includeDirs, read, byPath, byName, 0); err != nil {
 		return nil, err
 	}
-	p.rescanWithHeaderMacros()
+	p.scanCUDA()
 	for _, u := range p.units {
 		for _, d := range u.scan.Decls {
 			for _, n := range d.Names {
@@ -178,12 +178,7 @@ func (p *prepared) afterMetalStdlib() int {
 // load scans u and, depth first, the local headers it includes.
 func (p *prepared) load(u *unit, dirs []string, read func(string) ([]byte, error), byPath, byName map[string]*unit, depth int) error {
 	u.scan = csrc.Scan(u.code)
-	u.compiled = u.scan
-	if p.lang == "cuda" {
-		if blanked := csrc.Blank(u.code, u.scan); blanked != u.code {
-			u.compiled = csrc.Scan(blanked)
-		}
-	}
+	u.compiled = u.scan // CUDA: blanked once every file is loaded (scanCUDA)
 	u.local = map[int]*unit{}
 	p.units = append(p.units, u)
 	for i, d := range u.scan.Directives {
@@ -217,13 +212,14 @@ func (p *prepared) load(u *unit, dirs []string, read func(string) ([]byte, error
 	return nil
 }
 
-// rescanWithHeaderMacros scans each CUDA unit again with the #defines of
-// the program's other local files, once all are loaded: a macro one of
-// them defines is no host header's binding macro to blank, and NVRTC gets
-// the header that defines it (a device function whose head a local
-// header's macro writes stays; a launcher it writes is blanked).
-func (p *prepared) rescanWithHeaderMacros() {
-	if p.lang != "cuda" || len(p.units) < 2 {
+// scanCUDA reads each CUDA unit as NVRTC will get it, once all are
+// loaded: scanned with the #defines of the program's other local files
+// (a macro one of them defines is no host header's binding macro to
+// blank: a device function whose head a local header's macro writes
+// stays, a launcher it writes is blanked), then with its host code
+// blanked (compiled).
+func (p *prepared) scanCUDA() {
+	if p.lang != "cuda" {
 		return
 	}
 	scans := make([]*csrc.File, len(p.units))
@@ -232,7 +228,9 @@ func (p *prepared) rescanWithHeaderMacros() {
 	}
 	for i, u := range p.units {
 		others := append(slices.Clone(scans[:i]), scans[i+1:]...)
-		u.scan = csrc.ScanWith(u.code, others...)
+		if len(others) > 0 {
+			u.scan = csrc.ScanWith(u.code, others...)
+		}
 		u.compiled = u.scan
 		if blanked := csrc.Blank(u.code, u.scan); blanked != u.code {
 			u.compiled = csrc.ScanWith(blanked, others...)
