@@ -102,14 +102,7 @@ func TestArrayDeclaratorLengthChecked(t *testing.T) {
 				t.Fatal("test setup: args moved")
 			}
 			_, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "s.metal": broadcastAddMetal, "ref.py": broadcastAddRef}))
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not say %q", err, w)
-				}
-			}
+			errorSays(t, err, c.want)
 		})
 	}
 }

@@ -54,14 +54,7 @@ func TestBadBuffers(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": withBuffers(t, c.x, c.y), "k.cu": usertest.Source, "w.txt": "x"}))
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q\nlacks %q", err, w)
-				}
-			}
+			errorSays(t, err, c.want)
 		})
 	}
 }

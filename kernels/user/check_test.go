@@ -76,14 +76,7 @@ func TestPythonReferenceErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := pyKernel(t, c.ref)
 			_, err := f.Reference(s(f), in, 4, 1)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q\nlacks %q", err, w)
-				}
-			}
+			errorSays(t, err, c.want)
 		})
 	}
 }

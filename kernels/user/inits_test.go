@@ -119,14 +119,7 @@ func TestBadInitArguments(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := loadGather(t, withIDs(t, c.dtype, c.init))
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q\nlacks %q", err, w)
-				}
-			}
+			errorSays(t, err, c.want)
 		})
 	}
 }
@@ -166,14 +159,7 @@ func TestInitArgumentsPerSpec(t *testing.T) {
 				s.Dims[k] = v
 			}
 			_, err = f.Plan(s, cudaDev)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q\nlacks %q", err, w)
-				}
-			}
+			errorSays(t, err, c.want)
 		})
 	}
 }

@@ -110,14 +110,7 @@ func TestBadScratchBuffers(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := loadScratch(t, c.lines)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q\nlacks %q", err, w)
-				}
-			}
+			errorSays(t, err, c.want)
 		})
 	}
 	t.Run("scratch is not an output", func(t *testing.T) {

@@ -155,14 +155,7 @@ func TestBadManifests(t *testing.T) {
 				files[k] = v
 			}
 			_, err := Load(usertest.Write(t, files))
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q\nlacks %q", err, w)
-				}
-			}
+			errorSays(t, err, c.want)
 		})
 	}
 }
