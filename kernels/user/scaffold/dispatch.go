@@ -92,12 +92,19 @@ func guessShapes(p *plan, k *kernelScan, size []string) {
 		return
 	}
 	var names []string
+	var guessed []*buffer
 	for _, b := range k.newBufs {
-		names = append(names, b.name)
+		if b.shape == nil { // a ticket counter's shape is known
+			names = append(names, b.name)
+			guessed = append(guessed, b)
+		}
+	}
+	if len(guessed) == 0 {
+		return
 	}
 	comment := p.todo(fmt.Sprintf("shape guessed from %s's sizes", k.sig.Entry),
 		"%s: guessed buffer shapes [%s] for %s: set them to what the kernel reads and writes", k.sig.Entry, strings.Join(size, ", "), strings.Join(names, ", "))
-	for _, b := range k.newBufs {
+	for _, b := range guessed {
 		b.shape, b.shapeComment = size, comment
 	}
 }

@@ -196,8 +196,9 @@ func (c *context) value(p *plan, pname string) string {
 	return n
 }
 
-// bufferParam maps a pointer parameter to a buffer: const → input;
-// written (and not read) in the body → output; read and written → inout.
+// bufferParam maps a pointer parameter to a buffer: const → input; an
+// integer ticket counter → scratch (ticket.go); written (and not read) in
+// the body → output; read and written → inout.
 func (c *context) bufferParam(p *plan, k *kernelScan, prm csrc.Param, pname string) string {
 	dt := c.elemDType(prm.Pointee, k.sig)
 	b := &buffer{dtype: dt, readOnlyUse: prm.ReadOnly}
@@ -205,6 +206,12 @@ func (c *context) bufferParam(p *plan, k *kernelScan, prm csrc.Param, pname stri
 	switch a := accessOf(k.body, pname); {
 	case prm.ReadOnly:
 		b.init = inputInit(p, dt)
+	case isIntDType(dt) && ticketCounter(k.body, pname):
+		b.role, b.shape = "scratch", []string{"1"}
+		guess = func() string {
+			return p.todo("a ticket counter (atomics decide the last block): scratch, reset to 0 before every launch, never compared; give it one element per counter",
+				"%s: %s is a ticket counter (an atomic on it decides the last block against gridDim): guessed scratch: true with one element (zeros before every launch, never compared)", k.sig.Entry, pname)
+		}
 	case a.reads && a.writes:
 		b.role, b.init = "inout", inputInit(p, dt)
 		guess = func() string {

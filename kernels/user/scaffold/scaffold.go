@@ -178,12 +178,12 @@ func ensureOutput(p *plan, file string) error {
 		return fmt.Errorf("%s: the kernels have no pointer parameters: a kernel needs at least one buffer to write", file)
 	}
 	for _, b := range p.bufs {
-		if b.role != "" {
+		if b.role != "" && b.role != "scratch" {
 			return nil
 		}
 	}
 	for i := len(p.bufs) - 1; i >= 0; i-- {
-		if b := p.bufs[i]; !b.readOnlyUse {
+		if b := p.bufs[i]; !b.readOnlyUse && b.role != "scratch" {
 			b.role, b.init = "out", ""
 			p.dropNote(b.how) // it said the buffer is an input
 			b.how = p.todo("no buffer is written in a way mltop could follow; guessed this one is the output", "no buffer is visibly written: guessed %s is the output", b.name)

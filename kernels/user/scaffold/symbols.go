@@ -72,14 +72,19 @@ func (c *context) addSymbols(p *plan) {
 				"%s is a pointer global the host fills (%s at %s): no buffer written; pass what it points to as a kernel argument", g.qualified(), f.call, p.lines.at(f.line)))
 			continue
 		}
-		c.symbolBuffer(p, f, elem, extents, macros)
+		b := c.symbolBuffer(p, f, elem, extents, macros)
+		if strings.HasPrefix(b.dtype, "i") || strings.HasPrefix(b.dtype, "u") {
+			if deviceTicketCounter(c.src, scan, g.name) {
+				ticketGlobal(p, b, f)
+			}
+		}
 	}
 }
 
 // symbolBuffer writes the buffer that fills global f.g: its dtype from the
 // element type, its shape from the declared extents (a literal, a macro's
 // or constant's value, a dim), with TODOs for what it cannot tell.
-func (c *context) symbolBuffer(p *plan, f hostFill, elem string, extents []string, macros map[string]string) {
+func (c *context) symbolBuffer(p *plan, f hostFill, elem string, extents []string, macros map[string]string) *buffer {
 	g := f.g
 	b := &buffer{symbol: "true"}
 	b.name, _ = p.claim(bufferName(g.name), "buffer")
@@ -128,6 +133,23 @@ func (c *context) symbolBuffer(p *plan, f hostFill, elem string, extents []strin
 	}
 	b.shapeComment = strings.Join(todos, "; ")
 	p.bufs = append(p.bufs, b)
+	return b
+}
+
+// ticketGlobal turns global b, which the host fills (f) and a kernel takes
+// tickets from (ticket.go), into zeros: the host's fill resets the
+// counter. It stays a symbol buffer, filled once per spec (a global cannot
+// be scratch): the kernel's last block must reset it, as real ones do.
+func ticketGlobal(p *plan, b *buffer, f hostFill) {
+	fillTODO, others, _ := strings.Cut(b.shapeComment, "; ") // symbolBuffer's first TODO is the host's fill
+	p.dropNote(fillTODO)
+	b.init = "zeros"
+	from := fmt.Sprintf("%s at %s", f.call, p.lines.at(f.line))
+	b.shapeComment = p.todo(fmt.Sprintf("a ticket counter the host resets (%s): zeros, filled once per spec; the kernel's last block must reset it to 0", from),
+		"%s is a ticket counter (an atomic on it decides the last block) that the host resets (%s): buffer %s fills it with zeros once per spec, so the kernel must reset it itself; mltop cannot reset a global before every launch", f.g.qualified(), from, b.name)
+	if others != "" {
+		b.shapeComment += "; " + others
+	}
 }
 
 // bufferName is a manifest name for global name: its own, less the
