@@ -150,7 +150,7 @@ func (bl *builder) findSymbol(p *prepared, name string) (usymbol, error) {
 		if len(globals) > 0 {
 			have = "its globals: " + strings.Join(globals, ", ")
 		}
-		return usymbol{}, fmt.Errorf("the CUDA source declares no global %s (%s): declare `__constant__ float %s[N];` at file scope, or give `symbol:` the name the source uses", name, have, name)
+		return usymbol{}, fmt.Errorf("the CUDA source declares no global %s (%s): declare %s, or give `symbol:` the name the source uses", name, have, suggestGlobal(scope, base))
 	}
 	if len(hits) > 1 && scope == "" {
 		var where []string
@@ -175,6 +175,16 @@ func (bl *builder) findSymbol(p *prepared, name string) (usymbol, error) {
 	}
 	bl.staticSize(&sym, p, elem, extents)
 	return sym, nil
+}
+
+// suggestGlobal is the declaration of a missing global, in words: one at
+// file scope, or inside its namespace (a qualified name is not a
+// declarator).
+func suggestGlobal(scope, base string) string {
+	if scope == "" {
+		return fmt.Sprintf("`__constant__ float %s[N];` at file scope", base)
+	}
+	return fmt.Sprintf("`namespace %s { __constant__ float %s[N]; }` at file scope", scope, base)
 }
 
 func qualify(scope, name string) string {
