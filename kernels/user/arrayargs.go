@@ -2,7 +2,6 @@ package user
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -111,11 +110,39 @@ func (bl *builder) bindArray(a uarg, prm csrc.Param, up uparam, apath, afield, f
 	if !prm.Pointer || !isConstantSpace(prm) || !scalar || kind == profiler.ScalarF64 {
 		return up, bl.d.err(apath, afield, "array value %s goes to parameter `%s` of %s:%d: an array value fills only a Metal `constant T*` parameter of a scalar type (as `const constant int* shape`); give a buffer or an expression here", a.text, describe(prm), file, sig.Line)
 	}
-	if n, err := strconv.Atoi(prm.Extent); err == nil && n != len(a.elems) {
-		return up, bl.d.err(apath, afield, "array value %s has %d elements, but parameter %s of %s:%d is declared [%d]: give %d", a.text, len(a.elems), prm.Name, file, sig.Line, n, n)
+	if n, ok := declaredElems(prm.Extents); ok && n != int64(len(a.elems)) {
+		return up, bl.d.err(apath, afield, "array value %s has %d elements, but parameter %s of %s:%d is declared %s: give %d%s", a.text, len(a.elems), prm.Name, file, sig.Line, bracketed(prm.Extents), n, rowMajor(prm.Extents))
 	}
 	up.kind = kind
 	return up, nil
+}
+
+// declaredElems is the element count of an array parameter's extents
+// (`[2][3]`: 6); ok false when one is not a constant mltop can read.
+func declaredElems(extents []string) (n int64, ok bool) {
+	if len(extents) == 0 {
+		return 0, false
+	}
+	n = 1
+	for _, x := range extents {
+		v, isConst := csrc.IntConst(x, nil)
+		if !isConst || v <= 0 {
+			return 0, false
+		}
+		n *= v
+	}
+	return n, true
+}
+
+func bracketed(extents []string) string { return "[" + strings.Join(extents, "][") + "]" }
+
+// rowMajor says how a multi-dimensional parameter's elements are listed
+// (the declaration [2][3] is 6 of them).
+func rowMajor(extents []string) string {
+	if len(extents) < 2 {
+		return ""
+	}
+	return ", in row-major order (the last index varies fastest)"
 }
 
 // arrayScalars evaluates an array value as its parameter's elements,

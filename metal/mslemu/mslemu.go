@@ -390,9 +390,12 @@ func UserCall(sig csrc.Signature) (string, error) {
 			if _, err := fmt.Sscanf(prm.Attr, "buffer(%d)", &i); err != nil {
 				return "", fmt.Errorf("%s: cannot read [[%s]]", prm.Name, prm.Attr)
 			}
-			if strings.Contains(prm.Type, "&") {
+			switch {
+			case strings.Contains(prm.Type, "&"):
 				args = append(args, fmt.Sprintf("*(%s*)b[%d].data()", base, i))
-			} else {
+			case len(prm.Extents) > 1: // `constant float m[2][3]` is a pointer to rows of 3
+				args = append(args, fmt.Sprintf("(%s (*)[%s])b[%d].data()", base, strings.Join(prm.Extents[1:], "]["), i))
+			default:
 				args = append(args, fmt.Sprintf("(%s*)b[%d].data()", base, i))
 			}
 		case prm.Attr == "threadgroup(0)" && strings.Contains(prm.Type, "*"):

@@ -29,7 +29,11 @@ type Param struct {
 	// Extent is the length an array declarator gives a parameter, which C
 	// and Metal make a pointer (`constant const int64_t strides[2]` is
 	// `constant const int64_t* strides`): "2"; "" for `x[]` and others.
+	// For `int m[2][3]` it is the first, "2".
 	Extent string
+	// Extents are every extent of an array declarator as written, outermost
+	// first (`int m[2][3]`: "2", "3"; `x[]`: ""); nil for a non-array.
+	Extents []string
 }
 
 // Signature is a kernel entry point found in a source file.
@@ -447,15 +451,13 @@ func makeParam(ts []string) Param {
 			break
 		}
 	}
-	// an array declarator (`int64_t strides[2]`, `float x[]`) is a pointer
+	// an array declarator (`int64_t strides[2]`, `float x[]`, `int m[2][3]`)
+	// is a pointer
 	array := false
 	for k, w := range words {
 		if w == "[" {
-			end := k + 1
-			for end < len(words) && words[end] != "]" {
-				end++
-			}
-			p.Extent = strings.Join(words[k+1:end], " ")
+			p.Extents = arrayExtents(words[k:])
+			p.Extent = p.Extents[0]
 			words, array = words[:k], true
 			break
 		}
@@ -578,6 +580,21 @@ func Typedefs(src string) map[string]string {
 				i = j
 			}
 		}
+	}
+	return out
+}
+
+// arrayExtents reads the bracket groups that open words (`[`, `2`, `]`,
+// `[`, `N * 2`, `]`): each group's text, "" for `[]`.
+func arrayExtents(words []string) []string {
+	var out []string
+	for k := 0; k < len(words) && words[k] == "["; {
+		end := k + 1
+		for end < len(words) && words[end] != "]" {
+			end++
+		}
+		out = append(out, strings.Join(words[k+1:end], " "))
+		k = end + 1
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package csrc
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -277,7 +278,38 @@ func TestArrayParams(t *testing.T) {
 	if p := sig.Params[4]; p.Name != "index" || p.Pointer || p.Attr != "thread_position_in_grid" {
 		t.Errorf("param 4: %+v", p)
 	}
+	if got := sig.Params[2].Extents; !slices.Equal(got, []string{"N * 2"}) {
+		t.Errorf("b_strides has extents %q, want [N * 2]", got)
+	}
 	if got := sig.Params[1].Attr; got != "buffer(1)" {
 		t.Errorf("a_strides gets %q, want buffer(1) (Apple's implicit index)", got)
+	}
+}
+
+// A multi-dimensional array parameter records every extent, outermost
+// first; its pointee is the element type.
+func TestMultiDimArrayParams(t *testing.T) {
+	sig, _, ok := FindEntry("kernel void g(device float* out, constant const float taps[2][3], constant int idx[N][2 * R + 1][4] [[buffer(5)]], const float w[][8]) {}", "g")
+	if !ok {
+		t.Fatal("not found")
+	}
+	for i, want := range []struct {
+		name, pointee, extent string
+		extents               []string
+	}{
+		{"taps", "float", "2", []string{"2", "3"}},
+		{"idx", "int", "N", []string{"N", "2 * R + 1", "4"}},
+		{"w", "float", "", []string{"", "8"}},
+	} {
+		p := sig.Params[i+1]
+		if p.Name != want.name || !p.Pointer || p.Pointee != want.pointee || p.Extent != want.extent || !slices.Equal(p.Extents, want.extents) {
+			t.Errorf("param %d: %+v, want %+v", i+1, p, want)
+		}
+	}
+	if got := sig.Params[2].Attr; got != "buffer(5)" {
+		t.Errorf("idx gets %q, want buffer(5)", got)
+	}
+	if got := sig.Params[0].Extents; got != nil {
+		t.Errorf("a pointer has extents %q", got)
 	}
 }
