@@ -16,6 +16,7 @@ func (bl *builder) buffers() error {
 	if len(m.Buffers) == 0 {
 		return d.err("$", "buffers", "no buffers: list the kernel's arrays, e.g. `- {name: X, dtype: T, shape: [rows, cols]}`")
 	}
+	bl.markShapeKnobs()
 	for i, b := range m.Buffers {
 		path, field := fmt.Sprintf("$.buffers[%d]", i), fmt.Sprintf("buffers[%d]", i)
 		if !nameRE.MatchString(b.Name) {
@@ -139,11 +140,12 @@ func (bl *builder) initArgCompiler(b bufferYAML, path string) argCompiler {
 	}
 }
 
-// nonShapeKnob is the first knob without `shape: true` that names (or the
-// values they name) depend on, "" if none.
+// nonShapeKnob is the first knob that is not a shape knob (`shape: true`,
+// or in a buffer's shape) that names (or the values they name) depend on,
+// "" if none.
 func (bl *builder) nonShapeKnob(names []string) string {
 	for _, n := range names {
-		if k, ok := bl.m.Knobs[n]; ok && !k.Shape {
+		if _, ok := bl.m.Knobs[n]; ok && !bl.isShapeKnob(n) {
 			return n
 		}
 		for _, v := range bl.f.values {

@@ -33,6 +33,7 @@ type Family struct {
 	mlx          *mlxKernel           // an MLX-style body (mlx.go)
 	version      string               // hash of the manifest and the files it names
 	nested       bool                 // loaded as another manifest's check: kernel (its own check is not loaded)
+	impliedShape []ImpliedShapeKnob   // knobs a buffer's shape makes shape knobs (shapeknobs.go)
 }
 
 // Version identifies the family's definition (profiler.Versioned): it

@@ -287,6 +287,9 @@ func load(path string, names map[string]string) Result {
 			r.add(Error, StepLoad, path, line, col, "%s is a built-in family: pick another name", f.Name())
 		}
 	}
+	for _, k := range f.ImpliedShapeKnobs() {
+		r.add(Note, StepLoad, path, k.Line, k.Col, "knob %s is in the shape of buffer %s, so it is a shape knob: each of its values gets its own inputs and reference; write `shape: true` on %s to say so", k.Knob, k.Buffer, k.Knob)
+	}
 	return r
 }
 
