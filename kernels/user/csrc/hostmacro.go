@@ -10,18 +10,20 @@ import "strings"
 //     to `void add_f32(torch::Tensor a) { … }`);
 //   - a macro the file does not define, given a body: a function defined
 //     through a host header's macro (PYBIND11_MODULE(name, m) { … },
-//     TORCH_LIBRARY(ops, m) { … }), unless the body reads a CUDA built-in
-//     (threadIdx, __syncthreads, …): that is a kernel behind a header's
-//     macro, and stays.
-func (s *scanner) hostMacro(name string, body, end int) bool {
+//     TORCH_LIBRARY(ops, m) { … }), unless its arguments or body read a
+//     CUDA built-in (threadIdx, __syncthreads, …) or say __global__ or
+//     __device__: that is device code behind a header's macro, and stays.
+//
+// The invocation's arguments start at toks[args].
+func (s *scanner) hostMacro(name string, args, body, end int) bool {
 	if repl, ok := s.replacements[name]; ok {
 		return s.replacementIsHost(repl)
 	}
 	if _, ok := s.macros[name]; ok || body < 0 {
 		return false
 	}
-	for k := body; k < end && k < len(s.toks); k++ {
-		if deviceBuiltins[s.toks[k].text] {
+	for k := args; k < end && k < len(s.toks); k++ {
+		if w := s.toks[k].text; deviceBuiltins[w] || w == "__global__" || w == "__device__" {
 			return false
 		}
 	}

@@ -31,6 +31,9 @@ func TestHostMacroInvocations(t *testing.T) {
 		{"file's macro instantiating a kernel", "INSTANCE(float)", false},
 		{"file's macro defining a type", "PAIR_TYPE(pair)", false},
 		{"undefined macro with a body reading threadIdx", "HEADER_KERNEL(zero, float* y) { y[threadIdx.x] = 0; }", false},
+		{"undefined macro with a body declaring a __global__ kernel", "KERNEL_BODY(zero) { __global__ void zero(float* y) { y[0] = 0; } }", false},
+		{"undefined macro whose arguments say __global__", "WITH_BOUNDS(__global__ void fill(float* y)) { y[0] = 1; }", false},
+		{"undefined macro with a body calling a __device__ lambda", "ON_DEVICE(k) { auto f = [] __device__ (float v) { return v; }; }", false},
 		{"undefined macro without a body", "REGISTER_OP(scale);", false},
 		{"static_assert", "static_assert(sizeof(float) == 4, \"32-bit float\");", false},
 	} {
