@@ -9,7 +9,8 @@ import (
 
 // AssembleUserSource makes the one string newLibraryWithSource: compiles
 // for a user kernel's own source. Metal's runtime compiler has no include
-// path, so each `#include "name"` of one of the program's Includes is pasted
+// path, so each `#include "name"` or `#include <name>` of one of the
+// program's Includes is pasted
 // in place (once), and #line directives keep the compiler's log pointing at
 // the user's own files and lines.
 func AssembleUserSource(p profiler.Program) (string, error) {
@@ -38,7 +39,7 @@ func inline(b *strings.Builder, file, code string, incs map[string]string, done 
 			b.WriteString("\n")
 			continue
 		}
-		name, ok := quotedInclude(l)
+		name, ok := includedName(l)
 		if body, known := incs[name]; ok && known {
 			if !done[name] {
 				done[name] = true
@@ -82,8 +83,12 @@ func lineDirective(l string) (int, string, bool) {
 	return n, f, true
 }
 
-// quotedInclude returns name for a line `#include "name"`.
-func quotedInclude(l string) (string, bool) {
+// includedName returns name for a line `#include "name"` or
+// `#include <name>`. The caller inlines only the names the program's
+// Includes hold (files mltop found beside the source or in include_dirs),
+// so `<metal_stdlib>` stays for the compiler while a toolkit header such as
+// PyTorch's `<c10/metal/common.h>` reaches newLibraryWithSource inlined.
+func includedName(l string) (string, bool) {
 	t := strings.TrimSpace(l)
 	if !strings.HasPrefix(t, "#") {
 		return "", false
@@ -93,10 +98,14 @@ func quotedInclude(l string) (string, bool) {
 		return "", false
 	}
 	t = strings.TrimSpace(t[len("include"):])
-	if len(t) < 2 || t[0] != '"' {
+	if len(t) < 2 {
 		return "", false
 	}
-	end := strings.IndexByte(t[1:], '"')
+	closing := map[byte]byte{'"': '"', '<': '>'}[t[0]]
+	if closing == 0 {
+		return "", false
+	}
+	end := strings.IndexByte(t[1:], closing)
 	if end < 0 {
 		return "", false
 	}

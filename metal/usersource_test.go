@@ -35,3 +35,24 @@ func TestAssembleUserSource(t *testing.T) {
 		t.Errorf("a cycle is pasted once, not an error: %v", err)
 	}
 }
+
+// A toolkit header included with angle brackets (PyTorch's
+// `#include <c10/metal/common.h>`, found in include_dirs) is pasted like a
+// quoted one; an angle include the program does not hold (<metal_stdlib>)
+// stays for the compiler, and a malformed one is kept as written.
+func TestAssembleUserSourceAngleInclude(t *testing.T) {
+	p := profiler.Program{
+		File:     "ln.metal",
+		Code:     "#include <c10/metal/common.h>\n#include <metal_stdlib>\n#include <c10/metal/common.h\nkernel void f() {}\n",
+		Includes: map[string]string{"c10/metal/common.h": "constant unsigned simdgroup_size = 32;"},
+	}
+	got, err := AssembleUserSource(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "#line 1 \"ln.metal\"\n#line 1 \"c10/metal/common.h\"\nconstant unsigned simdgroup_size = 32;\n" +
+		"#line 2 \"ln.metal\"\n#include <metal_stdlib>\n#include <c10/metal/common.h\nkernel void f() {}\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

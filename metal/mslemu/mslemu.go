@@ -129,6 +129,14 @@ func CallFor(src, entry string) (string, error) {
 // statics, which is right because groups run one after another.
 var threadgroupArray = regexp.MustCompile(`(?m)^(\s*)threadgroup (\w+ \w+\[)`)
 
+// A program-scope `constant int N = 256;` is a constant on Metal (a
+// threadgroup array may take N as its size); with the emptied `constant`
+// qualifier it would be a mutable global, so it becomes `static const`.
+// Only a declaration at the start of a line with an initializer matches:
+// parameters (`constant float& eps`), function constants (inlined
+// before) and `constant constexpr` are left alone.
+var programConstant = regexp.MustCompile(`(?m)^constant\s+((?:\w+::)*\w+(?:<[^;>]*>)?\s+\w+(?:\s*\[[^\]]*\])*\s*=)`)
+
 // The [[threadgroup(i)]] attribute of a parameter would lose its name to
 // the emptied `threadgroup` qualifier ([[(0)]] does not parse): renamed, it
 // is an attribute g++ ignores.
@@ -349,6 +357,7 @@ func userEntry(src string, p profiler.Program) (csrc.Signature, error) {
 // static (one per emulated group), and a pointer per [[host_name]]
 // instantiation, which the emulator calls. build and CheckUser share it.
 func forEmulation(full string) string {
+	full = programConstant.ReplaceAllString(full, "static const $1")
 	full = threadgroupArray.ReplaceAllString(full, "${1}static $2")
 	full = threadgroupAttr.ReplaceAllString(full, "[[emu_threadgroup(")
 	return full + hostAliases(full)
