@@ -55,6 +55,9 @@ func lintSources(r *Result) {
 			if in.How != user.InjectUnused {
 				lines = append(lines, in.String())
 			}
+			if in.SourceWins {
+				r.add(Warning, StepSource, in.File, in.Line, 0, "%s", in.String())
+			}
 		}
 		if len(lines) > 0 {
 			r.add(Note, StepSource, path, 0, 0, "names mltop gives the %s source:\n%s", langName[lang], strings.Join(lines, "\n"))
