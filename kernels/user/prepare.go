@@ -46,6 +46,8 @@ type Injection struct {
 	// NAME outside any #ifndef NAME, so the source's own value replaces
 	// the manifest's (the compiler only warns about the redefinition).
 	SourceWins bool
+	// SourceValue is that #define's replacement text ("1024"), when it has one.
+	SourceValue string
 }
 
 func (in Injection) String() string {
@@ -268,7 +270,8 @@ func (p *prepared) inject(o offer) Injection {
 	in := Injection{Name: o.name, How: InjectUnused}
 	if u, line := p.firstMention(p.units[0], o.name, false, map[*unit]bool{}); u != nil {
 		p.insertAt(u, line, o.name)
-		return Injection{Name: o.name, How: InjectMacro, File: u.path, Line: line, SourceWins: redefinesAt(u.scan, line, o.name)}
+		wins, value := redefinesAt(u.scan, line, o.name)
+		return Injection{Name: o.name, How: InjectMacro, File: u.path, Line: line, SourceWins: wins, SourceValue: value}
 	}
 	for _, u := range p.units {
 		if d, ok := u.compiled.Declared(o.name); ok {
@@ -287,15 +290,19 @@ func (p *prepared) inject(o offer) Injection {
 }
 
 // redefinesAt says whether the live directive on line of f #defines or
-// #undefs name: as the first preprocessor line to mention it, no #ifndef
-// guards it, so a macro mltop defines before it is replaced.
-func redefinesAt(f *csrc.File, line int, name string) bool {
+// #undefs name (and the value it defines): as the first preprocessor line
+// to mention it, no #ifndef guards it, so a macro mltop defines before it
+// is replaced.
+func redefinesAt(f *csrc.File, line int, name string) (bool, string) {
 	for _, d := range f.Directives {
 		if d.Line == line && !d.Dead {
-			return d.Defines == name || d.Kind == "undef" && slices.Contains(d.Tests, name)
+			if d.Defines == name {
+				return true, strings.TrimSpace(d.Value)
+			}
+			return d.Kind == "undef" && slices.Contains(d.Tests, name), ""
 		}
 	}
-	return false
+	return false, ""
 }
 
 // firstMention walks the translation unit in order (headers at their

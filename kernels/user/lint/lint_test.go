@@ -480,9 +480,15 @@ func TestKnobTheSourceRedefines(t *testing.T) {
 	}{
 		{"unguarded", "#define WG 1024\n", true},
 		{"guarded", "#ifndef WG\n#define WG 1024\n#endif\n", false},
+		{"the knob's only value is the source's", "#define WG 64\n", false},
+		{"the knob has the source's value among others", "#define WG 64\n", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("redefined_k"), "k.cu": c.head + kern})
+			m := usertest.Manifest("redefined_k")
+			if c.name == "the knob's only value is the source's" {
+				m = strings.Replace(m, "values: [64, 128]", "values: [64]", 1)
+			}
+			path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": c.head + kern})
 			text := findingsOf(Check(path, Options{Static: true}).Manifests[0])
 			warned := false
 			for _, l := range strings.Split(text, "\n") {
