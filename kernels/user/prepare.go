@@ -42,12 +42,21 @@ type Injection struct {
 	How  InjectHow
 	File string // macro: the file of the line it goes before; declared: where the source declares it
 	Line int
+	// SourceWins (a macro): the line it goes before #defines or #undefs
+	// NAME outside any #ifndef NAME, so the source's own value replaces
+	// the manifest's (the compiler only warns about the redefinition).
+	SourceWins bool
+	// SourceValue is that #define's replacement text ("1024"), when it has one.
+	SourceValue string
 }
 
 func (in Injection) String() string {
 	where := fmt.Sprintf("%s:%d", filepath.Base(in.File), in.Line)
 	switch in.How {
 	case InjectMacro:
+		if in.SourceWins {
+			return fmt.Sprintf("%s: #define before %s, where the source #defines it again without #ifndef %s: the source's value replaces the manifest's; wrap that #define in #ifndef %s … #endif, or drop %s from the manifest and write the source's value", in.Name, where, in.Name, in.Name, in.Name)
+		}
 		return fmt.Sprintf("%s: #define before %s, its first preprocessor use", in.Name, where)
 	case InjectConstexpr:
 		return fmt.Sprintf("%s: declared ahead of the source (constexpr, or using for the dtype)", in.Name)
@@ -261,7 +270,8 @@ func (p *prepared) inject(o offer) Injection {
 	in := Injection{Name: o.name, How: InjectUnused}
 	if u, line := p.firstMention(p.units[0], o.name, false, map[*unit]bool{}); u != nil {
 		p.insertAt(u, line, o.name)
-		return Injection{Name: o.name, How: InjectMacro, File: u.path, Line: line}
+		wins, value := redefinesAt(u.scan, line, o.name)
+		return Injection{Name: o.name, How: InjectMacro, File: u.path, Line: line, SourceWins: wins, SourceValue: value}
 	}
 	for _, u := range p.units {
 		if d, ok := u.compiled.Declared(o.name); ok {
@@ -277,6 +287,22 @@ func (p *prepared) inject(o offer) Injection {
 		return Injection{Name: o.name, How: InjectMacro, File: u.path, Line: line}
 	}
 	return Injection{Name: o.name, How: InjectConstexpr}
+}
+
+// redefinesAt says whether the live directive on line of f #defines or
+// #undefs name (and the value it defines): as the first preprocessor line
+// to mention it, no #ifndef guards it, so a macro mltop defines before it
+// is replaced.
+func redefinesAt(f *csrc.File, line int, name string) (bool, string) {
+	for _, d := range f.Directives {
+		if d.Line == line && !d.Dead {
+			if d.Defines == name {
+				return true, strings.TrimSpace(d.Value)
+			}
+			return d.Kind == "undef" && slices.Contains(d.Tests, name), ""
+		}
+	}
+	return false, ""
 }
 
 // firstMention walks the translation unit in order (headers at their

@@ -189,11 +189,11 @@ func (f *Family) program(s profiler.Spec, lang string) (profiler.Program, error)
 }
 
 // injectionNotes tell the plan's reader about manifest names the source
-// declares itself (their values do not reach it).
+// declares or #defines itself (their values do not reach it).
 func (f *Family) injectionNotes(lang string) []string {
 	var out []string
 	for _, in := range f.Injections(lang) {
-		if in.How == InjectDeclared {
+		if in.How == InjectDeclared || in.SourceWins {
 			out = append(out, in.String())
 		}
 	}

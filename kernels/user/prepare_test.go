@@ -386,6 +386,7 @@ func TestInjectionString(t *testing.T) {
 		want string
 	}{
 		{Injection{Name: "WG", How: InjectMacro, File: "/a/k.cu", Line: 3}, "WG: #define before k.cu:3, its first preprocessor use"},
+		{Injection{Name: "WG", How: InjectMacro, File: "/a/k.cu", Line: 4, SourceWins: true}, "WG: #define before k.cu:4, where the source #defines it again without #ifndef WG: the source's value replaces the manifest's; wrap that #define in #ifndef WG … #endif, or drop WG from the manifest and write the source's value"},
 		{Injection{Name: "T", How: InjectConstexpr}, "T: declared ahead of the source (constexpr, or using for the dtype)"},
 		{Injection{Name: "WG", How: InjectDeclared, File: "/a/k.cu", Line: 1}, "WG: not injected: the source declares it (k.cu:1), so the manifest's value does not reach it"},
 		{Injection{Name: "N", How: InjectUnused}, "N: not injected: the source does not use it"},
@@ -466,5 +467,52 @@ func TestPrepareHostOnlyMentionsAreUnused(t *testing.T) {
 	}
 	if how["WG"] != InjectUnused || how["T"] != InjectConstexpr {
 		t.Errorf("WG %s (want unused: only host code names it), T %s (want constexpr)", how["WG"], how["T"])
+	}
+}
+
+// A knob the source #defines (or #undefs) with no #ifndef of its own name
+// before it is replaced by the source's value: the injection says so, and
+// so do the plan's notes, since the compiler only warns.
+func TestPrepareSourceRedefinesKnob(t *testing.T) {
+	withToolkit(t)
+	const kern = "__global__ void k(const T* X, T* Y, int rows, int cols) { __shared__ float s[WG]; Y[0] = s[0]; }\n"
+	for _, c := range []struct {
+		name, head string
+		wins       bool
+		line       int
+	}{
+		{"plain define", "#define WG 1024\n", true, 1},
+		{"guarded by ifndef", "#ifndef WG\n#define WG 1024\n#endif\n", false, 1},
+		{"guarded by if !defined", "#if !defined(WG)\n#define WG 1024\n#endif\n", false, 1},
+		{"undef then define", "#undef WG\n#define WG 32\n", true, 1},
+		{"guarded by another name", "#ifdef FAST\n#define WG 512\n#endif\n", true, 2},
+		{"tested only", "#if WG > 128\n#define BIG 1\n#endif\n", false, 1},
+		{"dead define, then a test", "#if 0\n#define WG 8\n#endif\n#if WG\n#endif\n", false, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("redefined"), "k.cu": c.head + kern})
+			f, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg Injection
+			for _, in := range f.Injections("cuda") {
+				if in.Name == "WG" {
+					wg = in
+				}
+			}
+			if wg.How != InjectMacro || wg.Line != c.line || wg.SourceWins != c.wins {
+				t.Fatalf("WG: %+v, want a macro before line %d with SourceWins %v", wg, c.line, c.wins)
+			}
+			p, err := f.Plan(profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema()), cudaDev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			notes := strings.Join(p.Notes, "\n")
+			said := strings.Contains(notes, "the source's value replaces the manifest's")
+			if said != c.wins {
+				t.Errorf("plan notes name the redefinition: %v, want %v:\n%s", said, c.wins, notes)
+			}
+		})
 	}
 }

@@ -469,3 +469,34 @@ func TestSharedArraysOfTemplatedEntries(t *testing.T) {
 		}
 	}
 }
+
+// A knob the source #defines unguarded never reaches the kernel: check
+// warns at the source's line; with the #ifndef guard it says nothing.
+func TestKnobTheSourceRedefines(t *testing.T) {
+	const kern = "extern \"C\" __global__ void k(const T* X, T* Y, int rows, int cols) { __shared__ float s[WG]; Y[0] = s[0]; }\n"
+	for _, c := range []struct {
+		name, head string
+		warns      bool
+	}{
+		{"unguarded", "#define WG 1024\n", true},
+		{"guarded", "#ifndef WG\n#define WG 1024\n#endif\n", false},
+		{"the knob's only value is the source's", "#define WG 64\n", false},
+		{"the knob has the source's value among others", "#define WG 64\n", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := usertest.Manifest("redefined_k")
+			if c.name == "the knob's only value is the source's" {
+				m = strings.Replace(m, "values: [64, 128]", "values: [64]", 1)
+			}
+			path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": c.head + kern})
+			text := findingsOf(Check(path, Options{Static: true}).Manifests[0])
+			warned := false
+			for _, l := range strings.Split(text, "\n") {
+				warned = warned || strings.HasPrefix(l, "warning [source] ") && strings.Contains(l, "/k.cu:1: WG: #define before k.cu:1, where the source #defines it again without #ifndef WG")
+			}
+			if warned != c.warns {
+				t.Errorf("warned %v, want %v:\n%s", warned, c.warns, text)
+			}
+		})
+	}
+}

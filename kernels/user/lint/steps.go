@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mltop/mltop/cuda"
@@ -54,6 +55,9 @@ func lintSources(r *Result) {
 		for _, in := range f.Injections(lang) {
 			if in.How != user.InjectUnused {
 				lines = append(lines, in.String())
+			}
+			if in.SourceWins && !onlySourceValue(f.Schema(), in) {
+				r.add(Warning, StepSource, in.File, in.Line, 0, "%s", in.String())
 			}
 		}
 		if len(lines) > 0 {
@@ -344,4 +348,20 @@ func noteSymbols(r *Result) {
 		}
 		r.add(Note, StepSource, s.File, s.Line, 0, "buffer %s fills `%s` before each spec's launches; its size is checked %s", s.Buffer, s.Decl, when)
 	}
+}
+
+// onlySourceValue says whether the knob or dim in names can take only the
+// value the source's own #define gives it (a knob of one value, as the
+// source has it): then the source replacing it changes nothing.
+func onlySourceValue(s profiler.Schema, in user.Injection) bool {
+	v, err := strconv.Atoi(in.SourceValue)
+	if err != nil {
+		return false
+	}
+	for _, ps := range [][]profiler.Param{s.Knobs, s.Dims} {
+		if p, ok := profiler.FindParam(ps, in.Name); ok {
+			return len(p.Values) > 0 && !slices.ContainsFunc(p.Values, func(x int) bool { return x != v })
+		}
+	}
+	return false
 }
