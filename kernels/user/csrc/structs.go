@@ -1,0 +1,326 @@
+package csrc
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// StructDecl is a struct or class definition read from the source: its data
+// members in declaration order. Member functions, static members, nested
+// type definitions and member typedefs/usings are not data and are left out
+// (Typedefs reads the usings).
+type StructDecl struct {
+	Name string
+	// Base is the one base class (`struct P : public Base`), "" for none.
+	Base   string
+	Fields []StructField
+	Line   int // line of the struct's name
+	// Initialized: a member has a default initializer (`int n = 0;`) or
+	// the struct declares a constructor, so it is not a C++03 POD, and
+	// the Itanium ABI may place a derived class's members in its tail
+	// padding.
+	Initialized bool
+}
+
+// StructField is one data member. `int a, *b;` is two fields.
+type StructField struct {
+	Name string
+	// Type is the member's type before its declarator, qualifiers and
+	// `struct` dropped: "int", "index_t", "void", "Inner".
+	Type    string
+	Pointer bool // a pointer member (`void *__restrict__ x_ptr`)
+	// PointeeConst: what the pointer points to is const (`const float* w`).
+	PointeeConst bool
+	// Extents are an array member's extents as written, outermost first
+	// (`int m[2][3]`: "2", "3"); nil for a non-array.
+	Extents []string
+	Line    int
+}
+
+// Declared writes the field as a declaration: "void* x_ptr", "int shape[4]".
+func (f StructField) Declared() string {
+	t := f.Type
+	if f.PointeeConst {
+		t = "const " + t
+	}
+	if f.Pointer {
+		t += "*"
+	}
+	s := t + " " + f.Name
+	for _, x := range f.Extents {
+		s += "[" + x + "]"
+	}
+	return s
+}
+
+// FindStruct reads the definition of the struct (or class) name in src:
+// `struct name { … };`, `struct name : public Base { … };` or `typedef
+// struct [tag] { … } name;`. A qualified name (`ns::Params`) is looked up
+// by its last part. found is false when src defines no such struct; err
+// names a member mltop cannot lay out (a bit-field, a reference, a
+// function pointer, an alignment attribute, several or virtual bases).
+func FindStruct(src, name string) (d StructDecl, found bool, err error) {
+	if i := strings.LastIndex(name, "::"); i >= 0 {
+		name = name[i+2:]
+	}
+	toks := Tokenize(src)
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		if t.Text != "struct" && t.Text != "class" {
+			continue
+		}
+		// struct name [final] [: bases] {
+		if i+1 < len(toks) && toks[i+1].Text == name {
+			j := i + 2
+			if j < len(toks) && toks[j].Text == "final" {
+				j++
+			}
+			base, open, err := baseClause(toks, j, name)
+			if err != nil {
+				return StructDecl{}, true, err
+			}
+			if open < 0 {
+				continue // a declaration, a use (`struct name x;`) or a template argument
+			}
+			d, err := structBody(toks, open, name)
+			d.Base, d.Line = base, toks[i+1].Line
+			return d, true, err
+		}
+		// typedef struct [tag] { … } name;
+		if i > 0 && toks[i-1].Text == "typedef" {
+			j := i + 1
+			if j < len(toks) && toks[j].Kind == Ident {
+				j++
+			}
+			if j >= len(toks) || toks[j].Text != "{" {
+				continue
+			}
+			end := Matching(toks, j)
+			if end+2 < len(toks) && toks[end+1].Text == name && toks[end+2].Text == ";" {
+				d, err := structBody(toks, j, name)
+				d.Line = toks[end+1].Line
+				return d, true, err
+			}
+		}
+	}
+	return StructDecl{}, false, nil
+}
+
+// baseClause reads `: [public] Base` from toks[j] up to the `{` that opens
+// the body; open is -1 when no body follows.
+func baseClause(toks []Token, j int, name string) (base string, open int, err error) {
+	if j >= len(toks) {
+		return "", -1, nil
+	}
+	if toks[j].Text == "{" {
+		return "", j, nil
+	}
+	if toks[j].Text != ":" {
+		return "", -1, nil
+	}
+	var words []string
+	for j++; j < len(toks) && toks[j].Text != "{" && toks[j].Text != ";"; j++ {
+		words = append(words, toks[j].Text)
+	}
+	if j >= len(toks) || toks[j].Text != "{" {
+		return "", -1, nil
+	}
+	if slices.Contains(words, ",") {
+		return "", j, fmt.Errorf("struct %s has several base classes (%s): mltop lays out a struct with at most one", name, strings.Join(words, " "))
+	}
+	if slices.Contains(words, "virtual") {
+		return "", j, fmt.Errorf("struct %s has a virtual base class: mltop cannot lay it out", name)
+	}
+	words = slices.DeleteFunc(words, func(w string) bool { return w == "public" || w == "private" || w == "protected" })
+	return tidyType(strings.Join(words, " ")), j, nil
+}
+
+// structBody reads the data members between the braces at toks[open].
+func structBody(toks []Token, open int, name string) (StructDecl, error) {
+	d := StructDecl{Name: name}
+	end := Matching(toks, open)
+	var member []Token
+	for i := open + 1; i < end; i++ {
+		t := toks[i]
+		switch {
+		case (t.Text == "public" || t.Text == "private" || t.Text == "protected") && i+1 < end && toks[i+1].Text == ":":
+			i++
+			continue
+		case t.Text == "{":
+			close := Matching(toks, i)
+			if startsTypeDef(member) {
+				switch {
+				case close+1 < end && toks[close+1].Text != ";":
+					return d, fmt.Errorf("struct %s: line %d defines a %s inside it with a member of that type: define the inner type on its own and declare the member by its name", name, t.Line, member[0].Text)
+				case member[0].Text == "union" || len(member) == 1:
+					return d, fmt.Errorf("struct %s: line %d declares an anonymous %s member: mltop lays out named fields of scalars, pointers and structs", name, t.Line, member[0].Text)
+				}
+			}
+			if isFunction(member) || startsTypeDef(member) {
+				if isFunction(member) && member[0].Text == name {
+					d.Initialized = true // a constructor
+				}
+				// a member function's body, or a nested type's definition
+				i = close
+				if i+1 < end && toks[i+1].Text == ";" {
+					i++
+				}
+				member = member[:0]
+				continue
+			}
+			member = append(member, toks[i:close+1]...) // a brace initializer
+			i = close
+			continue
+		case t.Text == ";":
+			fs, init, err := dataMembers(member, name)
+			if err != nil {
+				return d, err
+			}
+			d.Fields = append(d.Fields, fs...)
+			d.Initialized = d.Initialized || init
+			member = member[:0]
+			continue
+		}
+		member = append(member, t)
+	}
+	return d, nil
+}
+
+// isFunction says whether a member is a function (a parenthesis outside an
+// initializer, not a function pointer or an attribute).
+func isFunction(member []Token) bool {
+	for k, t := range member {
+		if t.Text == "(" && k+1 < len(member) && member[k+1].Text == "*" {
+			return false // a function pointer: dataMembers refuses it
+		}
+	}
+	for k, t := range member {
+		if t.Text == "=" || t.Text == "{" {
+			return false
+		}
+		if t.Text == "(" && k > 0 && !alignWords[member[k-1].Text] && !(k+1 < len(member) && member[k+1].Text == "*") {
+			return true
+		}
+	}
+	return false
+}
+
+var alignWords = map[string]bool{"alignas": true, "__align__": true, "__attribute__": true, "__declspec": true}
+
+// startsTypeDef says whether a member opens a nested type's definition.
+func startsTypeDef(member []Token) bool {
+	return len(member) > 0 && (member[0].Text == "struct" || member[0].Text == "class" || member[0].Text == "union" || member[0].Text == "enum")
+}
+
+// dataMembers reads one member declaration (its tokens up to the `;`):
+// the fields it declares, none for a function, a static member, a using
+// or a friend. init says whether it has a default initializer.
+func dataMembers(member []Token, name string) ([]StructField, bool, error) {
+	if len(member) == 0 || isFunction(member) {
+		return nil, false, nil
+	}
+	switch member[0].Text {
+	case "using", "typedef", "static", "friend", "template", "static_assert", "enum":
+		return nil, false, nil
+	}
+	line := member[0].Line
+	for k, t := range member {
+		switch {
+		case alignWords[t.Text]:
+			return nil, false, fmt.Errorf("struct %s: line %d sets an alignment (%s): mltop lays out fields at their natural alignment only", name, line, t.Text)
+		case t.Text == "(":
+			return nil, false, fmt.Errorf("struct %s: line %d declares a function pointer: mltop passes data pointers only", name, line)
+		case t.Text == "&":
+			return nil, false, fmt.Errorf("struct %s: line %d declares a reference member: mltop passes pointers and scalars", name, line)
+		case t.Text == ":" && (k == 0 || member[k-1].Text != ":"):
+			return nil, false, fmt.Errorf("struct %s: line %d declares a bit-field: mltop cannot lay out bit-fields", name, line)
+		case t.Text == "union":
+			return nil, false, fmt.Errorf("struct %s: line %d declares a union: mltop lays out structs of scalars, pointers and structs", name, line)
+		}
+	}
+	var fields []StructField
+	init := false
+	var typ []string
+	constType := false
+	for n, decl := range splitDeclarators(member) {
+		if k := slices.IndexFunc(decl, func(t Token) bool { return t.Text == "=" || t.Text == "{" }); k >= 0 {
+			decl, init = decl[:k], true
+		}
+		if n == 0 { // the type: the words before the first * or the name
+			k := slices.IndexFunc(decl, func(t Token) bool { return t.Text == "*" })
+			if k < 0 {
+				k = lastIdentBeforeBracket(decl)
+			}
+			if k <= 0 {
+				return nil, init, fmt.Errorf("struct %s: cannot read the member on line %d", name, line)
+			}
+			for _, t := range decl[:k] {
+				switch t.Text {
+				case "const":
+					constType = true
+				case "volatile", "mutable", "struct", "class", "__restrict__", "__restrict":
+				default:
+					typ = append(typ, t.Text)
+				}
+			}
+			decl = decl[k:]
+		}
+		f := StructField{Type: tidyType(strings.Join(typ, " ")), PointeeConst: constType, Line: line}
+		k := lastIdentBeforeBracket(decl)
+		if k < 0 || len(typ) == 0 {
+			return nil, init, fmt.Errorf("struct %s: cannot read the member on line %d", name, line)
+		}
+		f.Name = decl[k].Text
+		for _, t := range decl[:k] {
+			if t.Text == "*" {
+				if f.Pointer {
+					return nil, init, fmt.Errorf("struct %s: member %s on line %d is a pointer to a pointer: mltop passes one buffer's address per pointer field", name, f.Name, line)
+				}
+				f.Pointer = true
+			}
+		}
+		var words []string
+		for _, t := range decl[k+1:] {
+			words = append(words, t.Text)
+		}
+		f.Extents = arrayExtents(words)
+		fields = append(fields, f)
+	}
+	return fields, init, nil
+}
+
+// splitDeclarators splits a member declaration at its top-level commas.
+func splitDeclarators(member []Token) [][]Token {
+	var out [][]Token
+	depth, start := 0, 0
+	for k, t := range member {
+		switch t.Text {
+		case "(", "[", "{", "<":
+			depth++
+		case ")", "]", "}", ">":
+			depth--
+		case ",":
+			if depth == 0 {
+				out = append(out, member[start:k])
+				start = k + 1
+			}
+		}
+	}
+	return append(out, member[start:])
+}
+
+// lastIdentBeforeBracket is the index of a declarator's name: the last
+// identifier before its first `[`, or -1.
+func lastIdentBeforeBracket(decl []Token) int {
+	end := len(decl)
+	if k := slices.IndexFunc(decl, func(t Token) bool { return t.Text == "[" }); k >= 0 {
+		end = k
+	}
+	for k := end - 1; k >= 0; k-- {
+		if decl[k].Kind == Ident && !qualifiers[decl[k].Text] && decl[k].Text != "__restrict__" && decl[k].Text != "__restrict" {
+			return k
+		}
+	}
+	return -1
+}

@@ -1,0 +1,85 @@
+package csrc
+
+import (
+	"strings"
+	"testing"
+)
+
+const convParams = `
+#pragma once
+struct ConvParamsBase {
+    using index_t = uint32_t;
+    int batch, dim, seqlen, width;
+    bool silu_activation;
+    index_t x_batch_stride;
+    // pointers
+    void *__restrict__ x_ptr;
+    const float* w_ptr, *b_ptr;
+    int32_t *__restrict__ conv_state_indices_ptr;
+    float scale = 1.0f;
+    int shape[4];
+    int m[2][3];
+    __device__ int twice() const { return 2 * dim; }
+    static constexpr int kMax = 8;
+    struct Tag { int t; };
+public:
+    ConvParamsBase() {}
+};
+
+struct ConvParamsBwd: public ConvParamsBase {
+    index_t dx_batch_stride;
+    void *__restrict__ dx_ptr;
+};
+
+typedef struct { float eps; long n; } NormArgs;
+struct Fwd;
+`
+
+func TestFindStruct(t *testing.T) {
+	d, found, err := FindStruct(convParams, "ConvParamsBase")
+	if err != nil || !found {
+		t.Fatalf("found %v, err %v", found, err)
+	}
+	var got []string
+	for _, f := range d.Fields {
+		got = append(got, f.Declared())
+	}
+	want := "int batch|int dim|int seqlen|int width|bool silu_activation|index_t x_batch_stride|void* x_ptr|const float* w_ptr|const float* b_ptr|int32_t* conv_state_indices_ptr|float scale|int shape[4]|int m[2][3]"
+	if strings.Join(got, "|") != want {
+		t.Errorf("fields\n got %s\nwant %s", strings.Join(got, "|"), want)
+	}
+	if !d.Initialized || d.Base != "" || d.Line != 3 {
+		t.Errorf("initialized %v base %q line %d", d.Initialized, d.Base, d.Line)
+	}
+	bwd, found, err := FindStruct(convParams, "ns::ConvParamsBwd")
+	if err != nil || !found || bwd.Base != "ConvParamsBase" || len(bwd.Fields) != 2 || bwd.Initialized {
+		t.Errorf("ConvParamsBwd: %+v found %v err %v", bwd, found, err)
+	}
+	na, found, err := FindStruct(convParams, "NormArgs")
+	if err != nil || !found || len(na.Fields) != 2 || na.Fields[1].Type != "long" {
+		t.Errorf("NormArgs: %+v found %v err %v", na, found, err)
+	}
+	if _, found, _ := FindStruct(convParams, "Fwd"); found {
+		t.Error("a forward declaration is not a definition")
+	}
+}
+
+func TestFindStructRefuses(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"struct P { int a : 3; };", "bit-field"},
+		{"struct P { float& r; };", "reference"},
+		{"struct P { void (*fn)(int); };", "function pointer"},
+		{"struct P { alignas(16) float a; };", "alignment"},
+		{"struct P { float** pp; };", "pointer to a pointer"},
+		{"struct P : A, B { int a; };", "several base classes"},
+		{"struct P : virtual A { int a; };", "virtual base"},
+		{"struct P { struct { int a; } inner; };", "define the inner type on its own"},
+		{"struct P { union { int a; float b; }; };", "anonymous union"},
+		{"struct P { union U { int a; float b; } u; };", "define the inner type"},
+	} {
+		_, found, err := FindStruct(c.src, "P")
+		if !found || err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: found %v, err %v; want it to say %q", c.src, found, err, c.want)
+		}
+	}
+}
