@@ -56,35 +56,23 @@ func (b *backend) launch(l *profiler.Launch) error {
 	if len(l.Args) != len(d.Args) {
 		return fmt.Errorf("dispatch %s binds %d buffers but names %d", d.Name, len(l.Args), len(d.Args))
 	}
-	// Each parameter lives in its own 8-byte slot, which holds the value as
-	// C lays out its type (the driver copies the parameter's size from it),
-	// in the kernel's parameter order.
-	order := d.ParamOrder()
-	if len(order) != len(l.Args)+len(d.Scalars) {
-		return fmt.Errorf("dispatch %s orders %d parameters but has %d buffers and %d scalars", d.Name, len(order), len(l.Args), len(d.Scalars))
-	}
-	vals := make([]uint64, len(order))
-	params := make([]unsafe.Pointer, len(vals))
-	for i, ref := range order {
-		if n := map[bool]int{false: len(l.Args), true: len(d.Scalars)}[ref.Scalar]; ref.Index < 0 || ref.Index >= n {
-			return fmt.Errorf("dispatch %s: parameter %d refers to %+v, beyond its %d buffers and %d scalars", d.Name, i, ref, len(l.Args), len(d.Scalars))
-		}
-		if ref.Scalar {
-			v, err := scalarSlot(d.Scalars[ref.Index])
-			if err != nil {
-				return fmt.Errorf("dispatch %s: %w", d.Name, err)
-			}
-			vals[i] = v
-			continue
-		}
-		buf, err := asBuffer(l.Args[ref.Index])
+	// Each parameter's bytes, as C lays out its type, in the kernel's
+	// parameter order: the driver copies the parameter's size from each.
+	ptrs := make([]uint64, len(l.Args))
+	for i, a := range l.Args {
+		buf, err := asBuffer(a)
 		if err != nil {
-			return fmt.Errorf("dispatch %s argument %s: %w", d.Name, d.Args[ref.Index], err)
+			return fmt.Errorf("dispatch %s argument %s: %w", d.Name, d.Args[i], err)
 		}
-		vals[i] = buf.ptr
+		ptrs[i] = buf.ptr
 	}
+	vals, err := paramBytes(d, ptrs)
+	if err != nil {
+		return err
+	}
+	params := make([]unsafe.Pointer, len(vals))
 	for i := range vals {
-		params[i] = unsafe.Pointer(&vals[i])
+		params[i] = unsafe.Pointer(&vals[i][0])
 	}
 	var pp uintptr
 	if len(params) > 0 {

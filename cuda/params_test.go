@@ -1,6 +1,8 @@
 package cuda
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/mltop/mltop/profiler"
@@ -25,5 +27,45 @@ func TestScalarSlot(t *testing.T) {
 	}
 	if _, err := scalarSlot(profiler.Scalar{Name: "h", Kind: "f16"}); err == nil {
 		t.Error("an unknown kind got a slot")
+	}
+}
+
+// A struct parameter between a buffer and a scalar: its bytes keep the
+// scalars the plan packed and get the device address of each buffer its
+// pointer fields name; the plan's bytes are not written to.
+func TestParamBytesStruct(t *testing.T) {
+	st := profiler.StructArg{Name: "p", Type: "Params", Bytes: make([]byte, 24),
+		Pointers: []profiler.StructPointer{{Field: "y", Offset: 8, Arg: 1}, {Field: "x", Offset: 16, Arg: 0}}}
+	st.Bytes[0] = 7 // int n = 7 at offset 0
+	d := &profiler.Dispatch{Name: "k", Args: []string{"x", "y"}, Scalars: []profiler.Scalar{profiler.I32Param("n", 3)}, Structs: []profiler.StructArg{st},
+		Order: []profiler.ArgRef{{Index: 0}, {Struct: true, Index: 0}, {Scalar: true, Index: 0}}}
+	got, err := paramBytes(d, []uint64{0x1000, 0x2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]byte{
+		{0x00, 0x10, 0, 0, 0, 0, 0, 0},
+		{7, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x20, 0, 0, 0, 0, 0, 0, 0x00, 0x10, 0, 0, 0, 0, 0, 0},
+		{3, 0, 0, 0, 0, 0, 0, 0},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("params\n got %v\nwant %v", got, want)
+	}
+	if st.Bytes[8] != 0 {
+		t.Error("paramBytes wrote into the plan's struct bytes")
+	}
+	bad := *d
+	bad.Structs = []profiler.StructArg{{Name: "p", Type: "Params", Bytes: make([]byte, 12), Pointers: []profiler.StructPointer{{Field: "y", Offset: 8, Arg: 1}}}}
+	if _, err := paramBytes(&bad, []uint64{1, 2}); err == nil || !strings.Contains(err.Error(), "pointer field y at offset 8") {
+		t.Errorf("a pointer past the struct's end: %v", err)
+	}
+	bad = *d
+	bad.Order = []profiler.ArgRef{{Struct: true, Index: 1}}
+	if _, err := paramBytes(&bad, []uint64{1, 2}); err == nil {
+		t.Error("a struct index beyond Structs was accepted")
+	}
+	plain := &profiler.Dispatch{Name: "k", Args: []string{"x"}, Scalars: []profiler.Scalar{profiler.I32Param("n", 3)}}
+	if _, err := paramBytes(plain, nil); err == nil {
+		t.Error("one buffer named, none bound: accepted")
 	}
 }

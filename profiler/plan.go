@@ -187,12 +187,35 @@ type Dispatch struct {
 	// interleave (CUDA): each entry is a buffer of Args or a scalar of
 	// Scalars. Empty: the buffers in order, then the scalars.
 	Order []ArgRef `json:",omitempty"`
+	// Structs are by-value struct parameters (CUDA), placed by Order. The
+	// buffers their pointer fields name are in Args too, where no Order
+	// entry refers to them.
+	Structs []StructArg `json:",omitempty"`
+}
+
+// StructArg is a struct a kernel takes by value: its bytes as C lays it
+// out, and the pointer fields into which the backend writes a buffer's
+// device address at launch.
+type StructArg struct {
+	Name     string // the parameter: "params"
+	Type     string // the struct: "ConvParamsBase"
+	Bytes    []byte
+	Pointers []StructPointer `json:",omitempty"`
+}
+
+// StructPointer is a pointer field of a StructArg: 8 bytes at Offset that
+// hold the address of the dispatch's buffer Args[Arg].
+type StructPointer struct {
+	Field  string
+	Offset int
+	Arg    int
 }
 
 // ArgRef is one kernel parameter of a Dispatch: Args[Index] or, when
-// Scalar, Scalars[Index].
+// Scalar, Scalars[Index], or, when Struct, Structs[Index].
 type ArgRef struct {
 	Scalar bool
+	Struct bool `json:",omitempty"`
 	Index  int
 }
 
