@@ -12,10 +12,11 @@ import (
 // uarg is one of a dispatch's args: a buffer's name, a scalar
 // expression, or an array value (arrayargs.go).
 type uarg struct {
-	text  string          // as written
-	buf   string          // a buffer's name; "" for an expression
-	p     *expr.Program   // the expression, for a scalar
-	elems []*expr.Program // an array value's expressions
+	text   string          // as written
+	buf    string          // a buffer's name; "" for an expression
+	p      *expr.Program   // the expression, for a scalar
+	elems  []*expr.Program // an array value's expressions
+	fields []structValue   // a struct value's fields (args_struct.go)
 }
 
 // uparam binds one kernel parameter to one of a dispatch's args.
@@ -28,6 +29,7 @@ type uparam struct {
 	// elem is the element type the parameter's pointee requires of its
 	// buffer ("" when any will do: T*, a template parameter, void*, …).
 	elem profiler.DType
+	st   *structBinding // a by-value struct parameter (args_struct.go)
 }
 
 // ubinding is how a dispatch's args meet one source's entry, in the
@@ -78,6 +80,7 @@ type typeScope struct {
 	typedefs map[string]string
 	dtype    string // the manifest's dtype name
 	sig      csrc.Signature
+	code     string // the source with its local headers, where structs are defined (CUDA)
 }
 
 // resolve follows the source's typedefs (a few levels).
@@ -150,6 +153,15 @@ func (f *Family) bindArgs(pd *profiler.Dispatch, d udisp, b ubinding, dt profile
 			pd.Args = append(pd.Args, a.buf)
 			continue
 		}
+		if up.st != nil {
+			st, err := f.structArgOf(pd, up, a, dt, e)
+			if err != nil {
+				return fmt.Errorf("dispatch %s: args[%d] for parameter `%s` (struct %s): %w", d.name, up.arg, describe(up.param), up.st.layout.name, err)
+			}
+			pd.Order = append(pd.Order, profiler.ArgRef{Struct: true, Index: len(pd.Structs)})
+			pd.Structs = append(pd.Structs, st)
+			continue
+		}
 		if a.elems != nil {
 			scs, err := arrayScalars(up, a, e)
 			if err != nil {
@@ -168,7 +180,7 @@ func (f *Family) bindArgs(pd *profiler.Dispatch, d udisp, b ubinding, dt profile
 		pd.Order = append(pd.Order, profiler.ArgRef{Scalar: true, Index: len(pd.Scalars)})
 		pd.Scalars = append(pd.Scalars, sc)
 	}
-	if !b.interleaved {
+	if !b.interleaved && len(pd.Structs) == 0 {
 		pd.Order = nil // buffers then scalars: the default order
 	}
 	return nil

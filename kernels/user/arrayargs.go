@@ -36,6 +36,14 @@ func (l *argList) UnmarshalYAML(n ast.Node) error {
 	}
 	out := argList{}
 	for _, v := range seq.Values {
+		if m, isMap := v.(*ast.MappingNode); isMap { // a struct value (args_struct.go)
+			s, err := structText(m)
+			if err != nil {
+				return err
+			}
+			out = append(out, s)
+			continue
+		}
 		inner, isList := v.(*ast.SequenceNode)
 		if !isList {
 			var s string

@@ -138,6 +138,14 @@ func (bl *builder) args(ds dispatchYAML, path, field string) ([]uarg, error) {
 	var out []uarg
 	for k, a := range ds.Args {
 		apath, afield := d.item(path+".args", field+".args", k)
+		if es, ok := structEntries(a); ok {
+			ua, err := bl.structArg(es, apath, afield)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ua)
+			continue
+		}
 		if elems, ok := arrayText(a); ok {
 			ua, err := bl.arrayArg(a, elems, apath, afield)
 			if err != nil {
@@ -210,6 +218,10 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 	}
 	ts := typeScope{typedefs: csrc.Typedefs(s.code), dtype: bl.dtypeName(), sig: sig}
 	if lang == "metal" {
+		if k := slices.IndexFunc(ud.args, func(a uarg) bool { return a.fields != nil }); k >= 0 {
+			apath, afield := d.item(path+".args", field+".args", k)
+			return ubinding{}, d.err(apath, afield, "struct value %s: Metal takes a kernel's scalars as the args after its buffers, which fill its constant struct in order; a {field: value} mapping is for CUDA kernels that take a struct by value", ud.args[k].text)
+		}
 		if err := bl.checkMetalSlots(ud, sig, s, path, field); err != nil {
 			return ubinding{}, err
 		}
@@ -224,6 +236,7 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 		b.file = s.path
 		return b, err
 	}
+	ts.code = bl.codeWithHeaders(lang, s)
 	params := sig.Bindable()
 	if len(params) != len(ud.args) {
 		return ubinding{}, d.err(path+".args", field+".args", "%s", countMismatch(ud.args, params, s.path, sig))
@@ -269,6 +282,9 @@ func fits(sig csrc.Signature, args []uarg, want int, metalStruct bool) bool {
 func (bl *builder) bindOne(a uarg, prm csrc.Param, ts typeScope, apath, afield, file string, sig csrc.Signature) (uparam, error) {
 	d := bl.d
 	up := uparam{param: prm}
+	if sup, handled, err := bl.bindStruct(a, prm, ts, apath, afield, file, sig); handled {
+		return sup, err
+	}
 	switch {
 	case a.elems != nil:
 		return bl.bindArray(a, prm, up, apath, afield, file, sig)

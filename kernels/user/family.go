@@ -189,6 +189,7 @@ func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 		return nil, err
 	}
 	p.Notes = append(p.Notes, f.injectionNotes(lang)...)
+	p.Notes = append(p.Notes, f.structNotes(lang)...)
 	var consts []profiler.FunctionConstant
 	if lang == "metal" {
 		if f.mlx != nil {

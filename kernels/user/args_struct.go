@@ -1,0 +1,338 @@
+package user
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/mltop/mltop/kernels/user/csrc"
+	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/expr"
+)
+
+// This file binds a mapping in args, `{x_ptr: x, dim: D, seqlen: L}`, to a
+// struct a CUDA kernel takes by value: each key a field (a nested struct's
+// as "inner.n" or a nested mapping), a pointer field given a buffer, a
+// scalar field an expression, an array field a list; fields not given
+// are zero.
+
+// structMarker starts the text argList keeps for a mapping item: the
+// marker, then the entries as JSON (structText, structEntries).
+const structMarker = "\x00struct"
+
+// structEntry is one key of a struct value: a buffer or expression, or a
+// list of them.
+type structEntry struct {
+	Key   string   `json:"k"`
+	Val   string   `json:"v,omitempty"`
+	Elems []string `json:"e,omitempty"`
+	List  bool     `json:"l,omitempty"`
+}
+
+// structText encodes a mapping node of args, nested mappings flattened to
+// dotted keys.
+func structText(m *ast.MappingNode) (string, error) {
+	var out []structEntry
+	if err := flattenMapping(m, "", &out); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(out)
+	return structMarker + string(b), err
+}
+
+func flattenMapping(m *ast.MappingNode, prefix string, out *[]structEntry) error {
+	for _, kv := range m.Values {
+		key := prefix + strings.TrimSpace(kv.Key.String())
+		switch v := kv.Value.(type) {
+		case *ast.MappingNode:
+			if err := flattenMapping(v, key+".", out); err != nil {
+				return err
+			}
+		case *ast.SequenceNode:
+			e := structEntry{Key: key, List: true}
+			if err := yaml.NodeToValue(v, &e.Elems); err != nil {
+				tk := v.GetToken()
+				return fmt.Errorf("[%d:%d] field %s: an array field takes a list of expressions or buffers, as [rows, 1, 1]; got %s", tk.Position.Line, tk.Position.Column, key, strings.TrimSpace(v.String()))
+			}
+			*out = append(*out, e)
+		default:
+			e := structEntry{Key: key}
+			if err := yaml.NodeToValue(v, &e.Val); err != nil {
+				tk := v.GetToken()
+				return fmt.Errorf("[%d:%d] field %s: want a buffer name or an expression, got %s", tk.Position.Line, tk.Position.Column, key, strings.TrimSpace(v.String()))
+			}
+			*out = append(*out, e)
+		}
+	}
+	return nil
+}
+
+// structEntries decodes what structText wrote; ok is false for any other arg.
+func structEntries(a string) ([]structEntry, bool) {
+	rest, ok := strings.CutPrefix(a, structMarker)
+	if !ok {
+		return nil, false
+	}
+	var out []structEntry
+	return out, json.Unmarshal([]byte(rest), &out) == nil
+}
+
+// structShown writes a struct value as the manifest does: {x_ptr: x, dim: D}.
+func structShown(es []structEntry) string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		v := e.Val
+		if e.List {
+			v = "[" + strings.Join(e.Elems, ", ") + "]"
+		}
+		parts[i] = e.Key + ": " + v
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// structValue is one key of a struct arg, read: each element a buffer's
+// name or an expression.
+type structValue struct {
+	key   string
+	list  bool
+	bufs  []string        // per element: a buffer's name, or ""
+	progs []*expr.Program // per element: the expression, or nil
+}
+
+func (v structValue) shown() string {
+	var parts []string
+	for i := range v.bufs {
+		if v.bufs[i] != "" {
+			parts = append(parts, v.bufs[i])
+		} else {
+			parts = append(parts, v.progs[i].Source())
+		}
+	}
+	if v.list {
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	return parts[0]
+}
+
+// structArg reads a mapping arg: buffer names stay names, the rest are
+// compiled as expressions.
+func (bl *builder) structArg(es []structEntry, path, field string) (uarg, error) {
+	a := uarg{text: structShown(es)}
+	if len(es) == 0 {
+		return a, bl.d.err(path, field, "{} is an empty struct value: give the fields to set, as {x_ptr: x, dim: D}")
+	}
+	for _, e := range es {
+		elems, list := []string{e.Val}, e.List
+		if list {
+			elems = e.Elems
+		}
+		v := structValue{key: e.Key, list: list}
+		for j, s := range elems {
+			if bl.bufferNames[s] {
+				v.bufs, v.progs = append(v.bufs, s), append(v.progs, nil)
+				continue
+			}
+			p, err := bl.compile(s, fmt.Sprintf("%s.%s[%d]", path, e.Key, j), fmt.Sprintf("%s.%s", field, e.Key))
+			if err != nil {
+				return a, err
+			}
+			v.bufs, v.progs = append(v.bufs, ""), append(v.progs, p)
+		}
+		a.fields = append(a.fields, v)
+	}
+	return a, nil
+}
+
+// codeWithHeaders is the source of lang with its local headers as one
+// text, where a struct parameter's definition may be.
+func (bl *builder) codeWithHeaders(lang string, s source) string {
+	if p := bl.f.prep[lang]; p != nil && len(p.units) > 1 {
+		return joinUnits(p.units).code
+	}
+	return s.code
+}
+
+// structBinding is a struct parameter's layout and the leaf each of its
+// arg's values fills.
+type structBinding struct {
+	layout structLayout
+	leaves []structLeaf // per value of the arg, in order
+}
+
+// structParam lays out the struct a by-value parameter takes; found is
+// false when the parameter's type is not a struct the source defines.
+func (bl *builder) structParam(prm csrc.Param, ts typeScope) (structLayout, bool, error) {
+	if prm.Pointer || ts.code == "" {
+		return structLayout{}, false, nil
+	}
+	t := strings.Join(strings.Fields(strings.NewReplacer("const", " ", "volatile", " ", "struct", " ").Replace(prm.Scalar)), " ")
+	if _, scalar := cScalarKinds[ts.resolve(t)]; scalar || t == "" {
+		return structLayout{}, false, nil
+	}
+	return newStructTypes(ts.code, ts).layout(t, 0)
+}
+
+// bindStruct binds an arg to a by-value struct parameter, or refuses a
+// struct value elsewhere and a buffer or scalar given to a struct; handled
+// is false when neither is the case.
+func (bl *builder) bindStruct(a uarg, prm csrc.Param, ts typeScope, apath, afield, file string, sig csrc.Signature) (up uparam, handled bool, err error) {
+	d := bl.d
+	up = uparam{param: prm}
+	l, found, lerr := bl.structParam(prm, ts)
+	if a.fields == nil && !found {
+		return up, false, nil
+	}
+	at := fmt.Sprintf("%s:%d", file, sig.Line)
+	switch {
+	case a.fields != nil && prm.Pointer:
+		return up, true, d.err(apath, afield, "struct value %s goes to parameter `%s` of %s, a pointer: a {field: value} mapping fills a struct taken by value; give a buffer here", a.text, describe(prm), at)
+	case lerr != nil:
+		return up, true, d.err(apath, afield, "parameter `%s` of %s: %v", describe(prm), at, lerr)
+	case a.fields != nil && !found:
+		return up, true, d.err(apath, afield, "struct value %s goes to parameter `%s` of %s, but mltop finds no struct %s in the source or its local headers: give an expression for a scalar, or define the struct where mltop reads it", a.text, describe(prm), at, prm.Scalar)
+	case a.fields == nil:
+		what := "expression " + a.text
+		if a.buf != "" {
+			what = "buffer " + a.buf
+		}
+		return up, true, d.err(apath, afield, "%s goes to parameter `%s` of %s, a struct taken by value: give a mapping of its fields, as {%s} (fields: %s)", what, describe(prm), at, exampleFields(l), l.fieldList())
+	}
+	b := &structBinding{layout: l}
+	seen := map[string]bool{}
+	for _, v := range a.fields {
+		vpath, vfield := apath+"."+v.key, afield+"."+v.key
+		lf, ok := l.leaf(v.key)
+		if !ok {
+			return up, true, d.err(vpath, vfield, "struct %s (parameter `%s` of %s) has no field %s%s: its fields are %s", l.name, describe(prm), at, v.key, structHint(v.key, leafPaths(l)), l.fieldList())
+		}
+		if seen[v.key] {
+			return up, true, d.err(vpath, vfield, "field %s of struct %s is given twice", v.key, l.name)
+		}
+		seen[v.key] = true
+		if err := bl.checkStructValue(v, lf, l); err != nil {
+			return up, true, d.err(vpath, vfield, "%v", err)
+		}
+		b.leaves = append(b.leaves, lf)
+	}
+	up.st = b
+	return up, true, nil
+}
+
+// checkStructValue holds one value against its field: a buffer for a
+// pointer, an expression (whose constant fits) for a scalar, a list of
+// the field's length for an array.
+func (bl *builder) checkStructValue(v structValue, lf structLeaf, l structLayout) error {
+	switch {
+	case lf.count == 1 && v.list:
+		return fmt.Errorf("list %s goes to field `%s` of struct %s, which is not an array: give one %s", v.shown(), lf.decl, l.name, map[bool]string{true: "buffer", false: "expression"}[lf.pointer])
+	case lf.count > 1 && !v.list:
+		return fmt.Errorf("%s goes to field `%s` of struct %s, an array: give a list of %d elements", v.shown(), lf.decl, l.name, lf.count)
+	case lf.count > 1 && len(v.bufs) != lf.count:
+		return fmt.Errorf("list %s has %d elements for field `%s` of struct %s: give %d", v.shown(), len(v.bufs), lf.decl, l.name, lf.count)
+	}
+	consts := bl.f.constants()
+	for i, buf := range v.bufs {
+		switch {
+		case lf.pointer && buf == "":
+			return fmt.Errorf("expression %s goes to field `%s` of struct %s, a pointer: give a buffer (%s)", v.progs[i].Source(), lf.decl, l.name, strings.Join(bufNames(bl.f.bufs), ", "))
+		case !lf.pointer && buf != "":
+			return fmt.Errorf("buffer %s goes to field `%s` of struct %s, a scalar: give an expression (a number, a dim, a value)", buf, lf.decl, l.name)
+		case lf.pointer && lf.readOnly && bl.buf(buf).out:
+			return fmt.Errorf("output buffer %s goes to field `%s` of struct %s, which the kernel cannot write through: drop the const, or give an input there", buf, lf.decl, l.name)
+		case !lf.pointer:
+			if x, ok := constArg(v.progs[i], consts); ok {
+				if _, err := profiler.ScalarOf(lf.kind, v.key, x); err != nil {
+					return fmt.Errorf("%s = %v goes to field `%s` of struct %s: %v", v.progs[i].Source(), x, lf.decl, l.name, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// structHint is "; did you mean X?" for a key near one of the fields.
+func structHint(key string, paths []string) string {
+	if h := profiler.DidYouMean(key, paths); h != "" {
+		return "; " + strings.TrimSpace(h)
+	}
+	return ""
+}
+
+func leafPaths(l structLayout) []string {
+	out := make([]string, len(l.leaves))
+	for i, lf := range l.leaves {
+		out[i] = lf.path
+	}
+	return out
+}
+
+// exampleFields writes the first fields as a mapping's start: "x_ptr: …, dim: …".
+func exampleFields(l structLayout) string {
+	var parts []string
+	for _, lf := range l.leaves[:min(3, len(l.leaves))] {
+		parts = append(parts, lf.path+": …")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// structArgOf packs a struct arg for a spec: its scalars evaluated into the
+// struct's bytes at their offsets, its buffers appended to pd.Args and
+// listed as the pointers the backend fills in.
+func (f *Family) structArgOf(pd *profiler.Dispatch, up uparam, a uarg, dt profiler.DType, e map[string]any) (profiler.StructArg, error) {
+	l := up.st.layout
+	st := profiler.StructArg{Name: up.param.Name, Type: l.name, Bytes: make([]byte, l.size)}
+	for i, v := range a.fields {
+		lf := up.st.leaves[i]
+		for k := range v.bufs {
+			off := lf.offset + k*lf.size
+			name := lf.path
+			if v.list {
+				name = fmt.Sprintf("%s[%d]", lf.path, k)
+			}
+			if buf := v.bufs[k]; buf != "" {
+				if have := f.bufDType(buf, dt); lf.elem != "" && have != lf.elem {
+					return st, fmt.Errorf("field %s: buffer %s holds %s but field `%s` points to %s: declare the field with the dtype's name or void*, or give the buffer `dtype: %s`", name, buf, have, lf.decl, lf.elem, lf.elem)
+				}
+				st.Pointers = append(st.Pointers, profiler.StructPointer{Field: name, Offset: off, Arg: len(pd.Args)})
+				pd.Args = append(pd.Args, buf)
+				continue
+			}
+			x, err := v.progs[k].Eval(e)
+			if err != nil {
+				return st, fmt.Errorf("field %s: %w", name, err)
+			}
+			sc, err := profiler.ScalarOf(lf.kind, name, x)
+			if err != nil {
+				return st, fmt.Errorf("%v (field `%s`)", err, lf.decl)
+			}
+			copy(st.Bytes[off:], sc.Bytes())
+		}
+	}
+	return st, nil
+}
+
+// structNotes say, per struct parameter, which fields the args leave zero.
+func (f *Family) structNotes(lang string) []string {
+	var out []string
+	for _, d := range f.disps {
+		for _, up := range d.bind[lang].params {
+			if up.st == nil {
+				continue
+			}
+			var zero []string
+			for _, lf := range up.st.layout.leaves {
+				if !slices.ContainsFunc(up.st.leaves, func(g structLeaf) bool { return g.path == lf.path }) {
+					zero = append(zero, lf.path)
+				}
+			}
+			if len(zero) > 0 {
+				out = append(out, fmt.Sprintf("dispatch %s: struct %s %s (%d bytes): fields not in args are zero: %s", d.name, up.st.layout.name, up.param.Name, up.st.layout.size, strings.Join(zero, ", ")))
+			}
+		}
+	}
+	return out
+}
