@@ -315,8 +315,9 @@ func (f *Family) structArgOf(pd *profiler.Dispatch, up uparam, a uarg, dt profil
 	return st, nil
 }
 
-// structNotes say, per struct parameter, which fields the args leave zero.
-func (f *Family) structNotes(lang string) []string {
+// StructNotes say, per CUDA struct parameter of lang's source, which
+// fields the args leave zero (they are passed as zero bytes).
+func (f *Family) StructNotes(lang string) []string {
 	var out []string
 	for _, d := range f.disps {
 		for _, up := range d.bind[lang].params {

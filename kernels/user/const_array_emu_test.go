@@ -118,7 +118,7 @@ func TestConstantArrayArgsRefused(t *testing.T) {
 		{"empty array value", "[1, rows], 2]", "[], 2]", []string{"args[3]", "empty array value"}},
 		{"output buffer for a constant array", "args: [X, out, [rows, cols]", "args: [X, out, out", []string{"output buffer out", "`constant int* shape`", "read-only constant address space"}},
 		{"unknown name in an element", "[1, rows]", "[1, rowz]", []string{"args[3][1]", "unknown name 'rowz'"}},
-		{"a mapping in args", "[1, rows], 2]", "{a: 1}, 2]", []string{"want a buffer name, an expression or a list of expressions"}},
+		{"a mapping in args", "[1, rows], 2]", "{a: 1}, 2]", []string{"args[3]", "struct value {a: 1}", "a {field: value} mapping is for CUDA kernels that take a struct by value"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !strings.Contains(stridedSumYAML, c.from) {

@@ -189,7 +189,7 @@ func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 		return nil, err
 	}
 	p.Notes = append(p.Notes, f.injectionNotes(lang)...)
-	p.Notes = append(p.Notes, f.structNotes(lang)...)
+	p.Notes = append(p.Notes, f.StructNotes(lang)...)
 	var consts []profiler.FunctionConstant
 	if lang == "metal" {
 		if f.mlx != nil {

@@ -49,6 +49,9 @@ func lintSources(r *Result) {
 		if lang == "cuda" {
 			noteSymbols(r)
 		}
+		for _, n := range f.StructNotes(lang) {
+			r.add(Note, StepSource, path, 0, 0, "%s", n)
+		}
 		// only what reaches the source or what the source shadows: an unused
 		// name (every DTYPE_* but one, a knob host code alone reads) is noise
 		var lines []string
