@@ -72,7 +72,7 @@ var elemTypes = map[string]profiler.DType{
 	"signed char": profiler.I8, "int8_t": profiler.I8, "char2": profiler.I8, "char4": profiler.I8,
 	"unsigned char": profiler.U8, "uint8_t": profiler.U8, "uchar": profiler.U8, "uchar2": profiler.U8, "uchar3": profiler.U8, "uchar4": profiler.U8,
 	"__nv_fp8_storage_t": profiler.U8,
-	"short": profiler.I16, "short int": profiler.I16, "signed short": profiler.I16, "int16_t": profiler.I16, "short2": profiler.I16, "short4": profiler.I16,
+	"short":              profiler.I16, "short int": profiler.I16, "signed short": profiler.I16, "int16_t": profiler.I16, "short2": profiler.I16, "short4": profiler.I16,
 	"unsigned short": profiler.U16, "unsigned short int": profiler.U16, "uint16_t": profiler.U16, "ushort": profiler.U16, "ushort2": profiler.U16, "ushort4": profiler.U16,
 	"int": profiler.I32, "signed int": profiler.I32, "int32_t": profiler.I32, "int2": profiler.I32, "int4": profiler.I32,
 	"unsigned": profiler.U32, "unsigned int": profiler.U32, "uint32_t": profiler.U32, "uint": profiler.U32, "uint2": profiler.U32, "uint4": profiler.U32,
