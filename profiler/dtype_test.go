@@ -176,8 +176,8 @@ func TestParseBufferDType(t *testing.T) {
 			t.Errorf("%s: %v, %v; want %s", in, got, err, want)
 		}
 	}
-	if _, err := ParseBufferDType("u32"); err == nil || !strings.Contains(err.Error(), `"u32"`) || !strings.Contains(err.Error(), "i64, u64") {
-		t.Errorf("u32: %v", err)
+	if _, err := ParseBufferDType("u128"); err == nil || !strings.Contains(err.Error(), `"u128"`) || !strings.Contains(err.Error(), "f32, f16, bf16, f64, fp8e4m3, fp8e5m2, i8, u8, i16, u16, i32, u32, i64, u64") {
+		t.Errorf("u128: %v", err)
 	}
 	if _, err := ParseDType("i64"); err == nil {
 		t.Error("a spec's dtype is a float type: ParseDType took i64")

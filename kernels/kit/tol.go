@@ -12,13 +12,18 @@ import (
 // profiler.GrowthC·(TermEps + Eps·√N)·magnitude.
 
 // Unit is the unit roundoff (half an ulp of 1) of dtype d: 2⁻²⁴ for f32,
-// 2⁻¹¹ for f16, 2⁻⁸ for bf16.
+// 2⁻¹¹ for f16, 2⁻⁸ for bf16, 2⁻⁵³ for f64, 2⁻⁴ for fp8e4m3, 2⁻³ for
+// fp8e5m2 (and f32's for the integer types).
 func Unit(d profiler.DType) float64 {
 	switch d {
 	case profiler.F16:
 		return 0x1p-11
 	case profiler.BF16:
 		return 0x1p-8
+	case profiler.F64:
+		return 0x1p-53
+	case profiler.FP8E4M3, profiler.FP8E5M2:
+		return profiler.FP8Eps(d)
 	}
 	return 0x1p-24
 }

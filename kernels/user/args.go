@@ -61,18 +61,44 @@ var cScalarKinds = map[string]profiler.ScalarKind{
 // halfTypes are scalar types mltop cannot pass by value.
 var halfTypes = map[string]bool{"half": true, "__half": true, "__nv_bfloat16": true, "bfloat": true, "bfloat16_t": true, "nv_bfloat16": true, "__half2": true, "half2": true, "__nv_bfloat162": true}
 
-// elemTypes are the pointees whose buffers must have one element type.
+// elemTypes are the pointees whose buffers must have one element type
+// (fitsPointee relaxes a few pairs).
 var elemTypes = map[string]profiler.DType{
 	"float": profiler.F32, "float1": profiler.F32, "float2": profiler.F32, "float3": profiler.F32, "float4": profiler.F32,
 	"half": profiler.F16, "__half": profiler.F16, "half2": profiler.F16, "__half2": profiler.F16, "half4": profiler.F16,
 	"__nv_bfloat16": profiler.BF16, "nv_bfloat16": profiler.BF16, "__nv_bfloat162": profiler.BF16,
 	"bfloat": profiler.BF16, "bfloat2": profiler.BF16, "bfloat4": profiler.BF16, "bfloat16_t": profiler.BF16,
-	"int": profiler.I32, "signed int": profiler.I32, "int32_t": profiler.I32, // i32 is the 4-byte integer buffer, signed or not
-	"unsigned": profiler.I32, "unsigned int": profiler.I32, "uint32_t": profiler.I32, "uint": profiler.I32,
+	"double": profiler.F64, "double2": profiler.F64, "double4": profiler.F64,
+	"__nv_fp8_e4m3": profiler.FP8E4M3, "__nv_fp8x2_e4m3": profiler.FP8E4M3, "__nv_fp8x4_e4m3": profiler.FP8E4M3,
+	"__nv_fp8_e5m2": profiler.FP8E5M2, "__nv_fp8x2_e5m2": profiler.FP8E5M2, "__nv_fp8x4_e5m2": profiler.FP8E5M2,
+	"signed char": profiler.I8, "int8_t": profiler.I8, "char2": profiler.I8, "char4": profiler.I8,
+	"unsigned char": profiler.U8, "uint8_t": profiler.U8, "uchar": profiler.U8, "uchar2": profiler.U8, "uchar3": profiler.U8, "uchar4": profiler.U8, "__nv_fp8_storage_t": profiler.U8,
+	"short": profiler.I16, "short int": profiler.I16, "signed short": profiler.I16, "int16_t": profiler.I16, "short2": profiler.I16, "short4": profiler.I16,
+	"unsigned short": profiler.U16, "unsigned short int": profiler.U16, "uint16_t": profiler.U16, "ushort": profiler.U16, "ushort2": profiler.U16, "ushort4": profiler.U16,
+	"int": profiler.I32, "signed int": profiler.I32, "int32_t": profiler.I32, "int2": profiler.I32, "int4": profiler.I32,
+	"unsigned": profiler.U32, "unsigned int": profiler.U32, "uint32_t": profiler.U32, "uint": profiler.U32, "uint2": profiler.U32, "uint4": profiler.U32,
 	"long": profiler.I64, "long int": profiler.I64, "long long": profiler.I64, "long long int": profiler.I64,
 	"int64_t": profiler.I64, "ptrdiff_t": profiler.I64,
 	"unsigned long": profiler.U64, "unsigned long int": profiler.U64, "unsigned long long": profiler.U64,
 	"unsigned long long int": profiler.U64, "uint64_t": profiler.U64, "size_t": profiler.U64, "ulong": profiler.U64,
+}
+
+// fitsPointee says whether a buffer of type have may be bound to a
+// pointer to want (elemTypes): the same type; an i32 buffer for an
+// unsigned 32-bit pointee (the 4-byte integer buffer before u32 existed);
+// an fp8 buffer for an unsigned byte pointer (kernels that take fp8 data
+// as uint8_t* and convert it themselves). A plain char* is not in
+// elemTypes: it views any buffer's bytes.
+func fitsPointee(have, want profiler.DType) bool {
+	switch {
+	case have == want:
+		return true
+	case want == profiler.U32:
+		return have == profiler.I32
+	case want == profiler.U8:
+		return have.IsFP8()
+	}
+	return false
 }
 
 // typeScope resolves the type names of one source.
@@ -146,7 +172,7 @@ func (f *Family) bindArgs(pd *profiler.Dispatch, d udisp, b ubinding, dt profile
 	for _, up := range b.params {
 		a := d.args[up.arg]
 		if a.buf != "" {
-			if have := f.bufDType(a.buf, dt); up.elem != "" && have != up.elem {
+			if have := f.bufDType(a.buf, dt); up.elem != "" && !fitsPointee(have, up.elem) {
 				return fmt.Errorf("dispatch %s: args[%d]: buffer %s holds %s but parameter `%s` points to %s: the buffer's dtype cannot be the parameter's type (write the parameter with the dtype's name, %s, or give the buffer `dtype: %s`)", d.name, up.arg, a.buf, have, describe(up.param), up.elem, f.dtypeName(), up.elem)
 			}
 			pd.Order = append(pd.Order, profiler.ArgRef{Index: len(pd.Args)})

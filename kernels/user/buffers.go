@@ -184,7 +184,9 @@ func (bl *builder) bufferGrowth(b bufferYAML, ub *ubuf, path string) error {
 		return d.err(path+".magnitude", field+".magnitude", "%q: use squares (‖terms‖₂ from the reference run on squared inputs; exact for sums, dot products and matmuls) or want (|want| alone, for references that are not multilinear)", b.Magnitude)
 	}
 	switch b.Accumulate {
-	case "", "f32", "float32":
+	case "":
+	case "f32", "float32":
+		g.accF32 = true
 	case bl.dtypeName(), "dtype":
 		g.accT = true
 	default:
@@ -235,6 +237,7 @@ type growthSpec struct {
 	terms   *expr.Program
 	magWant bool // magnitude: want
 	accT    bool // accumulate: T
+	accF32  bool // accumulate: f32 given (an f64 output otherwise sums in f64)
 }
 
 func bufNames(bs []ubuf) []string {

@@ -204,9 +204,11 @@ func (f *Family) Reference(s profiler.Spec, in profiler.Inputs, maxRows int, see
 
 // tolFor is output b's tolerance at spec dtype dt: its `tol:` over the
 // defaults of its own dtype (an f32 output of a bf16 kernel is held to
-// f32's), or nil for the family's default.
+// f32's, an integer output compares exactly, an f64 one at f64's
+// accuracy), or nil for the family's default.
 func (f *Family) tolFor(b ubuf, dt profiler.DType) *profiler.Tolerance {
-	own := b.dtype != "" && b.dtype != dt && slices.Contains(profiler.FloatDTypes, b.dtype)
+	_, known := profiler.DefaultTolerances[b.dtype]
+	own := b.dtype != "" && b.dtype != dt && known
 	if own {
 		dt = b.dtype
 	}

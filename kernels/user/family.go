@@ -184,6 +184,9 @@ func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 	if !ok {
 		return nil, fmt.Errorf("%s has no %s source for the %s backend: add `sources: {%s: kernel.%s}` to %s", f.Name(), lang, dev.Backend, lang, map[string]string{"cuda": "cu", "metal": "metal"}[lang], f.path)
 	}
+	if err := f.typesOn(lang, p.Buffers); err != nil {
+		return nil, err
+	}
 	prog, err := f.program(s, lang)
 	if err != nil {
 		return nil, err
@@ -298,6 +301,17 @@ func (f *Family) bufferSpec(b ubuf, s profiler.Spec, e map[string]any) (profiler
 		bs.Lo, bs.Hi = lo, hi
 	}
 	return bs, nil
+}
+
+// typesOn refuses buffers whose type language lang has none of: Apple
+// GPUs have no double, so an f64 buffer cannot run on Metal.
+func (f *Family) typesOn(lang string, bufs []profiler.BufferSpec) error {
+	for _, b := range bufs {
+		if lang == "metal" && b.Type == profiler.F64 {
+			return fmt.Errorf("buffer %s is f64, and Metal has no double (Apple GPUs have no 64-bit float): run the CUDA source, or give the buffer `dtype: f32` and a Metal kernel that takes float", b.Name)
+		}
+	}
+	return nil
 }
 
 // CTypes are the C types the dtype name (T) stands for per dtype and language.

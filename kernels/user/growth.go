@@ -63,7 +63,7 @@ func growthFor(b ubuf, c profiler.Check, dt profiler.DType, e map[string]any, sq
 		return nil, err
 	}
 	acc := profiler.F32
-	if g.accT {
+	if g.accT || !g.accF32 && bufferDType(b, dt) == profiler.F64 { // a double output sums in double unless told
 		acc = bufferDType(b, dt)
 	}
 	gr := &profiler.Growth{Eps: kit.Unit(acc), N: int(n), Mag: make([]float64, len(c.Want))}

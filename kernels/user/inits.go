@@ -97,7 +97,7 @@ func parseInit(s string, out bool, dt profiler.DType, compile argCompiler) (init
 		sp.kind = profiler.InitUniform
 	case "randint":
 		if !dt.IsInt() {
-			return sp, fmt.Errorf("randint fills integer buffers: give the buffer `dtype: i32` (or i64, u32, u64)")
+			return sp, fmt.Errorf("randint fills integer buffers: give the buffer `dtype: i32` (or i8, u8, i16, u16, u32, i64, u64)")
 		}
 		sp.kind = profiler.InitInts
 	case "zeros":
@@ -126,11 +126,14 @@ func (sp initSpec) checkArgs(a, b float64) error {
 		if b <= a {
 			return fmt.Errorf("uniform(%g, %g): want lo < hi", a, b)
 		}
+		if err := exactInts(sp.dt, a, b); err != nil && (sp.dt.IsFP8() || !strings.Contains(err.Error(), "2^24")) {
+			return fmt.Errorf("uniform(%g, %g): %v", a, b, err)
+		}
 	case "randint":
 		if b <= a || a != math.Trunc(a) || b != math.Trunc(b) {
 			return fmt.Errorf("randint(%g, %g): want integers lo < hi (hi excluded)", a, b)
 		}
-		if b-a == 1 && float64(float32(a)) == a && (a >= 0 || sp.dt != profiler.U64) {
+		if lo, hi, _ := sp.dt.IntRange(); b-a == 1 && float64(float32(a)) == a && a >= lo && a <= hi {
 			return nil // one value that float32 holds (a length: randint(N, N + 1))
 		}
 		if err := exactInts(sp.dt, a, b-1); err != nil {
@@ -144,20 +147,61 @@ func (sp initSpec) checkArgs(a, b float64) error {
 // exactly: they travel as float32 on the host (profiler.DType).
 const maxExactInt = 1 << 24
 
-// exactInts says why values from lo to hi cannot fill an integer buffer
-// of type dt as they are (nil if they can, or dt is not an integer type):
-// beyond ±2^24 they would be rounded (a randint could reach its excluded
-// bound, an index one past the end); a u64 buffer holds no negative value.
+// exactInts says why values from lo to hi cannot fill a buffer of type
+// dt as they are (nil if they can): outside an integer type's range or an
+// fp8 type's finite range they would saturate; beyond ±2^24 integers
+// would be rounded (a randint could reach its excluded bound, an index one
+// past the end).
 func exactInts(dt profiler.DType, lo, hi float64) error {
-	switch {
-	case !dt.IsInt():
+	if dt.IsFP8() {
+		m := float64(dt.Round(float32(math.Inf(1)))) // the largest finite value
+		if lo < -m || hi > m {
+			return fmt.Errorf("%s holds finite values up to ±%g, and %g is out of that range: scale the values down (larger ones would saturate)", dt, m, outside(lo, hi, -m, m))
+		}
 		return nil
-	case dt == profiler.U64 && lo < 0:
-		return fmt.Errorf("a u64 buffer holds no negative value (%.0f): make the values ≥ 0, or give the buffer `dtype: i64`", lo)
+	}
+	tlo, thi, ok := dt.IntRange()
+	switch {
+	case !ok:
+		return nil
+	case tlo == 0 && lo < 0:
+		return fmt.Errorf("a %s buffer holds no negative value (%.0f): make the values ≥ 0, or give the buffer a signed dtype (%s)", dt, lo, signedTwin[dt])
+	case lo < tlo || hi > thi:
+		return fmt.Errorf("%s %s buffer holds %s to %s, and %.0f is out of that range: keep the values within it, or give the buffer a wider dtype", article(dt), dt, intText(tlo), intText(thi), outside(lo, hi, tlo, thi))
 	case lo < -maxExactInt || hi > maxExactInt:
 		return fmt.Errorf("%s values reach %.0f, but mltop keeps integer values exactly only up to 2^24 = %d in magnitude (they travel as float32 on the host): keep them within ±%d", dt, max(-lo, hi), maxExactInt, maxExactInt)
 	}
 	return nil
+}
+
+// signedTwin is the signed type of an unsigned one's width.
+var signedTwin = map[profiler.DType]profiler.DType{profiler.U8: profiler.I8, profiler.U16: profiler.I16, profiler.U32: profiler.I32, profiler.U64: profiler.I64}
+
+// intText writes an integer type's bound exactly (float64 rounds 2^64−1).
+func intText(v float64) string {
+	switch {
+	case v >= 0x1p64:
+		return strconv.FormatUint(math.MaxUint64, 10)
+	case v >= 0x1p63:
+		return strconv.FormatInt(math.MaxInt64, 10)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// article is "an" before i8…i64, else "a".
+func article(dt profiler.DType) string {
+	if strings.HasPrefix(string(dt), "i") {
+		return "an"
+	}
+	return "a"
+}
+
+// outside is the end of [lo, hi] that lies outside [tlo, thi].
+func outside(lo, hi, tlo, thi float64) float64 {
+	if lo < tlo {
+		return lo
+	}
+	return hi
 }
 
 // values are the two arguments for the spec whose expression environment

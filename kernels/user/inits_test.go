@@ -179,12 +179,33 @@ func TestIntegerPointeeWidth(t *testing.T) {
 		{"uint64_t", "i64", "points to u64"},
 		{"unsigned int", "i32", ""},
 		{"uint32_t", "i32", ""},
-		{"unsigned", "i64", "buffer ids holds i64 but parameter `const unsigned* ids` points to i32"},
-		{"uint", "u64", "points to i32"},
+		{"unsigned", "i64", "buffer ids holds i64 but parameter `const unsigned* ids` points to u32"},
+		{"uint", "u64", "points to u32"},
+		{"uint32_t", "u32", ""},
+		{"int", "u32", "buffer ids holds u32 but parameter `const int* ids` points to i32"},
+		{"unsigned char", "u8", ""},
+		{"uint8_t", "u8", ""},
+		{"uint8_t", "fp8e4m3", ""}, // fp8 bytes read as uint8_t and converted by the kernel
+		{"int8_t", "i8", ""},
+		{"signed char", "u8", "buffer ids holds u8 but parameter `const signed char* ids` points to i8"},
+		{"char", "u8", ""}, // a plain char* views any buffer's bytes
+		{"short", "i16", ""},
+		{"uint16_t", "u16", ""},
+		{"uint16_t", "i16", "points to u16"},
+		{"float", "u8", "buffer ids holds u8 but parameter `const float* ids` points to f32"},
+		{"double", "f64", ""},
+		{"double", "f32", "buffer ids holds f32 but parameter `const double* ids` points to f64"},
+		{"__nv_fp8_e4m3", "fp8e4m3", ""},
+		{"__nv_fp8_e4m3", "fp8e5m2", "buffer ids holds fp8e5m2 but parameter `const __nv_fp8_e4m3* ids` points to fp8e4m3"},
+		{"__nv_fp8_e5m2", "u8", "points to fp8e5m2"},
 	} {
 		t.Run(fmt.Sprintf("%s* given %s", c.pointee, c.dtype), func(t *testing.T) {
 			src := strings.Replace(gatherSource, "const long* ids", "const "+c.pointee+"* ids", 1)
-			f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": withIDs(t, c.dtype, idsInit[6:]), "g.cu": src}))
+			init := idsInit[6:]
+			if dt, _ := profiler.ParseBufferDType(c.dtype); !dt.IsInt() {
+				init = `"uniform(0, 4)"`
+			}
+			f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": withIDs(t, c.dtype, init), "g.cu": src}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,6 +247,17 @@ func TestIntegerInitsStayExact(t *testing.T) {
 		{"npy within 2^24", "i64", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, -16777216, 16777216}, ""},
 		{"npy past 2^24", "i64", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, 1, 1 << 40}, "npy:ids.npy: i64 values reach 1099511627776"},
 		{"negative npy into u64", "u64", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, -1, 5}, "npy:ids.npy: a u64 buffer holds no negative value (-1)"},
+		{"randint over u8's range", "u8", `"randint(0, 256)"`, nil, nil, ""},
+		{"randint past u8's range", "u8", `"randint(0, 257)"`, nil, nil, "buffers[ids].init: randint(0, 257): a u8 buffer holds 0 to 255, and 256 is out of that range"},
+		{"negative randint into u8", "u8", `"randint(-1, 3)"`, nil, nil, "a u8 buffer holds no negative value (-1): make the values ≥ 0, or give the buffer a signed dtype (i8)"},
+		{"randint below i8's range", "i8", `"randint(-129, 0)"`, nil, nil, "an i8 buffer holds -128 to 127, and -129 is out of that range"},
+		{"randint past i16's range for one spec", "i16", `"randint(0, V)"`, map[string]int{"V": 40000}, nil, "init randint(0, V) is randint(0, 40000): an i16 buffer holds -32768 to 32767, and 39999 is out of that range"},
+		{"uniform past u16's range", "u16", `"uniform(0, 70000)"`, nil, nil, "uniform(0, 70000): a u16 buffer holds 0 to 65535, and 70000 is out of that range"},
+		{"uniform within u32", "u32", `"uniform(0, 100000)"`, nil, nil, ""},
+		{"npy past u8's range", "u8", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, 255, 300}, "npy:ids.npy: a u8 buffer holds 0 to 255, and 300 is out of that range"},
+		{"uniform past e4m3's range", "fp8e4m3", `"uniform(-500, 1)"`, nil, nil, "uniform(-500, 1): fp8e4m3 holds finite values up to ±448, and -500 is out of that range"},
+		{"uniform within e5m2's range", "fp8e5m2", `"uniform(-500, 1)"`, nil, nil, ""},
+		{"npy past e5m2's range", "fp8e5m2", `"npy:ids.npy"`, map[string]int{"N": 2}, []float64{0, 60000}, "npy:ids.npy: fp8e5m2 holds finite values up to ±57344, and 60000 is out of that range"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := gatherSource
@@ -236,6 +268,9 @@ func TestIntegerInitsStayExact(t *testing.T) {
 				src = strings.Replace(src, "const long* ids", "const unsigned long* ids", 1)
 			case "f32":
 				src = strings.Replace(src, "const long* ids", "const T* ids", 1)
+			case "i64":
+			default:
+				src = strings.Replace(src, "const long* ids", "const void* ids", 1)
 			}
 			files := map[string]string{"kernel.yaml": withIDs(t, c.dtype, c.init), "g.cu": src}
 			if c.npy != nil {

@@ -265,8 +265,14 @@ func (bl *builder) mlxScalars() error {
 	return nil
 }
 
-// intCTypes are the Metal types of the integer buffer dtypes.
-var intCTypes = map[profiler.DType]string{profiler.I32: "int", profiler.I64: "long", profiler.U64: "ulong"}
+// intCTypes are the Metal types of the fixed buffer dtypes that are not a
+// spec's: the integers, and fp8 as its bytes (Metal has no 8-bit float;
+// the kernel decodes them). f64 never gets here (typesOn).
+var intCTypes = map[profiler.DType]string{
+	profiler.I8: "char", profiler.U8: "uchar", profiler.I16: "short", profiler.U16: "ushort",
+	profiler.I32: "int", profiler.U32: "uint", profiler.I64: "long", profiler.U64: "ulong",
+	profiler.FP8E4M3: "uchar", profiler.FP8E5M2: "uchar",
+}
 
 // writeMLX writes the kernel's source for a spec: the template's values
 // and the buffers' element types are the spec's.

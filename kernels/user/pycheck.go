@@ -142,7 +142,7 @@ func (f *Family) runPythonContext(ctx context.Context, py string, c *pyCall, in 
 			}
 			vals = part
 		}
-		inputs = append(inputs, pyref.Input{Name: pb.b.name, Shape: c.sent(pb), Data: vals, Int: pb.b.dtype.IsInt()})
+		inputs = append(inputs, pyref.Input{Name: pb.b.name, Shape: c.sent(pb), Data: vals, Int: pb.b.dtype.IsInt(), NumPy: numpyDTypes[pb.b.dtype]})
 	}
 	return pyref.RunContext(ctx, py, f.check.python, c.dims, inputs)
 }
@@ -260,4 +260,13 @@ func (f *Family) warnPythonBytes(c *pyCall) {
 	if _, dup := warned.LoadOrStore(f.path+"|"+note, true); !dup {
 		fmt.Fprintln(os.Stderr, "mltop: warning: "+note)
 	}
+}
+
+// numpyDTypes are the NumPy dtypes of the buffer types that reach Python
+// in their own type (the others: integers as int64, floats as float64).
+// An fp8 buffer reaches it as float32 values of the fp8 grid (NumPy has no
+// fp8 type).
+var numpyDTypes = map[profiler.DType]string{
+	profiler.I8: "int8", profiler.U8: "uint8", profiler.I16: "int16", profiler.U16: "uint16", profiler.U32: "uint32",
+	profiler.FP8E4M3: "float32", profiler.FP8E5M2: "float32",
 }

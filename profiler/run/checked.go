@@ -175,6 +175,18 @@ func (cr *checkRuns) decode(t profiler.DType, raw []byte, vals []float32, lo, hi
 	}
 }
 
+// decode64 is decode at float64 precision.
+func (cr *checkRuns) decode64(t profiler.DType, raw []byte, vals []float64, lo, hi int) {
+	size := int64(t.Size())
+	j := sort.Search(len(cr.runs), func(x int) bool { return cr.runs[x].k+cr.runs[x].n > lo })
+	for ; j < len(cr.runs) && cr.runs[j].k < hi; j++ {
+		r := cr.runs[j]
+		a, b := max(r.k, lo), min(r.k+r.n, hi)
+		at := r.at + int64(a-r.k)*size
+		t.DecodeF64(raw[at:at+int64(b-a)*size], vals[a:b])
+	}
+}
+
 // outputCheck is one spec's check of its outputs: the download before
 // timing and its verdict, and the check after timing, which downloads
 // again and compares the bytes: the same bytes give the same verdict, so
@@ -186,6 +198,9 @@ type outputCheck struct {
 	bufs  map[string]profiler.Buffer
 	first [][]byte    // the download before timing, by buffer of lay
 	vals  [][]float32 // decoded values, by check
+	// vals64 are the decoded values of the checks of Wide buffers (f64,
+	// wide integers), by check; nil while there is none.
+	vals64 [][]float64
 	// verdict is the verdict on first, once compared (done closed).
 	verdict profiler.Verdict
 	done    chan struct{}
@@ -264,10 +279,23 @@ func (c *outputCheck) compare(raws [][]byte) profiler.Verdict {
 		for j := range bl.checks {
 			cr := &bl.checks[j]
 			n := len(ref.Checks[cr.ci].Index)
+			raw, t := raws[b], bl.spec.Type
+			if t.Wide() { // f64 and wide integers: compared at float64 precision
+				if c.vals64 == nil {
+					c.vals64 = make([][]float64, len(ref.Checks))
+				}
+				if c.vals64[cr.ci] == nil {
+					c.vals64[cr.ci] = make([]float64, n)
+				}
+				vals := c.vals64[cr.ci]
+				views[cr.ci] = checkView{vals64: vals, aligned: true, elems: bl.spec.Elems,
+					fill: func(lo, hi int) { cr.decode64(t, raw, vals, lo, hi) }}
+				continue
+			}
 			if c.vals[cr.ci] == nil {
 				c.vals[cr.ci] = c.r.hostVals.get(n)
 			}
-			vals, raw, t := c.vals[cr.ci], raws[b], bl.spec.Type
+			vals := c.vals[cr.ci]
 			views[cr.ci] = checkView{vals: vals, aligned: true, elems: bl.spec.Elems,
 				fill: func(lo, hi int) { cr.decode(t, raw, vals, lo, hi) }}
 		}
@@ -326,7 +354,7 @@ func (c *outputCheck) release() {
 	for _, v := range c.vals {
 		c.r.hostVals.put(v)
 	}
-	c.first, c.vals = nil, nil
+	c.first, c.vals, c.vals64 = nil, nil, nil
 }
 
 // rangeIndex maps a byte offset of a buffer to its place in the ranges

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"encoding/binary"
 	"math"
 	"reflect"
 	"strings"
@@ -49,7 +50,7 @@ func layoutIndexes(n int) map[string][]int {
 // run, not one per element.
 func TestCheckLayoutDecodesEveryElement(t *testing.T) {
 	const n = 1 << 17
-	for _, dt := range []profiler.DType{profiler.F32, profiler.BF16, profiler.F16, profiler.I32} {
+	for _, dt := range []profiler.DType{profiler.F32, profiler.BF16, profiler.F16, profiler.I32, profiler.F64, profiler.U8, profiler.I16, profiler.U32, profiler.FP8E5M2} {
 		vals := make([]float32, n)
 		for i := range vals {
 			vals[i] = float32(i % 256) // exact in every dtype
@@ -68,8 +69,8 @@ func TestCheckLayoutDecodesEveryElement(t *testing.T) {
 				}
 				chk.compareFirst()()
 				for k, i := range idx {
-					if i >= 0 && i < n && chk.vals[0][k] != vals[i] {
-						t.Errorf("%s %s ranged %v: element %d (index %d) decoded %g, want %g", dt, name, ranged, k, i, chk.vals[0][k], vals[i])
+					if got := checkedValue(chk, 0, k); i >= 0 && i < n && got != float64(dt.Round(vals[i])) {
+						t.Errorf("%s %s ranged %v: element %d (index %d) decoded %g, want %g", dt, name, ranged, k, i, got, dt.Round(vals[i]))
 						break
 					}
 				}
@@ -79,6 +80,46 @@ func TestCheckLayoutDecodesEveryElement(t *testing.T) {
 				}
 				chk.release()
 			}
+		}
+	}
+}
+
+// checkedValue is element k of check ci as the check decoded it.
+func checkedValue(chk *outputCheck, ci, k int) float64 {
+	if chk.vals64 != nil && chk.vals64[ci] != nil {
+		return chk.vals64[ci][k]
+	}
+	return float64(chk.vals[ci][k])
+}
+
+// An f64 output is compared at f64 precision: a value float32 cannot
+// hold matches its exact reference with a zero tolerance, and a
+// difference float32 would round away is caught and reported.
+func TestCheckComparesF64AtF64Precision(t *testing.T) {
+	v := 1000 + 0x1p-30
+	raw := make([]byte, 8*3)
+	for i, x := range []float64{v, v, -v} {
+		binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(x))
+	}
+	plan := &profiler.Plan{Buffers: []profiler.BufferSpec{{Name: "o", Role: profiler.Out, Type: profiler.F64, Elems: 3}}}
+	for _, c := range []struct {
+		name  string
+		want  []float64
+		worst string // "" when it passes
+	}{
+		{"exact", []float64{v, v, -v}, ""},
+		{"off by 2^-30", []float64{v, 1000, -v}, "o[1]=1000.0000000009313 want 1000 |Δ|=9.3e-10 > bound 0"},
+	} {
+		ref := &profiler.Reference{Checks: []profiler.Check{{Buffer: "o", Index: []int{0, 1, 2}, Want: c.want}}}
+		r := &Runner{backend: hostBackend{}}
+		chk, err := r.startCheck(ref, plan, map[string]profiler.Buffer{"o": hostBuffer(raw)}, profiler.Tolerance{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := chk.compareFirst()()
+		chk.release()
+		if v.Pass != (c.worst == "") || !strings.Contains(v.Worst, c.worst) {
+			t.Errorf("%s: pass %v, worst %q; want %q", c.name, v.Pass, v.Worst, c.worst)
 		}
 	}
 }

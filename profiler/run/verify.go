@@ -29,9 +29,21 @@ func Verify(ref *profiler.Reference, got map[string][]float32, tol profiler.Tole
 // that compare).
 type checkView struct {
 	vals    []float32
+	vals64  []float64 // instead of vals, for values float32 cannot hold (profiler.DType.Wide)
 	aligned bool
 	elems   int64
 	fill    func(lo, hi int)
+}
+
+// at is the device's value of element k of the check, at buffer index idx.
+func (cv *checkView) at(k, idx int) float64 {
+	if !cv.aligned {
+		k = idx
+	}
+	if cv.vals64 != nil {
+		return cv.vals64[k]
+	}
+	return float64(cv.vals[k])
 }
 
 // verifyChunk is how many elements one goroutine compares: a 256-row check
@@ -142,12 +154,7 @@ func compareRange(c *profiler.Check, ci int, cv checkView, tol profiler.Toleranc
 			t.mismatches++
 			continue
 		}
-		var g float64
-		if cv.aligned {
-			g = float64(cv.vals[k])
-		} else {
-			g = float64(cv.vals[idx])
-		}
+		g := cv.at(k, idx)
 		t.checked++
 		if math.IsNaN(g) || math.IsInf(g, 0) {
 			if !(math.IsNaN(want) && math.IsNaN(g)) && !(math.IsInf(want, 0) && g == want) {
@@ -213,7 +220,8 @@ func describeElem(c *profiler.Check, k, idx int, g float64, tol profiler.Toleran
 		rel = ">"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s%s=%.9g want %.9g |Δ|=%.2g %s bound %.2g (atol %.2g + rtol·|want| %.2g", c.Buffer, elemName(c, idx), g, want, d, rel, bound, tol.ATol, tol.RTol*math.Abs(want))
+	gs, ws := digits(g, want)
+	fmt.Fprintf(&b, "%s%s=%s want %s |Δ|=%.2g %s bound %.2g (atol %.2g + rtol·|want| %.2g", c.Buffer, elemName(c, idx), gs, ws, d, rel, bound, tol.ATol, tol.RTol*math.Abs(want))
 	if gr := c.Growth; gr != nil {
 		m := gr.Scale
 		if gr.Mag != nil {
@@ -223,6 +231,16 @@ func describeElem(c *profiler.Check, k, idx int, g float64, tol profiler.Toleran
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// digits writes got and want with 9 significant digits, or 17 where 9
+// would write two different values alike (an f64 output).
+func digits(g, want float64) (string, string) {
+	gs, ws := fmt.Sprintf("%.9g", g), fmt.Sprintf("%.9g", want)
+	if gs == ws && g != want {
+		gs, ws = fmt.Sprintf("%.17g", g), fmt.Sprintf("%.17g", want)
+	}
+	return gs, ws
 }
 
 // elemName is "[i,j]" from the check's Dims, or "[flat]".

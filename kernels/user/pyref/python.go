@@ -7,9 +7,11 @@ package pyref
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,6 +97,23 @@ type Input struct {
 	Shape []int
 	Data  []float32
 	Int   bool // reaches Python as int64 (index buffers), else as float64
+	// NumPy, when set, is the array's NumPy dtype instead (int8, uint8,
+	// int16, uint16, uint32, float32): the buffer's own type.
+	NumPy string
+}
+
+// npyDescrs are the NumPy dtypes an Input may name, as .npy descr strings.
+var npyDescrs = map[string]struct {
+	descr string
+	size  int
+	put   func([]byte, float32)
+}{
+	"int8":    {"|i1", 1, func(b []byte, v float32) { b[0] = byte(int8(v)) }},
+	"uint8":   {"|u1", 1, func(b []byte, v float32) { b[0] = byte(v) }},
+	"int16":   {"<i2", 2, func(b []byte, v float32) { binary.LittleEndian.PutUint16(b, uint16(int16(v))) }},
+	"uint16":  {"<u2", 2, func(b []byte, v float32) { binary.LittleEndian.PutUint16(b, uint16(v)) }},
+	"uint32":  {"<u4", 4, func(b []byte, v float32) { binary.LittleEndian.PutUint32(b, uint32(v)) }},
+	"float32": {"<f4", 4, func(b []byte, v float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(v)) }},
 }
 
 // Outputs are the arrays a reference() returned, read on demand; Close
@@ -177,7 +196,11 @@ func writeInput(path string, in Input) error {
 	if err != nil {
 		return err
 	}
-	if in.Int {
+	if d, ok := npyDescrs[in.NumPy]; ok {
+		err = writeNPY(fh, d.descr, in.Shape, len(in.Data), func(b []byte, i int) { d.put(b, in.Data[i]) }, d.size)
+	} else if in.NumPy != "" {
+		err = fmt.Errorf("input %s: NumPy dtype %q is not one mltop writes", in.Name, in.NumPy)
+	} else if in.Int {
 		iv := make([]int64, len(in.Data))
 		for i, v := range in.Data {
 			iv[i] = int64(v)

@@ -23,10 +23,15 @@ type context struct {
 
 // cTypes are element types the scaffold maps to a fixed dtype.
 var cTypes = map[string]string{
-	"float": "f32", "float2": "f32", "float4": "f32", "double": "f32",
+	"float": "f32", "float2": "f32", "float4": "f32", "double": "f64", "double2": "f64",
+	"__nv_fp8_e4m3": "fp8e4m3", "__nv_fp8x2_e4m3": "fp8e4m3", "__nv_fp8x4_e4m3": "fp8e4m3",
+	"__nv_fp8_e5m2": "fp8e5m2", "__nv_fp8x2_e5m2": "fp8e5m2", "__nv_fp8x4_e5m2": "fp8e5m2",
+	"signed char": "i8", "int8_t": "i8", "char4": "i8",
+	"unsigned char": "u8", "uint8_t": "u8", "uchar": "u8", "uchar4": "u8", "__nv_fp8_storage_t": "u8",
+	"short": "i16", "int16_t": "i16", "short4": "i16", "unsigned short": "u16", "uint16_t": "u16", "ushort": "u16", "ushort4": "u16",
 	"half": "f16", "__half": "f16", "half2": "f16", "__half2": "f16", "half4": "f16",
 	"__nv_bfloat16": "bf16", "nv_bfloat16": "bf16", "__nv_bfloat162": "bf16", "bfloat": "bf16", "bfloat16_t": "bf16",
-	"int": "i32", "unsigned": "i32", "unsigned int": "i32", "uint": "i32", "int32_t": "i32", "uint32_t": "i32",
+	"int": "i32", "int32_t": "i32", "unsigned": "u32", "unsigned int": "u32", "uint": "u32", "uint32_t": "u32",
 	"long": "i64", "long int": "i64", "long long": "i64", "long long int": "i64", "int64_t": "i64", "ptrdiff_t": "i64",
 	"unsigned long": "u64", "unsigned long long": "u64", "uint64_t": "u64", "size_t": "u64", "ulong": "u64",
 }
@@ -101,7 +106,7 @@ func (c *context) floatAlias(t string) bool {
 		return false
 	}
 	if u, ok := c.typedefs[t]; ok {
-		return u == "" || cTypes[u] != "" && !isIntDType(cTypes[u])
+		return u == "" || isSpecDType(cTypes[u])
 	}
 	if structFields(c.toks, t) != nil || strings.ContainsAny(t, " <:") {
 		return false
@@ -156,7 +161,7 @@ func (c *context) setDTypes(p *plan) {
 			p.dtypes = "[f32]"
 			p.dtypesNote = p.todo(fmt.Sprintf("an #if in the source chooses %s's type: list the dtype it picks (mltop does not declare %s, the source does)", c.dtypeName, c.dtypeName),
 				"%s's type is chosen by an #if in the source: dtypes lists f32; set it to what the source picks", c.dtypeName)
-		case d != "":
+		case isSpecDType(d):
 			p.dtypes = "[" + d + "]"
 			p.dtypesNote = fmt.Sprintf("the source's typedef fixes %s as %s", c.dtypeName, u)
 		}
@@ -178,7 +183,7 @@ func (c *context) setDTypes(p *plan) {
 func (c *context) pickedDType(p *plan) bool {
 	ch, ok := chooseTypedef(c.src, c.dtypeName)
 	d := cTypes[ch.ctype]
-	if !ok || d == "" || isIntDType(d) {
+	if !ok || !isSpecDType(d) {
 		return false
 	}
 	p.dtypes = "[" + d + "]"

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
+	"github.com/mltop/mltop/profiler"
 )
 
 // bindParams maps each parameter the caller binds to an arg: pointers to
@@ -273,7 +274,17 @@ func boundIndices(k *kernelScan) {
 }
 
 // isIntDType says whether a scaffold dtype is an integer one.
-func isIntDType(dt string) bool { return dt == "i32" || dt == "i64" || dt == "u64" }
+func isIntDType(dt string) bool {
+	d, err := profiler.ParseBufferDType(dt)
+	return err == nil && d.IsInt()
+}
+
+// isSpecDType says whether a scaffold dtype may be a spec's (f32, f16,
+// bf16): the others are a buffer's fixed type.
+func isSpecDType(dt string) bool {
+	_, err := profiler.ParseDType(dt)
+	return err == nil
+}
 
 func findBuffer(p *plan, name string) *buffer {
 	for _, b := range p.bufs {
@@ -289,8 +300,13 @@ func findBuffer(p *plan, name string) *buffer {
 // below V when another kernel takes it: indexBelowV), normal(0, 1)
 // otherwise.
 func inputInit(p *plan, dt string) string {
-	if !isIntDType(dt) {
+	switch {
+	case !isIntDType(dt):
 		return "normal(0, 1)"
+	case dt == "u8":
+		return "randint(0, 256)" // bytes: an image's pixels, packed or quantized values
+	case dt == "i8":
+		return "randint(-128, 128)"
 	}
 	return "randint(0, 1024)"
 }
@@ -300,7 +316,7 @@ func inputInit(p *plan, dt string) string {
 // a TODO to bound them by the size they index.
 func indexBelowV(p *plan) {
 	for _, b := range p.bufs {
-		if !isIntDType(b.dtype) || b.init != inputInit(p, b.dtype) {
+		if !isIntDType(b.dtype) || b.init != inputInit(p, b.dtype) || b.dtype == "u8" || b.dtype == "i8" {
 			continue
 		}
 		if p.taken["V"] == "dim" {
