@@ -116,6 +116,12 @@ func (p *prepared) cudaPrelude() []string {
 		out = append(out, "#if !defined(__CUDA_BF16_H__) && !defined(__CUDA_BF16_TYPES_EXIST__)",
 			"struct __nv_bfloat16 { unsigned short mltop_bits_; }; // no CUDA toolkit headers found: storage only", "#endif")
 	}
+	for _, n := range stdintNames {
+		if p.usesUndeclared(n) {
+			out = append(out, strings.Split(strings.TrimSuffix(stdintText(p.toolkit), "\n"), "\n")...)
+			break
+		}
+	}
 	for _, td := range glibcTypedefs {
 		if p.usesUndeclared(td[0]) {
 			out = append(out, "typedef "+td[1]+" "+td[0]+"; // glibc's <sys/types.h>, which nvcc programs get through the host headers")
