@@ -38,23 +38,32 @@ func headerMacros(h string) string {
 	h = strings.TrimSuffix(strings.TrimPrefix(h, "c"), ".h")
 	var b strings.Builder
 	for _, m := range standardMacros {
-		var of string
-		switch {
-		case m[0] == "CUDART_VERSION":
-			continue
-		case strings.HasPrefix(m[0], "FLT_") || strings.HasPrefix(m[0], "DBL_"):
-			of = "float"
-		case strings.HasPrefix(m[0], "M_") || m[0] == "INFINITY" || m[0] == "NAN" || strings.HasPrefix(m[0], "HUGE_VAL"):
-			of = "math"
-		default:
-			of = "limits"
-		}
-		if of == h {
+		if macroHeader(m[0]) == h {
 			b.WriteString("#ifndef " + m[0] + "\n#define " + m[0] + " " + m[1] + "\n#endif\n")
 		}
 	}
 	return b.String()
 }
+
+// macroHeader is the C header ("math", "float", "limits") that defines
+// standard macro m; "" for CUDART_VERSION.
+func macroHeader(m string) string {
+	switch {
+	case m == "CUDART_VERSION":
+		return ""
+	case strings.HasPrefix(m, "FLT_") || strings.HasPrefix(m, "DBL_"):
+		return "float"
+	case strings.HasPrefix(m, "M_") || m == "INFINITY" || m == "NAN" || strings.HasPrefix(m, "HUGE_VAL"):
+		return "math"
+	}
+	return "limits"
+}
+
+// libcuMathMacros are the macros libcu++'s <cuda/std/cmath> defines
+// without #ifndef under NVRTC: the copy ahead of the source is marked
+// (MLTOP_PRELUDE_<NAME>_) and undefined before the <cmath> stub includes
+// it, so NVRTC does not warn about a redefinition.
+var libcuMathMacros = []string{"INFINITY", "NAN"}
 
 // libcuStdStub is the stub of standard header h when the toolkit has
 // libcu++: its libcu++ counterpart (guarded by __has_include, the first
@@ -65,6 +74,11 @@ func headerMacros(h string) string {
 func libcuStdStub(h string) string {
 	var b strings.Builder
 	b.WriteString("#pragma once\n// mltop: NVRTC has no <" + h + ">: libcu++'s, with std::X naming cuda::std::X\n")
+	if h == "cmath" {
+		for _, m := range libcuMathMacros {
+			b.WriteString("#ifdef MLTOP_PRELUDE_" + m + "_\n#undef " + m + "\n#undef MLTOP_PRELUDE_" + m + "_\n#endif\n")
+		}
+	}
 	for i, c := range stdViaLibcu[h] {
 		if i == 0 {
 			b.WriteString("#if")

@@ -201,8 +201,9 @@ func TestCubHeaderCompilesWithNVRTC(t *testing.T) {
 	compileOrSkip(t, prog)
 }
 
-// compileOrSkip compiles prog with NVRTC, skipping the test without it.
-func compileOrSkip(t *testing.T, prog profiler.Program) {
+// compileOrSkip compiles prog with NVRTC, skipping the test without it,
+// and returns NVRTC's log.
+func compileOrSkip(t *testing.T, prog profiler.Program) string {
 	t.Helper()
 	r, err := cuda.CheckCompile(prog, "")
 	if err != nil && r.Compiler == "" {
@@ -210,5 +211,56 @@ func compileOrSkip(t *testing.T, prog profiler.Program) {
 	}
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, r.Log, prog.Code)
+	}
+	return r.Log
+}
+
+// With libcu++, the standard macros the source uses come after
+// <cuda/std/climits> (which defines the limits without #ifndef), and the
+// INFINITY ahead of the source is marked so that the <cmath> stub
+// undefines it before libcu++'s <cuda/std/cmath> defines it again.
+func TestStandardMacrosBeforeLibcu(t *testing.T) {
+	src := "__global__ void k(const T* X, T* Y, int rows, int cols) { Y[0] = X[0] < INT_MAX ? INFINITY : FLT_MAX; }\n"
+	for _, c := range []struct {
+		name       string
+		toolkit    []string
+		want, lack []string
+	}{
+		{"libcu++", libcuToolkit, []string{"#include <cuda/std/climits>\n#ifndef INT_MAX\n", "#define INFINITY __int_as_float(0x7f800000U)\n#define MLTOP_PRELUDE_INFINITY_\n#endif"}, nil},
+		{"no libcu++", fullToolkit, []string{"#ifndef INT_MAX\n", "#define INFINITY __int_as_float(0x7f800000U)\n#endif"}, []string{"cuda/std/climits", "MLTOP_PRELUDE_"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			withToolkit(t, c.toolkit...)
+			prog, _ := preparedProgram(t, usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("macros"), "k.cu": src}), profiler.F32)
+			head, _, _ := strings.Cut(prog.Code, "#line 1 ")
+			for _, w := range c.want {
+				if !strings.Contains(head, w) {
+					t.Errorf("want %q ahead of the source:\n%s", w, head)
+				}
+			}
+			for _, l := range c.lack {
+				if strings.Contains(head, l) {
+					t.Errorf("%q ahead of the source:\n%s", l, head)
+				}
+			}
+		})
+	}
+	s, _ := cudaStub("cmath", toolkitHeaders{libcu: true})
+	undef, _, _ := strings.Cut(s, "#include <cuda/std/cmath>")
+	if !strings.Contains(undef, "#ifdef MLTOP_PRELUDE_INFINITY_\n#undef INFINITY\n") {
+		t.Errorf("<cmath> does not undefine the prelude's INFINITY before libcu++'s:\n%s", s)
+	}
+}
+
+// TestStandardMacrosNoRedefinitionWithNVRTC: a source that uses INT_MAX,
+// INFINITY and NAN and includes <cmath> and <climits> compiles without
+// NVRTC's "incompatible redefinition of macro" warning.
+func TestStandardMacrosNoRedefinitionWithNVRTC(t *testing.T) {
+	src := "#include <cmath>\n#include <climits>\n#include <limits>\n" +
+		"__global__ void k(const T* X, T* Y, int rows, int cols) { Y[0] = X[0] < INT_MAX ? INFINITY + NAN : std::numeric_limits<float>::max(); }\n"
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("macros_nvrtc"), "k.cu": src})
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	if log := compileOrSkip(t, prog); strings.Contains(log, "redefinition") {
+		t.Errorf("NVRTC warns:\n%s", log)
 	}
 }
