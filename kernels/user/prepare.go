@@ -111,6 +111,9 @@ type prepared struct {
 type toolkitHeaders struct {
 	dirs       []string
 	fp16, bf16 bool
+	// libcu: the toolkit has libcu++ (<cuda/std/type_traits>), so the C++
+	// standard headers are served as its cuda::std counterparts.
+	libcu bool
 }
 
 // toolkitIncludeDirs finds the CUDA toolkit's include directories; tests
@@ -120,6 +123,7 @@ var toolkitIncludeDirs = cuda.ToolkitIncludeDirs
 func findToolkit() toolkitHeaders {
 	t := toolkitHeaders{dirs: toolkitIncludeDirs()}
 	t.fp16, t.bf16 = t.has("cuda_fp16.h"), t.has("cuda_bf16.h")
+	t.libcu = t.has("cuda/std/type_traits")
 	return t
 }
 

@@ -1,6 +1,10 @@
 package user
 
-import "strings"
+import (
+	"maps"
+	"slices"
+	"strings"
+)
 
 // This file decides which system headers a CUDA source gets as stubs: NVRTC
 // compiles device code only and has no C library, so host-only headers
@@ -29,12 +33,24 @@ func cudaStubs(system []string, tk toolkitHeaders) map[string]string {
 			out[h] = s
 		}
 	}
+	// the toolkit's own headers include C++ standard headers NVRTC does
+	// not have (CUB 1.x's util_macro.cuh: <utility>): with libcu++ they
+	// are served whoever includes them
+	if tk.libcu {
+		for _, h := range append(slices.Sorted(maps.Keys(stdViaLibcu)), hostStdForToolkit...) {
+			if _, done := out[h]; !done {
+				if s, ok := cudaStub(h, tk); ok {
+					out[h] = s
+				}
+			}
+		}
+	}
 	return out
 }
 
 func cudaStub(h string, tk toolkitHeaders) (string, bool) {
 	if isHostOnly(h) {
-		return stubText(h), true
+		return stubText(h, tk), true
 	}
 	if h == "cub/cub.cuh" && tk.has(h) {
 		return cubDeviceHeader, true
@@ -51,7 +67,7 @@ func cudaStub(h string, tk toolkitHeaders) (string, bool) {
 			return "", false
 		}
 	}
-	return stubText(h), true
+	return stubText(h, tk), true
 }
 
 func isHostOnly(h string) bool {
@@ -70,15 +86,31 @@ func isHostOnly(h string) bool {
 
 // stubText is a stub's text: the device-usable part of a C header, and an
 // empty namespace std (so `using namespace std;` still compiles).
-func stubText(h string) string {
+func stubText(h string, tk toolkitHeaders) string {
 	text := "#pragma once\n// mltop: " + h + " is host-only; NVRTC compiles the device code, host code is blanked\n"
+	if tk.libcu && stdViaLibcu[h] != nil {
+		text = libcuStdStub(h)
+	}
 	switch h {
 	case "stdint.h", "cstdint", "inttypes.h", "cinttypes":
-		text += stdintStub
+		text += stdintText(tk)
 	case "assert.h", "cassert":
 		text += "#ifndef assert\n#define assert(e) ((void)0)\n#endif\n"
 	case "math.h", "cmath", "float.h", "cfloat", "limits.h", "climits":
-		text += "// its constants (INFINITY, M_PI, FLT_MAX, INT_MAX, …) are defined ahead of the source; NVRTC has the math functions\n"
+		// its constants, for the toolkit's headers too (CUB's FLT_MAX);
+		// the source's are also defined ahead of it; NVRTC has the math functions
+		text += headerMacros(h)
+	case "iostream", "ostream", "istream", "iosfwd":
+		// declared, so that a friend operator<<(std::ostream&, …) of a
+		// toolkit type compiles; no stream exists on the device
+		text += "namespace std { class ostream; class istream; }\n"
+	case "cuda.h":
+		// programs test `#if CUDA_VERSION >= 12000`: the compiler's
+		// version, as cuda.h writes it (12040 for 12.4)
+		text += "#ifndef CUDA_VERSION\n#define CUDA_VERSION (__CUDACC_VER_MAJOR__ * 1000 + __CUDACC_VER_MINOR__ * 10)\n#endif\n"
+	}
+	if isTorchHeader(h) {
+		text += torchScalarTypes
 	}
 	return text + "namespace std {}\n"
 }
@@ -111,19 +143,23 @@ var cubDeviceHeader = `#pragma once
 // mltop: <cub/cub.cuh> with CUB's device-side headers only (NVRTC compiles
 // device code; the device-wide algorithms' host dispatch is left out).
 #include <cub/config.cuh>
-` + cubDeviceIncludes
+` + cubDeviceIncludes(
+	"block/block_adjacent_difference", "block/block_discontinuity", "block/block_exchange", "block/block_histogram",
+	"block/block_merge_sort", "block/block_radix_rank", "block/block_radix_sort",
+	"block/block_reduce", "block/block_run_length_decode", "block/block_scan", "block/block_shuffle", "block/block_store",
+	"warp/warp_exchange", "warp/warp_merge_sort", "warp/warp_reduce", "warp/warp_scan", "warp/warp_store",
+	"thread/thread_load", "thread/thread_operators", "thread/thread_reduce", "thread/thread_scan", "thread/thread_store",
+	"util_ptx", "util_type",
+) +
+	// CUB 1.x's loads reach its iterators, whose util_device.cuh has host
+	// functions NVRTC refuses: only CUB 2 (CCCL) gets them
+	"#if defined(CUB_VERSION) && CUB_VERSION >= 200000\n" + cubDeviceIncludes("block/block_load", "warp/warp_load") + "#endif\n"
 
-var cubDeviceIncludes = func() string {
+// cubDeviceIncludes includes each of CUB's headers h where the toolkit has it.
+func cubDeviceIncludes(headers ...string) string {
 	var b strings.Builder
-	for _, h := range []string{
-		"block/block_adjacent_difference", "block/block_discontinuity", "block/block_exchange", "block/block_histogram",
-		"block/block_load", "block/block_merge_sort", "block/block_radix_rank", "block/block_radix_sort",
-		"block/block_reduce", "block/block_run_length_decode", "block/block_scan", "block/block_shuffle", "block/block_store",
-		"warp/warp_exchange", "warp/warp_load", "warp/warp_merge_sort", "warp/warp_reduce", "warp/warp_scan", "warp/warp_store",
-		"thread/thread_load", "thread/thread_operators", "thread/thread_reduce", "thread/thread_scan", "thread/thread_store",
-		"util_ptx", "util_type",
-	} {
+	for _, h := range headers {
 		b.WriteString("#if __has_include(<cub/" + h + ".cuh>)\n#include <cub/" + h + ".cuh>\n#endif\n")
 	}
 	return b.String()
-}()
+}

@@ -2,6 +2,7 @@ package user
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
@@ -116,17 +117,40 @@ func (p *prepared) cudaPrelude() []string {
 		out = append(out, "#if !defined(__CUDA_BF16_H__) && !defined(__CUDA_BF16_TYPES_EXIST__)",
 			"struct __nv_bfloat16 { unsigned short mltop_bits_; }; // no CUDA toolkit headers found: storage only", "#endif")
 	}
+	for _, n := range stdintNames {
+		if p.usesUndeclared(n) {
+			out = append(out, strings.Split(strings.TrimSuffix(stdintText(p.toolkit), "\n"), "\n")...)
+			break
+		}
+	}
 	for _, td := range glibcTypedefs {
 		if p.usesUndeclared(td[0]) {
 			out = append(out, "typedef "+td[1]+" "+td[0]+"; // glibc's <sys/types.h>, which nvcc programs get through the host headers")
 		}
 	}
+	return append(out, p.standardMacroLines()...)
+}
+
+// standardMacroLines define the standard macros the source uses (only
+// those: CCCL's headers define some of them again, and an unused
+// definition would only earn a warning there). With libcu++, its
+// <cuda/std/climits>, which its other headers include and which defines
+// the limits without #ifndef, comes first, so ours are the ones skipped.
+func (p *prepared) standardMacroLines() []string {
+	var out []string
+	climits := false
 	for _, m := range standardMacros {
-		// only what the source uses: CCCL's headers define some of them
-		// again, and an unused definition would only earn a warning there
-		if p.mentioned(m[0]) && !p.declared[m[0]] {
-			out = append(out, "#ifndef "+m[0], "#define "+m[0]+" "+m[1], "#endif")
+		if !p.mentioned(m[0]) || p.declared[m[0]] {
+			continue
 		}
+		if p.toolkit.libcu && macroHeader(m[0]) == "limits" && !climits {
+			out, climits = append(out, "#include <cuda/std/climits>"), true
+		}
+		out = append(out, "#ifndef "+m[0], "#define "+m[0]+" "+m[1])
+		if p.toolkit.libcu && slices.Contains(libcuMathMacros, m[0]) {
+			out = append(out, "#define MLTOP_PRELUDE_"+m[0]+"_")
+		}
+		out = append(out, "#endif")
 	}
 	return out
 }

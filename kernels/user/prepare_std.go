@@ -1,0 +1,147 @@
+package user
+
+import "strings"
+
+// This file gives device code what nvcc programs get from the host's C++
+// library and PyTorch's headers, which NVRTC lacks: the fixed-width
+// integer types, the standard headers' templates (std::enable_if_t,
+// std::numeric_limits, std::min under nvcc's --expt-relaxed-constexpr)
+// through libcu++, and PyTorch's 16-bit scalar types as the toolkit's.
+
+// stdViaLibcu maps the C++ standard headers device code uses to libcu++'s
+// counterparts, the first one found.
+var stdViaLibcu = map[string][]string{
+	"type_traits": {"cuda/std/type_traits"},
+	"limits":      {"cuda/std/limits"},
+	"utility":     {"cuda/std/utility"},
+	"cmath":       {"cuda/std/cmath"},
+	// libcu++ 1.x has no <cuda/std/algorithm>; its <array> defines min and max
+	"algorithm":  {"cuda/std/algorithm", "cuda/std/array"},
+	"array":      {"cuda/std/array"},
+	"tuple":      {"cuda/std/tuple"},
+	"functional": {"cuda/std/functional"},
+	"cstdint":    {"cuda/std/cstdint"},
+	"cfloat":     {"cuda/std/cfloat"},
+	"climits":    {"cuda/std/climits"},
+	"cstddef":    {"cuda/std/cstddef"},
+	"iterator":   {"cuda/std/iterator"},
+}
+
+// hostStdForToolkit are host-only standard headers the toolkit's device
+// headers include all the same (CUB 1.x: <iostream> for its iterators'
+// operator<<), served as stubs with libcu++ like stdViaLibcu's.
+var hostStdForToolkit = []string{"iostream", "cstdio", "stdio.h", "stdint.h", "math.h", "cassert"}
+
+// headerMacros are the standard macros C header h defines, each under
+// #ifndef (after libcu++'s counterpart, which may define some first).
+func headerMacros(h string) string {
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "c"), ".h")
+	var b strings.Builder
+	for _, m := range standardMacros {
+		if macroHeader(m[0]) == h {
+			b.WriteString("#ifndef " + m[0] + "\n#define " + m[0] + " " + m[1] + "\n#endif\n")
+		}
+	}
+	return b.String()
+}
+
+// macroHeader is the C header ("math", "float", "limits") that defines
+// standard macro m; "" for CUDART_VERSION.
+func macroHeader(m string) string {
+	switch {
+	case m == "CUDART_VERSION":
+		return ""
+	case strings.HasPrefix(m, "FLT_") || strings.HasPrefix(m, "DBL_"):
+		return "float"
+	case strings.HasPrefix(m, "M_") || m == "INFINITY" || m == "NAN" || strings.HasPrefix(m, "HUGE_VAL"):
+		return "math"
+	}
+	return "limits"
+}
+
+// libcuMathMacros are the macros libcu++'s <cuda/std/cmath> defines
+// without #ifndef under NVRTC: the copy ahead of the source is marked
+// (MLTOP_PRELUDE_<NAME>_) and undefined before the <cmath> stub includes
+// it, so NVRTC does not warn about a redefinition.
+var libcuMathMacros = []string{"INFINITY", "NAN"}
+
+// libcuStdStub is the stub of standard header h when the toolkit has
+// libcu++: its libcu++ counterpart (guarded by __has_include, the first
+// one found), and std::X naming cuda::std::X. A name the program declares
+// in namespace std itself (CCCL's tuple_size for structured bindings)
+// still wins: qualified lookup reaches the using-directive only when std
+// has no such name.
+func libcuStdStub(h string) string {
+	var b strings.Builder
+	b.WriteString("#pragma once\n// mltop: NVRTC has no <" + h + ">: libcu++'s, with std::X naming cuda::std::X\n")
+	if h == "cmath" {
+		for _, m := range libcuMathMacros {
+			b.WriteString("#ifdef MLTOP_PRELUDE_" + m + "_\n#undef " + m + "\n#undef MLTOP_PRELUDE_" + m + "_\n#endif\n")
+		}
+	}
+	for i, c := range stdViaLibcu[h] {
+		if i == 0 {
+			b.WriteString("#if")
+		} else {
+			b.WriteString("#elif")
+		}
+		b.WriteString(" __has_include(<" + c + ">)\n#include <" + c + ">\n")
+	}
+	b.WriteString("#endif\n" + stdIsCudaStd)
+	return b.String()
+}
+
+// stdIsCudaStd makes std::X name cuda::std::X (the empty cuda::std keeps
+// it valid when no libcu++ header was found).
+const stdIsCudaStd = `#ifndef MLTOP_STD_IS_CUDA_STD_
+#define MLTOP_STD_IS_CUDA_STD_
+namespace cuda { namespace std {} }
+namespace std { using namespace cuda::std; }
+#endif
+`
+
+// stdintNames are the <cstdint> types ahead of a source that uses them
+// without declaring them or including a header that does (nvcc programs
+// have them through the host headers).
+var stdintNames = []string{"int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "intptr_t", "uintptr_t"}
+
+// stdintText declares the fixed-width integer types. With libcu++ they
+// are its types (so a later <cuda/std/cstdint> agrees: a typedef may
+// repeat the same type); without, int64_t is the compiler's
+// __INT64_TYPE__ where it has one. The guard makes the copy ahead of the
+// source and the <cstdint> stub one.
+func stdintText(tk toolkitHeaders) string {
+	if !tk.libcu {
+		return stdintStub
+	}
+	var b strings.Builder
+	b.WriteString("#ifndef MLTOP_STDINT_\n#define MLTOP_STDINT_\n#include <cuda/std/cstdint>\n")
+	for _, n := range stdintNames {
+		b.WriteString("typedef cuda::std::" + n + " " + n + ";\n")
+	}
+	b.WriteString("#endif\n")
+	return b.String()
+}
+
+// isTorchHeader says whether h is one of PyTorch's headers (served empty:
+// the host code that needs them is blanked).
+func isTorchHeader(h string) bool {
+	for _, p := range []string{"torch/", "ATen/", "c10/", "caffe2/"} {
+		if strings.HasPrefix(h, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// torchScalarTypes are PyTorch's 16-bit scalar types as the toolkit's (or
+// the storage structs ahead of the source without a toolkit): a kernel
+// specialized on c10::Half (vLLM's _typeConvert<c10::Half>) is then
+// specialized on __half, the type mltop passes for f16.
+const torchScalarTypes = `#ifndef MLTOP_TORCH_SCALAR_TYPES_
+#define MLTOP_TORCH_SCALAR_TYPES_
+namespace c10 { using Half = __half; using BFloat16 = __nv_bfloat16; }
+namespace at { using c10::Half; using c10::BFloat16; }
+namespace torch { using c10::Half; using c10::BFloat16; namespace headeronly { using c10::Half; using c10::BFloat16; } }
+#endif
+`

@@ -1,0 +1,266 @@
+package user
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/cuda"
+	"github.com/mltop/mltop/kernels/user/usertest"
+	"github.com/mltop/mltop/profiler"
+)
+
+// libcuToolkit is a toolkit with the 16-bit types and libcu++.
+var libcuToolkit = []string{"cuda_fp16.h", "cuda_bf16.h", "cuda/std/type_traits", "cuda/std/cstdint", "cuda/std/limits"}
+
+// int64Kernel indexes with int64_t and uint32_t and includes nothing, as
+// PyTorch extension files do (their torch headers bring <cstdint>).
+const int64Kernel = `__global__ void k(const T* X, T* Y, int rows, int cols) {
+    const int64_t row = blockIdx.x;
+    for (uint32_t i = threadIdx.x; i < (uint32_t)cols; i += blockDim.x) {
+        Y[row * cols + i] = X[row * cols + i];
+    }
+}
+`
+
+// The fixed-width integer types are declared ahead of a CUDA source that
+// uses them undeclared: libcu++'s with libcu++, the plain typedefs
+// without; never when the source declares them or only host code uses them.
+func TestPrepareStdintTypes(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		toolkit   []string
+		want      []string // ahead of the source; none: nothing of <cstdint>
+	}{
+		{"used, no libcu++", int64Kernel, fullToolkit, []string{"#define MLTOP_STDINT_", "typedef unsigned int uint32_t;", "int64_t;"}},
+		{"used, libcu++", int64Kernel, libcuToolkit, []string{"#include <cuda/std/cstdint>", "typedef cuda::std::int64_t int64_t;", "typedef cuda::std::uint32_t uint32_t;"}},
+		{"declared by the source", "typedef long long int64_t;\ntypedef unsigned uint32_t;\n" + int64Kernel, libcuToolkit, nil},
+		{"only host code", usertest.Source + "\nvoid launch(int64_t n) { (void)n; }\n", libcuToolkit, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			withToolkit(t, c.toolkit...)
+			prog, _ := preparedProgram(t, usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("stdint"), "k.cu": c.src}), profiler.F32)
+			head, _, _ := strings.Cut(prog.Code, "#line 1 ")
+			for _, w := range c.want {
+				if !strings.Contains(head, w) {
+					t.Errorf("want %q ahead of the source:\n%s", w, head)
+				}
+			}
+			if c.want == nil && strings.Contains(head, "MLTOP_STDINT_") {
+				t.Errorf("<cstdint>'s types ahead of the source:\n%s", head)
+			}
+		})
+	}
+}
+
+// With libcu++, the C++ standard headers are libcu++'s with std naming
+// cuda::std, served also when only the toolkit includes them (CUB 1.x's
+// <utility>); without libcu++ they stay empty.
+func TestStdHeadersViaLibcu(t *testing.T) {
+	lib := toolkitHeaders{dirs: []string{"/nowhere"}, libcu: true}
+	for h, want := range map[string]string{
+		"type_traits": "#if __has_include(<cuda/std/type_traits>)\n#include <cuda/std/type_traits>\n",
+		"algorithm":   "#elif __has_include(<cuda/std/array>)\n#include <cuda/std/array>\n",
+		"cstdint":     "typedef cuda::std::int64_t int64_t;",
+		"cfloat":      "#define FLT_MAX ",
+		"climits":     "#define INT_MAX ",
+	} {
+		s, ok := cudaStub(h, lib)
+		if !ok || !strings.Contains(s, want) || !strings.Contains(s, "namespace std { using namespace cuda::std; }") {
+			t.Errorf("<%s> with libcu++ (%v):\n%s", h, ok, s)
+		}
+		if s, _ := cudaStub(h, toolkitHeaders{}); strings.Contains(s, "cuda/std") || strings.Contains(s, "using namespace cuda::std") {
+			t.Errorf("<%s> without libcu++ names libcu++:\n%s", h, s)
+		}
+	}
+	stubs := cudaStubs(nil, lib)
+	for _, h := range []string{"utility", "type_traits", "iterator", "iostream", "stdint.h"} {
+		if stubs[h] == "" {
+			t.Errorf("<%s> is not served for the toolkit's headers", h)
+		}
+	}
+	if len(cudaStubs(nil, toolkitHeaders{})) != 0 {
+		t.Error("without libcu++, headers the source does not include are served")
+	}
+}
+
+// PyTorch's headers declare c10::Half, at::BFloat16 and
+// torch::headeronly::Half as the toolkit's types; other stubs do not.
+func TestTorchHeaderScalarTypes(t *testing.T) {
+	for _, h := range []string{"torch/all.h", "ATen/cuda/CUDAContext.h", "c10/cuda/CUDAGuard.h", "torch/headeronly/util/Half.h"} {
+		s, ok := cudaStub(h, toolkitHeaders{})
+		if !ok || !strings.Contains(s, "namespace c10 { using Half = __half; using BFloat16 = __nv_bfloat16; }") || !strings.Contains(s, "namespace headeronly { using c10::Half;") {
+			t.Errorf("%s:\n%s", h, s)
+		}
+	}
+	if s, _ := cudaStub("vector", toolkitHeaders{}); strings.Contains(s, "c10") {
+		t.Errorf("<vector> declares PyTorch's types:\n%s", s)
+	}
+}
+
+// <cuda.h> defines CUDA_VERSION from the compiler's version, as CUDART_VERSION.
+func TestCudaHeaderVersion(t *testing.T) {
+	s, _ := cudaStub("cuda.h", toolkitHeaders{})
+	if !strings.Contains(s, "#ifndef CUDA_VERSION\n#define CUDA_VERSION (__CUDACC_VER_MAJOR__ * 1000 + __CUDACC_VER_MINOR__ * 10)\n#endif") {
+		t.Errorf("cuda.h:\n%s", s)
+	}
+}
+
+// torchExtensionSource is a PyTorch-extension file in the style of the
+// public ones: torch headers, a conversion trait specialized on PyTorch's
+// scalar types (behind CUDA_VERSION), std:: templates in device code,
+// int64_t undeclared, and the host launcher with its dispatch.
+const torchExtensionSource = `#include <torch/all.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <torch/headeronly/util/Half.h>
+#include <cuda.h>
+#include <type_traits>
+#include <limits>
+#include <algorithm>
+#include <array>
+
+namespace ext {
+template <typename S> struct widen { static constexpr bool exists = false; };
+template <> struct widen<float> { static constexpr bool exists = true; };
+#if defined(CUDA_VERSION) && CUDA_VERSION >= 11000
+template <> struct widen<c10::Half> { static constexpr bool exists = true; };
+template <> struct widen<at::BFloat16> { static constexpr bool exists = true; };
+static_assert(std::is_same_v<torch::headeronly::Half, __half>, "");
+#endif
+
+template <typename S>
+__device__ std::enable_if_t<std::is_same_v<S, float>, float> load(const S& x) { return x; }
+template <typename S>
+__device__ std::enable_if_t<!std::is_same_v<S, float>, float> load(const S& x) { return (float)x; }
+
+template <typename S>
+__global__ void k(const S* X, S* Y, int rows, int cols) {
+  static_assert(widen<S>::exists, "no conversion for this scalar type");
+  static_assert(std::is_pod_v<int>, "");
+  const int64_t row = blockIdx.x;
+  std::array<float, 2> acc{0.0f, std::numeric_limits<float>::lowest()};
+  using Acc = std::conditional_t<sizeof(S) == 4, float, double>;
+  for (int i = threadIdx.x; i < cols; i += blockDim.x) {
+    acc[0] += load(X[row * cols + i]);
+    acc[1] = std::max(acc[1], (float)std::min<Acc>(load(X[row * cols + i]), std::numeric_limits<float>::max()));
+  }
+  Y[row * cols + threadIdx.x] = (S)(acc[0] + acc[1]);
+}
+}  // namespace ext
+
+void launch(torch::Tensor& out, torch::Tensor& in) {
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  VLLM_DISPATCH_FLOATING_TYPES(in.scalar_type(), "k", [&] {
+    ext::k<scalar_t><<<1, 1, 0, stream>>>(in.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), 1, 1);
+  });
+}
+`
+
+// TestTorchExtensionCompilesWithNVRTC compiles torchExtensionSource at
+// each dtype with NVRTC and the toolkit's headers where they are found
+// (no GPU needed); it skips elsewhere.
+func TestTorchExtensionCompilesWithNVRTC(t *testing.T) {
+	m := strings.Replace(usertest.Manifest("torch_ext"), "dtypes: [f32]", "dtypes: [f32, f16, bf16]", 1)
+	m = strings.Replace(m, "{entry: k,", "{entry: \"ext::k<T>\",", 1)
+	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": torchExtensionSource})
+	for _, dt := range []profiler.DType{profiler.F32, profiler.F16, profiler.BF16} {
+		prog, _ := preparedProgram(t, path, dt)
+		compileOrSkip(t, prog)
+	}
+}
+
+// TestStdintVariantsCompileWithNVRTC compiles int64Kernel alone, after
+// <cstdint> and after <cuda/std/cstdint> (no conflicting typedefs).
+func TestStdintVariantsCompileWithNVRTC(t *testing.T) {
+	for _, pre := range []string{"", "#include <cstdint>\n", "#include <cuda/std/cstdint>\n", "#include <stdint.h>\n#include <cuda/std/cstdint>\n"} {
+		path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("stdint_nvrtc"), "k.cu": pre + int64Kernel})
+		prog, _ := preparedProgram(t, path, profiler.F32)
+		compileOrSkip(t, prog)
+	}
+}
+
+// TestUsingNamespaceStdCompilesWithNVRTC: with std naming cuda::std, a
+// source that says `using namespace std;` still calls CUDA's min, max,
+// sqrtf and abs unqualified without ambiguity.
+func TestUsingNamespaceStdCompilesWithNVRTC(t *testing.T) {
+	src := "#include <cmath>\n#include <algorithm>\n#include <cstdint>\nusing namespace std;\n" +
+		"__global__ void k(const T* X, T* Y, int rows, int cols) {\n  int i = min((int)threadIdx.x, cols - 1);\n" +
+		"  float v = max(X[i], 0.0f) + sqrtf(fabsf(X[i])) + sqrt(X[i]) + abs(-i) + exp(X[i]);\n  Y[i] = fminf(v, numeric_limits<float>::max());\n}\n"
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("using_std"), "k.cu": src})
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	compileOrSkip(t, prog)
+}
+
+// TestCubHeaderCompilesWithNVRTC: cub::BlockReduce through <cub/cub.cuh>
+// with cuda::std::plus, as extension files write it.
+func TestCubHeaderCompilesWithNVRTC(t *testing.T) {
+	src := "#include <cub/cub.cuh>\n#include <cuda/std/functional>\n" +
+		"__global__ void k(const T* X, T* Y, int rows, int cols) {\n  using R = cub::BlockReduce<float, 128>;\n  __shared__ typename R::TempStorage tmp;\n" +
+		"  float s = R(tmp).Reduce(X[threadIdx.x], cuda::std::plus<>{}, blockDim.x);\n  if (threadIdx.x == 0) Y[blockIdx.x] = s;\n}\n"
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("cub_hdr"), "k.cu": src})
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	compileOrSkip(t, prog)
+}
+
+// compileOrSkip compiles prog with NVRTC, skipping the test without it,
+// and returns NVRTC's log.
+func compileOrSkip(t *testing.T, prog profiler.Program) string {
+	t.Helper()
+	r, err := cuda.CheckCompile(prog, "")
+	if err != nil && r.Compiler == "" {
+		t.Skipf("NVRTC not found: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, r.Log, prog.Code)
+	}
+	return r.Log
+}
+
+// With libcu++, the standard macros the source uses come after
+// <cuda/std/climits> (which defines the limits without #ifndef), and the
+// INFINITY ahead of the source is marked so that the <cmath> stub
+// undefines it before libcu++'s <cuda/std/cmath> defines it again.
+func TestStandardMacrosBeforeLibcu(t *testing.T) {
+	src := "__global__ void k(const T* X, T* Y, int rows, int cols) { Y[0] = X[0] < INT_MAX ? INFINITY : FLT_MAX; }\n"
+	for _, c := range []struct {
+		name       string
+		toolkit    []string
+		want, lack []string
+	}{
+		{"libcu++", libcuToolkit, []string{"#include <cuda/std/climits>\n#ifndef INT_MAX\n", "#define INFINITY __int_as_float(0x7f800000U)\n#define MLTOP_PRELUDE_INFINITY_\n#endif"}, nil},
+		{"no libcu++", fullToolkit, []string{"#ifndef INT_MAX\n", "#define INFINITY __int_as_float(0x7f800000U)\n#endif"}, []string{"cuda/std/climits", "MLTOP_PRELUDE_"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			withToolkit(t, c.toolkit...)
+			prog, _ := preparedProgram(t, usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("macros"), "k.cu": src}), profiler.F32)
+			head, _, _ := strings.Cut(prog.Code, "#line 1 ")
+			for _, w := range c.want {
+				if !strings.Contains(head, w) {
+					t.Errorf("want %q ahead of the source:\n%s", w, head)
+				}
+			}
+			for _, l := range c.lack {
+				if strings.Contains(head, l) {
+					t.Errorf("%q ahead of the source:\n%s", l, head)
+				}
+			}
+		})
+	}
+	s, _ := cudaStub("cmath", toolkitHeaders{libcu: true})
+	undef, _, _ := strings.Cut(s, "#include <cuda/std/cmath>")
+	if !strings.Contains(undef, "#ifdef MLTOP_PRELUDE_INFINITY_\n#undef INFINITY\n") {
+		t.Errorf("<cmath> does not undefine the prelude's INFINITY before libcu++'s:\n%s", s)
+	}
+}
+
+// TestStandardMacrosNoRedefinitionWithNVRTC: a source that uses INT_MAX,
+// INFINITY and NAN and includes <cmath> and <climits> compiles without
+// NVRTC's "incompatible redefinition of macro" warning.
+func TestStandardMacrosNoRedefinitionWithNVRTC(t *testing.T) {
+	src := "#include <cmath>\n#include <climits>\n#include <limits>\n" +
+		"__global__ void k(const T* X, T* Y, int rows, int cols) { Y[0] = X[0] < INT_MAX ? INFINITY + NAN : std::numeric_limits<float>::max(); }\n"
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("macros_nvrtc"), "k.cu": src})
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	if log := compileOrSkip(t, prog); strings.Contains(log, "redefinition") {
+		t.Errorf("NVRTC warns:\n%s", log)
+	}
+}
