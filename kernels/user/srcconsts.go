@@ -45,7 +45,8 @@ type srcConst struct {
 	defs  []SourceDef
 	init  []string // each definition's value text (a macro's replacement, a declaration's initializer)
 	value int64
-	why   string // "" when value holds; else why the name is refused
+	why   string    // "" when value holds; else why the name is refused
+	table *srcTable // until resolved: what evaluating it reads
 }
 
 // sourceConsts scans the sources and the local headers they include for
@@ -83,8 +84,9 @@ func (bl *builder) sourceConsts() error {
 }
 
 // collectSourceConsts reads the constants of each source's files (headers
-// first, the main file last) and evaluates them. A name defined with
-// different values (under #if branches, or in two sources) is refused.
+// first, the main file last); each is evaluated when first asked for
+// (srcConst.resolve). A name defined with different values (under #if
+// branches, or in two sources) is refused.
 func collectSourceConsts(sources [][]*unit, manifest map[string]bool) map[string]*srcConst {
 	out := map[string]*srcConst{}
 	add := func(name string, d SourceDef, init string) {
@@ -134,10 +136,29 @@ func collectSourceConsts(sources [][]*unit, manifest map[string]bool) map[string
 			macros[n] = csrc.Ambiguous
 		}
 	}
+	t := &srcTable{all: out, macros: macros, manifest: manifest}
 	for _, c := range out {
-		c.evaluate(out, macros, manifest)
+		c.table = t
 	}
 	return out
+}
+
+// srcTable is what evaluating a source constant reads: every name's
+// definitions and value text, and the manifest's names.
+type srcTable struct {
+	all      map[string]*srcConst
+	macros   map[string]string
+	manifest map[string]bool
+}
+
+// resolve evaluates c the first time it is asked for (a program's headers
+// may define many names no expression uses).
+func (c *srcConst) resolve() *srcConst {
+	if c.table != nil {
+		c.evaluate(c.table.all, c.table.macros, c.table.manifest)
+		c.table = nil
+	}
+	return c
 }
 
 // isFunctionLike says whether the #define text defines name with a
@@ -296,6 +317,7 @@ func (bl *builder) compileExpr(src string, vars expr.Vars, w expr.Where) (*expr.
 		if !ok || c == nil {
 			return p, err
 		}
+		c.resolve()
 		if c.why != "" {
 			return nil, &expr.Error{Where: w, Src: src, Off: ee.Off, Msg: fmt.Sprintf("%s in %s '%s' is the source's, but %s: make it a knob (knobs: {%s: {values: [...]}}) or write the number", name, w.Field, src, c.why, name)}
 		}
