@@ -75,8 +75,8 @@ func (f *Family) Pos(yamlPath string) (line, col int) {
 // above 64) to 1. Besides the small values, the values tried include the
 // numbers the rules can ask for: the spec's other knobs, dims, values and
 // source constants, the rules' integer literals, and the products and
-// least common multiples of pairs of them (N % WG == 0 lowers N to WG,
-// N >= R * C to R·C). Dims move one at a time: a rule tying two dims
+// least common multiples of pairs and triples of them (N % WG == 0 lowers
+// N to WG, N >= R * C to R·C). Dims move one at a time: a rule tying two dims
 // keeps them at their defaults. Distinct dims
 // make a transposed result or a reduction over the wrong axis come back
 // in the wrong shape. changed lists the dims lowered, "N=1024→3".
@@ -156,8 +156,8 @@ func tinyCandidates(p profiler.Param, def int, used map[int]bool, derived []int)
 // ruleNumbers are the numbers a rule may ask a dim to be or divide by, at
 // spec s, ascending: the integers of the spec's environment but the dim's
 // own (knobs, other dims, values, source constants), the integer literals
-// of the rules, and the products and least common multiples of pairs of
-// them.
+// of the rules, and the products and least common multiples of pairs and
+// triples of them.
 func (f *Family) ruleNumbers(s profiler.Spec, dim string) []int {
 	e, err := f.env(s)
 	if err != nil {
@@ -177,15 +177,20 @@ func (f *Family) ruleNumbers(s profiler.Spec, dim string) []int {
 		}
 	}
 	base = slices.Compact(slices.Sorted(slices.Values(base)))
+	base = base[:min(len(base), 24)]
 	out := slices.Clone(base)
-	for i, a := range base {
-		for _, b := range base[i:] {
-			if a <= 1<<31/b {
-				out = append(out, a*b, a/gcd(a, b)*b)
+	for range 2 { // pairs, then triples: N % (2 * WG * G) == 0
+		var next []int
+		for _, a := range out {
+			for _, b := range base {
+				if a <= 1<<31/b {
+					next = append(next, a*b, a/gcd(a, b)*b)
+				}
 			}
 		}
+		out = slices.Compact(slices.Sorted(slices.Values(append(out, next...))))
 	}
-	return slices.Compact(slices.Sorted(slices.Values(out)))
+	return out
 }
 
 // intLiteralRE is an integer literal of a rule (not part of a name or of a float).

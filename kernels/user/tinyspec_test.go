@@ -25,6 +25,7 @@ func TestTinySpecObeysRules(t *testing.T) {
 		{"at least a knob", "  N: {default: 1048576}\n", `["WG <= N"]`, "N=256"},
 		{"at least twice a knob", "  N: {default: 1048576}\n", `["N >= 2 * WG"]`, "N=512"},
 		{"at least a product of dims", "  R: {default: 16}\n  C: {default: 64, min: 40}\n  N: {default: 1048576}\n", `["N >= R * C"]`, "R=2 C=40 N=80"},
+		{"modulo a product of three", "  N: {default: 1048576}\n", `["N % (2 * WG * 64) == 0"]`, "N=32768"},
 		{"small values first", "  N: {default: 1048576}\n", `["N % 4 == 0"]`, "N=4"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
