@@ -319,7 +319,7 @@ func (bl *builder) compileExpr(src string, vars expr.Vars, w expr.Where) (*expr.
 		}
 		c.resolve()
 		if c.why != "" {
-			return nil, &expr.Error{Where: w, Src: src, Off: ee.Off, Msg: fmt.Sprintf("%s in %s '%s' is the source's, but %s: make it a knob (knobs: {%s: {values: [...]}}) or write the number", name, w.Field, src, c.why, name)}
+			return nil, &expr.Error{Where: w, Src: src, Off: ee.Off, Msg: fmt.Sprintf("%s in %s '%s' is the source's, but %s: write the number, or declare %s in the manifest (a knob, which the source takes where it reads it under #ifndef %s; or values: {%s: N} for the expressions alone)", name, w.Field, src, c.why, name, name, name)}
 		}
 		vars[name] = expr.Int
 		bl.vars[name] = expr.Int

@@ -145,11 +145,11 @@ func TestSourceConstantsRefused(t *testing.T) {
 		want           []string
 	}{
 		{"ambiguous under #if", "#ifdef FAST\n#define COARSE 4\n#else\n#define COARSE 2\n#endif\n", "COARSE",
-			[]string{"kernel.yaml:14:", "COARSE in grid[0] 'COARSE' is the source's", "k.cu:2 (#define COARSE 4), k.cu:4 (#define COARSE 2)", "make it a knob (knobs: {COARSE: {values: [...]}}) or write the number"}},
+			[]string{"kernel.yaml:14:", "COARSE in grid[0] 'COARSE' is the source's", "k.cu:2 (#define COARSE 4), k.cu:4 (#define COARSE 2)", "write the number, or declare COARSE in the manifest (a knob, which the source takes where it reads it under #ifndef COARSE; or values: {COARSE: N} for the expressions alone)"}},
 		{"const redefined in branches", "#if X\nconstexpr int N = 4;\n#else\nconstexpr int N = 8;\n#endif\n", "N",
 			[]string{"N in grid[0]", "k.cu:2 (constexpr int N = 4;), k.cu:4 (constexpr int N = 8;)", "with different values"}},
 		{"float constexpr", "constexpr float kScale = 0.5f;\n", "kScale",
-			[]string{"kScale is not an integer constant (k.cu:1 (constexpr float kScale = 0.5f;)): it is of type float", "make it a knob"}},
+			[]string{"kScale is not an integer constant (k.cu:1 (constexpr float kScale = 0.5f;)): it is of type float", "or values: {kScale: N}"}},
 		{"float macro", "#define EPS 1e-5f\n", "EPS", []string{"its value \"1e-5f\" is not an integer constant expression", "k.cu:1 (#define EPS 1e-5f)"}},
 		{"function-like macro", "#define WIDTH(x) ((x) * 4)\n", "WIDTH", []string{"WIDTH is a function-like macro"}},
 		{"empty macro", "#define USE_FAST\n", "USE_FAST", []string{"USE_FAST is defined without a value"}},
