@@ -329,6 +329,16 @@ func (bl *builder) compileExpr(src string, vars expr.Vars, w expr.Where) (*expr.
 	}
 }
 
+// manifestVars are the expression names the manifest declares: the
+// builder's, less the source constants the expressions used.
+func (bl *builder) manifestVars() expr.Vars {
+	out := maps.Clone(bl.vars)
+	for _, n := range bl.f.usedConsts {
+		delete(out, n)
+	}
+	return out
+}
+
 // unknownName is the name an expr "unknown name 'X' …" message is about.
 func unknownName(msg string) (string, bool) {
 	rest, ok := strings.CutPrefix(msg, "unknown name '")

@@ -229,3 +229,27 @@ func FuzzSourceConsts(f *testing.F) {
 		}
 	})
 }
+
+// A global's extent that is a knob the source defaults under #ifndef takes
+// the knob's value, not the source's default: no size error when the knob
+// moves (the extent is the manifest's name, so the static check gives up).
+func TestSymbolExtentKnobNotSourceDefault(t *testing.T) {
+	src := "#ifndef TILE\n#define TILE 4\n#endif\n__constant__ float c_tab[TILE];\n__global__ void k(float* y) {}\n"
+	y := `name: knob_extent
+sources: {cuda: k.cu}
+knobs: {TILE: {values: [4, 8], default: 4}}
+buffers:
+  - {name: y, dtype: f32, shape: [TILE], out: true}
+  - {name: c_tab, symbol: true, dtype: f32, shape: [TILE]}
+dispatches: [{entry: k, grid: [1], threads: [32], args: [y]}]
+check: none
+`
+	f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": src}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32, Knobs: map[string]int{"TILE": 8}}.WithDefaults(f.Schema())
+	if _, err := f.Plan(s, cudaDev); err != nil {
+		t.Errorf("TILE=8: %v", err)
+	}
+}
