@@ -253,3 +253,25 @@ check: none
 		t.Errorf("TILE=8: %v", err)
 	}
 }
+
+// A Metal source's file-scope `constant` integers and macros are usable too.
+func TestSourceConstantsMetal(t *testing.T) {
+	src := "#include <metal_stdlib>\nusing namespace metal;\n#define VEC 4\nconstant int kWidth = 64;\nkernel void k(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]]) {}\n"
+	y := `name: metal_consts
+sources: {metal: k.metal}
+buffers: [{name: y, dtype: f32, shape: ["kWidth * VEC"], out: true}]
+dispatches: [{entry: k, grid: [VEC], threads: [kWidth], args: [y]}]
+check: none
+`
+	f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "k.metal": src}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.Plan(profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema()), metalDev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Dispatches[0]; d.Grid[0] != 4 || d.Group[0] != 64 || p.Buffers[0].Elems != 256 {
+		t.Errorf("grid %v threads %v elems %d; want 4, 64, 256", d.Grid, d.Group, p.Buffers[0].Elems)
+	}
+}
