@@ -76,10 +76,9 @@ func (f *Family) Pos(yamlPath string) (line, col int) {
 // numbers the rules can ask for: the spec's other knobs, dims, values and
 // source constants, the rules' integer literals, and the products and
 // least common multiples of pairs and triples of them (N % WG == 0 lowers
-// N to WG, N >= R * C to R·C). Dims move one at a time: a rule tying two dims
-// keeps them at their defaults. Distinct dims
-// make a transposed result or a reduction over the wrong axis come back
-// in the wrong shape. changed lists the dims lowered, "N=1024→3".
+// N to WG, N >= R * C to R·C). Dims move one at a time: a rule tying two
+// dims keeps them at their defaults. Distinct dims make a transposed
+// result or a reduction over the wrong axis come back in the wrong shape. changed lists the dims lowered, "N=1024→3".
 func (f *Family) TinySpec(dt profiler.DType) (s profiler.Spec, changed []string, err error) {
 	s = profiler.Spec{Kernel: f.Name(), DType: dt}.WithDefaults(f.schema)
 	dev := profiler.DeviceInfo{Backend: "cpu", Name: "mltop check"}
@@ -193,7 +192,8 @@ func (f *Family) ruleNumbers(s profiler.Spec, dim string) []int {
 	return out
 }
 
-// intLiteralRE is an integer literal of a rule (not part of a name or of a float).
+// intLiteralRE is an integer literal of a rule (a float's digits match
+// too: they only add values to try).
 var intLiteralRE = regexp.MustCompile(`\b[0-9]+\b`)
 
 func gcd(a, b int) int {
