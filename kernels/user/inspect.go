@@ -155,14 +155,14 @@ func tinyCandidates(p profiler.Param, def int, used map[int]bool, derived []int)
 // ruleNumbers are the numbers a rule may ask a dim to be or divide by, at
 // spec s, ascending: the integers of the spec's environment but the dim's
 // own (knobs, other dims, values, source constants), the integer literals
-// of the rules, and the products and least common multiples of pairs and
-// triples of them.
+// of the rules, 2, 3 and 4, and the products and least common multiples of
+// pairs and triples of them.
 func (f *Family) ruleNumbers(s profiler.Spec, dim string) []int {
 	e, err := f.env(s)
 	if err != nil {
 		return nil
 	}
-	var base []int
+	base := []int{2, 3, 4} // small multiples: a second dim under N % 128 == 0 takes 256 when 128 is taken
 	for name, v := range e {
 		if n, ok := v.(int); ok && name != dim && n > 1 {
 			base = append(base, n)

@@ -26,6 +26,7 @@ func TestTinySpecObeysRules(t *testing.T) {
 		{"at least twice a knob", "  N: {default: 1048576}\n", `["N >= 2 * WG"]`, "N=512"},
 		{"at least a product of dims", "  R: {default: 16}\n  C: {default: 64, min: 40}\n  N: {default: 1048576}\n", `["N >= R * C"]`, "R=2 C=40 N=80"},
 		{"modulo a product of three", "  N: {default: 1048576}\n", `["N % (2 * WG * 64) == 0"]`, "N=32768"},
+		{"distinct multiples", "  M: {default: 1024, min: 128}\n  N: {default: 1024, min: 128}\n", `["M % 128 == 0", "N % 128 == 0"]`, "M=128 N=256"},
 		{"small values first", "  N: {default: 1048576}\n", `["N % 4 == 0"]`, "N=4"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
