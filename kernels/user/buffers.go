@@ -122,7 +122,7 @@ func (bl *builder) initArgCompiler(b bufferYAML, path string) argCompiler {
 	return func(src string, off int) (*expr.Program, error) {
 		w := bl.d.where(path+".init", field)
 		w.Col += off
-		p, err := expr.Compile(src, bl.vars, w)
+		p, err := bl.compileExpr(src, bl.vars, w)
 		if err != nil {
 			var ee *expr.Error
 			if errors.As(err, &ee) {

@@ -117,7 +117,7 @@ func (bl *builder) entry(text, path, field string) (*entryExpr, error) {
 		compile: func(src string, off int) (*expr.Program, error) {
 			at := w
 			at.Col += off
-			p, err := expr.Compile(src, bl.vars, at)
+			p, err := bl.compileExpr(src, bl.vars, at)
 			if err != nil {
 				return nil, exprError(err, "") // the message names the field
 			}

@@ -34,6 +34,8 @@ type Family struct {
 	version      string               // hash of the manifest and the files it names
 	nested       bool                 // loaded as another manifest's check: kernel (its own check is not loaded)
 	impliedShape []ImpliedShapeKnob   // knobs a buffer's shape makes shape knobs (shapeknobs.go)
+	srcConsts    map[string]*srcConst // the sources' integer constants by name (srcconsts.go)
+	usedConsts   []string             // those the manifest's expressions use, in order of first use
 }
 
 // Version identifies the family's definition (profiler.Versioned): it

@@ -2,7 +2,9 @@ package user
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
 	"github.com/mltop/mltop/profiler"
@@ -70,10 +72,13 @@ func (f *Family) Pos(yamlPath string) (line, col int) {
 // default, to the smallest value ≥ 2 that its schema allows, that no dim
 // before it took, and for which the rules and the plan still hold; failing
 // that to a value ≥ 2 another dim took, and only then (from a default
-// above 64) to 1. Dims move one at a time: a rule tying two dims keeps
-// them at their defaults. Distinct dims
-// make a transposed result or a reduction over the wrong axis come back
-// in the wrong shape. changed lists the dims lowered, "N=1024→3".
+// above 64) to 1. Besides the small values, the values tried include the
+// numbers the rules can ask for: the spec's other knobs, dims, values and
+// source constants, the rules' integer literals, and the products and
+// least common multiples of pairs and triples of them (N % WG == 0 lowers
+// N to WG, N >= R * C to R·C). Dims move one at a time: a rule tying two
+// dims keeps them at their defaults. Distinct dims make a transposed
+// result or a reduction over the wrong axis come back in the wrong shape. changed lists the dims lowered, "N=1024→3".
 func (f *Family) TinySpec(dt profiler.DType) (s profiler.Spec, changed []string, err error) {
 	s = profiler.Spec{Kernel: f.Name(), DType: dt}.WithDefaults(f.schema)
 	dev := profiler.DeviceInfo{Backend: "cpu", Name: "mltop check"}
@@ -83,7 +88,7 @@ func (f *Family) TinySpec(dt profiler.DType) (s profiler.Spec, changed []string,
 	used := map[int]bool{}
 	for _, p := range f.schema.Dims {
 		def := s.Dims[p.Name]
-		for _, v := range tinyCandidates(p, def, used) {
+		for _, v := range tinyCandidates(p, def, used, f.ruleNumbers(s, p.Name)) {
 			try := s.Clone()
 			try.Dims[p.Name] = v
 			if f.Validate(try, dev) == nil {
@@ -99,9 +104,22 @@ func (f *Family) TinySpec(dt profiler.DType) (s profiler.Spec, changed []string,
 
 // tinyCandidates are the values below def that p allows, in the order
 // TinySpec tries them: ≥ 2 and not used, ≥ 2 and used, then 1 (when def
-// is above 64). At most 64
-// of each kind (each try plans the spec).
-func tinyCandidates(p profiler.Param, def int, used map[int]bool) []int {
+// is above 64); each kind ascending, from the first 64 small values and
+// the numbers the rules may ask for (derived, at most 64 of them: each
+// try plans the spec).
+func tinyCandidates(p profiler.Param, def int, used map[int]bool, derived []int) []int {
+	var small []int
+	if len(p.Values) > 0 {
+		small = slices.Sorted(slices.Values(p.Values))
+		derived = nil // the list is every value there is
+	} else {
+		step := max(p.Multiple, 1)
+		for v := max(p.Min, 1); v < def && len(small) < 64+len(used); v++ {
+			if v%step == 0 || v == 1 {
+				small = append(small, v)
+			}
+		}
+	}
 	var fresh, taken []int
 	one := false
 	consider := func(v int) {
@@ -113,27 +131,76 @@ func tinyCandidates(p profiler.Param, def int, used map[int]bool) []int {
 			if len(taken) < 64 {
 				taken = append(taken, v)
 			}
-		case len(fresh) < 64:
+		case len(fresh) < 128:
 			fresh = append(fresh, v)
 		}
 	}
-	if len(p.Values) > 0 {
-		for _, v := range slices.Sorted(slices.Values(p.Values)) {
-			consider(v)
+	n := 0
+	for _, v := range derived {
+		if v > 1 && v < def && p.Check(v) == nil && n < 64 {
+			small = append(small, v)
+			n++
 		}
-	} else {
-		step := max(p.Multiple, 1)
-		for v := max(p.Min, 1); v < def && len(fresh) < 64; v++ {
-			if v%step == 0 || v == 1 {
-				consider(v)
-			}
-		}
+	}
+	for _, v := range slices.Compact(slices.Sorted(slices.Values(small))) {
+		consider(v)
 	}
 	out := append(fresh, taken...)
 	if one && def > 64 { // a small default keeps its shape rather than collapse to 1
 		out = append(out, 1)
 	}
 	return out
+}
+
+// ruleNumbers are the numbers a rule may ask a dim to be or divide by, at
+// spec s, ascending: the integers of the spec's environment but the dim's
+// own (knobs, other dims, values, source constants), the integer literals
+// of the rules, 2, 3 and 4, and the products and least common multiples of
+// pairs and triples of them.
+func (f *Family) ruleNumbers(s profiler.Spec, dim string) []int {
+	e, err := f.env(s)
+	if err != nil {
+		return nil
+	}
+	base := []int{2, 3, 4} // small multiples: a second dim under N % 128 == 0 takes 256 when 128 is taken
+	for name, v := range e {
+		if n, ok := v.(int); ok && name != dim && n > 1 {
+			base = append(base, n)
+		}
+	}
+	for _, r := range f.m.Rules {
+		for _, lit := range intLiteralRE.FindAllString(r, -1) {
+			if n, err := strconv.Atoi(lit); err == nil && n > 1 {
+				base = append(base, n)
+			}
+		}
+	}
+	base = slices.Compact(slices.Sorted(slices.Values(base)))
+	base = base[:min(len(base), 24)]
+	out := slices.Clone(base)
+	for range 2 { // pairs, then triples: N % (2 * WG * G) == 0
+		var next []int
+		for _, a := range out {
+			for _, b := range base {
+				if a <= 1<<31/b {
+					next = append(next, a*b, a/gcd(a, b)*b)
+				}
+			}
+		}
+		out = slices.Compact(slices.Sorted(slices.Values(append(out, next...))))
+	}
+	return out
+}
+
+// intLiteralRE is an integer literal of a rule (a float's digits match
+// too: they only add values to try).
+var intLiteralRE = regexp.MustCompile(`\b[0-9]+\b`)
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // DTypeName is the name the sources and buffers give the spec's dtype

@@ -118,7 +118,7 @@ func (f *Family) build(read func(string) ([]byte, error)) error {
 	if msg := builtinNameError(dn); msg != "" {
 		return f.doc.err("$.dtype_name", "dtype_name", "%s", msg)
 	}
-	for _, section := range []func() error{bl.name, bl.sources, bl.dtypes, bl.params, bl.flags, bl.values, bl.defines, bl.rules, bl.buffers, bl.mlx, bl.prepare, bl.dispatches, bl.symbols, bl.constants, bl.mlxScalars, bl.work} {
+	for _, section := range []func() error{bl.name, bl.sources, bl.dtypes, bl.params, bl.flags, bl.sourceConsts, bl.values, bl.defines, bl.rules, bl.buffers, bl.mlx, bl.prepare, bl.dispatches, bl.symbols, bl.constants, bl.mlxScalars, bl.work} {
 		if err := section(); err != nil {
 			return err
 		}
@@ -144,7 +144,7 @@ func (bl *builder) compile(v any, path, field string) (*expr.Program, error) {
 	if err != nil {
 		return nil, d.err(path, field, "%v", err)
 	}
-	p, err := expr.Compile(s, vars, d.where(path, field))
+	p, err := bl.compileExpr(s, vars, d.where(path, field))
 	var ee *expr.Error
 	if err != nil && errors.As(err, &ee) && strings.Count(s, "(") != strings.Count(s, ")") {
 		ee.Msg += `: YAML splits [a, b] lists at commas, so quote an expression that has one: ["cdiv(cols, 4)", 1]`

@@ -146,7 +146,7 @@ func (bl *builder) flags() error {
 func (bl *builder) rules() error {
 	f, m, d, vars := bl.f, bl.m, bl.d, bl.vars
 	for i, r := range m.Rules {
-		p, err := expr.Compile(r, vars, d.where(d.item("$.rules", "rules", i)))
+		p, err := bl.compileExpr(r, vars, d.where(d.item("$.rules", "rules", i)))
 		if err != nil {
 			return err
 		}

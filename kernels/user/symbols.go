@@ -242,7 +242,7 @@ func (bl *builder) staticSize(sym *usymbol, p *prepared, elem, extents []string)
 	}
 	macros := p.objectMacros()
 	for _, x := range extents {
-		text, ok := expandMacros(x, macros, bl.vars)
+		text, ok := expandMacros(x, macros, bl.manifestVars())
 		if !ok || text == "" {
 			return
 		}
@@ -271,7 +271,7 @@ func expandMacros(text string, macros map[string]string, vars expr.Vars) (string
 			if !isMacro {
 				return id
 			}
-			if vars[id] != 0 || body == csrc.Ambiguous {
+			if _, offered := vars[id]; offered || body == csrc.Ambiguous {
 				ok = false
 				return id
 			}

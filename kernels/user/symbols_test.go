@@ -148,6 +148,7 @@ func TestSymbolBufferDeclaredSize(t *testing.T) {
 		want           string // "" plans
 	}{
 		{"macro extent", `shape: [5]`, `shape: [4]`, nil, "buffer c_Kernel fills c_Kernel, which conv.cu:5 declares as `__constant__ float c_Kernel[KERNEL_LENGTH]`: 5 × 4 B = 20 B, but the buffer is 4 × f32 = 16 B: make the buffer's shape and dtype match"},
+		{"macro extent the manifest uses too", `shape: [5]`, `shape: ["KERNEL_LENGTH - 1"]`, nil, "declares as `__constant__ float c_Kernel[KERNEL_LENGTH]`: 5 × 4 B = 20 B, but the buffer is 4 × f32 = 16 B"},
 		{"dtype differs", `dtype: f32, shape: [5]`, `dtype: f16, shape: [5]`, nil, "5 × 4 B = 20 B, but the buffer is 5 × f16 = 10 B"},
 		{"dim extent", `shape: [L]}`, `shape: ["L + 1"]}`, nil, "tables::twiddle, which conv.cu:9 declares as `__device__ float twiddle[L]`: 8 × 4 B = 32 B, but the buffer is 9 × f32 = 36 B for L=8"},
 		{"dim extent other value", `shape: [L]}`, `shape: [L]}`, map[string]int{"L": 16}, ""},

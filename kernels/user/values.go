@@ -70,6 +70,7 @@ func (f *Family) env(s profiler.Spec) (map[string]any, error) {
 		e[k] = v
 	}
 	e[f.dtypeName()] = string(s.DType)
+	f.addSourceConsts(e)
 	for _, v := range f.values {
 		x, err := v.p.Eval(e)
 		if err != nil {

@@ -26,6 +26,7 @@ var langName = map[string]string{"cuda": "CUDA", "metal": "Metal"}
 func lintSources(r *Result) {
 	f := r.Family
 	lintDTypes(r)
+	noteSourceConstants(r)
 	for _, lang := range f.Languages() {
 		path := f.SourcePath(lang)
 		code := f.Source(lang)
@@ -66,6 +67,19 @@ func lintSources(r *Result) {
 		if len(lines) > 0 {
 			r.add(Note, StepSource, path, 0, 0, "names mltop gives the %s source:\n%s", langName[lang], strings.Join(lines, "\n"))
 		}
+	}
+}
+
+// noteSourceConstants lists the source's constants the manifest's
+// expressions use, with their values: what the grid or a shape was
+// computed from.
+func noteSourceConstants(r *Result) {
+	var lines []string
+	for _, c := range r.Family.SourceConstants() {
+		lines = append(lines, c.String())
+	}
+	if len(lines) > 0 {
+		r.add(Note, StepSource, r.Family.Path(), 0, 0, "source constants the manifest uses:\n%s", strings.Join(lines, "\n"))
 	}
 }
 
