@@ -68,4 +68,12 @@ func TestCheckCompile(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "has no kernel") || !strings.Contains(r.Log, "scale.cu:") {
 		t.Errorf("broken program: %v\nlog: %s", err, r.Log)
 	}
+	// A template instance that does not compile leads with its error, at
+	// the user's line, not with the entry; NVRTC's log is quoted once.
+	p.Entry, p.Code = "relu<float>", "template <typename T>\n__global__ void relu(T* y) {\n  y[0] = undefined_thing(y[0]);\n}\n"
+	r, err = CheckCompile(p, "")
+	if err == nil || !strings.HasPrefix(err.Error(), `NVRTC could not compile scale.cu for sm_90: scale.cu:3: error: identifier "undefined_thing" is undefined`) ||
+		strings.Contains(err.Error(), "has no kernel") || strings.Count(err.Error(), "detected during instantiation") != 1 {
+		t.Errorf("broken template instance: %v\nlog: %s", err, r.Log)
+	}
 }

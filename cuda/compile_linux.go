@@ -132,12 +132,20 @@ func (b *backend) cubin(p profiler.Program) (cacheEntry, error) {
 }
 
 // compileProgram compiles with the entry as a name expression. When that
-// fails, it compiles once more without it: if the program then compiles,
-// the entry is what NVRTC could not resolve, and the error says so, with
+// fails with an error in the program's own files (a template instance
+// that does not compile), the error leads with it. Otherwise it compiles
+// once more without the expression: if the program then compiles, the
+// entry is what NVRTC could not resolve, and the error says so, with
 // NVRTC's words and the kernels the source declares.
 func compileProgram(nv *nvrtc, src, name string, hdrs map[string]string, opts []string, entry, expr string) (compiled, error) {
 	c, err := nv.compile(src, name, hdrs, opts, expr)
-	if err == nil || expr == "" {
+	if err == nil {
+		return c, nil
+	}
+	if serr := sourceCompileError(err, c.log); serr != nil {
+		return c, serr
+	}
+	if expr == "" {
 		return c, err
 	}
 	if _, plain := nv.compile(src, name, hdrs, opts, ""); plain != nil {

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -61,4 +62,54 @@ func entryNotFound(file, entry, what string, src string) error {
 		msg += "\n" + file + " declares no __global__ function"
 	}
 	return fmt.Errorf("%s", msg)
+}
+
+// nvrtcNameMap is the file NVRTC attributes a name expression's errors to
+// (`__nv_name_map:2: error: cannot determine which instance of function
+// template "k" is intended`): the entry, not the program, is at fault.
+const nvrtcNameMap = "__nv_name_map"
+
+// logError finds an error diagnostic in a rewritten NVRTC log.
+var logError = regexp.MustCompile(`(?m)^([^\s:][^:\n]*):\d+: (?:catastrophic error|internal error|error)\b.*$`)
+
+// firstSourceError is the first error of a rewritten NVRTC log in the
+// program's own files ("k.cu:4: error: identifier … is undefined"), or ""
+// when the log has none outside the name map.
+func firstSourceError(log string) string {
+	for _, m := range logError.FindAllStringSubmatch(log, -1) {
+		if m[1] != nvrtcNameMap {
+			return strings.TrimSpace(m[0])
+		}
+	}
+	return ""
+}
+
+// compileError is a failed compile, led by its first error in the
+// program's files and followed by NVRTC's whole log once; it unwraps to
+// NVRTC's status.
+type compileError struct {
+	msg   string
+	cause error
+}
+
+func (e *compileError) Error() string { return e.msg }
+func (e *compileError) Unwrap() error { return e.cause }
+
+// sourceCompileError is err (a failed compile whose log is log) led by
+// the first error in the program's own files; nil when the log has none,
+// so that the caller can look for another cause (the entry's name).
+func sourceCompileError(err error, log string) error {
+	first := firstSourceError(log)
+	if first == "" {
+		return nil
+	}
+	cause := errors.Unwrap(err)
+	if cause == nil {
+		cause = err
+	}
+	msg := first
+	if rest := strings.TrimSpace(log); rest != "" {
+		msg += "\n" + rest
+	}
+	return &compileError{msg: msg, cause: cause}
 }

@@ -1,6 +1,8 @@
 package cuda
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -76,5 +78,31 @@ func TestCompileKeyTail(t *testing.T) {
 		if other == base {
 			t.Errorf("a different %s gives the same key tail", name)
 		}
+	}
+}
+
+// An error in the program's own files is found in NVRTC's log; those
+// NVRTC puts in its name map (an entry it cannot resolve) are not.
+func TestFirstSourceError(t *testing.T) {
+	for _, c := range []struct{ log, want string }{
+		{"k.cu:4: error: identifier \"u\" is undefined\n          detected during instantiation of \"void relu(T *) [with T=float]\"\n\n1 error detected", `k.cu:4: error: identifier "u" is undefined`},
+		{"__nv_name_map:2: error: cannot determine which instance of function template \"relu\" is intended\n\n__nv_name_map:2: error: Error in parsing name expression", ""},
+		{"k.cu:2: warning #177-D: variable \"x\" was declared but never referenced\nk.cu:9: catastrophic error: cannot open source file \"x.h\"", `k.cu:9: catastrophic error: cannot open source file "x.h"`},
+		{"__nv_name_map:2: error: no instance\n/src/dir/k.cu:7: error: expected a \";\"", `/src/dir/k.cu:7: error: expected a ";"`},
+		{"k.cu:2: warning #177-D: variable \"errors\" was declared but never referenced", ""},
+		{"", ""},
+	} {
+		if got := firstSourceError(c.log); got != c.want {
+			t.Errorf("firstSourceError(%q) = %q, want %q", c.log, got, c.want)
+		}
+	}
+	cause := errors.New("nvrtcCompileProgram: NVRTC_ERROR_COMPILATION (6)")
+	log := "k.cu:4: error: identifier \"u\" is undefined\n\n1 error detected in the compilation of \"k.cu\"."
+	err := sourceCompileError(fmt.Errorf("%w\n%s", cause, log), log)
+	if err == nil || err.Error() != `k.cu:4: error: identifier "u" is undefined`+"\n"+log || !errors.Is(err, cause) {
+		t.Errorf("sourceCompileError = %v", err)
+	}
+	if err := sourceCompileError(cause, "__nv_name_map:2: error: no instance"); err != nil {
+		t.Errorf("a name-map error: %v, want nil (the entry is at fault)", err)
 	}
 }

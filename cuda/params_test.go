@@ -20,12 +20,14 @@ func TestScalarSlot(t *testing.T) {
 		{profiler.Scalar{Kind: profiler.ScalarU16, I: 0xabcd}, 0xabcd},
 		{profiler.Scalar{Kind: profiler.ScalarI64, I: -2}, 0xfffffffffffffffe},
 		{profiler.Scalar{Kind: profiler.ScalarBool, I: 5}, 1},
+		{profiler.Scalar{Kind: profiler.ScalarF16, F: 2.099609375}, 0x4033}, // a half: its 2 bytes in the slot's low bytes
+		{profiler.Scalar{Kind: profiler.ScalarBF16, F: -2}, 0xc000},
 	} {
 		if got, err := scalarSlot(c.s); err != nil || got != c.want {
 			t.Errorf("%s %+v: slot %#x, %v; want %#x", c.s.Kind, c.s, got, err, c.want)
 		}
 	}
-	if _, err := scalarSlot(profiler.Scalar{Name: "h", Kind: "f16"}); err == nil {
+	if _, err := scalarSlot(profiler.Scalar{Name: "h", Kind: "f8"}); err == nil {
 		t.Error("an unknown kind got a slot")
 	}
 }

@@ -1,9 +1,7 @@
 package metal
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
@@ -130,15 +128,12 @@ var metalScalarKinds = map[string]profiler.ScalarKind{
 	"short": profiler.ScalarI16, "int16_t": profiler.ScalarI16, "ushort": profiler.ScalarU16, "uint16_t": profiler.ScalarU16,
 	"int": profiler.ScalarI32, "int32_t": profiler.ScalarI32, "uint": profiler.ScalarU32, "uint32_t": profiler.ScalarU32, "unsigned": profiler.ScalarU32, "unsigned int": profiler.ScalarU32,
 	"long": profiler.ScalarI64, "int64_t": profiler.ScalarI64, "ulong": profiler.ScalarU64, "uint64_t": profiler.ScalarU64, "size_t": profiler.ScalarU64,
-	"float": profiler.ScalarF32,
+	"float": profiler.ScalarF32, "half": profiler.ScalarF16, "bfloat": profiler.ScalarBF16,
 }
 
-// metalScalarSize is the size of an MSL scalar type (half included), 0
-// for anything else.
+// metalScalarSize is the size of an MSL scalar type, 0 for anything
+// else.
 func metalScalarSize(t string) int {
-	if t == "half" {
-		return 2
-	}
 	if k, ok := metalScalarKinds[t]; ok {
 		return profiler.Scalar{Kind: k}.Size()
 	}
@@ -251,23 +246,13 @@ func namesElements(scalars []profiler.Scalar, name string) bool {
 	return false
 }
 
-// scalarBytes is sc's value as slot s's type.
+// scalarBytes is sc's value as slot s's type (a half or bfloat rounded to
+// nearest even, refused beyond its range).
 func scalarBytes(s Slot, sc profiler.Scalar) ([]byte, error) {
 	var v any = sc.I
-	if sc.Kind == profiler.ScalarF32 || sc.Kind == profiler.ScalarF64 {
+	switch sc.Kind {
+	case profiler.ScalarF32, profiler.ScalarF64, profiler.ScalarF16, profiler.ScalarBF16:
 		v = sc.F
-	}
-	if s.Type == "half" {
-		f := sc.F
-		if x, ok := v.(int64); ok {
-			f = float64(x)
-		}
-		if math.Abs(f) > 65504 {
-			return nil, fmt.Errorf("parameter %s (half) = %g does not fit in a half", s.Name, f)
-		}
-		out := make([]byte, 2)
-		binary.LittleEndian.PutUint16(out, float32ToHalf(float32(f)))
-		return out, nil
 	}
 	k, ok := metalScalarKinds[s.Type]
 	if !ok {

@@ -134,3 +134,49 @@ kernel void plain(device float* out, uint i [[thread_position_in_grid]]) { out[i
 		t.Errorf("fill_f16: %d kernels, found %v; want none, naming fill_f32 and plain", len(sigs), found)
 	}
 }
+
+// A `constant half&` or `constant bfloat&` slot gets its value rounded to
+// nearest even once, from the scalar's float64, and a value that rounds
+// beyond the type's range is refused naming the parameter.
+func TestBindHalfSlots(t *testing.T) {
+	sig, _, err := EntrySignature(`#include <metal_stdlib>
+using namespace metal;
+[[kernel]] void k(device float* y [[buffer(0)]], constant half& a [[buffer(1)]], constant bfloat& b [[buffer(2)]]) {}
+`, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots, err := Slots(sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		a, b         profiler.Scalar
+		wantA, wantB []byte
+	}{
+		{profiler.F32Param("a", 0.1), profiler.F32Param("b", 2), []byte{0x66, 0x2e}, []byte{0x00, 0x40}},
+		{profiler.F32Param("a", 65519), profiler.I32Param("b", 257), []byte{0xff, 0x7b}, []byte{0x80, 0x43}},
+		{profiler.F32Param("a", 1+0x1p-11+0x1p-40), profiler.Scalar{Name: "b", Kind: profiler.ScalarBF16, F: -2}, []byte{0x01, 0x3c}, []byte{0x00, 0xc0}},
+		{profiler.Scalar{Name: "a", Kind: profiler.ScalarF16, F: 2}, profiler.F32Param("b", 1.0/3), []byte{0x00, 0x40}, []byte{0xab, 0x3e}},
+	} {
+		bd, err := Bind(slots, 1, []profiler.Scalar{c.a, c.b})
+		if err != nil {
+			t.Errorf("%v, %v: %v", c.a, c.b, err)
+			continue
+		}
+		if len(bd.Bytes) != 2 || !bytes.Equal(bd.Bytes[0].Bytes, c.wantA) || !bytes.Equal(bd.Bytes[1].Bytes, c.wantB) {
+			t.Errorf("%v, %v: setBytes %+v, want %x and %x", c.a, c.b, bd.Bytes, c.wantA, c.wantB)
+		}
+	}
+	for _, c := range []struct {
+		a, b profiler.Scalar
+		want string
+	}{
+		{profiler.F32Param("a", 65520), profiler.F32Param("b", 1), "parameter a (half): scalar a: 65520 does not fit in f16"},
+		{profiler.F32Param("a", 1), profiler.F32Param("b", 1e39), "parameter b (bfloat): scalar b: 1e+39 does not fit in bf16"},
+	} {
+		if _, err := Bind(slots, 1, []profiler.Scalar{c.a, c.b}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v, %v: %v, want an error with %q", c.a, c.b, err, c.want)
+		}
+	}
+}

@@ -16,7 +16,8 @@ typedef struct {
     float    eps;
     int32_t  nef[NSRC];
 } norm_args;
-struct plain_args { uint n; half h; };
+struct plain_args { uint n; half2 h; };
+struct half_args { uint n; half h; bfloat b; };
 struct nested_args { norm_args inner; };
 typedef struct { int32_t a, b; } two_per_line;
 `
@@ -32,11 +33,20 @@ func TestStructFields(t *testing.T) {
 	if err != nil || !found || !reflect.DeepEqual(got, want) {
 		t.Errorf("norm_args: %v, %v, %v\nwant %v", got, found, err, want)
 	}
+	got, _, err = StructFields(structSource, "half_args")
+	want = []StructField{
+		{Name: "n", Type: "uint", Kind: profiler.ScalarU32, Count: 1},
+		{Name: "h", Type: "half", Kind: profiler.ScalarF16, Count: 1},
+		{Name: "b", Type: "bfloat", Kind: profiler.ScalarBF16, Count: 1},
+	}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("half_args: %v, %v\nwant %v", got, err, want)
+	}
 	if _, found, err := StructFields(structSource, "missing_args"); found || err != nil {
 		t.Errorf("an undefined struct: found %v, %v", found, err)
 	}
 	for name, msg := range map[string]string{
-		"plain_args":   "field h has type half",
+		"plain_args":   "field h has type half2",
 		"nested_args":  "field inner has type norm_args",
 		"two_per_line": "cannot read the field `int32_t a, b`",
 	} {

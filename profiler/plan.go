@@ -145,13 +145,16 @@ const (
 	ScalarF32  ScalarKind = "f32"  // float
 	ScalarF64  ScalarKind = "f64"  // double
 	ScalarBool ScalarKind = "bool" // bool (one byte)
+	ScalarF16  ScalarKind = "f16"  // half / __half: IEEE binary16 bits
+	ScalarBF16 ScalarKind = "bf16" // __nv_bfloat16: bfloat16 bits
 )
 
 // Scalar is a by-value kernel parameter. CUDA passes each as its own
 // argument, after the buffers or where Dispatch.Order puts it; Metal packs them, in order, into one struct
 // bound with setBytes at the index after the last buffer. Integer kinds
 // and bool hold their value in I (u64 as its bit pattern), float kinds in
-// F; ScalarOf builds one with range checks.
+// F (f16 and bf16 already rounded to their type); ScalarOf builds one with
+// range checks.
 type Scalar struct {
 	Name string
 	Kind ScalarKind

@@ -11,10 +11,11 @@ import (
 var scalarKinds = map[ScalarKind]int{
 	ScalarI8: 1, ScalarU8: 1, ScalarBool: 1, ScalarI16: 2, ScalarU16: 2,
 	ScalarI32: 4, ScalarU32: 4, ScalarF32: 4, ScalarI64: 8, ScalarU64: 8, ScalarF64: 8,
+	ScalarF16: 2, ScalarBF16: 2,
 }
 
 // scalarKindNames lists the kinds for error messages, in size order.
-const scalarKindNames = "i8, u8, i16, u16, i32, u32, i64, u64, f32, f64, bool"
+const scalarKindNames = "i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, bool"
 
 // ParseScalarKind reads a kind's name ("u32", "f64", "bool"); it also
 // takes the C names int, unsigned, float, double, size_t and the <stdint.h> ones.
@@ -34,7 +35,8 @@ var cScalarNames = map[string]ScalarKind{
 	"int16_t": ScalarI16, "short": ScalarI16, "uint16_t": ScalarU16, "unsigned short": ScalarU16,
 	"int": ScalarI32, "int32_t": ScalarI32, "unsigned": ScalarU32, "unsigned int": ScalarU32, "uint32_t": ScalarU32,
 	"int64_t": ScalarI64, "long long": ScalarI64, "uint64_t": ScalarU64, "unsigned long long": ScalarU64, "size_t": ScalarU64,
-	"float": ScalarF32, "double": ScalarF64,
+	"float": ScalarF32, "double": ScalarF64, "half": ScalarF16, "__half": ScalarF16,
+	"__nv_bfloat16": ScalarBF16, "nv_bfloat16": ScalarBF16,
 }
 
 // kind is the scalar's kind, an empty one being i32 (as before kinds had
@@ -61,6 +63,10 @@ func (s Scalar) Bytes() []byte {
 		binary.LittleEndian.PutUint32(b, math.Float32bits(float32(s.F)))
 	case ScalarF64:
 		binary.LittleEndian.PutUint64(b, math.Float64bits(s.F))
+	case ScalarF16: // F is a binary16 value (ScalarOf rounds it): exact in float32
+		binary.LittleEndian.PutUint16(b, F32ToF16(float32(s.F)))
+	case ScalarBF16:
+		binary.LittleEndian.PutUint16(b, F32ToBF16(float32(s.F)))
 	case ScalarBool:
 		if s.I != 0 {
 			b[0] = 1
@@ -99,7 +105,9 @@ func intRange(k ScalarKind) (lo int64, hi uint64) {
 	return 0, math.MaxUint64 // u64
 }
 
-func isFloatKind(k ScalarKind) bool { return k == ScalarF32 || k == ScalarF64 }
+func isFloatKind(k ScalarKind) bool {
+	return k == ScalarF32 || k == ScalarF64 || k == ScalarF16 || k == ScalarBF16
+}
 
 // ScalarOf makes a scalar of kind from v (an int, int64, uint64, float64 or
 // bool), or says why v does not fit: out of the kind's range, a fraction
@@ -138,7 +146,7 @@ func ScalarOf(kind ScalarKind, name string, v any) (Scalar, error) {
 
 func scalarOfInt(kind ScalarKind, name string, v int64) (Scalar, error) {
 	if isFloatKind(kind) {
-		return Scalar{Name: name, Kind: kind, F: float64(v)}, nil
+		return scalarOfFloat(kind, name, float64(v))
 	}
 	lo, hi := intRange(kind)
 	if v < lo || (v > 0 && uint64(v) > hi) {
@@ -156,6 +164,12 @@ func scalarOfFloat(kind ScalarKind, name string, v float64) (Scalar, error) {
 			return Scalar{}, outOfRange(name, kind, fmt.Sprint(v))
 		}
 		return Scalar{Name: name, Kind: kind, F: v}, nil
+	case kind == ScalarF16 || kind == ScalarBF16:
+		r, ok := RoundHalf(kind, v)
+		if !ok {
+			return Scalar{}, outOfRange(name, kind, fmt.Sprint(v))
+		}
+		return Scalar{Name: name, Kind: kind, F: r}, nil
 	}
 	if v != math.Trunc(v) || math.IsInf(v, 0) || math.IsNaN(v) {
 		return Scalar{}, fmt.Errorf("scalar %s: %v is not a whole number, and %s holds only whole numbers", name, v, kind)
@@ -172,8 +186,41 @@ func scalarOfFloat(kind ScalarKind, name string, v float64) (Scalar, error) {
 func outOfRange(name string, kind ScalarKind, v string) error {
 	lo, hi := intRange(kind)
 	limits := fmt.Sprintf("%d to %d", lo, hi)
-	if kind == ScalarF32 {
+	switch kind {
+	case ScalarF32:
 		limits = fmt.Sprintf("±%g", math.MaxFloat32)
+	case ScalarF16, ScalarBF16:
+		limits = fmt.Sprintf("±%.6g, after rounding to nearest even", halfFormats[kind].max)
 	}
 	return fmt.Errorf("scalar %s: %s does not fit in %s (%s)", name, v, kind, limits)
+}
+
+// halfFormat is a 16-bit float format: its significand's stored bits, the
+// exponent of its smallest normal number and its largest finite value.
+type halfFormat struct {
+	mantBits, minExp int
+	max              float64
+}
+
+var halfFormats = map[ScalarKind]halfFormat{
+	ScalarF16:  {mantBits: 10, minExp: -14, max: 65504},
+	ScalarBF16: {mantBits: 7, minExp: -126, max: float64(BF16ToF32(0x7f7f))},
+}
+
+// RoundHalf rounds v to the 16-bit float kind (f16 or bf16) to nearest
+// even, straight from float64 (no double rounding through float32), with
+// gradual underflow; ok is false when a finite v rounds beyond the
+// kind's largest finite value. Inf and NaN pass through.
+func RoundHalf(kind ScalarKind, v float64) (r float64, ok bool) {
+	f, known := halfFormats[kind]
+	if !known {
+		return v, false
+	}
+	if math.IsInf(v, 0) || math.IsNaN(v) || v == 0 {
+		return v, true
+	}
+	_, exp := math.Frexp(v) // |v| = frac·2^exp, frac in [0.5, 1): its leading bit is 2^(exp-1)
+	quantum := math.Ldexp(1, max(exp-1, f.minExp)-f.mantBits)
+	r = math.RoundToEven(v/quantum) * quantum
+	return r, math.Abs(r) <= f.max
 }

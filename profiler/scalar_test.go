@@ -25,7 +25,9 @@ func TestScalarBytes(t *testing.T) {
 		{Scalar{Kind: ScalarBool, I: 1}, []byte{1}},
 		{Scalar{Kind: ScalarBool}, []byte{0}},
 		{Scalar{I: 7}, []byte{7, 0, 0, 0}}, // no kind: i32, as before
-		{Scalar{Kind: "f16"}, nil},
+		{Scalar{Kind: ScalarF16, F: 2}, []byte{0x00, 0x40}},
+		{Scalar{Kind: ScalarBF16, F: -2}, []byte{0x00, 0xc0}},
+		{Scalar{Kind: "f8"}, nil},
 	} {
 		got := c.s.Bytes()
 		if !bytes.Equal(got, c.want) || c.s.Size() != len(c.want) || c.s.Align() != len(c.want) {
@@ -80,7 +82,7 @@ func TestScalarOf(t *testing.T) {
 		{ScalarI32, 1.5, "1.5 is not a whole number"},
 		{ScalarI32, math.NaN(), "not a whole number"},
 		{ScalarBool, 2, "does not fit in bool"},
-		{"f16", 1.0, `type "f16" is not one of`},
+		{"f8", 1.0, `type "f8" is not one of`},
 		{ScalarI32, "7", "Go type string"},
 	}
 	for _, c := range bad {
@@ -97,7 +99,67 @@ func TestParseScalarKind(t *testing.T) {
 			t.Errorf("ParseScalarKind(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	if _, err := ParseScalarKind("half"); err == nil || !strings.Contains(err.Error(), `"half"`) {
-		t.Errorf("half: %v", err)
+	if _, err := ParseScalarKind("half2"); err == nil || !strings.Contains(err.Error(), `"half2"`) {
+		t.Errorf("half2: %v", err)
+	}
+}
+
+// TestScalarOfHalf: 16-bit float scalars are rounded to nearest even
+// straight from float64, their F is the rounded value, and a value beyond
+// the type's range is refused naming it.
+func TestScalarOfHalf(t *testing.T) {
+	for _, c := range []struct {
+		kind ScalarKind
+		v    any
+		bits uint16
+		f    float64
+	}{
+		{ScalarF16, 2.0, 0x4000, 2},
+		{ScalarF16, 2, 0x4000, 2},
+		{ScalarF16, 0.1, 0x2e66, 0.0999755859375},
+		{ScalarF16, 65504.0, 0x7bff, 65504},
+		{ScalarF16, 65519.0, 0x7bff, 65504},
+		{ScalarF16, 1 + 0x1p-11, 0x3c00, 1},                     // a tie: to even
+		{ScalarF16, 1 + 3*0x1p-11, 0x3c02, 1 + 0x1p-9},          // a tie: to even, upward
+		{ScalarF16, 1 + 0x1p-11 + 0x1p-40, 0x3c01, 1 + 0x1p-10}, // through float32 this would tie and round down
+		{ScalarF16, 0x1p-24, 0x0001, 0x1p-24},                   // the smallest subnormal
+		{ScalarF16, 0x1p-25, 0x0000, 0},                         // a tie with zero
+		{ScalarF16, 3 * 0x1p-25, 0x0002, 0x1p-23},
+		{ScalarF16, math.Copysign(0, -1), 0x8000, 0},
+		{ScalarF16, math.Inf(-1), 0xfc00, math.Inf(-1)},
+		{ScalarBF16, 2.0, 0x4000, 2},
+		{ScalarBF16, 1.0 / 3, 0x3eab, 0.333984375},
+		{ScalarBF16, 257, 0x4380, 256},
+		{ScalarBF16, 1e38, 0x7e96, float64(BF16ToF32(0x7e96))},
+	} {
+		s, err := ScalarOf(c.kind, "a", c.v)
+		if err != nil {
+			t.Errorf("ScalarOf(%s, %v): %v", c.kind, c.v, err)
+			continue
+		}
+		want := []byte{byte(c.bits), byte(c.bits >> 8)}
+		if !bytes.Equal(s.Bytes(), want) || s.F != c.f || s.Size() != 2 {
+			t.Errorf("ScalarOf(%s, %v): bytes %x F %v size %d, want %x F %v", c.kind, c.v, s.Bytes(), s.F, s.Size(), want, c.f)
+		}
+	}
+	for _, c := range []struct {
+		kind ScalarKind
+		v    any
+		want string
+	}{
+		{ScalarF16, 65520.0, "scalar a: 65520 does not fit in f16 (±65504, after rounding to nearest even)"},
+		{ScalarF16, -70000, "scalar a: -70000 does not fit in f16"},
+		{ScalarF16, uint64(math.MaxUint64), "does not fit in f16"},
+		{ScalarBF16, 1e39, "scalar a: 1e+39 does not fit in bf16 (±3.38953e+38"},
+	} {
+		s, err := ScalarOf(c.kind, "a", c.v)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ScalarOf(%s, %v) = %+v, %v; want an error with %q", c.kind, c.v, s, err, c.want)
+		}
+	}
+	for _, name := range []string{"half", "__half", "__nv_bfloat16", "nv_bfloat16", "f16", "bf16"} {
+		if _, err := ParseScalarKind(name); err != nil {
+			t.Errorf("ParseScalarKind(%q): %v", name, err)
+		}
 	}
 }

@@ -56,10 +56,15 @@ var cScalarKinds = map[string]profiler.ScalarKind{
 	"unsigned long": profiler.ScalarU64, "unsigned long int": profiler.ScalarU64, "unsigned long long": profiler.ScalarU64,
 	"unsigned long long int": profiler.ScalarU64, "uint64_t": profiler.ScalarU64, "size_t": profiler.ScalarU64,
 	"bool": profiler.ScalarBool, "float": profiler.ScalarF32, "double": profiler.ScalarF64,
+	// 16-bit floats: passed as their bits (CUDA's __half is 2 bytes, aligned
+	// 2; Metal's half and bfloat likewise).
+	"half": profiler.ScalarF16, "__half": profiler.ScalarF16,
+	"__nv_bfloat16": profiler.ScalarBF16, "nv_bfloat16": profiler.ScalarBF16, "bfloat": profiler.ScalarBF16, "bfloat16_t": profiler.ScalarBF16,
 }
 
-// halfTypes are scalar types mltop cannot pass by value.
-var halfTypes = map[string]bool{"half": true, "__half": true, "__nv_bfloat16": true, "bfloat": true, "bfloat16_t": true, "nv_bfloat16": true, "__half2": true, "half2": true, "__nv_bfloat162": true}
+// pairTypes are the two-element 16-bit float vectors, which mltop does
+// not pass by value.
+var pairTypes = map[string]bool{"__half2": true, "half2": true, "__nv_bfloat162": true, "nv_bfloat162": true, "bfloat2": true}
 
 // elemTypes are the pointees whose buffers must have one element type
 // (fitsPointee relaxes a few pairs).
@@ -142,10 +147,10 @@ func (ts typeScope) scalarKind(p csrc.Param) (profiler.ScalarKind, error) {
 	if k, ok := cScalarKinds[r]; ok {
 		return k, nil
 	}
-	if halfTypes[r] {
-		return "", fmt.Errorf("parameter `%s %s` is a 16-bit float, which mltop cannot pass by value: take it as float and convert inside the kernel", p.Scalar, p.Name)
+	if pairTypes[r] {
+		return "", fmt.Errorf("parameter `%s %s` is a pair of 16-bit floats, which mltop does not pass by value: take two scalars (half a, half b, or float) and pair them inside the kernel", p.Scalar, p.Name)
 	}
-	return "", fmt.Errorf("parameter `%s %s`: mltop cannot pass type %s (it passes bool, char, short, int, long, long long, their unsigned forms, int8_t…uint64_t, size_t, float, double and the dtype's type)", p.Scalar, p.Name, r)
+	return "", fmt.Errorf("parameter `%s %s`: mltop cannot pass type %s (it passes bool, char, short, int, long, long long, their unsigned forms, int8_t…uint64_t, size_t, float, double, half, __nv_bfloat16 and the dtype's type)", p.Scalar, p.Name, r)
 }
 
 // elem is the buffer element type a pointer parameter requires, "" for any.
@@ -221,15 +226,21 @@ func (f *Family) bufDType(name string, dt profiler.DType) profiler.DType {
 	return dt
 }
 
+// dtypeScalarKinds are the kinds a `T alpha` parameter takes per dtype.
+var dtypeScalarKinds = map[profiler.DType]profiler.ScalarKind{
+	profiler.F32: profiler.ScalarF32, profiler.F16: profiler.ScalarF16, profiler.BF16: profiler.ScalarBF16,
+}
+
 // scalarArg evaluates a scalar arg as its parameter's kind: a float
 // parameter takes any number, an integer one a whole number in its range.
 func scalarArg(up uparam, a uarg, dt profiler.DType, e map[string]any) (profiler.Scalar, error) {
 	kind := up.kind
 	if kind == "" { // the dtype's own type
-		if dt != profiler.F32 {
-			return profiler.Scalar{}, fmt.Errorf("its type is the dtype, %s here, and mltop passes no 16-bit scalars: take it as float", dt)
+		k, ok := dtypeScalarKinds[dt]
+		if !ok {
+			return profiler.Scalar{}, fmt.Errorf("its type is the dtype, %s here, which mltop does not pass by value (it passes f32, f16 and bf16): take it as float", dt)
 		}
-		kind = profiler.ScalarF32
+		kind = k
 	}
 	v, err := a.p.Eval(e)
 	if err != nil {

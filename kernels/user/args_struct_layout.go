@@ -118,8 +118,8 @@ func (st *structTypes) field(owner string, f csrc.StructField, depth int) (leave
 		return []structLeaf{lf}, 8 * count, 8, nil
 	case st.ts.generic(f.Type):
 		return nil, 0, 0, fmt.Errorf("struct %s: field `%s` has the dtype's type, whose size changes with the dtype: declare it float (or the C type it holds)", owner, f.Declared())
-	case halfTypes[t]:
-		return nil, 0, 0, fmt.Errorf("struct %s: field `%s` is a 16-bit float, which mltop cannot fill: declare it float and convert inside the kernel", owner, f.Declared())
+	case pairTypes[t]:
+		return nil, 0, 0, fmt.Errorf("struct %s: field `%s` is a pair of 16-bit floats, which mltop does not fill: declare two half fields (or float) and pair them inside the kernel", owner, f.Declared())
 	}
 	if k, ok := cScalarKinds[t]; ok {
 		lf.kind = k

@@ -133,7 +133,7 @@ func TestStructLayoutAgainstGxx(t *testing.T) {
 
 func TestStructLayoutRefuses(t *testing.T) {
 	for _, c := range []struct{ src, want string }{
-		{"struct P { __half h; };", "16-bit float"},
+		{"struct P { __half2 h; };", "pair of 16-bit floats"},
 		{"struct P { T alpha; };", "dtype's type"},
 		{"struct P { float4 v; };", "type float4, which is neither"},
 		{"struct P { int a[N]; };", `extent "N"`},

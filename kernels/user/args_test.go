@@ -24,6 +24,7 @@ __global__ void one(float* y, int n) {}
 __global__ void over(float* y, int n) {}
 __global__ void over(float* y, int n, int m) {}
 __global__ void over(double* y, int n) {}
+__global__ void pairarg(float* y, half2 h) {}
 `
 
 // argsManifest is a manifest over argsSource with one dispatch (DISPATCH).
@@ -141,14 +142,16 @@ func TestArgsRefused(t *testing.T) {
 			[]string{"dispatches[0].args[1]", `"EPS" is neither a buffer (X, Y, F, G) nor an expression over`, "; did you mean eps?"}},
 		{"misspelt value", `entry: one, grid: [N], threads: [32], args: [G, "scal * 2"]`,
 			[]string{"dispatches[0].args[1]", "; did you mean scale?"}},
-		{"half scalar", `entry: halfarg, grid: [N], threads: [32], args: [G, 1]`,
-			[]string{"dispatches[0].args[1]", "`__half h` is a 16-bit float", "take it as float"}},
+		{"half2 scalar", `entry: pairarg, grid: [N], threads: [32], args: [G, 1]`,
+			[]string{"dispatches[0].args[1]", "`half2 h` is a pair of 16-bit floats", "take two scalars"}},
+		{"constant beyond half", `entry: halfarg, grid: [N], threads: [32], args: [G, 70000]`,
+			[]string{"dispatches[0].args[1]: '70000' = 70000 goes to parameter `__half h`", "70000 does not fit in f16 (±65504"}},
 		{"ambiguous overload", `entry: over, grid: [N], threads: [32], args: [G, N]`,
 			[]string{"dispatches[0].entry", "over is ambiguous: 2 overloads", "line 12", "line 14"}},
 		{"no overload fits", `entry: over, grid: [N], threads: [32], args: [G]`,
 			[]string{"over has 3 overloads and none takes these arguments"}},
 		{"unknown entry", `entry: "nope<T>", grid: [N], threads: [32], args: [G]`,
-			[]string{"has no kernel \"nope\"", "kernels found: ops::scale, mixed, fixed, halfarg, dtarg, one, over"}},
+			[]string{"has no kernel \"nope\"", "kernels found: ops::scale, mixed, fixed, halfarg, dtarg, one, over, pairarg"}},
 		{"wrong namespace", `entry: "other::scale<T, 4>", grid: [N], threads: [32], args: [Y, X, 1, N]`,
 			[]string{"has no kernel \"other::scale\""}},
 		{"unbalanced <", `entry: "ops::scale<T, VEC", grid: [N], threads: [32], args: [Y, X, 1, N]`,
@@ -195,8 +198,10 @@ func TestArgsInvalid(t *testing.T) {
 			[]string{"args[1] 'N / 3.0' for parameter `int n`", "is not a whole number"}},
 		{"float overflow", `entry: dtarg, grid: [N], threads: [32], args: [Y, "1e30 * 1e9"]`, profiler.F32,
 			[]string{"parameter `T alpha`", "does not fit in f32"}},
-		{"dtype scalar at bf16", `entry: dtarg, grid: [N], threads: [32], args: [Y, 1.5]`, profiler.BF16,
-			[]string{"parameter `T alpha`", "bf16 here", "take it as float"}},
+		{"dtype scalar beyond bf16", `entry: dtarg, grid: [N], threads: [32], args: [Y, 3.4e38]`, profiler.BF16,
+			[]string{"args[1] '3.4e+38' for parameter `T alpha`", "3.4e+38 does not fit in bf16", "C type T"}},
+		{"half overflow from a dim", `entry: halfarg, grid: [N], threads: [32], args: [G, "N * 1000"]`, profiler.F32,
+			[]string{"args[1] 'N * 1000' for parameter `__half h`", "100000 does not fit in f16", "C type __half"}},
 		{"fractional template argument", `entry: "ops::scale<T, {scale}>", grid: [N], threads: [32], args: [Y, X, 1, N]`, profiler.F32,
 			[]string{"{scale} is 0.125: a template argument must be an integer or a bool"}},
 	} {

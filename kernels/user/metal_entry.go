@@ -66,10 +66,7 @@ func byValueScalars(sig csrc.Signature) (csrc.Signature, error) {
 			continue
 		}
 		p := &params[i]
-		p.Pointer, p.ReadOnly, p.Pointee, p.Scalar = false, false, "", sl.Type
-		if sl.Type == "half" {
-			p.Scalar = "float" // evaluated as f32; metal.Bind writes a half at the slot
-		}
+		p.Pointer, p.ReadOnly, p.Pointee, p.Scalar = false, false, "", sl.Type // half: an f16 scalar, rounded once
 	}
 	sig.Params = params
 	return sig, nil

@@ -204,10 +204,13 @@ func TestMetalArgsBind(t *testing.T) {
 	}{
 		{"per index, typed by the signature", `entry: norm_f32, grid: [N], threads: [32], args: [F, G, eps, N, scale, "N > 50"]`,
 			[]profiler.Scalar{{Name: "eps", Kind: profiler.ScalarF32, F: 1e-5}, {Name: "n", Kind: profiler.ScalarU32, I: 100},
-				{Name: "gain", Kind: profiler.ScalarF32, F: 0.125}, {Name: "on", Kind: profiler.ScalarBool, I: 1}}},
+				{Name: "gain", Kind: profiler.ScalarF16, F: 0.125}, {Name: "on", Kind: profiler.ScalarBool, I: 1}}},
 		{"an integer expression into a float", `entry: norm_f32, grid: [N], threads: [32], args: [F, G, 2, 3, 1, false]`,
 			[]profiler.Scalar{{Name: "eps", Kind: profiler.ScalarF32, F: 2}, {Name: "n", Kind: profiler.ScalarU32, I: 3},
-				{Name: "gain", Kind: profiler.ScalarF32, F: 1}, {Name: "on", Kind: profiler.ScalarBool}}},
+				{Name: "gain", Kind: profiler.ScalarF16, F: 1}, {Name: "on", Kind: profiler.ScalarBool}}},
+		{"a half rounded once, to nearest even", `entry: norm_f32, grid: [N], threads: [32], args: [F, G, 2, 3, 0.1, false]`,
+			[]profiler.Scalar{{Name: "eps", Kind: profiler.ScalarF32, F: 2}, {Name: "n", Kind: profiler.ScalarU32, I: 3},
+				{Name: "gain", Kind: profiler.ScalarF16, F: 0.0999755859375}, {Name: "on", Kind: profiler.ScalarBool}}},
 		{"one struct", `entry: packed, grid: [N], threads: [32], args: [F, G, N, eps]`,
 			[]profiler.Scalar{{Name: "n", Kind: profiler.ScalarI32, I: 100}, {Name: "eps", Kind: profiler.ScalarF32, F: 1e-5}}}, // named by the struct's fields
 	} {
@@ -229,7 +232,8 @@ func TestMetalArgsBind(t *testing.T) {
 	for _, c := range []struct{ name, dispatch, want string }{
 		{"fraction into an unsigned", `entry: norm_f32, grid: [N], threads: [32], args: [F, G, eps, scale, 1, true]`, "uint"},
 		{"negative into an unsigned", `entry: norm_f32, grid: [N], threads: [32], args: [F, G, eps, "-N", 1, true]`, "uint"},
-		{"half out of range", `entry: norm_f32, grid: [N], threads: [32], args: [F, G, eps, N, 1e6, true]`, "parameter gain (half) = 1e+06 does not fit in a half"},
+		{"half out of range", `entry: norm_f32, grid: [N], threads: [32], args: [F, G, eps, N, 1e6, true]`, "'1e6' = 1e+06 goes to parameter `constant half& gain`"},
+		{"half out of range from a dim", `entry: norm_f32, grid: [N], threads: [32], args: [F, G, eps, N, "N * 1000", true]`, "'N * 1000' for parameter `constant half& gain`: scalar gain: 100000 does not fit in f16"},
 		{"buffer for a scalar", `entry: norm_f32, grid: [N], threads: [32], args: [F, G, X, N, 1, true]`, "buffer X goes to parameter `constant float& eps`"},
 		{"output to the input", `entry: norm_f32, grid: [N], threads: [32], args: [G, F, eps, N, 1, true]`, "output buffer G goes to parameter `const device float* x`"},
 		{"bf16 buffer to a float pointer", `entry: norm_f32, grid: [N], threads: [32], args: [X, G, eps, N, 1, true]`, "buffer X holds bf16 but parameter"},

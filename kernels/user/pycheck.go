@@ -75,6 +75,7 @@ func (f *Family) pyCall(e map[string]any, dt profiler.DType, maxRows int, seed u
 			c.dims[k] = v
 		}
 	}
+	f.roundHalfValues(c.dims, dt)
 	for _, b := range f.bufs {
 		sh, err := f.shapeOf(b, e)
 		if err != nil {

@@ -228,6 +228,27 @@ func TestCompileFindings(t *testing.T) {
 	}
 }
 
+// NVRTC's log, which the compile error already quotes, is printed once;
+// a log the error does not quote is appended.
+func TestCompileLogOnce(t *testing.T) {
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("log_once"), "k.cu": usertest.Source})
+	opt := noTools(t)
+	log := "k.cu:3: error: identifier \"Tx\" is undefined\n\n1 error detected in the compilation of \"k.cu\"."
+	for _, quoted := range []bool{true, false} {
+		msg := "NVRTC could not compile k.cu for sm_90: NVRTC_ERROR_COMPILATION"
+		if quoted {
+			msg = "NVRTC could not compile k.cu for sm_90: k.cu:3: error: identifier \"Tx\" is undefined\n" + log
+		}
+		opt.CompileCUDA = func(p profiler.Program, arch string) (cuda.CompileReport, error) {
+			return cuda.CompileReport{Log: log}, errors.New(msg)
+		}
+		got := findingsOf(Check(path, opt).Manifests[0])
+		if n := strings.Count(got, "1 error detected in the compilation"); n != 1 {
+			t.Errorf("quoted %v: the log appears %d times:\n%s", quoted, n, got)
+		}
+	}
+}
+
 // A compiler that does not finish is stopped at the step's time limit.
 func TestCompileTimeout(t *testing.T) {
 	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("slow_k"), "k.cu": usertest.Source})

@@ -224,7 +224,11 @@ func compileCUDA(r *Result, opt Options, p profiler.Program, dt profiler.DType) 
 		return true
 	}
 	if d.err != nil {
-		r.add(Error, StepCompile, p.File, 0, 0, "CUDA %s: %v%s", dt, d.err, logText(d.rep.Log))
+		log := logText(d.rep.Log)
+		if strings.Contains(d.err.Error(), strings.TrimSpace(d.rep.Log)) {
+			log = "" // the error quotes NVRTC's log already: print it once
+		}
+		r.add(Error, StepCompile, p.File, 0, 0, "CUDA %s: %v%s", dt, d.err, log)
 		return false
 	}
 	if strings.TrimSpace(d.rep.Log) != "" {
