@@ -9,14 +9,16 @@ import "strings"
 // through libcu++, and PyTorch's 16-bit scalar types as the toolkit's.
 
 // stdViaLibcu maps the C++ standard headers device code uses to libcu++'s
-// counterparts, the first one found.
+// counterparts, the first one found (a candidate of several headers,
+// separated by spaces, is found by its first).
 var stdViaLibcu = map[string][]string{
 	"type_traits": {"cuda/std/type_traits"},
 	"limits":      {"cuda/std/limits"},
 	"utility":     {"cuda/std/utility"},
 	"cmath":       {"cuda/std/cmath"},
-	// libcu++ 1.x has no <cuda/std/algorithm>; its <array> defines min and max
-	"algorithm":  {"cuda/std/algorithm", "cuda/std/array"},
+	// CCCL 3 (CUDA 13) has no <cuda/std/algorithm> either, but min and max
+	// headers of their own; libcu++ 1.x's <array> defines them
+	"algorithm":  {"cuda/std/algorithm", "cuda/std/__algorithm/min.h cuda/std/__algorithm/max.h", "cuda/std/array"},
 	"array":      {"cuda/std/array"},
 	"tuple":      {"cuda/std/tuple"},
 	"functional": {"cuda/std/functional"},
@@ -85,7 +87,11 @@ func libcuStdStub(h string) string {
 		} else {
 			b.WriteString("#elif")
 		}
-		b.WriteString(" __has_include(<" + c + ">)\n#include <" + c + ">\n")
+		hs := strings.Fields(c)
+		b.WriteString(" __has_include(<" + hs[0] + ">)\n")
+		for _, h := range hs {
+			b.WriteString("#include <" + h + ">\n")
+		}
 	}
 	b.WriteString("#endif\n" + stdIsCudaStd)
 	return b.String()

@@ -59,7 +59,7 @@ func TestStdHeadersViaLibcu(t *testing.T) {
 	lib := toolkitHeaders{dirs: []string{"/nowhere"}, libcu: true}
 	for h, want := range map[string]string{
 		"type_traits": "#if __has_include(<cuda/std/type_traits>)\n#include <cuda/std/type_traits>\n",
-		"algorithm":   "#elif __has_include(<cuda/std/array>)\n#include <cuda/std/array>\n",
+		"algorithm":   "#elif __has_include(<cuda/std/__algorithm/min.h>)\n#include <cuda/std/__algorithm/min.h>\n#include <cuda/std/__algorithm/max.h>\n#elif __has_include(<cuda/std/array>)\n#include <cuda/std/array>\n",
 		"cstdint":     "typedef cuda::std::int64_t int64_t;",
 		"cfloat":      "#define FLT_MAX ",
 		"climits":     "#define INT_MAX ",
@@ -94,6 +94,15 @@ func TestTorchHeaderScalarTypes(t *testing.T) {
 	}
 	if s, _ := cudaStub("vector", toolkitHeaders{}); strings.Contains(s, "c10") {
 		t.Errorf("<vector> declares PyTorch's types:\n%s", s)
+	}
+	// with libcu++, a torch header brings the standard library's templates
+	// (an extension's device code says std::enable_if_t with no include)
+	lib := toolkitHeaders{dirs: []string{"/nowhere"}, libcu: true}
+	if s, _ := cudaStub("torch/all.h", lib); !strings.Contains(s, "#include <type_traits>\n") || !strings.Contains(s, "#include <algorithm>\n") {
+		t.Errorf("torch/all.h with libcu++ includes no standard headers:\n%s", s)
+	}
+	if s, _ := cudaStub("torch/all.h", toolkitHeaders{}); strings.Contains(s, "#include <type_traits>") {
+		t.Errorf("torch/all.h without libcu++ includes <type_traits>, which NVRTC lacks:\n%s", s)
 	}
 }
 
@@ -166,6 +175,21 @@ func TestTorchExtensionCompilesWithNVRTC(t *testing.T) {
 		prog, _ := preparedProgram(t, path, dt)
 		compileOrSkip(t, prog)
 	}
+}
+
+// TestTorchExtensionWithoutStdIncludesCompilesWithNVRTC: the same file
+// with no standard include of its own (vLLM's layernorm_kernels.cu says
+// std::enable_if_t after only torch headers) compiles too.
+func TestTorchExtensionWithoutStdIncludesCompilesWithNVRTC(t *testing.T) {
+	src := torchExtensionSource
+	for _, h := range []string{"type_traits", "limits", "algorithm", "array"} {
+		src = strings.Replace(src, "#include <"+h+">\n", "", 1)
+	}
+	src = strings.Replace(src, "std::array<float, 2> acc{0.0f, std::numeric_limits<float>::lowest()};", "float acc[2] = {0.0f, std::numeric_limits<float>::lowest()};", 1)
+	m := strings.Replace(usertest.Manifest("torch_ext_bare"), "{entry: k,", "{entry: \"ext::k<T>\",", 1)
+	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": src})
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	compileOrSkip(t, prog)
 }
 
 // TestStdintVariantsCompileWithNVRTC compiles int64Kernel alone, after

@@ -111,9 +111,19 @@ func stubText(h string, tk toolkitHeaders) string {
 	}
 	if isTorchHeader(h) {
 		text += torchScalarTypes
+		if tk.libcu {
+			// PyTorch's headers bring the C++ library with them: device
+			// code of an extension says std::enable_if_t, std::min with
+			// no include of its own
+			text += torchStdIncludes
+		}
 	}
 	return text + "namespace std {}\n"
 }
+
+// torchStdIncludes are the standard headers a torch stub includes (with
+// libcu++, served as libcu++'s: stdViaLibcu).
+const torchStdIncludes = "#include <type_traits>\n#include <limits>\n#include <utility>\n#include <algorithm>\n"
 
 const stdintStub = `#ifndef MLTOP_STDINT_
 #define MLTOP_STDINT_
