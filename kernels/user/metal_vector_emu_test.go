@@ -96,7 +96,7 @@ func TestMetalVectorsAtomicsOnEmulator(t *testing.T) {
 			}
 			s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32, Dims: map[string]int{"N": 256}}
 			// inout buffers: the timed reps must run for the check after timing
-			res := run.NewRunner(launchingTimer{eb}).Run(context.Background(), s.WithDefaults(f.Schema()), mslemu.Options(), nil)
+			res := run.NewRunner(eb).Run(context.Background(), s.WithDefaults(f.Schema()), mslemu.Options(), nil)
 			if res.Status != c.want {
 				t.Fatalf("status %s, want %s: %s %+v", res.Status, c.want, res.Error, res.Verdict)
 			}

@@ -111,20 +111,6 @@ dispatches:
 check: none
 `
 
-// launchingTimer runs the launches on every timed rep, which the
-// emulation's Time does not (its samples are constants): the check after
-// timing then sees what the last timed rep computed.
-type launchingTimer struct{ *mslemu.Backend }
-
-func (l launchingTimer) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
-	for range reps {
-		if err := l.Run(ls); err != nil {
-			return profiler.Timing{}, err
-		}
-	}
-	return l.Backend.Time(ls, reps, mode)
-}
-
 // A block counter in a scratch buffer, on the MSL emulation with the real
 // Runner and a check kernel: right with `scratch: true` (the counter is 0,
 // or its init, at every launch: the verified one and, through the check
@@ -177,7 +163,7 @@ func TestScratchCounterOnEmulator(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
-			res := run.NewRunner(launchingTimer{eb}).Run(context.Background(), s, opt, nil)
+			res := run.NewRunner(eb).Run(context.Background(), s, opt, nil)
 			if res.Status != c.want {
 				t.Fatalf("status %s, want %s (error %q) %+v", res.Status, c.want, res.Error, res.Verdict)
 			}

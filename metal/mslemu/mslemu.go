@@ -561,15 +561,21 @@ func (e *Backend) Run(ls []profiler.Launch) error {
 	return nil
 }
 
-// Time is not what this backend is for: a constant sample ends measuring
-// at once, and no cache is prepared (dirty is reported as a flush, as
-// before the cache modes).
+// Time runs the launches reps times, as a GPU backend does, so that the
+// buffers hold what a GPU's timed reps leave (an inout buffer restored
+// before the last rep holds one launch's result, for the check after
+// timing). Timing is not what this backend is for: a constant sample ends
+// measuring at once, and no cache is prepared (dirty is reported as a
+// flush, as before the cache modes).
 func (e *Backend) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
 	t := profiler.Timing{Timer: "emulated"}
 	if mode == profiler.CacheDirty {
 		t.Cache = profiler.CacheFlush
 	}
 	for range reps {
+		if err := e.Run(ls); err != nil {
+			return profiler.Timing{}, err
+		}
 		s := make([]float64, len(ls))
 		for i := range s {
 			s[i] = 1e6
