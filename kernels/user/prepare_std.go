@@ -46,10 +46,10 @@ func headerMacros(h string) string {
 }
 
 // macroHeader is the C header ("math", "float", "limits") that defines
-// standard macro m; "" for CUDART_VERSION.
+// standard macro m; "" for CUDART_VERSION and __extension__.
 func macroHeader(m string) string {
 	switch {
-	case m == "CUDART_VERSION":
+	case m == "CUDART_VERSION" || m == "__extension__":
 		return ""
 	case strings.HasPrefix(m, "FLT_") || strings.HasPrefix(m, "DBL_"):
 		return "float"

@@ -146,7 +146,7 @@ func (p *prepared) standardMacroLines() []string {
 		if p.toolkit.libcu && macroHeader(m[0]) == "limits" && !climits {
 			out, climits = append(out, "#include <cuda/std/climits>"), true
 		}
-		out = append(out, "#ifndef "+m[0], "#define "+m[0]+" "+m[1])
+		out = append(out, "#ifndef "+m[0], strings.TrimSpace("#define "+m[0]+" "+m[1]))
 		if p.toolkit.libcu && slices.Contains(libcuMathMacros, m[0]) {
 			out = append(out, "#define MLTOP_PRELUDE_"+m[0]+"_")
 		}
@@ -213,4 +213,7 @@ var standardMacros = [][2]string{
 	// `#if CUDART_VERSION >= …` with no include: the compiler's version,
 	// as cuda_runtime_api.h writes it (12040 for 12.4)
 	{"CUDART_VERSION", "(__CUDACC_VER_MAJOR__ * 1000 + __CUDACC_VER_MINOR__ * 10)"},
+	// GCC's __extension__ (nvcc accepts it, NVRTC does not): ggml-common.h
+	// writes it before anonymous unions; it only silences pedantic warnings
+	{"__extension__", ""},
 }
