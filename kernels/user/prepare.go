@@ -215,7 +215,7 @@ func (p *prepared) load(u *unit, dirs []string, read func(string) ([]byte, error
 		if depth > 64 {
 			return fmt.Errorf("%s:%d: local #includes nest more than 64 deep", u.path, d.Line)
 		}
-		v := &unit{path: path, name: d.Include, code: string(b)}
+		v := &unit{path: path, name: d.Include, code: sourceText(b)}
 		byPath[path], byName[d.Include] = v, v
 		u.local[i] = v
 		if err := p.load(v, dirs, read, byPath, byName, depth+1); err != nil {

@@ -62,6 +62,18 @@ func (bl *builder) defines() error {
 	return nil
 }
 
+// utf8BOM is the byte-order mark some editors (Visual Studio) write at
+// the start of a UTF-8 file.
+const utf8BOM = "\ufeff"
+
+// sourceText is a source or header file's text without a leading UTF-8
+// byte-order mark: nvcc skips it, but mltop puts its own lines ahead of the
+// text, which would leave the mark mid-text for the compiler to refuse. The
+// mark is on line 1, so every line keeps its number.
+func sourceText(b []byte) string {
+	return strings.TrimPrefix(string(b), utf8BOM)
+}
+
 // defineText is a define's expression: a number, a bool or an expression.
 func defineText(v any) (string, error) {
 	if b, ok := v.(bool); ok {
