@@ -1,0 +1,62 @@
+package user
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/kernels/user/usertest"
+	"github.com/mltop/mltop/profiler"
+)
+
+// extensionSource puts GCC's __extension__ before an anonymous union, as
+// ggml's common header does.
+const extensionSource = `struct two { __extension__ union { struct { float lo, hi; } p; float both[2]; }; };
+extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {
+  two t; t.both[0] = X[0]; t.both[1] = X[1];
+  Y[0] = t.p.lo + t.p.hi;
+}
+`
+
+// TestExtensionKeywordDefinedAway: a source that says __extension__ gets
+// it defined empty (under #ifndef) ahead of the source, and compiles.
+func TestExtensionKeywordDefinedAway(t *testing.T) {
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("ext"), "k.cu": extensionSource})
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	head, _, _ := strings.Cut(prog.Code, "#line 1 ")
+	if !strings.Contains(head, "#ifndef __extension__\n#define __extension__\n#endif\n") {
+		t.Errorf("__extension__ is not defined away ahead of the source:\n%s", head)
+	}
+	compileOrSkip(t, prog)
+
+	path = usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("noext"), "k.cu": usertest.Source})
+	if prog, _ := preparedProgram(t, path, profiler.F32); strings.Contains(prog.Code, "__extension__") {
+		t.Errorf("__extension__ defined for a source that does not use it:\n%s", prog.Code)
+	}
+}
+
+// TestByteOrderMarkStripped: a UTF-8 byte-order mark at the start of the
+// source and of a local header is dropped (nvcc skips it; after mltop's
+// prelude it would be mid-text), and every line keeps its number.
+func TestByteOrderMarkStripped(t *testing.T) {
+	files := map[string]string{
+		"kernel.yaml": usertest.Manifest("bom"),
+		"k.cu":        "\ufeff// saved with a byte-order mark\n#include \"half.h\"\n" + usertest.Source + "\n",
+		"half.h":      "\ufeff#pragma once\n__device__ float half_of(float x) { return 0.5f * x; }\n",
+	}
+	prog, _ := preparedProgram(t, usertest.Write(t, files), profiler.F32)
+	for name, text := range prog.Includes {
+		if strings.Contains(text, "\ufeff") {
+			t.Errorf("%s keeps the byte-order mark:\n%q", name, text)
+		}
+	}
+	if strings.Contains(prog.Code, "\ufeff") {
+		t.Errorf("the source keeps the byte-order mark:\n%q", prog.Code)
+	}
+	if !strings.Contains(prog.Code, "k.cu\"\n// saved with a byte-order mark\n#include \"half.h\"\n") {
+		t.Errorf("the source's first lines moved:\n%s", prog.Code)
+	}
+	if h := prog.Includes["half.h"]; !strings.Contains(h, "half.h\"\n#pragma once\n") {
+		t.Errorf("the header's first line moved:\n%s", h)
+	}
+	compileOrSkip(t, prog)
+}
