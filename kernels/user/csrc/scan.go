@@ -69,12 +69,11 @@ func ScanWith(src string, headers ...*File) *File {
 	l := lex(src)
 	live := markDead(l.toks, l.dirs)
 	f := &File{Directives: l.dirs, firstUse: map[string]int{}, dirty: l.dirty}
-	macros := map[string][]string{}
-	replacements := map[string]string{}
+	s := &scanner{macros: map[string][]string{}, replacements: map[string]string{}, braces: map[string]int{}}
 	for _, h := range headers {
-		addDefines(h.Directives, macros, replacements)
+		s.addDefines(h.Directives)
 	}
-	addDefines(l.dirs, macros, replacements)
+	s.addDefines(l.dirs)
 	for _, d := range l.dirs {
 		if !d.Dead && (d.Kind == "define" || d.Kind == "pragma") {
 			for _, w := range d.Body {
@@ -87,7 +86,7 @@ func ScanWith(src string, headers ...*File) *File {
 			f.use(t.text, t.line)
 		}
 	}
-	s := &scanner{toks: prune(live, l.dirs), macros: macros, replacements: replacements}
+	s.toks = prune(live, l.dirs)
 	for i := 0; i < len(s.toks); {
 		i = s.scope(i, "", &f.Decls) // a stray "}" ends a scope early: go on after it
 	}
@@ -201,6 +200,10 @@ type scanner struct {
 	toks         []ltok
 	macros       map[string][]string // object-like and function-like macro bodies, for specifiers hidden in macros
 	replacements map[string]string   // function-like macros' replacement texts
+	// braces: macros whose replacement opens more braces than it closes
+	// (> 0) or closes more than it opens (< 0), by how many: ggml's
+	// GGML_TABLE_BEGIN(…) ends in "= {", GGML_TABLE_END() is "};"
+	braces map[string]int
 }
 
 // scope reads declarations from i until the `}` closing the scope (or the
@@ -261,7 +264,11 @@ func (s *scanner) decl(i int, scope string, out *[]Decl) int {
 		d.Kind = Other
 		j := s.skip(i+1, "(", ")")
 		body := -1
-		if j < len(t) && t[j].text == "{" {
+		if open := s.braces[first]; open > 0 && j < len(t) && t[j].text != "{" {
+			// the macro opens an initializer (or a body) another macro closes:
+			// one declaration up to there, read as the opening macro expands
+			j = s.macroBraces(j, open)
+		} else if j < len(t) && t[j].text == "{" {
 			body = j
 			j = s.skip(j, "{", "}")
 		}
