@@ -229,7 +229,8 @@ func (p *prepared) load(u *unit, dirs []string, read func(string) ([]byte, error
 // loaded: scanned with the #defines of the program's other local files
 // (a macro one of them defines is no host header's binding macro to
 // blank: a device function whose head a local header's macro writes
-// stays, a launcher it writes is blanked), then with its host code
+// stays, a launcher it writes is blanked), with the types and aliases only
+// host code needs marked host (csrc.MarkHostOnly), then with its host code
 // blanked (compiled).
 func (p *prepared) scanCUDA() {
 	if p.lang != "cuda" {
@@ -239,11 +240,16 @@ func (p *prepared) scanCUDA() {
 	for i, u := range p.units {
 		scans[i] = u.scan
 	}
+	final := make([]*csrc.File, len(p.units))
 	for i, u := range p.units {
-		others := append(slices.Clone(scans[:i]), scans[i+1:]...)
-		if len(others) > 0 {
+		if others := append(slices.Clone(scans[:i]), scans[i+1:]...); len(others) > 0 {
 			u.scan = csrc.ScanWith(u.code, others...)
 		}
+		final[i] = u.scan
+	}
+	csrc.MarkHostOnly(final...)
+	for i, u := range p.units {
+		others := append(slices.Clone(scans[:i]), scans[i+1:]...)
 		u.compiled = u.scan
 		if blanked := csrc.Blank(u.code, u.scan); blanked != u.code {
 			u.compiled = csrc.ScanWith(blanked, others...)

@@ -60,3 +60,46 @@ func TestByteOrderMarkStripped(t *testing.T) {
 	}
 	compileOrSkip(t, prog)
 }
+
+// frameworkHeader is a framework's common header: the loop macro kernels
+// use, and host-only aliases and a class over stubbed headers' types.
+const frameworkHeader = `#pragma once
+#include <string>
+#include <vector>
+#include <cublas_v2.h>
+#include <glog/logging.h>
+namespace logflags = google;
+#define EACH_INDEX(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)
+namespace fw {
+using std::string;
+using std::vector;
+class Session {
+ public:
+  static Session& Instance();
+  cublasHandle_t blas() { return blas_; }
+ private:
+  cublasHandle_t blas_;
+  vector<string> layers_;
+};
+}  // namespace fw
+`
+
+// TestFrameworkHeaderCompiles: the host-only aliases and classes of a
+// framework header are blanked (lines kept), so the kernel beside them
+// compiles with NVRTC.
+func TestFrameworkHeaderCompiles(t *testing.T) {
+	src := "#include \"fw.hpp\"\nnamespace fw {\n__global__ void k(const T* X, T* Y, int rows, int cols) {\n" +
+		"  EACH_INDEX(i, rows * cols) { Y[i] = 2 * X[i]; }\n}\n}\n"
+	m := strings.Replace(usertest.Manifest("fw"), "{entry: k,", "{entry: \"fw::k\",", 1)
+	prog, _ := preparedProgram(t, usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": src, "fw.hpp": frameworkHeader}), profiler.F32)
+	h := prog.Includes["fw.hpp"]
+	for _, gone := range []string{"logflags", "using std::", "class Session", "cublasHandle_t"} {
+		if strings.Contains(h, gone) {
+			t.Errorf("%q is not blanked:\n%s", gone, h)
+		}
+	}
+	if !strings.Contains(h, "#define EACH_INDEX") || strings.Count(h, "\n") < strings.Count(frameworkHeader, "\n") {
+		t.Errorf("the macro or the lines are gone:\n%s", h)
+	}
+	compileOrSkip(t, prog)
+}

@@ -37,15 +37,18 @@ type Decl struct {
 	// hostMacro: an Other that is a macro invocation defining host
 	// functions (a binding macro of the file, PYBIND11_MODULE(…) { … }).
 	hostMacro bool
+	// hostOnly: a type or alias only host code needs, naming what only
+	// host headers declare (MarkHostOnly).
+	hostOnly bool
 }
 
 // Host says whether the declaration is host code: a function, variable or
-// function template instantiation that is not Device, or a macro invocation
-// that defines host functions. mltop blanks those before NVRTC compiles a
+// function template instantiation that is not Device, a macro invocation
+// that defines host functions, or a type or alias MarkHostOnly marked. mltop blanks those before NVRTC compiles a
 // source (an explicit instantiation of a blanked host template would
 // otherwise be "not a template").
 func (d Decl) Host() bool {
-	return (d.Kind == Function || d.Kind == Variable || d.Kind == Instantiation) && !d.Device || d.hostMacro
+	return (d.Kind == Function || d.Kind == Variable || d.Kind == Instantiation) && !d.Device || d.hostMacro || d.hostOnly
 }
 
 // File is what Scan found in a source.
@@ -53,6 +56,7 @@ type File struct {
 	Decls      []Decl
 	Directives []Directive
 	firstUse   map[string]int // identifier → first line it appears on in live code or a #define body
+	code       []ltok         // the live code tokens (no preprocessor lines)
 	dirty      map[int]bool
 }
 
@@ -82,8 +86,11 @@ func ScanWith(src string, headers ...*File) *File {
 		}
 	}
 	for _, t := range live {
-		if t.dir < 0 && t.kind == Ident {
-			f.use(t.text, t.line)
+		if t.dir < 0 {
+			f.code = append(f.code, t)
+			if t.kind == Ident {
+				f.use(t.text, t.line)
+			}
 		}
 	}
 	s.toks = prune(live, l.dirs)
