@@ -103,3 +103,45 @@ func TestFrameworkHeaderCompiles(t *testing.T) {
 	}
 	compileOrSkip(t, prog)
 }
+
+// mixedMathSource calls the two-argument math functions with mixed
+// argument types, as nvcc programs may (nvcc has the host <cmath>'s
+// promoting overloads), and asserts the promoted result types.
+const mixedMathSource = `template <class A, class B> struct same_type { enum { value = 0 }; };
+template <class A> struct same_type<A, A> { enum { value = 1 }; };
+__device__ float relu(float z) { return fmax(0.0, z); }
+extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {
+  float f = X[0]; double d = X[1]; int i = cols;
+  static_assert(same_type<decltype(fmax(f, f)), float>::value, "(float, float) calls the float fmax");
+  static_assert(same_type<decltype(fmin(d, f)), double>::value, "(double, float) promotes to double");
+  static_assert(same_type<decltype(pow(f, d)), double>::value, "(float, double) promotes to double");
+  static_assert(same_type<decltype(atan2(i, f)), float>::value, "(int, float) calls the float atan2, as without the overloads");
+  static_assert(same_type<decltype(fdim(i, 2)), double>::value, "(int, int) calls the double fdim");
+  Y[0] = relu(f) + fmax(0.0, f) + fmin(f, 0.0) + pow(2, f) + atan2(d, f) + fmod(f, 2.0) + hypot(i, f) +
+         copysign(1.0, f) + remainder(f, 3.0) + fdim(f, 1.0) + fmax(f, f) + powf(f, 2.0f);
+}
+`
+
+// TestMixedMathOverloads: the promoting overloads are declared for the
+// functions the source calls (only those), and NVRTC accepts the mixed
+// calls with C++'s result types.
+func TestMixedMathOverloads(t *testing.T) {
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("mixed_math"), "k.cu": mixedMathSource})
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	head, _, _ := strings.Cut(prog.Code, "#line 1 ")
+	for _, f := range mixedMathFunctions {
+		if !strings.Contains(head, "::type "+f+"(A a, B b)") {
+			t.Errorf("no promoting %s ahead of the source:\n%s", f, head)
+		}
+	}
+	if log := compileOrSkip(t, prog); strings.Contains(log, "warning") {
+		t.Errorf("NVRTC warns:\n%s", log)
+	}
+
+	path = usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("fmax_only"),
+		"k.cu": `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) { Y[0] = fmax(0.0, X[0]); }`})
+	prog, _ = preparedProgram(t, path, profiler.F32)
+	if !strings.Contains(prog.Code, " fmax(A a, B b)") || strings.Contains(prog.Code, " pow(A a, B b)") {
+		t.Errorf("want the fmax overload alone:\n%s", prog.Code)
+	}
+}

@@ -102,7 +102,9 @@ func lineDirective(n int, path string) string {
 }
 
 // cudaPrelude: the toolkit's 16-bit types (or storage structs without
-// them) and the standard macros, skipping names the source declares.
+// them), the fixed-width integer types, glibc's short type names, the
+// promoting math overloads and the standard macros the source uses,
+// skipping names the source declares.
 func (p *prepared) cudaPrelude() []string {
 	var out []string
 	if p.toolkit.fp16 {
@@ -127,6 +129,15 @@ func (p *prepared) cudaPrelude() []string {
 		if p.usesUndeclared(td[0]) {
 			out = append(out, "typedef "+td[1]+" "+td[0]+"; // glibc's <sys/types.h>, which nvcc programs get through the host headers")
 		}
+	}
+	var mixed []string
+	for _, f := range mixedMathFunctions {
+		if p.usesUndeclared(f) {
+			mixed = append(mixed, f)
+		}
+	}
+	if text := mixedMathText(mixed); text != "" {
+		out = append(out, strings.Split(strings.TrimSuffix(text, "\n"), "\n")...)
 	}
 	return append(out, p.standardMacroLines()...)
 }
