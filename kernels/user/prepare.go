@@ -14,7 +14,7 @@ import (
 // This file prepares a user source for its compiler (USERKERNELS.md,
 // decisions 1–3). At load, the source and the local headers it includes are
 // scanned once, and each name mltop gives the source (knobs, dims, flags,
-// the dtype name, DTYPE, `defines:`) gets an Injection: a macro before the
+// values, the dtype name, DTYPE, `defines:`) gets an Injection: a macro before the
 // first preprocessor line that tests it, nothing when the source declares
 // it, a constexpr ahead of the source when the source only uses it. Per
 // spec, render (prepare_text.go) writes the text with the values.
@@ -70,9 +70,10 @@ func (in Injection) String() string {
 type offerKind int
 
 const (
-	offerInt    offerKind = iota // knobs, dims, DTYPE
-	offerBool                    // flags
+	offerInt    offerKind = iota // knobs, dims, DTYPE, values: that are int expressions
+	offerBool                    // flags, values: that are bool expressions
 	offerType                    // the dtype name
+	offerFloat                   // values: that are float expressions
 	offerDefine                  // manifest defines: and DTYPE_<NAME>: a macro or nothing
 )
 

@@ -1,6 +1,7 @@
 package user
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -143,5 +144,65 @@ func TestMixedMathOverloads(t *testing.T) {
 	prog, _ = preparedProgram(t, path, profiler.F32)
 	if !strings.Contains(prog.Code, " fmax(A a, B b)") || strings.Contains(prog.Code, " pow(A a, B b)") {
 		t.Errorf("want the fmax overload alone:\n%s", prog.Code)
+	}
+}
+
+// valuesManifest gives the manifest values of each kind.
+func valuesManifest(name string) string {
+	return strings.Replace(usertest.Manifest(name), "rules:", "values:\n  SCALE: 3\n  EPS: 1e-5\n  HALF_WG: \"WG / 2.0\"\n  WIDE: \"cols > 8\"\n  UNUSED: 7\nrules:", 1)
+}
+
+// TestValuesReachTheSource: values reach the source like dims: a
+// constexpr (int, double for a float, bool) when the source only uses
+// them, a #define when a preprocessor line tests them; NVRTC compiles it.
+func TestValuesReachTheSource(t *testing.T) {
+	src := "#if WIDE\n#define WIDTH_NOTE 1\n#endif\n" + `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {
+  Y[0] = SCALE * X[0] + EPS + HALF_WG;
+}
+`
+	prog, f := preparedProgram(t, usertest.Write(t, map[string]string{"kernel.yaml": valuesManifest("values"), "k.cu": src}), profiler.F32)
+	for _, want := range []string{"constexpr int SCALE = 3;", "constexpr double EPS = 1e-05;", "constexpr double HALF_WG = 32.0;", "#define WIDE 1\n#line 1 "} {
+		if !strings.Contains(prog.Code, want) {
+			t.Errorf("want %q in:\n%s", want, prog.Code)
+		}
+	}
+	if got := injectionsOf(f, "cuda"); got["SCALE"] != "constexpr" || got["WIDE"] != "macro" || got["UNUSED"] != "unused" {
+		t.Errorf("injections %v", got)
+	}
+	compileOrSkip(t, prog)
+}
+
+// TestValuesReachMetal: a float value is a float constant in MSL, which
+// has no double.
+func TestValuesReachMetal(t *testing.T) {
+	src := "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device const float* X [[buffer(0)]], device float* Y [[buffer(1)]]) { Y[0] = EPS * X[0]; }\n"
+	m := strings.Replace(valuesManifest("values_metal"), "sources: {cuda: k.cu}", "sources: {metal: k.metal}", 1)
+	m = strings.Replace(m, "args: [X, Y, rows, cols]", "args: [X, Y]", 1)
+	f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": m, "k.metal": src}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.Plan(profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema()), metalDev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := p.Dispatches[0].Program.Code; !strings.Contains(code, "constant constexpr float EPS = 1e-05f;") {
+		t.Errorf("want a float EPS in:\n%s", code)
+	}
+}
+
+func TestValueText(t *testing.T) {
+	for _, tc := range []struct {
+		x          any
+		lang, want string
+	}{
+		{3, "cuda", "3"}, {true, "cuda", "true"}, {2.0, "cuda", "2.0"}, {0.125, "metal", "0.125f"}, {1e-30, "cuda", "1e-30"},
+	} {
+		if v, err := valueText(tc.x, tc.lang); err != nil || v.text != tc.want {
+			t.Errorf("valueText(%v, %s) = %q, %v; want %q", tc.x, tc.lang, v.text, err, tc.want)
+		}
+	}
+	if _, err := valueText(math.Inf(1), "cuda"); err == nil || !strings.Contains(err.Error(), "+Inf") {
+		t.Errorf("an infinite value: %v", err)
 	}
 }

@@ -57,6 +57,11 @@ func (p *prepared) declaration(o offer, v value) string {
 		return fmt.Sprintf("using %s = %s;", o.name, v.text)
 	case offerBool:
 		return fmt.Sprintf("%sconstexpr bool %s = %s;", constant, o.name, v.text)
+	case offerFloat:
+		if p.lang == "metal" { // MSL has no double
+			return fmt.Sprintf("%sconstexpr float %s = %s;", constant, o.name, v.text)
+		}
+		return fmt.Sprintf("%sconstexpr double %s = %s;", constant, o.name, v.text)
 	}
 	return fmt.Sprintf("%sconstexpr int %s = %s;", constant, o.name, v.text)
 }
