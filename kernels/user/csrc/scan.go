@@ -44,9 +44,10 @@ type Decl struct {
 
 // Host says whether the declaration is host code: a function, variable or
 // function template instantiation that is not Device, a macro invocation
-// that defines host functions, or a type or alias MarkHostOnly marked. mltop blanks those before NVRTC compiles a
-// source (an explicit instantiation of a blanked host template would
-// otherwise be "not a template").
+// that defines host functions, or a type or alias MarkHostOnly marked.
+// mltop blanks those before NVRTC compiles a source (an explicit
+// instantiation of a blanked host template would otherwise be "not a
+// template").
 func (d Decl) Host() bool {
 	return (d.Kind == Function || d.Kind == Variable || d.Kind == Instantiation) && !d.Device || d.hostMacro || d.hostOnly
 }
