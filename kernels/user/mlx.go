@@ -135,7 +135,7 @@ func (bl *builder) mlxBody(k *mlxKernel, x *mlxYAML) error {
 			return d.err("$.mlx.body_file", "mlx.body_file", "cannot read %s: %v: the path is relative to the manifest's folder", p, unwrapPath(err))
 		}
 		f.includePaths = append(f.includePaths, p) // watched and versioned with the sources
-		k.file, k.body = p, fmt.Sprintf("#line 1 %q\n%s", p, b)
+		k.file, k.body = p, fmt.Sprintf("#line 1 %q\n%s", p, sourceText(b))
 	case x.Body != "":
 		line := d.bodyLine("$.mlx.body")
 		k.file, k.body = f.path, fmt.Sprintf("#line %d %q\n%s", max(line, 1), f.path, x.Body)

@@ -14,7 +14,7 @@ import (
 // This file prepares a user source for its compiler (USERKERNELS.md,
 // decisions 1–3). At load, the source and the local headers it includes are
 // scanned once, and each name mltop gives the source (knobs, dims, flags,
-// the dtype name, DTYPE, `defines:`) gets an Injection: a macro before the
+// values, the dtype name, DTYPE, `defines:`) gets an Injection: a macro before the
 // first preprocessor line that tests it, nothing when the source declares
 // it, a constexpr ahead of the source when the source only uses it. Per
 // spec, render (prepare_text.go) writes the text with the values.
@@ -70,9 +70,10 @@ func (in Injection) String() string {
 type offerKind int
 
 const (
-	offerInt    offerKind = iota // knobs, dims, DTYPE
-	offerBool                    // flags
+	offerInt    offerKind = iota // knobs, dims, DTYPE, values: that are int expressions
+	offerBool                    // flags, values: that are bool expressions
 	offerType                    // the dtype name
+	offerFloat                   // values: that are float expressions
 	offerDefine                  // manifest defines: and DTYPE_<NAME>: a macro or nothing
 )
 
@@ -215,7 +216,7 @@ func (p *prepared) load(u *unit, dirs []string, read func(string) ([]byte, error
 		if depth > 64 {
 			return fmt.Errorf("%s:%d: local #includes nest more than 64 deep", u.path, d.Line)
 		}
-		v := &unit{path: path, name: d.Include, code: string(b)}
+		v := &unit{path: path, name: d.Include, code: sourceText(b)}
 		byPath[path], byName[d.Include] = v, v
 		u.local[i] = v
 		if err := p.load(v, dirs, read, byPath, byName, depth+1); err != nil {
@@ -229,7 +230,8 @@ func (p *prepared) load(u *unit, dirs []string, read func(string) ([]byte, error
 // loaded: scanned with the #defines of the program's other local files
 // (a macro one of them defines is no host header's binding macro to
 // blank: a device function whose head a local header's macro writes
-// stays, a launcher it writes is blanked), then with its host code
+// stays, a launcher it writes is blanked), with the types and aliases only
+// host code needs marked host (csrc.MarkHostOnly), then with its host code
 // blanked (compiled).
 func (p *prepared) scanCUDA() {
 	if p.lang != "cuda" {
@@ -239,11 +241,16 @@ func (p *prepared) scanCUDA() {
 	for i, u := range p.units {
 		scans[i] = u.scan
 	}
+	final := make([]*csrc.File, len(p.units))
 	for i, u := range p.units {
-		others := append(slices.Clone(scans[:i]), scans[i+1:]...)
-		if len(others) > 0 {
+		if others := append(slices.Clone(scans[:i]), scans[i+1:]...); len(others) > 0 {
 			u.scan = csrc.ScanWith(u.code, others...)
 		}
+		final[i] = u.scan
+	}
+	csrc.MarkHostOnly(final...)
+	for i, u := range p.units {
+		others := append(slices.Clone(scans[:i]), scans[i+1:]...)
 		u.compiled = u.scan
 		if blanked := csrc.Blank(u.code, u.scan); blanked != u.code {
 			u.compiled = csrc.ScanWith(blanked, others...)

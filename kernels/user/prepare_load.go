@@ -3,6 +3,7 @@ package user
 import (
 	"fmt"
 	"maps"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -62,6 +63,18 @@ func (bl *builder) defines() error {
 	return nil
 }
 
+// utf8BOM is the byte-order mark some editors (Visual Studio) write at
+// the start of a UTF-8 file.
+const utf8BOM = "\ufeff"
+
+// sourceText is a source or header file's text without a leading UTF-8
+// byte-order mark: nvcc skips it, but mltop puts its own lines ahead of the
+// text, which would leave the mark mid-text for the compiler to refuse. The
+// mark is on line 1, so every line keeps its number.
+func sourceText(b []byte) string {
+	return strings.TrimPrefix(string(b), utf8BOM)
+}
+
 // defineText is a define's expression: a number, a bool or an expression.
 func defineText(v any) (string, error) {
 	if b, ok := v.(bool); ok {
@@ -115,6 +128,19 @@ func (f *Family) offers() []offer {
 	for _, fl := range f.schema.Flags {
 		out = append(out, offer{fl.Name, offerBool})
 	}
+	for _, v := range f.values {
+		if v.name == f.dtypeName() {
+			continue // the value replaces the dtype name in expressions only
+		}
+		kind := offerFloat
+		switch v.p.ResultKind() {
+		case expr.Int:
+			kind = offerInt
+		case expr.Bool:
+			kind = offerBool
+		}
+		out = append(out, offer{v.name, kind})
+	}
 	out = append(out, offer{f.dtypeName(), offerType}, offer{"DTYPE", offerInt})
 	for _, dt := range dtypeLiterals {
 		out = append(out, offer{"DTYPE_" + strings.ToUpper(string(dt)), offerDefine})
@@ -149,6 +175,16 @@ func (f *Family) offeredValues(s profiler.Spec, lang string) (map[string]value, 
 	if err != nil {
 		return nil, err
 	}
+	for _, uv := range f.values {
+		if uv.name == f.dtypeName() {
+			continue
+		}
+		x, err := valueText(e[uv.name], lang)
+		if err != nil && f.prep[lang].plan[uv.name].How != InjectUnused && f.prep[lang].plan[uv.name].How != InjectDeclared {
+			return nil, fmt.Errorf("values.%s '%s' (%s): %w", uv.name, uv.p.Source(), uv.p.Where(), err)
+		}
+		v[uv.name] = x
+	}
 	for _, dt := range dtypeLiterals {
 		if _, taken := e[string(dt)]; !taken {
 			e[string(dt)] = string(dt)
@@ -170,6 +206,34 @@ func (f *Family) offeredValues(s profiler.Spec, lang string) (map[string]value, 
 		v[d.name] = num(n)
 	}
 	return v, nil
+}
+
+// valueText is a value's C text in lang: an integer as it is, a bool as
+// flags are (true/false, 1/0 as a macro), a float with all its digits and
+// a decimal point or exponent, so that it stays a floating-point literal
+// (`f` suffixed in Metal, which has no double). A float that is not
+// finite has no literal: an error.
+func valueText(x any, lang string) (value, error) {
+	switch x := x.(type) {
+	case bool:
+		return value{text: strconv.FormatBool(x), macro: map[bool]string{false: "0", true: "1"}[x], defined: true}, nil
+	case int:
+		t := strconv.Itoa(x)
+		return value{text: t, macro: t, defined: true}, nil
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return value{}, fmt.Errorf("is %v, which has no C literal: give the source a finite value", x)
+		}
+		t := strconv.FormatFloat(x, 'g', -1, 64)
+		if !strings.ContainsAny(t, ".e") {
+			t += ".0"
+		}
+		if lang == "metal" {
+			t += "f"
+		}
+		return value{text: t, macro: t, defined: true}, nil
+	}
+	return value{}, fmt.Errorf("is %v (%T): not a number or a bool", x, x)
 }
 
 // program is the Program of a spec's dispatches in lang (Entry aside).

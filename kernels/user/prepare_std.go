@@ -48,10 +48,10 @@ func headerMacros(h string) string {
 }
 
 // macroHeader is the C header ("math", "float", "limits") that defines
-// standard macro m; "" for CUDART_VERSION.
+// standard macro m; "" for CUDART_VERSION and __extension__.
 func macroHeader(m string) string {
 	switch {
-	case m == "CUDART_VERSION":
+	case m == "CUDART_VERSION" || m == "__extension__":
 		return ""
 	case strings.HasPrefix(m, "FLT_") || strings.HasPrefix(m, "DBL_"):
 		return "float"
@@ -151,3 +151,49 @@ namespace at { using c10::Half; using c10::BFloat16; }
 namespace torch { using c10::Half; using c10::BFloat16; namespace headeronly { using c10::Half; using c10::BFloat16; } }
 #endif
 `
+
+// mixedMathFunctions are the two-argument math functions nvcc programs
+// call with mixed argument types: nvcc gets libstdc++'s promoting
+// overloads into the global namespace through the host's <math.h>
+// (PyTorch's LLTM kernel writes fmax(0.0, z) with a float z), while
+// NVRTC has only the (float, float) and (double, double) ones, between
+// which such a call is ambiguous.
+var mixedMathFunctions = []string{"fmax", "fmin", "pow", "atan2", "fmod", "hypot", "copysign", "remainder", "fdim"}
+
+// mixedMathText declares, for the functions of mixedMathFunctions that
+// the source calls, a __device__ overload for exactly the argument types
+// between which NVRTC's two overloads are ambiguous: a float and a double
+// (either order), or two integers. It calls the double function, as C++'s
+// <cmath> does (an integer counts as double). Calls NVRTC already
+// resolves keep their function: (float, float) and (int, float) call the
+// float one.
+func mixedMathText(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(`#ifndef MLTOP_MIXED_MATH_
+#define MLTOP_MIXED_MATH_
+namespace mltop_math {
+template <typename T> struct integral { static const bool value = false; };
+`)
+	for _, t := range []string{"bool", "char", "signed char", "unsigned char", "short", "unsigned short", "int", "unsigned int",
+		"long", "unsigned long", "long long", "unsigned long long"} {
+		b.WriteString("template <> struct integral<" + t + "> { static const bool value = true; };\n")
+	}
+	b.WriteString(`template <typename A, typename B> struct mixed_fp { static const bool value = false; };
+template <> struct mixed_fp<float, double> { static const bool value = true; };
+template <> struct mixed_fp<double, float> { static const bool value = true; };
+template <bool, typename T> struct enable {};
+template <typename T> struct enable<true, T> { typedef T type; };
+template <typename A, typename B> struct ambiguous
+    : enable<mixed_fp<A, B>::value || (integral<A>::value && integral<B>::value), double> {};
+}  // namespace mltop_math
+`)
+	for _, f := range names {
+		b.WriteString("template <typename A, typename B> __device__ inline typename mltop_math::ambiguous<A, B>::type " + f +
+			"(A a, B b) { return " + f + "(static_cast<double>(a), static_cast<double>(b)); }\n")
+	}
+	b.WriteString("#endif\n")
+	return b.String()
+}

@@ -57,6 +57,11 @@ func (p *prepared) declaration(o offer, v value) string {
 		return fmt.Sprintf("using %s = %s;", o.name, v.text)
 	case offerBool:
 		return fmt.Sprintf("%sconstexpr bool %s = %s;", constant, o.name, v.text)
+	case offerFloat:
+		if p.lang == "metal" { // MSL has no double
+			return fmt.Sprintf("%sconstexpr float %s = %s;", constant, o.name, v.text)
+		}
+		return fmt.Sprintf("%sconstexpr double %s = %s;", constant, o.name, v.text)
 	}
 	return fmt.Sprintf("%sconstexpr int %s = %s;", constant, o.name, v.text)
 }
@@ -102,7 +107,9 @@ func lineDirective(n int, path string) string {
 }
 
 // cudaPrelude: the toolkit's 16-bit types (or storage structs without
-// them) and the standard macros, skipping names the source declares.
+// them), the fixed-width integer types, glibc's short type names, the
+// promoting math overloads and the standard macros the source uses,
+// skipping names the source declares.
 func (p *prepared) cudaPrelude() []string {
 	var out []string
 	if p.toolkit.fp16 {
@@ -128,6 +135,15 @@ func (p *prepared) cudaPrelude() []string {
 			out = append(out, "typedef "+td[1]+" "+td[0]+"; // glibc's <sys/types.h>, which nvcc programs get through the host headers")
 		}
 	}
+	var mixed []string
+	for _, f := range mixedMathFunctions {
+		if p.usesUndeclared(f) {
+			mixed = append(mixed, f)
+		}
+	}
+	if text := mixedMathText(mixed); text != "" {
+		out = append(out, strings.Split(strings.TrimSuffix(text, "\n"), "\n")...)
+	}
 	return append(out, p.standardMacroLines()...)
 }
 
@@ -146,7 +162,7 @@ func (p *prepared) standardMacroLines() []string {
 		if p.toolkit.libcu && macroHeader(m[0]) == "limits" && !climits {
 			out, climits = append(out, "#include <cuda/std/climits>"), true
 		}
-		out = append(out, "#ifndef "+m[0], "#define "+m[0]+" "+m[1])
+		out = append(out, "#ifndef "+m[0], strings.TrimSpace("#define "+m[0]+" "+m[1]))
 		if p.toolkit.libcu && slices.Contains(libcuMathMacros, m[0]) {
 			out = append(out, "#define MLTOP_PRELUDE_"+m[0]+"_")
 		}
@@ -213,4 +229,7 @@ var standardMacros = [][2]string{
 	// `#if CUDART_VERSION >= …` with no include: the compiler's version,
 	// as cuda_runtime_api.h writes it (12040 for 12.4)
 	{"CUDART_VERSION", "(__CUDACC_VER_MAJOR__ * 1000 + __CUDACC_VER_MINOR__ * 10)"},
+	// GCC's __extension__ (nvcc accepts it, NVRTC does not): ggml-common.h
+	// writes it before anonymous unions; it only silences pedantic warnings
+	{"__extension__", ""},
 }

@@ -22,7 +22,7 @@ func (bl *builder) sources() error {
 		if err != nil {
 			return d.err("$.sources."+lang, "sources."+lang, "cannot read %s: %v: the path is relative to the manifest's folder", p, unwrapPath(err))
 		}
-		f.src[lang] = source{path: p, code: string(b), language: lang}
+		f.src[lang] = source{path: p, code: sourceText(b), language: lang}
 	}
 	f.includes = map[string]string{}
 	for i, inc := range m.Includes {
@@ -32,7 +32,7 @@ func (bl *builder) sources() error {
 			path, field := d.item("$.includes", "includes", i)
 			return d.err(path, field, "cannot read %s: %v: the path is relative to the manifest's folder", p, unwrapPath(err))
 		}
-		f.includes[filepath.ToSlash(inc)] = string(b)
+		f.includes[filepath.ToSlash(inc)] = sourceText(b)
 		f.includePaths = append(f.includePaths, p)
 	}
 	if _, ok := f.src["cuda"]; ok {

@@ -55,16 +55,59 @@ var deviceBuiltins = map[string]bool{"threadIdx": true, "blockIdx": true, "block
 	"__shfl_down_sync": true, "__threadfence": true, "atomicAdd": true}
 
 // addDefines records the live #defines of dirs: each macro's body
-// identifiers, and a function-like one's replacement text.
-func addDefines(dirs []Directive, macros map[string][]string, replacements map[string]string) {
+// identifiers, a function-like one's replacement text, and the braces a
+// replacement leaves open or closes.
+func (s *scanner) addDefines(dirs []Directive) {
 	for _, d := range dirs {
 		if d.Dead || d.Kind != "define" || d.Defines == "" {
 			continue
 		}
-		macros[d.Defines] = d.Body
-		delete(replacements, d.Defines) // a later #define of the name replaces an earlier one
+		s.macros[d.Defines] = d.Body
+		// a later #define of the name replaces an earlier one
+		delete(s.replacements, d.Defines)
+		delete(s.braces, d.Defines)
 		if d.Replacement != "" {
-			replacements[d.Defines] = d.Replacement
+			s.replacements[d.Defines] = d.Replacement
+		}
+		if n := braceBalance(d.Replacement + " " + d.Value); n != 0 {
+			s.braces[d.Defines] = n
 		}
 	}
+}
+
+// braceBalance is how many more "{" than "}" the code text holds (outside
+// literals and comments).
+func braceBalance(text string) int {
+	n := 0
+	for _, t := range lex(text).toks {
+		switch t.text {
+		case "{":
+			n++
+		case "}":
+			n--
+		}
+	}
+	return n
+}
+
+// macroBraces returns the index after the code that closes the open
+// braces a file-scope macro invocation left (ending before toks[j]):
+// braces of the code and of the macros invoked in it (a function-like
+// one's arguments skipped), then the ";" that may follow.
+func (s *scanner) macroBraces(j, open int) int {
+	t := s.toks
+	for ; j < len(t) && open > 0; j++ {
+		switch x := t[j].text; {
+		case x == "{":
+			open++
+		case x == "}":
+			open--
+		case t[j].kind == Ident && s.braces[x] != 0:
+			if _, fn := s.replacements[x]; fn && j+1 < len(t) && t[j+1].text == "(" {
+				j = s.skip(j+1, "(", ")") - 1
+			}
+			open += s.braces[x]
+		}
+	}
+	return j
 }

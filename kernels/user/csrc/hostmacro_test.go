@@ -76,3 +76,42 @@ func TestScanWithHeaderMacros(t *testing.T) {
 		}
 	}
 }
+
+// A table written through a pair of macros, one opening the initializer
+// and one closing it (ggml's GGML_TABLE_BEGIN / GGML_TABLE_END), is one
+// declaration, host or device as the opening macro expands: device data
+// stays, host data goes, and the code after it is read as before.
+func TestTableMacroPairs(t *testing.T) {
+	const defs = "#define ROWS_BEGIN(ty, name, n) static const __device__ ty name[n] = {\n" +
+		"#define HOST_ROWS_BEGIN(ty, name, n) static ty name[n] = {\n" +
+		"#define ROWS_END() };\n#define ROWS_CLOSE };\n"
+	const after = "void host_fn(float* x) { x[0] = 0; }\n__global__ void k(float* y) { y[0] = 1; }\n"
+	for _, tc := range []struct {
+		name, table string
+		host        bool
+	}{
+		{"device table", "ROWS_BEGIN(float, weights, 4)\n  1.0f, 2.0f,\n  {3.0f}, 4.0f,\nROWS_END()\n", false},
+		{"device table closed by an object-like macro", "ROWS_BEGIN(int, idx, 2)\n  7, 8,\nROWS_CLOSE\n", false},
+		{"host table", "HOST_ROWS_BEGIN(float, host_rows, 2)\n  1.0f, 2.0f,\nROWS_END()\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := defs + tc.table + after
+			blanked := Blank(src, Scan(src))
+			if kept := strings.Contains(blanked, tc.table); kept == tc.host {
+				t.Errorf("table kept %v, want %v:\n%s", kept, !tc.host, blanked)
+			}
+			if strings.Contains(blanked, "void host_fn") || !strings.Contains(blanked, "__global__ void k(float* y) { y[0] = 1; }") {
+				t.Errorf("the code after the table is not read as before:\n%s", blanked)
+			}
+			if strings.Count(blanked, "\n") != strings.Count(src, "\n") {
+				t.Errorf("the line count changed:\n%s", blanked)
+			}
+		})
+	}
+	// the macros defined in a local header the file includes
+	header := Scan(defs)
+	src := "ROWS_BEGIN(float, w, 2)\n  1.0f, 2.0f,\nROWS_END()\n" + after
+	if blanked := Blank(src, ScanWith(src, header)); !strings.Contains(blanked, "1.0f, 2.0f,\nROWS_END()") || strings.Contains(blanked, "host_fn") {
+		t.Errorf("with the header's macros:\n%s", blanked)
+	}
+}

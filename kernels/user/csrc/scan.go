@@ -37,15 +37,19 @@ type Decl struct {
 	// hostMacro: an Other that is a macro invocation defining host
 	// functions (a binding macro of the file, PYBIND11_MODULE(…) { … }).
 	hostMacro bool
+	// hostOnly: a type or alias only host code needs, naming what only
+	// host headers declare (MarkHostOnly).
+	hostOnly bool
 }
 
 // Host says whether the declaration is host code: a function, variable or
-// function template instantiation that is not Device, or a macro invocation
-// that defines host functions. mltop blanks those before NVRTC compiles a
-// source (an explicit instantiation of a blanked host template would
-// otherwise be "not a template").
+// function template instantiation that is not Device, a macro invocation
+// that defines host functions, or a type or alias MarkHostOnly marked.
+// mltop blanks those before NVRTC compiles a source (an explicit
+// instantiation of a blanked host template would otherwise be "not a
+// template").
 func (d Decl) Host() bool {
-	return (d.Kind == Function || d.Kind == Variable || d.Kind == Instantiation) && !d.Device || d.hostMacro
+	return (d.Kind == Function || d.Kind == Variable || d.Kind == Instantiation) && !d.Device || d.hostMacro || d.hostOnly
 }
 
 // File is what Scan found in a source.
@@ -53,6 +57,7 @@ type File struct {
 	Decls      []Decl
 	Directives []Directive
 	firstUse   map[string]int // identifier → first line it appears on in live code or a #define body
+	code       []ltok         // the live code tokens (no preprocessor lines)
 	dirty      map[int]bool
 }
 
@@ -69,12 +74,11 @@ func ScanWith(src string, headers ...*File) *File {
 	l := lex(src)
 	live := markDead(l.toks, l.dirs)
 	f := &File{Directives: l.dirs, firstUse: map[string]int{}, dirty: l.dirty}
-	macros := map[string][]string{}
-	replacements := map[string]string{}
+	s := &scanner{macros: map[string][]string{}, replacements: map[string]string{}, braces: map[string]int{}}
 	for _, h := range headers {
-		addDefines(h.Directives, macros, replacements)
+		s.addDefines(h.Directives)
 	}
-	addDefines(l.dirs, macros, replacements)
+	s.addDefines(l.dirs)
 	for _, d := range l.dirs {
 		if !d.Dead && (d.Kind == "define" || d.Kind == "pragma") {
 			for _, w := range d.Body {
@@ -83,11 +87,14 @@ func ScanWith(src string, headers ...*File) *File {
 		}
 	}
 	for _, t := range live {
-		if t.dir < 0 && t.kind == Ident {
-			f.use(t.text, t.line)
+		if t.dir < 0 {
+			f.code = append(f.code, t)
+			if t.kind == Ident {
+				f.use(t.text, t.line)
+			}
 		}
 	}
-	s := &scanner{toks: prune(live, l.dirs), macros: macros, replacements: replacements}
+	s.toks = prune(live, l.dirs)
 	for i := 0; i < len(s.toks); {
 		i = s.scope(i, "", &f.Decls) // a stray "}" ends a scope early: go on after it
 	}
@@ -201,6 +208,10 @@ type scanner struct {
 	toks         []ltok
 	macros       map[string][]string // object-like and function-like macro bodies, for specifiers hidden in macros
 	replacements map[string]string   // function-like macros' replacement texts
+	// braces: macros whose replacement opens more braces than it closes
+	// (> 0) or closes more than it opens (< 0), by how many: ggml's
+	// GGML_TABLE_BEGIN(…) ends in "= {", GGML_TABLE_END() is "};"
+	braces map[string]int
 }
 
 // scope reads declarations from i until the `}` closing the scope (or the
@@ -261,7 +272,11 @@ func (s *scanner) decl(i int, scope string, out *[]Decl) int {
 		d.Kind = Other
 		j := s.skip(i+1, "(", ")")
 		body := -1
-		if j < len(t) && t[j].text == "{" {
+		if open := s.braces[first]; open > 0 && j < len(t) && t[j].text != "{" {
+			// the macro opens an initializer (or a body) another macro closes:
+			// one declaration up to there, read as the opening macro expands
+			j = s.macroBraces(j, open)
+		} else if j < len(t) && t[j].text == "{" {
 			body = j
 			j = s.skip(j, "{", "}")
 		}

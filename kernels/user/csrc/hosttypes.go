@@ -1,0 +1,188 @@
+package csrc
+
+import (
+	"regexp"
+	"slices"
+)
+
+// This file finds the types and aliases of a program that only its host
+// code needs. Framework headers (Caffe's common.hpp; FasterTransformer,
+// TensorRT-LLM and Apex have the same shape) keep, next to the macros
+// kernels use, `using std::vector;`, `namespace gflags = google;` and
+// classes whose members are cublasHandle_t or shared_ptr: NVRTC gets
+// those headers as empty stubs, so such declarations fail to compile
+// although no device code reads them.
+
+// MarkHostOnly marks, across the files of one program (the main file and
+// its local headers, each scanned with ScanWith), the file- and
+// namespace-scope classes, structs, unions, typedefs, using-declarations,
+// alias declarations and namespace aliases that
+//   - name something only host headers declare: a host-only standard
+//     library name (std::vector, shared_ptr, ostringstream, …), a CUDA
+//     host library type (cublasHandle_t, cudaStream_t, …), a namespace
+//     none of the files declares (boost::, google), or what another such
+//     declaration declares; and
+//   - declare nothing the code that stays uses (functions and variables
+//     that are host code are blanked already; a #define's body counts
+//     where that macro is used).
+//
+// Host then reports them, so Blank blanks them. It returns how many it
+// marked.
+func MarkHostOnly(files ...*File) int {
+	declared := map[string]bool{}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			for _, n := range d.Names {
+				declared[n] = true
+			}
+		}
+	}
+	type cand struct {
+		f          *File
+		i          int
+		start, end int
+	}
+	var cands []cand
+	tainted := map[string]bool{}
+	for changed := true; changed; { // a declaration naming a marked one's names is tainted too
+		changed = false
+		for _, f := range files {
+			for i, d := range f.Decls {
+				if !hostOnlyKind(d) || slices.ContainsFunc(cands, func(c cand) bool { return c.f == f && c.i == i }) {
+					continue
+				}
+				if namesHostOnly(f.declTokens(d), declared, tainted) {
+					cands = append(cands, cand{f, i, d.Start, d.End})
+					for _, n := range d.Names {
+						tainted[n] = true
+					}
+					changed = true
+				}
+			}
+		}
+	}
+	// drop the candidates that the code that stays uses, until none is
+	for changed := true; changed; {
+		changed = false
+		used := map[string]bool{}
+		for _, f := range files {
+			f.keptUses(used, func(start int) bool {
+				return slices.ContainsFunc(cands, func(c cand) bool { return c.f == f && start >= c.start && start < c.end })
+			})
+		}
+		cands = slices.DeleteFunc(cands, func(c cand) bool {
+			if slices.ContainsFunc(c.f.Decls[c.i].Names, func(n string) bool { return used[n] }) {
+				changed = true
+				return true
+			}
+			return false
+		})
+	}
+	for _, c := range cands {
+		c.f.Decls[c.i].hostOnly = true
+	}
+	return len(cands)
+}
+
+// hostOnlyKind: the declarations MarkHostOnly may mark (those that
+// declare a name; a using-directive declares none).
+func hostOnlyKind(d Decl) bool {
+	if len(d.Names) == 0 || d.Host() {
+		return false
+	}
+	return d.Kind == Alias || d.Kind == Type
+}
+
+// declTokens are the live code tokens of d.
+func (f *File) declTokens(d Decl) []ltok {
+	lo, _ := slices.BinarySearchFunc(f.code, d.Start, func(t ltok, at int) int { return t.start - at })
+	hi := lo
+	for hi < len(f.code) && f.code[hi].start < d.End {
+		hi++
+	}
+	return f.code[lo:hi]
+}
+
+// keptUses adds to used the identifiers of f's code that stays: outside
+// host declarations and outside what skip says; then the identifiers of
+// the bodies of the #defines so used (as often as that adds a macro).
+func (f *File) keptUses(used map[string]bool, skip func(start int) bool) {
+	var spans [][2]int
+	for _, d := range f.Decls {
+		if d.Host() {
+			spans = append(spans, [2]int{d.Start, d.End})
+		}
+	}
+	for _, t := range f.code {
+		if t.kind != Ident || skip(t.start) || slices.ContainsFunc(spans, func(s [2]int) bool { return t.start >= s[0] && t.start < s[1] }) {
+			continue
+		}
+		used[t.text] = true
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, d := range f.Directives {
+			if d.Dead || d.Kind != "define" || !used[d.Defines] {
+				continue
+			}
+			for _, w := range d.Body {
+				if !used[w] {
+					used[w], changed = true, true
+				}
+			}
+		}
+	}
+}
+
+// namesHostOnly says whether a declaration's tokens name something only
+// host headers declare (see MarkHostOnly), or a name of tainted.
+func namesHostOnly(toks []ltok, declared, tainted map[string]bool) bool {
+	for k, t := range toks {
+		if t.kind != Ident {
+			continue
+		}
+		qualified := k > 0 && toks[k-1].text == "::"
+		switch {
+		case tainted[t.text], hostLibraryType.MatchString(t.text):
+			return true
+		case hostStdNames[t.text] && (qualified && k > 1 && toks[k-2].text == "std" || !declared[t.text]):
+			return true
+		case qualified:
+			continue
+		case k+1 < len(toks) && toks[k+1].text == "::", k > 0 && toks[k-1].text == "=" && toks[0].text == "namespace":
+			// the leading namespace of a qualified name, or a namespace alias's target
+			if !declared[t.text] && !deviceNamespaces[t.text] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hostLibraryType matches the types of the CUDA host libraries' APIs
+// (cublasHandle_t, cudnnTensorDescriptor_t, curandGenerator_t,
+// cudaStream_t, cudaDeviceProp, ncclComm_t): a device function never takes
+// them.
+var hostLibraryType = regexp.MustCompile(`^(cublas|cudnn|cufft|cusparse|cusolver|cutensor|nccl|nvtx|nvml|curandGenerator)\w*$|^cuda[A-Z]\w*_t$|^cudaDeviceProp$`)
+
+// hostStdNames are names of the C++ standard library that libcu++ has no
+// device counterpart of: containers, strings, streams, smart pointers,
+// threads.
+var hostStdNames = map[string]bool{}
+
+func init() {
+	for _, n := range []string{"vector", "string", "wstring", "string_view", "map", "multimap", "unordered_map",
+		"set", "multiset", "unordered_set", "list", "forward_list", "deque", "queue", "priority_queue", "stack",
+		"shared_ptr", "unique_ptr", "weak_ptr", "make_shared", "make_unique", "function", "ostream", "istream",
+		"iostream", "fstream", "ifstream", "ofstream", "stringstream", "ostringstream", "istringstream", "ios",
+		"cout", "cerr", "clog", "cin", "endl", "mutex", "recursive_mutex", "shared_mutex", "lock_guard",
+		"unique_lock", "condition_variable", "thread", "future", "promise", "exception", "runtime_error",
+		"logic_error", "invalid_argument", "out_of_range", "regex", "filesystem", "locale", "any", "variant"} {
+		hostStdNames[n] = true
+	}
+}
+
+// deviceNamespaces are namespaces the toolkit's device headers (or
+// mltop's stubs) declare, which the program's own files need not.
+var deviceNamespaces = map[string]bool{"std": true, "cuda": true, "cub": true, "thrust": true, "cooperative_groups": true,
+	"nvcuda": true, "cute": true, "cutlass": true, "c10": true, "at": true, "torch": true, "detail": true}

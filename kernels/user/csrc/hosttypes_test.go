@@ -1,0 +1,79 @@
+package csrc
+
+import (
+	"strings"
+	"testing"
+)
+
+// A framework header keeps, beside what kernels use, aliases and classes
+// only its host code needs, naming what only host headers declare: those
+// are marked host (and blanked); what device code uses, or what names no
+// host-only thing, stays.
+func TestMarkHostOnly(t *testing.T) {
+	const header = `#pragma once
+#include <vector>
+#include <cublas_v2.h>
+namespace flags = gflags_impl;
+namespace cg = cooperative_groups;
+#define GRID_LOOP(i, n) for (int i = threadIdx.x; i < (n); i += blockDim.x)
+#define AS_HANDLE(x) (HandleBox*)(x)
+namespace lib {
+using std::vector;
+using std::min;
+using boost::scoped_array;
+class Registry {
+ public:
+  static Registry& Get();
+  cublasHandle_t handle() const { return handle_; }
+ private:
+  cublasHandle_t handle_;
+  vector<int> ids_;
+};
+struct Names { vector<float> scales; };
+struct Pod { float a, b; };
+struct Pinned { scoped_array<float> host; float scale; };
+struct HandleBox { cudaStream_t stream; };
+typedef std::shared_ptr<Registry> RegistryPtr;
+}  // namespace lib
+`
+	const main = `#include "lib.h"
+namespace lib {
+__device__ float scaled(const Pinned& p, float x) { return p.scale * x; }
+__global__ void k(float* y, int n) {
+  cg::thread_block b = cg::this_thread_block();
+  GRID_LOOP(i, n) { y[i] = AS_HANDLE(0) ? 0.f : y[i]; }
+}
+void host_only(Names n) { Registry::Get(); }
+}
+`
+	h := Scan(header)
+	m := ScanWith(main, h)
+	MarkHostOnly(m, h)
+	blanked := Blank(header, h)
+	for _, tc := range []struct {
+		decl string
+		host bool
+	}{
+		{"namespace flags = gflags_impl;", true},
+		{"namespace cg = cooperative_groups;", false},                        // device code uses it
+		{"using std::vector;", true},                                         // only host-only classes use it
+		{"using std::min;", false},                                           // libcu++ has it
+		{"using boost::scoped_array;", false},                                // Pinned, which device code takes, uses it
+		{"cublasHandle_t handle_;", true},                                    // in Registry
+		{"struct Names { vector<float> scales; };", true},                    // only a host function takes it
+		{"struct Pod { float a, b; };", false},                               // names nothing host-only
+		{"struct Pinned { scoped_array<float> host; float scale; };", false}, // a __device__ function takes it
+		{"struct HandleBox { cudaStream_t stream; };", false},                // a macro device code uses names it
+		{"typedef std::shared_ptr<Registry> RegistryPtr;", true},
+	} {
+		if kept := strings.Contains(blanked, tc.decl); kept == tc.host {
+			t.Errorf("%q kept %v, want %v", tc.decl, kept, !tc.host)
+		}
+	}
+	if strings.Count(blanked, "\n") != strings.Count(header, "\n") || !strings.Contains(blanked, "#define GRID_LOOP") {
+		t.Errorf("lines or macros changed:\n%s", blanked)
+	}
+	if got := Blank(main, m); !strings.Contains(got, "__global__ void k") || strings.Contains(got, "host_only") {
+		t.Errorf("the main file:\n%s", got)
+	}
+}
