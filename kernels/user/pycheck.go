@@ -24,11 +24,12 @@ type pyBuf struct {
 // (of the leading dimension with rows: independent, else of the flattened
 // [elements/cols, cols] view of each output) and the dims.
 type pyCall struct {
-	bufs []pyBuf
-	dims map[string]any
-	dt   profiler.DType // the spec's
-	lead int            // rows: independent: the outputs' leading extent
-	pick []int          // rows: independent: the rows sent
+	bufs     []pyBuf
+	dims     map[string]any
+	dt       profiler.DType // the spec's
+	lead     int            // rows: independent: the outputs' leading extent
+	leadExpr string         // and its expression
+	pick     []int          // rows: independent: the rows sent
 }
 
 func (f *Family) referencePython(s profiler.Spec, in profiler.Inputs, maxRows int, seed uint64) (*profiler.Reference, error) {
@@ -83,16 +84,29 @@ func (f *Family) pyCall(e map[string]any, dt profiler.DType, maxRows int, seed u
 		}
 		c.bufs = append(c.bufs, pyBuf{b: b, shape: sh})
 		if c.lead == 0 && b.checked() {
-			c.lead = sh[0]
+			c.lead, c.leadExpr = sh[0], leadingExpr(b)
 		}
 	}
 	if f.check.rowsIndependent {
 		c.pick = profiler.SampleRows(c.lead, maxRows, seed)
 		for i := range c.bufs {
-			c.bufs[i].rowed = c.bufs[i].shape[0] == c.lead && c.bufs[i].b.symbol == nil // a global is whole-kernel data
+			// a buffer whose leading dimension is the outputs' one, by its
+			// expression: a weight of [hidden] beside outputs of [tokens,
+			// hidden] is whole at tokens == hidden too; a global is
+			// whole-kernel data
+			b := c.bufs[i]
+			c.bufs[i].rowed = b.shape[0] == c.lead && leadingExpr(b.b) == c.leadExpr && b.b.symbol == nil
 		}
 	}
 	return c, nil
+}
+
+// leadingExpr is the expression of b's leading extent, without spaces.
+func leadingExpr(b ubuf) string {
+	if len(b.shape) == 0 {
+		return ""
+	}
+	return strings.Join(strings.Fields(b.shape[0].Source()), "")
 }
 
 // sent is the shape buffer pb has in Python.

@@ -241,3 +241,43 @@ func TestConstantTableExample(t *testing.T) {
 		}
 	}
 }
+
+// rows: independent slices a buffer by its leading dimension's name, not
+// its value: at tokens == hidden (4096 each, vLLM's rms_norm shape), the
+// weight of [hidden] is sent whole beside outputs of [tokens, hidden].
+func TestRowsIndependentByLeadingDim(t *testing.T) {
+	y := `name: t_rows_lead
+sources: {cuda: k.cu}
+dtypes: [f32]
+dims:
+  tokens: {default: 64}
+  hidden: {default: 64}
+buffers:
+  - {name: out, dtype: f32, shape: [tokens, hidden], out: true}
+  - {name: inp, dtype: f32, shape: [tokens, hidden]}
+  - {name: weight, dtype: f32, shape: [hidden]}
+  - {name: pos, dtype: i32, shape: [tokens], init: "randint(0, 4)"}
+dispatches:
+  - {entry: k, grid: [tokens], threads: [32], args: [out, inp, weight, pos, hidden]}
+check: {python: ref.py, rows: independent}
+`
+	src := "__global__ void k(float* out, const float* inp, const float* weight, const int* pos, int hidden) {}\n"
+	f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": src, "ref.py": "def reference(inputs, dims):\n    return {}\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema())
+	e, err := f.env(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := f.pyCall(e, s.DType, 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pb := range c.bufs {
+		if want := pb.b.name != "weight"; pb.rowed != want {
+			t.Errorf("%s: rowed %v, want %v", pb.b.name, pb.rowed, want)
+		}
+	}
+}
