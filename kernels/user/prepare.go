@@ -55,7 +55,7 @@ func (in Injection) String() string {
 	switch in.How {
 	case InjectMacro:
 		if in.SourceWins {
-			return fmt.Sprintf("%s: #define before %s, where the source #defines it again without #ifndef %s: the source's value replaces the manifest's; wrap that #define in #ifndef %s … #endif, or drop %s from the manifest and write the source's value", in.Name, where, in.Name, in.Name, in.Name)
+			return fmt.Sprintf("%s: #define before %s, where the source #defines it again without #ifndef %s: the source's value replaces the manifest's; wrap that #define in #ifndef %s … #endif, or drop %s from the manifest: its expressions may name the source's %s as it is", in.Name, where, in.Name, in.Name, in.Name, in.Name)
 		}
 		return fmt.Sprintf("%s: #define before %s, its first preprocessor use", in.Name, where)
 	case InjectConstexpr:

@@ -386,7 +386,7 @@ func TestInjectionString(t *testing.T) {
 		want string
 	}{
 		{Injection{Name: "WG", How: InjectMacro, File: "/a/k.cu", Line: 3}, "WG: #define before k.cu:3, its first preprocessor use"},
-		{Injection{Name: "WG", How: InjectMacro, File: "/a/k.cu", Line: 4, SourceWins: true}, "WG: #define before k.cu:4, where the source #defines it again without #ifndef WG: the source's value replaces the manifest's; wrap that #define in #ifndef WG … #endif, or drop WG from the manifest and write the source's value"},
+		{Injection{Name: "WG", How: InjectMacro, File: "/a/k.cu", Line: 4, SourceWins: true}, "WG: #define before k.cu:4, where the source #defines it again without #ifndef WG: the source's value replaces the manifest's; wrap that #define in #ifndef WG … #endif, or drop WG from the manifest: its expressions may name the source's WG as it is"},
 		{Injection{Name: "T", How: InjectConstexpr}, "T: declared ahead of the source (constexpr, or using for the dtype)"},
 		{Injection{Name: "WG", How: InjectDeclared, File: "/a/k.cu", Line: 1}, "WG: not injected: the source declares it (k.cu:1), so the manifest's value does not reach it"},
 		{Injection{Name: "N", How: InjectUnused}, "N: not injected: the source does not use it"},

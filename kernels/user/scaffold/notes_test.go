@@ -82,7 +82,11 @@ func TestEveryNoteHasItsTODO(t *testing.T) {
 			note: "k: y is not const and its use could not be followed", line: "{name: y, dtype: f32, shape: [N], out: true}   # TODO: not const, and mltop could not follow its use"},
 		{name: "a half scalar", file: "h.cu",
 			src:  "#include <cuda_fp16.h>\n__global__ void k(float* y, __half s, int n) { y[0] = (float)s; }\n",
-			note: "k: s is a __half scalar", line: "args: [y, s, N]   # the kernel's parameters, in order; TODO: s is a __half scalar"},
+			note: "__half parameter s is value s = 1.0: set the value you run with (the kernel gets it rounded to __half)", line: "  s: 1.0   # TODO: the value the kernel gets for s (passed as __half, rounded to nearest even)"},
+		{name: "a struct taken by value", file: "p.cu",
+			src:  "struct P {\n  const float* x;\n  int shape[2];\n  __device__ int size() const { return shape[0]; }\n  struct { int a; } in;\n  float eps = 0;\n};\n__global__ void k(float* y, P p) { y[0] = p.x[0]; }\n",
+			note: "k: p is struct P taken by value: mltop new does not fill its fields; give the arg as a mapping, {x: …, shape: …, in: …} (fields x, shape, in, eps)",
+			line: "args: [y, 0]   # the kernel's parameters, in order; TODO: p is struct P taken by value: replace this 0 with a mapping of its fields, {x: …, shape: …, in: …}"},
 		{name: "a scalar mltop cannot pass", file: "u.cu",
 			src:  "__global__ void k(float* y, float3 v, int n) { y[0] = v.x; }\n",
 			note: "k: parameter v has type float3, which mltop cannot pass", line: "args: [y, 0, N]   # the kernel's parameters, in order; TODO: the arg of v (float3"},
@@ -124,5 +128,34 @@ func TestEveryNoteHasItsTODO(t *testing.T) {
 			}
 			checkNotesHaveTODOs(t, res)
 		})
+	}
+}
+
+// A half scalar is passed (rounded), so no note says otherwise.
+func TestHalfScalarIsPassed(t *testing.T) {
+	res, err := Manifest(Request{Name: "my_k", SrcPath: "/w/h.cu", Src: "#include <cuda_fp16.h>\n__global__ void k(int n, half a, const half* x, half* y) { y[0] = a * x[0]; }\n", Dir: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := res.Text + strings.Join(res.Notes, "\n")
+	for _, stale := range []string{"does not pass", "take it as float"} {
+		if strings.Contains(all, stale) {
+			t.Errorf("new says %q of a half scalar, which mltop passes:\n%s", stale, all)
+		}
+	}
+}
+
+// A kernel whose only pointers are inside a struct taken by value is
+// refused naming the struct, its fields and what to write.
+func TestStructOnlyKernelRefusal(t *testing.T) {
+	src := "struct Params { const float* x; float* out; long n; };\n__global__ void k(const Params p) { p.out[0] = p.x[0]; }\n"
+	_, err := Manifest(Request{Name: "my_k", SrcPath: "/w/s.cu", Src: src, Dir: "/w"})
+	if err == nil {
+		t.Fatal("a kernel with only a struct was scaffolded")
+	}
+	for _, want := range []string{"k takes struct Params p by value (fields x, out, n)", "write kernel.yaml by hand", "A struct taken by value"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
 	}
 }

@@ -87,8 +87,7 @@ func (c *context) scalarParam(p *plan, k *kernelScan, pname, ctype string) strin
 			c.usesDType = true
 		}
 		if halfScalar[t] {
-			k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("%s is a %s scalar, which mltop does not pass: take it as float in the kernel", pname, t),
-				"%s: %s is a %s scalar: mltop passes no 16-bit float by value; take it as float", k.sig.Entry, pname, t))
+			return c.halfValue(p, pname, t)
 		}
 		return c.value(p, pname)
 	case t == "bool":
@@ -99,6 +98,11 @@ func (c *context) scalarParam(p *plan, k *kernelScan, pname, ctype string) strin
 		return n
 	case c.intType(t):
 		return c.intParam(p, k, pname)
+	}
+	if c.lang == "cuda" {
+		if names := memberNames(c.toks, t); names != nil {
+			return c.structArg(p, k, pname, t, names)
+		}
 	}
 	k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("the arg of %s (%s, which mltop cannot pass) is 0", pname, t),
 		"%s: parameter %s has type %s, which mltop cannot pass: its arg is 0; change the parameter or the args", k.sig.Entry, pname, t))
@@ -195,6 +199,34 @@ func (c *context) value(p *plan, pname string) string {
 		p.values = append(p.values, part{name: n, body: v, comment: comment})
 	}
 	return n
+}
+
+// halfValue is value for a 16-bit float parameter, whose TODO says the
+// kernel gets the value rounded to that type.
+func (c *context) halfValue(p *plan, pname, ctype string) string {
+	n, isNew := p.claim(safeName(pname, c.dtypeName), "value")
+	if isNew {
+		comment := p.todo(fmt.Sprintf("the value the kernel gets for %s (passed as %s, rounded to nearest even)", pname, ctype),
+			"%s parameter %s is value %s = 1.0: set the value you run with (the kernel gets it rounded to %s)", ctype, pname, n, ctype)
+		p.values = append(p.values, part{name: n, body: "1.0", comment: comment})
+	}
+	return n
+}
+
+// structArg is the arg of a CUDA struct taken by value: `new` does not
+// fill its fields, so the arg is a TODO (the manifest does not load until
+// it is a mapping of the fields), and ensureOutput names the struct when
+// it holds the only pointers.
+func (c *context) structArg(p *plan, k *kernelScan, pname, ctype string, fields []string) string {
+	shown := fields
+	if len(shown) > 3 {
+		shown = shown[:3]
+	}
+	mapping := "{" + strings.Join(shown, ": …, ") + ": …}"
+	p.structParams = append(p.structParams, fmt.Sprintf("%s takes struct %s %s by value (fields %s)", k.sig.Entry, ctype, pname, strings.Join(fields, ", ")))
+	k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("%s is struct %s taken by value: replace this 0 with a mapping of its fields, %s", pname, ctype, mapping),
+		"%s: %s is struct %s taken by value: mltop new does not fill its fields; give the arg as a mapping, %s (fields %s): the manifest does not load until then", k.sig.Entry, pname, ctype, mapping, strings.Join(fields, ", ")))
+	return "0"
 }
 
 // bufferParam maps a pointer parameter to a buffer: const → input; an

@@ -22,6 +22,7 @@ type plan struct {
 	taken                 map[string]string // name → what it is (knob, dim, value, flag, buffer)
 	notes                 []note            // the summary on stderr
 	lines                 sourceLines       // where each line of the text read comes from
+	structParams          []string          // CUDA structs taken by value, whose fields new does not fill
 }
 
 // part is one knob, dim, value or flag line: `name: body   # comment`.
