@@ -115,6 +115,10 @@ type toolkitHeaders struct {
 	// libcu: the toolkit has libcu++ (<cuda/std/type_traits>), so the C++
 	// standard headers are served as its cuda::std counterparts.
 	libcu bool
+	// usingStd: a file of the source says `using namespace std;`: the
+	// <cmath> stub then leaves out libcu++'s math functions, which an
+	// unqualified fabsf(x) would find beside CUDA's (ambiguous under CCCL 3).
+	usingStd bool
 }
 
 // toolkitIncludeDirs finds the CUDA toolkit's include directories; tests

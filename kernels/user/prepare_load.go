@@ -106,7 +106,9 @@ func (bl *builder) prepare() error {
 			return bl.d.err("$.sources."+lang, "sources."+lang, "%v", err)
 		}
 		if lang == "cuda" {
-			p.stubs = cudaStubs(p.system, tk)
+			tkSrc := tk
+			tkSrc.usingStd = p.usesNamespaceStd()
+			p.stubs = cudaStubs(p.system, tkSrc)
 			for h := range f.includes { // mltop_user.cuh and the manifest's includes: are given, not stubbed
 				delete(p.stubs, h)
 			}

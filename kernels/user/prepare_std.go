@@ -1,6 +1,9 @@
 package user
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // This file gives device code what nvcc programs get from the host's C++
 // library and PyTorch's headers, which NVRTC lacks: the fixed-width
@@ -73,13 +76,20 @@ var libcuMathMacros = []string{"INFINITY", "NAN"}
 // in namespace std itself (CCCL's tuple_size for structured bindings)
 // still wins: qualified lookup reaches the using-directive only when std
 // has no such name.
-func libcuStdStub(h string) string {
+func libcuStdStub(h string, tk toolkitHeaders) string {
 	var b strings.Builder
 	b.WriteString("#pragma once\n// mltop: NVRTC has no <" + h + ">: libcu++'s, with std::X naming cuda::std::X\n")
 	if h == "cmath" {
 		for _, m := range libcuMathMacros {
 			b.WriteString("#ifdef MLTOP_PRELUDE_" + m + "_\n#undef " + m + "\n#undef MLTOP_PRELUDE_" + m + "_\n#endif\n")
 		}
+	}
+	if h == "cmath" && tk.usingStd {
+		// CUDA's math functions are global; with `using namespace std;`
+		// libcu++'s (CCCL 3 declares its own fabsf) would make an
+		// unqualified call ambiguous: std:: keeps the rest of libcu++
+		b.WriteString("// the source says `using namespace std;`: libcu++'s math functions are left out\n" + stdIsCudaStd)
+		return b.String()
 	}
 	for i, c := range stdViaLibcu[h] {
 		if i == 0 {
@@ -105,6 +115,20 @@ namespace cuda { namespace std {} }
 namespace std { using namespace cuda::std; }
 #endif
 `
+
+// usesNamespaceStd says whether a file of the source says
+// `using namespace std;` (in code or a comment: either way the <cmath>
+// stub only leaves something out).
+func (p *prepared) usesNamespaceStd() bool {
+	for _, u := range p.units {
+		if usingNamespaceStd.MatchString(u.code) {
+			return true
+		}
+	}
+	return false
+}
+
+var usingNamespaceStd = regexp.MustCompile(`\busing\s+namespace\s+(::)?std\s*;`)
 
 // stdintNames are the <cstdint> types ahead of a source that uses them
 // without declaring them or including a header that does (nvcc programs

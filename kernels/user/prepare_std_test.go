@@ -83,6 +83,26 @@ func TestStdHeadersViaLibcu(t *testing.T) {
 	}
 }
 
+// With `using namespace std;` in the source, the <cmath> stub leaves out
+// libcu++'s math functions (CCCL 3's fabsf beside CUDA's made fabsf(x)
+// ambiguous); without it, std::sqrt reaches libcu++'s.
+func TestCmathStubWithUsingNamespaceStd(t *testing.T) {
+	lib := toolkitHeaders{dirs: []string{"/nowhere"}, libcu: true}
+	if s, _ := cudaStub("cmath", lib); !strings.Contains(s, "#include <cuda/std/cmath>") {
+		t.Errorf("<cmath> without using namespace std:\n%s", s)
+	}
+	lib.usingStd = true
+	if s, _ := cudaStub("cmath", lib); strings.Contains(s, "#include <cuda/std/cmath>") || !strings.Contains(s, "#define M_PI ") {
+		t.Errorf("<cmath> with using namespace std:\n%s", s)
+	}
+	for src, want := range map[string]bool{"using namespace std;\n": true, "  using  namespace ::std ;": true, "using namespace stdx;": false, "using std::min;": false} {
+		p := &prepared{units: []*unit{{code: "int x;\n" + src}}}
+		if got := p.usesNamespaceStd(); got != want {
+			t.Errorf("%q: usesNamespaceStd %v, want %v", src, got, want)
+		}
+	}
+}
+
 // PyTorch's headers declare c10::Half, at::BFloat16 and
 // torch::headeronly::Half as the toolkit's types; other stubs do not.
 func TestTorchHeaderScalarTypes(t *testing.T) {

@@ -89,7 +89,7 @@ func isHostOnly(h string) bool {
 func stubText(h string, tk toolkitHeaders) string {
 	text := "#pragma once\n// mltop: " + h + " is host-only; NVRTC compiles the device code, host code is blanked\n"
 	if tk.libcu && stdViaLibcu[h] != nil {
-		text = libcuStdStub(h)
+		text = libcuStdStub(h, tk)
 	}
 	switch h {
 	case "stdint.h", "cstdint", "inttypes.h", "cinttypes":
