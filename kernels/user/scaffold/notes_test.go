@@ -80,9 +80,6 @@ func TestEveryNoteHasItsTODO(t *testing.T) {
 		{name: "an output whose use escapes", file: "e.cu",
 			src:  "__global__ void k(float* x, float* y, int n) { float a = x[0]; store128(y + 1, a); }\n",
 			note: "k: y is not const and its use could not be followed", line: "{name: y, dtype: f32, shape: [N], out: true}   # TODO: not const, and mltop could not follow its use"},
-		{name: "a half scalar", file: "h.cu",
-			src:  "#include <cuda_fp16.h>\n__global__ void k(float* y, __half s, int n) { y[0] = (float)s; }\n",
-			note: "k: s is a __half scalar", line: "args: [y, s, N]   # the kernel's parameters, in order; TODO: s is a __half scalar"},
 		{name: "a scalar mltop cannot pass", file: "u.cu",
 			src:  "__global__ void k(float* y, float3 v, int n) { y[0] = v.x; }\n",
 			note: "k: parameter v has type float3, which mltop cannot pass", line: "args: [y, 0, N]   # the kernel's parameters, in order; TODO: the arg of v (float3"},
@@ -124,5 +121,23 @@ func TestEveryNoteHasItsTODO(t *testing.T) {
 			}
 			checkNotesHaveTODOs(t, res)
 		})
+	}
+}
+
+// A 16-bit float scalar is a value like a float one, with no TODO: mltop
+// passes it (rounded to its type).
+func TestHalfScalarIsAValue(t *testing.T) {
+	for _, typ := range []string{"__half", "__nv_bfloat16"} {
+		src := "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n__global__ void k(float* y, " + typ + " s, int n) { int i = threadIdx.x; if (i < n) y[i] = (float)s; }\n"
+		res, err := Manifest(Request{Name: "my_k", SrcPath: "/w/h.cu", Src: src, Dir: "/w"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.Text, "args: [y, s, N]   # the kernel's parameters, in order\n") || !strings.Contains(res.Text, "  s: 1.0") {
+			t.Errorf("%s: want s as a value with no TODO on the args:\n%s", typ, res.Text)
+		}
+		if notes := strings.Join(res.Notes, "\n"); strings.Contains(notes, "16-bit") || strings.Contains(notes, "s is a") {
+			t.Errorf("%s: a note about s:\n%s", typ, notes)
+		}
 	}
 }

@@ -82,13 +82,9 @@ func fieldNames(fs []field) string {
 func (c *context) scalarParam(p *plan, k *kernelScan, pname, ctype string) string {
 	t := strings.TrimSpace(strings.ReplaceAll(ctype, "const", ""))
 	switch {
-	case c.generic(t, k.sig) || t == "float" || t == "double" || halfScalar[t]:
+	case c.generic(t, k.sig) || t == "float" || t == "double" || halfScalar[t]: // a 16-bit float passes its value rounded
 		if c.generic(t, k.sig) {
 			c.usesDType = true
-		}
-		if halfScalar[t] {
-			k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("%s is a %s scalar, which mltop does not pass: take it as float in the kernel", pname, t),
-				"%s: %s is a %s scalar: mltop passes no 16-bit float by value; take it as float", k.sig.Entry, pname, t))
 		}
 		return c.value(p, pname)
 	case t == "bool":
@@ -105,7 +101,7 @@ func (c *context) scalarParam(p *plan, k *kernelScan, pname, ctype string) strin
 	return "0"
 }
 
-var halfScalar = map[string]bool{"half": true, "__half": true, "__nv_bfloat16": true, "bfloat": true, "nv_bfloat16": true}
+var halfScalar = map[string]bool{"half": true, "__half": true, "__nv_bfloat16": true, "bfloat": true, "nv_bfloat16": true, "bfloat16_t": true}
 
 // intParam maps an integer parameter: a block-size knob, B * T for an N
 // that the other kernels split into B and T, or a dim.
