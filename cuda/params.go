@@ -3,7 +3,6 @@ package cuda
 import (
 	"encoding/binary"
 	"fmt"
-	"slices"
 
 	"github.com/mltop/mltop/profiler"
 )
@@ -11,13 +10,11 @@ import (
 // scalarSlot is a scalar's parameter slot: its C bytes, little endian, in
 // the low bytes of 8.
 func scalarSlot(s profiler.Scalar) (uint64, error) {
-	b := s.Bytes()
-	if b == nil {
+	v, ok := s.Slot()
+	if !ok {
 		return 0, fmt.Errorf("scalar %s has type %q, which CUDA kernels cannot take here", s.Name, s.Kind)
 	}
-	var slot [8]byte
-	copy(slot[:], b)
-	return binary.LittleEndian.Uint64(slot[:]), nil
+	return v, nil
 }
 
 // paramBytes lays out a dispatch's kernel parameters in the kernel's
@@ -25,13 +22,14 @@ func scalarSlot(s profiler.Scalar) (uint64, error) {
 // (as many as the parameter's size): a buffer's device address, a scalar
 // in an 8-byte slot, a struct's bytes with the device address of each
 // buffer its pointer fields name written at the field's offset. ptrs are
-// the device addresses of d.Args, in order.
+// the device addresses of d.Args, in order. It runs on every launch: the
+// parameters share one allocation.
 func paramBytes(d *profiler.Dispatch, ptrs []uint64) ([][]byte, error) {
 	order := d.ParamOrder()
 	if len(d.Structs) == 0 && len(order) != len(ptrs)+len(d.Scalars) {
 		return nil, fmt.Errorf("dispatch %s orders %d parameters but has %d buffers and %d scalars", d.Name, len(order), len(ptrs), len(d.Scalars))
 	}
-	out := make([][]byte, len(order))
+	total := 0
 	for i, ref := range order {
 		n := len(ptrs)
 		switch {
@@ -43,38 +41,50 @@ func paramBytes(d *profiler.Dispatch, ptrs []uint64) ([][]byte, error) {
 		if ref.Index < 0 || ref.Index >= n {
 			return nil, fmt.Errorf("dispatch %s: parameter %d refers to %+v, beyond its %d buffers, %d scalars and %d structs", d.Name, i, ref, len(ptrs), len(d.Scalars), len(d.Structs))
 		}
+		if ref.Struct {
+			total += len(d.Structs[ref.Index].Bytes)
+		} else {
+			total += 8
+		}
+	}
+	out := make([][]byte, len(order))
+	backing := make([]byte, 0, total)
+	for i, ref := range order {
+		at := len(backing)
 		switch {
 		case ref.Struct:
-			b, err := structBytes(d.Structs[ref.Index], ptrs)
-			if err != nil {
+			var err error
+			if backing, err = appendStruct(backing, d.Structs[ref.Index], ptrs); err != nil {
 				return nil, fmt.Errorf("dispatch %s: %w", d.Name, err)
 			}
-			out[i] = b
 		case ref.Scalar:
 			v, err := scalarSlot(d.Scalars[ref.Index])
 			if err != nil {
 				return nil, fmt.Errorf("dispatch %s: %w", d.Name, err)
 			}
-			out[i] = binary.LittleEndian.AppendUint64(nil, v)
+			backing = binary.LittleEndian.AppendUint64(backing, v)
 		default:
-			out[i] = binary.LittleEndian.AppendUint64(nil, ptrs[ref.Index])
+			backing = binary.LittleEndian.AppendUint64(backing, ptrs[ref.Index])
 		}
+		out[i] = backing[at:len(backing):len(backing)]
 	}
 	return out, nil
 }
 
-// structBytes is a copy of a struct parameter's bytes with its pointer
+// appendStruct appends a struct parameter's bytes to dst with its pointer
 // fields set to their buffers' device addresses.
-func structBytes(s profiler.StructArg, ptrs []uint64) ([]byte, error) {
+func appendStruct(dst []byte, s profiler.StructArg, ptrs []uint64) ([]byte, error) {
 	if len(s.Bytes) == 0 {
 		return nil, fmt.Errorf("struct parameter %s (%s) has no bytes", s.Name, s.Type)
 	}
-	b := slices.Clone(s.Bytes)
+	at := len(dst)
+	dst = append(dst, s.Bytes...)
+	b := dst[at:]
 	for _, p := range s.Pointers {
 		if p.Offset < 0 || p.Offset+8 > len(b) || p.Arg < 0 || p.Arg >= len(ptrs) {
 			return nil, fmt.Errorf("struct parameter %s (%s, %d bytes): pointer field %s at offset %d names buffer %d of %d", s.Name, s.Type, len(b), p.Field, p.Offset, p.Arg, len(ptrs))
 		}
 		binary.LittleEndian.PutUint64(b[p.Offset:], ptrs[p.Arg])
 	}
-	return b, nil
+	return dst, nil
 }

@@ -71,3 +71,39 @@ func TestParamBytesStruct(t *testing.T) {
 		t.Error("one buffer named, none bound: accepted")
 	}
 }
+
+// paramDispatch is a dispatch of six buffers, two scalars and a struct,
+// interleaved.
+func paramDispatch() (*profiler.Dispatch, []uint64) {
+	d := &profiler.Dispatch{Name: "k", Args: []string{"a", "b", "c", "d", "e", "f", "g"},
+		Scalars: []profiler.Scalar{profiler.I32Param("n", 3), profiler.F32Param("alpha", 2)},
+		Structs: []profiler.StructArg{{Name: "p", Type: "P", Bytes: make([]byte, 24), Pointers: []profiler.StructPointer{{Field: "x", Offset: 8, Arg: 6}}}}}
+	for i := range 6 {
+		d.Order = append(d.Order, profiler.ArgRef{Index: i})
+	}
+	d.Order = append(d.Order, profiler.ArgRef{Scalar: true, Index: 0}, profiler.ArgRef{Struct: true, Index: 0}, profiler.ArgRef{Scalar: true, Index: 1})
+	return d, []uint64{1, 2, 3, 4, 5, 6, 7}
+}
+
+// paramBytes runs on every launch of every rep: its parameters share one
+// allocation rather than taking one each.
+func TestParamBytesAllocations(t *testing.T) {
+	d, ptrs := paramDispatch()
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := paramBytes(d, ptrs); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 2 {
+		t.Errorf("paramBytes of %d parameters allocates %v times per launch, want at most 2", len(d.Order), n)
+	}
+}
+
+func BenchmarkParamBytes(b *testing.B) {
+	d, ptrs := paramDispatch()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := paramBytes(d, ptrs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

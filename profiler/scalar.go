@@ -57,28 +57,40 @@ func (s Scalar) Align() int { return s.Size() }
 // Bytes is the value as C lays it out, little endian; bool is one byte, 0
 // or 1. An unknown kind gives nil.
 func (s Scalar) Bytes() []byte {
-	b := make([]byte, 8)
+	v, ok := s.Slot()
+	if !ok {
+		return nil
+	}
+	return binary.LittleEndian.AppendUint64(nil, v)[:s.Size()]
+}
+
+// Slot is Bytes in the low bytes of a uint64, the rest zero (a CUDA
+// parameter slot), without allocating; ok is false for an unknown kind.
+func (s Scalar) Slot() (v uint64, ok bool) {
 	switch s.kind() {
 	case ScalarF32:
-		binary.LittleEndian.PutUint32(b, math.Float32bits(float32(s.F)))
+		v = uint64(math.Float32bits(float32(s.F)))
 	case ScalarF64:
-		binary.LittleEndian.PutUint64(b, math.Float64bits(s.F))
+		v = math.Float64bits(s.F)
 	case ScalarF16: // F is a binary16 value (ScalarOf rounds it): exact in float32
-		binary.LittleEndian.PutUint16(b, F32ToF16(float32(s.F)))
+		v = uint64(F32ToF16(float32(s.F)))
 	case ScalarBF16:
-		binary.LittleEndian.PutUint16(b, F32ToBF16(float32(s.F)))
+		v = uint64(F32ToBF16(float32(s.F)))
 	case ScalarBool:
 		if s.I != 0 {
-			b[0] = 1
+			v = 1
 		}
 	default:
-		binary.LittleEndian.PutUint64(b, uint64(s.I)) // two's complement: the low bytes are the narrower value
+		v = uint64(s.I) // two's complement: the low bytes are the narrower value
 	}
 	n := s.Size()
 	if n == 0 {
-		return nil
+		return 0, false
 	}
-	return b[:n]
+	if n < 8 {
+		v &= 1<<(8*n) - 1
+	}
+	return v, true
 }
 
 // intRange is an integer kind's smallest and largest value (the largest

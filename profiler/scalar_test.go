@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"strings"
 	"testing"
@@ -161,5 +162,23 @@ func TestScalarOfHalf(t *testing.T) {
 		if _, err := ParseScalarKind(name); err != nil {
 			t.Errorf("ParseScalarKind(%q): %v", name, err)
 		}
+	}
+}
+
+// Slot holds Bytes in its low bytes and zeros above them, for every kind
+// (a negative narrow integer is not sign-extended into the slot).
+func TestScalarSlotIsBytes(t *testing.T) {
+	for k := range scalarKinds {
+		for _, s := range []Scalar{{Kind: k, I: -3, F: -3}, {Kind: k, I: 1, F: 0.5}} {
+			v, ok := s.Slot()
+			var b [8]byte
+			binary.LittleEndian.PutUint64(b[:], v)
+			if want := s.Bytes(); !ok || string(b[:len(want)]) != string(want) || strings.Trim(string(b[len(want):]), "\x00") != "" {
+				t.Errorf("%s %+v: slot %#x (%v), bytes % x", k, s, v, ok, want)
+			}
+		}
+	}
+	if _, ok := (Scalar{Kind: "f8"}).Slot(); ok {
+		t.Error("an unknown kind has a slot")
 	}
 }

@@ -67,8 +67,8 @@ func (st *structTypes) layout(name string, depth int) (structLayout, bool, error
 			return l, true, err
 		case !found:
 			return l, true, fmt.Errorf("struct %s derives from %s, which mltop does not find in the source or its local headers", decl.Name, decl.Base)
-		case base.dataEnd < base.size && base.dataEnd > 0 && baseInitialized(st.code, decl.Base):
-			return l, true, fmt.Errorf("struct %s derives from %s, which has tail padding and a constructor or default member initializers: C++ may place %s's fields in that padding; mltop does not lay that out", decl.Name, decl.Base, decl.Name)
+		case base.dataEnd < base.size && base.dataEnd > 0 && st.notPOD(decl.Base, depth+1):
+			return l, true, fmt.Errorf("struct %s derives from %s, which has tail padding and is no plain C struct (a constructor, default member initializers, a base class, private or protected fields, or a field of such a struct): C++ may place %s's fields in that padding; mltop does not lay that out", decl.Name, decl.Base, decl.Name)
 		}
 		if len(base.leaves) > 0 {
 			l.leaves, l.size, l.dataEnd, l.align = base.leaves, base.size, base.size, base.align
@@ -89,13 +89,29 @@ func (st *structTypes) layout(name string, depth int) (structLayout, bool, error
 		l.align = max(l.align, align)
 	}
 	l.dataEnd = off
-	l.size = alignUp(off, l.align)
+	l.size = max(alignUp(off, l.align), 1) // an empty struct takes a byte (but none as a base)
 	return l, true, nil
 }
 
-func baseInitialized(code, name string) bool {
-	d, _, _ := csrc.FindStruct(code, name)
-	return d.Initialized
+// notPOD says whether struct name is no C++03 POD, whose tail padding the
+// Itanium ABI lets a derived class's fields use: a constructor, default
+// member initializers, a base class, private or protected fields, or a
+// field of such a struct.
+func (st *structTypes) notPOD(name string, depth int) bool {
+	d, found, err := csrc.FindStruct(st.code, st.ts.resolve(name))
+	if !found || err != nil || depth > 8 {
+		return false
+	}
+	if d.Initialized || d.Hidden || d.Base != "" {
+		return true
+	}
+	for _, f := range d.Fields {
+		t := st.ts.resolve(f.Type)
+		if _, scalar := cScalarKinds[t]; !f.Pointer && !scalar && st.notPOD(t, depth+1) {
+			return true
+		}
+	}
+	return false
 }
 
 // field lays out one field at offset 0: its leaves, its bytes and its

@@ -39,6 +39,14 @@ struct ConvBwd : public ConvBase {
 };
 struct TailBase { double d; char c; };
 struct TailDerived : TailBase { char e; };
+struct __half { unsigned short bits; }; // cuda_fp16.h's is 2 bytes, aligned 2
+struct Halves { char c; __half h; char d; };
+struct I64s { int n; int64_t v[2]; bool last; };
+struct Empty {};
+struct HasEmpty { Empty e; int n; };
+struct OnEmpty : Empty { char a; int n; };
+struct WithStatic { double d; char c; static int s; };
+struct OnStatic : WithStatic { char e; };
 `
 
 // layoutWant is each struct's size, alignment and fields' offsets, by hand.
@@ -55,6 +63,11 @@ var layoutWant = []struct {
 	{"ConvBase", 48, 8, map[string]int{"batch": 0, "dim": 4, "seqlen": 8, "width": 12, "silu_activation": 16, "x_batch_stride": 20, "x_ptr": 24, "out_ptr": 32, "scale": 40}},
 	{"ConvBwd", 72, 8, map[string]int{"batch": 0, "scale": 40, "dx_batch_stride": 48, "dx_ptr": 56, "flags": 64}},
 	{"TailDerived", 24, 8, map[string]int{"d": 0, "c": 8, "e": 16}},
+	{"Halves", 6, 2, map[string]int{"c": 0, "h": 2, "d": 4}},
+	{"I64s", 32, 8, map[string]int{"n": 0, "v": 8, "last": 24}},
+	{"HasEmpty", 8, 4, map[string]int{"n": 4}},        // an empty struct field takes a byte
+	{"OnEmpty", 8, 4, map[string]int{"a": 0, "n": 4}}, // an empty base takes none
+	{"OnStatic", 24, 8, map[string]int{"d": 0, "c": 8, "e": 16}},
 }
 
 func layoutOf(t *testing.T, name string) structLayout {
@@ -140,6 +153,11 @@ func TestStructLayoutRefuses(t *testing.T) {
 		{"struct I { int a; }; struct P { I xs[2]; };", "array of structs"},
 		{"struct P : Missing { int a; };", "derives from Missing"},
 		{"struct B { double d; char c = 0; }; struct P : B { char e; };", "tail padding"},
+		// g++ puts e (or f) in the base's tail padding: none of these bases is a C++03 POD
+		{"struct A { double d; char c; }; struct B : A { char e; }; struct P : B { char f; };", "tail padding"},
+		{"class B { double d; char c; public: int x() { return 0; } }; struct P : B { char e; };", "tail padding"},
+		{"struct B { private: double d; public: char c; }; struct P : B { char e; };", "tail padding"},
+		{"struct I { int a = 0; }; struct B { double d; I i; char c; }; struct P : B { char e; };", "tail padding"},
 	} {
 		_, found, err := newStructTypes(c.src, typeScope{dtype: "T"}).layout("P", 0)
 		if !found || err == nil || !strings.Contains(err.Error(), c.want) {

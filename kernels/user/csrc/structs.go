@@ -21,6 +21,10 @@ type StructDecl struct {
 	// the Itanium ABI may place a derived class's members in its tail
 	// padding.
 	Initialized bool
+	// Hidden: a data member is private or protected (a class's members
+	// before any access label included), which also makes the struct no
+	// C++03 POD.
+	Hidden bool
 }
 
 // StructField is one data member. `int a, *b;` is two fields.
@@ -83,7 +87,7 @@ func FindStruct(src, name string) (d StructDecl, found bool, err error) {
 			if open < 0 {
 				continue // a declaration, a use (`struct name x;`) or a template argument
 			}
-			d, err := structBody(toks, open, name)
+			d, err := structBody(toks, open, name, t.Text == "class")
 			d.Base, d.Line = base, toks[i+1].Line
 			return d, true, err
 		}
@@ -98,7 +102,7 @@ func FindStruct(src, name string) (d StructDecl, found bool, err error) {
 			}
 			end := Matching(toks, j)
 			if end+2 < len(toks) && toks[end+1].Text == name && toks[end+2].Text == ";" {
-				d, err := structBody(toks, j, name)
+				d, err := structBody(toks, j, name, t.Text == "class")
 				d.Line = toks[end+1].Line
 				return d, true, err
 			}
@@ -136,15 +140,18 @@ func baseClause(toks []Token, j int, name string) (base string, open int, err er
 	return tidyType(strings.Join(words, " ")), j, nil
 }
 
-// structBody reads the data members between the braces at toks[open].
-func structBody(toks []Token, open int, name string) (StructDecl, error) {
+// structBody reads the data members between the braces at toks[open]
+// (a class's members are private until a label says otherwise).
+func structBody(toks []Token, open int, name string, isClass bool) (StructDecl, error) {
 	d := StructDecl{Name: name}
 	end := Matching(toks, open)
 	var member []Token
+	hidden := isClass
 	for i := open + 1; i < end; i++ {
 		t := toks[i]
 		switch {
 		case (t.Text == "public" || t.Text == "private" || t.Text == "protected") && i+1 < end && toks[i+1].Text == ":":
+			hidden = t.Text != "public"
 			i++
 			continue
 		case t.Text == "{":
@@ -179,6 +186,7 @@ func structBody(toks []Token, open int, name string) (StructDecl, error) {
 			}
 			d.Fields = append(d.Fields, fs...)
 			d.Initialized = d.Initialized || init
+			d.Hidden = d.Hidden || hidden && len(fs) > 0
 			member = member[:0]
 			continue
 		}
