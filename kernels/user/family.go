@@ -117,6 +117,15 @@ func forValues(e map[string]any, ps ...*expr.Program) string {
 // Validate applies the manifest's rules, then the limits every plan must
 // respect (positive grids, threads and TGM within the device's limits).
 func (f *Family) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
+	if err := f.rulesHold(s); err != nil {
+		return err
+	}
+	_, err := f.plan(s, dev)
+	return err
+}
+
+// rulesHold says which of the manifest's rules does not hold at spec s.
+func (f *Family) rulesHold(s profiler.Spec) error {
 	e, err := f.env(s)
 	if err != nil {
 		return err
@@ -130,8 +139,7 @@ func (f *Family) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
 			return fmt.Errorf("rule '%s' (%s) does not hold%s", r.Source(), r.Where(), forValues(e, r))
 		}
 	}
-	_, err = f.plan(s, dev)
-	return err
+	return nil
 }
 
 // Plan evaluates buffers, dispatches, TGM items and the work model.

@@ -88,10 +88,17 @@ func (f *Family) TinySpec(dt profiler.DType) (s profiler.Spec, changed []string,
 	used := map[int]bool{}
 	for _, p := range f.schema.Dims {
 		def := s.Dims[p.Name]
+		plans := 0
 		for _, v := range tinyCandidates(p, def, used, f.ruleNumbers(s, p.Name)) {
 			try := s.Clone()
 			try.Dims[p.Name] = v
-			if f.Validate(try, dev) == nil {
+			if f.rulesHold(try) != nil {
+				continue // cheap: the rules alone
+			}
+			if plans++; plans > maxTinyPlans {
+				break
+			}
+			if _, err := f.plan(try, dev); err == nil {
 				s = try
 				changed = append(changed, fmt.Sprintf("%s=%d→%d", p.Name, def, v))
 				break
@@ -102,11 +109,20 @@ func (f *Family) TinySpec(dt profiler.DType) (s profiler.Spec, changed []string,
 	return s, changed, nil
 }
 
+// maxTinyPlans bounds the values of one dim for which TinySpec plans the
+// spec (those the rules allow; the rules alone are cheap to evaluate).
+const maxTinyPlans = 64
+
+// maxTinyDerived bounds the numbers the rules may ask for that TinySpec
+// tries for one dim: with many rules the small products of their numbers
+// (2·3, 4·7, …) come first, and a cap as low as the small values' kept
+// N % (WG * TM * 7) == 0 from ever reaching WG·TM·7.
+const maxTinyDerived = 8192
+
 // tinyCandidates are the values below def that p allows, in the order
 // TinySpec tries them: ≥ 2 and not used, ≥ 2 and used, then 1 (when def
 // is above 64); each kind ascending, from the first 64 small values and
-// the numbers the rules may ask for (derived, at most 64 of them: each
-// try plans the spec).
+// the numbers the rules may ask for (derived, at most maxTinyDerived).
 func tinyCandidates(p profiler.Param, def int, used map[int]bool, derived []int) []int {
 	var small []int
 	if len(p.Values) > 0 {
@@ -131,13 +147,13 @@ func tinyCandidates(p profiler.Param, def int, used map[int]bool, derived []int)
 			if len(taken) < 64 {
 				taken = append(taken, v)
 			}
-		case len(fresh) < 128:
+		case len(fresh) < 64+maxTinyDerived:
 			fresh = append(fresh, v)
 		}
 	}
 	n := 0
 	for _, v := range derived {
-		if v > 1 && v < def && p.Check(v) == nil && n < 64 {
+		if v > 1 && v < def && p.Check(v) == nil && n < maxTinyDerived {
 			small = append(small, v)
 			n++
 		}

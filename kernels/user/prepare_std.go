@@ -135,22 +135,54 @@ var usingNamespaceStd = regexp.MustCompile(`\busing\s+namespace\s+(::)?std\s*;`)
 // have them through the host headers).
 var stdintNames = []string{"int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "intptr_t", "uintptr_t"}
 
-// stdintText declares the fixed-width integer types. With libcu++ they
-// are its types (so a later <cuda/std/cstdint> agrees: a typedef may
-// repeat the same type); without, int64_t is the compiler's
-// __INT64_TYPE__ where it has one. The guard makes the copy ahead of the
-// source and the <cstdint> stub one.
-func stdintText(tk toolkitHeaders) string {
-	if !tk.libcu {
-		return stdintStub
-	}
+// stdintText declares the fixed-width integer types, less those in skip
+// (the source's own at file scope: a second typedef of another type is an
+// error). With libcu++ and no skip they are its types (so a later
+// <cuda/std/cstdint> agrees: a typedef may repeat the same type); under
+// NVRTC libcu++ declares them all at file scope, so with a skip they are
+// the plain typedefs, 64-bit as libcu++'s long long. Without libcu++,
+// int64_t is the compiler's __INT64_TYPE__ where it has one. The guard
+// makes the copy ahead of the source and the <cstdint> stub one.
+func stdintText(tk toolkitHeaders, skip map[string]bool) string {
 	var b strings.Builder
-	b.WriteString("#ifndef MLTOP_STDINT_\n#define MLTOP_STDINT_\n#include <cuda/std/cstdint>\n")
+	b.WriteString("#ifndef MLTOP_STDINT_\n#define MLTOP_STDINT_\n")
+	viaLibcu := tk.libcu && len(skip) == 0
+	switch {
+	case viaLibcu:
+		b.WriteString("#include <cuda/std/cstdint>\n")
+	case tk.libcu:
+		b.WriteString("#define MLTOP_INT64_ long long\n#define MLTOP_UINT64_ unsigned long long\n")
+	default:
+		b.WriteString(stdint64Types)
+	}
 	for _, n := range stdintNames {
-		b.WriteString("typedef cuda::std::" + n + " " + n + ";\n")
+		switch {
+		case skip[n]:
+		case viaLibcu:
+			b.WriteString("typedef cuda::std::" + n + " " + n + ";\n")
+		default:
+			b.WriteString("typedef " + stdintPlainTypes[n] + " " + n + ";\n")
+		}
 	}
 	b.WriteString("#endif\n")
 	return b.String()
+}
+
+// stdint64Types are the 64-bit types of stdintPlainTypes without libcu++.
+const stdint64Types = `#if defined(__INT64_TYPE__) && defined(__UINT64_TYPE__)
+#define MLTOP_INT64_ __INT64_TYPE__
+#define MLTOP_UINT64_ __UINT64_TYPE__
+#else
+#define MLTOP_INT64_ long long
+#define MLTOP_UINT64_ unsigned long long
+#endif
+`
+
+// stdintPlainTypes are the fixed-width types without libcu++.
+var stdintPlainTypes = map[string]string{
+	"int8_t": "signed char", "uint8_t": "unsigned char", "int16_t": "short", "uint16_t": "unsigned short",
+	"int32_t": "int", "uint32_t": "unsigned int", "int64_t": "MLTOP_INT64_", "uint64_t": "MLTOP_UINT64_",
+	"intptr_t": "MLTOP_INT64_", "uintptr_t": "MLTOP_UINT64_",
 }
 
 // isTorchHeader says whether h is one of PyTorch's headers (served empty:

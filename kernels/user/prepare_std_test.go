@@ -22,6 +22,9 @@ const int64Kernel = `__global__ void k(const T* X, T* Y, int rows, int cols) {
 }
 `
 
+// nsInt64Source declares an int64_t in a namespace and uses the global one.
+const nsInt64Source = "namespace ns { using int64_t = long; }\n__global__ void k(const T* X, T* Y, int rows, int cols) { const int64_t r = blockIdx.x; Y[r] = X[r]; }\n"
+
 // The fixed-width integer types are declared ahead of a CUDA source that
 // uses them undeclared: libcu++'s with libcu++, the plain typedefs
 // without; never when the source declares them or only host code uses them.
@@ -35,6 +38,12 @@ func TestPrepareStdintTypes(t *testing.T) {
 		{"used, libcu++", int64Kernel, libcuToolkit, []string{"#include <cuda/std/cstdint>", "typedef cuda::std::int64_t int64_t;", "typedef cuda::std::uint32_t uint32_t;"}},
 		{"declared by the source", "typedef long long int64_t;\ntypedef unsigned uint32_t;\n" + int64Kernel, libcuToolkit, nil},
 		{"only host code", usertest.Source + "\nvoid launch(int64_t n) { (void)n; }\n", libcuToolkit, nil},
+		// the source's own int64_t is not declared again (libcu++'s
+		// <cuda/std/cstdint> declares it at file scope under NVRTC)
+		{"one declared by the source, libcu++", "typedef long int64_t;\n" + int64Kernel, libcuToolkit, []string{"typedef unsigned int uint32_t;", "typedef MLTOP_UINT64_ uint64_t;"}},
+		{"one declared by the source, no libcu++", "typedef long int64_t;\n" + int64Kernel, fullToolkit, []string{"typedef unsigned int uint32_t;"}},
+		// one in a namespace does not stand for the global one
+		{"declared in a namespace", nsInt64Source, libcuToolkit, []string{"typedef cuda::std::int64_t int64_t;"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			withToolkit(t, c.toolkit...)
@@ -44,6 +53,9 @@ func TestPrepareStdintTypes(t *testing.T) {
 				if !strings.Contains(head, w) {
 					t.Errorf("want %q ahead of the source:\n%s", w, head)
 				}
+			}
+			if strings.Contains(c.src, "typedef long int64_t;") && (strings.Contains(head, " int64_t;") || strings.Contains(head, "cuda/std/cstdint")) {
+				t.Errorf("int64_t declared again ahead of the source's own:\n%s", head)
 			}
 			if c.want == nil && strings.Contains(head, "MLTOP_STDINT_") {
 				t.Errorf("<cstdint>'s types ahead of the source:\n%s", head)
@@ -217,6 +229,21 @@ func TestTorchExtensionWithoutStdIncludesCompilesWithNVRTC(t *testing.T) {
 func TestStdintVariantsCompileWithNVRTC(t *testing.T) {
 	for _, pre := range []string{"", "#include <cstdint>\n", "#include <cuda/std/cstdint>\n", "#include <stdint.h>\n#include <cuda/std/cstdint>\n"} {
 		path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("stdint_nvrtc"), "k.cu": pre + int64Kernel})
+		prog, _ := preparedProgram(t, path, profiler.F32)
+		compileOrSkip(t, prog)
+	}
+}
+
+// TestOwnStdintCompilesWithNVRTC: a source that declares one of the
+// fixed-width types itself (of a type other than libcu++'s) and uses the
+// others undeclared compiles; so does one whose int64_t is a namespace's
+// and whose kernel uses the global one.
+func TestOwnStdintCompilesWithNVRTC(t *testing.T) {
+	for _, src := range []string{
+		"typedef long int64_t;\n" + int64Kernel,
+		nsInt64Source,
+	} {
+		path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("own_stdint"), "k.cu": src})
 		prog, _ := preparedProgram(t, path, profiler.F32)
 		compileOrSkip(t, prog)
 	}

@@ -93,7 +93,7 @@ func stubText(h string, tk toolkitHeaders) string {
 	}
 	switch h {
 	case "stdint.h", "cstdint", "inttypes.h", "cinttypes":
-		text += stdintText(tk)
+		text += stdintText(tk, nil)
 	case "assert.h", "cassert":
 		text += "#ifndef assert\n#define assert(e) ((void)0)\n#endif\n"
 	case "math.h", "cmath", "float.h", "cfloat", "limits.h", "climits":
@@ -124,26 +124,6 @@ func stubText(h string, tk toolkitHeaders) string {
 // torchStdIncludes are the standard headers a torch stub includes (with
 // libcu++, served as libcu++'s: stdViaLibcu).
 const torchStdIncludes = "#include <type_traits>\n#include <limits>\n#include <utility>\n#include <algorithm>\n"
-
-const stdintStub = `#ifndef MLTOP_STDINT_
-#define MLTOP_STDINT_
-typedef signed char int8_t;
-typedef unsigned char uint8_t;
-typedef short int16_t;
-typedef unsigned short uint16_t;
-typedef int int32_t;
-typedef unsigned int uint32_t;
-#if defined(__INT64_TYPE__) && defined(__UINT64_TYPE__)
-typedef __INT64_TYPE__ int64_t;
-typedef __UINT64_TYPE__ uint64_t;
-#else
-typedef long long int64_t;
-typedef unsigned long long uint64_t;
-#endif
-typedef int64_t intptr_t;
-typedef uint64_t uintptr_t;
-#endif
-`
 
 // cubDeviceHeader stands in for <cub/cub.cuh>, which also pulls in CUB's
 // device-wide algorithms and their host-side dispatch (kernel launches,

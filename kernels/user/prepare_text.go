@@ -124,11 +124,9 @@ func (p *prepared) cudaPrelude() []string {
 		out = append(out, "#if !defined(__CUDA_BF16_H__) && !defined(__CUDA_BF16_TYPES_EXIST__)",
 			"struct __nv_bfloat16 { unsigned short mltop_bits_; }; // no CUDA toolkit headers found: storage only", "#endif")
 	}
-	for _, n := range stdintNames {
-		if p.usesUndeclared(n) {
-			out = append(out, strings.Split(strings.TrimSuffix(stdintText(p.toolkit), "\n"), "\n")...)
-			break
-		}
+	own := p.fileScopeDecls(stdintNames)
+	if slices.ContainsFunc(stdintNames, func(n string) bool { return !own[n] && p.usedInCompiled(n) }) {
+		out = append(out, strings.Split(strings.TrimSuffix(stdintText(p.toolkit, own), "\n"), "\n")...)
 	}
 	for _, td := range glibcTypedefs {
 		if p.usesUndeclared(td[0]) {
@@ -181,22 +179,53 @@ func (p *prepared) mentioned(name string) bool {
 	return false
 }
 
+// fileScopeDecls are those of names that a file of the source declares at
+// file scope or #defines (an int64_t declared in a namespace does not
+// stand for the global one).
+func (p *prepared) fileScopeDecls(names []string) map[string]bool {
+	own := map[string]bool{}
+	for _, u := range p.units {
+		for _, d := range u.scan.Decls {
+			for _, n := range d.Names {
+				if d.Scope == "" && slices.Contains(names, n) {
+					own[n] = true
+				}
+			}
+		}
+		for _, d := range u.scan.Directives {
+			if !d.Dead && slices.Contains(names, d.Defines) {
+				own[d.Defines] = true
+			}
+		}
+	}
+	return own
+}
+
 // usesUndeclared says whether the compiled code (host code blanked) of any
 // file uses name while no file declares or #defines it.
 func (p *prepared) usesUndeclared(name string) bool {
 	if p.declared[name] {
 		return false
 	}
-	used := false
 	for _, u := range p.units {
 		for _, d := range u.scan.Directives {
 			if !d.Dead && d.Defines == name {
 				return false
 			}
 		}
-		used = used || u.compiled.FirstUse(name) > 0
 	}
-	return used
+	return p.usedInCompiled(name)
+}
+
+// usedInCompiled says whether the compiled code (host code blanked) of any
+// file uses name.
+func (p *prepared) usedInCompiled(name string) bool {
+	for _, u := range p.units {
+		if u.compiled.FirstUse(name) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // glibcTypedefs are the short unsigned names glibc's <sys/types.h> gives

@@ -28,6 +28,8 @@ func TestTinySpecObeysRules(t *testing.T) {
 		{"modulo a product of three", "  N: {default: 1048576}\n", `["N % (2 * WG * 64) == 0"]`, "N=32768"},
 		{"distinct multiples", "  M: {default: 1024, min: 128}\n  N: {default: 1024, min: 128}\n", `["M % 128 == 0", "N % 128 == 0"]`, "M=128 N=256"},
 		{"small values first", "  N: {default: 1048576}\n", `["N % 4 == 0"]`, "N=4"},
+		// the small products of many rules' numbers come before WG·7·11
+		{"many rule numbers", "  N: {default: 1261568}\n", `["N % (WG * 7 * 11) == 0", "N >= 5", "N >= 13", "N >= 17", "N >= 19", "N >= 23"]`, "N=19712"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := "name: tiny_rules\nsources: {cuda: k.cu}\ndtypes: [f32]\nknobs: {WG: {values: [64, 256], default: 256}}\ndims:\n" + c.dims +
