@@ -206,3 +206,31 @@ func TestValueText(t *testing.T) {
 		t.Errorf("an infinite value: %v", err)
 	}
 }
+
+// TestPDLFunctionsDeclared: a kernel calling the programmatic-dependent-
+// launch functions (ggml-cuda on sm_90) gets them ahead of the source,
+// only those it calls, and NVRTC compiles it (for sm_90 and below).
+func TestPDLFunctionsDeclared(t *testing.T) {
+	src := `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {
+  cudaGridDependencySynchronize();
+  Y[0] = X[0];
+  cudaTriggerProgrammaticLaunchCompletion();
+}
+`
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("pdl"), "k.cu": src})
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	head, _, _ := strings.Cut(prog.Code, "#line 1 ")
+	for _, want := range []string{"void cudaGridDependencySynchronize() {", "griddepcontrol.wait;", "void cudaTriggerProgrammaticLaunchCompletion() {", "griddepcontrol.launch_dependents;"} {
+		if !strings.Contains(head, want) {
+			t.Errorf("no %q ahead of the source:\n%s", want, head)
+		}
+	}
+	compileOrSkip(t, prog)
+
+	path = usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("no_pdl"),
+		"k.cu": `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) { Y[0] = X[0]; }`})
+	prog, _ = preparedProgram(t, path, profiler.F32)
+	if strings.Contains(prog.Code, "griddepcontrol") {
+		t.Errorf("a kernel that calls neither gets them:\n%s", prog.Code)
+	}
+}

@@ -88,7 +88,9 @@ func libcuStdStub(h string, tk toolkitHeaders) string {
 		// CUDA's math functions are global; with `using namespace std;`
 		// libcu++'s (CCCL 3 declares its own fabsf) would make an
 		// unqualified call ambiguous: std:: keeps the rest of libcu++
-		b.WriteString("// the source says `using namespace std;`: libcu++'s math functions are left out\n" + stdIsCudaStd)
+		// what <cmath> brings besides the functions (numeric_limits, traits)
+		b.WriteString("// the source says `using namespace std;`: libcu++'s math functions are left out\n")
+		b.WriteString("#if __has_include(<cuda/std/limits>)\n#include <cuda/std/limits>\n#include <cuda/std/type_traits>\n#endif\n" + stdIsCudaStd)
 		return b.String()
 	}
 	for i, c := range stdViaLibcu[h] {

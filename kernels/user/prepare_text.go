@@ -133,6 +133,11 @@ func (p *prepared) cudaPrelude() []string {
 			out = append(out, "typedef "+td[1]+" "+td[0]+"; // glibc's <sys/types.h>, which nvcc programs get through the host headers")
 		}
 	}
+	for _, fn := range pdlFunctions {
+		if p.usesUndeclared(fn[0]) {
+			out = append(out, fn[1])
+		}
+	}
 	var mixed []string
 	for _, f := range mixedMathFunctions {
 		if p.usesUndeclared(f) {
@@ -235,6 +240,23 @@ func (p *prepared) usedInCompiled(name string) bool {
 var glibcTypedefs = [][2]string{
 	{"uint", "unsigned int"}, {"ushort", "unsigned short"}, {"ulong", "unsigned long"},
 	{"u_char", "unsigned char"}, {"u_short", "unsigned short"}, {"u_int", "unsigned int"}, {"u_long", "unsigned long"},
+}
+
+// pdlFunctions are the device functions of programmatic dependent launch
+// that nvcc programs get from the runtime headers and NVRTC does not
+// declare (ggml-cuda calls them on sm_90): the PTX they stand for, nothing
+// before sm_90 (no dependent launch there; mltop launches none either).
+var pdlFunctions = [][2]string{
+	{"cudaGridDependencySynchronize", `static __device__ __forceinline__ void cudaGridDependencySynchronize() { // mltop: NVRTC does not declare it
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}`},
+	{"cudaTriggerProgrammaticLaunchCompletion", `static __device__ __forceinline__ void cudaTriggerProgrammaticLaunchCompletion() { // mltop: NVRTC does not declare it
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}`},
 }
 
 // standardMacros are what nvcc users get from math.h, float.h, limits.h

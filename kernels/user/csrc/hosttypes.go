@@ -177,7 +177,8 @@ func init() {
 		"iostream", "fstream", "ifstream", "ofstream", "stringstream", "ostringstream", "istringstream", "ios",
 		"cout", "cerr", "clog", "cin", "endl", "mutex", "recursive_mutex", "shared_mutex", "lock_guard",
 		"unique_lock", "condition_variable", "thread", "future", "promise", "exception", "runtime_error",
-		"logic_error", "invalid_argument", "out_of_range", "regex", "filesystem", "locale", "any", "variant"} {
+		"logic_error", "invalid_argument", "out_of_range", "regex", "filesystem", "locale", "any", "variant",
+		"iterator"} { // std::iterator: deprecated, gone from CCCL 3
 		hostStdNames[n] = true
 	}
 }

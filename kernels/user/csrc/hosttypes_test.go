@@ -20,6 +20,7 @@ namespace cg = cooperative_groups;
 namespace lib {
 using std::vector;
 using std::min;
+using std::iterator;
 using boost::scoped_array;
 class Registry {
  public:
@@ -58,6 +59,7 @@ void host_only(Names n) { Registry::Get(); }
 		{"namespace cg = cooperative_groups;", false},                        // device code uses it
 		{"using std::vector;", true},                                         // only host-only classes use it
 		{"using std::min;", false},                                           // libcu++ has it
+		{"using std::iterator;", true},                                       // gone from CCCL 3 (Caffe's common.hpp)
 		{"using boost::scoped_array;", false},                                // Pinned, which device code takes, uses it
 		{"cublasHandle_t handle_;", true},                                    // in Registry
 		{"struct Names { vector<float> scales; };", true},                    // only a host function takes it
