@@ -165,10 +165,7 @@ func alignUp(n, a int) int { return (n + a - 1) / a * a }
 func (l structLayout) fieldList() string {
 	names := make([]string, len(l.leaves))
 	for i, lf := range l.leaves {
-		names[i] = lf.path
-		if lf.count > 1 {
-			names[i] = fmt.Sprintf("%s[%d]", lf.path, lf.count)
-		}
+		names[i] = fieldName(lf.path, lf.count)
 	}
 	return strings.Join(names, ", ")
 }

@@ -1,14 +1,11 @@
 package user
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/metal/mslemu"
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/run"
 )
 
 // axpyInPlaceMetal is y = a·y + x in place: a kernel whose every launch
@@ -82,34 +79,17 @@ check: none
 // catches.
 func TestInoutRestoredOnEmulator(t *testing.T) {
 	eb := mslemu.New(t, "../../metal/testdata/mslemu", emuDev)
-	opt := mslemu.Options()
-	opt.Stop.MinSamples = 3
 	for _, c := range []struct {
-		name  string
-		timer profiler.Backend
-		yaml  func(string) string
-		want  profiler.Status
+		name, yaml string
+		want       profiler.Status
 	}{
-		{"inout", eb, nil, profiler.StatusOK},
-		{"not restored", eb, func(y string) string {
-			return strings.Replace(y, "inout: true", "out: true", 1)
-		}, profiler.StatusMismatch},
+		{"inout", axpyInPlaceYAML, profiler.StatusOK},
+		{"not restored", strings.Replace(axpyInPlaceYAML, "inout: true", "out: true", 1), profiler.StatusMismatch},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			y := strings.Replace(axpyInPlaceYAML, "t_axpy_in_place", "t_axpy_in_place_"+strings.NewReplacer(" ", "_", ",", "").Replace(c.name), 1)
-			if c.yaml != nil {
-				y = c.yaml(y)
-			}
-			f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "s.metal": axpyInPlaceMetal,
-				"naive/kernel.yaml": naiveAxpyYAML, "naive/s.metal": naiveAxpyMetal}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := Install(f); err != nil {
-				t.Fatal(err)
-			}
-			s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
-			res := run.NewRunner(c.timer).Run(context.Background(), s, opt, nil)
+			y := strings.Replace(c.yaml, "t_axpy_in_place", "t_axpy_in_place_"+strings.ReplaceAll(c.name, " ", "_"), 1)
+			res := runOnEmulator(t, eb, map[string]string{"kernel.yaml": y, "s.metal": axpyInPlaceMetal,
+				"naive/kernel.yaml": naiveAxpyYAML, "naive/s.metal": naiveAxpyMetal}, nil, nil)
 			if res.Status != c.want {
 				t.Fatalf("status %s, want %s (error %q) %+v", res.Status, c.want, res.Error, res.Verdict)
 			}

@@ -68,10 +68,16 @@ func (s *structFiller) done() error {
 func (s *structFiller) fieldList() string {
 	names := make([]string, len(s.fields))
 	for i, f := range s.fields {
-		names[i] = f.Name
-		if f.Count > 1 {
-			names[i] = fmt.Sprintf("%s[%d]", f.Name, f.Count)
-		}
+		names[i] = fieldName(f.Name, f.Count)
 	}
 	return strings.Join(names, ", ")
+}
+
+// fieldName is a struct field as a list of fields names it: "shape[4]"
+// for an array of 4, "dim" for a scalar.
+func fieldName(name string, count int) string {
+	if count > 1 {
+		return fmt.Sprintf("%s[%d]", name, count)
+	}
+	return name
 }

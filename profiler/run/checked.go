@@ -165,25 +165,23 @@ func (bl *bufferLayout) download(b profiler.Backend, buf profiler.Buffer, raw []
 // decode sets vals[k] for the elements k in [lo, hi) of the check that
 // cr places, from raw; elements in no run are left as they are.
 func (cr *checkRuns) decode(t profiler.DType, raw []byte, vals []float32, lo, hi int) {
-	size := int64(t.Size())
-	j := sort.Search(len(cr.runs), func(x int) bool { return cr.runs[x].k+cr.runs[x].n > lo })
-	for ; j < len(cr.runs) && cr.runs[j].k < hi; j++ {
-		r := cr.runs[j]
-		a, b := max(r.k, lo), min(r.k+r.n, hi)
-		at := r.at + int64(a-r.k)*size
-		t.Decode(raw[at:at+int64(b-a)*size], vals[a:b])
-	}
+	decodeRuns(cr, int64(t.Size()), raw, vals, lo, hi, t.Decode)
 }
 
 // decode64 is decode at float64 precision.
 func (cr *checkRuns) decode64(t profiler.DType, raw []byte, vals []float64, lo, hi int) {
-	size := int64(t.Size())
+	decodeRuns(cr, int64(t.Size()), raw, vals, lo, hi, t.DecodeF64)
+}
+
+// decodeRuns is decode with the element decoder dec (float32 or float64
+// values), for elements of size bytes.
+func decodeRuns[E float32 | float64](cr *checkRuns, size int64, raw []byte, vals []E, lo, hi int, dec func([]byte, []E)) {
 	j := sort.Search(len(cr.runs), func(x int) bool { return cr.runs[x].k+cr.runs[x].n > lo })
 	for ; j < len(cr.runs) && cr.runs[j].k < hi; j++ {
 		r := cr.runs[j]
 		a, b := max(r.k, lo), min(r.k+r.n, hi)
 		at := r.at + int64(a-r.k)*size
-		t.DecodeF64(raw[at:at+int64(b-a)*size], vals[a:b])
+		dec(raw[at:at+int64(b-a)*size], vals[a:b])
 	}
 }
 
