@@ -23,6 +23,7 @@ type kernelScan struct {
 	indexBufs []*buffer
 	vocab     string
 	launch    *launchBlock // its host launch, when the source has one (findLaunch)
+	threads   []string     // x, y, z threads of a 2-D or 3-D launch (threadsFromDim3); nil: [block, 1, 1]
 	argsTODOs []string     // TODO comments for its args line
 }
 
@@ -47,14 +48,21 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 	size := c.sizeOf(p, k)
 	guessShapes(p, k, size)
 	d.grid = []string{fmt.Sprintf("cdiv(%s, %s)", strings.Join(size, " * "), k.block), "1", "1"}
-	if g := launchGrid(k, p); g != "" {
+	d.threads = []string{k.block, "1", "1"}
+	if k.threads != nil {
+		d.threads = k.threads
+		d.grid[0] = fmt.Sprintf("cdiv(%s, %s)", strings.Join(size, " * "), strings.Join(k.threads, " * "))
+	}
+	if g := launchGrid3(k, p); g != nil && k.threads != nil {
+		d.grid = g
+		d.gridComment = fmt.Sprintf("from the launch at %s", p.lines.at(k.launch.line))
+	} else if g := launchGrid(k, p); g != "" && k.launch.gridDim3 == "" {
 		d.grid[0] = g
 		d.gridComment = fmt.Sprintf("from the launch at %s", p.lines.at(k.launch.line))
 	} else {
 		d.gridComment = p.todo(fmt.Sprintf("guessed one thread per element of %s; set the groups (blocks) your launch uses", strings.Join(size, "×")),
-			"%s: guessed grid cdiv(%s, %s) × %s threads: set it to what your launch uses", sig.Entry, strings.Join(size, " * "), k.block, k.block)
+			"%s: guessed grid %s × %s threads: set it to what your launch uses", sig.Entry, d.grid[0], strings.Join(d.threads, " × "))
 	}
-	d.threads = []string{k.block, "1", "1"}
 	d.argsComment = "the kernel's parameters, in order"
 	if c.lang == "metal" && metalTakesStruct(c, k) {
 		d.argsComment = "buffers, then the struct's fields (mltop packs them into one struct after the buffers)"

@@ -17,6 +17,9 @@ type launchBlock struct {
 	values []int  // the values the program sweeps (an `int block_sizes[] = {…}`)
 	line   int
 	dim3   string // the arguments of a 2-D or 3-D `dim3 NAME(x, y)` block: no 1-D knob fits it
+	// gridDim3 are the arguments of the grid's `dim3 NAME(x, y)`, "" when
+	// the grid is no dim3 variable
+	gridDim3 string
 }
 
 var (
@@ -39,6 +42,9 @@ func findLaunch(src, entry string) (launchBlock, bool) {
 		lb := launchBlock{line: strings.Count(src[:m[0]], "\n") + 1}
 		lb.grid = src[m[2]:m[3]]
 		if identifier.MatchString(lb.grid) {
+			lb.gridDim3 = dim3Args(src[:m[0]], lb.grid)
+		}
+		if identifier.MatchString(lb.grid) && lb.gridDim3 == "" {
 			if e := assignedExpr(src[:m[0]], lb.grid); e != "" {
 				lb.grid = e
 			}
@@ -88,6 +94,17 @@ func dim3Args(before, name string) string {
 // oneDim says whether dim3 arguments ("256", "BLOCK, 1, 1") have one
 // dimension: a 1-D dim3 block is a thread count like any other.
 func oneDim(args string) bool {
+	for _, p := range splitArgs(args)[1:] {
+		if p != "1" {
+			return false
+		}
+	}
+	return true
+}
+
+// splitArgs splits a call's arguments at the commas outside parentheses,
+// each trimmed.
+func splitArgs(args string) []string {
 	depth, parts := 0, []string{""}
 	for _, r := range args {
 		switch {
@@ -101,12 +118,10 @@ func oneDim(args string) bool {
 		}
 		parts[len(parts)-1] += string(r)
 	}
-	for _, p := range parts[1:] {
-		if strings.TrimSpace(p) != "1" {
-			return false
-		}
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
 	}
-	return true
+	return parts
 }
 
 // assignedExpr is the expression of the last `NAME = EXPR;` before a
@@ -168,8 +183,8 @@ func (c *context) blockFromLaunch(p *plan, k *kernelScan) bool {
 		return false
 	}
 	lb := *k.launch
-	if lb.dim3 != "" { // several dimensions: blockFromSource's TODO says so
-		return false
+	if lb.dim3 != "" { // several dimensions: literal ones are the threads, else blockFromSource's TODO says so
+		return c.threadsFromDim3(k, lb)
 	}
 	name := lb.name
 	if name == "" {
@@ -213,4 +228,43 @@ func intList(vs []int) string {
 		s[i] = strconv.Itoa(v)
 	}
 	return "[" + strings.Join(s, ", ") + "]"
+}
+
+// threadsFromDim3 sets the threads of a kernel launched with a literal 2-D
+// or 3-D block (`dim3 block(16, 16)`); false when a size is no literal.
+func (c *context) threadsFromDim3(k *kernelScan, lb launchBlock) bool {
+	parts := splitArgs(lb.dim3)
+	if len(parts) > 3 {
+		return false
+	}
+	for len(parts) < 3 {
+		parts = append(parts, "1")
+	}
+	for _, x := range parts {
+		if !intLiteral.MatchString(x) {
+			return false
+		}
+	}
+	k.threads, k.block = parts, parts[0]
+	return true
+}
+
+// launchGrid3 is the grid of a kernel launched with a dim3 grid variable
+// (`dim3 grid(cdiv(W, 16), cdiv(H, 16))`), each size as the manifest's
+// expression; nil when one is not an expression of dims and knobs.
+func launchGrid3(k *kernelScan, p *plan) []string {
+	if k.launch == nil || k.launch.gridDim3 == "" {
+		return nil
+	}
+	parts := splitArgs(k.launch.gridDim3)
+	if len(parts) > 3 {
+		return nil
+	}
+	out := []string{"1", "1", "1"}
+	for i, x := range parts {
+		if out[i] = gridExpr(x, p); out[i] == "" {
+			return nil
+		}
+	}
+	return out
 }

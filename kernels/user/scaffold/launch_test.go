@@ -31,3 +31,39 @@ func FuzzFindLaunch(f *testing.F) {
 		}
 	})
 }
+
+// A 2-D dim3 block of literals is the threads; the grid is the launch's
+// dim3 grid when its sizes are expressions of dims (a cdiv helper
+// renamed), else a TODO; a block of names stays a TODO. Each manifest
+// loads, plans and passes `mltop check`.
+func TestTwoDimLaunch(t *testing.T) {
+	kernel := "__global__ void blur(const float* in, float* out, int W, int H) {\n" +
+		"    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;\n" +
+		"    if (x < W && y < H) out[y * W + x] = in[y * W + x];\n}\n"
+	for _, c := range []struct {
+		name, host string
+		want, not  []string
+	}{
+		{"dim3 grid of dims", "    dim3 block(16, 16);\n    dim3 grid(div_up(W, 16), div_up(H, 16));\n    blur<<<grid, block>>>(in, out, W, H);\n",
+			[]string{"threads: [16, 16, 1]", `grid: ["cdiv(W, 16)", "cdiv(H, 16)", 1]   # from the launch at line 8`},
+			[]string{"WG", "TODO: guessed one thread", "TODO: the launch at"}},
+		{"dim3 grid = dim3(…), 3-D block", "    dim3 block(8, 8, 4);\n    dim3 grid = dim3((W + 7) / 8, (H + 7) / 8);\n    blur<<<grid, block>>>(in, out, W, H);\n",
+			[]string{"threads: [8, 8, 4]", `grid: ["(W + 7) / 8", "(H + 7) / 8", 1]`}, []string{"WG"}},
+		{"grid of host variables: a TODO", "    dim3 block(16, 16);\n    dim3 grid(gx, gy);\n    blur<<<grid, block>>>(in, out, W, H);\n",
+			[]string{"threads: [16, 16, 1]", `grid: ["cdiv(W * H, 16 * 16 * 1)", 1, 1]   # TODO: guessed one thread per element of W×H`},
+			[]string{"gx"}},
+		{"block of names: a TODO", "    dim3 block(BX, BY);\n    dim3 grid(W / BX, H / BY);\n    blur<<<grid, block>>>(in, out, W, H);\n",
+			[]string{"threads: [WG, 1, 1]   # TODO: the launch at line 8 uses dim3 block(BX, BY): set the x, y, z threads"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := kernel + "void run(const float* in, float* out, int W, int H) {\n" + c.host + "}\n"
+			res, err := Manifest(Request{Name: "my_blur", SrcPath: "/w/blur.cu", Src: src, Dir: "/w"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			manifestSays(t, res.Text, c.want, c.not)
+			checkNotesHaveTODOs(t, res)
+			checkScaffold(t, res.Text, map[string]string{"blur.cu": src})
+		})
+	}
+}

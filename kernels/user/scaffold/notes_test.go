@@ -85,7 +85,7 @@ func TestEveryNoteHasItsTODO(t *testing.T) {
 			note: "__half parameter s is value s = 1.0: set the value you run with (the kernel gets it rounded to __half)", line: "  s: 1.0   # TODO: the value the kernel gets for s (passed as __half, rounded to nearest even)"},
 		{name: "a struct taken by value", file: "p.cu",
 			src:  "struct P {\n  const float* x;\n  int shape[2];\n  __device__ int size() const { return shape[0]; }\n  struct { int a; } in;\n  float eps = 0;\n};\n__global__ void k(float* y, P p) { y[0] = p.x[0]; }\n",
-			note: "k: p is struct P taken by value: mltop new does not fill its fields; give the arg as a mapping, {x: …, shape: …, in: …} (fields x, shape, in, eps)",
+			note: "k: p is struct P taken by value: mltop new cannot read its fields (struct P: line 5 defines a struct inside it with a member of that type: define the inner type on its own and declare the member by its name); give the arg as a mapping, {x: …, shape: …, in: …} (fields x, shape, in, eps)",
 			line: "args: [y, 0]   # the kernel's parameters, in order; TODO: p is struct P taken by value: replace this 0 with a mapping of its fields, {x: …, shape: …, in: …}"},
 		{name: "a scalar mltop cannot pass", file: "u.cu",
 			src:  "__global__ void k(float* y, float3 v, int n) { y[0] = v.x; }\n",
@@ -145,15 +145,16 @@ func TestHalfScalarIsPassed(t *testing.T) {
 	}
 }
 
-// A kernel whose only pointers are inside a struct taken by value is
-// refused naming the struct, its fields and what to write.
+// A kernel whose only pointers are inside a struct taken by value that
+// new cannot read is refused naming the struct, its fields, why and what
+// to write.
 func TestStructOnlyKernelRefusal(t *testing.T) {
-	src := "struct Params { const float* x; float* out; long n; };\n__global__ void k(const Params p) { p.out[0] = p.x[0]; }\n"
+	src := "struct Params { const float* x; float* out; struct { long n; } in; };\n__global__ void k(const Params p) { p.out[0] = p.x[0]; }\n"
 	_, err := Manifest(Request{Name: "my_k", SrcPath: "/w/s.cu", Src: src, Dir: "/w"})
 	if err == nil {
 		t.Fatal("a kernel with only a struct was scaffolded")
 	}
-	for _, want := range []string{"k takes struct Params p by value (fields x, out, n)", "write kernel.yaml by hand", "A struct taken by value"} {
+	for _, want := range []string{"k takes struct Params p by value (fields x, out, in), which mltop new cannot read (struct Params: line 1 defines a struct inside it", "write kernel.yaml by hand", "A struct taken by value"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}

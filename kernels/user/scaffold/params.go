@@ -100,8 +100,13 @@ func (c *context) scalarParam(p *plan, k *kernelScan, pname, ctype string) strin
 		return c.intParam(p, k, pname)
 	}
 	if c.lang == "cuda" {
-		if names := memberNames(c.toks, t); names != nil {
-			return c.structArg(p, k, pname, t, names)
+		names := memberNames(c.toks, t)
+		if _, found, _ := csrc.FindStruct(c.src, c.resolve(t)); found || names != nil {
+			m, err := c.structMapping(p, k, pname, t)
+			if err == nil {
+				return m
+			}
+			return c.structArg(p, k, pname, t, names, err)
 		}
 	}
 	k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("the arg of %s (%s, which mltop cannot pass) is 0", pname, t),
@@ -213,19 +218,22 @@ func (c *context) halfValue(p *plan, pname, ctype string) string {
 	return n
 }
 
-// structArg is the arg of a CUDA struct taken by value: `new` does not
-// fill its fields, so the arg is a TODO (the manifest does not load until
+// structArg is the arg of a CUDA struct taken by value whose definition
+// structMapping cannot read: `new` does not fill its fields, so the arg is a TODO (the manifest does not load until
 // it is a mapping of the fields), and ensureOutput names the struct when
 // it holds the only pointers.
-func (c *context) structArg(p *plan, k *kernelScan, pname, ctype string, fields []string) string {
+func (c *context) structArg(p *plan, k *kernelScan, pname, ctype string, fields []string, why error) string {
 	shown := fields
 	if len(shown) > 3 {
 		shown = shown[:3]
 	}
 	mapping := "{" + strings.Join(shown, ": …, ") + ": …}"
-	p.structParams = append(p.structParams, fmt.Sprintf("%s takes struct %s %s by value (fields %s)", k.sig.Entry, ctype, pname, strings.Join(fields, ", ")))
+	if len(shown) == 0 {
+		mapping = "{field: …}"
+	}
+	p.structParams = append(p.structParams, fmt.Sprintf("%s takes struct %s %s by value (fields %s), which mltop new cannot read (%v)", k.sig.Entry, ctype, pname, strings.Join(fields, ", "), why))
 	k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("%s is struct %s taken by value: replace this 0 with a mapping of its fields, %s", pname, ctype, mapping),
-		"%s: %s is struct %s taken by value: mltop new does not fill its fields; give the arg as a mapping, %s (fields %s): the manifest does not load until then", k.sig.Entry, pname, ctype, mapping, strings.Join(fields, ", ")))
+		"%s: %s is struct %s taken by value: mltop new cannot read its fields (%v); give the arg as a mapping, %s (fields %s): the manifest does not load until then", k.sig.Entry, pname, ctype, why, mapping, strings.Join(fields, ", ")))
 	return "0"
 }
 

@@ -129,6 +129,9 @@ func quoteAll(xs []string) string {
 	out := make([]string, len(xs))
 	for i, x := range xs {
 		out[i] = quote(x)
+		if strings.HasPrefix(x, "{") { // a struct's mapping (structMapping), written as YAML already
+			out[i] = x
+		}
 	}
 	return strings.Join(out, ", ")
 }

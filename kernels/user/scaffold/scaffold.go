@@ -175,7 +175,7 @@ func sourcePath(src, dir string) (string, error) {
 // out; one with only const pointers cannot be scaffolded.
 func ensureOutput(p *plan, file string) error {
 	if len(p.bufs) == 0 && len(p.structParams) > 0 {
-		return fmt.Errorf("%s: %s, and no pointer parameter: mltop new does not write a struct's fields yet; write kernel.yaml by hand, giving that arg as a mapping of the fields, pointers to buffers (args: [{x: x, n: N}]; docs/own-kernels.md, \"A struct taken by value\")", file, strings.Join(p.structParams, "; "))
+		return fmt.Errorf("%s: %s, and no pointer parameter: write kernel.yaml by hand, giving that arg as a mapping of the fields, pointers to buffers (args: [{x: x, n: N}]; docs/own-kernels.md, \"A struct taken by value\")", file, strings.Join(p.structParams, "; "))
 	}
 	if len(p.bufs) == 0 {
 		return fmt.Errorf("%s: the kernels have no pointer parameters: a kernel needs at least one buffer to write", file)

@@ -237,12 +237,12 @@ func TestScaffoldRealisticSources(t *testing.T) {
 			not:        []string{"<<<1, 64>>>", "x128"},
 			notes:      []string{"fixed_kernel: its launch at line 14 uses 256 threads: knob WG has that one value", "rows_kernel: guessed buffer shapes [N] for out, inp"},
 			dispatches: 3},
-		// A dim3 block (here named like CUDA's own blockDim) is no 1-D knob:
-		// a knob blockDim would hide the built-in the kernel reads.
+		// A 2-D dim3 block (here named like CUDA's own blockDim) is no 1-D
+		// knob (a knob blockDim would hide the built-in the kernel reads):
+		// its sizes are the threads, and the dim3 grid of dims the grid.
 		{name: "dim3 block named blockDim", file: "tile.cu", src: dim3Program,
-			want:       []string{"WG: {values: [32, 64, 128, 256, 512, 1024], default: 256", "threads: [WG, 1, 1]"},
-			not:        []string{"blockDim:", "[blockDim"},
-			notes:      []string{"tile_kernel: its launch at line 7 uses dim3 blockDim(16, 16) threads: set threads: to those x, y, z"},
+			want:       []string{"threads: [16, 16, 1]", `grid: ["OC / 16", "C / 16", 1]   # from the launch at line 7`},
+			not:        []string{"blockDim:", "[blockDim", "WG", "TODO: guessed one thread"},
 			dispatches: 1},
 		// A 1-D dim3 block is a thread count like an int's: a knob from the
 		// launch, with its value as the default (renamed when it is blockDim).
