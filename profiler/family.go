@@ -281,8 +281,10 @@ func ReplaceNamed(old string, f Family) Family {
 // RunOnDevice runs spec s of family f once on the backend that runs the
 // current spec: buffers named in in get those values (encoded in their
 // dtype), the others their own initialisers with the current seed. It
-// returns the output buffers (role out) decoded to float32, by name.
-type RunOnDevice func(f Family, s Spec, in Inputs) (map[string][]float32, error)
+// returns the output buffers (role out) decoded at float64 precision, by
+// name: an f64 output (or a wide integer one) keeps every bit, so a check
+// against it compares at f64's tolerance.
+type RunOnDevice func(f Family, s Spec, in Inputs) (map[string][]float64, error)
 
 // DeviceReference is a family whose expected outputs come from another
 // kernel run on the same device (a user kernel's `check: {kernel: …}`).

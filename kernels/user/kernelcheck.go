@@ -100,8 +100,9 @@ func (c checker) theirName(user string) string {
 var _ profiler.DeviceReference = (*Family)(nil)
 
 // DeviceReference runs the check kernel at f32 on the device with this
-// spec's inputs and turns its outputs into checks (float64 of the f32
-// outputs, on a sample of rows, with the manifest's tolerances). Other
+// spec's inputs and turns its outputs into checks (read at float64
+// precision, so an f64 output is compared at f64's tolerance; on a sample
+// of rows, with the manifest's tolerances). Other
 // checks are answered by Reference.
 func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows int, seed uint64, runOn profiler.RunOnDevice) (*profiler.Reference, error) {
 	c := f.check
@@ -175,7 +176,7 @@ func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows in
 			for k := range cols {
 				i := r*cols + k
 				ch.Index = append(ch.Index, i)
-				ch.Want = append(ch.Want, float64(got[i]))
+				ch.Want = append(ch.Want, got[i])
 			}
 		}
 		ref.Checks = append(ref.Checks, ch)
@@ -201,7 +202,7 @@ func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows in
 		at := map[string]func(int) float64{}
 		for _, b := range f.bufs {
 			if vals, ok := souts[c.theirName(b.name)]; ok && b.checked() {
-				at[b.name] = func(idx int) float64 { return float64(vals[idx]) }
+				at[b.name] = func(idx int) float64 { return vals[idx] }
 			}
 		}
 		return at, nil

@@ -130,16 +130,16 @@ func TestKernelCheckDeviceReference(t *testing.T) {
 	x := []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	var asked profiler.Spec
 	var gave profiler.Inputs
-	runOn := func(o profiler.Family, ospec profiler.Spec, in profiler.Inputs) (map[string][]float32, error) {
+	runOn := func(o profiler.Family, ospec profiler.Spec, in profiler.Inputs) (map[string][]float64, error) {
 		asked, gave = ospec, in
 		if o.Name() != "kd_naive" {
 			t.Errorf("ran %s", o.Name())
 		}
-		y := make([]float32, 10)
+		y := make([]float64, 10)
 		for i, v := range in["x"] {
-			y[i] = 2 * v
+			y[i] = 2 * float64(v)
 		}
-		return map[string][]float32{"y": y}, nil
+		return map[string][]float64{"y": y}, nil
 	}
 	ref, err := f.DeviceReference(s, profiler.Inputs{"x": x}, 4, 1, runOn)
 	if err != nil {
@@ -155,7 +155,7 @@ func TestKernelCheckDeviceReference(t *testing.T) {
 		t.Errorf("rows %q", ref.Rows)
 	}
 	// the device's refusal reaches the row, saying what to do
-	_, err = f.DeviceReference(s, profiler.Inputs{"x": x}, 4, 1, func(profiler.Family, profiler.Spec, profiler.Inputs) (map[string][]float32, error) {
+	_, err = f.DeviceReference(s, profiler.Inputs{"x": x}, 4, 1, func(profiler.Family, profiler.Spec, profiler.Inputs) (map[string][]float64, error) {
 		return nil, fmt.Errorf("the cpu backend: %w", profiler.ErrCannotRun)
 	})
 	if err == nil || !errors.Is(err, profiler.ErrCannotRun) || !strings.Contains(err.Error(), "check: kernel kd_naive") || !strings.Contains(err.Error(), "needs a GPU backend") {
@@ -168,8 +168,8 @@ func TestKernelCheckDeviceReference(t *testing.T) {
 		t.Errorf("missing dim: %v", err)
 	}
 	// a wrong shape back is an error, not a pass
-	_, err = f.DeviceReference(s, profiler.Inputs{"x": x}, 4, 1, func(profiler.Family, profiler.Spec, profiler.Inputs) (map[string][]float32, error) {
-		return map[string][]float32{"y": make([]float32, 9)}, nil
+	_, err = f.DeviceReference(s, profiler.Inputs{"x": x}, 4, 1, func(profiler.Family, profiler.Spec, profiler.Inputs) (map[string][]float64, error) {
+		return map[string][]float64{"y": make([]float64, 9)}, nil
 	})
 	if err == nil || !strings.Contains(err.Error(), "has 9 elements, your y has 10") {
 		t.Errorf("wrong shape: %v", err)

@@ -2,6 +2,7 @@ package user
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -90,6 +91,111 @@ func TestMetalShufflesOnEmulator(t *testing.T) {
 			res := run.NewRunner(eb).Run(context.Background(), s, mslemu.Options(), nil)
 			if res.Status != c.want {
 				t.Fatalf("status %s, want %s: %s %+v", res.Status, c.want, res.Error, res.Verdict)
+			}
+		})
+	}
+}
+
+// partialRedMetal reduces each 16-thread group (one simdgroup of 16 lanes)
+// by shuffles: s = the sum of x, m = the max of int(1000·x). Its broken
+// twins start at offset 16, written for a full simdgroup: on Metal lanes
+// 16..31 of a 16-lane group hold undefined values.
+const partialRedMetal = `#include <metal_stdlib>
+using namespace metal;
+
+kernel void red(device const float* x [[buffer(0)]], device float* s [[buffer(1)]], device float* m [[buffer(2)]],
+                uint i [[thread_position_in_grid]], uint g [[threadgroup_position_in_grid]],
+                uint lane [[thread_index_in_simdgroup]]) {
+  float v = x[i];
+  int k = int(x[i] * 1000.0f);
+  for (ushort d = 8; d > 0; d /= 2) v += simd_shuffle_down(v, d);
+  for (ushort d = 8; d > 0; d /= 2) k = max(k, simd_shuffle_xor(k, d));
+  if (lane == 0) {
+    s[g] = v;
+    m[g] = float(k);
+  }
+}
+`
+
+// partialRedNaive is the reference: lane 0 of each group loops over it.
+const partialRedNaive = `#include <metal_stdlib>
+using namespace metal;
+
+kernel void red(device const float* x [[buffer(0)]], device float* s [[buffer(1)]], device float* m [[buffer(2)]],
+                uint g [[threadgroup_position_in_grid]], uint lane [[thread_index_in_threadgroup]]) {
+  if (lane != 0) return;
+  float v = 0.0f;
+  int k = int(x[g * 16] * 1000.0f);
+  for (uint j = 0; j < 16; j++) {
+    v += x[g * 16 + j];
+    k = max(k, int(x[g * 16 + j] * 1000.0f));
+  }
+  s[g] = v;
+  m[g] = float(k);
+}
+`
+
+const partialRedYAML = `name: t_partial_red
+sources: {metal: s.metal}
+dtypes: [f32]
+dims:
+  N: {default: 256}
+rules: ["N % 16 == 0"]
+buffers:
+  - {name: x, dtype: f32, shape: [N]}
+  - {name: s, dtype: f32, shape: ["N / 16"], out: true}
+  - {name: m, dtype: f32, shape: ["N / 16"], out: true}
+dispatches:
+  - {entry: red, grid: ["N / 16"], threads: 16, args: [x, s, m]}
+check: {kernel: ../naive/kernel.yaml}
+`
+
+// A shuffle in a partial simdgroup that reads past the group's width gets
+// the emulation's poison (NaN for floats, 0x5A5A5A5A for ints), so a
+// reduction written for 32 lanes run in a 16-thread group is caught, even
+// a max, which the caller's own value would have left right; the one that
+// stays inside the group passes.
+func TestMetalPartialSimdgroupShuffleOnEmulator(t *testing.T) {
+	eb := mslemu.New(t, "../../metal/testdata/mslemu", emuDev)
+	for _, c := range []struct {
+		name     string
+		from, to string
+		want     profiler.Status
+		nan      bool // the sum reads a NaN
+	}{
+		{"ok", "", "", profiler.StatusOK, false},
+		{"shuffle_ok", "simd_shuffle_xor(k, d)", "simd_shuffle(k, ushort(lane ^ d))", profiler.StatusOK, false},
+		{"sum_down_from_16", "ushort d = 8; d > 0; d /= 2) v", "ushort d = 16; d > 0; d /= 2) v", profiler.StatusMismatch, true},
+		{"max_xor_from_16", "ushort d = 8; d > 0; d /= 2) k", "ushort d = 16; d > 0; d /= 2) k", profiler.StatusMismatch, false},
+		{"max_shuffle_from_16", "(ushort d = 8; d > 0; d /= 2) k = max(k, simd_shuffle_xor(k, d))", "(ushort d = 16; d > 0; d /= 2) k = max(k, simd_shuffle(k, ushort(lane ^ d)))", profiler.StatusMismatch, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := partialRedMetal
+			if c.from != "" {
+				if !strings.Contains(src, c.from) {
+					t.Fatalf("the kernel has no %q", c.from)
+				}
+				src = strings.Replace(src, c.from, c.to, 1)
+			}
+			naive := strings.Replace(strings.Replace(partialRedYAML, "t_partial_red", "t_partial_red_naive_"+c.name, 1), "{kernel: ../naive/kernel.yaml}", "none", 1)
+			root := filepath.Dir(usertest.Write(t, map[string]string{
+				"fast/kernel.yaml": strings.Replace(partialRedYAML, "t_partial_red", "t_partial_red_"+c.name, 1), "fast/s.metal": src,
+				"naive/kernel.yaml": naive, "naive/s.metal": partialRedNaive,
+			}))
+			f, err := Load(filepath.Join(root, "fast", "kernel.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := Install(f); err != nil {
+				t.Fatal(err)
+			}
+			s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
+			res := run.NewRunner(eb).Run(context.Background(), s, mslemu.Options(), nil)
+			if res.Status != c.want {
+				t.Fatalf("status %s, want %s: %s %+v", res.Status, c.want, res.Error, res.Verdict)
+			}
+			if c.nan != (res.Verdict.NaNInf > 0) {
+				t.Errorf("%d NaN/Inf outputs, want NaN: %v: %s", res.Verdict.NaNInf, c.nan, res.Error)
 			}
 		})
 	}

@@ -142,9 +142,9 @@ func TestScratchNotSentToCheckKernel(t *testing.T) {
 	}
 	s := profiler.Spec{Kernel: "ks_fast", DType: profiler.F32, Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"N": 3}}
 	var gave profiler.Inputs
-	runOn := func(o profiler.Family, ospec profiler.Spec, in profiler.Inputs) (map[string][]float32, error) {
+	runOn := func(o profiler.Family, ospec profiler.Spec, in profiler.Inputs) (map[string][]float64, error) {
 		gave = in
-		return map[string][]float32{"y": {2, 4, 6}}, nil
+		return map[string][]float64{"y": {2, 4, 6}}, nil
 	}
 	if _, err := f.DeviceReference(s, profiler.Inputs{"x": {1, 2, 3}, "S": {1}}, 4, 1, runOn); err != nil {
 		t.Fatal(err)

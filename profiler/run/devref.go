@@ -11,7 +11,7 @@ import (
 // plans, compiles and runs another spec on this runner's backend, with its
 // own buffers (the current spec's and the input cache are not touched).
 func (r *Runner) onDevice(dev profiler.DeviceInfo, seed uint64) profiler.RunOnDevice {
-	return func(f profiler.Family, s profiler.Spec, in profiler.Inputs) (map[string][]float32, error) {
+	return func(f profiler.Family, s profiler.Spec, in profiler.Inputs) (map[string][]float64, error) {
 		prep, err := PrepareFamily(f, s, dev, PrepareOptions{Cache: r.plans})
 		if err != nil {
 			return nil, err
@@ -74,7 +74,7 @@ func (r *Runner) onDevice(dev profiler.DeviceInfo, seed uint64) profiler.RunOnDe
 		if err := r.backend.Run(launches); err != nil {
 			return nil, fmt.Errorf("run: %w", err)
 		}
-		out := map[string][]float32{}
+		out := map[string][]float64{}
 		for _, b := range plan.Buffers {
 			if !b.Role.Checked() {
 				continue
@@ -83,8 +83,8 @@ func (r *Runner) onDevice(dev profiler.DeviceInfo, seed uint64) profiler.RunOnDe
 			if err := r.backend.Download(bufs[b.Name], raw); err != nil {
 				return nil, fmt.Errorf("downloading %s: %w", b.Name, err)
 			}
-			vals := make([]float32, b.Elems)
-			b.Type.Decode(raw, vals)
+			vals := make([]float64, b.Elems) // float64: an f64 output keeps its low bits
+			b.Type.DecodeF64(raw, vals)
 			out[b.Name] = vals
 		}
 		return out, nil

@@ -50,7 +50,7 @@ func (v vsScale) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows in
 	c := profiler.Check{Buffer: "out"}
 	for _, r := range rows {
 		c.Index = append(c.Index, r)
-		c.Want = append(c.Want, float64(got[r]))
+		c.Want = append(c.Want, got[r])
 	}
 	return &profiler.Reference{Checks: []profiler.Check{c}, RowsChecked: len(rows), RowsTotal: len(got), Rows: "device reference"}, nil
 }
