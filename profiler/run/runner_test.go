@@ -175,6 +175,11 @@ func TestVerifyPerBufferTolerance(t *testing.T) {
 	if v.Mismatches != 1 || v.Pass {
 		t.Errorf("the strict buffer's error must count once: %+v", v)
 	}
+	// the verdict's bound (the summary's "atol … + rtol …") is the worst
+	// output's, not the spec's default (an f64 output's, not f32's)
+	if v.ATol != strict.ATol || v.RTol != strict.RTol {
+		t.Errorf("verdict bound atol %g rtol %g, want the strict buffer's %g, %g", v.ATol, v.RTol, strict.ATol, strict.RTol)
+	}
 }
 
 // slowBackend's Run blocks until the context the runner handed it

@@ -87,6 +87,7 @@ func verifyWith(ref *profiler.Reference, tol profiler.Tolerance, view func(ci in
 			ctol = *c.Tol
 		}
 		v.WorstRatio = w.ratio
+		v.ATol, v.RTol = ctol.ATol, ctol.RTol // the summary names the worst output's bound
 		if w.nanInf {
 			v.Worst = fmt.Sprintf("%s%s=%v want %.9g", c.Buffer, elemName(c, c.Index[w.k]), w.g, c.Want[w.k])
 		} else {
