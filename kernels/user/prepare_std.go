@@ -201,12 +201,35 @@ func isTorchHeader(h string) bool {
 // torchScalarTypes are PyTorch's 16-bit scalar types as the toolkit's (or
 // the storage structs ahead of the source without a toolkit): a kernel
 // specialized on c10::Half (vLLM's _typeConvert<c10::Half>) is then
-// specialized on __half, the type mltop passes for f16.
+// specialized on __half, the type mltop passes for f16. Also c10's device
+// macros (C10_WARP_SIZE: Apex's softmax; C10_HOST_DEVICE, …).
 const torchScalarTypes = `#ifndef MLTOP_TORCH_SCALAR_TYPES_
 #define MLTOP_TORCH_SCALAR_TYPES_
 namespace c10 { using Half = __half; using BFloat16 = __nv_bfloat16; }
 namespace at { using c10::Half; using c10::BFloat16; }
 namespace torch { using c10::Half; using c10::BFloat16; namespace headeronly { using c10::Half; using c10::BFloat16; } }
+#endif
+#ifndef C10_WARP_SIZE
+#define C10_WARP_SIZE 32
+#endif
+#ifndef C10_HOST_DEVICE
+#define C10_HOST_DEVICE __host__ __device__
+#endif
+#ifndef C10_DEVICE
+#define C10_DEVICE __device__
+#endif
+#ifndef C10_HOST
+#define C10_HOST __host__
+#endif
+#ifndef C10_LAUNCH_BOUNDS_0
+#define C10_LAUNCH_BOUNDS_0
+#endif
+#ifndef C10_LAUNCH_BOUNDS_1
+#define C10_LAUNCH_BOUNDS_1(max_threads) __launch_bounds__(max_threads)
+#endif
+#ifndef C10_LIKELY
+#define C10_LIKELY(x) (x)
+#define C10_UNLIKELY(x) (x)
 #endif
 `
 

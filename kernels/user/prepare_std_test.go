@@ -124,6 +124,9 @@ func TestTorchHeaderScalarTypes(t *testing.T) {
 			t.Errorf("%s:\n%s", h, s)
 		}
 	}
+	if s, _ := cudaStub("c10/macros/Macros.h", toolkitHeaders{}); !strings.Contains(s, "#define C10_WARP_SIZE 32") || !strings.Contains(s, "#define C10_HOST_DEVICE __host__ __device__") {
+		t.Errorf("c10's macros are missing (Apex's softmax says C10_WARP_SIZE):\n%s", s)
+	}
 	if s, _ := cudaStub("vector", toolkitHeaders{}); strings.Contains(s, "c10") {
 		t.Errorf("<vector> declares PyTorch's types:\n%s", s)
 	}
@@ -222,6 +225,25 @@ func TestTorchExtensionWithoutStdIncludesCompilesWithNVRTC(t *testing.T) {
 	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": src})
 	prog, _ := preparedProgram(t, path, profiler.F32)
 	compileOrSkip(t, prog)
+}
+
+// TestStdMathWithoutCmathCompilesWithNVRTC: std::exp and std::sqrt with
+// no <cmath> (nvcc's cuda_runtime.h declares them: Apex's softmax) compile,
+// <cmath> coming ahead of the source; a source without them gets none.
+func TestStdMathWithoutCmathCompilesWithNVRTC(t *testing.T) {
+	src := "__global__ void k(const T* X, T* Y, int rows, int cols) { Y[0] = std::exp(X[0]) + std::sqrt(X[1]) + C10_WARP_SIZE; }\n"
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("std_exp"), "k.cu": "#include <c10/macros/Macros.h>\n" + src})
+	prog, f := preparedProgram(t, path, profiler.F32)
+	head, _, _ := strings.Cut(prog.Code, "#line 1 ")
+	if f.prep["cuda"].toolkit.libcu && !strings.Contains(head, "#include <cmath>") {
+		t.Errorf("no <cmath> ahead of a source that calls std::exp:\n%s", head)
+	}
+	compileOrSkip(t, prog)
+	path = usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("no_std_exp"), "k.cu": "__global__ void k(const T* X, T* Y, int rows, int cols) { Y[0] = expf(X[0]); }\n"})
+	prog, _ = preparedProgram(t, path, profiler.F32)
+	if head, _, _ := strings.Cut(prog.Code, "#line 1 "); strings.Contains(head, "#include <cmath>") {
+		t.Errorf("<cmath> ahead of a source that calls no std:: math:\n%s", head)
+	}
 }
 
 // TestStdintVariantsCompileWithNVRTC compiles int64Kernel alone, after

@@ -2,6 +2,7 @@ package user
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -124,6 +125,12 @@ func (p *prepared) cudaPrelude() []string {
 		out = append(out, "#if !defined(__CUDA_BF16_H__) && !defined(__CUDA_BF16_TYPES_EXIST__)",
 			"struct __nv_bfloat16 { unsigned short mltop_bits_; }; // no CUDA toolkit headers found: storage only", "#endif")
 	}
+	if p.toolkit.libcu && p.namesStdMath() {
+		// nvcc's cuda_runtime.h, in every .cu, declares std::exp and the
+		// other std:: math overloads: Apex's softmax says std::exp with no
+		// <cmath> of its own
+		out = append(out, "#include <cmath>")
+	}
 	own := p.fileScopeDecls(stdintNames)
 	if slices.ContainsFunc(stdintNames, func(n string) bool { return !own[n] && p.usedInCompiled(n) }) {
 		out = append(out, strings.Split(strings.TrimSuffix(stdintText(p.toolkit, own), "\n"), "\n")...)
@@ -241,6 +248,19 @@ var glibcTypedefs = [][2]string{
 	{"uint", "unsigned int"}, {"ushort", "unsigned short"}, {"ulong", "unsigned long"},
 	{"u_char", "unsigned char"}, {"u_short", "unsigned short"}, {"u_int", "unsigned int"}, {"u_long", "unsigned long"},
 }
+
+// namesStdMath says whether a file of the source calls a std:: math
+// function (std::exp, std::sqrt, …).
+func (p *prepared) namesStdMath() bool {
+	for _, u := range p.units {
+		if stdMathCall.MatchString(u.code) {
+			return true
+		}
+	}
+	return false
+}
+
+var stdMathCall = regexp.MustCompile(`\bstd\s*::\s*(exp|exp2|expm1|log|log2|log10|log1p|sqrt|cbrt|pow|sin|cos|tan|asin|acos|atan|atan2|sinh|cosh|tanh|erf|erfc|fabs|abs|floor|ceil|round|trunc|fmod|fmin|fmax|isnan|isinf|isfinite|signbit|copysign|hypot|lgamma|tgamma)\s*\(`)
 
 // pdlFunctions are the device functions of programmatic dependent launch
 // that nvcc programs get from the runtime headers and NVRTC does not
