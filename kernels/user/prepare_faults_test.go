@@ -234,3 +234,37 @@ func TestPDLFunctionsDeclared(t *testing.T) {
 		t.Errorf("a kernel that calls neither gets them:\n%s", prog.Code)
 	}
 }
+
+// TestHeaderTwoSpellingsOneName: a local header reached by two spellings
+// (`"../status.h"` from one header, `"status.h"` from another, as
+// flashinfer's tree does) reaches NVRTC under one name, and every
+// #include of it says that name: the second spelling could not be opened,
+// and a #pragma once header under two names was compiled twice.
+func TestHeaderTwoSpellingsOneName(t *testing.T) {
+	m := strings.Replace(usertest.Manifest("two_spellings"), "sources: {cuda: k.cu}", "sources: {cuda: k.cu}\ninclude_dirs: [inc]", 1)
+	path := usertest.Write(t, map[string]string{
+		"kernel.yaml":            m,
+		"k.cu":                   "#include \"lib/detail/first.h\"\n#include \"lib/second.cuh\"\nextern \"C\" __global__ void k(const T* X, T* Y, int rows, int cols) { Y[0] = twice(X[0]); }\n",
+		"inc/lib/status.h":       "#pragma once\n__device__ inline float twice(float x) { return 2.0f * x; }\n",
+		"inc/lib/second.cuh":     "#pragma once\n#include \"status.h\"\n",
+		"inc/lib/detail/first.h": "#pragma once\n#include \"../status.h\"\n",
+	})
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	var names []string
+	for name, text := range prog.Includes {
+		if strings.Contains(text, "inline float twice") {
+			names = append(names, name)
+		}
+	}
+	if len(names) != 1 {
+		t.Fatalf("status.h reaches the compiler as %v, want one name", names)
+	}
+	for name, text := range prog.Includes {
+		for _, l := range strings.Split(text, "\n") {
+			if strings.HasPrefix(l, "#include") && strings.Contains(l, "status.h") && l != "#include \""+names[0]+"\"" {
+				t.Errorf("%s includes status.h as %q, not as %s", name, l, names[0])
+			}
+		}
+	}
+	compileOrSkip(t, prog)
+}

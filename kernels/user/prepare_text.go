@@ -74,9 +74,13 @@ func (p *prepared) body(u *unit, vals map[string]value, decls []string) string {
 	if p.lang == "cuda" {
 		code = csrc.Blank(code, u.scan)
 	}
+	respell := p.respelledIncludes(u)
 	var b strings.Builder
 	b.WriteString(lineDirective(1, u.path))
 	for i, l := range strings.SplitAfter(code, "\n") {
+		if r, ok := respell[i+1]; ok {
+			l = r
+		}
 		if names := p.inserts[u][i+1]; len(names) > 0 || len(decls) > 0 && i+1 == p.declLine {
 			n := 0
 			if i+1 == p.declLine {
@@ -99,6 +103,37 @@ func (p *prepared) body(u *unit, vals map[string]value, decls []string) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// respelledIncludes are the #include lines of u (by line number) that
+// name a local header by another spelling than the one it reaches NVRTC
+// under (`"../exception.h"` beside `"exception.h"`: the compiler gets each
+// file once, by one name), rewritten to that name. CUDA only: Metal's
+// includes are pasted where they stand.
+func (p *prepared) respelledIncludes(u *unit) map[int]string {
+	if p.lang != "cuda" {
+		return nil
+	}
+	var out map[int]string
+	lines := strings.SplitAfter(u.code, "\n")
+	for i, d := range u.scan.Directives {
+		v := u.local[i]
+		if v == nil || v.name == d.Include || d.Line < 1 || d.Line > len(lines) {
+			continue
+		}
+		l := lines[d.Line-1]
+		r := strings.Replace(l, `"`+d.Include+`"`, `"`+v.name+`"`, 1)
+		if r == l {
+			r = strings.Replace(l, "<"+d.Include+">", `"`+v.name+`"`, 1)
+		}
+		if r != l {
+			if out == nil {
+				out = map[int]string{}
+			}
+			out[d.Line] = r
+		}
+	}
+	return out
 }
 
 // lineDirective is `#line n "path"` with the path quoted as C does.
