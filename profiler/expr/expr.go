@@ -334,6 +334,9 @@ func wrap(err error, src string, w Where, what string) error {
 		msg = what + ": " + msg
 		hint = syntaxHint(msg, src, off)
 	}
+	if strings.Contains(msg, "mismatched types float64 and int") || strings.Contains(msg, "mismatched types int and float64") {
+		hint = ": an operand is a float (`**`, `ceil`, `floor`, `round`, `sqrt`, `log`, `exp`, `pow` and `/` of a float give floats); wrap it in int(…), e.g. 'int(2 ** L) % 32'"
+	}
 	return &Error{Where: w, Src: src, Off: off, Msg: fmt.Sprintf("%s in %s '%s'%s", msg, w.Field, src, hint)}
 }
 

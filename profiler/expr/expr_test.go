@@ -87,6 +87,8 @@ func TestErrors(t *testing.T) {
 		{"rows > 1 && T != half", []string{`quote it, 'rows > 1 && T != "f16"'`}},
 		{"rows = 64", []string{`kernel.yaml:14:17: syntax error: unexpected token Operator("=") in grid[0] 'rows = 64': use == to compare, 'rows == 64'`}},
 		{"rows == 64 || WG = 32", []string{`use == to compare, 'rows == 64 || WG == 32'`}},
+		{"2 ** rows % 32", []string{"mismatched types", "an operand is a float", "wrap it in int(…)"}},
+		{"ceil(rows / 3.0) % 4", []string{"wrap it in int(…)"}},
 		{"", []string{"empty expression in grid[0]"}},
 		{"rows * \"a\"", []string{"grid[0]"}},
 		{"now()", []string{"unknown"}},
