@@ -98,6 +98,7 @@ type builder struct {
 	vars        expr.Vars
 	seen        map[string]string // knob, dim and flag names → what they are
 	bufferNames map[string]bool
+	loaded      map[string]*prepared // each source, read and scanned by sourceConsts for prepare
 }
 
 // build checks the manifest section by section and fills in f.
@@ -107,6 +108,7 @@ func (f *Family) build(read func(string) ([]byte, error)) error {
 		vars:        expr.Vars{dn: expr.DType},
 		seen:        map[string]string{dn: "the dtype", "DTYPE": "the dtype code"},
 		bufferNames: map[string]bool{},
+		loaded:      map[string]*prepared{},
 	}
 	f.vars = bl.vars
 	if !nameRE.MatchString(dn) {

@@ -145,13 +145,28 @@ func (t toolkitHeaders) has(header string) bool {
 // beside the including file, then in includeDirs) and plans how each
 // offered name reaches it.
 func prepareSource(lang, path, code string, includeDirs []string, read func(string) ([]byte, error), offers []offer, tk toolkitHeaders) (*prepared, error) {
-	p := &prepared{lang: lang, toolkit: tk, offers: offers, inserts: map[*unit]map[int][]string{}, declared: map[string]bool{}}
-	main := &unit{path: path, code: code}
-	byPath := map[string]*unit{path: main}
-	byName := map[string]*unit{}
-	if err := p.load(main, includeDirs, read, byPath, byName, 0); err != nil {
+	p, err := loadSource(lang, path, code, includeDirs, read)
+	if err != nil {
 		return nil, err
 	}
+	return p.prepareLoaded(offers, tk), nil
+}
+
+// loadSource reads and scans a source and, depth first, the local headers
+// it includes (load).
+func loadSource(lang, path, code string, includeDirs []string, read func(string) ([]byte, error)) (*prepared, error) {
+	p := &prepared{lang: lang}
+	main := &unit{path: path, code: code}
+	if err := p.load(main, includeDirs, read, map[string]*unit{path: main}, map[string]*unit{}, 0); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// prepareLoaded finishes a loaded source: CUDA host code blanked, the names the
+// source declares, and how each offered name reaches it.
+func (p *prepared) prepareLoaded(offers []offer, tk toolkitHeaders) *prepared {
+	p.toolkit, p.offers, p.inserts, p.declared = tk, offers, map[*unit]map[int][]string{}, map[string]bool{}
 	p.scanCUDA()
 	for _, u := range p.units {
 		for _, d := range u.scan.Decls {
@@ -164,10 +179,10 @@ func prepareSource(lang, path, code string, includeDirs []string, read func(stri
 	for _, o := range offers {
 		p.plan[o.name] = p.inject(o)
 	}
-	if lang == "metal" {
+	if p.lang == "metal" {
 		p.declLine = p.afterMetalStdlib()
 	}
-	return p, nil
+	return p
 }
 
 // afterMetalStdlib is the line after the main file's first #include of a

@@ -83,16 +83,22 @@ func defineText(v any) (string, error) {
 	return exprText(v)
 }
 
-// prepare finds the headers each source includes, scans them and plans how
-// each offered name reaches each source.
-func (bl *builder) prepare() error {
-	f := bl.f
+// includeDirs are the manifest's include_dirs, relative to its folder.
+func (bl *builder) includeDirs() []string {
+	var dirs []string
 	for _, dir := range bl.m.IncludeDirs {
 		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(f.dir, dir)
+			dir = filepath.Join(bl.f.dir, dir)
 		}
-		f.includeDirs = append(f.includeDirs, dir)
+		dirs = append(dirs, dir)
 	}
+	return dirs
+}
+
+// prepare plans how each offered name reaches each source, from the
+// files sourceConsts read and scanned (or reads them, when it could not).
+func (bl *builder) prepare() error {
+	f := bl.f
 	offers := f.offers()
 	var tk toolkitHeaders
 	if _, ok := f.src["cuda"]; ok {
@@ -101,7 +107,13 @@ func (bl *builder) prepare() error {
 	f.prep = map[string]*prepared{}
 	for _, lang := range slices.Sorted(maps.Keys(f.src)) {
 		src := f.src[lang]
-		p, err := prepareSource(lang, src.path, src.code, f.includeDirs, bl.read, offers, tk)
+		var p *prepared
+		var err error
+		if pre := bl.loaded[lang]; pre != nil && pre.units[0].path == src.path && pre.units[0].code == src.code { // read and scanned by sourceConsts (an MLX body is written after)
+			p = pre.prepareLoaded(offers, tk)
+		} else {
+			p, err = prepareSource(lang, src.path, src.code, f.includeDirs, bl.read, offers, tk)
+		}
 		if err != nil {
 			return bl.d.err("$.sources."+lang, "sources."+lang, "%v", err)
 		}

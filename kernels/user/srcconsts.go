@@ -55,13 +55,7 @@ type srcConst struct {
 // win. A source the scan cannot read is skipped here (prepare reports it).
 func (bl *builder) sourceConsts() error {
 	f, m := bl.f, bl.m
-	var dirs []string
-	for _, dir := range m.IncludeDirs {
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(f.dir, dir)
-		}
-		dirs = append(dirs, dir)
-	}
+	f.includeDirs = bl.includeDirs()
 	manifest := map[string]bool{f.dtypeName(): true, "DTYPE": true}
 	for _, names := range [][]string{slices.Collect(maps.Keys(m.Knobs)), slices.Collect(maps.Keys(m.Dims)),
 		slices.Collect(maps.Keys(m.Flags)), slices.Collect(maps.Keys(m.Values)), slices.Collect(maps.Keys(m.Defines))} {
@@ -72,11 +66,11 @@ func (bl *builder) sourceConsts() error {
 	var files [][]*unit
 	for _, lang := range slices.Sorted(maps.Keys(f.src)) {
 		s := f.src[lang]
-		p := &prepared{lang: lang}
-		main := &unit{path: s.path, code: s.code}
-		if err := p.load(main, dirs, bl.read, map[string]*unit{s.path: main}, map[string]*unit{}, 0); err != nil {
+		p, err := loadSource(lang, s.path, s.code, f.includeDirs, bl.read)
+		if err != nil {
 			continue
 		}
+		bl.loaded[lang] = p                                                  // prepare plans it: the files are read and scanned once
 		files = append(files, append(slices.Clone(p.units[1:]), p.units[0])) // headers first, like ObjectMacros
 	}
 	f.srcConsts = collectSourceConsts(files, manifest)
