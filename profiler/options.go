@@ -15,6 +15,10 @@ type Options struct {
 	// is timed at the clock it sustains itself (README "Reproducibility").
 	Settle  float64       `json:"settle_s,omitempty"`
 	Timeout time.Duration `json:"timeout"` // watchdog for a worker (0: MaxTime*2 + 60 s)
+	// Race, above 1, lets a sweep stop sampling a spec as soon as it is
+	// clearly slower than Race times the best median of its shape so far
+	// (the sweep sets Stop.Outpaced from it, spec by spec). 0: off.
+	Race float64 `json:"race,omitempty"`
 	// Cache is what the last-level cache holds before each sample: cold
 	// (the default), hot or dirty (see CacheMode); "" means cold. The
 	// older switch hot (--hot, hot: true) sets it to hot.

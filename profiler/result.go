@@ -118,7 +118,7 @@ type Result struct {
 	Cache        CacheMode       `json:"cache,omitempty"`         // the cache mode the samples were taken in
 	SMClockMHz   float64         `json:"sm_clock_mhz,omitempty"`  // the GPU's effective core clock during the samples (median of the probes around each batch; CUDA)
 	Settle       float64         `json:"settle_s,omitempty"`      // seconds the spec ran before its samples when --settle asked for it (Options.Settle)
-	StopReason   string          `json:"stop_reason,omitempty"`   // StopPrecision, StopTimeLimit, StopMaxSamples
+	StopReason   string          `json:"stop_reason,omitempty"`   // StopPrecision, StopTimeLimit, StopMaxSamples, StopOutpaced
 	DriftRel     float64         `json:"drift_rel,omitempty"`     // |median of first third − last third| / median at the stop
 	DriftDropped int             `json:"drift_dropped,omitempty"` // samples dropped as warm-up because the level moved during the measurement (StopRule.Restart)
 	Phases       *Phases         `json:"phases,omitempty"`        // where the spec's wall time went

@@ -68,6 +68,9 @@ var Settings = []Setting{
 	floatSetting("settle", "settle",
 		"run each spec this many `seconds` before sampling, every spec in full, so the GPU's boost clock reaches the level the spec sustains (1: on an H100, 99% of the rows repeat within 2% from run to run, for 1 s more per spec; 0: off)",
 		"0 (off) or a positive number of seconds, e.g. 1", zeroOrSeconds, func(o *Options) *float64 { return &o.Settle }),
+	floatSetting("race", "race",
+		"in a sweep, stop sampling a spec once its median is clearly above this `factor` times the best median of its shape so far (stop_reason outpaced; 0: off)",
+		"0 (off) or a factor above 1, e.g. 1.1", raceFactor, func(o *Options) *float64 { return &o.Race }),
 	cacheSetting,
 	hotSetting,
 	{
@@ -90,6 +93,10 @@ var Settings = []Setting{
 
 func positiveSeconds(v float64) bool { return v > 0 && v <= maxSeconds }
 func zeroOrSeconds(v float64) bool   { return v >= 0 && v <= maxSeconds }
+
+// raceFactor: 0 is off; a factor of 1 or less would stop specs as fast
+// as the best.
+func raceFactor(v float64) bool { return v == 0 || v > 1 }
 
 // cacheSetting is the cache mode; hotSetting its older spelling.
 var cacheSetting = Setting{

@@ -40,6 +40,8 @@ func TestApplySettings(t *testing.T) {
 		{"max-samples", []string{"max-samples", "7"}, func(o Options) bool { return o.Stop.MaxSamples == 7 }},
 		{"seed 0", []string{"seed", "0"}, func(o Options) bool { return o.Seed == 0 }},
 		{"settle 0 is off", []string{"settle", "0"}, func(o Options) bool { return o.Settle == 0 }},
+		{"race factor", []string{"race", "1.1"}, func(o Options) bool { return o.Race == 1.1 && o.Stop.Outpaced == 0 }},
+		{"race 0 is off", []string{"race", "0"}, func(o Options) bool { return o.Race == 0 }},
 	} {
 		o := base
 		if err := ApplySettings(&o, given(t, c.kv...)); err != nil || !c.want(o) {
@@ -63,6 +65,12 @@ func TestApplySettingsRefuses(t *testing.T) {
 		{[]string{"seed", "-1"}, "seed=-1: use a whole number, 0 or more"},
 		{[]string{"hot", "maybe"}, "hot=maybe: use true or false"},
 		{[]string{"cache", "warm"}, "cache=warm: use cold"},
+		{[]string{"race", "1"}, "race=1: use 0 (off) or a factor above 1, e.g. 1.1"},
+		{[]string{"race", "0.9"}, "race=0.9: use 0 (off) or a factor above 1, e.g. 1.1"},
+		{[]string{"race", "-2"}, "race=-2: use 0 (off) or a factor above 1, e.g. 1.1"},
+		{[]string{"race", "NaN"}, "race=NaN: use 0 (off) or a factor above 1, e.g. 1.1"},
+		{[]string{"race", "+Inf"}, "race=+Inf: use 0 (off) or a factor above 1, e.g. 1.1"},
+		{[]string{"race", "abc"}, "race=abc: use 0 (off) or a factor above 1, e.g. 1.1"},
 		{[]string{"cache", "dirty", "hot", "true"}, "hot=true and cache=dirty contradict each other: use cache alone"},
 	} {
 		o := DefaultOptions()

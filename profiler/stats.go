@@ -103,7 +103,17 @@ const (
 	StopPrecision  = "precision"   // the median's confidence interval reached the noise target
 	StopTimeLimit  = "time limit"  // MaxTime of wall time passed first
 	StopMaxSamples = "max samples" // MaxSamples were taken first
+	// StopOutpaced: the median's whole confidence interval lay above
+	// StopRule.Outpaced (a sweep's --race: clearly slower than the best
+	// spec of its shape so far). The median and its interval stand, only
+	// less precise than the noise target.
+	StopOutpaced = "outpaced"
 )
+
+// RaceMinSamples is the fewest samples that have a 95% confidence
+// interval of the median (MedianCIRanks): the earliest a spec can be
+// outpaced.
+const RaceMinSamples = 6
 
 // StopRule is the measurement method: after warm-up, sample until the
 // median is known precisely enough: the 95% confidence interval of the
@@ -124,6 +134,12 @@ type StopRule struct {
 	MinTime    float64 `json:"min_time"`    // seconds of measured (summed sample) time, default 0.01
 	MaxTime    float64 `json:"max_time"`    // seconds of wall time for the whole measurement, default 1
 	MaxSamples int     `json:"max_samples"` // default 50000
+	// Outpaced, when above 0, stops sampling (StopOutpaced) once at least
+	// RaceMinSamples are taken and the lower end of the median's 95%
+	// interval is above it, in ns: a sweep run with --race sets it per
+	// spec to the factor times the best median of the spec's shape so far.
+	// MinSamples and MinTime do not hold it back. 0: off.
+	Outpaced float64 `json:"outpaced_ns,omitempty"`
 }
 
 // DefaultStopRule is the rule when nothing is set. The choice:
@@ -237,7 +253,7 @@ func Estimate(samples []float64) Precision {
 }
 
 // Done reports whether sampling may stop, and why (StopPrecision,
-// StopTimeLimit, StopMaxSamples; "" while it goes on).
+// StopTimeLimit, StopMaxSamples, StopOutpaced; "" while it goes on).
 func (r StopRule) Done(samples []float64, wallSeconds float64) (bool, string) {
 	return r.done(samples, wallSeconds, estimateOnce(samples))
 }
@@ -249,7 +265,12 @@ func (r StopRule) done(samples []float64, wallSeconds float64, est func() Precis
 	if r.MaxSamples > 0 && len(samples) >= r.MaxSamples {
 		return true, StopMaxSamples
 	}
-	if len(samples) < max(r.MinSamples, 6) {
+	if r.Outpaced > 0 && len(samples) >= RaceMinSamples {
+		if p := est(); p.OK && p.CILo > r.Outpaced {
+			return true, StopOutpaced
+		}
+	}
+	if len(samples) < max(r.MinSamples, RaceMinSamples) {
 		return false, ""
 	}
 	var measured float64

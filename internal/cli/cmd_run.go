@@ -61,6 +61,9 @@ func runRun(ctx context.Context, s *session, a *specArgs, pos []string) error {
 	if msg := runNotice(exec.Device(), profiler.Job{Spec: spec, Options: o.measureOptions(nil)}); msg != "" {
 		fmt.Fprintln(stderr, "mltop:", msg)
 	}
+	if o.measureOptions(nil).Race > 0 {
+		fmt.Fprintln(stderr, "mltop: --race races the specs of a sweep's shape against each other: one spec has nothing to race against and is measured to the --noise target")
+	}
 	bar := newProgress(stdout, stderr, o.quiet, 1)
 	defer bar.finish()
 	h := bar.hooks()

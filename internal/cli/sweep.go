@@ -191,6 +191,10 @@ func (sr *sweepRun) checkInputs(cfg *run.SweepConfig, backend string) error {
 		}
 		sr.resume = &resumeCheck{path: o.resume, done: done}
 		cfg.Skipped = sr.resume.add
+		cfg.Resumed = func(j profiler.Job) (profiler.Result, bool) {
+			row, ok := done[j.Spec.Key()]
+			return row.Result(), ok
+		}
 	}
 	if o.devices != "" {
 		if o.isolate == "off" {
@@ -346,6 +350,9 @@ func (sr *sweepRun) report(sum run.Summary, err error) error {
 		sr.phases.devices(sum)
 	}
 	fmt.Fprintln(stderr, "mltop:", sum.String())
+	if note := sum.RaceNote(); note != "" {
+		fmt.Fprintln(stderr, "mltop:", note)
+	}
 	if note := sum.ClockNote(); note != "" && !sr.settles {
 		fmt.Fprintln(stderr, "mltop:", note)
 	}

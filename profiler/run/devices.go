@@ -67,7 +67,7 @@ func JobsOnDevices(ctx context.Context, devs []Device, jobs []profiler.Job, skip
 	if len(jobs) <= OrderLimit && len(devs) > 0 {
 		src = orderedSource(src, ReadyDevice(devs), len(devs))
 	}
-	return onDevices(ctx, devs, startFeed(ctx, src, skip), n, sinks, h, log)
+	return onDevices(ctx, devs, startFeed(ctx, src, skip), n, sinks, h, log, nil)
 }
 
 // ReadyDevice is the DeviceInfo of the first of devs that is ready (a
@@ -81,8 +81,10 @@ func ReadyDevice(devs []Device) profiler.DeviceInfo {
 	return profiler.DeviceInfo{}
 }
 
-// onDevices is JobsOnDevices over a feed of about n jobs.
-func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profiler.Sink, h Hooks, log io.Writer) (Summary, error) {
+// onDevices is JobsOnDevices over a feed of about n jobs, each spec
+// bounded by race (nil: none races): the parent holds the best of each
+// shape, whichever device measured it, and sends the bound with the spec.
+func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profiler.Sink, h Hooks, log io.Writer, race *raceBoard) (Summary, error) {
 	st := &devSweep{
 		sum:   Summary{ByStatus: map[profiler.Status]int{}},
 		sinks: sinks, h: h, log: log,
@@ -92,6 +94,7 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 		early:    make([][]profiler.Job, len(devs)),
 		live:     len(devs),
 		feed:     f,
+		race:     race,
 		n:        n,
 		clock:    newDeviceClock(devs),
 		drained:  make(chan struct{}),
@@ -137,6 +140,7 @@ func onDevices(ctx context.Context, devs []Device, f *feed, n int, sinks []profi
 	}
 	times, wall := st.clock.finish(devs)
 	st.sum.WallSeconds = wall
+	st.sum.Race = race.raced()
 	for di, t := range times {
 		if !st.leftOut[di] {
 			st.sum.Devices = append(st.sum.Devices, t)
@@ -197,8 +201,9 @@ type devSweep struct {
 	cond    *sync.Cond
 	items   []queued // specs taken from feed, and specs to run again
 	feed    *feed
-	out     int // specs running
-	n       int // specs to run
+	race    *raceBoard // the best of each shape (nil: none races)
+	out     int        // specs running
+	n       int        // specs to run
 	started int
 	fails   []int
 	shapes  []string // the shape each device is on (jobShape of its last spec)
@@ -329,13 +334,15 @@ func (st *devSweep) device(ctx context.Context, di int, d Device) {
 				}
 			}
 		}
-		res := d.Exec.Run(ctx, it.job.Spec, it.job.Options, func(p profiler.Progress) {
+		bound := st.race.bound(it.job)
+		res := d.Exec.Run(ctx, bound.Spec, bound.Options, func(p profiler.Progress) {
 			if st.h.Progress != nil {
 				st.mu.Lock()
 				st.h.Progress(i, st.feed.claims.toRun(st.n), it.job.Spec, p)
 				st.mu.Unlock()
 			}
 		})
+		st.race.note(it.job, res)
 		st.mu.Lock()
 		res.DeviceOrdinal = d.Ordinal
 		st.out--

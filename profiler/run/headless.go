@@ -27,6 +27,12 @@ type Summary struct {
 	// Given counts the shard's specs another shard claimed and ran, and
 	// Taken the other shards' specs this one did (--claims).
 	Given, Taken int
+	// Race is the --race factor the specs raced with (the largest, where
+	// the sweep's entries set several; 0: none raced); Outpaced counts
+	// the specs that stopped early for it (stop_reason outpaced), of
+	// Measured, the specs that took samples.
+	Race               float64
+	Outpaced, Measured int
 }
 
 // ClockRange is the lowest and the highest SM clock seen, in MHz.
@@ -38,6 +44,12 @@ func (s *Summary) count(res profiler.Result) {
 		s.ByStatus = map[profiler.Status]int{}
 	}
 	s.ByStatus[res.Status]++
+	if res.Stats.N > 0 {
+		s.Measured++
+	}
+	if res.StopReason == profiler.StopOutpaced {
+		s.Outpaced++
+	}
 	if res.Status == profiler.StatusInvalid {
 		s.Invalid++
 	} else if res.Status.Failed() {
@@ -130,11 +142,12 @@ func Jobs(ctx context.Context, exec profiler.Executor, jobs []profiler.Job, skip
 			n++
 		}
 	}
-	return runFeed(ctx, exec, startFeed(ctx, sliceSource(jobs), skip), n, sinks, h)
+	return runFeed(ctx, exec, startFeed(ctx, sliceSource(jobs), skip), n, sinks, h, nil)
 }
 
-// runFeed is Jobs over a feed of about n jobs (the count the hooks get).
-func runFeed(ctx context.Context, exec profiler.Executor, f *feed, n int, sinks []profiler.Sink, h Hooks) (Summary, error) {
+// runFeed is Jobs over a feed of about n jobs (the count the hooks get),
+// each spec bounded by race (nil: none races).
+func runFeed(ctx context.Context, exec profiler.Executor, f *feed, n int, sinks []profiler.Sink, h Hooks, race *raceBoard) (Summary, error) {
 	sum := Summary{ByStatus: map[profiler.Status]int{}}
 	devs := []Device{{Exec: exec}}
 	clock := newDeviceClock(devs)
@@ -179,11 +192,13 @@ func runFeed(ctx context.Context, exec profiler.Executor, f *feed, n int, sinks 
 		if h.Start != nil {
 			h.Start(i, total, j.Spec)
 		}
-		res := exec.Run(ctx, j.Spec, j.Options, func(p profiler.Progress) {
+		bound := race.bound(j)
+		res := exec.Run(ctx, bound.Spec, bound.Options, func(p profiler.Progress) {
 			if h.Progress != nil {
 				h.Progress(i, total, j.Spec, p)
 			}
 		})
+		race.note(j, res)
 		ran++
 		clock.done(0, res)
 		sum.count(res)
@@ -200,6 +215,7 @@ func runFeed(ctx context.Context, exec profiler.Executor, f *feed, n int, sinks 
 	f.stop()
 	sum.Devices, sum.WallSeconds = clock.finish(devs)
 	sum.Skipped, sum.Total = f.skipped, f.total
+	sum.Race = race.raced()
 	if !f.finished(ctx) {
 		sum.Total = max(f.total, f.skipped+n)
 	}

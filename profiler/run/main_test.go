@@ -10,5 +10,8 @@ import (
 // TestMain registers the engine's test family (test_scale).
 func TestMain(m *testing.M) {
 	enginetest.Register()
+	if os.Getenv(raceWorkerEnv) == "1" { // a worker for TestSweepRaceThroughWorker
+		os.Exit(serveRaceWorker())
+	}
 	os.Exit(m.Run())
 }

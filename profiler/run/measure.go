@@ -173,8 +173,8 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func
 		// sorts the samples, stays a small share of the time for kernels
 		// of a few µs.
 		reps := int(math.Max(1, math.Min(2000, math.Max(10e6/one, float64(len(samples)/4)))))
-		if len(samples) == 0 {
-			reps = max(opt.Stop.MinSamples, 1)
+		if first := firstBatches(opt.Stop, len(samples)); first > 0 {
+			reps = first
 		}
 		// Never plan past the time limit (slow kernels: one sample at a time).
 		left := opt.Stop.MaxTime - time.Since(mstart).Seconds()
@@ -233,6 +233,24 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func
 		}
 	}
 	return nil
+}
+
+// firstBatches is the size of the batch after n samples while the
+// minimum count is not reached (0 after): the minimum count in one batch;
+// when the spec races (Stop.Outpaced), RaceMinSamples first and the rest
+// of the minimum next, so that a spec clearly slower than its bound stops
+// at the first count that can tell.
+func firstBatches(stop profiler.StopRule, n int) int {
+	least := max(stop.MinSamples, 1)
+	switch {
+	case n == 0 && stop.Outpaced > 0:
+		return min(least, profiler.RaceMinSamples)
+	case n == 0:
+		return least
+	case stop.Outpaced > 0 && n < least:
+		return least - n
+	}
+	return 0
 }
 
 // dropFirst removes the first cut samples (all dispatches) and the clock

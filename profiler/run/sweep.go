@@ -48,6 +48,10 @@ type SweepConfig struct {
 	// Announce (to check that they were measured with these settings).
 	Skip    map[string]bool
 	Skipped func(profiler.Job)
+	// Resumed, with Skip, is the result a skipped spec's row holds (its
+	// status, stop reason and median are enough), so that the rows of
+	// --resume seed the best of their shapes for --race; nil: none do.
+	Resumed func(profiler.Job) (profiler.Result, bool)
 	Shard   SweepShard // nil: the whole sweep
 	// Claims, with a Shard, let this shard take the other shards' unstarted
 	// specs once its own are done (a sweep dealt by shape) and run only
@@ -107,6 +111,8 @@ func Sweep(ctx context.Context, cfg SweepConfig, sinks ...profiler.Sink) (Summar
 		return Summary{}, err
 	}
 	cfg.Shard = sh // dealt once, for the count, the skipped walk and the run
+	race := newRaceBoard()
+	cfg.Skipped = race.seeding(cfg.Skipped, cfg.Resumed)
 	plan, err := PlanSweep(ctx, cfg, dev, cache)
 	if err != nil {
 		return Summary{}, err
@@ -143,9 +149,9 @@ func Sweep(ctx context.Context, cfg SweepConfig, sinks ...profiler.Sink) (Summar
 	f := startClaimFeed(ctx, src, cfg.Skip, claims)
 	var sum Summary
 	if cfg.Exec == nil {
-		sum, err = onDevices(ctx, devs, f, n, sinks, h, cfg.Log)
+		sum, err = onDevices(ctx, devs, f, n, sinks, h, cfg.Log, race)
 	} else {
-		sum, err = runFeed(ctx, cfg.Exec, f, n, sinks, h)
+		sum, err = runFeed(ctx, cfg.Exec, f, n, sinks, h, race)
 	}
 	return claims.settle(sum), err
 }

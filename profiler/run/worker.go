@@ -26,9 +26,12 @@ import (
 // for the next spec.
 
 type workerRequest struct {
-	Prefetch bool             `json:"prefetch,omitempty"` // only prepare the spec; no answer
-	Spec     profiler.Spec    `json:"spec"`
-	Options  profiler.Options `json:"options"`
+	Prefetch bool          `json:"prefetch,omitempty"` // only prepare the spec; no answer
+	Spec     profiler.Spec `json:"spec"`
+	// Options are the spec's settings as the parent runs it: in a sweep
+	// with --race, Stop.Outpaced carries the bound the parent made from
+	// the best of the spec's shape (the worker keeps no best of its own).
+	Options profiler.Options `json:"options"`
 	// Version is the parent's version of the spec's family (a user kernel
 	// reloaded from its files: profiler.Versioned). A worker that has
 	// another one reloads its families before it runs the spec.

@@ -343,7 +343,7 @@ const (
 )
 
 // stopReasons are the stop_reason values mltop writes.
-var stopReasons = []string{profiler.StopPrecision, profiler.StopTimeLimit, profiler.StopMaxSamples}
+var stopReasons = []string{profiler.StopPrecision, profiler.StopTimeLimit, profiler.StopMaxSamples, profiler.StopOutpaced}
 
 // SettleColumn holds the --settle a spec was measured with. CSVs written
 // before it existed lack it and still read.

@@ -42,9 +42,20 @@ func ReadDone(path string, cols Columns) (map[string]bool, error) {
 // DoneRow is how a done spec was measured: the settings --resume must
 // keep, so as not to add rows of other settings to a file whose rows it
 // skips. Cache is "" for a row that was not measured (invalid, crashed).
+// Status, StopReason and Median (ns) are its outcome, which seeds the
+// best of its shape for --race.
 type DoneRow struct {
-	Cache  profiler.CacheMode
-	Settle float64
+	Cache      profiler.CacheMode
+	Settle     float64
+	Status     profiler.Status
+	StopReason string
+	Median     float64
+}
+
+// Result is the row's outcome as a Result: its status, stop reason and
+// median, the rest empty.
+func (d DoneRow) Result() profiler.Result {
+	return profiler.Result{Status: d.Status, StopReason: d.StopReason, Cache: d.Cache, Settle: d.Settle, Stats: profiler.Stats{Median: d.Median}}
 }
 
 // ReadDoneRows is ReadDone with how each done spec was measured (the
@@ -114,7 +125,7 @@ func readResumeFile(path string, cols Columns) (*resumeFile, error) {
 		if RunsAgain(r.Status) {
 			continue
 		}
-		rf.done[r.Spec.Key()] = DoneRow{Cache: r.Cache, Settle: r.Settle}
+		rf.done[r.Spec.Key()] = DoneRow{Cache: r.Cache, Settle: r.Settle, Status: r.Status, StopReason: r.StopReason, Median: r.Stats.Median}
 		rf.kept = append(rf.kept, d.record)
 	}
 	return rf, nil
