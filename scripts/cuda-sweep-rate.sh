@@ -9,17 +9,28 @@
 #          target: within 1% on >= 95% of rows, within 2% on all
 # plus where each spec's wall time went (Result.phases), per run.
 #
-# Usage: scripts/cuda-sweep-rate.sh [BINARY]   (default .gpu/mltop)
+# RACE=F (e.g. RACE=1.1) adds --race F to runs 2 and 3 (warm): a config
+# clearly slower than F x the best so far stops sampling early (outpaced).
+# The rate is then against do_bench as before, plus how many rows each run
+# outpaced, and the run 2 vs run 3 agreement apart for the rows neither
+# run outpaced (measured to the stopping rule) and for the rest.
+#
+# Usage: [RACE=F] scripts/cuda-sweep-rate.sh [BINARY]   (default .gpu/mltop)
 # Logs under $OUT (or /tmp/mltop-sweep-rate). About 1-2 minutes.
 set -uo pipefail
 M=${1:-.gpu/mltop}
 LOG=${OUT:-/tmp/mltop-sweep-rate}
+RACE=${RACE:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/sweep99.sh"
 sweep99_setup "$LOG"
 for run in 1 2 3; do
+	race=()
+	if [ -n "$RACE" ] && [ "$run" != 1 ]; then
+		race=(--race "$RACE")
+	fi
 	start=$(date +%s.%N)
-	"$M" --config "$LOG/sweep99.yaml" --json --quiet --phases >"$LOG/run$run.jsonl" 2>"$LOG/run$run.err"
+	"$M" --config "$LOG/sweep99.yaml" --json --quiet --phases ${race[@]+"${race[@]}"} >"$LOG/run$run.jsonl" 2>"$LOG/run$run.err"
 	rc=$?
 	end=$(date +%s.%N)
 	echo "$run $start $end $rc" >>"$LOG/times"
@@ -28,9 +39,9 @@ done
 # the do_bench loop over as many calls, in the same run (on the same GPU)
 python3 "$HERE/dobench_rate.py" 99 >"$LOG/dobench.txt" 2>"$LOG/dobench.err" || tail -3 "$LOG/dobench.err"
 
-python3 - "$LOG" "$HERE" <<'PY'
+python3 - "$LOG" "$HERE" "$RACE" <<'PY'
 import sys
-log, here = sys.argv[1], sys.argv[2]
+log, here, race = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, here)
 import importlib.util
 import sweep_agreement
@@ -42,7 +53,8 @@ for line in open(f"{log}/times"):
     times[run] = (float(b) - float(a), rc)
 runs = {r: ps.load(f"{log}/run{r}.jsonl") for r in times}
 print()
-print("SWEEP RATE: 99 attn_fwd bf16 configs, B=1 H=32 L=2048 D=128, default settings")
+print("SWEEP RATE: 99 attn_fwd bf16 configs, B=1 H=32 L=2048 D=128, default settings"
+      + (f", --race {race} in runs 2 and 3" if race else ""))
 names = {"1": "empty compile cache", "2": "warm compile cache", "3": "warm, again"}
 for r, rows in runs.items():
     dt, rc = times[r]
@@ -76,7 +88,21 @@ def repro(a, b, label):
     for d, k, x, y in devs[-3:]:
         print(f"    worst: {k}: {x/1e3:.1f} vs {y/1e3:.1f} us ({100*d:.2f}%)")
 
-if "2" in runs and "3" in runs:
+if race:
+    for r in ("2", "3"):
+        if r in runs:
+            out = sum(row.get("stop_reason") == "outpaced" for row in runs[r])
+            print(f"  run {r}: {out} of {len(runs[r])} rows outpaced (--race {race})")
+
+if "2" in runs and "3" in runs and race:
+    def outpaced(rows):
+        return {sweep_agreement.key(r) for r in rows if r.get("stop_reason") == "outpaced"}
+    either = outpaced(runs["2"]) | outpaced(runs["3"])
+    def part(rows, keep):
+        return [r for r in rows if (sweep_agreement.key(r) in either) == keep]
+    repro(part(runs["2"], False), part(runs["3"], False), "run 2 vs run 3, rows neither run outpaced")
+    repro(part(runs["2"], True), part(runs["3"], True), "run 2 vs run 3, rows outpaced in either run")
+elif "2" in runs and "3" in runs:
     repro(runs["2"], runs["3"], "run 2 vs run 3")
 if "1" in runs and "2" in runs:
     repro(runs["1"], runs["2"], "run 1 vs run 2")
