@@ -96,3 +96,13 @@ func setMedian(t *testing.T, path, cell string) {
 		t.Fatal(err)
 	}
 }
+
+// A search (mltop tune, a sweep's search: block) accepts --race and says
+// it does not race.
+func TestTuneSaysRaceDoesNotApply(t *testing.T) {
+	code, _, stderr := runMain(t, "tune", "softmax_bwd", "--dims", "rows=2,cols=8", "--backend", "cpu", "--isolate", "off", "--quiet",
+		"--budget", "2", "--time-limit", "0.02", "--min-time", "0.001", "--race", "1.1")
+	if code != exitOK || !strings.Contains(stderr, "--race (race:) does not apply to a search") {
+		t.Errorf("exit %d:\n%s", code, stderr)
+	}
+}

@@ -30,8 +30,13 @@ func (s *session) runSearches(ctx context.Context, o *options, backend string, c
 		return err
 	}
 	specs := make([]profiler.Spec, len(cfgs))
+	raced := false
 	for i, c := range cfgs {
 		specs[i] = c.Base
+		raced = raced || c.Options.Race > 0
+	}
+	if raced {
+		fmt.Fprintln(stderr, "mltop: --race (race:) does not apply to a search: a search compares its candidates measured in full; it races only the specs of a sweep without a search: block")
 	}
 	cols := sink.ColumnsFor(specs)
 	cols.Search = true

@@ -79,18 +79,3 @@ func TestReadDoneRowsKeepsTheOutcome(t *testing.T) {
 		}
 	}
 }
-
-// A row stopped by --race says so in its block, and that its median is
-// good to its interval, not to the noise target.
-func TestFormatResultOutpaced(t *testing.T) {
-	r := richResult()
-	r.Status, r.StopReason = profiler.StatusOK, profiler.StopOutpaced
-	b := FormatResult(r)
-	if !strings.Contains(b, "stopped on outpaced") || !strings.Contains(b, "stopped early by --race: clearly slower than the best of its shape; the median is good to ±2.90%") {
-		t.Errorf("outpaced block:\n%s", b)
-	}
-	r.StopReason = profiler.StopPrecision
-	if strings.Contains(FormatResult(r), "--race") {
-		t.Errorf("a precise row speaks of --race:\n%s", FormatResult(r))
-	}
-}

@@ -382,9 +382,6 @@ func FormatResult(r profiler.Result) string {
 			// good for and what would tighten it.
 			fmt.Fprintf(&b, "  the median's interval did not reach the --noise target before the %s: it is good to ±%.2f%%; a longer --time-limit (or a quieter machine) narrows it\n", r.StopReason, 100*st.CIHalfRel())
 		}
-		if r.StopReason == profiler.StopOutpaced {
-			fmt.Fprintf(&b, "  stopped early by --race: clearly slower than the best of its shape; the median is good to ±%.2f%%, not to the --noise target (run without --race to measure it precisely)\n", 100*st.CIHalfRel())
-		}
 		for _, d := range r.PerDispatch {
 			setup := ""
 			if d.Setup {
