@@ -230,33 +230,44 @@ type devSweep struct {
 	leftOut []bool
 }
 
-func (st *devSweep) device(ctx context.Context, di int, d Device) {
-	if s, ok := d.Exec.(starting); ok {
-		// The devices that are ready measure meanwhile; the shapes
-		// reserve leaves to a device that has taken nothing yet wait
-		// for it only as long as the others have work of their own.
-		wctx, stop := context.WithCancel(ctx)
-		go func() { // nothing left to run: stop waiting
-			select {
-			case <-st.drained:
-				stop()
-			case <-wctx.Done():
-			}
-		}()
-		err := s.Wait(wctx)
-		stop()
-		st.mu.Lock()
-		if err != nil {
-			if wctx.Err() == nil {
-				st.leaveOut(di, err, false)
-			}
-			st.mu.Unlock()
-			return
+// waitWorker waits for device di's worker when it is still starting: false
+// when it did not start (the device is left out) or nothing is left to
+// run by the time it would.
+func (st *devSweep) waitWorker(ctx context.Context, di int, d Device) bool {
+	s, ok := d.Exec.(starting)
+	if !ok {
+		return true
+	}
+	// The devices that are ready measure meanwhile; the shapes reserve
+	// leaves to a device that has taken nothing yet wait for it only as
+	// long as the others have work of their own.
+	wctx, stop := context.WithCancel(ctx)
+	go func() { // nothing left to run: stop waiting
+		select {
+		case <-st.drained:
+			stop()
+		case <-wctx.Done():
 		}
-		name := d.Exec.Device().Name
-		st.counts[di].Name, st.clock.times[di].Name = name, name
-		st.showDevices()
-		st.mu.Unlock()
+	}()
+	err := s.Wait(wctx)
+	stop()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err != nil {
+		if wctx.Err() == nil {
+			st.leaveOut(di, err, false)
+		}
+		return false
+	}
+	name := d.Exec.Device().Name
+	st.counts[di].Name, st.clock.times[di].Name = name, name
+	st.showDevices()
+	return true
+}
+
+func (st *devSweep) device(ctx context.Context, di int, d Device) {
+	if !st.waitWorker(ctx, di, d) {
+		return
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
