@@ -112,10 +112,16 @@ type typeScope struct {
 	dtype    string // the manifest's dtype name
 	sig      csrc.Signature
 	code     string // the source with its local headers, where structs are defined (CUDA)
+	// pinned are the template parameters the entry's arguments bind to a
+	// C type (entryExpr.pinnedTypes): no longer the dtype.
+	pinned map[string]string
 }
 
 // resolve follows the source's typedefs (a few levels).
 func (ts typeScope) resolve(t string) string {
+	if u, ok := ts.pinned[t]; ok {
+		t = u
+	}
 	for range 4 {
 		u, ok := ts.typedefs[t]
 		if !ok || u == "" {
@@ -129,6 +135,9 @@ func (ts typeScope) resolve(t string) string {
 // generic says whether t stands for the dtype (its name, a template
 // parameter, or a typedef whose meaning depends on the preprocessor).
 func (ts typeScope) generic(t string) bool {
+	if _, ok := ts.pinned[t]; ok {
+		return false
+	}
 	if t == ts.dtype || ts.sig.IsTemplateParam(t) {
 		return true
 	}

@@ -240,3 +240,75 @@ func identEnd(s string, i int) int {
 	}
 	return i
 }
+
+// pinnedTypes maps the template parameters that the entry binds to a
+// plain C type to that type: for `kern<T, T, float, {LOG2}>` over
+// `template <typename in_t, typename out_t, typename acc_t, int L>` it is
+// {acc_t: float}. A parameter `acc_t scale` is then a float, not the
+// dtype: passed as the dtype, a half's two bytes would land in a float's
+// four. Arguments naming the dtype, a knob or an {expr} pin nothing.
+func (e *entryExpr) pinnedTypes(params []string) map[string]string {
+	var pinned map[string]string
+	for i, arg := range e.topArgs() {
+		if i >= len(params) || strings.Contains(params[i], "...") {
+			break
+		}
+		if t, ok := plainType(arg); ok {
+			if pinned == nil {
+				pinned = map[string]string{}
+			}
+			pinned[params[i]] = t
+		}
+	}
+	return pinned
+}
+
+// topArgs splits the template argument list at its top-level commas.
+func (e *entryExpr) topArgs() [][]entryPart {
+	args := [][]entryPart{nil}
+	angles, parens := 0, 0 // a '>' inside parentheses is a comparison
+	for _, p := range e.args {
+		if p.lit == "" {
+			args[len(args)-1] = append(args[len(args)-1], p)
+			continue
+		}
+		start := 0
+		for i, c := range p.lit {
+			switch {
+			case c == '(':
+				parens++
+			case c == ')':
+				parens--
+			case c == '<' && parens == 0:
+				angles++
+			case c == '>' && parens == 0:
+				angles--
+			case c == ',' && angles == 0 && parens == 0:
+				{
+					args[len(args)-1] = append(args[len(args)-1], entryPart{lit: p.lit[start:i]})
+					args = append(args, nil)
+					start = i + 1
+				}
+			}
+		}
+		args[len(args)-1] = append(args[len(args)-1], entryPart{lit: p.lit[start:]})
+	}
+	return args
+}
+
+// plainType is the C scalar type an argument is, if it is only one.
+func plainType(arg []entryPart) (string, bool) {
+	var words []string
+	for _, p := range arg {
+		if p.lit == "" {
+			return "", false
+		}
+		words = append(words, strings.Fields(p.lit)...)
+	}
+	t := strings.Join(words, " ")
+	if _, ok := cScalarKinds[t]; ok {
+		return t, true
+	}
+	_, ok := elemTypes[t]
+	return t, ok
+}

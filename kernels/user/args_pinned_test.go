@@ -1,0 +1,119 @@
+package user
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/kernels/user/usertest"
+	"github.com/mltop/mltop/profiler"
+)
+
+// pinnedSource is Apex's pattern: the accumulator type is a template
+// parameter the launch names as float, whatever the data's type.
+const pinnedSource = `
+template <typename in_t, typename out_t, typename acc_t, int L>
+__global__ void softmax(out_t* y, const in_t* x, const acc_t scale, int n) {}
+`
+
+func pinnedFamily(t *testing.T, entry, ybuf string) (*Family, error) {
+	t.Helper()
+	y := `name: t_pinned
+sources: {cuda: k.cu}
+dtypes: [f16, f32]
+dims:
+  N: {default: 64}
+values:
+  scale: 0.125
+buffers:
+  - {name: X, dtype: T, shape: [N]}
+  - {name: Y, dtype: YT, shape: [N], out: true}
+dispatches:
+  - {entry: "ENTRY", grid: [1], threads: [32], args: [Y, X, scale, N]}
+check: none
+`
+	y = strings.NewReplacer("ENTRY", entry, "YT", ybuf).Replace(y)
+	return Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": pinnedSource}))
+}
+
+// TestEntryPinsTemplateScalarType: `acc_t scale` with acc_t given as
+// float in the entry is passed as a float at every dtype (as the dtype, an
+// f16 run passed 2 bytes of half where the kernel read a 4-byte float,
+// and Apex's softmax ran with scale ≈ 0); acc_t given as T stays the dtype.
+func TestEntryPinsTemplateScalarType(t *testing.T) {
+	for _, c := range []struct {
+		entry string
+		dt    profiler.DType
+		kind  profiler.ScalarKind
+	}{
+		{"softmax<T, T, float, 4>", profiler.F16, profiler.ScalarF32},
+		{"softmax<T, T, float, 4>", profiler.F32, profiler.ScalarF32},
+		{"softmax<T, T, double, 4>", profiler.F16, profiler.ScalarF64},
+		{"softmax<T, T, T, 4>", profiler.F16, profiler.ScalarF16},
+	} {
+		f, err := pinnedFamily(t, c.entry, "T")
+		if err != nil {
+			t.Fatalf("%s: %v", c.entry, err)
+		}
+		p, err := f.Plan(profiler.Spec{Kernel: f.Name(), DType: c.dt}.WithDefaults(f.Schema()), cudaDev)
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.entry, c.dt, err)
+		}
+		if sc := p.Dispatches[0].Scalars[0]; sc.Kind != c.kind || sc.Name != "scale" {
+			t.Errorf("%s at %s: scale %+v, want kind %s", c.entry, c.dt, sc, c.kind)
+		}
+	}
+}
+
+// TestEntryPinnedScalarRefusesFraction: acc_t given as an integer type
+// takes the value as that type, so 0.125 is refused at load.
+func TestEntryPinnedScalarRefusesFraction(t *testing.T) {
+	_, err := pinnedFamily(t, "softmax<T, T, unsigned int, 4>", "T")
+	if err == nil || !strings.Contains(err.Error(), "u32 holds only whole numbers") {
+		t.Errorf("scale 0.125 for acc_t = unsigned int: %v", err)
+	}
+}
+
+// TestEntryPinsTemplatePointee: out_t given as float makes `out_t* y` a
+// float pointer: an f16 buffer for it is refused, an f32 one binds.
+func TestEntryPinsTemplatePointee(t *testing.T) {
+	f, err := pinnedFamily(t, "softmax<T, float, float, 4>", "T")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Plan(profiler.Spec{Kernel: f.Name(), DType: profiler.F16}.WithDefaults(f.Schema()), cudaDev); err == nil || !strings.Contains(err.Error(), "points to f32") {
+		t.Errorf("an f16 buffer for out_t = float: %v", err)
+	}
+	f, err = pinnedFamily(t, "softmax<T, float, float, 4>", "f32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Plan(profiler.Spec{Kernel: f.Name(), DType: profiler.F16}.WithDefaults(f.Schema()), cudaDev); err != nil {
+		t.Errorf("an f32 buffer for out_t = float: %v", err)
+	}
+}
+
+func TestEntryTopArgs(t *testing.T) {
+	for _, c := range []struct {
+		args   []entryPart
+		params []string
+		want   map[string]string
+	}{
+		{[]entryPart{{name: "T"}, {lit: ", float, "}, {name: "VEC"}}, []string{"a", "b", "c"}, map[string]string{"b": "float"}},
+		{[]entryPart{{lit: "cub::Pair<int, float>, long long"}}, []string{"a", "b"}, map[string]string{"b": "long long"}},
+		{[]entryPart{{lit: "(4 > 2), float"}}, []string{"a", "b"}, map[string]string{"b": "float"}},
+		{[]entryPart{{lit: "float, double"}}, []string{"a"}, map[string]string{"a": "float"}},
+		{[]entryPart{{lit: "float"}}, []string{"Ts..."}, nil},
+	} {
+		e := &entryExpr{args: c.args, hasArgs: true}
+		got := e.pinnedTypes(c.params)
+		if len(got) != len(c.want) {
+			t.Errorf("%+v: %v, want %v", c.args, got, c.want)
+			continue
+		}
+		for k, v := range c.want {
+			if got[k] != v {
+				t.Errorf("%+v: %v, want %v", c.args, got, c.want)
+			}
+		}
+	}
+}
