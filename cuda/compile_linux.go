@@ -17,6 +17,15 @@ type kernel struct {
 	name    string
 	attrs   profiler.KernelAttrs
 	maxDyn  int // current CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+	// coresident caches whether a cooperative launch's grid is resident
+	// at once (nil) or why not, so that no occupancy query runs between
+	// a timed launch's events.
+	coresident map[coresidentKey]error
+}
+
+type coresidentKey struct {
+	threads, dyn int
+	grid         [3]int
 }
 
 func (k *kernel) Attrs() profiler.KernelAttrs { return k.attrs }

@@ -84,14 +84,49 @@ func (b *backend) launch(l *profiler.Launch) error {
 			return fmt.Errorf("dispatch %s has grid %v and group %v: every extent must be at least 1", d.Name, g, t)
 		}
 	}
-	r, _, _ := purego.SyscallN(b.drv.cuLaunchKernel, k.fn, uintptr(g[0]), uintptr(g[1]), uintptr(g[2]),
-		uintptr(t[0]), uintptr(t[1]), uintptr(t[2]), uintptr(dyn), b.stream, pp, 0)
+	fn, op := b.drv.cuLaunchKernel, "cuLaunchKernel"
+	if d.Cooperative {
+		if err := b.fitsCoresident(d, k, dyn); err != nil {
+			return err
+		}
+		fn, op = b.drv.cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel"
+	}
+	var r uintptr
+	if d.Cooperative { // no extra: argument
+		r, _, _ = purego.SyscallN(fn, k.fn, uintptr(g[0]), uintptr(g[1]), uintptr(g[2]),
+			uintptr(t[0]), uintptr(t[1]), uintptr(t[2]), uintptr(dyn), b.stream, pp)
+	} else {
+		r, _, _ = purego.SyscallN(fn, k.fn, uintptr(g[0]), uintptr(g[1]), uintptr(g[2]),
+			uintptr(t[0]), uintptr(t[1]), uintptr(t[2]), uintptr(dyn), b.stream, pp, 0)
+	}
 	runtime.KeepAlive(vals)
 	runtime.KeepAlive(params)
 	if code := int32(r); code != 0 {
-		return b.check(fmt.Errorf("launching %s (grid %v, group %v, %d B dynamic shared): %w", d.Name, g, t, dyn, b.drv.err("cuLaunchKernel", int(code))))
+		return b.check(fmt.Errorf("launching %s (grid %v, group %v, %d B dynamic shared): %w", d.Name, g, t, dyn, b.drv.err(op, int(code))))
 	}
 	return nil
+}
+
+// fitsCoresident refuses a cooperative launch whose blocks are not all
+// resident at once (coresidentError), asking the driver once per kernel,
+// threads and dynamic shared memory: no query runs between the events of
+// a timed launch. CUDA thread only.
+func (b *backend) fitsCoresident(d *profiler.Dispatch, k *kernel, dyn int) error {
+	key := coresidentKey{threads: d.Threads(), dyn: dyn, grid: d.Grid}
+	if err, known := k.coresident[key]; known {
+		return err
+	}
+	var n int32
+	if err := b.drv.call("cuOccupancyMaxActiveBlocksPerMultiprocessor", b.drv.cuOccupancyMaxActiveBlocksPerMultiprocessor, uintptr(unsafe.Pointer(&n)), k.fn, uintptr(key.threads), uintptr(dyn)); err != nil {
+		return fmt.Errorf("dispatch %s is cooperative: cannot ask the driver how many of its blocks fit at once: %w", d.Name, err)
+	}
+	limiter := limiterFor(b.info, occupancyInput{Threads: key.threads, Registers: k.attrs.Registers, SharedBytes: k.attrs.StaticTGM + dyn, ReservedShared: b.reserved, DriverBlocks: int(n)})
+	err := coresidentError(d.Name, b.info.Name, d.Grid, key.threads, int(n), b.info.Units, limiter)
+	if k.coresident == nil {
+		k.coresident = map[coresidentKey]error{}
+	}
+	k.coresident[key] = err
+	return err
 }
 
 // Run executes the launches once, in order, and waits.

@@ -194,6 +194,12 @@ type Dispatch struct {
 	// buffers their pointer fields name are in Args too, where no Order
 	// entry refers to them.
 	Structs []StructArg `json:",omitempty"`
+	// Cooperative asks for a cooperative launch (CUDA's
+	// cuLaunchCooperativeKernel): every block of the grid is resident at
+	// once, so the kernel may wait on a grid-wide barrier
+	// (cooperative_groups' this_grid().sync()). A backend that cannot
+	// launch so, or a grid larger than what fits at once, is refused.
+	Cooperative bool `json:",omitempty"`
 }
 
 // StructArg is a struct a kernel takes by value: its bytes as C lays it

@@ -41,9 +41,12 @@ func (bl *builder) dispatch(i int, ds dispatchYAML) error {
 	if err != nil {
 		return err
 	}
-	ud := udisp{name: ds.Name, entry: entry, timed: ds.Timed == nil || *ds.Timed}
+	ud := udisp{name: ds.Name, entry: entry, timed: ds.Timed == nil || *ds.Timed, cooperative: ds.Cooperative}
 	if ud.name == "" {
 		ud.name = entry.name
+	}
+	if _, cuda := f.src["cuda"]; ud.cooperative && !cuda {
+		return d.err(path+".cooperative", field+".cooperative", "%v", coopMetalError(ud.name))
 	}
 	for _, g := range []struct {
 		key string
@@ -59,6 +62,10 @@ func (bl *builder) dispatch(i int, ds dispatchYAML) error {
 				v = g.in[k]
 			}
 			vpath, vfield := d.item(path+"."+g.key, g.key, k)
+			compile := compile
+			if g.key == "grid" {
+				compile = bl.compileWithDevice
+			}
 			p, err := compile(v, vpath, vfield)
 			if err != nil {
 				return err
@@ -158,7 +165,7 @@ func (bl *builder) args(ds dispatchYAML, path, field string) ([]uarg, error) {
 			out = append(out, uarg{text: a, buf: a})
 			continue
 		}
-		p, err := bl.compile(a, apath, afield)
+		p, err := bl.compileWithDevice(a, apath, afield)
 		if err != nil {
 			var ee *expr.Error
 			if errors.As(err, &ee) && strings.HasPrefix(ee.Msg, "unknown name") {
@@ -426,4 +433,5 @@ type udisp struct {
 	tgm           []utgm
 	dynTGM        *expr.Program
 	timed         bool
+	cooperative   bool // launched so that every block is resident at once (coop.go)
 }

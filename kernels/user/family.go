@@ -220,6 +220,9 @@ func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 			return nil, err
 		}
 		pd.Program.Constants = consts
+		if standIn(dev) && d.usesDevice(f) {
+			p.Notes = append(p.Notes, StandInNote(d.name))
+		}
 		if d.timed {
 			p.Dispatches = append(p.Dispatches, pd)
 		} else {
@@ -339,7 +342,22 @@ func (f *Family) dispatch(d udisp, s profiler.Spec, e map[string]any, dev profil
 		return profiler.Dispatch{}, fmt.Errorf("dispatch %s: %w", d.name, err)
 	}
 	prog.Entry = entry
-	pd := profiler.Dispatch{Name: d.name, Program: prog}
+	pd := profiler.Dispatch{Name: d.name, Program: prog, Cooperative: d.cooperative}
+	if d.cooperative && lang == "metal" {
+		return pd, coopMetalError(d.name)
+	}
+	// threads and threadgroup memory first: max_coresident, which the
+	// grid and the args may read, follows from them
+	if err := extents(&pd.Group, d.threads, d.name, e); err != nil {
+		return pd, err
+	}
+	if dev.MaxThreadsPerGroup > 0 && pd.Threads() > dev.MaxThreadsPerGroup {
+		return pd, fmt.Errorf("dispatch %s: %d threads per group (threads %v) but %s allows %d: lower the threads expression", d.name, pd.Threads(), pd.Group, dev.Name, dev.MaxThreadsPerGroup)
+	}
+	if err := f.threadgroupMemory(&pd, d, e, dev); err != nil {
+		return pd, err
+	}
+	e = withDevice(e, dev, &pd)
 	if err := f.bindArgs(&pd, d, d.bind[lang], s.DType, e); err != nil {
 		return pd, err
 	}
@@ -348,32 +366,29 @@ func (f *Family) dispatch(d udisp, s profiler.Spec, e map[string]any, dev profil
 			return pd, err
 		}
 	}
-	for k := range 3 {
-		for _, g := range []struct {
-			what string
-			p    *expr.Program
-			dst  *int
-		}{{"grid", d.grid[k], &pd.Grid[k]}, {"threads", d.threads[k], &pd.Group[k]}} {
-			v, err := g.p.Int(e)
-			if err != nil {
-				return pd, err
-			}
-			if v <= 0 {
-				return pd, fmt.Errorf("dispatch %s: %s '%s' (%s) is %d%s: a launch needs at least 1 in every dimension", d.name, g.p.Where().Field, g.p.Source(), g.p.Where(), v, forValues(e, g.p))
-			}
-			if v > 1<<31-1 {
-				return pd, fmt.Errorf("dispatch %s: %s '%s' (%s) is %d, beyond a 32-bit launch extent", d.name, g.p.Where().Field, g.p.Source(), g.p.Where(), v)
-			}
-			*g.dst = int(v)
-		}
-	}
-	if dev.MaxThreadsPerGroup > 0 && pd.Threads() > dev.MaxThreadsPerGroup {
-		return pd, fmt.Errorf("dispatch %s: %d threads per group (threads %v) but %s allows %d: lower the threads expression", d.name, pd.Threads(), pd.Group, dev.Name, dev.MaxThreadsPerGroup)
-	}
-	if err := f.threadgroupMemory(&pd, d, e, dev); err != nil {
+	if err := extents(&pd.Grid, d.grid, d.name, e); err != nil {
 		return pd, err
 	}
 	return pd, nil
+}
+
+// extents evaluates a dispatch's grid or threads: each at least 1 and
+// within a 32-bit launch extent.
+func extents(dst *[3]int, ps [3]*expr.Program, name string, e map[string]any) error {
+	for k, p := range ps {
+		v, err := p.Int(e)
+		if err != nil {
+			return err
+		}
+		if v <= 0 {
+			return fmt.Errorf("dispatch %s: %s '%s' (%s) is %d%s: a launch needs at least 1 in every dimension", name, p.Where().Field, p.Source(), p.Where(), v, forValues(e, p))
+		}
+		if v > 1<<31-1 {
+			return fmt.Errorf("dispatch %s: %s '%s' (%s) is %d, beyond a 32-bit launch extent", name, p.Where().Field, p.Source(), p.Where(), v)
+		}
+		dst[k] = int(v)
+	}
+	return nil
 }
 
 // dynamicTGMItem names the budget line of a dispatch's dynamic_tgm.

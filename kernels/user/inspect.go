@@ -21,13 +21,17 @@ type DispatchInfo struct {
 	TGM   []string // the names of its tgm: items
 	// DynamicTGM: the dispatch sets dynamic_tgm (an extern shared array's size)
 	DynamicTGM bool
+	// Cooperative: the dispatch is `cooperative: true` (coop.go)
+	Cooperative bool
+	// DeviceValues: its grid or scalar args read sm_count or max_coresident
+	DeviceValues bool
 }
 
 // DispatchInfos lists the manifest's dispatches in order.
 func (f *Family) DispatchInfos() []DispatchInfo {
 	out := make([]DispatchInfo, len(f.disps))
 	for i, d := range f.disps {
-		di := DispatchInfo{Index: i, Name: d.name, Entry: d.entry.text, DynamicTGM: d.dynTGM != nil}
+		di := DispatchInfo{Index: i, Name: d.name, Entry: d.entry.text, DynamicTGM: d.dynTGM != nil, Cooperative: d.cooperative, DeviceValues: d.usesDevice(f)}
 		for _, t := range d.tgm {
 			di.TGM = append(di.TGM, t.name)
 		}

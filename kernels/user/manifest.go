@@ -141,7 +141,17 @@ func (bl *builder) name() error {
 
 // compile compiles an expression at path over the knobs, dims and flags.
 func (bl *builder) compile(v any, path, field string) (*expr.Program, error) {
-	d, vars := bl.d, bl.vars
+	return bl.compileIn(bl.vars, v, path, field)
+}
+
+// compileWithDevice compiles a dispatch's grid or scalar arg, which may
+// also read the device values (sm_count, max_coresident: coop.go).
+func (bl *builder) compileWithDevice(v any, path, field string) (*expr.Program, error) {
+	return bl.compileIn(deviceVars(bl.vars), v, path, field)
+}
+
+func (bl *builder) compileIn(vars expr.Vars, v any, path, field string) (*expr.Program, error) {
+	d := bl.d
 	s, err := exprText(v)
 	if err != nil {
 		return nil, d.err(path, field, "%v", err)

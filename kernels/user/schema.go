@@ -77,6 +77,9 @@ type dispatchYAML struct {
 	TGM        []tgmYAML         `yaml:"tgm"`
 	DynamicTGM any               `yaml:"dynamic_tgm"`
 	Timed      *bool             `yaml:"timed"`
+	// Cooperative: launch so that every block is resident at once (CUDA's
+	// cooperative launch), as a kernel that waits on this_grid().sync() needs.
+	Cooperative bool `yaml:"cooperative"`
 }
 
 type checkYAML struct {

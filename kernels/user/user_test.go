@@ -120,7 +120,7 @@ func TestBadManifests(t *testing.T) {
 		{"dtypes not strings", sub("dtypes: [f32]", "dtypes: [[f32]]"), nil, []string{"kernel.yaml:3:10: dtypes[0]: want a string here, got [f32]"}},
 		{"missing source", sub("cuda: k.cu", "cuda: nope.cu"), nil, []string{"kernel.yaml:2:", "sources.cuda", "nope.cu", "relative to the manifest"}},
 		{"missing include", sub("dtypes: [f32]", "dtypes: [f32]\nincludes: [common.h]"), nil, []string{"includes[0]", "common.h"}},
-		{"unknown name in grid", sub("grid: [rows]", "grid: [\"cdiv(colz, 4)\"]"), nil, []string{"kernel.yaml:14:29: unknown name 'colz' in grid[0] 'cdiv(colz, 4)'", "kernel.yaml:14:", "known: T, WG, cols, rows"}},
+		{"unknown name in grid", sub("grid: [rows]", "grid: [\"cdiv(colz, 4)\"]"), nil, []string{"kernel.yaml:14:29: unknown name 'colz' in grid[0] 'cdiv(colz, 4)'", "kernel.yaml:14:", "known: T, WG, cols, max_coresident, rows, sm_count"}},
 		{"unquoted comma", sub("grid: [rows]", "grid: [cdiv(rows, 4)]"), nil, []string{"syntax error", "quote an expression that has one"}},
 		{"unknown name in shape", sub("shape: [rows, cols]}", "shape: [rows, colls]}"), nil, []string{"unknown name 'colls' in buffers[X].shape[1]"}},
 		{"unknown name in rule", sub(`"cols % 4 == 0"`, `"col % 4 == 0"`), nil, []string{"unknown name 'col' in rules[0]", "kernel.yaml:9:"}},

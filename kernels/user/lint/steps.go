@@ -49,6 +49,7 @@ func lintSources(r *Result) {
 		}
 		if lang == "cuda" {
 			noteSymbols(r)
+			lintGridSync(r, code)
 		}
 		for _, n := range f.StructNotes(lang) {
 			r.add(Note, StepSource, path, 0, 0, "%s", n)

@@ -63,6 +63,7 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 		d.gridComment = p.todo(fmt.Sprintf("guessed one thread per element of %s; set the groups (blocks) your launch uses", strings.Join(size, "×")),
 			"%s: guessed grid %s × %s threads: set it to what your launch uses", sig.Entry, d.grid[0], strings.Join(d.threads, " × "))
 	}
+	c.markCooperative(p, d, sig)
 	d.argsComment = "the kernel's parameters, in order"
 	if c.lang == "metal" && metalTakesStruct(c, k) {
 		d.argsComment = "buffers, then the struct's fields (mltop packs them into one struct after the buffers)"

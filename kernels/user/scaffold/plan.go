@@ -60,6 +60,7 @@ type dispatch struct {
 	argsComment    string
 	threadsComment string
 	gridComment    string
+	cooperative    string // why the dispatch is `cooperative: true` ("" when it is not)
 }
 
 // claim reserves name for a part of kind; a name already taken by
@@ -189,6 +190,9 @@ func (p *plan) render() string {
 		b.WriteString(withComment(fmt.Sprintf("    grid: [%s]", quoteAll(d.grid)), d.gridComment) + "\n")
 		b.WriteString(withComment(fmt.Sprintf("    threads: [%s]", quoteAll(d.threads)), d.threadsComment) + "\n")
 		b.WriteString(withComment(fmt.Sprintf("    args: [%s]", quoteAll(d.args)), d.argsComment) + "\n")
+		if d.cooperative != "" {
+			b.WriteString(withComment("    cooperative: true", d.cooperative) + "\n")
+		}
 		if len(d.dynamic) > 0 {
 			// commented: it loads as it is, and `mltop check` flags the
 			// extern array until the line is filled in
