@@ -117,6 +117,7 @@ func stubText(h string, tk toolkitHeaders) string {
 			// no include of its own
 			text += torchStdIncludes
 		}
+		text += torchFloat8Types(tk.libcu)
 	}
 	return text + "namespace std {}\n"
 }
