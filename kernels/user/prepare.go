@@ -105,6 +105,7 @@ type prepared struct {
 	plan     map[string]Injection
 	declLine int                        // Metal: the main file's line the constexpr declarations go before (0: ahead of the source)
 	inserts  map[*unit]map[int][]string // macro names inserted before a line
+	edits    map[*unit][]lineEdit       // CUDA: spellings NVRTC refuses, rewritten (prepare_rewrite.go)
 	declared map[string]bool            // names the source declares (standard macros skip them)
 }
 
@@ -182,6 +183,7 @@ func (p *prepared) prepareLoaded(offers []offer, tk toolkitHeaders) *prepared {
 	if p.lang == "metal" {
 		p.declLine = p.afterMetalStdlib()
 	}
+	p.edits = p.sourceEdits()
 	return p
 }
 
