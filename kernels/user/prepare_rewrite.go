@@ -13,6 +13,10 @@ import (
 //   - `__host__` (or a macro that writes it, C10_HOST_DEVICE) on a variable at
 //     namespace scope: nvcc warns that it does not apply and ignores it,
 //     NVRTC stops with an error; it goes, `__device__` stays.
+//   - `namespace std { template <> struct numeric_limits<X> … }`: std names
+//     libcu++'s cuda::std through a using-directive, and a template can only
+//     be specialized in its own namespace, so such a block opens
+//     `namespace cuda::std` instead.
 
 // lineEdit replaces old with text at column col (0-based, in bytes) of
 // line (1-based) of a unit's code; columns stay valid after csrc.Blank,
@@ -31,6 +35,9 @@ func (p *prepared) sourceEdits() map[*unit][]lineEdit {
 	macros := p.hostMacros()
 	for _, u := range p.units {
 		edits := hostOffVariables(u, macros)
+		if p.toolkit.libcu {
+			edits = append(edits, stdSpecializationBlocks(u)...)
+		}
 		if len(edits) > 0 {
 			out[u] = edits
 		}
@@ -139,6 +146,57 @@ func expandWords(defs map[string]string, name string, depth int) []string {
 			return nil
 		}
 		out = append(out, expandWords(defs, f, depth+1)...)
+	}
+	return out
+}
+
+// libcuOnlyTemplates says whether a class or variable template of this
+// name lives in libcu++'s cuda::std only (numeric_limits and the type
+// traits), not in namespace std itself, where CCCL declares tuple_size,
+// tuple_element and the like for structured bindings.
+func libcuOnlyTemplates(name string) bool {
+	switch name {
+	case "numeric_limits", "common_type", "make_signed", "make_unsigned", "underlying_type":
+		return true
+	}
+	return strings.HasPrefix(name, "is_")
+}
+
+var (
+	stdBlockHead   = regexp.MustCompile(`^namespace\s+(std)\s*\{`)
+	specialization = regexp.MustCompile(`^template\s*<[^>]*>\s*(?:struct|class)?[\w\s]*?\b([A-Za-z_]\w*)\s*<`)
+)
+
+// stdSpecializationBlocks are the edits that turn u's `namespace std {`
+// blocks whose specializations are all of templates libcu++ alone
+// declares into `namespace cuda::std {` blocks. A block that also
+// specializes another (tuple_size) is left as it is.
+func stdSpecializationBlocks(u *unit) []lineEdit {
+	var out []lineEdit
+	for _, d := range u.scan.Decls {
+		if d.Kind != csrc.Namespace || d.Scope != "" || d.End > len(u.code) {
+			continue
+		}
+		head := stdBlockHead.FindStringSubmatchIndex(u.code[d.Start:d.End])
+		if head == nil {
+			continue
+		}
+		ours, other := 0, 0
+		for _, m := range u.scan.Decls {
+			if m.Scope != "std" || m.Start < d.Start || m.End > d.End {
+				continue
+			}
+			if s := specialization.FindStringSubmatch(u.code[m.Start:m.End]); s != nil {
+				if libcuOnlyTemplates(s[1]) {
+					ours++
+				} else {
+					other++
+				}
+			}
+		}
+		if ours > 0 && other == 0 {
+			out = append(out, editAt(u.code, d.Start+head[2], "std", "cuda::std"))
+		}
 	}
 	return out
 }

@@ -93,3 +93,59 @@ func TestApplyLineEdits(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// A `namespace std {` block that specializes numeric_limits or a type
+// trait (templates libcu++ alone declares, which std names through a
+// using-directive) opens `namespace cuda::std {`; one that also
+// specializes another (tuple_size, which CCCL declares in std itself),
+// one that specializes nothing, and any without libcu++ stay as they are.
+func TestStdSpecializationBlocks(t *testing.T) {
+	limits := "template <> struct numeric_limits<my_fp8> { static constexpr float max() { return 448.0f; } };\n"
+	trait := "template <> struct is_floating_point<my_fp8> : true_type {};\n"
+	for _, c := range []struct {
+		name, src string
+		toolkit   []string
+		rewritten bool
+	}{
+		{"numeric_limits", "namespace std {\n" + limits + "}  // namespace std\n", libcuToolkit, true},
+		{"a type trait, brace on the next line", "namespace std\n{\n" + trait + "}\n", libcuToolkit, true},
+		{"a partial specialization", "namespace std { template <typename S> struct is_arithmetic<W<S>> : true_type {}; }\n", libcuToolkit, true},
+		{"beside tuple_size", "namespace std {\n" + limits + "template <> struct tuple_size<P> : integral_constant<int, 2> {};\n}\n", libcuToolkit, false},
+		{"no specialization", "namespace std { inline int mine() { return 1; } }\n", libcuToolkit, false},
+		{"no libcu++", "namespace std {\n" + limits + "}\n", fullToolkit, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := "struct my_fp8 { unsigned char bits; };\n" + c.src + rewriteKernel
+			code := preparedSourceText(t, src, c.toolkit...)
+			if got := strings.Contains(code, "namespace cuda::std"); got != c.rewritten {
+				t.Errorf("rewritten %v, want %v:\n%s", got, c.rewritten, code)
+			}
+			if strings.Count(code, "\n") != strings.Count(src, "\n")+1 {
+				t.Errorf("the lines changed:\n%s", code)
+			}
+		})
+	}
+}
+
+// TestStdSpecializationCompilesWithNVRTC: a source specializes
+// std::numeric_limits and std::is_floating_point for its own fp8 type and
+// uses both through std:: (NVRTC said "cannot be specialized in the
+// current scope").
+func TestStdSpecializationCompilesWithNVRTC(t *testing.T) {
+	src := `#include <limits>
+#include <type_traits>
+struct my_fp8 { unsigned char bits; };
+namespace std {
+template <> struct numeric_limits<my_fp8> {
+  static constexpr bool is_specialized = true;
+  __host__ __device__ static constexpr float max() { return 448.0f; }
+};
+template <> struct is_floating_point<my_fp8> : true_type {};
+}  // namespace std
+static_assert(std::is_floating_point<my_fp8>::value && std::numeric_limits<my_fp8>::is_specialized, "");
+__global__ void k(const T* X, T* Y, int rows, int cols) { Y[0] = fminf(X[0], std::numeric_limits<my_fp8>::max()); }
+`
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("std_spec"), "k.cu": src})
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	compileOrSkip(t, prog)
+}
