@@ -120,6 +120,9 @@ type toolkitHeaders struct {
 	// <cmath> stub then leaves out libcu++'s math functions, which an
 	// unqualified fabsf(x) would find beside CUDA's (ambiguous under CCCL 3).
 	usingStd bool
+	// onDevice: what of the toolkit's host-side libraries device code
+	// names (prepare_hostlibs.go); the headers of those it does not are stubbed.
+	onDevice hostLibraryUse
 }
 
 // toolkitIncludeDirs finds the CUDA toolkit's include directories; tests
