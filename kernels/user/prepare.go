@@ -105,6 +105,7 @@ type prepared struct {
 	plan     map[string]Injection
 	declLine int                        // Metal: the main file's line the constexpr declarations go before (0: ahead of the source)
 	inserts  map[*unit]map[int][]string // macro names inserted before a line
+	edits    map[*unit][]lineEdit       // CUDA: spellings NVRTC refuses, rewritten (prepare_rewrite.go)
 	declared map[string]bool            // names the source declares (standard macros skip them)
 }
 
@@ -119,6 +120,9 @@ type toolkitHeaders struct {
 	// <cmath> stub then leaves out libcu++'s math functions, which an
 	// unqualified fabsf(x) would find beside CUDA's (ambiguous under CCCL 3).
 	usingStd bool
+	// onDevice: what of the toolkit's host-side libraries device code
+	// names (prepare_hostlibs.go); the headers of those it does not are stubbed.
+	onDevice hostLibraryUse
 }
 
 // toolkitIncludeDirs finds the CUDA toolkit's include directories; tests
@@ -182,6 +186,7 @@ func (p *prepared) prepareLoaded(offers []offer, tk toolkitHeaders) *prepared {
 	if p.lang == "metal" {
 		p.declLine = p.afterMetalStdlib()
 	}
+	p.edits = p.sourceEdits()
 	return p
 }
 

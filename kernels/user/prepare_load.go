@@ -120,6 +120,7 @@ func (bl *builder) prepare() error {
 		if lang == "cuda" {
 			tkSrc := tk
 			tkSrc.usingStd = p.usesNamespaceStd()
+			tkSrc.onDevice = p.hostLibraryUse()
 			p.stubs = cudaStubs(p.system, tkSrc)
 			for h := range f.includes { // mltop_user.cuh and the manifest's includes: are given, not stubbed
 				delete(p.stubs, h)

@@ -1,6 +1,7 @@
 package user
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -277,4 +278,80 @@ template <typename A, typename B> struct ambiguous
 	}
 	b.WriteString("#endif\n")
 	return b.String()
+}
+
+// torchFloat8Types are PyTorch's 8-bit float types as the toolkit's
+// (cuda_fp8.h, where the toolkit has it), as torchScalarTypes does for the
+// 16-bit ones: sgl-kernel's utils.h says c10::Float8_e4m3fn and
+// std::numeric_limits<c10::Float8_e4m3fn>::max(). With libcu++ the types
+// get a cuda::std::numeric_limits of their own (libcu++ 1.x has none;
+// CCCL 2.8+ has one whose values are the fp8 type, which converts to float
+// only explicitly): its values are floats, which c10's code uses as it uses
+// c10's values (`x / FP8_E4M3_MAX`, `fminf(v, FP8_E4M3_MAX)`), and which
+// are the same under every libcu++.
+func torchFloat8Types(libcu bool) string {
+	var b strings.Builder
+	b.WriteString(`#if __has_include(<cuda_fp8.h>) && !defined(MLTOP_TORCH_FLOAT8_TYPES_)
+#define MLTOP_TORCH_FLOAT8_TYPES_
+#include <cuda_fp8.h>
+namespace c10 { using Float8_e4m3fn = __nv_fp8_e4m3; using Float8_e5m2 = __nv_fp8_e5m2; }
+namespace at { using c10::Float8_e4m3fn; using c10::Float8_e5m2; }
+namespace torch { using c10::Float8_e4m3fn; using c10::Float8_e5m2; namespace headeronly { using c10::Float8_e4m3fn; using c10::Float8_e5m2; } }
+`)
+	if libcu {
+		b.WriteString("namespace cuda { namespace std {\n")
+		for _, l := range fp8Limits {
+			b.WriteString(l.text())
+		}
+		b.WriteString("} }  // namespace cuda::std\n")
+	}
+	b.WriteString("#endif\n")
+	return b.String()
+}
+
+// fp8Limit is what numeric_limits says of one 8-bit float type.
+type fp8Limit struct {
+	typ                                string
+	digits, maxDigits10                int
+	minExp, minExp10, maxExp, maxExp10 int
+	min, max, epsilon, denormMin       string // float literals
+	hasInfinity                        bool
+}
+
+// fp8Limits: e4m3 (no infinity, largest 448) and e5m2 (IEEE-like, largest
+// 57344); exponents as C++ counts them (min_exponent is one more than the
+// smallest normal's, max_exponent one more than the largest's).
+var fp8Limits = []fp8Limit{
+	{typ: "__nv_fp8_e4m3", digits: 4, maxDigits10: 3, minExp: -5, minExp10: -1, maxExp: 9, maxExp10: 2,
+		min: "0.015625f", max: "448.0f", epsilon: "0.125f", denormMin: "0.001953125f"},
+	{typ: "__nv_fp8_e5m2", digits: 3, maxDigits10: 2, minExp: -13, minExp10: -4, maxExp: 16, maxExp10: 4,
+		min: "6.103515625e-05f", max: "57344.0f", epsilon: "0.25f", denormMin: "1.52587890625e-05f", hasInfinity: true},
+}
+
+// text is the explicit specialization of cuda::std::numeric_limits.
+func (l fp8Limit) text() string {
+	fn := func(name, body string) string {
+		return "  __host__ __device__ static constexpr float " + name + "() noexcept { return " + body + "; }\n"
+	}
+	// libcu++ 1.x's float infinity and NaNs are not constexpr under NVRTC
+	special := func(name, body string) string {
+		return "  __host__ __device__ static float " + name + "() noexcept { return " + body + "; }\n"
+	}
+	b := "template <> class numeric_limits<" + l.typ + "> {  // mltop: PyTorch's values, as floats\n public:\n" +
+		"  static constexpr bool is_specialized = true, is_signed = true, is_integer = false, is_exact = false;\n" +
+		fmt.Sprintf("  static constexpr bool has_infinity = %v, has_quiet_NaN = true, has_signaling_NaN = false;\n", l.hasInfinity) +
+		"  static constexpr bool is_iec559 = false, is_bounded = true, is_modulo = false, traps = false, tinyness_before = false;\n" +
+		"  static constexpr float_denorm_style has_denorm = denorm_present;\n  static constexpr bool has_denorm_loss = false;\n" +
+		"  static constexpr float_round_style round_style = round_to_nearest;\n" +
+		fmt.Sprintf("  static constexpr int digits = %d, digits10 = 0, max_digits10 = %d, radix = 2;\n", l.digits, l.maxDigits10) +
+		fmt.Sprintf("  static constexpr int min_exponent = %d, min_exponent10 = %d, max_exponent = %d, max_exponent10 = %d;\n", l.minExp, l.minExp10, l.maxExp, l.maxExp10) +
+		fn("min", l.min) + fn("max", l.max) + fn("lowest", "-"+l.max) + fn("epsilon", l.epsilon) + fn("round_error", "0.5f") +
+		fn("denorm_min", l.denormMin) + special("quiet_NaN", "numeric_limits<float>::quiet_NaN()") +
+		special("signaling_NaN", "numeric_limits<float>::signaling_NaN()")
+	if l.hasInfinity {
+		b += special("infinity", "numeric_limits<float>::infinity()")
+	} else {
+		b += special("infinity", "0.0f")
+	}
+	return b + "};\n"
 }

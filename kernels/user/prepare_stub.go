@@ -52,6 +52,9 @@ func cudaStub(h string, tk toolkitHeaders) (string, bool) {
 	if isHostOnly(h) {
 		return stubText(h, tk), true
 	}
+	if lib := hostLibrary(h); lib != "" && !tk.onDevice.uses(lib) {
+		return stubText(h, tk) + hostLibraryNamespaces[lib], true
+	}
 	if h == "cub/cub.cuh" && tk.has(h) {
 		return cubDeviceHeader, true
 	}
@@ -117,6 +120,7 @@ func stubText(h string, tk toolkitHeaders) string {
 			// no include of its own
 			text += torchStdIncludes
 		}
+		text += torchFloat8Types(tk.libcu)
 	}
 	return text + "namespace std {}\n"
 }

@@ -72,7 +72,7 @@ func (p *prepared) declaration(o offer, v value) string {
 func (p *prepared) body(u *unit, vals map[string]value, decls []string) string {
 	code := u.code
 	if p.lang == "cuda" {
-		code = csrc.Blank(code, u.scan)
+		code = applyLineEdits(csrc.Blank(code, u.scan), p.edits[u])
 	}
 	respell := p.respelledIncludes(u)
 	var b strings.Builder

@@ -249,6 +249,31 @@ func TestCompileLogOnce(t *testing.T) {
 	}
 }
 
+// A compile whose errors all lie in headers the source includes (here a
+// stub mltop serves) names the #include behind them after its first line;
+// one with an error in the source's own file does not.
+func TestCompileErrorsBehindAnInclude(t *testing.T) {
+	src := "#include <cstdio>\n#include <torch/extension.h>\n" + usertest.Source + "\n"
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("behind_k"), "k.cu": src})
+	opt := noTools(t)
+	for _, c := range []struct {
+		log  string
+		hint bool
+	}{
+		{"torch/extension.h:80: error: no\n\n1 error detected", true},
+		{"torch/extension.h:80: error: no\n" + filepath.Join(filepath.Dir(path), "k.cu") + ":3: error: no\n", false},
+	} {
+		opt.CompileCUDA = func(p profiler.Program, arch string) (cuda.CompileReport, error) {
+			return cuda.CompileReport{Log: c.log}, errors.New("NVRTC could not compile k.cu for sm_90: torch/extension.h:80: error: no\n" + c.log)
+		}
+		got := findingsOf(Check(path, opt).Manifests[0])
+		hint := "CUDA f32: NVRTC could not compile k.cu for sm_90: torch/extension.h:80: error: no\n      every error lies in headers brought in by k.cu:2: #include <torch/extension.h>, not in the source's own files"
+		if strings.Contains(got, hint) != c.hint {
+			t.Errorf("log %q: hint %v, want %v:\n%s", c.log, !c.hint, c.hint, got)
+		}
+	}
+}
+
 // A compiler that does not finish is stopped at the step's time limit.
 func TestCompileTimeout(t *testing.T) {
 	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("slow_k"), "k.cu": usertest.Source})

@@ -229,7 +229,7 @@ func compileCUDA(r *Result, opt Options, p profiler.Program, dt profiler.DType) 
 		if strings.Contains(d.err.Error(), strings.TrimSpace(d.rep.Log)) {
 			log = "" // the error quotes NVRTC's log already: print it once
 		}
-		r.add(Error, StepCompile, p.File, 0, 0, "CUDA %s: %v%s", dt, d.err, log)
+		r.add(Error, StepCompile, p.File, 0, 0, "CUDA %s: %s%s", dt, withIncludesBehind(d.err.Error(), r.Family.IncludesBehindErrors(d.rep.Log)), log)
 		return false
 	}
 	if strings.TrimSpace(d.rep.Log) != "" {
@@ -241,6 +241,22 @@ func compileCUDA(r *Result, opt Options, p profiler.Program, dt profiler.DType) 
 	}
 	r.add(Note, StepCompile, p.File, 0, 0, "CUDA %s: %s compiles for %s with %s (lowered %s%s)", dt, p.Entry, d.rep.Arch, d.rep.Compiler, d.rep.Lowered, shared)
 	return false
+}
+
+// withIncludesBehind puts, after the first line of a compile error whose
+// errors all lie in headers the source includes (user.Family.IncludesBehindErrors),
+// the #include lines that bring them in.
+func withIncludesBehind(msg string, includes []string) string {
+	if len(includes) == 0 {
+		return msg
+	}
+	first, rest, _ := strings.Cut(msg, "\n")
+	hint := "every error lies in headers brought in by " + strings.Join(includes, "; ") + ", not in the source's own files: " +
+		"NVRTC compiles device code only; if only host code needs such a header, wrap its #include in #ifndef __CUDACC_RTC__ … #endif"
+	if rest == "" {
+		return first + "\n" + hint
+	}
+	return first + "\n" + hint + "\n" + rest
 }
 
 func logText(log string) string {
