@@ -177,12 +177,16 @@ func (bl *builder) constants() error {
 		}
 		f.consts = append(f.consts, fconst{decl: dc, p: p})
 	}
+	var reached map[string]bool // read on the first constant without a value
 	for _, dc := range decls {
 		if _, given := m.Constants[dc.Name]; given || definedTest(launched.code, dc.Name) {
 			continue
 		}
-		if !csrc.UsedOutsideKernels(launched.code, dc.Name, launched.notLaunched) {
-			continue // only kernels no dispatch launches read it, as MLX's vjp kernels beside a forward one
+		if reached == nil {
+			reached = csrc.NamesReached(launched.code, launched.notLaunched)
+		}
+		if !reached[dc.Name] {
+			continue // only kernels no dispatch launches read it (MLX's vjp kernels), or their helpers
 		}
 		return d.err("$.constants", "constants", "%s declares function constant %s (%s, index %d) but constants: gives it no value: add `constants: {%s: <expression>}` (or test it with is_function_constant_defined(%s) in the source)",
 			src.path, dc.Name, dc.Type, dc.Index, dc.Name, dc.Name)
