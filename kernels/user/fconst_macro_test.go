@@ -1,14 +1,12 @@
 package user
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/metal/mslemu"
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/run"
 )
 
 // scaleOpHeader gives the function constants' base index, as
@@ -81,16 +79,7 @@ func TestFunctionConstantMacroIndex(t *testing.T) {
 func TestFunctionConstantMacroIndexOnEmulator(t *testing.T) {
 	usePython(t)
 	eb := mslemu.New(t, "../../metal/testdata/mslemu", emuDev)
-	f, err := Load(usertest.Write(t, scaleOpFiles()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Install(f); err != nil {
-		t.Fatal(err)
-	}
-	s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
-	res := run.NewRunner(eb).Run(context.Background(), s, mslemu.Options(), nil)
-	if res.Status != profiler.StatusOK {
+	if res := runOnEmulator(t, eb, scaleOpFiles(), nil, nil); res.Status != profiler.StatusOK {
 		t.Fatalf("status %s (error %q) %+v", res.Status, res.Error, res.Verdict)
 	}
 }

@@ -1,14 +1,12 @@
 package user
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/metal/mslemu"
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/run"
 )
 
 // weightedRowsMetal keeps, as MLX's norm files do, a forward kernel and a
@@ -119,16 +117,8 @@ func TestFunctionConstantOfAnotherKernel(t *testing.T) {
 func TestFunctionConstantOfAnotherKernelOnEmulator(t *testing.T) {
 	usePython(t)
 	eb := mslemu.New(t, "../../metal/testdata/mslemu", emuDev)
-	f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": weightedRowsYAML, "s.metal": weightedRowsMetal, "ref.py": weightedRowsRef}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Install(f); err != nil {
-		t.Fatal(err)
-	}
-	s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
-	res := run.NewRunner(eb).Run(context.Background(), s, mslemu.Options(), nil)
-	if res.Status != profiler.StatusOK {
+	files := map[string]string{"kernel.yaml": weightedRowsYAML, "s.metal": weightedRowsMetal, "ref.py": weightedRowsRef}
+	if res := runOnEmulator(t, eb, files, nil, nil); res.Status != profiler.StatusOK {
 		t.Fatalf("status %s (error %q) %+v", res.Status, res.Error, res.Verdict)
 	}
 }
