@@ -81,16 +81,20 @@ func cubHint(log string, cub CUBFound) string {
 	}
 	hint := fmt.Sprintf("hint: the errors name CUB, and the include path has %s (%s); CUB 2 added API that CUB 1.x lacks, and CUB 2 and CCCL 3 removed some of CUB 1's (cub::Max, cub::Sum: use cuda::maximum<>, cuda::std::plus<>): a source written for another CUB may not compile with this one, and the GPU machine's CUB (CCCL 3's, or an older one) may differ from it",
 		version, cub.File)
-	if strings.HasPrefix(cub.Version, "1.") && mentionsLoads(errs) {
-		hint += "; with CUB 1.x NVRTC gets no BlockLoad or WarpLoad (their headers reach CUB 1's host code)"
+	if strings.HasPrefix(cub.Version, "1.") && hostPartsOfCUB1(errs) {
+		hint += "; under NVRTC, CUB 1.x's BlockLoad and WarpLoad, and the iterator headers they include, reach host code NVRTC rejects"
 	}
 	return hint
 }
 
-// mentionsLoads says whether an error names CUB's BlockLoad or WarpLoad.
-func mentionsLoads(errs []string) bool {
+// hostPartsOfCUB1 says whether an error names CUB's BlockLoad or
+// WarpLoad or sits in one of CUB's own headers: with CUB 1.x, what
+// mltop's <cub/cub.cuh> leaves out, or a header that reaches CUB 1's host
+// code (util_device.cuh).
+func hostPartsOfCUB1(errs []string) bool {
 	for _, e := range errs {
-		if strings.Contains(e, "BlockLoad") || strings.Contains(e, "WarpLoad") {
+		file, _, _ := strings.Cut(e, ":")
+		if strings.Contains(e, "BlockLoad") || strings.Contains(e, "WarpLoad") || strings.Contains(file, "/cub/") {
 			return true
 		}
 	}
