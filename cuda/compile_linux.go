@@ -146,7 +146,15 @@ func (b *backend) cubin(p profiler.Program) (cacheEntry, error) {
 // once more without the expression: if the program then compiles, the
 // entry is what NVRTC could not resolve, and the error says so, with
 // NVRTC's words and the kernels the source declares.
+// A failed compile whose errors concern CUB ends with a hint naming the
+// CUB of the include path (withCUBHint).
 func compileProgram(nv *nvrtc, src, name string, hdrs map[string]string, opts []string, entry, expr string) (compiled, error) {
+	c, err := compileOrExplain(nv, src, name, hdrs, opts, entry, expr)
+	return c, withCUBHint(err, c.log, opts, hdrs)
+}
+
+// compileOrExplain is compileProgram without the hint.
+func compileOrExplain(nv *nvrtc, src, name string, hdrs map[string]string, opts []string, entry, expr string) (compiled, error) {
 	c, err := nv.compile(src, name, hdrs, opts, expr)
 	if err == nil {
 		return c, nil

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mltop/mltop/kernels/user/csrc"
 	"github.com/mltop/mltop/profiler"
 )
 
@@ -63,20 +64,26 @@ type DeclaredConstant struct {
 	End   int
 }
 
-var functionConstantDecl = regexp.MustCompile(`\bconstant\s+((?:unsigned\s+)?[\w:]+)\s+(\w+)\s*\[\[\s*function_constant\s*\(\s*([^)\s]*)\s*\)\s*\]\]\s*;`)
+// functionConstantDecl matches a declaration; the index may be an
+// expression with one level of parentheses (`FC_BIN + (1)`).
+var functionConstantDecl = regexp.MustCompile(`\bconstant\s+((?:unsigned\s+)?[\w:]+)\s+(\w+)\s*\[\[\s*function_constant\s*\(((?:[^()]|\([^()]*\))*)\)\s*\]\]\s*;`)
 
 // FunctionConstants finds the function constants src declares, in source
-// order. Comments are skipped. An index that is not a number (a macro),
-// a type mltop cannot set, or a name or index declared twice is an error.
+// order. Comments are skipped. The index is a number or an integer
+// constant expression over src's object-like #defines, as ggml writes
+// `[[function_constant(FC_BIN + 1)]]` (csrc.IntConst): pass the source
+// with the headers that define them. An index that does not evaluate, a
+// type mltop cannot set, or a name or index declared twice is an error.
 func FunctionConstants(src string) ([]DeclaredConstant, error) {
 	var out []DeclaredConstant
 	names, indices := map[string]bool{}, map[int]string{}
+	var macros map[string]string // read on the first index that is not a number
 	for _, m := range functionConstantDecl.FindAllStringSubmatchIndex(blankComments(src), -1) {
 		typ := strings.Join(strings.Fields(src[m[2]:m[3]]), " ")
-		name, idx := src[m[4]:m[5]], src[m[6]:m[7]]
-		n, err := strconv.Atoi(idx)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("function constant %s: index %q is not a non-negative number: write the number itself in [[function_constant(n)]]", name, idx)
+		name, idx := src[m[4]:m[5]], strings.TrimSpace(src[m[6]:m[7]])
+		n, err := constantIndex(idx, src, &macros)
+		if err != nil {
+			return nil, fmt.Errorf("function constant %s: %w", name, err)
 		}
 		kind, ok := constKinds[strings.TrimPrefix(typ, "metal::")]
 		if !ok {
@@ -92,6 +99,25 @@ func FunctionConstants(src string) ([]DeclaredConstant, error) {
 		out = append(out, DeclaredConstant{Name: name, Index: n, Type: typ, Kind: kind, Start: m[0], End: m[1]})
 	}
 	return out, nil
+}
+
+// constantIndex evaluates a [[function_constant(idx)]] index: a number,
+// or an expression over src's object-like macros (read into *macros once).
+func constantIndex(idx, src string, macros *map[string]string) (int, error) {
+	if n, err := strconv.Atoi(idx); err == nil && n >= 0 {
+		return n, nil
+	}
+	if *macros == nil {
+		*macros = csrc.ObjectMacros(csrc.Scan(src))
+	}
+	v, ok := csrc.IntConst(idx, *macros)
+	switch {
+	case !ok:
+		return 0, fmt.Errorf("index %q is not an integer constant: write a number, or an expression of numbers and #defines the source (or a header it includes) gives one value", idx)
+	case v < 0 || v > math.MaxInt32:
+		return 0, fmt.Errorf("index %q is %d: an index is a number from 0 to %d", idx, v, math.MaxInt32)
+	}
+	return int(v), nil
 }
 
 // ConstantValue is a function constant ready for

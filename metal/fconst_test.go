@@ -46,6 +46,41 @@ func TestFunctionConstantsReadsDeclarations(t *testing.T) {
 	}
 }
 
+// TestFunctionConstantsMacroIndex: an index written with the source's
+// #defines, as ggml-metal writes all of its own, is evaluated; one that
+// names no macro, an ambiguous one or a negative one is an error naming
+// the constant and the index.
+func TestFunctionConstantsMacroIndex(t *testing.T) {
+	const head = "#define FC_BASE 100\n#define FC_NEXT (FC_BASE + 100)\n"
+	for src, want := range map[string]int{
+		"constant short op [[function_constant(FC_BASE + 0)]];":       100,
+		"constant short op [[function_constant(FC_NEXT+1)]];":         201,
+		"constant short op [[ function_constant( (FC_BASE) * 2 ) ]];": 200,
+		"constant short op [[function_constant(FC_BASE + (3))]];":     103,
+		"constant short op [[function_constant(0x10)]];":              16,
+	} {
+		got, err := FunctionConstants(head + src)
+		if err != nil || len(got) != 1 || got[0].Index != want || got[0].Name != "op" {
+			t.Errorf("%s: got %+v, %v; want op at index %d", src, got, err, want)
+		}
+	}
+	for name, src := range map[string]string{
+		"undefined":   "constant short op [[function_constant(FC_OTHER + 0)]];",
+		"ambiguous":   "#ifdef X\n#define FC_TWO 1\n#else\n#define FC_TWO 2\n#endif\nconstant short op [[function_constant(FC_TWO)]];",
+		"negative":    "constant short op [[function_constant(FC_BASE - 101)]];",
+		"not integer": "constant short op [[function_constant(FC_BASE + 0.5)]];",
+	} {
+		_, err := FunctionConstants(head + src)
+		if err == nil || !strings.Contains(err.Error(), "function constant op") || !strings.Contains(err.Error(), "index") {
+			t.Errorf("%s: error %v does not name the constant and its index", name, err)
+		}
+	}
+	// The same index reached by two spellings is still one index.
+	if _, err := FunctionConstants(head + "constant int a [[function_constant(FC_BASE)]];\nconstant int b [[function_constant(50 * 2)]];"); err == nil || !strings.Contains(err.Error(), "share index 100") {
+		t.Errorf("two spellings of index 100: error %v, want them sharing it", err)
+	}
+}
+
 func TestResolveConstantsEncodes(t *testing.T) {
 	got, err := ResolveConstants(constantsSource, []profiler.FunctionConstant{
 		{Name: "BQ", I: -2}, {Name: "causal", Kind: profiler.ConstBool, I: 1}, {Name: "scale", F: 0.5}, {Index: 3, I: 65535},

@@ -1,14 +1,10 @@
 package user
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/mltop/mltop/cuda/cudatest"
-	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/run"
 )
 
 // halfScalarCU takes its scale by value as a 16-bit float, as NVIDIA's
@@ -53,13 +49,7 @@ const halfScalarRef = `def reference(inputs, dims):
 // bf16) by value runs and matches its reference; the broken twin, which
 // reads the scale as a + 1, is caught. Skips without a CUDA driver.
 func TestHalfScalarOnCUDA(t *testing.T) {
-	type run1 struct {
-		name string
-		f    *Family
-		dt   profiler.DType
-		want profiler.Status
-	}
-	var runs []run1
+	var twins []cudaTwin
 	for _, c := range []struct {
 		entry, from, to string
 		dt              profiler.DType
@@ -79,30 +69,8 @@ func TestHalfScalarOnCUDA(t *testing.T) {
 				}
 			}
 			y := "name: " + name + "\n" + strings.NewReplacer("ENTRY", `"`+c.entry+`"`, "DTYPE", string(c.dt)).Replace(halfScalarYAML)
-			f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": src, "ref.py": halfScalarRef}))
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			if _, err := f.Plan(profiler.Spec{Kernel: f.Name(), DType: c.dt}.WithDefaults(f.Schema()), cudaDev); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			runs = append(runs, run1{name, f, c.dt, want})
+			twins = append(twins, loadCUDATwin(t, name, map[string]string{"kernel.yaml": y, "k.cu": src, "ref.py": halfScalarRef}, c.dt, want))
 		}
 	}
-	be := cudatest.OpenOrSkip(t)
-	r := run.NewRunner(be)
-	defer r.Close()
-	opt := profiler.DefaultOptions()
-	opt.Stop = profiler.StopRule{Noise: 0.05, MinSamples: 10, MinTime: 0.01, MaxTime: 0.1}
-	for _, c := range runs {
-		t.Run(c.name, func(t *testing.T) {
-			if err := Install(c.f); err != nil {
-				t.Fatal(err)
-			}
-			res := r.Run(context.Background(), profiler.Spec{Kernel: c.f.Name(), DType: c.dt}.WithDefaults(c.f.Schema()), opt, nil)
-			if res.Status != c.want {
-				t.Fatalf("status %s, want %s (error %q) %+v", res.Status, c.want, res.Error, res.Verdict)
-			}
-		})
-	}
+	runTwinsOnCUDA(t, twins, profiler.StopRule{Noise: 0.05, MinSamples: 10, MinTime: 0.01, MaxTime: 0.1})
 }

@@ -1,14 +1,11 @@
 package user
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/mltop/mltop/cuda/cudatest"
 	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/run"
 )
 
 // affineStructCU takes its two pointers and three scalars in one struct by
@@ -75,43 +72,18 @@ func TestStructArgOnCUDA(t *testing.T) {
 		{"a and b swapped", "{x_ptr: x, y_ptr: y, n: N, a: 3.0, b_times_4: 8}", profiler.StatusMismatch},
 		{"pointers swapped", "{x_ptr: y, y_ptr: x, n: N, a: 2.0, b_times_4: 12}", profiler.StatusMismatch},
 	}
-	fams := map[string]*Family{}
+	var twins []cudaTwin
 	for _, c := range cases {
 		y := strings.Replace(affineStructYAML, "ARGS", c.args, 1)
 		y = strings.Replace(y, "t_cuda_struct_affine", "t_cuda_struct_affine_"+strings.ReplaceAll(c.name, " ", "_"), 1)
-		f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": affineStructCU, "ref/kernel.yaml": affineRefYAML, "ref/k.cu": affineRefCU}))
+		files := map[string]string{"kernel.yaml": y, "k.cu": affineStructCU, "ref/kernel.yaml": affineRefYAML, "ref/k.cu": affineRefCU}
 		if c.name == "pointers swapped" { // an output in a const pointer field is refused at load
-			if err == nil || !strings.Contains(err.Error(), "output buffer y goes to field `const float* x_ptr`") {
+			if _, err := Load(usertest.Write(t, files)); err == nil || !strings.Contains(err.Error(), "output buffer y goes to field `const float* x_ptr`") {
 				t.Errorf("pointers swapped: %v", err)
 			}
 			continue
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.Plan(profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema()), cudaDev); err != nil {
-			t.Fatal(err)
-		}
-		fams[c.name] = f
+		twins = append(twins, loadCUDATwin(t, c.name, files, profiler.F32, c.want))
 	}
-	be := cudatest.OpenOrSkip(t)
-	r := run.NewRunner(be)
-	defer r.Close()
-	opt := profiler.DefaultOptions()
-	opt.Stop = profiler.StopRule{Noise: 0.05, MinSamples: 5, MinTime: 0.01, MaxTime: 0.2}
-	for _, c := range cases {
-		f := fams[c.name]
-		if f == nil {
-			continue
-		}
-		t.Run(c.name, func(t *testing.T) {
-			if err := Install(f); err != nil {
-				t.Fatal(err)
-			}
-			res := r.Run(context.Background(), profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema()), opt, nil)
-			if res.Status != c.want {
-				t.Fatalf("status %s, want %s (error %q) %+v", res.Status, c.want, res.Error, res.Verdict)
-			}
-		})
-	}
+	runTwinsOnCUDA(t, twins, profiler.StopRule{Noise: 0.05, MinSamples: 5, MinTime: 0.01, MaxTime: 0.2})
 }

@@ -210,7 +210,7 @@ func (f *Family) plan(s profiler.Spec, dev profiler.DeviceInfo) (*profiler.Plan,
 				return nil, err
 			}
 		}
-		if consts, err = f.functionConstants(e, prog.Code); err != nil {
+		if consts, err = f.functionConstants(e, prog); err != nil {
 			return nil, err
 		}
 	}

@@ -1,14 +1,12 @@
 package user
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/metal/mslemu"
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/run"
 )
 
 // weightedRowsMetal keeps, as MLX's norm files do, a forward kernel and a
@@ -52,6 +50,11 @@ instantiate_kernel("weighted_rowsfloat32", weighted_rows, float)
 instantiate_kernel("vjp_weighted_rowsfloat32", vjp_weighted_rows, float)
 `
 
+// weightedRowsHelpers is weightedRowsMetal with a helper and a global
+// that read has_w, which no kernel uses yet.
+var weightedRowsHelpers = strings.Replace(weightedRowsMetal, "#define instantiate_kernel",
+	"inline float w_or_one(float v) { return has_w ? v : 1.0f; }\nconstant bool weighted = has_w;\n\n#define instantiate_kernel", 1)
+
 const weightedRowsYAML = `name: t_weighted_rows
 sources: {metal: s.metal}
 dtypes: [f32]
@@ -73,8 +76,9 @@ const weightedRowsRef = `def reference(inputs, dims):
 
 // A function constant that only kernels no dispatch launches read needs
 // no value (MLX launches rms_single_row without has_w, which only its vjp
-// kernels read); one that the launched kernel or a helper reads still
-// does. The file, vjp kernel included, compiles and runs on the emulator.
+// kernels read), nor one only their helpers read (ggml's mul_mv helpers);
+// one that the launched kernel reads, or a helper or global it uses,
+// still does. The file, vjp kernel included, compiles and runs on the emulator.
 func TestFunctionConstantOfAnotherKernel(t *testing.T) {
 	for _, c := range []struct {
 		name, file, from, to, want string
@@ -84,12 +88,15 @@ func TestFunctionConstantOfAnotherKernel(t *testing.T) {
 			"declares function constant has_w (bool, index 20) but constants: gives it no value"},
 		{"the launched kernel reads it", "s.metal", "* w[lid];\n  }\n}\n\ntemplate", "* (has_w ? w[lid] : T(1));\n  }\n}\n\ntemplate",
 			"declares function constant has_w"},
-		{"a helper reads it", "s.metal", "template <typename T>\n[[kernel]] void weighted_rows(",
-			"inline float w_or_one(float v) { return has_w ? v : 1.0f; }\n\ntemplate <typename T>\n[[kernel]] void weighted_rows(",
-			"declares function constant has_w"},
+		{"a helper the launched kernel calls reads it", "s.metal", "* w[lid];\n  }\n}\n\ntemplate",
+			"* w_or_one(w[lid]);\n  }\n}\n\ntemplate", "declares function constant has_w"},
+		{"a helper only the vjp kernel calls reads it", "s.metal", "g[gid * cols + lid] * w[lid] : g",
+			"g[gid * cols + lid] * w_or_one(w[lid]) : g", ""},
+		{"a global the launched kernel reads is set from it", "s.metal", "* w[lid];\n  }\n}\n\ntemplate",
+			"* (weighted ? w[lid] : T(1));\n  }\n}\n\ntemplate", "declares function constant has_w"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			files := map[string]string{"kernel.yaml": weightedRowsYAML, "s.metal": weightedRowsMetal, "ref.py": weightedRowsRef}
+			files := map[string]string{"kernel.yaml": weightedRowsYAML, "s.metal": weightedRowsHelpers, "ref.py": weightedRowsRef}
 			if c.file != "" {
 				if !strings.Contains(files[c.file], c.from) {
 					t.Fatalf("test setup: %q not in %s", c.from, c.file)
@@ -110,16 +117,8 @@ func TestFunctionConstantOfAnotherKernel(t *testing.T) {
 func TestFunctionConstantOfAnotherKernelOnEmulator(t *testing.T) {
 	usePython(t)
 	eb := mslemu.New(t, "../../metal/testdata/mslemu", emuDev)
-	f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": weightedRowsYAML, "s.metal": weightedRowsMetal, "ref.py": weightedRowsRef}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Install(f); err != nil {
-		t.Fatal(err)
-	}
-	s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
-	res := run.NewRunner(eb).Run(context.Background(), s, mslemu.Options(), nil)
-	if res.Status != profiler.StatusOK {
+	files := map[string]string{"kernel.yaml": weightedRowsYAML, "s.metal": weightedRowsMetal, "ref.py": weightedRowsRef}
+	if res := runOnEmulator(t, eb, files, nil, nil); res.Status != profiler.StatusOK {
 		t.Fatalf("status %s (error %q) %+v", res.Status, res.Error, res.Verdict)
 	}
 }

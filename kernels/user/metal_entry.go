@@ -145,7 +145,10 @@ func (bl *builder) constants() error {
 		}
 		return nil
 	}
-	decls, err := metal.FunctionConstants(src.code)
+	// The source with its local headers: a constant's index may name a
+	// header's #define (ggml: FC_BIN + 1), and a header may declare one.
+	launched := bl.launchedMetalKernels()
+	decls, err := metal.FunctionConstants(launched.code)
 	if err != nil {
 		return d.err("$.constants", "constants", "%s: %v", src.path, err)
 	}
@@ -174,13 +177,16 @@ func (bl *builder) constants() error {
 		}
 		f.consts = append(f.consts, fconst{decl: dc, p: p})
 	}
-	launched := bl.launchedMetalKernels()
+	var reached map[string]bool // read on the first constant without a value
 	for _, dc := range decls {
-		if _, given := m.Constants[dc.Name]; given || definedTest(src.code, dc.Name) {
+		if _, given := m.Constants[dc.Name]; given || definedTest(launched.code, dc.Name) {
 			continue
 		}
-		if !csrc.UsedOutsideKernels(launched.code, dc.Name, launched.notLaunched) {
-			continue // only kernels no dispatch launches read it, as MLX's vjp kernels beside a forward one
+		if reached == nil {
+			reached = csrc.NamesReached(launched.code, launched.notLaunched)
+		}
+		if !reached[dc.Name] {
+			continue // only kernels no dispatch launches read it (MLX's vjp kernels), or their helpers
 		}
 		return d.err("$.constants", "constants", "%s declares function constant %s (%s, index %d) but constants: gives it no value: add `constants: {%s: <expression>}` (or test it with is_function_constant_defined(%s) in the source)",
 			src.path, dc.Name, dc.Type, dc.Index, dc.Name, dc.Name)
@@ -221,8 +227,9 @@ func (bl *builder) launchedMetalKernels() metalKernels {
 func definedTest(src, name string) bool { return metal.TestsDefined(src, name) }
 
 // functionConstants are the constants' values for a spec, checked against
-// their declarations (range, kind) as the Metal backend will.
-func (f *Family) functionConstants(e map[string]any, code string) ([]profiler.FunctionConstant, error) {
+// their declarations (range, kind) as the Metal backend will: in the
+// program's source with its headers pasted, where an index's macros are.
+func (f *Family) functionConstants(e map[string]any, prog profiler.Program) ([]profiler.FunctionConstant, error) {
 	var out []profiler.FunctionConstant
 	for _, c := range f.consts {
 		fc := profiler.FunctionConstant{Name: c.decl.Name, Index: c.decl.Index, Kind: c.decl.Kind}
@@ -249,6 +256,10 @@ func (f *Family) functionConstants(e map[string]any, code string) ([]profiler.Fu
 			fc.I = v
 		}
 		out = append(out, fc)
+	}
+	code, err := metal.AssembleUserSource(prog)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := metal.ResolveConstants(code, out); err != nil {
 		return nil, fmt.Errorf("%v (for %s)", err, f.constValues(e))

@@ -268,3 +268,20 @@ func TestHeaderTwoSpellingsOneName(t *testing.T) {
 	}
 	compileOrSkip(t, prog)
 }
+
+// TestHostOnlyConstantNoWarning: a whole program's file-scope constant
+// that only main reads reaches NVRTC blanked with main, so NVRTC does not
+// warn it is never referenced; the kernel's own constant stays.
+func TestHostOnlyConstantNoWarning(t *testing.T) {
+	src := "#include <stdio.h>\nconst int ITERS = 10;\nconstexpr int LANES = 32;\n" +
+		"__global__ void k(const T* X, T* Y, int rows, int cols) { Y[threadIdx.x % LANES] = X[0]; }\n" +
+		"int main() { for (int i = 0; i < ITERS; i++) printf(\"%d\\n\", i); return 0; }\n"
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("host_const"), "k.cu": src})
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	if strings.Contains(prog.Code, "ITERS = 10") || !strings.Contains(prog.Code, "LANES = 32") {
+		t.Errorf("want ITERS blanked and LANES kept:\n%s", prog.Code)
+	}
+	if log := compileOrSkip(t, prog); strings.Contains(log, "never referenced") {
+		t.Errorf("NVRTC warns:\n%s", log)
+	}
+}

@@ -1,14 +1,10 @@
 package user
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/mltop/mltop/cuda/cudatest"
-	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/run"
 )
 
 // scalarTypesCU holds one kernel per buffer type the CUDA GPU tests run:
@@ -110,12 +106,7 @@ def reference(inputs, dims):
 // without a CUDA driver.
 func TestScalarTypesOnCUDA(t *testing.T) {
 	usePython(t)
-	type run1 struct {
-		name string
-		f    *Family
-		want profiler.Status
-	}
-	var runs []run1
+	var twins []cudaTwin
 	for _, c := range scalarTypeGPUCases {
 		for _, broken := range []bool{false, true} {
 			src, want, name := scalarTypesCU, profiler.StatusOK, "t_cuda_"+strings.ReplaceAll(c.name, " ", "_")
@@ -126,30 +117,8 @@ func TestScalarTypesOnCUDA(t *testing.T) {
 				}
 			}
 			y := "name: " + name + "\nsources: {cuda: k.cu}\ndtypes: [f32]\n" + c.yaml + "check: {python: ref.py}\n"
-			f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": src, "ref.py": c.ref}))
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			if _, err := f.Plan(profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema()), cudaDev); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			runs = append(runs, run1{name, f, want})
+			twins = append(twins, loadCUDATwin(t, name, map[string]string{"kernel.yaml": y, "k.cu": src, "ref.py": c.ref}, profiler.F32, want))
 		}
 	}
-	be := cudatest.OpenOrSkip(t)
-	r := run.NewRunner(be)
-	defer r.Close()
-	opt := profiler.DefaultOptions()
-	opt.Stop = profiler.StopRule{Noise: 0.05, MinSamples: 10, MinTime: 0.01, MaxTime: 0.1}
-	for _, c := range runs {
-		t.Run(c.name, func(t *testing.T) {
-			if err := Install(c.f); err != nil {
-				t.Fatal(err)
-			}
-			res := r.Run(context.Background(), profiler.Spec{Kernel: c.f.Name(), DType: profiler.F32}.WithDefaults(c.f.Schema()), opt, nil)
-			if res.Status != c.want {
-				t.Fatalf("status %s, want %s (error %q) %+v", res.Status, c.want, res.Error, res.Verdict)
-			}
-		})
-	}
+	runTwinsOnCUDA(t, twins, profiler.StopRule{Noise: 0.05, MinSamples: 10, MinTime: 0.01, MaxTime: 0.1})
 }

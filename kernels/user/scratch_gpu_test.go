@@ -1,14 +1,10 @@
 package user
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/mltop/mltop/cuda/cudatest"
-	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/run"
 )
 
 // lastBlockSumCU is y[0] += sum(x) as llm.c's layernorm_backward_kernel10
@@ -106,44 +102,21 @@ func TestScratchCounterOnCUDA(t *testing.T) {
 		{"scratch", scratch, profiler.StatusOK, ""},
 		{"kept across launches", `  - {name: scratch, dtype: f32, shape: ["1 + blocks"], init: zeros}`, profiler.StatusMismatch, "wrong after the timed launches"},
 	}
-	// The manifests load and plan without a GPU, so that a run on one
-	// tests the scratch, not the test's YAML.
-	fams := map[string]*Family{}
+	var twins []cudaTwin
 	for _, c := range cases {
 		y := strings.Replace(lastBlockSumYAML, scratch, c.to, 1)
 		y = strings.Replace(y, "t_cuda_last_block_sum", "t_cuda_last_block_sum_"+strings.ReplaceAll(c.name, " ", "_"), 1)
-		f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": lastBlockSumCU,
-			"naive/kernel.yaml": naiveSumCUYAML, "naive/k.cu": naiveSumCU}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.Plan(profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema()), cudaDev); err != nil {
-			t.Fatal(err)
-		}
-		fams[c.name] = f
-	}
-	be := cudatest.OpenOrSkip(t)
-	r := run.NewRunner(be)
-	defer r.Close()
-	opt := profiler.DefaultOptions()
-	opt.Stop = profiler.StopRule{Noise: 0.05, MinSamples: 20, MinTime: 0.01, MaxTime: 0.2}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			f := fams[c.name]
-			if err := Install(f); err != nil {
-				t.Fatal(err)
-			}
-			s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
-			res := r.Run(context.Background(), s, opt, nil)
-			if res.Status != c.want {
-				t.Fatalf("status %s, want %s (error %q) %+v", res.Status, c.want, res.Error, res.Verdict)
-			}
+		tw := loadCUDATwin(t, c.name, map[string]string{"kernel.yaml": y, "k.cu": lastBlockSumCU,
+			"naive/kernel.yaml": naiveSumCUYAML, "naive/k.cu": naiveSumCU}, profiler.F32, c.want)
+		tw.check = func(t *testing.T, res profiler.Result) {
 			if res.Stats.N < 20 {
 				t.Errorf("%d samples: the test needs many launches", res.Stats.N)
 			}
 			if !strings.Contains(res.Error, c.wantError) {
 				t.Errorf("error %q, want it to say %q", res.Error, c.wantError)
 			}
-		})
+		}
+		twins = append(twins, tw)
 	}
+	runTwinsOnCUDA(t, twins, profiler.StopRule{Noise: 0.05, MinSamples: 20, MinTime: 0.01, MaxTime: 0.2})
 }

@@ -319,7 +319,7 @@ func emulatedEntry(full string, vals []metal.ConstantValue, p profiler.Program) 
 
 // withZeroDefaults gives each constant vals leave unset that the source
 // does not test with is_function_constant_defined and that the entry's
-// kernel (and any helper) does not read the value {}: the emulation
+// kernel (and what it reaches) does not read the value {}: the emulation
 // compiles the whole file, and kernels not launched (MLX's vjp kernels
 // beside the forward one) need some value, as on Metal they need none.
 // A constant the entry reads stays unset, an error as on Metal.
@@ -336,8 +336,15 @@ func withZeroDefaults(src, entry string, decls []metal.DeclaredConstant, vals []
 	entry = entry[strings.LastIndex(entry, ":")+1:]
 	notEntry := func(kernel string) bool { return kernel != entry }
 	out := slices.Clone(vals)
+	var reached map[string]bool // read on the first constant without a value
 	for _, d := range decls {
-		if !set[d.Index] && !metal.TestsDefined(src, d.Name) && !csrc.UsedOutsideKernels(src, d.Name, notEntry) {
+		if set[d.Index] || metal.TestsDefined(src, d.Name) {
+			continue
+		}
+		if reached == nil {
+			reached = csrc.NamesReached(src, notEntry)
+		}
+		if !reached[d.Name] {
 			out = append(out, metal.ConstantValue{Name: d.Name, Index: d.Index, Kind: d.Kind, Literal: "{}"})
 		}
 	}

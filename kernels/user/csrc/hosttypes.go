@@ -26,6 +26,13 @@ import (
 //     that are host code are blanked already; a #define's body counts
 //     where that macro is used).
 //
+// It marks too the file- and namespace-scope const/constexpr variables
+// (without __device__, __constant__, …) that the code that stays does not
+// use but the host code does (`const int NUM_REPS = 100;` that only main
+// reads): with the host code blanked NVRTC would warn they are never
+// referenced, which the whole program nvcc compiles does not. One that no
+// code uses stays, and so does its warning.
+//
 // Host then reports them, so Blank blanks them. It returns how many it
 // marked.
 func MarkHostOnly(files ...*File) int {
@@ -61,6 +68,13 @@ func MarkHostOnly(files ...*File) int {
 			}
 		}
 	}
+	for _, f := range files {
+		for i, d := range f.Decls {
+			if hostConstCandidate(d, f.declTokens(d)) {
+				cands = append(cands, cand{f, i, d.Start, d.End})
+			}
+		}
+	}
 	// drop the candidates that the code that stays uses, until none is
 	for changed := true; changed; {
 		changed = false
@@ -78,10 +92,46 @@ func MarkHostOnly(files ...*File) int {
 			return false
 		})
 	}
+	cands = slices.DeleteFunc(cands, func(c cand) bool {
+		d := c.f.Decls[c.i]
+		return d.Kind == Variable && !usedOutside(files, d.Names, c.f, c.start, c.end)
+	})
 	for _, c := range cands {
 		c.f.Decls[c.i].hostOnly = true
 	}
 	return len(cands)
+}
+
+// hostConstCandidate: a const or constexpr variable at file or namespace
+// scope in no device memory space, which MarkHostOnly blanks when only
+// host code uses it.
+func hostConstCandidate(d Decl, toks []ltok) bool {
+	if d.Kind != Variable || !d.Device || len(d.Names) == 0 {
+		return false
+	}
+	return !slices.ContainsFunc(toks, func(t ltok) bool { return memorySpaces[t.text] })
+}
+
+// memorySpaces are the CUDA variable qualifiers that put a variable on
+// the device.
+var memorySpaces = map[string]bool{"__device__": true, "__constant__": true, "__shared__": true, "__managed__": true}
+
+// usedOutside says whether any file's code (or a live #define's body)
+// names one of names outside decl's own span [start, end) in file f.
+func usedOutside(files []*File, names []string, f *File, start, end int) bool {
+	for _, g := range files {
+		for _, t := range g.code {
+			if t.kind == Ident && slices.Contains(names, t.text) && (g != f || t.start < start || t.start >= end) {
+				return true
+			}
+		}
+		for _, d := range g.Directives {
+			if !d.Dead && d.Kind == "define" && slices.ContainsFunc(d.Body, func(w string) bool { return slices.Contains(names, w) }) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hostOnlyKind: the declarations MarkHostOnly may mark (those that

@@ -79,3 +79,51 @@ void host_only(Names n) { Registry::Get(); }
 		t.Errorf("the main file:\n%s", got)
 	}
 }
+
+// A file-scope constant only host code reads is blanked with that code
+// (NVRTC would otherwise warn it is never referenced); one device code
+// reads, directly or through a macro, one in a device memory space, and
+// one no code reads (nvcc warns of it too) stay.
+func TestMarkHostOnlyConstants(t *testing.T) {
+	const src = `#include <stdio.h>
+const int NUM_REPS = 100;
+constexpr int BLOCK = 256;
+const int UNUSED = 1;
+__constant__ const float SCALE = 2.f;
+const int BASE = 2;
+const int TWICE = BASE * 2;
+const int HALF = 3;
+#define HALF_BLOCK (BLOCK / HALF)
+namespace cfg { const int WARMUP = 5; }
+static const float weights[] = {1.f, 2.f};
+__global__ void k(float* y) { y[threadIdx.x] = BLOCK + HALF_BLOCK; }
+int main() {
+  for (int r = 0; r < NUM_REPS + TWICE + cfg::WARMUP; r++) printf("%f %f\n", weights[r % 2], SCALE);
+  return 0;
+}
+`
+	f := Scan(src)
+	if n := MarkHostOnly(f); n != 5 {
+		t.Errorf("marked %d, want 5 (NUM_REPS, BASE, TWICE, WARMUP, weights)", n)
+	}
+	blanked := Blank(src, f)
+	for _, tc := range []struct {
+		decl string
+		host bool
+	}{
+		{"const int NUM_REPS = 100;", true},
+		{"constexpr int BLOCK = 256;", false},
+		{"const int UNUSED = 1;", false},
+		{"__constant__ const float SCALE = 2.f;", false},
+		{"const int BASE = 2;", true}, // only TWICE reads it, which only main reads
+		{"const int TWICE = BASE * 2;", true},
+		{"const int HALF = 3;", false}, // a macro the kernel uses reads it
+		{"const int WARMUP = 5;", true},
+		{"static const float weights[] = {1.f, 2.f};", true},
+		{"__global__ void k(float* y)", false},
+	} {
+		if kept := strings.Contains(blanked, tc.decl); kept == tc.host {
+			t.Errorf("%q kept %v, want %v", tc.decl, kept, !tc.host)
+		}
+	}
+}

@@ -38,13 +38,14 @@ type Decl struct {
 	// functions (a binding macro of the file, PYBIND11_MODULE(…) { … }).
 	hostMacro bool
 	// hostOnly: a type or alias only host code needs, naming what only
-	// host headers declare (MarkHostOnly).
+	// host headers declare, or a constant only host code reads
+	// (MarkHostOnly).
 	hostOnly bool
 }
 
 // Host says whether the declaration is host code: a function, variable or
 // function template instantiation that is not Device, a macro invocation
-// that defines host functions, or a type or alias MarkHostOnly marked.
+// that defines host functions, or a declaration MarkHostOnly marked.
 // mltop blanks those before NVRTC compiles a source (an explicit
 // instantiation of a blanked host template would otherwise be "not a
 // template").

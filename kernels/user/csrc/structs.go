@@ -25,6 +25,11 @@ type StructDecl struct {
 	// before any access label included), which also makes the struct no
 	// C++03 POD.
 	Hidden bool
+	// Members names every data member in order, also those FindStruct
+	// refuses (`void (*f)(int)`, `struct { int a; } in`), so that a
+	// message about a refused struct can list its fields; Fields is then
+	// incomplete.
+	Members []string
 }
 
 // StructField is one data member. `int a, *b;` is two fields.
@@ -63,7 +68,8 @@ func (f StructField) Declared() string {
 // struct [tag] { … } name;`. A qualified name (`ns::Params`) is looked up
 // by its last part. found is false when src defines no such struct; err
 // names a member mltop cannot lay out (a bit-field, a reference, a
-// function pointer, an alignment attribute, several or virtual bases).
+// function pointer, an alignment attribute, several or virtual bases);
+// d.Members still names all of them.
 func FindStruct(src, name string) (d StructDecl, found bool, err error) {
 	if i := strings.LastIndex(name, "::"); i >= 0 {
 		name = name[i+2:]
@@ -141,9 +147,18 @@ func baseClause(toks []Token, j int, name string) (base string, open int, err er
 }
 
 // structBody reads the data members between the braces at toks[open]
-// (a class's members are private until a label says otherwise).
+// (a class's members are private until a label says otherwise). A member
+// it refuses gives the error, and the members after it are read on for
+// their names (Members).
 func structBody(toks []Token, open int, name string, isClass bool) (StructDecl, error) {
 	d := StructDecl{Name: name}
+	var refused error
+	refuse := func(err error, names ...string) {
+		if refused == nil {
+			refused = err
+		}
+		d.Members = append(d.Members, names...)
+	}
 	end := Matching(toks, open)
 	var member []Token
 	hidden := isClass
@@ -157,11 +172,20 @@ func structBody(toks []Token, open int, name string, isClass bool) (StructDecl, 
 		case t.Text == "{":
 			close := Matching(toks, i)
 			if startsTypeDef(member) {
+				semi := close + 1
+				for semi < end && toks[semi].Text != ";" {
+					semi++
+				}
 				switch {
 				case close+1 < end && toks[close+1].Text != ";":
-					return d, fmt.Errorf("struct %s: line %d defines a %s inside it with a member of that type: define the inner type on its own and declare the member by its name", name, t.Line, member[0].Text)
+					refuse(fmt.Errorf("struct %s: line %d defines a %s inside it with a member of that type: define the inner type on its own and declare the member by its name", name, t.Line, member[0].Text),
+						declaredNames(toks[close+1:semi], false)...)
+					i, member = semi, member[:0]
+					continue
 				case member[0].Text == "union" || len(member) == 1:
-					return d, fmt.Errorf("struct %s: line %d declares an anonymous %s member: mltop lays out named fields of scalars, pointers and structs", name, t.Line, member[0].Text)
+					refuse(fmt.Errorf("struct %s: line %d declares an anonymous %s member: mltop lays out named fields of scalars, pointers and structs", name, t.Line, member[0].Text))
+					i, member = semi, member[:0]
+					continue
 				}
 			}
 			if isFunction(member) || startsTypeDef(member) {
@@ -182,9 +206,14 @@ func structBody(toks []Token, open int, name string, isClass bool) (StructDecl, 
 		case t.Text == ";":
 			fs, init, err := dataMembers(member, name)
 			if err != nil {
-				return d, err
+				refuse(err, declaredNames(member, true)...)
+				member = member[:0]
+				continue
 			}
 			d.Fields = append(d.Fields, fs...)
+			for _, f := range fs {
+				d.Members = append(d.Members, f.Name)
+			}
 			d.Initialized = d.Initialized || init
 			d.Hidden = d.Hidden || hidden && len(fs) > 0
 			member = member[:0]
@@ -192,7 +221,43 @@ func structBody(toks []Token, open int, name string, isClass bool) (StructDecl, 
 		}
 		member = append(member, t)
 	}
-	return d, nil
+	return d, refused
+}
+
+// declaredNames are the names a member declaration that dataMembers
+// refuses declares, read loosely: `int a : 3, b` (a, b), `float& r`,
+// `void (*fn)(int)` (fn), `alignas(16) float v[4]` (v). A static member,
+// a using or a friend declares none. typed: the member starts with its
+// type (not so the declarators after a nested type's closing brace).
+func declaredNames(member []Token, typed bool) []string {
+	if len(member) == 0 {
+		return nil
+	}
+	switch member[0].Text {
+	case "static", "using", "typedef", "friend", "template", "static_assert":
+		return nil
+	}
+	var names []string
+	for d, decl := range splitDeclarators(member) {
+		var kept []Token
+		for k := 0; k < len(decl); k++ {
+			switch t := decl[k]; {
+			case alignWords[t.Text] && k+1 < len(decl) && decl[k+1].Text == "(":
+				k = Matching(decl, k+1) // the attribute and its arguments
+			case t.Text == "(" && k+2 < len(decl) && decl[k+1].Text == "*" && decl[k+2].Kind == Ident:
+				kept = append(kept, decl[k+2]) // a function pointer's name
+				k = len(decl)
+			case t.Text == "=" || t.Text == "{" || t.Text == ":" && (k+1 >= len(decl) || decl[k+1].Text != ":") && (k == 0 || decl[k-1].Text != ":"):
+				k = len(decl) // an initializer or a bit-field's width
+			default:
+				kept = append(kept, t)
+			}
+		}
+		if n := lastIdentBeforeBracket(kept); n > 0 || n == 0 && (d > 0 || !typed) { // the first declarator follows the type
+			names = append(names, kept[n].Text)
+		}
+	}
+	return names
 }
 
 // isFunction says whether a member is a function (a parenthesis outside an

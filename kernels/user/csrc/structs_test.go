@@ -64,22 +64,34 @@ func TestFindStruct(t *testing.T) {
 	}
 }
 
+// A struct mltop cannot lay out is refused naming the first member at
+// fault, and Members still names every data member, the refused ones
+// too, for the message that lists them.
 func TestFindStructRefuses(t *testing.T) {
-	for _, c := range []struct{ src, want string }{
-		{"struct P { int a : 3; };", "bit-field"},
-		{"struct P { float& r; };", "reference"},
-		{"struct P { void (*fn)(int); };", "function pointer"},
-		{"struct P { alignas(16) float a; };", "alignment"},
-		{"struct P { float** pp; };", "pointer to a pointer"},
-		{"struct P : A, B { int a; };", "several base classes"},
-		{"struct P : virtual A { int a; };", "virtual base"},
-		{"struct P { struct { int a; } inner; };", "define the inner type on its own"},
-		{"struct P { union { int a; float b; }; };", "anonymous union"},
-		{"struct P { union U { int a; float b; } u; };", "define the inner type"},
+	for _, c := range []struct{ src, want, members string }{
+		{"struct P { int a : 3, b : 5; float x; };", "bit-field", "a b x"},
+		{"struct P { float& r; int n; };", "reference", "r n"},
+		{"struct P { void (*fn)(int); float* y; };", "function pointer", "fn y"},
+		{"struct P { alignas(16) float a[4]; int n = 2; };", "alignment", "a n"},
+		{"struct P { float** pp; };", "pointer to a pointer", "pp"},
+		{"struct P : A, B { int a; };", "several base classes", ""},
+		{"struct P : virtual A { int a; };", "virtual base", ""},
+		{"struct P { struct { int a; } inner; long m; };", "define the inner type on its own", "inner m"},
+		{"struct P { union { int a; float b; }; int c; };", "anonymous union", "c"},
+		{"struct P { union U { int a; float b; } u, v; };", "define the inner type", "u v"},
+		{"struct P {\n  const float* x;\n  int shape[2];\n  __device__ int size() const { return shape[0]; }\n  struct { int a; } in;\n  static int count;\n  float eps = 0;\n};",
+			"line 5 defines a struct", "x shape in eps"},
 	} {
-		_, found, err := FindStruct(c.src, "P")
+		d, found, err := FindStruct(c.src, "P")
 		if !found || err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: found %v, err %v; want it to say %q", c.src, found, err, c.want)
 		}
+		if got := strings.Join(d.Members, " "); err != nil && !strings.Contains(c.want, "base") && got != c.members {
+			t.Errorf("%s: members %q, want %q", c.src, got, c.members)
+		}
+	}
+	d, _, err := FindStruct(convParams, "ConvParamsBase")
+	if got := strings.Join(d.Members, " "); err != nil || got != "batch dim seqlen width silu_activation x_batch_stride x_ptr w_ptr b_ptr conv_state_indices_ptr scale shape m" {
+		t.Errorf("the members of a struct FindStruct reads: %q, %v", got, err)
 	}
 }

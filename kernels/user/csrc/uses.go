@@ -1,57 +1,133 @@
 package csrc
 
-// UsedOutsideKernels says whether src names name anywhere but in the
-// kernels that skip picks (by their own name, signature and body) and in
-// a Metal function constant's declaration of it. A source that keeps
-// several kernels in one file (MLX's rms_norm.metal: the forward kernel and
-// the vjp kernels that read a function constant) uses the name for a
-// dispatch only when it appears outside the kernels the dispatches do not
-// launch: in a launched kernel, a helper, a global. Preprocessor lines are
-// not read.
-func UsedOutsideKernels(src, name string, skip func(kernel string) bool) bool {
-	toks := Tokenize(src)
-	for i := 0; i < len(toks); i++ {
-		t := toks[i]
-		if t.Kind == Ident && t.Text == name && !constantDecl(toks, i) {
-			return true
+import "sort"
+
+// NamesReached are the names the code of the launched kernels reaches: a
+// kernel skip does not pick, the functions, variables and types it names,
+// and theirs, transitively, each macro it uses read through the #define in
+// effect where it is used. This is what Metal asks values of when it
+// specialises a kernel: a function constant that only kernels no
+// dispatch launches read (MLX's vjp kernels beside the forward one), or
+// only helpers of those (ggml's mul_mv helpers in a file whose
+// kernel_sum_rows is launched), needs none. When src has no definition of
+// a launched kernel (a macro writes them all), every declaration but the
+// skipped kernels counts as reached.
+func NamesReached(src string, skip func(kernel string) bool) map[string]bool {
+	f := Scan(src)
+	r := &reach{f: f, byName: map[string][]int{}, done: map[int]bool{}, names: map[string]bool{}, macros: macroHistory(f), read: map[macroRead]bool{}}
+	var roots []int
+	for i, d := range f.Decls {
+		if len(d.Names) == 0 {
+			continue
 		}
-		if end, ok := skippedKernel(toks, i, skip); ok {
-			i = end
+		kernel := d.Kind == Function && r.isKernel(d)
+		if kernel && skip(d.Names[0]) {
+			continue // never reached, even where an instantiation names it
+		}
+		for _, n := range d.Names {
+			r.byName[n] = append(r.byName[n], i)
+		}
+		if kernel && d.Definition {
+			roots = append(roots, i)
+		}
+	}
+	if len(roots) == 0 {
+		for _, idx := range r.byName {
+			roots = append(roots, idx...)
+		}
+	}
+	for _, i := range roots {
+		r.visit(i)
+	}
+	return r.names
+}
+
+// reach walks the declarations the launched kernels reach.
+type reach struct {
+	f      *File
+	byName map[string][]int // name → the declarations that may be reached by it
+	done   map[int]bool
+	names  map[string]bool
+	macros map[string][]macroState
+	read   map[macroRead]bool // the #defines whose replacement was read
+}
+
+// macroRead is one #define of a macro: its name and its place in the
+// macro's history.
+type macroRead struct {
+	name string
+	k    int
+}
+
+// macroState is a #define (body) or an #undef (undef) of a macro, at a
+// byte offset of the source.
+type macroState struct {
+	at    int
+	body  []string
+	undef bool
+}
+
+// macroHistory lists, per macro name, its live #defines and #undefs in
+// source order.
+func macroHistory(f *File) map[string][]macroState {
+	out := map[string][]macroState{}
+	for _, d := range f.Directives {
+		switch {
+		case d.Dead:
+		case d.Kind == "define" && d.Defines != "":
+			out[d.Defines] = append(out[d.Defines], macroState{at: d.Start, body: d.Body})
+		case d.Kind == "undef" && len(d.Tests) == 1:
+			out[d.Tests[0]] = append(out[d.Tests[0]], macroState{at: d.Start, undef: true})
+		}
+	}
+	return out
+}
+
+// isKernel says whether a function declaration is a kernel (`kernel`,
+// `[[kernel]]`, `__global__` before its name).
+func (r *reach) isKernel(d Decl) bool {
+	for _, t := range r.f.declTokens(d) {
+		switch t.text {
+		case "kernel", "__global__":
+			return true
+		case "(":
+			return false
 		}
 	}
 	return false
 }
 
-// constantDecl says whether toks[i] is the name in
-// `constant T name [[function_constant(n)]]`.
-func constantDecl(toks []Token, i int) bool {
-	return i+2 < len(toks) && toks[i+1].Text == "[[" && toks[i+2].Text == "function_constant"
-}
-
-// skippedKernel reads a kernel that starts at toks[i] (`kernel`,
-// `[[kernel]]` or `__global__`) and, when skip picks it, returns the index
-// of its body's closing brace.
-func skippedKernel(toks []Token, i int, skip func(string) bool) (int, bool) {
-	t := toks[i].Text
-	isKernel := t == "__global__" || t == "kernel"
-	if t == "[[" && i+2 < len(toks) && toks[i+1].Text == "kernel" && toks[i+2].Text == "]]" {
-		isKernel = true
+// visit marks the names declaration i uses and visits what they name.
+func (r *reach) visit(i int) {
+	if r.done[i] {
+		return
 	}
-	if !isKernel {
-		return 0, false
-	}
-	j, ok := entryName(toks, i+1)
-	if !ok || toks[j-1].Text == "decltype" || !skip(toks[j-1].Text) {
-		return 0, false
-	}
-	end := skipGroup(toks, j, "(", ")")
-	for k := end + 1; k < len(toks); k++ {
-		switch toks[k].Text {
-		case "{":
-			return skipGroup(toks, k, "{", "}"), true
-		case ";": // a declaration without a body
-			return k, true
+	r.done[i] = true
+	for _, t := range r.f.declTokens(r.f.Decls[i]) {
+		if t.kind == Ident {
+			r.use(t.text, t.start, 0)
 		}
 	}
-	return len(toks) - 1, true
+}
+
+// use marks name, used at byte offset at: the declarations it names are
+// visited, and the replacement of the #define in effect there is read
+// (once per #define: a macro in it is taken as defined at its first use).
+func (r *reach) use(name string, at, depth int) {
+	r.names[name] = true
+	for _, j := range r.byName[name] {
+		r.visit(j)
+	}
+	hist := r.macros[name]
+	if len(hist) == 0 || depth > 16 {
+		return
+	}
+	k := sort.Search(len(hist), func(k int) bool { return hist[k].at >= at }) - 1
+	if k < 0 || hist[k].undef || r.read[macroRead{name, k}] {
+		return
+	}
+	r.read[macroRead{name, k}] = true
+	for _, w := range hist[k].body {
+		r.use(w, at, depth+1)
+	}
 }

@@ -19,6 +19,9 @@ type context struct {
 	dtypeNameWhy string
 	intNames     map[string]bool // every integer parameter name of the chosen kernels
 	usesDType    bool            // a buffer or scalar follows the spec's dtype
+	// scalarStructs memoizes scalarStruct (a struct name is asked of
+	// every pointer parameter)
+	scalarStructs map[string][]csrc.StructField
 }
 
 // cTypes are element types the scaffold maps to a fixed dtype.
@@ -41,7 +44,8 @@ var nonFloat = map[string]bool{"void": true, "bool": true, "char": true, "signed
 	"short": true, "int16_t": true, "uint16_t": true, "ushort": true, "long": true, "long long": true, "int64_t": true, "uint64_t": true, "size_t": true}
 
 func newContext(src, lang string, sigs []csrc.Signature) *context {
-	c := &context{src: src, lang: lang, toks: csrc.Tokenize(src), typedefs: csrc.Typedefs(src), consts: blockConstants(src), intNames: map[string]bool{}}
+	c := &context{src: src, lang: lang, toks: csrc.Tokenize(src), typedefs: csrc.Typedefs(src), consts: blockConstants(src), intNames: map[string]bool{},
+		scalarStructs: map[string][]csrc.StructField{}}
 	for _, s := range sigs {
 		for _, p := range s.Bindable() {
 			if !p.Pointer && c.intType(p.Scalar) {
@@ -108,7 +112,7 @@ func (c *context) floatAlias(t string) bool {
 	if u, ok := c.typedefs[t]; ok {
 		return u == "" || isSpecDType(cTypes[u])
 	}
-	if structFields(c.toks, t) != nil || strings.ContainsAny(t, " <:") {
+	if c.scalarStruct(t) != nil || strings.ContainsAny(t, " <:") {
 		return false
 	}
 	return true

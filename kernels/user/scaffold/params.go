@@ -53,10 +53,10 @@ func (c *context) bindParams(p *plan, k *kernelScan) []string {
 // constantParam maps a Metal `constant X& name` parameter: one scalar, or
 // the fields of a struct in order (mltop packs them into one struct).
 func (c *context) constantParam(p *plan, k *kernelScan, prm csrc.Param, pname string) []string {
-	if fs := structFields(c.toks, prm.Pointee); fs != nil {
+	if fs := c.scalarStruct(prm.Pointee); fs != nil {
 		var out []string
 		for _, f := range fs {
-			out = append(out, c.scalarParam(p, k, f.name, f.ctype))
+			out = append(out, c.scalarParam(p, k, f.Name, f.Type))
 		}
 		k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("the fields of %s (%s) are passed as i32 (ints) and f32 (floats)", pname, prm.Pointee),
 			"%s: %s (%s) is a struct: its fields %s are the last args, in order (mltop packs them into one struct; it passes ints as i32 and floats as f32)", k.sig.Entry, pname, prm.Pointee, fieldNames(fs)))
@@ -70,10 +70,10 @@ func (c *context) constantParam(p *plan, k *kernelScan, prm csrc.Param, pname st
 	return []string{c.scalarParam(p, k, pname, prm.Pointee)}
 }
 
-func fieldNames(fs []field) string {
+func fieldNames(fs []csrc.StructField) string {
 	var n []string
 	for _, f := range fs {
-		n = append(n, f.name)
+		n = append(n, f.Name)
 	}
 	return strings.Join(n, ", ")
 }
@@ -100,13 +100,12 @@ func (c *context) scalarParam(p *plan, k *kernelScan, pname, ctype string) strin
 		return c.intParam(p, k, pname)
 	}
 	if c.lang == "cuda" {
-		names := memberNames(c.toks, t)
-		if _, found, _ := csrc.FindStruct(c.src, c.resolve(t)); found || names != nil {
+		if d, found, _ := csrc.FindStruct(c.src, c.resolve(t)); found {
 			m, err := c.structMapping(p, k, pname, t)
 			if err == nil {
 				return m
 			}
-			return c.structArg(p, k, pname, t, names, err)
+			return c.structArg(p, k, pname, t, d.Members, err)
 		}
 	}
 	k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("the arg of %s (%s, which mltop cannot pass) is 0", pname, t),
@@ -373,7 +372,7 @@ func indexBelowV(p *plan) {
 func metalTakesStruct(c *context, k *kernelScan) bool {
 	for _, prm := range k.sig.Bindable() {
 		if prm.Pointer && strings.Contains(prm.Type, "constant") && !strings.Contains(prm.Type, "*") &&
-			structFields(c.toks, prm.Pointee) != nil {
+			c.scalarStruct(prm.Pointee) != nil {
 			return true
 		}
 	}

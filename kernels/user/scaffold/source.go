@@ -2,7 +2,6 @@ package scaffold
 
 import (
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -285,95 +284,4 @@ func mentions(toks []csrc.Token, name string) bool {
 		}
 	}
 	return false
-}
-
-// field is one member of a struct.
-type field struct{ name, ctype string }
-
-// structFields are the data members of `struct name { … };` in src, in
-// order; nil when it is not found or holds something else than scalars.
-func structFields(toks []csrc.Token, name string) []field {
-	for i := 0; i+2 < len(toks); i++ {
-		if toks[i].Text != "struct" || toks[i+1].Text != name || toks[i+2].Text != "{" {
-			continue
-		}
-		end := csrc.Matching(toks, i+2)
-		var out []field
-		var cur []string
-		for _, t := range toks[i+3 : end] {
-			switch t.Text {
-			case ";":
-				if len(cur) >= 2 {
-					out = append(out, field{name: cur[len(cur)-1], ctype: strings.Join(cur[:len(cur)-1], " ")})
-				}
-				cur = nil
-			case "(", "{", "[", "*":
-				return nil
-			default:
-				cur = append(cur, t.Text)
-			}
-		}
-		return out
-	}
-	return nil
-}
-
-// memberNames are the data members' names of `struct name { … };` or
-// `class name { … };` in src, in order, whatever their types (pointers
-// too); nil when no such definition is found. Member functions, nested
-// types and static members are skipped.
-func memberNames(toks []csrc.Token, name string) []string {
-	for i := 0; i+2 < len(toks); i++ {
-		if (toks[i].Text != "struct" && toks[i].Text != "class") || toks[i+1].Text != name || toks[i+2].Text != "{" {
-			continue
-		}
-		end := csrc.Matching(toks, i+2)
-		var out []string
-		var cur []string
-		for j := i + 3; j < end; j++ {
-			switch t := toks[j].Text; t {
-			case "(":
-				j = csrc.Matching(toks, j) // a parameter list: the declaration is a function's
-				cur = append(cur, "(")
-			case "{":
-				j = csrc.Matching(toks, j)
-				if slices.Contains(cur, "(") { // a member function's body: no ; follows
-					cur = nil
-				} else { // a nested type: its member's name follows
-					cur = append(cur, "{}")
-				}
-			case ";":
-				if n := memberName(cur); n != "" {
-					out = append(out, n)
-				}
-				cur = nil
-			default:
-				cur = append(cur, t)
-			}
-		}
-		return out
-	}
-	return nil
-}
-
-// memberName is the name a data member declaration declares (`float* x`,
-// `int shape[4]`, `int n = 0`), or "" for a function, a static member or
-// something else.
-func memberName(decl []string) string {
-	if len(decl) < 2 || decl[0] == "static" || decl[0] == "using" || decl[0] == "typedef" || decl[0] == "friend" {
-		return ""
-	}
-	for i, t := range decl {
-		if t == "(" {
-			return ""
-		}
-		if t == "[" || t == "=" || t == ":" {
-			decl = decl[:i]
-			break
-		}
-	}
-	if n := decl[len(decl)-1]; len(decl) >= 2 && nameRE.MatchString(n) {
-		return n
-	}
-	return ""
 }

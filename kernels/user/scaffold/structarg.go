@@ -24,6 +24,32 @@ type structFiller struct {
 	leftOut []string // fields left out: "name (why)"
 }
 
+// scalarStruct is the fields of struct name when each is one scalar (a
+// Metal kernel's `constant P& p`, whose fields mltop packs into one
+// struct); nil when the source defines no such struct, or it has a base,
+// no field, or a pointer or array field.
+func (c *context) scalarStruct(name string) []csrc.StructField {
+	fs, seen := c.scalarStructs[name]
+	if !seen {
+		fs = readScalarStruct(c.src, name)
+		c.scalarStructs[name] = fs
+	}
+	return fs
+}
+
+func readScalarStruct(src, name string) []csrc.StructField {
+	d, found, err := csrc.FindStruct(src, name)
+	if !found || err != nil || d.Base != "" || len(d.Fields) == 0 {
+		return nil
+	}
+	for _, f := range d.Fields {
+		if f.Pointer || f.Extents != nil {
+			return nil
+		}
+	}
+	return d.Fields
+}
+
 // structMapping is the arg of struct ctype taken by value as a mapping of
 // its fields; an error when new cannot read the struct (its arg is then
 // the 0 and TODO of structArg).

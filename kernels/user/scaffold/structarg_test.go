@@ -115,3 +115,22 @@ func TestStructArgLeftOutField(t *testing.T) {
 	manifestSays(t, res.Text, []string{"args: [y, {x: x, n: N}]", "TODO: fields of p left out: pair (type float2); mltop lays out scalars, pointers and structs of them"}, []string{"pair:"})
 	checkNotesHaveTODOs(t, res)
 }
+
+// A Metal parameter struct written `typedef struct { … } name;` (ggml's
+// kargs) is read like `struct name { … };`: its fields are the args after
+// the buffers, and the struct is no element type.
+func TestMetalTypedefStructFields(t *testing.T) {
+	src := "#include <metal_stdlib>\nusing namespace metal;\ntypedef struct {\n  int32_t ne00;\n  float eps;\n} kargs_norm;\n" +
+		"kernel void norm(constant kargs_norm& args [[buffer(0)]], device const float* x [[buffer(1)]], device float* y [[buffer(2)]], uint i [[thread_position_in_grid]]) {\n" +
+		"  if (i < uint(args.ne00)) y[i] = x[i] * args.eps;\n}\n"
+	res, err := Manifest(Request{Name: "my_norm", SrcPath: "/w/n.metal", Src: src, Dir: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifestSays(t, res.Text, []string{"args: [x, y, ne00, eps]", "TODO: the fields of args (kargs_norm) are passed as i32 (ints) and f32 (floats)"},
+		[]string{"dtype_name: kargs_norm", "cannot read that type's fields"})
+	checkNotesHaveTODOs(t, res)
+	if _, err := user.Load(usertest.Write(t, map[string]string{"kernel.yaml": res.Text, "n.metal": src})); err != nil {
+		t.Errorf("the scaffold does not load: %v\n%s", err, res.Text)
+	}
+}
