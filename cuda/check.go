@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"bytes"
+	"encoding/binary"
 	"debug/elf"
 	"strings"
 )
@@ -40,7 +41,7 @@ func checkArch(arch string) string {
 // and no such section). Registers are not read yet: -1.
 func cubinFacts(cubin []byte, entry string) (kernels []string, registers, shared int) {
 	registers, shared = -1, -1
-	f, err := elf.NewFile(bytes.NewReader(cubin))
+	f, err := elf.NewFile(bytes.NewReader(withELFVersion(cubin)))
 	if err != nil {
 		return nil, -1, -1
 	}
@@ -61,4 +62,18 @@ func cubinFacts(cubin []byte, entry string) (kernels []string, registers, shared
 		shared = 0 // a kernel without a shared section declares none
 	}
 	return kernels, registers, shared
+}
+
+// withELFVersion is cubin with its ELF header's e_version set to 1
+// (EV_CURRENT) where the compiler wrote another: CUDA 11's NVRTC puts its
+// own ABI version there (0x76), which Go's debug/elf refuses, and the
+// kernels of such a cubin went unlisted. A copy: cubin is not changed.
+func withELFVersion(cubin []byte) []byte {
+	const off = 0x14 // e_version, after e_ident (16 bytes), e_type and e_machine
+	if len(cubin) < off+4 || string(cubin[:4]) != "\x7fELF" || binary.LittleEndian.Uint32(cubin[off:]) == 1 {
+		return cubin
+	}
+	c := bytes.Clone(cubin)
+	binary.LittleEndian.PutUint32(c[off:], 1)
+	return c
 }

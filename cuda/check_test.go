@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
@@ -75,5 +76,28 @@ func TestCheckCompile(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), `NVRTC could not compile scale.cu for sm_90: scale.cu:3: error: identifier "undefined_thing" is undefined`) ||
 		strings.Contains(err.Error(), "has no kernel") || strings.Count(err.Error(), "detected during instantiation") != 1 {
 		t.Errorf("broken template instance: %v\nlog: %s", err, r.Log)
+	}
+}
+
+// withELFVersion mends the e_version CUDA 11's NVRTC writes (0x76), which
+// debug/elf refuses, on a copy; a cubin with version 1 or no ELF header
+// is returned as it is.
+func TestWithELFVersion(t *testing.T) {
+	hdr := make([]byte, 64)
+	copy(hdr, "\x7fELF\x02\x01\x01\x33")
+	hdr[0x14] = 0x76
+	got := withELFVersion(hdr)
+	if got[0x14] != 1 || got[0x15] != 0 || hdr[0x14] != 0x76 {
+		t.Errorf("e_version %#x, input %#x", got[0x14], hdr[0x14])
+	}
+	if !bytes.Equal(got[:0x14], hdr[:0x14]) || !bytes.Equal(got[0x18:], hdr[0x18:]) {
+		t.Error("bytes other than e_version changed")
+	}
+	hdr[0x14] = 1
+	if got := withELFVersion(hdr); &got[0] != &hdr[0] {
+		t.Error("a cubin with e_version 1 was copied")
+	}
+	if got := withELFVersion([]byte("not an elf")); string(got) != "not an elf" {
+		t.Errorf("non-ELF input changed: %q", got)
 	}
 }
