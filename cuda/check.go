@@ -2,8 +2,8 @@ package cuda
 
 import (
 	"bytes"
-	"encoding/binary"
 	"debug/elf"
+	"encoding/binary"
 	"strings"
 )
 
