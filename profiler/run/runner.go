@@ -30,9 +30,17 @@ type Runner struct {
 	inputs      inputCache
 	spare       map[int64][]profiler.Buffer // the last spec's device buffers, by size, for the next (see allocate)
 	queued      map[string]bool             // programs handed to the compile pool (see Prefetch)
-	pool        compilePool
-	workers     int // compile pool size (CompileWorkers)
-	plans       *PlanCache
+	// loading holds the programs being loaded (ahead, or by the spec that
+	// runs them), closed when done; aheadLoads how the loads ahead went,
+	// until a spec takes them (see preload). loadMu makes the loads ahead
+	// one at a time; gate keeps them out of timed launches.
+	loading    map[string]chan struct{}
+	aheadLoads map[string]aheadLoad
+	loadMu     sync.Mutex
+	gate       loadGate
+	pool       compilePool
+	workers    int // compile pool size (CompileWorkers)
+	plans      *PlanCache
 	// hostBytes and hostVals keep the host slices of the output checks
 	// (downloads, decoded values), layouts the last references' check
 	// layouts (see checkLayout).
@@ -64,7 +72,8 @@ func NewRunner(b profiler.Backend) *Runner {
 		dev = ApplyCalibration(dev, c)
 	}
 	avail, _ := HostMemory()
-	return &Runner{backend: b, dev: dev, kernels: map[string]profiler.Kernel{}, refs: map[string]*profiler.Reference{}, refMaking: map[string]chan struct{}{}, queued: map[string]bool{}, workers: CompileWorkers(), plans: NewPlanCache(0),
+	return &Runner{backend: b, dev: dev, kernels: map[string]profiler.Kernel{}, refs: map[string]*profiler.Reference{}, refMaking: map[string]chan struct{}{}, queued: map[string]bool{},
+		loading: map[string]chan struct{}{}, aheadLoads: map[string]aheadLoad{}, workers: CompileWorkers(), plans: NewPlanCache(0),
 		inputBudget: inputBudget(avail, 1)}
 }
 
@@ -103,12 +112,15 @@ func (r *Runner) Device() profiler.DeviceInfo { return r.dev }
 // backend.
 func (r *Runner) Close() error {
 	r.pool.close()
+	r.gate.close()
 	r.mu.Lock()
 	r.ahead, r.closed = nil, true // the shapes queued ahead are not made
 	spare := r.spare
 	r.spare = nil
 	stale := r.dropPristine("")
 	r.mu.Unlock()
+	r.loadMu.Lock() // a load ahead in flight ends before the backend closes
+	r.loadMu.Unlock()
 	for _, bs := range spare {
 		for _, b := range bs {
 			r.backend.Free(b)
@@ -176,7 +188,7 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 
 	clk.mark(&ph.Plan)
 	progress(profiler.Progress{Phase: "compile"})
-	launches, setup, err := r.compile(plan)
+	launches, setup, err := r.compile(plan, res)
 	if err != nil {
 		st := profiler.StatusCompileError
 		if errors.Is(err, profiler.ErrCannotRun) {
@@ -290,25 +302,52 @@ func programKey(p profiler.Program) string {
 	return k
 }
 
-func (r *Runner) kernel(p profiler.Program) (profiler.Kernel, error) {
+// kernel is p's kernel: loaded already (ahead, see preload: its load time
+// counts as res's Ahead phase), or compiled and loaded now. A load ahead
+// in flight is waited for; one that failed is done again here, and its
+// error noted on res when this one works.
+func (r *Runner) kernel(p profiler.Program, res *profiler.Result) (profiler.Kernel, error) {
 	key := programKey(p)
 	r.mu.Lock()
+	for r.loading[key] != nil {
+		wait := r.loading[key]
+		r.mu.Unlock()
+		<-wait
+		r.mu.Lock()
+	}
 	k, ok := r.kernels[key]
+	ahead, wasAhead := r.aheadLoads[key]
+	delete(r.aheadLoads, key)
+	var loaded chan struct{}
+	if !ok {
+		loaded = make(chan struct{}) // no load ahead of it starts meanwhile
+		r.loading[key] = loaded
+	}
 	r.mu.Unlock()
 	if ok {
+		if wasAhead && res.Phases != nil {
+			res.Phases.Ahead += ahead.took.Seconds()
+		}
 		return k, nil
 	}
 	k, err := r.backend.Compile(p)
+	r.mu.Lock()
+	delete(r.loading, key)
+	if err == nil {
+		r.kernels[key] = k
+	}
+	r.mu.Unlock()
+	close(loaded)
 	if err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	r.kernels[key] = k
-	r.mu.Unlock()
+	if wasAhead && ahead.err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("loading %s ahead failed (%v); it was loaded in its turn", p.Entry, ahead.err))
+	}
 	return k, nil
 }
 
-func (r *Runner) compile(plan *profiler.Plan) (timed, setup []profiler.Launch, err error) {
+func (r *Runner) compile(plan *profiler.Plan, res *profiler.Result) (timed, setup []profiler.Launch, err error) {
 	mk := func(ds []profiler.Dispatch) ([]profiler.Launch, error) {
 		out := make([]profiler.Launch, len(ds))
 		for i := range ds {
@@ -319,7 +358,7 @@ func (r *Runner) compile(plan *profiler.Plan) (timed, setup []profiler.Launch, e
 				}
 				continue
 			}
-			k, err := r.kernel(ds[i].Program)
+			k, err := r.kernel(ds[i].Program, res)
 			if err != nil {
 				return nil, fmt.Errorf("compiling %s (%s): %w", ds[i].Name, ds[i].Program.Entry, err)
 			}
