@@ -181,8 +181,8 @@ func (r *Runner) Prefetch(j profiler.Job) {
 			pl, loads := r.backend.(Preloader)
 			r.pool.submit(r.workers, func() {
 				pc.Precompile(prog)
-				if loads {
-					r.preload(pl, key, prog)
+				if loads { // queued: the compile pool does not wait for the load gate
+					r.loader.submit(1, func() { r.preload(pl, key, prog) })
 				}
 			})
 		}

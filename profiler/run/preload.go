@@ -12,9 +12,10 @@ import (
 // Preloader is implemented by backends that can load a compiled program
 // onto the device off their device thread (CUDA: the module loaded on a
 // second thread with the context current), so that the spec that runs it
-// finds its kernel ready. The Runner calls Preload from its compile pool
-// after Precompile, one load at a time and never while a spec's samples
-// are timed (see loadGate). It must be safe to call beside the device
+// finds its kernel ready. The Runner calls Preload after the program's
+// Precompile, from one loader goroutine (one load at a time, the compile
+// pool never waits for it) and never while a spec's samples are timed
+// (see loadGate). It must be safe to call beside the device
 // thread's work. An error is not the spec's: the spec compiles and loads
 // the program in its turn (Compile), and reports that error if it fails
 // too.

@@ -24,9 +24,14 @@ type preloadingBackend struct {
 	preloaded, compiled   []string
 	failLoad, failCompile map[string]bool
 	calledLoad            chan string // each Preload's program, when not nil
+	precompiled           chan string // each Precompile's program, when not nil
 }
 
-func (b *preloadingBackend) Precompile(profiler.Program) {}
+func (b *preloadingBackend) Precompile(p profiler.Program) {
+	if b.precompiled != nil {
+		b.precompiled <- progName(p)
+	}
+}
 
 func (b *preloadingBackend) Preload(p profiler.Program) (profiler.Kernel, error) {
 	if b.calledLoad != nil {
@@ -159,6 +164,33 @@ func TestRunnerCloseStopsWaitingLoads(t *testing.T) {
 	select {
 	case p := <-b.calledLoad:
 		t.Errorf("%s was loaded ahead after Close", p)
+	default:
+	}
+}
+
+// While a spec is timed (the load gate shut), the loads ahead wait, but
+// the compile pool goes on compiling the programs ahead.
+func TestCompilePoolDoesNotWaitForLoads(t *testing.T) {
+	b := &preloadingBackend{calledLoad: make(chan string, 8), precompiled: make(chan string, 8)}
+	r := run.NewRunner(b)
+	defer r.Close()
+	r.ShutLoads()
+	jobs := []profiler.Job{wgJob(32), wgJob(64), wgJob(128)}
+	for _, j := range jobs {
+		r.Prefetch(j)
+	}
+	var got []string
+	for range jobs {
+		select {
+		case p := <-b.precompiled:
+			got = append(got, p)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("precompiled only %v with the load gate shut", got)
+		}
+	}
+	select {
+	case p := <-b.calledLoad:
+		t.Errorf("%s loaded ahead with the gate shut", p)
 	default:
 	}
 }

@@ -33,7 +33,9 @@ type Runner struct {
 	// loading holds the programs being loaded (ahead, or by the spec that
 	// runs them), closed when done; aheadLoads how the loads ahead went,
 	// until a spec takes them (see preload). loadMu makes the loads ahead
-	// one at a time; gate keeps them out of timed launches.
+	// one at a time, in the order of the loader's queue; gate keeps them
+	// out of timed launches.
+	loader     compilePool
 	loading    map[string]chan struct{}
 	aheadLoads map[string]aheadLoad
 	loadMu     sync.Mutex
@@ -112,6 +114,7 @@ func (r *Runner) Device() profiler.DeviceInfo { return r.dev }
 // backend.
 func (r *Runner) Close() error {
 	r.pool.close()
+	r.loader.close()
 	r.gate.close()
 	r.mu.Lock()
 	r.ahead, r.closed = nil, true // the shapes queued ahead are not made
