@@ -32,37 +32,22 @@ func (k *kernel) Attrs() profiler.KernelAttrs { return k.attrs }
 
 // Compile builds p with NVRTC (or takes the cubin from the cache) and loads
 // it. NVRTC runs on the caller's goroutine, so compiling the next spec can
-// overlap timing the current one; loading runs on the CUDA thread. A user
-// program's entry is looked up by its lowered (mangled) name.
+// overlap timing the current one; loading runs on the CUDA thread (or
+// ahead, on the loader thread: Preload). A user program's entry is looked
+// up by its lowered (mangled) name.
 func (b *backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 	ce, err := b.cubin(p)
 	if err != nil {
 		return nil, err
 	}
-	symbol := p.Entry
-	if ce.Lowered != "" {
-		symbol = ce.Lowered
-	}
-	k := &kernel{name: p.Entry}
+	var k *kernel
 	err = b.do(func() error {
 		if err := b.alive(); err != nil {
 			return err
 		}
-		d := b.drv
-		if err := b.check(d.call("cuModuleLoadData", d.cuModuleLoadData, uintptr(unsafe.Pointer(&k.mod)), uintptr(unsafe.Pointer(&ce.Cubin[0])))); err != nil {
-			return err
-		}
-		if err := d.call("cuModuleGetFunction", d.cuModuleGetFunction, uintptr(unsafe.Pointer(&k.fn)), k.mod, uintptr(unsafe.Pointer(cString(symbol)))); err != nil {
-			d.call("cuModuleUnload", d.cuModuleUnload, k.mod)
-			src, file, _, _ := programSource(p, b.headers)
-			what := "is it a __global__ function?"
-			if ce.Lowered == "" && p.Code != "" {
-				what = "this NVRTC looks kernels up by their plain names: is it extern \"C\" __global__?"
-			}
-			return fmt.Errorf("%w (%v)", entryNotFound(file, p.Entry, what, src), err)
-		}
-		k.attrs, k.maxDyn = b.funcAttrs(k.fn)
-		return nil
+		var err error
+		k, err = b.loadKernel(p, ce)
+		return b.check(err)
 	})
 	if err != nil {
 		return nil, err
@@ -70,8 +55,34 @@ func (b *backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 	return k, nil
 }
 
+// loadKernel loads ce, the cubin of p, as a module of the context and
+// finds p's entry in it. On a thread where the context is current (the
+// CUDA thread, or the loader thread).
+func (b *backend) loadKernel(p profiler.Program, ce cacheEntry) (*kernel, error) {
+	symbol := p.Entry
+	if ce.Lowered != "" {
+		symbol = ce.Lowered
+	}
+	k := &kernel{name: p.Entry}
+	d := b.drv
+	if err := d.call("cuModuleLoadData", d.cuModuleLoadData, uintptr(unsafe.Pointer(&k.mod)), uintptr(unsafe.Pointer(&ce.Cubin[0]))); err != nil {
+		return nil, err
+	}
+	if err := d.call("cuModuleGetFunction", d.cuModuleGetFunction, uintptr(unsafe.Pointer(&k.fn)), k.mod, uintptr(unsafe.Pointer(cString(symbol)))); err != nil {
+		d.call("cuModuleUnload", d.cuModuleUnload, k.mod)
+		src, file, _, _ := programSource(p, b.headers)
+		what := "is it a __global__ function?"
+		if ce.Lowered == "" && p.Code != "" {
+			what = "this NVRTC looks kernels up by their plain names: is it extern \"C\" __global__?"
+		}
+		return nil, fmt.Errorf("%w (%v)", entryNotFound(file, p.Entry, what, src), err)
+	}
+	k.attrs, k.maxDyn = b.funcAttrs(k.fn)
+	return k, nil
+}
+
 // funcAttrs reads a loaded kernel's registers, shared memory and limits.
-// CUDA thread only.
+// On a thread where the context is current.
 func (b *backend) funcAttrs(fn uintptr) (profiler.KernelAttrs, int) {
 	d := b.drv
 	fa := func(a int) int {
@@ -95,9 +106,7 @@ func (b *backend) cubin(p profiler.Program) (cacheEntry, error) {
 	if err != nil {
 		return cacheEntry{}, err
 	}
-	opts := CompileOptions(p, b.arch)
-	expr := entryExpression(p, b.nv.namesEntries())
-	key := CompileKey(src, hdrs, p.Macros, b.arch, compileKeyTail(b.compiler, opts, expr, p.IncludeDirs))
+	opts, expr, key := b.compileKey(p, src, hdrs)
 	for {
 		if c, ok := b.cache.get(key); ok {
 			return c, nil
@@ -138,6 +147,14 @@ func (b *backend) cubin(p profiler.Program) (cacheEntry, error) {
 		b.statsMu.Unlock()
 		<-wait // then take it from the cache, or compile it ourselves if that one failed
 	}
+}
+
+// compileKey is p's NVRTC options, entry name expression and compile
+// cache key, for its source src and headers hdrs (programSource).
+func (b *backend) compileKey(p profiler.Program, src string, hdrs map[string]string) (opts []string, expr, key string) {
+	opts = CompileOptions(p, b.arch)
+	expr = entryExpression(p, b.nv.namesEntries())
+	return opts, expr, CompileKey(src, hdrs, p.Macros, b.arch, compileKeyTail(b.compiler, opts, expr, p.IncludeDirs))
 }
 
 // compileProgram compiles with the entry as a name expression. When that

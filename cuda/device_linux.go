@@ -111,6 +111,10 @@ type backend struct {
 	lost       error // set after a sticky error
 	statsMu    sync.Mutex
 	inflight   map[string]chan struct{} // compiles under way, by cache key
+	// The loader thread (Preload), started on the first load ahead.
+	loaderOnce sync.Once
+	loaderMu   sync.Mutex
+	ld         *loader
 }
 
 // Open loads the driver and NVRTC, creates a context on device
@@ -376,6 +380,7 @@ func (b *backend) teardown() {
 	d := b.drv
 	b.trace.step("serving (until stdin ended)")
 	defer b.trace.step("teardown")
+	b.stopLoader()
 	for _, e := range b.events {
 		d.call("cuEventDestroy", d.cuEventDestroy, e)
 	}

@@ -27,3 +27,22 @@ func TestPhasesAdd(t *testing.T) {
 		t.Errorf("%+v", a)
 	}
 }
+
+// Work done ahead of a spec is summed and printed, but is not part of its
+// wall time (Total) nor of the shares.
+func TestPhasesAheadOutsideTotal(t *testing.T) {
+	var a Phases
+	a.Add(Phases{Compile: 0.001, Measure: 0.003, Ahead: 0.0005})
+	a.Add(Phases{Ahead: 0.0005})
+	if a.Ahead != 0.001 || a.Total() != 0.004 {
+		t.Errorf("ahead %v total %v, want 0.001 and 0.004", a.Ahead, a.Total())
+	}
+	got := a.String()
+	want := "compile 1.0 ms (25%)  measure 3.0 ms (75%)  ahead 1.0 ms (off the critical path)"
+	if got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if s := (Phases{Measure: 0.002}).String(); strings.Contains(s, "ahead") {
+		t.Errorf("no work ahead, yet %q", s)
+	}
+}

@@ -134,3 +134,37 @@ func (r *Runner) WaitHostWorkStarted(j profiler.Job) bool {
 
 // AcquireStartSlot is acquireStartSlot, for tests that hold a worker's turn.
 var AcquireStartSlot = acquireStartSlot
+
+// LoadsAhead waits (up to 5 s) until no load ahead is in flight and at
+// least n programs' loads ahead are recorded and not yet taken by a spec,
+// and returns how many are.
+func (r *Runner) LoadsAhead(n int) int {
+	got := 0
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		r.mu.Lock()
+		got = len(r.aheadLoads)
+		busy := len(r.loading) > 0
+		r.mu.Unlock()
+		if got >= n && !busy {
+			break
+		}
+	}
+	return got
+}
+
+// ShutLoads shuts the runner's load gate, as a measurement's warm-up does.
+func (r *Runner) ShutLoads() { r.gate.shutOut() }
+
+// WaitLoading waits (up to 5 s) until a load ahead has begun (it may wait
+// for the gate).
+func (r *Runner) WaitLoading() bool {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		r.mu.Lock()
+		busy := len(r.loading) > 0
+		r.mu.Unlock()
+		if busy {
+			return true
+		}
+	}
+	return false
+}

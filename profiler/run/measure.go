@@ -141,6 +141,10 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func
 	// Warm-up: at least one run (after the verification's), then until
 	// Warmup seconds have passed.
 	progress(profiler.Progress{Phase: "warmup"})
+	// No module is loaded ahead from now until the timed launches end; the
+	// load in flight ends during the warm-up (see loadGate).
+	r.gate.shutOut()
+	defer r.gate.open()
 	wstart := time.Now()
 	r.mu.Lock()
 	warmup := warmupFor(opt.Warmup, opt.Settle, wstart.Sub(r.measured))
@@ -156,6 +160,7 @@ func (r *Runner) measure(ctx context.Context, ls []profiler.Launch, restore func
 			return err
 		}
 	}
+	r.gate.drain()
 	clk.mark(&clk.p.Warmup)
 	beforeTiming()
 	res.Settle = opt.Settle

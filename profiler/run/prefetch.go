@@ -146,7 +146,8 @@ func (p *compilePool) close() {
 }
 
 // Prefetch plans j's spec and queues its programs for the backend's
-// precompiler on the Runner's compile pool, and starts making the inputs
+// precompiler on the Runner's compile pool (then loads them ahead, where
+// the backend is a Preloader), and starts making the inputs
 // and reference of its shape when they are not at hand (see
 // prefetchHostWork). It returns at once.
 func (r *Runner) Prefetch(j profiler.Job) {
@@ -177,8 +178,12 @@ func (r *Runner) Prefetch(j profiler.Job) {
 				continue
 			}
 			prog := d.Program
+			pl, loads := r.backend.(Preloader)
 			r.pool.submit(r.workers, func() {
 				pc.Precompile(prog)
+				if loads { // queued: the compile pool does not wait for the load gate
+					r.loader.submit(1, func() { r.preload(pl, key, prog) })
+				}
 			})
 		}
 	}

@@ -1,11 +1,13 @@
 package run_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -276,4 +278,80 @@ type closeAfter struct {
 func (c *closeAfter) Close() error {
 	c.before()
 	return c.Runner.Close()
+}
+
+// slowPrefetcher is an executor whose Prefetch waits for release.
+type slowPrefetcher struct {
+	*run.Runner
+	release  chan struct{}
+	prepared chan string
+}
+
+func (s *slowPrefetcher) Prefetch(j profiler.Job) {
+	<-s.release
+	s.prepared <- j.Spec.String()
+}
+
+// A worker prepares the prefetch requests beside the specs it runs, not
+// before them: a spec sent after a prefetch is answered while that
+// prefetch is still being prepared, and the prefetches are still made,
+// in order.
+func TestServeWorkerPrefetchesBesideRuns(t *testing.T) {
+	var in strings.Builder
+	enc := json.NewEncoder(&in)
+	type req struct {
+		Prefetch bool             `json:"prefetch,omitempty"`
+		Spec     profiler.Spec    `json:"spec"`
+		Options  profiler.Options `json:"options"`
+	}
+	_ = enc.Encode(req{Prefetch: true, Spec: scaleSpec(64, 64)})
+	_ = enc.Encode(req{Prefetch: true, Spec: scaleSpec(64, 128)})
+	_ = enc.Encode(req{Spec: scaleSpec(64, 32), Options: enginetest.QuickOptions()})
+	pr, pw := io.Pipe()
+	go func() {
+		_, _ = io.WriteString(pw, in.String()) // stdin stays open: the worker waits for more
+	}()
+	x := &slowPrefetcher{Runner: run.NewRunner(&enginetest.MemBackend{}), release: make(chan struct{}), prepared: make(chan string, 2)}
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- run.ServeWorker(pr, outW, func() (profiler.Executor, error) { return x, nil })
+		outW.Close()
+	}()
+	lines := bufio.NewScanner(outR)
+	result := make(chan string, 1)
+	go func() {
+		for lines.Scan() {
+			var m struct {
+				Type   string           `json:"type"`
+				Result *profiler.Result `json:"result"`
+			}
+			if json.Unmarshal(lines.Bytes(), &m) == nil && m.Type == "result" {
+				result <- fmt.Sprint(m.Result.Status, " WG=", m.Result.Spec.Knobs["WG"])
+			}
+		}
+	}()
+	select {
+	case got := <-result:
+		if got != "ok WG=32" {
+			t.Errorf("result %q, want ok WG=32", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the spec waited for the prefetches ahead of it to be prepared")
+	}
+	close(x.release)
+	for _, want := range []string{scaleSpec(64, 64).String(), scaleSpec(64, 128).String()} {
+		select {
+		case got := <-x.prepared:
+			if got != want {
+				t.Errorf("prefetched %s, want %s (in order)", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the prefetch of %s was never made", want)
+		}
+	}
+	pw.Close()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
 }

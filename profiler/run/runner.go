@@ -30,9 +30,19 @@ type Runner struct {
 	inputs      inputCache
 	spare       map[int64][]profiler.Buffer // the last spec's device buffers, by size, for the next (see allocate)
 	queued      map[string]bool             // programs handed to the compile pool (see Prefetch)
-	pool        compilePool
-	workers     int // compile pool size (CompileWorkers)
-	plans       *PlanCache
+	// loading holds the programs being loaded (ahead, or by the spec that
+	// runs them), closed when done; aheadLoads how the loads ahead went,
+	// until a spec takes them (see preload). loadMu makes the loads ahead
+	// one at a time, in the order of the loader's queue; gate keeps them
+	// out of timed launches.
+	loader     compilePool
+	loading    map[string]chan struct{}
+	aheadLoads map[string]aheadLoad
+	loadMu     sync.Mutex
+	gate       loadGate
+	pool       compilePool
+	workers    int // compile pool size (CompileWorkers)
+	plans      *PlanCache
 	// hostBytes and hostVals keep the host slices of the output checks
 	// (downloads, decoded values), layouts the last references' check
 	// layouts (see checkLayout).
@@ -56,119 +66,6 @@ type Runner struct {
 	measured time.Time
 }
 
-// inputCache keeps the generated inputs of the last few shapes (most
-// recent last), so a sweep that alternates shapes or flags (causal
-// false/true inside a knob sweep) does not regenerate them every spec.
-type inputCache struct {
-	sets         []*inputSet
-	cur          *inputSet // the spec being run
-	zero, poison []byte    // slabs for zero and poison buffers (see slab)
-}
-
-type inputSet struct {
-	key   string
-	data  map[string][]float32
-	raw   map[string][]byte // data encoded in the buffer's dtype, as uploaded
-	bytes int64
-	// ready is closed when a set made ahead (prefetchHostWork) is filled;
-	// nil for a set made in place. ahead is the bytes it was made ahead
-	// with until a spec uses it (0 then).
-	ready chan struct{}
-	ahead int64
-}
-
-// aheadBytes is what the sets made ahead and not used yet hold.
-func (c *inputCache) aheadBytes() int64 {
-	var n int64
-	for _, s := range c.sets {
-		n += s.ahead
-	}
-	return n
-}
-
-// find returns the set for key, or nil.
-func (c *inputCache) find(key string) *inputSet {
-	for _, s := range c.sets {
-		if s.key == key {
-			return s
-		}
-	}
-	return nil
-}
-
-// Input cache bounds: the host memory the input cache holds for shapes
-// other than the current one (which is always kept) is an eighth of the
-// host's available memory shared by the workers of one host, within
-// these bounds. A shape's inputs are made ahead of it (prefetchHostWork)
-// only when they fit in half of it: a large shape's inputs take a second
-// or more to generate, and made in place the GPU waits for them.
-const (
-	minInputCache int64 = 1 << 30
-	maxInputCache int64 = 16 << 30
-)
-
-// keptInputSets bounds how many shapes' inputs the cache keeps besides
-// the current one and those made ahead and not used yet: the last few,
-// for a sweep or a session that comes back to a shape. Without it a
-// sweep of millions of small shapes kept every shape it passed, up to
-// the byte budget (a gigabyte or more), its memory growing with the
-// sweep.
-const keptInputSets = 8
-
-// inputBudget is the input cache's bound for one of workers workers on a
-// host with avail bytes of memory left (0: unknown).
-func inputBudget(avail int64, workers int) int64 {
-	return min(max(avail/int64(8*max(workers, 1)), minInputCache), maxInputCache)
-}
-
-// use makes the set for key current (creating it), and drops the least
-// recently used others beyond budget bytes.
-func (c *inputCache) use(key string, budget int64) *inputSet {
-	var set *inputSet
-	for i, s := range c.sets {
-		if s.key == key {
-			set = s
-			c.sets = append(c.sets[:i], c.sets[i+1:]...)
-			break
-		}
-	}
-	if set == nil {
-		set = &inputSet{key: key, data: map[string][]float32{}, raw: map[string][]byte{}}
-	}
-	// Newest first: within the byte budget, the sets made ahead and the
-	// last keptInputSets others stay.
-	var total int64
-	kept, used := 0, 0
-	for i := len(c.sets) - 1; i >= 0; i-- {
-		s := c.sets[i]
-		if total += s.bytes; total > budget {
-			break
-		}
-		if s.ahead == 0 {
-			if used++; used > keptInputSets {
-				continue
-			}
-		}
-		kept++
-		c.sets[len(c.sets)-kept] = s
-	}
-	c.sets = append(c.sets[len(c.sets)-kept:], set)
-	c.cur = set
-	if set.ahead > 0 {
-		// Sets made ahead before this one were passed by (another device
-		// took their shape, or the order changed): they no longer hold
-		// room from the next shapes made ahead, and age out as any other.
-		for _, s := range c.sets {
-			if s == set {
-				break
-			}
-			s.ahead = 0
-		}
-	}
-	set.ahead = 0
-	return set
-}
-
 // NewRunner wraps a backend. The device's measured ceilings come from its
 // cached calibration when there is one (see Calibrate).
 func NewRunner(b profiler.Backend) *Runner {
@@ -177,7 +74,8 @@ func NewRunner(b profiler.Backend) *Runner {
 		dev = ApplyCalibration(dev, c)
 	}
 	avail, _ := HostMemory()
-	return &Runner{backend: b, dev: dev, kernels: map[string]profiler.Kernel{}, refs: map[string]*profiler.Reference{}, refMaking: map[string]chan struct{}{}, queued: map[string]bool{}, workers: CompileWorkers(), plans: NewPlanCache(0),
+	return &Runner{backend: b, dev: dev, kernels: map[string]profiler.Kernel{}, refs: map[string]*profiler.Reference{}, refMaking: map[string]chan struct{}{}, queued: map[string]bool{},
+		loading: map[string]chan struct{}{}, aheadLoads: map[string]aheadLoad{}, workers: CompileWorkers(), plans: NewPlanCache(0),
 		inputBudget: inputBudget(avail, 1)}
 }
 
@@ -216,12 +114,16 @@ func (r *Runner) Device() profiler.DeviceInfo { return r.dev }
 // backend.
 func (r *Runner) Close() error {
 	r.pool.close()
+	r.loader.close()
+	r.gate.close()
 	r.mu.Lock()
 	r.ahead, r.closed = nil, true // the shapes queued ahead are not made
 	spare := r.spare
 	r.spare = nil
 	stale := r.dropPristine("")
 	r.mu.Unlock()
+	r.loadMu.Lock() // a load ahead in flight ends before the backend closes
+	r.loadMu.Unlock()
 	for _, bs := range spare {
 		for _, b := range bs {
 			r.backend.Free(b)
@@ -289,7 +191,7 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 
 	clk.mark(&ph.Plan)
 	progress(profiler.Progress{Phase: "compile"})
-	launches, setup, err := r.compile(plan)
+	launches, setup, err := r.compile(plan, res)
 	if err != nil {
 		st := profiler.StatusCompileError
 		if errors.Is(err, profiler.ErrCannotRun) {
@@ -403,25 +305,52 @@ func programKey(p profiler.Program) string {
 	return k
 }
 
-func (r *Runner) kernel(p profiler.Program) (profiler.Kernel, error) {
+// kernel is p's kernel: loaded already (ahead, see preload: its load time
+// counts as res's Ahead phase), or compiled and loaded now. A load ahead
+// in flight is waited for; one that failed is done again here, and its
+// error noted on res when this one works.
+func (r *Runner) kernel(p profiler.Program, res *profiler.Result) (profiler.Kernel, error) {
 	key := programKey(p)
 	r.mu.Lock()
+	for r.loading[key] != nil {
+		wait := r.loading[key]
+		r.mu.Unlock()
+		<-wait
+		r.mu.Lock()
+	}
 	k, ok := r.kernels[key]
+	ahead, wasAhead := r.aheadLoads[key]
+	delete(r.aheadLoads, key)
+	var loaded chan struct{}
+	if !ok {
+		loaded = make(chan struct{}) // no load ahead of it starts meanwhile
+		r.loading[key] = loaded
+	}
 	r.mu.Unlock()
 	if ok {
+		if wasAhead && res.Phases != nil {
+			res.Phases.Ahead += ahead.took.Seconds()
+		}
 		return k, nil
 	}
 	k, err := r.backend.Compile(p)
+	r.mu.Lock()
+	delete(r.loading, key)
+	if err == nil {
+		r.kernels[key] = k
+	}
+	r.mu.Unlock()
+	close(loaded)
 	if err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	r.kernels[key] = k
-	r.mu.Unlock()
+	if wasAhead && ahead.err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("loading %s ahead failed (%v); it was loaded in its turn", p.Entry, ahead.err))
+	}
 	return k, nil
 }
 
-func (r *Runner) compile(plan *profiler.Plan) (timed, setup []profiler.Launch, err error) {
+func (r *Runner) compile(plan *profiler.Plan, res *profiler.Result) (timed, setup []profiler.Launch, err error) {
 	mk := func(ds []profiler.Dispatch) ([]profiler.Launch, error) {
 		out := make([]profiler.Launch, len(ds))
 		for i := range ds {
@@ -432,7 +361,7 @@ func (r *Runner) compile(plan *profiler.Plan) (timed, setup []profiler.Launch, e
 				}
 				continue
 			}
-			k, err := r.kernel(ds[i].Program)
+			k, err := r.kernel(ds[i].Program, res)
 			if err != nil {
 				return nil, fmt.Errorf("compiling %s (%s): %w", ds[i].Name, ds[i].Program.Entry, err)
 			}

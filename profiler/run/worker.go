@@ -84,6 +84,10 @@ func ServeWorkerReload(in io.Reader, out io.Writer, open func() (profiler.Execut
 	if err := send(workerMessage{Type: "hello", Device: &dev}); err != nil {
 		return err
 	}
+	prefetches := prefetchInBackground(exec)
+	if prefetches != nil {
+		defer close(prefetches)
+	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
@@ -94,8 +98,8 @@ func ServeWorkerReload(in io.Reader, out io.Writer, open func() (profiler.Execut
 		}
 		stale := syncVersion(req, reload)
 		if req.Prefetch {
-			if pf, ok := exec.(Prefetcher); ok && stale == nil {
-				pf.Prefetch(profiler.Job{Spec: req.Spec, Options: req.Options})
+			if prefetches != nil && stale == nil {
+				prefetches <- profiler.Job{Spec: req.Spec, Options: req.Options}
 			}
 			continue
 		}
@@ -114,6 +118,26 @@ func ServeWorkerReload(in io.Reader, out io.Writer, open func() (profiler.Execut
 		}
 	}
 	return sc.Err()
+}
+
+// prefetchInBackground hands the jobs sent on the channel it returns to
+// exec's Prefetch, in order, on a goroutine of their own, until the
+// channel is closed; nil when exec does not prefetch. The parent sends a
+// prefetch just before each spec: planned on the loop that reads the
+// requests, it held the spec back (a plan, a lookup in the caches) with
+// the GPU idle.
+func prefetchInBackground(exec profiler.Executor) chan<- profiler.Job {
+	pf, ok := exec.(Prefetcher)
+	if !ok {
+		return nil
+	}
+	jobs := make(chan profiler.Job, 4*Lookahead()+16)
+	go func() {
+		for j := range jobs {
+			pf.Prefetch(j)
+		}
+	}()
+	return jobs
 }
 
 // syncVersion brings the worker's definition of req's family to the
