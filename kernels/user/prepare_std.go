@@ -280,21 +280,32 @@ template <typename A, typename B> struct ambiguous
 	return b.String()
 }
 
-// torchFloat8Types are PyTorch's 8-bit float types as the toolkit's
-// (cuda_fp8.h, where the toolkit has it), as torchScalarTypes does for the
-// 16-bit ones: sgl-kernel's utils.h says c10::Float8_e4m3fn and
-// std::numeric_limits<c10::Float8_e4m3fn>::max(). With libcu++ the types
-// get a cuda::std::numeric_limits of their own (libcu++ 1.x has none;
-// CCCL 2.8+ has one whose values are the fp8 type, which converts to float
-// only explicitly): its values are floats, which c10's code uses as it uses
-// c10's values (`x / FP8_E4M3_MAX`, `fminf(v, FP8_E4M3_MAX)`), and which
-// are the same under every libcu++.
+// torchFloat8Types are PyTorch's 8-bit float types (sgl-kernel's utils.h
+// says c10::Float8_e4m3fn and std::numeric_limits<c10::Float8_e4m3fn>::max()).
+// As in PyTorch they are types of their own, one byte holding the
+// toolkit's __nv_fp8_e4m3/__nv_fp8_e5m2 (cuda_fp8.h), converting to and
+// from float implicitly as c10's do (`x / FP8_E4M3_MAX`). With libcu++
+// they get a cuda::std::numeric_limits whose values are floats, the same
+// under every libcu++. Specialising it for the toolkit's types instead
+// clashed with CCCL 3, which has its own (NVRTC 13: "explicit
+// specialization … must precede its first use").
 func torchFloat8Types(libcu bool) string {
 	var b strings.Builder
 	b.WriteString(`#if __has_include(<cuda_fp8.h>) && !defined(MLTOP_TORCH_FLOAT8_TYPES_)
 #define MLTOP_TORCH_FLOAT8_TYPES_
 #include <cuda_fp8.h>
-namespace c10 { using Float8_e4m3fn = __nv_fp8_e4m3; using Float8_e5m2 = __nv_fp8_e5m2; }
+namespace c10 {
+#define MLTOP_C10_FLOAT8_(name, nv) \
+  struct name : nv { \
+    name() = default; \
+    __host__ __device__ name(float f) : nv(f) {} \
+    __host__ __device__ name(nv v) : nv(v) {} \
+    __host__ __device__ operator float() const { return static_cast<float>(static_cast<const nv&>(*this)); } \
+  };
+MLTOP_C10_FLOAT8_(Float8_e4m3fn, __nv_fp8_e4m3)
+MLTOP_C10_FLOAT8_(Float8_e5m2, __nv_fp8_e5m2)
+#undef MLTOP_C10_FLOAT8_
+}
 namespace at { using c10::Float8_e4m3fn; using c10::Float8_e5m2; }
 namespace torch { using c10::Float8_e4m3fn; using c10::Float8_e5m2; namespace headeronly { using c10::Float8_e4m3fn; using c10::Float8_e5m2; } }
 `)
@@ -322,9 +333,9 @@ type fp8Limit struct {
 // 57344); exponents as C++ counts them (min_exponent is one more than the
 // smallest normal's, max_exponent one more than the largest's).
 var fp8Limits = []fp8Limit{
-	{typ: "__nv_fp8_e4m3", digits: 4, maxDigits10: 3, minExp: -5, minExp10: -1, maxExp: 9, maxExp10: 2,
+	{typ: "c10::Float8_e4m3fn", digits: 4, maxDigits10: 3, minExp: -5, minExp10: -1, maxExp: 9, maxExp10: 2,
 		min: "0.015625f", max: "448.0f", epsilon: "0.125f", denormMin: "0.001953125f"},
-	{typ: "__nv_fp8_e5m2", digits: 3, maxDigits10: 2, minExp: -13, minExp10: -4, maxExp: 16, maxExp10: 4,
+	{typ: "c10::Float8_e5m2", digits: 3, maxDigits10: 2, minExp: -13, minExp10: -4, maxExp: 16, maxExp10: 4,
 		min: "6.103515625e-05f", max: "57344.0f", epsilon: "0.25f", denormMin: "1.52587890625e-05f", hasInfinity: true},
 }
 
