@@ -233,9 +233,10 @@ func TestServeWorkerPrefetches(t *testing.T) {
 	for _, wg := range []int{64, 128} {
 		_ = enc.Encode(req{Prefetch: true, Spec: scaleSpec(64, wg)})
 	}
-	for _, wg := range []int{32, 64, 128} {
-		_ = enc.Encode(req{Spec: scaleSpec(64, wg), Options: enginetest.QuickOptions()})
-	}
+	// The prefetches are prepared on a goroutine of their own, so a run of
+	// the same spec may come first and leave nothing to precompile: the
+	// runs are of another spec.
+	_ = enc.Encode(req{Spec: scaleSpec(64, 32), Options: enginetest.QuickOptions()})
 	var out bytes.Buffer
 	// Close drops queued compiles: the precompiles are collected before it.
 	var names []string
@@ -264,8 +265,8 @@ func TestServeWorkerPrefetches(t *testing.T) {
 			wgs = append(wgs, m.Result.Spec.Knobs["WG"])
 		}
 	}
-	if !slices.Equal(wgs, []int{32, 64, 128}) {
-		t.Errorf("results for WG %v, want [32 64 128]: one per run request, none per prefetch", wgs)
+	if !slices.Equal(wgs, []int{32}) {
+		t.Errorf("results for WG %v, want [32]: one per run request, none per prefetch", wgs)
 	}
 }
 
