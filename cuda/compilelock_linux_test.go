@@ -13,11 +13,12 @@ import (
 func TestLockCompileMakesTheSecondWait(t *testing.T) {
 	c := newCubinCache(t.TempDir())
 	release := c.lockCompile("k1")
-	got := make(chan struct{})
+	got, released := make(chan struct{}), make(chan struct{})
 	go func() {
 		r := c.lockCompile("k1")
 		close(got)
 		r()
+		close(released)
 	}()
 	select {
 	case <-got:
@@ -32,6 +33,7 @@ func TestLockCompileMakesTheSecondWait(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the second lockCompile did not get the lock after the release")
 	}
+	<-released // the lock file goes with the second's release
 	if m, _ := filepath.Glob(filepath.Join(c.dir, "*.lock")); len(m) != 0 {
 		t.Errorf("lock files left in the cache directory: %v", m)
 	}
