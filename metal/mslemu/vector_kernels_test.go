@@ -19,7 +19,9 @@ var emuDev = metal.DeviceInfo(metal.RawDevice{Name: "Apple M1 Max", MaxTGMPerGro
 // vectorKernels are public kernels' idioms the emulation used to reject:
 // ggml's silu on float4 (exp of a vector), a row copy indexing uint3 and
 // ushort3 thread positions (tgpig[0], tpitg[0]), and a float4x4 times a
-// float4 read from buffers with a half literal.
+// float4 read from buffers with a half literal, and ggml's 8x8 simdgroup
+// matrices: a half and a float matrix loaded from memory, multiplied into
+// a float one (make_filled_simdgroup_matrix<float, 8>) and stored.
 const vectorKernels = `#include <metal_stdlib>
 using namespace metal;
 
@@ -41,6 +43,17 @@ kernel void matvec(device const float4x4* m, device const float4* v, device floa
                    uint i [[thread_position_in_grid]]) {
   out[i] = m[i] * v[i] * float(1.h);
 }
+
+kernel void sgmm(device const float* a [[buffer(0)]], device const float* b [[buffer(1)]], device float* c [[buffer(2)]],
+                 ushort lane [[thread_index_in_simdgroup]]) {
+  simdgroup_half8x8 ma;
+  simdgroup_float8x8 mb;
+  simdgroup_float8x8 mc = make_filled_simdgroup_matrix<float, 8>(0.f);
+  simdgroup_load(ma, a, 8, ulong2(0, 0), false);
+  simdgroup_load(mb, b);
+  simdgroup_multiply_accumulate(mc, ma, mb, mc);
+  simdgroup_store(mc, c, 8);
+}
 `
 
 const vectorKernelsYAML = `name: NAME
@@ -54,10 +67,14 @@ buffers:
   - {name: v, dtype: f32, shape: [rows, 4]}
   - {name: mv, dtype: f32, shape: [rows, 4], out: true}
   - {name: s, dtype: f32, shape: [rows, 4], out: true}
+  - {name: a, dtype: f32, shape: [8, 8]}
+  - {name: b, dtype: f32, shape: [8, 8]}
+  - {name: c, dtype: f32, shape: [8, 8], out: true, terms: 8}
 dispatches:
   - {entry: rowcopy, grid: [rows], threads: [32], args: [x, y, cols]}
   - {entry: matvec, grid: [rows], threads: [1], args: [m, v, mv]}
   - {entry: silu4, grid: [rows], threads: [1], args: [v, s]}
+  - {entry: sgmm, grid: [1], threads: [32], args: [a, b, c]}
 check: {python: ref.py}
 `
 
@@ -66,12 +83,14 @@ const vectorKernelsRef = `import numpy as np
 
 def reference(inputs, dims):
     m, v = inputs["m"], inputs["v"]
-    return {"y": inputs["x"], "mv": np.einsum("bcr,bc->br", m, v), "s": v / (1 + np.exp(-v))}
+    a = inputs["a"].astype(np.float16).astype(np.float64)  # loaded into a half matrix
+    return {"y": inputs["x"], "mv": np.einsum("bcr,bc->br", m, v), "s": v / (1 + np.exp(-v)), "c": a @ inputs["b"]}
 `
 
 // The kernels run on the emulation against NumPy: right as written, and
 // each of their broken twins (a vector × matrix for the matrix × vector,
-// the wrong position lane, exp of the wrong sign) is a mismatch.
+// the wrong position lane, exp of the wrong sign, a transposed load) is a
+// mismatch.
 func TestVectorKernelsOnEmulator(t *testing.T) {
 	if st := pyref.Probe(context.Background()); !st.OK() {
 		t.Skipf("needs NumPy: %v", st.Err)
@@ -85,6 +104,7 @@ func TestVectorKernelsOnEmulator(t *testing.T) {
 		{"vec_times_mat", "m[i] * v[i]", "v[i] * m[i]", profiler.StatusMismatch},
 		{"wrong_lane", "tgpig[0]", "tgpig[1]", profiler.StatusMismatch},
 		{"exp_sign", "exp(-x)", "exp(x)", profiler.StatusMismatch},
+		{"load_transposed", "ulong2(0, 0), false", "ulong2(0, 0), true", profiler.StatusMismatch},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -142,75 +142,75 @@ EMU_MATH_NAMES
 // (explicit: (half4x4)m). Products: matrix * vector (a vector of R),
 // vector * matrix (a vector of C: each lane the dot with a column),
 // matrix * matrix, and a scalar; + and - element-wise; transpose.
-template <typename T, int C, int R>
+template <typename T, int Cols, int Rows>
 struct emu_mat {
-  emu_vec<T, R> columns[C];
+  emu_vec<T, Rows> columns[Cols];
   emu_mat() = default;
   explicit emu_mat(T diagonal) {
-    for (int c = 0; c < C; c++) {
-      columns[c] = emu_vec<T, R>(T(0));
-      if (c < R) columns[c][c] = diagonal;
+    for (int c = 0; c < Cols; c++) {
+      columns[c] = emu_vec<T, Rows>(T(0));
+      if (c < Rows) columns[c][c] = diagonal;
     }
   }
-  template <typename... V>
-    requires(sizeof...(V) == C && (std::is_same_v<V, emu_vec<T, R>> && ...))
-  emu_mat(const V&... cols) : columns{cols...} {}
-  template <typename... S>
-    requires(sizeof...(S) == C * R && ((!emu_is_vec<S>::value && std::is_convertible_v<S, T>) && ...))
-  emu_mat(S... s) {
+  template <typename... Columns>
+    requires(sizeof...(Columns) == Cols && (std::is_same_v<Columns, emu_vec<T, Rows>> && ...))
+  emu_mat(const Columns&... cols) : columns{cols...} {}
+  template <typename... Scalars>
+    requires(sizeof...(Scalars) == Cols * Rows && ((!emu_is_vec<Scalars>::value && std::is_convertible_v<Scalars, T>) && ...))
+  emu_mat(Scalars... s) {
     const T all[] = {T(s)...};
-    for (int i = 0; i < C * R; i++) columns[i / R][i % R] = all[i];
+    for (int i = 0; i < Cols * Rows; i++) columns[i / Rows][i % Rows] = all[i];
   }
   template <typename U>
-  explicit emu_mat(const emu_mat<U, C, R>& o) {
-    for (int c = 0; c < C; c++) columns[c] = emu_vec<T, R>(o[c]);
+  explicit emu_mat(const emu_mat<U, Cols, Rows>& o) {
+    for (int c = 0; c < Cols; c++) columns[c] = emu_vec<T, Rows>(o[c]);
   }
-  emu_vec<T, R>& operator[](int c) { return columns[c]; }
-  const emu_vec<T, R>& operator[](int c) const { return columns[c]; }
+  emu_vec<T, Rows>& operator[](int c) { return columns[c]; }
+  const emu_vec<T, Rows>& operator[](int c) const { return columns[c]; }
 };
-template <typename T, int C, int R>
-inline emu_vec<T, R> operator*(const emu_mat<T, C, R>& m, const emu_vec<T, C>& v) {
-  emu_vec<T, R> r = m[0] * v[0];
-  for (int c = 1; c < C; c++) r += m[c] * v[c];
+template <typename T, int Cols, int Rows>
+inline emu_vec<T, Rows> operator*(const emu_mat<T, Cols, Rows>& m, const emu_vec<T, Cols>& v) {
+  emu_vec<T, Rows> r = m[0] * v[0];
+  for (int c = 1; c < Cols; c++) r += m[c] * v[c];
   return r;
 }
-template <typename T, int C, int R>
-inline emu_vec<T, C> operator*(const emu_vec<T, R>& v, const emu_mat<T, C, R>& m) {
-  emu_vec<T, C> r;
-  for (int c = 0; c < C; c++) r[c] = dot(v, m[c]);
+template <typename T, int Cols, int Rows>
+inline emu_vec<T, Cols> operator*(const emu_vec<T, Rows>& v, const emu_mat<T, Cols, Rows>& m) {
+  emu_vec<T, Cols> r;
+  for (int c = 0; c < Cols; c++) r[c] = dot(v, m[c]);
   return r;
 }
-template <typename T, int K, int C, int R>
-inline emu_mat<T, K, R> operator*(const emu_mat<T, C, R>& a, const emu_mat<T, K, C>& b) {
-  emu_mat<T, K, R> r;
-  for (int k = 0; k < K; k++) r[k] = a * b[k];
+template <typename T, int OutCols, int Cols, int Rows>
+inline emu_mat<T, OutCols, Rows> operator*(const emu_mat<T, Cols, Rows>& a, const emu_mat<T, OutCols, Cols>& b) {
+  emu_mat<T, OutCols, Rows> r;
+  for (int k = 0; k < OutCols; k++) r[k] = a * b[k];
   return r;
 }
 #define EMU_MAT_OP(OP)                                                                               \
-  template <typename T, int C, int R>                                                                \
-  inline emu_mat<T, C, R> operator OP(emu_mat<T, C, R> a, const emu_mat<T, C, R>& b) {               \
-    for (int c = 0; c < C; c++) a[c] = a[c] OP b[c];                                                 \
+  template <typename T, int Cols, int Rows>                                                                \
+  inline emu_mat<T, Cols, Rows> operator OP(emu_mat<T, Cols, Rows> a, const emu_mat<T, Cols, Rows>& b) {               \
+    for (int c = 0; c < Cols; c++) a[c] = a[c] OP b[c];                                                 \
     return a;                                                                                        \
   }                                                                                                  \
-  template <typename T, int C, int R>                                                                \
-  inline emu_mat<T, C, R>& operator OP##=(emu_mat<T, C, R>& a, const emu_mat<T, C, R>& b) { return a = a OP b; }
+  template <typename T, int Cols, int Rows>                                                                \
+  inline emu_mat<T, Cols, Rows>& operator OP##=(emu_mat<T, Cols, Rows>& a, const emu_mat<T, Cols, Rows>& b) { return a = a OP b; }
 EMU_MAT_OP(+)
 EMU_MAT_OP(-)
 #undef EMU_MAT_OP
-template <typename T, int C, int R>
-inline emu_mat<T, C, R> operator*(emu_mat<T, C, R> m, std::type_identity_t<T> s) {
-  for (int c = 0; c < C; c++) m[c] = m[c] * s;
+template <typename T, int Cols, int Rows>
+inline emu_mat<T, Cols, Rows> operator*(emu_mat<T, Cols, Rows> m, std::type_identity_t<T> s) {
+  for (int c = 0; c < Cols; c++) m[c] = m[c] * s;
   return m;
 }
-template <typename T, int C, int R>
-inline emu_mat<T, C, R> operator*(std::type_identity_t<T> s, const emu_mat<T, C, R>& m) { return m * s; }
-template <typename T, int C, int R>
-inline emu_mat<T, C, R>& operator*=(emu_mat<T, C, R>& m, std::type_identity_t<T> s) { return m = m * s; }
-template <typename T, int C, int R>
-inline emu_mat<T, R, C> transpose(const emu_mat<T, C, R>& m) {
-  emu_mat<T, R, C> t;
-  for (int c = 0; c < C; c++)
-    for (int r = 0; r < R; r++) t[r][c] = m[c][r];
+template <typename T, int Cols, int Rows>
+inline emu_mat<T, Cols, Rows> operator*(std::type_identity_t<T> s, const emu_mat<T, Cols, Rows>& m) { return m * s; }
+template <typename T, int Cols, int Rows>
+inline emu_mat<T, Cols, Rows>& operator*=(emu_mat<T, Cols, Rows>& m, std::type_identity_t<T> s) { return m = m * s; }
+template <typename T, int Cols, int Rows>
+inline emu_mat<T, Rows, Cols> transpose(const emu_mat<T, Cols, Rows>& m) {
+  emu_mat<T, Rows, Cols> t;
+  for (int c = 0; c < Cols; c++)
+    for (int r = 0; r < Rows; r++) t[r][c] = m[c][r];
   return t;
 }
 namespace metal {

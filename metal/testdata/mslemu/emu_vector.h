@@ -17,40 +17,40 @@ struct emu_is_vec : std::false_type {};
 template <typename T, int N>
 struct emu_is_vec<emu_vec<T, N>> : std::true_type {};
 // How many lanes an argument of a vector constructor fills.
-template <typename A>
+template <typename Part>
 inline constexpr int emu_lanes = 1;
 template <typename T, int N>
 inline constexpr int emu_lanes<emu_vec<T, N>> = N;
 
-#define EMU_VEC_BODY(N)                                                                          \
-  using value_type = T;                                                                          \
-  emu_vec() = default;                                                                           \
-  emu_vec(T s) {                                                                                 \
-    for (int i = 0; i < N; i++) (*this)[i] = s;                                                  \
-  }                                                                                              \
-  template <typename U>                                                                          \
-  explicit emu_vec(const emu_vec<U, N>& o) {                                                     \
-    for (int i = 0; i < N; i++) (*this)[i] = T(o[i]);                                            \
-  }                                                                                              \
-  template <typename... A>                                                                       \
-    requires(sizeof...(A) >= 2 && (emu_lanes<A> + ...) == N && (emu_is_vec<A>::value || ...))   \
-  explicit emu_vec(const A&... parts) {                                                          \
-    int at = 0;                                                                                  \
-    (emu_put(at, parts), ...);                                                                   \
-  }                                                                                              \
-  T& operator[](int i) { return (&x)[i]; }                                                       \
-  const T& operator[](int i) const { return (&x)[i]; }                                           \
-                                                                                                 \
- private:                                                                                        \
-  template <typename A>                                                                          \
-  void emu_put(int& at, const A& a) {                                                            \
-    if constexpr (emu_is_vec<A>::value) {                                                        \
-      for (int i = 0; i < emu_lanes<A>; i++) (*this)[at++] = T(a[i]);                            \
-    } else {                                                                                     \
-      (*this)[at++] = T(a);                                                                      \
-    }                                                                                            \
-  }                                                                                              \
-                                                                                                 \
+#define EMU_VEC_BODY(N)                                                                             \
+  using value_type = T;                                                                             \
+  emu_vec() = default;                                                                              \
+  emu_vec(T s) {                                                                                    \
+    for (int i = 0; i < N; i++) (*this)[i] = s;                                                     \
+  }                                                                                                 \
+  template <typename U>                                                                             \
+  explicit emu_vec(const emu_vec<U, N>& o) {                                                        \
+    for (int i = 0; i < N; i++) (*this)[i] = T(o[i]);                                               \
+  }                                                                                                 \
+  template <typename... Part>                                                                       \
+    requires(sizeof...(Part) >= 2 && (emu_lanes<Part> + ...) == N && (emu_is_vec<Part>::value || ...))\
+  explicit emu_vec(const Part&... parts) {                                                          \
+    int at = 0;                                                                                     \
+    (emu_put(at, parts), ...);                                                                      \
+  }                                                                                                 \
+  T& operator[](int i) { return (&x)[i]; }                                                          \
+  const T& operator[](int i) const { return (&x)[i]; }                                              \
+                                                                                                    \
+ private:                                                                                           \
+  template <typename Part>                                                                          \
+  void emu_put(int& at, const Part& a) {                                                            \
+    if constexpr (emu_is_vec<Part>::value) {                                                        \
+      for (int i = 0; i < emu_lanes<Part>; i++) (*this)[at++] = T(a[i]);                            \
+    } else {                                                                                        \
+      (*this)[at++] = T(a);                                                                         \
+    }                                                                                               \
+  }                                                                                                 \
+                                                                                                    \
  public:
 template <typename T>
 struct alignas(2 * sizeof(T)) emu_vec<T, 2> {
@@ -73,25 +73,25 @@ struct alignas(4 * sizeof(T)) emu_vec<T, 4> {
 #undef EMU_VEC_BODY
 
 // a OP= b, a OP b with a vector or a scalar on either side.
-#define EMU_VEC_OP(OP)                                                                             \
-  template <typename T, int N>                                                                     \
-  inline emu_vec<T, N>& operator OP##=(emu_vec<T, N>& a, const emu_vec<T, N>& b) {                 \
-    for (int i = 0; i < N; i++) a[i] = a[i] OP b[i];                                               \
-    return a;                                                                                      \
-  }                                                                                                \
-  template <typename T, int N>                                                                     \
-  inline emu_vec<T, N>& operator OP##=(emu_vec<T, N>& a, std::type_identity_t<T> s) {              \
-    return a OP## = emu_vec<T, N>(s);                                                              \
-  }                                                                                                \
-  template <typename T, int N>                                                                     \
-  inline emu_vec<T, N> operator OP(emu_vec<T, N> a, const emu_vec<T, N>& b) { return a OP## = b; } \
-  template <typename T, int N>                                                                     \
-  inline emu_vec<T, N> operator OP(emu_vec<T, N> a, std::type_identity_t<T> s) {                   \
-    return a OP## = emu_vec<T, N>(s);                                                              \
-  }                                                                                                \
-  template <typename T, int N>                                                                     \
-  inline emu_vec<T, N> operator OP(std::type_identity_t<T> s, const emu_vec<T, N>& b) {            \
-    return emu_vec<T, N>(s) OP b;                                                                  \
+#define EMU_VEC_OP(OP)                                                                              \
+  template <typename T, int N>                                                                      \
+  inline emu_vec<T, N>& operator OP##=(emu_vec<T, N>& a, const emu_vec<T, N>& b) {                  \
+    for (int i = 0; i < N; i++) a[i] = a[i] OP b[i];                                                \
+    return a;                                                                                       \
+  }                                                                                                 \
+  template <typename T, int N>                                                                      \
+  inline emu_vec<T, N>& operator OP##=(emu_vec<T, N>& a, std::type_identity_t<T> s) {               \
+    return a OP## = emu_vec<T, N>(s);                                                               \
+  }                                                                                                 \
+  template <typename T, int N>                                                                      \
+  inline emu_vec<T, N> operator OP(emu_vec<T, N> a, const emu_vec<T, N>& b) { return a OP## = b; }  \
+  template <typename T, int N>                                                                      \
+  inline emu_vec<T, N> operator OP(emu_vec<T, N> a, std::type_identity_t<T> s) {                    \
+    return a OP## = emu_vec<T, N>(s);                                                               \
+  }                                                                                                 \
+  template <typename T, int N>                                                                      \
+  inline emu_vec<T, N> operator OP(std::type_identity_t<T> s, const emu_vec<T, N>& b) {             \
+    return emu_vec<T, N>(s) OP b;                                                                   \
   }
 EMU_VEC_OP(+)
 EMU_VEC_OP(-)
@@ -121,20 +121,20 @@ inline emu_vec<bool, N> operator!(emu_vec<bool, N> a) {
 }
 
 // Comparisons are element-wise and give a bool vector (select, all, any).
-#define EMU_VEC_CMP(OP)                                                                          \
-  template <typename T, int N>                                                                   \
-  inline emu_vec<bool, N> operator OP(const emu_vec<T, N>& a, const emu_vec<T, N>& b) {          \
-    emu_vec<bool, N> r;                                                                          \
-    for (int i = 0; i < N; i++) r[i] = a[i] OP b[i];                                             \
-    return r;                                                                                    \
-  }                                                                                              \
-  template <typename T, int N>                                                                   \
-  inline emu_vec<bool, N> operator OP(const emu_vec<T, N>& a, std::type_identity_t<T> s) {       \
-    return a OP emu_vec<T, N>(s);                                                                \
-  }                                                                                              \
-  template <typename T, int N>                                                                   \
-  inline emu_vec<bool, N> operator OP(std::type_identity_t<T> s, const emu_vec<T, N>& b) {       \
-    return emu_vec<T, N>(s) OP b;                                                                \
+#define EMU_VEC_CMP(OP)                                                                             \
+  template <typename T, int N>                                                                      \
+  inline emu_vec<bool, N> operator OP(const emu_vec<T, N>& a, const emu_vec<T, N>& b) {             \
+    emu_vec<bool, N> r;                                                                             \
+    for (int i = 0; i < N; i++) r[i] = a[i] OP b[i];                                                \
+    return r;                                                                                       \
+  }                                                                                                 \
+  template <typename T, int N>                                                                      \
+  inline emu_vec<bool, N> operator OP(const emu_vec<T, N>& a, std::type_identity_t<T> s) {          \
+    return a OP emu_vec<T, N>(s);                                                                   \
+  }                                                                                                 \
+  template <typename T, int N>                                                                      \
+  inline emu_vec<bool, N> operator OP(std::type_identity_t<T> s, const emu_vec<T, N>& b) {          \
+    return emu_vec<T, N>(s) OP b;                                                                   \
   }
 EMU_VEC_CMP(==)
 EMU_VEC_CMP(!=)
