@@ -96,7 +96,7 @@ func CheckUser(ctx context.Context, p profiler.Program) error {
 		return fmt.Errorf("%s: %w (%s)", p.File, ErrAppleBuiltins, strings.Join(names, ", "))
 	}
 	if err != nil {
-		return fmt.Errorf("the MSL emulation (g++) rejects %s: %v\n%s", p.File, err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("the MSL emulation (g++) rejects %s: %v\n%s", p.File, err, condenseErrors(string(out), shim))
 	}
 	return nil
 }
@@ -122,4 +122,66 @@ func writeShim(dir string) (string, error) {
 		}
 	}
 	return shim, nil
+}
+
+var (
+	// gxxError is a g++ error line: file, line, column, message.
+	gxxError = regexp.MustCompile(`^(\S[^:]*):(\d+):(\d+): (?:fatal )?error: `)
+	// gxxQuote is the source line g++ quotes under a message ("   5 | code").
+	gxxQuote = regexp.MustCompile(`^\s+\d+ \| `)
+	// gxxRequired is where a template instantiation began
+	// ("k.metal:5:32:   required from here").
+	gxxRequired = regexp.MustCompile(`^(\S[^:]*:\d+:\d+):\s+required from here`)
+)
+
+// condenseErrors keeps of g++'s output each error line with the source
+// line it quotes, and drops the rest: the notes on every candidate
+// overload (40 lines for one exp(float4)), the include stack, the caret
+// lines. An error inside the emulation's headers names the user's line
+// that led there; errors inside the C++ library are part of a cascade and
+// kept only when nothing else is. The emulation's headers are named
+// mslemu/NAME instead of their temporary folder shim.
+func condenseErrors(out, shim string) string {
+	out = strings.ReplaceAll(out, shim+string(filepath.Separator), "mslemu/")
+	var kept, library []string
+	from := "" // the user's line that the current instantiation started at
+	quoteNext := false
+	for _, l := range strings.Split(out, "\n") {
+		if m := gxxRequired.FindStringSubmatch(l); m != nil && !strings.HasPrefix(m[1], "mslemu/") && !systemHeader(m[1]) {
+			from = m[1]
+		}
+		if quoteNext && gxxQuote.MatchString(l) {
+			kept = append(kept, l)
+			quoteNext = false
+			continue
+		}
+		quoteNext = false
+		m := gxxError.FindStringSubmatch(l)
+		switch {
+		case m == nil:
+			if strings.HasPrefix(l, "compilation terminated") {
+				kept = append(kept, l)
+			}
+			continue
+		case systemHeader(m[1]):
+			library = append(library, l)
+			continue
+		case strings.HasPrefix(m[1], "mslemu/") && from != "":
+			l += " (from " + from + ")"
+		}
+		kept = append(kept, l)
+		quoteNext, from = true, ""
+	}
+	if len(kept) == 0 || len(kept) == 1 && strings.HasPrefix(kept[0], "compilation terminated") {
+		kept = append(library, kept...)
+	}
+	if len(kept) == 0 { // nothing g++ calls an error: its whole output
+		return strings.TrimSpace(out)
+	}
+	return strings.Join(kept, "\n")
+}
+
+// systemHeader reports whether file is one of the C++ library's headers.
+func systemHeader(file string) bool {
+	return strings.HasPrefix(file, "/usr/") || strings.Contains(file, "/include/c++/")
 }

@@ -3,7 +3,9 @@ package mslemu
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -110,5 +112,75 @@ kernel void k(device const half* h, device const bfloat* b, device float* out,
 `
 	if err := CheckUser(context.Background(), profiler.Program{Entry: "k", File: "elementwise.metal", Code: src}); err != nil {
 		t.Fatalf("the element-wise math does not compile on the emulation:\n%v", err)
+	}
+}
+
+// condenseErrors keeps each error with its quoted source line and drops
+// the notes on candidates, include stacks and carets; an error in the
+// emulation's headers names the user's line, one in the C++ library is
+// kept only when it is all there is.
+func TestCondenseErrors(t *testing.T) {
+	const shim = "/tmp/x/shim"
+	cases := []struct{ name, out, want string }{
+		{"candidates", `k.metal: In function 'void f(float4)':
+k.metal:5:32: error: no matching function for call to 'exp(emu_vec<float, 4>, float)'
+    5 |     dst[i] = exp(x, 1.0f);
+      |              ~~~^~~~~~~~~
+In file included from /tmp/x/shim/metal_stdlib:22,
+                 from <command-line>:
+/usr/include/c++/12/cmath:234:5: note: candidate: 'template<class _Tp> double std::exp(_Tp)'
+  234 |     exp(_Tp __x)
+      |     ^~~
+/usr/include/c++/12/cmath:234:5: error: no type named '__type'
+/tmp/x/shim/metal_stdlib:482:15: note: candidate: 'half metal::exp(half)'
+  482 | EMU_HALF_MATH(exp)
+k.metal:7:3: error: 'y' was not declared in this scope
+    7 |   y = 1;
+      |   ^
+compilation terminated due to -fmax-errors=10.`, `k.metal:5:32: error: no matching function for call to 'exp(emu_vec<float, 4>, float)'
+    5 |     dst[i] = exp(x, 1.0f);
+k.metal:7:3: error: 'y' was not declared in this scope
+    7 |   y = 1;
+compilation terminated due to -fmax-errors=10.`},
+		{"in_the_shim", `/tmp/x/shim/emu_vecmath.h: In instantiation of 'emu_vec<T, N> metal::exp(const emu_vec<T, N>&) [with T = Foo; int N = 4]':
+k.metal:9:14:   required from here
+/tmp/x/shim/emu_vecmath.h:40:1: error: no matching function for call to 'exp(const Foo&)'
+   40 | EMU_VEC_UNARY(exp)`, `mslemu/emu_vecmath.h:40:1: error: no matching function for call to 'exp(const Foo&)' (from k.metal:9:14)
+   40 | EMU_VEC_UNARY(exp)`},
+		{"library_only", `/usr/include/c++/12/bits/stl_vector.h:10:2: error: static assertion failed
+   10 |  static_assert(x);`, `/usr/include/c++/12/bits/stl_vector.h:10:2: error: static assertion failed`},
+		{"no_error_lines", "g++: fatal: cannot execute 'cc1plus'\n", "g++: fatal: cannot execute 'cc1plus'"},
+	}
+	for _, c := range cases {
+		if got := condenseErrors(c.out, shim); got != c.want {
+			t.Errorf("%s:\ngot\n%s\nwant\n%s", c.name, got, c.want)
+		}
+	}
+}
+
+// A call g++ answers with 40 lines of candidate notes is one error line
+// and its source line in check's report.
+func TestCheckUserReportsOneLinePerError(t *testing.T) {
+	if _, err := exec.LookPath("g++"); err != nil {
+		t.Skip("no g++")
+	}
+	src := `#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float4* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  x[i] = exp(x[i], 2.0f);
+}
+`
+	// g++ quotes the line from the file the #line directives name
+	file := filepath.Join(t.TempDir(), "cands.metal")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := CheckUser(context.Background(), profiler.Program{Entry: "k", File: file, Code: src})
+	if err == nil {
+		t.Fatal("exp with two arguments compiled")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[1], "cands.metal:4:") || !strings.Contains(lines[2], "exp(x[i], 2.0f)") || strings.Contains(err.Error(), "note:") {
+		t.Errorf("want the message, the error line and its source line, got:\n%v", err)
 	}
 }

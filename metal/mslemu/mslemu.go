@@ -418,15 +418,23 @@ func UserCall(sig csrc.Signature) (string, error) {
 			// the group's memory of the dispatch's dynamic_tgm bytes
 			args = append(args, fmt.Sprintf("emu_tgm<%s>()", strings.TrimSpace(strings.Replace(base, "threadgroup", "", 1))))
 		default:
-			a, ok := positionArg(prm.Attr, base == "uint3" || base == "uint2")
+			vec := positionVector.MatchString(base)
+			a, ok := positionArg(prm.Attr, vec)
 			if !ok {
 				return "", fmt.Errorf("the emulator cannot pass %s [[%s]]", prm.Name, prm.Attr)
+			}
+			if vec && base != "uint3" { // ushort3, uint2…: the lanes it has, in its type
+				a = "emu_pos_as<" + base + ">(" + a + ")"
 			}
 			args = append(args, a)
 		}
 	}
 	return fmt.Sprintf("%s(%s);", sig.Entry, strings.Join(args, ", ")), nil
 }
+
+// positionVector is a vector type a thread-position parameter may have
+// (uint3, ushort3, uint2, ushort2).
+var positionVector = regexp.MustCompile(`^u?(?:int|short)[23]$`)
 
 // positionArg is the emulator's value of a thread-position attribute, as
 // a uint3 or as its x (a scalar parameter): tg, tid, sg, lane, nt and
