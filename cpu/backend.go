@@ -325,6 +325,15 @@ func (b *Backend) Run(launches []profiler.Launch) error {
 	return nil
 }
 
+// RunTimed runs the launches as Run does and returns the wall time of
+// their Go run (profiler.RunTimer): on this backend the CPU is the device,
+// so that is the device's time in the verification run.
+func (b *Backend) RunTimed(launches []profiler.Launch) (float64, error) {
+	start := time.Now()
+	err := b.Run(launches)
+	return time.Since(start).Seconds(), err
+}
+
 // Time measures each dispatch of each rep with the monotonic wall
 // clock. Before each dispatch (not timed), as the CUDA backend and ncu's
 // --cache-control all do: cold reads one word per 64-byte line of a

@@ -361,6 +361,31 @@ func TestBuffersAndZeroFill(t *testing.T) {
 	}
 }
 
+// The CPU backend times its runs (the runner's verification run) with the
+// wall clock, the device's time here; the run does what Run does.
+func TestRunTimed(t *testing.T) {
+	b := newBackend(t).(*cpu.Backend)
+	var _ profiler.RunTimer = b
+	buf, err := b.Alloc(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Upload(buf, []byte{1, 2, 3, 4, 5, 6, 7, 8}); err != nil {
+		t.Fatal(err)
+	}
+	sec, err := b.RunTimed([]profiler.Launch{{Dispatch: &profiler.Dispatch{Name: "zero", Zero: "X"}, Zero: buf}})
+	got := make([]byte, 8)
+	if derr := b.Download(buf, got); err != nil || derr != nil || sec <= 0 || string(got) != string(make([]byte, 8)) {
+		t.Errorf("RunTimed: %g s, %v %v, buffer %v after a zero fill", sec, err, derr, got)
+	}
+	// A spec run on it reports its verification run's time.
+	r := run.NewRunner(b)
+	s := profiler.Spec{Kernel: "softmax_bwd", DType: profiler.F32, Knobs: map[string]int{"WG": 64}, Dims: map[string]int{"rows": 4, "cols": 64}}
+	if res := r.Run(context.Background(), s, quick(), nil); res.Status != profiler.StatusOK || res.Phases == nil || res.Phases.VerifyGPU <= 0 {
+		t.Errorf("status %s (%s), phases %+v: want the verification run's time in verify_gpu", res.Status, res.Error, res.Phases)
+	}
+}
+
 func TestTensorRoundsToNearestEven(t *testing.T) {
 	cases := []struct {
 		dt   profiler.DType

@@ -131,14 +131,17 @@ func (b *backend) fitsCoresident(d *profiler.Dispatch, k *kernel, dyn int) error
 
 // Run executes the launches once, in order, and waits.
 func (b *backend) Run(ls []profiler.Launch) error {
-	return b.onStream(func() error {
-		for i := range ls {
-			if err := b.launch(&ls[i]); err != nil {
-				return err
-			}
+	return b.onStream(func() error { return b.launchAll(ls) })
+}
+
+// launchAll enqueues the launches in order. CUDA thread only.
+func (b *backend) launchAll(ls []profiler.Launch) error {
+	for i := range ls {
+		if err := b.launch(&ls[i]); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // onStream runs enqueue on the CUDA thread, on a live context, and waits

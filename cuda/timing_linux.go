@@ -217,6 +217,43 @@ func (b *backend) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) 
 	return out, err
 }
 
+// RunTimed runs the launches once, in order, and waits, as Run does, with
+// an event recorded on the stream before the first launch and one after
+// the last (profiler.RunTimer): the seconds between them are the device's
+// time in the run, the runner's Phases.VerifyGPU. The wait is Run's own;
+// the events add two records to the stream and one query after the wait.
+// As with the timed launches' events, the span includes the first
+// launch's few microseconds of latency on an idle GPU.
+func (b *backend) RunTimed(ls []profiler.Launch) (float64, error) {
+	var ms float32
+	err := b.do(func() error {
+		if err := b.alive(); err != nil {
+			return err
+		}
+		d := b.drv
+		if err := b.eventsFor(2); err != nil {
+			return err
+		}
+		if err := b.check(d.call("cuEventRecord", d.cuEventRecord, b.events[0], b.stream)); err != nil {
+			return err
+		}
+		if err := b.launchAll(ls); err != nil {
+			return err
+		}
+		if err := b.check(d.call("cuEventRecord", d.cuEventRecord, b.events[1], b.stream)); err != nil {
+			return err
+		}
+		if err := b.check(d.call("cuStreamSynchronize", d.cuStreamSynchronize, b.stream)); err != nil {
+			return err
+		}
+		return b.check(d.call("cuEventElapsedTime", d.cuEventElapsedTime, uintptr(unsafe.Pointer(&ms)), b.events[0], b.events[1]))
+	})
+	if err != nil {
+		return 0, err
+	}
+	return float64(ms) / 1e3, nil
+}
+
 // kernelTimes collects the kernel clock's records of a timing loop and
 // gives each timed slot its kernel's own duration. CUDA thread only, after
 // the loop's work has finished.

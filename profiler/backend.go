@@ -102,6 +102,18 @@ type Copier interface {
 	Copy(dst, src Buffer) error
 }
 
+// RunTimer is a Backend that times its untimed runs on the device.
+// RunTimed does what Run does (the launches once, in order, and waits)
+// and returns how long the device spent on them, in seconds: from the
+// device starting the first launch to it finishing the last one (CUDA: an
+// event before and one after, on the stream Run uses; Metal: the command
+// buffer's GPUStartTime to GPUEndTime; CPU: the wall clock around the Go
+// run). It adds no synchronisation to Run's. The runner counts it as the
+// spec's Phases.VerifyGPU, the device's share of the verification.
+type RunTimer interface {
+	RunTimed(launches []Launch) (seconds float64, err error)
+}
+
 // CheckRanges validates ranges against a buffer of size bytes.
 func CheckRanges(size int64, offsets []int64, dsts [][]byte) error {
 	if len(offsets) != len(dsts) {

@@ -55,7 +55,7 @@ type Phases struct {
 	Alloc       float64 `json:"alloc"`        // device buffers: allocate and upload
 	Inputs      float64 `json:"inputs"`       // generate inputs (cached per shape and seed)
 	Reference   float64 `json:"reference"`    // float64 reference (cached per shape and seed)
-	Verify      float64 `json:"verify"`       // first run, download, compare
+	Verify      float64 `json:"verify"`       // first run, download, compare (VerifyGPU is part of it)
 	Warmup      float64 `json:"warmup"`       //
 	Measure     float64 `json:"measure"`      // timed samples, flushes included
 	VerifyAfter float64 `json:"verify_after"` // the check after the timed launches
@@ -66,6 +66,13 @@ type Phases struct {
 	// loaded ahead). It is not part of the spec's wall time: Total and
 	// the shares leave it out.
 	Ahead float64 `json:"ahead,omitempty"`
+	// VerifyGPU is the device time of the verification run(s) inside
+	// Verify: the setup dispatches and the kernels run once before
+	// timing, as the backend timed them (profiler.RunTimer: CUDA events,
+	// Metal's command-buffer GPU times, the CPU's wall clock around its Go
+	// run). It is a part of Verify, not a phase of its own: Total counts
+	// it once, in Verify. 0 where the backend does not time its runs.
+	VerifyGPU float64 `json:"verify_gpu,omitempty"`
 }
 
 // Add accumulates q into p.
@@ -82,6 +89,7 @@ func (p *Phases) Add(q Phases) {
 	p.Free += q.Free
 	p.Worker += q.Worker
 	p.Ahead += q.Ahead
+	p.VerifyGPU += q.VerifyGPU
 }
 
 func (p *Phases) fields() []struct {
@@ -108,7 +116,8 @@ func (p Phases) Total() float64 {
 	return t
 }
 
-// String prints the phases that took time, in ms, with their share.
+// String prints the phases that took time, in ms, with their share (and
+// for verify, how long of it the device ran kernels, where that is known).
 func (p Phases) String() string {
 	tot := p.Total()
 	var b strings.Builder
@@ -120,8 +129,15 @@ func (p Phases) String() string {
 			b.WriteString("  ")
 		}
 		fmt.Fprintf(&b, "%s %.1f ms", f.name, *f.v*1e3)
+		var notes []string
 		if tot > 0 {
-			fmt.Fprintf(&b, " (%.0f%%)", 100**f.v/tot)
+			notes = append(notes, fmt.Sprintf("%.0f%%", 100**f.v/tot))
+		}
+		if f.name == "verify" && p.VerifyGPU > 0 {
+			notes = append(notes, fmt.Sprintf("%.1f ms of it running kernels", p.VerifyGPU*1e3))
+		}
+		if len(notes) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(notes, ", "))
 		}
 	}
 	if p.Ahead > 0 {

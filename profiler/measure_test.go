@@ -1,6 +1,7 @@
 package profiler
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -44,5 +45,47 @@ func TestPhasesAheadOutsideTotal(t *testing.T) {
 	}
 	if s := (Phases{Measure: 0.002}).String(); strings.Contains(s, "ahead") {
 		t.Errorf("no work ahead, yet %q", s)
+	}
+}
+
+// VerifyGPU is the device's part of Verify: summed by Add, counted once
+// in Total (inside Verify), and printed with verify.
+func TestPhasesVerifyGPUInsideVerify(t *testing.T) {
+	var a Phases
+	a.Add(Phases{Verify: 0.002, VerifyGPU: 0.0015, Measure: 0.006})
+	a.Add(Phases{Verify: 0.002, VerifyGPU: 0.0005})
+	if a.VerifyGPU != 0.002 || a.Verify != 0.004 || a.Total() != 0.01 {
+		t.Errorf("verify %v (GPU %v), total %v; want 0.004 (0.002) and 0.01", a.Verify, a.VerifyGPU, a.Total())
+	}
+	for _, c := range []struct {
+		p    Phases
+		want string
+	}{
+		{a, "verify 4.0 ms (40%, 2.0 ms of it running kernels)  measure 6.0 ms (60%)"},
+		{Phases{Verify: 0.004, Measure: 0.006}, "verify 4.0 ms (40%)  measure 6.0 ms (60%)"}, // not timed: nothing said
+	} {
+		if got := c.p.String(); got != c.want {
+			t.Errorf("String() = %q, want %q", got, c.want)
+		}
+	}
+}
+
+// verify_gpu goes through JSON (the worker's results do) and is left out
+// when the backend did not time the run.
+func TestPhasesVerifyGPUJSON(t *testing.T) {
+	in := Phases{Verify: 0.0013, VerifyGPU: 0.0011, Measure: 0.04}
+	raw, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"verify_gpu":0.0011`) {
+		t.Errorf("json %s has no verify_gpu", raw)
+	}
+	var out Phases
+	if err := json.Unmarshal(raw, &out); err != nil || out != in {
+		t.Errorf("round trip %+v %v, want %+v", out, err, in)
+	}
+	if raw, _ := json.Marshal(Phases{Verify: 0.001}); strings.Contains(string(raw), "verify_gpu") {
+		t.Errorf("untimed verification run, yet %s", raw)
 	}
 }

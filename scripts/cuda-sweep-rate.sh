@@ -7,7 +7,9 @@
 #   run 2  warm compile cache (cubins from the disk cache)      target >= 5 configs/s
 #   run 3  warm again: its medians against run 2's, row by row
 #          target: within 1% on >= 95% of rows, within 2% on all
-# plus where each spec's wall time went (Result.phases), per run.
+# plus where each spec's wall time went (Result.phases), per run, and the
+# share of each run the GPU measured, and ran kernels (the checks' runs
+# counted too: verify_gpu).
 #
 # RACE=F (e.g. RACE=1.1) adds --race F to runs 2 and 3 (warm): a config
 # clearly slower than F x the best so far stops sampling early (outpaced).
@@ -61,6 +63,14 @@ for r, rows in runs.items():
     print(f"  run {r} ({names[r]}): {len(rows)} configs in {dt:.1f} s = {len(rows)/dt:.2f} configs/s (exit {rc})")
 for r, rows in runs.items():
     ps.summary(f"  run {r}", rows)
+    # over the process's wall time (mltop's own line below counts from its
+    # first worker's start): measuring, and with the checks' kernel runs
+    measuring, running = ps.device_seconds(rows)
+    dt = times[r][0]
+    line = f"  run {r}: GPU measuring {100 * measuring / dt:.0f}% of the process's {dt:.2f} s"
+    if running > measuring:
+        line += f", running kernels {100 * running / dt:.0f}% (with the checks' runs {running - measuring:.2f} s)"
+    print(line)
     for l in open(f"{log}/run{r}.err"):
         if l.startswith("mltop: phases 1 device in "):
             print(f"  run {r}: {l.strip()[len('mltop: phases '):]}")

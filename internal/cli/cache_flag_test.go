@@ -48,7 +48,8 @@ func TestCacheFlag(t *testing.T) {
 }
 
 // --phases prints each spec's breakdown, the sum over the sweep, and the
-// share of the sweep's wall time the device was busy measuring.
+// share of the sweep's wall time the device was busy measuring, and
+// running kernels with the checks' runs (the CPU backend times them).
 func TestPhasesFlag(t *testing.T) {
 	cfg := writeFile(t, "s.yaml", "backend: cpu\ndefaults: {time_limit: 0.2}\nsweeps:\n  - kernel: softmax_bwd\n    dims: {rows: 4, cols: [64, 128]}\n")
 	code, _, stderr := runMain(t, "--config", cfg, "--phases", "--isolate", "off", "--quiet")
@@ -56,7 +57,7 @@ func TestPhasesFlag(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if strings.Count(stderr, "mltop: phases softmax_bwd") != 2 || !strings.Contains(stderr, "phases over 2 specs") || !strings.Contains(stderr, "measure ") ||
-		!regexp.MustCompile(`mltop: phases 1 device in [0-9.]+ s: the device was busy measuring [0-9]+% of it`).MatchString(stderr) {
+		!regexp.MustCompile(`mltop: phases 1 device in [0-9.]+ s: the device was busy measuring [0-9]+% of it \([0-9.]+ s\), running kernels [0-9]+% \(with the checks' runs [0-9.]+ s; host work`).MatchString(stderr) {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 }

@@ -78,8 +78,9 @@ func TestDevicesSameRowsAsOneDevice(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("two devices: exit %d\n%s", code, stderr)
 	}
-	// --phases: one line per device and one for the sweep
-	for _, want := range []string{"mltop: phases device 0 (", "mltop: phases device 1 (", "start-up ", "idle at the end ", "mltop: phases 2 devices in "} {
+	// --phases: one line per device and one for the sweep; the CPU times
+	// the checks' runs, and their times come through the workers' pipes
+	for _, want := range []string{"mltop: phases device 0 (", "mltop: phases device 1 (", "start-up ", "idle at the end ", "mltop: phases 2 devices in ", "checks' runs ", "running kernels "} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("no %q in stderr:\n%s", want, stderr)
 		}

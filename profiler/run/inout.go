@@ -65,12 +65,13 @@ func (r *Runner) resetter(plan *profiler.Plan, bufs map[string]profiler.Buffer, 
 
 // runSetup runs the setup dispatches, if any, then puts the plan's
 // scratch_reset buffers back to their initial values, so that the run
-// after them starts from the state every timed rep starts from.
-func (r *Runner) runSetup(setup []profiler.Launch, plan *profiler.Plan, bufs map[string]profiler.Buffer) error {
+// after them starts from the state every timed rep starts from. The
+// device time of the setup run counts in ph.VerifyGPU.
+func (r *Runner) runSetup(setup []profiler.Launch, plan *profiler.Plan, bufs map[string]profiler.Buffer, ph *profiler.Phases) error {
 	if len(setup) == 0 {
 		return nil
 	}
-	if err := r.backend.Run(setup); err != nil {
+	if err := r.runVerification(setup, ph); err != nil {
 		return fmt.Errorf("setup dispatch: %w", err)
 	}
 	reset := r.resetter(plan, bufs, func(role profiler.Role) bool { return role == profiler.ScratchReset })
@@ -81,4 +82,21 @@ func (r *Runner) runSetup(setup []profiler.Launch, plan *profiler.Plan, bufs map
 		return fmt.Errorf("resetting the scratch buffers after the setup dispatches: %w", err)
 	}
 	return nil
+}
+
+// runVerification runs the launches once, untimed by the stopping rule:
+// the setup dispatches and the verification run before timing. Where the
+// backend times its runs on the device (profiler.RunTimer), that time is
+// added to ph.VerifyGPU: the GPU's share of the verify phase, which the
+// sweep's summary counts as the device running kernels.
+func (r *Runner) runVerification(launches []profiler.Launch, ph *profiler.Phases) error {
+	rt, ok := r.backend.(profiler.RunTimer)
+	if !ok {
+		return r.backend.Run(launches)
+	}
+	sec, err := rt.RunTimed(launches)
+	if err == nil && sec > 0 {
+		ph.VerifyGPU += sec
+	}
+	return err
 }

@@ -234,11 +234,11 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 	}
 
 	progress(profiler.Progress{Phase: "verify"})
-	if err := r.runSetup(setup, plan, bufs); err != nil {
+	if err := r.runSetup(setup, plan, bufs, ph); err != nil {
 		r.fail(res, profiler.StatusError, err)
 		return
 	}
-	if err := r.backend.Run(launches); err != nil {
+	if err := r.runVerification(launches, ph); err != nil {
 		r.fail(res, profiler.StatusError, fmt.Errorf("run: %w", err))
 		return
 	}
