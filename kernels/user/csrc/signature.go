@@ -43,6 +43,13 @@ type Signature struct {
 	Template  []string // the names of its template parameters, if it is a template
 	Params    []Param
 	Line      int // line of the entry's name (1-based)
+	// Specialization: an explicit specialization or instantiation of a
+	// template kernel (`template <> __global__ void k<half>(…)`,
+	// `template __global__ void k<float>(…);`). It is the same template,
+	// not an overload: FindEntries drops it when the primary template is
+	// in the same text, and NVRTC picks it from the name expression.
+	Specialization bool
+	defined        bool // a definition (with a body), not a declaration
 }
 
 // Bindable are the parameters the caller binds (buffers and scalars), in
@@ -92,6 +99,7 @@ func FindEntries(src string) []Signature {
 	var scopes []string // one per open brace: the namespace's name, or "" for any other brace
 	var template []string
 	templateOpen := false // a template <…> was read and its declaration has not ended
+	specialized := false  // a `template <>` or `template` without <…> was read and its declaration has not ended
 	for i := 0; i < len(toks); i++ {
 		t := toks[i].Text
 		switch t {
@@ -103,7 +111,7 @@ func FindEntries(src string) []Signature {
 			}
 		case "{":
 			scopes = append(scopes, "")
-			templateOpen = false
+			templateOpen, specialized = false, false
 			continue
 		case "}":
 			if len(scopes) > 0 {
@@ -111,16 +119,19 @@ func FindEntries(src string) []Signature {
 			}
 			continue
 		case ";":
-			templateOpen = false
+			templateOpen, specialized = false, false
 			continue
 		case "template":
 			if i+1 < len(toks) && toks[i+1].Text == "<" {
 				var end int
 				template, end = templateParams(toks, i+1)
 				templateOpen = true
+				specialized = len(template) == 0 // template <>: an explicit specialization
 				i = end
 				continue
 			}
+			specialized = true // template void k<float>(…);: an explicit instantiation
+			continue
 		}
 		isKernel := t == "__global__" || t == "kernel"
 		if t == "[[" && i+2 < len(toks) && toks[i+1].Text == "kernel" && toks[i+2].Text == "]]" {
@@ -129,11 +140,11 @@ func FindEntries(src string) []Signature {
 		if !isKernel {
 			continue
 		}
-		j, ok := entryName(toks, i+1)
+		j, at, ok := entryName(toks, i+1)
 		if !ok {
 			continue
 		}
-		name := toks[j-1]
+		name := toks[at]
 		// `template [[host_name("k_f32")]] [[kernel]] decltype(k<float>) k<float>;`
 		// instantiates k; it is not a kernel named decltype (metal.HostNames reads it).
 		if name.Text == "decltype" {
@@ -144,21 +155,104 @@ func FindEntries(src string) []Signature {
 			continue
 		}
 		implicitBufferIndices(params)
-		sig := Signature{Entry: name.Text, Namespace: namespaceOf(scopes), Params: params, Line: name.Line}
-		if templateOpen {
+		sig := Signature{Entry: name.Text, Namespace: joinScope(namespaceOf(scopes), writtenQualifier(toks, at)), Params: params, Line: name.Line}
+		sig.Specialization = specialized || at != j-1
+		sig.defined = hasBody(toks, end)
+		if templateOpen && !sig.Specialization {
 			sig.Template = template
 		}
 		out = append(out, sig)
 		i = end
 	}
+	return dropRedeclarations(dropSpecializations(out))
+}
+
+// writtenQualifier is the qualifier written before the name at toks[at]:
+// "ns" for an out-of-line `__global__ void ns::k(…)`; "" for none.
+func writtenQualifier(toks []Token, at int) string {
+	var parts []string
+	for k := at; k >= 2 && toks[k-1].Text == "::" && toks[k-2].Kind == Ident; k -= 2 {
+		parts = append([]string{toks[k-2].Text}, parts...)
+	}
+	return strings.Join(parts, "::")
+}
+
+func joinScope(outer, inner string) string {
+	if outer == "" || inner == "" {
+		return outer + inner
+	}
+	return outer + "::" + inner
+}
+
+// dropRedeclarations keeps one of the declarations of the same kernel (a
+// forward declaration and its definition): same name, same parameter
+// types as written. They are one function, not overloads.
+func dropRedeclarations(sigs []Signature) []Signature {
+	seen := map[string]int{} // index in out
+	out := sigs[:0]
+	for _, s := range sigs {
+		key := s.Qualified() + "(" + paramTypes(s) + ")"
+		k, dup := seen[key]
+		switch {
+		case !dup:
+			seen[key] = len(out)
+			out = append(out, s)
+		case s.defined && !out[k].defined: // the definition's line, for messages
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// hasBody says whether the declaration whose parameter list closes at
+// toks[close] has a body: a '{' comes before any ';'.
+func hasBody(toks []Token, close int) bool {
+	for k := close + 1; k < len(toks); k++ {
+		switch toks[k].Text {
+		case "{":
+			return true
+		case ";":
+			return false
+		}
+	}
+	return false
+}
+
+func paramTypes(s Signature) string {
+	var types []string
+	for _, p := range s.Params {
+		types = append(types, p.Declared+"["+strings.Join(p.Extents, "][")+"]")
+	}
+	return strings.Join(types, ", ")
+}
+
+// dropSpecializations removes the explicit specializations and
+// instantiations of the templates whose primary declaration is in sigs: the
+// primary template's parameters bind the arguments. One whose primary is
+// elsewhere (another file) stays, marked.
+func dropSpecializations(sigs []Signature) []Signature {
+	primary := map[string]bool{}
+	for _, s := range sigs {
+		if !s.Specialization {
+			primary[s.Qualified()] = true
+		}
+	}
+	out := sigs[:0]
+	for _, s := range sigs {
+		if !s.Specialization || !primary[s.Qualified()] {
+			out = append(out, s)
+		}
+	}
 	return out
 }
 
 // entryName finds the '(' that opens a kernel's parameter list, from the
-// token after its `__global__`/`kernel`: the name is the token before it.
-// Attributes (__launch_bounds__(…), __attribute__((…)), [[…]]) are
-// skipped; a ';', '{' or '}' first means this was not a declaration.
-func entryName(toks []Token, j int) (int, bool) {
+// token after its `__global__`/`kernel`, and the index of the name: the
+// token before the '(', or before the template arguments of an explicit
+// specialization (`k<half>(`). Attributes (__launch_bounds__(…),
+// __attribute__((…)), [[…]]) are skipped; a ';', '{' or '}' first means
+// this was not a declaration.
+func entryName(toks []Token, j int) (open, name int, ok bool) {
 	depth := 0
 	for ; j < len(toks); j++ {
 		switch t := toks[j].Text; {
@@ -171,17 +265,40 @@ func entryName(toks []Token, j int) (int, bool) {
 		case t == ">":
 			depth--
 		case t == ";" || t == "{" || t == "}":
-			return 0, false
+			return 0, 0, false
 		case t == "(" && depth <= 0:
-			if j == 0 || toks[j-1].Kind != Ident {
-				return 0, false
+			at := j - 1
+			if at > 0 && toks[at].Text == ">" {
+				at = templateArgsStart(toks, at) - 1
 			}
-			return j, true
+			if at < 0 || toks[at].Kind != Ident {
+				return 0, 0, false
+			}
+			return j, at, true
 		case t == "(":
 			j = skipGroup(toks, j, "(", ")")
 		}
 	}
-	return 0, false
+	return 0, 0, false
+}
+
+// templateArgsStart is the index of the '<' that the '>' at toks[closing]
+// closes (-1 when none does).
+func templateArgsStart(toks []Token, closing int) int {
+	depth := 0
+	for k := closing; k >= 0; k-- {
+		switch toks[k].Text {
+		case ">":
+			depth++
+		case "<":
+			if depth--; depth == 0 {
+				return k
+			}
+		case ";", "{", "}":
+			return -1
+		}
+	}
+	return -1
 }
 
 // Matching is the index of the bracket that closes toks[open] — (, [, {,
