@@ -72,6 +72,9 @@ func (bl *builder) mlx() error {
 	if err := bl.mlxBody(k, x); err != nil {
 		return err
 	}
+	if err := bl.mlxPlaceholders(k); err != nil {
+		return err
+	}
 	for i, names := range [][]string{x.Inputs, x.Outputs} {
 		key := [2]string{"inputs", "outputs"}[i]
 		if key == "outputs" && len(names) == 0 {
@@ -278,7 +281,15 @@ var intCTypes = map[profiler.DType]string{
 // and the buffers' element types are the spec's.
 func (f *Family) writeMLX(e map[string]any, dt profiler.DType) (string, error) {
 	k := f.mlx
-	mk := metal.MLXKernel{Name: k.name, Header: k.header, Body: k.body}
+	body, err := fillPlaceholders(k.body, e)
+	if err != nil {
+		return "", err
+	}
+	header, err := fillPlaceholders(k.header, e)
+	if err != nil {
+		return "", err
+	}
+	mk := metal.MLXKernel{Name: k.name, Header: header, Body: body}
 	argType := func(name string) string {
 		b := f.bufs[slices.IndexFunc(f.bufs, func(u ubuf) bool { return u.name == name })]
 		t := b.dtype
