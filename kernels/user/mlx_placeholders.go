@@ -93,3 +93,14 @@ func placeholderText(v any) (string, bool) {
 	}
 	return "", false
 }
+
+// UnfilledSource is Source(lang), except that an mlx: body and header keep
+// their {{NAME}} placeholders where Source has the default spec's values:
+// what a suggestion may say by the manifest's names (`MAX_N * 4`, not 256).
+// The two have the same lines.
+func (f *Family) UnfilledSource(lang string) string {
+	if lang == "metal" && f.mlx != nil {
+		return f.mlxUnfilled
+	}
+	return f.Source(lang)
+}
