@@ -98,8 +98,10 @@ func (s *sizeResolver) sizeofText(typ string) string {
 	return "sizeof(" + typ + ")"
 }
 
+// parenthesize wraps an expression of several tokens, which replaces a
+// name inside another.
 func parenthesize(e string) string {
-	if _, err := strconv.ParseInt(e, 10, 64); err == nil || csrc.Tokenize(e) == nil || len(csrc.Tokenize(e)) == 1 {
+	if len(csrc.Tokenize(e)) <= 1 {
 		return e
 	}
 	return "(" + e + ")"
