@@ -1,6 +1,7 @@
 package user
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
@@ -19,7 +20,10 @@ func (f *Family) findEntry(lang string, find entryFinder) (source, []csrc.Signat
 	s := f.src[lang]
 	sigs, found, err := find(s.code)
 	p := f.prep[lang]
-	if err != nil || len(sigs) > 0 || p == nil || len(p.units) < 2 {
+	// Only explicit specializations in the main file: the primary
+	// template is in a local header, and its parameters bind the args.
+	onlySpecializations := len(sigs) > 0 && !slices.ContainsFunc(sigs, func(g csrc.Signature) bool { return !g.Specialization })
+	if err != nil || len(sigs) > 0 && !onlySpecializations || p == nil || len(p.units) < 2 {
 		return s, sigs, found, err
 	}
 	all := joinUnits(p.units)

@@ -142,3 +142,55 @@ template <typename T>
 		t.Fatalf("status %s: %s %+v", res.Status, res.Error, res.Verdict)
 	}
 }
+
+// A template kernel specialised for half (FasterTransformer's style) binds
+// the primary template, whether the specialization sits beside it or in
+// the .cu that includes the header with the template. A true overload
+// beside it stays ambiguous.
+func TestExplicitSpecializationBindsThePrimaryTemplate(t *testing.T) {
+	const primary = "template <typename T>\n__global__ void scale(float* out, const T* in, int n) {}\n"
+	const special = "template <>\n__global__ void scale<half>(float* out, const half* in, int n) {}\n"
+	const yaml = `name: t_spec
+sources: {cuda: spec.cu}
+dtypes: [f32, f16]
+dims: {N: {default: 64}}
+buffers:
+  - {name: out, dtype: f32, shape: [N], out: true}
+  - {name: inp, dtype: T, shape: [N]}
+dispatches:
+  - {entry: "scale<T>", grid: ["cdiv(N, 32)"], threads: [32], args: [out, inp, N]}
+check: none
+`
+	for _, c := range []struct {
+		name    string
+		files   map[string]string
+		line    int
+		file    string
+		wantErr string
+	}{
+		{"in one file", map[string]string{"spec.cu": primary + special}, 2, "spec.cu", ""},
+		{"primary in a local header", map[string]string{"spec.cu": "#include \"scale.cuh\"\n" + special, "scale.cuh": primary}, 2, "scale.cuh", ""},
+		{"a true overload", map[string]string{"spec.cu": primary + "__global__ void scale(float* out, const half* in, int n) {}\n"}, 0, "", "scale is ambiguous: 2 overloads"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			files := map[string]string{"kernel.yaml": yaml}
+			for k, v := range c.files {
+				files[k] = v
+			}
+			f, err := Load(usertest.Write(t, files))
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("error %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			sig, file, ok := f.EntryAt("cuda", 0)
+			if !ok || filepath.Base(file) != c.file || sig.Line != c.line || strings.Join(sig.Template, ",") != "T" {
+				t.Errorf("EntryAt: %v %s:%d template %v", sig, file, sig.Line, sig.Template)
+			}
+		})
+	}
+}

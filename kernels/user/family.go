@@ -31,6 +31,7 @@ type Family struct {
 	prep         map[string]*prepared // per source language: the scanned source and how names reach it
 	consts       []fconst             // Metal function constants (metal_entry.go)
 	mlx          *mlxKernel           // an MLX-style body (mlx.go)
+	mlxUnfilled  string               // the written MLX kernel with its {{NAME}} placeholders kept (UnfilledSource)
 	version      string               // hash of the manifest and the files it names
 	nested       bool                 // loaded as another manifest's check: kernel (its own check is not loaded)
 	impliedShape []ImpliedShapeKnob   // knobs a buffer's shape makes shape knobs (shapeknobs.go)

@@ -72,6 +72,9 @@ func (bl *builder) mlx() error {
 	if err := bl.mlxBody(k, x); err != nil {
 		return err
 	}
+	if err := bl.mlxPlaceholders(k); err != nil {
+		return err
+	}
 	for i, names := range [][]string{x.Inputs, x.Outputs} {
 		key := [2]string{"inputs", "outputs"}[i]
 		if key == "outputs" && len(names) == 0 {
@@ -118,6 +121,9 @@ func (bl *builder) mlx() error {
 		return d.err("$.mlx", "mlx", "%v", err)
 	}
 	f.src["metal"] = source{path: k.file, code: code, language: "metal"}
+	if f.mlxUnfilled, err = f.writeMLXText(e, def.DType, false); err != nil {
+		return d.err("$.mlx", "mlx", "%v", err)
+	}
 	return bl.mlxDispatches(k)
 }
 
@@ -274,11 +280,27 @@ var intCTypes = map[profiler.DType]string{
 	profiler.FP8E4M3: "uchar", profiler.FP8E5M2: "uchar",
 }
 
-// writeMLX writes the kernel's source for a spec: the template's values
-// and the buffers' element types are the spec's.
+// writeMLX writes the kernel's source for a spec: the template's values,
+// the placeholders' and the buffers' element types are the spec's.
 func (f *Family) writeMLX(e map[string]any, dt profiler.DType) (string, error) {
+	return f.writeMLXText(e, dt, true)
+}
+
+// writeMLXText is writeMLX, with the placeholders left as they are unless
+// fill.
+func (f *Family) writeMLXText(e map[string]any, dt profiler.DType, fill bool) (string, error) {
 	k := f.mlx
-	mk := metal.MLXKernel{Name: k.name, Header: k.header, Body: k.body}
+	body, header := k.body, k.header
+	if fill {
+		var err error
+		if body, err = fillPlaceholders(k.body, e); err != nil {
+			return "", err
+		}
+		if header, err = fillPlaceholders(k.header, e); err != nil {
+			return "", err
+		}
+	}
+	mk := metal.MLXKernel{Name: k.name, Header: header, Body: body}
 	argType := func(name string) string {
 		b := f.bufs[slices.IndexFunc(f.bufs, func(u ubuf) bool { return u.name == name })]
 		t := b.dtype

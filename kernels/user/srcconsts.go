@@ -354,6 +354,17 @@ func (f *Family) SourceConstants() []SourceConst {
 	return out
 }
 
+// KnowsName says whether a manifest expression (a tgm: item's bytes, a
+// grid) may use name as it is: a knob, dim, flag or value, the dtype's
+// name, or one of the sources' integer constants that has a value.
+func (f *Family) KnowsName(name string) bool {
+	if _, ok := f.vars[name]; ok {
+		return true
+	}
+	c := f.srcConsts[name]
+	return c != nil && c.resolve().why == ""
+}
+
 // addSourceConsts puts the used source constants into an expression
 // environment (before the values, which may use them).
 func (f *Family) addSourceConsts(e map[string]any) {

@@ -43,6 +43,13 @@ type Signature struct {
 	Template  []string // the names of its template parameters, if it is a template
 	Params    []Param
 	Line      int // line of the entry's name (1-based)
+	// Specialization: an explicit specialization or instantiation of a
+	// template kernel (`template <> __global__ void k<half>(…)`,
+	// `template __global__ void k<float>(…);`). It is the same template,
+	// not an overload: FindEntries drops it when the primary template is
+	// in the same text, and NVRTC picks it from the name expression.
+	Specialization bool
+	defined        bool // a definition (with a body), not a declaration
 }
 
 // Bindable are the parameters the caller binds (buffers and scalars), in
@@ -92,6 +99,7 @@ func FindEntries(src string) []Signature {
 	var scopes []string // one per open brace: the namespace's name, or "" for any other brace
 	var template []string
 	templateOpen := false // a template <…> was read and its declaration has not ended
+	specialized := false  // a `template <>` or `template` without <…> was read and its declaration has not ended
 	for i := 0; i < len(toks); i++ {
 		t := toks[i].Text
 		switch t {
@@ -103,7 +111,7 @@ func FindEntries(src string) []Signature {
 			}
 		case "{":
 			scopes = append(scopes, "")
-			templateOpen = false
+			templateOpen, specialized = false, false
 			continue
 		case "}":
 			if len(scopes) > 0 {
@@ -111,16 +119,19 @@ func FindEntries(src string) []Signature {
 			}
 			continue
 		case ";":
-			templateOpen = false
+			templateOpen, specialized = false, false
 			continue
 		case "template":
 			if i+1 < len(toks) && toks[i+1].Text == "<" {
 				var end int
 				template, end = templateParams(toks, i+1)
 				templateOpen = true
+				specialized = len(template) == 0 // template <>: an explicit specialization
 				i = end
 				continue
 			}
+			specialized = true // template void k<float>(…);: an explicit instantiation
+			continue
 		}
 		isKernel := t == "__global__" || t == "kernel"
 		if t == "[[" && i+2 < len(toks) && toks[i+1].Text == "kernel" && toks[i+2].Text == "]]" {
@@ -129,11 +140,11 @@ func FindEntries(src string) []Signature {
 		if !isKernel {
 			continue
 		}
-		j, ok := entryName(toks, i+1)
+		j, at, ok := entryName(toks, i+1)
 		if !ok {
 			continue
 		}
-		name := toks[j-1]
+		name := toks[at]
 		// `template [[host_name("k_f32")]] [[kernel]] decltype(k<float>) k<float>;`
 		// instantiates k; it is not a kernel named decltype (metal.HostNames reads it).
 		if name.Text == "decltype" {
@@ -144,21 +155,25 @@ func FindEntries(src string) []Signature {
 			continue
 		}
 		implicitBufferIndices(params)
-		sig := Signature{Entry: name.Text, Namespace: namespaceOf(scopes), Params: params, Line: name.Line}
-		if templateOpen {
+		sig := Signature{Entry: name.Text, Namespace: joinScope(namespaceOf(scopes), writtenQualifier(toks, at)), Params: params, Line: name.Line}
+		sig.Specialization = specialized || at != j-1
+		sig.defined = hasBody(toks, end)
+		if templateOpen && !sig.Specialization {
 			sig.Template = template
 		}
 		out = append(out, sig)
 		i = end
 	}
-	return out
+	return dropRedeclarations(dropSpecializations(out))
 }
 
 // entryName finds the '(' that opens a kernel's parameter list, from the
-// token after its `__global__`/`kernel`: the name is the token before it.
-// Attributes (__launch_bounds__(…), __attribute__((…)), [[…]]) are
-// skipped; a ';', '{' or '}' first means this was not a declaration.
-func entryName(toks []Token, j int) (int, bool) {
+// token after its `__global__`/`kernel`, and the index of the name: the
+// token before the '(', or before the template arguments of an explicit
+// specialization (`k<half>(`). Attributes (__launch_bounds__(…),
+// __attribute__((…)), [[…]]) are skipped; a ';', '{' or '}' first means
+// this was not a declaration.
+func entryName(toks []Token, j int) (open, name int, ok bool) {
 	depth := 0
 	for ; j < len(toks); j++ {
 		switch t := toks[j].Text; {
@@ -171,17 +186,21 @@ func entryName(toks []Token, j int) (int, bool) {
 		case t == ">":
 			depth--
 		case t == ";" || t == "{" || t == "}":
-			return 0, false
+			return 0, 0, false
 		case t == "(" && depth <= 0:
-			if j == 0 || toks[j-1].Kind != Ident {
-				return 0, false
+			at := j - 1
+			if at > 0 && toks[at].Text == ">" {
+				at = templateArgsStart(toks, at) - 1
 			}
-			return j, true
+			if at < 0 || toks[at].Kind != Ident {
+				return 0, 0, false
+			}
+			return j, at, true
 		case t == "(":
 			j = skipGroup(toks, j, "(", ")")
 		}
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 // Matching is the index of the bracket that closes toks[open] — (, [, {,

@@ -313,3 +313,65 @@ func TestMultiDimArrayParams(t *testing.T) {
 		t.Errorf("a pointer has extents %q", got)
 	}
 }
+
+// An explicit specialization or instantiation of a template kernel is the
+// same template, not an overload: the primary template is the one entry.
+// True overloads (other parameter lists, non-templates) stay overloads.
+func TestExplicitSpecializationsAreNotOverloads(t *testing.T) {
+	primary := "template <typename T>\n__global__ void k(float* out, const T* in, int n) {}\n"
+	for _, c := range []struct {
+		name, src string
+		wantLines []int // lines of the overloads of k
+	}{
+		{"specialization, args deduced", primary + "template <>\n__global__ void k(float* out, const half* in, int n) {}\n", []int{2}},
+		{"specialization, args written", primary + "template <> __global__ void k<half>(float* out, const half* in, int n) {}\n", []int{2}},
+		{"specialization before nested args", primary + "template <> __global__ void k<vec<half, 2>>(float* out, const vec<half, 2>* in, int n) {}\n", []int{2}},
+		{"explicit instantiation", primary + "template __global__ void k<float>(float*, const float*, int);\n", []int{2}},
+		{"extern template", primary + "extern template __global__ void k<float>(float*, const float*, int);\n", []int{2}},
+		{"launch bounds", primary + "template <> __global__ void __launch_bounds__(256) k<half>(float* out, const half* in, int n) {}\n", []int{2}},
+		{"forward declaration", "__global__ void k(float* out, const float*, int);\n__global__ void k(float* out, const float* in, int n) {}\n", []int{2}},
+		{"true overload kept", primary + "__global__ void k(float* out, const half* in, int n) {}\n", []int{2, 3}},
+		{"other parameter list kept", primary + "template <>\n__global__ void k(float* out, int n) {}\n__global__ void k(double* out, int n) {}\n", []int{2, 5}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sigs, found := Overloads(c.src, "k")
+			var lines []int
+			for _, s := range sigs {
+				lines = append(lines, s.Line)
+			}
+			if !slices.Equal(lines, c.wantLines) {
+				t.Fatalf("overloads at lines %v, want %v (found %v)", lines, c.wantLines, found)
+			}
+			if c.wantLines[0] == 2 && strings.HasPrefix(c.src, "template") && (strings.Join(sigs[0].Template, ",") != "T" || sigs[0].Specialization) {
+				t.Errorf("the primary template binds the args: got %+v", sigs[0])
+			}
+			if entries := FindEntries(c.src); len(entries) != len(c.wantLines) {
+				t.Errorf("FindEntries: %d kernels, want %d", len(entries), len(c.wantLines))
+			}
+		})
+	}
+	// One kernel name with two overloads that take as many args is still ambiguous.
+	sigs, _ := Overloads(primary+"__global__ void k(float* out, const half* in, int n) {}\n", "k")
+	if _, err := Pick("k", sigs, func(Signature) bool { return true }); err == nil || !strings.Contains(err.Error(), "ambiguous") {
+		t.Errorf("true overloads: %v", err)
+	}
+}
+
+// A specialization written out of its namespace (`ns::k<half>`) belongs to
+// ns, and one whose primary template is elsewhere (another file) stays,
+// marked, so that the caller can look further.
+func TestSpecializationNamespaces(t *testing.T) {
+	src := "namespace ns {\ntemplate <typename T> __global__ void k(T* x) {}\n}\ntemplate <> __global__ void ns::k<half>(half* x) {}\n"
+	if sigs, _ := Overloads(src, "ns::k"); len(sigs) != 1 || sigs[0].Line != 2 {
+		t.Errorf("ns::k: %+v", sigs)
+	}
+	alone := "template <> __global__ void k<half>(half* x) {}\n"
+	sigs, _ := Overloads(alone, "k")
+	if len(sigs) != 1 || !sigs[0].Specialization || sigs[0].Template != nil {
+		t.Errorf("a specialization alone: %+v", sigs)
+	}
+	outOfLine := "namespace a { __global__ void f(int* x); }\n__global__ void a::f(int* x) {}\n"
+	if sigs, _ := Overloads(outOfLine, "a::f"); len(sigs) != 1 || sigs[0].Line != 2 {
+		t.Errorf("out-of-line definition: %+v", sigs)
+	}
+}

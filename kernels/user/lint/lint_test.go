@@ -33,6 +33,7 @@ func noTools(t *testing.T) Options {
 
 // findings are a result's findings as "level step message" lines.
 func findingsOf(r Result) string {
+	recordSuggestions(r)
 	var b strings.Builder
 	for _, f := range r.Findings {
 		b.WriteString(f.String() + "\n")
@@ -360,7 +361,7 @@ func TestSharedArraysWithoutTGMItems(t *testing.T) {
 	for _, c := range []struct {
 		name, src, tgm, want string
 	}{
-		{"templated helper", helper + unused + entry, "", "the source declares __shared__ partial[32] (in block_reduce_sum) but dispatch k lists no tgm: items: the TGM budget shows 0 B; add e.g. `tgm: [{name: partial, bytes: \"32 * BYTES_PER_ELEMENT\"}]`"},
+		{"templated helper", helper + unused + entry, "", "the source declares __shared__ partial[32] (in block_reduce_sum) but dispatch k lists no tgm: items: the TGM budget shows 0 B; add e.g. `tgm: [{name: partial, bytes: \"TODO\"}]` (TODO: partial holds U, whose size mltop does not know: write 32 times its bytes)"},
 		{"in the entry", `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) { __shared__ float tile[WG]; }`, "", "__shared__ tile[WG] (in k) but dispatch k lists no tgm: items: the TGM budget shows 0 B; add e.g. `tgm: [{name: tile, bytes: \"WG * 4\"}]`"},
 		{"with tgm items", helper + entry, ", tgm: [{name: partial, bytes: 128}]", ""},
 		{"helper not called", unused + `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {}`, "", ""},

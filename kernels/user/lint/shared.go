@@ -130,17 +130,15 @@ func entryFunction(entry string) string {
 func lintUnsizedShared(r *Result, lang, code string) {
 	f := r.Family
 	bodies := functionBodies(code)
+	unfilled := functionBodies(f.UnfilledSource(lang))
 	macros := f.SourceMacros(lang)
-	maxDType := 0
-	for _, dt := range f.Schema().DTypes {
-		maxDType = max(maxDType, dt.Size())
-	}
+	others := localIntConsts([]string{f.UnfilledSource(lang)})
 	for _, d := range f.DispatchInfos() {
 		arrays := reachableShared(bodies, entryFunction(d.Entry))
 		if len(arrays) == 0 {
 			continue
 		}
-		var decls, items, twice, static []string
+		var decls, items, todos, twice, static []string
 		unsized := false
 		for _, a := range arrays {
 			if a.Size() == "" { // extern __shared__ x[]: sized at launch by dynamic_tgm, not by a tgm: item
@@ -152,11 +150,15 @@ func lintUnsizedShared(r *Result, lang, code string) {
 			}
 			static = append(static, a.Name)
 			decls = append(decls, fmt.Sprintf("%s %s (in %s)", sharedKeyword(lang), a, a.Func))
-			n, ok := user.ElemBytes(a.Elem)
-			if a.Elem == f.DTypeName() {
-				n, ok = maxDType, true
+			res := &sizeResolver{f: f, macros: macros, locals: localIntConsts(unfilled[a.Func]), others: others}
+			if a.Func == entryFunction(d.Entry) {
+				res.tparams = entryTemplateArgs(f, lang, d)
 			}
-			items = append(items, fmt.Sprintf("{name: %s, bytes: %s}", a.Name, tgmBytes(sourceSize(a.Size(), macros), n, ok)))
+			bytes, todo := suggestedBytes(a, res)
+			items = append(items, fmt.Sprintf("{name: %s, bytes: %s}", a.Name, bytes))
+			if todo != "" {
+				todos = append(todos, todo)
+			}
 		}
 		line, col := f.Pos(fmt.Sprintf("$.dispatches[%d]", d.Index))
 		sizedByItems := lang == "cuda" && slices.ContainsFunc(d.TGM, func(item string) bool { return !slices.Contains(static, item) })
@@ -171,37 +173,86 @@ func lintUnsizedShared(r *Result, lang, code string) {
 		if len(items) == 0 || len(d.TGM) > 0 {
 			continue
 		}
-		r.add(Warning, StepSource, f.Path(), line, col,
-			"the source declares %s but dispatch %s lists no tgm: items: the TGM budget shows 0 B; add e.g. `tgm: [%s]`",
-			strings.Join(slices.Compact(decls), ", "), d.Name, strings.Join(items, ", "))
-	}
-}
-
-// sourceSize is an array's extent as a manifest expression can say it:
-// the source's macros that are integer constants replaced by their values
-// (`HIST_MEMORY` → `1536`, `TILE * WG` → `32 * WG`), since a manifest's
-// expressions know only its own names.
-func sourceSize(size string, macros map[string]string) string {
-	if v, ok := csrc.IntConst(size, macros); ok {
-		return strconv.FormatInt(v, 10)
-	}
-	var parts []string
-	for _, t := range csrc.Tokenize(size) {
-		if v, ok := csrc.IntConst(t.Text, macros); ok && t.Kind == csrc.Ident {
-			parts = append(parts, strconv.FormatInt(v, 10))
-			continue
+		todo := ""
+		if len(todos) > 0 {
+			todo = " (TODO: " + strings.Join(todos, "; ") + ")"
 		}
-		parts = append(parts, t.Text)
+		r.add(Warning, StepSource, f.Path(), line, col,
+			"the source declares %s but dispatch %s lists no tgm: items: the TGM budget shows 0 B; add e.g. `tgm: [%s]`%s",
+			strings.Join(slices.Compact(decls), ", "), d.Name, strings.Join(items, ", "), todo)
 	}
-	return strings.Join(parts, " ")
 }
 
-// tgmBytes is a tgm: item's bytes for size elements of n bytes each
-// (known says n is): a number when size is one, else a quoted expression.
-func tgmBytes(size string, n int, known bool) string {
-	if !known {
-		return strconv.Quote(size + " * BYTES_PER_ELEMENT")
+// suggestedBytes is a sized array's tgm: bytes as the manifest can say
+// them, or "TODO" with what to write when an extent or the element's size
+// is beyond the manifest's names.
+func suggestedBytes(a sharedArray, res *sizeResolver) (bytes, todo string) {
+	f := res.f
+	size := res.resolve(a.Size(), 0)
+	elem := a.Elem
+	if arg, ok := res.tparams[elem]; ok {
+		elem = arg
 	}
+	n, known := user.ElemBytes(elem)
+	if elem == f.DTypeName() {
+		known = true
+		for _, dt := range f.Schema().DTypes {
+			n = max(n, dt.Size())
+		}
+	}
+	switch {
+	case len(res.unknown) > 0:
+		return `"TODO"`, fmt.Sprintf("%s's size %s uses %s, which a manifest expression does not know: write its bytes, or declare %s in the manifest", a.Name, a.Size(), strings.Join(res.unknown, ", "), res.unknown[0])
+	case !known:
+		return `"TODO"`, fmt.Sprintf("%s holds %s, whose size mltop does not know: write %s times its bytes", a.Name, a.Elem, size)
+	}
+	return tgmBytes(size, n), ""
+}
+
+// entryTemplateArgs maps the entry's template parameters to the template
+// arguments the dispatch's entry gives them: `k<T, WG * 2>` with
+// `template <typename F, int BLOCK>` is F → T, BLOCK → WG * 2.
+func entryTemplateArgs(f *user.Family, lang string, d user.DispatchInfo) map[string]string {
+	sig, _, ok := f.EntryAt(lang, d.Index)
+	_, list, has := strings.Cut(d.Entry, "<")
+	if !ok || !has || !strings.HasSuffix(strings.TrimSpace(list), ">") {
+		return nil
+	}
+	list = strings.TrimSuffix(strings.TrimSpace(list), ">")
+	out := map[string]string{}
+	depth, start, k := 0, 0, 0
+	for i := 0; i <= len(list); i++ {
+		if i < len(list) {
+			switch list[i] {
+			case '<', '(', '{', '[':
+				depth++
+				continue
+			case '>', ')', '}', ']':
+				depth--
+				continue
+			case ',':
+				if depth > 0 {
+					continue
+				}
+			default:
+				continue
+			}
+		}
+		if k < len(sig.Template) {
+			arg := strings.TrimSpace(list[start:i])
+			if strings.HasPrefix(arg, "{") && strings.HasSuffix(arg, "}") { // {expr}: an expression of the manifest's names
+				arg = strings.TrimSpace(arg[1 : len(arg)-1])
+			}
+			out[sig.Template[k]] = arg
+		}
+		start, k = i+1, k+1
+	}
+	return out
+}
+
+// tgmBytes is a tgm: item's bytes for size elements of n bytes each: a
+// number when size is one, else a quoted expression.
+func tgmBytes(size string, n int) string {
 	if v, err := strconv.ParseInt(size, 10, 64); err == nil {
 		return strconv.FormatInt(v*int64(n), 10)
 	}

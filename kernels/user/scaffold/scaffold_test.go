@@ -265,6 +265,12 @@ func TestScaffoldRealisticSources(t *testing.T) {
 		{name: "an index input and no vocabulary size: a TODO", file: "g.cu", src: gatherOnly,
 			want:       []string{"{name: idx, dtype: i64, shape: [M], init: \"randint(0, 1024)\"}   # TODO: indices below 1024: bound them by the size they index, e.g. randint(0, V)"},
 			dispatches: 1},
+		// FasterTransformer specialises a template kernel for half: one
+		// kernel (no --entry needed), the primary template's parameters.
+		{name: "explicit specialization for half", file: "spec.cu", src: specializedKernel,
+			want:       []string{`- entry: "scale<T>"`, "args: [out, in, N]", "# line 3: scale(float* out, const T* in, int n)"},
+			not:        []string{"half* in"},
+			dispatches: 1},
 		{name: "floatX typedef, guarded block macro, in-place optimizer", file: "adamw.cu", src: floatXProgram,
 			want: []string{"dtype_name: floatX", "dtypes: [bf16]",
 				"{name: params, dtype: floatX, shape: [num_parameters], init: \"normal(0, 1)\", inout: true}",
@@ -296,6 +302,19 @@ func TestScaffoldRealisticSources(t *testing.T) {
 		})
 	}
 }
+
+const specializedKernel = `#include <cuda_fp16.h>
+template <typename T>
+__global__ void scale(float* out, const T* in, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = 2.0f * static_cast<float>(in[i]);
+}
+template <>
+__global__ void scale<half>(float* out, const half* in, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = 2.0f * __half2float(in[i]);
+}
+`
 
 // TestScaffoldRefuses: bad names, other file types, no kernels, unknown
 // entries and several kernels without a choice are errors that say what
