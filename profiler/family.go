@@ -18,16 +18,19 @@ type Tolerance struct {
 // f32: accumulation-order differences only. f16: 10 mantissa bits (unit
 // roundoff 4.9e-4) with outputs rounded once. bf16: 7 mantissa bits (unit
 // roundoff 3.9e-3) on inputs and outputs. f64: accumulation-order
-// differences at f64's unit roundoff 1.1e-16. fp8: one rounding of the
-// output (unit roundoff 2⁻⁴ for e4m3, 2⁻³ for e5m2; atol near the smallest
-// subnormal). Integer outputs compare exactly.
+// differences at f64's unit roundoff 1.1e-16. fp8: the output's rounding
+// to either neighbour, one step of the grid at the bottom of a binade
+// (2⁻³ for e4m3, 2⁻² for e5m2; atol near the smallest subnormal): a kernel
+// that forms the value in float32 and a float64 reference round a value
+// near a tie differently (sgl-kernel's per-token fp8 quantize, 448 = 2⁸·1.75:
+// 288 against 256 or 320). Integer outputs compare exactly.
 var DefaultTolerances = map[DType]Tolerance{
 	F32:     {ATol: 1e-5, RTol: 1e-4},
 	F16:     {ATol: 1e-3, RTol: 5e-3},
 	BF16:    {ATol: 8e-3, RTol: 2e-2},
 	F64:     {ATol: 1e-13, RTol: 1e-12},
-	FP8E4M3: {ATol: 0x1p-9, RTol: 0x1p-4},
-	FP8E5M2: {ATol: 0x1p-16, RTol: 0x1p-3},
+	FP8E4M3: {ATol: 0x1p-9, RTol: 0x1p-3},
+	FP8E5M2: {ATol: 0x1p-16, RTol: 0x1p-2},
 	I8:      {}, U8: {}, I16: {}, U16: {}, I32: {}, U32: {}, I64: {}, U64: {},
 }
 
