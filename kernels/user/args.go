@@ -117,6 +117,23 @@ type typeScope struct {
 	pinned map[string]string
 }
 
+// pinnedScalars keeps, of the entry's pinned template parameters, those
+// whose type is a C scalar type, through the source's typedefs
+// (`my_remove_if<mytype>` with `typedef int mytype;`): a struct or a
+// type mltop does not know stays as before, the dtype's.
+func (ts typeScope) pinnedScalars(pinned map[string]string) map[string]string {
+	out := map[string]string{}
+	for param, t := range pinned {
+		r := typeScope{typedefs: ts.typedefs}.resolve(t)
+		_, scalar := cScalarKinds[r]
+		_, elem := elemTypes[r]
+		if scalar || elem {
+			out[param] = r
+		}
+	}
+	return out
+}
+
 // resolve follows the source's typedefs (a few levels).
 func (ts typeScope) resolve(t string) string {
 	if u, ok := ts.pinned[t]; ok {

@@ -117,3 +117,65 @@ func TestEntryTopArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestEntryPinsThroughTypedef: OLCF's my_remove_if<mytype> with
+// `typedef int mytype;` takes `const T remove_val` as an int (as the
+// dtype, f32, -1 reached the kernel as the bits of -1.0f and nothing was
+// removed, found on an H200); a typedef of a struct pins nothing.
+func TestEntryPinsThroughTypedef(t *testing.T) {
+	src := `
+typedef int mytype;
+struct Traits { int a; };
+template <typename T> __global__ void rm(const T* in, const T v, T* out, int n) {}
+`
+	y := `name: t_pin_typedef
+sources: {cuda: k.cu}
+dtypes: [f32]
+dims: {N: {default: 64}}
+values: {v: -1}
+buffers:
+  - {name: X, dtype: BUF, shape: [N], init: "INIT"}
+  - {name: Y, dtype: BUF, shape: [N], out: true}
+dispatches:
+  - {entry: "ENTRY", grid: [1], threads: [32], args: [X, v, Y, N]}
+check: none
+`
+	for _, c := range []struct {
+		entry, buf string
+		kind       profiler.ScalarKind
+	}{
+		{"rm<mytype>", "i32", profiler.ScalarI32},
+		{"rm<T>", "T", profiler.ScalarF32},
+	} {
+		init := "normal(0, 1)"
+		if c.buf == "i32" {
+			init = "randint(-1, 3)"
+		}
+		m := strings.NewReplacer("ENTRY", c.entry, "BUF", c.buf, "INIT", init).Replace(y)
+		f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": src}))
+		if err != nil {
+			t.Fatalf("%s: %v", c.entry, err)
+		}
+		p, err := f.Plan(profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema()), cudaDev)
+		if err != nil {
+			t.Fatalf("%s: %v", c.entry, err)
+		}
+		if sc := p.Dispatches[0].Scalars[0]; sc.Kind != c.kind || sc.I != -1 && sc.F != -1 {
+			t.Errorf("%s: v %+v, want kind %s", c.entry, sc, c.kind)
+		}
+	}
+	// an f32 buffer for T = mytype (int) is refused
+	m := strings.NewReplacer("ENTRY", "rm<mytype>", "BUF", "f32", "INIT", "normal(0, 1)").Replace(y)
+	f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": src}))
+	if err == nil {
+		_, err = f.Plan(profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema()), cudaDev)
+	}
+	if err == nil || !strings.Contains(err.Error(), "points to i32") {
+		t.Errorf("an f32 buffer for T = mytype: %v", err)
+	}
+	// a struct pins nothing: T stays the dtype
+	ts := typeScope{typedefs: map[string]string{"mytype": "int"}}
+	if got := ts.pinnedScalars(map[string]string{"T": "Traits", "U": "mytype"}); len(got) != 1 || got["U"] != "int" {
+		t.Errorf("pinnedScalars: %v", got)
+	}
+}

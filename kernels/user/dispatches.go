@@ -223,7 +223,8 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 	if err != nil {
 		return ubinding{}, d.err(path+".entry", field+".entry", "%s: %v", s.path, err)
 	}
-	ts := typeScope{typedefs: csrc.Typedefs(s.code), dtype: bl.dtypeName(), sig: sig, pinned: ud.entry.pinnedTypes(sig.Template)}
+	ts := typeScope{typedefs: csrc.Typedefs(s.code), dtype: bl.dtypeName(), sig: sig}
+	ts.pinned = ts.pinnedScalars(ud.entry.pinnedTypes(sig.Template))
 	if lang == "metal" {
 		if k := slices.IndexFunc(ud.args, func(a uarg) bool { return a.fields != nil }); k >= 0 {
 			apath, afield := d.item(path+".args", field+".args", k)

@@ -296,7 +296,9 @@ func (e *entryExpr) topArgs() [][]entryPart {
 	return args
 }
 
-// plainType is the C scalar type an argument is, if it is only one.
+// plainType is the type an argument names, if it is only words: a C
+// scalar type, or a name of the source (a typedef: typeScope keeps it only
+// if it resolves to a C scalar type).
 func plainType(arg []entryPart) (string, bool) {
 	var words []string
 	for _, p := range arg {
@@ -309,6 +311,11 @@ func plainType(arg []entryPart) (string, bool) {
 	if _, ok := cScalarKinds[t]; ok {
 		return t, true
 	}
-	_, ok := elemTypes[t]
-	return t, ok
+	if _, ok := elemTypes[t]; ok {
+		return t, true
+	}
+	if len(words) == 1 && identEnd(t, 0) == len(t) {
+		return t, true
+	}
+	return "", false
 }
