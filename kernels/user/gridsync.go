@@ -41,7 +41,7 @@ func GridSyncs(code, entry string) []GridSync {
 		}
 	}
 	var out []GridSync
-	start := entryName(entry)
+	start := csrc.EntryFunction(entry)
 	seen := map[string]bool{start: true}
 	queue := []string{start}
 	for len(queue) > 0 {
@@ -60,15 +60,6 @@ func GridSyncs(code, entry string) []GridSync {
 	return out
 }
 
-// entryName is the function an entry expression names: kern for
-// `ns::kern<T, 4>`.
-func entryName(entry string) string {
-	name, _, _ := strings.Cut(entry, "<")
-	if i := strings.LastIndex(name, "::"); i >= 0 {
-		name = name[i+2:]
-	}
-	return strings.TrimSpace(name)
-}
 
 // gridSyncsIn finds the grid barriers in one function's tokens.
 func gridSyncsIn(toks []csrc.Token, fn string) []GridSync {

@@ -617,3 +617,14 @@ func arrayExtents(words []string) []string {
 	}
 	return out
 }
+
+// EntryFunction is the function a manifest's entry expression names,
+// without namespace or template arguments: "kern" for `kern`,
+// `ns::kern` and `ns::kern<T, BLOCK>`.
+func EntryFunction(entry string) string {
+	name, _, _ := strings.Cut(entry, "<")
+	if i := strings.LastIndex(name, "::"); i >= 0 {
+		name = name[i+2:]
+	}
+	return strings.TrimSpace(name)
+}

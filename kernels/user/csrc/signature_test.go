@@ -375,3 +375,11 @@ func TestSpecializationNamespaces(t *testing.T) {
 		t.Errorf("out-of-line definition: %+v", sigs)
 	}
 }
+
+func TestEntryFunction(t *testing.T) {
+	for in, want := range map[string]string{"kern": "kern", "ns::kern": "kern", " ns::a::kern<T, BLOCK * 2> ": "kern", "k<cub::Pair<int, float>>": "k"} {
+		if got := EntryFunction(in); got != want {
+			t.Errorf("EntryFunction(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -111,15 +111,6 @@ func sharedArraysIn(toks []csrc.Token, fn string) []sharedArray {
 	return out
 }
 
-// entryFunction is the function an entry names, as functionBodies keys
-// it: "kern" for `kern`, `ns::kern` and `kern<T, BLOCK>`.
-func entryFunction(entry string) string {
-	name, _, _ := strings.Cut(entry, "<")
-	if i := strings.LastIndex(name, "::"); i >= 0 {
-		name = name[i+2:]
-	}
-	return strings.TrimSpace(name)
-}
 
 // lintUnsizedShared warns, per dispatch, about an extern (unsized) shared
 // array that nothing sizes at launch and, when the dispatch has no tgm:
@@ -134,7 +125,7 @@ func lintUnsizedShared(r *Result, lang, code string) {
 	macros := f.SourceMacros(lang)
 	others := localIntConsts([]string{f.UnfilledSource(lang)})
 	for _, d := range f.DispatchInfos() {
-		arrays := reachableShared(bodies, entryFunction(d.Entry))
+		arrays := reachableShared(bodies, csrc.EntryFunction(d.Entry))
 		if len(arrays) == 0 {
 			continue
 		}
@@ -151,7 +142,7 @@ func lintUnsizedShared(r *Result, lang, code string) {
 			static = append(static, a.Name)
 			decls = append(decls, fmt.Sprintf("%s %s (in %s)", sharedKeyword(lang), a, a.Func))
 			res := &sizeResolver{f: f, macros: macros, locals: localIntConsts(unfilled[a.Func]), others: others}
-			if a.Func == entryFunction(d.Entry) {
+			if a.Func == csrc.EntryFunction(d.Entry) {
 				res.tparams = entryTemplateArgs(f, lang, d)
 			}
 			bytes, todo := suggestedBytes(a, res)
