@@ -60,7 +60,6 @@ func GridSyncs(code, entry string) []GridSync {
 	return out
 }
 
-
 // gridSyncsIn finds the grid barriers in one function's tokens.
 func gridSyncsIn(toks []csrc.Token, fn string) []GridSync {
 	text := func(i int) string {

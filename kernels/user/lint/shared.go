@@ -111,7 +111,6 @@ func sharedArraysIn(toks []csrc.Token, fn string) []sharedArray {
 	return out
 }
 
-
 // lintUnsizedShared warns, per dispatch, about an extern (unsized) shared
 // array that nothing sizes at launch and, when the dispatch has no tgm:
 // items, about the sized arrays its entry and the helpers it calls
