@@ -12,12 +12,16 @@ import (
 // code (main's thrust::device_vector, thrust::remove, cub::DeviceReduce);
 // their headers do not compile under NVRTC (explicit __host__ functions,
 // <memory>). When no device code names them, mltop blanks the host code
-// that does and serves their headers as stubs; thrust's device-usable
-// headers (complex, tuple, pair, functional, random, …) always reach NVRTC.
+// that does and serves their headers as stubs. Thrust's device-usable
+// headers (complex, tuple, pair, functional, random, …) reach NVRTC only
+// when device code names thrust: several of them do not compile under
+// NVRTC either (CUDA 11's functional.h has __host__ functions, complex.h
+// wants <complex>), and a main() that uses thrust::plus includes them.
 
 // hostLibraryUse says which host-side library parts device code names.
 type hostLibraryUse struct {
 	thrust    bool // a thrust:: name beyond the device-usable ones
+	thrustAny bool // any thrust:: name
 	cubDevice bool // cub::Device… (device-wide algorithms)
 }
 
@@ -25,6 +29,8 @@ func (u hostLibraryUse) uses(lib string) bool {
 	switch lib {
 	case "thrust":
 		return u.thrust
+	case "thrust-device":
+		return u.thrustAny
 	case "cub":
 		return u.cubDevice
 	}
@@ -35,8 +41,9 @@ func (u hostLibraryUse) uses(lib string) bool {
 // that a using-directive of the program (`using namespace
 // thrust::placeholders;`) still compiles.
 var hostLibraryNamespaces = map[string]string{
-	"thrust": "namespace thrust { namespace placeholders {} }\n",
-	"cub":    "namespace cub {}\n",
+	"thrust":        "namespace thrust { namespace placeholders {} }\n",
+	"thrust-device": "namespace thrust { namespace placeholders {} }\n",
+	"cub":           "namespace cub {}\n",
 }
 
 // thrustDeviceHeaders are thrust's headers for device code (and its
@@ -45,8 +52,9 @@ var thrustDeviceHeaders = []string{"thrust/complex.h", "thrust/tuple.h", "thrust
 	"thrust/random.h", "thrust/random/", "thrust/limits.h", "thrust/type_traits/", "thrust/swap.h", "thrust/version.h",
 	"thrust/optional.h", "thrust/zip_function.h", "thrust/addressof.h", "thrust/detail/"}
 
-// hostLibrary is the library ("thrust", "cub") whose host-side header h
-// is, or "".
+// hostLibrary is the library whose header h is: "thrust" (a host-side
+// part), "thrust-device" (a device-usable one), "cub" (device-wide
+// algorithms), or "".
 func hostLibrary(h string) string {
 	switch {
 	case strings.HasPrefix(h, "cub/device/"):
@@ -56,7 +64,7 @@ func hostLibrary(h string) string {
 	}
 	for _, d := range thrustDeviceHeaders {
 		if h == d || strings.HasSuffix(d, "/") && strings.HasPrefix(h, d) {
-			return ""
+			return "thrust-device"
 		}
 	}
 	return "thrust"
@@ -93,6 +101,9 @@ func (p *prepared) hostLibraryUse() hostLibraryUse {
 			switch name := toks[i+2].Text; toks[i].Text {
 			case "thrust":
 				use.thrust = use.thrust || !thrustDeviceNames[name]
+				// a using-directive of thrust::placeholders compiles against
+				// the stubs, which declare that namespace
+				use.thrustAny = use.thrustAny || name != "placeholders"
 			case "cub":
 				use.cubDevice = use.cubDevice || strings.HasPrefix(name, "Device")
 			}
