@@ -76,6 +76,10 @@ var elemTypes = map[string]profiler.DType{
 	"double": profiler.F64, "double2": profiler.F64, "double4": profiler.F64,
 	"__nv_fp8_e4m3": profiler.FP8E4M3, "__nv_fp8x2_e4m3": profiler.FP8E4M3, "__nv_fp8x4_e4m3": profiler.FP8E4M3,
 	"__nv_fp8_e5m2": profiler.FP8E5M2, "__nv_fp8x2_e5m2": profiler.FP8E5M2, "__nv_fp8x4_e5m2": profiler.FP8E5M2,
+	// PyTorch's names (the torch stub declares them; prepare_std.go)
+	"c10::Half": profiler.F16, "at::Half": profiler.F16, "c10::BFloat16": profiler.BF16, "at::BFloat16": profiler.BF16,
+	"c10::Float8_e4m3fn": profiler.FP8E4M3, "at::Float8_e4m3fn": profiler.FP8E4M3,
+	"c10::Float8_e5m2": profiler.FP8E5M2, "at::Float8_e5m2": profiler.FP8E5M2,
 	"signed char": profiler.I8, "int8_t": profiler.I8, "char2": profiler.I8, "char4": profiler.I8,
 	"unsigned char": profiler.U8, "uint8_t": profiler.U8, "uchar": profiler.U8, "uchar2": profiler.U8, "uchar3": profiler.U8, "uchar4": profiler.U8, "__nv_fp8_storage_t": profiler.U8,
 	"short": profiler.I16, "short int": profiler.I16, "signed short": profiler.I16, "int16_t": profiler.I16, "short2": profiler.I16, "short4": profiler.I16,

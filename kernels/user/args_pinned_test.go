@@ -179,3 +179,43 @@ check: none
 		t.Errorf("pinnedScalars: %v", got)
 	}
 }
+
+// TestTorchPointeeTypes: a pointer to PyTorch's fp8 type, also through
+// `using FP8_TYPE = c10::Float8_e4m3fn;`, wants an fp8e4m3 buffer; an f32
+// buffer for it is refused at plan (check said ok before, and the kernel
+// would have written bytes into a float buffer).
+func TestTorchPointeeTypes(t *testing.T) {
+	src := `#include <c10/util/Float8_e4m3fn.h>
+using FP8_TYPE = c10::Float8_e4m3fn;
+__global__ void q(FP8_TYPE* out, const float* in, int n) {}
+__global__ void h(at::Half* out, const float* in, int n) {}
+`
+	y := `name: t_torch_pointee
+sources: {cuda: k.cu}
+dtypes: [f32]
+dims: {N: {default: 64}}
+buffers:
+  - {name: out, dtype: OUT, shape: [N], out: true}
+  - {name: in, dtype: f32, shape: [N]}
+dispatches:
+  - {entry: ENTRY, grid: [1], threads: [32], args: [out, in, N]}
+check: none
+`
+	for _, c := range []struct {
+		entry, out, err string
+	}{
+		{"q", "fp8e4m3", ""},
+		{"q", "f32", "points to fp8e4m3"},
+		{"h", "f16", ""},
+		{"h", "f32", "points to f16"},
+	} {
+		m := strings.NewReplacer("ENTRY", c.entry, "OUT", c.out).Replace(y)
+		f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": src}))
+		if err == nil {
+			_, err = f.Plan(profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema()), cudaDev)
+		}
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s with a %s buffer: %v, want %q", c.entry, c.out, err, c.err)
+		}
+	}
+}
