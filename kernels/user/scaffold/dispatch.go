@@ -3,6 +3,7 @@ package scaffold
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -114,7 +115,10 @@ func guessShapes(p *plan, k *kernelScan, size []string) {
 	comment := p.todo(fmt.Sprintf("shape guessed from %s's sizes", k.sig.Entry),
 		"%s: guessed buffer shapes [%s] for %s: set them to what the kernel reads and writes", k.sig.Entry, strings.Join(size, ", "), strings.Join(names, ", "))
 	for _, b := range guessed {
-		b.shape, b.shapeComment = size, comment
+		b.shape, b.shapeComment = append(slices.Clip(size), b.lanes...), comment
+		if b.lanesWhat != "" {
+			b.shapeComment = b.lanesWhat + ", last in the shape; " + comment
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package scaffold
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
@@ -242,6 +243,9 @@ func (c *context) structArg(p *plan, k *kernelScan, pname, ctype string, fields 
 func (c *context) bufferParam(p *plan, k *kernelScan, prm csrc.Param, pname string) string {
 	dt := c.elemDType(prm.Pointee, k.sig)
 	b := &buffer{dtype: dt, readOnlyUse: prm.ReadOnly}
+	if v, ok := c.pointeeVector(prm.Pointee); ok {
+		b.lanes, b.lanesWhat = v.extents, v.what
+	}
 	var guess func() string // how mltop read the buffer's use, when a guess: its TODO and note
 	switch a := accessOf(k.body, pname); {
 	case prm.ReadOnly:
@@ -271,7 +275,7 @@ func (c *context) bufferParam(p *plan, k *kernelScan, prm csrc.Param, pname stri
 			return p.todo("not const, and mltop could not follow its use: guessed an output", "%s: %s is not const and its use could not be followed: guessed it is an output", k.sig.Entry, pname)
 		}
 	}
-	if prev := findBuffer(p, pname); prev != nil && prev.dtype == b.dtype && prev.role == b.role && (b.role != "" || prev.init == b.init) {
+	if prev := findBuffer(p, pname); prev != nil && prev.dtype == b.dtype && slices.Equal(prev.lanes, b.lanes) && prev.role == b.role && (b.role != "" || prev.init == b.init) {
 		prev.readOnlyUse = prev.readOnlyUse || b.readOnlyUse
 		return prev.name
 	}
