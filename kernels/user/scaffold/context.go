@@ -72,8 +72,10 @@ func (c *context) chooseDType(sigs []csrc.Signature) string {
 			}
 		}
 		if tmpl == "" {
-			for _, tp := range templateOf(c.toks, entryAt(c.toks, s)) {
-				if tp.isType {
+			tps := templateOf(c.toks, entryAt(c.toks, s))
+			floats := scalarOnlyTypes(s, tps)
+			for _, tp := range tps {
+				if tp.isType && floats[tp.name] == nil {
 					tmpl = tp.name
 					break
 				}
