@@ -24,16 +24,17 @@ type context struct {
 	scalarStructs map[string][]csrc.StructField
 }
 
-// cTypes are element types the scaffold maps to a fixed dtype.
+// cTypes are element types the scaffold maps to a fixed dtype; vector
+// and matrix types (float4, half2, float4x4) are their lanes' (vectorType).
 var cTypes = map[string]string{
-	"float": "f32", "float2": "f32", "float4": "f32", "double": "f64", "double2": "f64",
+	"float": "f32", "double": "f64",
 	"__nv_fp8_e4m3": "fp8e4m3", "__nv_fp8x2_e4m3": "fp8e4m3", "__nv_fp8x4_e4m3": "fp8e4m3",
 	"__nv_fp8_e5m2": "fp8e5m2", "__nv_fp8x2_e5m2": "fp8e5m2", "__nv_fp8x4_e5m2": "fp8e5m2",
-	"signed char": "i8", "int8_t": "i8", "char4": "i8",
-	"unsigned char": "u8", "uint8_t": "u8", "uchar": "u8", "uchar4": "u8", "__nv_fp8_storage_t": "u8",
-	"short": "i16", "int16_t": "i16", "short4": "i16", "unsigned short": "u16", "uint16_t": "u16", "ushort": "u16", "ushort4": "u16",
-	"half": "f16", "__half": "f16", "half2": "f16", "__half2": "f16", "half4": "f16",
-	"__nv_bfloat16": "bf16", "nv_bfloat16": "bf16", "__nv_bfloat162": "bf16", "bfloat": "bf16", "bfloat16_t": "bf16",
+	"signed char": "i8", "int8_t": "i8",
+	"unsigned char": "u8", "uint8_t": "u8", "uchar": "u8", "__nv_fp8_storage_t": "u8",
+	"short": "i16", "int16_t": "i16", "unsigned short": "u16", "uint16_t": "u16", "ushort": "u16",
+	"half": "f16", "__half": "f16",
+	"__nv_bfloat16": "bf16", "nv_bfloat16": "bf16", "bfloat": "bf16", "bfloat16_t": "bf16",
 	"int": "i32", "int32_t": "i32", "unsigned": "u32", "unsigned int": "u32", "uint": "u32", "uint32_t": "u32",
 	"long": "i64", "long int": "i64", "long long": "i64", "long long int": "i64", "int64_t": "i64", "ptrdiff_t": "i64",
 	"unsigned long": "u64", "unsigned long long": "u64", "uint64_t": "u64", "size_t": "u64", "ulong": "u64",
@@ -66,13 +67,15 @@ func (c *context) chooseDType(sigs []csrc.Signature) string {
 	for _, s := range sigs {
 		for _, p := range s.Bindable() {
 			t := strings.TrimSpace(strings.ReplaceAll(p.Pointee, "const", ""))
-			if p.Pointer && own == "" && t != "" && cTypes[t] == "" && !s.IsTemplateParam(t) && c.floatAlias(t) {
+			if _, isVector := c.pointeeVector(t); p.Pointer && own == "" && t != "" && cTypes[t] == "" && !isVector && !s.IsTemplateParam(t) && c.floatAlias(t) {
 				own = t
 			}
 		}
 		if tmpl == "" {
-			for _, tp := range templateOf(c.toks, entryAt(c.toks, s)) {
-				if tp.isType {
+			tps := templateOf(c.toks, entryAt(c.toks, s))
+			floats := scalarOnlyTypes(s, tps)
+			for _, tp := range tps {
+				if tp.isType && floats[tp.name] == nil {
 					tmpl = tp.name
 					break
 				}
@@ -148,6 +151,9 @@ func (c *context) elemDType(t string, sig csrc.Signature) string {
 			return c.dtypeName
 		}
 		t = u
+	}
+	if v, ok := vectorType(t, c.lang); ok {
+		t = v.scalar
 	}
 	if d := cTypes[t]; d != "" {
 		return d

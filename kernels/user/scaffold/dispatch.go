@@ -3,6 +3,7 @@ package scaffold
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,6 +26,9 @@ type kernelScan struct {
 	launch    *launchBlock // its host launch, when the source has one (findLaunch)
 	threads   []string     // x, y, z threads of a 2-D or 3-D launch (threadsFromDim3); nil: [block, 1, 1]
 	argsTODOs []string     // TODO comments for its args line
+	// floatTypes are its template type parameters only by-value scalars
+	// take (scalarOnlyTypes): float in the entry
+	floatTypes map[string][]string
 }
 
 const sweep = "[32, 64, 128, 256, 512, 1024]"
@@ -35,11 +39,13 @@ const sweep = "[32, 64, 128, 256, 512, 1024]"
 func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 	at := entryAt(c.toks, sig)
 	k := &kernelScan{sig: sig, tmpl: templateOf(c.toks, at), body: bodyOf(c.toks, at)}
+	k.floatTypes = scalarOnlyTypes(sig, k.tmpl)
 	if lb, ok := findLaunch(c.src, sig.Entry); ok {
 		k.launch = &lb
 	}
 	d := &dispatch{comment: fmt.Sprintf("%s: %s", p.lines.at(sig.Line), sig)}
 	d.entry = c.entryExpr(p, k)
+	d.entryComment = floatTypesComment(k)
 	d.args = c.bindParams(p, k)
 	boundIndices(k)
 	if k.block == "" {
@@ -114,7 +120,10 @@ func guessShapes(p *plan, k *kernelScan, size []string) {
 	comment := p.todo(fmt.Sprintf("shape guessed from %s's sizes", k.sig.Entry),
 		"%s: guessed buffer shapes [%s] for %s: set them to what the kernel reads and writes", k.sig.Entry, strings.Join(size, ", "), strings.Join(names, ", "))
 	for _, b := range guessed {
-		b.shape, b.shapeComment = size, comment
+		b.shape, b.shapeComment = append(slices.Clip(size), b.lanes...), comment
+		if b.lanesWhat != "" {
+			b.shapeComment = b.lanesWhat + ", last in the shape; " + comment
+		}
 	}
 }
 
@@ -141,6 +150,8 @@ func (c *context) entryExpr(p *plan, k *kernelScan) string {
 	var args []string
 	for _, tp := range k.tmpl {
 		switch {
+		case tp.isType && k.floatTypes[tp.name] != nil:
+			args = append(args, "float")
 		case tp.isType:
 			c.usesDType = true
 			args = append(args, c.dtypeName)

@@ -3,6 +3,7 @@ package scaffold
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
@@ -82,6 +83,8 @@ func fieldNames(fs []csrc.StructField) string {
 func (c *context) scalarParam(p *plan, k *kernelScan, pname, ctype string) string {
 	t := strings.TrimSpace(strings.ReplaceAll(ctype, "const", ""))
 	switch {
+	case k.floatTypes[t] != nil:
+		return c.value(p, pname, t+" is float in the entry: only by-value parameters take it")
 	case c.generic(t, k.sig) || t == "float" || t == "double" || halfScalar[t]:
 		if c.generic(t, k.sig) {
 			c.usesDType = true
@@ -89,7 +92,7 @@ func (c *context) scalarParam(p *plan, k *kernelScan, pname, ctype string) strin
 		if halfScalar[t] {
 			return c.halfValue(p, pname, t)
 		}
-		return c.value(p, pname)
+		return c.value(p, pname, "")
 	case t == "bool":
 		n, isNew := p.claim(safeName(pname, c.dtypeName), "flag")
 		if isNew {
@@ -191,15 +194,22 @@ var valueGuesses = map[string]string{"eps": "1e-5", "epsilon": "1e-5", "scale": 
 	"lr": "1e-3", "learning_rate": "1e-3", "beta1": "0.9", "beta2": "0.999", "weight_decay": "0.0", "momentum": "0.9",
 	"grad_scale": "1.0", "temperature": "1.0", "dropout": "0.0", "p": "0.5"}
 
-// value adds (once) a float value with a guessed default.
-func (c *context) value(p *plan, pname string) string {
+// value adds (once) a float value with a guessed default; why, when not
+// "", says why the parameter is a float (a template type parameter float
+// in the entry).
+func (c *context) value(p *plan, pname, why string) string {
 	n, isNew := p.claim(safeName(pname, c.dtypeName), "value")
 	if isNew {
 		v, ok := valueGuesses[strings.ToLower(pname)]
 		if !ok {
 			v = "1.0"
 		}
-		comment := p.todo("the value the kernel gets for "+pname, "float parameter %s is value %s = %s: set the value you run with", pname, n, v)
+		short, what := "the value the kernel gets for "+pname, "float parameter "+pname
+		if why != "" {
+			short += " (" + why + ")"
+			what += " (" + why + ")"
+		}
+		comment := p.todo(short, "%s is value %s = %s: set the value you run with", what, n, v)
 		p.values = append(p.values, part{name: n, body: v, comment: comment})
 	}
 	return n
@@ -242,6 +252,9 @@ func (c *context) structArg(p *plan, k *kernelScan, pname, ctype string, fields 
 func (c *context) bufferParam(p *plan, k *kernelScan, prm csrc.Param, pname string) string {
 	dt := c.elemDType(prm.Pointee, k.sig)
 	b := &buffer{dtype: dt, readOnlyUse: prm.ReadOnly}
+	if v, ok := c.pointeeVector(prm.Pointee); ok {
+		b.lanes, b.lanesWhat = v.extents, v.what
+	}
 	var guess func() string // how mltop read the buffer's use, when a guess: its TODO and note
 	switch a := accessOf(k.body, pname); {
 	case prm.ReadOnly:
@@ -271,7 +284,7 @@ func (c *context) bufferParam(p *plan, k *kernelScan, prm csrc.Param, pname stri
 			return p.todo("not const, and mltop could not follow its use: guessed an output", "%s: %s is not const and its use could not be followed: guessed it is an output", k.sig.Entry, pname)
 		}
 	}
-	if prev := findBuffer(p, pname); prev != nil && prev.dtype == b.dtype && prev.role == b.role && (b.role != "" || prev.init == b.init) {
+	if prev := findBuffer(p, pname); prev != nil && prev.dtype == b.dtype && slices.Equal(prev.lanes, b.lanes) && prev.role == b.role && (b.role != "" || prev.init == b.init) {
 		prev.readOnlyUse = prev.readOnlyUse || b.readOnlyUse
 		return prev.name
 	}

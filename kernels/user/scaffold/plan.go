@@ -31,8 +31,10 @@ type part struct{ name, body, comment string }
 type buffer struct {
 	name, dtype, init, role string
 	shape                   []string
-	readOnlyUse             bool   // bound to a const pointer somewhere
-	symbol                  string // "true" or the global's C++ name: fills a module global (symbols.go)
+	readOnlyUse             bool     // bound to a const pointer somewhere
+	symbol                  string   // "true" or the global's C++ name: fills a module global (symbols.go)
+	lanes                   []string // a vector or matrix pointee's last extents (vectorType), after the guessed shape
+	lanesWhat               string   // "float4 has 4 lanes"
 	// its comment's parts, in this order: what bounds an index input,
 	// how mltop read its use (in, out, inout), where its shape is from
 	index, how, shapeComment string

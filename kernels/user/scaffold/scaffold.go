@@ -81,8 +81,8 @@ func Manifest(r Request) (Result, error) {
 	for i, sig := range sigs {
 		d := c.addDispatch(p, sig)
 		if n := overloads[i]; n > 1 {
-			d.entryComment = p.todo(fmt.Sprintf("one of %d overloads (%s); edit args for another", n, lines.at(sig.Line)),
-				"%s has %d overloads: used the one at %s; edit args for another", sig.Entry, n, lines.at(sig.Line))
+			d.entryComment = withTODO(d.entryComment, p.todo(fmt.Sprintf("one of %d overloads (%s); edit args for another", n, lines.at(sig.Line)),
+				"%s has %d overloads: used the one at %s; edit args for another", sig.Entry, n, lines.at(sig.Line)))
 		}
 	}
 	if err := ensureOutput(p, r.SrcPath); err != nil {

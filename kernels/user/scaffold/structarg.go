@@ -128,7 +128,7 @@ func (sf *structFiller) field(f csrc.StructField, prefix string, depth int) erro
 			if halfScalar[t] {
 				return sf.c.halfValue(sf.p, f.Name, t)
 			}
-			return sf.c.value(sf.p, f.Name)
+			return sf.c.value(sf.p, f.Name, "")
 		}
 	case t == "bool":
 		elem = func(int) string { return sf.c.scalarParam(sf.p, sf.k, f.Name, "bool") }

@@ -93,7 +93,7 @@ func (c *context) symbolBuffer(p *plan, f hostFill, elem string, extents []strin
 	}
 	decl := strings.Join(strings.Fields(strings.TrimSuffix(strings.TrimSpace(g.text), ";")), " ")
 	var todos []string
-	dt, lanes, ok := c.symbolDType(elem)
+	dt, vec, ok := c.symbolDType(elem)
 	if !ok {
 		todos = append(todos, p.todo(fmt.Sprintf("element type %s: give the dtype (and shape) whose bytes match it", elem),
 			"%s: mltop has no dtype for its element type %s: guessed f32; make the buffer's bytes match the declaration", g.qualified(), elem))
@@ -119,9 +119,9 @@ func (c *context) symbolBuffer(p *plan, f hostFill, elem string, extents []strin
 	if len(b.shape) == 0 {
 		b.shape = []string{"1"} // a scalar global
 	}
-	if lanes > 1 {
-		b.shape = append(b.shape, strconv.Itoa(lanes))
-		known = append(known, fmt.Sprintf("%s has %d lanes", elem, lanes))
+	if len(vec.extents) > 0 {
+		b.shape = append(b.shape, vec.extents...)
+		known = append(known, vec.what)
 	}
 	b.init = inputInit(p, dt)
 	from := fmt.Sprintf("%s at %s", f.call, p.lines.at(f.line))
@@ -161,36 +161,24 @@ func bufferName(name string) string {
 	return "table"
 }
 
-// vectors are the CUDA vector types a table may hold: the scalar type of
-// each lane and the number of lanes (a float4 table of N is a buffer of N×4).
-var vectors = map[string]struct {
-	scalar string
-	lanes  int
-}{
-	"float2": {"float", 2}, "float4": {"float", 4}, "int2": {"int", 2}, "int4": {"int", 4},
-	"uint2": {"unsigned", 2}, "uint4": {"unsigned", 4}, "half2": {"half", 2}, "__half2": {"__half", 2},
-	"__nv_bfloat162": {"__nv_bfloat16", 2},
-}
-
-// symbolDType is the buffer dtype of a global's element type and its lanes
-// (1 for a scalar type); ok false (and f32) when no dtype has its bytes
+// symbolDType is the buffer dtype of a global's element type and, for a
+// vector type (a float4 table of N is a buffer of N×4), its lanes; ok false (and f32) when no dtype has its bytes
 // (double, char, a struct).
-func (c *context) symbolDType(elem string) (dt string, lanes int, ok bool) {
+func (c *context) symbolDType(elem string) (dt string, vec vecType, ok bool) {
 	if c.generic(elem, csrc.Signature{}) && elem != "void" {
-		return c.elemDType(elem, csrc.Signature{}), 1, true
+		return c.elemDType(elem, csrc.Signature{}), vecType{}, true
 	}
 	t := elem
 	if u, has := c.typedefs[t]; has && u != "" {
 		t = u
 	}
-	lanes = 1
-	if v, isVector := vectors[t]; isVector {
-		t, lanes = v.scalar, v.lanes
+	if v, isVector := vectorType(t, c.lang); isVector {
+		t, vec = v.scalar, v
 	}
-	if _, isVector := vectors[t]; isVector || t == "double" || cTypes[t] == "" {
-		return "f32", 1, false
+	if t == "double" || cTypes[t] == "" {
+		return "f32", vecType{}, false
 	}
-	return cTypes[t], lanes, true
+	return cTypes[t], vec, true
 }
 
 // globalsOf are the variables the source declares at file or namespace
