@@ -18,16 +18,18 @@ import (
 
 const (
 	compareSummary = "compare two sweeps' CSVs spec by spec (a regression gate)"
-	compareHelp    = `  mltop compare OLD.csv NEW.csv [--threshold 2] [--csv | --markdown]
+	compareHelp    = `  mltop compare OLD.csv NEW.csv [--threshold 2] [--csv | --markdown] [--outpaced-in-mean]
                                         per spec the change of the median with its 95% interval,
                                         faster/slower/same, a geometric mean per kernel; exit 1
-                                        when a spec is slower beyond the threshold (%)
+                                        when a spec is slower beyond the threshold (%); rows --race
+                                        stopped early are marked * and left out of the means
 `
 )
 
 type compareArgs struct {
-	threshold     float64
-	csv, markdown bool
+	threshold      float64
+	csv, markdown  bool
+	outpacedInMean bool
 }
 
 func (a *compareArgs) declare(fs *flag.FlagSet) {
@@ -35,6 +37,7 @@ func (a *compareArgs) declare(fs *flag.FlagSet) {
 	fs.Float64Var(&a.threshold, "threshold", 2, "")
 	fs.BoolVar(&a.csv, "csv", false, "")
 	fs.BoolVar(&a.markdown, "markdown", false, "")
+	fs.BoolVar(&a.outpacedInMean, "outpaced-in-mean", false, "")
 }
 
 // runCompare is `mltop compare OLD.csv NEW.csv`: exit 1 when a spec got
@@ -59,6 +62,9 @@ func runCompare(_ context.Context, s *session, a *compareArgs, pos []string) err
 		return err
 	}
 	c := compareResults(old, cur, a.threshold/100)
+	if a.outpacedInMean {
+		c.Kernels, c.OutpacedInMean = kernelMeans(c.Rows, true), true
+	}
 	if len(c.Rows) == 0 {
 		return badInput("%s and %s have no spec measured in both (%d only in the first, %d only in the second, %d not measured in one): compare two runs of one sweep", pos[0], pos[1], len(c.OnlyOld), len(c.OnlyNew), len(c.Unmeasured))
 	}
@@ -117,9 +123,12 @@ func writeCompareTable(w io.Writer, c comparison, oldPath, newPath string) {
 		fmt.Fprintln(tw, strings.Join(compareCells(r), "\t"))
 	}
 	tw.Flush()
+	if note := c.outpacedNote(); note != "" {
+		fmt.Fprintln(w, note)
+	}
 	fmt.Fprintln(w, "\ngeometric mean of new/old per kernel:")
 	for _, k := range c.Kernels {
-		fmt.Fprintf(w, "  %-20s %s over %s (%d slower, %d faster)\n", k.Kernel, pctSigned(k.Delta), profiler.Plural(k.Specs, "spec", "specs"), k.Slower, k.Faster)
+		fmt.Fprintf(w, "  %-20s %s (%d slower, %d faster)\n", k.Kernel, meanText(k), k.Slower, k.Faster)
 	}
 	writeUnmatched(w, c, "  ")
 }
@@ -152,9 +161,20 @@ func writeCompareMarkdown(w io.Writer, c comparison, oldPath, newPath string) {
 		cells[0] = "`" + cells[0] + "`"
 		fmt.Fprint(w, markdownRow(cells...))
 	}
+	if note := c.outpacedNote(); note != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.Replace(note, outpacedMark, `\`+outpacedMark, 1))
+	}
 	fmt.Fprintln(w, "\n| kernel | specs | geometric mean Δ | slower | faster |\n| --- | --- | --- | --- | --- |")
 	for _, k := range c.Kernels {
-		fmt.Fprint(w, markdownRow(k.Kernel, strconv.Itoa(k.Specs), pctSigned(k.Delta), strconv.Itoa(k.Slower), strconv.Itoa(k.Faster)))
+		mean := "-"
+		if k.Specs > 0 {
+			mean = pctSigned(k.Delta)
+		}
+		specs := strconv.Itoa(k.Specs)
+		if k.LeftOut > 0 {
+			specs += fmt.Sprintf(" (+%d outpaced)", k.LeftOut)
+		}
+		fmt.Fprint(w, markdownRow(k.Kernel, specs, mean, strconv.Itoa(k.Slower), strconv.Itoa(k.Faster)))
 	}
 	writeUnmatched(w, c, "- ")
 }
@@ -171,10 +191,10 @@ func markdownRow(cells ...string) string {
 }
 
 // writeCompareCSV writes one row per compared spec; relative columns are
-// percentages.
+// percentages; the verdict stays the last column.
 func writeCompareCSV(w io.Writer, c comparison) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"kernel", "spec", "cache", "old_median_us", "new_median_us", "delta_pct", "lo_pct", "hi_pct", "verdict"})
+	cw.Write([]string{"kernel", "spec", "cache", "old_median_us", "new_median_us", "delta_pct", "lo_pct", "hi_pct", "outpaced", "verdict"})
 	pct := func(v float64) string { return strconv.FormatFloat(100*v, 'f', 3, 64) }
 	us := func(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 3, 64) }
 	for _, r := range c.Rows {
@@ -182,7 +202,7 @@ func writeCompareCSV(w io.Writer, c comparison) error {
 		if r.HasCI {
 			lo, hi = pct(r.Lo), pct(r.Hi)
 		}
-		cw.Write([]string{r.Spec.Kernel, r.Spec.String(), string(r.Cache), us(r.Old), us(r.New), pct(r.Delta), lo, hi, r.Verdict})
+		cw.Write([]string{r.Spec.Kernel, r.Spec.String(), string(r.Cache), us(r.Old), us(r.New), pct(r.Delta), lo, hi, strconv.FormatBool(r.Outpaced), r.Verdict})
 	}
 	cw.Flush()
 	return cw.Error()

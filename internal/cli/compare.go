@@ -8,6 +8,7 @@ import (
 
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/compare"
+	"github.com/mltop/mltop/profiler/sink"
 	"github.com/mltop/mltop/profiler/units"
 )
 
@@ -32,6 +33,10 @@ type compareRow struct {
 	Lo, Hi   float64 // the interval of Delta (equal to Delta without CIs)
 	HasCI    bool
 	Verdict  string
+	// Outpaced: --race stopped the old or the new row early (stop_reason
+	// outpaced): its median is good only to its interval, and it stays
+	// out of the geometric means unless asked (--outpaced-in-mean).
+	Outpaced bool
 }
 
 // kernelMean is the geometric mean of new/old − 1 over one kernel's rows.
@@ -41,6 +46,8 @@ type kernelMean struct {
 	Delta  float64
 	Slower int // rows whose verdict is slower
 	Faster int
+	// LeftOut: outpaced rows not in the mean (Specs counts those in it)
+	LeftOut int
 }
 
 // comparison is mltop compare's result.
@@ -51,6 +58,8 @@ type comparison struct {
 	OnlyNew    []string
 	Unmeasured []string // in both files, but without a median in one of them
 	Threshold  float64  // relative, 0.02 is 2 %
+	// OutpacedInMean: the means count the outpaced rows too.
+	OutpacedInMean bool
 }
 
 // compareKey matches rows across files: the spec and the cache mode.
@@ -104,7 +113,7 @@ func compareResults(old, new []profiler.Result, threshold float64) comparison {
 			c.OnlyNew = append(c.OnlyNew, compareLabel(r))
 		}
 	}
-	c.Kernels = kernelMeans(c.Rows)
+	c.Kernels = kernelMeans(c.Rows, false)
 	return c
 }
 
@@ -119,7 +128,8 @@ func compareOne(o, n profiler.Result, threshold float64) compareRow {
 	opt := compare.DefaultOptions()
 	opt.Threshold = threshold
 	c := compare.Results(o, n, opt)
-	row := compareRow{Spec: o.Spec, Cache: o.Cache, Old: o.Stats.Median, New: n.Stats.Median, Delta: c.Ratio - 1}
+	row := compareRow{Spec: o.Spec, Cache: o.Cache, Old: o.Stats.Median, New: n.Stats.Median, Delta: c.Ratio - 1,
+		Outpaced: o.StopReason == profiler.StopOutpaced || n.StopReason == profiler.StopOutpaced}
 	row.Lo, row.Hi = row.Delta, row.Delta
 	row.HasCI = c.Method != compare.MethodNone
 	if row.HasCI {
@@ -137,8 +147,9 @@ func compareOne(o, n profiler.Result, threshold float64) compareRow {
 }
 
 // kernelMeans is the geometric mean of the ratios per kernel, kernels in
-// the order they first appear.
-func kernelMeans(rows []compareRow) []kernelMean {
+// the order they first appear; outpaced rows count only withOutpaced
+// (a kernel whose every row is outpaced has Specs 0 and no mean).
+func kernelMeans(rows []compareRow, withOutpaced bool) []kernelMean {
 	var out []kernelMean
 	sum := map[string]float64{}
 	at := map[string]int{}
@@ -149,17 +160,23 @@ func kernelMeans(rows []compareRow) []kernelMean {
 			at[r.Spec.Kernel] = i
 			out = append(out, kernelMean{Kernel: r.Spec.Kernel})
 		}
-		out[i].Specs++
-		sum[r.Spec.Kernel] += math.Log1p(r.Delta)
 		switch r.Verdict {
 		case verdictSlower:
 			out[i].Slower++
 		case verdictFaster:
 			out[i].Faster++
 		}
+		if r.Outpaced && !withOutpaced {
+			out[i].LeftOut++
+			continue
+		}
+		out[i].Specs++
+		sum[r.Spec.Kernel] += math.Log1p(r.Delta)
 	}
 	for i := range out {
-		out[i].Delta = math.Expm1(sum[out[i].Kernel] / float64(out[i].Specs))
+		if out[i].Specs > 0 {
+			out[i].Delta = math.Expm1(sum[out[i].Kernel] / float64(out[i].Specs))
+		}
 	}
 	return out
 }
@@ -207,7 +224,44 @@ func compareCells(r compareRow) []string {
 	if r.Cache != "" {
 		label += " [" + string(r.Cache) + "]"
 	}
-	return []string{label, units.Micros(r.Old), units.Micros(r.New), pctSigned(r.Delta), intervalText(r), r.Verdict}
+	verdict := r.Verdict
+	if r.Outpaced {
+		verdict += outpacedMark
+	}
+	return []string{label, units.Micros(r.Old), units.Micros(r.New), pctSigned(r.Delta), intervalText(r), verdict}
+}
+
+// outpacedMark follows the verdict of an outpaced row (the table's mark).
+const outpacedMark = sink.OutpacedMark
+
+// outpacedNote is the footnote under a comparison with outpaced rows.
+func (c comparison) outpacedNote() string {
+	n := 0
+	for _, r := range c.Rows {
+		if r.Outpaced {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	if c.OutpacedInMean {
+		return fmt.Sprintf("%s outpaced (--race) in one file: median good only to its interval; counted in the geometric means (--outpaced-in-mean)", outpacedMark)
+	}
+	return fmt.Sprintf("%s outpaced (--race) in one file: median good only to its interval; left out of the geometric means (%s; --outpaced-in-mean counts them)", outpacedMark, profiler.Plural(n, "spec", "specs"))
+}
+
+// meanText is a kernel's geometric mean over its specs, with the
+// outpaced ones left out: "+2.0% over 3 specs, 1 outpaced left out".
+func meanText(k kernelMean) string {
+	text := "no spec measured to its precision (every one outpaced)"
+	if k.Specs > 0 {
+		text = pctSigned(k.Delta) + " over " + profiler.Plural(k.Specs, "spec", "specs")
+	}
+	if k.LeftOut > 0 {
+		text += fmt.Sprintf(", %d outpaced left out", k.LeftOut)
+	}
+	return text
 }
 
 var compareHeader = []string{"spec", "old median", "new median", "Δ", "95% interval", "verdict"}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mltop/mltop/metal"
@@ -43,6 +44,62 @@ func appleBuiltins(out string) []string {
 	}
 	names := slices.Sorted(maps.Keys(seen))
 	return names[:min(len(names), 4)]
+}
+
+// ErrSwizzles is (wrapped in) CheckUser's error when every error g++
+// reports is a vector swizzle (v.xy, v.yx = …, M[0].xyz): Metal has them,
+// the emulation's vectors have only the single lanes x, y, z, w, so the
+// source cannot be judged here, which is not the source's fault.
+var ErrSwizzles = errors.New("the source uses vector swizzles (v.xy, M[0].xyz), which the MSL emulation does not have: not compiled on the emulation (Apple's compiler checks it on a Mac)")
+
+// swizzleMember matches g++'s error on a swizzle of an emulated vector:
+// "'float4' {aka 'struct emu_vec<float, 4>'} has no member named 'xy'",
+// with ASCII or typographic quotes. Single x, y, z, w are real members.
+var swizzleMember = regexp.MustCompile(`emu_vec<[^>]*>['’}\s]*has no member named ['‘]([xyzw]{2,4}|[rgba]{1,4})['’]`)
+
+// onlySwizzles reports, when g++'s output has errors and every one is a
+// swizzle member (swizzleMember), the file and line of the first.
+func onlySwizzles(out string) (file string, line int, ok bool) {
+	for _, l := range strings.Split(out, "\n") {
+		m := gxxError.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		if !swizzleMember.MatchString(l) {
+			return "", 0, false
+		}
+		if !ok {
+			file, ok = m[1], true
+			line, _ = strconv.Atoi(m[2])
+		}
+	}
+	return file, line, ok
+}
+
+// lineMark is a #line directive: the next line's number and, when given,
+// its file.
+var lineMark = regexp.MustCompile(`^\s*#\s*line\s+(\d+)(?:\s+"([^"]*)")?`)
+
+// quoteLine is "FILE:LINE: code", the code found in the text g++ compiled
+// by following its #line directives (the assembled source is no file g++
+// could quote); "FILE:LINE" when the text has no such line.
+func quoteLine(compiled, file string, line int) string {
+	at := fmt.Sprintf("%s:%d", file, line)
+	cur, curFile := 1, ""
+	for _, l := range strings.Split(compiled, "\n") {
+		if m := lineMark.FindStringSubmatch(l); m != nil {
+			cur, _ = strconv.Atoi(m[1])
+			if m[2] != "" {
+				curFile = m[2]
+			}
+			continue
+		}
+		if curFile == file && cur == line {
+			return at + ": " + strings.TrimSpace(l)
+		}
+		cur++
+	}
+	return at
 }
 
 // MaxCheckErrors is how many g++ errors CheckUser reports at most.
@@ -82,7 +139,8 @@ func CheckUser(ctx context.Context, p profiler.Program) error {
 	}
 	full = forEmulation(full)
 	cc := filepath.Join(dir, "check.cc")
-	if err := os.WriteFile(cc, []byte(full+"\n#line 1 \"mltop-emulator-main.cc\"\n"+strings.Replace(emuMain, "CALL", call, 1)), 0o644); err != nil {
+	compiled := full + "\n#line 1 \"mltop-emulator-main.cc\"\n" + strings.Replace(emuMain, "CALL", call, 1)
+	if err := os.WriteFile(cc, []byte(compiled), 0o644); err != nil {
 		return err
 	}
 	// The first errors say what is wrong; a whole library beyond the
@@ -94,6 +152,9 @@ func CheckUser(ctx context.Context, p profiler.Program) error {
 	}
 	if names := appleBuiltins(string(out)); err != nil && len(names) > 0 {
 		return fmt.Errorf("%s: %w (%s)", p.File, ErrAppleBuiltins, strings.Join(names, ", "))
+	}
+	if file, line, ok := onlySwizzles(string(out)); err != nil && ok {
+		return fmt.Errorf("%s: %w; the first: %s", p.File, ErrSwizzles, quoteLine(compiled, file, line))
 	}
 	if err != nil {
 		return fmt.Errorf("the MSL emulation (g++) rejects %s: %v\n%s", p.File, err, condenseErrors(string(out), shim))

@@ -28,6 +28,9 @@ type Table struct {
 	// since had the same one: it is printed once, then counted.
 	reason  string
 	repeats int
+	// outpaced: a row stopped early under --race (StatusCell's "ok*"):
+	// Close prints OutpacedFootnote.
+	outpaced bool
 }
 
 type tableCol struct {
@@ -76,8 +79,28 @@ func tableCols() []tableCol {
 		// grows with the reduction length and the terms' size); err/bound
 		// below 1 passes.
 		{"err/bound", 9, 7, func(r profiler.Result) string { return ErrBound(r.Verdict) }},
-		{"status", -13, 0, func(r profiler.Result) string { return string(r.Status) }},
+		{"status", -13, 0, StatusCell},
 	}
+}
+
+// OutpacedMark follows the status of a row that --race stopped early
+// (stop_reason outpaced), whose median is good only to its interval.
+const OutpacedMark = "*"
+
+// OutpacedFootnote is the line under a table with an OutpacedMark.
+const OutpacedFootnote = "* outpaced (--race): stopped early as clearly slower than the best of its shape; its median is good only to its interval"
+
+// StatusCell is a row's status, "ok*" (OutpacedMark) for a row --race
+// stopped early.
+func StatusCell(r profiler.Result) string {
+	if outpaced(r) {
+		return string(r.Status) + OutpacedMark
+	}
+	return string(r.Status)
+}
+
+func outpaced(r profiler.Result) bool {
+	return r.Status == profiler.StatusOK && r.StopReason == profiler.StopOutpaced
 }
 
 // ErrBound is a verdict's worst |got−want| over its bound, the figure the
@@ -218,6 +241,7 @@ func (t *Table) Write(r profiler.Result) error {
 		t.flushRepeats()
 	}
 	err := t.line(spec, func(c tableCol) string { return c.val(r) })
+	t.outpaced = t.outpaced || outpaced(r)
 	switch {
 	case msg == "":
 	case msg == t.reason:
@@ -252,9 +276,13 @@ func (t *Table) line(spec string, val func(tableCol) string) error {
 	return err
 }
 
-// Close says how often the last reason repeated.
+// Close says how often the last reason repeated, and what the mark of an
+// outpaced row means when one was printed.
 func (t *Table) Close() error {
 	t.flushRepeats()
+	if t.outpaced {
+		fmt.Fprintln(t.w, OutpacedFootnote)
+	}
 	return nil
 }
 

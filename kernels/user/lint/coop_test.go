@@ -75,3 +75,44 @@ func TestStandInNote(t *testing.T) {
 		t.Errorf("a grid without device values noted:\n%s", text)
 	}
 }
+
+// TestCooperativeGridOverCoresident: a cooperative dispatch whose grid
+// has more blocks than the stand-in H100 holds at once (132 SMs × 32
+// blocks of 64 threads = 4224) is warned about at each shape where it
+// does, naming both numbers; a grid that fits, max_coresident itself, or a
+// plain dispatch is not.
+func TestCooperativeGridOverCoresident(t *testing.T) {
+	const plain = "grid: [rows], threads: [WG], args: [X, Y, rows, cols]}"
+	for _, c := range []struct {
+		name, dispatch, rows string
+		want                 []string // "" entries: no warning
+	}{
+		{"fits", "grid: [rows], threads: [WG], args: [X, Y, rows, cols], cooperative: true}", "8", nil},
+		{"default shape over", "grid: [rows], threads: [WG], args: [X, Y, rows, cols], cooperative: true}", "8192",
+			[]string{"dispatch k is `cooperative: true` but its grid has 8192 blocks at grid_k f32 WG=64 | cols=16 rows=8192, over the 4224 co-resident at once on the stand-in device (an H100's 132 SMs)", "refuses a cooperative launch"}},
+		{"both shapes over", `grid: ["rows * 4096"], threads: [WG], args: [X, Y, rows, cols], cooperative: true}`, "8",
+			[]string{"its grid has 8192 blocks at grid_k f32 WG=64 | cols=4 rows=2, over the 4224 co-resident at once; ", "; 32768 blocks at grid_k f32 WG=64 | cols=16 rows=8, over the 4224 co-resident at once on the stand-in"}},
+		{"bigger blocks", `grid: [rows], threads: [1024], args: [X, Y, rows, cols], cooperative: true}`, "300",
+			[]string{"300 blocks at grid_k f32 WG=64 | cols=16 rows=300, over the 264 co-resident"}},
+		{"max_coresident", "grid: [max_coresident], threads: [WG], args: [X, Y, rows, cols], cooperative: true}", "8192", nil},
+		{"plain launch", plain, "8192", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := strings.Replace(usertest.Manifest("grid_k"), plain, c.dispatch, 1)
+			m = strings.Replace(m, "rows: {default: 8}", "rows: {default: "+c.rows+"}", 1)
+			path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": usertest.Source})
+			r := Check(path, noTools(t)).Manifests[0]
+			text := findingsOf(r)
+			if r.Broken() {
+				t.Fatalf("broken:\n%s", text)
+			}
+			if c.want == nil {
+				if strings.Contains(text, "co-resident") {
+					t.Errorf("warned:\n%s", text)
+				}
+				return
+			}
+			mustContain(t, c.name, text, append([]string{"warning [plan] " + path + ":14:"}, c.want...)...)
+		})
+	}
+}

@@ -84,6 +84,34 @@ func TestMetalAppleBuiltinsAreNotCompiled(t *testing.T) {
 	mustContain(t, "typo", findingsOf(rep.Manifests[0]), "error   [compile] ", "fabz")
 }
 
+// Metal's swizzles (read, written, a matrix column's) are beyond the
+// emulation: a note naming the first, "not compiled on the emulation
+// (swizzles)", exit 0; a typo beside them is still an error.
+func TestMetalSwizzlesAreNotCompiled(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/g++"); err != nil {
+		t.Skip("no g++")
+	}
+	src := "#include <metal_stdlib>\nusing namespace metal;\nMETAL_FUNC float twice(float x) {\n  float4 v = float4(x);\n  v.xy = v.yx;\n  float3x3 M;\n  return v.x + M[0].xyz.x + x;\n}\n" + metalKernel
+	path := usertest.Write(t, map[string]string{"kernel.yaml": metalManifest("msl_swizzles"), "k.metal": src})
+	opt := noTools(t)
+	opt.CompileMetal = nil
+	rep := Check(path, opt)
+	r := rep.Manifests[0]
+	mustContain(t, "swizzles", findingsOf(r), "note    [compile] ", "vector swizzles", "k.metal:5: v.xy = v.yx;")
+	if rep.ExitCode() != 0 || !strings.Contains(r.Verdict(), "not compiled on the emulation (swizzles)") {
+		t.Errorf("exit %d, verdict %q", rep.ExitCode(), r.Verdict())
+	}
+	typo := strings.Replace(src, "+ x;", "+ xx;", 1)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(path), "k.metal"), []byte(typo), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep = Check(path, opt)
+	mustContain(t, "typo", findingsOf(rep.Manifests[0]), "error   [compile] ", "xx")
+	if rep.ExitCode() != 1 {
+		t.Errorf("a typo beside swizzles: exit %d, want 1", rep.ExitCode())
+	}
+}
+
 // A [[threadgroup(0)]] parameter without dynamic_tgm, or one at another
 // index, gets no memory: a warning at the dispatch; with dynamic_tgm none,
 // unless a tgm: item names the parameter too (its bytes count twice).

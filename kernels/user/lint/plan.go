@@ -76,6 +76,9 @@ func planStep(r *Result) map[string]planned {
 		if ok {
 			out[lang] = pl
 			lintKnobValues(r, lang)
+			if lang == "cuda" {
+				lintCooperativeGrids(r)
+			}
 		}
 	}
 	return out

@@ -285,6 +285,10 @@ func compileMetal(r *Result, opt Options, p profiler.Program, dt profiler.DType)
 		r.add(Note, StepCompile, p.File, 0, 0, "Metal %s: %v", dt, err)
 		r.skip("not compiled (Apple's builtins)")
 		return true
+	case errors.Is(err, mslemu.ErrSwizzles):
+		r.add(Note, StepCompile, p.File, 0, 0, "Metal %s: %v", dt, err)
+		r.skip("not compiled on the emulation (swizzles)")
+		return true
 	case err != nil:
 		r.add(Error, StepCompile, p.File, 0, 0, "Metal %s: %v", dt, err)
 		return false
