@@ -136,8 +136,11 @@ func lintKnobValues(r *Result, lang string) {
 	var order []limitKey
 	over := map[limitKey][]string{}
 	for _, k := range sc.Knobs {
+		if knobChangesNothing(f, lang, k, points) {
+			continue
+		}
 		for _, v := range k.Values {
-			runs, keys, overAt := judgeKnobValue(f, lang, k.Name, v, points)
+			runs, keys, overAt, _ := judgeKnobValue(f, lang, k.Name, v, points)
 			for _, kk := range keys {
 				if v == k.Default && overAtDefaultDimsOnly(overAt[kk], points[0]) {
 					continue
@@ -161,6 +164,43 @@ func lintKnobValues(r *Result, lang string) {
 	}
 }
 
+// knobChangesNothing says whether every value of knob k goes over the
+// same limits by the same amount wherever it runs (`threads: [2048]`
+// whatever WG is): then the knob is not what goes over, and the default
+// spec's warning says what does.
+func knobChangesNothing(f *user.Family, lang string, k profiler.Param, points []dimPoint) bool {
+	if len(k.Values) < 2 {
+		return false
+	}
+	var first map[limitKey]map[place]int
+	for i, v := range k.Values {
+		runs, keys, overAt, asked := judgeKnobValue(f, lang, k.Name, v, points)
+		for _, kk := range keys {
+			if len(overAt[kk]) != len(runs) {
+				return false
+			}
+		}
+		if len(runs) == 0 || len(keys) == 0 {
+			return false
+		}
+		if i == 0 {
+			first = asked
+			continue
+		}
+		if len(asked) != len(first) {
+			return false
+		}
+		for kk, at := range asked {
+			for p, n := range at {
+				if m, ok := first[kk][p]; !ok || m != n {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
 // limitKey is one limit of one dispatch.
 type limitKey struct{ dispatch, kind string }
 
@@ -172,10 +212,11 @@ type place struct{ dt, dims string }
 // it plans; overAt, for each dispatch limit it goes over (keys, in the
 // order met; "optin" left out: a matter of which GPU runs it), the places
 // where it does.
-func judgeKnobValue(f *user.Family, lang, knob string, v int, points []dimPoint) (runs []place, keys []limitKey, overAt map[limitKey][]place) {
+func judgeKnobValue(f *user.Family, lang, knob string, v int, points []dimPoint) (runs []place, keys []limitKey, overAt map[limitKey][]place, asked map[limitKey]map[place]int) {
 	sc := f.Schema()
 	dev := profiler.DeviceInfo{Backend: lang, Name: "mltop check"}
 	overAt = map[limitKey][]place{}
+	asked = map[limitKey]map[place]int{}
 	for _, dt := range sc.DTypes {
 		for _, pt := range points {
 			s := profiler.Spec{Kernel: f.Name(), DType: dt}.WithDefaults(sc)
@@ -200,13 +241,18 @@ func judgeKnobValue(f *user.Family, lang, knob string, v int, points []dimPoint)
 					kk := limitKey{d.Name, o.kind}
 					if overAt[kk] == nil {
 						keys = append(keys, kk)
+						asked[kk] = map[place]int{}
 					}
 					overAt[kk] = append(overAt[kk], at)
+					asked[kk][at] = d.Threads()
+					if o.kind == "tgm" {
+						asked[kk][at] = d.TGMBytes()
+					}
 				}
 			}
 		}
 	}
-	return runs, keys, overAt
+	return runs, keys, overAt, asked
 }
 
 // overAtDefaultDimsOnly: every place in over is at the default dims.

@@ -28,6 +28,11 @@ func TestPlanStep(t *testing.T) {
 		{"threads over 1024", func(m string) string {
 			return strings.Replace(m, "threads: [WG]", `threads: ["WG * 32"]`, 1)
 		}, false, Warning, []string{"warning [plan] ", "dispatch k: the default spec (", "WG=64", "has 2048 threads per group (threads [2048 1 1]); no CUDA GPU runs more than 1024", "knob values WG=128 (listed in values:)"}, ""},
+		// threads do not read WG: every WG value goes over by the same
+		// amount, so the knob is not blamed (only the default spec's warning)
+		{"threads over 1024 whatever the knob", func(m string) string {
+			return strings.Replace(m, "threads: [WG]", `threads: [2048]`, 1)
+		}, false, Warning, []string{"dispatch k: the default spec (", "has 2048 threads per group (threads [2048 1 1]); no CUDA GPU runs more than 1024"}, "knob values"},
 		{"a listed knob value over 1024 threads", func(m string) string {
 			return strings.Replace(m, "threads: [WG]", `threads: ["WG * 16"]`, 1)
 		}, false, Warning, []string{"dispatch k: knob values WG=128 (listed in values:) ask more than 1024 threads per group, which no CUDA GPU runs"}, "the default spec"},
