@@ -136,19 +136,23 @@ func lintKnobValues(r *Result, lang string) {
 	var order []limitKey
 	over := map[limitKey][]string{}
 	for _, k := range sc.Knobs {
-		if knobChangesNothing(f, lang, k, points) {
+		js := make([]knobJudgement, len(k.Values))
+		for i, v := range k.Values {
+			js[i] = judgeKnobValue(f, lang, k.Name, v, points)
+		}
+		if knobChangesNothing(js) {
 			continue
 		}
-		for _, v := range k.Values {
-			runs, keys, overAt, _ := judgeKnobValue(f, lang, k.Name, v, points)
-			for _, kk := range keys {
-				if v == k.Default && overAtDefaultDimsOnly(overAt[kk], points[0]) {
+		for i, v := range k.Values {
+			j := js[i]
+			for _, kk := range j.keys {
+				if v == k.Default && overAtDefaultDimsOnly(j.overAt[kk], points[0]) {
 					continue
 				}
 				if over[kk] == nil {
 					order = append(order, kk)
 				}
-				over[kk] = append(over[kk], fmt.Sprintf("%s=%d", k.Name, v)+where(overAt[kk], runs))
+				over[kk] = append(over[kk], fmt.Sprintf("%s=%d", k.Name, v)+where(j.overAt[kk], j.runs))
 			}
 		}
 	}
@@ -164,33 +168,25 @@ func lintKnobValues(r *Result, lang string) {
 	}
 }
 
-// knobChangesNothing says whether every value of knob k goes over the
-// same limits by the same amount wherever it runs (`threads: [2048]`
-// whatever WG is): then the knob is not what goes over, and the default
-// spec's warning says what does.
-func knobChangesNothing(f *user.Family, lang string, k profiler.Param, points []dimPoint) bool {
-	if len(k.Values) < 2 {
+// knobChangesNothing says whether every value of a knob (js, one
+// judgement per value) goes over the same limits by the same amount
+// wherever it runs (`threads: [2048]` whatever WG is): then the knob is
+// not what goes over, and the default spec's warning says what does.
+func knobChangesNothing(js []knobJudgement) bool {
+	if len(js) < 2 {
 		return false
 	}
-	var first map[limitKey]map[place]int
-	for i, v := range k.Values {
-		runs, keys, overAt, asked := judgeKnobValue(f, lang, k.Name, v, points)
-		for _, kk := range keys {
-			if len(overAt[kk]) != len(runs) {
+	first := js[0].asked
+	for _, j := range js {
+		if len(j.runs) == 0 || len(j.keys) == 0 || len(j.asked) != len(first) {
+			return false
+		}
+		for _, kk := range j.keys {
+			if len(j.overAt[kk]) != len(j.runs) {
 				return false
 			}
 		}
-		if len(runs) == 0 || len(keys) == 0 {
-			return false
-		}
-		if i == 0 {
-			first = asked
-			continue
-		}
-		if len(asked) != len(first) {
-			return false
-		}
-		for kk, at := range asked {
+		for kk, at := range j.asked {
 			for p, n := range at {
 				if m, ok := first[kk][p]; !ok || m != n {
 					return false
@@ -207,16 +203,27 @@ type limitKey struct{ dispatch, kind string }
 // place is a dtype and a dims point (dimPoint.String) a spec was planned at.
 type place struct{ dt, dims string }
 
+// knobJudgement is how one knob value fares against the GPUs' limits:
+// runs are the places where the rules take it and it plans; overAt, for
+// each dispatch limit it goes over (keys, in the order met; "optin" left
+// out: a matter of which GPU runs it), the places where it does; asked,
+// what it asks there (threads, or bytes of threadgroup memory).
+type knobJudgement struct {
+	runs   []place
+	keys   []limitKey
+	overAt map[limitKey][]place
+	asked  map[limitKey]map[place]int
+}
+
 // judgeKnobValue plans knob=v, the other knobs at their defaults, at each
-// dtype and dims point: runs are the places where the rules take it and
-// it plans; overAt, for each dispatch limit it goes over (keys, in the
-// order met; "optin" left out: a matter of which GPU runs it), the places
-// where it does.
-func judgeKnobValue(f *user.Family, lang, knob string, v int, points []dimPoint) (runs []place, keys []limitKey, overAt map[limitKey][]place, asked map[limitKey]map[place]int) {
+// dtype and dims point.
+func judgeKnobValue(f *user.Family, lang, knob string, v int, points []dimPoint) knobJudgement {
 	sc := f.Schema()
 	dev := profiler.DeviceInfo{Backend: lang, Name: "mltop check"}
-	overAt = map[limitKey][]place{}
-	asked = map[limitKey]map[place]int{}
+	overAt := map[limitKey][]place{}
+	asked := map[limitKey]map[place]int{}
+	var runs []place
+	var keys []limitKey
 	for _, dt := range sc.DTypes {
 		for _, pt := range points {
 			s := profiler.Spec{Kernel: f.Name(), DType: dt}.WithDefaults(sc)
@@ -252,7 +259,7 @@ func judgeKnobValue(f *user.Family, lang, knob string, v int, points []dimPoint)
 			}
 		}
 	}
-	return runs, keys, overAt, asked
+	return knobJudgement{runs: runs, keys: keys, overAt: overAt, asked: asked}
 }
 
 // overAtDefaultDimsOnly: every place in over is at the default dims.
