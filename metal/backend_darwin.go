@@ -457,17 +457,8 @@ func (b *Backend) encodeFlush(cb mtl.CommandBuffer, mode profiler.CacheMode, col
 
 // Run executes the launches once, in order, in one command buffer.
 func (b *Backend) Run(ls []profiler.Launch) error {
-	ps, err := prepare(ls)
-	if err != nil {
-		return err
-	}
-	return b.do(func() error {
-		cb := b.queue.CommandBuffer()
-		for i := range ps {
-			b.encode(cb, &ps[i], mtl.SampleSpan{})
-		}
-		return commitWait(cb)
-	})
+	_, err := b.RunTimed(ls)
+	return err
 }
 
 // Time runs the launches reps times. With counters, every launch is

@@ -7,10 +7,10 @@ import (
 	"github.com/mltop/mltop/profiler"
 )
 
-// RunTimed runs the launches as Run does, in one command buffer, and
-// returns its GPUStartTime to GPUEndTime in seconds (profiler.RunTimer):
-// the device's time in the runner's verification run. The wait is Run's
-// own. A buffer whose GPU times are not usable gives 0 (not timed), not
+// RunTimed runs the launches in one command buffer, waits, and returns
+// its GPUStartTime to GPUEndTime in seconds (profiler.RunTimer): the
+// device's time in the runner's verification run. Run is RunTimed without
+// the time. A buffer whose GPU times are not usable gives 0 (not timed), not
 // an error: the run itself went through.
 func (b *Backend) RunTimed(ls []profiler.Launch) (float64, error) {
 	ps, err := prepare(ls)
