@@ -18,6 +18,12 @@ import (
 // placeholderRE is a text placeholder: {{NAME}}, spaces allowed inside.
 var placeholderRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
 
+// PlaceholdersAsNames is text with each {{NAME}} placeholder written as
+// NAME: what the placeholder stands for, as the manifest names it.
+func PlaceholdersAsNames(text string) string {
+	return placeholderRE.ReplaceAllString(text, "$1")
+}
+
 // mlxPlaceholders checks that every placeholder of the body and the header
 // names a knob, dim, flag or value of the manifest.
 func (bl *builder) mlxPlaceholders(k *mlxKernel) error {

@@ -174,3 +174,15 @@ func TestMLXPlaceholdersOnEmulator(t *testing.T) {
 		})
 	}
 }
+
+func TestPlaceholdersAsNames(t *testing.T) {
+	for in, want := range map[string]string{
+		"constexpr int MAX_N = {{MAX_N}};": "constexpr int MAX_N = MAX_N;",
+		"s[{{ A }} * {{B_2}}]":             "s[A * B_2]",
+		"{{2X}} {x} {{}}":                  "{{2X}} {x} {{}}",
+	} {
+		if got := PlaceholdersAsNames(in); got != want {
+			t.Errorf("PlaceholdersAsNames(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,7 +29,7 @@ type sizeResolver struct {
 // resolve is text (an extent or an initializer) as a manifest expression:
 // a number when it is constant.
 func (s *sizeResolver) resolve(text string, depth int) string {
-	text = placeholderRE.ReplaceAllString(text, "$1") // names the manifest declares (the loader checks)
+	text = user.PlaceholdersAsNames(text) // names the manifest declares (the loader checks)
 	if v, ok := csrc.IntConst(text, s.macros); ok {
 		return strconv.FormatInt(v, 10)
 	}
@@ -107,9 +106,6 @@ func parenthesize(e string) string {
 	return "(" + e + ")"
 }
 
-// placeholderRE is an mlx: body's {{NAME}} placeholder (the loader's).
-var placeholderRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
-
 // localIntConsts are the integer constants function bodies declare, name
 // → initializer as written: `constexpr int MAX_N = 8;`, `const uint n{4};`,
 // `static constexpr auto K = 2 * WG;`. A name declared with two different
@@ -117,7 +113,7 @@ var placeholderRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
 func localIntConsts(bodies []string) map[string]string {
 	out := map[string]string{}
 	for _, body := range bodies {
-		toks := csrc.Tokenize(placeholderRE.ReplaceAllString(body, "$1"))
+		toks := csrc.Tokenize(user.PlaceholdersAsNames(body))
 		for i := 0; i < len(toks); i++ {
 			if toks[i].Text != "const" && toks[i].Text != "constexpr" || !statementStart(toks, i) {
 				continue
