@@ -80,15 +80,7 @@ func TestMetalShufflesOnEmulator(t *testing.T) {
 			if c.from != "" {
 				src = strings.Replace(src, c.from, c.to, 1)
 			}
-			f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": strings.Replace(shuffleYAML, "t_shuffle", "t_shuffle_"+c.name, 1), "s.metal": src, "ref.py": shuffleRef}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := Install(f); err != nil {
-				t.Fatal(err)
-			}
-			s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
-			res := run.NewRunner(eb).Run(context.Background(), s, mslemu.Options(), nil)
+			res := runOnEmulator(t, eb, map[string]string{"kernel.yaml": strings.Replace(shuffleYAML, "t_shuffle", "t_shuffle_"+c.name, 1), "s.metal": src, "ref.py": shuffleRef}, nil, nil)
 			if res.Status != c.want {
 				t.Fatalf("status %s, want %s: %s %+v", res.Status, c.want, res.Error, res.Verdict)
 			}
