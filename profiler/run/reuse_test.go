@@ -106,3 +106,44 @@ func TestInputCacheKeepsSeveralShapes(t *testing.T) {
 		}
 	}
 }
+
+// placementBackend records the device buffers each timed launch got.
+type placementBackend struct {
+	countingBackend
+	args [][]profiler.Buffer
+}
+
+func (b *placementBackend) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
+	for _, l := range ls {
+		b.args = append(b.args, l.Args)
+	}
+	return b.countingBackend.Time(ls, reps, mode)
+}
+
+// A spec's buffers keep their device memory from spec to spec: a kernel's
+// time depends on where its buffers lie, so the same names must get the
+// same buffers (x and out are the same size, which Go's map order used to
+// swap at random).
+func TestRunnerKeepsBufferPlacement(t *testing.T) {
+	b := &placementBackend{}
+	r := run.NewRunner(b)
+	defer r.Close()
+	o := enginetest.QuickOptions()
+	for i := range 12 {
+		wg := []int{32, 64, 128}[i%3]
+		if res := r.Run(context.Background(), scaleSpec(256, wg), o, nil); res.Status != profiler.StatusOK {
+			t.Fatalf("WG=%d: %s %s", wg, res.Status, res.Error)
+		}
+	}
+	if len(b.args) == 0 {
+		t.Fatal("no timed launches recorded")
+	}
+	first := b.args[0]
+	for i, args := range b.args {
+		for j := range args {
+			if args[j] != first[j] {
+				t.Fatalf("timed launch %d: argument %d is another device buffer than in the first spec's launch: the placement moved", i, j)
+			}
+		}
+	}
+}

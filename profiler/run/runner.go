@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -28,7 +30,7 @@ type Runner struct {
 	ahead       []aheadShape
 	closed      bool // Close was called: nothing more is made ahead
 	inputs      inputCache
-	spare       map[int64][]profiler.Buffer // the last spec's device buffers, by size, for the next (see allocate)
+	spare       map[string]profiler.Buffer // the last spec's device buffers, by buffer name, for the next (see allocate)
 	queued      map[string]bool             // programs handed to the compile pool (see Prefetch)
 	// loading holds the programs being loaded (ahead, or by the spec that
 	// runs them), closed when done; aheadLoads how the loads ahead went,
@@ -124,10 +126,8 @@ func (r *Runner) Close() error {
 	r.mu.Unlock()
 	r.loadMu.Lock() // a load ahead in flight ends before the backend closes
 	r.loadMu.Unlock()
-	for _, bs := range spare {
-		for _, b := range bs {
-			r.backend.Free(b)
-		}
+	for _, b := range spare {
+		r.backend.Free(b)
 	}
 	for _, b := range stale {
 		r.backend.Free(b)
@@ -416,20 +416,13 @@ func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64,
 	}
 	// Take the previous spec's buffers of the sizes wanted, and free the
 	// others before allocating, so two specs' buffers are never held at once.
-	for _, b := range plan.Buffers {
-		if l := r.spare[b.Bytes()]; len(l) > 0 {
-			bufs[b.Name] = l[len(l)-1]
-			r.spare[b.Bytes()] = l[:len(l)-1]
-		}
-	}
+	r.reuseSpare(plan, bufs)
 	unused := r.spare
 	r.spare = nil
 	stale := r.dropPristine(key)
 	r.mu.Unlock()
-	for _, l := range unused {
-		for _, b := range l {
-			r.backend.Free(b)
-		}
+	for _, b := range unused {
+		r.backend.Free(b)
 	}
 	for _, b := range stale {
 		r.backend.Free(b)
@@ -593,11 +586,41 @@ func (r *Runner) keep(bufs map[string]profiler.Buffer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.spare == nil {
-		r.spare = map[int64][]profiler.Buffer{}
+		r.spare = map[string]profiler.Buffer{}
 	}
-	for _, b := range bufs {
+	for name, b := range bufs {
 		if b != nil {
-			r.spare[b.Size()] = append(r.spare[b.Size()], b)
+			r.spare[name] = b
+		}
+	}
+}
+
+// reuseSpare puts the previous spec's buffers into bufs, taking them out
+// of r.spare (held with r.mu): each buffer name gets the device buffer it
+// had before when the size matches, the others a buffer of their size in
+// name order. The same names thus get the same device memory spec after
+// spec: a kernel's time depends on where its buffers lie (the relative
+// placement of, say, K and V moved an attention kernel's median by up to
+// 5% when Go's map order shuffled them), so every spec of a sweep's shape
+// runs with one placement, and a spec run again runs with the same one.
+func (r *Runner) reuseSpare(plan *profiler.Plan, bufs map[string]profiler.Buffer) {
+	var rest []profiler.BufferSpec
+	for _, b := range plan.Buffers {
+		if old := r.spare[b.Name]; old != nil && old.Size() == b.Bytes() {
+			bufs[b.Name] = old
+			delete(r.spare, b.Name)
+			continue
+		}
+		rest = append(rest, b)
+	}
+	names := slices.Sorted(maps.Keys(r.spare))
+	for _, b := range rest {
+		for _, name := range names {
+			if old := r.spare[name]; old != nil && old.Size() == b.Bytes() {
+				bufs[b.Name] = old
+				delete(r.spare, name)
+				break
+			}
 		}
 	}
 }
