@@ -31,7 +31,7 @@ type Runner struct {
 	closed      bool // Close was called: nothing more is made ahead
 	inputs      inputCache
 	spare       map[string]profiler.Buffer // the last spec's device buffers, by buffer name, for the next (see allocate)
-	queued      map[string]bool             // programs handed to the compile pool (see Prefetch)
+	queued      map[string]bool            // programs handed to the compile pool (see Prefetch)
 	// loading holds the programs being loaded (ahead, or by the spec that
 	// runs them), closed when done; aheadLoads how the loads ahead went,
 	// until a spec takes them (see preload). loadMu makes the loads ahead
