@@ -147,6 +147,12 @@ func (b *backend) launchAll(ls []profiler.Launch) error {
 // onStream runs enqueue on the CUDA thread, on a live context, and waits
 // for the stream to finish what it enqueued.
 func (b *backend) onStream(enqueue func() error) error {
+	return b.onStreamThen(enqueue, nil)
+}
+
+// onStreamThen is onStream, then reads what the finished work left (when
+// read is not nil) on the CUDA thread, before anything else runs there.
+func (b *backend) onStreamThen(enqueue, read func() error) error {
 	return b.do(func() error {
 		if err := b.alive(); err != nil {
 			return err
@@ -154,7 +160,10 @@ func (b *backend) onStream(enqueue func() error) error {
 		if err := enqueue(); err != nil {
 			return err
 		}
-		return b.check(b.drv.call("cuStreamSynchronize", b.drv.cuStreamSynchronize, b.stream))
+		if err := b.check(b.drv.call("cuStreamSynchronize", b.drv.cuStreamSynchronize, b.stream)); err != nil || read == nil {
+			return err
+		}
+		return read()
 	})
 }
 

@@ -226,11 +226,8 @@ func (b *backend) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) 
 // launch's few microseconds of latency on an idle GPU.
 func (b *backend) RunTimed(ls []profiler.Launch) (float64, error) {
 	var ms float32
-	err := b.do(func() error {
-		if err := b.alive(); err != nil {
-			return err
-		}
-		d := b.drv
+	d := b.drv
+	err := b.onStreamThen(func() error {
 		if err := b.eventsFor(2); err != nil {
 			return err
 		}
@@ -240,12 +237,8 @@ func (b *backend) RunTimed(ls []profiler.Launch) (float64, error) {
 		if err := b.launchAll(ls); err != nil {
 			return err
 		}
-		if err := b.check(d.call("cuEventRecord", d.cuEventRecord, b.events[1], b.stream)); err != nil {
-			return err
-		}
-		if err := b.check(d.call("cuStreamSynchronize", d.cuStreamSynchronize, b.stream)); err != nil {
-			return err
-		}
+		return b.check(d.call("cuEventRecord", d.cuEventRecord, b.events[1], b.stream))
+	}, func() error {
 		return b.check(d.call("cuEventElapsedTime", d.cuEventElapsedTime, uintptr(unsafe.Pointer(&ms)), b.events[0], b.events[1]))
 	})
 	if err != nil {

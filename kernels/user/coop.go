@@ -25,15 +25,14 @@ const (
 // DeviceNames are the device values, in the order the docs list them.
 var DeviceNames = []string{SMCount, MaxCoresident}
 
-// The stand-in device where none is known (`mltop check`, the CPU
-// backend, which runs no user kernel): an H100 SXM's SMs and per-SM limits.
-const (
-	StandInSMs            = 132
-	standInThreadsPerUnit = 2048
-	standInSharedPerUnit  = 228 << 10
-	standInBlocksPerUnit  = 32
-	reservedSharedPerBlk  = 1 << 10 // the CUDA driver's per-block reservation (sm_80 and later)
-)
+// StandInSMs is the stand-in device's SMs (profiler.StandInGPU): the
+// device values where none is known (`mltop check`, the CPU backend, which
+// runs no user kernel).
+const StandInSMs = profiler.StandInSMs
+
+// reservedSharedPerBlk is the CUDA driver's per-block shared memory
+// reservation (sm_80 and later), which a plan made without a driver assumes.
+const reservedSharedPerBlk = 1 << 10
 
 // deviceVars is vars with the device values added, unless the manifest
 // declares a name of its own (a dim called sm_count stays the dim).
@@ -49,45 +48,40 @@ func deviceVars(vars expr.Vars) expr.Vars {
 
 // standIn says whether dev reports no units of its own, so the device
 // values are the stand-in's.
-func standIn(dev profiler.DeviceInfo) bool { return dev.Units <= 0 || dev.Backend == "cpu" }
+func standIn(dev profiler.DeviceInfo) bool {
+	_, standIn := profiler.GPUOrStandIn(dev)
+	return standIn
+}
 
 // BlocksPerUnit is how many blocks of threads threads and sharedBytes of
-// threadgroup memory fit on one SM of dev at once, by its thread,
-// shared-memory and block limits (a limit dev does not report is the
-// stand-in's); 0 when one block does not fit. Registers do not count.
+// threadgroup memory fit on one SM of dev at once (profiler.BlocksPerUnit),
+// on the stand-in where dev reports no units, with the CUDA driver's
+// per-block reservation on CUDA; 0 when one block does not fit, 1 where dev
+// reports no limit. Registers do not count: they are known only once
+// compiled.
 func BlocksPerUnit(dev profiler.DeviceInfo, threads, sharedBytes int) int {
-	threadsPerUnit, sharedPerUnit, blocks, reserved := dev.MaxThreadsPerUnit, dev.TGMPerUnit, dev.MaxGroupsPerUnit, 0
-	if standIn(dev) {
-		threadsPerUnit, sharedPerUnit, blocks = standInThreadsPerUnit, standInSharedPerUnit, standInBlocksPerUnit
+	dev, _ = profiler.GPUOrStandIn(dev)
+	b := profiler.Block{Threads: threads, SharedBytes: sharedBytes}
+	if dev.Backend == "cuda" {
+		b.ReservedShared = reservedSharedPerBlk
 	}
-	if dev.Backend == "cuda" || standIn(dev) {
-		reserved = reservedSharedPerBlk
-	}
-	n := 1 << 30
-	if blocks > 0 {
-		n = blocks
-	}
-	if threads > 0 && threadsPerUnit > 0 {
-		warps := (threads + 31) / 32 // a block takes whole warps
-		n = min(n, threadsPerUnit/(warps*32))
-	}
-	if sharedPerUnit > 0 && sharedBytes+reserved > 0 {
-		n = min(n, sharedPerUnit/(sharedBytes+reserved))
-	}
-	if n == 1<<30 { // dev reports no limit at all
-		n = 1
-	}
+	n, _ := profiler.BlocksPerUnit(dev, b)
 	return n
+}
+
+// Coresident is max_coresident for pd on dev: the most blocks of pd that
+// are resident on the whole device (the stand-in where dev reports no
+// units) at once.
+func Coresident(dev profiler.DeviceInfo, pd *profiler.Dispatch) int {
+	gpu, _ := profiler.GPUOrStandIn(dev)
+	return gpu.Units * BlocksPerUnit(dev, pd.Threads(), pd.TGMBytes())
 }
 
 // withDevice is e with the device values for a dispatch of pd's threads
 // and threadgroup memory (names the manifest declares keep their values).
 func withDevice(e map[string]any, dev profiler.DeviceInfo, pd *profiler.Dispatch) map[string]any {
-	units := dev.Units
-	if standIn(dev) {
-		units = StandInSMs
-	}
-	vals := map[string]any{SMCount: units, MaxCoresident: units * BlocksPerUnit(dev, pd.Threads(), pd.TGMBytes())}
+	gpu, _ := profiler.GPUOrStandIn(dev)
+	vals := map[string]any{SMCount: gpu.Units, MaxCoresident: Coresident(dev, pd)}
 	out := maps.Clone(e)
 	for n, v := range vals {
 		if _, declared := out[n]; !declared {
@@ -119,7 +113,9 @@ func (d udisp) usesDevice(f *Family) bool {
 // StandInNote says that dispatch name's device values are the stand-in's
 // (mltop check, the CPU backend): a plan note, and a check note.
 func StandInNote(name string) string {
-	return fmt.Sprintf("dispatch %s: %s and %s are a stand-in here (no GPU: an H100's %d SMs, 2048 threads, 228 KiB shared memory and 32 blocks per SM); on a GPU they are the device's", name, SMCount, MaxCoresident, StandInSMs)
+	g := profiler.StandInGPU()
+	return fmt.Sprintf("dispatch %s: %s and %s are a stand-in here (no GPU: an H100's %d SMs, %d threads, %d KiB shared memory and %d blocks per SM); on a GPU they are the device's",
+		name, SMCount, MaxCoresident, g.Units, g.MaxThreadsPerUnit, g.TGMPerUnit>>10, g.MaxGroupsPerUnit)
 }
 
 // coopMetalError is the refusal of a cooperative dispatch on Metal.

@@ -29,9 +29,9 @@ func BuildBudget(d *profiler.Dispatch, dev profiler.DeviceInfo, attrs profiler.K
 }
 
 // EstimateOccupancy is the limit-table estimate of resident groups per unit
-// from threads, TGM and (when known) registers per thread. Backends with a
-// better source (the CUDA driver) answer themselves; Metal and the TUI's
-// preview use this.
+// from threads, TGM and (when known) registers per thread, by
+// profiler.BlocksPerUnit. Backends with a better source (the CUDA driver)
+// answer themselves; Metal and the TUI's preview use this.
 func EstimateOccupancy(dev profiler.DeviceInfo, d *profiler.Dispatch, attrs profiler.KernelAttrs) profiler.Occupancy {
 	o := profiler.Occupancy{Dispatch: d.Name, Estimate: true, Registers: attrs.Registers, SpillBytes: attrs.SpillBytes, Source: "limits table"}
 	threads := d.Threads()
@@ -39,30 +39,11 @@ func EstimateOccupancy(dev profiler.DeviceInfo, d *profiler.Dispatch, attrs prof
 		o.Reason = fmt.Sprintf("%s reports no per-%s limits", dev.Backend, unitName(dev))
 		return o
 	}
-	type lim struct {
-		name string
-		n    int
-	}
-	lims := []lim{{"threads", dev.MaxThreadsPerUnit / threads}}
-	if tgm := d.TGMBytes(); tgm > 0 && dev.TGMPerUnit > 0 {
-		lims = append(lims, lim{"tgm", dev.TGMPerUnit / tgm})
-	}
-	if attrs.Registers > 0 && dev.RegistersPerUnit > 0 {
-		lims = append(lims, lim{"registers", dev.RegistersPerUnit / (attrs.Registers * threads)})
-	}
-	if dev.MaxGroupsPerUnit > 0 {
-		lims = append(lims, lim{"groups", dev.MaxGroupsPerUnit})
-	}
-	best := lims[0]
-	for _, l := range lims[1:] {
-		if l.n < best.n {
-			best = l
-		}
-	}
+	n, limiter := profiler.BlocksPerUnit(dev, profiler.Block{Threads: threads, SharedBytes: d.TGMBytes(), Registers: attrs.Registers})
 	o.Available = true
-	o.GroupsPerUnit = best.n
-	o.Limiter = best.name
-	o.ThreadsPct = 100 * float64(best.n*threads) / float64(dev.MaxThreadsPerUnit)
+	o.GroupsPerUnit = n
+	o.Limiter = limiter
+	o.ThreadsPct = 100 * float64(n*threads) / float64(dev.MaxThreadsPerUnit)
 	return o
 }
 

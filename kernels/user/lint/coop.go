@@ -68,7 +68,7 @@ func lintCooperativeGrids(r *Result) {
 		}
 		for _, d := range append(plan.Setup, plan.Dispatches...) {
 			blocks := d.Grid[0] * d.Grid[1] * d.Grid[2]
-			most := user.StandInSMs * user.BlocksPerUnit(dev, d.Threads(), d.TGMBytes())
+			most := user.Coresident(dev, &d)
 			if !d.Cooperative || blocks <= most {
 				continue
 			}
