@@ -150,8 +150,8 @@ func listCols(m string) string {
 func TestThreadsOverTheHardLimit(t *testing.T) {
 	for _, c := range []struct {
 		name, threads, dynamic string
-		unrunnable            bool
-		verdict               string
+		unrunnable             bool
+		verdict                string
 	}{
 		{"the default spec over 1024", "[2048]", "", true, "unrunnable: its default spec runs on no GPU (1 errors"},
 		{"the default spec over 1024 through the knob", `["WG * 32"]`, "", true, "unrunnable: its default spec runs on no GPU (1 errors, 1 warnings"},
