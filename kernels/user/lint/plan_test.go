@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mltop/mltop/kernels/user/usertest"
+	"github.com/mltop/mltop/profiler"
 )
 
 // The plan step plans the default spec without a device and holds it (and
@@ -171,6 +172,12 @@ func TestThreadsOverTheHardLimit(t *testing.T) {
 			}
 			if c.unrunnable {
 				mustContain(t, c.name, text, "error   [plan] ", "threads per group", "no CUDA GPU runs more than 1024: lower the threads expression")
+				// a sweep on a GPU refuses the spec (an invalid row) in the same terms
+				s := profiler.Spec{Kernel: r.Family.Name(), DType: profiler.F32}.WithDefaults(r.Family.Schema())
+				_, err := r.Family.Plan(s, profiler.DeviceInfo{Backend: "cuda", Name: "H100", MaxThreadsPerGroup: 1024})
+				if err == nil || !strings.Contains(err.Error(), "2048 threads per group (threads [2048 1 1]) but H100 allows 1024: lower the threads expression") {
+					t.Errorf("planned on a GPU: %v", err)
+				}
 			} else if strings.Contains(text, "error ") {
 				t.Errorf("an error:\n%s", text)
 			}
