@@ -76,9 +76,9 @@ type SweepPlan struct {
 	// InvalidReasons are the first distinct reasons specs were refused
 	// ("spec: why", at most MaxInvalidReasons), in the order met.
 	InvalidReasons []string
-	Skipped int // in Skip
-	Exact   bool
-	Sampled int // combinations sampled when not Exact
+	Skipped        int // in Skip
+	Exact          bool
+	Sampled        int // combinations sampled when not Exact
 	// Device is the device the specs were checked against; nil when the
 	// devices open after the announcement.
 	Device   *profiler.DeviceInfo
