@@ -81,3 +81,30 @@ func TestNewRefusesBuiltinName(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errs)
 	}
 }
+
+// `threads: [2048]`: check exits 2, the error names the value, the limit
+// and what to do; a knob value listed over 1024 (the default within it)
+// is a warning and exits 0.
+func TestCheckThreadsOverTheHardLimit(t *testing.T) {
+	t.Setenv(pyref.PythonEnv, filepath.Join(t.TempDir(), "no-python"))
+	t.Setenv("MLTOP_NVRTC", filepath.Join(t.TempDir(), "no-nvrtc.so"))
+	for _, c := range []struct {
+		threads string
+		code    int
+		want    string
+	}{
+		{"[2048]", 2, "error   [plan] "},
+		{`["WG * 16"]`, 0, "knob values WG=128 (listed in values:) ask more than 1024 threads per group"},
+	} {
+		m := strings.Replace(usertest.Manifest("test_threads_k"), "threads: [WG]", "threads: "+c.threads, 1)
+		dir := filepath.Dir(usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": usertest.Source}))
+		code, out, errs := runCLI(t, "check", dir)
+		if code != c.code || !strings.Contains(out, c.want) {
+			t.Errorf("threads: %s: exit %d, want %d and %q:\n%s\n%s", c.threads, code, c.code, c.want, out, errs)
+		}
+		if c.code == 2 && (!strings.Contains(out, "2048 threads per group (threads [2048 1 1]); no CUDA GPU runs more than 1024: lower the threads expression") ||
+			!strings.Contains(errs, "its default spec runs on no GPU")) {
+			t.Errorf("threads: %s:\n%s\n%s", c.threads, out, errs)
+		}
+	}
+}

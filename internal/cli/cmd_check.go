@@ -20,7 +20,8 @@ const (
                                         without a GPU: the manifest loads, the sources match it,
                                         NVRTC / the MSL emulation compile them where present,
                                         ref.py runs on a tiny shape; exit 1 on a failed step,
-                                        2 on a broken manifest; --quiet hides notes
+                                        2 on a broken manifest or a default spec over
+                                        1024 threads per group; --quiet hides notes
 `
 )
 
@@ -65,7 +66,7 @@ func runCheck(ctx context.Context, s *session, a *checkArgs, pos []string) error
 	}
 	switch code {
 	case 2:
-		return &exitError{code: exitBadInput, msg: "a manifest does not load: fix the errors above"}
+		return &exitError{code: exitBadInput, msg: "a manifest does not load, or its default spec runs on no GPU: fix the errors above"}
 	case 1:
 		return &exitError{code: exitFailed, msg: "a check failed: see the errors above"}
 	}

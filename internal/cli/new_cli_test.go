@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mltop/mltop/kernels/user"
+	"github.com/mltop/mltop/kernels/user/pyref"
 )
 
 const threeKernels = `#include <stdio.h>
@@ -77,5 +78,78 @@ func TestNewWholeFile(t *testing.T) {
 		if code, _, errs = runCLI(t, append(args, "--force")...); code != 0 {
 			t.Errorf("%s: --force: %d %s", tc.name, code, errs)
 		}
+	}
+}
+
+// wholeProgram is a whole .cu program as a user writes it: host main with
+// the launches, one kernel with __launch_bounds__, one launched with dim3
+// block and grid variables.
+const wholeProgram = `#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+#define THREADS 256
+
+__global__ void __launch_bounds__(THREADS) saxpy(const float* x, float* y, float a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+
+__global__ void scale(const float* x, float* y, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) y[i] = 2.0f * x[i];
+}
+
+int main(int argc, char** argv) {
+    int n = 1 << 20;
+    float *x, *y;
+    cudaMalloc(&x, n * sizeof(float));
+    cudaMalloc(&y, n * sizeof(float));
+    saxpy<<<(n + THREADS - 1) / THREADS, THREADS>>>(x, y, 2.0f, n);
+    dim3 block(128);
+    dim3 grid(1024);
+    scale<<<grid, block>>>(x, y, n);
+    cudaDeviceSynchronize();
+    printf("done\n");
+    return 0;
+}
+`
+
+// A whole program goes through `mltop new` and `mltop check` as it is: the
+// threads come from __launch_bounds__ and the launches in main, the grids
+// from those launches over the dims the launch arguments are bound to.
+// The compile needs NVRTC (`. /tmp/nvenv.sh` style MLTOP_NVRTC and
+// MLTOP_CUDA_INCLUDE): without it the test skips after the static check.
+func TestNewThenCheckWholeProgram(t *testing.T) {
+	t.Setenv(pyref.PythonEnv, filepath.Join(t.TempDir(), "no-python"))
+	dir := t.TempDir()
+	src := filepath.Join(dir, "prog.cu")
+	os.WriteFile(src, []byte(wholeProgram), 0o644)
+	if code, out, errs := runCLI(t, "new", "test_whole_prog", "--from", src, "--entry", "saxpy,scale"); code != 0 {
+		t.Fatalf("new: %d\n%s\n%s", code, out, errs)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "kernel.yaml"))
+	m := string(b)
+	for _, w := range []string{
+		"THREADS: {values: [256], default: 256, doc: threads per group}",
+		`grid: ["(N + THREADS - 1) / THREADS", 1, 1]   # from the launch at line 21`, "threads: [THREADS, 1, 1]",
+		"block: {values: [32, 64, 128, 256, 512, 1024], default: 128, doc: threads per group}   # from the launch at line 24 (block threads)",
+		"grid: [1024, 1, 1]   # from the launch at line 24", "threads: [block, 1, 1]",
+	} {
+		if !strings.Contains(m, w) {
+			t.Errorf("kernel.yaml lacks %q:\n%s", w, m)
+		}
+	}
+	if strings.Contains(m, "guessed one thread") {
+		t.Errorf("a grid was guessed:\n%s", m)
+	}
+	code, out, errs := runCLI(t, "check", dir)
+	if code != 0 {
+		t.Fatalf("check: exit %d\n%s\n%s", code, out, errs)
+	}
+	if strings.Contains(out, "not compiled") {
+		t.Skipf("NVRTC not found (set MLTOP_NVRTC and MLTOP_CUDA_INCLUDE to compile):\n%s", out)
+	}
+	if !strings.Contains(out, "=> ok") {
+		t.Errorf("check:\n%s", out)
 	}
 }

@@ -242,9 +242,30 @@ func (sr *sweepRun) announce(p run.SweepPlan) error {
 	}
 	sr.noteNoWatchdog()
 	if sr.o.dryRun {
+		if err := nothingRunnable(p, sr.path); err != nil {
+			return err
+		}
 		return errDryRun
 	}
 	return nil
+}
+
+// nothingRunnable is --dry-run's error for a sweep none of whose specs can
+// run (each one invalid on the device it was checked against), naming the
+// first reasons; nil when one can, or when nothing was checked.
+func nothingRunnable(p run.SweepPlan, path string) error {
+	if p.Specs > 0 || p.Invalid == 0 || p.Skipped > 0 {
+		return nil
+	}
+	which := "all " + profiler.Plural(p.Invalid, "spec", "specs") + " of " + path + " are invalid"
+	if p.Invalid == 1 {
+		which = "the one spec of " + path + " is invalid"
+	}
+	if !p.Exact {
+		which = fmt.Sprintf("all %d combinations of %s drawn at random are invalid", p.Sampled, path)
+	}
+	return badInput("--dry-run: nothing would run: %s; %s:\n  %s\nchange what they name (the sweep's values or where: rules, the backend, the kernel) so that a spec runs",
+		which, map[bool]string{true: "the reason", false: "the first reasons"}[len(p.InvalidReasons) == 1], strings.Join(p.InvalidReasons, "\n  "))
 }
 
 // noteNoWatchdog warns that the sweep asked for a watchdog timeout (flag

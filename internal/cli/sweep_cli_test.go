@@ -268,3 +268,42 @@ func TestTimeoutWithoutWorkerWarns(t *testing.T) {
 		})
 	}
 }
+
+// --dry-run exits 2 when no spec of the sweep can run on the device it is
+// checked against, naming the first distinct reasons; one runnable spec
+// is enough for exit 0 (the invalid ones are counted in the banner).
+func TestDryRunWithNothingRunnable(t *testing.T) {
+	userKernel := filepath.Join(scaffoldKernel(t, "dry_scale"), "k", "kernel.yaml")
+	tooBig := "  - kernel: softmax_bwd\n    knobs: {WG: [64, 128]}\n    dims: {rows: 16777216, cols: [1048576, 524288]}\n"
+	for _, c := range []struct {
+		name, sweeps string
+		code         int
+		want         []string
+	}{
+		{"every spec over the indices", tooBig, exitBadInput, []string{
+			"and 4 invalid", "mltop: --dry-run: nothing would run: all 4 specs of ", "are invalid; the first reasons:\n",
+			"  softmax_bwd f32 WG=64 | rows=16777216 cols=1048576: Y/dY/dX would hold 17592186044416 elements, more than the kernels' 32-bit indices address",
+			"  softmax_bwd f32 WG=64 | rows=16777216 cols=524288: Y/dY/dX would hold 8796093022208 elements",
+			"change what they name"}},
+		{"a user kernel on the CPU", "  - kernel: " + userKernel + "\n    dims: {N: [1000, 2000]}\n", exitBadInput, []string{
+			"all 2 specs of ", "; the reason:\n  dry_scale f32 ", ": the CPU backend cannot run user kernel dry_scale: it runs only built-in families' Go code; use --backend cuda or metal"}},
+		{"one runnable spec", tooBig + "  - kernel: softmax_bwd\n    knobs: {WG: 64}\n    dims: {rows: 2, cols: 8}\n", exitOK, []string{
+			"1 spec to run from", "and 4 invalid"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sw := writeFile(t, "s.yaml", "backend: cpu\nsweeps:\n"+c.sweeps)
+			code, _, stderr := runMain(t, "--config", sw, "--dry-run")
+			if code != c.code {
+				t.Errorf("exit %d, want %d:\n%s", code, c.code, stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("want %q in:\n%s", w, stderr)
+				}
+			}
+			if c.code == exitOK && strings.Contains(stderr, "nothing would run") {
+				t.Errorf("a runnable spec, yet:\n%s", stderr)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/mltop/mltop/profiler"
@@ -72,9 +73,12 @@ type SweepConfig struct {
 type SweepPlan struct {
 	Specs   int // to run: the shard's, not skipped, and runnable on Device when it is known
 	Invalid int // refused by the device (rules, plan, memory): they become invalid rows at once
-	Skipped int // in Skip
-	Exact   bool
-	Sampled int // combinations sampled when not Exact
+	// InvalidReasons are the first distinct reasons specs were refused
+	// ("spec: why", at most MaxInvalidReasons), in the order met.
+	InvalidReasons []string
+	Skipped        int // in Skip
+	Exact          bool
+	Sampled        int // combinations sampled when not Exact
 	// Device is the device the specs were checked against; nil when the
 	// devices open after the announcement.
 	Device   *profiler.DeviceInfo
@@ -241,15 +245,33 @@ func (p *SweepPlan) count(x *estimator, j profiler.Job, cfg SweepConfig, cache *
 	}
 	var plan *profiler.Plan
 	if p.Device != nil {
-		prep, ok := Runnable(j, *p.Device, cache)
-		if !ok {
+		prep, err := PrepareRunnable(j, *p.Device, cache)
+		if err != nil {
 			p.Invalid++
+			p.addReason(j.Spec, err)
 			return
 		}
 		plan = prep.Plan
 	}
 	p.Specs++
 	x.add(j, plan)
+}
+
+// MaxInvalidReasons bounds SweepPlan.InvalidReasons.
+const MaxInvalidReasons = 3
+
+// addReason keeps why spec s was refused, when the plan has fewer than
+// MaxInvalidReasons reasons and none with the same words.
+func (p *SweepPlan) addReason(s profiler.Spec, why error) {
+	if len(p.InvalidReasons) >= MaxInvalidReasons {
+		return
+	}
+	for _, r := range p.InvalidReasons {
+		if strings.HasSuffix(r, ": "+why.Error()) {
+			return
+		}
+	}
+	p.InvalidReasons = append(p.InvalidReasons, s.String()+": "+why.Error())
 }
 
 // samplePlan is PlanSweep from SampleSize combinations.
@@ -302,17 +324,24 @@ func skippedWalk(ctx context.Context, cfg SweepConfig, p SweepPlan) error {
 // device_limits), and whether the CPU backend would refuse a user
 // kernel. It returns the prepared spec when it can.
 func Runnable(j profiler.Job, dev profiler.DeviceInfo, cache *PlanCache) (*Prepared, bool) {
+	prep, err := PrepareRunnable(j, dev, cache)
+	return prep, err == nil
+}
+
+// PrepareRunnable is Runnable with the reason a spec cannot run: the
+// error its invalid row says.
+func PrepareRunnable(j profiler.Job, dev profiler.DeviceInfo, cache *PlanCache) (*Prepared, error) {
 	dev = j.Options.Limits.Apply(dev)
 	prep, err := Prepare(j.Spec, dev, PrepareOptions{Mode: j.Options.CacheMode(), Cache: cache})
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
 	if dev.Backend == "cpu" {
 		for _, d := range prep.Plan.Dispatches {
 			if d.Program.Code != "" {
-				return nil, false
+				return nil, fmt.Errorf("the CPU backend cannot run user kernel %s: it runs only built-in families' Go code; use --backend cuda or metal", j.Spec.Kernel)
 			}
 		}
 	}
-	return prep, true
+	return prep, nil
 }

@@ -80,6 +80,11 @@ type Result struct {
 	// Unchecked are the steps skipped for want of a tool, as the verdict
 	// says them: "not compiled (no NVRTC)", "reference not run (no NumPy)".
 	Unchecked []string
+	// Unrunnable says that a default spec asks for more than the hard
+	// limit every GPU of its language shares (1024 threads per group): the
+	// manifest loads, but what it describes runs nowhere, so the check
+	// exits 2, as for bad input.
+	Unrunnable bool
 }
 
 // skip records a step not run for want of a tool (once per wording).
@@ -129,15 +134,15 @@ type Report struct {
 	Manifests []Result
 }
 
-// ExitCode is 2 when a manifest is broken (or none was found), else 1 when
-// a step failed, else 0.
+// ExitCode is 2 when a manifest is broken or unrunnable (or none was
+// found), else 1 when a step failed, else 0.
 func (r Report) ExitCode() int {
 	code := 0
 	if len(r.Manifests) == 0 {
 		return 2
 	}
 	for _, m := range r.Manifests {
-		if m.Broken() {
+		if m.Broken() || m.Unrunnable {
 			return 2
 		}
 		if m.Failed() {
@@ -185,6 +190,8 @@ func (r Result) Verdict() string {
 	switch {
 	case r.Broken():
 		return "broken: the manifest does not load (" + counts + ")"
+	case r.Unrunnable:
+		return "unrunnable: its default spec runs on no GPU (" + counts + ")"
 	case r.Failed():
 		return "failed (" + counts + ")"
 	}

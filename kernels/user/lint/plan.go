@@ -35,8 +35,10 @@ var limitsOf = map[string]sharedLimits{
 // on a device without limits, then holds each dispatch against the limits
 // every GPU of the language shares: first the default spec, then each
 // value a knob lists (the others at their defaults). A spec that does not
-// plan is an error; one over a limit a warning (it loads, but no GPU, or
-// only some, run it).
+// plan is an error; a default spec over the threads every GPU allows is
+// one too (Unrunnable: no GPU launches it); one over another limit a
+// warning (it loads, but no GPU, or only some, run it), as is a listed
+// knob value over any limit (the default spec still runs).
 func planStep(r *Result) map[string]planned {
 	f := r.Family
 	out := map[string]planned{}
@@ -68,7 +70,11 @@ func planStep(r *Result) map[string]planned {
 					if key := d.Name + "\x00" + o.kind; !warned[key] {
 						warned[key] = true
 						line, col := dispatchPos(f, d.Name)
-						r.add(Warning, StepPlan, f.Path(), line, col, "dispatch %s: the default spec (%s) %s", d.Name, s, o.msg)
+						level := Warning
+						if o.kind == "threads" { // the hard limit: no GPU launches it, whatever it has
+							level, r.Unrunnable = Error, true
+						}
+						r.add(level, StepPlan, f.Path(), line, col, "dispatch %s: the default spec (%s) %s", d.Name, s, o.msg)
 					}
 				}
 			}

@@ -5,13 +5,15 @@ import (
 	"testing"
 
 	"github.com/mltop/mltop/kernels/user/usertest"
+	"github.com/mltop/mltop/profiler"
 )
 
 // The plan step plans the default spec without a device and holds it (and
 // each value a knob lists) against the limits every GPU of the language
 // shares: a spec that does not plan is a [plan] error, not a compile one;
-// a spec no GPU runs a [plan] warning naming the limit; a manifest within
-// them gets no [plan] finding at all.
+// a default spec over the threads every GPU allows a [plan] error, one
+// over another limit (or a listed knob value over any) a [plan] warning
+// naming the limit; a manifest within them gets no [plan] finding at all.
 func TestPlanStep(t *testing.T) {
 	const dispatch = "{entry: k, grid: [rows], threads: [WG], args: [X, Y, rows, cols]}"
 	metalSrc := "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device const T* X [[buffer(0)]], device T* Y [[buffer(1)]], constant int& rows [[buffer(2)]], constant int& cols [[buffer(3)]], uint i [[thread_position_in_grid]]) {}\n"
@@ -27,12 +29,15 @@ func TestPlanStep(t *testing.T) {
 		{"dynamic within 48 KiB", dyn(`"WG * 4"`), false, -1, nil, ""},
 		{"threads over 1024", func(m string) string {
 			return strings.Replace(m, "threads: [WG]", `threads: ["WG * 32"]`, 1)
-		}, false, Warning, []string{"warning [plan] ", "dispatch k: the default spec (", "WG=64", "has 2048 threads per group (threads [2048 1 1]); no CUDA GPU runs more than 1024", "knob values WG=128 (listed in values:)"}, ""},
+		}, false, Error, []string{"error   [plan] ", "dispatch k: the default spec (", "WG=64", "has 2048 threads per group (threads [2048 1 1]); no CUDA GPU runs more than 1024: lower the threads expression", "warning [plan] ", "knob values WG=128 (listed in values:)"}, ""},
 		// threads do not read WG: every WG value goes over by the same
 		// amount, so the knob is not blamed (only the default spec's warning)
 		{"threads over 1024 whatever the knob", func(m string) string {
 			return strings.Replace(m, "threads: [WG]", `threads: [2048]`, 1)
-		}, false, Warning, []string{"dispatch k: the default spec (", "has 2048 threads per group (threads [2048 1 1]); no CUDA GPU runs more than 1024"}, "knob values"},
+		}, false, Error, []string{"error   [plan] ", "dispatch k: the default spec (", "has 2048 threads per group (threads [2048 1 1]); no CUDA GPU runs more than 1024"}, "knob values"},
+		{"metal threads over 1024", func(m string) string {
+			return strings.Replace(m, "threads: [WG]", `threads: [2048]`, 1)
+		}, true, Error, []string{"error   [plan] ", "has 2048 threads per group (threads [2048 1 1]); no Apple GPU runs more than 1024"}, "knob values"},
 		{"a listed knob value over 1024 threads", func(m string) string {
 			return strings.Replace(m, "threads: [WG]", `threads: ["WG * 16"]`, 1)
 		}, false, Warning, []string{"dispatch k: knob values WG=128 (listed in values:) ask more than 1024 threads per group, which no CUDA GPU runs"}, "the default spec"},
@@ -103,8 +108,9 @@ func TestPlanStep(t *testing.T) {
 			if len(plan) == 0 {
 				t.Fatalf("no [plan] finding:\n%s", text)
 			}
+			// the default spec's finding is at c.level; those of listed knob values are warnings
 			for _, f := range plan {
-				if f.Level != c.level {
+				if f.Level != c.level && (f.Level != Warning || !strings.Contains(f.Msg, "knob values")) {
 					t.Errorf("[plan] finding at %s, want %s: %s", f.Level, c.level, f)
 				}
 			}
@@ -112,7 +118,11 @@ func TestPlanStep(t *testing.T) {
 			if c.exclude != "" && strings.Contains(text, c.exclude) {
 				t.Errorf("%s: %q in\n%s", c.name, c.exclude, text)
 			}
-			if wantCode := map[Level]int{Warning: 0, Error: 1}[c.level]; rep.ExitCode() != wantCode {
+			wantCode := map[Level]int{Warning: 0, Error: 1}[c.level]
+			if r.Unrunnable { // TestThreadsOverTheHardLimit says when
+				wantCode = 2
+			}
+			if rep.ExitCode() != wantCode {
 				t.Errorf("exit %d, want %d", rep.ExitCode(), wantCode)
 			}
 		})
@@ -131,4 +141,46 @@ func dyn(v string) func(string) string {
 // default), 64 and 256.
 func listCols(m string) string {
 	return strings.Replace(m, "cols: {default: 16}", "cols: {values: [16, 64, 256], default: 16}", 1)
+}
+
+// Threads per group over the hard limit (1024 on every CUDA and Apple GPU)
+// in a default spec make the manifest unrunnable: an error, exit 2, the
+// verdict says so. Only listed knob values over it, or the default spec
+// over a limit that depends on the GPU (shared memory), stay warnings
+// with exit 0.
+func TestThreadsOverTheHardLimit(t *testing.T) {
+	for _, c := range []struct {
+		name, threads, dynamic string
+		unrunnable             bool
+		verdict                string
+	}{
+		{"the default spec over 1024", "[2048]", "", true, "unrunnable: its default spec runs on no GPU (1 errors"},
+		{"the default spec over 1024 through the knob", `["WG * 32"]`, "", true, "unrunnable: its default spec runs on no GPU (1 errors, 1 warnings"},
+		{"a listed knob value over 1024", `["WG * 16"]`, "", false, "ok, but"},
+		{"at 1024 exactly", `["WG * 8"]`, "", false, "ok, but"},
+		{"the default spec over 48 KiB of shared memory", "[WG]", `, dynamic_tgm: "WG * 1000"`, false, "ok, but"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := strings.Replace(usertest.Manifest("hard_k"), "threads: [WG]", "threads: "+c.threads, 1)
+			m = strings.Replace(m, "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols]"+c.dynamic+"}", 1)
+			rep := Check(usertest.Write(t, map[string]string{"k.cu": usertest.Source, "kernel.yaml": m}), noTools(t))
+			r := rep.Manifests[0]
+			text := findingsOf(r) + "\n" + r.Verdict()
+			wantCode := map[bool]int{true: 2, false: 0}[c.unrunnable]
+			if r.Unrunnable != c.unrunnable || rep.ExitCode() != wantCode || !strings.Contains(r.Verdict(), c.verdict) {
+				t.Errorf("Unrunnable %v, exit %d; want %v, %d, verdict %q:\n%s", r.Unrunnable, rep.ExitCode(), c.unrunnable, wantCode, c.verdict, text)
+			}
+			if c.unrunnable {
+				mustContain(t, c.name, text, "error   [plan] ", "threads per group", "no CUDA GPU runs more than 1024: lower the threads expression")
+				// a sweep on a GPU refuses the spec (an invalid row) in the same terms
+				s := profiler.Spec{Kernel: r.Family.Name(), DType: profiler.F32}.WithDefaults(r.Family.Schema())
+				_, err := r.Family.Plan(s, profiler.DeviceInfo{Backend: "cuda", Name: "H100", MaxThreadsPerGroup: 1024})
+				if err == nil || !strings.Contains(err.Error(), "2048 threads per group (threads [2048 1 1]) but H100 allows 1024: lower the threads expression") {
+					t.Errorf("planned on a GPU: %v", err)
+				}
+			} else if strings.Contains(text, "error ") {
+				t.Errorf("an error:\n%s", text)
+			}
+		})
+	}
 }

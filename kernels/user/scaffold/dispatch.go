@@ -24,8 +24,12 @@ type kernelScan struct {
 	indexBufs []*buffer
 	vocab     string
 	launch    *launchBlock // its host launch, when the source has one (findLaunch)
-	threads   []string     // x, y, z threads of a 2-D or 3-D launch (threadsFromDim3); nil: [block, 1, 1]
-	argsTODOs []string     // TODO comments for its args line
+	// bounds is the first argument of its __launch_bounds__ as written
+	// ("" without one), on line boundsLine
+	bounds     string
+	boundsLine int
+	threads    []string // x, y, z threads of a 2-D or 3-D launch (threadsFromDim3); nil: [block, 1, 1]
+	argsTODOs  []string // TODO comments for its args line
 	// floatTypes are its template type parameters only by-value scalars
 	// take (scalarOnlyTypes): float in the entry
 	floatTypes map[string][]string
@@ -40,6 +44,7 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 	at := entryAt(c.toks, sig)
 	k := &kernelScan{sig: sig, tmpl: templateOf(c.toks, at), body: bodyOf(c.toks, at)}
 	k.floatTypes = scalarOnlyTypes(sig, k.tmpl)
+	k.bounds, k.boundsLine = launchBounds(c.toks, at)
 	if lb, ok := findLaunch(c.src, sig.Entry); ok {
 		k.launch = &lb
 	}
@@ -50,6 +55,8 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 	boundIndices(k)
 	if k.block == "" {
 		d.threadsComment = c.blockFromSource(p, k)
+	} else {
+		capBlockKnob(p, k)
 	}
 	size := c.sizeOf(p, k)
 	guessShapes(p, k, size)
@@ -59,15 +66,20 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 		d.threads = k.threads
 		d.grid[0] = fmt.Sprintf("cdiv(%s, %s)", strings.Join(size, " * "), strings.Join(k.threads, " * "))
 	}
-	if g := launchGrid3(k, p); g != nil && k.threads != nil {
+	names := c.hostNames(p, k, d.args)
+	if g := launchGrid3(k, p, names); g != nil {
 		d.grid = g
 		d.gridComment = fmt.Sprintf("from the launch at %s", p.lines.at(k.launch.line))
-	} else if g := launchGrid(k, p); g != "" && k.launch.gridDim3 == "" {
+	} else if g := launchGrid(k, p, names); g != "" && k.launch.gridDim3 == "" {
 		d.grid[0] = g
 		d.gridComment = fmt.Sprintf("from the launch at %s", p.lines.at(k.launch.line))
 	} else {
-		d.gridComment = p.todo(fmt.Sprintf("guessed one thread per element of %s; set the groups (blocks) your launch uses", strings.Join(size, "×")),
-			"%s: guessed grid %s × %s threads: set it to what your launch uses", sig.Entry, d.grid[0], strings.Join(d.threads, " × "))
+		seen := ""
+		if lb := k.launch; lb != nil {
+			seen = fmt.Sprintf(" (the launch at %s has grid %s, which names no dims mltop knows)", p.lines.at(lb.line), orDim3(lb.grid, lb.gridDim3))
+		}
+		d.gridComment = p.todo(fmt.Sprintf("guessed one thread per element of %s; set the groups (blocks) your launch uses%s", strings.Join(size, "×"), seen),
+			"%s: guessed grid %s × %s threads: set it to what your launch uses%s", sig.Entry, d.grid[0], strings.Join(d.threads, " × "), seen)
 	}
 	c.markCooperative(p, d, sig)
 	d.argsComment = "the kernel's parameters, in order"
@@ -92,12 +104,21 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 }
 
 // launchGrid is the grid of a kernel's host launch as the manifest's
-// expression, "" when it has none mltop can express.
-func launchGrid(k *kernelScan, p *plan) string {
+// expression (hostNames renamed), "" when it has none mltop can express.
+func launchGrid(k *kernelScan, p *plan, names map[string]string) string {
 	if k.launch == nil {
 		return ""
 	}
-	return gridExpr(k.launch.grid, p)
+	return gridExpr(renameNames(k.launch.grid, names), p)
+}
+
+// orDim3 writes a launch's grid as the source gives it: its dim3's
+// arguments when it is a dim3 variable.
+func orDim3(grid, dim3 string) string {
+	if dim3 != "" {
+		return fmt.Sprintf("dim3 %s(%s)", grid, dim3)
+	}
+	return "`" + grid + "`"
 }
 
 // guessShapes gives the buffers a dispatch added its size: a guess, with
@@ -199,22 +220,14 @@ func (c *context) blockKnob(p *plan, name, def, what string) string {
 // parameter: a block-size macro or constant of the source that the body
 // uses, else its host launch's (blockFromLaunch), else a WG knob. It returns the threads line's comment.
 func (c *context) blockFromSource(p *plan, k *kernelScan) string {
+	if c.blockFromBounds(p, k) {
+		return ""
+	}
 	for _, cn := range c.consts {
-		if !mentions(k.body, cn.name) {
-			continue
-		}
-		if cn.guarded {
-			k.block = c.blockKnob(p, cn.name, strconv.Itoa(cn.value), "#ifndef-guarded macro")
+		if mentions(k.body, cn.name) {
+			c.constantBlock(p, k, cn)
 			return ""
 		}
-		n, isNew := p.claim(cn.name, "knob")
-		k.block = n
-		if isNew {
-			comment := p.todo(fmt.Sprintf("fixed by the source (%s: %s %s %d); wrap a #define in #ifndef %s to sweep it", p.lines.at(cn.line), cn.what, cn.name, cn.value, cn.name),
-				"%s is fixed by the source (%s): knob %s has the one value %d; guard its #define with #ifndef to sweep it, or drop the knob (manifest expressions may name the source's %s)", cn.name, p.lines.at(cn.line), n, cn.value, cn.name)
-			p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: [%d], default: %d, doc: threads per group}", cn.value, cn.value), comment: comment})
-		}
-		return ""
 	}
 	if c.blockFromLaunch(p, k) {
 		return ""
@@ -228,8 +241,32 @@ func (c *context) blockFromSource(p *plan, k *kernelScan) string {
 		return p.todo(fmt.Sprintf("the launch at %s uses dim3 %s(%s): set the x, y, z threads", p.lines.at(lb.line), lb.name, lb.dim3),
 			"%s: its launch at %s uses dim3 %s(%s) threads: set threads: to those x, y, z", k.sig.Entry, p.lines.at(lb.line), lb.name, lb.dim3)
 	}
-	return p.todo("threads per group; the source names no block size for this kernel",
-		"%s: the source names no block size for it: threads: [%s, 1, 1]; set the threads your launch uses", k.sig.Entry, n)
+	seen := ""
+	switch {
+	case k.bounds != "":
+		seen = fmt.Sprintf(" (its __launch_bounds__(%s) at %s is no number or constant mltop reads)", k.bounds, p.lines.at(k.boundsLine))
+	case k.launch != nil && k.launch.unread != "":
+		seen = fmt.Sprintf(" (the launch at %s passes `%s`, which mltop cannot read)", p.lines.at(k.launch.line), k.launch.unread)
+	}
+	return p.todo("threads per group; the source names no block size for this kernel"+seen,
+		"%s: the source names no block size for it%s: threads: [%s, 1, 1]; set the threads your launch uses", k.sig.Entry, seen, n)
+}
+
+// constantBlock makes a block-size #define or constant of the source the
+// kernel's thread count: a knob that sweeps it when an #ifndef guards
+// its #define, else a knob of its one value (the source fixes it).
+func (c *context) constantBlock(p *plan, k *kernelScan, cn constant) {
+	if cn.guarded {
+		k.block = c.blockKnob(p, cn.name, strconv.Itoa(cn.value), "#ifndef-guarded macro")
+		return
+	}
+	n, isNew := p.claim(cn.name, "knob")
+	k.block = n
+	if isNew {
+		comment := p.todo(fmt.Sprintf("fixed by the source (%s: %s %s %d); wrap a #define in #ifndef %s to sweep it", p.lines.at(cn.line), cn.what, cn.name, cn.value, cn.name),
+			"%s is fixed by the source (%s): knob %s has the one value %d; guard its #define with #ifndef to sweep it, or drop the knob (manifest expressions may name the source's %s)", cn.name, p.lines.at(cn.line), n, cn.value, cn.name)
+		p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: [%d], default: %d, doc: threads per group}", cn.value, cn.value), comment: comment})
+	}
 }
 
 // sizeOf guesses the element count a kernel covers: an N-like dim alone,

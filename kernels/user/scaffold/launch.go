@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/mltop/mltop/kernels/user/csrc"
 )
 
 // launchBlock is what a host launch of a kernel says of its thread count:
@@ -20,6 +22,12 @@ type launchBlock struct {
 	// gridDim3 are the arguments of the grid's `dim3 NAME(x, y)`, "" when
 	// the grid is no dim3 variable
 	gridDim3 string
+	// fixedBy is the #define or file-scope constant that gives the block
+	// size (`k<<<g, NT>>>`, `dim3 block(NT)`): the source fixes it, as a
+	// literal does
+	fixedBy *constant
+	args    []string // the launch's arguments, as written
+	unread  string   // a block size mltop cannot read (`threadsFor(n)`), "" otherwise
 }
 
 var (
@@ -29,43 +37,145 @@ var (
 )
 
 // findLaunch reads the first launch of entry in src (its thread count,
-// the second <<<…>>> argument): a literal, or a name the program sets to a
-// number, or a parameter of the launching function, with the list of
-// values the program loops over when it has one.
+// the second <<<…>>> argument): a literal, a #define or file-scope
+// constant, or a name the launching function sets to a number (`int bs =
+// 256`, `dim3 block(256)`), or one of its parameters, with the list of
+// values the program loops over when it has one. A block size it cannot
+// read is kept as written (unread), for the TODO to say.
 func findLaunch(src, entry string) (launchBlock, bool) {
-	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(entry) + `\s*(?:<[^<>;]*>)?\s*<<<\s*([^,;]+?)\s*,\s*([^,;>]+?)\s*(?:,[^;]*?)?>>>`)
+	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(entry) + `\s*(?:<[^<>;]*>)?\s*<<<([^;]*?)>>>`)
+	var toks []csrc.Token
 	for _, m := range re.FindAllStringSubmatchIndex(src, -1) {
 		lineStart := strings.LastIndex(src[:m[0]], "\n") + 1
 		if strings.HasPrefix(strings.TrimSpace(src[lineStart:m[0]]), "//") {
 			continue // a launch in a comment
 		}
-		lb := launchBlock{line: strings.Count(src[:m[0]], "\n") + 1}
-		lb.grid = src[m[2]:m[3]]
+		if toks == nil {
+			toks = csrc.Tokenize(src)
+		}
+		config := splitArgs(src[m[2]:m[3]]) // grid, block[, shared bytes[, stream]]
+		if len(config) < 2 || config[0] == "" || config[1] == "" {
+			continue
+		}
+		lb := launchBlock{line: strings.Count(src[:m[0]], "\n") + 1, args: callArgs(src[m[1]:])}
+		scope := src[functionStart(src, toks, entry, lb.line):m[0]]
+		lb.grid = config[0]
 		if identifier.MatchString(lb.grid) {
-			lb.gridDim3 = dim3Args(src[:m[0]], lb.grid)
+			lb.gridDim3 = dim3Args(scope, lb.grid)
 		}
 		if identifier.MatchString(lb.grid) && lb.gridDim3 == "" {
-			if e := assignedExpr(src[:m[0]], lb.grid); e != "" {
+			if e := assignedExpr(scope, lb.grid); e != "" {
 				lb.grid = e
 			}
 		}
-		block := src[m[4]:m[5]]
+		block := config[1]
 		switch {
 		case intLiteral.MatchString(block):
 			lb.value, _ = strconv.Atoi(block)
-			return lb, true
 		case identifier.MatchString(block):
 			lb.name = block
-			if d := dim3Args(src[:m[0]], block); d != "" && !oneDim(d) {
-				lb.dim3 = d
+			if d := dim3Args(scope, block); d != "" {
+				if !oneDim(d) {
+					lb.dim3 = d
+					return lb, true
+				}
+				block = splitArgs(d)[0] // dim3 block(NT): NT may be a constant
+			}
+			if cn, ok := constantNamed(src, block); ok && (block != lb.name || assignedInt(scope, block) == 0) {
+				lb.value, lb.fixedBy = cn.value, &cn
 				return lb, true
 			}
-			lb.value = assignedInt(src[:m[0]], block)
-			lb.values = sweptValues(src, block)
-			return lb, true
+			if lb.value = assignedInt(scope, lb.name); lb.value == 0 && block != lb.name {
+				lb.value = assignedInt(scope, block) // dim3 block(nthreads), int nthreads = 128
+			}
+			lb.values = sweptValues(src, lb.name)
+		default:
+			lb.unread = block
 		}
+		return lb, true
 	}
 	return launchBlock{}, false
+}
+
+// constantNamed is the source's integer #define or file-scope constant
+// of that name.
+func constantNamed(src, name string) (constant, bool) {
+	for _, cn := range fileConstants(src) {
+		if cn.name == name {
+			return cn, true
+		}
+	}
+	return constant{}, false
+}
+
+// callArgs are the arguments of the call whose parenthesized list starts
+// rest (after a launch's >>>), each trimmed; nil when rest starts no list.
+func callArgs(rest string) []string {
+	rest = strings.TrimLeft(rest, " \t\r\n")
+	if !strings.HasPrefix(rest, "(") {
+		return nil
+	}
+	depth := 0
+	for i, r := range rest {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				if strings.TrimSpace(rest[1:i]) == "" {
+					return nil
+				}
+				return splitArgs(rest[1:i])
+			}
+		case ';':
+			return nil
+		}
+	}
+	return nil
+}
+
+// functionStart is the offset of the line where the body of the function
+// holding the launch of entry at line opens: the outermost brace after a
+// `)` among those open there (namespaces and extern "C" blocks open after
+// a name or a string). 0 when there is none.
+func functionStart(src string, toks []csrc.Token, entry string, line int) int {
+	type open struct {
+		line int
+		body bool // after a `)`: a function's (or a loop's, inside one)
+	}
+	var stack []open
+	for i, t := range toks {
+		if t.Line > line || t.Line == line && t.Text == entry {
+			break
+		}
+		switch t.Text {
+		case "{":
+			stack = append(stack, open{t.Line, i > 0 && toks[i-1].Text == ")"})
+		case "}":
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	for _, o := range stack {
+		if o.body {
+			return lineOffset(src, o.line)
+		}
+	}
+	return 0
+}
+
+// lineOffset is the offset of 1-based line n in src.
+func lineOffset(src string, n int) int {
+	off := 0
+	for ; n > 1; n-- {
+		i := strings.IndexByte(src[off:], '\n')
+		if i < 0 {
+			return len(src)
+		}
+		off += i + 1
+	}
+	return off
 }
 
 // assignedInt is the last `NAME = 123` (or `dim3 NAME(123)`) before a
@@ -183,11 +293,14 @@ func (c *context) blockFromLaunch(p *plan, k *kernelScan) bool {
 		return false
 	}
 	lb := *k.launch
+	if lb.unread != "" {
+		return false
+	}
 	if lb.dim3 != "" { // several dimensions: literal ones are the threads, else blockFromSource's TODO says so
 		return c.threadsFromDim3(k, lb)
 	}
 	name := lb.name
-	if name == "" {
+	if name == "" || lb.fixedBy != nil { // not the source's own macro or constant: a knob of that name would clash with it
 		name = "WG"
 	}
 	n, isNew := p.claim(safeName(name, c.dtypeName), "knob")
@@ -197,10 +310,14 @@ func (c *context) blockFromLaunch(p *plan, k *kernelScan) bool {
 	}
 	var body, comment string
 	switch {
-	case lb.name == "": // a literal: the kernel may rely on it (shared arrays)
+	case lb.name == "" || lb.fixedBy != nil: // fixed by the source: the kernel may rely on it (shared arrays)
 		body = fmt.Sprintf("{values: [%d], default: %d, doc: threads per group}", lb.value, lb.value)
-		comment = p.todo(fmt.Sprintf("the launch at %s uses %d threads; list other values to sweep if the kernel allows them", p.lines.at(lb.line), lb.value),
-			"%s: its launch at %s uses %d threads: knob %s has that one value; list others to sweep if the kernel allows them", k.sig.Entry, p.lines.at(lb.line), lb.value, n)
+		threads := fmt.Sprintf("%d threads", lb.value)
+		if cn := lb.fixedBy; cn != nil {
+			threads += fmt.Sprintf(" (%s, %s at %s)", cn.name, cn.what, p.lines.at(cn.line))
+		}
+		comment = p.todo(fmt.Sprintf("the launch at %s uses %s; list other values to sweep if the kernel allows them", p.lines.at(lb.line), threads),
+			"%s: its launch at %s uses %s: knob %s has that one value; list others to sweep if the kernel allows them", k.sig.Entry, p.lines.at(lb.line), threads, n)
 	case len(lb.values) > 0:
 		def := lb.values[0]
 		for _, v := range lb.values {
@@ -250,9 +367,10 @@ func (c *context) threadsFromDim3(k *kernelScan, lb launchBlock) bool {
 }
 
 // launchGrid3 is the grid of a kernel launched with a dim3 grid variable
-// (`dim3 grid(cdiv(W, 16), cdiv(H, 16))`), each size as the manifest's
-// expression; nil when one is not an expression of dims and knobs.
-func launchGrid3(k *kernelScan, p *plan) []string {
+// (`dim3 grid(cdiv(W, 16), cdiv(H, 16))`, `dim3 grid(1024)`), each size
+// as the manifest's expression (hostNames renamed); nil when one is not
+// an expression of dims and knobs.
+func launchGrid3(k *kernelScan, p *plan, names map[string]string) []string {
 	if k.launch == nil || k.launch.gridDim3 == "" {
 		return nil
 	}
@@ -262,9 +380,68 @@ func launchGrid3(k *kernelScan, p *plan) []string {
 	}
 	out := []string{"1", "1", "1"}
 	for i, x := range parts {
-		if out[i] = gridExpr(x, p); out[i] == "" {
+		if out[i] = gridExpr(renameNames(x, names), p); out[i] == "" {
 			return nil
 		}
 	}
 	return out
+}
+
+// hostNames map the names a launch's grid may read to the manifest's: the
+// launch's arguments (`k<<<(n + 255) / 256, 256>>>(x, y, n)`: n is the
+// dim bound to the kernel's parameter in that place) and the kernel's
+// parameter names (a launching wrapper that names them alike) to the
+// dims and knobs bound to those parameters (args, in parameter order);
+// the block-size variable (and its .x) to the threads knob; the source's
+// integer #defines and file-scope constants to their values.
+func (c *context) hostNames(p *plan, k *kernelScan, args []string) map[string]string {
+	names := map[string]string{}
+	for _, cn := range fileConstants(c.src) {
+		names[cn.name] = strconv.Itoa(cn.value)
+	}
+	dimOrKnob := func(i int) bool {
+		return i < len(args) && (p.taken[args[i]] == "dim" || p.taken[args[i]] == "knob")
+	}
+	params := k.sig.Bindable()
+	if len(params) != len(args) {
+		return names // a parameter bound to several args (a struct's fields): no place matches
+	}
+	for i, prm := range params {
+		if dimOrKnob(i) && prm.Name != "" {
+			names[prm.Name] = args[i]
+		}
+	}
+	lb := k.launch
+	if lb == nil {
+		return names
+	}
+	if len(lb.args) == len(params) {
+		for i, a := range lb.args {
+			if dimOrKnob(i) && identifier.MatchString(a) {
+				names[a] = args[i]
+			}
+		}
+	}
+	if lb.name != "" && k.block != "" && k.threads == nil && p.taken[k.block] == "knob" {
+		names[lb.name], names[lb.name+".x"] = k.block, k.block
+		if lb.fixedBy != nil {
+			names[lb.fixedBy.name] = k.block
+		}
+	}
+	return names
+}
+
+// hostName is a name an expression of host code may read, with a dim3's
+// .x, .y or .z.
+var hostName = regexp.MustCompile(`[A-Za-z_]\w*(?:\s*\.\s*[xyz]\b)?`)
+
+// renameNames replaces the names of e that names maps; the others stay
+// (gridExpr refuses an expression that keeps one of the host's).
+func renameNames(e string, names map[string]string) string {
+	return hostName.ReplaceAllStringFunc(e, func(n string) string {
+		if to, ok := names[strings.Join(strings.Fields(n), "")]; ok {
+			return to
+		}
+		return n
+	})
 }

@@ -50,8 +50,9 @@ func TestTwoDimLaunch(t *testing.T) {
 		{"dim3 grid = dim3(…), 3-D block", "    dim3 block(8, 8, 4);\n    dim3 grid = dim3((W + 7) / 8, (H + 7) / 8);\n    blur<<<grid, block>>>(in, out, W, H);\n",
 			[]string{"threads: [8, 8, 4]", `grid: ["(W + 7) / 8", "(H + 7) / 8", 1]`}, []string{"WG"}},
 		{"grid of host variables: a TODO", "    dim3 block(16, 16);\n    dim3 grid(gx, gy);\n    blur<<<grid, block>>>(in, out, W, H);\n",
-			[]string{"threads: [16, 16, 1]", `grid: ["cdiv(W * H, 16 * 16 * 1)", 1, 1]   # TODO: guessed one thread per element of W×H`},
-			[]string{"gx"}},
+			[]string{"threads: [16, 16, 1]", `grid: ["cdiv(W * H, 16 * 16 * 1)", 1, 1]   # TODO: guessed one thread per element of W×H`,
+				"(the launch at line 8 has grid dim3 grid(gx, gy), which names no dims mltop knows)"},
+			[]string{`grid: ["gx`, `grid: [gx`}},
 		{"block of names: a TODO", "    dim3 block(BX, BY);\n    dim3 grid(W / BX, H / BY);\n    blur<<<grid, block>>>(in, out, W, H);\n",
 			[]string{"threads: [WG, 1, 1]   # TODO: the launch at line 8 uses dim3 block(BX, BY): set the x, y, z threads"}, nil},
 	} {

@@ -232,9 +232,9 @@ func TestScaffoldRealisticSources(t *testing.T) {
 				"WG: {values: [256], default: 256, doc: threads per group}   # TODO: the launch at line 14 uses 256 threads",
 				`grid: ["(N + 255) / 256", 1, 1]   # from the launch at line 14`, "threads: [WG, 1, 1]",
 				"threads: [nthreads, 1, 1]", "nthreads: {values: [32, 64, 128, 256, 512, 1024], default: 128",
-				`grid: ["cdiv(N, nthreads)", 1, 1]   # TODO: guessed one thread per element of N`,
+				`grid: ["cdiv(N, nthreads)", 1, 1]   # TODO: guessed one thread per element of N; set the groups (blocks) your launch uses (the launch at line 19 has grid ` + "`ceil_div(N, nthreads * x128::size)`" + `, which names no dims mltop knows)`,
 			},
-			not:        []string{"<<<1, 64>>>", "x128"},
+			not:        []string{"<<<1, 64>>>", `grid: ["ceil_div`, `grid: ["cdiv(N, nthreads * x128`},
 			notes:      []string{"fixed_kernel: its launch at line 14 uses 256 threads: knob WG has that one value", "rows_kernel: guessed buffer shapes [N] for out, inp"},
 			dispatches: 3},
 		// A 2-D dim3 block (here named like CUDA's own blockDim) is no 1-D

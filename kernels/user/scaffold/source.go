@@ -250,6 +250,19 @@ var (
 // integer constants, in source order.
 func blockConstants(src string) []constant {
 	var out []constant
+	for _, cn := range fileConstants(src) {
+		if blockLike.MatchString(cn.name) {
+			out = append(out, cn)
+		}
+	}
+	return out
+}
+
+// fileConstants are the source's integer #defines and file-scope integer
+// constants (`#define NT 256`, `constexpr int kThreads = 128;`), in source
+// order.
+func fileConstants(src string) []constant {
+	var out []constant
 	guarded := map[string]bool{}
 	for i, l := range strings.Split(src, "\n") {
 		if m := ifndefRE.FindStringSubmatch(l); m != nil {
@@ -263,9 +276,6 @@ func blockConstants(src string) []constant {
 				continue
 			}
 			what = "constant"
-		}
-		if !blockLike.MatchString(m[1]) {
-			continue
 		}
 		v, err := strconv.Atoi(m[2])
 		if err != nil || v <= 0 {
