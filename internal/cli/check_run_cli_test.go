@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/kernels/user/pyref"
+	"github.com/mltop/mltop/kernels/user/usertest"
+)
+
+// smallTranspose is a shape of examples/transpose that the emulation runs
+// in a second (4 groups of 256 threads).
+const smallTranspose = "height=64,width=48"
+
+// transposeVariant writes examples/transpose under dir/sub as kernel name,
+// with each old→new replacement made in its Metal source (all must be
+// found), and returns the folder.
+func transposeVariant(t *testing.T, dir, sub, name string, edits ...string) string {
+	t.Helper()
+	files := map[string]string{}
+	for _, f := range []string{"kernel.yaml", "transpose.cu", "transpose.metal"} {
+		b, err := os.ReadFile(filepath.Join("examples", "transpose", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f] = string(b)
+	}
+	files["kernel.yaml"] = strings.Replace(files["kernel.yaml"], "name: user_transpose", "name: "+name, 1)
+	for i := 0; i+1 < len(edits); i += 2 {
+		if !strings.Contains(files["transpose.metal"], edits[i]) {
+			t.Fatalf("transpose.metal has no %q", edits[i])
+		}
+		files["transpose.metal"] = strings.Replace(files["transpose.metal"], edits[i], edits[i+1], 1)
+	}
+	out := filepath.Join(dir, sub)
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for f, text := range files {
+		if err := os.WriteFile(filepath.Join(out, f), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// needGxx skips a test that runs the emulation where g++ is missing.
+func needGxx(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("g++"); err != nil {
+		t.Skip("g++ not found: check --run needs it for the MSL emulation")
+	}
+}
+
+// quietTools points NVRTC and Python at nothing, so that check does only
+// what the test is about (the emulation), quickly.
+func quietTools(t *testing.T) {
+	t.Setenv(pyref.PythonEnv, filepath.Join(t.TempDir(), "no-python"))
+	t.Setenv("MLTOP_NVRTC", filepath.Join(t.TempDir(), "no-nvrtc.so"))
+}
+
+// check --run: a right Metal kernel runs on the emulation and passes; an
+// off-by-one and a wrong scale are mismatches naming the buffer and the
+// worst element; a compile error does not run (exit 2).
+func TestCheckRunMetalOnEmulator(t *testing.T) {
+	needGxx(t)
+	quietTools(t)
+	dir := t.TempDir()
+	cases := []struct {
+		name  string
+		path  string
+		code  int
+		wants []string
+	}{
+		{"right", filepath.Join("examples", "transpose"), 0, []string{
+			"=> ran on the MSL emulation (user_transpose f32 TILE=32 ROWS=8 | height=64 width=48): ok (worst err 0 of bound 0; 3072 elements checked",
+			"=> CUDA not run: running CUDA needs an NVIDIA GPU"}},
+		{"off by one", transposeVariant(t, dir, "off_by_one", "test_transpose_off_by_one", "if (x < w && y < h)", "if (x < w - 1 && y < h)"), 1, []string{
+			"=> ran on the MSL emulation (test_transpose_off_by_one f32 TILE=32 ROWS=8 | height=64 width=48): mismatch: 64 of 3072 checked elements outside their bound",
+			"worst dst[47,"}},
+		{"wrong scale", transposeVariant(t, dir, "scaled", "test_transpose_scaled", "T(tile[tx][j])", "T(2.0f * tile[tx][j])"), 1, []string{
+			"mismatch: ", "of 3072 checked elements outside their bound atol 0 + rtol 0·|ref|", "worst dst["}},
+		{"compile error", transposeVariant(t, dir, "typo", "test_transpose_typo", "const int h = p.h,", "const int h = p.height,"), 2, []string{
+			"error   [compile]", "has no member named", "p.height",
+			"=> not run on the MSL emulation: the checks above failed"}},
+	}
+	for _, c := range cases {
+		code, out, errs := runCLI(t, "check", "--run", "--quiet", "--set", smallTranspose, c.path)
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d\n%s\n%s", c.name, code, c.code, out, errs)
+			continue
+		}
+		for _, w := range c.wants {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: the output lacks %q:\n%s", c.name, w, out)
+			}
+		}
+		if strings.Contains(out, "median") || strings.Contains(out, " µs") || strings.Contains(out, " ms") {
+			t.Errorf("%s: an emulated time is printed as a timing:\n%s", c.name, out)
+		}
+	}
+}
+
+// A folder with a right and a wrong kernel: both run and are reported,
+// the mismatch decides the exit code.
+func TestCheckRunFolderReportsEach(t *testing.T) {
+	needGxx(t)
+	quietTools(t)
+	dir := t.TempDir()
+	transposeVariant(t, dir, "good", "test_transpose_good")
+	transposeVariant(t, dir, "bad", "test_transpose_bad", "T(tile[tx][j])", "T(tile[tx][j] + 1.0f)")
+	code, out, errs := runCLI(t, "check", "--run", "--quiet", "--set", smallTranspose, dir)
+	if code != 1 || !strings.Contains(errs, "a kernel's outputs do not match its reference") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, w := range []string{"(test_transpose_good)", "(test_transpose_bad)", "(test_transpose_good f32 TILE=32 ROWS=8 | height=64 width=48): ok (", "(test_transpose_bad f32 TILE=32 ROWS=8 | height=64 width=48): mismatch: 3072 of 3072"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("the output lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+// What --run refuses: a default shape too large to emulate (naming
+// --set), no g++ (naming it), --set without --run, a --set name the
+// kernel lacks. A CUDA-only manifest is skipped, exit 0.
+func TestCheckRunRefusals(t *testing.T) {
+	quietTools(t)
+	transpose := filepath.Join("examples", "transpose")
+	cases := []struct {
+		name string
+		args []string
+		path string // "" keeps PATH
+		code int
+		want string
+	}{
+		{"default shape", []string{"--run", transpose}, "", 2,
+			"=> not run on the MSL emulation: user_transpose f32 TILE=32 ROWS=8 | height=8192 width=8192 launches 16777216 threads, more than the 65536 the emulation runs (one OS thread per GPU thread): pick a smaller shape with --set (now height=8192,width=8192)"},
+		{"no g++", []string{"--run", "--set", smallTranspose, transpose}, t.TempDir(), 2,
+			"=> not run on the MSL emulation: g++ not found on PATH"},
+		{"--set without --run", []string{"--set", smallTranspose, transpose}, "", 2,
+			"--set and --dtype pick the spec that --run runs: add --run"},
+		{"unknown dim", []string{"--run", "--set", "rows=64", transpose}, "", 2,
+			"=> not run on the MSL emulation: --set"},
+		{"CUDA only", []string{"--run", "--set", "rows=64,cols=256", filepath.Join("examples", "row_sum")}, "", 0,
+			"=> CUDA not run: running CUDA needs an NVIDIA GPU"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.path != "" {
+				t.Setenv("PATH", c.path)
+			} else if c.code == 2 && c.name != "--set without --run" {
+				needGxx(t)
+			}
+			code, out, errs := runCLI(t, append([]string{"check", "--quiet"}, c.args...)...)
+			if code != c.code || !strings.Contains(out+errs, c.want) {
+				t.Errorf("exit %d, want %d and %q\n%s\n%s", code, c.code, c.want, out, errs)
+			}
+		})
+	}
+}
+
+// A Metal manifest checked against its ref.py: the right kernel passes,
+// a wrong scale of the bias is a mismatch naming y's worst element.
+func TestCheckRunMetalAgainstPython(t *testing.T) {
+	needGxx(t)
+	if st := pyref.Probe(t.Context()); !st.OK() {
+		t.Skipf("needs NumPy in the interpreter of %s: %v", pyref.Rule, st.Err)
+	}
+	t.Setenv("MLTOP_NVRTC", filepath.Join(t.TempDir(), "no-nvrtc.so"))
+	files := map[string]string{}
+	for _, f := range []string{"kernel.yaml", "bias_act.metal", "ref.py"} {
+		b, err := os.ReadFile(filepath.Join("examples", "metal_constants", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["bias/"+f] = string(b)
+	}
+	files["bias/kernel.yaml"] = strings.Replace(files["bias/kernel.yaml"], "name: metal_bias_act", "name: test_bias_act_scaled", 1)
+	files["bias/bias_act.metal"] = strings.Replace(files["bias/bias_act.metal"], "float(bias[c])", "0.5f * float(bias[c])", 1)
+	scaled := filepath.Dir(usertest.Write(t, files))
+	code, out, errs := runCLI(t, "check", "--run", "--quiet", "--set", "rows=16,cols=256", "--dtype", "f16", filepath.Join("examples", "metal_constants"))
+	if code != 0 || !strings.Contains(out, "=> ran on the MSL emulation (metal_bias_act f16 relu UNROLL=4 WG=128 | rows=16 cols=256): ok (worst err ") {
+		t.Errorf("right kernel: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = runCLI(t, "check", "--run", "--quiet", "--set", "rows=16,cols=256", scaled)
+	if code != 1 || !strings.Contains(out, "(test_bias_act_scaled f32 relu UNROLL=4 WG=128 | rows=16 cols=256): mismatch: ") || !strings.Contains(out, "; worst y[") {
+		t.Errorf("wrong scale: exit %d\n%s\n%s", code, out, errs)
+	}
+}
