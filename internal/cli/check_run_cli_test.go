@@ -1,12 +1,17 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mltop/mltop/cuda"
+	"github.com/mltop/mltop/kernels/user/lint"
 	"github.com/mltop/mltop/kernels/user/pyref"
 	"github.com/mltop/mltop/kernels/user/usertest"
 )
@@ -113,7 +118,7 @@ func TestCheckRunFolderReportsEach(t *testing.T) {
 	transposeVariant(t, dir, "good", "test_transpose_good")
 	transposeVariant(t, dir, "bad", "test_transpose_bad", "T(tile[tx][j])", "T(tile[tx][j] + 1.0f)")
 	code, out, errs := runCLI(t, "check", "--run", "--quiet", "--set", smallTranspose, dir)
-	if code != 1 || !strings.Contains(errs, "a kernel's outputs do not match its reference") {
+	if code != 1 || !strings.Contains(errs, "a kernel ran wrong (a mismatch, a crash or an error)") {
 		t.Errorf("exit %d\n%s\n%s", code, out, errs)
 	}
 	for _, w := range []string{"(test_transpose_good)", "(test_transpose_bad)", "(test_transpose_good f32 TILE=32 ROWS=8 | height=64 width=48): ok (", "(test_transpose_bad f32 TILE=32 ROWS=8 | height=64 width=48): mismatch: 3072 of 3072"} {
@@ -125,7 +130,7 @@ func TestCheckRunFolderReportsEach(t *testing.T) {
 
 // What --run refuses: a default shape too large to emulate (naming
 // --set), no g++ (naming it), --set without --run, a --set name the
-// kernel lacks. A CUDA-only manifest is skipped, exit 0.
+// kernel lacks, a Python reference without Python. A CUDA-only manifest is skipped, exit 0.
 func TestCheckRunRefusals(t *testing.T) {
 	quietTools(t)
 	transpose := filepath.Join("examples", "transpose")
@@ -144,6 +149,8 @@ func TestCheckRunRefusals(t *testing.T) {
 			"--set and --dtype pick the spec that --run runs: add --run"},
 		{"unknown dim", []string{"--run", "--set", "rows=64", transpose}, "", 2,
 			"=> not run on the MSL emulation: --set"},
+		{"no Python", []string{"--run", "--set", "rows=16,cols=64", filepath.Join("examples", "metal_constants")}, "", 2,
+			"=> not run on the MSL emulation: reference not run (no Python): the outputs would have nothing to be compared with; install Python 3 with NumPy, or set MLTOP_PYTHON"},
 		{"CUDA only", []string{"--run", "--set", "rows=64,cols=256", filepath.Join("examples", "row_sum")}, "", 0,
 			"=> CUDA not run: running CUDA needs an NVIDIA GPU"},
 	}
@@ -188,5 +195,48 @@ func TestCheckRunMetalAgainstPython(t *testing.T) {
 	code, out, errs = runCLI(t, "check", "--run", "--quiet", "--set", "rows=16,cols=256", scaled)
 	if code != 1 || !strings.Contains(out, "(test_bias_act_scaled f32 relu UNROLL=4 WG=128 | rows=16 cols=256): mismatch: ") || !strings.Contains(out, "; worst y[") {
 		t.Errorf("wrong scale: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// ctrl-C during --run: the emulated run stops and says cancelled (exit 1),
+// and the command says it was cancelled.
+func TestCheckRunCancelled(t *testing.T) {
+	needGxx(t)
+	quietTools(t)
+	transpose := filepath.Join("examples", "transpose")
+	m := lint.Check(transpose, lint.Options{}).Manifests[0]
+	var out, errs bytes.Buffer
+	s := newTestSession(&out, &errs)
+	a := &checkArgs{arch: cuda.DefaultCheckArch, run: true, sets: []string{smallTranspose}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := &checkRunner{s: s, a: a}
+	defer r.close()
+	if code := r.runMetal(ctx, &out, m); code != exitFailed || !strings.Contains(out.String(), "): cancelled: ") {
+		t.Errorf("a cancelled run: exit %d\n%s", code, out.String())
+	}
+	err := runCheck(ctx, s, a, []string{transpose})
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitFailed || !strings.Contains(ee.msg, "cancelled (ctrl-C or SIGTERM)") {
+		t.Errorf("check --run cancelled: %v", err)
+	}
+}
+
+// On a CUDA GPU, --run runs a CUDA manifest there through a worker: the
+// right row sum passes, the one that skips the last column is a mismatch.
+func TestCheckRunCUDAOnGPU(t *testing.T) {
+	if ok, why := cuda.Available(); !ok {
+		t.Skip("no CUDA here: " + why)
+	}
+	if st := pyref.Probe(t.Context()); !st.OK() {
+		t.Skipf("needs NumPy in the interpreter of %s: %v", pyref.Rule, st.Err)
+	}
+	code, out, errs := runCLI(t, "check", "--run", "--quiet", "--set", "rows=256,cols=1000", filepath.Join("examples", "row_sum"))
+	if code != 0 || !strings.Contains(out, "=> ran on the GPU (") || !strings.Contains(out, "): ok (worst err ") {
+		t.Errorf("row_sum: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = runCLI(t, "check", "--run", "--quiet", "--set", "rows=256,cols=1000", filepath.Join("examples", "row_sum_broken"))
+	if code != 1 || !strings.Contains(out, "): mismatch: ") || !strings.Contains(out, "worst Y[") {
+		t.Errorf("row_sum_broken: exit %d\n%s\n%s", code, out, errs)
 	}
 }

@@ -97,7 +97,7 @@ func runCheck(ctx context.Context, s *session, a *checkArgs, pos []string) error
 	case runCode == 2:
 		return &exitError{code: exitBadInput, msg: "a kernel did not run: see the lines above"}
 	case runCode == 1:
-		return &exitError{code: exitFailed, msg: "a kernel's outputs do not match its reference: see the lines above"}
+		return &exitError{code: exitFailed, msg: "a kernel ran wrong (a mismatch, a crash or an error): see the lines above"}
 	case code == 1:
 		return &exitError{code: exitFailed, msg: "a check failed: see the errors above"}
 	}

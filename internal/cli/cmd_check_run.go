@@ -13,6 +13,7 @@ import (
 	"github.com/mltop/mltop/backends"
 	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/lint"
+	"github.com/mltop/mltop/kernels/user/pyref"
 	"github.com/mltop/mltop/metal/mslemu"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
@@ -108,7 +109,7 @@ func (c *checkRunner) runMetal(ctx context.Context, w io.Writer, m lint.Result) 
 		fmt.Fprintf(w, "  => not run on %s: %s\n", where, why)
 		return exitBadInput
 	}
-	res := r.Run(ctx, spec, mslemu.Options(), nil)
+	res := stoppedByContext(ctx, r.Run(ctx, spec, mslemu.Options(), nil))
 	return writeRunVerdict(w, "ran on "+where, spec, res)
 }
 
@@ -142,7 +143,7 @@ func (c *checkRunner) runCUDA(ctx context.Context, w io.Writer, m lint.Result) i
 	defer exec.Close()
 	opt := profiler.DefaultOptions()
 	opt.Stop.MaxTime = gpuCheckTime.Seconds()
-	res := exec.Run(ctx, spec, opt, nil)
+	res := stoppedByContext(ctx, exec.Run(ctx, spec, opt, nil))
 	return writeRunVerdict(w, "ran on the GPU ("+exec.Device().Name+")", spec, res)
 }
 
@@ -155,6 +156,15 @@ func (c *checkRunner) spec(m lint.Result) (profiler.Spec, error) {
 	return parseSpec(m.Family.Name(), c.a.dtype, c.a.sets)
 }
 
+// stoppedByContext makes a run that ctrl-C ended `cancelled`, whatever
+// the step it stopped (a killed g++ reads as a compile error).
+func stoppedByContext(ctx context.Context, res profiler.Result) profiler.Result {
+	if ctx.Err() != nil && res.Status != profiler.StatusOK {
+		res.Status, res.Error = profiler.StatusCancelled, "stopped by ctrl-C or SIGTERM"
+	}
+	return res
+}
+
 // errText is an error's message without the exit-code wrapping.
 func errText(err error) string {
 	var ee *exitError
@@ -164,13 +174,18 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// emulationSkipped is why the check did not compile the Metal source on
-// the emulation (Apple's builtins, swizzles), so that it cannot run there
-// either; "" when it compiled. No g++ is said by the emulator's open.
+// emulationSkipped is why a step the run needs was skipped by the check:
+// the Metal source not compiled on the emulation (Apple's builtins,
+// swizzles), or the Python reference not run (no Python, no NumPy: the
+// outputs would have nothing to be compared with); "" when none was. No
+// g++ is said by the emulator's open.
 func emulationSkipped(unchecked []string) string {
 	for _, u := range unchecked {
-		if strings.HasPrefix(u, "not compiled") && !strings.Contains(u, "NVRTC") && !strings.Contains(u, "g++") {
+		switch {
+		case strings.HasPrefix(u, "not compiled") && !strings.Contains(u, "NVRTC") && !strings.Contains(u, "g++"):
 			return u + " (see the note above)"
+		case strings.HasPrefix(u, "reference not run (no "):
+			return u + ": the outputs would have nothing to be compared with; install Python 3 with NumPy, or set " + pyref.PythonEnv + " to an interpreter that has it"
 		}
 	}
 	return ""
