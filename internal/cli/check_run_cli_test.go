@@ -7,49 +7,64 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/mltop/mltop/cuda"
 	"github.com/mltop/mltop/kernels/user/lint"
 	"github.com/mltop/mltop/kernels/user/pyref"
-	"github.com/mltop/mltop/kernels/user/usertest"
 )
 
 // smallTranspose is a shape of examples/transpose that the emulation runs
 // in a second (4 groups of 256 threads).
 const smallTranspose = "height=64,width=48"
 
-// transposeVariant writes examples/transpose under dir/sub as kernel name,
-// with each old→new replacement made in its Metal source (all must be
+// exampleVariant copies examples/EXAMPLE to dir/sub with the kernel
+// renamed to name (test_…: a test registers it, and `mltop list`'s golden
+// must not see it), each old→new replacement made in file (all must be
 // found), and returns the folder.
-func transposeVariant(t *testing.T, dir, sub, name string, edits ...string) string {
+func exampleVariant(t *testing.T, example, dir, sub, name, file string, edits ...string) string {
 	t.Helper()
-	files := map[string]string{}
-	for _, f := range []string{"kernel.yaml", "transpose.cu", "transpose.metal"} {
-		b, err := os.ReadFile(filepath.Join("examples", "transpose", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[f] = string(b)
-	}
-	files["kernel.yaml"] = strings.Replace(files["kernel.yaml"], "name: user_transpose", "name: "+name, 1)
-	for i := 0; i+1 < len(edits); i += 2 {
-		if !strings.Contains(files["transpose.metal"], edits[i]) {
-			t.Fatalf("transpose.metal has no %q", edits[i])
-		}
-		files["transpose.metal"] = strings.Replace(files["transpose.metal"], edits[i], edits[i+1], 1)
+	from := filepath.Join("examples", example)
+	ents, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
 	}
 	out := filepath.Join(dir, sub)
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for f, text := range files {
-		if err := os.WriteFile(filepath.Join(out, f), []byte(text), 0o644); err != nil {
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		if e.Name() == "kernel.yaml" {
+			text = regexp.MustCompile(`(?m)^name: \S+`).ReplaceAllString(text, "name: "+name)
+		}
+		for i := 0; e.Name() == file && i+1 < len(edits); i += 2 {
+			if !strings.Contains(text, edits[i]) {
+				t.Fatalf("%s has no %q", file, edits[i])
+			}
+			text = strings.Replace(text, edits[i], edits[i+1], 1)
+		}
+		if err := os.WriteFile(filepath.Join(out, e.Name()), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return out
+}
+
+// transposeVariant is exampleVariant of examples/transpose, edits made in
+// its Metal source.
+func transposeVariant(t *testing.T, dir, sub, name string, edits ...string) string {
+	t.Helper()
+	return exampleVariant(t, "transpose", dir, sub, name, "transpose.metal", edits...)
 }
 
 // needGxx skips a test that runs the emulation where g++ is missing.
@@ -80,8 +95,8 @@ func TestCheckRunMetalOnEmulator(t *testing.T) {
 		code  int
 		wants []string
 	}{
-		{"right", filepath.Join("examples", "transpose"), 0, []string{
-			"=> ran on the MSL emulation (user_transpose f32 TILE=32 ROWS=8 | height=64 width=48): ok (worst err 0 of bound 0; 3072 elements checked",
+		{"right", transposeVariant(t, dir, "right", "test_transpose_right"), 0, []string{
+			"=> ran on the MSL emulation (test_transpose_right f32 TILE=32 ROWS=8 | height=64 width=48): ok (worst err 0 of bound 0; 3072 elements checked",
 			"=> CUDA not run: running CUDA needs an NVIDIA GPU"}},
 		{"off by one", transposeVariant(t, dir, "off_by_one", "test_transpose_off_by_one", "if (x < w && y < h)", "if (x < w - 1 && y < h)"), 1, []string{
 			"=> ran on the MSL emulation (test_transpose_off_by_one f32 TILE=32 ROWS=8 | height=64 width=48): mismatch: 64 of 3072 checked elements outside their bound",
@@ -133,7 +148,7 @@ func TestCheckRunFolderReportsEach(t *testing.T) {
 // kernel lacks, a Python reference without Python. A CUDA-only manifest is skipped, exit 0.
 func TestCheckRunRefusals(t *testing.T) {
 	quietTools(t)
-	transpose := filepath.Join("examples", "transpose")
+	transpose := transposeVariant(t, t.TempDir(), "transpose", "test_transpose_refused")
 	cases := []struct {
 		name string
 		args []string
@@ -142,16 +157,16 @@ func TestCheckRunRefusals(t *testing.T) {
 		want string
 	}{
 		{"default shape", []string{"--run", transpose}, "", 2,
-			"=> not run on the MSL emulation: user_transpose f32 TILE=32 ROWS=8 | height=8192 width=8192 launches 16777216 threads, more than the 65536 the emulation runs (one OS thread per GPU thread): pick a smaller shape with --set (now height=8192,width=8192)"},
+			"=> not run on the MSL emulation: test_transpose_refused f32 TILE=32 ROWS=8 | height=8192 width=8192 launches 16777216 threads, more than the 65536 the emulation runs (one OS thread per GPU thread): pick a smaller shape with --set (now height=8192,width=8192)"},
 		{"no g++", []string{"--run", "--set", smallTranspose, transpose}, t.TempDir(), 2,
 			"=> not run on the MSL emulation: g++ not found on PATH"},
 		{"--set without --run", []string{"--set", smallTranspose, transpose}, "", 2,
 			"--set and --dtype pick the spec that --run runs: add --run"},
 		{"unknown dim", []string{"--run", "--set", "rows=64", transpose}, "", 2,
 			"=> not run on the MSL emulation: --set"},
-		{"no Python", []string{"--run", "--set", "rows=16,cols=64", filepath.Join("examples", "metal_constants")}, "", 2,
+		{"no Python", []string{"--run", "--set", "rows=16,cols=64", exampleVariant(t, "metal_constants", t.TempDir(), "bias", "test_bias_act_no_python", "")}, "", 2,
 			"=> not run on the MSL emulation: reference not run (no Python): the outputs would have nothing to be compared with; install Python 3 with NumPy, or set MLTOP_PYTHON"},
-		{"CUDA only", []string{"--run", "--set", "rows=64,cols=256", filepath.Join("examples", "row_sum")}, "", 0,
+		{"CUDA only", []string{"--run", "--set", "rows=64,cols=256", exampleVariant(t, "row_sum", t.TempDir(), "row_sum", "test_row_sum_no_gpu", "")}, "", 0,
 			"=> CUDA not run: running CUDA needs an NVIDIA GPU"},
 	}
 	for _, c := range cases {
@@ -177,19 +192,11 @@ func TestCheckRunMetalAgainstPython(t *testing.T) {
 		t.Skipf("needs NumPy in the interpreter of %s: %v", pyref.Rule, st.Err)
 	}
 	t.Setenv("MLTOP_NVRTC", filepath.Join(t.TempDir(), "no-nvrtc.so"))
-	files := map[string]string{}
-	for _, f := range []string{"kernel.yaml", "bias_act.metal", "ref.py"} {
-		b, err := os.ReadFile(filepath.Join("examples", "metal_constants", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files["bias/"+f] = string(b)
-	}
-	files["bias/kernel.yaml"] = strings.Replace(files["bias/kernel.yaml"], "name: metal_bias_act", "name: test_bias_act_scaled", 1)
-	files["bias/bias_act.metal"] = strings.Replace(files["bias/bias_act.metal"], "float(bias[c])", "0.5f * float(bias[c])", 1)
-	scaled := filepath.Dir(usertest.Write(t, files))
-	code, out, errs := runCLI(t, "check", "--run", "--quiet", "--set", "rows=16,cols=256", "--dtype", "f16", filepath.Join("examples", "metal_constants"))
-	if code != 0 || !strings.Contains(out, "=> ran on the MSL emulation (metal_bias_act f16 relu UNROLL=4 WG=128 | rows=16 cols=256): ok (worst err ") {
+	dir := t.TempDir()
+	right := exampleVariant(t, "metal_constants", dir, "right", "test_bias_act", "")
+	scaled := exampleVariant(t, "metal_constants", dir, "scaled", "test_bias_act_scaled", "bias_act.metal", "float(bias[c])", "0.5f * float(bias[c])")
+	code, out, errs := runCLI(t, "check", "--run", "--quiet", "--set", "rows=16,cols=256", "--dtype", "f16", right)
+	if code != 0 || !strings.Contains(out, "=> ran on the MSL emulation (test_bias_act f16 relu UNROLL=4 WG=128 | rows=16 cols=256): ok (worst err ") {
 		t.Errorf("right kernel: exit %d\n%s\n%s", code, out, errs)
 	}
 	code, out, errs = runCLI(t, "check", "--run", "--quiet", "--set", "rows=16,cols=256", scaled)
@@ -203,7 +210,7 @@ func TestCheckRunMetalAgainstPython(t *testing.T) {
 func TestCheckRunCancelled(t *testing.T) {
 	needGxx(t)
 	quietTools(t)
-	transpose := filepath.Join("examples", "transpose")
+	transpose := transposeVariant(t, t.TempDir(), "transpose", "test_transpose_cancelled")
 	m := lint.Check(transpose, lint.Options{}).Manifests[0]
 	var out, errs bytes.Buffer
 	s := newTestSession(&out, &errs)
@@ -231,11 +238,14 @@ func TestCheckRunCUDAOnGPU(t *testing.T) {
 	if st := pyref.Probe(t.Context()); !st.OK() {
 		t.Skipf("needs NumPy in the interpreter of %s: %v", pyref.Rule, st.Err)
 	}
-	code, out, errs := runCLI(t, "check", "--run", "--quiet", "--set", "rows=256,cols=1000", filepath.Join("examples", "row_sum"))
+	dir := t.TempDir() // row_sum_broken reads ../row_sum/ref.py
+	right := exampleVariant(t, "row_sum", dir, "row_sum", "test_row_sum_gpu", "")
+	broken := exampleVariant(t, "row_sum_broken", dir, "row_sum_broken", "test_row_sum_broken_gpu", "")
+	code, out, errs := runCLI(t, "check", "--run", "--quiet", "--set", "rows=256,cols=1000", right)
 	if code != 0 || !strings.Contains(out, "=> ran on the GPU (") || !strings.Contains(out, "): ok (worst err ") {
 		t.Errorf("row_sum: exit %d\n%s\n%s", code, out, errs)
 	}
-	code, out, errs = runCLI(t, "check", "--run", "--quiet", "--set", "rows=256,cols=1000", filepath.Join("examples", "row_sum_broken"))
+	code, out, errs = runCLI(t, "check", "--run", "--quiet", "--set", "rows=256,cols=1000", broken)
 	if code != 1 || !strings.Contains(out, "): mismatch: ") || !strings.Contains(out, "worst Y[") {
 		t.Errorf("row_sum_broken: exit %d\n%s\n%s", code, out, errs)
 	}

@@ -246,6 +246,10 @@ func writeRunVerdict(w io.Writer, ran string, spec profiler.Spec, res profiler.R
 	v := res.Verdict
 	switch res.Status {
 	case profiler.StatusOK:
+		if v == nil {
+			fmt.Fprintln(w, "ok")
+			return 0
+		}
 		detail := "worst err/bound " + sink.ErrBound(v)
 		if p := worstParts.FindStringSubmatch(v.Worst); p != nil {
 			detail = fmt.Sprintf("worst err %s of bound %s", p[1], p[2])
