@@ -15,13 +15,17 @@ import (
 
 const (
 	checkSummary = "check user kernels without a GPU: manifest, sources, plan, compile, Python reference"
-	checkHelp    = `  mltop check PATH… [--arch sm_XY] [--quiet]
+	checkHelp    = `  mltop check PATH… [--arch sm_XY] [--quiet] [--run [--set K=V,...] [--dtype D]]
                                         checks each kernel.yaml (or every one under a folder)
                                         without a GPU: the manifest loads, the sources match it,
                                         NVRTC / the MSL emulation compile them where present,
                                         ref.py runs on a tiny shape; exit 1 on a failed step,
                                         2 on a broken manifest or a default spec over
                                         1024 threads per group; --quiet hides notes
+                                        --run also runs each Metal kernel's default spec (with
+                                        --set/--dtype) on the MSL emulation and compares its
+                                        outputs with the reference: exit 1 on a mismatch, 2 when
+                                        it cannot run; CUDA runs only where a GPU is found
 `
 )
 
@@ -33,11 +37,19 @@ var checkArchRE = regexp.MustCompile(`^(sm|compute)_\d+[a-z]?$`)
 type checkArgs struct {
 	arch  string
 	quiet bool
+	// run, sets and dtype: --run runs each manifest's spec (its defaults
+	// with --set and --dtype) after the checks.
+	run   bool
+	sets  []string
+	dtype string
 }
 
 func (a *checkArgs) declare(fs *flag.FlagSet) {
 	fs.StringVar(&a.arch, "arch", cuda.DefaultCheckArch, "")
 	fs.BoolVar(&a.quiet, "quiet", false, "")
+	fs.BoolVar(&a.run, "run", false, "")
+	fs.Func("set", "", func(s string) error { a.sets = append(a.sets, s); return nil })
+	fs.StringVar(&a.dtype, "dtype", "", "")
 }
 
 // runCheck checks every path and exits with the worst verdict.
@@ -48,11 +60,16 @@ func runCheck(ctx context.Context, s *session, a *checkArgs, pos []string) error
 	if !checkArchRE.MatchString(a.arch) {
 		return badInput("--arch %q: give an NVRTC architecture such as sm_80, sm_90 or sm_90a (compute_90 for PTX only)", a.arch)
 	}
+	if !a.run && (len(a.sets) > 0 || a.dtype != "") {
+		return badInput("--set and --dtype pick the spec that --run runs: add --run, e.g. mltop check --run --set rows=64 %s", pos[0])
+	}
 	min := lint.Note
 	if a.quiet {
 		min = lint.Warning
 	}
-	code := 0
+	runner := &checkRunner{s: s, a: a}
+	defer runner.close()
+	code, runCode := 0, 0
 	for i, p := range pos {
 		if ctx.Err() != nil {
 			return &exitError{code: exitFailed, msg: "cancelled (ctrl-C or SIGTERM)"}
@@ -61,13 +78,28 @@ func runCheck(ctx context.Context, s *session, a *checkArgs, pos []string) error
 			fmt.Fprintln(s.stdout)
 		}
 		rep := lint.Check(p, lint.Options{Context: ctx, Arch: a.arch})
-		rep.Write(s.stdout, min)
+		for j, m := range rep.Manifests {
+			if j > 0 {
+				fmt.Fprintln(s.stdout)
+			}
+			lint.Report{Path: rep.Path, Manifests: []lint.Result{m}}.Write(s.stdout, min)
+			if a.run && ctx.Err() == nil {
+				runCode = max(runCode, runner.runManifest(ctx, s.stdout, m))
+			}
+		}
 		code = max(code, rep.ExitCode())
 	}
-	switch code {
-	case 2:
+	if ctx.Err() != nil {
+		return &exitError{code: exitFailed, msg: "cancelled (ctrl-C or SIGTERM)"}
+	}
+	switch {
+	case code == 2:
 		return &exitError{code: exitBadInput, msg: "a manifest does not load, or its default spec runs on no GPU: fix the errors above"}
-	case 1:
+	case runCode == 2:
+		return &exitError{code: exitBadInput, msg: "a kernel did not run: see the lines above"}
+	case runCode == 1:
+		return &exitError{code: exitFailed, msg: "a kernel ran wrong (a mismatch, a crash or an error): see the lines above"}
+	case code == 1:
 		return &exitError{code: exitFailed, msg: "a check failed: see the errors above"}
 	}
 	return nil

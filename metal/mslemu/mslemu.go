@@ -154,6 +154,10 @@ type Backend struct {
 	bins           map[string]string
 	slots          map[string][]metal.Slot // by binary: user kernels' parameters (metal.Bind)
 	n              int
+	// ctx ends g++ and the emulated kernels (Open; nil for New's), and
+	// ownsDir says that Close removes dir (Open made it, not a test).
+	ctx     context.Context
+	ownsDir bool
 }
 
 // TB is the part of testing.TB that New uses (the package does not import
@@ -499,7 +503,10 @@ func (e *Backend) build(full, call string, macros [][2]string, source, key strin
 		args = append(args, "-D"+m[0]+"="+m[1])
 	}
 	args = append(args, "-o", bin, cc)
-	if out, err := exec.Command(e.gxx, args...).CombinedOutput(); err != nil {
+	if out, err := e.command(e.gxx, args...).CombinedOutput(); err != nil {
+		if err := e.stopped(); err != nil {
+			return nil, fmt.Errorf("g++ stopped: %w", err)
+		}
 		return nil, fmt.Errorf("g++ %s %v: %v\n%s", source, macros, err, out)
 	}
 	e.bins[key] = bin
@@ -560,9 +567,12 @@ func (e *Backend) Run(ls []profiler.Launch) error {
 		if err := os.WriteFile(filepath.Join(run, "scalars.bin"), sc, 0o644); err != nil {
 			return err
 		}
-		cmd := exec.Command(l.Kernel.(kernel).bin, run, fmt.Sprint(d.Grid[0]), fmt.Sprint(d.Grid[1]), fmt.Sprint(d.Grid[2]), fmt.Sprint(d.Threads()), fmt.Sprint(nb),
+		cmd := e.command(l.Kernel.(kernel).bin, run, fmt.Sprint(d.Grid[0]), fmt.Sprint(d.Grid[1]), fmt.Sprint(d.Grid[2]), fmt.Sprint(d.Threads()), fmt.Sprint(nb),
 			fmt.Sprint(d.Group[0]), fmt.Sprint(d.Group[1]), fmt.Sprint(d.Group[2]), fmt.Sprint(d.DynamicTGM))
 		if out, err := cmd.CombinedOutput(); err != nil {
+			if err := e.stopped(); err != nil {
+				return fmt.Errorf("emulated %s stopped: %w", d.Name, err)
+			}
 			return fmt.Errorf("emulated %s: %v\n%s", d.Name, err, out)
 		}
 		for i, a := range l.Args {
@@ -603,4 +613,11 @@ func (e *Backend) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) 
 func (e *Backend) Occupancy(l profiler.Launch) profiler.Occupancy {
 	return metal.Occupancy(e.dev, l.Dispatch, profiler.KernelAttrs{})
 }
-func (e *Backend) Close() error { return nil }
+
+// Close removes the folder of an Open'd Backend (binaries and buffers).
+func (e *Backend) Close() error {
+	if e.ownsDir {
+		return os.RemoveAll(e.dir)
+	}
+	return nil
+}
