@@ -38,9 +38,9 @@ func TestEntryFromLaunchTemplateArgs(t *testing.T) {
 			[]string{"dtype_name:", "scalar_t,"}},
 		{"a dim3 grid of a name", launch("    dim3 grid(tokens);\n    row_absmax<__half, int8_t, 2><<<grid, 128>>>((const __half*)x, (int8_t*)s, hidden);\n"),
 			[]string{`entry: "row_absmax<__half, int8_t, VEC>"`, "{name: x, dtype: f16,", "{name: scale, dtype: i8,", "grid: [tokens, 1, 1]"}, nil},
-		{"a dispatch switch: the first launch, the others in a TODO", launch("    if (hidden % 8 == 0) row_absmax<scalar_t, float, 8><<<tokens, 256>>>((const scalar_t*)x, s, hidden);\n"+
-			"    else if (hidden % 4 == 0) row_absmax<scalar_t, float, 4><<<tokens, 256>>>((const scalar_t*)x, s, hidden);\n"+
-			"    else row_absmax<scalar_t, float, 1><<<tokens, 256>>>((const scalar_t*)x, s, hidden);\n"+
+		{"a dispatch switch: the first launch, the others in a TODO", launch("    if (hidden % 8 == 0) row_absmax<scalar_t, float, 8><<<tokens, 256>>>((const scalar_t*)x, s, hidden);\n" +
+			"    else if (hidden % 4 == 0) row_absmax<scalar_t, float, 4><<<tokens, 256>>>((const scalar_t*)x, s, hidden);\n" +
+			"    else row_absmax<scalar_t, float, 1><<<tokens, 256>>>((const scalar_t*)x, s, hidden);\n" +
 			"    row_absmax<scalar_t, float, 8><<<tokens, 256>>>((const scalar_t*)x, s, hidden);\n"),
 			[]string{`entry: "row_absmax<scalar_t, float, VEC>"   # TODO: from the launch at line 9; the source also launches it as <scalar_t, float, 4> at line 10, <scalar_t, float, 1> at line 11: add a dispatch for each you want`,
 				"VEC: {values: [8], default: 8}"},
