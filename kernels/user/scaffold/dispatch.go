@@ -92,6 +92,7 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 		d.gridComment = p.todo(fmt.Sprintf("guessed one thread per element of %s; set the groups (blocks) your launch uses%s", strings.Join(size, "×"), seen),
 			"%s: guessed grid %s × %s threads: set it to what your launch uses%s", sig.Entry, d.grid[0], strings.Join(d.threads, " × "), seen)
 	}
+	ruleForUnguarded(p, k, d)
 	c.markCooperative(p, d, sig)
 	d.argsComment = "the kernel's parameters, in order"
 	if c.lang == "metal" && metalTakesStruct(c, k) {
