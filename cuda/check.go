@@ -22,9 +22,16 @@ type CompileReport struct {
 	Kernels  []string // every kernel in the cubin, by lowered name
 
 	// From the cubin, for the entry; -1 when the cubin does not say.
-	Registers    int
+	Registers int
+	// StaticShared is the entry's static shared memory: the bytes of its
+	// __shared__ arrays, as the source declares them.
 	StaticShared int
-	CubinBytes   int
+	// ReservedShared is the shared memory the cubin sets aside for the
+	// system in each block of the entry, apart from StaticShared (1 KiB
+	// from sm_90; 0 when the cubin reserves none, as before sm_90, where
+	// the driver adds its own at launch).
+	ReservedShared int
+	CubinBytes     int
 }
 
 // checkArch is the arch CheckCompile compiles for.
@@ -35,33 +42,89 @@ func checkArch(arch string) string {
 	return arch
 }
 
-// cubinFacts reads, from a cubin (an ELF file), the kernels it holds (each
-// has a .nv.info.<name> section) and, for the entry, its static shared
-// memory (the size of its .nv.shared.<name> section; 0 when it has code
-// and no such section). Registers are not read yet: -1.
-func cubinFacts(cubin []byte, entry string) (kernels []string, registers, shared int) {
-	registers, shared = -1, -1
+// cubinFacts is what a cubin says of its kernels and of one entry.
+type cubinFacts struct {
+	kernels   []string // every kernel, by lowered name
+	registers int      // the entry's registers; -1: not read yet
+	// shared is the entry's static shared memory as the source declares
+	// it (its __shared__ arrays), without what the compiler reserves for
+	// the system; reserved is that part. -1 both when the cubin does not say.
+	shared, reserved int
+}
+
+// systemReservedShared is the shared memory CUDA reserves for the system
+// in every block from sm_80 (the device's reservedSharedMemPerBlock).
+// From sm_90 the compiler may place it in the kernel's own shared window,
+// ahead of the user's arrays.
+const systemReservedShared = 1024
+
+// readCubin reads, from a cubin (an ELF file) compiled for arch, the
+// kernels it holds (each has a .nv.info.<name> section) and the entry's
+// static shared memory: the size of its .nv.shared.<name> section (0 when
+// it has code and no such section), less the system's reserved part that
+// section holds (reservedInWindow).
+func readCubin(cubin []byte, entry, arch string) cubinFacts {
+	facts := cubinFacts{registers: -1, shared: -1, reserved: -1}
 	f, err := elf.NewFile(bytes.NewReader(withELFVersion(cubin)))
 	if err != nil {
-		return nil, -1, -1
+		return facts
 	}
 	defer f.Close()
-	hasCode := false
+	hasCode, window, reservedSection := false, -1, -1
 	for _, s := range f.Sections {
 		if name, ok := strings.CutPrefix(s.Name, ".nv.info."); ok {
-			kernels = append(kernels, name)
+			facts.kernels = append(facts.kernels, name)
 		}
-		switch s.Name {
-		case ".text." + entry:
+		switch {
+		case s.Name == ".text."+entry:
 			hasCode = true
-		case ".nv.shared." + entry:
-			shared = int(s.Size)
+		case s.Name == ".nv.shared."+entry:
+			window = int(s.Size)
+		case strings.HasPrefix(s.Name, ".nv.shared.reserved."):
+			reservedSection = max(reservedSection, int(s.Size))
 		}
 	}
-	if hasCode && shared < 0 {
-		shared = 0 // a kernel without a shared section declares none
+	if window < 0 && !hasCode {
+		return facts
 	}
-	return kernels, registers, shared
+	window = max(window, 0) // a kernel without a shared section declares none
+	facts.reserved = reservedInWindow(window, reservedSection, arch)
+	facts.shared = window - facts.reserved
+	if reservedSection > 0 {
+		facts.reserved = reservedSection
+	}
+	return facts
+}
+
+// reservedInWindow is the part of an entry's shared section (window bytes)
+// that the compiler reserved for the system rather than for the user's
+// arrays. A toolkit that keeps the reserved region in a section of its own
+// (.nv.shared.reserved.N, reservedSection >= 0) leaves the entry's section
+// to the user's arrays. Without one, a compiler for sm_90 and later (NVRTC
+// 11.8) puts the system's 1 KiB at the start of the entry's section, the
+// user's arrays after it: one __shared__ unsigned[16] is a 1088 B section
+// at sm_90 and a 64 B one at sm_80.
+func reservedInWindow(window, reservedSection int, arch string) int {
+	if reservedSection >= 0 || smVersion(arch) < 90 || window < systemReservedShared {
+		return 0
+	}
+	return systemReservedShared
+}
+
+// smVersion is the number of an arch name (sm_90a → 90); 0 when it has none.
+func smVersion(arch string) int {
+	_, digits, ok := strings.Cut(arch, "_")
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, r := range digits {
+		if r < '0' || r > '9' {
+			break
+		}
+		n = n*10 + int(r-'0')
+	}
+	return n
 }
 
 // withELFVersion is cubin with its ELF header's e_version set to 1

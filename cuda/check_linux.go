@@ -15,7 +15,7 @@ import (
 // also when the compile fails. For `mltop check` on a machine with the CUDA
 // toolkit and no GPU.
 func CheckCompile(p profiler.Program, arch string) (CompileReport, error) {
-	r := CompileReport{Arch: checkArch(arch), Entry: p.Entry, Registers: -1, StaticShared: -1}
+	r := CompileReport{Arch: checkArch(arch), Entry: p.Entry, Registers: -1, StaticShared: -1, ReservedShared: -1}
 	nv, err := loadNVRTC()
 	if err != nil {
 		return r, err
@@ -41,6 +41,7 @@ func CheckCompile(p profiler.Program, arch string) (CompileReport, error) {
 		r.Lowered = p.Entry
 	}
 	r.CubinBytes = len(c.cubin)
-	r.Kernels, r.Registers, r.StaticShared = cubinFacts(c.cubin, r.Lowered)
+	facts := readCubin(c.cubin, r.Lowered, r.Arch)
+	r.Kernels, r.Registers, r.StaticShared, r.ReservedShared = facts.kernels, facts.registers, facts.shared, facts.reserved
 	return r, nil
 }

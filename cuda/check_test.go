@@ -44,9 +44,8 @@ func TestCheckCompile(t *testing.T) {
 	if r.Arch != "sm_90" || !strings.HasPrefix(r.Lowered, "_ZN2ns5scaleIfLi4EE") || !slices.Contains(r.Kernels, r.Lowered) {
 		t.Errorf("report: %+v", r)
 	}
-	// The shared section also holds what the arch reserves (1 KiB on sm_90),
-	// as the driver reports it: at least the 512 B tile.
-	if r.Registers != -1 || r.StaticShared < 4*32*4 || r.CubinBytes == 0 {
+	// The 512 B tile, without what the compiler reserves for the system.
+	if r.Registers != -1 || r.StaticShared != 4*32*4 || r.CubinBytes == 0 {
 		t.Errorf("cubin facts: registers %d, shared %d, size %d", r.Registers, r.StaticShared, r.CubinBytes)
 	}
 	t.Logf("%+v", r)
@@ -99,5 +98,86 @@ func TestWithELFVersion(t *testing.T) {
 	}
 	if got := withELFVersion([]byte("not an elf")); string(got) != "not an elf" {
 		t.Errorf("non-ELF input changed: %q", got)
+	}
+}
+
+// sharedSource declares 1088 B of static shared memory in one kernel (two
+// arrays), none in another, and only an extern (dynamic) array in a third.
+const sharedSource = `
+extern "C" __global__ void histo(const unsigned char* in, unsigned* out, int n) {
+	__shared__ unsigned bins[256];
+	__shared__ float scale[16];
+	bins[threadIdx.x] = 0;
+	if (threadIdx.x < 16) scale[threadIdx.x] = 1.0f;
+	__syncthreads();
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) atomicAdd(&bins[in[i]], 1u);
+	__syncthreads();
+	atomicAdd(&out[threadIdx.x], bins[threadIdx.x] * (unsigned)scale[threadIdx.x % 16]);
+}
+extern "C" __global__ void none(float* y) { y[threadIdx.x] = 1.0f; }
+extern "C" __global__ void dynamic(float* y) {
+	extern __shared__ float d[];
+	d[threadIdx.x] = y[threadIdx.x];
+	__syncthreads();
+	y[threadIdx.x] = d[threadIdx.x ^ 1];
+}
+`
+
+// CheckCompile's static shared memory is what the source declares at
+// every arch; what the compiler reserves for the system (from sm_90 in
+// the kernel's own shared section, with NVRTC 11.8) is reported apart.
+func TestCheckCompileStaticShared(t *testing.T) {
+	for _, c := range []struct {
+		entry, arch    string
+		shared         int
+		reservedAtMost int // NVRTC 11.8 reserves 1 KiB at sm_90; another toolkit may report 0
+	}{
+		{"histo", "sm_80", 1088, 0},
+		{"histo", "sm_90", 1088, 1024},
+		{"none", "sm_90", 0, 1024},
+		{"dynamic", "sm_90", 0, 1024},
+	} {
+		p := profiler.Program{Source: "shared", File: "shared.cu", Code: sharedSource, Entry: c.entry}
+		r, err := CheckCompile(p, c.arch)
+		if err != nil && (strings.Contains(err.Error(), "NVRTC not found (looked in") || strings.Contains(err.Error(), "Linux")) {
+			t.Skip("no NVRTC here: ", err)
+		}
+		if err != nil {
+			t.Fatalf("%s at %s: %v\nlog: %s", c.entry, c.arch, err, r.Log)
+		}
+		if r.StaticShared != c.shared || r.ReservedShared < 0 || r.ReservedShared > c.reservedAtMost {
+			t.Errorf("%s at %s: static shared %d B (want %d), reserved %d B (want 0 to %d)", c.entry, c.arch, r.StaticShared, c.shared, r.ReservedShared, c.reservedAtMost)
+		}
+		t.Logf("%s at %s with %s: static %d B, reserved %d B", c.entry, c.arch, r.Compiler, r.StaticShared, r.ReservedShared)
+	}
+}
+
+// reservedInWindow takes the system's 1 KiB out of an entry's shared
+// section only where the compiler puts it there: from sm_90, when the
+// cubin has no reserved section of its own and the section can hold it.
+func TestReservedInWindow(t *testing.T) {
+	for _, c := range []struct {
+		window, reservedSection int
+		arch                    string
+		want                    int
+	}{
+		{1088, -1, "sm_90", 1024},
+		{1024, -1, "sm_90a", 1024}, // a kernel with no arrays of its own in a module whose others have some
+		{2048, -1, "sm_100", 1024},
+		{1088, -1, "sm_89", 0},
+		{1088, -1, "sm_80", 0},
+		{64, -1, "sm_90", 0},     // smaller than the reservation: none of it is there
+		{1088, 1024, "sm_90", 0}, // the toolkit keeps it in .nv.shared.reserved.0
+		{1088, 0, "sm_90", 0},
+		{1088, -1, "", 0},
+	} {
+		if got := reservedInWindow(c.window, c.reservedSection, c.arch); got != c.want {
+			t.Errorf("reservedInWindow(%d, %d, %q) = %d, want %d", c.window, c.reservedSection, c.arch, got, c.want)
+		}
+	}
+	for in, want := range map[string]int{"sm_90": 90, "sm_90a": 90, "compute_86": 86, "sm_100f": 100, "hopper": 0, "sm_": 0} {
+		if got := smVersion(in); got != want {
+			t.Errorf("smVersion(%q) = %d, want %d", in, got, want)
+		}
 	}
 }

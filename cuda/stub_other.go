@@ -24,5 +24,5 @@ func nvrtcLocation() (path, desc string) { return "", "not loaded: " + errNoLinu
 
 // CheckCompile fails off Linux: mltop loads NVRTC only there.
 func CheckCompile(p profiler.Program, arch string) (CompileReport, error) {
-	return CompileReport{Arch: checkArch(arch), Entry: p.Entry, Registers: -1, StaticShared: -1}, errNoLinux
+	return CompileReport{Arch: checkArch(arch), Entry: p.Entry, Registers: -1, StaticShared: -1, ReservedShared: -1}, errNoLinux
 }

@@ -78,8 +78,10 @@ func TestUserKernelOnGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.StaticShared != k.Attrs().StaticTGM {
-		t.Errorf("cubin says %d B shared; the driver %d", r.StaticShared, k.Attrs().StaticTGM)
+	// The driver may count what the compiler reserves in the kernel's
+	// shared window (sm_90) in its static size.
+	if drv := k.Attrs().StaticTGM; drv != r.StaticShared && drv != r.StaticShared+r.ReservedShared {
+		t.Errorf("cubin says %d B shared (+%d B reserved); the driver %d", r.StaticShared, r.ReservedShared, drv)
 	}
 	// An entry that is not there names itself and what is.
 	p.Entry = "tk::pack"

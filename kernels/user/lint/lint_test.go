@@ -218,6 +218,12 @@ func TestCompileFindings(t *testing.T) {
 	if gotArch != "sm_80" || rep.ExitCode() != 0 {
 		t.Errorf("arch %q, exit %d", gotArch, rep.ExitCode())
 	}
+	// What the compiler reserves for the system (sm_90) is said apart from the source's arrays.
+	opt.CompileCUDA = func(p profiler.Program, arch string) (cuda.CompileReport, error) {
+		return cuda.CompileReport{Arch: "sm_90", Compiler: "NVRTC 11.8", Lowered: "k", StaticShared: 1024, ReservedShared: 1024}, nil
+	}
+	rep = Check(path, opt)
+	mustContain(t, "reserved shared", findingsOf(rep.Manifests[0]), "note    [compile] ", "(lowered k, 1024 B static shared + 1024 B the compiler reserves for the system)")
 	opt.CompileCUDA = func(p profiler.Program, arch string) (cuda.CompileReport, error) {
 		return cuda.CompileReport{Log: "k.cu(1): error: identifier \"Tx\" is undefined"}, errors.New("NVRTC could not compile k.cu for sm_90: NVRTC_ERROR_COMPILATION")
 	}

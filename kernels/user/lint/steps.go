@@ -238,6 +238,9 @@ func compileCUDA(r *Result, opt Options, p profiler.Program, dt profiler.DType) 
 	shared := ""
 	if d.rep.StaticShared >= 0 {
 		shared = fmt.Sprintf(", %d B static shared", d.rep.StaticShared)
+		if d.rep.ReservedShared > 0 {
+			shared += fmt.Sprintf(" + %d B the compiler reserves for the system", d.rep.ReservedShared)
+		}
 	}
 	r.add(Note, StepCompile, p.File, 0, 0, "CUDA %s: %s compiles for %s with %s (lowered %s%s)", dt, p.Entry, d.rep.Arch, d.rep.Compiler, d.rep.Lowered, shared)
 	return false

@@ -22,6 +22,9 @@ type context struct {
 	// scalarStructs memoizes scalarStruct (a struct name is asked of
 	// every pointer parameter)
 	scalarStructs map[string][]csrc.StructField
+	// launchTArgs are the template arguments the host launches pass, by
+	// kernel (sigKey)
+	launchTArgs map[string]*launchTemplate
 }
 
 // cTypes are element types the scaffold maps to a fixed dtype; vector
@@ -47,6 +50,7 @@ var nonFloat = map[string]bool{"void": true, "bool": true, "char": true, "signed
 func newContext(src, lang string, sigs []csrc.Signature) *context {
 	c := &context{src: src, lang: lang, toks: csrc.Tokenize(src), typedefs: csrc.Typedefs(src), consts: blockConstants(src), intNames: map[string]bool{},
 		scalarStructs: map[string][]csrc.StructField{}}
+	c.readLaunchTemplates(sigs)
 	for _, s := range sigs {
 		for _, p := range s.Bindable() {
 			if !p.Pointer && c.intType(p.Scalar) {
@@ -75,7 +79,7 @@ func (c *context) chooseDType(sigs []csrc.Signature) string {
 			tps := templateOf(c.toks, entryAt(c.toks, s))
 			floats := scalarOnlyTypes(s, tps)
 			for _, tp := range tps {
-				if tp.isType && floats[tp.name] == nil {
+				if tp.isType && floats[tp.name] == nil && c.launchFixed(s, tp.name) == "" {
 					tmpl = tp.name
 					break
 				}

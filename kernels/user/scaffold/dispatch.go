@@ -44,6 +44,11 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 	at := entryAt(c.toks, sig)
 	k := &kernelScan{sig: sig, tmpl: templateOf(c.toks, at), body: bodyOf(c.toks, at)}
 	k.floatTypes = scalarOnlyTypes(sig, k.tmpl)
+	for i, tp := range k.tmpl {
+		if c.launchGivesDType(k, i) { // the launch passes the dtype's type: the scalar takes it
+			delete(k.floatTypes, tp.name)
+		}
+	}
 	k.bounds, k.boundsLine = launchBounds(c.toks, at)
 	if lb, ok := findLaunch(c.src, sig.Entry); ok {
 		k.launch = &lb
@@ -51,6 +56,9 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 	d := &dispatch{comment: fmt.Sprintf("%s: %s", p.lines.at(sig.Line), sig)}
 	d.entry = c.entryExpr(p, k)
 	d.entryComment = floatTypesComment(k)
+	if todo := c.otherLaunchesTODO(p, k); todo != "" {
+		d.entryComment = withTODO(d.entryComment, todo)
+	}
 	d.args = c.bindParams(p, k)
 	boundIndices(k)
 	if k.block == "" {
@@ -73,6 +81,9 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 	} else if g := launchGrid(k, p, names); g != "" && k.launch.gridDim3 == "" {
 		d.grid[0] = g
 		d.gridComment = fmt.Sprintf("from the launch at %s", p.lines.at(k.launch.line))
+	} else if dim := c.gridDim(p, k); dim != "" {
+		d.grid = []string{dim, "1", "1"}
+		d.gridComment = fmt.Sprintf("from the launch at %s: one group per %s", p.lines.at(k.launch.line), dim)
 	} else {
 		seen := ""
 		if lb := k.launch; lb != nil {
@@ -81,6 +92,7 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 		d.gridComment = p.todo(fmt.Sprintf("guessed one thread per element of %s; set the groups (blocks) your launch uses%s", strings.Join(size, "×"), seen),
 			"%s: guessed grid %s × %s threads: set it to what your launch uses%s", sig.Entry, d.grid[0], strings.Join(d.threads, " × "), seen)
 	}
+	ruleForUnguarded(p, k, d)
 	c.markCooperative(p, d, sig)
 	d.argsComment = "the kernel's parameters, in order"
 	if c.lang == "metal" && metalTakesStruct(c, k) {
@@ -169,7 +181,14 @@ func (c *context) entryExpr(p *plan, k *kernelScan) string {
 		return name
 	}
 	var args []string
-	for _, tp := range k.tmpl {
+	for i, tp := range k.tmpl {
+		if a := c.launchTArg(p, k, i); a != "" {
+			if !tp.isType && blockLike.MatchString(tp.name) && p.taken[a] == "knob" {
+				k.block = a
+			}
+			args = append(args, a)
+			continue
+		}
 		switch {
 		case tp.isType && k.floatTypes[tp.name] != nil:
 			args = append(args, "float")

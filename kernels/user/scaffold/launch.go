@@ -22,6 +22,9 @@ type launchBlock struct {
 	// gridDim3 are the arguments of the grid's `dim3 NAME(x, y)`, "" when
 	// the grid is no dim3 variable
 	gridDim3 string
+	// gridName is the variable that holds a one-dimensional grid (`tokens`,
+	// `dim3 grid(num_tokens)`: num_tokens), "" when the grid is no name
+	gridName string
 	// fixedBy is the #define or file-scope constant that gives the block
 	// size (`k<<<g, NT>>>`, `dim3 block(NT)`): the source fixes it, as a
 	// literal does
@@ -63,6 +66,7 @@ func findLaunch(src, entry string) (launchBlock, bool) {
 		if identifier.MatchString(lb.grid) {
 			lb.gridDim3 = dim3Args(scope, lb.grid)
 		}
+		lb.gridName = oneDimGridName(lb.grid, lb.gridDim3)
 		if identifier.MatchString(lb.grid) && lb.gridDim3 == "" {
 			if e := assignedExpr(scope, lb.grid); e != "" {
 				lb.grid = e
@@ -444,4 +448,20 @@ func renameNames(e string, names map[string]string) string {
 		}
 		return n
 	})
+}
+
+// oneDimGridName is the name a one-dimensional launch grid is: the grid
+// itself (`k<<<tokens, 256>>>`) or the one size of its dim3 (`dim3
+// grid(num_tokens)`); "" otherwise.
+func oneDimGridName(grid, dim3 string) string {
+	if dim3 == "" {
+		if identifier.MatchString(grid) {
+			return grid
+		}
+		return ""
+	}
+	if x := splitArgs(dim3)[0]; oneDim(dim3) && identifier.MatchString(x) {
+		return x
+	}
+	return ""
 }

@@ -16,6 +16,7 @@ type plan struct {
 	checkComment          string
 	knobs, dims, values   []part
 	flags                 []part
+	rules                 []part // body: the rule's expression
 	bufs                  []*buffer
 	symbolNotes           []string // comment lines after the buffers: host-filled globals that got none
 	disps                 []*dispatch
@@ -165,7 +166,15 @@ func (p *plan) render() string {
 		section("values", p.values)
 	}
 	section("flags", p.flags)
-	b.WriteString("rules: []\nbuffers:\n")
+	if len(p.rules) == 0 {
+		b.WriteString("rules: []\n")
+	} else {
+		b.WriteString("rules:\n")
+		for _, r := range p.rules {
+			b.WriteString(withComment(fmt.Sprintf("  - %q", r.body), r.comment) + "\n")
+		}
+	}
+	b.WriteString("buffers:\n")
 	for _, x := range p.bufs {
 		line := "  - {name: " + x.name
 		if x.symbol != "" {
