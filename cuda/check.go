@@ -140,3 +140,16 @@ func withELFVersion(cubin []byte) []byte {
 	binary.LittleEndian.PutUint32(c[off:], 1)
 	return c
 }
+
+// userStaticShared is the static shared memory of the user's arrays, given
+// the driver's figure and the cubin's facts: where the driver counts the
+// system's part that the compiler put in the kernel's own shared section
+// (sm_90, see reservedInWindow), it is taken off, so that the launch's
+// dynamic shared memory (dynamicShared), the TGM budget and the occupancy
+// (which adds the reservation itself) count only what the user declared.
+func userStaticShared(driver int, f cubinFacts) int {
+	if f.shared >= 0 && f.reserved > 0 && driver == f.shared+f.reserved {
+		return f.shared
+	}
+	return driver
+}

@@ -181,3 +181,24 @@ func TestReservedInWindow(t *testing.T) {
 		}
 	}
 }
+
+// The driver's static shared size loses the system's part only where the
+// cubin shows it inside the figure the driver gave.
+func TestUserStaticShared(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		driver int
+		f      cubinFacts
+		want   int
+	}{
+		{"sm_90 window holding the reserved KiB", 1088, cubinFacts{shared: 64, reserved: 1024}, 64},
+		{"driver counts the user's arrays alone", 64, cubinFacts{shared: 64, reserved: 1024}, 64},
+		{"sm_80: nothing reserved in the window", 64, cubinFacts{shared: 64, reserved: 0}, 64},
+		{"cubin unreadable", 1088, cubinFacts{shared: -1, reserved: -1}, 1088},
+		{"another figure altogether", 2048, cubinFacts{shared: 64, reserved: 1024}, 2048},
+	} {
+		if got := userStaticShared(c.driver, c.f); got != c.want {
+			t.Errorf("%s: userStaticShared(%d, %+v) = %d, want %d", c.name, c.driver, c.f, got, c.want)
+		}
+	}
+}

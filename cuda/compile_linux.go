@@ -78,6 +78,7 @@ func (b *backend) loadKernel(p profiler.Program, ce cacheEntry) (*kernel, error)
 		return nil, fmt.Errorf("%w (%v)", entryNotFound(file, p.Entry, what, src), err)
 	}
 	k.attrs, k.maxDyn = b.funcAttrs(k.fn)
+	k.attrs.StaticTGM = userStaticShared(k.attrs.StaticTGM, readCubin(ce.Cubin, symbol, b.arch))
 	return k, nil
 }
 
