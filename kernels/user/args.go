@@ -92,6 +92,16 @@ var elemTypes = map[string]profiler.DType{
 	"unsigned long long int": profiler.U64, "uint64_t": profiler.U64, "size_t": profiler.U64, "ulong": profiler.U64,
 }
 
+// fnuzPointee says why a buffer cannot go to a pointer to pointee, one of
+// PyTorch's fnuz 8-bit floats (which the torch stub declares), or "".
+func fnuzPointee(pointee string) string {
+	name := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(pointee, "c10::"), "at::"), "torch::")
+	if name != "Float8_e4m3fnuz" && name != "Float8_e5m2fnuz" {
+		return ""
+	}
+	return fmt.Sprintf("%s is PyTorch's fnuz format (exponent bias one more than %s's, no negative zero, 0x80 the only NaN), which mltop's fp8 buffers (fp8e4m3, fp8e5m2: the OCP formats) cannot hold or check: take the data as uint8_t* (a u8 buffer) and convert it in the kernel", pointee, strings.TrimSuffix(name, "fnuz"))
+}
+
 // fitsPointee says whether a buffer of type have may be bound to a
 // pointer to want (elemTypes): the same type; an i32 buffer for an
 // unsigned 32-bit pointee (the 4-byte integer buffer before u32 existed);

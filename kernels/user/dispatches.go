@@ -306,6 +306,9 @@ func (bl *builder) bindOne(a uarg, prm csrc.Param, ts typeScope, apath, afield, 
 		} else if b.out && prm.ReadOnly {
 			return up, d.err(apath, afield, "output buffer %s goes to parameter `%s` of %s:%d, which the kernel cannot write through: drop the const, or bind an input there", a.buf, describe(prm), file, sig.Line)
 		}
+		if why := fnuzPointee(ts.resolve(prm.Pointee)); why != "" && !ts.generic(prm.Pointee) {
+			return up, d.err(apath, afield, "buffer %s goes to parameter `%s` of %s:%d: %s", a.buf, describe(prm), file, sig.Line, why)
+		}
 		up.elem = ts.elem(prm)
 	default:
 		k, err := ts.scalarKind(prm)

@@ -272,7 +272,7 @@ func (p *prepared) scanCUDA() {
 		}
 		final[i] = u.scan
 	}
-	csrc.MarkHostOnly(final...)
+	csrc.MarkHostOnlyWith(p.hostHeaders(), final...)
 	for i, u := range p.units {
 		others := append(slices.Clone(scans[:i]), scans[i+1:]...)
 		u.compiled = u.scan
@@ -280,6 +280,37 @@ func (p *prepared) scanCUDA() {
 			u.compiled = csrc.ScanWith(blanked, others...)
 		}
 	}
+}
+
+// hostHeaders tells csrc.MarkHostOnlyWith whether the program includes a
+// system header served as a stub that declares nothing (pthread.h,
+// stdio.h, windows.h: a type none of the files declares may be that
+// header's), and which names device code gets all the same: the stubs'
+// and the prelude's.
+func (p *prepared) hostHeaders() csrc.HostHeaders {
+	known := map[string]bool{}
+	for _, n := range stdintNames {
+		known[n] = true
+	}
+	for _, td := range glibcTypedefs {
+		known[td[0]] = true
+	}
+	var h csrc.HostHeaders
+	for _, hdr := range p.system {
+		text, ok := cudaStub(hdr, p.toolkit)
+		if !ok {
+			continue
+		}
+		declares := false
+		for _, t := range csrc.Tokenize(strings.ReplaceAll(text, "namespace std {}", "")) {
+			if t.Kind == csrc.Ident {
+				known[t.Text], declares = true, true
+			}
+		}
+		h.Stubbed = h.Stubbed || !declares
+	}
+	h.Known = func(name string) bool { return known[name] }
+	return h
 }
 
 // findLocal finds the file an #include names: "x.h" beside the including

@@ -17,6 +17,8 @@ import (
 //     libcu++'s cuda::std through a using-directive, and a template can only
 //     be specialized in its own namespace, so such a block opens
 //     `namespace cuda::std` instead.
+//   - `__device__` (`__host__ __device__`) on a lambda in device code
+//     (prepare_lambda.go).
 
 // lineEdit replaces old with text at column col (0-based, in bytes) of
 // line (1-based) of a unit's code; columns stay valid after csrc.Blank,
@@ -32,9 +34,9 @@ func (p *prepared) sourceEdits() map[*unit][]lineEdit {
 		return nil
 	}
 	out := map[*unit][]lineEdit{}
-	macros := p.hostMacros()
+	macros, defs := p.hostMacros(), p.objectMacros()
 	for _, u := range p.units {
-		edits := hostOffVariables(u, macros)
+		edits := append(hostOffVariables(u, macros), lambdaAnnotations(u, defs)...)
 		if p.toolkit.libcu {
 			edits = append(edits, stdSpecializationBlocks(u)...)
 		}

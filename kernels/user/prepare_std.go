@@ -311,14 +311,77 @@ namespace torch { using c10::Float8_e4m3fn; using c10::Float8_e5m2; namespace he
 `)
 	if libcu {
 		b.WriteString("namespace cuda { namespace std {\n")
-		for _, l := range fp8Limits {
+		for _, l := range fp8Limits[:2] {
 			b.WriteString(l.text())
 		}
 		b.WriteString("} }  // namespace cuda::std\n")
 	}
 	b.WriteString("#endif\n")
+	b.WriteString(torchFnuzTypes)
+	if libcu {
+		b.WriteString("#ifndef MLTOP_TORCH_FNUZ_LIMITS_\n#define MLTOP_TORCH_FNUZ_LIMITS_\n#include <cuda/std/limits>\nnamespace cuda { namespace std {\n")
+		for _, l := range fp8Limits[2:] {
+			b.WriteString(l.text())
+		}
+		b.WriteString("} }  // namespace cuda::std\n#endif\n")
+	}
 	return b.String()
 }
+
+// torchFnuzTypes are PyTorch's "fnuz" 8-bit floats (ROCm's formats, which
+// CUDA kernels shared with ROCm name: vLLM's quantization): one byte each,
+// their own format, which the toolkit has no type for. Compared with
+// e4m3fn/e5m2 the exponent bias is one more (8, 16), there is no negative
+// zero and no infinity, and 0x80 is the only NaN; e4m3fnuz's largest is
+// 240, e5m2fnuz's 57344. The stub converts exactly to float, and from
+// float rounding to nearest even, a value beyond the largest (or an
+// infinity) giving NaN, the format's one special value. mltop's fp8
+// buffers are e4m3fn/e5m2, so a buffer cannot go to a pointer to either
+// (args.go: fnuzPointee).
+const torchFnuzTypes = `#ifndef MLTOP_TORCH_FNUZ_TYPES_
+#define MLTOP_TORCH_FNUZ_TYPES_
+namespace mltop_fnuz {
+// the float a byte of E exponent bits, M mantissa bits and bias B holds
+template <int E, int M, int B> __host__ __device__ inline float decode(unsigned char b) {
+  if (b == 0x80) return __int_as_float(0x7fc00000);
+  int e = (b >> M) & ((1 << E) - 1), m = b & ((1 << M) - 1);
+  float v = e == 0 ? ldexpf((float)m, 1 - B - M) : ldexpf((float)((1 << M) | m), e - B - M);
+  return (b & 0x80) ? -v : v;
+}
+// the byte nearest f (ties to even); NaN (0x80) beyond the largest
+template <int E, int M, int B> __host__ __device__ inline unsigned char encode(float f) {
+  const float largest = ldexpf((float)((2 << M) - 1), (1 << E) - 1 - B - M);
+  float a = fabsf(f);
+  if (!(a <= largest * (1.0f + ldexpf(1.0f, -M - 1)))) return 0x80;  // NaN, infinity, far beyond
+  int ex;
+  frexpf(a, &ex);
+  int unbiased = ex - 1 < 1 - B ? 1 - B : ex - 1;
+  float q = rintf(ldexpf(a, M - unbiased));  // in units of the binade's last place
+  float v = ldexpf(q, unbiased - M);
+  if (v > largest) return 0x80;
+  if (v == 0.0f) return 0;  // no negative zero
+  unsigned char s = f < 0 ? 0x80 : 0;
+  if (v < ldexpf(1.0f, 1 - B)) return s | (unsigned char)q;  // subnormal
+  frexpf(v, &ex);
+  return s | (unsigned char)(((ex - 1 + B) << M) | ((int)ldexpf(v, M - (ex - 1)) & ((1 << M) - 1)));
+}
+}  // namespace mltop_fnuz
+namespace c10 {
+#define MLTOP_C10_FNUZ_(name, E, M, B) \
+  struct name { \
+    unsigned char x; \
+    name() = default; \
+    __host__ __device__ name(float f) : x(mltop_fnuz::encode<E, M, B>(f)) {} \
+    __host__ __device__ operator float() const { return mltop_fnuz::decode<E, M, B>(x); } \
+  };
+MLTOP_C10_FNUZ_(Float8_e4m3fnuz, 4, 3, 8)
+MLTOP_C10_FNUZ_(Float8_e5m2fnuz, 5, 2, 16)
+#undef MLTOP_C10_FNUZ_
+}
+namespace at { using c10::Float8_e4m3fnuz; using c10::Float8_e5m2fnuz; }
+namespace torch { using c10::Float8_e4m3fnuz; using c10::Float8_e5m2fnuz; namespace headeronly { using c10::Float8_e4m3fnuz; using c10::Float8_e5m2fnuz; } }
+#endif
+`
 
 // fp8Limit is what numeric_limits says of one 8-bit float type.
 type fp8Limit struct {
@@ -337,6 +400,11 @@ var fp8Limits = []fp8Limit{
 		min: "0.015625f", max: "448.0f", epsilon: "0.125f", denormMin: "0.001953125f"},
 	{typ: "c10::Float8_e5m2", digits: 3, maxDigits10: 2, minExp: -13, minExp10: -4, maxExp: 16, maxExp10: 4,
 		min: "6.103515625e-05f", max: "57344.0f", epsilon: "0.25f", denormMin: "1.52587890625e-05f", hasInfinity: true},
+	// fnuz: bias one more, so each power of two is one lower; no infinity
+	{typ: "c10::Float8_e4m3fnuz", digits: 4, maxDigits10: 3, minExp: -6, minExp10: -2, maxExp: 8, maxExp10: 2,
+		min: "0.0078125f", max: "240.0f", epsilon: "0.125f", denormMin: "0.0009765625f"},
+	{typ: "c10::Float8_e5m2fnuz", digits: 3, maxDigits10: 2, minExp: -14, minExp10: -4, maxExp: 16, maxExp10: 4,
+		min: "3.0517578125e-05f", max: "57344.0f", epsilon: "0.25f", denormMin: "7.62939453125e-06f"},
 }
 
 // text is the explicit specialization of cuda::std::numeric_limits.

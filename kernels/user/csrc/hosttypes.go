@@ -3,6 +3,7 @@ package csrc
 import (
 	"regexp"
 	"slices"
+	"strings"
 )
 
 // This file finds the types and aliases of a program that only its host
@@ -35,7 +36,27 @@ import (
 //
 // Host then reports them, so Blank blanks them. It returns how many it
 // marked.
-func MarkHostOnly(files ...*File) int {
+func MarkHostOnly(files ...*File) int { return MarkHostOnlyWith(HostHeaders{}, files...) }
+
+// HostHeaders is what MarkHostOnlyWith knows of a program's system headers.
+type HostHeaders struct {
+	// Stubbed: the program includes a system header served as a stub that
+	// declares nothing (pthread.h, stdio.h, time.h, windows.h): a type
+	// none of its files declares may be one that header declares for the
+	// host (pthread_t, FILE, time_t, HANDLE).
+	Stubbed bool
+	// Known says whether device code gets a name with no file of the
+	// program declaring it: what the stubs and the prelude declare
+	// (int64_t, uint). Nil: none.
+	Known func(name string) bool
+}
+
+// MarkHostOnlyWith is MarkHostOnly, which with h.Stubbed also marks the
+// typedefs and alias declarations that name a type nothing the device
+// code gets declares (undeclaredHostType): `typedef pthread_t CUTThread;`
+// beside <pthread.h>. As for the others, one the code that stays uses
+// stays (and NVRTC names the missing type).
+func MarkHostOnlyWith(h HostHeaders, files ...*File) int {
 	declared := map[string]bool{}
 	for _, f := range files {
 		for _, d := range f.Decls {
@@ -58,7 +79,8 @@ func MarkHostOnly(files ...*File) int {
 				if !hostOnlyKind(d) || slices.ContainsFunc(cands, func(c cand) bool { return c.f == f && c.i == i }) {
 					continue
 				}
-				if namesHostOnly(f.declTokens(d), declared, tainted) {
+				toks := f.declTokens(d)
+				if namesHostOnly(toks, declared, tainted) || h.Stubbed && d.Kind == Alias && undeclaredHostType(toks, declared, h.Known) {
 					cands = append(cands, cand{f, i, d.Start, d.End})
 					for _, n := range d.Names {
 						tainted[n] = true
@@ -237,3 +259,68 @@ func init() {
 // mltop's stubs) declare, which the program's own files need not.
 var deviceNamespaces = map[string]bool{"std": true, "cuda": true, "cub": true, "thrust": true, "cooperative_groups": true,
 	"nvcuda": true, "cute": true, "cutlass": true, "c10": true, "at": true, "torch": true, "detail": true}
+
+// undeclaredHostType says whether an alias declaration's tokens (typedef
+// or using, not a namespace alias) name, unqualified, a type that no file
+// of the program declares, that no stub or prelude declares (known) and
+// that is neither a C++ keyword nor what the compiler or the toolkit's
+// device headers give (deviceTypeName): with a host header stubbed, the
+// one it comes from. Template parameters and a function type's parameter
+// names are no types.
+func undeclaredHostType(toks []ltok, declared map[string]bool, known func(string) bool) bool {
+	if len(toks) == 0 || toks[0].text == "namespace" {
+		return false
+	}
+	params := map[string]bool{}
+	start := 0
+	if toks[0].text == "template" && len(toks) > 1 && toks[1].text == "<" {
+		start = 1
+		for depth := 0; start < len(toks); start++ {
+			switch t := toks[start]; {
+			case t.text == "<":
+				depth++
+			case t.text == ">":
+				depth--
+			case t.kind == Ident:
+				params[t.text] = true
+			}
+			if depth == 0 {
+				break
+			}
+		}
+	}
+	for k := start; k < len(toks); k++ {
+		t := toks[k]
+		if t.kind != Ident || params[t.text] || declared[t.text] || cxxWords[t.text] || deviceTypeName.MatchString(t.text) || known != nil && known(t.text) {
+			continue
+		}
+		if k > 0 && (toks[k-1].text == "::" || toks[k-1].text == ".") || k+1 < len(toks) && toks[k+1].text == "::" {
+			continue // qualified: namesHostOnly's
+		}
+		if k > 0 && k+1 < len(toks) && (toks[k-1].kind == Ident || toks[k-1].text == "*" || toks[k-1].text == "&") && strings.Contains(",)[", toks[k+1].text) {
+			continue // a parameter's name in a function type: void (*f)(float scale)
+		}
+		return true
+	}
+	return false
+}
+
+// deviceTypeName matches what device code gets without a file of the
+// program declaring it, beyond the stubs: names reserved to the compiler
+// and the toolkit (__half, _Float16), the CUDA built-in vector types and
+// dim3, and the toolkit's device headers' own prefixes (cudaTextureObject_t,
+// CUtensorMap, curandState, nv_bfloat16, half).
+var deviceTypeName = regexp.MustCompile(`^_|^(u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4]$|^dim3$|^(cuda|cu[A-Z]|CU|curand|nv_|nvcuda)|^half2?$`)
+
+// cxxWords are the C++ keywords and built-in type names an alias
+// declaration may hold.
+var cxxWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`typedef using template typename class struct union enum const volatile
+		signed unsigned void bool char wchar_t char8_t char16_t char32_t short int long float double auto
+		decltype sizeof alignof alignas noexcept constexpr static inline extern operator true false nullptr this
+		size_t ptrdiff_t nullptr_t std`) {
+		cxxWords[w] = true
+	}
+}

@@ -127,3 +127,53 @@ int main() {
 		}
 	}
 }
+
+// With a host header stubbed, a typedef or alias naming a type no file
+// declares and nothing device code gets declares is host (pthread_t, FILE,
+// time_t beside their headers): marked when device code does not use it.
+// Template parameters, a function type's parameter names, the compiler's
+// and toolkit's types and the known names (the stubs') are no such type.
+func TestMarkHostOnlyUndeclaredTypes(t *testing.T) {
+	const src = `#include <pthread.h>
+typedef pthread_t Thread;
+typedef FILE* LogFile;
+using Clock = clock_t;
+typedef struct timespec Stamp;
+typedef void *(*Routine)(void *);
+typedef unsigned (WINAPI *WinRoutine)(void *);
+typedef pthread_mutex_t DeviceUsed;
+typedef float4 Vec;
+typedef __half Half;
+typedef curandState Rng;
+typedef int64_t Index;
+typedef void (*Callback)(float scale, int n);
+template <typename T, int N> using Array = T[N];
+typedef long Plain;
+Thread start(Routine f);
+__device__ int used(DeviceUsed* m) { return 0; }
+`
+	for _, tc := range []struct {
+		name    string
+		stubbed bool
+		host    []string
+	}{
+		{"a host header stubbed", true, []string{"typedef pthread_t Thread;", "typedef FILE* LogFile;", "using Clock = clock_t;",
+			"typedef struct timespec Stamp;", "typedef unsigned (WINAPI *WinRoutine)(void *);"}},
+		{"no host header stubbed", false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := Scan(src)
+			known := func(n string) bool { return n == "int64_t" }
+			MarkHostOnlyWith(HostHeaders{Stubbed: tc.stubbed, Known: known}, f)
+			var host []string
+			for _, d := range f.Decls {
+				if d.Kind == Alias && d.Host() {
+					host = append(host, src[d.Start:d.End])
+				}
+			}
+			if strings.Join(host, "\n") != strings.Join(tc.host, "\n") {
+				t.Errorf("host aliases %v, want %v", host, tc.host)
+			}
+		})
+	}
+}

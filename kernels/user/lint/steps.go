@@ -166,6 +166,8 @@ func sharedNames(code string) map[string]bool {
 // said why).
 func compileStep(r *Result, opt Options, plans map[string]planned) {
 	f := r.Family
+	start := len(r.Findings)
+	defer func() { r.Findings = append(r.Findings[:start], mergeDTypes(r.Findings[start:])...) }()
 	for _, lang := range f.Languages() {
 		pl, ok := plans[lang]
 		if !ok {
@@ -232,8 +234,8 @@ func compileCUDA(r *Result, opt Options, p profiler.Program, dt profiler.DType) 
 		r.add(Error, StepCompile, p.File, 0, 0, "CUDA %s: %s%s", dt, withIncludesBehind(d.err.Error(), r.Family.IncludesBehindErrors(d.rep.Log)), log)
 		return false
 	}
-	if strings.TrimSpace(d.rep.Log) != "" {
-		r.add(Warning, StepCompile, p.File, 0, 0, "CUDA %s: NVRTC warns:%s", dt, logText(d.rep.Log))
+	if warns := withoutUnusedFunctions(d.rep.Log); warns != "" {
+		r.add(Warning, StepCompile, p.File, 0, 0, "CUDA %s: NVRTC warns:%s", dt, logText(warns))
 	}
 	shared := ""
 	if d.rep.StaticShared >= 0 {

@@ -1,0 +1,42 @@
+package user
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/kernels/user/usertest"
+	"github.com/mltop/mltop/profiler"
+)
+
+// A whole program's local header keeps, beside a device helper, typedefs
+// of what only the host headers it includes declare (a thread type, a
+// FILE*, a clock): those reach NVRTC blanked (lines kept), what device
+// code uses stays, and the program compiles.
+func TestPrepareBlanksTypedefsOfStubbedHeaders(t *testing.T) {
+	header := `#pragma once
+#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+typedef pthread_t Worker;
+typedef FILE* Sink;
+using Ticks = clock_t;
+typedef void *(*WorkerMain)(void *);
+typedef float Scale;
+Worker spawn(WorkerMain f, void *arg);
+__device__ inline float twice(Scale x) { return 2 * x; }
+`
+	src := "#include \"util.h\"\n__global__ void k(const T* X, T* Y, int rows, int cols) { Y[threadIdx.x] = twice(X[threadIdx.x]); }\n" +
+		"int main() { Worker w = spawn(0, 0); Sink s = stdout; Ticks c = clock(); return 0; }\n"
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("host_typedefs"), "k.cu": src, "util.h": header})
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	h := prog.Includes["util.h"]
+	for _, gone := range []string{"pthread_t", "FILE*", "clock_t", "Worker spawn"} {
+		if strings.Contains(h, gone) {
+			t.Errorf("%q reaches NVRTC:\n%s", gone, h)
+		}
+	}
+	if !strings.Contains(h, "typedef float Scale;") || strings.Count(h, "\n") < strings.Count(header, "\n") {
+		t.Errorf("the device typedef or the lines are gone:\n%s", h)
+	}
+	compileOrSkip(t, prog)
+}
