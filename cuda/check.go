@@ -99,13 +99,16 @@ func readCubin(cubin []byte, entry, arch string) cubinFacts {
 // reservedInWindow is the part of an entry's shared section (window bytes)
 // that the compiler reserved for the system rather than for the user's
 // arrays. A toolkit that keeps the reserved region in a section of its own
-// (.nv.shared.reserved.N, reservedSection >= 0) leaves the entry's section
-// to the user's arrays. Without one, a compiler for sm_90 and later (NVRTC
+// (.nv.shared.reserved.N of some size, reservedSection > 0) leaves the
+// entry's section to the user's arrays; NVRTC 13 writes an empty
+// .nv.shared.reserved.0 and still puts the KiB in the entry's section (on
+// an H200: 1024 B for a kernel with no arrays, 1024 + 1088 for 1088 B of
+// them, while the driver reports the arrays alone). Without one, a compiler for sm_90 and later (NVRTC
 // 11.8) puts the system's 1 KiB at the start of the entry's section, the
 // user's arrays after it: one __shared__ unsigned[16] is a 1088 B section
 // at sm_90 and a 64 B one at sm_80.
 func reservedInWindow(window, reservedSection int, arch string) int {
-	if reservedSection >= 0 || smVersion(arch) < 90 || window < systemReservedShared {
+	if reservedSection > 0 || smVersion(arch) < 90 || window < systemReservedShared {
 		return 0
 	}
 	return systemReservedShared
