@@ -414,13 +414,21 @@ func (f *Family) StructNotes(lang string) []string {
 					zero = append(zero, lf.path)
 				}
 			}
+			var part []string
 			for k, v := range d.args[up.arg].fields {
 				if p := partialNote(v, up.st.leaves[k]); p != "" {
-					zero = append(zero, p+" past the list")
+					part = append(part, p)
 				}
 			}
+			var says []string
 			if len(zero) > 0 {
-				out = append(out, fmt.Sprintf("dispatch %s: struct %s %s (%d bytes): fields not in args are zero: %s", d.name, up.st.layout.name, up.param.Name, up.st.layout.size, strings.Join(zero, ", ")))
+				says = append(says, "fields not in args are zero: "+strings.Join(zero, ", "))
+			}
+			if len(part) > 0 {
+				says = append(says, "array fields given in part, the rest zero: "+strings.Join(part, ", "))
+			}
+			if len(says) > 0 {
+				out = append(out, fmt.Sprintf("dispatch %s: struct %s %s (%d bytes): %s", d.name, up.st.layout.name, up.param.Name, up.st.layout.size, strings.Join(says, "; ")))
 			}
 		}
 	}

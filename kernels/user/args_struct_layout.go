@@ -2,6 +2,7 @@ package user
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
@@ -144,7 +145,12 @@ func (st *structTypes) field(owner string, f csrc.StructField, subst map[string]
 	if a, ok := subst[f.Type]; ok {
 		f.Type = a // a field of the template's type parameter
 	}
-	lf := structLeaf{path: f.Name, decl: f.Declared(), count: count, extents: extents}
+	shown := f // the extents as numbers: `ptrs[kLanes[n - 1]]` of Lists<2> is ptrs[4]
+	shown.Extents = nil
+	for _, n := range extents {
+		shown.Extents = append(shown.Extents, strconv.Itoa(n))
+	}
+	lf := structLeaf{path: f.Name, decl: shown.Declared(), count: count, extents: extents}
 	t := st.ts.resolve(f.Type)
 	switch {
 	case f.Pointer:
@@ -188,6 +194,9 @@ func (l structLayout) fieldList() string {
 	names := make([]string, len(l.leaves))
 	for i, lf := range l.leaves {
 		names[i] = fieldName(lf.path, lf.count)
+		if len(lf.extents) > 1 {
+			names[i] = lf.path + strings.ReplaceAll(fmt.Sprint(lf.extents), " ", "][")
+		}
 	}
 	return strings.Join(names, ", ")
 }
