@@ -106,7 +106,9 @@ func TestPackAndListsPlan(t *testing.T) {
 			t.Errorf("chunk_of[%d] = %d, want %d", k, c, k)
 		}
 	}
-	if !slices.ContainsFunc(p.Notes, func(n string) bool { return strings.Contains(n, "struct Lists<2> lists (136 bytes): fields not in args are zero: first; array fields given in part, the rest zero: ptrs (2 of 8), lens (1 of 4)") }) {
+	if !slices.ContainsFunc(p.Notes, func(n string) bool {
+		return strings.Contains(n, "struct Lists<2> lists (136 bytes): fields not in args are zero: first; array fields given in part, the rest zero: ptrs (2 of 8), lens (1 of 4)")
+	}) {
 		t.Errorf("notes %q do not name the fields given in part", p.Notes)
 	}
 }

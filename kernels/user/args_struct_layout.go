@@ -27,7 +27,7 @@ type structLeaf struct {
 	offset   int
 	count    int   // 1, or an array's elements
 	extents  []int // an array's extents, outermost first; nil for one element
-	size     int // one element's bytes
+	size     int   // one element's bytes
 }
 
 // structLayout is a struct's C layout.
