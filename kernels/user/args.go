@@ -129,6 +129,10 @@ type typeScope struct {
 	// pinned are the template parameters the entry's arguments bind to a
 	// C type (entryExpr.pinnedTypes): no longer the dtype.
 	pinned map[string]string
+	// classes are the template parameters the entry binds to a type of
+	// the source's own (entryExpr.pinnedClassTypes): a struct, an enum.
+	classes map[string]string
+	enums   map[string]string // the enums of code, by name: their underlying type (args_enum.go)
 }
 
 // pinnedScalars keeps, of the entry's pinned template parameters, those
@@ -166,6 +170,9 @@ func (ts typeScope) resolve(t string) string {
 // generic says whether t stands for the dtype (its name, a template
 // parameter, or a typedef whose meaning depends on the preprocessor).
 func (ts typeScope) generic(t string) bool {
+	if _, ok := ts.classes[t]; ok {
+		return false
+	}
 	if _, ok := ts.pinned[t]; ok {
 		return false
 	}
@@ -183,7 +190,13 @@ func (ts typeScope) scalarKind(p csrc.Param) (profiler.ScalarKind, error) {
 	if ts.generic(t) {
 		return "", nil
 	}
+	if c, ok := ts.classes[t]; ok {
+		t = c
+	}
 	r := ts.resolve(t)
+	if e, ok := ts.enums[r]; ok {
+		r = ts.resolve(e) // an enum passes as its underlying type
+	}
 	if k, ok := cScalarKinds[r]; ok {
 		return k, nil
 	}

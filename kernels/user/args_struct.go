@@ -3,6 +3,7 @@ package user
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -31,6 +32,9 @@ type structEntry struct {
 	Val   string   `json:"v,omitempty"`
 	Elems []string `json:"e,omitempty"`
 	List  bool     `json:"l,omitempty"`
+	// Paths are, for nested lists ([[g], [p]]), each element's indices,
+	// outermost first; nil for a flat list.
+	Paths [][]int `json:"p,omitempty"`
 }
 
 // structText encodes a mapping node of args, nested mappings flattened to
@@ -54,9 +58,12 @@ func flattenMapping(m *ast.MappingNode, prefix string, out *[]structEntry) error
 			}
 		case *ast.SequenceNode:
 			e := structEntry{Key: key, List: true}
-			if err := yaml.NodeToValue(v, &e.Elems); err != nil {
-				tk := v.GetToken()
-				return fmt.Errorf("[%d:%d] field %s: an array field takes a list of expressions or buffers, as [rows, 1, 1]; got %s", tk.Position.Line, tk.Position.Column, key, strings.TrimSpace(v.String()))
+			nested := false
+			if err := flattenList(v, key, nil, &e, &nested); err != nil {
+				return err
+			}
+			if !nested {
+				e.Paths = nil
 			}
 			*out = append(*out, e)
 		default:
@@ -67,6 +74,29 @@ func flattenMapping(m *ast.MappingNode, prefix string, out *[]structEntry) error
 			}
 			*out = append(*out, e)
 		}
+	}
+	return nil
+}
+
+// flattenList reads a list value, nested lists (one per dimension of a
+// multi-dimensional array field) to elements with their indices.
+func flattenList(v *ast.SequenceNode, key string, at []int, e *structEntry, nested *bool) error {
+	for k, item := range v.Values {
+		path := append(slices.Clone(at), k)
+		if inner, ok := item.(*ast.SequenceNode); ok {
+			*nested = true
+			if err := flattenList(inner, key, path, e, nested); err != nil {
+				return err
+			}
+			continue
+		}
+		var s string
+		if err := yaml.NodeToValue(item, &s); err != nil {
+			tk := item.GetToken()
+			return fmt.Errorf("[%d:%d] field %s: an array field takes a list of expressions or buffers, as [rows, 1, 1] (a list per dimension for a multi-dimensional array, as [[g], [p]]); got %s", tk.Position.Line, tk.Position.Column, key, strings.TrimSpace(item.String()))
+		}
+		e.Elems = append(e.Elems, s)
+		e.Paths = append(e.Paths, path)
 	}
 	return nil
 }
@@ -87,7 +117,7 @@ func structShown(es []structEntry) string {
 	for i, e := range es {
 		v := e.Val
 		if e.List {
-			v = "[" + strings.Join(e.Elems, ", ") + "]"
+			v = listShown(e.Elems, e.Paths)
 		}
 		parts[i] = e.Key + ": " + v
 	}
@@ -99,8 +129,12 @@ func structShown(es []structEntry) string {
 type structValue struct {
 	key   string
 	list  bool
+	paths [][]int         // nested lists: each element's indices; nil for a flat list
 	bufs  []string        // per element: a buffer's name, or ""
 	progs []*expr.Program // per element: the expression, or nil
+	// perIndex: one expression for every element of an array field, which
+	// reads the element's index as i.
+	perIndex bool
 }
 
 func (v structValue) shown() string {
@@ -113,30 +147,59 @@ func (v structValue) shown() string {
 		}
 	}
 	if v.list {
-		return "[" + strings.Join(parts, ", ") + "]"
+		return listShown(parts, v.paths)
 	}
 	return parts[0]
+}
+
+// listShown writes a list value as the manifest does: [a, b], or nested
+// [[a], [b]] when paths give each element's indices.
+func listShown(elems []string, paths [][]int) string {
+	if paths == nil {
+		return "[" + strings.Join(elems, ", ") + "]"
+	}
+	var b strings.Builder
+	var prev []int
+	for k, p := range paths {
+		common := 0
+		for common < len(prev) && common < len(p) && prev[common] == p[common] {
+			common++
+		}
+		b.WriteString(strings.Repeat("]", len(prev)-common))
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strings.Repeat("[", len(p)-common))
+		b.WriteString(elems[k])
+		prev = p
+	}
+	b.WriteString(strings.Repeat("]", len(prev)))
+	return b.String()
 }
 
 // structArg reads a mapping arg: buffer names stay names, the rest are
 // compiled as expressions.
 func (bl *builder) structArg(es []structEntry, path, field string) (uarg, error) {
-	a := uarg{text: structShown(es)}
-	if len(es) == 0 {
-		return a, bl.d.err(path, field, "{} is an empty struct value: give the fields to set, as {x_ptr: x, dim: D}")
-	}
+	// {} is a struct value with no fields: an empty struct's (a functor's)
+	// one byte; bindStruct refuses it for a struct with fields.
+	a := uarg{text: structShown(es), fields: []structValue{}}
 	for _, e := range es {
 		elems, list := []string{e.Val}, e.List
 		if list {
 			elems = e.Elems
 		}
-		v := structValue{key: e.Key, list: list}
+		v := structValue{key: e.Key, list: list, paths: e.Paths}
 		for j, s := range elems {
 			if bl.bufferNames[s] {
 				v.bufs, v.progs = append(v.bufs, s), append(v.progs, nil)
 				continue
 			}
-			p, err := bl.compile(s, fmt.Sprintf("%s.%s[%d]", path, e.Key, j), fmt.Sprintf("%s.%s", field, e.Key))
+			vars := bl.vars
+			if !list && readsIndex(s, vars) {
+				vars, v.perIndex = maps.Clone(vars), true
+				vars[elementIndex] = expr.Int
+			}
+			p, err := bl.compileIn(vars, s, fmt.Sprintf("%s.%s[%d]", path, e.Key, j), fmt.Sprintf("%s.%s", field, e.Key))
 			if err != nil {
 				return a, err
 			}
@@ -161,6 +224,7 @@ func (bl *builder) codeWithHeaders(lang string, s source) string {
 type structBinding struct {
 	layout structLayout
 	leaves []structLeaf // per value of the arg, in order
+	at     [][]int      // per value: the flat index each list element fills (args_struct_arrays.go)
 }
 
 // structParam lays out the struct a by-value parameter takes; found is
@@ -170,7 +234,13 @@ func (bl *builder) structParam(prm csrc.Param, ts typeScope) (structLayout, bool
 		return structLayout{}, false, nil
 	}
 	t := strings.Join(strings.Fields(strings.NewReplacer("const", " ", "volatile", " ", "struct", " ").Replace(prm.Scalar)), " ")
+	if c, ok := ts.classes[t]; ok {
+		t = c // a template parameter the entry binds to a struct
+	}
 	if _, scalar := cScalarKinds[ts.resolve(t)]; scalar || t == "" {
+		return structLayout{}, false, nil
+	}
+	if _, enum := ts.enums[ts.resolve(t)]; enum {
 		return structLayout{}, false, nil
 	}
 	return newStructTypes(ts.code, ts).layout(t, 0)
@@ -201,6 +271,9 @@ func (bl *builder) bindStruct(a uarg, prm csrc.Param, ts typeScope, apath, afiel
 		}
 		return up, true, d.err(apath, afield, "%s goes to parameter `%s` of %s, a struct taken by value: give a mapping of its fields, as {%s} (fields: %s)", what, describe(prm), at, exampleFields(l), l.fieldList())
 	}
+	if len(a.fields) == 0 && len(l.leaves) > 0 {
+		return up, true, d.err(apath, afield, "{} goes to parameter `%s` of %s, struct %s, which has fields: give the fields to set, as {%s} (fields: %s; {} is for a struct without fields, such as a functor)", describe(prm), at, l.name, exampleFields(l), l.fieldList())
+	}
 	b := &structBinding{layout: l}
 	seen := map[string]bool{}
 	for _, v := range a.fields {
@@ -216,7 +289,11 @@ func (bl *builder) bindStruct(a uarg, prm csrc.Param, ts typeScope, apath, afiel
 		if err := bl.checkStructValue(v, lf, l); err != nil {
 			return up, true, d.err(vpath, vfield, "%v", err)
 		}
-		b.leaves = append(b.leaves, lf)
+		pos, err := elementPositions(v, lf, l.name)
+		if err != nil {
+			return up, true, d.err(vpath, vfield, "%v", err)
+		}
+		b.leaves, b.at = append(b.leaves, lf), append(b.at, pos)
 	}
 	up.st = b
 	return up, true, nil
@@ -229,10 +306,10 @@ func (bl *builder) checkStructValue(v structValue, lf structLeaf, l structLayout
 	switch {
 	case lf.count == 1 && v.list:
 		return fmt.Errorf("list %s goes to field `%s` of struct %s, which is not an array: give one %s", v.shown(), lf.decl, l.name, map[bool]string{true: "buffer", false: "expression"}[lf.pointer])
-	case lf.count > 1 && !v.list:
-		return fmt.Errorf("%s goes to field `%s` of struct %s, an array: give a list of %d elements", v.shown(), lf.decl, l.name, lf.count)
-	case lf.count > 1 && len(v.bufs) != lf.count:
-		return fmt.Errorf("list %s has %d elements for field `%s` of struct %s: give %d", v.shown(), len(v.bufs), lf.decl, l.name, lf.count)
+	case lf.count == 1 && v.perIndex:
+		return fmt.Errorf("%s reads i, the element index of an array field, but field `%s` of struct %s is not an array", v.shown(), lf.decl, l.name)
+	case lf.count > 1 && !v.list && lf.pointer:
+		return fmt.Errorf("%s goes to field `%s` of struct %s, an array of pointers: give a list of buffers (a shorter list leaves the rest null)", v.shown(), lf.decl, l.name)
 	}
 	consts := bl.f.constants()
 	for i, buf := range v.bufs {
@@ -243,7 +320,7 @@ func (bl *builder) checkStructValue(v structValue, lf structLeaf, l structLayout
 			return fmt.Errorf("buffer %s goes to field `%s` of struct %s, a scalar: give an expression (a number, a dim, a value)", buf, lf.decl, l.name)
 		case lf.pointer && lf.readOnly && bl.buf(buf).out:
 			return fmt.Errorf("output buffer %s goes to field `%s` of struct %s, which the kernel cannot write through: drop the const, or give an input there", buf, lf.decl, l.name)
-		case !lf.pointer:
+		case !lf.pointer && !v.perIndex:
 			if x, ok := constArg(v.progs[i], consts); ok {
 				if _, err := profiler.ScalarOf(lf.kind, v.key, x); err != nil {
 					return fmt.Errorf("%s = %v goes to field `%s` of struct %s: %v", v.progs[i].Source(), x, lf.decl, l.name, err)
@@ -287,11 +364,18 @@ func (f *Family) structArgOf(pd *profiler.Dispatch, up uparam, a uarg, dt profil
 	st := profiler.StructArg{Name: up.param.Name, Type: l.name, Bytes: make([]byte, l.size)}
 	for i, v := range a.fields {
 		lf := up.st.leaves[i]
+		if !v.list && lf.count > 1 { // one expression for every element
+			if err := fillElements(st.Bytes, v.progs[0], lf, e); err != nil {
+				return st, err
+			}
+			continue
+		}
 		for k := range v.bufs {
 			off := lf.offset + k*lf.size
 			name := lf.path
 			if v.list {
-				name = fmt.Sprintf("%s[%d]", lf.path, k)
+				off = lf.offset + up.st.at[i][k]*lf.size
+				name = fmt.Sprintf("%s[%d]", lf.path, up.st.at[i][k])
 			}
 			if buf := v.bufs[k]; buf != "" {
 				if have := f.bufDType(buf, dt); lf.elem != "" && have != lf.elem {
@@ -330,8 +414,21 @@ func (f *Family) StructNotes(lang string) []string {
 					zero = append(zero, lf.path)
 				}
 			}
+			var part []string
+			for k, v := range d.args[up.arg].fields {
+				if p := partialNote(v, up.st.leaves[k]); p != "" {
+					part = append(part, p)
+				}
+			}
+			var says []string
 			if len(zero) > 0 {
-				out = append(out, fmt.Sprintf("dispatch %s: struct %s %s (%d bytes): fields not in args are zero: %s", d.name, up.st.layout.name, up.param.Name, up.st.layout.size, strings.Join(zero, ", ")))
+				says = append(says, "fields not in args are zero: "+strings.Join(zero, ", "))
+			}
+			if len(part) > 0 {
+				says = append(says, "array fields given in part, the rest zero: "+strings.Join(part, ", "))
+			}
+			if len(says) > 0 {
+				out = append(out, fmt.Sprintf("dispatch %s: struct %s %s (%d bytes): %s", d.name, up.st.layout.name, up.param.Name, up.st.layout.size, strings.Join(says, "; ")))
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package user
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
@@ -24,8 +25,9 @@ type structLeaf struct {
 	readOnly bool           // a pointer to const
 	elem     profiler.DType // the element type a pointer field requires of its buffer; "" for any
 	offset   int
-	count    int // 1, or an array's elements
-	size     int // one element's bytes
+	count    int   // 1, or an array's elements
+	extents  []int // an array's extents, outermost first; nil for one element
+	size     int   // one element's bytes
 }
 
 // structLayout is a struct's C layout.
@@ -39,27 +41,40 @@ type structLayout struct {
 // structTypes lays out the structs of one source (with its local headers).
 type structTypes struct {
 	code   string
+	toks   []csrc.Token
 	ts     typeScope
 	macros map[string]string
+	arrays map[string][]int64 // constant integer arrays an extent may index
 }
 
 func newStructTypes(code string, ts typeScope) *structTypes {
 	ts.typedefs = csrc.Typedefs(code) // member usings (`using index_t = uint32_t;`) and the headers' typedefs too
-	return &structTypes{code: code, ts: ts, macros: csrc.ObjectMacros(csrc.Scan(code))}
+	st := &structTypes{code: code, toks: csrc.Tokenize(code), ts: ts, macros: csrc.ObjectMacros(csrc.Scan(code))}
+	st.arrays = constArrays(st.toks, st.macros)
+	return st
 }
 
-// layout lays out struct name; found is false when the source defines no
-// struct of that name (after its typedefs).
+// layout lays out struct name, or a class template's instance
+// (`TensorListMetadata<4>`: args_struct_template.go); found is false when
+// the source defines no struct of that name (after its typedefs).
 func (st *structTypes) layout(name string, depth int) (structLayout, bool, error) {
 	name = st.ts.resolve(name)
-	decl, found, err := csrc.FindStruct(st.code, name)
+	base, targs := splitTemplateName(name)
+	decl, found, err := csrc.FindStruct(st.code, base)
 	if !found || err != nil {
 		return structLayout{}, found, err
 	}
 	if depth > 8 {
 		return structLayout{}, true, fmt.Errorf("struct %s nests structs more than 8 deep", name)
 	}
+	subst, err := templateSubst(structTemplateParams(st.toks, decl.Name), targs, name)
+	if err != nil {
+		return structLayout{}, true, err
+	}
 	l := structLayout{name: decl.Name, align: 1}
+	if targs != nil {
+		l.name = name
+	}
 	if decl.Base != "" {
 		base, found, err := st.layout(decl.Base, depth+1)
 		switch {
@@ -76,7 +91,7 @@ func (st *structTypes) layout(name string, depth int) (structLayout, bool, error
 	}
 	off := l.size
 	for _, f := range decl.Fields {
-		leaves, size, align, err := st.field(decl.Name, f, depth)
+		leaves, size, align, err := st.field(name, f, subst, depth)
 		if err != nil {
 			return l, true, err
 		}
@@ -116,16 +131,26 @@ func (st *structTypes) notPOD(name string, depth int) bool {
 
 // field lays out one field at offset 0: its leaves, its bytes and its
 // alignment.
-func (st *structTypes) field(owner string, f csrc.StructField, depth int) (leaves []structLeaf, size, align int, err error) {
+func (st *structTypes) field(owner string, f csrc.StructField, subst map[string]string, depth int) (leaves []structLeaf, size, align int, err error) {
 	count := 1
+	var extents []int
 	for _, x := range f.Extents {
-		n, ok := csrc.IntConst(x, st.macros)
+		n, ok := st.extentValue(x, subst)
 		if !ok || n <= 0 {
 			return nil, 0, 0, fmt.Errorf("struct %s: field `%s`: mltop needs the array's extent %q as a positive constant", owner, f.Declared(), x)
 		}
 		count *= int(n)
+		extents = append(extents, int(n))
 	}
-	lf := structLeaf{path: f.Name, decl: f.Declared(), count: count}
+	if a, ok := subst[f.Type]; ok {
+		f.Type = a // a field of the template's type parameter
+	}
+	shown := f // the extents as numbers: `ptrs[kLanes[n - 1]]` of Lists<2> is ptrs[4]
+	shown.Extents = nil
+	for _, n := range extents {
+		shown.Extents = append(shown.Extents, strconv.Itoa(n))
+	}
+	lf := structLeaf{path: f.Name, decl: shown.Declared(), count: count, extents: extents}
 	t := st.ts.resolve(f.Type)
 	switch {
 	case f.Pointer:
@@ -136,6 +161,9 @@ func (st *structTypes) field(owner string, f csrc.StructField, depth int) (leave
 		return nil, 0, 0, fmt.Errorf("struct %s: field `%s` has the dtype's type, whose size changes with the dtype: declare it float (or the C type it holds)", owner, f.Declared())
 	case pairTypes[t]:
 		return nil, 0, 0, fmt.Errorf("struct %s: field `%s` is a pair of 16-bit floats, which mltop does not fill: declare two half fields (or float) and pair them inside the kernel", owner, f.Declared())
+	}
+	if e, ok := st.ts.enums[t]; ok {
+		t = e // an enum is its underlying type
 	}
 	if k, ok := cScalarKinds[t]; ok {
 		lf.kind = k
@@ -166,6 +194,9 @@ func (l structLayout) fieldList() string {
 	names := make([]string, len(l.leaves))
 	for i, lf := range l.leaves {
 		names[i] = fieldName(lf.path, lf.count)
+		if len(lf.extents) > 1 {
+			names[i] = lf.path + strings.ReplaceAll(fmt.Sprint(lf.extents), " ", "][")
+		}
 	}
 	return strings.Join(names, ", ")
 }

@@ -203,6 +203,15 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 		}
 		return ubinding{}, d.err(path+".entry", field+".entry", "%s has no kernel %q (%s)", s.path+localHeaders(f.prep[lang]), name, hint)
 	}
+	// A parameter pack becomes one parameter per type the entry names.
+	unnamedPack := make([]error, len(sigs))
+	if lang == "cuda" {
+		for k := range sigs {
+			if sigs[k], unnamedPack[k], err = expandPack(sigs[k], ud.entry, bl.dtypeName()); err != nil {
+				return ubinding{}, d.err(path+".entry", field+".entry", "%s: %v", s.path, err)
+			}
+		}
+	}
 	hasScalar := slices.ContainsFunc(ud.args, func(a uarg) bool { return a.buf == "" })
 	// A Metal entry takes its scalars either as one struct after the
 	// buffers or one per `constant T&` parameter (metalStruct).
@@ -224,7 +233,7 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 		return ubinding{}, d.err(path+".entry", field+".entry", "%s: %v", s.path, err)
 	}
 	ts := typeScope{typedefs: csrc.Typedefs(s.code), dtype: bl.dtypeName(), sig: sig}
-	ts.pinned = ts.pinnedScalars(ud.entry.pinnedTypes(sig.Template))
+	ts.pinned = ts.pinnedScalars(ud.entry.pinnedTypes(nonPackTemplate(sig)))
 	if lang == "metal" {
 		if k := slices.IndexFunc(ud.args, func(a uarg) bool { return a.fields != nil }); k >= 0 {
 			apath, afield := d.item(path+".args", field+".args", k)
@@ -245,8 +254,13 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 		return b, err
 	}
 	ts.code = bl.codeWithHeaders(lang, s)
+	ts.enums = enumTypes(ts.code)
+	ts.classes = ts.sourceClasses(ud.entry.pinnedClassTypes(nonPackTemplate(sig)))
 	params := sig.Bindable()
 	if len(params) != len(ud.args) {
+		if k := slices.IndexFunc(sigs, func(g csrc.Signature) bool { return g.Line == sig.Line }); k >= 0 && unnamedPack[k] != nil {
+			return ubinding{}, d.err(path+".entry", field+".entry", "%s: %v", s.path, unnamedPack[k])
+		}
 		return ubinding{}, d.err(path+".args", field+".args", "%s", countMismatch(ud.args, params, s.path, sig))
 	}
 	b := ubinding{sig: sig, file: s.path}

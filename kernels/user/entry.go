@@ -263,6 +263,32 @@ func (e *entryExpr) pinnedTypes(params []string) map[string]string {
 	return pinned
 }
 
+// pinnedClassTypes maps the template parameters that the entry binds to
+// a type of the source's own, written with words and template arguments
+// alone (`TensorListMetadata<4>`, `AdamFunctor<float, int32_t>`), to that
+// text: a by-value parameter of that template type is then that struct.
+func (e *entryExpr) pinnedClassTypes(params []string) map[string]string {
+	out := map[string]string{}
+	for i, arg := range e.topArgs() {
+		if i >= len(params) {
+			break
+		}
+		var b strings.Builder
+		for _, p := range arg {
+			if p.lit == "" {
+				b.Reset()
+				break
+			}
+			b.WriteString(p.lit)
+		}
+		t := strings.TrimSpace(b.String())
+		if name, _, _ := strings.Cut(t, "<"); t != "" && identEnd(strings.TrimSpace(name), 0) == len(strings.TrimSpace(name)) {
+			out[params[i]] = t
+		}
+	}
+	return out
+}
+
 // topArgs splits the template argument list at its top-level commas.
 func (e *entryExpr) topArgs() [][]entryPart {
 	args := [][]entryPart{nil}

@@ -79,7 +79,7 @@ func (c *context) chooseDType(sigs []csrc.Signature) string {
 			tps := templateOf(c.toks, entryAt(c.toks, s))
 			floats := scalarOnlyTypes(s, tps)
 			for _, tp := range tps {
-				if tp.isType && floats[tp.name] == nil && c.launchFixed(s, tp.name) == "" {
+				if tp.isType && !tp.pack && floats[tp.name] == nil && c.launchFixed(s, tp.name) == "" {
 					tmpl = tp.name
 					break
 				}
@@ -205,9 +205,33 @@ func (c *context) pickedDType(p *plan) bool {
 		p.dtypesNote = fmt.Sprintf("the source defines %s, so its #if makes %s %s", strings.Join(ch.fixed, ", "), c.dtypeName, ch.ctype)
 		return true
 	}
+	if hint := fixedTypeHint(ch, c.dtypeName); hint != "" {
+		p.dtypesNote = p.todo(hint, "%s's type is chosen by an #if on %s: dtypes lists %s, the type it picks by default", c.dtypeName, strings.Join(ch.tested, ", "), d)
+		return true
+	}
 	p.dtypesNote = p.todo(fmt.Sprintf("without %s the source's #if makes %s %s; to run others, list them and set defines: (e.g. {%s: \"%s == bf16\"})", strings.Join(ch.tested, " or "), c.dtypeName, ch.ctype, firstOr(ch.tested, "MACRO"), c.dtypeName),
 		"%s's type is chosen by an #if on %s: dtypes lists %s, the type it picks by default", c.dtypeName, strings.Join(ch.tested, ", "), d)
 	return true
+}
+
+// fixedTypeHint says how to run the type an #if branch not taken picks
+// when that type is no dtype mltop declares per spec (`#ifdef USE_DP
+// typedef double real;`): define the branch's macro and give the buffers
+// that type's dtype; "" when no branch picks such a type.
+func fixedTypeHint(ch typedefChoice, name string) string {
+	var ways []string
+	for _, o := range ch.others {
+		d := cTypes[o.ctype]
+		if d == "" || isSpecDType(d) || len(o.tested) == 0 {
+			continue
+		}
+		macro := o.tested[len(o.tested)-1]
+		ways = append(ways, fmt.Sprintf("for %s, set defines: {%s: 1} and give the buffers dtype: %s in place of %s", o.ctype, macro, d, name))
+	}
+	if len(ways) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("without %s the source's #if makes %s %s; %s", strings.Join(ch.tested, " or "), name, ch.ctype, strings.Join(ways, "; "))
 }
 
 func firstOr(s []string, def string) string {

@@ -13,6 +13,16 @@ type typedefChoice struct {
 	ctype  string   // the type picked
 	tested []string // the macros the #if conditions test
 	fixed  []string // those the source itself #defines (the choice is fixed)
+	// others are the types the branches not taken alias the name to, each
+	// with the macros tested up to its branch (`#ifdef USE_DP typedef
+	// double real;`: double, USE_DP).
+	others []typedefBranch
+}
+
+// typedefBranch is a type an #if branch not taken picks.
+type typedefBranch struct {
+	ctype  string
+	tested []string
 }
 
 var (
@@ -37,11 +47,15 @@ func chooseTypedef(src, name string) (typedefChoice, bool) {
 	for _, l := range strings.Split(strings.ReplaceAll(src, "\\\n", " "), "\n") {
 		m := directiveRE.FindStringSubmatch(l)
 		if m == nil {
-			if d := decl.FindStringSubmatch(l); live && d != nil && ch.ctype == "" {
+			d := decl.FindStringSubmatch(l)
+			switch {
+			case live && d != nil && ch.ctype == "":
 				if unknown > 0 {
 					return ch, false
 				}
 				ch.ctype = strings.Join(strings.Fields(d[1]+d[2]), " ")
+			case !live && d != nil && unknown == 0:
+				ch.others = append(ch.others, typedefBranch{ctype: strings.Join(strings.Fields(d[1]+d[2]), " "), tested: slices.Clone(ch.tested)})
 			}
 			continue
 		}

@@ -64,6 +64,28 @@ func TestScaffoldDTypeFromHeaderIf(t *testing.T) {
 	}
 }
 
+// An #if that picks double for the element type under a macro: mltop new
+// says to define the macro and give the buffers f64 (a dtype mltop does
+// not declare per spec), not a defines: expression on the dtype; bf16 or
+// half in the other branches keep that advice.
+func TestScaffoldDTypeDoubleBranch(t *testing.T) {
+	kernel := "__global__ void k(real* out, const real* inp, int N) { int i = threadIdx.x; if (i < N) out[i] = inp[i]; }\n"
+	for _, c := range []struct{ ifs, want, not string }{
+		{"#ifdef USE_DP\n    typedef double real;\n#else\n    typedef float real;\n#endif\n",
+			"dtypes: [f32]   # TODO: without USE_DP the source's #if makes real float; for double, set defines: {USE_DP: 1} and give the buffers dtype: f64 in place of real", "== bf16"},
+		{"#ifndef SINGLE\ntypedef double real;\n#else\ntypedef float real;\n#endif\n", "", "defines: {SINGLE: 1}"},
+		{strings.ReplaceAll(floatXChoice, "floatX", "real"), "{ENABLE_BF16: \"real == bf16\"}", "f64"},
+	} {
+		res, err := Manifest(Request{Name: "my_k", SrcPath: "/w/k.cu", Src: c.ifs + kernel, Dir: "/w", Read: readFrom(nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.want != "" && !strings.Contains(res.Text, c.want) || strings.Contains(res.Text, c.not) {
+			t.Errorf("manifest lacks %q or has %q:\n%s", c.want, c.not, res.Text)
+		}
+	}
+}
+
 // A half-written source (a #define without a name, an #elif without a
 // condition, an #endif too many) never panics mltop new: the typedef is
 // read where the groups still make sense.

@@ -2,6 +2,7 @@ package scaffold
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,7 @@ type tparam struct {
 	isType bool   // typename / class
 	ctype  string // for a value parameter: int, bool, unsigned, …
 	def    string // its default as written, "" if none
+	pack   bool   // a parameter pack (`typename... Args`)
 }
 
 // entryAt is the index of the entry's name token in toks.
@@ -62,6 +64,7 @@ func templateOf(toks []csrc.Token, at int) []tparam {
 		if len(words) > 0 {
 			p.name = words[len(words)-1]
 			p.isType = words[0] == "typename" || words[0] == "class"
+			p.pack = slices.Contains(words, ".") // the lexer splits "..." into dots
 			p.ctype = strings.Join(words[:len(words)-1], " ")
 		}
 		out = append(out, p)

@@ -1,0 +1,69 @@
+package user
+
+import (
+	"strings"
+
+	"github.com/mltop/mltop/kernels/user/csrc"
+)
+
+// enumTypes are the enums code defines, by name, each mapped to its
+// underlying type: the one it names (`enum Mode : uint8_t`,
+// `typedef enum : int { … } mode_t;`), else int (a scoped enum's, and
+// what compilers give an unscoped one whose enumerators fit an int). A
+// parameter of an enum type takes an integer of that type.
+func enumTypes(code string) map[string]string {
+	toks := csrc.Tokenize(code)
+	out := map[string]string{}
+	for i := 0; i < len(toks); i++ {
+		if toks[i].Text != "enum" {
+			continue
+		}
+		j := i + 1
+		if j < len(toks) && (toks[j].Text == "class" || toks[j].Text == "struct") {
+			j++
+		}
+		name := ""
+		if j < len(toks) && toks[j].Kind == csrc.Ident {
+			name = toks[j].Text
+			j++
+		}
+		base := "int"
+		if j < len(toks) && toks[j].Text == ":" {
+			var words []string
+			for j++; j < len(toks) && toks[j].Text != "{" && toks[j].Text != ";"; j++ {
+				words = append(words, toks[j].Text)
+			}
+			base = strings.Join(words, " ")
+		}
+		if j >= len(toks) || toks[j].Text != "{" {
+			continue // a declaration or an elaborated use
+		}
+		end := csrc.Matching(toks, j)
+		if name != "" {
+			out[name] = base
+		}
+		// typedef enum [tag] { … } alias;
+		if i > 0 && toks[i-1].Text == "typedef" && end+2 < len(toks) && toks[end+1].Kind == csrc.Ident && toks[end+2].Text == ";" {
+			out[toks[end+1].Text] = base
+		}
+		i = end
+	}
+	return out
+}
+
+// sourceClasses keeps, of the template parameters the entry binds to a
+// type, those whose type is a struct or an enum the source defines.
+func (ts typeScope) sourceClasses(pinned map[string]string) map[string]string {
+	out := map[string]string{}
+	for param, t := range pinned {
+		name, _ := splitTemplateName(ts.resolve(t))
+		if _, enum := ts.enums[name]; enum {
+			out[param] = t
+			continue
+		}
+		if _, found, _ := csrc.FindStruct(ts.code, name); found {
+			out[param] = t
+		}
+	}
+	return out
+}
