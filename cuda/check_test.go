@@ -203,3 +203,19 @@ func TestUserStaticShared(t *testing.T) {
 		}
 	}
 }
+
+// A kernel whose body starts on its signature's line and calls an inlined
+// device function: NVRTC 11.x with -lineinfo crashed the whole process on
+// it (optionsFor drops the flag there). With the bug back, this test
+// binary dies instead of failing politely.
+func TestOneLineKernelCompiles(t *testing.T) {
+	src := "__device__ void twice(float* y, int n){y[n]*=2;}\n__global__ void k(float* y, int n){ twice(y, n); }\n"
+	p := profiler.Program{Source: "oneline", File: "oneline.cu", Code: src, Entry: "k"}
+	r, err := CheckCompile(p, "")
+	if err != nil && (strings.Contains(err.Error(), "NVRTC not found (looked in") || strings.Contains(err.Error(), "Linux")) {
+		t.Skip("no NVRTC here: ", err)
+	}
+	if err != nil {
+		t.Fatalf("CheckCompile: %v\nlog: %s", err, r.Log)
+	}
+}

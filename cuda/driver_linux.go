@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -102,6 +103,19 @@ type nvrtc struct {
 	// Optional (0 when missing): without them an entry is looked up by its
 	// plain name, so it must be extern "C".
 	nvrtcAddNameExpression, nvrtcGetLoweredName uintptr
+
+	majorOnce sync.Once
+	major     int // NVRTC's major version; 0 when it did not say
+}
+
+// majorVersion is NVRTC's major version, asked once (0 when unknown).
+func (n *nvrtc) majorVersion() int {
+	n.majorOnce.Do(func() {
+		if ma, _, err := n.version(); err == nil {
+			n.major = ma
+		}
+	})
+	return n.major
 }
 
 type symbol struct {
@@ -318,6 +332,7 @@ func (n *nvrtc) namesEntries() bool {
 // nameExpr ("ns::kernel<float, 4>", or a plain name) is added as a name
 // expression, which instantiates it, and its lowered name is returned.
 func (n *nvrtc) compile(src, name string, headers map[string]string, opts []string, nameExpr string) (compiled, error) {
+	opts = optionsFor(opts, n.majorVersion())
 	var prog uintptr
 	hnames := make([]string, 0, len(headers))
 	for h := range headers {

@@ -91,3 +91,22 @@ func includeFingerprint(dirs []string) string {
 func compileKeyTail(compiler string, opts []string, entryExpr string, includeDirs []string) string {
 	return compiler + " " + strings.Join(opts, " ") + " entry=" + entryExpr + " " + includeFingerprint(includeDirs)
 }
+
+// optionsFor adapts the compile options to the NVRTC that runs them:
+// NVRTC 11.x crashes (a segfault in the process: mltop check went down
+// with it) on -lineinfo for a kernel whose body starts on its signature's
+// line and calls an inlined device function (`__global__ void k(float* y,
+// int n){ f(y, n); }`), so 11.x compiles without line information. The
+// cache key keeps the options asked for: one NVRTC per cache directory.
+func optionsFor(opts []string, nvrtcMajor int) []string {
+	if nvrtcMajor <= 0 || nvrtcMajor >= 12 {
+		return opts
+	}
+	out := make([]string, 0, len(opts))
+	for _, o := range opts {
+		if o != "-lineinfo" {
+			out = append(out, o)
+		}
+	}
+	return out
+}

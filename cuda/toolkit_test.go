@@ -257,3 +257,18 @@ func TestIncludeFingerprintFollowsEdits(t *testing.T) {
 		t.Fatal("no include dirs should give an empty fingerprint")
 	}
 }
+
+// NVRTC 11 compiles without -lineinfo (it crashed on one-line kernels);
+// 12 and later, and an NVRTC that did not say its version, keep it.
+func TestOptionsForNVRTC(t *testing.T) {
+	opts := []string{"--gpu-architecture=sm_90", "-lineinfo", "--std=c++17"}
+	for major, want := range map[int]bool{11: false, 12: true, 13: true, 0: true} {
+		got := slices.Contains(optionsFor(opts, major), "-lineinfo")
+		if got != want {
+			t.Errorf("NVRTC %d: -lineinfo kept %v, want %v", major, got, want)
+		}
+	}
+	if len(opts) != 3 || opts[1] != "-lineinfo" {
+		t.Errorf("optionsFor changed its argument: %v", opts)
+	}
+}
