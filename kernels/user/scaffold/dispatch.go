@@ -33,6 +33,9 @@ type kernelScan struct {
 	// floatTypes are its template type parameters only by-value scalars
 	// take (scalarOnlyTypes): float in the entry
 	floatTypes map[string][]string
+	// targs are the entry's template arguments by template parameter
+	// (entryExpr): the names a shared array's extent may use
+	targs map[string]string
 }
 
 const sweep = "[32, 64, 128, 256, 512, 1024]"
@@ -101,11 +104,7 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 	for _, t := range k.argsTODOs {
 		d.argsComment = withTODO(d.argsComment, t)
 	}
-	known := map[string]bool{}
-	for n, kind := range p.taken {
-		known[n] = kind == "knob" || kind == "dim"
-	}
-	d.tgm, d.dynamic = sharedItems(c.bodyText(k.body), known)
+	d.tgm, d.dynamic = c.sharedItems(p, k, c.bodyText(k.body))
 	if len(d.dynamic) > 0 {
 		names := strings.Join(d.dynamic, ", ")
 		d.dynamicComment = p.todo(fmt.Sprintf("bytes of extern shared array %s, set at launch (what the third <<<…>>> argument gives)", names),
@@ -216,6 +215,12 @@ func (c *context) entryExpr(p *plan, k *kernelScan) string {
 				p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: [%d], default: %d}", v, v), comment: comment})
 			}
 			args = append(args, n)
+		}
+	}
+	k.targs = map[string]string{}
+	for i, tp := range k.tmpl {
+		if i < len(args) {
+			k.targs[tp.name] = args[i]
 		}
 	}
 	return name + "<" + strings.Join(args, ", ") + ">"
