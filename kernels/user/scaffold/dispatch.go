@@ -36,6 +36,9 @@ type kernelScan struct {
 	// targs are the entry's template arguments by template parameter
 	// (entryExpr): the names a shared array's extent may use
 	targs map[string]string
+	// targKnobs are the knobs its launch's literal (or constant) template
+	// arguments became: a grid with that literal may mean the knob
+	targKnobs []targKnob
 }
 
 const sweep = "[32, 64, 128, 256, 512, 1024]"
@@ -81,9 +84,11 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 	if g := launchGrid3(k, p, names); g != nil {
 		d.grid = g
 		d.gridComment = fmt.Sprintf("from the launch at %s", p.lines.at(k.launch.line))
+		gridTemplateLiterals(p, k, d)
 	} else if g := launchGrid(k, p, names); g != "" && k.launch.gridDim3 == "" {
 		d.grid[0] = g
 		d.gridComment = fmt.Sprintf("from the launch at %s", p.lines.at(k.launch.line))
+		gridTemplateLiterals(p, k, d)
 	} else if dim := c.gridDim(p, k); dim != "" {
 		d.grid = []string{dim, "1", "1"}
 		d.gridComment = fmt.Sprintf("from the launch at %s: one group per %s", p.lines.at(k.launch.line), dim)

@@ -403,6 +403,11 @@ func (c *context) hostNames(p *plan, k *kernelScan, args []string) map[string]st
 	for _, cn := range fileConstants(c.src) {
 		names[cn.name] = strconv.Itoa(cn.value)
 	}
+	for _, tk := range k.targKnobs {
+		if tk.constant != "" { // the launch's template argument: the grid's use of it is the knob's
+			names[tk.constant] = tk.knob
+		}
+	}
 	dimOrKnob := func(i int) bool {
 		return i < len(args) && (p.taken[args[i]] == "dim" || p.taken[args[i]] == "knob")
 	}

@@ -128,15 +128,16 @@ func (c *context) launchTArg(p *plan, k *kernelScan, i int) string {
 		return arg
 	}
 	v, err := strconv.Atoi(arg)
-	what := fmt.Sprintf("%d", v)
+	what, constName := fmt.Sprintf("%d", v), ""
 	if err != nil {
 		cn, ok := constantNamed(c.src, arg)
 		if !ok {
 			return ""
 		}
-		v, what = cn.value, fmt.Sprintf("%s (%s at %s)", cn.name, cn.what, p.lines.at(cn.line))
+		v, what, constName = cn.value, fmt.Sprintf("%s (%s at %s)", cn.name, cn.what, p.lines.at(cn.line)), cn.name
 	}
 	n, isNew := p.claim(safeName(tp.name, c.dtypeName), "knob")
+	k.targKnobs = append(k.targKnobs, targKnob{knob: n, value: v, constant: constName})
 	if isNew {
 		doc := ""
 		if blockLike.MatchString(tp.name) {
