@@ -59,7 +59,7 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 	if lb, ok := findLaunch(c.src, sig.Entry); ok {
 		k.launch = &lb
 	}
-	d := &dispatch{comment: fmt.Sprintf("%s: %s", p.lines.at(sig.Line), sig)}
+	d := &dispatch{comment: fmt.Sprintf("%s: %s", p.lines.at(sig.Line), strings.ReplaceAll(sig.String(), " . . .", "..."))}
 	d.entry = c.entryExpr(p, k)
 	d.entryComment = floatTypesComment(k)
 	if todo := c.otherLaunchesTODO(p, k); todo != "" {
@@ -186,6 +186,10 @@ func (c *context) entryExpr(p *plan, k *kernelScan) string {
 	}
 	var args []string
 	for i, tp := range k.tmpl {
+		if pack := c.packArgs(k); tp.pack && pack != nil { // the launch names the pack's types: the entry names them too
+			args = append(args, pack...)
+			break
+		}
 		if a := c.launchTArg(p, k, i); a != "" {
 			if !tp.isType && blockLike.MatchString(tp.name) && p.taken[a] == "knob" {
 				k.block = a

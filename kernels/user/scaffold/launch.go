@@ -46,7 +46,7 @@ var (
 // values the program loops over when it has one. A block size it cannot
 // read is kept as written (unread), for the TODO to say.
 func findLaunch(src, entry string) (launchBlock, bool) {
-	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(entry) + `\s*(?:<[^<>;]*>)?\s*<<<([^;]*?)>>>`)
+	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(entry) + `\s*(?:<[^;]*?>)?\s*<<<([^;]*?)>>>`)
 	var toks []csrc.Token
 	for _, m := range re.FindAllStringSubmatchIndex(src, -1) {
 		lineStart := strings.LastIndex(src[:m[0]], "\n") + 1
@@ -239,14 +239,20 @@ func splitArgs(args string) []string {
 }
 
 // assignedExpr is the expression of the last `NAME = EXPR;` before a
-// launch, "" when there is none.
+// launch, "" when there is none or when the program changes NAME after it
+// (`loc_block_info++`, `n_blocks += 1`): a count it makes at run time.
 func assignedExpr(before, name string) string {
 	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\s*=\s*([^;=]+);`)
-	all := re.FindAllStringSubmatch(before, -1)
+	all := re.FindAllStringSubmatchIndex(before, -1)
 	if len(all) == 0 {
 		return ""
 	}
-	return strings.TrimSpace(all[len(all)-1][1])
+	last := all[len(all)-1]
+	changed := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\s*(?:\+\+|--|[-+*/%&|^]=|<<=|>>=)|(?:\+\+|--)\s*` + regexp.QuoteMeta(name) + `\b`)
+	if changed.MatchString(before[last[1]:]) {
+		return ""
+	}
+	return strings.TrimSpace(before[last[2]:last[3]])
 }
 
 // intCast matches a C cast to an integer type, which the manifest's
@@ -268,6 +274,9 @@ func gridExpr(grid string, p *plan) string {
 		}
 	}
 	if strings.ContainsAny(e, "?:{}[]\"'") {
+		return ""
+	}
+	if v, ok := csrc.IntConst(e, nil); ok && v <= 0 { // no groups: never a grid (a count the program makes at run time)
 		return ""
 	}
 	return e

@@ -29,17 +29,22 @@ type launchAt struct {
 }
 
 // launchTemplates reads the template arguments of the source's launches of
-// entry; false when no launch passes any.
+// entry (`apply<Lists<4>, Functor<float>, float><<<…>>>`: nested ones
+// kept whole); false when no launch passes any.
 func launchTemplates(src, entry string) (launchTemplate, bool) {
-	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(entry) + `\s*<([^<>;]*)>\s*<<<`)
+	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(entry) + `\s*<`)
 	var lt launchTemplate
 	seen := map[string]bool{}
-	for _, m := range re.FindAllStringSubmatchIndex(src, -1) {
+	for _, m := range re.FindAllStringIndex(src, -1) {
 		lineStart := strings.LastIndex(src[:m[0]], "\n") + 1
 		if strings.HasPrefix(strings.TrimSpace(src[lineStart:m[0]]), "//") {
 			continue
 		}
-		args := splitArgs(strings.Join(strings.Fields(src[m[2]:m[3]]), " "))
+		end := closingAngle(src, m[1]-1)
+		if end < 0 || !strings.HasPrefix(strings.TrimLeft(src[end+1:], " \t\r\n"), "<<<") {
+			continue
+		}
+		args := splitTemplateArgs(strings.Join(strings.Fields(src[m[1]:end]), " "))
 		key := strings.Join(args, ", ")
 		if key == "" || seen[key] {
 			continue
@@ -53,6 +58,47 @@ func launchTemplates(src, entry string) (launchTemplate, bool) {
 		lt.others = append(lt.others, launchAt{args: key, line: line})
 	}
 	return lt, lt.args != nil
+}
+
+// closingAngle is the offset of the '>' that closes the '<' at open, ""
+// nesting counted; -1 when a ';' or '{' comes first.
+func closingAngle(src string, open int) int {
+	depth := 0
+	for i := open; i < len(src); i++ {
+		switch src[i] {
+		case '<', '(':
+			depth++
+		case '>', ')':
+			if depth--; depth == 0 {
+				return i
+			}
+		case ';', '{', '}':
+			return -1
+		}
+	}
+	return -1
+}
+
+// splitTemplateArgs splits template arguments at the commas outside <>
+// and (), each trimmed.
+func splitTemplateArgs(args string) []string {
+	depth, parts := 0, []string{""}
+	for _, r := range args {
+		switch {
+		case r == '(' || r == '<':
+			depth++
+		case r == ')' || r == '>':
+			depth--
+		case r == ',' && depth == 0:
+			parts = append(parts, "")
+			continue
+		}
+		parts[len(parts)-1] += string(r)
+	}
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
 }
 
 // fixedCType says whether a launch's template argument is a C type of its
@@ -76,7 +122,7 @@ func (c *context) readLaunchTemplates(sigs []csrc.Signature) {
 		tmpl := templateOf(c.toks, entryAt(c.toks, sig))
 		lt.fixed = map[string]string{}
 		for j, tp := range tmpl {
-			if j < len(lt.args) && tp.isType && fixedCType(lt.args[j]) {
+			if j < len(lt.args) && tp.isType && !tp.pack && (fixedCType(lt.args[j]) || c.sourceStruct(lt.args[j])) {
 				lt.fixed[tp.name] = strings.Join(strings.Fields(lt.args[j]), " ")
 			}
 		}
@@ -209,4 +255,26 @@ func (c *context) gridDim(p *plan, k *kernelScan) string {
 		p.dims = append(p.dims, part{name: n, body: "{default: 1024, min: 1}", comment: comment})
 	}
 	return n
+}
+
+// sourceStruct says whether a launch's template argument is a struct (or
+// a class template's instance) the source defines: the entry takes it as
+// written (`Lists<4>`, `Functor<float>`).
+func (c *context) sourceStruct(arg string) bool {
+	name, _, _ := strings.Cut(arg, "<")
+	_, found, _ := csrc.FindStruct(c.src, strings.TrimSpace(name))
+	return found
+}
+
+// packArgs are the template arguments a launch of k passes for its
+// parameter pack, as written (`float, float, mode_t`); nil when k has no
+// pack or no launch passes template arguments.
+func (c *context) packArgs(k *kernelScan) []string {
+	lt := c.launchTArgs[sigKey(k.sig)]
+	for i, tp := range k.tmpl {
+		if tp.pack && lt != nil && i < len(lt.args) {
+			return lt.args[i:]
+		}
+	}
+	return nil
 }

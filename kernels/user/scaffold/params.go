@@ -19,7 +19,7 @@ import (
 func (c *context) bindParams(p *plan, k *kernelScan) []string {
 	var inOrder, buffers, metalScalars []string
 	takesStruct := c.lang == "metal" && metalTakesStruct(c, k)
-	for i, prm := range k.sig.Bindable() {
+	for i, prm := range c.withPack(p, k) {
 		pname := prm.Name
 		if pname == "" {
 			pname = fmt.Sprintf("arg%d", i)
@@ -103,7 +103,10 @@ func (c *context) scalarParam(p *plan, k *kernelScan, pname, ctype string) strin
 		return c.intParam(p, k, pname)
 	}
 	if c.lang == "cuda" {
-		if d, found, _ := csrc.FindStruct(c.src, c.resolve(t)); found {
+		if d, found, _ := csrc.FindStruct(c.src, templateName(c.resolve(t))); found {
+			if len(d.Members) == 0 && d.Base == "" { // an empty functor: nothing to lay out
+				return "{}"
+			}
 			m, err := c.structMapping(p, k, pname, t)
 			if err == nil {
 				return m

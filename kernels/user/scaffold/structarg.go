@@ -71,7 +71,11 @@ func (c *context) structMapping(p *plan, k *kernelScan, pname, ctype string) (st
 // fill adds the fields of struct name (its base's first) under prefix;
 // an error when the struct is not found or cannot be read.
 func (sf *structFiller) fill(name, prefix string, depth int) error {
-	d, found, err := csrc.FindStruct(sf.c.src, sf.c.resolve(name))
+	name = sf.c.resolve(name)
+	d, found, err := csrc.FindStruct(sf.c.src, templateName(name))
+	if found && err == nil && name != templateName(name) {
+		sf.instantiate(d, name)
+	}
 	switch {
 	case err != nil:
 		return err
@@ -206,4 +210,37 @@ func (c *context) resolve(t string) string {
 		t = u
 	}
 	return t
+}
+
+// templateName is a class template instance's template (Lists of
+// Lists<4>); other names as they are.
+func templateName(t string) string {
+	name, _, _ := strings.Cut(t, "<")
+	return strings.TrimSpace(name)
+}
+
+// instantiate makes the template arguments of instance (`Lists<4>`) the
+// values of the class template's parameters in its fields' extents
+// (`float* ptrs[N]` has 4 elements).
+func (sf *structFiller) instantiate(d csrc.StructDecl, instance string) {
+	toks := sf.c.toks
+	var tmpl []tparam
+	for i, t := range toks {
+		if t.Text == d.Name && t.Line == d.Line && i > 0 && (toks[i-1].Text == "struct" || toks[i-1].Text == "class") {
+			tmpl = templateOf(toks, i)
+			break
+		}
+	}
+	_, list, _ := strings.Cut(instance, "<")
+	args := splitTemplateArgs(strings.TrimSuffix(strings.TrimSpace(list), ">"))
+	macros := map[string]string{}
+	for k, v := range sf.macros {
+		macros[k] = v
+	}
+	for i, tp := range tmpl {
+		if i < len(args) && !tp.isType {
+			macros[tp.name] = args[i]
+		}
+	}
+	sf.macros = macros
 }
