@@ -85,6 +85,9 @@ type Result struct {
 	// manifest loads, but what it describes runs nowhere, so the check
 	// exits 2, as for bad input.
 	Unrunnable bool
+	// unplanned: a default spec does not plan (the reference step, which
+	// plans the same spec, is not run)
+	unplanned bool
 }
 
 // skip records a step not run for want of a tool (once per wording).

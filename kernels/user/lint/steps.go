@@ -315,7 +315,7 @@ func referenceStep(r *Result, opt Options) {
 		r.add(Note, StepReference, f.Path(), line, col, "check: %s: compared on a device when it runs; nothing to run here", f.CheckKind())
 		return
 	}
-	if r.has(Error, StepPlan) { // the reference plans the same spec: one cause, reported once
+	if r.unplanned { // the reference plans the same spec: one cause, reported once
 		r.add(Note, StepReference, f.PythonRef(), 0, 0, "not run: the default spec does not plan (the [plan] error above)")
 		r.skip("reference not run (the default spec does not plan)")
 		return
