@@ -226,6 +226,12 @@ func compileCUDA(r *Result, opt Options, p profiler.Program, dt profiler.DType) 
 		r.skip("not compiled (no NVRTC)")
 		return true
 	}
+	var archErr *cuda.ArchError
+	if errors.As(d.err, &archErr) { // the check's own option: once, and exit 2
+		r.add(Error, StepCompile, p.File, 0, 0, "CUDA: %v", archErr)
+		r.BadArch = true
+		return true
+	}
 	if d.err != nil {
 		log := logText(d.rep.Log)
 		if strings.Contains(d.err.Error(), strings.TrimSpace(d.rep.Log)) {
