@@ -42,7 +42,7 @@ func TestDryRunHoldsSpecsAgainstSharedLimits(t *testing.T) {
 		{"metal within", "metal", `, dynamic_tgm: "WG * 100"`, "64", exitOK, []string{"1 spec to run from"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			name := "dry_shared_" + strings.ReplaceAll(c.name, " ", "_") // registered once per process
+			name := "test_dry_shared_" + strings.ReplaceAll(c.name, " ", "_") // registered once per process
 			m := strings.Replace(usertest.Manifest(name), "WG: {values: [64, 128]", "WG: {values: [64, 2048]", 1)
 			m = strings.Replace(m, "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols]"+c.dispatchExtra+"}", 1)
 			files := map[string]string{"k.cu": usertest.Source, "kernel.yaml": m}
