@@ -177,6 +177,9 @@ func compileOrExplain(nv *nvrtc, src, name string, hdrs map[string]string, opts 
 	if err == nil {
 		return c, nil
 	}
+	if aerr := nv.archError(opts, c.log); aerr != nil {
+		return c, aerr
+	}
 	if serr := sourceCompileError(err, c.log); serr != nil {
 		return c, serr
 	}

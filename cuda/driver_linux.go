@@ -103,6 +103,8 @@ type nvrtc struct {
 	// Optional (0 when missing): without them an entry is looked up by its
 	// plain name, so it must be extern "C".
 	nvrtcAddNameExpression, nvrtcGetLoweredName uintptr
+	// Optional (NVRTC 11.2 on): the architectures it compiles for.
+	nvrtcGetNumSupportedArchs, nvrtcGetSupportedArchs uintptr
 
 	majorOnce sync.Once
 	major     int // NVRTC's major version; 0 when it did not say
@@ -247,6 +249,8 @@ func loadNVRTC() (*nvrtc, error) {
 		}
 		n.nvrtcAddNameExpression, _ = purego.Dlsym(h, "nvrtcAddNameExpression")
 		n.nvrtcGetLoweredName, _ = purego.Dlsym(h, "nvrtcGetLoweredName")
+		n.nvrtcGetNumSupportedArchs, _ = purego.Dlsym(h, "nvrtcGetNumSupportedArchs")
+		n.nvrtcGetSupportedArchs, _ = purego.Dlsym(h, "nvrtcGetSupportedArchs")
 		return n, nil
 	}
 	return nil, fmt.Errorf("NVRTC not found (looked in %s); install the CUDA toolkit or `pip install nvidia-cuda-nvrtc`, or set MLTOP_NVRTC to the library's path", strings.Join(tried, ", "))
@@ -314,6 +318,47 @@ func (n *nvrtc) version() (int, int, error) {
 	var major, minor int32
 	err := n.call("nvrtcVersion", n.nvrtcVersion, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor)))
 	return int(major), int(minor), err
+}
+
+// supportedArchs are the architectures this NVRTC compiles for, as it
+// numbers them (90 for sm_90); nil when it cannot list them (before 11.2).
+func (n *nvrtc) supportedArchs() []int {
+	if n.nvrtcGetNumSupportedArchs == 0 || n.nvrtcGetSupportedArchs == 0 {
+		return nil
+	}
+	var count int32
+	if n.call("nvrtcGetNumSupportedArchs", n.nvrtcGetNumSupportedArchs, uintptr(unsafe.Pointer(&count))) != nil || count <= 0 || count > 1024 {
+		return nil
+	}
+	archs := make([]int32, count)
+	if n.call("nvrtcGetSupportedArchs", n.nvrtcGetSupportedArchs, uintptr(unsafe.Pointer(&archs[0]))) != nil {
+		return nil
+	}
+	out := make([]int, count)
+	for i, a := range archs {
+		out[i] = int(a)
+	}
+	return out
+}
+
+// archError is the ArchError of a failed compile with opts whose log is
+// log, when the --gpu-architecture it asks is one this NVRTC does not
+// know; nil otherwise.
+func (n *nvrtc) archError(opts []string, log string) error {
+	for _, o := range opts {
+		arch, ok := strings.CutPrefix(o, "--gpu-architecture=")
+		if !ok {
+			continue
+		}
+		version := "(version unknown)"
+		if ma, mi, err := n.version(); err == nil {
+			version = fmt.Sprintf("%d.%d", ma, mi)
+		}
+		if e := unknownArch(arch, version, n.supportedArchs(), log); e != nil {
+			return e
+		}
+	}
+	return nil
 }
 
 // compiled is what one NVRTC compile made.

@@ -64,6 +64,9 @@ type Verdict struct {
 	Pass        bool    `json:"pass"`
 	Unchecked   bool    `json:"unchecked,omitempty"` // nothing to compare against: Pass means only "not failed"
 	Worst       string  `json:"worst,omitempty"`     // the element nearest to (or furthest past) its bound, with the bound's parts
+	// Growth: some checked output's bound has the growth term (terms:, a
+	// family's reduction), so the bound's words name it.
+	Growth bool `json:"-"`
 	// WorstRatio is max |got−want|/bound over the checked elements: above 1
 	// is a mismatch, and how far below 1 a pass stays is its headroom.
 	WorstRatio float64 `json:"worst_over_bound"`

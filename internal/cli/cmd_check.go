@@ -94,7 +94,7 @@ func runCheck(ctx context.Context, s *session, a *checkArgs, pos []string) error
 	}
 	switch {
 	case code == 2:
-		return &exitError{code: exitBadInput, msg: "a manifest does not load, or its default spec runs on no GPU: fix the errors above"}
+		return &exitError{code: exitBadInput, msg: "a manifest does not load, its default spec runs on no GPU, or --arch names an architecture NVRTC does not know: fix the errors above"}
 	case runCode == 2:
 		return &exitError{code: exitBadInput, msg: "a kernel did not run: see the lines above"}
 	case runCode == 1:

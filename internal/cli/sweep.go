@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mltop/mltop/cuda"
+	"github.com/mltop/mltop/metal"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 	"github.com/mltop/mltop/profiler/sink"
@@ -136,7 +138,7 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 		exec, err := s.openExecutor(ctx, backend, o.isolate)
 		switch {
 		case err != nil && o.dryRun && strings.Contains(err.Error(), unavailableMarker):
-			noteDryRunWithoutDevice(stderr, err)
+			noteDryRunWithoutDevice(stderr, err, backend)
 		case err != nil:
 			return err
 		default:
@@ -144,6 +146,9 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 			cfg.Exec = exec
 			sr.exec = exec
 		}
+	}
+	if o.dryRun && cfg.Exec == nil { // no device counts the specs: what every GPU of the backend shares does
+		cfg.Shared = sharedLimits(resolveBackend(backend))
 	}
 	sum, err := run.Sweep(ctx, cfg, &sr.out)
 	traceStep("sweep done")
@@ -161,10 +166,27 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 }
 
 // noteDryRunWithoutDevice says that --dry-run counts a sweep whose backend
-// is not here (a CUDA sweep planned on a laptop) without a device, and
-// what that leaves out.
-func noteDryRunWithoutDevice(w io.Writer, why error) {
-	fmt.Fprintf(w, "mltop: %v\nmltop: --dry-run counts the sweep without a device: no spec is checked against one (shared memory, registers, a family's limits), and the time is estimated from nominal costs\n", why)
+// is not here (a CUDA sweep planned on a laptop) without a device, what
+// it holds the specs against and what that leaves out.
+func noteDryRunWithoutDevice(w io.Writer, why error, backend string) {
+	held := "no spec is checked against one (shared memory, registers, a family's limits)"
+	if l := sharedLimits(resolveBackend(backend)); l != nil {
+		held = fmt.Sprintf("specs are held against the limits every %s shares (%s), not against a device's own (its shared memory, registers, a family's limits)", l.GPUs, l)
+	}
+	fmt.Fprintf(w, "mltop: %v\nmltop: --dry-run counts the sweep without a device: %s, and the time is estimated from nominal costs\n", why, held)
+}
+
+// sharedLimits are the per-group limits every GPU of backend shares; nil
+// for a backend without such (the CPU).
+func sharedLimits(backend string) *run.SharedLimits {
+	switch backend {
+	case "cuda":
+		return &run.SharedLimits{Backend: "cuda", GPUs: "CUDA GPU", Threads: cuda.MaxThreadsPerBlock,
+			StaticTGM: cuda.SharedPerBlockNoOptIn, TGM: cuda.MaxSharedPerBlockOptIn}
+	case "metal":
+		return &run.SharedLimits{Backend: "metal", GPUs: "Apple GPU", Threads: metal.MaxThreadsPerGroup, TGM: metal.TGMPerGroup}
+	}
+	return nil
 }
 
 // checkInputs checks every input before the announcement: --shard,
@@ -207,7 +229,7 @@ func (sr *sweepRun) checkInputs(cfg *run.SweepConfig, backend string) error {
 			if !o.dryRun || countErr == nil {
 				return err
 			}
-			noteDryRunWithoutDevice(sr.stderr, err) // the backend cannot count: nothing to check against
+			noteDryRunWithoutDevice(sr.stderr, err, backend) // the backend cannot count: no device to check against
 		}
 	}
 	if o.csv != "" {

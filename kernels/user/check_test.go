@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,6 +48,9 @@ func TestPythonReference(t *testing.T) {
 		t.Fatalf("ref %+v", ref)
 	}
 	c := ref.Checks[0]
+	if !slices.Equal(c.Dims, []int{8, 16}) { // a mismatch names Y[i,j] by the shape
+		t.Errorf("check dims %v, want Y's shape [8 16]", c.Dims)
+	}
 	for k, i := range c.Index {
 		if want := float64(i)*2 + 64; math.Abs(c.Want[k]-want) > 0 {
 			t.Fatalf("Y[%d] = %g, want %g", i, c.Want[k], want)

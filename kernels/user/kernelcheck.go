@@ -172,6 +172,9 @@ func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows in
 		rows := n / cols
 		pick := profiler.SampleRows(rows, maxRows, seed)
 		ch := profiler.Check{Buffer: b.name, Tol: f.tolFor(b, s.DType)}
+		if len(sh) > 1 { // a mismatch names the element by its indices
+			ch.Dims = slices.Clone(sh)
+		}
 		for _, r := range pick {
 			for k := range cols {
 				i := r*cols + k

@@ -211,6 +211,9 @@ type outCheck struct {
 // data.
 func (f *Family) outputCheck(pb pyBuf, call *pyCall, data []float64, maxRows int, seed uint64) (outCheck, func(int) int) {
 	ch := outCheck{Check: profiler.Check{Buffer: pb.b.name, Tol: f.tolFor(pb.b, call.dt)}}
+	if len(pb.shape) > 1 { // a mismatch names the element as y[35,96], not y[4576]
+		ch.Dims = slices.Clone(pb.shape)
+	}
 	if pb.rowed {
 		rs := rowSize(pb.shape)
 		ch.rows, ch.pick = pb.shape[0], call.pick

@@ -284,7 +284,7 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 		if !again.Pass {
 			res.Verdict = &again
 			res.Status = profiler.StatusMismatch
-			res.Error = fmt.Sprintf("right on the first launch, wrong after the timed launches (state kept across launches?): %d of %d checked elements outside their bound atol %.3g + rtol %.3g·|ref| + growth (%d NaN/Inf); worst %s", again.Mismatches, again.Checked, again.ATol, again.RTol, again.NaNInf, again.Worst)
+			res.Error = "right on the first launch, wrong after the timed launches (state kept across launches?): " + mismatchText(again)
 			if again.Hint != "" {
 				res.Error += "; " + again.Hint
 			}
@@ -635,7 +635,7 @@ func setVerdict(res *profiler.Result, verdict profiler.Verdict) {
 	}
 	if !verdict.Pass {
 		res.Status = profiler.StatusMismatch
-		res.Error = fmt.Sprintf("%d of %d checked elements outside their bound atol %.3g + rtol %.3g·|ref| + growth (%d NaN/Inf); worst %s", verdict.Mismatches, verdict.Checked, verdict.ATol, verdict.RTol, verdict.NaNInf, verdict.Worst)
+		res.Error = mismatchText(verdict)
 		if verdict.Hint != "" {
 			res.Error += "; " + verdict.Hint
 		}

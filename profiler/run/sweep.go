@@ -65,6 +65,11 @@ type SweepConfig struct {
 	Announce func(SweepPlan) error
 	Start    func(SweepPlan) (Hooks, error)
 	Log      io.Writer // a dropped device's line (several devices)
+	// Shared, when no device is known to count the specs on (a --dry-run
+	// away from the backend's GPU), holds each spec against the limits
+	// every GPU of the backend shares: one over them counts as invalid.
+	// nil: specs counted without a device are all counted as runnable.
+	Shared *SharedLimits
 }
 
 // SweepPlan is what a sweep will do, known before anything runs: counted
@@ -81,7 +86,10 @@ type SweepPlan struct {
 	Sampled        int // combinations sampled when not Exact
 	// Device is the device the specs were checked against; nil when the
 	// devices open after the announcement.
-	Device   *profiler.DeviceInfo
+	Device *profiler.DeviceInfo
+	// Shared are the limits the specs were held against without Device
+	// (SweepConfig.Shared); nil when none were.
+	Shared   *SharedLimits
 	Estimate SweepEstimate // of the Specs
 	// Deal is how the shard's specs were dealt (zero without a shard).
 	Deal ShardDeal
@@ -202,7 +210,7 @@ func PlanSweep(ctx context.Context, cfg SweepConfig, dev *profiler.DeviceInfo, c
 		return SweepPlan{}, err
 	}
 	cfg.Shard = sh
-	p := SweepPlan{Device: dev, Exact: true, Deal: dealOf(sh)}
+	p := SweepPlan{Device: dev, Exact: true, Deal: dealOf(sh), Shared: sharedWithout(dev, cfg)}
 	x := newEstimator(dev)
 	deadline := time.Now().Add(CountTime)
 	n := 0
@@ -252,9 +260,24 @@ func (p *SweepPlan) count(x *estimator, j profiler.Job, cfg SweepConfig, cache *
 			return
 		}
 		plan = prep.Plan
+	} else if p.Shared != nil {
+		if err := p.Shared.refuses(j, cache); err != nil {
+			p.Invalid++
+			p.addReason(j.Spec, err)
+			return
+		}
 	}
 	p.Specs++
 	x.add(j, plan)
+}
+
+// sharedWithout is cfg's shared limits when there is no device to count
+// on; nil otherwise (the device's own limits are the finer check).
+func sharedWithout(dev *profiler.DeviceInfo, cfg SweepConfig) *SharedLimits {
+	if dev != nil {
+		return nil
+	}
+	return cfg.Shared
 }
 
 // MaxInvalidReasons bounds SweepPlan.InvalidReasons.
@@ -276,7 +299,7 @@ func (p *SweepPlan) addReason(s profiler.Spec, why error) {
 
 // samplePlan is PlanSweep from SampleSize combinations.
 func samplePlan(ctx context.Context, cfg SweepConfig, dev *profiler.DeviceInfo, cache *PlanCache) (SweepPlan, error) {
-	p := SweepPlan{Device: dev, Sampled: SampleSize, Deal: dealOf(cfg.Shard)}
+	p := SweepPlan{Device: dev, Sampled: SampleSize, Deal: dealOf(cfg.Shard), Shared: sharedWithout(dev, cfg)}
 	jobs, err := cfg.Source.Sample(SampleSize, 1)
 	if err != nil {
 		return p, err

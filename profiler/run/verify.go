@@ -65,6 +65,7 @@ func verifyWith(ref *profiler.Reference, tol profiler.Tolerance, view func(ci in
 		if c.Tol != nil {
 			ctol = *c.Tol
 		}
+		v.Growth = v.Growth || c.Growth != nil
 		cv := view(ci)
 		parts := make([]tally, (len(c.Index)+verifyChunk-1)/verifyChunk)
 		parallelChunks(len(c.Index), verifyChunk, 0, false, func(lo, hi int) {
@@ -102,6 +103,17 @@ func verifyWith(ref *profiler.Reference, tol profiler.Tolerance, view func(ci in
 		v.Hint = strings.Join(total.lowHints, "; ")
 	}
 	return v
+}
+
+// mismatchText is a failed verdict as a result's error says it: how many
+// elements are outside their bound, the bound's parts (growth only where
+// an output has it) and the worst element.
+func mismatchText(v profiler.Verdict) string {
+	growth := ""
+	if v.Growth {
+		growth = " + growth"
+	}
+	return fmt.Sprintf("%d of %d checked elements outside their bound atol %.3g + rtol %.3g·|ref|%s (%d NaN/Inf); worst %s", v.Mismatches, v.Checked, v.ATol, v.RTol, growth, v.NaNInf, v.Worst)
 }
 
 // tally is a verdict over some elements; at is its worst element.

@@ -85,6 +85,12 @@ type Result struct {
 	// manifest loads, but what it describes runs nowhere, so the check
 	// exits 2, as for bad input.
 	Unrunnable bool
+	// BadArch: the CUDA architecture the check compiles for (Options.Arch)
+	// is one the NVRTC here does not know: bad input, so the check exits 2.
+	BadArch bool
+	// unplanned: a default spec does not plan (the reference step, which
+	// plans the same spec, is not run)
+	unplanned bool
 }
 
 // skip records a step not run for want of a tool (once per wording).
@@ -134,15 +140,15 @@ type Report struct {
 	Manifests []Result
 }
 
-// ExitCode is 2 when a manifest is broken or unrunnable (or none was
-// found), else 1 when a step failed, else 0.
+// ExitCode is 2 when a manifest is broken or unrunnable, or the arch
+// unknown to NVRTC (or none was found), else 1 when a step failed, else 0.
 func (r Report) ExitCode() int {
 	code := 0
 	if len(r.Manifests) == 0 {
 		return 2
 	}
 	for _, m := range r.Manifests {
-		if m.Broken() || m.Unrunnable {
+		if m.Broken() || m.Unrunnable || m.BadArch {
 			return 2
 		}
 		if m.Failed() {
@@ -192,6 +198,8 @@ func (r Result) Verdict() string {
 		return "broken: the manifest does not load (" + counts + ")"
 	case r.Unrunnable:
 		return "unrunnable: its default spec runs on no GPU (" + counts + ")"
+	case r.BadArch:
+		return "not compiled: this NVRTC does not know the architecture asked (" + counts + ")"
 	case r.Failed():
 		return "failed (" + counts + ")"
 	}

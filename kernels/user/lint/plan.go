@@ -43,6 +43,10 @@ func planStep(r *Result) map[string]planned {
 	f := r.Family
 	out := map[string]planned{}
 	for _, lang := range f.Languages() {
+		var bounds *boundsReader
+		if lang == "cuda" {
+			bounds = newBoundsReader(f)
+		}
 		var pl planned
 		seen := map[string]bool{}
 		warned := map[string]bool{}
@@ -52,7 +56,7 @@ func planStep(r *Result) map[string]planned {
 			plan, err := f.Plan(s, profiler.DeviceInfo{Backend: lang, Name: "mltop check"})
 			if err != nil {
 				r.add(Error, StepPlan, f.Path(), 0, 0, "%s: the default spec does not plan: %v", s, err)
-				ok = false
+				ok, r.unplanned = false, true
 				break
 			}
 			for _, d := range append(plan.Setup, plan.Dispatches...) {
@@ -66,13 +70,16 @@ func planStep(r *Result) map[string]planned {
 				continue // the rules refuse it: it never runs, whatever the limits
 			}
 			for _, d := range plan.Dispatches {
-				for _, o := range overLimits(lang, d) {
+				for _, o := range overLimits(lang, d, bounds) {
 					if key := d.Name + "\x00" + o.kind; !warned[key] {
 						warned[key] = true
 						line, col := dispatchPos(f, d.Name)
 						level := Warning
-						if o.kind == "threads" { // the hard limit: no GPU launches it, whatever it has
+						switch o.kind {
+						case "threads": // the hard limit: no GPU launches it, whatever it has
 							level, r.Unrunnable = Error, true
+						case "bounds": // the kernel's own limit: every GPU refuses the launch
+							level = Error
 						}
 						r.add(level, StepPlan, f.Path(), line, col, "dispatch %s: the default spec (%s) %s", d.Name, s, o.msg)
 					}
@@ -81,7 +88,7 @@ func planStep(r *Result) map[string]planned {
 		}
 		if ok {
 			out[lang] = pl
-			lintKnobValues(r, lang)
+			lintKnobValues(r, lang, bounds)
 			if lang == "cuda" {
 				lintCooperativeGrids(r)
 			}
@@ -99,14 +106,19 @@ type overLimit struct {
 	msg  string
 }
 
-// overLimits are the limits shared by every GPU of lang that d goes over.
-func overLimits(lang string, d profiler.Dispatch) []overLimit {
+// overLimits are the limits shared by every GPU of lang that d goes over,
+// and its entry's __launch_bounds__ (bounds nil: none read).
+func overLimits(lang string, d profiler.Dispatch, bounds *boundsReader) []overLimit {
 	lim := limitsOf[lang]
 	gpus := gpuKind[lang]
 	var out []overLimit
 	if n := d.Threads(); n > lim.threads {
 		out = append(out, overLimit{"threads", fmt.Sprintf(
 			"has %d threads per group (threads %v); no %s runs more than %d: lower the threads expression or the knobs it reads", n, d.Group, gpus, lim.threads)})
+	} else if lb, v, ok := bounds.of(d); ok && n > v {
+		out = append(out, overLimit{"bounds", fmt.Sprintf(
+			"has %d threads per group (threads %v), over the %d its entry %s is compiled for by %s: every GPU refuses the launch; lower the threads expression or the knobs it reads to at most %d, or raise the bound",
+			n, d.Group, v, lb.sig.Entry, lb.boundText(v), v)})
 	}
 	tgm := d.TGMBytes()
 	what := fmt.Sprintf("asks %d B of threadgroup memory per group (%s)", tgm, d.TGMParts())
@@ -135,7 +147,7 @@ func overLimits(lang string, d profiler.Dispatch) []overLimit {
 // a dim). Values the rules refuse, or that do not plan, are left out; so
 // is a knob's default where it goes over at the default dims only (the
 // default spec's warning says it).
-func lintKnobValues(r *Result, lang string) {
+func lintKnobValues(r *Result, lang string, bounds *boundsReader) {
 	f := r.Family
 	sc := f.Schema()
 	points := dimPoints(sc)
@@ -144,7 +156,7 @@ func lintKnobValues(r *Result, lang string) {
 	for _, k := range sc.Knobs {
 		js := make([]knobJudgement, len(k.Values))
 		for i, v := range k.Values {
-			js[i] = judgeKnobValue(f, lang, k.Name, v, points)
+			js[i] = judgeKnobValue(f, lang, k.Name, v, points, bounds)
 		}
 		if knobChangesNothing(js) {
 			continue
@@ -168,6 +180,13 @@ func lintKnobValues(r *Result, lang string) {
 	}
 	for _, kk := range order {
 		line, col := dispatchPos(f, kk.dispatch)
+		if kk.kind == "bounds" {
+			lb := bounds.bounds[kk.dispatch]
+			r.add(Warning, StepPlan, f.Path(), line, col,
+				"dispatch %s: knob values %s (listed in values:) ask more threads per group than its entry %s is compiled for (__launch_bounds__(%s) at %s), which every GPU refuses to launch: drop them from values: or add a rule that refuses them",
+				kk.dispatch, strings.Join(over[kk], "; "), lb.sig.Entry, lb.text, lb.where)
+			continue
+		}
 		r.add(Warning, StepPlan, f.Path(), line, col,
 			"dispatch %s: knob values %s (listed in values:) ask %s, which no %s runs: drop them from values: or add a rule that refuses them",
 			kk.dispatch, strings.Join(over[kk], "; "), limit[kk.kind], gpuKind[lang])
@@ -223,7 +242,7 @@ type knobJudgement struct {
 
 // judgeKnobValue plans knob=v, the other knobs at their defaults, at each
 // dtype and dims point.
-func judgeKnobValue(f *user.Family, lang, knob string, v int, points []dimPoint) knobJudgement {
+func judgeKnobValue(f *user.Family, lang, knob string, v int, points []dimPoint, bounds *boundsReader) knobJudgement {
 	sc := f.Schema()
 	dev := profiler.DeviceInfo{Backend: lang, Name: "mltop check"}
 	overAt := map[limitKey][]place{}
@@ -247,7 +266,7 @@ func judgeKnobValue(f *user.Family, lang, knob string, v int, points []dimPoint)
 			at := place{string(dt), pt.String()}
 			runs = append(runs, at)
 			for _, d := range plan.Dispatches {
-				for _, o := range overLimits(lang, d) {
+				for _, o := range overLimits(lang, d, bounds) {
 					if o.kind == "optin" {
 						continue
 					}

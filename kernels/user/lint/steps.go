@@ -226,6 +226,12 @@ func compileCUDA(r *Result, opt Options, p profiler.Program, dt profiler.DType) 
 		r.skip("not compiled (no NVRTC)")
 		return true
 	}
+	var archErr *cuda.ArchError
+	if errors.As(d.err, &archErr) { // the check's own option: once, and exit 2
+		r.add(Error, StepCompile, p.File, 0, 0, "CUDA: %v", archErr)
+		r.BadArch = true
+		return true
+	}
 	if d.err != nil {
 		log := logText(d.rep.Log)
 		if strings.Contains(d.err.Error(), strings.TrimSpace(d.rep.Log)) {
@@ -315,7 +321,7 @@ func referenceStep(r *Result, opt Options) {
 		r.add(Note, StepReference, f.Path(), line, col, "check: %s: compared on a device when it runs; nothing to run here", f.CheckKind())
 		return
 	}
-	if r.has(Error, StepPlan) { // the reference plans the same spec: one cause, reported once
+	if r.unplanned { // the reference plans the same spec: one cause, reported once
 		r.add(Note, StepReference, f.PythonRef(), 0, 0, "not run: the default spec does not plan (the [plan] error above)")
 		r.skip("reference not run (the default spec does not plan)")
 		return

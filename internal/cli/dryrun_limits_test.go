@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/mltop/mltop/kernels/user/usertest"
+)
+
+// A --dry-run away from the backend's GPU holds each spec against the
+// limits every GPU of the backend shares (1024 threads per group; CUDA's
+// 48 KiB of static shared memory per block; Metal's 32 KiB of threadgroup
+// memory): a spec over them counts as invalid, with the reason, and a
+// sweep of only such specs exits 2. Dynamic shared memory over 48 KiB
+// stays runnable on CUDA (mltop opts in at launch).
+func TestDryRunHoldsSpecsAgainstSharedLimits(t *testing.T) {
+	if runtime.GOOS == "darwin" {
+		t.Skip("Metal may be here")
+	}
+	if _, err := countDevices("cuda"); err == nil {
+		t.Skip("CUDA is here: the dry run counts on the device")
+	}
+	const metalSrc = "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device const T* X [[buffer(0)]], device T* Y [[buffer(1)]], constant int& rows [[buffer(2)]], constant int& cols [[buffer(3)]], uint i [[thread_position_in_grid]]) {}\n"
+	for _, c := range []struct {
+		name, backend, dispatchExtra, wg string
+		code                             int
+		want                             []string
+	}{
+		{"threads over 1024 among others", "cuda", "", "[64, 2048]", exitOK,
+			[]string{"1 spec to run from", "and 1 invalid"}},
+		{"threads over 1024 alone", "cuda", "", "2048", exitBadInput,
+			[]string{"nothing would run", "dispatch k: 2048 threads per group (threads [2048 1 1]); no CUDA GPU runs more than 1024"}},
+		{"static shared over 48 KiB", "cuda", `, tgm: [{name: buf, bytes: "WG * 1000"}]`, "64", exitBadInput,
+			[]string{"dispatch k: 64000 B of static shared memory per block (buf 64000 B); no CUDA GPU gives static arrays more than 49152 B (48 KiB)"}},
+		{"dynamic shared over 48 KiB", "cuda", `, dynamic_tgm: "WG * 1000"`, "64", exitOK,
+			[]string{"1 spec to run from"}},
+		{"metal threadgroup memory over 32 KiB", "metal", `, dynamic_tgm: "WG * 1000"`, "64", exitBadInput,
+			[]string{"specs are held against the limits every Apple GPU shares (1024 threads per group, 32 KiB of threadgroup memory)",
+				"dispatch k: 64000 B of threadgroup memory per group (dynamic 64000 B); no Apple GPU gives a group more than 32768 B (32 KiB)"}},
+		{"metal within", "metal", `, dynamic_tgm: "WG * 100"`, "64", exitOK, []string{"1 spec to run from"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			name := "test_dry_shared_" + strings.ReplaceAll(c.name, " ", "_") // registered once per process
+			m := strings.Replace(usertest.Manifest(name), "WG: {values: [64, 128]", "WG: {values: [64, 2048]", 1)
+			m = strings.Replace(m, "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols]"+c.dispatchExtra+"}", 1)
+			files := map[string]string{"k.cu": usertest.Source, "kernel.yaml": m}
+			if c.backend == "metal" {
+				files = map[string]string{"k.metal": metalSrc, "kernel.yaml": strings.Replace(m, "sources: {cuda: k.cu}", "sources: {metal: k.metal}", 1)}
+			}
+			dir := filepath.Dir(usertest.Write(t, files))
+			sw := writeFile(t, "sweep.yaml", "backend: "+c.backend+"\nsweeps:\n  - kernel: "+dir+"\n    knobs: {WG: "+c.wg+"}\n")
+			code, _, stderr := runMain(t, "--config", sw, "--dry-run")
+			if code != c.code {
+				t.Errorf("exit %d, want %d:\n%s", code, c.code, stderr)
+			}
+			for _, w := range append(c.want, "--dry-run counts the sweep without a device") {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("want %q in\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}
