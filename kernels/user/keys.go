@@ -22,6 +22,14 @@ func unknownKeyHint(f *ast.File, msg string, line, col int) (hint string, ok boo
 	if m == nil {
 		return "", false
 	}
+	if prose, text, more, ok := proseBeforeKey(f, line, col); ok {
+		// `doc: ne0, the row length` in a {…} mapping: the comma ended the doc
+		quoted := text + ", " + m[1]
+		if more {
+			quoted += ", …"
+		}
+		return fmt.Sprintf("a comma ends a value in a {…} mapping, so %q is read as a key after `%s: %s`: quote the %s string: %s: %q", m[1], prose, text, prose, prose, quoted), true
+	}
 	parent, found := mappingOfKey(f, line, col)
 	if !found {
 		return "", false
@@ -88,6 +96,44 @@ func mappingOfKey(f *ast.File, line, col int) (path string, found bool) {
 		}
 	}
 	return "", false
+}
+
+// proseKeys are the keys whose values are free text, where a comma is
+// natural.
+var proseKeys = map[string]bool{"doc": true, "note": true, "description": true}
+
+// proseBeforeKey finds the key at line:col in a flow-style mapping right
+// after a free-text key (proseKeys): it returns that key, its text, and
+// whether more keys follow the one at line:col.
+func proseBeforeKey(f *ast.File, line, col int) (key, text string, more, found bool) {
+	if f == nil {
+		return "", "", false, false
+	}
+	defer func() { // as in mappingOfKey: a hint never crashes
+		if recover() != nil {
+			key, text, more, found = "", "", false, false
+		}
+	}()
+	for _, n := range ast.FilterFile(ast.MappingType, f) {
+		m, ok := n.(*ast.MappingNode)
+		if !ok || !m.IsFlowStyle {
+			continue
+		}
+		for i := 1; i < len(m.Values); i++ {
+			tk := m.Values[i].Key.GetToken()
+			prev := m.Values[i-1]
+			if tk == nil || tk.Position == nil || tk.Position.Line != line || tk.Position.Column != col || prev.Value == nil {
+				continue
+			}
+			if _, null := m.Values[i].Value.(*ast.NullNode); !null && m.Values[i].Value != nil {
+				continue // `doc: x, defualt: 64`: a key of its own, misspelt
+			}
+			if k := prev.Key.String(); proseKeys[k] {
+				return k, prev.Value.String(), i+1 < len(m.Values), true
+			}
+		}
+	}
+	return "", "", false, false
 }
 
 // keysAt is the yaml keys of the struct reached from t by path
