@@ -148,7 +148,15 @@ func (bl *builder) mlxScalarInput(k *mlxKernel, n, path, field string) error {
 	kind, named := bl.seen[n]
 	typ, scalar := mlxScalarTypes[bl.vars[n]]
 	if !named || !scalar || kind != "dims" && kind != "knobs" && kind != "flags" && kind != "values" {
-		return bl.d.err(path, field, "%q is neither a buffer (%s) nor a dim, knob, flag or value: an input is a buffer, or a scalar (MLX's 0-d input) declared under dims:, knobs:, flags: or values:", n, strings.Join(bufNames(bl.f.bufs), ", "))
+		names := bufNames(bl.f.bufs)
+		for name, k := range bl.seen {
+			if k == "dims" || k == "knobs" || k == "flags" || k == "values" {
+				names = append(names, name)
+			}
+		}
+		slices.Sort(names) // one suggestion however the map iterates
+		return bl.d.err(path, field, "%q is neither a buffer (%s) nor a dim, knob, flag or value: %san input is a buffer, or a scalar (MLX's 0-d input) declared under dims:, knobs:, flags: or values:",
+			n, strings.Join(bufNames(bl.f.bufs), ", "), profiler.DidYouMean(n, names))
 	}
 	k.scalars[n] = typ
 	return nil

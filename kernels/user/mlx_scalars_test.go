@@ -70,6 +70,7 @@ func TestMLXScalarInputs(t *testing.T) {
 	for _, c := range []struct{ input, want string }{
 		{"nope", `mlx.inputs[1]: "nope" is neither a buffer (inp, out) nor a dim, knob, flag or value: an input is a buffer, or a scalar (MLX's 0-d input) declared under dims:, knobs:, flags: or values:`},
 		{"InT", `"InT" is neither a buffer`},
+		{"gian", `"gian" is neither a buffer (inp, out) nor a dim, knob, flag or value: did you mean gain?`},
 	} {
 		y := strings.Replace(scalarInputsYAML, "inputs: [inp, T,", "inputs: [inp, "+c.input+",", 1)
 		_, err := Load(usertest.Write(t, scalarInputsFiles(y)))
