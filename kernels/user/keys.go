@@ -121,19 +121,35 @@ func proseBeforeKey(f *ast.File, line, col int) (key, text string, more, found b
 		}
 		for i := 1; i < len(m.Values); i++ {
 			tk := m.Values[i].Key.GetToken()
-			prev := m.Values[i-1]
-			if tk == nil || tk.Position == nil || tk.Position.Line != line || tk.Position.Column != col || prev.Value == nil {
-				continue
+			if tk == nil || tk.Position == nil || tk.Position.Line != line || tk.Position.Column != col || !nullValue(m.Values[i]) {
+				continue // not the key, or `doc: x, defualt: 64`: a key of its own, misspelt
 			}
-			if _, null := m.Values[i].Value.(*ast.NullNode); !null && m.Values[i].Value != nil {
-				continue // `doc: x, defualt: 64`: a key of its own, misspelt
+			// back over the earlier pieces of the same text (the decoder
+			// may name any of them) to the free-text key
+			j := i - 1
+			for j > 0 && nullValue(m.Values[j]) {
+				j--
 			}
-			if k := prev.Key.String(); proseKeys[k] {
-				return k, prev.Value.String(), i+1 < len(m.Values), true
+			prose := m.Values[j]
+			if k := prose.Key.String(); proseKeys[k] && prose.Value != nil {
+				text := prose.Value.String()
+				for _, v := range m.Values[j+1 : i] {
+					text += ", " + v.Key.String()
+				}
+				return k, text, i+1 < len(m.Values) && nullValue(m.Values[i+1]), true
 			}
 		}
 	}
 	return "", "", false, false
+}
+
+// nullValue: a mapping entry with a key and no value (`{a: 1, b}`).
+func nullValue(v *ast.MappingValueNode) bool {
+	if v == nil || v.Key == nil {
+		return false
+	}
+	_, null := v.Value.(*ast.NullNode)
+	return null || v.Value == nil
 }
 
 // keysAt is the yaml keys of the struct reached from t by path
