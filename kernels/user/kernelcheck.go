@@ -148,6 +148,7 @@ func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows in
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	ref := &profiler.Reference{}
+	var checked []checkedRows
 	for _, b := range f.bufs {
 		if !b.checked() {
 			continue
@@ -185,11 +186,12 @@ func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows in
 		ref.Checks = append(ref.Checks, ch)
 		if ref.RowsTotal == 0 {
 			ref.RowsTotal, ref.RowsChecked = rows, len(pick)
-			ref.Rows = profiler.DescribeRows(pick, rows, seed) + " of " + b.name + " (against " + other.Name() + " at f32)"
-			if len(knobNotes) > 0 {
-				ref.Rows += "; " + strings.Join(knobNotes, "; ")
-			}
 		}
+		checked = append(checked, checkedRows{b.name, rowsChecked(pick, rows, seed), len(ch.Index)})
+	}
+	ref.Rows = describeChecked(checked, "against "+other.Name()+" at f32")
+	if len(knobNotes) > 0 {
+		ref.Rows += "; " + strings.Join(knobNotes, "; ")
 	}
 	err = f.addGrowth(ref, s.DType, e, func() (map[string]func(int) float64, error) {
 		sq := profiler.Inputs{}

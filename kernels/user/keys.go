@@ -22,6 +22,14 @@ func unknownKeyHint(f *ast.File, msg string, line, col int) (hint string, ok boo
 	if m == nil {
 		return "", false
 	}
+	if prose, text, more, ok := proseBeforeKey(f, line, col); ok {
+		// `doc: ne0, the row length` in a {…} mapping: the comma ended the doc
+		quoted := text + ", " + m[1]
+		if more {
+			quoted += ", …"
+		}
+		return fmt.Sprintf("a comma ends a value in a {…} mapping, so %q is read as a key after `%s: %s`: quote the %s string: %s: %q", m[1], prose, text, prose, prose, quoted), true
+	}
 	parent, found := mappingOfKey(f, line, col)
 	if !found {
 		return "", false
@@ -88,6 +96,60 @@ func mappingOfKey(f *ast.File, line, col int) (path string, found bool) {
 		}
 	}
 	return "", false
+}
+
+// proseKeys are the keys whose values are free text, where a comma is
+// natural.
+var proseKeys = map[string]bool{"doc": true, "note": true, "description": true}
+
+// proseBeforeKey finds the key at line:col in a flow-style mapping right
+// after a free-text key (proseKeys): it returns that key, its text, and
+// whether more keys follow the one at line:col.
+func proseBeforeKey(f *ast.File, line, col int) (key, text string, more, found bool) {
+	if f == nil {
+		return "", "", false, false
+	}
+	defer func() { // as in mappingOfKey: a hint never crashes
+		if recover() != nil {
+			key, text, more, found = "", "", false, false
+		}
+	}()
+	for _, n := range ast.FilterFile(ast.MappingType, f) {
+		m, ok := n.(*ast.MappingNode)
+		if !ok || !m.IsFlowStyle {
+			continue
+		}
+		for i := 1; i < len(m.Values); i++ {
+			tk := m.Values[i].Key.GetToken()
+			if tk == nil || tk.Position == nil || tk.Position.Line != line || tk.Position.Column != col || !nullValue(m.Values[i]) {
+				continue // not the key, or `doc: x, defualt: 64`: a key of its own, misspelt
+			}
+			// back over the earlier pieces of the same text (the decoder
+			// may name any of them) to the free-text key
+			j := i - 1
+			for j > 0 && nullValue(m.Values[j]) {
+				j--
+			}
+			prose := m.Values[j]
+			if k := prose.Key.String(); proseKeys[k] && prose.Value != nil {
+				text := prose.Value.String()
+				for _, v := range m.Values[j+1 : i] {
+					text += ", " + v.Key.String()
+				}
+				return k, text, i+1 < len(m.Values) && nullValue(m.Values[i+1]), true
+			}
+		}
+	}
+	return "", "", false, false
+}
+
+// nullValue: a mapping entry with a key and no value (`{a: 1, b}`).
+func nullValue(v *ast.MappingValueNode) bool {
+	if v == nil || v.Key == nil {
+		return false
+	}
+	_, null := v.Value.(*ast.NullNode)
+	return null || v.Value == nil
 }
 
 // keysAt is the yaml keys of the struct reached from t by path

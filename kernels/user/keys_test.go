@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goccy/go-yaml/parser"
+
 	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler/expr"
 )
@@ -25,6 +27,15 @@ func TestUnknownKeySuggests(t *testing.T) {
 		{"in a knob", "WG: {values: [64, 128], default: 64}", "WG: {values: [64, 128], defualt: 64}", []string{`unknown field "defualt": check the spelling; did you mean default? the keys at knobs.WG are values, default`}},
 		{"in a dispatch's tgm", "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols], tgm: [{name: s, byts: 64}]}", []string{`unknown field "byts": check the spelling; did you mean bytes? the keys at dispatches[0].tgm[0] are name, bytes, note`}},
 		{"in mlx", "check: none", "check: none\nmlx: {name: k, bdy: x}", []string{`unknown field "bdy": check the spelling; did you mean body? the keys at mlx are name, body`}},
+		{"a comma in a knob's doc", "WG: {values: [64, 128], default: 64}", "WG: {values: [64, 128], default: 64, doc: work group, in threads}",
+			[]string{`unknown field "in threads": a comma ends a value in a {…} mapping, so "in threads" is read as a key after ` + "`doc: work group`" + `: quote the doc string: doc: "work group, in threads"`}},
+		// the decoder names either piece: both give the whole text
+		{"two commas in a doc", "WG: {values: [64, 128], default: 64}", "WG: {doc: work group, in threads, a power of 2, default: 64, values: [64, 128]}",
+			[]string{`quote the doc string: doc: "work group, in threads`}},
+		{"a comma in a tgm note", "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols], tgm: [{name: s, bytes: 64, note: partial sums, one per warp}]}",
+			[]string{`read as a key after ` + "`note: partial sums`" + `: quote the note string: note: "partial sums, one per warp"`}},
+		{"a misspelt key after a doc", "WG: {values: [64, 128], default: 64}", "WG: {values: [64, 128], doc: work group, defualt: 64}",
+			[]string{`unknown field "defualt": check the spelling; did you mean default?`}},
 		{"in check", "check: none", "check: {pyhton: ref.py}", []string{`unknown key "pyhton": did you mean python?`}},
 		{"far from any key", "dispatches:", "zzzzzzzzzz:", []string{`unknown field "zzzzzzzzzz": check the spelling; the keys at the top level are name, description`}},
 	} {
@@ -97,5 +108,28 @@ func TestExpressionErrorPrintsPathOnce(t *testing.T) {
 				t.Errorf("errors.As finds no *expr.Error in %v", err)
 			}
 		})
+	}
+}
+
+// Whichever piece of a doc split by commas the decoder names, the hint
+// quotes the whole text up to it (and marks that more follows).
+func TestProseBeforeKeyPieces(t *testing.T) {
+	src := "knobs:\n  WG: {doc: work group, in threads, a power of 2, default: 64}\n"
+	af, err := parser.ParseBytes([]byte(src), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := 2
+	for _, c := range []struct {
+		key, want string
+	}{
+		{"in threads", `quote the doc string: doc: "work group, in threads, …"`},
+		{"a power of 2", `read as a key after ` + "`doc: work group, in threads`" + `: quote the doc string: doc: "work group, in threads, a power of 2"`},
+	} {
+		col := strings.Index(strings.Split(src, "\n")[line-1], c.key) + 1
+		hint, ok := unknownKeyHint(af, `unknown field "`+c.key+`"`, line, col)
+		if !ok || !strings.Contains(hint, c.want) {
+			t.Errorf("%s: %v %q, want %q", c.key, ok, hint, c.want)
+		}
 	}
 }

@@ -130,7 +130,7 @@ func TestMLXManifest(t *testing.T) {
 	}{
 		{"args given", replaceOnce("threads: [WG, 1, 1]", "threads: [WG, 1, 1]\n    args: [inp, out]"), "leave args out"},
 		{"entry given", replaceOnce("  - grid:", "  - entry: other\n    grid:"), "an mlx: kernel's entry is its name"},
-		{"input not a buffer", replaceOnce("inputs: [inp]", "inputs: [inpt]"), "\"inpt\" is not a buffer (inp, out)"},
+		{"input not a buffer", replaceOnce("inputs: [inp]", "inputs: [inpt]"), "\"inpt\" is neither a buffer (inp, out) nor a dim, knob, flag or value: did you mean inp? an input is a buffer"},
 		{"output not out", replaceOnce("outputs: [out]", "outputs: [inp]"), "output inp is not an output buffer"},
 		{"no body", replaceOnce("  body_file: gelu_body.metal\n", ""), "no body"},
 		{"body twice", replaceOnce("  body_file: gelu_body.metal\n", "  body_file: gelu_body.metal\n  body: x\n"), "both body: and body_file:"},

@@ -38,8 +38,12 @@ type mlxKernel struct {
 	name, header    string
 	body            string // with a #line in front that points into the user's text
 	inputs, outputs []string
-	template        []mlxTemplateArg
-	file            string // what the body's #line names
+	// scalars are the inputs that are a dim, knob, flag or value rather
+	// than a buffer, by name: their Metal type (int, float, bool), bound
+	// as MLX binds a 0-d array, `const constant int& T [[buffer(n)]]`
+	scalars  map[string]string
+	template []mlxTemplateArg
+	file     string // what the body's #line names
 }
 
 // mlxTemplateArg is a literal type name (`float`, `half`) or an
@@ -65,7 +69,7 @@ func (bl *builder) mlx() error {
 	if _, both := m.Sources["metal"]; both {
 		return d.err("$.mlx", "mlx", "both mlx: and sources: {metal: …} give the Metal kernel: keep one")
 	}
-	k := &mlxKernel{name: x.Name, header: x.Header, inputs: x.Inputs, outputs: x.Outputs}
+	k := &mlxKernel{name: x.Name, header: x.Header, inputs: x.Inputs, outputs: x.Outputs, scalars: map[string]string{}}
 	if k.name == "" {
 		k.name = m.Name
 	}
@@ -83,8 +87,14 @@ func (bl *builder) mlx() error {
 		for j, n := range names {
 			b := slices.IndexFunc(f.bufs, func(u ubuf) bool { return u.name == n })
 			path, field := d.item("$.mlx."+key, "mlx."+key, j)
+			if b < 0 && key == "inputs" {
+				if err := bl.mlxScalarInput(k, n, path, field); err != nil {
+					return err
+				}
+				continue
+			}
 			if b < 0 {
-				return d.err(path, field, "%q is not a buffer (%s): each input and output is one of buffers: by name", n, strings.Join(bufNames(f.bufs), ", "))
+				return d.err(path, field, "%q is not a buffer (%s): each output is one of buffers: by name", n, strings.Join(bufNames(f.bufs), ", "))
 			}
 			if key == "outputs" && !f.bufs[b].out {
 				return d.err(path, field, "output %s is not an output buffer: give it `out: true` in buffers:", n)
@@ -127,6 +137,31 @@ func (bl *builder) mlx() error {
 	return bl.mlxDispatches(k)
 }
 
+// mlxScalarTypes are the Metal types MLX gives a 0-d input made from a
+// Python int, bool or float (int32, bool, float32).
+var mlxScalarTypes = map[expr.Kind]string{expr.Int: "int", expr.Bool: "bool", expr.Float: "float"}
+
+// mlxScalarInput takes input n, which names no buffer, as a scalar input
+// when it is a dim, knob, flag or value (MLX's `inputs=[x, T]` with T a
+// Python int), else says what an input may be.
+func (bl *builder) mlxScalarInput(k *mlxKernel, n, path, field string) error {
+	kind, named := bl.seen[n]
+	typ, scalar := mlxScalarTypes[bl.vars[n]]
+	if !named || !scalar || kind != "dims" && kind != "knobs" && kind != "flags" && kind != "values" {
+		names := bufNames(bl.f.bufs)
+		for name, k := range bl.seen {
+			if k == "dims" || k == "knobs" || k == "flags" || k == "values" {
+				names = append(names, name)
+			}
+		}
+		slices.Sort(names) // one suggestion however the map iterates
+		return bl.d.err(path, field, "%q is neither a buffer (%s) nor a dim, knob, flag or value: %san input is a buffer, or a scalar (MLX's 0-d input) declared under dims:, knobs:, flags: or values:",
+			n, strings.Join(bufNames(bl.f.bufs), ", "), profiler.DidYouMean(n, names))
+	}
+	k.scalars[n] = typ
+	return nil
+}
+
 // mlxBody reads the body, inline or from body_file, with a #line in front
 // so that compiler messages point into it.
 func (bl *builder) mlxBody(k *mlxKernel, x *mlxYAML) error {
@@ -165,7 +200,13 @@ func (bl *builder) mlxDispatches(k *mlxKernel) error {
 			return d.err(path+".args", field+".args", "an mlx: kernel's arguments are its inputs and outputs (and their _shape, _strides, _ndim): leave args out")
 		}
 		ds.Entry = k.name
-		ds.Args = append(slices.Clone(k.inputs), k.outputs...)
+		ds.Args = nil
+		for _, n := range k.inputs {
+			if k.scalars[n] == "" { // scalar inputs are mlxScalars'
+				ds.Args = append(ds.Args, n)
+			}
+		}
+		ds.Args = append(ds.Args, k.outputs...)
 	}
 	return nil
 }
@@ -226,6 +267,15 @@ func (bl *builder) mlxScalars() error {
 	var params []uparam
 	for _, sl := range slots {
 		if sl.Kind == metal.SlotBuffer {
+			continue
+		}
+		if typ := f.mlx.scalars[sl.Name]; typ != "" {
+			p, err := bl.compile(sl.Name, "$.mlx.inputs", "mlx.inputs")
+			if err != nil {
+				return err
+			}
+			params = append(params, uparam{arg: len(args), param: csrc.Param{Name: sl.Name, Type: "constant " + typ, Scalar: typ}, kind: cScalarKinds[typ]})
+			args = append(args, uarg{text: sl.Name, p: p})
 			continue
 		}
 		cut := strings.LastIndex(sl.Name, "_")
@@ -313,6 +363,10 @@ func (f *Family) writeMLXText(e map[string]any, dt profiler.DType, fill bool) (s
 		return CTypes["metal"][t]
 	}
 	for _, n := range k.inputs {
+		if typ := k.scalars[n]; typ != "" {
+			mk.Inputs = append(mk.Inputs, metal.MLXArg{Name: n, Type: typ, Scalar: true})
+			continue
+		}
 		mk.Inputs = append(mk.Inputs, metal.MLXArg{Name: n, Type: argType(n)})
 	}
 	for _, n := range k.outputs {

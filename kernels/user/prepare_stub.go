@@ -12,11 +12,25 @@ import (
 // headers with the device-usable parts (stdint.h's types, assert.h's
 // assert) or nothing; the host code that needed them is blanked.
 
-// hostOnlyToolkit are toolkit headers device code cannot use under NVRTC.
+// hostOnlyToolkit are toolkit headers device code cannot use under NVRTC:
+// each, included alone ahead of a kernel, fails to compile with NVRTC 11.8
+// (host functions "not allowed in JIT mode", or C headers NVRTC lacks).
+// The toolkit's headers that compile (driver_types.h, vector_functions.h,
+// cuda_texture_types.h, cuda_surface_types.h, surface_functions.h,
+// texture_fetch_functions.h, library_types.h) are served as they are.
 var hostOnlyToolkit = []string{"cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "cudaProfiler.h", "cuda_profiler_api.h",
-	"nvrtc.h", "nvml.h", "nvToolsExt.h", "device_launch_parameters.h", "curand.h", "nccl.h", "omp.h", "mpi.h"}
+	"nvrtc.h", "nvml.h", "nvToolsExt.h", "device_launch_parameters.h", "curand.h", "nccl.h", "omp.h", "mpi.h",
+	// pulled in by nvcc's cuda_runtime.h, and included by whole programs
+	// for make_cudaPitchedPtr / cudaCreateChannelDesc in host code
+	"driver_functions.h", "channel_descriptor.h", "cuda_occupancy.h",
+	"cudaTypedefs.h", "cudaProfilerTypedefs.h", "nvPTXCompiler.h", "nv_decode.h", "nvblas.h",
+	// MTGP32's host-side set-up and its parameter tables (host data)
+	"curand_mtgp32_host.h", "curand_mtgp32dc_p_11213.h"}
 
-var hostOnlyPrefixes = []string{"cublas", "cudnn", "cufft", "cusparse", "cusolver", "nvtx3/", "nvjpeg", "npp", "cutensor"}
+// hostOnlyPrefixes: the libraries' headers, and the graphics interop
+// headers (cudaGL.h, cuda_gl_interop.h, cudaEGL.h, cudaVDPAU.h, …).
+var hostOnlyPrefixes = []string{"cublas", "cudnn", "cufft", "cusparse", "cusolver", "nvtx3/", "nvjpeg", "npp", "cutensor",
+	"cudaGL", "cudaEGL", "cudaVDPAU", "cuda_gl_", "cuda_egl_", "cuda_vdpau_", "cudaD3D", "cuda_d3d"}
 
 // deviceHeaderPrefixes are headers for device code from the toolkit (or
 // libraries beside it): never stubbed, so that a missing one is NVRTC's

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mltop/mltop/kernels/user/usertest"
+	"github.com/mltop/mltop/profiler"
 )
 
 // <cub/cub.cuh> reaches NVRTC as CUB's device-side headers (guarded by
@@ -28,4 +31,66 @@ func TestCubHeaderIsDeviceSideOnly(t *testing.T) {
 	if _, ok := cudaStub("cub/block/block_reduce.cuh", toolkitHeaders{dirs: []string{dir}}); ok {
 		t.Error("a CUB device header is stubbed")
 	}
+}
+
+// hostHeadersProgram is a whole program that includes the toolkit's
+// host-only headers (driver_functions.h, channel_descriptor.h,
+// cuda_occupancy.h) for its main() beside the ones device code can use.
+const hostHeadersProgram = `#include <cuda_runtime.h>
+#include <driver_functions.h>
+#include <channel_descriptor.h>
+#include <cuda_occupancy.h>
+#include <driver_types.h>
+#include <vector_functions.h>
+#include <cuda_texture_types.h>
+#include <cuda_surface_types.h>
+__global__ void k(const T* X, T* Y, int rows, int cols) {
+  float2 p = make_float2(1.0f, 2.0f);
+  Y[threadIdx.x] = X[threadIdx.x] * p.y;
+}
+int main() {
+  cudaPitchedPtr pitched = make_cudaPitchedPtr(0, 0, 0, 0);
+  cudaChannelFormatDesc desc = cudaCreateChannelDesc<float>();
+  (void)pitched; (void)desc;
+  return 0;
+}
+`
+
+// The toolkit's headers that fail alone under NVRTC (host functions in
+// JIT mode) are stubs; the ones device code can use (they compile alone
+// under NVRTC 11.8) are the toolkit's.
+func TestHostOnlyToolkitHeadersStubbed(t *testing.T) {
+	real := []string{"driver_types.h", "vector_functions.h", "cuda_texture_types.h", "cuda_surface_types.h"}
+	stubbed := []string{"cuda_runtime.h", "driver_functions.h", "channel_descriptor.h", "cuda_occupancy.h"}
+	withToolkit(t, append(append(append([]string{}, fullToolkit...), real...), stubbed...)...)
+	_, f := preparedProgram(t, usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("host_headers"), "k.cu": hostHeadersProgram}), profiler.F32)
+	stubs := f.prep["cuda"].stubs
+	for _, h := range stubbed {
+		if s, ok := stubs[h]; !ok || !strings.Contains(s, "is host-only") {
+			t.Errorf("<%s> is not a stub: %v %q", h, ok, s)
+		}
+	}
+	for _, h := range real {
+		if s, ok := stubs[h]; ok {
+			t.Errorf("<%s> is a stub, want the toolkit's:\n%s", h, s)
+		}
+	}
+	for _, h := range []string{"cudaGL.h", "cuda_gl_interop.h", "cudaEGL.h", "cuda_vdpau_interop.h", "curand_mtgp32_host.h"} {
+		if !isHostOnly(h) {
+			t.Errorf("<%s> is not host-only", h)
+		}
+	}
+	for _, h := range []string{"curand_kernel.h", "curand_mtgp32_kernel.h", "vector_types.h", "surface_functions.h"} {
+		if isHostOnly(h) {
+			t.Errorf("<%s> is host-only", h)
+		}
+	}
+}
+
+// TestHostOnlyToolkitHeadersCompileWithNVRTC: the program compiles with
+// NVRTC and the toolkit's headers where they are found (before, NVRTC
+// refused driver_functions.h's host functions); it skips elsewhere.
+func TestHostOnlyToolkitHeadersCompileWithNVRTC(t *testing.T) {
+	prog, _ := preparedProgram(t, usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("host_headers_nvrtc"), "k.cu": hostHeadersProgram}), profiler.F32)
+	compileOrSkip(t, prog)
 }

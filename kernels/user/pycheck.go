@@ -169,6 +169,7 @@ func (f *Family) runPythonContext(ctx context.Context, py string, c *pyCall, in 
 func (f *Family) pythonChecks(outs *pyref.Outputs, call *pyCall, maxRows int, seed uint64) (*profiler.Reference, map[string]func(int) float64, error) {
 	ref := &profiler.Reference{}
 	at := map[string]func(int) float64{}
+	var checked []checkedRows
 	for _, pb := range call.bufs {
 		b := pb.b
 		if !b.checked() {
@@ -193,10 +194,11 @@ func (f *Family) pythonChecks(outs *pyref.Outputs, call *pyCall, maxRows int, se
 		at[b.name] = func(idx int) float64 { return data[pos(idx)] }
 		if ref.RowsTotal == 0 {
 			ref.RowsTotal, ref.RowsChecked = ch.rows, len(ch.pick)
-			ref.Rows = profiler.DescribeRows(ch.pick, ch.rows, seed) + " of " + b.name + " (python reference)"
 		}
+		checked = append(checked, checkedRows{b.name, rowsChecked(ch.pick, ch.rows, seed), len(ch.Index)})
 		ref.Checks = append(ref.Checks, ch.Check)
 	}
+	ref.Rows = describeChecked(checked, "python reference")
 	return ref, at, nil
 }
 

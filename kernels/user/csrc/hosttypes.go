@@ -97,13 +97,18 @@ func MarkHostOnlyWith(h HostHeaders, files ...*File) int {
 			}
 		}
 	}
-	// drop the candidates that the code that stays uses, until none is
+	// drop the candidates that the code that stays uses, until none is;
+	// a name a parameter or local shadows is no use (notUses)
+	notUses := map[*File]map[int]bool{}
+	for _, f := range files {
+		notUses[f] = f.notUses()
+	}
 	for changed := true; changed; {
 		changed = false
 		used := map[string]bool{}
 		for _, f := range files {
 			f.keptUses(used, func(start int) bool {
-				return slices.ContainsFunc(cands, func(c cand) bool { return c.f == f && start >= c.start && start < c.end })
+				return notUses[f][start] || slices.ContainsFunc(cands, func(c cand) bool { return c.f == f && start >= c.start && start < c.end })
 			})
 		}
 		cands = slices.DeleteFunc(cands, func(c cand) bool {
@@ -116,7 +121,7 @@ func MarkHostOnlyWith(h HostHeaders, files ...*File) int {
 	}
 	cands = slices.DeleteFunc(cands, func(c cand) bool {
 		d := c.f.Decls[c.i]
-		return d.Kind == Variable && !usedOutside(files, d.Names, c.f, c.start, c.end)
+		return d.Kind == Variable && !usedOutside(files, notUses, d.Names, c.f, c.start, c.end)
 	})
 	for _, c := range cands {
 		c.f.Decls[c.i].hostOnly = true
@@ -139,11 +144,12 @@ func hostConstCandidate(d Decl, toks []ltok) bool {
 var memorySpaces = map[string]bool{"__device__": true, "__constant__": true, "__shared__": true, "__managed__": true}
 
 // usedOutside says whether any file's code (or a live #define's body)
-// names one of names outside decl's own span [start, end) in file f.
-func usedOutside(files []*File, names []string, f *File, start, end int) bool {
+// names one of names outside decl's own span [start, end) in file f,
+// other than at the tokens of notUses.
+func usedOutside(files []*File, notUses map[*File]map[int]bool, names []string, f *File, start, end int) bool {
 	for _, g := range files {
 		for _, t := range g.code {
-			if t.kind == Ident && slices.Contains(names, t.text) && (g != f || t.start < start || t.start >= end) {
+			if t.kind == Ident && !notUses[g][t.start] && slices.Contains(names, t.text) && (g != f || t.start < start || t.start >= end) {
 				return true
 			}
 		}

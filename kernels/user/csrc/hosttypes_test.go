@@ -177,3 +177,72 @@ __device__ int used(DeviceUsed* m) { return 0; }
 		})
 	}
 }
+
+// A kernel's parameter, template parameter or local of the same name
+// shadows a file-scope constant: its uses there are not the constant's,
+// so a constant only main reads is blanked although a kernel names its
+// parameter alike (NVRTC warned #177-D). A use outside the local's block,
+// a qualified ::NAME and an expression that merely looks like a
+// declaration (a * NAME) still count.
+func TestMarkHostOnlyShadowedConstants(t *testing.T) {
+	const src = `const int N = 100000000;
+const int M = 4;
+const int K = 3;
+const int S = 2;
+const int P = 5;
+const int Q = 6;
+const int R = 7;
+const int W = 8;
+__global__ void byParam(float* y, const int N) { if (threadIdx.x < N) y[0] = 1; }
+template <int M> __device__ float byTemplate() { return M; }
+__global__ void byLocal(float* y) { int K = 3; float* W = y; W[0] = K; }
+__global__ void afterBlock(float* y) { { int S = 1; y[0] = S; } y[1] = S; }
+__global__ void qualified(float* y, int P) { y[0] = ::P + P; }
+__device__ float times(float a) { float b = a * Q; return a * R + b; }
+int main() { float* p = new float[N + M + K + S + P + Q + R + W]; delete[] p; return 0; }
+`
+	f := Scan(src)
+	MarkHostOnly(f)
+	blanked := Blank(src, f)
+	for _, tc := range []struct {
+		decl string
+		host bool
+	}{
+		{"const int N = 100000000;", true},
+		{"const int M = 4;", true},
+		{"const int K = 3;", true},
+		{"const int W = 8;", true}, // float* W = y;
+		{"const int S = 2;", false},
+		{"const int P = 5;", false},
+		{"const int Q = 6;", false},
+		{"const int R = 7;", false},
+		{"__global__ void byParam", false},
+	} {
+		if kept := strings.Contains(blanked, tc.decl); kept == tc.host {
+			t.Errorf("%q kept %v, want %v", tc.decl, kept, !tc.host)
+		}
+	}
+}
+
+// A member after `.` or `->` names no file-scope declaration.
+func TestNotUsesMembers(t *testing.T) {
+	const src = `struct Pt { int L; };
+__device__ int g(Pt p, Pt* q) { return p.L + q->L + L; }
+`
+	f := Scan(src)
+	notUses := f.notUses()
+	var members, plain int
+	for _, tok := range f.code {
+		if tok.text != "L" || tok.start < strings.Index(src, "__device__") {
+			continue
+		}
+		if notUses[tok.start] {
+			members++
+		} else {
+			plain++
+		}
+	}
+	if members != 2 || plain != 1 {
+		t.Errorf("%d member uses and %d plain ones of L, want 2 and 1", members, plain)
+	}
+}
