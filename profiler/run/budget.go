@@ -15,7 +15,7 @@ func BuildBudget(d *profiler.Dispatch, dev profiler.DeviceInfo, attrs profiler.K
 		b.Warnings = append(b.Warnings, fmt.Sprintf("TGM %d B exceeds the %d B limit by %d B", b.Total, b.Limit, b.Total-b.Limit))
 	}
 	if attrs.MaxThreads > 0 && b.Threads > attrs.MaxThreads {
-		b.Warnings = append(b.Warnings, fmt.Sprintf("%d threads requested but the compiled pipeline allows %d (register pressure)", b.Threads, attrs.MaxThreads))
+		b.Warnings = append(b.Warnings, fmt.Sprintf("%d threads requested but the compiled kernel allows %d (its launch bounds or register use)", b.Threads, attrs.MaxThreads))
 	}
 	// Metal allocates threadgroup memory in 16-byte granules, so a smaller
 	// difference is rounding, not a wrong plan.
@@ -95,4 +95,21 @@ func MakePreview(s profiler.Spec, dev profiler.DeviceInfo) Preview {
 		p.Occupancy = append(p.Occupancy, EstimateOccupancy(dev, d, profiler.KernelAttrs{}))
 	}
 	return p
+}
+
+// overCompiledThreads is the first launch whose threads per group are more
+// than its compiled kernel allows (the driver's or the pipeline's maximum:
+// a CUDA kernel's __launch_bounds__, or its registers), as an error that
+// makes the spec invalid before anything is allocated: the GPU would
+// refuse the launch.
+func overCompiledThreads(launches []profiler.Launch) error {
+	for _, l := range launches {
+		if l.Kernel == nil {
+			continue
+		}
+		if most := l.Kernel.Attrs().MaxThreads; most > 0 && l.Dispatch.Threads() > most {
+			return fmt.Errorf("dispatch %s: %d threads per group, but its compiled kernel allows %d (its __launch_bounds__, or the registers it uses): lower the threads expression or the knobs it reads", l.Dispatch.Name, l.Dispatch.Threads(), most)
+		}
+	}
+	return nil
 }

@@ -14,7 +14,7 @@ func TestBuildBudgetWarnings(t *testing.T) {
 	dev := profiler.DeviceInfo{TGMPerGroup: 32768, TGMPerGroupOptIn: 0}
 	d := &profiler.Dispatch{Name: "k", Group: [3]int{256, 1, 1}, TGM: []profiler.TGMItem{{Name: "a", Bytes: 20000}, {Name: "b", Bytes: 16000}, {Name: "red", Bytes: 4}}}
 	b := run.BuildBudget(d, dev, profiler.KernelAttrs{StaticTGM: 36016, MaxThreads: 128, SpillBytes: 8})
-	want := []string{"exceeds the 32768 B limit by 3236 B", "256 threads requested but the compiled pipeline allows 128", "8 B of register spills"}
+	want := []string{"exceeds the 32768 B limit by 3236 B", "256 threads requested but the compiled kernel allows 128", "8 B of register spills"}
 	if len(b.Warnings) != len(want) {
 		t.Fatalf("warnings %q", b.Warnings)
 	}
@@ -97,4 +97,24 @@ func (tgmFamily) Validate(s profiler.Spec, dev profiler.DeviceInfo) error {
 		return fmt.Errorf("TGM %d B over the %d B limit", need, dev.TGMPerGroup)
 	}
 	return nil
+}
+
+// boundedKernel is a compiled kernel that allows 256 threads per group,
+// as a CUDA kernel with __launch_bounds__(256) does.
+type boundedKernel struct{ enginetest.MemKernel }
+
+func (boundedKernel) Attrs() profiler.KernelAttrs { return profiler.KernelAttrs{MaxThreads: 256} }
+
+// A launch with more threads than its compiled kernel allows makes the spec
+// invalid, naming both counts; within the bound, nothing is said.
+func TestOverCompiledThreads(t *testing.T) {
+	d := &profiler.Dispatch{Name: "k", Group: [3]int{512, 1, 1}}
+	err := run.OverCompiledThreads([]profiler.Launch{{Dispatch: d, Kernel: boundedKernel{}}})
+	if err == nil || !strings.Contains(err.Error(), "512 threads per group") || !strings.Contains(err.Error(), "allows 256") {
+		t.Fatalf("512 threads on a kernel bounded at 256: %v", err)
+	}
+	d.Group = [3]int{256, 1, 1}
+	if err := run.OverCompiledThreads([]profiler.Launch{{Dispatch: d, Kernel: boundedKernel{}}, {Dispatch: &profiler.Dispatch{Name: "zero", Zero: "X"}}}); err != nil {
+		t.Errorf("256 threads within the bound: %v", err)
+	}
 }

@@ -28,6 +28,9 @@ func (c *CompilePool) Close() { c.p.close() }
 
 var WarmupFor = warmupFor
 
+// OverCompiledThreads is overCompiledThreads, for the budget tests.
+var OverCompiledThreads = overCompiledThreads
+
 // OrderJobs is orderJobs for the external tests.
 var OrderJobs = orderJobs
 

@@ -204,6 +204,15 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 		r.fail(res, st, err)
 		return
 	}
+	if err := overCompiledThreads(launches); err != nil {
+		for i := range launches {
+			if launches[i].Kernel != nil {
+				res.Budget = append(res.Budget, BuildBudget(launches[i].Dispatch, dev, launches[i].Kernel.Attrs()))
+			}
+		}
+		r.fail(res, profiler.StatusInvalid, err)
+		return
+	}
 	for i := range launches {
 		l := launches[i]
 		if l.Kernel == nil {
