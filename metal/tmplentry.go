@@ -27,6 +27,9 @@ type TemplateEntry struct {
 	// which messages name when it is set (CheckTemplateEntry when the
 	// manifest loads).
 	Written string
+	// DType is the manifest's dtype name when an argument may be it: a
+	// type, whichever a spec makes it.
+	DType string
 }
 
 // String is the entry as messages name it: Written, else name<args>.
@@ -88,7 +91,7 @@ func CheckTemplateEntry(src string, te TemplateEntry) error {
 		}
 	}
 	for i, a := range te.Args {
-		if err := argFits(params[i], a); err != nil {
+		if err := argFits(params[i], a, a != "" && a == te.DType); err != nil {
 			return fmt.Errorf("entry %s: template parameter `%s %s` of %s %v", te, params[i].Kind, params[i].Name, te.base(), err)
 		}
 	}
@@ -156,8 +159,9 @@ var intRanges = map[string][2]float64{
 	"ulong": {0, math.MaxUint64}, "unsigned long": {0, math.MaxUint64}, "uint64_t": {0, math.MaxUint64}, "size_t": {0, math.MaxUint64},
 }
 
-// argFits checks one template argument against its parameter.
-func argFits(p TemplateParam, arg string) error {
+// argFits checks one template argument against its parameter; dtype:
+// the argument is the manifest's dtype name.
+func argFits(p TemplateParam, arg string, dtype bool) error {
 	kind := strings.TrimSpace(strings.TrimPrefix(strings.Join(strings.Fields(p.Kind), " "), "const "))
 	if typeKinds[kind] {
 		if arg != "" && isLiteral(arg) {
@@ -167,6 +171,9 @@ func argFits(p TemplateParam, arg string) error {
 	}
 	if arg == "" {
 		return nil
+	}
+	if dtype {
+		return fmt.Errorf("takes a value of type %s, not %s, the dtype's type: give a number, a knob or {expression} there", kind, arg)
 	}
 	if metalTypeWords[canonType(arg)] {
 		return fmt.Errorf("takes a value of type %s, not the type %s: give a number, a knob or {expression} there", kind, arg)
@@ -179,7 +186,7 @@ func argFits(p TemplateParam, arg string) error {
 		}
 	case isInt:
 		if r, known := intRanges[kind]; known && (v < r[0] || v > r[1]) {
-			return fmt.Errorf("is a %s, which cannot hold %s (%.0f to %.0f): choose a value in range", kind, arg, r[0], r[1])
+			return fmt.Errorf("cannot hold %s: type %s holds %.0f to %.0f; choose a value in range", arg, kind, r[0], r[1])
 		}
 	}
 	return nil

@@ -111,7 +111,7 @@ func TestCheckTemplateEntryErrors(t *testing.T) {
 		{"plain<float>", narrowTemplates, []string{"kernel plain is not a template", "write entry: plain"}},
 		{"narrow<4, 1, true, 1>", narrowTemplates, []string{"`typename T`", "takes a type, not 4"}},
 		{"narrow<float, half, true, 1>", narrowTemplates, []string{"`short S`", "not the type half"}},
-		{"narrow<float, 70000, true, 1>", narrowTemplates, []string{"`short S`", "a short, which cannot hold 70000"}},
+		{"narrow<float, 70000, true, 1>", narrowTemplates, []string{"`short S`", "cannot hold 70000: type short holds -32768 to 32767"}},
 		{"narrow<float, -1, true, -1>", narrowTemplates, []string{"`uint U`", "cannot hold -1"}},
 		{"narrow<float, 1, 2, 1>", narrowTemplates, []string{"`bool B`", "2 is neither true nor false"}},
 	} {
@@ -133,8 +133,13 @@ func TestCheckTemplateEntryErrors(t *testing.T) {
 			t.Errorf("%s: ResolveTemplateEntry says %v, CheckTemplateEntry %v", c.entry, rerr, err)
 		}
 	}
+	// the dtype name is a type wherever it stands
+	dt := TemplateEntry{Name: "narrow", Args: []string{"T", "T", "true", "1"}, Written: "narrow<T, T, true, 1>", DType: "T"}
+	if err := CheckTemplateEntry(narrowTemplates, dt); err == nil || !strings.Contains(err.Error(), "entry narrow<T, T, true, 1>: template parameter `short S` of narrow takes a value of type short, not T, the dtype's type") {
+		t.Errorf("the dtype name for a value: %v", err)
+	}
 	// values not known yet ("") and values in range pass
-	for _, args := range [][]string{{"float", "", "", ""}, {"half", "-32768", "false", "4294967295u"}, {"T", "(2 * 3)", "1", "0x10"}} {
+	for _, args := range [][]string{{"float", "", "", ""}, {"half", "-32768", "false", "4294967295u"}, {"T", "(2 * 3)", "1", "0x10"}, {"T", "", "", ""}} {
 		if err := CheckTemplateEntry(narrowTemplates, TemplateEntry{Name: "narrow", Args: args}); err != nil {
 			t.Errorf("narrow%v: %v", args, err)
 		}

@@ -230,10 +230,10 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 			apath, afield := d.item(path+".args", field+".args", k)
 			return ubinding{}, d.err(apath, afield, "struct value %s: Metal takes a kernel's scalars as the args after its buffers, which fill its constant struct in order; a {field: value} mapping is for CUDA kernels that take a struct by value", ud.args[k].text)
 		}
-		if err := bl.checkMetalSlots(ud, sig, s, path, field); err != nil {
+		if err := bl.checkMetalTemplate(ud.entry, s, path, field); err != nil {
 			return ubinding{}, err
 		}
-		if err := bl.checkMetalTemplate(ud.entry, s, path, field); err != nil {
+		if err := bl.checkMetalSlots(ud, sig, s, path, field); err != nil {
 			return ubinding{}, err
 		}
 		if f.mlx != nil {

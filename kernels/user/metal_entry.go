@@ -74,6 +74,9 @@ func metalTemplateSignature(sig csrc.Signature, e *entryExpr, dtype string) csrc
 // fixedArg is a template argument's text when no spec changes it: words
 // and numbers only, or the dtype name.
 func fixedArg(arg []entryPart, dtype string) (string, bool) {
+	arg = slices.DeleteFunc(slices.Clone(arg), func(p entryPart) bool { // the spaces around a name
+		return p.name == "" && p.p == nil && strings.TrimSpace(p.lit) == ""
+	})
 	if len(arg) == 1 && arg[0].name == dtype {
 		return dtype, true
 	}
@@ -88,15 +91,13 @@ func fixedArg(arg []entryPart, dtype string) (string, bool) {
 }
 
 // metalTemplate is the entry as metal.CheckTemplateEntry reads it when the
-// manifest loads: the dtype name stands for a type (float: the kind of
-// argument is what is checked), a knob, dim, flag or {expr} for a value
-// a spec gives ("": its range is checked per spec, metalTemplateFits).
+// manifest loads: the dtype name stands for a type, a knob, dim, flag or
+// {expr} for a value a spec gives ("": its range is checked per spec,
+// metalTemplateFits).
 func (e *entryExpr) metalTemplate(dtype string) metal.TemplateEntry {
-	te := metal.TemplateEntry{Name: e.name, Written: e.text}
+	te := metal.TemplateEntry{Name: e.name, Written: e.text, DType: dtype}
 	for _, arg := range e.topArgs() {
 		switch text, fixed := fixedArg(arg, dtype); {
-		case fixed && text == dtype:
-			te.Args = append(te.Args, "float")
 		case fixed:
 			te.Args = append(te.Args, text)
 		default:
