@@ -186,7 +186,12 @@ func (b *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.File, err)
 		}
-		sig, _, err := EntrySignature(src, p.Entry)
+		// a template entry (scale_rows<float>) launches its host name
+		src, entry, err := InstantiateEntry(src, p.Entry)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.File, err)
+		}
+		sig, _, err := EntrySignature(src, entry)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.File, err)
 		}
@@ -197,7 +202,7 @@ func (b *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 		if slots == nil {
 			slots = []Slot{}
 		}
-		k, err := b.compileSource(src, p.Entry, CompileOptions{Macros: macros, MathMode: DefaultMathMode, Constants: consts})
+		k, err := b.compileSource(src, entry, CompileOptions{Macros: macros, MathMode: DefaultMathMode, Constants: consts})
 		if err != nil {
 			return nil, err
 		}

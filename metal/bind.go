@@ -2,6 +2,7 @@ package metal
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
@@ -27,7 +28,7 @@ func EntrySignature(src, entry string) (sig csrc.Signature, found []string, err 
 			}
 			return sig, found, fmt.Errorf("no kernel %q", entry)
 		}
-		return sigs[0], nil, nil
+		return withScalarAliases(src, sigs[0]), nil, nil
 	}
 	binds, err := inst.Bindings(src)
 	if err != nil {
@@ -37,6 +38,61 @@ func EntrySignature(src, entry string) (sig csrc.Signature, found []string, err 
 	if !ok {
 		return sig, nil, fmt.Errorf("[[host_name(%q)]] instantiates %s, which is not a kernel of the source", entry, inst.Template)
 	}
+	sig = withScalarAliases(src, BindTemplate(sig, binds))
+	sig.Entry = entry
+	return sig, nil, nil
+}
+
+// withScalarAliases writes the `constant` parameters of sig whose type is
+// an alias of a scalar type the source declares (`using T = half;`, as
+// mltop declares the dtype name, or `typedef float real;`) with that
+// type, so that Slots reads `constant T& eps` as a half scalar rather
+// than a struct.
+func withScalarAliases(src string, sig csrc.Signature) csrc.Signature {
+	var aliases map[string]string
+	for i, p := range sig.Params {
+		if !strings.Contains(p.Type, "constant") {
+			continue
+		}
+		if aliases == nil {
+			aliases = scalarAliases(src)
+		}
+		if t := SubstituteTemplateArgs(p.Type, aliases); t != p.Type {
+			sig.Params = slices.Clone(sig.Params)
+			sig.Params[i].Type = t
+		}
+	}
+	return sig
+}
+
+// scalarAliases maps each alias src declares of a Metal scalar type (a
+// few levels deep) to that type.
+func scalarAliases(src string) map[string]string {
+	defs := csrc.Typedefs(src)
+	out := map[string]string{}
+	for name, t := range defs {
+		for range 4 {
+			u, ok := defs[t]
+			if !ok || u == "" {
+				break
+			}
+			t = u
+		}
+		if _, scalar := metalScalarKinds[strings.TrimPrefix(t, "metal::")]; scalar && t != name {
+			out[name] = strings.TrimPrefix(t, "metal::")
+		}
+	}
+	return out
+}
+
+// BindTemplate is sig with the names binds maps (template parameters)
+// replaced by their values in every parameter's type: with T → float,
+// `const device T*` is `const device float*`.
+func BindTemplate(sig csrc.Signature, binds map[string]string) csrc.Signature {
+	if len(binds) == 0 {
+		return sig
+	}
+	sig.Params = slices.Clone(sig.Params)
 	for i := range sig.Params {
 		p := &sig.Params[i]
 		p.Type = SubstituteTemplateArgs(p.Type, binds)
@@ -47,8 +103,7 @@ func EntrySignature(src, entry string) (sig csrc.Signature, found []string, err 
 			p.Pointee = SubstituteTemplateArgs(p.Pointee, binds)
 		}
 	}
-	sig.Entry = entry
-	return sig, nil, nil
+	return sig
 }
 
 // SlotKind says how one [[buffer(n)]] parameter of a kernel is set.

@@ -87,31 +87,59 @@ func instantiated(s string) (string, []string, bool) {
 	return s[m[2]:m[3]], args, true
 }
 
-// templateArgs splits `<a, b<c, d>, e>` at its top-level commas.
+// templateArgs splits `<a, b<c, d>, e>` at its top-level commas. A '>'
+// inside parentheses is a comparison (`(N > 2)`), not a closing bracket.
 func templateArgs(s string) ([]string, bool) {
-	depth, start := 0, 1
+	end, ok := closingAngle(s)
+	if !ok {
+		return nil, false
+	}
+	angles, parens, start := 0, 0, 1
 	var args []string
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '<', '(':
-			depth++
-		case '>', ')':
-			if depth--; depth == 0 {
-				if a := strings.Join(strings.Fields(s[start:i]), " "); a != "" || len(args) > 0 {
-					args = append(args, a)
-				}
-				return args, true
-			}
-		case ',':
-			if depth == 1 {
-				args = append(args, strings.Join(strings.Fields(s[start:i]), " "))
-				start = i + 1
-			}
-		case ';', '{':
-			return nil, false
+	for i := 1; i < end; i++ {
+		switch c := s[i]; {
+		case c == '(':
+			parens++
+		case c == ')':
+			parens--
+		case parens > 0:
+		case c == '<':
+			angles++
+		case c == '>':
+			angles--
+		case c == ',' && angles == 0:
+			args = append(args, strings.Join(strings.Fields(s[start:i]), " "))
+			start = i + 1
 		}
 	}
-	return nil, false
+	if a := strings.Join(strings.Fields(s[start:end]), " "); a != "" || len(args) > 0 {
+		args = append(args, a)
+	}
+	return args, true
+}
+
+// closingAngle is the offset of the '>' that closes the '<' at s[0];
+// false when a ';' or '{' comes first or nothing closes it.
+func closingAngle(s string) (int, bool) {
+	angles, parens := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == ';' || c == '{':
+			return 0, false
+		case c == '(':
+			parens++
+		case c == ')':
+			parens--
+		case parens > 0:
+		case c == '<':
+			angles++
+		case c == '>':
+			if angles--; angles == 0 {
+				return i, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // TemplateParam is one parameter of a kernel template: `typename T`,
@@ -125,23 +153,37 @@ type TemplateParam struct {
 // TemplateParams reads the `template <…>` in front of the kernel
 // template name (`template <typename T, int N> [[kernel]] void name(`).
 func TemplateParams(src, name string) ([]TemplateParam, error) {
-	text := expandMacros(src)
-	re := regexp.MustCompile(`\btemplate\s*<([^;{]*?)>\s*(?:(?:\[\[[^\]]*\]\]|kernel|static|inline)\s*)*void\s+` + regexp.QuoteMeta(name) + `\s*\(`)
-	m := re.FindStringSubmatch(text)
-	if m == nil {
+	params, found, err := templateParams(expandMacros(src), name)
+	if !found {
 		return nil, fmt.Errorf("no kernel template `template <…> [[kernel]] void %s(…)` in the source", name)
 	}
+	return params, err
+}
+
+// templateParams reads the parameters of template name in text (macros
+// expanded); found is false when text has no such template.
+func templateParams(text, name string) (params []TemplateParam, found bool, err error) {
+	re := regexp.MustCompile(`\btemplate\s*<([^;{]*?)>\s*((?:(?:\[\[[^\]]*\]\]|kernel|static|inline)\s*)*)void\s+` + regexp.QuoteMeta(name) + `\s*\(`)
+	var m []string
+	for _, c := range re.FindAllStringSubmatch(text, -1) {
+		if strings.Contains(c[2], "kernel") { // not a device helper of the same name
+			m = c
+			break
+		}
+	}
+	if m == nil {
+		return nil, false, nil
+	}
 	parts, _ := templateArgs("<" + m[1] + ">")
-	var out []TemplateParam
 	for _, p := range parts {
 		decl, def, _ := strings.Cut(p, "=")
 		f := strings.Fields(decl)
 		if len(f) < 2 {
-			return nil, fmt.Errorf("template %s: cannot read parameter %q", name, p)
+			return nil, true, fmt.Errorf("template %s: cannot read parameter %q", name, p)
 		}
-		out = append(out, TemplateParam{Kind: strings.Join(f[:len(f)-1], " "), Name: f[len(f)-1], Default: strings.TrimSpace(def)})
+		params = append(params, TemplateParam{Kind: strings.Join(f[:len(f)-1], " "), Name: f[len(f)-1], Default: strings.TrimSpace(def)})
 	}
-	return out, nil
+	return params, true, nil
 }
 
 // Bindings maps each template parameter of the instantiated template to

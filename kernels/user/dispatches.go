@@ -187,7 +187,7 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 	name := ud.entry.name
 	find := func(code string) ([]csrc.Signature, []string, error) {
 		if lang == "metal" { // a [[host_name]] instantiation: its template's signature (metal_entry.go)
-			return metalOverloads(code, name)
+			return metalOverloads(code, ud.entry, bl.dtypeName())
 		}
 		sigs, found := csrc.Overloads(code, name)
 		return sigs, found, nil
@@ -215,7 +215,7 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 	hasScalar := slices.ContainsFunc(ud.args, func(a uarg) bool { return a.buf == "" })
 	// A Metal entry takes its scalars either as one struct after the
 	// buffers or one per `constant T&` parameter (metalStruct).
-	takesStruct := func(g csrc.Signature) bool { return lang == "metal" && hasScalar && metalStruct(g) }
+	takesStruct := func(g csrc.Signature) bool { return lang == "metal" && hasScalar && bl.metalStruct(g) }
 	nbuf := 0
 	for _, a := range ud.args {
 		if a.buf != "" {
@@ -238,6 +238,9 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 		if k := slices.IndexFunc(ud.args, func(a uarg) bool { return a.fields != nil }); k >= 0 {
 			apath, afield := d.item(path+".args", field+".args", k)
 			return ubinding{}, d.err(apath, afield, "struct value %s: Metal takes a kernel's scalars as the args after its buffers, which fill its constant struct in order; a {field: value} mapping is for CUDA kernels that take a struct by value", ud.args[k].text)
+		}
+		if err := bl.checkMetalTemplate(ud.entry, s, path, field); err != nil {
+			return ubinding{}, err
 		}
 		if err := bl.checkMetalSlots(ud, sig, s, path, field); err != nil {
 			return ubinding{}, err

@@ -363,8 +363,11 @@ func (f *Family) dispatch(d udisp, s profiler.Spec, e map[string]any, dev profil
 		return pd, err
 	}
 	if lang == "metal" {
-		if err := metalFits(pd, d.bind[lang].sig); err != nil {
+		if err := metalFits(pd, d.bind[lang].sig, f.dtypeName(), CTypes[lang][s.DType]); err != nil {
 			return pd, err
+		}
+		if err := metalTemplateFits(prog, entry); err != nil {
+			return pd, fmt.Errorf("dispatch %s: %w (entry: %s)", d.name, err, d.entry.text)
 		}
 	}
 	if err := extents(&pd.Grid, d.grid, d.name, e); err != nil {

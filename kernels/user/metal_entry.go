@@ -19,38 +19,151 @@ import (
 
 // metalOverloads are the kernels a Metal entry names: the template a
 // [[host_name]] instantiates, its parameter types read with the template
-// arguments put in (metal.EntrySignature), or the kernels of that name.
-// Each `constant T&` scalar parameter (MLX style, one per [[buffer(n)]])
-// comes back as a by-value T, so that it takes an expression evaluated
-// as its own C type. found lists the kernels and host names when there
-// is no such entry.
-func metalOverloads(src, name string) (sigs []csrc.Signature, found []string, err error) {
+// arguments put in (metal.EntrySignature); a template named with its
+// arguments (`scale_rows<T>`), those of its arguments the manifest fixes
+// put in (metalTemplateSignature); or the kernels of that name. Each
+// `constant T&` scalar parameter (MLX style, one per [[buffer(n)]]) comes
+// back as a by-value T, so that it takes an expression evaluated as its
+// own C type; T may be the dtype name. found lists the kernels and host
+// names when there is no such entry.
+func metalOverloads(src string, e *entryExpr, dtype string) (sigs []csrc.Signature, found []string, err error) {
 	hosts, err := metal.HostNames(src)
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, isHost := hosts[name]; isHost {
-		sig, _, err := metal.EntrySignature(src, name)
+	if _, isHost := hosts[e.name]; isHost && !e.hasArgs {
+		sig, _, err := metal.EntrySignature(src, e.name)
 		if err != nil {
 			return nil, nil, err
 		}
 		sigs = []csrc.Signature{sig}
-	} else if sigs, found = metal.KernelOverloads(src, name); len(sigs) == 0 {
+	} else if sigs, found = metal.KernelOverloads(src, e.name); len(sigs) == 0 {
 		found = append(found, slices.Sorted(maps.Keys(hosts))...)
 		return nil, found, nil
 	}
 	for i := range sigs {
-		if sigs[i], err = byValueScalars(sigs[i]); err != nil {
+		if e.hasArgs {
+			sigs[i] = metalTemplateSignature(sigs[i], e, dtype)
+		}
+		if sigs[i], err = byValueScalars(sigs[i], dtype); err != nil {
 			return nil, nil, err
 		}
 	}
 	return sigs, nil, nil
 }
 
+// metalTemplateSignature puts into a kernel template's parameter types
+// the entry's template arguments that are the same for every spec: a
+// type it names (`k<float>`: `device U* x` is `device float* x`) and the
+// dtype name (`k<T>` over `template <typename U>`: `device T* x`, a
+// buffer of the dtype). Arguments of knobs or {expr} stay template
+// parameters.
+func metalTemplateSignature(sig csrc.Signature, e *entryExpr, dtype string) csrc.Signature {
+	binds := map[string]string{}
+	for i, arg := range e.topArgs() {
+		if i >= len(sig.Template) {
+			break
+		}
+		if text, ok := fixedArg(arg, dtype); ok {
+			binds[sig.Template[i]] = text
+		}
+	}
+	return metal.BindTemplate(sig, binds)
+}
+
+// fixedArg is a template argument's text when no spec changes it: words
+// and numbers only, or the dtype name.
+func fixedArg(arg []entryPart, dtype string) (string, bool) {
+	arg = slices.DeleteFunc(slices.Clone(arg), func(p entryPart) bool { // the spaces around a name
+		return p.name == "" && p.p == nil && strings.TrimSpace(p.lit) == ""
+	})
+	if len(arg) == 1 && arg[0].name == dtype {
+		return dtype, true
+	}
+	var words []string
+	for _, p := range arg {
+		if p.lit == "" {
+			return "", false
+		}
+		words = append(words, strings.Fields(p.lit)...)
+	}
+	return strings.Join(words, " "), len(words) > 0
+}
+
+// metalTemplate is the entry as metal.CheckTemplateEntry reads it when the
+// manifest loads: the dtype name stands for a type, a knob, dim, flag or
+// {expr} for a value a spec gives ("": its range is checked per spec,
+// metalTemplateFits).
+func (e *entryExpr) metalTemplate(dtype string) metal.TemplateEntry {
+	te := metal.TemplateEntry{Name: e.name, Written: e.text, DType: dtype}
+	for _, arg := range e.topArgs() {
+		switch text, fixed := fixedArg(arg, dtype); {
+		case fixed:
+			te.Args = append(te.Args, text)
+		default:
+			te.Args = append(te.Args, "")
+		}
+	}
+	return te
+}
+
+// checkMetalTemplate refuses, when the manifest loads, a Metal entry with
+// template arguments that its template cannot take (metal.CheckTemplateEntry):
+// no such kernel template, arguments of the wrong count or kind, a
+// literal its parameter's type cannot hold.
+func (bl *builder) checkMetalTemplate(e *entryExpr, s source, path, field string) error {
+	if !e.hasArgs {
+		return nil
+	}
+	if err := metal.CheckTemplateEntry(bl.metalCode(), e.metalTemplate(bl.dtypeName())); err != nil {
+		return bl.d.err(path+".entry", field+".entry", "%s: %v", s.path, err)
+	}
+	return nil
+}
+
+// metalTemplateFits checks a Metal template entry as a spec renders it
+// (`scale_rows<half, 70000>`) against the template in the program's
+// source: an error says which argument does not fit (the spec is
+// invalid). The backends launch what metal.InstantiateEntry makes of it.
+func metalTemplateFits(prog profiler.Program, entry string) error {
+	te, ok := metal.ParseTemplateEntry(entry)
+	if !ok {
+		return nil
+	}
+	code, err := metal.AssembleUserSource(prog)
+	if err != nil {
+		return err
+	}
+	return metal.CheckTemplateEntry(code, te)
+}
+
+// metalSlots are sig's [[buffer(n)]] slots (metal.Slots), where a
+// `constant T&` of the dtype name T is a scalar of the dtype: of ctype,
+// the spec's Metal type, when a spec is known, else of type T (its kind
+// then follows the spec, as a buffer of T's element type does).
+func metalSlots(sig csrc.Signature, dtype, ctype string) ([]metal.Slot, error) {
+	as := ctype
+	if as == "" {
+		as = "float" // a scalar type of the same slot kind
+	}
+	concrete := metal.BindTemplate(sig, map[string]string{dtype: as})
+	slots, err := metal.Slots(concrete)
+	if err != nil || ctype != "" {
+		return slots, err
+	}
+	for i, p := range sig.Params {
+		if k := slices.IndexFunc(slots, func(sl metal.Slot) bool { return sl.Name == p.Name }); k >= 0 && concrete.Params[i].Type != p.Type {
+			slots[k].Type = metal.SubstituteTemplateArgs(slots[k].Type, map[string]string{as: dtype})
+		}
+	}
+	return slots, nil
+}
+
 // byValueScalars rewrites sig's `constant T&` parameters of a scalar type
-// as by-value T parameters (their Type stays as written, for messages).
-func byValueScalars(sig csrc.Signature) (csrc.Signature, error) {
-	slots, err := metal.Slots(sig)
+// (or of the dtype name) as by-value T parameters (their Type stays as
+// written, for messages).
+func byValueScalars(sig csrc.Signature, dtype string) (csrc.Signature, error) {
+	slots, err := metalSlots(sig, dtype, "")
 	if err != nil {
 		return sig, err
 	}
@@ -74,8 +187,8 @@ func byValueScalars(sig csrc.Signature) (csrc.Signature, error) {
 
 // metalStruct says whether a Metal entry takes its scalars as one struct
 // (`constant Params& p [[buffer(n)]]`).
-func metalStruct(sig csrc.Signature) bool {
-	slots, _ := metal.Slots(sig) // an error was reported by metalOverloads
+func (bl *builder) metalStruct(sig csrc.Signature) bool {
+	slots, _ := metalSlots(sig, bl.dtypeName(), "") // an error was reported by metalOverloads
 	return slices.ContainsFunc(slots, func(sl metal.Slot) bool { return sl.Kind == metal.SlotStruct })
 }
 
@@ -85,7 +198,7 @@ func metalStruct(sig csrc.Signature) bool {
 // pointer does: bindOne checks it.)
 func (bl *builder) checkMetalSlots(ud udisp, sig csrc.Signature, s source, path, field string) error {
 	d := bl.d
-	slots, err := metal.Slots(sig)
+	slots, err := metalSlots(sig, bl.dtypeName(), "")
 	if err != nil {
 		return d.err(path+".entry", field+".entry", "%s: %v", s.path, err)
 	}
@@ -109,11 +222,12 @@ func (bl *builder) checkMetalSlots(ud udisp, sig csrc.Signature, s source, path,
 }
 
 // metalFits places a dispatch's buffers and scalars on its entry's
-// [[buffer(n)]] slots as the Metal backend will (metal.Bind), so that a
+// [[buffer(n)]] slots as the Metal backend will (metal.Bind; a slot of
+// the dtype name as ctype, the spec's type), so that a
 // value its slot cannot hold (a half beyond ±65504) makes the spec
 // invalid when planned rather than failing the run.
-func metalFits(pd profiler.Dispatch, sig csrc.Signature) error {
-	slots, err := metal.Slots(sig)
+func metalFits(pd profiler.Dispatch, sig csrc.Signature, dtype, ctype string) error {
+	slots, err := metalSlots(sig, dtype, ctype)
 	if err != nil {
 		return fmt.Errorf("dispatch %s: %w", pd.Name, err)
 	}

@@ -300,9 +300,17 @@ func (e *Backend) compileUser(p profiler.Program) (profiler.Kernel, error) {
 
 // emulatedEntry is what the emulation compiles for a user program: its
 // function constants inlined with their values, and the call of its
-// entry (a kernel or a [[host_name]] instantiation) with its signature.
+// entry (a kernel, a [[host_name]] instantiation, or a template with its
+// arguments, instantiated as metal.InstantiateEntry says) with its
+// signature.
 // The runner (compileUser) and mltop check (CheckUser) share it.
 func emulatedEntry(full string, vals []metal.ConstantValue, p profiler.Program) (string, csrc.Signature, string, error) {
+	// a template entry (scale_rows<float>) launches its host name
+	full, entry, err := metal.InstantiateEntry(full, p.Entry)
+	if err != nil {
+		return "", csrc.Signature{}, "", fmt.Errorf("%s: %w", p.File, err)
+	}
+	p.Entry = entry
 	if decls, err := metal.FunctionConstants(full); err != nil {
 		return "", csrc.Signature{}, "", fmt.Errorf("%s: %w", p.File, err)
 	} else if len(decls) > 0 {
