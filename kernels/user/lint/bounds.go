@@ -132,42 +132,7 @@ func entryLaunchBounds(toks []csrc.Token, sig csrc.Signature) (string, int) {
 			break
 		}
 	}
-	for i := at - 1; i >= 0; i-- {
-		switch toks[i].Text {
-		case ";", "{", "}":
-			return "", 0
-		case "__launch_bounds__":
-			if i+1 >= len(toks) || toks[i+1].Text != "(" {
-				return "", 0
-			}
-			end := csrc.Matching(toks, i+1)
-			if end < 0 {
-				return "", 0
-			}
-			return strings.Join(firstArg(toks[i+2:end]), " "), toks[i].Line
-		}
-	}
-	return "", 0
-}
-
-// firstArg are the tokens before the first top-level comma.
-func firstArg(toks []csrc.Token) []string {
-	var out []string
-	depth := 0
-	for _, t := range toks {
-		switch t.Text {
-		case "(", "[", "<":
-			depth++
-		case ")", "]", ">":
-			depth--
-		case ",":
-			if depth == 0 {
-				return out
-			}
-		}
-		out = append(out, t.Text)
-	}
-	return out
+	return csrc.LaunchBounds(toks, at)
 }
 
 // templateArgs are the top-level template arguments of a rendered entry

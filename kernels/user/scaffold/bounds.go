@@ -5,45 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/mltop/mltop/kernels/user/csrc"
 )
-
-// launchBounds is the first argument of the `__launch_bounds__(…)` before
-// the entry's name at toks[at] (the most threads per block the kernel is
-// compiled for), as written, with its line; "" when it has none.
-func launchBounds(toks []csrc.Token, at int) (string, int) {
-	for i := at - 1; i >= 0; i-- {
-		switch toks[i].Text {
-		case ";", "{", "}":
-			return "", 0
-		case "__launch_bounds__":
-			if i+1 >= len(toks) || toks[i+1].Text != "(" {
-				return "", 0
-			}
-			close := csrc.Matching(toks, i+1)
-			if close < 0 {
-				return "", 0
-			}
-			var arg []string
-			depth := 0
-			for _, t := range toks[i+2 : close] {
-				if t.Text == "," && depth == 0 {
-					break
-				}
-				switch t.Text {
-				case "(", "<", "[":
-					depth++
-				case ")", ">", "]":
-					depth--
-				}
-				arg = append(arg, t.Text)
-			}
-			return strings.Join(arg, " "), toks[i].Line
-		}
-	}
-	return "", 0
-}
 
 // blockFromBounds makes the kernel's thread count what its
 // __launch_bounds__ says: a literal is a knob of that one value; a

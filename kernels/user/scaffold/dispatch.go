@@ -55,7 +55,7 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 			delete(k.floatTypes, tp.name)
 		}
 	}
-	k.bounds, k.boundsLine = launchBounds(c.toks, at)
+	k.bounds, k.boundsLine = csrc.LaunchBounds(c.toks, at)
 	if lb, ok := findLaunch(c.src, sig.Entry); ok {
 		k.launch = &lb
 	}
