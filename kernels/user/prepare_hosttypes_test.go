@@ -40,3 +40,24 @@ __device__ inline float twice(Scale x) { return 2 * x; }
 	}
 	compileOrSkip(t, prog)
 }
+
+// A whole program's host-only Stopwatch class (<time.h>'s timespec,
+// clock_gettime, CLOCK_MONOTONIC) reaches NVRTC blanked, and the kernel
+// beside it compiles.
+func TestPrepareBlanksTimeClass(t *testing.T) {
+	src := `#include <time.h>
+class Stopwatch {
+  struct timespec m_start;
+ public:
+  void Start() { clock_gettime(CLOCK_MONOTONIC, &m_start); }
+};
+__global__ void k(const T* X, T* Y, int rows, int cols) { Y[threadIdx.x] = 2 * X[threadIdx.x]; }
+`
+	prog, _ := preparedProgram(t, usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("time_class"), "k.cu": src}), profiler.F32)
+	for _, gone := range []string{"timespec", "clock_gettime"} {
+		if strings.Contains(prog.Code, gone) {
+			t.Errorf("%q reaches NVRTC:\n%s", gone, prog.Code)
+		}
+	}
+	compileOrSkip(t, prog)
+}

@@ -17,9 +17,12 @@ import (
 // (host functions "not allowed in JIT mode", or C headers NVRTC lacks).
 // The toolkit's headers that compile (driver_types.h, vector_functions.h,
 // cuda_texture_types.h, cuda_surface_types.h, surface_functions.h,
-// texture_fetch_functions.h, library_types.h) are served as they are.
+// texture_fetch_functions.h, library_types.h) are served as they are; so
+// is curand.h, host API though it is: curand_kernel.h includes it for the
+// types its device functions take (curandDistribution_t), and it compiles
+// under NVRTC beside a stubbed cuda_runtime.h.
 var hostOnlyToolkit = []string{"cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "cudaProfiler.h", "cuda_profiler_api.h",
-	"nvrtc.h", "nvml.h", "nvToolsExt.h", "device_launch_parameters.h", "curand.h", "nccl.h", "omp.h", "mpi.h",
+	"nvrtc.h", "nvml.h", "nvToolsExt.h", "device_launch_parameters.h", "nccl.h", "omp.h", "mpi.h",
 	// pulled in by nvcc's cuda_runtime.h, and included by whole programs
 	// for make_cudaPitchedPtr / cudaCreateChannelDesc in host code
 	"driver_functions.h", "channel_descriptor.h", "cuda_occupancy.h",

@@ -94,3 +94,42 @@ func TestHostOnlyToolkitHeadersCompileWithNVRTC(t *testing.T) {
 	prog, _ := preparedProgram(t, usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("host_headers_nvrtc"), "k.cu": hostHeadersProgram}), profiler.F32)
 	compileOrSkip(t, prog)
 }
+
+// curand.h is the toolkit's, not a stub: curand_kernel.h includes it for
+// curandDistribution_t, so a program that also includes it (host code
+// creating a generator) must get the real one for its device RNG to
+// compile. Without a toolkit it is still a stub.
+func TestCurandHeaderServedForCurandKernel(t *testing.T) {
+	if isHostOnly("curand.h") {
+		t.Error("curand.h is host-only: curand_kernel.h then lacks curandDistribution_t")
+	}
+	if s, ok := cudaStub("curand.h", toolkitHeaders{}); !ok || !strings.Contains(s, "is host-only") {
+		t.Errorf("without a toolkit, curand.h is not a stub: %v %q", ok, s)
+	}
+	src := `#include <cuda_runtime.h>
+#include <curand_kernel.h>
+#include "curand.h"
+__global__ void k(const T* X, T* Y, int rows, int cols) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  curandStatePhilox4_32_10_t st;
+  curand_init(7ULL, i, 0, &st);
+  Y[i] = X[i] + 0.f * curand_uniform(&st);
+}
+int main() { curandGenerator_t g; curandCreateGenerator(&g, CURAND_RNG_PSEUDO_DEFAULT); return 0; }
+`
+	prog, f := preparedProgram(t, usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("curand_both"), "k.cu": src}), profiler.F32)
+	if s, ok := f.prep["cuda"].stubs["curand.h"]; ok && tkHasCurand() {
+		t.Errorf("curand.h is a stub beside the toolkit's:\n%s", s)
+	}
+	compileOrSkip(t, prog)
+}
+
+// tkHasCurand: the toolkit found here has curand.h.
+func tkHasCurand() bool {
+	dir := os.Getenv("MLTOP_CUDA_INCLUDE")
+	if dir == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dir, "curand.h"))
+	return err == nil
+}

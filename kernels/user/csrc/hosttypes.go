@@ -259,6 +259,17 @@ func init() {
 		"iterator"} { // std::iterator: deprecated, gone from CCCL 3
 		hostStdNames[n] = true
 	}
+	// <time.h>/<sys/time.h>'s host clocks: a Stopwatch class keeps a
+	// timespec and calls clock_gettime. Not clock() (a device function
+	// too), time and tm (common names of a program's own), nor std::chrono
+	// (libcu++ has cuda::std::chrono). A declaration device code uses
+	// stays whatever it names (clock_t start in a device struct).
+	for _, n := range []string{"timespec", "timeval", "timezone", "itimerspec", "clock_gettime", "clock_getres",
+		"gettimeofday", "nanosleep", "difftime", "mktime", "localtime", "gmtime", "strftime", "ctime", "asctime",
+		"CLOCK_MONOTONIC", "CLOCK_MONOTONIC_RAW", "CLOCK_REALTIME", "CLOCK_PROCESS_CPUTIME_ID", "CLOCK_THREAD_CPUTIME_ID",
+		"CLOCKS_PER_SEC", "time_t", "clock_t", "clockid_t", "suseconds_t"} {
+		hostStdNames[n] = true
+	}
 }
 
 // deviceNamespaces are namespaces the toolkit's device headers (or

@@ -159,7 +159,8 @@ __device__ int used(DeviceUsed* m) { return 0; }
 	}{
 		{"a host header stubbed", true, []string{"typedef pthread_t Thread;", "typedef FILE* LogFile;", "using Clock = clock_t;",
 			"typedef struct timespec Stamp;", "typedef unsigned (WINAPI *WinRoutine)(void *);"}},
-		{"no host header stubbed", false, nil},
+		// the time.h names are host-only however they arrive
+		{"no host header stubbed", false, []string{"using Clock = clock_t;", "typedef struct timespec Stamp;"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := Scan(src)
@@ -244,5 +245,46 @@ __device__ int g(Pt p, Pt* q) { return p.L + q->L + L; }
 	}
 	if members != 2 || plain != 1 {
 		t.Errorf("%d member uses and %d plain ones of L, want 2 and 1", members, plain)
+	}
+}
+
+// A host-only class timing with <time.h> (a timespec member, a method
+// calling clock_gettime with CLOCK_MONOTONIC) is marked when no device
+// code uses it; a struct device code uses stays whatever it names, and
+// clock() / a kernel's own `time` do not make a struct host-only.
+func TestMarkHostOnlyTimeClasses(t *testing.T) {
+	const src = `#include <time.h>
+#include <sys/time.h>
+class Stopwatch {
+  struct timespec m_start;
+ public:
+  void Start() { clock_gettime(CLOCK_MONOTONIC, &m_start); }
+};
+struct WallClock { timeval tv; double seconds() const { gettimeofday(&tv, 0); return tv.tv_sec; } };
+struct Ticks { time_t at; };
+struct Probe { clock_t start; };
+struct Sample { float time; long long tm; };
+__global__ void k(float* y, Probe p, Sample s) { p.start = clock(); y[0] = s.time; }
+`
+	f := Scan(src)
+	MarkHostOnly(f)
+	blanked := Blank(src, f)
+	for _, tc := range []struct {
+		decl string
+		host bool
+	}{
+		{"class Stopwatch", true},
+		{"struct WallClock", true},
+		{"struct Ticks", true},
+		{"struct Probe", false}, // the kernel takes it
+		{"struct Sample", false},
+		{"__global__ void k", false},
+	} {
+		if kept := strings.Contains(blanked, tc.decl); kept == tc.host {
+			t.Errorf("%q kept %v, want %v", tc.decl, kept, !tc.host)
+		}
+	}
+	if strings.Count(blanked, "\n") != strings.Count(src, "\n") {
+		t.Errorf("lines changed:\n%s", blanked)
 	}
 }

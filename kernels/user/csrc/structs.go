@@ -355,9 +355,14 @@ func dataMembers(member []Token, name string) ([]StructField, bool, error) {
 		}
 		var words []string
 		for _, t := range decl[k+1:] {
-			words = append(words, t.Text)
+			switch t.Text {
+			case "]]", "[[": // a nested extent's brackets (`x[n][lens[n - 1]]`), lexed as one token
+				words = append(words, t.Text[:1], t.Text[:1])
+			default:
+				words = append(words, t.Text)
+			}
 		}
-		f.Extents = arrayExtents(words)
+		f.Extents = nestedExtents(words)
 		fields = append(fields, f)
 	}
 	return fields, init, nil
@@ -396,4 +401,25 @@ func lastIdentBeforeBracket(decl []Token) int {
 		}
 	}
 	return -1
+}
+
+// nestedExtents are the extents of an array member's brackets (words
+// after its name), outermost first; a bracket inside an extent
+// (`[lens[n - 1]]`) is part of it.
+func nestedExtents(words []string) []string {
+	var out []string
+	for k := 0; k < len(words) && words[k] == "["; {
+		end, depth := k+1, 0
+		for ; end < len(words) && (words[end] != "]" || depth > 0); end++ {
+			switch words[end] {
+			case "[":
+				depth++
+			case "]":
+				depth--
+			}
+		}
+		out = append(out, strings.Join(words[k+1:min(end, len(words))], " "))
+		k = end + 1
+	}
+	return out
 }

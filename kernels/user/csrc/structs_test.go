@@ -95,3 +95,28 @@ func TestFindStructRefuses(t *testing.T) {
 		t.Errorf("the members of a struct FindStruct reads: %q, %v", got, err)
 	}
 }
+
+// A nested extent ends in `]]`, which the lexer reads as one token (an
+// attribute's): the member's extents are still each bracket's contents.
+func TestFindStructNestedExtents(t *testing.T) {
+	const src = `constexpr int lens[3] = {8, 6, 4};
+template <int n> struct Lists {
+  void* addresses[n][lens[n - 1]];
+  int sizes[lens[n - 1]];
+  int flat[4];
+};
+`
+	d, found, err := FindStruct(src, "Lists")
+	if err != nil || !found {
+		t.Fatal(found, err)
+	}
+	want := map[string]string{"addresses": "n|lens [ n - 1 ]", "sizes": "lens [ n - 1 ]", "flat": "4"}
+	for _, f := range d.Fields {
+		if got := strings.Join(f.Extents, "|"); got != want[f.Name] {
+			t.Errorf("%s: extents %q, want %q", f.Name, got, want[f.Name])
+		}
+	}
+	if len(d.Fields) != 3 {
+		t.Errorf("fields %+v", d.Fields)
+	}
+}

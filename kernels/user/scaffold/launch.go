@@ -217,14 +217,22 @@ func oneDim(args string) bool {
 }
 
 // splitArgs splits a call's arguments at the commas outside parentheses,
-// each trimmed.
+// braces and template argument lists (`Functor<float, float>()`), each
+// trimmed.
 func splitArgs(args string) []string {
 	depth, parts := 0, []string{""}
-	for _, r := range args {
+	for i := 0; i < len(args); i++ {
+		r := args[i]
 		switch {
-		case r == '(':
+		case r == '<' && depth >= 0:
+			if end := templateListEnd(args, i); end > i {
+				parts[len(parts)-1] += args[i : end+1]
+				i = end
+				continue
+			}
+		case r == '(' || r == '{' || r == '[':
 			depth++
-		case r == ')':
+		case r == ')' || r == '}' || r == ']':
 			depth--
 		case r == ',' && depth == 0:
 			parts = append(parts, "")
@@ -478,4 +486,37 @@ func oneDimGridName(grid, dim3 string) string {
 		return x
 	}
 	return ""
+}
+
+// templateListEnd is the offset of the '>' closing the template argument
+// list that opens at s[open] ('<' right after a name, holding only names,
+// numbers, `::`, `*`, `&`, commas and nested lists, and followed by `(`,
+// `{`, `::`, `,`, `)` or the end); -1 when it is a comparison.
+func templateListEnd(s string, open int) int {
+	if open == 0 || !isIdentByte(s[open-1]) {
+		return -1
+	}
+	depth := 0
+	for i := open; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '<':
+			depth++
+		case c == '>':
+			if depth--; depth == 0 {
+				next := strings.TrimLeft(s[i+1:], " \t\r\n")
+				if next == "" || strings.ContainsAny(next[:1], "({,)") || strings.HasPrefix(next, "::") {
+					return i
+				}
+				return -1
+			}
+		case isIdentByte(c) || strings.IndexByte(" \t\r\n,:*&", c) >= 0:
+		default:
+			return -1
+		}
+	}
+	return -1
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }

@@ -108,18 +108,22 @@ func fixedCType(arg string) bool {
 	return cTypes[strings.Join(strings.Fields(arg), " ")] != ""
 }
 
-// readLaunchTemplates reads each kernel's launch template arguments and
+// readLaunchTemplates reads each kernel's launch template arguments (or,
+// from a launch that leaves them to deduction, its arguments' types) and
 // gives the type parameters a launch fixes to a C type that type in the
 // kernel's parameters (sigs are changed in place), so that a `float*`
 // scale buffer stays f32 whatever the dtype.
 func (c *context) readLaunchTemplates(sigs []csrc.Signature) {
 	c.launchTArgs = map[string]*launchTemplate{}
 	for i, sig := range sigs {
+		tmpl := templateOf(c.toks, entryAt(c.toks, sig))
 		lt, ok := launchTemplates(c.src, sig.Entry)
+		if !ok {
+			lt, ok = c.deducedTemplates(sig, tmpl)
+		}
 		if !ok {
 			continue
 		}
-		tmpl := templateOf(c.toks, entryAt(c.toks, sig))
 		lt.fixed = map[string]string{}
 		for j, tp := range tmpl {
 			if j < len(lt.args) && tp.isType && !tp.pack && (fixedCType(lt.args[j]) || c.sourceStruct(lt.args[j])) {

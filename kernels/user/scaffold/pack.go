@@ -29,8 +29,10 @@ func (c *context) withPack(p *plan, k *kernelScan) []csrc.Param {
 	packName := packTemplateName(pack)
 	for j, t := range types {
 		name := fmt.Sprintf("%s_%d", pack.Name, j)
-		if lb := k.launch; lb != nil && at+j < len(lb.args) && identifier.MatchString(lb.args[at+j]) {
-			name = lb.args[at+j]
+		if lb := k.launch; lb != nil && at+j < len(lb.args) {
+			if n := castName(lb.args[at+j]); identifier.MatchString(n) {
+				name = n
+			}
 		}
 		decl := strings.ReplaceAll(pack.Type, ". . .", "")
 		decl = strings.TrimSpace(replaceIdent(decl, packName, t))
@@ -70,4 +72,17 @@ func replaceIdent(text, name, repl string) string {
 		b.WriteString(t.Text + " ")
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// castName is a launch argument with a leading cast dropped (`mode` of
+// `(adamMode_t)mode`, of `static_cast<int>(mode)`), else the argument.
+func castName(arg string) string {
+	arg = strings.TrimSpace(arg)
+	if m := staticCast.FindStringIndex(arg); m != nil && strings.HasSuffix(arg, ")") {
+		return strings.TrimSpace(arg[m[1] : len(arg)-1])
+	}
+	if m := castPrefix.FindStringSubmatchIndex(arg); m != nil {
+		return strings.TrimSpace(arg[m[3]+1:])
+	}
+	return arg
 }

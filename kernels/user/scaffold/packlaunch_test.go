@@ -95,3 +95,54 @@ func TestGridNeverZero(t *testing.T) {
 		}
 	}
 }
+
+// A launch that leaves the template arguments to deduction: the entry
+// names them from the launching code (a local's declared type, a
+// temporary's type or its typedef's, a parameter's type, a cast's, a
+// literal's), the pack too, and the args follow the parameters.
+func TestScaffoldDeducedLaunch(t *testing.T) {
+	for _, tc := range []struct {
+		name, host string
+		want       []string
+	}{
+		{"declared, temporary, cast", `void host(int64_t chunk, float a, double b, int m, int nblocks) {
+  Lists<4> tl;
+  apply<<<nblocks, 512>>>(chunk, tl, Functor<float>(), a, b, (mode_t)m);
+}`, []string{`  - entry: "apply<Lists<4>, Functor<float>, float, double, mode_t>"`,
+			"    args: [chunk, {ptrs: [ptrs_0, ptrs_1, ptrs_2, ptrs_3]}, {}, a, b, m]"}},
+		{"typedef'd functor, literals", `typedef Functor<float> F32;
+void host(int64_t chunk, const Lists<4>& tl, int nblocks) {
+  apply<<<nblocks, 512>>>(chunk, tl, F32(), 0.5f, 2.0, 3);
+}`, []string{`  - entry: "apply<Lists<4>, Functor<float>, float, double, int>"`, "{}, args_0, args_1, args_2]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := applyStructs + tc.host + "\n"
+			res, err := Manifest(Request{Name: "my_apply", SrcPath: "/w/k.cu", Src: src, Dir: "/w"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			manifestSays(t, res.Text, tc.want, []string{"parameter pack", "no bound check"})
+			checkNotesHaveTODOs(t, res)
+			checkScaffold(t, res.Text, map[string]string{"k.cu": src})
+		})
+	}
+}
+
+// A launch's arguments split at the commas outside (), {}, [] and
+// template argument lists; a comparison's < is no list.
+func TestSplitArgsTemplateLists(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"n, tl, AdamFunctor<float, float>(), beta1", []string{"n", "tl", "AdamFunctor<float, float>()", "beta1"}},
+		{"x, ns::F<Lists<4>, 2>{}, y", []string{"x", "ns::F<Lists<4>, 2>{}", "y"}},
+		{"a < b, c > d", []string{"a < b", "c > d"}},
+		{"a<b, c>d", []string{"a<b", "c>d"}},
+		{"std::min<int>(a, b), {1, 2}", []string{"std::min<int>(a, b)", "{1, 2}"}},
+	} {
+		if got := splitArgs(tc.in); strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("splitArgs(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

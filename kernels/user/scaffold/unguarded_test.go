@@ -24,6 +24,15 @@ func TestRuleForKernelWithoutBoundCheck(t *testing.T) {
 		{"early return", "k.cu", cuda("    if (i >= N) return;\n    c[i] = a[i] + b[i];\n"), []string{"rules: []"}, []string{"no bound check"}},
 		{"grid-stride loop", "k.cu", cuda("    for (; i < N; i += blockDim.x * gridDim.x) c[i] = a[i] + b[i];\n"), []string{"rules: []"}, []string{"no bound check"}},
 		{"clamped index", "k.cu", cuda("    int j = min(i, N - 1);\n    c[j] = a[j] + b[j];\n"), []string{"rules: []"}, []string{"no bound check"}},
+		// the check may be in what the body calls: conservative, a guard
+		{"helper given the index", "k.cu", "__device__ void add(const float* a, const float* b, float* c, int i, int n) { if (i < n) c[i] = a[i] + b[i]; }\n" +
+			cuda("    add(a, b, c, i, N);\n"), []string{"rules: []"}, []string{"no bound check"}},
+		{"lambda to a helper", "k.cu", "template <typename F> __device__ void each(int n, F f) { for (int i = threadIdx.x; i < n; i += blockDim.x) f(i); }\n" +
+			"__global__ void sum3(const float* a, const float* b, float* c, int N) {\n    each(N, [=] __device__ (int i) { c[i] = a[i] + b[i]; });\n}\n", []string{"rules: []"}, []string{"no bound check"}},
+		{"functor parameter", "k.cu", "struct Add { __device__ void operator()(const float* a, const float* b, float* c, int n) const { int i = threadIdx.x; if (i < n) c[i] = a[i] + b[i]; } };\n" +
+			"template <typename F> __global__ void sum3(const float* a, const float* b, float* c, int N, F op) {\n    op(a, b, c, N);\n}\n", nil, []string{"no bound check"}},
+		// a math builtin given the index checks nothing
+		{"builtin given the index", "k.cu", cuda("    c[i] = sqrtf(a[i]) + fabsf(b[i]) + (float)i;\n"), []string{"rules:\n" + rule}, []string{"rules: []"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res, err := Manifest(Request{Name: "sum3", SrcPath: "/w/" + c.file, Src: c.src, Dir: "/w"})
