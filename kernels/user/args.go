@@ -132,7 +132,11 @@ type typeScope struct {
 	// classes are the template parameters the entry binds to a type of
 	// the source's own (entryExpr.pinnedClassTypes): a struct, an enum.
 	classes map[string]string
-	enums   map[string]string // the enums of code, by name: their underlying type (args_enum.go)
+	// specClasses are those of classes whose type reads the spec
+	// (`Scale<T>`): the entry's parts, rendered per spec (args_struct_spec.go).
+	specClasses map[string][]entryPart
+	entry       *entryExpr
+	enums       map[string]string // the enums of code, by name: their underlying type (args_enum.go)
 }
 
 // pinnedScalars keeps, of the entry's pinned template parameters, those

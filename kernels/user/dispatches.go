@@ -258,7 +258,17 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 	}
 	ts.code = bl.codeWithHeaders(lang, s)
 	ts.enums = enumTypes(ts.code)
-	ts.classes = ts.sourceClasses(ud.entry.pinnedClassTypes(nonPackTemplate(sig)))
+	classes, specClasses, err := bl.classTypes(ud.entry, ud.entry.pinnedClassTypes(nonPackTemplate(sig)))
+	if err != nil {
+		return ubinding{}, d.err(path+".entry", field+".entry", "%v", err)
+	}
+	ts.classes, ts.entry = ts.sourceClasses(classes), ud.entry
+	for param := range specClasses {
+		if _, ok := ts.classes[param]; !ok {
+			delete(specClasses, param) // not a struct or enum of the source
+		}
+	}
+	ts.specClasses = specClasses
 	params := sig.Bindable()
 	if len(params) != len(ud.args) {
 		if k := slices.IndexFunc(sigs, func(g csrc.Signature) bool { return g.Line == sig.Line }); k >= 0 && unnamedPack[k] != nil {
