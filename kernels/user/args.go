@@ -40,6 +40,11 @@ type ubinding struct {
 	file        string // the file that defines the entry: the source or one of its local headers
 	params      []uparam
 	interleaved bool // a scalar comes before a buffer: the dispatch carries its Order
+	// overloads are, for an entry naming overloads that differ in their
+	// pointer types, each dtype's (args_overloads.go); noOverload says why
+	// a dtype has none.
+	overloads  map[profiler.DType]ubinding
+	noOverload map[profiler.DType]string
 }
 
 // cScalarKinds map C scalar types, as the signature writes them without
