@@ -135,21 +135,28 @@ type structValue struct {
 	// perIndex: one expression for every element of an array field, which
 	// reads the element's index as i.
 	perIndex bool
+	// shadowsIndex: the expression reads i, which the manifest declares
+	// (a dim or value), so i is that name, not the element index.
+	shadowsIndex bool
 }
 
 func (v structValue) shown() string {
 	var parts []string
 	for i := range v.bufs {
-		if v.bufs[i] != "" {
-			parts = append(parts, v.bufs[i])
-		} else {
-			parts = append(parts, v.progs[i].Source())
-		}
+		parts = append(parts, v.elemShown(i))
 	}
 	if v.list {
 		return listShown(parts, v.paths)
 	}
 	return parts[0]
+}
+
+// elemShown writes element i as the manifest does: a buffer or an expression.
+func (v structValue) elemShown(i int) string {
+	if v.bufs[i] != "" {
+		return v.bufs[i]
+	}
+	return v.progs[i].Source()
 }
 
 // listShown writes a list value as the manifest does: [a, b], or nested
@@ -195,6 +202,9 @@ func (bl *builder) structArg(es []structEntry, path, field string) (uarg, error)
 				continue
 			}
 			vars := bl.vars
+			if _, declared := vars[elementIndex]; declared && !list && readsName(s, elementIndex) {
+				v.shadowsIndex = true
+			}
 			if !list && readsIndex(s, vars) {
 				vars, v.perIndex = maps.Clone(vars), true
 				vars[elementIndex] = expr.Int
@@ -450,11 +460,12 @@ func (f *Family) StructNotes(lang string) []string {
 					zero = append(zero, lf.path)
 				}
 			}
-			var part []string
+			var part, cautions []string
 			for k, v := range d.args[up.arg].fields {
 				if p := partialNote(v, up.st.leaves[k]); p != "" {
 					part = append(part, p)
 				}
+				cautions = append(cautions, arrayCautions(v, up.st.leaves[k])...)
 			}
 			var says []string
 			if len(zero) > 0 {
@@ -463,6 +474,7 @@ func (f *Family) StructNotes(lang string) []string {
 			if len(part) > 0 {
 				says = append(says, "array fields given in part, the rest zero: "+strings.Join(part, ", "))
 			}
+			says = append(says, cautions...)
 			if len(says) > 0 {
 				out = append(out, fmt.Sprintf("dispatch %s: struct %s %s (%d bytes): %s", d.name, up.st.layout.name, up.param.Name, up.st.layout.size, strings.Join(says, "; ")))
 			}

@@ -165,3 +165,33 @@ func checkCompiles(t *testing.T, path string, dt profiler.DType, entryPrefix str
 		t.Fatalf("%s: %v\n%s", dt, err, r.Log)
 	}
 }
+
+// The notes caution against a flat list that fills only the first row of
+// a multi-dimensional array, and against a declared i read as if it were
+// the element index; the nested form and an undeclared i draw neither.
+func TestStructArrayCautions(t *testing.T) {
+	flat := "the flat list [y, x] fills ptrs[0][0..1], the start of the first row of `void* ptrs[2][4]`: for one element per row write the nested form [[y], [x]]"
+	shadow := "chunk_of = i reads i, which the manifest declares: i is that name, not the element index"
+	for _, c := range []struct {
+		dimI      bool
+		args      string
+		want, not string
+	}{
+		{false, `[128, {ptrs: [y, x], lens: [N]}, {}, 2.0, 1]`, flat, shadow},
+		{false, `[128, {ptrs: [[y], [x]], lens: [N], chunk_of: i}, {}, 2.0, 1]`, "", "the flat list"},
+		{true, `[128, {ptrs: [[y], [x]], chunk_of: i}, {}, 2.0, 1]`, shadow, "the flat list"},
+	} {
+		y := strings.Replace(strings.Replace(forListsYAML, "ENTRY", forListsEntry, 1), "ARGS", c.args, 1)
+		if c.dimI {
+			y = strings.Replace(y, "  N: {default: 1000}", "  N: {default: 1000}\n  i: {default: 3}", 1)
+		}
+		f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": forListsCU}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes := strings.Join(f.StructNotes("cuda"), "\n")
+		if c.want != "" && !strings.Contains(notes, c.want) || strings.Contains(notes, c.not) {
+			t.Errorf("%s: notes %q\nwant %q and not %q", c.args, notes, c.want, c.not)
+		}
+	}
+}
