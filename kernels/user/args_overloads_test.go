@@ -67,7 +67,7 @@ func TestOverloadByPointerType(t *testing.T) {
 func TestOverloadStillAmbiguous(t *testing.T) {
 	for _, c := range []struct{ dtypes, entry, args, want string }{
 		// the buffers do not choose: a scalar's type differs
-		{"[f32]", "same", "[v, N]", "same is ambiguous: 2 overloads take as many arguments"},
+		{"[f32]", "same", "[v, N]", "same is ambiguous: 2 overloads take as many arguments (line 4: same(float* v, int n); line 5: same(float* v, unsigned n))"},
 		// no dtype's buffers fit either overload
 		{"[f16]", "twice", "[w, v, N]", "twice is ambiguous"},
 	} {
