@@ -40,6 +40,11 @@ type ubinding struct {
 	file        string // the file that defines the entry: the source or one of its local headers
 	params      []uparam
 	interleaved bool // a scalar comes before a buffer: the dispatch carries its Order
+	// overloads are, for an entry naming overloads that differ in their
+	// pointer types, each dtype's (args_overloads.go); noOverload says why
+	// a dtype has none.
+	overloads  map[profiler.DType]ubinding
+	noOverload map[profiler.DType]string
 }
 
 // cScalarKinds map C scalar types, as the signature writes them without
@@ -132,7 +137,11 @@ type typeScope struct {
 	// classes are the template parameters the entry binds to a type of
 	// the source's own (entryExpr.pinnedClassTypes): a struct, an enum.
 	classes map[string]string
-	enums   map[string]string // the enums of code, by name: their underlying type (args_enum.go)
+	// specClasses are those of classes whose type reads the spec
+	// (`Scale<T>`): the entry's parts, rendered per spec (args_struct_spec.go).
+	specClasses map[string][]entryPart
+	entry       *entryExpr
+	enums       map[string]string // the enums of code, by name: their underlying type (args_enum.go)
 }
 
 // pinnedScalars keeps, of the entry's pinned template parameters, those

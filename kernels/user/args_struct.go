@@ -135,21 +135,28 @@ type structValue struct {
 	// perIndex: one expression for every element of an array field, which
 	// reads the element's index as i.
 	perIndex bool
+	// shadowsIndex: the expression reads i, which the manifest declares
+	// (a dim or value), so i is that name, not the element index.
+	shadowsIndex bool
 }
 
 func (v structValue) shown() string {
 	var parts []string
 	for i := range v.bufs {
-		if v.bufs[i] != "" {
-			parts = append(parts, v.bufs[i])
-		} else {
-			parts = append(parts, v.progs[i].Source())
-		}
+		parts = append(parts, v.elemShown(i))
 	}
 	if v.list {
 		return listShown(parts, v.paths)
 	}
 	return parts[0]
+}
+
+// elemShown writes element i as the manifest does: a buffer or an expression.
+func (v structValue) elemShown(i int) string {
+	if v.bufs[i] != "" {
+		return v.bufs[i]
+	}
+	return v.progs[i].Source()
 }
 
 // listShown writes a list value as the manifest does: [a, b], or nested
@@ -195,6 +202,9 @@ func (bl *builder) structArg(es []structEntry, path, field string) (uarg, error)
 				continue
 			}
 			vars := bl.vars
+			if _, declared := vars[elementIndex]; declared && !list && readsName(s, elementIndex) {
+				v.shadowsIndex = true
+			}
 			if !list && readsIndex(s, vars) {
 				vars, v.perIndex = maps.Clone(vars), true
 				vars[elementIndex] = expr.Int
@@ -225,6 +235,7 @@ type structBinding struct {
 	layout structLayout
 	leaves []structLeaf // per value of the arg, in order
 	at     [][]int      // per value: the flat index each list element fills (args_struct_arrays.go)
+	spec   *specStruct  // the type reads the spec (`Scale<T>`): laid out per spec (args_struct_spec.go)
 }
 
 // structParam lays out the struct a by-value parameter takes; found is
@@ -233,7 +244,7 @@ func (bl *builder) structParam(prm csrc.Param, ts typeScope) (structLayout, bool
 	if prm.Pointer || ts.code == "" {
 		return structLayout{}, false, nil
 	}
-	t := strings.Join(strings.Fields(strings.NewReplacer("const", " ", "volatile", " ", "struct", " ").Replace(prm.Scalar)), " ")
+	t := structTypeName(prm)
 	if c, ok := ts.classes[t]; ok {
 		t = c // a template parameter the entry binds to a struct
 	}
@@ -244,6 +255,11 @@ func (bl *builder) structParam(prm csrc.Param, ts typeScope) (structLayout, bool
 		return structLayout{}, false, nil
 	}
 	return newStructTypes(ts.code, ts).layout(t, 0)
+}
+
+// structTypeName is a by-value parameter's type without its qualifiers.
+func structTypeName(prm csrc.Param) string {
+	return strings.Join(strings.Fields(strings.NewReplacer("const", " ", "volatile", " ", "struct", " ").Replace(prm.Scalar)), " ")
 }
 
 // bindStruct binds an arg to a by-value struct parameter, or refuses a
@@ -271,32 +287,55 @@ func (bl *builder) bindStruct(a uarg, prm csrc.Param, ts typeScope, apath, afiel
 		}
 		return up, true, d.err(apath, afield, "%s goes to parameter `%s` of %s, a struct taken by value: give a mapping of its fields, as {%s} (fields: %s)", what, describe(prm), at, exampleFields(l), l.fieldList())
 	}
-	if len(a.fields) == 0 && len(l.leaves) > 0 {
-		return up, true, d.err(apath, afield, "{} goes to parameter `%s` of %s, struct %s, which has fields: give the fields to set, as {%s} (fields: %s; {} is for a struct without fields, such as a functor)", describe(prm), at, l.name, exampleFields(l), l.fieldList())
+	where := fmt.Sprintf("parameter `%s` of %s", describe(prm), at)
+	b, key, err := structLeaves(a, l, where, func(v structValue, lf structLeaf) error { return bl.checkStructValue(v, lf, l) })
+	if err != nil {
+		if key != "" {
+			apath, afield = apath+"."+key, afield+"."+key
+		}
+		return up, true, d.err(apath, afield, "%v", err)
 	}
-	b := &structBinding{layout: l}
-	seen := map[string]bool{}
-	for _, v := range a.fields {
-		vpath, vfield := apath+"."+v.key, afield+"."+v.key
-		lf, ok := l.leaf(v.key)
-		if !ok {
-			return up, true, d.err(vpath, vfield, "struct %s (parameter `%s` of %s) has no field %s%s: its fields are %s", l.name, describe(prm), at, v.key, structHint(v.key, leafPaths(l)), l.fieldList())
+	if parts, ok := ts.specClasses[structTypeName(prm)]; ok {
+		if b.spec, err = bl.specStruct(ts.entry, parts, a, ts, where); err != nil {
+			return up, true, d.err(apath, afield, "%v", err)
 		}
-		if seen[v.key] {
-			return up, true, d.err(vpath, vfield, "field %s of struct %s is given twice", v.key, l.name)
-		}
-		seen[v.key] = true
-		if err := bl.checkStructValue(v, lf, l); err != nil {
-			return up, true, d.err(vpath, vfield, "%v", err)
-		}
-		pos, err := elementPositions(v, lf, l.name)
-		if err != nil {
-			return up, true, d.err(vpath, vfield, "%v", err)
-		}
-		b.leaves, b.at = append(b.leaves, lf), append(b.at, pos)
 	}
 	up.st = b
 	return up, true, nil
+}
+
+// structLeaves finds the leaf each value of a fills in layout l (where
+// names the parameter); key is the value at fault in an error. check,
+// when not nil, holds each value against its leaf.
+func structLeaves(a uarg, l structLayout, where string, check func(structValue, structLeaf) error) (b *structBinding, key string, err error) {
+	if len(a.fields) == 0 && len(l.leaves) > 0 {
+		return nil, "", fmt.Errorf("{} goes to %s, struct %s, which has fields: give the fields to set, as {%s} (fields: %s; {} is for a struct without fields, such as a functor)", where, l.name, exampleFields(l), l.fieldList())
+	}
+	b = &structBinding{layout: l}
+	seen := map[string]bool{}
+	for _, v := range a.fields {
+		lf, ok := l.leaf(v.key)
+		switch {
+		case !ok && len(l.leaves) == 0:
+			return nil, v.key, fmt.Errorf("struct %s (%s) has no fields, so nothing to set as %s: pass {}", l.name, where, v.key)
+		case !ok:
+			return nil, v.key, fmt.Errorf("struct %s (%s) has no field %s%s: its fields are %s", l.name, where, v.key, structHint(v.key, leafPaths(l)), l.fieldList())
+		case seen[v.key]:
+			return nil, v.key, fmt.Errorf("field %s of struct %s is given twice", v.key, l.name)
+		}
+		seen[v.key] = true
+		if check != nil {
+			if err := check(v, lf); err != nil {
+				return nil, v.key, err
+			}
+		}
+		pos, err := elementPositions(v, lf, l.name)
+		if err != nil {
+			return nil, v.key, err
+		}
+		b.leaves, b.at = append(b.leaves, lf), append(b.at, pos)
+	}
+	return b, "", nil
 }
 
 // checkStructValue holds one value against its field: a buffer for a
@@ -360,6 +399,13 @@ func exampleFields(l structLayout) string {
 // struct's bytes at their offsets, its buffers appended to pd.Args and
 // listed as the pointers the backend fills in.
 func (f *Family) structArgOf(pd *profiler.Dispatch, up uparam, a uarg, dt profiler.DType, e map[string]any) (profiler.StructArg, error) {
+	if up.st.spec != nil { // its type reads the spec: laid out for this one
+		b, err := up.st.spec.bindingFor(a, dt, e)
+		if err != nil {
+			return profiler.StructArg{}, err
+		}
+		up.st = b
+	}
 	l := up.st.layout
 	st := profiler.StructArg{Name: up.param.Name, Type: l.name, Bytes: make([]byte, l.size)}
 	for i, v := range a.fields {
@@ -414,11 +460,12 @@ func (f *Family) StructNotes(lang string) []string {
 					zero = append(zero, lf.path)
 				}
 			}
-			var part []string
+			var part, cautions []string
 			for k, v := range d.args[up.arg].fields {
 				if p := partialNote(v, up.st.leaves[k]); p != "" {
 					part = append(part, p)
 				}
+				cautions = append(cautions, arrayCautions(v, up.st.leaves[k])...)
 			}
 			var says []string
 			if len(zero) > 0 {
@@ -427,6 +474,7 @@ func (f *Family) StructNotes(lang string) []string {
 			if len(part) > 0 {
 				says = append(says, "array fields given in part, the rest zero: "+strings.Join(part, ", "))
 			}
+			says = append(says, cautions...)
 			if len(says) > 0 {
 				out = append(out, fmt.Sprintf("dispatch %s: struct %s %s (%d bytes): %s", d.name, up.st.layout.name, up.param.Name, up.st.layout.size, strings.Join(says, "; ")))
 			}

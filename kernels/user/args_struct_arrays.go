@@ -24,6 +24,36 @@ import (
 // element's index.
 const elementIndex = "i"
 
+// readsName says whether expression src reads name.
+func readsName(src, name string) bool {
+	for _, t := range csrc.Tokenize(src) {
+		if t.Kind == csrc.Ident && t.Text == name {
+			return true
+		}
+	}
+	return false
+}
+
+// arrayCautions are what a value may not mean as written: a flat list
+// that fills only the start of the first row of a multi-dimensional
+// array (`addresses: [g, p, m, v]` for `void* addresses[4][36]` fills
+// addresses[0][0..3]), and an expression reading i where the manifest
+// declares i (then i is that dim or value, not the element index).
+func arrayCautions(v structValue, lf structLeaf) []string {
+	var out []string
+	if v.list && v.paths == nil && len(lf.extents) > 1 && lf.extents[0] > 1 && len(v.bufs) > 1 && len(v.bufs) <= lf.count/lf.extents[0] {
+		rows := make([]string, len(v.bufs))
+		for k := range v.bufs {
+			rows[k] = "[" + v.elemShown(k) + "]"
+		}
+		out = append(out, fmt.Sprintf("the flat list %s fills %s[0][0..%d], the start of the first row of `%s`: for one element per row write the nested form [%s]", v.shown(), lf.path, len(v.bufs)-1, lf.decl, strings.Join(rows, ", ")))
+	}
+	if v.shadowsIndex && lf.count > 1 {
+		out = append(out, fmt.Sprintf("%s = %s reads i, which the manifest declares: i is that name, not the element index (rename the dim or value to fill the elements by their index)", lf.path, v.progs[0].Source()))
+	}
+	return out
+}
+
 // readsIndex says whether an expression reads i, the element index, which
 // the manifest does not declare itself.
 func readsIndex(src string, vars expr.Vars) bool {

@@ -146,8 +146,6 @@ func TestArgsRefused(t *testing.T) {
 			[]string{"dispatches[0].args[1]", "`half2 h` is a pair of 16-bit floats", "take two scalars"}},
 		{"constant beyond half", `entry: halfarg, grid: [N], threads: [32], args: [G, 70000]`,
 			[]string{"dispatches[0].args[1]: '70000' = 70000 goes to parameter `__half h`", "70000 does not fit in f16 (±65504"}},
-		{"ambiguous overload", `entry: over, grid: [N], threads: [32], args: [G, N]`,
-			[]string{"dispatches[0].entry", "over is ambiguous: 2 overloads", "line 12", "line 14"}},
 		{"no overload fits", `entry: over, grid: [N], threads: [32], args: [G]`,
 			[]string{"over has 3 overloads and none takes these arguments"}},
 		{"unknown entry", `entry: "nope<T>", grid: [N], threads: [32], args: [G]`,

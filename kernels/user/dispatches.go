@@ -229,9 +229,31 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 		}
 		return fits(g, ud.args, want, takesStruct(g))
 	})
+	bc := bindContext{s: s, sigs: sigs, unnamedPack: unnamedPack, nbuf: nbuf, takesStruct: takesStruct}
+	var ambiguous *csrc.AmbiguousError
+	if errors.As(err, &ambiguous) && lang == "cuda" {
+		return bl.bindOverloads(ud, ambiguous, bc, path, field)
+	}
 	if err != nil {
 		return ubinding{}, d.err(path+".entry", field+".entry", "%s: %v", s.path, err)
 	}
+	return bl.bindTo(ud, lang, sig, bc, path, field)
+}
+
+// bindContext is what bind found of an entry: the source that defines it,
+// its overloads, and how its args read.
+type bindContext struct {
+	s           source
+	sigs        []csrc.Signature
+	unnamedPack []error // per overload: a pack whose types the entry leaves out
+	nbuf        int     // the args that are buffers
+	takesStruct func(csrc.Signature) bool
+}
+
+// bindTo binds each arg to its parameter of overload sig.
+func (bl *builder) bindTo(ud udisp, lang string, sig csrc.Signature, bc bindContext, path, field string) (ubinding, error) {
+	f, d, s, sigs, unnamedPack := bl.f, bl.d, bc.s, bc.sigs, bc.unnamedPack
+	nbuf, takesStruct := bc.nbuf, bc.takesStruct
 	ts := typeScope{typedefs: csrc.Typedefs(s.code), dtype: bl.dtypeName(), sig: sig}
 	ts.pinned = ts.pinnedScalars(ud.entry.pinnedTypes(nonPackTemplate(sig)))
 	if lang == "metal" {
@@ -258,7 +280,17 @@ func (bl *builder) bind(ud udisp, lang, path, field string) (ubinding, error) {
 	}
 	ts.code = bl.codeWithHeaders(lang, s)
 	ts.enums = enumTypes(ts.code)
-	ts.classes = ts.sourceClasses(ud.entry.pinnedClassTypes(nonPackTemplate(sig)))
+	classes, specClasses, err := bl.classTypes(ud.entry, ud.entry.pinnedClassTypes(nonPackTemplate(sig)))
+	if err != nil {
+		return ubinding{}, d.err(path+".entry", field+".entry", "%v", err)
+	}
+	ts.classes, ts.entry = ts.sourceClasses(classes), ud.entry
+	for param := range specClasses {
+		if _, ok := ts.classes[param]; !ok {
+			delete(specClasses, param) // not a struct or enum of the source
+		}
+	}
+	ts.specClasses = specClasses
 	params := sig.Bindable()
 	if len(params) != len(ud.args) {
 		if k := slices.IndexFunc(sigs, func(g csrc.Signature) bool { return g.Line == sig.Line }); k >= 0 && unnamedPack[k] != nil {

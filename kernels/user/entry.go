@@ -2,6 +2,7 @@ package user
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -174,9 +175,17 @@ func (e *entryExpr) render(env map[string]any, dtypeName, ctype string) (string,
 	if !e.hasArgs {
 		return e.name, nil
 	}
+	args, err := e.renderParts(e.args, env, dtypeName, ctype)
+	if err != nil {
+		return "", err
+	}
+	return e.name + "<" + args + ">", nil
+}
+
+// renderParts writes parts of the template argument list for a spec.
+func (e *entryExpr) renderParts(parts []entryPart, env map[string]any, dtypeName, ctype string) (string, error) {
 	var b strings.Builder
-	b.WriteString(e.name + "<")
-	for _, a := range e.args {
+	for _, a := range parts {
 		switch {
 		case a.p != nil:
 			v, err := a.p.Eval(env)
@@ -200,7 +209,6 @@ func (e *entryExpr) render(env map[string]any, dtypeName, ctype string) (string,
 			b.WriteString(a.lit)
 		}
 	}
-	b.WriteString(">")
 	return b.String(), nil
 }
 
@@ -264,29 +272,43 @@ func (e *entryExpr) pinnedTypes(params []string) map[string]string {
 }
 
 // pinnedClassTypes maps the template parameters that the entry binds to
-// a type of the source's own, written with words and template arguments
-// alone (`TensorListMetadata<4>`, `AdamFunctor<float, int32_t>`), to that
-// text: a by-value parameter of that template type is then that struct.
-func (e *entryExpr) pinnedClassTypes(params []string) map[string]string {
-	out := map[string]string{}
+// a type of the source's own (`TensorListMetadata<4>`, `AdamFunctor<float,
+// int32_t>`, `Scale<T>`, `Lists<{NT * 2}>`) to that argument's parts: a
+// by-value parameter of that template type is then that struct. An
+// argument with the dtype name, a knob, a dim or an {expr} inside names a
+// different type per spec (classDependsOnSpec); the caller renders it.
+func (e *entryExpr) pinnedClassTypes(params []string) map[string][]entryPart {
+	out := map[string][]entryPart{}
 	for i, arg := range e.topArgs() {
 		if i >= len(params) {
 			break
 		}
-		var b strings.Builder
-		for _, p := range arg {
-			if p.lit == "" {
-				b.Reset()
-				break
-			}
-			b.WriteString(p.lit)
+		if len(arg) == 0 || arg[0].lit == "" {
+			continue // the dtype name or a value alone: no class
 		}
-		t := strings.TrimSpace(b.String())
-		if name, _, _ := strings.Cut(t, "<"); t != "" && identEnd(strings.TrimSpace(name), 0) == len(strings.TrimSpace(name)) {
-			out[params[i]] = t
+		head, _, angle := strings.Cut(arg[0].lit, "<")
+		name := strings.TrimSpace(head)
+		if name == "" || identEnd(name, 0) != len(name) || classDependsOnSpec(arg) && !angle {
+			continue
 		}
+		out[params[i]] = arg
 	}
 	return out
+}
+
+// classDependsOnSpec says whether a template argument reads the spec: the
+// dtype name, a knob, dim, flag or value, or an {expr}.
+func classDependsOnSpec(parts []entryPart) bool {
+	return slices.ContainsFunc(parts, func(p entryPart) bool { return p.lit == "" })
+}
+
+// literalText is a template argument without names mltop gives: as written.
+func literalText(parts []entryPart) string {
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.lit)
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // topArgs splits the template argument list at its top-level commas.

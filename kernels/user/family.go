@@ -342,6 +342,10 @@ func (f *Family) dispatch(d udisp, s profiler.Spec, e map[string]any, dev profil
 	if err != nil {
 		return profiler.Dispatch{}, fmt.Errorf("dispatch %s: %w", d.name, err)
 	}
+	b, entry, err := overloadFor(d.bind[lang], s.DType, entry)
+	if err != nil {
+		return profiler.Dispatch{}, fmt.Errorf("dispatch %s: %w", d.name, err)
+	}
 	prog.Entry = entry
 	pd := profiler.Dispatch{Name: d.name, Program: prog, Cooperative: d.cooperative}
 	if d.cooperative && lang == "metal" {
@@ -359,7 +363,7 @@ func (f *Family) dispatch(d udisp, s profiler.Spec, e map[string]any, dev profil
 		return pd, err
 	}
 	e = withDevice(e, dev, &pd)
-	if err := f.bindArgs(&pd, d, d.bind[lang], s.DType, e); err != nil {
+	if err := f.bindArgs(&pd, d, b, s.DType, e); err != nil {
 		return pd, err
 	}
 	if lang == "metal" {

@@ -360,7 +360,41 @@ func Pick(name string, sigs []Signature, fits func(Signature) bool) (Signature, 
 	if len(ok) == 0 {
 		return Signature{}, fmt.Errorf("%s has %d overloads and none takes these arguments (%s): list the arguments of one of them", name, len(sigs), strings.Join(all, "; "))
 	}
-	return Signature{}, fmt.Errorf("%s is ambiguous: %d overloads take as many arguments (%s): rename one, or qualify the name with its namespace", name, len(ok), strings.Join(all, "; "))
+	return Signature{}, &AmbiguousError{Name: name, Fitting: ok, all: all}
+}
+
+// AmbiguousError is Pick's answer when several overloads take the
+// arguments: the caller may still choose among Fitting by their types.
+type AmbiguousError struct {
+	Name    string
+	Fitting []Signature // the overloads that take as many arguments, in source order
+	all     []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("%s is ambiguous: %d overloads take as many arguments (%s): rename one, or qualify the name with its namespace", e.Name, len(e.Fitting), strings.Join(e.all, "; "))
+}
+
+// FunctionPointerType is the entry's type as a pointer to function,
+// `void(*)(const float*, int)`, which casts its name to this overload in
+// a name expression; ok is false for a template (whose parameter types
+// name its template parameters) and for a parameter whose declared type
+// the cast would not keep (a multi-dimensional array).
+func (s Signature) FunctionPointerType() (string, bool) {
+	if len(s.Template) > 0 {
+		return "", false
+	}
+	types := make([]string, len(s.Params))
+	for i, p := range s.Params {
+		if len(p.Extents) > 1 || p.Attr != "" {
+			return "", false
+		}
+		types[i] = p.Declared
+		if types[i] == "" {
+			types[i] = p.Type
+		}
+	}
+	return "void(*)(" + strings.Join(types, ", ") + ")", true
 }
 
 var qualifiers = map[string]bool{"const": true, "volatile": true, "__restrict__": true, "__restrict": true, "restrict": true,
