@@ -122,7 +122,7 @@ func lintUnsizedShared(r *Result, lang, code string) {
 	bodies := functionBodies(code)
 	unfilled := functionBodies(f.UnfilledSource(lang))
 	macros := f.SourceMacros(lang)
-	others := localIntConsts([]string{f.UnfilledSource(lang)})
+	others := user.LocalIntConsts(f.UnfilledSource(lang))
 	for _, d := range f.DispatchInfos() {
 		arrays := reachableShared(bodies, csrc.EntryFunction(d.Entry))
 		if len(arrays) == 0 {
@@ -140,11 +140,11 @@ func lintUnsizedShared(r *Result, lang, code string) {
 			}
 			static = append(static, a.Name)
 			decls = append(decls, fmt.Sprintf("%s %s (in %s)", sharedKeyword(lang), a, a.Func))
-			res := &sizeResolver{f: f, macros: macros, locals: localIntConsts(unfilled[a.Func]), others: others}
+			res := &user.ExtentResolver{Macros: macros, Locals: user.LocalIntConsts(unfilled[a.Func]...), Others: others, Known: f.KnowsName, DType: f.DTypeName()}
 			if a.Func == csrc.EntryFunction(d.Entry) {
-				res.tparams = entryTemplateArgs(f, lang, d)
+				res.TemplateArgs = entryTemplateArgs(f, lang, d)
 			}
-			bytes, todo := suggestedBytes(a, res)
+			bytes, todo := suggestedBytes(f, a, res)
 			items = append(items, fmt.Sprintf("{name: %s, bytes: %s}", a.Name, bytes))
 			if todo != "" {
 				todos = append(todos, todo)
@@ -176,11 +176,10 @@ func lintUnsizedShared(r *Result, lang, code string) {
 // suggestedBytes is a sized array's tgm: bytes as the manifest can say
 // them, or "TODO" with what to write when an extent or the element's size
 // is beyond the manifest's names.
-func suggestedBytes(a sharedArray, res *sizeResolver) (bytes, todo string) {
-	f := res.f
-	size := res.resolve(a.Size(), 0)
+func suggestedBytes(f *user.Family, a sharedArray, res *user.ExtentResolver) (bytes, todo string) {
+	size := res.Resolve(a.Size())
 	elem := a.Elem
-	if arg, ok := res.tparams[elem]; ok {
+	if arg, ok := res.TemplateArgs[elem]; ok {
 		elem = arg
 	}
 	n, known := user.ElemBytes(elem)
@@ -191,8 +190,9 @@ func suggestedBytes(a sharedArray, res *sizeResolver) (bytes, todo string) {
 		}
 	}
 	switch {
-	case len(res.unknown) > 0:
-		return `"TODO"`, fmt.Sprintf("%s's size %s uses %s, which a manifest expression does not know: write its bytes, or declare %s in the manifest", a.Name, a.Size(), strings.Join(res.unknown, ", "), res.unknown[0])
+	case len(res.Unknown()) > 0:
+		unknown := res.Unknown()
+		return `"TODO"`, fmt.Sprintf("%s's size %s uses %s, which a manifest expression does not know: write its bytes, or declare %s in the manifest", a.Name, a.Size(), strings.Join(unknown, ", "), unknown[0])
 	case !known:
 		return `"TODO"`, fmt.Sprintf("%s holds %s, whose size mltop does not know: write %s times its bytes", a.Name, a.Elem, size)
 	}

@@ -79,19 +79,3 @@ if (i < uint(inp_shape[0])) out[i] = Ms[0];
 		})
 	}
 }
-
-func TestLocalIntConsts(t *testing.T) {
-	got := localIntConsts([]string{`{ constexpr int A = 4; const uint B{A * 2}; const float F = 1.5f; constexpr int C = {{MAX_N}};
-	const device float* p = x; int notConst = 3; const int D = f(1, 2), E = 5; }`})
-	want := map[string]string{"A": "4", "B": "A * 2", "C": "MAX_N", "D": "f ( 1 , 2 )"}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s = %q, want %q", k, got[k], v)
-		}
-	}
-	for _, k := range []string{"F", "p", "notConst"} {
-		if _, ok := got[k]; ok {
-			t.Errorf("%s is no integer constant: %q", k, got[k])
-		}
-	}
-}

@@ -45,6 +45,15 @@ __global__ void transpose(const float* in, float* out, int n) {
     out[x] = tile[threadIdx.x][threadIdx.y] + rows[0][0];
 }
 `, []string{`- {name: tile, bytes: "BLOCK_SIZE * (BLOCK_SIZE + 1) * 4"}`, `- {name: rows, bytes: "ROWS * (BLOCK_SIZE + 1) * 4"}`}},
+	{"cuda sizeof in a local constant", "k.cu", `__global__ void fill(const float* in, float* out, int n) {
+    const unsigned int LANES = 256 / sizeof(float);
+    __shared__ float buf[LANES + 1];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    buf[threadIdx.x] = in[i];
+    __syncthreads();
+    out[i] = buf[threadIdx.x];
+}
+`, []string{`- {name: buf, bytes: "260"}`}},
 }
 
 // tgmItemRE reads a tgm: item's name and bytes, as new writes it and as
