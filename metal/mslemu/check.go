@@ -137,7 +137,7 @@ func CheckUser(ctx context.Context, p profiler.Program) error {
 	if err != nil {
 		return err
 	}
-	full = forEmulation(full)
+	full = forEmulation(full, call)
 	cc := filepath.Join(dir, "check.cc")
 	compiled := full + "\n#line 1 \"mltop-emulator-main.cc\"\n" + strings.Replace(emuMain, "CALL", call, 1)
 	if err := os.WriteFile(cc, []byte(compiled), 0o644); err != nil {

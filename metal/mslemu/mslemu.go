@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
@@ -124,23 +123,6 @@ func CallFor(src, entry string) (string, error) {
 	}
 	return "", fmt.Errorf("no [[kernel]] void %s(...) in the source", entry)
 }
-
-// Threadgroup arrays are shared by the group's threads: they become
-// statics, which is right because groups run one after another.
-var threadgroupArray = regexp.MustCompile(`(?m)^(\s*)threadgroup (\w+ \w+\[)`)
-
-// A program-scope `constant int N = 256;` is a constant on Metal (a
-// threadgroup array may take N as its size); with the emptied `constant`
-// qualifier it would be a mutable global, so it becomes `static const`.
-// Only a declaration at the start of a line with an initializer matches:
-// parameters (`constant float& eps`), function constants (inlined
-// before) and `constant constexpr` are left alone.
-var programConstant = regexp.MustCompile(`(?m)^constant\s+((?:\w+::)*\w+(?:<[^;>]*>)?\s+\w+(?:\s*\[[^\]]*\])*\s*=)`)
-
-// The [[threadgroup(i)]] attribute of a parameter would lose its name to
-// the emptied `threadgroup` qualifier ([[(0)]] does not parse): renamed, it
-// is an attribute g++ ignores.
-var threadgroupAttr = regexp.MustCompile(`\[\[\s*threadgroup\s*\(`)
 
 // Backend is a profiler.Backend over the g++-compiled emulation.
 type Backend struct {
@@ -372,36 +354,6 @@ func userEntry(src string, p profiler.Program) (csrc.Signature, error) {
 	return sig, nil
 }
 
-// forEmulation is the MSL text as g++ compiles it: threadgroup arrays
-// static (one per emulated group), and a pointer per [[host_name]]
-// instantiation, which the emulator calls. build and CheckUser share it.
-func forEmulation(full string) string {
-	full = programConstant.ReplaceAllString(full, "static const $1")
-	full = threadgroupArray.ReplaceAllString(full, "${1}static $2")
-	full = threadgroupAttr.ReplaceAllString(full, "[[emu_threadgroup(")
-	return full + hostAliases(full)
-}
-
-// hostAliases gives each [[host_name]] instantiation of src a function
-// pointer of that name, which is what the emulator calls.
-func hostAliases(src string) string {
-	hosts, err := metal.HostNames(src)
-	if err != nil || len(hosts) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	names := make([]string, 0, len(hosts))
-	for h := range hosts {
-		names = append(names, h)
-	}
-	sort.Strings(names)
-	for _, h := range names {
-		in := hosts[h]
-		fmt.Fprintf(&b, "\nstatic auto* const %s = &%s<%s>;", h, in.Template, strings.Join(in.Args, ", "))
-	}
-	return b.String() + "\n"
-}
-
 // UserCall is the emulator's call of a user kernel: each [[buffer(i)]]
 // parameter from b[i] (a pointer to its bytes, or for a `constant T&` the
 // value there: the scalar struct or the one scalar Run wrote at i), a
@@ -496,7 +448,7 @@ func stdlibFor(full string, user bool) []string {
 // build compiles full with the emulator's main calling call; user: a user
 // kernel's source (stdlibFor).
 func (e *Backend) build(full, call string, macros [][2]string, source, key string, user bool) (profiler.Kernel, error) {
-	full = forEmulation(full)
+	full = forEmulation(full, call)
 	e.n++
 	cc := filepath.Join(e.dir, fmt.Sprintf("k%d.cc", e.n))
 	bin := filepath.Join(e.dir, fmt.Sprintf("k%d", e.n))

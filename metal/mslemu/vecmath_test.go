@@ -77,7 +77,7 @@ func runLaneTable(t *testing.T, rows []laneRow) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(gxx, "-std=c++20", "-w", "-I", shim, "-o", bin, src).CombinedOutput(); err != nil {
+	if out, err := exec.Command(gxx, "-std=c++20", "-w", "-D__HAVE_BFLOAT__=1", "-I", shim, "-o", bin, src).CombinedOutput(); err != nil {
 		t.Fatalf("the table does not compile on the emulation: %v\n%s", err, condenseErrors(string(out), shim))
 	}
 	out, _ := exec.Command(bin).CombinedOutput()
@@ -140,6 +140,14 @@ var vectorRows = []laneRow{
 	{"mat_2x4", "(float2x4(a, b) * float2(2.0f, -1.0f))", "2 * A[i] - B[i]"},
 	{"mat_scaled", "(m * 0.5f + m)[0]", "1.5 * M(0, i)"},
 	{"h_literals", "half4(16.h, -8.h, 0.5h, 1.h) * h", "std::array<double, 4>{16, -8, 0.5, 1}[i] * A[i]"},
+	{"packed_plus_vec", "packed_float4(a) + b", "A[i] + B[i]"},
+	{"packed_char_to_float", "float4(packed_char4(char4(s))) * 0.5f", "s[i] * 0.5"},
+	{"packed_lanes", "[] { packed_float3 p(1.0f, 2.0f, 3.0f); p[1] = 5.0f; return float3(p.z, p.y, p[0]); }()", "std::array<double, 3>{3, 5, 1}[i]"},
+	{"matrix_template", "metal::matrix<float, 2, 4>(a, b) * float2(1.0f, 1.0f)", "A[i] + B[i]"},
+	{"vec_int_assign", "[] { float4 v; v = 2; return v; }()", "2.0"},
+	{"bfloat_int_assign", "[] { bfloat4 v; v = 2; bfloat x; x = 3; return float4(v) * float(x); }()", "6.0"},
+	{"limits", "float4(float(HALF_MAX), float(HALF_MIN), float(HALF_EPSILON), FLT_MAX)", "std::array<double, 4>{65504, 6.103515625e-05, 9.765625e-04, 3.4028234663852886e38}[i]"},
+	{"traits", "float4(float(metal::is_floating_point_v<half>), float(metal::is_same_v<uint, unsigned int>), float(metal::is_vector_v<float4>), float(sizeof(packed_float3)))", "std::array<double, 4>{1, 1, 1, 12}[i]"},
 }
 
 // Every row matches its reference lane by lane.

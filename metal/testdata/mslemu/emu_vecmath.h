@@ -232,6 +232,12 @@ EMU_MAT_TYPES(half)
 EMU_MAT_TYPES(bfloat)
 #endif
 #undef EMU_MAT_TYPES
+// metal::matrix<T, C, R> is the matrix type (bfloat4x4 where a source
+// declares it itself).
+namespace metal {
+template <typename T, int C, int R>
+using matrix = emu_mat<T, C, R>;
+}  // namespace metal
 
 // Half literals: 16.h, 0.5h, -8.h are half, as in Metal (g++ reserves
 // suffixes without an underscore for the standard and only warns).

@@ -38,6 +38,18 @@ inline constexpr int emu_lanes<emu_vec<T, N>> = N;
     int at = 0;                                                                                     \
     (emu_put(at, parts), ...);                                                                      \
   }                                                                                                 \
+  /* a packed vector (emu_types.h) of the same lanes, converted lane by lane */                    \
+  template <typename P>                                                                             \
+    requires(P::emu_packed_lanes == N)                                                              \
+  explicit emu_vec(const P& p) {                                                                    \
+    for (int i = 0; i < N; i++) (*this)[i] = T(p[i]);                                               \
+  }                                                                                                 \
+  /* a scalar of another type fills every lane (bfloat4 v; v = 0;) */                              \
+  template <typename S>                                                                             \
+    requires(std::is_arithmetic_v<S> && !std::is_same_v<S, T>)                                      \
+  emu_vec& operator=(S s) {                                                                         \
+    return *this = emu_vec(T(s));                                                                   \
+  }                                                                                                 \
   T& operator[](int i) { return (&x)[i]; }                                                          \
   const T& operator[](int i) const { return (&x)[i]; }                                              \
                                                                                                     \
