@@ -44,7 +44,7 @@ func launchTemplates(src, entry string) (launchTemplate, bool) {
 		if end < 0 || !strings.HasPrefix(strings.TrimLeft(src[end+1:], " \t\r\n"), "<<<") {
 			continue
 		}
-		args := splitTemplateArgs(strings.Join(strings.Fields(src[m[1]:end]), " "))
+		args := splitArgs(strings.Join(strings.Fields(src[m[1]:end]), " "))
 		key := strings.Join(args, ", ")
 		if key == "" || seen[key] {
 			continue
@@ -77,28 +77,6 @@ func closingAngle(src string, open int) int {
 		}
 	}
 	return -1
-}
-
-// splitTemplateArgs splits template arguments at the commas outside <>
-// and (), each trimmed.
-func splitTemplateArgs(args string) []string {
-	depth, parts := 0, []string{""}
-	for _, r := range args {
-		switch {
-		case r == '(' || r == '<':
-			depth++
-		case r == ')' || r == '>':
-			depth--
-		case r == ',' && depth == 0:
-			parts = append(parts, "")
-			continue
-		}
-		parts[len(parts)-1] += string(r)
-	}
-	for i := range parts {
-		parts[i] = strings.TrimSpace(parts[i])
-	}
-	return parts
 }
 
 // fixedCType says whether a launch's template argument is a C type of its

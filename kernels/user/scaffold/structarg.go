@@ -232,7 +232,7 @@ func (sf *structFiller) instantiate(d csrc.StructDecl, instance string) {
 		}
 	}
 	_, list, _ := strings.Cut(instance, "<")
-	args := splitTemplateArgs(strings.TrimSuffix(strings.TrimSpace(list), ">"))
+	args := splitArgs(strings.TrimSuffix(strings.TrimSpace(list), ">"))
 	macros := map[string]string{}
 	for k, v := range sf.macros {
 		macros[k] = v
