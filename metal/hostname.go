@@ -80,22 +80,22 @@ func instantiated(s string) (string, []string, bool) {
 	if m == nil {
 		return "", nil, false
 	}
-	args, ok := templateArgs(s[m[1]-1:])
+	args, _, ok := templateArgs(s[m[1]-1:])
 	if !ok {
 		return "", nil, false
 	}
 	return s[m[2]:m[3]], args, true
 }
 
-// templateArgs splits `<a, b<c, d>, e>` at its top-level commas. A '>'
-// inside parentheses is a comparison (`(N > 2)`), not a closing bracket.
-func templateArgs(s string) ([]string, bool) {
-	end, ok := closingAngle(s)
+// templateArgs splits `<a, b<c, d>, e>` at its top-level commas, and
+// gives the offset of its closing '>' (closingAngle). A '>' inside
+// parentheses is a comparison (`(N > 2)`), not a closing bracket.
+func templateArgs(s string) (args []string, end int, ok bool) {
+	end, ok = closingAngle(s)
 	if !ok {
-		return nil, false
+		return nil, 0, false
 	}
 	angles, parens, start := 0, 0, 1
-	var args []string
 	for i := 1; i < end; i++ {
 		switch c := s[i]; {
 		case c == '(':
@@ -115,7 +115,7 @@ func templateArgs(s string) ([]string, bool) {
 	if a := strings.Join(strings.Fields(s[start:end]), " "); a != "" || len(args) > 0 {
 		args = append(args, a)
 	}
-	return args, true
+	return args, end, true
 }
 
 // closingAngle is the offset of the '>' that closes the '<' at s[0];
@@ -174,7 +174,7 @@ func templateParams(text, name string) (params []TemplateParam, found bool, err 
 	if m == nil {
 		return nil, false, nil
 	}
-	parts, _ := templateArgs("<" + m[1] + ">")
+	parts, _, _ := templateArgs("<" + m[1] + ">")
 	for _, p := range parts {
 		decl, def, _ := strings.Cut(p, "=")
 		f := strings.Fields(decl)

@@ -59,8 +59,7 @@ func ParseTemplateEntry(entry string) (te TemplateEntry, ok bool) {
 		return te, false
 	}
 	rest := entry[m[1]-1:]
-	args, _ := templateArgs(rest)
-	end, ok := closingAngle(rest)
+	args, end, ok := templateArgs(rest)
 	if !ok || strings.TrimSpace(rest[end+1:]) != "" {
 		return te, false
 	}
