@@ -88,16 +88,15 @@ func instantiated(s string) (string, []string, bool) {
 }
 
 // templateArgs splits `<a, b<c, d>, e>` at its top-level commas, and
-// gives the offset of its closing '>' (closingAngle). A '>' inside
-// parentheses is a comparison (`(N > 2)`), not a closing bracket.
+// gives the offset of its closing '>'. A '>' inside parentheses is a
+// comparison (`(N > 2)`), not a closing bracket; ok is false when a ';' or
+// '{' comes first or nothing closes the list.
 func templateArgs(s string) (args []string, end int, ok bool) {
-	end, ok = closingAngle(s)
-	if !ok {
-		return nil, 0, false
-	}
 	angles, parens, start := 0, 0, 1
-	for i := 1; i < end; i++ {
+	for i := 1; i < len(s); i++ {
 		switch c := s[i]; {
+		case c == ';' || c == '{':
+			return nil, 0, false
 		case c == '(':
 			parens++
 		case c == ')':
@@ -105,41 +104,19 @@ func templateArgs(s string) (args []string, end int, ok bool) {
 		case parens > 0:
 		case c == '<':
 			angles++
-		case c == '>':
+		case c == '>' && angles > 0:
 			angles--
+		case c == '>':
+			if a := strings.Join(strings.Fields(s[start:i]), " "); a != "" || len(args) > 0 {
+				args = append(args, a)
+			}
+			return args, i, true
 		case c == ',' && angles == 0:
 			args = append(args, strings.Join(strings.Fields(s[start:i]), " "))
 			start = i + 1
 		}
 	}
-	if a := strings.Join(strings.Fields(s[start:end]), " "); a != "" || len(args) > 0 {
-		args = append(args, a)
-	}
-	return args, end, true
-}
-
-// closingAngle is the offset of the '>' that closes the '<' at s[0];
-// false when a ';' or '{' comes first or nothing closes it.
-func closingAngle(s string) (int, bool) {
-	angles, parens := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == ';' || c == '{':
-			return 0, false
-		case c == '(':
-			parens++
-		case c == ')':
-			parens--
-		case parens > 0:
-		case c == '<':
-			angles++
-		case c == '>':
-			if angles--; angles == 0 {
-				return i, true
-			}
-		}
-	}
-	return 0, false
+	return nil, 0, false
 }
 
 // TemplateParam is one parameter of a kernel template: `typename T`,
