@@ -204,15 +204,6 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 		r.fail(res, st, err)
 		return
 	}
-	if err := overCompiledThreads(launches); err != nil {
-		for i := range launches {
-			if launches[i].Kernel != nil {
-				res.Budget = append(res.Budget, BuildBudget(launches[i].Dispatch, dev, launches[i].Kernel.Attrs()))
-			}
-		}
-		r.fail(res, profiler.StatusInvalid, err)
-		return
-	}
 	for i := range launches {
 		l := launches[i]
 		if l.Kernel == nil {
@@ -226,6 +217,10 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 			occ.Source = "device_limits from the sweep file"
 		}
 		res.Occupancy = append(res.Occupancy, occ)
+	}
+	if err := overCompiledThreads(launches); err != nil {
+		r.fail(res, profiler.StatusInvalid, err)
+		return
 	}
 
 	clk.mark(&ph.Compile)
