@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mltop/mltop/kernels/user/pyref"
 	"github.com/mltop/mltop/profiler"
 )
 
@@ -34,9 +35,17 @@ type RefProblem struct {
 // manifest's initialisers (seed 1) and checks what it returned against the
 // output buffers: every one present, with the buffer's shape, as numbers
 // of a fitting kind. It returns an error when the reference does not run.
+// An empty py is the interpreter every reference runs with
+// (pyref.Interpreter: $MLTOP_PYTHON, else python3 on the PATH).
 func (f *Family) CheckReference(ctx context.Context, py string, s profiler.Spec) ([]RefOutput, []RefProblem, error) {
 	if f.check.python == "" {
 		return nil, nil, fmt.Errorf("%s has no check: {python: …}", f.path)
+	}
+	if py == "" {
+		var err error
+		if py, err = pyref.Interpreter(); err != nil {
+			return nil, nil, err
+		}
 	}
 	plan, err := f.Plan(s, profiler.DeviceInfo{Backend: "cpu", Name: "mltop check"})
 	if err != nil {

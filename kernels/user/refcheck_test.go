@@ -25,7 +25,7 @@ func TestCheckReferenceCountsInOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, problems, err := f.CheckReference(context.Background(), os.Getenv(pyref.PythonEnv), s)
+	got, problems, err := f.CheckReference(context.Background(), "", s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,5 +74,32 @@ func TestTinySpecDistinctDims(t *testing.T) {
 				t.Errorf("tiny spec %s, want %s", g, c.want)
 			}
 		})
+	}
+}
+
+// An empty interpreter means the one every reference runs with: with
+// $MLTOP_PYTHON unset, python3 found on the PATH (here a link to an
+// interpreter that has NumPy), not an exec of "".
+func TestCheckReferenceEmptyInterpreterFindsPython3(t *testing.T) {
+	st := pyref.Probe(context.Background())
+	if !st.OK() {
+		t.Skipf("needs NumPy in the interpreter of %s: %v", pyref.Rule, st.Err)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(st.Path, filepath.Join(dir, "python3")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(pyref.PythonEnv, "")
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	f, err := Load("../../examples/adamw_inplace/kernel.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := f.TinySpec(profiler.F32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.CheckReference(context.Background(), "", s); err != nil {
+		t.Fatalf("CheckReference with no interpreter named: %v", err)
 	}
 }
