@@ -30,6 +30,7 @@ type pyCall struct {
 	lead     int            // rows: independent: the outputs' leading extent
 	leadExpr string         // and its expression
 	pick     []int          // rows: independent: the rows sent
+	wideInts bool           // send every integer input as int64, none in its own NumPy type
 }
 
 func (f *Family) referencePython(s profiler.Spec, in profiler.Inputs, maxRows int, seed uint64) (*profiler.Reference, error) {
@@ -157,7 +158,11 @@ func (f *Family) runPythonContext(ctx context.Context, py string, c *pyCall, in 
 			}
 			vals = part
 		}
-		inputs = append(inputs, pyref.Input{Name: pb.b.name, Shape: c.sent(pb), Data: vals, Int: pb.b.dtype.IsInt(), NumPy: numpyDTypes[pb.b.dtype]})
+		np := numpyDTypes[pb.b.dtype]
+		if c.wideInts && pb.b.dtype.IsInt() {
+			np = ""
+		}
+		inputs = append(inputs, pyref.Input{Name: pb.b.name, Shape: c.sent(pb), Data: vals, Int: pb.b.dtype.IsInt(), NumPy: np})
 	}
 	return pyref.RunContext(ctx, py, f.check.python, c.dims, inputs)
 }

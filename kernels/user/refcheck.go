@@ -3,6 +3,8 @@ package user
 import (
 	"context"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -97,7 +99,125 @@ func (f *Family) CheckReference(ctx context.Context, py string, s profiler.Spec)
 			problems = append(problems, RefProblem{Msg: fmt.Sprintf("%s returned %s, which is not an output buffer (outputs: %s): it is ignored", f.check.python, o.Name, strings.Join(outNames(f.bufs), ", "))})
 		}
 	}
+	if p := f.wrapProblem(ctx, py, call, plan.Buffers, in); p != nil {
+		problems = append(problems, *p)
+	}
 	return got, problems, nil
+}
+
+// narrowInts are the input buffers the reference gets in their own
+// integer NumPy type (numpyDTypes: int8, uint8, int16, uint16, uint32).
+func (f *Family) narrowInts(c *pyCall) []ubuf {
+	var out []ubuf
+	for _, pb := range c.bufs {
+		if pb.b.reads() && pb.b.dtype.IsInt() && numpyDTypes[pb.b.dtype] != "" {
+			out = append(out, pb.b)
+		}
+	}
+	return out
+}
+
+// atEnds is in with each of the named inputs set to its smallest and
+// largest value in turn (randint's bounds, else the least and greatest
+// value it was filled with), so that a wrap shows on any shape, however
+// tiny; ends says which values each got ("w: -128, 127").
+func atEnds(bufs []profiler.BufferSpec, in profiler.Inputs, names []string) (out profiler.Inputs, ends []string) {
+	out = maps.Clone(in)
+	for _, b := range bufs {
+		vals, ok := in[b.Name]
+		if !ok || len(vals) == 0 || !slices.Contains(names, b.Name) {
+			continue
+		}
+		lo, hi := slices.Min(vals), slices.Max(vals)
+		if b.Init == profiler.InitInts {
+			lo, hi = float32(b.Lo), float32(b.Hi-1)
+		}
+		e := make([]float32, len(vals))
+		for i := range e {
+			e[i] = lo
+			if i%2 == 1 {
+				e[i] = hi
+			}
+		}
+		out[b.Name] = e
+		ends = append(ends, fmt.Sprintf("%s: %g, %g", b.Name, lo, hi))
+	}
+	return out, ends
+}
+
+// wrapProblem runs the reference twice more, with every input that it
+// gets in a narrow integer NumPy type set to that input's ends: once so,
+// once as int64; it says where an output then differs. NumPy computes on
+// an int8 array in int8 and wraps (an int8 array minus 3 turns -127 into
+// 126), where C promotes a narrow integer to int before any arithmetic: a
+// reference that dequantizes as (w - zero_point) * scale is wrong in
+// nearly every row, and only a GPU run would show it. A reference that
+// fails on either run (one that insists on its dtype) is not questioned.
+func (f *Family) wrapProblem(ctx context.Context, py string, call *pyCall, bufs []profiler.BufferSpec, in profiler.Inputs) *RefProblem {
+	narrow := f.narrowInts(call)
+	if len(narrow) == 0 {
+		return nil
+	}
+	var names, typed []string
+	for _, b := range narrow {
+		names = append(names, b.name)
+		typed = append(typed, fmt.Sprintf("%s (%s)", b.name, numpyDTypes[b.dtype]))
+	}
+	ends, values := atEnds(bufs, in, names)
+	outs, err := f.runPythonContext(ctx, py, call, ends)
+	if err != nil {
+		return nil
+	}
+	defer outs.Close()
+	wide := *call
+	wide.wideInts = true
+	wouts, err := f.runPythonContext(ctx, py, &wide, ends)
+	if err != nil {
+		return nil
+	}
+	defer wouts.Close()
+	for _, b := range f.bufs {
+		if !b.checked() || !slices.Contains(outs.Names, b.name) || !slices.Contains(wouts.Names, b.name) {
+			continue
+		}
+		a, err := outs.Read(b.name)
+		if err != nil {
+			continue
+		}
+		w, err := wouts.Read(b.name)
+		if err != nil || !slices.Equal(a.Shape, w.Shape) {
+			continue
+		}
+		for i := range a.Data {
+			if x, y := a.Data[i], w.Data[i]; !sameValue(x, y) {
+				return &RefProblem{Msg: fmt.Sprintf("%s's %s changes when its integer inputs %s come as int64: with each at its ends (%s), %s is %.9g as sent, %.9g as int64. NumPy computes on narrow integer arrays in their own type and wraps (int8 -127 - 3 is 126), where C promotes them to int first: widen each before arithmetic (inputs[%q].astype(np.int64), or np.float64)",
+					f.check.python, b.name, strings.Join(typed, ", "), strings.Join(values, "; "), elemName(b.name, a.Shape, i), x, y, names[0])}
+			}
+		}
+	}
+	return nil
+}
+
+// sameValue is x == y up to the last bits of float64 (NumPy may take
+// another path for int64 operands), NaN equal to NaN.
+func sameValue(x, y float64) bool {
+	if math.IsNaN(x) || math.IsNaN(y) {
+		return math.IsNaN(x) && math.IsNaN(y)
+	}
+	return math.Abs(x-y) <= 1e-12*max(math.Abs(x), math.Abs(y))
+}
+
+// elemName writes the element at flat index i of an array of shape as
+// "res[1, 2]".
+func elemName(name string, shape []int, i int) string {
+	idx := make([]string, len(shape))
+	for k := len(shape) - 1; k >= 0; k-- {
+		if shape[k] > 0 {
+			idx[k] = fmt.Sprint(i % shape[k])
+			i /= shape[k]
+		}
+	}
+	return name + "[" + strings.Join(idx, ", ") + "]"
 }
 
 // checkRefOutput checks the array returned for output buffer b.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mltop/mltop/kernels/user/pyref"
+	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
 )
 
@@ -101,5 +102,87 @@ func TestCheckReferenceEmptyInterpreterFindsPython3(t *testing.T) {
 	}
 	if _, _, err := f.CheckReference(context.Background(), "", s); err != nil {
 		t.Fatalf("CheckReference with no interpreter named: %v", err)
+	}
+}
+
+// A dequantizing GEMV of our own: int8 weights, a half scale and zero
+// point by value, as weight-only quantized kernels take them.
+const dequantGEMV = `#include <cuda_fp16.h>
+#include <stdint.h>
+__global__ void dequant_gemv(const int8_t* w, const __half* x, __half* y, int n, __half scale, __half zero) {
+    int row = blockIdx.x;
+    float s = 0.f;
+    for (int j = threadIdx.x; j < n; j += 32) s += __half2float(x[j]) * ((float)w[row * n + j] - __half2float(zero));
+    for (int d = 16; d > 0; d /= 2) s += __shfl_down_sync(0xffffffffu, s, d);
+    if (threadIdx.x == 0) y[row] = __float2half(s * __half2float(scale));
+}
+`
+
+const dequantYAML = `name: t_dequant_gemv
+sources: {cuda: k.cu}
+dtypes: [f16]
+dims: {M: {default: 64}, N: {default: 512}}
+values: {scale: 0.0125, zero: 3}
+buffers:
+  - {name: w, dtype: i8, shape: [M, N], init: "randint(-128, 128)"}
+  - {name: x, dtype: f16, shape: [N]}
+  - {name: y, dtype: f16, shape: [M], out: true}
+dispatches:
+  - {entry: dequant_gemv, grid: [M], threads: [32], args: [w, x, y, N, scale, zero]}
+check: {python: ref.py}
+`
+
+// NumPy computes on the int8 array a reference gets in int8: w - zero
+// wraps below -128 + zero, where the kernel (C) computes in float. mltop
+// check runs the reference again with the int8 input at its init's ends,
+// as int8 and as int64, and warns, naming the output element, the input
+// and the widening to do, even at the tiny shape (M=2, N=3), where the
+// random weights need not reach the wrap; a reference that widens first,
+// or that insists on int8 (fails with int64 inputs), gets no warning.
+func TestCheckReferenceWarnsOfInt8Wrap(t *testing.T) {
+	usePython(t)
+	for _, c := range []struct {
+		name, body string
+		warn       bool
+	}{
+		{"wraps in int8", `w = inputs["w"]`, true},
+		{"widened", `w = inputs["w"].astype(np.float64)`, false},
+		{"widened to int64", `w = inputs["w"].astype(np.int64)`, false},
+		{"insists on int8", "w = inputs[\"w\"]\n    assert w.dtype == np.int8, w.dtype\n    w = w.astype(np.float64)", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ref := "import numpy as np\ndef reference(inputs, dims):\n    " + c.body + "\n    return {\"y\": dims[\"scale\"] * ((w - dims[\"zero\"]) @ inputs[\"x\"])}\n"
+			f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": dequantYAML, "k.cu": dequantGEMV, "ref.py": ref}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, _, err := f.TinySpec(profiler.F16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, problems, err := f.CheckReference(context.Background(), "", s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var msgs []string
+			for _, p := range problems {
+				msgs = append(msgs, p.Msg)
+			}
+			got := strings.Join(msgs, "\n")
+			if !c.warn {
+				if got != "" {
+					t.Errorf("problems %q, want none", got)
+				}
+				return
+			}
+			for _, want := range []string{"ref.py's y changes when its integer inputs w (int8) come as int64: with each at its ends (w: -128, 127), y[", "wraps (int8 -127 - 3 is 126)", `inputs["w"].astype(np.int64)`} {
+				if !strings.Contains(got, want) {
+					t.Errorf("problems %q, want one saying %q", got, want)
+				}
+			}
+			if len(problems) != 1 || problems[0].Error {
+				t.Errorf("problems %+v, want one warning", problems)
+			}
+		})
 	}
 }
