@@ -64,13 +64,26 @@ func cuptiCandidates() []string {
 // the path in env, the sonames of CUDA 13 and 12 the loader finds on its
 // own, then the files in the toolkit's and pip wheels' folders (see
 // toolkitLibs for extra and pipSub).
+//
+// With env set its path is the only candidate: the user's word is final,
+// and a path that does not load is an error naming it (envLoadError), not
+// a silent fall back to another copy of the library.
 func libCandidates(env, base, extra, pipSub string) []string {
-	var out []string
 	if p := os.Getenv(env); p != "" {
-		out = append(out, p)
+		return []string{p}
 	}
-	out = append(out, base+".so.13", base+".so.12", base+".so")
+	out := []string{base + ".so.13", base + ".so.12", base + ".so"}
 	return append(out, toolkitLibs(base+".so*", extra, pipSub)...)
+}
+
+// envLoadError is the error when env names a library that did not load
+// (why: dlopen's or bind's words), nil when env is unset.
+func envLoadError(env, lib, why string) error {
+	p := os.Getenv(env)
+	if p == "" {
+		return nil
+	}
+	return fmt.Errorf("%s=%s: cannot load it as %s (%s): point %s at the library's file, or unset it to search the usual places", env, p, lib, why, env)
 }
 
 // loadCUPTI loads libcupti and turns on kernel and memset activity records.
@@ -100,10 +113,11 @@ func preloadCUPTI() (*cuptiLib, error) {
 
 func openCUPTI() (*cuptiLib, error) {
 	var tried []string
+	why := ""
 	for _, c := range cuptiCandidates() {
 		h, err := dlopen(c)
 		if err != nil {
-			tried = append(tried, c)
+			tried, why = append(tried, c), err.Error()
 			continue
 		}
 		l := &cuptiLib{path: c, lent: map[uintptr][]byte{}}
@@ -113,10 +127,13 @@ func openCUPTI() (*cuptiLib, error) {
 			{&l.activityGetNextRecord, []string{"cuptiActivityGetNextRecord"}},
 			{&l.activityRegisterCallbacks, []string{"cuptiActivityRegisterCallbacks"}},
 		}); err != nil {
-			tried = append(tried, c+" ("+err.Error()+")")
+			tried, why = append(tried, c+" ("+err.Error()+")"), err.Error()
 			continue
 		}
 		return l, nil
+	}
+	if err := envLoadError("MLTOP_CUPTI", "libcupti", why); err != nil {
+		return nil, fmt.Errorf("cannot load libcupti: %w", err)
 	}
 	return nil, fmt.Errorf("cannot load libcupti (tried %s); install the CUDA toolkit's CUPTI or set MLTOP_CUPTI to the library's path", strings.Join(tried, ", "))
 }

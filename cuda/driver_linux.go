@@ -214,6 +214,7 @@ func nvrtcCandidates() []string {
 
 func loadNVRTC() (*nvrtc, error) {
 	var tried []string
+	why := ""
 	for _, c := range nvrtcCandidates() {
 		if strings.Contains(filepath.Base(c), "builtins") {
 			continue
@@ -229,7 +230,7 @@ func loadNVRTC() (*nvrtc, error) {
 		}
 		h, err := dlopen(c)
 		if err != nil {
-			tried = append(tried, c)
+			tried, why = append(tried, c), err.Error()
 			continue
 		}
 		n := &nvrtc{handle: h, path: c}
@@ -244,7 +245,7 @@ func loadNVRTC() (*nvrtc, error) {
 			{&n.nvrtcDestroyProgram, []string{"nvrtcDestroyProgram"}},
 			{&n.nvrtcGetErrorString, []string{"nvrtcGetErrorString"}},
 		}); err != nil {
-			tried = append(tried, c+" ("+err.Error()+")")
+			tried, why = append(tried, c+" ("+err.Error()+")"), err.Error()
 			continue
 		}
 		n.nvrtcAddNameExpression, _ = purego.Dlsym(h, "nvrtcAddNameExpression")
@@ -252,6 +253,9 @@ func loadNVRTC() (*nvrtc, error) {
 		n.nvrtcGetNumSupportedArchs, _ = purego.Dlsym(h, "nvrtcGetNumSupportedArchs")
 		n.nvrtcGetSupportedArchs, _ = purego.Dlsym(h, "nvrtcGetSupportedArchs")
 		return n, nil
+	}
+	if err := envLoadError("MLTOP_NVRTC", "NVRTC", why); err != nil {
+		return nil, err
 	}
 	return nil, fmt.Errorf("NVRTC not found (looked in %s); install the CUDA toolkit or `pip install nvidia-cuda-nvrtc`, or set MLTOP_NVRTC to the library's path", strings.Join(tried, ", "))
 }
