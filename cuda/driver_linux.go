@@ -255,7 +255,7 @@ func loadNVRTC() (*nvrtc, error) {
 		return n, nil
 	}
 	if err := envLoadError("MLTOP_NVRTC", "NVRTC", why); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("NVRTC not found: %w", err) // the words noNVRTC (lint) and list read as "no compiler"
 	}
 	return nil, fmt.Errorf("NVRTC not found (looked in %s); install the CUDA toolkit or `pip install nvidia-cuda-nvrtc`, or set MLTOP_NVRTC to the library's path", strings.Join(tried, ", "))
 }
@@ -412,6 +412,7 @@ func (n *nvrtc) compile(src, name string, headers map[string]string, opts []stri
 		copts[i] = cString(o)
 	}
 	cerr := n.call("nvrtcCompileProgram", n.nvrtcCompileProgram, prog, uintptr(len(opts)), uintptr(unsafe.Pointer(&copts[0])))
+	repairGoSignalFlags() // NVRTC puts Go's signal handlers back without their flags (signals_linux.go)
 	// The C strings live in Go memory that only uintptrs point at during
 	// the calls: keep them until NVRTC has returned (several compiles run
 	// at once, and a collection in between would free them).
