@@ -68,7 +68,8 @@ var cScalarKinds = map[string]profiler.ScalarKind{
 }
 
 // pairTypes are the two-element 16-bit float vectors, which mltop does
-// not pass by value.
+// not pass by value as a scalar (a CUDA kernel's __half2 is a vector
+// struct of x and y: args_vector.go).
 var pairTypes = map[string]bool{"__half2": true, "half2": true, "__nv_bfloat162": true, "nv_bfloat162": true, "bfloat2": true}
 
 // elemTypes are the pointees whose buffers must have one element type
@@ -142,6 +143,9 @@ type typeScope struct {
 	specClasses map[string][]entryPart
 	entry       *entryExpr
 	enums       map[string]string // the enums of code, by name: their underlying type (args_enum.go)
+	// vectors: CUDA's built-in vector types (uint3, float4, __half2, dim3)
+	// are structs of x, y, z, w (args_vector.go); not so in Metal.
+	vectors bool
 }
 
 // pinnedScalars keeps, of the entry's pinned template parameters, those

@@ -254,6 +254,9 @@ func (bl *builder) structParam(prm csrc.Param, ts typeScope) (structLayout, bool
 	if _, enum := ts.enums[ts.resolve(t)]; enum {
 		return structLayout{}, false, nil
 	}
+	if l, ok := vectorLayout(ts.resolve(t)); ok && ts.vectors {
+		return l, true, nil
+	}
 	return newStructTypes(ts.code, ts).layout(t, 0)
 }
 

@@ -159,8 +159,6 @@ func (st *structTypes) field(owner string, f csrc.StructField, subst map[string]
 		return []structLeaf{lf}, 8 * count, 8, nil
 	case st.ts.generic(f.Type):
 		return nil, 0, 0, fmt.Errorf("struct %s: field `%s` has the dtype's type, whose size changes with the dtype: declare it float (or the C type it holds)", owner, f.Declared())
-	case pairTypes[t]:
-		return nil, 0, 0, fmt.Errorf("struct %s: field `%s` is a pair of 16-bit floats, which mltop does not fill: declare two half fields (or float) and pair them inside the kernel", owner, f.Declared())
 	}
 	if e, ok := st.ts.enums[t]; ok {
 		t = e // an enum is its underlying type
@@ -171,11 +169,14 @@ func (st *structTypes) field(owner string, f csrc.StructField, subst map[string]
 		return []structLeaf{lf}, lf.size * count, lf.size, nil
 	}
 	inner, found, err := st.layout(t, depth+1)
+	if !found && err == nil {
+		inner, found = vectorLayout(t) // uint3, float4, __half2, dim3: x, y, z, w
+	}
 	if err != nil {
 		return nil, 0, 0, err
 	}
 	if !found {
-		return nil, 0, 0, fmt.Errorf("struct %s: field `%s` has type %s, which is neither a scalar type (int, int64_t, float, …, typedefs of them), a pointer nor a struct mltop finds in the source or its local headers", owner, f.Declared(), t)
+		return nil, 0, 0, fmt.Errorf("struct %s: field `%s` has type %s, which is neither a scalar type (int, int64_t, float, …, typedefs of them), a pointer, a CUDA vector type (uint3, float4, …) nor a struct mltop finds in the source or its local headers", owner, f.Declared(), t)
 	}
 	if count > 1 {
 		return nil, 0, 0, fmt.Errorf("struct %s: field `%s` is an array of structs: mltop fills arrays of scalars and pointers only", owner, f.Declared())

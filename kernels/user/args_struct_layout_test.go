@@ -146,9 +146,9 @@ func TestStructLayoutAgainstGxx(t *testing.T) {
 
 func TestStructLayoutRefuses(t *testing.T) {
 	for _, c := range []struct{ src, want string }{
-		{"struct P { __half2 h; };", "pair of 16-bit floats"},
 		{"struct P { T alpha; };", "dtype's type"},
-		{"struct P { float4 v; };", "type float4, which is neither"},
+		{"struct P { float5 v; };", "type float5, which is neither a scalar type (int, int64_t, float, …, typedefs of them), a pointer, a CUDA vector type"},
+		{"struct P { uint3 v[2]; };", "array of structs"},
 		{"struct P { int a[N]; };", `extent "N"`},
 		{"struct I { int a; }; struct P { I xs[2]; };", "array of structs"},
 		{"struct P : Missing { int a; };", "derives from Missing"},

@@ -143,7 +143,7 @@ func TestArgsRefused(t *testing.T) {
 		{"misspelt value", `entry: one, grid: [N], threads: [32], args: [G, "scal * 2"]`,
 			[]string{"dispatches[0].args[1]", "; did you mean scale?"}},
 		{"half2 scalar", `entry: pairarg, grid: [N], threads: [32], args: [G, 1]`,
-			[]string{"dispatches[0].args[1]", "`half2 h` is a pair of 16-bit floats", "take two scalars"}},
+			[]string{"dispatches[0].args[1]", "expression 1 goes to parameter `half2 h`", "a struct taken by value: give a mapping of its fields, as {x: …, y: …} (fields: x, y)"}},
 		{"constant beyond half", `entry: halfarg, grid: [N], threads: [32], args: [G, 70000]`,
 			[]string{"dispatches[0].args[1]: '70000' = 70000 goes to parameter `__half h`", "70000 does not fit in f16 (±65504"}},
 		{"no overload fits", `entry: over, grid: [N], threads: [32], args: [G]`,

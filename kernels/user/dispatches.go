@@ -279,6 +279,7 @@ func (bl *builder) bindTo(ud udisp, lang string, sig csrc.Signature, bc bindCont
 		return b, err
 	}
 	ts.code = bl.codeWithHeaders(lang, s)
+	ts.vectors = lang == "cuda"
 	ts.enums = enumTypes(ts.code)
 	classes, specClasses, err := bl.classTypes(ud.entry, ud.entry.pinnedClassTypes(nonPackTemplate(sig)))
 	if err != nil {

@@ -102,6 +102,11 @@ func (c *context) scalarParam(p *plan, k *kernelScan, pname, ctype string) strin
 	case c.intType(t):
 		return c.intParam(p, k, pname)
 	}
+	if m, ok := c.vectorArg(t); ok {
+		k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("%s is %s taken by value: set its fields to what the kernel gets", pname, t),
+			"%s: %s is CUDA vector type %s taken by value: its fields are 0 (%s): set them to what the kernel gets", k.sig.Entry, pname, t, m))
+		return m
+	}
 	if c.lang == "cuda" {
 		if d, found, _ := csrc.FindStruct(c.src, templateName(c.resolve(t))); found {
 			if len(d.Members) == 0 && d.Base == "" { // an empty functor: nothing to lay out

@@ -137,6 +137,10 @@ func (sf *structFiller) field(f csrc.StructField, prefix string, depth int) erro
 	case t == "bool":
 		elem = func(int) string { return sf.c.scalarParam(sf.p, sf.k, f.Name, "bool") }
 	default:
+		if m, ok := sf.c.vectorArg(t); ok && count == 1 { // uint3 g: {x: 0, y: 0, z: 0}
+			sf.entries = append(sf.entries, key+": "+m)
+			return nil
+		}
 		if _, found, _ := csrc.FindStruct(sf.c.src, t); !found || count > 1 {
 			sf.leftOut = append(sf.leftOut, fmt.Sprintf("%s (type %s)", key, f.Type))
 			return nil

@@ -71,3 +71,27 @@ func (c *context) pointeeVector(t string) (vecType, bool) {
 	}
 	return vectorType(t, c.lang)
 }
+
+// vectorArg is the arg of a CUDA vector type taken by value (uint3,
+// float4, dim3, __half2: a struct of x, y, z, w, laid out by the loader)
+// as a mapping of its fields, each 0.
+func (c *context) vectorArg(t string) (string, bool) {
+	if c.lang != "cuda" {
+		return "", false
+	}
+	n := 3
+	if r := c.resolve(t); r != "dim3" {
+		v, ok := c.pointeeVector(r)
+		if !ok || len(v.extents) != 1 {
+			return "", false
+		}
+		if _, err := fmt.Sscan(v.extents[0], &n); err != nil {
+			return "", false
+		}
+	}
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = "xyzw"[i:i+1] + ": 0"
+	}
+	return "{" + strings.Join(parts, ", ") + "}", true
+}
