@@ -15,6 +15,7 @@ const DefaultCheckArch = "sm_90"
 type CompileReport struct {
 	Arch     string   // the sm_XY compiled for
 	Compiler string   // "NVRTC 13.0 from <path>"
+	Headers  string   // where the toolkit's headers came from: "toolkit headers from /usr/local/cuda/include"
 	Options  []string // the NVRTC options, as the backend passes them
 	Log      string   // NVRTC's log (warnings), file:line form
 	Entry    string   // the entry as written

@@ -21,6 +21,10 @@ func CheckCompile(p profiler.Program, arch string) (CompileReport, error) {
 		return r, err
 	}
 	_, r.Compiler = nvrtcLocation()
+	if p.Code != "" { // a user program: it gets the toolkit's headers
+		searchToolkit()
+		r.Headers = includeSummary(toolkitSearched)
+	}
 	builtin, err := shaders.Headers("cuda")
 	if err != nil {
 		return r, fmt.Errorf("reading the embedded CUDA headers: %w", err)

@@ -165,10 +165,12 @@ func (b *backend) compileKey(p profiler.Program, src string, hdrs map[string]str
 // entry is what NVRTC could not resolve, and the error says so, with
 // NVRTC's words and the kernels the source declares.
 // A failed compile whose errors concern CUB ends with a hint naming the
-// CUB of the include path (withCUBHint).
+// CUB of the include path (withCUBHint); one whose program got a
+// storage-only __half or __nv_bfloat16, with how to point mltop at the
+// toolkit's headers (withStorageHint).
 func compileProgram(nv *nvrtc, src, name string, hdrs map[string]string, opts []string, entry, expr string) (compiled, error) {
 	c, err := compileOrExplain(nv, src, name, hdrs, opts, entry, expr)
-	return c, withCUBHint(err, c.log, opts, hdrs)
+	return c, withStorageHint(withCUBHint(err, c.log, opts, hdrs), src, c.log)
 }
 
 // compileOrExplain is compileProgram without the hint.

@@ -28,7 +28,11 @@ const cubMarker = "cub/cub.cuh"
 type IncludeSearch struct {
 	Dir    string // the directory (or the pattern it globbed)
 	From   string // why it was looked at: "MLTOP_CUDA_INCLUDE", "CUDA_HOME", "nvcc on PATH", "default", "next to NVRTC"
-	Result string // "used", "used (+cccl)", "no such directory", "no cuda_fp16.h or cuda_runtime.h", "duplicate"
+	Result string // "used", "used (+cccl)", "no such directory", "no cuda_fp16.h or cuda_runtime.h", "duplicate", "used (system include: …)"
+	// View: for a system include directory (the toolkit's headers beside
+	// the C library's, as in /usr/include), the folder of links to its
+	// toolkit headers that NVRTC gets instead (systemView).
+	View string
 }
 
 // includeLookup is what the search reads of the machine: tests inject a
@@ -40,7 +44,11 @@ type includeLookup struct {
 	realPath func(string) (string, error) // resolves symbolic links
 	isDir    func(string) bool
 	isFile   func(string) bool
-	nvrtc    string // the path of the NVRTC library that was loaded; "" if none or unknown
+	readDir  func(string) ([]string, error) // the names in a directory
+	// view makes (or finds) a folder of links to the entries names of the
+	// system include directory dir and returns its path (systemView).
+	view  func(dir string, names []string) (string, error)
+	nvrtc string // the path of the NVRTC library that was loaded; "" if none or unknown
 }
 
 // hostLookup reads the real machine.
@@ -58,6 +66,15 @@ func hostLookup(nvrtcPath string) includeLookup {
 			st, err := os.Stat(p)
 			return err == nil && !st.IsDir()
 		},
+		readDir: func(p string) ([]string, error) {
+			es, err := os.ReadDir(p)
+			names := make([]string, len(es))
+			for i, e := range es {
+				names[i] = e.Name()
+			}
+			return names, err
+		},
+		view:  systemView,
 		nvrtc: nvrtcPath,
 	}
 }
@@ -97,15 +114,27 @@ func findIncludeDirs(l includeLookup) ([]string, []IncludeSearch) {
 		case !c.anyDir && !isToolkitInclude(l, c.dir) && !(c.from == fromNVRTC && l.isFile(filepath.Join(c.dir, cubMarker))):
 			s.Result = "no " + strings.Join(toolkitMarkers, " or ")
 		default:
-			cccl := filepath.Join(c.dir, "cccl")
+			dir := c.dir
+			if isSystemInclude(l, c.dir) {
+				v, err := toolkitView(l, c.dir)
+				if err != nil {
+					s.Result = "a system include directory (the C library's headers beside the toolkit's), and no folder for its toolkit headers alone: " + err.Error()
+					break
+				}
+				dir, s.View = v, v
+			}
+			cccl := filepath.Join(dir, "cccl")
 			withCCCL := l.isDir(cccl) && add(cccl)
-			if add(c.dir) {
+			if add(dir) {
 				s.Result = "used"
 			} else {
 				s.Result = "duplicate"
 			}
 			if withCCCL {
 				s.Result += " (+cccl)"
+			}
+			if s.View != "" {
+				s.Result += " (system include: toolkit headers only, through " + s.View + ")"
 			}
 		}
 		searched = append(searched, s)
@@ -157,7 +186,8 @@ func includeCandidates(l includeLookup) []candidate {
 }
 
 // nvrtcNeighbours are the include folders beside the NVRTC library: the
-// toolkit's ../include (lib64 or targets/<arch>/lib), and for a pip wheel
+// toolkit's ../include (lib64 or targets/<arch>/lib), a distribution's
+// /usr/include for /usr/lib/<triplet>/libnvrtc.so.N, and for a pip wheel
 // (…/site-packages/nvidia/<pkg>/lib/libnvrtc.so.N, <pkg> being cuda_nvrtc
 // or the one-folder cu13) every …/site-packages/nvidia/*/include.
 func nvrtcNeighbours(l includeLookup) []candidate {
@@ -165,7 +195,13 @@ func nvrtcNeighbours(l includeLookup) []candidate {
 		return nil
 	}
 	lib := filepath.Dir(l.nvrtc)
-	out := []candidate{{dir: filepath.Join(lib, "..", "include"), from: fromNVRTC}}
+	up := filepath.Join(lib, "..", "include")
+	if strings.Contains(filepath.Base(lib), "-linux-") && filepath.Base(filepath.Dir(lib)) == "lib" {
+		// a distribution's multiarch folder (/usr/lib/x86_64-linux-gnu):
+		// the headers are in /usr/include, beside the C library's
+		up = filepath.Join(lib, "..", "..", "include")
+	}
+	out := []candidate{{dir: up, from: fromNVRTC}}
 	pkg := filepath.Dir(lib)
 	nvidia := filepath.Dir(pkg)
 	if filepath.Base(nvidia) != "nvidia" {
@@ -264,7 +300,7 @@ func (t ToolkitInfo) String() string {
 		fmt.Fprintf(&b, "include path: %s\n", strings.Join(t.IncludeDirs, string(filepath.ListSeparator)))
 	}
 	for _, s := range t.Searched {
-		if !strings.HasPrefix(s.Result, "used") && s.Result != "duplicate" {
+		if !strings.HasPrefix(s.Result, "used") && s.Result != "duplicate" || s.View != "" {
 			fmt.Fprintf(&b, "  looked in %s (%s): %s\n", s.Dir, s.From, s.Result)
 		}
 	}
@@ -289,19 +325,48 @@ func toolkitInfo(l includeLookup, nvrtcDesc string) ToolkitInfo {
 }
 
 var (
-	toolkitOnce sync.Once
-	toolkitDirs []string
+	toolkitOnce     sync.Once
+	toolkitDirs     []string
+	toolkitSearched []IncludeSearch
 )
+
+func searchToolkit() {
+	toolkitOnce.Do(func() {
+		path, _ := nvrtcLocation()
+		toolkitDirs, toolkitSearched = findIncludeDirs(hostLookup(path))
+	})
+}
 
 // ToolkitIncludeDirs are the include directories found on this machine
 // (searched once per process): what user programs get after their own
 // IncludeDirs.
 func ToolkitIncludeDirs() []string {
-	toolkitOnce.Do(func() {
-		path, _ := nvrtcLocation()
-		toolkitDirs, _ = findIncludeDirs(hostLookup(path))
-	})
+	searchToolkit()
 	return toolkitDirs
+}
+
+// includeSummary says in a few words where the toolkit's headers come
+// from, for a compile's report: the folders used as the search found
+// them, a system include folder marked as such.
+func includeSummary(searched []IncludeSearch) string {
+	var used []string
+	for _, s := range searched {
+		if !strings.HasPrefix(s.Result, "used") {
+			continue
+		}
+		d := s.Dir
+		if strings.HasPrefix(s.Result, "used (+cccl)") {
+			d += " (+cccl)"
+		}
+		if s.View != "" {
+			d += " (system include: its CUDA toolkit headers only)"
+		}
+		used = append(used, d)
+	}
+	if len(used) == 0 {
+		return "no CUDA toolkit headers found (set " + IncludeEnv + ")"
+	}
+	return "toolkit headers from " + strings.Join(used, ", ")
 }
 
 // Toolkit reports what user kernels can #include here and where it was

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -18,6 +19,10 @@ import (
 type fakeFS struct {
 	files map[string]bool
 	links map[string]string // dir → target dir
+	// views: the views of system include folders made, by path, with the
+	// names linked; viewErr: making one fails with it
+	views   map[string][]string
+	viewErr error
 }
 
 func newFakeFS(links map[string]string, files ...string) *fakeFS {
@@ -92,10 +97,37 @@ func (f *fakeFS) lookup(env map[string]string, nvcc, nvrtc string) includeLookup
 		realPath: func(p string) (string, error) {
 			return f.resolve(path.Clean(p)), nil
 		},
-		isDir:  f.isDir,
-		isFile: f.isFile,
-		nvrtc:  nvrtc,
+		isDir:   f.isDir,
+		isFile:  f.isFile,
+		readDir: f.readDir,
+		view: func(dir string, names []string) (string, error) {
+			if f.viewErr != nil {
+				return "", f.viewErr
+			}
+			v := "/cache/view" + dir
+			if f.views == nil {
+				f.views = map[string][]string{}
+			}
+			f.views[v] = names
+			return v, nil
+		},
+		nvrtc: nvrtc,
 	}
+}
+
+// readDir lists the names directly in dir.
+func (f *fakeFS) readDir(dir string) ([]string, error) {
+	dir = f.resolve(path.Clean(dir))
+	seen := map[string]bool{}
+	for _, d := range append(slices.Collect(maps.Keys(f.files)), f.dirs()...) {
+		if rest, ok := strings.CutPrefix(d, dir+"/"); ok {
+			seen[strings.Split(rest, "/")[0]] = true
+		}
+	}
+	if len(seen) == 0 {
+		return nil, errors.New("no such directory")
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
 }
 
 func TestFindIncludeDirs(t *testing.T) {
@@ -270,5 +302,153 @@ func TestOptionsForNVRTC(t *testing.T) {
 	}
 	if len(opts) != 3 || opts[1] != "-lineinfo" {
 		t.Errorf("optionsFor changed its argument: %v", opts)
+	}
+}
+
+// debianInclude is /usr/include with Debian's CUDA packages: the toolkit's
+// headers beside glibc's and other libraries'.
+var debianInclude = []string{"/usr/include/cuda_fp16.h", "/usr/include/cuda_bf16.h", "/usr/include/cuda_runtime.h",
+	"/usr/include/crt/host_config.h", "/usr/include/cub/cub.cuh", "/usr/include/cuda/std/type_traits",
+	"/usr/include/thrust/version.h", "/usr/include/nv/target", "/usr/include/sm_20_intrinsics.h",
+	"/usr/include/cooperative_groups.h", "/usr/include/curand_kernel.h", "/usr/include/nvtx3/nvToolsExt.h",
+	"/usr/include/stdio.h", "/usr/include/features.h", "/usr/include/bits/libc-header-start.h", "/usr/include/math.h",
+	"/usr/include/curses.h", "/usr/include/curl/curl.h", "/usr/include/zlib.h", "/usr/include/x86_64-linux-gnu/sys/types.h"}
+
+// A system include folder (/usr/include with a distribution's CUDA
+// packages) is used through a view of its toolkit headers only, whether
+// NVRTC's place, nvcc's or the user's list names it.
+func TestFindIncludeDirsSystemInclude(t *testing.T) {
+	const view = "/cache/view/usr/include"
+	wantNames := []string{"cooperative_groups.h", "crt", "cub", "cuda", "cuda_bf16.h", "cuda_fp16.h", "cuda_runtime.h",
+		"curand_kernel.h", "nv", "nvtx3", "sm_20_intrinsics.h", "thrust"}
+	const used = "used (system include: toolkit headers only, through " + view + ")"
+	cases := []struct {
+		name         string
+		env          map[string]string
+		nvcc, nvrtc  string
+		wantSearched []string
+	}{
+		{name: "NVRTC from /usr/lib/<triplet>: /usr/include", nvrtc: "/usr/lib/x86_64-linux-gnu/libnvrtc.so.11.2",
+			wantSearched: []string{"/usr/include: " + used}},
+		{name: "nvcc in /usr/bin (Ubuntu's nvidia-cuda-toolkit)", nvcc: "/usr/bin/nvcc", nvrtc: "/usr/lib/x86_64-linux-gnu/libnvrtc.so.11.2",
+			wantSearched: []string{"/usr/include: " + used, "/usr/include: duplicate (system include: toolkit headers only, through " + view + ")"}},
+		{name: "MLTOP_CUDA_INCLUDE=/usr/include", env: map[string]string{IncludeEnv: "/usr/include"},
+			wantSearched: []string{"/usr/include: " + used}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs := newFakeFS(nil, debianInclude...)
+			got, searched := findIncludeDirs(fs.lookup(c.env, c.nvcc, c.nvrtc))
+			if !slices.Equal(got, []string{view}) {
+				t.Errorf("dirs = %q, want the view %q only", got, view)
+			}
+			if names := fs.views[view]; !slices.Equal(names, wantNames) {
+				t.Errorf("the view links %q\nwant %q", names, wantNames)
+			}
+			var lines []string
+			for _, s := range searched {
+				lines = append(lines, s.Dir+": "+s.Result)
+			}
+			for _, w := range c.wantSearched {
+				if !slices.Contains(lines, w) {
+					t.Errorf("searched lacks %q: %q", w, lines)
+				}
+			}
+			if s := includeSummary(searched); !strings.Contains(s, "(system include: its CUDA toolkit headers only)") {
+				t.Errorf("includeSummary = %q", s)
+			}
+		})
+	}
+	t.Run("no view can be made: not used, and the report says why", func(t *testing.T) {
+		fs := newFakeFS(nil, debianInclude...)
+		fs.viewErr = errors.New("read-only file system")
+		got, searched := findIncludeDirs(fs.lookup(nil, "", "/usr/lib/x86_64-linux-gnu/libnvrtc.so.11.2"))
+		if len(got) != 0 {
+			t.Errorf("dirs = %q, want none (the C library's headers must not reach NVRTC)", got)
+		}
+		info := ToolkitInfo{Searched: searched}
+		if s := info.String(); !strings.Contains(s, "looked in /usr/include (next to NVRTC): a system include directory") || !strings.Contains(s, "read-only file system") {
+			t.Errorf("report:\n%s", s)
+		}
+	})
+	t.Run("a toolkit folder without the C library's headers is used as it is", func(t *testing.T) {
+		fs := newFakeFS(nil, "/usr/local/cuda/include/cuda_fp16.h", "/usr/local/cuda/include/math_constants.h")
+		got, _ := findIncludeDirs(fs.lookup(nil, "", ""))
+		if !slices.Equal(got, []string{"/usr/local/cuda/include"}) || len(fs.views) != 0 {
+			t.Errorf("dirs = %q, views %v", got, fs.views)
+		}
+	})
+	t.Run("NVRTC from /usr/lib/<triplet> without CUDA headers in /usr/include", func(t *testing.T) {
+		fs := newFakeFS(nil, "/usr/include/stdio.h", "/usr/include/features.h")
+		got, searched := findIncludeDirs(fs.lookup(nil, "", "/usr/lib/aarch64-linux-gnu/libnvrtc.so.12"))
+		if len(got) != 0 || !slices.ContainsFunc(searched, func(s IncludeSearch) bool {
+			return s.Dir == "/usr/include" && s.Result == "no cuda_fp16.h or cuda_runtime.h"
+		}) {
+			t.Errorf("dirs = %q, searched %+v", got, searched)
+		}
+		if s := includeSummary(searched); !strings.Contains(s, "no CUDA toolkit headers found (set "+IncludeEnv) {
+			t.Errorf("includeSummary = %q", s)
+		}
+	})
+}
+
+func TestIsToolkitEntry(t *testing.T) {
+	for _, n := range []string{"cuda_fp16.h", "cuda_bf16.hpp", "cuda.h", "cuda_runtime.h", "cudaTypedefs.h", "cuComplex.h",
+		"crt", "cub", "thrust", "cuda", "nv", "cccl", "nvtx3", "nvfunctional", "mma.h", "cooperative_groups",
+		"cooperative_groups.h", "curand_kernel.h", "cublas_v2.h", "cufft.h", "cusparse.h", "cusolverDn.h", "cupti.h",
+		"nppi.h", "sm_20_intrinsics.h", "sm_61_intrinsics.hpp", "vector_types.h", "device_functions.h", "driver_types.h",
+		"math_constants.h", "texture_types.h", "surface_types.h", "builtin_types.h", "channel_descriptor.h",
+		"common_functions.h", "library_types.h", "host_defines.h", "nvrtc.h", "nvToolsExt.h"} {
+		if !isToolkitEntry(n) {
+			t.Errorf("%s: not taken as the toolkit's", n)
+		}
+	}
+	for _, n := range []string{"stdio.h", "features.h", "math.h", "stdlib.h", "bits", "sys", "linux", "asm-generic",
+		"x86_64-linux-gnu", "c++", "curses.h", "cursesw.h", "curl", "cups", "zlib.h", "python3.12", "GL", "X11",
+		"nvme", "nvidia", "host.h", "device.h", "cuda-gdb", "CL", "libnv.h", "vector", "math.hpp"} {
+		if isToolkitEntry(n) {
+			t.Errorf("%s: taken as the toolkit's", n)
+		}
+	}
+}
+
+// systemView makes the folder of links once, under the cache folder, and
+// finds it again; another set of names is another folder.
+func TestSystemView(t *testing.T) {
+	src, cache := t.TempDir(), t.TempDir()
+	t.Setenv("MLTOP_CACHE_DIR", cache)
+	for _, f := range []string{"cuda_fp16.h", "stdio.h", "cub/cub.cuh"} {
+		p := filepath.Join(src, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("// "+f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := systemView(src, []string{"cub", "cuda_fp16.h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(v, filepath.Join(cache, "include")+string(filepath.Separator)) {
+		t.Errorf("view %s is not under %s", v, cache)
+	}
+	for f, want := range map[string]bool{"cuda_fp16.h": true, "cub/cub.cuh": true, "stdio.h": false} {
+		b, err := os.ReadFile(filepath.Join(v, f))
+		if got := err == nil && string(b) == "// "+f; got != want {
+			t.Errorf("%s in the view: %v, want %v (%v)", f, got, want, err)
+		}
+	}
+	again, err := systemView(src, []string{"cub", "cuda_fp16.h"})
+	if err != nil || again != v {
+		t.Errorf("second call: %s, %v; want %s", again, err, v)
+	}
+	other, err := systemView(src, []string{"cuda_fp16.h"})
+	if err != nil || other == v {
+		t.Errorf("another set of names: %s, %v; want a folder other than %s", other, err, v)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(v))
+	if len(entries) != 2 {
+		t.Errorf("cache holds %d entries, want the 2 views (no temporary folder left)", len(entries))
 	}
 }

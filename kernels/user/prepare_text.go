@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mltop/mltop/cuda"
 	"github.com/mltop/mltop/kernels/user/csrc"
 )
 
@@ -152,13 +153,13 @@ func (p *prepared) cudaPrelude() []string {
 		out = append(out, "#include <cuda_fp16.h>")
 	} else {
 		out = append(out, "#if !defined(__CUDA_FP16_H__) && !defined(__CUDA_FP16_TYPES_EXIST__)",
-			"struct __half { unsigned short mltop_bits_; }; // no CUDA toolkit headers found: storage only", "#endif")
+			cuda.StorageOnlyStruct("__half"), "#endif")
 	}
 	if p.toolkit.bf16 {
 		out = append(out, "#include <cuda_bf16.h>")
 	} else {
 		out = append(out, "#if !defined(__CUDA_BF16_H__) && !defined(__CUDA_BF16_TYPES_EXIST__)",
-			"struct __nv_bfloat16 { unsigned short mltop_bits_; }; // no CUDA toolkit headers found: storage only", "#endif")
+			cuda.StorageOnlyStruct("__nv_bfloat16"), "#endif")
 	}
 	if p.toolkit.libcu && p.namesStdMath() {
 		// nvcc's cuda_runtime.h, in every .cu, declares std::exp and the

@@ -250,7 +250,11 @@ func compileCUDA(r *Result, opt Options, p profiler.Program, dt profiler.DType) 
 			shared += fmt.Sprintf(" + %d B the compiler reserves for the system", d.rep.ReservedShared)
 		}
 	}
-	r.add(Note, StepCompile, p.File, 0, 0, "CUDA %s: %s compiles for %s with %s (lowered %s%s)", dt, p.Entry, d.rep.Arch, d.rep.Compiler, d.rep.Lowered, shared)
+	with := d.rep.Compiler
+	if d.rep.Headers != "" {
+		with += ", " + d.rep.Headers
+	}
+	r.add(Note, StepCompile, p.File, 0, 0, "CUDA %s: %s compiles for %s with %s (lowered %s%s)", dt, p.Entry, d.rep.Arch, with, d.rep.Lowered, shared)
 	return false
 }
 
