@@ -311,6 +311,9 @@ func toolkitLibs(pattern, extra, pipSub string) []string {
 		"/opt/*/.venv/lib/python3*/site-packages/nvidia/*/lib",
 		"/opt/*/lib/python3*/site-packages/nvidia/*/lib",
 		os.Getenv("HOME") + "/.local/lib/python3*/site-packages/nvidia/*/lib",
+		// a distribution's runtime package alone (Debian's libnvrtc11.2:
+		// libnvrtc.so.11.2, no unversioned link for the loader to find)
+		"/usr/lib/*-linux-gnu*",
 	}
 	if extra != "" {
 		dirs = append(dirs, "/usr/local/cuda/"+extra)
