@@ -143,7 +143,7 @@ __host__ __device__ inline float bfloat16_to_float(unsigned short h) { return fr
 // class is the C++ of one type: the class, its operators (exact for the
 // type itself, the toolkit's type and every arithmetic type: arithmetic
 // through float giving the type back, or float/double with a float/double
-// as PyTorch's; comparisons as float's), and atomicAdd on it.
+// as PyTorch's; comparisons as float's).
 func (t torch16) class(toolkit bool) string {
 	r := strings.NewReplacer("H_", t.name, "NV_", t.nv, "RAW_", t.raw)
 	// without the toolkit's header the toolkit type is the storage struct

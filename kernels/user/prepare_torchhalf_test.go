@@ -165,6 +165,14 @@ func TestTorchHalfClassText(t *testing.T) {
 	if !strings.Contains(without, "x(mltop_c10::float_to_half(f))") || !strings.Contains(without, "mltop_c10::bfloat16_to_float(x)") {
 		t.Errorf("without the toolkit's headers:\n%s", without)
 	}
+	// and they compile beside the storage structs (the prelude's without
+	// the toolkit's headers)
+	code := "struct __half { unsigned short mltop_bits_; };\nstruct __nv_bfloat16 { unsigned short mltop_bits_; };\n" + without +
+		"template <typename T> __global__ void k(const T* X, T* Y) {\n" +
+		"  T x = X[threadIdx.x]; Y[threadIdx.x] = max(x, (T)1.) * 2.f + (x < 0.5) + -x; Y[0] += x; }\n" +
+		"template __global__ void k<c10::Half>(const c10::Half*, c10::Half*);\n" +
+		"template __global__ void k<c10::BFloat16>(const c10::BFloat16*, c10::BFloat16*);\n"
+	compileOrSkip(t, profiler.Program{Source: "k.cu", File: "k.cu", Code: code, Entry: "k<c10::Half>"})
 }
 
 // atomicAdd(T*, T) with T = c10::Half or c10::BFloat16 (mmcv's backward
