@@ -65,6 +65,8 @@ var cScalarKinds = map[string]profiler.ScalarKind{
 	// 2; Metal's half and bfloat likewise).
 	"half": profiler.ScalarF16, "__half": profiler.ScalarF16,
 	"__nv_bfloat16": profiler.ScalarBF16, "nv_bfloat16": profiler.ScalarBF16, "bfloat": profiler.ScalarBF16, "bfloat16_t": profiler.ScalarBF16,
+	// PyTorch's (the torch stub's classes hold the same 2 bytes; prepare_torchhalf.go)
+	"c10::Half": profiler.ScalarF16, "at::Half": profiler.ScalarF16, "c10::BFloat16": profiler.ScalarBF16, "at::BFloat16": profiler.ScalarBF16,
 }
 
 // pairTypes are the two-element 16-bit float vectors, which mltop does

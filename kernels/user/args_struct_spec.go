@@ -21,8 +21,9 @@ type specStruct struct {
 	parts     []entryPart // the entry's template argument naming the type
 	ts        typeScope
 	dtypeName string
-	where     string   // the parameter, for messages
-	bindings  sync.Map // rendered type → specLayout
+	cType     func(profiler.DType) string // what the dtype name stands for (Family.cType)
+	where     string                      // the parameter, for messages
+	bindings  sync.Map                    // rendered type → specLayout
 }
 
 type specLayout struct {
@@ -62,14 +63,16 @@ func (bl *builder) classAt(entry *entryExpr, arg []entryPart, dt profiler.DType)
 	if err != nil {
 		return "", err
 	}
-	t, err := entry.renderParts(arg, env, f.dtypeName(), CTypes["cuda"][dt])
+	t, err := entry.renderParts(arg, env, f.dtypeName(), f.cType("cuda", dt))
 	return strings.TrimSpace(t), err
 }
 
 // specStruct checks arg a against the struct at every other dtype of the
 // manifest and keeps what a spec needs to lay it out.
 func (bl *builder) specStruct(entry *entryExpr, parts []entryPart, a uarg, ts typeScope, where string) (*specStruct, error) {
-	ss := &specStruct{entry: entry, parts: parts, ts: ts, dtypeName: bl.f.dtypeName(), where: where}
+	f := bl.f
+	ss := &specStruct{entry: entry, parts: parts, ts: ts, dtypeName: f.dtypeName(), where: where,
+		cType: func(dt profiler.DType) string { return f.cType("cuda", dt) }}
 	for _, dt := range bl.f.schema.DTypes[1:] {
 		t, err := bl.classAt(entry, parts, dt)
 		if err != nil {
@@ -85,7 +88,7 @@ func (bl *builder) specStruct(entry *entryExpr, parts []entryPart, a uarg, ts ty
 // bindingFor lays out the struct for a spec (dtype dt, environment e) and
 // finds the leaf each value of a fills.
 func (ss *specStruct) bindingFor(a uarg, dt profiler.DType, e map[string]any) (*structBinding, error) {
-	t, err := ss.entry.renderParts(ss.parts, e, ss.dtypeName, CTypes["cuda"][dt])
+	t, err := ss.entry.renderParts(ss.parts, e, ss.dtypeName, ss.cType(dt))
 	if err != nil {
 		return nil, err
 	}

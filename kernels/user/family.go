@@ -338,7 +338,7 @@ var CTypes = map[string]map[profiler.DType]string{
 var DTypeCodes = map[profiler.DType]int{profiler.F32: 0, profiler.F16: 1, profiler.BF16: 2}
 
 func (f *Family) dispatch(d udisp, s profiler.Spec, e map[string]any, dev profiler.DeviceInfo, lang string, prog profiler.Program) (profiler.Dispatch, error) {
-	entry, err := d.entry.render(e, f.dtypeName(), CTypes[lang][s.DType])
+	entry, err := d.entry.render(e, f.dtypeName(), f.cType(lang, s.DType))
 	if err != nil {
 		return profiler.Dispatch{}, fmt.Errorf("dispatch %s: %w", d.name, err)
 	}

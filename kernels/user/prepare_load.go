@@ -180,7 +180,7 @@ func (f *Family) offeredValues(s profiler.Spec, lang string) (map[string]value, 
 		b := s.Flags[fl.Name]
 		v[fl.Name] = value{text: strconv.FormatBool(b), macro: map[bool]string{false: "0", true: "1"}[b], defined: true}
 	}
-	ct := CTypes[lang][s.DType]
+	ct := f.cType(lang, s.DType)
 	v[f.dtypeName()] = value{text: ct, macro: ct, defined: true}
 	v["DTYPE"] = num(int64(DTypeCodes[s.DType]))
 	for _, dt := range dtypeLiterals {

@@ -10,7 +10,7 @@ import (
 // library and PyTorch's headers, which NVRTC lacks: the fixed-width
 // integer types, the standard headers' templates (std::enable_if_t,
 // std::numeric_limits, std::min under nvcc's --expt-relaxed-constexpr)
-// through libcu++, and PyTorch's 16-bit scalar types as the toolkit's.
+// through libcu++, and PyTorch's scalar types (prepare_torchhalf.go).
 
 // stdViaLibcu maps the C++ standard headers device code uses to libcu++'s
 // counterparts, the first one found (a candidate of several headers,
@@ -191,7 +191,7 @@ var stdintPlainTypes = map[string]string{
 // isTorchHeader says whether h is one of PyTorch's headers (served empty:
 // the host code that needs them is blanked).
 func isTorchHeader(h string) bool {
-	for _, p := range []string{"torch/", "ATen/", "c10/", "caffe2/"} {
+	for _, p := range []string{"torch/", "ATen/", "c10/", "caffe2/", "THC/"} {
 		if strings.HasPrefix(h, p) {
 			return true
 		}
@@ -199,18 +199,9 @@ func isTorchHeader(h string) bool {
 	return false
 }
 
-// torchScalarTypes are PyTorch's 16-bit scalar types as the toolkit's (or
-// the storage structs ahead of the source without a toolkit): a kernel
-// specialized on c10::Half (vLLM's _typeConvert<c10::Half>) is then
-// specialized on __half, the type mltop passes for f16. Also c10's device
-// macros (C10_WARP_SIZE: Apex's softmax; C10_HOST_DEVICE, …).
-const torchScalarTypes = `#ifndef MLTOP_TORCH_SCALAR_TYPES_
-#define MLTOP_TORCH_SCALAR_TYPES_
-namespace c10 { using Half = __half; using BFloat16 = __nv_bfloat16; }
-namespace at { using c10::Half; using c10::BFloat16; }
-namespace torch { using c10::Half; using c10::BFloat16; namespace headeronly { using c10::Half; using c10::BFloat16; } }
-#endif
-#ifndef C10_WARP_SIZE
+// c10Macros are c10's device macros (C10_WARP_SIZE: Apex's softmax;
+// C10_HOST_DEVICE, …), which every torch stub defines.
+const c10Macros = `#ifndef C10_WARP_SIZE
 #define C10_WARP_SIZE 32
 #endif
 #ifndef C10_HOST_DEVICE
@@ -386,7 +377,7 @@ namespace torch { using c10::Float8_e4m3fnuz; using c10::Float8_e5m2fnuz; namesp
 // fp8Limit is what numeric_limits says of one 8-bit float type.
 type fp8Limit struct {
 	typ                                string
-	digits, maxDigits10                int
+	digits, digits10, maxDigits10      int
 	minExp, minExp10, maxExp, maxExp10 int
 	min, max, epsilon, denormMin       string // float literals
 	hasInfinity                        bool
@@ -422,7 +413,7 @@ func (l fp8Limit) text() string {
 		"  static constexpr bool is_iec559 = false, is_bounded = true, is_modulo = false, traps = false, tinyness_before = false;\n" +
 		"  static constexpr float_denorm_style has_denorm = denorm_present;\n  static constexpr bool has_denorm_loss = false;\n" +
 		"  static constexpr float_round_style round_style = round_to_nearest;\n" +
-		fmt.Sprintf("  static constexpr int digits = %d, digits10 = 0, max_digits10 = %d, radix = 2;\n", l.digits, l.maxDigits10) +
+		fmt.Sprintf("  static constexpr int digits = %d, digits10 = %d, max_digits10 = %d, radix = 2;\n", l.digits, l.digits10, l.maxDigits10) +
 		fmt.Sprintf("  static constexpr int min_exponent = %d, min_exponent10 = %d, max_exponent = %d, max_exponent10 = %d;\n", l.minExp, l.minExp10, l.maxExp, l.maxExp10) +
 		fn("min", l.min) + fn("max", l.max) + fn("lowest", "-"+l.max) + fn("epsilon", l.epsilon) + fn("round_error", "0.5f") +
 		fn("denorm_min", l.denormMin) + special("quiet_NaN", "numeric_limits<float>::quiet_NaN()") +

@@ -116,11 +116,13 @@ func TestCmathStubWithUsingNamespaceStd(t *testing.T) {
 }
 
 // PyTorch's headers declare c10::Half, at::BFloat16 and
-// torch::headeronly::Half as the toolkit's types; other stubs do not.
+// torch::headeronly::Half as classes of their own (prepare_torchhalf.go);
+// other stubs do not.
 func TestTorchHeaderScalarTypes(t *testing.T) {
 	for _, h := range []string{"torch/all.h", "ATen/cuda/CUDAContext.h", "c10/cuda/CUDAGuard.h", "torch/headeronly/util/Half.h"} {
 		s, ok := cudaStub(h, toolkitHeaders{})
-		if !ok || !strings.Contains(s, "namespace c10 { using Half = __half; using BFloat16 = __nv_bfloat16; }") || !strings.Contains(s, "namespace headeronly { using c10::Half;") {
+		if !ok || !strings.Contains(s, "namespace c10 {\nstruct alignas(2) Half {") || !strings.Contains(s, "struct alignas(2) BFloat16 {") ||
+			!strings.Contains(s, "namespace at { using c10::Half; using c10::BFloat16; }") || !strings.Contains(s, "namespace headeronly { using c10::Half;") {
 			t.Errorf("%s:\n%s", h, s)
 		}
 	}
@@ -133,7 +135,8 @@ func TestTorchHeaderScalarTypes(t *testing.T) {
 	// with libcu++, a torch header brings the standard library's templates
 	// (an extension's device code says std::enable_if_t with no include)
 	lib := toolkitHeaders{dirs: []string{"/nowhere"}, libcu: true}
-	if s, _ := cudaStub("torch/all.h", lib); !strings.Contains(s, "#include <type_traits>\n") || !strings.Contains(s, "#include <algorithm>\n") {
+	if s, _ := cudaStub("torch/all.h", lib); !strings.Contains(s, "#include <type_traits>\n") || !strings.Contains(s, "#include <algorithm>\n") ||
+		!strings.Contains(s, "template <> class numeric_limits<c10::Half> {") || !strings.Contains(s, "static constexpr float max() noexcept { return 65504.0f; }") {
 		t.Errorf("torch/all.h with libcu++ includes no standard headers:\n%s", s)
 	}
 	if s, _ := cudaStub("torch/all.h", toolkitHeaders{}); strings.Contains(s, "#include <type_traits>") {
@@ -168,7 +171,7 @@ template <> struct widen<float> { static constexpr bool exists = true; };
 #if defined(CUDA_VERSION) && CUDA_VERSION >= 11000
 template <> struct widen<c10::Half> { static constexpr bool exists = true; };
 template <> struct widen<at::BFloat16> { static constexpr bool exists = true; };
-static_assert(std::is_same_v<torch::headeronly::Half, __half>, "");
+static_assert(std::is_same_v<torch::headeronly::Half, c10::Half> && !std::is_same_v<c10::Half, __half>, "");
 #endif
 
 template <typename S>

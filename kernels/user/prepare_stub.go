@@ -130,14 +130,17 @@ func stubText(h string, tk toolkitHeaders) string {
 		text += "#ifndef CUDA_VERSION\n#define CUDA_VERSION (__CUDACC_VER_MAJOR__ * 1000 + __CUDACC_VER_MINOR__ * 10)\n#endif\n"
 	}
 	if isTorchHeader(h) {
-		text += torchScalarTypes
+		text += torchScalarTypes(tk)
 		if tk.libcu {
 			// PyTorch's headers bring the C++ library with them: device
 			// code of an extension says std::enable_if_t, std::min with
 			// no include of its own
-			text += torchStdIncludes
+			text += torchStdIncludes + torch16LimitsText()
 		}
 		text += torchFloat8Types(tk.libcu)
+		if torchAtomicHeaders[h] {
+			text += torchAtomics(tk)
+		}
 	}
 	return text + "namespace std {}\n"
 }

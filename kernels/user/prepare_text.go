@@ -161,6 +161,11 @@ func (p *prepared) cudaPrelude() []string {
 		out = append(out, "#if !defined(__CUDA_BF16_H__) && !defined(__CUDA_BF16_TYPES_EXIST__)",
 			cuda.StorageOnlyStruct("__nv_bfloat16"), "#endif")
 	}
+	if p.torchSource() {
+		// the source names T, which is c10::Half at f16 (torchCTypes),
+		// ahead of the torch header that declares it
+		out = append(out, strings.Split(strings.TrimSuffix(torchScalarTypes(p.toolkit), "\n"), "\n")...)
+	}
 	if p.toolkit.libcu && p.namesStdMath() {
 		// nvcc's cuda_runtime.h, in every .cu, declares std::exp and the
 		// other std:: math overloads: Apex's softmax says std::exp with no

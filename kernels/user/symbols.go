@@ -222,6 +222,7 @@ var cElemBytes = map[string]int{
 	"long": 8, "long long": 8, "unsigned long": 8, "unsigned long long": 8, "int64_t": 8, "uint64_t": 8, "size_t": 8,
 	"short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2, "char": 1, "signed char": 1, "unsigned char": 1,
 	"int8_t": 1, "uint8_t": 1, "bool": 1, "__half": 2, "half": 2, "__nv_bfloat16": 2, "nv_bfloat16": 2, "bfloat": 2,
+	"c10::Half": 2, "at::Half": 2, "c10::BFloat16": 2, "at::BFloat16": 2,
 	"float2": 8, "float4": 16, "int2": 8, "int4": 16, "uint2": 8, "uint4": 16, "double2": 16, "__half2": 4, "half2": 4,
 }
 
