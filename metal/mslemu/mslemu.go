@@ -32,6 +32,10 @@ import (
 const emuMain = `
 #include <cstdio>
 #include <string>
+struct emu_bound {
+  char* p;
+  char* data() const { return p; }
+};
 static std::vector<char> emu_read(const std::string& p) {
   std::vector<char> v;
   FILE* f = std::fopen(p.c_str(), "rb");
@@ -51,17 +55,27 @@ int main(int argc, char** argv) {
   const uint3 gdim{uint(std::atoi(argv[7])), uint(std::atoi(argv[8])), uint(std::atoi(argv[9]))};
   const uint3 ngroups{gx, gy, gz};
   emu_tgm_bytes = uint(std::atoi(argv[10]));
-  std::vector<std::vector<char>> b;
-  std::vector<size_t> sizes;
+  // b[i] is the memory at index i; an index whose bufI.alias names index j
+  // (the same buffer bound twice, as setBuffer allows) shares j's memory,
+  // so the kernel sees one address, as on Metal (ggml's src1 != src0).
+  std::vector<std::vector<char>> store(nb);
+  std::vector<emu_bound> b(nb);
+  std::vector<int> alias(nb, -1);
   for (int i = 0; i < nb; i++) {
-    b.push_back(emu_read(dir + "/buf" + std::to_string(i) + ".bin"));
-    sizes.push_back(b.back().size() - 64);
+    if (FILE* f = std::fopen((dir + "/buf" + std::to_string(i) + ".alias").c_str(), "r")) {
+      if (std::fscanf(f, "%d", &alias[i]) != 1 || alias[i] < 0 || alias[i] >= i) { std::fprintf(stderr, "bad alias of buffer %d\n", i); return 2; }
+      std::fclose(f);
+      continue;
+    }
+    store[i] = emu_read(dir + "/buf" + std::to_string(i) + ".bin");
   }
+  for (int i = 0; i < nb; i++) b[i].p = store[alias[i] < 0 ? i : alias[i]].data();
   std::vector<char> sc = emu_read(dir + "/scalars.bin");
   emu_dispatch(gx, gy, gz, nt, [&](uint3 tg, uint tid, ushort sg, ushort lane) { CALL });
   for (int i = 0; i < nb; i++) {
+    if (alias[i] >= 0) continue;
     FILE* f = std::fopen((dir + "/buf" + std::to_string(i) + ".bin").c_str(), "wb");
-    std::fwrite(b[i].data(), 1, sizes[i], f);
+    std::fwrite(store[i].data(), 1, store[i].size() - 64, f);
     std::fclose(f);
   }
   return 0;
@@ -504,9 +518,24 @@ func (e *Backend) Run(ls []profiler.Launch) error {
 		if err != nil {
 			return fmt.Errorf("dispatch %s: %w", d.Name, err)
 		}
-		files := map[int][]byte{}
+		// A buffer bound at several indices is one memory there, as on
+		// Metal: its lowest index gets the file, the others an alias of it
+		// (bufI.alias), so the kernel sees one address and its writes
+		// through either name land in the one buffer.
+		owner := map[*buffer]int{}
 		for i, a := range l.Args {
-			files[bind.Buffers[i]] = a.(*buffer).b
+			if o, ok := owner[a.(*buffer)]; !ok || bind.Buffers[i] < o {
+				owner[a.(*buffer)] = bind.Buffers[i]
+			}
+		}
+		files := map[int][]byte{}
+		aliases := map[int]int{}
+		for i, a := range l.Args {
+			if o := owner[a.(*buffer)]; o == bind.Buffers[i] {
+				files[o] = a.(*buffer).b
+			} else {
+				aliases[bind.Buffers[i]] = o
+			}
 		}
 		for _, bb := range bind.Bytes {
 			files[bb.Index] = bb.Bytes
@@ -515,7 +544,20 @@ func (e *Backend) Run(ls []profiler.Launch) error {
 		for idx := range files {
 			nb = max(nb, idx+1)
 		}
+		for idx := range aliases {
+			nb = max(nb, idx+1)
+		}
 		for idx := range nb {
+			alias := filepath.Join(run, fmt.Sprintf("buf%d.alias", idx))
+			if o, ok := aliases[idx]; ok {
+				if err := os.WriteFile(alias, []byte(fmt.Sprint(o)), 0o644); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := os.Remove(alias); err != nil && !os.IsNotExist(err) {
+				return err
+			}
 			if err := os.WriteFile(filepath.Join(run, fmt.Sprintf("buf%d.bin", idx)), files[idx], 0o644); err != nil {
 				return err
 			}
@@ -535,8 +577,8 @@ func (e *Backend) Run(ls []profiler.Launch) error {
 			}
 			return fmt.Errorf("emulated %s: %v\n%s", d.Name, err, out)
 		}
-		for i, a := range l.Args {
-			b, err := os.ReadFile(filepath.Join(run, fmt.Sprintf("buf%d.bin", bind.Buffers[i])))
+		for _, a := range l.Args {
+			b, err := os.ReadFile(filepath.Join(run, fmt.Sprintf("buf%d.bin", owner[a.(*buffer)])))
 			if err != nil {
 				return err
 			}

@@ -134,8 +134,17 @@ func FindEntries(src string) []Signature {
 			continue
 		}
 		isKernel := t == "__global__" || t == "kernel"
-		if t == "[[" && i+2 < len(toks) && toks[i+1].Text == "kernel" && toks[i+2].Text == "]]" {
-			isKernel = true
+		if t == "[[" {
+			// [[kernel]], or kernel among other attributes, as MLX writes
+			// [[kernel, max_total_threads_per_threadgroup(BM * BN * 32)]]:
+			// the group is read whole, so that the attribute's '(' is not
+			// taken for the parameter list.
+			end := skipGroup(toks, i, "[[", "]]")
+			if end < 0 {
+				continue
+			}
+			isKernel = attributeListHas(toks[i+1:end], "kernel")
+			i = end
 		}
 		if !isKernel {
 			continue
@@ -165,6 +174,26 @@ func FindEntries(src string) []Signature {
 		i = end
 	}
 	return dropRedeclarations(dropSpecializations(out))
+}
+
+// attributeListHas says whether the attributes between [[ and ]] include
+// name as one of its comma-separated attributes (`kernel`, not a word
+// inside another attribute's arguments).
+func attributeListHas(toks []Token, name string) bool {
+	depth := 0
+	for k, t := range toks {
+		switch t.Text {
+		case "(":
+			depth++
+		case ")":
+			depth--
+		case name:
+			if depth == 0 && (k == 0 || toks[k-1].Text == ",") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // entryName finds the '(' that opens a kernel's parameter list, from the

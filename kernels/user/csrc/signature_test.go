@@ -18,6 +18,9 @@ func TestFindEntries(t *testing.T) {
 		{"template", "template <int BM, typename U>\n__global__ void tk(const U* a, U* b, int n) {}", "tk", []string{"U* a", "U* b", "int n"}, 2},
 		{"metal", "#include <metal_stdlib>\nkernel void mk(device const T* X [[buffer(0)]], device T* Y [[buffer(1)]],\n constant P& p [[buffer(2)]], uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {}", "mk", []string{"device T* X", "device T* Y", "constant P& p"}, 2},
 		{"metal [[kernel]]", "[[kernel]] void mk2(device float* x [[buffer(0)]]) {}", "mk2", []string{"device float* x"}, 1},
+		// MLX's gemv: kernel among other attributes, one with arguments
+		{"metal [[kernel, …(…)]]", "template <typename T, int BM>\n[[kernel, max_total_threads_per_threadgroup(BM * 32)]] void gemv(\n    const device T* mat [[buffer(0)]], device T* out [[buffer(1)]]) {}", "gemv", []string{"device T* mat", "device T* out"}, 2},
+		{"metal [[…, kernel]]", "[[max_total_threads_per_threadgroup(64), kernel]] void mk3(device float* x [[buffer(0)]]) {}", "mk3", []string{"device float* x"}, 1},
 		{"void params", `__global__ void v(void) {}`, "v", nil, 1},
 		{"macro lines skipped", "#define K(x) __global__ void bad(x)\n__global__ void good(int* p) {}", "good", []string{"int* p"}, 2},
 		{"string literal", "const char* s = \"__global__ void fake(int)\";\n__global__ void real(float *x) {}", "real", []string{"float* x"}, 2},
@@ -43,6 +46,10 @@ func TestFindEntries(t *testing.T) {
 	inst := "template <typename T> [[kernel]] void k(device T* y [[buffer(0)]]) {}\ntemplate [[host_name(\"k_f32\")]] [[kernel]] decltype(k<float>) k<float>;"
 	if _, found, _ := FindEntry(inst, "k_f32"); strings.Join(found, ",") != "k" {
 		t.Errorf("host_name instantiation: entries found %v, want only the template k", found)
+	}
+	// An attribute's argument named kernel does not make a kernel.
+	if _, found, _ := FindEntry("[[deprecated(kernel)]] void helper(device float* x) {}\nkernel void k(device float* y) {}", "helper"); strings.Join(found, ",") != "k" {
+		t.Errorf("attribute argument: entries found %v, want only k", found)
 	}
 	_, found, ok := FindEntry("__global__ void a(int* x) {}\n__global__ void b(int* y) {}", "c")
 	if ok || strings.Join(found, ",") != "a,b" {

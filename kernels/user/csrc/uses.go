@@ -84,17 +84,50 @@ func macroHistory(f *File) map[string][]macroState {
 }
 
 // isKernel says whether a function declaration is a kernel (`kernel`,
-// `[[kernel]]`, `__global__` before its name).
+// `[[kernel]]`, `__global__` before its name). The parentheses of an
+// attribute (`[[host_name("k")]] kernel void k(…)`, as ggml writes its
+// non-template kernels, where the declaration starts inside the `[[`)
+// are not the parameter list's.
 func (r *reach) isKernel(d Decl) bool {
-	for _, t := range r.f.declTokens(d) {
-		switch t.text {
+	toks := r.f.declTokens(d)
+	depth := 0 // inside [[…]]
+	for i := 0; i < len(toks); i++ {
+		switch toks[i].text {
+		case "[[":
+			depth++
+		case "]]":
+			depth = max(depth-1, 0)
 		case "kernel", "__global__":
 			return true
 		case "(":
-			return false
+			if depth > 0 {
+				continue
+			}
+			end := matchingParen(toks, i)
+			if end < 0 || end+1 >= len(toks) || toks[end+1].text != "]]" {
+				return false
+			}
+			i = end // an attribute's arguments, its `[[` before the declaration
 		}
 	}
 	return false
+}
+
+// matchingParen is the index of the ")" closing the "(" at toks[open], or -1.
+func matchingParen(toks []ltok, open int) int {
+	depth := 0
+	for i := open; i < len(toks); i++ {
+		switch toks[i].text {
+		case "(":
+			depth++
+		case ")":
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // visit marks the names declaration i uses and visits what they name.

@@ -33,6 +33,10 @@ kernel void kern_b(device float* y [[buffer(0)]]) { y[0] = OP; }
 
 kernel void plain(device float* y [[buffer(0)]]);
 
+constant short op_h [[function_constant(25)]];
+[[host_name("kern_h")]]
+kernel void kern_h(device float* y [[buffer(0)]]) { y[0] = op_h; }
+
 template [[host_name("fwd_f32")]] [[kernel]] decltype(fwd<float>) fwd<float>;
 template [[host_name("vjp_f32")]] [[kernel]] decltype(vjp<float>) vjp<float>;
 `
@@ -68,6 +72,10 @@ func TestNamesReached(t *testing.T) {
 		{"a parameter of a launched kernel", "out", launching("fwd"), true},
 		{"parameters of skipped kernels only", "y", launching("fwd", "vjp"), false},
 		{"never named", "absent", launching("fwd", "vjp"), false},
+		// ggml's non-template kernels carry their host name before `kernel`
+		{"a [[host_name]] kernel's constant", "op_h", launching("kern_h"), true},
+		{"not the other kernels' constants", "has_w", launching("kern_h"), false},
+		{"a [[host_name]] kernel skipped", "op_h", launching("fwd"), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := NamesReached(usesSource, c.skip)[c.used]; got != c.want {

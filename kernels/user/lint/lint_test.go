@@ -430,7 +430,9 @@ extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) { __shared__ 
 }
 
 func TestSharedArraysIn(t *testing.T) {
-	src := "kernel void k(threadgroup float* buf [[threadgroup(0)]], uint i) { threadgroup half tile[WG * 2]; __shared__ __align__(16) float s[8]; extern __shared__ float dyn[]; __shared__ float rows[4][10 * 16 + 1]; }"
+	// ggml's helper_mv_reduce_and_write keeps `threadgroup float * shmem_f32[NR0];`:
+	// an array of pointers into threadgroup memory, itself in thread memory.
+	src := "kernel void k(threadgroup float* buf [[threadgroup(0)]], uint i) { threadgroup half tile[WG * 2]; threadgroup float * rowp[NR0]; threadgroup float *& ref = rowp[0]; __shared__ __align__(16) float s[8]; extern __shared__ float dyn[]; __shared__ float rows[4][10 * 16 + 1]; }"
 	var got []string
 	for _, a := range sharedArraysIn(csrc.Tokenize(src), "k") {
 		got = append(got, a.Elem+" "+a.String())

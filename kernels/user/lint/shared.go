@@ -73,7 +73,8 @@ func reachableShared(bodies map[string][]string, entry string) []sharedArray {
 }
 
 // sharedArraysIn finds `__shared__ float partial[32];` and
-// `threadgroup T buf[WG];` (a threadgroup pointer parameter is no array).
+// `threadgroup T buf[WG];` (a threadgroup pointer parameter is no array,
+// nor `threadgroup float * rows[NR0]`, pointers kept in thread memory).
 func sharedArraysIn(toks []csrc.Token, fn string) []sharedArray {
 	var out []sharedArray
 	for i, t := range toks {
@@ -86,6 +87,9 @@ func sharedArraysIn(toks []csrc.Token, fn string) []sharedArray {
 				continue
 			}
 			if toks[j].Text == ";" || toks[j].Text == "," || toks[j].Text == ")" || toks[j].Text == "[[" || toks[j].Text == "=" {
+				break
+			}
+			if toks[j].Text == "*" || toks[j].Text == "&" { // a pointer to (or reference into) shared memory
 				break
 			}
 			if toks[j].Text != "[" || toks[j-1].Kind != csrc.Ident || j-2 <= i {
