@@ -140,6 +140,9 @@ var nameRE = regexp.MustCompile(`^[A-Za-z_]\w*$`)
 
 // intArg is intParam's arg expression.
 func (c *context) intArg(p *plan, k *kernelScan, pname string) string {
+	if lb, ok := k.loopBounds[pname]; ok {
+		return c.boundDim(p, k, lb)
+	}
 	if blockLike.MatchString(pname) {
 		k.block = c.blockKnob(p, pname, "", "parameter")
 		return k.block
