@@ -39,6 +39,10 @@ type kernelScan struct {
 	// targKnobs are the knobs its launch's literal (or constant) template
 	// arguments became: a grid with that literal may mean the knob
 	targKnobs []targKnob
+	// loopBounds are its parameters that bound a grid-stride loop
+	// (loopBounds); loopBound is the dim the first bound became
+	loopBounds map[string]loopBound
+	loopBound  string
 }
 
 const sweep = "[32, 64, 128, 256, 512, 1024]"
@@ -56,6 +60,7 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 		}
 	}
 	k.bounds, k.boundsLine = csrc.LaunchBounds(c.toks, at)
+	k.loopBounds = c.loopBounds(k)
 	if lb, ok := findLaunch(c.src, sig.Entry); ok {
 		k.launch = &lb
 	}
@@ -89,6 +94,8 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 		d.grid[0] = g
 		d.gridComment = fmt.Sprintf("from the launch at %s", p.lines.at(k.launch.line))
 		gridTemplateLiterals(p, k, d)
+	} else if g, how := c.strideGrid(p, k, names, threadCount(d.threads)); g != nil {
+		d.grid, d.gridComment = g, how
 	} else if dim := c.gridDim(p, k); dim != "" {
 		d.grid = []string{dim, "1", "1"}
 		d.gridComment = fmt.Sprintf("from the launch at %s: one group per %s", p.lines.at(k.launch.line), dim)
@@ -96,6 +103,9 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 		seen := ""
 		if lb := k.launch; lb != nil {
 			seen = fmt.Sprintf(" (the launch at %s has grid %s, which names no dims mltop knows)", p.lines.at(lb.line), orDim3(lb.grid, lb.gridDim3))
+		}
+		if k.loopBound != "" {
+			seen += fmt.Sprintf("; the grid-stride loop covers %s with any grid", k.loopBound)
 		}
 		d.gridComment = p.todo(fmt.Sprintf("guessed one thread per element of %s; set the groups (blocks) your launch uses%s", strings.Join(size, "×"), seen),
 			"%s: guessed grid %s × %s threads: set it to what your launch uses%s", sig.Entry, d.grid[0], strings.Join(d.threads, " × "), seen)
@@ -117,6 +127,20 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 	}
 	p.disps = append(p.disps, d)
 	return d
+}
+
+// threadCount is the product of a dispatch's x, y, z threads, its 1s left out.
+func threadCount(threads []string) string {
+	var n []string
+	for _, t := range threads {
+		if t != "1" {
+			n = append(n, t)
+		}
+	}
+	if len(n) == 0 {
+		return "1"
+	}
+	return strings.Join(n, " * ")
 }
 
 // launchGrid is the grid of a kernel's host launch as the manifest's
@@ -306,6 +330,9 @@ func (c *context) constantBlock(p *plan, k *kernelScan, cn constant) {
 // else its dims (as many as keep the default size under 16M elements),
 // else a new N.
 func (c *context) sizeOf(p *plan, k *kernelScan) []string {
+	if k.loopBound != "" {
+		return []string{k.loopBound}
+	}
 	for _, d := range k.sizeDims {
 		if nLike.MatchString(d) {
 			return []string{d}

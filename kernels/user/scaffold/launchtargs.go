@@ -3,6 +3,7 @@ package scaffold
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,11 +22,32 @@ type launchTemplate struct {
 	// fixed are the type parameters the first launch gives a fixed C type
 	// (`float`, `int8_t`): buffers and scalars of that type take it, not the dtype
 	fixed map[string]string
+	// all are every launch read, the first included (a macro's launch once
+	// per use of the macro)
+	all []launchSeen
+	// values are, by template parameter, the integer literals a dispatch
+	// switch's launches pass there, sorted, when the launches differ in
+	// such literals only (foldSwitch): one knob of those values, no others
+	values map[int][]int
+	// threadsAt says, by such a parameter, that each launch's thread count
+	// is the literal it passes there (`case 256: k<T, 256><<<g, 256>>>`)
+	threadsAt map[int]bool
 }
 
 type launchAt struct {
 	args string
 	line int
+}
+
+// launchSeen is one launch's template arguments and thread count (the
+// second <<<…>>> argument, "" when not read), as written.
+type launchSeen struct {
+	args  []string
+	block string
+	line  int
+	// blockArg is the template argument that the launch as written names
+	// as its thread count too (a macro's `k<T, B><<<g, B>>>`), -1 when none
+	blockArg int
 }
 
 // launchTemplates reads the template arguments of the source's launches of
@@ -41,23 +63,211 @@ func launchTemplates(src, entry string) (launchTemplate, bool) {
 			continue
 		}
 		end := closingAngle(src, m[1]-1)
-		if end < 0 || !strings.HasPrefix(strings.TrimLeft(src[end+1:], " \t\r\n"), "<<<") {
+		rest := strings.TrimLeft(src[end+1:], " \t\r\n")
+		if end < 0 || !strings.HasPrefix(rest, "<<<") {
 			continue
 		}
-		args := splitArgs(strings.Join(strings.Fields(src[m[1]:end]), " "))
-		key := strings.Join(args, ", ")
-		if key == "" || seen[key] {
-			continue
+		l := launchSeen{args: splitArgs(strings.Join(strings.Fields(src[m[1]:end]), " ")), line: strings.Count(src[:m[0]], "\n") + 1, blockArg: -1}
+		if close := strings.Index(rest, ">>>"); close > 0 {
+			if config := splitArgs(rest[3:close]); len(config) >= 2 {
+				l.block = strings.Join(strings.Fields(config[1]), " ")
+			}
 		}
-		seen[key] = true
-		line := strings.Count(src[:m[0]], "\n") + 1
-		if lt.args == nil {
-			lt.args, lt.line = args, line
-			continue
+		if identifier.MatchString(l.block) {
+			l.blockArg = slices.Index(l.args, l.block)
 		}
-		lt.others = append(lt.others, launchAt{args: key, line: line})
+		var uses []launchSeen
+		for _, u := range macroUses(src, m[0], l) {
+			uses = append(uses, caseConstants(src, u)...)
+		}
+		for _, l := range uses {
+			key := strings.Join(l.args, ", ")
+			if key == "" || seen[key] {
+				continue
+			}
+			seen[key] = true
+			lt.all = append(lt.all, l)
+			if lt.args == nil {
+				lt.args, lt.line = l.args, l.line
+				continue
+			}
+			lt.others = append(lt.others, launchAt{args: key, line: l.line})
+		}
 	}
 	return lt, lt.args != nil
+}
+
+// macroUses are the launches a function-like macro makes (`#define
+// LAUNCH(BS) k<T, BS><<<g, BS>>>(…)`) when the launch at off is in one:
+// one per use of the macro (`case 256: LAUNCH(256); break;`), its
+// parameters replaced by the use's arguments. The launch itself when it
+// is in no macro or the source uses that macro nowhere.
+func macroUses(src string, off int, l launchSeen) []launchSeen {
+	name, params, from, to := defineAround(src, off)
+	if name == "" {
+		return []launchSeen{l}
+	}
+	var out []launchSeen
+	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\s*\(`)
+	for _, m := range re.FindAllStringIndex(src, -1) {
+		lineStart := strings.LastIndex(src[:m[0]], "\n") + 1
+		if m[0] >= from && m[0] < to || strings.HasPrefix(strings.TrimSpace(src[lineStart:m[0]]), "//") {
+			continue
+		}
+		uses := callArgs(src[m[1]-1:])
+		if len(uses) != len(params) {
+			continue
+		}
+		expand := func(s string) string {
+			for i, prm := range params {
+				s = regexp.MustCompile(`\b`+regexp.QuoteMeta(prm)+`\b`).ReplaceAllLiteralString(s, strings.Join(strings.Fields(uses[i]), " "))
+			}
+			return s
+		}
+		u := launchSeen{block: expand(l.block), line: strings.Count(src[:m[0]], "\n") + 1, blockArg: l.blockArg}
+		for _, a := range l.args {
+			u.args = append(u.args, expand(a))
+		}
+		out = append(out, u)
+	}
+	if len(out) == 0 {
+		return []launchSeen{l}
+	}
+	return out
+}
+
+// caseConstants are the launches of a dispatch that sets a local constant
+// per case (`case 256: { constexpr int kBlock = 256; k<T, kBlock><<<g,
+// kBlock>>>(…); }`, or such a case in a dispatch macro whose last
+// argument is the launch): when a template argument of l is a name the
+// source gives two or more different values that way, one launch per
+// value, the name replaced by it. l itself otherwise.
+func caseConstants(src string, l launchSeen) []launchSeen {
+	for i, a := range l.args {
+		if !identifier.MatchString(a) {
+			continue
+		}
+		re := regexp.MustCompile(`\b(?:constexpr|const)\s+(?:static\s+)?(?:int|unsigned|unsigned\s+int|size_t|uint32_t|int32_t|int64_t)\s+` + regexp.QuoteMeta(a) + `\s*=\s*(\d+)\s*;`)
+		var out []launchSeen
+		seen := map[string]bool{}
+		for _, m := range re.FindAllStringSubmatchIndex(src, -1) {
+			v := src[m[2]:m[3]]
+			if seen[v] {
+				continue
+			}
+			seen[v] = true
+			u := l
+			u.args = slices.Clone(l.args)
+			u.args[i] = v
+			if u.block == a {
+				u.block = v
+			}
+			u.line = strings.Count(src[:m[0]], "\n") + 1
+			out = append(out, u)
+		}
+		if len(out) >= 2 {
+			return out
+		}
+	}
+	return []launchSeen{l}
+}
+
+var defineHead = regexp.MustCompile(`^\s*#\s*define\s+([A-Za-z_]\w*)\(([^)]*)\)`)
+
+// defineAround is the function-like #define whose body (continued lines
+// included) holds offset off: its name, parameters and the offsets its
+// text spans. "" when off is in none.
+func defineAround(src string, off int) (name string, params []string, from, to int) {
+	from = strings.LastIndex(src[:off], "\n") + 1
+	for from > 1 && strings.HasSuffix(strings.TrimRight(src[:from-1], " \t\r"), "\\") {
+		from = strings.LastIndex(src[:from-1], "\n") + 1
+	}
+	m := defineHead.FindStringSubmatch(src[from:])
+	if m == nil {
+		return "", nil, 0, 0
+	}
+	to = off
+	for {
+		nl := strings.IndexByte(src[to:], '\n')
+		if nl < 0 {
+			to = len(src)
+			break
+		}
+		if !strings.HasSuffix(strings.TrimRight(src[to:to+nl], " \t\r"), "\\") {
+			to += nl
+			break
+		}
+		to += nl + 1
+	}
+	for _, p := range strings.Split(m[2], ",") {
+		params = append(params, strings.TrimSpace(p))
+	}
+	return m[1], params, from, to
+}
+
+// foldSwitch makes the launches of a dispatch switch (or if/else chain,
+// or a macro's uses) that differ only in integer literals they pass as
+// value template parameters one entry: values lists the literals by
+// parameter and the others are dropped. Nothing changes when the
+// launches differ in anything else (a type, a constant, an expression):
+// the entry takes the first, the others stay in its TODO.
+func (lt *launchTemplate) foldSwitch(tmpl []tparam) {
+	lt.threadsAt = threadsFromTArgs(lt.all, tmpl)
+	if len(lt.all) < 2 {
+		return
+	}
+	values := map[int][]int{}
+	for i, a := range lt.args {
+		differ := false
+		for _, l := range lt.all {
+			if len(l.args) != len(lt.args) {
+				return
+			}
+			differ = differ || l.args[i] != a
+		}
+		if !differ {
+			continue
+		}
+		if i >= len(tmpl) || tmpl[i].isType || tmpl[i].pack {
+			return
+		}
+		for _, l := range lt.all {
+			v, err := strconv.Atoi(l.args[i])
+			if err != nil || !intLiteral.MatchString(l.args[i]) {
+				return
+			}
+			if !slices.Contains(values[i], v) {
+				values[i] = append(values[i], v)
+			}
+		}
+		slices.Sort(values[i])
+	}
+	if len(values) == 0 {
+		return
+	}
+	lt.values, lt.others = values, nil
+}
+
+// threadsFromTArgs are the value template parameters that are each
+// launch's thread count: a macro's launch names one parameter in both
+// places (`k<T, B><<<g, B>>>` used as LAUNCH(256)), or several launches
+// each pass as their block the integer literal they pass there (`case
+// 256: k<T, 256><<<g, 256>>>`). One launch of a literal in both places
+// says too little (the grid's literal may be either: ambiguousLiteral).
+func threadsFromTArgs(all []launchSeen, tmpl []tparam) map[int]bool {
+	at := map[int]bool{}
+	for i, tp := range tmpl {
+		if tp.isType || tp.pack || len(all) == 0 {
+			continue
+		}
+		named, literal := true, len(all) > 1
+		for _, l := range all {
+			named = named && l.blockArg == i
+			literal = literal && i < len(l.args) && intLiteral.MatchString(l.args[i]) && l.block == l.args[i]
+		}
+		at[i] = named || literal
+	}
+	return at
 }
 
 // closingAngle is the offset of the '>' that closes the '<' at open, ""
@@ -102,6 +312,7 @@ func (c *context) readLaunchTemplates(sigs []csrc.Signature) {
 		if !ok {
 			continue
 		}
+		lt.foldSwitch(tmpl)
 		lt.fixed = map[string]string{}
 		for j, tp := range tmpl {
 			if j < len(lt.args) && tp.isType && !tp.pack && (fixedCType(lt.args[j]) || c.sourceStruct(lt.args[j])) {
@@ -166,16 +377,38 @@ func (c *context) launchTArg(p *plan, k *kernelScan, i int) string {
 	}
 	n, isNew := p.claim(safeName(tp.name, c.dtypeName), "knob")
 	k.targKnobs = append(k.targKnobs, targKnob{knob: n, value: v, constant: constName})
+	if lt.threadsAt[i] && p.taken[n] == "knob" {
+		k.block = n
+	}
 	if isNew {
 		doc := ""
-		if blockLike.MatchString(tp.name) {
+		if blockLike.MatchString(tp.name) || lt.threadsAt[i] {
 			doc = ", doc: threads per group"
+		}
+		if vals := lt.values[i]; vals != nil {
+			p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: %s, default: %d%s}", intList(vals), v, doc),
+				comment: fmt.Sprintf("the values the launches at %s pass (the default: the first's)", c.launchLines(p, lt))})
+			return n
 		}
 		comment := p.todo(fmt.Sprintf("the launch at %s passes %s; list other values to sweep if the kernel allows them", p.lines.at(lt.line), what),
 			"template parameter %s of %s: its launch at %s passes %s: knob %s has that one value; list others to sweep if the kernel allows them", tp.name, k.sig.Entry, p.lines.at(lt.line), what, n)
 		p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: [%d], default: %d%s}", v, v, doc), comment: comment})
 	}
 	return n
+}
+
+// launchLines are the lines of a kernel's launches: "lines 15, 16, 17"
+// (or "line 15 of k.h, line 16 of k.h" for a header's).
+func (c *context) launchLines(p *plan, lt *launchTemplate) string {
+	var at []string
+	for _, l := range lt.all {
+		at = append(at, p.lines.at(l.line))
+	}
+	joined := strings.Join(at, ", ")
+	if !strings.Contains(joined, " of ") {
+		joined = "lines " + strings.ReplaceAll(joined, "line ", "")
+	}
+	return joined
 }
 
 // otherLaunchesTODO is the entry line's TODO naming the launches that pass

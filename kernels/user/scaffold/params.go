@@ -100,7 +100,7 @@ func (c *context) scalarParam(p *plan, k *kernelScan, pname, ctype string) strin
 		}
 		return n
 	case c.intType(t):
-		return c.intParam(p, k, pname)
+		return c.intParam(p, k, pname, t)
 	}
 	if m, ok := c.vectorArg(t); ok {
 		k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("%s is %s taken by value: set its fields to what the kernel gets", pname, t),
@@ -128,8 +128,9 @@ var halfScalar = map[string]bool{"half": true, "__half": true, "__nv_bfloat16": 
 
 // intParam maps an integer parameter: a block-size knob, B * T for an N
 // that the other kernels split into B and T, or a dim.
-func (c *context) intParam(p *plan, k *kernelScan, pname string) string {
+func (c *context) intParam(p *plan, k *kernelScan, pname, ctype string) string {
 	arg := c.intArg(p, k, pname)
+	c.fitDim(p, arg, pname, ctype)
 	if vocabLike.MatchString(pname) && nameRE.MatchString(arg) {
 		k.vocab = arg
 	}
@@ -138,8 +139,43 @@ func (c *context) intParam(p *plan, k *kernelScan, pname string) string {
 
 var nameRE = regexp.MustCompile(`^[A-Za-z_]\w*$`)
 
+// narrowInts are the largest values of the integer types narrower than
+// 32 bits (char is signed, as the loader takes it).
+var narrowInts = map[string]int{"char": 127, "signed char": 127, "int8_t": 127, "unsigned char": 255, "uint8_t": 255, "uchar": 255,
+	"short": 32767, "short int": 32767, "signed short": 32767, "int16_t": 32767,
+	"unsigned short": 65535, "unsigned short int": 65535, "uint16_t": 65535, "ushort": 65535}
+
+// fitDim keeps the dim a parameter (or struct field) of a narrow integer
+// type is bound to within that type: its guessed default the largest
+// power of two that fits (1048576 does not fit a char: the default spec
+// would not plan), and a max of the type's largest value.
+func (c *context) fitDim(p *plan, dim, pname, ctype string) {
+	top, narrow := narrowInts[strings.Join(strings.Fields(c.resolve(ctype)), " ")]
+	if !narrow || p.taken[dim] != "dim" {
+		return
+	}
+	for i := range p.dims {
+		d := &p.dims[i]
+		if d.name != dim || strings.Contains(d.body, "max:") {
+			continue
+		}
+		v := defaultOf(p, dim)
+		for v > top {
+			v /= 2
+		}
+		if v < 1 {
+			v = 1
+		}
+		d.body = fmt.Sprintf("{default: %d, min: 1, max: %d}", v, top)
+		d.comment += fmt.Sprintf("; at most %d: %s is %s", top, pname, strings.Join(strings.Fields(c.resolve(ctype)), " "))
+	}
+}
+
 // intArg is intParam's arg expression.
 func (c *context) intArg(p *plan, k *kernelScan, pname string) string {
+	if lb, ok := k.loopBounds[pname]; ok {
+		return c.boundDim(p, k, lb)
+	}
 	if blockLike.MatchString(pname) {
 		k.block = c.blockKnob(p, pname, "", "parameter")
 		return k.block

@@ -122,7 +122,7 @@ func (sf *structFiller) field(f csrc.StructField, prefix string, depth int) erro
 			if count > 1 {
 				return "1"
 			}
-			return sf.c.intParam(sf.p, sf.k, f.Name)
+			return sf.c.intParam(sf.p, sf.k, f.Name, t)
 		}
 	case t == "float" || t == "double" || halfScalar[t]:
 		elem = func(int) string {

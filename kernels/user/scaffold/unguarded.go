@@ -118,7 +118,7 @@ var cdivGrid = regexp.MustCompile(`^cdiv\((.+), ([^,()]+)\)$`)
 // its grid covers the elements exactly (`N % WG == 0`) when the grid is a
 // ceiling division, and says so on the grid line; otherwise a TODO there.
 func ruleForUnguarded(p *plan, k *kernelScan, d *dispatch) {
-	if !unguarded(k.sig, k.body) {
+	if len(k.loopBounds) > 0 || !unguarded(k.sig, k.body) { // a grid-stride loop's bound is its check
 		return
 	}
 	m := cdivGrid.FindStringSubmatch(d.grid[0])
