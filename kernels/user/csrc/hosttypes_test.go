@@ -132,7 +132,9 @@ int main() {
 // declares and nothing device code gets declares is host (pthread_t, FILE,
 // time_t beside their headers): marked when device code does not use it.
 // Template parameters, a function type's parameter names, the compiler's
-// and toolkit's types and the known names (the stubs') are no such type.
+// and toolkit's types and the known names (the stubs') are no such type;
+// a class whose body holds a member alias is no alias (the kernel's
+// Params stays).
 func TestMarkHostOnlyUndeclaredTypes(t *testing.T) {
 	const src = `#include <pthread.h>
 typedef pthread_t Thread;
@@ -149,8 +151,10 @@ typedef int64_t Index;
 typedef void (*Callback)(float scale, int n);
 template <typename T, int N> using Array = T[N];
 typedef long Plain;
+struct Params { using index_t = int; int n; index_t stride; };
 Thread start(Routine f);
 __device__ int used(DeviceUsed* m) { return 0; }
+__global__ void fill(Params p) {}
 `
 	for _, tc := range []struct {
 		name    string
