@@ -58,7 +58,7 @@ func TestCheckCompile(t *testing.T) {
 	for _, entry := range []string{"ns::scale", "scale_fwd"} {
 		p.Entry = entry
 		_, err := CheckCompile(p, "")
-		if err == nil || !strings.Contains(err.Error(), `has no kernel "`+entry+`"`) || !strings.Contains(err.Error(), "kernels in scale.cu: scale, plain") {
+		if err == nil || !strings.Contains(err.Error(), `has no kernel "`+entry+`"`) || !strings.Contains(err.Error(), "kernels in scale.cu: ns::scale, plain") {
 			t.Errorf("entry %q: want an error naming it and the kernels, got %v", entry, err)
 		}
 	}

@@ -34,18 +34,104 @@ var (
 )
 
 // kernelNames lists the __global__ functions a source declares, by the
-// name they are written with (no namespace, no template arguments), in
+// name NVRTC knows them by: with the namespaces they are declared in
+// (fastertransformer::add_bias_tanh), without template arguments, in
 // order, without repeats: the suggestions when an entry is not found.
 func kernelNames(src string) []string {
 	var out []string
-	for _, m := range globalDecl.FindAllStringSubmatch(src, -1) {
-		decl := strings.TrimSpace(kernelAttrRegex.ReplaceAllString(m[1], " "))
+	ns := namespaceTracker{src: src}
+	for _, m := range globalDecl.FindAllStringSubmatchIndex(src, -1) {
+		decl := strings.TrimSpace(kernelAttrRegex.ReplaceAllString(src[m[2]:m[3]], " "))
 		name := identifier.FindString(decl)
+		if q := ns.at(m[0]); q != "" && name != "" {
+			name = q + "::" + name
+		}
 		if name != "" && !slices.Contains(out, name) {
 			out = append(out, name)
 		}
 	}
 	return out
+}
+
+// namespaceTracker reads a source forward and says which named namespaces
+// enclose an offset of it, skipping comments and string and character
+// literals (an anonymous namespace adds no name).
+type namespaceTracker struct {
+	src     string
+	i       int
+	scopes  []string // one per open brace: a namespace's name, or ""
+	pending []string // the name read since `namespace`, until its "{"
+	inNS    bool     // a `namespace` keyword was read and its "{" (or ";", "=") not yet
+}
+
+// at reads on to offset (offsets only grow) and returns the enclosing
+// namespaces there, "a::b".
+func (t *namespaceTracker) at(offset int) string {
+	s := t.src
+	for t.i < offset && t.i < len(s) {
+		c := s[t.i]
+		switch {
+		case strings.HasPrefix(s[t.i:], "//"):
+			t.skipTo("\n")
+		case strings.HasPrefix(s[t.i:], "/*"):
+			t.skipTo("*/")
+		case c == '"' || c == '\'' && (t.i == 0 || !isWordByte(s[t.i-1])): // not a digit separator (1'000)
+			t.i++
+			for t.i < len(s) && s[t.i] != c && s[t.i] != '\n' {
+				if s[t.i] == '\\' {
+					t.i++
+				}
+				t.i++
+			}
+			t.i++
+		case isWordByte(c):
+			j := t.i
+			for j < len(s) && isWordByte(s[j]) {
+				j++
+			}
+			switch w := s[t.i:j]; {
+			case w == "namespace":
+				t.inNS, t.pending = true, nil
+			case t.inNS && w != "inline":
+				t.pending = append(t.pending, w)
+			}
+			t.i = j
+		case c == '{':
+			t.scopes = append(t.scopes, strings.Join(t.pending, "::"))
+			t.inNS, t.pending = false, nil
+			t.i++
+		case c == '}':
+			if len(t.scopes) > 0 {
+				t.scopes = t.scopes[:len(t.scopes)-1]
+			}
+			t.i++
+		case c == ';' || c == '=': // using namespace x; namespace a = b;
+			t.inNS, t.pending = false, nil
+			t.i++
+		default:
+			t.i++
+		}
+	}
+	var names []string
+	for _, n := range t.scopes {
+		if n != "" {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, "::")
+}
+
+// skipTo moves past the next end (or to the end of the source).
+func (t *namespaceTracker) skipTo(end string) {
+	if k := strings.Index(t.src[t.i+2:], end); k >= 0 {
+		t.i += 2 + k + len(end)
+	} else {
+		t.i = len(t.src)
+	}
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // entryNotFound explains an entry NVRTC or the driver could not find, and

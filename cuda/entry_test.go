@@ -24,8 +24,15 @@ __global__ void
   split_line (int a) {}
 __global__ void plain(double* x) {}
 [[nodiscard]] __device__ int notAKernel(int);
+namespace outer { namespace inner { struct S { int a = 1'000; }; __global__ void deep(int* p) { /* } */ const char* s = "}"; } } }
+namespace a::b { namespace { __global__ void anon(int* p); } }
+using namespace outer;
+namespace alias = outer::inner;
+__global__ void after(int* p) {}
+// namespace commented {
+__global__ void last(int* p) {}
 `
-	want := []string{"plain", "layernorm_fwd", "clustered", "split_line"}
+	want := []string{"plain", "ns::layernorm_fwd", "clustered", "split_line", "outer::inner::deep", "a::b::anon", "after", "last"}
 	if got := kernelNames(src); !slices.Equal(got, want) {
 		t.Fatalf("kernelNames = %q, want %q", got, want)
 	}
@@ -60,6 +67,12 @@ func TestEntryNotFoundSuggests(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}
+	}
+	// FasterTransformer's kernels are in namespace fastertransformer: an
+	// entry without it is suggested with it
+	err = entryNotFound("k.cu", "add_bias_tanh<float>", "", "namespace fastertransformer {\ntemplate <typename T> __global__ void add_bias_tanh(T* out) {}\n}\n")
+	if !strings.Contains(err.Error(), "kernels in k.cu: fastertransformer::add_bias_tanh (") {
+		t.Errorf("not qualified: %v", err)
 	}
 	if err := entryNotFound("k.cu", "x", "", "int main;"); !strings.Contains(err.Error(), "declares no __global__ function") {
 		t.Errorf("no kernels: %v", err)

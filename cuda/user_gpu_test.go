@@ -86,7 +86,7 @@ func TestUserKernelOnGPU(t *testing.T) {
 	}
 	// An entry that is not there names itself and what is.
 	p.Entry = "tk::pack"
-	if _, err := b.Compile(p); err == nil || !strings.Contains(err.Error(), `has no kernel "tk::pack"`) || !strings.Contains(err.Error(), "kernels in pack.cu: pack") {
+	if _, err := b.Compile(p); err == nil || !strings.Contains(err.Error(), `has no kernel "tk::pack"`) || !strings.Contains(err.Error(), "kernels in pack.cu: tk::pack") {
 		t.Errorf("missing template arguments: %v", err)
 	}
 	// A second backend over the cache finds the lowered name on disk.

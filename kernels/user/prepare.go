@@ -286,9 +286,12 @@ func (p *prepared) scanCUDA() {
 // system header served as a stub that declares nothing (pthread.h,
 // stdio.h, windows.h: a type none of the files declares may be that
 // header's), and which names device code gets all the same: the stubs'
-// and the prelude's.
+// and the prelude's; and, where it includes PyTorch's headers, what their
+// stubs declare under c10::, at:: and torch:: (read from the stubs' text,
+// torchScalarTypes and the rest: a name it never mentions, they do not
+// declare).
 func (p *prepared) hostHeaders() csrc.HostHeaders {
-	known := map[string]bool{}
+	known, torch := map[string]bool{}, map[string]bool(nil)
 	for _, n := range stdintNames {
 		known[n] = true
 	}
@@ -302,14 +305,23 @@ func (p *prepared) hostHeaders() csrc.HostHeaders {
 			continue
 		}
 		declares := false
+		if isTorchHeader(hdr) && torch == nil {
+			torch = map[string]bool{}
+		}
 		for _, t := range csrc.Tokenize(strings.ReplaceAll(text, "namespace std {}", "")) {
 			if t.Kind == csrc.Ident {
 				known[t.Text], declares = true, true
+				if isTorchHeader(hdr) {
+					torch[t.Text] = true
+				}
 			}
 		}
 		h.Stubbed = h.Stubbed || !declares
 	}
 	h.Known = func(name string) bool { return known[name] }
+	if torch != nil {
+		h.Torch = func(name string) bool { return torch[name] }
+	}
 	return h
 }
 

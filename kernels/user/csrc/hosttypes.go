@@ -49,6 +49,12 @@ type HostHeaders struct {
 	// program declaring it: what the stubs and the prelude declare
 	// (int64_t, uint). Nil: none.
 	Known func(name string) bool
+	// Torch says whether mltop's stubs of PyTorch's headers declare a
+	// name under c10::, at:: or torch:: (Half, BFloat16, Float8_e4m3fn).
+	// PyTorch's headers are served as those stubs, so any other name there
+	// (at::Tensor, c10::cuda::CUDAStream) is host-only. Nil: none (the
+	// program includes no PyTorch header).
+	Torch func(name string) bool
 }
 
 // MarkHostOnlyWith is MarkHostOnly, which with h.Stubbed also marks the
@@ -80,7 +86,7 @@ func MarkHostOnlyWith(h HostHeaders, files ...*File) int {
 					continue
 				}
 				toks := f.declTokens(d)
-				if namesHostOnly(toks, declared, tainted) || h.Stubbed && d.Kind == Alias && undeclaredHostType(toks, declared, h.Known) {
+				if namesHostOnly(toks, declared, tainted, h.Torch) || h.Stubbed && d.Kind == Alias && undeclaredHostType(toks, declared, h.Known) {
 					cands = append(cands, cand{f, i, d.Start, d.End})
 					for _, n := range d.Names {
 						tainted[n] = true
@@ -213,8 +219,10 @@ func (f *File) keptUses(used map[string]bool, skip func(start int) bool) {
 }
 
 // namesHostOnly says whether a declaration's tokens name something only
-// host headers declare (see MarkHostOnly), or a name of tainted.
-func namesHostOnly(toks []ltok, declared, tainted map[string]bool) bool {
+// host headers declare (see MarkHostOnly), or a name of tainted. A name
+// under PyTorch's namespaces that torch does not declare is such a name
+// (`using at::Tensor;`), unless the program declares that namespace too.
+func namesHostOnly(toks []ltok, declared, tainted map[string]bool, torch func(string) bool) bool {
 	for k, t := range toks {
 		if t.kind != Ident {
 			continue
@@ -229,7 +237,7 @@ func namesHostOnly(toks []ltok, declared, tainted map[string]bool) bool {
 			continue
 		case k+1 < len(toks) && toks[k+1].text == "::", k > 0 && toks[k-1].text == "=" && toks[0].text == "namespace":
 			// the leading namespace of a qualified name, or a namespace alias's target
-			if !declared[t.text] && !deviceNamespaces[t.text] {
+			if !declared[t.text] && (!deviceNamespaces[t.text] || torchUndeclared(toks[k:], torch)) {
 				return true
 			}
 		}
@@ -270,6 +278,25 @@ func init() {
 		"CLOCKS_PER_SEC", "time_t", "clock_t", "clockid_t", "suseconds_t"} {
 		hostStdNames[n] = true
 	}
+}
+
+// torchNamespaces are PyTorch's namespaces, which mltop's stubs of its
+// headers declare (HostHeaders.Torch says what in them).
+var torchNamespaces = map[string]bool{"c10": true, "at": true, "torch": true}
+
+// torchUndeclared says whether toks, a qualified name from its leading
+// namespace on (at::cuda::CUDAStream), starts with one of PyTorch's
+// namespaces and names, after it, something torch does not declare.
+func torchUndeclared(toks []ltok, torch func(string) bool) bool {
+	if !torchNamespaces[toks[0].text] {
+		return false
+	}
+	for k := 2; k < len(toks) && toks[k-1].text == "::" && toks[k].kind == Ident; k += 2 {
+		if torch == nil || !torch(toks[k].text) {
+			return true
+		}
+	}
+	return false
 }
 
 // deviceNamespaces are namespaces the toolkit's device headers (or

@@ -132,7 +132,9 @@ int main() {
 // declares and nothing device code gets declares is host (pthread_t, FILE,
 // time_t beside their headers): marked when device code does not use it.
 // Template parameters, a function type's parameter names, the compiler's
-// and toolkit's types and the known names (the stubs') are no such type.
+// and toolkit's types and the known names (the stubs') are no such type;
+// a class whose body holds a member alias is no alias (the kernel's
+// Params stays).
 func TestMarkHostOnlyUndeclaredTypes(t *testing.T) {
 	const src = `#include <pthread.h>
 typedef pthread_t Thread;
@@ -149,8 +151,10 @@ typedef int64_t Index;
 typedef void (*Callback)(float scale, int n);
 template <typename T, int N> using Array = T[N];
 typedef long Plain;
+struct Params { using index_t = int; int n; index_t stride; };
 Thread start(Routine f);
 __device__ int used(DeviceUsed* m) { return 0; }
+__global__ void fill(Params p) {}
 `
 	for _, tc := range []struct {
 		name    string
@@ -286,5 +290,46 @@ __global__ void k(float* y, Probe p, Sample s) { p.start = clock(); y[0] = s.tim
 	}
 	if strings.Count(blanked, "\n") != strings.Count(src, "\n") {
 		t.Errorf("lines changed:\n%s", blanked)
+	}
+}
+
+// PyTorch's headers are stubs declaring its scalar types (HostHeaders.Torch):
+// a name under c10::, at:: or torch:: the stubs do not declare is host
+// (mmcv's `using at::Tensor;`), one they declare is not; where the
+// program declares such a namespace itself, its names are the program's.
+// Without a PyTorch header (Torch nil) they declare nothing.
+func TestMarkHostOnlyTorchNames(t *testing.T) {
+	const src = `using at::Tensor;
+typedef c10::cuda::CUDAStream Stream;
+namespace F = at::native;
+using at::Half;
+namespace ext { using c10::BFloat16; using torch::headeronly::Half; }
+namespace torch { struct Local; }
+using torch::Local;
+using std::min;
+`
+	torch := func(n string) bool { return n == "Half" || n == "BFloat16" || n == "headeronly" }
+	for _, tc := range []struct {
+		name  string
+		torch func(string) bool
+		host  []string
+	}{
+		{"torch stubbed", torch, []string{"using at::Tensor;", "typedef c10::cuda::CUDAStream Stream;", "namespace F = at::native;"}},
+		{"no torch header", nil, []string{"using at::Tensor;", "typedef c10::cuda::CUDAStream Stream;", "namespace F = at::native;",
+			"using at::Half;", "using c10::BFloat16;", "using torch::headeronly::Half;"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := Scan(src)
+			MarkHostOnlyWith(HostHeaders{Torch: tc.torch}, f)
+			var host []string
+			for _, d := range f.Decls {
+				if d.Host() {
+					host = append(host, src[d.Start:d.End])
+				}
+			}
+			if strings.Join(host, "\n") != strings.Join(tc.host, "\n") {
+				t.Errorf("host %q, want %q", host, tc.host)
+			}
+		})
 	}
 }

@@ -249,6 +249,9 @@ type head struct {
 	enum     bool
 	scoped   bool // enum class / enum struct
 	typedef  bool
+	// using: index of the declaration's own `using` (-1 none); a class
+	// body's member `using index_t = …;` is not the declaration's
+	using int
 }
 
 // decl reads one declaration starting at i and returns the index after it.
@@ -290,7 +293,7 @@ func (s *scanner) decl(i int, scope string, out *[]Decl) int {
 	if first == "template" {
 		i = s.skipAngles(i + 1)
 	}
-	h := head{nameAt: -1, paren: -1}
+	h := head{nameAt: -1, paren: -1, using: -1}
 	var words []string // specifiers and types before the name, macros expanded
 	for ; i < len(t); i++ {
 		x := t[i].text
@@ -390,6 +393,10 @@ func (s *scanner) word(h *head, words *[]string, i int, x string) {
 		h.classKey, h.enum = true, true
 	case "typedef":
 		h.typedef = true
+	case "using":
+		if h.using < 0 && h.paren < 0 {
+			h.using = i
+		}
 	}
 	if h.paren < 0 { // the last identifier so far is the name; the ones before it are specifiers and types
 		if h.nameAt >= 0 {
@@ -461,9 +468,9 @@ func (s *scanner) classify(d *Decl, h head, words []string, start, end int) {
 	}
 	qualified := h.nameAt > start && t[h.nameAt-1].text == "::"
 	switch {
-	case h.typedef || s.indexOf("using", start, end) >= 0:
+	case h.typedef || h.using >= 0:
 		d.Kind = Alias
-		if u := s.indexOf("using", start, end); !h.typedef && u >= 0 {
+		if u := h.using; !h.typedef && u >= 0 {
 			k := u + 1
 			for k+2 < end && t[k+1].text == "::" {
 				k += 2 // using std::max;
@@ -615,16 +622,6 @@ func (s *scanner) finish(d Decl, first, end int, out *[]Decl) int {
 	d.End, d.EndLine = max(last.end, d.Start), max(last.line, d.Line)
 	*out = append(*out, d)
 	return end
-}
-
-// indexOf finds word in toks[start:end], -1 if absent.
-func (s *scanner) indexOf(word string, start, end int) int {
-	for k := start; k < end && k < len(s.toks); k++ {
-		if s.toks[k].text == word {
-			return k
-		}
-	}
-	return -1
 }
 
 // toEnd returns the index after the ";" ending the declaration at i.

@@ -144,6 +144,21 @@ template void launch<int>(int*);
 `, []string{"function reduce6 device 1-1", "function reduce host 2-2", "instantiation of reduce host 3-3",
 			"instantiation of reduce host 4-4", "instantiation of reduce6 device 5-5", "instantiation of other device 6-6",
 			"instantiation of far device 8-8", "other  - 9-9", "instantiation of launch host 10-10"}},
+		// causal-conv1d's ConvParamsBase opens with `using index_t = uint32_t;`:
+		// a member alias, nested type or using-declaration of a class body
+		// is the class's, not an alias of the file
+		{"member using, nested types and namespace aliases", `struct Params {
+    using index_t = unsigned;
+    int n;
+    index_t stride;
+};
+struct Outer { struct Inner { using T = int; }; enum E { A, B }; using Base::f; } outer;
+template <typename T> struct Traits { using vec_t = T; typedef T elem_t; static constexpr int N = 4; };
+union U { using word = unsigned; word w; float f; };
+namespace ops { using index_t = long; struct Q { using K = int; }; }
+__global__ void k(Params p) { using local_t = float; }
+`, []string{"type Params - 1-5", "type Outer,outer - 6-6", "type Traits - 7-7", "type U - 8-8",
+			"namespace ops - 9-9", "alias ops::index_t - 9-9", "type ops::Q - 9-9", "function k device 10-10"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := summary(Scan(tc.src))

@@ -5,9 +5,11 @@
 package scaffold
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user"
@@ -127,7 +129,18 @@ var metalKernelRE = regexp.MustCompile(`\[\[\s*kernel\s*\]\]|\bkernel\s+void\b`)
 func pickEntries(r Request, lines sourceLines) ([]csrc.Signature, []int, error) {
 	all := csrc.FindEntries(r.Src)
 	if len(all) == 0 {
-		return nil, nil, fmt.Errorf("%s has no kernels: mltop looks for __global__ (CUDA) and kernel / [[kernel]] (Metal) functions", r.SrcPath)
+		msg := fmt.Sprintf("%s has no kernels: mltop looks for __global__ (CUDA) and kernel / [[kernel]] (Metal) functions", r.SrcPath)
+		if unread := unreadIncludes(r.Src); len(unread) > 0 {
+			// FasterTransformer's .cu files include their kernels' headers
+			// by paths under an include directory, not beside them
+			which := "one of those headers"
+			if len(unread) == 1 {
+				which = "that header"
+			}
+			msg += fmt.Sprintf(" in it and in the headers it includes from its own folder; it also includes %s, not found there: the kernels may be in %s (reached through include_dirs): pass --from that header",
+				strings.Join(unread, ", "), which)
+		}
+		return nil, nil, errors.New(msg)
 	}
 	if len(r.Entries) == 0 {
 		if len(all) > 1 {
@@ -150,6 +163,19 @@ func pickEntries(r Request, lines sourceLines) ([]csrc.Signature, []int, error) 
 		overloads = append(overloads, len(sigs))
 	}
 	return out, overloads, nil
+}
+
+// unreadIncludes are the local headers (#include "x") that the joined
+// source still includes: withLocalHeaders did not find them beside the
+// file that includes them.
+func unreadIncludes(src string) []string {
+	var out []string
+	for _, d := range csrc.Scan(src).Directives {
+		if d.Include != "" && !d.System && !d.Dead && !slices.Contains(out, d.Include) {
+			out = append(out, d.Include)
+		}
+	}
+	return out
 }
 
 // sourcePath is the source's path relative to the manifest's folder, with

@@ -328,6 +328,9 @@ func TestScaffoldRefuses(t *testing.T) {
 		{"bad name", Request{Name: "1bad", SrcPath: "k.cu", Src: intBTC}, "not a usable kernel name"},
 		{"not a kernel file", Request{Name: "k", SrcPath: "k.txt", Src: intBTC}, "want a .cu or .metal file"},
 		{"no kernels", Request{Name: "k", SrcPath: "k.cu", Src: "int main() { return 0; }"}, "has no kernels"},
+		// the kernels in a header included by a path under an include directory
+		{"kernels in an unread header", Request{Name: "k", SrcPath: "src/ops/act.cu", Src: "#include <cuda_fp16.h>\n#include \"src/ops/act.h\"\n#include \"src/ops/util.h\"\n#if 0\n#include \"dead.h\"\n#endif\ntemplate void launch<float>(float*, int);\n"},
+			"has no kernels: mltop looks for __global__ (CUDA) and kernel / [[kernel]] (Metal) functions in it and in the headers it includes from its own folder; it also includes src/ops/act.h, src/ops/util.h, not found there: the kernels may be in one of those headers (reached through include_dirs): pass --from that header"},
 		{"unknown entry", Request{Name: "k", SrcPath: "k.cu", Src: wholeProgram, Entries: []string{"nope"}}, `no kernel "nope" (kernels found: encoder_forward_kernel, layernorm_forward_kernel, residual_forward_kernel)`},
 		{"several kernels, none named", Request{Name: "k", SrcPath: "k.cu", Src: wholeProgram}, "has 3 kernels: pick one with --entry NAME"},
 		{"only const pointers", Request{Name: "k", SrcPath: "k.cu", Src: "__global__ void k(const float* x, int n) {}"}, "every pointer parameter is const"},
