@@ -197,7 +197,9 @@ __global__ void k(const T* X, T* Y, int rows, int cols) {
 		if dt == profiler.F32 {
 			continue
 		}
-		if r, err := cuda.CheckCompile(prog, "sm_60"); err != nil {
+		if r, err := cuda.CheckCompile(prog, "sm_60"); err != nil && strings.Contains(err.Error(), "does not know the architecture") {
+			t.Logf("%s: the compare-and-swap loop not compiled: %v", dt, err) // NVRTC 13 starts at sm_75
+		} else if err != nil {
 			t.Errorf("%s for sm_60 (the compare-and-swap loop): %v\n%s", dt, err, r.Log)
 		}
 	}
