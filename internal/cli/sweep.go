@@ -170,14 +170,16 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 // it holds the specs against and what that leaves out.
 func noteDryRunWithoutDevice(w io.Writer, why error, backend string) {
 	held := "no spec is checked against one (shared memory, registers, a family's limits)"
-	if l := sharedLimits(resolveBackend(backend)); l != nil {
+	if l := sharedLimits(resolveBackend(backend)); l != nil && l.Backend == "cpu" {
+		held = "user kernels count as invalid (the CPU backend runs only built-in families); no spec is checked against a device (memory, a family's limits)"
+	} else if l != nil {
 		held = fmt.Sprintf("specs are held against the limits every %s shares (%s), not against a device's own (its shared memory, registers, a family's limits)", l.GPUs, l)
 	}
 	fmt.Fprintf(w, "mltop: %v\nmltop: --dry-run counts the sweep without a device: %s, and the time is estimated from nominal costs\n", why, held)
 }
 
-// sharedLimits are the per-group limits every GPU of backend shares; nil
-// for a backend without such (the CPU).
+// sharedLimits are the per-group limits every GPU of backend shares (the
+// CPU: none, but it refuses user kernels); nil for another name.
 func sharedLimits(backend string) *run.SharedLimits {
 	switch backend {
 	case "cuda":
@@ -185,6 +187,8 @@ func sharedLimits(backend string) *run.SharedLimits {
 			StaticTGM: cuda.SharedPerBlockNoOptIn, TGM: cuda.MaxSharedPerBlockOptIn}
 	case "metal":
 		return &run.SharedLimits{Backend: "metal", GPUs: "Apple GPU", Threads: metal.MaxThreadsPerGroup, TGM: metal.TGMPerGroup}
+	case "cpu": // no group limits; a user kernel is refused whatever the CPU
+		return &run.SharedLimits{Backend: "cpu", GPUs: "CPU"}
 	}
 	return nil
 }
@@ -267,6 +271,7 @@ func (sr *sweepRun) announce(p run.SweepPlan) error {
 		if err := nothingRunnable(p, sr.path); err != nil {
 			return err
 		}
+		noteSomeInvalid(sr.stderr, p, sr.path)
 		return errDryRun
 	}
 	return nil
@@ -274,7 +279,7 @@ func (sr *sweepRun) announce(p run.SweepPlan) error {
 
 // nothingRunnable is --dry-run's error for a sweep none of whose specs can
 // run (each one invalid on the device it was checked against), naming the
-// first reasons; nil when one can, or when nothing was checked.
+// reasons; nil when one can, or when nothing was checked.
 func nothingRunnable(p run.SweepPlan, path string) error {
 	if p.Specs > 0 || p.Invalid == 0 || p.Skipped > 0 {
 		return nil
@@ -286,8 +291,41 @@ func nothingRunnable(p run.SweepPlan, path string) error {
 	if !p.Exact {
 		which = fmt.Sprintf("all %d combinations of %s drawn at random are invalid", p.Sampled, path)
 	}
-	return badInput("--dry-run: nothing would run: %s; %s:\n  %s\nchange what they name (the sweep's values or where: rules, the backend, the kernel) so that a spec runs",
-		which, map[bool]string{true: "the reason", false: "the first reasons"}[len(p.InvalidReasons) == 1], strings.Join(p.InvalidReasons, "\n  "))
+	return badInput("--dry-run: nothing would run: %s; by reason:\n%s\nchange what they name (the sweep's values or where: rules, the backend, the kernel) so that a spec runs",
+		which, invalidByReason(p))
+}
+
+// noteSomeInvalid is --dry-run's list of the reasons when only some specs
+// are invalid (nothingRunnable's when all are).
+func noteSomeInvalid(w io.Writer, p run.SweepPlan, path string) {
+	if p.Specs == 0 || p.Invalid == 0 {
+		return
+	}
+	of := fmt.Sprintf("%s of %s", profiler.Plural(p.Invalid, "spec", "specs"), path)
+	if !p.Exact {
+		of = fmt.Sprintf("about %s of %s (counted in %d combinations drawn at random)", profiler.Plural(p.Invalid, "spec", "specs"), path, p.Sampled)
+	}
+	fmt.Fprintf(w, "mltop: --dry-run: %s would be invalid rows, by reason (change what a reason names, or leave those specs out with where: rules):\n%s\n", of, invalidByReason(p))
+}
+
+// invalidByReason lists p's invalid specs grouped by reason: "  N × why"
+// and, under it, the first specs; the specs of further reasons in one
+// line. Counts are of the sample when p is not Exact.
+func invalidByReason(p run.SweepPlan) string {
+	var b strings.Builder
+	for i, g := range p.InvalidGroups {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "  %d × %s\n      %s", g.Count, g.Why, strings.Join(g.Specs, "\n      "))
+		if more := g.Count - len(g.Specs); more > 0 {
+			fmt.Fprintf(&b, "\n      and %d more", more)
+		}
+	}
+	if p.InvalidOther > 0 {
+		fmt.Fprintf(&b, "\n  %s for other reasons (their rows say why)", profiler.Plural(p.InvalidOther, "more spec", "more specs"))
+	}
+	return b.String()
 }
 
 // noteNoWatchdog warns that the sweep asked for a watchdog timeout (flag
@@ -542,7 +580,7 @@ func announce(p run.SweepPlan, path string, yes bool, stderr io.Writer) error {
 	est := p.Estimate
 	bad := ""
 	if p.Invalid > 0 {
-		bad = fmt.Sprintf(", and %d invalid (the family's rules, the device's limits, or a user kernel on the CPU backend): they become invalid rows at once", p.Invalid)
+		bad = fmt.Sprintf(", and %d invalid (the family's rules, the device's limits, a user kernel without a source for the backend or on the CPU backend): they become invalid rows at once", p.Invalid)
 	}
 	each := "warmup + min_time to warmup + time_limit each"
 	if est.SettleOverWarmup {
