@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -87,6 +88,7 @@ type sweepRun struct {
 	cols           sink.Columns
 	stdout, stderr io.Writer
 	resume         *resumeCheck
+	resumeAt       sink.ResumeOn   // where the --resume runs: its rewrite drops the rows that run again
 	claims         *run.DirClaims  // --claims, closed with the sweep
 	sample         []profiler.Spec // the first specs, to fit the table to
 	bar            *progress
@@ -147,6 +149,7 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 			sr.exec = exec
 		}
 	}
+	sr.resumeOn(&cfg, backend)
 	if o.dryRun && cfg.Exec == nil { // no device counts the specs: what every GPU of the backend shares does
 		cfg.Shared = sharedLimits(resolveBackend(backend))
 	}
@@ -211,10 +214,7 @@ func (sr *sweepRun) checkInputs(cfg *run.SweepConfig, backend string) error {
 		if err != nil {
 			return err
 		}
-		cfg.Skip = map[string]bool{}
-		for k := range done {
-			cfg.Skip[k] = true
-		}
+		// cfg.Skip waits for where the sweep runs (resumeOn).
 		sr.resume = &resumeCheck{path: o.resume, done: done}
 		cfg.Skipped = sr.resume.add
 		cfg.Resumed = func(j profiler.Job) (profiler.Result, bool) {
@@ -252,6 +252,67 @@ func (sr *sweepRun) checkInputs(cfg *run.SweepConfig, backend string) error {
 		sr.claims, cfg.Claims = c, c
 	}
 	return nil
+}
+
+// resumeOn sets cfg.Skip to the --resume rows the sweep does not run
+// again where it runs: on its one device (sr.exec), or on backend (with
+// --devices, or a --dry-run without a device). A row that another backend
+// or device could not run (invalid, error, compile_error) runs again, and
+// stderr says how many before the banner.
+func (sr *sweepRun) resumeOn(cfg *run.SweepConfig, backend string) {
+	if sr.resume == nil {
+		return
+	}
+	on := sink.ResumeOn{Backend: resolveBackend(backend)}
+	if sr.exec != nil {
+		d := sr.exec.Device()
+		on = sink.ResumeOn{Backend: d.Backend, Device: d.Name}
+	}
+	sr.resumeAt = on
+	cfg.Skip = make(map[string]bool, len(sr.resume.done))
+	again := map[string]map[profiler.Status]int{} // where recorded → status → rows
+	var order []string
+	for k, row := range sr.resume.done {
+		if !on.RunsAgain(row) {
+			cfg.Skip[k] = true
+			continue
+		}
+		delete(sr.resume.done, k)
+		where := row.Backend
+		if where == on.Backend {
+			where = row.Device
+		}
+		if again[where] == nil {
+			again[where] = map[profiler.Status]int{}
+			order = append(order, where)
+		}
+		again[where][row.Status]++
+	}
+	if len(order) == 0 {
+		return
+	}
+	slices.Sort(order)
+	here := on.Backend
+	if on.Device != "" {
+		here += " (" + on.Device + ")"
+	}
+	verb := "run again"
+	if sr.o.dryRun {
+		verb = "would run again"
+	}
+	var parts []string
+	for _, where := range order {
+		n, kinds := 0, []string{}
+		for _, st := range []profiler.Status{profiler.StatusInvalid, profiler.StatusError, profiler.StatusCompileError} {
+			if c := again[where][st]; c > 0 {
+				n += c
+				kinds = append(kinds, fmt.Sprintf("%d %s", c, st))
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s recorded on %s (%s)", profiler.Plural(n, "row", "rows"), where, strings.Join(kinds, ", ")))
+	}
+	fmt.Fprintf(sr.stderr, "mltop: --resume %s: %s %s on %s: the backend or device that wrote them could not run them, this one may; each new row replaces its old one (to keep them instead, resume on %s)\n",
+		sr.o.resume, strings.Join(parts, ", "), verb, here, strings.Join(order, " or "))
 }
 
 // announce is run.Sweep's Announce: the banner and the --yes guard.
@@ -344,9 +405,21 @@ func (sr *sweepRun) startOutputs(p run.SweepPlan) (run.Hooks, error) {
 	if p.Deal.Parts > 0 {
 		fmt.Fprintln(sr.stderr, "mltop:", shardLine(p))
 	}
-	c, err := openCSV(sr.o, sr.cols)
-	if err != nil {
-		return run.Hooks{}, err
+	var c profiler.Sink
+	switch {
+	case sr.o.csv == "":
+	case sr.resume != nil:
+		f, err := sink.OpenCSVResuming(sr.o.csv, sr.cols, sr.resumeAt)
+		if err != nil {
+			return run.Hooks{}, err
+		}
+		c = f
+	default:
+		f, err := openCSV(sr.o, sr.cols)
+		if err != nil {
+			return run.Hooks{}, err
+		}
+		c = f
 	}
 	sr.csv = c
 	if sr.o.phases {
