@@ -297,3 +297,11 @@ type RunOnDevice func(f Family, s Spec, in Inputs) (map[string][]float64, error)
 type DeviceReference interface {
 	DeviceReference(s Spec, in Inputs, maxRows int, seed uint64, run RunOnDevice) (*Reference, error)
 }
+
+// BackendRefusal is a plan every device of a backend refuses, whatever
+// its limits: a user kernel whose manifest has no source for the
+// backend. A --dry-run away from the backend's GPU counts such a spec
+// invalid, as the GPU would.
+type BackendRefusal struct{ Msg string }
+
+func (e *BackendRefusal) Error() string { return e.Msg }

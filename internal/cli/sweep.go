@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -87,6 +88,7 @@ type sweepRun struct {
 	cols           sink.Columns
 	stdout, stderr io.Writer
 	resume         *resumeCheck
+	resumeAt       sink.ResumeOn   // where the --resume runs: its rewrite drops the rows that run again
 	claims         *run.DirClaims  // --claims, closed with the sweep
 	sample         []profiler.Spec // the first specs, to fit the table to
 	bar            *progress
@@ -147,6 +149,7 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 			sr.exec = exec
 		}
 	}
+	sr.resumeOn(&cfg, backend)
 	if o.dryRun && cfg.Exec == nil { // no device counts the specs: what every GPU of the backend shares does
 		cfg.Shared = sharedLimits(resolveBackend(backend))
 	}
@@ -170,14 +173,16 @@ func runSweep(ctx context.Context, s *session, path string, o *options, stdout, 
 // it holds the specs against and what that leaves out.
 func noteDryRunWithoutDevice(w io.Writer, why error, backend string) {
 	held := "no spec is checked against one (shared memory, registers, a family's limits)"
-	if l := sharedLimits(resolveBackend(backend)); l != nil {
+	if l := sharedLimits(resolveBackend(backend)); l != nil && l.Backend == "cpu" {
+		held = "user kernels count as invalid (the CPU backend runs only built-in families); no spec is checked against a device (memory, a family's limits)"
+	} else if l != nil {
 		held = fmt.Sprintf("specs are held against the limits every %s shares (%s), not against a device's own (its shared memory, registers, a family's limits)", l.GPUs, l)
 	}
 	fmt.Fprintf(w, "mltop: %v\nmltop: --dry-run counts the sweep without a device: %s, and the time is estimated from nominal costs\n", why, held)
 }
 
-// sharedLimits are the per-group limits every GPU of backend shares; nil
-// for a backend without such (the CPU).
+// sharedLimits are the per-group limits every GPU of backend shares (the
+// CPU: none, but it refuses user kernels); nil for another name.
 func sharedLimits(backend string) *run.SharedLimits {
 	switch backend {
 	case "cuda":
@@ -185,6 +190,8 @@ func sharedLimits(backend string) *run.SharedLimits {
 			StaticTGM: cuda.SharedPerBlockNoOptIn, TGM: cuda.MaxSharedPerBlockOptIn}
 	case "metal":
 		return &run.SharedLimits{Backend: "metal", GPUs: "Apple GPU", Threads: metal.MaxThreadsPerGroup, TGM: metal.TGMPerGroup}
+	case "cpu": // no group limits; a user kernel is refused whatever the CPU
+		return &run.SharedLimits{Backend: "cpu", GPUs: "CPU"}
 	}
 	return nil
 }
@@ -207,10 +214,7 @@ func (sr *sweepRun) checkInputs(cfg *run.SweepConfig, backend string) error {
 		if err != nil {
 			return err
 		}
-		cfg.Skip = map[string]bool{}
-		for k := range done {
-			cfg.Skip[k] = true
-		}
+		// cfg.Skip waits for where the sweep runs (resumeOn).
 		sr.resume = &resumeCheck{path: o.resume, done: done}
 		cfg.Skipped = sr.resume.add
 		cfg.Resumed = func(j profiler.Job) (profiler.Result, bool) {
@@ -250,6 +254,67 @@ func (sr *sweepRun) checkInputs(cfg *run.SweepConfig, backend string) error {
 	return nil
 }
 
+// resumeOn sets cfg.Skip to the --resume rows the sweep does not run
+// again where it runs: on its one device (sr.exec), or on backend (with
+// --devices, or a --dry-run without a device). A row that another backend
+// or device could not run (invalid, error, compile_error) runs again, and
+// stderr says how many before the banner.
+func (sr *sweepRun) resumeOn(cfg *run.SweepConfig, backend string) {
+	if sr.resume == nil {
+		return
+	}
+	on := sink.ResumeOn{Backend: resolveBackend(backend)}
+	if sr.exec != nil {
+		d := sr.exec.Device()
+		on = sink.ResumeOn{Backend: d.Backend, Device: d.Name}
+	}
+	sr.resumeAt = on
+	cfg.Skip = make(map[string]bool, len(sr.resume.done))
+	again := map[string]map[profiler.Status]int{} // where recorded → status → rows
+	var order []string
+	for k, row := range sr.resume.done {
+		if !on.RunsAgain(row) {
+			cfg.Skip[k] = true
+			continue
+		}
+		delete(sr.resume.done, k)
+		where := row.Backend
+		if where == on.Backend {
+			where = row.Device
+		}
+		if again[where] == nil {
+			again[where] = map[profiler.Status]int{}
+			order = append(order, where)
+		}
+		again[where][row.Status]++
+	}
+	if len(order) == 0 {
+		return
+	}
+	slices.Sort(order)
+	here := on.Backend
+	if on.Device != "" {
+		here += " (" + on.Device + ")"
+	}
+	verb := "run again"
+	if sr.o.dryRun {
+		verb = "would run again"
+	}
+	var parts []string
+	for _, where := range order {
+		n, kinds := 0, []string{}
+		for _, st := range []profiler.Status{profiler.StatusInvalid, profiler.StatusError, profiler.StatusCompileError} {
+			if c := again[where][st]; c > 0 {
+				n += c
+				kinds = append(kinds, fmt.Sprintf("%d %s", c, st))
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s recorded on %s (%s)", profiler.Plural(n, "row", "rows"), where, strings.Join(kinds, ", ")))
+	}
+	fmt.Fprintf(sr.stderr, "mltop: --resume %s: %s %s on %s: the backend or device that wrote them could not run them, this one may; each new row replaces its old one (to keep them instead, resume on %s)\n",
+		sr.o.resume, strings.Join(parts, ", "), verb, here, strings.Join(order, " or "))
+}
+
 // announce is run.Sweep's Announce: the banner and the --yes guard.
 func (sr *sweepRun) announce(p run.SweepPlan) error {
 	if p.Exact {
@@ -267,6 +332,7 @@ func (sr *sweepRun) announce(p run.SweepPlan) error {
 		if err := nothingRunnable(p, sr.path); err != nil {
 			return err
 		}
+		noteSomeInvalid(sr.stderr, p, sr.path)
 		return errDryRun
 	}
 	return nil
@@ -274,7 +340,7 @@ func (sr *sweepRun) announce(p run.SweepPlan) error {
 
 // nothingRunnable is --dry-run's error for a sweep none of whose specs can
 // run (each one invalid on the device it was checked against), naming the
-// first reasons; nil when one can, or when nothing was checked.
+// reasons; nil when one can, or when nothing was checked.
 func nothingRunnable(p run.SweepPlan, path string) error {
 	if p.Specs > 0 || p.Invalid == 0 || p.Skipped > 0 {
 		return nil
@@ -286,8 +352,41 @@ func nothingRunnable(p run.SweepPlan, path string) error {
 	if !p.Exact {
 		which = fmt.Sprintf("all %d combinations of %s drawn at random are invalid", p.Sampled, path)
 	}
-	return badInput("--dry-run: nothing would run: %s; %s:\n  %s\nchange what they name (the sweep's values or where: rules, the backend, the kernel) so that a spec runs",
-		which, map[bool]string{true: "the reason", false: "the first reasons"}[len(p.InvalidReasons) == 1], strings.Join(p.InvalidReasons, "\n  "))
+	return badInput("--dry-run: nothing would run: %s; by reason:\n%s\nchange what they name (the sweep's values or where: rules, the backend, the kernel) so that a spec runs",
+		which, invalidByReason(p))
+}
+
+// noteSomeInvalid is --dry-run's list of the reasons when only some specs
+// are invalid (nothingRunnable's when all are).
+func noteSomeInvalid(w io.Writer, p run.SweepPlan, path string) {
+	if p.Specs == 0 || p.Invalid == 0 {
+		return
+	}
+	of := fmt.Sprintf("%s of %s", profiler.Plural(p.Invalid, "spec", "specs"), path)
+	if !p.Exact {
+		of = fmt.Sprintf("about %s of %s (counted in %d combinations drawn at random)", profiler.Plural(p.Invalid, "spec", "specs"), path, p.Sampled)
+	}
+	fmt.Fprintf(w, "mltop: --dry-run: %s would be invalid rows, by reason (change what a reason names, or leave those specs out with where: rules):\n%s\n", of, invalidByReason(p))
+}
+
+// invalidByReason lists p's invalid specs grouped by reason: "  N × why"
+// and, under it, the first specs; the specs of further reasons in one
+// line. Counts are of the sample when p is not Exact.
+func invalidByReason(p run.SweepPlan) string {
+	var b strings.Builder
+	for i, g := range p.InvalidGroups {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "  %d × %s\n      %s", g.Count, g.Why, strings.Join(g.Specs, "\n      "))
+		if more := g.Count - len(g.Specs); more > 0 {
+			fmt.Fprintf(&b, "\n      and %d more", more)
+		}
+	}
+	if p.InvalidOther > 0 {
+		fmt.Fprintf(&b, "\n  %s for other reasons (their rows say why)", profiler.Plural(p.InvalidOther, "more spec", "more specs"))
+	}
+	return b.String()
 }
 
 // noteNoWatchdog warns that the sweep asked for a watchdog timeout (flag
@@ -306,9 +405,21 @@ func (sr *sweepRun) startOutputs(p run.SweepPlan) (run.Hooks, error) {
 	if p.Deal.Parts > 0 {
 		fmt.Fprintln(sr.stderr, "mltop:", shardLine(p))
 	}
-	c, err := openCSV(sr.o, sr.cols)
-	if err != nil {
-		return run.Hooks{}, err
+	var c profiler.Sink
+	switch {
+	case sr.o.csv == "":
+	case sr.resume != nil:
+		f, err := sink.OpenCSVResuming(sr.o.csv, sr.cols, sr.resumeAt)
+		if err != nil {
+			return run.Hooks{}, err
+		}
+		c = f
+	default:
+		f, err := openCSV(sr.o, sr.cols)
+		if err != nil {
+			return run.Hooks{}, err
+		}
+		c = f
 	}
 	sr.csv = c
 	if sr.o.phases {
@@ -542,7 +653,7 @@ func announce(p run.SweepPlan, path string, yes bool, stderr io.Writer) error {
 	est := p.Estimate
 	bad := ""
 	if p.Invalid > 0 {
-		bad = fmt.Sprintf(", and %d invalid (the family's rules, the device's limits, or a user kernel on the CPU backend): they become invalid rows at once", p.Invalid)
+		bad = fmt.Sprintf(", and %d invalid (the family's rules, the device's limits, a user kernel without a source for the backend or on the CPU backend): they become invalid rows at once", p.Invalid)
 	}
 	each := "warmup + min_time to warmup + time_limit each"
 	if est.SettleOverWarmup {

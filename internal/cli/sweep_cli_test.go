@@ -270,8 +270,8 @@ func TestTimeoutWithoutWorkerWarns(t *testing.T) {
 }
 
 // --dry-run exits 2 when no spec of the sweep can run on the device it is
-// checked against, naming the first distinct reasons; one runnable spec
-// is enough for exit 0 (the invalid ones are counted in the banner).
+// checked against, with the invalid specs grouped by reason; one runnable
+// spec is enough for exit 0, and the reasons are listed all the same.
 func TestDryRunWithNothingRunnable(t *testing.T) {
 	userKernel := filepath.Join(scaffoldKernel(t, "dry_scale"), "k", "kernel.yaml")
 	tooBig := "  - kernel: softmax_bwd\n    knobs: {WG: [64, 128]}\n    dims: {rows: 16777216, cols: [1048576, 524288]}\n"
@@ -281,18 +281,31 @@ func TestDryRunWithNothingRunnable(t *testing.T) {
 		want         []string
 	}{
 		{"every spec over the indices", tooBig, exitBadInput, []string{
-			"and 4 invalid", "mltop: --dry-run: nothing would run: all 4 specs of ", "are invalid; the first reasons:\n",
-			"  softmax_bwd f32 WG=64 | rows=16777216 cols=1048576: Y/dY/dX would hold 17592186044416 elements, more than the kernels' 32-bit indices address",
-			"  softmax_bwd f32 WG=64 | rows=16777216 cols=524288: Y/dY/dX would hold 8796093022208 elements",
+			"and 4 invalid", "mltop: --dry-run: nothing would run: all 4 specs of ", "are invalid; by reason:\n",
+			"  2 × Y/dY/dX would hold 17592186044416 elements, more than the kernels' 32-bit indices address",
+			"\n      softmax_bwd f32 WG=64 | rows=16777216 cols=1048576\n      softmax_bwd f32 WG=128 | rows=16777216 cols=1048576\n",
+			"  2 × Y/dY/dX would hold 8796093022208 elements",
 			"change what they name"}},
 		{"a user kernel on the CPU", "  - kernel: " + userKernel + "\n    dims: {N: [1000, 2000]}\n", exitBadInput, []string{
-			"all 2 specs of ", "; the reason:\n  dry_scale f32 ", ": the CPU backend cannot run user kernel dry_scale: it runs only built-in families' Go code; use --backend cuda or metal"}},
+			"all 2 specs of ", "; by reason:\n  2 × the CPU backend cannot run user kernel dry_scale: it runs only built-in families' Go code; use --backend cuda or metal\n      dry_scale f32 "}},
+		// --devices leaves the dry run without a device: the CPU's refusal holds all the same.
+		{"a user kernel on the CPU, --devices", "  - kernel: " + userKernel + "\n    dims: {N: [1000, 2000]}\n", exitBadInput, []string{
+			"user kernels count as invalid (the CPU backend runs only built-in families)",
+			"all 2 specs of ", "; by reason:\n  2 × the CPU backend cannot run user kernel dry_scale"}},
 		{"one runnable spec", tooBig + "  - kernel: softmax_bwd\n    knobs: {WG: 64}\n    dims: {rows: 2, cols: 8}\n", exitOK, []string{
-			"1 spec to run from", "and 4 invalid"}},
+			"1 spec to run from", "and 4 invalid",
+			// Some specs invalid: the reasons, grouped, all the same.
+			"mltop: --dry-run: 4 specs of ", " would be invalid rows, by reason (change what a reason names, or leave those specs out with where: rules):\n  2 × Y/dY/dX would hold 17592186044416 elements"}},
+		{"more reasons than listed", "  - kernel: softmax_bwd\n    knobs: {WG: 64}\n    dims: {rows: 16777216, cols: [1048576, 524288, 262144, 131072, 65536]}\n  - kernel: softmax_bwd\n    knobs: {WG: 64}\n    dims: {rows: 2, cols: 8}\n", exitOK, []string{
+			"mltop: --dry-run: 5 specs of ", "  1 × Y/dY/dX would hold 8796093022208 elements", "\n  2 more specs for other reasons (their rows say why)\n"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sw := writeFile(t, "s.yaml", "backend: cpu\nsweeps:\n"+c.sweeps)
-			code, _, stderr := runMain(t, "--config", sw, "--dry-run")
+			args := []string{"--config", sw, "--dry-run"}
+			if strings.HasSuffix(c.name, "--devices") {
+				args = append(args, "--devices", "0")
+			}
+			code, _, stderr := runMain(t, args...)
 			if code != c.code {
 				t.Errorf("exit %d, want %d:\n%s", code, c.code, stderr)
 			}

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/mltop/mltop/profiler"
@@ -11,7 +12,7 @@ import (
 // --dry-run of a CUDA sweep on a laptop) still refuses the specs no GPU
 // of the backend runs.
 type SharedLimits struct {
-	Backend string // the backend the specs are planned for: "cuda", "metal"
+	Backend string // the backend the specs are planned for: "cuda", "metal", "cpu" (no limits: it refuses user kernels)
 	GPUs    string // how a reason names its GPUs: "CUDA GPU", "Apple GPU"
 	Threads int    // threads per group
 	// StaticTGM caps the threadgroup memory a kernel declares (CUDA's
@@ -32,8 +33,15 @@ func (l *SharedLimits) refuses(j profiler.Job, cache *PlanCache) (why error) {
 	}()
 	dev := profiler.DeviceInfo{Backend: l.Backend, Name: "every " + l.GPUs}
 	prep, err := Prepare(j.Spec, dev, PrepareOptions{Mode: j.Options.CacheMode(), Cache: cache, SkipFit: true})
+	var refusal *profiler.BackendRefusal
+	if errors.As(err, &refusal) {
+		return err // no device of the backend runs it (a user kernel without its source)
+	}
 	if err != nil || prep.Plan == nil {
 		return nil
+	}
+	if l.Backend == "cpu" {
+		return cpuRefuses(j.Spec, prep.Plan)
 	}
 	for _, d := range prep.Plan.Dispatches {
 		if err := l.over(d); err != nil {

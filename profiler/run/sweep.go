@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/mltop/mltop/profiler"
@@ -78,12 +77,15 @@ type SweepConfig struct {
 type SweepPlan struct {
 	Specs   int // to run: the shard's, not skipped, and runnable on Device when it is known
 	Invalid int // refused by the device (rules, plan, memory): they become invalid rows at once
-	// InvalidReasons are the first distinct reasons specs were refused
-	// ("spec: why", at most MaxInvalidReasons), in the order met.
-	InvalidReasons []string
-	Skipped        int // in Skip
-	Exact          bool
-	Sampled        int // combinations sampled when not Exact
+	// InvalidGroups are the invalid specs grouped by reason, the first
+	// MaxInvalidReasons distinct reasons in the order met (of the sample
+	// when not Exact); InvalidOther counts the specs refused for the
+	// reasons after those.
+	InvalidGroups []InvalidGroup
+	InvalidOther  int
+	Skipped       int // in Skip
+	Exact         bool
+	Sampled       int // combinations sampled when not Exact
 	// Device is the device the specs were checked against; nil when the
 	// devices open after the announcement.
 	Device *profiler.DeviceInfo
@@ -280,21 +282,39 @@ func sharedWithout(dev *profiler.DeviceInfo, cfg SweepConfig) *SharedLimits {
 	return cfg.Shared
 }
 
-// MaxInvalidReasons bounds SweepPlan.InvalidReasons.
-const MaxInvalidReasons = 3
+// InvalidGroup is one reason specs of a sweep were refused: how many
+// were, and the first MaxGroupSpecs of them.
+type InvalidGroup struct {
+	Why   string
+	Count int
+	Specs []string
+}
 
-// addReason keeps why spec s was refused, when the plan has fewer than
-// MaxInvalidReasons reasons and none with the same words.
+// MaxInvalidReasons bounds SweepPlan.InvalidGroups; MaxGroupSpecs the
+// specs an InvalidGroup names.
+const (
+	MaxInvalidReasons = 3
+	MaxGroupSpecs     = 3
+)
+
+// addReason counts spec s, refused for why, in its reason's group: a new
+// one while the plan has fewer than MaxInvalidReasons, else InvalidOther.
 func (p *SweepPlan) addReason(s profiler.Spec, why error) {
-	if len(p.InvalidReasons) >= MaxInvalidReasons {
-		return
-	}
-	for _, r := range p.InvalidReasons {
-		if strings.HasSuffix(r, ": "+why.Error()) {
+	w := why.Error()
+	for i := range p.InvalidGroups {
+		if g := &p.InvalidGroups[i]; g.Why == w {
+			g.Count++
+			if len(g.Specs) < MaxGroupSpecs {
+				g.Specs = append(g.Specs, s.String())
+			}
 			return
 		}
 	}
-	p.InvalidReasons = append(p.InvalidReasons, s.String()+": "+why.Error())
+	if len(p.InvalidGroups) >= MaxInvalidReasons {
+		p.InvalidOther++
+		return
+	}
+	p.InvalidGroups = append(p.InvalidGroups, InvalidGroup{Why: w, Count: 1, Specs: []string{s.String()}})
 }
 
 // samplePlan is PlanSweep from SampleSize combinations.
@@ -360,11 +380,21 @@ func PrepareRunnable(j profiler.Job, dev profiler.DeviceInfo, cache *PlanCache) 
 		return nil, err
 	}
 	if dev.Backend == "cpu" {
-		for _, d := range prep.Plan.Dispatches {
-			if d.Program.Code != "" {
-				return nil, fmt.Errorf("the CPU backend cannot run user kernel %s: it runs only built-in families' Go code; use --backend cuda or metal", j.Spec.Kernel)
-			}
+		if err := cpuRefuses(j.Spec, prep.Plan); err != nil {
+			return nil, err
 		}
 	}
 	return prep, nil
+}
+
+// cpuRefuses says why the CPU backend cannot run spec s planned as plan
+// (a user kernel: it runs only built-in families' Go code); nil when it
+// can.
+func cpuRefuses(s profiler.Spec, plan *profiler.Plan) error {
+	for _, d := range plan.Dispatches {
+		if d.Program.Code != "" {
+			return fmt.Errorf("the CPU backend cannot run user kernel %s: it runs only built-in families' Go code; use --backend cuda or metal", s.Kernel)
+		}
+	}
+	return nil
 }

@@ -32,6 +32,17 @@ func OpenCSV(path string, cols Columns, appending bool) (*CSV, error) {
 // OpenCSVVia is OpenCSV for a path given by via: "--csv", "-o" (merge) or
 // "" (the session's export prompt), which its errors name.
 func OpenCSVVia(path string, cols Columns, appending bool, via string) (*CSV, error) {
+	return openCSV(path, cols, appending, via, ResumeOn{})
+}
+
+// OpenCSVResuming is OpenCSV appending for a --resume on on: the rows
+// on.RunsAgain (cancelled ones, and those another backend or device
+// could not run) are dropped before the sweep adds their specs' new rows.
+func OpenCSVResuming(path string, cols Columns, on ResumeOn) (*CSV, error) {
+	return openCSV(path, cols, true, "--csv", on)
+}
+
+func openCSV(path string, cols Columns, appending bool, via string, on ResumeOn) (*CSV, error) {
 	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if appending {
 		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
@@ -42,7 +53,7 @@ func OpenCSVVia(path string, cols Columns, appending bool, via string) (*CSV, er
 	if appending {
 		// Leave one row per finished spec, and a file that ends with a
 		// whole line under this sweep's header, before adding to it.
-		if err := rewriteForResume(path, cols); err != nil {
+		if err := rewriteForResume(path, cols, on); err != nil {
 			return nil, err
 		}
 	}

@@ -14,19 +14,39 @@ import (
 	"github.com/mltop/mltop/profiler"
 )
 
-// RunsAgain says whether --resume runs a spec whose row has this status
-// again: only a cancelled one (stopped by the user before it was
-// measured). Every other status is an outcome of the spec (a crash or a
-// timeout would happen again) and its row is kept.
-func RunsAgain(st profiler.Status) bool { return st == profiler.StatusCancelled }
+// ResumeOn is where a --resume runs: its backend and, when one device
+// runs the sweep, that device's name. The zero ResumeOn runs again only
+// cancelled rows.
+type ResumeOn struct{ Backend, Device string }
+
+// RunsAgain says whether --resume on on runs the spec of row d again: a
+// cancelled row (stopped by the user before it was measured), and a row
+// that another backend or device could not run (invalid, error,
+// compile_error: this one may), where the file names them and on is
+// known. Every other row is an outcome of the spec (a crash or a timeout
+// would happen again) and is kept.
+func (on ResumeOn) RunsAgain(d DoneRow) bool {
+	if d.Status == profiler.StatusCancelled {
+		return true
+	}
+	if !RanElsewhere(d.Status) || d.Backend == "" || on.Backend == "" {
+		return false
+	}
+	return d.Backend != on.Backend || (on.Device != "" && d.Device != "" && d.Device != on.Device)
+}
+
+// RanElsewhere says whether a row of status st says only that the
+// backend or device that wrote it could not run the spec: another may.
+func RanElsewhere(st profiler.Status) bool {
+	return st == profiler.StatusInvalid || st == profiler.StatusError || st == profiler.StatusCompileError
+}
 
 // ReadDone reads an existing CSV for --resume: it checks that its header is
 // the one this sweep writes (or that of an older mltop, which lacks some
 // of its columns) and returns the keys of specs already in it. A missing
 // or empty file is fine (nothing done yet). The last row may be cut short
 // by a kill: it is ignored and its spec runs again; a bad row before it is
-// an error naming its line and column. Rows whose status RunsAgain are not
-// done.
+// an error naming its line and column. Cancelled rows are not done.
 func ReadDone(path string, cols Columns) (map[string]bool, error) {
 	rows, err := ReadDoneRows(path, cols)
 	if err != nil {
@@ -43,8 +63,11 @@ func ReadDone(path string, cols Columns) (map[string]bool, error) {
 // keep, so as not to add rows of other settings to a file whose rows it
 // skips. Cache is "" for a row that was not measured (invalid, crashed).
 // Status, StopReason and Median (ns) are its outcome, which seeds the
-// best of its shape for --race.
+// best of its shape for --race; Backend and Device say where it was
+// recorded ("" in a file without those columns).
 type DoneRow struct {
+	Backend    string
+	Device     string
 	Cache      profiler.CacheMode
 	Settle     float64
 	Status     profiler.Status
@@ -58,11 +81,13 @@ func (d DoneRow) Result() profiler.Result {
 	return profiler.Result{Status: d.Status, StopReason: d.StopReason, Cache: d.Cache, Settle: d.Settle, Stats: profiler.Stats{Median: d.Median}}
 }
 
-// ReadDoneRows is ReadDone with how each done spec was measured (the
-// row's cache and settle_s columns). It only reads: OpenCSV, appending,
-// drops the rows of specs that run again.
+// ReadDoneRows is ReadDone with how and where each done spec was
+// measured (the row's cache, settle_s, backend and device columns): a
+// caller resuming on a ResumeOn skips the rows it does not RunsAgain. It
+// only reads: OpenCSV (OpenCSVResuming), appending, drops the rows of
+// specs that run again.
 func ReadDoneRows(path string, cols Columns) (map[string]DoneRow, error) {
-	rf, err := readResumeFile(path, cols)
+	rf, err := readResumeFile(path, cols, ResumeOn{})
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +102,9 @@ type resumeFile struct {
 	done map[string]DoneRow
 }
 
-func readResumeFile(path string, cols Columns) (*resumeFile, error) {
+// readResumeFile reads path, keeping the rows that a resume on on does
+// not run again.
+func readResumeFile(path string, cols Columns, on ResumeOn) (*resumeFile, error) {
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return &resumeFile{done: map[string]DoneRow{}}, nil
@@ -122,10 +149,11 @@ func readResumeFile(path string, cols Columns) (*resumeFile, error) {
 			pending = err // the last row, cut short by a kill: its spec runs again
 			continue
 		}
-		if RunsAgain(r.Status) {
+		row := DoneRow{Backend: r.Backend, Device: r.Device, Cache: r.Cache, Settle: r.Settle, Status: r.Status, StopReason: r.StopReason, Median: r.Stats.Median}
+		if on.RunsAgain(row) {
 			continue
 		}
-		rf.done[r.Spec.Key()] = DoneRow{Cache: r.Cache, Settle: r.Settle, Status: r.Status, StopReason: r.StopReason, Median: r.Stats.Median}
+		rf.done[r.Spec.Key()] = row
 		rf.kept = append(rf.kept, d.record)
 	}
 	return rf, nil
@@ -182,15 +210,16 @@ const (
 var crashAt = func(step string) error { return nil }
 
 // rewriteForResume leaves the --resume file at path holding exactly the
-// rows ReadDoneRows counted as done, under this sweep's header: the rows
-// of specs that run again (RunsAgain; a last row cut short by a kill) go,
+// rows a resume on on does not run again, under this sweep's header: the
+// rows of specs that run again (on.RunsAgain; a last row cut short by a
+// kill) go,
 // so the rerun's row is the spec's only one. Where that changes the file,
 // the new content is written to a temporary file in the same folder,
 // synced, and renamed over path, so a kill at any instant leaves either
 // the old file or the new one whole. A missing or empty file is left
 // alone.
-func rewriteForResume(path string, cols Columns) error {
-	rf, err := readResumeFile(path, cols)
+func rewriteForResume(path string, cols Columns, on ResumeOn) error {
+	rf, err := readResumeFile(path, cols, on)
 	if err != nil || rf.head == nil {
 		return err
 	}

@@ -95,7 +95,7 @@ func TestResumeRewriteSurvivesAKillAtEveryStep(t *testing.T) {
 	// the content the rewrite is to leave
 	ref, _, _, _ := interruptedFile(t)
 	old := string(mustRead(t, ref))
-	if err := rewriteForResume(ref, testCols); err != nil {
+	if err := rewriteForResume(ref, testCols, ResumeOn{}); err != nil {
 		t.Fatal(err)
 	}
 	want := string(mustRead(t, ref))
@@ -144,7 +144,7 @@ func TestResumeRewriteKeepsMode(t *testing.T) {
 	if err := os.Chmod(path, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if err := rewriteForResume(path, testCols); err != nil {
+	if err := rewriteForResume(path, testCols, ResumeOn{}); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := os.Stat(path); st.Mode().Perm() != 0o640 {
@@ -152,11 +152,40 @@ func TestResumeRewriteKeepsMode(t *testing.T) {
 	}
 }
 
-// Only a cancelled row is run again; every other outcome stays done.
+// Resuming where the file was written (or nowhere known), only a
+// cancelled row is run again; every other outcome stays done. Resuming on
+// another backend or device also runs again the rows the first could not
+// run (invalid, error, compile_error), never a measured or crashed one.
 func TestRunsAgain(t *testing.T) {
 	for _, st := range knownStatuses {
-		if got, want := RunsAgain(st), st == profiler.StatusCancelled; got != want {
-			t.Errorf("RunsAgain(%s) = %v", st, got)
+		for _, on := range []ResumeOn{{}, {Backend: "cpu", Device: "AMD EPYC"}, {Backend: "cpu"}} {
+			if got, want := on.RunsAgain(DoneRow{Backend: "cpu", Device: "AMD EPYC", Status: st}), st == profiler.StatusCancelled; got != want {
+				t.Errorf("%+v.RunsAgain(%s on the same cpu) = %v", on, st, got)
+			}
+		}
+	}
+	h100 := ResumeOn{Backend: "cuda", Device: "NVIDIA H100 80GB HBM3"}
+	for _, c := range []struct {
+		on   ResumeOn
+		row  DoneRow
+		want bool
+	}{
+		{h100, DoneRow{Backend: "cpu", Device: "AMD EPYC", Status: profiler.StatusInvalid}, true},
+		{h100, DoneRow{Backend: "cpu", Device: "AMD EPYC", Status: profiler.StatusError}, true},
+		{h100, DoneRow{Backend: "metal", Device: "Apple M2", Status: profiler.StatusCompileError}, true},
+		{h100, DoneRow{Backend: "cuda", Device: "NVIDIA GeForce RTX 4090", Status: profiler.StatusInvalid}, true},
+		{h100, DoneRow{Backend: "cuda", Device: "NVIDIA H100 80GB HBM3", Status: profiler.StatusInvalid}, false},
+		{ResumeOn{Backend: "cuda"}, DoneRow{Backend: "cuda", Device: "NVIDIA GeForce RTX 4090", Status: profiler.StatusInvalid}, false}, // several devices: by backend
+		{h100, DoneRow{Backend: "cuda", Status: profiler.StatusInvalid}, false},
+		{h100, DoneRow{Status: profiler.StatusInvalid}, false}, // an older file without backend and device
+		{h100, DoneRow{Backend: "cpu", Device: "AMD EPYC", Status: profiler.StatusOK}, false},
+		{h100, DoneRow{Backend: "cpu", Device: "AMD EPYC", Status: profiler.StatusMismatch}, false},
+		{h100, DoneRow{Backend: "cpu", Device: "AMD EPYC", Status: profiler.StatusCrashed}, false},
+		{h100, DoneRow{Backend: "cpu", Device: "AMD EPYC", Status: profiler.StatusTimeout}, false},
+		{h100, DoneRow{Backend: "cpu", Device: "AMD EPYC", Status: profiler.StatusUnchecked}, false},
+	} {
+		if got := c.on.RunsAgain(c.row); got != c.want {
+			t.Errorf("%+v.RunsAgain(%+v) = %v, want %v", c.on, c.row, got, c.want)
 		}
 	}
 }
