@@ -18,6 +18,7 @@ import (
 	"github.com/mltop/mltop/cuda"
 	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // Level is how serious a finding is.
@@ -88,9 +89,20 @@ type Result struct {
 	// BadArch: the CUDA architecture the check compiles for (Options.Arch)
 	// is one the NVRTC here does not know: bad input, so the check exits 2.
 	BadArch bool
+	// Stopped is why the check stopped before its steps ended ("terminated
+	// (SIGTERM)", "cancelled by user"): the steps cut short say so, not a
+	// compiler's or Python's failure; "" when it ran to the end.
+	Stopped string
 	// unplanned: a default spec does not plan (the reference step, which
 	// plans the same spec, is not run)
 	unplanned bool
+}
+
+// stop records that the check was stopped while step ran (what: "CUDA
+// f16: row_sum<__half, 256> not compiled") and says so, once per step.
+func (r *Result) stop(opt Options, step, file, what string) {
+	r.Stopped = run.CancelReason(opt.ctx())
+	r.add(Note, step, file, 0, 0, "%s: the check was stopped (%s) before it finished", what, r.Stopped)
 }
 
 // skip records a step not run for want of a tool (once per wording).
@@ -202,6 +214,8 @@ func (r Result) Verdict() string {
 		return "not compiled: this NVRTC does not know the architecture asked (" + counts + ")"
 	case r.Failed():
 		return "failed (" + counts + ")"
+	case r.Stopped != "":
+		return "stopped (" + r.Stopped + ") before every step ran (" + counts + ")"
 	}
 	if len(r.Unchecked) > 0 {
 		// "ok" alone would read as compiled and verified
@@ -273,7 +287,13 @@ func Check(path string, opt Options) Report {
 			if !opt.Static {
 				plans := planStep(&r)
 				compileStep(&r, opt, plans)
-				referenceStep(&r, opt)
+				if opt.ctx().Err() != nil {
+					if r.Stopped == "" {
+						r.stop(opt, StepCompile, r.Manifest, "not compiled")
+					}
+				} else {
+					referenceStep(&r, opt)
+				}
 			}
 		}
 		rep.Manifests = append(rep.Manifests, r)

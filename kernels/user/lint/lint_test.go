@@ -294,12 +294,43 @@ func TestCompileTimeout(t *testing.T) {
 	rep := Check(path, opt)
 	if len(rep.Manifests) != 0 {
 		// A cancelled check stops before or at the first step.
-		mustContain(t, "cancelled", findingsOf(rep.Manifests[0]), "did not finish")
+		mustContain(t, "cancelled", findingsOf(rep.Manifests[0]), "the check was stopped (cancelled by user)")
 	}
 	opt.Context = nil
 	opt.StepTimeout = 1 // 1ns
 	rep = Check(path, opt)
-	mustContain(t, "timeout", findingsOf(rep.Manifests[0]), "error   [compile] ", "NVRTC did not finish k in 1ns")
+	mustContain(t, "timeout", findingsOf(rep.Manifests[0]), "error   [compile] ", "NVRTC did not finish k within the 1ns a compile step may take")
+}
+
+// SIGTERM (or ctrl-C) while NVRTC compiles: the compile step says the
+// check was stopped, and by what; not that NVRTC failed, nor the step's
+// time limit, and the reference is not run (a stopped probe is no missing
+// NumPy). The verdict says stopped, not failed.
+func TestCompileStoppedBySignal(t *testing.T) {
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("stopped_k"), "k.cu": usertest.Source})
+	opt := noTools(t)
+	opt.Python = ""
+	started, block := make(chan struct{}), make(chan struct{})
+	defer close(block)
+	opt.CompileCUDA = func(profiler.Program, string) (cuda.CompileReport, error) {
+		close(started)
+		<-block
+		return cuda.CompileReport{}, nil
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	opt.Context = ctx
+	go func() { <-started; cancel(errors.New("terminated (SIGTERM)")) }()
+	m := Check(path, opt).Manifests[0]
+	got := findingsOf(m)
+	mustContain(t, "stopped", got, "note    [compile] ", "CUDA f32: k not compiled: the check was stopped (terminated (SIGTERM)) before it finished")
+	for _, bad := range []string{"did not finish", "2m0s", "error ", "NumPy", "[reference]"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("a stopped check says %q:\n%s", bad, got)
+		}
+	}
+	if v := m.Verdict(); !strings.HasPrefix(v, "stopped (terminated (SIGTERM)) before every step ran") {
+		t.Errorf("verdict %q", v)
+	}
 }
 
 // The real MSL emulation: a user kernel compiles; a typo is an error
