@@ -289,7 +289,7 @@ func Check(path string, opt Options) Report {
 				compileStep(&r, opt, plans)
 				if opt.ctx().Err() != nil {
 					if r.Stopped == "" {
-						r.stop(opt, StepCompile, r.Manifest, "not compiled")
+						r.stop(opt, StepReference, r.Manifest, "reference not run")
 					}
 				} else {
 					referenceStep(&r, opt)

@@ -175,6 +175,7 @@ func compileStep(r *Result, opt Options, plans map[string]planned) {
 		}
 		for i, p := range pl.progs {
 			if opt.ctx().Err() != nil {
+				r.stop(opt, StepCompile, p.File, fmt.Sprintf("%s %s: %s not compiled", langName[lang], pl.dts[i], p.Entry))
 				return
 			}
 			var skip bool
