@@ -98,18 +98,37 @@ func TestFolderBrokenManifestsDoNotHideTheGoodOne(t *testing.T) {
 	}
 }
 
-// Two manifests of one name: the second is reported, naming the first.
+// Two manifests of one name: which one is refused does not hang on how
+// their paths sort. Where one path says broken and the other does not,
+// the broken one is refused, naming the other, which loads (whichever
+// sorts first); otherwise both are refused, each naming the other (a copy
+// that sorts ahead of its original is not taken for the right one).
 func TestFolderDuplicateNames(t *testing.T) {
-	path := usertest.Write(t, map[string]string{
-		"a/kernel.yaml": usertest.Manifest("same"), "a/k.cu": usertest.Source,
-		"b/kernel.yaml": usertest.Manifest("same"), "b/k.cu": usertest.Source,
-	})
-	dir := filepath.Dir(path)
-	rep := Check(dir, Options{Static: true})
-	if len(rep.Manifests) != 2 || rep.Manifests[0].Broken() || !rep.Manifests[1].Broken() {
-		t.Fatalf("%+v", rep.Manifests)
+	for _, c := range []struct {
+		name       string
+		dirs       [2]string
+		broken     [2]bool
+		wantOf     int // the manifest whose finding is checked
+		wantPrefix string
+	}{
+		{"a copy sorts first", [2]string{"a_copy", "softmax"}, [2]bool{true, true}, 1, "same is also the name of the kernel in A: no manifest of that name loads until each has its own name"},
+		{"the broken twin sorts first", [2]string{"a_broken", "b"}, [2]bool{true, false}, 0, "same is also the name of the kernel in B, which keeps it (its path does not say broken): give this manifest its own name, e.g. same_broken"},
+		{"the broken twin sorts last", [2]string{"row_sum", "row_sum_broken"}, [2]bool{false, true}, 1, "same is also the name of the kernel in A, which keeps it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := usertest.Write(t, map[string]string{
+				c.dirs[0] + "/kernel.yaml": usertest.Manifest("same"), c.dirs[0] + "/k.cu": usertest.Source,
+				c.dirs[1] + "/kernel.yaml": usertest.Manifest("same"), c.dirs[1] + "/k.cu": usertest.Source,
+			})
+			dir := filepath.Dir(path)
+			rep := Check(dir, Options{Static: true})
+			if len(rep.Manifests) != 2 || rep.Manifests[0].Broken() != c.broken[0] || rep.Manifests[1].Broken() != c.broken[1] {
+				t.Fatalf("broken %v %v, want %v\n%s\n%s", rep.Manifests[0].Broken(), rep.Manifests[1].Broken(), c.broken, findingsOf(rep.Manifests[0]), findingsOf(rep.Manifests[1]))
+			}
+			want := strings.NewReplacer("A", filepath.Join(dir, c.dirs[0], "kernel.yaml"), "B", filepath.Join(dir, c.dirs[1], "kernel.yaml")).Replace(c.wantPrefix)
+			mustContain(t, "duplicate", findingsOf(rep.Manifests[c.wantOf]), filepath.Join(c.dirs[c.wantOf], "kernel.yaml")+":1:", want)
+		})
 	}
-	mustContain(t, "duplicate", findingsOf(rep.Manifests[1]), "b/kernel.yaml:1:", "same is also the name of the kernel in "+filepath.Join(dir, "a/kernel.yaml"))
 }
 
 // A path with no manifest is one broken result.
