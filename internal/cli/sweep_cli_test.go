@@ -286,7 +286,7 @@ func TestDryRunWithNothingRunnable(t *testing.T) {
 			"  softmax_bwd f32 WG=64 | rows=16777216 cols=524288: Y/dY/dX would hold 8796093022208 elements",
 			"change what they name"}},
 		{"a user kernel on the CPU", "  - kernel: " + userKernel + "\n    dims: {N: [1000, 2000]}\n", exitBadInput, []string{
-			"all 2 specs of ", "; the reason:\n  dry_scale f32 ", ": the CPU backend cannot run user kernel dry_scale: it runs only built-in families' Go code; use --backend cuda or metal"}},
+			"all 2 specs of ", "; the reason:\n  dry_scale f32 ", ": the CPU backend cannot run user kernel dry_scale: it runs only built-in families' Go code; its only source is CUDA: --backend cuda runs it on an NVIDIA GPU"}},
 		{"one runnable spec", tooBig + "  - kernel: softmax_bwd\n    knobs: {WG: 64}\n    dims: {rows: 2, cols: 8}\n", exitOK, []string{
 			"1 spec to run from", "and 4 invalid"}},
 	} {

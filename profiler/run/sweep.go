@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -362,7 +363,7 @@ func PrepareRunnable(j profiler.Job, dev profiler.DeviceInfo, cache *PlanCache) 
 	if dev.Backend == "cpu" {
 		for _, d := range prep.Plan.Dispatches {
 			if d.Program.Code != "" {
-				return nil, fmt.Errorf("the CPU backend cannot run user kernel %s: it runs only built-in families' Go code; use --backend cuda or metal", j.Spec.Kernel)
+				return nil, errors.New(profiler.CPUCannotRunUser(j.Spec.Kernel))
 			}
 		}
 	}
