@@ -190,7 +190,7 @@ func (k *kernel) Attrs() profiler.KernelAttrs {
 // Compile finds the Go kernel named by p.Source and parses its macros.
 func (b *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 	if p.Code != "" {
-		return nil, fmt.Errorf("the CPU backend cannot run user kernel %s: it runs only built-in families' Go code; use --backend cuda or metal (list, rules, plan and the TGM budget work here): %w", p.Source, profiler.ErrCannotRun)
+		return nil, fmt.Errorf("%s (list, rules, plan and the TGM budget work here): %w", profiler.CPUCannotRunUser(p.Source), profiler.ErrCannotRun)
 	}
 	fn, ok := host.Lookup(p.Source)
 	if !ok {

@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"maps"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,6 +16,34 @@ import (
 // CPU backend and a user kernel's own source): the spec is invalid on that
 // backend, not a compile error.
 var ErrCannotRun = errors.New("this backend cannot run the program")
+
+// CPUCannotRunUser is the CPU backend's refusal of user kernel name, with
+// exactly what can run it: the backend of each language its manifest has a
+// source in, and for a Metal source, on a machine without a Mac, `mltop
+// check --run` on the MSL emulation (a CUDA source needs an NVIDIA GPU).
+func CPUCannotRunUser(name string) string {
+	msg := "the CPU backend cannot run user kernel " + name + ": it runs only built-in families' Go code"
+	var langs []string
+	dir := "DIR"
+	if f, err := Lookup(name); err == nil {
+		if s, ok := f.(interface {
+			Languages() []string
+			Path() string
+		}); ok {
+			langs, dir = s.Languages(), filepath.Dir(s.Path())
+		}
+	}
+	emulated := fmt.Sprintf("`mltop check --run %s --set …` (a small shape) runs it on the MSL emulation", dir)
+	switch {
+	case slices.Equal(langs, []string{"metal"}):
+		return msg + fmt.Sprintf("; its only source is Metal: --backend metal runs it on a Mac; without one, %s; CUDA cannot run it", emulated)
+	case slices.Equal(langs, []string{"cuda"}):
+		return msg + "; its only source is CUDA: --backend cuda runs it on an NVIDIA GPU"
+	case slices.Contains(langs, "metal"):
+		return msg + fmt.Sprintf("; use --backend cuda (an NVIDIA GPU) or metal (a Mac); without either, %s", strings.Replace(emulated, "runs it", "runs its Metal source", 1))
+	}
+	return msg + "; use --backend cuda or metal"
+}
 
 // SourceKey identifies a program's own source text and includes, so
 // that an edited user kernel is compiled again under the same name.

@@ -84,7 +84,8 @@ func quietTools(t *testing.T) {
 
 // check --run: a right Metal kernel runs on the emulation and passes; an
 // off-by-one and a wrong scale are mismatches naming the buffer and the
-// worst element; a compile error does not run (exit 2).
+// worst element; a compile error does not run (exit 1, as from `check`
+// alone: a failed check, not a run that could not start).
 func TestCheckRunMetalOnEmulator(t *testing.T) {
 	needGxx(t)
 	quietTools(t)
@@ -103,7 +104,7 @@ func TestCheckRunMetalOnEmulator(t *testing.T) {
 			"worst dst[47,"}},
 		{"wrong scale", transposeVariant(t, dir, "scaled", "test_transpose_scaled", "T(tile[tx][j])", "T(2.0f * tile[tx][j])"), 1, []string{
 			"mismatch: ", "of 3072 checked elements outside their bound atol 0 + rtol 0·|ref|", "worst dst["}},
-		{"compile error", transposeVariant(t, dir, "typo", "test_transpose_typo", "const int h = p.h,", "const int h = p.height,"), 2, []string{
+		{"compile error", transposeVariant(t, dir, "typo", "test_transpose_typo", "const int h = p.h,", "const int h = p.height,"), 1, []string{
 			"error   [compile]", "has no member named", "p.height",
 			"=> not run on the MSL emulation: the checks above failed"}},
 	}
@@ -202,6 +203,24 @@ func TestCheckRunMetalAgainstPython(t *testing.T) {
 	code, out, errs = runCLI(t, "check", "--run", "--quiet", "--set", "rows=16,cols=256", scaled)
 	if code != 1 || !strings.Contains(out, "(test_bias_act_scaled f32 relu UNROLL=4 WG=128 | rows=16 cols=256): mismatch: ") || !strings.Contains(out, "; worst y[") {
 		t.Errorf("wrong scale: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// A reference that returns the wrong shape fails the check: exit 1 from
+// `check` and from `check --run` alike (the run is not made), with the
+// same closing line.
+func TestCheckRunFailedCheckExitsAsCheck(t *testing.T) {
+	needGxx(t)
+	if st := pyref.Probe(t.Context()); !st.OK() {
+		t.Skipf("needs NumPy in the interpreter of %s: %v", pyref.Rule, st.Err)
+	}
+	t.Setenv("MLTOP_NVRTC", filepath.Join(t.TempDir(), "no-nvrtc.so"))
+	shape := exampleVariant(t, "metal_constants", t.TempDir(), "shape", "test_bias_act_shape", "ref.py", `return {"y": v}`, `return {"y": v[:, :-1]}`)
+	for _, args := range [][]string{{"check", "--quiet"}, {"check", "--quiet", "--run", "--set", "rows=16,cols=256"}} {
+		code, out, errs := runCLI(t, append(args, shape)...)
+		if code != 1 || !strings.Contains(out, "error   [reference]") || !strings.Contains(errs, "a check failed: see the errors above") {
+			t.Errorf("%v: exit %d, want 1 and \"a check failed\"\n%s\n%s", args, code, out, errs)
+		}
 	}
 }
 

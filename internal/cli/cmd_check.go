@@ -24,8 +24,9 @@ const (
                                         1024 threads per group; --quiet hides notes
                                         --run also runs each Metal kernel's default spec (with
                                         --set/--dtype) on the MSL emulation and compares its
-                                        outputs with the reference: exit 1 on a mismatch, 2 when
-                                        it cannot run; CUDA runs only where a GPU is found
+                                        outputs with the reference: exit 1 on a mismatch or a
+                                        failed step (not run then), 2 when it cannot run; CUDA
+                                        runs only where a GPU is found
 `
 )
 

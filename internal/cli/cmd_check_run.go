@@ -68,7 +68,9 @@ func (c *checkRunner) emulator(ctx context.Context) (*run.Runner, error) {
 }
 
 // runManifest runs one checked manifest and prints a line per language
-// under its report; it returns the exit code it earns.
+// under its report; it returns the exit code it earns beyond the check's
+// own (a failed check, exit 1, is not run and adds nothing: `check` and
+// `check --run` agree on it).
 func (c *checkRunner) runManifest(ctx context.Context, w io.Writer, m lint.Result) int {
 	if m.Broken() {
 		return 0 // the report says why; check's exit code already counts it
@@ -87,9 +89,9 @@ func (c *checkRunner) runManifest(ctx context.Context, w io.Writer, m lint.Resul
 // runMetal runs the manifest's spec on the MSL emulation.
 func (c *checkRunner) runMetal(ctx context.Context, w io.Writer, m lint.Result) int {
 	const where = "the MSL emulation"
-	if m.Failed() {
+	if m.Failed() { // exit 1, as `check` alone: the check failed, not the run
 		fmt.Fprintf(w, "  => not run on %s: the checks above failed\n", where)
-		return exitBadInput
+		return 0
 	}
 	if why := emulationSkipped(m.Unchecked); why != "" {
 		fmt.Fprintf(w, "  => not run on %s: %s\n", where, why)
@@ -125,9 +127,9 @@ func (c *checkRunner) runCUDA(ctx context.Context, w io.Writer, m lint.Result) i
 		fmt.Fprintf(w, "  => CUDA not run: running CUDA needs an NVIDIA GPU, and none is found here (`mltop list` says why)\n")
 		return 0
 	}
-	if m.Failed() {
+	if m.Failed() { // exit 1, as `check` alone (runMetal)
 		fmt.Fprintf(w, "  => not run on the GPU: the checks above failed\n")
-		return exitBadInput
+		return 0
 	}
 	spec, err := c.spec(m)
 	if err != nil {

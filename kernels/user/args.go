@@ -2,6 +2,7 @@ package user
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
@@ -246,7 +247,7 @@ func (f *Family) bindArgs(pd *profiler.Dispatch, d udisp, b ubinding, dt profile
 		a := d.args[up.arg]
 		if a.buf != "" {
 			if have := f.bufDType(a.buf, dt); up.elem != "" && !fitsPointee(have, up.elem) {
-				return fmt.Errorf("dispatch %s: args[%d]: buffer %s holds %s but parameter `%s` points to %s: the buffer's dtype cannot be the parameter's type (write the parameter with the dtype's name, %s, or give the buffer `dtype: %s`)", d.name, up.arg, a.buf, have, describe(up.param), up.elem, f.dtypeName(), up.elem)
+				return fmt.Errorf("dispatch %s: args[%d]: buffer %s holds %s but parameter `%s` points to %s: the buffer's dtype cannot be the parameter's type (%s)", d.name, up.arg, a.buf, have, describe(up.param), up.elem, f.dtypeFix(a.buf, have, up.elem, "write the parameter with the dtype's name, "+f.dtypeName()))
 			}
 			pd.Order = append(pd.Order, profiler.ArgRef{Index: len(pd.Args)})
 			pd.Args = append(pd.Args, a.buf)
@@ -283,6 +284,28 @@ func (f *Family) bindArgs(pd *profiler.Dispatch, d udisp, b ubinding, dt profile
 		pd.Order = nil // buffers then scalars: the default order
 	}
 	return nil
+}
+
+// dtypeFix says what to do about buffer buf, holding have, bound where
+// the source points to want; retype says how to make the source take the
+// dtype ("write the parameter with the dtype's name, T"). When the buffer
+// follows the spec's dtype and want is one of dtypes:, the kernel was most
+// likely written for want alone: dropping have from dtypes: comes first.
+func (f *Family) dtypeFix(buf string, have, want profiler.DType, retype string) string {
+	fixed := fmt.Sprintf("or give the buffer `dtype: %s`", want)
+	if f.bufDType(buf, "") != "" || !slices.Contains(f.schema.DTypes, want) {
+		return retype + ", " + fixed
+	}
+	return fmt.Sprintf("drop %s from dtypes: %s, as the kernel takes %s alone; or %s, so that it takes each dtype; %s", have, dtypeList(f.schema.DTypes), want, retype, fixed)
+}
+
+// dtypeList is "[f32, f16]", as a manifest writes dtypes:.
+func dtypeList(dts []profiler.DType) string {
+	parts := make([]string, len(dts))
+	for i, d := range dts {
+		parts[i] = string(d)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 func (f *Family) bufDType(name string, dt profiler.DType) profiler.DType {

@@ -428,7 +428,7 @@ func (f *Family) structArgOf(pd *profiler.Dispatch, up uparam, a uarg, dt profil
 			}
 			if buf := v.bufs[k]; buf != "" {
 				if have := f.bufDType(buf, dt); lf.elem != "" && have != lf.elem {
-					return st, fmt.Errorf("field %s: buffer %s holds %s but field `%s` points to %s: declare the field with the dtype's name or void*, or give the buffer `dtype: %s`", name, buf, have, lf.decl, lf.elem, lf.elem)
+					return st, fmt.Errorf("field %s: buffer %s holds %s but field `%s` points to %s: %s", name, buf, have, lf.decl, lf.elem, f.dtypeFix(buf, have, lf.elem, "declare the field with the dtype's name or void*"))
 				}
 				st.Pointers = append(st.Pointers, profiler.StructPointer{Field: name, Offset: off, Arg: len(pd.Args)})
 				pd.Args = append(pd.Args, buf)

@@ -180,6 +180,30 @@ func TestArgsRefused(t *testing.T) {
 	}
 }
 
+// TestDTypeFix: dropping a dtype from dtypes: comes first only where it
+// fixes the mismatch: the buffer follows the spec's dtype and the kernel's
+// type is one of dtypes:.
+func TestDTypeFix(t *testing.T) {
+	f, err := argsFamily(t, `entry: fixed, grid: [N], threads: [32], args: [X, Y]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const retype = "write the parameter with the dtype's name, T"
+	for _, c := range []struct {
+		buf       string
+		have, ptr profiler.DType
+		want      string
+	}{
+		{"X", profiler.BF16, profiler.F32, "drop bf16 from dtypes: [f32, bf16], as the kernel takes f32 alone; or " + retype + ", so that it takes each dtype; or give the buffer `dtype: f32`"},
+		{"F", profiler.F32, profiler.BF16, retype + ", or give the buffer `dtype: bf16`"}, // F is f32 at every dtype
+		{"X", profiler.F32, profiler.F64, retype + ", or give the buffer `dtype: f64`"},   // f64 is not in dtypes:
+	} {
+		if got := f.dtypeFix(c.buf, c.have, c.ptr, retype); got != c.want {
+			t.Errorf("%s %s for %s: %q\nwant %q", c.buf, c.have, c.ptr, got, c.want)
+		}
+	}
+}
+
 // TestArgsInvalid: what only a spec decides is refused by Plan, naming
 // the argument, its type and value.
 func TestArgsInvalid(t *testing.T) {
@@ -189,7 +213,9 @@ func TestArgsInvalid(t *testing.T) {
 		want           []string
 	}{
 		{"float* given bf16", `entry: fixed, grid: [N], threads: [32], args: [X, Y]`, profiler.BF16,
-			[]string{"args[0]: buffer X holds bf16 but parameter `const float* x` points to f32"}},
+			[]string{"args[0]: buffer X holds bf16 but parameter `const float* x` points to f32",
+				// X follows the dtype and the kernel takes f32, one of dtypes: the likelier fix first
+				"(drop bf16 from dtypes: [f32, bf16], as the kernel takes f32 alone; or write the parameter with the dtype's name, T, so that it takes each dtype; or give the buffer `dtype: f32`)"}},
 		{"int overflow", `entry: one, grid: [N], threads: [32], args: [G, "N * 30000000"]`, profiler.F32,
 			[]string{"args[1] 'N * 30000000' for parameter `int n`", "3000000000 does not fit in i32", "C type int"}},
 		{"fraction for an int from a dim", `entry: one, grid: [N], threads: [32], args: [G, "N / 3.0"]`, profiler.F32,

@@ -48,6 +48,11 @@ type Injection struct {
 	SourceWins bool
 	// SourceValue is that #define's replacement text ("1024"), when it has one.
 	SourceValue string
+	// Hidden (a constexpr): every use of NAME is one a parameter or local
+	// of the same name shadows, so the declaration reaches none of them;
+	// HiddenIn is the function whose parameter it is ("" for locals).
+	Hidden   bool
+	HiddenIn string
 }
 
 func (in Injection) String() string {
@@ -59,6 +64,12 @@ func (in Injection) String() string {
 		}
 		return fmt.Sprintf("%s: #define before %s, its first preprocessor use", in.Name, where)
 	case InjectConstexpr:
+		switch {
+		case in.Hidden && in.HiddenIn != "":
+			return fmt.Sprintf("%s: declared ahead of the source (constexpr), and hidden inside the kernel by its parameter %s (%s): the kernel reads the argument, not this value", in.Name, in.Name, in.HiddenIn)
+		case in.Hidden:
+			return fmt.Sprintf("%s: declared ahead of the source (constexpr), and hidden by locals named %s wherever the source uses it: the source reads them, not this value", in.Name, in.Name)
+		}
 		return fmt.Sprintf("%s: declared ahead of the source (constexpr, or using for the dtype)", in.Name)
 	case InjectDeclared:
 		return fmt.Sprintf("%s: not injected: the source declares it (%s), so the manifest's value does not reach it", in.Name, where)
@@ -364,7 +375,21 @@ func (p *prepared) inject(o offer) Injection {
 		p.insertAt(u, line, o.name)
 		return Injection{Name: o.name, How: InjectMacro, File: u.path, Line: line}
 	}
-	return Injection{Name: o.name, How: InjectConstexpr}
+	in = Injection{Name: o.name, How: InjectConstexpr, Hidden: true}
+	for _, u := range p.units {
+		if u.compiled.FirstUse(o.name) == 0 {
+			continue
+		}
+		hidden, fn := u.compiled.Hidden(o.name)
+		in.Hidden = in.Hidden && hidden
+		if in.HiddenIn == "" {
+			in.HiddenIn = fn
+		}
+	}
+	if !in.Hidden {
+		in.HiddenIn = ""
+	}
+	return in
 }
 
 // redefinesAt says whether the live directive on line of f #defines or

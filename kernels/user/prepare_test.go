@@ -378,6 +378,17 @@ func TestPrepareMetal(t *testing.T) {
 			t.Errorf("%s: %s, want %s", name, got[name], how)
 		}
 	}
+	// cols is k's parameter: check's note says the declaration is hidden,
+	// not that it reaches the kernel; T, which the parameters' types name,
+	// is not hidden
+	for _, in := range f.Injections("metal") {
+		switch {
+		case in.Name == "cols" && (!in.Hidden || in.HiddenIn != "k" || !strings.Contains(in.String(), "hidden inside the kernel by its parameter cols (k)")):
+			t.Errorf("cols: %+v: %s", in, in)
+		case in.Name == "T" && in.Hidden:
+			t.Errorf("T is hidden: %+v", in)
+		}
+	}
 }
 
 func TestInjectionString(t *testing.T) {
@@ -388,6 +399,8 @@ func TestInjectionString(t *testing.T) {
 		{Injection{Name: "WG", How: InjectMacro, File: "/a/k.cu", Line: 3}, "WG: #define before k.cu:3, its first preprocessor use"},
 		{Injection{Name: "WG", How: InjectMacro, File: "/a/k.cu", Line: 4, SourceWins: true}, "WG: #define before k.cu:4, where the source #defines it again without #ifndef WG: the source's value replaces the manifest's; wrap that #define in #ifndef WG … #endif, or drop WG from the manifest: its expressions may name the source's WG as it is"},
 		{Injection{Name: "T", How: InjectConstexpr}, "T: declared ahead of the source (constexpr, or using for the dtype)"},
+		{Injection{Name: "cols", How: InjectConstexpr, Hidden: true, HiddenIn: "row_sum"}, "cols: declared ahead of the source (constexpr), and hidden inside the kernel by its parameter cols (row_sum): the kernel reads the argument, not this value"},
+		{Injection{Name: "n", How: InjectConstexpr, Hidden: true}, "n: declared ahead of the source (constexpr), and hidden by locals named n wherever the source uses it: the source reads them, not this value"},
 		{Injection{Name: "WG", How: InjectDeclared, File: "/a/k.cu", Line: 1}, "WG: not injected: the source declares it (k.cu:1), so the manifest's value does not reach it"},
 		{Injection{Name: "N", How: InjectUnused}, "N: not injected: the source does not use it"},
 	} {

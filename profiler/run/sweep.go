@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -393,7 +394,7 @@ func PrepareRunnable(j profiler.Job, dev profiler.DeviceInfo, cache *PlanCache) 
 func cpuRefuses(s profiler.Spec, plan *profiler.Plan) error {
 	for _, d := range plan.Dispatches {
 		if d.Program.Code != "" {
-			return fmt.Errorf("the CPU backend cannot run user kernel %s: it runs only built-in families' Go code; use --backend cuda or metal", s.Kernel)
+			return errors.New(profiler.CPUCannotRunUser(s.Kernel))
 		}
 	}
 	return nil

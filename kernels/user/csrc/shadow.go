@@ -104,9 +104,10 @@ func parameterList(toks []ltok, name string, params map[string]bool) int {
 }
 
 // parameterName is the name one parameter declares: its last identifier
-// before a default value or array extent, when a type comes before it.
+// before a default value, an array extent or an attribute (Metal's
+// `[[buffer(0)]]`), when a type comes before it.
 func parameterName(p []ltok) string {
-	end := slices.IndexFunc(p, func(t ltok) bool { return t.text == "=" || t.text == "[" })
+	end := slices.IndexFunc(p, func(t ltok) bool { return t.text == "=" || t.text == "[" || t.text == "[[" })
 	if end < 0 {
 		end = len(p)
 	}
@@ -201,3 +202,39 @@ var statementWords = map[string]bool{"return": true, "case": true, "goto": true,
 var typeQualifiers = map[string]bool{"const": true, "volatile": true, "static": true, "unsigned": true,
 	"signed": true, "long": true, "short": true, "register": true, "constexpr": true, "struct": true,
 	"class": true, "typename": true, "auto": true}
+
+// Hidden says whether f's live code mentions name only where a parameter,
+// template parameter or local of the same name shadows it (or as a member
+// after `.` or `->`): a file-scope declaration of name would reach none
+// of its uses. fn is the first function that takes a parameter (or
+// template parameter) of that name, "" when only locals hide it. A file
+// that does not mention name, or names it in a #define, hides nothing.
+func (f *File) Hidden(name string) (hidden bool, fn string) {
+	if f.FirstUse(name) == 0 {
+		return false, ""
+	}
+	for _, d := range f.Directives {
+		if !d.Dead && slices.Contains(d.Body, name) {
+			return false, ""
+		}
+	}
+	shadowed := f.notUses()
+	for _, t := range f.code {
+		if t.kind == Ident && t.text == name && !shadowed[t.start] {
+			return false, ""
+		}
+	}
+	for _, d := range f.Decls {
+		if d.Kind != Function || !d.Definition || len(d.Names) == 0 {
+			continue
+		}
+		toks := f.declTokens(d)
+		params := map[string]bool{}
+		addTemplateParams(toks, params)
+		parameterList(toks, d.Names[0], params)
+		if params[name] {
+			return true, d.Names[0]
+		}
+	}
+	return true, ""
+}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/mltop/mltop/cuda"
 	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // Level is how serious a finding is.
@@ -88,9 +90,20 @@ type Result struct {
 	// BadArch: the CUDA architecture the check compiles for (Options.Arch)
 	// is one the NVRTC here does not know: bad input, so the check exits 2.
 	BadArch bool
+	// Stopped is why the check stopped before its steps ended ("terminated
+	// (SIGTERM)", "cancelled by user"): the steps cut short say so, not a
+	// compiler's or Python's failure; "" when it ran to the end.
+	Stopped string
 	// unplanned: a default spec does not plan (the reference step, which
 	// plans the same spec, is not run)
 	unplanned bool
+}
+
+// stop records that the check was stopped while step ran (what: "CUDA
+// f16: row_sum<__half, 256> not compiled") and says so, once per step.
+func (r *Result) stop(opt Options, step, file, what string) {
+	r.Stopped = run.CancelReason(opt.ctx())
+	r.add(Note, step, file, 0, 0, "%s: the check was stopped (%s) before it finished", what, r.Stopped)
 }
 
 // skip records a step not run for want of a tool (once per wording).
@@ -202,6 +215,8 @@ func (r Result) Verdict() string {
 		return "not compiled: this NVRTC does not know the architecture asked (" + counts + ")"
 	case r.Failed():
 		return "failed (" + counts + ")"
+	case r.Stopped != "":
+		return "stopped (" + r.Stopped + ") before every step ran (" + counts + ")"
 	}
 	if len(r.Unchecked) > 0 {
 		// "ok" alone would read as compiled and verified
@@ -262,18 +277,30 @@ func Check(path string, opt Options) Report {
 		rep.Manifests = append(rep.Manifests, Result{Manifest: path, Findings: []Finding{errFinding(StepLoad, path, err)}})
 		return rep
 	}
-	names := map[string]string{}
+	var loaded []Result
 	for _, m := range ms {
 		if opt.ctx().Err() != nil {
 			break
 		}
-		r := load(m, names)
+		loaded = append(loaded, load(m))
+	}
+	markClashes(path, loaded)
+	for _, r := range loaded {
+		if opt.ctx().Err() != nil {
+			break
+		}
 		if r.Family != nil && !r.Broken() {
 			lintSources(&r)
 			if !opt.Static {
 				plans := planStep(&r)
 				compileStep(&r, opt, plans)
-				referenceStep(&r, opt)
+				if opt.ctx().Err() != nil {
+					if r.Stopped == "" {
+						r.stop(opt, StepReference, r.Manifest, "reference not run")
+					}
+				} else {
+					referenceStep(&r, opt)
+				}
 			}
 		}
 		rep.Manifests = append(rep.Manifests, r)
@@ -281,9 +308,66 @@ func Check(path string, opt Options) Report {
 	return rep
 }
 
-// load loads a manifest; names maps the kernel names seen so far in this
-// check to their manifests.
-func load(path string, names map[string]string) Result {
+// markClashes reports manifests of one check (under root) that give their
+// kernels the same name. Which one is wrong must not hang on how the paths
+// sort (a copy of a folder often sorts first): where exactly one of them
+// is outside a path that says "broken" (examples/row_sum beside
+// examples/row_sum_broken), it keeps the name and the others are refused;
+// otherwise each is refused, naming all of them.
+func markClashes(root string, rs []Result) {
+	byName := map[string][]int{}
+	var names []string
+	for i, r := range rs {
+		if r.Family == nil {
+			continue
+		}
+		n := r.Family.Name()
+		if byName[n] == nil {
+			names = append(names, n)
+		}
+		byName[n] = append(byName[n], i)
+	}
+	for _, n := range names {
+		idx := byName[n]
+		if len(idx) < 2 {
+			continue
+		}
+		var keep []int
+		var paths []string
+		for _, i := range idx {
+			paths = append(paths, rs[i].Manifest)
+			if !saysBroken(root, rs[i].Manifest) {
+				keep = append(keep, i)
+			}
+		}
+		for _, i := range idx {
+			r := &rs[i]
+			line, col := r.Family.Pos("$.name")
+			switch {
+			case len(keep) == 1 && keep[0] == i:
+				continue
+			case len(keep) == 1:
+				r.add(Error, StepLoad, r.Manifest, line, col, "%s is also the name of the kernel in %s, which keeps it (its path does not say broken): give this manifest its own name, e.g. %s_broken", n, rs[keep[0]].Manifest, n)
+			default:
+				others := slices.DeleteFunc(slices.Clone(paths), func(p string) bool { return p == r.Manifest })
+				r.add(Error, StepLoad, r.Manifest, line, col, "%s is also the name of the kernel in %s: no manifest of that name loads until each has its own name (a copied folder keeps the original's name:)", n, strings.Join(others, ", "))
+			}
+		}
+	}
+}
+
+// saysBroken: the manifest's path below root names "broken" (a folder
+// broken/, row_sum_broken/).
+func saysBroken(root, manifest string) bool {
+	rel, err := filepath.Rel(root, manifest)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		rel = manifest
+	}
+	return strings.Contains(strings.ToLower(filepath.Dir(rel)), "broken")
+}
+
+// load loads a manifest.
+func load(path string) Result {
 	r := Result{Manifest: path}
 	f, err := user.Load(path)
 	if err != nil {
@@ -292,11 +376,6 @@ func load(path string, names map[string]string) Result {
 	}
 	r.Family = f
 	line, col := f.Pos("$.name")
-	if prev, ok := names[f.Name()]; ok {
-		r.add(Error, StepLoad, path, line, col, "%s is also the name of the kernel in %s: give each manifest its own name", f.Name(), prev)
-		return r
-	}
-	names[f.Name()] = path
 	if fam, err := profiler.Lookup(f.Name()); err == nil {
 		if _, isUser := fam.(*user.Family); !isUser {
 			r.add(Error, StepLoad, path, line, col, "%s is a built-in family: pick another name", f.Name())

@@ -98,18 +98,37 @@ func TestFolderBrokenManifestsDoNotHideTheGoodOne(t *testing.T) {
 	}
 }
 
-// Two manifests of one name: the second is reported, naming the first.
+// Two manifests of one name: which one is refused does not hang on how
+// their paths sort. Where one path says broken and the other does not,
+// the broken one is refused, naming the other, which loads (whichever
+// sorts first); otherwise both are refused, each naming the other (a copy
+// that sorts ahead of its original is not taken for the right one).
 func TestFolderDuplicateNames(t *testing.T) {
-	path := usertest.Write(t, map[string]string{
-		"a/kernel.yaml": usertest.Manifest("same"), "a/k.cu": usertest.Source,
-		"b/kernel.yaml": usertest.Manifest("same"), "b/k.cu": usertest.Source,
-	})
-	dir := filepath.Dir(path)
-	rep := Check(dir, Options{Static: true})
-	if len(rep.Manifests) != 2 || rep.Manifests[0].Broken() || !rep.Manifests[1].Broken() {
-		t.Fatalf("%+v", rep.Manifests)
+	for _, c := range []struct {
+		name       string
+		dirs       [2]string
+		broken     [2]bool
+		wantOf     int // the manifest whose finding is checked
+		wantPrefix string
+	}{
+		{"a copy sorts first", [2]string{"a_copy", "softmax"}, [2]bool{true, true}, 1, "same is also the name of the kernel in A: no manifest of that name loads until each has its own name"},
+		{"the broken twin sorts first", [2]string{"a_broken", "b"}, [2]bool{true, false}, 0, "same is also the name of the kernel in B, which keeps it (its path does not say broken): give this manifest its own name, e.g. same_broken"},
+		{"the broken twin sorts last", [2]string{"row_sum", "row_sum_broken"}, [2]bool{false, true}, 1, "same is also the name of the kernel in A, which keeps it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := usertest.Write(t, map[string]string{
+				c.dirs[0] + "/kernel.yaml": usertest.Manifest("same"), c.dirs[0] + "/k.cu": usertest.Source,
+				c.dirs[1] + "/kernel.yaml": usertest.Manifest("same"), c.dirs[1] + "/k.cu": usertest.Source,
+			})
+			dir := filepath.Dir(path)
+			rep := Check(dir, Options{Static: true})
+			if len(rep.Manifests) != 2 || rep.Manifests[0].Broken() != c.broken[0] || rep.Manifests[1].Broken() != c.broken[1] {
+				t.Fatalf("broken %v %v, want %v\n%s\n%s", rep.Manifests[0].Broken(), rep.Manifests[1].Broken(), c.broken, findingsOf(rep.Manifests[0]), findingsOf(rep.Manifests[1]))
+			}
+			want := strings.NewReplacer("A", filepath.Join(dir, c.dirs[0], "kernel.yaml"), "B", filepath.Join(dir, c.dirs[1], "kernel.yaml")).Replace(c.wantPrefix)
+			mustContain(t, "duplicate", findingsOf(rep.Manifests[c.wantOf]), filepath.Join(c.dirs[c.wantOf], "kernel.yaml")+":1:", want)
+		})
 	}
-	mustContain(t, "duplicate", findingsOf(rep.Manifests[1]), "b/kernel.yaml:1:", "same is also the name of the kernel in "+filepath.Join(dir, "a/kernel.yaml"))
 }
 
 // A path with no manifest is one broken result.
@@ -294,12 +313,43 @@ func TestCompileTimeout(t *testing.T) {
 	rep := Check(path, opt)
 	if len(rep.Manifests) != 0 {
 		// A cancelled check stops before or at the first step.
-		mustContain(t, "cancelled", findingsOf(rep.Manifests[0]), "did not finish")
+		mustContain(t, "cancelled", findingsOf(rep.Manifests[0]), "the check was stopped (cancelled by user)")
 	}
 	opt.Context = nil
 	opt.StepTimeout = 1 // 1ns
 	rep = Check(path, opt)
-	mustContain(t, "timeout", findingsOf(rep.Manifests[0]), "error   [compile] ", "NVRTC did not finish k in 1ns")
+	mustContain(t, "timeout", findingsOf(rep.Manifests[0]), "error   [compile] ", "NVRTC did not finish k within the 1ns a compile step may take")
+}
+
+// SIGTERM (or ctrl-C) while NVRTC compiles: the compile step says the
+// check was stopped, and by what; not that NVRTC failed, nor the step's
+// time limit, and the reference is not run (a stopped probe is no missing
+// NumPy). The verdict says stopped, not failed.
+func TestCompileStoppedBySignal(t *testing.T) {
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("stopped_k"), "k.cu": usertest.Source})
+	opt := noTools(t)
+	opt.Python = ""
+	started, block := make(chan struct{}), make(chan struct{})
+	defer close(block)
+	opt.CompileCUDA = func(profiler.Program, string) (cuda.CompileReport, error) {
+		close(started)
+		<-block
+		return cuda.CompileReport{}, nil
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	opt.Context = ctx
+	go func() { <-started; cancel(errors.New("terminated (SIGTERM)")) }()
+	m := Check(path, opt).Manifests[0]
+	got := findingsOf(m)
+	mustContain(t, "stopped", got, "note    [compile] ", "CUDA f32: k not compiled: the check was stopped (terminated (SIGTERM)) before it finished")
+	for _, bad := range []string{"did not finish", "2m0s", "error ", "NumPy", "[reference]"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("a stopped check says %q:\n%s", bad, got)
+		}
+	}
+	if v := m.Verdict(); !strings.HasPrefix(v, "stopped (terminated (SIGTERM)) before every step ran") {
+		t.Errorf("verdict %q", v)
+	}
 }
 
 // The real MSL emulation: a user kernel compiles; a typo is an error

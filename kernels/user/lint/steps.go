@@ -175,6 +175,7 @@ func compileStep(r *Result, opt Options, plans map[string]planned) {
 		}
 		for i, p := range pl.progs {
 			if opt.ctx().Err() != nil {
+				r.stop(opt, StepCompile, p.File, fmt.Sprintf("%s %s: %s not compiled", langName[lang], pl.dts[i], p.Entry))
 				return
 			}
 			var skip bool
@@ -218,7 +219,11 @@ func compileCUDA(r *Result, opt Options, p profiler.Program, dt profiler.DType) 
 	select {
 	case d = <-ch:
 	case <-ctx.Done():
-		r.add(Error, StepCompile, p.File, 0, 0, "CUDA %s: NVRTC did not finish %s in %s (%v)", dt, p.Entry, opt.timeout(), ctx.Err())
+		if opt.ctx().Err() != nil { // ctrl-C or SIGTERM, not the step's time limit
+			r.stop(opt, StepCompile, p.File, fmt.Sprintf("CUDA %s: %s not compiled", dt, p.Entry))
+			return true
+		}
+		r.add(Error, StepCompile, p.File, 0, 0, "CUDA %s: NVRTC did not finish %s within the %s a compile step may take", dt, p.Entry, opt.timeout())
 		return true
 	}
 	if d.err != nil && noNVRTC(d.err) {
@@ -292,6 +297,9 @@ func compileMetal(r *Result, opt Options, p profiler.Program, dt profiler.DType)
 	defer cancel()
 	err := compile(ctx, p)
 	switch {
+	case err != nil && opt.ctx().Err() != nil: // ctrl-C or SIGTERM killed g++
+		r.stop(opt, StepCompile, p.File, fmt.Sprintf("Metal %s: %s not compiled", dt, p.Entry))
+		return true
 	case errors.Is(err, mslemu.ErrNoCompiler):
 		r.add(Note, StepCompile, p.File, 0, 0, "Metal: %v", err)
 		r.skip("not compiled (no g++)")
@@ -333,6 +341,10 @@ func referenceStep(r *Result, opt Options) {
 	py := opt.Python
 	if py == "" {
 		st := pyref.Probe(opt.ctx())
+		if !st.OK() && opt.ctx().Err() != nil { // the probe was stopped, not refused
+			r.stop(opt, StepReference, f.PythonRef(), "reference not run")
+			return
+		}
 		if !st.OK() {
 			r.add(Note, StepReference, f.PythonRef(), 0, 0, "not run: %v", st.Err)
 			if st.Path == "" {
@@ -359,6 +371,10 @@ func referenceStep(r *Result, opt Options) {
 	shape := "the default shape"
 	if len(changed) > 0 {
 		shape = "a tiny shape (" + strings.Join(changed, ", ") + ")"
+	}
+	if err != nil && opt.ctx().Err() != nil { // ctrl-C or SIGTERM stopped Python
+		r.stop(opt, StepReference, f.PythonRef(), "reference not run to its end")
+		return
 	}
 	if err != nil {
 		r.add(Error, StepReference, f.PythonRef(), 0, 0, "on %s: %v", shape, err)

@@ -1,0 +1,28 @@
+package csrc
+
+import "testing"
+
+// Hidden: a name every use of which a parameter or local shadows, with
+// the function whose parameter it is; one used anywhere else (a file-scope
+// expression, a #define's body, a parameter's type) is not hidden.
+func TestHidden(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		hidden    bool
+		fn        string
+	}{
+		{"cols", "kernel void k(device float* y [[buffer(0)]], constant uint& cols [[buffer(1)]]) { y[0] = cols; }", true, "k"},
+		{"cols", "__global__ void k(float* y, int rows, int cols) { y[0] = cols * rows; }", true, "k"},
+		{"n", "__global__ void k(float* y) { int n = 4; y[0] = n; }", true, ""},
+		{"cols", "__global__ void k(float* y, int rows) { y[0] = cols; }", false, ""},
+		{"cols", "__global__ void k(float* y, int cols) { y[0] = cols; }\n__global__ void j(float* y) { y[0] = cols; }", false, ""},
+		{"T", "__global__ void k(const T* x, T* y) { y[0] = x[0]; }", false, ""},
+		{"cols", "#define W (cols * 2)\n__global__ void k(float* y, int cols) { y[0] = cols; }", false, ""},
+		{"cols", "__global__ void k(float* y) { y[0] = 1; }", false, ""},
+	} {
+		hidden, fn := Scan(c.src).Hidden(c.name)
+		if hidden != c.hidden || fn != c.fn {
+			t.Errorf("%s in %q: hidden %v in %q, want %v in %q", c.name, c.src, hidden, fn, c.hidden, c.fn)
+		}
+	}
+}
