@@ -30,18 +30,7 @@ func LaunchBounds(toks []Token, at int) (string, int) {
 // firstArg are the texts of the tokens before the first top-level comma.
 func firstArg(toks []Token) []string {
 	var out []string
-	depth := 0
-	for _, t := range toks {
-		switch t.Text {
-		case "(", "[", "<":
-			depth++
-		case ")", "]", ">":
-			depth--
-		case ",":
-			if depth == 0 {
-				return out
-			}
-		}
+	for _, t := range SplitAtCommas(toks, true)[0] {
 		out = append(out, t.Text)
 	}
 	return out

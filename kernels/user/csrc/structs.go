@@ -238,7 +238,7 @@ func declaredNames(member []Token, typed bool) []string {
 		return nil
 	}
 	var names []string
-	for d, decl := range splitDeclarators(member) {
+	for d, decl := range SplitAtCommas(member, true) {
 		var kept []Token
 		for k := 0; k < len(decl); k++ {
 			switch t := decl[k]; {
@@ -316,7 +316,7 @@ func dataMembers(member []Token, name string) ([]StructField, bool, error) {
 	init := false
 	var typ []string
 	constType := false
-	for n, decl := range splitDeclarators(member) {
+	for n, decl := range SplitAtCommas(member, true) {
 		if k := slices.IndexFunc(decl, func(t Token) bool { return t.Text == "=" || t.Text == "{" }); k >= 0 {
 			decl, init = decl[:k], true
 		}
@@ -368,24 +368,34 @@ func dataMembers(member []Token, name string) ([]StructField, bool, error) {
 	return fields, init, nil
 }
 
-// splitDeclarators splits a member declaration at its top-level commas.
-func splitDeclarators(member []Token) [][]Token {
+// SplitAtCommas splits toks at the commas outside (), [] and {}; with
+// angles also outside <> (template arguments: a declaration's, or a
+// __launch_bounds__ argument's), never in an expression, where < compares.
+func SplitAtCommas(toks []Token, angles bool) [][]Token {
 	var out [][]Token
 	depth, start := 0, 0
-	for k, t := range member {
+	for k, t := range toks {
 		switch t.Text {
-		case "(", "[", "{", "<":
+		case "(", "[", "{":
 			depth++
-		case ")", "]", "}", ">":
+		case ")", "]", "}":
 			depth--
+		case "<":
+			if angles {
+				depth++
+			}
+		case ">":
+			if angles {
+				depth--
+			}
 		case ",":
 			if depth == 0 {
-				out = append(out, member[start:k])
+				out = append(out, toks[start:k])
 				start = k + 1
 			}
 		}
 	}
-	return append(out, member[start:])
+	return append(out, toks[start:])
 }
 
 // lastIdentBeforeBracket is the index of a declarator's name: the last

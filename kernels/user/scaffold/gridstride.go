@@ -55,7 +55,7 @@ func (c *context) loopBounds(k *kernelScan) map[string]loopBound {
 		if at < 0 {
 			continue
 		}
-		args := splitTokens(body[i+2 : close])
+		args := csrc.SplitAtCommas(body[i+2:close], false)
 		if at < len(args) && len(args[at]) == 1 && params[args[at][0].Text] {
 			b := args[at][0].Text
 			out[b] = loopBound{param: b, how: t.Text + "(" + writeTokens(body[i+2:close]) + ")", line: t.Line}
@@ -140,26 +140,6 @@ func hasText(toks []csrc.Token, s string) bool {
 		}
 	}
 	return false
-}
-
-// splitTokens splits a call's arguments at its top-level commas.
-func splitTokens(toks []csrc.Token) [][]csrc.Token {
-	var out [][]csrc.Token
-	depth, start := 0, 0
-	for i, t := range toks {
-		switch t.Text {
-		case "(", "[", "{":
-			depth++
-		case ")", "]", "}":
-			depth--
-		case ",":
-			if depth == 0 {
-				out = append(out, toks[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(out, toks[start:])
 }
 
 func writeTokens(toks []csrc.Token) string {

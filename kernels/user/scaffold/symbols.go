@@ -250,21 +250,7 @@ func hostFills(src string, scan *csrc.File, globals []*global) []hostFill {
 // firstArg is the tokens of the first argument of the call whose "(" is
 // toks[open].
 func firstArg(toks []csrc.Token, open int) []csrc.Token {
-	end := csrc.Matching(toks, open)
-	depth := 0
-	for k := open + 1; k < end; k++ {
-		switch toks[k].Text {
-		case "(", "[", "{":
-			depth++
-		case ")", "]", "}":
-			depth--
-		case ",":
-			if depth == 0 {
-				return toks[open+1 : k]
-			}
-		}
-	}
-	return toks[open+1 : end]
+	return csrc.SplitAtCommas(toks[open+1:csrc.Matching(toks, open)], false)[0]
 }
 
 // filledGlobal is the global a fill call's first argument names, however
