@@ -19,14 +19,8 @@ import "slices"
 // function definitions, that name no file-scope declaration.
 func (f *File) notUses() map[int]bool {
 	out := map[int]bool{}
-	for _, d := range f.Decls {
-		if d.Kind != Function || !d.Definition || len(d.Names) == 0 {
-			continue
-		}
-		toks := f.declTokens(d)
-		params := map[string]bool{}
-		addTemplateParams(toks, params)
-		body := parameterList(toks, d.Names[0], params)
+	for _, d := range f.functionDefinitions() {
+		toks, params, body := f.functionParams(d)
 		if body < 0 {
 			continue
 		}
@@ -224,17 +218,31 @@ func (f *File) Hidden(name string) (hidden bool, fn string) {
 			return false, ""
 		}
 	}
-	for _, d := range f.Decls {
-		if d.Kind != Function || !d.Definition || len(d.Names) == 0 {
-			continue
-		}
-		toks := f.declTokens(d)
-		params := map[string]bool{}
-		addTemplateParams(toks, params)
-		parameterList(toks, d.Names[0], params)
-		if params[name] {
+	for _, d := range f.functionDefinitions() {
+		if _, params, _ := f.functionParams(d); params[name] {
 			return true, d.Names[0]
 		}
 	}
 	return true, ""
+}
+
+// functionDefinitions are f's named function definitions.
+func (f *File) functionDefinitions() []Decl {
+	var out []Decl
+	for _, d := range f.Decls {
+		if d.Kind == Function && d.Definition && len(d.Names) > 0 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// functionParams reads definition d: its tokens, the names of its
+// parameters and template parameters, and the index of its body's "{"
+// (below 0 when there is none).
+func (f *File) functionParams(d Decl) (toks []ltok, params map[string]bool, body int) {
+	toks = f.declTokens(d)
+	params = map[string]bool{}
+	addTemplateParams(toks, params)
+	return toks, params, parameterList(toks, d.Names[0], params)
 }
