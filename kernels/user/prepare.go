@@ -172,7 +172,7 @@ func prepareSource(lang, path, code string, includeDirs []string, read func(stri
 func loadSource(lang, path, code string, includeDirs []string, read func(string) ([]byte, error)) (*prepared, error) {
 	p := &prepared{lang: lang}
 	main := &unit{path: path, code: code}
-	if err := p.load(main, includeDirs, read, map[string]*unit{path: main}, map[string]*unit{}, 0); err != nil {
+	if err := p.load(main, includeDirs, read, map[string]*unit{fileKey(path): main}, map[string]*unit{}, 0); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -241,18 +241,18 @@ func (p *prepared) load(u *unit, dirs []string, read func(string) ([]byte, error
 			}
 			continue
 		}
-		if v, ok := byPath[path]; ok {
+		if v, ok := byPath[fileKey(path)]; ok {
 			u.local[i] = v
 			continue
 		}
-		if other, ok := byName[d.Include]; ok && other.path != path {
+		if other, ok := byName[d.Include]; ok && fileKey(other.path) != fileKey(path) {
 			return fmt.Errorf("%s:%d includes %q, which is %s, but another file includes %s under that name: the compiler receives headers by name, so rename one", u.path, d.Line, d.Include, path, other.path)
 		}
 		if depth > 64 {
 			return fmt.Errorf("%s:%d: local #includes nest more than 64 deep", u.path, d.Line)
 		}
 		v := &unit{path: path, name: d.Include, code: sourceText(b)}
-		byPath[path], byName[d.Include] = v, v
+		byPath[fileKey(path)], byName[d.Include] = v, v
 		u.local[i] = v
 		if err := p.load(v, dirs, read, byPath, byName, depth+1); err != nil {
 			return err
@@ -334,6 +334,18 @@ func (p *prepared) hostHeaders() csrc.HostHeaders {
 		h.Torch = func(name string) bool { return torch[name] }
 	}
 	return h
+}
+
+// fileKey is the name that tells two paths of one file apart from two
+// files: the absolute path. With the manifest in the working directory,
+// an include_dirs entry of ".." reaches "sub/common.cuh" as
+// "../sub/common.cuh" while a header beside it says "common.cuh": one
+// #pragma once file under two names, compiled twice (ggml's rope.cu).
+func fileKey(path string) string {
+	if a, err := filepath.Abs(path); err == nil {
+		return a
+	}
+	return filepath.Clean(path)
 }
 
 // findLocal finds the file an #include names: "x.h" beside the including

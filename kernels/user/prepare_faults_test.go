@@ -2,6 +2,7 @@ package user
 
 import (
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -284,4 +285,33 @@ func TestHostOnlyConstantNoWarning(t *testing.T) {
 	if log := compileOrSkip(t, prog); strings.Contains(log, "never referenced") {
 		t.Errorf("NVRTC warns:\n%s", log)
 	}
+}
+
+// TestHeaderTwoPathsFromWorkingDir: run from the manifest's own folder
+// (`mltop check .`), an include_dirs entry of ".." reaches the folder's
+// header "sub/common.cuh" as "../sub/common.cuh" while a header beside it
+// includes it as "common.cuh" (ggml's rope.cu: "convert.cuh" includes
+// "common.cuh", rope.cu "ggml-cuda/common.cuh"). It is one file: NVRTC
+// gets it once, not twice under two names ("function has already been
+// defined"). From another folder the two paths were already equal.
+func TestHeaderTwoPathsFromWorkingDir(t *testing.T) {
+	m := strings.Replace(usertest.Manifest("two_paths"), "sources: {cuda: k.cu}", "sources: {cuda: k.cu}\ninclude_dirs: [..]", 1)
+	path := usertest.Write(t, map[string]string{
+		"sub/kernel.yaml": m,
+		"sub/k.cu":        "#include \"convert.cuh\"\n#include \"sub/common.cuh\"\nextern \"C\" __global__ void k(const T* X, T* Y, int rows, int cols) { Y[0] = four(X[0]); }\n",
+		"sub/common.cuh":  "#pragma once\n__device__ inline float twice(float x) { return 2.0f * x; }\n",
+		"sub/convert.cuh": "#pragma once\n#include \"common.cuh\"\n__device__ inline float four(float x) { return twice(twice(x)); }\n",
+	})
+	t.Chdir(filepath.Join(filepath.Dir(path), "sub"))
+	prog, _ := preparedProgram(t, "kernel.yaml", profiler.F32)
+	var names []string
+	for name, text := range prog.Includes {
+		if strings.Contains(text, "inline float twice") {
+			names = append(names, name)
+		}
+	}
+	if len(names) != 1 {
+		t.Fatalf("common.cuh reaches the compiler as %v, want one name", names)
+	}
+	compileOrSkip(t, prog)
 }
