@@ -141,6 +141,9 @@ func stubText(h string, tk toolkitHeaders) string {
 		if torchAtomicHeaders[h] {
 			text += torchAtomics(tk)
 		}
+		if torchDeviceUtilsHeaders[h] {
+			text += torchDeviceUtils
+		}
 	}
 	return text + "namespace std {}\n"
 }

@@ -219,6 +219,50 @@ func torch16LimitsText() string {
 	return b.String()
 }
 
+// torchDeviceUtilsHeaders are PyTorch's headers that declare the warp
+// helpers (Apex's layer norm includes the first and calls WARP_SHFL;
+// older extensions include THC's).
+var torchDeviceUtilsHeaders = map[string]bool{"ATen/cuda/DeviceUtils.cuh": true, "THC/THCDeviceUtils.cuh": true}
+
+// torchDeviceUtils: the warp helpers, each the CUDA intrinsic it names
+// over the full warp by default (mask 0xffffffff, width warpSize), the
+// mask last as PyTorch's take it. A name the source defines as a macro
+// first is left to it.
+const torchDeviceUtils = `#ifndef MLTOP_TORCH_DEVICE_UTILS_
+#define MLTOP_TORCH_DEVICE_UTILS_
+#ifndef ACTIVE_MASK
+__device__ __forceinline__ unsigned int ACTIVE_MASK() { return __activemask(); }
+#endif
+#ifndef WARP_ACTIVEMASK
+__device__ __forceinline__ unsigned int WARP_ACTIVEMASK() { return __activemask(); }
+#endif
+#ifndef WARP_SYNC
+__device__ __forceinline__ void WARP_SYNC(unsigned int mask = 0xffffffff) { __syncwarp(mask); }
+#endif
+#ifndef WARP_BALLOT
+__device__ __forceinline__ unsigned int WARP_BALLOT(int predicate, unsigned int mask = 0xffffffff) { return __ballot_sync(mask, predicate); }
+#endif
+#define MLTOP_WARP_SHFL_(name, intrinsic, lane) \
+  template <typename T> \
+  __device__ __forceinline__ T name(T value, lane, int width = warpSize, unsigned int mask = 0xffffffff) { \
+    return intrinsic(mask, value, l, width); \
+  }
+#ifndef WARP_SHFL
+MLTOP_WARP_SHFL_(WARP_SHFL, __shfl_sync, int l)
+#endif
+#ifndef WARP_SHFL_XOR
+MLTOP_WARP_SHFL_(WARP_SHFL_XOR, __shfl_xor_sync, int l)
+#endif
+#ifndef WARP_SHFL_UP
+MLTOP_WARP_SHFL_(WARP_SHFL_UP, __shfl_up_sync, unsigned int l)
+#endif
+#ifndef WARP_SHFL_DOWN
+MLTOP_WARP_SHFL_(WARP_SHFL_DOWN, __shfl_down_sync, unsigned int l)
+#endif
+#undef MLTOP_WARP_SHFL_
+#endif
+`
+
 // torchAtomicHeaders are PyTorch's headers that declare atomicAdd and
 // gpuAtomicAdd on at::Half and at::BFloat16 (mmcv's kernels include the
 // first and call atomicAdd(T*, T)).

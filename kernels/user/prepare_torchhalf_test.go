@@ -207,3 +207,43 @@ __global__ void k(const T* X, T* Y, int rows, int cols) {
 		t.Errorf("ATen/ATen.h declares atomicAdd:\n%s", s)
 	}
 }
+
+// PyTorch's warp helpers (Apex's layer norm: WARP_SHFL after
+// <ATen/cuda/DeviceUtils.cuh>) compile at each dtype, with their default
+// width and mask or given ones; a name the source #defines before the
+// include stays its own. Other torch headers do not declare them.
+func TestTorchDeviceUtilsCompilesWithNVRTC(t *testing.T) {
+	src := `#define WARP_SYNC(m) __syncwarp(m)
+#include <ATen/ATen.h>
+#include <ATen/cuda/DeviceUtils.cuh>
+template <typename T>
+__global__ void k(const T* X, T* Y, int rows, int cols) {
+  float v = (float)X[threadIdx.x];
+  for (int o = 16; o > 0; o /= 2) v += WARP_SHFL_DOWN(v, o) + WARP_SHFL_XOR(v, o, 32) - WARP_SHFL_UP(v, o, 32, 0xffffffff);
+  v = WARP_SHFL(v, 0);
+  int n = WARP_SHFL_XOR(rows, 1);
+  WARP_SYNC(0xffffffff);
+  unsigned int b = WARP_BALLOT(v > 0.f) & WARP_BALLOT(n > 0, ACTIVE_MASK()) & WARP_ACTIVEMASK();
+  Y[threadIdx.x] = (T)(v + (float)b);
+}
+`
+	m := strings.Replace(usertest.Manifest("torch_device_utils"), "dtypes: [f32]", "dtypes: [f32, f16, bf16]", 1)
+	m = strings.Replace(m, "{entry: k,", "{entry: \"k<T>\",", 1)
+	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": src})
+	for _, dt := range []profiler.DType{profiler.F32, profiler.F16, profiler.BF16} {
+		prog, _ := preparedProgram(t, path, dt)
+		compileOrSkip(t, prog)
+	}
+	tk := toolkitHeaders{fp16: true, bf16: true}
+	for _, h := range []string{"ATen/cuda/DeviceUtils.cuh", "THC/THCDeviceUtils.cuh"} {
+		s, _ := cudaStub(h, tk)
+		for _, name := range []string{"WARP_SHFL", "WARP_SHFL_XOR", "WARP_SHFL_UP", "WARP_SHFL_DOWN", "WARP_BALLOT", "WARP_ACTIVEMASK", "ACTIVE_MASK", "WARP_SYNC"} {
+			if !strings.Contains(s, "#ifndef "+name+"\n") {
+				t.Errorf("%s does not declare %s:\n%s", h, name, s)
+			}
+		}
+	}
+	if s, _ := cudaStub("ATen/ATen.h", tk); strings.Contains(s, "WARP_SHFL") {
+		t.Errorf("ATen/ATen.h declares WARP_SHFL:\n%s", s)
+	}
+}
