@@ -315,3 +315,36 @@ func TestHeaderTwoPathsFromWorkingDir(t *testing.T) {
 	}
 	compileOrSkip(t, prog)
 }
+
+// TestHostMembersBlanked: a class device code uses, in a local header,
+// with __host__-only members (flashinfer's fast divisor: a constructor
+// that throws, an assignment that recomputes) compiles: those members are
+// blanked as top-level __host__ functions are, the class and its
+// __host__ __device__ members stay, and the lines keep their numbers.
+func TestHostMembersBlanked(t *testing.T) {
+	header := `#pragma once
+#include <stdexcept>
+class FastDiv {
+ public:
+  __host__ FastDiv() : d_(1) {}
+  __host__ FastDiv(int d) : d_(d) {
+    if (d == 0) throw std::invalid_argument("FastDiv: zero");
+  }
+  __host__ FastDiv& operator=(int d) { d_ = d; return *this; }
+  __host__ __device__ int div(int x) const { return x / d_; }
+ private:
+  int d_;
+};
+`
+	src := "#include \"fastdiv.cuh\"\n__device__ int rows_of(const FastDiv& f, int i) { return f.div(i); }\n" + usertest.Source
+	files := map[string]string{"kernel.yaml": usertest.Manifest("hostmember"), "k.cu": src, "fastdiv.cuh": header}
+	prog, _ := preparedProgram(t, usertest.Write(t, files), profiler.F32)
+	h := prog.Includes["fastdiv.cuh"]
+	if strings.Contains(h, "throw") || strings.Contains(h, "operator=") || !strings.Contains(h, "int div(int x) const") {
+		t.Errorf("the header's __host__ members are not blanked, or more is:\n%s", h)
+	}
+	if got, want := strings.Count(h, "\n"), strings.Count(header, "\n")+1; got < want {
+		t.Errorf("the header lost lines (%d, want at least %d):\n%s", got, want, h)
+	}
+	compileOrSkip(t, prog)
+}

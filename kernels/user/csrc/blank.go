@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// Blank returns src with its host code (every Decl that is Host) replaced by
+// Blank returns src with its host code (every Decl that is Host, and the
+// member functions marked __host__ alone of the classes kept) replaced by
 // spaces: newlines and preprocessor lines stay, so the result has the same
 // lines, columns and conditionals as src.
 func Blank(src string, f *File) string {
@@ -13,6 +14,8 @@ func Blank(src string, f *File) string {
 	for _, d := range f.Decls {
 		if d.Host() {
 			spans = append(spans, [2]int{d.Start, d.End})
+		} else {
+			spans = append(spans, d.hostMembers...)
 		}
 	}
 	if len(spans) == 0 {

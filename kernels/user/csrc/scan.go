@@ -41,6 +41,9 @@ type Decl struct {
 	// host headers declare, or a constant only host code reads
 	// (MarkHostOnly).
 	hostOnly bool
+	// hostMembers: the byte spans of a class's member functions marked
+	// __host__ alone (members.go), blanked with host code
+	hostMembers [][2]int
 }
 
 // Host says whether the declaration is host code: a function, variable or
@@ -313,6 +316,8 @@ func (s *scanner) decl(i int, scope string, out *[]Decl) int {
 			if h.classKey && !h.eq && h.paren < 0 {
 				if h.enum && !h.scoped {
 					d.Names = append(d.Names, s.enumerators(i)...)
+				} else if !h.enum {
+					d.hostMembers = append(d.hostMembers, s.hostMembers(i)...)
 				}
 				i = s.skip(i, "{", "}") - 1
 				h.nameAt = -1 // declarators may follow: struct {…} a, b;
