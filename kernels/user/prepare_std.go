@@ -31,6 +31,9 @@ var stdViaLibcu = map[string][]string{
 	"climits":    {"cuda/std/climits"},
 	"cstddef":    {"cuda/std/cstddef"},
 	"iterator":   {"cuda/std/iterator"},
+	// libcu++ 2 (CUDA 12.2) on; before it the stub declares nothing, as a
+	// host-only header's (std::optional is then undefined)
+	"optional": {"cuda/std/optional"},
 }
 
 // hostStdForToolkit are host-only standard headers the toolkit's device
