@@ -31,7 +31,7 @@ var stdViaLibcu = map[string][]string{
 	"climits":    {"cuda/std/climits"},
 	"cstddef":    {"cuda/std/cstddef"},
 	"iterator":   {"cuda/std/iterator"},
-	// libcu++ 2 (CUDA 12.2) on; before it the stub declares nothing, as a
+	// in libcu++ 2.x (CCCL), not CUDA 11.8's 1.x: there the stub declares nothing, as a
 	// host-only header's (std::optional is then undefined)
 	"optional": {"cuda/std/optional"},
 }
