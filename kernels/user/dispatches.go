@@ -110,8 +110,17 @@ func (bl *builder) dispatch(i int, ds dispatchYAML) error {
 func (bl *builder) entry(text, path, field string) (*entryExpr, error) {
 	d := bl.d
 	w := d.where(path, field)
+	// the names the source and the local headers it includes (found as
+	// the compiler finds them, include_dirs too) declare: a traits struct
+	// in a header is a template argument as good as one in the source
 	var code strings.Builder
-	for _, s := range bl.f.src {
+	for lang, s := range bl.f.src {
+		if p := bl.f.prep[lang]; p != nil {
+			for _, u := range p.units {
+				code.WriteString(u.code + "\n")
+			}
+			continue
+		}
 		code.WriteString(s.code + "\n")
 	}
 	declared := map[string]bool{}

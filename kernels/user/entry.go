@@ -136,7 +136,7 @@ func (e *entryExpr) readArgs(text string, i int, sc entryScope) (int, error) {
 			case sc.declared != nil && sc.declared(word):
 				lit.WriteString(word)
 			default:
-				return 0, &entryError{i, fmt.Sprintf("entry %q: unknown name %s in the template arguments: known are the dtype name %s and %s (or a name the source declares)", text, word, sc.dtype, strings.Join(sc.vars.Names(), ", "))}
+				return 0, &entryError{i, fmt.Sprintf("entry %q: unknown name %s in the template arguments: known are the dtype name %s and %s (or a name the source or its local headers declare)", text, word, sc.dtype, strings.Join(sc.vars.Names(), ", "))}
 			}
 			i = j
 			continue

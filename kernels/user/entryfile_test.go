@@ -194,3 +194,55 @@ check: none
 		})
 	}
 }
+
+// An entry's template arguments may name a type only a local header
+// declares (a traits struct beside the kernel template, found beside the
+// source or in include_dirs): the load accepts it; a name no file
+// declares is still refused.
+func TestEntryTemplateArgFromHeader(t *testing.T) {
+	header := `#pragma once
+template <int kThreads_, bool kScale_, typename in_t_>
+struct Traits {
+  using in_t = in_t_;
+  static constexpr int kThreads = kThreads_;
+  static constexpr bool kScale = kScale_;
+};
+
+template <typename K>
+__global__ void scale_kernel(typename K::in_t* y, const typename K::in_t* x, int n) {
+  int i = blockIdx.x * K::kThreads + threadIdx.x;
+  if (i < n) y[i] = K::kScale ? x[i] * 2.0f : x[i];
+}
+`
+	yaml := `name: t_traits_header
+sources: {cuda: k.cu}
+include_dirs: [inc]
+dtypes: [f32]
+dims: {N: {default: 1024}}
+buffers:
+  - {name: y, dtype: f32, shape: [N], out: true}
+  - {name: x, dtype: f32, shape: [N]}
+dispatches:
+  - {entry: "scale_kernel<Traits<128, true, T>>", grid: ["cdiv(N, 128)"], threads: [128], args: [y, x, N]}
+check: none
+`
+	for _, c := range []struct{ name, header, entry, want string }{
+		{"beside the source", "k.cuh", "", ""},
+		{"in include_dirs", "inc/k.cuh", "", ""},
+		{"a name no file declares", "k.cuh", "scale_kernel<Trait<128, true, T>>", "unknown name Trait in the template arguments"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			y := yaml
+			if c.entry != "" {
+				y = strings.Replace(y, "scale_kernel<Traits<128, true, T>>", c.entry, 1)
+			}
+			_, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": "#include \"k.cuh\"\n", c.header: header}))
+			if c.want == "" && err != nil {
+				t.Fatal(err)
+			}
+			if c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Fatalf("error %v\nwant %q", err, c.want)
+			}
+		})
+	}
+}

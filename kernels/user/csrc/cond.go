@@ -1,9 +1,12 @@
 package csrc
 
 // This file follows the preprocessor's conditionals well enough for Scan:
-// code under `#if 0` (and after the #else of an `#if 1`) is dead; of the
-// other branches, all are read when each keeps its braces balanced, else
-// only the first (`#ifdef X void f() { #else void f(int) { #endif`).
+// code under `#if 0` (and after the #else of an `#if 1`) is dead, and so
+// is code under a condition on the compiler's own macros that NVRTC makes
+// false (`#ifndef __CUDACC__`, the #else of `#if defined(__CUDA_ARCH__)`:
+// nvrtcMacros); of the other branches, all are read when each keeps its
+// braces balanced, else only the first (`#ifdef X void f() { #else void
+// f(int) { #endif`).
 
 func isOpen(kind string) bool { return kind == "if" || kind == "ifdef" || kind == "ifndef" }
 
@@ -14,14 +17,15 @@ func isBranch(kind string) bool {
 // condFrame is one #if group being read.
 type condFrame struct {
 	parentDead bool
-	taken      bool // a branch whose condition is the literal 1 was seen
+	taken      bool // a branch whose condition is true was seen
 	dead       bool // the current branch is dead
 }
 
 // Conds follows the #if groups of a source, directive by directive: the
 // lines under `#if 0` / `#elif 0`, and the branches after one whose
-// condition is the literal 1, are dead; every other branch is live. Scan
-// (markDead) and Metal's macro expansion read sources with it.
+// condition is the literal 1, are dead; every other branch is live.
+// Metal's macro expansion reads sources with it (no compiler macros: a
+// Metal source is not NVRTC's); Scan (markDead) adds nvrtcMacros.
 type Conds struct {
 	stack []condFrame
 }
@@ -39,11 +43,11 @@ func (c *Conds) Dead() bool {
 // whether the directive itself is in a dead region.
 func (c *Conds) Directive(text string) (dead bool) {
 	d := parseDirective(text)
-	return c.step(d.Kind, d.literal)
+	return c.step(d.Kind, condValue(d.Kind, d.cond, nil))
 }
 
-// step takes a directive of kind whose condition is the literal lit (see
-// Directive.literal).
+// step takes a directive of kind whose condition has the value lit: +1
+// true, -1 false, 0 unknown (condValue).
 func (c *Conds) step(kind string, lit int8) (dead bool) {
 	dead = c.Dead()
 	switch {
@@ -66,6 +70,7 @@ func (c *Conds) step(kind string, lit int8) (dead bool) {
 func markDead(toks []ltok, dirs []Directive) []ltok {
 	var conds Conds
 	var live []ltok
+	known := nvrtcMacros
 	for _, t := range toks {
 		if t.dir < 0 {
 			if !conds.Dead() {
@@ -74,7 +79,10 @@ func markDead(toks []ltok, dirs []Directive) []ltok {
 			continue
 		}
 		d := &dirs[t.dir]
-		d.Dead = conds.step(d.Kind, d.literal)
+		d.Dead = conds.step(d.Kind, condValue(d.Kind, d.cond, known))
+		if !d.Dead {
+			known = forget(known, d)
+		}
 		if !d.Dead && (isOpen(d.Kind) || isBranch(d.Kind) || d.Kind == "endif") {
 			live = append(live, t)
 		}

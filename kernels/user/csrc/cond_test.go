@@ -1,6 +1,9 @@
 package csrc
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // Conds reads #if groups directive by directive: dead under `#if 0`, after
 // the branch of an `#if 1`, and inside a dead group whatever its own
@@ -31,6 +34,102 @@ func TestConds(t *testing.T) {
 	} {
 		if got := c.Directive(step.line); got != step.dirDead || c.Dead() != step.dead {
 			t.Errorf("step %d %q: directive dead %v, then dead %v; want %v, %v", i, step.line, got, c.Dead(), step.dirDead, step.dead)
+		}
+	}
+}
+
+// condValue decides conditions on NVRTC's own macros and leaves the rest
+// unknown.
+func TestCondValue(t *testing.T) {
+	for _, c := range []struct {
+		kind, cond string
+		want       int8
+	}{
+		{"if", "0", -1},
+		{"if", "1", 1},
+		{"if", "true", 1},
+		{"if", "defined(__CUDACC__)", 1},
+		{"if", "defined __CUDACC__", 1},
+		{"if", "!defined(__CUDACC__)", -1},
+		{"if", "defined(__CUDACC_RTC__)", 1},
+		{"if", "defined(__CUDA_ARCH__)", 1},
+		{"if", "defined(__NVCC__)", -1}, // nvcc defines it, NVRTC does not
+		{"if", "defined(__CUDACC__) || defined(__HIPCC__)", 1},
+		{"if", "defined(__HIPCC__) || defined(__CUDACC__)", 1},
+		{"if", "defined(__CUDACC__) && defined(WITH_X)", 0},
+		{"if", "!defined(__CUDA_ARCH__) && defined(WITH_X)", -1},
+		{"if", "(defined(__CUDACC__) || defined(__HIPCC__)) && !defined(__CUDACC_RTC__)", -1},
+		{"if", "defined(WITH_X)", 0},
+		{"if", "__CUDA_ARCH__ >= 800", 0},
+		{"if", "defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800", 0},
+		{"if", "__has_include(<cuda_fp16.h>)", 0},
+		{"if", "defined(__CUDACC__) || __HCC__ == 1 || __HIP__ == 1", 1},
+		{"if", "__HIP__ == 1 || defined(__CUDA_ARCH__)", 1},
+		{"if", "!defined(__CUDACC__) && X + 1 > -2", -1},
+		{"if", "X << 2 >= ~Y", 0},
+		{"if", "defined(__CUDACC__) ? 1 : 0", 0},
+		{"if", "0x1", 0},
+		{"elif", "defined(__CUDACC__)", 1},
+		{"ifdef", "__CUDACC__", 1},
+		{"ifdef", "__NVCC__", -1},
+		{"ifdef", "WITH_X", 0},
+		{"ifndef", "__CUDACC__", -1},
+		{"ifndef", "__CUDACC_RTC__", -1},
+		{"ifndef", "__NVCC__", 1},
+		{"ifndef", "WITH_X", 0},
+		{"elifndef", "__CUDA_ARCH__", -1},
+	} {
+		if got := condValue(c.kind, c.cond, nvrtcMacros); got != c.want {
+			t.Errorf("#%s %s: %d, want %d", c.kind, c.cond, got, c.want)
+		}
+		if c.cond != "0" && c.cond != "1" && c.cond != "true" {
+			if got := condValue(c.kind, c.cond, nil); got != 0 {
+				t.Errorf("#%s %s with no compiler macros: %d, want unknown", c.kind, c.cond, got)
+			}
+		}
+	}
+}
+
+// A macro defined one way for the CUDA compiler and another in the #else
+// takes the compiler's definition: a function it marks is device code,
+// not blanked as host code; code under a false condition is dead. A
+// source that #defines or #undefs a compiler macro itself decides
+// nothing on it after that.
+func TestScanCompilerMacros(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		device    bool // twice is device code
+		dead      []int
+	}{
+		{"if defined", "#if defined(__CUDACC__)\n#define HD __host__ __device__ inline\n#else\n#define HD inline\n#endif\nHD float twice(float v) { return v + v; }\n", true, []int{4}},
+		{"ifdef", "#ifdef __CUDACC__\n#define HD __host__ __device__\n#else\n#define HD\n#endif\nHD float twice(float v) { return v + v; }\n", true, []int{4}},
+		{"ifndef", "#ifndef __CUDA_ARCH__\n#define HD\n#else\n#define HD __device__\n#endif\nHD float twice(float v) { return v + v; }\n", true, []int{2}},
+		{"nvcc is not nvrtc", "#ifdef __NVCC__\n#define HD\n#else\n#define HD __device__\n#endif\nHD float twice(float v) { return v + v; }\n", true, []int{2}},
+		{"unknown stays both", "#ifdef WITH_X\n#define HD __device__\n#else\n#define HD\n#endif\nHD float twice(float v) { return v + v; }\n", false, nil},
+		{"undef forgets", "#undef __CUDACC__\n#ifdef __CUDACC__\n#define HD __device__\n#else\n#define HD\n#endif\nHD float twice(float v) { return v + v; }\n", false, nil},
+	} {
+		f := Scan(c.src)
+		var got *Decl
+		for i := range f.Decls {
+			if slices.Contains(f.Decls[i].Names, "twice") {
+				got = &f.Decls[i]
+			}
+		}
+		if got == nil {
+			t.Errorf("%s: no twice in %+v", c.name, f.Decls)
+			continue
+		}
+		if got.Host() == c.device {
+			t.Errorf("%s: twice host %v, want %v", c.name, got.Host(), !c.device)
+		}
+		var dead []int
+		for _, d := range f.Directives {
+			if d.Dead {
+				dead = append(dead, d.Line)
+			}
+		}
+		if !slices.Equal(dead, c.dead) {
+			t.Errorf("%s: dead directives on lines %v, want %v", c.name, dead, c.dead)
 		}
 	}
 }

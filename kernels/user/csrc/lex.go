@@ -24,7 +24,7 @@ type Directive struct {
 	Include string // the header an #include names: stdio.h, common.h
 	System  bool   // #include <…> rather than "…"
 	Dead    bool   // inside an `#if 0` (or the #else of an `#if 1`)
-	literal int8   // an #if/#elif whose condition is the literal 0 (-1) or 1 (+1)
+	cond    string // an #if/#elif's condition, an #ifdef/#ifndef/#elifdef/#elifndef's name
 }
 
 // ltok is a token with its byte span, or (dir >= 0) the place of a
@@ -258,13 +258,8 @@ func parseDirective(text string) Directive {
 	words := identsOf(rest)
 	switch d.Kind {
 	case "if", "elif", "ifdef", "ifndef", "undef", "elifdef", "elifndef":
-		if d.Kind == "if" || d.Kind == "elif" {
-			switch strings.TrimSpace(rest) {
-			case "0", "false":
-				d.literal = -1
-			case "1", "true":
-				d.literal = 1
-			}
+		if d.Kind != "undef" {
+			d.cond = strings.TrimSpace(rest)
 		}
 		for _, w := range words {
 			if w != "defined" && w != "__has_include" && w != "__has_include_next" {
