@@ -59,7 +59,8 @@ var torch16Types = []torch16{
 }
 
 // torchScalarTypes declares c10::Half and c10::BFloat16 (also as at::,
-// torch:: and torch::headeronly:: names) and c10's device macros
+// torch:: and torch::headeronly:: names), c10::complex where libcu++ has
+// <cuda/std/complex>, and c10's device macros
 // (C10_WARP_SIZE: Apex's softmax; C10_HOST_DEVICE, …). With the toolkit's
 // fp16/bf16 headers a class converts through the toolkit's functions (one
 // cvt instruction each); without them, through software conversions
@@ -76,6 +77,12 @@ func torchScalarTypes(tk toolkitHeaders) string {
 		b.WriteString(t.class(t.name == "Half" && tk.fp16 || t.name == "BFloat16" && tk.bf16))
 	}
 	b.WriteString("}  // namespace c10\n")
+	if tk.libcu && tk.has("cuda/std/complex") {
+		// c10::complex<T> (mamba's `using complex_t = c10::complex<float>;`
+		// at file scope): libcu++'s complex, the same layout (two T) and
+		// real(), imag() and arithmetic on the device
+		b.WriteString("#include <cuda/std/complex>\nnamespace c10 { template <typename T> using complex = ::cuda::std::complex<T>; }\n")
+	}
 	b.WriteString("namespace at { using c10::Half; using c10::BFloat16; }\n")
 	b.WriteString("namespace torch { using c10::Half; using c10::BFloat16; namespace headeronly { using c10::Half; using c10::BFloat16; } }\n")
 	b.WriteString("#endif\n")

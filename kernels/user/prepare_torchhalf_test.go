@@ -247,3 +247,25 @@ __global__ void k(const T* X, T* Y, int rows, int cols) {
 		t.Errorf("ATen/ATen.h declares WARP_SHFL:\n%s", s)
 	}
 }
+
+// c10::complex<T> named at file scope by a torch source (mamba's
+// selective_scan_common.h: `using complex_t = c10::complex<float>;`)
+// compiles where libcu++ has <cuda/std/complex>, with real() and imag().
+func TestTorchComplexCompilesWithNVRTC(t *testing.T) {
+	if tk := findToolkit(); !tk.libcu || !tk.has("cuda/std/complex") {
+		t.Skip("no libcu++ <cuda/std/complex> among the toolkit headers")
+	}
+	src := `#include <c10/util/complex.h>
+using complex_t = c10::complex<float>;
+template <typename T>
+__global__ void k(const T* X, T* Y, int rows, int cols) {
+  complex_t z(1.f, 2.f);
+  z = z * complex_t(0.5f, 0.f);
+  Y[threadIdx.x] = X[threadIdx.x] + (T)(z.real() + z.imag());
+}
+`
+	m := strings.Replace(usertest.Manifest("torch_complex"), "{entry: k,", "{entry: \"k<T>\",", 1)
+	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": src})
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	compileOrSkip(t, prog)
+}
