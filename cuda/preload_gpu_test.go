@@ -15,6 +15,7 @@ import (
 // computes what the same program loaded there computes; one not compiled
 // yet is not compiled by Preload.
 func TestPreloadOnLoaderThread(t *testing.T) {
+	t.Setenv("MLTOP_CUDA_CACHE", t.TempDir()) // an empty cache, whatever the caller's holds
 	b := openOrSkip(t)
 	s := profiler.Spec{Kernel: "softmax_bwd", DType: profiler.F32, Knobs: map[string]int{"WG": 128}, Dims: map[string]int{"rows": 300, "cols": 4096}}
 	prep, err := run.Prepare(s, b.Info(), run.PrepareOptions{})

@@ -59,8 +59,8 @@ var torch16Types = []torch16{
 }
 
 // torchScalarTypes declares c10::Half and c10::BFloat16 (also as at::,
-// torch:: and torch::headeronly:: names), c10::complex where libcu++ has
-// <cuda/std/complex>, and c10's device macros
+// torch:: and torch::headeronly:: names), c10::complex with libcu++, and
+// c10's device macros
 // (C10_WARP_SIZE: Apex's softmax; C10_HOST_DEVICE, …). With the toolkit's
 // fp16/bf16 headers a class converts through the toolkit's functions (one
 // cvt instruction each); without them, through software conversions
@@ -77,11 +77,10 @@ func torchScalarTypes(tk toolkitHeaders) string {
 		b.WriteString(t.class(t.name == "Half" && tk.fp16 || t.name == "BFloat16" && tk.bf16))
 	}
 	b.WriteString("}  // namespace c10\n")
-	if tk.libcu && tk.has("cuda/std/complex") {
+	if tk.libcu {
 		// c10::complex<T> (mamba's `using complex_t = c10::complex<float>;`
-		// at file scope): libcu++'s complex, the same layout (two T) and
-		// real(), imag() and arithmetic on the device
-		b.WriteString("#include <cuda/std/complex>\nnamespace c10 { template <typename T> using complex = ::cuda::std::complex<T>; }\n")
+		// at file scope, and its z.real_)
+		b.WriteString(torchComplex)
 	}
 	b.WriteString("namespace at { using c10::Half; using c10::BFloat16; }\n")
 	b.WriteString("namespace torch { using c10::Half; using c10::BFloat16; namespace headeronly { using c10::Half; using c10::BFloat16; } }\n")
@@ -311,3 +310,52 @@ template <typename H> __device__ inline H atomic_add_cas(H* a, H v) {
 	b.WriteString("template <typename S> __device__ inline S gpuAtomicAdd(S* a, S v) { return atomicAdd(a, v); }\n#endif\n")
 	return b.String()
 }
+
+// torchComplex is c10::complex<T> as device code sees PyTorch's: two T
+// aligned as their pair, public real_ and imag_ (mamba reads z.real_),
+// real(), imag(), arithmetic with complex and with T, comparisons, and
+// std::complex's std::abs/exp through libcu++ where a source asks
+// (conversions from cuda::std::complex and back).
+const torchComplex = `#ifndef MLTOP_C10_COMPLEX_
+#define MLTOP_C10_COMPLEX_
+#include <cuda/std/type_traits>
+namespace c10 {
+template <typename T> struct alignas(sizeof(T) * 2) complex {
+  using value_type = T;
+  T real_ = T(0);
+  T imag_ = T(0);
+  constexpr complex() = default;
+  __host__ __device__ constexpr complex(const T& re, const T& im = T()) : real_(re), imag_(im) {}
+  template <typename U> __host__ __device__ explicit constexpr complex(const complex<U>& o) : real_(T(o.real_)), imag_(T(o.imag_)) {}
+  __host__ __device__ constexpr T real() const { return real_; }
+  __host__ __device__ constexpr T imag() const { return imag_; }
+  __host__ __device__ void real(T v) { real_ = v; }
+  __host__ __device__ void imag(T v) { imag_ = v; }
+  __host__ __device__ complex& operator+=(const complex& o) { real_ += o.real_; imag_ += o.imag_; return *this; }
+  __host__ __device__ complex& operator-=(const complex& o) { real_ -= o.real_; imag_ -= o.imag_; return *this; }
+  __host__ __device__ complex& operator*=(const complex& o) { T r = real_ * o.real_ - imag_ * o.imag_; imag_ = real_ * o.imag_ + imag_ * o.real_; real_ = r; return *this; }
+  __host__ __device__ complex& operator/=(const complex& o) { T d = o.real_ * o.real_ + o.imag_ * o.imag_; T r = (real_ * o.real_ + imag_ * o.imag_) / d; imag_ = (imag_ * o.real_ - real_ * o.imag_) / d; real_ = r; return *this; }
+  __host__ __device__ complex& operator+=(const T& v) { real_ += v; return *this; }
+  __host__ __device__ complex& operator-=(const T& v) { real_ -= v; return *this; }
+  __host__ __device__ complex& operator*=(const T& v) { real_ *= v; imag_ *= v; return *this; }
+  __host__ __device__ complex& operator/=(const T& v) { real_ /= v; imag_ /= v; return *this; }
+};
+template <typename T> __host__ __device__ complex<T> operator+(complex<T> a, const complex<T>& b) { return a += b; }
+template <typename T> __host__ __device__ complex<T> operator-(complex<T> a, const complex<T>& b) { return a -= b; }
+template <typename T> __host__ __device__ complex<T> operator*(complex<T> a, const complex<T>& b) { return a *= b; }
+template <typename T> __host__ __device__ complex<T> operator/(complex<T> a, const complex<T>& b) { return a /= b; }
+template <typename T> __host__ __device__ complex<T> operator+(complex<T> a, const T& b) { return a += b; }
+template <typename T> __host__ __device__ complex<T> operator-(complex<T> a, const T& b) { return a -= b; }
+template <typename T> __host__ __device__ complex<T> operator*(complex<T> a, const T& b) { return a *= b; }
+template <typename T> __host__ __device__ complex<T> operator/(complex<T> a, const T& b) { return a /= b; }
+template <typename T> __host__ __device__ complex<T> operator+(const T& a, complex<T> b) { return b += a; }
+template <typename T> __host__ __device__ complex<T> operator*(const T& a, complex<T> b) { return b *= a; }
+template <typename T> __host__ __device__ complex<T> operator-(const T& a, const complex<T>& b) { return complex<T>(a - b.real_, -b.imag_); }
+template <typename T> __host__ __device__ complex<T> operator-(const complex<T>& a) { return complex<T>(-a.real_, -a.imag_); }
+template <typename T> __host__ __device__ complex<T> operator+(const complex<T>& a) { return a; }
+template <typename T> __host__ __device__ bool operator==(const complex<T>& a, const complex<T>& b) { return a.real_ == b.real_ && a.imag_ == b.imag_; }
+template <typename T> __host__ __device__ bool operator!=(const complex<T>& a, const complex<T>& b) { return !(a == b); }
+}  // namespace c10
+namespace at { using c10::complex; }
+#endif
+`
