@@ -105,6 +105,8 @@ func TestScanCompilerMacros(t *testing.T) {
 		{"ifdef", "#ifdef __CUDACC__\n#define HD __host__ __device__\n#else\n#define HD\n#endif\nHD float twice(float v) { return v + v; }\n", true, []int{4}},
 		{"ifndef", "#ifndef __CUDA_ARCH__\n#define HD\n#else\n#define HD __device__\n#endif\nHD float twice(float v) { return v + v; }\n", true, []int{2}},
 		{"nvcc is not nvrtc", "#ifdef __NVCC__\n#define HD\n#else\n#define HD __device__\n#endif\nHD float twice(float v) { return v + v; }\n", true, []int{2}},
+		{"rocm is not nvrtc", "#ifndef USE_ROCM\n#define HD __device__\n#else\n#define HD\n#endif\nHD float twice(float v) { return v + v; }\n", true, []int{4}},
+		{"hip is not nvrtc", "#if defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__)\n#define HD\n#else\n#define HD __device__\n#endif\nHD float twice(float v) { return v + v; }\n", true, []int{2}},
 		{"unknown stays both", "#ifdef WITH_X\n#define HD __device__\n#else\n#define HD\n#endif\nHD float twice(float v) { return v + v; }\n", false, nil},
 		{"undef forgets", "#undef __CUDACC__\n#ifdef __CUDACC__\n#define HD __device__\n#else\n#define HD\n#endif\nHD float twice(float v) { return v + v; }\n", false, nil},
 	} {

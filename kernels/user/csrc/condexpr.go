@@ -7,8 +7,13 @@ import "strconv"
 // __CUDACC_RTC__ and __CUDA_ARCH__ are defined; __NVCC__ is not (nvcc
 // defines it, NVRTC does not). Scan decides `#ifdef __CUDACC__`,
 // `#if !defined(__CUDA_ARCH__)` and the like by them; a condition on any
-// other name leaves every branch live.
-var nvrtcMacros = map[string]bool{"__CUDACC__": true, "__CUDACC_RTC__": true, "__CUDA_ARCH__": true, "__NVCC__": false}
+// other name leaves every branch live. HIP's compiler macros and
+// PyTorch's USE_ROCM (its build flag for AMD GPUs) are never defined when
+// NVRTC compiles for an NVIDIA GPU: mamba's `#ifndef USE_ROCM … #else
+// namespace cub = hipcub; #endif` then keeps CUB, not the empty hipcub stub.
+var nvrtcMacros = map[string]bool{"__CUDACC__": true, "__CUDACC_RTC__": true, "__CUDA_ARCH__": true, "__NVCC__": false,
+	"__HIPCC__": false, "__HIP__": false, "__HIP_PLATFORM_AMD__": false, "__HIP_PLATFORM_HCC__": false,
+	"__HIP_DEVICE_COMPILE__": false, "USE_ROCM": false}
 
 // condValue is the value of a conditional directive's condition: +1 true,
 // -1 false, 0 unknown. known says which macros are defined (true) or not
