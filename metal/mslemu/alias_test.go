@@ -5,12 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/pyref"
-	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/metal/mslemu"
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/run"
 )
 
 // aliasKernels read one buffer bound at two indices the way ggml's
@@ -71,17 +68,9 @@ func TestBufferBoundTwiceIsOneMemory(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f, err := user.Load(usertest.Write(t, map[string]string{
+			res := runFiles(t, eb, map[string]string{
 				"kernel.yaml": strings.NewReplacer("NAME", "t_emu_alias_"+c.name, "MASK", c.mask).Replace(aliasYAML),
-				"k.metal":     aliasKernels, "ref.py": strings.Replace(aliasRef, "MASK", c.want, 1)}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := user.Install(f); err != nil {
-				t.Fatal(err)
-			}
-			s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
-			res := run.NewRunner(eb).Run(context.Background(), s, mslemu.Options(), nil)
+				"k.metal":     aliasKernels, "ref.py": strings.Replace(aliasRef, "MASK", c.want, 1)})
 			if res.Status != profiler.StatusOK {
 				t.Fatalf("status %s, want ok: %s %+v", res.Status, res.Error, res.Verdict)
 			}

@@ -5,12 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/pyref"
-	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/metal/mslemu"
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/run"
 )
 
 // limitsKernel uses what candle's reduce.metal and MLX's utils.h take from
@@ -61,15 +58,7 @@ func TestNumericLimitsAndIntegerBuiltins(t *testing.T) {
 		t.Skipf("needs NumPy: %v", st.Err)
 	}
 	eb := mslemu.New(t, "../testdata/mslemu", emuDev)
-	f, err := user.Load(usertest.Write(t, map[string]string{"kernel.yaml": limitsYAML, "k.metal": limitsKernel, "ref.py": limitsRef}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := user.Install(f); err != nil {
-		t.Fatal(err)
-	}
-	s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
-	res := run.NewRunner(eb).Run(context.Background(), s, mslemu.Options(), nil)
+	res := runFiles(t, eb, map[string]string{"kernel.yaml": limitsYAML, "k.metal": limitsKernel, "ref.py": limitsRef})
 	if res.Status != profiler.StatusOK {
 		t.Fatalf("status %s, want ok: %s", res.Status, strings.TrimSpace(res.Error))
 	}

@@ -5,12 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/pyref"
-	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/metal/mslemu"
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/run"
 )
 
 // stdlibTypeKernels use what Metal's stdlib declares about its types, as
@@ -153,17 +150,9 @@ func TestStdlibTypesOnEmulator(t *testing.T) {
 			if src == stdlibTypeKernels && c.from != "" {
 				t.Fatalf("%q is not in the source", c.from)
 			}
-			f, err := user.Load(usertest.Write(t, map[string]string{
+			res := runFiles(t, eb, map[string]string{
 				"kernel.yaml": strings.Replace(stdlibTypesYAML, "NAME", "t_emu_stdlib_types_"+c.name, 1),
-				"k.metal":     src, "ref.py": stdlibTypesRef}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := user.Install(f); err != nil {
-				t.Fatal(err)
-			}
-			s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
-			res := run.NewRunner(eb).Run(context.Background(), s, mslemu.Options(), nil)
+				"k.metal":     src, "ref.py": stdlibTypesRef})
 			if res.Status != c.want {
 				t.Fatalf("status %s, want %s: %s %+v", res.Status, c.want, res.Error, res.Verdict)
 			}

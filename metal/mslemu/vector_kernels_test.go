@@ -5,13 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/pyref"
-	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/metal"
 	"github.com/mltop/mltop/metal/mslemu"
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/run"
 )
 
 var emuDev = metal.DeviceInfo(metal.RawDevice{Name: "Apple M1 Max", MaxTGMPerGroup: 32768, MaxThreadsWidth: 1024, HasTimestampSet: true, StageBoundary: true})
@@ -109,17 +106,9 @@ func TestVectorKernelsOnEmulator(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			src := strings.Replace(vectorKernels, c.from, c.to, 1)
-			f, err := user.Load(usertest.Write(t, map[string]string{
+			res := runFiles(t, eb, map[string]string{
 				"kernel.yaml": strings.Replace(vectorKernelsYAML, "NAME", "t_emu_vectors_"+c.name, 1),
-				"k.metal":     src, "ref.py": vectorKernelsRef}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := user.Install(f); err != nil {
-				t.Fatal(err)
-			}
-			s := profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema())
-			res := run.NewRunner(eb).Run(context.Background(), s, mslemu.Options(), nil)
+				"k.metal":     src, "ref.py": vectorKernelsRef})
 			if res.Status != c.want {
 				t.Fatalf("status %s, want %s: %s %+v", res.Status, c.want, res.Error, res.Verdict)
 			}
