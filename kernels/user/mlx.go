@@ -405,7 +405,7 @@ func (f *Family) mlxProgram(s profiler.Spec, e map[string]any) (profiler.Program
 	}
 	path := f.src["metal"].path
 	noFiles := func(string) ([]byte, error) { return nil, os.ErrNotExist }
-	p, err := prepareSource("metal", path, code, nil, noFiles, f.offers(), toolkitHeaders{})
+	p, err := prepareSource("metal", path, code, nil, noFiles, f.offers(), nil, toolkitHeaders{})
 	if err != nil {
 		return profiler.Program{}, err
 	}

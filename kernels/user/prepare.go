@@ -158,13 +158,13 @@ func (t toolkitHeaders) has(header string) bool {
 
 // prepareSource scans a source and the local headers it includes (found
 // beside the including file, then in includeDirs) and plans how each
-// offered name reaches it.
-func prepareSource(lang, path, code string, includeDirs []string, read func(string) ([]byte, error), offers []offer, tk toolkitHeaders) (*prepared, error) {
+// offered name reaches it. entryNames: see prepareLoaded.
+func prepareSource(lang, path, code string, includeDirs []string, read func(string) ([]byte, error), offers []offer, entryNames []string, tk toolkitHeaders) (*prepared, error) {
 	p, err := loadSource(lang, path, code, includeDirs, read)
 	if err != nil {
 		return nil, err
 	}
-	return p.prepareLoaded(offers, tk), nil
+	return p.prepareLoaded(offers, entryNames, tk), nil
 }
 
 // loadSource reads and scans a source and, depth first, the local headers
@@ -179,10 +179,12 @@ func loadSource(lang, path, code string, includeDirs []string, read func(string)
 }
 
 // prepareLoaded finishes a loaded source: CUDA host code blanked, the names the
-// source declares, and how each offered name reaches it.
-func (p *prepared) prepareLoaded(offers []offer, tk toolkitHeaders) *prepared {
+// source declares, and how each offered name reaches it. entryNames are
+// the identifiers of the manifest's entries (builder.entryNames): device
+// code uses what they name, so no host code blanks it.
+func (p *prepared) prepareLoaded(offers []offer, entryNames []string, tk toolkitHeaders) *prepared {
 	p.toolkit, p.offers, p.inserts, p.declared = tk, offers, map[*unit]map[int][]string{}, map[string]bool{}
-	p.scanCUDA()
+	p.scanCUDA(entryNames)
 	for _, u := range p.units {
 		for _, d := range u.scan.Decls {
 			for _, n := range d.Names {
@@ -266,9 +268,9 @@ func (p *prepared) load(u *unit, dirs []string, read func(string) ([]byte, error
 // (a macro one of them defines is no host header's binding macro to
 // blank: a device function whose head a local header's macro writes
 // stays, a launcher it writes is blanked), with the types and aliases only
-// host code needs marked host (csrc.MarkHostOnly), then with its host code
-// blanked (compiled).
-func (p *prepared) scanCUDA() {
+// host code needs marked host (csrc.MarkHostOnly; what the entries name
+// stays), then with its host code blanked (compiled).
+func (p *prepared) scanCUDA(entryNames []string) {
 	if p.lang != "cuda" {
 		return
 	}
@@ -283,7 +285,7 @@ func (p *prepared) scanCUDA() {
 		}
 		final[i] = u.scan
 	}
-	csrc.MarkHostOnlyWith(p.hostHeaders(), final...)
+	csrc.MarkHostOnlyWith(p.hostHeaders(), entryNames, final...)
 	for i, u := range p.units {
 		others := append(slices.Clone(scans[:i]), scans[i+1:]...)
 		u.compiled = u.scan

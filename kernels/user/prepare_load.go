@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mltop/mltop/kernels/user/csrc"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/expr"
 )
@@ -107,16 +108,14 @@ func (bl *builder) prepare() error {
 	f.prep = map[string]*prepared{}
 	for _, lang := range slices.Sorted(maps.Keys(f.src)) {
 		src := f.src[lang]
-		var p *prepared
-		var err error
-		if pre := bl.loaded[lang]; pre != nil && pre.units[0].path == src.path && pre.units[0].code == src.code { // read and scanned by sourceConsts (an MLX body is written after)
-			p = pre.prepareLoaded(offers, tk)
-		} else {
-			p, err = prepareSource(lang, src.path, src.code, f.includeDirs, bl.read, offers, tk)
+		p := bl.loaded[lang]
+		if p == nil || p.units[0].path != src.path || p.units[0].code != src.code { // else read and scanned by sourceConsts (an MLX body is written after)
+			var err error
+			if p, err = loadSource(lang, src.path, src.code, f.includeDirs, bl.read); err != nil {
+				return bl.d.err("$.sources."+lang, "sources."+lang, "%v", err)
+			}
 		}
-		if err != nil {
-			return bl.d.err("$.sources."+lang, "sources."+lang, "%v", err)
-		}
+		p = p.prepareLoaded(offers, bl.entryNames(lang, p), tk)
 		if lang == "cuda" {
 			tkSrc := tk
 			tkSrc.usingStd = p.usesNamespaceStd()
@@ -129,6 +128,41 @@ func (bl *builder) prepare() error {
 		f.prep[lang] = p
 	}
 	return nil
+}
+
+// entryNames are the identifiers of every dispatch's entry, the dtype
+// name replaced by its C types at each of the manifest's dtypes
+// (`k<Traits<4, T>>`: k, Traits, float, __half, …): the kernel
+// instantiated there uses what they name, though in the files only host
+// code (a launcher) may name it and the kernel only through its template
+// parameter, so MarkHostOnly keeps it. p is lang's source, loaded.
+func (bl *builder) entryNames(lang string, p *prepared) []string {
+	idents := func(text string) []string {
+		var out []string
+		for _, t := range csrc.Tokenize(text) {
+			if t.Kind == csrc.Ident {
+				out = append(out, t.Text)
+			}
+		}
+		return out
+	}
+	var names []string
+	for _, ds := range bl.m.Dispatches {
+		for _, n := range idents(ds.Entry) {
+			if n != bl.dtypeName() {
+				names = append(names, n)
+				continue
+			}
+			for _, dt := range bl.f.schema.DTypes {
+				ct := CTypes[lang][dt]
+				if t, ok := torchCTypes[dt]; ok && lang == "cuda" && p.torchSource() {
+					ct = t
+				}
+				names = append(names, idents(ct)...)
+			}
+		}
+	}
+	return names
 }
 
 // offers are the names mltop gives the sources.

@@ -36,7 +36,7 @@ import (
 //
 // Host then reports them, so Blank blanks them. It returns how many it
 // marked.
-func MarkHostOnly(files ...*File) int { return MarkHostOnlyWith(HostHeaders{}, files...) }
+func MarkHostOnly(files ...*File) int { return MarkHostOnlyWith(HostHeaders{}, nil, files...) }
 
 // HostHeaders is what MarkHostOnlyWith knows of a program's system headers.
 type HostHeaders struct {
@@ -62,7 +62,14 @@ type HostHeaders struct {
 // code gets declares (undeclaredHostType): `typedef pthread_t CUTThread;`
 // beside <pthread.h>. As for the others, one the code that stays uses
 // stays (and NVRTC names the missing type).
-func MarkHostOnlyWith(h HostHeaders, files ...*File) int {
+//
+// entryNames are names device code uses from outside the files: the
+// identifiers of the entries the program is launched by, template
+// arguments included (`k<Traits<4, float>>`: k, Traits, float). A
+// declaration of one is used, so it stays with all it uses, although
+// only host code (a launcher) names it in the files and the kernel only
+// through its template parameter.
+func MarkHostOnlyWith(h HostHeaders, entryNames []string, files ...*File) int {
 	declared := map[string]bool{}
 	for _, f := range files {
 		for _, d := range f.Decls {
@@ -112,6 +119,9 @@ func MarkHostOnlyWith(h HostHeaders, files ...*File) int {
 	for changed := true; changed; {
 		changed = false
 		used := map[string]bool{}
+		for _, n := range entryNames {
+			used[n] = true
+		}
 		for _, f := range files {
 			f.keptUses(used, func(start int) bool {
 				return notUses[f][start] || slices.ContainsFunc(cands, func(c cand) bool { return c.f == f && start >= c.start && start < c.end })

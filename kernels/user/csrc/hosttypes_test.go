@@ -169,7 +169,7 @@ __global__ void fill(Params p) {}
 		t.Run(tc.name, func(t *testing.T) {
 			f := Scan(src)
 			known := func(n string) bool { return n == "int64_t" }
-			MarkHostOnlyWith(HostHeaders{Stubbed: tc.stubbed, Known: known}, f)
+			MarkHostOnlyWith(HostHeaders{Stubbed: tc.stubbed, Known: known}, nil, f)
 			var host []string
 			for _, d := range f.Decls {
 				if d.Kind == Alias && d.Host() {
@@ -320,7 +320,7 @@ using std::min;
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := Scan(src)
-			MarkHostOnlyWith(HostHeaders{Torch: tc.torch}, f)
+			MarkHostOnlyWith(HostHeaders{Torch: tc.torch}, nil, f)
 			var host []string
 			for _, d := range f.Decls {
 				if d.Host() {
@@ -328,6 +328,61 @@ using std::min;
 				}
 			}
 			if strings.Join(host, "\n") != strings.Join(tc.host, "\n") {
+				t.Errorf("host %q, want %q", host, tc.host)
+			}
+		})
+	}
+}
+
+// A traits struct the kernel names only through its template parameter
+// and the host launcher names outright is a use of the device side when
+// a manifest's entry names it (k<Traits<4, float>>): it stays, and so does
+// what it needs (Block). Its member alias used as a qualifier (L::Storage)
+// reads as a namespace none of the files declares, which made it a
+// candidate. A struct really host-only (std::vector, named in no device
+// code nor entry) is still marked.
+func TestMarkHostOnlyEntryNames(t *testing.T) {
+	const src = `#include <vector>
+template <typename T, int N> struct Loader { struct Storage { T v[N]; }; };
+template <typename T, int N> struct Block {
+  using L = Loader<T, N>;
+  typename L::Storage s;
+};
+template <int N_, typename T_> struct Traits {
+  using B = Block<T_, N_>;
+  static constexpr int kN = N_;
+  static constexpr int kBytes = sizeof(B);
+};
+struct HostCache { std::vector<float> v; };
+template <typename Kt> __global__ void k(float* y) { y[threadIdx.x] = Kt::kBytes; }
+template <int N> void launch(float* y, HostCache& c) {
+  using Kt = Traits<N, float>;
+  k<Kt><<<1, Kt::kN>>>(y);
+}
+`
+	for _, tc := range []struct {
+		name    string
+		entries []string
+		host    []string
+	}{
+		{"no entries", nil, []string{"struct Block", "struct Traits", "struct HostCache", "void launch"}},
+		{"entry k<Traits<4, float>>", []string{"k", "Traits", "float"}, []string{"struct HostCache", "void launch"}},
+		{"entry naming HostCache's neighbour only", []string{"k", "Loader"}, []string{"struct Block", "struct Traits", "struct HostCache", "void launch"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := Scan(src)
+			MarkHostOnlyWith(HostHeaders{}, tc.entries, f)
+			var host []string
+			for _, d := range f.Decls {
+				if d.Host() {
+					for _, want := range []string{"struct Block", "struct Traits", "struct HostCache", "void launch", "struct Loader", "void k"} {
+						if strings.Contains(src[d.Start:d.End], want) {
+							host = append(host, want)
+						}
+					}
+				}
+			}
+			if strings.Join(host, ", ") != strings.Join(tc.host, ", ") {
 				t.Errorf("host %q, want %q", host, tc.host)
 			}
 		})
