@@ -199,6 +199,19 @@ func TestJSONAndTableSinks(t *testing.T) {
 	if b := FormatResult(r); strings.Contains(b, "did not reach") {
 		t.Errorf("precision block:\n%s", b)
 	}
+	// Five samples have no interval (CIHi 0): the block must not claim
+	// ±0.00%, and says why there is none and what gives one.
+	r.StopReason = profiler.StopTimeLimit
+	r.Stats.N, r.Stats.CILo, r.Stats.CIHi = 5, 0, 0
+	b := FormatResult(r)
+	for _, want := range []string{"median 1.00 µs (no 95% CI: fewer than 6 samples)", "the time limit came after 5 samples, fewer than the 6 a 95% interval of the median needs", "a longer --time-limit"} {
+		if !strings.Contains(b, want) {
+			t.Errorf("5-sample block lacks %q:\n%s", want, b)
+		}
+	}
+	if strings.Contains(b, "±0.00%") || strings.Contains(b, "± 0.00%") {
+		t.Errorf("5-sample block claims a zero interval:\n%s", b)
+	}
 }
 
 func TestOpenCSVKeepsExistingRows(t *testing.T) {

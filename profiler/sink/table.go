@@ -402,13 +402,24 @@ func FormatResult(r profiler.Result) string {
 	st := r.Stats
 	if st.N > 0 {
 		fmt.Fprintf(&b, "\ntiming (%s) cache %s, stopped on %s\n", r.Timer, r.Cache, r.StopReason)
-		fmt.Fprintf(&b, "  median %s ± %.2f%% (95%% CI %s–%s)   p10–p90 %s–%s   min %s   cv %.2f%%   n %d\n",
-			units.Nanos(st.Median), 100*st.CIHalfRel(), units.Nanos(st.CILo), units.Nanos(st.CIHi),
+		// Below 6 samples there is no 95% interval of the median
+		// (profiler.MedianCI): say so rather than a ±0.00% that reads as
+		// perfectly precise.
+		ci := "(no 95% CI: fewer than 6 samples)"
+		if st.CIHi > 0 {
+			ci = fmt.Sprintf("± %.2f%% (95%% CI %s–%s)", 100*st.CIHalfRel(), units.Nanos(st.CILo), units.Nanos(st.CIHi))
+		}
+		fmt.Fprintf(&b, "  median %s %s   p10–p90 %s–%s   min %s   cv %.2f%%   n %d\n",
+			units.Nanos(st.Median), ci,
 			units.Nanos(st.P10), units.Nanos(st.P90), units.Nanos(st.Min), 100*st.CV, st.N)
 		if r.StopReason == profiler.StopTimeLimit || r.StopReason == profiler.StopMaxSamples {
 			// The --noise target was not reached: say what the median is
 			// good for and what would tighten it.
-			fmt.Fprintf(&b, "  the median's interval did not reach the --noise target before the %s: it is good to ±%.2f%%; a longer --time-limit (or a quieter machine) narrows it\n", r.StopReason, 100*st.CIHalfRel())
+			if st.CIHi > 0 {
+				fmt.Fprintf(&b, "  the median's interval did not reach the --noise target before the %s: it is good to ±%.2f%%; a longer --time-limit (or a quieter machine) narrows it\n", r.StopReason, 100*st.CIHalfRel())
+			} else {
+				fmt.Fprintf(&b, "  the %s came after %d samples, fewer than the 6 a 95%% interval of the median needs: the median's precision is unknown; a longer --time-limit gives it more samples\n", r.StopReason, st.N)
+			}
 		}
 		for _, d := range r.PerDispatch {
 			setup := ""
