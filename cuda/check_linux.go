@@ -22,8 +22,8 @@ func CheckCompile(p profiler.Program, arch string) (CompileReport, error) {
 	}
 	_, r.Compiler = nvrtcLocation()
 	if p.Code != "" { // a user program: it gets the toolkit's headers
-		searchToolkit()
-		r.Headers = includeSummary(toolkitSearched)
+		_, searched := searchToolkit()
+		r.Headers = includeSummary(searched)
 	}
 	builtin, err := shaders.Headers("cuda")
 	if err != nil {

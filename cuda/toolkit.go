@@ -325,24 +325,34 @@ func toolkitInfo(l includeLookup, nvrtcDesc string) ToolkitInfo {
 }
 
 var (
-	toolkitOnce     sync.Once
+	toolkitMu       sync.Mutex
+	toolkitKey      *string // what the last search ran for (nil: none ran)
 	toolkitDirs     []string
 	toolkitSearched []IncludeSearch
 )
 
-func searchToolkit() {
-	toolkitOnce.Do(func() {
-		path, _ := nvrtcLocation()
+// searchToolkit returns the toolkit's include directories and how the
+// search went: searched once per NVRTC location, MLTOP_CUDA_INCLUDE and
+// cache folder (a process that changes them, as tests do, searches again
+// instead of keeping what an earlier setting found).
+func searchToolkit() ([]string, []IncludeSearch) {
+	path, _ := nvrtcLocation()
+	key := strings.Join([]string{path, os.Getenv(IncludeEnv), os.Getenv("MLTOP_CACHE_DIR"), os.Getenv("HOME")}, "\x00")
+	toolkitMu.Lock()
+	defer toolkitMu.Unlock()
+	if toolkitKey == nil || *toolkitKey != key {
 		toolkitDirs, toolkitSearched = findIncludeDirs(hostLookup(path))
-	})
+		toolkitKey = &key
+	}
+	return toolkitDirs, toolkitSearched
 }
 
 // ToolkitIncludeDirs are the include directories found on this machine
-// (searched once per process): what user programs get after their own
-// IncludeDirs.
+// (searched once per setting, see searchToolkit): what user programs get
+// after their own IncludeDirs.
 func ToolkitIncludeDirs() []string {
-	searchToolkit()
-	return toolkitDirs
+	dirs, _ := searchToolkit()
+	return dirs
 }
 
 // includeSummary says in a few words where the toolkit's headers come

@@ -452,3 +452,22 @@ func TestSystemView(t *testing.T) {
 		t.Errorf("cache holds %d entries, want the 2 views (no temporary folder left)", len(entries))
 	}
 }
+
+// The include search follows MLTOP_CUDA_INCLUDE as it changes within a
+// process: a search under one setting is not kept for the next (a test
+// that pointed NVRTC or the headers elsewhere left the README's check
+// without headers, and a long-lived process would keep a stale answer).
+func TestToolkitSearchFollowsTheSetting(t *testing.T) {
+	dirs := [2]string{t.TempDir(), t.TempDir()}
+	for _, d := range dirs {
+		if err := os.WriteFile(filepath.Join(d, "cuda_fp16.h"), []byte("// marker\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{dirs[0], dirs[1], dirs[0]} {
+		t.Setenv(IncludeEnv, d)
+		if got := ToolkitIncludeDirs(); !slices.Contains(got, d) {
+			t.Errorf("%s=%s: include dirs %v lack it", IncludeEnv, d, got)
+		}
+	}
+}
