@@ -28,14 +28,14 @@ func TestCheckCommand(t *testing.T) {
 	t.Setenv(pyref.PythonEnv, filepath.Join(t.TempDir(), "no-python"))
 	t.Setenv("MLTOP_NVRTC", filepath.Join(t.TempDir(), "no-nvrtc.so"))
 	code, out, errs := runCLI(t, "check", checkFolder(t, false))
-	if code != 0 || !strings.Contains(out, "(test_good_dir_k)") || !strings.Contains(out, "=> ok") {
+	if code != 0 || !strings.Contains(out, "(test_good_dir_k)") || !strings.Contains(out, "=> ok") || !strings.Contains(out, notRunNote) {
 		t.Errorf("clean folder: exit %d\n%s\n%s", code, out, errs)
 	}
 	code, out, errs = runCLI(t, "check", "--quiet", checkFolder(t, true))
 	if code != 2 || !strings.Contains(out, "=> ok") || !strings.Contains(out, `has no kernel "k_fwd"`) || !strings.Contains(errs, "a manifest does not load") {
 		t.Errorf("broken folder: exit %d\n%s\n%s", code, out, errs)
 	}
-	if strings.Contains(out, "note ") {
+	if strings.Contains(out, "note ") || strings.Contains(out, notRunNote) {
 		t.Errorf("--quiet printed notes:\n%s", out)
 	}
 	// --arch is checked even where no NVRTC would compile for it

@@ -127,6 +127,12 @@ func (r Result) Failed() bool {
 	return false
 }
 
+// Passed says whether the verdict is ok (with or without steps skipped
+// for want of a tool).
+func (r Result) Passed() bool {
+	return !r.Broken() && !r.Unrunnable && !r.BadArch && !r.Failed() && r.Stopped == ""
+}
+
 func (r Result) has(l Level, step string) bool {
 	for _, f := range r.Findings {
 		if f.Level == l && f.Step == step {
