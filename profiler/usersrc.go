@@ -17,14 +17,11 @@ import (
 // backend, not a compile error.
 var ErrCannotRun = errors.New("this backend cannot run the program")
 
-// CPUCannotRunUser is the CPU backend's refusal of user kernel name, with
-// exactly what can run it: the backend of each language its manifest has a
-// source in, and for a Metal source, on a machine without a Mac, `mltop
-// check --run` on the MSL emulation (a CUDA source needs an NVIDIA GPU).
-func CPUCannotRunUser(name string) string {
-	msg := "the CPU backend cannot run user kernel " + name + ": it runs only built-in families' Go code"
-	var langs []string
-	dir := "DIR"
+// userSources are the languages user kernel name has sources in
+// (sorted) and its manifest's folder; nil and "DIR" when name is no user
+// kernel mltop knows.
+func userSources(name string) (langs []string, dir string) {
+	dir = "DIR"
 	if f, err := Lookup(name); err == nil {
 		if s, ok := f.(interface {
 			Languages() []string
@@ -33,16 +30,40 @@ func CPUCannotRunUser(name string) string {
 			langs, dir = s.Languages(), filepath.Dir(s.Path())
 		}
 	}
+	return langs, dir
+}
+
+// UserBackendFlag is the --backend that runs user kernel name's own
+// sources, for every message that says a backend cannot: "--backend cuda"
+// for a kernel with only a CUDA source, "--backend metal" for only a
+// Metal one, else (both, or a kernel mltop does not know) "--backend cuda
+// or metal".
+func UserBackendFlag(name string) string {
+	langs, _ := userSources(name)
+	if len(langs) == 1 && (langs[0] == "cuda" || langs[0] == "metal") {
+		return "--backend " + langs[0]
+	}
+	return "--backend cuda or metal"
+}
+
+// CPUCannotRunUser is the CPU backend's refusal of user kernel name, with
+// exactly what can run it: the backend of each language its manifest has a
+// source in (UserBackendFlag), and for a Metal source, on a machine
+// without a Mac, `mltop check --run` on the MSL emulation (a CUDA source
+// needs an NVIDIA GPU).
+func CPUCannotRunUser(name string) string {
+	msg := "the CPU backend cannot run user kernel " + name + ": it runs only built-in families' Go code"
+	langs, dir := userSources(name)
 	emulated := fmt.Sprintf("`mltop check --run %s --set …` (a small shape) runs it on the MSL emulation", dir)
 	switch {
 	case slices.Equal(langs, []string{"metal"}):
-		return msg + fmt.Sprintf("; its only source is Metal: --backend metal runs it on a Mac; without one, %s; CUDA cannot run it", emulated)
+		return msg + fmt.Sprintf("; its only source is Metal: %s runs it on a Mac; without one, %s; CUDA cannot run it", UserBackendFlag(name), emulated)
 	case slices.Equal(langs, []string{"cuda"}):
-		return msg + "; its only source is CUDA: --backend cuda runs it on an NVIDIA GPU"
+		return msg + "; its only source is CUDA: " + UserBackendFlag(name) + " runs it on an NVIDIA GPU"
 	case slices.Contains(langs, "metal"):
 		return msg + fmt.Sprintf("; use --backend cuda (an NVIDIA GPU) or metal (a Mac); without either, %s", strings.Replace(emulated, "runs it", "runs its Metal source", 1))
 	}
-	return msg + "; use --backend cuda or metal"
+	return msg + "; use " + UserBackendFlag(name)
 }
 
 // SourceKey identifies a program's own source text and includes, so

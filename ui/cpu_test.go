@@ -44,7 +44,7 @@ func TestUserKernelOnCPUSaysWhy(t *testing.T) {
 	opts, _, name := userKernelOptions(t, "my_rowsum")
 	hs := start(t, r, opts, 80, 24)
 	frame := hs.waitFor("user kernel picked", func(m Model) bool { return m.family() != nil && m.family().Name() == name })
-	if !strings.Contains(frame, "needs a GPU backend") || strings.Contains(frame, "✓ TGM") {
+	if !strings.Contains(frame, "needs a GPU backend") || !strings.Contains(frame, "(--backend cuda) ·") || strings.Contains(frame, "✓ TGM") {
 		t.Errorf("before the run the editor should say the kernel needs a GPU backend, not ✓:\n%s", frame)
 	}
 	hs.keys("r")
@@ -52,13 +52,14 @@ func TestUserKernelOnCPUSaysWhy(t *testing.T) {
 	checkFrame(t, frame, 80, 24)
 	lines := strings.Split(frame, "\n")
 	status := lines[len(lines)-2]
-	if !strings.HasPrefix(status, "run #1 "+name+": invalid — needs a GPU backend: use --backend cuda or metal") {
+	// its only source is CUDA: the backend named is CUDA alone
+	if !strings.HasPrefix(status, "run #1 "+name+": invalid — needs a GPU backend: use --backend cuda") || strings.Contains(status, "or metal") {
 		t.Errorf("the status line should carry the reason: %q", status)
 	}
 	if strings.Contains(frame, "compiling ") || strings.Contains(frame, "cannot run the program") {
 		t.Errorf("the error panel repeats the runner's prefix or the sentinel:\n%s", frame)
 	}
-	if !strings.Contains(frame, "use --backend cuda or metal") {
+	if !strings.Contains(frame, "use --backend cuda") || strings.Contains(frame, "cuda or metal") {
 		t.Errorf("the error panel lacks what to do:\n%s", frame)
 	}
 	if t.Failed() {

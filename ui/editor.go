@@ -419,7 +419,7 @@ func (e editor) View(w, h int, focused bool, typing string) []string {
 	} else if needsGPU(e.preview.Plan, e.dev) {
 		// Rules and budget pass, but this backend can never run the
 		// kernel: no green ✓ for a run that will be invalid.
-		for i, l := range wrap("✗ needs a GPU backend (--backend cuda or metal) · "+e.previewSummary(iw < 30), iw) {
+		for i, l := range wrap("✗ needs a GPU backend ("+profiler.UserBackendFlag(e.spec().Kernel)+") · "+e.previewSummary(iw < 30), iw) {
 			if i == 2 {
 				break
 			}

@@ -177,7 +177,7 @@ func TestReasonDropsPrefixes(t *testing.T) {
 		st        profiler.Status
 		err, want string
 	}{
-		{profiler.StatusInvalid, cpu, cannotRunUser + "\nthe CPU backend cannot run user kernel rowsum: it runs only built-in families' Go code"},
+		{profiler.StatusInvalid, cpu, "needs a GPU backend: use --backend cuda or metal\nthe CPU backend cannot run user kernel rowsum: it runs only built-in families' Go code"},
 		{profiler.StatusInvalid, "compiling k (k): BQ=8 too small", "BQ=8 too small"},
 		{profiler.StatusInvalid, "BQ=8 must be a multiple of 32", "BQ=8 must be a multiple of 32"},
 		// A compile error keeps the dispatch's name: it says which of several failed.

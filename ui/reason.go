@@ -6,9 +6,12 @@ import (
 	"github.com/mltop/mltop/profiler"
 )
 
-// cannotRunUser is the short reason a spec is invalid on a backend that
-// runs no user kernel sources: what to do first, so it fits a status line.
-const cannotRunUser = "needs a GPU backend: use --backend cuda or metal"
+// cannotRunUser is the short reason user kernel name's spec is invalid on
+// a backend that runs no user kernel sources: what to do first, so it fits
+// a status line, naming the backend its sources are for.
+func cannotRunUser(name string) string {
+	return "needs a GPU backend: use " + profiler.UserBackendFlag(name)
+}
 
 // runsUserSources says whether the device's backend compiles a user
 // kernel's own source. Only the CPU backend cannot: it runs the built-in
@@ -36,7 +39,7 @@ func needsGPU(p *profiler.Plan, dev profiler.DeviceInfo) bool {
 func reason(r profiler.Result) string {
 	msg := r.Reason()
 	if r.CannotRun() && strings.Contains(msg, "cannot run user kernel") {
-		msg = cannotRunUser + "\n" + msg
+		msg = cannotRunUser(r.Spec.Kernel) + "\n" + msg
 	}
 	return msg
 }

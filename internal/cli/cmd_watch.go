@@ -110,7 +110,7 @@ func runWatch(ctx context.Context, s *session, wa *watchArgs, pos []string) erro
 	if first := runOnce("start", time.Now(), "after_start"); first.CannotRun() && ctx.Err() == nil {
 		// No save makes it runnable here; what a save still checks is the
 		// manifest, the plan and the budget.
-		fmt.Fprintf(stderr, "mltop: %s cannot run %s's source, so every run here is invalid; each save still re-checks the manifest, the plan and the TGM budget. To measure, watch with --backend cuda or metal\n", dev.Backend, name)
+		fmt.Fprintf(stderr, "mltop: %s cannot run %s's source, so every run here is invalid; each save still re-checks the manifest, the plan and the TGM budget. To measure, watch with %s\n", dev.Backend, name, profiler.UserBackendFlag(spec.Kernel))
 	}
 	reruns := 0
 	for {

@@ -120,7 +120,7 @@ func TestWatchCommand(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Errorf("exit %d after --count 2; stderr:\n%s", code, errb.String())
 	}
-	if !strings.Contains(errb.String(), "every run here is invalid; each save still re-checks the manifest") {
+	if !strings.Contains(errb.String(), "every run here is invalid; each save still re-checks the manifest") || !strings.Contains(errb.String(), "To measure, watch with --backend cuda\n") {
 		t.Errorf("stderr does not say what watching on the CPU does:\n%s", errb.String())
 	}
 	if !strings.Contains(errb.String(), "the kernel as loaded before stays") {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,9 +63,20 @@ func (s *session) runSearches(ctx context.Context, o *options, backend string, c
 	}
 	defer exec.Close()
 	dev := exec.Device()
+	// As a sweep's: a row another backend or device could not run is
+	// measured again here, and replaced in the file.
+	on := sink.ResumeOn{Backend: dev.Backend, Device: dev.Name}
+	if o.resume != "" {
+		again := newResumeAgain(on)
+		done = slices.DeleteFunc(done, func(r profiler.Result) bool { return again.take(sink.DoneRowOf(r)) })
+		again.note(stderr, o.resume, false)
+	}
 	sinks := []profiler.Sink{&stepLog{w: stderr, quiet: o.quiet}}
 	if o.csv != "" {
-		c, err := sink.OpenCSV(o.csv, cols, o.resume != "")
+		c, err := sink.OpenCSV(o.csv, cols, false)
+		if o.resume != "" {
+			c, err = sink.OpenCSVResuming(o.csv, cols, on)
+		}
 		if err != nil {
 			return err
 		}

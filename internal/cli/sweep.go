@@ -270,49 +270,80 @@ func (sr *sweepRun) resumeOn(cfg *run.SweepConfig, backend string) {
 	}
 	sr.resumeAt = on
 	cfg.Skip = make(map[string]bool, len(sr.resume.done))
-	again := map[string]map[profiler.Status]int{} // where recorded → status → rows
-	var order []string
+	again := newResumeAgain(on)
 	for k, row := range sr.resume.done {
-		if !on.RunsAgain(row) {
+		if !again.take(row) {
 			cfg.Skip[k] = true
 			continue
 		}
 		delete(sr.resume.done, k)
-		where := row.Backend
-		if where == on.Backend {
-			where = row.Device
-		}
-		if again[where] == nil {
-			again[where] = map[profiler.Status]int{}
-			order = append(order, where)
-		}
-		again[where][row.Status]++
 	}
-	if len(order) == 0 {
+	again.note(sr.stderr, sr.o.resume, sr.o.dryRun)
+}
+
+// resumeAgain sorts the rows of a --resume file by whether they run again
+// where the sweep or search runs (sink.ResumeOn.RunsAgain): those another
+// backend or device could not run are counted by where they were recorded
+// and their status, for note. Sweeps and searches (tune, search:) share it.
+type resumeAgain struct {
+	on    sink.ResumeOn
+	again map[string]map[profiler.Status]int // where recorded → status → rows
+	order []string
+}
+
+func newResumeAgain(on sink.ResumeOn) *resumeAgain {
+	return &resumeAgain{on: on, again: map[string]map[profiler.Status]int{}}
+}
+
+// take says whether row's spec runs again here, counting the row when
+// another backend or device wrote it.
+func (a *resumeAgain) take(row sink.DoneRow) bool {
+	if !a.on.RunsAgain(row) {
+		return false
+	}
+	if !sink.RanElsewhere(row.Status) {
+		return true // cancelled: runs again, as ever, unsaid
+	}
+	where := row.Backend
+	if where == a.on.Backend {
+		where = row.Device
+	}
+	if a.again[where] == nil {
+		a.again[where] = map[profiler.Status]int{}
+		a.order = append(a.order, where)
+	}
+	a.again[where][row.Status]++
+	return true
+}
+
+// note says on w, before anything runs, how many rows of file run again
+// and where they were recorded; nothing when none does.
+func (a *resumeAgain) note(w io.Writer, file string, dryRun bool) {
+	if len(a.order) == 0 {
 		return
 	}
-	slices.Sort(order)
-	here := on.Backend
-	if on.Device != "" {
-		here += " (" + on.Device + ")"
+	order := slices.Sorted(slices.Values(a.order))
+	here := a.on.Backend
+	if a.on.Device != "" {
+		here += " (" + a.on.Device + ")"
 	}
 	verb := "run again"
-	if sr.o.dryRun {
+	if dryRun {
 		verb = "would run again"
 	}
 	var parts []string
 	for _, where := range order {
 		n, kinds := 0, []string{}
 		for _, st := range []profiler.Status{profiler.StatusInvalid, profiler.StatusError, profiler.StatusCompileError} {
-			if c := again[where][st]; c > 0 {
+			if c := a.again[where][st]; c > 0 {
 				n += c
 				kinds = append(kinds, fmt.Sprintf("%d %s", c, st))
 			}
 		}
 		parts = append(parts, fmt.Sprintf("%s recorded on %s (%s)", profiler.Plural(n, "row", "rows"), where, strings.Join(kinds, ", ")))
 	}
-	fmt.Fprintf(sr.stderr, "mltop: --resume %s: %s %s on %s: the backend or device that wrote them could not run them, this one may; each new row replaces its old one (to keep them instead, resume on %s)\n",
-		sr.o.resume, strings.Join(parts, ", "), verb, here, strings.Join(order, " or "))
+	fmt.Fprintf(w, "mltop: --resume %s: %s %s on %s: the backend or device that wrote them could not run them, this one may; each new row replaces its old one (to keep them instead, resume on %s)\n",
+		file, strings.Join(parts, ", "), verb, here, strings.Join(order, " or "))
 }
 
 // announce is run.Sweep's Announce: the banner and the --yes guard.

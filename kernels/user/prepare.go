@@ -118,6 +118,7 @@ type prepared struct {
 	inserts  map[*unit]map[int][]string // macro names inserted before a line
 	edits    map[*unit][]lineEdit       // CUDA: spellings NVRTC refuses, rewritten (prepare_rewrite.go)
 	declared map[string]bool            // names the source declares (standard macros skip them)
+	macros   csrc.Macros                // what decides the files' #if conditions (loadSource)
 }
 
 // toolkitHeaders is what the CUDA toolkit offers this machine.
@@ -160,7 +161,7 @@ func (t toolkitHeaders) has(header string) bool {
 // beside the including file, then in includeDirs) and plans how each
 // offered name reaches it. entryNames: see prepareLoaded.
 func prepareSource(lang, path, code string, includeDirs []string, read func(string) ([]byte, error), offers []offer, entryNames []string, tk toolkitHeaders) (*prepared, error) {
-	p, err := loadSource(lang, path, code, includeDirs, read)
+	p, err := loadSource(lang, path, code, includeDirs, read, csrc.NVRTCMacros())
 	if err != nil {
 		return nil, err
 	}
@@ -168,9 +169,10 @@ func prepareSource(lang, path, code string, includeDirs []string, read func(stri
 }
 
 // loadSource reads and scans a source and, depth first, the local headers
-// it includes (load).
-func loadSource(lang, path, code string, includeDirs []string, read func(string) ([]byte, error)) (*prepared, error) {
-	p := &prepared{lang: lang}
+// it includes (load), its #if conditions decided by macros (the manifest's
+// defines: over NVRTC's own: builder.sourceMacros).
+func loadSource(lang, path, code string, includeDirs []string, read func(string) ([]byte, error), macros csrc.Macros) (*prepared, error) {
+	p := &prepared{lang: lang, macros: macros}
 	main := &unit{path: path, code: code}
 	if err := p.load(main, includeDirs, read, map[string]*unit{fileKey(path): main}, map[string]*unit{}, 0); err != nil {
 		return nil, err
@@ -228,7 +230,7 @@ func (p *prepared) afterMetalStdlib() int {
 
 // load scans u and, depth first, the local headers it includes.
 func (p *prepared) load(u *unit, dirs []string, read func(string) ([]byte, error), byPath, byName map[string]*unit, depth int) error {
-	u.scan = csrc.Scan(u.code)
+	u.scan = csrc.ScanIn(u.code, p.macros)
 	u.compiled = u.scan // CUDA: blanked once every file is loaded (scanCUDA)
 	u.local = map[int]*unit{}
 	p.units = append(p.units, u)
@@ -281,7 +283,7 @@ func (p *prepared) scanCUDA(entryNames []string) {
 	final := make([]*csrc.File, len(p.units))
 	for i, u := range p.units {
 		if others := append(slices.Clone(scans[:i]), scans[i+1:]...); len(others) > 0 {
-			u.scan = csrc.ScanWith(u.code, others...)
+			u.scan = csrc.ScanIn(u.code, p.macros, others...)
 		}
 		final[i] = u.scan
 	}
@@ -290,7 +292,7 @@ func (p *prepared) scanCUDA(entryNames []string) {
 		others := append(slices.Clone(scans[:i]), scans[i+1:]...)
 		u.compiled = u.scan
 		if blanked := csrc.Blank(u.code, u.scan); blanked != u.code {
-			u.compiled = csrc.ScanWith(blanked, others...)
+			u.compiled = csrc.ScanIn(blanked, p.macros, others...)
 		}
 	}
 }

@@ -31,12 +31,7 @@ var dtypeLiterals = []profiler.DType{profiler.F32, profiler.F16, profiler.BF16}
 // defines compiles the manifest's defines: over the knobs, dims, flags, the
 // dtype name and the dtype literals f32, f16, bf16.
 func (bl *builder) defines() error {
-	vars := maps.Clone(bl.vars)
-	for _, dt := range dtypeLiterals {
-		if _, taken := vars[string(dt)]; !taken {
-			vars[string(dt)] = expr.DType
-		}
-	}
+	vars := bl.defineVars()
 	for _, name := range slices.Sorted(maps.Keys(bl.m.Defines)) {
 		path, field := "$.defines."+name, "defines."+name
 		if !nameRE.MatchString(name) {
@@ -62,6 +57,55 @@ func (bl *builder) defines() error {
 		bl.f.defines = append(bl.f.defines, udefine{name: name, p: p})
 	}
 	return nil
+}
+
+// defineVars are the names a defines: expression may use: the
+// manifest's, and the dtype literals.
+func (bl *builder) defineVars() expr.Vars {
+	vars := maps.Clone(bl.vars)
+	for _, dt := range dtypeLiterals {
+		if _, taken := vars[string(dt)]; !taken {
+			vars[string(dt)] = expr.DType
+		}
+	}
+	return vars
+}
+
+// sourceMacros decide the sources' #if conditions when they are scanned
+// (which code is live, which host code is blanked): NVRTC's own macros,
+// with the manifest's defines: over them, as the compiler gets them. An
+// integer define is defined at every spec; a condition is defined or not
+// where its value is the same at every spec (true, false), else it stays
+// unknown and every branch on it is read, as is a define that does not
+// compile (defines reports it).
+func (bl *builder) sourceMacros() csrc.Macros {
+	m := csrc.NVRTCMacros()
+	if len(bl.m.Defines) == 0 {
+		return m
+	}
+	vars := bl.defineVars()
+	for name, v := range bl.m.Defines {
+		delete(m, name)
+		if b, ok := v.(bool); ok {
+			m[name] = b
+			continue
+		}
+		text, err := defineText(v)
+		if err != nil {
+			continue
+		}
+		p, err := expr.Compile(text, vars, bl.d.where("$.defines."+name, "defines."+name))
+		switch {
+		case err != nil:
+		case !p.IsBool():
+			m[name] = true
+		case len(p.Names()) == 0:
+			if b, err := p.Bool(nil); err == nil {
+				m[name] = b
+			}
+		}
+	}
+	return m
 }
 
 // utf8BOM is the byte-order mark some editors (Visual Studio) write at
@@ -111,7 +155,7 @@ func (bl *builder) prepare() error {
 		p := bl.loaded[lang]
 		if p == nil || p.units[0].path != src.path || p.units[0].code != src.code { // else read and scanned by sourceConsts (an MLX body is written after)
 			var err error
-			if p, err = loadSource(lang, src.path, src.code, f.includeDirs, bl.read); err != nil {
+			if p, err = loadSource(lang, src.path, src.code, f.includeDirs, bl.read, bl.sourceMacros()); err != nil {
 				return bl.d.err("$.sources."+lang, "sources."+lang, "%v", err)
 			}
 		}

@@ -66,7 +66,7 @@ func (bl *builder) sourceConsts() error {
 	var files [][]*unit
 	for _, lang := range slices.Sorted(maps.Keys(f.src)) {
 		s := f.src[lang]
-		p, err := loadSource(lang, s.path, s.code, f.includeDirs, bl.read)
+		p, err := loadSource(lang, s.path, s.code, f.includeDirs, bl.read, bl.sourceMacros())
 		if err != nil {
 			continue
 		}

@@ -75,6 +75,12 @@ type DoneRow struct {
 	Median     float64
 }
 
+// DoneRowOf is how and where the row r (read back from a CSV) was
+// measured.
+func DoneRowOf(r profiler.Result) DoneRow {
+	return DoneRow{Backend: r.Backend, Device: r.Device, Cache: r.Cache, Settle: r.Settle, Status: r.Status, StopReason: r.StopReason, Median: r.Stats.Median}
+}
+
 // Result is the row's outcome as a Result: its status, stop reason and
 // median, the rest empty.
 func (d DoneRow) Result() profiler.Result {
@@ -149,7 +155,7 @@ func readResumeFile(path string, cols Columns, on ResumeOn) (*resumeFile, error)
 			pending = err // the last row, cut short by a kill: its spec runs again
 			continue
 		}
-		row := DoneRow{Backend: r.Backend, Device: r.Device, Cache: r.Cache, Settle: r.Settle, Status: r.Status, StopReason: r.StopReason, Median: r.Stats.Median}
+		row := DoneRowOf(r)
 		if on.RunsAgain(row) {
 			continue
 		}

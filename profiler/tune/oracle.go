@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"errors"
 	"maps"
 
 	"github.com/mltop/mltop/profiler"
@@ -45,11 +46,5 @@ func refusal(job profiler.Job, dev profiler.DeviceInfo, cache *run.PlanCache) er
 	if _, err := run.Prepare(job.Spec, dev, run.PrepareOptions{Mode: job.Options.CacheMode(), Cache: cache}); err != nil {
 		return err
 	}
-	return errCPUUserKernel
+	return errors.New("a user kernel's source does not run on the CPU backend: use " + profiler.UserBackendFlag(job.Spec.Kernel))
 }
-
-type constError string
-
-func (e constError) Error() string { return string(e) }
-
-const errCPUUserKernel = constError("a user kernel's source does not run on the CPU backend: use --backend cuda or metal")

@@ -25,7 +25,8 @@ type condFrame struct {
 // lines under `#if 0` / `#elif 0`, and the branches after one whose
 // condition is the literal 1, are dead; every other branch is live.
 // Metal's macro expansion reads sources with it (no compiler macros: a
-// Metal source is not NVRTC's); Scan (markDead) adds nvrtcMacros.
+// Metal source is not NVRTC's); Scan (markDead) adds nvrtcMacros, ScanIn
+// the macros it is given.
 type Conds struct {
 	stack []condFrame
 }
@@ -66,11 +67,11 @@ func (c *Conds) step(kind string, lit int8) (dead bool) {
 }
 
 // markDead sets Directive.Dead and returns the live tokens: code outside
-// dead regions, and the markers of live conditionals.
-func markDead(toks []ltok, dirs []Directive) []ltok {
+// dead regions, and the markers of live conditionals. known decides the
+// conditions on the macros it names (condValue).
+func markDead(toks []ltok, dirs []Directive, known map[string]bool) []ltok {
 	var conds Conds
 	var live []ltok
-	known := nvrtcMacros
 	for _, t := range toks {
 		if t.dir < 0 {
 			if !conds.Dead() {
@@ -80,6 +81,7 @@ func markDead(toks []ltok, dirs []Directive) []ltok {
 		}
 		d := &dirs[t.dir]
 		d.Dead = conds.step(d.Kind, condValue(d.Kind, d.cond, known))
+		d.deadAfter = conds.Dead()
 		if !d.Dead {
 			known = forget(known, d)
 		}
@@ -91,7 +93,9 @@ func markDead(toks []ltok, dirs []Directive) []ltok {
 }
 
 // pruner keeps, of each #if group, every branch when all of them keep
-// their braces balanced, else the first; markers are dropped.
+// their braces balanced, else the first live one (`#ifndef __CUDA_ARCH__
+// void launch() { #else __global__ void k() { #endif`: k's); markers are
+// dropped.
 type pruner struct {
 	toks []ltok
 	dirs []Directive
@@ -147,19 +151,24 @@ func (p *pruner) group(i int) (kept []ltok, bal int, ok bool, next int) {
 	var branches [][]ltok
 	var bals []int
 	allBalanced := true
-	i++
+	first := -1 // the first live branch
 	for {
+		dead := p.dirs[p.toks[i].dir].deadAfter
+		i++
 		k, b, o, n := p.seq(i)
+		if first < 0 && !dead {
+			first = len(branches)
+		}
 		branches = append(branches, k)
 		bals = append(bals, b)
-		allBalanced = allBalanced && o && b == 0
+		allBalanced = allBalanced && (dead || o && b == 0)
 		if n >= len(p.toks) {
 			next = n
 			break
 		}
-		i = n + 1
+		i = n
 		if p.dirs[p.toks[n].dir].Kind == "endif" {
-			next = i
+			next = i + 1
 			break
 		}
 	}
@@ -169,5 +178,8 @@ func (p *pruner) group(i int) (kept []ltok, bal int, ok bool, next int) {
 		}
 		return kept, 0, true, next
 	}
-	return branches[0], bals[0], bals[0] >= 0, next
+	if first < 0 {
+		return nil, 0, true, next
+	}
+	return branches[first], bals[first], bals[first] >= 0, next
 }

@@ -135,3 +135,42 @@ func TestScanCompilerMacros(t *testing.T) {
 		}
 	}
 }
+
+// ScanIn decides conditions by the macros it is given: NVRTC's view
+// (Scan) takes host code under `#ifndef __CUDA_ARCH__` as dead, the host
+// view (HostMacros) reads it; a name given defined or not decides its
+// #ifdef, over NVRTC's own (USE_ROCM); nil decides none.
+func TestScanIn(t *testing.T) {
+	launcher := func(cond string) string {
+		return cond + "\nvoid launch(float* y) { }\n#else\n__global__ void k(float* y) {\n#endif\n}\n"
+	}
+	defs := NVRTCMacros()
+	defs["MY_FLAG"], defs["USE_ROCM"] = true, true
+	for _, c := range []struct {
+		name, src string
+		macros    Macros
+		want      string // the function read
+	}{
+		{"nvrtc: host code is dead", launcher("#ifndef __CUDA_ARCH__"), NVRTCMacros(), "k"},
+		{"host view reads it", launcher("#ifndef __CUDA_ARCH__"), HostMacros(), "launch"},
+		{"host view, !defined", launcher("#if !defined(__CUDA_ARCH__)"), HostMacros(), "launch"},
+		{"host view keeps HIP out", launcher("#ifdef __HIPCC__"), HostMacros(), "k"},
+		{"unknown: the first branch", launcher("#ifndef MY_FLAG"), NVRTCMacros(), "launch"},
+		{"a define decides", launcher("#ifndef MY_FLAG"), defs, "k"},
+		{"a define over nvrtc's own", launcher("#ifndef USE_ROCM"), defs, "k"},
+		{"nil decides nothing", launcher("#ifndef __CUDA_ARCH__"), nil, "launch"},
+	} {
+		var got []string
+		for _, d := range ScanIn(c.src, c.macros).Decls {
+			if d.Kind == Function {
+				got = append(got, d.Names...)
+			}
+		}
+		if !slices.Equal(got, []string{c.want}) {
+			t.Errorf("%s: functions %v, want [%s]", c.name, got, c.want)
+		}
+	}
+	if f := Scan(launcher("#ifndef __CUDA_ARCH__")); len(f.Decls) != 1 || f.Decls[0].Names[0] != "k" {
+		t.Errorf("Scan is NVRTC's view: %+v", f.Decls)
+	}
+}

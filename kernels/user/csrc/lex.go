@@ -25,6 +25,8 @@ type Directive struct {
 	System  bool   // #include <…> rather than "…"
 	Dead    bool   // inside an `#if 0` (or the #else of an `#if 1`)
 	cond    string // an #if/#elif's condition, an #ifdef/#ifndef/#elifdef/#elifndef's name
+	// deadAfter: the branch this #if/#elif/#else opens is dead (markDead)
+	deadAfter bool
 }
 
 // ltok is a token with its byte span, or (dir >= 0) the place of a

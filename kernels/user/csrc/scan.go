@@ -1,6 +1,9 @@
 package csrc
 
-import "strings"
+import (
+	"maps"
+	"strings"
+)
 
 // DeclKind is what a top-level declaration declares.
 type DeclKind int
@@ -70,13 +73,47 @@ type File struct {
 // and keywords, and never fails (odd input gives odd but bounded results).
 func Scan(src string) *File { return ScanWith(src) }
 
+// Macros says which macros a scan takes as defined (true) or not (false)
+// when it decides #if conditions; a name it lacks is unknown, and every
+// branch on it stays live.
+type Macros map[string]bool
+
+// NVRTCMacros are the macros as NVRTC sees them (nvrtcMacros), a fresh
+// map the caller may change: Scan's.
+func NVRTCMacros() Macros { return maps.Clone(Macros(nvrtcMacros)) }
+
+// HostMacros are the macros as a reader of a whole program takes them
+// (mltop new): NVRTC's, less those that tell nvcc's host pass from its
+// device pass (__CUDA_ARCH__, __CUDACC_RTC__, __NVCC__), which are
+// unknown. Host code under `#ifndef __CUDA_ARCH__` (a launcher, a
+// cudaMemcpyToSymbol, an #include of the launcher's header) is then read
+// with the device code.
+func HostMacros() Macros {
+	m := NVRTCMacros()
+	for _, n := range []string{"__CUDA_ARCH__", "__CUDACC_RTC__", "__NVCC__"} {
+		delete(m, n)
+	}
+	return m
+}
+
+// ScanIn is ScanWith whose #if conditions are decided by macros (nil:
+// every condition on a name is unknown) instead of NVRTC's own: a
+// manifest's defines: over them (NVRTCMacros), or HostMacros.
+func ScanIn(src string, macros Macros, headers ...*File) *File {
+	return scanWith(src, macros, headers)
+}
+
 // ScanWith is Scan where the live #defines of headers (the scans of the
 // local headers the source includes) count as the source's own: a macro
 // invocation of one of them is read through its replacement, never taken
 // for a host header's binding macro (see hostMacro).
 func ScanWith(src string, headers ...*File) *File {
+	return scanWith(src, nvrtcMacros, headers)
+}
+
+func scanWith(src string, macros map[string]bool, headers []*File) *File {
 	l := lex(src)
-	live := markDead(l.toks, l.dirs)
+	live := markDead(l.toks, l.dirs, macros)
 	f := &File{Directives: l.dirs, firstUse: map[string]int{}, dirty: l.dirty}
 	s := &scanner{macros: map[string][]string{}, replacements: map[string]string{}, braces: map[string]int{}}
 	for _, h := range headers {

@@ -37,11 +37,12 @@ func (s sourceLines) at(n int) string {
 }
 
 // localIncludes are the one-line `#include "x"` directives of code that
-// the compiler reads, by line: csrc.Scan's, as the loader finds headers,
-// so an include under `#if 0` or in a comment is not one.
+// the compiler reads, by line: an include under `#if 0` or in a comment is
+// not one. The host pass counts (csrc.HostMacros): a launcher's header
+// included under `#ifndef __CUDA_ARCH__` is read for its launches.
 func localIncludes(code string) map[int]string {
 	out := map[int]string{}
-	for _, d := range csrc.Scan(code).Directives {
+	for _, d := range csrc.ScanIn(code, csrc.HostMacros()).Directives {
 		if d.Include != "" && !d.System && !d.Dead && d.Line == d.EndLine {
 			out[d.Line] = d.Include
 		}

@@ -89,6 +89,8 @@ func TestWithLocalHeadersReadsLiveIncludesOnly(t *testing.T) {
 		{"live", "#include \"common.h\"\nint x;\n", true},
 		{"under #if 0", "#if 0\n#include \"common.h\"\n#endif\nint x;\n", false},
 		{"in a block comment", "/*\n#include \"common.h\"\n*/\nint x;\n", false},
+		{"host code under #ifndef __CUDA_ARCH__", "#ifndef __CUDA_ARCH__\n#include \"common.h\"\n#endif\nint x;\n", true},
+		{"under #ifdef __HIPCC__", "#ifdef __HIPCC__\n#include \"common.h\"\n#endif\nint x;\n", false},
 	} {
 		got, _ := withLocalHeaders("/w/main.cu", c.src, read)
 		if pasted := strings.Contains(got, "typedef float floatX;"); pasted != c.pasted {

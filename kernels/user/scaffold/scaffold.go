@@ -170,7 +170,7 @@ func pickEntries(r Request, lines sourceLines) ([]csrc.Signature, []int, error) 
 // file that includes them.
 func unreadIncludes(src string) []string {
 	var out []string
-	for _, d := range csrc.Scan(src).Directives {
+	for _, d := range csrc.ScanIn(src, csrc.HostMacros()).Directives {
 		if d.Include != "" && !d.System && !d.Dead && !slices.Contains(out, d.Include) {
 			out = append(out, d.Include)
 		}

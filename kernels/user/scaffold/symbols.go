@@ -58,7 +58,8 @@ func (c *context) addSymbols(p *plan) {
 	read := deviceNames(c.src, scan)
 	macros := extentMacros(c.src, scan)
 	seen := map[*global]bool{}
-	for _, f := range hostFills(c.src, scan, globals) {
+	// host code under #ifndef __CUDA_ARCH__ fills them as well
+	for _, f := range hostFills(c.src, csrc.ScanIn(c.src, csrc.HostMacros()), globals) {
 		g := f.g
 		if seen[g] || !read[g.name] || g.space == "" || g.space == "__shared__" {
 			continue
