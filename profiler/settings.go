@@ -20,6 +20,9 @@ const (
 	KindUint                     // uint64, as strconv.ParseUint(s, 0, 64) reads it
 	KindBool                     // bool, as strconv.ParseBool reads it
 	KindWord                     // a string from a fixed list
+	// KindSeconds is float64 seconds, written as a number (2, 0.5) or as
+	// a duration (2s, 500ms, 1m30s: time.ParseDuration).
+	KindSeconds
 )
 
 // maxSeconds bounds every setting in seconds: beyond it the watchdog's
@@ -57,15 +60,15 @@ var Settings = []Setting{
 		func(o *Options) *float64 { return &o.Stop.Noise }),
 	intSetting("min-samples", "min_samples", "take at least this many samples",
 		func(o *Options) *int { return &o.Stop.MinSamples }),
-	floatSetting("min-time", "min_time", "measure at least this many `seconds` of kernel time",
+	secondsSetting("min-time", "min_time", "measure at least this many `seconds` of kernel time",
 		"a positive number of seconds", positiveSeconds, func(o *Options) *float64 { return &o.Stop.MinTime }),
-	floatSetting("time-limit", "time_limit", "stop sampling a spec after this many `seconds` whatever the noise",
+	secondsSetting("time-limit", "time_limit", "stop sampling a spec after this many `seconds` whatever the noise",
 		"a positive number of seconds", positiveSeconds, func(o *Options) *float64 { return &o.Stop.MaxTime }),
 	intSetting("max-samples", "max_samples", "take at most this many samples",
 		func(o *Options) *int { return &o.Stop.MaxSamples }),
-	floatSetting("warmup", "warmup", "warm up for this many `seconds` (at least one run)",
+	secondsSetting("warmup", "warmup", "warm up for this many `seconds` (at least one run)",
 		"a positive number of seconds", positiveSeconds, func(o *Options) *float64 { return &o.Warmup }),
-	floatSetting("settle", "settle",
+	secondsSetting("settle", "settle",
 		"run each spec this many `seconds` before sampling, every spec in full, so the GPU's boost clock reaches the level the spec sustains (1: on an H100, 99% of the rows repeat within 2% from run to run, for 1 s more per spec; 0: off)",
 		"0 (off) or a positive number of seconds, e.g. 1", zeroOrSeconds, func(o *Options) *float64 { return &o.Settle }),
 	floatSetting("race", "race",
@@ -82,9 +85,9 @@ var Settings = []Setting{
 	intSetting("max-rows", "max_rows", "check at most this many rows against the float64 reference",
 		func(o *Options) *int { return &o.MaxRows }),
 	{
-		Flag: "timeout", Key: "timeout", Kind: KindFloat,
+		Flag: "timeout", Key: "timeout", Kind: KindSeconds,
 		Doc:  "worker watchdog per spec in `seconds` (0: 2×time-limit + settle + 60)",
-		Want: "0 (the default: 2×time-limit + settle + 60) or a positive number of seconds",
+		Want: "0 (the default: 2×time-limit + settle + 60) or a positive number of seconds (or a duration such as 90s)",
 		ok:   func(v any) bool { return zeroOrSeconds(v.(float64)) },
 		get:  func(o Options) any { return o.Timeout.Seconds() },
 		set:  func(o *Options, v any) { o.Timeout = time.Duration(v.(float64) * float64(time.Second)) },
@@ -132,6 +135,14 @@ func floatSetting(flag, key, doc, want string, ok func(float64) bool, field func
 		get: func(o Options) any { return *field(&o) },
 		set: func(o *Options, v any) { *field(o) = v.(float64) },
 	}
+}
+
+// secondsSetting is floatSetting for a time: it also takes a duration
+// (2s, 500ms).
+func secondsSetting(flag, key, doc, want string, ok func(float64) bool, field func(*Options) *float64) Setting {
+	st := floatSetting(flag, key, doc, want+" (or a duration such as 500ms)", ok, field)
+	st.Kind = KindSeconds
+	return st
 }
 
 // intSetting is a count of at least 1.
@@ -198,6 +209,12 @@ func parseKind(k SettingKind, text string) (any, error) {
 			err = errors.New("not finite")
 		}
 		return f, err
+	case KindSeconds:
+		if f, err := parseKind(KindFloat, text); err == nil {
+			return f, nil
+		}
+		d, err := time.ParseDuration(text)
+		return d.Seconds(), err
 	case KindInt:
 		n, err := strconv.ParseInt(text, 0, 64)
 		if err == nil && int64(int(n)) != n {

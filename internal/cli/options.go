@@ -100,6 +100,10 @@ func registerSettings(fs *flag.FlagSet) map[string]flag.Value {
 	for _, st := range profiler.Settings {
 		switch d := st.Default().(type) {
 		case float64:
+			if st.Kind == profiler.KindSeconds { // 2 or 2s: Setting.Parse reads the text
+				fs.Var(&textFlag{fmt.Sprint(d)}, st.Flag, st.Doc)
+				break
+			}
 			fs.Float64(st.Flag, d, st.Doc)
 		case int:
 			fs.Int(st.Flag, d, st.Doc)
@@ -116,6 +120,13 @@ func registerSettings(fs *flag.FlagSet) map[string]flag.Value {
 	}
 	return vals
 }
+
+// textFlag keeps a flag's text for its setting to parse (seconds as a
+// number or a duration).
+type textFlag struct{ text string }
+
+func (t *textFlag) String() string     { return t.text }
+func (t *textFlag) Set(v string) error { t.text = v; return nil }
 
 // givenSettings are the settings given explicitly on the command line,
 // checked (each value, and hot against cache) by profiler.ApplySettings.

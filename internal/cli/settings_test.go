@@ -44,11 +44,12 @@ func settingFromYAML(t *testing.T, key, value string) (profiler.Options, string)
 var settingValues = []string{"0", "-1", "1.5", "abc", "1e400", "99999999999999999999", "1e7"}
 
 var settingValuesOfKind = map[profiler.SettingKind][]string{
-	profiler.KindFloat: {"0.5", "1", "1e6", "0.001", "NaN", "inf"},
-	profiler.KindInt:   {"1", "20", "0x10", "20.0"},
-	profiler.KindUint:  {"7", "0x10", "18446744073709551615", "20.0"},
-	profiler.KindBool:  {"true", "false", "1", "yes"},
-	profiler.KindWord:  {"cold", "hot", "dirty", "HOT", "warm"},
+	profiler.KindFloat:   {"0.5", "1", "1e6", "0.001", "NaN", "inf"},
+	profiler.KindSeconds: {"0.5", "1", "1e6", "0.001", "NaN", "inf", "2s", "500ms", "1m30s", "-2s", "2 s", "300h"},
+	profiler.KindInt:     {"1", "20", "0x10", "20.0"},
+	profiler.KindUint:    {"7", "0x10", "18446744073709551615", "20.0"},
+	profiler.KindBool:    {"true", "false", "1", "yes"},
+	profiler.KindWord:    {"cold", "hot", "dirty", "HOT", "warm"},
 }
 
 // TestSettingsTable walks profiler.Settings: each setting's flag and sweep
