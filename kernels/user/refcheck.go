@@ -84,6 +84,9 @@ func (f *Family) CheckReference(ctx context.Context, py string, s profiler.Spec)
 			return got, problems, err
 		}
 		got = append(got, RefOutput{Name: n, Shape: a.Shape, Descr: a.Descr})
+		if bad := nonFinite(a.Data); bad > 0 {
+			problems = append(problems, RefProblem{Msg: fmt.Sprintf("%s returned %s with %d NaN or Inf of %d values on this tiny shape, from finite inputs: a run passes only where the kernel gives the same NaN or Inf; unless the kernel should, fix the reference", f.check.python, n, bad, len(a.Data))})
+		}
 	}
 	for _, b := range f.bufs {
 		if b.checked() {
@@ -251,4 +254,15 @@ func orNothing(names []string) string {
 		return "nothing"
 	}
 	return strings.Join(names, ", ")
+}
+
+// nonFinite counts the NaN and ±Inf values of vs.
+func nonFinite(vs []float64) int {
+	n := 0
+	for _, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			n++
+		}
+	}
+	return n
 }

@@ -166,3 +166,35 @@ func TestReferenceShapeErrorsAreCaught(t *testing.T) {
 func pythonManifestText(name string) string {
 	return strings.Replace(usertest.Manifest(name), "check: none", "check: {python: ref.py}", 1)
 }
+
+// A reference that returns NaN or Inf from finite inputs is said: check
+// cannot see the kernel, and a run passes only where the kernel returns
+// the same non-finite values. A finite reference gets no such warning.
+func TestReferenceNonFiniteIsSaid(t *testing.T) {
+	st := pyref.Probe(context.Background())
+	if !st.OK() {
+		t.Skip(st.Err)
+	}
+	for _, c := range []struct {
+		name, ref string
+		warned    bool
+	}{
+		{"NaN", "    return {'Y': inputs['X'] * np.nan}\n", true},
+		{"Inf in one place", "    y = inputs['X'] * 2\n    y.flat[0] = -np.inf\n    return {'Y': y}\n", true},
+		{"finite", "    return {'Y': inputs['X'] * 2}\n", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := usertest.Write(t, map[string]string{"kernel.yaml": pythonManifestText("nan_k"), "k.cu": usertest.Source,
+				"ref.py": "import numpy as np\ndef reference(inputs, dims):\n" + c.ref})
+			opt := noTools(t)
+			opt.Python = st.Path
+			got := findingsOf(Check(path, opt).Manifests[0])
+			if warned := strings.Contains(got, "NaN or Inf of"); warned != c.warned {
+				t.Errorf("warned %v, want %v:\n%s", warned, c.warned, got)
+			}
+			if c.warned {
+				mustContain(t, c.name, got, "warning [reference] ", "returned Y with ", "from finite inputs")
+			}
+		})
+	}
+}
