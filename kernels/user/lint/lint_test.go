@@ -421,6 +421,10 @@ func TestSharedArraysWithoutTGMItems(t *testing.T) {
 		{"in the entry", `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) { __shared__ float tile[WG]; }`, "", "__shared__ tile[WG] (in k) but dispatch k lists no tgm: items: the TGM budget shows 0 B; add e.g. `tgm: [{name: tile, bytes: \"WG * 4\"}]`"},
 		{"with tgm items", helper + entry, ", tgm: [{name: partial, bytes: 128}]", ""},
 		{"helper not called", unused + `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {}`, "", ""},
+		// overloads that each declare the same array: one item, not one per overload
+		{"overloads alike", "__global__ void k(const float* X, float* Y, int rows, int cols) { __shared__ float shr[32]; }\n" +
+			"__global__ void k(const __half* X, __half* Y, int rows, int cols) { __shared__ float shr[32]; }\n",
+			"", "__shared__ shr[32] (in k) but dispatch k lists no tgm: items: the TGM budget shows 0 B; add e.g. `tgm: [{name: shr, bytes: 128}]`"},
 	} {
 		m := strings.Replace(usertest.Manifest("shared_k"), "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols]"+c.tgm+"}", 1)
 		path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": c.src})
