@@ -135,7 +135,11 @@ func sharedArraysIn(toks []csrc.Token, fn string) []sharedArray {
 func lintUnsizedShared(r *Result, lang, code string) {
 	f := r.Family
 	bodies := functionBodies(code)
-	unfilled := functionBodies(f.UnfilledSource(lang))
+	unfilledCode := f.UnfilledSource(lang) // an MLX body before its placeholders are filled
+	if unfilledCode == f.Source(lang) {
+		unfilledCode = code // with the local headers
+	}
+	unfilled := functionBodies(unfilledCode)
 	macros := f.SourceMacros(lang)
 	others := user.LocalIntConsts(f.UnfilledSource(lang))
 	for _, d := range f.DispatchInfos() {
