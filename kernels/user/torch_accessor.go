@@ -267,8 +267,12 @@ func (bl *builder) bindAccessor(a uarg, prm csrc.Param, up uparam, acc accessorP
 	case a.buf == "":
 		return up, d.err(apath, afield, "%q goes to parameter `%s` of %s:%d, a PyTorch packed accessor: bind one of the buffers (%s); mltop passes its address, sizes and contiguous strides, as tensor.packed_accessor%d() does", a.text, describe(prm), file, sig.Line, strings.Join(bufNames(bl.f.bufs), ", "), acc.index*8)
 	}
-	if b := bl.buf(a.buf); len(b.shape) != acc.rank {
+	b := bl.buf(a.buf)
+	if len(b.shape) != acc.rank {
 		return up, d.err(apath, afield, "buffer %s has %d dimensions but parameter `%s` of %s:%d is a packed accessor of rank %d: give the buffer a shape of %d extents (the tensor's sizes)", a.buf, len(b.shape), describe(prm), file, sig.Line, acc.rank, acc.rank)
+	}
+	if b.out && prm.Const { // a const accessor's elements are const T&
+		return up, d.err(apath, afield, "output buffer %s goes to parameter `%s` of %s:%d, a const packed accessor, which the kernel cannot write through: bind an input there", a.buf, describe(prm), file, sig.Line)
 	}
 	up.acc = &acc
 	up.elem = ts.elem(csrc.Param{Pointer: true, Pointee: acc.elem})

@@ -127,6 +127,7 @@ func TestPackedAccessorArgs(t *testing.T) {
 func TestPackedAccessorErrors(t *testing.T) {
 	for _, c := range []struct{ args, yaml, want string }{
 		{"[x, idx, y, 0.5]", "{name: x, shape: [rows, cols]}|{name: x, shape: [rows]}", "k.cu:4 is a packed accessor of rank 2: give the buffer a shape of 2 extents (the tensor's sizes)"},
+		{"[y, idx, x, 0.5]", "", "output buffer y goes to parameter `at::PackedTensorAccessor64 <scalar_t , 2 , at::RestrictPtrTraits> x` of "},
 		{"[rows, idx, y, 0.5]", "", "k.cu:4, a PyTorch packed accessor: bind one of the buffers (x, idx, y); mltop passes its address, sizes and contiguous strides"},
 	} {
 		m := strings.Replace(accessorManifest, "ARGS", c.args, 1)
