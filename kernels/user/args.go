@@ -31,6 +31,7 @@ type uparam struct {
 	// buffer ("" when any will do: T*, a template parameter, void*, …).
 	elem profiler.DType
 	st   *structBinding // a by-value struct parameter (args_struct.go)
+	acc  *accessorParam // a PyTorch packed accessor a buffer fills (torch_accessor.go)
 }
 
 // ubinding is how a dispatch's args meet one source's entry, in the
@@ -248,6 +249,15 @@ func (f *Family) bindArgs(pd *profiler.Dispatch, d udisp, b ubinding, dt profile
 		if a.buf != "" {
 			if have := f.bufDType(a.buf, dt); up.elem != "" && !fitsPointee(have, up.elem) {
 				return fmt.Errorf("dispatch %s: args[%d]: buffer %s holds %s but parameter `%s` points to %s: the buffer's dtype cannot be the parameter's type (%s)", d.name, up.arg, a.buf, have, describe(up.param), up.elem, f.dtypeFix(a.buf, have, up.elem, "write the parameter with the dtype's name, "+f.dtypeName()))
+			}
+			if up.acc != nil {
+				st, err := f.accessorArg(pd, up, a.buf, e)
+				if err != nil {
+					return fmt.Errorf("dispatch %s: args[%d]: %w", d.name, up.arg, err)
+				}
+				pd.Order = append(pd.Order, profiler.ArgRef{Struct: true, Index: len(pd.Structs)})
+				pd.Structs = append(pd.Structs, st)
+				continue
 			}
 			pd.Order = append(pd.Order, profiler.ArgRef{Index: len(pd.Args)})
 			pd.Args = append(pd.Args, a.buf)

@@ -338,7 +338,8 @@ func fits(sig csrc.Signature, args []uarg, want int, metalStruct bool) bool {
 		return true
 	}
 	for k, p := range params {
-		if p.Pointer != (args[k].buf != "" || args[k].elems != nil) {
+		_, accessor, _ := parseAccessor(p) // a packed accessor takes a buffer too
+		if (p.Pointer || accessor) != (args[k].buf != "" || args[k].elems != nil) {
 			return false
 		}
 	}
@@ -351,6 +352,9 @@ func (bl *builder) bindOne(a uarg, prm csrc.Param, ts typeScope, apath, afield, 
 	up := uparam{param: prm}
 	if sup, handled, err := bl.bindStruct(a, prm, ts, apath, afield, file, sig); handled {
 		return sup, err
+	}
+	if acc, ok, err := parseAccessor(prm); ok && a.elems == nil {
+		return bl.bindAccessor(a, prm, up, acc, err, ts, apath, afield, file, sig)
 	}
 	switch {
 	case a.elems != nil:

@@ -64,6 +64,17 @@ func (f *Family) Path() string { return f.path }
 // "metal"), "" when it names none.
 func (f *Family) Source(lang string) string { return f.src[lang].code }
 
+// SourceWithHeaders is lang's source and the local headers it includes as
+// one text, the source alone when it includes none: where an entry kept in
+// a header (mmcv's nms_cuda in nms_cuda_kernel.cuh) declares its shared
+// arrays.
+func (f *Family) SourceWithHeaders(lang string) string {
+	if p := f.prep[lang]; p != nil && len(p.units) > 1 {
+		return joinUnits(p.units).code
+	}
+	return f.Source(lang)
+}
+
 // Files are the files the family was built from: the manifest, its
 // sources and includes (what a watcher watches).
 func (f *Family) Files() []string {

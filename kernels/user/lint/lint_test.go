@@ -407,6 +407,38 @@ func TestDTypesThatChangeNothing(t *testing.T) {
 	}
 }
 
+// An entry kept in a local header (mmcv's nms_cuda in nms_cuda_kernel.cuh,
+// included by nms_cuda.cu) declares its shared arrays there: an item named
+// after one is no warning, a wrong name says the headers were searched, and
+// no items at all suggests the header's array.
+func TestTGMItemsAgainstSharedArraysInHeaders(t *testing.T) {
+	header := "#pragma once\nint const per = 64;\n" +
+		`extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) { __shared__ float boxes[per * 4]; Y[0] = X[0]; }` + "\n"
+	main := "#include \"k_kernel.cuh\"\nvoid launch() {}\n"
+	for _, c := range []struct {
+		name, tgm, want string
+	}{
+		{"named after the header's array", ", tgm: [{name: boxes, bytes: 1024}]", ""},
+		{"a name no file declares", ", tgm: [{name: box, bytes: 1024}]", "TGM item box of dispatch k: k.cu and its local headers declare no __shared__ array named box (they have boxes)"},
+		{"no items", "", "__shared__ boxes[per * 4] (in k) but dispatch k lists no tgm: items"},
+	} {
+		m := strings.Replace(usertest.Manifest("tgm_h"), "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols]"+c.tgm+"}", 1)
+		path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": main, "k_kernel.cuh": header})
+		r := Check(path, Options{Static: true}).Manifests[0]
+		text := findingsOf(r)
+		if r.Broken() {
+			t.Fatalf("%s: broken:\n%s", c.name, text)
+		}
+		if c.want == "" {
+			if strings.Contains(text, "TGM item") || strings.Contains(text, "lists no tgm: items") {
+				t.Errorf("%s: warned about a declared array:\n%s", c.name, text)
+			}
+			continue
+		}
+		mustContain(t, c.name, text, "warning [source] "+path+":14:", c.want)
+	}
+}
+
 // Shared arrays in a dispatch's entry or the helpers it calls (templated
 // ones too) with no tgm: items: a warning naming the array, the helper and
 // an item to add.
@@ -421,6 +453,10 @@ func TestSharedArraysWithoutTGMItems(t *testing.T) {
 		{"in the entry", `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) { __shared__ float tile[WG]; }`, "", "__shared__ tile[WG] (in k) but dispatch k lists no tgm: items: the TGM budget shows 0 B; add e.g. `tgm: [{name: tile, bytes: \"WG * 4\"}]`"},
 		{"with tgm items", helper + entry, ", tgm: [{name: partial, bytes: 128}]", ""},
 		{"helper not called", unused + `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {}`, "", ""},
+		// overloads that each declare the same array: one item, not one per overload
+		{"overloads alike", "__global__ void k(const float* X, float* Y, int rows, int cols) { __shared__ float shr[32]; }\n" +
+			"__global__ void k(const __half* X, __half* Y, int rows, int cols) { __shared__ float shr[32]; }\n",
+			"", "__shared__ shr[32] (in k) but dispatch k lists no tgm: items: the TGM budget shows 0 B; add e.g. `tgm: [{name: shr, bytes: 128}]`"},
 	} {
 		m := strings.Replace(usertest.Manifest("shared_k"), "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols]"+c.tgm+"}", 1)
 		path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": c.src})

@@ -50,9 +50,14 @@ func functionBodies(code string) map[string][]string {
 }
 
 // reachableShared are the shared arrays declared in entry and in the
-// functions it calls, directly or through others, in call order.
+// functions it calls, directly or through others, in call order. An array
+// that overloads of one function declare alike (DeepSpeed's float and
+// __half fused_bias_residual_layer_norm, each with `__shared__ float
+// shr[MAX_WARP_NUM]`) is one array: a launch runs one overload, so it is
+// listed once.
 func reachableShared(bodies map[string][]string, entry string) []sharedArray {
 	var out []sharedArray
+	declared := map[string]bool{}
 	seen := map[string]bool{entry: true}
 	queue := []string{entry}
 	for len(queue) > 0 {
@@ -60,7 +65,13 @@ func reachableShared(bodies map[string][]string, entry string) []sharedArray {
 		queue = queue[1:]
 		for _, body := range bodies[fn] {
 			toks := csrc.Tokenize(body)
-			out = append(out, sharedArraysIn(toks, fn)...)
+			for _, a := range sharedArraysIn(toks, fn) {
+				key := a.Func + "\x00" + a.Elem + "\x00" + a.String()
+				if !declared[key] {
+					declared[key] = true
+					out = append(out, a)
+				}
+			}
 			for _, t := range toks {
 				if t.Kind == csrc.Ident && !seen[t.Text] && bodies[t.Text] != nil {
 					seen[t.Text] = true
@@ -124,7 +135,11 @@ func sharedArraysIn(toks []csrc.Token, fn string) []sharedArray {
 func lintUnsizedShared(r *Result, lang, code string) {
 	f := r.Family
 	bodies := functionBodies(code)
-	unfilled := functionBodies(f.UnfilledSource(lang))
+	unfilledCode := f.UnfilledSource(lang) // an MLX body before its placeholders are filled
+	if unfilledCode == f.Source(lang) {
+		unfilledCode = code // with the local headers
+	}
+	unfilled := functionBodies(unfilledCode)
 	macros := f.SourceMacros(lang)
 	others := user.LocalIntConsts(f.UnfilledSource(lang))
 	for _, d := range f.DispatchInfos() {

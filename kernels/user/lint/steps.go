@@ -30,8 +30,14 @@ func lintSources(r *Result) {
 	for _, lang := range f.Languages() {
 		path := f.SourcePath(lang)
 		code := f.Source(lang)
-		shared := sharedNames(code)
-		lintUnsizedShared(r, lang, code)
+		// the shared arrays of entries and helpers in local headers too
+		withHeaders := f.SourceWithHeaders(lang)
+		shared := sharedNames(withHeaders)
+		lintUnsizedShared(r, lang, withHeaders)
+		where, have := filepath.Base(path)+" declares", "it has"
+		if withHeaders != code {
+			where, have = filepath.Base(path)+" and its local headers declare", "they have"
+		}
 		for _, d := range f.DispatchInfos() {
 			if sig, file, ok := f.EntryAt(lang, d.Index); ok {
 				r.add(Note, StepSource, file, sig.Line, 0, "entry %s", sig)
@@ -43,8 +49,8 @@ func lintSources(r *Result) {
 				}
 				line, col := f.Pos(fmt.Sprintf("$.dispatches[%d].tgm[%d].name", d.Index, k))
 				r.add(Warning, StepSource, f.Path(), line, col,
-					"TGM item %s of dispatch %s: %s declares no %s array named %s (it has %s): name the item after the array it sizes, or drop it if nothing uses it",
-					item, d.Name, filepath.Base(path), sharedKeyword(lang), item, orNone(slices.Sorted(mapKeys(shared))))
+					"TGM item %s of dispatch %s: %s no %s array named %s (%s %s): name the item after the array it sizes, or drop it if nothing uses it",
+					item, d.Name, where, sharedKeyword(lang), item, have, orNone(slices.Sorted(mapKeys(shared))))
 			}
 		}
 		if lang == "cuda" {

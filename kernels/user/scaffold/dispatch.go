@@ -182,6 +182,14 @@ func guessShapes(p *plan, k *kernelScan, size []string) {
 		"%s: guessed buffer shapes [%s] for %s: set them to what the kernel reads and writes", k.sig.Entry, strings.Join(size, ", "), strings.Join(names, ", "))
 	for _, b := range guessed {
 		b.shape, b.shapeComment = append(slices.Clip(size), b.lanes...), comment
+		if b.rank > 0 { // a packed accessor: its rank's extents, padded with 1
+			b.shape = slices.Clip(size)[:min(b.rank, len(size))]
+			for len(b.shape) < b.rank {
+				b.shape = append(b.shape, "1")
+			}
+			b.shapeComment = fmt.Sprintf("a packed accessor of rank %d: give its %d sizes; ", b.rank, b.rank) + comment
+			continue
+		}
 		if b.lanesWhat != "" {
 			b.shapeComment = b.lanesWhat + ", last in the shape; " + comment
 		}

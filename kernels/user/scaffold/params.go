@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/csrc"
 	"github.com/mltop/mltop/profiler"
 )
@@ -36,6 +37,16 @@ func (c *context) bindParams(p *plan, k *kernelScan) []string {
 			}
 			bound = []string{c.bufferParam(p, k, prm, pname)}
 			buffers = append(buffers, bound...)
+		case c.lang == "cuda" && isAccessor(prm):
+			// a PyTorch packed accessor by value: a buffer of its rank
+			elem, rank, _ := user.PackedAccessor(prm)
+			ptr := prm
+			ptr.Pointer, ptr.Pointee, ptr.ReadOnly = true, elem, prm.Const
+			bound = []string{c.bufferParam(p, k, ptr, pname)}
+			if b := findBuffer(p, bound[0]); b != nil && b.rank == 0 {
+				b.rank = rank
+			}
+			buffers = append(buffers, bound...)
 		case c.lang == "metal":
 			bound = []string{c.scalarParam(p, k, pname, prm.Scalar)}
 			metalScalars = append(metalScalars, bound...)
@@ -49,6 +60,13 @@ func (c *context) bindParams(p *plan, k *kernelScan) []string {
 		return inOrder
 	}
 	return append(buffers, metalScalars...)
+}
+
+// isAccessor says whether a by-value parameter is a PyTorch packed
+// accessor (at::PackedTensorAccessor64<T, 3, …>).
+func isAccessor(prm csrc.Param) bool {
+	_, _, ok := user.PackedAccessor(prm)
+	return ok
 }
 
 // constantParam maps a Metal `constant X& name` parameter: one scalar, or

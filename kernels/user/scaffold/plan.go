@@ -36,6 +36,7 @@ type buffer struct {
 	symbol                  string   // "true" or the global's C++ name: fills a module global (symbols.go)
 	lanes                   []string // a vector or matrix pointee's last extents (vectorType), after the guessed shape
 	lanesWhat               string   // "float4 has 4 lanes"
+	rank                    int      // a PyTorch packed accessor's: the shape has that many extents
 	// its comment's parts, in this order: what bounds an index input,
 	// how mltop read its use (in, out, inout), where its shape is from
 	index, how, shapeComment string

@@ -143,6 +143,9 @@ func accessOf(body []csrc.Token, name string) access {
 		prev := tokText(body, i-1)
 		if i+1 < len(body) && body[i+1].Text == "[" {
 			after := csrc.Matching(body, i+1) + 1
+			for tokText(body, after) == "[" { // acc[n][i][d]: a packed accessor's (or an array's) elements
+				after = csrc.Matching(body, after) + 1
+			}
 			for tokText(body, after) == "." {
 				after += 2 // p[i].x
 			}
