@@ -11,8 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -211,7 +214,7 @@ func (r Report) Write(w io.Writer, min Level) {
 
 // Verdict is one line: broken, failed, or ok, with the counts.
 func (r Result) Verdict() string {
-	counts := fmt.Sprintf("%d errors, %d warnings, %d notes", r.Count(Error), r.Count(Warning), r.Count(Note))
+	counts := profiler.Plural(r.Count(Error), "error", "errors") + ", " + profiler.Plural(r.Count(Warning), "warning", "warnings") + ", " + profiler.Plural(r.Count(Note), "note", "notes")
 	switch {
 	case r.Broken():
 		return "broken: the manifest does not load (" + counts + ")"
@@ -390,7 +393,40 @@ func load(path string) Result {
 	for _, k := range f.ImpliedShapeKnobs() {
 		r.add(Note, StepLoad, path, k.Line, k.Col, "knob %s is in the shape of buffer %s, so it is a shape knob: each of its values gets its own inputs and reference; write `shape: true` on %s to say so", k.Knob, k.Buffer, k.Knob)
 	}
+	if text, err := os.ReadFile(path); err == nil {
+		if lines := todoLines(string(text)); len(lines) > 0 {
+			where := "line "
+			if len(lines) > 1 {
+				where = "lines "
+			}
+			r.add(Warning, StepLoad, path, lines[0], 0, "%s left (%s%s): each marks a guess of `mltop new` (a shape, the grid, a value, the check); make it right and delete the TODO", profiler.Plural(len(lines), "TODO", "TODOs"), where, joinInts(lines))
+		}
+	}
 	return r
+}
+
+// todoRE is a TODO mark (not "the TODOs" of new's header line).
+var todoRE = regexp.MustCompile(`\bTODO\b`)
+
+// todoLines are the 1-based lines of a manifest that hold a TODO (the
+// marks `mltop new` leaves on its guesses).
+func todoLines(text string) []int {
+	var out []int
+	for i, l := range strings.Split(text, "\n") {
+		if todoRE.MatchString(l) {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+// joinInts is "3, 5 and 9".
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return joinAnd(s)
 }
 
 func (r *Result) add(l Level, step, file string, line, col int, format string, a ...any) {

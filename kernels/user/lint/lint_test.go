@@ -641,3 +641,28 @@ func TestKnobTheSourceRedefines(t *testing.T) {
 		})
 	}
 }
+
+// A manifest with TODO marks (what `mltop new` leaves on its guesses) gets
+// one warning naming their lines; new's header ("fill in the TODOs") is
+// not one, and a manifest without marks gets none.
+func TestTODOsLeftAreAWarning(t *testing.T) {
+	base := usertest.Manifest("todo_k")
+	for _, c := range []struct {
+		name, manifest, want string
+	}{
+		{"two marks", "# fill in the TODOs\n" + strings.Replace(base, "dispatches:", "# TODO: the grid\ndispatches:", 1) + "# work: {flops: \"TODO\"}\n", "2 TODOs left (lines "},
+		{"none", "# fill in the TODOs\n" + base, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := usertest.Write(t, map[string]string{"kernel.yaml": c.manifest, "k.cu": usertest.Source})
+			got := findingsOf(Check(path, noTools(t)).Manifests[0])
+			if c.want == "" {
+				if strings.Contains(got, " left (line") {
+					t.Errorf("a TODO warning without marks:\n%s", got)
+				}
+				return
+			}
+			mustContain(t, c.name, got, "warning [load] ", c.want, "make it right and delete the TODO")
+		})
+	}
+}

@@ -154,8 +154,8 @@ func TestThreadsOverTheHardLimit(t *testing.T) {
 		unrunnable             bool
 		verdict                string
 	}{
-		{"the default spec over 1024", "[2048]", "", true, "unrunnable: its default spec runs on no GPU (1 errors"},
-		{"the default spec over 1024 through the knob", `["WG * 32"]`, "", true, "unrunnable: its default spec runs on no GPU (1 errors, 1 warnings"},
+		{"the default spec over 1024", "[2048]", "", true, "unrunnable: its default spec runs on no GPU (1 error"},
+		{"the default spec over 1024 through the knob", `["WG * 32"]`, "", true, "unrunnable: its default spec runs on no GPU (1 error, 1 warning"},
 		{"a listed knob value over 1024", `["WG * 16"]`, "", false, "ok, but"},
 		{"at 1024 exactly", `["WG * 8"]`, "", false, "ok, but"},
 		{"the default spec over 48 KiB of shared memory", "[WG]", `, dynamic_tgm: "WG * 1000"`, false, "ok, but"},
