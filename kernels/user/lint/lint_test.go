@@ -666,3 +666,33 @@ func TestTODOsLeftAreAWarning(t *testing.T) {
 		})
 	}
 }
+
+// tgm: items that do not add up to what the compiler reports (static +
+// dynamic_tgm) are a warning: the budget and occupancy come from them.
+// Items that add up, and a dispatch without items, get none.
+func TestTGMItemsAgainstTheCompiler(t *testing.T) {
+	for _, c := range []struct {
+		name, items string
+		warned      bool
+	}{
+		{"half the array", `tgm: [{name: red, bytes: "2048"}], `, true},
+		{"the array", `tgm: [{name: red, bytes: "4096"}], `, false},
+		{"no items", ``, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := strings.Replace(usertest.Manifest("tgm_k"), "{entry: k, grid: [rows], ", "{entry: k, grid: [rows], "+c.items, 1)
+			path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": usertest.Source})
+			opt := noTools(t)
+			opt.CompileCUDA = func(p profiler.Program, arch string) (cuda.CompileReport, error) {
+				return cuda.CompileReport{Arch: "sm_90", Compiler: "NVRTC 13.0", Lowered: "k", StaticShared: 4096}, nil
+			}
+			got := findingsOf(Check(path, opt).Manifests[0])
+			if warned := strings.Contains(got, "but the compiler reports"); warned != c.warned {
+				t.Errorf("warned %v, want %v:\n%s", warned, c.warned, got)
+			}
+			if c.warned {
+				mustContain(t, c.name, got, "warning [compile] ", "its tgm: items sum to 2048 B (red 2048 B), but the compiler reports 4096 B static shared + 0 B dynamic_tgm = 4096 B")
+			}
+		})
+	}
+}

@@ -16,6 +16,7 @@ import (
 type planned struct {
 	progs []profiler.Program
 	dts   []profiler.DType
+	disps []profiler.Dispatch // the first dispatch of each program
 }
 
 // sharedLimits are the per-group limits every GPU of a language shares:
@@ -64,6 +65,7 @@ func planStep(r *Result) map[string]planned {
 					seen[key] = true
 					pl.progs = append(pl.progs, d.Program)
 					pl.dts = append(pl.dts, dt)
+					pl.disps = append(pl.disps, d)
 				}
 			}
 			if f.Validate(s, profiler.DeviceInfo{Backend: lang, Name: "mltop check"}) != nil {

@@ -186,7 +186,7 @@ func compileStep(r *Result, opt Options, plans map[string]planned) {
 			}
 			var skip bool
 			if lang == "cuda" {
-				skip = compileCUDA(r, opt, p, pl.dts[i])
+				skip = compileCUDA(r, opt, p, pl.dts[i], pl.disps[i])
 			} else {
 				skip = compileMetal(r, opt, p, pl.dts[i])
 			}
@@ -205,7 +205,7 @@ func noNVRTC(err error) bool {
 
 // compileCUDA compiles one CUDA program; it returns true when there is no
 // compiler (the other programs are skipped).
-func compileCUDA(r *Result, opt Options, p profiler.Program, dt profiler.DType) bool {
+func compileCUDA(r *Result, opt Options, p profiler.Program, dt profiler.DType, d0 profiler.Dispatch) bool {
 	compile := opt.CompileCUDA
 	if compile == nil {
 		compile = cuda.CheckCompile
@@ -266,7 +266,21 @@ func compileCUDA(r *Result, opt Options, p profiler.Program, dt profiler.DType) 
 		with += ", " + d.rep.Headers
 	}
 	r.add(Note, StepCompile, p.File, 0, 0, "CUDA %s: %s compiles for %s with %s (lowered %s%s)", dt, p.Entry, d.rep.Arch, with, d.rep.Lowered, shared)
+	lintTGMItems(r, d0, d.rep.StaticShared, dt)
 	return false
+}
+
+// lintTGMItems warns when a dispatch's tgm: items do not add up to the
+// shared memory the compiler reports (static) plus its dynamic_tgm: the
+// budget and occupancy mltop shows come from the items. Where it has no
+// items the source lint has suggested them already.
+func lintTGMItems(r *Result, d profiler.Dispatch, static int, dt profiler.DType) {
+	total := d.TGMBytes()
+	if static <= 0 || total == 0 || static+d.DynamicTGM == total {
+		return
+	}
+	line, col := dispatchPos(r.Family, d.Name)
+	r.add(Warning, StepCompile, r.Family.Path(), line, col, "dispatch %s at %s: its tgm: items sum to %d B (%s), but the compiler reports %d B static shared + %d B dynamic_tgm = %d B: the TGM budget and occupancy mltop shows come from the items; make each item the bytes of its array", d.Name, dt, total, d.TGMParts(), static, d.DynamicTGM, static+d.DynamicTGM)
 }
 
 // withIncludesBehind puts, after the first line of a compile error whose
