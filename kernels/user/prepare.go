@@ -53,6 +53,9 @@ type Injection struct {
 	// HiddenIn is the function whose parameter it is ("" for locals).
 	Hidden   bool
 	HiddenIn string
+	// HiddenByTemplate: that parameter is a template parameter, which the
+	// entry's template argument sets (not the kernel's argument).
+	HiddenByTemplate bool
 }
 
 func (in Injection) String() string {
@@ -65,6 +68,8 @@ func (in Injection) String() string {
 		return fmt.Sprintf("%s: #define before %s, its first preprocessor use", in.Name, where)
 	case InjectConstexpr:
 		switch {
+		case in.Hidden && in.HiddenIn != "" && in.HiddenByTemplate:
+			return fmt.Sprintf("%s: declared ahead of the source (constexpr, or using for the dtype), and hidden inside the kernel by its template parameter %s (%s): the entry's template argument sets it there", in.Name, in.Name, in.HiddenIn)
 		case in.Hidden && in.HiddenIn != "":
 			return fmt.Sprintf("%s: declared ahead of the source (constexpr), and hidden inside the kernel by its parameter %s (%s): the kernel reads the argument, not this value", in.Name, in.Name, in.HiddenIn)
 		case in.Hidden:
@@ -396,14 +401,14 @@ func (p *prepared) inject(o offer) Injection {
 		if u.compiled.FirstUse(o.name) == 0 {
 			continue
 		}
-		hidden, fn := u.compiled.Hidden(o.name)
+		hidden, fn, tparam := u.compiled.HiddenBy(o.name)
 		in.Hidden = in.Hidden && hidden
 		if in.HiddenIn == "" {
-			in.HiddenIn = fn
+			in.HiddenIn, in.HiddenByTemplate = fn, tparam
 		}
 	}
 	if !in.Hidden {
-		in.HiddenIn = ""
+		in.HiddenIn, in.HiddenByTemplate = "", false
 	}
 	return in
 }

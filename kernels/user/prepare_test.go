@@ -400,6 +400,7 @@ func TestInjectionString(t *testing.T) {
 		{Injection{Name: "WG", How: InjectMacro, File: "/a/k.cu", Line: 4, SourceWins: true}, "WG: #define before k.cu:4, where the source #defines it again without #ifndef WG: the source's value replaces the manifest's; wrap that #define in #ifndef WG … #endif, or drop WG from the manifest: its expressions may name the source's WG as it is"},
 		{Injection{Name: "T", How: InjectConstexpr}, "T: declared ahead of the source (constexpr, or using for the dtype)"},
 		{Injection{Name: "cols", How: InjectConstexpr, Hidden: true, HiddenIn: "row_sum"}, "cols: declared ahead of the source (constexpr), and hidden inside the kernel by its parameter cols (row_sum): the kernel reads the argument, not this value"},
+		{Injection{Name: "T", How: InjectConstexpr, Hidden: true, HiddenIn: "row_softmax", HiddenByTemplate: true}, "T: declared ahead of the source (constexpr, or using for the dtype), and hidden inside the kernel by its template parameter T (row_softmax): the entry's template argument sets it there"},
 		{Injection{Name: "n", How: InjectConstexpr, Hidden: true}, "n: declared ahead of the source (constexpr), and hidden by locals named n wherever the source uses it: the source reads them, not this value"},
 		{Injection{Name: "WG", How: InjectDeclared, File: "/a/k.cu", Line: 1}, "WG: not injected: the source declares it (k.cu:1), so the manifest's value does not reach it"},
 		{Injection{Name: "N", How: InjectUnused}, "N: not injected: the source does not use it"},

@@ -204,26 +204,37 @@ var typeQualifiers = map[string]bool{"const": true, "volatile": true, "static": 
 // template parameter) of that name, "" when only locals hide it. A file
 // that does not mention name, or names it in a #define, hides nothing.
 func (f *File) Hidden(name string) (hidden bool, fn string) {
+	hidden, fn, _ = f.HiddenBy(name)
+	return hidden, fn
+}
+
+// HiddenBy is Hidden, also saying whether fn's parameter of that name is a
+// template parameter (`template <typename T>`: the entry's template
+// argument sets it) rather than a function parameter (the kernel's
+// argument).
+func (f *File) HiddenBy(name string) (hidden bool, fn string, templateParam bool) {
 	if f.FirstUse(name) == 0 {
-		return false, ""
+		return false, "", false
 	}
 	for _, d := range f.Directives {
 		if !d.Dead && slices.Contains(d.Body, name) {
-			return false, ""
+			return false, "", false
 		}
 	}
 	shadowed := f.notUses()
 	for _, t := range f.code {
 		if t.kind == Ident && t.text == name && !shadowed[t.start] {
-			return false, ""
+			return false, "", false
 		}
 	}
 	for _, d := range f.functionDefinitions() {
-		if _, params, _ := f.functionParams(d); params[name] {
-			return true, d.Names[0]
+		if toks, params, _ := f.functionParams(d); params[name] {
+			tparams := map[string]bool{}
+			addTemplateParams(toks, tparams)
+			return true, d.Names[0], tparams[name]
 		}
 	}
-	return true, ""
+	return true, "", false
 }
 
 // functionDefinitions are f's named function definitions.

@@ -26,3 +26,21 @@ func TestHidden(t *testing.T) {
 		}
 	}
 }
+
+// HiddenBy tells a template parameter (the entry's argument sets it) from
+// a function parameter of the same name.
+func TestHiddenByTemplateParameter(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		tparam    bool
+	}{
+		{"T", "template <typename T>\n__global__ void k(const T* x, T* y) { y[0] = x[0]; }", true},
+		{"WG", "template <int WG>\n__global__ void k(float* y) { __shared__ float s[WG]; y[0] = s[0]; }", true},
+		{"cols", "template <typename T>\n__global__ void k(T* y, int cols) { y[0] = cols; }", false},
+	} {
+		hidden, fn, tparam := Scan(c.src).HiddenBy(c.name)
+		if !hidden || fn != "k" || tparam != c.tparam {
+			t.Errorf("%s in %q: hidden %v in %q, template parameter %v; want hidden in k, %v", c.name, c.src, hidden, fn, tparam, c.tparam)
+		}
+	}
+}
