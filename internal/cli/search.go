@@ -137,9 +137,9 @@ func searchError(err error, o *options) error {
 	case errors.Is(err, search.ErrEmpty), errors.Is(err, tune.ErrNoValid):
 		return badInput("%v%s", err, kept)
 	case errors.Is(err, context.Canceled):
-		msg := "interrupted"
+		msg := "interrupted: nothing measured was kept; add --csv FILE to keep every row, and --resume FILE after a ctrl-C to go on from them"
 		if o.csv != "" {
-			msg += fmt.Sprintf("%s: run the same command with --resume %s to go on without measuring them again", kept, o.csv)
+			msg = fmt.Sprintf("interrupted%s: run the same command with --resume %s to go on without measuring them again", kept, o.csv)
 		}
 		return &exitError{code: exitFailed, msg: msg}
 	}

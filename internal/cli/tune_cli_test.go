@@ -151,6 +151,11 @@ func TestSearchErrorExitCodes(t *testing.T) {
 			t.Errorf("searchError(%v) = %v: want exit %d and %q", c.err, err, c.code, c.want)
 		}
 	}
+	// without --csv nothing was kept: said, with what keeps it
+	var ee *exitError
+	if err := searchError(context.Canceled, &options{}); !errors.As(err, &ee) || ee.code != exitFailed || !strings.Contains(ee.msg, "nothing measured was kept; add --csv FILE") {
+		t.Errorf("ctrl-C without --csv: %v", err)
+	}
 }
 
 // A sweep's search: each shape is one search whose knobs are the values
