@@ -8,9 +8,14 @@ import (
 	"github.com/mltop/mltop/metal"
 )
 
-// Threadgroup arrays are shared by the group's threads: they become
-// statics, which is right because groups run one after another.
-var threadgroupArray = regexp.MustCompile(`(?m)^(\s*)threadgroup (\w+ \w+\[)`)
+// Threadgroup variables are shared by the group's threads: they become
+// statics, which is right because groups run one after another. A
+// declaration is one at the start of a line that ends in `;`: arrays and
+// single values, of any type (`threadgroup float s[N];`, `threadgroup
+// MD<T> shared[N];`, `threadgroup MD<T> total;`). A parameter
+// (`threadgroup T shared[N],`, `threadgroup T& total)`) and a pointer
+// (`threadgroup float* p = …;`) stay what they are.
+var threadgroupArray = regexp.MustCompile(`(?m)^(\s*)threadgroup\s+((?:(?:\w+::)*\w+(?:<[^;{}()<>]*(?:<[^;{}()<>]*>[^;{}()<>]*)*>)?\s+)+\w+\s*(?:\[[^\];]*\]\s*)*;)`)
 
 // A program-scope `constant int N = 256;` is a constant on Metal (a
 // threadgroup array may take N as its size): it becomes `static const`.
