@@ -23,3 +23,23 @@ func TestThreadgroupDeclarationsBecomeStatic(t *testing.T) {
 		}
 	}
 }
+
+// Defaulted constructors overloaded on the address space (candle's MD<T>)
+// collapse to the one C++ declares implicitly when the struct has no
+// other constructor, and to the first, unqualified, when it has.
+func TestDefaultedAddressSpaceConstructors(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"struct MD {\n  float m;\n  constexpr MD<T>() = default;\n  constexpr MD<T>() threadgroup = default;\n};",
+			"struct MD {\n  float m;\n\n\n};"},
+		{"struct I {\n  constexpr I<T>() threadgroup = default;\n};", "struct I {\n\n};"},
+		{"struct P {\n  P() threadgroup = default;\n  P() = default;\n  P(float v) : x(v) {}\n};",
+			"struct P {\n  P() = default;\n\n  P(float v) : x(v) {}\n};"},
+		{"struct A {\n  constexpr A<T>() = default;\n};\nA<float> r = make<float, 64>(a, s);", "struct A {\n\n};\nA<float> r = make<float, 64>(a, s);"},
+		{"struct C {\n  C(const thread C&) device = default;\n  C(const thread C&) = default;\n};",
+			"struct C {\n\n  C(const thread C&) = default;\n};"},
+	} {
+		if got := dropDefaultedCtors(c.in); got != c.want {
+			t.Errorf("dropDefaultedCtors(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}

@@ -42,12 +42,60 @@ var threadgroupAttr = regexp.MustCompile(`\[\[\s*threadgroup\s*\(`)
 // set (emu_fill_through in metal_stdlib).
 var rangeInit = regexp.MustCompile(`\b(\w+)(\s+)(\w+)\s*\[([^\]]+)\]\s*=\s*\{\s*\[\s*0\s*\.\.\.\s*([^\]]+?)\s*\]\s*=\s*([^{};]+?)\s*\}`)
 
+// Metal lets a member be overloaded on the address space of its object
+// (`constexpr MD<T>() threadgroup = default;` beside `constexpr MD<T>() =
+// default;`, candle's reduce.metal): once the address spaces are gone on
+// the CPU these are one constructor twice. And a defaulted default
+// constructor makes a struct no aggregate in C++20 (`MD<T>{ m, d }` would
+// not compile) while Metal's C++14 keeps it one. So a struct's defaulted
+// default constructors all go when it declares no other constructor (the
+// one C++ declares implicitly is the same); when it does, the first stays,
+// without its address space. A defaulted copy or move constructor with an
+// address space goes too (the implicit one is the same).
+var defaultedCtor = regexp.MustCompile(`(?m)^([ \t]*)((?:constexpr[ \t]+)?(\w+)(?:<[^;{}()]*>)?[ \t]*\(([^;{}()]*)\))[ \t]*(thread|threadgroup|device|constant)?[ \t]*=[ \t]*default[ \t]*;`)
+
+func dropDefaultedCtors(src string) string {
+	if !strings.Contains(src, "default") {
+		return src
+	}
+	kept := map[string]bool{}
+	return defaultedCtor.ReplaceAllStringFunc(src, func(m string) string {
+		g := defaultedCtor.FindStringSubmatch(m)
+		indent, decl, name, params, space := g[1], g[2], g[3], strings.TrimSpace(g[4]), g[5]
+		if params != "" {
+			if space == "" {
+				return m
+			}
+			return ""
+		}
+		if !otherCtor(src, name) || kept[name] {
+			return ""
+		}
+		kept[name] = true
+		return indent + decl + " = default;"
+	})
+}
+
+// otherCtor reports whether src declares a constructor of name that is
+// not a defaulted default one: `name(` or `name<…>(` at the start of a
+// declaration with something between the parentheses or a body.
+func otherCtor(src, name string) bool {
+	re := regexp.MustCompile(`(?m)^[ \t]*(?:(?:constexpr|explicit|inline|METAL_FUNC)[ \t]+)*` + regexp.QuoteMeta(name) + `(?:<[^;{}()=]*>)?[ \t]*\(([^;{}()]*)\)[^;{]*([;{])`)
+	for _, g := range re.FindAllStringSubmatch(src, -1) {
+		if strings.TrimSpace(g[1]) != "" || g[2] == "{" {
+			return true
+		}
+	}
+	return false
+}
+
 // forEmulation is the MSL text as g++ compiles it for the emulator's call
 // (as UserCall or CallFor make it): threadgroup arrays static (one per
 // emulated group), `constant` as `const`, range initializers spelled out,
 // and a pointer named as the called [[host_name]] instantiation. build and
 // CheckUser share it.
 func forEmulation(full, call string) string {
+	full = dropDefaultedCtors(full)
 	full = programConstant.ReplaceAllString(full, "static const $1")
 	full = constantSpace.ReplaceAllString(full, "const")
 	full = threadgroupArray.ReplaceAllString(full, "${1}static $2")
