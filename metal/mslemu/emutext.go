@@ -31,6 +31,10 @@ var programConstant = regexp.MustCompile(`(?m)^constant\s+((?:\w+::)*\w+(?:<[^;>
 // (`function_constant` and `is_function_constant_defined` are one word.)
 var constantSpace = regexp.MustCompile(`\b(?:const[ \t]+)?constant\b(?:[ \t]+const\b)?`)
 
+// `static constant constexpr const` (MLX's MLX_MTL_CONST) would be
+// `const constexpr const`, a duplicate const: the second goes.
+var spacedConst = regexp.MustCompile(`\bconst((?:[ \t]+(?:constexpr|static|inline))+)[ \t]+const\b`)
+
 // The [[threadgroup(i)]] attribute of a parameter would lose its name to
 // the emptied `threadgroup` qualifier ([[(0)]] does not parse): renamed, it
 // is an attribute g++ ignores.
@@ -96,8 +100,10 @@ func otherCtor(src, name string) bool {
 // CheckUser share it.
 func forEmulation(full, call string) string {
 	full = dropDefaultedCtors(full)
+	full = dropAddressSpaceOverloads(full)
 	full = programConstant.ReplaceAllString(full, "static const $1")
 	full = constantSpace.ReplaceAllString(full, "const")
+	full = spacedConst.ReplaceAllString(full, "const$1")
 	full = threadgroupArray.ReplaceAllString(full, "${1}static $2")
 	full = threadgroupAttr.ReplaceAllString(full, "[[emu_threadgroup(")
 	full = rangeInit.ReplaceAllString(full, "${1}${2}${3}[${4}] = {}; emu_fill_through(${3}, ${5}, ${6})")
