@@ -179,3 +179,57 @@ func dropAddressSpaceOverloads(src string) string {
 	}
 	return string(out)
 }
+
+// classHead is the head of a struct, class or union body.
+var classHead = regexp.MustCompile(`^(?:template\s*<[^{]*>\s*)?(?:struct|class|union)\b`)
+
+// emptyTemplate is an explicit specialization's `template <>`.
+var emptyTemplate = regexp.MustCompile(`\btemplate\s*<\s*>`)
+
+// dropClassScopeSpecializations turns an explicit specialization of a
+// member function template written inside its class (`template <> float
+// operator()(float x, float y) {…}` in MLX's binary_ops.h), which clang
+// takes and g++ does not (CWG 727), into a plain overload of that member:
+// a call with those argument types picks it over the template, as it
+// picks the specialization on Metal. (A call naming the template
+// arguments, `op.template operator()<float>(…)`, would still take the
+// template's body.)
+func dropClassScopeSpecializations(src string) string {
+	if !emptyTemplate.MatchString(src) {
+		return src
+	}
+	m := maskCode(src)
+	out := []byte(src)
+	type scope struct {
+		class bool
+		start int
+	}
+	stack := []scope{{}}
+	for i := 0; i < len(m); i++ {
+		top := &stack[len(stack)-1]
+		switch m[i] {
+		case ';':
+			top.start = i + 1
+		case '{':
+			head := strings.TrimSpace(string(m[top.start:i]))
+			if top.class {
+				if loc := emptyTemplate.FindStringIndex(head); loc != nil && loc[0] == 0 {
+					at := top.start + strings.Index(string(m[top.start:i]), "template")
+					end := at + emptyTemplate.FindStringIndex(string(m[at:i]))[1]
+					for k := at; k < end; k++ {
+						if out[k] != '\n' {
+							out[k] = ' '
+						}
+					}
+				}
+			}
+			stack = append(stack, scope{class: classHead.MatchString(head), start: i + 1})
+		case '}':
+			if len(stack) > 1 {
+				stack = stack[:len(stack)-1]
+			}
+			stack[len(stack)-1].start = i + 1
+		}
+	}
+	return string(out)
+}

@@ -44,3 +44,20 @@ func lineWords(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// A `template <>` inside a struct goes (the specialization becomes an
+// overload); one at namespace scope, or in a function, stays.
+func TestDropClassScopeSpecializations(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"struct F {\n  template <typename T> T operator()(T x) { return x; }\n  template <>\n  float operator()(float x) { return -x; }\n};",
+			"struct F {\n  template <typename T> T operator()(T x) { return x; }\n\n  float operator()(float x) { return -x; }\n};"},
+		{"template <typename T> T g(T x) { return x; }\ntemplate <> float g(float x) { return -x; }",
+			"template <typename T> T g(T x) { return x; }\ntemplate <> float g(float x) { return -x; }"},
+		{"template <typename T> struct S { T v; };\ntemplate <> struct S<float> { float w; };",
+			"template <typename T> struct S { T v; };\ntemplate <> struct S<float> { float w; };"},
+	} {
+		if got := dropClassScopeSpecializations(c.in); lineWords(got) != lineWords(c.want) {
+			t.Errorf("dropClassScopeSpecializations(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}

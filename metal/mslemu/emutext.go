@@ -101,6 +101,7 @@ func otherCtor(src, name string) bool {
 func forEmulation(full, call string) string {
 	full = dropDefaultedCtors(full)
 	full = dropAddressSpaceOverloads(full)
+	full = dropClassScopeSpecializations(full)
 	full = programConstant.ReplaceAllString(full, "static const $1")
 	full = constantSpace.ReplaceAllString(full, "const")
 	full = spacedConst.ReplaceAllString(full, "const$1")

@@ -143,7 +143,8 @@ EMU_SIMD_BUILTIN(simd_prefix_inclusive_product)
 EMU_SIMD_BUILTIN(simd_prefix_exclusive_product)
 #undef EMU_SIMD_BUILTIN
 
-// Metal's float math that MLX's bfloat overloads in metal:: would hide
+// Metal's float math (not log1p, expm1: Metal has none, MLX defines
+// them) that MLX's bfloat overloads in metal:: would hide
 // (metal::atan2(y, x) on floats), and Metal's own functions on float.
 namespace metal {
 using std::acos;
@@ -162,6 +163,26 @@ using std::log10;
 using std::nextafter;
 using std::rint;
 using std::sinh;
+// The same on half, giving half (std's would be ambiguous between its
+// float and double overloads).
+#define EMU_HALF1(F) \
+  inline half F(half x) { return half(std::F(float(x))); }
+#define EMU_HALF2(F) \
+  inline half F(half x, half y) { return half(std::F(float(x), float(y))); }
+EMU_HALF1(acos)
+EMU_HALF1(acosh)
+EMU_HALF1(asin)
+EMU_HALF1(asinh)
+EMU_HALF1(atan)
+EMU_HALF1(atanh)
+EMU_HALF1(cosh)
+EMU_HALF1(sinh)
+EMU_HALF1(log10)
+EMU_HALF1(rint)
+EMU_HALF2(atan2)
+EMU_HALF2(fmod)
+#undef EMU_HALF1
+#undef EMU_HALF2
 inline float cospi(float x) { return __metal_cospi(x); }
 inline float sinpi(float x) { return __metal_sinpi(x); }
 inline float tanpi(float x) { return __metal_tanpi(x); }
@@ -170,6 +191,33 @@ inline float powr(float x, float y) { return std::pow(x, y); }
 inline float fmax3(float x, float y, float z) { return __metal_fmax3(x, y, z); }
 inline float fmin3(float x, float y, float z) { return __metal_fmin3(x, y, z); }
 inline float fmedian3(float x, float y, float z) { return __metal_fmedian3(x, y, z); }
+// The same in precise:: and fast:: (MLX's bfloat overloads there hide
+// what metal:: has).
+#define EMU_MODE_NAMES \
+  using metal::acos;   \
+  using metal::acosh;  \
+  using metal::asin;   \
+  using metal::asinh;  \
+  using metal::atan;   \
+  using metal::atan2;  \
+  using metal::atanh;  \
+  using metal::cosh;   \
+  using metal::sinh;   \
+  using metal::fmod;   \
+  using metal::log10;  \
+  using metal::rint;   \
+  using metal::cospi;  \
+  using metal::sinpi;  \
+  using metal::tanpi;  \
+  using metal::exp10;  \
+  using metal::powr;
+namespace precise {
+EMU_MODE_NAMES
+}  // namespace precise
+namespace fast {
+EMU_MODE_NAMES
+}  // namespace fast
+#undef EMU_MODE_NAMES
 // The simd functions, which the emulation defines globally, as metal::
 // names too (MLX calls metal::simd_shuffle_down(as_type<uint2>(v), d)).
 using ::simd_broadcast;
@@ -203,3 +251,27 @@ using uniform = T;
 template <typename T>
 constexpr T make_uniform(T v) { return v; }
 }  // namespace metal
+
+// isnan, isinf, isfinite, signbit on float, half and bfloat (MLX's
+// binary_ops.h calls metal::isnan).
+namespace metal {
+#define EMU_CLASSIFY(F)                                             \
+  inline bool F(float x) { return std::F(x); }                      \
+  inline bool F(half x) { return std::F(float(x)); }
+EMU_CLASSIFY(isnan)
+EMU_CLASSIFY(isinf)
+EMU_CLASSIFY(isfinite)
+EMU_CLASSIFY(signbit)
+#if defined(__HAVE_BFLOAT__)
+inline bool isnan(bfloat x) { return std::isnan(float(x)); }
+inline bool isinf(bfloat x) { return std::isinf(float(x)); }
+inline bool isfinite(bfloat x) { return std::isfinite(float(x)); }
+inline bool signbit(bfloat x) { return std::signbit(float(x)); }
+#endif
+#undef EMU_CLASSIFY
+}  // namespace metal
+
+// log1p on half: Metal has no log1p, MLX defines log1p(float); on the CPU
+// C's global log1p(double) would make log1p(h) ambiguous, which Metal
+// (no double) is not: the half goes to float, as MLX's call means.
+inline float log1p(half x) { return std::log1p(float(x)); }
