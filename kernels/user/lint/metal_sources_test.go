@@ -59,24 +59,25 @@ func TestMetalStandardHeadersOnTheEmulation(t *testing.T) {
 	mustContain(t, "no such header", findingsOf(rep.Manifests[0]), "error   [compile] ", "metal_maths")
 }
 
-// Apple's compiler builtins (what MLX's bf16_math.h calls) are beyond the
-// emulation: a note, "not compiled", exit 0; a typo beside them is not
-// hidden when the builtins are absent.
+// Apple's compiler builtins the emulation does not have (it has the math
+// and simd ones MLX's bf16_math.h calls) are beyond it: a note, "not
+// compiled", exit 0; a typo beside them is not hidden when the builtins
+// are absent.
 func TestMetalAppleBuiltinsAreNotCompiled(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/g++"); err != nil {
 		t.Skip("no g++")
 	}
-	src := "#include <metal_math>\nMETAL_FUNC float twice(float x) { return __metal_fabs(x, __METAL_MAYBE_FAST_MATH__) * 2.0f; }\n" + metalKernel
+	src := "#include <metal_math>\nMETAL_FUNC float twice(float x) { return __metal_simd_ballot(x > 0, __METAL_SOME_MODE__) * 2.0f; }\n" + metalKernel
 	path := usertest.Write(t, map[string]string{"kernel.yaml": metalManifest("msl_builtins"), "k.metal": src})
 	opt := noTools(t)
 	opt.CompileMetal = nil
 	rep := Check(path, opt)
 	r := rep.Manifests[0]
-	mustContain(t, "builtins", findingsOf(r), "note    [compile] ", "Apple's Metal compiler builtins", "__METAL_MAYBE_FAST_MATH__, __metal_fabs")
+	mustContain(t, "builtins", findingsOf(r), "note    [compile] ", "Apple's Metal compiler builtins", "__METAL_SOME_MODE__, __metal_simd_ballot")
 	if rep.ExitCode() != 0 || !strings.Contains(r.Verdict(), "not compiled (Apple's builtins)") {
 		t.Errorf("exit %d, verdict %q", rep.ExitCode(), r.Verdict())
 	}
-	plain := strings.Replace(src, "__metal_fabs(x, __METAL_MAYBE_FAST_MATH__)", "fabz(x)", 1)
+	plain := strings.Replace(src, "__metal_simd_ballot(x > 0, __METAL_SOME_MODE__)", "fabz(x)", 1)
 	if err := os.WriteFile(filepath.Join(filepath.Dir(path), "k.metal"), []byte(plain), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -21,22 +21,27 @@ struct _numeric_limits_impl<half> {
   static constexpr half lowest() { return half(-65504.0f); }
   static constexpr half epsilon() { return half(0.0009765625f); }
   static constexpr half denorm_min() { return half(5.9604644775390625e-08f); }
-  static half infinity() { return half(INFINITY); }
-  static half quiet_NaN() { return half(NAN); }
+  static constexpr half infinity() { return half(__builtin_inff()); }
+  static constexpr half quiet_NaN() { return half(__builtin_nanf("")); }
 };
 
 #if defined(__HAVE_BFLOAT__)
+constexpr bfloat emu_bfloat_bits(ushort b) {
+  bfloat r{};
+  r.bits = b;
+  return r;
+}
 template <>
 struct _numeric_limits_impl<bfloat> {
   static constexpr bool is_specialized = true, is_signed = true, is_integer = false, has_infinity = true, has_quiet_NaN = true;
   static constexpr int digits = 8, radix = 2;
-  static bfloat min() { return as_type<bfloat>(ushort(0x0080)); }
-  static bfloat max() { return as_type<bfloat>(ushort(0x7F7F)); }
-  static bfloat lowest() { return as_type<bfloat>(ushort(0xFF7F)); }
-  static bfloat epsilon() { return as_type<bfloat>(ushort(0x3C00)); }
-  static bfloat denorm_min() { return as_type<bfloat>(ushort(0x0001)); }
-  static bfloat infinity() { return as_type<bfloat>(ushort(0x7F80)); }
-  static bfloat quiet_NaN() { return as_type<bfloat>(ushort(0x7FC0)); }
+  static constexpr bfloat min() { return emu_bfloat_bits(0x0080); }
+  static constexpr bfloat max() { return emu_bfloat_bits(0x7F7F); }
+  static constexpr bfloat lowest() { return emu_bfloat_bits(0xFF7F); }
+  static constexpr bfloat epsilon() { return emu_bfloat_bits(0x3C00); }
+  static constexpr bfloat denorm_min() { return emu_bfloat_bits(0x0001); }
+  static constexpr bfloat infinity() { return emu_bfloat_bits(0x7F80); }
+  static constexpr bfloat quiet_NaN() { return emu_bfloat_bits(0x7FC0); }
 };
 #endif
 
