@@ -2,7 +2,6 @@ package mslemu_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/mltop/mltop/kernels/user/pyref"
@@ -72,20 +71,8 @@ func TestMLXOpsOnEmulator(t *testing.T) {
 	}
 	eb := mslemu.New(t, "../testdata/mslemu", emuDev)
 	eb.NativeBF16 = true
-	for _, c := range []struct {
-		name, from, to string
-		want           profiler.Status
-	}{
+	runVariants(t, eb, "t_emu_mlxops_", mlxOpsYAML, mlxOps, mlxOpsRef, []variant{
 		{"ok", "", "", profiler.StatusOK},
 		{"specialization_adds", "return x - y;", "return x + y;", profiler.StatusMismatch},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			res := runFiles(t, eb, map[string]string{
-				"kernel.yaml": strings.Replace(mlxOpsYAML, "NAME", "t_emu_mlxops_"+c.name, 1),
-				"k.metal":     strings.Replace(mlxOps, c.from, c.to, 1), "ref.py": mlxOpsRef})
-			if res.Status != c.want {
-				t.Fatalf("status %s, want %s: %s %+v", res.Status, c.want, res.Error, res.Verdict)
-			}
-		})
-	}
+	})
 }

@@ -2,7 +2,6 @@ package mslemu_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/mltop/mltop/kernels/user/pyref"
@@ -105,21 +104,9 @@ func TestMLXShapedBuiltinsOnEmulator(t *testing.T) {
 	}
 	eb := mslemu.New(t, "../testdata/mslemu", emuDev)
 	eb.NativeBF16 = true // Metal 3.1's bfloat, as mltop check --run compiles it
-	for _, c := range []struct {
-		name, from, to string
-		want           profiler.Status
-	}{
+	runVariants(t, eb, "t_emu_mlxshaped_", mlxShapedYAML, mlxShaped, mlxShapedRef, []variant{
 		{"ok", "", "", profiler.StatusOK},
 		{"atan2_swapped", "metal::atan2(v, 2.0f)", "metal::atan2(2.0f, v)", profiler.StatusMismatch},
 		{"shuffle_two", "simd_shuffle_down(bfloat16_t(v), 1)", "simd_shuffle_down(bfloat16_t(v), 2)", profiler.StatusMismatch},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			res := runFiles(t, eb, map[string]string{
-				"kernel.yaml": strings.Replace(mlxShapedYAML, "NAME", "t_emu_mlxshaped_"+c.name, 1),
-				"k.metal":     strings.Replace(mlxShaped, c.from, c.to, 1), "ref.py": mlxShapedRef})
-			if res.Status != c.want {
-				t.Fatalf("status %s, want %s: %s %+v", res.Status, c.want, res.Error, res.Verdict)
-			}
-		})
-	}
+	})
 }

@@ -2,7 +2,6 @@ package mslemu_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/mltop/mltop/kernels/user/pyref"
@@ -131,10 +130,7 @@ func TestStdlibTypesOnEmulator(t *testing.T) {
 		t.Skipf("needs NumPy: %v", st.Err)
 	}
 	eb := mslemu.New(t, "../testdata/mslemu", emuDev)
-	cases := []struct {
-		name, from, to string
-		want           profiler.Status
-	}{
+	runVariants(t, eb, "t_emu_stdlib_types_", stdlibTypesYAML, stdlibTypeKernels, stdlibTypesRef, []variant{
 		{"ok", "", "", profiler.StatusOK},
 		{"max_from_flt_max", "float m = -FLT_MAX;", "float m = FLT_MAX;", profiler.StatusMismatch},
 		{"table_off_by_one", "t[k & 3]", "t[(k + 1) & 3]", profiler.StatusMismatch},
@@ -143,19 +139,5 @@ func TestStdlibTypesOnEmulator(t *testing.T) {
 		{"packed_lane_dropped", "float4(qs[i])", "float4(qs[i][0], qs[i][1], qs[i][2], 0)", profiler.StatusMismatch},
 		{"prefix_swapped", "exc[g * 32 + lane] = simd_prefix_exclusive_sum(v)", "exc[g * 32 + lane] = simd_prefix_inclusive_sum(v)", profiler.StatusMismatch},
 		{"range_of_zeros", "[0 ... 3] = 1.0f", "[0 ... 3] = 0.0f", profiler.StatusMismatch},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			src := strings.Replace(stdlibTypeKernels, c.from, c.to, 1)
-			if src == stdlibTypeKernels && c.from != "" {
-				t.Fatalf("%q is not in the source", c.from)
-			}
-			res := runFiles(t, eb, map[string]string{
-				"kernel.yaml": strings.Replace(stdlibTypesYAML, "NAME", "t_emu_stdlib_types_"+c.name, 1),
-				"k.metal":     src, "ref.py": stdlibTypesRef})
-			if res.Status != c.want {
-				t.Fatalf("status %s, want %s: %s %+v", res.Status, c.want, res.Error, res.Verdict)
-			}
-		})
-	}
+	})
 }

@@ -2,7 +2,6 @@ package mslemu_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/mltop/mltop/kernels/user/pyref"
@@ -88,21 +87,9 @@ func TestThreadgroupParamsAndValuesOnEmulator(t *testing.T) {
 		t.Skipf("needs NumPy: %v", st.Err)
 	}
 	eb := mslemu.New(t, "../testdata/mslemu", emuDev)
-	for _, c := range []struct {
-		name, from, to string
-		want           profiler.Status
-	}{
+	runVariants(t, eb, "t_emu_tgparams_", tgParamsYAML, tgParams, tgParamsRef, []variant{
 		{"ok", "", "", profiler.StatusOK},
 		{"no_last_step", "s > 0; s >>= 1", "s > 1; s >>= 1", profiler.StatusMismatch},
 		{"total_from_last", "if (tid == 0) total = r;", "if (tid == 1) total = shared[1];", profiler.StatusMismatch},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			res := runFiles(t, eb, map[string]string{
-				"kernel.yaml": strings.Replace(tgParamsYAML, "NAME", "t_emu_tgparams_"+c.name, 1),
-				"k.metal":     strings.Replace(tgParams, c.from, c.to, 1), "ref.py": tgParamsRef})
-			if res.Status != c.want {
-				t.Fatalf("status %s, want %s: %s %+v", res.Status, c.want, res.Error, res.Verdict)
-			}
-		})
-	}
+	})
 }
