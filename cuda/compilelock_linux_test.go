@@ -77,11 +77,13 @@ func TestLockCompileAfterTheFileWasRemovedStillExcludes(t *testing.T) {
 	path := filepath.Join(c.dir, "k.lock")
 	first := c.lockCompile("k")
 	secondHolds, secondDone := make(chan struct{}), make(chan struct{})
+	released := make(chan struct{}, 2) // each later holder's release has returned
 	go func() {
 		r := c.lockCompile("k")
 		close(secondHolds)
 		<-secondDone
 		r()
+		released <- struct{}{}
 	}()
 	for lockFileDescriptors(t, path) < 2 { // the second has the file open and waits on it
 		time.Sleep(time.Millisecond)
@@ -93,6 +95,7 @@ func TestLockCompileAfterTheFileWasRemovedStillExcludes(t *testing.T) {
 		r := c.lockCompile("k")
 		close(third)
 		r()
+		released <- struct{}{}
 	}()
 	select {
 	case <-third:
@@ -105,6 +108,8 @@ func TestLockCompileAfterTheFileWasRemovedStillExcludes(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the third lockCompile did not get the lock after the second's release")
 	}
+	<-released // the lock files are gone once both releases returned, not when the third got the lock
+	<-released
 	if m, _ := filepath.Glob(filepath.Join(c.dir, "*.lock")); len(m) != 0 {
 		t.Errorf("lock files left in the cache directory: %v", m)
 	}
