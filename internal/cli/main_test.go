@@ -371,7 +371,7 @@ func TestBadInput(t *testing.T) {
 		{"tui with csv", []string{"--csv", "x.csv"}, "need --config FILE"},
 		{"nan noise", []string{"--noise", "NaN", "--config", goodSweep}, "--noise=NaN: use a fraction between 0 and 1"},
 		{"inf time limit", []string{"--time-limit", "+Inf", "--config", goodSweep}, "--time-limit=+Inf: use a positive number of seconds"},
-		{"nan min-time", []string{"run", "attn_fwd", "--min-time", "nan"}, "--min-time=NaN"},
+		{"nan min-time", []string{"run", "attn_fwd", "--min-time", "nan"}, "--min-time=nan: use a positive number of seconds"},
 		{"nan timeout", []string{"--timeout", "NaN", "--config", goodSweep}, "--timeout=NaN"},
 		{"negative warmup", []string{"--warmup", "-1", "--config", goodSweep}, "--warmup=-1"},
 		{"csv is the sweep", []string{"--config", goodSweep, "--csv", goodSweep}, "--csv takes the CSV file to write (e.g. results.csv); the sweep file goes in --config"},
