@@ -164,11 +164,15 @@ sweeps:
 // A device whose worker does not start is left out; the sweep runs on the
 // others. None starting is bad input.
 func TestDevicesLeavesOutADeadDevice(t *testing.T) {
-	sweep := writeFile(t, "d.yaml", fastDefaults+`backend: cpu
+	// 4 specs of at least 50 ms of samples each: the live device is still
+	// busy when the dead one's start fails (2 specs of 1 ms ended first on
+	// a loaded CI host, and the sweep then said "still starting")
+	sweep := writeFile(t, "d.yaml", `defaults: {time_limit: 0.3, min_time: 0.05, warmup: 0.001, hot: true}
+backend: cpu
 sweeps:
   - kernel: test_fault
     knobs: {MODE: 0}
-    dims: {N: [16, 32]}
+    dims: {N: [16, 32, 64, 128]}
 `)
 	t.Setenv(fakeDevicesEnv, "3")
 	t.Setenv("MLTOP_TEST_DEAD_DEVICE", "2")
@@ -176,7 +180,7 @@ sweeps:
 	// specs, so the sweep says why (not "still starting")
 	t.Setenv(run.WorkerStartsEnv, "2")
 	code, _, stderr := runMain(t, "--config", sweep, "--devices", "1,2")
-	if code != 0 || !strings.Contains(stderr, "device 2 left out: its worker did not start") || !strings.Contains(stderr, "test: no such device") || !strings.Contains(stderr, "2 specs: 2 ok") {
+	if code != 0 || !strings.Contains(stderr, "device 2 left out: its worker did not start") || !strings.Contains(stderr, "test: no such device") || !strings.Contains(stderr, "4 specs: 4 ok") {
 		t.Errorf("exit %d\n%s", code, stderr)
 	}
 	code, _, stderr = runMain(t, "--config", sweep, "--devices", "2")
