@@ -72,14 +72,11 @@ func (s *session) runSearches(ctx context.Context, o *options, backend string, c
 		again.note(stderr, o.resume, false)
 	}
 	sinks := []profiler.Sink{&stepLog{w: stderr, quiet: o.quiet}}
-	if o.csv != "" {
-		c, err := sink.OpenCSV(o.csv, cols, false)
-		if o.resume != "" {
-			c, err = sink.OpenCSVResuming(o.csv, cols, on)
-		}
-		if err != nil {
-			return err
-		}
+	c, err := openCSV(o, cols, on)
+	if err != nil {
+		return err
+	}
+	if c != nil {
 		defer c.Close()
 		sinks = append(sinks, c)
 	}

@@ -436,21 +436,9 @@ func (sr *sweepRun) startOutputs(p run.SweepPlan) (run.Hooks, error) {
 	if p.Deal.Parts > 0 {
 		fmt.Fprintln(sr.stderr, "mltop:", shardLine(p))
 	}
-	var c profiler.Sink
-	switch {
-	case sr.o.csv == "":
-	case sr.resume != nil:
-		f, err := sink.OpenCSVResuming(sr.o.csv, sr.cols, sr.resumeAt)
-		if err != nil {
-			return run.Hooks{}, err
-		}
-		c = f
-	default:
-		f, err := openCSV(sr.o, sr.cols)
-		if err != nil {
-			return run.Hooks{}, err
-		}
-		c = f
+	c, err := openCSV(sr.o, sr.cols, sr.resumeAt)
+	if err != nil {
+		return run.Hooks{}, err
 	}
 	sr.csv = c
 	if sr.o.phases {
@@ -640,12 +628,20 @@ func kernelSpecs(st *sweep.Stream) []profiler.Spec {
 }
 
 // openCSV opens --csv (nil without it) before anything runs: a bad path
-// is bad input, found before the backend starts.
-func openCSV(o *options, cols sink.Columns) (profiler.Sink, error) {
-	if o.csv == "" {
+// is bad input, found before the backend starts. With --resume it appends,
+// after dropping the rows that run again on on (sink.OpenCSVResuming).
+// Sweeps and searches (tune, search:) share it.
+func openCSV(o *options, cols sink.Columns, on sink.ResumeOn) (profiler.Sink, error) {
+	var c *sink.CSV
+	var err error
+	switch {
+	case o.csv == "":
 		return nil, nil
+	case o.resume != "":
+		c, err = sink.OpenCSVResuming(o.csv, cols, on)
+	default:
+		c, err = sink.OpenCSV(o.csv, cols, false)
 	}
-	c, err := sink.OpenCSV(o.csv, cols, o.resume != "")
 	if err != nil {
 		return nil, err
 	}
