@@ -17,15 +17,23 @@ func BuildBudget(d *profiler.Dispatch, dev profiler.DeviceInfo, attrs profiler.K
 	if attrs.MaxThreads > 0 && b.Threads > attrs.MaxThreads {
 		b.Warnings = append(b.Warnings, fmt.Sprintf("%d threads requested but the compiled kernel allows %d (its launch bounds or register use)", b.Threads, attrs.MaxThreads))
 	}
-	// Metal allocates threadgroup memory in 16-byte granules, so a smaller
-	// difference is rounding, not a wrong plan.
-	if diff := attrs.StaticTGM + d.DynamicTGM - b.Total; attrs.StaticTGM > 0 && b.Total > 0 && (diff >= 16 || diff < 0) {
+	if TGMItemsDisagree(d, attrs.StaticTGM) {
 		b.Warnings = append(b.Warnings, fmt.Sprintf("compiler reports %d B static + %d B dynamic TGM, the plan's items sum to %d B", attrs.StaticTGM, d.DynamicTGM, b.Total))
 	}
 	if attrs.SpillBytes > 0 {
 		b.Warnings = append(b.Warnings, fmt.Sprintf("%d B of register spills", attrs.SpillBytes))
 	}
 	return b
+}
+
+// TGMItemsDisagree says whether d's named TGM items do not add up to the
+// static threadgroup memory the compiler reports plus d's dynamic bytes,
+// so that the budget built from the items is wrong (false when either is
+// unknown). A shortfall of the items under 16 bytes is padding, not a
+// wrong plan: Metal allocates in 16-byte granules, CUDA aligns arrays.
+func TGMItemsDisagree(d *profiler.Dispatch, static int) bool {
+	diff := static + d.DynamicTGM - d.TGMBytes()
+	return static > 0 && d.TGMBytes() > 0 && (diff >= 16 || diff < 0)
 }
 
 // EstimateOccupancy is the limit-table estimate of resident groups per unit

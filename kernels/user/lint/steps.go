@@ -15,6 +15,7 @@ import (
 	"github.com/mltop/mltop/kernels/user/pyref"
 	"github.com/mltop/mltop/metal/mslemu"
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 )
 
 // langName is how findings name a source language.
@@ -271,16 +272,16 @@ func compileCUDA(r *Result, opt Options, p profiler.Program, dt profiler.DType, 
 }
 
 // lintTGMItems warns when a dispatch's tgm: items do not add up to the
-// shared memory the compiler reports (static) plus its dynamic_tgm: the
-// budget and occupancy mltop shows come from the items. Where it has no
-// items the source lint has suggested them already.
+// shared memory the compiler reports (static) plus its dynamic_tgm, by
+// the rule a run's budget warns by (run.TGMItemsDisagree): the budget and
+// occupancy mltop shows come from the items. Where it has no items the
+// source lint has suggested them already.
 func lintTGMItems(r *Result, d profiler.Dispatch, static int, dt profiler.DType) {
-	total := d.TGMBytes()
-	if static <= 0 || total == 0 || static+d.DynamicTGM == total {
+	if !run.TGMItemsDisagree(&d, static) {
 		return
 	}
 	line, col := dispatchPos(r.Family, d.Name)
-	r.add(Warning, StepCompile, r.Family.Path(), line, col, "dispatch %s at %s: its tgm: items sum to %d B (%s), but the compiler reports %d B static shared + %d B dynamic_tgm = %d B: the TGM budget and occupancy mltop shows come from the items; make each item the bytes of its array", d.Name, dt, total, d.TGMParts(), static, d.DynamicTGM, static+d.DynamicTGM)
+	r.add(Warning, StepCompile, r.Family.Path(), line, col, "dispatch %s at %s: its tgm: items sum to %d B (%s), but the compiler reports %d B static shared + %d B dynamic_tgm = %d B: the TGM budget and occupancy mltop shows come from the items; make each item the bytes of its array", d.Name, dt, d.TGMBytes(), d.TGMParts(), static, d.DynamicTGM, static+d.DynamicTGM)
 }
 
 // withIncludesBehind puts, after the first line of a compile error whose
