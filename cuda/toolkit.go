@@ -332,15 +332,18 @@ var (
 )
 
 // searchToolkit returns the toolkit's include directories and how the
-// search went: searched once per NVRTC location, MLTOP_CUDA_INCLUDE and
-// cache folder (a process that changes them, as tests do, searches again
-// instead of keeping what an earlier setting found).
+// search went: searched once per environment (where NVRTC is found,
+// MLTOP_CUDA_INCLUDE, CUDA_HOME, PATH, the cache folder all come from it),
+// so a process that changes it, as tests do, searches again instead of
+// keeping what an earlier setting found. Comparing the environment is
+// cheap; finding NVRTC (dlopen, /proc/self/maps) is done only then, not
+// on every compile's options.
 func searchToolkit() ([]string, []IncludeSearch) {
-	path, _ := nvrtcLocation()
-	key := strings.Join([]string{path, os.Getenv(IncludeEnv), os.Getenv("MLTOP_CACHE_DIR"), os.Getenv("HOME")}, "\x00")
+	key := strings.Join(os.Environ(), "\x00")
 	toolkitMu.Lock()
 	defer toolkitMu.Unlock()
 	if toolkitKey == nil || *toolkitKey != key {
+		path, _ := nvrtcLocation()
 		toolkitDirs, toolkitSearched = findIncludeDirs(hostLookup(path))
 		toolkitKey = &key
 	}
