@@ -198,11 +198,7 @@ func (bl *builder) entryNames(lang string, p *prepared) []string {
 				continue
 			}
 			for _, dt := range bl.f.schema.DTypes {
-				ct := CTypes[lang][dt]
-				if t, ok := torchCTypes[dt]; ok && lang == "cuda" && p.torchSource() {
-					ct = t
-				}
-				names = append(names, idents(ct)...)
+				names = append(names, idents(cTypeIn(lang, dt, p))...)
 			}
 		}
 	}

@@ -16,7 +16,14 @@ var torchCTypes = map[profiler.DType]string{profiler.F32: "float", profiler.F16:
 
 // cType is the C type the dtype name stands for at dt in lang's source.
 func (f *Family) cType(lang string, dt profiler.DType) string {
-	if p := f.prep[lang]; lang == "cuda" && p != nil && p.torchSource() {
+	return cTypeIn(lang, dt, f.prep[lang])
+}
+
+// cTypeIn is the C type the dtype name stands for at dt in lang's source
+// p (nil: not read yet): PyTorch's in a CUDA source that includes its
+// headers (torchCTypes), else CTypes.
+func cTypeIn(lang string, dt profiler.DType, p *prepared) string {
+	if lang == "cuda" && p != nil && p.torchSource() {
 		if t, ok := torchCTypes[dt]; ok {
 			return t
 		}
