@@ -42,11 +42,10 @@ func parseAccessor(prm csrc.Param) (acc accessorParam, ok bool, err error) {
 		return acc, false, nil
 	}
 	t := strings.Join(strings.Fields(strings.NewReplacer("const", " ", "volatile", " ").Replace(prm.Scalar)), " ")
-	open := strings.Index(t, "<")
-	if open < 0 || !strings.HasSuffix(t, ">") {
+	name, args := splitTemplateName(t)
+	if args == nil {
 		return acc, false, nil
 	}
-	name := strings.TrimSpace(t[:open])
 	for _, ns := range []string{"::at::", "::torch::", "at::", "torch::"} {
 		name = strings.TrimPrefix(name, ns)
 	}
@@ -54,24 +53,23 @@ func parseAccessor(prm csrc.Param) (acc accessorParam, ok bool, err error) {
 	if !known {
 		return acc, false, nil
 	}
-	args := splitTemplateArgs(t[open+1 : len(t)-1])
 	if len(args) < 2 {
 		return acc, true, fmt.Errorf("%s takes the element type and the rank: %s has %d template arguments", name, t, len(args))
 	}
-	rank, perr := strconv.Atoi(strings.TrimSpace(args[1]))
+	rank, perr := strconv.Atoi(args[1])
 	if perr != nil || rank < 1 || rank > 16 {
-		return acc, true, fmt.Errorf("the rank of %s is %q: mltop reads a number from 1 to 16 there; write it as a number", t, strings.TrimSpace(args[1]))
+		return acc, true, fmt.Errorf("the rank of %s is %q: mltop reads a number from 1 to 16 there; write it as a number", t, args[1])
 	}
-	acc = accessorParam{elem: strings.TrimSpace(args[0]), rank: rank, index: width}
+	acc = accessorParam{elem: args[0], rank: rank, index: width}
 	if width == 0 {
 		acc.index = 8
 		if len(args) >= 4 {
-			switch strings.TrimSpace(args[3]) {
+			switch args[3] {
 			case "int", "int32_t", "std::int32_t", "unsigned", "unsigned int", "uint32_t":
 				acc.index = 4
 			case "long", "long long", "int64_t", "std::int64_t", "ptrdiff_t", "size_t":
 			default:
-				return acc, true, fmt.Errorf("the index type of %s is %s: mltop lays out int32_t and int64_t ones", t, strings.TrimSpace(args[3]))
+				return acc, true, fmt.Errorf("the index type of %s is %s: mltop lays out int32_t and int64_t ones", t, args[3])
 			}
 		}
 	}
@@ -87,27 +85,6 @@ func PackedAccessor(prm csrc.Param) (elem string, rank int, ok bool) {
 		return "", 0, false
 	}
 	return acc.elem, acc.rank, true
-}
-
-// splitTemplateArgs splits a template argument list at its top-level
-// commas.
-func splitTemplateArgs(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch r {
-		case '<', '(', '[', '{':
-			depth++
-		case '>', ')', ']', '}':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(out, s[start:])
 }
 
 // accessorArg is the struct a buffer passes as a packed accessor for one
