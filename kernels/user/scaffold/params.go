@@ -26,6 +26,7 @@ func (c *context) bindParams(p *plan, k *kernelScan) []string {
 			pname = fmt.Sprintf("arg%d", i)
 		}
 		var bound []string
+		accElem, accRank, accessor := user.PackedAccessor(prm)
 		switch {
 		case prm.Pointer && strings.Contains(prm.Type, "constant") && !strings.Contains(prm.Type, "*"):
 			bound = c.constantParam(p, k, prm, pname)
@@ -37,14 +38,13 @@ func (c *context) bindParams(p *plan, k *kernelScan) []string {
 			}
 			bound = []string{c.bufferParam(p, k, prm, pname)}
 			buffers = append(buffers, bound...)
-		case c.lang == "cuda" && isAccessor(prm):
+		case c.lang == "cuda" && accessor:
 			// a PyTorch packed accessor by value: a buffer of its rank
-			elem, rank, _ := user.PackedAccessor(prm)
 			ptr := prm
-			ptr.Pointer, ptr.Pointee, ptr.ReadOnly = true, elem, prm.Const
+			ptr.Pointer, ptr.Pointee, ptr.ReadOnly = true, accElem, prm.Const
 			bound = []string{c.bufferParam(p, k, ptr, pname)}
 			if b := findBuffer(p, bound[0]); b != nil && b.rank == 0 {
-				b.rank = rank
+				b.rank = accRank
 			}
 			buffers = append(buffers, bound...)
 		case c.lang == "metal":
@@ -60,13 +60,6 @@ func (c *context) bindParams(p *plan, k *kernelScan) []string {
 		return inOrder
 	}
 	return append(buffers, metalScalars...)
-}
-
-// isAccessor says whether a by-value parameter is a PyTorch packed
-// accessor (at::PackedTensorAccessor64<T, 3, …>).
-func isAccessor(prm csrc.Param) bool {
-	_, _, ok := user.PackedAccessor(prm)
-	return ok
 }
 
 // constantParam maps a Metal `constant X& name` parameter: one scalar, or
