@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mltop/mltop/cuda"
 	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
 )
@@ -49,13 +48,7 @@ func TestPrepareDefinesDecideTheScan(t *testing.T) {
 					t.Errorf("%q kept, want it blanked:\n%s", lack, prog.Code)
 				}
 			}
-			r, err := cuda.CheckCompile(prog, "")
-			if err != nil && r.Compiler == "" {
-				t.Skipf("NVRTC not found: %v", err)
-			}
-			if err != nil {
-				t.Fatalf("%v\n%s\n%s", err, r.Log, prog.Code)
-			}
+			compileOrSkip(t, prog)
 		})
 	}
 }

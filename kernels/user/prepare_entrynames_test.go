@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mltop/mltop/cuda"
 	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
 )
@@ -58,13 +57,7 @@ func TestPrepareEntryNamesKeepTraits(t *testing.T) {
 			t.Errorf("%q kept, want it blanked:\n%s", lack, prog.Code)
 		}
 	}
-	r, err := cuda.CheckCompile(prog, "")
-	if err != nil && r.Compiler == "" {
-		t.Skipf("NVRTC not found: %v", err)
-	}
-	if err != nil {
-		t.Fatalf("%v\n%s\n%s", err, r.Log, prog.Code)
-	}
+	r := compileReportOrSkip(t, prog)
 	if !strings.Contains(r.Lowered, "Traits") {
 		t.Errorf("lowered name %q, want k<Traits<4, float>>'s", r.Lowered)
 	}

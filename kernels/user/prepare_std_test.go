@@ -301,6 +301,13 @@ func TestCubHeaderCompilesWithNVRTC(t *testing.T) {
 // and returns NVRTC's log.
 func compileOrSkip(t *testing.T, prog profiler.Program) string {
 	t.Helper()
+	return compileReportOrSkip(t, prog).Log
+}
+
+// compileReportOrSkip is compileOrSkip with NVRTC's whole report (the
+// lowered name, shared memory).
+func compileReportOrSkip(t *testing.T, prog profiler.Program) cuda.CompileReport {
+	t.Helper()
 	r, err := cuda.CheckCompile(prog, "")
 	if err != nil && r.Compiler == "" {
 		t.Skipf("NVRTC not found: %v", err)
@@ -308,7 +315,7 @@ func compileOrSkip(t *testing.T, prog profiler.Program) string {
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, r.Log, prog.Code)
 	}
-	return r.Log
+	return r
 }
 
 // With libcu++, the standard macros the source uses come after

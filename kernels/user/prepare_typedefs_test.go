@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mltop/mltop/cuda"
 	"github.com/mltop/mltop/kernels/user/usertest"
 	"github.com/mltop/mltop/profiler"
 )
@@ -79,13 +78,7 @@ func TestGlibcTypedefsCompileWithNVRTC(t *testing.T) {
 	src := strings.Replace(uintKernel, "const uint cRow", "const ushort lo = (ushort)threadIdx.x; const ulong wide = lo; (void)wide;\n    const uint cRow", 1)
 	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("uint_nvrtc"), "k.cu": "#include <cuda_runtime.h>\n#include <sys/types.h>\n" + src})
 	prog, _ := preparedProgram(t, path, profiler.F32)
-	r, err := cuda.CheckCompile(prog, "")
-	if err != nil && r.Compiler == "" {
-		t.Skipf("NVRTC not found: %v", err)
-	}
-	if err != nil {
-		t.Fatalf("%v\n%s\n%s", err, r.Log, prog.Code)
-	}
+	r := compileReportOrSkip(t, prog)
 	if !strings.Contains(r.Lowered, "k") {
 		t.Errorf("lowered name %q", r.Lowered)
 	}
