@@ -103,19 +103,27 @@ func EncodeBuffer(b BufferSpec, dst []byte, vals []float32) {
 // plan's buffer that takes the same values: a check kernel's). vals
 // itself when neither carries patterns (Bits); else each value is
 // decoded (IntValue, or the float for a float buffer) and re-encoded
-// (IntSlot, or the float value rounded to to's type).
-func Recode(from, to BufferSpec, vals []float32) []float32 {
+// (IntSlot, or the float value rounded to to's type). lost is the first
+// element whose value to does not hold exactly (saturated or rounded),
+// -1 when none.
+func Recode(from, to BufferSpec, vals []float32) (out []float32, lost int) {
+	lost = -1
 	if !from.Bits() && !to.Bits() {
-		return vals
+		return vals, lost
 	}
-	out := make([]float32, len(vals))
+	out = make([]float32, len(vals))
 	for i, v := range vals {
-		switch {
-		case to.Bits():
-			out[i] = IntSlot(to, IntValue(from, v))
-		default:
-			out[i] = to.Type.Round(float32(IntValue(from, v)))
+		if x := IntValue(from, v); to.Bits() {
+			out[i] = IntSlot(to, x)
+			if IntValue(to, out[i]) != x && lost < 0 {
+				lost = i
+			}
+		} else {
+			out[i] = to.Type.Round(float32(x))
+			if float64(out[i]) != float64(x) && lost < 0 {
+				lost = i
+			}
 		}
 	}
-	return out
+	return out, lost
 }

@@ -156,24 +156,26 @@ func TestIntBitsInits(t *testing.T) {
 }
 
 // Recode carries values between a buffer with patterns and one without
-// (a check kernel's), and between signednesses.
+// (a check kernel's), and between signednesses, and says where the other
+// buffer does not hold a value.
 func TestRecode(t *testing.T) {
 	u := BufferSpec{Type: U32, Init: InitData, IntBits: true}
 	i64 := BufferSpec{Type: I64, Init: InitData, IntBits: true}
 	f := BufferSpec{Type: F32, Init: InitData}
-	vals := []float32{IntSlot(u, 1<<31), IntSlot(u, 7), IntSlot(u, 1<<24+1)}
-	if got := Recode(u, i64, vals); IntValue(i64, got[0]) != math.MaxInt32 || IntValue(i64, got[1]) != 7 || IntValue(i64, got[2]) != 1<<24+1 {
-		t.Errorf("u32 → i64: %v", got)
+	vals := []float32{IntSlot(u, 7), IntSlot(u, 1<<24+1), IntSlot(u, 1<<31)}
+	got, lost := Recode(u, i64, vals)
+	if IntValue(i64, got[0]) != 7 || IntValue(i64, got[1]) != 1<<24+1 || lost != 2 {
+		t.Errorf("u32 → i64: %v, lost at %d (want 2: 2^31 is beyond int32)", got, lost)
 	}
-	if got := Recode(u, f, vals); got[1] != 7 || got[0] != 1<<31 {
-		t.Errorf("u32 → f32: %v", got)
+	if got, lost := Recode(u, f, vals); got[0] != 7 || lost != 1 {
+		t.Errorf("u32 → f32: %v, lost at %d (want 1: 2^24+1 rounds)", got, lost)
 	}
-	back := Recode(f, u, []float32{3, 1 << 31})
-	if IntValue(u, back[0]) != 3 || IntValue(u, back[1]) != 1<<31 {
-		t.Errorf("f32 → u32: %v", back)
+	back, lost := Recode(f, u, []float32{3, 1 << 31})
+	if IntValue(u, back[0]) != 3 || IntValue(u, back[1]) != 1<<31 || lost != -1 {
+		t.Errorf("f32 → u32: %v, lost at %d", back, lost)
 	}
 	plain := []float32{1, 2}
-	if got := Recode(f, f, plain); &got[0] != &plain[0] {
+	if got, lost := Recode(f, f, plain); &got[0] != &plain[0] || lost != -1 {
 		t.Error("Recode copied values between two buffers without patterns")
 	}
 }

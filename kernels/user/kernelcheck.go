@@ -102,8 +102,8 @@ var _ profiler.DeviceReference = (*Family)(nil)
 // theirInputs are our inputs in (spec dtype dt) under the check kernel's
 // names, as slots of its buffers: an integer buffer's values travel as
 // 32-bit patterns on one side or both (profiler.BufferSpec.IntBits), so
-// each is recoded, exactly where the other's buffer holds it.
-func (f *Family) theirInputs(in profiler.Inputs, dt profiler.DType) profiler.Inputs {
+// each is recoded; a value its buffer does not hold exactly is an error.
+func (f *Family) theirInputs(in profiler.Inputs, dt profiler.DType) (profiler.Inputs, error) {
 	c := f.check
 	out := profiler.Inputs{}
 	for _, b := range f.bufs {
@@ -113,11 +113,15 @@ func (f *Family) theirInputs(in profiler.Inputs, dt profiler.DType) profiler.Inp
 		}
 		theirs := c.theirName(b.name)
 		if i := slices.IndexFunc(c.kernel.bufs, func(ob ubuf) bool { return ob.name == theirs }); i >= 0 {
-			vals = profiler.Recode(b.slotSpec(dt), c.kernel.bufs[i].slotSpec(profiler.F32), vals)
+			ours, other := b.slotSpec(dt), c.kernel.bufs[i].slotSpec(profiler.F32)
+			var lost int
+			if vals, lost = profiler.Recode(ours, other, vals); lost >= 0 {
+				return nil, fmt.Errorf("check: kernel %s: your input %s holds %.10g (element %d), which its buffer %s (%s) does not hold exactly: give it your buffer's dtype (%s)", c.kernel.Name(), b.name, profiler.Value(ours, in[b.name][lost]), lost, theirs, other.Type, ours.Type)
+			}
 		}
 		out[theirs] = vals
 	}
-	return out
+	return out, nil
 }
 
 // DeviceReference runs the check kernel at f32 on the device with this
@@ -154,7 +158,10 @@ func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows in
 		}
 	}
 	ospec = ospec.WithDefaults(osc)
-	oin := f.theirInputs(in, s.DType)
+	oin, err := f.theirInputs(in, s.DType)
+	if err != nil {
+		return nil, err
+	}
 	outs, err := runOn(other, ospec, oin)
 	if err != nil {
 		what := fmt.Sprintf("check: kernel %s (%s) at %s", other.Name(), other.path, ospec)
@@ -210,7 +217,10 @@ func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows in
 		ref.Rows += "; " + strings.Join(knobNotes, "; ")
 	}
 	err = f.addGrowth(ref, s.DType, e, func() (map[string]func(int) float64, error) {
-		sq := f.theirInputs(f.squared(in), s.DType)
+		sq, err := f.theirInputs(f.squared(in), s.DType)
+		if err != nil {
+			return nil, err
+		}
 		souts, err := runOn(other, ospec, sq)
 		if err != nil {
 			return nil, err
