@@ -256,7 +256,7 @@ func TestIntegerInitsStayExact(t *testing.T) {
 		{"arange past int32", "i64", "arange", map[string]int{"N": 1<<31 + 2}, nil, "buffer ids: arange over 2147483650 elements: i64 values reach 2147483649, but mltop keeps an i64 buffer's values exactly only within int32's range"},
 		{"arange of u32 past 2^24", "u32", "arange", map[string]int{"N": 1<<24 + 2}, nil, ""},
 		{"arange of floats past 2^24", "f32", "arange", map[string]int{"N": 1<<24 + 2}, nil, ""},
-		{"npy past 2^24", "i64", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, -1<<31, 1<<30 + 1}, ""},
+		{"npy past 2^24", "i64", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, -1 << 31, 1<<30 + 1}, ""},
 		{"npy past int32", "i64", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, 1, 1 << 40}, "npy:ids.npy: i64 values reach 1099511627776, but mltop keeps an i64 buffer's values exactly only within int32's range"},
 		{"npy past uint32", "u64", `"npy:ids.npy"`, map[string]int{"N": 2}, []float64{0, 1 << 32}, "npy:ids.npy: u64 values reach 4294967296, but mltop keeps a u64 buffer's values exactly only within uint32's range"},
 		{"npy over all of u32", "u32", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, 1<<24 + 1, 1<<32 - 1}, ""},

@@ -263,7 +263,7 @@ func TestAtEndsWideInts(t *testing.T) {
 // by name.
 func TestFloatValuesForBuiltins(t *testing.T) {
 	b := profiler.BufferSpec{Name: "targets", Type: profiler.I32, Init: profiler.InitInts, IntBits: true}
-	got, err := floatValues(b, []float32{profiler.IntSlot(b, 7), profiler.IntSlot(b, -1 << 24)}, "cross_entropy")
+	got, err := floatValues(b, []float32{profiler.IntSlot(b, 7), profiler.IntSlot(b, -1<<24)}, "cross_entropy")
 	if err != nil || got[0] != 7 || got[1] != -1<<24 {
 		t.Fatalf("%v %v", got, err)
 	}
