@@ -53,7 +53,10 @@ def reference(inputs, dims):
         assert len(big) > 0 and (big % 2 == 1).any(), ("words rounded to float32?", w)
     assert o.dtype == np.int64, o.dtype
     assert list(o) == OFFS * (len(o) // len(OFFS)), ("offs not exact", list(o))
-    return {"h": fmix(w).astype(np.uint32), "sel": o - 1}
+    st = inputs["st"]
+    assert st.dtype == np.uint32 and st.min() >= 4000000000, st
+    lcg = (st.astype(np.uint64) * np.uint64(1664525) + np.uint64(1013904223)) & np.uint64(0xffffffff)
+    return {"h": fmix(w).astype(np.uint32), "sel": o - 1, "st": lcg.astype(np.uint32)}
 `
 
 const wideMetal = `#include <metal_stdlib>
@@ -63,7 +66,9 @@ kernel void wide(device uint* h [[buffer(0)]],
                  device int* sel [[buffer(1)]],
                  device const uint* words [[buffer(2)]],
                  device const int* offs [[buffer(3)]],
+                 device uint* st [[buffer(4)]],
                  uint i [[thread_position_in_grid]]) {
+    st[i] = st[i] * 1664525u + 1013904223u;
     uint x = words[i];
     x ^= x >> 16; x *= 0x85ebca6bu; x ^= x >> 13; x *= 0xc2b2ae35u; x ^= x >> 16;
     h[i] = x;
@@ -71,8 +76,9 @@ kernel void wide(device uint* h [[buffer(0)]],
 }
 `
 
-const wideCUDA = `__global__ void wide(unsigned* h, int* sel, const unsigned* words, const int* offs) {
+const wideCUDA = `__global__ void wide(unsigned* h, int* sel, const unsigned* words, const int* offs, unsigned* st) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    st[i] = st[i] * 1664525u + 1013904223u;
     unsigned x = words[i];
     x ^= x >> 16; x *= 0x85ebca6bu; x ^= x >> 13; x *= 0xc2b2ae35u; x ^= x >> 16;
     h[i] = x;
@@ -90,8 +96,9 @@ buffers:
   - {name: sel, dtype: i32, shape: [N], out: true}
   - {name: words, dtype: u32, shape: [N], init: "randint(0, 4294967296)"}
   - {name: offs, dtype: i32, shape: [N], init: "npy:offs.npy"}
+  - {name: st, dtype: u32, shape: [N], inout: true, init: "randint(4000000000, 4294967296)"}
 dispatches:
-  - {entry: wide, grid: [1], threads: [N], args: [h, sel, words, offs]}
+  - {entry: wide, grid: [1], threads: [N], args: [h, sel, words, offs, st]}
 check: {python: ref.py}
 `
 
@@ -113,7 +120,7 @@ func TestWideIntsReachReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(problems) > 0 || len(got) != 2 {
+	if len(problems) > 0 || len(got) != 3 {
 		t.Fatalf("outputs %+v, problems %+v", got, problems)
 	}
 	p, err := f.Plan(s, cudaDev)
@@ -121,7 +128,7 @@ func TestWideIntsReachReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, b := range p.Buffers {
-		if b.IntBits != (b.Name == "words" || b.Name == "offs" || b.Name == "h" || b.Name == "sel") {
+		if !b.IntBits {
 			t.Errorf("buffer %s: IntBits %v", b.Name, b.IntBits)
 		}
 	}
@@ -166,6 +173,7 @@ func TestWideIntsOnEmulator(t *testing.T) {
 		{"ok on more words", "", "", map[string]int{"N": 64}, profiler.StatusOK},
 		{"hash off by one above 2^24", `"h": fmix(w).astype(np.uint32)`, `"h": (fmix(w) + (fmix(w) > (1 << 24))).astype(np.uint32)`, nil, profiler.StatusMismatch},
 		{"offset off by one above 2^24", `"sel": o - 1`, `"sel": o - 1 + (o > (1 << 24))`, nil, profiler.StatusMismatch},
+		{"inout state off by one", `"st": lcg.astype(np.uint32)`, `"st": (lcg + 1).astype(np.uint32)`, nil, profiler.StatusMismatch},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ref := strings.Replace(wideRef, c.from, c.to, 1)
