@@ -11,8 +11,9 @@ import (
 // BF16; the other types are a buffer's fixed type: integers (index
 // buffers, images, quantized values, bit masks), F64 and the two 8-bit
 // floats. Values travel as float32 on the host, so integers are exact up
-// to 2^24 in magnitude; an F64 output is decoded at f64 precision for its
-// check (DecodeF64).
+// to 2^24 in magnitude, unless the buffer carries their 32-bit patterns
+// instead (BufferSpec.IntBits: every i32 and u32 value); an F64 output is
+// decoded at f64 precision for its check (DecodeF64).
 type DType string
 
 const (

@@ -283,7 +283,8 @@ func ReplaceNamed(old string, f Family) Family {
 
 // RunOnDevice runs spec s of family f once on the backend that runs the
 // current spec: buffers named in in get those values (encoded in their
-// dtype), the others their own initialisers with the current seed. It
+// dtype; slots of f's own plan's buffers, integer patterns where one
+// carries them: see BufferSpec.IntBits and Recode), the others their own initialisers with the current seed. It
 // returns the output buffers (role out) decoded at float64 precision, by
 // name: an f64 output (or a wide integer one) keeps every bit, so a check
 // against it compares at f64's tolerance.

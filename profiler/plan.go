@@ -88,7 +88,19 @@ type BufferSpec struct {
 	// multiplied by OutlierScale (chosen per element from the seed).
 	Outliers     float64
 	OutlierScale float64
-	Data         []float32 // InitData: the values, Elems of them
+	Data         []float32 // InitData: the values, Elems of them (IntBits: their slots, see IntSlot)
+	// IntBits says that the buffer's []float32 host values (Fill's, the
+	// Inputs a reference gets) carry each integer's 32-bit pattern
+	// (math.Float32frombits) instead of its value as a float, so that every
+	// value of an i32 or u32 buffer is exact, not only those within 2^24:
+	// an i32 or i64 slot is the int32 pattern (sign-extended into an i64),
+	// a u32 or u64 slot the uint32 pattern (zero-extended). It applies to
+	// those four types only, and to every init but normal and uniform
+	// (whose draws stay floats). Read and write such slots with IntValue,
+	// Value and IntSlot, encode them with EncodeBuffer. Only the user
+	// family sets it; the built-in families read their integer inputs
+	// (ids, targets) as float values.
+	IntBits bool `json:",omitempty"`
 	// Symbol, when set, is the C++ name of a module global (a CUDA
 	// __constant__ or __device__ variable) that the buffer's values are
 	// copied into before the spec's launches (see SymbolWriter). Such a

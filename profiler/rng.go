@@ -42,24 +42,36 @@ func SeedFor(seed uint64, name string) uint64 {
 	return seed ^ h
 }
 
-// Fill generates a buffer's initial host values, rounded to its dtype.
+// Fill generates a buffer's initial host values, rounded to its dtype;
+// for a buffer that carries integer patterns (BufferSpec.Bits), their
+// slots (IntSlot).
 func Fill(b BufferSpec, seed uint64) []float32 {
 	out := make([]float32, b.Elems)
+	bits := b.Bits()
 	switch b.Init {
 	case InitNormal, InitUniform, InitInts:
 		FillAt(out, 0, SeedFor(seed, b.Name), b)
 		ApplyOutliers(b, seed, out)
 	case InitOnes:
+		one := IntSlot(b, 1)
 		for i := range out {
-			out[i] = 1
+			out[i] = one
 		}
 	case InitArange:
 		for i := range out {
-			out[i] = b.Type.Round(float32(i))
+			if bits {
+				out[i] = IntSlot(b, int64(i))
+			} else {
+				out[i] = b.Type.Round(float32(i))
+			}
 		}
 	case InitData:
 		for i := range min(len(out), len(b.Data)) {
-			out[i] = b.Type.Round(b.Data[i])
+			if bits {
+				out[i] = b.Data[i] // slots already, copied bit for bit
+			} else {
+				out[i] = b.Type.Round(b.Data[i])
+			}
 		}
 	case InitPoison:
 		nan := float32(math.NaN())
@@ -74,7 +86,9 @@ func Fill(b BufferSpec, seed uint64) []float32 {
 // draws from the buffer's stream (normal, uniform, ints; outliers not
 // applied), seeded stream (SeedFor(seed, b.Name)): the same values as
 // those elements of Fill's, so that a parallel fill's chunks agree with
-// it. Uniform and ints take one draw per element.
+// it. Uniform and ints take one draw per element. Ints are lo + a draw
+// modulo the span hi − lo, in integer arithmetic; a buffer that carries
+// integer patterns (BufferSpec.Bits) gets their slots.
 func FillAt(dst []float32, first int, stream uint64, b BufferSpec) {
 	switch b.Init {
 	case InitNormal:
@@ -92,11 +106,22 @@ func FillAt(dst []float32, first int, stream uint64, b BufferSpec) {
 			dst[i] = b.Type.Round(float32(b.Lo + float64((b.Hi-b.Lo)*rng.Float64()))) // unfused: the same bits on every platform
 		}
 	case InitInts:
+		rng := RNG{s: stream + uint64(first)*splitMixIncrement}
+		if b.Bits() {
+			lo := int64(b.Lo)
+			span := uint64(int64(b.Hi) - lo) // Lo and Hi are integers within BitsRange: exact in float64
+			if int64(b.Hi) <= lo {
+				span = 1
+			}
+			for i := range dst {
+				dst[i] = IntSlot(b, lo+int64(rng.Uint64()%span))
+			}
+			return
+		}
 		span := uint64(b.Hi - b.Lo)
 		if span == 0 {
 			span = 1
 		}
-		rng := RNG{s: stream + uint64(first)*splitMixIncrement}
 		for i := range dst {
 			dst[i] = float32(b.Lo + float64(rng.Uint64()%span))
 		}

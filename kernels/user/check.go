@@ -264,6 +264,15 @@ func (f *Family) referenceAgainst(s profiler.Spec, in profiler.Inputs, maxRows i
 		}
 		back[name] = b.name
 		if v, ok := in[b.name]; ok && !b.scratch {
+			if sp := b.slotSpec(s.DType); sp.Bits() {
+				// built-in families read their integer inputs (ids,
+				// targets) as float values: exact within 2^24
+				fv, err := floatValues(sp, v, fam.Name())
+				if err != nil {
+					return nil, err
+				}
+				v = fv
+			}
 			bin[name] = v
 		}
 	}
@@ -290,6 +299,21 @@ func (f *Family) referenceAgainst(s profiler.Spec, in profiler.Inputs, maxRows i
 		out.Checks = append(out.Checks, ch)
 	}
 	return &out, nil
+}
+
+// floatValues are the values of b's integer patterns as float32, for
+// fam's reference, which reads them so; an error names a value beyond
+// 2^24, which float32 would round.
+func floatValues(b profiler.BufferSpec, vals []float32, fam string) ([]float32, error) {
+	out := make([]float32, len(vals))
+	for i, v := range vals {
+		x := profiler.IntValue(b, v)
+		if x > 1<<24 || x < -1<<24 {
+			return nil, fmt.Errorf("check against %s: input %s holds %d (element %d), and %s's reference reads its inputs as float32, exact only within ±2^24 = 16777216: keep %s's values within it (e.g. a smaller randint bound), or check with a Python reference (check: {python: ref.py})", fam, b.Name, x, i, fam, b.Name)
+		}
+		out[i] = float32(x)
+	}
+	return out, nil
 }
 
 func (f *Family) shapeOf(b ubuf, e map[string]any) ([]int, error) {

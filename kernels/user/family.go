@@ -290,7 +290,7 @@ func (f *Family) bufferSpec(b ubuf, s profiler.Spec, e map[string]any) (profiler
 		}
 		n *= v
 	}
-	bs := profiler.BufferSpec{Name: b.name, Role: b.role(), Type: dt, Elems: n, Init: b.init.kind}
+	bs := profiler.BufferSpec{Name: b.name, Role: b.role(), Type: dt, Elems: n, Init: b.init.kind, IntBits: slotBits(dt, b.init.kind)}
 	if b.symbol != nil {
 		bs.Symbol = b.symbol.name
 		if err := b.checkSymbolSize(bs, e); err != nil {

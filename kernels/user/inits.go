@@ -126,15 +126,14 @@ func (sp initSpec) checkArgs(a, b float64) error {
 		if b <= a {
 			return fmt.Errorf("uniform(%g, %g): want lo < hi", a, b)
 		}
-		if err := exactInts(sp.dt, a, b); err != nil && (sp.dt.IsFP8() || !strings.Contains(err.Error(), "2^24")) {
+		// uniform draws floats, truncated into an integer buffer: only
+		// the type's range matters (its values are what the host made)
+		if err := typeHolds(sp.dt, a, b); err != nil {
 			return fmt.Errorf("uniform(%g, %g): %v", a, b, err)
 		}
 	case "randint":
 		if b <= a || a != math.Trunc(a) || b != math.Trunc(b) {
 			return fmt.Errorf("randint(%g, %g): want integers lo < hi (hi excluded)", a, b)
-		}
-		if lo, hi, _ := sp.dt.IntRange(); b-a == 1 && float64(float32(a)) == a && a >= lo && a <= hi {
-			return nil // one value that float32 holds (a length: randint(N, N + 1))
 		}
 		if err := exactInts(sp.dt, a, b-1); err != nil {
 			return fmt.Errorf("randint(%.0f, %.0f): %v", a, b, err)
@@ -143,16 +142,52 @@ func (sp initSpec) checkArgs(a, b float64) error {
 	return nil
 }
 
-// maxExactInt is the largest magnitude an integer buffer's values keep
-// exactly: they travel as float32 on the host (profiler.DType).
-const maxExactInt = 1 << 24
+// slotBits says whether a buffer of type dt with init kind carries its
+// integers' 32-bit patterns on the host (profiler.BufferSpec.IntBits), so
+// that every value is exact: i32, u32, i64 and u64 buffers, with every
+// init but normal and uniform (whose draws stay floats).
+func slotBits(dt profiler.DType, kind profiler.InitKind) bool {
+	_, _, ok := profiler.BitsRange(dt)
+	return ok && kind != profiler.InitNormal && kind != profiler.InitUniform
+}
 
-// exactInts says why values from lo to hi cannot fill a buffer of type
-// dt as they are (nil if they can): outside an integer type's range or an
-// fp8 type's finite range they would saturate; beyond ±2^24 integers
-// would be rounded (a randint could reach its excluded bound, an index one
-// past the end).
+// slotSpec is what reads b's host values (profiler.IntValue, Value):
+// its name, type (dt: the spec's, for a buffer of the spec's dtype),
+// init and IntBits. The plan's BufferSpec of b has the same.
+func (b ubuf) slotSpec(dt profiler.DType) profiler.BufferSpec {
+	if b.dtype != "" {
+		dt = b.dtype
+	}
+	return profiler.BufferSpec{Name: b.name, Role: b.role(), Type: dt, Init: b.init.kind, IntBits: slotBits(dt, b.init.kind)}
+}
+
+// exactInts says why the integers from lo to hi cannot fill a buffer of
+// type dt exactly (nil if they can): outside an integer type's range or
+// an fp8 type's finite range they would saturate (typeHolds); an i64 or
+// u64 buffer's values travel as 32-bit patterns on the host, so they
+// must lie within int32's or uint32's range (profiler.BitsRange). An
+// i32 or u32 buffer holds every value of its type exactly.
 func exactInts(dt profiler.DType, lo, hi float64) error {
+	if err := typeHolds(dt, lo, hi); err != nil {
+		return err
+	}
+	blo, bhi, ok := profiler.BitsRange(dt)
+	if !ok || (lo >= float64(blo) && hi <= float64(bhi)) {
+		return nil
+	}
+	what, hint := "int32", ""
+	if blo == 0 {
+		what = "uint32"
+	} else if lo >= 0 && hi <= math.MaxUint32 {
+		hint = fmt.Sprintf(", or give the buffer `dtype: u64` (exact from 0 to %d)", uint32(math.MaxUint32))
+	}
+	return fmt.Errorf("%s values reach %.0f, but mltop keeps %s %s buffer's values exactly only within %s's range, %d to %d (they travel as 32-bit patterns on the host): keep them within it%s", dt, outside(lo, hi, float64(blo), float64(bhi)), article(dt), dt, what, blo, bhi, hint)
+}
+
+// typeHolds says why values from lo to hi do not fit a buffer of type
+// dt (nil if they do): outside an integer type's range or an fp8 type's
+// finite range they would saturate.
+func typeHolds(dt profiler.DType, lo, hi float64) error {
 	if dt.IsFP8() {
 		m := float64(dt.Round(float32(math.Inf(1)))) // the largest finite value
 		if lo < -m || hi > m {
@@ -168,8 +203,6 @@ func exactInts(dt profiler.DType, lo, hi float64) error {
 		return fmt.Errorf("a %s buffer holds no negative value (%.0f): make the values ≥ 0, or give the buffer a signed dtype (%s)", dt, lo, signedTwin[dt])
 	case lo < tlo || hi > thi:
 		return fmt.Errorf("%s %s buffer holds %s to %s, and %.0f is out of that range: keep the values within it, or give the buffer a wider dtype", article(dt), dt, intText(tlo), intText(thi), outside(lo, hi, tlo, thi))
-	case lo < -maxExactInt || hi > maxExactInt:
-		return fmt.Errorf("%s values reach %.0f, but mltop keeps integer values exactly only up to 2^24 = %d in magnitude (they travel as float32 on the host): keep them within ±%d", dt, max(-lo, hi), maxExactInt, maxExactInt)
 	}
 	return nil
 }
@@ -358,14 +391,26 @@ func (bl *builder) readNPYInit(rel string, dt profiler.DType) (initSpec, error) 
 	if err != nil {
 		return initSpec{}, fmt.Errorf("npy:%s: %v: save it with numpy.save (a numeric array in C order)", rel, err)
 	}
-	data := make([]float32, len(a.Data))
 	lo, hi := 0.0, 0.0
-	for i, v := range a.Data {
-		data[i] = float32(v)
+	for _, v := range a.Data {
 		lo, hi = min(lo, v), max(hi, v)
 	}
 	if err := exactInts(dt, lo, hi); err != nil {
 		return initSpec{}, fmt.Errorf("npy:%s: %v", rel, err)
+	}
+	// An i32, u32, i64 or u64 buffer gets its integers' patterns (exact:
+	// the array was read at float64), any other the values as float32.
+	slots := profiler.BufferSpec{Type: dt, Init: profiler.InitData, IntBits: slotBits(dt, profiler.InitData)}
+	data := make([]float32, len(a.Data))
+	for i, v := range a.Data {
+		switch {
+		case slots.Bits() && math.IsNaN(v):
+			data[i] = profiler.IntSlot(slots, 0) // as Round stores NaN in an integer type
+		case slots.Bits():
+			data[i] = profiler.IntSlot(slots, int64(v)) // within BitsRange: checked above
+		default:
+			data[i] = float32(v)
+		}
 	}
 	bl.f.dataPaths = append(bl.f.dataPaths, path)
 	return initSpec{kind: profiler.InitData, source: "npy:" + rel, data: data, shape: a.Shape, path: rel}, nil

@@ -89,9 +89,12 @@ func TestInitArgumentsAreExpressions(t *testing.T) {
 			if ids.Type != profiler.I64 || ids.Init != profiler.InitInts || ids.Lo != c.lo || ids.Hi != c.hi {
 				t.Fatalf("ids %s %s [%g, %g), want i64 ints [%g, %g)", ids.Type, ids.Init, ids.Lo, ids.Hi, c.lo, c.hi)
 			}
-			for i, v := range profiler.Fill(ids, 7) {
-				if float64(v) < c.lo || float64(v) >= c.hi || v != float32(int(v)) {
-					t.Fatalf("ids[%d] = %g, outside [%g, %g)", i, v, c.lo, c.hi)
+			if !ids.IntBits {
+				t.Fatal("an i64 randint buffer carries no integer patterns (IntBits)")
+			}
+			for i, s := range profiler.Fill(ids, 7) {
+				if v := profiler.IntValue(ids, s); float64(v) < c.lo || float64(v) >= c.hi {
+					t.Fatalf("ids[%d] = %d, outside [%g, %g)", i, v, c.lo, c.hi)
 				}
 			}
 			if tb := p.Buffers[1]; tb.Lo != -1.0/float64(s.Dims["C"]) || tb.Hi != 1.0/float64(s.Dims["C"]) {
@@ -221,11 +224,13 @@ func TestIntegerPointeeWidth(t *testing.T) {
 	}
 }
 
-// Integer buffers keep their values exactly only within ±2^24 (they
-// travel as float32 on the host), and a u64 buffer holds no negative
-// value: an init that would leave those is refused, naming the init and
-// the bound, where before its values were rounded (a randint could reach
-// its excluded bound: an index one past the table) or clamped to 0.
+// Integer buffers keep every value exactly: an i32 or u32 buffer any of
+// its type, an i64 (u64) one those within int32's (uint32's) range, as
+// their 32-bit patterns travel on the host (profiler.BufferSpec.IntBits);
+// and a u64 buffer holds no negative value: an init that would leave
+// those is refused, naming the init and the bound, where before its
+// values were rounded (a randint could reach its excluded bound: an index
+// one past the table) or clamped to 0.
 func TestIntegerInitsStayExact(t *testing.T) {
 	for _, c := range []struct {
 		name, dtype, init string
@@ -233,19 +238,28 @@ func TestIntegerInitsStayExact(t *testing.T) {
 		npy               []float64
 		want              string // "" when it plans
 	}{
-		{"randint to 2^24 included", "i64", `"randint(-16777216, 16777217)"`, nil, nil, ""},
-		{"randint past 2^24", "i64", `"randint(0, 16777218)"`, nil, nil, "randint(0, 16777218): i64 values reach 16777217, but mltop keeps integer values exactly only up to 2^24 = 16777216"},
-		{"one value float32 holds past 2^24", "u64", `"randint(V, V + 1)"`, map[string]int{"V": 1 << 30}, nil, ""},
-		{"one value float32 does not hold", "i64", `"randint(V, V + 1)"`, map[string]int{"V": 1<<24 + 1}, nil, "randint(16777217, 16777218): i64 values reach 16777217"},
+		{"randint past 2^24", "i64", `"randint(-16777218, 16777219)"`, nil, nil, ""},
+		{"randint over all of u32", "u32", `"randint(0, 4294967296)"`, nil, nil, ""},
+		{"randint over all of i32", "i32", `"randint(-2147483648, 2147483648)"`, nil, nil, ""},
+		{"randint over all of u32 into u64", "u64", `"randint(0, 4294967296)"`, nil, nil, ""},
+		{"randint past i32's range", "i32", `"randint(0, 2147483649)"`, nil, nil, "randint(0, 2147483649): an i32 buffer holds -2147483648 to 2147483647, and 2147483648 is out of that range"},
+		{"randint past int32 into i64", "i64", `"randint(0, 2147483649)"`, nil, nil, "randint(0, 2147483649): i64 values reach 2147483648, but mltop keeps an i64 buffer's values exactly only within int32's range, -2147483648 to 2147483647 (they travel as 32-bit patterns on the host): keep them within it, or give the buffer `dtype: u64` (exact from 0 to 4294967295)"},
+		{"randint below int32 into i64", "i64", `"randint(-2147483649, 0)"`, nil, nil, "randint(-2147483649, 0): i64 values reach -2147483649, but mltop keeps an i64 buffer's values exactly only within int32's range, -2147483648 to 2147483647 (they travel as 32-bit patterns on the host): keep them within it"},
+		{"randint past uint32 into u64", "u64", `"randint(0, 4294967297)"`, nil, nil, "randint(0, 4294967297): u64 values reach 4294967296, but mltop keeps a u64 buffer's values exactly only within uint32's range, 0 to 4294967295 (they travel as 32-bit patterns on the host): keep them within it"},
+		{"one value within uint32", "u64", `"randint(V, V + 1)"`, map[string]int{"V": 1 << 30}, nil, ""},
+		{"one value past 2^24", "i64", `"randint(V, V + 1)"`, map[string]int{"V": 1<<24 + 1}, nil, ""},
+		{"one value past uint32", "u64", `"randint(V, V + 1)"`, map[string]int{"V": 1 << 33}, nil, "init randint(V, V + 1) is randint(8589934592, 8589934593): u64 values reach 8589934592"},
+		{"randint past int32 for one spec", "i64", `"randint(0, V)"`, map[string]int{"V": 1 << 32}, nil, "init randint(0, V) is randint(0, 4294967296): i64 values reach 4294967295"},
 		{"one negative value into u64", "u64", `"randint(-1, 0)"`, nil, nil, "a u64 buffer holds no negative value (-1)"},
-		{"randint below -2^24", "i32", `"randint(-16777217, 0)"`, nil, nil, "i32 values reach 16777217"},
-		{"randint past 2^24 for one spec", "i64", `"randint(0, V)"`, map[string]int{"V": 1 << 25}, nil, "init randint(0, V) is randint(0, 33554432): i64 values reach 33554431"},
 		{"negative randint into u64", "u64", `"randint(-4, 4)"`, nil, nil, "a u64 buffer holds no negative value (-4)"},
-		{"arange to 2^24", "i64", "arange", map[string]int{"N": 1<<24 + 1}, nil, ""},
-		{"arange past 2^24", "i64", "arange", map[string]int{"N": 1<<24 + 2}, nil, "buffer ids: arange over 16777218 elements: i64 values reach 16777217"},
+		{"arange past 2^24", "i64", "arange", map[string]int{"N": 1<<24 + 2}, nil, ""},
+		{"arange past int32", "i64", "arange", map[string]int{"N": 1<<31 + 2}, nil, "buffer ids: arange over 2147483650 elements: i64 values reach 2147483649, but mltop keeps an i64 buffer's values exactly only within int32's range"},
+		{"arange of u32 past 2^24", "u32", "arange", map[string]int{"N": 1<<24 + 2}, nil, ""},
 		{"arange of floats past 2^24", "f32", "arange", map[string]int{"N": 1<<24 + 2}, nil, ""},
-		{"npy within 2^24", "i64", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, -16777216, 16777216}, ""},
-		{"npy past 2^24", "i64", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, 1, 1 << 40}, "npy:ids.npy: i64 values reach 1099511627776"},
+		{"npy past 2^24", "i64", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, -1 << 31, 1<<30 + 1}, ""},
+		{"npy past int32", "i64", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, 1, 1 << 40}, "npy:ids.npy: i64 values reach 1099511627776, but mltop keeps an i64 buffer's values exactly only within int32's range"},
+		{"npy past uint32", "u64", `"npy:ids.npy"`, map[string]int{"N": 2}, []float64{0, 1 << 32}, "npy:ids.npy: u64 values reach 4294967296, but mltop keeps a u64 buffer's values exactly only within uint32's range"},
+		{"npy over all of u32", "u32", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, 1<<24 + 1, 1<<32 - 1}, ""},
 		{"negative npy into u64", "u64", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, -1, 5}, "npy:ids.npy: a u64 buffer holds no negative value (-1)"},
 		{"randint over u8's range", "u8", `"randint(0, 256)"`, nil, nil, ""},
 		{"randint past u8's range", "u8", `"randint(0, 257)"`, nil, nil, "buffers[ids].init: randint(0, 257): a u8 buffer holds 0 to 255, and 256 is out of that range"},

@@ -99,6 +99,31 @@ func (c checker) theirName(user string) string {
 
 var _ profiler.DeviceReference = (*Family)(nil)
 
+// theirInputs are our inputs in (spec dtype dt) under the check kernel's
+// names, as slots of its buffers: an integer buffer's values travel as
+// 32-bit patterns on one side or both (profiler.BufferSpec.IntBits), so
+// each is recoded; a value its buffer does not hold exactly is an error.
+func (f *Family) theirInputs(in profiler.Inputs, dt profiler.DType) (profiler.Inputs, error) {
+	c := f.check
+	out := profiler.Inputs{}
+	for _, b := range f.bufs {
+		vals, ok := in[b.name]
+		if !ok || !b.reads() {
+			continue
+		}
+		theirs := c.theirName(b.name)
+		if i := slices.IndexFunc(c.kernel.bufs, func(ob ubuf) bool { return ob.name == theirs }); i >= 0 {
+			ours, other := b.slotSpec(dt), c.kernel.bufs[i].slotSpec(profiler.F32)
+			var lost int
+			if vals, lost = profiler.Recode(ours, other, vals); lost >= 0 {
+				return nil, fmt.Errorf("check: kernel %s: your input %s holds %.10g (element %d), which its buffer %s (%s) does not hold exactly: give it your buffer's dtype (%s)", c.kernel.Name(), b.name, profiler.Value(ours, in[b.name][lost]), lost, theirs, other.Type, ours.Type)
+			}
+		}
+		out[theirs] = vals
+	}
+	return out, nil
+}
+
 // DeviceReference runs the check kernel at f32 on the device with this
 // spec's inputs and turns its outputs into checks (read at float64
 // precision, so an f64 output is compared at f64's tolerance; on a sample
@@ -133,11 +158,9 @@ func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows in
 		}
 	}
 	ospec = ospec.WithDefaults(osc)
-	oin := profiler.Inputs{}
-	for _, b := range f.bufs {
-		if vals, ok := in[b.name]; ok && b.reads() {
-			oin[c.theirName(b.name)] = vals
-		}
+	oin, err := f.theirInputs(in, s.DType)
+	if err != nil {
+		return nil, err
 	}
 	outs, err := runOn(other, ospec, oin)
 	if err != nil {
@@ -194,11 +217,9 @@ func (f *Family) DeviceReference(s profiler.Spec, in profiler.Inputs, maxRows in
 		ref.Rows += "; " + strings.Join(knobNotes, "; ")
 	}
 	err = f.addGrowth(ref, s.DType, e, func() (map[string]func(int) float64, error) {
-		sq := profiler.Inputs{}
-		for name, vals := range f.squared(in) {
-			if i := slices.IndexFunc(f.bufs, func(b ubuf) bool { return b.name == name }); i >= 0 && f.bufs[i].reads() {
-				sq[c.theirName(name)] = vals
-			}
+		sq, err := f.theirInputs(f.squared(in), s.DType)
+		if err != nil {
+			return nil, err
 		}
 		souts, err := runOn(other, ospec, sq)
 		if err != nil {

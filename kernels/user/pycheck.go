@@ -162,7 +162,15 @@ func (f *Family) runPythonContext(ctx context.Context, py string, c *pyCall, in 
 		if c.wideInts && pb.b.dtype.IsInt() {
 			np = ""
 		}
-		inputs = append(inputs, pyref.Input{Name: pb.b.name, Shape: c.sent(pb), Data: vals, Int: pb.b.dtype.IsInt(), NumPy: np})
+		in := pyref.Input{Name: pb.b.name, Shape: c.sent(pb), Data: vals, Int: pb.b.dtype.IsInt(), NumPy: np}
+		if sp := pb.b.slotSpec(c.dt); sp.Bits() {
+			// integer patterns (i32, u32, i64, u64): the exact values
+			in.Ints = make([]int64, len(vals))
+			for i, v := range vals {
+				in.Ints[i] = profiler.IntValue(sp, v)
+			}
+		}
+		inputs = append(inputs, in)
 	}
 	return pyref.RunContext(ctx, py, f.check.python, c.dims, inputs)
 }

@@ -131,19 +131,27 @@ func atEnds(bufs []profiler.BufferSpec, in profiler.Inputs, names []string) (out
 		if !ok || len(vals) == 0 || !slices.Contains(names, b.Name) {
 			continue
 		}
-		lo, hi := slices.Min(vals), slices.Max(vals)
+		// by value: a buffer's slots may be integer patterns (IntBits)
+		lo, hi := profiler.Value(b, vals[0]), profiler.Value(b, vals[0])
+		for _, v := range vals {
+			lo, hi = min(lo, profiler.Value(b, v)), max(hi, profiler.Value(b, v))
+		}
 		if b.Init == profiler.InitInts {
-			lo, hi = float32(b.Lo), float32(b.Hi-1)
+			lo, hi = b.Lo, b.Hi-1
+		}
+		slo, shi := float32(lo), float32(hi)
+		if b.Bits() {
+			slo, shi = profiler.IntSlot(b, int64(lo)), profiler.IntSlot(b, int64(hi))
 		}
 		e := make([]float32, len(vals))
 		for i := range e {
-			e[i] = lo
+			e[i] = slo
 			if i%2 == 1 {
-				e[i] = hi
+				e[i] = shi
 			}
 		}
 		out[b.Name] = e
-		ends = append(ends, fmt.Sprintf("%s: %g, %g", b.Name, lo, hi))
+		ends = append(ends, fmt.Sprintf("%s: %.10g, %.10g", b.Name, lo, hi))
 	}
 	return out, ends
 }

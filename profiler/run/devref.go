@@ -41,13 +41,13 @@ func (r *Runner) onDevice(dev profiler.DeviceInfo, seed uint64) profiler.RunOnDe
 				if int64(len(vals)) != b.Elems {
 					return nil, fmt.Errorf("input %s: %d values given, %s's buffer holds %d: the shapes differ", b.Name, len(vals), full.Kernel, b.Elems)
 				}
-				b.Type.Encode(raw, vals)
+				profiler.EncodeBuffer(b, raw, vals) // slots of this plan's buffer (the caller recodes, profiler.Recode)
 			case b.Init == profiler.InitPoison:
 				for i := range raw {
 					raw[i] = 0xff
 				}
 			case b.Init.Generated():
-				b.Type.Encode(raw, profiler.Fill(b, seed))
+				profiler.EncodeBuffer(b, raw, profiler.Fill(b, seed))
 			}
 			if err := r.backend.Upload(buf, raw); err != nil {
 				return nil, fmt.Errorf("uploading %s: %w", b.Name, err)

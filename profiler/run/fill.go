@@ -49,15 +49,15 @@ func fillRange(b profiler.BufferSpec, base uint64, out []float32, lo, hi int) {
 	profiler.FillAt(out[lo:hi], lo, base, b)
 }
 
-// encode is t.Encode(dst, vals) on threads goroutines (each element is
-// encoded on its own), in the background like fill.
-func encode(t profiler.DType, dst []byte, vals []float32, threads int, background bool) {
-	size := t.Size()
+// encode is profiler.EncodeBuffer(b, dst, vals) on threads goroutines
+// (each element is encoded on its own), in the background like fill.
+func encode(b profiler.BufferSpec, dst []byte, vals []float32, threads int, background bool) {
+	size := b.Type.Size()
 	if len(vals) < 2*fillChunk {
-		t.Encode(dst, vals)
+		profiler.EncodeBuffer(b, dst, vals)
 		return
 	}
-	parallel(len(vals), threads, background, func(lo, hi int) { t.Encode(dst[lo*size:hi*size], vals[lo:hi]) })
+	parallel(len(vals), threads, background, func(lo, hi int) { profiler.EncodeBuffer(b, dst[lo*size:hi*size], vals[lo:hi]) })
 }
 
 // fillThreads is the goroutines fill and encode use: threads, or

@@ -31,6 +31,11 @@ func fillMatchesSequential(t *testing.T, threads int) {
 		{Name: "small", Type: profiler.F32, Elems: 1000, Init: profiler.InitNormal},
 		{Name: "one", Type: profiler.F32, Elems: n, Init: profiler.InitOnes},
 		{Name: "spiky", Type: profiler.BF16, Elems: n, Init: profiler.InitNormal, Scale: 1, Outliers: 0.01, OutlierScale: 50},
+		// integer patterns (IntBits): the full u32 and i32 spans, and i64's
+		{Name: "hash", Type: profiler.U32, Elems: n, Init: profiler.InitInts, Lo: 0, Hi: 1 << 32, IntBits: true},
+		{Name: "state", Type: profiler.I32, Elems: n, Init: profiler.InitInts, Lo: math.MinInt32, Hi: 1 << 31, IntBits: true},
+		{Name: "offs", Type: profiler.I64, Elems: n, Init: profiler.InitInts, Lo: -1 << 31, Hi: 1<<31 - 5, IntBits: true},
+		{Name: "words", Type: profiler.U64, Elems: n, Init: profiler.InitInts, Lo: 1<<24 + 1, Hi: 1 << 32, IntBits: true},
 	} {
 		want := profiler.Fill(b, 7)
 		got := fill(b, 7, threads, threads%2 == 0)
@@ -44,8 +49,8 @@ func fillMatchesSequential(t *testing.T, threads int) {
 		}
 		wb := make([]byte, b.Bytes())
 		gb := make([]byte, b.Bytes())
-		b.Type.Encode(wb, want)
-		encode(b.Type, gb, got, threads, threads%2 == 1)
+		profiler.EncodeBuffer(b, wb, want)
+		encode(b, gb, got, threads, threads%2 == 1)
 		for i := range wb {
 			if wb[i] != gb[i] {
 				t.Fatalf("%s: encoded byte %d = %d, want %d", b.Name, i, gb[i], wb[i])
@@ -79,6 +84,7 @@ func TestFillRangeOddStart(t *testing.T) {
 	for _, b := range []profiler.BufferSpec{
 		{Name: "u", Type: profiler.F32, Elems: 17, Init: profiler.InitUniform, Lo: -1, Hi: 1},
 		{Name: "i", Type: profiler.I32, Elems: 17, Init: profiler.InitInts, Lo: 0, Hi: 1000},
+		{Name: "w", Type: profiler.U32, Elems: 17, Init: profiler.InitInts, Lo: 0, Hi: 1 << 32, IntBits: true},
 		{Name: "n", Type: profiler.BF16, Elems: 17, Init: profiler.InitNormal},
 	} {
 		whole := profiler.Fill(b, 9)

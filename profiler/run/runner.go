@@ -497,7 +497,7 @@ func (r *Runner) input(set *inputSet, b profiler.BufferSpec, seed uint64, clk *p
 	}
 	if int64(len(raw)) != b.Bytes() {
 		raw = make([]byte, b.Bytes())
-		encode(b.Type, raw, vals, r.fillThreads, clk == nil)
+		encode(b, raw, vals, r.fillThreads, clk == nil)
 		r.mu.Lock()
 		set.raw[b.Name] = raw
 		set.bytes += int64(len(raw))

@@ -100,20 +100,25 @@ type Input struct {
 	// NumPy, when set, is the array's NumPy dtype instead (int8, uint8,
 	// int16, uint16, uint32, float32): the buffer's own type.
 	NumPy string
+	// Ints, when set, are the values instead of Data, exact (an integer
+	// buffer's values beyond float32's 2^24: a u32 hash, an i32 offset):
+	// written as int64, or in NumPy's integer type.
+	Ints []int64
 }
 
 // npyDescrs are the NumPy dtypes an Input may name, as .npy descr strings.
 var npyDescrs = map[string]struct {
-	descr string
-	size  int
-	put   func([]byte, float32)
+	descr  string
+	size   int
+	put    func([]byte, float32)
+	putInt func([]byte, int64) // Input.Ints; nil for float32
 }{
-	"int8":    {"|i1", 1, func(b []byte, v float32) { b[0] = byte(int8(v)) }},
-	"uint8":   {"|u1", 1, func(b []byte, v float32) { b[0] = byte(v) }},
-	"int16":   {"<i2", 2, func(b []byte, v float32) { binary.LittleEndian.PutUint16(b, uint16(int16(v))) }},
-	"uint16":  {"<u2", 2, func(b []byte, v float32) { binary.LittleEndian.PutUint16(b, uint16(v)) }},
-	"uint32":  {"<u4", 4, func(b []byte, v float32) { binary.LittleEndian.PutUint32(b, uint32(v)) }},
-	"float32": {"<f4", 4, func(b []byte, v float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(v)) }},
+	"int8":    {"|i1", 1, func(b []byte, v float32) { b[0] = byte(int8(v)) }, func(b []byte, v int64) { b[0] = byte(v) }},
+	"uint8":   {"|u1", 1, func(b []byte, v float32) { b[0] = byte(v) }, func(b []byte, v int64) { b[0] = byte(v) }},
+	"int16":   {"<i2", 2, func(b []byte, v float32) { binary.LittleEndian.PutUint16(b, uint16(int16(v))) }, func(b []byte, v int64) { binary.LittleEndian.PutUint16(b, uint16(v)) }},
+	"uint16":  {"<u2", 2, func(b []byte, v float32) { binary.LittleEndian.PutUint16(b, uint16(v)) }, func(b []byte, v int64) { binary.LittleEndian.PutUint16(b, uint16(v)) }},
+	"uint32":  {"<u4", 4, func(b []byte, v float32) { binary.LittleEndian.PutUint32(b, uint32(v)) }, func(b []byte, v int64) { binary.LittleEndian.PutUint32(b, uint32(v)) }},
+	"float32": {"<f4", 4, func(b []byte, v float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(v)) }, nil},
 }
 
 // Outputs are the arrays a reference() returned, read on demand; Close
@@ -196,10 +201,16 @@ func writeInput(path string, in Input) error {
 	if err != nil {
 		return err
 	}
-	if d, ok := npyDescrs[in.NumPy]; ok {
+	if d, ok := npyDescrs[in.NumPy]; ok && in.Ints != nil && d.putInt != nil {
+		err = writeNPY(fh, d.descr, in.Shape, len(in.Ints), func(b []byte, i int) { d.putInt(b, in.Ints[i]) }, d.size)
+	} else if ok && in.Ints == nil {
 		err = writeNPY(fh, d.descr, in.Shape, len(in.Data), func(b []byte, i int) { d.put(b, in.Data[i]) }, d.size)
+	} else if ok {
+		err = fmt.Errorf("input %s: integer values cannot be written as NumPy %s", in.Name, in.NumPy)
 	} else if in.NumPy != "" {
 		err = fmt.Errorf("input %s: NumPy dtype %q is not one mltop writes", in.Name, in.NumPy)
+	} else if in.Ints != nil {
+		err = WriteNPYInt64(fh, in.Shape, in.Ints)
 	} else if in.Int {
 		iv := make([]int64, len(in.Data))
 		for i, v := range in.Data {
