@@ -11,8 +11,8 @@ import (
 type plan struct {
 	name, lang, rel, from string
 	includeDirs           []string // folders above the source's that its includes name paths from
-	dtypeName             string // "" → T
-	dtypeNameComment      string // why the dtype has that name
+	dtypeName             string   // "" → T
+	dtypeNameComment      string   // why the dtype has that name
 	dtypes, dtypesNote    string
 	checkComment          string
 	knobs, dims, values   []part
