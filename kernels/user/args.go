@@ -228,8 +228,23 @@ func (ts typeScope) elem(p csrc.Param) profiler.DType {
 	if ts.generic(p.Pointee) {
 		return ""
 	}
-	return elemTypes[ts.resolve(p.Pointee)]
+	r := ts.resolve(p.Pointee)
+	if ts.vectors && wordTypes[r] {
+		return ""
+	}
+	return elemTypes[r]
 }
+
+// wordTypes are CUDA's 8- and 16-byte integer vectors, which kernels use
+// as the width of a load or store whatever the data: Marlin's `const int4*
+// A` carries an fp16 matrix, 8 halves a word. A pointer to one takes any
+// buffer, as a plain char* does (the float vectors keep their element
+// type: a float4* is read as floats).
+var wordTypes = map[string]bool{"int2": true, "int4": true, "uint2": true, "uint4": true}
+
+// WordPointee says whether a CUDA pointer to t takes a buffer of any dtype
+// (wordTypes): `mltop new` says so where it makes t's lanes a shape.
+func WordPointee(t string) bool { return wordTypes[t] }
 
 // describe writes a parameter as the source does: "const float* x".
 func describe(p csrc.Param) string {

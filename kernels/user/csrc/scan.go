@@ -2,6 +2,7 @@ package csrc
 
 import (
 	"maps"
+	"slices"
 	"strings"
 )
 
@@ -522,6 +523,17 @@ func (s *scanner) classify(d *Decl, h head, words []string, start, end int) {
 			}
 			return
 		}
+	case h.classKey && h.paren < 0 && !h.enum && s.braceEnd(start, end) < 0 && s.elaboratedVariable(h, start, end):
+		// `struct timeval timerStart;`: a variable of a class type named
+		// with its key, no class body; host code unless a device word says
+		d.Kind = Variable
+		d.Device = dev || has("const")
+		kw := s.classNameAt(start, end)
+		d.Names = slices.DeleteFunc(d.Names, func(n string) bool { return n == t[kw].text })
+		if h.nameAt != kw && !slices.Contains(d.Names, t[h.nameAt].text) {
+			d.Names = append(d.Names, t[h.nameAt].text)
+		}
+		return
 	case h.classKey && h.paren < 0:
 		d.Kind = Type
 		if kw := s.classNameAt(start, end); kw >= 0 {
@@ -541,6 +553,14 @@ func (s *scanner) classify(d *Decl, h head, words []string, start, end int) {
 	if h.nameAt >= 0 && !qualified {
 		d.Names = append(d.Names, t[h.nameAt].text)
 	}
+}
+
+// elaboratedVariable says whether a class-key head without a body
+// declares a variable (`struct timeval t;`, `union Bits a, b;`), not only
+// names the class (`struct Later;`): a declarator follows the class name.
+func (s *scanner) elaboratedVariable(h head, start, end int) bool {
+	kw := s.classNameAt(start, end)
+	return kw >= 0 && h.nameAt > kw
 }
 
 // declaratorInParens: (*fp)(…) declares a variable, not a function.

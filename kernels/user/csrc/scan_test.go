@@ -76,6 +76,14 @@ typedef void (*fn_t)(int);
 template <typename T> using vec_t = T[4];
 `, []string{"alias floatX - 1-1", "alias acc_t - 2-2", "type Pack - 3-3", "alias Pair - 4-4", "type TILE,PAD - 5-5",
 			"type Mode - 6-6", "alias cg - 7-7", "alias  - 8-8", "alias fn_t - 9-9", "alias vec_t - 10-10"}},
+		{"a variable of an elaborated type (mini-nbody's timer.h)", `struct timeval timerStart;
+struct Later;
+class Clock;
+__device__ struct Pt origin;
+union Bits raw, other;
+enum Mode mode;
+`, []string{"variable timerStart host 1-1", "type Later - 2-2", "type Clock - 3-3", "variable origin device 4-4",
+			"variable raw,other host 5-5", "type Mode,mode - 6-6"}},
 		{"namespaces and extern C", `namespace ops { namespace detail {
 __device__ float relu(float x) { return x > 0 ? x : 0; }
 void host_helper() {}
@@ -268,6 +276,18 @@ func TestBlankExplicitInstantiations(t *testing.T) {
 func TestBlank(t *testing.T) {
 	src := "#include <stdio.h>\nint g = 1; __device__ int d = 2;\nvoid host(int x) {\n#ifdef X\n  puts(\"}\");\n#endif\n}\n__global__ void k() {}\n"
 	want := "#include <stdio.h>\n           __device__ int d = 2;\n\n#ifdef X\n\n#endif\n\n__global__ void k() {}\n"
+	if got := Blank(src, Scan(src)); got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}
+
+// A host global of an elaborated type from a host header (mini-nbody's
+// timer.h: `struct timeval timerStart;` beside <sys/time.h>, a stub for
+// NVRTC) is blanked with the host code that uses it: NVRTC would refuse
+// the incomplete type.
+func TestBlankElaboratedHostVariable(t *testing.T) {
+	src := "#include <sys/time.h>\nstruct timeval timerStart;\nvoid StartTimer() { gettimeofday(&timerStart, NULL); }\n__global__ void k() {}\n"
+	want := "#include <sys/time.h>\n\n\n__global__ void k() {}\n"
 	if got := Blank(src, Scan(src)); got != want {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}

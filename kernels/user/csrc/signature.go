@@ -133,7 +133,10 @@ func FindEntries(src string) []Signature {
 			specialized = true // template void k<float>(…);: an explicit instantiation
 			continue
 		}
-		isKernel := t == "__global__" || t == "kernel"
+		// Metal's kernel keyword is followed by the kernel's return type,
+		// void: in CUDA `kernel` is a common variable name (exllamav2's
+		// `fp_rms_norm_kernel kernel = pick_…(…); kernel<<<…>>>(…)`)
+		isKernel := t == "__global__" || t == "kernel" && i+1 < len(toks) && toks[i+1].Text == "void"
 		if t == "[[" {
 			// [[kernel]], or kernel among other attributes, as MLX writes
 			// [[kernel, max_total_threads_per_threadgroup(BM * BN * 32)]]:

@@ -390,3 +390,28 @@ func TestEntryFunction(t *testing.T) {
 		}
 	}
 }
+
+// A CUDA variable named kernel (a function pointer the launcher picks,
+// as exllamav2's rms_norm.cu does) is not Metal's kernel keyword: only
+// the __global__ template is an entry; Metal's `kernel void` still is.
+func TestKernelVariableIsNoEntry(t *testing.T) {
+	cuda := `typedef void (*fp_scale)(const float*, float*, int);
+template <int VEC> __global__ void scale(const float* x, float* y, int n) {}
+fp_scale pick(int vec) { if (vec == 1) return scale<1>; return scale<2>; }
+void run(const float* x, float* y, int n, int vec) {
+    fp_scale kernel = pick(vec);
+    kernel<<<n / 256, 256>>>(x, y, n);
+}
+`
+	var names []string
+	for _, s := range FindEntries(cuda) {
+		names = append(names, s.Entry)
+	}
+	if strings.Join(names, ",") != "scale" {
+		t.Errorf("entries %v, want [scale]", names)
+	}
+	metal := "#include <metal_stdlib>\nkernel void add(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]]) { y[i] += 1; }\n"
+	if es := FindEntries(metal); len(es) != 1 || es[0].Entry != "add" {
+		t.Errorf("metal entries %v", es)
+	}
+}

@@ -158,6 +158,8 @@ func (c *context) elemDType(t string, sig csrc.Signature) string {
 	}
 	if v, ok := vectorType(t, c.lang); ok {
 		t = v.scalar
+	} else if v, ok := c.pointeeStruct(t); ok {
+		t = v.scalar
 	}
 	if d := cTypes[t]; d != "" {
 		return d

@@ -56,10 +56,55 @@ func localIncludes(code string) map[int]string {
 // typedefs and #defines in headers are read as the compiler reads them.
 // read nil: the source alone.
 func withLocalHeaders(path, src string, read func(string) ([]byte, error)) (string, sourceLines) {
+	code, lines, _ := withHeaders(path, src, read)
+	return code, lines
+}
+
+// maxRootUp is how many folders above the source's own withHeaders looks
+// for a tree's root: Kaldi's src/cudamatrix/cu-kernels.cu includes
+// "cudamatrix/cu-kernels-ansi.h", a path from src/.
+const maxRootUp = 4
+
+// withHeaders is withLocalHeaders, which also finds a header that is not
+// beside the including file under a folder above the source's (Kaldi,
+// FasterTransformer and TensorRT-LLM include by paths from their tree's
+// root), as a compiler given that folder with -I does: roots are those
+// folders, for the manifest's include_dirs.
+func withHeaders(path, src string, read func(string) ([]byte, error)) (string, sourceLines, []string) {
 	var b strings.Builder
 	var lines sourceLines
+	var roots []string
 	if read == nil {
-		return src, lines
+		return src, lines, nil
+	}
+	find := func(file, inc string) (string, []byte, bool) {
+		hp := filepath.Clean(filepath.Join(filepath.Dir(file), inc))
+		if body, err := read(hp); err == nil {
+			return hp, body, true
+		}
+		for _, r := range roots {
+			hp := filepath.Clean(filepath.Join(r, inc))
+			if body, err := read(hp); err == nil {
+				return hp, body, true
+			}
+		}
+		if filepath.IsAbs(inc) || strings.HasPrefix(inc, ".") {
+			return "", nil, false
+		}
+		dir := filepath.Dir(filepath.Clean(path))
+		for range maxRootUp {
+			up := filepath.Dir(dir)
+			if up == dir {
+				break
+			}
+			dir = up
+			hp := filepath.Join(dir, inc)
+			if body, err := read(hp); err == nil {
+				roots = append(roots, dir)
+				return hp, body, true
+			}
+		}
+		return "", nil, false
 	}
 	seen := map[string]bool{filepath.Clean(path): true}
 	cur := 1
@@ -69,8 +114,7 @@ func withLocalHeaders(path, src string, read func(string) ([]byte, error)) (stri
 		includes := localIncludes(code)
 		for i, l := range strings.Split(strings.TrimSuffix(code, "\n"), "\n") {
 			if inc, ok := includes[i+1]; ok && depth < 16 {
-				hp := filepath.Clean(filepath.Join(filepath.Dir(file), inc))
-				if body, err := read(hp); err == nil && !seen[hp] {
+				if hp, body, found := find(file, inc); found && !seen[hp] {
 					seen[hp] = true
 					hrel, err := filepath.Rel(filepath.Dir(path), hp)
 					if err != nil {
@@ -87,5 +131,5 @@ func withLocalHeaders(path, src string, read func(string) ([]byte, error)) (stri
 		}
 	}
 	paste(path, "", src, 0)
-	return b.String(), lines
+	return b.String(), lines, roots
 }

@@ -98,3 +98,39 @@ func TestWithLocalHeadersReadsLiveIncludesOnly(t *testing.T) {
 		}
 	}
 }
+
+// Kaldi's way: src/cudamatrix/norm.cu includes "cudamatrix/dims.h", a
+// path from src/, which the build passes with -I. new finds the header
+// under that folder above the source's, reads its struct (the kernel's
+// by-value parameter becomes a mapping, not a TODO) and writes the folder
+// as include_dirs, relative to the manifest; the manifest loads.
+func TestScaffoldFindsTheTreesRoot(t *testing.T) {
+	tree := map[string]string{
+		"src/cudamatrix/dims.h": "#pragma once\ntypedef struct Dims_ { int rows; int cols; int stride; } Dims;\n#define BLOCK 256\n",
+		"src/cudamatrix/norm.cu": `#include "cudamatrix/dims.h"
+template <typename Real>
+__global__ static void scale_rows(Real* y, const Real* x, Dims d) {
+    int i = blockIdx.x;
+    for (int j = threadIdx.x; j < d.cols; j += BLOCK) y[i * d.stride + j] = 2 * x[i * d.stride + j];
+}
+`,
+	}
+	read := readFrom(map[string]string{"src/cudamatrix/dims.h": tree["src/cudamatrix/dims.h"], "src/cudamatrix/norm.cu": tree["src/cudamatrix/norm.cu"]})
+	res, err := Manifest(Request{Name: "k", SrcPath: "/w/src/cudamatrix/norm.cu", Src: tree["src/cudamatrix/norm.cu"], Dir: "/w", Read: read})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifestSays(t, res.Text, []string{"include_dirs: [src]", "{rows: rows, cols: cols, stride: stride}"}, []string{"cannot pass"})
+	files := map[string]string{"kernel.yaml": res.Text}
+	for k, v := range tree {
+		files[k] = v
+	}
+	if _, err := user.Load(usertest.Write(t, files)); err != nil {
+		t.Fatalf("does not load: %v\n%s", err, res.Text)
+	}
+	// a header beside the source is found there: no include_dirs
+	res, err = Manifest(Request{Name: "k", SrcPath: "/w/src/cudamatrix/norm.cu", Src: strings.Replace(tree["src/cudamatrix/norm.cu"], "cudamatrix/dims.h", "dims.h", 1), Dir: "/w", Read: read})
+	if err != nil || strings.Contains(res.Text, "include_dirs") {
+		t.Errorf("beside the source: %v\n%s", err, res.Text)
+	}
+}

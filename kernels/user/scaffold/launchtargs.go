@@ -67,9 +67,9 @@ func launchTemplates(src, entry string) (launchTemplate, bool) {
 		if end < 0 || !strings.HasPrefix(rest, "<<<") {
 			continue
 		}
-		l := launchSeen{args: splitArgs(strings.Join(strings.Fields(src[m[1]:end]), " ")), line: strings.Count(src[:m[0]], "\n") + 1, blockArg: -1}
+		l := launchSeen{args: splitArgs(strings.Join(strings.Fields(unsplice(src[m[1]:end])), " ")), line: strings.Count(src[:m[0]], "\n") + 1, blockArg: -1}
 		if close := strings.Index(rest, ">>>"); close > 0 {
-			if config := splitArgs(rest[3:close]); len(config) >= 2 {
+			if config := splitArgs(unsplice(rest[3:close])); len(config) >= 2 {
 				l.block = strings.Join(strings.Fields(config[1]), " ")
 			}
 		}
@@ -96,6 +96,18 @@ func launchTemplates(src, entry string) (launchTemplate, bool) {
 	}
 	return lt, lt.args != nil
 }
+
+// signedLiteral is a template argument a switch's launches may pass as a
+// knob's value: Marlin's group_blocks is -1 (one scale per column) or 8.
+var signedLiteral = regexp.MustCompile(`^-?\d+$`)
+
+// spliced is a backslash that ends a line: a macro's body goes on.
+var spliced = regexp.MustCompile(`\\[ \t]*\r?\n`)
+
+// unsplice is text of a macro's body as the preprocessor reads it, its
+// line splices spaces (Marlin's CALL_IF writes `Marlin< \` and `THREADS,
+// …, GROUP_BLOCKS \` on lines of their own).
+func unsplice(text string) string { return spliced.ReplaceAllString(text, " ") }
 
 // macroUses are the launches a function-like macro makes (`#define
 // LAUNCH(BS) k<T, BS><<<g, BS>>>(…)`) when the launch at off is in one:
@@ -233,7 +245,7 @@ func (lt *launchTemplate) foldSwitch(tmpl []tparam) {
 		}
 		for _, l := range lt.all {
 			v, err := strconv.Atoi(l.args[i])
-			if err != nil || !intLiteral.MatchString(l.args[i]) {
+			if err != nil || !signedLiteral.MatchString(l.args[i]) {
 				return
 			}
 			if !slices.Contains(values[i], v) {

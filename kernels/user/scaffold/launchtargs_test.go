@@ -59,6 +59,11 @@ func TestEntryFromLaunchTemplateArgs(t *testing.T) {
 			[]string{`entry: "row_absmax<scalar_t, float, VEC>"`}, []string{"double", "also launches"}},
 		{"a grid that counts blocks is no dim", launch("    int blocks = (tokens * hidden + 255) / 256;\n    row_absmax<scalar_t, float, 8><<<blocks, 256>>>((const scalar_t*)x, s, hidden);\n"),
 			[]string{"TODO: guessed one thread per element of hidden"}, []string{"blocks: {default"}},
+		{"a macro's launch over continued lines (Marlin's CALL_IF), a negative literal",
+			rowScale + "const int THREADS = 256;\n#define CALL_IF(VEC_ARG) \\\n  else if (vec == VEC_ARG) { \\\n    row_absmax< \\\n      scalar_t, float, VEC_ARG \\\n    ><<<tokens, THREADS>>>( \\\n      (const scalar_t*)x, s, hidden \\\n    ); \\\n  }\n" +
+				"void run(const void* x, float* s, int tokens, int hidden, int vec) {\n  if (false) {}\n  CALL_IF(-1)\n  CALL_IF(8)\n}\n",
+			[]string{`entry: "row_absmax<scalar_t, float, VEC>"`, "VEC: {values: [-1, 8], default: -1}"},
+			[]string{"\\ ", "<\\", "VEC: {values: [1]"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res, err := Manifest(Request{Name: "row_absmax", SrcPath: "/w/q.cu", Src: c.src, Dir: "/w"})

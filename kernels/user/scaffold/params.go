@@ -309,6 +309,11 @@ func (c *context) bufferParam(p *plan, k *kernelScan, prm csrc.Param, pname stri
 	b := &buffer{dtype: dt, readOnlyUse: prm.ReadOnly}
 	if v, ok := c.pointeeVector(prm.Pointee); ok {
 		b.lanes, b.lanesWhat = v.extents, v.what
+		if c.lang == "cuda" && user.WordPointee(c.resolve(strings.TrimSpace(strings.ReplaceAll(prm.Pointee, "const", "")))) {
+			b.lanesWhat += " (any dtype fits too, read as whole words: e.g. f16 [rows, cols] for halves the kernel loads 8 at a time)"
+		}
+	} else if v, ok := c.pointeeStruct(prm.Pointee); ok {
+		b.lanes, b.lanesWhat = v.extents, v.what
 	}
 	var guess func() string // how mltop read the buffer's use, when a guess: its TODO and note
 	switch a := accessOf(k.body, pname); {

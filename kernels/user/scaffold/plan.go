@@ -10,8 +10,9 @@ import (
 // says what was guessed.
 type plan struct {
 	name, lang, rel, from string
-	dtypeName             string // "" → T
-	dtypeNameComment      string // why the dtype has that name
+	includeDirs           []string // folders above the source's that its includes name paths from
+	dtypeName             string   // "" → T
+	dtypeNameComment      string   // why the dtype has that name
 	dtypes, dtypesNote    string
 	checkComment          string
 	knobs, dims, values   []part
@@ -147,6 +148,13 @@ func (p *plan) render() string {
 	fmt.Fprintf(&b, "# Written by `mltop new` from %s. It loads as it is; fill in the TODOs (keys: docs/own-kernels.md).\n", p.from)
 	fmt.Fprintf(&b, "name: %s\ndescription: TODO one line\n", p.name)
 	fmt.Fprintf(&b, "sources: {%s: %s}\n", p.lang, quote(p.rel))
+	if len(p.includeDirs) > 0 {
+		var q []string
+		for _, d := range p.includeDirs {
+			q = append(q, quote(d))
+		}
+		fmt.Fprintf(&b, "include_dirs: [%s]   # the source includes headers by paths from there\n", strings.Join(q, ", "))
+	}
 	if p.dtypeName != "" && p.dtypeName != "T" {
 		b.WriteString(withComment("dtype_name: "+p.dtypeName, p.dtypeNameComment) + "\n")
 	}

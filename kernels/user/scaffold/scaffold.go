@@ -63,7 +63,8 @@ func Manifest(r Request) (Result, error) {
 		return Result{}, fmt.Errorf("%q is not a usable kernel name: use letters, digits and _, starting with a letter", r.Name)
 	}
 	var lines sourceLines
-	r.Src, lines = withLocalHeaders(r.SrcPath, r.Src, r.Read)
+	var roots []string
+	r.Src, lines, roots = withHeaders(r.SrcPath, r.Src, r.Read)
 	lang, err := language(r)
 	if err != nil {
 		return Result{}, err
@@ -78,6 +79,13 @@ func Manifest(r Request) (Result, error) {
 	}
 	c := newContext(r.Src, lang, sigs)
 	p := &plan{name: r.Name, lang: lang, rel: rel, from: filepath.Base(r.SrcPath), taken: map[string]string{}, lines: lines}
+	for _, root := range roots {
+		d, err := sourcePath(root, r.Dir)
+		if err != nil {
+			return Result{}, err
+		}
+		p.includeDirs = append(p.includeDirs, d)
+	}
 	p.dtypeName, p.dtypeNameComment = c.dtypeName, c.dtypeNameWhy
 	p.taken[c.dtypeName] = "the dtype"
 	for i, sig := range sigs {

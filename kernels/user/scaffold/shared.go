@@ -35,6 +35,13 @@ func (c *context) sharedItems(p *plan, k *kernelScan, body string) (items, dynam
 			delete(macros, n) // mltop #defines it: the manifest's name
 		}
 	}
+	for _, cn := range fileConstants(c.src) {
+		// a file-scope `const int BLOCKWIDTH = 256;` is a name manifest
+		// expressions may use (the source's constants), as check writes it
+		if _, macro := macros[cn.name]; cn.what == "constant" && !macro {
+			known[cn.name] = true
+		}
+	}
 	locals := user.LocalIntConsts(body)
 	for _, m := range sharedDecl.FindAllStringSubmatch(body, -1) {
 		typ, name, ext := m[2], m[3], m[4]

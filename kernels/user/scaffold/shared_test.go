@@ -54,6 +54,15 @@ __global__ void transpose(const float* in, float* out, int n) {
     out[i] = buf[threadIdx.x];
 }
 `, []string{`- {name: buf, bytes: "260"}`}},
+	{"cuda file-scope const int (GPTQ's BLOCKWIDTH)", "k.cu", `const int BLOCKWIDTH = 256;
+template <typename scalar_t>
+__global__ void matvec(const scalar_t* vec, scalar_t* out, int n) {
+    __shared__ scalar_t blockvec[BLOCKWIDTH];
+    blockvec[threadIdx.x] = vec[blockIdx.x * BLOCKWIDTH + threadIdx.x];
+    __syncthreads();
+    out[blockIdx.x * BLOCKWIDTH + threadIdx.x] = blockvec[BLOCKWIDTH - 1 - threadIdx.x];
+}
+`, []string{`- {name: blockvec, bytes: "BLOCKWIDTH * sizeof(scalar_t)"}`}},
 }
 
 // tgmItemRE reads a tgm: item's name and bytes, as new writes it and as
@@ -104,5 +113,9 @@ func TestScaffoldSharedBytesAsCheckSuggests(t *testing.T) {
 }
 
 // tokensOf is an expression without spaces and parentheses: the two write
-// the same sum alike, parenthesized their own ways.
-func tokensOf(e string) string { return strings.NewReplacer(" ", "", "(", "", ")", "").Replace(e) }
+// the same sum alike, parenthesized their own ways. The dtype's size is 4:
+// new writes sizeof(scalar_t), check its value at f32.
+func tokensOf(e string) string {
+	e = strings.ReplaceAll(e, "sizeof(scalar_t)", "4")
+	return strings.NewReplacer(" ", "", "(", "", ")", "").Replace(e)
+}

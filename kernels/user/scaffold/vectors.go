@@ -3,6 +3,7 @@ package scaffold
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -70,6 +71,31 @@ func (c *context) pointeeVector(t string) (vecType, bool) {
 		t = u
 	}
 	return vectorType(t, c.lang)
+}
+
+// pointeeStruct is a source struct of one scalar type read as a buffer's
+// lanes (mini-nbody's `typedef struct { float x, y, z, vx, vy, vz; } Body;`
+// behind `Body* p`: f32 with a last extent of 6): its scalar, its field
+// count as the last extent. False for a struct of mixed or unknown types.
+func (c *context) pointeeStruct(t string) (vecType, bool) {
+	t = strings.TrimSpace(strings.ReplaceAll(t, "const", ""))
+	fs := c.scalarStruct(t)
+	if len(fs) == 0 {
+		return vecType{}, false
+	}
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		if f.Type != fs[0].Type {
+			return vecType{}, false
+		}
+		names[i] = f.Name
+	}
+	scalar := c.resolve(fs[0].Type)
+	if cTypes[scalar] == "" {
+		return vecType{}, false
+	}
+	return vecType{scalar: scalar, extents: []string{strconv.Itoa(len(fs))},
+		what: fmt.Sprintf("%s is %d %ss (%s)", t, len(fs), scalar, strings.Join(names, ", "))}, true
 }
 
 // vectorArg is the arg of a CUDA vector type taken by value (uint3,

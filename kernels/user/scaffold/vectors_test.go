@@ -82,6 +82,24 @@ __global__ void gather4(float4* out, const float3* p, const __half2* h, const T*
 }
 `
 
+// Marlin's way: halves loaded 8 at a time through const int4*.
+const wordsCUDA = `#include <cuda_fp16.h>
+__global__ void copy_words(const int4* __restrict__ a, int4* __restrict__ c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i];
+}
+`
+
+// mini-nbody's way: an array of structs of one scalar type, updated in
+// place; a struct of mixed fields stays the dtype's (a TODO as before).
+const structsCUDA = `typedef struct { float x, y, z, vx, vy, vz; } Particle;
+struct Mixed { int id; float w; };
+__global__ void kick(Particle* p, const Mixed* m, float dt, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { p[i].vx += dt * p[i].x * m[i].w; }
+}
+`
+
 // A vector or matrix pointee is never the element type's name: its
 // scalar is the buffer's dtype and its lanes the last extents; the
 // manifest loads and passes mltop check.
@@ -117,6 +135,17 @@ func TestScaffoldVectorPointees(t *testing.T) {
 				"{name: w, dtype: T, shape: [N],",
 			},
 			not: []string{"dtype_name", "4 lanes' room"}},
+		{name: "a struct of 6 floats on CUDA (mini-nbody's Body)", file: "p.cu", src: structsCUDA,
+			want: []string{
+				"{name: p, dtype: f32, shape: [N, 6],", "Particle is 6 floats (x, y, z, vx, vy, vz), last in the shape",
+				"{name: m, dtype: T, shape: [N],",
+			},
+			not: []string{"Mixed is"}},
+		{name: "int4 words on CUDA (Marlin)", file: "w.cu", src: wordsCUDA,
+			want: []string{
+				"{name: a, dtype: i32, shape: [N, 4],",
+				"int4 has 4 lanes (any dtype fits too, read as whole words: e.g. f16 [rows, cols] for halves the kernel loads 8 at a time), last in the shape",
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := Manifest(Request{Name: "vec", SrcPath: tc.file, Src: tc.src})
