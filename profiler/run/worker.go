@@ -537,11 +537,15 @@ func (p *WorkerPool) Run(ctx context.Context, s profiler.Spec, opt profiler.Opti
 	timeout := opt.WatchdogTimeout()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	var at workerPhase // what the worker said it was doing, for the watchdog's message
 	for {
 		select {
 		case m := <-w.lines:
 			switch m.Type {
 			case "progress":
+				if m.Progress != nil {
+					at.update(*m.Progress)
+				}
 				if progress != nil && m.Progress != nil {
 					progress(*m.Progress)
 				}
@@ -572,7 +576,7 @@ func (p *WorkerPool) Run(ctx context.Context, s profiler.Spec, opt profiler.Opti
 			p.w = nil
 			w.byWatchdog = true
 			w.kill()
-			return fail(profiler.StatusTimeout, fmt.Sprintf("no result after %s (watchdog); worker killed by mltop; %s; if the spec is only slow, raise --timeout (timeout: in a sweep file) above settle + warm-up + time limit", timeout.Round(time.Millisecond), w.lastWords()))
+			return fail(profiler.StatusTimeout, fmt.Sprintf("no result after %s (watchdog)%s; worker killed by mltop; %s; if the spec is only slow, raise --timeout (timeout: in a sweep file) above settle + warm-up + time limit", timeout.Round(time.Millisecond), at.describe(), w.lastWords()))
 		case <-ctx.Done():
 			// The only way to stop a kernel mid-flight is to end its process.
 			p.w = nil
@@ -675,4 +679,45 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
+}
+
+// workerPhase follows a spec's progress messages, so that the watchdog
+// says where the time went: a slow ref.py and a hung kernel call for
+// different fixes.
+type workerPhase struct {
+	phase   string
+	since   time.Time
+	samples int
+}
+
+func (w *workerPhase) update(p profiler.Progress) {
+	if p.Phase != w.phase {
+		w.phase, w.since = p.Phase, time.Now()
+	}
+	w.samples = p.Samples
+}
+
+// phaseWork is what a worker does in each phase it reports.
+var phaseWork = map[string]string{
+	"plan":    "planning the spec",
+	"compile": "compiling and loading the kernel",
+	"verify":  "allocating, filling and uploading inputs, the kernel's first runs, the reference (a ref.py included) and the check",
+	"warmup":  "warming up",
+	"measure": "sampling",
+}
+
+// describe is ", the last S in its PHASE phase (what it does there)", or ""
+// before the worker said anything.
+func (w *workerPhase) describe() string {
+	if w.phase == "" {
+		return ""
+	}
+	work := phaseWork[w.phase]
+	if w.phase == "measure" {
+		work = fmt.Sprintf("sampling: %d samples taken", w.samples)
+	}
+	if work == "" {
+		return fmt.Sprintf(", the last %s in its %s phase", time.Since(w.since).Round(100*time.Millisecond), w.phase)
+	}
+	return fmt.Sprintf(", the last %s in its %s phase (%s)", time.Since(w.since).Round(100*time.Millisecond), w.phase, work)
 }
