@@ -169,7 +169,7 @@ func TestInitArgumentsPerSpec(t *testing.T) {
 
 // A buffer bound to an integer pointer must have that integer's width:
 // an i32 buffer read through `const long*` would be read 8 bytes at a
-// time.
+// time. (The table also holds the other pointee rules: fp8, char, vectors.)
 func TestIntegerPointeeWidth(t *testing.T) {
 	for _, c := range []struct{ pointee, dtype, want string }{
 		{"long", "i64", ""},
@@ -201,6 +201,16 @@ func TestIntegerPointeeWidth(t *testing.T) {
 		{"__nv_fp8_e4m3", "fp8e4m3", ""},
 		{"__nv_fp8_e4m3", "fp8e5m2", "buffer ids holds fp8e5m2 but parameter `const __nv_fp8_e4m3* ids` points to fp8e4m3"},
 		{"__nv_fp8_e5m2", "u8", "points to fp8e5m2"},
+		// An 8- or 16-byte integer vector is the width of a load, not the
+		// data's type (Marlin's `const int4* A` carries an fp16 matrix): it
+		// takes any buffer, as char* does; float vectors keep their type.
+		{"int4", "f16", ""},
+		{"uint4", "bf16", ""},
+		{"int2", "f32", ""},
+		{"uint2", "u8", ""},
+		{"int4", "i32", ""},
+		{"float4", "f16", "buffer ids holds f16 but parameter `const float4* ids` points to f32"},
+		{"__half2", "f32", "buffer ids holds f32 but parameter `const __half2* ids` points to f16"},
 	} {
 		t.Run(fmt.Sprintf("%s* given %s", c.pointee, c.dtype), func(t *testing.T) {
 			src := strings.Replace(gatherSource, "const long* ids", "const "+c.pointee+"* ids", 1)
