@@ -111,7 +111,7 @@ func tuneSpace(dev profiler.DeviceInfo, base profiler.Spec, knobs []search.Knob,
 		if _, err := run.Prepare(s, opt.Limits.Apply(dev), run.PrepareOptions{Mode: opt.CacheMode(), Cache: cache}); err != nil {
 			return err
 		}
-		return errors.New("a user kernel's source does not run on the CPU backend: start mltop with " + profiler.UserBackendFlag(base.Kernel))
+		return errors.New(profiler.CPUCannotRunUser(base.Kernel))
 	})
 }
 

@@ -404,6 +404,6 @@ func TestTuneUserKernelOnCPUSaysWhy(t *testing.T) {
 	hs.waitFor("user kernel picked", func(m Model) bool { return m.family() != nil && m.family().Name() == name })
 	hs.keys("T")
 	hs.waitFor("the refusal", func(m Model) bool {
-		return strings.HasPrefix(m.msg, "nothing to tune") && strings.Contains(m.msg, "does not run on the CPU backend: start mltop with --backend cuda") && !strings.Contains(m.msg, "or metal") && !m.prompt.active() && !m.running()
+		return strings.HasPrefix(m.msg, "nothing to tune") && strings.Contains(m.msg, "the CPU backend cannot run user kernel") && strings.Contains(m.msg, "--backend cuda runs it on an NVIDIA GPU") && !strings.Contains(m.msg, "or metal") && !m.prompt.active() && !m.running()
 	})
 }

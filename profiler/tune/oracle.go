@@ -46,5 +46,5 @@ func refusal(job profiler.Job, dev profiler.DeviceInfo, cache *run.PlanCache) er
 	if _, err := run.Prepare(job.Spec, dev, run.PrepareOptions{Mode: job.Options.CacheMode(), Cache: cache}); err != nil {
 		return err
 	}
-	return errors.New("a user kernel's source does not run on the CPU backend: use " + profiler.UserBackendFlag(job.Spec.Kernel))
+	return errors.New(profiler.CPUCannotRunUser(job.Spec.Kernel))
 }
