@@ -247,7 +247,8 @@ type SweepEstimate struct {
 }
 
 // Estimate bounds a sweep's measuring time from its options: each spec
-// warms up, then samples for at least MinTime and at most MaxTime seconds.
+// warms up, then samples for at least MinTime and MinSamples runs (unless
+// MaxTime comes first) and at most MaxTime seconds.
 // With dev, a spec also runs its kernel at least MinRuns times however
 // short its limits (KernelRunTime each), and a time limit can be overrun
 // by a run in flight: the bounds grow by that, and the slow specs are
@@ -293,9 +294,13 @@ func (x *estimator) add(j profiler.Job, plan *profiler.Plan) {
 			}
 		}
 	}
-	// time_limit stops sampling whatever min_time asks: the least a
-	// spec samples is the smaller of the two.
-	x.lo += max(o.WarmupTime()+min(o.Stop.MinTime, o.Stop.MaxTime), MinRuns*r)
+	// The least a spec takes: its verifying run, its warm-up (one run at
+	// least), and sampling until min_time of kernel time and min_samples
+	// runs, unless time_limit stops it first (whatever they ask), and one
+	// sample at least. With a slow kernel (the CPU backend's) min_samples
+	// runs outweigh min_time.
+	sampling := min(max(o.Stop.MinTime, float64(o.Stop.MinSamples)*r), o.Stop.MaxTime)
+	x.lo += r + max(o.WarmupTime(), r) + max(sampling, r)
 	x.hi += o.WarmupTime() + o.Stop.MaxTime + MinRuns*r
 	x.e.Settle = x.e.Settle || o.Settle > 0
 	x.e.SettleOverWarmup = x.e.SettleOverWarmup || o.Settle > o.Warmup

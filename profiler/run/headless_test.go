@@ -164,11 +164,18 @@ func TestEstimateSlowKernels(t *testing.T) {
 	if _, _, err := run.KernelRunTime(dev, mk(128, 7).Spec); err == nil || !strings.Contains(err.Error(), "rejected by the family's rules") {
 		t.Errorf("a refused spec: %v", err)
 	}
-	// 5 s, 20 s, 1 µs and a refused one: lo = 15 + 60 + 1.5 + 1.5,
-	// hi = 10.5·4 + 15 + 60 + 3e-6
+	// 5 s, 20 s, 1 µs and a refused one. lo: the 5 s kernel verifies,
+	// warms up and samples min_samples (20) runs cut at the 10 s limit:
+	// 5 + 5 + 10; the 20 s one runs three times; the others warm up 0.5 s
+	// and sample min_time 1 s. hi = 10.5·4 + 15 + 60 + 3e-6.
 	e := run.Estimate([]profiler.Job{mk(32, 5e9), mk(64, 2e10), mk(32, 1000), mk(128, 7)}, &dev)
-	if e.Lo != 78*time.Second || e.Hi.Round(time.Millisecond) != 117*time.Second {
-		t.Errorf("lo %v hi %v, want 1m18s and 1m57s", e.Lo, e.Hi)
+	if e.Lo.Round(time.Millisecond) != 83*time.Second || e.Hi.Round(time.Millisecond) != 117*time.Second {
+		t.Errorf("lo %v hi %v, want 1m23s and 1m57s", e.Lo, e.Hi)
+	}
+	// min_samples runs of a 0.2 s kernel (4 s) outweigh min_time: lo =
+	// 0.2 + 0.5 + 4, where min_time alone would say 0.2 + 0.5 + 1.
+	if e := run.Estimate([]profiler.Job{mk(32, 2e8)}, &dev); e.Lo.Round(time.Millisecond) != 4700*time.Millisecond {
+		t.Errorf("min_samples runs of a 0.2 s kernel: lo %v, want 4.7s", e.Lo)
 	}
 	if e.Slow != 2 || e.SlowestRun != 20*time.Second || e.Slowest.Dims["N"] != 2e10 {
 		t.Errorf("slow %d, slowest %v (%v), want 2 and N=2e10 at 20 s", e.Slow, e.Slowest, e.SlowestRun)
