@@ -129,7 +129,29 @@ func (bl *builder) entry(text, path, field string) (*entryExpr, error) {
 			declared[t.Text] = true
 		}
 	}
+	// the namespaces each name is declared in, for a template argument the
+	// kernel's namespace declares (enclosing)
+	scopes := map[string][]string{}
+	for _, p := range bl.f.prep {
+		if p == nil {
+			continue
+		}
+		for _, u := range p.units {
+			if u.scan == nil {
+				continue
+			}
+			for _, dc := range u.scan.Decls {
+				switch dc.Kind {
+				case csrc.Type, csrc.Alias, csrc.Variable, csrc.Function, csrc.Namespace:
+					for _, n := range dc.Names {
+						scopes[n] = append(scopes[n], dc.Scope)
+					}
+				}
+			}
+		}
+	}
 	sc := entryScope{dtype: bl.dtypeName(), vars: bl.vars, declared: func(n string) bool { return declared[n] },
+		scopes: func(n string) []string { return scopes[n] },
 		compile: func(src string, off int) (*expr.Program, error) {
 			at := w
 			at.Col += off

@@ -39,10 +39,13 @@ func (e *entryError) Error() string { return e.Msg }
 
 // entryScope says what a name in an entry's template arguments is.
 type entryScope struct {
-	dtype    string                                           // the manifest's dtype name
-	vars     expr.Vars                                        // knobs, dims, flags, values
-	declared func(string) bool                                // the source uses the name (a type or constant of its own)
-	compile  func(src string, off int) (*expr.Program, error) // an {expr} at offset off
+	dtype    string            // the manifest's dtype name
+	vars     expr.Vars         // knobs, dims, flags, values
+	declared func(string) bool // the source uses the name (a type or constant of its own)
+	// scopes: the namespaces the source declares a name in at namespace
+	// scope ("" for file scope); nil when unknown
+	scopes  func(string) []string
+	compile func(src string, off int) (*expr.Program, error) // an {expr} at offset off
 }
 
 // cppWords are names an entry's template arguments may use as they are.
@@ -129,11 +132,17 @@ func (e *entryExpr) readArgs(text string, i int, sc entryScope) (int, error) {
 			qualified := strings.HasPrefix(text[j:], "::") || i >= 2 && text[i-2:i] == "::"
 			switch {
 			case qualified || cppWords[word]:
+				if qualified && (i < 2 || text[i-2:i] != "::") {
+					lit.WriteString(enclosing(sc, e.name, word)) // ns::Traits, ns declared in the kernel's namespace
+				}
 				lit.WriteString(word)
 			case word == sc.dtype || hasVar(sc.vars, word):
 				flush()
 				e.args = append(e.args, entryPart{name: word})
 			case sc.declared != nil && sc.declared(word):
+				if i < 2 || text[i-2:i] != "::" {
+					lit.WriteString(enclosing(sc, e.name, word))
+				}
 				lit.WriteString(word)
 			default:
 				return 0, &entryError{i, fmt.Sprintf("entry %q: unknown name %s in the template arguments: known are the dtype name %s and %s (or a name the source or its local headers declare)", text, word, sc.dtype, strings.Join(sc.vars.Names(), ", "))}
@@ -162,6 +171,40 @@ func (e *entryExpr) readArgs(text string, i int, sc entryScope) (int, error) {
 		i++
 	}
 	return 0, &entryError{len(text), fmt.Sprintf("entry %q: unbalanced '<': the template argument list has no closing '>'", text)}
+}
+
+// enclosing is the qualifier ("at::native::") a name in the template
+// arguments of kernel (as the entry writes it, "at::native::k") needs:
+// NVRTC reads the entry as a name expression at file scope, where
+// `dists<float>::two` is unknown when the source declares dists in the
+// kernel's namespace. The name is looked up as C++ looks it up from the
+// kernel's namespace: the innermost of that namespace and those around it
+// that declares it; "" when file scope does or none does (a template
+// parameter, a qualified or built-in name).
+func enclosing(sc entryScope, kernel, word string) string {
+	if sc.scopes == nil {
+		return ""
+	}
+	k := strings.LastIndex(kernel, "::")
+	if k < 0 {
+		return ""
+	}
+	ns := kernel[:k]
+	decl := sc.scopes(word)
+	for ; ns != ""; ns = outer(ns) {
+		if slices.Contains(decl, ns) {
+			return ns + "::"
+		}
+	}
+	return ""
+}
+
+// outer is the namespace around ns ("a" for "a::b", "" for "a").
+func outer(ns string) string {
+	if k := strings.LastIndex(ns, "::"); k >= 0 {
+		return ns[:k]
+	}
+	return ""
 }
 
 func hasVar(v expr.Vars, name string) bool {

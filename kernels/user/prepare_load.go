@@ -168,6 +168,13 @@ func (bl *builder) prepare() error {
 			for h := range f.includes { // mltop_user.cuh and the manifest's includes: are given, not stubbed
 				delete(p.stubs, h)
 			}
+			if ns := p.missingLocalNamespaces(); ns != "" {
+				for _, h := range p.missingLocalHeaders() {
+					if s, ok := p.stubs[h]; ok {
+						p.stubs[h] = s + ns
+					}
+				}
+			}
 		}
 		f.prep[lang] = p
 	}

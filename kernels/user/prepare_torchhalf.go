@@ -234,8 +234,15 @@ func torch16LimitsText() string {
 
 // torchDeviceUtilsHeaders are PyTorch's headers that declare the warp
 // helpers (Apex's layer norm includes the first and calls WARP_SHFL;
-// older extensions include THC's).
-var torchDeviceUtilsHeaders = map[string]bool{"ATen/cuda/DeviceUtils.cuh": true, "THC/THCDeviceUtils.cuh": true}
+// older extensions include THC's), and those that include one of them, so
+// that a file calls WARP_SHFL_DOWN having included only those
+// (DistanceKernel.cu: <THC/THCTensorMathReduce.cuh>).
+var torchDeviceUtilsHeaders = map[string]bool{"ATen/cuda/DeviceUtils.cuh": true, "THC/THCDeviceUtils.cuh": true,
+	// they include THC/THCDeviceUtils.cuh, directly or through THCReduceApplyUtils.cuh
+	"THC/THCReduceApplyUtils.cuh": true, "THC/THCTensorMathReduce.cuh": true, "THC/THCReduce.cuh": true,
+	"THC/THCSortUtils.cuh": true, "THC/THCTensorRandom.cuh": true,
+	// they include ATen/cuda/DeviceUtils.cuh
+	"ATen/native/cuda/block_reduce.cuh": true, "ATen/native/cuda/Reduce.cuh": true, "ATen/cuda/ScanUtils.cuh": true}
 
 // torchDeviceUtils: the warp helpers, each the CUDA intrinsic it names
 // over the full warp by default (mask 0xffffffff, width warpSize), the

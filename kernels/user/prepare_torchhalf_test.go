@@ -235,7 +235,10 @@ __global__ void k(const T* X, T* Y, int rows, int cols) {
 		compileOrSkip(t, prog)
 	}
 	tk := toolkitHeaders{fp16: true, bf16: true}
-	for _, h := range []string{"ATen/cuda/DeviceUtils.cuh", "THC/THCDeviceUtils.cuh"} {
+	// also the headers that include them (PyTorch's DistanceKernel.cu calls
+	// WARP_SHFL_DOWN having included THCTensorMathReduce.cuh alone)
+	for _, h := range []string{"ATen/cuda/DeviceUtils.cuh", "THC/THCDeviceUtils.cuh", "THC/THCTensorMathReduce.cuh",
+		"THC/THCReduceApplyUtils.cuh", "ATen/native/cuda/block_reduce.cuh"} {
 		s, _ := cudaStub(h, tk)
 		for _, name := range []string{"WARP_SHFL", "WARP_SHFL_XOR", "WARP_SHFL_UP", "WARP_SHFL_DOWN", "WARP_BALLOT", "WARP_ACTIVEMASK", "ACTIVE_MASK", "WARP_SYNC"} {
 			if !strings.Contains(s, "#ifndef "+name+"\n") {

@@ -12,14 +12,20 @@ import "strings"
 //     through a host header's macro (PYBIND11_MODULE(name, m) { … },
 //     TORCH_LIBRARY(ops, m) { … }), unless its arguments or body read a
 //     CUDA built-in (threadIdx, __syncthreads, …) or say __global__ or
-//     __device__: that is device code behind a header's macro, and stays.
+//     __device__: that is device code behind a header's macro, and stays;
+//   - a macro the file does not define, with no body, whose arguments name
+//     a host function the file defined earlier: a registration through a
+//     host header's macro (PyTorch's REGISTER_DISPATCH(cdist_stub,
+//     &cdist_kernel_impl);), whose function is blanked, so the invocation
+//     would name what is gone.
 //
-// The invocation's arguments start at toks[args].
-func (s *scanner) hostMacro(name string, args, body, end int) bool {
+// The invocation's arguments start at toks[args]; earlier are the
+// declarations read before it.
+func (s *scanner) hostMacro(name string, args, body, end int, earlier []Decl) bool {
 	if repl, ok := s.replacements[name]; ok {
 		return s.replacementIsHost(repl)
 	}
-	if _, ok := s.macros[name]; ok || body < 0 {
+	if _, ok := s.macros[name]; ok {
 		return false
 	}
 	for k := args; k < end && k < len(s.toks); k++ {
@@ -27,7 +33,23 @@ func (s *scanner) hostMacro(name string, args, body, end int) bool {
 			return false
 		}
 	}
-	return true
+	if body >= 0 {
+		return true
+	}
+	host := map[string]bool{}
+	for _, d := range earlier {
+		if d.Kind == Function && d.Definition && !d.Device {
+			for _, n := range d.Names {
+				host[n] = true
+			}
+		}
+	}
+	for k := args; k < end && k < len(s.toks); k++ {
+		if s.toks[k].kind == Ident && host[s.toks[k].text] {
+			return true
+		}
+	}
+	return false
 }
 
 // replacementIsHost scans a macro's replacement text as file-scope code

@@ -35,10 +35,15 @@ func TestHostMacroInvocations(t *testing.T) {
 		{"undefined macro whose arguments say __global__", "WITH_BOUNDS(__global__ void fill(float* y)) { y[0] = 1; }", false},
 		{"undefined macro with a body calling a __device__ lambda", "ON_DEVICE(k) { auto f = [] __device__ (float v) { return v; }; }", false},
 		{"undefined macro without a body", "REGISTER_OP(scale);", false},
+		{"undefined macro without a body naming a host function (ATen's REGISTER_DISPATCH)", "REGISTER_DISPATCH(scale_stub, &launch_scale);", true},
+		{"undefined macro without a body naming the kernel", "REGISTER_KERNEL(scale_kernel<float>);", false},
+		{"undefined macro without a body naming a device function", "REGISTER_HELPER(twice_value);", false},
 		{"static_assert", "static_assert(sizeof(float) == 4, \"32-bit float\");", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := defs + "template <typename T> __global__ void scale_kernel(T* x) { x[threadIdx.x] *= 3; }\n" + tc.use + "\n"
+			src := defs + "template <typename T> __global__ void scale_kernel(T* x) { x[threadIdx.x] *= 3; }\n" +
+				"__device__ float twice_value(float v) { return 2 * v; }\n" +
+				"void launch_scale(float* x) { scale_kernel<<<1, 32>>>(x); }\n" + tc.use + "\n"
 			f := Scan(src)
 			last := f.Decls[len(f.Decls)-1]
 			if got := last.Host(); got != tc.host {

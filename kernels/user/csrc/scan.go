@@ -325,7 +325,7 @@ func (s *scanner) decl(i int, scope string, out *[]Decl) int {
 			body = j
 			j = s.skip(j, "{", "}")
 		}
-		d.hostMacro = s.hostMacro(first, i+1, body, j)
+		d.hostMacro = s.hostMacro(first, i+1, body, j, *out)
 		if j < len(t) && t[j].text == ";" {
 			j++
 		}
