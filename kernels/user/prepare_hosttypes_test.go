@@ -61,3 +61,47 @@ __global__ void k(const T* X, T* Y, int rows, int cols) { Y[threadIdx.x] = 2 * X
 	}
 	compileOrSkip(t, prog)
 }
+
+// A local header defining its host-only timer once per platform, each
+// branch opening the namespace the code after the #endif closes (Kaldi's
+// base/timer.h), and an unused constant initialized by a call (Kaldi's
+// kaldi-math.h): both reach NVRTC blanked, and the program compiles.
+func TestPrepareBlanksClassPerBranch(t *testing.T) {
+	header := `#pragma once
+#include <limits>
+#if defined(_MSC_VER)
+#include <windows.h>
+namespace app {
+class Timer {
+ public:
+  void Reset() { QueryPerformanceCounter(&start_); }
+ private:
+  LARGE_INTEGER start_;
+};
+#else
+#include <sys/time.h>
+namespace app {
+class Timer {
+ public:
+  void Reset() { gettimeofday(&start_, &zone_); }
+ private:
+  struct timeval start_;
+  struct timezone zone_;
+};
+#endif
+class Profiler { Timer tim_; };
+const float kLogZero = -std::numeric_limits<float>::infinity();
+__device__ inline float twice(float x) { return 2 * x; }
+}
+`
+	src := "#include \"timer.h\"\n__global__ void k(const T* X, T* Y, int rows, int cols) { Y[threadIdx.x] = app::twice(X[threadIdx.x]); }\n"
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("timer_per_branch"), "k.cu": src, "timer.h": header})
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	h := prog.Includes["timer.h"]
+	for _, gone := range []string{"timeval", "LARGE_INTEGER", "Profiler", "kLogZero"} {
+		if strings.Contains(h, gone) {
+			t.Errorf("%q reaches NVRTC:\n%s", gone, h)
+		}
+	}
+	compileOrSkip(t, prog)
+}

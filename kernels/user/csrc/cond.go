@@ -1,11 +1,16 @@
 package csrc
 
+import "slices"
+
 // This file follows the preprocessor's conditionals well enough for Scan:
 // code under `#if 0` (and after the #else of an `#if 1`) is dead, and so
 // is code under a condition on the compiler's own macros that NVRTC makes
 // false (`#ifndef __CUDACC__`, the #else of `#if defined(__CUDA_ARCH__)`:
 // nvrtcMacros); of the other branches, all are read when each keeps its
-// braces balanced, else only the first (`#ifdef X void f() { #else void
+// braces balanced, or when each opens the same number of namespace (or
+// extern "C") blocks that the code after the group closes (`#ifdef _WIN32
+// namespace a { class Timer {…}; #else namespace a { class Timer {…};
+// #endif … }`), else only the first (`#ifdef X void f() { #else void
 // f(int) { #endif`).
 
 func isOpen(kind string) bool { return kind == "if" || kind == "ifdef" || kind == "ifndef" }
@@ -95,7 +100,13 @@ func markDead(toks []ltok, dirs []Directive, known map[string]bool) []ltok {
 // pruner keeps, of each #if group, every branch when all of them keep
 // their braces balanced, else the first live one (`#ifndef __CUDA_ARCH__
 // void launch() { #else __global__ void k() { #endif`: k's); markers are
-// dropped.
+// dropped. A group whose live branches each leave the same number of
+// namespace or extern "C" blocks open (and close none they did not open)
+// keeps every branch too, each but the last followed by as many "}" as it
+// left open: the scan reads each branch's declarations in their own
+// namespace, and the code after the group in the last one's. Reading only
+// the first would leave those of the others unscanned, so never blanked
+// (a host-only class defined once per platform).
 type pruner struct {
 	toks []ltok
 	dirs []Directive
@@ -150,8 +161,10 @@ func (p *pruner) seq(i int) (kept []ltok, bal int, ok bool, next int) {
 func (p *pruner) group(i int) (kept []ltok, bal int, ok bool, next int) {
 	var branches [][]ltok
 	var bals []int
+	var ends []ltok // the directive ending each branch (#elif, #else, #endif)
 	allBalanced := true
 	first := -1 // the first live branch
+	var live []int
 	for {
 		dead := p.dirs[p.toks[i].dir].deadAfter
 		i++
@@ -159,8 +172,16 @@ func (p *pruner) group(i int) (kept []ltok, bal int, ok bool, next int) {
 		if first < 0 && !dead {
 			first = len(branches)
 		}
+		if !dead {
+			live = append(live, len(branches))
+		}
 		branches = append(branches, k)
 		bals = append(bals, b)
+		if n < len(p.toks) {
+			ends = append(ends, p.toks[n])
+		} else {
+			ends = append(ends, ltok{})
+		}
 		allBalanced = allBalanced && (dead || o && b == 0)
 		if n >= len(p.toks) {
 			next = n
@@ -181,5 +202,54 @@ func (p *pruner) group(i int) (kept []ltok, bal int, ok bool, next int) {
 	if first < 0 {
 		return nil, 0, true, next
 	}
+	if open := openNamespaces(branches[first]); len(live) > 1 && open > 0 &&
+		!slices.ContainsFunc(live, func(b int) bool { return openNamespaces(branches[b]) != open }) {
+		for j, b := range live {
+			kept = append(kept, branches[b]...)
+			if j < len(live)-1 {
+				end := ends[b]
+				for range open {
+					kept = append(kept, ltok{kind: Punct, text: "}", line: end.line, start: end.start, end: end.start, dir: -1})
+				}
+			}
+		}
+		return kept, open, true, next
+	}
 	return branches[first], bals[first], bals[first] >= 0, next
+}
+
+// openNamespaces is how many blocks toks leaves open when each of them is
+// a namespace or extern "C" block and toks closes none it did not open;
+// else -1.
+func openNamespaces(toks []ltok) int {
+	var stack []bool // per open brace: a namespace or linkage block
+	for k, t := range toks {
+		switch t.text {
+		case "{":
+			stack = append(stack, namespaceBrace(toks, k))
+		case "}":
+			if len(stack) == 0 {
+				return -1
+			}
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if slices.Contains(stack, false) {
+		return -1
+	}
+	return len(stack)
+}
+
+// namespaceBrace says whether the "{" at toks[k] opens a namespace
+// (`namespace a {`, `namespace a::b {`, `inline namespace v1 {`, `namespace {`)
+// or an extern "C" block.
+func namespaceBrace(toks []ltok, k int) bool {
+	if k >= 2 && toks[k-1].kind == Literal && toks[k-2].text == "extern" {
+		return true
+	}
+	j := k - 1
+	for j >= 0 && toks[j].text != "namespace" && (toks[j].kind == Ident || toks[j].text == "::") {
+		j--
+	}
+	return j >= 0 && toks[j].text == "namespace"
 }

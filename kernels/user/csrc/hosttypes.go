@@ -32,7 +32,14 @@ import (
 // use but the host code does (`const int NUM_REPS = 100;` that only main
 // reads): with the host code blanked NVRTC would warn they are never
 // referenced, which the whole program nvcc compiles does not. One that no
-// code uses stays, and so does its warning.
+// code uses stays, and so does its warning, unless its initializer calls
+// a function and it is not constexpr (`const float kLogZero =
+// -std::numeric_limits<float>::infinity();`, `static const double kMin =
+// Log(DBL_EPSILON);`): mltop compiles with -default-device, which makes it
+// a __device__ variable, and NVRTC rejects its dynamic initialization
+// where the function is not constexpr (libcu++'s infinity() under NVRTC
+// 11.8) while nvcc keeps it a host variable: blanked, it costs at most
+// that warning.
 //
 // Host then reports them, so Blank blanks them. It returns how many it
 // marked.
@@ -137,7 +144,7 @@ func MarkHostOnlyWith(h HostHeaders, entryNames []string, files ...*File) int {
 	}
 	cands = slices.DeleteFunc(cands, func(c cand) bool {
 		d := c.f.Decls[c.i]
-		return d.Kind == Variable && !usedOutside(files, notUses, d.Names, c.f, c.start, c.end)
+		return d.Kind == Variable && !usedOutside(files, notUses, d.Names, c.f, c.start, c.end) && !callsInInitializer(c.f.declTokens(d))
 	})
 	for _, c := range cands {
 		c.f.Decls[c.i].hostOnly = true
@@ -153,6 +160,31 @@ func hostConstCandidate(d Decl, toks []ltok) bool {
 		return false
 	}
 	return !slices.ContainsFunc(toks, func(t ltok) bool { return memorySpaces[t.text] })
+}
+
+// callsInInitializer says whether a variable declaration that is not
+// constexpr calls a function in its initializer: a name followed by "("
+// after its "=" (or inside its braces), other than a keyword or built-in
+// type (sizeof, a functional cast float(x)).
+func callsInInitializer(toks []ltok) bool {
+	init := -1
+	for k, t := range toks {
+		if t.text == "constexpr" || t.text == "consteval" || t.text == "constinit" {
+			return false
+		}
+		if init < 0 && (t.text == "=" || t.text == "{") {
+			init = k
+		}
+	}
+	if init < 0 {
+		return false
+	}
+	for k := init + 1; k+1 < len(toks); k++ {
+		if t := toks[k]; t.kind == Ident && toks[k+1].text == "(" && !cxxWords[t.text] {
+			return true
+		}
+	}
+	return false
 }
 
 // memorySpaces are the CUDA variable qualifiers that put a variable on

@@ -293,6 +293,98 @@ __global__ void k(float* y, Probe p, Sample s) { p.start = clock(); y[0] = s.tim
 	}
 }
 
+// A host-only class defined once per branch of an #if whose branches each
+// open the namespace the code after it closes (Kaldi's base/timer.h: a
+// Windows Timer over LARGE_INTEGER, the other over struct timeval) is
+// marked in both branches, with the class holding one; before, only the
+// first branch was read and the #else's timeval class reached NVRTC.
+func TestMarkHostOnlyClassPerBranch(t *testing.T) {
+	const src = `#include <sys/time.h>
+#if defined(_MSC_VER)
+namespace app {
+class Timer {
+ public:
+  Timer() { Reset(); }
+  void Reset() { QueryPerformanceCounter(&start_); }
+ private:
+  LARGE_INTEGER start_;
+};
+#else
+namespace app {
+class Timer {
+ public:
+  Timer() { Reset(); }
+  void Reset() { gettimeofday(&start_, 0); }
+ private:
+  struct timeval start_;
+};
+#endif
+class Profiler { Timer tim_; const char* name_; };
+struct Dim { int rows, cols; };
+}
+__global__ void k(float* y, app::Dim d) { y[0] = d.rows; }
+`
+	f := Scan(src)
+	MarkHostOnlyWith(HostHeaders{Stubbed: true}, nil, f)
+	blanked := Blank(src, f)
+	for _, tc := range []struct {
+		decl string
+		host bool
+	}{
+		{"LARGE_INTEGER", true},
+		{"struct timeval", true},
+		{"class Timer", true},
+		{"class Profiler", true},
+		{"struct Dim", false},
+		{"__global__ void k", false},
+	} {
+		if kept := strings.Contains(blanked, tc.decl); kept == tc.host {
+			t.Errorf("%q kept %v, want %v:\n%s", tc.decl, kept, !tc.host, blanked)
+		}
+	}
+	if strings.Count(blanked, "\n") != strings.Count(src, "\n") || strings.Count(blanked, "namespace app {") != 2 {
+		t.Errorf("lines or namespaces changed:\n%s", blanked)
+	}
+}
+
+// A file-scope const no code uses stays (its warning too), unless its
+// initializer calls a function and it is not constexpr: under
+// -default-device NVRTC takes it for a __device__ variable with dynamic
+// initialization (Kaldi's kLogZeroBaseFloat, libcu++'s infinity() not
+// constexpr under NVRTC 11.8), an error nvcc's host variable never gives.
+func TestMarkHostOnlyUnusedDynamicConstants(t *testing.T) {
+	const src = `#include <limits>
+typedef float Real;
+const int UNUSED = 1;
+const float kLogZero = -std::numeric_limits<float>::infinity();
+static const double kMinLog = Log(1e-7);
+const Real kZero{Zero()};
+const float kCast = float(2) * sizeof(int);
+constexpr float kInf = inf();
+const float kUsed = lowest();
+__global__ void k(float* y) { y[0] = kUsed + kInf; }
+`
+	f := Scan(src)
+	MarkHostOnly(f)
+	blanked := Blank(src, f)
+	for _, tc := range []struct {
+		decl string
+		host bool
+	}{
+		{"const int UNUSED = 1;", false},
+		{"const float kLogZero", true},
+		{"static const double kMinLog", true},
+		{"const Real kZero", true},
+		{"const float kCast", false}, // a functional cast and sizeof: no call
+		{"constexpr float kInf", false},
+		{"const float kUsed", false}, // the kernel reads it
+	} {
+		if kept := strings.Contains(blanked, tc.decl); kept == tc.host {
+			t.Errorf("%q kept %v, want %v", tc.decl, kept, !tc.host)
+		}
+	}
+}
+
 // PyTorch's headers are stubs declaring its scalar types (HostHeaders.Torch):
 // a name under c10::, at:: or torch:: the stubs do not declare is host
 // (mmcv's `using at::Tensor;`), one they declare is not; where the

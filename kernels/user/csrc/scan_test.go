@@ -120,6 +120,51 @@ int live_host = 1;
 int dead_host = 1;
 #endif
 `, []string{"function k device 5-10", "variable live_host host 12-12"}},
+		// Kaldi's base/timer.h: each branch opens the namespace the code
+		// after the #endif closes; both classes are read, each in it
+		{"a namespace opened once per branch", `#if defined(_WIN32)
+namespace a {
+class Timer { long t_; };
+#else
+namespace a { namespace b {
+class Timer { int t_; };
+} void tick();
+#endif
+class Profiler { Timer t_; };
+}
+__global__ void k(float* x) { x[0] = 0; }
+`, []string{"namespace a - 2-4", "type a::Timer - 3-3", "namespace a - 5-10", "namespace a::b - 5-7", "type a::b::Timer - 6-6",
+			"function a::tick host 7-7", "type a::Profiler - 9-9", "function k device 11-11"}},
+		{"an extern C block per branch", `#ifdef X
+extern "C" {
+__device__ int f(int a) { return a; }
+#elif defined(Y)
+extern "C" {
+__device__ int f(int a) { return -a; }
+#else
+extern "C" {
+#endif
+__device__ int g(int a) { return a; }
+}
+`, []string{"function f device 3-3", "linkage  - 2-4", "function f device 6-6", "linkage  - 5-7",
+			"function g device 10-10", "linkage  - 8-11"}},
+		// a branch leaving other blocks open (a struct, or one namespace
+		// more) keeps the first branch alone, as before
+		{"branches that leave different blocks open", `#ifdef X
+namespace n {
+#else
+namespace n { namespace m {
+#endif
+int v;
+}
+#ifdef X
+struct S {
+#else
+namespace q {
+#endif
+int w;
+};
+`, []string{"namespace n - 2-7", "variable n::v host 6-6", "type S - 9-14"}},
 		{"macros that expand to declarations and specifiers", `#define DEVICE_INLINE __device__ __forceinline__
 #define KERNEL(name) __global__ void name(float* x)
 #define HD __host__ __device__

@@ -19,6 +19,11 @@ type context struct {
 	dtypeNameWhy string
 	intNames     map[string]bool // every integer parameter name of the chosen kernels
 	usesDType    bool            // a buffer or scalar follows the spec's dtype
+	// dtypeParam: dtypeName is a type parameter of a chosen kernel's
+	// template, which mltop binds per dtype: a typedef of that name
+	// elsewhere in the source (a class's member `typedef float Real;`, one
+	// per branch of an #if) is not its type
+	dtypeParam bool
 	// scalarStructs memoizes scalarStruct (a struct name is asked of
 	// every pointer parameter)
 	scalarStructs map[string][]csrc.StructField
@@ -94,11 +99,13 @@ func (c *context) chooseDType(sigs []csrc.Signature) string {
 		}
 		return own
 	case tmpl != "" && tmpl != "T":
+		c.dtypeParam = true
 		return tmpl
 	case intT:
 		c.dtypeNameWhy = "a kernel takes int T: the element type is named floatX so that T can be a dim; buffers say dtype: floatX"
 		return "floatX"
 	}
+	c.dtypeParam = tmpl == "T"
 	return "T"
 }
 
@@ -170,7 +177,7 @@ func (c *context) elemDType(t string, sig csrc.Signature) string {
 
 // setDTypes writes the dtypes the buffers' types allow.
 func (c *context) setDTypes(p *plan) {
-	if u, ok := c.typedefs[c.dtypeName]; ok {
+	if u, ok := c.typedefs[c.dtypeName]; ok && !c.dtypeParam {
 		switch d := cTypes[u]; {
 		case u == "" && c.pickedDType(p):
 		case u == "":

@@ -13,6 +13,9 @@ type targKnob struct {
 	knob     string
 	value    int
 	constant string // the source's constant the launch passes, "" for a literal
+	// swept: the launches pass several values (launchTemplate.values), so a
+	// literal of the grid is none of them in particular
+	swept bool
 }
 
 // gridTemplateLiterals writes a knob's name where the launch's grid has
@@ -23,6 +26,9 @@ type targKnob struct {
 // the literal stays and a TODO says what the grid assumes.
 func gridTemplateLiterals(p *plan, k *kernelScan, d *dispatch) {
 	for _, tk := range k.targKnobs {
+		if tk.swept {
+			continue
+		}
 		lit := strconv.Itoa(tk.value)
 		if tk.constant != "" { // hostNames wrote the knob for the constant
 			if regexp.MustCompile(`\b` + regexp.QuoteMeta(tk.constant) + `\b`).MatchString(k.launch.grid + " " + k.launch.gridDim3) {

@@ -47,8 +47,22 @@ var (
 // read is kept as written (unread), for the TODO to say.
 func findLaunch(src, entry string) (launchBlock, bool) {
 	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(entry) + `\s*(?:<[^;]*?>)?\s*<<<([^;]*?)>>>`)
-	var toks []csrc.Token
+	type launch struct {
+		m    []int // start, end, the <<<…>>> contents' start and end
+		name string
+	}
+	var launches []launch
 	for _, m := range re.FindAllStringSubmatchIndex(src, -1) {
+		launches = append(launches, launch{m, entry})
+	}
+	if len(launches) == 0 { // none names the entry: one through a variable (fnptr.go)
+		for _, pl := range pointerLaunches(src, entry) {
+			launches = append(launches, launch{[]int{pl.at, pl.end, pl.config[0], pl.config[1]}, pl.name})
+		}
+	}
+	var toks []csrc.Token
+	for _, l := range launches {
+		m := l.m
 		lineStart := strings.LastIndex(src[:m[0]], "\n") + 1
 		if strings.HasPrefix(strings.TrimSpace(src[lineStart:m[0]]), "//") {
 			continue // a launch in a comment
@@ -61,7 +75,7 @@ func findLaunch(src, entry string) (launchBlock, bool) {
 			continue
 		}
 		lb := launchBlock{line: strings.Count(src[:m[0]], "\n") + 1, args: callArgs(src[m[1]:])}
-		scope := src[functionStart(src, toks, entry, lb.line):m[0]]
+		scope := src[functionStart(src, toks, l.name, lb.line):m[0]]
 		lb.grid = config[0]
 		if identifier.MatchString(lb.grid) {
 			lb.gridDim3 = dim3Args(scope, lb.grid)
@@ -83,7 +97,11 @@ func findLaunch(src, entry string) (launchBlock, bool) {
 					lb.dim3 = d
 					return lb, true
 				}
-				block = splitArgs(d)[0] // dim3 block(NT): NT may be a constant
+				block = splitArgs(d)[0]            // dim3 block(NT): NT may be a constant
+				if intLiteral.MatchString(block) { // block.x = 256
+					lb.value, _ = strconv.Atoi(block)
+					return lb, true
+				}
 			}
 			if cn, ok := constantNamed(src, block); ok && (block != lb.name || assignedInt(scope, block) == 0) {
 				lb.value, lb.fixedBy = cn.value, &cn
@@ -196,13 +214,34 @@ func assignedInt(before, name string) int {
 
 // dim3Args are the arguments of the last `dim3 NAME(…)` or `dim3 NAME =
 // dim3(…)` before a launch, "" when NAME is not a dim3.
+//
+// A dim3 declared without arguments whose members are then set (`dim3
+// blockDim, gridDim; blockDim.x = NUM_THREADS; blockDim.y = 1;`) has the
+// members' last values as its arguments ("NUM_THREADS, 1, 1"; a member
+// not set is 1).
 func dim3Args(before, name string) string {
-	re := regexp.MustCompile(`\bdim3\s+` + regexp.QuoteMeta(name) + `\s*(?:=\s*dim3\s*)?[({]([^;]*?)[)}]\s*;`)
+	q := regexp.QuoteMeta(name)
+	re := regexp.MustCompile(`\bdim3\s+` + q + `\s*(?:=\s*dim3\s*)?[({]([^;]*?)[)}]\s*;`)
 	all := re.FindAllStringSubmatch(before, -1)
-	if len(all) == 0 {
+	if len(all) > 0 {
+		return strings.TrimSpace(all[len(all)-1][1])
+	}
+	decl := regexp.MustCompile(`\bdim3\s+(?:[A-Za-z_]\w*\s*,\s*)*`+q+`\s*[,;]`).FindAllStringIndex(before, -1)
+	if len(decl) == 0 {
 		return ""
 	}
-	return strings.TrimSpace(all[len(all)-1][1])
+	after := before[decl[len(decl)-1][1]:]
+	args := []string{"1", "1", "1"}
+	set := false
+	for i, m := range []string{"x", "y", "z"} {
+		if e := assignedExpr(after, name+"."+m); e != "" {
+			args[i], set = e, true
+		}
+	}
+	if !set {
+		return ""
+	}
+	return strings.Join(args, ", ")
 }
 
 // oneDim says whether dim3 arguments ("256", "BLOCK, 1, 1") have one

@@ -32,6 +32,9 @@ type launchTemplate struct {
 	// threadsAt says, by such a parameter, that each launch's thread count
 	// is the literal it passes there (`case 256: k<T, 256><<<g, 256>>>`)
 	threadsAt map[int]bool
+	// via is the launch through a local function-pointer variable that
+	// args come from (fnptr.go), nil when a launch names the entry
+	via *pointerLaunch
 }
 
 type launchAt struct {
@@ -93,6 +96,9 @@ func launchTemplates(src, entry string) (launchTemplate, bool) {
 			}
 			lt.others = append(lt.others, launchAt{args: key, line: l.line})
 		}
+	}
+	if lt.args == nil {
+		lt.addPointerLaunches(src, entry, seen)
 	}
 	return lt, lt.args != nil
 }
@@ -388,7 +394,7 @@ func (c *context) launchTArg(p *plan, k *kernelScan, i int) string {
 		v, what, constName = cn.value, fmt.Sprintf("%s (%s at %s)", cn.name, cn.what, p.lines.at(cn.line)), cn.name
 	}
 	n, isNew := p.claim(safeName(tp.name, c.dtypeName), "knob")
-	k.targKnobs = append(k.targKnobs, targKnob{knob: n, value: v, constant: constName})
+	k.targKnobs = append(k.targKnobs, targKnob{knob: n, value: v, constant: constName, swept: lt.values[i] != nil})
 	if lt.threadsAt[i] && p.taken[n] == "knob" {
 		k.block = n
 	}
@@ -398,12 +404,20 @@ func (c *context) launchTArg(p *plan, k *kernelScan, i int) string {
 			doc = ", doc: threads per group"
 		}
 		if vals := lt.values[i]; vals != nil {
-			p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: %s, default: %d%s}", intList(vals), v, doc),
-				comment: fmt.Sprintf("the values the launches at %s pass (the default: the first's)", c.launchLines(p, lt))})
+			comment := fmt.Sprintf("the values the launches at %s pass (the default: the first's)", c.launchLines(p, lt))
+			if lt.via != nil {
+				comment = p.todo(fmt.Sprintf("%s, returning %s<%s> for these values (%s); the default is the first: set it to the one your shapes pick, or add a rule", lt.via.describe(p), k.sig.Entry, tp.name, lt.instLines(p)),
+					"template parameter %s of %s: %s: knob %s takes the values it may return (%s), default %d; set the default to the one your shapes pick", tp.name, k.sig.Entry, lt.via.describe(p), n, intList(vals), v)
+			}
+			p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: %s, default: %d%s}", intList(vals), v, doc), comment: comment})
 			return n
 		}
-		comment := p.todo(fmt.Sprintf("the launch at %s passes %s; list other values to sweep if the kernel allows them", p.lines.at(lt.line), what),
-			"template parameter %s of %s: its launch at %s passes %s: knob %s has that one value; list others to sweep if the kernel allows them", tp.name, k.sig.Entry, p.lines.at(lt.line), what, n)
+		passes := fmt.Sprintf("the launch at %s passes %s", p.lines.at(lt.line), what)
+		if lt.via != nil {
+			passes = fmt.Sprintf("%s, returning the instantiation at %s with %s", lt.via.describe(p), p.lines.at(lt.line), what)
+		}
+		comment := p.todo(fmt.Sprintf("%s; list other values to sweep if the kernel allows them", passes),
+			"template parameter %s of %s: %s: knob %s has that one value; list others to sweep if the kernel allows them", tp.name, k.sig.Entry, passes, n)
 		p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: [%d], default: %d%s}", v, v, doc), comment: comment})
 	}
 	return n

@@ -164,3 +164,33 @@ func TestStructOnlyKernelRefusal(t *testing.T) {
 		}
 	}
 }
+
+// A type parameter of the entry is the dtype name mltop binds per dtype:
+// a typedef of the same name elsewhere in the source (member typedefs of
+// two class specializations, one per branch of an #if) says nothing of its
+// type, so no note claims an #if chooses it, nor that a typedef fixes it.
+func TestTemplateParamDTypeIgnoresTypedefs(t *testing.T) {
+	for _, c := range []struct{ name, decls string }{
+		{"member typedefs of two specializations", "template<typename T> struct Other {};\ntemplate<> struct Other<float> { typedef double Real; };\ntemplate<> struct Other<double> { typedef float Real; };\n"},
+		{"a typedef per #if branch", "#ifdef DP\ntypedef double Real;\n#else\ntypedef float Real;\n#endif\n"},
+		{"one typedef", "struct Acc { typedef double Real; };\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := c.decls + "template<typename Real>\n__global__ void norm(Real* y, const Real* x, Real s, int n) { int i = threadIdx.x; if (i < n) y[i] = s * x[i]; }\n"
+			res, err := Manifest(Request{Name: "my_k", SrcPath: "/w/r.cu", Src: src, Dir: "/w"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all := res.Text + strings.Join(res.Notes, "\n")
+			for _, stale := range []string{"#if", "typedef fixes"} {
+				if strings.Contains(all, stale) {
+					t.Errorf("new says %q of template parameter Real:\n%s", stale, all)
+				}
+			}
+			if !strings.Contains(res.Text, "dtype_name: Real") || !strings.Contains(res.Text, "dtypes: [f32, f16, bf16]") {
+				t.Errorf("Real is not the per-dtype name:\n%s", res.Text)
+			}
+			checkNotesHaveTODOs(t, res)
+		})
+	}
+}
