@@ -28,6 +28,32 @@ var initList = regexp.MustCompile(`\)[\s\w]*?:(?:[^:]|$)`)
 // memberSpace is an address space after a member's parameter list.
 var memberSpace = regexp.MustCompile(`\)(\s*(?:const\s+)?)(?:thread|threadgroup|device|constant)\b`)
 
+// dropMemberSpace blanks, in head (a function's head, masked its maskCode
+// twin), the address space after the member's parameter list: only
+// after a ')' that closes a top-level group, in code. A ')' in a
+// parameter's comment (`[[buffer(0)]], // (batch, n)` before `device
+// float* y`) or in an attribute is none: the parameter kept its address
+// space, and an explicit instantiation listing them still matched.
+func dropMemberSpace(head, masked []byte) {
+	for _, loc := range memberSpace.FindAllSubmatchIndex(masked, -1) {
+		depth := 0
+		for _, c := range masked[:loc[0]+1] {
+			switch c {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			}
+		}
+		if depth != 0 {
+			continue
+		}
+		for k := loc[3]; k < loc[1]; k++ { // the address space (after the ')' and any const)
+			head[k] = ' '
+		}
+	}
+}
+
 // maskCode returns src with comments, string and character literals and
 // preprocessor lines (with their continuations) blanked to spaces, line
 // endings kept, so that braces and words in them do not count.
@@ -151,9 +177,7 @@ func dropAddressSpaceOverloads(src string) string {
 			if !seen[d.key] {
 				seen[d.key] = true
 				if d.spaced {
-					head := memberSpace.ReplaceAllString(src[d.start:d.open], ")$1")
-					head += strings.Repeat(" ", d.open-d.start-len(head))
-					copy(out[d.start:d.open], head)
+					dropMemberSpace(out[d.start:d.open], m[d.start:d.open])
 				}
 				continue
 			}

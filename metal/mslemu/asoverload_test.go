@@ -26,6 +26,9 @@ func TestDropAddressSpaceOverloads(t *testing.T) {
 		{"other_struct_and_overload_kept",
 			"struct A { float g() const thread { return 1; } };\nstruct B { float g() const thread { return 2; } };\nfloat h(thread float& x) { return x; }\nfloat h(thread int& x) { return x; }",
 			"struct A { float g() const  { return 1; } };\nstruct B { float g() const  { return 2; } };\nfloat h(thread float& x) { return x; }\nfloat h(thread int& x) { return x; }"},
+		{"parameter_comments", // a ')' in a comment is no parameter list's end
+			"template <int c>\n[[kernel]] void k(\n    const device float* x [[buffer(0)]], // (batch, n)\n    device float* y [[buffer(1)]], /* (n) */ constant int& n [[buffer(2)]]) {}\nvoid g(device float* p) { f(p) ; }",
+			"template <int c>\n[[kernel]] void k(\n    const device float* x [[buffer(0)]], // (batch, n)\n    device float* y [[buffer(1)]], /* (n) */ constant int& n [[buffer(2)]]) {}\nvoid g(device float* p) { f(p) ; }"},
 		{"comments_and_macros",
 			"// thread { } ( device\n#define M(x) { x }\nfloat k(device float* p) { return p[0]; } /* } */\nfloat k(constant float* p) { return p[0]; }",
 			"// thread { } ( device\n#define M(x) { x }\nfloat k(device float* p) { return p[0]; }\n"},
