@@ -1,6 +1,8 @@
 package user
 
 import (
+	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -82,6 +84,29 @@ func (p *prepared) missingLocalHeaders() []string {
 			if !slices.Contains(out, d.Include) {
 				out = append(out, d.Include)
 			}
+		}
+	}
+	return out
+}
+
+// MissingLocalHeaders lists, for the program's CUDA source, each quoted
+// #include that is neither beside the including file nor in include_dirs
+// (served empty), as "k.cu:3: \"core/common.cuh\"": after a failed compile
+// they are the likeliest cause of an undefined name.
+func (f *Family) MissingLocalHeaders() []string {
+	p := f.prep["cuda"]
+	if p == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, u := range p.units {
+		for i, d := range u.scan.Directives {
+			if d.Dead || d.Include == "" || d.System || u.local[i] != nil || seen[d.Include] {
+				continue
+			}
+			seen[d.Include] = true
+			out = append(out, fmt.Sprintf("%s:%d: %q", filepath.Base(u.path), d.Line, d.Include))
 		}
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -296,6 +297,38 @@ func TestCompileErrorsBehindAnInclude(t *testing.T) {
 		hint := "CUDA f32: NVRTC could not compile k.cu for sm_90: torch/extension.h:80: error: no\n      every error lies in headers brought in by k.cu:2: #include <torch/extension.h>, not in the source's own files"
 		if strings.Contains(got, hint) != c.hint {
 			t.Errorf("log %q: hint %v, want %v:\n%s", c.log, !c.hint, c.hint, got)
+		}
+	}
+}
+
+// A failed compile of a source whose quoted #include was found nowhere
+// (served empty) names that header and what to do; one whose headers are
+// all found, or a compile that succeeds, says nothing of it.
+func TestCompileErrorNamesMissingHeaders(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		fails bool
+		hint  bool
+	}{
+		{"missing, failed", map[string]string{"k.cu": "#include \"core/common.cuh\"\n" + usertest.Source}, true, true},
+		{"found, failed", map[string]string{"k.cu": "#include \"common.cuh\"\n" + usertest.Source, "common.cuh": "#define X 1\n"}, true, false},
+		{"missing, compiled", map[string]string{"k.cu": "#include \"core/common.cuh\"\n" + usertest.Source}, false, false},
+	} {
+		files := map[string]string{"kernel.yaml": usertest.Manifest("missing_h")}
+		maps.Copy(files, c.files)
+		path := usertest.Write(t, files)
+		opt := noTools(t)
+		opt.CompileCUDA = func(p profiler.Program, arch string) (cuda.CompileReport, error) {
+			if !c.fails {
+				return cuda.CompileReport{Lowered: "k"}, nil
+			}
+			return cuda.CompileReport{Log: "k.cu:4: error: identifier \"Tx\" is undefined"}, errors.New("NVRTC could not compile k.cu for sm_90: NVRTC_ERROR_COMPILATION")
+		}
+		got := findingsOf(Check(path, opt).Manifests[0])
+		hint := `not found, so served empty (found neither beside the including file nor in include_dirs:): k.cu:1: "core/common.cuh": if NVRTC misses a name one of them declares, add its folder to include_dirs:`
+		if strings.Contains(got, hint) != c.hint {
+			t.Errorf("%s: hint %v, want %v:\n%s", c.name, !c.hint, c.hint, got)
 		}
 	}
 }

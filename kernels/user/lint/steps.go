@@ -249,7 +249,7 @@ func compileCUDA(r *Result, opt Options, p profiler.Program, dt profiler.DType, 
 		if strings.Contains(d.err.Error(), strings.TrimSpace(d.rep.Log)) {
 			log = "" // the error quotes NVRTC's log already: print it once
 		}
-		r.add(Error, StepCompile, p.File, 0, 0, "CUDA %s: %s%s", dt, withIncludesBehind(d.err.Error(), r.Family.IncludesBehindErrors(d.rep.Log)), log)
+		r.add(Error, StepCompile, p.File, 0, 0, "CUDA %s: %s%s%s", dt, withIncludesBehind(d.err.Error(), r.Family.IncludesBehindErrors(d.rep.Log)), log, missingHeadersHint(r.Family.MissingLocalHeaders()))
 		return false
 	}
 	if warns := withoutUnusedFunctions(d.rep.Log); warns != "" {
@@ -298,6 +298,16 @@ func withIncludesBehind(msg string, includes []string) string {
 		return first + "\n" + hint
 	}
 	return first + "\n" + hint + "\n" + rest
+}
+
+// missingHeadersHint says, after a failed compile, which quoted headers
+// were found nowhere and served empty: a name NVRTC misses may be theirs.
+func missingHeadersHint(missing []string) string {
+	if len(missing) == 0 {
+		return ""
+	}
+	return "\nnot found, so served empty (found neither beside the including file nor in include_dirs:): " + strings.Join(missing, "; ") +
+		": if NVRTC misses a name one of them declares, add its folder to include_dirs: in kernel.yaml (a header only host code needs can stay missing)"
 }
 
 func logText(log string) string {
