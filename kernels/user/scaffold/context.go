@@ -10,6 +10,9 @@ import (
 // context is what the scaffold knows of the whole source.
 type context struct {
 	src, lang string
+	// entries are the names the request gave (--entry), a Metal
+	// [[host_name]] among them choosing its instance (hostNameTemplates)
+	entries   []string
 	toks      []csrc.Token
 	typedefs  map[string]string
 	consts    []constant
@@ -52,8 +55,8 @@ var cTypes = map[string]string{
 var nonFloat = map[string]bool{"void": true, "bool": true, "char": true, "signed char": true, "int8_t": true, "uint8_t": true, "uchar": true,
 	"short": true, "int16_t": true, "uint16_t": true, "ushort": true, "long": true, "long long": true, "int64_t": true, "uint64_t": true, "size_t": true}
 
-func newContext(src, lang string, sigs []csrc.Signature) *context {
-	c := &context{src: src, lang: lang, toks: csrc.Tokenize(src), typedefs: csrc.Typedefs(src), consts: blockConstants(src), intNames: map[string]bool{},
+func newContext(src, lang string, sigs []csrc.Signature, entries ...string) *context {
+	c := &context{src: src, lang: lang, entries: entries, toks: csrc.Tokenize(src), typedefs: csrc.Typedefs(src), consts: blockConstants(src), intNames: map[string]bool{},
 		scalarStructs: map[string][]csrc.StructField{}}
 	c.readLaunchTemplates(sigs)
 	for _, s := range sigs {

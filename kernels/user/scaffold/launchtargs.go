@@ -29,6 +29,9 @@ type launchTemplate struct {
 	// switch's launches pass there, sorted, when the launches differ in
 	// such literals only (foldSwitch): one knob of those values, no others
 	values map[int][]int
+	// instances: made of a Metal source's [[host_name]] instantiations
+	// (hostNameTemplates), not of launches
+	instances bool
 	// threadsAt says, by such a parameter, that each launch's thread count
 	// is the literal it passes there (`case 256: k<T, 256><<<g, 256>>>`)
 	threadsAt map[int]bool
@@ -327,6 +330,9 @@ func (c *context) readLaunchTemplates(sigs []csrc.Signature) {
 		if !ok {
 			lt, ok = c.deducedTemplates(sig, tmpl)
 		}
+		if !ok && c.lang == "metal" {
+			lt, ok = c.hostNameTemplates(sig, tmpl)
+		}
 		if !ok {
 			continue
 		}
@@ -405,6 +411,9 @@ func (c *context) launchTArg(p *plan, k *kernelScan, i int) string {
 		}
 		if vals := lt.values[i]; vals != nil {
 			comment := fmt.Sprintf("the values the launches at %s pass (the default: the first's)", c.launchLines(p, lt))
+			if lt.instances {
+				comment = fmt.Sprintf("the values of its [[host_name]] instances at %s (the default: the one at %s)", c.launchLines(p, lt), p.lines.at(lt.line))
+			}
 			if lt.via != nil {
 				comment = p.todo(fmt.Sprintf("%s, returning %s<%s> for these values (%s); the default is the first: set it to the one your shapes pick, or add a rule", lt.via.describe(p), k.sig.Entry, tp.name, lt.instLines(p)),
 					"template parameter %s of %s: %s: knob %s takes the values it may return (%s), default %d; set the default to the one your shapes pick", tp.name, k.sig.Entry, lt.via.describe(p), n, intList(vals), v)

@@ -77,7 +77,7 @@ func Manifest(r Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	c := newContext(r.Src, lang, sigs)
+	c := newContext(r.Src, lang, sigs, trimmedEntries(r.Entries)...)
 	p := &plan{name: r.Name, lang: lang, rel: rel, from: filepath.Base(r.SrcPath), taken: map[string]string{}, lines: lines}
 	for _, root := range roots {
 		d, err := sourcePath(root, r.Dir)
@@ -165,6 +165,11 @@ func pickEntries(r Request, lines sourceLines) ([]csrc.Signature, []int, error) 
 		}
 		sigs, found := csrc.Overloads(r.Src, name)
 		if len(sigs) == 0 {
+			if inst, ok := metalHostName(r.Src, name); ok { // a Metal [[host_name]] instance: its template
+				sigs, _ = csrc.Overloads(r.Src, inst.Template)
+			}
+		}
+		if len(sigs) == 0 {
 			return nil, nil, fmt.Errorf("%s has no kernel %q (kernels found: %s)", r.SrcPath, name, strings.Join(found, ", "))
 		}
 		out = append(out, sigs[0])
@@ -228,4 +233,13 @@ func ensureOutput(p *plan, file string) error {
 		}
 	}
 	return fmt.Errorf("%s: every pointer parameter is const: mltop checks what a kernel writes, and these kernels write through none of their parameters", file)
+}
+
+// trimmedEntries are the request's entry names without blanks.
+func trimmedEntries(names []string) []string {
+	var out []string
+	for _, n := range names {
+		out = append(out, strings.TrimSpace(n))
+	}
+	return out
 }
