@@ -1,6 +1,7 @@
 package scaffold
 
 import (
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -242,12 +243,16 @@ type constant struct {
 	line    int
 	guarded bool // #ifndef NAME around its #define: a knob can set it
 	what    string
+	expr    string // a #define's value when it is an expression, as written
 }
 
 var (
-	defineRE   = regexp.MustCompile(`^\s*#\s*define\s+([A-Za-z_]\w*)\s+\(?\s*(\d+)\s*\)?\s*(?://.*)?$`)
-	ifndefRE   = regexp.MustCompile(`^\s*#\s*(?:ifndef\s+([A-Za-z_]\w*)|if\s+!\s*defined\s*\(?\s*([A-Za-z_]\w*))`)
-	constantRE = regexp.MustCompile(`^(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:int|unsigned|unsigned\s+int|size_t|uint|uint32_t|int32_t)\s+([A-Za-z_]\w*)\s*=\s*(\d+)\s*;`)
+	// anyDefineRE is an object-like #define with a value (a trailing //
+	// comment dropped)
+	anyDefineRE = regexp.MustCompile(`^\s*#\s*define\s+([A-Za-z_]\w*)\s+((?:[^/\n]|/[^/*])+?)\s*(?://.*)?$`)
+	defineRE    = regexp.MustCompile(`^\s*#\s*define\s+([A-Za-z_]\w*)\s+\(?\s*(\d+)\s*\)?\s*(?://.*)?$`)
+	ifndefRE    = regexp.MustCompile(`^\s*#\s*(?:ifndef\s+([A-Za-z_]\w*)|if\s+!\s*defined\s*\(?\s*([A-Za-z_]\w*))`)
+	constantRE  = regexp.MustCompile(`^(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:int|unsigned|unsigned\s+int|size_t|uint|uint32_t|int32_t)\s+([A-Za-z_]\w*)\s*=\s*(\d+)\s*;`)
 	// blockLike are the names of a group's thread count.
 	blockLike = regexp.MustCompile(`(?i)^(k_?)?(block(_?size|_?dim|_?threads)?|blocksize|wg(_?size)?|workgroup(_?size)?|threadgroup(_?size)?|num_?threads|n_?threads|threads(_?per_?(block|group))?|tpb|group_?size)$`)
 )
@@ -270,6 +275,14 @@ func blockConstants(src string) []constant {
 func fileConstants(src string) []constant {
 	var out []constant
 	guarded := map[string]bool{}
+	// every object-like #define's value, for those that are expressions of
+	// others (exllamav2's `#define NUM_THREADS (NUM_WARPS * WARP_SIZE)`)
+	macros := map[string]string{}
+	for _, l := range strings.Split(src, "\n") {
+		if m := anyDefineRE.FindStringSubmatch(l); m != nil {
+			macros[m[1]] = m[2]
+		}
+	}
 	for i, l := range strings.Split(src, "\n") {
 		if m := ifndefRE.FindStringSubmatch(l); m != nil {
 			guarded[m[1]+m[2]] = true
@@ -279,15 +292,28 @@ func fileConstants(src string) []constant {
 		what := "#define"
 		if m = defineRE.FindStringSubmatch(l); m == nil {
 			if m = constantRE.FindStringSubmatch(l); m == nil {
-				continue
+				d := anyDefineRE.FindStringSubmatch(l)
+				if d == nil {
+					continue
+				}
+				v, ok := csrc.IntConst(d[2], macros)
+				if !ok || v <= 0 || v > math.MaxInt32 {
+					continue
+				}
+				m = []string{d[0], d[1], strconv.FormatInt(v, 10), d[2]}
+			} else {
+				what = "constant"
 			}
-			what = "constant"
 		}
 		v, err := strconv.Atoi(m[2])
 		if err != nil || v <= 0 {
 			continue
 		}
-		out = append(out, constant{name: m[1], value: v, line: i + 1, guarded: what == "#define" && guarded[m[1]], what: what})
+		cn := constant{name: m[1], value: v, line: i + 1, guarded: what == "#define" && guarded[m[1]], what: what}
+		if len(m) > 3 {
+			cn.expr = m[3]
+		}
+		out = append(out, cn)
 	}
 	return out
 }
