@@ -95,6 +95,7 @@ var attributeWords = map[string]bool{"__launch_bounds__": true, "__attribute__":
 // functions.
 func FindEntries(src string) []Signature {
 	toks := Tokenize(src)
+	var byLine map[lineToken]string // the namespaces as the preprocessor's branches leave them (namespacesByLine)
 	var out []Signature
 	var scopes []string // one per open brace: the namespace's name, or "" for any other brace
 	var template []string
@@ -167,7 +168,20 @@ func FindEntries(src string) []Signature {
 			continue
 		}
 		implicitBufferIndices(params)
-		sig := Signature{Entry: name.Text, Namespace: joinScope(namespaceOf(scopes), writtenQualifier(toks, at)), Params: params, Line: name.Line}
+		ns := namespaceOf(scopes)
+		if byLine == nil {
+			byLine = namespacesByLine(src)
+		}
+		nth := 0 // name's occurrence among its line's tokens of that text
+		for k := at - 1; k >= 0 && toks[k].Line == name.Line; k-- {
+			if toks[k].Text == name.Text {
+				nth++
+			}
+		}
+		if pruned, ok := byLine[lineToken{name.Line, name.Text, nth}]; ok {
+			ns = pruned
+		}
+		sig := Signature{Entry: name.Text, Namespace: joinScope(ns, writtenQualifier(toks, at)), Params: params, Line: name.Line}
 		sig.Specialization = specialized || at != j-1
 		sig.defined = hasBody(toks, end)
 		if templateOpen && !sig.Specialization {
@@ -306,6 +320,47 @@ func templateParams(toks []Token, open int) ([]string, int) {
 		}
 	}
 	return names, len(toks) - 1
+}
+
+// lineToken is the nth token of text on a line (0: its first).
+type lineToken struct {
+	line int
+	text string
+	nth  int
+}
+
+// namespacesByLine is the namespace around each token of code, counting
+// the braces of each #if group as the scan does (prune): a header whose
+// #if and #else branches each open `namespace kaldi {`, closed once after
+// #endif (Kaldi's base/timer.h), leaves no namespace open for the code
+// after it, where counting both branches' braces would. Tokens of a branch
+// prune drops are absent.
+func namespacesByLine(src string) map[lineToken]string {
+	l := lex(src)
+	out := map[lineToken]string{}
+	seen := map[[2]any]int{}
+	var scopes []string
+	toks := prune(markDead(l.toks, l.dirs, nil), l.dirs)
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		k := [2]any{t.line, t.text}
+		out[lineToken{t.line, t.text, seen[k]}] = namespaceOf(scopes)
+		seen[k]++
+		switch {
+		case t.text == "namespace" && i+2 < len(toks) && toks[i+2].text == "{" && toks[i+1].kind == Ident:
+			scopes = append(scopes, toks[i+1].text)
+			k1, k2 := [2]any{toks[i+1].line, toks[i+1].text}, [2]any{toks[i+2].line, "{"}
+			out[lineToken{toks[i+1].line, toks[i+1].text, seen[k1]}] = namespaceOf(scopes[:len(scopes)-1])
+			seen[k1]++
+			seen[k2]++
+			i += 2
+		case t.text == "{":
+			scopes = append(scopes, "")
+		case t.text == "}" && len(scopes) > 0:
+			scopes = scopes[:len(scopes)-1]
+		}
+	}
+	return out
 }
 
 func namespaceOf(scopes []string) string {

@@ -415,3 +415,32 @@ void run(const float* x, float* y, int n, int vec) {
 		t.Errorf("metal entries %v", es)
 	}
 }
+
+// A header's #if and #else branches that each open the same namespace,
+// closed once after #endif (Kaldi's base/timer.h), leave the kernels after
+// it outside that namespace; a kernel inside a namespace keeps it.
+func TestFindEntriesNamespacePerBranch(t *testing.T) {
+	src := `#if defined(_MSC_VER)
+namespace kaldi {
+class Timer { long t; };
+#else
+namespace kaldi {
+class Timer { int t; };
+#endif
+}  // namespace kaldi
+
+namespace inner { __global__ void in_ns(float* y) { y[0] = 1; } }
+template <typename Real>
+__global__ static void _normalize_per_row(Real* y) { y[0] = 0; }
+`
+	got := map[string]string{}
+	for _, s := range FindEntries(src) {
+		got[s.Entry] = s.Namespace
+	}
+	if ns, ok := got["_normalize_per_row"]; !ok || ns != "" {
+		t.Errorf("_normalize_per_row: namespace %q (found %v), want none", ns, ok)
+	}
+	if ns := got["in_ns"]; ns != "inner" {
+		t.Errorf("in_ns: namespace %q, want inner", ns)
+	}
+}
