@@ -74,7 +74,8 @@ func (c *context) constantParam(p *plan, k *kernelScan, prm csrc.Param, pname st
 			"%s: %s (%s) is a struct: its fields %s are the last args, in order (mltop packs them into one struct; it passes ints as i32 and floats as f32)", k.sig.Entry, pname, prm.Pointee, fieldNames(fs)))
 		return out
 	}
-	if cTypes[prm.Pointee] == "" && !c.intType(prm.Pointee) {
+	// `constant bool& contiguous` (candle's index_select) is a flag
+	if cTypes[prm.Pointee] == "" && !c.intType(prm.Pointee) && prm.Pointee != "bool" {
 		k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("add the fields of %s (%s) as the last args, in order", pname, prm.Type),
 			"%s: %s (%s): mltop cannot read that type's fields; list them as the last args, in order", k.sig.Entry, pname, prm.Type))
 		return nil
