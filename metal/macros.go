@@ -157,8 +157,15 @@ func expandText(text string, defs map[string]macroDef, active map[string]bool, d
 			j = end
 		}
 		active[word] = true
-		b.WriteString(expandText(body, defs, active, depth+1))
+		expanded := expandText(body, defs, active, depth+1)
 		delete(active, word)
+		if lines := strings.Count(text[i:j], "\n"); lines > 0 || strings.Contains(expanded, "\n") {
+			// an invocation over several lines: its expansion on the
+			// first, the line endings after it, so later lines keep
+			// their numbers
+			expanded = strings.ReplaceAll(expanded, "\n", " ") + strings.Repeat("\n", lines)
+		}
+		b.WriteString(expanded)
 		i = j
 	}
 	return b.String()

@@ -1,6 +1,7 @@
 package scaffold
 
 import (
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -42,17 +43,35 @@ func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTe
 		args []string
 	}
 	var insts []inst
+	var lines map[string]int
 	for host, in := range hosts {
 		if in.Template != sig.Entry || len(in.Args) != len(tmpl) {
 			continue
 		}
 		args := slices.Clone(in.Args)
+		elem, elemParam := instanceElement(in.Args, tmpl)
 		for i, tp := range tmpl {
-			if tp.isType {
-				args[i] = tp.name
+			if !tp.isType {
+				continue
+			}
+			if elem != "" && args[i] != elem && elemWord(elem).MatchString(args[i]) && c.sourceStruct(args[i]) {
+				// a functor of the element type (MLX's scan: Op is
+				// CumSum<float>): the same functor of the dtype
+				args[i] = elemWord(elem).ReplaceAllString(args[i], elemParam)
+				continue
+			}
+			args[i] = tp.name
+		}
+		at := strings.Index(c.src, `"`+host+`"`)
+		if at < 0 { // a host name a macro pastes together ("contig_scan_" #name)
+			if lines == nil {
+				lines = metal.HostNameLines(c.src)
+			}
+			if n, ok := lines[host]; ok {
+				at = lineOffset(c.src, n)
 			}
 		}
-		insts = append(insts, inst{host: host, at: strings.Index(c.src, `"`+host+`"`), args: args})
+		insts = append(insts, inst{host: host, at: at, args: args})
 	}
 	if len(insts) == 0 {
 		return launchTemplate{}, false
@@ -70,4 +89,21 @@ func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTe
 	}
 	slices.SortFunc(lt.all, func(a, b launchSeen) int { return a.line - b.line }) // listed in the source's order
 	return lt, true
+}
+
+// instanceElement is an instance's element type, the argument of its first
+// type parameter that is a floating type (float, half, bfloat), and that
+// parameter's name; "" when it has none.
+func instanceElement(args []string, tmpl []tparam) (elem, param string) {
+	for i, tp := range tmpl {
+		if i < len(args) && tp.isType && halfScalar[args[i]] || i < len(args) && tp.isType && args[i] == "float" {
+			return args[i], tp.name
+		}
+	}
+	return "", ""
+}
+
+// elemWord matches the element type as a word of a template argument.
+func elemWord(elem string) *regexp.Regexp {
+	return regexp.MustCompile(`\b` + regexp.QuoteMeta(elem) + `\b`)
 }
