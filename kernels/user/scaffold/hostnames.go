@@ -30,8 +30,11 @@ func metalHostName(src, host string) (metal.Instantiation, bool) {
 
 // hostNameTemplates is a launchTemplate made of sig's [[host_name]]
 // instantiations: the one the request named (Request.Entries) first, else
-// the first in the source. Type arguments are left to the dtype (written
-// as the parameter's own name, so no instance fixes a buffer's type).
+// the first in the source. The instance's element type (its first
+// floating type argument) is left to the dtype (written as the parameter's
+// own name, so no instance fixes a buffer's type), and so is a type
+// argument equal to it; a functor of it becomes that functor of the
+// dtype; another scalar type stays as written.
 func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTemplate, bool) {
 	hosts, err := metal.HostNames(c.src)
 	if err != nil {
@@ -58,6 +61,12 @@ func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTe
 				// a functor of the element type (MLX's scan: Op is
 				// CumSum<float>): the same functor of the dtype
 				args[i] = elemWord(elem).ReplaceAllString(args[i], elemParam)
+				continue
+			}
+			if elem != "" && args[i] != elem && fixedCType(args[i]) {
+				// another scalar type beside the element type (ggml's
+				// kernel_cpy_f32_f16 is kernel_cpy_t_t<float, half>): the
+				// instance converts to it, whatever the dtype
 				continue
 			}
 			args[i] = tp.name

@@ -90,3 +90,36 @@ func TestMetalHostNameFunctorInstances(t *testing.T) {
 		}
 	}
 }
+
+// An instance converting between two types (ggml's kernel_cpy_f32_f16 is
+// kernel_cpy_t_t<float, half>) keeps the second type fixed: the entry
+// takes the dtype in and writes half, as the named instance does.
+func TestMetalHostNameConvertingInstance(t *testing.T) {
+	src := `#include <metal_stdlib>
+using namespace metal;
+template <typename T0, typename T1>
+kernel void cpy(const device T0* x [[buffer(0)]], device T1* y [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  y[i] = (T1) x[i];
+}
+typedef decltype(cpy<float, float>) cpy_t;
+template [[host_name("cpy_f32_f32")]] kernel cpy_t cpy<float, float>;
+template [[host_name("cpy_f32_f16")]] kernel cpy_t cpy<float, half>;
+`
+	for _, c := range []struct {
+		entry string
+		want  []string
+	}{
+		{"cpy_f32_f16", []string{`entry: "cpy<T0, half>"`, `{name: y, dtype: f16`}},
+		{"cpy_f32_f32", []string{`entry: "cpy<T0, T0>"`, `{name: y, dtype: T0`}},
+	} {
+		res, err := Manifest(Request{Name: "my_cpy", SrcPath: "/w/k.metal", Src: src, Entries: []string{c.entry}, Dir: "/w"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(res.Text, w) {
+				t.Errorf("%s: manifest lacks %q:\n%s", c.entry, w, res.Text)
+			}
+		}
+	}
+}
