@@ -2,6 +2,7 @@ package metal
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -320,6 +321,46 @@ func scalarBytes(s Slot, sc profiler.Scalar) ([]byte, error) {
 	return conv.Bytes(), nil
 }
 
+// MacroKernelSource is src with its #defines expanded (line numbers kept,
+// directives dropped) when that text writes a kernel of one of the names
+// that src itself does not write out, or, with no names, when src writes
+// no kernel and the expanded text does: what `mltop new` reads for a
+// kernel only a macro writes (candle's `INDEX_OP(is_u32_f32, uint32_t,
+// float)`). ok is false when src itself has what was asked for.
+func MacroKernelSource(src string, names []string) (expanded string, ok bool) {
+	if !defineRE.MatchString(src) {
+		return "", false
+	}
+	hosts, _ := HostNames(src)
+	var missing []string
+	for _, n := range names {
+		if sigs, _ := csrc.Overloads(src, n); len(sigs) > 0 {
+			continue
+		}
+		if _, isHost := hosts[n]; isHost {
+			continue
+		}
+		missing = append(missing, n)
+	}
+	if len(names) > 0 && len(missing) == 0 || len(names) == 0 && len(csrc.FindEntries(src)) > 0 {
+		return "", false
+	}
+	expanded = expandMacros(src)
+	for _, n := range missing {
+		if sigs, _ := csrc.Overloads(expanded, n); len(sigs) == 0 {
+			return "", false
+		}
+	}
+	if len(names) == 0 && len(csrc.FindEntries(expanded)) == 0 {
+		return "", false
+	}
+	return expanded, true
+}
+
+// defineRE finds a #define, also written `# define` (candle's
+// indexing.metal writes its kernel macros so).
+var defineRE = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*define[ \t]`)
+
 // KernelOverloads are the kernels name designates in src (csrc.Overloads),
 // or, when the source writes none of that name out, those its #defines
 // write: candle's `FILL_OP(f32, float)` defines `kernel void fill_f32(…)`
@@ -328,7 +369,7 @@ func scalarBytes(s Slot, sc profiler.Scalar) ([]byte, error) {
 // those the macros write included.
 func KernelOverloads(src, name string) ([]csrc.Signature, []string) {
 	sigs, found := csrc.Overloads(src, name)
-	if len(sigs) > 0 || !strings.Contains(src, "#define") {
+	if len(sigs) > 0 || !defineRE.MatchString(src) {
 		return sigs, found
 	}
 	expanded, all := csrc.Overloads(expandMacros(src), name)

@@ -135,6 +135,40 @@ kernel void plain(device float* out, uint i [[thread_position_in_grid]]) { out[i
 	}
 }
 
+// The macro may be written `# define` and spread over continued lines (as
+// candle's indexing.metal writes INDEX_OP); the kernel it writes is found
+// and reported at the line that invokes the macro.
+func TestKernelOverloadsSpacedMultiLineDefine(t *testing.T) {
+	src := "#include <metal_stdlib>\n" +
+		"# define COPY_OP(NAME, T) \\\n" +
+		"kernel void NAME( \\\n" +
+		"    constant uint& n, \\\n" +
+		"    device const T* x, \\\n" +
+		"    device T* y, \\\n" +
+		"    uint i [[thread_position_in_grid]]) { \\\n" +
+		"  if (i < n) y[i] = x[i]; \\\n" +
+		"}\n" +
+		"\n" +
+		"COPY_OP(copy_f32, float)\n" +
+		"COPY_OP(copy_f16, half)\n"
+	for _, c := range []struct {
+		name, wantX string
+		line        int
+	}{{"copy_f32", "device const float* x", 11}, {"copy_f16", "device const half* x", 12}} {
+		sigs, found := KernelOverloads(src, c.name)
+		if len(sigs) != 1 {
+			t.Errorf("%s: %d kernels (found %v), want 1", c.name, len(sigs), found)
+			continue
+		}
+		if p := sigs[0].Params; len(p) != 4 || p[1].Declared+" "+p[1].Name != c.wantX {
+			t.Errorf("%s: params %+v, want the second %q", c.name, p, c.wantX)
+		}
+		if sigs[0].Line != c.line {
+			t.Errorf("%s: at line %d, want %d (the macro's invocation)", c.name, sigs[0].Line, c.line)
+		}
+	}
+}
+
 // A `constant half&` or `constant bfloat&` slot gets its value rounded to
 // nearest even once, from the scalar's float64, and a value that rounds
 // beyond the type's range is refused naming the parameter.

@@ -45,6 +45,21 @@ func HostNames(src string) (map[string]Instantiation, error) {
 	return out, nil
 }
 
+// HostNameLines is the line (1-based) of each [[host_name]] in src: where
+// the attribute is written, or the line of the macro invocation that
+// writes it (MLX's `instantiate_scan_helper(sum_float32_float32, …)`,
+// whose host names the macro pastes together).
+func HostNameLines(src string) map[string]int {
+	text := expandMacros(src)
+	out := map[string]int{}
+	for _, m := range hostNameAttr.FindAllStringSubmatchIndex(text, -1) {
+		if host, err := joinStringLiterals(text[m[2]:m[3]]); err == nil {
+			out[host] = 1 + strings.Count(text[:m[0]], "\n")
+		}
+	}
+	return out
+}
+
 // joinStringLiterals reads adjacent literals ("k_" "float") as one string.
 func joinStringLiterals(s string) (string, error) {
 	var b strings.Builder

@@ -22,7 +22,7 @@ type macroDef struct {
 // an older variant of a kernel, with the same host names, there): the
 // result is for finding declarations, not for compiling.
 func expandMacros(src string) string {
-	src = strings.ReplaceAll(blankComments(src), "\\\n", " ")
+	src = joinContinued(blankComments(src))
 	defs := map[string]macroDef{}
 	var text strings.Builder
 	var conds csrc.Conds
@@ -50,6 +50,33 @@ func expandMacros(src string) string {
 		text.WriteString("\n")
 	}
 	return expandText(text.String(), defs, map[string]bool{}, 0)
+}
+
+// joinContinued joins each line that ends in a backslash to the next,
+// as the preprocessor does, and puts the line endings it removed after
+// the joined line: every line keeps its number, so a kernel a macro
+// writes is reported at the line that invokes the macro (candle's
+// `INDEX_OP(is_u32_f32, uint32_t, float)`), not lines above it.
+func joinContinued(src string) string {
+	if !strings.Contains(src, "\\\n") {
+		return src
+	}
+	var b strings.Builder
+	owed := 0
+	for _, l := range strings.SplitAfter(src, "\n") {
+		if body, ok := strings.CutSuffix(l, "\\\n"); ok {
+			b.WriteString(body)
+			b.WriteByte(' ')
+			owed++
+			continue
+		}
+		b.WriteString(l)
+		if strings.HasSuffix(l, "\n") {
+			b.WriteString(strings.Repeat("\n", owed))
+			owed = 0
+		}
+	}
+	return b.String()
 }
 
 // parseDefine reads `NAME(a, b) body` or `NAME body`.
@@ -130,8 +157,15 @@ func expandText(text string, defs map[string]macroDef, active map[string]bool, d
 			j = end
 		}
 		active[word] = true
-		b.WriteString(expandText(body, defs, active, depth+1))
+		expanded := expandText(body, defs, active, depth+1)
 		delete(active, word)
+		if lines := strings.Count(text[i:j], "\n"); lines > 0 || strings.Contains(expanded, "\n") {
+			// an invocation over several lines: its expansion on the
+			// first, the line endings after it, so later lines keep
+			// their numbers
+			expanded = strings.ReplaceAll(expanded, "\n", " ") + strings.Repeat("\n", lines)
+		}
+		b.WriteString(expanded)
 		i = j
 	}
 	return b.String()

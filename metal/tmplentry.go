@@ -3,6 +3,7 @@ package metal
 import (
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -306,8 +307,22 @@ func canonType(s string) string {
 	if t, ok := typeAliases[s]; ok {
 		return t
 	}
+	if strings.ContainsAny(s, "<(") { // an alias inside a template's arguments: CumSum<bfloat16_t> is CumSum<bfloat>
+		s = aliasWord.ReplaceAllStringFunc(s, func(w string) string { return typeAliases[w] })
+	}
 	return s
 }
+
+// aliasWord matches a typeAliases key as a whole word, the longest first
+// (`unsigned int` before `unsigned`).
+var aliasWord = func() *regexp.Regexp {
+	keys := slices.Collect(maps.Keys(typeAliases))
+	slices.SortFunc(keys, func(a, b string) int { return len(b) - len(a) })
+	for i, k := range keys {
+		keys[i] = strings.ReplaceAll(regexp.QuoteMeta(k), " ", `\s+`)
+	}
+	return regexp.MustCompile(`\b(?:` + strings.Join(keys, "|") + `)\b`)
+}()
 
 // canonArg normalises one template argument: an integer literal as its
 // decimal value (a bool parameter's 1 as true), a type as canonType,

@@ -145,3 +145,35 @@ func TestCheckTemplateEntryErrors(t *testing.T) {
 		}
 	}
 }
+
+// A type alias inside a template argument (MLX's scan instantiates
+// contiguous_scan<bfloat16_t, bfloat16_t, CumSum<bfloat16_t>, …>) reads as
+// its Metal name: the entry k<bfloat, Sum<bfloat>> finds that host name
+// instead of instantiating the same function a second time (g++: duplicate
+// explicit instantiation).
+func TestResolveTemplateEntryAliasInsideArguments(t *testing.T) {
+	src := `template <typename U> struct Sum { U init = 0; };
+template <typename T, typename Op>
+[[kernel]] void k(device T* y [[buffer(0)]], uint i [[thread_position_in_grid]]) { y[i] = Op().init; }
+#define inst(name, t) template [[host_name("k_" #name)]] [[kernel]] decltype(k<t, Sum<t>>) k<t, Sum<t>>;
+inst(bfloat16, bfloat16_t)
+inst(u32, uint32_t)
+template <typename A, typename B> struct P { A a; B b; };
+template [[host_name("k_pair")]] [[kernel]] decltype(k<P<unsigned int, float16_t>, Sum<P<unsigned int, float16_t>>>) k<P<unsigned int, float16_t>, Sum<P<unsigned int, float16_t>>>;
+`
+	for _, c := range []struct{ entry, host string }{
+		{"k<bfloat, Sum<bfloat>>", "k_bfloat16"},
+		{"k<bfloat16_t, Sum<bfloat16_t>>", "k_bfloat16"},
+		{"k<uint, Sum<uint>>", "k_u32"},
+		{"k<P<uint, half>, Sum<P<uint, half>>>", "k_pair"},
+	} {
+		te, ok := ParseTemplateEntry(c.entry)
+		if !ok {
+			t.Fatalf("ParseTemplateEntry(%q) failed", c.entry)
+		}
+		host, inst, err := ResolveTemplateEntry(src, te)
+		if err != nil || host != c.host || inst != "" {
+			t.Errorf("ResolveTemplateEntry(%s) = %q, %q, %v; want %q", c.entry, host, inst, err, c.host)
+		}
+	}
+}

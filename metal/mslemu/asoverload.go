@@ -67,7 +67,9 @@ func maskCode(src string) []byte {
 			lineStart = true
 			continue
 		case lineStart && c == '#':
-			for ; i < len(b) && !(b[i] == '\n' && b[i-1] != '\\'); i++ {
+			// a line continues when the source's (not the blanked
+			// copy's) character before its end is a backslash
+			for ; i < len(b) && !(b[i] == '\n' && !continued(src, i)); i++ {
 				if b[i] != '\n' {
 					b[i] = ' '
 				}
@@ -108,6 +110,16 @@ func maskCode(src string) []byte {
 		}
 	}
 	return b
+}
+
+// continued reports whether the line ending at src[nl] ('\n') ends in a
+// backslash (before an optional '\r'): a #define goes on to the next line.
+func continued(src string, nl int) bool {
+	j := nl - 1
+	if j >= 0 && src[j] == '\r' {
+		j--
+	}
+	return j >= 0 && src[j] == '\\'
 }
 
 // isFunctionHead reports whether the text before a `{` heads a function

@@ -29,6 +29,9 @@ func TestDropAddressSpaceOverloads(t *testing.T) {
 		{"parameter_comments", // a ')' in a comment is no parameter list's end
 			"template <int c>\n[[kernel]] void k(\n    const device float* x [[buffer(0)]], // (batch, n)\n    device float* y [[buffer(1)]], /* (n) */ constant int& n [[buffer(2)]]) {}\nvoid g(device float* p) { f(p) ; }",
 			"template <int c>\n[[kernel]] void k(\n    const device float* x [[buffer(0)]], // (batch, n)\n    device float* y [[buffer(1)]], /* (n) */ constant int& n [[buffer(2)]]) {}\nvoid g(device float* p) { f(p) ; }"},
+		{"multi_line_macros", // a macro body spread over continued lines is no definition: both kernels stay
+			"# define OP_A(NAME, T) \\\nkernel void NAME( \\\n    constant uint& n, \\\n    device T* y) { \\\n  y[0] = T(n); \\\n}\n#define OP_B(NAME, T) \\\r\nkernel void NAME( \\\r\n    constant uint& n, \\\r\n    device T* y) { \\\r\n  y[0] = T(n) + 1; \\\r\n}\r\nOP_A(a_f32, float)\nOP_B(b_f32, float)",
+			"# define OP_A(NAME, T) \\\nkernel void NAME( \\\n    constant uint& n, \\\n    device T* y) { \\\n  y[0] = T(n); \\\n}\n#define OP_B(NAME, T) \\\r\nkernel void NAME( \\\r\n    constant uint& n, \\\r\n    device T* y) { \\\r\n  y[0] = T(n) + 1; \\\r\n}\r\nOP_A(a_f32, float)\nOP_B(b_f32, float)"},
 		{"comments_and_macros",
 			"// thread { } ( device\n#define M(x) { x }\nfloat k(device float* p) { return p[0]; } /* } */\nfloat k(constant float* p) { return p[0]; }",
 			"// thread { } ( device\n#define M(x) { x }\nfloat k(device float* p) { return p[0]; }\n"},

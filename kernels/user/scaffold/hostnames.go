@@ -1,6 +1,7 @@
 package scaffold
 
 import (
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -29,8 +30,11 @@ func metalHostName(src, host string) (metal.Instantiation, bool) {
 
 // hostNameTemplates is a launchTemplate made of sig's [[host_name]]
 // instantiations: the one the request named (Request.Entries) first, else
-// the first in the source. Type arguments are left to the dtype (written
-// as the parameter's own name, so no instance fixes a buffer's type).
+// the first in the source. The instance's element type (its first
+// floating type argument) is left to the dtype (written as the parameter's
+// own name, so no instance fixes a buffer's type), and so is a type
+// argument equal to it; a functor of it becomes that functor of the
+// dtype; another scalar type stays as written.
 func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTemplate, bool) {
 	hosts, err := metal.HostNames(c.src)
 	if err != nil {
@@ -42,17 +46,41 @@ func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTe
 		args []string
 	}
 	var insts []inst
+	var lines map[string]int
 	for host, in := range hosts {
 		if in.Template != sig.Entry || len(in.Args) != len(tmpl) {
 			continue
 		}
 		args := slices.Clone(in.Args)
+		elem, elemParam := instanceElement(in.Args, tmpl)
 		for i, tp := range tmpl {
-			if tp.isType {
-				args[i] = tp.name
+			if !tp.isType {
+				continue
+			}
+			if elem != "" && args[i] != elem && elemWord(elem).MatchString(args[i]) && c.sourceStruct(args[i]) {
+				// a functor of the element type (MLX's scan: Op is
+				// CumSum<float>): the same functor of the dtype
+				args[i] = elemWord(elem).ReplaceAllString(args[i], elemParam)
+				continue
+			}
+			if elem != "" && args[i] != elem && fixedCType(args[i]) {
+				// another scalar type beside the element type (ggml's
+				// kernel_cpy_f32_f16 is kernel_cpy_t_t<float, half>): the
+				// instance converts to it, whatever the dtype
+				continue
+			}
+			args[i] = tp.name
+		}
+		at := strings.Index(c.src, `"`+host+`"`)
+		if at < 0 { // a host name a macro pastes together ("contig_scan_" #name)
+			if lines == nil {
+				lines = metal.HostNameLines(c.src)
+			}
+			if n, ok := lines[host]; ok {
+				at = lineOffset(c.src, n)
 			}
 		}
-		insts = append(insts, inst{host: host, at: strings.Index(c.src, `"`+host+`"`), args: args})
+		insts = append(insts, inst{host: host, at: at, args: args})
 	}
 	if len(insts) == 0 {
 		return launchTemplate{}, false
@@ -70,4 +98,21 @@ func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTe
 	}
 	slices.SortFunc(lt.all, func(a, b launchSeen) int { return a.line - b.line }) // listed in the source's order
 	return lt, true
+}
+
+// instanceElement is an instance's element type, the argument of its first
+// type parameter that is a floating type (float, half, bfloat), and that
+// parameter's name; "" when it has none.
+func instanceElement(args []string, tmpl []tparam) (elem, param string) {
+	for i, tp := range tmpl {
+		if i < len(args) && tp.isType && halfScalar[args[i]] || i < len(args) && tp.isType && args[i] == "float" {
+			return args[i], tp.name
+		}
+	}
+	return "", ""
+}
+
+// elemWord matches the element type as a word of a template argument.
+func elemWord(elem string) *regexp.Regexp {
+	return regexp.MustCompile(`\b` + regexp.QuoteMeta(elem) + `\b`)
 }

@@ -54,3 +54,72 @@ func TestMetalHostNameInstances(t *testing.T) {
 		}
 	}
 }
+
+// functorInstancesSource instantiates a template over an element type and
+// a functor of it through macros that paste the host names together (as
+// MLX's scan.metal does: contiguous_scan<float, float, CumSum<float>, 4,
+// …>), below a macro invoked over several lines.
+const functorInstancesSource = `#include <metal_stdlib>
+using namespace metal;
+template <typename U> struct Sum { static constexpr constant U init = 0; U operator()(U a, U b) { return a + b; } };
+template <typename T, typename Op, int N>
+[[kernel]] void scan(const device T* x [[buffer(0)]], device T* y [[buffer(1)]],
+                     uint i [[thread_position_in_grid]]) {
+  y[i] = Op()(x[i], Op::init) * N;
+}
+#define NOTE(a, b) a + b
+constant int k = NOTE(
+    1,
+    2);
+#define inst(name, t, op, n) \
+  template [[host_name("scan_" #name)]] [[kernel]] decltype(scan<t, op<t>, n>) scan<t, op<t>, n>;
+inst(sum_f32, float, Sum, 4)
+inst(sum_f16, half, Sum, 4)
+`
+
+// The functor argument becomes the same functor of the dtype (not the
+// dtype itself), and the instance's line is that of the macro invocation.
+func TestMetalHostNameFunctorInstances(t *testing.T) {
+	res, err := Manifest(Request{Name: "my_scan", SrcPath: "/w/k.metal", Src: functorInstancesSource, Entries: []string{"scan_sum_f16"}, Dir: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{`entry: "scan<T, Sum<T>, N>"`, `N: {values: [4], default: 4}`, `line 16 passes 4`} {
+		if !strings.Contains(res.Text, w) {
+			t.Errorf("manifest lacks %q:\n%s", w, res.Text)
+		}
+	}
+}
+
+// An instance converting between two types (ggml's kernel_cpy_f32_f16 is
+// kernel_cpy_t_t<float, half>) keeps the second type fixed: the entry
+// takes the dtype in and writes half, as the named instance does.
+func TestMetalHostNameConvertingInstance(t *testing.T) {
+	src := `#include <metal_stdlib>
+using namespace metal;
+template <typename T0, typename T1>
+kernel void cpy(const device T0* x [[buffer(0)]], device T1* y [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  y[i] = (T1) x[i];
+}
+typedef decltype(cpy<float, float>) cpy_t;
+template [[host_name("cpy_f32_f32")]] kernel cpy_t cpy<float, float>;
+template [[host_name("cpy_f32_f16")]] kernel cpy_t cpy<float, half>;
+`
+	for _, c := range []struct {
+		entry string
+		want  []string
+	}{
+		{"cpy_f32_f16", []string{`entry: "cpy<T0, half>"`, `{name: y, dtype: f16`}},
+		{"cpy_f32_f32", []string{`entry: "cpy<T0, T0>"`, `{name: y, dtype: T0`}},
+	} {
+		res, err := Manifest(Request{Name: "my_cpy", SrcPath: "/w/k.metal", Src: src, Entries: []string{c.entry}, Dir: "/w"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(res.Text, w) {
+				t.Errorf("%s: manifest lacks %q:\n%s", c.entry, w, res.Text)
+			}
+		}
+	}
+}

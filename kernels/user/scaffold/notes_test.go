@@ -114,7 +114,7 @@ func TestEveryNoteHasItsTODO(t *testing.T) {
 			note: "d_p is a pointer global the host fills", line: "  # TODO: the host fills pointer global d_p (cudaMemcpyToSymbol at line 3)"},
 		{name: "Metal: a buffer after the parameter struct", file: "m.metal",
 			src:  "struct P { uint n; float s; };\nkernel void k(device float* y [[buffer(0)]], constant P& p [[buffer(1)]], device const float* x [[buffer(2)]], uint i [[thread_position_in_grid]]) { y[i] = p.s * x[i]; }\n",
-			note: "k: buffer x comes after a scalar", line: "TODO: buffer x comes after a scalar: reorder the kernel's parameters, buffers first"},
+			note: "k: p (P) is a struct: its fields n, s are the args after the buffers", line: "args: [y, x, N, s]"},
 		{name: "Metal: a struct mltop cannot read", file: "q.metal",
 			src:  "#include \"q.h\"\nkernel void k(device float* y [[buffer(0)]], constant Q& q [[buffer(1)]], uint i [[thread_position_in_grid]]) { y[i] = 0; }\n",
 			note: "k: q (constant Q&): mltop cannot read that type's fields", line: "args: [y]   # the kernel's parameters, in order; TODO: add the fields of q"},

@@ -32,10 +32,9 @@ func (c *context) bindParams(p *plan, k *kernelScan) []string {
 			bound = c.constantParam(p, k, prm, pname)
 			metalScalars = append(metalScalars, bound...)
 		case prm.Pointer:
-			if takesStruct && len(metalScalars) > 0 {
-				k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("buffer %s comes after a scalar: reorder the kernel's parameters, buffers first", pname),
-					"%s: buffer %s comes after a scalar: Metal takes the buffers first, then the scalars as one struct; reorder the kernel's parameters", k.sig.Entry, pname))
-			}
+			// a buffer after the struct is fine: mltop pairs the buffers
+			// with the buffer parameters in order, wherever the struct sits
+			// (ggml's `constant ggml_metal_kargs_cpy & args` comes first)
 			bound = []string{c.bufferParam(p, k, prm, pname)}
 			buffers = append(buffers, bound...)
 		case c.lang == "cuda" && accessor:
@@ -70,11 +69,12 @@ func (c *context) constantParam(p *plan, k *kernelScan, prm csrc.Param, pname st
 		for _, f := range fs {
 			out = append(out, c.scalarParam(p, k, f.Name, f.Type))
 		}
-		k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("the fields of %s (%s) are passed as i32 (ints) and f32 (floats)", pname, prm.Pointee),
-			"%s: %s (%s) is a struct: its fields %s are the last args, in order (mltop packs them into one struct; it passes ints as i32 and floats as f32)", k.sig.Entry, pname, prm.Pointee, fieldNames(fs)))
+		k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("the fields of %s (%s), in order, each packed at its declared type", pname, prm.Pointee),
+			"%s: %s (%s) is a struct: its fields %s are the args after the buffers, in order (mltop packs each at its declared type and offset, wherever the struct sits among the parameters)", k.sig.Entry, pname, prm.Pointee, fieldNames(fs)))
 		return out
 	}
-	if cTypes[prm.Pointee] == "" && !c.intType(prm.Pointee) {
+	// `constant bool& contiguous` (candle's index_select) is a flag
+	if cTypes[prm.Pointee] == "" && !c.intType(prm.Pointee) && prm.Pointee != "bool" {
 		k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("add the fields of %s (%s) as the last args, in order", pname, prm.Type),
 			"%s: %s (%s): mltop cannot read that type's fields; list them as the last args, in order", k.sig.Entry, pname, prm.Type))
 		return nil

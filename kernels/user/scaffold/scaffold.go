@@ -14,6 +14,7 @@ import (
 
 	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/csrc"
+	"github.com/mltop/mltop/metal"
 )
 
 // Request says what to scaffold.
@@ -68,6 +69,13 @@ func Manifest(r Request) (Result, error) {
 	lang, err := language(r)
 	if err != nil {
 		return Result{}, err
+	}
+	if lang == "metal" {
+		// a kernel only a #define writes (`kernel void NAME(…)` in a
+		// macro body): read the expanded text, whose lines are the source's
+		if expanded, ok := metal.MacroKernelSource(r.Src, entryNames(r.Entries)); ok {
+			r.Src = expanded
+		}
 	}
 	sigs, overloads, err := pickEntries(r, lines)
 	if err != nil {
@@ -233,6 +241,18 @@ func ensureOutput(p *plan, file string) error {
 		}
 	}
 	return fmt.Errorf("%s: every pointer parameter is const: mltop checks what a kernel writes, and these kernels write through none of their parameters", file)
+}
+
+// entryNames are the request's kernel names, template arguments dropped.
+func entryNames(entries []string) []string {
+	var out []string
+	for _, n := range entries {
+		n, _, _ = strings.Cut(n, "<")
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // trimmedEntries are the request's entry names without blanks.

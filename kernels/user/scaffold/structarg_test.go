@@ -128,10 +128,28 @@ func TestMetalTypedefStructFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	manifestSays(t, res.Text, []string{"args: [x, y, ne00, eps]", "TODO: the fields of args (kargs_norm) are passed as i32 (ints) and f32 (floats)"},
+	manifestSays(t, res.Text, []string{"args: [x, y, ne00, eps]", "TODO: the fields of args (kargs_norm), in order, each packed at its declared type"},
 		[]string{"dtype_name: kargs_norm", "cannot read that type's fields"})
 	checkNotesHaveTODOs(t, res)
 	if _, err := user.Load(usertest.Write(t, map[string]string{"kernel.yaml": res.Text, "n.metal": src})); err != nil {
+		t.Errorf("the scaffold does not load: %v\n%s", err, res.Text)
+	}
+}
+
+// A Metal parameter struct ahead of the buffers (ggml's `constant
+// ggml_metal_kargs_cpy & args` is the first parameter) needs no reordering:
+// the scaffold says nothing of it, and what it writes loads.
+func TestMetalStructBeforeBuffers(t *testing.T) {
+	src := "#include <metal_stdlib>\nusing namespace metal;\ntypedef struct {\n  int64_t ne00;\n  uint64_t nb01;\n} kargs_cpy;\n" +
+		"kernel void cpy(constant kargs_cpy& args, device const char* src0, device char* dst, uint i [[thread_position_in_grid]]) {\n" +
+		"  if (i < uint(args.ne00)) ((device half*) dst)[i] = (half) ((device const float*) (src0 + args.nb01))[i];\n}\n"
+	res, err := Manifest(Request{Name: "my_cpy", SrcPath: "/w/c.metal", Src: src, Dir: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifestSays(t, res.Text, []string{"args: [src0, dst, "}, []string{"reorder", "comes after a scalar", "as i32"})
+	checkNotesHaveTODOs(t, res)
+	if _, err := user.Load(usertest.Write(t, map[string]string{"kernel.yaml": res.Text, "c.metal": src})); err != nil {
 		t.Errorf("the scaffold does not load: %v\n%s", err, res.Text)
 	}
 }
