@@ -206,13 +206,7 @@ __global__ void qualified(float* y, int P) { y[0] = ::P + P; }
 __device__ float times(float a) { float b = a * Q; return a * R + b; }
 int main() { float* p = new float[N + M + K + S + P + Q + R + W]; delete[] p; return 0; }
 `
-	f := Scan(src)
-	MarkHostOnly(f)
-	blanked := Blank(src, f)
-	for _, tc := range []struct {
-		decl string
-		host bool
-	}{
+	checkHostOnly(t, src, []hostCase{
 		{"const int N = 100000000;", true},
 		{"const int M = 4;", true},
 		{"const int K = 3;", true},
@@ -222,11 +216,7 @@ int main() { float* p = new float[N + M + K + S + P + Q + R + W]; delete[] p; re
 		{"const int Q = 6;", false},
 		{"const int R = 7;", false},
 		{"__global__ void byParam", false},
-	} {
-		if kept := strings.Contains(blanked, tc.decl); kept == tc.host {
-			t.Errorf("%q kept %v, want %v", tc.decl, kept, !tc.host)
-		}
-	}
+	})
 }
 
 // A member after `.` or `->` names no file-scope declaration.
@@ -270,24 +260,14 @@ struct Probe { clock_t start; };
 struct Sample { float time; long long tm; };
 __global__ void k(float* y, Probe p, Sample s) { p.start = clock(); y[0] = s.time; }
 `
-	f := Scan(src)
-	MarkHostOnly(f)
-	blanked := Blank(src, f)
-	for _, tc := range []struct {
-		decl string
-		host bool
-	}{
+	blanked := checkHostOnly(t, src, []hostCase{
 		{"class Stopwatch", true},
 		{"struct WallClock", true},
 		{"struct Ticks", true},
 		{"struct Probe", false}, // the kernel takes it
 		{"struct Sample", false},
 		{"__global__ void k", false},
-	} {
-		if kept := strings.Contains(blanked, tc.decl); kept == tc.host {
-			t.Errorf("%q kept %v, want %v", tc.decl, kept, !tc.host)
-		}
-	}
+	})
 	if strings.Count(blanked, "\n") != strings.Count(src, "\n") {
 		t.Errorf("lines changed:\n%s", blanked)
 	}
@@ -364,13 +344,7 @@ constexpr float kInf = inf();
 const float kUsed = lowest();
 __global__ void k(float* y) { y[0] = kUsed + kInf; }
 `
-	f := Scan(src)
-	MarkHostOnly(f)
-	blanked := Blank(src, f)
-	for _, tc := range []struct {
-		decl string
-		host bool
-	}{
+	checkHostOnly(t, src, []hostCase{
 		{"const int UNUSED = 1;", false},
 		{"const float kLogZero", true},
 		{"static const double kMinLog", true},
@@ -378,11 +352,7 @@ __global__ void k(float* y) { y[0] = kUsed + kInf; }
 		{"const float kCast", false}, // a functional cast and sizeof: no call
 		{"constexpr float kInf", false},
 		{"const float kUsed", false}, // the kernel reads it
-	} {
-		if kept := strings.Contains(blanked, tc.decl); kept == tc.host {
-			t.Errorf("%q kept %v, want %v", tc.decl, kept, !tc.host)
-		}
-	}
+	})
 }
 
 // PyTorch's headers are stubs declaring its scalar types (HostHeaders.Torch):
@@ -479,4 +449,27 @@ template <int N> void launch(float* y, HostCache& c) {
 			}
 		})
 	}
+}
+
+// hostCase is a declaration checkHostOnly looks for, and whether it is
+// host-only (blanked).
+type hostCase struct {
+	decl string
+	host bool
+}
+
+// checkHostOnly scans src, marks what only host code uses and blanks it,
+// and fails each case whose declaration was kept where it should go or
+// went where it should stay; it returns the blanked text.
+func checkHostOnly(t *testing.T, src string, cases []hostCase) string {
+	t.Helper()
+	f := Scan(src)
+	MarkHostOnly(f)
+	blanked := Blank(src, f)
+	for _, tc := range cases {
+		if kept := strings.Contains(blanked, tc.decl); kept == tc.host {
+			t.Errorf("%q kept %v, want %v:\n%s", tc.decl, kept, !tc.host, blanked)
+		}
+	}
+	return blanked
 }
