@@ -17,6 +17,7 @@ type plan struct {
 	checkComment          string
 	knobs, dims, values   []part
 	flags                 []part
+	constants             []part // Metal function constants the entries read: name → the flag or knob
 	rules                 []part // body: the rule's expression
 	bufs                  []*buffer
 	symbolNotes           []string // comment lines after the buffers: host-filled globals that got none
@@ -175,6 +176,9 @@ func (p *plan) render() string {
 		section("values", p.values)
 	}
 	section("flags", p.flags)
+	if len(p.constants) > 0 {
+		section("constants", p.constants)
+	}
 	if len(p.rules) == 0 {
 		b.WriteString("rules: []\n")
 	} else {

@@ -103,6 +103,9 @@ func Manifest(r Request) (Result, error) {
 				"%s has %d overloads: used the one at %s; edit args for another", sig.Entry, n, lines.at(sig.Line)))
 		}
 	}
+	if lang == "metal" {
+		addFunctionConstants(p, r.Src, sigs)
+	}
 	if err := ensureOutput(p, r.SrcPath); err != nil {
 		return Result{}, err
 	}
