@@ -71,20 +71,36 @@ func (p *prepared) missingLocalNamespaces() string {
 	return "// mltop: namespaces the program's `using namespace` names, which no file found declares\n" + b.String()
 }
 
-// missingLocalHeaders are the headers the program includes with quotes
-// ("core/common.cuh") that are neither beside the including file nor in
-// include_dirs: each is served as an empty stub.
-func (p *prepared) missingLocalHeaders() []string {
-	var out []string
+// missingInclude is a quoted #include found neither beside the including
+// file nor in include_dirs: it is served as an empty stub.
+type missingInclude struct {
+	header string // as included: core/common.cuh
+	from   string // the including file's path
+	line   int
+}
+
+// missingLocalIncludes are the program's missing quoted headers, each at
+// its first #include.
+func (p *prepared) missingLocalIncludes() []missingInclude {
+	var out []missingInclude
+	seen := map[string]bool{}
 	for _, u := range p.units {
 		for i, d := range u.scan.Directives {
-			if d.Dead || d.Include == "" || d.System || u.local[i] != nil {
+			if d.Dead || d.Include == "" || d.System || u.local[i] != nil || seen[d.Include] {
 				continue
 			}
-			if !slices.Contains(out, d.Include) {
-				out = append(out, d.Include)
-			}
+			seen[d.Include] = true
+			out = append(out, missingInclude{header: d.Include, from: u.path, line: d.Line})
 		}
+	}
+	return out
+}
+
+// missingLocalHeaders are the names of missingLocalIncludes.
+func (p *prepared) missingLocalHeaders() []string {
+	var out []string
+	for _, m := range p.missingLocalIncludes() {
+		out = append(out, m.header)
 	}
 	return out
 }
@@ -98,16 +114,9 @@ func (f *Family) MissingLocalHeaders() []string {
 	if p == nil {
 		return nil
 	}
-	seen := map[string]bool{}
 	var out []string
-	for _, u := range p.units {
-		for i, d := range u.scan.Directives {
-			if d.Dead || d.Include == "" || d.System || u.local[i] != nil || seen[d.Include] {
-				continue
-			}
-			seen[d.Include] = true
-			out = append(out, fmt.Sprintf("%s:%d: %q", filepath.Base(u.path), d.Line, d.Include))
-		}
+	for _, m := range p.missingLocalIncludes() {
+		out = append(out, fmt.Sprintf("%s:%d: %q", filepath.Base(m.from), m.line, m.header))
 	}
 	return out
 }
