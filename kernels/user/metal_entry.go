@@ -291,17 +291,9 @@ func (bl *builder) constants() error {
 		}
 		f.consts = append(f.consts, fconst{decl: dc, p: p})
 	}
-	var reached map[string]bool // read on the first constant without a value
-	for _, dc := range decls {
-		if _, given := m.Constants[dc.Name]; given || definedTest(launched.code, dc.Name) {
-			continue
-		}
-		if reached == nil {
-			reached = csrc.NamesReached(launched.code, launched.notLaunched)
-		}
-		if !reached[dc.Name] {
-			continue // only kernels no dispatch launches read it (MLX's vjp kernels), or their helpers
-		}
+	given := func(name string) bool { _, ok := m.Constants[name]; return ok }
+	if need := ConstantsNeedingValue(launched.code, decls, given, launched.notLaunched); len(need) > 0 {
+		dc := need[0] // the first the source declares
 		return d.err("$.constants", "constants", "%s declares function constant %s (%s, index %d) but constants: gives it no value: add `constants: {%s: <expression>}` (or test it with is_function_constant_defined(%s) in the source)",
 			src.path, dc.Name, dc.Type, dc.Index, dc.Name, dc.Name)
 	}
@@ -335,6 +327,30 @@ func (bl *builder) launchedMetalKernels() metalKernels {
 		k.launched[name[strings.LastIndex(name, ":")+1:]] = true
 	}
 	return k
+}
+
+// ConstantsNeedingValue are the function constants of code (decls) that a
+// manifest must give a value: those the launched kernels read, directly
+// or through the helpers, globals and macros they use, unless given
+// already or tested with is_function_constant_defined. A constant only
+// kernels notLaunched reads (MLX's vjp kernels), or their helpers, needs
+// none. The loader refuses a manifest that leaves one out; mltop new
+// writes a value for each.
+func ConstantsNeedingValue(code string, decls []metal.DeclaredConstant, given func(name string) bool, notLaunched func(kernel string) bool) []metal.DeclaredConstant {
+	var out []metal.DeclaredConstant
+	var reached map[string]bool // read on the first constant without a value
+	for _, dc := range decls {
+		if given(dc.Name) || definedTest(code, dc.Name) {
+			continue
+		}
+		if reached == nil {
+			reached = csrc.NamesReached(code, notLaunched)
+		}
+		if reached[dc.Name] {
+			out = append(out, dc)
+		}
+	}
+	return out
 }
 
 // definedTest says whether src tests name with is_function_constant_defined.

@@ -3,6 +3,7 @@ package scaffold
 import (
 	"fmt"
 
+	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/csrc"
 	"github.com/mltop/mltop/metal"
 	"github.com/mltop/mltop/profiler"
@@ -24,11 +25,8 @@ func addFunctionConstants(p *plan, src string, sigs []csrc.Signature) {
 	for _, s := range sigs {
 		entries[s.Entry] = true
 	}
-	reached := csrc.NamesReached(src, func(kernel string) bool { return !entries[kernel] })
-	for _, dc := range decls {
-		if !reached[dc.Name] || metal.TestsDefined(src, dc.Name) {
-			continue
-		}
+	none := func(string) bool { return false }
+	for _, dc := range user.ConstantsNeedingValue(src, decls, none, func(kernel string) bool { return !entries[kernel] }) {
 		what := fmt.Sprintf("function constant %s (%s, index %d)", dc.Name, dc.Type, dc.Index)
 		if dc.Kind == profiler.ConstBool {
 			n, isNew := p.claim(safeName(dc.Name, ""), "flag")
