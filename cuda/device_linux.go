@@ -92,6 +92,9 @@ type backend struct {
 	arch     string
 	compiler string // "nvrtc-13.0"
 	reserved int    // shared memory the driver reserves per block
+	// localReserve is the local memory per thread reserved at start-up
+	// (reserveLocal).
+	localReserve int
 	headers  map[string]string
 	flush    *buffer // flushFactor × L2 of zeros, read (cold) or written (dirty) before each sample
 	flushMu  sync.Mutex
@@ -264,6 +267,8 @@ func (b *backend) setup(ordinal int) error {
 	if err := d.call("cuCtxSetCurrent", d.cuCtxSetCurrent, b.ctx); err != nil {
 		return err
 	}
+	localNote := b.reserveLocal()
+	b.trace.step("local memory")
 	if err := d.call("cuStreamCreate", d.cuStreamCreate, uintptr(unsafe.Pointer(&b.stream)), cuStreamNonBlocking); err != nil {
 		return err
 	}
@@ -323,6 +328,8 @@ func (b *backend) setup(ordinal int) error {
 			fmt.Sprintf("compute capability %d.%d, target %s, %s (%s), driver %d.%d", major, minor, b.arch, b.compiler, b.nv.path, drvVer/1000, drvVer%1000/10),
 		},
 	}
+	info.LocalReserve = b.localReserve
+	info.Notes = append(info.Notes, localNote)
 	if src != "" {
 		info.Notes = append(info.Notes, "peak FLOP/s: "+src+" (dense, f32 accumulate)")
 	} else {
@@ -365,6 +372,35 @@ func (b *backend) setup(ordinal int) error {
 	}
 	b.trace.step("flush buffer")
 	return nil
+}
+
+// cuLimitStackSize is CU_LIMIT_STACK_SIZE: local memory per thread.
+const cuLimitStackSize = 0
+
+// reserveLocal grows the context's local memory to LocalReserve bytes per
+// thread before anything else is allocated (see LocalReserveEnv), and says
+// in a device note what it did. A failure costs only the reserve.
+func (b *backend) reserveLocal() (note string) {
+	d := b.drv
+	var total uintptr
+	d.call("cuDeviceTotalMem_v2", d.cuDeviceTotalMem, uintptr(unsafe.Pointer(&total)), uintptr(b.dev))
+	want, err := LocalReserve(os.Getenv(LocalReserveEnv), int64(total), b.attr(attrMaxThreadsPerSM)*b.attr(attrMultiprocessorCount))
+	if err != nil {
+		want, _ = LocalReserve("", int64(total), b.attr(attrMaxThreadsPerSM)*b.attr(attrMultiprocessorCount))
+		note = err.Error() + "; reserving the default. "
+	}
+	if want == 0 {
+		return note + "local memory: none reserved at start-up (" + LocalReserveEnv + "): it grows at the first launch of a kernel that needs more"
+	}
+	if err := d.call("cuCtxSetLimit", d.cuCtxSetLimit, cuLimitStackSize, uintptr(want)); err != nil {
+		return note + fmt.Sprintf("local memory: reserving %d B per thread failed (%v): it grows at the first launch of a kernel that needs more", want, err)
+	}
+	var got uintptr
+	if err := d.call("cuCtxGetLimit", d.cuCtxGetLimit, uintptr(unsafe.Pointer(&got)), cuLimitStackSize); err != nil {
+		got = uintptr(want)
+	}
+	b.localReserve = int(got)
+	return note + fmt.Sprintf("local memory: %d B per thread reserved at start-up (%s), so spilling kernels find it at one place in every run", got, LocalReserveEnv)
 }
 
 func clen(b []byte) int {

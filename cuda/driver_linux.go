@@ -82,7 +82,7 @@ type driver struct {
 
 	cuInit, cuDriverGetVersion, cuDeviceGetCount, cuDeviceGet, cuDeviceGetName,
 	cuDeviceTotalMem, cuDeviceGetAttribute, cuDevicePrimaryCtxRetain,
-	cuDevicePrimaryCtxRelease, cuCtxSetCurrent, cuCtxSynchronize, cuMemAlloc,
+	cuDevicePrimaryCtxRelease, cuCtxSetCurrent, cuCtxSynchronize, cuCtxSetLimit, cuCtxGetLimit, cuMemAlloc,
 	cuMemFree, cuMemcpyHtoD, cuMemcpyHtoDAsync, cuMemcpyDtoH, cuMemcpyDtoDAsync, cuMemsetD8Async, cuMemsetD32Async, cuModuleLoadData,
 	cuModuleUnload, cuModuleGetFunction, cuModuleGetGlobal, cuLaunchKernel, cuLaunchCooperativeKernel, cuFuncGetAttribute,
 	cuFuncSetAttribute, cuOccupancyMaxActiveBlocksPerMultiprocessor,
@@ -172,6 +172,8 @@ func loadDriver() (*driver, error) {
 		{&d.cuDevicePrimaryCtxRelease, []string{"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}},
 		{&d.cuCtxSetCurrent, []string{"cuCtxSetCurrent"}},
 		{&d.cuCtxSynchronize, []string{"cuCtxSynchronize"}},
+		{&d.cuCtxSetLimit, []string{"cuCtxSetLimit"}},
+		{&d.cuCtxGetLimit, []string{"cuCtxGetLimit"}},
 		{&d.cuMemAlloc, []string{"cuMemAlloc_v2"}},
 		{&d.cuMemFree, []string{"cuMemFree_v2"}},
 		{&d.cuMemcpyHtoD, []string{"cuMemcpyHtoD_v2"}},

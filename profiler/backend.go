@@ -29,6 +29,9 @@ type DeviceInfo struct {
 	MeasuredFLOPS      map[DType]float64 `json:"measured_flops,omitempty"`
 	MeasuredBandwidth  float64           `json:"measured_bandwidth,omitempty"`
 	Timer              string            `json:"timer"` // default timer: "metal-counters", "cuda-event", "wall-clock"
+	// LocalReserve is the local memory per thread (register spills, local
+	// arrays) reserved when the backend opened (CUDA); 0: none, or not known.
+	LocalReserve int `json:"local_reserve,omitempty"`
 	// MaxGrid is the most threadgroups a dispatch may have along x, y, z;
 	// 0 means no limit the families need to respect.
 	MaxGrid [3]int `json:"max_grid,omitempty"`

@@ -21,7 +21,12 @@ func BuildBudget(d *profiler.Dispatch, dev profiler.DeviceInfo, attrs profiler.K
 		b.Warnings = append(b.Warnings, fmt.Sprintf("compiler reports %d B static + %d B dynamic TGM, the plan's items sum to %d B", attrs.StaticTGM, d.DynamicTGM, b.Total))
 	}
 	if attrs.SpillBytes > 0 {
-		b.Warnings = append(b.Warnings, fmt.Sprintf("%d B of register spills", attrs.SpillBytes))
+		w := fmt.Sprintf("%d B of register spills", attrs.SpillBytes)
+		if r := dev.LocalReserve; r > 0 && attrs.SpillBytes > r {
+			// See cuda.LocalReserveEnv.
+			w += fmt.Sprintf(", beyond the %d B per thread of local memory reserved at start-up: it grows at the kernel's first launch, wherever earlier buffers left room, so its time can move a few %% from run to run; MLTOP_CUDA_LOCAL_RESERVE=%d reserves enough", r, (attrs.SpillBytes+1023)&^1023)
+		}
+		b.Warnings = append(b.Warnings, w)
 	}
 	return b
 }

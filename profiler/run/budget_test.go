@@ -23,6 +23,30 @@ func TestBuildBudgetWarnings(t *testing.T) {
 			t.Errorf("warning %d %q lacks %q", i, b.Warnings[i], w)
 		}
 	}
+	if strings.Contains(b.Warnings[2], "reserved") {
+		t.Errorf("spills beside no reserve: %q", b.Warnings[2])
+	}
+	// Spills within the local memory reserved at start-up are plain; beyond
+	// it, the warning says the level may move and how much to reserve.
+	for _, c := range []struct {
+		reserve, spill int
+		want           string
+	}{
+		{8192, 5808, ""},
+		{8192, 8192, ""},
+		{8192, 9000, "MLTOP_CUDA_LOCAL_RESERVE=9216"},
+		{6144, 6145, "beyond the 6144 B per thread of local memory reserved"},
+	} {
+		dev := dev
+		dev.LocalReserve = c.reserve
+		w := run.BuildBudget(d, dev, profiler.KernelAttrs{SpillBytes: c.spill}).Warnings
+		if len(w) != 2 || !strings.Contains(w[1], fmt.Sprintf("%d B of register spills", c.spill)) {
+			t.Fatalf("reserve %d, spills %d: %q", c.reserve, c.spill, w)
+		}
+		if got := strings.Contains(w[1], "reserved"); got != (c.want != "") || !strings.Contains(w[1], c.want) {
+			t.Errorf("reserve %d, spills %d: %q, want %q", c.reserve, c.spill, w[1], c.want)
+		}
+	}
 	// 12 B more than planned is Metal's 16-byte rounding; 16 B is a real difference
 	if b := run.BuildBudget(d, dev, profiler.KernelAttrs{StaticTGM: 36016}); len(b.Warnings) != 1 {
 		t.Errorf("rounding flagged: %q", b.Warnings)
