@@ -196,10 +196,17 @@ func guessShapes(p *plan, k *kernelScan, size []string) {
 	}
 }
 
-// bodyText is the source lines the body spans.
+// bodyText is the source lines the body spans; a body on one line is
+// its own tokens: a kernel a macro writes is expanded onto the line that
+// invokes the macro, beside the other kernels the macro writes (candle's
+// impl_reduce writes NAME and NAME_strided on one line), whose shared
+// arrays are not this kernel's.
 func (c *context) bodyText(body []csrc.Token) string {
 	if len(body) == 0 {
 		return ""
+	}
+	if body[0].Line == body[len(body)-1].Line {
+		return tokenText(body)
 	}
 	lines := strings.Split(c.src, "\n")
 	from, to := body[0].Line-1, body[len(body)-1].Line
@@ -208,6 +215,25 @@ func (c *context) bodyText(body []csrc.Token) string {
 	}
 	return strings.Join(lines[from:to], "\n")
 }
+
+// tokenText writes tokens as C reads them: one space apart, none
+// around `::` and `.`, before `(`, `[`, `)`, `]`, `,`, `;` or after `(`, `[`
+// (`threadgroup float shared[1024]`, `metal::uint`).
+func tokenText(toks []csrc.Token) string {
+	var b strings.Builder
+	for i, t := range toks {
+		if i > 0 && !tightBefore[t.Text] && !tightAfter[toks[i-1].Text] {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t.Text)
+	}
+	return b.String()
+}
+
+var (
+	tightBefore = map[string]bool{"(": true, "[": true, ")": true, "]": true, ",": true, ";": true, "::": true, ".": true}
+	tightAfter  = map[string]bool{"(": true, "[": true, "::": true, ".": true}
+)
 
 // entryExpr writes the entry: its C++ name and, for a template, the
 // arguments mltop fills in (the dtype name, knobs, flags).
