@@ -30,6 +30,7 @@ type kernelScan struct {
 	boundsLine int
 	threads    []string // x, y, z threads of a 2-D or 3-D launch (threadsFromDim3); nil: [block, 1, 1]
 	argsTODOs  []string // TODO comments for its args line
+	argsNotes  []string // what its args line says first (how shape and stride arrays are bound: stridedLayout)
 	// floatTypes are its template type parameters only by-value scalars
 	// take (scalarOnlyTypes): float in the entry
 	floatTypes map[string][]string
@@ -116,7 +117,7 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 	if c.lang == "metal" && metalTakesStruct(c, k) {
 		d.argsComment = "buffers, then the struct's fields (mltop packs them into one struct after the buffers)"
 	}
-	for _, t := range k.argsTODOs {
+	for _, t := range append(k.argsNotes, k.argsTODOs...) {
 		d.argsComment = withTODO(d.argsComment, t)
 	}
 	d.tgm, d.dynamic = c.sharedItems(p, k, c.bodyText(k.body))
