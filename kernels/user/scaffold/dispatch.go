@@ -245,6 +245,9 @@ func (c *context) entryExpr(p *plan, k *kernelScan) string {
 	}
 	var args []string
 	for i, tp := range k.tmpl {
+		if lt := c.launchTArgs[sigKey(k.sig)]; lt != nil && lt.instances && i >= len(lt.args) {
+			break // the [[host_name]] instances leave the rest to their defaults (coversTemplate): so does the entry
+		}
 		if pack := c.packArgs(k); tp.pack && pack != nil { // the launch names the pack's types: the entry names them too
 			args = append(args, pack...)
 			break

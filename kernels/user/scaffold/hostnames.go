@@ -48,7 +48,7 @@ func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTe
 	var insts []inst
 	var lines map[string]int
 	for host, in := range hosts {
-		if in.Template != sig.Entry || len(in.Args) != len(tmpl) {
+		if in.Template != sig.Entry || !coversTemplate(in.Args, tmpl) {
 			continue
 		}
 		args := slices.Clone(in.Args)
@@ -98,6 +98,22 @@ func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTe
 	}
 	slices.SortFunc(lt.all, func(a, b launchSeen) int { return a.line - b.line }) // listed in the source's order
 	return lt, true
+}
+
+// coversTemplate says whether an instance's arguments fill a template's
+// parameters: each one, or those before the parameters with a default
+// (MLX's rope_float32 is rope<float, int32_t> of `template <typename T,
+// typename IdxT, int N = 4>`).
+func coversTemplate(args []string, tmpl []tparam) bool {
+	if len(args) > len(tmpl) {
+		return false
+	}
+	for _, tp := range tmpl[len(args):] {
+		if tp.def == "" || tp.pack {
+			return false
+		}
+	}
+	return true
 }
 
 // instanceElement is an instance's element type, the argument of its first

@@ -123,3 +123,43 @@ template [[host_name("cpy_f32_f16")]] kernel cpy_t cpy<float, half>;
 		}
 	}
 }
+
+// defaultedInstancesSource's instances give the template's leading
+// arguments only, its last parameter left to its default (as MLX's
+// rope.metal instantiates rope<float, int32_t> of `template <typename T,
+// typename IdxT, int N = 4>`).
+const defaultedInstancesSource = `#include <metal_stdlib>
+using namespace metal;
+
+template <typename T, typename IdxT, int N = 4>
+[[kernel]] void gather_rows(const device T* x [[buffer(0)]], device T* y [[buffer(1)]],
+                            constant const int& cols [[buffer(2)]], uint2 i [[thread_position_in_grid]]) {
+  IdxT at = IdxT(i.y) * IdxT(cols) + IdxT(i.x);
+  for (int k = 0; k < N; k++) y[at] = x[at] * T(k + 1);
+}
+
+template [[host_name("gather_rows_float32")]] [[kernel]] decltype(gather_rows<float, int32_t>) gather_rows<float, int32_t>;
+template [[host_name("gather_rows_large_float32")]] [[kernel]] decltype(gather_rows<float, int64_t>) gather_rows<float, int64_t>;
+`
+
+// An instance that leaves trailing parameters to their defaults still
+// chooses the entry's arguments: its index type stays (not the dtype:
+// an index of type float does not compile), and the defaulted ones are
+// left out, as the instance leaves them.
+func TestMetalHostNameInstancesWithDefaults(t *testing.T) {
+	for _, c := range []struct {
+		entry, want string
+	}{
+		{"gather_rows_float32", `entry: "gather_rows<T, int32_t>"`},
+		{"gather_rows_large_float32", `entry: "gather_rows<T, int64_t>"`},
+	} {
+		res, err := Manifest(Request{Name: "my_gather", SrcPath: "/w/k.metal", Src: defaultedInstancesSource, Entries: []string{c.entry}, Dir: "/w"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.entry, err)
+		}
+		if !strings.Contains(res.Text, c.want) || strings.Contains(res.Text, "\n  N: {") {
+			t.Errorf("%s: manifest lacks %q (or has a knob N):\n%s", c.entry, c.want, res.Text)
+		}
+		load(t, res.Text, "k.metal", defaultedInstancesSource)
+	}
+}
