@@ -163,3 +163,40 @@ func TestMetalHostNameInstancesWithDefaults(t *testing.T) {
 		load(t, res.Text, "k.metal", defaultedInstancesSource)
 	}
 }
+
+// functorMacroSource's instances pass a functor a macro writes (as
+// candle's unary.metal passes usilu, from define_unary_op) beside the
+// element type.
+const functorMacroSource = `#include <metal_stdlib>
+using namespace metal;
+#define DEFINE_OP(NAME, EXPR) struct NAME { template <typename T> T operator()(T x) { return EXPR; } };
+DEFINE_OP(op_twice, x + x)
+DEFINE_OP(op_square, x * x)
+
+template <typename T, typename U, typename Op>
+[[kernel]] void apply(const device T* x [[buffer(0)]], device U* y [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  Op op;
+  y[i] = static_cast<U>(op(x[i]));
+}
+
+#define INST(NAME, T, OP) template [[host_name(NAME)]] [[kernel]] decltype(apply<T, T, OP>) apply<T, T, OP>;
+INST("twice_f32", float, op_twice)
+INST("square_f32", float, op_square)
+INST("square_f16", half, op_square)
+`
+
+// A functor that is no function of the element type stays in the entry
+// as the instance writes it; only the arguments equal to the element
+// type follow the dtype.
+func TestMetalHostNameInstancesKeepFunctor(t *testing.T) {
+	for entry, want := range map[string]string{"twice_f32": `entry: "apply<T, T, op_twice>"`, "square_f16": `entry: "apply<T, T, op_square>"`} {
+		res, err := Manifest(Request{Name: "my_apply", SrcPath: "/w/k.metal", Src: functorMacroSource, Entries: []string{entry}, Dir: "/w"})
+		if err != nil {
+			t.Fatalf("%s: %v", entry, err)
+		}
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("%s: manifest lacks %q:\n%s", entry, want, res.Text)
+		}
+		load(t, res.Text, "k.metal", functorMacroSource)
+	}
+}
