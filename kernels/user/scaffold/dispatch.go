@@ -30,6 +30,7 @@ type kernelScan struct {
 	boundsLine int
 	threads    []string // x, y, z threads of a 2-D or 3-D launch (threadsFromDim3); nil: [block, 1, 1]
 	argsTODOs  []string // TODO comments for its args line
+	argsNotes  []string // what its args line says first (how shape and stride arrays are bound: stridedLayout)
 	// floatTypes are its template type parameters only by-value scalars
 	// take (scalarOnlyTypes): float in the entry
 	floatTypes map[string][]string
@@ -116,7 +117,7 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 	if c.lang == "metal" && metalTakesStruct(c, k) {
 		d.argsComment = "buffers, then the struct's fields (mltop packs them into one struct after the buffers)"
 	}
-	for _, t := range k.argsTODOs {
+	for _, t := range append(k.argsNotes, k.argsTODOs...) {
 		d.argsComment = withTODO(d.argsComment, t)
 	}
 	d.tgm, d.dynamic = c.sharedItems(p, k, c.bodyText(k.body))
@@ -196,10 +197,17 @@ func guessShapes(p *plan, k *kernelScan, size []string) {
 	}
 }
 
-// bodyText is the source lines the body spans.
+// bodyText is the source lines the body spans; a body on one line is
+// its own tokens: a kernel a macro writes is expanded onto the line that
+// invokes the macro, beside the other kernels the macro writes (candle's
+// impl_reduce writes NAME and NAME_strided on one line), whose shared
+// arrays are not this kernel's.
 func (c *context) bodyText(body []csrc.Token) string {
 	if len(body) == 0 {
 		return ""
+	}
+	if body[0].Line == body[len(body)-1].Line {
+		return tokenText(body)
 	}
 	lines := strings.Split(c.src, "\n")
 	from, to := body[0].Line-1, body[len(body)-1].Line
@@ -208,6 +216,25 @@ func (c *context) bodyText(body []csrc.Token) string {
 	}
 	return strings.Join(lines[from:to], "\n")
 }
+
+// tokenText writes tokens as C reads them: one space apart, none
+// around `::` and `.`, before `(`, `[`, `)`, `]`, `,`, `;` or after `(`, `[`
+// (`threadgroup float shared[1024]`, `metal::uint`).
+func tokenText(toks []csrc.Token) string {
+	var b strings.Builder
+	for i, t := range toks {
+		if i > 0 && !tightBefore[t.Text] && !tightAfter[toks[i-1].Text] {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t.Text)
+	}
+	return b.String()
+}
+
+var (
+	tightBefore = map[string]bool{"(": true, "[": true, ")": true, "]": true, ",": true, ";": true, "::": true, ".": true}
+	tightAfter  = map[string]bool{"(": true, "[": true, "::": true, ".": true}
+)
 
 // entryExpr writes the entry: its C++ name and, for a template, the
 // arguments mltop fills in (the dtype name, knobs, flags).
@@ -218,6 +245,9 @@ func (c *context) entryExpr(p *plan, k *kernelScan) string {
 	}
 	var args []string
 	for i, tp := range k.tmpl {
+		if lt := c.launchTArgs[sigKey(k.sig)]; lt != nil && lt.instances && i >= len(lt.args) {
+			break // the [[host_name]] instances leave the rest to their defaults (coversTemplate): so does the entry
+		}
 		if pack := c.packArgs(k); tp.pack && pack != nil { // the launch names the pack's types: the entry names them too
 			args = append(args, pack...)
 			break

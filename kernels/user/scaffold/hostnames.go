@@ -34,7 +34,8 @@ func metalHostName(src, host string) (metal.Instantiation, bool) {
 // floating type argument) is left to the dtype (written as the parameter's
 // own name, so no instance fixes a buffer's type), and so is a type
 // argument equal to it; a functor of it becomes that functor of the
-// dtype; another scalar type stays as written.
+// dtype; another type (a scalar, a functor of no element type) stays as
+// written.
 func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTemplate, bool) {
 	hosts, err := metal.HostNames(c.src)
 	if err != nil {
@@ -48,7 +49,7 @@ func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTe
 	var insts []inst
 	var lines map[string]int
 	for host, in := range hosts {
-		if in.Template != sig.Entry || len(in.Args) != len(tmpl) {
+		if in.Template != sig.Entry || !coversTemplate(in.Args, tmpl) {
 			continue
 		}
 		args := slices.Clone(in.Args)
@@ -63,10 +64,13 @@ func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTe
 				args[i] = elemWord(elem).ReplaceAllString(args[i], elemParam)
 				continue
 			}
-			if elem != "" && args[i] != elem && fixedCType(args[i]) {
-				// another scalar type beside the element type (ggml's
-				// kernel_cpy_f32_f16 is kernel_cpy_t_t<float, half>): the
-				// instance converts to it, whatever the dtype
+			if elem != "" && args[i] != elem && !elemWord(elem).MatchString(args[i]) {
+				// another type beside the element type: a scalar (ggml's
+				// kernel_cpy_f32_f16 is kernel_cpy_t_t<float, half>), which
+				// the instance converts to whatever the dtype, or a functor
+				// of no element type (candle's silu_f32_strided is
+				// unary_kernel_strided<float, float, usilu>, the struct a
+				// macro writes): it stays as written
 				continue
 			}
 			args[i] = tp.name
@@ -98,6 +102,22 @@ func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTe
 	}
 	slices.SortFunc(lt.all, func(a, b launchSeen) int { return a.line - b.line }) // listed in the source's order
 	return lt, true
+}
+
+// coversTemplate says whether an instance's arguments fill a template's
+// parameters: each one, or those before the parameters with a default
+// (MLX's rope_float32 is rope<float, int32_t> of `template <typename T,
+// typename IdxT, int N = 4>`).
+func coversTemplate(args []string, tmpl []tparam) bool {
+	if len(args) > len(tmpl) {
+		return false
+	}
+	for _, tp := range tmpl[len(args):] {
+		if tp.def == "" || tp.pack {
+			return false
+		}
+	}
+	return true
 }
 
 // instanceElement is an instance's element type, the argument of its first

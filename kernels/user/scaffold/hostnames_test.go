@@ -123,3 +123,80 @@ template [[host_name("cpy_f32_f16")]] kernel cpy_t cpy<float, half>;
 		}
 	}
 }
+
+// defaultedInstancesSource's instances give the template's leading
+// arguments only, its last parameter left to its default (as MLX's
+// rope.metal instantiates rope<float, int32_t> of `template <typename T,
+// typename IdxT, int N = 4>`).
+const defaultedInstancesSource = `#include <metal_stdlib>
+using namespace metal;
+
+template <typename T, typename IdxT, int N = 4>
+[[kernel]] void gather_rows(const device T* x [[buffer(0)]], device T* y [[buffer(1)]],
+                            constant const int& cols [[buffer(2)]], uint2 i [[thread_position_in_grid]]) {
+  IdxT at = IdxT(i.y) * IdxT(cols) + IdxT(i.x);
+  for (int k = 0; k < N; k++) y[at] = x[at] * T(k + 1);
+}
+
+template [[host_name("gather_rows_float32")]] [[kernel]] decltype(gather_rows<float, int32_t>) gather_rows<float, int32_t>;
+template [[host_name("gather_rows_large_float32")]] [[kernel]] decltype(gather_rows<float, int64_t>) gather_rows<float, int64_t>;
+`
+
+// An instance that leaves trailing parameters to their defaults still
+// chooses the entry's arguments: its index type stays (not the dtype:
+// an index of type float does not compile), and the defaulted ones are
+// left out, as the instance leaves them.
+func TestMetalHostNameInstancesWithDefaults(t *testing.T) {
+	for _, c := range []struct {
+		entry, want string
+	}{
+		{"gather_rows_float32", `entry: "gather_rows<T, int32_t>"`},
+		{"gather_rows_large_float32", `entry: "gather_rows<T, int64_t>"`},
+	} {
+		res, err := Manifest(Request{Name: "my_gather", SrcPath: "/w/k.metal", Src: defaultedInstancesSource, Entries: []string{c.entry}, Dir: "/w"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.entry, err)
+		}
+		if !strings.Contains(res.Text, c.want) || strings.Contains(res.Text, "\n  N: {") {
+			t.Errorf("%s: manifest lacks %q (or has a knob N):\n%s", c.entry, c.want, res.Text)
+		}
+		load(t, res.Text, "k.metal", defaultedInstancesSource)
+	}
+}
+
+// functorMacroSource's instances pass a functor a macro writes (as
+// candle's unary.metal passes usilu, from define_unary_op) beside the
+// element type.
+const functorMacroSource = `#include <metal_stdlib>
+using namespace metal;
+#define DEFINE_OP(NAME, EXPR) struct NAME { template <typename T> T operator()(T x) { return EXPR; } };
+DEFINE_OP(op_twice, x + x)
+DEFINE_OP(op_square, x * x)
+
+template <typename T, typename U, typename Op>
+[[kernel]] void apply(const device T* x [[buffer(0)]], device U* y [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  Op op;
+  y[i] = static_cast<U>(op(x[i]));
+}
+
+#define INST(NAME, T, OP) template [[host_name(NAME)]] [[kernel]] decltype(apply<T, T, OP>) apply<T, T, OP>;
+INST("twice_f32", float, op_twice)
+INST("square_f32", float, op_square)
+INST("square_f16", half, op_square)
+`
+
+// A functor that is no function of the element type stays in the entry
+// as the instance writes it; only the arguments equal to the element
+// type follow the dtype.
+func TestMetalHostNameInstancesKeepFunctor(t *testing.T) {
+	for entry, want := range map[string]string{"twice_f32": `entry: "apply<T, T, op_twice>"`, "square_f16": `entry: "apply<T, T, op_square>"`} {
+		res, err := Manifest(Request{Name: "my_apply", SrcPath: "/w/k.metal", Src: functorMacroSource, Entries: []string{entry}, Dir: "/w"})
+		if err != nil {
+			t.Fatalf("%s: %v", entry, err)
+		}
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("%s: manifest lacks %q:\n%s", entry, want, res.Text)
+		}
+		load(t, res.Text, "k.metal", functorMacroSource)
+	}
+}

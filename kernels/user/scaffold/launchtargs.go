@@ -339,13 +339,25 @@ func (c *context) readLaunchTemplates(sigs []csrc.Signature) {
 		lt.foldSwitch(tmpl)
 		lt.fixed = map[string]string{}
 		for j, tp := range tmpl {
-			if j < len(lt.args) && tp.isType && !tp.pack && (fixedCType(lt.args[j]) || c.sourceStruct(lt.args[j])) {
+			if j < len(lt.args) && tp.isType && !tp.pack && (fixedCType(lt.args[j]) || c.sourceStruct(lt.args[j]) || lt.instances && !isTemplateParam(lt.args[j], tmpl)) {
 				lt.fixed[tp.name] = strings.Join(strings.Fields(lt.args[j]), " ")
 			}
 		}
 		sigs[i] = withTypes(sig, lt.fixed)
 		c.launchTArgs[sigKey(sig)] = &lt
 	}
+}
+
+// isTemplateParam says whether a template argument is one of tmpl's own
+// parameters (a [[host_name]] instance's argument that follows the dtype
+// is written so: hostNameTemplates).
+func isTemplateParam(arg string, tmpl []tparam) bool {
+	for _, tp := range tmpl {
+		if tp.name == arg {
+			return true
+		}
+	}
+	return false
 }
 
 func sigKey(sig csrc.Signature) string {

@@ -20,10 +20,18 @@ import (
 func (c *context) bindParams(p *plan, k *kernelScan) []string {
 	var inOrder, buffers, metalScalars []string
 	takesStruct := c.lang == "metal" && metalTakesStruct(c, k)
+	lay := c.stridedLayout(p, k)
+	if lay != nil {
+		k.argsNotes = append(k.argsNotes, lay.notes...)
+	}
 	for i, prm := range c.withPack(p, k) {
 		pname := prm.Name
 		if pname == "" {
 			pname = fmt.Sprintf("arg%d", i)
+		}
+		if a, ok := lay.arg(prm.Name); ok { // a shape or stride array, its rank or element count
+			inOrder = append(inOrder, a)
+			continue
 		}
 		var bound []string
 		accElem, accRank, accessor := user.PackedAccessor(prm)

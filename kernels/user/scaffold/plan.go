@@ -136,7 +136,7 @@ func quoteAll(xs []string) string {
 	out := make([]string, len(xs))
 	for i, x := range xs {
 		out[i] = quote(x)
-		if strings.HasPrefix(x, "{") { // a struct's mapping (structMapping), written as YAML already
+		if strings.HasPrefix(x, "{") || strings.HasPrefix(x, "[") { // a struct's mapping (structMapping) or an array value (arrayArg), written as YAML already
 			out[i] = x
 		}
 	}

@@ -43,6 +43,16 @@ func (c *context) sharedItems(p *plan, k *kernelScan, body string) (items, dynam
 		}
 	}
 	locals := user.LocalIntConsts(body)
+	// unsized are the TODO items by array, type and reason: one line
+	// each, the other declarations' extents listed on it (candle's
+	// reduce_switch declares `threadgroup I shared[N]` in 11 cases)
+	type unsized struct {
+		at         int // its line in items
+		decl, todo string
+		more       []string // the other declarations' extents
+	}
+	var todos []*unsized
+	seen := map[string]*unsized{}
 	for _, m := range sharedDecl.FindAllStringSubmatch(body, -1) {
 		typ, name, ext := m[2], m[3], m[4]
 		if m[1] != "" {
@@ -57,10 +67,26 @@ func (c *context) sharedItems(p *plan, k *kernelScan, body string) (items, dynam
 		decl := strings.TrimSpace(m[0])
 		bytes, todo := sharedBytes(s, typ, extents)
 		if todo != "" {
-			items = append(items, fmt.Sprintf("# - {name: %s, bytes: \"TODO\"}   # TODO: bytes of %s: %s", name, decl, todo))
+			key := name + "\x00" + typ + "\x00" + todo
+			if u := seen[key]; u != nil {
+				u.more = append(u.more, strings.TrimSpace(ext))
+				continue
+			}
+			u := &unsized{at: len(items), decl: decl, todo: todo}
+			seen[key] = u
+			todos = append(todos, u)
+			items = append(items, "")
 			continue
 		}
 		items = append(items, fmt.Sprintf("- {name: %s, bytes: \"%s\"}   # %s", name, bytes, decl))
+	}
+	for _, u := range todos {
+		also := ""
+		if len(u.more) > 0 {
+			also = fmt.Sprintf(" (and %d more of the same type: %s)", len(u.more), strings.Join(u.more, ", "))
+		}
+		name := sharedDecl.FindStringSubmatch(u.decl)[3]
+		items[u.at] = fmt.Sprintf("# - {name: %s, bytes: \"TODO\"}   # TODO: bytes of %s%s: %s", name, u.decl, also, u.todo)
 	}
 	return items, dynamic
 }
