@@ -46,8 +46,8 @@ check: none
 // dtype and a literal enumerator are left as they are.
 func TestEnumTemplateParameterCast(t *testing.T) {
 	for _, c := range []struct{ entry, want string }{
-		{"k<T, R>", "k<float,(Reduction)(2)>"},
-		{"k<T, {R - 1}>", "k<float,(Reduction)(1)>"},
+		{"k<T, R>", "k<float, (Reduction)(2)>"},
+		{"k<T, {R - 1}>", "k<float, (Reduction)(1)>"},
 		{"k<T, MAX>", "k<float, MAX>"},
 		{"ops::j<M, T>", "ops::j<(ops::Mode)(1), float>"},
 		{"ops::j<ops::Mode::Copy, T>", "ops::j<ops::Mode::Copy, float>"},

@@ -253,9 +253,9 @@ func (e *entryExpr) renderCast(env map[string]any, dtypeName, ctype string) (str
 		if t := e.casts[i]; t != "" && len(vals) == 1 && (vals[0].p != nil || vals[0].name != "" && vals[0].name != dtypeName) {
 			s = "(" + t + ")(" + strings.TrimSpace(s) + ")"
 		}
-		out = append(out, s)
+		out = append(out, strings.TrimSpace(s))
 	}
-	return e.name + "<" + strings.Join(out, ",") + ">", nil
+	return e.name + "<" + strings.Join(out, ", ") + ">", nil
 }
 
 // renderParts writes parts of the template argument list for a spec.
