@@ -67,3 +67,30 @@ func (ts typeScope) sourceClasses(pinned map[string]string) map[string]string {
 	}
 	return out
 }
+
+// castEnums notes the entry's template arguments whose template parameter
+// of sig has an enum type of the source (`template <typename scalar_t,
+// ReductionType REDUCE>`, pytorch_scatter): a knob's value there is an
+// integer, which C++ does not convert to the enum, so the entry casts it
+// (entryExpr.renderCast). The type is qualified as the entry's scope
+// finds it from the kernel's namespace.
+func (e *entryExpr) castEnums(sig csrc.Signature, ts typeScope) {
+	e.casts = nil
+	for i, t := range sig.TemplateTypes {
+		name, _ := splitTemplateName(ts.resolve(t))
+		if k := strings.LastIndex(name, "::"); k >= 0 {
+			name = name[k+2:]
+		}
+		if _, enum := ts.enums[name]; !enum || t == "" {
+			continue
+		}
+		if !strings.HasPrefix(t, "::") {
+			first, _, _ := strings.Cut(t, "::")
+			t = enclosing(e.scope, e.name, first) + t
+		}
+		if e.casts == nil {
+			e.casts = map[int]string{}
+		}
+		e.casts[i] = t
+	}
+}

@@ -312,6 +312,7 @@ func (bl *builder) bindTo(ud udisp, lang string, sig csrc.Signature, bc bindCont
 	ts.code = bl.codeWithHeaders(lang, s)
 	ts.vectors = lang == "cuda"
 	ts.enums = enumTypes(ts.code)
+	ud.entry.castEnums(sig, ts)
 	classes, specClasses, err := bl.classTypes(ud.entry, ud.entry.pinnedClassTypes(nonPackTemplate(sig)))
 	if err != nil {
 		return ubinding{}, d.err(path+".entry", field+".entry", "%v", err)

@@ -19,6 +19,12 @@ type entryExpr struct {
 	name    string      // the name without template arguments: "ns::kern"
 	args    []entryPart // the template argument list (between < and >)
 	hasArgs bool
+	scope   entryScope
+	// casts: the top-level template arguments (by index) whose template
+	// parameter is of an enum type of the source, to that type as the
+	// entry's scope names it: a knob's integer there is cast to it, as C++
+	// converts no integer to an enum implicitly (args_enum.go).
+	casts map[int]string
 }
 
 // entryPart is a piece of the template argument list: text copied as it
@@ -62,7 +68,7 @@ func init() {
 
 // parseEntry reads an entry expression.
 func parseEntry(text string, sc entryScope) (*entryExpr, error) {
-	e := &entryExpr{text: text}
+	e := &entryExpr{text: text, scope: sc}
 	i := skipSpace(text, 0)
 	start := i
 	for {
@@ -218,11 +224,38 @@ func (e *entryExpr) render(env map[string]any, dtypeName, ctype string) (string,
 	if !e.hasArgs {
 		return e.name, nil
 	}
+	if len(e.casts) > 0 {
+		return e.renderCast(env, dtypeName, ctype)
+	}
 	args, err := e.renderParts(e.args, env, dtypeName, ctype)
 	if err != nil {
 		return "", err
 	}
 	return e.name + "<" + args + ">", nil
+}
+
+// renderCast renders the entry argument by argument, casting a value
+// alone (a knob, dim, flag or {expr}) at an enum parameter to its type:
+// `scatter_kernel<float, (ReductionType)(4)>`.
+func (e *entryExpr) renderCast(env map[string]any, dtypeName, ctype string) (string, error) {
+	var out []string
+	for i, arg := range e.topArgs() {
+		s, err := e.renderParts(arg, env, dtypeName, ctype)
+		if err != nil {
+			return "", err
+		}
+		var vals []entryPart
+		for _, p := range arg {
+			if p.name != "" || p.p != nil || strings.TrimSpace(p.lit) != "" {
+				vals = append(vals, p)
+			}
+		}
+		if t := e.casts[i]; t != "" && len(vals) == 1 && (vals[0].p != nil || vals[0].name != "" && vals[0].name != dtypeName) {
+			s = "(" + t + ")(" + strings.TrimSpace(s) + ")"
+		}
+		out = append(out, strings.TrimSpace(s))
+	}
+	return e.name + "<" + strings.Join(out, ", ") + ">", nil
 }
 
 // renderParts writes parts of the template argument list for a spec.

@@ -18,11 +18,41 @@ import (
 // to such a parameter is passed as that struct: its address, its shape and
 // its contiguous (row-major) strides.
 
-// accessorParam is a by-value packed-accessor parameter.
+// accessorParam is a by-value packed-accessor parameter, or a
+// TensorInfo one (info).
 type accessorParam struct {
 	elem  string // the element type as written: "scalar_t", "int64_t"
-	rank  int    // N
+	rank  int    // N; 0 for a TensorInfo, which takes any rank up to tensorInfoDims
 	index int    // bytes of index_t: 4 or 8
+	// info: at::cuda::detail::TensorInfo<T, IndexType>, which kernels of
+	// PyTorch and its extensions (pytorch_scatter's scatter_kernel) take
+	// by value: the data pointer, sizes[25], strides[25] in IndexType,
+	// then int dims, as getTensorInfo<T, IndexType>(tensor) fills it.
+	info bool
+}
+
+// tensorInfoDims is MAX_TENSORINFO_DIMS, the length of TensorInfo's
+// sizes and strides arrays.
+const tensorInfoDims = 25
+
+// kind names the parameter's type for messages.
+func (acc accessorParam) kind() string {
+	if acc.info {
+		return "a PyTorch TensorInfo"
+	}
+	return "a PyTorch packed accessor"
+}
+
+// indexWidth reads an index type's width in bytes: 0 for a type mltop
+// does not lay out.
+func indexWidth(t string) int {
+	switch strings.TrimPrefix(t, "std::") {
+	case "int", "int32_t", "unsigned", "unsigned int", "uint32_t":
+		return 4
+	case "long", "long long", "int64_t", "ptrdiff_t", "size_t", "uint64_t", "unsigned long", "unsigned long long":
+		return 8
+	}
+	return 0
 }
 
 // accessorNames are the class templates, with the index width each
@@ -49,6 +79,9 @@ func parseAccessor(prm csrc.Param) (acc accessorParam, ok bool, err error) {
 	for _, ns := range []string{"::at::", "::torch::", "at::", "torch::"} {
 		name = strings.TrimPrefix(name, ns)
 	}
+	if info := strings.TrimPrefix(strings.TrimPrefix(name, "cuda::"), "detail::"); info == "TensorInfo" {
+		return parseTensorInfo(t, args)
+	}
 	width, known := accessorNames[name]
 	if !known {
 		return acc, false, nil
@@ -64,14 +97,22 @@ func parseAccessor(prm csrc.Param) (acc accessorParam, ok bool, err error) {
 	if width == 0 {
 		acc.index = 8
 		if len(args) >= 4 {
-			switch args[3] {
-			case "int", "int32_t", "std::int32_t", "unsigned", "unsigned int", "uint32_t":
-				acc.index = 4
-			case "long", "long long", "int64_t", "std::int64_t", "ptrdiff_t", "size_t":
-			default:
+			if acc.index = indexWidth(args[3]); acc.index == 0 {
 				return acc, true, fmt.Errorf("the index type of %s is %s: mltop lays out int32_t and int64_t ones", t, args[3])
 			}
 		}
+	}
+	return acc, true, nil
+}
+
+// parseTensorInfo reads TensorInfo<T, IndexType>'s arguments.
+func parseTensorInfo(t string, args []string) (accessorParam, bool, error) {
+	if len(args) != 2 {
+		return accessorParam{}, true, fmt.Errorf("TensorInfo takes the element type and the index type: %s has %d template arguments", t, len(args))
+	}
+	acc := accessorParam{elem: args[0], index: indexWidth(args[1]), info: true}
+	if acc.index == 0 {
+		return acc, true, fmt.Errorf("the index type of %s is %s: mltop lays out int32_t and int64_t ones", t, args[1])
 	}
 	return acc, true, nil
 }
@@ -105,22 +146,33 @@ func (f *Family) accessorArg(pd *profiler.Dispatch, up uparam, bufName string, e
 			shape = append(shape, v)
 		}
 	}
-	if len(shape) != acc.rank { // checked at load; a guard
+	rank, slots := acc.rank, acc.rank // slots: the length of sizes and strides
+	if acc.info {
+		rank, slots = len(shape), tensorInfoDims
+	}
+	if len(shape) != rank || rank > slots { // checked at load; a guard
 		return profiler.StructArg{}, fmt.Errorf("buffer %s has %d dimensions but parameter `%s` takes %d", bufName, len(shape), describe(up.param), acc.rank)
 	}
-	strides := make([]int64, acc.rank)
+	strides := make([]int64, rank)
 	n := int64(1)
-	for i := acc.rank - 1; i >= 0; i-- {
+	for i := rank - 1; i >= 0; i-- {
 		strides[i] = n
 		n *= shape[i]
 	}
-	size := 8 + 2*acc.rank*acc.index
+	size := 8 + 2*slots*acc.index
+	if acc.info {
+		size += 4 // int dims
+	}
 	size = (size + 7) / 8 * 8
 	st := profiler.StructArg{Name: up.param.Name, Type: structTypeName(up.param), Bytes: make([]byte, size)}
 	put := func(off int, v int64, what string) error {
 		if acc.index == 4 {
 			if v > 1<<31-1 {
-				return fmt.Errorf("buffer %s: its %s %d does not fit the int32 index of parameter `%s`: take a PackedTensorAccessor64, or a smaller shape", bufName, what, v, describe(up.param))
+				wide := "a PackedTensorAccessor64"
+				if acc.info {
+					wide = "TensorInfo<" + acc.elem + ", int64_t>"
+				}
+				return fmt.Errorf("buffer %s: its %s %d does not fit the int32 index of parameter `%s`: take %s, or a smaller shape", bufName, what, v, describe(up.param), wide)
 			}
 			binary.LittleEndian.PutUint32(st.Bytes[off:], uint32(v))
 			return nil
@@ -128,15 +180,20 @@ func (f *Family) accessorArg(pd *profiler.Dispatch, up uparam, bufName string, e
 		binary.LittleEndian.PutUint64(st.Bytes[off:], uint64(v))
 		return nil
 	}
-	for i := range acc.rank {
+	for i := range rank {
 		if err := put(8+i*acc.index, shape[i], fmt.Sprintf("size(%d)", i)); err != nil {
 			return st, err
 		}
-		if err := put(8+(acc.rank+i)*acc.index, strides[i], fmt.Sprintf("stride(%d)", i)); err != nil {
+		if err := put(8+(slots+i)*acc.index, strides[i], fmt.Sprintf("stride(%d)", i)); err != nil {
 			return st, err
 		}
 	}
-	st.Pointers = []profiler.StructPointer{{Field: "data_", Offset: 0, Arg: len(pd.Args)}}
+	field := "data_"
+	if acc.info {
+		field = "data"
+		binary.LittleEndian.PutUint32(st.Bytes[8+2*slots*acc.index:], uint32(rank))
+	}
+	st.Pointers = []profiler.StructPointer{{Field: field, Offset: 0, Arg: len(pd.Args)}}
 	pd.Args = append(pd.Args, bufName)
 	return st, nil
 }
@@ -241,10 +298,21 @@ func (bl *builder) bindAccessor(a uarg, prm csrc.Param, up uparam, acc accessorP
 	switch {
 	case perr != nil:
 		return up, d.err(apath, afield, "parameter `%s` of %s:%d: %v", describe(prm), file, sig.Line, perr)
+	case a.buf == "" && acc.info:
+		return up, d.err(apath, afield, "%q goes to parameter `%s` of %s:%d, %s: bind one of the buffers (%s); mltop passes its address, sizes, contiguous strides and rank, as at::cuda::detail::getTensorInfo<%s, %s>() does", a.text, describe(prm), file, sig.Line, acc.kind(), strings.Join(bufNames(bl.f.bufs), ", "), acc.elem, map[int]string{4: "int", 8: "int64_t"}[acc.index])
 	case a.buf == "":
 		return up, d.err(apath, afield, "%q goes to parameter `%s` of %s:%d, a PyTorch packed accessor: bind one of the buffers (%s); mltop passes its address, sizes and contiguous strides, as tensor.packed_accessor%d() does", a.text, describe(prm), file, sig.Line, strings.Join(bufNames(bl.f.bufs), ", "), acc.index*8)
 	}
 	b := bl.buf(a.buf)
+	if acc.info {
+		// a const TensorInfo still holds a T*: the kernel may write through it
+		if len(b.shape) > tensorInfoDims {
+			return up, d.err(apath, afield, "buffer %s has %d dimensions but parameter `%s` of %s:%d is a TensorInfo, which holds at most %d: give the buffer fewer extents", a.buf, len(b.shape), describe(prm), file, sig.Line, tensorInfoDims)
+		}
+		up.acc = &acc
+		up.elem = ts.elem(csrc.Param{Pointer: true, Pointee: acc.elem})
+		return up, nil
+	}
 	if len(b.shape) != acc.rank {
 		return up, d.err(apath, afield, "buffer %s has %d dimensions but parameter `%s` of %s:%d is a packed accessor of rank %d: give the buffer a shape of %d extents (the tensor's sizes)", a.buf, len(b.shape), describe(prm), file, sig.Line, acc.rank, acc.rank)
 	}
@@ -255,3 +323,38 @@ func (bl *builder) bindAccessor(a uarg, prm csrc.Param, up uparam, acc accessorP
 	up.elem = ts.elem(csrc.Param{Pointer: true, Pointee: acc.elem})
 	return up, nil
 }
+
+// torchTensorInfo is at::cuda::detail::TensorInfo with the layout
+// getTensorInfo<T, IndexType>(tensor) fills (the data pointer, sizes and
+// strides of MAX_TENSORINFO_DIMS entries, the rank), and IndexToOffset,
+// with which kernels turn a linear index into an element's offset (Dims
+// -1: the rank read from the struct).
+const torchTensorInfo = `#ifndef MLTOP_TORCH_TENSORINFO_
+#define MLTOP_TORCH_TENSORINFO_
+#ifndef MAX_TENSORINFO_DIMS
+#define MAX_TENSORINFO_DIMS 25
+#endif
+namespace at { namespace cuda { namespace detail {
+template <typename T, typename IndexType>
+struct TensorInfo {
+  __host__ __device__ bool isContiguous() const { return dims == 1 && strides[0] == 1; }
+  T* data;
+  IndexType sizes[MAX_TENSORINFO_DIMS];
+  IndexType strides[MAX_TENSORINFO_DIMS];
+  int dims;
+};
+template <typename T, typename IndexType, int Dims>
+struct IndexToOffset {
+  static __host__ __device__ IndexType get(IndexType linear, const TensorInfo<T, IndexType>& info) {
+    const int rank = Dims < 0 ? info.dims : Dims;
+    IndexType offset = 0;
+    for (int d = rank - 1; d > 0; --d) {
+      offset += (linear % info.sizes[d]) * info.strides[d];
+      linear /= info.sizes[d];
+    }
+    return offset + linear * info.strides[0];
+  }
+};
+}}}  // namespace at::cuda::detail
+#endif
+`

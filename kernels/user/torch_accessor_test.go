@@ -20,13 +20,18 @@ func TestParseAccessor(t *testing.T) {
 		want    accessorParam
 		wantErr string
 	}{
-		{"at::PackedTensorAccessor64 <scalar_t , 3 , at::RestrictPtrTraits>", true, accessorParam{"scalar_t", 3, 8}, ""},
-		{"const torch::PackedTensorAccessor32<float, 2, torch::RestrictPtrTraits>", true, accessorParam{"float", 2, 4}, ""},
-		{"at::PackedTensorAccessor<int64_t, 1>", true, accessorParam{"int64_t", 1, 8}, ""},
-		{"at::GenericPackedTensorAccessor<float, 2, at::DefaultPtrTraits, int32_t>", true, accessorParam{"float", 2, 4}, ""},
-		{"at::GenericPackedTensorAccessor<float, 2, at::DefaultPtrTraits, int64_t>", true, accessorParam{"float", 2, 8}, ""},
+		{"at::PackedTensorAccessor64 <scalar_t , 3 , at::RestrictPtrTraits>", true, accessorParam{"scalar_t", 3, 8, false}, ""},
+		{"const torch::PackedTensorAccessor32<float, 2, torch::RestrictPtrTraits>", true, accessorParam{"float", 2, 4, false}, ""},
+		{"at::PackedTensorAccessor<int64_t, 1>", true, accessorParam{"int64_t", 1, 8, false}, ""},
+		{"at::GenericPackedTensorAccessor<float, 2, at::DefaultPtrTraits, int32_t>", true, accessorParam{"float", 2, 4, false}, ""},
+		{"at::GenericPackedTensorAccessor<float, 2, at::DefaultPtrTraits, int64_t>", true, accessorParam{"float", 2, 8, false}, ""},
 		{"at::PackedTensorAccessor32<float, D, at::RestrictPtrTraits>", true, accessorParam{}, `the rank of at::PackedTensorAccessor32<float, D, at::RestrictPtrTraits> is "D"`},
 		{"at::GenericPackedTensorAccessor<float, 2, at::DefaultPtrTraits, short>", true, accessorParam{}, "the index type of"},
+		{"const at::cuda::detail::TensorInfo <int64_t , int>", true, accessorParam{"int64_t", 0, 4, true}, ""},
+		{"cuda::detail::TensorInfo<scalar_t, int64_t>", true, accessorParam{"scalar_t", 0, 8, true}, ""},
+		{"TensorInfo<scalar_t, unsigned int>", true, accessorParam{"scalar_t", 0, 4, true}, ""},
+		{"at::cuda::detail::TensorInfo<float, short>", true, accessorParam{}, "the index type of at::cuda::detail::TensorInfo<float, short> is short"},
+		{"at::cuda::detail::TensorInfo<float>", true, accessorParam{}, "TensorInfo takes the element type and the index type"},
 		{"Params<float, 2>", false, accessorParam{}, ""},
 		{"int", false, accessorParam{}, ""},
 	} {
@@ -150,5 +155,77 @@ func TestPackedAccessorErrors(t *testing.T) {
 	_, err = f.Plan(profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema()), cudaDev)
 	if err == nil || !strings.Contains(err.Error(), "buffer idx holds f32 but parameter") {
 		t.Errorf("idx as f32: %v", err)
+	}
+}
+
+// tensorInfoKernel takes an index tensor as at::cuda::detail::TensorInfo
+// by value and walks it with IndexToOffset, as pytorch_scatter's
+// scatter_kernel does; it adds each source element into its output row.
+const tensorInfoKernel = `#include <ATen/cuda/detail/TensorInfo.cuh>
+#include <ATen/cuda/detail/IndexUtils.cuh>
+template <typename scalar_t>
+__global__ void k(const scalar_t* src, const at::cuda::detail::TensorInfo<int64_t, int> index_info,
+                  scalar_t* out, int numel) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < numel) {
+    int offset = at::cuda::detail::IndexToOffset<int64_t, int, -1>::get(i, index_info);
+    atomicAdd(out + index_info.data[offset], (float)src[i] * index_info.isContiguous());
+  }
+}
+`
+
+const tensorInfoManifest = `name: tinfo_k
+sources: {cuda: k.cu}
+dtypes: [f32]
+dtype_name: scalar_t
+dims: {rows: {default: 6}, cols: {default: 5}}
+buffers:
+  - {name: src, shape: [rows, cols]}
+  - {name: index, dtype: i64, shape: [rows, cols], init: "randint(0, rows)"}
+  - {name: out, shape: [rows], inout: true, init: zeros}
+dispatches:
+  - {entry: "k<scalar_t>", grid: [1], threads: [64], args: ARGS}
+check: none
+`
+
+// A buffer bound to a TensorInfo parameter is passed as the struct
+// getTensorInfo fills: its address, 25 sizes and 25 strides in the index
+// type (the buffer's shape and row-major strides first), then the rank;
+// the stub header declares TensorInfo and IndexToOffset, so the kernel
+// compiles with NVRTC. A scalar there is refused, naming the buffers.
+func TestTensorInfoArgs(t *testing.T) {
+	path := usertest.Write(t, map[string]string{"kernel.yaml": strings.Replace(tensorInfoManifest, "ARGS", "[src, index, out, rows * cols]", 1), "k.cu": tensorInfoKernel})
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.Plan(profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema()), cudaDev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.Dispatches[0]
+	if !slices.Equal(d.Args, []string{"src", "index", "out"}) || len(d.Structs) != 1 {
+		t.Fatalf("dispatch args %v, %d structs; want src, index, out with index as a struct", d.Args, len(d.Structs))
+	}
+	want := []profiler.ArgRef{{Index: 0}, {Struct: true, Index: 0}, {Index: 2}, {Scalar: true, Index: 0}}
+	if !slices.Equal(d.Order, want) {
+		t.Errorf("order %+v, want %+v", d.Order, want)
+	}
+	le := binary.LittleEndian
+	st := d.Structs[0]
+	// 8 + 25·4 + 25·4 + 4 = 212, padded to 216
+	if len(st.Bytes) != 216 || le.Uint32(st.Bytes[8:]) != 6 || le.Uint32(st.Bytes[12:]) != 5 ||
+		le.Uint32(st.Bytes[108:]) != 5 || le.Uint32(st.Bytes[112:]) != 1 || le.Uint32(st.Bytes[208:]) != 2 {
+		t.Errorf("index: %d bytes %v; want 216: pointer, sizes 6 5, strides 5 1 at 108, dims 2 at 208", len(st.Bytes), st.Bytes)
+	}
+	if want := []profiler.StructPointer{{Field: "data", Offset: 0, Arg: 1}}; !slices.Equal(st.Pointers, want) {
+		t.Errorf("pointers %+v, want %+v", st.Pointers, want)
+	}
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	compileOrSkip(t, prog)
+
+	_, err = Load(usertest.Write(t, map[string]string{"kernel.yaml": strings.Replace(tensorInfoManifest, "ARGS", "[src, 0, out, rows * cols]", 1), "k.cu": tensorInfoKernel}))
+	if err == nil || !strings.Contains(err.Error(), "a PyTorch TensorInfo: bind one of the buffers (src, index, out); mltop passes its address, sizes, contiguous strides and rank, as at::cuda::detail::getTensorInfo<int64_t, int>() does") {
+		t.Errorf("a scalar at the TensorInfo: %v", err)
 	}
 }

@@ -41,8 +41,12 @@ type Signature struct {
 	Entry     string   // the function's own name: "kern"
 	Namespace string   // the enclosing namespaces, "a::b"; "" at file scope
 	Template  []string // the names of its template parameters, if it is a template
-	Params    []Param
-	Line      int // line of the entry's name (1-based)
+	// TemplateTypes are the kinds of those parameters as written, one per
+	// name: "typename" (or "class"), "int", "ReductionType", "ns::Mode";
+	// "" where none was read (a template template parameter).
+	TemplateTypes []string
+	Params        []Param
+	Line          int // line of the entry's name (1-based)
 	// Specialization: an explicit specialization or instantiation of a
 	// template kernel (`template <> __global__ void k<half>(…)`,
 	// `template __global__ void k<float>(…);`). It is the same template,
@@ -98,7 +102,7 @@ func FindEntries(src string) []Signature {
 	var byLine map[lineToken]string // the namespaces as the preprocessor's branches leave them (namespacesByLine)
 	var out []Signature
 	var scopes []string // one per open brace: the namespace's name, or "" for any other brace
-	var template []string
+	var template, templateTypes []string
 	templateOpen := false // a template <…> was read and its declaration has not ended
 	specialized := false  // a `template <>` or `template` without <…> was read and its declaration has not ended
 	for i := 0; i < len(toks); i++ {
@@ -125,7 +129,7 @@ func FindEntries(src string) []Signature {
 		case "template":
 			if i+1 < len(toks) && toks[i+1].Text == "<" {
 				var end int
-				template, end = templateParams(toks, i+1)
+				template, templateTypes, end = templateParams(toks, i+1)
 				templateOpen = true
 				specialized = len(template) == 0 // template <>: an explicit specialization
 				i = end
@@ -185,7 +189,7 @@ func FindEntries(src string) []Signature {
 		sig.Specialization = specialized || at != j-1
 		sig.defined = hasBody(toks, end)
 		if templateOpen && !sig.Specialization {
-			sig.Template = template
+			sig.Template, sig.TemplateTypes = template, templateTypes
 		}
 		out = append(out, sig)
 		i = end
@@ -278,33 +282,45 @@ func skipGroup(toks []Token, open int, left, right string) int {
 }
 
 // templateParams reads `<typename T, int N = 4, class U>` at toks[open]
-// and returns the parameters' names and the index of the closing '>'.
-func templateParams(toks []Token, open int) ([]string, int) {
-	var names []string
+// and returns the parameters' names, their kinds as written ("typename",
+// "int", "class"; "" for a template template parameter) and the index of
+// the closing '>'.
+func templateParams(toks []Token, open int) ([]string, []string, int) {
+	var names, kinds []string
 	depth := 0
 	last := ""
-	inDefault := false
+	var words []string // the parameter's words at depth 1, up to its default
+	inDefault, nested := false, false
+	add := func() {
+		if last != "" {
+			names = append(names, last)
+			kind := ""
+			if !nested && len(words) > 1 && words[len(words)-1] == last {
+				kind = joinWords(words[:len(words)-1])
+			}
+			kinds = append(kinds, kind)
+		}
+		last, words, inDefault, nested = "", nil, false, false
+	}
 	for k := open; k < len(toks); k++ {
 		t := toks[k]
 		switch t.Text {
 		case "<", "(":
 			depth++
+			if depth > 1 && !inDefault {
+				nested = true // template <typename> class C: no kind read
+			}
 			continue
 		case ">", ")":
 			depth--
 			if depth == 0 {
-				if last != "" {
-					names = append(names, last)
-				}
-				return names, k
+				add()
+				return names, kinds, k
 			}
 			continue
 		case ",":
 			if depth == 1 {
-				if last != "" {
-					names = append(names, last)
-				}
-				last, inDefault = "", false
+				add()
 			}
 			continue
 		case "=":
@@ -313,13 +329,31 @@ func templateParams(toks []Token, open int) ([]string, int) {
 			}
 			continue
 		case ";", "{", "}":
-			return names, k - 1
+			return names, kinds, k - 1
 		}
-		if depth == 1 && !inDefault && t.Kind == Ident && t.Text != "typename" && t.Text != "class" {
-			last = t.Text
+		if depth == 1 && !inDefault {
+			if t.Text == "::" || t.Kind == Ident {
+				words = append(words, t.Text)
+			}
+			if t.Kind == Ident && t.Text != "typename" && t.Text != "class" {
+				last = t.Text
+			}
 		}
 	}
-	return names, len(toks) - 1
+	return names, kinds, len(toks) - 1
+}
+
+// joinWords writes a type's words as C++ does: `unsigned int`,
+// `ns::Mode`.
+func joinWords(words []string) string {
+	var b strings.Builder
+	for i, w := range words {
+		if i > 0 && w != "::" && words[i-1] != "::" {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+	}
+	return b.String()
 }
 
 // lineToken is the nth token of text on a line (0: its first).

@@ -616,6 +616,13 @@ func TestExternSharedArrays(t *testing.T) {
 			t.Errorf("%s: warned of bytes counted twice:\n%s", c.name, text)
 		}
 	}
+	// the type written ahead of __shared__ (cuda-samples'
+	// reductionMultiBlockCG): the same extern array
+	typeFirst := strings.Replace(src, "extern __shared__ float sram[]", "extern double __shared__ sram[]", 1)
+	m0 := usertest.Manifest("extern_k")
+	if text := findingsOf(Check(usertest.Write(t, map[string]string{"kernel.yaml": m0, "k.cu": typeFirst}), Options{Static: true}).Manifests[0]); !strings.Contains(text, nudge) {
+		t.Errorf("extern double __shared__: not warned:\n%s", text)
+	}
 	// listed as a tgm: item too: its bytes would count twice
 	m := strings.Replace(usertest.Manifest("extern_k"), "args: [X, Y, rows, cols]}", "args: [X, Y, rows, cols], dynamic_tgm: \"WG * 4\", tgm: [{name: sram, bytes: \"WG * 4\"}]}", 1)
 	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": src})

@@ -103,10 +103,18 @@ func sharedArraysIn(toks []csrc.Token, fn string) []sharedArray {
 			if toks[j].Text == "*" || toks[j].Text == "&" { // a pointer to (or reference into) shared memory
 				break
 			}
-			if toks[j].Text != "[" || toks[j-1].Kind != csrc.Ident || j-2 <= i {
+			if toks[j].Text != "[" || toks[j-1].Kind != csrc.Ident {
 				continue
 			}
-			a := sharedArray{Name: toks[j-1].Text, Elem: toks[j-2].Text, Func: fn}
+			elem := toks[j-2].Text
+			if j-2 <= i {
+				// the type ahead of the keyword: `extern double __shared__
+				// sdata[];` (cuda-samples' reductionMultiBlockCG)
+				if elem = typeBefore(toks, i); elem == "" {
+					continue
+				}
+			}
+			a := sharedArray{Name: toks[j-1].Text, Elem: elem, Func: fn}
 			for k := j; k < len(toks) && toks[k].Text == "["; k++ { // s[4][160]: every dimension
 				end := k + 1
 				for end < len(toks) && toks[end].Text != "]" {
@@ -124,6 +132,21 @@ func sharedArraysIn(toks []csrc.Token, fn string) []sharedArray {
 		}
 	}
 	return out
+}
+
+// typeBefore is the type written ahead of the __shared__ at toks[i]
+// (`extern double __shared__ s[]`), past volatile; "" when none is.
+func typeBefore(toks []csrc.Token, i int) string {
+	for k := i - 1; k >= 0; k-- {
+		switch t := toks[k]; {
+		case t.Text == "volatile":
+			continue
+		case t.Kind == csrc.Ident && t.Text != "extern" && t.Text != "static":
+			return t.Text
+		}
+		return ""
+	}
+	return ""
 }
 
 // lintUnsizedShared warns, per dispatch, about an extern (unsized) shared

@@ -387,6 +387,28 @@ func TestScaffoldSharedArrays(t *testing.T) {
 	}
 }
 
+// A shared declaration may write its type ahead of __shared__
+// (cuda-samples' reductionMultiBlockCG: `extern double __shared__
+// sdata[];`): the extern one gets its dynamic_tgm TODO, a sized one its
+// tgm: item; `static __shared__` is not read as a type.
+func TestScaffoldSharedTypeFirst(t *testing.T) {
+	src := `__global__ void red(const float* x, float* y, unsigned int n) {
+    extern double __shared__ sdata[];
+    float __shared__ part[32];
+    static __shared__ int flag[2];
+    sdata[0] = x[0]; part[0] = 0; flag[0] = 0; y[0] = sdata[0];
+}`
+	res, err := Manifest(Request{Name: "red", SrcPath: "/w/k.cu", Src: src, Dir: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{`# dynamic_tgm: "TODO"   # TODO: bytes of extern shared array sdata`, `- {name: part, bytes: "128"}`, `- {name: flag, bytes: "8"}`} {
+		if !strings.Contains(res.Text, w) {
+			t.Errorf("manifest lacks %q:\n%s", w, res.Text)
+		}
+	}
+}
+
 // TestAccessOf: how a body uses a pointer decides in, out or inout.
 func TestAccessOf(t *testing.T) {
 	for _, tc := range []struct {

@@ -14,6 +14,25 @@ import (
 // threadgroup, a type, a name and one or more [extent]s.
 var sharedDecl = regexp.MustCompile(`(?m)(extern\s+)?(?:__shared__|\bthreadgroup)\s+(?:volatile\s+)?(?:__align__\(\d+\)\s+)?([A-Za-z_][\w:]*)\s+([A-Za-z_]\w*)\s*((?:\[[^\]]*\]\s*)+)`)
 
+// typeFirst is a shared declaration that writes its type ahead of
+// __shared__ (`extern double __shared__ sdata[];`, cuda-samples'
+// reductionMultiBlockCG): sharedItems reads it as `extern __shared__
+// double sdata[];`.
+var typeFirst = regexp.MustCompile(`(\bextern\s+)?\b([A-Za-z_][\w:]*)\s+__shared__\s`)
+
+// sharedFirst rewrites typeFirst declarations with __shared__ first; a
+// storage word ahead of __shared__ (static, volatile) stays.
+func sharedFirst(body string) string {
+	return typeFirst.ReplaceAllStringFunc(body, func(m string) string {
+		g := typeFirst.FindStringSubmatch(m)
+		switch g[2] {
+		case "static", "volatile", "extern", "const":
+			return m
+		}
+		return g[1] + "__shared__ " + g[2] + " "
+	})
+}
+
 // extentRE is one [extent] of a declaration.
 var extentRE = regexp.MustCompile(`\[([^\]]*)\]`)
 
@@ -53,7 +72,7 @@ func (c *context) sharedItems(p *plan, k *kernelScan, body string) (items, dynam
 	}
 	var todos []*unsized
 	seen := map[string]*unsized{}
-	for _, m := range sharedDecl.FindAllStringSubmatch(body, -1) {
+	for _, m := range sharedDecl.FindAllStringSubmatch(sharedFirst(body), -1) {
 		typ, name, ext := m[2], m[3], m[4]
 		if m[1] != "" {
 			dynamic = append(dynamic, name)
