@@ -95,18 +95,18 @@ type backend struct {
 	// localReserve is the local memory per thread reserved at start-up
 	// (reserveLocal).
 	localReserve int
-	headers  map[string]string
-	flush    *buffer // flushFactor × L2 of zeros, read (cold) or written (dirty) before each sample
-	flushMu  sync.Mutex
-	flushK   *kernel // mltop_l2_flush, compiled on the first cold sample
-	clockK   *kernel // mltop_sm_clock, compiled on the first timing loop
-	clockBuf *buffer // the clock probes' cycles and nanoseconds
-	stage    *buffer // DownloadRanges' staging buffer, kept (see staging)
-	gatherK  *kernel // mltop_gather, compiled on the first gather
-	descs    *buffer // the gather's range descriptors, kept
-	noGather bool    // mltop_gather did not compile: one copy per range
-	noClock  bool    // the probe did not compile: timings carry no clock
-	events   []uintptr
+	headers      map[string]string
+	flush        *buffer // flushFactor × L2 of zeros, read (cold) or written (dirty) before each sample
+	flushMu      sync.Mutex
+	flushK       *kernel // mltop_l2_flush, compiled on the first cold sample
+	clockK       *kernel // mltop_sm_clock, compiled on the first timing loop
+	clockBuf     *buffer // the clock probes' cycles and nanoseconds
+	stage        *buffer // DownloadRanges' staging buffer, kept (see staging)
+	gatherK      *kernel // mltop_gather, compiled on the first gather
+	descs        *buffer // the gather's range descriptors, kept
+	noGather     bool    // mltop_gather did not compile: one copy per range
+	noClock      bool    // the probe did not compile: timings carry no clock
+	events       []uintptr
 	// kclock reads kernels' own GPU timestamps (CUPTI); nil: events only.
 	kclock     *cuptiLib
 	kclockWarn sync.Once

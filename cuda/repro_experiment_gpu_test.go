@@ -4,10 +4,12 @@ package cuda
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +40,18 @@ func TestReproExperiment(t *testing.T) {
 		{"BK": 32, "BQ": 128, "WM": 1, "WN": 1},
 		{"BK": 64, "BQ": 128, "WM": 4, "WN": 1},
 	}
-	const reps = 8
+	// MLTOP_REPRO_CONFIGS (a JSON list of knob maps) and MLTOP_REPRO_REPS
+	// replace the configs and the 8 repetitions.
+	if js := os.Getenv("MLTOP_REPRO_CONFIGS"); js != "" {
+		configs = nil
+		if err := json.Unmarshal([]byte(js), &configs); err != nil {
+			t.Fatalf("MLTOP_REPRO_CONFIGS: %v", err)
+		}
+	}
+	reps := 8
+	if n, err := strconv.Atoi(os.Getenv("MLTOP_REPRO_REPS")); err == nil && n > 1 {
+		reps = n
+	}
 	opts := profiler.DefaultOptions()
 	rng := rand.New(rand.NewPCG(7, 11))
 	for _, knobs := range configs {
