@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -36,5 +37,24 @@ func TestLocalReserve(t *testing.T) {
 		if err != nil && !strings.Contains(err.Error(), LocalReserveEnv) {
 			t.Errorf("error %q does not name %s", err, LocalReserveEnv)
 		}
+	}
+}
+
+// A bad setting is said once, naming the value and the default taken; a
+// good one says nothing.
+func TestWarnLocalReserve(t *testing.T) {
+	t.Setenv(LocalReserveEnv, "lots")
+	var b strings.Builder
+	localReserveWarning = sync.Once{}
+	WarnLocalReserve(&b)
+	WarnLocalReserve(&b)
+	if got := b.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, `MLTOP_CUDA_LOCAL_RESERVE="lots"`) || !strings.Contains(got, "8192") {
+		t.Errorf("warning %q", got)
+	}
+	t.Setenv(LocalReserveEnv, "16k")
+	b.Reset()
+	localReserveWarning = sync.Once{}
+	if WarnLocalReserve(&b); b.Len() != 0 {
+		t.Errorf("a good setting warned: %q", b.String())
 	}
 }

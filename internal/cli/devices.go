@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mltop/mltop/backends"
+	"github.com/mltop/mltop/cuda"
 	"github.com/mltop/mltop/profiler"
 	"github.com/mltop/mltop/profiler/run"
 )
@@ -183,6 +184,7 @@ type earlyDevices struct {
 func (s *session) startDevices(ctx context.Context, o *options, backend string) *earlyDevices {
 	e := &earlyDevices{done: make(chan struct{})}
 	run.CompileWorkers() // says a bad MLTOP_COMPILE_THREADS here, where it is seen, not in the workers' logs
+	cuda.WarnLocalReserve(os.Stderr)
 	go func() {
 		defer close(e.done)
 		backend := resolveBackend(backend)
