@@ -275,6 +275,14 @@ func (c *context) entryExpr(p *plan, k *kernelScan) string {
 			}
 			args = append(args, n)
 		default:
+			if body, why, ok := c.enumKnob(tp.ctype, tp.def); ok {
+				n, isNew := p.claim(safeName(tp.name, c.dtypeName), "knob")
+				if isNew {
+					p.knobs = append(p.knobs, part{name: n, body: body, comment: "template parameter " + tp.name + ": " + why})
+				}
+				args = append(args, n)
+				continue
+			}
 			v, err := strconv.Atoi(tp.def)
 			if err != nil || v <= 0 {
 				v = 1
