@@ -352,6 +352,10 @@ func (c *context) bufferParam(p *plan, k *kernelScan, prm csrc.Param, pname stri
 			return p.todo("not const, and mltop could not follow its use: guessed an output", "%s: %s is not const and its use could not be followed: guessed it is an output", k.sig.Entry, pname)
 		}
 	}
+	if b.init == inputInit(p, dt) && isIntDType(dt) && dt != "u8" && dt != "i8" && !indexLike.MatchString(pname) && !usedAsIndex(k.body, pname, k.sig) {
+		b.init = intDataInit // data, not indices: indexBelowV leaves it
+		b.index = "integer data (" + k.sig.Entry + " uses no element as an index): small values"
+	}
 	if prev := findBuffer(p, pname); prev != nil && prev.dtype == b.dtype && slices.Equal(prev.lanes, b.lanes) && prev.role == b.role && (b.role != "" || prev.init == b.init) {
 		prev.readOnlyUse = prev.readOnlyUse || b.readOnlyUse
 		return prev.name
