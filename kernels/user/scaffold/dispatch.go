@@ -44,6 +44,10 @@ type kernelScan struct {
 	// (loopBounds); loopBound is the dim the first bound became
 	loopBounds map[string]loopBound
 	loopBound  string
+	// notSize are its dims the body uses as no length (a shuffle's width,
+	// a loop's stride: nonSizeUse), by dim, with that use: sizeOf leaves
+	// them out of the buffers' guessed shape
+	notSize map[string]string
 }
 
 const sweep = "[32, 64, 128, 256, 512, 1024]"
@@ -391,6 +395,9 @@ func (c *context) sizeOf(p *plan, k *kernelScan) []string {
 	var out []string
 	prod := 1
 	for _, d := range k.sizeDims {
+		if k.notSize[d] != "" {
+			continue
+		}
 		v := defaultOf(p, d)
 		if prod*v > 1<<24 && len(out) > 0 {
 			break
@@ -399,6 +406,9 @@ func (c *context) sizeOf(p *plan, k *kernelScan) []string {
 		out = append(out, d)
 	}
 	if len(out) == 0 {
+		if n := c.gridLength(p, k); n != "" {
+			return []string{n}
+		}
 		n, isNew := p.claim("N", "dim")
 		if isNew {
 			p.dims = append(p.dims, part{name: n, body: "{default: 1048576, min: 1}", comment: "TODO: the problem size (the kernel takes none)"})

@@ -199,6 +199,9 @@ func (c *context) intArg(p *plan, k *kernelScan, pname string) string {
 		k.block = c.blockKnob(p, pname, "", "parameter")
 		return k.block
 	}
+	if a := c.notSizeArg(p, k, pname); a != "" {
+		return a
+	}
 	if rowsLike.MatchString(pname) && c.intNames["B"] && c.intNames["T"] && !hasParam(k.sig, "B") && !hasParam(k.sig, "T") {
 		c.dim(p, k, "B", 2)
 		c.dim(p, k, "T", 2)
