@@ -218,7 +218,7 @@ func (c *context) bodyText(body []csrc.Token) string {
 	if to > len(lines) {
 		to = len(lines)
 	}
-	return strings.Join(lines[from:to], "\n")
+	return csrc.BlankComments(strings.Join(lines[from:to], "\n")) // a shared array commented out is none
 }
 
 // tokenText writes tokens as C reads them: one space apart, none
@@ -327,6 +327,11 @@ func (c *context) blockKnob(p *plan, name, def, what string) string {
 // parameter: a block-size macro or constant of the source that the body
 // uses, else its host launch's (blockFromLaunch), else a WG knob. It returns the threads line's comment.
 func (c *context) blockFromSource(p *plan, k *kernelScan) string {
+	if lb := k.launch; lb != nil && lb.dim3 != "" && c.threadsFromDim3(k, *lb) {
+		// a literal 2-D or 3-D block (llm-awq's dim3 threads_per_block(32, 4)
+		// beside __launch_bounds__(128)): the threads the kernel indexes
+		return ""
+	}
 	if c.blockFromBounds(p, k) {
 		return ""
 	}
