@@ -201,6 +201,11 @@ func typeHolds(dt profiler.DType, lo, hi float64) error {
 		return nil
 	case tlo == 0 && lo < 0:
 		return fmt.Errorf("a %s buffer holds no negative value (%.0f): make the values ≥ 0, or give the buffer a signed dtype (%s)", dt, lo, signedTwin[dt])
+	case tlo < 0 && lo >= 0 && hi <= 2*thi+1 && hi > thi:
+		// the unsigned range of the same width: every bit pattern of the
+		// word (packed int4 weights in an int*, hashes); a wider dtype
+		// would not fit the parameter
+		return fmt.Errorf("%s %s buffer holds %s to %s, and %.0f is out of that range: for every bit pattern of its words (packed values, hashes) draw randint(%s, %s), the same patterns as signed values; else keep the values within the range", article(dt), dt, intText(tlo), intText(thi), outside(lo, hi, tlo, thi), intText(tlo), intText(thi+1))
 	case lo < tlo || hi > thi:
 		return fmt.Errorf("%s %s buffer holds %s to %s, and %.0f is out of that range: keep the values within it, or give the buffer a wider dtype", article(dt), dt, intText(tlo), intText(thi), outside(lo, hi, tlo, thi))
 	}

@@ -272,6 +272,8 @@ func TestIntegerInitsStayExact(t *testing.T) {
 		{"npy over all of u32", "u32", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, 1<<24 + 1, 1<<32 - 1}, ""},
 		{"negative npy into u64", "u64", `"npy:ids.npy"`, map[string]int{"N": 3}, []float64{0, -1, 5}, "npy:ids.npy: a u64 buffer holds no negative value (-1)"},
 		{"randint over u8's range", "u8", `"randint(0, 256)"`, nil, nil, ""},
+		// every 32-bit pattern of an int* word: the signed draw, not a wider dtype
+		{"randint over u32's range into i32", "i32", `"randint(0, 4294967296)"`, nil, nil, "randint(0, 4294967296): an i32 buffer holds -2147483648 to 2147483647, and 4294967295 is out of that range: for every bit pattern of its words (packed values, hashes) draw randint(-2147483648, 2147483648)"},
 		{"randint past u8's range", "u8", `"randint(0, 257)"`, nil, nil, "buffers[ids].init: randint(0, 257): a u8 buffer holds 0 to 255, and 256 is out of that range"},
 		{"negative randint into u8", "u8", `"randint(-1, 3)"`, nil, nil, "a u8 buffer holds no negative value (-1): make the values ≥ 0, or give the buffer a signed dtype (i8)"},
 		{"randint below i8's range", "i8", `"randint(-129, 0)"`, nil, nil, "an i8 buffer holds -128 to 127, and -129 is out of that range"},

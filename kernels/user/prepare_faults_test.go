@@ -36,6 +36,29 @@ func TestExtensionKeywordDefinedAway(t *testing.T) {
 	}
 }
 
+// asmSource writes inline PTX with GCC's keywords, as llm-awq does.
+const asmSource = `extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) {
+  unsigned a, b;
+  __asm__ __volatile__("mov.u32 %0, 1;" : "=r"(a));
+  __asm volatile("mov.u32 %0, 2;" : "=r"(b));
+  Y[0] = X[0] * (T)(a + b);
+}
+`
+
+// TestGNUAsmKeywords: __asm__ and __asm (nvcc takes them, NVRTC does not)
+// are defined as asm ahead of a source that writes them, which compiles.
+func TestGNUAsmKeywords(t *testing.T) {
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("asm"), "k.cu": asmSource})
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	head, _, _ := strings.Cut(prog.Code, "#line 1 ")
+	for _, kw := range []string{"__asm__", "__asm"} {
+		if !strings.Contains(head, "#ifndef "+kw+"\n#define "+kw+" asm\n#endif\n") {
+			t.Errorf("%s is not defined as asm ahead of the source:\n%s", kw, head)
+		}
+	}
+	compileOrSkip(t, prog)
+}
+
 // TestByteOrderMarkStripped: a UTF-8 byte-order mark at the start of the
 // source and of a local header is dropped (nvcc skips it; after mltop's
 // prelude it would be mid-text), and every line keeps its number.

@@ -55,10 +55,10 @@ func headerMacros(h string) string {
 }
 
 // macroHeader is the C header ("math", "float", "limits") that defines
-// standard macro m; "" for CUDART_VERSION and __extension__.
+// standard macro m; "" for CUDART_VERSION and the GCC keywords.
 func macroHeader(m string) string {
 	switch {
-	case m == "CUDART_VERSION" || m == "__extension__":
+	case m == "CUDART_VERSION" || m == "__extension__" || m == "__asm__" || m == "__asm":
 		return ""
 	case strings.HasPrefix(m, "FLT_") || strings.HasPrefix(m, "DBL_"):
 		return "float"

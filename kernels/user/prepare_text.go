@@ -344,4 +344,7 @@ var standardMacros = [][2]string{
 	// GCC's __extension__ (nvcc accepts it, NVRTC does not): ggml-common.h
 	// writes it before anonymous unions; it only silences pedantic warnings
 	{"__extension__", ""},
+	// GCC's spellings of asm (nvcc accepts them, NVRTC does not): llm-awq's
+	// gemm kernels write `__asm__ __volatile__("ldmatrix…")`
+	{"__asm__", "asm"}, {"__asm", "asm"},
 }

@@ -44,6 +44,10 @@ type kernelScan struct {
 	// (loopBounds); loopBound is the dim the first bound became
 	loopBounds map[string]loopBound
 	loopBound  string
+	// notSize are its dims the body uses as no length (a shuffle's width,
+	// a loop's stride: nonSizeUse), by dim, with that use: sizeOf leaves
+	// them out of the buffers' guessed shape
+	notSize map[string]string
 }
 
 const sweep = "[32, 64, 128, 256, 512, 1024]"
@@ -214,7 +218,7 @@ func (c *context) bodyText(body []csrc.Token) string {
 	if to > len(lines) {
 		to = len(lines)
 	}
-	return strings.Join(lines[from:to], "\n")
+	return csrc.BlankComments(strings.Join(lines[from:to], "\n")) // a shared array commented out is none
 }
 
 // tokenText writes tokens as C reads them: one space apart, none
@@ -275,6 +279,14 @@ func (c *context) entryExpr(p *plan, k *kernelScan) string {
 			}
 			args = append(args, n)
 		default:
+			if body, why, ok := c.enumKnob(tp.ctype, tp.def); ok {
+				n, isNew := p.claim(safeName(tp.name, c.dtypeName), "knob")
+				if isNew {
+					p.knobs = append(p.knobs, part{name: n, body: body, comment: "template parameter " + tp.name + ": " + why})
+				}
+				args = append(args, n)
+				continue
+			}
 			v, err := strconv.Atoi(tp.def)
 			if err != nil || v <= 0 {
 				v = 1
@@ -315,6 +327,11 @@ func (c *context) blockKnob(p *plan, name, def, what string) string {
 // parameter: a block-size macro or constant of the source that the body
 // uses, else its host launch's (blockFromLaunch), else a WG knob. It returns the threads line's comment.
 func (c *context) blockFromSource(p *plan, k *kernelScan) string {
+	if lb := k.launch; lb != nil && lb.dim3 != "" && c.threadsFromDim3(k, *lb) {
+		// a literal 2-D or 3-D block (llm-awq's dim3 threads_per_block(32, 4)
+		// beside __launch_bounds__(128)): the threads the kernel indexes
+		return ""
+	}
 	if c.blockFromBounds(p, k) {
 		return ""
 	}
@@ -383,6 +400,9 @@ func (c *context) sizeOf(p *plan, k *kernelScan) []string {
 	var out []string
 	prod := 1
 	for _, d := range k.sizeDims {
+		if k.notSize[d] != "" {
+			continue
+		}
 		v := defaultOf(p, d)
 		if prod*v > 1<<24 && len(out) > 0 {
 			break
@@ -391,6 +411,9 @@ func (c *context) sizeOf(p *plan, k *kernelScan) []string {
 		out = append(out, d)
 	}
 	if len(out) == 0 {
+		if n := c.gridLength(p, k); n != "" {
+			return []string{n}
+		}
 		n, isNew := p.claim("N", "dim")
 		if isNew {
 			p.dims = append(p.dims, part{name: n, body: "{default: 1048576, min: 1}", comment: "TODO: the problem size (the kernel takes none)"})

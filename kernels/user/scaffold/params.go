@@ -199,6 +199,9 @@ func (c *context) intArg(p *plan, k *kernelScan, pname string) string {
 		k.block = c.blockKnob(p, pname, "", "parameter")
 		return k.block
 	}
+	if a := c.notSizeArg(p, k, pname); a != "" {
+		return a
+	}
 	if rowsLike.MatchString(pname) && c.intNames["B"] && c.intNames["T"] && !hasParam(k.sig, "B") && !hasParam(k.sig, "T") {
 		c.dim(p, k, "B", 2)
 		c.dim(p, k, "T", 2)
@@ -351,6 +354,10 @@ func (c *context) bufferParam(p *plan, k *kernelScan, prm csrc.Param, pname stri
 		guess = func() string {
 			return p.todo("not const, and mltop could not follow its use: guessed an output", "%s: %s is not const and its use could not be followed: guessed it is an output", k.sig.Entry, pname)
 		}
+	}
+	if b.init == inputInit(p, dt) && isIntDType(dt) && dt != "u8" && dt != "i8" && !indexLike.MatchString(pname) && !usedAsIndex(k.body, pname, k.sig) {
+		b.init = intDataInit // data, not indices: indexBelowV leaves it
+		b.index = "integer data (" + k.sig.Entry + " uses no element as an index): small values"
 	}
 	if prev := findBuffer(p, pname); prev != nil && prev.dtype == b.dtype && slices.Equal(prev.lanes, b.lanes) && prev.role == b.role && (b.role != "" || prev.init == b.init) {
 		prev.readOnlyUse = prev.readOnlyUse || b.readOnlyUse

@@ -258,7 +258,7 @@ func TestScaffoldRealisticSources(t *testing.T) {
 			want: []string{
 				"{name: targets, dtype: i32, shape: [N], init: \"randint(0, V)\"}   # indices below V, ce_kernel's vocabulary size",
 				"{name: idx, dtype: i64, shape: [M], init: \"randint(0, V)\"}   # TODO: guessed indices below V",
-				"{name: counts, dtype: u64, shape: [M], init: \"randint(0, V)\"}   # TODO: guessed indices below V",
+				"{name: counts, dtype: u64, shape: [M], init: \"randint(0, 16)\"}   # integer data (scatter_kernel uses no element as an index)", // counts[i] is a value, not an index
 				"args: [losses, logits, targets, N, V]", "args: [out, src, idx, M]",
 			},
 			dispatches: 3},

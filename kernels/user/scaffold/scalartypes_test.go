@@ -38,7 +38,7 @@ func TestScaffoldInfersScalarTypes(t *testing.T) {
 		"{name: q, dtype: i8,",
 		`{name: x_2, dtype: f64, shape: [N], init: "normal(0, 1)"}`,
 		"{name: out, dtype: f64,",
-		`{name: w, dtype: u16, shape: [N], init: "randint(0, 1024)"}`,
+		`{name: w, dtype: u16, shape: [N], init: "randint(0, 16)"}`,
 		"{name: mask, dtype: u32,",
 		`{name: w_2, dtype: fp8e4m3, shape: [N], init: "normal(0, 1)"}`,
 	}, nil)

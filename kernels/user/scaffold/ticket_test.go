@@ -97,7 +97,7 @@ func TestScaffoldTicketCounter(t *testing.T) {
 		"- {name: counter, dtype: u32, shape: [1], scratch: true}   # TODO: a ticket counter",
 		`- {name: retirementCount, symbol: true, dtype: u32, shape: [1], init: "zeros"}`,
 		"TODO: a ticket counter the host resets (cudaMemcpyToSymbol at line 46)",
-		"- {name: bins, dtype: u32, shape: [N], init: \"randint(0, 1024)\", inout: true}", // compared, unlike a ticket counter
+		"- {name: bins, dtype: u32, shape: [N], init: \"randint(0, 16)\", inout: true}", // compared, unlike a ticket counter
 	}, []string{"name: counter, dtype: i32, shape: [N]", "randint(0, 1024)\"}   # `__device__ unsigned int retirementCount"})
 	checkNotesHaveTODOs(t, res)
 	load(t, res.Text, "sum.cu", ticketProgram)
