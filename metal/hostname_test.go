@@ -1,7 +1,10 @@
 package metal
 
 import (
+	"fmt"
+	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -56,6 +59,67 @@ func TestHostNamesFindsDirectAndMacroInstantiations(t *testing.T) {
 	}
 	if s := SubstituteTemplateArgs("const device T* Tx", binds); s != "const device float* Tx" {
 		t.Errorf("SubstituteTemplateArgs = %q", s)
+	}
+}
+
+// #if conditions on the compiler's macros are read as the emulation
+// compiles the source (CompilerMacros: bfloat, Metal 3.1): a list macro
+// defined with its bf16 instance under `#if defined(__HAVE_BFLOAT__)` and
+// without in the #else takes the first definition (the #else's hid the
+// bf16 host name, and mltop added a duplicate instance); a branch on the
+// Metal version is taken or not by its comparison; a branch on any other
+// macro stays live.
+func TestHostNamesReadConditionsAsCompiled(t *testing.T) {
+	const src = `
+template <typename T> [[kernel]] void neg(device const T* x, device T* y, uint i [[thread_position_in_grid]]) { y[i] = -x[i]; }
+#define inst(tname, t) template [[host_name("neg_" #tname)]] [[kernel]] decltype(neg<t>) neg<t>;
+#if defined(__HAVE_BFLOAT__)
+#define inst_float(x) inst(f32, float) inst(bf16, bfloat)
+#else
+#define inst_float(x) inst(f32, float)
+#endif
+inst_float(0)
+#if __METAL_VERSION__ >= 220
+inst(i64, long)
+#endif
+#if __METAL_VERSION__ >= 400
+inst(future, short)
+#endif
+#ifndef __HAVE_BFLOAT__
+inst(bf16_emulated, ushort)
+#endif
+#if defined(USER_FLAG)
+inst(i32, int)
+#endif
+`
+	got, err := HostNames(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for h := range got {
+		names = append(names, h)
+	}
+	slices.Sort(names)
+	if want := []string{"neg_bf16", "neg_f32", "neg_i32", "neg_i64"}; !slices.Equal(names, want) {
+		t.Errorf("host names %v, want %v", names, want)
+	}
+	if a := got["neg_bf16"].Args; len(a) == 0 || a[0] != "bfloat" {
+		t.Errorf("neg_bf16 = %v", got["neg_bf16"])
+	}
+}
+
+// CompilerMacros claim the Metal version the emulation's metal_stdlib
+// defines with bfloat.
+func TestCompilerMacrosMatchTheEmulation(t *testing.T) {
+	b, err := os.ReadFile("testdata/mslemu/metal_stdlib")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, values := CompilerMacros()
+	want := fmt.Sprintf("#if defined(__HAVE_BFLOAT__)\n#define __METAL_VERSION__ %d\n", values["__METAL_VERSION__"])
+	if !strings.Contains(string(b), want) {
+		t.Errorf("metal_stdlib does not define what CompilerMacros claim: %q", want)
 	}
 }
 

@@ -14,18 +14,36 @@ type macroDef struct {
 	function bool
 }
 
+// CompilerMacros are the macros mltop reads a Metal source's #if
+// conditions with, as the MSL emulation compiles it (`mltop check`, `check
+// --run`): Metal 3.1 with its native bfloat (__HAVE_BFLOAT__, which
+// metal_stdlib's __METAL_VERSION__ 310 goes with). candle's unary.metal
+// defines its instance list with bf16 under `#if defined(__HAVE_BFLOAT__)`
+// and without in the #else: read with every branch live, the #else's
+// definition won, no bf16 host name was found, and mltop added a second
+// instance of it. Known: defined or not; the values decide comparisons
+// (`#if __METAL_VERSION__ >= 220`).
+func CompilerMacros() (known csrc.Macros, values map[string]int64) {
+	return csrc.Macros{"__METAL__": true, "__METAL_VERSION__": true, "__HAVE_BFLOAT__": true},
+		map[string]int64{"__METAL__": 1, "__METAL_VERSION__": 310, "__HAVE_BFLOAT__": 1}
+}
+
 // expandMacros runs the part of the C preprocessor that MLX-style
 // instantiation lists need: object- and function-like #defines (with #,
 // ## and __VA_ARGS__) expanded through the text. Other directives
-// (#include, #if, …) are dropped, not evaluated, except that the code
-// under `#if 0` and after the #else of an `#if 1` is left out (ggml keeps
-// an older variant of a kernel, with the same host names, there): the
-// result is for finding declarations, not for compiling.
+// (#include, …) are dropped, not evaluated; #if conditions on literals and
+// on the compiler's macros (CompilerMacros) leave out the code the
+// compiler would not see (ggml keeps an older variant of a kernel, with
+// the same host names, under `#if 0`; candle its bf16 instances under
+// `#if defined(__HAVE_BFLOAT__)` with a #else without them); a condition
+// on any other macro keeps every branch. The result is for finding
+// declarations, not for compiling.
 func expandMacros(src string) string {
 	src = joinContinued(blankComments(src))
 	defs := map[string]macroDef{}
 	var text strings.Builder
 	var conds csrc.Conds
+	conds.Known, conds.Values = CompilerMacros()
 	for _, l := range strings.Split(src, "\n") {
 		t := strings.TrimSpace(l)
 		if !strings.HasPrefix(t, "#") {

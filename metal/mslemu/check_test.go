@@ -98,6 +98,8 @@ template <typename T> T act(T x) {
   return static_cast<T>(0.5) * x * (static_cast<T>(1.0) + T(precise::tanh(c * x)));
 }
 
+template <typename T> float lits(T x, bool c);
+
 kernel void k(device const half* h, device const bfloat* b, device float* out,
               uint2 gid [[thread_position_in_grid]]) {
   const uint i = gid.x + gid.y;
@@ -107,8 +109,34 @@ kernel void k(device const half* h, device const bfloat* b, device float* out,
   static_assert(std::is_same_v<decltype(b[i] > 0 ? b[i] : 2.0f * exp(b[i])), float>, "bfloat with float is float");
   bfloat s = b[i];
   s += bfloat(1.0f);
-  out[i] = act(h[i]) + act(s) + act(1.0f) + sign(h[i]) + abs(-s) + M_PI_F;
+  out[i] = act(h[i]) + act(s) + act(1.0f) + sign(h[i]) + abs(-s) + M_PI_F + lits(h[i], i > 1) + lits(s, i > 2);
 }
+
+// Integer literals against half and bfloat take the floating type, as on
+// Metal: candle's urelu is x < 0 ? 0 : x (g++ found int and the emulated
+// bfloat convertible both ways); float literals widen to float.
+template <typename T> float lits(T x, bool c) {
+  static_assert(std::is_same_v<decltype(x < 0 ? 0 : x), T>, "?: with an int literal is the floating type");
+  static_assert(std::is_same_v<decltype(c ? x : 0), T>, "?: with an int literal is the floating type");
+  static_assert(std::is_same_v<decltype(x * 2), T> && std::is_same_v<decltype(2 - x), T>, "T op int is T");
+  static_assert(std::is_same_v<decltype(1 / x), T> && std::is_same_v<decltype(-x + x), T>, "T op T is T");
+  static_assert(std::is_same_v<decltype(x == 0), bool> && std::is_same_v<decltype(x >= 0.5f), bool>, "comparisons");
+  static_assert(std::is_same_v<decltype(x * 0.5f), float> && std::is_same_v<decltype(c ? x : 0.5f), float>, "T op float is float");
+  static_assert(std::is_same_v<decltype(max(x, 0)), T> && std::is_same_v<decltype(min(1, x)), T>, "max, min with an int");
+  static_assert(std::is_same_v<decltype(clamp(x, 0, 1)), T> && std::is_same_v<decltype(select(0, x, c)), T>, "clamp, select with ints");
+  float f = x;
+  f += x;
+  T y = 0;
+  y += 1;
+  y *= x;
+  y -= 0.5f;
+  return f + float(y) + static_cast<int>(x) + float(static_cast<half>(x)) + (x ? 1.0f : 0.0f);
+}
+// bfloat results round to bfloat (ties to even): 1.0078125 * 3 = 3.0234375
+// is halfway between 3.015625 and 3.03125.
+constexpr bfloat relu_neg = bfloat(-2.0f) < 0 ? 0 : bfloat(-2.0f);
+static_assert(float(relu_neg) == 0.0f && float(bfloat(1.0078125f) * 3) == 3.03125f, "bfloat rounding");
+static_assert(float(bfloat(3.0f) / 2 + bfloat(0.00390625f)) == 1.5f, "bfloat op bfloat rounds (a tie to even)");
 `
 	if err := CheckUser(context.Background(), profiler.Program{Entry: "k", File: "elementwise.metal", Code: src}); err != nil {
 		t.Fatalf("the element-wise math does not compile on the emulation:\n%v", err)

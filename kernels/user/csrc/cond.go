@@ -34,6 +34,14 @@ type condFrame struct {
 // the macros it is given.
 type Conds struct {
 	stack []condFrame
+	// Known decides the conditions on the macros it names, defined (true)
+	// or not (false), and Values gives some of them integer values, which
+	// decide comparisons and arithmetic on them: Metal's reader takes the
+	// macros of the compiler it reads for (`#if defined(__HAVE_BFLOAT__)`,
+	// `#if __METAL_VERSION__ >= 310`). Both nil: every condition on a name
+	// is unknown.
+	Known  Macros
+	Values map[string]int64
 }
 
 // Dead says whether the lines after the last directive taken are dead.
@@ -49,7 +57,7 @@ func (c *Conds) Dead() bool {
 // whether the directive itself is in a dead region.
 func (c *Conds) Directive(text string) (dead bool) {
 	d := parseDirective(text)
-	return c.step(d.Kind, condValue(d.Kind, d.cond, nil))
+	return c.step(d.Kind, condValueIn(d.Kind, d.cond, c.Known, c.Values))
 }
 
 // step takes a directive of kind whose condition has the value lit: +1

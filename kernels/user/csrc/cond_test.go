@@ -90,6 +90,56 @@ func TestCondValue(t *testing.T) {
 	}
 }
 
+// With values for some macros (Metal's reader: the Metal version the
+// emulation claims), comparisons and arithmetic on them and on literals
+// are decided; a name without a value keeps its part unknown.
+func TestCondValueIn(t *testing.T) {
+	known := Macros{"__METAL_VERSION__": true, "__HAVE_BFLOAT__": true, "__CUDACC__": false}
+	values := map[string]int64{"__METAL_VERSION__": 310, "__HAVE_BFLOAT__": 1}
+	for _, c := range []struct {
+		kind, cond string
+		want       int8
+	}{
+		{"if", "defined(__HAVE_BFLOAT__)", 1},
+		{"if", "!defined(__HAVE_BFLOAT__)", -1},
+		{"if", "__METAL_VERSION__ >= 220", 1},
+		{"if", "__METAL_VERSION__ >= 320", -1},
+		{"if", "__METAL_VERSION__ < 300 || defined(WITH_X)", 0},
+		{"if", "(__METAL_VERSION__ >= 300) || defined(WITH_X)", 1},
+		{"if", "defined(__METAL_VERSION__) && __METAL_VERSION__ == 310", 1},
+		{"if", "__HAVE_BFLOAT__", 1},
+		{"if", "__HAVE_BFLOAT__ && !defined(__CUDACC__)", 1},
+		{"if", "(1 + 2) * 3 == 9 && -1 < 0", 1},
+		{"if", "0x10 == 16 && 220u <= 310L", 1},
+		{"if", "WITH_X >= 1", 0},
+		{"if", "__METAL_VERSION__ / 0", 0},
+		{"if", "F(1) > 0", 0},
+		{"ifdef", "__HAVE_BFLOAT__", 1},
+		{"ifndef", "__HAVE_BFLOAT__", -1},
+	} {
+		if got := condValueIn(c.kind, c.cond, known, values); got != c.want {
+			t.Errorf("#%s %s: %d, want %d", c.kind, c.cond, got, c.want)
+		}
+	}
+	var conds Conds
+	conds.Known, conds.Values = known, values
+	for i, step := range []struct {
+		line string
+		dead bool
+	}{
+		{"#if defined(__HAVE_BFLOAT__)", false},
+		{"#else", true},
+		{"#endif", false},
+		{"#if __METAL_VERSION__ >= 400", true},
+		{"#elif __METAL_VERSION__ >= 220", false},
+		{"#endif", false},
+	} {
+		if conds.Directive(step.line); conds.Dead() != step.dead {
+			t.Errorf("step %d %q: dead %v, want %v", i, step.line, conds.Dead(), step.dead)
+		}
+	}
+}
+
 // A macro defined one way for the CUDA compiler and another in the #else
 // takes the compiler's definition: a function it marks is device code,
 // not blanked as host code; code under a false condition is dead. A

@@ -1,6 +1,10 @@
 package csrc
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // nvrtcMacros are the macros that sources test to tell the compiler apart,
 // as NVRTC (which compiles device code only) sees them: __CUDACC__,
@@ -22,6 +26,14 @@ var nvrtcMacros = map[string]bool{"__CUDACC__": true, "__CUDACC_RTC__": true, "_
 // (`#if __CUDA_ARCH__ >= 800`), but `defined(__CUDACC__) || __HIP__ == 1`
 // is true all the same.
 func condValue(kind, cond string, known map[string]bool) int8 {
+	return condValueIn(kind, cond, known, nil)
+}
+
+// condValueIn is condValue where values give macros integer values: then
+// the comparisons and arithmetic of integer literals and those macros are
+// evaluated as the preprocessor does (`#if __METAL_VERSION__ >= 220`);
+// with nil values they stay unknown.
+func condValueIn(kind, cond string, known map[string]bool, values map[string]int64) int8 {
 	switch kind {
 	case "ifdef", "elifdef", "ifndef", "elifndef":
 		v := int8(0)
@@ -36,7 +48,7 @@ func condValue(kind, cond string, known map[string]bool) int8 {
 		}
 		return v
 	case "if", "elif":
-		e := &condParser{toks: condTokens(cond), known: known}
+		e := &condParser{toks: condTokens(cond), known: known, values: values}
 		v := e.or()
 		if e.bad || e.i != len(e.toks) {
 			return 0
@@ -85,7 +97,10 @@ type condParser struct {
 	toks  []string
 	i     int
 	known map[string]bool
-	bad   bool // an operator or form it does not evaluate
+	// values: the integer values of macros; non-nil, integer expressions
+	// over literals and these macros are evaluated (num)
+	values map[string]int64
+	bad    bool // an operator or form it does not evaluate
 }
 
 func (p *condParser) peek() string {
@@ -116,6 +131,16 @@ func (p *condParser) and() int8 {
 // arith reads operands joined by comparisons and arithmetic: unknown
 // unless it is one operand.
 func (p *condParser) arith() int8 {
+	if p.values != nil {
+		start := p.i
+		if n, ok := p.num(0); ok && (p.i == len(p.toks) || p.peek() == "&&" || p.peek() == "||" || p.peek() == ")") {
+			if n != 0 {
+				return 1
+			}
+			return -1
+		}
+		p.i = start
+	}
 	v := p.unary()
 	for arithOps[p.peek()] {
 		p.i++
@@ -229,4 +254,120 @@ func forget(known map[string]bool, d *Directive) map[string]bool {
 		}
 	}
 	return out
+}
+
+// numLevels are C's binary operators that num evaluates, loosest first.
+var numLevels = [][]string{{"|"}, {"^"}, {"&"}, {"==", "!="}, {"<", ">", "<=", ">="}, {"<<", ">>"}, {"+", "-"}, {"*", "/", "%"}}
+
+// num evaluates the integer expression at p.i from operator level lvl
+// down: literals, macros with values, unary - + ~ !, parentheses and the
+// operators of numLevels. ok is false at anything else (`defined`, a
+// name without a value, a division by zero); the caller rewinds.
+func (p *condParser) num(lvl int) (int64, bool) {
+	if lvl == len(numLevels) {
+		return p.numUnary()
+	}
+	a, ok := p.num(lvl + 1)
+	for ok && slices.Contains(numLevels[lvl], p.peek()) {
+		op := p.peek()
+		p.i++
+		var b int64
+		if b, ok = p.num(lvl + 1); !ok {
+			break
+		}
+		a, ok = numOp(op, a, b)
+	}
+	return a, ok
+}
+
+func numOp(op string, a, b int64) (int64, bool) {
+	bit := func(c bool) int64 {
+		if c {
+			return 1
+		}
+		return 0
+	}
+	switch op {
+	case "|":
+		return a | b, true
+	case "^":
+		return a ^ b, true
+	case "&":
+		return a & b, true
+	case "==":
+		return bit(a == b), true
+	case "!=":
+		return bit(a != b), true
+	case "<":
+		return bit(a < b), true
+	case ">":
+		return bit(a > b), true
+	case "<=":
+		return bit(a <= b), true
+	case ">=":
+		return bit(a >= b), true
+	case "<<":
+		return a << uint64(b&63), true
+	case ">>":
+		return a >> uint64(b&63), true
+	case "+":
+		return a + b, true
+	case "-":
+		return a - b, true
+	case "*":
+		return a * b, true
+	case "/", "%":
+		if b == 0 {
+			return 0, false
+		}
+		if op == "/" {
+			return a / b, true
+		}
+		return a % b, true
+	}
+	return 0, false
+}
+
+func (p *condParser) numUnary() (int64, bool) {
+	t := p.peek()
+	p.i++
+	switch {
+	case t == "-" || t == "+" || t == "~" || t == "!":
+		v, ok := p.numUnary()
+		switch t {
+		case "-":
+			v = -v
+		case "~":
+			v = ^v
+		case "!":
+			if v == 0 {
+				v = 1
+			} else {
+				v = 0
+			}
+		}
+		return v, ok
+	case t == "(":
+		v, ok := p.num(0)
+		if !ok || p.peek() != ")" {
+			return 0, false
+		}
+		p.i++
+		return v, true
+	case t == "true" || t == "false":
+		if t == "true" {
+			return 1, true
+		}
+		return 0, true
+	case t != "" && isDigit(t[0]):
+		n, err := strconv.ParseInt(strings.TrimRight(t, "uUlL"), 0, 64)
+		return n, err == nil
+	case t != "" && isIdentByte(t[0]) && t != "defined":
+		if p.peek() == "(" { // a function-like macro's call
+			return 0, false
+		}
+		v, ok := p.values[t]
+		return v, ok
+	}
+	return 0, false
 }

@@ -202,6 +202,13 @@ func (c *context) intArg(p *plan, k *kernelScan, pname string) string {
 	if a := c.notSizeArg(p, k, pname); a != "" {
 		return a
 	}
+	if c.lang == "metal" && strideScalarLike.MatchString(pname) {
+		// a stride is no size: as a dim it went into the buffers' shapes
+		// and the grid (MLX's rms_norm: shape [axis_size, w_stride])
+		k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("%s is a stride: 1 (contiguous) is a guess", pname),
+			"%s: %s is taken as a stride, 1 (contiguous, in elements), not a size: set the stride your launch passes (and the buffers' shapes to what it then reads)", k.sig.Entry, pname))
+		return "1"
+	}
 	if rowsLike.MatchString(pname) && c.intNames["B"] && c.intNames["T"] && !hasParam(k.sig, "B") && !hasParam(k.sig, "T") {
 		c.dim(p, k, "B", 2)
 		c.dim(p, k, "T", 2)
@@ -219,6 +226,11 @@ func (c *context) intArg(p *plan, k *kernelScan, pname string) string {
 }
 
 var rowsLike = regexp.MustCompile(`^(N|BT|rows|num_rows)$`)
+
+// strideScalarLike names a scalar stride (MLX's `constant uint& w_stride`,
+// candle's conv `stride`, `row_stride`, `stride_x`), as strideArrayLike
+// names an array of them.
+var strideScalarLike = regexp.MustCompile(`(?i)^(\w+_)?stride(_\w+)?$`)
 
 func hasParam(sig csrc.Signature, name string) bool {
 	for _, q := range sig.Params {

@@ -83,6 +83,13 @@ kernel void gather2(device const float* x, device float* y, constant int64_t* st
     y[i.y * 64 + i.x] = x[i.y * strides[0] + i.x * strides[1]];
 }
 `, []string{"args: [x, y, [cols, 1]]", "TODO: strides: the kernel takes no shape array"}, nil},
+		{"a scalar stride is 1, no size (MLX's rms_norm w_stride)", `#include <metal_stdlib>
+using namespace metal;
+kernel void wscale(const device float* x, const device float* w, device float* y, constant uint& n, constant uint& w_stride,
+                   uint i [[thread_position_in_grid]]) {
+    if (i < n) y[i] = x[i] * w[i * w_stride];
+}
+`, []string{"args: [x, w, y, N, 1]", "TODO: w_stride is a stride", "shape: [N]"}, []string{"w_stride: {", "w_stride]"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := Manifest(Request{Name: "k", SrcPath: "/w/k.metal", Src: tc.src, Dir: "/w"})

@@ -20,6 +20,33 @@ template <typename T>
 inline T abs(T x) { return x < 0 ? T(-x) : x; }
 template <typename T>
 inline T clamp(T x, T lo, T hi) { return metal::min(metal::max(x, lo), hi); }
+// A floating value (float, half, bfloat) with an integer, a literal most
+// often: max(x, 0), min(1, x), clamp(x, 0, 1), select(0, x, c) are x's
+// type, as on Metal (the integer converts to it).
+template <typename F, typename I>
+concept emu_float_int = metal::is_floating_point_v<F> && std::is_integral_v<I>;
+template <typename A, typename B>
+  requires emu_float_int<A, B>
+inline A max(A a, B b) { return metal::max(a, A(b)); }
+template <typename A, typename B>
+  requires emu_float_int<B, A>
+inline B max(A a, B b) { return metal::max(B(a), b); }
+template <typename A, typename B>
+  requires emu_float_int<A, B>
+inline A min(A a, B b) { return metal::min(a, A(b)); }
+template <typename A, typename B>
+  requires emu_float_int<B, A>
+inline B min(A a, B b) { return metal::min(B(a), b); }
+template <typename T, typename L, typename H>
+  requires(metal::is_floating_point_v<T> && (std::is_same_v<L, T> || std::is_integral_v<L>) &&
+           (std::is_same_v<H, T> || std::is_integral_v<H>) && !(std::is_same_v<L, T> && std::is_same_v<H, T>))
+inline T clamp(T x, L lo, H hi) { return metal::clamp(x, T(lo), T(hi)); }
+template <typename A, typename B, typename C>
+  requires emu_float_int<A, B>
+inline A select(A a, B b, C c) { return c ? A(b) : a; }
+template <typename A, typename B, typename C>
+  requires emu_float_int<B, A>
+inline B select(A a, B b, C c) { return c ? b : B(a); }
 template <typename T>
 inline T mix(T x, T y, T a) { return x + (y - x) * a; }
 template <typename T>
