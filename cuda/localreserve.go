@@ -72,16 +72,16 @@ func parseByteCount(s string) (int, error) {
 	return n * mult, nil
 }
 
-// WarnLocalReserve says on w, once per process, when LocalReserveEnv is set
-// to something that is not a byte count. The parent calls it, where the
+// WarnSettings says on w, once per process, when LocalReserveEnv is set to
+// something that is not a byte count. The parent calls it, where the
 // warning is seen: a worker uses the default and says so only in its
 // device notes.
-func WarnLocalReserve(w io.Writer) {
-	localReserveWarning.Do(func() {
+func WarnSettings(w io.Writer) {
+	settingsWarning.Do(func() {
 		if _, err := LocalReserve(os.Getenv(LocalReserveEnv), 1<<40, 1); err != nil {
 			fmt.Fprintf(w, "mltop: %v; the default %d is reserved\n", err, DefaultLocalReserve)
 		}
 	})
 }
 
-var localReserveWarning sync.Once
+var settingsWarning sync.Once

@@ -42,19 +42,19 @@ func TestLocalReserve(t *testing.T) {
 
 // A bad setting is said once, naming the value and the default taken; a
 // good one says nothing.
-func TestWarnLocalReserve(t *testing.T) {
+func TestWarnSettings(t *testing.T) {
 	t.Setenv(LocalReserveEnv, "lots")
 	var b strings.Builder
-	localReserveWarning = sync.Once{}
-	WarnLocalReserve(&b)
-	WarnLocalReserve(&b)
+	settingsWarning = sync.Once{}
+	WarnSettings(&b)
+	WarnSettings(&b)
 	if got := b.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, `MLTOP_CUDA_LOCAL_RESERVE="lots"`) || !strings.Contains(got, "8192") {
 		t.Errorf("warning %q", got)
 	}
 	t.Setenv(LocalReserveEnv, "16k")
 	b.Reset()
-	localReserveWarning = sync.Once{}
-	if WarnLocalReserve(&b); b.Len() != 0 {
+	settingsWarning = sync.Once{}
+	if WarnSettings(&b); b.Len() != 0 {
 		t.Errorf("a good setting warned: %q", b.String())
 	}
 }

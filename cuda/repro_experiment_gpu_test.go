@@ -26,6 +26,8 @@ import (
 //	same    one Runner, the spec again and again (its buffers reused)
 //	fresh   a new Runner each time, behind a pad allocation of random size
 //	        (the spec's buffers at other device addresses)
+//	bufonly as fresh, but every Runner gets the module loaded first (only
+//	        the buffers move)
 //	windows one 2-second measurement cut into windows of as many samples
 //	paused  as same, 0.5 s idle before each
 func TestReproExperiment(t *testing.T) {
@@ -96,6 +98,22 @@ func TestReproExperiment(t *testing.T) {
 			pads = append(pads, fmt.Sprint(padBytes>>20))
 		}
 		line("fresh", xs, "  pads MiB "+strings.Join(pads, " "))
+		// bufonly: as fresh, but every runner gets the first module
+		// loaded: what moves is only where the buffers lie.
+		xs, pads = xs[:0], pads[:0]
+		keep := &sameModules{Backend: b, loaded: map[string]profiler.Kernel{}}
+		for range reps {
+			padBytes := int64(rng.IntN(4096)+1) << 20
+			pad, err := b.Alloc(padBytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, _ := median(run.NewRunner(keep), opts)
+			b.Free(pad)
+			xs = append(xs, m)
+			pads = append(pads, fmt.Sprint(padBytes>>20))
+		}
+		line("bufonly", xs, "  pads MiB "+strings.Join(pads, " "))
 		xs = xs[:0]
 		for range reps {
 			time.Sleep(500 * time.Millisecond)
@@ -115,4 +133,23 @@ func TestReproExperiment(t *testing.T) {
 		}
 		line("windows", xs, fmt.Sprintf("  (%d samples each)", w))
 	}
+}
+
+// sameModules hands every runner the module loaded first for a program,
+// where the backend would load it anew (TestReproExperiment's bufonly).
+type sameModules struct {
+	profiler.Backend
+	loaded map[string]profiler.Kernel
+}
+
+func (m *sameModules) Compile(p profiler.Program) (profiler.Kernel, error) {
+	key := p.Source + "|" + p.Entry + "|" + fmt.Sprint(p.Macros)
+	if k, ok := m.loaded[key]; ok {
+		return k, nil
+	}
+	k, err := m.Backend.Compile(p)
+	if err == nil {
+		m.loaded[key] = k
+	}
+	return k, err
 }

@@ -59,7 +59,7 @@ func (s *session) openExecutor(ctx context.Context, name, isolate string) (profi
 	entry, _ := backends.Lookup(name)
 	useWorker := isolate == "on" || (isolate == "auto" && entry.Isolate)
 	run.CompileWorkers() // says a bad MLTOP_COMPILE_THREADS here, where it is seen, not in a worker's log
-	cuda.WarnLocalReserve(os.Stderr)
+	cuda.WarnSettings(os.Stderr)
 	if !useWorker {
 		return openRunner(name, os.Stderr, true)
 	}

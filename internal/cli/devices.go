@@ -184,7 +184,7 @@ type earlyDevices struct {
 func (s *session) startDevices(ctx context.Context, o *options, backend string) *earlyDevices {
 	e := &earlyDevices{done: make(chan struct{})}
 	run.CompileWorkers() // says a bad MLTOP_COMPILE_THREADS here, where it is seen, not in the workers' logs
-	cuda.WarnLocalReserve(os.Stderr)
+	cuda.WarnSettings(os.Stderr)
 	go func() {
 		defer close(e.done)
 		backend := resolveBackend(backend)
