@@ -89,15 +89,7 @@ check: none
 func TestPackedAccessorArgs(t *testing.T) {
 	m := strings.Replace(accessorManifest, "ARGS", "[x, idx, y, 0.5]", 1)
 	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": accessorKernel})
-	f, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := f.Plan(profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema()), cudaDev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := p.Dispatches[0]
+	d := planF32(t, path).Dispatches[0]
 	if !slices.Equal(d.Args, []string{"x", "idx", "y"}) || len(d.Structs) != 3 || len(d.Scalars) != 1 {
 		t.Fatalf("dispatch args %v, %d structs, %d scalars; want x, idx, y as 3 structs and one scalar", d.Args, len(d.Structs), len(d.Scalars))
 	}
@@ -195,15 +187,7 @@ check: none
 // compiles with NVRTC. A scalar there is refused, naming the buffers.
 func TestTensorInfoArgs(t *testing.T) {
 	path := usertest.Write(t, map[string]string{"kernel.yaml": strings.Replace(tensorInfoManifest, "ARGS", "[src, index, out, rows * cols]", 1), "k.cu": tensorInfoKernel})
-	f, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := f.Plan(profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema()), cudaDev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := p.Dispatches[0]
+	d := planF32(t, path).Dispatches[0]
 	if !slices.Equal(d.Args, []string{"src", "index", "out"}) || len(d.Structs) != 1 {
 		t.Fatalf("dispatch args %v, %d structs; want src, index, out with index as a struct", d.Args, len(d.Structs))
 	}
@@ -224,8 +208,23 @@ func TestTensorInfoArgs(t *testing.T) {
 	prog, _ := preparedProgram(t, path, profiler.F32)
 	compileOrSkip(t, prog)
 
-	_, err = Load(usertest.Write(t, map[string]string{"kernel.yaml": strings.Replace(tensorInfoManifest, "ARGS", "[src, 0, out, rows * cols]", 1), "k.cu": tensorInfoKernel}))
+	_, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": strings.Replace(tensorInfoManifest, "ARGS", "[src, 0, out, rows * cols]", 1), "k.cu": tensorInfoKernel}))
 	if err == nil || !strings.Contains(err.Error(), "a PyTorch TensorInfo: bind one of the buffers (src, index, out); mltop passes its address, sizes, contiguous strides and rank, as at::cuda::detail::getTensorInfo<int64_t, int>() does") {
 		t.Errorf("a scalar at the TensorInfo: %v", err)
 	}
+}
+
+// planF32 loads the manifest at path and plans its default spec at f32 for
+// the CUDA test device.
+func planF32(t *testing.T, path string) *profiler.Plan {
+	t.Helper()
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.Plan(profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema()), cudaDev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
