@@ -35,7 +35,10 @@ func metalHostName(src, host string) (metal.Instantiation, bool) {
 // own name, so no instance fixes a buffer's type), and so is a type
 // argument equal to it; a functor of it becomes that functor of the
 // dtype; another type (a scalar, a functor of no element type) stays as
-// written.
+// written. An instance of no floating type argument whose type arguments
+// include an integer C type (candle's copy_u32 is unary_kernel<uint32_t,
+// uint32_t, uid>) is taken as written: a spec's dtype is a floating type,
+// so its buffers keep their integer type and the entry its functor.
 func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTemplate, bool) {
 	hosts, err := metal.HostNames(c.src)
 	if err != nil {
@@ -54,7 +57,11 @@ func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTe
 		}
 		args := slices.Clone(in.Args)
 		elem, elemParam := instanceElement(in.Args, tmpl)
+		intInstance := elem == "" && integerInstance(in.Args, tmpl)
 		for i, tp := range tmpl {
+			if intInstance {
+				break
+			}
 			if !tp.isType {
 				continue
 			}
@@ -130,6 +137,19 @@ func instanceElement(args []string, tmpl []tparam) (elem, param string) {
 		}
 	}
 	return "", ""
+}
+
+// integerInstance says whether one of an instance's type arguments is an
+// integer C type (uint32_t, uchar, int64_t).
+func integerInstance(args []string, tmpl []tparam) bool {
+	for i, tp := range tmpl {
+		if i < len(args) && tp.isType && !tp.pack {
+			if d := cTypes[strings.Join(strings.Fields(args[i]), " ")]; d != "" && d[0] != 'f' && d[0] != 'b' {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // elemWord matches the element type as a word of a template argument.
