@@ -128,16 +128,20 @@ func coversTemplate(args []string, tmpl []tparam) bool {
 }
 
 // instanceElement is an instance's element type, the argument of its first
-// type parameter that is a floating type (float, half, bfloat), and that
-// parameter's name; "" when it has none.
+// type parameter that is a floating type (float, half, bfloat, or MLX's
+// names for them: float32_t, float16_t, bfloat16_t), and that parameter's
+// name; "" when it has none.
 func instanceElement(args []string, tmpl []tparam) (elem, param string) {
 	for i, tp := range tmpl {
-		if i < len(args) && tp.isType && halfScalar[args[i]] || i < len(args) && tp.isType && args[i] == "float" {
+		if i < len(args) && tp.isType && (halfScalar[args[i]] || mlxFloatNames[args[i]] || args[i] == "float") {
 			return args[i], tp.name
 		}
 	}
 	return "", ""
 }
+
+// mlxFloatNames are MLX's typedefs of the floating types.
+var mlxFloatNames = map[string]bool{"float32_t": true, "float16_t": true, "bfloat16_t": true}
 
 // integerInstance says whether one of an instance's type arguments is an
 // integer C type (uint32_t, uchar, int64_t).

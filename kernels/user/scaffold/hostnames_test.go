@@ -127,7 +127,7 @@ template [[host_name("cpy_f32_f16")]] kernel cpy_t cpy<float, half>;
 // defaultedInstancesSource's instances give the template's leading
 // arguments only, its last parameter left to its default (as MLX's
 // rope.metal instantiates rope<float, int32_t> of `template <typename T,
-// typename IdxT, int N = 4>`).
+// typename IdxT, int N = 4>`, and rope<bfloat16_t, int32_t>).
 const defaultedInstancesSource = `#include <metal_stdlib>
 using namespace metal;
 
@@ -140,6 +140,7 @@ template <typename T, typename IdxT, int N = 4>
 
 template [[host_name("gather_rows_float32")]] [[kernel]] decltype(gather_rows<float, int32_t>) gather_rows<float, int32_t>;
 template [[host_name("gather_rows_large_float32")]] [[kernel]] decltype(gather_rows<float, int64_t>) gather_rows<float, int64_t>;
+template [[host_name("gather_rows_bfloat16")]] [[kernel]] decltype(gather_rows<bfloat16_t, int32_t>) gather_rows<bfloat16_t, int32_t>;
 `
 
 // An instance that leaves trailing parameters to their defaults still
@@ -152,6 +153,7 @@ func TestMetalHostNameInstancesWithDefaults(t *testing.T) {
 	}{
 		{"gather_rows_float32", `entry: "gather_rows<T, int32_t>"`},
 		{"gather_rows_large_float32", `entry: "gather_rows<T, int64_t>"`},
+		{"gather_rows_bfloat16", `entry: "gather_rows<T, int32_t>"`}, // MLX's bfloat16_t is the element type
 	} {
 		res, err := Manifest(Request{Name: "my_gather", SrcPath: "/w/k.metal", Src: defaultedInstancesSource, Entries: []string{c.entry}, Dir: "/w"})
 		if err != nil {
