@@ -114,7 +114,8 @@ kernel void k(device const half* h, device const bfloat* b, device float* out,
 
 // Integer literals against half and bfloat take the floating type, as on
 // Metal: candle's urelu is x < 0 ? 0 : x (g++ found int and the emulated
-// bfloat convertible both ways); float literals widen to float.
+// bfloat convertible both ways); float literals widen to float; T converts
+// to float and bool implicitly.
 template <typename T> float lits(T x, bool c) {
   static_assert(std::is_same_v<decltype(x < 0 ? 0 : x), T>, "?: with an int literal is the floating type");
   static_assert(std::is_same_v<decltype(c ? x : 0), T>, "?: with an int literal is the floating type");
@@ -126,11 +127,13 @@ template <typename T> float lits(T x, bool c) {
   static_assert(std::is_same_v<decltype(clamp(x, 0, 1)), T> && std::is_same_v<decltype(select(0, x, c)), T>, "clamp, select with ints");
   float f = x;
   f += x;
+  bool p = x;
+  p = x;
   T y = 0;
   y += 1;
   y *= x;
   y -= 0.5f;
-  return f + float(y) + static_cast<int>(x) + float(static_cast<half>(x)) + (x ? 1.0f : 0.0f);
+  return f + float(y) + static_cast<int>(x) + float(static_cast<half>(x)) + (x ? 1.0f : 0.0f) + (p ? 1.0f : 0.0f);
 }
 // bfloat results round to bfloat (ties to even): 1.0078125 * 3 = 3.0234375
 // is halfway between 3.015625 and 3.03125.

@@ -35,7 +35,10 @@ func metalHostName(src, host string) (metal.Instantiation, bool) {
 // own name, so no instance fixes a buffer's type), and so is a type
 // argument equal to it; a functor of it becomes that functor of the
 // dtype; another type (a scalar, a functor of no element type) stays as
-// written.
+// written. An instance of no floating type argument whose type arguments
+// include an integer C type (candle's copy_u32 is unary_kernel<uint32_t,
+// uint32_t, uid>) is taken as written: a spec's dtype is a floating type,
+// so its buffers keep their integer type and the entry its functor.
 func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTemplate, bool) {
 	hosts, err := metal.HostNames(c.src)
 	if err != nil {
@@ -54,7 +57,11 @@ func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTe
 		}
 		args := slices.Clone(in.Args)
 		elem, elemParam := instanceElement(in.Args, tmpl)
+		intInstance := elem == "" && integerInstance(in.Args, tmpl)
 		for i, tp := range tmpl {
+			if intInstance {
+				break
+			}
 			if !tp.isType {
 				continue
 			}
@@ -121,15 +128,32 @@ func coversTemplate(args []string, tmpl []tparam) bool {
 }
 
 // instanceElement is an instance's element type, the argument of its first
-// type parameter that is a floating type (float, half, bfloat), and that
-// parameter's name; "" when it has none.
+// type parameter that is a floating type (float, half, bfloat, or MLX's
+// names for them: float32_t, float16_t, bfloat16_t), and that parameter's
+// name; "" when it has none.
 func instanceElement(args []string, tmpl []tparam) (elem, param string) {
 	for i, tp := range tmpl {
-		if i < len(args) && tp.isType && halfScalar[args[i]] || i < len(args) && tp.isType && args[i] == "float" {
+		if i < len(args) && tp.isType && (halfScalar[args[i]] || mlxFloatNames[args[i]] || args[i] == "float") {
 			return args[i], tp.name
 		}
 	}
 	return "", ""
+}
+
+// mlxFloatNames are MLX's typedefs of the floating types.
+var mlxFloatNames = map[string]bool{"float32_t": true, "float16_t": true, "bfloat16_t": true}
+
+// integerInstance says whether one of an instance's type arguments is an
+// integer C type (uint32_t, uchar, int64_t).
+func integerInstance(args []string, tmpl []tparam) bool {
+	for i, tp := range tmpl {
+		if i < len(args) && tp.isType && !tp.pack {
+			if d := cTypes[strings.Join(strings.Fields(args[i]), " ")]; d != "" && d[0] != 'f' && d[0] != 'b' {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // elemWord matches the element type as a word of a template argument.

@@ -127,7 +127,7 @@ template [[host_name("cpy_f32_f16")]] kernel cpy_t cpy<float, half>;
 // defaultedInstancesSource's instances give the template's leading
 // arguments only, its last parameter left to its default (as MLX's
 // rope.metal instantiates rope<float, int32_t> of `template <typename T,
-// typename IdxT, int N = 4>`).
+// typename IdxT, int N = 4>`, and rope<bfloat16_t, int32_t>).
 const defaultedInstancesSource = `#include <metal_stdlib>
 using namespace metal;
 
@@ -140,6 +140,7 @@ template <typename T, typename IdxT, int N = 4>
 
 template [[host_name("gather_rows_float32")]] [[kernel]] decltype(gather_rows<float, int32_t>) gather_rows<float, int32_t>;
 template [[host_name("gather_rows_large_float32")]] [[kernel]] decltype(gather_rows<float, int64_t>) gather_rows<float, int64_t>;
+template [[host_name("gather_rows_bfloat16")]] [[kernel]] decltype(gather_rows<bfloat16_t, int32_t>) gather_rows<bfloat16_t, int32_t>;
 `
 
 // An instance that leaves trailing parameters to their defaults still
@@ -152,6 +153,7 @@ func TestMetalHostNameInstancesWithDefaults(t *testing.T) {
 	}{
 		{"gather_rows_float32", `entry: "gather_rows<T, int32_t>"`},
 		{"gather_rows_large_float32", `entry: "gather_rows<T, int64_t>"`},
+		{"gather_rows_bfloat16", `entry: "gather_rows<T, int32_t>"`}, // MLX's bfloat16_t is the element type
 	} {
 		res, err := Manifest(Request{Name: "my_gather", SrcPath: "/w/k.metal", Src: defaultedInstancesSource, Entries: []string{c.entry}, Dir: "/w"})
 		if err != nil {
@@ -166,7 +168,7 @@ func TestMetalHostNameInstancesWithDefaults(t *testing.T) {
 
 // functorMacroSource's instances pass a functor a macro writes (as
 // candle's unary.metal passes usilu, from define_unary_op) beside the
-// element type.
+// element type, and an instance over an integer type (candle's copy_u32).
 const functorMacroSource = `#include <metal_stdlib>
 using namespace metal;
 #define DEFINE_OP(NAME, EXPR) struct NAME { template <typename T> T operator()(T x) { return EXPR; } };
@@ -183,19 +185,28 @@ template <typename T, typename U, typename Op>
 INST("twice_f32", float, op_twice)
 INST("square_f32", float, op_square)
 INST("square_f16", half, op_square)
+INST("twice_u32", uint32_t, op_twice)
 `
 
 // A functor that is no function of the element type stays in the entry
 // as the instance writes it; only the arguments equal to the element
-// type follow the dtype.
+// type follow the dtype. An instance over an integer type is taken as
+// written (a spec's dtype is a float): its buffers keep that type, its
+// entry the functor.
 func TestMetalHostNameInstancesKeepFunctor(t *testing.T) {
-	for entry, want := range map[string]string{"twice_f32": `entry: "apply<T, T, op_twice>"`, "square_f16": `entry: "apply<T, T, op_square>"`} {
+	for entry, wants := range map[string][]string{
+		"twice_f32":  {`entry: "apply<T, T, op_twice>"`, `dtypes: [f32, f16, bf16]`},
+		"square_f16": {`entry: "apply<T, T, op_square>"`},
+		"twice_u32":  {`entry: "apply<uint32_t, uint32_t, op_twice>"`, `dtypes: [f32]   # the buffers' types are fixed`, `{name: x, dtype: u32,`, `{name: y, dtype: u32,`},
+	} {
 		res, err := Manifest(Request{Name: "my_apply", SrcPath: "/w/k.metal", Src: functorMacroSource, Entries: []string{entry}, Dir: "/w"})
 		if err != nil {
 			t.Fatalf("%s: %v", entry, err)
 		}
-		if !strings.Contains(res.Text, want) {
-			t.Errorf("%s: manifest lacks %q:\n%s", entry, want, res.Text)
+		for _, want := range wants {
+			if !strings.Contains(res.Text, want) {
+				t.Errorf("%s: manifest lacks %q:\n%s", entry, want, res.Text)
+			}
 		}
 		load(t, res.Text, "k.metal", functorMacroSource)
 	}

@@ -228,9 +228,10 @@ func (c *context) intArg(p *plan, k *kernelScan, pname string) string {
 var rowsLike = regexp.MustCompile(`^(N|BT|rows|num_rows)$`)
 
 // strideScalarLike names a scalar stride (MLX's `constant uint& w_stride`,
-// candle's conv `stride`, `row_stride`, `stride_x`), as strideArrayLike
-// names an array of them.
-var strideScalarLike = regexp.MustCompile(`(?i)^(\w+_)?stride(_\w+)?$`)
+// candle's conv `stride`, `row_stride`, `stride_x`, and its pool2d's
+// short `w_s`, `h_s`, copy2d's `src_s`), as strideArrayLike names an array
+// of them.
+var strideScalarLike = regexp.MustCompile(`(?i)^(\w+_)?stride(_\w+)?$|^[a-z][a-z0-9]*_s$`)
 
 func hasParam(sig csrc.Signature, name string) bool {
 	for _, q := range sig.Params {

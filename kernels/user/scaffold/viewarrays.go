@@ -29,8 +29,10 @@ type viewArrays struct {
 }
 
 var (
-	shapeArrayLike  = regexp.MustCompile(`(?i)^(\w+_)?(dims|shape|shapes|sizes|extents)$`)
-	strideArrayLike = regexp.MustCompile(`(?i)^(\w+_)?strides?(_\w+)?$`)
+	shapeArrayLike = regexp.MustCompile(`(?i)^(\w+_)?(dims|shape|shapes|sizes|extents)$`)
+	// strideArrayLike: also a short `src_s` (candle's pool2d beside
+	// src_dims); only constant integer arrays are taken so
+	strideArrayLike = regexp.MustCompile(`(?i)^(\w+_)?strides?(_\w+)?$|^[a-z][a-z0-9]*_s$`)
 	rankLike        = regexp.MustCompile(`(?i)^(num_?dims|n_?dims?|ndims?|rank|nd|num_axes|n_axes)$`)
 	// countLike: the element count of the view; candle's strided kernels
 	// call it dim (unary, binary, affine) or src_numel (reduce)

@@ -90,6 +90,14 @@ kernel void wscale(const device float* x, const device float* w, device float* y
     if (i < n) y[i] = x[i] * w[i * w_stride];
 }
 `, []string{"args: [x, w, y, N, 1]", "TODO: w_stride is a stride", "shape: [N]"}, []string{"w_stride: {", "w_stride]"}},
+		{"short strides: w_s, h_s scalars and an src_s array (candle's pool2d)", `#include <metal_stdlib>
+using namespace metal;
+kernel void pool(constant size_t& w_k, constant size_t& w_s, constant size_t& h_s, constant size_t* src_dims, constant size_t* src_s,
+                 device const float* src, device float* dst, uint i [[thread_position_in_grid]]) {
+    const size_t w_out = (src_dims[0] - w_k) / w_s + 1;
+    if (i < w_out) dst[i] = src[i * w_s * src_s[0] + h_s * src_s[1]];
+}
+`, []string{"args: [w_k, 1, 1, [rows, cols], [cols, 1], src, dst]", "TODO: w_s is a stride", "TODO: h_s is a stride"}, []string{"w_s: {", "h_s: {", "name: src_s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := Manifest(Request{Name: "k", SrcPath: "/w/k.metal", Src: tc.src, Dir: "/w"})
