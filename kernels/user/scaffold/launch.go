@@ -165,6 +165,28 @@ func blockIsParam(k *kernelScan, pname string) bool {
 	return false
 }
 
+// spacedChevrons is a launch configuration whose chevrons a formatter
+// spaced apart (`renderCUDA<NUM_CHANNELS> << <grid, block >> > (…)`, as
+// graphdeco-inria's diff-gaussian-rasterization writes its launches):
+// nvcc reads `<< <` and `>> >` as `<<<` and `>>>`.
+var spacedChevrons = regexp.MustCompile(`<<([ \t]*)<([^;]*?)>>([ \t]*)>`)
+
+// joinLaunchChevrons writes each spaced launch configuration with its
+// chevrons joined, the spaces moved after them: every offset and line of
+// src stays where it was, and the launch reads as `<<<grid, block>>>`.
+func joinLaunchChevrons(src string) string {
+	if !strings.Contains(src, "<< <") && !strings.Contains(src, "<<\t<") {
+		return src
+	}
+	return spacedChevrons.ReplaceAllStringFunc(src, func(m string) string {
+		g := spacedChevrons.FindStringSubmatch(m)
+		if g[1] == "" && g[3] == "" {
+			return m
+		}
+		return "<<<" + g[1] + g[2] + ">>>" + g[3]
+	})
+}
+
 // constantNamed is the source's integer #define or file-scope constant
 // of that name.
 func constantNamed(src, name string) (constant, bool) {
