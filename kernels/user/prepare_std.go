@@ -110,8 +110,31 @@ func libcuStdStub(h string, tk toolkitHeaders) string {
 		}
 	}
 	b.WriteString("#endif\n" + stdIsCudaStd)
+	if h == "cmath" {
+		b.WriteString(libcu1MathText)
+	}
 	return b.String()
 }
+
+// libcu1MissingMath are the <cmath> functions libcu++ 1.x (CUDA 11.x)
+// leaves out of cuda::std under NVRTC (its <cmath> skips them there) but
+// CUDA declares at file scope, float and double: the <cmath> stub brings
+// them into std, as nvcc's host <cmath> has them (glm's `using
+// ::std::round;`). CCCL (libcu++ 2 and later) has them itself.
+var libcu1MissingMath = strings.Fields(`floor fmod frexp ldexp log log10 modf pow sin sinh sqrt tan tanh
+	acosh asinh atanh cbrt copysign erf erfc exp2 expm1 fdim fma fmax fmin ilogb lgamma llrint llround
+	log1p log2 logb lrint lround nearbyint nextafter remainder remquo rint round scalbln scalbn tgamma trunc`)
+
+var libcu1MathText = func() string {
+	var b strings.Builder
+	b.WriteString("#if defined(__CUDACC_RTC__) && defined(_LIBCUDACXX_CUDA_API_VERSION) && _LIBCUDACXX_CUDA_API_VERSION < 2000000\n")
+	b.WriteString("// mltop: libcu++ 1.x leaves these out of cuda::std under NVRTC; CUDA declares them at file scope\nnamespace std {\n")
+	for _, f := range libcu1MissingMath {
+		b.WriteString("using ::" + f + "; using ::" + f + "f;\n")
+	}
+	b.WriteString("}\n#endif\n")
+	return b.String()
+}()
 
 // stdIsCudaStd makes std::X name cuda::std::X (the empty cuda::std keeps
 // it valid when no libcu++ header was found).

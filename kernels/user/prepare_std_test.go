@@ -367,3 +367,17 @@ func TestStandardMacrosNoRedefinitionWithNVRTC(t *testing.T) {
 		t.Errorf("NVRTC warns:\n%s", log)
 	}
 }
+
+// TestStdRoundingMathCompilesWithNVRTC: the <cmath> functions libcu++ 1.x
+// leaves out under NVRTC (std::round, std::trunc, std::floor, std::fma,
+// std::log2, std::exp2: glm's `using ::std::round;`) compile, named and
+// brought in with using-declarations, at float and double.
+func TestStdRoundingMathCompilesWithNVRTC(t *testing.T) {
+	src := "#include <cmath>\nnamespace g { using ::std::round; using ::std::trunc; }\n" +
+		"__global__ void k(const T* X, T* Y, int rows, int cols) { float x = X[0]; double d = x;\n" +
+		"  Y[0] = g::round(x) + g::trunc(x) + std::floor(x) + std::fma(x, x, x) + std::log2(x) + std::exp2(x) + std::ceil(x) + std::nearbyint(x);\n" +
+		"  Y[1] = (float)(std::round(d) + std::fma(d, d, d) + std::log2(d)); }\n"
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("std_round"), "k.cu": src})
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	compileOrSkip(t, prog)
+}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mltop/mltop/kernels/user/pyref"
 	"github.com/mltop/mltop/profiler"
@@ -71,10 +72,12 @@ func (f *Family) CheckReference(ctx context.Context, py string, s profiler.Spec)
 	for _, pb := range call.bufs {
 		shapes[pb.b.name] = call.sent(pb)
 	}
+	start := time.Now()
 	outs, err := f.runPythonContext(ctx, py, call, in)
 	if err != nil {
 		return nil, nil, err
 	}
+	first := time.Since(start)
 	defer outs.Close()
 	var got []RefOutput
 	var problems []RefProblem
@@ -102,11 +105,21 @@ func (f *Family) CheckReference(ctx context.Context, py string, s profiler.Spec)
 			problems = append(problems, RefProblem{Msg: fmt.Sprintf("%s returned %s, which is not an output buffer (outputs: %s): it is ignored", f.check.python, o.Name, strings.Join(outNames(f.bufs), ", "))})
 		}
 	}
-	if p := f.wrapProblem(ctx, py, call, plan.Buffers, in); p != nil {
+	// the wrap probe's runs get the inputs at their ends: index data
+	// made so (every tile's range the whole list, gaussian splatting's
+	// renderCUDA) can make a reference loop far longer than on the real
+	// inputs; a probe past a few times the first run is left unfinished
+	pctx, cancel := context.WithTimeout(ctx, wrapProbeFloor+4*first)
+	defer cancel()
+	if p := f.wrapProblem(pctx, py, call, plan.Buffers, in); p != nil {
 		problems = append(problems, *p)
 	}
 	return got, problems, nil
 }
+
+// wrapProbeFloor is the least time each wrap probe's reference gets
+// beyond four times the first run's.
+var wrapProbeFloor = 3 * time.Second
 
 // narrowInts are the input buffers the reference gets in their own
 // integer NumPy type (numpyDTypes: int8, uint8, int16, uint16, uint32).

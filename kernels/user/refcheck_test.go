@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mltop/mltop/kernels/user/pyref"
 	"github.com/mltop/mltop/kernels/user/usertest"
@@ -186,5 +187,39 @@ func TestCheckReferenceWarnsOfInt8Wrap(t *testing.T) {
 				t.Errorf("problems %+v, want one warning", problems)
 			}
 		})
+	}
+}
+
+// The wrap probe's inputs at their ends can make a reference whose work
+// follows index values loop far longer than on the real inputs (a range
+// per tile, each then the whole list): the probe is left unfinished after
+// a few times the first run, and check goes on without a problem.
+func TestCheckReferenceBoundsWrapProbe(t *testing.T) {
+	usePython(t)
+	defer func(f time.Duration) { wrapProbeFloor = f }(wrapProbeFloor)
+	wrapProbeFloor = 500 * time.Millisecond
+	ref := "import numpy as np, time\ndef reference(inputs, dims):\n    w = inputs[\"w\"].astype(np.float64)\n" +
+		"    if (inputs[\"w\"] == -128).sum() + (inputs[\"w\"] == 127).sum() == inputs[\"w\"].size: time.sleep(60)\n" +
+		"    return {\"y\": dims[\"scale\"] * ((w - dims[\"zero\"]) @ inputs[\"x\"])}\n"
+	f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": dequantYAML, "k.cu": dequantGEMV, "ref.py": ref}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := f.TinySpec(profiler.F16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, problems, err := f.CheckReference(ctx, "", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("CheckReference took %v: the wrap probe was not bounded", d)
+	}
+	if len(problems) != 0 {
+		t.Errorf("problems %+v, want none", problems)
 	}
 }

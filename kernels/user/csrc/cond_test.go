@@ -157,8 +157,14 @@ func TestScanCompilerMacros(t *testing.T) {
 		{"nvcc is not nvrtc", "#ifdef __NVCC__\n#define HD\n#else\n#define HD __device__\n#endif\nHD float twice(float v) { return v + v; }\n", true, []int{2}},
 		{"rocm is not nvrtc", "#ifndef USE_ROCM\n#define HD __device__\n#else\n#define HD\n#endif\nHD float twice(float v) { return v + v; }\n", true, []int{4}},
 		{"hip is not nvrtc", "#if defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__)\n#define HD\n#else\n#define HD __device__\n#endif\nHD float twice(float v) { return v + v; }\n", true, []int{2}},
-		{"unknown stays both", "#ifdef WITH_X\n#define HD __device__\n#else\n#define HD\n#endif\nHD float twice(float v) { return v + v; }\n", false, nil},
-		{"undef forgets", "#undef __CUDACC__\n#ifdef __CUDACC__\n#define HD __device__\n#else\n#define HD\n#endif\nHD float twice(float v) { return v + v; }\n", false, nil},
+		// an undecided condition keeps both branches live, and the words of
+		// both definitions: either may be compiled, so twice is kept
+		{"unknown stays both", "#ifdef WITH_X\n#define HD __device__\n#else\n#define HD\n#endif\nHD float twice(float v) { return v + v; }\n", true, nil},
+		{"undef forgets", "#undef __CUDACC__\n#ifdef __CUDACC__\n#define HD __device__\n#else\n#define HD\n#endif\nHD float twice(float v) { return v + v; }\n", true, nil},
+		{"arithmetic unknown, device in the #if (glm)", "#if (CC & CC_CUDA) || (CC & CC_HIP)\n#\tif defined(FORCE_HOST)\n#\t\tdefine DECL __host__\n#\telse\n#\t\tdefine DECL __device__ __host__\n#\tendif\n#else\n#\tdefine DECL\n#endif\n#define FDECL [[nodiscard]] DECL\ntemplate<typename T> FDECL T twice(T v);\n", true, nil},
+		{"arithmetic unknown, device in the #else", "#if CC >= 3\n#define HD\n#elif CC == 2\n#define HD inline\n#else\n#define HD __device__\n#endif\nHD float twice(float v) { return v + v; }\n", true, nil},
+		{"a later #define replaces", "#define HD __device__\n#undef HD\n#define HD\nHD float twice(float v) { return v + v; }\n", false, nil},
+		{"a later group's #define replaces", "#ifdef A\n#define HD __device__\n#endif\n#ifdef B\n#define HD\n#endif\nHD float twice(float v) { return v + v; }\n", false, nil},
 	} {
 		f := Scan(c.src)
 		var got *Decl

@@ -1,6 +1,9 @@
 package csrc
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // hostMacro says whether the file-scope macro invocation name(…), followed
 // by a body at toks[body:end] when body >= 0, defines host functions that
@@ -79,12 +82,36 @@ var deviceBuiltins = map[string]bool{"threadIdx": true, "blockIdx": true, "block
 // addDefines records the live #defines of dirs: each macro's body
 // identifiers, a function-like one's replacement text, and the braces a
 // replacement leaves open or closes.
+//
+// A macro #defined in two live branches of one #if group whose condition
+// the scan cannot decide (glm's `#if (GLM_COMPILER & GLM_COMPILER_CUDA)
+// #define GLM_CUDA_FUNC_DECL __device__ __host__ #else #define
+// GLM_CUDA_FUNC_DECL #endif`) keeps the identifiers of both: either may
+// be the one compiled, and a declaration it marks __device__ in one is
+// device code, never host code to blank.
 func (s *scanner) addDefines(dirs []Directive) {
+	var at []condBranch                // the #if groups open here, innermost last
+	where := map[string][]condBranch{} // each macro's last #define's groups
+	next := 0
 	for _, d := range dirs {
+		switch {
+		case isOpen(d.Kind):
+			next++
+			at = append(at, condBranch{group: next})
+		case isBranch(d.Kind) && len(at) > 0:
+			at[len(at)-1].branch++
+		case d.Kind == "endif" && len(at) > 0:
+			at = at[:len(at)-1]
+		}
 		if d.Dead || d.Kind != "define" || d.Defines == "" {
 			continue
 		}
-		s.macros[d.Defines] = d.Body
+		if prev, ok := where[d.Defines]; ok && alternatives(prev, at) {
+			s.macros[d.Defines] = unionWords(s.macros[d.Defines], d.Body)
+		} else {
+			s.macros[d.Defines] = d.Body
+		}
+		where[d.Defines] = slices.Clone(at)
 		// a later #define of the name replaces an earlier one
 		delete(s.replacements, d.Defines)
 		delete(s.braces, d.Defines)
@@ -95,6 +122,32 @@ func (s *scanner) addDefines(dirs []Directive) {
 			s.braces[d.Defines] = n
 		}
 	}
+}
+
+// condBranch is one open #if group (numbered in source order) and the
+// branch of it being read (0: the #if, 1: the first #elif or #else, …).
+type condBranch struct{ group, branch int }
+
+// alternatives says whether two places lie in different branches of one
+// #if group: only one of them is compiled.
+func alternatives(a, b []condBranch) bool {
+	for i := 0; i < len(a) && i < len(b) && a[i].group == b[i].group; i++ {
+		if a[i].branch != b[i].branch {
+			return true
+		}
+	}
+	return false
+}
+
+// unionWords is a with the words of b it lacks appended.
+func unionWords(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, w := range b {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // braceBalance is how many more "{" than "}" the code text holds (outside

@@ -30,7 +30,10 @@ type launchBlock struct {
 	// literal does
 	fixedBy *constant
 	args    []string // the launch's arguments, as written
-	unread  string   // a block size mltop cannot read (`threadsFor(n)`), "" otherwise
+	// blockText is the block as the launch writes it, the arguments of
+	// its dim3 when it is a dim3 variable ("THREADS_X, THREADS_Y, 1")
+	blockText string
+	unread    string // a block size mltop cannot read (`threadsFor(n)`), "" otherwise
 }
 
 var (
@@ -87,6 +90,12 @@ func findLaunch(src, entry string) (launchBlock, bool) {
 			}
 		}
 		block := config[1]
+		lb.blockText = block
+		if identifier.MatchString(block) {
+			if d := dim3Args(scope, block); d != "" {
+				lb.blockText = d
+			}
+		}
 		switch {
 		case intLiteral.MatchString(block):
 			lb.value, _ = strconv.Atoi(block)
@@ -117,6 +126,65 @@ func findLaunch(src, entry string) (launchBlock, bool) {
 		return lb, true
 	}
 	return launchBlock{}, false
+}
+
+// blockIsParam says whether the host launch of k gives its block the
+// value of parameter pname: the block (or its dim3's x) names the
+// parameter or what the launch passes in its place (`k<<<g, bs>>>(x, bs)`,
+// `dim3 block(block_size)`, a literal passed as both). With no launch to
+// read (a kernel file alone, a block mltop cannot read) the name alone
+// says so; exllama's `groupsize`, launched with `dim3
+// threads(THREADS_X, THREADS_Y, 1)` and passed w->groupsize, is no
+// thread count.
+func blockIsParam(k *kernelScan, pname string) bool {
+	lb := k.launch
+	if lb == nil || lb.blockText == "" || lb.unread != "" {
+		return true
+	}
+	x := splitArgs(lb.blockText)[0]
+	names := []string{pname}
+	if params := k.sig.Bindable(); len(lb.args) == len(params) {
+		for i, prm := range params {
+			if prm.Name != pname {
+				continue
+			}
+			a := strings.TrimSpace(lb.args[i])
+			if a == x || a == lb.blockText || lb.name != "" && strings.Join(strings.Fields(a), "") == lb.name+".x" {
+				return true
+			}
+			if identifier.MatchString(a) {
+				names = append(names, a)
+			}
+		}
+	}
+	for _, n := range names {
+		if regexp.MustCompile(`\b` + regexp.QuoteMeta(n) + `\b`).MatchString(x) {
+			return true
+		}
+	}
+	return false
+}
+
+// spacedChevrons is a launch configuration whose chevrons a formatter
+// spaced apart (`renderCUDA<NUM_CHANNELS> << <grid, block >> > (…)`, as
+// graphdeco-inria's diff-gaussian-rasterization writes its launches):
+// nvcc reads `<< <` and `>> >` as `<<<` and `>>>`.
+var spacedChevrons = regexp.MustCompile(`<<([ \t]*)<([^;]*?)>>([ \t]*)>`)
+
+// joinLaunchChevrons writes each spaced launch configuration with its
+// chevrons joined, the spaces moved after them: every offset and line of
+// src stays where it was, and the launch reads as `<<<grid, block>>>`.
+func joinLaunchChevrons(src string) string {
+	if !strings.Contains(src, "<< <") && !strings.Contains(src, "<<\t<") {
+		return src
+	}
+	return spacedChevrons.ReplaceAllStringFunc(src, func(m string) string {
+		g := spacedChevrons.FindStringSubmatch(m)
+		if g[1] == "" && g[3] == "" {
+			return m
+		}
+		return "<<<" + g[1] + g[2] + ">>>" + g[3]
+	})
 }
 
 // constantNamed is the source's integer #define or file-scope constant
@@ -407,8 +475,11 @@ func intList(vs []int) string {
 	return "[" + strings.Join(s, ", ") + "]"
 }
 
-// threadsFromDim3 sets the threads of a kernel launched with a literal 2-D
-// or 3-D block (`dim3 block(16, 16)`); false when a size is no literal.
+// threadsFromDim3 sets the threads of a kernel launched with a 2-D or 3-D
+// block of constant sizes (`dim3 block(16, 16)`, exllama's `dim3
+// threads(THREADS_X, THREADS_Y, 1)` of file-scope `const int`s or
+// #defines, an expression of them): each size its value; false when a
+// size is no constant.
 func (c *context) threadsFromDim3(k *kernelScan, lb launchBlock) bool {
 	parts := splitArgs(lb.dim3)
 	if len(parts) > 3 {
@@ -417,10 +488,22 @@ func (c *context) threadsFromDim3(k *kernelScan, lb launchBlock) bool {
 	for len(parts) < 3 {
 		parts = append(parts, "1")
 	}
-	for _, x := range parts {
-		if !intLiteral.MatchString(x) {
+	var consts map[string]string
+	for i, x := range parts {
+		if intLiteral.MatchString(x) {
+			continue
+		}
+		if consts == nil {
+			consts = map[string]string{}
+			for _, cn := range fileConstants(c.src) {
+				consts[cn.name] = strconv.Itoa(cn.value)
+			}
+		}
+		v, ok := csrc.IntConst(x, consts)
+		if !ok || v <= 0 {
 			return false
 		}
+		parts[i] = strconv.FormatInt(v, 10)
 	}
 	k.threads, k.block = parts, parts[0]
 	return true
@@ -485,6 +568,11 @@ func (c *context) hostNames(p *plan, k *kernelScan, args []string) map[string]st
 			if dimOrKnob(i) && identifier.MatchString(a) {
 				names[a] = args[i]
 			}
+		}
+	}
+	if lb.name != "" && lb.dim3 != "" && k.threads != nil { // a 2-D or 3-D block: its sizes (threadsFromDim3)
+		for i, m := range []string{".x", ".y", ".z"} {
+			names[lb.name+m] = k.threads[i]
 		}
 	}
 	if lb.name != "" && k.block != "" && k.threads == nil && p.taken[k.block] == "knob" {

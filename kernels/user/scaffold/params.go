@@ -195,7 +195,7 @@ func (c *context) intArg(p *plan, k *kernelScan, pname string) string {
 	if lb, ok := k.loopBounds[pname]; ok {
 		return c.boundDim(p, k, lb)
 	}
-	if blockLike.MatchString(pname) {
+	if blockLike.MatchString(pname) && blockIsParam(k, pname) {
 		k.block = c.blockKnob(p, pname, "", "parameter")
 		return k.block
 	}

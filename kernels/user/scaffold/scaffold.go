@@ -70,6 +70,9 @@ func Manifest(r Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if lang == "cuda" {
+		r.Src = joinLaunchChevrons(r.Src)
+	}
 	if lang == "metal" {
 		// a kernel only a #define writes (`kernel void NAME(…)` in a
 		// macro body): read the expanded text, whose lines are the source's
