@@ -78,7 +78,7 @@ func FunctionConstants(src string) ([]DeclaredConstant, error) {
 	var out []DeclaredConstant
 	names, indices := map[string]bool{}, map[int]string{}
 	var macros map[string]string // read on the first index that is not a number
-	for _, m := range functionConstantDecl.FindAllStringSubmatchIndex(blankComments(src), -1) {
+	for _, m := range functionConstantDecl.FindAllStringSubmatchIndex(csrc.BlankComments(src), -1) {
 		typ := strings.Join(strings.Fields(src[m[2]:m[3]]), " ")
 		name, idx := src[m[4]:m[5]], strings.TrimSpace(src[m[6]:m[7]])
 		n, err := constantIndex(idx, src, &macros)
@@ -307,37 +307,5 @@ func InlineFunctionConstants(src string, vals []ConstantValue) (string, error) {
 // (outside comments): such a constant may be left without a value.
 func TestsDefined(src, name string) bool {
 	re := regexp.MustCompile(`\bis_function_constant_defined\s*\(\s*` + regexp.QuoteMeta(name) + `\s*\)`)
-	return re.MatchString(blankComments(src))
-}
-
-// blankComments replaces comments with spaces, keeping every other byte
-// (and so every offset) where it was. String literals are kept whole.
-func blankComments(src string) string {
-	b := []byte(src)
-	for i := 0; i < len(b); i++ {
-		switch {
-		case b[i] == '"' || b[i] == '\'':
-			q := b[i]
-			for i++; i < len(b) && b[i] != q && b[i] != '\n'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-		case b[i] == '/' && i+1 < len(b) && b[i+1] == '/':
-			for ; i < len(b) && b[i] != '\n'; i++ {
-				b[i] = ' '
-			}
-		case b[i] == '/' && i+1 < len(b) && b[i+1] == '*':
-			for ; i < len(b) && !(b[i] == '*' && i+1 < len(b) && b[i+1] == '/'); i++ {
-				if b[i] != '\n' {
-					b[i] = ' '
-				}
-			}
-			if i+1 < len(b) {
-				b[i], b[i+1] = ' ', ' '
-				i++
-			}
-		}
-	}
-	return string(b)
+	return re.MatchString(csrc.BlankComments(src))
 }

@@ -39,7 +39,7 @@ func CompilerMacros() (known csrc.Macros, values map[string]int64) {
 // on any other macro keeps every branch. The result is for finding
 // declarations, not for compiling.
 func expandMacros(src string) string {
-	src = joinContinued(blankComments(src))
+	src = joinContinued(csrc.BlankComments(src))
 	defs := map[string]macroDef{}
 	var text strings.Builder
 	var conds csrc.Conds

@@ -2,6 +2,7 @@ package metal
 
 import (
 	"fmt"
+	"github.com/mltop/mltop/kernels/user/csrc"
 	"regexp"
 	"sort"
 	"strconv"
@@ -85,7 +86,7 @@ func WriteMLXKernel(k MLXKernel) (string, error) {
 		return "", err
 	}
 	uses := map[string]bool{}
-	for _, w := range identifier.FindAllString(blankComments(k.Body), -1) {
+	for _, w := range identifier.FindAllString(csrc.BlankComments(k.Body), -1) {
 		uses[w] = true
 	}
 	if err := checkShapeRefs(k, uses); err != nil {

@@ -155,14 +155,7 @@ func TestCheckReferenceWarnsOfInt8Wrap(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ref := "import numpy as np\ndef reference(inputs, dims):\n    " + c.body + "\n    return {\"y\": dims[\"scale\"] * ((w - dims[\"zero\"]) @ inputs[\"x\"])}\n"
-			f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": dequantYAML, "k.cu": dequantGEMV, "ref.py": ref}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, _, err := f.TinySpec(profiler.F16)
-			if err != nil {
-				t.Fatal(err)
-			}
+			f, s := dequantTiny(t, ref)
 			_, problems, err := f.CheckReference(context.Background(), "", s)
 			if err != nil {
 				t.Fatal(err)
@@ -201,14 +194,7 @@ func TestCheckReferenceBoundsWrapProbe(t *testing.T) {
 	ref := "import numpy as np, time\ndef reference(inputs, dims):\n    w = inputs[\"w\"].astype(np.float64)\n" +
 		"    if (inputs[\"w\"] == -128).sum() + (inputs[\"w\"] == 127).sum() == inputs[\"w\"].size: time.sleep(60)\n" +
 		"    return {\"y\": dims[\"scale\"] * ((w - dims[\"zero\"]) @ inputs[\"x\"])}\n"
-	f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": dequantYAML, "k.cu": dequantGEMV, "ref.py": ref}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _, err := f.TinySpec(profiler.F16)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, s := dequantTiny(t, ref)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -222,4 +208,19 @@ func TestCheckReferenceBoundsWrapProbe(t *testing.T) {
 	if len(problems) != 0 {
 		t.Errorf("problems %+v, want none", problems)
 	}
+}
+
+// dequantTiny loads the dequantising GEMV with ref as its ref.py and
+// gives its tiny spec at f16.
+func dequantTiny(t *testing.T, ref string) (*Family, profiler.Spec) {
+	t.Helper()
+	f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": dequantYAML, "k.cu": dequantGEMV, "ref.py": ref}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := f.TinySpec(profiler.F16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, s
 }

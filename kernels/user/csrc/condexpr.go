@@ -280,6 +280,7 @@ func (p *condParser) num(lvl int) (int64, bool) {
 	return a, ok
 }
 
+// numOp is applyInt with C's comparisons (1 or 0) beside it.
 func numOp(op string, a, b int64) (int64, bool) {
 	bit := func(c bool) int64 {
 		if c {
@@ -288,12 +289,6 @@ func numOp(op string, a, b int64) (int64, bool) {
 		return 0
 	}
 	switch op {
-	case "|":
-		return a | b, true
-	case "^":
-		return a ^ b, true
-	case "&":
-		return a & b, true
 	case "==":
 		return bit(a == b), true
 	case "!=":
@@ -306,26 +301,8 @@ func numOp(op string, a, b int64) (int64, bool) {
 		return bit(a <= b), true
 	case ">=":
 		return bit(a >= b), true
-	case "<<":
-		return a << uint64(b&63), true
-	case ">>":
-		return a >> uint64(b&63), true
-	case "+":
-		return a + b, true
-	case "-":
-		return a - b, true
-	case "*":
-		return a * b, true
-	case "/", "%":
-		if b == 0 {
-			return 0, false
-		}
-		if op == "/" {
-			return a / b, true
-		}
-		return a % b, true
 	}
-	return 0, false
+	return applyInt(op, a, b)
 }
 
 func (p *condParser) numUnary() (int64, bool) {
