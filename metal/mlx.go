@@ -2,11 +2,12 @@ package metal
 
 import (
 	"fmt"
-	"github.com/mltop/mltop/kernels/user/csrc"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/mltop/mltop/kernels/user/csrc"
 )
 
 // MLXKernel is a kernel given the way mx.fast.metal_kernel takes one: a
