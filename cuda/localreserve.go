@@ -12,14 +12,14 @@ import (
 // LocalReserveEnv sets how much local memory per thread (register spills,
 // local arrays, the call stack) a CUDA worker reserves as the first
 // allocation of its context. The driver otherwise grows that memory at the
-// first launch of a kernel that needs more than it holds, and the growth
-// lands wherever the sweep's earlier buffers left room, which differs from
-// process to process: a spilling kernel's level then moved up to 8% between
-// two runs of one sweep while staying within 0.3% inside each (the rows
-// that broke run-to-run reproducibility), and that growth waited up to
-// 250 ms behind another GPU's worker starting (the driver serialises them).
-// The reserve puts local memory at one place in every worker, before
-// anything else. docs/measuring.md, Reproducibility.
+// first launch of a kernel that needs more than it holds, to the largest
+// need so far, wherever the process's earlier allocations left room: a
+// spilling kernel's time moved with that size and place (up to 4.7% for a
+// 2 KB spill, each level repeated by every process that took the same
+// steps), and the growth waited up to 250 ms behind another GPU's worker
+// starting (the driver serialises them). The reserve gives every worker
+// one size and place of local memory, before anything else.
+// docs/measuring.md, Local memory.
 const LocalReserveEnv = "MLTOP_CUDA_LOCAL_RESERVE"
 
 // DefaultLocalReserve covers the spills of the built-in kernels' widest
