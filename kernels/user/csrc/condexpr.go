@@ -1,10 +1,6 @@
 package csrc
 
-import (
-	"slices"
-	"strconv"
-	"strings"
-)
+import "strconv"
 
 // nvrtcMacros are the macros that sources test to tell the compiler apart,
 // as NVRTC (which compiles device code only) sees them: __CUDACC__,
@@ -132,14 +128,16 @@ func (p *condParser) and() int8 {
 // unless it is one operand.
 func (p *condParser) arith() int8 {
 	if p.values != nil {
-		start := p.i
-		if n, ok := p.num(0); ok && (p.i == len(p.toks) || p.peek() == "&&" || p.peek() == "||" || p.peek() == ")") {
-			if n != 0 {
-				return 1
+		ip := &intParser{toks: p.toks[p.i:], cond: true, values: p.values}
+		if n, ok := ip.binary(0); ok {
+			if next := ip.peek(); next == "" || next == "&&" || next == "||" || next == ")" {
+				p.i += ip.i
+				if n != 0 {
+					return 1
+				}
+				return -1
 			}
-			return -1
 		}
-		p.i = start
 	}
 	v := p.unary()
 	for arithOps[p.peek()] {
@@ -254,97 +252,4 @@ func forget(known map[string]bool, d *Directive) map[string]bool {
 		}
 	}
 	return out
-}
-
-// numLevels are C's binary operators that num evaluates, loosest first.
-var numLevels = [][]string{{"|"}, {"^"}, {"&"}, {"==", "!="}, {"<", ">", "<=", ">="}, {"<<", ">>"}, {"+", "-"}, {"*", "/", "%"}}
-
-// num evaluates the integer expression at p.i from operator level lvl
-// down: literals, macros with values, unary - + ~ !, parentheses and the
-// operators of numLevels. ok is false at anything else (`defined`, a
-// name without a value, a division by zero); the caller rewinds.
-func (p *condParser) num(lvl int) (int64, bool) {
-	if lvl == len(numLevels) {
-		return p.numUnary()
-	}
-	a, ok := p.num(lvl + 1)
-	for ok && slices.Contains(numLevels[lvl], p.peek()) {
-		op := p.peek()
-		p.i++
-		var b int64
-		if b, ok = p.num(lvl + 1); !ok {
-			break
-		}
-		a, ok = numOp(op, a, b)
-	}
-	return a, ok
-}
-
-// numOp is applyInt with C's comparisons (1 or 0) beside it.
-func numOp(op string, a, b int64) (int64, bool) {
-	bit := func(c bool) int64 {
-		if c {
-			return 1
-		}
-		return 0
-	}
-	switch op {
-	case "==":
-		return bit(a == b), true
-	case "!=":
-		return bit(a != b), true
-	case "<":
-		return bit(a < b), true
-	case ">":
-		return bit(a > b), true
-	case "<=":
-		return bit(a <= b), true
-	case ">=":
-		return bit(a >= b), true
-	}
-	return applyInt(op, a, b)
-}
-
-func (p *condParser) numUnary() (int64, bool) {
-	t := p.peek()
-	p.i++
-	switch {
-	case t == "-" || t == "+" || t == "~" || t == "!":
-		v, ok := p.numUnary()
-		switch t {
-		case "-":
-			v = -v
-		case "~":
-			v = ^v
-		case "!":
-			if v == 0 {
-				v = 1
-			} else {
-				v = 0
-			}
-		}
-		return v, ok
-	case t == "(":
-		v, ok := p.num(0)
-		if !ok || p.peek() != ")" {
-			return 0, false
-		}
-		p.i++
-		return v, true
-	case t == "true" || t == "false":
-		if t == "true" {
-			return 1, true
-		}
-		return 0, true
-	case t != "" && isDigit(t[0]):
-		n, err := strconv.ParseInt(strings.TrimRight(t, "uUlL"), 0, 64)
-		return n, err == nil
-	case t != "" && isIdentByte(t[0]) && t != "defined":
-		if p.peek() == "(" { // a function-like macro's call
-			return 0, false
-		}
-		v, ok := p.values[t]
-		return v, ok
-	}
-	return 0, false
 }

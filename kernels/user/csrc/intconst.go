@@ -89,14 +89,31 @@ func joinShifts(toks []string) []string {
 	return out
 }
 
-// intParser evaluates the tokens by precedence climbing.
+// intParser evaluates the tokens by precedence climbing: IntConst's
+// constant expressions, and (cond) the integer parts of an #if
+// (condParser.arith), which add C's comparisons, `!`, `true`/`false` and
+// macros by their values (a name without one, `defined` and a
+// function-like macro's call fail).
 type intParser struct {
-	toks []string
-	i    int
+	toks   []string
+	i      int
+	cond   bool
+	values map[string]int64 // cond: the macros' integer values
 }
 
-// binaryLevels are C's binary operators, loosest first.
-var binaryLevels = [][]string{{"|"}, {"^"}, {"&"}, {"<<", ">>"}, {"+", "-"}, {"*", "/", "%"}}
+// binaryLevels are C's binary operators of a constant expression, loosest
+// first; condLevels add the comparisons an #if also evaluates.
+var (
+	binaryLevels = [][]string{{"|"}, {"^"}, {"&"}, {"<<", ">>"}, {"+", "-"}, {"*", "/", "%"}}
+	condLevels   = [][]string{{"|"}, {"^"}, {"&"}, {"==", "!="}, {"<", ">", "<=", ">="}, {"<<", ">>"}, {"+", "-"}, {"*", "/", "%"}}
+)
+
+func (p *intParser) levels() [][]string {
+	if p.cond {
+		return condLevels
+	}
+	return binaryLevels
+}
 
 func (p *intParser) peek() string {
 	if p.i < len(p.toks) {
@@ -106,13 +123,14 @@ func (p *intParser) peek() string {
 }
 
 func (p *intParser) binary(level int) (int64, bool) {
-	if level == len(binaryLevels) {
+	levels := p.levels()
+	if level == len(levels) {
 		return p.unary()
 	}
 	a, ok := p.binary(level + 1)
 	for ok {
 		op := p.peek()
-		if !contains(binaryLevels[level], op) {
+		if !contains(levels[level], op) {
 			return a, true
 		}
 		p.i++
@@ -120,7 +138,7 @@ func (p *intParser) binary(level int) (int64, bool) {
 		if b, ok = p.binary(level + 1); !ok {
 			return 0, false
 		}
-		if a, ok = applyInt(op, a, b); !ok {
+		if a, ok = intOp(op, a, b); !ok {
 			return 0, false
 		}
 	}
@@ -128,8 +146,8 @@ func (p *intParser) binary(level int) (int64, bool) {
 }
 
 func (p *intParser) unary() (int64, bool) {
-	switch t := p.peek(); t {
-	case "-", "+", "~":
+	switch t := p.peek(); {
+	case t == "-" || t == "+" || t == "~" || p.cond && t == "!":
 		p.i++
 		v, ok := p.unary()
 		switch t {
@@ -137,9 +155,11 @@ func (p *intParser) unary() (int64, bool) {
 			v = -v
 		case "~":
 			v = ^v
+		case "!":
+			v = bit(v == 0)
 		}
 		return v, ok
-	case "(":
+	case t == "(":
 		p.i++
 		v, ok := p.binary(0)
 		if !ok || p.peek() != ")" {
@@ -147,12 +167,29 @@ func (p *intParser) unary() (int64, bool) {
 		}
 		p.i++
 		return v, true
-	case "":
+	case t == "":
 		return 0, false
+	case p.cond && isIdentByte(t[0]):
+		p.i++
+		switch {
+		case t == "true" || t == "false":
+			return bit(t == "true"), true
+		case t == "defined" || p.peek() == "(": // a function-like macro's call
+			return 0, false
+		}
+		v, ok := p.values[t]
+		return v, ok
 	default:
 		p.i++
 		return intLiteral(t)
 	}
+}
+
+func bit(c bool) int64 {
+	if c {
+		return 1
+	}
+	return 0
 }
 
 // intLiteral reads 256, 0x100, 5U, 64ul.
@@ -162,8 +199,22 @@ func intLiteral(t string) (int64, bool) {
 	return v, err == nil
 }
 
-func applyInt(op string, a, b int64) (int64, bool) {
+// intOp applies a binary operator of condLevels (those of binaryLevels
+// and C's comparisons, 1 or 0).
+func intOp(op string, a, b int64) (int64, bool) {
 	switch op {
+	case "==":
+		return bit(a == b), true
+	case "!=":
+		return bit(a != b), true
+	case "<":
+		return bit(a < b), true
+	case ">":
+		return bit(a > b), true
+	case "<=":
+		return bit(a <= b), true
+	case ">=":
+		return bit(a >= b), true
 	case "|":
 		return a | b, true
 	case "^":
