@@ -52,7 +52,7 @@ func usedAsIndex(body []csrc.Token, name string, sig csrc.Signature) bool {
 			if body[i].Text != "=" || body[i+1].Text == "=" || lhs.Kind != csrc.Ident || tainted[lhs.Text] || lhs.Text == name {
 				continue
 			}
-			if holds(i+1, exprEnd(body, i+1)) {
+			if holds(i+1, endOfStatement(body, i+1)) {
 				tainted[lhs.Text] = true
 				changed = true
 			}
@@ -66,32 +66,10 @@ func usedAsIndex(body []csrc.Token, name string, sig csrc.Signature) bool {
 				return true
 			}
 		case body[i].Text == "+" && prev.Kind == csrc.Ident && pointers[prev.Text] && tokText(body, i+1) != "=" && tokText(body, i+1) != "+":
-			if holds(i+1, exprEnd(body, i+1)) {
+			if holds(i+1, endOfStatement(body, i+1)) {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// exprEnd is the index of the ";" or "," (outside brackets) or the
-// unmatched closing bracket that ends the expression starting at from.
-func exprEnd(body []csrc.Token, from int) int {
-	depth := 0
-	for j := from; j < len(body); j++ {
-		switch body[j].Text {
-		case "(", "[", "{":
-			depth++
-		case ")", "]", "}":
-			if depth == 0 {
-				return j
-			}
-			depth--
-		case ";", ",":
-			if depth == 0 {
-				return j
-			}
-		}
-	}
-	return len(body)
 }

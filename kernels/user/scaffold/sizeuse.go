@@ -29,7 +29,7 @@ func nonSizeUse(body []csrc.Token, name string) string {
 		if strings.HasSuffix(t.Text, "_sync") {
 			first = 2 // __shfl_up_sync(mask, v, delta, width)
 		}
-		for a, arg := range callArgTokens(body, i+1) {
+		for a, arg := range csrc.SplitAtCommas(body[i+2:max(i+2, csrc.Matching(body, i+1))], false) {
 			if a >= first && len(arg) == 1 && arg[0].Text == name {
 				if a == first+1 {
 					return "the width of " + t.Text
@@ -56,30 +56,6 @@ func nonSizeUse(body []csrc.Token, name string) string {
 		}
 	}
 	return ""
-}
-
-// callArgTokens splits the arguments of the call whose "(" is toks[open].
-func callArgTokens(toks []csrc.Token, open int) [][]csrc.Token {
-	end := csrc.Matching(toks, open)
-	var out [][]csrc.Token
-	var cur []csrc.Token
-	depth := 0
-	for j := open + 1; j < end && j < len(toks); j++ {
-		switch toks[j].Text {
-		case "(", "[", "{":
-			depth++
-		case ")", "]", "}":
-			depth--
-		case ",":
-			if depth == 0 {
-				out = append(out, cur)
-				cur = nil
-				continue
-			}
-		}
-		cur = append(cur, toks[j])
-	}
-	return append(out, cur)
 }
 
 // notSizeArg is the arg of an integer parameter the body uses as no
