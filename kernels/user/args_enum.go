@@ -12,41 +12,18 @@ import (
 // what compilers give an unscoped one whose enumerators fit an int). A
 // parameter of an enum type takes an integer of that type.
 func enumTypes(code string) map[string]string {
-	toks := csrc.Tokenize(code)
 	out := map[string]string{}
-	for i := 0; i < len(toks); i++ {
-		if toks[i].Text != "enum" {
-			continue
+	for _, d := range csrc.EnumDefs(csrc.Tokenize(code)) {
+		base := d.Base
+		if base == "" {
+			base = "int"
 		}
-		j := i + 1
-		if j < len(toks) && (toks[j].Text == "class" || toks[j].Text == "struct") {
-			j++
+		if d.Name != "" {
+			out[d.Name] = base
 		}
-		name := ""
-		if j < len(toks) && toks[j].Kind == csrc.Ident {
-			name = toks[j].Text
-			j++
+		if d.Alias != "" {
+			out[d.Alias] = base
 		}
-		base := "int"
-		if j < len(toks) && toks[j].Text == ":" {
-			var words []string
-			for j++; j < len(toks) && toks[j].Text != "{" && toks[j].Text != ";"; j++ {
-				words = append(words, toks[j].Text)
-			}
-			base = strings.Join(words, " ")
-		}
-		if j >= len(toks) || toks[j].Text != "{" {
-			continue // a declaration or an elaborated use
-		}
-		end := csrc.Matching(toks, j)
-		if name != "" {
-			out[name] = base
-		}
-		// typedef enum [tag] { … } alias;
-		if i > 0 && toks[i-1].Text == "typedef" && end+2 < len(toks) && toks[end+1].Kind == csrc.Ident && toks[end+2].Text == ";" {
-			out[toks[end+1].Text] = base
-		}
-		i = end
 	}
 	return out
 }

@@ -24,23 +24,10 @@ func enumValues(toks []csrc.Token, name string) (out []enumerator, ok bool) {
 	if i := strings.LastIndex(name, "::"); i >= 0 {
 		name = name[i+2:]
 	}
-	for i := 0; i+1 < len(toks); i++ {
-		if toks[i].Text != "enum" {
-			continue
+	for _, d := range csrc.EnumDefs(toks) {
+		if d.Name == name {
+			return enumBody(toks, d.Open, d.End)
 		}
-		j := i + 1
-		if toks[j].Text == "class" || toks[j].Text == "struct" {
-			j++
-		}
-		if j >= len(toks) || toks[j].Text != name {
-			continue
-		}
-		for j++; j < len(toks) && toks[j].Text != "{" && toks[j].Text != ";"; j++ {
-		}
-		if j >= len(toks) || toks[j].Text != "{" {
-			continue // a declaration or an elaborated use
-		}
-		return enumBody(toks, j, csrc.Matching(toks, j))
 	}
 	return nil, false
 }
