@@ -267,17 +267,17 @@ func (b *backend) setup(ordinal int) error {
 	if err := d.call("cuCtxSetCurrent", d.cuCtxSetCurrent, b.ctx); err != nil {
 		return err
 	}
-	localNote := b.reserveLocal()
+	var total uintptr
+	if err := d.call("cuDeviceTotalMem_v2", d.cuDeviceTotalMem, uintptr(unsafe.Pointer(&total)), uintptr(b.dev)); err != nil {
+		return err
+	}
+	localNote := b.reserveLocal(int64(total))
 	b.trace.step("local memory")
 	if err := d.call("cuStreamCreate", d.cuStreamCreate, uintptr(unsafe.Pointer(&b.stream)), cuStreamNonBlocking); err != nil {
 		return err
 	}
 	name := make([]byte, 256)
 	if err := d.call("cuDeviceGetName", d.cuDeviceGetName, uintptr(unsafe.Pointer(&name[0])), uintptr(len(name)), uintptr(b.dev)); err != nil {
-		return err
-	}
-	var total uintptr
-	if err := d.call("cuDeviceTotalMem_v2", d.cuDeviceTotalMem, uintptr(unsafe.Pointer(&total)), uintptr(b.dev)); err != nil {
 		return err
 	}
 	major, minor := b.attr(attrComputeCapMajor), b.attr(attrComputeCapMinor)
@@ -378,15 +378,14 @@ func (b *backend) setup(ordinal int) error {
 const cuLimitStackSize = 0
 
 // reserveLocal grows the context's local memory to LocalReserve bytes per
-// thread before anything else is allocated (see LocalReserveEnv), and says
+// thread (of a device of total bytes) before anything else is allocated (see LocalReserveEnv), and says
 // in a device note what it did. A failure costs only the reserve.
-func (b *backend) reserveLocal() (note string) {
+func (b *backend) reserveLocal(total int64) (note string) {
 	d := b.drv
-	var total uintptr
-	d.call("cuDeviceTotalMem_v2", d.cuDeviceTotalMem, uintptr(unsafe.Pointer(&total)), uintptr(b.dev))
-	want, err := LocalReserve(os.Getenv(LocalReserveEnv), int64(total), b.attr(attrMaxThreadsPerSM)*b.attr(attrMultiprocessorCount))
+	threads := b.attr(attrMaxThreadsPerSM) * b.attr(attrMultiprocessorCount)
+	want, err := LocalReserve(os.Getenv(LocalReserveEnv), total, threads)
 	if err != nil {
-		want, _ = LocalReserve("", int64(total), b.attr(attrMaxThreadsPerSM)*b.attr(attrMultiprocessorCount))
+		want, _ = LocalReserve("", total, threads)
 		note = err.Error() + "; reserving the default. "
 	}
 	if want == 0 {
