@@ -94,7 +94,7 @@ func libcuStdStub(h string, tk toolkitHeaders) string {
 		// unqualified call ambiguous: std:: keeps the rest of libcu++
 		// what <cmath> brings besides the functions (numeric_limits, traits)
 		b.WriteString("// the source says `using namespace std;`: libcu++'s math functions are left out\n")
-		b.WriteString("#if __has_include(<cuda/std/limits>)\n#include <cuda/std/limits>\n#include <cuda/std/type_traits>\n#endif\n" + stdIsCudaStd)
+		b.WriteString("#if __has_include(<cuda/std/limits>)\n#include <cuda/std/limits>\n#include <cuda/std/type_traits>\n#endif\n" + stdIsCudaStd + fallbackMathText)
 		return b.String()
 	}
 	for i, c := range stdViaLibcu[h] {
@@ -111,28 +111,36 @@ func libcuStdStub(h string, tk toolkitHeaders) string {
 	}
 	b.WriteString("#endif\n" + stdIsCudaStd)
 	if h == "cmath" {
-		b.WriteString(libcu1MathText)
+		b.WriteString(fallbackMathText)
 	}
 	return b.String()
 }
 
-// libcu1MissingMath are the <cmath> functions libcu++ 1.x (CUDA 11.x)
-// leaves out of cuda::std under NVRTC (its <cmath> skips them there) but
-// CUDA declares at file scope, float and double: the <cmath> stub brings
-// them into std, as nvcc's host <cmath> has them (glm's `using
-// ::std::round;`). CCCL (libcu++ 2 and later) has them itself.
-var libcu1MissingMath = strings.Fields(`floor fmod frexp ldexp log log10 modf pow sin sinh sqrt tan tanh
+// fallbackMath are the <cmath> functions some libcu++ leaves out of
+// cuda::std under NVRTC although CUDA declares them at file scope, float
+// and double: libcu++ 1.x (CUDA 11.x) skips them there, and CCCL 3.0
+// (CUDA 13.0) still has no std::fma. nvcc's host <cmath> has them all, and
+// code says `using ::std::fma;` (glm).
+var fallbackMath = strings.Fields(`floor fmod frexp ldexp log log10 modf pow sin sinh sqrt tan tanh
 	acosh asinh atanh cbrt copysign erf erfc exp2 expm1 fdim fma fmax fmin ilogb lgamma llrint llround
 	log1p log2 logb lrint lround nearbyint nextafter remainder remquo rint round scalbln scalbn tgamma trunc`)
 
-var libcu1MathText = func() string {
+// fallbackMathText gives std each fallbackMath function (and its f
+// variant) as a template forwarding to CUDA's global one, whatever the
+// libcu++ version: where cuda::std has the function, its non-template
+// overloads are the better match and win; where it has not, the template
+// is the std::X there is. A call CUDA's functions cannot take (an int to
+// round) drops the template (SFINAE) instead of adding an error.
+var fallbackMathText = func() string {
 	var b strings.Builder
-	b.WriteString("#if defined(__CUDACC_RTC__) && defined(_LIBCUDACXX_CUDA_API_VERSION) && _LIBCUDACXX_CUDA_API_VERSION < 2000000\n")
-	b.WriteString("// mltop: libcu++ 1.x leaves these out of cuda::std under NVRTC; CUDA declares them at file scope\nnamespace std {\n")
-	for _, f := range libcu1MissingMath {
-		b.WriteString("using ::" + f + "; using ::" + f + "f;\n")
+	b.WriteString("#if defined(__CUDACC_RTC__) && !defined(MLTOP_FALLBACK_MATH_)\n#define MLTOP_FALLBACK_MATH_\n")
+	b.WriteString("// mltop: CUDA's global math functions as std::X where libcu++ has no X (libcu++ 1.x, CCCL 3.0's fma)\nnamespace mltop_fallback_math {\n")
+	for _, f := range fallbackMath {
+		for _, name := range []string{f, f + "f"} {
+			fmt.Fprintf(&b, "template <class... A> __host__ __device__ inline auto %[1]s(A... a) -> decltype(::%[1]s(a...)) { return ::%[1]s(a...); }\n", name)
+		}
 	}
-	b.WriteString("}\n#endif\n")
+	b.WriteString("}\nnamespace std { using namespace mltop_fallback_math; }\n#endif\n")
 	return b.String()
 }()
 

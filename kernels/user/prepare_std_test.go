@@ -1,6 +1,8 @@
 package user
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -366,6 +368,36 @@ func TestStandardMacrosNoRedefinitionWithNVRTC(t *testing.T) {
 	if log := compileOrSkip(t, prog); strings.Contains(log, "redefinition") {
 		t.Errorf("NVRTC warns:\n%s", log)
 	}
+}
+
+// TestStdMathFallbackBesideALibcuWithout: with a libcu++ whose cuda::std
+// has some <cmath> functions and not others (CCCL 3.0 has no fma), std::X
+// is libcu++'s where it has X (its overload wins over the fallback) and
+// CUDA's global X where it has not: glm's `using ::std::fma;` compiles.
+func TestStdMathFallbackBesideALibcuWithout(t *testing.T) {
+	inc := t.TempDir()
+	files := map[string]string{
+		"cuda/std/type_traits": "#pragma once\n#define _LIBCUDACXX_CUDA_API_VERSION 3000000\n",
+		"cuda/std/cmath": "#pragma once\n#define _LIBCUDACXX_CUDA_API_VERSION 3000000\n" +
+			"namespace cuda { namespace std { struct libcu_round {}; __host__ __device__ inline libcu_round round(float) { return {}; } } }\n",
+	}
+	for name, text := range files {
+		if err := os.MkdirAll(filepath.Join(inc, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(inc, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv(cuda.IncludeEnv, inc)
+	src := "#include <cmath>\nnamespace g { using ::std::fma; using ::std::round; }\n" +
+		"template <class A, class B> struct same { static const bool value = false; };\ntemplate <class A> struct same<A, A> { static const bool value = true; };\n" +
+		"static_assert(same<decltype(std::round(1.0f)), cuda::std::libcu_round>::value, \"libcu++'s round is std::round\");\n" +
+		"__global__ void k(const T* X, T* Y, int rows, int cols) { float x = X[0]; double d = x;\n" +
+		"  Y[0] = g::fma(x, x, x) + std::fma(x, x, x) + std::fmaf(x, x, x) + std::ldexp(x, 2) + (float)std::round(d); }\n"
+	path := usertest.Write(t, map[string]string{"kernel.yaml": usertest.Manifest("std_fallback"), "k.cu": src})
+	prog, _ := preparedProgram(t, path, profiler.F32)
+	compileOrSkip(t, prog)
 }
 
 // TestStdRoundingMathCompilesWithNVRTC: the <cmath> functions libcu++ 1.x
