@@ -73,13 +73,17 @@ func parseByteCount(s string) (int, error) {
 }
 
 // WarnSettings says on w, once per process, when LocalReserveEnv is set to
-// something that is not a byte count. The parent calls it, where the
+// something that is not a byte count, or AllocGranuleEnv to something that
+// is not a granule. The parent calls it, where the
 // warning is seen: a worker uses the default and says so only in its
 // device notes.
 func WarnSettings(w io.Writer) {
 	settingsWarning.Do(func() {
 		if _, err := LocalReserve(os.Getenv(LocalReserveEnv), 1<<40, 1); err != nil {
 			fmt.Fprintf(w, "mltop: %v; the default %d is reserved\n", err, DefaultLocalReserve)
+		}
+		if _, err := AllocGranule(os.Getenv(AllocGranuleEnv)); err != nil {
+			fmt.Fprintf(w, "mltop: %v; the default %d is used\n", err, DefaultAllocGranule)
 		}
 	})
 }

@@ -23,7 +23,8 @@ func (b *backend) alloc(n int64) (*buffer, error) {
 		n = 1
 	}
 	buf := &buffer{size: n}
-	if err := b.check(b.drv.call("cuMemAlloc_v2", b.drv.cuMemAlloc, uintptr(unsafe.Pointer(&buf.ptr)), uintptr(n))); err != nil {
+	// the size rounded to the granule: every buffer starts a page (AllocGranuleEnv)
+	if err := b.check(b.drv.call("cuMemAlloc_v2", b.drv.cuMemAlloc, uintptr(unsafe.Pointer(&buf.ptr)), uintptr(roundAlloc(n, allocGranule())))); err != nil {
 		return nil, err
 	}
 	return buf, nil
