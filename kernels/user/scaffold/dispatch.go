@@ -379,6 +379,9 @@ func (c *context) constantBlock(p *plan, k *kernelScan, cn constant) {
 		if cn.expr != "" {
 			value = cn.expr + " = " + value
 		}
+		if cn.what == "constant" { // constant kBlock = sizeof(…) * 8 = 64
+			value = "= " + value
+		}
 		comment := p.todo(fmt.Sprintf("fixed by the source (%s: %s %s %s); wrap a #define in #ifndef %s to sweep it", p.lines.at(cn.line), cn.what, cn.name, value, cn.name),
 			"%s is fixed by the source (%s): knob %s has the one value %d; guard its #define with #ifndef to sweep it, or drop the knob (manifest expressions may name the source's %s)", cn.name, p.lines.at(cn.line), n, cn.value, cn.name)
 		p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: [%d], default: %d, doc: threads per group}", cn.value, cn.value), comment: comment})
