@@ -42,6 +42,10 @@ func TestThreadsAndGridFromTheSource(t *testing.T) {
 			[]string{"WG: {values: [256], default: 256", `grid: ["(N + 255) / 256", 1, 1]   # from the launch at line 8`}, []string{"TODO: guessed one thread"}},
 		{"ceil-div helper over a literal", kernel("") + "int ceil_div(int a, int b) { return (a + b - 1) / b; }\n" + main("    scale<<<ceil_div(n, 512), 512>>>(x, y, n);\n"),
 			[]string{"WG: {values: [512], default: 512", `grid: ["cdiv(N, 512)", 1, 1]`}, nil},
+		// hqq's dequantize launches: `int n = h*w; int blocks = cdiv(n, BLOCK_SIZE);`
+		{"grid over a local of the launching function", kernel("") + "int ceil_div(int a, int b) { return (a + b - 1) / b; }\n" +
+			main("    int count = n * 2;\n    int blocks = ceil_div(count, 512);\n    scale<<<blocks, 512>>>(x, y, n);\n"),
+			[]string{`grid: ["cdiv((N * 2), 512)", 1, 1]   # from the launch at line 11`}, []string{"TODO: guessed one thread"}},
 		{"dim3 block and grid of literals", kernel("") + main("    dim3 block(256); dim3 grid(1024);\n    scale<<<grid, block>>>(x, y, n);\n"),
 			[]string{"block: {values: [32, 64, 128, 256, 512, 1024], default: 256", "grid: [1024, 1, 1]   # from the launch at line 9", "threads: [block, 1, 1]"},
 			[]string{"TODO: guessed one thread"}},

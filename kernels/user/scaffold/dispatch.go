@@ -154,7 +154,17 @@ func launchGrid(k *kernelScan, p *plan, names map[string]string) string {
 	if k.launch == nil {
 		return ""
 	}
-	return gridExpr(renameNames(k.launch.grid, names), p)
+	if e := gridExpr(renameNames(k.launch.grid, names), p); e != "" || k.launch.gridLocals == nil {
+		return e
+	}
+	// the grid names locals of the launching function: their values
+	grid := nameRun.ReplaceAllStringFunc(k.launch.grid, func(n string) string {
+		if v, ok := k.launch.gridLocals[n]; ok {
+			return "(" + v + ")"
+		}
+		return n
+	})
+	return gridExpr(renameNames(grid, names), p)
 }
 
 // orDim3 writes a launch's grid as the source gives it: its dim3's
