@@ -138,7 +138,7 @@ func stubText(h string, tk toolkitHeaders) string {
 			text += torchStdIncludes + torch16LimitsText()
 		}
 		text += torchFloat8Types(tk.libcu)
-		text += torchAccessors + torchTensorInfo
+		text += torchAccessors + torchTensorInfo + torchAccumulateTypes
 		if torchAtomicHeaders[h] {
 			text += torchAtomics(tk)
 		}

@@ -325,6 +325,45 @@ template <typename H> __device__ inline H atomic_add_cas(H* a, H v) {
 	return b.String()
 }
 
+// torchAccumulateTypes are at::acc_type<T, is_cuda> (<ATen/AccumulateType.h>:
+// torchvision's nms computes its box areas in at::acc_type<T, true>) and
+// at::opmath_type<T> (<ATen/OpMathType.h>), as PyTorch defines them: on
+// the GPU the 16- and 8-bit floats accumulate in float, float in float,
+// double in double, the integers in int64_t; on the CPU (is_cuda false)
+// float in double. A type PyTorch gives none has none here either.
+// Declared by every torch stub, as the accessors are: PyTorch's headers
+// reach these through many others.
+const torchAccumulateTypes = `#ifndef MLTOP_TORCH_ACC_TYPES_
+#define MLTOP_TORCH_ACC_TYPES_
+namespace at {
+template <typename T, bool is_cuda> struct AccumulateType {};
+#define MLTOP_ACC_(T, cuda, cpu) \
+  template <> struct AccumulateType<T, true> { using type = cuda; }; \
+  template <> struct AccumulateType<T, false> { using type = cpu; };
+MLTOP_ACC_(c10::Half, float, float) MLTOP_ACC_(c10::BFloat16, float, float)
+MLTOP_ACC_(float, float, double) MLTOP_ACC_(double, double, double) MLTOP_ACC_(bool, bool, bool)
+MLTOP_ACC_(char, long, long) MLTOP_ACC_(signed char, long, long) MLTOP_ACC_(unsigned char, long, long)
+MLTOP_ACC_(short, long, long) MLTOP_ACC_(int, long, long) MLTOP_ACC_(long, long, long) MLTOP_ACC_(long long, long long, long long)
+#ifdef MLTOP_TORCH_FLOAT8_TYPES_
+MLTOP_ACC_(c10::Float8_e4m3fn, float, float) MLTOP_ACC_(c10::Float8_e5m2, float, float)
+#endif
+#ifdef MLTOP_C10_COMPLEX_
+MLTOP_ACC_(c10::complex<float>, c10::complex<float>, c10::complex<double>) MLTOP_ACC_(c10::complex<double>, c10::complex<double>, c10::complex<double>)
+#endif
+#undef MLTOP_ACC_
+template <typename T, bool is_cuda> using acc_type = typename AccumulateType<T, is_cuda>::type;
+template <typename T> struct OpMathType { using type = T; };
+template <> struct OpMathType<c10::Half> { using type = float; };
+template <> struct OpMathType<c10::BFloat16> { using type = float; };
+#ifdef MLTOP_TORCH_FLOAT8_TYPES_
+template <> struct OpMathType<c10::Float8_e4m3fn> { using type = float; };
+template <> struct OpMathType<c10::Float8_e5m2> { using type = float; };
+#endif
+template <typename T> using opmath_type = typename OpMathType<T>::type;
+}  // namespace at
+#endif
+`
+
 // torchComplex is c10::complex<T> as device code sees PyTorch's: two T
 // aligned as their pair, public real_ and imag_ (mamba reads z.real_),
 // real(), imag(), arithmetic with complex and with T, comparisons, and

@@ -274,3 +274,32 @@ __global__ void k(const T* X, T* Y, int rows, int cols) {
 	prog, _ := preparedProgram(t, path, profiler.F32)
 	compileOrSkip(t, prog)
 }
+
+// at::acc_type<T, true> and at::opmath_type<T> (torchvision's nms after
+// <ATen/AccumulateType.h>: `using acc_T = at::acc_type<T, true>;`) are
+// PyTorch's types: float for c10::Half, c10::BFloat16 and float on the
+// GPU, double for float on the CPU, int64 for int.
+func TestTorchAccumulateTypesCompileWithNVRTC(t *testing.T) {
+	src := `#include <ATen/ATen.h>
+#include <ATen/AccumulateType.h>
+template <typename A, typename B> struct same { static constexpr bool value = false; };
+template <typename A> struct same<A, A> { static constexpr bool value = true; };
+static_assert(same<at::acc_type<c10::Half, true>, float>::value, "half accumulates in float");
+static_assert(same<at::acc_type<at::BFloat16, true>, float>::value, "bfloat16 accumulates in float");
+static_assert(same<at::acc_type<float, true>, float>::value && same<at::acc_type<float, false>, double>::value, "float");
+static_assert(same<at::acc_type<int, true>, long>::value && same<at::opmath_type<c10::Half>, float>::value, "int, opmath");
+template <typename T>
+__global__ void k(const T* X, T* Y, int rows, int cols) {
+  using acc_T = at::acc_type<T, /*is_cuda=*/true>;
+  acc_T s = (acc_T)X[threadIdx.x] * X[threadIdx.x + 1];
+  at::opmath_type<T> m = X[0];
+  Y[threadIdx.x] = static_cast<T>(s + m);
+}
+`
+	// one compile: the static_asserts test every type at any dtype
+	m := strings.Replace(usertest.Manifest("torch_acc_type"), "dtypes: [f32]", "dtypes: [f16]", 1)
+	m = strings.Replace(m, "{entry: k,", "{entry: \"k<T>\",", 1)
+	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": src})
+	prog, _ := preparedProgram(t, path, profiler.F16)
+	compileOrSkip(t, prog)
+}

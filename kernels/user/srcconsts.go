@@ -112,7 +112,11 @@ func collectSourceConsts(sources [][]*unit, manifest map[string]bool) map[string
 				}
 			}
 			for _, d := range u.scan.Decls {
-				if d.Kind != csrc.Variable || d.Scope != "" || len(d.Names) != 1 {
+				// a namespace's constant too: the kernels in it use the
+				// name unqualified (torchvision's threadsPerBlock, in
+				// vision::ops); one name in two namespaces with different
+				// values is refused as a name defined twice
+				if d.Kind != csrc.Variable || len(d.Names) != 1 {
 					continue
 				}
 				text := strings.TrimSpace(u.code[d.Start:d.End])

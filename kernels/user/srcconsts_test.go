@@ -136,6 +136,26 @@ check: none
 	}
 }
 
+// A constant in a namespace, with its qualifier after the type and a
+// sizeof in its value (torchvision's nms: `int const threadsPerBlock =
+// sizeof(unsigned long long) * 8;` in vision::ops's anonymous namespace),
+// is the source's constant like one at file scope.
+func TestSourceConstantInNamespace(t *testing.T) {
+	src := "namespace vision {\nnamespace ops {\nnamespace {\nint const kBlock = sizeof(unsigned long long) * 8;\n}\n}\n}\n" + usertest.Source
+	y := strings.Replace(usertest.Manifest("nsconst"), "grid: [rows]", "grid: [kBlock]", 1)
+	f, err := Load(usertest.Write(t, map[string]string{"kernel.yaml": y, "k.cu": src}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.Plan(profiler.Spec{Kernel: f.Name(), DType: profiler.F32}.WithDefaults(f.Schema()), cudaDev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := p.Dispatches[0].Grid[0]; g != 64 {
+		t.Errorf("grid %d; want kBlock = sizeof(unsigned long long) * 8 = 64", g)
+	}
+}
+
 // A source name without one integer value is refused where an expression
 // uses it, naming it, its definitions and the fix; a name the source only
 // defines in dead code, or #undefs, is unknown.
@@ -158,7 +178,8 @@ func TestSourceConstantsRefused(t *testing.T) {
 		{"depends on an ambiguous one", "#ifdef A\n#define C 1\n#else\n#define C 2\n#endif\n#define D (C * 4)\n", "D", []string{"it uses C, which the source defines more than once"}},
 		{"undef", "#define GONE 4\n#undef GONE\n", "GONE", []string{"unknown name 'GONE'"}},
 		{"dead", "#if 0\n#define DEAD 4\n#endif\n", "DEAD", []string{"unknown name 'DEAD'"}},
-		{"namespace scope", "namespace cfg { constexpr int kN = 4; }\n", "kN", []string{"unknown name 'kN'"}},
+		{"two namespaces, two values", "namespace a { constexpr int kN = 4; }\nnamespace b { constexpr int kN = 8; }\n", "kN",
+			[]string{"k.cu:1 (constexpr int kN = 4;), k.cu:2 (constexpr int kN = 8;)", "with different values"}},
 		{"mutable global", "int kN = 4;\n", "kN", []string{"unknown name 'kN'"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

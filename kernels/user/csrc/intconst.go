@@ -40,9 +40,10 @@ func ObjectMacros(files ...*File) map[string]string {
 
 // IntConst evaluates text as an integer constant expression of C, the
 // object-like macros expanded: integer literals (decimal, hex, with U/L
-// suffixes), parentheses, unary + - ~, and the binary operators * / % + -
-// << >> & ^ |. ok is false for anything else (a name no macro defines, a
-// cast, a division by zero), so a caller keeps the text as it is.
+// suffixes), parentheses, unary + - ~, the binary operators * / % + -
+// << >> & ^ |, and sizeof of a built-in type (sizeofType). ok is false
+// for anything else (a name no macro defines, a cast, a division by
+// zero), so a caller keeps the text as it is.
 // "(WARP_COUNT * HISTOGRAM256_BIN_COUNT)" with WARP_COUNT 6 and
 // HISTOGRAM256_BIN_COUNT 256 is 1536.
 func IntConst(text string, macros map[string]string) (v int64, ok bool) {
@@ -61,9 +62,20 @@ func expandTokens(text string, macros map[string]string, depth int, out *[]strin
 	if depth > 16 {
 		return false
 	}
-	for _, t := range Tokenize(text) {
+	toks := Tokenize(text)
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
 		if t.Kind != Ident {
 			*out = append(*out, t.Text)
+			continue
+		}
+		if t.Text == "sizeof" { // sizeof(unsigned long long): torchvision's threadsPerBlock
+			n, end := sizeofType(toks, i+1)
+			if n == 0 {
+				return false
+			}
+			*out = append(*out, strconv.Itoa(n))
+			i = end
 			continue
 		}
 		body, ok := macros[t.Text]
@@ -72,6 +84,57 @@ func expandTokens(text string, macros map[string]string, depth int, out *[]strin
 		}
 	}
 	return true
+}
+
+// sizeofType is the size in bytes of the built-in type named in the
+// parentheses that open at toks[at] (`(unsigned long long)`, `(float4)`,
+// `(const int*)`), as the device sees it (64-bit long and pointers), and
+// the index of the closing parenthesis; 0 for anything else (a type of the
+// source, an expression), which mltop cannot size.
+func sizeofType(toks []Token, at int) (int, int) {
+	if at >= len(toks) || toks[at].Text != "(" {
+		return 0, 0
+	}
+	var words []string
+	pointer := false
+	for i := at + 1; i < len(toks); i++ {
+		switch t := toks[i]; {
+		case t.Text == ")":
+			if pointer && len(words) > 0 {
+				return 8, i
+			}
+			return builtinSize(words), i
+		case t.Text == "*" && !pointer:
+			pointer = true
+		case t.Kind != Ident || pointer:
+			return 0, 0
+		case t.Text != "const" && t.Text != "volatile":
+			words = append(words, t.Text)
+		}
+	}
+	return 0, 0
+}
+
+// builtinSizes are the device sizes of C's arithmetic types (their words
+// with int dropped where another word says the size), the fixed-width
+// ones and CUDA's 16-bit floats and common vectors.
+var builtinSizes = map[string]int{
+	"char": 1, "signed char": 1, "unsigned char": 1, "bool": 1, "int8_t": 1, "uint8_t": 1,
+	"short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2, "half": 2, "__half": 2, "__nv_bfloat16": 2,
+	"int": 4, "unsigned": 4, "signed": 4, "float": 4, "int32_t": 4, "uint32_t": 4, "uint": 4, "half2": 4, "__half2": 4, "__nv_bfloat162": 4,
+	"long": 8, "unsigned long": 8, "long long": 8, "unsigned long long": 8, "double": 8, "int64_t": 8, "uint64_t": 8,
+	"size_t": 8, "ptrdiff_t": 8, "intptr_t": 8, "uintptr_t": 8, "float2": 8, "int2": 8, "uint2": 8,
+	"float4": 16, "int4": 16, "uint4": 16, "double2": 16, "longlong2": 16,
+}
+
+func builtinSize(words []string) int {
+	if len(words) > 1 && words[0] == "signed" {
+		words = words[1:] // signed long long: long long
+	}
+	if len(words) > 1 && words[len(words)-1] == "int" {
+		words = words[:len(words)-1] // unsigned long int: unsigned long
+	}
+	return builtinSizes[strings.Join(words, " ")]
 }
 
 // joinShifts joins the tokens "<" "<" into "<<" and ">" ">" into ">>"

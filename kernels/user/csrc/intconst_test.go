@@ -46,7 +46,17 @@ func TestIntConst(t *testing.T) {
 		{"BINS BINS", 0, false},          // trailing tokens
 		{"TILE", 0, false},               // defined twice with other values: not known before compiling
 		{"SAME * 2", 6, true},            // defined twice the same
-
+		// sizeof of a built-in type, as the device has it
+		{"sizeof(unsigned long long) * 8", 64, true}, // torchvision's threadsPerBlock
+		{"sizeof(float4) / sizeof(float)", 4, true},
+		{"BINS * sizeof(const unsigned int)", 1024, true},
+		{"sizeof(long int) + sizeof(signed char) + sizeof(__half)", 11, true},
+		{"sizeof(float*) + sizeof(const char *)", 16, true},
+		{"sizeof(T)", 0, false},     // a type mltop cannot size
+		{"sizeof(BINS)", 0, false},  // an expression
+		{"sizeof(int**)", 0, false}, // not read
+		{"sizeof int", 0, false},    // no parentheses
+		{"sizeof(unsigned int", 0, false},
 	}
 	for _, c := range cases {
 		got, ok := IntConst(c.text, macros)

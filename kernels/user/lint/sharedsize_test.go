@@ -28,8 +28,10 @@ func TestSharedArraySizesFromLocalConstants(t *testing.T) {
 			"k<T, WG>", `{name: s, bytes: "WG / 32 * 4"}`},
 		{"template expression from the entry", "template <int BLOCK> __global__ void k" + sig + " { __shared__ float s[BLOCK]; }",
 			"k<{WG * 2}>", `{name: s, bytes: "(WG * 2) * 4"}`},
+		// a namespace's constant is the source's, as a file-scope one is:
+		// manifest expressions may name it
 		{"namespace-scope constant", "namespace ns { constexpr int BLOCK = 64; __global__ void k" + sig + " { __shared__ float s[BLOCK / 32]; } }",
-			"ns::k", "{name: s, bytes: 8}"},
+			"ns::k", `{name: s, bytes: "BLOCK / 32 * 4"}`},
 		{"sizeof a C type", "__global__ void k" + sig + " { constexpr int N = 64 / sizeof(float); __shared__ float s[N]; }",
 			"k", "{name: s, bytes: 64}"},
 		{"a constant declared twice differently: a TODO", "__global__ void k" + sig + " { if (rows) { const int n = 4; } const int n = 8; __shared__ float s[n]; }",

@@ -42,6 +42,10 @@ func TestThreadsAndGridFromTheSource(t *testing.T) {
 			[]string{"WG: {values: [256], default: 256", `grid: ["(N + 255) / 256", 1, 1]   # from the launch at line 8`}, []string{"TODO: guessed one thread"}},
 		{"ceil-div helper over a literal", kernel("") + "int ceil_div(int a, int b) { return (a + b - 1) / b; }\n" + main("    scale<<<ceil_div(n, 512), 512>>>(x, y, n);\n"),
 			[]string{"WG: {values: [512], default: 512", `grid: ["cdiv(N, 512)", 1, 1]`}, nil},
+		// hqq's dequantize launches: `int n = h*w; int blocks = cdiv(n, BLOCK_SIZE);`
+		{"grid over a local of the launching function", kernel("") + "int ceil_div(int a, int b) { return (a + b - 1) / b; }\n" +
+			main("    int count = n * 2;\n    int blocks = ceil_div(count, 512);\n    scale<<<blocks, 512>>>(x, y, n);\n"),
+			[]string{`grid: ["cdiv((N * 2), 512)", 1, 1]   # from the launch at line 11`}, []string{"TODO: guessed one thread"}},
 		{"dim3 block and grid of literals", kernel("") + main("    dim3 block(256); dim3 grid(1024);\n    scale<<<grid, block>>>(x, y, n);\n"),
 			[]string{"block: {values: [32, 64, 128, 256, 512, 1024], default: 256", "grid: [1024, 1, 1]   # from the launch at line 9", "threads: [block, 1, 1]"},
 			[]string{"TODO: guessed one thread"}},
@@ -57,6 +61,13 @@ func TestThreadsAndGridFromTheSource(t *testing.T) {
 			[]string{"WG: {values: [64], default: 64", "(kThreads, constant at line 1)", `grid: ["N / WG", 1, 1]`}, nil},
 		{"file-scope constexpr through a dim3", "constexpr int NT = 128;\n" + kernel("") + main("    dim3 threads(NT);\n    scale<<<n / NT, threads>>>(x, y, n);\n"),
 			[]string{"WG: {values: [128], default: 128", "(NT, constant at line 1)", `grid: ["N / WG", 1, 1]`}, nil},
+		// torchvision's nms: the constant in a namespace, const after the
+		// type, a sizeof in its value, read by the kernel
+		{"namespace's int const of a sizeof", "namespace ops {\nint const kBlock = sizeof(unsigned long long) * 8;\n" +
+			"__global__ void scale(const float* x, float* y, int n) {\n    __shared__ float s[kBlock];\n    s[threadIdx.x] = x[blockIdx.x * kBlock + threadIdx.x];\n    __syncthreads();\n    y[blockIdx.x * kBlock + threadIdx.x] = s[kBlock - 1 - threadIdx.x];\n}\n" +
+			"void run(const float* x, float* y, int n) {\n    dim3 threads(kBlock);\n    scale<<<n / kBlock, threads>>>(x, y, n);\n}\n}\n",
+			[]string{"kBlock: {values: [64], default: 64, doc: threads per group}   # TODO: fixed by the source (line 2: constant kBlock = sizeof(unsigned long long) * 8 = 64)",
+				"threads: [kBlock, 1, 1]", `{name: s, bytes: "kBlock * 4"}`}, []string{"WG", "which no knob or dim names"}},
 		{"a dim3 of another function is not this launch's", kernel("") + "void other() { dim3 block(64); }\nvoid run(const float* x, float* y, int n, int block) {\n    scale<<<n / block, block>>>(x, y, n);\n}\n",
 			[]string{"block: {values: [32, 64, 128, 256, 512, 1024], default: 256", `grid: ["N / block", 1, 1]`}, []string{"default: 64"}},
 		{"a launch mltop cannot read", kernel("") + main("    scale<<<blocks_for(n), threads_for(n)>>>(x, y, n);\n"),

@@ -154,7 +154,17 @@ func launchGrid(k *kernelScan, p *plan, names map[string]string) string {
 	if k.launch == nil {
 		return ""
 	}
-	return gridExpr(renameNames(k.launch.grid, names), p)
+	if e := gridExpr(renameNames(k.launch.grid, names), p); e != "" || k.launch.gridLocals == nil {
+		return e
+	}
+	// the grid names locals of the launching function: their values
+	grid := nameRun.ReplaceAllStringFunc(k.launch.grid, func(n string) string {
+		if v, ok := k.launch.gridLocals[n]; ok {
+			return "(" + v + ")"
+		}
+		return n
+	})
+	return gridExpr(renameNames(grid, names), p)
 }
 
 // orDim3 writes a launch's grid as the source gives it: its dim3's
@@ -378,6 +388,9 @@ func (c *context) constantBlock(p *plan, k *kernelScan, cn constant) {
 		value := strconv.Itoa(cn.value)
 		if cn.expr != "" {
 			value = cn.expr + " = " + value
+		}
+		if cn.what == "constant" { // constant kBlock = sizeof(…) * 8 = 64
+			value = "= " + value
 		}
 		comment := p.todo(fmt.Sprintf("fixed by the source (%s: %s %s %s); wrap a #define in #ifndef %s to sweep it", p.lines.at(cn.line), cn.what, cn.name, value, cn.name),
 			"%s is fixed by the source (%s): knob %s has the one value %d; guard its #define with #ifndef to sweep it, or drop the knob (manifest expressions may name the source's %s)", cn.name, p.lines.at(cn.line), n, cn.value, cn.name)

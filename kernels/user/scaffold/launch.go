@@ -3,6 +3,7 @@ package scaffold
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,6 +26,10 @@ type launchBlock struct {
 	// gridName is the variable that holds a one-dimensional grid (`tokens`,
 	// `dim3 grid(num_tokens)`: num_tokens), "" when the grid is no name
 	gridName string
+	// gridLocals are the values the launching function gives the names of
+	// a grid expression that are no launch argument (hqq's `int n = h*w;`
+	// before `<<<cdiv(n, BLOCK_SIZE), …>>>`: n is h*w)
+	gridLocals map[string]string
 	// fixedBy is the #define or file-scope constant that gives the block
 	// size (`k<<<g, NT>>>`, `dim3 block(NT)`): the source fixes it, as a
 	// literal does
@@ -87,6 +92,16 @@ func findLaunch(src, entry string) (launchBlock, bool) {
 		if identifier.MatchString(lb.grid) && lb.gridDim3 == "" {
 			if e := assignedExpr(scope, lb.grid); e != "" {
 				lb.grid = e
+			}
+		}
+		if !identifier.MatchString(lb.grid) {
+			for _, n := range nameRun.FindAllString(lb.grid, -1) {
+				if e := assignedExpr(scope, n); e != "" && !slices.Contains(lb.args, n) {
+					if lb.gridLocals == nil {
+						lb.gridLocals = map[string]string{}
+					}
+					lb.gridLocals[n] = e
+				}
 			}
 		}
 		block := config[1]

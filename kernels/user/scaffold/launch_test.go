@@ -53,6 +53,10 @@ func TestTwoDimLaunch(t *testing.T) {
 			[]string{"threads: [16, 16, 1]", `grid: ["cdiv(W * H, 16 * 16 * 1)", 1, 1]   # TODO: guessed one thread per element of W×H`,
 				"(the launch at line 8 has grid dim3 grid(gx, gy), which names no dims mltop knows)"},
 			[]string{`grid: ["gx`, `grid: [gx`}},
+		// a grid expression written over lines (torchvision's roi_pool) is
+		// quoted on one comment line: the next would be read as YAML
+		{"grid over lines: one comment line", "    dim3 block(16, 16);\n    dim3 grid(std::min(\n        gx,\n        gy));\n    blur<<<grid, block>>>(in, out, W, H);\n",
+			[]string{"(the launch at line 10 has grid dim3 grid(std::min(gx, gy)), which names no dims mltop knows)"}, nil},
 		{"block of names: a TODO", "    dim3 block(BX, BY);\n    dim3 grid(W / BX, H / BY);\n    blur<<<grid, block>>>(in, out, W, H);\n",
 			[]string{"threads: [WG, 1, 1]   # TODO: the launch at line 8 uses dim3 block(BX, BY): set the x, y, z threads"}, nil},
 	} {

@@ -2,6 +2,7 @@ package scaffold
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -97,7 +98,8 @@ type note struct{ text, todo string }
 // for the manifest line the note is about: the only way to add a note, so
 // that each one's TODO is in the file (TestEveryNoteHasItsTODO).
 func (p *plan) todo(short, format string, a ...any) string {
-	p.notes = append(p.notes, note{text: fmt.Sprintf(format, a...), todo: short})
+	short = oneLine(short)
+	p.notes = append(p.notes, note{text: oneLine(fmt.Sprintf(format, a...)), todo: short})
 	return "TODO: " + short
 }
 
@@ -118,7 +120,24 @@ func withComment(line, comment string) string {
 	if comment == "" {
 		return line
 	}
-	return line + "   # " + comment
+	return line + "   # " + oneLine(comment)
+}
+
+// lineBreaks is a line break with the indentation around it, and the
+// parenthesis it follows or precedes.
+var lineBreaks = regexp.MustCompile(`(\(?)[ \t\r]*\n\s*(\)?)`)
+
+// oneLine joins the lines of a comment that quotes the source (a launch's
+// `dim3 grid(std::min(` with its arguments on the next lines): a YAML
+// comment ends at the line's end, and the next line would be read as YAML.
+// A break after "(" or before ")" goes; any other is one space.
+func oneLine(s string) string {
+	return lineBreaks.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.HasPrefix(m, "(") || strings.HasSuffix(m, ")") {
+			return strings.TrimSpace(m)
+		}
+		return " "
+	})
 }
 
 // quote writes an expression as a YAML scalar: quoted unless it is a
@@ -203,12 +222,12 @@ func (p *plan) render() string {
 		b.WriteString(withComment(line+"}", x.comment()) + "\n")
 	}
 	for _, n := range p.symbolNotes {
-		b.WriteString("  # " + n + "\n")
+		b.WriteString("  # " + oneLine(n) + "\n")
 	}
 	b.WriteString("dispatches:\n")
 	for _, d := range p.disps {
 		if d.comment != "" {
-			b.WriteString("  # " + d.comment + "\n")
+			b.WriteString("  # " + oneLine(d.comment) + "\n")
 		}
 		b.WriteString(withComment("  - entry: "+quote(d.entry), d.entryComment) + "\n")
 		b.WriteString(withComment(fmt.Sprintf("    grid: [%s]", quoteAll(d.grid)), d.gridComment) + "\n")
@@ -220,7 +239,7 @@ func (p *plan) render() string {
 		if len(d.dynamic) > 0 {
 			// commented: it loads as it is, and `mltop check` flags the
 			// extern array until the line is filled in
-			fmt.Fprintf(&b, "    # dynamic_tgm: \"TODO\"   # %s\n", d.dynamicComment)
+			fmt.Fprintf(&b, "    # dynamic_tgm: \"TODO\"   # %s\n", oneLine(d.dynamicComment))
 		}
 		if len(d.tgm) > 0 {
 			b.WriteString("    tgm:   # from the source's static shared (threadgroup) arrays: the TGM budget\n")

@@ -252,7 +252,11 @@ var (
 	anyDefineRE = regexp.MustCompile(`^\s*#\s*define\s+([A-Za-z_]\w*)\s+((?:[^/\n]|/[^/*])+?)\s*(?://.*)?$`)
 	defineRE    = regexp.MustCompile(`^\s*#\s*define\s+([A-Za-z_]\w*)\s+\(?\s*(\d+)\s*\)?\s*(?://.*)?$`)
 	ifndefRE    = regexp.MustCompile(`^\s*#\s*(?:ifndef\s+([A-Za-z_]\w*)|if\s+!\s*defined\s*\(?\s*([A-Za-z_]\w*))`)
-	constantRE  = regexp.MustCompile(`^(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:int|unsigned|unsigned\s+int|size_t|uint|uint32_t|int32_t)\s+([A-Za-z_]\w*)\s*=\s*(\d+)\s*;`)
+	// constantRE is a file-scope integer constant (at the line's start, so
+	// not a function's local): `constexpr int kThreads = 128;`, with its
+	// qualifiers in either order (torchvision's `int const threadsPerBlock
+	// = sizeof(unsigned long long) * 8;`); the value is evaluated
+	constantRE = regexp.MustCompile(`^((?:(?:static|constexpr|const|inline|__device__|__constant__)\s+)*)(?:int|unsigned|unsigned\s+int|size_t|uint|uint32_t|int32_t)\s+((?:const|constexpr)\s+)?([A-Za-z_]\w*)\s*=\s*([^;{}]+?)\s*;`)
 	// blockLike are the names of a group's thread count.
 	blockLike = regexp.MustCompile(`(?i)^(k_?)?(block(_?size|_?dim|_?threads)?|blocksize|wg(_?size)?|workgroup(_?size)?|threadgroup(_?size)?|num_?threads|n_?threads|threads(_?per_?(block|group))?|tpb|group_?size)$`)
 )
@@ -291,7 +295,16 @@ func fileConstants(src string) []constant {
 		var m []string
 		what := "#define"
 		if m = defineRE.FindStringSubmatch(l); m == nil {
-			if m = constantRE.FindStringSubmatch(l); m == nil {
+			if c := constantRE.FindStringSubmatch(l); c != nil && (strings.Contains(c[1], "const") || c[2] != "") {
+				v, ok := csrc.IntConst(c[4], macros)
+				if !ok || v <= 0 || v > math.MaxInt32 {
+					continue
+				}
+				m, what = []string{c[0], c[3], strconv.FormatInt(v, 10)}, "constant"
+				if !intLiteral.MatchString(c[4]) {
+					m = append(m, c[4])
+				}
+			} else {
 				d := anyDefineRE.FindStringSubmatch(l)
 				if d == nil {
 					continue
@@ -301,8 +314,6 @@ func fileConstants(src string) []constant {
 					continue
 				}
 				m = []string{d[0], d[1], strconv.FormatInt(v, 10), d[2]}
-			} else {
-				what = "constant"
 			}
 		}
 		v, err := strconv.Atoi(m[2])
