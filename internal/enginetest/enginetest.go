@@ -162,10 +162,11 @@ func (b *MemBackend) Run(ls []profiler.Launch) error {
 	for _, l := range ls {
 		k := l.Kernel.(MemKernel)
 		x, out := l.Args[0].(*MemBuf), l.Args[1].(*MemBuf)
-		// the element type is found from the sizes: n elements of 2 or 4 bytes
+		// the element type is found from the sizes: n elements of 2 or 4
+		// bytes (and the runner's guard past them)
 		n := int(l.Dispatch.Scalars[0].I)
 		dt := profiler.F32
-		if len(x.b) == 2*n {
+		if len(x.b)-run.GuardBytes == 2*n || len(x.b) == 2*n {
 			dt = profiler.BF16
 		}
 		vals := make([]float32, n)

@@ -36,12 +36,12 @@ func (r *Runner) resetter(plan *profiler.Plan, bufs map[string]profiler.Buffer, 
 			buf := bufs[b.Name]
 			switch {
 			case b.Init == profiler.InitPoison: // a scratch_reset buffer may be poison (inout may not)
-				if err := r.fill(buf, b.Bytes(), 0xff, &r.inputs.poison); err != nil {
+				if err := r.fillWhole(buf, 0xff, &r.inputs.poison); err != nil {
 					return fmt.Errorf("%s: %w", b.Name, err)
 				}
 				continue
 			case !b.Init.Generated(): // zeros
-				if err := r.fill(buf, b.Bytes(), 0, &r.inputs.zero); err != nil {
+				if err := r.fillWhole(buf, 0, &r.inputs.zero); err != nil {
 					return fmt.Errorf("%s: %w", b.Name, err)
 				}
 				continue

@@ -31,6 +31,7 @@ type Runner struct {
 	closed      bool // Close was called: nothing more is made ahead
 	inputs      inputCache
 	spare       map[string]profiler.Buffer // the last spec's device buffers, by buffer name, for the next (see allocate)
+	guards      map[profiler.Buffer]byte   // the byte each buffer's guard holds, where known (guard.go)
 	queued      map[string]bool            // programs handed to the compile pool (see Prefetch)
 	// loading holds the programs being loaded (ahead, or by the spec that
 	// runs them), closed when done; aheadLoads how the loads ahead went,
@@ -246,6 +247,10 @@ func (r *Runner) run(ctx context.Context, s profiler.Spec, opt profiler.Options,
 		r.fail(res, profiler.StatusError, fmt.Errorf("run: %w", err))
 		return
 	}
+	if err := r.checkGuards(plan, bufs); err != nil {
+		r.fail(res, profiler.StatusMismatch, err)
+		return
+	}
 	chk, err := r.checkOutputs(f, full, plan, bufs, opt, clk)
 	clk.mark(&ph.Verify)
 	if err != nil {
@@ -426,10 +431,10 @@ func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64,
 	stale := r.dropPristine(key)
 	r.mu.Unlock()
 	for _, b := range unused {
-		r.backend.Free(b)
+		r.freeBuffer(b)
 	}
 	for _, b := range stale {
-		r.backend.Free(b)
+		r.freeBuffer(b)
 	}
 	for _, b := range plan.Buffers {
 		// Generating a large shape's inputs takes seconds per buffer:
@@ -440,7 +445,7 @@ func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64,
 		buf := bufs[b.Name]
 		if buf == nil {
 			var err error
-			if buf, err = r.backend.Alloc(b.Bytes()); err != nil {
+			if buf, err = r.backend.Alloc(allocBytes(b)); err != nil {
 				return bufs, fmt.Errorf("allocating %s (%s): %w", b.Name, units.Bytes(b.Bytes()), err)
 			}
 			bufs[b.Name] = buf
@@ -448,12 +453,12 @@ func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64,
 		switch {
 		case b.Init.Generated():
 		case b.Init == profiler.InitPoison:
-			if err := r.fill(buf, b.Bytes(), 0xff, &r.inputs.poison); err != nil { // NaN in f32, f16 and bf16
+			if err := r.fillWhole(buf, 0xff, &r.inputs.poison); err != nil { // NaN in f32, f16 and bf16
 				return bufs, err
 			}
 			continue
 		default: // zero
-			if err := r.fill(buf, b.Bytes(), 0, &r.inputs.zero); err != nil {
+			if err := r.fillWhole(buf, 0, &r.inputs.zero); err != nil {
 				return bufs, err
 			}
 			continue
@@ -461,6 +466,12 @@ func (r *Runner) allocate(ctx context.Context, plan *profiler.Plan, seed uint64,
 		raw := r.input(set, b, seed, clk)
 		if r.restore(b, buf) {
 			continue
+		}
+		if _, known := r.guardOf(buf); !known {
+			// the upload leaves the guard as it is: poison it first
+			if err := r.fillWhole(buf, 0xff, &r.inputs.poison); err != nil {
+				return bufs, err
+			}
 		}
 		if err := r.backend.Upload(buf, raw); err != nil {
 			return bufs, fmt.Errorf("uploading %s: %w", b.Name, err)
@@ -534,7 +545,15 @@ func (r *Runner) restore(b profiler.BufferSpec, buf profiler.Buffer) bool {
 	if src == nil || src.Size() != buf.Size() {
 		return false
 	}
-	return cp.Copy(buf, src) == nil
+	if cp.Copy(buf, src) != nil {
+		return false
+	}
+	if v, known := r.guardOf(src); known { // the copy is whole: the guard too
+		r.setGuard(buf, v)
+	} else {
+		r.forgetGuard(buf)
+	}
+	return true
 }
 
 // keepPristine makes a device copy of input b, just uploaded into buf,
@@ -555,13 +574,16 @@ func (r *Runner) keepPristine(key string, b profiler.BufferSpec, buf profiler.Bu
 	if !fits {
 		return
 	}
-	p, err := r.backend.Alloc(b.Bytes())
+	p, err := r.backend.Alloc(allocBytes(b))
 	if err != nil {
 		return
 	}
 	if err := cp.Copy(p, buf); err != nil {
 		r.backend.Free(p)
 		return
+	}
+	if v, known := r.guardOf(buf); known {
+		r.setGuard(p, v)
 	}
 	r.mu.Lock()
 	if r.pristine == nil {
@@ -610,7 +632,7 @@ func (r *Runner) keep(bufs map[string]profiler.Buffer) {
 func (r *Runner) reuseSpare(plan *profiler.Plan, bufs map[string]profiler.Buffer) {
 	var rest []profiler.BufferSpec
 	for _, b := range plan.Buffers {
-		if old := r.spare[b.Name]; old != nil && old.Size() == b.Bytes() {
+		if old := r.spare[b.Name]; old != nil && old.Size() == allocBytes(b) {
 			bufs[b.Name] = old
 			delete(r.spare, b.Name)
 			continue
@@ -620,7 +642,7 @@ func (r *Runner) reuseSpare(plan *profiler.Plan, bufs map[string]profiler.Buffer
 	names := slices.Sorted(maps.Keys(r.spare))
 	for _, b := range rest {
 		for _, name := range names {
-			if old := r.spare[name]; old != nil && old.Size() == b.Bytes() {
+			if old := r.spare[name]; old != nil && old.Size() == allocBytes(b) {
 				bufs[b.Name] = old
 				delete(r.spare, name)
 				break
