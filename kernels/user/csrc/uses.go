@@ -87,12 +87,17 @@ func macroHistory(f *File) map[string][]macroState {
 // `[[kernel]]`, `__global__` before its name). The parentheses of an
 // attribute (`[[host_name("k")]] kernel void k(…)`, as ggml writes its
 // non-template kernels, where the declaration starts inside the `[[`)
-// are not the parameter list's.
+// are not the parameter list's, nor are those of a template parameter
+// list (ggml's kernel_get_rows_q takes `void (*dequantize_func)(…)`).
 func (r *reach) isKernel(d Decl) bool {
 	toks := r.f.declTokens(d)
 	depth := 0 // inside [[…]]
 	for i := 0; i < len(toks); i++ {
 		switch toks[i].text {
+		case "template":
+			if end := templateParamsEnd(toks, i+1); end > 0 {
+				i = end
+			}
 		case "[[":
 			depth++
 		case "]]":
@@ -111,6 +116,42 @@ func (r *reach) isKernel(d Decl) bool {
 		}
 	}
 	return false
+}
+
+// templateParamsEnd is the index of the ">" closing the template
+// parameter list whose "<" is toks[open], or -1 when toks[open] is no "<":
+// a ">" inside parentheses (a function pointer's parameters) or nested
+// angles does not close it.
+func templateParamsEnd(toks []ltok, open int) int {
+	if open >= len(toks) || toks[open].text != "<" {
+		return -1
+	}
+	angles, parens := 0, 0
+	for i := open; i < len(toks); i++ {
+		switch toks[i].text {
+		case "(":
+			parens++
+		case ")":
+			parens--
+		case "<":
+			if parens == 0 {
+				angles++
+			}
+		case ">":
+			if parens == 0 {
+				if angles--; angles == 0 {
+					return i
+				}
+			}
+		case ">>":
+			if parens == 0 {
+				if angles -= 2; angles <= 0 {
+					return i
+				}
+			}
+		}
+	}
+	return -1
 }
 
 // matchingParen is the index of the ")" closing the "(" at toks[open], or -1.

@@ -39,6 +39,15 @@ kernel void kern_h(device float* y [[buffer(0)]]) { y[0] = op_h; }
 
 template [[host_name("fwd_f32")]] [[kernel]] decltype(fwd<float>) fwd<float>;
 template [[host_name("vjp_f32")]] [[kernel]] decltype(vjp<float>) vjp<float>;
+
+inline void deq(device const float* x, short il, thread float4& r) { r = x[il]; }
+template <typename B, short nl, void (*deq_f)(device const B*, short, thread float4&)>
+kernel void rows(device const void* src, device float4* dst, uint i [[thread_position_in_grid]]) {
+  float4 t;
+  deq_f((device const B*) src, i % nl, t);
+  dst[i] = t;
+}
+template [[host_name("rows_f")]] kernel decltype(rows<float, 2, deq>) rows<float, 2, deq>;
 `
 
 // NamesReached follows the launched kernels into the helpers they call,
@@ -76,6 +85,12 @@ func TestNamesReached(t *testing.T) {
 		{"a [[host_name]] kernel's constant", "op_h", launching("kern_h"), true},
 		{"not the other kernels' constants", "has_w", launching("kern_h"), false},
 		{"a [[host_name]] kernel skipped", "op_h", launching("fwd"), false},
+		// ggml's kernel_get_rows_q takes a function as a template argument:
+		// the parentheses of `void (*deq_f)(…)` are not the kernel's
+		// parameter list, so it is a kernel, and the others stay skipped
+		{"a kernel with a function-pointer template parameter", "dst", launching("rows"), true},
+		{"not the others' constants beside it", "op_h", launching("rows"), false},
+		{"not the others' helpers beside it", "has_scale", launching("rows"), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := NamesReached(usesSource, c.skip)[c.used]; got != c.want {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
+	"github.com/mltop/mltop/metal"
 )
 
 // context is what the scaffold knows of the whole source.
@@ -30,6 +31,8 @@ type context struct {
 	// scalarStructs memoizes scalarStruct (a struct name is asked of
 	// every pointer parameter)
 	scalarStructs map[string][]csrc.StructField
+	// metalStructs memoizes metalStruct.
+	metalStructs map[string][]metal.StructField
 	// launchTArgs are the template arguments the host launches pass, by
 	// kernel (sigKey)
 	launchTArgs map[string]*launchTemplate
@@ -57,7 +60,7 @@ var nonFloat = map[string]bool{"void": true, "bool": true, "char": true, "signed
 
 func newContext(src, lang string, sigs []csrc.Signature, entries ...string) *context {
 	c := &context{src: src, lang: lang, entries: entries, toks: csrc.Tokenize(src), typedefs: csrc.Typedefs(src), consts: blockConstants(src), intNames: map[string]bool{},
-		scalarStructs: map[string][]csrc.StructField{}}
+		scalarStructs: map[string][]csrc.StructField{}, metalStructs: map[string][]metal.StructField{}}
 	c.readLaunchTemplates(sigs)
 	for _, s := range sigs {
 		for _, p := range s.Bindable() {
@@ -129,7 +132,7 @@ func (c *context) floatAlias(t string) bool {
 	if u, ok := c.typedefs[t]; ok {
 		return u == "" || isSpecDType(cTypes[u])
 	}
-	if c.scalarStruct(t) != nil || strings.ContainsAny(t, " <:") {
+	if c.scalarStruct(t) != nil || c.metalStruct(t) != nil || strings.ContainsAny(t, " <:") {
 		return false
 	}
 	return true

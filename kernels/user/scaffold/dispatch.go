@@ -125,7 +125,14 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 		d.argsComment = withTODO(d.argsComment, t)
 	}
 	d.tgm, d.dynamic = c.sharedItems(p, k, c.bodyText(k.body))
-	if len(d.dynamic) > 0 {
+	if tg := metalThreadgroupParams(sig); len(tg) > 0 {
+		// `threadgroup float* buf [[threadgroup(0)]]` (ggml's norms): sized
+		// at dispatch (setThreadgroupMemoryLength), as an extern array is
+		d.dynamic = append(d.dynamic, tg...)
+		names := strings.Join(tg, ", ")
+		d.dynamicComment = p.todo(fmt.Sprintf("bytes of threadgroup parameter %s, set at dispatch (setThreadgroupMemoryLength): what the kernel indexes it with says how many", names),
+			"%s: threadgroup parameter %s: its memory is set at dispatch; write its bytes as dynamic_tgm: in the dispatch (the run stops without it)", sig.Entry, names)
+	} else if len(d.dynamic) > 0 {
 		names := strings.Join(d.dynamic, ", ")
 		d.dynamicComment = p.todo(fmt.Sprintf("bytes of extern shared array %s, set at launch (what the third <<<…>>> argument gives)", names),
 			"%s: extern shared array %s: its size is set at launch; write its bytes as dynamic_tgm: in the dispatch", sig.Entry, names)
@@ -467,4 +474,17 @@ func safeName(name, dtypeName string) string {
 		return u
 	}
 	return name + "_"
+}
+
+// metalThreadgroupParams are a Metal kernel's threadgroup memory
+// parameters (`threadgroup float* buf [[threadgroup(0)]]`), as
+// "buf [[threadgroup(0)]] (float)".
+func metalThreadgroupParams(sig csrc.Signature) []string {
+	var out []string
+	for _, prm := range sig.Params {
+		if strings.HasPrefix(prm.Attr, "threadgroup(") {
+			out = append(out, fmt.Sprintf("%s [[%s]] (%s)", prm.Name, prm.Attr, prm.Pointee))
+		}
+	}
+	return out
 }

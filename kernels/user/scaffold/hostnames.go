@@ -37,7 +37,8 @@ func metalHostName(src, host string) (metal.Instantiation, bool) {
 // dtype; another type (a scalar, a functor of no element type) stays as
 // written. An instance of no floating type argument whose type arguments
 // include an integer C type (candle's copy_u32 is unary_kernel<uint32_t,
-// uint32_t, uid>) is taken as written: a spec's dtype is a floating type,
+// uint32_t, uid>) or a struct of the source (ggml's get_rows_q4_0 passes
+// block_q4_0) is taken as written: a spec's dtype is a floating type,
 // so its buffers keep their integer type and the entry its functor.
 func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTemplate, bool) {
 	hosts, err := metal.HostNames(c.src)
@@ -57,7 +58,7 @@ func (c *context) hostNameTemplates(sig csrc.Signature, tmpl []tparam) (launchTe
 		}
 		args := slices.Clone(in.Args)
 		elem, elemParam := instanceElement(in.Args, tmpl)
-		intInstance := elem == "" && integerInstance(in.Args, tmpl)
+		intInstance := elem == "" && (integerInstance(in.Args, tmpl) || c.structInstance(in.Args, tmpl))
 		for i, tp := range tmpl {
 			if intInstance {
 				break
@@ -151,6 +152,19 @@ func integerInstance(args []string, tmpl []tparam) bool {
 			if d := cTypes[strings.Join(strings.Fields(args[i]), " ")]; d != "" && d[0] != 'f' && d[0] != 'b' {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// structInstance says whether one of an instance's type arguments is a
+// struct of the source (ggml's kernel_get_rows_q4_0 is
+// kernel_get_rows_q<block_q4_0, 2, dequantize_q4_0>): a block of
+// quantized data, which no dtype replaces.
+func (c *context) structInstance(args []string, tmpl []tparam) bool {
+	for i, tp := range tmpl {
+		if i < len(args) && tp.isType && !tp.pack && c.sourceStruct(args[i]) {
+			return true
 		}
 	}
 	return false

@@ -211,3 +211,29 @@ func TestMetalHostNameInstancesKeepFunctor(t *testing.T) {
 		load(t, res.Text, "k.metal", functorMacroSource)
 	}
 }
+
+// An instance over a block struct of the source and a function as a
+// template argument (ggml's kernel_get_rows_q4_0 is
+// kernel_get_rows_q<block_q4_0, 2, dequantize_q4_0>, the template taking
+// `void (*dequantize_func)(device const block_q *, short, thread float4 &)`):
+// the entry keeps the struct and the function as the instance writes them,
+// and only the integer is a knob. Before, the function pointer's `)` was a
+// knob named `)` (entry `k<block_q, nl, )>`) and block_q the dtype's name.
+func TestMetalHostNameStructAndFunctionArgs(t *testing.T) {
+	src := "#include <metal_stdlib>\nusing namespace metal;\n" +
+		"typedef struct { half d; uint8_t qs[16]; } block_q4;\n" +
+		"void deq_q4(device const block_q4 * xb, short il, thread float4 & reg) { reg = float4(float(xb->d) * il); }\n" +
+		"template<typename block_q, short nl, void (*deq_f)(device const block_q *, short, thread float4 &)>\n" +
+		"kernel void get_rows_q(device const void * src0, device float4 * dst, uint i [[thread_position_in_grid]]) {\n" +
+		"  float4 t;\n  deq_f((device const block_q *) src0 + i/nl, i%nl, t);\n  dst[i] = t;\n}\n" +
+		"typedef decltype(get_rows_q<block_q4, 2, deq_q4>) get_rows_q_t;\n" +
+		"template [[host_name(\"get_rows_q4\")]] kernel get_rows_q_t get_rows_q<block_q4, 2, deq_q4>;\n"
+	res, err := Manifest(Request{Name: "my_rows", SrcPath: "/w/k.metal", Src: src, Entries: []string{"get_rows_q4"}, Dir: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifestSays(t, res.Text, []string{`entry: "get_rows_q<block_q4, nl, deq_q4>"`, "nl: {values: [2], default: 2}"},
+		[]string{"): {", ", )>", "dtype_name: block_q", "deq_f:"})
+	checkNotesHaveTODOs(t, res)
+	load(t, res.Text, "k.metal", src)
+}

@@ -402,6 +402,9 @@ func (c *context) launchTArg(p *plan, k *kernelScan, i int) string {
 	if arg == "true" || arg == "false" {
 		return arg
 	}
+	if tp.fn && nameRE.MatchString(arg) {
+		return arg // a function (ggml's dequantize_q4_0) stays as written
+	}
 	v, err := strconv.Atoi(arg)
 	what, constName := fmt.Sprintf("%d", v), ""
 	if err != nil {

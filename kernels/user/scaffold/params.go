@@ -8,6 +8,7 @@ import (
 
 	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/csrc"
+	"github.com/mltop/mltop/metal"
 	"github.com/mltop/mltop/profiler"
 )
 
@@ -72,6 +73,20 @@ func (c *context) bindParams(p *plan, k *kernelScan) []string {
 // constantParam maps a Metal `constant X& name` parameter: one scalar, or
 // the fields of a struct in order (mltop packs them into one struct).
 func (c *context) constantParam(p *plan, k *kernelScan, prm csrc.Param, pname string) []string {
+	if fs := c.metalStruct(prm.Pointee); fs != nil && hasArrayField(fs) {
+		var out, arrays []string
+		for _, f := range fs {
+			if f.Count == 1 {
+				out = append(out, c.scalarParam(p, k, f.Name, f.Type))
+				continue
+			}
+			out = append(out, "["+strings.Repeat("1, ", f.Count-1)+"1]")
+			arrays = append(arrays, fieldDecl(f))
+		}
+		k.argsTODOs = append(k.argsTODOs, p.todo(fmt.Sprintf("the fields of %s (%s), in order, each packed at its declared type; the array fields %s are all 1s: set each element", pname, prm.Pointee, strings.Join(arrays, ", ")),
+			"%s: %s (%s) is a struct: its fields %s are the args after the buffers, in order, an array field as an array value of its length (the elements of %s are 1s: set them to what your launch passes)", k.sig.Entry, pname, prm.Pointee, metalFieldNames(fs), strings.Join(arrays, ", ")))
+		return out
+	}
 	if fs := c.scalarStruct(prm.Pointee); fs != nil {
 		var out []string
 		for _, f := range fs {
@@ -473,9 +488,34 @@ func indexBelowV(p *plan) {
 func metalTakesStruct(c *context, k *kernelScan) bool {
 	for _, prm := range k.sig.Bindable() {
 		if prm.Pointer && strings.Contains(prm.Type, "constant") && !strings.Contains(prm.Type, "*") &&
-			c.scalarStruct(prm.Pointee) != nil {
+			(c.scalarStruct(prm.Pointee) != nil || c.metalStruct(prm.Pointee) != nil) {
 			return true
 		}
 	}
 	return false
+}
+
+func hasArrayField(fs []metal.StructField) bool {
+	for _, f := range fs {
+		if f.Count > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldDecl is an array field as declared: "nef1[3] (int32_t)".
+func fieldDecl(f metal.StructField) string {
+	return fmt.Sprintf("%s[%d] (%s)", f.Name, f.Count, f.Type)
+}
+
+func metalFieldNames(fs []metal.StructField) string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.Name
+		if f.Count > 1 {
+			names[i] = fmt.Sprintf("%s[%d]", f.Name, f.Count)
+		}
+	}
+	return strings.Join(names, ", ")
 }

@@ -170,3 +170,22 @@ func TestScaffoldSharedArraysOfMacroKernels(t *testing.T) {
 		})
 	}
 }
+
+// A Metal threadgroup parameter (`threadgroup float* buf [[threadgroup(0)]]`,
+// as ggml's norms take their partial sums) is sized at dispatch: the
+// scaffold writes the commented dynamic_tgm TODO naming it, as for a CUDA
+// extern array. Before, nothing said so and the run stopped ("needs
+// threadgroup memory").
+func TestScaffoldMetalThreadgroupParam(t *testing.T) {
+	src := "#include <metal_stdlib>\nusing namespace metal;\n" +
+		"kernel void gsum(device const float* x, device float* y, constant int& n, threadgroup float* buf [[threadgroup(0)]],\n" +
+		"    uint g [[threadgroup_position_in_grid]], uint t [[thread_position_in_threadgroup]], uint s [[simdgroup_index_in_threadgroup]], uint l [[thread_index_in_simdgroup]]) {\n" +
+		"  float v = simd_sum(x[g * n + t]);\n  if (l == 0) buf[s] = v;\n  threadgroup_barrier(mem_flags::mem_threadgroup);\n  if (t == 0) y[g] = buf[0];\n}\n"
+	res, err := Manifest(Request{Name: "my_gsum", SrcPath: "/w/g.metal", Src: src, Dir: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifestSays(t, res.Text, []string{`    # dynamic_tgm: "TODO"   # TODO: bytes of threadgroup parameter buf [[threadgroup(0)]] (float), set at dispatch`}, []string{"extern shared"})
+	checkNotesHaveTODOs(t, res)
+	load(t, res.Text, "g.metal", src)
+}

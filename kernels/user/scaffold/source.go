@@ -22,6 +22,18 @@ type tparam struct {
 	ctype  string // for a value parameter: int, bool, unsigned, …
 	def    string // its default as written, "" if none
 	pack   bool   // a parameter pack (`typename... Args`)
+	fn     bool   // a function pointer (`void (*f)(const T*, short)`): its ctype is the whole declaration
+}
+
+// fnPointerName is the name a function-pointer parameter declares
+// (`void ( * f ) ( … )` as words: "f"), "" for another declaration.
+func fnPointerName(words []string) string {
+	for i := 0; i+3 < len(words); i++ {
+		if words[i] == "(" && (words[i+1] == "*" || words[i+1] == "&") && words[i+3] == ")" && nameRE.MatchString(words[i+2]) {
+			return words[i+2]
+		}
+	}
+	return ""
 }
 
 // entryAt is the index of the entry's name token in toks.
@@ -61,6 +73,15 @@ func templateOf(toks []csrc.Token, at int) []tparam {
 		if e := indexOf(cur, "="); e >= 0 {
 			p.def = strings.Join(cur[e+1:], " ")
 			words = cur[:e]
+		}
+		if fn := fnPointerName(words); fn != "" {
+			// `void (*dequantize_func)(device const block_q *, short, …)`
+			// (ggml's kernel_get_rows_q): a function as a value parameter
+			p.name, p.fn = fn, true
+			p.ctype = strings.Join(words, " ")
+			out = append(out, p)
+			cur = nil
+			return
 		}
 		if len(words) > 0 {
 			p.name = words[len(words)-1]

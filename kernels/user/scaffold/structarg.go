@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
+	"github.com/mltop/mltop/metal"
 )
 
 // This file writes the arg of a CUDA struct taken by value as the mapping
@@ -33,6 +34,27 @@ func (c *context) scalarStruct(name string) []csrc.StructField {
 	if !seen {
 		fs = readScalarStruct(c.src, name)
 		c.scalarStructs[name] = fs
+	}
+	return fs
+}
+
+// metalStruct is the Metal parameter struct name as the loader packs it
+// (metal.StructFields): scalar fields and fixed arrays of them, as ggml's
+// kargs declare `int32_t nef1[3]; uint64_t nbf1[3];` beside the scalars.
+// nil when the source has no such struct or mltop cannot pack it.
+func (c *context) metalStruct(name string) []metal.StructField {
+	if c.lang != "metal" {
+		return nil
+	}
+	fs, seen := c.metalStructs[name]
+	if !seen {
+		var found bool
+		var err error
+		fs, found, err = metal.StructFields(c.src, strings.TrimSpace(strings.ReplaceAll(name, "const", "")))
+		if !found || err != nil {
+			fs = nil
+		}
+		c.metalStructs[name] = fs
 	}
 	return fs
 }

@@ -153,3 +153,32 @@ func TestMetalStructBeforeBuffers(t *testing.T) {
 		t.Errorf("the scaffold does not load: %v\n%s", err, res.Text)
 	}
 }
+
+// A Metal parameter struct with fixed arrays of scalars beside its scalars
+// (ggml's kargs_norm: `int32_t nef1[3]; uint64_t nbf1[3];`), taken by a
+// template kernel: its fields are the args after the buffers, an array
+// field an array value of its length, and T stays the element type. Before,
+// the arrays made the struct unreadable: it became dtype_name and the
+// template's T (`norm_impl<kargs, F>`), with a TODO to list its fields.
+func TestMetalStructArrayFields(t *testing.T) {
+	src := "#include <metal_stdlib>\nusing namespace metal;\ntypedef struct {\n  int32_t ne00;\n  uint64_t nb1;\n  float eps;\n  int32_t nef1[3];\n  uint64_t nbf1[2];\n} kargs;\n" +
+		"template <typename T, short F>\nkernel void norm_impl(constant kargs & args, device const char * src0, device char * dst,\n" +
+		"    uint3 tgpig [[threadgroup_position_in_grid]], ushort3 tpitg [[thread_position_in_threadgroup]], ushort3 ntg [[threads_per_threadgroup]]) {\n" +
+		"  device const T * x = (device const T *) (src0 + tgpig.x*args.nb1 + args.nbf1[0]*(tgpig.x % args.nef1[1]));\n" +
+		"  device T * y = (device T *) (dst + tgpig.x*args.nb1);\n" +
+		"  for (int i = tpitg.x; i < args.ne00; i += ntg.x) { y[i] = x[i] * args.eps * F; }\n}\n" +
+		"typedef decltype(norm_impl<float4, 1>) norm_t;\n" +
+		"template [[host_name(\"norm_f32\")]] kernel norm_t norm_impl<float, 1>;\n" +
+		"template [[host_name(\"norm_f32_4\")]] kernel norm_t norm_impl<float4, 1>;\n"
+	res, err := Manifest(Request{Name: "my_norm", SrcPath: "/w/n.metal", Src: src, Dir: "/w", Entries: []string{"norm_f32"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifestSays(t, res.Text, []string{`entry: "norm_impl<T, F>"`, "args: [src0, dst, ne00, nb1, eps, [1, 1, 1], [1, 1]]",
+		"the array fields nef1[3] (int32_t), nbf1[2] (uint64_t) are all 1s"},
+		[]string{"dtype_name", "kargs,", "cannot read that type's fields"})
+	checkNotesHaveTODOs(t, res)
+	if _, err := user.Load(usertest.Write(t, map[string]string{"kernel.yaml": res.Text, "n.metal": src})); err != nil {
+		t.Errorf("the scaffold does not load: %v\n%s", err, res.Text)
+	}
+}
