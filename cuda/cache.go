@@ -97,17 +97,22 @@ func newCubinCache(dir string) *cubinCache {
 	return &cubinCache{dir: dir, mem: map[string]cacheEntry{}}
 }
 
-// DefaultCacheDir is os.UserCacheDir()/mltop/cuda, or "" when there is no
-// user cache dir (the disk layer is then skipped).
+// CacheEnv names the folder of the compiled-kernel cache when it is not
+// mltop's cache folder's cuda/ (tests give each run its own).
+const CacheEnv = "MLTOP_CUDA_CACHE"
+
+// DefaultCacheDir is $MLTOP_CUDA_CACHE, else profiler.CacheDir("cuda")
+// (so $MLTOP_CACHE_DIR/cuda when that is set), or "" when there is no
+// cache folder (the disk layer is then skipped).
 func DefaultCacheDir() string {
-	if d := os.Getenv("MLTOP_CUDA_CACHE"); d != "" {
+	if d := os.Getenv(CacheEnv); d != "" {
 		return d
 	}
-	d, err := os.UserCacheDir()
+	d, err := profiler.CacheDir("cuda")
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(d, "mltop", "cuda")
+	return d
 }
 
 func (c *cubinCache) get(key string) (cacheEntry, bool) {

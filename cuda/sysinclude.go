@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/mltop/mltop/profiler"
 )
 
 // A distribution's CUDA packages (Debian's nvidia-cuda-dev, Ubuntu's
@@ -90,14 +92,12 @@ func toolkitView(l includeLookup, dir string) (string, error) {
 	return l.view(dir, keep)
 }
 
-// viewBase is the folder the views are made in: <cache>/mltop/include
-// ($MLTOP_CACHE_DIR/include), else one in the temporary folder.
+// viewBases are the folders the views are made in, the first that works:
+// profiler.CacheDir("include"), else one in the temporary folder.
 func viewBases() []string {
 	var out []string
-	if d := os.Getenv("MLTOP_CACHE_DIR"); d != "" {
-		out = append(out, filepath.Join(d, "include"))
-	} else if d, err := os.UserCacheDir(); err == nil {
-		out = append(out, filepath.Join(d, "mltop", "include"))
+	if d, err := profiler.CacheDir("include"); err == nil {
+		out = append(out, d)
 	}
 	return append(out, filepath.Join(os.TempDir(), fmt.Sprintf("mltop-%d", os.Getuid()), "include"))
 }

@@ -133,10 +133,6 @@ func CheckUser(ctx context.Context, p profiler.Program) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	shim, err := writeShim(dir)
-	if err != nil {
-		return err
-	}
 	full = forEmulation(full, call)
 	cc := filepath.Join(dir, "check.cc")
 	compiled := full + "\n#line 1 \"mltop-emulator-main.cc\"\n" + strings.Replace(emuMain, "CALL", call, 1)
@@ -145,8 +141,29 @@ func CheckUser(ctx context.Context, p profiler.Program) error {
 	}
 	// The first errors say what is wrong; a whole library beyond the
 	// emulation (ggml's 12,000-line ggml-metal.metal) gives thousands more.
-	args := append([]string{"-std=c++20", "-fsyntax-only", "-w", fmt.Sprintf("-fmax-errors=%d", MaxCheckErrors), "-D__HAVE_BFLOAT__=1", "-I", shim}, stdlibFor(full, true)...)
-	out, err := exec.CommandContext(ctx, gxx, append(args, cc)...).CombinedOutput()
+	// Only flags that keep the precompiled metal_stdlib valid are added
+	// to gxxFlags (pch.go).
+	gxxRun := func(shim string) ([]byte, error) {
+		args := append(gxxFlags(true), withTrace([]string{"-fsyntax-only", fmt.Sprintf("-fmax-errors=%d", MaxCheckErrors), "-I", shim, "-include", "metal_stdlib", cc})...)
+		out, err := exec.CommandContext(ctx, gxx, args...).CombinedOutput()
+		if traceIncludes != nil {
+			traceIncludes(string(out))
+		}
+		return out, err
+	}
+	var out []byte
+	shim, _ := includeDir(gxx, embeddedShim(), true)
+	if shim != "" {
+		out, err = gxxRun(shim)
+	}
+	// the headers' own folder when the precompiled one cannot be had, or
+	// was removed meanwhile, or refused (pchRefused)
+	if shim == "" || err != nil && ctx.Err() == nil && pchRefused(shim, out) {
+		if shim, err = writeShim(dir); err != nil {
+			return err
+		}
+		out, err = gxxRun(shim)
+	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("g++ stopped: %w", ctx.Err())
 	}

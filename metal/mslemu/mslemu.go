@@ -147,9 +147,12 @@ type Backend struct {
 	NativeBF16 bool
 
 	gxx, shim, dir string
-	bins           map[string]string
-	slots          map[string][]metal.Slot // by binary: user kernels' parameters (metal.Bind)
-	n              int
+	// src is where the precompiled metal_stdlib's headers come from
+	// (includeDir); shim is their folder when there is none.
+	src   shimSource
+	bins  map[string]string
+	slots map[string][]metal.Slot // by binary: user kernels' parameters (metal.Bind)
+	n     int
 	// ctx ends g++ and the emulated kernels (Open; nil for New's), and
 	// ownsDir says that Close removes dir (Open made it, not a test).
 	ctx     context.Context
@@ -190,7 +193,7 @@ func New(t TB, shim string, dev profiler.DeviceInfo) *Backend {
 			t.Fatalf("the MSL emulation shim: %v", err)
 		}
 	}
-	return &Backend{dev: dev, gxx: gxx, shim: shim, dir: t.TempDir(), bins: map[string]string{}, slots: map[string][]metal.Slot{}}
+	return &Backend{dev: dev, gxx: gxx, shim: shim, src: dirShim(shim), dir: t.TempDir(), bins: map[string]string{}, slots: map[string][]metal.Slot{}}
 }
 
 // Options makes the Runner measure once and at once: timing is not what
@@ -251,7 +254,7 @@ func (e *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s.metal: %w", p.Source, err)
 	}
-	return e.build(full, call, macros, p.Source, key, false)
+	return e.build(full, call, macros, p.Source, key)
 }
 
 // compileUser builds a user kernel's own source (kernels/user: the macros
@@ -281,7 +284,7 @@ func (e *Backend) compileUser(p profiler.Program) (profiler.Kernel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.File, err)
 	}
-	k, err := e.build(full, call, nil, p.Source, key, true)
+	k, err := e.build(full, call, nil, p.Source, key)
 	if err != nil {
 		return nil, err
 	}
@@ -446,38 +449,41 @@ func positionArg(attr string, vec bool) (string, bool) {
 	return v, ok && !vec
 }
 
-// stdlibFor is g++'s -include of the emulated metal_stdlib: Apple's
-// compiler needs no #include for the language's own types, functions and
-// address spaces. A user source always gets it first (it may include the
-// stdlib only in a header, after it has used `constant`); one of mltop's
-// kernels that includes it keeps its own order (it hides its -D knob
-// macros from it).
-func stdlibFor(full string, user bool) []string {
-	if !user && strings.Contains(full, "<metal_stdlib>") {
-		return nil
-	}
-	return []string{"-include", "metal_stdlib"}
-}
-
-// build compiles full with the emulator's main calling call; user: a user
-// kernel's source (stdlibFor).
-func (e *Backend) build(full, call string, macros [][2]string, source, key string, user bool) (profiler.Kernel, error) {
+// build compiles full with the emulator's main calling call, and a
+// built-in kernel's knob macros (defineLines). The emulated metal_stdlib
+// is always included first, as Apple's compiler needs no #include for
+// the language's own types, functions and address spaces (a user source
+// may include it only in a header, after it has used `constant`); a
+// source's own #include of it is then a no-op.
+func (e *Backend) build(full, call string, macros [][2]string, source, key string) (profiler.Kernel, error) {
 	full = forEmulation(full, call)
+	defs, err := defineLines(macros)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
 	e.n++
 	cc := filepath.Join(e.dir, fmt.Sprintf("k%d.cc", e.n))
 	bin := filepath.Join(e.dir, fmt.Sprintf("k%d", e.n))
-	if err := os.WriteFile(cc, []byte(full+strings.Replace(emuMain, "CALL", call, 1)), 0o644); err != nil {
+	if err := os.WriteFile(cc, []byte(defs+full+strings.Replace(emuMain, "CALL", call, 1)), 0o644); err != nil {
 		return nil, err
 	}
-	args := append([]string{"-std=c++20", "-O1", "-pthread", "-w", "-I", e.shim}, stdlibFor(full, user)...)
-	if e.NativeBF16 {
-		args = append(args, "-D__HAVE_BFLOAT__=1")
+	gxx := func(inc string) ([]byte, error) {
+		args := append(gxxFlags(e.NativeBF16), withTrace([]string{"-I", inc, "-include", "metal_stdlib", "-o", bin, cc})...)
+		out, err := e.command(e.gxx, args...).CombinedOutput()
+		if traceIncludes != nil {
+			traceIncludes(string(out))
+		}
+		return out, err
 	}
-	for _, m := range macros {
-		args = append(args, "-D"+m[0]+"="+m[1])
+	inc, _ := includeDir(e.gxx, e.src, e.NativeBF16)
+	if inc == "" {
+		inc = e.shim
 	}
-	args = append(args, "-o", bin, cc)
-	if out, err := e.command(e.gxx, args...).CombinedOutput(); err != nil {
+	out, err := gxx(inc)
+	if err != nil && inc != e.shim && e.stopped() == nil && pchRefused(inc, out) {
+		out, err = gxx(e.shim)
+	}
+	if err != nil {
 		if err := e.stopped(); err != nil {
 			return nil, fmt.Errorf("g++ stopped: %w", err)
 		}

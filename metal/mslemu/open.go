@@ -36,7 +36,7 @@ func Open(ctx context.Context, dev profiler.DeviceInfo) (*Backend, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("the MSL emulation's headers: %w", err)
 	}
-	return &Backend{dev: dev, gxx: gxx, shim: shim, dir: dir, bins: map[string]string{}, slots: map[string][]metal.Slot{}, ctx: ctx, ownsDir: true}, nil
+	return &Backend{dev: dev, gxx: gxx, shim: shim, src: embeddedShim(), dir: dir, bins: map[string]string{}, slots: map[string][]metal.Slot{}, ctx: ctx, ownsDir: true}, nil
 }
 
 // command is exec.Command, ended with the Backend's context when it has

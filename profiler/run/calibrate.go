@@ -32,15 +32,11 @@ type Calibrator interface {
 }
 
 // CalibrationPath is where the calibration of a device is cached:
-// <user cache dir>/mltop/calibration/<backend>-<device>.json.
+// profiler.CacheDir("calibration")/<backend>-<device>.json.
 func CalibrationPath(dev profiler.DeviceInfo) (string, error) {
-	dir := os.Getenv("MLTOP_CACHE_DIR")
-	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return "", err
-		}
-		dir = filepath.Join(base, "mltop")
+	dir, err := profiler.CacheDir("calibration")
+	if err != nil {
+		return "", err
 	}
 	name := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
@@ -48,7 +44,7 @@ func CalibrationPath(dev profiler.DeviceInfo) (string, error) {
 		}
 		return '_'
 	}, dev.Backend+"-"+dev.Name)
-	return filepath.Join(dir, "calibration", name+".json"), nil
+	return filepath.Join(dir, name+".json"), nil
 }
 
 // LoadCalibration reads the cached calibration of dev; a missing file is
