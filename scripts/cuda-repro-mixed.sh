@@ -16,23 +16,8 @@ LOG=${OUT:-/tmp/mltop-repro-mixed}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$LOG"
 export MLTOP_CUDA_CACHE="$LOG/cubin-cache"
-cat >"$LOG/sweep.yaml" <<'YAML'
-backend: cuda
-sweeps:
-  - kernel: attn_fwd
-    dtypes: [bf16, f16]
-    knobs: {BQ: [32, 64, 128], BK: [32, 64, 128], WM: [1, 2, 4], WN: 1}
-    dims: {B: 1, H: 16, Hkv: 16, Lq: [1024, 4096], Lk: [1024, 4096], D: [64, 128]}
-    flags: {causal: [false, true]}
-    where: ["Lq == Lk", "BQ % (16*WM) == 0"]
-  - kernel: softmax_bwd
-    knobs: {WG: [64, 128, 256, 512]}
-    dims: {rows: [4096, 16384], cols: [1024, 4096]}
-  - kernel: rmsnorm_bwd
-    dtypes: [bf16]
-    knobs: {WG: [128, 256, 512], RPG: [4, 8, 16, 32]}
-    dims: {rows: [8192, 32768], D: [2048, 4096]}
-YAML
+. "$HERE/mixed-sweep.sh"
+mixed_sweep_yaml "$LOG/sweep.yaml" "$MIXED_LARGE_KNOBS"
 for r in $(seq 0 "${RUNS:-3}"); do
 	s=$(date +%s)
 	"$M" --config "$LOG/sweep.yaml" --json --quiet >"$LOG/r$r.jsonl" 2>"$LOG/r$r.err"

@@ -43,28 +43,11 @@ export MLTOP_CUDA_CACHE="$O/cubin-cache"
 rm -rf "$MLTOP_CUDA_CACHE"
 DEVS=$(seq -s, 0 $((N - 1)))
 
+. "$(dirname "$0")/mixed-sweep.sh"
 ATTN_KNOBS='{BQ: [32, 64], BK: [32, 64], WM: [2, 4], WN: 1}'
-[ "${SWEEP:-attn}" = mixed-large ] && ATTN_KNOBS='{BQ: [32, 64, 128], BK: [32, 64, 128], WM: [1, 2, 4], WN: 1}'
+[ "${SWEEP:-attn}" = mixed-large ] && ATTN_KNOBS=$MIXED_LARGE_KNOBS
 if [ "${SWEEP:-attn}" = mixed ] || [ "${SWEEP:-attn}" = mixed-large ]; then
-	cat >"$O/sweep.yaml" <<YAML
-backend: ${BACKEND:-cuda}
-defaults:
-  time_limit: ${TIME_LIMIT:-0.3}
-sweeps:
-  - kernel: attn_fwd
-    dtypes: [bf16, f16]
-    knobs: $ATTN_KNOBS
-    dims: {B: 1, H: 16, Hkv: 16, Lq: ${LENS:-[1024, 4096]}, Lk: ${LENS:-[1024, 4096]}, D: [64, 128]}
-    flags: {causal: [false, true]}
-    where: ["Lq == Lk", "BQ % (16*WM) == 0"]
-  - kernel: softmax_bwd
-    knobs: {WG: [64, 128, 256, 512]}
-    dims: {rows: [4096, 16384], cols: [1024, 4096]}
-  - kernel: rmsnorm_bwd
-    dtypes: [bf16]
-    knobs: {WG: [128, 256, 512], RPG: [4, 8, 16, 32]}
-    dims: {rows: [8192, 32768], D: [2048, 4096]}
-YAML
+	mixed_sweep_yaml "$O/sweep.yaml" "$ATTN_KNOBS" "${TIME_LIMIT:-0.3}"
 else
 	cat >"$O/sweep.yaml" <<YAML
 backend: ${BACKEND:-cuda}

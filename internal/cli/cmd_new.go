@@ -82,6 +82,16 @@ func runNew(_ context.Context, s *session, a *newArgs, pos []string) error {
 			fmt.Fprintf(s.stderr, "  - %s\n", n)
 		}
 	}
-	fmt.Fprintf(s.stdout, "then: mltop check %s   (loads and compiles it), mltop run %s\n", path, path)
+	fmt.Fprintln(s.stdout, nextSteps(a.from, path))
 	return nil
+}
+
+// nextSteps is what `new` suggests after writing manifest path from the
+// source from: `check` works on any machine; a Metal kernel also runs on
+// the MSL emulation without a Mac, a CUDA one only on an NVIDIA GPU.
+func nextSteps(from, path string) string {
+	if strings.EqualFold(filepath.Ext(from), ".metal") {
+		return fmt.Sprintf("then: mltop check %s   (loads and compiles it), mltop check --run %s   (runs it against the reference: on the MSL emulation without a Mac), mltop run %s   (times it, on a Mac)", path, path, path)
+	}
+	return fmt.Sprintf("then: mltop check %s   (loads and compiles it, runs the reference on a tiny shape), mltop run %s   (runs, checks and times it, on an NVIDIA GPU)", path, path)
 }
