@@ -81,7 +81,7 @@ func runCompare(_ context.Context, s *session, a *compareArgs, pos []string) err
 	}
 	fmt.Fprintf(s.stderr, "mltop: %s compared: %s (threshold %g%%)\n", profiler.Plural(len(c.Rows), "spec", "specs"), c.counts(), a.threshold)
 	if hostTimed(old) || hostTimed(cur) {
-		fmt.Fprintln(s.stderr, "mltop: these rows are the CPU backend's wall-clock timings of Go code, which share the cores with everything else on the machine (their samples scatter by 10–30%): the verdicts check the tool and the sweep, not kernels (docs/measuring.md)")
+		fmt.Fprintln(s.stderr, "mltop: these rows are "+cpuTimingCaveat+": the verdicts check the tool and the sweep, not kernels (docs/measuring.md)")
 	}
 	if n := c.slower(); n > 0 {
 		return &exitError{code: exitFailed, msg: fmt.Sprintf("%s slower than in %s beyond the %g%% threshold", profiler.Plural(n, "spec is", "specs are"), pos[0], a.threshold)}
@@ -90,6 +90,10 @@ func runCompare(_ context.Context, s *session, a *compareArgs, pos []string) err
 }
 
 // hostTimed says whether any measured row was timed on the CPU backend.
+// cpuTimingCaveat is what the CPU backend's times are, said wherever they
+// are compared (compare, tune).
+const cpuTimingCaveat = "the CPU backend's wall-clock timings of Go code, which share the cores with everything else on the machine (their samples scatter by 10–30%)"
+
 func hostTimed(rows []profiler.Result) bool {
 	for _, r := range rows {
 		if r.Backend == "cpu" && r.Stats.N > 0 {
@@ -119,8 +123,9 @@ func writeCompareTable(w io.Writer, c comparison, oldPath, newPath string) {
 	fmt.Fprintf(w, "old: %s\nnew: %s\n\n", oldPath, newPath)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(compareHeader, "\t"))
+	times := compareTimes(c.Rows)
 	for _, r := range sortRows(c.Rows) {
-		fmt.Fprintln(tw, strings.Join(compareCells(r), "\t"))
+		fmt.Fprintln(tw, strings.Join(compareCells(r, times), "\t"))
 	}
 	tw.Flush()
 	if note := c.outpacedNote(); note != "" {
@@ -156,8 +161,9 @@ func writeUnmatched(w io.Writer, c comparison, indent string) {
 func writeCompareMarkdown(w io.Writer, c comparison, oldPath, newPath string) {
 	fmt.Fprintf(w, "Compared `%s` (old) with `%s` (new): %s, threshold %g%%.\n\n", oldPath, newPath, c.counts(), 100*c.Threshold)
 	fmt.Fprintf(w, "%s|%s\n", markdownRow(compareHeader...), strings.Repeat(" --- |", len(compareHeader)))
+	times := compareTimes(c.Rows)
 	for _, r := range sortRows(c.Rows) {
-		cells := compareCells(r)
+		cells := compareCells(r, times)
 		cells[0] = "`" + cells[0] + "`"
 		fmt.Fprint(w, markdownRow(cells...))
 	}

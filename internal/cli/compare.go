@@ -218,8 +218,22 @@ func intervalText(r compareRow) string {
 	return "[" + pctSigned(r.Lo) + ", " + pctSigned(r.Hi) + "]"
 }
 
-// compareCells are one row's cells in the table and the Markdown.
-func compareCells(r compareRow) []string {
+// compareTimes is how the table prints its old and new times: µs with
+// one decimal, or, when any of them is 10 ms or more, all in ms with three
+// (one unit down the columns: "9131.9 µs" above "10.82 ms" read as the
+// larger).
+func compareTimes(rows []compareRow) func(float64) string {
+	for _, r := range rows {
+		if r.Old >= 1e7 || r.New >= 1e7 {
+			return func(ns float64) string { return fmt.Sprintf("%.3f ms", ns/1e6) }
+		}
+	}
+	return units.Micros
+}
+
+// compareCells are one row's cells in the table and the Markdown, its
+// times printed by t (compareTimes).
+func compareCells(r compareRow, t func(float64) string) []string {
 	label := r.Spec.String()
 	if r.Cache != "" {
 		label += " [" + string(r.Cache) + "]"
@@ -228,7 +242,7 @@ func compareCells(r compareRow) []string {
 	if r.Outpaced {
 		verdict += outpacedMark
 	}
-	return []string{label, units.Micros(r.Old), units.Micros(r.New), pctSigned(r.Delta), intervalText(r), verdict}
+	return []string{label, t(r.Old), t(r.New), pctSigned(r.Delta), intervalText(r), verdict}
 }
 
 // outpacedMark follows the verdict of an outpaced row (the table's mark).

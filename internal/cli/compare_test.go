@@ -310,3 +310,20 @@ func TestCompareMarkdownKeepsColumns(t *testing.T) {
 		t.Errorf("want 2 tables and specs with an escaped \\|:\n%s", md)
 	}
 }
+
+// The table prints every time of a comparison in one unit: µs, or ms for
+// all when one reaches 10 ms.
+func TestCompareTimesOneUnit(t *testing.T) {
+	short := []compareRow{{Old: 35_100, New: 9_131_900}}
+	if got := compareTimes(short)(9_131_900); got != "9131.9 µs" {
+		t.Errorf("short: %q", got)
+	}
+	long := []compareRow{{Old: 35_100, New: 9_131_900}, {Old: 10_820_000, New: 10_000_000}}
+	tm := compareTimes(long)
+	if a, b := tm(9_131_900), tm(10_820_000); a != "9.132 ms" || b != "10.820 ms" {
+		t.Errorf("long: %q %q", a, b)
+	}
+	if got := tm(35_100); got != "0.035 ms" {
+		t.Errorf("long, a short row: %q", got)
+	}
+}

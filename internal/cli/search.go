@@ -81,6 +81,9 @@ func (s *session) runSearches(ctx context.Context, o *options, backend string, c
 		sinks = append(sinks, c)
 	}
 	fmt.Fprintf(stderr, "mltop: %s on %s (%s), %s to tune\n", dev.Backend, dev.Name, dev.Timer, profiler.Plural(len(cfgs), "shape", "shapes"))
+	if dev.Backend == "cpu" {
+		fmt.Fprintln(stderr, "mltop: the candidates' times are "+cpuTimingCaveat+": the winner checks the tool, not a kernel (docs/measuring.md)")
+	}
 	warnNoWatchdog(stderr, exec, searchTimeout(cfgs), o.set["timeout"], sweepFile)
 	tables := map[string]*tune.Table{}
 	var order []string

@@ -36,6 +36,9 @@ func TestTuneWritesRowsTableAndHeaders(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
 	}
+	if !strings.Contains(stderr, "the candidates' times are the CPU backend's wall-clock timings") {
+		t.Errorf("no caveat for the CPU backend's times:\n%s", stderr)
+	}
 	rows, err := sink.ReadCSV(csv)
 	if err != nil {
 		t.Fatal(err)
