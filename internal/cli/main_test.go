@@ -380,6 +380,7 @@ func TestBadInput(t *testing.T) {
 		{"csv names a new yaml", []string{"--config", goodSweep, "--csv", filepath.Join(dir, "res.yaml")}, "the sweep file goes in --config"},
 		{"resume names a yaml", []string{"--config", goodSweep, "--resume", "res.YML"}, "--resume res.YML: --resume takes the CSV file"},
 		{"run set twice in one group", []string{"run", "attn_fwd", "--set", "BQ=32,BQ=64"}, "--set gives BQ twice (BQ=32 and BQ=64)"},
+		{"run set twice: a loop", []string{"run", "attn_fwd", "--set", "BQ=32,BQ=64"}, "for v in 32 64; do mltop … --set BQ=$v; done"},
 		{"run set twice in two flags", []string{"run", "attn_fwd", "--set", "BQ=32", "--set", "D=64,BQ=64"}, "--set gives BQ twice"},
 		{"run bad bool", []string{"run", "attn_fwd", "--set", "causal=maybe"}, `"maybe" is not a boolean: use true/false, 1/0, yes/no or on/off`},
 		{"negative seed", []string{"run", "attn_fwd", "--seed", "-1"}, `run: --seed=-1: use a whole number, 0 or more`},

@@ -249,7 +249,7 @@ func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
 			}
 			k = strings.TrimSpace(k)
 			if prev, dup := given[k]; dup {
-				return spec, badInput("--set gives %s twice (%s=%s and %s=%s): give each name once; to try several values write a sweep file (--config)", k, k, prev, k, strings.TrimSpace(v))
+				return spec, badInput("--set gives %s twice (%s=%s and %s=%s): give each name once; to try several values write a sweep file (--config; a user kernel's sweep needs its GPU), or run once per value: for v in %s %s; do mltop … --set %s=$v; done", k, k, prev, k, strings.TrimSpace(v), prev, strings.TrimSpace(v), k)
 			}
 			given[k] = strings.TrimSpace(v)
 			n, err := parseValue(strings.TrimSpace(v), isFlag(sc, k))
