@@ -58,9 +58,19 @@ func (r *Runner) freeBuffer(buf profiler.Buffer) {
 	r.backend.Free(buf)
 }
 
-// fillWhole sets every byte of buf, its guard included, to v.
+// fillWhole sets every byte of buf, its guard included, to v: on the
+// device where the backend can (profiler.Filler), else by uploading a slab
+// of v (slabBuf keeps it between calls).
 func (r *Runner) fillWhole(buf profiler.Buffer, v byte, slabBuf *[]byte) error {
-	if err := r.fill(buf, buf.Size(), v, slabBuf); err != nil {
+	var err error
+	if f, ok := r.backend.(profiler.Filler); ok {
+		err = f.Fill(buf, v)
+	} else {
+		r.mu.Lock()
+		err = r.backend.Upload(buf, slab(slabBuf, buf.Size(), v))
+		r.mu.Unlock()
+	}
+	if err != nil {
 		return err
 	}
 	r.setGuard(buf, v)

@@ -128,10 +128,10 @@ func (r *Runner) Close() error {
 	r.loadMu.Lock() // a load ahead in flight ends before the backend closes
 	r.loadMu.Unlock()
 	for _, b := range spare {
-		r.backend.Free(b)
+		r.freeBuffer(b)
 	}
 	for _, b := range stale {
-		r.backend.Free(b)
+		r.freeBuffer(b)
 	}
 	return r.backend.Close()
 }
@@ -591,17 +591,6 @@ func (r *Runner) keepPristine(key string, b profiler.BufferSpec, buf profiler.Bu
 	}
 	r.pristine[b.Name] = p
 	r.mu.Unlock()
-}
-
-// fill sets n bytes of buf to v: on the device where the backend can
-// (profiler.Filler), else by uploading a slab of v.
-func (r *Runner) fill(buf profiler.Buffer, n int64, v byte, slabBuf *[]byte) error {
-	if f, ok := r.backend.(profiler.Filler); ok && buf.Size() == n {
-		return f.Fill(buf, v)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.backend.Upload(buf, slab(slabBuf, n, v))
 }
 
 // keep holds a finished spec's device buffers for the next spec (see
