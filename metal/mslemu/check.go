@@ -143,26 +143,11 @@ func CheckUser(ctx context.Context, p profiler.Program) error {
 	// emulation (ggml's 12,000-line ggml-metal.metal) gives thousands more.
 	// Only flags that keep the precompiled metal_stdlib valid are added
 	// to gxxFlags (pch.go).
-	gxxRun := func(shim string) ([]byte, error) {
-		args := append(gxxFlags(true), withTrace([]string{"-fsyntax-only", fmt.Sprintf("-fmax-errors=%d", MaxCheckErrors), "-I", shim, "-include", "metal_stdlib", cc})...)
-		out, err := exec.CommandContext(ctx, gxx, args...).CombinedOutput()
-		if traceIncludes != nil {
-			traceIncludes(string(out))
-		}
-		return out, err
-	}
-	var out []byte
-	shim, _ := includeDir(gxx, embeddedShim(), true)
-	if shim != "" {
-		out, err = gxxRun(shim)
-	}
-	// the headers' own folder when the precompiled one cannot be had, or
-	// was removed meanwhile, or refused (pchRefused)
-	if shim == "" || err != nil && ctx.Err() == nil && pchRefused(shim, out) {
-		if shim, err = writeShim(dir); err != nil {
-			return err
-		}
-		out, err = gxxRun(shim)
+	command := func(name string, args ...string) *exec.Cmd { return exec.CommandContext(ctx, name, args...) }
+	plain := func() (string, error) { return writeShim(dir) }
+	out, shim, err := gxxEmulated(command, gxx, embeddedShim(), true, plain, ctx.Err, "-fsyntax-only", fmt.Sprintf("-fmax-errors=%d", MaxCheckErrors), cc)
+	if shim == "" {
+		return err // the headers could not be written
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("g++ stopped: %w", ctx.Err())

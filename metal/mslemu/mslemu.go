@@ -467,22 +467,8 @@ func (e *Backend) build(full, call string, macros [][2]string, source, key strin
 	if err := os.WriteFile(cc, []byte(defs+full+strings.Replace(emuMain, "CALL", call, 1)), 0o644); err != nil {
 		return nil, err
 	}
-	gxx := func(inc string) ([]byte, error) {
-		args := append(gxxFlags(e.NativeBF16), withTrace([]string{"-I", inc, "-include", "metal_stdlib", "-o", bin, cc})...)
-		out, err := e.command(e.gxx, args...).CombinedOutput()
-		if traceIncludes != nil {
-			traceIncludes(string(out))
-		}
-		return out, err
-	}
-	inc, _ := includeDir(e.gxx, e.src, e.NativeBF16)
-	if inc == "" {
-		inc = e.shim
-	}
-	out, err := gxx(inc)
-	if err != nil && inc != e.shim && e.stopped() == nil && pchRefused(inc, out) {
-		out, err = gxx(e.shim)
-	}
+	plain := func() (string, error) { return e.shim, nil }
+	out, _, err := gxxEmulated(e.command, e.gxx, e.src, e.NativeBF16, plain, e.stopped, "-o", bin, cc)
 	if err != nil {
 		if err := e.stopped(); err != nil {
 			return nil, fmt.Errorf("g++ stopped: %w", err)

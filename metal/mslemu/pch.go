@@ -336,6 +336,36 @@ func withTrace(args []string) []string {
 	return args
 }
 
+// gxxEmulated runs g++ at gxx (made by command) with gxxFlags(bf16), -I
+// a folder of the emulation's headers, `-include metal_stdlib` and args:
+// the folder with the precompiled metal_stdlib for src when there is one,
+// else — or when the compiler refused it or it was removed meanwhile
+// (pchRefused), unless stopped says the compile was cancelled — the plain
+// headers' folder plain gives. It returns g++'s output, the folder it
+// compiled against ("" only when plain failed, with plain's error) and
+// g++'s error. Backend.build and CheckUser compile through it.
+func gxxEmulated(command func(name string, args ...string) *exec.Cmd, gxx string, src shimSource, bf16 bool, plain func() (string, error), stopped func() error, args ...string) (out []byte, inc string, err error) {
+	run := func(inc string) ([]byte, error) {
+		full := append(gxxFlags(bf16), withTrace(append([]string{"-I", inc, "-include", "metal_stdlib"}, args...))...)
+		out, err := command(gxx, full...).CombinedOutput()
+		if traceIncludes != nil {
+			traceIncludes(string(out))
+		}
+		return out, err
+	}
+	if inc, _ = includeDir(gxx, src, bf16); inc != "" {
+		out, err = run(inc)
+		if err == nil || stopped() != nil || !pchRefused(inc, out) {
+			return out, inc, err
+		}
+	}
+	if inc, err = plain(); err != nil {
+		return nil, "", err
+	}
+	out, err = run(inc)
+	return out, inc, err
+}
+
 // defineLines are a built-in kernel's knob macros as #define lines, which
 // its source gets after the forced `-include metal_stdlib` and before its
 // own text: a -D would be seen by the stdlib, and g++ refuses a .gch when
