@@ -208,23 +208,11 @@ func fillable(decl string) string {
 }
 
 // ElemBytes is the size in bytes of a C, CUDA or Metal element type as
-// a declaration writes it (`float`, `unsigned int`, `__half2`, `bfloat`);
-// ok is false for a type mltop does not know (a template parameter, a
-// struct). The sizes of `__constant__` tables and of `mltop check`'s
-// shared-array suggestions come from it.
-func ElemBytes(t string) (n int, ok bool) {
-	n, ok = cElemBytes[t]
-	return n, ok
-}
-
-var cElemBytes = map[string]int{
-	"float": 4, "double": 8, "int": 4, "unsigned": 4, "unsigned int": 4, "signed int": 4, "int32_t": 4, "uint32_t": 4, "uint": 4,
-	"long": 8, "long long": 8, "unsigned long": 8, "unsigned long long": 8, "int64_t": 8, "uint64_t": 8, "size_t": 8,
-	"short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2, "char": 1, "signed char": 1, "unsigned char": 1,
-	"int8_t": 1, "uint8_t": 1, "bool": 1, "__half": 2, "half": 2, "__nv_bfloat16": 2, "nv_bfloat16": 2, "bfloat": 2,
-	"c10::Half": 2, "at::Half": 2, "c10::BFloat16": 2, "at::BFloat16": 2,
-	"float2": 8, "float4": 16, "int2": 8, "int4": 16, "uint2": 8, "uint4": 16, "double2": 16, "__half2": 4, "half2": 4,
-}
+// a declaration writes it (csrc.TypeBytes); ok is false for a type mltop
+// does not know (a template parameter, a struct). The sizes of
+// `__constant__` tables and of `mltop check`'s shared-array suggestions
+// come from it.
+func ElemBytes(t string) (n int, ok bool) { return csrc.TypeBytes(t) }
 
 // staticSize fills sym's declared size where the source gives it: an
 // element type mltop knows and extents that are numbers, names mltop gives
@@ -232,7 +220,7 @@ var cElemBytes = map[string]int{
 // of such.
 func (bl *builder) staticSize(sym *usymbol, p *prepared, elem, extents []string) {
 	t := strings.Join(elem, " ")
-	switch n, ok := cElemBytes[t]; {
+	switch n, ok := csrc.TypeBytes(t); {
 	case t == bl.dtypeName():
 		sym.elemBytes = 0
 	case ok:

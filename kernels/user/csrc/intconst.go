@@ -103,7 +103,8 @@ func sizeofType(toks []Token, at int) (int, int) {
 			if pointer && len(words) > 0 {
 				return 8, i
 			}
-			return builtinSize(words), i
+			n, _ := TypeBytes(strings.Join(words, " "))
+			return n, i
 		case t.Text == "*" && !pointer:
 			pointer = true
 		case t.Kind != Ident || pointer:
@@ -115,26 +116,35 @@ func sizeofType(toks []Token, at int) (int, int) {
 	return 0, 0
 }
 
-// builtinSizes are the device sizes of C's arithmetic types (their words
+// typeBytes are the device sizes of C's arithmetic types (their words
 // with int dropped where another word says the size), the fixed-width
-// ones and CUDA's 16-bit floats and common vectors.
-var builtinSizes = map[string]int{
+// ones, CUDA's and Metal's 16-bit floats, PyTorch's, and common vectors.
+var typeBytes = map[string]int{
 	"char": 1, "signed char": 1, "unsigned char": 1, "bool": 1, "int8_t": 1, "uint8_t": 1,
-	"short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2, "half": 2, "__half": 2, "__nv_bfloat16": 2,
+	"short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2, "half": 2, "__half": 2, "__nv_bfloat16": 2, "nv_bfloat16": 2, "bfloat": 2,
+	"c10::Half": 2, "at::Half": 2, "c10::BFloat16": 2, "at::BFloat16": 2,
 	"int": 4, "unsigned": 4, "signed": 4, "float": 4, "int32_t": 4, "uint32_t": 4, "uint": 4, "half2": 4, "__half2": 4, "__nv_bfloat162": 4,
 	"long": 8, "unsigned long": 8, "long long": 8, "unsigned long long": 8, "double": 8, "int64_t": 8, "uint64_t": 8,
 	"size_t": 8, "ptrdiff_t": 8, "intptr_t": 8, "uintptr_t": 8, "float2": 8, "int2": 8, "uint2": 8,
 	"float4": 16, "int4": 16, "uint4": 16, "double2": 16, "longlong2": 16,
 }
 
-func builtinSize(words []string) int {
+// TypeBytes is the size in bytes, as the device sees it, of a built-in
+// C, CUDA or Metal element type as a declaration writes it (`float`,
+// `unsigned long int`, `__half2`, `bfloat`, `c10::Half`); ok is false for
+// a type it does not know (a template parameter, a struct of the source).
+// sizeof in source constants, __constant__ tables and shared-array
+// suggestions size types by it.
+func TypeBytes(t string) (n int, ok bool) {
+	words := strings.Fields(t)
 	if len(words) > 1 && words[0] == "signed" {
 		words = words[1:] // signed long long: long long
 	}
 	if len(words) > 1 && words[len(words)-1] == "int" {
 		words = words[:len(words)-1] // unsigned long int: unsigned long
 	}
-	return builtinSizes[strings.Join(words, " ")]
+	n, ok = typeBytes[strings.Join(words, " ")]
+	return n, ok
 }
 
 // joinShifts joins the tokens "<" "<" into "<<" and ">" ">" into ">>"

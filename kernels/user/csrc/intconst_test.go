@@ -65,3 +65,16 @@ func TestIntConst(t *testing.T) {
 		}
 	}
 }
+
+// TypeBytes sizes a type as a declaration writes it, its words
+// normalised (a leading signed, a trailing int), and knows no type of the
+// source.
+func TestTypeBytes(t *testing.T) {
+	for in, want := range map[string]int{"float": 4, "unsigned long int": 8, "signed char": 1, "signed int": 4, "unsigned int": 4,
+		"c10::BFloat16": 2, "bfloat": 2, "__nv_bfloat162": 4, "uint4": 16, " long  long ": 8, "block_q4_0": 0, "T": 0} {
+		n, ok := TypeBytes(in)
+		if n != want || ok != (want > 0) {
+			t.Errorf("TypeBytes(%q) = %d, %v; want %d", in, n, ok, want)
+		}
+	}
+}
