@@ -80,8 +80,11 @@ timed() {
 }
 : >"$O/times"
 
-# 1. compile cache fill (not compared), 2. one GPU, warm cache
-timed cold "$B" --config "$O/sweep.yaml" --csv "$O/cold.csv" --quiet
+# 1. compile cache fill (not compared; COLD_ALL=1: on every GPU, sooner),
+# 2. one GPU, warm cache
+cold_devs=()
+[ "${COLD_ALL:-0}" = 1 ] && cold_devs=(--devices "$DEVS")
+timed cold "$B" --config "$O/sweep.yaml" ${cold_devs[@]+"${cold_devs[@]}"} --csv "$O/cold.csv" --quiet
 timed one "$B" --config "$O/sweep.yaml" --csv "$O/one.csv" --quiet --phases --json
 # 3. N GPUs
 timed multi "$B" --config "$O/sweep.yaml" --devices "$DEVS" --csv "$O/multi.csv" --quiet --phases --json
