@@ -13,7 +13,6 @@ import (
 	"unsafe"
 
 	"github.com/mltop/mltop/profiler"
-	"github.com/mltop/mltop/profiler/run"
 	"github.com/mltop/mltop/shaders"
 )
 
@@ -251,7 +250,6 @@ func (b *backend) setup(ordinal int) error {
 		return fmt.Errorf("the NVIDIA driver does not start: %w", err)
 	}
 	b.trace.step("cuInit")
-	run.ReleaseStartTurn() // the context may be created beside the next worker's cuInit
 	var count int32
 	if err := d.call("cuDeviceGetCount", d.cuDeviceGetCount, uintptr(unsafe.Pointer(&count))); err != nil {
 		return err

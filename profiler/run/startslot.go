@@ -52,35 +52,3 @@ func startLimit() int {
 }
 
 var startWarning sync.Once
-
-// startTurnOver is what ReleaseStartTurn does in this process: in a
-// worker, while its backend opens, it tells the parent that the worker's
-// turn is over; elsewhere nothing.
-var startTurnOver struct {
-	sync.Mutex
-	fn func()
-}
-
-func setStartTurnOver(fn func()) {
-	startTurnOver.Lock()
-	startTurnOver.fn = fn
-	startTurnOver.Unlock()
-}
-
-// ReleaseStartTurn is called by a backend once the part of its opening
-// that the driver serialises across processes is done (CUDA: cuInit). In
-// a worker it gives the host's start slot back before the worker's hello,
-// so the next worker's cuInit overlaps this one's context creation: on a
-// 4×H100 host the four GPUs were ready at 0.46, 0.64, 1.10 and 1.32 s so,
-// against 0.50, 0.99, 1.45 and 1.98 s one whole start after another
-// (cuInit of several processes at once takes as long as one after
-// another). Called more than once, or outside a worker, it does nothing.
-func ReleaseStartTurn() {
-	startTurnOver.Lock()
-	fn := startTurnOver.fn
-	startTurnOver.fn = nil
-	startTurnOver.Unlock()
-	if fn != nil {
-		fn()
-	}
-}

@@ -39,7 +39,7 @@ type workerRequest struct {
 }
 
 type workerMessage struct {
-	Type     string               `json:"type"` // turn, hello, fatal, progress, result
+	Type     string               `json:"type"` // hello, fatal, progress, result
 	Device   *profiler.DeviceInfo `json:"device,omitempty"`
 	Error    string               `json:"error,omitempty"`
 	Progress *profiler.Progress   `json:"progress,omitempty"`
@@ -73,9 +73,7 @@ func ServeWorkerReload(in io.Reader, out io.Writer, open func() (profiler.Execut
 		defer mu.Unlock()
 		return enc.Encode(m)
 	}
-	setStartTurnOver(func() { _ = send(workerMessage{Type: "turn"}) })
 	exec, err := open()
-	setStartTurnOver(nil)
 	if err != nil {
 		_ = send(workerMessage{Type: "fatal", Error: err.Error()})
 		return err
@@ -351,10 +349,8 @@ func (p *WorkerPool) start(ctx context.Context) (*worker, profiler.DeviceInfo, e
 		p.startup += time.Since(t0)
 		p.tmu.Unlock()
 	}()
-	// the slot is given back at the worker's "turn" line (see
-	// ReleaseStartTurn), else at its hello, or when the start failed
-	release := sync.OnceFunc(acquireStartSlot(ctx.Done(), startLimit(), startSlotWait))
-	defer release()
+	release := acquireStartSlot(ctx.Done(), startLimit(), startSlotWait)
+	defer release()       // at the hello, or when the start failed
 	if ctx.Err() != nil { // stopped or closed before or while it waited for its turn
 		return nil, profiler.DeviceInfo{}, stopped(ctx)
 	}
@@ -394,43 +390,37 @@ func (p *WorkerPool) start(ctx context.Context) (*worker, profiler.DeviceInfo, e
 			}
 		}
 	}()
-	timeout := time.After(120 * time.Second)
-	for {
-		select {
+	select {
+	case m := <-w.lines:
+		switch m.Type {
+		case "hello":
+			return w, *m.Device, nil
+		case "fatal":
+			w.kill()
+			return nil, profiler.DeviceInfo{}, &WorkerFatal{Msg: m.Error}
+		}
+		w.kill()
+		return nil, profiler.DeviceInfo{}, fmt.Errorf("worker said %q before hello", m.Type)
+	case <-w.done:
+		select { // a fatal line read just before the end still says why
 		case m := <-w.lines:
-			switch m.Type {
-			case "turn": // the part of the start the driver serialises is over
-				release() // the next worker may start
-				continue
-			case "hello":
-				return w, *m.Device, nil
-			case "fatal":
+			if m.Type == "fatal" {
 				w.kill()
 				return nil, profiler.DeviceInfo{}, &WorkerFatal{Msg: m.Error}
 			}
-			w.kill()
-			return nil, profiler.DeviceInfo{}, fmt.Errorf("worker said %q before hello", m.Type)
-		case <-w.done:
-			select { // a fatal line read just before the end still says why
-			case m := <-w.lines:
-				if m.Type == "fatal" {
-					w.kill()
-					return nil, profiler.DeviceInfo{}, &WorkerFatal{Msg: m.Error}
-				}
-			default:
-			}
-			w.kill()
-			if interrupted(w.cmd.ProcessState) { // ctrl-C reached the worker too: no second start
-				return nil, profiler.DeviceInfo{}, fmt.Errorf("worker stopped before it said hello: %s", w.lastWords())
-			}
-			return nil, profiler.DeviceInfo{}, fmt.Errorf("%w: %s", errExitedEarly, w.lastWords())
-		case <-timeout:
-			w.kill()
-			return nil, profiler.DeviceInfo{}, fmt.Errorf("worker did not say hello within 120 s: %s", w.lastWords())
-		case <-ctx.Done(): // ctrl-C: a GPU worker's start (cuInit, calibration) is not waited for
-			w.kill()
-			return nil, profiler.DeviceInfo{}, stopped(ctx)
+		default:
 		}
+		w.kill()
+		if interrupted(w.cmd.ProcessState) { // ctrl-C reached the worker too: no second start
+			return nil, profiler.DeviceInfo{}, fmt.Errorf("worker stopped before it said hello: %s", w.lastWords())
+		}
+		return nil, profiler.DeviceInfo{}, fmt.Errorf("%w: %s", errExitedEarly, w.lastWords())
+	case <-time.After(120 * time.Second):
+		w.kill()
+		return nil, profiler.DeviceInfo{}, fmt.Errorf("worker did not say hello within 120 s: %s", w.lastWords())
+	case <-ctx.Done(): // ctrl-C: a GPU worker's start (cuInit, calibration) is not waited for
+		w.kill()
+		return nil, profiler.DeviceInfo{}, stopped(ctx)
 	}
 }
 

@@ -1,7 +1,6 @@
 package run_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -308,78 +307,4 @@ func TestCtrlCStopsAStartingWorker(t *testing.T) {
 			t.Errorf("a start after the stop: %v", err)
 		}
 	})
-}
-
-// A worker's "turn" line gives the host's start slot back before its
-// hello: the next worker starts beside the rest of its opening. Without
-// the line, the next waits for the hello.
-func TestStartTurnEndsAtTheTurnLine(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir()) // start slots of its own
-	t.Setenv(run.WorkerStartsEnv, "1")
-	hello := `{"type":"hello","device":{"backend":"cpu","name":"fake"}}`
-	for _, turn := range []bool{true, false} {
-		say := ""
-		if turn {
-			say = `echo '{"type":"turn"}'; `
-		}
-		// the first worker says turn (or not), then waits at its gate
-		gate := t.TempDir() + "/go"
-		first := `echo $$ > "$1.pid"; ` + say + `while [ ! -e "$1" ]; do sleep 0.01; done; echo '` + hello + `'; exec sleep 60`
-		a := run.StartWorkerPool(func() []string { return []string{"sh", "-c", first, "worker", gate} }, nil)
-		waitFile(t, gate+".pid")
-		mark := t.TempDir() + "/second"
-		second := `echo > "$1"; echo '` + hello + `'; exec sleep 60`
-		b := run.StartWorkerPool(func() []string { return []string{"sh", "-c", second, "worker", mark} }, nil)
-		started := false
-		for range 50 { // 1 s, well within the 3 s a slot is waited for
-			if _, err := os.Stat(mark); err == nil {
-				started = true
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if started != turn {
-			t.Errorf("turn line %v: the second worker started before the first's hello: %v", turn, started)
-		}
-		os.WriteFile(gate, nil, 0o600)
-		if err := a.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		a.Close()
-		b.Close()
-	}
-}
-
-// waitFile waits up to 5 s for path to exist.
-func waitFile(t *testing.T, path string) {
-	t.Helper()
-	for range 250 {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s was not written", path)
-}
-
-// ReleaseStartTurn in a worker's open sends one "turn" line ahead of the
-// hello (twice: still one); outside an open it sends nothing.
-func TestReleaseStartTurnSendsTurnLine(t *testing.T) {
-	var out bytes.Buffer
-	run.ReleaseStartTurn() // not in a worker: nothing
-	err := run.ServeWorker(strings.NewReader(""), &out, func() (profiler.Executor, error) {
-		run.ReleaseStartTurn()
-		run.ReleaseStartTurn()
-		return nil, errors.New("no device")
-	})
-	if err == nil {
-		t.Fatal("open's error was lost")
-	}
-	run.ReleaseStartTurn() // after the open: nothing
-	if got, want := out.String(), "{\"type\":\"turn\"}\n{\"type\":\"fatal\",\"error\":\"no device\"}\n"; got != want {
-		t.Errorf("worker wrote %q, want %q", got, want)
-	}
 }
