@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/mltop/mltop/profiler"
+	"github.com/mltop/mltop/profiler/run"
 	"github.com/mltop/mltop/shaders"
 )
 
@@ -247,7 +248,11 @@ func (b *backend) attr(a int) int {
 func (b *backend) setup(ordinal int) error {
 	d := b.drv
 	if err := d.call("cuInit", d.cuInit, 0); err != nil {
-		return fmt.Errorf("the NVIDIA driver does not start: %w", err)
+		err = fmt.Errorf("the NVIDIA driver does not start: %w", err)
+		if cuInitMayPassAgain(err) {
+			err = run.StartAgain(err)
+		}
+		return err
 	}
 	b.trace.step("cuInit")
 	var count int32

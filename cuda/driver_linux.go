@@ -476,3 +476,13 @@ func dlopen(name string) (uintptr, error) {
 	}
 	return h, err
 }
+
+// cuInitMayPassAgain says whether cuInit's error may not recur in a fresh
+// process: CUDA_ERROR_NOT_INITIALIZED (3), which the driver answered a
+// worker starting while the process before it on that GPU was still being
+// released. The driver keeps a failed cuInit's answer for the process's
+// life, so only a new process can try again.
+func cuInitMayPassAgain(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == 3
+}

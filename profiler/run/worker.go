@@ -44,13 +44,36 @@ type workerMessage struct {
 	Error    string               `json:"error,omitempty"`
 	Progress *profiler.Progress   `json:"progress,omitempty"`
 	Result   *profiler.Result     `json:"result,omitempty"`
+	// Again, on a fatal line, says that a fresh worker may start where
+	// this one could not (StartAgain).
+	Again bool `json:"again,omitempty"`
 }
 
 // WorkerFatal is a worker's own account of why it could not start (its
 // fatal line), complete as it stands: callers pass it on without wrapping.
-type WorkerFatal struct{ Msg string }
+type WorkerFatal struct {
+	Msg   string
+	Again bool // a fresh worker may start (StartAgain)
+}
 
 func (e *WorkerFatal) Error() string { return e.Msg }
+
+// StartAgain marks err, a backend's failure to open, as one that a fresh
+// process may not meet: the CUDA driver refused cuInit while it was still
+// releasing the GPU of a process that had just ended (seen once in 18
+// sweeps run back to back on a 4×H200 host: that device was left out of
+// the whole sweep). The pool then starts one more worker, once. The
+// message is err's.
+func StartAgain(err error) error { return &startAgain{err} }
+
+type startAgain struct{ error }
+
+func (e *startAgain) Unwrap() error { return e.error }
+
+// startAgainPause is how long the pool waits before it starts a worker
+// again after a StartAgain: the driver's release of the ended process's
+// GPU takes a moment.
+const startAgainPause = 300 * time.Millisecond
 
 // ServeWorker runs the worker side until in closes. open is called once;
 // its error is reported to the parent as a fatal line.
@@ -75,7 +98,8 @@ func ServeWorkerReload(in io.Reader, out io.Writer, open func() (profiler.Execut
 	}
 	exec, err := open()
 	if err != nil {
-		_ = send(workerMessage{Type: "fatal", Error: err.Error()})
+		var again *startAgain
+		_ = send(workerMessage{Type: "fatal", Error: err.Error(), Again: errors.As(err, &again)})
 		return err
 	}
 	defer exec.Close()
@@ -249,8 +273,15 @@ func StartWorkerPoolContext(ctx context.Context, argv func() []string, env []str
 		defer p.mu.Unlock()
 		defer close(p.ready)
 		w, dev, err := p.start(context.Background())
-		if errors.Is(err, errExitedEarly) {
+		var fatal *WorkerFatal
+		if again := errors.As(err, &fatal) && fatal.Again; again || errors.Is(err, errExitedEarly) {
 			first := err
+			if again {
+				select {
+				case <-time.After(startAgainPause):
+				case <-p.starts.Done(): // the next start says it was stopped
+				}
+			}
 			if w, dev, err = p.start(context.Background()); err != nil {
 				err = fmt.Errorf("%w (and before that: %v)", err, first)
 			}
@@ -397,7 +428,7 @@ func (p *WorkerPool) start(ctx context.Context) (*worker, profiler.DeviceInfo, e
 			return w, *m.Device, nil
 		case "fatal":
 			w.kill()
-			return nil, profiler.DeviceInfo{}, &WorkerFatal{Msg: m.Error}
+			return nil, profiler.DeviceInfo{}, &WorkerFatal{Msg: m.Error, Again: m.Again}
 		}
 		w.kill()
 		return nil, profiler.DeviceInfo{}, fmt.Errorf("worker said %q before hello", m.Type)
@@ -406,7 +437,7 @@ func (p *WorkerPool) start(ctx context.Context) (*worker, profiler.DeviceInfo, e
 		case m := <-w.lines:
 			if m.Type == "fatal" {
 				w.kill()
-				return nil, profiler.DeviceInfo{}, &WorkerFatal{Msg: m.Error}
+				return nil, profiler.DeviceInfo{}, &WorkerFatal{Msg: m.Error, Again: m.Again}
 			}
 		default:
 		}

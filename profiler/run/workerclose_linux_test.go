@@ -1,6 +1,7 @@
 package run_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -307,4 +308,48 @@ func TestCtrlCStopsAStartingWorker(t *testing.T) {
 			t.Errorf("a start after the stop: %v", err)
 		}
 	})
+}
+
+// A worker whose open failed with StartAgain (the driver still releasing
+// the GPU of a process that just ended) is started once more, after a
+// pause; any other fatal start is not.
+func TestWorkerStartAgain(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // start slots of its own
+	hello := `{"type":"hello","device":{"backend":"cpu","name":"fake"}}`
+	for _, again := range []bool{true, false} {
+		tries := t.TempDir() + "/tries"
+		fatal := `{"type":"fatal","error":"cuInit: CUDA_ERROR_NOT_INITIALIZED (3)"}`
+		if again {
+			fatal = `{"type":"fatal","error":"cuInit: CUDA_ERROR_NOT_INITIALIZED (3)","again":true}`
+		}
+		// the first start fails, the second says hello
+		script := `echo x >> "$1"; if [ "$(wc -l < "$1")" -eq 1 ]; then echo '` + fatal + `'; exit 1; fi; echo '` + hello + `'; exec sleep 60`
+		p := run.StartWorkerPool(func() []string { return []string{"sh", "-c", script, "worker", tries} }, nil)
+		err := p.Wait(t.Context())
+		p.Close()
+		b, _ := os.ReadFile(tries)
+		if n := strings.Count(string(b), "x"); again && (err != nil || n != 2) || !again && (err == nil || n != 1) {
+			t.Errorf("again %v: %d starts, error %v", again, n, err)
+		}
+	}
+}
+
+// ServeWorker marks the fatal line of an open that failed with StartAgain,
+// with the open's own message.
+func TestServeWorkerSaysStartAgain(t *testing.T) {
+	for _, again := range []bool{true, false} {
+		var out bytes.Buffer
+		err := errors.New("cuInit: CUDA_ERROR_NOT_INITIALIZED (3)")
+		if again {
+			err = run.StartAgain(err)
+		}
+		run.ServeWorker(strings.NewReader(""), &out, func() (profiler.Executor, error) { return nil, err })
+		want := `{"type":"fatal","error":"cuInit: CUDA_ERROR_NOT_INITIALIZED (3)"}` + "\n"
+		if again {
+			want = `{"type":"fatal","error":"cuInit: CUDA_ERROR_NOT_INITIALIZED (3)","again":true}` + "\n"
+		}
+		if out.String() != want {
+			t.Errorf("again %v: worker wrote %q, want %q", again, out.String(), want)
+		}
+	}
 }
