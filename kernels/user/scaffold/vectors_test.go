@@ -119,7 +119,7 @@ func TestScaffoldVectorPointees(t *testing.T) {
 			not: []string{"dtype_name", "float4x4,", "dtype: float4"}},
 		{name: "half3, half3x3, int4, uchar4 on Metal", file: "rot.metal", src: mixedVectorsMetal,
 			want: []string{
-				"dtypes: [f32]",
+				"dtypes: [f16]   # the buffers' types are fixed in the source", // half in, int out: the kernel is in f16
 				"{name: a, dtype: f16, shape: [n, 4],", "half3 has 3 lanes in 4 lanes' room",
 				"{name: r, dtype: f16, shape: [n, 3, 4],", "half3x3 is 3 columns of 3 lanes (each in 4 lanes' room)",
 				"{name: o, dtype: i32, shape: [n, 4], out: true}",
