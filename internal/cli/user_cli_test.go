@@ -192,6 +192,14 @@ func TestMergeUserKernels(t *testing.T) {
 	if code != 0 || !strings.Contains(errs, "every spec of") {
 		t.Errorf("merge --config with kernel: ../k/kernel.yaml: %d %s", code, errs)
 	}
+	// The scaffolded dim n (the source's int n) is the column dim.n beside
+	// the sample count n: merge wrote it back, and --resume reads it.
+	if b, _ := os.ReadFile(filepath.Join(dir, "m1.csv")); !strings.Contains(string(b), ",WG,dim.n,n,") || strings.Count(string(b), "\n") != 3 {
+		t.Errorf("merged CSV:\n%s", b)
+	}
+	if code, _, errs := runCLI(t, "--config", byPath, "--resume", csvPath, "--isolate", "off"); code != 0 || !strings.Contains(errs, "2 skipped: already in the --resume file") {
+		t.Errorf("--resume: %d %s", code, errs)
+	}
 	code, _, errs = runCLI(t, "merge", csvPath, "-o", filepath.Join(dir, "m3.csv"), "--config", byName, "--kernel", filepath.Join(dir, "k"))
 	if code != 0 || !strings.Contains(errs, "every spec of") {
 		t.Errorf("merge --kernel: %d %s", code, errs)
