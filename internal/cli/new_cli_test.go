@@ -131,7 +131,7 @@ func TestNewThenCheckWholeProgram(t *testing.T) {
 	m := string(b)
 	for _, w := range []string{
 		"THREADS: {values: [256], default: 256, doc: threads per group}",
-		`grid: ["(N + THREADS - 1) / THREADS", 1, 1]   # from the launch at line 21`, "threads: [THREADS, 1, 1]",
+		`grid: ["(n + THREADS - 1) / THREADS", 1, 1]   # from the launch at line 21`, "threads: [THREADS, 1, 1]",
 		"block: {values: [32, 64, 128, 256, 512, 1024], default: 128, doc: threads per group}   # from the launch at line 24 (block threads)",
 		"grid: [1024, 1, 1]   # from the launch at line 24", "threads: [block, 1, 1]",
 	} {

@@ -286,10 +286,10 @@ func TestDryRunWithNothingRunnable(t *testing.T) {
 			"\n      softmax_bwd f32 WG=64 | rows=16777216 cols=1048576\n      softmax_bwd f32 WG=128 | rows=16777216 cols=1048576\n",
 			"  2 × Y/dY/dX would hold 8796093022208 elements",
 			"change what they name"}},
-		{"a user kernel on the CPU", "  - kernel: " + userKernel + "\n    dims: {N: [1000, 2000]}\n", exitBadInput, []string{
+		{"a user kernel on the CPU", "  - kernel: " + userKernel + "\n    dims: {n: [1000, 2000]}\n", exitBadInput, []string{
 			"all 2 specs of ", "; by reason:\n  2 × the CPU backend cannot run user kernel dry_scale: it runs only built-in families' Go code; its only source is CUDA: --backend cuda runs it on an NVIDIA GPU\n      dry_scale f32 "}},
 		// --devices leaves the dry run without a device: the CPU's refusal holds all the same.
-		{"a user kernel on the CPU, --devices", "  - kernel: " + userKernel + "\n    dims: {N: [1000, 2000]}\n", exitBadInput, []string{
+		{"a user kernel on the CPU, --devices", "  - kernel: " + userKernel + "\n    dims: {n: [1000, 2000]}\n", exitBadInput, []string{
 			"user kernels count as invalid (the CPU backend runs only built-in families)",
 			"all 2 specs of ", "; by reason:\n  2 × the CPU backend cannot run user kernel dry_scale"}},
 		{"one runnable spec", tooBig + "  - kernel: softmax_bwd\n    knobs: {WG: 64}\n    dims: {rows: 2, cols: 8}\n", exitOK, []string{

@@ -47,11 +47,11 @@ func TestUserKernelCLI(t *testing.T) {
 		t.Errorf("new with a wrong entry: %d %s", code, errs)
 	}
 	code, out, errs = runCLI(t, "list", "--kernel", dir)
-	if code != 0 || !strings.Contains(out, "cli_scale — TODO one line") || !strings.Contains(out, "N ") {
+	if code != 0 || !strings.Contains(out, "cli_scale — TODO one line") || !strings.Contains(out, "n ") {
 		t.Fatalf("list --kernel: %d\n%s\n%s", code, out, errs)
 	}
 	for _, isolate := range []string{"off", "on"} {
-		code, out, errs = runCLI(t, "run", manifest, "--backend", "cpu", "--isolate", isolate, "--set", "N=4096,WG=128", "--quiet")
+		code, out, errs = runCLI(t, "run", manifest, "--backend", "cpu", "--isolate", isolate, "--set", "n=4096,WG=128", "--quiet")
 		if code != 2 || !strings.Contains(errs, "invalid spec: the CPU backend cannot run user kernel cli_scale") || !strings.Contains(out, "threadgroup memory") {
 			t.Errorf("run on the CPU (isolate %s): %d\n%s\n%s", isolate, code, out, errs)
 		}
@@ -67,11 +67,11 @@ func TestUserKernelCLI(t *testing.T) {
 	}
 	// a sweep over the user kernel: an invalid row on the CPU, exit 0
 	sweep := filepath.Join(dir, "sweep.yaml")
-	os.WriteFile(sweep, []byte("backend: cpu\nsweeps:\n  - kernel: cli_scale\n    knobs: {WG: [64, 128]}\n    dims: {N: 1000}\n"), 0o644)
+	os.WriteFile(sweep, []byte("backend: cpu\nsweeps:\n  - kernel: cli_scale\n    knobs: {WG: [64, 128]}\n    dims: {n: 1000}\n"), 0o644)
 	csvPath := filepath.Join(dir, "out.csv")
 	code, _, errs = runCLI(t, "--config", sweep, "--kernel", manifest, "--csv", csvPath, "--quiet", "--isolate", "off")
 	b, _ := os.ReadFile(csvPath)
-	if code != 2 || strings.Count(string(b), "invalid") != 2 || !strings.Contains(string(b), ",WG,N,n,") {
+	if code != 2 || strings.Count(string(b), "invalid") != 2 || !strings.Contains(string(b), ",WG,dim.n,n,") {
 		t.Errorf("sweep: %d %s\n%s", code, errs, b)
 	}
 	// a broken manifest: exit 2 naming file:line:col
@@ -122,7 +122,7 @@ func scaffoldKernel(t *testing.T, name string) string {
 func TestSweepKernelPath(t *testing.T) {
 	dir := scaffoldKernel(t, "sweep_scale")
 	sweep := filepath.Join(dir, "sweeps", "s.yaml")
-	os.WriteFile(sweep, []byte("backend: cpu\nsweeps:\n  - kernel: ../k/kernel.yaml\n    knobs: {WG: [64, 128]}\n    dims: {N: 1000}\n    where: [\"N % WG != 0 && sizeof(T) == 4\"]\n"), 0o644)
+	os.WriteFile(sweep, []byte("backend: cpu\nsweeps:\n  - kernel: ../k/kernel.yaml\n    knobs: {WG: [64, 128]}\n    dims: {n: 1000}\n    where: [\"n % WG != 0 && sizeof(T) == 4\"]\n"), 0o644)
 	csvPath := filepath.Join(dir, "out.csv")
 	code, _, errs := runCLI(t, "--config", sweep, "--csv", csvPath, "--quiet", "--isolate", "on")
 	b, _ := os.ReadFile(csvPath)
@@ -178,19 +178,27 @@ func TestMergeUserKernels(t *testing.T) {
 	// Before anything registered merge_scale in this process.
 	csvPath := filepath.Join(dir, "out.csv")
 	byName := filepath.Join(dir, "sweeps", "name.yaml")
-	os.WriteFile(byName, []byte("backend: cpu\nsweeps:\n  - kernel: merge_scale\n    knobs: {WG: [64, 128]}\n    dims: {N: 1000}\n"), 0o644)
+	os.WriteFile(byName, []byte("backend: cpu\nsweeps:\n  - kernel: merge_scale\n    knobs: {WG: [64, 128]}\n    dims: {n: 1000}\n"), 0o644)
 	code, _, errs := runCLI(t, "merge", csvPath, "-o", filepath.Join(dir, "m2.csv"), "--config", byName)
 	if code != 2 || !strings.Contains(errs, `unknown kernel "merge_scale"`) || !strings.Contains(errs, "add --kernel PATH or write kernel: ./path/kernel.yaml in the sweep file") {
 		t.Errorf("merge without --kernel: %d %s", code, errs)
 	}
 	byPath := filepath.Join(dir, "sweeps", "path.yaml")
-	os.WriteFile(byPath, []byte("backend: cpu\nsweeps:\n  - kernel: ../k/kernel.yaml\n    knobs: {WG: [64, 128]}\n    dims: {N: 1000}\n"), 0o644)
+	os.WriteFile(byPath, []byte("backend: cpu\nsweeps:\n  - kernel: ../k/kernel.yaml\n    knobs: {WG: [64, 128]}\n    dims: {n: 1000}\n"), 0o644)
 	if code, _, errs := runCLI(t, "--config", byPath, "--csv", csvPath, "--quiet", "--isolate", "off"); code != 2 {
 		t.Fatalf("sweep: %d %s", code, errs)
 	}
 	code, _, errs = runCLI(t, "merge", csvPath, "-o", filepath.Join(dir, "m1.csv"), "--config", byPath)
 	if code != 0 || !strings.Contains(errs, "every spec of") {
 		t.Errorf("merge --config with kernel: ../k/kernel.yaml: %d %s", code, errs)
+	}
+	// The scaffolded dim n (the source's int n) is the column dim.n beside
+	// the sample count n: merge wrote it back, and --resume reads it.
+	if b, _ := os.ReadFile(filepath.Join(dir, "m1.csv")); !strings.Contains(string(b), ",WG,dim.n,n,") || strings.Count(string(b), "\n") != 3 {
+		t.Errorf("merged CSV:\n%s", b)
+	}
+	if code, _, errs := runCLI(t, "--config", byPath, "--resume", csvPath, "--isolate", "off"); code != 0 || !strings.Contains(errs, "2 skipped: already in the --resume file") {
+		t.Errorf("--resume: %d %s", code, errs)
 	}
 	code, _, errs = runCLI(t, "merge", csvPath, "-o", filepath.Join(dir, "m3.csv"), "--config", byName, "--kernel", filepath.Join(dir, "k"))
 	if code != 0 || !strings.Contains(errs, "every spec of") {

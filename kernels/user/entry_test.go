@@ -83,7 +83,7 @@ func TestValues(t *testing.T) {
 		{"eps: 1e-5", "eps: \"sqrt(0 - rows)\"", "value eps 'sqrt(0 - rows)'"},
 		{"eps: 1e-5", "eps: \"colz * 2\"", "unknown name 'colz' in values.eps"},
 		{"eps: 1e-5", "rows: 1", "rows is already dims"},
-		{"eps: 1e-5", "dtype: 1", "dtype is the name of a CSV column"},
+		{"eps: 1e-5", "dtype: 1", "dtype is the key under which the Python reference reads"},
 		{"twice: \"scale * 2\"", "twice: \"later * 2\"\n  later: 1", "unknown name 'later' in values.twice"},
 	} {
 		bad := strings.Replace(y, c.from, c.to, 1)

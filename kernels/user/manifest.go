@@ -114,8 +114,8 @@ func (f *Family) build(read func(string) ([]byte, error)) error {
 	if !nameRE.MatchString(dn) {
 		return f.doc.err("$.dtype_name", "dtype_name", "%q is not a C identifier: name the element type as the source does, e.g. floatX", dn)
 	}
-	if Reserved[dn] {
-		return f.doc.err("$.dtype_name", "dtype_name", "%s is a name mltop defines itself: pick another dtype_name", dn)
+	if msg := reservedError(dn, "dtype_name"); msg != "" {
+		return f.doc.err("$.dtype_name", "dtype_name", "%s", msg)
 	}
 	if msg := builtinNameError(dn); msg != "" {
 		return f.doc.err("$.dtype_name", "dtype_name", "%s", msg)
@@ -229,19 +229,30 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// Reserved are names a knob, dim or flag may not take: the CSV's fixed
-// columns (profiler's csvHead/csvTail) and the macros mltop defines. The
-// dtype's name (T unless the manifest's dtype_name says otherwise) is
-// taken too, as "the dtype".
-var Reserved = map[string]bool{}
+// Reserved are the names no knob, dim, flag, value, define or dtype_name
+// may take, with the reason: the macros mltop defines in every user
+// kernel's source (DTYPE, the dtype's code, and the codes it is compared
+// with), and dtype, the key under which the Python reference reads the
+// spec's dtype. The dtype's name (T unless the manifest's dtype_name says
+// otherwise) is taken too, as "the dtype". Names of CSV columns (n, time,
+// status, …) are free: such a knob, dim or flag is written to the CSV as
+// knob.X, dim.X or flag.X (profiler/sink).
+var Reserved = map[string]string{
+	"DTYPE":      "a macro mltop defines in the source (the code of the spec's dtype)",
+	"DTYPE_F32":  "a macro mltop defines in the source (the code of f32, compared with DTYPE)",
+	"DTYPE_F16":  "a macro mltop defines in the source (the code of f16, compared with DTYPE)",
+	"DTYPE_BF16": "a macro mltop defines in the source (the code of bf16, compared with DTYPE)",
+	"dtype":      `the key under which the Python reference reads the spec's dtype (dims["dtype"])`,
+}
 
-func init() {
-	for _, n := range strings.Fields(`time backend device timer kernel dtype n min_us p10_us median_us p90_us cv tflops gbps
-		pct_peak_flops pct_peak_bw pct_measured_flops pct_measured_bw tgm_bytes tgm_limit compiler_tgm occupancy
-		occupancy_limiter memory_bytes max_abs_err max_rel_err rms_err tol rows_checked status error
-		DTYPE DTYPE_F32 DTYPE_F16 DTYPE_BF16`) {
-		Reserved[n] = true
+// reservedError explains why name, one of Reserved, cannot name a
+// manifest's kind of thing ("knob", "define", …); "" for any other name.
+func reservedError(name, kind string) string {
+	why, ok := Reserved[name]
+	if !ok {
+		return ""
 	}
+	return fmt.Sprintf("%s is %s: rename the %s, e.g. %s_", name, why, kind, name)
 }
 
 // cudaBuiltins are CUDA's built-in variables. A knob, dim, flag or value of

@@ -59,8 +59,8 @@ func (bl *builder) param(kind, name string, p paramYAML, isDim bool) (profiler.P
 		}
 		return profiler.Param{}, d.err(path, field, "%s is already %s: names must be unique across knobs, dims and flags", name, prev)
 	}
-	if Reserved[name] && name != "T" || name == "T" && bl.dtypeName() == "T" {
-		return profiler.Param{}, d.err(path, field, "%s is the name of a CSV column (or of a macro mltop defines): rename it, e.g. %s_", name, name)
+	if msg := reservedError(name, kind[:len(kind)-1]); msg != "" {
+		return profiler.Param{}, d.err(path, field, "%s", msg)
 	}
 	if msg := builtinNameError(name); msg != "" {
 		return profiler.Param{}, d.err(path, field, "%s", msg)
@@ -106,8 +106,8 @@ func (bl *builder) flags() error {
 		if prev, dup := seen[name]; dup {
 			return d.err(path, field, "%s is already %s: names must be unique across knobs, dims and flags", name, prev)
 		}
-		if Reserved[name] && name != "T" || name == "T" && bl.dtypeName() == "T" {
-			return d.err(path, field, "%s is the name of a CSV column (or of a macro mltop defines): rename it, e.g. %s_", name, name)
+		if msg := reservedError(name, "flag"); msg != "" {
+			return d.err(path, field, "%s", msg)
 		}
 		if msg := builtinNameError(name); msg != "" {
 			return d.err(path, field, "%s", msg)

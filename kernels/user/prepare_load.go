@@ -40,8 +40,8 @@ func (bl *builder) defines() error {
 		if prev, dup := bl.seen[name]; dup {
 			return bl.d.err(path, field, "%s is already %s, which mltop gives the source itself: remove it from defines", name, prev)
 		}
-		if Reserved[name] {
-			return bl.d.err(path, field, "%s is a name mltop defines itself: rename the define", name)
+		if msg := reservedError(name, "define"); msg != "" {
+			return bl.d.err(path, field, "%s", msg)
 		}
 		if msg := builtinNameError(name); msg != "" {
 			return bl.d.err(path, field, "%s", msg)

@@ -417,7 +417,7 @@ func TestDTypeName(t *testing.T) {
 	for _, c := range []struct{ yaml, want string }{
 		{withT, "T is already the dtype's name in the source: set `dtype_name: floatX`"},
 		{"dtype_name: 9x\n" + usertest.Manifest("dn"), `"9x" is not a C identifier`},
-		{"dtype_name: DTYPE\n" + usertest.Manifest("dn"), "DTYPE is a name mltop defines itself"},
+		{"dtype_name: DTYPE\n" + usertest.Manifest("dn"), "DTYPE is a macro mltop defines in the source (the code of the spec's dtype): rename the dtype_name"},
 		{"dtype_name: floatX\n" + usertest.Manifest("dn"), "dtype: unknown dtype \"T\""},
 	} {
 		path := usertest.Write(t, map[string]string{"kernel.yaml": c.yaml, "k.cu": usertest.Source})

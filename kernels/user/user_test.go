@@ -141,6 +141,12 @@ func TestBadManifests(t *testing.T) {
 		{"value named threadIdx", sub("rules:", "values: {threadIdx: 3}\nrules:"), nil, []string{"values.threadIdx", "threadIdx is a CUDA built-in variable"}},
 		{"define named blockIdx", sub("rules:", "defines: {blockIdx: 3}\nrules:"), nil, []string{"defines.blockIdx", "blockIdx is a CUDA built-in variable"}},
 		{"dtype_name warpSize", sub("dtypes: [f32]", "dtypes: [f32]\ndtype_name: warpSize"), nil, []string{"dtype_name", "warpSize is a CUDA built-in variable"}},
+		// The macros mltop defines, and the Python reference's dtype key, stay refused, named.
+		{"knob named DTYPE_F16", sub("WG: {values", "DTYPE_F16: {values: [1], default: 1}\n  WG: {values"), nil, []string{"knobs.DTYPE_F16", "DTYPE_F16 is a macro mltop defines in the source (the code of f16, compared with DTYPE): rename the knob, e.g. DTYPE_F16_"}},
+		{"dim named DTYPE_F32", sub("rows: {default: 8}", "rows: {default: 8}\n  DTYPE_F32: {default: 2}"), nil, []string{"dims.DTYPE_F32", "DTYPE_F32 is a macro mltop defines in the source (the code of f32, compared with DTYPE): rename the dim"}},
+		{"define named DTYPE_BF16", sub("rules:", "defines: {DTYPE_BF16: 3}\nrules:"), nil, []string{"defines.DTYPE_BF16", "DTYPE_BF16 is a macro mltop defines"}},
+		{"flag named dtype", sub("rules:", "flags: {dtype: false}\nrules:"), nil, []string{"flags.dtype", `dtype is the key under which the Python reference reads the spec's dtype (dims["dtype"]): rename the flag, e.g. dtype_`}},
+		{"dtype_name DTYPE", sub("dtypes: [f32]", "dtypes: [f32]\ndtype_name: DTYPE"), nil, []string{"dtype_name", "DTYPE is a macro mltop defines"}},
 		{"check bad key", sub("check: none", "check: {pyton: ref.py}"), nil, []string{"unknown key \"pyton\""}},
 		{"check python missing", sub("check: none", "check: {python: ref.py}"), nil, []string{"check.python", "ref.py"}},
 		{"check against unknown", sub("check: none", "check: {against: nope}"), nil, []string{"unknown kernel \"nope\""}},

@@ -27,8 +27,8 @@ func (bl *builder) values() error {
 		if prev, dup := bl.seen[name]; dup {
 			return d.err(path, field, "%s is already %s: names must be unique across knobs, dims, flags and values", name, prev)
 		}
-		if Reserved[name] && name != bl.dtypeName() {
-			return d.err(path, field, "%s is the name of a CSV column (or of a macro mltop defines): rename it, e.g. %s_", name, name)
+		if msg := reservedError(name, "value"); msg != "" {
+			return d.err(path, field, "%s", msg)
 		}
 		if msg := builtinNameError(name); msg != "" {
 			return d.err(path, field, "%s", msg)

@@ -95,10 +95,11 @@ func otherCtor(src, name string) bool {
 
 // forEmulation is the MSL text as g++ compiles it for the emulator's call
 // (as UserCall or CallFor make it): threadgroup arrays static (one per
-// emulated group), `constant` as `const`, range initializers spelled out,
+// emulated group) with their subscripts checked (checkThreadgroupIndexing), `constant` as `const`, range initializers spelled out,
 // and a pointer named as the called [[host_name]] instantiation. build and
 // CheckUser share it.
 func forEmulation(full, call string) string {
+	full = checkThreadgroupIndexing(full)
 	full = dropDefaultedCtors(full)
 	full = dropAddressSpaceOverloads(full)
 	full = dropClassScopeSpecializations(full)

@@ -68,19 +68,52 @@ func (c *Columns) addSchema(sc profiler.Schema) {
 func (c Columns) Table() []Column {
 	t := slices.Clone(headColumns)
 	for _, k := range c.Knobs {
-		t = append(t, intMapColumn(k, func(s *profiler.Spec) map[string]int { return s.Knobs }))
+		t = append(t, intMapColumn(c.header(KnobPrefix, k), k, func(s *profiler.Spec) map[string]int { return s.Knobs }))
 	}
 	for _, d := range c.Dims {
-		t = append(t, intMapColumn(d, func(s *profiler.Spec) map[string]int { return s.Dims }))
+		t = append(t, intMapColumn(c.header(DimPrefix, d), d, func(s *profiler.Spec) map[string]int { return s.Dims }))
 	}
 	for _, f := range c.Flags {
-		t = append(t, flagColumn(f))
+		t = append(t, flagColumn(c.header(FlagPrefix, f), f))
 	}
 	t = append(t, tailColumns...)
 	if c.Search {
 		t = append(t, searchStepColumn)
 	}
 	return t
+}
+
+// The prefixes of a spec column whose name would clash: a dim named n
+// (a kernel's length, as its source calls it) beside the sample count n is
+// written as dim.n, a knob named like a dim of another kernel of the sweep
+// as knob.X. Only such names are prefixed, so every other header stays as
+// it was.
+const (
+	KnobPrefix = "knob."
+	DimPrefix  = "dim."
+	FlagPrefix = "flag."
+)
+
+// header is the CSV header of the spec column name, listed under prefix's
+// kind: name itself, or prefix+name where name is a fixed column (n,
+// time, status, …), the search_step column, or a spec column of another
+// kind in c.
+func (c Columns) header(prefix, name string) string {
+	kinds := 0
+	for _, list := range [][]string{c.Knobs, c.Dims, c.Flags} {
+		if slices.Contains(list, name) {
+			kinds++
+		}
+	}
+	if kinds > 1 || name == SearchStepColumn || isFixedColumn(name) {
+		return prefix + name
+	}
+	return name
+}
+
+func isFixedColumn(name string) bool {
+	return slices.ContainsFunc(headColumns, func(c Column) bool { return c.Name == name }) ||
+		slices.ContainsFunc(tailColumns, func(c Column) bool { return c.Name == name })
 }
 
 // optionalColumns are fixed columns that CSVs written before they existed
@@ -452,8 +485,10 @@ func verdictFloat(name string, field func(v *profiler.Verdict) *float64) Column 
 		}}
 }
 
-func intMapColumn(name string, m func(s *profiler.Spec) map[string]int) Column {
-	return Column{name,
+// intMapColumn is the column head of the spec's map entry name (a knob or
+// dim).
+func intMapColumn(head, name string, m func(s *profiler.Spec) map[string]int) Column {
+	return Column{head,
 		func(r *profiler.Result) string { return optInt(m(&r.Spec), name) },
 		func(r *profiler.Result, cell string) error {
 			if cell == "" {
@@ -472,8 +507,8 @@ func intMapColumn(name string, m func(s *profiler.Spec) map[string]int) Column {
 		}}
 }
 
-func flagColumn(name string) Column {
-	return Column{name,
+func flagColumn(head, name string) Column {
+	return Column{head,
 		func(r *profiler.Result) string {
 			v, ok := r.Spec.Flags[name]
 			switch {
@@ -513,8 +548,9 @@ func verdict(r *profiler.Result) *profiler.Verdict {
 }
 
 // ColumnsOf reads the spec columns of an mltop CSV's header: every name
-// that is not a fixed column, as a knob, flag or dim by what the registered
-// families call it (a name no family knows is read as a dim).
+// that is not a fixed column, as a knob, flag or dim by its prefix
+// (knob.X, dim.n, flag.X: see Columns.header) or else by what the
+// registered families call it (a name no family knows is read as a dim).
 func ColumnsOf(header []string) Columns {
 	var known Columns
 	for _, f := range profiler.Families(true) {
@@ -523,7 +559,10 @@ func ColumnsOf(header []string) Columns {
 	fixed := FixedColumns()
 	var c Columns
 	for _, h := range header {
+		kind, name := prefixed(h)
 		switch {
+		case kind != nil:
+			*kind(&c) = append(*kind(&c), name)
 		case slices.Contains(fixed, h):
 		case h == SearchStepColumn:
 			c.Search = true
@@ -536,4 +575,22 @@ func ColumnsOf(header []string) Columns {
 		}
 	}
 	return c
+}
+
+// prefixed reads a prefixed spec column's header (dim.n): the list of its
+// kind and its name; a nil list for any other header.
+func prefixed(h string) (func(c *Columns) *[]string, string) {
+	for _, k := range []struct {
+		prefix string
+		list   func(c *Columns) *[]string
+	}{
+		{KnobPrefix, func(c *Columns) *[]string { return &c.Knobs }},
+		{DimPrefix, func(c *Columns) *[]string { return &c.Dims }},
+		{FlagPrefix, func(c *Columns) *[]string { return &c.Flags }},
+	} {
+		if name, ok := strings.CutPrefix(h, k.prefix); ok && name != "" {
+			return k.list, name
+		}
+	}
+	return nil, ""
 }

@@ -213,6 +213,7 @@ func FuzzDecoder(f *testing.F) {
 	head := strings.Join(testCols.Header(), ",") + "\n"
 	f.Add(head + strings.Join(testCols.Row(richResult()), ",") + "\n")
 	f.Add(head + "x,y\n")
+	f.Add(csvText(clashCols.Header(), clashCols.Row(clashResult(1024, 32, profiler.StatusOK)))) // dim.n, knob.BM beside dim.BM
 	f.Add(head + `"unterminated` + "\n")
 	f.Add("name,score\n1,2\n")
 	f.Add("")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/mltop/mltop/profiler"
 )
@@ -44,10 +45,18 @@ func ReadTableCSV(path string) (*Table, error) {
 	col := map[string]int{}
 	for i, h := range head {
 		col[h] = i
-		if _, ok := sc.Dim(h); ok {
-			t.DimNames = append(t.DimNames, h)
-		} else if _, ok := sc.Knob(h); ok {
-			t.KnobNames = append(t.KnobNames, h)
+		dim, knob := h, h
+		if n, ok := strings.CutPrefix(h, "dim."); ok {
+			dim, knob = n, ""
+		} else if n, ok := strings.CutPrefix(h, "knob."); ok {
+			dim, knob = "", n
+		} else if slices.Contains(tableFixed, h) {
+			continue
+		}
+		if _, ok := sc.Dim(dim); ok {
+			t.DimNames = append(t.DimNames, dim)
+		} else if _, ok := sc.Knob(knob); ok {
+			t.KnobNames = append(t.KnobNames, knob)
 		}
 	}
 	for line, rec := range recs[1:] {
@@ -65,13 +74,15 @@ func (t *Table) readEntry(rec []string, col map[string]int) error {
 	e := Entry{DType: profiler.DType(rec[col["dtype"]]), Dims: map[string]int{}, Knobs: map[string]int{}, Verdict: rec[col["verdict"]], Tied: rec[col["tied"]] == "true"}
 	t.Objective, t.Device = Objective(rec[col["objective"]]), rec[col["device"]]
 	for _, group := range []struct {
-		names []string
-		m     map[string]int
-	}{{t.DimNames, e.Dims}, {t.KnobNames, e.Knobs}} {
+		names  []string
+		m      map[string]int
+		prefix string
+	}{{t.DimNames, e.Dims, "dim."}, {t.KnobNames, e.Knobs, "knob."}} {
 		for _, n := range group.names {
-			v, err := strconv.Atoi(rec[col[n]])
+			h := tableHead(group.prefix, n)
+			v, err := strconv.Atoi(rec[col[h]])
 			if err != nil {
-				return fmt.Errorf("column %s: %q is not an integer", n, rec[col[n]])
+				return fmt.Errorf("column %s: %q is not an integer", h, rec[col[h]])
 			}
 			group.m[n] = v
 		}

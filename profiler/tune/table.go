@@ -123,9 +123,28 @@ func (t *Table) WriteJSON(w io.Writer) error {
 // CSVHeader is the table's CSV header: dtype, the dims, the knobs, then
 // the figures.
 func (t *Table) CSVHeader() []string {
-	h := append([]string{"kernel", "dtype"}, t.DimNames...)
-	h = append(h, t.KnobNames...)
-	return append(h, "objective", "value", "median_us", "ci_lo_us", "ci_hi_us", "tied", "device", "verdict")
+	h := []string{"kernel", "dtype"}
+	for _, n := range t.DimNames {
+		h = append(h, tableHead("dim.", n))
+	}
+	for _, n := range t.KnobNames {
+		h = append(h, tableHead("knob.", n))
+	}
+	return append(h, tableFixed[2:]...)
+}
+
+// tableFixed are a tuning table's own columns, kernel and dtype first.
+var tableFixed = []string{"kernel", "dtype", "objective", "value", "median_us", "ci_lo_us", "ci_hi_us", "tied", "device", "verdict"}
+
+// tableHead is the column of a dim (prefix "dim.") or knob ("knob.")
+// named name: its name, or prefix+name where that is one of the table's
+// own columns (a user kernel's dim named device or value), as the sweep
+// CSV writes a dim n beside its sample count n.
+func tableHead(prefix, name string) string {
+	if slices.Contains(tableFixed, name) {
+		return prefix + name
+	}
+	return name
 }
 
 // WriteCSV writes one row per entry.

@@ -19,14 +19,14 @@ func TestScaffoldReadsHostCodeUnderArchGuard(t *testing.T) {
 		want      []string
 	}{
 		{"#ifndef __CUDA_ARCH__", kern + "#ifndef __CUDA_ARCH__\n" + host + "#endif\n", nil,
-			[]string{symbol, "(cudaMemcpyToSymbol at line 11)", `grid: ["(N + 127) / 128", 1, 1]   # from the launch at line 12`, "WG: {values: [128], default: 128"}},
+			[]string{symbol, "(cudaMemcpyToSymbol at line 11)", `grid: ["(n + 127) / 128", 1, 1]   # from the launch at line 12`, "WG: {values: [128], default: 128"}},
 		{"#if !defined(__CUDA_ARCH__)", kern + "#if !defined(__CUDA_ARCH__)\n" + host + "#endif\n", nil,
-			[]string{symbol, `grid: ["(N + 127) / 128", 1, 1]`}},
+			[]string{symbol, `grid: ["(n + 127) / 128", 1, 1]`}},
 		{"the #else of #ifdef __CUDA_ARCH__", kern + "#ifdef __CUDA_ARCH__\n#define WHERE 1\n#else\n" + host + "#endif\n", nil,
-			[]string{symbol, `grid: ["(N + 127) / 128", 1, 1]`}},
+			[]string{symbol, `grid: ["(n + 127) / 128", 1, 1]`}},
 		{"a launcher header included under the guard", kern + "#ifndef __CUDA_ARCH__\n#include \"launch.cuh\"\n#endif\n",
 			map[string]string{"launch.cuh": host},
-			[]string{symbol, "(cudaMemcpyToSymbol at line 3 of launch.cuh)", `grid: ["(N + 127) / 128", 1, 1]   # from the launch at line 4 of launch.cuh`}},
+			[]string{symbol, "(cudaMemcpyToSymbol at line 3 of launch.cuh)", `grid: ["(n + 127) / 128", 1, 1]   # from the launch at line 4 of launch.cuh`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res, err := Manifest(Request{Name: "my_scale", SrcPath: "/w/scale.cu", Src: c.src, Dir: "/w", Read: readFrom(c.files)})

@@ -26,11 +26,11 @@ func TestThreadsAndGridFromTheSource(t *testing.T) {
 	}{
 		{"__launch_bounds__ literal", kernel("__launch_bounds__(128) ") + main("    scale<<<(n + 127) / 128, 128>>>(x, y, n);\n"),
 			[]string{"WG: {values: [128], default: 128, doc: threads per group}   # from __launch_bounds__(128) at line 1, the most threads it is compiled for",
-				`grid: ["(N + 127) / 128", 1, 1]   # from the launch at line 8`, "threads: [WG, 1, 1]"},
+				`grid: ["(n + 127) / 128", 1, 1]   # from the launch at line 8`, "threads: [WG, 1, 1]"},
 			[]string{"TODO: the launch at", "TODO: guessed one thread"}},
 		{"__launch_bounds__ with min blocks, over a #define", "#define NT 256\n" + kernel("__launch_bounds__(NT, 2) ") + main("    scale<<<n / NT, NT>>>(x, y, n);\n"),
 			[]string{"NT: {values: [256], default: 256, doc: threads per group}   # TODO: fixed by the source (line 1: #define NT 256)",
-				`grid: ["N / NT", 1, 1]`, "threads: [NT, 1, 1]"}, nil},
+				`grid: ["n / NT", 1, 1]`, "threads: [NT, 1, 1]"}, nil},
 		{"__launch_bounds__ of a template parameter", "template <int THREADS>\n__global__ void __launch_bounds__(THREADS) scale(const float* x, float* y, int n) " + body,
 			[]string{"THREADS: {values: [32, 64, 128, 256, 512, 1024]", "threads: [THREADS, 1, 1]", `entry: "scale<THREADS>"`}, []string{"WG"}},
 		{"__launch_bounds__ caps a block-size parameter", "__global__ void __launch_bounds__(256) scale(const float* x, float* y, int n, int block_size) " + body,
@@ -39,28 +39,28 @@ func TestThreadsAndGridFromTheSource(t *testing.T) {
 		{"__launch_bounds__ mltop cannot read, no launch", kernel("__launch_bounds__(2 * 32 * WARPS) "),
 			[]string{"threads: [WG, 1, 1]   # TODO: threads per group; the source names no block size for this kernel (its __launch_bounds__(2 * 32 * WARPS) at line 1 is no number or constant mltop reads)"}, nil},
 		{"literal launch in main: the grid over the launch's arguments", kernel("") + main("    scale<<<(n + 255) / 256, 256>>>(x, y, n);\n"),
-			[]string{"WG: {values: [256], default: 256", `grid: ["(N + 255) / 256", 1, 1]   # from the launch at line 8`}, []string{"TODO: guessed one thread"}},
+			[]string{"WG: {values: [256], default: 256", `grid: ["(n + 255) / 256", 1, 1]   # from the launch at line 8`}, []string{"TODO: guessed one thread"}},
 		{"ceil-div helper over a literal", kernel("") + "int ceil_div(int a, int b) { return (a + b - 1) / b; }\n" + main("    scale<<<ceil_div(n, 512), 512>>>(x, y, n);\n"),
-			[]string{"WG: {values: [512], default: 512", `grid: ["cdiv(N, 512)", 1, 1]`}, nil},
+			[]string{"WG: {values: [512], default: 512", `grid: ["cdiv(n, 512)", 1, 1]`}, nil},
 		// hqq's dequantize launches: `int n = h*w; int blocks = cdiv(n, BLOCK_SIZE);`
 		{"grid over a local of the launching function", kernel("") + "int ceil_div(int a, int b) { return (a + b - 1) / b; }\n" +
 			main("    int count = n * 2;\n    int blocks = ceil_div(count, 512);\n    scale<<<blocks, 512>>>(x, y, n);\n"),
-			[]string{`grid: ["cdiv((N * 2), 512)", 1, 1]   # from the launch at line 11`}, []string{"TODO: guessed one thread"}},
+			[]string{`grid: ["cdiv((n * 2), 512)", 1, 1]   # from the launch at line 11`}, []string{"TODO: guessed one thread"}},
 		{"dim3 block and grid of literals", kernel("") + main("    dim3 block(256); dim3 grid(1024);\n    scale<<<grid, block>>>(x, y, n);\n"),
 			[]string{"block: {values: [32, 64, 128, 256, 512, 1024], default: 256", "grid: [1024, 1, 1]   # from the launch at line 9", "threads: [block, 1, 1]"},
 			[]string{"TODO: guessed one thread"}},
 		{"dim3 grid of a ceil-div over the block's .x", kernel("") + main("    dim3 block(128);\n    dim3 grid((n + block.x - 1) / block.x);\n    scale<<<grid, block>>>(x, y, n);\n"),
-			[]string{`grid: ["(N + block - 1) / block", 1, 1]`, "threads: [block, 1, 1]"}, nil},
+			[]string{`grid: ["(n + block - 1) / block", 1, 1]`, "threads: [block, 1, 1]"}, nil},
 		{"#define block size the body does not read", "#define THREADS_PER_BLOCK 512\n" + kernel("") + main("    scale<<<(n + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK, THREADS_PER_BLOCK>>>(x, y, n);\n"),
 			[]string{"WG: {values: [512], default: 512, doc: threads per group}   # TODO: the launch at line 9 uses 512 threads (THREADS_PER_BLOCK, #define at line 1)",
-				`grid: ["(N + WG - 1) / WG", 1, 1]`, "threads: [WG, 1, 1]"}, []string{"THREADS_PER_BLOCK:"}},
+				`grid: ["(n + WG - 1) / WG", 1, 1]`, "threads: [WG, 1, 1]"}, []string{"THREADS_PER_BLOCK:"}},
 		{"#define of an expression of other #defines", "#define WARP_SIZE 32\n#define NUM_WARPS 8\n#define NUM_THREADS (NUM_WARPS * WARP_SIZE)  // 256\n" + kernel("__launch_bounds__(NUM_THREADS) ") + main("    scale<<<n / NUM_THREADS, NUM_THREADS>>>(x, y, n);\n"),
 			[]string{"NUM_THREADS: {values: [256], default: 256, doc: threads per group}   # TODO: fixed by the source (line 3: #define NUM_THREADS (NUM_WARPS * WARP_SIZE) = 256)",
-				`grid: ["N / NUM_THREADS", 1, 1]`, "threads: [NUM_THREADS, 1, 1]"}, []string{"no number or constant mltop reads"}},
+				`grid: ["n / NUM_THREADS", 1, 1]`, "threads: [NUM_THREADS, 1, 1]"}, []string{"no number or constant mltop reads"}},
 		{"file-scope const int", "const int kThreads = 64;\n" + kernel("") + main("    scale<<<n / kThreads, kThreads>>>(x, y, n);\n"),
-			[]string{"WG: {values: [64], default: 64", "(kThreads, constant at line 1)", `grid: ["N / WG", 1, 1]`}, nil},
+			[]string{"WG: {values: [64], default: 64", "(kThreads, constant at line 1)", `grid: ["n / WG", 1, 1]`}, nil},
 		{"file-scope constexpr through a dim3", "constexpr int NT = 128;\n" + kernel("") + main("    dim3 threads(NT);\n    scale<<<n / NT, threads>>>(x, y, n);\n"),
-			[]string{"WG: {values: [128], default: 128", "(NT, constant at line 1)", `grid: ["N / WG", 1, 1]`}, nil},
+			[]string{"WG: {values: [128], default: 128", "(NT, constant at line 1)", `grid: ["n / WG", 1, 1]`}, nil},
 		// torchvision's nms: the constant in a namespace, const after the
 		// type, a sizeof in its value, read by the kernel
 		{"namespace's int const of a sizeof", "namespace ops {\nint const kBlock = sizeof(unsigned long long) * 8;\n" +
@@ -69,10 +69,10 @@ func TestThreadsAndGridFromTheSource(t *testing.T) {
 			[]string{"kBlock: {values: [64], default: 64, doc: threads per group}   # TODO: fixed by the source (line 2: constant kBlock = sizeof(unsigned long long) * 8 = 64)",
 				"threads: [kBlock, 1, 1]", `{name: s, bytes: "kBlock * 4"}`}, []string{"WG", "which no knob or dim names"}},
 		{"a dim3 of another function is not this launch's", kernel("") + "void other() { dim3 block(64); }\nvoid run(const float* x, float* y, int n, int block) {\n    scale<<<n / block, block>>>(x, y, n);\n}\n",
-			[]string{"block: {values: [32, 64, 128, 256, 512, 1024], default: 256", `grid: ["N / block", 1, 1]`}, []string{"default: 64"}},
+			[]string{"block: {values: [32, 64, 128, 256, 512, 1024], default: 256", `grid: ["n / block", 1, 1]`}, []string{"default: 64"}},
 		{"a launch mltop cannot read", kernel("") + main("    scale<<<blocks_for(n), threads_for(n)>>>(x, y, n);\n"),
 			[]string{"threads: [WG, 1, 1]   # TODO: threads per group; the source names no block size for this kernel (the launch at line 8 passes `threads_for(n)`, which mltop cannot read)",
-				"# TODO: guessed one thread per element of N; set the groups (blocks) your launch uses (the launch at line 8 has grid `blocks_for(n)`, which names no dims mltop knows)"}, nil},
+				"# TODO: guessed one thread per element of n; set the groups (blocks) your launch uses (the launch at line 8 has grid `blocks_for(n)`, which names no dims mltop knows)"}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res, err := Manifest(Request{Name: "my_scale", SrcPath: "/w/scale.cu", Src: c.src, Dir: "/w"})

@@ -2,6 +2,7 @@ package scaffold
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mltop/mltop/kernels/user/csrc"
@@ -47,7 +48,7 @@ var cTypes = map[string]string{
 	"signed char": "i8", "int8_t": "i8",
 	"unsigned char": "u8", "uint8_t": "u8", "uchar": "u8", "__nv_fp8_storage_t": "u8",
 	"short": "i16", "int16_t": "i16", "unsigned short": "u16", "uint16_t": "u16", "ushort": "u16",
-	"half": "f16", "__half": "f16",
+	"half": "f16", "__half": "f16", "float16_t": "f16", "_Float16": "f16",
 	"__nv_bfloat16": "bf16", "nv_bfloat16": "bf16", "bfloat": "bf16", "bfloat16_t": "bf16",
 	"int": "i32", "int32_t": "i32", "unsigned": "u32", "unsigned int": "u32", "uint": "u32", "uint32_t": "u32",
 	"long": "i64", "long int": "i64", "long long": "i64", "long long int": "i64", "int64_t": "i64", "ptrdiff_t": "i64",
@@ -201,8 +202,66 @@ func (c *context) setDTypes(p *plan) {
 		p.dtypesNote = fmt.Sprintf("TODO: mltop declares %s per dtype; drop the dtypes the kernel cannot take", c.dtypeName)
 		return
 	}
-	p.dtypes = "[f32]"
-	p.dtypesNote = "the buffers' types are fixed in the source"
+	p.dtypes = "[" + fixedDType(p) + "]"
+	if p.dtypesNote == "" {
+		p.dtypesNote = "the buffers' types are fixed in the source"
+	}
+}
+
+// fixedDType is the dtype of a kernel whose buffers' types are all fixed
+// in the source: the one float type its buffers have (half: f16, bfloat:
+// bf16), f32 when they have none. Where they mix float types, it is the
+// type of the data the kernel reads (half in, float out: an f16 kernel),
+// the narrowest of them where the inputs mix too, and a TODO says so.
+func fixedDType(p *plan) string {
+	var ins, outs, all []string
+	names := map[string][]string{}
+	for _, b := range p.bufs {
+		if !isSpecDType(b.dtype) || b.symbol != "" {
+			continue
+		}
+		if b.role == "" {
+			ins = appendNew(ins, b.dtype)
+		} else {
+			outs = appendNew(outs, b.dtype)
+		}
+		all = appendNew(all, b.dtype)
+		names[b.dtype] = append(names[b.dtype], b.name)
+	}
+	switch len(all) {
+	case 0:
+		return "f32"
+	case 1:
+		return all[0]
+	}
+	from, what := ins, "the data it reads"
+	if len(ins) == 0 {
+		from, what = outs, "its outputs"
+	}
+	d := from[0]
+	for _, x := range from {
+		if d == "f32" && x != "f32" {
+			d = x // the narrowest: an f16 kernel that reads an f32 scale is an f16 kernel
+		}
+	}
+	if len(from) > 1 {
+		what = "the narrowest of " + what
+	}
+	var mix []string
+	for _, x := range all {
+		mix = append(mix, fmt.Sprintf("%s (%s)", x, strings.Join(names[x], ", ")))
+	}
+	p.dtypesNote = p.todo(fmt.Sprintf("the buffers mix %s: dtypes lists %s, the type of %s; it names the rows and is the reference's dims[\"dtype\"], and each output is checked at its own dtype's tolerance (give an output `tol:` where the kernel computes it in a narrower type)",
+		strings.Join(mix, " and "), d, what),
+		"the buffers mix %s: dtypes lists %s, the type of %s; set the one the kernel is in", strings.Join(mix, " and "), d, what)
+	return d
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
 
 // pickedDType sets the dtypes when the source's #if picks the dtype

@@ -458,8 +458,9 @@ func defaultOf(p *plan, dim string) int {
 	return 1024
 }
 
-// safeName renames a parameter that is a CSV column or a macro mltop
-// defines (T stays when the dtype has another name).
+// safeName renames a parameter that is a macro mltop defines or dtype
+// (user.Reserved); a name that is a CSV column (n, time, …) stays, as the
+// source spells it (T stays when the dtype has another name).
 func safeName(name, dtypeName string) string {
 	if user.CUDABuiltin(name) { // a knob of that name would hide the built-in (and is refused)
 		if name == "blockDim" {
@@ -467,10 +468,11 @@ func safeName(name, dtypeName string) string {
 		}
 		return name + "_"
 	}
-	if !user.Reserved[name] || name == "T" && dtypeName != "T" {
+	if _, taken := user.Reserved[name]; !taken || name == "T" && dtypeName != "T" {
 		return name
 	}
-	if u := strings.ToUpper(name); !user.Reserved[u] {
+	u := strings.ToUpper(name)
+	if _, taken := user.Reserved[u]; !taken {
 		return u
 	}
 	return name + "_"

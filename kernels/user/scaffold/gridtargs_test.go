@@ -24,25 +24,25 @@ func TestScaffoldGridTemplateLiteral(t *testing.T) {
 		{"literal", `void launch(const float* a, const float* b, float* c, int n) {
     int threads = 256;
     vec_add<float, 4><<<(n/4 + threads - 1)/threads, threads>>>(a, b, c, n);
-}`, []string{`grid: ["(N/VEC + threads - 1)/threads", 1, 1]   # from the launch at line 8; its 4 is VEC, the launch's template argument`},
+}`, []string{`grid: ["(n/VEC + threads - 1)/threads", 1, 1]   # from the launch at line 8; its 4 is VEC, the launch's template argument`},
 			[]string{"N/4"}},
 		{"constant", `#define VEC_SIZE 4
 void launch(const float* a, const float* b, float* c, int n) {
     vec_add<float, VEC_SIZE><<<(n / VEC_SIZE + 127) / 128, 128>>>(a, b, c, n);
-}`, []string{`grid: ["(N / VEC + 127) / 128", 1, 1]   # from the launch at line 8; its VEC_SIZE is VEC, the launch's template argument`}, []string{"N / 4"}},
+}`, []string{`grid: ["(n / VEC + 127) / 128", 1, 1]   # from the launch at line 8; its VEC_SIZE is VEC, the launch's template argument`}, []string{"N / 4"}},
 		{"a literal that is the block size too", `void launch(const float* a, const float* b, float* c, int n) {
     vec_add<float, 128><<<(n + 127) / 128, 128>>>(a, b, c, n);
-}`, []string{`grid: ["(N + 127) / 128", 1, 1]`, "TODO: the grid assumes VEC=128 (its 128 may be VEC's template argument, or the block size): write VEC where it is"},
+}`, []string{`grid: ["(n + 127) / 128", 1, 1]`, "TODO: the grid assumes VEC=128 (its 128 may be VEC's template argument, or the block size): write VEC where it is"},
 			[]string{"/ VEC"}},
 		{"one", `void launch(const float* a, const float* b, float* c, int n) {
     vec_add<float, 1><<<(n + 255) / 256 * 1, 256>>>(a, b, c, n);
-}`, []string{`"(N + 255) / 256 * 1"`, "TODO: the grid assumes VEC=1"}, nil},
+}`, []string{`"(n + 255) / 256 * 1"`, "TODO: the grid assumes VEC=1"}, nil},
 		{"not in the grid", `void launch(const float* a, const float* b, float* c, int n) {
     vec_add<float, 4><<<(n + 255) / 256, 256>>>(a, b, c, n);
-}`, []string{`grid: ["(N + 255) / 256", 1, 1]   # from the launch at line 7`}, []string{"assumes", "is VEC"}},
+}`, []string{`grid: ["(n + 255) / 256", 1, 1]   # from the launch at line 7`}, []string{"assumes", "is VEC"}},
 		{"part of another number", `void launch(const float* a, const float* b, float* c, int n) {
     vec_add<float, 4><<<(n + 43) / 44, 44>>>(a, b, c, n);
-}`, []string{`"(N + 43) / 44"`}, []string{"assumes", "is VEC"}},
+}`, []string{`"(n + 43) / 44"`}, []string{"assumes", "is VEC"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := vecAddKernel + tc.host + "\n"

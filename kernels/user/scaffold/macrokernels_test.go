@@ -36,7 +36,7 @@ func TestMetalKernelsMacrosWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"# line 17: pick_u32_f16(", "entry: pick_u32_f16", "dtype: f16", "dtype: u32", "flags:\n  wrap: {default: false}", "args: [N, wrap, x, ids, y]"} {
+	for _, w := range []string{"# line 17: pick_u32_f16(", "entry: pick_u32_f16", "dtype: f16", "dtype: u32", "flags:\n  wrap: {default: false}", "args: [n, wrap, x, ids, y]"} {
 		if !strings.Contains(res.Text, w) {
 			t.Errorf("manifest lacks %q:\n%s", w, res.Text)
 		}

@@ -34,13 +34,13 @@ func TestScaffoldInfersScalarTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	manifestSays(t, res.Text, []string{
-		`{name: img, dtype: u8, shape: [N], init: "randint(0, 256)"}`,
+		`{name: img, dtype: u8, shape: [n], init: "randint(0, 256)"}`,
 		"{name: q, dtype: i8,",
-		`{name: x_2, dtype: f64, shape: [N], init: "normal(0, 1)"}`,
+		`{name: x_2, dtype: f64, shape: [n], init: "normal(0, 1)"}`,
 		"{name: out, dtype: f64,",
-		`{name: w, dtype: u16, shape: [N], init: "randint(0, 16)"}`,
+		`{name: w, dtype: u16, shape: [n], init: "randint(0, 16)"}`,
 		"{name: mask, dtype: u32,",
-		`{name: w_2, dtype: fp8e4m3, shape: [N], init: "normal(0, 1)"}`,
+		`{name: w_2, dtype: fp8e4m3, shape: [n], init: "normal(0, 1)"}`,
 	}, nil)
 	load(t, res.Text, "k.cu", scalarTypesProgram)
 }

@@ -99,7 +99,7 @@ func TestStructOnlyKernelScaffolded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	manifestSays(t, res.Text, []string{"args: [{x: x, y_ptr: y, n: N}]", `{name: x, dtype: f32, shape: [N], init: "normal(0, 1)"}`, "{name: y, dtype: f32, shape: [N], out: true}"}, nil)
+	manifestSays(t, res.Text, []string{"args: [{x: x, y_ptr: y, n: n}]", `{name: x, dtype: f32, shape: [n], init: "normal(0, 1)"}`, "{name: y, dtype: f32, shape: [n], out: true}"}, nil)
 	checkNotesHaveTODOs(t, res)
 	checkScaffold(t, res.Text, map[string]string{"s.cu": src})
 }
@@ -113,7 +113,7 @@ func TestStructArgLeftOutField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	manifestSays(t, res.Text, []string{"args: [y, {x: x, n: N}]", "TODO: fields of p left out: pair (type float2); mltop lays out scalars, pointers and structs of them"}, []string{"pair:"})
+	manifestSays(t, res.Text, []string{"args: [y, {x: x, n: n}]", "TODO: fields of p left out: pair (type float2); mltop lays out scalars, pointers and structs of them"}, []string{"pair:"})
 	checkNotesHaveTODOs(t, res)
 }
 

@@ -72,11 +72,11 @@ func TestScaffoldSymbols(t *testing.T) {
 			not:     []string{"d_count", "name: c_unused"},
 			symbols: map[string]string{"c_scale": "c_scale"}},
 		{name: "two tables, vectors, a dim extent, HIP's spelling", src: symProgram(
-			"#define HIP_SYMBOL(x) x\n__constant__ float4 c_coef[8];\n__constant__ float c_bias[N];",
+			"#define HIP_SYMBOL(x) x\n__constant__ float4 c_coef[8];\n__constant__ float c_bias[n];",
 			"    s += c_coef[i % 8].x + c_bias[i];",
 			"void setup(const float* a, const float* b) {\n    cudaMemcpyToSymbol(HIP_SYMBOL(c_bias), b, 4);\n    cudaMemcpyToSymbol(c_coef, a, 128);\n}\n"),
 			want: []string{
-				`- {name: c_bias, symbol: true, dtype: f32, shape: [N], init: "normal(0, 1)"}`,
+				`- {name: c_bias, symbol: true, dtype: f32, shape: [n], init: "normal(0, 1)"}`,
 				`- {name: c_coef, symbol: true, dtype: f32, shape: [8, 4], init: "normal(0, 1)"}   # ` + "`__constant__ float4 c_coef[8]` (line 3), float4 has 4 lanes; TODO",
 			},
 			symbols: map[string]string{"c_coef": "c_coef", "c_bias": "c_bias"}},

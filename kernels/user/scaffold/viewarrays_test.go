@@ -89,7 +89,7 @@ kernel void wscale(const device float* x, const device float* w, device float* y
                    uint i [[thread_position_in_grid]]) {
     if (i < n) y[i] = x[i] * w[i * w_stride];
 }
-`, []string{"args: [x, w, y, N, 1]", "TODO: w_stride is a stride", "shape: [N]"}, []string{"w_stride: {", "w_stride]"}},
+`, []string{"args: [x, w, y, n, 1]", "TODO: w_stride is a stride", "shape: [n]"}, []string{"w_stride: {", "w_stride]"}},
 		{"short strides: w_s, h_s scalars and an src_s array (candle's pool2d)", `#include <metal_stdlib>
 using namespace metal;
 kernel void pool(constant size_t& w_k, constant size_t& w_s, constant size_t& h_s, constant size_t* src_dims, constant size_t* src_s,
