@@ -85,6 +85,13 @@ func findLaunch(src, entry string) (launchBlock, bool) {
 		lb := launchBlock{line: strings.Count(src[:m[0]], "\n") + 1, args: callArgs(src[m[1]:])}
 		scope := src[functionStart(src, toks, l.name, lb.line):m[0]]
 		lb.grid = config[0]
+		if args, ok := inlineDim3(lb.grid); ok { // k<<<dim3(B * H), dim3(_N_)>>> (RWKV's wkv)
+			if oneDim(args) {
+				lb.grid = splitArgs(args)[0]
+			} else {
+				lb.gridDim3 = args
+			}
+		}
 		if identifier.MatchString(lb.grid) {
 			lb.gridDim3 = dim3Args(scope, lb.grid)
 		}
@@ -105,6 +112,13 @@ func findLaunch(src, entry string) (launchBlock, bool) {
 			}
 		}
 		block := config[1]
+		if args, ok := inlineDim3(block); ok {
+			if !oneDim(args) {
+				lb.blockText, lb.dim3 = args, args
+				return lb, true
+			}
+			block = splitArgs(args)[0]
+		}
 		lb.blockText = block
 		if identifier.MatchString(block) {
 			if d := dim3Args(scope, block); d != "" {
@@ -325,6 +339,24 @@ func dim3Args(before, name string) string {
 		return ""
 	}
 	return strings.Join(args, ", ")
+}
+
+// dim3Call is a dim3 made in place: `dim3(B * H)`, `dim3{32, 4}`.
+var dim3Call = regexp.MustCompile(`^dim3\s*(?:\(([^;]*)\)|\{([^;]*)\})$`)
+
+// inlineDim3 are the arguments of a launch's grid or block written as a
+// dim3 made in place (`k<<<dim3(B * H), dim3(_N_)>>>`), false when it is
+// none.
+func inlineDim3(s string) (string, bool) {
+	m := dim3Call.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return "", false
+	}
+	args := strings.TrimSpace(m[1] + m[2])
+	if args == "" || len(splitArgs(args)) > 3 {
+		return "", false
+	}
+	return args, true
 }
 
 // oneDim says whether dim3 arguments ("256", "BLOCK, 1, 1") have one

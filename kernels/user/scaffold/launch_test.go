@@ -59,6 +59,14 @@ func TestTwoDimLaunch(t *testing.T) {
 			[]string{"(the launch at line 10 has grid dim3 grid(std::min(gx, gy)), which names no dims mltop knows)"}, nil},
 		{"block of names: a TODO", "    dim3 block(BX, BY);\n    dim3 grid(W / BX, H / BY);\n    blur<<<grid, block>>>(in, out, W, H);\n",
 			[]string{"threads: [WG, 1, 1]   # TODO: the launch at line 8 uses dim3 block(BX, BY): set the x, y, z threads"}, nil},
+		// dim3s made in place (RWKV's wkv: k<<<dim3(B * H), dim3(_N_)>>>)
+		{"dim3s made in place", "    blur<<<dim3(div_up(W, 16), div_up(H, 16)), dim3(16, 16)>>>(in, out, W, H);\n",
+			[]string{"threads: [16, 16, 1]", `grid: ["cdiv(W, 16)", "cdiv(H, 16)", 1]   # from the launch at line 6`},
+			[]string{"WG", "TODO: guessed one thread", "TODO: the launch at"}},
+		{"1-D dim3s made in place", "    blur<<<dim3(W * H / 128), dim3(128)>>>(in, out, W, H);\n",
+			[]string{`grid: ["W * H / 128", 1, 1]   # from the launch at line 6`, "WG: {values: [128], default: 128"}, []string{"TODO: guessed one thread"}},
+		{"block of names made in place: a TODO", "    blur<<<dim3(W / BX, H / BY), dim3(BX, BY)>>>(in, out, W, H);\n",
+			[]string{"threads: [WG, 1, 1]   # TODO: the launch at line 6 uses dim3(BX, BY): set the x, y, z threads"}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := kernel + "void run(const float* in, float* out, int W, int H) {\n" + c.host + "}\n"
