@@ -83,6 +83,7 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 		capBlockKnob(p, k)
 	}
 	size := c.sizeOf(p, k)
+	c.commentShapes(p, k, d.args)
 	guessShapes(p, k, size)
 	d.grid = []string{fmt.Sprintf("cdiv(%s, %s)", strings.Join(size, " * "), k.block), "1", "1"}
 	d.threads = []string{k.block, "1", "1"}
