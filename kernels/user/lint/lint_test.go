@@ -163,14 +163,15 @@ func TestTGMItemsAgainstSharedArrays(t *testing.T) {
 func TestSharedNames(t *testing.T) {
 	src := `__shared__ float a[4]; __shared__ __align__(16) T b[WG][2];
 	extern __shared__ char dyn[];
-	kernel void k(threadgroup float* c [[threadgroup(0)]]) { threadgroup half d[32]; threadgroup float e = 0; }`
+	kernel void k(threadgroup float* c [[threadgroup(0)]]) { threadgroup half d[32]; threadgroup float e = 0; }
+	__shared__ float r[_N_], kk[_N_ + 1], w[2][_N_]; __shared__ int n0, n1;`
 	got := sharedNames(src)
-	for _, n := range []string{"a", "b", "dyn", "c", "d", "e"} {
+	for _, n := range []string{"a", "b", "dyn", "c", "d", "e", "r", "kk", "w", "n0", "n1"} {
 		if !got[n] {
 			t.Errorf("%s not found in %v", n, got)
 		}
 	}
-	if len(got) != 6 {
+	if len(got) != 11 {
 		t.Errorf("extra names: %v", got)
 	}
 }

@@ -151,19 +151,36 @@ func sharedNames(code string) map[string]bool {
 		if t.Text != "__shared__" && t.Text != "threadgroup" {
 			continue
 		}
-		for j := i + 1; j < len(toks) && j < i+24; j++ {
+	scan:
+		for j := i + 1; j < len(toks) && j < i+64; j++ {
 			switch toks[j].Text {
 			case "(": // __align__(16), alignas(16): not the name
 				j = csrc.Matching(toks, j)
 				continue
-			case "[", "[[", ";", "=", ",", ")":
+			case "[":
 				if p := toks[j-1]; p.Kind == csrc.Ident {
 					out[p.Text] = true
 				}
-			default:
-				continue
+				for j < len(toks) && toks[j].Text == "[" { // its extents
+					for j < len(toks) && toks[j].Text != "]" {
+						j++
+					}
+					j++
+				}
+				if j >= len(toks) || toks[j].Text != "," {
+					break scan
+				}
+				// `__shared__ float r[_N_], k[_N_];` (RWKV's wkv): the next one
+			case ",":
+				if p := toks[j-1]; p.Kind == csrc.Ident {
+					out[p.Text] = true
+				}
+			case "[[", ";", "=", ")":
+				if p := toks[j-1]; p.Kind == csrc.Ident {
+					out[p.Text] = true
+				}
+				break scan
 			}
-			break
 		}
 	}
 	return out
