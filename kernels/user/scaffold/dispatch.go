@@ -44,6 +44,8 @@ type kernelScan struct {
 	// (loopBounds); loopBound is the dim the first bound became
 	loopBounds map[string]loopBound
 	loopBound  string
+	// args are the manifest names its parameters are bound to, in order
+	args []string
 	// notSize are its dims the body uses as no length (a shuffle's width,
 	// a loop's stride: nonSizeUse), by dim, with that use: sizeOf leaves
 	// them out of the buffers' guessed shape
@@ -76,6 +78,7 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 		d.entryComment = withTODO(d.entryComment, todo)
 	}
 	d.args = c.bindParams(p, k)
+	k.args = d.args
 	boundIndices(k)
 	if k.block == "" {
 		d.threadsComment = c.blockFromSource(p, k)

@@ -20,6 +20,10 @@ type launchBlock struct {
 	values []int  // the values the program sweeps (an `int block_sizes[] = {…}`)
 	line   int
 	dim3   string // the arguments of a 2-D or 3-D `dim3 NAME(x, y)` block: no 1-D knob fits it
+	// blockExpr is a 1-D block written as an expression (`dim3
+	// threadsPerBlock(min(C, 32))`, `<<<g, min(n, 1024)>>>`): the threads
+	// when it names only dims (blockFromLaunch)
+	blockExpr string
 	// gridDim3 are the arguments of the grid's `dim3 NAME(x, y)`, "" when
 	// the grid is no dim3 variable
 	gridDim3 string
@@ -140,6 +144,9 @@ func findLaunch(src, entry string) (launchBlock, bool) {
 					lb.value, _ = strconv.Atoi(block)
 					return lb, true
 				}
+				if !identifier.MatchString(block) { // dim3 threadsPerBlock(min(C, 32)) (RWKV-4's wkv)
+					lb.blockExpr = block
+				}
 			}
 			if cn, ok := constantNamed(src, block); ok && (block != lb.name || assignedInt(scope, block) == 0) {
 				lb.value, lb.fixedBy = cn.value, &cn
@@ -150,7 +157,7 @@ func findLaunch(src, entry string) (launchBlock, bool) {
 			}
 			lb.values = sweptValues(src, lb.name)
 		default:
-			lb.unread = block
+			lb.unread, lb.blockExpr = block, block
 		}
 		return lb, true
 	}
@@ -468,6 +475,14 @@ func (c *context) blockFromLaunch(p *plan, k *kernelScan) bool {
 		return false
 	}
 	lb := *k.launch
+	if lb.blockExpr != "" {
+		// the launch's threads are an expression of the kernel's sizes:
+		// those threads, no knob (the launch picks them per shape)
+		if e := gridExpr(renameNames(lb.blockExpr, c.hostNames(p, k, k.args)), p); e != "" && !intLiteral.MatchString(e) && !identifier.MatchString(e) {
+			k.block = e
+			return true
+		}
+	}
 	if lb.unread != "" {
 		return false
 	}
@@ -627,6 +642,9 @@ func (c *context) hostNames(p *plan, k *kernelScan, args []string) map[string]st
 		if lb.fixedBy != nil {
 			names[lb.fixedBy.name] = k.block
 		}
+	}
+	if lb.name != "" && lb.blockExpr != "" && k.block != "" && k.threads == nil && p.taken[k.block] == "" { // threads an expression of dims (blockFromLaunch)
+		names[lb.name], names[lb.name+".x"] = "("+k.block+")", "("+k.block+")"
 	}
 	return names
 }

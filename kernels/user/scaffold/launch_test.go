@@ -80,3 +80,35 @@ func TestTwoDimLaunch(t *testing.T) {
 		})
 	}
 }
+
+// A 1-D block written as an expression of the kernel's sizes (RWKV-4's
+// `dim3 threadsPerBlock(min(C, 32))`, or `<<<g, min(C, 64)>>>`) is the
+// threads, with no knob of the variable's name swept over 32…1024; the
+// grid that divides by it divides by the expression. A block of a host
+// function (`opt_n_threads(m)`) stays a WG knob with a TODO.
+func TestBlockOfDimsExpression(t *testing.T) {
+	kernel := "__global__ void wkv(int B, int T, int C, const float* k, float* y) {\n" +
+		"    const int idx = blockIdx.x * blockDim.x + threadIdx.x;\n" +
+		"    for (int i = 0; i < T; i++) y[idx + i * B * C] = k[idx + i * B * C];\n}\n"
+	for _, c := range []struct {
+		name, host string
+		want, not  []string
+	}{
+		{"dim3 of an expression", "    dim3 threadsPerBlock( min(C, 32) );\n    dim3 numBlocks(B * C / threadsPerBlock.x);\n    wkv<<<numBlocks, threadsPerBlock>>>(B, T, C, k, y);\n",
+			[]string{`threads: ["min(C, 32)", 1, 1]`, `grid: ["B * C / (min(C, 32))", 1, 1]   # from the launch at line 8`, "knobs: {}"}, []string{"threadsPerBlock:", "WG"}},
+		{"an expression in the launch", "    wkv<<<B * C / 64, min(C, 64)>>>(B, T, C, k, y);\n",
+			[]string{`threads: ["min(C, 64)", 1, 1]`}, []string{"WG:"}},
+		{"a host function: a TODO", "    wkv<<<B, opt_n_threads(C)>>>(B, T, C, k, y);\n",
+			[]string{"WG: {values: [32, 64, 128, 256, 512, 1024]", "opt_n_threads(C)"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := kernel + "void run(int B, int T, int C, const float* k, float* y) {\n" + c.host + "}\n"
+			res, err := Manifest(Request{Name: "wkv", SrcPath: "/w/wkv.cu", Src: src, Dir: "/w"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			manifestSays(t, res.Text, c.want, c.not)
+			checkScaffold(t, res.Text, map[string]string{"wkv.cu": src})
+		})
+	}
+}
