@@ -124,6 +124,9 @@ func FillAt(dst []float32, first int, stream uint64, b BufferSpec) {
 		}
 		for i := range dst {
 			dst[i] = float32(b.Lo + float64(rng.Uint64()%span))
+			if !b.Type.IsInt() { // a float buffer's integers, rounded as its other inits are (beyond 2048 in f16)
+				dst[i] = b.Type.Round(dst[i])
+			}
 		}
 	}
 }

@@ -77,3 +77,20 @@ func TestFillConstantUniform(t *testing.T) {
 		}
 	}
 }
+
+// randint on a float buffer (integer coordinates, so a reference's
+// distances are exact): integers in [lo, hi), each rounded to the dtype
+// as other inits are (f16 holds every integer only up to 2048).
+func TestFillIntsIntoFloats(t *testing.T) {
+	for _, c := range []struct {
+		dt     DType
+		lo, hi float64
+	}{{F32, -12, 12}, {F16, 0, 5000}, {BF16, -300, 300}} {
+		out := Fill(BufferSpec{Name: "xyz", Type: c.dt, Elems: 4000, Init: InitInts, Lo: c.lo, Hi: c.hi}, 1)
+		for i, x := range out {
+			if x != float32(math.Trunc(float64(x))) || x != c.dt.Round(x) || float64(x) < c.lo || float64(x) > c.hi {
+				t.Fatalf("%s randint(%g, %g): element %d is %g", c.dt, c.lo, c.hi, i, x)
+			}
+		}
+	}
+}

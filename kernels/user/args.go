@@ -62,7 +62,8 @@ var cScalarKinds = map[string]profiler.ScalarKind{
 	"int64_t": profiler.ScalarI64, "ptrdiff_t": profiler.ScalarI64, "ssize_t": profiler.ScalarI64,
 	"unsigned long": profiler.ScalarU64, "unsigned long int": profiler.ScalarU64, "unsigned long long": profiler.ScalarU64,
 	"unsigned long long int": profiler.ScalarU64, "uint64_t": profiler.ScalarU64, "size_t": profiler.ScalarU64,
-	"bool": profiler.ScalarBool, "float": profiler.ScalarF32, "double": profiler.ScalarF64,
+	"ulong": profiler.ScalarU64, // Metal's (MLX's rbitsc takes constant const ulong& bytes_per_key)
+	"bool":  profiler.ScalarBool, "float": profiler.ScalarF32, "double": profiler.ScalarF64,
 	// 16-bit floats: passed as their bits (CUDA's __half is 2 bytes, aligned
 	// 2; Metal's half and bfloat likewise).
 	"half": profiler.ScalarF16, "__half": profiler.ScalarF16,

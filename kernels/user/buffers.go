@@ -19,8 +19,8 @@ func (bl *builder) buffers() error {
 	bl.markShapeKnobs()
 	for i, b := range m.Buffers {
 		path, field := fmt.Sprintf("$.buffers[%d]", i), fmt.Sprintf("buffers[%d]", i)
-		if !nameRE.MatchString(b.Name) {
-			return d.err(path, field+".name", "buffer name %q: use letters, digits and _", b.Name)
+		if !userNameRE.MatchString(b.Name) {
+			return d.err(path, field+".name", "buffer name %q: %s", b.Name, identHint(b.Name))
 		}
 		if names[b.Name] || vars[b.Name] != 0 || seen[b.Name] != "" {
 			return d.err(path+".name", field+".name", "%s is already used (a buffer, knob, dim or flag): buffer names must be unique", b.Name)

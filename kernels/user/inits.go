@@ -96,9 +96,10 @@ func parseInit(s string, out bool, dt profiler.DType, compile argCompiler) (init
 	case "uniform":
 		sp.kind = profiler.InitUniform
 	case "randint":
-		if !dt.IsInt() {
-			return sp, fmt.Errorf("randint fills integer buffers: give the buffer `dtype: i32` (or i8, u8, i16, u16, u32, i64, u64)")
-		}
+		// on a float buffer: integers as floats (rounded to the dtype),
+		// so a reference's sums and distances of them are exact (a ball
+		// query's neighbours, nearest-neighbour indices without ties
+		// decided by rounding)
 		sp.kind = profiler.InitInts
 	case "zeros":
 		sp.kind = profiler.InitZero

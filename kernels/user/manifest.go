@@ -34,6 +34,19 @@ func Load(path string) (*Family, error) {
 
 var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 
+// userNameRE is a name the source may see (a knob, dim, flag, value, define,
+// the dtype name) or a buffer: a C identifier that may start with one _
+// (RWKV's -D_N_, a parameter _r), not with __ (the compiler's own).
+var userNameRE = regexp.MustCompile(`^_?[A-Za-z][A-Za-z0-9_]*$`)
+
+// identHint says what is wrong with a name userNameRE refuses.
+func identHint(name string) string {
+	if strings.HasPrefix(name, "__") {
+		return "a name starting with __ is the compiler's: drop the leading underscores"
+	}
+	return "use letters, digits and _, starting with a letter or one _"
+}
+
 // ValidName says whether name may name a kernel, a knob, a dim, a flag or
 // a buffer: letters, digits and _, starting with a letter.
 func ValidName(name string) bool { return nameRE.MatchString(name) }
@@ -111,7 +124,7 @@ func (f *Family) build(read func(string) ([]byte, error)) error {
 		loaded:      map[string]*prepared{},
 	}
 	f.vars = bl.vars
-	if !nameRE.MatchString(dn) {
+	if !userNameRE.MatchString(dn) {
 		return f.doc.err("$.dtype_name", "dtype_name", "%q is not a C identifier: name the element type as the source does, e.g. floatX", dn)
 	}
 	if msg := reservedError(dn, "dtype_name"); msg != "" {

@@ -50,8 +50,8 @@ func (bl *builder) param(kind, name string, p paramYAML, isDim bool) (profiler.P
 	d := bl.d
 	path := fmt.Sprintf("$.%s.%s", kind, name)
 	field := kind + "." + name
-	if !nameRE.MatchString(name) {
-		return profiler.Param{}, d.err(path, field, "%q is not a C identifier: it becomes a -D macro", name)
+	if !userNameRE.MatchString(name) {
+		return profiler.Param{}, d.err(path, field, "%q is not a C identifier: it becomes a -D macro (%s)", name, identHint(name))
 	}
 	if prev, dup := bl.seen[name]; dup {
 		if prev == "the dtype" {
@@ -100,8 +100,8 @@ func (bl *builder) flags() error {
 	f, m, d, seen, vars := bl.f, bl.m, bl.d, bl.seen, bl.vars
 	for _, name := range orderedKeys(d.keys("$.flags"), m.Flags) {
 		path, field := "$.flags."+name, "flags."+name
-		if !nameRE.MatchString(name) {
-			return d.err(path, field, "%q is not a C identifier: it becomes a -D macro", name)
+		if !userNameRE.MatchString(name) {
+			return d.err(path, field, "%q is not a C identifier: it becomes a -D macro (%s)", name, identHint(name))
 		}
 		if prev, dup := seen[name]; dup {
 			return d.err(path, field, "%s is already %s: names must be unique across knobs, dims and flags", name, prev)

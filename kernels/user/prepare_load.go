@@ -34,8 +34,8 @@ func (bl *builder) defines() error {
 	vars := bl.defineVars()
 	for _, name := range slices.Sorted(maps.Keys(bl.m.Defines)) {
 		path, field := "$.defines."+name, "defines."+name
-		if !nameRE.MatchString(name) {
-			return bl.d.err(path, field, "%q is not a C identifier: a define becomes `#define %s value`", name, name)
+		if !userNameRE.MatchString(name) {
+			return bl.d.err(path, field, "%q is not a C identifier: a define becomes `#define %s value` (%s)", name, name, identHint(name))
 		}
 		if prev, dup := bl.seen[name]; dup {
 			return bl.d.err(path, field, "%s is already %s, which mltop gives the source itself: remove it from defines", name, prev)

@@ -130,7 +130,6 @@ func TestBadManifests(t *testing.T) {
 		{"entry missing", sub("entry: k,", "entry: kk,"), nil, []string{"has no kernel \"kk\" (kernels found: k)"}},
 		{"no output", sub(", out: true, tol: {atol: 1e-3}", ""), nil, []string{"no output"}},
 		{"bad init", sub("shape: [rows, cols]}", "shape: [rows, cols], init: \"gauss(0, 1)\"}"), nil, []string{"buffers[X].init", "unknown init \"gauss\""}},
-		{"randint on float", sub("shape: [rows, cols]}", "shape: [rows, cols], init: \"randint(0, 9)\"}"), nil, []string{"dtype: i32"}},
 		{"bad dtype", sub("dtypes: [f32]", "dtypes: [f64]"), nil, []string{"dtypes[0]", "unknown dtype"}},
 		{"default not allowed", sub("default: 64}", "default: 96}"), nil, []string{"knobs.WG.default", "WG=96 is not allowed"}},
 		{"no check", sub("check: none", ""), nil, []string{"no check"}},

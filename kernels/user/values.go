@@ -21,8 +21,8 @@ func (bl *builder) values() error {
 	f, m, d := bl.f, bl.m, bl.d
 	for _, name := range orderedKeys(d.keys("$.values"), m.Values) {
 		path, field := "$.values."+name, "values."+name
-		if !nameRE.MatchString(name) {
-			return d.err(path, field, "%q is not usable as a name: use letters, digits and _, starting with a letter", name)
+		if !userNameRE.MatchString(name) {
+			return d.err(path, field, "%q is not usable as a name: %s", name, identHint(name))
 		}
 		if prev, dup := bl.seen[name]; dup {
 			return d.err(path, field, "%s is already %s: names must be unique across knobs, dims, flags and values", name, prev)

@@ -14,7 +14,8 @@ import (
 var emuDev = metal.DeviceInfo(metal.RawDevice{Name: "Apple M1 Max", MaxTGMPerGroup: 32768, MaxThreadsWidth: 1024, HasTimestampSet: true, StageBoundary: true})
 
 // vectorKernels are public kernels' idioms the emulation used to reject:
-// ggml's silu on float4 (exp of a vector), a row copy indexing uint3 and
+// ggml's silu on float4 (exp of a vector) beside a vector from a brace
+// list shorter than it (MLX's threefry: `uint4 ks = {a, b, c};`, w zero), a row copy indexing uint3 and
 // ushort3 thread positions (tgpig[0], tpitg[0]), and a float4x4 times a
 // float4 read from buffers with a half literal, and ggml's 8x8 simdgroup
 // matrices: a half and a float matrix loaded from memory, multiplied into
@@ -24,7 +25,9 @@ using namespace metal;
 
 kernel void silu4(device const float4* src0, device float4* dst, uint tpig [[thread_position_in_grid]]) {
   device const float4& x = src0[tpig];
-  dst[tpig] = x / (1.0f + exp(-x));
+  uint4 ks = {1u, 2u, 3u};  // a short brace list zero-fills the rest (MLX's threefry)
+  float3 f3 = {0.5f, 0.25f};
+  dst[tpig] = x / (1.0f + exp(-x)) + float(ks.w) + f3.z;
 }
 
 kernel void rowcopy(device const float* src0, device float* dst, constant int64_t& ne00,

@@ -163,14 +163,15 @@ func TestTGMItemsAgainstSharedArrays(t *testing.T) {
 func TestSharedNames(t *testing.T) {
 	src := `__shared__ float a[4]; __shared__ __align__(16) T b[WG][2];
 	extern __shared__ char dyn[];
-	kernel void k(threadgroup float* c [[threadgroup(0)]]) { threadgroup half d[32]; threadgroup float e = 0; }`
+	kernel void k(threadgroup float* c [[threadgroup(0)]]) { threadgroup half d[32]; threadgroup float e = 0; }
+	__shared__ float r[_N_], kk[_N_ + 1], w[2][_N_]; __shared__ int n0, n1;`
 	got := sharedNames(src)
-	for _, n := range []string{"a", "b", "dyn", "c", "d", "e"} {
+	for _, n := range []string{"a", "b", "dyn", "c", "d", "e", "r", "kk", "w", "n0", "n1"} {
 		if !got[n] {
 			t.Errorf("%s not found in %v", n, got)
 		}
 	}
-	if len(got) != 6 {
+	if len(got) != 11 {
 		t.Errorf("extra names: %v", got)
 	}
 }
@@ -551,12 +552,15 @@ extern "C" __global__ void k(const T* X, T* Y, int rows, int cols) { __shared__ 
 func TestSharedArraysIn(t *testing.T) {
 	// ggml's helper_mv_reduce_and_write keeps `threadgroup float * shmem_f32[NR0];`:
 	// an array of pointers into threadgroup memory, itself in thread memory.
-	src := "kernel void k(threadgroup float* buf [[threadgroup(0)]], uint i) { threadgroup half tile[WG * 2]; threadgroup float * rowp[NR0]; threadgroup float *& ref = rowp[0]; __shared__ __align__(16) float s[8]; extern __shared__ float dyn[]; __shared__ float rows[4][10 * 16 + 1]; }"
+	// RWKV's wkv kernels declare several arrays at once: `__shared__ float
+	// r[_N_], k[_N_], u[_N_], w[_N_];` (each one an array; `, n = 0` after
+	// an array is no array).
+	src := "kernel void k(threadgroup float* buf [[threadgroup(0)]], uint i) { threadgroup half tile[WG * 2]; threadgroup float * rowp[NR0]; threadgroup float *& ref = rowp[0]; __shared__ __align__(16) float s[8]; extern __shared__ float dyn[]; __shared__ float rows[4][10 * 16 + 1]; __shared__ float r[_N_], kk[_N_], w[2][_N_]; __shared__ int c[4], n; }"
 	var got []string
 	for _, a := range sharedArraysIn(csrc.Tokenize(src), "k") {
 		got = append(got, a.Elem+" "+a.String())
 	}
-	if want := "half tile[WG * 2]|float s[8]|float dyn[]|float rows[4][10 * 16 + 1]"; strings.Join(got, "|") != want {
+	if want := "half tile[WG * 2]|float s[8]|float dyn[]|float rows[4][10 * 16 + 1]|float r[_N_]|float kk[_N_]|float w[2][_N_]|int c[4]"; strings.Join(got, "|") != want {
 		t.Errorf("got %q, want %q", strings.Join(got, "|"), want)
 	}
 }

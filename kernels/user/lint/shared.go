@@ -114,20 +114,28 @@ func sharedArraysIn(toks []csrc.Token, fn string) []sharedArray {
 					continue
 				}
 			}
-			a := sharedArray{Name: toks[j-1].Text, Elem: elem, Func: fn}
-			for k := j; k < len(toks) && toks[k].Text == "["; k++ { // s[4][160]: every dimension
-				end := k + 1
-				for end < len(toks) && toks[end].Text != "]" {
-					end++
+			// one declaration may declare several arrays: `__shared__
+			// float r[_N_], k[_N_], u[_N_];` (RWKV's wkv kernels)
+			for k := j; ; {
+				a := sharedArray{Name: toks[k-1].Text, Elem: elem, Func: fn}
+				for ; k < len(toks) && toks[k].Text == "["; k++ { // s[4][160]: every dimension
+					end := k + 1
+					for end < len(toks) && toks[end].Text != "]" {
+						end++
+					}
+					var size []string
+					for _, s := range toks[k+1 : min(end, len(toks))] {
+						size = append(size, s.Text)
+					}
+					a.Extents = append(a.Extents, strings.Join(size, " "))
+					k = end
 				}
-				var size []string
-				for _, s := range toks[k+1 : min(end, len(toks))] {
-					size = append(size, s.Text)
+				out = append(out, a)
+				if k+2 >= len(toks) || toks[k].Text != "," || toks[k+1].Kind != csrc.Ident || toks[k+2].Text != "[" {
+					break
 				}
-				a.Extents = append(a.Extents, strings.Join(size, " "))
-				k = end
+				k += 2
 			}
-			out = append(out, a)
 			break
 		}
 	}

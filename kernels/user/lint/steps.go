@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -150,19 +151,36 @@ func sharedNames(code string) map[string]bool {
 		if t.Text != "__shared__" && t.Text != "threadgroup" {
 			continue
 		}
-		for j := i + 1; j < len(toks) && j < i+24; j++ {
+	scan:
+		for j := i + 1; j < len(toks) && j < i+64; j++ {
 			switch toks[j].Text {
 			case "(": // __align__(16), alignas(16): not the name
 				j = csrc.Matching(toks, j)
 				continue
-			case "[", "[[", ";", "=", ",", ")":
+			case "[":
 				if p := toks[j-1]; p.Kind == csrc.Ident {
 					out[p.Text] = true
 				}
-			default:
-				continue
+				for j < len(toks) && toks[j].Text == "[" { // its extents
+					for j < len(toks) && toks[j].Text != "]" {
+						j++
+					}
+					j++
+				}
+				if j >= len(toks) || toks[j].Text != "," {
+					break scan
+				}
+				// `__shared__ float r[_N_], k[_N_];` (RWKV's wkv): the next one
+			case ",":
+				if p := toks[j-1]; p.Kind == csrc.Ident {
+					out[p.Text] = true
+				}
+			case "[[", ";", "=", ")":
+				if p := toks[j-1]; p.Kind == csrc.Ident {
+					out[p.Text] = true
+				}
+				break scan
 			}
-			break
 		}
 	}
 	return out
@@ -249,7 +267,7 @@ func compileCUDA(r *Result, opt Options, p profiler.Program, dt profiler.DType, 
 		if strings.Contains(d.err.Error(), strings.TrimSpace(d.rep.Log)) {
 			log = "" // the error quotes NVRTC's log already: print it once
 		}
-		r.add(Error, StepCompile, p.File, 0, 0, "CUDA %s: %s%s%s", dt, withIncludesBehind(d.err.Error(), r.Family.IncludesBehindErrors(d.rep.Log)), log, missingHeadersHint(r.Family.MissingLocalHeaders()))
+		r.add(Error, StepCompile, p.File, 0, 0, "CUDA %s: %s%s%s%s", dt, withIncludesBehind(d.err.Error(), r.Family.IncludesBehindErrors(d.rep.Log)), log, buildMacroHint(d.err.Error()+"\n"+d.rep.Log, r.Family.SourceWithHeaders("cuda")), missingHeadersHint(r.Family.MissingLocalHeaders()))
 		return false
 	}
 	if warns := withoutUnusedFunctions(d.rep.Log); warns != "" {
@@ -298,6 +316,40 @@ func withIncludesBehind(msg string, includes []string) string {
 		return first + "\n" + hint
 	}
 	return first + "\n" + hint + "\n" + rest
+}
+
+// undefinedIdent is NVRTC's error for a name nothing declares.
+var undefinedIdent = regexp.MustCompile(`identifier "([A-Za-z_]\w*)" is undefined`)
+
+// buildMacroHint says, after a failed compile, which undefined names the
+// source uses as values but never #defines: macros its build passes
+// (RWKV's wkv kernels take -D_N_=64, their head size), which the manifest
+// gives as knobs or defines. A name the source calls (a function) is left
+// out.
+func buildMacroHint(log, code string) string {
+	var names []string
+	for _, m := range undefinedIdent.FindAllStringSubmatch(log, -1) {
+		n := m[1]
+		if slices.Contains(names, n) {
+			continue
+		}
+		q := regexp.QuoteMeta(n)
+		if !regexp.MustCompile(`\b`+q+`\b\s*[^\s(\w]`).MatchString(code) ||
+			regexp.MustCompile(`(?m)^\s*#\s*define\s+`+q+`\b`).MatchString(code) {
+			continue
+		}
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	n, it := names[0], "it"
+	if len(names) > 1 {
+		it = "them"
+	}
+	return fmt.Sprintf("\n%s: no file the source includes defines %s: a macro its build passes (nvcc -D%s=…)? "+
+		"give %s in kernel.yaml as a knob (`knobs: {%s: {values: [64], shape: true}}`, swept and declared ahead of the source) or a fixed `defines: {%s: 64}`",
+		strings.Join(names, ", "), it, n, it, n, n)
 }
 
 // missingHeadersHint says, after a failed compile, which quoted headers

@@ -178,6 +178,11 @@ func (c *context) elemDType(t string, sig csrc.Signature) string {
 	if d := cTypes[t]; d != "" {
 		return d
 	}
+	if t == "char" {
+		// a plain char* views bytes (MLX's rbitsc writes its random bits
+		// through device char*): a u8 buffer, not the dtype
+		return "u8"
+	}
 	c.usesDType = true
 	return c.dtypeName
 }

@@ -44,6 +44,8 @@ type kernelScan struct {
 	// (loopBounds); loopBound is the dim the first bound became
 	loopBounds map[string]loopBound
 	loopBound  string
+	// args are the manifest names its parameters are bound to, in order
+	args []string
 	// notSize are its dims the body uses as no length (a shuffle's width,
 	// a loop's stride: nonSizeUse), by dim, with that use: sizeOf leaves
 	// them out of the buffers' guessed shape
@@ -76,6 +78,7 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 		d.entryComment = withTODO(d.entryComment, todo)
 	}
 	d.args = c.bindParams(p, k)
+	k.args = d.args
 	boundIndices(k)
 	if k.block == "" {
 		d.threadsComment = c.blockFromSource(p, k)
@@ -83,6 +86,7 @@ func (c *context) addDispatch(p *plan, sig csrc.Signature) *dispatch {
 		capBlockKnob(p, k)
 	}
 	size := c.sizeOf(p, k)
+	c.commentShapes(p, k, d.args)
 	guessShapes(p, k, size)
 	d.grid = []string{fmt.Sprintf("cdiv(%s, %s)", strings.Join(size, " * "), k.block), "1", "1"}
 	d.threads = []string{k.block, "1", "1"}
@@ -177,7 +181,7 @@ func launchGrid(k *kernelScan, p *plan, names map[string]string) string {
 // orDim3 writes a launch's grid as the source gives it: its dim3's
 // arguments when it is a dim3 variable.
 func orDim3(grid, dim3 string) string {
-	if dim3 != "" {
+	if dim3 != "" && identifier.MatchString(grid) {
 		return fmt.Sprintf("dim3 %s(%s)", grid, dim3)
 	}
 	return "`" + grid + "`"
@@ -367,8 +371,12 @@ func (c *context) blockFromSource(p *plan, k *kernelScan) string {
 		p.knobs = append(p.knobs, part{name: n, body: fmt.Sprintf("{values: %s, default: 256, doc: threads per group}", sweep), comment: "TODO: the kernel's block size was not found; WG is the threads per group"})
 	}
 	if lb := k.launch; lb != nil && lb.dim3 != "" { // several dimensions (and the name may be CUDA's own blockDim)
-		return p.todo(fmt.Sprintf("the launch at %s uses dim3 %s(%s): set the x, y, z threads", p.lines.at(lb.line), lb.name, lb.dim3),
-			"%s: its launch at %s uses dim3 %s(%s) threads: set threads: to those x, y, z", k.sig.Entry, p.lines.at(lb.line), lb.name, lb.dim3)
+		d3 := "dim3 " + lb.name
+		if lb.name == "" { // k<<<g, dim3(bx, by)>>>
+			d3 = "dim3"
+		}
+		return p.todo(fmt.Sprintf("the launch at %s uses %s(%s): set the x, y, z threads", p.lines.at(lb.line), d3, lb.dim3),
+			"%s: its launch at %s uses %s(%s) threads: set threads: to those x, y, z", k.sig.Entry, p.lines.at(lb.line), d3, lb.dim3)
 	}
 	seen := ""
 	switch {

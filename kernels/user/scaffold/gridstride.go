@@ -157,11 +157,20 @@ func writeTokens(toks []csrc.Token) string {
 
 // boundDim makes a loop-bound parameter a dim: the kernel's work count.
 func (c *context) boundDim(p *plan, k *kernelScan, lb loopBound) string {
+	const work, plain = "{default: 1048576, min: 1}", "{default: 1024, min: 1}"
 	n := c.dim(p, k, safeName(lb.param, c.dtypeName), 1)
 	for i := range p.dims {
-		if p.dims[i].name == n && p.dims[i].comment == "TODO: default and range" {
-			p.dims[i].body = "{default: 1048576, min: 1}"
-			p.dims[i].comment = fmt.Sprintf("TODO: default and range; the work count: it bounds the grid-stride loop %s at %s", lb.how, p.lines.at(lb.line))
+		d := &p.dims[i]
+		if d.name == n && d.comment == "TODO: default and range" {
+			d.comment = fmt.Sprintf("TODO: default and range; the work count: it bounds the grid-stride loop %s at %s", lb.how, p.lines.at(lb.line))
+			if k.loopBound == "" {
+				d.body = work
+			}
+		}
+		// nested loops (Pointnet2's gather_points over b, then c) multiply
+		// their bounds: none of them takes one loop's work count
+		if k.loopBound != "" && k.loopBound != n && (d.name == k.loopBound || d.name == n) && d.body == work {
+			d.body = plain
 		}
 	}
 	k.loopBound = n

@@ -72,3 +72,33 @@ func replaceLoop(kern, loop string) string {
 	}
 	return out
 }
+
+// Nested grid-stride loops (Pointnet2's gather_points: blocks stride over
+// b on x and c on y) multiply their bounds: neither takes the one-loop
+// work count (2^20 each made [b, c, n] 2^50 elements); a single loop
+// still does.
+func TestNestedGridStrideBounds(t *testing.T) {
+	src := `__global__ void gather(int b, int c, int n, int m, const float *points, const int *idx, float *out) {
+  for (int i = blockIdx.x; i < b; i += gridDim.x) {
+    for (int l = blockIdx.y; l < c; l += gridDim.y) {
+      for (int j = threadIdx.x; j < m; j += blockDim.x) {
+        out[(i * c + l) * m + j] = points[(i * c + l) * n + idx[i * m + j]];
+      }
+    }
+  }
+}
+__global__ void scale(int total, const float *x, float *y) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += blockDim.x * gridDim.x) y[i] = 2 * x[i];
+}
+`
+	res, err := Manifest(Request{Name: "gather", SrcPath: "/w/g.cu", Src: src, Dir: "/w", Entries: []string{"gather"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifestSays(t, res.Text, []string{"  b: {default: 1024, min: 1}", "  c: {default: 1024, min: 1}"}, []string{"1048576"})
+	res, err = Manifest(Request{Name: "scale", SrcPath: "/w/g.cu", Src: src, Dir: "/w", Entries: []string{"scale"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifestSays(t, res.Text, []string{"  total: {default: 1048576, min: 1}"}, nil)
+}

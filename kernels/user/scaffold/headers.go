@@ -92,6 +92,16 @@ func withHeaders(path, src string, read func(string) ([]byte, error)) (string, s
 			return "", nil, false
 		}
 		dir := filepath.Dir(filepath.Clean(path))
+		if filepath.Clean(file) != filepath.Clean(path) {
+			// a header that includes by a path from the source's own
+			// folder (MLX's random.metal includes
+			// "mlx/backend/metal/kernels/utils.h", which includes
+			// "mlx/backend/metal/kernels/bf16.h"): that folder is a root
+			if body, err := read(filepath.Join(dir, inc)); err == nil {
+				roots = append(roots, dir)
+				return filepath.Join(dir, inc), body, true
+			}
+		}
 		for range maxRootUp {
 			up := filepath.Dir(dir)
 			if up == dir {

@@ -134,3 +134,30 @@ __global__ static void scale_rows(Real* y, const Real* x, Dims d) {
 		t.Errorf("beside the source: %v\n%s", err, res.Text)
 	}
 }
+
+// MLX's way: random.metal includes "mlx/backend/metal/kernels/utils.h"
+// (found under the source's own folder), which includes
+// "mlx/backend/metal/kernels/bf16.h", a path from that same folder, not
+// from utils.h's: new finds it and writes include_dirs: [.] (the build's
+// -I of the tree's root); a header's include beside it needs none.
+func TestScaffoldFindsTheSourceFolderAsRoot(t *testing.T) {
+	tree := map[string]string{
+		"k/lib/utils.h": "#pragma once\n#include \"k/lib/bf16.h\"\n",
+		"k/lib/bf16.h":  "#pragma once\n#define LANES 4\n",
+		"bits.metal": `#include "k/lib/utils.h"
+kernel void bits(device const uint* keys [[buffer(0)]], device uint* out [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  out[i * LANES] = keys[i];
+}
+`,
+	}
+	res, err := Manifest(Request{Name: "bits", SrcPath: "/w/bits.metal", Src: tree["bits.metal"], Dir: "/w", Read: readFrom(tree)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifestSays(t, res.Text, []string{"include_dirs: [.]"}, nil)
+	tree["k/lib/utils.h"] = "#pragma once\n#include \"bf16.h\"\n"
+	res, err = Manifest(Request{Name: "bits", SrcPath: "/w/bits.metal", Src: tree["bits.metal"], Dir: "/w", Read: readFrom(tree)})
+	if err != nil || strings.Contains(res.Text, "include_dirs") {
+		t.Errorf("beside the header: %v\n%s", err, res.Text)
+	}
+}

@@ -20,6 +20,10 @@ type launchBlock struct {
 	values []int  // the values the program sweeps (an `int block_sizes[] = {…}`)
 	line   int
 	dim3   string // the arguments of a 2-D or 3-D `dim3 NAME(x, y)` block: no 1-D knob fits it
+	// blockExpr is a 1-D block written as an expression (`dim3
+	// threadsPerBlock(min(C, 32))`, `<<<g, min(n, 1024)>>>`): the threads
+	// when it names only dims (blockFromLaunch)
+	blockExpr string
 	// gridDim3 are the arguments of the grid's `dim3 NAME(x, y)`, "" when
 	// the grid is no dim3 variable
 	gridDim3 string
@@ -85,6 +89,13 @@ func findLaunch(src, entry string) (launchBlock, bool) {
 		lb := launchBlock{line: strings.Count(src[:m[0]], "\n") + 1, args: callArgs(src[m[1]:])}
 		scope := src[functionStart(src, toks, l.name, lb.line):m[0]]
 		lb.grid = config[0]
+		if args, ok := inlineDim3(lb.grid); ok { // k<<<dim3(B * H), dim3(_N_)>>> (RWKV's wkv)
+			if oneDim(args) {
+				lb.grid = splitArgs(args)[0]
+			} else {
+				lb.gridDim3 = args
+			}
+		}
 		if identifier.MatchString(lb.grid) {
 			lb.gridDim3 = dim3Args(scope, lb.grid)
 		}
@@ -105,6 +116,13 @@ func findLaunch(src, entry string) (launchBlock, bool) {
 			}
 		}
 		block := config[1]
+		if args, ok := inlineDim3(block); ok {
+			if !oneDim(args) {
+				lb.blockText, lb.dim3 = args, args
+				return lb, true
+			}
+			block = splitArgs(args)[0]
+		}
 		lb.blockText = block
 		if identifier.MatchString(block) {
 			if d := dim3Args(scope, block); d != "" {
@@ -126,6 +144,9 @@ func findLaunch(src, entry string) (launchBlock, bool) {
 					lb.value, _ = strconv.Atoi(block)
 					return lb, true
 				}
+				if !identifier.MatchString(block) { // dim3 threadsPerBlock(min(C, 32)) (RWKV-4's wkv)
+					lb.blockExpr = block
+				}
 			}
 			if cn, ok := constantNamed(src, block); ok && (block != lb.name || assignedInt(scope, block) == 0) {
 				lb.value, lb.fixedBy = cn.value, &cn
@@ -136,7 +157,7 @@ func findLaunch(src, entry string) (launchBlock, bool) {
 			}
 			lb.values = sweptValues(src, lb.name)
 		default:
-			lb.unread = block
+			lb.unread, lb.blockExpr = block, block
 		}
 		return lb, true
 	}
@@ -327,6 +348,24 @@ func dim3Args(before, name string) string {
 	return strings.Join(args, ", ")
 }
 
+// dim3Call is a dim3 made in place: `dim3(B * H)`, `dim3{32, 4}`.
+var dim3Call = regexp.MustCompile(`^dim3\s*(?:\(([^;]*)\)|\{([^;]*)\})$`)
+
+// inlineDim3 are the arguments of a launch's grid or block written as a
+// dim3 made in place (`k<<<dim3(B * H), dim3(_N_)>>>`), false when it is
+// none.
+func inlineDim3(s string) (string, bool) {
+	m := dim3Call.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return "", false
+	}
+	args := strings.TrimSpace(m[1] + m[2])
+	if args == "" || len(splitArgs(args)) > 3 {
+		return "", false
+	}
+	return args, true
+}
+
 // oneDim says whether dim3 arguments ("256", "BLOCK, 1, 1") have one
 // dimension: a 1-D dim3 block is a thread count like any other.
 func oneDim(args string) bool {
@@ -436,6 +475,14 @@ func (c *context) blockFromLaunch(p *plan, k *kernelScan) bool {
 		return false
 	}
 	lb := *k.launch
+	if lb.blockExpr != "" {
+		// the launch's threads are an expression of the kernel's sizes:
+		// those threads, no knob (the launch picks them per shape)
+		if e := gridExpr(renameNames(lb.blockExpr, c.hostNames(p, k, k.args)), p); e != "" && !intLiteral.MatchString(e) && !identifier.MatchString(e) {
+			k.block = e
+			return true
+		}
+	}
 	if lb.unread != "" {
 		return false
 	}
@@ -595,6 +642,9 @@ func (c *context) hostNames(p *plan, k *kernelScan, args []string) map[string]st
 		if lb.fixedBy != nil {
 			names[lb.fixedBy.name] = k.block
 		}
+	}
+	if lb.name != "" && lb.blockExpr != "" && k.block != "" && k.threads == nil && p.taken[k.block] == "" { // threads an expression of dims (blockFromLaunch)
+		names[lb.name], names[lb.name+".x"] = "("+k.block+")", "("+k.block+")"
 	}
 	return names
 }

@@ -59,6 +59,14 @@ func TestTwoDimLaunch(t *testing.T) {
 			[]string{"(the launch at line 10 has grid dim3 grid(std::min(gx, gy)), which names no dims mltop knows)"}, nil},
 		{"block of names: a TODO", "    dim3 block(BX, BY);\n    dim3 grid(W / BX, H / BY);\n    blur<<<grid, block>>>(in, out, W, H);\n",
 			[]string{"threads: [WG, 1, 1]   # TODO: the launch at line 8 uses dim3 block(BX, BY): set the x, y, z threads"}, nil},
+		// dim3s made in place (RWKV's wkv: k<<<dim3(B * H), dim3(_N_)>>>)
+		{"dim3s made in place", "    blur<<<dim3(div_up(W, 16), div_up(H, 16)), dim3(16, 16)>>>(in, out, W, H);\n",
+			[]string{"threads: [16, 16, 1]", `grid: ["cdiv(W, 16)", "cdiv(H, 16)", 1]   # from the launch at line 6`},
+			[]string{"WG", "TODO: guessed one thread", "TODO: the launch at"}},
+		{"1-D dim3s made in place", "    blur<<<dim3(W * H / 128), dim3(128)>>>(in, out, W, H);\n",
+			[]string{`grid: ["W * H / 128", 1, 1]   # from the launch at line 6`, "WG: {values: [128], default: 128"}, []string{"TODO: guessed one thread"}},
+		{"block of names made in place: a TODO", "    blur<<<dim3(W / BX, H / BY), dim3(BX, BY)>>>(in, out, W, H);\n",
+			[]string{"threads: [WG, 1, 1]   # TODO: the launch at line 6 uses dim3(BX, BY): set the x, y, z threads"}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := kernel + "void run(const float* in, float* out, int W, int H) {\n" + c.host + "}\n"
@@ -69,6 +77,38 @@ func TestTwoDimLaunch(t *testing.T) {
 			manifestSays(t, res.Text, c.want, c.not)
 			checkNotesHaveTODOs(t, res)
 			checkScaffold(t, res.Text, map[string]string{"blur.cu": src})
+		})
+	}
+}
+
+// A 1-D block written as an expression of the kernel's sizes (RWKV-4's
+// `dim3 threadsPerBlock(min(C, 32))`, or `<<<g, min(C, 64)>>>`) is the
+// threads, with no knob of the variable's name swept over 32…1024; the
+// grid that divides by it divides by the expression. A block of a host
+// function (`opt_n_threads(m)`) stays a WG knob with a TODO.
+func TestBlockOfDimsExpression(t *testing.T) {
+	kernel := "__global__ void wkv(int B, int T, int C, const float* k, float* y) {\n" +
+		"    const int idx = blockIdx.x * blockDim.x + threadIdx.x;\n" +
+		"    for (int i = 0; i < T; i++) y[idx + i * B * C] = k[idx + i * B * C];\n}\n"
+	for _, c := range []struct {
+		name, host string
+		want, not  []string
+	}{
+		{"dim3 of an expression", "    dim3 threadsPerBlock( min(C, 32) );\n    dim3 numBlocks(B * C / threadsPerBlock.x);\n    wkv<<<numBlocks, threadsPerBlock>>>(B, T, C, k, y);\n",
+			[]string{`threads: ["min(C, 32)", 1, 1]`, `grid: ["B * C / (min(C, 32))", 1, 1]   # from the launch at line 8`, "knobs: {}"}, []string{"threadsPerBlock:", "WG"}},
+		{"an expression in the launch", "    wkv<<<B * C / 64, min(C, 64)>>>(B, T, C, k, y);\n",
+			[]string{`threads: ["min(C, 64)", 1, 1]`}, []string{"WG:"}},
+		{"a host function: a TODO", "    wkv<<<B, opt_n_threads(C)>>>(B, T, C, k, y);\n",
+			[]string{"WG: {values: [32, 64, 128, 256, 512, 1024]", "opt_n_threads(C)"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := kernel + "void run(int B, int T, int C, const float* k, float* y) {\n" + c.host + "}\n"
+			res, err := Manifest(Request{Name: "wkv", SrcPath: "/w/wkv.cu", Src: src, Dir: "/w"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			manifestSays(t, res.Text, c.want, c.not)
+			checkScaffold(t, res.Text, map[string]string{"wkv.cu": src})
 		})
 	}
 }

@@ -74,6 +74,7 @@ func launchTemplates(src, entry string) (launchTemplate, bool) {
 			continue
 		}
 		l := launchSeen{args: splitArgs(strings.Join(strings.Fields(unsplice(src[m[1]:end])), " ")), line: strings.Count(src[:m[0]], "\n") + 1, blockArg: -1}
+		l.args = callerTemplateArgs(src, m[0], l.args)
 		if close := strings.Index(rest, ">>>"); close > 0 {
 			if config := splitArgs(unsplice(rest[3:close])); len(config) >= 2 {
 				l.block = strings.Join(strings.Fields(config[1]), " ")

@@ -345,6 +345,11 @@ func (c *context) structArg(p *plan, k *kernelScan, pname, ctype string, fields 
 // the body → output; read and written → inout.
 func (c *context) bufferParam(p *plan, k *kernelScan, prm csrc.Param, pname string) string {
 	dt := c.elemDType(prm.Pointee, k.sig)
+	if strings.TrimSpace(strings.ReplaceAll(prm.Pointee, "const", "")) == "char" {
+		if cast := c.charCast(k, pname); cast != "" {
+			dt = cast
+		}
+	}
 	b := &buffer{dtype: dt, readOnlyUse: prm.ReadOnly}
 	if v, ok := c.pointeeVector(prm.Pointee); ok {
 		b.lanes, b.lanesWhat = v.extents, v.what
@@ -518,4 +523,29 @@ func metalFieldNames(fs []metal.StructField) string {
 		}
 	}
 	return strings.Join(names, ", ")
+}
+
+// pointerCast is a cast to a pointer type (`(device const float *)`,
+// `(const half2*)`) and the rest of its statement.
+var pointerCast = regexp.MustCompile(`\(\s*(?:(?:device|constant|threadgroup|const|volatile)\s+)*([A-Za-z_]\w*)\s*\*\s*\)([^;]*)`)
+
+// charCast is the dtype a char* parameter holds when the body casts it
+// (or an offset of it) to a pointer of another element type, as ggml's
+// kernels read `device const char * src0` through `(device const float *)
+// ((device const char *) src0 + i * nb01)`: the first such type's dtype;
+// "" when no cast names one (a char* of bytes stays u8).
+func (c *context) charCast(k *kernelScan, pname string) string {
+	name := regexp.MustCompile(`\b` + regexp.QuoteMeta(pname) + `\b`)
+	for _, m := range pointerCast.FindAllStringSubmatch(c.bodyText(k.body), -1) {
+		if m[1] == "char" || !name.MatchString(m[2]) {
+			continue
+		}
+		if dt := cTypes[m[1]]; dt != "" {
+			return dt
+		}
+		if v, ok := vectorType(m[1], c.lang); ok && cTypes[v.scalar] != "" {
+			return cTypes[v.scalar]
+		}
+	}
+	return ""
 }

@@ -33,6 +33,37 @@ func sharedFirst(body string) string {
 	})
 }
 
+// moreDecl is one more array of a declaration (`, k[_N_]`).
+var moreDecl = regexp.MustCompile(`^\s*,\s*([A-Za-z_]\w*)\s*((?:\[[^\]]*\]\s*)+)`)
+
+// sharedDecls are sharedDecl's matches in body, one per array: a
+// declaration of several (`__shared__ float r[_N_], k[_N_];`, RWKV's wkv
+// kernels) gives each its own, with the declaration's extern and type and
+// its own text as m[0].
+func sharedDecls(body string) [][]string {
+	var out [][]string
+	for _, ix := range sharedDecl.FindAllStringSubmatchIndex(body, -1) {
+		m := make([]string, 5)
+		for g := range m {
+			if ix[2*g] >= 0 {
+				m[g] = body[ix[2*g]:ix[2*g+1]]
+			}
+		}
+		out = append(out, m)
+		for end := ix[1]; ; {
+			mm := moreDecl.FindStringSubmatchIndex(body[end:])
+			if mm == nil {
+				break
+			}
+			name, ext := body[end+mm[2]:end+mm[3]], body[end+mm[4]:end+mm[5]]
+			decl := strings.TrimSpace(body[ix[0]:ix[6]]) + " " + name + strings.TrimSpace(ext)
+			out = append(out, []string{decl, m[1], m[2], name, ext})
+			end += mm[1]
+		}
+	}
+	return out
+}
+
 // extentRE is one [extent] of a declaration.
 var extentRE = regexp.MustCompile(`\[([^\]]*)\]`)
 
@@ -72,7 +103,7 @@ func (c *context) sharedItems(p *plan, k *kernelScan, body string) (items, dynam
 	}
 	var todos []*unsized
 	seen := map[string]*unsized{}
-	for _, m := range sharedDecl.FindAllStringSubmatch(sharedFirst(body), -1) {
+	for _, m := range sharedDecls(sharedFirst(body)) {
 		typ, name, ext := m[2], m[3], m[4]
 		if m[1] != "" {
 			dynamic = append(dynamic, name)

@@ -63,6 +63,14 @@ __global__ void matvec(const scalar_t* vec, scalar_t* out, int n) {
     out[blockIdx.x * BLOCKWIDTH + threadIdx.x] = blockvec[BLOCKWIDTH - 1 - threadIdx.x];
 }
 `, []string{`- {name: blockvec, bytes: "BLOCKWIDTH * sizeof(scalar_t)"}`}},
+	{"cuda several arrays in one declaration (RWKV's wkv)", "k.cu", `#define HN 64
+__global__ void wkv(const float* r, float* y, int n) {
+    __shared__ float rr[HN], kk[HN + 1], ww[2][HN];
+    rr[threadIdx.x] = r[threadIdx.x];
+    __syncthreads();
+    y[threadIdx.x] = rr[0] + kk[0] + ww[1][0];
+}
+`, []string{`- {name: rr, bytes: "256"}   # __shared__ float rr[HN]`, `- {name: kk, bytes: "260"}   # __shared__ float kk[HN + 1]`, `- {name: ww, bytes: "512"}   # __shared__ float ww[2][HN]`}},
 }
 
 // tgmItemRE reads a tgm: item's name and bytes, as new writes it and as

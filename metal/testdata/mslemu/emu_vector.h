@@ -70,16 +70,21 @@ struct alignas(2 * sizeof(T)) emu_vec<T, 2> {
   emu_vec(T a, T b) : x(a), y(b) {}
   EMU_VEC_BODY(2)
 };
+// A brace list shorter than the vector zero-fills the other lanes, as
+// Metal's does (MLX's threefry: `uint4 ks = {k.x, k.y, k.x ^ k.y ^ C};`).
 template <typename T>
 struct alignas(4 * sizeof(T)) emu_vec<T, 3> {
   T x, y, z;
   emu_vec(T a, T b, T c) : x(a), y(b), z(c) {}
+  emu_vec(T a, T b) : x(a), y(b), z() {}
   EMU_VEC_BODY(3)
 };
 template <typename T>
 struct alignas(4 * sizeof(T)) emu_vec<T, 4> {
   T x, y, z, w;
   emu_vec(T a, T b, T c, T d) : x(a), y(b), z(c), w(d) {}
+  emu_vec(T a, T b, T c) : x(a), y(b), z(c), w() {}
+  emu_vec(T a, T b) : x(a), y(b), z(), w() {}
   EMU_VEC_BODY(4)
 };
 #undef EMU_VEC_BODY
