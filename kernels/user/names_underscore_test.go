@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/mltop/mltop/kernels/user/usertest"
-	"github.com/mltop/mltop/profiler"
 )
 
 // RWKV's wkv kernels take their head size as -D_N_=64 and name their
@@ -17,16 +16,8 @@ func TestNamesWithALeadingUnderscore(t *testing.T) {
 	src := `extern "C" __global__ void k(const T* _x, T* _y, int rows, int cols) { __shared__ float s[_N_]; }`
 	m := strings.NewReplacer("WG", "_N_", "name: X", "name: _x", "name: Y", "name: _y", "args: [X, Y", "args: [_x, _y").Replace(usertest.Manifest("us")) +
 		"values: {_T_: rows}\ndefines: {_D_: 1}\n"
-	path := usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": src})
-	f, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := f.Plan(profiler.Spec{Kernel: f.Name()}.WithDefaults(f.Schema()), cudaDev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code := p.Dispatches[0].Program.Code; !strings.Contains(code, "constexpr int _N_ = 64;") {
+	prog, _ := preparedProgram(t, usertest.Write(t, map[string]string{"kernel.yaml": m, "k.cu": src}), "")
+	if code := prog.Code; !strings.Contains(code, "constexpr int _N_ = 64;") {
 		t.Errorf("_N_ not declared ahead of the source:\n%s", code)
 	}
 	for _, c := range []struct{ from, to, want string }{
