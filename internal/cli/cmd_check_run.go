@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mltop/mltop/backends"
+	"github.com/mltop/mltop/cuda/cudaemu"
 	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/lint"
 	"github.com/mltop/mltop/kernels/user/pyref"
@@ -35,7 +36,8 @@ const maxEmulatedElems = 1 << 24
 const gpuCheckTime = 200 * time.Millisecond
 
 // checkRunner runs the manifests of `mltop check --run`: Metal on the MSL
-// emulation (opened once, on first use), CUDA on a GPU where one is found.
+// emulation (opened once, on first use), CUDA on a GPU where one is found
+// and on the CUDA emulation where none is.
 type checkRunner struct {
 	s    *session
 	a    *checkArgs
@@ -44,12 +46,34 @@ type checkRunner struct {
 	dev  profiler.DeviceInfo
 	emuE error // why the emulation cannot run (no g++), once known
 	cuda *bool // whether a CUDA GPU is here, once asked
+	// the CUDA emulation, as emu, eb, dev and emuE for Metal
+	cemu  *run.Runner
+	cb    *cudaemu.Backend
+	cdev  profiler.DeviceInfo
+	cemuE error
 }
 
 func (c *checkRunner) close() {
 	if c.eb != nil {
 		c.eb.Close()
 	}
+	if c.cb != nil {
+		c.cb.Close()
+	}
+}
+
+// cudaEmulator opens the CUDA emulation on first use.
+func (c *checkRunner) cudaEmulator(ctx context.Context) (*run.Runner, error) {
+	if c.cemu != nil || c.cemuE != nil {
+		return c.cemu, c.cemuE
+	}
+	c.cdev = cudaemu.EmulatedDevice()
+	c.cb, c.cemuE = cudaemu.Open(ctx, c.cdev)
+	if c.cemuE != nil {
+		return nil, c.cemuE
+	}
+	c.cemu = run.NewRunner(c.cb)
+	return c.cemu, nil
 }
 
 // emulator opens the emulation on first use.
@@ -124,8 +148,7 @@ func (c *checkRunner) runCUDA(ctx context.Context, w io.Writer, m lint.Result) i
 		c.cuda = &ok
 	}
 	if !*c.cuda {
-		fmt.Fprintf(w, "  => CUDA not run: running CUDA needs an NVIDIA GPU, and none is found here (`mltop list` says why)\n")
-		return 0
+		return c.runCUDAEmulated(ctx, w, m)
 	}
 	if m.Failed() { // exit 1, as `check` alone (runMetal)
 		fmt.Fprintf(w, "  => not run on the GPU: the checks above failed\n")
@@ -147,6 +170,50 @@ func (c *checkRunner) runCUDA(ctx context.Context, w io.Writer, m lint.Result) i
 	opt.Stop.MaxTime = gpuCheckTime.Seconds()
 	res := stoppedByContext(ctx, exec.Run(ctx, spec, opt, nil))
 	return writeRunVerdict(w, "ran on the GPU ("+exec.Device().Name+")", spec, res)
+}
+
+// runCUDAEmulated runs the manifest's spec on the CUDA emulation, where
+// no GPU is found. A construct the emulation cannot run (inline PTX,
+// WMMA, a CUB include…) is said, and is no failure: the GPU runs it.
+func (c *checkRunner) runCUDAEmulated(ctx context.Context, w io.Writer, m lint.Result) int {
+	const where = "the CUDA emulation"
+	const noGPU = "no NVIDIA GPU is found here (`mltop list` says why)"
+	if m.Failed() { // exit 1, as `check` alone (runMetal)
+		fmt.Fprintf(w, "  => not run on %s: the checks above failed\n", where)
+		return 0
+	}
+	if why := emulationSkipped(m.Unchecked); why != "" {
+		fmt.Fprintf(w, "  => not run on %s: %s\n", where, why)
+		return exitBadInput
+	}
+	r, err := c.cudaEmulator(ctx)
+	if err != nil {
+		fmt.Fprintf(w, "  => CUDA not run: %s, and %v\n", noGPU, err)
+		return 0
+	}
+	spec, err := c.spec(m)
+	if err != nil {
+		fmt.Fprintf(w, "  => not run on %s: %v\n", where, errText(err))
+		return exitBadInput
+	}
+	if why := tooBigToEmulate(m, spec, c.cdev); why != "" {
+		fmt.Fprintf(w, "  => not run on %s: %s\n", where, why)
+		return exitBadInput
+	}
+	if plan, err := m.Family.Plan(spec, c.cdev); err == nil {
+		for _, d := range slices.Concat(plan.Setup, plan.Dispatches) {
+			if d.Zero != "" {
+				continue
+			}
+			var refusal *cudaemu.Refusal
+			if err := c.cb.Refuse(d.Program); errors.As(err, &refusal) {
+				fmt.Fprintf(w, "  => CUDA not run: %s, and the emulation cannot run this kernel: %v\n", noGPU, refusal)
+				return 0
+			}
+		}
+	}
+	res := stoppedByContext(ctx, r.Run(ctx, spec, cudaemu.Options(), nil))
+	return writeRunVerdict(w, "ran on "+where+" (no NVIDIA GPU here)", spec, res)
 }
 
 // spec is the spec --run runs for m: the family's defaults, with --dtype

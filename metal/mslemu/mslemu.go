@@ -198,12 +198,7 @@ func New(t TB, shim string, dev profiler.DeviceInfo) *Backend {
 
 // Options makes the Runner measure once and at once: timing is not what
 // this backend is for.
-func Options() profiler.Options {
-	opt := profiler.DefaultOptions()
-	opt.Stop = profiler.StopRule{Noise: 1, MinSamples: 1, MinTime: 1e-9, MaxTime: 1e-3}
-	opt.Warmup = 1e-9
-	return opt
-}
+func Options() profiler.Options { return profiler.EmulationOptions() }
 
 // Check runs s and fails t unless it ran and its verdict passed.
 func Check(t interface {
@@ -580,28 +575,10 @@ func (e *Backend) Run(ls []profiler.Launch) error {
 	return nil
 }
 
-// Time runs the launches reps times, as a GPU backend does, so that the
-// buffers hold what a GPU's timed reps leave (an inout buffer restored
-// before the last rep holds one launch's result, for the check after
-// timing). Timing is not what this backend is for: a constant sample ends
-// measuring at once, and no cache is prepared (dirty is reported as a
-// flush, as before the cache modes).
+// Time runs the launches reps times (profiler.EmulatedTiming): timing is
+// not what this backend is for.
 func (e *Backend) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
-	t := profiler.Timing{Timer: "emulated"}
-	if mode == profiler.CacheDirty {
-		t.Cache = profiler.CacheFlush
-	}
-	for range reps {
-		if err := e.Run(ls); err != nil {
-			return profiler.Timing{}, err
-		}
-		s := make([]float64, len(ls))
-		for i := range s {
-			s[i] = 1e6
-		}
-		t.Samples = append(t.Samples, s)
-	}
-	return t, nil
+	return profiler.EmulatedTiming(ls, reps, mode, e.Run)
 }
 
 func (e *Backend) Occupancy(l profiler.Launch) profiler.Occupancy {
