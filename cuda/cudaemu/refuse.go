@@ -93,29 +93,70 @@ func missingRefusal(header, at string) *Refusal {
 
 // scanPreprocessed finds the first unemulated construct in the lines of
 // g++ -E output that come from the user's files (not the C++ library's,
-// flag 3, nor the emulation's headers under shim).
+// flag 3, nor the emulation's headers under shim), or the first header
+// of a library the emulation does not have that g++ found on its own
+// (the toolkit's, where it is installed in /usr/include): refused at the
+// user's line that leads to it.
 func scanPreprocessed(out, shim string) error {
-	file, line, user := "", 0, false
+	type at struct {
+		file string
+		line int
+		user bool
+	}
+	var stack []at // the include stack: the files entered, the innermost last
+	cur := at{}
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for sc.Scan() {
 		l := sc.Text()
 		if m := lineMarker.FindStringSubmatch(l); m != nil {
-			line, _ = strconv.Atoi(m[1])
-			file = m[2]
-			user = !strings.Contains(m[3], " 3") && !strings.HasPrefix(file, shim+string(filepath.Separator)) && !strings.HasPrefix(file, "<")
+			line, _ := strconv.Atoi(m[1])
+			flags := m[3]
+			next := at{file: m[2], line: line,
+				user: !strings.Contains(flags, " 3") && !strings.HasPrefix(m[2], shim+string(filepath.Separator)) && !strings.HasPrefix(m[2], "<")}
+			switch {
+			case strings.Contains(flags, " 1"): // entering an #include
+				if lib := libraryOf(next.file); lib != "" {
+					for i := len(stack); i >= 0; i-- {
+						from := cur
+						if i < len(stack) {
+							from = stack[i]
+						}
+						if from.user {
+							return &Refusal{What: "an #include of " + lib, At: shortAt(from.file, strconv.Itoa(from.line)),
+								Why: "the CUDA emulation does not have " + lib + " (g++ found the toolkit's " + filepath.Base(next.file) + ", which needs NVCC or NVRTC)"}
+						}
+					}
+				}
+				stack = append(stack, cur)
+			case strings.Contains(flags, " 2") && len(stack) > 0: // back in the including file
+				stack = stack[:len(stack)-1]
+			}
+			cur = next
 			continue
 		}
-		if user && strings.TrimSpace(l) != "" {
+		if cur.user && strings.TrimSpace(l) != "" {
 			for _, u := range unemulated {
 				if u.re.MatchString(l) {
-					return &Refusal{What: u.what, At: shortAt(file, strconv.Itoa(line))}
+					return &Refusal{What: u.what, At: shortAt(cur.file, strconv.Itoa(cur.line))}
 				}
 			}
 		}
-		line++
+		cur.line++
 	}
 	return nil
+}
+
+// libraryOf names the library a header g++ found belongs to, by its path
+// ("" for none the emulation lacks).
+func libraryOf(path string) string {
+	p := filepath.ToSlash(path)
+	for _, l := range libraries {
+		if strings.Contains(p, "/"+l.prefix) && (l.prefix != "cuda/" || strings.Contains(p, "/include/cuda/")) {
+			return l.what
+		}
+	}
+	return ""
 }
 
 // shortAt is "FILE:LINE" with FILE as the source names it (its base name
