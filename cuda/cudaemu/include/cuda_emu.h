@@ -13,26 +13,20 @@
 #if defined(WG) || defined(BM) || defined(BN) || defined(BK) || defined(N)
 #error "a knob macro leaked into cuda_emu.h"
 #endif
-#include <algorithm>
 #include <atomic>
 #include <bit>
-#include <chrono>
 #include <climits>
 #include <cmath>
-#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
-#include <memory>
-#include <string>
 #include <tuple>
 #include <type_traits>
-#include <utility>
 #include <vector>
 #include <math.h>
 #include <stdio.h>
+#include <time.h>
 #include <assert.h>
 
 #ifndef __CUDACC__
@@ -193,7 +187,11 @@ inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst
 inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void __nanosleep(unsigned) {}
-inline long long clock64() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
+inline long long clock64() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
 inline unsigned long long __globaltimer() { return (unsigned long long)clock64(); }
 inline void __trap() { emu_fail("__trap() called"); }
 inline void __brkpt() { emu_fail("__brkpt() called"); }
@@ -245,7 +243,7 @@ inline V emu_poison(V own) {
   if constexpr (std::is_same_v<V, bool>) {
     return own;
   } else if constexpr (std::is_floating_point_v<V>) {
-    return std::numeric_limits<V>::quiet_NaN();
+    return V(NAN);
   } else {
     V p;
     std::memset(static_cast<void*>(&p), 0x5A, sizeof p);
@@ -344,10 +342,10 @@ inline unsigned __match_all_sync(unsigned mask, V v, int* pred) {
   }
 EMU_REDUCE(__reduce_add_sync, int, r + l[i])
 EMU_REDUCE(__reduce_add_sync, unsigned, r + l[i])
-EMU_REDUCE(__reduce_min_sync, int, std::min(r, l[i]))
-EMU_REDUCE(__reduce_min_sync, unsigned, std::min(r, l[i]))
-EMU_REDUCE(__reduce_max_sync, int, std::max(r, l[i]))
-EMU_REDUCE(__reduce_max_sync, unsigned, std::max(r, l[i]))
+EMU_REDUCE(__reduce_min_sync, int, (l[i] < r ? l[i] : r))
+EMU_REDUCE(__reduce_min_sync, unsigned, (l[i] < r ? l[i] : r))
+EMU_REDUCE(__reduce_max_sync, int, (r < l[i] ? l[i] : r))
+EMU_REDUCE(__reduce_max_sync, unsigned, (r < l[i] ? l[i] : r))
 EMU_REDUCE(__reduce_and_sync, unsigned, r & l[i])
 EMU_REDUCE(__reduce_or_sync, unsigned, r | l[i])
 EMU_REDUCE(__reduce_xor_sync, unsigned, r ^ l[i])

@@ -50,7 +50,7 @@ inline void emu_make_ready(emu_fiber* f) {
 inline void emu_release(emu_state s) {
   if (s == emu_at_warp) {  // the lanes of the running thread's warp
     const size_t first = size_t(emu_w->id) * 32;
-    for (size_t i = first; i < std::min(first + 32, emu_fibers.size()); i++)
+    for (size_t i = first; i < (first + 32 < emu_fibers.size() ? first + 32 : emu_fibers.size()); i++)
       if (emu_fibers[i]->state == s) emu_make_ready(emu_fibers[i]);
     return;
   }
@@ -108,7 +108,7 @@ inline void emu_run_block(uint3 b) {
   emu_n_true = emu_n_false = 0;
   for (size_t w = 0; w < emu_warps.size(); w++) {
     emu_warp& wp = emu_warps[w];
-    const unsigned lanes = unsigned(std::min<size_t>(32, nt - 32 * w));
+    const unsigned lanes = unsigned(nt - 32 * w < 32 ? nt - 32 * w : 32);
     wp.alive = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
     wp.arrived = 0;
     wp.mask = 0;
@@ -146,10 +146,13 @@ inline void emu_run_block(uint3 b) {
   std::exit(2);
 }
 
-inline std::vector<unsigned char> emu_read_file(const std::string& p) {
+inline std::vector<unsigned char> emu_read_file(const char* dir, const char* name, int i = -1) {
+  char p[4200];
+  if (i < 0) std::snprintf(p, sizeof p, "%s/%s", dir, name);
+  else std::snprintf(p, sizeof p, "%s/%s%d.bin", dir, name, i);
   std::vector<unsigned char> v;
-  FILE* f = std::fopen(p.c_str(), "rb");
-  if (!f) emu_die("cannot read %s", p.c_str());
+  FILE* f = std::fopen(p, "rb");
+  if (!f) emu_die("cannot read %s", p);
   unsigned char buf[65536];
   size_t n;
   while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) v.insert(v.end(), buf, buf + n);
@@ -173,9 +176,11 @@ inline std::tuple<std::remove_cv_t<A>...> emu_params(const std::vector<const uns
 template <typename... A>
 inline int emu_main(int argc, char** argv, void (*entry)(A...)) {
   if (argc != 2) emu_die("usage: %s launch-folder", argv[0]);
-  const std::string dir = argv[1];
-  FILE* lf = std::fopen((dir + "/launch.txt").c_str(), "r");
-  if (!lf) emu_die("cannot read %s/launch.txt", dir.c_str());
+  const char* dir = argv[1];
+  char path[4200];
+  std::snprintf(path, sizeof path, "%s/launch.txt", dir);
+  FILE* lf = std::fopen(path, "r");
+  if (!lf) emu_die("cannot read %s", path);
   struct {
     dim3 grid, block;
   } L;
@@ -185,8 +190,8 @@ inline int emu_main(int argc, char** argv, void (*entry)(A...)) {
                   &dynb, &nbufs, &nparams, &nsyms) != 10)
     emu_die("launch.txt: a bad header%s");
   std::vector<std::vector<unsigned char>> bufs(nbufs);
-  for (int i = 0; i < nbufs; i++) bufs[i] = emu_read_file(dir + "/buf" + std::to_string(i) + ".bin");
-  std::vector<unsigned char> params = emu_read_file(dir + "/params.bin");
+  for (int i = 0; i < nbufs; i++) bufs[i] = emu_read_file(dir, "buf", i);
+  std::vector<unsigned char> params = emu_read_file(dir, "params.bin");
   std::vector<const unsigned char*> at;
   constexpr size_t want[] = {sizeof(A)..., 0};
   size_t off = 0;
@@ -220,7 +225,7 @@ inline int emu_main(int argc, char** argv, void (*entry)(A...)) {
     if (std::fscanf(lf, " %4095s %lu", name, &n) != 2) emu_die("launch.txt: a bad symbol%s");
     void* p = dlsym(RTLD_DEFAULT, name);
     if (!p) emu_die("symbol %s: the program has no global of that name (is it static, or in an anonymous namespace?)", name);
-    std::vector<unsigned char> v = emu_read_file(dir + "/sym" + std::to_string(i) + ".bin");
+    std::vector<unsigned char> v = emu_read_file(dir, "sym", i);
     if (v.size() != n) emu_die("symbol %s: its file has a wrong size", name);
     std::memcpy(p, v.data(), n);
   }
@@ -253,9 +258,9 @@ inline int emu_main(int argc, char** argv, void (*entry)(A...)) {
   for (unsigned long long b = 0; b < total; b++)
     emu_run_block(uint3{unsigned(b % L.grid.x), unsigned(b / L.grid.x % L.grid.y), unsigned(b / L.grid.x / L.grid.y)});
   for (int i = 0; i < nbufs; i++) {
-    const std::string p = dir + "/buf" + std::to_string(i) + ".bin";
-    FILE* f = std::fopen(p.c_str(), "wb");
-    if (!f || std::fwrite(bufs[i].data(), 1, bufs[i].size(), f) != bufs[i].size()) emu_die("cannot write %s", p.c_str());
+    std::snprintf(path, sizeof path, "%s/buf%d.bin", dir, i);
+    FILE* f = std::fopen(path, "wb");
+    if (!f || std::fwrite(bufs[i].data(), 1, bufs[i].size(), f) != bufs[i].size()) emu_die("cannot write %s", path);
     std::fclose(f);
   }
   return 0;
