@@ -131,7 +131,7 @@ func (c *checkRunner) runMetal(ctx context.Context, w io.Writer, m lint.Result) 
 		fmt.Fprintf(w, "  => not run on %s: %v\n", where, errText(err))
 		return exitBadInput
 	}
-	if why := tooBigToEmulate(m, spec, c.dev); why != "" {
+	if why := tooBigToEmulate(m, spec, c.dev, "one OS thread per GPU thread"); why != "" {
 		fmt.Fprintf(w, "  => not run on %s: %s\n", where, why)
 		return exitBadInput
 	}
@@ -196,7 +196,7 @@ func (c *checkRunner) runCUDAEmulated(ctx context.Context, w io.Writer, m lint.R
 		fmt.Fprintf(w, "  => not run on %s: %v\n", where, errText(err))
 		return exitBadInput
 	}
-	if why := tooBigToEmulate(m, spec, c.cdev); why != "" {
+	if why := tooBigToEmulate(m, spec, c.cdev, "one fiber per GPU thread, on one core"); why != "" {
 		fmt.Fprintf(w, "  => not run on %s: %s\n", where, why)
 		return exitBadInput
 	}
@@ -260,10 +260,11 @@ func emulationSkipped(unchecked []string) string {
 	return ""
 }
 
-// tooBigToEmulate says why spec is more than the emulation should run:
+// tooBigToEmulate says why spec is more than the emulation should run
+// (how: how it runs a GPU thread):
 // too many threads launched or too many buffer elements; "" otherwise
 // (and when the spec does not plan: the run says why).
-func tooBigToEmulate(m lint.Result, spec profiler.Spec, dev profiler.DeviceInfo) string {
+func tooBigToEmulate(m lint.Result, spec profiler.Spec, dev profiler.DeviceInfo, how string) string {
 	plan, err := m.Family.Plan(spec, dev)
 	if err != nil {
 		return ""
@@ -278,7 +279,7 @@ func tooBigToEmulate(m lint.Result, spec profiler.Spec, dev profiler.DeviceInfo)
 	what := ""
 	switch {
 	case threads > maxEmulatedThreads:
-		what = fmt.Sprintf("%s launches %d threads, more than the %d the emulation runs (one OS thread per GPU thread)", spec, threads, maxEmulatedThreads)
+		what = fmt.Sprintf("%s launches %d threads, more than the %d the emulation runs (%s)", spec, threads, maxEmulatedThreads, how)
 	case elems > maxEmulatedElems:
 		what = fmt.Sprintf("%s has %d buffer elements, more than the %d the emulation runs", spec, elems, maxEmulatedElems)
 	default:
