@@ -33,3 +33,24 @@ func EmulatedTiming(ls []Launch, reps int, mode CacheMode, run func([]Launch) er
 	}
 	return t, nil
 }
+
+// HostBuffer is a Buffer in host memory: the buffers of the emulations,
+// whose kernels read and write them on the CPU.
+type HostBuffer struct{ B []byte }
+
+func (b *HostBuffer) Size() int64 { return int64(len(b.B)) }
+
+// HostMemory is Alloc, Free, Upload and Download over HostBuffers, for a
+// backend to embed.
+type HostMemory struct{}
+
+func (HostMemory) Alloc(n int64) (Buffer, error) { return &HostBuffer{make([]byte, n)}, nil }
+func (HostMemory) Free(Buffer)                   {}
+func (HostMemory) Upload(b Buffer, src []byte) error {
+	copy(b.(*HostBuffer).B, src)
+	return nil
+}
+func (HostMemory) Download(b Buffer, dst []byte) error {
+	copy(dst, b.(*HostBuffer).B)
+	return nil
+}

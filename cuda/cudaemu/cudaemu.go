@@ -65,15 +65,16 @@ func Options() profiler.Options { return profiler.EmulationOptions() }
 
 // Backend is a profiler.Backend over the g++-compiled emulation.
 type Backend struct {
-	dev     profiler.DeviceInfo
-	gxx     string
-	shim    string // the folder of the emulation's headers
-	dir     string // binaries and launch folders
-	ownsDir bool
-	ctx     context.Context
-	progs   map[string]progResult        // by program: prepare's result
-	syms    map[string]map[string][]byte // binary → symbol → bytes (WriteSymbol)
-	n       int
+	profiler.HostMemory // buffers in host memory
+	dev                 profiler.DeviceInfo
+	gxx                 string
+	shim                string // the folder of the emulation's headers
+	dir                 string // binaries and launch folders
+	ownsDir             bool
+	ctx                 context.Context
+	progs               map[string]progResult        // by program: prepare's result
+	syms                map[string]map[string][]byte // binary → symbol → bytes (WriteSymbol)
+	n                   int
 }
 
 // Open returns a Backend for a command (`mltop check --run`) or a test:
@@ -126,10 +127,6 @@ func (e *Backend) stopped() error { return e.ctx.Err() }
 type kernel struct{ bin string }
 
 func (kernel) Attrs() profiler.KernelAttrs { return profiler.KernelAttrs{ExecutionWidth: 32} }
-
-type buffer struct{ b []byte }
-
-func (b *buffer) Size() int64 { return int64(len(b.b)) }
 
 func (e *Backend) Info() profiler.DeviceInfo { return e.dev }
 
@@ -305,17 +302,6 @@ func gxxErrors(out, shim string) string {
 		return strings.TrimSpace(out)
 	}
 	return strings.Join(kept, "\n")
-}
-
-func (e *Backend) Alloc(n int64) (profiler.Buffer, error) { return &buffer{make([]byte, n)}, nil }
-func (e *Backend) Free(profiler.Buffer)                   {}
-func (e *Backend) Upload(b profiler.Buffer, src []byte) error {
-	copy(b.(*buffer).b, src)
-	return nil
-}
-func (e *Backend) Download(b profiler.Buffer, dst []byte) error {
-	copy(dst, b.(*buffer).b)
-	return nil
 }
 
 // Time runs the launches reps times, as a GPU backend does, so that the

@@ -34,28 +34,20 @@ func open(t *testing.T) *cudaemu.Backend {
 // dtype's __half), reducing with warp shuffles (xor and down, with a
 // width) and a static __shared__ array of one float a warp.
 const softmaxCU = `#include <cuda_fp16.h>
-template <typename T, int BLOCK>
-__device__ float block_max(float v, float* red) {
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+template <bool IS_MAX, int BLOCK>
+__device__ float block_reduce(float v, float* red) {
+    for (int o = 16; o > 0; o >>= 1) {
+        float w = __shfl_xor_sync(0xffffffffu, v, o);
+        v = IS_MAX ? fmaxf(v, w) : v + w;
+    }
     if (threadIdx.x % warpSize == 0) red[threadIdx.x / warpSize] = v;
     __syncthreads();
-    v = threadIdx.x < BLOCK / 32 ? red[threadIdx.x] : -INFINITY;
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_down_sync(0xffffffffu, v, o, 32));
-    v = __shfl_sync(0xffffffffu, v, 0);  // lane 0 of warp 0 has the block's max
-    __syncthreads();
-    if (threadIdx.x == 0) red[0] = v;
-    __syncthreads();
-    v = red[0];
-    __syncthreads();
-    return v;
-}
-template <typename T, int BLOCK>
-__device__ float block_sum(float v, float* red) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    if (threadIdx.x % warpSize == 0) red[threadIdx.x / warpSize] = v;
-    __syncthreads();
-    v = threadIdx.x < BLOCK / 32 ? red[threadIdx.x] : 0.0f;
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    v = threadIdx.x < BLOCK / 32 ? red[threadIdx.x] : (IS_MAX ? -INFINITY : 0.0f);
+    for (int o = 16; o > 0; o >>= 1) {
+        float w = __shfl_down_sync(0xffffffffu, v, o, 32);
+        v = IS_MAX ? fmaxf(v, w) : v + w;
+    }
+    v = __shfl_sync(0xffffffffu, v, 0);  // lane 0 of warp 0 has the block's
     __syncthreads();
     if (threadIdx.x == 0) red[0] = v;
     __syncthreads();
@@ -70,10 +62,10 @@ __global__ void __launch_bounds__(BLOCK) softmax(const T* __restrict__ x, T* __r
     T* yr = y + (size_t)blockIdx.x * cols;
     float m = -INFINITY;
     for (int c = threadIdx.x; c < cols; c += BLOCK) m = fmaxf(m, __half2float(xr[c]));
-    m = block_max<T, BLOCK>(m, red);
+    m = block_reduce<true, BLOCK>(m, red);
     float s = 0.0f;
     for (int c = threadIdx.x; c < cols; c += BLOCK) s += __expf(static_cast<float>(xr[c]) - m);
-    s = block_sum<T, BLOCK>(s, red);
+    s = block_reduce<false, BLOCK>(s, red);
     for (int c = threadIdx.x; c < cols; c += BLOCK) yr[c] = __float2half(__expf(__half2float(xr[c]) - m) / s);
 }
 `

@@ -21,7 +21,7 @@ import (
 func (e *Backend) Run(ls []profiler.Launch) error {
 	for _, l := range ls {
 		if l.Dispatch.Zero != "" {
-			clear(l.Zero.(*buffer).b)
+			clear(l.Zero.(*profiler.HostBuffer).B)
 			continue
 		}
 		if err := e.launch(l); err != nil {
@@ -44,11 +44,11 @@ func (e *Backend) launch(l profiler.Launch) error {
 		return err
 	}
 	// a buffer passed twice is one memory: one file, one address
-	var files []*buffer
-	index := map[*buffer]int{}
+	var files []*profiler.HostBuffer
+	index := map[*profiler.HostBuffer]int{}
 	argFile := make([]int, len(l.Args))
 	for i, a := range l.Args {
-		b := a.(*buffer)
+		b := a.(*profiler.HostBuffer)
 		j, ok := index[b]
 		if !ok {
 			j = len(files)
@@ -100,7 +100,7 @@ func (e *Backend) launch(l profiler.Launch) error {
 		return err
 	}
 	for i, b := range files {
-		if err := os.WriteFile(filepath.Join(run, fmt.Sprintf("buf%d.bin", i)), b.b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(run, fmt.Sprintf("buf%d.bin", i)), b.B, 0o644); err != nil {
 			return err
 		}
 	}
@@ -115,7 +115,7 @@ func (e *Backend) launch(l profiler.Launch) error {
 		if err != nil {
 			return err
 		}
-		copy(b.b, got)
+		copy(b.B, got)
 	}
 	return nil
 }
@@ -146,7 +146,7 @@ func linkerName(symbol string) string {
 // the global's size is checked here, as the CUDA backend checks it.
 func (e *Backend) WriteSymbol(k profiler.Kernel, symbol string, src profiler.Buffer) error {
 	bin := k.(kernel).bin
-	b := src.(*buffer).b
+	b := src.(*profiler.HostBuffer).B
 	if !qualifiedName.MatchString(strings.TrimPrefix(symbol, "::")) {
 		return &profiler.SymbolError{Symbol: symbol, Msg: "the CUDA emulation finds globals by a plain or namespace-qualified name (ns::table)"}
 	}

@@ -110,33 +110,60 @@ func (c *checkRunner) runManifest(ctx context.Context, w io.Writer, m lint.Resul
 	return code
 }
 
-// runMetal runs the manifest's spec on the MSL emulation.
-func (c *checkRunner) runMetal(ctx context.Context, w io.Writer, m lint.Result) int {
-	const where = "the MSL emulation"
+// emulation is one of the CPU emulations --run runs a spec on.
+type emulation struct {
+	where string // "the MSL emulation"
+	how   string // how it runs a GPU thread, for tooBigToEmulate
+	// open opens it (once) and returns its runner and device.
+	open func(context.Context) (*run.Runner, profiler.DeviceInfo, error)
+	// notOpened prints why it could not open, returning the exit code.
+	notOpened func(w io.Writer, err error) int
+}
+
+// emulatedSpec is what comes before an emulated run: the checks passed,
+// the steps the run needs done, the emulation open, the spec read and
+// small enough. ok false: it printed why not, and code is the exit code.
+func (c *checkRunner) emulatedSpec(ctx context.Context, w io.Writer, m lint.Result, em emulation) (r *run.Runner, spec profiler.Spec, code int, ok bool) {
 	if m.Failed() { // exit 1, as `check` alone: the check failed, not the run
-		fmt.Fprintf(w, "  => not run on %s: the checks above failed\n", where)
-		return 0
+		fmt.Fprintf(w, "  => not run on %s: the checks above failed\n", em.where)
+		return nil, spec, 0, false
 	}
 	if why := emulationSkipped(m.Unchecked); why != "" {
-		fmt.Fprintf(w, "  => not run on %s: %s\n", where, why)
-		return exitBadInput
+		fmt.Fprintf(w, "  => not run on %s: %s\n", em.where, why)
+		return nil, spec, exitBadInput, false
 	}
-	r, err := c.emulator(ctx)
+	r, dev, err := em.open(ctx)
 	if err != nil {
-		fmt.Fprintf(w, "  => not run on %s: %v\n", where, err)
-		return exitBadInput
+		return nil, spec, em.notOpened(w, err), false
 	}
-	spec, err := c.spec(m)
-	if err != nil {
-		fmt.Fprintf(w, "  => not run on %s: %v\n", where, errText(err))
-		return exitBadInput
+	if spec, err = c.spec(m); err != nil {
+		fmt.Fprintf(w, "  => not run on %s: %v\n", em.where, errText(err))
+		return nil, spec, exitBadInput, false
 	}
-	if why := tooBigToEmulate(m, spec, c.dev, "one OS thread per GPU thread"); why != "" {
-		fmt.Fprintf(w, "  => not run on %s: %s\n", where, why)
-		return exitBadInput
+	if why := tooBigToEmulate(m, spec, dev, em.how); why != "" {
+		fmt.Fprintf(w, "  => not run on %s: %s\n", em.where, why)
+		return nil, spec, exitBadInput, false
+	}
+	return r, spec, 0, true
+}
+
+// runMetal runs the manifest's spec on the MSL emulation.
+func (c *checkRunner) runMetal(ctx context.Context, w io.Writer, m lint.Result) int {
+	em := emulation{where: "the MSL emulation", how: "one OS thread per GPU thread",
+		open: func(ctx context.Context) (*run.Runner, profiler.DeviceInfo, error) {
+			r, err := c.emulator(ctx)
+			return r, c.dev, err
+		},
+		notOpened: func(w io.Writer, err error) int {
+			fmt.Fprintf(w, "  => not run on the MSL emulation: %v\n", err)
+			return exitBadInput
+		}}
+	r, spec, code, ok := c.emulatedSpec(ctx, w, m, em)
+	if !ok {
+		return code
 	}
 	res := stoppedByContext(ctx, r.Run(ctx, spec, mslemu.Options(), nil))
-	return writeRunVerdict(w, "ran on "+where, spec, res)
+	return writeRunVerdict(w, "ran on "+em.where, spec, res)
 }
 
 // runCUDA runs the manifest's spec on a CUDA GPU when one is here (in a
@@ -176,29 +203,19 @@ func (c *checkRunner) runCUDA(ctx context.Context, w io.Writer, m lint.Result) i
 // no GPU is found. A construct the emulation cannot run (inline PTX,
 // WMMA, a CUB include…) is said, and is no failure: the GPU runs it.
 func (c *checkRunner) runCUDAEmulated(ctx context.Context, w io.Writer, m lint.Result) int {
-	const where = "the CUDA emulation"
 	const noGPU = "no NVIDIA GPU is found here (`mltop list` says why)"
-	if m.Failed() { // exit 1, as `check` alone (runMetal)
-		fmt.Fprintf(w, "  => not run on %s: the checks above failed\n", where)
-		return 0
-	}
-	if why := emulationSkipped(m.Unchecked); why != "" {
-		fmt.Fprintf(w, "  => not run on %s: %s\n", where, why)
-		return exitBadInput
-	}
-	r, err := c.cudaEmulator(ctx)
-	if err != nil {
-		fmt.Fprintf(w, "  => CUDA not run: %s, and %v\n", noGPU, err)
-		return 0
-	}
-	spec, err := c.spec(m)
-	if err != nil {
-		fmt.Fprintf(w, "  => not run on %s: %v\n", where, errText(err))
-		return exitBadInput
-	}
-	if why := tooBigToEmulate(m, spec, c.cdev, "one fiber per GPU thread, on one core"); why != "" {
-		fmt.Fprintf(w, "  => not run on %s: %s\n", where, why)
-		return exitBadInput
+	em := emulation{where: "the CUDA emulation", how: "one fiber per GPU thread, on one core",
+		open: func(ctx context.Context) (*run.Runner, profiler.DeviceInfo, error) {
+			r, err := c.cudaEmulator(ctx)
+			return r, c.cdev, err
+		},
+		notOpened: func(w io.Writer, err error) int { // as before the emulation: not run, no failure
+			fmt.Fprintf(w, "  => CUDA not run: %s, and %v\n", noGPU, err)
+			return 0
+		}}
+	r, spec, code, ok := c.emulatedSpec(ctx, w, m, em)
+	if !ok {
+		return code
 	}
 	if plan, err := m.Family.Plan(spec, c.cdev); err == nil {
 		for _, d := range slices.Concat(plan.Setup, plan.Dispatches) {
@@ -213,7 +230,7 @@ func (c *checkRunner) runCUDAEmulated(ctx context.Context, w io.Writer, m lint.R
 		}
 	}
 	res := stoppedByContext(ctx, r.Run(ctx, spec, cudaemu.Options(), nil))
-	return writeRunVerdict(w, "ran on "+where+" (no NVIDIA GPU here)", spec, res)
+	return writeRunVerdict(w, "ran on "+em.where+" (no NVIDIA GPU here)", spec, res)
 }
 
 // spec is the spec --run runs for m: the family's defaults, with --dtype
