@@ -315,3 +315,29 @@ func TestRefusals(t *testing.T) {
 		})
 	}
 }
+
+// A shuffle whose mask names lanes that wait elsewhere (at __syncthreads)
+// is a deadlock on the GPU; the emulation says so and stops, instead of
+// hanging.
+func TestDeadlockReported(t *testing.T) {
+	b := open(t)
+	code := `#line 1 "k.cu"
+__global__ void k(float* x) {
+    float v = x[threadIdx.x];
+    if (threadIdx.x % 32 < 16) v += __shfl_xor_sync(0xffffffffu, v, 1);
+    __syncthreads();
+    x[threadIdx.x] = v;
+}
+`
+	k, err := b.Compile(profiler.Program{Code: code, File: "k.cu", Entry: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf, _ := b.Alloc(64 * 4)
+	d := &profiler.Dispatch{Name: "k", Grid: [3]int{1, 1, 1}, Group: [3]int{64, 1, 1}, Args: []string{"x"}}
+	err = b.Run([]profiler.Launch{{Dispatch: d, Kernel: k, Args: []profiler.Buffer{buf}}})
+	want := "block (0,0,0): deadlock: 32 threads wait in __syncthreads and 32 in warp collectives; warp 0 waits in one of mask ffffffff for lanes ffff0000"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v\nwant %q", err, want)
+	}
+}
