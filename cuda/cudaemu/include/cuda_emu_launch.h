@@ -16,12 +16,32 @@
 #pragma once
 #include <dlfcn.h>
 #include <sys/mman.h>
-#include <ucontext.h>
 #include <unistd.h>
+
+// How the scheduler and a thread hand over: ucontext's swapcontext on
+// Linux; on macOS (whose ucontext is deprecated, and not dependable on
+// arm64) one OS thread per GPU thread, of which one runs at a time, handing
+// a baton through semaphores: the same order, slower switches.
+#if defined(__APPLE__) || defined(EMU_THREAD_FIBERS)
+#define EMU_THREAD_FIBERS 1
+#include <pthread.h>
+#include <semaphore>
+struct emu_context {
+  std::binary_semaphore go{0};
+  bool started = false;
+};
+inline std::binary_semaphore emu_back{0};
+#else
+#include <ucontext.h>
+struct emu_context {
+  ucontext_t uc;
+};
+inline ucontext_t emu_sched;  // the scheduler's context
+#endif
 
 // A thread of the block being run: its context, stack and state.
 struct emu_fiber {
-  ucontext_t ctx;
+  emu_context ctx;
   unsigned char* stack = nullptr;
   emu_state state = emu_ready;
   uint3 tid{};
@@ -31,15 +51,67 @@ struct emu_fiber {
 // Each thread's stack: 1 MiB of address space (pages are taken as used),
 // with a page below it that faults on an overflow.
 constexpr size_t emu_stack_bytes = 1 << 20;
-inline ucontext_t emu_sched;                 // the scheduler's context
 inline std::vector<emu_fiber*> emu_ready_q;  // ready threads, FIFO
 inline size_t emu_ready_at = 0;
 inline void (*emu_body)() = nullptr;         // runs the entry for the current thread
 
+inline void emu_fiber_main();
+
+#if defined(EMU_THREAD_FIBERS)
+inline void emu_to_scheduler(emu_fiber* me) {
+  emu_back.release();
+  me->ctx.go.acquire();
+}
+inline void emu_run(emu_fiber* f) {
+  f->ctx.go.release();
+  emu_back.acquire();
+}
+inline void* emu_thread_main(void*) {
+  for (;;) {
+    // emu_cur is the fiber the scheduler released (set before its release)
+    emu_fiber_main();
+  }
+  return nullptr;
+}
+inline void* emu_thread_start(void* p) {
+  static_cast<emu_fiber*>(p)->ctx.go.acquire();
+  return emu_thread_main(p);
+}
+// emu_start makes f run emu_fiber_main from its start at its next emu_run:
+// its thread, made on its first block, waits there between blocks.
+inline void emu_start(emu_fiber* f) {
+  if (f->ctx.started) return;
+  pthread_attr_t a;
+  pthread_attr_init(&a);
+  pthread_attr_setstacksize(&a, emu_stack_bytes);
+  pthread_t th;
+  if (pthread_create(&th, &a, emu_thread_start, f) != 0) {
+    std::fprintf(stderr, "cannot start a thread for the emulation\n");
+    std::_Exit(2);
+  }
+  pthread_detach(th);
+  f->ctx.started = true;
+}
+// the end of a thread's block: back to the scheduler, and wait there for
+// the next block
+inline void emu_finish(emu_fiber* me) { emu_to_scheduler(me); }
+#else
+inline void emu_to_scheduler(emu_fiber* me) { swapcontext(&me->ctx.uc, &emu_sched); }
+inline void emu_run(emu_fiber* f) { swapcontext(&emu_sched, &f->ctx.uc); }
+inline void emu_start(emu_fiber* f) {
+  getcontext(&f->ctx.uc);
+  f->ctx.uc.uc_stack.ss_sp = f->stack;
+  f->ctx.uc.uc_stack.ss_size = emu_stack_bytes;
+  f->ctx.uc.uc_link = nullptr;
+  makecontext(&f->ctx.uc, emu_fiber_main, 0);
+}
+inline void emu_finish(emu_fiber* me) { swapcontext(&me->ctx.uc, &emu_sched); }  // never resumed
+#endif
+
 inline void emu_wait(emu_state s) {
   emu_fiber* me = emu_cur;
   me->state = s;
-  swapcontext(&me->ctx, &emu_sched);
+  emu_to_scheduler(me);
 }
 
 inline void emu_make_ready(emu_fiber* f) {
@@ -73,7 +145,7 @@ inline void emu_fiber_main() {
     emu_n_true = emu_n_false = 0;
     emu_release(emu_at_sync);
   }
-  swapcontext(&f->ctx, &emu_sched);
+  emu_finish(f);
 }
 
 // emu_deadlock says why no thread can go on.
@@ -116,11 +188,7 @@ inline void emu_run_block(uint3 b) {
   emu_ready_q.clear();
   emu_ready_at = 0;
   for (emu_fiber* f : emu_fibers) {
-    getcontext(&f->ctx);
-    f->ctx.uc_stack.ss_sp = f->stack;
-    f->ctx.uc_stack.ss_size = emu_stack_bytes;
-    f->ctx.uc_link = nullptr;
-    makecontext(&f->ctx, emu_fiber_main, 0);
+    emu_start(f);
     emu_make_ready(f);
   }
   size_t done = 0;
@@ -135,7 +203,7 @@ inline void emu_run_block(uint3 b) {
     threadIdx = f->tid;
     emu_lane = f->lane;
     emu_w = f->warp;
-    swapcontext(&emu_sched, &f->ctx);
+    emu_run(f);
     if (f->state == emu_done) done++;
   }
 }
@@ -243,13 +311,17 @@ inline int emu_main(int argc, char** argv, void (*entry)(A...)) {
   static const auto* the_args = &args;
   static void (*the_entry)(A...) = entry;
   emu_body = [] { std::apply(the_entry, *the_args); };
+#if !defined(EMU_THREAD_FIBERS)
   const long page = sysconf(_SC_PAGESIZE);
+#endif
   for (unsigned t = 0; t < nt; t++) {
     auto* f = new emu_fiber;
+#if !defined(EMU_THREAD_FIBERS)
     void* m = mmap(nullptr, emu_stack_bytes + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) emu_die("cannot map a stack for thread %s%ld", "", long(t));
     mprotect(m, page, PROT_NONE);
     f->stack = static_cast<unsigned char*>(m) + page;
+#endif
     f->tid = uint3{t % L.block.x, t / L.block.x % L.block.y, t / L.block.x / L.block.y};
     f->lane = int(t % 32);
     f->warp = &emu_warps[t / 32];
