@@ -213,6 +213,40 @@ def reference(inputs, dims):
     return {"Y": inputs["X"].sum(axis=1)}
 `
 
+// Row sums with cooperative groups: a 16-thread tile per row (two tiles
+// of a warp reduce at once, with disjoint masks), cg::reduce.
+const tileCU = `#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+__global__ void row_sum_tiles(const float* x, float* y, int rows, int cols) {
+    cg::thread_block block = cg::this_thread_block();
+    cg::thread_block_tile<16> tile = cg::tiled_partition<16>(block);
+    int row = blockIdx.x * tile.meta_group_size() + tile.meta_group_rank();
+    if (row >= rows) return;
+    float acc = 0.0f;
+    for (int c = tile.thread_rank(); c < cols; c += tile.size()) acc += x[(size_t)row * cols + c];
+    float total = cg::reduce(tile, acc, cg::plus<float>());
+    if (tile.thread_rank() == 0) y[row] = total;
+}
+`
+
+const tileYAML = `name: emu_tiles
+sources: {cuda: k.cu}
+dtypes: [f32]
+dims:
+  rows: {default: 37}
+  cols: {default: 100}
+buffers:
+  - {name: X, dtype: f32, shape: [rows, cols], init: "normal(0, 1)"}
+  - {name: Y, dtype: f32, shape: [rows], out: true, terms: cols}
+dispatches:
+  - entry: row_sum_tiles
+    grid: ["cdiv(rows, 4)"]
+    threads: [64]
+    args: [X, Y, rows, cols]
+check: {python: ref.py}
+`
+
 // TestKernelsOnEmulation runs kernels of our own through the real Runner
 // on the emulation against their references; each broken variant (one
 // edit of its source) must be caught: an off-by-one index and a missing
@@ -241,6 +275,7 @@ func TestKernelsOnEmulation(t *testing.T) {
 		{name: "histogram_past_the_end", yaml: histYAML, cu: histCU, ref: histRef, dtype: profiler.F32, edit: [2]string{"atomicAdd(total, 1u);", "atomicAdd(total + 1, 1u);"},
 			want: profiler.StatusMismatch, why: "wrote past the end of total"},
 		{name: "rowsum_bf16_extern_shared", yaml: rowsumYAML, cu: rowsumCU, ref: rowsumRef, dtype: profiler.BF16, want: profiler.StatusOK},
+		{name: "cooperative_groups_tiles", yaml: tileYAML, cu: tileCU, ref: rowsumRef, dtype: profiler.F32, want: profiler.StatusOK},
 		{name: "rowsum_off_by_one", yaml: rowsumYAML, cu: rowsumCU, ref: rowsumRef, dtype: profiler.BF16, edit: [2]string{"partial[threadIdx.x + s]", "partial[threadIdx.x + s - 1]"},
 			want: profiler.StatusMismatch},
 	}

@@ -49,7 +49,7 @@ var missingHeader = regexp.MustCompile(`(?m)^(.+?):(\d+):\d+: fatal error: ([^:]
 // start of their name.
 var libraries = []struct{ prefix, what string }{
 	{"cub/", "CUB"}, {"cutlass/", "CUTLASS"}, {"cute/", "CuTe"}, {"thrust/", "Thrust"},
-	{"cuda/", "libcu++ (<cuda/…>)"}, {"cooperative_groups", "cooperative groups"}, {"mma.h", "WMMA (<mma.h>)"},
+	{"cuda/", "libcu++ (<cuda/…>)"}, {"cooperative_groups/details", "cooperative groups beyond the block and its tiles"}, {"mma.h", "WMMA (<mma.h>)"},
 	{"cuda_pipeline", "cp.async pipelines"}, {"cuda_awbarrier", "asynchronous barriers"}, {"cuda_fp8", "FP8 types"},
 	{"curand", "cuRAND"}, {"cublas", "cuBLAS"}, {"cudnn", "cuDNN"},
 }
@@ -116,7 +116,7 @@ func scanPreprocessed(out, shim string) error {
 				user: !strings.Contains(flags, " 3") && !strings.HasPrefix(m[2], shim+string(filepath.Separator)) && !strings.HasPrefix(m[2], "<")}
 			switch {
 			case strings.Contains(flags, " 1"): // entering an #include
-				if lib := libraryOf(next.file); lib != "" {
+				if lib := libraryOf(next.file); lib != "" && !strings.HasPrefix(next.file, shim+string(filepath.Separator)) {
 					for i := len(stack); i >= 0; i-- {
 						from := cur
 						if i < len(stack) {

@@ -116,14 +116,23 @@ constexpr int warpSize = 32;
 // missing __syncthreads leaves shows the same way every time (thread 0
 // runs ahead of the others), and a deadlock is found, not waited out.
 struct emu_fiber;
-struct emu_warp {
-  unsigned alive = 0;    // lanes that have not returned
-  unsigned arrived = 0;  // lanes in the collective being gathered
-  unsigned mask = 0;     // its mask
-  unsigned present[2] = {0, 0};  // lanes that gave a value, by generation parity
+// emu_coll is a warp collective of one mask: the lanes that have
+// arrived, and each lane's value, by generation parity (a lane of a done
+// collective reads it after the others may have gone on to the next).
+struct emu_coll {
+  unsigned mask = 0;
+  unsigned arrived = 0;
+  unsigned present[2] = {0, 0};  // lanes that gave a value
   unsigned long gen = 0;
-  int id = 0;
   alignas(16) unsigned char slots[2][32][32];
+};
+// A warp: its live lanes and its collectives, one per mask (the tiles of
+// a thread_block_tile<16> meet apart, at once).
+struct emu_warp {
+  unsigned alive = 0;  // lanes that have not returned
+  int id = 0;
+  int ncoll = 0;
+  emu_coll coll[32];
 };
 
 enum emu_state { emu_ready, emu_at_sync, emu_at_warp, emu_done };
@@ -196,14 +205,34 @@ inline unsigned long long __globaltimer() { return (unsigned long long)clock64()
 inline void __trap() { emu_fail("__trap() called"); }
 inline void __brkpt() { emu_fail("__brkpt() called"); }
 
-// emu_warp_complete ends the warp's collective when every live lane of its
-// mask has arrived.
-inline void emu_warp_complete(emu_warp& w) {
-  if (w.arrived == 0 || (w.mask & w.alive & ~w.arrived) != 0) return;
-  w.present[w.gen & 1] = w.arrived;
-  w.arrived = 0;
-  w.gen++;
+// emu_coll_complete ends c when every live lane of its mask has arrived.
+inline void emu_coll_complete(emu_warp& w, emu_coll& c) {
+  if (c.arrived == 0 || (c.mask & w.alive & ~c.arrived) != 0) return;
+  c.present[c.gen & 1] = c.arrived;
+  c.arrived = 0;
+  c.gen++;
   emu_release(emu_at_warp);
+}
+
+// emu_coll_for is w's collective of mask; a collective of another mask
+// that shares lanes with it and is being gathered is an error.
+inline emu_coll& emu_coll_for(emu_warp& w, unsigned mask) {
+  emu_coll* c = nullptr;
+  for (int i = 0; i < w.ncoll; i++) {
+    emu_coll& o = w.coll[i];
+    if (o.mask == mask) {
+      c = &o;
+    } else if (o.arrived != 0 && (o.mask & mask) != 0) {
+      char msg[200];
+      std::snprintf(msg, sizeof msg, "warp %d: a warp collective of mask %08x while lanes %08x wait in one of mask %08x: the emulation runs one of overlapping masks at a time", w.id, mask, o.arrived, o.mask);
+      emu_fail(msg);
+    }
+  }
+  if (c) return *c;
+  if (w.ncoll == 32) emu_fail("a warp's collectives use more than 32 masks");
+  emu_coll& n = w.coll[w.ncoll++];
+  n.mask = mask, n.arrived = 0, n.gen = 0;
+  return n;
 }
 
 // emu_warp_op gathers v from every live lane of mask, then returns f(lanes,
@@ -216,21 +245,16 @@ inline auto emu_warp_op(unsigned mask, V v, F f) {
   emu_warp& w = *emu_w;
   const int lane = emu_lane;
   if (!(mask >> lane & 1)) emu_fail("a warp collective whose mask leaves out the calling lane (undefined on the GPU)");
-  if (w.arrived != 0 && w.mask != mask) {
-    char msg[200];
-    std::snprintf(msg, sizeof msg, "warp %d: a warp collective of mask %08x while lanes %08x wait in one of mask %08x: the emulation runs one at a time", w.id, mask, w.arrived, w.mask);
-    emu_fail(msg);
-  }
-  const unsigned long g = w.gen;
-  std::memcpy(w.slots[g & 1][lane], &v, sizeof v);
-  w.mask = mask;
-  w.arrived |= 1u << lane;
-  emu_warp_complete(w);
-  while (w.gen == g) emu_wait(emu_at_warp);
-  const unsigned present = w.present[g & 1];
+  emu_coll& c = emu_coll_for(w, mask);
+  const unsigned long g = c.gen;
+  std::memcpy(c.slots[g & 1][lane], &v, sizeof v);
+  c.arrived |= 1u << lane;
+  emu_coll_complete(w, c);
+  while (c.gen == g) emu_wait(emu_at_warp);
+  const unsigned present = c.present[g & 1];
   V lanes[32];
   for (int i = 0; i < 32; i++)
-    if (present >> i & 1) std::memcpy(&lanes[i], w.slots[g & 1][i], sizeof v);
+    if (present >> i & 1) std::memcpy(&lanes[i], c.slots[g & 1][i], sizeof v);
   return f(lanes, present);
 }
 

@@ -138,7 +138,7 @@ inline void emu_fiber_main() {
   f->state = emu_done;
   emu_live--;
   f->warp->alive &= ~(1u << f->lane);
-  emu_warp_complete(*f->warp);
+  for (int i = 0; i < f->warp->ncoll; i++) emu_coll_complete(*f->warp, f->warp->coll[i]);
   if (emu_at_bar > 0 && emu_at_bar == emu_live) {
     emu_at_bar = 0;
     emu_r_true = emu_n_true, emu_r_false = emu_n_false;
@@ -160,9 +160,12 @@ inline void emu_fiber_main() {
     }
   }
   char msg[400];
-  if (stuck)
+  const emu_coll* c = nullptr;
+  for (int i = 0; stuck && i < stuck->ncoll; i++)
+    if (stuck->coll[i].arrived != 0 && !c) c = &stuck->coll[i];
+  if (c)
     std::snprintf(msg, sizeof msg, "deadlock: %d threads wait in __syncthreads and %d in warp collectives; warp %d waits in one of mask %08x for lanes %08x, which wait elsewhere (a collective or __syncthreads that not every lane reaches?)",
-                  sync, warp, stuck->id, stuck->mask, stuck->mask & stuck->alive & ~stuck->arrived);
+                  sync, warp, stuck->id, c->mask, c->mask & stuck->alive & ~c->arrived);
   else
     std::snprintf(msg, sizeof msg, "deadlock: %d threads wait in a __syncthreads that the others never reach", sync);
   std::fprintf(stderr, "block (%u,%u,%u): %s\n", blockIdx.x, blockIdx.y, blockIdx.z, msg);
@@ -182,8 +185,7 @@ inline void emu_run_block(uint3 b) {
     emu_warp& wp = emu_warps[w];
     const unsigned lanes = unsigned(nt - 32 * w < 32 ? nt - 32 * w : 32);
     wp.alive = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
-    wp.arrived = 0;
-    wp.mask = 0;
+    wp.ncoll = 0;
   }
   emu_ready_q.clear();
   emu_ready_at = 0;
