@@ -130,13 +130,40 @@ func (kernel) Attrs() profiler.KernelAttrs { return profiler.KernelAttrs{Executi
 
 func (e *Backend) Info() profiler.DeviceInfo { return e.dev }
 
-// gxxFlags are the flags of every emulated compile (and of its -E scan).
-func (e *Backend) gxxFlags(views []string) []string {
-	f := []string{"-std=c++20", "-O1", "-pthread", "-w", "-I", e.shim, "-include", "cuda_emu.h"}
-	for _, v := range views {
-		f = append(f, "-idirafter", v)
+// gxxFlags are the flags of every emulated compile (and of its -E scan):
+// the emulation's headers first, then the program's folders (dirs.before),
+// the C++ library, and last dirs.after.
+func (e *Backend) gxxFlags(dirs includeDirs) []string {
+	f := []string{"-std=c++20", "-O1", "-pthread", "-w", "-I", e.shim}
+	for _, d := range dirs.before {
+		f = append(f, "-I", d)
 	}
-	return f
+	for _, d := range dirs.after {
+		f = append(f, "-idirafter", d)
+	}
+	return append(f, "-include", "cuda_emu.h")
+}
+
+// includeDirs are a program's include folders, before and after the C++
+// library's.
+type includeDirs struct{ before, after []string }
+
+// cHeaders are the C library's headers, which the C++ library's folders
+// have: mltop's NVRTC stubs of them are not used.
+var cHeaders = map[string]bool{"assert.h": true, "complex.h": true, "ctype.h": true, "errno.h": true, "fenv.h": true,
+	"float.h": true, "inttypes.h": true, "limits.h": true, "locale.h": true, "math.h": true, "setjmp.h": true,
+	"signal.h": true, "stdarg.h": true, "stdbool.h": true, "stddef.h": true, "stdint.h": true, "stdio.h": true,
+	"stdlib.h": true, "string.h": true, "time.h": true, "wchar.h": true, "wctype.h": true, "unistd.h": true}
+
+// systemView says whether an include view named n stands for a header of
+// the C or C++ library (<cmath>, <stdio.h>, <sys/time.h>): those come after
+// the library's own, which g++ uses; the others (the program's own headers,
+// mltop's stubs of host-only ones such as cublas_v2.h) come before it.
+func systemView(n string) bool {
+	if strings.HasPrefix(n, "sys/") || cHeaders[n] {
+		return true
+	}
+	return !strings.Contains(n, "/") && !strings.Contains(n, ".")
 }
 
 // Compile builds p: a user program as kernels/user prepares it for NVRTC
@@ -175,7 +202,7 @@ func (e *Backend) Refuse(p profiler.Program) error {
 // include folders, and once compiled its binary.
 type prepared struct {
 	cc, name, entry string
-	dirs            []string
+	dirs            includeDirs
 	bin             string
 }
 
@@ -220,16 +247,17 @@ type progResult struct {
 func (e *Backend) write(src, name, entry string, includes map[string]string, incDirs []string) (*prepared, error) {
 	e.n++
 	work := filepath.Join(e.dir, fmt.Sprintf("k%d", e.n))
-	views := filepath.Join(work, "views")
-	if err := os.MkdirAll(views, 0o755); err != nil {
-		return nil, err
-	}
+	views, std := filepath.Join(work, "views"), filepath.Join(work, "std")
 	for n, text := range includes {
 		if n == "mltop_user.cuh" { // the emulation's own (include/) stands in
 			continue
 		}
-		out := filepath.Join(views, filepath.FromSlash(n))
-		if !strings.HasPrefix(out, views+string(filepath.Separator)) {
+		dir := views
+		if systemView(n) {
+			dir = std
+		}
+		out := filepath.Join(dir, filepath.FromSlash(n))
+		if !strings.HasPrefix(out, dir+string(filepath.Separator)) {
 			continue // a name that leaves the folder is no include view
 		}
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
@@ -244,9 +272,10 @@ func (e *Backend) write(src, name, entry string, includes map[string]string, inc
 	if err := os.WriteFile(cc, []byte(text), 0o644); err != nil {
 		return nil, err
 	}
-	// the views come after the C++ library (-idirafter): the stubs
-	// kernels/user serves NVRTC for <cmath>, <cstdio>… are not used
-	return &prepared{cc: cc, name: name, entry: entry, dirs: append([]string{views}, incDirs...)}, nil
+	if err := os.MkdirAll(views, 0o755); err != nil {
+		return nil, err
+	}
+	return &prepared{cc: cc, name: name, entry: entry, dirs: includeDirs{before: append([]string{views}, incDirs...), after: []string{std}}}, nil
 }
 
 // programText is the text the emulation compiles for p, the name its

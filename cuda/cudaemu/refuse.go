@@ -51,7 +51,7 @@ var libraries = []struct{ prefix, what string }{
 	{"cub/", "CUB"}, {"cutlass/", "CUTLASS"}, {"cute/", "CuTe"}, {"thrust/", "Thrust"},
 	{"cuda/", "libcu++ (<cuda/…>)"}, {"cooperative_groups/details", "cooperative groups beyond the block and its tiles"}, {"mma.h", "WMMA (<mma.h>)"},
 	{"cuda_pipeline", "cp.async pipelines"}, {"cuda_awbarrier", "asynchronous barriers"}, {"cuda_fp8", "FP8 types"},
-	{"curand", "cuRAND"}, {"cublas", "cuBLAS"}, {"cudnn", "cuDNN"},
+	{"curand_kernel", "cuRAND's device API"},
 }
 
 // lineMarker is a preprocessor line marker of g++ -E: # LINE "FILE" FLAGS.
@@ -61,7 +61,7 @@ var lineMarker = regexp.MustCompile(`^# (\d+) "((?:[^"\\]|\\.)*)"((?: \d)*)$`)
 // in the user's own files, or for an #include of a library it does not
 // have; nil when there is none. A preprocessing error other than a missing
 // header is left to the compile, which says it with its context.
-func (e *Backend) refuse(cc string, dirs []string) error {
+func (e *Backend) refuse(cc string, dirs includeDirs) error {
 	out, err := e.command(e.gxx, append(e.gxxFlags(dirs), "-E", cc)...).Output()
 	if err != nil {
 		if err := e.stopped(); err != nil {
