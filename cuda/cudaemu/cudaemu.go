@@ -267,12 +267,12 @@ func (e *Backend) write(src, name, entry string, includes map[string]string, inc
 			return nil, err
 		}
 	}
+	if err := os.MkdirAll(views, 0o755); err != nil {
+		return nil, err
+	}
 	cc := filepath.Join(work, "k.cc")
 	text := forEmulation(src) + "\n#line 1 \"mltop-cudaemu-main.cc\"\nint main(int argc, char** argv) { return emu_main(argc, argv, &" + entry + "); }\n"
 	if err := os.WriteFile(cc, []byte(text), 0o644); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(views, 0o755); err != nil {
 		return nil, err
 	}
 	return &prepared{cc: cc, name: name, entry: entry, dirs: includeDirs{before: append([]string{views}, incDirs...), after: []string{std}}}, nil
