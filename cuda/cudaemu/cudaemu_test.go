@@ -376,3 +376,28 @@ __global__ void k(float* x) {
 		t.Fatalf("got %v\nwant %q", err, want)
 	}
 }
+
+// The include views kernels/user gives NVRTC: a stub of a host-only
+// header (cublas_v2.h) and the program's own headers come before the C++
+// library's folders (where the toolkit may have the real cublas_v2.h),
+// the stubs of the C++ library's own headers (<cmath>) after them, unused.
+func TestIncludeViews(t *testing.T) {
+	b := open(t)
+	code := `#line 1 "k.cu"
+#include <cmath>
+#include <cublas_v2.h>
+#include "local.cuh"
+#if !defined(STUB_SEEN) || LOCAL_VALUE != 3
+#error the views were not used
+#endif
+__global__ void k(float* x) { x[threadIdx.x] = std::sqrt(float(LOCAL_VALUE)); }
+`
+	p := profiler.Program{Code: code, File: "k.cu", Entry: "k", Includes: map[string]string{
+		"cmath":       "#error the NVRTC stub of <cmath> is used\n",
+		"cublas_v2.h": "#pragma once\n#define STUB_SEEN 1\n",
+		"local.cuh":   "#pragma once\n#define LOCAL_VALUE 3\n",
+	}}
+	if _, err := b.Compile(p); err != nil {
+		t.Fatal(err)
+	}
+}
