@@ -184,7 +184,7 @@ func (e *Backend) Compile(p profiler.Program) (profiler.Kernel, error) {
 		if err := e.stopped(); err != nil {
 			return nil, fmt.Errorf("g++ stopped: %w", err)
 		}
-		return nil, fmt.Errorf("the CUDA emulation (g++) cannot compile %s (entry %s): %v\n%s", pr.name, pr.entry, err, gxxErrors(string(out), e.shim))
+		return nil, fmt.Errorf("the CUDA emulation (g++) cannot compile %s (entry %s): %v: what g++ names below is an error in the source, or CUDA the emulation lacks (where NVRTC compiles the source, `mltop check` says so: then run it on a machine with an NVIDIA GPU)\n%s", pr.name, pr.entry, err, gxxErrors(string(out), e.shim))
 	}
 	pr.bin = bin
 	return kernel{bin}, nil

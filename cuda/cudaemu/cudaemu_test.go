@@ -401,3 +401,16 @@ __global__ void k(float* x) { x[threadIdx.x] = std::sqrt(float(LOCAL_VALUE)); }
 		t.Fatal(err)
 	}
 }
+
+// What g++ cannot compile is said with the user's line, and with the two
+// things it may be (the source, or CUDA the emulation lacks).
+func TestCompileErrorNamesLine(t *testing.T) {
+	b := open(t)
+	code := "#line 1 \"k.cu\"\n__global__ void k(float* x) {\n    x[0] = __not_an_intrinsic(x[1]);\n}\n"
+	_, err := b.Compile(profiler.Program{Code: code, File: "k.cu", Entry: "k"})
+	for _, want := range []string{"the CUDA emulation (g++) cannot compile k.cu (entry k)", "or CUDA the emulation lacks", "k.cu:2:", "__not_an_intrinsic"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q: %v", want, err)
+		}
+	}
+}
