@@ -214,10 +214,12 @@ def reference(inputs, dims):
 `
 
 // Row sums with cooperative groups: a 16-thread tile per row (two tiles
-// of a warp reduce at once, with disjoint masks), cg::reduce.
+// of a warp reduce at once, with disjoint masks), cg::reduce with a
+// __forceinline__ function passed by pointer (llm.c's softmax_forward).
 const tileCU = `#include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 namespace cg = cooperative_groups;
+__device__ __forceinline__ float add_op(float a, float b) { return a + b; }
 __global__ void row_sum_tiles(const float* x, float* y, int rows, int cols) {
     cg::thread_block block = cg::this_thread_block();
     cg::thread_block_tile<16> tile = cg::tiled_partition<16>(block);
@@ -226,7 +228,7 @@ __global__ void row_sum_tiles(const float* x, float* y, int rows, int cols) {
     float acc = 0.0f;
     for (int c = tile.thread_rank(); c < cols; c += tile.size()) acc += x[(size_t)row * cols + c];
     float total = cg::reduce(tile, acc, cg::plus<float>());
-    if (tile.thread_rank() == 0) y[row] = total;
+    if (tile.thread_rank() == 0) y[row] = cg::reduce(tile, acc, add_op) == total ? total : NAN;
 }
 `
 

@@ -47,7 +47,7 @@
 #define __device__
 #define __host__
 #define __noinline__ __attribute__((noinline))
-#define __forceinline__ __attribute__((always_inline))
+#define __forceinline__  // not always_inline: a function passed by pointer (cg::reduce(g, v, op)) could not be
 #define __inline_hint__
 #define __restrict__ __restrict
 #define __launch_bounds__(...)
