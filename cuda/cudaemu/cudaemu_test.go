@@ -228,7 +228,8 @@ __global__ void row_sum_tiles(const float* x, float* y, int rows, int cols) {
     float acc = 0.0f;
     for (int c = tile.thread_rank(); c < cols; c += tile.size()) acc += x[(size_t)row * cols + c];
     float total = cg::reduce(tile, acc, cg::plus<float>());
-    if (tile.thread_rank() == 0) y[row] = cg::reduce(tile, acc, add_op) == total ? total : NAN;
+    float again = cg::reduce(tile, acc, add_op);
+    if (tile.thread_rank() == 0) y[row] = again == total ? total : NAN;
 }
 `
 
