@@ -356,11 +356,16 @@ func TestRefusals(t *testing.T) {
 
 // A shuffle whose mask names lanes that wait elsewhere (at __syncthreads)
 // is a deadlock on the GPU; the emulation says so and stops, instead of
-// hanging.
-func TestDeadlockReported(t *testing.T) {
+// hanging (mode 0). A kernel that dies of a signal (a write far past its
+// buffer, mode 1) is said with what it most likely did.
+func TestDeadlockAndCrashReported(t *testing.T) {
 	b := open(t)
 	code := `#line 1 "k.cu"
-__global__ void k(float* x) {
+__global__ void k(float* x, int mode) {
+    if (mode == 1) {
+        x[threadIdx.x + (1ll << 40)] = 1;
+        return;
+    }
     float v = x[threadIdx.x];
     if (threadIdx.x % 32 < 16) v += __shfl_xor_sync(0xffffffffu, v, 1);
     __syncthreads();
@@ -372,11 +377,15 @@ __global__ void k(float* x) {
 		t.Fatal(err)
 	}
 	buf, _ := b.Alloc(64 * 4)
-	d := &profiler.Dispatch{Name: "k", Grid: [3]int{1, 1, 1}, Group: [3]int{64, 1, 1}, Args: []string{"x"}}
-	err = b.Run([]profiler.Launch{{Dispatch: d, Kernel: k, Args: []profiler.Buffer{buf}}})
-	want := "block (0,0,0): deadlock: 32 threads wait in __syncthreads and 32 in warp collectives; warp 0 waits in one of mask ffffffff for lanes ffff0000"
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("got %v\nwant %q", err, want)
+	for mode, want := range []string{
+		"block (0,0,0): deadlock: 32 threads wait in __syncthreads and 32 in warp collectives; warp 0 waits in one of mask ffffffff for lanes ffff0000",
+		"(a read or write far outside a buffer",
+	} {
+		d := &profiler.Dispatch{Name: "k", Grid: [3]int{1, 1, 1}, Group: [3]int{64, 1, 1}, Args: []string{"x"}, Scalars: []profiler.Scalar{profiler.I32Param("mode", mode)}}
+		err = b.Run([]profiler.Launch{{Dispatch: d, Kernel: k, Args: []profiler.Buffer{buf}}})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("mode %d: got %v\nwant %q", mode, err, want)
+		}
 	}
 }
 

@@ -108,7 +108,7 @@ func (e *Backend) launch(l profiler.Launch) error {
 		if err := e.stopped(); err != nil {
 			return fmt.Errorf("emulated %s stopped: %w", d.Name, err)
 		}
-		return fmt.Errorf("emulated %s: %v\n%s", d.Name, err, bytes.TrimSpace(out))
+		return fmt.Errorf("emulated %s: %v%s\n%s", d.Name, err, crashHint(err), bytes.TrimSpace(out))
 	}
 	for i, b := range files {
 		got, err := os.ReadFile(filepath.Join(run, fmt.Sprintf("buf%d.bin", i)))
@@ -118,6 +118,14 @@ func (e *Backend) launch(l profiler.Launch) error {
 		copy(b.B, got)
 	}
 	return nil
+}
+
+// crashHint says what a kernel that died of a signal most likely did.
+func crashHint(err error) string {
+	if !strings.Contains(err.Error(), "signal: segmentation fault") && !strings.Contains(err.Error(), "signal: bus error") {
+		return ""
+	}
+	return " (a read or write far outside a buffer — the guard past each buffer catches only what lands within its 4096 bytes — or a thread's locals beyond the emulation's 1 MiB stack)"
 }
 
 // qualifiedName is a global's C++ name as a manifest's buffer names it:
