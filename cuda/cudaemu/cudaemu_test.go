@@ -2,7 +2,9 @@ package cudaemu_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"math"
 	"os/exec"
 	"strings"
 	"testing"
@@ -354,36 +356,71 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-// A shuffle whose mask names lanes that wait elsewhere (at __syncthreads)
-// is a deadlock on the GPU; the emulation says so and stops, instead of
-// hanging (mode 0). A kernel that dies of a signal (a write far past its
-// buffer, mode 1) is said with what it most likely did.
-func TestDeadlockAndCrashReported(t *testing.T) {
+// One program, three launches. Mode 2: a struct parameter's pointer field
+// gets its buffer's address (cuda.ParamRelocs), beside a scalar and a
+// plain pointer, in the dispatch's order. Mode 0: a shuffle whose mask
+// names lanes that wait elsewhere (at __syncthreads) is a deadlock on the
+// GPU; the emulation says so and stops instead of hanging. Mode 1: a
+// kernel that dies of a signal (a write far past its buffer) is said with
+// what it most likely did.
+func TestStructDeadlockCrash(t *testing.T) {
 	b := open(t)
 	code := `#line 1 "k.cu"
-__global__ void k(float* x, int mode) {
-    if (mode == 1) {
-        x[threadIdx.x + (1ll << 40)] = 1;
+struct P {
+    int n;
+    float* x;
+};
+__global__ void k(int mode, P p, float* y) {
+    if (mode == 2) {
+        if (threadIdx.x < p.n) p.x[threadIdx.x] = 2.0f * threadIdx.x;
+        y[threadIdx.x] = p.n;
         return;
     }
-    float v = x[threadIdx.x];
+    if (mode == 1) {
+        p.x[threadIdx.x + (1ll << 40)] = 1;
+        return;
+    }
+    float v = p.x[threadIdx.x];
     if (threadIdx.x % 32 < 16) v += __shfl_xor_sync(0xffffffffu, v, 1);
     __syncthreads();
-    x[threadIdx.x] = v;
+    p.x[threadIdx.x] = v;
 }
 `
 	k, err := b.Compile(profiler.Program{Code: code, File: "k.cu", Entry: "k"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	buf, _ := b.Alloc(64 * 4)
+	x, _ := b.Alloc(64 * 4)
+	y, _ := b.Alloc(64 * 4)
+	st := make([]byte, 16)
+	st[0] = 40 // n
+	launch := func(mode int) error {
+		d := &profiler.Dispatch{Name: "k", Grid: [3]int{1, 1, 1}, Group: [3]int{64, 1, 1}, Args: []string{"x", "y"},
+			Scalars: []profiler.Scalar{profiler.I32Param("mode", mode)},
+			Structs: []profiler.StructArg{{Name: "p", Type: "P", Bytes: st, Pointers: []profiler.StructPointer{{Field: "x", Offset: 8, Arg: 0}}}},
+			Order:   []profiler.ArgRef{{Scalar: true}, {Struct: true}, {Index: 1}}}
+		return b.Run([]profiler.Launch{{Dispatch: d, Kernel: k, Args: []profiler.Buffer{x, y}}})
+	}
+	if err := launch(2); err != nil {
+		t.Fatal(err)
+	}
+	xs, ys := make([]byte, 256), make([]byte, 256)
+	b.Download(x, xs)
+	b.Download(y, ys)
+	for i := range 64 {
+		wantX := float32(0)
+		if i < 40 {
+			wantX = float32(2 * i)
+		}
+		if gx, gy := math.Float32frombits(binary.LittleEndian.Uint32(xs[4*i:])), math.Float32frombits(binary.LittleEndian.Uint32(ys[4*i:])); gx != wantX || gy != 40 {
+			t.Fatalf("thread %d: x %g (want %g), y %g (want 40)", i, gx, wantX, gy)
+		}
+	}
 	for mode, want := range []string{
 		"block (0,0,0): deadlock: 32 threads wait in __syncthreads and 32 in warp collectives; warp 0 waits in one of mask ffffffff for lanes ffff0000",
 		"(a read or write far outside a buffer",
 	} {
-		d := &profiler.Dispatch{Name: "k", Grid: [3]int{1, 1, 1}, Group: [3]int{64, 1, 1}, Args: []string{"x"}, Scalars: []profiler.Scalar{profiler.I32Param("mode", mode)}}
-		err = b.Run([]profiler.Launch{{Dispatch: d, Kernel: k, Args: []profiler.Buffer{buf}}})
-		if err == nil || !strings.Contains(err.Error(), want) {
+		if err := launch(mode); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("mode %d: got %v\nwant %q", mode, err, want)
 		}
 	}
