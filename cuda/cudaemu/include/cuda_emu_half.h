@@ -253,3 +253,5 @@ inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short v) { return __nv_bfloat
 inline __nv_bfloat16 __short_as_bfloat16(short v) { return __nv_bfloat16(__nv_bfloat16_raw{(unsigned short)v}); }
 inline __half __bfloat162half(__nv_bfloat16 h) { return __half(float(h)); }
 inline __nv_bfloat16 __half2bfloat16(__half h) { return __nv_bfloat16(float(h)); }
+inline __half2 make_half2(__half x, __half y) { return __half2(x, y); }
+inline __nv_bfloat162 make_bfloat162(__nv_bfloat16 x, __nv_bfloat16 y) { return __nv_bfloat162(x, y); }
