@@ -75,6 +75,9 @@ type Backend struct {
 	progs               map[string]progResult        // by program: prepare's result
 	syms                map[string]map[string][]byte // binary → symbol → bytes (WriteSymbol)
 	n                   int
+	// osThreads runs a block's threads as macOS does (OS threads passing
+	// a baton) on any OS: SetOSThreads.
+	osThreads bool
 }
 
 // Open returns a Backend for a command (`mltop check --run`) or a test:
@@ -141,8 +144,16 @@ func (e *Backend) gxxFlags(dirs includeDirs) []string {
 	for _, d := range dirs.after {
 		f = append(f, "-idirafter", d)
 	}
+	if e.osThreads {
+		f = append(f, "-DEMU_THREAD_FIBERS=1")
+	}
 	return append(f, "-include", "cuda_emu.h")
 }
+
+// SetOSThreads makes the programs compiled from now on run a block's
+// threads as on macOS, one OS thread each, handing a baton (the same order
+// as the fibers Linux uses, slower): so that path is tested on Linux.
+func (e *Backend) SetOSThreads(on bool) { e.osThreads = on }
 
 // includeDirs are a program's include folders, before and after the C++
 // library's.
@@ -216,7 +227,7 @@ func (e *Backend) prepare(p profiler.Program) (*prepared, error) {
 	}
 	entry := strings.TrimSpace(p.Entry)
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", name, entry, src)
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%v\x00", name, entry, src, e.osThreads)
 	for _, k := range slices.Sorted(maps.Keys(includes)) {
 		fmt.Fprintf(h, "%s\x00%s\x00", k, includes[k])
 	}

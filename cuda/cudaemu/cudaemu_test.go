@@ -362,9 +362,19 @@ func TestRefusals(t *testing.T) {
 // names lanes that wait elsewhere (at __syncthreads) is a deadlock on the
 // GPU; the emulation says so and stops instead of hanging. Mode 1: a
 // kernel that dies of a signal (a write far past its buffer) is said with
-// what it most likely did.
+// what it most likely did. Both ways of running a block's threads: fibers
+// (Linux) and OS threads passing a baton (macOS).
 func TestStructDeadlockCrash(t *testing.T) {
-	b := open(t)
+	for _, osThreads := range []bool{false, true} {
+		t.Run(map[bool]string{false: "fibers", true: "os_threads"}[osThreads], func(t *testing.T) {
+			b := open(t)
+			b.SetOSThreads(osThreads)
+			structDeadlockCrash(t, b)
+		})
+	}
+}
+
+func structDeadlockCrash(t *testing.T, b *cudaemu.Backend) {
 	code := `#line 1 "k.cu"
 struct P {
     int n;
