@@ -88,3 +88,29 @@ func appendStruct(dst []byte, s profiler.StructArg, ptrs []uint64) ([]byte, erro
 	}
 	return dst, nil
 }
+
+// ParamBytes is paramBytes for a backend that places the buffers itself
+// (cuda/cudaemu: ptrs are placeholders it overwrites where ParamRelocs
+// says, once the buffers have addresses).
+func ParamBytes(d *profiler.Dispatch, ptrs []uint64) ([][]byte, error) { return paramBytes(d, ptrs) }
+
+// ParamReloc says that parameter Param holds, at byte Offset, the address
+// of buffer Arg (an index of the dispatch's Args).
+type ParamReloc struct{ Param, Offset, Arg int }
+
+// ParamRelocs lists where ParamBytes's parameters hold buffer addresses:
+// a pointer parameter at its offset 0, a struct's pointer fields at theirs.
+func ParamRelocs(d *profiler.Dispatch) []ParamReloc {
+	var out []ParamReloc
+	for i, ref := range d.ParamOrder() {
+		switch {
+		case ref.Struct:
+			for _, p := range d.Structs[ref.Index].Pointers {
+				out = append(out, ParamReloc{Param: i, Offset: p.Offset, Arg: p.Arg})
+			}
+		case !ref.Scalar:
+			out = append(out, ParamReloc{Param: i, Arg: ref.Index})
+		}
+	}
+	return out
+}

@@ -62,9 +62,25 @@ func exampleVariant(t *testing.T, example, dir, sub, name, file string, edits ..
 
 // transposeVariant is exampleVariant of examples/transpose, edits made in
 // its Metal source.
+// Its manifest names the Metal source only: the tests that use it are
+// about the MSL emulation (the CUDA one has its own, and would compile
+// the CUDA twin at every run).
 func transposeVariant(t *testing.T, dir, sub, name string, edits ...string) string {
 	t.Helper()
-	return exampleVariant(t, "transpose", dir, sub, name, "transpose.metal", edits...)
+	out := exampleVariant(t, "transpose", dir, sub, name, "transpose.metal", edits...)
+	y := filepath.Join(out, "kernel.yaml")
+	b, err := os.ReadFile(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metalOnly := strings.Replace(string(b), "sources: {cuda: transpose.cu, metal: transpose.metal}", "sources: {metal: transpose.metal}", 1)
+	if metalOnly == string(b) {
+		t.Fatal("examples/transpose/kernel.yaml: its sources: line changed; update transposeVariant")
+	}
+	if err := os.WriteFile(y, []byte(metalOnly), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // needGxx skips a test that runs the emulation where g++ is missing.
@@ -97,8 +113,7 @@ func TestCheckRunMetalOnEmulator(t *testing.T) {
 		wants []string
 	}{
 		{"right", transposeVariant(t, dir, "right", "test_transpose_right"), 0, []string{
-			"=> ran on the MSL emulation (test_transpose_right f32 TILE=32 ROWS=8 | height=64 width=48): ok (worst err 0 of bound 0; 3072 elements checked",
-			"=> CUDA not run: running CUDA needs an NVIDIA GPU"}},
+			"=> ran on the MSL emulation (test_transpose_right f32 TILE=32 ROWS=8 | height=64 width=48): ok (worst err 0 of bound 0; 3072 elements checked"}},
 		{"off by one", transposeVariant(t, dir, "off_by_one", "test_transpose_off_by_one", "if (x < w && y < h)", "if (x < w - 1 && y < h)"), 1, []string{
 			"=> ran on the MSL emulation (test_transpose_off_by_one f32 TILE=32 ROWS=8 | height=64 width=48): mismatch: 64 of 3072 checked elements outside their bound",
 			"worst dst[47,"}},
@@ -167,8 +182,8 @@ func TestCheckRunRefusals(t *testing.T) {
 			"=> not run on the MSL emulation: --set"},
 		{"no Python", []string{"--run", "--set", "rows=16,cols=64", exampleVariant(t, "metal_constants", t.TempDir(), "bias", "test_bias_act_no_python", "")}, "", 2,
 			"=> not run on the MSL emulation: reference not run (no Python): the outputs would have nothing to be compared with; install Python 3 with NumPy, or set MLTOP_PYTHON"},
-		{"CUDA only", []string{"--run", "--set", "rows=64,cols=256", exampleVariant(t, "row_sum", t.TempDir(), "row_sum", "test_row_sum_no_gpu", "")}, "", 0,
-			"=> CUDA not run: running CUDA needs an NVIDIA GPU"},
+		{"CUDA without Python", []string{"--run", "--set", "rows=64,cols=256", exampleVariant(t, "row_sum", t.TempDir(), "row_sum", "test_row_sum_no_gpu", "")}, "", 2,
+			"=> not run on the CUDA emulation: reference not run (no Python): the outputs would have nothing to be compared with"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -182,6 +197,42 @@ func TestCheckRunRefusals(t *testing.T) {
 				t.Errorf("exit %d, want %d and %q\n%s\n%s", code, c.code, c.want, out, errs)
 			}
 		})
+	}
+}
+
+// Without a GPU, --run runs a CUDA manifest on the CUDA emulation: the
+// right row sum passes, the one that skips the last column is a mismatch,
+// and one with inline PTX is not run, naming the line (exit 0: a GPU runs
+// it, the source is not wrong).
+func TestCheckRunCUDAOnEmulation(t *testing.T) {
+	needGxx(t)
+	if ok, _ := cuda.Available(); ok {
+		t.Skip("a CUDA GPU is here: --run runs CUDA on it (TestCheckRunCUDAOnGPU)")
+	}
+	if st := pyref.Probe(t.Context()); !st.OK() {
+		t.Skipf("needs NumPy in the interpreter of %s: %v", pyref.Rule, st.Err)
+	}
+	t.Setenv("MLTOP_NVRTC", filepath.Join(t.TempDir(), "no-nvrtc.so"))
+	dir := t.TempDir() // row_sum_broken reads ../row_sum/ref.py
+	right := exampleVariant(t, "row_sum", dir, "row_sum", "test_row_sum_emu", "")
+	broken := exampleVariant(t, "row_sum_broken", dir, "row_sum_broken", "test_row_sum_broken_emu", "")
+	ptx := exampleVariant(t, "row_sum", dir, "row_sum_ptx", "test_row_sum_ptx", "row_sum.cu",
+		"    partial[threadIdx.x] = acc;", "    asm volatile(\"membar.cta;\");\n    partial[threadIdx.x] = acc;")
+	cases := []struct {
+		name, path string
+		code       int
+		want       string
+	}{
+		{"right", right, 0, "=> ran on the CUDA emulation (no NVIDIA GPU here) (test_row_sum_emu f32 WG=256 | rows=64 cols=1000): ok (worst err "},
+		{"broken", broken, 1, "=> ran on the CUDA emulation (no NVIDIA GPU here) (test_row_sum_broken_emu f32 WG=256 | rows=64 cols=1000): mismatch: 64 of 64 checked elements outside their bound"},
+		{"inline PTX", ptx, 0, "=> CUDA not run: no NVIDIA GPU is found here (`mltop list` says why), and the emulation cannot run this kernel: inline PTX `asm(...)` at " +
+			filepath.Join(dir, "row_sum_ptx", "row_sum.cu") + ":9: the CUDA emulation cannot run it; run `mltop check --run` on a machine with an NVIDIA GPU"},
+	}
+	for _, c := range cases {
+		code, out, errs := runCLI(t, "check", "--run", "--quiet", "--set", "rows=64,cols=1000", c.path)
+		if code != c.code || !strings.Contains(out, c.want) {
+			t.Errorf("%s: exit %d, want %d and %q\n%s\n%s", c.name, code, c.code, c.want, out, errs)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mltop/mltop/backends"
+	"github.com/mltop/mltop/cuda/cudaemu"
 	"github.com/mltop/mltop/kernels/user"
 	"github.com/mltop/mltop/kernels/user/lint"
 	"github.com/mltop/mltop/kernels/user/pyref"
@@ -35,7 +36,8 @@ const maxEmulatedElems = 1 << 24
 const gpuCheckTime = 200 * time.Millisecond
 
 // checkRunner runs the manifests of `mltop check --run`: Metal on the MSL
-// emulation (opened once, on first use), CUDA on a GPU where one is found.
+// emulation (opened once, on first use), CUDA on a GPU where one is found
+// and on the CUDA emulation where none is.
 type checkRunner struct {
 	s    *session
 	a    *checkArgs
@@ -44,12 +46,34 @@ type checkRunner struct {
 	dev  profiler.DeviceInfo
 	emuE error // why the emulation cannot run (no g++), once known
 	cuda *bool // whether a CUDA GPU is here, once asked
+	// the CUDA emulation, as emu, eb, dev and emuE for Metal
+	cemu  *run.Runner
+	cb    *cudaemu.Backend
+	cdev  profiler.DeviceInfo
+	cemuE error
 }
 
 func (c *checkRunner) close() {
 	if c.eb != nil {
 		c.eb.Close()
 	}
+	if c.cb != nil {
+		c.cb.Close()
+	}
+}
+
+// cudaEmulator opens the CUDA emulation on first use.
+func (c *checkRunner) cudaEmulator(ctx context.Context) (*run.Runner, error) {
+	if c.cemu != nil || c.cemuE != nil {
+		return c.cemu, c.cemuE
+	}
+	c.cdev = cudaemu.EmulatedDevice()
+	c.cb, c.cemuE = cudaemu.Open(ctx, c.cdev)
+	if c.cemuE != nil {
+		return nil, c.cemuE
+	}
+	c.cemu = run.NewRunner(c.cb)
+	return c.cemu, nil
 }
 
 // emulator opens the emulation on first use.
@@ -86,33 +110,60 @@ func (c *checkRunner) runManifest(ctx context.Context, w io.Writer, m lint.Resul
 	return code
 }
 
-// runMetal runs the manifest's spec on the MSL emulation.
-func (c *checkRunner) runMetal(ctx context.Context, w io.Writer, m lint.Result) int {
-	const where = "the MSL emulation"
+// emulation is one of the CPU emulations --run runs a spec on.
+type emulation struct {
+	where string // "the MSL emulation"
+	how   string // how it runs a GPU thread, for tooBigToEmulate
+	// open opens it (once) and returns its runner and device.
+	open func(context.Context) (*run.Runner, profiler.DeviceInfo, error)
+	// notOpened prints why it could not open, returning the exit code.
+	notOpened func(w io.Writer, err error) int
+}
+
+// emulatedSpec is what comes before an emulated run: the checks passed,
+// the steps the run needs done, the emulation open, the spec read and
+// small enough. ok false: it printed why not, and code is the exit code.
+func (c *checkRunner) emulatedSpec(ctx context.Context, w io.Writer, m lint.Result, em emulation) (r *run.Runner, spec profiler.Spec, code int, ok bool) {
 	if m.Failed() { // exit 1, as `check` alone: the check failed, not the run
-		fmt.Fprintf(w, "  => not run on %s: the checks above failed\n", where)
-		return 0
+		fmt.Fprintf(w, "  => not run on %s: the checks above failed\n", em.where)
+		return nil, spec, 0, false
 	}
 	if why := emulationSkipped(m.Unchecked); why != "" {
-		fmt.Fprintf(w, "  => not run on %s: %s\n", where, why)
-		return exitBadInput
+		fmt.Fprintf(w, "  => not run on %s: %s\n", em.where, why)
+		return nil, spec, exitBadInput, false
 	}
-	r, err := c.emulator(ctx)
+	r, dev, err := em.open(ctx)
 	if err != nil {
-		fmt.Fprintf(w, "  => not run on %s: %v\n", where, err)
-		return exitBadInput
+		return nil, spec, em.notOpened(w, err), false
 	}
-	spec, err := c.spec(m)
-	if err != nil {
-		fmt.Fprintf(w, "  => not run on %s: %v\n", where, errText(err))
-		return exitBadInput
+	if spec, err = c.spec(m); err != nil {
+		fmt.Fprintf(w, "  => not run on %s: %v\n", em.where, errText(err))
+		return nil, spec, exitBadInput, false
 	}
-	if why := tooBigToEmulate(m, spec, c.dev); why != "" {
-		fmt.Fprintf(w, "  => not run on %s: %s\n", where, why)
-		return exitBadInput
+	if why := tooBigToEmulate(m, spec, dev, em.how); why != "" {
+		fmt.Fprintf(w, "  => not run on %s: %s\n", em.where, why)
+		return nil, spec, exitBadInput, false
+	}
+	return r, spec, 0, true
+}
+
+// runMetal runs the manifest's spec on the MSL emulation.
+func (c *checkRunner) runMetal(ctx context.Context, w io.Writer, m lint.Result) int {
+	em := emulation{where: "the MSL emulation", how: "one OS thread per GPU thread",
+		open: func(ctx context.Context) (*run.Runner, profiler.DeviceInfo, error) {
+			r, err := c.emulator(ctx)
+			return r, c.dev, err
+		},
+		notOpened: func(w io.Writer, err error) int {
+			fmt.Fprintf(w, "  => not run on the MSL emulation: %v\n", err)
+			return exitBadInput
+		}}
+	r, spec, code, ok := c.emulatedSpec(ctx, w, m, em)
+	if !ok {
+		return code
 	}
 	res := stoppedByContext(ctx, r.Run(ctx, spec, mslemu.Options(), nil))
-	return writeRunVerdict(w, "ran on "+where, spec, res)
+	return writeRunVerdict(w, "ran on "+em.where, spec, res)
 }
 
 // runCUDA runs the manifest's spec on a CUDA GPU when one is here (in a
@@ -124,8 +175,7 @@ func (c *checkRunner) runCUDA(ctx context.Context, w io.Writer, m lint.Result) i
 		c.cuda = &ok
 	}
 	if !*c.cuda {
-		fmt.Fprintf(w, "  => CUDA not run: running CUDA needs an NVIDIA GPU, and none is found here (`mltop list` says why)\n")
-		return 0
+		return c.runCUDAEmulated(ctx, w, m)
 	}
 	if m.Failed() { // exit 1, as `check` alone (runMetal)
 		fmt.Fprintf(w, "  => not run on the GPU: the checks above failed\n")
@@ -147,6 +197,40 @@ func (c *checkRunner) runCUDA(ctx context.Context, w io.Writer, m lint.Result) i
 	opt.Stop.MaxTime = gpuCheckTime.Seconds()
 	res := stoppedByContext(ctx, exec.Run(ctx, spec, opt, nil))
 	return writeRunVerdict(w, "ran on the GPU ("+exec.Device().Name+")", spec, res)
+}
+
+// runCUDAEmulated runs the manifest's spec on the CUDA emulation, where
+// no GPU is found. A construct the emulation cannot run (inline PTX,
+// WMMA, a CUB include…) is said, and is no failure: the GPU runs it.
+func (c *checkRunner) runCUDAEmulated(ctx context.Context, w io.Writer, m lint.Result) int {
+	const noGPU = "no NVIDIA GPU is found here (`mltop list` says why)"
+	em := emulation{where: "the CUDA emulation", how: "one fiber per GPU thread, on one core",
+		open: func(ctx context.Context) (*run.Runner, profiler.DeviceInfo, error) {
+			r, err := c.cudaEmulator(ctx)
+			return r, c.cdev, err
+		},
+		notOpened: func(w io.Writer, err error) int { // as before the emulation: not run, no failure
+			fmt.Fprintf(w, "  => CUDA not run: %s, and %v\n", noGPU, err)
+			return 0
+		}}
+	r, spec, code, ok := c.emulatedSpec(ctx, w, m, em)
+	if !ok {
+		return code
+	}
+	if plan, err := m.Family.Plan(spec, c.cdev); err == nil {
+		for _, d := range slices.Concat(plan.Setup, plan.Dispatches) {
+			if d.Zero != "" {
+				continue
+			}
+			var refusal *cudaemu.Refusal
+			if err := c.cb.Refuse(d.Program); errors.As(err, &refusal) {
+				fmt.Fprintf(w, "  => CUDA not run: %s, and the emulation cannot run this kernel: %v\n", noGPU, refusal)
+				return 0
+			}
+		}
+	}
+	res := stoppedByContext(ctx, r.Run(ctx, spec, cudaemu.Options(), nil))
+	return writeRunVerdict(w, "ran on "+em.where+" (no NVIDIA GPU here)", spec, res)
 }
 
 // spec is the spec --run runs for m: the family's defaults, with --dtype
@@ -193,10 +277,11 @@ func emulationSkipped(unchecked []string) string {
 	return ""
 }
 
-// tooBigToEmulate says why spec is more than the emulation should run:
+// tooBigToEmulate says why spec is more than the emulation should run
+// (how: how it runs a GPU thread):
 // too many threads launched or too many buffer elements; "" otherwise
 // (and when the spec does not plan: the run says why).
-func tooBigToEmulate(m lint.Result, spec profiler.Spec, dev profiler.DeviceInfo) string {
+func tooBigToEmulate(m lint.Result, spec profiler.Spec, dev profiler.DeviceInfo, how string) string {
 	plan, err := m.Family.Plan(spec, dev)
 	if err != nil {
 		return ""
@@ -211,7 +296,7 @@ func tooBigToEmulate(m lint.Result, spec profiler.Spec, dev profiler.DeviceInfo)
 	what := ""
 	switch {
 	case threads > maxEmulatedThreads:
-		what = fmt.Sprintf("%s launches %d threads, more than the %d the emulation runs (one OS thread per GPU thread)", spec, threads, maxEmulatedThreads)
+		what = fmt.Sprintf("%s launches %d threads, more than the %d the emulation runs (%s)", spec, threads, maxEmulatedThreads, how)
 	case elems > maxEmulatedElems:
 		what = fmt.Sprintf("%s has %d buffer elements, more than the %d the emulation runs", spec, elems, maxEmulatedElems)
 	default:

@@ -93,5 +93,5 @@ func nextSteps(from, path string) string {
 	if strings.EqualFold(filepath.Ext(from), ".metal") {
 		return fmt.Sprintf("then: mltop check %s   (loads and compiles it), mltop check --run %s   (runs it against the reference: on the MSL emulation without a Mac), mltop run %s   (times it, on a Mac)", path, path, path)
 	}
-	return fmt.Sprintf("then: mltop check %s   (loads and compiles it, runs the reference on a tiny shape), mltop run %s   (runs, checks and times it, on an NVIDIA GPU)", path, path)
+	return fmt.Sprintf("then: mltop check %s   (loads and compiles it, runs the reference on a tiny shape), mltop check --run %s   (runs it against the reference: on the CUDA emulation without a GPU), mltop run %s   (runs, checks and times it, on an NVIDIA GPU)", path, path, path)
 }

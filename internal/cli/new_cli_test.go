@@ -155,13 +155,13 @@ func TestNewThenCheckWholeProgram(t *testing.T) {
 }
 
 // new ends with the next steps that work for the source's platform: a
-// Metal kernel can run on the emulation without a Mac; a CUDA one runs
-// only on a GPU.
+// Metal kernel can run on the MSL emulation without a Mac, a CUDA one on
+// the CUDA emulation without a GPU; only a GPU times either.
 func TestNewNextSteps(t *testing.T) {
 	for _, c := range []struct{ from, want, not string }{
 		{"k.metal", "mltop check --run m/kernel.yaml   (runs it against the reference: on the MSL emulation without a Mac)", ""},
 		{"K.METAL", "on the MSL emulation", ""},
-		{"k.cu", "mltop run m/kernel.yaml   (runs, checks and times it, on an NVIDIA GPU)", "--run"},
+		{"k.cu", "mltop check --run m/kernel.yaml   (runs it against the reference: on the CUDA emulation without a GPU), mltop run m/kernel.yaml   (runs, checks and times it, on an NVIDIA GPU)", ""},
 	} {
 		got := nextSteps(c.from, "m/kernel.yaml")
 		if !strings.Contains(got, c.want) || (c.not != "" && strings.Contains(got, c.not)) {

@@ -140,7 +140,8 @@ func CallFor(src, entry string) (string, error) {
 
 // Backend is a profiler.Backend over the g++-compiled emulation.
 type Backend struct {
-	dev profiler.DeviceInfo
+	profiler.HostMemory // buffers in host memory
+	dev                 profiler.DeviceInfo
 	// NativeBF16 compiles with __HAVE_BFLOAT__ (Metal 3.1's bfloat branch).
 	// The Runner's kernel cache does not know about it: use a Runner per
 	// value.
@@ -198,12 +199,7 @@ func New(t TB, shim string, dev profiler.DeviceInfo) *Backend {
 
 // Options makes the Runner measure once and at once: timing is not what
 // this backend is for.
-func Options() profiler.Options {
-	opt := profiler.DefaultOptions()
-	opt.Stop = profiler.StopRule{Noise: 1, MinSamples: 1, MinTime: 1e-9, MaxTime: 1e-3}
-	opt.Warmup = 1e-9
-	return opt
-}
+func Options() profiler.Options { return profiler.EmulationOptions() }
 
 // Check runs s and fails t unless it ran and its verdict passed.
 func Check(t interface {
@@ -222,10 +218,6 @@ func Check(t interface {
 type kernel struct{ bin string }
 
 func (kernel) Attrs() profiler.KernelAttrs { return profiler.KernelAttrs{} }
-
-type buffer struct{ b []byte }
-
-func (b *buffer) Size() int64 { return int64(len(b.b)) }
 
 func (e *Backend) Info() profiler.DeviceInfo { return e.dev }
 
@@ -479,22 +471,11 @@ func (e *Backend) build(full, call string, macros [][2]string, source, key strin
 	return kernel{bin}, nil
 }
 
-func (e *Backend) Alloc(n int64) (profiler.Buffer, error) { return &buffer{make([]byte, n)}, nil }
-func (e *Backend) Free(profiler.Buffer)                   {}
-func (e *Backend) Upload(b profiler.Buffer, src []byte) error {
-	copy(b.(*buffer).b, src)
-	return nil
-}
-func (e *Backend) Download(b profiler.Buffer, dst []byte) error {
-	copy(dst, b.(*buffer).b)
-	return nil
-}
-
 // Run passes each launch's buffers and scalars to its binary through files.
 func (e *Backend) Run(ls []profiler.Launch) error {
 	for _, l := range ls {
 		if l.Dispatch.Zero != "" {
-			clear(l.Zero.(*buffer).b)
+			clear(l.Zero.(*profiler.HostBuffer).B)
 			continue
 		}
 		d := l.Dispatch
@@ -514,17 +495,17 @@ func (e *Backend) Run(ls []profiler.Launch) error {
 		// Metal: its lowest index gets the file, the others an alias of it
 		// (bufI.alias), so the kernel sees one address and its writes
 		// through either name land in the one buffer.
-		owner := map[*buffer]int{}
+		owner := map[*profiler.HostBuffer]int{}
 		for i, a := range l.Args {
-			if o, ok := owner[a.(*buffer)]; !ok || bind.Buffers[i] < o {
-				owner[a.(*buffer)] = bind.Buffers[i]
+			if o, ok := owner[a.(*profiler.HostBuffer)]; !ok || bind.Buffers[i] < o {
+				owner[a.(*profiler.HostBuffer)] = bind.Buffers[i]
 			}
 		}
 		files := map[int][]byte{}
 		aliases := map[int]int{}
 		for i, a := range l.Args {
-			if o := owner[a.(*buffer)]; o == bind.Buffers[i] {
-				files[o] = a.(*buffer).b
+			if o := owner[a.(*profiler.HostBuffer)]; o == bind.Buffers[i] {
+				files[o] = a.(*profiler.HostBuffer).B
 			} else {
 				aliases[bind.Buffers[i]] = o
 			}
@@ -570,38 +551,20 @@ func (e *Backend) Run(ls []profiler.Launch) error {
 			return fmt.Errorf("emulated %s: %v\n%s", d.Name, err, out)
 		}
 		for _, a := range l.Args {
-			b, err := os.ReadFile(filepath.Join(run, fmt.Sprintf("buf%d.bin", owner[a.(*buffer)])))
+			b, err := os.ReadFile(filepath.Join(run, fmt.Sprintf("buf%d.bin", owner[a.(*profiler.HostBuffer)])))
 			if err != nil {
 				return err
 			}
-			copy(a.(*buffer).b, b)
+			copy(a.(*profiler.HostBuffer).B, b)
 		}
 	}
 	return nil
 }
 
-// Time runs the launches reps times, as a GPU backend does, so that the
-// buffers hold what a GPU's timed reps leave (an inout buffer restored
-// before the last rep holds one launch's result, for the check after
-// timing). Timing is not what this backend is for: a constant sample ends
-// measuring at once, and no cache is prepared (dirty is reported as a
-// flush, as before the cache modes).
+// Time runs the launches reps times (profiler.EmulatedTiming): timing is
+// not what this backend is for.
 func (e *Backend) Time(ls []profiler.Launch, reps int, mode profiler.CacheMode) (profiler.Timing, error) {
-	t := profiler.Timing{Timer: "emulated"}
-	if mode == profiler.CacheDirty {
-		t.Cache = profiler.CacheFlush
-	}
-	for range reps {
-		if err := e.Run(ls); err != nil {
-			return profiler.Timing{}, err
-		}
-		s := make([]float64, len(ls))
-		for i := range s {
-			s[i] = 1e6
-		}
-		t.Samples = append(t.Samples, s)
-	}
-	return t, nil
+	return profiler.EmulatedTiming(ls, reps, mode, e.Run)
 }
 
 func (e *Backend) Occupancy(l profiler.Launch) profiler.Occupancy {

@@ -1,0 +1,3 @@
+// cooperative_groups/reduce.h of the CUDA emulation: in cooperative_groups.h.
+#pragma once
+#include <cooperative_groups.h>

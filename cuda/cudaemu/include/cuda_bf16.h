@@ -1,0 +1,3 @@
+// cuda_bf16.h of the CUDA emulation: everything is in cuda_emu.h.
+#pragma once
+#include <cuda_emu.h>
