@@ -126,4 +126,4 @@ func printTools(ctx context.Context, w io.Writer, indent string) {
 
 // notRunNote closes a `check` without --run whose manifests passed: ok
 // there means loaded, compiled and referenced, not verified.
-const notRunNote = "check ran no kernel: `mltop check --run` runs each default spec (Metal on the emulation here, CUDA on a GPU) against its reference; `mltop run` also times it"
+const notRunNote = "check ran no kernel: `mltop check --run` runs each default spec (on a GPU, else on the MSL or CUDA emulation) against its reference; `mltop run` also times it"
