@@ -33,7 +33,7 @@ import (
 // shimFS holds the emulation's headers (include/): cuda_emu.h and the
 // toolkit's header names that include it.
 //
-//go:embed include
+//go:embed all:include
 var shimFS embed.FS
 
 // ErrNoCompiler is Open's error when g++ is not on the PATH.

@@ -473,3 +473,51 @@ func TestCompileErrorNamesLine(t *testing.T) {
 		}
 	}
 }
+
+// What mltop's NVRTC preparation writes where the toolkit has libcu++:
+// <cuda/std/…> headers (the emulation's own, the host library's std, even
+// where g++ would find the toolkit's in /usr/include) and numeric_limits
+// specialised in cuda::std (PyTorch's Half stub); and the toolkit's 8-bit
+// floats (cuda_fp8.h): rounded to nearest even, saturating, subnormals.
+func TestLibcuStdAndFP8(t *testing.T) {
+	b := open(t)
+	code := `#line 1 "k.cu"
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+#include <cuda_fp8.h>
+struct My {};
+namespace cuda { namespace std {
+template <> class numeric_limits<My> { public: static constexpr float max() { return 7.0f; } };
+} }  // namespace cuda::std
+__global__ void k(float* y) {
+    const float e4[] = {0.1f, 500.0f, -3.3f, 0.001f, 1.0625f, -1e30f};
+    const float e5[] = {0.1f, 70000.0f, -0.3f};
+    int i = threadIdx.x;
+    if (i < 6) y[i] = float(__nv_fp8_e4m3(e4[i]));
+    if (i < 3) y[6 + i] = float(__nv_fp8_e5m2(e5[i]));
+    if (i == 0) y[9] = cuda::std::numeric_limits<My>::max() + (cuda::std::is_same_v<int, int> ? 1 : 0);
+    if (i == 0) y[10] = cuda::std::numeric_limits<float>::max() == 3.40282347e38f;
+}
+`
+	k, err := b.Compile(profiler.Program{Code: code, File: "k.cu", Entry: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, _ := b.Alloc(16 * 4)
+	d := &profiler.Dispatch{Name: "k", Grid: [3]int{1, 1, 1}, Group: [3]int{32, 1, 1}, Args: []string{"y"}}
+	if err := b.Run([]profiler.Launch{{Dispatch: d, Kernel: k, Args: []profiler.Buffer{y}}}); err != nil {
+		t.Fatal(err)
+	}
+	ys := make([]byte, 64)
+	b.Download(y, ys)
+	want := []float32{
+		0.1015625, 448, -3.25, 0.001953125, 1, -448, // e4m3: 13/8·2⁻⁴, saturated, 13/4, the least subnormal, a tie to even, saturated
+		0.09375, 57344, -0.3125, // e5m2: 6·2⁻⁶, saturated, 5·2⁻⁴
+		8, 1,
+	}
+	for i, w := range want {
+		if got := math.Float32frombits(binary.LittleEndian.Uint32(ys[4*i:])); got != w {
+			t.Errorf("y[%d] = %g, want %g", i, got, w)
+		}
+	}
+}

@@ -50,7 +50,7 @@ var missingHeader = regexp.MustCompile(`(?m)^(.+?):(\d+):\d+: fatal error: ([^:]
 var libraries = []struct{ prefix, what string }{
 	{"cub/", "CUB"}, {"cutlass/", "CUTLASS"}, {"cute/", "CuTe"}, {"thrust/", "Thrust"},
 	{"cuda/", "libcu++ (<cuda/…>)"}, {"cooperative_groups/details", "cooperative groups beyond the block and its tiles"}, {"mma.h", "WMMA (<mma.h>)"},
-	{"cuda_pipeline", "cp.async pipelines"}, {"cuda_awbarrier", "asynchronous barriers"}, {"cuda_fp8", "FP8 types"},
+	{"cuda_pipeline", "cp.async pipelines"}, {"cuda_awbarrier", "asynchronous barriers"},
 	{"curand_kernel", "cuRAND's device API"},
 }
 
@@ -178,8 +178,16 @@ var (
 	staticShared = regexp.MustCompile(`\bstatic(\s+)__shared__\b`)
 )
 
+// cudaStdOpen opens the namespace mltop's NVRTC stubs specialise
+// numeric_limits in (kernels/user's prepare_std.go, prepare_torchhalf.go).
+const cudaStdOpen = "namespace cuda { namespace std {"
+
 // forEmulation is a source's text as g++ compiles it for the emulation.
 func forEmulation(src string) string {
+	// mltop's PyTorch stubs specialise cuda::std::numeric_limits, which
+	// NVRTC's std names; here cuda::std is the host library's std (include/
+	// cuda/std/mltop_std.h), whose templates are specialised in std.
+	src = strings.ReplaceAll(src, cudaStdOpen, `extern "C++" { namespace std {`)
 	src = externShared.ReplaceAllStringFunc(src, func(m string) string {
 		g := externShared.FindStringSubmatch(m)
 		typ := strings.Join(strings.Fields(alignSpec.ReplaceAllString(g[1], " ")), " ")
