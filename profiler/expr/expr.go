@@ -139,17 +139,28 @@ var functions = []expr.Option{
 		}
 		return nil, fmt.Errorf("sizeof(%q): unknown dtype", ps[0])
 	}, new(func(string) int)),
+	// log2 is exact, of a power of two: elsewhere `ceil(log2(n))` would
+	// silently be the floor (a manifest for Megatron's softmax launched its
+	// 64-wide variant for rows of 100 so). floor_log2 and ceil_log2 say
+	// which one they mean.
 	expr.Function("log2", func(ps ...any) (any, error) {
 		a := ps[0].(int)
-		if a <= 0 {
-			return nil, fmt.Errorf("log2(%d): needs a positive integer", a)
+		n, err := floorLog2("log2", a)
+		if err == nil && a != 1<<n {
+			err = fmt.Errorf("log2(%d): %d is not a power of two (log2 is exact, an integer): write floor_log2(%d) = %d or ceil_log2(%d) = %d", a, a, a, n, a, n+1)
 		}
-		n := 0
-		for a > 1 {
-			a >>= 1
+		return n, err
+	}, new(func(int) int)),
+	expr.Function("floor_log2", func(ps ...any) (any, error) {
+		return floorLog2("floor_log2", ps[0].(int))
+	}, new(func(int) int)),
+	expr.Function("ceil_log2", func(ps ...any) (any, error) {
+		a := ps[0].(int)
+		n, err := floorLog2("ceil_log2", a)
+		if err == nil && a != 1<<n {
 			n++
 		}
-		return n, nil
+		return n, err
 	}, new(func(int) int)),
 	expr.Function("idiv", func(ps ...any) (any, error) {
 		a, b := ps[0].(int), ps[1].(int)
@@ -174,6 +185,19 @@ var functions = []expr.Option{
 	expr.EnableBuiltin("round"),
 	expr.EnableBuiltin("int"),
 	expr.EnableBuiltin("float"),
+}
+
+// floorLog2 is the largest n with 2^n <= a, of a positive integer a.
+func floorLog2(name string, a int) (int, error) {
+	if a <= 0 {
+		return 0, fmt.Errorf("%s(%d): needs a positive integer", name, a)
+	}
+	n := 0
+	for a > 1 {
+		a >>= 1
+		n++
+	}
+	return n, nil
 }
 
 // mathFunction is a float function of one number (an int is converted);
@@ -207,7 +231,7 @@ func checkedFloat(name string, v float64) (any, error) {
 }
 
 // Functions lists the functions expressions may call, for docs and messages.
-var Functions = []string{"cdiv(a, b)", "sizeof(T)", "log2(n)", "sqrt(x)", "exp(x)", "log(x)", "pow(x, y)", "min(a, b, …)", "max(a, b, …)", "abs(x)", "ceil(x)", "floor(x)", "round(x)", "int(x)", "float(x)"}
+var Functions = []string{"cdiv(a, b)", "sizeof(T)", "log2(n)", "floor_log2(n)", "ceil_log2(n)", "sqrt(x)", "exp(x)", "log(x)", "pow(x, y)", "min(a, b, …)", "max(a, b, …)", "abs(x)", "ceil(x)", "floor(x)", "round(x)", "int(x)", "float(x)"}
 
 func sample(vars Vars) map[string]any {
 	env := make(map[string]any, len(vars))

@@ -29,6 +29,10 @@ func TestInt(t *testing.T) {
 		{"rows % 7", 4096 % 7},
 		{"ceil(cols / 3.0)", 334},
 		{"log2(WG)", 8},
+		{"floor_log2(cols)", 9},
+		{"ceil_log2(cols)", 10},
+		{"ceil_log2(WG)", 8},
+		{"floor_log2(1)", 0},
 		{"causal ? rows : cols", 4096},
 		{"1e3", 1000},
 	} {
@@ -263,4 +267,26 @@ func mustCompile(t *testing.T, src string) *Program {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// log2 of a number that is no power of two is an error naming both
+// functions that say which rounding is meant: `ceil(log2(100))` was the
+// floor before, silently.
+func TestLog2IsExact(t *testing.T) {
+	vars := Vars{"SK": Int}
+	for _, c := range []struct {
+		src, want string
+	}{
+		{"int(ceil(log2(SK)))", "log2(100): 100 is not a power of two (log2 is exact, an integer): write floor_log2(100) = 6 or ceil_log2(100) = 7"},
+		{"log2(SK - 100)", "log2(0): needs a positive integer"},
+		{"ceil_log2(0)", "ceil_log2(0): needs a positive integer"},
+	} {
+		p, err := Compile(c.src, vars, Where{Field: "x"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		if _, err := p.Int(map[string]any{"SK": 100}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.src, err, c.want)
+		}
+	}
 }
