@@ -48,9 +48,9 @@ func UserBackendFlag(name string) string {
 
 // CPUCannotRunUser is the CPU backend's refusal of user kernel name, with
 // exactly what can run it: the backend of each language its manifest has a
-// source in (UserBackendFlag), and for a Metal source, on a machine
-// without a Mac, `mltop check --run` on the MSL emulation (a CUDA source
-// needs an NVIDIA GPU).
+// source in (UserBackendFlag), and, on a machine without the GPU,
+// `mltop check --run`: on the MSL emulation for a Metal source, on the
+// CUDA emulation for a CUDA-only one.
 func CPUCannotRunUser(name string) string {
 	msg := "the CPU backend cannot run user kernel " + name + ": it runs only built-in families' Go code"
 	langs, dir := userSources(name)
@@ -59,7 +59,7 @@ func CPUCannotRunUser(name string) string {
 	case slices.Equal(langs, []string{"metal"}):
 		return msg + fmt.Sprintf("; its only source is Metal: %s runs it on a Mac; without one, %s; CUDA cannot run it", UserBackendFlag(name), emulated)
 	case slices.Equal(langs, []string{"cuda"}):
-		return msg + "; its only source is CUDA: " + UserBackendFlag(name) + " runs it on an NVIDIA GPU"
+		return msg + "; its only source is CUDA: " + UserBackendFlag(name) + " runs it on an NVIDIA GPU; without one, " + strings.Replace(emulated, "MSL", "CUDA", 1)
 	case slices.Contains(langs, "metal"):
 		return msg + fmt.Sprintf("; use --backend cuda (an NVIDIA GPU) or metal (a Mac); without either, %s", strings.Replace(emulated, "runs it", "runs its Metal source", 1))
 	}

@@ -287,7 +287,8 @@ func TestDryRunWithNothingRunnable(t *testing.T) {
 			"  2 × Y/dY/dX would hold 8796093022208 elements",
 			"change what they name"}},
 		{"a user kernel on the CPU", "  - kernel: " + userKernel + "\n    dims: {n: [1000, 2000]}\n", exitBadInput, []string{
-			"all 2 specs of ", "; by reason:\n  2 × the CPU backend cannot run user kernel dry_scale: it runs only built-in families' Go code; its only source is CUDA: --backend cuda runs it on an NVIDIA GPU\n      dry_scale f32 "}},
+			"all 2 specs of ", "; by reason:\n  2 × the CPU backend cannot run user kernel dry_scale: it runs only built-in families' Go code; its only source is CUDA: --backend cuda runs it on an NVIDIA GPU; without one, `mltop check --run ",
+			" --set …` (a small shape) runs it on the CUDA emulation\n      dry_scale f32 "}},
 		// --devices leaves the dry run without a device: the CPU's refusal holds all the same.
 		{"a user kernel on the CPU, --devices", "  - kernel: " + userKernel + "\n    dims: {n: [1000, 2000]}\n", exitBadInput, []string{
 			"user kernels count as invalid (the CPU backend runs only built-in families)",

@@ -96,7 +96,7 @@ func TestTuneBadInput(t *testing.T) {
 		{"misspelt dim in shapes", []string{"softmax_bwd", "--shapes", "rows=64,cols=64;rows=8,colls=64"}, "--shapes: in the shape colls=64,rows=8, colls is not a dim"},
 		{"empty space", []string{"softmax_bwd", "--dims", "rows=16777216,cols=1048576"}, "no configuration is left"},
 		{"json", []string{"softmax_bwd", "--json"}, "--json and --bench are for run and sweeps"},
-		{"every spec invalid", []string{"examples/row_sum/kernel.yaml"}, "its only source is CUDA: --backend cuda runs it on an NVIDIA GPU)"}, // the CPU refusal run and sweep give
+		{"every spec invalid", []string{"examples/row_sum/kernel.yaml"}, "its only source is CUDA: --backend cuda runs it on an NVIDIA GPU; without one, `mltop check --run examples/row_sum --set …` (a small shape) runs it on the CUDA emulation)"}, // the CPU refusal run and sweep give
 		{"table ext", []string{"softmax_bwd", "--table", filepath.Join(dir, "t.txt")}, ".csv or .json"},
 	} {
 		code, _, stderr := runMain(t, tuneArgsFor(c.args...)...)

@@ -209,17 +209,19 @@ func TestMergeUserKernels(t *testing.T) {
 // run on the CPU backend refuses a user kernel saying exactly what runs
 // it: a Metal-only manifest is not sent to CUDA, and check --run on the
 // MSL emulation is named with its folder; a CUDA-only one names CUDA
-// alone; one with both sources names both and the emulation.
+// and check --run on the CUDA emulation; one with both sources names both
+// and the emulation.
 func TestRunUserKernelOnCPUSaysWhatRunsIt(t *testing.T) {
 	dir := t.TempDir()
 	metal := exampleVariant(t, "metal_constants", dir, "metal", "test_cpu_metal_only", "")
+	cudaOnly := exampleVariant(t, "row_sum", dir, "cuda", "test_cpu_cuda_only", "")
 	for _, c := range []struct {
 		name, path string
 		want       string
 		not        string
 	}{
 		{"Metal only", metal, "test_cpu_metal_only: it runs only built-in families' Go code; its only source is Metal: --backend metal runs it on a Mac; without one, `mltop check --run " + metal + " --set …` (a small shape) runs it on the MSL emulation; CUDA cannot run it", "--backend cuda"},
-		{"CUDA only", exampleVariant(t, "row_sum", dir, "cuda", "test_cpu_cuda_only", ""), "test_cpu_cuda_only: it runs only built-in families' Go code; its only source is CUDA: --backend cuda runs it on an NVIDIA GPU", "metal"},
+		{"CUDA only", cudaOnly, "test_cpu_cuda_only: it runs only built-in families' Go code; its only source is CUDA: --backend cuda runs it on an NVIDIA GPU; without one, `mltop check --run " + cudaOnly + " --set …` (a small shape) runs it on the CUDA emulation", "metal"},
 		{"both", exampleVariant(t, "softmax", dir, "both", "test_cpu_both", ""), "test_cpu_both: it runs only built-in families' Go code; use --backend cuda (an NVIDIA GPU) or metal (a Mac); without either, `mltop check --run ", "\x00"},
 	} {
 		code, out, errs := runCLI(t, "run", "--backend", "cpu", c.path)

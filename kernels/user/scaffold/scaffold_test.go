@@ -409,6 +409,36 @@ func TestScaffoldSharedTypeFirst(t *testing.T) {
 	}
 }
 
+// A shared array of a type of several words (`__shared__ unsigned int
+// bins[NBINS]`, a histogram's block-private counters) gets its tgm: item
+// as a one-word type does; `check` warns about a shared array without one.
+func TestScaffoldSharedMultiWordTypes(t *testing.T) {
+	src := `#define NBINS 64
+__global__ void hist(unsigned int* bins, const int* ids, int n) {
+    __shared__ unsigned int local[NBINS];
+    __shared__ unsigned long long wide[4], more[2];
+    __shared__ volatile signed char flags[8];
+    __shared__ unsigned counts[NBINS];
+    local[0] = 0; wide[0] = 0; more[0] = 0; flags[0] = 0; counts[0] = 0;
+    if (threadIdx.x < n) bins[ids[threadIdx.x]] += local[0];
+}`
+	res, err := Manifest(Request{Name: "hist", SrcPath: "/w/k.cu", Src: src, Dir: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{
+		`- {name: local, bytes: "256"}   # __shared__ unsigned int local[NBINS]`,
+		`- {name: wide, bytes: "32"}`,
+		`- {name: more, bytes: "16"}`,
+		`- {name: flags, bytes: "8"}`,
+		`- {name: counts, bytes: "256"}`,
+	} {
+		if !strings.Contains(res.Text, w) {
+			t.Errorf("manifest lacks %q:\n%s", w, res.Text)
+		}
+	}
+}
+
 // TestAccessOf: how a body uses a pointer decides in, out or inout.
 func TestAccessOf(t *testing.T) {
 	for _, tc := range []struct {

@@ -11,8 +11,9 @@ import (
 )
 
 // sharedDecl matches a static shared array: CUDA __shared__ or Metal
-// threadgroup, a type, a name and one or more [extent]s.
-var sharedDecl = regexp.MustCompile(`(?m)(extern\s+)?(?:__shared__|\bthreadgroup)\s+(?:volatile\s+)?(?:__align__\(\d+\)\s+)?([A-Za-z_][\w:]*)\s+([A-Za-z_]\w*)\s*((?:\[[^\]]*\]\s*)+)`)
+// threadgroup, a type (of several words too: `unsigned int`, `unsigned
+// long long`, `signed char`), a name and one or more [extent]s.
+var sharedDecl = regexp.MustCompile(`(?m)(extern\s+)?(?:__shared__|\bthreadgroup)\s+(?:volatile\s+)?(?:__align__\(\d+\)\s+)?((?:(?:unsigned|signed|long|short)\s+)*[A-Za-z_][\w:]*)\s+([A-Za-z_]\w*)\s*((?:\[[^\]]*\]\s*)+)`)
 
 // typeFirst is a shared declaration that writes its type ahead of
 // __shared__ (`extern double __shared__ sdata[];`, cuda-samples'
@@ -104,7 +105,7 @@ func (c *context) sharedItems(p *plan, k *kernelScan, body string) (items, dynam
 	var todos []*unsized
 	seen := map[string]*unsized{}
 	for _, m := range sharedDecls(sharedFirst(body)) {
-		typ, name, ext := m[2], m[3], m[4]
+		typ, name, ext := strings.Join(strings.Fields(m[2]), " "), m[3], m[4]
 		if m[1] != "" {
 			dynamic = append(dynamic, name)
 			continue
