@@ -159,8 +159,8 @@ func TestCheckRunFolderReportsEach(t *testing.T) {
 	}
 }
 
-// What --run refuses: a default shape too large to emulate (naming
-// --set), no g++ (naming it), --set without --run, a --set name the
+// What --run refuses: a shape given with --set too large to emulate
+// (naming --set; a default one runs at the reference's small dims), no g++ (naming it), --set without --run, a --set name the
 // kernel lacks, a Python reference without Python. A CUDA-only manifest is skipped, exit 0.
 func TestCheckRunRefusals(t *testing.T) {
 	quietTools(t)
@@ -172,7 +172,9 @@ func TestCheckRunRefusals(t *testing.T) {
 		code int
 		want string
 	}{
-		{"default shape", []string{"--run", transpose}, "", 2,
+		{"default shape", []string{"--run", transpose}, "", 0,
+			"=> test_transpose_refused f32 TILE=32 ROWS=8 | height=8192 width=8192 at its default dims is more than the MSL emulation runs: running at height=8192→2, width=8192→3 instead (--set gives another shape)\n  => ran on the MSL emulation (test_transpose_refused f32 TILE=32 ROWS=8 | height=2 width=3): ok"},
+		{"a shape too large, given", []string{"--run", "--set", "height=8192,width=8192", transpose}, "", 2,
 			"=> not run on the MSL emulation: test_transpose_refused f32 TILE=32 ROWS=8 | height=8192 width=8192 launches 16777216 threads, more than the 65536 the emulation runs (one OS thread per GPU thread): pick a smaller shape with --set (now height=8192,width=8192)"},
 		{"no g++", []string{"--run", "--set", smallTranspose, transpose}, t.TempDir(), 2,
 			"=> not run on the MSL emulation: g++ not found on PATH"},
@@ -189,7 +191,7 @@ func TestCheckRunRefusals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if c.path != "" {
 				t.Setenv("PATH", c.path)
-			} else if c.code == 2 && c.name != "--set without --run" {
+			} else if c.code == 2 && c.name != "--set without --run" || c.code == 0 {
 				needGxx(t)
 			}
 			code, out, errs := runCLI(t, append([]string{"check", "--quiet"}, c.args...)...)

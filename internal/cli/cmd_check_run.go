@@ -141,10 +141,40 @@ func (c *checkRunner) emulatedSpec(ctx context.Context, w io.Writer, m lint.Resu
 		return nil, spec, exitBadInput, false
 	}
 	if why := tooBigToEmulate(m, spec, dev, em.how); why != "" {
-		fmt.Fprintf(w, "  => not run on %s: %s\n", em.where, why)
-		return nil, spec, exitBadInput, false
+		small, changed, ok := c.smallerSpec(m, spec)
+		if !ok || tooBigToEmulate(m, small, dev, em.how) != "" {
+			fmt.Fprintf(w, "  => not run on %s: %s\n", em.where, why)
+			return nil, spec, exitBadInput, false
+		}
+		fmt.Fprintf(w, "  => %s at its default dims is more than %s runs: running at %s instead (--set gives another shape)\n", spec, em.where, strings.Join(changed, ", "))
+		spec = small
 	}
 	return r, spec, 0, true
+}
+
+// smallerSpec is spec with the dims the reference's tiny run takes
+// (user.Family.TinySpec: each dim lowered while the rules and the plan
+// hold), its knobs and flags kept; not ok when --set named a dim (the
+// user chose the shape) or no dim could be lowered.
+func (c *checkRunner) smallerSpec(m lint.Result, spec profiler.Spec) (profiler.Spec, []string, bool) {
+	for _, kv := range c.a.sets {
+		for _, part := range strings.Split(kv, ",") {
+			name, _, _ := strings.Cut(part, "=")
+			if _, isDim := spec.Dims[strings.TrimSpace(name)]; isDim {
+				return spec, nil, false
+			}
+		}
+	}
+	tiny, changed, err := m.Family.TinySpec(spec.DType)
+	if err != nil || len(changed) == 0 {
+		return spec, nil, false
+	}
+	small := spec.Clone()
+	small.Dims = tiny.Dims
+	if m.Family.Validate(small, profiler.DeviceInfo{Backend: "cpu", Name: "mltop check"}) != nil {
+		return spec, nil, false
+	}
+	return small, changed, true
 }
 
 // runMetal runs the manifest's spec on the MSL emulation.
