@@ -478,14 +478,18 @@ func TestCompileErrorNamesLine(t *testing.T) {
 // <cuda/std/…> headers (the emulation's own, the host library's std, even
 // where g++ would find the toolkit's in /usr/include) and numeric_limits
 // specialised in cuda::std (PyTorch's Half stub); and the toolkit's 8-bit
-// floats (cuda_fp8.h): rounded to nearest even, saturating, subnormals.
+// floats (cuda_fp8.h): rounded to nearest even, saturating, subnormals;
+// and a kernel's own global lerp beside <math.h>.
 func TestLibcuStdAndFP8(t *testing.T) {
 	b := open(t)
 	code := `#line 1 "k.cu"
 #include <cuda/std/limits>
 #include <cuda/std/type_traits>
 #include <cuda_fp8.h>
+#include <math.h>
 struct My {};
+// a kernel's own lerp (llm.c's adamw.cu): no std::lerp in the global namespace to clash with
+__device__ inline float lerp(float a, float b, float t) { return fmaf(t, b, fmaf(-t, a, a)); }
 namespace cuda { namespace std {
 template <> class numeric_limits<My> { public: static constexpr float max() { return 7.0f; } };
 } }  // namespace cuda::std
@@ -497,6 +501,7 @@ __global__ void k(float* y) {
     if (i < 3) y[6 + i] = float(__nv_fp8_e5m2(e5[i]));
     if (i == 0) y[9] = cuda::std::numeric_limits<My>::max() + (cuda::std::is_same_v<int, int> ? 1 : 0);
     if (i == 0) y[10] = cuda::std::numeric_limits<float>::max() == 3.40282347e38f;
+    if (i == 0) y[11] = lerp(1.0f, 3.0f, 0.25f) + sqrt(4.0f);
 }
 `
 	k, err := b.Compile(profiler.Program{Code: code, File: "k.cu", Entry: "k"})
@@ -514,6 +519,7 @@ __global__ void k(float* y) {
 		0.1015625, 448, -3.25, 0.001953125, 1, -448, // e4m3: 13/8·2⁻⁴, saturated, 13/4, the least subnormal, a tie to even, saturated
 		0.09375, 57344, -0.3125, // e5m2: 6·2⁻⁶, saturated, 5·2⁻⁴
 		8, 1,
+		3.5, // lerp 1.5 + sqrt(float) 2
 	}
 	for i, w := range want {
 		if got := math.Float32frombits(binary.LittleEndian.Uint32(ys[4*i:])); got != w {

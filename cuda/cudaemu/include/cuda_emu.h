@@ -24,7 +24,31 @@
 #include <tuple>
 #include <type_traits>
 #include <vector>
+// CUDA declares the math functions' overloads globally (sqrt(float)…);
+// libstdc++'s <math.h> does too, but under C++20 it also brings std::lerp
+// and the special functions (beta, legendre…) into the global namespace,
+// where a kernel's own `__device__ float lerp(…)` then clashes (llm.c's
+// adamw.cu). Its guard is set so that a source's <math.h> adds nothing
+// (<cmath> has already declared the C functions globally), and the
+// overloads CUDA has are declared here.
+#if defined(__GLIBCXX__) && !defined(_GLIBCXX_MATH_H)
+#define _GLIBCXX_MATH_H 1
+using std::abs; using std::acos; using std::asin; using std::atan; using std::atan2; using std::ceil;
+using std::cos; using std::cosh; using std::exp; using std::fabs; using std::floor; using std::fmod;
+using std::frexp; using std::ldexp; using std::log; using std::log10; using std::modf; using std::pow;
+using std::sin; using std::sinh; using std::sqrt; using std::tan; using std::tanh;
+using std::fpclassify; using std::isfinite; using std::isinf; using std::isnan; using std::isnormal;
+using std::signbit; using std::isgreater; using std::isgreaterequal; using std::isless;
+using std::islessequal; using std::islessgreater; using std::isunordered;
+using std::acosh; using std::asinh; using std::atanh; using std::cbrt; using std::copysign; using std::erf;
+using std::erfc; using std::exp2; using std::expm1; using std::fdim; using std::fma; using std::fmax;
+using std::fmin; using std::hypot; using std::ilogb; using std::lgamma; using std::llrint; using std::llround;
+using std::log1p; using std::log2; using std::logb; using std::lrint; using std::lround; using std::nearbyint;
+using std::nextafter; using std::nexttoward; using std::remainder; using std::remquo; using std::rint;
+using std::round; using std::scalbln; using std::scalbn; using std::tgamma; using std::trunc;
+#else
 #include <math.h>
+#endif
 #include <stdio.h>
 #include <time.h>
 #include <assert.h>
