@@ -181,3 +181,21 @@ func TestSweepBannerEstimate(t *testing.T) {
 func planOf(jobs []profiler.Job, dev *profiler.DeviceInfo) run.SweepPlan {
 	return run.SweepPlan{Specs: len(jobs), Exact: true, Device: dev, Estimate: run.Estimate(jobs, dev)}
 }
+
+// --dtype takes one dtype: a list says so, with the kernel's dtypes and
+// the loop that runs each; an unknown one names the kernel's dtypes too.
+func TestDTypeListRefused(t *testing.T) {
+	f, err := profiler.Lookup("softmax_bwd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := dtypeList(f.Schema().DTypes)
+	for _, c := range []struct{ dtype, want string }{
+		{"f32,bf16", "--dtype f32,bf16: one dtype a run (softmax_bwd has " + have + "); run once per dtype: for d in f32 bf16; do mltop … --dtype $d; done"},
+		{"f33", `--dtype: unknown dtype "f33": use one of f32, f16, bf16 (softmax_bwd has ` + have + ")"},
+	} {
+		if _, err := parseSpec("softmax_bwd", c.dtype, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--dtype %s: %v, want %q", c.dtype, err, c.want)
+		}
+	}
+}

@@ -230,9 +230,13 @@ func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
 	sc := f.Schema()
 	spec := profiler.Spec{Kernel: kernel}
 	if dtype != "" {
+		if strings.Contains(dtype, ",") {
+			parts := strings.Split(dtype, ",")
+			return spec, badInput("--dtype %s: one dtype a run (%s has %s); run once per dtype: for d in %s; do mltop … --dtype $d; done", dtype, kernel, dtypeList(sc.DTypes), strings.Join(parts, " "))
+		}
 		dt, err := profiler.ParseDType(dtype)
 		if err != nil {
-			return spec, badInput("--dtype: %v", err)
+			return spec, badInput("--dtype: %v (%s has %s)", err, kernel, dtypeList(sc.DTypes))
 		}
 		spec.DType = dt
 	}
@@ -266,6 +270,15 @@ func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
 		return spec, badInput("%v", err)
 	}
 	return spec, nil
+}
+
+// dtypeList is "f32, bf16", a kernel's dtypes for messages.
+func dtypeList(ds []profiler.DType) string {
+	names := make([]string, len(ds))
+	for i, d := range ds {
+		names[i] = string(d)
+	}
+	return strings.Join(names, ", ")
 }
 
 // isFlag says whether name is one of the schema's boolean flags.
