@@ -152,7 +152,7 @@ func TestCheckRunFolderReportsEach(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "a kernel ran wrong (a mismatch, a crash or an error)") {
 		t.Errorf("exit %d\n%s\n%s", code, out, errs)
 	}
-	for _, w := range []string{"(test_transpose_good)", "(test_transpose_bad)", "(test_transpose_good f32 TILE=32 ROWS=8 | height=64 width=48): ok (", "(test_transpose_bad f32 TILE=32 ROWS=8 | height=64 width=48): mismatch: 3072 of 3072"} {
+	for _, w := range []string{"(test_transpose_good)", "(test_transpose_bad)", "(test_transpose_good f32 TILE=32 ROWS=8 | height=64 width=48): ok (", "     only TILE=32,ROWS=8 ran: each value you ship needs its run (--set TILE=…)\n", "(test_transpose_bad f32 TILE=32 ROWS=8 | height=64 width=48): mismatch: 3072 of 3072"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("the output lacks %q:\n%s", w, out)
 		}

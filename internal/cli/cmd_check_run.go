@@ -372,6 +372,9 @@ func writeRunVerdict(w io.Writer, ran string, spec profiler.Spec, res profiler.R
 			detail = fmt.Sprintf("worst err %s of bound %s", p[1], p[2])
 		}
 		fmt.Fprintf(w, "ok (%s; %s checked in %s)\n", detail, profiler.Plural(v.Checked, "element", "elements"), v.Rows)
+		if knobs := tunableKnobs(spec); len(knobs) > 0 {
+			fmt.Fprintf(w, "     only %s ran: each value you ship needs its run (--set %s=…)\n", strings.Join(knobs, ","), strings.SplitN(knobs[0], "=", 2)[0])
+		}
 		return 0
 	case profiler.StatusUnchecked:
 		fmt.Fprintf(w, "unchecked: it ran, and nothing compares its outputs (the manifest's check)\n")
@@ -388,6 +391,22 @@ func writeRunVerdict(w io.Writer, ran string, spec profiler.Spec, res profiler.R
 	}
 	fmt.Fprintf(w, "%s: %s\n", res.Status, indentMore(res.Error))
 	return exitFailed
+}
+
+// tunableKnobs are "WG=256", the spec's knobs that have other values (a
+// reduction right at 8 warps can be wrong at 32): a check run ran one.
+func tunableKnobs(spec profiler.Spec) []string {
+	f, err := profiler.Lookup(spec.Kernel)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, k := range f.Schema().Knobs {
+		if len(k.Values) > 1 || len(k.Values) == 0 && k.Max > k.Min {
+			out = append(out, fmt.Sprintf("%s=%d", k.Name, spec.Knobs[k.Name]))
+		}
+	}
+	return out
 }
 
 // indentMore indents a message's continuation lines under its first.
