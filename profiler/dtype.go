@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"strings"
 )
 
 // DType is the element type of a kernel's tensors. Specs use F32, F16 and
@@ -95,11 +94,7 @@ func ParseBufferDType(s string) (DType, error) {
 	if d, err := ParseDType(s); err == nil {
 		return d, nil
 	}
-	names := make([]string, len(BufferDTypes))
-	for i, d := range BufferDTypes {
-		names[i] = string(d)
-	}
-	return "", fmt.Errorf("unknown dtype %q: use one of %s", s, strings.Join(names, ", "))
+	return "", fmt.Errorf("unknown dtype %q: use one of %s", s, JoinDTypes(BufferDTypes))
 }
 
 // FloatDTypes are the dtypes a Spec may ask for.

@@ -157,12 +157,10 @@ func (c *checkRunner) emulatedSpec(ctx context.Context, w io.Writer, m lint.Resu
 // hold), its knobs and flags kept; not ok when --set named a dim (the
 // user chose the shape) or no dim could be lowered.
 func (c *checkRunner) smallerSpec(m lint.Result, spec profiler.Spec) (profiler.Spec, []string, bool) {
-	for _, kv := range c.a.sets {
-		for _, part := range strings.Split(kv, ",") {
-			name, _, _ := strings.Cut(part, "=")
-			if _, isDim := spec.Dims[strings.TrimSpace(name)]; isDim {
-				return spec, nil, false
-			}
+	pairs, _ := setPairs(c.a.sets) // parsed once already: spec came from them
+	for _, kv := range pairs {
+		if _, isDim := spec.Dims[kv[0]]; isDim {
+			return spec, nil, false
 		}
 	}
 	tiny, changed, err := m.Family.TinySpec(spec.DType)

@@ -124,11 +124,7 @@ func printBackends(w io.Writer, backend string) {
 // printFamily is one family's schema: dtypes, knobs, dims, flags, rules.
 func printFamily(w io.Writer, f profiler.Family) {
 	sc := f.Schema()
-	dts := make([]string, len(sc.DTypes))
-	for i, d := range sc.DTypes {
-		dts[i] = string(d)
-	}
-	fmt.Fprintf(w, "\n  %s — %s\n    dtypes: %s\n", f.Name(), f.Doc(), strings.Join(dts, ", "))
+	fmt.Fprintf(w, "\n  %s — %s\n    dtypes: %s\n", f.Name(), f.Doc(), profiler.JoinDTypes(sc.DTypes))
 	printParams(w, "knobs", sc.Knobs)
 	printParams(w, "dims", sc.Dims)
 	if len(sc.Flags) > 0 {

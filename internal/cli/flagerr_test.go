@@ -189,7 +189,7 @@ func TestDTypeListRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	have := dtypeList(f.Schema().DTypes)
+	have := profiler.JoinDTypes(f.Schema().DTypes)
 	for _, c := range []struct{ dtype, want string }{
 		{"f32,bf16", "--dtype f32,bf16: one dtype a run (softmax_bwd has " + have + "); run once per dtype: for d in f32 bf16; do mltop … --dtype $d; done"},
 		{"f33", `--dtype: unknown dtype "f33": use one of f32, f16, bf16 (softmax_bwd has ` + have + ")"},

@@ -232,37 +232,31 @@ func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
 	if dtype != "" {
 		if strings.Contains(dtype, ",") {
 			parts := strings.Split(dtype, ",")
-			return spec, badInput("--dtype %s: one dtype a run (%s has %s); run once per dtype: for d in %s; do mltop … --dtype $d; done", dtype, kernel, dtypeList(sc.DTypes), strings.Join(parts, " "))
+			return spec, badInput("--dtype %s: one dtype a run (%s has %s); run once per dtype: for d in %s; do mltop … --dtype $d; done", dtype, kernel, profiler.JoinDTypes(sc.DTypes), strings.Join(parts, " "))
 		}
 		dt, err := profiler.ParseDType(dtype)
 		if err != nil {
-			return spec, badInput("--dtype: %v (%s has %s)", err, kernel, dtypeList(sc.DTypes))
+			return spec, badInput("--dtype: %v (%s has %s)", err, kernel, profiler.JoinDTypes(sc.DTypes))
 		}
 		spec.DType = dt
 	}
+	pairs, err := setPairs(sets)
+	if err != nil {
+		return spec, err
+	}
 	given := map[string]string{}
-	for _, group := range sets {
-		for _, kv := range strings.Split(group, ",") {
-			kv = strings.TrimSpace(kv)
-			if kv == "" {
-				continue
-			}
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok || strings.TrimSpace(k) == "" {
-				return spec, badInput("--set %q: write NAME=VALUE, e.g. BQ=32", kv)
-			}
-			k = strings.TrimSpace(k)
-			if prev, dup := given[k]; dup {
-				return spec, badInput("--set gives %s twice (%s=%s and %s=%s): give each name once; to try several values write a sweep file (--config; a user kernel's sweep needs its GPU), or run once per value: for v in %s %s; do mltop … --set %s=$v; done", k, k, prev, k, strings.TrimSpace(v), prev, strings.TrimSpace(v), k)
-			}
-			given[k] = strings.TrimSpace(v)
-			n, err := parseValue(strings.TrimSpace(v), isFlag(sc, k))
-			if err != nil {
-				return spec, badInput("--set %s=%s: %v", k, v, err)
-			}
-			if err := spec.Set(sc, k, n); err != nil {
-				return spec, badInput("--set: %v", err)
-			}
+	for _, kv := range pairs {
+		k, v := kv[0], kv[1]
+		if prev, dup := given[k]; dup {
+			return spec, badInput("--set gives %s twice (%s=%s and %s=%s): give each name once; to try several values write a sweep file (--config; a user kernel's sweep needs its GPU), or run once per value: for v in %s %s; do mltop … --set %s=$v; done", k, k, prev, k, v, prev, v, k)
+		}
+		given[k] = v
+		n, err := parseValue(v, isFlag(sc, k))
+		if err != nil {
+			return spec, badInput("--set %s=%s: %v", k, v, err)
+		}
+		if err := spec.Set(sc, k, n); err != nil {
+			return spec, badInput("--set: %v", err)
 		}
 	}
 	spec = spec.WithDefaults(sc)
@@ -272,13 +266,24 @@ func parseSpec(kernel, dtype string, sets []string) (profiler.Spec, error) {
 	return spec, nil
 }
 
-// dtypeList is "f32, bf16", a kernel's dtypes for messages.
-func dtypeList(ds []profiler.DType) string {
-	names := make([]string, len(ds))
-	for i, d := range ds {
-		names[i] = string(d)
+// setPairs are the NAME=VALUE pairs of --set (each flag a comma-separated
+// list), trimmed; a piece without a name is an error.
+func setPairs(sets []string) ([][2]string, error) {
+	var pairs [][2]string
+	for _, group := range sets {
+		for _, kv := range strings.Split(group, ",") {
+			kv = strings.TrimSpace(kv)
+			if kv == "" {
+				continue
+			}
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || strings.TrimSpace(k) == "" {
+				return nil, badInput("--set %q: write NAME=VALUE, e.g. BQ=32", kv)
+			}
+			pairs = append(pairs, [2]string{strings.TrimSpace(k), strings.TrimSpace(v)})
+		}
 	}
-	return strings.Join(names, ", ")
+	return pairs, nil
 }
 
 // isFlag says whether name is one of the schema's boolean flags.

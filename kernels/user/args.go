@@ -326,13 +326,7 @@ func (f *Family) dtypeFix(buf string, have, want profiler.DType, retype string) 
 }
 
 // dtypeList is "[f32, f16]", as a manifest writes dtypes:.
-func dtypeList(dts []profiler.DType) string {
-	parts := make([]string, len(dts))
-	for i, d := range dts {
-		parts[i] = string(d)
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
-}
+func dtypeList(dts []profiler.DType) string { return "[" + profiler.JoinDTypes(dts) + "]" }
 
 func (f *Family) bufDType(name string, dt profiler.DType) profiler.DType {
 	for _, b := range f.bufs {
